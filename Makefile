@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: Apache-2.0
+# One non-recursive Makefile. Objects go to $(BUILD); `make SANITIZE=1 BUILD=build-asan`
+# builds the same tree under ASan and UBSan.
+
+CC ?= cc
+BUILD ?= build
+SANITIZE ?= 0
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo 0.1.0)
+
+PKGS := libcurl libcrypto libkmod mount libarchive json-c
+# Deferred (=), so that a `make check` which first installs the -dev packages still works.
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS = $(shell pkg-config --libs $(PKGS))
+CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
+
+WARNINGS := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wstrict-prototypes \
+	-Wvla -Wwrite-strings -Wno-missing-field-initializers -Werror
+# Messages are cut to their buffers on purpose; paths that must not be cut are checked.
+WARNINGS += -Wno-format-truncation
+ifeq ($(SANITIZE),1)
+OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_LDFLAGS := -fsanitize=address,undefined
+else
+OPT := -O2 -g -D_FORTIFY_SOURCE=2
+SAN_LDFLAGS :=
+endif
+CFLAGS ?=
+CPPFLAGS += -Iinstaller -DINSTALLER_VERSION='"$(VERSION)"' -D_GNU_SOURCE
+ALL_CFLAGS = -std=gnu11 $(OPT) $(WARNINGS) -fstack-protector-strong -fPIE -MMD -MP \
+	$(PKG_CFLAGS) $(CFLAGS)
+ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now $(SAN_LDFLAGS) $(LDFLAGS)
+
+LIB_SRCS := $(filter-out installer/main.c,$(wildcard installer/*.c installer/util/*.c))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+MAIN_OBJ := $(BUILD)/installer/main.o
+LIB := $(BUILD)/libinstaller.a
+BIN := $(BUILD)/nvidia-driver-installer
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+TOOL_SRCS := $(wildcard tests/tools/*.c)
+TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tools/%)
+
+.PHONY: all check unit integration asan demo deps format format-check lint clean install
+.DEFAULT_GOAL := all
+
+all: $(BIN)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIB): $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(MAIN_OBJ) $(LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(PKG_LIBS)
+
+$(BUILD)/tools/%: tests/tools/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $<
+
+deps:
+	@scripts/deps.sh
+
+unit: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+integration: $(BIN) $(TOOL_BINS)
+	tests/integration/run.sh $(BIN)
+
+# The unit and integration suites again, built with ASan and UBSan.
+asan:
+	$(MAKE) BUILD=build-asan SANITIZE=1 unit integration
+
+check: deps
+	$(MAKE) all
+	$(MAKE) unit
+	$(MAKE) integration
+	$(MAKE) asan
+
+demo: deps
+	$(MAKE) all
+	scripts/demo.sh $(BIN)
+
+FORMAT_SRCS = $(wildcard installer/*.[ch] installer/util/*.[ch] tests/unit/*.[ch] tests/tools/*.c)
+
+format:
+	clang-format -i $(FORMAT_SRCS)
+
+format-check:
+	clang-format --dry-run -Werror $(FORMAT_SRCS)
+
+lint:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
+		--suppress=missingIncludeSystem -D_GNU_SOURCE -Iinstaller installer
+
+PREFIX ?= /usr/local
+install: $(BIN)
+	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/nvidia-driver-installer
+
+clean:
+	rm -rf build build-asan
+
+-include $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_BINS:$(BUILD)/tests/%=$(BUILD)/tests/unit/%.d)

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "repo.h"
+#include "util/fs.h"
+#include "verify.h"
+
+struct cache {
+	int fd;     /* --cache-dir */
+	int pkg_fd; /* --cache-dir/packages */
+};
+
+int cache_open(int root_fd, const char *dir, bool create, struct cache **ret, struct err *e)
+{
+	_cleanup_(cache_freep) struct cache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "cache");
+	c->fd = c->pkg_fd = -1;
+	c->fd = fs_dir_in_root(root_fd, dir, create, e);
+	if (c->fd < 0 && !create && errno == ENOENT) {
+		err_clear(e);
+		return 1;
+	}
+	if (c->fd < 0)
+		return err_wrap(e, "cache");
+	c->pkg_fd = fs_dir_in_root(c->fd, "packages", create, e);
+	if (c->pkg_fd < 0 && !create && errno == ENOENT) {
+		err_clear(e);
+		return 1;
+	}
+	if (c->pkg_fd < 0)
+		return err_wrap(e, "cache");
+	*ret = TAKE_PTR(c);
+	return 0;
+}
+
+void cache_free(struct cache *c)
+{
+	if (!c)
+		return;
+	if (c->fd >= 0)
+		close(c->fd);
+	if (c->pkg_fd >= 0)
+		close(c->pkg_fd);
+	free(c);
+}
+
+static void entry_name(char *buf, size_t size, const char *sha256, const char *suffix)
+{
+	snprintf(buf, size, "%s.%s", sha256, suffix);
+}
+
+int cache_package_open(struct cache *c, const char *sha256)
+{
+	char name[80];
+
+	entry_name(name, sizeof(name), sha256, "pkg");
+	return openat(c->pkg_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+int cache_partial_open(struct cache *c, const char *sha256, struct err *e)
+{
+	char name[80];
+	int fd;
+
+	entry_name(name, sizeof(name), sha256, "part");
+	fd = openat(c->pkg_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "cache: open '%s'", name);
+	return fd;
+}
+
+int cache_commit(struct cache *c, const char *sha256, int partial_fd, struct err *e)
+{
+	char part[80], pkg[80];
+
+	entry_name(part, sizeof(part), sha256, "part");
+	entry_name(pkg, sizeof(pkg), sha256, "pkg");
+	if (fsync(partial_fd) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "cache: fsync '%s'", part);
+	if (renameat(c->pkg_fd, part, c->pkg_fd, pkg) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "cache: rename '%s'", part);
+	(void)fsync(c->pkg_fd);
+	return 0;
+}
+
+void cache_drop(struct cache *c, const char *sha256)
+{
+	char name[80];
+
+	entry_name(name, sizeof(name), sha256, "pkg");
+	(void)unlinkat(c->pkg_fd, name, 0);
+}
+
+int cache_prune(struct cache *c, const char *keep_sha256, struct err *e)
+{
+	int fd = openat(c->pkg_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_closedir_ DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return err_errno(e, EXIT_UNEXPECTED, errno, "cache: read packages");
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || strncmp(de->d_name, keep_sha256, 64) == 0)
+			continue;
+		if (unlinkat(c->pkg_fd, de->d_name, 0) < 0 && errno != ENOENT)
+			return err_errno(e, EXIT_UNEXPECTED, errno, "cache: remove '%s'", de->d_name);
+	}
+	return 0;
+}
+
+int cache_store_index(struct cache *c, const char *json, size_t len, const char *sig,
+		      size_t sig_len, struct err *e)
+{
+	/* The signature goes last: a crash in between leaves a pair that fails verification. */
+	if (fs_write_atomic_at(c->fd, "index.json", json, len, 0644, e) < 0 ||
+	    fs_write_atomic_at(c->fd, "index.json.sig", sig, sig_len, 0644, e) < 0)
+		return err_wrap(e, "cache");
+	return 0;
+}
+
+int cache_load_index(struct cache *c, char **ret_json, size_t *ret_len, char **ret_sig,
+		     size_t *ret_sig_len, struct err *e)
+{
+	_cleanup_free_ char *json = NULL;
+
+	if (faccessat(c->fd, "index.json", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+		return 1;
+	if (fs_read_at(c->fd, "index.json", REPO_INDEX_MAX, &json, ret_len, e) < 0 ||
+	    fs_read_at(c->fd, "index.json.sig", VERIFY_SIG_MAX, ret_sig, ret_sig_len, e) < 0)
+		return err_wrap(e, "cache");
+	*ret_json = TAKE_PTR(json);
+	return 0;
+}

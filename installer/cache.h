@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The node-local cache under --cache-dir: packages by SHA-256 (complete
+ * "<sha>.pkg", in progress "<sha>.part" kept for resume), and the last index
+ * that verified, so that a node can reinstall while the repository is
+ * unreachable.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/err.h"
+
+struct cache;
+
+/* Opens the cache directory under root_fd; CREATE makes it. Returns 0, 1 when absent, or -1. */
+int cache_open(int root_fd, const char *dir, bool create, struct cache **ret, struct err *e);
+void cache_free(struct cache *c);
+DEFINE_POINTER_CLEANUP(struct cache, cache_free)
+
+/* Opens the complete package SHA256 for reading; -1 when absent (no error). */
+int cache_package_open(struct cache *c, const char *sha256);
+/* Opens (creating) the partial download for SHA256, read-write. Returns an fd or -1. */
+int cache_partial_open(struct cache *c, const char *sha256, struct err *e);
+/* Promotes a fully verified partial download to a complete entry (fsync, rename). */
+int cache_commit(struct cache *c, const char *sha256, int partial_fd, struct err *e);
+/* Removes the entry SHA256 (a copy that failed verification). */
+void cache_drop(struct cache *c, const char *sha256);
+/* Removes complete entries and partial downloads other than KEEP. */
+int cache_prune(struct cache *c, const char *keep_sha256, struct err *e);
+
+/* Keeps a verified index and its signature for offline runs. */
+int cache_store_index(struct cache *c, const char *json, size_t len, const char *sig,
+		      size_t sig_len, struct err *e);
+/* Loads the kept index; returns 0, 1 when there is none, or -1. */
+int cache_load_index(struct cache *c, char **ret_json, size_t *ret_len, char **ret_sig,
+		     size_t *ret_sig_len, struct err *e);

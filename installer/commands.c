@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The read-mostly subcommands: list-versions, status, uninstall. */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "host.h"
+#include "install.h"
+#include "publish.h"
+#include "source.h"
+#include "util/log.h"
+
+DEFINE_POINTER_CLEANUP(json_object, json_object_put)
+
+static void print_json(json_object *o)
+{
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+						       JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+static json_object *json_string_or_null(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
+}
+
+/* ---- list-versions ------------------------------------------------------- */
+
+static void verdict_reason(enum repo_verdict v, const struct host *h, const struct gpu *gpu,
+			   char *buf, size_t size)
+{
+	if (v == REPO_GPU_UNSUPPORTED)
+		snprintf(buf, size, "does not support GPU %04x:%04x at %s", gpu->vendor, gpu->device,
+			 gpu->bdf);
+	else
+		snprintf(buf, size, "no package for kernel %s (%s, os %s%s%s)", h->kernel, h->arch,
+			 h->os_id, h->os_build_id ? ", build " : "",
+			 h->os_build_id ? h->os_build_id : "");
+}
+
+static json_object *driver_json(const struct repo_driver *d, const struct host *h,
+				const struct repo_driver *def, const struct repo_driver *latest)
+{
+	const struct repo_package *pkg = NULL;
+	const struct gpu *gpu = NULL;
+	enum repo_verdict v = repo_driver_judge(d, h, &pkg, &gpu);
+	json_object *o = json_object_new_object(), *tags = json_object_new_array();
+	char reason[640];
+
+	for (size_t t = 0; t < d->n_tags; t++)
+		json_object_array_add(tags, json_object_new_string(d->tags[t]));
+	json_object_object_add(o, "version", json_object_new_string(d->version));
+	json_object_object_add(o, "tags", tags);
+	json_object_object_add(o, "installable", json_object_new_boolean(v == REPO_OK));
+	json_object_object_add(o, "default", json_object_new_boolean(d == def));
+	json_object_object_add(o, "latest", json_object_new_boolean(d == latest));
+	if (v == REPO_OK) {
+		json_object *p = json_object_new_object();
+
+		json_object_object_add(p, "path", json_object_new_string(pkg->path));
+		json_object_object_add(p, "size", json_object_new_int64((int64_t)pkg->size));
+		json_object_object_add(p, "sha256", json_object_new_string(pkg->sha256));
+		json_object_object_add(o, "package", p);
+		json_object_object_add(o, "reason", NULL);
+	} else {
+		verdict_reason(v, h, gpu, reason, sizeof(reason));
+		json_object_object_add(o, "reason", json_object_new_string(reason));
+	}
+	return o;
+}
+
+static void list_text(const struct repo_index *idx, const struct host *h,
+		      const struct repo_driver *def, const struct repo_driver *latest)
+{
+	printf("host: kernel %s (%s), os %s%s%s, %zu NVIDIA GPU(s)\n", h->kernel, h->arch, h->os_id,
+	       h->os_build_id ? " build " : "", h->os_build_id ? h->os_build_id : "", h->n_gpus);
+	printf("%-14s %-20s %s\n", "VERSION", "TAGS", "STATUS");
+	for (size_t i = 0; i < idx->n_drivers; i++) {
+		const struct repo_driver *d = &idx->drivers[i];
+		const struct gpu *gpu = NULL;
+		enum repo_verdict v = repo_driver_judge(d, h, NULL, &gpu);
+		char tags[128] = "-", reason[640];
+		size_t len = 0;
+
+		for (size_t t = 0; t < d->n_tags && len < sizeof(tags); t++)
+			len += (size_t)snprintf(tags + len, sizeof(tags) - len, "%s%s", t ? "," : "",
+						d->tags[t]);
+		if (v == REPO_OK) {
+			printf("%-14s %-20s installable%s%s\n", d->version, tags,
+			       d == def ? " (default)" : "", d == latest ? " (latest)" : "");
+		} else {
+			verdict_reason(v, h, gpu, reason, sizeof(reason));
+			printf("%-14s %-20s excluded: %s\n", d->version, tags, reason);
+		}
+	}
+}
+
+int list_versions_run(const struct config *c, struct err *e)
+{
+	_cleanup_close_ int root_fd = -1;
+	_cleanup_(cache_freep) struct cache *cache = NULL;
+	const struct repo_driver *def, *latest;
+	struct host h;
+	struct source src;
+
+	root_fd = session_open_root(c, e);
+	if (root_fd < 0)
+		return -1;
+	if (host_probe(root_fd, c->kernel_release, &h, e) < 0)
+		return err_wrap(e, "host");
+	if (cache_open(root_fd, c->cache_dir, false, &cache, e) < 0 ||
+	    source_open(c, cache, false, &src, e) < 0) {
+		host_done(&h);
+		return -1;
+	}
+	def = repo_resolve_tag(src.idx, &h, "default");
+	latest = repo_resolve_tag(src.idx, &h, "latest");
+	if (c->json) {
+		_cleanup_(json_object_putp) json_object *o = json_object_new_object();
+		json_object *arr = json_object_new_array();
+
+		json_object_object_add(o, "kernel_release", json_object_new_string(h.kernel));
+		json_object_object_add(o, "arch", json_object_new_string(h.arch));
+		json_object_object_add(o, "os", json_object_new_string(h.os_id));
+		json_object_object_add(o, "os_build", json_string_or_null(h.os_build_id));
+		json_object_object_add(o, "gpus", json_object_new_int((int)h.n_gpus));
+		json_object_object_add(o, "default", json_string_or_null(def ? def->version : NULL));
+		json_object_object_add(o, "latest",
+				       json_string_or_null(latest ? latest->version : NULL));
+		for (size_t i = 0; i < src.idx->n_drivers; i++)
+			json_object_array_add(arr, driver_json(&src.idx->drivers[i], &h, def, latest));
+		json_object_object_add(o, "versions", arr);
+		print_json(o);
+	} else {
+		list_text(src.idx, &h, def, latest);
+	}
+	source_done(&src);
+	host_done(&h);
+	return 0;
+}
+
+/* ---- status --------------------------------------------------------------- */
+
+static void status_print(const struct config *c, const struct manifest *m, bool kernel_ok,
+			 const char *running)
+{
+	if (c->json) {
+		_cleanup_(json_object_putp) json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "installed", json_object_new_boolean(m != NULL));
+		json_object_object_add(o, "install_dir", json_object_new_string(c->install_dir));
+		json_object_object_add(o, "container_dir", json_object_new_string(c->container_dir));
+		json_object_object_add(o, "running_kernel", json_object_new_string(running));
+		if (m) {
+			json_object_object_add(o, "driver_version",
+					       json_object_new_string(m->driver_version));
+			json_object_object_add(o, "kernel_release",
+					       json_object_new_string(m->kernel_release));
+			json_object_object_add(o, "kernel_matches", json_object_new_boolean(kernel_ok));
+			json_object_object_add(o, "package_sha256",
+					       json_object_new_string(m->package_sha256));
+			json_object_object_add(o, "package_size",
+					       json_object_new_int64((int64_t)m->package_size));
+			json_object_object_add(o, "installed_at",
+					       json_object_new_string(m->installed_at));
+			json_object_object_add(o, "requested_version",
+					       json_string_or_null(m->requested_version));
+			json_object_object_add(o, "repository", json_string_or_null(m->repository));
+			json_object_object_add(o, "key_fingerprint",
+					       json_string_or_null(m->key_fingerprint));
+		}
+		print_json(o);
+		return;
+	}
+	if (!m) {
+		printf("installed:      no\ninstall_dir:    %s\n", c->install_dir);
+		return;
+	}
+	printf("installed:      yes\n");
+	printf("driver_version: %s (requested: %s)\n", m->driver_version,
+	       m->requested_version ? m->requested_version : "?");
+	printf("kernel_release: %s%s\n", m->kernel_release,
+	       kernel_ok ? "" : " (differs from the running kernel: reinstall)");
+	printf("package_sha256: %s\n", m->package_sha256);
+	printf("repository:     %s\n", m->repository ? m->repository : "?");
+	printf("installed_at:   %s\n", m->installed_at);
+	printf("install_dir:    %s\n", c->install_dir);
+}
+
+int status_run(const struct config *c, struct err *e)
+{
+	_cleanup_close_ int root_fd = -1;
+	_cleanup_(publish_freep) struct installdir *dir = NULL;
+	struct manifest m = {0};
+	struct utsname u;
+	const char *running;
+	int r;
+
+	root_fd = session_open_root(c, e);
+	if (root_fd < 0)
+		return -1;
+	uname(&u);
+	running = c->kernel_release ? c->kernel_release : u.release;
+	r = publish_open(root_fd, c->install_dir, false, &dir, e);
+	if (r == 0)
+		r = publish_current(dir, &m, e);
+	if (r < 0)
+		return -1;
+	if (r == 1) {
+		status_print(c, NULL, false, running);
+		err_set(e, EXIT_NO_MATCH, "status: no driver is installed in '%s'", c->install_dir);
+		err_hint(e, "run 'nvidia-driver-installer install'");
+		return -1;
+	}
+	status_print(c, &m, strcmp(m.kernel_release, running) == 0, running);
+	manifest_done(&m);
+	return 0;
+}
+
+/* ---- uninstall ------------------------------------------------------------ */
+
+int uninstall_run(const struct config *c, struct err *e)
+{
+	_cleanup_close_ int root_fd = -1, lock_fd = -1;
+	_cleanup_(publish_freep) struct installdir *dir = NULL;
+	struct manifest m = {0};
+	int r;
+
+	root_fd = session_open_root(c, e);
+	if (root_fd < 0)
+		return -1;
+	lock_fd = session_lock(root_fd, e);
+	if (lock_fd < 0)
+		return -1;
+	r = publish_open(root_fd, c->install_dir, false, &dir, e);
+	if (r < 0)
+		return -1;
+	if (r == 1) {
+		log_kv(LOG_INFO, "uninstall", "nothing installed", "install_dir", c->install_dir, NULL);
+		return 0;
+	}
+	r = publish_current(dir, &m, e);
+	if (r < 0) {
+		/* A damaged manifest must not keep the install from being removed. */
+		log_msg(LOG_WARN, "uninstall", "%s", e->msg);
+		err_clear(e);
+		r = 1;
+	}
+	if (publish_remove(dir, e) < 0) {
+		manifest_done(&m);
+		return -1;
+	}
+	log_kv(LOG_INFO, "uninstall", r == 0 ? "driver removed" : "leftovers removed", "version",
+	       r == 0 ? m.driver_version : "none", "install_dir", c->install_dir, NULL);
+	manifest_done(&m);
+	return 0;
+}

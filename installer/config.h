@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The installer's configuration: defaults, then environment (how DaemonSets
+ * configure it), then the command line. Environment variables are read here
+ * and nowhere else; docs/configuration.md lists them.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/err.h"
+#include "util/log.h"
+
+#define DEFAULT_INSTALL_DIR "/home/kubernetes/bin/nvidia"
+#define DEFAULT_CONTAINER_DIR "/usr/local/nvidia"
+#define DEFAULT_CACHE_DIR "/var/cache/nvidia-driver-installer"
+#define DEFAULT_FETCH_TIMEOUT_S 600
+#define DEFAULT_FETCH_RETRIES 5
+
+/* A growable list of owned strings. */
+struct strv {
+	char **v;
+	size_t n;
+};
+
+int strv_push(struct strv *s, const char *value);
+/* Pushes each non-empty comma-separated element of LIST. */
+int strv_push_split(struct strv *s, const char *list);
+void strv_clear(struct strv *s);
+
+struct config {
+	/* global */
+	char *root;
+	enum log_format log_format;
+	enum log_level log_level;
+
+	/* install and the commands that read a repository */
+	struct strv repos;
+	struct strv repo_keys;
+	char *driver_version;
+	char *install_dir;
+	char *container_dir;
+	char *cache_dir;
+	char *kernel_release; /* NULL: the running kernel */
+	bool skip_modules;
+	bool dry_run;
+	unsigned fetch_timeout_s;
+	unsigned fetch_retries;
+
+	/* output */
+	bool json;
+};
+
+/* Fills defaults, then applies the environment. Returns 0, or -1 (EXIT_USAGE). */
+int config_init(struct config *c, struct err *e);
+void config_done(struct config *c);
+
+/* Replaces a string setting. Returns 0, or -1 on ENOMEM. */
+int config_set(char **field, const char *value, struct err *e);
+/* Parses a decimal setting within [min, max]. Returns 0, or -1 (EXIT_USAGE). */
+int config_set_uint(unsigned *field, const char *name, const char *value, unsigned min,
+		    unsigned max, struct err *e);
+int config_set_log_format(struct config *c, const char *value, struct err *e);
+/* Checks what the options cannot check one by one. Returns 0, or -1 (EXIT_USAGE). */
+int config_validate(const struct config *c, struct err *e);

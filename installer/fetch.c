@@ -1,0 +1,581 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fetch.h"
+#include "util/fs.h"
+#include "util/log.h"
+#include "verify.h"
+
+#ifndef INSTALLER_VERSION
+#define INSTALLER_VERSION "dev"
+#endif
+
+#define BACKOFF_BASE_MS 500
+#define BACKOFF_CAP_MS 30000
+#define CONNECT_TIMEOUT_MS 15000
+#define LOW_SPEED_BYTES 1024 /* below this many bytes/s ... */
+#define LOW_SPEED_SECONDS 30 /* ... for this long, a transfer is dead */
+#define PROGRESS_EVERY_NS (5ull * 1000000000u)
+
+struct fetcher {
+	CURL *curl;
+	uint64_t deadline_ns;
+	unsigned timeout_s;
+	unsigned retries;
+	long retry_after_s; /* from the last response, 0 when none */
+	bool tty;
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+/* Where a transfer's bytes go. */
+struct sink {
+	struct fetcher *f;
+	/* memory */
+	char *buf;
+	size_t len, cap, max;
+	/* file */
+	int fd;
+	struct sha256 *sha;
+	uint64_t have;     /* bytes in the file */
+	uint64_t expected; /* total size the index promises */
+	uint64_t resume_from;
+	uint64_t net;      /* bytes received in this transfer */
+	bool status_checked;
+	bool too_large;
+	int io_errno;
+	/* progress */
+	uint64_t started_ns, last_report_ns;
+	const char *name;
+};
+
+static uint64_t remaining_ms(const struct fetcher *f)
+{
+	uint64_t now = now_ns();
+
+	return now >= f->deadline_ns ? 0 : (f->deadline_ns - now) / 1000000u;
+}
+
+char *fetch_url_join(const char *base, const char *rel)
+{
+	size_t bl = strlen(base);
+	char *out;
+
+	while (bl > 0 && base[bl - 1] == '/')
+		bl--;
+	while (*rel == '/')
+		rel++;
+	if (asprintf(&out, "%.*s/%s", (int)bl, base, rel) < 0)
+		return NULL;
+	return out;
+}
+
+static int curl_debug(CURL *c, curl_infotype type, char *data, size_t size, void *ud)
+{
+	(void)c;
+	(void)ud;
+	if (type == CURLINFO_TEXT) {
+		int n = (int)size;
+
+		while (n > 0 && (data[n - 1] == '\n' || data[n - 1] == '\r'))
+			n--;
+		log_msg(LOG_DEBUG, "curl", "%.*s", n, data);
+	}
+	return 0;
+}
+
+int fetcher_new(const struct fetch_opts *opts, struct fetcher **ret, struct err *e)
+{
+	_cleanup_(fetcher_freep) struct fetcher *f = calloc(1, sizeof(*f));
+	static bool global_done;
+
+	if (!f)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "fetch");
+	if (!global_done) {
+		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+			return err_set(e, EXIT_UNEXPECTED, "fetch: libcurl initialisation failed");
+		global_done = true;
+	}
+	f->curl = curl_easy_init();
+	if (!f->curl)
+		return err_set(e, EXIT_UNEXPECTED, "fetch: curl_easy_init failed");
+	f->timeout_s = opts->timeout_s;
+	f->retries = opts->retries;
+	f->deadline_ns = now_ns() + (uint64_t)opts->timeout_s * 1000000000u;
+	f->tty = isatty(STDERR_FILENO) && log_get_format() == LOG_FORMAT_TEXT;
+	*ret = TAKE_PTR(f);
+	return 0;
+}
+
+void fetcher_free(struct fetcher *f)
+{
+	if (!f)
+		return;
+	if (f->curl)
+		curl_easy_cleanup(f->curl);
+	free(f);
+}
+
+/* ---- one transfer ------------------------------------------------------ */
+
+static size_t write_memory(char *data, size_t size, size_t nmemb, void *ud)
+{
+	struct sink *s = ud;
+	size_t n = size * nmemb;
+
+	if (s->len + n > s->max) {
+		s->too_large = true;
+		return 0;
+	}
+	if (s->len + n + 1 > s->cap) {
+		size_t cap = s->cap ? s->cap : 16384;
+		char *nb;
+
+		while (cap < s->len + n + 1)
+			cap *= 2;
+		if (!(nb = realloc(s->buf, cap))) {
+			s->io_errno = ENOMEM;
+			return 0;
+		}
+		s->buf = nb;
+		s->cap = cap;
+	}
+	memcpy(s->buf + s->len, data, n);
+	s->len += n;
+	s->net += n;
+	return n;
+}
+
+/* A server that ignores Range answers 200 with the whole file: start over. */
+static int restart_if_not_partial(struct sink *s)
+{
+	long code = 0;
+
+	s->status_checked = true;
+	if (s->resume_from == 0)
+		return 0;
+	curl_easy_getinfo(s->f->curl, CURLINFO_RESPONSE_CODE, &code);
+	if (code != 200)
+		return 0;
+	log_kv(LOG_INFO, "fetch", "server ignored the range request; downloading from the start",
+	       NULL);
+	if (ftruncate(s->fd, 0) < 0 || lseek(s->fd, 0, SEEK_SET) < 0 || sha256_reset(s->sha) < 0)
+		return -errno ?: -EIO;
+	s->have = 0;
+	s->resume_from = 0;
+	return 0;
+}
+
+static size_t write_file(char *data, size_t size, size_t nmemb, void *ud)
+{
+	struct sink *s = ud;
+	size_t n = size * nmemb;
+	int r;
+
+	if (!s->status_checked && (r = restart_if_not_partial(s)) < 0) {
+		s->io_errno = -r;
+		return 0;
+	}
+	if (s->have + n > s->expected) {
+		s->too_large = true;
+		return 0;
+	}
+	if ((r = fs_write_all(s->fd, data, n)) < 0) {
+		s->io_errno = -r;
+		return 0;
+	}
+	sha256_update(s->sha, data, n);
+	s->have += n;
+	s->net += n;
+	return n;
+}
+
+static void human(uint64_t bytes, char *buf, size_t size)
+{
+	if (bytes >= 10u << 20)
+		snprintf(buf, size, "%.1f MiB", (double)bytes / (1 << 20));
+	else
+		snprintf(buf, size, "%.1f KiB", (double)bytes / 1024);
+}
+
+static int progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		    curl_off_t ulnow)
+{
+	struct sink *s = ud;
+	uint64_t now = now_ns(), total = s->expected, done = s->have;
+	double secs = (double)(now - s->started_ns) / 1e9;
+	char a[32], b[32], rate[32];
+
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	if (total == 0 || now - s->last_report_ns < (s->f->tty ? 200000000u : PROGRESS_EVERY_NS))
+		return 0;
+	s->last_report_ns = now;
+	human(done, a, sizeof(a));
+	human(total, b, sizeof(b));
+	human(secs > 0 ? (uint64_t)((double)s->net / secs) : 0, rate, sizeof(rate));
+	if (s->f->tty) {
+		int pct = (int)(done * 100 / total), bars = pct * 30 / 100;
+
+		fprintf(stderr, "\r%s [%.*s%*s] %3d%% %s / %s %s/s ", s->name, bars,
+			"==============================", 30 - bars, "", pct, a, b, rate);
+	} else {
+		char pct[8];
+
+		snprintf(pct, sizeof(pct), "%d", (int)(done * 100 / total));
+		log_kv(LOG_INFO, "fetch", "downloading", "file", s->name, "percent", pct, "done", a,
+		       "total", b, "rate", rate, NULL);
+	}
+	return 0;
+}
+
+static void set_common(struct fetcher *f, const char *url)
+{
+	CURL *c = f->curl;
+	uint64_t left = remaining_ms(f);
+
+	curl_easy_reset(c);
+	f->errbuf[0] = '\0';
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, f->errbuf);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https,file");
+	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
+	curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "nvidia-driver-installer/" INSTALLER_VERSION);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(left ? left : 1));
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+			 (long)(left < CONNECT_TIMEOUT_MS ? (left ? left : 1) : CONNECT_TIMEOUT_MS));
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, (long)LOW_SPEED_BYTES);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)LOW_SPEED_SECONDS);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (log_enabled(LOG_DEBUG)) {
+		curl_easy_setopt(c, CURLOPT_VERBOSE, 1L);
+		curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, curl_debug);
+	}
+}
+
+static bool http_code_transient(long code)
+{
+	return code == 408 || code == 425 || code == 429 || code >= 500;
+}
+
+/* Maps a finished transfer to a fetch_result and a message naming URL and cause. */
+static enum fetch_result classify(struct fetcher *f, CURLcode rc, const struct sink *s,
+				  const char *url, struct err *e)
+{
+	long code = 0;
+	curl_off_t retry_after = 0;
+
+	curl_easy_getinfo(f->curl, CURLINFO_RESPONSE_CODE, &code);
+	if (curl_easy_getinfo(f->curl, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK)
+		f->retry_after_s = (long)retry_after;
+	if (s->io_errno) {
+		err_errno(e, EXIT_UNEXPECTED, s->io_errno, "'%s': writing download", url);
+		return FETCH_PERMANENT;
+	}
+	if (s->too_large) {
+		err_set(e, EXIT_VERIFY, "'%s': larger than %llu bytes", url,
+			(unsigned long long)(s->max ? s->max : s->expected));
+		return FETCH_PERMANENT;
+	}
+	switch (rc) {
+	case CURLE_HTTP_RETURNED_ERROR:
+		err_set(e, EXIT_UNREACHABLE, "'%s': HTTP %ld", url, code);
+		return http_code_transient(code) ? FETCH_TRANSIENT : FETCH_PERMANENT;
+	case CURLE_UNSUPPORTED_PROTOCOL:
+	case CURLE_URL_MALFORMAT:
+	case CURLE_FILE_COULDNT_READ_FILE:
+	case CURLE_REMOTE_FILE_NOT_FOUND:
+	case CURLE_LOGIN_DENIED:
+	case CURLE_TOO_MANY_REDIRECTS:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_CERTPROBLEM:
+		err_curl(e, EXIT_UNREACHABLE, rc, f->errbuf, "'%s'", url);
+		return FETCH_PERMANENT;
+	default:
+		err_curl(e, EXIT_UNREACHABLE, rc, f->errbuf, "'%s'", url);
+		return FETCH_TRANSIENT;
+	}
+}
+
+enum fetch_result fetch_to_memory(struct fetcher *f, const char *url, size_t max, char **ret_buf,
+				  size_t *ret_len, struct err *e)
+{
+	struct sink s = {.f = f, .max = max, .fd = -1};
+	enum fetch_result r;
+	CURLcode rc;
+
+	set_common(f, url);
+	curl_easy_setopt(f->curl, CURLOPT_WRITEFUNCTION, write_memory);
+	curl_easy_setopt(f->curl, CURLOPT_WRITEDATA, &s);
+	rc = curl_easy_perform(f->curl);
+	if (rc != CURLE_OK || s.io_errno || s.too_large) {
+		r = classify(f, rc, &s, url, e);
+		free(s.buf);
+		return r;
+	}
+	if (!s.buf && !(s.buf = malloc(1))) {
+		err_errno(e, EXIT_UNEXPECTED, ENOMEM, "'%s'", url);
+		return FETCH_PERMANENT;
+	}
+	s.buf[s.len] = '\0';
+	*ret_buf = s.buf;
+	*ret_len = s.len;
+	return FETCH_OK;
+}
+
+/* Hashes the first HAVE bytes of fd (a previous attempt's) into SHA; leaves fd at HAVE. */
+static int hash_existing(int fd, uint64_t have, struct sha256 *sha)
+{
+	char buf[1 << 16];
+	uint64_t done = 0;
+
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return -errno;
+	while (done < have) {
+		size_t want = have - done < sizeof(buf) ? (size_t)(have - done) : sizeof(buf);
+		ssize_t n = read(fd, buf, want);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		sha256_update(sha, buf, (size_t)n);
+		done += (uint64_t)n;
+	}
+	return 0;
+}
+
+static enum fetch_result empty_file(int fd, const char *url, struct err *e)
+{
+	if (ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
+		err_errno(e, EXIT_UNEXPECTED, errno, "'%s': truncating partial download", url);
+		return FETCH_PERMANENT;
+	}
+	return FETCH_OK;
+}
+
+/* Checks the completed file against the index; on mismatch empties it. */
+static enum fetch_result check_complete(struct sink *s, const char *url, const char *sha256,
+					struct err *e)
+{
+	char got[65];
+
+	if (s->have != s->expected) {
+		err_set(e, EXIT_VERIFY, "'%s': size mismatch (index says %llu bytes, got %llu)", url,
+			(unsigned long long)s->expected, (unsigned long long)s->have);
+		empty_file(s->fd, url, e);
+		return FETCH_PERMANENT;
+	}
+	if (sha256_final_hex(s->sha, got) < 0) {
+		err_openssl(e, EXIT_UNEXPECTED, "'%s': sha256", url);
+		return FETCH_PERMANENT;
+	}
+	if (strcmp(got, sha256) != 0) {
+		err_set(e, EXIT_VERIFY, "'%s': sha256 mismatch (expected %.12s..., got %.12s...)",
+			url, sha256, got);
+		empty_file(s->fd, url, e);
+		return FETCH_PERMANENT;
+	}
+	return FETCH_OK;
+}
+
+static enum fetch_result prepare_resume(struct sink *s, const char *url, struct err *e)
+{
+	struct stat st;
+	int r;
+
+	if (fstat(s->fd, &st) < 0) {
+		err_errno(e, EXIT_UNEXPECTED, errno, "'%s': partial download", url);
+		return FETCH_PERMANENT;
+	}
+	s->have = (uint64_t)st.st_size;
+	if (s->have > s->expected) {
+		if (empty_file(s->fd, url, e) != FETCH_OK)
+			return FETCH_PERMANENT;
+		s->have = 0;
+	}
+	if ((r = hash_existing(s->fd, s->have, s->sha)) < 0) {
+		err_errno(e, EXIT_UNEXPECTED, -r, "'%s': reading partial download", url);
+		return FETCH_PERMANENT;
+	}
+	s->resume_from = s->have;
+	return FETCH_OK;
+}
+
+enum fetch_result fetch_to_file(struct fetcher *f, const char *url, int fd, uint64_t size,
+				const char *sha256, uint64_t *ret_net_bytes, struct err *e)
+{
+	_cleanup_(sha256_freep) struct sha256 *sha = sha256_new();
+	const char *slash = strrchr(url, '/');
+	struct sink s = {
+		.f = f, .fd = fd, .sha = sha, .expected = size, .name = slash ? slash + 1 : url};
+	enum fetch_result r;
+	CURLcode rc;
+
+	*ret_net_bytes = 0;
+	if (!sha) {
+		err_openssl(e, EXIT_UNEXPECTED, "sha256");
+		return FETCH_PERMANENT;
+	}
+	if ((r = prepare_resume(&s, url, e)) != FETCH_OK)
+		return r;
+	if (s.have == size)
+		return check_complete(&s, url, sha256, e);
+	if (s.have > 0)
+		log_kv(LOG_INFO, "fetch", "resuming partial download", "url", url, "offset",
+		       U64(s.have), NULL);
+	set_common(f, url);
+	curl_easy_setopt(f->curl, CURLOPT_WRITEFUNCTION, write_file);
+	curl_easy_setopt(f->curl, CURLOPT_WRITEDATA, &s);
+	curl_easy_setopt(f->curl, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)s.resume_from);
+	curl_easy_setopt(f->curl, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(f->curl, CURLOPT_XFERINFOFUNCTION, progress);
+	curl_easy_setopt(f->curl, CURLOPT_XFERINFODATA, &s);
+	s.started_ns = s.last_report_ns = now_ns();
+	rc = curl_easy_perform(f->curl);
+	if (f->tty && s.expected >= (1u << 20))
+		fputc('\n', stderr);
+	*ret_net_bytes = s.net;
+	if (rc == CURLE_RANGE_ERROR || rc == CURLE_BAD_DOWNLOAD_RESUME) {
+		/* The server cannot resume here: start over on the next attempt. */
+		err_curl(e, EXIT_UNREACHABLE, rc, f->errbuf, "'%s'", url);
+		return empty_file(fd, url, e) == FETCH_OK ? FETCH_TRANSIENT : FETCH_PERMANENT;
+	}
+	if (rc != CURLE_OK || s.io_errno || s.too_large)
+		return classify(f, rc, &s, url, e);
+	return check_complete(&s, url, sha256, e);
+}
+
+/* ---- mirrors, rounds and backoff ---------------------------------------- */
+
+/* Exponential backoff with "equal jitter": half fixed, half random. */
+static uint64_t backoff_ms(unsigned round, long retry_after_s)
+{
+	uint64_t d = BACKOFF_BASE_MS;
+	uint32_t rnd = 0;
+
+	for (unsigned i = 0; i < round && d < BACKOFF_CAP_MS; i++)
+		d *= 2;
+	if (d > BACKOFF_CAP_MS)
+		d = BACKOFF_CAP_MS;
+	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+		rnd = (uint32_t)now_ns();
+	d = d / 2 + rnd % (d / 2 + 1);
+	if (retry_after_s > 0 && (uint64_t)retry_after_s * 1000u > d)
+		d = (uint64_t)retry_after_s * 1000u;
+	return d;
+}
+
+static void sleep_ms(uint64_t ms)
+{
+	struct timespec ts = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000};
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+struct mirror_state {
+	bool permanent;
+	int code;
+	char msg[512];
+	char hint[ERR_HINT_MAX];
+};
+
+/* The worst cause wins: bad content over local trouble over an unreachable mirror. */
+static int mirrors_fail(struct mirror_state *st, size_t n, unsigned attempts, uint64_t t0,
+			struct err *e)
+{
+	char detail[ERR_MSG_MAX - 128];
+	const char *hint = NULL;
+	size_t len = 0;
+	int code = EXIT_UNREACHABLE;
+
+	detail[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		if (st[i].msg[0] == '\0')
+			continue; /* the time ran out before its turn */
+		if (st[i].code == EXIT_VERIFY && !hint)
+			hint = st[i].hint;
+		if (st[i].code == EXIT_VERIFY)
+			code = EXIT_VERIFY;
+		else if (st[i].code != EXIT_UNREACHABLE && code != EXIT_VERIFY)
+			code = st[i].code;
+		if (len < sizeof(detail))
+			len += (size_t)snprintf(detail + len, sizeof(detail) - len, "%s%s",
+						len ? "; " : "", st[i].msg);
+	}
+	if (code == EXIT_VERIFY) {
+		err_set(e, EXIT_VERIFY, "%s", detail);
+		if (hint && *hint)
+			err_hint(e, "%s", hint);
+		return -1;
+	}
+	if (len == 0)
+		snprintf(detail, sizeof(detail), "the time budget of the run was spent");
+	err_set(e, code, "no repository answered after %u attempt(s) in %.1f s: %s", attempts,
+		(double)ms_since(t0) / 1000.0, detail);
+	if (code == EXIT_UNREACHABLE)
+		err_hint(e, "check --repo (NVIDIA_DRIVER_REPO) and the node's network; for an air "
+			    "gap, use a file:// mirror");
+	return -1;
+}
+
+int fetch_mirrors(struct fetcher *f, char *const *bases, size_t n, size_t first,
+		  fetch_attempt_fn fn, void *userdata, size_t *ret_mirror, struct err *e)
+{
+	_cleanup_free_ struct mirror_state *st = calloc(n ? n : 1, sizeof(*st));
+	uint64_t t0 = now_ns();
+	unsigned attempts = 0;
+
+	if (!st)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "fetch");
+	for (unsigned round = 0; round <= f->retries; round++) {
+		bool any_left = false;
+		uint64_t wait;
+
+		f->retry_after_s = 0;
+		for (size_t k = 0; k < n; k++) {
+			size_t i = (first + k) % n;
+			enum fetch_result r;
+
+			if (st[i].permanent)
+				continue;
+			if (remaining_ms(f) == 0)
+				return mirrors_fail(st, n, attempts, t0, e);
+			attempts++;
+			err_clear(e);
+			r = fn(f, bases[i], userdata, e);
+			if (r == FETCH_OK) {
+				*ret_mirror = i;
+				return 0;
+			}
+			st[i].permanent = r == FETCH_PERMANENT;
+			st[i].code = e->code;
+			snprintf(st[i].msg, sizeof(st[i].msg), "%s", e->msg);
+			snprintf(st[i].hint, sizeof(st[i].hint), "%s", e->hint);
+			log_kv(LOG_WARN, "fetch", e->msg, "mirror", bases[i], "retry",
+			       st[i].permanent ? "no" : "yes", NULL);
+			any_left |= !st[i].permanent;
+		}
+		if (!any_left || round == f->retries)
+			break;
+		wait = backoff_ms(round, f->retry_after_s);
+		if (wait >= remaining_ms(f))
+			break;
+		log_kv(LOG_INFO, "fetch", "waiting before the next attempt", "ms", U64(wait), NULL);
+		sleep_ms(wait);
+	}
+	return mirrors_fail(st, n, attempts, t0, e);
+}

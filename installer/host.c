@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "host.h"
+#include "util/fs.h"
+#include "util/log.h"
+
+/* Unquotes an os-release value in place: '...' literal, "..." with \ escapes. */
+static int os_release_unquote(char *v, char **ret)
+{
+	char *out = v, *p = v;
+
+	while (*p) {
+		if (*p == '\'') {
+			char *end = strchr(++p, '\'');
+			if (!end)
+				return -1;
+			memmove(out, p, (size_t)(end - p));
+			out += end - p;
+			p = end + 1;
+		} else if (*p == '"') {
+			for (p++; *p != '"'; p++) {
+				if (*p == '\0')
+					return -1;
+				if (*p == '\\' && p[1] && strchr("\"\\$`", p[1]))
+					p++;
+				*out++ = *p;
+			}
+			p++;
+		} else if (*p == '\\' && p[1]) {
+			*out++ = p[1];
+			p += 2;
+		} else if (isspace((unsigned char)*p)) {
+			break; /* unquoted whitespace ends the value, as in sh */
+		} else {
+			*out++ = *p++;
+		}
+	}
+	*out = '\0';
+	*ret = v;
+	return 0;
+}
+
+static int os_release_set(char **field, const char *value)
+{
+	char *v = strdup(value);
+
+	if (!v)
+		return -ENOMEM;
+	free(*field);
+	*field = v;
+	return 0;
+}
+
+int host_parse_os_release(const char *buf, struct host *h, struct err *e)
+{
+	_cleanup_free_ char *copy = strdup(buf);
+	char *line, *save = NULL;
+	int lineno = 0;
+
+	if (!copy)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "os-release");
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *key, *eq, *value;
+		char **field = NULL;
+
+		lineno++;
+		while (isspace((unsigned char)*line))
+			line++;
+		if (*line == '#' || *line == '\0')
+			continue;
+		eq = strchr(line, '=');
+		if (!eq)
+			continue; /* not an assignment; os-release(5) says to ignore it */
+		*eq = '\0';
+		key = line;
+		if (os_release_unquote(eq + 1, &value) < 0)
+			return err_set(e, EXIT_USAGE, "os-release line %d: unterminated quote in %s",
+				       lineno, key);
+		if (strcmp(key, "ID") == 0)
+			field = &h->os_id;
+		else if (strcmp(key, "VERSION_ID") == 0)
+			field = &h->os_version_id;
+		else if (strcmp(key, "BUILD_ID") == 0)
+			field = &h->os_build_id;
+		else if (strcmp(key, "PRETTY_NAME") == 0)
+			field = &h->os_pretty;
+		if (field && os_release_set(field, value) < 0)
+			return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "os-release");
+	}
+	if (!h->os_id && os_release_set(&h->os_id, "linux") < 0)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "os-release");
+	return 0;
+}
+
+int host_parse_pci_hex(const char *buf, unsigned max_digits, uint32_t *ret)
+{
+	uint32_t v = 0;
+	unsigned n = 0;
+
+	if (buf[0] != '0' || (buf[1] != 'x' && buf[1] != 'X'))
+		return -1;
+	for (buf += 2; isxdigit((unsigned char)*buf); buf++) {
+		if (++n > max_digits)
+			return -1;
+		v = v << 4 | (uint32_t)(isdigit((unsigned char)*buf) ? *buf - '0'
+								  : (tolower((unsigned char)*buf) - 'a' + 10));
+	}
+	if (n == 0 || (*buf != '\0' && strcmp(buf, "\n") != 0))
+		return -1;
+	*ret = v;
+	return 0;
+}
+
+int host_is_nvidia_gpu(uint16_t vendor, uint32_t pci_class)
+{
+	uint32_t cls = pci_class >> 8;
+
+	return vendor == PCI_VENDOR_NVIDIA && (cls == 0x0300 || cls == 0x0302);
+}
+
+static int read_pci_attr(int root_fd, const char *bdf, const char *attr, unsigned digits,
+			 uint32_t *ret, struct err *e)
+{
+	_cleanup_free_ char *path = NULL, *buf = NULL;
+	_cleanup_close_ int fd = -1;
+	size_t len;
+
+	if (asprintf(&path, "/sys/bus/pci/devices/%s/%s", bdf, attr) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "pci");
+	fd = fs_open_in_root(root_fd, path, O_RDONLY, 0, 0, e);
+	if (fd < 0 || fs_read_fd(fd, 64, &buf, &len, e) < 0)
+		return err_wrap(e, "pci device %s", bdf);
+	if (host_parse_pci_hex(buf, digits, ret) < 0)
+		return err_set(e, EXIT_UNEXPECTED, "pci device %s: %s: not a hex number: '%.20s'",
+			       bdf, attr, buf);
+	return 0;
+}
+
+static int gpu_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct gpu *)a)->bdf, ((const struct gpu *)b)->bdf);
+}
+
+int host_scan_pci(int root_fd, struct host *h, struct err *e)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	int fd;
+
+	fd = fs_dir_in_root(root_fd, "/sys/bus/pci/devices", false, e);
+	if (fd < 0) {
+		log_msg(LOG_DEBUG, "host", "no PCI bus in sysfs: %s", e->msg);
+		err_clear(e);
+		return 0;
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return err_errno(e, EXIT_UNEXPECTED, errno, "read /sys/bus/pci/devices");
+	}
+	while ((de = readdir(d))) {
+		uint32_t vendor, device, cls;
+		struct gpu *g;
+
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(h->gpus->bdf))
+			continue; /* not a PCI address */
+		if (read_pci_attr(root_fd, de->d_name, "vendor", 4, &vendor, e) < 0)
+			return -1;
+		if (vendor != PCI_VENDOR_NVIDIA)
+			continue;
+		if (read_pci_attr(root_fd, de->d_name, "class", 6, &cls, e) < 0 ||
+		    read_pci_attr(root_fd, de->d_name, "device", 4, &device, e) < 0)
+			return -1;
+		if (!host_is_nvidia_gpu((uint16_t)vendor, cls))
+			continue; /* the GPU's audio or USB functions */
+		g = reallocarray(h->gpus, h->n_gpus + 1, sizeof(*g));
+		if (!g)
+			return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "pci");
+		h->gpus = g;
+		g = &h->gpus[h->n_gpus++];
+		snprintf(g->bdf, sizeof(g->bdf), "%s", de->d_name);
+		g->vendor = (uint16_t)vendor;
+		g->device = (uint16_t)device;
+		g->pci_class = cls;
+	}
+	if (h->n_gpus > 1)
+		qsort(h->gpus, h->n_gpus, sizeof(*h->gpus), gpu_cmp);
+	return 0;
+}
+
+static int host_read_os_release(int root_fd, struct host *h, struct err *e)
+{
+	static const char *const paths[] = {"/etc/os-release", "/usr/lib/os-release"};
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
+		_cleanup_close_ int fd = fs_open_in_root(root_fd, paths[i], O_RDONLY, 0, 0, e);
+
+		if (fd < 0)
+			continue;
+		if (fs_read_fd(fd, 64 * 1024, &buf, &len, e) < 0)
+			return err_wrap(e, "%s", paths[i]);
+		err_clear(e); /* an earlier candidate may have failed */
+		if (memchr(buf, '\0', len))
+			return err_set(e, EXIT_USAGE, "%s: contains NUL bytes", paths[i]);
+		return host_parse_os_release(buf, h, e) < 0 ? err_wrap(e, "%s", paths[i]) : 0;
+	}
+	err_wrap(e, "host os-release");
+	e->code = EXIT_USAGE;
+	err_hint(e, "mount the host's root file system at --root (ROOT_MOUNT_DIR)");
+	return -1;
+}
+
+int host_probe(int root_fd, const char *kernel, struct host *h, struct err *e)
+{
+	struct utsname u;
+
+	memset(h, 0, sizeof(*h));
+	if (uname(&u) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "uname");
+	snprintf(h->kernel, sizeof(h->kernel), "%s", kernel && *kernel ? kernel : u.release);
+	snprintf(h->arch, sizeof(h->arch), "%s", u.machine);
+	if (host_read_os_release(root_fd, h, e) < 0 || host_scan_pci(root_fd, h, e) < 0) {
+		host_done(h);
+		return -1;
+	}
+	return 0;
+}
+
+void host_done(struct host *h)
+{
+	free(h->os_id);
+	free(h->os_version_id);
+	free(h->os_build_id);
+	free(h->os_pretty);
+	free(h->gpus);
+	memset(h, 0, sizeof(*h));
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What the installer needs to know about the node: the OS (os-release), the
+ * kernel release and architecture, and the NVIDIA GPUs on the PCI bus. Every
+ * file is read under the host root fd.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/err.h"
+
+#define PCI_VENDOR_NVIDIA 0x10de
+
+struct gpu {
+	char bdf[32];      /* "0000:00:04.0" */
+	uint16_t vendor;   /* 0x10de */
+	uint16_t device;   /* 0x2330 */
+	uint32_t pci_class; /* 0x030200 */
+};
+
+struct host {
+	char *os_id;         /* os-release ID ("cos", "ubuntu"), never NULL after probe */
+	char *os_version_id; /* VERSION_ID, or NULL */
+	char *os_build_id;   /* BUILD_ID, or NULL */
+	char *os_pretty;     /* PRETTY_NAME, or NULL */
+	char kernel[256];    /* kernel release, as uname -r prints it */
+	char arch[64];       /* uname -m */
+	struct gpu *gpus;
+	size_t n_gpus;
+};
+
+/*
+ * Parses os-release(5) text into h's os_* fields (shell-like quoting and
+ * escapes). A missing ID means "linux", as the specification says.
+ * Returns 0, or -1 on malformed quoting.
+ */
+int host_parse_os_release(const char *buf, struct host *h, struct err *e);
+
+/*
+ * Parses one PCI sysfs attribute ("0x10de\n") into *ret. Returns 0, or -1 when
+ * it is not a single hexadecimal number of at most MAX_DIGITS digits.
+ */
+int host_parse_pci_hex(const char *buf, unsigned max_digits, uint32_t *ret);
+
+/* Whether a PCI function is an NVIDIA display controller (VGA or 3D class). */
+int host_is_nvidia_gpu(uint16_t vendor, uint32_t pci_class);
+
+/* Lists NVIDIA GPUs under ROOT/sys/bus/pci/devices, sorted by address. 0 or -1. */
+int host_scan_pci(int root_fd, struct host *h, struct err *e);
+
+/*
+ * Probes the host under root_fd. KERNEL (may be NULL) overrides the running
+ * kernel's release. Returns 0, or -1 with e set; on failure *h holds nothing.
+ */
+int host_probe(int root_fd, const char *kernel, struct host *h, struct err *e);
+
+/* Frees what host_probe allocated; the struct may be reused. */
+void host_done(struct host *h);

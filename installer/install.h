@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The subcommands. Each returns 0 on success or -1 with e set; main() turns
+ * e->code into the exit status.
+ */
+#pragma once
+
+#include "config.h"
+#include "util/err.h"
+
+/* install: host, index, selection, download, unpack, publish (see docs/design.md). */
+int install_run(const struct config *c, struct err *e);
+
+/* list-versions: what this host could install, and why the rest cannot be. */
+int list_versions_run(const struct config *c, struct err *e);
+
+/* status: what is installed. EXIT_NO_MATCH when nothing is. */
+int status_run(const struct config *c, struct err *e);
+
+/* uninstall: removes the install (the cache stays). */
+int uninstall_run(const struct config *c, struct err *e);
+
+/* Shared by the subcommands: the host root, and the lock that serialises runs. */
+int session_open_root(const struct config *c, struct err *e);
+int session_lock(int root_fd, struct err *e);

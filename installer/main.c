@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * nvidia-driver-installer: command line parsing and dispatch, nothing else.
+ *
+ *   nvidia-driver-installer [--root DIR] [--log-format text|json] [-v] COMMAND [options]
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "install.h"
+#include "util/err.h"
+#include "util/log.h"
+
+#ifndef INSTALLER_VERSION
+#define INSTALLER_VERSION "dev"
+#endif
+
+#define PROG "nvidia-driver-installer"
+
+enum cmd_bit {
+	C_INSTALL = 1 << 0,
+	C_LIST = 1 << 1,
+	C_STATUS = 1 << 2,
+	C_UNINSTALL = 1 << 3,
+	C_GLOBAL = 1 << 4, /* accepted before the command too */
+	C_ALL = C_INSTALL | C_LIST | C_STATUS | C_UNINSTALL | C_GLOBAL,
+};
+
+enum opt_id {
+	O_ROOT = 256,
+	O_LOG_FORMAT,
+	O_REPO,
+	O_REPO_KEY,
+	O_DRIVER_VERSION,
+	O_INSTALL_DIR,
+	O_CONTAINER_DIR,
+	O_CACHE_DIR,
+	O_KERNEL_RELEASE,
+	O_SKIP_MODULES,
+	O_DRY_RUN,
+	O_FETCH_TIMEOUT,
+	O_FETCH_RETRIES,
+	O_JSON,
+	O_VERSION,
+};
+
+struct opt {
+	struct option o;
+	unsigned cmds;
+	const char *arg;
+	const char *help;
+};
+
+static const struct opt opts[] = {
+	{{"root", required_argument, NULL, O_ROOT}, C_ALL, "DIR",
+	 "host root file system (ROOT_MOUNT_DIR, default /)"},
+	{{"log-format", required_argument, NULL, O_LOG_FORMAT}, C_ALL, "FMT",
+	 "text or json (NVIDIA_INSTALLER_LOG_FORMAT)"},
+	{{"verbose", no_argument, NULL, 'v'}, C_ALL, NULL, "more detail; twice for libcurl's"},
+	{{"help", no_argument, NULL, 'h'}, C_ALL, NULL, "show this help"},
+	{{"version", no_argument, NULL, O_VERSION}, C_GLOBAL, NULL, "print the version"},
+	{{"repo", required_argument, NULL, O_REPO}, C_INSTALL | C_LIST, "URL",
+	 "repository base URL, repeatable (NVIDIA_DRIVER_REPO, comma-separated)"},
+	{{"repo-key", required_argument, NULL, O_REPO_KEY}, C_INSTALL | C_LIST, "FILE",
+	 "trusted index signing key, repeatable (NVIDIA_DRIVER_REPO_KEY)"},
+	{{"driver-version", required_argument, NULL, O_DRIVER_VERSION}, C_INSTALL, "V",
+	 "default, latest, 550.90.07 or 550 (NVIDIA_DRIVER_VERSION)"},
+	{{"install-dir", required_argument, NULL, O_INSTALL_DIR}, C_INSTALL | C_STATUS | C_UNINSTALL,
+	 "PATH", "host install dir (NVIDIA_INSTALL_DIR_HOST)"},
+	{{"container-dir", required_argument, NULL, O_CONTAINER_DIR}, C_INSTALL | C_STATUS, "PATH",
+	 "where workloads see it (NVIDIA_INSTALL_DIR_CONTAINER)"},
+	{{"cache-dir", required_argument, NULL, O_CACHE_DIR}, C_INSTALL | C_LIST, "PATH",
+	 "host package cache (NVIDIA_CACHE_DIR)"},
+	{{"kernel-release", required_argument, NULL, O_KERNEL_RELEASE},
+	 C_INSTALL | C_LIST | C_STATUS, "R", "target kernel (NVIDIA_KERNEL_RELEASE; default uname -r)"},
+	{{"skip-modules", no_argument, NULL, O_SKIP_MODULES}, C_INSTALL, NULL,
+	 "install user space only; the kernel is not touched (NVIDIA_SKIP_MODULES=1)"},
+	{{"dry-run", no_argument, NULL, O_DRY_RUN}, C_INSTALL, NULL,
+	 "resolve and print the plan; change nothing"},
+	{{"fetch-timeout", required_argument, NULL, O_FETCH_TIMEOUT}, C_INSTALL | C_LIST, "SEC",
+	 "time budget for all downloads (NVIDIA_FETCH_TIMEOUT, default 600)"},
+	{{"fetch-retries", required_argument, NULL, O_FETCH_RETRIES}, C_INSTALL | C_LIST, "N",
+	 "retry rounds over the mirrors (NVIDIA_FETCH_RETRIES, default 5)"},
+	{{"json", no_argument, NULL, O_JSON}, C_LIST | C_STATUS, NULL, "machine-readable output"},
+};
+
+struct command {
+	const char *name;
+	unsigned bit;
+	int (*run)(const struct config *c, struct err *e);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{"install", C_INSTALL, install_run, "install the driver this host needs"},
+	{"list-versions", C_LIST, list_versions_run, "show the versions this host could install"},
+	{"status", C_STATUS, status_run, "show what is installed"},
+	{"uninstall", C_UNINSTALL, uninstall_run, "remove the installed driver (cache kept)"},
+};
+
+static void usage(FILE *f, const struct command *cmd)
+{
+	unsigned bit = cmd ? cmd->bit : C_GLOBAL;
+
+	if (cmd) {
+		fprintf(f, "Usage: %s [global options] %s [options]\n\n%s.\n\nOptions:\n", PROG,
+			cmd->name, cmd->summary);
+	} else {
+		fprintf(f, "Usage: %s [--root DIR] [--log-format text|json] [-v] COMMAND [options]\n\n"
+			   "Installs precompiled NVIDIA drivers from a signed repository.\n\n"
+			   "Commands:\n",
+			PROG);
+		for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+			fprintf(f, "  %-15s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "\nGlobal options:\n");
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
+		char left[64];
+
+		if (!(opts[i].cmds & bit))
+			continue;
+		snprintf(left, sizeof(left), "%s--%s%s%s", opts[i].o.val == 'v' ? "-v, " : "",
+			 opts[i].o.name, opts[i].arg ? " " : "", opts[i].arg ? opts[i].arg : "");
+		fprintf(f, "  %-26s %s\n", left, opts[i].help);
+	}
+	fprintf(f, "\nExit codes: 0 ok, 1 unexpected, 2 usage, 3 no match, 4 unreachable, "
+		   "5 verification failed (docs/exit-codes.md).\n");
+}
+
+static int usage_error(const struct command *cmd, const char *fmt, ...) _printf_(2, 3);
+static int usage_error(const struct command *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: %s%s", PROG, cmd ? cmd->name : "", cmd ? ": " : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '%s%s%s --help'.\n", PROG, cmd ? " " : "", cmd ? cmd->name : "");
+	return EXIT_USAGE;
+}
+
+static int apply(struct config *c, int id, const char *arg, struct err *e)
+{
+	switch (id) {
+	case O_ROOT:
+		return config_set(&c->root, arg, e);
+	case O_LOG_FORMAT:
+		return config_set_log_format(c, arg, e);
+	case 'v':
+		c->log_level = c->log_level < LOG_DEBUG ? c->log_level + 1 : LOG_DEBUG;
+		return 0;
+	case O_REPO:
+		return strv_push(&c->repos, arg) < 0 ? err_set(e, EXIT_UNEXPECTED, "out of memory")
+						     : 0;
+	case O_REPO_KEY:
+		return strv_push(&c->repo_keys, arg) < 0
+			       ? err_set(e, EXIT_UNEXPECTED, "out of memory")
+			       : 0;
+	case O_DRIVER_VERSION:
+		return config_set(&c->driver_version, arg, e);
+	case O_INSTALL_DIR:
+		return config_set(&c->install_dir, arg, e);
+	case O_CONTAINER_DIR:
+		return config_set(&c->container_dir, arg, e);
+	case O_CACHE_DIR:
+		return config_set(&c->cache_dir, arg, e);
+	case O_KERNEL_RELEASE:
+		return config_set(&c->kernel_release, arg, e);
+	case O_SKIP_MODULES:
+		c->skip_modules = true;
+		return 0;
+	case O_DRY_RUN:
+		c->dry_run = true;
+		return 0;
+	case O_FETCH_TIMEOUT:
+		return config_set_uint(&c->fetch_timeout_s, "--fetch-timeout", arg, 1, 86400, e);
+	case O_FETCH_RETRIES:
+		return config_set_uint(&c->fetch_retries, "--fetch-retries", arg, 0, 100, e);
+	case O_JSON:
+		c->json = true;
+		return 0;
+	default:
+		return err_set(e, EXIT_UNEXPECTED, "option %d not handled", id);
+	}
+}
+
+/*
+ * Parses argv for CMD (NULL: the global options before the command).
+ * Repeatable list options given on the command line replace the environment's.
+ * Returns -1 to go on, else an exit code.
+ */
+static int parse(int argc, char **argv, const struct command *cmd, struct config *c)
+{
+	struct option table[ARRAY_SIZE(opts) + 1];
+	unsigned bit = cmd ? cmd->bit : C_GLOBAL;
+	bool repos_cleared = false, keys_cleared = false;
+	size_t n = 0;
+	int id;
+
+	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
+		if (opts[i].cmds & bit)
+			table[n++] = opts[i].o;
+	}
+	memset(&table[n], 0, sizeof(table[n]));
+	opterr = 0;
+	optind = 0; /* glibc: a full reset, as this runs once per argv slice */
+	while ((id = getopt_long(argc, argv, "+vh", table, NULL)) != -1) {
+		struct err e;
+
+		err_clear(&e);
+		if (id == 'h') {
+			usage(stdout, cmd);
+			return EXIT_OK;
+		}
+		if (id == O_VERSION) {
+			printf("%s %s\n", PROG, INSTALLER_VERSION);
+			return EXIT_OK;
+		}
+		if (id == '?')
+			return usage_error(cmd, "unrecognized or incomplete option '%s'",
+					   argv[optind - 1]);
+		if (id == O_REPO && !repos_cleared) {
+			strv_clear(&c->repos);
+			repos_cleared = true;
+		}
+		if (id == O_REPO_KEY && !keys_cleared) {
+			strv_clear(&c->repo_keys);
+			keys_cleared = true;
+		}
+		if (apply(c, id, optarg, &e) < 0)
+			return usage_error(cmd, "%s", e.msg);
+	}
+	return -1;
+}
+
+static int report(const struct command *cmd, const struct err *e)
+{
+	char code[8];
+
+	snprintf(code, sizeof(code), "%d", e->code);
+	if (log_get_format() == LOG_FORMAT_JSON) {
+		log_kv(LOG_ERROR, cmd->name, e->msg, "fix", e->hint, "exit_code", code, NULL);
+	} else {
+		fprintf(stderr, "ERROR %s: %s", cmd->name, e->msg);
+		if (e->hint[0])
+			fprintf(stderr, "; fix: %s", e->hint);
+		fprintf(stderr, " (exit %d)\n", e->code);
+	}
+	return e->code ? e->code : EXIT_UNEXPECTED;
+}
+
+int main(int argc, char **argv)
+{
+	const struct command *cmd = NULL;
+	struct config cfg;
+	struct err e;
+	int r;
+
+	err_clear(&e);
+	if (config_init(&cfg, &e) < 0) {
+		fprintf(stderr, "%s: %s\n", PROG, e.msg);
+		return EXIT_USAGE;
+	}
+	r = parse(argc, argv, NULL, &cfg);
+	if (r >= 0)
+		goto out;
+	if (optind >= argc) {
+		r = usage_error(NULL, "missing COMMAND");
+		goto out;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(commands) && !cmd; i++) {
+		if (strcmp(argv[optind], commands[i].name) == 0)
+			cmd = &commands[i];
+	}
+	if (!cmd) {
+		r = usage_error(NULL, "unknown command '%s'", argv[optind]);
+		goto out;
+	}
+	argc -= optind;
+	argv += optind;
+	r = parse(argc, argv, cmd, &cfg);
+	if (r >= 0)
+		goto out;
+	if (optind < argc) {
+		r = usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+		goto out;
+	}
+	log_setup(cfg.log_format, cfg.log_level);
+	if (config_validate(&cfg, &e) < 0) {
+		r = usage_error(cmd, "%s", e.msg);
+		goto out;
+	}
+	r = cmd->run(&cfg, &e) < 0 ? report(cmd, &e) : EXIT_OK;
+out:
+	config_done(&cfg);
+	return r;
+}

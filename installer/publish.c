@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "publish.h"
+#include "util/fs.h"
+#include "util/log.h"
+#include "version.h"
+
+#define VERSIONS ".versions"
+#define CURRENT ".current"
+#define STAGING_PREFIX ".staging"
+
+DEFINE_POINTER_CLEANUP(json_object, json_object_put)
+
+static const char *const subdirs[] = {"bin", "lib64", "drivers", "firmware", "share"};
+
+struct installdir {
+	int fd;
+};
+
+/* ---- manifest ----------------------------------------------------------- */
+
+#define MANIFEST_STRINGS(X)                  \
+	X(driver_version, true)              \
+	X(kernel_release, true)              \
+	X(package_sha256, true)              \
+	X(package_path, false)               \
+	X(repository, false)                 \
+	X(requested_version, false)          \
+	X(installed_at, true)                \
+	X(os_id, false)                      \
+	X(arch, false)                       \
+	X(key_fingerprint, false)
+
+void manifest_done(struct manifest *m)
+{
+#define FREE_FIELD(name, req) free(m->name);
+	MANIFEST_STRINGS(FREE_FIELD)
+#undef FREE_FIELD
+	memset(m, 0, sizeof(*m));
+}
+
+static int manifest_string(json_object *o, const char *key, bool required, char **ret,
+			   struct err *e)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return required ? err_set(e, EXIT_UNEXPECTED, "manifest: missing \"%s\"", key) : 0;
+	if (!(*ret = strdup(json_object_get_string(v))))
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "manifest");
+	return 0;
+}
+
+int manifest_parse(const char *buf, size_t len, struct manifest *m, struct err *e)
+{
+	_cleanup_(json_object_putp) json_object *o = NULL;
+	json_object *v;
+
+	(void)len;
+	memset(m, 0, sizeof(*m));
+	o = json_tokener_parse(buf);
+	if (!o || !json_object_is_type(o, json_type_object))
+		return err_set(e, EXIT_UNEXPECTED, "manifest: not a JSON object");
+#define PARSE_FIELD(name, req)                                        \
+	if (manifest_string(o, #name, req, &m->name, e) < 0) {        \
+		manifest_done(m);                                     \
+		return -1;                                            \
+	}
+	MANIFEST_STRINGS(PARSE_FIELD)
+#undef PARSE_FIELD
+	if (json_object_object_get_ex(o, "package_size", &v))
+		m->package_size = (uint64_t)json_object_get_int64(v);
+	return 0;
+}
+
+char *manifest_to_json(const struct manifest *m)
+{
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
+	char *out;
+
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "format", json_object_new_int(1));
+#define ADD_FIELD(name, req)                                                          \
+	if (m->name)                                                                  \
+		json_object_object_add(o, #name, json_object_new_string(m->name));
+	MANIFEST_STRINGS(ADD_FIELD)
+#undef ADD_FIELD
+	json_object_object_add(o, "package_size", json_object_new_int64((int64_t)m->package_size));
+	out = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+							     JSON_C_TO_STRING_NOSLASHESCAPE));
+	return out;
+}
+
+/* ---- the directory ------------------------------------------------------- */
+
+int publish_open(int root_fd, const char *install_dir, bool create, struct installdir **ret,
+		 struct err *e)
+{
+	_cleanup_free_ struct installdir *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "install dir");
+	d->fd = fs_dir_in_root(root_fd, install_dir, create, e);
+	if (d->fd < 0) {
+		if (!create && errno == ENOENT) {
+			err_clear(e);
+			return 1;
+		}
+		return err_wrap(e, "install dir");
+	}
+	*ret = TAKE_PTR(d);
+	return 0;
+}
+
+void publish_free(struct installdir *d)
+{
+	if (!d)
+		return;
+	if (d->fd >= 0)
+		close(d->fd);
+	free(d);
+}
+
+/* The name under .versions/ that .current points to, or "" when none. */
+static void current_target(struct installdir *d, char *buf, size_t size)
+{
+	char link[PATH_MAX];
+	ssize_t n = readlinkat(d->fd, CURRENT, link, sizeof(link) - 1);
+
+	buf[0] = '\0';
+	if (n <= 0)
+		return;
+	link[n] = '\0';
+	if (strncmp(link, VERSIONS "/", sizeof(VERSIONS)) == 0 && !strchr(link + sizeof(VERSIONS), '/') &&
+	    strlen(link + sizeof(VERSIONS)) < size)
+		snprintf(buf, size, "%s", link + sizeof(VERSIONS));
+}
+
+static bool is_leftover(const char *name)
+{
+	return strncmp(name, STAGING_PREFIX "-", sizeof(STAGING_PREFIX)) == 0 ||
+	       (name[0] == '.' && strstr(name, ".tmp-"));
+}
+
+static int cleanup_dir(int dirfd, bool (*doomed)(const char *, const void *), const void *ud,
+		       struct err *e)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_closedir_ DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return err_errno(e, EXIT_UNEXPECTED, errno, "read install dir");
+	}
+	while ((de = readdir(dir))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    !doomed(de->d_name, ud))
+			continue;
+		log_kv(LOG_INFO, "publish", "removing leftover", "name", de->d_name, NULL);
+		if (fs_rm_rf_at(dirfd, de->d_name, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static bool doomed_leftover(const char *name, const void *ud)
+{
+	(void)ud;
+	return is_leftover(name);
+}
+
+static bool doomed_not_current(const char *name, const void *current)
+{
+	return strcmp(name, (const char *)current) != 0;
+}
+
+int publish_cleanup(struct installdir *d, struct err *e)
+{
+	_cleanup_close_ int vfd = -1;
+	char cur[NAME_MAX + 1];
+
+	if (cleanup_dir(d->fd, doomed_leftover, NULL, e) < 0)
+		return err_wrap(e, "publish: cleanup");
+	vfd = openat(d->fd, VERSIONS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (vfd < 0)
+		return 0;
+	current_target(d, cur, sizeof(cur));
+	if (cleanup_dir(vfd, doomed_not_current, cur, e) < 0)
+		return err_wrap(e, "publish: cleanup");
+	return 0;
+}
+
+int publish_current(struct installdir *d, struct manifest *ret, struct err *e)
+{
+	char cur[NAME_MAX + 1], path[PATH_MAX];
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_close_ int fd = -1;
+	size_t len;
+
+	current_target(d, cur, sizeof(cur));
+	if (!cur[0])
+		return 1;
+	snprintf(path, sizeof(path), VERSIONS "/%s/" MANIFEST_NAME, cur);
+	fd = fs_open_in_root(d->fd, path, O_RDONLY, 0, FS_NOFOLLOW_LAST, e);
+	if (fd < 0)
+		return errno == ENOENT ? (err_clear(e), 1) : err_wrap(e, "install dir");
+	if (fs_read_fd(fd, 1 << 20, &buf, &len, e) < 0 || manifest_parse(buf, len, ret, e) < 0)
+		return err_wrap(e, "install dir: '%s'", path);
+	return 0;
+}
+
+bool publish_links_ok(struct installdir *d)
+{
+	char target[64];
+	struct stat st;
+
+	for (size_t i = 0; i < ARRAY_SIZE(subdirs); i++) {
+		snprintf(target, sizeof(target), CURRENT "/%s", subdirs[i]);
+		if (!fs_symlink_is(d->fd, subdirs[i], target))
+			return false;
+	}
+	return fstatat(d->fd, CURRENT "/" MANIFEST_NAME, &st, 0) == 0;
+}
+
+int publish_staging(struct installdir *d, char *ret_name, size_t size, struct err *e)
+{
+	int fd;
+
+	if (fs_mkdtemp_at(d->fd, STAGING_PREFIX, ret_name, size, e) < 0)
+		return err_wrap(e, "publish: staging");
+	fd = openat(d->fd, ret_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "publish: open '%s'", ret_name);
+	return fd;
+}
+
+void publish_staging_abort(struct installdir *d, const char *name)
+{
+	struct err e;
+
+	if (fs_rm_rf_at(d->fd, name, &e) < 0)
+		log_msg(LOG_WARN, "publish", "could not remove '%s': %s", name, e.msg);
+}
+
+/* Replaces NAME (a link, file or a real directory from an older layout) with a link. */
+static int link_one(struct installdir *d, const char *name, const char *target, struct err *e)
+{
+	char tmp[NAME_MAX + 1];
+	struct stat st;
+
+	if (fs_symlink_is(d->fd, name, target))
+		return 0;
+	if (fstatat(d->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		return fs_symlink_replace_at(d->fd, target, name, e);
+	/* rename(2) cannot put a link over a directory: swap them, then drop the directory. */
+	snprintf(tmp, sizeof(tmp), ".%s.tmp-old", name);
+	if (fs_rm_rf_at(d->fd, tmp, e) < 0)
+		return -1;
+	if (symlinkat(target, d->fd, tmp) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "symlink '%s'", tmp);
+	if (renameat2(d->fd, tmp, d->fd, name, RENAME_EXCHANGE) < 0) {
+		int r = errno;
+		unlinkat(d->fd, tmp, 0);
+		return err_errno(e, EXIT_UNEXPECTED, r, "replace directory '%s' with a link", name);
+	}
+	return fs_rm_rf_at(d->fd, tmp, e);
+}
+
+int publish_links(struct installdir *d, struct err *e)
+{
+	char target[64];
+
+	for (size_t i = 0; i < ARRAY_SIZE(subdirs); i++) {
+		snprintf(target, sizeof(target), CURRENT "/%s", subdirs[i]);
+		if (link_one(d, subdirs[i], target, e) < 0)
+			return err_wrap(e, "publish");
+	}
+	if (fsync(d->fd) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "publish: fsync install dir");
+	return 0;
+}
+
+/* Shapes the staged tree into the host layout and records the manifest. */
+static int staging_finish(int sfd, const struct manifest *m, struct err *e)
+{
+	_cleanup_free_ char *json = NULL;
+	struct stat st;
+
+	if (fstatat(sfd, "kernel", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    renameat(sfd, "kernel", sfd, "drivers") < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "move kernel/ to drivers/");
+	for (size_t i = 0; i < ARRAY_SIZE(subdirs); i++) {
+		if (mkdirat(sfd, subdirs[i], 0755) < 0 && errno != EEXIST)
+			return err_errno(e, EXIT_UNEXPECTED, errno, "create '%s'", subdirs[i]);
+		if (fstatat(sfd, subdirs[i], &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+			return err_set(e, EXIT_VERIFY, "package '%s' is not a directory",
+				       subdirs[i]);
+	}
+	json = manifest_to_json(m);
+	if (!json)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "manifest");
+	if (fs_write_atomic_at(sfd, MANIFEST_NAME, json, strlen(json), 0644, e) < 0)
+		return -1;
+	/* One sync for the whole tree instead of one per file. */
+	if (syncfs(sfd) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "syncfs");
+	return 0;
+}
+
+/* Moves the staged tree to .versions/ID, replacing an older copy of the same ID. */
+static int staging_install(struct installdir *d, const char *staging, const char *id,
+			   struct err *e)
+{
+	char dst[NAME_MAX + sizeof(VERSIONS) + 2];
+	struct stat st;
+
+	if (mkdirat(d->fd, VERSIONS, 0755) < 0 && errno != EEXIST)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "create '%s'", VERSIONS);
+	snprintf(dst, sizeof(dst), VERSIONS "/%s", id);
+	if (fstatat(d->fd, dst, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return renameat(d->fd, staging, d->fd, dst) < 0
+			       ? err_errno(e, EXIT_UNEXPECTED, errno, "rename to '%s'", dst)
+			       : 0;
+	/* A repair of the same version: swap, so that .current never dangles. */
+	if (renameat2(d->fd, staging, d->fd, dst, RENAME_EXCHANGE) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "exchange '%s'", dst);
+	return fs_rm_rf_at(d->fd, staging, e);
+}
+
+int publish_commit(struct installdir *d, const char *staging, int staging_fd,
+		   const struct manifest *m, struct err *e)
+{
+	char id[NAME_MAX + 1], target[NAME_MAX + sizeof(VERSIONS) + 2];
+
+	if (!version_is_valid(m->driver_version) || strlen(m->package_sha256) < 12)
+		return err_set(e, EXIT_UNEXPECTED, "publish: bad manifest");
+	snprintf(id, sizeof(id), "%s-%.12s", m->driver_version, m->package_sha256);
+	if (staging_finish(staging_fd, m, e) < 0)
+		return err_wrap(e, "publish: staging");
+	if (staging_install(d, staging, id, e) < 0)
+		return err_wrap(e, "publish");
+	snprintf(target, sizeof(target), VERSIONS "/%s", id);
+	/* The switch: one rename(2) of the .current link. */
+	if (fs_symlink_replace_at(d->fd, target, CURRENT, e) < 0)
+		return err_wrap(e, "publish: switch");
+	if (fsync(d->fd) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "publish: fsync install dir");
+	if (publish_links(d, e) < 0)
+		return -1;
+	return publish_cleanup(d, e);
+}
+
+int publish_remove(struct installdir *d, struct err *e)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(subdirs); i++) {
+		struct stat st;
+
+		/* Only our links: a real directory here is not ours to delete. */
+		if (fstatat(d->fd, subdirs[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISLNK(st.st_mode) && unlinkat(d->fd, subdirs[i], 0) < 0)
+			return err_errno(e, EXIT_UNEXPECTED, errno, "uninstall: remove '%s'",
+					 subdirs[i]);
+	}
+	if (unlinkat(d->fd, CURRENT, 0) < 0 && errno != ENOENT)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "uninstall: remove '%s'", CURRENT);
+	if (fsync(d->fd) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "uninstall: fsync");
+	if (fs_rm_rf_at(d->fd, VERSIONS, e) < 0 || cleanup_dir(d->fd, doomed_leftover, NULL, e) < 0)
+		return err_wrap(e, "uninstall");
+	return 0;
+}

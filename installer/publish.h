@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The install directory and its atomic switch (docs/design.md):
+ *
+ *   INSTALL_DIR/.versions/<version>-<sha12>/{bin,lib64,drivers,firmware,share,.install.json}
+ *   INSTALL_DIR/.current -> .versions/<version>-<sha12>
+ *   INSTALL_DIR/{bin,lib64,drivers,firmware,share} -> .current/<name>
+ *
+ * A version is unpacked into INSTALL_DIR/.staging-*, synced, renamed into
+ * .versions/ and made current by one rename(2) of the .current symlink, so
+ * readers see the old tree or the new one, never a mixture. The manifest
+ * .install.json inside each version is the record of what is installed: it
+ * is switched in the same rename as the files it describes.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/err.h"
+
+#define MANIFEST_NAME ".install.json"
+
+struct manifest {
+	char *driver_version;
+	char *kernel_release;
+	char *package_sha256;
+	uint64_t package_size;
+	char *package_path;
+	char *repository;
+	char *requested_version;
+	char *installed_at; /* RFC 3339, UTC */
+	char *os_id;
+	char *arch;
+	char *key_fingerprint;
+};
+
+void manifest_done(struct manifest *m);
+/* Parses manifest JSON. Returns 0, or -1 with e set. */
+int manifest_parse(const char *buf, size_t len, struct manifest *m, struct err *e);
+/* Serialises M; returns a malloc'd JSON string or NULL on ENOMEM. */
+char *manifest_to_json(const struct manifest *m);
+
+struct installdir;
+
+/*
+ * Opens INSTALL_DIR under root_fd. CREATE makes it; without CREATE a missing
+ * directory gives 1 and no handle. Returns 0, 1 or -1.
+ */
+int publish_open(int root_fd, const char *install_dir, bool create, struct installdir **ret,
+		 struct err *e);
+void publish_free(struct installdir *d);
+DEFINE_POINTER_CLEANUP(struct installdir, publish_free)
+
+/* Removes what an interrupted run left: staging trees, temp links, versions not current. */
+int publish_cleanup(struct installdir *d, struct err *e);
+
+/* Reads the current version's manifest. Returns 0, 1 when nothing is installed, or -1. */
+int publish_current(struct installdir *d, struct manifest *ret, struct err *e);
+
+/* Whether the top-level links point where they should (a cheap integrity check). */
+bool publish_links_ok(struct installdir *d);
+
+/* Creates a staging directory; returns its fd and writes its name to ret_name. */
+int publish_staging(struct installdir *d, char *ret_name, size_t size, struct err *e);
+
+/* Removes a staging directory after a failure. */
+void publish_staging_abort(struct installdir *d, const char *name);
+
+/*
+ * Makes the staged tree current: moves kernel/ to drivers/, adds the missing
+ * standard directories and the manifest, syncs, switches .current, repairs
+ * the top-level links and removes the previous version. Returns 0 or -1; on
+ * failure before the switch the previous install is untouched.
+ */
+int publish_commit(struct installdir *d, const char *staging, int staging_fd,
+		   const struct manifest *m, struct err *e);
+
+/* Makes the top-level links point into .current. Returns 0 or -1. */
+int publish_links(struct installdir *d, struct err *e);
+
+/* Removes every trace of an install (uninstall). Returns 0 or -1. */
+int publish_remove(struct installdir *d, struct err *e);

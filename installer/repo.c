@@ -1,0 +1,539 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <ctype.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "repo.h"
+#include "version.h"
+
+DEFINE_POINTER_CLEANUP(json_object, json_object_put)
+DEFINE_POINTER_CLEANUP(json_tokener, json_tokener_free)
+
+/* ---- parsing ---------------------------------------------------------- */
+
+static int get_string(json_object *o, const char *key, bool required, const char *where,
+		      char **ret, struct err *e)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null)) {
+		if (required)
+			return err_set(e, EXIT_VERIFY, "%s: missing \"%s\"", where, key);
+		*ret = NULL;
+		return 0;
+	}
+	if (!json_object_is_type(v, json_type_string))
+		return err_set(e, EXIT_VERIFY, "%s: \"%s\" must be a string", where, key);
+	if (json_object_get_string_len(v) == 0 ||
+	    strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v))
+		return err_set(e, EXIT_VERIFY, "%s: \"%s\" is empty or holds NUL", where, key);
+	*ret = strdup(json_object_get_string(v));
+	if (!*ret)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "index");
+	return 0;
+}
+
+static int get_array(json_object *o, const char *key, bool required, const char *where,
+		     json_object **ret, struct err *e)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v)) {
+		*ret = NULL;
+		return required ? err_set(e, EXIT_VERIFY, "%s: missing \"%s\"", where, key) : 0;
+	}
+	if (!json_object_is_type(v, json_type_array))
+		return err_set(e, EXIT_VERIFY, "%s: \"%s\" must be an array", where, key);
+	*ret = v;
+	return 0;
+}
+
+/* Paths are URL paths relative to the base: a conservative character set, no escapes. */
+static bool package_path_is_safe(const char *p)
+{
+	const char *c;
+
+	if (p[0] == '/' || strlen(p) > 1024)
+		return false;
+	for (c = p; *c; c++) {
+		if (!isalnum((unsigned char)*c) && !strchr("._-+~/", *c))
+			return false;
+	}
+	for (c = p; *c;) {
+		size_t n = strcspn(c, "/");
+
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		c += n;
+		if (*c == '/')
+			c++;
+		if (*c == '\0' && c[-1] == '/')
+			return false;
+	}
+	return true;
+}
+
+static const char *arch_normalise(const char *a)
+{
+	if (strcmp(a, "amd64") == 0)
+		return "x86_64";
+	if (strcmp(a, "arm64") == 0)
+		return "aarch64";
+	return a;
+}
+
+static int parse_sha256(json_object *o, const char *where, char out[65], struct err *e)
+{
+	_cleanup_free_ char *s = NULL;
+
+	if (get_string(o, "sha256", true, where, &s, e) < 0)
+		return -1;
+	if (strlen(s) != 64)
+		return err_set(e, EXIT_VERIFY, "%s: \"sha256\" must be 64 hex digits", where);
+	for (int i = 0; i < 64; i++) {
+		if (!isxdigit((unsigned char)s[i]))
+			return err_set(e, EXIT_VERIFY, "%s: \"sha256\" must be 64 hex digits",
+				       where);
+		out[i] = (char)tolower((unsigned char)s[i]);
+	}
+	out[64] = '\0';
+	return 0;
+}
+
+static int parse_package(json_object *o, const char *where, struct repo_package *p,
+			 struct err *e)
+{
+	json_object *v;
+	int64_t size;
+
+	if (!json_object_is_type(o, json_type_object))
+		return err_set(e, EXIT_VERIFY, "%s: must be an object", where);
+	if (get_string(o, "kernel", true, where, &p->kernel, e) < 0 ||
+	    get_string(o, "arch", true, where, &p->arch, e) < 0 ||
+	    get_string(o, "os", false, where, &p->os, e) < 0 ||
+	    get_string(o, "os_build", false, where, &p->os_build, e) < 0 ||
+	    get_string(o, "path", true, where, &p->path, e) < 0 ||
+	    parse_sha256(o, where, p->sha256, e) < 0)
+		return -1;
+	if (strcmp(arch_normalise(p->arch), p->arch) != 0) {
+		char *a = strdup(arch_normalise(p->arch));
+		if (!a)
+			return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "index");
+		free(p->arch);
+		p->arch = a;
+	}
+	if (!package_path_is_safe(p->path))
+		return err_set(e, EXIT_VERIFY,
+			       "%s: \"path\" '%s' must be relative, without '..', using only "
+			       "letters, digits and ._-+~/",
+			       where, p->path);
+	if (!json_object_object_get_ex(o, "size", &v) || !json_object_is_type(v, json_type_int))
+		return err_set(e, EXIT_VERIFY, "%s: \"size\" must be an integer", where);
+	size = json_object_get_int64(v);
+	if (size <= 0 || (uint64_t)size > REPO_PACKAGE_MAX)
+		return err_set(e, EXIT_VERIFY, "%s: \"size\" %lld out of range", where,
+			       (long long)size);
+	p->size = (uint64_t)size;
+	return 0;
+}
+
+static int parse_pci_id(const char *s, uint32_t *ret)
+{
+	unsigned vendor, device;
+	int n = 0;
+
+	if (strlen(s) != 9 || sscanf(s, "%4x:%4x%n", &vendor, &device, &n) != 2 || n != 9)
+		return -1;
+	for (int i = 0; i < 9; i++) {
+		if (i != 4 && !isxdigit((unsigned char)s[i]))
+			return -1;
+	}
+	*ret = vendor << 16 | device;
+	return 0;
+}
+
+static int parse_strings(json_object *arr, const char *where, const char *key, char ***ret,
+			 size_t *ret_n, struct err *e)
+{
+	size_t n = json_object_array_length(arr);
+
+	*ret = calloc(n ? n : 1, sizeof(char *));
+	if (!*ret)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "index");
+	for (size_t i = 0; i < n; i++) {
+		json_object *v = json_object_array_get_idx(arr, i);
+
+		if (!json_object_is_type(v, json_type_string))
+			return err_set(e, EXIT_VERIFY, "%s: \"%s\" must hold strings", where, key);
+		(*ret)[i] = strdup(json_object_get_string(v));
+		if (!(*ret)[i])
+			return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "index");
+		*ret_n = i + 1;
+	}
+	return 0;
+}
+
+static int parse_pci_ids(json_object *arr, const char *where, struct repo_driver *d,
+			 struct err *e)
+{
+	size_t n = json_object_array_length(arr);
+
+	d->has_pci_ids = true;
+	d->pci_ids = calloc(n ? n : 1, sizeof(uint32_t));
+	if (!d->pci_ids)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "index");
+	for (size_t i = 0; i < n; i++) {
+		json_object *v = json_object_array_get_idx(arr, i);
+
+		if (!json_object_is_type(v, json_type_string) ||
+		    parse_pci_id(json_object_get_string(v), &d->pci_ids[i]) < 0)
+			return err_set(e, EXIT_VERIFY,
+				       "%s: \"supported_pci_ids\"[%zu] must look like \"10de:2330\"",
+				       where, i);
+		d->n_pci_ids = i + 1;
+	}
+	return 0;
+}
+
+static int parse_driver(json_object *o, size_t index, struct repo_driver *d, struct err *e)
+{
+	json_object *tags, *pci, *pkgs;
+	char where[96];
+
+	snprintf(where, sizeof(where), "drivers[%zu]", index);
+	if (!json_object_is_type(o, json_type_object))
+		return err_set(e, EXIT_VERIFY, "%s: must be an object", where);
+	if (get_string(o, "version", true, where, &d->version, e) < 0)
+		return -1;
+	if (!version_is_valid(d->version))
+		return err_set(e, EXIT_VERIFY, "%s: \"version\" '%.64s' is not a dotted number",
+			       where, d->version);
+	snprintf(where, sizeof(where), "driver %s", d->version);
+	if (get_array(o, "tags", false, where, &tags, e) < 0 ||
+	    get_array(o, "supported_pci_ids", false, where, &pci, e) < 0 ||
+	    get_array(o, "packages", true, where, &pkgs, e) < 0)
+		return -1;
+	if (tags && parse_strings(tags, where, "tags", &d->tags, &d->n_tags, e) < 0)
+		return -1;
+	if (pci && parse_pci_ids(pci, where, d, e) < 0)
+		return -1;
+	d->pkgs = calloc(json_object_array_length(pkgs) + 1, sizeof(*d->pkgs));
+	if (!d->pkgs)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "index");
+	for (size_t i = 0; i < json_object_array_length(pkgs); i++) {
+		char pwhere[160];
+
+		snprintf(pwhere, sizeof(pwhere), "%s: packages[%zu]", where, i);
+		d->n_pkgs = i + 1;
+		if (parse_package(json_object_array_get_idx(pkgs, i), pwhere, &d->pkgs[i], e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int driver_cmp_newest_first(const void *a, const void *b)
+{
+	return version_compare(((const struct repo_driver *)b)->version,
+			       ((const struct repo_driver *)a)->version);
+}
+
+static int parse_root(json_object *root, struct repo_index *idx, struct err *e)
+{
+	json_object *fmt, *drivers;
+
+	if (!json_object_is_type(root, json_type_object))
+		return err_set(e, EXIT_VERIFY, "index: top level must be an object");
+	if (!json_object_object_get_ex(root, "format", &fmt) ||
+	    !json_object_is_type(fmt, json_type_int))
+		return err_set(e, EXIT_VERIFY, "index: missing integer \"format\"");
+	if (json_object_get_int64(fmt) != REPO_FORMAT) {
+		err_set(e, EXIT_VERIFY, "index: format %lld is not supported (this installer reads %d)",
+			(long long)json_object_get_int64(fmt), REPO_FORMAT);
+		err_hint(e, "upgrade the installer, or point it at a repository in format %d",
+			 REPO_FORMAT);
+		return -1;
+	}
+	idx->format = REPO_FORMAT;
+	if (get_array(root, "drivers", true, "index", &drivers, e) < 0)
+		return -1;
+	idx->drivers = calloc(json_object_array_length(drivers) + 1, sizeof(*idx->drivers));
+	if (!idx->drivers)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "index");
+	for (size_t i = 0; i < json_object_array_length(drivers); i++) {
+		idx->n_drivers = i + 1;
+		if (parse_driver(json_object_array_get_idx(drivers, i), i, &idx->drivers[i], e) < 0)
+			return err_wrap(e, "index");
+	}
+	qsort(idx->drivers, idx->n_drivers, sizeof(*idx->drivers), driver_cmp_newest_first);
+	for (size_t i = 1; i < idx->n_drivers; i++) {
+		if (version_compare(idx->drivers[i - 1].version, idx->drivers[i].version) == 0)
+			return err_set(e, EXIT_VERIFY, "index: driver %s is listed twice",
+				       idx->drivers[i].version);
+	}
+	return 0;
+}
+
+int repo_index_parse(const char *buf, size_t len, struct repo_index **ret, struct err *e)
+{
+	_cleanup_(json_tokener_freep) json_tokener *tok = json_tokener_new_ex(64);
+	_cleanup_(json_object_putp) json_object *root = NULL;
+	_cleanup_(repo_index_freep) struct repo_index *idx = NULL;
+
+	if (!tok || len > REPO_INDEX_MAX || len > INT32_MAX)
+		return err_set(e, EXIT_VERIFY, "index: too large or out of memory (%zu bytes)", len);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	root = json_tokener_parse_ex(tok, buf, (int)len);
+	if (!root || json_tokener_get_error(tok) != json_tokener_success)
+		return err_set(e, EXIT_VERIFY, "index: not valid JSON at byte %zu: %s",
+			       json_tokener_get_parse_end(tok),
+			       json_tokener_error_desc(json_tokener_get_error(tok)));
+	if (json_tokener_get_parse_end(tok) != len)
+		return err_set(e, EXIT_VERIFY, "index: trailing bytes after the JSON document");
+	idx = calloc(1, sizeof(*idx));
+	if (!idx)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "index");
+	if (parse_root(root, idx, e) < 0)
+		return -1;
+	*ret = TAKE_PTR(idx);
+	return 0;
+}
+
+static void package_done(struct repo_package *p)
+{
+	free(p->kernel);
+	free(p->arch);
+	free(p->os);
+	free(p->os_build);
+	free(p->path);
+}
+
+void repo_index_free(struct repo_index *idx)
+{
+	if (!idx)
+		return;
+	for (size_t i = 0; i < idx->n_drivers; i++) {
+		struct repo_driver *d = &idx->drivers[i];
+
+		free(d->version);
+		for (size_t t = 0; t < d->n_tags; t++)
+			free(d->tags[t]);
+		free(d->tags);
+		free(d->pci_ids);
+		for (size_t p = 0; p < d->n_pkgs; p++)
+			package_done(&d->pkgs[p]);
+		free(d->pkgs);
+	}
+	free(idx->drivers);
+	free(idx);
+}
+
+/* ---- selection -------------------------------------------------------- */
+
+bool repo_driver_has_tag(const struct repo_driver *d, const char *tag)
+{
+	for (size_t i = 0; i < d->n_tags; i++) {
+		if (strcmp(d->tags[i], tag) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* -1 when PKG does not fit HOST, else how specific it is (0 generic .. 2 per build). */
+static int package_fit(const struct repo_package *p, const struct host *h)
+{
+	if (strcmp(p->kernel, h->kernel) != 0 || strcmp(p->arch, arch_normalise(h->arch)) != 0)
+		return -1;
+	if (p->os && (!h->os_id || strcmp(p->os, h->os_id) != 0))
+		return -1;
+	if (p->os_build && (!h->os_build_id || strcmp(p->os_build, h->os_build_id) != 0))
+		return -1;
+	return (p->os != NULL) + (p->os_build != NULL);
+}
+
+enum repo_verdict repo_driver_judge(const struct repo_driver *d, const struct host *h,
+				    const struct repo_package **ret_pkg,
+				    const struct gpu **ret_gpu)
+{
+	const struct repo_package *best = NULL;
+	int best_fit = -1;
+
+	for (size_t i = 0; i < d->n_pkgs; i++) {
+		int fit = package_fit(&d->pkgs[i], h);
+
+		if (fit > best_fit) {
+			best_fit = fit;
+			best = &d->pkgs[i];
+		}
+	}
+	if (!best)
+		return REPO_NO_PACKAGE;
+	for (size_t g = 0; d->has_pci_ids && g < h->n_gpus; g++) {
+		uint32_t id = (uint32_t)h->gpus[g].vendor << 16 | h->gpus[g].device;
+		bool found = false;
+
+		for (size_t i = 0; i < d->n_pci_ids && !found; i++)
+			found = d->pci_ids[i] == id;
+		if (!found) {
+			if (ret_gpu)
+				*ret_gpu = &h->gpus[g];
+			return REPO_GPU_UNSUPPORTED;
+		}
+	}
+	if (ret_pkg)
+		*ret_pkg = best;
+	return REPO_OK;
+}
+
+bool repo_request_is_valid(const char *request)
+{
+	return strcmp(request, "default") == 0 || strcmp(request, "latest") == 0 ||
+	       version_is_valid(request);
+}
+
+static bool driver_wanted(const struct repo_driver *d, const char *request)
+{
+	if (strcmp(request, "latest") == 0)
+		return true;
+	if (strcmp(request, "default") == 0)
+		return repo_driver_has_tag(d, "default");
+	return version_matches(request, d->version);
+}
+
+const struct repo_driver *repo_resolve_tag(const struct repo_index *idx, const struct host *h,
+					   const char *request)
+{
+	/* Drivers are sorted newest first: the first that qualifies wins. */
+	for (size_t i = 0; i < idx->n_drivers; i++) {
+		if (driver_wanted(&idx->drivers[i], request) &&
+		    repo_driver_judge(&idx->drivers[i], h, NULL, NULL) == REPO_OK)
+			return &idx->drivers[i];
+	}
+	return NULL;
+}
+
+/* Writes to BUF the distinct kernels (for the host's arch) of the wanted drivers. */
+static void list_kernels(const struct repo_index *idx, const struct host *h, const char *request,
+			 char *buf, size_t size)
+{
+	const char *seen[32];
+	size_t n_seen = 0, len = 0;
+
+	snprintf(buf, size, "none");
+	for (size_t i = 0; i < idx->n_drivers; i++) {
+		const struct repo_driver *d = &idx->drivers[i];
+
+		if (!driver_wanted(d, request))
+			continue;
+		for (size_t p = 0; p < d->n_pkgs; p++) {
+			const char *k = d->pkgs[p].kernel;
+			bool dup = false;
+
+			if (strcmp(d->pkgs[p].arch, arch_normalise(h->arch)) != 0)
+				continue;
+			for (size_t s = 0; s < n_seen && !dup; s++)
+				dup = strcmp(seen[s], k) == 0;
+			if (dup)
+				continue;
+			if (n_seen == ARRAY_SIZE(seen) || len + strlen(k) + 8 >= size) {
+				snprintf(buf + len, size - len, ", ...");
+				return;
+			}
+			seen[n_seen] = k;
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", n_seen ? ", " : "", k);
+			n_seen++;
+		}
+	}
+}
+
+static void describe_host(const struct host *h, char *buf, size_t size)
+{
+	snprintf(buf, size, "kernel %s (%s, os %s%s%s)", h->kernel, h->arch, h->os_id,
+		 h->os_build_id ? " build " : "", h->os_build_id ? h->os_build_id : "");
+}
+
+/* SUBJECT starts the sentence: "driver 550.90.07 has no", "no driver of branch 550 has a". */
+static int select_fail_no_package(const struct repo_index *idx, const struct host *h,
+				  const char *request, const char *subject, struct err *e)
+{
+	char kernels[768], hostdesc[512];
+
+	list_kernels(idx, h, request, kernels, sizeof(kernels));
+	describe_host(h, hostdesc, sizeof(hostdesc));
+	err_set(e, EXIT_NO_MATCH, "%s package for %s; packages exist for kernels: %s", subject,
+		hostdesc, kernels);
+	err_hint(e, "run a node image with one of those kernels, or add a package for %s to the "
+		    "repository",
+		 h->kernel);
+	return -1;
+}
+
+int repo_select(const struct repo_index *idx, const struct host *h, const char *request,
+		struct repo_choice *ret, struct err *e)
+{
+	const struct repo_driver *first_wanted = NULL;
+	const struct gpu *bad_gpu = NULL;
+	const struct repo_driver *gpu_driver = NULL;
+	char what[128];
+
+	if (!repo_request_is_valid(request))
+		return err_set(e, EXIT_USAGE,
+			       "driver version '%s' is not 'default', 'latest', a version or a "
+			       "branch",
+			       request);
+	for (size_t i = 0; i < idx->n_drivers; i++) {
+		const struct repo_driver *d = &idx->drivers[i];
+		const struct repo_package *pkg = NULL;
+		const struct gpu *gpu = NULL;
+
+		if (!driver_wanted(d, request))
+			continue;
+		if (!first_wanted)
+			first_wanted = d;
+		switch (repo_driver_judge(d, h, &pkg, &gpu)) {
+		case REPO_OK:
+			ret->driver = d;
+			ret->pkg = pkg;
+			return 0;
+		case REPO_GPU_UNSUPPORTED:
+			if (!bad_gpu) {
+				bad_gpu = gpu;
+				gpu_driver = d;
+			}
+			break;
+		case REPO_NO_PACKAGE:
+			break;
+		}
+	}
+
+	if (!first_wanted) {
+		if (strcmp(request, "default") == 0) {
+			err_set(e, EXIT_NO_MATCH, "no driver in the repository is tagged 'default'");
+			err_hint(e, "pass --driver-version latest or a version; see list-versions");
+		} else {
+			err_set(e, EXIT_NO_MATCH, "no driver in the repository matches version '%s'",
+				request);
+			err_hint(e, "see the versions the repository offers with list-versions");
+		}
+		return -1;
+	}
+	if (bad_gpu) {
+		err_set(e, EXIT_NO_MATCH, "driver %s does not support GPU %04x:%04x at %s",
+			gpu_driver->version, bad_gpu->vendor, bad_gpu->device, bad_gpu->bdf);
+		err_hint(e, "choose a driver that lists %04x:%04x in supported_pci_ids; see "
+			    "list-versions",
+			 bad_gpu->vendor, bad_gpu->device);
+		return -1;
+	}
+	if (strcmp(request, "latest") == 0)
+		snprintf(what, sizeof(what), "no driver in the repository has a");
+	else if (strcmp(request, "default") == 0)
+		snprintf(what, sizeof(what), "the default driver %s has no", first_wanted->version);
+	else if (version_compare(request, first_wanted->version) == 0)
+		snprintf(what, sizeof(what), "driver %s has no", first_wanted->version);
+	else
+		snprintf(what, sizeof(what), "no driver of branch %s has a", request);
+	return select_fail_no_package(idx, h, request, what, e);
+}

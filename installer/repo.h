@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The repository index (docs/repository-format.md): parsing the signed
+ * index.json and choosing the driver and package for a host.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "host.h"
+#include "util/err.h"
+
+#define REPO_FORMAT 1
+#define REPO_INDEX_MAX (16u << 20)  /* bytes of index.json we accept */
+#define REPO_PACKAGE_MAX (1ull << 40)
+
+struct repo_package {
+	char *kernel;   /* exact uname -r */
+	char *arch;     /* uname -m; "amd64"/"arm64" are normalised */
+	char *os;       /* os-release ID, or NULL for any */
+	char *os_build; /* os-release BUILD_ID, or NULL for any */
+	char *path;     /* relative to the repository base URL */
+	char sha256[65];
+	uint64_t size;
+};
+
+struct repo_driver {
+	char *version;
+	char **tags;
+	size_t n_tags;
+	bool has_pci_ids;
+	uint32_t *pci_ids; /* vendor << 16 | device */
+	size_t n_pci_ids;
+	struct repo_package *pkgs;
+	size_t n_pkgs;
+};
+
+struct repo_index {
+	int format;
+	struct repo_driver *drivers; /* sorted, newest version first */
+	size_t n_drivers;
+};
+
+/* Why a driver cannot be installed on a host. */
+enum repo_verdict {
+	REPO_OK,
+	REPO_NO_PACKAGE,     /* nothing for this kernel, arch, OS and build */
+	REPO_GPU_UNSUPPORTED /* supported_pci_ids lacks a GPU of the host */
+};
+
+struct repo_choice {
+	const struct repo_driver *driver;
+	const struct repo_package *pkg;
+};
+
+/*
+ * Parses index.json. Every field the format defines is validated; unknown
+ * fields are ignored. Returns 0 and a new index in *ret, or -1 with e set
+ * (code EXIT_VERIFY: a signed but malformed index is as bad as a forged one).
+ */
+int repo_index_parse(const char *buf, size_t len, struct repo_index **ret, struct err *e);
+void repo_index_free(struct repo_index *idx);
+DEFINE_POINTER_CLEANUP(struct repo_index, repo_index_free)
+
+/* Whether DRIVER carries TAG. */
+bool repo_driver_has_tag(const struct repo_driver *d, const char *tag);
+
+/*
+ * Judges DRIVER for HOST. On REPO_OK *ret_pkg is the most specific matching
+ * package; on REPO_GPU_UNSUPPORTED *ret_gpu is the first unsupported GPU.
+ */
+enum repo_verdict repo_driver_judge(const struct repo_driver *d, const struct host *h,
+				    const struct repo_package **ret_pkg,
+				    const struct gpu **ret_gpu);
+
+/*
+ * Resolves REQUEST ("default", "latest", "550" or "550.90.07") for HOST.
+ * Returns 0 and fills *ret, or -1 with EXIT_NO_MATCH (or EXIT_USAGE for a
+ * malformed request) and a message naming what is missing.
+ */
+int repo_select(const struct repo_index *idx, const struct host *h, const char *request,
+		struct repo_choice *ret, struct err *e);
+
+/* The driver "default" and "latest" resolve to on HOST, or NULL. */
+const struct repo_driver *repo_resolve_tag(const struct repo_index *idx, const struct host *h,
+					   const char *request);
+
+/* Whether REQUEST is a valid --driver-version value. */
+bool repo_request_is_valid(const char *request);

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fetch.h"
+#include "source.h"
+#include "util/log.h"
+#include "verify.h"
+
+/* What one index attempt produced. */
+struct index_job {
+	const struct keyset *keys;
+	char *json, *sig;
+	size_t json_len, sig_len;
+	char fpr[17];
+	struct repo_index *idx;
+};
+
+static void index_job_clear(struct index_job *j)
+{
+	free(j->json);
+	free(j->sig);
+	repo_index_free(j->idx);
+	j->json = j->sig = NULL;
+	j->idx = NULL;
+}
+
+/* Verifies before parsing: no byte of an unsigned index reaches the JSON parser. */
+static int index_accept(struct index_job *j, const char *where, struct err *e)
+{
+	if (verify_index_signature(j->keys, j->json, j->json_len, j->sig, j->sig_len, j->fpr, e) < 0 ||
+	    repo_index_parse(j->json, j->json_len, &j->idx, e) < 0)
+		return err_wrap(e, "%s", where);
+	return 0;
+}
+
+static enum fetch_result index_attempt(struct fetcher *f, const char *base, void *ud,
+				       struct err *e)
+{
+	_cleanup_free_ char *url = fetch_url_join(base, "index.json");
+	_cleanup_free_ char *sig_url = fetch_url_join(base, "index.json.sig");
+	struct index_job *j = ud;
+	enum fetch_result r;
+
+	index_job_clear(j);
+	if (!url || !sig_url) {
+		err_errno(e, EXIT_UNEXPECTED, ENOMEM, "index");
+		return FETCH_PERMANENT;
+	}
+	r = fetch_to_memory(f, url, REPO_INDEX_MAX, &j->json, &j->json_len, e);
+	if (r == FETCH_OK)
+		r = fetch_to_memory(f, sig_url, VERIFY_SIG_MAX, &j->sig, &j->sig_len, e);
+	if (r != FETCH_OK)
+		return r;
+	/* A mirror with a bad index is skipped for the run; another may serve a good one. */
+	return index_accept(j, url, e) < 0 ? FETCH_PERMANENT : FETCH_OK;
+}
+
+static int index_from_cache(struct index_job *j, struct cache *cache, struct err *e)
+{
+	struct err ce;
+	int r;
+
+	err_clear(&ce);
+	index_job_clear(j);
+	r = cache_load_index(cache, &j->json, &j->json_len, &j->sig, &j->sig_len, &ce);
+	if (r != 0 || index_accept(j, "cached index", &ce) < 0) {
+		if (r < 0 || err_is_set(&ce))
+			log_msg(LOG_WARN, "index", "cached index unusable: %s", ce.msg);
+		return -1;
+	}
+	log_kv(LOG_WARN, "index", "no repository answered; using the cached index", "reason",
+	       e->msg, NULL);
+	err_clear(e);
+	return 0;
+}
+
+int source_open(const struct config *c, struct cache *cache, bool store, struct source *s,
+		struct err *e)
+{
+	struct fetch_opts fo = {.timeout_s = c->fetch_timeout_s, .retries = c->fetch_retries};
+	struct index_job j = {0};
+	uint64_t t0 = now_ns();
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	s->mirrors = c->repos.v;
+	s->n_mirrors = c->repos.n;
+	if (s->n_mirrors == 0) {
+		err_set(e, EXIT_USAGE, "no repository configured");
+		err_hint(e, "pass --repo URL (NVIDIA_DRIVER_REPO), e.g. file:///mnt/repo or https://...");
+		return -1;
+	}
+	if (verify_keys_load(c->repo_keys.v, c->repo_keys.n, VERIFY_KEYS_DIR, &s->keys, e) < 0 ||
+	    fetcher_new(&fo, &s->fetcher, e) < 0)
+		goto fail;
+	j.keys = s->keys;
+	r = fetch_mirrors(s->fetcher, s->mirrors, s->n_mirrors, 0, index_attempt, &j, &s->mirror, e);
+	if (r < 0 && !(e->code == EXIT_UNREACHABLE && cache && index_from_cache(&j, cache, e) == 0))
+		goto fail;
+	s->from_cache = r < 0;
+	memcpy(s->fingerprint, j.fpr, sizeof(s->fingerprint));
+	if (store && !s->from_cache && cache &&
+	    cache_store_index(cache, j.json, j.json_len, j.sig, j.sig_len, e) < 0)
+		goto fail;
+	s->idx = TAKE_PTR(j.idx);
+	index_job_clear(&j);
+	log_kv(LOG_INFO, "index", "index verified", "source",
+	       s->from_cache ? "cache" : s->mirrors[s->mirror], "key", s->fingerprint, "drivers",
+	       U64(s->idx->n_drivers), "duration_ms", U64(ms_since(t0)), NULL);
+	return 0;
+fail:
+	index_job_clear(&j);
+	source_done(s);
+	return -1;
+}
+
+void source_done(struct source *s)
+{
+	repo_index_free(s->idx);
+	fetcher_free(s->fetcher);
+	verify_keys_free(s->keys);
+	memset(s, 0, sizeof(*s));
+}
+
+struct package_job {
+	const struct repo_package *pkg;
+	int fd;
+	uint64_t net;
+};
+
+static enum fetch_result package_attempt(struct fetcher *f, const char *base, void *ud,
+					 struct err *e)
+{
+	struct package_job *j = ud;
+	_cleanup_free_ char *url = fetch_url_join(base, j->pkg->path);
+	enum fetch_result r;
+	uint64_t net = 0;
+
+	if (!url) {
+		err_errno(e, EXIT_UNEXPECTED, ENOMEM, "download");
+		return FETCH_PERMANENT;
+	}
+	r = fetch_to_file(f, url, j->fd, j->pkg->size, j->pkg->sha256, &net, e);
+	j->net += net;
+	return r;
+}
+
+int source_get_package(struct source *s, struct cache *cache, const struct repo_package *pkg,
+		       uint64_t *ret_net_bytes, struct err *e)
+{
+	struct package_job j = {.pkg = pkg, .fd = -1};
+	uint64_t t0 = now_ns();
+	size_t used;
+	int fd;
+
+	*ret_net_bytes = 0;
+	fd = cache_package_open(cache, pkg->sha256);
+	if (fd >= 0) {
+		log_kv(LOG_INFO, "download", "package found in the node cache", "sha256", pkg->sha256,
+		       NULL);
+		return fd;
+	}
+	j.fd = cache_partial_open(cache, pkg->sha256, e);
+	if (j.fd < 0)
+		return err_wrap(e, "download");
+	if (fetch_mirrors(s->fetcher, s->mirrors, s->n_mirrors, s->mirror, package_attempt, &j,
+			  &used, e) < 0 ||
+	    cache_commit(cache, pkg->sha256, j.fd, e) < 0) {
+		close(j.fd);
+		*ret_net_bytes = j.net;
+		return err_wrap(e, "download: package '%s'", pkg->path);
+	}
+	*ret_net_bytes = j.net;
+	log_kv(LOG_INFO, "download", "package downloaded and verified", "mirror", s->mirrors[used],
+	       "bytes", U64(pkg->size), "network_bytes", U64(j.net), "duration_ms",
+	       U64(ms_since(t0)), NULL);
+	if (lseek(j.fd, 0, SEEK_SET) < 0) {
+		close(j.fd);
+		return err_errno(e, EXIT_UNEXPECTED, errno, "download: rewind");
+	}
+	return j.fd;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Where the driver comes from: the signed index, fetched from the first
+ * mirror that serves one that verifies (or, when none answers, the last
+ * verified copy in the node's cache), and the package, downloaded into the
+ * cache and checked against the index.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cache.h"
+#include "config.h"
+#include "repo.h"
+#include "util/err.h"
+
+struct source {
+	struct repo_index *idx;
+	char *const *mirrors;
+	size_t n_mirrors;
+	size_t mirror;         /* the one that served the index */
+	bool from_cache;       /* the index is the cached copy: no mirror answered */
+	char fingerprint[17];  /* the key that signed the index */
+	struct fetcher *fetcher;
+	struct keyset *keys;
+};
+
+/*
+ * Loads the trusted keys and gets a verified index. CACHE (may be NULL) is
+ * the fallback when no mirror answers, and with STORE receives the index.
+ * Returns 0, or -1 with e set.
+ */
+int source_open(const struct config *c, struct cache *cache, bool store, struct source *ret,
+		struct err *e);
+void source_done(struct source *s);
+
+/*
+ * Makes sure the cache holds PKG, complete and verified against the index
+ * (from the cache when present, else downloaded with resume and retries).
+ * Returns an fd open on the package at offset 0 and sets *ret_net_bytes, or
+ * -1 with e set.
+ */
+int source_get_package(struct source *s, struct cache *cache, const struct repo_package *pkg,
+		       uint64_t *ret_net_bytes, struct err *e);

@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "unpack.h"
+#include "util/fs.h"
+#include "util/log.h"
+#include "verify.h"
+
+#define READ_BLOCK (256u * 1024)
+
+DEFINE_POINTER_CLEANUP(struct archive, archive_read_free)
+
+static const char *const top_dirs[] = {"kernel", "lib64", "bin", "firmware", "share"};
+
+/* ---- path policy ------------------------------------------------------ */
+
+int unpack_check_path(const char *name, char *out, size_t size, struct err *e)
+{
+	const char *p = name, *c;
+	size_t len, depth = 0;
+	bool top_ok = false;
+
+	while (p[0] == '.' && p[1] == '/')
+		p += 2;
+	if (p[0] == '\0' || strcmp(p, ".") == 0)
+		return 1;
+	for (c = name; *c; c++) {
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return err_set(e, EXIT_VERIFY, "member name has a control character");
+	}
+	if (p[0] == '/')
+		return err_set(e, EXIT_VERIFY, "member '%s' is an absolute path", name);
+	len = strlen(p);
+	if (len > 0 && p[len - 1] == '/')
+		len--;
+	if (len + 1 > size || len >= PATH_MAX)
+		return err_set(e, EXIT_VERIFY, "member '%.64s...' has a name too long", name);
+	memcpy(out, p, len);
+	out[len] = '\0';
+	for (c = out; *c;) {
+		size_t n = strcspn(c, "/");
+
+		if (n == 0 || (n == 1 && c[0] == '.'))
+			return err_set(e, EXIT_VERIFY, "member '%s' has an empty or '.' component",
+				       name);
+		if (n == 2 && c[0] == '.' && c[1] == '.')
+			return err_set(e, EXIT_VERIFY, "member '%s' leaves the package ('..')", name);
+		if (n > NAME_MAX)
+			return err_set(e, EXIT_VERIFY, "member '%.64s...' has a component too long",
+				       name);
+		if (depth++ == 0) {
+			for (size_t i = 0; i < ARRAY_SIZE(top_dirs); i++)
+				top_ok |= strlen(top_dirs[i]) == n && memcmp(top_dirs[i], c, n) == 0;
+		}
+		c += n;
+		if (*c == '/')
+			c++;
+	}
+	if (!top_ok)
+		return err_set(e, EXIT_VERIFY,
+			       "member '%s' is outside kernel/, lib64/, bin/, firmware/ and share/",
+			       name);
+	if (depth > UNPACK_MAX_DEPTH)
+		return err_set(e, EXIT_VERIFY, "member '%.64s' is nested too deep", name);
+	return 0;
+}
+
+int unpack_check_symlink(const char *name, const char *target, struct err *e)
+{
+	size_t up = 0, depth = 0;
+	bool descending = false;
+	const char *c;
+
+	if (!target || !*target)
+		return err_set(e, EXIT_VERIFY, "symlink '%s' has an empty target", name);
+	if (target[0] == '/')
+		return err_set(e, EXIT_VERIFY, "symlink '%s' -> '%s' is absolute", name, target);
+	for (c = target; *c; c++) {
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return err_set(e, EXIT_VERIFY, "symlink '%s' target has a control character",
+				       name);
+	}
+	/* The link's directory is at depth (components of NAME) - 1. */
+	for (c = name; *c; c++)
+		depth += *c == '/';
+	for (c = target; *c;) {
+		size_t n = strcspn(c, "/");
+
+		if (n == 2 && c[0] == '.' && c[1] == '.') {
+			if (descending)
+				return err_set(e, EXIT_VERIFY,
+					       "symlink '%s' -> '%s': '..' after a name is not "
+					       "allowed",
+					       name, target);
+			up++;
+		} else if (n > 0 && !(n == 1 && c[0] == '.')) {
+			descending = true;
+		}
+		c += n;
+		if (*c == '/')
+			c++;
+	}
+	if (up > depth)
+		return err_set(e, EXIT_VERIFY, "symlink '%s' -> '%s' points outside the package",
+			       name, target);
+	return 0;
+}
+
+/* ---- reading, hashing ----------------------------------------------------- */
+
+struct reader {
+	int fd;
+	struct sha256 *sha;
+	uint64_t total;
+	int io_errno;
+	char buf[READ_BLOCK];
+};
+
+static la_ssize_t reader_read(struct archive *a, void *ud, const void **ret)
+{
+	struct reader *r = ud;
+	ssize_t n;
+
+	do {
+		n = read(r->fd, r->buf, sizeof(r->buf));
+	} while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		r->io_errno = errno;
+		if (a)
+			archive_set_error(a, errno, "reading package");
+		return -1;
+	}
+	sha256_update(r->sha, r->buf, (size_t)n);
+	r->total += (uint64_t)n;
+	*ret = r->buf;
+	return n;
+}
+
+/* Reads what the decompressor left behind (padding), so the digest covers every byte. */
+static int reader_drain(struct reader *r)
+{
+	const void *unused;
+	la_ssize_t n;
+
+	while ((n = reader_read(NULL, r, &unused)) > 0)
+		;
+	return n < 0 ? -1 : 0;
+}
+
+/* ---- writing members ---------------------------------------------------- */
+
+/*
+ * Opens the parent directory of NAME under staging_fd, creating missing
+ * directories. Every component is opened with O_NOFOLLOW, so a member can
+ * never be written through a symlink an earlier member planted.
+ */
+static int open_parent(int staging_fd, const char *name, const char **ret_base, struct err *e)
+{
+	_cleanup_free_ char *copy = strdup(name);
+	char *p, *slash;
+	int fd;
+
+	if (!copy)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "unpack");
+	fd = dup(staging_fd);
+	if (fd < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "unpack");
+	for (p = copy; (slash = strchr(p, '/')); p = slash + 1) {
+		int next;
+
+		*slash = '\0';
+		if (mkdirat(fd, p, 0755) < 0 && errno != EEXIST) {
+			close(fd);
+			return err_errno(e, EXIT_UNEXPECTED, errno, "create directory for '%s'", name);
+		}
+		next = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		if (next < 0) {
+			if (errno == ELOOP || errno == ENOTDIR)
+				return err_set(e, EXIT_VERIFY,
+					       "member '%s' would be written through a symlink or file",
+					       name);
+			return err_errno(e, EXIT_UNEXPECTED, errno, "open directory for '%s'", name);
+		}
+		fd = next;
+	}
+	*ret_base = name + (p - copy);
+	return fd;
+}
+
+static int write_data(struct archive *a, int fd, const char *name, uint64_t *total,
+		      struct err *e)
+{
+	const void *block;
+	size_t len;
+	la_int64_t off;
+	int r;
+
+	while ((r = archive_read_data_block(a, &block, &len, &off)) == ARCHIVE_OK) {
+		const char *p = block;
+
+		if ((uint64_t)off + len > UNPACK_MAX_ENTRY_SIZE ||
+		    (*total += len) > UNPACK_MAX_TOTAL_SIZE)
+			return err_set(e, EXIT_VERIFY, "member '%s' unpacks beyond the size limit",
+				       name);
+		while (len > 0) {
+			ssize_t n = pwrite(fd, p, len, (off_t)off);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return err_errno(e, EXIT_UNEXPECTED, errno, "write '%s'", name);
+			p += n;
+			off += n;
+			len -= (size_t)n;
+		}
+	}
+	if (r != ARCHIVE_EOF)
+		return err_archive(e, EXIT_VERIFY, a, "read member '%s'", name);
+	return 0;
+}
+
+static int extract_file(struct archive *a, struct archive_entry *ae, int dirfd, const char *base,
+			const char *name, struct unpack_stats *st, struct err *e)
+{
+	mode_t mode = (archive_entry_perm(ae) & 0111) ? 0755 : 0644;
+	_cleanup_close_ int fd = -1;
+	struct timespec ts[2];
+
+	if (archive_entry_size_is_set(ae) &&
+	    (uint64_t)archive_entry_size(ae) > UNPACK_MAX_ENTRY_SIZE)
+		return err_set(e, EXIT_VERIFY, "member '%s' is larger than the limit", name);
+	fd = openat(dirfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0 && errno == EEXIST)
+		return err_set(e, EXIT_VERIFY, "member '%s' appears twice", name);
+	if (fd < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "create '%s'", name);
+	if (write_data(a, fd, name, &st->bytes, e) < 0)
+		return -1;
+	/* Sparse members end in a hole: give the file its full length. */
+	if (archive_entry_size_is_set(ae) && ftruncate(fd, archive_entry_size(ae)) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "size '%s'", name);
+	/* umask may have narrowed the mode; the policy wants exactly this. */
+	if (fchmod(fd, mode) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "chmod '%s'", name);
+	ts[0].tv_sec = ts[1].tv_sec = archive_entry_mtime(ae);
+	ts[0].tv_nsec = ts[1].tv_nsec = 0;
+	if (archive_entry_mtime_is_set(ae))
+		(void)futimens(fd, ts);
+	st->files++;
+	return 0;
+}
+
+static int extract_entry(struct archive *a, struct archive_entry *ae, int staging_fd,
+			 struct unpack_stats *st, struct err *e)
+{
+	const char *raw = archive_entry_pathname(ae), *base = NULL;
+	char name[PATH_MAX];
+	_cleanup_close_ int dirfd = -1;
+	mode_t type = archive_entry_filetype(ae);
+	int r;
+
+	if (!raw)
+		return err_set(e, EXIT_VERIFY, "member without a name");
+	r = unpack_check_path(raw, name, sizeof(name), e);
+	if (r != 0)
+		return r < 0 ? -1 : 0;
+	if (archive_entry_hardlink(ae))
+		return err_set(e, EXIT_VERIFY, "member '%s' is a hard link", name);
+	if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK)
+		return err_set(e, EXIT_VERIFY,
+			       "member '%s' is a device, fifo or socket; only files, directories "
+			       "and symlinks are allowed",
+			       name);
+	if (type == AE_IFLNK && unpack_check_symlink(name, archive_entry_symlink(ae), e) < 0)
+		return -1;
+	dirfd = open_parent(staging_fd, name, &base, e);
+	if (dirfd < 0)
+		return -1;
+	switch (type) {
+	case AE_IFDIR:
+		if (mkdirat(dirfd, base, 0755) < 0 && errno != EEXIST)
+			return err_errno(e, EXIT_UNEXPECTED, errno, "create directory '%s'", name);
+		st->dirs++;
+		return 0;
+	case AE_IFLNK:
+		if (symlinkat(archive_entry_symlink(ae), dirfd, base) < 0)
+			return errno == EEXIST
+				       ? err_set(e, EXIT_VERIFY, "member '%s' appears twice", name)
+				       : err_errno(e, EXIT_UNEXPECTED, errno, "symlink '%s'", name);
+		st->symlinks++;
+		return 0;
+	default:
+		return extract_file(a, ae, dirfd, base, name, st, e);
+	}
+}
+
+/* ---- the package ---------------------------------------------------------- */
+
+static int check_filter(struct archive *a, struct err *e)
+{
+	int code = archive_filter_code(a, 0);
+
+	if (code != ARCHIVE_FILTER_ZSTD && code != ARCHIVE_FILTER_XZ && code != ARCHIVE_FILTER_GZIP)
+		return err_set(e, EXIT_VERIFY,
+			       "package is compressed with '%s'; zstd, xz or gzip is required",
+			       archive_filter_name(a, 0) ? archive_filter_name(a, 0) : "nothing");
+	return 0;
+}
+
+static int unpack_members(struct archive *a, int staging_fd, struct unpack_stats *st,
+			  struct err *e)
+{
+	struct archive_entry *ae;
+	unsigned n = 0;
+	int r;
+
+	while ((r = archive_read_next_header(a, &ae)) == ARCHIVE_OK) {
+		if (n++ == 0 && check_filter(a, e) < 0)
+			return -1;
+		if (n > UNPACK_MAX_ENTRIES)
+			return err_set(e, EXIT_VERIFY, "package has more than %u members",
+				       UNPACK_MAX_ENTRIES);
+		if (extract_entry(a, ae, staging_fd, st, e) < 0)
+			return -1;
+	}
+	if (r != ARCHIVE_EOF)
+		return err_archive(e, EXIT_VERIFY, a, "package is not a valid archive");
+	if (n == 0)
+		return err_set(e, EXIT_VERIFY, "package is an empty archive");
+	return 0;
+}
+
+/* Dangling links are refused: every link must resolve to a member of the package. */
+static int check_links_resolve(int staging_fd, struct err *e);
+
+int unpack_package(int pkg_fd, uint64_t size, const char *sha256, int staging_fd,
+		   struct unpack_stats *ret, struct err *e)
+{
+	_cleanup_(archive_read_freep) struct archive *a = archive_read_new();
+	_cleanup_(sha256_freep) struct sha256 *sha = sha256_new();
+	_cleanup_free_ struct reader *rd = calloc(1, sizeof(*rd));
+	struct unpack_stats st = {0};
+	char got[65];
+	int r;
+
+	if (!a || !sha || !rd)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "unpack");
+	rd->fd = pkg_fd;
+	rd->sha = sha;
+	archive_read_support_filter_zstd(a);
+	archive_read_support_filter_xz(a);
+	archive_read_support_filter_gzip(a);
+	archive_read_support_format_tar(a);
+	if (archive_read_open(a, rd, NULL, reader_read, NULL) != ARCHIVE_OK)
+		return err_archive(e, EXIT_VERIFY, a, "package is not a zstd, xz or gzip tar");
+	r = unpack_members(a, staging_fd, &st, e);
+	/* A digest mismatch explains any other failure: report it first. */
+	if (reader_drain(rd) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, rd->io_errno, "reading package");
+	if (rd->total != size)
+		return err_set(e, EXIT_VERIFY, "package size mismatch (index says %llu bytes, got %llu)",
+			       (unsigned long long)size, (unsigned long long)rd->total);
+	if (sha256_final_hex(sha, got) < 0)
+		return err_openssl(e, EXIT_UNEXPECTED, "sha256");
+	if (strcmp(got, sha256) != 0)
+		return err_set(e, EXIT_VERIFY, "package sha256 mismatch (expected %.12s..., got %.12s...)",
+			       sha256, got);
+	if (r < 0)
+		return -1;
+	if (check_links_resolve(staging_fd, e) < 0)
+		return -1;
+	*ret = st;
+	return 0;
+}
+
+static int check_links_dir(int dfd, const char *path, int staging_fd, struct err *e)
+{
+	_cleanup_closedir_ DIR *d = fdopendir(dfd);
+	struct dirent *de;
+
+	if (!d) {
+		close(dfd);
+		return err_errno(e, EXIT_UNEXPECTED, errno, "read '%s'", path);
+	}
+	while ((de = readdir(d))) {
+		_cleanup_free_ char *sub = NULL;
+		struct stat st;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (asprintf(&sub, "%s%s%s", path, *path ? "/" : "", de->d_name) < 0)
+			return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "unpack");
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return err_errno(e, EXIT_UNEXPECTED, errno, "stat '%s'", sub);
+		if (S_ISLNK(st.st_mode)) {
+			/* The target was checked to stay inside; it must also exist. */
+			if (fstatat(staging_fd, sub, &st, 0) < 0)
+				return err_set(e, EXIT_VERIFY, "symlink '%s' does not resolve inside "
+							       "the package",
+					       sub);
+		} else if (S_ISDIR(st.st_mode)) {
+			int fd = openat(dirfd(d), de->d_name,
+					O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (fd < 0)
+				return err_errno(e, EXIT_UNEXPECTED, errno, "open '%s'", sub);
+			if (check_links_dir(fd, sub, staging_fd, e) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int check_links_resolve(int staging_fd, struct err *e)
+{
+	int fd = openat(staging_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "open staging");
+	return check_links_dir(fd, "", staging_fd, e);
+}

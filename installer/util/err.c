@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <archive.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <openssl/err.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util/err.h"
+
+void err_clear(struct err *e)
+{
+	e->code = EXIT_OK;
+	e->msg[0] = '\0';
+	e->hint[0] = '\0';
+}
+
+bool err_is_set(const struct err *e)
+{
+	return e->msg[0] != '\0';
+}
+
+static void err_vset(struct err *e, int code, const char *fmt, va_list ap)
+{
+	e->code = code;
+	e->hint[0] = '\0';
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+}
+
+static void err_append(struct err *e, const char *reason)
+{
+	size_t len = strlen(e->msg);
+
+	if (reason && *reason)
+		snprintf(e->msg + len, sizeof(e->msg) - len, ": %s", reason);
+}
+
+int err_set(struct err *e, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	err_vset(e, code, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int err_errno(struct err *e, int code, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	err_vset(e, code, fmt, ap);
+	va_end(ap);
+	err_append(e, strerror(errnum));
+	return -1;
+}
+
+int err_openssl(struct err *e, int code, const char *fmt, ...)
+{
+	char reason[256] = "";
+	unsigned long l;
+	va_list ap;
+
+	va_start(ap, fmt);
+	err_vset(e, code, fmt, ap);
+	va_end(ap);
+	/* The first entry is the innermost cause; later ones are callers' echoes. */
+	l = ERR_get_error();
+	if (l != 0)
+		ERR_error_string_n(l, reason, sizeof(reason));
+	ERR_clear_error();
+	err_append(e, reason);
+	return -1;
+}
+
+int err_curl(struct err *e, int code, int curl_rc, const char *errbuf, const char *fmt, ...)
+{
+	char reason[CURL_ERROR_SIZE + 64];
+	va_list ap;
+
+	va_start(ap, fmt);
+	err_vset(e, code, fmt, ap);
+	va_end(ap);
+	if (errbuf && *errbuf)
+		snprintf(reason, sizeof(reason), "%s", errbuf);
+	else
+		snprintf(reason, sizeof(reason), "%s", curl_easy_strerror((CURLcode)curl_rc));
+	/* curl's buffer often ends with a newline; keep messages on one line. */
+	reason[strcspn(reason, "\r\n")] = '\0';
+	err_append(e, reason);
+	return -1;
+}
+
+int err_archive(struct err *e, int code, struct archive *a, const char *fmt, ...)
+{
+	const char *reason = a ? archive_error_string(a) : NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	err_vset(e, code, fmt, ap);
+	va_end(ap);
+	err_append(e, reason ? reason : "unknown archive error");
+	return -1;
+}
+
+int err_wrap(struct err *e, const char *fmt, ...)
+{
+	char prefix[512], old[ERR_MSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	va_end(ap);
+	memcpy(old, e->msg, sizeof(old));
+	snprintf(e->msg, sizeof(e->msg), "%s: %s", prefix, old);
+	if (e->code == EXIT_OK)
+		e->code = EXIT_UNEXPECTED;
+	return -1;
+}
+
+void err_hint(struct err *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (e->hint[0] != '\0')
+		return;
+	va_start(ap, fmt);
+	vsnprintf(e->hint, sizeof(e->hint), fmt, ap);
+	va_end(ap);
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The one error type. A failing function fills a caller-owned struct err at
+ * the failing call (operation, path in quotes, errno or library reason) and
+ * returns a negative value; each stage above it prefixes its context with
+ * err_wrap(). main() prints the result once and exits with err.code.
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "util/cleanup.h"
+
+/* Documented in docs/exit-codes.md; stable. */
+enum exit_code {
+	EXIT_OK = 0,
+	EXIT_UNEXPECTED = 1,  /* a bug or an environment we did not foresee */
+	EXIT_USAGE = 2,       /* bad command line or configuration */
+	EXIT_NO_MATCH = 3,    /* no driver or package matches this host */
+	EXIT_UNREACHABLE = 4, /* repository unreachable after retries */
+	EXIT_VERIFY = 5,      /* signature, size, digest or archive policy */
+};
+
+#define ERR_MSG_MAX 2048
+#define ERR_HINT_MAX 512
+
+struct err {
+	int code;
+	char msg[ERR_MSG_MAX];
+	char hint[ERR_HINT_MAX]; /* what the user can do about it; may be empty */
+};
+
+struct archive;
+
+void err_clear(struct err *e);
+bool err_is_set(const struct err *e);
+
+/* All setters return -1 so that `return err_set(...)` reads naturally. */
+int err_set(struct err *e, int code, const char *fmt, ...) _printf_(3, 4);
+/* Appends ": strerror(errnum)". */
+int err_errno(struct err *e, int code, int errnum, const char *fmt, ...) _printf_(4, 5);
+/* Appends the first (most specific) reason from OpenSSL's error queue, then drains it. */
+int err_openssl(struct err *e, int code, const char *fmt, ...) _printf_(3, 4);
+/* Appends curl's error buffer when filled, else curl_easy_strerror(rc). */
+int err_curl(struct err *e, int code, int curl_rc, const char *errbuf, const char *fmt, ...)
+	_printf_(5, 6);
+/* Appends archive_error_string(a). */
+int err_archive(struct err *e, int code, struct archive *a, const char *fmt, ...) _printf_(4, 5);
+
+/* Prefixes "context: " to the message; keeps code and hint. Returns -1. */
+int err_wrap(struct err *e, const char *fmt, ...) _printf_(2, 3);
+/* Sets the hint unless a deeper layer already gave one. */
+void err_hint(struct err *e, const char *fmt, ...) _printf_(2, 3);

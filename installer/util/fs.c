@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/fs.h"
+
+#define FS_MAX_DEPTH 256
+#define FS_MAX_LINKS 40
+
+/*
+ * The walk state: a stack of directory fds from the root down (the root fd
+ * itself is never owned), and the path still to resolve.
+ */
+struct walk {
+	int root_fd;
+	int stack[FS_MAX_DEPTH];
+	int depth;
+	char *rest; /* malloc'd; components still to walk */
+	int links;
+};
+
+static int walk_cur(const struct walk *w)
+{
+	return w->depth ? w->stack[w->depth - 1] : w->root_fd;
+}
+
+static void walk_pop_all(struct walk *w)
+{
+	while (w->depth > 0)
+		close(w->stack[--w->depth]);
+}
+
+static void walk_done(struct walk *w)
+{
+	walk_pop_all(w);
+	free(w->rest);
+	w->rest = NULL;
+}
+
+/* Splices a symlink's target in front of what is left to walk. */
+static int walk_splice(struct walk *w, const char *target, const char *rest)
+{
+	char *n;
+
+	if (++w->links > FS_MAX_LINKS)
+		return -ELOOP;
+	if (asprintf(&n, "%s/%s", target, rest) < 0)
+		return -ENOMEM;
+	if (target[0] == '/')
+		walk_pop_all(w);
+	free(w->rest);
+	w->rest = n;
+	return 0;
+}
+
+/* Takes the next component off w->rest into comp; returns false at the end. */
+static bool walk_next(struct walk *w, char *comp, size_t size, bool *ret_last)
+{
+	char *p = w->rest, *slash;
+	size_t n;
+
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (*p == '\0')
+			return false;
+		slash = strchr(p, '/');
+		n = slash ? (size_t)(slash - p) : strlen(p);
+		if (n == 1 && p[0] == '.') {
+			p += n;
+			continue;
+		}
+		break;
+	}
+	if (n >= size)
+		n = size - 1; /* caught by NAME_MAX below */
+	memcpy(comp, p, n);
+	comp[n] = '\0';
+	p += n;
+	while (*p == '/')
+		p++;
+	memmove(w->rest, p, strlen(p) + 1);
+	*ret_last = w->rest[0] == '\0';
+	return true;
+}
+
+static int walk_push(struct walk *w, int fd)
+{
+	if (w->depth == FS_MAX_DEPTH) {
+		close(fd);
+		return -ENAMETOOLONG;
+	}
+	w->stack[w->depth++] = fd;
+	return 0;
+}
+
+/* Descends into directory COMP, creating it when asked. 0 or -errno. */
+static int walk_enter(struct walk *w, const char *comp, bool mkdirs)
+{
+	int fd = openat(walk_cur(w), comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0 && errno == ENOENT && mkdirs) {
+		if (mkdirat(walk_cur(w), comp, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		fd = openat(walk_cur(w), comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return -errno;
+	return walk_push(w, fd);
+}
+
+/* One step of the walk. Returns 1 to go on, 0 when the path is fully walked, or -errno. */
+static int walk_step(struct walk *w, int flags, mode_t mode, unsigned fs_flags, int *ret_fd)
+{
+	char comp[NAME_MAX + 2], target[PATH_MAX];
+	bool last;
+	ssize_t n;
+	int fd, lerr;
+
+	if (!walk_next(w, comp, sizeof(comp), &last)) {
+		/* The path named a directory we are already in ("/", "a/.."). */
+		fd = openat(walk_cur(w), ".", (flags & ~(O_CREAT | O_EXCL)) | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		*ret_fd = fd;
+		return 0;
+	}
+	if (strlen(comp) > NAME_MAX)
+		return -ENAMETOOLONG;
+	if (strcmp(comp, "..") == 0) {
+		if (w->depth > 0)
+			close(w->stack[--w->depth]);
+		if (last)
+			return walk_step(w, flags, mode, fs_flags, ret_fd);
+		return 1;
+	}
+
+	n = readlinkat(walk_cur(w), comp, target, sizeof(target));
+	lerr = n < 0 ? errno : 0;
+	if (n >= 0 && !(last && (fs_flags & FS_NOFOLLOW_LAST))) {
+		if ((size_t)n >= sizeof(target))
+			return -ENAMETOOLONG;
+		target[n] = '\0';
+		return walk_splice(w, target, w->rest) ?: 1;
+	}
+	if (n < 0 && lerr != EINVAL && lerr != ENOENT)
+		return -lerr;
+
+	if (!last) {
+		int r = walk_enter(w, comp, fs_flags & FS_MKDIRS);
+		return r < 0 ? r : 1;
+	}
+	if ((flags & O_DIRECTORY) && (fs_flags & FS_MKDIRS) && lerr == ENOENT) {
+		if (mkdirat(walk_cur(w), comp, 0755) < 0 && errno != EEXIST)
+			return -errno;
+	}
+	fd = openat(walk_cur(w), comp, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -errno;
+	*ret_fd = fd;
+	return 0;
+}
+
+int fs_open_in_root(int root_fd, const char *path, int flags, mode_t mode, unsigned fs_flags,
+		    struct err *e)
+{
+	struct walk w = {.root_fd = root_fd};
+	int r, fd = -1;
+
+	w.rest = strdup(path);
+	if (!w.rest)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "open '%s'", path);
+	while ((r = walk_step(&w, flags, mode, fs_flags, &fd)) > 0)
+		;
+	walk_done(&w);
+	if (r < 0) {
+		err_errno(e, EXIT_UNEXPECTED, -r, "open '%s'", path);
+		errno = -r;
+		return -1;
+	}
+	return fd;
+}
+
+int fs_dir_in_root(int root_fd, const char *path, bool create, struct err *e)
+{
+	return fs_open_in_root(root_fd, path, O_RDONLY | O_DIRECTORY, 0, create ? FS_MKDIRS : 0,
+			       e);
+}
+
+int fs_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len, struct err *e)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			char *nb;
+
+			if (cap > max)
+				return err_set(e, EXIT_UNEXPECTED, "file larger than %zu bytes", max);
+			cap = cap ? cap * 2 : 4096;
+			nb = realloc(buf, cap + 1);
+			if (!nb)
+				return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "read");
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return err_errno(e, EXIT_UNEXPECTED, errno, "read");
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len > max)
+		return err_set(e, EXIT_UNEXPECTED, "file larger than %zu bytes", max);
+	if (!buf && !(buf = malloc(1)))
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "read");
+	buf[len] = '\0';
+	*ret_buf = TAKE_PTR(buf);
+	*ret_len = len;
+	return 0;
+}
+
+int fs_read_at(int dirfd, const char *name, size_t max, char **ret_buf, size_t *ret_len,
+	       struct err *e)
+{
+	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "open '%s'", name);
+	if (fs_read_fd(fd, max, ret_buf, ret_len, e) < 0)
+		return err_wrap(e, "'%s'", name);
+	return 0;
+}
+
+int fs_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void random_suffix(char *buf, size_t size)
+{
+	static const char chars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char rnd[16];
+	size_t i;
+
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+		uint64_t x = (uint64_t)getpid() * 2654435761u ^ (uint64_t)(uintptr_t)buf;
+		memcpy(rnd, &x, sizeof(x));
+		memcpy(rnd + 8, &x, sizeof(x));
+	}
+	for (i = 0; i + 1 < size && i < sizeof(rnd); i++)
+		buf[i] = chars[rnd[i] % (sizeof(chars) - 1)];
+	buf[i] = '\0';
+}
+
+int fs_write_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
+		       struct err *e)
+{
+	char tmp[NAME_MAX + 1], sfx[9];
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	random_suffix(sfx, sizeof(sfx));
+	if (snprintf(tmp, sizeof(tmp), ".%s.tmp-%s", name, sfx) >= (int)sizeof(tmp))
+		return err_set(e, EXIT_UNEXPECTED, "write '%s': name too long", name);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "create '%s'", tmp);
+	r = fs_write_all(fd, buf, len);
+	if (r == 0 && fchmod(fd, mode) < 0)
+		r = -errno;
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+		r = -errno;
+	if (r < 0) {
+		unlinkat(dirfd, tmp, 0);
+		return err_errno(e, EXIT_UNEXPECTED, -r, "write '%s'", name);
+	}
+	if (fsync(dirfd) < 0 && errno != EINVAL && errno != EBADF)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "fsync directory of '%s'", name);
+	return 0;
+}
+
+static int rm_rf_children(int dfd, dev_t dev, struct err *e);
+
+static int rm_rf_entry(int dirfd, const char *name, dev_t dev, struct err *e)
+{
+	struct stat st;
+	int fd;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : err_errno(e, EXIT_UNEXPECTED, errno, "stat '%s'", name);
+	if (S_ISDIR(st.st_mode)) {
+		if (st.st_dev != dev)
+			return err_set(e, EXIT_UNEXPECTED,
+				       "remove '%s': is a mount point; unmount it first", name);
+		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return err_errno(e, EXIT_UNEXPECTED, errno, "open '%s'", name);
+		if (rm_rf_children(fd, dev, e) < 0)
+			return err_wrap(e, "'%s'", name);
+		if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+			return err_errno(e, EXIT_UNEXPECTED, errno, "remove '%s'", name);
+		return 0;
+	}
+	if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "remove '%s'", name);
+	return 0;
+}
+
+/* Takes ownership of dfd. */
+static int rm_rf_children(int dfd, dev_t dev, struct err *e)
+{
+	_cleanup_closedir_ DIR *d = fdopendir(dfd);
+	struct dirent *de;
+
+	if (!d) {
+		int r = errno;
+		close(dfd);
+		return err_errno(e, EXIT_UNEXPECTED, r, "read directory");
+	}
+	while ((errno = 0, de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (rm_rf_entry(dirfd(d), de->d_name, dev, e) < 0)
+			return -1;
+	}
+	if (errno != 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "read directory");
+	return 0;
+}
+
+int fs_rm_rf_at(int dirfd, const char *name, struct err *e)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : err_errno(e, EXIT_UNEXPECTED, errno, "stat '%s'", name);
+	return rm_rf_entry(dirfd, name, st.st_dev, e);
+}
+
+int fs_mkdtemp_at(int dirfd, const char *prefix, char *ret_name, size_t size, struct err *e)
+{
+	char sfx[9];
+
+	for (int tries = 0; tries < 16; tries++) {
+		random_suffix(sfx, sizeof(sfx));
+		if (snprintf(ret_name, size, "%s-%s", prefix, sfx) >= (int)size)
+			return err_set(e, EXIT_UNEXPECTED, "mkdtemp '%s': name too long", prefix);
+		if (mkdirat(dirfd, ret_name, 0755) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return err_errno(e, EXIT_UNEXPECTED, errno, "create '%s'", ret_name);
+	}
+	return err_set(e, EXIT_UNEXPECTED, "create '%s-*': no free name", prefix);
+}
+
+int fs_symlink_replace_at(int dirfd, const char *target, const char *name, struct err *e)
+{
+	char tmp[NAME_MAX + 1], sfx[9];
+
+	random_suffix(sfx, sizeof(sfx));
+	if (snprintf(tmp, sizeof(tmp), ".%s.tmp-%s", name, sfx) >= (int)sizeof(tmp))
+		return err_set(e, EXIT_UNEXPECTED, "symlink '%s': name too long", name);
+	if (symlinkat(target, dirfd, tmp) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "symlink '%s'", tmp);
+	if (renameat(dirfd, tmp, dirfd, name) < 0) {
+		int r = errno;
+		unlinkat(dirfd, tmp, 0);
+		return err_errno(e, EXIT_UNEXPECTED, r, "rename '%s' to '%s'", tmp, name);
+	}
+	return 0;
+}
+
+bool fs_symlink_is(int dirfd, const char *name, const char *target)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlinkat(dirfd, name, buf, sizeof(buf) - 1);
+
+	if (n < 0)
+		return false;
+	buf[n] = '\0';
+	return strcmp(buf, target) == 0;
+}
+
+char *fs_path_join(const char *root, const char *path)
+{
+	size_t rl = strlen(root);
+	char *out;
+
+	while (rl > 1 && root[rl - 1] == '/')
+		rl--;
+	while (*path == '/')
+		path++;
+	if (rl == 1 && root[0] == '/')
+		rl = 0;
+	if (asprintf(&out, "%.*s/%s", (int)rl, root, path) < 0)
+		return NULL;
+	return out;
+}

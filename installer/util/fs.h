@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * File-system helpers that never leave a directory they were given.
+ *
+ * Host paths are opened relative to a root directory fd with the semantics of
+ * openat2(RESOLVE_IN_ROOT): ".." stops at the root and absolute symlink targets
+ * restart at the root, so a host symlink such as /home -> /var/home lands in
+ * the host's /var/home and never in the installer container's. The walk is
+ * done in user space, one component at a time, so it behaves the same on
+ * every kernel and can create missing directories as it goes.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "util/err.h"
+
+enum fs_flags {
+	FS_MKDIRS = 1 << 0,       /* create missing directories (0755) on the way */
+	FS_NOFOLLOW_LAST = 1 << 1 /* do not resolve a symlink in the last component */
+};
+
+/*
+ * Opens PATH (absolute or relative, both taken relative to root_fd) with
+ * openat(2) FLAGS and MODE, resolving symlinks inside root_fd. With FS_MKDIRS
+ * and O_DIRECTORY in FLAGS the last component is created too.
+ * Returns the new fd, or -1 with e set (message naming PATH) and errno set.
+ */
+int fs_open_in_root(int root_fd, const char *path, int flags, mode_t mode, unsigned fs_flags,
+		    struct err *e);
+
+/* Opens (and with create, makes) the directory PATH under root_fd. Returns an O_DIRECTORY fd. */
+int fs_dir_in_root(int root_fd, const char *path, bool create, struct err *e);
+
+/*
+ * Reads at most MAX bytes of fd (whole file); NUL-terminates the buffer.
+ * Returns 0 and sets *ret_buf and *ret_len, or -1 (file larger than MAX is an error).
+ */
+int fs_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len, struct err *e);
+
+/* Reads the file NAME under dirfd, not following a symlink in NAME's last component. */
+int fs_read_at(int dirfd, const char *name, size_t max, char **ret_buf, size_t *ret_len,
+	       struct err *e);
+
+/* Writes all of BUF to fd, retrying short writes and EINTR. 0 or -errno. */
+int fs_write_all(int fd, const void *buf, size_t len);
+
+/*
+ * Replaces NAME in dirfd with BUF atomically: temp file in the same directory,
+ * fsync, rename, fsync of the directory. Returns 0 or -1.
+ */
+int fs_write_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
+		       struct err *e);
+
+/*
+ * Removes NAME under dirfd recursively without following symlinks and
+ * without crossing into other mounts. A missing NAME is success.
+ */
+int fs_rm_rf_at(int dirfd, const char *name, struct err *e);
+
+/* Creates a fresh directory PREFIX-XXXXXX under dirfd; the name goes to ret_name. */
+int fs_mkdtemp_at(int dirfd, const char *prefix, char *ret_name, size_t size, struct err *e);
+
+/* Replaces (or creates) symlink NAME -> TARGET atomically. Returns 0 or -1. */
+int fs_symlink_replace_at(int dirfd, const char *target, const char *name, struct err *e);
+
+/* Whether NAME under dirfd is a symlink whose target is exactly TARGET. */
+bool fs_symlink_is(int dirfd, const char *name, const char *target);
+
+/*
+ * Joins ROOT and PATH for messages and for tools that take paths ("/" + "/a"
+ * gives "/a"). Returns a malloc'd string or NULL on ENOMEM.
+ */
+char *fs_path_join(const char *root, const char *path);

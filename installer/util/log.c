@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/log.h"
+
+static enum log_format log_format = LOG_FORMAT_TEXT;
+static enum log_level log_max = LOG_INFO;
+
+static const char *const level_names[] = {
+	[LOG_ERROR] = "error",
+	[LOG_WARN] = "warn",
+	[LOG_INFO] = "info",
+	[LOG_DEBUG] = "debug",
+};
+
+static const char *const level_tags[] = {
+	[LOG_ERROR] = "ERROR",
+	[LOG_WARN] = "WARN ",
+	[LOG_INFO] = "INFO ",
+	[LOG_DEBUG] = "DEBUG",
+};
+
+void log_setup(enum log_format format, enum log_level max_level)
+{
+	log_format = format;
+	log_max = max_level;
+}
+
+bool log_enabled(enum log_level level)
+{
+	return level <= log_max;
+}
+
+enum log_format log_get_format(void)
+{
+	return log_format;
+}
+
+char *fmt_u64(char *buf, uint64_t v)
+{
+	sprintf(buf, "%llu", (unsigned long long)v);
+	return buf;
+}
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t ms_since(uint64_t t0_ns)
+{
+	return (now_ns() - t0_ns) / 1000000u;
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static bool looks_numeric(const char *s)
+{
+	char *end;
+
+	if (!*s || strlen(s) > 18 || (s[0] == '0' && s[1] != '\0' && s[1] != '.'))
+		return false;
+	(void)strtod(s, &end);
+	return *end == '\0' && s[0] != '+' && s[0] != '.' && s[strlen(s) - 1] != '.';
+}
+
+/* Text mode keeps one event per line: control characters become '?'. */
+static void text_string(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		fputc((unsigned char)*s < 0x20 ? '?' : *s, f);
+}
+
+static void log_emit(enum log_level level, const char *stage, const char *msg, va_list kv)
+{
+	FILE *f = stderr;
+	const char *k, *v;
+
+	flockfile(f);
+	if (log_format == LOG_FORMAT_JSON) {
+		struct timespec ts;
+		struct tm tm;
+		char tbuf[32];
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		gmtime_r(&ts.tv_sec, &tm);
+		strftime(tbuf, sizeof(tbuf), "%Y-%m-%dT%H:%M:%S", &tm);
+		fprintf(f, "{\"ts\":\"%s.%03ldZ\",\"level\":\"%s\",\"stage\":", tbuf,
+			ts.tv_nsec / 1000000, level_names[level]);
+		json_string(f, stage);
+		fputs(",\"msg\":", f);
+		json_string(f, msg);
+		while ((k = va_arg(kv, const char *)) && (v = va_arg(kv, const char *))) {
+			fputc(',', f);
+			json_string(f, k);
+			fputc(':', f);
+			if (looks_numeric(v))
+				fputs(v, f);
+			else
+				json_string(f, v);
+		}
+		fputs("}\n", f);
+	} else {
+		bool first = true;
+
+		fprintf(f, "%s %s: ", level_tags[level], stage);
+		text_string(f, msg);
+		while ((k = va_arg(kv, const char *)) && (v = va_arg(kv, const char *))) {
+			fputs(first ? " (" : " ", f);
+			first = false;
+			fprintf(f, "%s=", k);
+			text_string(f, v);
+		}
+		fputs(first ? "\n" : ")\n", f);
+	}
+	funlockfile(f);
+}
+
+static void log_emit_kv(enum log_level level, const char *stage, const char *msg, ...)
+{
+	va_list ap;
+
+	va_start(ap, msg);
+	log_emit(level, stage, msg, ap);
+	va_end(ap);
+}
+
+void log_msg(enum log_level level, const char *stage, const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+
+	if (!log_enabled(level))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_emit_kv(level, stage, msg, (const char *)NULL);
+}
+
+void log_kv(enum log_level level, const char *stage, const char *msg, ...)
+{
+	va_list ap;
+
+	if (!log_enabled(level))
+		return;
+	va_start(ap, msg);
+	log_emit(level, stage, msg, ap);
+	va_end(ap);
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * One line per event on stderr:
+ *   text: "INFO  fetch: package downloaded (bytes=1234 duration_ms=56)"
+ *   json: {"ts":"...","level":"info","stage":"fetch","msg":"package downloaded","bytes":1234,...}
+ * Key/value pairs are passed as strings; values that look like numbers are
+ * emitted as JSON numbers.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/cleanup.h"
+
+enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
+enum log_format { LOG_FORMAT_TEXT, LOG_FORMAT_JSON };
+
+void log_setup(enum log_format format, enum log_level max_level);
+bool log_enabled(enum log_level level);
+enum log_format log_get_format(void);
+
+/* A message without fields. */
+void log_msg(enum log_level level, const char *stage, const char *fmt, ...) _printf_(3, 4);
+/* A message followed by NULL-terminated key, value string pairs. */
+void log_kv(enum log_level level, const char *stage, const char *msg, ...)
+	__attribute__((sentinel));
+
+/* Formats V in decimal into BUF (at least 21 bytes); returns BUF. */
+char *fmt_u64(char *buf, uint64_t v);
+/* A decimal string for V, valid until the end of the enclosing block. */
+#define U64(v) fmt_u64((char[24]){0}, (uint64_t)(v))
+
+/* Monotonic clock in nanoseconds, and milliseconds elapsed since t0. */
+uint64_t now_ns(void);
+uint64_t ms_since(uint64_t t0_ns);

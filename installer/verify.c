@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <dirent.h>
+#include <errno.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/log.h"
+#include "verify.h"
+
+DEFINE_POINTER_CLEANUP(EVP_PKEY, EVP_PKEY_free)
+DEFINE_POINTER_CLEANUP(EVP_MD_CTX, EVP_MD_CTX_free)
+DEFINE_POINTER_CLEANUP(X509, X509_free)
+DEFINE_POINTER_CLEANUP(BIO, BIO_free)
+
+struct keyset {
+	EVP_PKEY **keys;
+	char (*fpr)[17];
+	char **origin;
+	size_t n;
+};
+
+struct sha256 {
+	EVP_MD_CTX *ctx;
+};
+
+static void hex(const unsigned char *in, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+/* The first 8 bytes of SHA-256 over the DER SubjectPublicKeyInfo: stable and printable. */
+static int key_fingerprint(EVP_PKEY *k, char out[17])
+{
+	unsigned char *der = NULL, md[32];
+	unsigned int mdlen = 0;
+	int len = i2d_PUBKEY(k, &der);
+
+	if (len <= 0)
+		return -1;
+	if (!EVP_Digest(der, (size_t)len, md, &mdlen, EVP_sha256(), NULL)) {
+		OPENSSL_free(der);
+		return -1;
+	}
+	OPENSSL_free(der);
+	hex(md, 8, out);
+	return 0;
+}
+
+/* Reads one PEM public key, or the key of one PEM certificate. */
+static int load_one(const char *path, EVP_PKEY **ret, struct err *e)
+{
+	_cleanup_(BIO_freep) BIO *bio = BIO_new_file(path, "r");
+	_cleanup_(X509_freep) X509 *cert = NULL;
+	EVP_PKEY *k;
+
+	if (!bio)
+		return err_openssl(e, EXIT_USAGE, "repository key '%s'", path);
+	k = PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL);
+	if (!k) {
+		(void)BIO_reset(bio);
+		cert = PEM_read_bio_X509(bio, NULL, NULL, NULL);
+		if (cert)
+			k = X509_get_pubkey(cert);
+	}
+	if (!k) {
+		err_openssl(e, EXIT_USAGE, "repository key '%s': not a PEM public key or certificate",
+			    path);
+		err_hint(e, "export the public half with 'openssl pkey -in key.pem -pubout'");
+		return -1;
+	}
+	*ret = k;
+	return 0;
+}
+
+static int keyset_add(struct keyset *ks, const char *path, struct err *e)
+{
+	_cleanup_(EVP_PKEY_freep) EVP_PKEY *k = NULL;
+	size_t n = ks->n + 1;
+	void *p;
+
+	if (load_one(path, &k, e) < 0)
+		return -1;
+	if (!(p = reallocarray(ks->keys, n, sizeof(*ks->keys))))
+		goto oom;
+	ks->keys = p;
+	if (!(p = reallocarray(ks->fpr, n, sizeof(*ks->fpr))))
+		goto oom;
+	ks->fpr = p;
+	if (!(p = reallocarray(ks->origin, n, sizeof(*ks->origin))))
+		goto oom;
+	ks->origin = p;
+	if (!(ks->origin[ks->n] = strdup(path)))
+		goto oom;
+	if (key_fingerprint(k, ks->fpr[ks->n]) < 0) {
+		free(ks->origin[ks->n]);
+		return err_openssl(e, EXIT_USAGE, "repository key '%s'", path);
+	}
+	ks->keys[ks->n] = TAKE_PTR(k);
+	ks->n = n;
+	log_kv(LOG_DEBUG, "verify", "trusted repository key", "path", path, "fingerprint",
+	       ks->fpr[n - 1], NULL);
+	return 0;
+oom:
+	return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "repository keys");
+}
+
+static int pem_filter(const struct dirent *de)
+{
+	size_t n = strlen(de->d_name);
+
+	return de->d_name[0] != '.' && n > 4 && strcmp(de->d_name + n - 4, ".pem") == 0;
+}
+
+static int keyset_add_dir(struct keyset *ks, const char *dir, struct err *e)
+{
+	struct dirent **names = NULL;
+	int n = scandir(dir, &names, pem_filter, alphasort), r = 0;
+
+	if (n < 0 && errno != ENOENT)
+		return err_errno(e, EXIT_USAGE, errno, "repository keys directory '%s'", dir);
+	for (int i = 0; i < n; i++) {
+		_cleanup_free_ char *path = NULL;
+
+		if (r == 0 && asprintf(&path, "%s/%s", dir, names[i]->d_name) < 0)
+			r = err_errno(e, EXIT_UNEXPECTED, ENOMEM, "repository keys");
+		if (r == 0)
+			r = keyset_add(ks, path, e);
+		free(names[i]);
+	}
+	free(names);
+	return r;
+}
+
+int verify_keys_load(char *const *paths, size_t n, const char *dir, struct keyset **ret,
+		     struct err *e)
+{
+	_cleanup_(verify_keys_freep) struct keyset *ks = calloc(1, sizeof(*ks));
+
+	if (!ks)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "repository keys");
+	for (size_t i = 0; i < n; i++) {
+		if (keyset_add(ks, paths[i], e) < 0)
+			return -1;
+	}
+	if (n == 0 && keyset_add_dir(ks, dir, e) < 0)
+		return -1;
+	if (ks->n == 0) {
+		err_set(e, EXIT_USAGE, "no trusted repository key: none given and no *.pem in '%s'",
+			dir);
+		err_hint(e, "pass --repo-key FILE (NVIDIA_DRIVER_REPO_KEY) with the public key that "
+			    "signs index.json");
+		return -1;
+	}
+	*ret = TAKE_PTR(ks);
+	return 0;
+}
+
+void verify_keys_free(struct keyset *ks)
+{
+	if (!ks)
+		return;
+	for (size_t i = 0; i < ks->n; i++) {
+		EVP_PKEY_free(ks->keys[i]);
+		free(ks->origin[i]);
+	}
+	free(ks->keys);
+	free(ks->fpr);
+	free(ks->origin);
+	free(ks);
+}
+
+size_t verify_keys_count(const struct keyset *ks)
+{
+	return ks->n;
+}
+
+static int verify_one(EVP_PKEY *k, const void *data, size_t len, const void *sig, size_t sig_len)
+{
+	_cleanup_(EVP_MD_CTX_freep) EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+
+	if (!ctx || EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, k) != 1)
+		return -1;
+	return EVP_DigestVerify(ctx, sig, sig_len, data, len) == 1 ? 0 : -1;
+}
+
+int verify_index_signature(const struct keyset *ks, const void *data, size_t len, const void *sig,
+			   size_t sig_len, char ret_fpr[17], struct err *e)
+{
+	for (size_t i = 0; i < ks->n; i++) {
+		if (verify_one(ks->keys[i], data, len, sig, sig_len) == 0) {
+			ERR_clear_error();
+			memcpy(ret_fpr, ks->fpr[i], 17);
+			return 0;
+		}
+	}
+	ERR_clear_error();
+	err_set(e, EXIT_VERIFY,
+		"index.json signature does not verify with any of the %zu trusted key(s)", ks->n);
+	err_hint(e, "re-sign index.json with 'openssl dgst -sha256 -sign', or trust the signer's "
+		    "public key with --repo-key");
+	return -1;
+}
+
+struct sha256 *sha256_new(void)
+{
+	struct sha256 *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->ctx = EVP_MD_CTX_new();
+	if (!s->ctx || sha256_reset(s) < 0) {
+		sha256_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void sha256_free(struct sha256 *s)
+{
+	if (!s)
+		return;
+	EVP_MD_CTX_free(s->ctx);
+	free(s);
+}
+
+int sha256_reset(struct sha256 *s)
+{
+	return EVP_DigestInit_ex(s->ctx, EVP_sha256(), NULL) == 1 ? 0 : -1;
+}
+
+int sha256_update(struct sha256 *s, const void *data, size_t len)
+{
+	return EVP_DigestUpdate(s->ctx, data, len) == 1 ? 0 : -1;
+}
+
+int sha256_final_hex(struct sha256 *s, char out[65])
+{
+	unsigned char md[32];
+	unsigned int n = 0;
+
+	if (EVP_DigestFinal_ex(s->ctx, md, &n) != 1 || n != 32)
+		return -1;
+	hex(md, 32, out);
+	return 0;
+}
