@@ -43,6 +43,8 @@ TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tools/%)
 
 .PHONY: all check unit integration asan demo deps format format-check lint clean install
 .DEFAULT_GOAL := all
+# Keep test objects between runs.
+.SECONDARY:
 
 all: $(BIN)
 

@@ -375,6 +375,8 @@ static enum fetch_result check_complete(struct sink *s, const char *url, const c
 	if (s->have != s->expected) {
 		err_set(e, EXIT_VERIFY, "'%s': size mismatch (index says %llu bytes, got %llu)", url,
 			(unsigned long long)s->expected, (unsigned long long)s->have);
+		err_hint(e, "the mirror serves other bytes than the signed index describes: "
+			    "upload the package again, or re-add it with make-repo and re-sign");
 		empty_file(s->fd, url, e);
 		return FETCH_PERMANENT;
 	}
@@ -385,6 +387,8 @@ static enum fetch_result check_complete(struct sink *s, const char *url, const c
 	if (strcmp(got, sha256) != 0) {
 		err_set(e, EXIT_VERIFY, "'%s': sha256 mismatch (expected %.12s..., got %.12s...)",
 			url, sha256, got);
+		err_hint(e, "the mirror serves other bytes than the signed index describes: "
+			    "upload the package again, or re-add it with make-repo and re-sign");
 		empty_file(s->fd, url, e);
 		return FETCH_PERMANENT;
 	}
@@ -414,6 +418,25 @@ static enum fetch_result prepare_resume(struct sink *s, const char *url, struct 
 	return FETCH_OK;
 }
 
+static CURLcode transfer_file(struct fetcher *f, const char *url, struct sink *s)
+{
+	CURLcode rc;
+
+	set_common(f, url);
+	curl_easy_setopt(f->curl, CURLOPT_WRITEFUNCTION, write_file);
+	curl_easy_setopt(f->curl, CURLOPT_WRITEDATA, s);
+	curl_easy_setopt(f->curl, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)s->resume_from);
+	curl_easy_setopt(f->curl, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(f->curl, CURLOPT_XFERINFOFUNCTION, progress);
+	curl_easy_setopt(f->curl, CURLOPT_XFERINFODATA, s);
+	s->status_checked = false;
+	s->started_ns = s->last_report_ns = now_ns();
+	rc = curl_easy_perform(f->curl);
+	if (f->tty && s->expected >= (1u << 20))
+		fputc('\n', stderr);
+	return rc;
+}
+
 enum fetch_result fetch_to_file(struct fetcher *f, const char *url, int fd, uint64_t size,
 				const char *sha256, uint64_t *ret_net_bytes, struct err *e)
 {
@@ -436,23 +459,17 @@ enum fetch_result fetch_to_file(struct fetcher *f, const char *url, int fd, uint
 	if (s.have > 0)
 		log_kv(LOG_INFO, "fetch", "resuming partial download", "url", url, "offset",
 		       U64(s.have), NULL);
-	set_common(f, url);
-	curl_easy_setopt(f->curl, CURLOPT_WRITEFUNCTION, write_file);
-	curl_easy_setopt(f->curl, CURLOPT_WRITEDATA, &s);
-	curl_easy_setopt(f->curl, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)s.resume_from);
-	curl_easy_setopt(f->curl, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(f->curl, CURLOPT_XFERINFOFUNCTION, progress);
-	curl_easy_setopt(f->curl, CURLOPT_XFERINFODATA, &s);
-	s.started_ns = s.last_report_ns = now_ns();
-	rc = curl_easy_perform(f->curl);
-	if (f->tty && s.expected >= (1u << 20))
-		fputc('\n', stderr);
-	*ret_net_bytes = s.net;
-	if (rc == CURLE_RANGE_ERROR || rc == CURLE_BAD_DOWNLOAD_RESUME) {
-		/* The server cannot resume here: start over on the next attempt. */
-		err_curl(e, EXIT_UNREACHABLE, rc, f->errbuf, "'%s'", url);
-		return empty_file(fd, url, e) == FETCH_OK ? FETCH_TRANSIENT : FETCH_PERMANENT;
+	rc = transfer_file(f, url, &s);
+	if ((rc == CURLE_RANGE_ERROR || rc == CURLE_BAD_DOWNLOAD_RESUME) && s.resume_from > 0) {
+		/* curl saw a 200 to our Range request (or a range past the end): start over now. */
+		log_kv(LOG_INFO, "fetch", "server ignored the range request; downloading from the start",
+		       "url", url, NULL);
+		if (empty_file(fd, url, e) != FETCH_OK || sha256_reset(sha) < 0)
+			return FETCH_PERMANENT;
+		s.have = s.resume_from = 0;
+		rc = transfer_file(f, url, &s);
 	}
+	*ret_net_bytes = s.net;
 	if (rc != CURLE_OK || s.io_errno || s.too_large)
 		return classify(f, rc, &s, url, e);
 	return check_complete(&s, url, sha256, e);

@@ -162,6 +162,9 @@ static int unpack_and_publish(const struct config *c, struct plan *p, struct ins
 		return -1;
 	if (unpack_package(pkg_fd, pkg->size, pkg->sha256, sfd, &st, e) < 0) {
 		publish_staging_abort(dir, staging);
+		if (e->code == EXIT_VERIFY)
+			err_hint(e, "rebuild the package to docs/repository-format.md (make-repo pack), "
+				    "add it to the repository again and re-sign the index");
 		return err_wrap(e, "unpack: package '%s'", pkg->path);
 	}
 	log_kv(LOG_INFO, "unpack", "package unpacked and verified", "files", U64(st.files),

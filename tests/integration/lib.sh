@@ -1,0 +1,166 @@
+# SPDX-License-Identifier: Apache-2.0
+# Helpers for the integration tests: sourced by run.sh, never run alone.
+#
+# Each test runs in its own scratch directory $T with a fake host root $T/root.
+# Shared fixtures (keys, stand-in drivers, packages) are built once in $FIX.
+
+KERNEL=6.1.0-57-amd64
+OTHER_KERNEL=6.1.0-58-amd64
+V_OLD=535.261.03
+V_NEW=550.90.07
+V_BRANCH_OLD=535.183.01
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+# Host root with os-release and, optionally, NVIDIA GPUs: mkroot DIR [ID [BUILD_ID]] [--gpu 10de:2330]...
+mkroot() {
+    local dir=$1 id=${2:-cos} build=${3:-17800.66.78}
+    shift $(($# < 3 ? $# : 3))
+    mkdir -p "$dir/etc"
+    printf 'NAME="Test OS"\nID=%s\nVERSION_ID=117\nBUILD_ID=%s\nPRETTY_NAME="Test OS %s"\n' \
+        "$id" "$build" "$id" >"$dir/etc/os-release"
+    local n=4
+    while [ $# -gt 0 ]; do
+        [ "$1" = --gpu ] || fail "mkroot: unknown argument $1"
+        add_pci "$dir" "0000:00:0$n.0" "${2%%:*}" "${2##*:}" 0x030200
+        n=$((n + 1))
+        shift 2
+    done
+}
+
+# add_pci ROOT BDF VENDOR DEVICE CLASS: a PCI function as sysfs shows it (a symlink to /sys/devices).
+add_pci() {
+    local root=$1 bdf=$2 vendor=$3 device=$4 class=$5
+    local dev="$root/sys/devices/pci0000:00/$bdf"
+    mkdir -p "$dev" "$root/sys/bus/pci/devices"
+    printf '0x%s\n' "$vendor" >"$dev/vendor"
+    printf '0x%s\n' "$device" >"$dev/device"
+    printf '%s\n' "$class" >"$dev/class"
+    ln -sfn "../../../devices/pci0000:00/$bdf" "$root/sys/bus/pci/devices/$bdf"
+}
+
+# The installer with this test's defaults; output in $T/out and $T/err, status in $RC.
+inst() {
+    set +e
+    "$BIN" --root "$T/root" "$@" >"$T/out" 2>"$T/err"
+    RC=$?
+    set -e
+}
+
+install_args() {
+    echo --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL" --skip-modules --fetch-timeout 20
+}
+
+expect_rc() {
+    local want=$1
+    shift
+    inst "$@"
+    if [ "$RC" != "$want" ]; then
+        echo "--- stdout" >&2
+        cat "$T/out" >&2
+        echo "--- stderr" >&2
+        cat "$T/err" >&2
+        fail "expected exit $want, got $RC: $*"
+    fi
+}
+
+expect_err() {
+    grep -q -- "$1" "$T/err" || {
+        cat "$T/err" >&2
+        fail "stderr lacks '$1'"
+    }
+}
+
+expect_out() {
+    grep -q -- "$1" "$T/out" || {
+        cat "$T/out" >&2
+        fail "stdout lacks '$1'"
+    }
+}
+
+assert_eq() {
+    [ "$1" = "$2" ] || fail "${3:-value}: expected '$2', got '$1'"
+}
+
+# The driver version the install dir currently serves (via status --json).
+installed_version() {
+    "$BIN" --root "$T/root" status --json 2>/dev/null |
+        python3 -c 'import json,sys; print(json.load(sys.stdin).get("driver_version",""))'
+}
+
+IDIR_REL=home/kubernetes/bin/nvidia
+idir() { echo "$T/root/$IDIR_REL"; }
+
+# A listing of a tree (names, types, sizes, link targets, modes) to compare before/after.
+snapshot() {
+    (cd "$1" && find . -printf '%p %y %s %l %m\n' 2>/dev/null | sort)
+}
+
+# Fresh repository in DIR from fixture packages: new_repo DIR [VERSION[:tag]...]
+new_repo() {
+    local dir=$1
+    shift
+    mkdir -p "$dir"
+    for spec in "$@"; do
+        local v=${spec%%:*} tagopt=()
+        [ "$spec" != "$v" ] && tagopt=(--tag "${spec#*:}")
+        "$SRC/scripts/make-repo" add --repo "$dir" --key "$FIX/keys/key.pem" --version "$v" \
+            --kernel "$KERNEL" "${tagopt[@]}" "$FIX/pkg-$v.tar.zst" >/dev/null
+    done
+}
+
+# Rewrites index.json with a Python expression over `idx`, then re-signs it.
+edit_index() {
+    local repo=$1 expr=$2
+    python3 - "$repo/index.json" "$expr" <<'EOF'
+import json, sys
+path, expr = sys.argv[1], sys.argv[2]
+idx = json.load(open(path))
+exec(expr)
+open(path, "w").write(json.dumps(idx, indent=2))
+EOF
+    "$SRC/scripts/make-repo" sign --repo "$repo" --key "$FIX/keys/key.pem"
+}
+
+# Starts the test HTTP server on DIR; sets HTTP (base URL), HTTP_LOG and HTTP_FAULTS.
+start_httpd() {
+    local dir=$1 name=${2:-httpd}
+    HTTP_LOG="$T/$name.log"
+    HTTP_FAULTS="$T/$name.faults.json"
+    : >"$HTTP_LOG"
+    rm -f "$T/$name.port"
+    python3 "$SRC/tests/tools/httpd.py" --dir "$dir" --port-file "$T/$name.port" \
+        --log "$HTTP_LOG" --faults "$HTTP_FAULTS" --lifetime 300 &
+    for _ in $(seq 100); do
+        [ -s "$T/$name.port" ] && break
+        sleep 0.05
+    done
+    [ -s "$T/$name.port" ] || fail "httpd did not start"
+    HTTP="http://127.0.0.1:$(cat "$T/$name.port")"
+}
+
+# Bytes the server sent for paths containing SUBSTR.
+served_bytes() {
+    python3 - "$HTTP_LOG" "$1" <<'EOF'
+import json, sys
+total = 0
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if sys.argv[2] in e["path"]:
+        total += e["bytes"]
+print(total)
+EOF
+}
+
+# Requests made for paths containing SUBSTR.
+served_requests() {
+    grep -c -- "$1" "$HTTP_LOG" || true
+}
+
+# A port on 127.0.0.1 where nothing listens.
+dead_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Runs the integration tests against the real binary: run.sh BINARY [TEST...]
+# VERBOSE=1 shows the output of passing tests too.
+# Each tests/integration/t_*.sh runs in a subshell with `set -e`, in a fresh scratch
+# directory; the run fails if any test fails.
+set -euo pipefail
+
+# Debian's python3 first: a version manager's shim on PATH costs a fork chain per call.
+export PATH="/usr/bin:/bin:$PATH"
+BIN=$(realpath "${1:?usage: run.sh BINARY [TEST...]}")
+shift
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+WORK=$(mktemp -d /tmp/ndi-it.XXXXXX)
+FIX=$WORK/fixtures
+export BIN SRC FIX
+trap 'rm -rf "$WORK"' EXIT
+
+. "$SRC/tests/integration/lib.sh"
+
+# Fixtures shared by all tests: a signing key pair, an untrusted one, three stand-in drivers.
+build_fixtures() {
+    mkdir -p "$FIX/keys"
+    openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$FIX/keys/key.pem" 2>/dev/null
+    openssl pkey -in "$FIX/keys/key.pem" -pubout -out "$FIX/keys/pub.pem"
+    openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$FIX/keys/other.pem" 2>/dev/null
+    openssl pkey -in "$FIX/keys/other.pem" -pubout -out "$FIX/keys/other-pub.pem"
+    for v in "$V_OLD" "$V_NEW" "$V_BRANCH_OLD"; do
+        "$SRC/scripts/make-standin-driver" "$v" "$FIX/drv-$v" 512
+        "$SRC/scripts/make-repo" pack "$FIX/drv-$v" "$FIX/pkg-$v.tar.zst"
+    done
+}
+
+build_fixtures
+
+tests=("$@")
+if [ ${#tests[@]} -eq 0 ]; then
+    mapfile -t tests < <(cd "$SRC/tests/integration" && ls t_*.sh | sed 's/\.sh$//')
+fi
+
+pass=0
+failed=()
+start=$(date +%s)
+for name in "${tests[@]}"; do
+    T="$WORK/$name"
+    mkdir -p "$T"
+    t0=$(date +%s%N)
+    if (
+        set -e
+        export T
+        cd "$T"
+        . "$SRC/tests/integration/$name.sh"
+    ) >"$T.log" 2>&1; then
+        pass=$((pass + 1))
+        printf 'ok   %-40s %5d ms\n' "$name" $((($(date +%s%N) - t0) / 1000000))
+        [ -z "${VERBOSE:-}" ] || sed 's/^/     | /' "$T.log"
+    else
+        failed+=("$name")
+        printf 'FAIL %-40s\n' "$name"
+        sed 's/^/     | /' "$T.log" | tail -40
+    fi
+done
+echo "integration: $pass passed, ${#failed[@]} failed in $(($(date +%s) - start)) s"
+[ ${#failed[@]} -eq 0 ]

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Writes a driver package tar (uncompressed, to stdout) with one hostile member.
+
+  evil-tar.py KIND > pkg.tar
+
+Each KIND starts from a small valid tree (lib64/libcuda.so.1, bin/nvidia-smi) and adds:
+  traversal       lib64/../../evil            (a '..' that leaves the package)
+  absolute        /tmp/evil-absolute           (an absolute path)
+  symlink-escape  lib64/up -> ../../..         (a link out of the package)
+  symlink-abs     lib64/passwd -> /etc/passwd  (an absolute link)
+  symlink-dotdot  lib64/sub/x -> lib64/../..   (a '..' after a name)
+  through-link    bin/l -> ../lib64, then bin/l/injected (a write through a link)
+  device          lib64/null, a character device
+  fifo            lib64/fifo
+  hardlink        lib64/hard, a hard link to lib64/libcuda.so.1
+  dangling        lib64/libfoo.so -> libfoo.so.1 (the target is missing)
+  unknown-top     etc/evil (outside the allowed top-level directories)
+  duplicate       lib64/libcuda.so.1 twice
+  setuid          bin/nvidia-smi with mode 4777 (allowed: the mode is normalised)
+  valid           nothing more
+"""
+import io
+import sys
+import tarfile
+
+
+def add_file(tar, name, data=b"x", mode=0o755):
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    info.mode = mode
+    tar.addfile(info, io.BytesIO(data))
+
+
+def add_special(tar, name, kind, target=None):
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    if target is not None:
+        info.linkname = target
+    if kind == tarfile.CHRTYPE:
+        info.devmajor, info.devminor = 1, 3
+    tar.addfile(info)
+
+
+def main():
+    kind = sys.argv[1]
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        add_file(tar, "lib64/libcuda.so.1", b"\x7fELF stand-in")
+        smi_mode = 0o4777 if kind == "setuid" else 0o755
+        add_file(tar, "bin/nvidia-smi", b"#!/bin/sh\necho stand-in\n", smi_mode)
+        if kind == "traversal":
+            add_file(tar, "lib64/../../evil")
+        elif kind == "absolute":
+            add_file(tar, "/tmp/evil-absolute")
+        elif kind == "symlink-escape":
+            add_special(tar, "lib64/up", tarfile.SYMTYPE, "../../..")
+        elif kind == "symlink-abs":
+            add_special(tar, "lib64/passwd", tarfile.SYMTYPE, "/etc/passwd")
+        elif kind == "symlink-dotdot":
+            add_special(tar, "lib64/sub/x", tarfile.SYMTYPE, "lib64/../..")
+        elif kind == "through-link":
+            add_special(tar, "bin/l", tarfile.SYMTYPE, "../lib64")
+            add_file(tar, "bin/l/injected")
+        elif kind == "device":
+            add_special(tar, "lib64/null", tarfile.CHRTYPE)
+        elif kind == "fifo":
+            add_special(tar, "lib64/fifo", tarfile.FIFOTYPE)
+        elif kind == "hardlink":
+            add_special(tar, "lib64/hard", tarfile.LNKTYPE, "lib64/libcuda.so.1")
+        elif kind == "dangling":
+            add_special(tar, "lib64/libfoo.so", tarfile.SYMTYPE, "libfoo.so.1")
+        elif kind == "unknown-top":
+            add_file(tar, "etc/evil")
+        elif kind == "duplicate":
+            add_file(tar, "lib64/libcuda.so.1", b"second copy")
+        elif kind not in ("setuid", "valid"):
+            sys.exit("unknown kind %r" % kind)
+    sys.stdout.buffer.write(out.getvalue())
+
+
+if __name__ == "__main__":
+    main()

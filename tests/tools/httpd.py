@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""A static file server for tests: 127.0.0.1 only, Range support, a request log, faults.
+
+  httpd.py --dir DIR --port-file F --log F [--faults F] [--lifetime SEC]
+
+Every request appends one JSON line to --log: method, path, range, status, bytes sent.
+--faults names a JSON file, re-read on each request, holding a list of rules:
+  {"path": "/x", "action": "status", "code": 503, "retry_after": 1, "times": 2}
+  {"path": "/x", "action": "truncate", "at": 1000, "times": 1}   (promise all, send `at`)
+  {"path": "/x", "action": "ignore_range"}                         (answer 200, whole file)
+  {"path": "/x", "action": "stall", "seconds": 30, "times": 1}     (send headers, then wait)
+A rule without "times" applies forever. The server exits after --lifetime seconds, or
+when the process that started it is gone.
+"""
+import argparse
+import json
+import os
+import re
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+RANGE_RE = re.compile(r"^bytes=(\d+)-(\d*)$")
+
+
+class State:
+    def __init__(self, args):
+        self.dir = os.path.realpath(args.dir)
+        self.log_path = args.log
+        self.faults_path = args.faults
+        self.used = {}
+        self.lock = threading.Lock()
+
+    def fault_for(self, path):
+        if not self.faults_path or not os.path.exists(self.faults_path):
+            return None
+        with open(self.faults_path) as f:
+            rules = json.load(f)
+        with self.lock:
+            for i, rule in enumerate(rules):
+                if rule.get("path") != path:
+                    continue
+                key = (i, json.dumps(rule, sort_keys=True))
+                times = rule.get("times")
+                if times is not None and self.used.get(key, 0) >= times:
+                    continue
+                self.used[key] = self.used.get(key, 0) + 1
+                return rule
+        return None
+
+    def log(self, entry):
+        with self.lock, open(self.log_path, "a") as f:
+            f.write(json.dumps(entry) + "\n")
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    state = None
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def send_status(self, code, entry, extra=None):
+        body = b"%d\n" % code
+        self.send_response(code)
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+        entry.update(status=code, bytes=0)
+        self.state.log(entry)
+
+    def do_HEAD(self):
+        self.do_GET()
+
+    def do_GET(self):
+        path = self.path.split("?", 1)[0]
+        rng = self.headers.get("Range")
+        entry = {"method": self.command, "path": path, "range": rng}
+        fault = self.state.fault_for(path) or {}
+        action = fault.get("action")
+        if action == "status":
+            extra = {}
+            if "retry_after" in fault:
+                extra["Retry-After"] = str(fault["retry_after"])
+            return self.send_status(fault.get("code", 503), entry, extra)
+
+        full = os.path.realpath(os.path.join(self.state.dir, path.lstrip("/")))
+        if not full.startswith(self.state.dir + os.sep) or not os.path.isfile(full):
+            return self.send_status(404, entry)
+        size = os.path.getsize(full)
+        start, end, code = 0, size - 1, 200
+        m = RANGE_RE.match(rng) if rng else None
+        if m and action != "ignore_range":
+            start = int(m.group(1))
+            end = int(m.group(2)) if m.group(2) else size - 1
+            if start >= size or end < start:
+                return self.send_status(416, entry, {"Content-Range": "bytes */%d" % size})
+            end = min(end, size - 1)
+            code = 206
+        length = end - start + 1
+        self.send_response(code)
+        self.send_header("Content-Length", str(length))
+        self.send_header("Accept-Ranges", "bytes")
+        if code == 206:
+            self.send_header("Content-Range", "bytes %d-%d/%d" % (start, end, size))
+        self.end_headers()
+        sent = 0
+        if action == "stall":
+            self.wfile.flush()
+            time.sleep(fault.get("seconds", 30))
+        if self.command == "GET":
+            limit = fault.get("at", length) if action == "truncate" else length
+            with open(full, "rb") as f:
+                f.seek(start)
+                while sent < limit:
+                    chunk = f.read(min(65536, limit - sent))
+                    if not chunk:
+                        break
+                    try:
+                        self.wfile.write(chunk)
+                    except (BrokenPipeError, ConnectionResetError):
+                        break
+                    sent += len(chunk)
+            if action == "truncate":
+                self.close_connection = True
+        entry.update(status=code, bytes=sent)
+        self.state.log(entry)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--port-file", required=True)
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--faults")
+    ap.add_argument("--lifetime", type=float, default=600)
+    args = ap.parse_args()
+
+    Handler.state = State(args)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    parent = os.getppid()
+    tmp = args.port_file + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(str(server.server_address[1]))
+    os.replace(tmp, args.port_file)
+
+    def watchdog():
+        deadline = time.monotonic() + args.lifetime
+        while time.monotonic() < deadline and os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watchdog, daemon=True).start()
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

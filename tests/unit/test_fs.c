@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cmocka_prelude.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/fs.h"
+
+struct fixture {
+	char root[64];
+	int fd;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	snprintf(f->root, sizeof(f->root), "/tmp/ndi-fs-XXXXXX");
+	if (!mkdtemp(f->root))
+		return -1;
+	f->fd = open(f->root, O_RDONLY | O_DIRECTORY);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[128];
+
+	close(f->fd);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->root);
+	if (system(cmd) != 0)
+		return -1;
+	free(f);
+	return 0;
+}
+
+/* The path, relative to the fixture root, of what fd names. */
+static void where(struct fixture *f, int fd, char *out, size_t size)
+{
+	char proc[64], buf[512];
+	ssize_t n;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_memory_equal(buf, f->root, strlen(f->root));
+	snprintf(out, size, "%s", buf[strlen(f->root)] ? buf + strlen(f->root) : "/");
+}
+
+static void test_in_root(void **state)
+{
+	struct fixture *f = *state;
+	char path[512];
+	struct err e;
+	int fd;
+
+	err_clear(&e);
+	assert_int_equal(mkdirat(f->fd, "var", 0755), 0);
+	assert_int_equal(mkdirat(f->fd, "var/home", 0755), 0);
+	/* Absolute link: restarts at the root, not at the real /. */
+	assert_int_equal(symlinkat("/var/home", f->fd, "home"), 0);
+	/* ".." climbing above the root stays at the root. */
+	assert_int_equal(symlinkat("../../../../../var", f->fd, "up"), 0);
+	assert_int_equal(symlinkat("loop2", f->fd, "loop1"), 0);
+	assert_int_equal(symlinkat("loop1", f->fd, "loop2"), 0);
+
+	fd = fs_dir_in_root(f->fd, "/home/kubernetes/bin/nvidia", true, &e);
+	assert_true(fd >= 0);
+	where(f, fd, path, sizeof(path));
+	assert_string_equal(path, "/var/home/kubernetes/bin/nvidia");
+	close(fd);
+
+	fd = fs_dir_in_root(f->fd, "/../../up/home/./kubernetes/", false, &e);
+	assert_true(fd >= 0);
+	where(f, fd, path, sizeof(path));
+	assert_string_equal(path, "/var/home/kubernetes");
+	close(fd);
+
+	fd = fs_dir_in_root(f->fd, "/", false, &e);
+	assert_true(fd >= 0);
+	where(f, fd, path, sizeof(path));
+	assert_string_equal(path, "/");
+	close(fd);
+
+	assert_int_equal(fs_dir_in_root(f->fd, "/missing/dir", false, &e), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_non_null(strstr(e.msg, "'/missing/dir'"));
+	assert_int_equal(fs_dir_in_root(f->fd, "/loop1/x", true, &e), -1);
+	assert_int_equal(errno, ELOOP);
+
+	/* A file opened through an absolute link to a file. */
+	fd = openat(f->fd, "var/home/os-release", O_WRONLY | O_CREAT, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(symlinkat("/var/home/os-release", f->fd, "os-release"), 0);
+	fd = fs_open_in_root(f->fd, "/os-release", O_RDONLY, 0, 0, &e);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(fs_open_in_root(f->fd, "/os-release", O_RDONLY, 0, FS_NOFOLLOW_LAST, &e), -1);
+	/* Creating a file follows a dangling absolute link into the root. */
+	assert_int_equal(symlinkat("/var/new-file", f->fd, "dangling"), 0);
+	fd = fs_open_in_root(f->fd, "dangling", O_WRONLY | O_CREAT, 0644, 0, &e);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(faccessat(f->fd, "var/new-file", F_OK, 0), 0);
+}
+
+static void test_atomic_write_and_rm(void **state)
+{
+	struct fixture *f = *state;
+	char *buf = NULL;
+	size_t len = 0;
+	struct stat st;
+	struct err e;
+
+	err_clear(&e);
+	assert_int_equal(fs_write_atomic_at(f->fd, "state.json", "{}", 2, 0600, &e), 0);
+	assert_int_equal(fs_write_atomic_at(f->fd, "state.json", "{\"a\":1}", 7, 0644, &e), 0);
+	assert_int_equal(fs_read_at(f->fd, "state.json", 100, &buf, &len, &e), 0);
+	assert_string_equal(buf, "{\"a\":1}");
+	free(buf);
+	assert_int_equal(fstatat(f->fd, "state.json", &st, 0), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	assert_int_equal(fs_read_at(f->fd, "state.json", 3, &buf, &len, &e), -1);
+	assert_non_null(strstr(e.msg, "larger than"));
+
+	/* rm -rf removes links, never what they point to. */
+	assert_int_equal(mkdirat(f->fd, "victim", 0755), 0);
+	assert_int_equal(mkdirat(f->fd, "tree", 0755), 0);
+	assert_int_equal(mkdirat(f->fd, "tree/sub", 0755), 0);
+	assert_int_equal(symlinkat("../../victim", f->fd, "tree/sub/link"), 0);
+	close(openat(f->fd, "victim/keep", O_WRONLY | O_CREAT, 0644));
+	assert_int_equal(fs_rm_rf_at(f->fd, "tree", &e), 0);
+	assert_int_equal(faccessat(f->fd, "tree", F_OK, AT_SYMLINK_NOFOLLOW), -1);
+	assert_int_equal(faccessat(f->fd, "victim/keep", F_OK, 0), 0);
+	assert_int_equal(fs_rm_rf_at(f->fd, "tree", &e), 0); /* missing: fine */
+
+	assert_int_equal(fs_symlink_replace_at(f->fd, "a", "cur", &e), 0);
+	assert_true(fs_symlink_is(f->fd, "cur", "a"));
+	assert_int_equal(fs_symlink_replace_at(f->fd, "b", "cur", &e), 0);
+	assert_true(fs_symlink_is(f->fd, "cur", "b"));
+	assert_false(fs_symlink_is(f->fd, "cur", "a"));
+}
+
+static void test_path_join(void **state)
+{
+	char *p;
+
+	(void)state;
+	p = fs_path_join("/", "/etc/os-release");
+	assert_string_equal(p, "/etc/os-release");
+	free(p);
+	p = fs_path_join("/root/", "etc");
+	assert_string_equal(p, "/root/etc");
+	free(p);
+	p = fs_path_join("/root", "//x");
+	assert_string_equal(p, "/root/x");
+	free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_in_root, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_atomic_write_and_rm, setup, teardown),
+		cmocka_unit_test(test_path_join),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cmocka_prelude.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "host.h"
+#include "util/fs.h"
+
+static void test_os_release(void **state)
+{
+	static const char text[] = "# comment\n"
+				   "NAME=\"Container-Optimized OS\"\n"
+				   "ID=cos\n"
+				   "  VERSION_ID='117'\n"
+				   "BUILD_ID=\"17800.66.78\" # trailing\n"
+				   "PRETTY_NAME=\"COS \\\"117\\\" \\$x\"\n"
+				   "not an assignment\n"
+				   "HOME_URL=https://cloud.google.com/\n";
+	struct host h = {0};
+	struct err e;
+
+	(void)state;
+	err_clear(&e);
+	assert_int_equal(host_parse_os_release(text, &h, &e), 0);
+	assert_string_equal(h.os_id, "cos");
+	assert_string_equal(h.os_version_id, "117");
+	assert_string_equal(h.os_build_id, "17800.66.78");
+	assert_string_equal(h.os_pretty, "COS \"117\" $x");
+	host_done(&h);
+
+	/* No ID: "linux", as os-release(5) says. */
+	assert_int_equal(host_parse_os_release("NAME=x\n", &h, &e), 0);
+	assert_string_equal(h.os_id, "linux");
+	assert_null(h.os_build_id);
+	host_done(&h);
+
+	assert_int_equal(host_parse_os_release("ID=\"ubuntu\nVERSION_ID=22.04\n", &h, &e), -1);
+	assert_non_null(strstr(e.msg, "unterminated quote"));
+	host_done(&h);
+	assert_int_equal(host_parse_os_release("", &h, &e), 0);
+	host_done(&h);
+}
+
+static void test_pci_hex(void **state)
+{
+	uint32_t v = 0;
+
+	(void)state;
+	assert_int_equal(host_parse_pci_hex("0x10de\n", 4, &v), 0);
+	assert_int_equal(v, 0x10de);
+	assert_int_equal(host_parse_pci_hex("0x030200\n", 6, &v), 0);
+	assert_int_equal(v, 0x030200);
+	assert_int_equal(host_parse_pci_hex("0X2330", 4, &v), 0);
+	assert_int_equal(v, 0x2330);
+	assert_int_equal(host_parse_pci_hex("10de\n", 4, &v), -1);
+	assert_int_equal(host_parse_pci_hex("0x\n", 4, &v), -1);
+	assert_int_equal(host_parse_pci_hex("0x10de0\n", 4, &v), -1);
+	assert_int_equal(host_parse_pci_hex("0x10de\n\n", 4, &v), -1);
+	assert_int_equal(host_parse_pci_hex("0x10dg\n", 4, &v), -1);
+	assert_int_equal(host_parse_pci_hex("", 4, &v), -1);
+
+	assert_true(host_is_nvidia_gpu(0x10de, 0x030000));
+	assert_true(host_is_nvidia_gpu(0x10de, 0x030200));
+	assert_false(host_is_nvidia_gpu(0x10de, 0x040300)); /* HDMI audio */
+	assert_false(host_is_nvidia_gpu(0x10de, 0x0c0330)); /* USB */
+	assert_false(host_is_nvidia_gpu(0x1002, 0x030000)); /* another vendor */
+}
+
+static void put(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void add_dev(const char *root, const char *bdf, const char *vendor, const char *device,
+		    const char *cls)
+{
+	char dev[512], link[512], target[512];
+
+	snprintf(dev, sizeof(dev), "%s/sys/devices/pci0000:00/%s", root, bdf);
+	assert_int_equal(mkdir(dev, 0755), 0);
+	put(dev, "vendor", vendor);
+	put(dev, "device", device);
+	put(dev, "class", cls);
+	snprintf(link, sizeof(link), "%s/sys/bus/pci/devices/%s", root, bdf);
+	/* An absolute link, resolved inside the root. */
+	snprintf(target, sizeof(target), "/sys/devices/pci0000:00/%s", bdf);
+	assert_int_equal(symlink(target, link), 0);
+}
+
+static void test_probe(void **state)
+{
+	char root[] = "/tmp/ndi-host-XXXXXX", cmd[600];
+	struct host h;
+	struct err e;
+	int fd;
+
+	(void)state;
+	err_clear(&e);
+	assert_non_null(mkdtemp(root));
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/etc %s/sys/bus/pci/devices %s/sys/devices/pci0000:00",
+		 root, root, root);
+	assert_int_equal(system(cmd), 0);
+	put(root, "etc/os-release", "ID=ubuntu\nVERSION_ID=\"22.04\"\n");
+	add_dev(root, "0000:00:05.0", "0x10de\n", "0x20b0\n", "0x030200\n");
+	add_dev(root, "0000:00:04.0", "0x10de\n", "0x2330\n", "0x030000\n");
+	add_dev(root, "0000:00:04.1", "0x10de\n", "0x22a3\n", "0x040300\n");
+	add_dev(root, "0000:00:01.0", "0x8086\n", "0x7000\n", "0x060100\n");
+
+	fd = open(root, O_RDONLY | O_DIRECTORY);
+	assert_int_equal(host_probe(fd, "6.1.0-57-amd64", &h, &e), 0);
+	assert_string_equal(h.kernel, "6.1.0-57-amd64");
+	assert_string_equal(h.os_id, "ubuntu");
+	assert_int_equal(h.n_gpus, 2);
+	assert_string_equal(h.gpus[0].bdf, "0000:00:04.0"); /* sorted */
+	assert_int_equal(h.gpus[0].device, 0x2330);
+	assert_int_equal(h.gpus[1].device, 0x20b0);
+	host_done(&h);
+
+	/* A malformed attribute is an error that names the device. */
+	snprintf(cmd, sizeof(cmd), "%s/sys/devices/pci0000:00/0000:00:05.0", root);
+	put(cmd, "class", "display\n");
+	assert_int_equal(host_probe(fd, NULL, &h, &e), -1);
+	assert_non_null(strstr(e.msg, "0000:00:05.0"));
+
+	/* No os-release: a configuration error with a hint. */
+	snprintf(cmd, sizeof(cmd), "%s/etc/os-release", root);
+	unlink(cmd);
+	assert_int_equal(host_probe(fd, NULL, &h, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.hint, "--root"));
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_os_release),
+		cmocka_unit_test(test_pci_hex),
+		cmocka_unit_test(test_probe),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

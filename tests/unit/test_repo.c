@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cmocka_prelude.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "repo.h"
+
+#define SHA_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define SHA_B "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"
+
+#define PKG(kernel, extra, sha)                                                          \
+	"{\"kernel\":\"" kernel "\",\"arch\":\"x86_64\",\"path\":\"p/" kernel ".tar.zst\"," \
+	"\"sha256\":\"" sha "\",\"size\":100" extra "}"
+
+static const char index_json[] =
+	"{\"format\":1,\"generated\":\"2026-01-01T00:00:00Z\",\"extra\":{\"x\":1},\"drivers\":["
+	"{\"version\":\"535.261.03\",\"tags\":[\"default\"],\"packages\":["
+	PKG("6.1.0-57-amd64", "", SHA_A) ","
+	PKG("6.1.0-57-amd64", ",\"os\":\"cos\",\"os_build\":\"17800.66.78\"", SHA_B) ","
+	PKG("6.1.0-57-amd64", ",\"os\":\"cos\"", SHA_A) "]},"
+	"{\"version\":\"550.90.07\",\"supported_pci_ids\":[\"10de:2330\",\"10DE:20B0\"],"
+	"\"packages\":[" PKG("6.1.0-57-amd64", "", SHA_A) "," PKG("6.1.0-58-amd64", "", SHA_A) "]},"
+	"{\"version\":\"535.183.01\",\"unknown\":true,\"packages\":["
+	PKG("6.1.0-57-amd64", "", SHA_A) "]},"
+	"{\"version\":\"560.1.1\",\"packages\":["
+	"{\"kernel\":\"6.1.0-57-amd64\",\"arch\":\"amd64\",\"os\":\"ubuntu\",\"path\":\"u.tar.zst\","
+	"\"sha256\":\"" SHA_A "\",\"size\":5}]}"
+	"]}";
+
+struct fixture {
+	struct repo_index *idx;
+	struct host host;
+	struct gpu gpus[2];
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct err e;
+
+	err_clear(&e);
+	if (repo_index_parse(index_json, strlen(index_json), &f->idx, &e) < 0)
+		fail_msg("parse: %s", e.msg);
+	f->host.os_id = (char *)"cos";
+	f->host.os_build_id = (char *)"17800.66.78";
+	snprintf(f->host.kernel, sizeof(f->host.kernel), "6.1.0-57-amd64");
+	snprintf(f->host.arch, sizeof(f->host.arch), "x86_64");
+	f->gpus[0] = (struct gpu){.bdf = "0000:00:04.0", .vendor = 0x10de, .device = 0x2330};
+	f->gpus[1] = (struct gpu){.bdf = "0000:00:05.0", .vendor = 0x10de, .device = 0x20b0};
+	f->host.gpus = f->gpus;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	repo_index_free(f->idx);
+	free(f);
+	return 0;
+}
+
+static void test_parse(void **state)
+{
+	struct fixture *f = *state;
+	const struct repo_driver *d;
+
+	assert_int_equal(f->idx->n_drivers, 4);
+	/* Sorted newest first. */
+	assert_string_equal(f->idx->drivers[0].version, "560.1.1");
+	assert_string_equal(f->idx->drivers[1].version, "550.90.07");
+	assert_string_equal(f->idx->drivers[2].version, "535.261.03");
+	assert_string_equal(f->idx->drivers[3].version, "535.183.01");
+	d = &f->idx->drivers[1];
+	assert_true(d->has_pci_ids);
+	assert_int_equal(d->n_pci_ids, 2);
+	assert_int_equal(d->pci_ids[1], 0x10de20b0);
+	/* sha256 is normalised to lower case, arch aliases to uname -m. */
+	assert_string_equal(f->idx->drivers[2].pkgs[1].sha256,
+			    "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb");
+	assert_string_equal(f->idx->drivers[0].pkgs[0].arch, "x86_64");
+	assert_true(repo_driver_has_tag(&f->idx->drivers[2], "default"));
+	assert_false(repo_driver_has_tag(&f->idx->drivers[1], "default"));
+}
+
+static void expect_parse_error(const char *json, const char *needle)
+{
+	struct repo_index *idx = NULL;
+	struct err e;
+
+	err_clear(&e);
+	if (repo_index_parse(json, strlen(json), &idx, &e) == 0) {
+		repo_index_free(idx);
+		fail_msg("accepted: %s", json);
+	}
+	assert_int_equal(e.code, EXIT_VERIFY);
+	if (!strstr(e.msg, needle))
+		fail_msg("message '%s' lacks '%s'", e.msg, needle);
+	assert_null(idx);
+}
+
+#define DRV(v, pkgs) "{\"format\":1,\"drivers\":[{\"version\":\"" v "\",\"packages\":[" pkgs "]}]}"
+
+static void test_parse_errors(void **state)
+{
+	(void)state;
+	expect_parse_error("", "not valid JSON");
+	expect_parse_error("{\"format\":1,\"drivers\":[]", "not valid JSON");
+	expect_parse_error("{\"format\":1,\"drivers\":[]} x", "not valid JSON");
+	expect_parse_error("[]", "top level must be an object");
+	expect_parse_error("{\"drivers\":[]}", "missing integer \"format\"");
+	expect_parse_error("{\"format\":\"1\",\"drivers\":[]}", "missing integer \"format\"");
+	expect_parse_error("{\"format\":2,\"drivers\":[]}", "format 2 is not supported");
+	expect_parse_error("{\"format\":1}", "missing \"drivers\"");
+	expect_parse_error("{\"format\":1,\"drivers\":{}}", "must be an array");
+	expect_parse_error("{\"format\":1,\"drivers\":[1]}", "must be an object");
+	expect_parse_error(DRV("v550", ""), "is not a dotted number");
+	expect_parse_error("{\"format\":1,\"drivers\":[{\"version\":\"1\"}]}", "missing \"packages\"");
+	expect_parse_error(DRV("1", "{}"), "missing \"kernel\"");
+	expect_parse_error(DRV("1", PKG("k", "", "abc")), "64 hex digits");
+	expect_parse_error(DRV("1", PKG("k", "", "gggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggg")),
+			   "64 hex digits");
+	expect_parse_error(DRV("1", "{\"kernel\":\"k\",\"arch\":\"x86_64\",\"path\":\"/etc/x\","
+				    "\"sha256\":\"" SHA_A "\",\"size\":1}"),
+			   "must be relative");
+	expect_parse_error(DRV("1", "{\"kernel\":\"k\",\"arch\":\"x86_64\",\"path\":\"a/../../x\","
+				    "\"sha256\":\"" SHA_A "\",\"size\":1}"),
+			   "must be relative");
+	expect_parse_error(DRV("1", "{\"kernel\":\"k\",\"arch\":\"x86_64\",\"path\":\"a b\","
+				    "\"sha256\":\"" SHA_A "\",\"size\":1}"),
+			   "must be relative");
+	expect_parse_error(DRV("1", "{\"kernel\":\"k\",\"arch\":\"x86_64\",\"path\":\"a\","
+				    "\"sha256\":\"" SHA_A "\",\"size\":-1}"),
+			   "out of range");
+	expect_parse_error(DRV("1", "{\"kernel\":\"k\",\"arch\":\"x86_64\",\"path\":\"a\","
+				    "\"sha256\":\"" SHA_A "\",\"size\":\"1\"}"),
+			   "\"size\" must be an integer");
+	expect_parse_error(DRV("1", "{\"kernel\":7,\"arch\":\"x86_64\",\"path\":\"a\","
+				    "\"sha256\":\"" SHA_A "\",\"size\":1}"),
+			   "\"kernel\" must be a string");
+	expect_parse_error("{\"format\":1,\"drivers\":[{\"version\":\"1\",\"supported_pci_ids\":"
+			   "[\"10de-2330\"],\"packages\":[]}]}",
+			   "supported_pci_ids");
+	expect_parse_error("{\"format\":1,\"drivers\":[{\"version\":\"1\",\"packages\":[]},"
+			   "{\"version\":\"1.0\",\"packages\":[]},{\"version\":\"01\",\"packages\":[]}]}",
+			   "listed twice");
+}
+
+static void expect_choice(struct fixture *f, const char *req, const char *version,
+			  const char *sha_prefix)
+{
+	struct repo_choice c = {0};
+	struct err e;
+
+	err_clear(&e);
+	if (repo_select(f->idx, &f->host, req, &c, &e) < 0)
+		fail_msg("%s: %s", req, e.msg);
+	assert_string_equal(c.driver->version, version);
+	assert_memory_equal(c.pkg->sha256, sha_prefix, strlen(sha_prefix));
+}
+
+static void expect_no_choice(struct fixture *f, const char *req, int code, const char *needle)
+{
+	struct repo_choice c = {0};
+	struct err e;
+
+	err_clear(&e);
+	if (repo_select(f->idx, &f->host, req, &c, &e) == 0)
+		fail_msg("%s: chose %s", req, c.driver->version);
+	assert_int_equal(e.code, code);
+	if (!strstr(e.msg, needle))
+		fail_msg("%s: message '%s' lacks '%s'", req, e.msg, needle);
+}
+
+static void test_select(void **state)
+{
+	struct fixture *f = *state;
+
+	/* The most specific package wins: os + os_build over os over generic. */
+	expect_choice(f, "default", "535.261.03", "bbbb");
+	/* 560 is Ubuntu-only; 550 supports both GPUs. */
+	expect_choice(f, "latest", "550.90.07", "aaaa");
+	expect_choice(f, "535", "535.261.03", "bbbb");
+	expect_choice(f, "535.183", "535.183.01", "aaaa");
+	expect_choice(f, "550.90.7", "550.90.07", "aaaa");
+	expect_no_choice(f, "470", EXIT_NO_MATCH, "matches version '470'");
+	expect_no_choice(f, "560.1.1", EXIT_NO_MATCH, "driver 560.1.1 has no package for kernel");
+	expect_no_choice(f, "v1", EXIT_USAGE, "is not 'default'");
+
+	/* Another build: the generic os=cos package is picked. */
+	f->host.os_build_id = (char *)"18000.0.0";
+	expect_choice(f, "default", "535.261.03", "aaaa");
+	f->host.os_id = (char *)"ubuntu";
+	f->host.os_build_id = NULL;
+	expect_choice(f, "latest", "560.1.1", "aaaa");
+	f->host.os_id = (char *)"cos";
+	f->host.os_build_id = (char *)"17800.66.78";
+}
+
+static void test_select_kernels(void **state)
+{
+	struct fixture *f = *state;
+
+	snprintf(f->host.kernel, sizeof(f->host.kernel), "6.1.0-58-amd64");
+	expect_choice(f, "latest", "550.90.07", "aaaa");
+	expect_no_choice(f, "default", EXIT_NO_MATCH,
+			 "the default driver 535.261.03 has no package for kernel 6.1.0-58-amd64");
+	expect_no_choice(f, "default", EXIT_NO_MATCH, "packages exist for kernels: 6.1.0-57-amd64");
+	snprintf(f->host.kernel, sizeof(f->host.kernel), "6.1.0-99-amd64");
+	expect_no_choice(f, "latest", EXIT_NO_MATCH,
+			 "packages exist for kernels: 6.1.0-57-amd64, 6.1.0-58-amd64");
+	expect_no_choice(f, "535", EXIT_NO_MATCH, "no driver of branch 535 has a package");
+	snprintf(f->host.arch, sizeof(f->host.arch), "aarch64");
+	expect_no_choice(f, "latest", EXIT_NO_MATCH, "packages exist for kernels: none");
+	snprintf(f->host.arch, sizeof(f->host.arch), "x86_64");
+	snprintf(f->host.kernel, sizeof(f->host.kernel), "6.1.0-57-amd64");
+}
+
+static void test_select_gpus(void **state)
+{
+	struct fixture *f = *state;
+	const struct gpu *bad = NULL;
+
+	f->host.n_gpus = 2;
+	expect_choice(f, "latest", "550.90.07", "aaaa");
+	/* A GPU the newest driver does not list. */
+	f->gpus[1].device = 0x1db4;
+	assert_int_equal(repo_driver_judge(&f->idx->drivers[1], &f->host, NULL, &bad),
+			 REPO_GPU_UNSUPPORTED);
+	assert_string_equal(bad->bdf, "0000:00:05.0");
+	/* latest falls back to the newest that supports every GPU (no list: all). */
+	expect_choice(f, "latest", "535.261.03", "bbbb");
+	expect_no_choice(f, "550", EXIT_NO_MATCH,
+			 "driver 550.90.07 does not support GPU 10de:1db4 at 0000:00:05.0");
+	assert_ptr_equal(repo_resolve_tag(f->idx, &f->host, "latest"), &f->idx->drivers[2]);
+	f->gpus[1].device = 0x20b0;
+	f->host.n_gpus = 0;
+}
+
+static void test_default_missing(void **state)
+{
+	static const char json[] = DRV("1.2", PKG("k", "", SHA_A));
+	struct repo_index *idx = NULL;
+	struct repo_choice c;
+	struct host h = {.os_id = (char *)"cos"};
+	struct err e;
+
+	(void)state;
+	err_clear(&e);
+	assert_int_equal(repo_index_parse(json, strlen(json), &idx, &e), 0);
+	snprintf(h.kernel, sizeof(h.kernel), "k");
+	snprintf(h.arch, sizeof(h.arch), "x86_64");
+	assert_int_equal(repo_select(idx, &h, "default", &c, &e), -1);
+	assert_non_null(strstr(e.msg, "tagged 'default'"));
+	assert_non_null(strstr(e.hint, "latest"));
+	assert_null(repo_resolve_tag(idx, &h, "default"));
+	assert_int_equal(repo_select(idx, &h, "latest", &c, &e), 0);
+	repo_index_free(idx);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_parse, setup, teardown),
+		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test_setup_teardown(test_select, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_select_kernels, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_select_gpus, setup, teardown),
+		cmocka_unit_test(test_default_missing),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

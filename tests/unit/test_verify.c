@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cmocka_prelude.h"
+
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "verify.h"
+
+static char dir[] = "/tmp/ndi-verify-XXXXXX";
+
+/* Makes a key of TYPE ("EC" or "RSA"), writes its public half to NAME, signs DATA. */
+static void make_key(const char *type, const char *name, const char *data, unsigned char *sig,
+		     size_t *sig_len)
+{
+	EVP_PKEY *k = strcmp(type, "EC") == 0 ? EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256")
+					      : EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	char path[128];
+	FILE *f;
+
+	assert_non_null(k);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(PEM_write_PUBKEY(f, k), 1);
+	fclose(f);
+	assert_int_equal(EVP_DigestSignInit(ctx, NULL, EVP_sha256(), NULL, k), 1);
+	assert_int_equal(EVP_DigestSign(ctx, sig, sig_len, (const unsigned char *)data, strlen(data)),
+			 1);
+	EVP_MD_CTX_free(ctx);
+	EVP_PKEY_free(k);
+}
+
+static void test_signatures(void **state)
+{
+	const char *data = "{\"format\":1,\"drivers\":[]}";
+	unsigned char sig_ec[256], sig_rsa[512];
+	size_t ec_len = sizeof(sig_ec), rsa_len = sizeof(sig_rsa);
+	char p1[128], p2[128], fpr[17];
+	char *paths[2] = {p1, p2};
+	struct keyset *ks = NULL;
+	struct err e;
+
+	(void)state;
+	err_clear(&e);
+	assert_non_null(mkdtemp(dir));
+	make_key("EC", "ec.pem", data, sig_ec, &ec_len);
+	make_key("RSA", "rsa.pem", data, sig_rsa, &rsa_len);
+	snprintf(p1, sizeof(p1), "%s/ec.pem", dir);
+	snprintf(p2, sizeof(p2), "%s/rsa.pem", dir);
+
+	/* Only the EC key trusted. */
+	assert_int_equal(verify_keys_load(paths, 1, "/nonexistent", &ks, &e), 0);
+	assert_int_equal(verify_index_signature(ks, data, strlen(data), sig_ec, ec_len, fpr, &e), 0);
+	assert_int_equal(strlen(fpr), 16);
+	assert_int_equal(verify_index_signature(ks, data, strlen(data), sig_rsa, rsa_len, fpr, &e),
+			 -1);
+	assert_int_equal(e.code, EXIT_VERIFY);
+	/* One changed byte of content or signature. */
+	assert_int_equal(verify_index_signature(ks, "{\"format\":2,\"drivers\":[]}", strlen(data),
+						sig_ec, ec_len, fpr, &e),
+			 -1);
+	sig_ec[10] ^= 1;
+	assert_int_equal(verify_index_signature(ks, data, strlen(data), sig_ec, ec_len, fpr, &e), -1);
+	assert_int_equal(verify_index_signature(ks, data, strlen(data), sig_ec, 0, fpr, &e), -1);
+	verify_keys_free(ks);
+
+	/* A directory of keys: both trusted, RSA verifies. */
+	assert_int_equal(verify_keys_load(NULL, 0, dir, &ks, &e), 0);
+	assert_int_equal(verify_keys_count(ks), 2);
+	assert_int_equal(verify_index_signature(ks, data, strlen(data), sig_rsa, rsa_len, fpr, &e), 0);
+	verify_keys_free(ks);
+
+	/* No key at all is a configuration error. */
+	assert_int_equal(verify_keys_load(NULL, 0, "/nonexistent", &ks, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.hint, "--repo-key"));
+	unlink(p1);
+	unlink(p2);
+	rmdir(dir);
+}
+
+static void test_sha256(void **state)
+{
+	struct sha256 *s = sha256_new();
+	char out[65];
+
+	(void)state;
+	assert_int_equal(sha256_update(s, "abc", 3), 0);
+	assert_int_equal(sha256_final_hex(s, out), 0);
+	assert_string_equal(out, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	assert_int_equal(sha256_reset(s), 0);
+	assert_int_equal(sha256_final_hex(s, out), 0);
+	assert_string_equal(out, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	sha256_free(s);
+	sha256_free(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_signatures),
+		cmocka_unit_test(test_sha256),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
