@@ -154,7 +154,7 @@ static bool is_leftover(const char *name)
 }
 
 static int cleanup_dir(int dirfd, bool (*doomed)(const char *, const void *), const void *ud,
-		       struct err *e)
+		       const char *why, struct err *e)
 {
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	_cleanup_closedir_ DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
@@ -169,7 +169,7 @@ static int cleanup_dir(int dirfd, bool (*doomed)(const char *, const void *), co
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    !doomed(de->d_name, ud))
 			continue;
-		log_kv(LOG_INFO, "publish", "removing leftover", "name", de->d_name, NULL);
+		log_kv(LOG_INFO, "publish", why, "name", de->d_name, NULL);
 		if (fs_rm_rf_at(dirfd, de->d_name, e) < 0)
 			return -1;
 	}
@@ -192,13 +192,13 @@ int publish_cleanup(struct installdir *d, struct err *e)
 	_cleanup_close_ int vfd = -1;
 	char cur[NAME_MAX + 1];
 
-	if (cleanup_dir(d->fd, doomed_leftover, NULL, e) < 0)
+	if (cleanup_dir(d->fd, doomed_leftover, NULL, "removing what an interrupted run left", e) < 0)
 		return err_wrap(e, "publish: cleanup");
 	vfd = openat(d->fd, VERSIONS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (vfd < 0)
 		return 0;
 	current_target(d, cur, sizeof(cur));
-	if (cleanup_dir(vfd, doomed_not_current, cur, e) < 0)
+	if (cleanup_dir(vfd, doomed_not_current, cur, "removing a version that is not current", e) < 0)
 		return err_wrap(e, "publish: cleanup");
 	return 0;
 }
@@ -378,7 +378,8 @@ int publish_remove(struct installdir *d, struct err *e)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "uninstall: remove '%s'", CURRENT);
 	if (fsync(d->fd) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "uninstall: fsync");
-	if (fs_rm_rf_at(d->fd, VERSIONS, e) < 0 || cleanup_dir(d->fd, doomed_leftover, NULL, e) < 0)
+	if (fs_rm_rf_at(d->fd, VERSIONS, e) < 0 ||
+	    cleanup_dir(d->fd, doomed_leftover, NULL, "removing a leftover", e) < 0)
 		return err_wrap(e, "uninstall");
 	return 0;
 }

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The built-in demo (`make demo`): a signed repository with stand-in drivers, served on
+# 127.0.0.1, installed into a scratch host root, stage by stage. Everything it makes
+# stays in build/demo for inspection.
+set -euo pipefail
+
+BIN=$(realpath "${1:-build/nvidia-driver-installer}")
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+D="$SRC/build/demo"
+KERNEL=6.1.0-57-amd64
+export PATH="/usr/bin:/bin:$PATH"
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+show() {
+    printf '$ %s\n' "$*"
+    "$@"
+}
+
+rm -rf "$D"
+mkdir -p "$D/keys" "$D/srv" "$D/root/etc"
+
+step "1. A signed repository with two stand-in drivers (535.261.03 default, 550.90.07)"
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$D/keys/repo-key.pem" 2>/dev/null
+openssl pkey -in "$D/keys/repo-key.pem" -pubout -out "$D/keys/repo-pub.pem"
+for spec in 535.261.03:default 550.90.07; do
+    v=${spec%%:*}
+    "$SRC/scripts/make-standin-driver" "$v" "$D/drv-$v"
+    "$SRC/scripts/make-repo" pack "$D/drv-$v" "$D/nvidia-$v.tar.zst"
+    tag=()
+    [ "$spec" != "$v" ] && tag=(--tag "${spec#*:}")
+    "$SRC/scripts/make-repo" add --repo "$D/srv/repo" --key "$D/keys/repo-key.pem" \
+        --version "$v" --kernel "$KERNEL" --pci-ids "10de:2330 10de:20b0" "${tag[@]}" \
+        "$D/nvidia-$v.tar.zst"
+done
+(cd "$D/srv/repo" && find . -type f | sort | sed 's/^/   /')
+
+step "2. Serving it on 127.0.0.1 (Range support; stops by itself)"
+python3 "$SRC/tests/tools/httpd.py" --dir "$D/srv" --port-file "$D/port" --log "$D/http.log" \
+    --lifetime 120 &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+for _ in $(seq 100); do [ -s "$D/port" ] && break; sleep 0.05; done
+REPO="http://127.0.0.1:$(cat "$D/port")/repo"
+echo "   $REPO"
+
+step "3. A fake GPU node: COS host root with one H100 (10de:2330) on the PCI bus"
+printf 'ID=cos\nVERSION_ID=117\nBUILD_ID=17800.66.78\nPRETTY_NAME="Container-Optimized OS from Google"\n' \
+    >"$D/root/etc/os-release"
+dev="$D/root/sys/devices/pci0000:00/0000:00:04.0"
+mkdir -p "$dev" "$D/root/sys/bus/pci/devices"
+printf '0x10de\n' >"$dev/vendor"
+printf '0x2330\n' >"$dev/device"
+printf '0x030200\n' >"$dev/class"
+ln -s ../../../devices/pci0000:00/0000:00:04.0 "$D/root/sys/bus/pci/devices/0000:00:04.0"
+echo "   $D/root"
+
+export ROOT_MOUNT_DIR="$D/root" NVIDIA_DRIVER_REPO="$REPO" \
+    NVIDIA_DRIVER_REPO_KEY="$D/keys/repo-pub.pem" NVIDIA_KERNEL_RELEASE="$KERNEL"
+
+step "4. What this host could install"
+show "$BIN" list-versions
+
+step "5. The plan, without changing anything"
+show "$BIN" install --skip-modules --dry-run
+
+step "6. Install (user space; kernel modules come with the kernel stage)"
+show "$BIN" install --skip-modules
+echo
+show ls -l "$D/root/home/kubernetes/bin/nvidia/"
+show "$D/root/home/kubernetes/bin/nvidia/bin/nvidia-smi"
+show "$BIN" status
+
+step "7. Re-run: already installed, no package bytes fetched"
+: >"$D/http.log"
+t0=$(date +%s%N)
+"$BIN" install --skip-modules
+echo "   wall time: $((($(date +%s%N) - t0) / 1000000)) ms; package requests: $(grep -c tar.zst "$D/http.log" || true)"
+
+step "8. Upgrade to the newest driver: one atomic switch"
+show "$BIN" install --skip-modules --driver-version latest
+
+step "9. A package altered on the mirror is refused; the installed driver stays"
+pkg=$(ls "$D"/srv/repo/packages/*/*/nvidia-535.261.03.tar.zst)
+printf 'X' | dd of="$pkg" bs=1 seek=1000 conv=notrunc 2>/dev/null
+set +e
+"$BIN" install --skip-modules --driver-version 535.261.03
+rc=$?
+set -e
+echo "   exit code $rc (5: verification failed)"
+show "$BIN" status
+
+step "Done: the scratch host root is $D/root"

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Installs the Debian 12 packages that the build, the tests and the demo need.
+# Idempotent and silent when everything is present; as root it installs what is
+# missing, otherwise it names the packages and fails.
+set -euo pipefail
+
+packages=(
+    # build
+    build-essential pkg-config
+    libcurl4-openssl-dev libssl-dev libkmod-dev libmount-dev libarchive-dev libjson-c-dev
+    # tests, demo and the repository tools
+    libcmocka-dev python3 openssl zstd xz-utils bzip2 binutils ca-certificates
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    [ "$status" = "install ok installed" ] || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+    echo "deps: missing Debian packages: ${missing[*]}" >&2
+    echo "deps: install them with: sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+fi
+echo "deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
