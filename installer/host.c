@@ -3,9 +3,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libkmod.h>
 #include <sys/utsname.h>
 
 #include "host.h"
@@ -126,6 +129,84 @@ int host_is_nvidia_gpu(uint16_t vendor, uint32_t pci_class)
 	return vendor == PCI_VENDOR_NVIDIA && (cls == 0x0300 || cls == 0x0302);
 }
 
+DEFINE_POINTER_CLEANUP(struct kmod_ctx, kmod_unref)
+DEFINE_POINTER_CLEANUP(struct kmod_list, kmod_module_unref_list)
+
+bool host_module_is_relevant(const char *name)
+{
+	static const char *const conflicts[] = {"nouveau", "nova_core", "nova_drm", "nvidiafb"};
+
+	if (strncmp(name, "nvidia", 6) == 0 && strcmp(name, "nvidiafb") != 0)
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(conflicts); i++) {
+		if (strcmp(name, conflicts[i]) == 0)
+			return true;
+	}
+	return false;
+}
+
+static void kmod_log_to_ours(void *data, int priority, const char *file, int line,
+			     const char *fn, const char *format, va_list args)
+{
+	char msg[512];
+
+	(void)data, (void)priority, (void)file, (void)line, (void)fn;
+	vsnprintf(msg, sizeof(msg), format, args);
+	msg[strcspn(msg, "\n")] = '\0';
+	log_msg(LOG_DEBUG, "kmod", "%s", msg);
+}
+
+static void module_version(int root_fd, const char *name, char *out, size_t size)
+{
+	_cleanup_free_ char *path = NULL, *buf = NULL;
+	_cleanup_close_ int fd = -1;
+	struct err e;
+	size_t len;
+
+	out[0] = '\0';
+	if (asprintf(&path, "/sys/module/%s/version", name) < 0)
+		return;
+	fd = fs_open_in_root(root_fd, path, O_RDONLY, 0, 0, &e);
+	if (fd < 0 || fs_read_fd(fd, 256, &buf, &len, &e) < 0)
+		return;
+	buf[strcspn(buf, "\n")] = '\0';
+	snprintf(out, size, "%s", buf);
+}
+
+int host_scan_modules(int root_fd, struct host *h, struct err *e)
+{
+	_cleanup_(kmod_unrefp) struct kmod_ctx *ctx = kmod_new(NULL, NULL);
+	_cleanup_(kmod_module_unref_listp) struct kmod_list *list = NULL;
+	struct kmod_list *it;
+	int r;
+
+	if (!ctx)
+		return err_set(e, EXIT_UNEXPECTED, "libkmod: kmod_new failed");
+	kmod_set_log_fn(ctx, kmod_log_to_ours, NULL);
+	r = kmod_module_new_from_loaded(ctx, &list);
+	if (r < 0) {
+		log_msg(LOG_DEBUG, "host", "no list of loaded modules: %s", strerror(-r));
+		h->modules_known = false;
+		return 0;
+	}
+	h->modules_known = true;
+	kmod_list_foreach(it, list)
+	{
+		struct kmod_module *m = kmod_module_get_module(it);
+		const char *name = kmod_module_get_name(m);
+
+		if (host_module_is_relevant(name) && h->n_modules < HOST_MAX_MODULES &&
+		    strlen(name) < sizeof(h->modules[0].name)) {
+			struct loaded_module *lm = &h->modules[h->n_modules++];
+
+			snprintf(lm->name, sizeof(lm->name), "%s", name);
+			module_version(root_fd, name, lm->version, sizeof(lm->version));
+		}
+		kmod_module_unref(m);
+	}
+	return 0;
+}
+
 static int read_pci_attr(int root_fd, const char *bdf, const char *attr, unsigned digits,
 			 uint32_t *ret, struct err *e)
 {
@@ -229,7 +310,8 @@ int host_probe(int root_fd, const char *kernel, struct host *h, struct err *e)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "uname");
 	snprintf(h->kernel, sizeof(h->kernel), "%s", kernel && *kernel ? kernel : u.release);
 	snprintf(h->arch, sizeof(h->arch), "%s", u.machine);
-	if (host_read_os_release(root_fd, h, e) < 0 || host_scan_pci(root_fd, h, e) < 0) {
+	if (host_read_os_release(root_fd, h, e) < 0 || host_scan_pci(root_fd, h, e) < 0 ||
+	    host_scan_modules(root_fd, h, e) < 0) {
 		host_done(h);
 		return -1;
 	}

@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +21,14 @@ struct gpu {
 	uint32_t pci_class; /* 0x030200 */
 };
 
+#define HOST_MAX_MODULES 16
+
+/* A loaded kernel module that is NVIDIA's or competes for its GPUs. */
+struct loaded_module {
+	char name[64];
+	char version[64]; /* /sys/module/NAME/version, or "" */
+};
+
 struct host {
 	char *os_id;         /* os-release ID ("cos", "ubuntu"), never NULL after probe */
 	char *os_version_id; /* VERSION_ID, or NULL */
@@ -29,6 +38,9 @@ struct host {
 	char arch[64];       /* uname -m */
 	struct gpu *gpus;
 	size_t n_gpus;
+	bool modules_known; /* false where the kernel has no module support */
+	struct loaded_module modules[HOST_MAX_MODULES];
+	size_t n_modules;
 };
 
 /*
@@ -46,6 +58,16 @@ int host_parse_pci_hex(const char *buf, unsigned max_digits, uint32_t *ret);
 
 /* Whether a PCI function is an NVIDIA display controller (VGA or 3D class). */
 int host_is_nvidia_gpu(uint16_t vendor, uint32_t pci_class);
+
+/* Whether module NAME is NVIDIA's (nvidia*) or a driver that conflicts with it. */
+bool host_module_is_relevant(const char *name);
+
+/*
+ * Lists the loaded modules that matter here, with libkmod (the running kernel's
+ * /proc/modules), versions read from ROOT/sys/module. A kernel without module
+ * support leaves modules_known false; that is not an error. Returns 0 or -1.
+ */
+int host_scan_modules(int root_fd, struct host *h, struct err *e);
 
 /* Lists NVIDIA GPUs under ROOT/sys/bus/pci/devices, sorted by address. 0 or -1. */
 int host_scan_pci(int root_fd, struct host *h, struct err *e);

@@ -12,6 +12,7 @@
 #include "cache.h"
 #include "host.h"
 #include "install.h"
+#include "mounts.h"
 #include "publish.h"
 #include "source.h"
 #include "unpack.h"
@@ -66,6 +67,8 @@ struct plan {
 	bool up_to_date; /* the chosen package is the current one */
 	bool links_ok;
 	bool cached;     /* the package is in the node cache */
+	bool has_mount;
+	struct mount_info mount; /* of the install dir */
 };
 
 static void plan_done(struct plan *p)
@@ -75,12 +78,27 @@ static void plan_done(struct plan *p)
 	manifest_done(&p->current);
 }
 
+/* "nvidia 550.90.07, nouveau", "none", or "unknown" without module support. */
+static void describe_modules(const struct host *h, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	snprintf(buf, size, "%s", h->modules_known ? "none" : "unknown (no /proc/modules)");
+	for (size_t i = 0; i < h->n_modules && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s%s%s", i ? ", " : "",
+					h->modules[i].name, h->modules[i].version[0] ? " " : "",
+					h->modules[i].version);
+}
+
 static void log_host(const struct host *h, uint64_t t0)
 {
+	char mods[512];
+
+	describe_modules(h, mods, sizeof(mods));
 	log_kv(LOG_INFO, "host", "host probed", "os", h->os_id, "version",
 	       h->os_version_id ? h->os_version_id : "", "build", h->os_build_id ? h->os_build_id : "",
-	       "kernel", h->kernel, "arch", h->arch, "gpus", U64(h->n_gpus), "duration_ms",
-	       U64(ms_since(t0)), NULL);
+	       "kernel", h->kernel, "arch", h->arch, "gpus", U64(h->n_gpus), "modules", mods,
+	       "duration_ms", U64(ms_since(t0)), NULL);
 	for (size_t i = 0; i < h->n_gpus; i++) {
 		char id[16];
 
@@ -113,6 +131,7 @@ static void print_plan(const struct config *c, const struct plan *p)
 {
 	const struct repo_package *pkg = p->choice.pkg;
 	const struct host *h = &p->host;
+	char mods[512];
 
 	printf("plan (dry run, nothing changed):\n");
 	printf("  host:        %s%s%s, kernel %s (%s), %zu NVIDIA GPU(s)\n",
@@ -141,6 +160,13 @@ static void print_plan(const struct config *c, const struct plan *p)
 		       p->cached ? "use the cached package" : "download",
 		       p->has_current ? " (replacing the installed version)" : "");
 	printf("  install dir: %s (host root %s)\n", c->install_dir, c->root);
+	if (p->has_mount)
+		printf("  mount:       %s (%s, %s)%s\n", p->mount.target, p->mount.fstype,
+		       p->mount.options,
+		       p->mount.noexec ? ": noexec, its binaries cannot run until remounted exec"
+				       : "");
+	describe_modules(h, mods, sizeof(mods));
+	printf("  loaded:      %s\n", mods);
 	printf("  kernel:      %s\n", c->skip_modules ? "untouched (--skip-modules)" : "load modules");
 }
 
@@ -221,6 +247,24 @@ static int fetch_and_publish(const struct config *c, struct plan *p, struct cach
 	}
 }
 
+static void inspect_mount(struct installdir *dir, struct plan *p)
+{
+	struct err e;
+
+	err_clear(&e);
+	if (mounts_lookup_fd(publish_fd(dir), "/proc/self/mountinfo", &p->mount, &e) < 0) {
+		log_msg(LOG_DEBUG, "mounts", "%s", e.msg);
+		return;
+	}
+	p->has_mount = true;
+	log_kv(p->mount.noexec ? LOG_WARN : LOG_DEBUG, "mounts",
+	       p->mount.noexec ? "the install dir is on a noexec mount: its binaries cannot run "
+				 "until it is remounted exec"
+			       : "install dir mount",
+	       "mount", p->mount.target, "fstype", p->mount.fstype, "options", p->mount.options,
+	       NULL);
+}
+
 static int plan_make(const struct config *c, int root_fd, struct cache *cache,
 		     struct installdir *dir, struct plan *p, struct err *e)
 {
@@ -238,6 +282,7 @@ static int plan_make(const struct config *c, int root_fd, struct cache *cache,
 	       p->choice.driver->version, "package", p->choice.pkg->path, "duration_ms",
 	       U64(ms_since(t0)), NULL);
 	if (dir) {
+		inspect_mount(dir, p);
 		r = publish_current(dir, &p->current, e);
 		if (r < 0)
 			return -1;

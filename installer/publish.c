@@ -132,6 +132,11 @@ void publish_free(struct installdir *d)
 	free(d);
 }
 
+int publish_fd(const struct installdir *d)
+{
+	return d->fd;
+}
+
 /* The name under .versions/ that .current points to, or "" when none. */
 static void current_target(struct installdir *d, char *buf, size_t size)
 {

@@ -52,6 +52,9 @@ int publish_open(int root_fd, const char *install_dir, bool create, struct insta
 void publish_free(struct installdir *d);
 DEFINE_POINTER_CLEANUP(struct installdir, publish_free)
 
+/* The install dir's fd (owned by D), for callers that inspect it. */
+int publish_fd(const struct installdir *d);
+
 /* Removes what an interrupted run left: staging trees, temp links, versions not current. */
 int publish_cleanup(struct installdir *d, struct err *e);
 

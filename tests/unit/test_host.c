@@ -71,6 +71,20 @@ static void test_pci_hex(void **state)
 	assert_false(host_is_nvidia_gpu(0x1002, 0x030000)); /* another vendor */
 }
 
+static void test_relevant_modules(void **state)
+{
+	(void)state;
+	assert_true(host_module_is_relevant("nvidia"));
+	assert_true(host_module_is_relevant("nvidia_uvm"));
+	assert_true(host_module_is_relevant("nvidia_drm"));
+	assert_true(host_module_is_relevant("nouveau"));
+	assert_true(host_module_is_relevant("nova_core"));
+	assert_true(host_module_is_relevant("nvidiafb"));
+	assert_false(host_module_is_relevant("drm"));
+	assert_false(host_module_is_relevant("nvme"));
+	assert_false(host_module_is_relevant("i915"));
+}
+
 static void put(const char *dir, const char *name, const char *text)
 {
 	char path[512];
@@ -150,6 +164,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_os_release),
 		cmocka_unit_test(test_pci_hex),
+		cmocka_unit_test(test_relevant_modules),
 		cmocka_unit_test(test_probe),
 	};
 
