@@ -239,7 +239,7 @@ int uninstall_run(const struct config *c, struct err *e)
 	if (r < 0)
 		return -1;
 	if (r == 1) {
-		log_kv(LOG_INFO, "uninstall", "nothing installed", "install_dir", c->install_dir, NULL);
+		log_kv(LOG_INFO, "uninstall", "nothing installed", "install_dir", c->install_dir, LOG_END);
 		return 0;
 	}
 	r = publish_current(dir, &m, e);
@@ -254,7 +254,7 @@ int uninstall_run(const struct config *c, struct err *e)
 		return -1;
 	}
 	log_kv(LOG_INFO, "uninstall", r == 0 ? "driver removed" : "leftovers removed", "version",
-	       r == 0 ? m.driver_version : "none", "install_dir", c->install_dir, NULL);
+	       r == 0 ? m.driver_version : "none", "install_dir", c->install_dir, LOG_END);
 	manifest_done(&m);
 	return 0;
 }

@@ -165,7 +165,7 @@ static int restart_if_not_partial(struct sink *s)
 	if (code != 200)
 		return 0;
 	log_kv(LOG_INFO, "fetch", "server ignored the range request; downloading from the start",
-	       NULL);
+	       LOG_END);
 	if (ftruncate(s->fd, 0) < 0 || lseek(s->fd, 0, SEEK_SET) < 0 || sha256_reset(s->sha) < 0)
 		return -errno ?: -EIO;
 	s->have = 0;
@@ -230,7 +230,7 @@ static int progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t u
 
 		snprintf(pct, sizeof(pct), "%d", (int)(done * 100 / total));
 		log_kv(LOG_INFO, "fetch", "downloading", "file", s->name, "percent", pct, "done", a,
-		       "total", b, "rate", rate, NULL);
+		       "total", b, "rate", rate, LOG_END);
 	}
 	return 0;
 }
@@ -458,12 +458,12 @@ enum fetch_result fetch_to_file(struct fetcher *f, const char *url, int fd, uint
 		return check_complete(&s, url, sha256, e);
 	if (s.have > 0)
 		log_kv(LOG_INFO, "fetch", "resuming partial download", "url", url, "offset",
-		       U64(s.have), NULL);
+		       U64(s.have), LOG_END);
 	rc = transfer_file(f, url, &s);
 	if ((rc == CURLE_RANGE_ERROR || rc == CURLE_BAD_DOWNLOAD_RESUME) && s.resume_from > 0) {
 		/* curl saw a 200 to our Range request (or a range past the end): start over now. */
 		log_kv(LOG_INFO, "fetch", "server ignored the range request; downloading from the start",
-		       "url", url, NULL);
+		       "url", url, LOG_END);
 		if (empty_file(fd, url, e) != FETCH_OK || sha256_reset(sha) < 0)
 			return FETCH_PERMANENT;
 		s.have = s.resume_from = 0;
@@ -583,7 +583,7 @@ int fetch_mirrors(struct fetcher *f, char *const *bases, size_t n, size_t first,
 			snprintf(st[i].msg, sizeof(st[i].msg), "%s", e->msg);
 			snprintf(st[i].hint, sizeof(st[i].hint), "%s", e->hint);
 			log_kv(LOG_WARN, "fetch", e->msg, "mirror", bases[i], "retry",
-			       st[i].permanent ? "no" : "yes", NULL);
+			       st[i].permanent ? "no" : "yes", LOG_END);
 			any_left |= !st[i].permanent;
 		}
 		if (!any_left || round == f->retries)
@@ -591,7 +591,7 @@ int fetch_mirrors(struct fetcher *f, char *const *bases, size_t n, size_t first,
 		wait = backoff_ms(round, f->retry_after_s);
 		if (wait >= remaining_ms(f))
 			break;
-		log_kv(LOG_INFO, "fetch", "waiting before the next attempt", "ms", U64(wait), NULL);
+		log_kv(LOG_INFO, "fetch", "waiting before the next attempt", "ms", U64(wait), LOG_END);
 		sleep_ms(wait);
 	}
 	return mirrors_fail(st, n, attempts, t0, e);

@@ -45,7 +45,7 @@ int session_lock(int root_fd, struct err *e)
 			return err_errno(e, EXIT_UNEXPECTED, errno, "lock '%s'", LOCK_PATH);
 		}
 		log_kv(LOG_INFO, "lock", "another installer is running; waiting for it", "lock",
-		       LOCK_PATH, NULL);
+		       LOCK_PATH, LOG_END);
 		while (flock(fd, LOCK_EX) < 0) {
 			if (errno != EINTR) {
 				close(fd);
@@ -98,12 +98,12 @@ static void log_host(const struct host *h, uint64_t t0)
 	log_kv(LOG_INFO, "host", "host probed", "os", h->os_id, "version",
 	       h->os_version_id ? h->os_version_id : "", "build", h->os_build_id ? h->os_build_id : "",
 	       "kernel", h->kernel, "arch", h->arch, "gpus", U64(h->n_gpus), "modules", mods,
-	       "duration_ms", U64(ms_since(t0)), NULL);
+	       "duration_ms", U64(ms_since(t0)), LOG_END);
 	for (size_t i = 0; i < h->n_gpus; i++) {
 		char id[16];
 
 		snprintf(id, sizeof(id), "%04x:%04x", h->gpus[i].vendor, h->gpus[i].device);
-		log_kv(LOG_INFO, "host", "NVIDIA GPU", "address", h->gpus[i].bdf, "pci_id", id, NULL);
+		log_kv(LOG_INFO, "host", "NVIDIA GPU", "address", h->gpus[i].bdf, "pci_id", id, LOG_END);
 	}
 }
 
@@ -195,7 +195,7 @@ static int unpack_and_publish(const struct config *c, struct plan *p, struct ins
 	}
 	log_kv(LOG_INFO, "unpack", "package unpacked and verified", "files", U64(st.files),
 	       "symlinks", U64(st.symlinks), "bytes", U64(st.bytes), "duration_ms",
-	       U64(ms_since(t0)), NULL);
+	       U64(ms_since(t0)), LOG_END);
 
 	t0 = now_ns();
 	gmtime_r(&t, &tm);
@@ -216,7 +216,7 @@ static int unpack_and_publish(const struct config *c, struct plan *p, struct ins
 		return -1;
 	}
 	log_kv(LOG_INFO, "publish", "driver published", "version", m.driver_version, "install_dir",
-	       c->install_dir, "duration_ms", U64(ms_since(t0)), NULL);
+	       c->install_dir, "duration_ms", U64(ms_since(t0)), LOG_END);
 	return 0;
 }
 
@@ -241,7 +241,7 @@ static int fetch_and_publish(const struct config *c, struct plan *p, struct cach
 		if (e->code != EXIT_VERIFY || net > 0 || attempt > 0)
 			return -1;
 		log_kv(LOG_WARN, "unpack", "cached package failed verification; downloading again",
-		       "reason", e->msg, NULL);
+		       "reason", e->msg, LOG_END);
 		cache_drop(cache, pkg->sha256);
 		err_clear(e);
 	}
@@ -262,7 +262,7 @@ static void inspect_mount(struct installdir *dir, struct plan *p)
 				 "until it is remounted exec"
 			       : "install dir mount",
 	       "mount", p->mount.target, "fstype", p->mount.fstype, "options", p->mount.options,
-	       NULL);
+	       LOG_END);
 }
 
 static int plan_make(const struct config *c, int root_fd, struct cache *cache,
@@ -280,7 +280,7 @@ static int plan_make(const struct config *c, int root_fd, struct cache *cache,
 		return err_wrap(e, "select");
 	log_kv(LOG_INFO, "select", "driver selected", "request", c->driver_version, "version",
 	       p->choice.driver->version, "package", p->choice.pkg->path, "duration_ms",
-	       U64(ms_since(t0)), NULL);
+	       U64(ms_since(t0)), LOG_END);
 	if (dir) {
 		inspect_mount(dir, p);
 		r = publish_current(dir, &p->current, e);
@@ -331,7 +331,7 @@ int install_run(const struct config *c, struct err *e)
 		if (r == 0)
 			log_kv(LOG_INFO, "install", p.links_ok ? "already installed" : "links repaired",
 			       "version", p.current.driver_version, "duration_ms", U64(ms_since(t0)),
-			       NULL);
+			       LOG_END);
 	} else if ((r = fetch_and_publish(c, &p, cache, dir, e)) == 0) {
 		if (cache_prune(cache, p.choice.pkg->sha256, e) < 0) {
 			/* The driver is in place; a stale cache entry is not worth failing for. */
@@ -340,7 +340,7 @@ int install_run(const struct config *c, struct err *e)
 		}
 		log_kv(LOG_INFO, "install", "driver installed", "version", p.choice.driver->version,
 		       "previous", p.has_current ? p.current.driver_version : "none", "duration_ms",
-		       U64(ms_since(t0)), NULL);
+		       U64(ms_since(t0)), LOG_END);
 	}
 out:
 	plan_done(&p);

@@ -244,7 +244,7 @@ static int report(const struct command *cmd, const struct err *e)
 
 	snprintf(code, sizeof(code), "%d", e->code);
 	if (log_get_format() == LOG_FORMAT_JSON) {
-		log_kv(LOG_ERROR, cmd->name, e->msg, "fix", e->hint, "exit_code", code, NULL);
+		log_kv(LOG_ERROR, cmd->name, e->msg, "fix", e->hint, "exit_code", code, LOG_END);
 	} else {
 		fprintf(stderr, "ERROR %s: %s", cmd->name, e->msg);
 		if (e->hint[0])

@@ -174,7 +174,7 @@ static int cleanup_dir(int dirfd, bool (*doomed)(const char *, const void *), co
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    !doomed(de->d_name, ud))
 			continue;
-		log_kv(LOG_INFO, "publish", why, "name", de->d_name, NULL);
+		log_kv(LOG_INFO, "publish", why, "name", de->d_name, LOG_END);
 		if (fs_rm_rf_at(dirfd, de->d_name, e) < 0)
 			return -1;
 	}

@@ -73,7 +73,7 @@ static int index_from_cache(struct index_job *j, struct cache *cache, struct err
 		return -1;
 	}
 	log_kv(LOG_WARN, "index", "no repository answered; using the cached index", "reason",
-	       e->msg, NULL);
+	       e->msg, LOG_END);
 	err_clear(e);
 	return 0;
 }
@@ -110,7 +110,7 @@ int source_open(const struct config *c, struct cache *cache, bool store, struct 
 	index_job_clear(&j);
 	log_kv(LOG_INFO, "index", "index verified", "source",
 	       s->from_cache ? "cache" : s->mirrors[s->mirror], "key", s->fingerprint, "drivers",
-	       U64(s->idx->n_drivers), "duration_ms", U64(ms_since(t0)), NULL);
+	       U64(s->idx->n_drivers), "duration_ms", U64(ms_since(t0)), LOG_END);
 	return 0;
 fail:
 	index_job_clear(&j);
@@ -161,7 +161,7 @@ int source_get_package(struct source *s, struct cache *cache, const struct repo_
 	fd = cache_package_open(cache, pkg->sha256);
 	if (fd >= 0) {
 		log_kv(LOG_INFO, "download", "package found in the node cache", "sha256", pkg->sha256,
-		       NULL);
+		       LOG_END);
 		return fd;
 	}
 	j.fd = cache_partial_open(cache, pkg->sha256, e);
@@ -177,7 +177,7 @@ int source_get_package(struct source *s, struct cache *cache, const struct repo_
 	*ret_net_bytes = j.net;
 	log_kv(LOG_INFO, "download", "package downloaded and verified", "mirror", s->mirrors[used],
 	       "bytes", U64(pkg->size), "network_bytes", U64(j.net), "duration_ms",
-	       U64(ms_since(t0)), NULL);
+	       U64(ms_since(t0)), LOG_END);
 	if (lseek(j.fd, 0, SEEK_SET) < 0) {
 		close(j.fd);
 		return err_errno(e, EXIT_UNEXPECTED, errno, "download: rewind");

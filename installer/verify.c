@@ -109,7 +109,7 @@ static int keyset_add(struct keyset *ks, const char *path, struct err *e)
 	ks->keys[ks->n] = TAKE_PTR(k);
 	ks->n = n;
 	log_kv(LOG_DEBUG, "verify", "trusted repository key", "path", path, "fingerprint",
-	       ks->fpr[n - 1], NULL);
+	       ks->fpr[n - 1], LOG_END);
 	return 0;
 oom:
 	return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "repository keys");

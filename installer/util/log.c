@@ -158,7 +158,7 @@ void log_msg(enum log_level level, const char *stage, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	log_emit_kv(level, stage, msg, (const char *)NULL);
+	log_emit_kv(level, stage, msg, LOG_END);
 }
 
 void log_kv(enum log_level level, const char *stage, const char *msg, ...)

@@ -22,7 +22,10 @@ enum log_format log_get_format(void);
 
 /* A message without fields. */
 void log_msg(enum log_level level, const char *stage, const char *fmt, ...) _printf_(3, 4);
-/* A message followed by NULL-terminated key, value string pairs. */
+/* Ends the key/value list of log_kv(): a typed null pointer, as varargs need. */
+#define LOG_END ((const char *)NULL)
+
+/* A message followed by key, value string pairs, ended by LOG_END. */
 void log_kv(enum log_level level, const char *stage, const char *msg, ...)
 	__attribute__((sentinel));
 
