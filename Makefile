@@ -81,6 +81,7 @@ asan:
 	$(MAKE) BUILD=build-asan SANITIZE=1 unit integration
 
 check: deps
+	$(MAKE) format-check lint
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) integration

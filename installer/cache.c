@@ -14,7 +14,7 @@
 #include "verify.h"
 
 struct cache {
-	int fd;     /* --cache-dir */
+	int fd;	    /* --cache-dir */
 	int pkg_fd; /* --cache-dir/packages */
 };
 
@@ -116,7 +116,8 @@ int cache_prune(struct cache *c, const char *keep_sha256, struct err *e)
 		if (de->d_name[0] == '.' || strncmp(de->d_name, keep_sha256, 64) == 0)
 			continue;
 		if (unlinkat(c->pkg_fd, de->d_name, 0) < 0 && errno != ENOENT)
-			return err_errno(e, EXIT_UNEXPECTED, errno, "cache: remove '%s'", de->d_name);
+			return err_errno(e, EXIT_UNEXPECTED, errno, "cache: remove '%s'",
+					 de->d_name);
 	}
 	return 0;
 }

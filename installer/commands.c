@@ -33,8 +33,8 @@ static void verdict_reason(enum repo_verdict v, const struct host *h, const stru
 			   char *buf, size_t size)
 {
 	if (v == REPO_GPU_UNSUPPORTED)
-		snprintf(buf, size, "does not support GPU %04x:%04x at %s", gpu->vendor, gpu->device,
-			 gpu->bdf);
+		snprintf(buf, size, "does not support GPU %04x:%04x at %s", gpu->vendor,
+			 gpu->device, gpu->bdf);
 	else
 		snprintf(buf, size, "no package for kernel %s (%s, os %s%s%s)", h->kernel, h->arch,
 			 h->os_id, h->os_build_id ? ", build " : "",
@@ -86,8 +86,8 @@ static void list_text(const struct repo_index *idx, const struct host *h,
 		size_t len = 0;
 
 		for (size_t t = 0; t < d->n_tags && len < sizeof(tags); t++)
-			len += (size_t)snprintf(tags + len, sizeof(tags) - len, "%s%s", t ? "," : "",
-						d->tags[t]);
+			len += (size_t)snprintf(tags + len, sizeof(tags) - len, "%s%s",
+						t ? "," : "", d->tags[t]);
 		if (v == REPO_OK) {
 			printf("%-14s %-20s installable%s%s\n", d->version, tags,
 			       d == def ? " (default)" : "", d == latest ? " (latest)" : "");
@@ -127,11 +127,13 @@ int list_versions_run(const struct config *c, struct err *e)
 		json_object_object_add(o, "os", json_object_new_string(h.os_id));
 		json_object_object_add(o, "os_build", json_string_or_null(h.os_build_id));
 		json_object_object_add(o, "gpus", json_object_new_int((int)h.n_gpus));
-		json_object_object_add(o, "default", json_string_or_null(def ? def->version : NULL));
+		json_object_object_add(o, "default",
+				       json_string_or_null(def ? def->version : NULL));
 		json_object_object_add(o, "latest",
 				       json_string_or_null(latest ? latest->version : NULL));
 		for (size_t i = 0; i < src.idx->n_drivers; i++)
-			json_object_array_add(arr, driver_json(&src.idx->drivers[i], &h, def, latest));
+			json_object_array_add(arr,
+					      driver_json(&src.idx->drivers[i], &h, def, latest));
 		json_object_object_add(o, "versions", arr);
 		print_json(o);
 	} else {
@@ -152,14 +154,16 @@ static void status_print(const struct config *c, const struct manifest *m, bool 
 
 		json_object_object_add(o, "installed", json_object_new_boolean(m != NULL));
 		json_object_object_add(o, "install_dir", json_object_new_string(c->install_dir));
-		json_object_object_add(o, "container_dir", json_object_new_string(c->container_dir));
+		json_object_object_add(o, "container_dir",
+				       json_object_new_string(c->container_dir));
 		json_object_object_add(o, "running_kernel", json_object_new_string(running));
 		if (m) {
 			json_object_object_add(o, "driver_version",
 					       json_object_new_string(m->driver_version));
 			json_object_object_add(o, "kernel_release",
 					       json_object_new_string(m->kernel_release));
-			json_object_object_add(o, "kernel_matches", json_object_new_boolean(kernel_ok));
+			json_object_object_add(o, "kernel_matches",
+					       json_object_new_boolean(kernel_ok));
 			json_object_object_add(o, "package_sha256",
 					       json_object_new_string(m->package_sha256));
 			json_object_object_add(o, "package_size",
@@ -239,7 +243,8 @@ int uninstall_run(const struct config *c, struct err *e)
 	if (r < 0)
 		return -1;
 	if (r == 1) {
-		log_kv(LOG_INFO, "uninstall", "nothing installed", "install_dir", c->install_dir, LOG_END);
+		log_kv(LOG_INFO, "uninstall", "nothing installed", "install_dir", c->install_dir,
+		       LOG_END);
 		return 0;
 	}
 	r = publish_current(dir, &m, e);

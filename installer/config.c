@@ -85,8 +85,8 @@ int config_set_log_format(struct config *c, const char *value, struct err *e)
 
 static bool env_bool(const char *v)
 {
-	return v && (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0 ||
-		     strcasecmp(v, "yes") == 0);
+	return v &&
+	       (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0 || strcasecmp(v, "yes") == 0);
 }
 
 /* The one place that reads the environment. */
@@ -183,14 +183,16 @@ int config_validate(const struct config *c, struct err *e)
 {
 	for (size_t i = 0; i < c->repos.n; i++) {
 		if (!url_scheme_ok(c->repos.v[i])) {
-			err_set(e, EXIT_USAGE, "repository '%s' is not an https://, http:// or file:// URL",
+			err_set(e, EXIT_USAGE,
+				"repository '%s' is not an https://, http:// or file:// URL",
 				c->repos.v[i]);
 			return -1;
 		}
 	}
 	if (!repo_request_is_valid(c->driver_version)) {
-		err_set(e, EXIT_USAGE, "driver version '%s' is not 'default', 'latest', a version "
-				       "(550.90.07) or a branch (550)",
+		err_set(e, EXIT_USAGE,
+			"driver version '%s' is not 'default', 'latest', a version "
+			"(550.90.07) or a branch (550)",
 			c->driver_version);
 		return -1;
 	}

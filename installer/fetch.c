@@ -44,10 +44,10 @@ struct sink {
 	/* file */
 	int fd;
 	struct sha256 *sha;
-	uint64_t have;     /* bytes in the file */
+	uint64_t have;	   /* bytes in the file */
 	uint64_t expected; /* total size the index promises */
 	uint64_t resume_from;
-	uint64_t net;      /* bytes received in this transfer */
+	uint64_t net; /* bytes received in this transfer */
 	bool status_checked;
 	bool too_large;
 	int io_errno;
@@ -252,8 +252,9 @@ static void set_common(struct fetcher *f, const char *url)
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "nvidia-driver-installer/" INSTALLER_VERSION);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(left ? left : 1));
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
-			 (long)(left < CONNECT_TIMEOUT_MS ? (left ? left : 1) : CONNECT_TIMEOUT_MS));
+	curl_easy_setopt(
+		c, CURLOPT_CONNECTTIMEOUT_MS,
+		(long)(left < CONNECT_TIMEOUT_MS ? (left ? left : 1) : CONNECT_TIMEOUT_MS));
 	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, (long)LOW_SPEED_BYTES);
 	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)LOW_SPEED_SECONDS);
 	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
@@ -373,8 +374,8 @@ static enum fetch_result check_complete(struct sink *s, const char *url, const c
 	char got[65];
 
 	if (s->have != s->expected) {
-		err_set(e, EXIT_VERIFY, "'%s': size mismatch (index says %llu bytes, got %llu)", url,
-			(unsigned long long)s->expected, (unsigned long long)s->have);
+		err_set(e, EXIT_VERIFY, "'%s': size mismatch (index says %llu bytes, got %llu)",
+			url, (unsigned long long)s->expected, (unsigned long long)s->have);
 		err_hint(e, "the mirror serves other bytes than the signed index describes: "
 			    "upload the package again, or re-add it with make-repo and re-sign");
 		empty_file(s->fd, url, e);
@@ -462,8 +463,9 @@ enum fetch_result fetch_to_file(struct fetcher *f, const char *url, int fd, uint
 	rc = transfer_file(f, url, &s);
 	if ((rc == CURLE_RANGE_ERROR || rc == CURLE_BAD_DOWNLOAD_RESUME) && s.resume_from > 0) {
 		/* curl saw a 200 to our Range request (or a range past the end): start over now. */
-		log_kv(LOG_INFO, "fetch", "server ignored the range request; downloading from the start",
-		       "url", url, LOG_END);
+		log_kv(LOG_INFO, "fetch",
+		       "server ignored the range request; downloading from the start", "url", url,
+		       LOG_END);
 		if (empty_file(fd, url, e) != FETCH_OK || sha256_reset(sha) < 0)
 			return FETCH_PERMANENT;
 		s.have = s.resume_from = 0;
@@ -497,7 +499,8 @@ static uint64_t backoff_ms(unsigned round, long retry_after_s)
 
 static void sleep_ms(uint64_t ms)
 {
-	struct timespec ts = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000};
+	struct timespec ts = {.tv_sec = (time_t)(ms / 1000),
+			      .tv_nsec = (long)(ms % 1000) * 1000000};
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
@@ -591,7 +594,8 @@ int fetch_mirrors(struct fetcher *f, char *const *bases, size_t n, size_t first,
 		wait = backoff_ms(round, f->retry_after_s);
 		if (wait >= remaining_ms(f))
 			break;
-		log_kv(LOG_INFO, "fetch", "waiting before the next attempt", "ms", U64(wait), LOG_END);
+		log_kv(LOG_INFO, "fetch", "waiting before the next attempt", "ms", U64(wait),
+		       LOG_END);
 		sleep_ms(wait);
 	}
 	return mirrors_fail(st, n, attempts, t0, e);

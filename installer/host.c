@@ -85,8 +85,8 @@ int host_parse_os_release(const char *buf, struct host *h, struct err *e)
 		*eq = '\0';
 		key = line;
 		if (os_release_unquote(eq + 1, &value) < 0)
-			return err_set(e, EXIT_USAGE, "os-release line %d: unterminated quote in %s",
-				       lineno, key);
+			return err_set(e, EXIT_USAGE,
+				       "os-release line %d: unterminated quote in %s", lineno, key);
 		if (strcmp(key, "ID") == 0)
 			field = &h->os_id;
 		else if (strcmp(key, "VERSION_ID") == 0)
@@ -113,8 +113,9 @@ int host_parse_pci_hex(const char *buf, unsigned max_digits, uint32_t *ret)
 	for (buf += 2; isxdigit((unsigned char)*buf); buf++) {
 		if (++n > max_digits)
 			return -1;
-		v = v << 4 | (uint32_t)(isdigit((unsigned char)*buf) ? *buf - '0'
-								  : (tolower((unsigned char)*buf) - 'a' + 10));
+		v = v << 4 | (uint32_t)(isdigit((unsigned char)*buf)
+						? *buf - '0'
+						: (tolower((unsigned char)*buf) - 'a' + 10));
 	}
 	if (n == 0 || (*buf != '\0' && strcmp(buf, "\n") != 0))
 		return -1;
@@ -145,8 +146,8 @@ bool host_module_is_relevant(const char *name)
 	return false;
 }
 
-static void kmod_log_to_ours(void *data, int priority, const char *file, int line,
-			     const char *fn, const char *format, va_list args)
+static void kmod_log_to_ours(void *data, int priority, const char *file, int line, const char *fn,
+			     const char *format, va_list args)
 {
 	char msg[512];
 

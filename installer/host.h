@@ -15,9 +15,9 @@
 #define PCI_VENDOR_NVIDIA 0x10de
 
 struct gpu {
-	char bdf[32];      /* "0000:00:04.0" */
-	uint16_t vendor;   /* 0x10de */
-	uint16_t device;   /* 0x2330 */
+	char bdf[32];	    /* "0000:00:04.0" */
+	uint16_t vendor;    /* 0x10de */
+	uint16_t device;    /* 0x2330 */
 	uint32_t pci_class; /* 0x030200 */
 };
 
@@ -30,12 +30,12 @@ struct loaded_module {
 };
 
 struct host {
-	char *os_id;         /* os-release ID ("cos", "ubuntu"), never NULL after probe */
+	char *os_id;	     /* os-release ID ("cos", "ubuntu"), never NULL after probe */
 	char *os_version_id; /* VERSION_ID, or NULL */
 	char *os_build_id;   /* BUILD_ID, or NULL */
 	char *os_pretty;     /* PRETTY_NAME, or NULL */
 	char kernel[256];    /* kernel release, as uname -r prints it */
-	char arch[64];       /* uname -m */
+	char arch[64];	     /* uname -m */
 	struct gpu *gpus;
 	size_t n_gpus;
 	bool modules_known; /* false where the kernel has no module support */

@@ -66,7 +66,7 @@ struct plan {
 	bool has_current;
 	bool up_to_date; /* the chosen package is the current one */
 	bool links_ok;
-	bool cached;     /* the package is in the node cache */
+	bool cached; /* the package is in the node cache */
 	bool has_mount;
 	struct mount_info mount; /* of the install dir */
 };
@@ -96,14 +96,15 @@ static void log_host(const struct host *h, uint64_t t0)
 
 	describe_modules(h, mods, sizeof(mods));
 	log_kv(LOG_INFO, "host", "host probed", "os", h->os_id, "version",
-	       h->os_version_id ? h->os_version_id : "", "build", h->os_build_id ? h->os_build_id : "",
-	       "kernel", h->kernel, "arch", h->arch, "gpus", U64(h->n_gpus), "modules", mods,
-	       "duration_ms", U64(ms_since(t0)), LOG_END);
+	       h->os_version_id ? h->os_version_id : "", "build",
+	       h->os_build_id ? h->os_build_id : "", "kernel", h->kernel, "arch", h->arch, "gpus",
+	       U64(h->n_gpus), "modules", mods, "duration_ms", U64(ms_since(t0)), LOG_END);
 	for (size_t i = 0; i < h->n_gpus; i++) {
 		char id[16];
 
 		snprintf(id, sizeof(id), "%04x:%04x", h->gpus[i].vendor, h->gpus[i].device);
-		log_kv(LOG_INFO, "host", "NVIDIA GPU", "address", h->gpus[i].bdf, "pci_id", id, LOG_END);
+		log_kv(LOG_INFO, "host", "NVIDIA GPU", "address", h->gpus[i].bdf, "pci_id", id,
+		       LOG_END);
 	}
 }
 
@@ -141,7 +142,8 @@ static void print_plan(const struct config *c, const struct plan *p)
 		printf("               GPU %04x:%04x at %s\n", h->gpus[i].vendor, h->gpus[i].device,
 		       h->gpus[i].bdf);
 	printf("  repository:  %s (index signed by key %s)\n",
-	       p->src.from_cache ? "node cache (no mirror answered)" : p->src.mirrors[p->src.mirror],
+	       p->src.from_cache ? "node cache (no mirror answered)"
+				 : p->src.mirrors[p->src.mirror],
 	       p->src.fingerprint);
 	printf("  request:     %s -> driver %s\n", c->driver_version, p->choice.driver->version);
 	printf("  package:     %s (%llu bytes, sha256 %s)\n", pkg->path,
@@ -153,8 +155,8 @@ static void print_plan(const struct config *c, const struct plan *p)
 	else
 		printf("  installed:   nothing\n");
 	if (p->up_to_date)
-		printf("  action:      %s\n", p->links_ok ? "none, already installed"
-							 : "repair the install dir's links");
+		printf("  action:      %s\n",
+		       p->links_ok ? "none, already installed" : "repair the install dir's links");
 	else
 		printf("  action:      %s, unpack, verify, publish%s\n",
 		       p->cached ? "use the cached package" : "download",
@@ -167,7 +169,8 @@ static void print_plan(const struct config *c, const struct plan *p)
 				       : "");
 	describe_modules(h, mods, sizeof(mods));
 	printf("  loaded:      %s\n", mods);
-	printf("  kernel:      %s\n", c->skip_modules ? "untouched (--skip-modules)" : "load modules");
+	printf("  kernel:      %s\n",
+	       c->skip_modules ? "untouched (--skip-modules)" : "load modules");
 }
 
 /* Unpacks the package into a fresh staging tree and publishes it. */
@@ -189,7 +192,8 @@ static int unpack_and_publish(const struct config *c, struct plan *p, struct ins
 	if (unpack_package(pkg_fd, pkg->size, pkg->sha256, sfd, &st, e) < 0) {
 		publish_staging_abort(dir, staging);
 		if (e->code == EXIT_VERIFY)
-			err_hint(e, "rebuild the package to docs/repository-format.md (make-repo pack), "
+			err_hint(e, "rebuild the package to docs/repository-format.md (make-repo "
+				    "pack), "
 				    "add it to the repository again and re-sign the index");
 		return err_wrap(e, "unpack: package '%s'", pkg->path);
 	}
@@ -329,9 +333,9 @@ int install_run(const struct config *c, struct err *e)
 	} else if (p.up_to_date) {
 		r = p.links_ok ? 0 : publish_links(dir, e);
 		if (r == 0)
-			log_kv(LOG_INFO, "install", p.links_ok ? "already installed" : "links repaired",
-			       "version", p.current.driver_version, "duration_ms", U64(ms_since(t0)),
-			       LOG_END);
+			log_kv(LOG_INFO, "install",
+			       p.links_ok ? "already installed" : "links repaired", "version",
+			       p.current.driver_version, "duration_ms", U64(ms_since(t0)), LOG_END);
 	} else if ((r = fetch_and_publish(c, &p, cache, dir, e)) == 0) {
 		if (cache_prune(cache, p.choice.pkg->sha256, e) < 0) {
 			/* The driver is in place; a stale cache entry is not worth failing for. */

@@ -14,7 +14,7 @@
 struct mount_info {
 	char target[PATH_MAX]; /* mount point, as this process sees it */
 	char fstype[64];
-	char options[256];     /* per-mount (VFS) options */
+	char options[256]; /* per-mount (VFS) options */
 	bool noexec;
 };
 

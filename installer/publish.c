@@ -29,16 +29,16 @@ struct installdir {
 
 /* ---- manifest ----------------------------------------------------------- */
 
-#define MANIFEST_STRINGS(X)                  \
-	X(driver_version, true)              \
-	X(kernel_release, true)              \
-	X(package_sha256, true)              \
-	X(package_path, false)               \
-	X(repository, false)                 \
-	X(requested_version, false)          \
-	X(installed_at, true)                \
-	X(os_id, false)                      \
-	X(arch, false)                       \
+#define MANIFEST_STRINGS(X)                                                                        \
+	X(driver_version, true)                                                                    \
+	X(kernel_release, true)                                                                    \
+	X(package_sha256, true)                                                                    \
+	X(package_path, false)                                                                     \
+	X(repository, false)                                                                       \
+	X(requested_version, false)                                                                \
+	X(installed_at, true)                                                                      \
+	X(os_id, false)                                                                            \
+	X(arch, false)                                                                             \
 	X(key_fingerprint, false)
 
 void manifest_done(struct manifest *m)
@@ -71,10 +71,10 @@ int manifest_parse(const char *buf, size_t len, struct manifest *m, struct err *
 	o = json_tokener_parse(buf);
 	if (!o || !json_object_is_type(o, json_type_object))
 		return err_set(e, EXIT_UNEXPECTED, "manifest: not a JSON object");
-#define PARSE_FIELD(name, req)                                        \
-	if (manifest_string(o, #name, req, &m->name, e) < 0) {        \
-		manifest_done(m);                                     \
-		return -1;                                            \
+#define PARSE_FIELD(name, req)                                                                     \
+	if (manifest_string(o, #name, req, &m->name, e) < 0) {                                     \
+		manifest_done(m);                                                                  \
+		return -1;                                                                         \
 	}
 	MANIFEST_STRINGS(PARSE_FIELD)
 #undef PARSE_FIELD
@@ -91,14 +91,15 @@ char *manifest_to_json(const struct manifest *m)
 	if (!o)
 		return NULL;
 	json_object_object_add(o, "format", json_object_new_int(1));
-#define ADD_FIELD(name, req)                                                          \
-	if (m->name)                                                                  \
+#define ADD_FIELD(name, req)                                                                       \
+	if (m->name)                                                                               \
 		json_object_object_add(o, #name, json_object_new_string(m->name));
 	MANIFEST_STRINGS(ADD_FIELD)
 #undef ADD_FIELD
 	json_object_object_add(o, "package_size", json_object_new_int64((int64_t)m->package_size));
-	out = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-							     JSON_C_TO_STRING_NOSLASHESCAPE));
+	out = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+							       JSON_C_TO_STRING_SPACED |
+							       JSON_C_TO_STRING_NOSLASHESCAPE));
 	return out;
 }
 
@@ -147,8 +148,8 @@ static void current_target(struct installdir *d, char *buf, size_t size)
 	if (n <= 0)
 		return;
 	link[n] = '\0';
-	if (strncmp(link, VERSIONS "/", sizeof(VERSIONS)) == 0 && !strchr(link + sizeof(VERSIONS), '/') &&
-	    strlen(link + sizeof(VERSIONS)) < size)
+	if (strncmp(link, VERSIONS "/", sizeof(VERSIONS)) == 0 &&
+	    !strchr(link + sizeof(VERSIONS), '/') && strlen(link + sizeof(VERSIONS)) < size)
 		snprintf(buf, size, "%s", link + sizeof(VERSIONS));
 }
 
@@ -197,13 +198,15 @@ int publish_cleanup(struct installdir *d, struct err *e)
 	_cleanup_close_ int vfd = -1;
 	char cur[NAME_MAX + 1];
 
-	if (cleanup_dir(d->fd, doomed_leftover, NULL, "removing what an interrupted run left", e) < 0)
+	if (cleanup_dir(d->fd, doomed_leftover, NULL, "removing what an interrupted run left", e) <
+	    0)
 		return err_wrap(e, "publish: cleanup");
 	vfd = openat(d->fd, VERSIONS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (vfd < 0)
 		return 0;
 	current_target(d, cur, sizeof(cur));
-	if (cleanup_dir(vfd, doomed_not_current, cur, "removing a version that is not current", e) < 0)
+	if (cleanup_dir(vfd, doomed_not_current, cur, "removing a version that is not current", e) <
+	    0)
 		return err_wrap(e, "publish: cleanup");
 	return 0;
 }
@@ -326,8 +329,7 @@ static int staging_finish(int sfd, const struct manifest *m, struct err *e)
 }
 
 /* Moves the staged tree to .versions/ID, replacing an older copy of the same ID. */
-static int staging_install(struct installdir *d, const char *staging, const char *id,
-			   struct err *e)
+static int staging_install(struct installdir *d, const char *staging, const char *id, struct err *e)
 {
 	char dst[NAME_MAX + sizeof(VERSIONS) + 2];
 	struct stat st;

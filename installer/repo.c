@@ -14,8 +14,8 @@ DEFINE_POINTER_CLEANUP(json_tokener, json_tokener_free)
 
 /* ---- parsing ---------------------------------------------------------- */
 
-static int get_string(json_object *o, const char *key, bool required, const char *where,
-		      char **ret, struct err *e)
+static int get_string(json_object *o, const char *key, bool required, const char *where, char **ret,
+		      struct err *e)
 {
 	json_object *v;
 
@@ -103,8 +103,7 @@ static int parse_sha256(json_object *o, const char *where, char out[65], struct 
 	return 0;
 }
 
-static int parse_package(json_object *o, const char *where, struct repo_package *p,
-			 struct err *e)
+static int parse_package(json_object *o, const char *where, struct repo_package *p, struct err *e)
 {
 	json_object *v;
 	int64_t size;
@@ -176,8 +175,7 @@ static int parse_strings(json_object *arr, const char *where, const char *key, c
 	return 0;
 }
 
-static int parse_pci_ids(json_object *arr, const char *where, struct repo_driver *d,
-			 struct err *e)
+static int parse_pci_ids(json_object *arr, const char *where, struct repo_driver *d, struct err *e)
 {
 	size_t n = json_object_array_length(arr);
 
@@ -190,9 +188,10 @@ static int parse_pci_ids(json_object *arr, const char *where, struct repo_driver
 
 		if (!json_object_is_type(v, json_type_string) ||
 		    parse_pci_id(json_object_get_string(v), &d->pci_ids[i]) < 0)
-			return err_set(e, EXIT_VERIFY,
-				       "%s: \"supported_pci_ids\"[%zu] must look like \"10de:2330\"",
-				       where, i);
+			return err_set(
+				e, EXIT_VERIFY,
+				"%s: \"supported_pci_ids\"[%zu] must look like \"10de:2330\"",
+				where, i);
 		d->n_pci_ids = i + 1;
 	}
 	return 0;
@@ -250,7 +249,8 @@ static int parse_root(json_object *root, struct repo_index *idx, struct err *e)
 	    !json_object_is_type(fmt, json_type_int))
 		return err_set(e, EXIT_VERIFY, "index: missing integer \"format\"");
 	if (json_object_get_int64(fmt) != REPO_FORMAT) {
-		err_set(e, EXIT_VERIFY, "index: format %lld is not supported (this installer reads %d)",
+		err_set(e, EXIT_VERIFY,
+			"index: format %lld is not supported (this installer reads %d)",
 			(long long)json_object_get_int64(fmt), REPO_FORMAT);
 		err_hint(e, "upgrade the installer, or point it at a repository in format %d",
 			 REPO_FORMAT);
@@ -283,7 +283,8 @@ int repo_index_parse(const char *buf, size_t len, struct repo_index **ret, struc
 	_cleanup_(repo_index_freep) struct repo_index *idx = NULL;
 
 	if (!tok || len > REPO_INDEX_MAX || len > INT32_MAX)
-		return err_set(e, EXIT_VERIFY, "index: too large or out of memory (%zu bytes)", len);
+		return err_set(e, EXIT_VERIFY, "index: too large or out of memory (%zu bytes)",
+			       len);
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 	root = json_tokener_parse_ex(tok, buf, (int)len);
 	if (!root || json_tokener_get_error(tok) != json_tokener_success)
@@ -354,8 +355,7 @@ static int package_fit(const struct repo_package *p, const struct host *h)
 }
 
 enum repo_verdict repo_driver_judge(const struct repo_driver *d, const struct host *h,
-				    const struct repo_package **ret_pkg,
-				    const struct gpu **ret_gpu)
+				    const struct repo_package **ret_pkg, const struct gpu **ret_gpu)
 {
 	const struct repo_package *best = NULL;
 	int best_fit = -1;
@@ -442,7 +442,8 @@ static void list_kernels(const struct repo_index *idx, const struct host *h, con
 				return;
 			}
 			seen[n_seen] = k;
-			len += (size_t)snprintf(buf + len, size - len, "%s%s", n_seen ? ", " : "", k);
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", n_seen ? ", " : "",
+						k);
 			n_seen++;
 		}
 	}
@@ -464,8 +465,9 @@ static int select_fail_no_package(const struct repo_index *idx, const struct hos
 	describe_host(h, hostdesc, sizeof(hostdesc));
 	err_set(e, EXIT_NO_MATCH, "%s package for %s; packages exist for kernels: %s", subject,
 		hostdesc, kernels);
-	err_hint(e, "run a node image with one of those kernels, or add a package for %s to the "
-		    "repository",
+	err_hint(e,
+		 "run a node image with one of those kernels, or add a package for %s to the "
+		 "repository",
 		 h->kernel);
 	return -1;
 }
@@ -510,11 +512,12 @@ int repo_select(const struct repo_index *idx, const struct host *h, const char *
 
 	if (!first_wanted) {
 		if (strcmp(request, "default") == 0) {
-			err_set(e, EXIT_NO_MATCH, "no driver in the repository is tagged 'default'");
+			err_set(e, EXIT_NO_MATCH,
+				"no driver in the repository is tagged 'default'");
 			err_hint(e, "pass --driver-version latest or a version; see list-versions");
 		} else {
-			err_set(e, EXIT_NO_MATCH, "no driver in the repository matches version '%s'",
-				request);
+			err_set(e, EXIT_NO_MATCH,
+				"no driver in the repository matches version '%s'", request);
 			err_hint(e, "see the versions the repository offers with list-versions");
 		}
 		return -1;
@@ -522,8 +525,9 @@ int repo_select(const struct repo_index *idx, const struct host *h, const char *
 	if (bad_gpu) {
 		err_set(e, EXIT_NO_MATCH, "driver %s does not support GPU %04x:%04x at %s",
 			gpu_driver->version, bad_gpu->vendor, bad_gpu->device, bad_gpu->bdf);
-		err_hint(e, "choose a driver that lists %04x:%04x in supported_pci_ids; see "
-			    "list-versions",
+		err_hint(e,
+			 "choose a driver that lists %04x:%04x in supported_pci_ids; see "
+			 "list-versions",
 			 bad_gpu->vendor, bad_gpu->device);
 		return -1;
 	}

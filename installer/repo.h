@@ -13,15 +13,15 @@
 #include "util/err.h"
 
 #define REPO_FORMAT 1
-#define REPO_INDEX_MAX (16u << 20)  /* bytes of index.json we accept */
+#define REPO_INDEX_MAX (16u << 20) /* bytes of index.json we accept */
 #define REPO_PACKAGE_MAX (1ull << 40)
 
 struct repo_package {
-	char *kernel;   /* exact uname -r */
-	char *arch;     /* uname -m; "amd64"/"arm64" are normalised */
-	char *os;       /* os-release ID, or NULL for any */
+	char *kernel;	/* exact uname -r */
+	char *arch;	/* uname -m; "amd64"/"arm64" are normalised */
+	char *os;	/* os-release ID, or NULL for any */
 	char *os_build; /* os-release BUILD_ID, or NULL for any */
-	char *path;     /* relative to the repository base URL */
+	char *path;	/* relative to the repository base URL */
 	char sha256[65];
 	uint64_t size;
 };

@@ -31,14 +31,14 @@ static void index_job_clear(struct index_job *j)
 /* Verifies before parsing: no byte of an unsigned index reaches the JSON parser. */
 static int index_accept(struct index_job *j, const char *where, struct err *e)
 {
-	if (verify_index_signature(j->keys, j->json, j->json_len, j->sig, j->sig_len, j->fpr, e) < 0 ||
+	if (verify_index_signature(j->keys, j->json, j->json_len, j->sig, j->sig_len, j->fpr, e) <
+		    0 ||
 	    repo_index_parse(j->json, j->json_len, &j->idx, e) < 0)
 		return err_wrap(e, "%s", where);
 	return 0;
 }
 
-static enum fetch_result index_attempt(struct fetcher *f, const char *base, void *ud,
-				       struct err *e)
+static enum fetch_result index_attempt(struct fetcher *f, const char *base, void *ud, struct err *e)
 {
 	_cleanup_free_ char *url = fetch_url_join(base, "index.json");
 	_cleanup_free_ char *sig_url = fetch_url_join(base, "index.json.sig");
@@ -91,14 +91,16 @@ int source_open(const struct config *c, struct cache *cache, bool store, struct 
 	s->n_mirrors = c->repos.n;
 	if (s->n_mirrors == 0) {
 		err_set(e, EXIT_USAGE, "no repository configured");
-		err_hint(e, "pass --repo URL (NVIDIA_DRIVER_REPO), e.g. file:///mnt/repo or https://...");
+		err_hint(e, "pass --repo URL (NVIDIA_DRIVER_REPO), e.g. file:///mnt/repo or "
+			    "https://...");
 		return -1;
 	}
 	if (verify_keys_load(c->repo_keys.v, c->repo_keys.n, VERIFY_KEYS_DIR, &s->keys, e) < 0 ||
 	    fetcher_new(&fo, &s->fetcher, e) < 0)
 		goto fail;
 	j.keys = s->keys;
-	r = fetch_mirrors(s->fetcher, s->mirrors, s->n_mirrors, 0, index_attempt, &j, &s->mirror, e);
+	r = fetch_mirrors(s->fetcher, s->mirrors, s->n_mirrors, 0, index_attempt, &j, &s->mirror,
+			  e);
 	if (r < 0 && !(e->code == EXIT_UNREACHABLE && cache && index_from_cache(&j, cache, e) == 0))
 		goto fail;
 	s->from_cache = r < 0;
@@ -160,8 +162,8 @@ int source_get_package(struct source *s, struct cache *cache, const struct repo_
 	*ret_net_bytes = 0;
 	fd = cache_package_open(cache, pkg->sha256);
 	if (fd >= 0) {
-		log_kv(LOG_INFO, "download", "package found in the node cache", "sha256", pkg->sha256,
-		       LOG_END);
+		log_kv(LOG_INFO, "download", "package found in the node cache", "sha256",
+		       pkg->sha256, LOG_END);
 		return fd;
 	}
 	j.fd = cache_partial_open(cache, pkg->sha256, e);

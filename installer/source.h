@@ -19,9 +19,9 @@ struct source {
 	struct repo_index *idx;
 	char *const *mirrors;
 	size_t n_mirrors;
-	size_t mirror;         /* the one that served the index */
-	bool from_cache;       /* the index is the cached copy: no mirror answered */
-	char fingerprint[17];  /* the key that signed the index */
+	size_t mirror;	      /* the one that served the index */
+	bool from_cache;      /* the index is the cached copy: no mirror answered */
+	char fingerprint[17]; /* the key that signed the index */
 	struct fetcher *fetcher;
 	struct keyset *keys;
 };

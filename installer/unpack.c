@@ -53,13 +53,15 @@ int unpack_check_path(const char *name, char *out, size_t size, struct err *e)
 			return err_set(e, EXIT_VERIFY, "member '%s' has an empty or '.' component",
 				       name);
 		if (n == 2 && c[0] == '.' && c[1] == '.')
-			return err_set(e, EXIT_VERIFY, "member '%s' leaves the package ('..')", name);
+			return err_set(e, EXIT_VERIFY, "member '%s' leaves the package ('..')",
+				       name);
 		if (n > NAME_MAX)
 			return err_set(e, EXIT_VERIFY, "member '%.64s...' has a component too long",
 				       name);
 		if (depth++ == 0) {
 			for (size_t i = 0; i < ARRAY_SIZE(top_dirs); i++)
-				top_ok |= strlen(top_dirs[i]) == n && memcmp(top_dirs[i], c, n) == 0;
+				top_ok |=
+					strlen(top_dirs[i]) == n && memcmp(top_dirs[i], c, n) == 0;
 		}
 		c += n;
 		if (*c == '/')
@@ -86,8 +88,8 @@ int unpack_check_symlink(const char *name, const char *target, struct err *e)
 		return err_set(e, EXIT_VERIFY, "symlink '%s' -> '%s' is absolute", name, target);
 	for (c = target; *c; c++) {
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			return err_set(e, EXIT_VERIFY, "symlink '%s' target has a control character",
-				       name);
+			return err_set(e, EXIT_VERIFY,
+				       "symlink '%s' target has a control character", name);
 	}
 	/* The link's directory is at depth (components of NAME) - 1. */
 	for (c = name; *c; c++)
@@ -180,16 +182,19 @@ static int open_parent(int staging_fd, const char *name, const char **ret_base, 
 		*slash = '\0';
 		if (mkdirat(fd, p, 0755) < 0 && errno != EEXIST) {
 			close(fd);
-			return err_errno(e, EXIT_UNEXPECTED, errno, "create directory for '%s'", name);
+			return err_errno(e, EXIT_UNEXPECTED, errno, "create directory for '%s'",
+					 name);
 		}
 		next = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		close(fd);
 		if (next < 0) {
 			if (errno == ELOOP || errno == ENOTDIR)
-				return err_set(e, EXIT_VERIFY,
-					       "member '%s' would be written through a symlink or file",
-					       name);
-			return err_errno(e, EXIT_UNEXPECTED, errno, "open directory for '%s'", name);
+				return err_set(
+					e, EXIT_VERIFY,
+					"member '%s' would be written through a symlink or file",
+					name);
+			return err_errno(e, EXIT_UNEXPECTED, errno, "open directory for '%s'",
+					 name);
 		}
 		fd = next;
 	}
@@ -197,8 +202,7 @@ static int open_parent(int staging_fd, const char *name, const char **ret_base, 
 	return fd;
 }
 
-static int write_data(struct archive *a, int fd, const char *name, uint64_t *total,
-		      struct err *e)
+static int write_data(struct archive *a, int fd, const char *name, uint64_t *total, struct err *e)
 {
 	const void *block;
 	size_t len;
@@ -317,8 +321,7 @@ static int check_filter(struct archive *a, struct err *e)
 	return 0;
 }
 
-static int unpack_members(struct archive *a, int staging_fd, struct unpack_stats *st,
-			  struct err *e)
+static int unpack_members(struct archive *a, int staging_fd, struct unpack_stats *st, struct err *e)
 {
 	struct archive_entry *ae;
 	unsigned n = 0;
@@ -368,13 +371,15 @@ int unpack_package(int pkg_fd, uint64_t size, const char *sha256, int staging_fd
 	if (reader_drain(rd) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, rd->io_errno, "reading package");
 	if (rd->total != size)
-		return err_set(e, EXIT_VERIFY, "package size mismatch (index says %llu bytes, got %llu)",
+		return err_set(e, EXIT_VERIFY,
+			       "package size mismatch (index says %llu bytes, got %llu)",
 			       (unsigned long long)size, (unsigned long long)rd->total);
 	if (sha256_final_hex(sha, got) < 0)
 		return err_openssl(e, EXIT_UNEXPECTED, "sha256");
 	if (strcmp(got, sha256) != 0)
-		return err_set(e, EXIT_VERIFY, "package sha256 mismatch (expected %.12s..., got %.12s...)",
-			       sha256, got);
+		return err_set(e, EXIT_VERIFY,
+			       "package sha256 mismatch (expected %.12s..., got %.12s...)", sha256,
+			       got);
 	if (r < 0)
 		return -1;
 	if (check_links_resolve(staging_fd, e) < 0)
@@ -405,8 +410,9 @@ static int check_links_dir(int dfd, const char *path, int staging_fd, struct err
 		if (S_ISLNK(st.st_mode)) {
 			/* The target was checked to stay inside; it must also exist. */
 			if (fstatat(staging_fd, sub, &st, 0) < 0)
-				return err_set(e, EXIT_VERIFY, "symlink '%s' does not resolve inside "
-							       "the package",
+				return err_set(e, EXIT_VERIFY,
+					       "symlink '%s' does not resolve inside "
+					       "the package",
 					       sub);
 		} else if (S_ISDIR(st.st_mode)) {
 			int fd = openat(dirfd(d), de->d_name,

@@ -74,8 +74,8 @@ static int load_one(const char *path, EVP_PKEY **ret, struct err *e)
 			k = X509_get_pubkey(cert);
 	}
 	if (!k) {
-		err_openssl(e, EXIT_USAGE, "repository key '%s': not a PEM public key or certificate",
-			    path);
+		err_openssl(e, EXIT_USAGE,
+			    "repository key '%s': not a PEM public key or certificate", path);
 		err_hint(e, "export the public half with 'openssl pkey -in key.pem -pubout'");
 		return -1;
 	}
@@ -158,8 +158,9 @@ int verify_keys_load(char *const *paths, size_t n, const char *dir, struct keyse
 	if (ks->n == 0) {
 		err_set(e, EXIT_USAGE, "no trusted repository key: none given and no *.pem in '%s'",
 			dir);
-		err_hint(e, "pass --repo-key FILE (NVIDIA_DRIVER_REPO_KEY) with the public key that "
-			    "signs index.json");
+		err_hint(e,
+			 "pass --repo-key FILE (NVIDIA_DRIVER_REPO_KEY) with the public key that "
+			 "signs index.json");
 		return -1;
 	}
 	*ret = TAKE_PTR(ks);

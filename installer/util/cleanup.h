@@ -18,26 +18,26 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-#define TAKE_PTR(p)                        \
-	({                                 \
-		__typeof__(p) _tp_ = (p);  \
-		(p) = NULL;                \
-		_tp_;                      \
+#define TAKE_PTR(p)                                                                                \
+	({                                                                                         \
+		__typeof__(p) _tp_ = (p);                                                          \
+		(p) = NULL;                                                                        \
+		_tp_;                                                                              \
 	})
 
-#define TAKE_FD(fd)                \
-	({                         \
-		int _tfd_ = (fd);  \
-		(fd) = -1;         \
-		_tfd_;             \
+#define TAKE_FD(fd)                                                                                \
+	({                                                                                         \
+		int _tfd_ = (fd);                                                                  \
+		(fd) = -1;                                                                         \
+		_tfd_;                                                                             \
 	})
 
 /* Declares name##p(type **), calling func on a non-NULL pointer. */
-#define DEFINE_POINTER_CLEANUP(type, func)                 \
-	static inline void func##p(type **p)               \
-	{                                                  \
-		if (*p)                                    \
-			func(*p);                          \
+#define DEFINE_POINTER_CLEANUP(type, func)                                                         \
+	static inline void func##p(type **p)                                                       \
+	{                                                                                          \
+		if (*p)                                                                            \
+			func(*p);                                                                  \
 	}
 
 static inline void freep(void *p)

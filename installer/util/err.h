@@ -15,7 +15,7 @@
 enum exit_code {
 	EXIT_OK = 0,
 	EXIT_UNEXPECTED = 1,  /* a bug or an environment we did not foresee */
-	EXIT_USAGE = 2,       /* bad command line or configuration */
+	EXIT_USAGE = 2,	      /* bad command line or configuration */
 	EXIT_NO_MATCH = 3,    /* no driver or package matches this host */
 	EXIT_UNREACHABLE = 4, /* repository unreachable after retries */
 	EXIT_VERIFY = 5,      /* signature, size, digest or archive policy */

@@ -191,8 +191,7 @@ int fs_open_in_root(int root_fd, const char *path, int flags, mode_t mode, unsig
 
 int fs_dir_in_root(int root_fd, const char *path, bool create, struct err *e)
 {
-	return fs_open_in_root(root_fd, path, O_RDONLY | O_DIRECTORY, 0, create ? FS_MKDIRS : 0,
-			       e);
+	return fs_open_in_root(root_fd, path, O_RDONLY | O_DIRECTORY, 0, create ? FS_MKDIRS : 0, e);
 }
 
 int fs_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len, struct err *e)
@@ -207,7 +206,8 @@ int fs_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len, struct err *
 			char *nb;
 
 			if (cap > max)
-				return err_set(e, EXIT_UNEXPECTED, "file larger than %zu bytes", max);
+				return err_set(e, EXIT_UNEXPECTED, "file larger than %zu bytes",
+					       max);
 			cap = cap ? cap * 2 : 4096;
 			nb = realloc(buf, cap + 1);
 			if (!nb)
@@ -315,7 +315,8 @@ static int rm_rf_entry(int dirfd, const char *name, dev_t dev, struct err *e)
 	int fd;
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : err_errno(e, EXIT_UNEXPECTED, errno, "stat '%s'", name);
+		return errno == ENOENT ? 0
+				       : err_errno(e, EXIT_UNEXPECTED, errno, "stat '%s'", name);
 	if (S_ISDIR(st.st_mode)) {
 		if (st.st_dev != dev)
 			return err_set(e, EXIT_UNEXPECTED,
@@ -361,7 +362,8 @@ int fs_rm_rf_at(int dirfd, const char *name, struct err *e)
 	struct stat st;
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : err_errno(e, EXIT_UNEXPECTED, errno, "stat '%s'", name);
+		return errno == ENOENT ? 0
+				       : err_errno(e, EXIT_UNEXPECTED, errno, "stat '%s'", name);
 	return rm_rf_entry(dirfd, name, st.st_dev, e);
 }
 

@@ -18,7 +18,7 @@
 #include "util/err.h"
 
 enum fs_flags {
-	FS_MKDIRS = 1 << 0,       /* create missing directories (0755) on the way */
+	FS_MKDIRS = 1 << 0,	  /* create missing directories (0755) on the way */
 	FS_NOFOLLOW_LAST = 1 << 1 /* do not resolve a symlink in the last component */
 };
 

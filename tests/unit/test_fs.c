@@ -104,7 +104,8 @@ static void test_in_root(void **state)
 	fd = fs_open_in_root(f->fd, "/os-release", O_RDONLY, 0, 0, &e);
 	assert_true(fd >= 0);
 	close(fd);
-	assert_int_equal(fs_open_in_root(f->fd, "/os-release", O_RDONLY, 0, FS_NOFOLLOW_LAST, &e), -1);
+	assert_int_equal(fs_open_in_root(f->fd, "/os-release", O_RDONLY, 0, FS_NOFOLLOW_LAST, &e),
+			 -1);
 	/* Creating a file follows a dangling absolute link into the root. */
 	assert_int_equal(symlinkat("/var/new-file", f->fd, "dangling"), 0);
 	fd = fs_open_in_root(f->fd, "dangling", O_WRONLY | O_CREAT, 0644, 0, &e);

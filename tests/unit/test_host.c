@@ -123,8 +123,9 @@ static void test_probe(void **state)
 	(void)state;
 	err_clear(&e);
 	assert_non_null(mkdtemp(root));
-	snprintf(cmd, sizeof(cmd), "mkdir -p %s/etc %s/sys/bus/pci/devices %s/sys/devices/pci0000:00",
-		 root, root, root);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s/etc %s/sys/bus/pci/devices %s/sys/devices/pci0000:00", root, root,
+		 root);
 	assert_int_equal(system(cmd), 0);
 	put(root, "etc/os-release", "ID=ubuntu\nVERSION_ID=\"22.04\"\n");
 	add_dev(root, "0000:00:05.0", "0x10de\n", "0x20b0\n", "0x030200\n");

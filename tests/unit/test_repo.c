@@ -10,24 +10,43 @@
 #define SHA_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 #define SHA_B "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"
 
-#define PKG(kernel, extra, sha)                                                          \
-	"{\"kernel\":\"" kernel "\",\"arch\":\"x86_64\",\"path\":\"p/" kernel ".tar.zst\"," \
+#define PKG(kernel, extra, sha)                                                                    \
+	"{\"kernel\":\"" kernel "\",\"arch\":\"x86_64\",\"path\":\"p/" kernel ".tar.zst\","        \
 	"\"sha256\":\"" sha "\",\"size\":100" extra "}"
 
 static const char index_json[] =
 	"{\"format\":1,\"generated\":\"2026-01-01T00:00:00Z\",\"extra\":{\"x\":1},\"drivers\":["
-	"{\"version\":\"535.261.03\",\"tags\":[\"default\"],\"packages\":["
-	PKG("6.1.0-57-amd64", "", SHA_A) ","
-	PKG("6.1.0-57-amd64", ",\"os\":\"cos\",\"os_build\":\"17800.66.78\"", SHA_B) ","
-	PKG("6.1.0-57-amd64", ",\"os\":\"cos\"", SHA_A) "]},"
-	"{\"version\":\"550.90.07\",\"supported_pci_ids\":[\"10de:2330\",\"10DE:20B0\"],"
-	"\"packages\":[" PKG("6.1.0-57-amd64", "", SHA_A) "," PKG("6.1.0-58-amd64", "", SHA_A) "]},"
-	"{\"version\":\"535.183.01\",\"unknown\":true,\"packages\":["
-	PKG("6.1.0-57-amd64", "", SHA_A) "]},"
-	"{\"version\":\"560.1.1\",\"packages\":["
-	"{\"kernel\":\"6.1.0-57-amd64\",\"arch\":\"amd64\",\"os\":\"ubuntu\",\"path\":\"u.tar.zst\","
-	"\"sha256\":\"" SHA_A "\",\"size\":5}]}"
-	"]}";
+	"{\"version\":\"535.261.03\",\"tags\":[\"default\"],\"packages\":[" PKG(
+		"6.1.0-57-amd64", "",
+		SHA_A) "," PKG("6.1.0-57-amd64", ",\"os\":\"cos\",\"os_build\":\"17800.66.78\"",
+			       SHA_B) "," PKG("6.1.0-57-amd64", ",\"os\":\"cos\"",
+					      SHA_A) "]},"
+						     "{\"version\":\"550.90.07\",\"supported_pci_"
+						     "ids\":[\"10de:2330\",\"10DE:20B0\"],"
+						     "\"packages\":[" PKG("6.1.0-57-amd64", "", SHA_A) "," PKG(
+							     "6.1.0-58-amd64", "",
+							     SHA_A) "]},"
+								    "{\"version\":\"535.183.01\","
+								    "\"unknown\":true,\"packages\":"
+								    "[" PKG("6.1.0-57-amd64", "",
+									    SHA_A) "]},"
+										   "{\"version\":"
+										   "\"560.1.1\","
+										   "\"packages\":["
+										   "{\"kernel\":"
+										   "\"6.1.0-57-"
+										   "amd64\","
+										   "\"arch\":"
+										   "\"amd64\","
+										   "\"os\":"
+										   "\"ubuntu\","
+										   "\"path\":\"u."
+										   "tar.zst\","
+										   "\"sha256\":"
+										   "\"" SHA_A
+										   "\",\"size\":5}]"
+										   "}"
+										   "]}";
 
 struct fixture {
 	struct repo_index *idx;
@@ -118,11 +137,14 @@ static void test_parse_errors(void **state)
 	expect_parse_error("{\"format\":1,\"drivers\":{}}", "must be an array");
 	expect_parse_error("{\"format\":1,\"drivers\":[1]}", "must be an object");
 	expect_parse_error(DRV("v550", ""), "is not a dotted number");
-	expect_parse_error("{\"format\":1,\"drivers\":[{\"version\":\"1\"}]}", "missing \"packages\"");
+	expect_parse_error("{\"format\":1,\"drivers\":[{\"version\":\"1\"}]}",
+			   "missing \"packages\"");
 	expect_parse_error(DRV("1", "{}"), "missing \"kernel\"");
 	expect_parse_error(DRV("1", PKG("k", "", "abc")), "64 hex digits");
-	expect_parse_error(DRV("1", PKG("k", "", "gggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggg")),
-			   "64 hex digits");
+	expect_parse_error(
+		DRV("1", PKG("k", "",
+			     "gggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggg")),
+		"64 hex digits");
 	expect_parse_error(DRV("1", "{\"kernel\":\"k\",\"arch\":\"x86_64\",\"path\":\"/etc/x\","
 				    "\"sha256\":\"" SHA_A "\",\"size\":1}"),
 			   "must be relative");
@@ -144,9 +166,10 @@ static void test_parse_errors(void **state)
 	expect_parse_error("{\"format\":1,\"drivers\":[{\"version\":\"1\",\"supported_pci_ids\":"
 			   "[\"10de-2330\"],\"packages\":[]}]}",
 			   "supported_pci_ids");
-	expect_parse_error("{\"format\":1,\"drivers\":[{\"version\":\"1\",\"packages\":[]},"
-			   "{\"version\":\"1.0\",\"packages\":[]},{\"version\":\"01\",\"packages\":[]}]}",
-			   "listed twice");
+	expect_parse_error(
+		"{\"format\":1,\"drivers\":[{\"version\":\"1\",\"packages\":[]},"
+		"{\"version\":\"1.0\",\"packages\":[]},{\"version\":\"01\",\"packages\":[]}]}",
+		"listed twice");
 }
 
 static void expect_choice(struct fixture *f, const char *req, const char *version,

@@ -35,10 +35,9 @@ static void test_paths_accepted(void **state)
 static void test_paths_refused(void **state)
 {
 	static const char *const bad[] = {
-		"/lib64/x",	    "../lib64/x",     "lib64/../../x", "lib64/../bin/x",
-		"lib64//x",	    "lib64/./x",      "etc/passwd",    "libs/x",
-		"lib64x/y",	    "lib64/a\nb",     "lib64/\x1b[31m", "..",
-		"kernel/..",	    "./../bin/x",     "",
+		"/lib64/x",	  "../lib64/x", "lib64/../../x", "lib64/../bin/x", "lib64//x",
+		"lib64/./x",	  "etc/passwd", "libs/x",	 "lib64x/y",	   "lib64/a\nb",
+		"lib64/\x1b[31m", "..",		"kernel/..",	 "./../bin/x",	   "",
 	};
 	char out[PATH_MAX], longname[PATH_MAX + 8];
 

@@ -29,8 +29,8 @@ static void make_key(const char *type, const char *name, const char *data, unsig
 	assert_int_equal(PEM_write_PUBKEY(f, k), 1);
 	fclose(f);
 	assert_int_equal(EVP_DigestSignInit(ctx, NULL, EVP_sha256(), NULL, k), 1);
-	assert_int_equal(EVP_DigestSign(ctx, sig, sig_len, (const unsigned char *)data, strlen(data)),
-			 1);
+	assert_int_equal(
+		EVP_DigestSign(ctx, sig, sig_len, (const unsigned char *)data, strlen(data)), 1);
 	EVP_MD_CTX_free(ctx);
 	EVP_PKEY_free(k);
 }
@@ -55,7 +55,8 @@ static void test_signatures(void **state)
 
 	/* Only the EC key trusted. */
 	assert_int_equal(verify_keys_load(paths, 1, "/nonexistent", &ks, &e), 0);
-	assert_int_equal(verify_index_signature(ks, data, strlen(data), sig_ec, ec_len, fpr, &e), 0);
+	assert_int_equal(verify_index_signature(ks, data, strlen(data), sig_ec, ec_len, fpr, &e),
+			 0);
 	assert_int_equal(strlen(fpr), 16);
 	assert_int_equal(verify_index_signature(ks, data, strlen(data), sig_rsa, rsa_len, fpr, &e),
 			 -1);
@@ -65,14 +66,16 @@ static void test_signatures(void **state)
 						sig_ec, ec_len, fpr, &e),
 			 -1);
 	sig_ec[10] ^= 1;
-	assert_int_equal(verify_index_signature(ks, data, strlen(data), sig_ec, ec_len, fpr, &e), -1);
+	assert_int_equal(verify_index_signature(ks, data, strlen(data), sig_ec, ec_len, fpr, &e),
+			 -1);
 	assert_int_equal(verify_index_signature(ks, data, strlen(data), sig_ec, 0, fpr, &e), -1);
 	verify_keys_free(ks);
 
 	/* A directory of keys: both trusted, RSA verifies. */
 	assert_int_equal(verify_keys_load(NULL, 0, dir, &ks, &e), 0);
 	assert_int_equal(verify_keys_count(ks), 2);
-	assert_int_equal(verify_index_signature(ks, data, strlen(data), sig_rsa, rsa_len, fpr, &e), 0);
+	assert_int_equal(verify_index_signature(ks, data, strlen(data), sig_rsa, rsa_len, fpr, &e),
+			 0);
 	verify_keys_free(ks);
 
 	/* No key at all is a configuration error. */
@@ -92,10 +95,12 @@ static void test_sha256(void **state)
 	(void)state;
 	assert_int_equal(sha256_update(s, "abc", 3), 0);
 	assert_int_equal(sha256_final_hex(s, out), 0);
-	assert_string_equal(out, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	assert_string_equal(out,
+			    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 	assert_int_equal(sha256_reset(s), 0);
 	assert_int_equal(sha256_final_hex(s, out), 0);
-	assert_string_equal(out, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	assert_string_equal(out,
+			    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 	sha256_free(s);
 	sha256_free(NULL);
 }
