@@ -103,15 +103,11 @@ void cache_drop(struct cache *c, const char *sha256)
 
 int cache_prune(struct cache *c, const char *keep_sha256, struct err *e)
 {
-	int fd = openat(c->pkg_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	_cleanup_closedir_ DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	_cleanup_closedir_ DIR *d = fs_opendir_at(c->pkg_fd, ".", e);
 	struct dirent *de;
 
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return err_errno(e, EXIT_UNEXPECTED, errno, "cache: read packages");
-	}
+	if (!d)
+		return err_wrap(e, "cache: packages");
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.' || strncmp(de->d_name, keep_sha256, 64) == 0)
 			continue;

@@ -162,15 +162,11 @@ static bool is_leftover(const char *name)
 static int cleanup_dir(int dirfd, bool (*doomed)(const char *, const void *), const void *ud,
 		       const char *why, struct err *e)
 {
-	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	_cleanup_closedir_ DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	_cleanup_closedir_ DIR *dir = fs_opendir_at(dirfd, ".", e);
 	struct dirent *de;
 
-	if (!dir) {
-		if (fd >= 0)
-			close(fd);
-		return err_errno(e, EXIT_UNEXPECTED, errno, "read install dir");
-	}
+	if (!dir)
+		return -1;
 	while ((de = readdir(dir))) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    !doomed(de->d_name, ud))

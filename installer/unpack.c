@@ -388,18 +388,17 @@ int unpack_package(int pkg_fd, uint64_t size, const char *sha256, int staging_fd
 	return 0;
 }
 
-static int check_links_dir(int dfd, const char *path, int staging_fd, struct err *e)
+static int check_links_dir(int parent_fd, const char *name, const char *path, int staging_fd,
+			   struct err *e)
 {
-	_cleanup_closedir_ DIR *d = fdopendir(dfd);
+	_cleanup_closedir_ DIR *d = fs_opendir_at(parent_fd, name, e);
 	struct dirent *de;
 
-	if (!d) {
-		close(dfd);
-		return err_errno(e, EXIT_UNEXPECTED, errno, "read '%s'", path);
-	}
+	if (!d)
+		return -1;
 	while ((de = readdir(d))) {
 		_cleanup_free_ char *sub = NULL;
-		struct stat st;
+		struct stat st, target;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
@@ -407,31 +406,18 @@ static int check_links_dir(int dfd, const char *path, int staging_fd, struct err
 			return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "unpack");
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			return err_errno(e, EXIT_UNEXPECTED, errno, "stat '%s'", sub);
-		if (S_ISLNK(st.st_mode)) {
-			/* The target was checked to stay inside; it must also exist. */
-			if (fstatat(staging_fd, sub, &st, 0) < 0)
-				return err_set(e, EXIT_VERIFY,
-					       "symlink '%s' does not resolve inside "
-					       "the package",
-					       sub);
-		} else if (S_ISDIR(st.st_mode)) {
-			int fd = openat(dirfd(d), de->d_name,
-					O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-			if (fd < 0)
-				return err_errno(e, EXIT_UNEXPECTED, errno, "open '%s'", sub);
-			if (check_links_dir(fd, sub, staging_fd, e) < 0)
-				return -1;
-		}
+		/* The target was checked to stay inside; it must also exist. */
+		if (S_ISLNK(st.st_mode) && fstatat(staging_fd, sub, &target, 0) < 0)
+			return err_set(e, EXIT_VERIFY,
+				       "symlink '%s' does not resolve inside the package", sub);
+		if (S_ISDIR(st.st_mode) &&
+		    check_links_dir(dirfd(d), de->d_name, sub, staging_fd, e) < 0)
+			return -1;
 	}
 	return 0;
 }
 
 static int check_links_resolve(int staging_fd, struct err *e)
 {
-	int fd = openat(staging_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0)
-		return err_errno(e, EXIT_UNEXPECTED, errno, "open staging");
-	return check_links_dir(fd, "", staging_fd, e);
+	return check_links_dir(staging_fd, ".", "", staging_fd, e);
 }

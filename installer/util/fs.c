@@ -411,18 +411,19 @@ bool fs_symlink_is(int dirfd, const char *name, const char *target)
 	return strcmp(buf, target) == 0;
 }
 
-char *fs_path_join(const char *root, const char *path)
+DIR *fs_opendir_at(int dirfd, const char *name, struct err *e)
 {
-	size_t rl = strlen(root);
-	char *out;
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d;
 
-	while (rl > 1 && root[rl - 1] == '/')
-		rl--;
-	while (*path == '/')
-		path++;
-	if (rl == 1 && root[0] == '/')
-		rl = 0;
-	if (asprintf(&out, "%.*s/%s", (int)rl, root, path) < 0)
+	if (fd < 0) {
+		err_errno(e, EXIT_UNEXPECTED, errno, "open directory '%s'", name);
 		return NULL;
-	return out;
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		err_errno(e, EXIT_UNEXPECTED, errno, "read directory '%s'", name);
+		close(fd);
+	}
+	return d;
 }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <dirent.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -66,11 +67,11 @@ int fs_mkdtemp_at(int dirfd, const char *prefix, char *ret_name, size_t size, st
 /* Replaces (or creates) symlink NAME -> TARGET atomically. Returns 0 or -1. */
 int fs_symlink_replace_at(int dirfd, const char *target, const char *name, struct err *e);
 
+/*
+ * Opens directory NAME under dirfd for readdir(), not following a symlink in
+ * NAME. Returns a DIR (which owns its own fd) or NULL with e set.
+ */
+DIR *fs_opendir_at(int dirfd, const char *name, struct err *e);
+
 /* Whether NAME under dirfd is a symlink whose target is exactly TARGET. */
 bool fs_symlink_is(int dirfd, const char *name, const char *target);
-
-/*
- * Joins ROOT and PATH for messages and for tools that take paths ("/" + "/a"
- * gives "/a"). Returns a malloc'd string or NULL on ENOMEM.
- */
-char *fs_path_join(const char *root, const char *path);

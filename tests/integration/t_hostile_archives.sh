@@ -27,6 +27,7 @@ python3 "$SRC/tests/tools/evil-tar.py" setuid | zstd -q -c >"$T/setuid.tar.zst"
     --kernel "$KERNEL" "$T/setuid.tar.zst" >/dev/null
 expect_rc 0 install --repo "file://$T/repo" $(install_args) --driver-version 700.1.1
 assert_eq "$(stat -c %a "$(idir)/bin/nvidia-smi")" 755 "normalised mode"
+[ -f "$(idir)/share/libs/libcuda.so.1" ] || fail "a link to a directory inside the package"
 
 # Compression other than zstd, xz or gzip is refused; xz and gzip are accepted.
 python3 "$SRC/tests/tools/evil-tar.py" valid | bzip2 -c >"$T/valid.tar.bz2"

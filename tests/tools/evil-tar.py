@@ -4,7 +4,8 @@
 
   evil-tar.py KIND > pkg.tar
 
-Each KIND starts from a small valid tree (lib64/libcuda.so.1, bin/nvidia-smi) and adds:
+Each KIND starts from a small valid tree (lib64/libcuda.so.1, bin/nvidia-smi, and the
+directory link share/libs -> ../lib64) and adds:
   traversal       lib64/../../evil            (a '..' that leaves the package)
   absolute        /tmp/evil-absolute           (an absolute path)
   symlink-escape  lib64/up -> ../../..         (a link out of the package)
@@ -49,6 +50,7 @@ def main():
         add_file(tar, "lib64/libcuda.so.1", b"\x7fELF stand-in")
         smi_mode = 0o4777 if kind == "setuid" else 0o755
         add_file(tar, "bin/nvidia-smi", b"#!/bin/sh\necho stand-in\n", smi_mode)
+        add_special(tar, "share/libs", tarfile.SYMTYPE, "../lib64")  # a link to a directory
         if kind == "traversal":
             add_file(tar, "lib64/../../evil")
         elif kind == "absolute":

@@ -151,28 +151,11 @@ static void test_atomic_write_and_rm(void **state)
 	assert_false(fs_symlink_is(f->fd, "cur", "a"));
 }
 
-static void test_path_join(void **state)
-{
-	char *p;
-
-	(void)state;
-	p = fs_path_join("/", "/etc/os-release");
-	assert_string_equal(p, "/etc/os-release");
-	free(p);
-	p = fs_path_join("/root/", "etc");
-	assert_string_equal(p, "/root/etc");
-	free(p);
-	p = fs_path_join("/root", "//x");
-	assert_string_equal(p, "/root/x");
-	free(p);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_in_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_atomic_write_and_rm, setup, teardown),
-		cmocka_unit_test(test_path_join),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
