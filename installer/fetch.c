@@ -53,6 +53,7 @@ struct sink {
 	int io_errno;
 	/* progress */
 	uint64_t started_ns, last_report_ns;
+	bool bar_shown; /* a bar is on the terminal's current line */
 	const char *name;
 };
 
@@ -225,10 +226,12 @@ static int progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t u
 
 		fprintf(stderr, "\r%s [%.*s%*s] %3d%% %s / %s %s/s ", s->name, bars,
 			"==============================", 30 - bars, "", pct, a, b, rate);
+		s->bar_shown = true;
 	} else {
 		char pct[8];
 
 		snprintf(pct, sizeof(pct), "%d", (int)(done * 100 / total));
+		strcat(rate, "/s");
 		log_kv(LOG_INFO, "fetch", "downloading", "file", s->name, "percent", pct, "done", a,
 		       "total", b, "rate", rate, LOG_END);
 	}
@@ -433,8 +436,9 @@ static CURLcode transfer_file(struct fetcher *f, const char *url, struct sink *s
 	s->status_checked = false;
 	s->started_ns = s->last_report_ns = now_ns();
 	rc = curl_easy_perform(f->curl);
-	if (f->tty && s->expected >= (1u << 20))
+	if (s->bar_shown)
 		fputc('\n', stderr);
+	s->bar_shown = false;
 	return rc;
 }
 

@@ -10,6 +10,7 @@ Every request appends one JSON line to --log: method, path, range, status, bytes
   {"path": "/x", "action": "truncate", "at": 1000, "times": 1}   (promise all, send `at`)
   {"path": "/x", "action": "ignore_range"}                         (answer 200, whole file)
   {"path": "/x", "action": "stall", "seconds": 30, "times": 1}     (send headers, then wait)
+  {"path": "/x", "action": "slow", "rate": 100000}                 (at most `rate` bytes/s)
 A rule without "times" applies forever. The server exits after --lifetime seconds, or
 when the process that started it is gone.
 """
@@ -133,6 +134,8 @@ class Handler(BaseHTTPRequestHandler):
                     except (BrokenPipeError, ConnectionResetError):
                         break
                     sent += len(chunk)
+                    if action == "slow":
+                        time.sleep(len(chunk) / fault.get("rate", 100000))
             if action == "truncate":
                 self.close_connection = True
         entry.update(status=code, bytes=sent)
