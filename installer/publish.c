@@ -313,6 +313,9 @@ static int staging_finish(int sfd, const struct manifest *m, struct err *e)
 			return err_set(e, EXIT_VERIFY, "package '%s' is not a directory",
 				       subdirs[i]);
 	}
+	/* Staging was private while it filled; the published tree is readable by workloads. */
+	if (fchmod(sfd, 0755) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "chmod staging");
 	json = manifest_to_json(m);
 	if (!json)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "manifest");

@@ -375,7 +375,7 @@ int fs_mkdtemp_at(int dirfd, const char *prefix, char *ret_name, size_t size, st
 		random_suffix(sfx, sizeof(sfx));
 		if (snprintf(ret_name, size, "%s-%s", prefix, sfx) >= (int)size)
 			return err_set(e, EXIT_UNEXPECTED, "mkdtemp '%s': name too long", prefix);
-		if (mkdirat(dirfd, ret_name, 0755) == 0)
+		if (mkdirat(dirfd, ret_name, 0700) == 0)
 			return 0;
 		if (errno != EEXIST)
 			return err_errno(e, EXIT_UNEXPECTED, errno, "create '%s'", ret_name);

@@ -15,6 +15,7 @@ readelf -d "$d/lib64/libnvidia-ml.so.1" | grep -q 'SONAME.*libnvidia-ml.so.1' ||
 # Permissions are normalised, and nothing is world-writable.
 [ -z "$(find "$d/.current/" -perm /o+w ! -type l)" ] || fail "world-writable files"
 assert_eq "$(stat -c %a "$d/bin/nvidia-smi")" 755 "nvidia-smi mode"
+assert_eq "$(stat -c %a "$d/.current/")" 755 "published version dir mode"
 assert_eq "$(stat -c %a "$d/firmware/nvidia/$V_NEW/gsp_ga10x.bin")" 644 "firmware mode"
 # One log line per stage, with its duration.
 for stage in host index select download unpack publish install; do
