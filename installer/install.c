@@ -269,14 +269,13 @@ static void inspect_mount(struct installdir *dir, struct plan *p)
 	       LOG_END);
 }
 
-static int plan_make(const struct config *c, int root_fd, struct cache *cache,
-		     struct installdir *dir, struct plan *p, struct err *e)
+/* With the host probed: the index, the choice, and what is installed now. */
+static int plan_make(const struct config *c, struct cache *cache, struct installdir *dir,
+		     struct plan *p, struct err *e)
 {
 	uint64_t t0;
 	int r;
 
-	if (probe_host(c, root_fd, &p->host, e) < 0)
-		return -1;
 	if (source_open(c, cache, !c->dry_run, &p->src, e) < 0)
 		return -1;
 	t0 = now_ns();
@@ -318,14 +317,17 @@ int install_run(const struct config *c, struct err *e)
 	root_fd = session_open_root(c, e);
 	if (root_fd < 0)
 		return -1;
+	/* A host we cannot serve is refused before anything is written to it. */
+	if (probe_host(c, root_fd, &p.host, e) < 0)
+		goto out;
 	if (!c->dry_run && (lock_fd = session_lock(root_fd, e)) < 0)
-		return -1;
+		goto out;
 	if (cache_open(root_fd, c->cache_dir, !c->dry_run, &cache, e) < 0 ||
 	    publish_open(root_fd, c->install_dir, !c->dry_run, &dir, e) < 0)
-		return -1;
+		goto out;
 	if (dir && !c->dry_run && publish_cleanup(dir, e) < 0)
-		return -1;
-	if (plan_make(c, root_fd, cache, dir, &p, e) < 0)
+		goto out;
+	if (plan_make(c, cache, dir, &p, e) < 0)
 		goto out;
 	if (c->dry_run) {
 		print_plan(c, &p);
