@@ -61,7 +61,7 @@ int fs_write_atomic_at(int dirfd, const char *name, const void *buf, size_t len,
  */
 int fs_rm_rf_at(int dirfd, const char *name, struct err *e);
 
-/* Creates a fresh private (0700) directory PREFIX-XXXXXX under dirfd; its name goes to ret_name. */
+/* Creates a fresh private (0700) directory PREFIX-<8 random chars> under dirfd; its name goes to ret_name. */
 int fs_mkdtemp_at(int dirfd, const char *prefix, char *ret_name, size_t size, struct err *e);
 
 /* Replaces (or creates) symlink NAME -> TARGET atomically. Returns 0 or -1. */
