@@ -114,6 +114,8 @@ static int config_from_env(struct config *c, struct err *e)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "configuration");
 	if ((v = getenv("NVIDIA_DRIVER_REPO_KEY")) && strv_push_split(&c->repo_keys, v) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "configuration");
+	if ((v = getenv("NVIDIA_MODULE_CERT")) && strv_push_split(&c->module_certs, v) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "configuration");
 	if ((v = getenv("NVIDIA_FETCH_TIMEOUT")) && *v &&
 	    config_set_uint(&c->fetch_timeout_s, "NVIDIA_FETCH_TIMEOUT", v, 1, 86400, e) < 0)
 		return -1;
@@ -152,6 +154,8 @@ void config_done(struct config *c)
 	free(c->kernel_release);
 	strv_clear(&c->repos);
 	strv_clear(&c->repo_keys);
+	strv_clear(&c->module_certs);
+	strv_clear(&c->files);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -38,6 +38,8 @@ struct config {
 	/* install and the commands that read a repository */
 	struct strv repos;
 	struct strv repo_keys;
+	struct strv module_certs; /* certificates kernel modules must be signed with */
+	struct strv files;	  /* positional arguments (verify-module) */
 	char *driver_version;
 	char *install_dir;
 	char *container_dir;

@@ -20,6 +20,9 @@ int status_run(const struct config *c, struct err *e);
 /* uninstall: removes the install (the cache stays). */
 int uninstall_run(const struct config *c, struct err *e);
 
+/* verify-module: per module, what the kernel would check; EXIT_VERIFY if any fails. */
+int verify_module_run(const struct config *c, struct err *e);
+
 /* Shared by the subcommands: the host root, and the lock that serialises runs. */
 int session_open_root(const struct config *c, struct err *e);
 int session_lock(int root_fd, struct err *e);

@@ -26,8 +26,9 @@ enum cmd_bit {
 	C_LIST = 1 << 1,
 	C_STATUS = 1 << 2,
 	C_UNINSTALL = 1 << 3,
-	C_GLOBAL = 1 << 4, /* accepted before the command too */
-	C_ALL = C_INSTALL | C_LIST | C_STATUS | C_UNINSTALL | C_GLOBAL,
+	C_VERIFY = 1 << 4,
+	C_GLOBAL = 1 << 5, /* accepted before the command too */
+	C_ALL = C_INSTALL | C_LIST | C_STATUS | C_UNINSTALL | C_VERIFY | C_GLOBAL,
 };
 
 enum opt_id {
@@ -46,6 +47,7 @@ enum opt_id {
 	O_FETCH_RETRIES,
 	O_JSON,
 	O_VERSION,
+	O_MODULE_CERT,
 };
 
 struct opt {
@@ -92,9 +94,13 @@ static const struct opt opts[] = {
 	 "PATH",
 	 "host package cache (NVIDIA_CACHE_DIR)"},
 	{{"kernel-release", required_argument, NULL, O_KERNEL_RELEASE},
-	 C_INSTALL | C_LIST | C_STATUS,
+	 C_INSTALL | C_LIST | C_STATUS | C_VERIFY,
 	 "R",
 	 "target kernel (NVIDIA_KERNEL_RELEASE; default uname -r)"},
+	{{"module-cert", required_argument, NULL, O_MODULE_CERT},
+	 C_INSTALL | C_VERIFY,
+	 "FILE",
+	 "certificate modules must be signed with, repeatable (NVIDIA_MODULE_CERT)"},
 	{{"skip-modules", no_argument, NULL, O_SKIP_MODULES},
 	 C_INSTALL,
 	 NULL,
@@ -117,15 +123,20 @@ static const struct opt opts[] = {
 struct command {
 	const char *name;
 	unsigned bit;
+	bool takes_files; /* positional FILE arguments */
 	int (*run)(const struct config *c, struct err *e);
 	const char *summary;
 };
 
 static const struct command commands[] = {
-	{"install", C_INSTALL, install_run, "install the driver this host needs"},
-	{"list-versions", C_LIST, list_versions_run, "show the versions this host could install"},
-	{"status", C_STATUS, status_run, "show what is installed"},
-	{"uninstall", C_UNINSTALL, uninstall_run, "remove the installed driver (cache kept)"},
+	{"install", C_INSTALL, false, install_run, "install the driver this host needs"},
+	{"list-versions", C_LIST, false, list_versions_run,
+	 "show the versions this host could install"},
+	{"status", C_STATUS, false, status_run, "show what is installed"},
+	{"uninstall", C_UNINSTALL, false, uninstall_run,
+	 "remove the installed driver (cache kept)"},
+	{"verify-module", C_VERIFY, true, verify_module_run,
+	 "check kernel modules' signatures and vermagic as the kernel would"},
 };
 
 static void usage(FILE *f, const struct command *cmd)
@@ -133,8 +144,8 @@ static void usage(FILE *f, const struct command *cmd)
 	unsigned bit = cmd ? cmd->bit : C_GLOBAL;
 
 	if (cmd) {
-		fprintf(f, "Usage: %s [global options] %s [options]\n\n%s.\n\nOptions:\n", PROG,
-			cmd->name, cmd->summary);
+		fprintf(f, "Usage: %s [global options] %s [options]%s\n\n%s.\n\nOptions:\n", PROG,
+			cmd->name, cmd->takes_files ? " FILE..." : "", cmd->summary);
 	} else {
 		fprintf(f,
 			"Usage: %s [--root DIR] [--log-format text|json] [-v] COMMAND [options]\n\n"
@@ -155,7 +166,8 @@ static void usage(FILE *f, const struct command *cmd)
 		fprintf(f, "  %-26s %s\n", left, opts[i].help);
 	}
 	fprintf(f, "\nExit codes: 0 ok, 1 unexpected, 2 usage, 3 no match, 4 unreachable, "
-		   "5 verification failed (docs/exit-codes.md).\n");
+		   "5 verification failed, 6 kernel refused the module, 7 driver in use "
+		   "(docs/exit-codes.md).\n");
 }
 
 static int usage_error(const struct command *cmd, const char *fmt, ...) _printf_(2, 3);
@@ -186,6 +198,10 @@ static int apply(struct config *c, int id, const char *arg, struct err *e)
 						     : 0;
 	case O_REPO_KEY:
 		return strv_push(&c->repo_keys, arg) < 0
+			       ? err_set(e, EXIT_UNEXPECTED, "out of memory")
+			       : 0;
+	case O_MODULE_CERT:
+		return strv_push(&c->module_certs, arg) < 0
 			       ? err_set(e, EXIT_UNEXPECTED, "out of memory")
 			       : 0;
 	case O_DRIVER_VERSION:
@@ -225,7 +241,7 @@ static int parse(int argc, char **argv, const struct command *cmd, struct config
 {
 	struct option table[ARRAY_SIZE(opts) + 1];
 	unsigned bit = cmd ? cmd->bit : C_GLOBAL;
-	bool repos_cleared = false, keys_cleared = false;
+	bool repos_cleared = false, keys_cleared = false, certs_cleared = false;
 	size_t n = 0;
 	int id;
 
@@ -236,7 +252,9 @@ static int parse(int argc, char **argv, const struct command *cmd, struct config
 	memset(&table[n], 0, sizeof(table[n]));
 	opterr = 0;
 	optind = 0; /* glibc: a full reset, as this runs once per argv slice */
-	while ((id = getopt_long(argc, argv, "+vh", table, NULL)) != -1) {
+	/* Commands with FILE arguments take options after them too (GNU permutation). */
+	while ((id = getopt_long(argc, argv, cmd && cmd->takes_files ? "vh" : "+vh", table,
+				 NULL)) != -1) {
 		struct err e;
 
 		err_clear(&e);
@@ -258,6 +276,10 @@ static int parse(int argc, char **argv, const struct command *cmd, struct config
 		if (id == O_REPO_KEY && !keys_cleared) {
 			strv_clear(&c->repo_keys);
 			keys_cleared = true;
+		}
+		if (id == O_MODULE_CERT && !certs_cleared) {
+			strv_clear(&c->module_certs);
+			certs_cleared = true;
 		}
 		if (apply(c, id, optarg, &e) < 0)
 			return usage_error(cmd, "%s", e.msg);
@@ -313,8 +335,18 @@ int main(int argc, char **argv)
 	r = parse(argc, argv, cmd, &cfg);
 	if (r >= 0)
 		goto out;
+	for (; optind < argc && cmd->takes_files; optind++) {
+		if (strv_push(&cfg.files, argv[optind]) < 0) {
+			r = usage_error(cmd, "out of memory");
+			goto out;
+		}
+	}
 	if (optind < argc) {
 		r = usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+		goto out;
+	}
+	if (cmd->takes_files && cfg.files.n == 0) {
+		r = usage_error(cmd, "missing FILE arguments");
 		goto out;
 	}
 	log_setup(cfg.log_format, cfg.log_level);

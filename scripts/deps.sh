@@ -11,6 +11,8 @@ packages=(
     libcurl4-openssl-dev libssl-dev libkmod-dev libmount-dev libarchive-dev libjson-c-dev
     # tests, demo and the repository tools
     libcmocka-dev python3 openssl zstd xz-utils bzip2 binutils ca-certificates
+    # kernel modules: sign-file, depmod
+    linux-kbuild-6.1 kmod
     # make format-check, make lint
     clang-format cppcheck
 )

@@ -10,6 +10,17 @@ V_OLD=535.261.03
 V_NEW=550.90.07
 V_BRANCH_OLD=535.183.01
 
+SIGN_FILE=$(ls /usr/lib/linux-kbuild-*/scripts/sign-file 2>/dev/null | tail -1)
+
+# Signs every .ko under DIR with the pinned test key: sign_modules DIR [sign-file options]
+sign_modules() {
+    local dir=$1
+    shift
+    for ko in "$dir"/*.ko; do
+        "$SIGN_FILE" "$@" sha256 "$FIX/keys/modkey.pem" "$FIX/keys/modkey.pem" "$ko"
+    done
+}
+
 fail() {
     echo "FAIL: $*" >&2
     exit 1
