@@ -10,6 +10,7 @@
 #include "cache.h"
 #include "host.h"
 #include "install.h"
+#include "kernel.h"
 #include "kmods.h"
 #include "modsig.h"
 #include "publish.h"
@@ -149,7 +150,7 @@ int list_versions_run(const struct config *c, struct err *e)
 /* ---- status --------------------------------------------------------------- */
 
 static void status_print(const struct config *c, const struct manifest *m, bool kernel_ok,
-			 const char *running)
+			 const char *running, const char *loaded)
 {
 	if (c->json) {
 		_cleanup_(json_object_putp) json_object *o = json_object_new_object();
@@ -159,6 +160,7 @@ static void status_print(const struct config *c, const struct manifest *m, bool 
 		json_object_object_add(o, "container_dir",
 				       json_object_new_string(c->container_dir));
 		json_object_object_add(o, "running_kernel", json_object_new_string(running));
+		json_object_object_add(o, "loaded_version", json_string_or_null(loaded));
 		if (m) {
 			json_object_object_add(o, "driver_version",
 					       json_object_new_string(m->driver_version));
@@ -182,7 +184,8 @@ static void status_print(const struct config *c, const struct manifest *m, bool 
 		return;
 	}
 	if (!m) {
-		printf("installed:      no\ninstall_dir:    %s\n", c->install_dir);
+		printf("installed:      no\ninstall_dir:    %s\nloaded_version: %s\n",
+		       c->install_dir, loaded ? loaded : "not loaded");
 		return;
 	}
 	printf("installed:      yes\n");
@@ -194,6 +197,19 @@ static void status_print(const struct config *c, const struct manifest *m, bool 
 	printf("repository:     %s\n", m->repository ? m->repository : "?");
 	printf("installed_at:   %s\n", m->installed_at);
 	printf("install_dir:    %s\n", c->install_dir);
+	printf("loaded_version: %s\n", loaded ? loaded : "not loaded");
+}
+
+/* The version of the live nvidia module, or NULL. */
+static const char *loaded_driver_version(int root_fd, char *buf, size_t size)
+{
+	_cleanup_(kmods_freep) struct kmods *k = NULL;
+	struct err e;
+
+	if (kmods_new(root_fd, "none", &k, &e) < 0 ||
+	    kmods_loaded_version(k, "nvidia", buf, size) < 0)
+		return NULL;
+	return buf;
 }
 
 int status_run(const struct config *c, struct err *e)
@@ -202,7 +218,8 @@ int status_run(const struct config *c, struct err *e)
 	_cleanup_(publish_freep) struct installdir *dir = NULL;
 	struct manifest m = {0};
 	struct utsname u;
-	const char *running;
+	const char *running, *loaded;
+	char loaded_buf[64];
 	int r;
 
 	root_fd = session_open_root(c, e);
@@ -210,18 +227,19 @@ int status_run(const struct config *c, struct err *e)
 		return -1;
 	uname(&u);
 	running = c->kernel_release ? c->kernel_release : u.release;
+	loaded = loaded_driver_version(root_fd, loaded_buf, sizeof(loaded_buf));
 	r = publish_open(root_fd, c->install_dir, false, &dir, e);
 	if (r == 0)
 		r = publish_current(dir, &m, e);
 	if (r < 0)
 		return -1;
 	if (r == 1) {
-		status_print(c, NULL, false, running);
+		status_print(c, NULL, false, running, loaded);
 		err_set(e, EXIT_NO_MATCH, "status: no driver is installed in '%s'", c->install_dir);
 		err_hint(e, "run 'nvidia-driver-installer install'");
 		return -1;
 	}
-	status_print(c, &m, strcmp(m.kernel_release, running) == 0, running);
+	status_print(c, &m, strcmp(m.kernel_release, running) == 0, running, loaded);
 	manifest_done(&m);
 	return 0;
 }
@@ -241,6 +259,15 @@ int uninstall_run(const struct config *c, struct err *e)
 	lock_fd = session_lock(root_fd, e);
 	if (lock_fd < 0)
 		return -1;
+	/* The kernel side first: a driver in use keeps its files (exit 7, nothing removed). */
+	if (!c->skip_modules) {
+		struct utsname u;
+
+		uname(&u);
+		if (kernel_remove(c, root_fd, c->kernel_release ? c->kernel_release : u.release,
+				  e) < 0)
+			return -1;
+	}
 	r = publish_open(root_fd, c->install_dir, false, &dir, e);
 	if (r < 0)
 		return -1;

@@ -27,11 +27,8 @@ int strv_push_split(struct strv *s, const char *list)
 
 	if (!copy)
 		return -ENOMEM;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		while (*tok == ' ')
-			tok++;
-		tok[strcspn(tok, " ")] = '\0';
-		if (*tok && strv_push(s, tok) < 0)
+	for (tok = strtok_r(copy, ", \t\n", &save); tok; tok = strtok_r(NULL, ", \t\n", &save)) {
+		if (strv_push(s, tok) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -102,6 +99,7 @@ static int config_from_env(struct config *c, struct err *e)
 		{"NVIDIA_INSTALL_DIR_CONTAINER", offsetof(struct config, container_dir)},
 		{"NVIDIA_CACHE_DIR", offsetof(struct config, cache_dir)},
 		{"NVIDIA_KERNEL_RELEASE", offsetof(struct config, kernel_release)},
+		{"NVIDIA_KERNEL_KEYRING_CERT", offsetof(struct config, kernel_keyring_cert)},
 	};
 	const char *v;
 
@@ -116,6 +114,12 @@ static int config_from_env(struct config *c, struct err *e)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "configuration");
 	if ((v = getenv("NVIDIA_MODULE_CERT")) && strv_push_split(&c->module_certs, v) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "configuration");
+	if ((v = getenv("NVIDIA_MODULES")) && strv_push_split(&c->modules, v) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "configuration");
+	if ((v = getenv("NVIDIA_MODULE_ARGS")) && strv_push_split(&c->module_args, v) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "configuration");
+	if (env_bool(getenv("NVIDIA_NO_UNLOAD_CONFLICTS")))
+		c->no_unload_conflicts = true;
 	if ((v = getenv("NVIDIA_FETCH_TIMEOUT")) && *v &&
 	    config_set_uint(&c->fetch_timeout_s, "NVIDIA_FETCH_TIMEOUT", v, 1, 86400, e) < 0)
 		return -1;
@@ -155,6 +159,9 @@ void config_done(struct config *c)
 	strv_clear(&c->repos);
 	strv_clear(&c->repo_keys);
 	strv_clear(&c->module_certs);
+	strv_clear(&c->modules);
+	strv_clear(&c->module_args);
+	free(c->kernel_keyring_cert);
 	strv_clear(&c->files);
 	memset(c, 0, sizeof(*c));
 }

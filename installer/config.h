@@ -25,7 +25,7 @@ struct strv {
 };
 
 int strv_push(struct strv *s, const char *value);
-/* Pushes each non-empty comma-separated element of LIST. */
+/* Pushes each non-empty element of LIST, separated by commas or white space. */
 int strv_push_split(struct strv *s, const char *list);
 void strv_clear(struct strv *s);
 
@@ -39,7 +39,11 @@ struct config {
 	struct strv repos;
 	struct strv repo_keys;
 	struct strv module_certs; /* certificates kernel modules must be signed with */
-	struct strv files;	  /* positional arguments (verify-module) */
+	struct strv modules;	  /* the set to load; empty: the default set */
+	struct strv module_args;  /* MODULE.KEY=VALUE */
+	char *kernel_keyring_cert;
+	bool no_unload_conflicts;
+	struct strv files; /* positional arguments (verify-module) */
 	char *driver_version;
 	char *install_dir;
 	char *container_dir;

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <libkmod.h>
 #include <sys/utsname.h>
 
 #include "host.h"
@@ -130,9 +129,6 @@ int host_is_nvidia_gpu(uint16_t vendor, uint32_t pci_class)
 	return vendor == PCI_VENDOR_NVIDIA && (cls == 0x0300 || cls == 0x0302);
 }
 
-DEFINE_POINTER_CLEANUP(struct kmod_ctx, kmod_unref)
-DEFINE_POINTER_CLEANUP(struct kmod_list, kmod_module_unref_list)
-
 bool host_module_is_relevant(const char *name)
 {
 	static const char *const conflicts[] = {"nouveau", "nova_core", "nova_drm", "nvidiafb"};
@@ -144,17 +140,6 @@ bool host_module_is_relevant(const char *name)
 			return true;
 	}
 	return false;
-}
-
-static void kmod_log_to_ours(void *data, int priority, const char *file, int line, const char *fn,
-			     const char *format, va_list args)
-{
-	char msg[512];
-
-	(void)data, (void)priority, (void)file, (void)line, (void)fn;
-	vsnprintf(msg, sizeof(msg), format, args);
-	msg[strcspn(msg, "\n")] = '\0';
-	log_msg(LOG_DEBUG, "kmod", "%s", msg);
 }
 
 static void module_version(int root_fd, const char *name, char *out, size_t size)
@@ -176,34 +161,32 @@ static void module_version(int root_fd, const char *name, char *out, size_t size
 
 int host_scan_modules(int root_fd, struct host *h, struct err *e)
 {
-	_cleanup_(kmod_unrefp) struct kmod_ctx *ctx = kmod_new(NULL, NULL);
-	_cleanup_(kmod_module_unref_listp) struct kmod_list *list = NULL;
-	struct kmod_list *it;
-	int r;
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_close_ int fd = -1;
+	char *line, *save = NULL;
+	size_t len;
 
-	if (!ctx)
-		return err_set(e, EXIT_UNEXPECTED, "libkmod: kmod_new failed");
-	kmod_set_log_fn(ctx, kmod_log_to_ours, NULL);
-	r = kmod_module_new_from_loaded(ctx, &list);
-	if (r < 0) {
-		log_msg(LOG_DEBUG, "host", "no list of loaded modules: %s", strerror(-r));
+	fd = fs_open_in_root(root_fd, "/proc/modules", O_RDONLY, 0, 0, e);
+	if (fd < 0) {
+		log_msg(LOG_DEBUG, "host", "no list of loaded modules: %s", e->msg);
+		err_clear(e);
 		h->modules_known = false;
 		return 0;
 	}
+	if (fs_read_fd(fd, 4 << 20, &buf, &len, e) < 0)
+		return err_wrap(e, "/proc/modules");
 	h->modules_known = true;
-	kmod_list_foreach(it, list)
-	{
-		struct kmod_module *m = kmod_module_get_module(it);
-		const char *name = kmod_module_get_name(m);
+	/* "name size refcount holders state address", one module a line. */
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[64];
 
-		if (host_module_is_relevant(name) && h->n_modules < HOST_MAX_MODULES &&
-		    strlen(name) < sizeof(h->modules[0].name)) {
-			struct loaded_module *lm = &h->modules[h->n_modules++];
-
-			snprintf(lm->name, sizeof(lm->name), "%s", name);
-			module_version(root_fd, name, lm->version, sizeof(lm->version));
-		}
-		kmod_module_unref(m);
+		if (sscanf(line, "%63s", name) != 1 || !host_module_is_relevant(name) ||
+		    h->n_modules == HOST_MAX_MODULES)
+			continue;
+		snprintf(h->modules[h->n_modules].name, sizeof(h->modules[0].name), "%s", name);
+		module_version(root_fd, name, h->modules[h->n_modules].version,
+			       sizeof(h->modules[0].version));
+		h->n_modules++;
 	}
 	return 0;
 }

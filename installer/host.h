@@ -63,9 +63,9 @@ int host_is_nvidia_gpu(uint16_t vendor, uint32_t pci_class);
 bool host_module_is_relevant(const char *name);
 
 /*
- * Lists the loaded modules that matter here, with libkmod (the running kernel's
- * /proc/modules), versions read from ROOT/sys/module. A kernel without module
- * support leaves modules_known false; that is not an error. Returns 0 or -1.
+ * Lists the loaded modules that matter here, from ROOT/proc/modules, with
+ * versions from ROOT/sys/module. A kernel without module support leaves
+ * modules_known false; that is not an error. Returns 0 or -1.
  */
 int host_scan_modules(int root_fd, struct host *h, struct err *e);
 

@@ -12,6 +12,7 @@
 #include "cache.h"
 #include "host.h"
 #include "install.h"
+#include "kernel.h"
 #include "mounts.h"
 #include "publish.h"
 #include "source.h"
@@ -63,12 +64,14 @@ struct plan {
 	struct source src;
 	struct repo_choice choice;
 	struct manifest current; /* valid when has_current */
+	char current_id[NAME_MAX + 1];
 	bool has_current;
 	bool up_to_date; /* the chosen package is the current one */
 	bool links_ok;
 	bool cached; /* the package is in the node cache */
 	bool has_mount;
 	struct mount_info mount; /* of the install dir */
+	struct kernel *kernel;	 /* trust and loaded state, for the plan */
 };
 
 static void plan_done(struct plan *p)
@@ -76,6 +79,7 @@ static void plan_done(struct plan *p)
 	host_done(&p->host);
 	source_done(&p->src);
 	manifest_done(&p->current);
+	kernel_free(p->kernel);
 }
 
 /* "nvidia 550.90.07, nouveau", "none", or "unknown" without module support. */
@@ -122,10 +126,7 @@ static int probe_host(const struct config *c, int root_fd, struct host *h, struc
 		err_hint(e, "run on a GPU node, or pass --skip-modules to install user space only");
 		return -1;
 	}
-	err_set(e, EXIT_USAGE, "kernel modules: this release installs user space only");
-	err_hint(e, "pass --skip-modules (NVIDIA_SKIP_MODULES=1); module loading arrives with the "
-		    "kernel stage");
-	return -1;
+	return 0;
 }
 
 static void print_plan(const struct config *c, const struct plan *p)
@@ -168,80 +169,57 @@ static void print_plan(const struct config *c, const struct plan *p)
 		       p->mount.noexec ? ": noexec, its binaries cannot run until remounted exec"
 				       : "");
 	describe_modules(h, mods, sizeof(mods));
-	printf("  loaded:      %s\n", mods);
-	printf("  kernel:      %s\n",
-	       c->skip_modules ? "untouched (--skip-modules)" : "load modules");
+	printf("  modules now: %s\n", mods);
+	if (p->kernel)
+		kernel_describe(p->kernel, stdout);
+	else
+		printf("  kernel:      untouched (--skip-modules)\n");
 }
 
-/* Unpacks the package into a fresh staging tree and publishes it. */
-static int unpack_and_publish(const struct config *c, struct plan *p, struct installdir *dir,
-			      int pkg_fd, struct err *e)
+/* Unpacks the package into a fresh staging tree; on failure no staging is left. */
+static int stage_package(const struct repo_package *pkg, struct installdir *dir, int pkg_fd,
+			 char *staging, size_t size, struct err *e)
 {
-	const struct repo_package *pkg = p->choice.pkg;
-	char staging[NAME_MAX + 1], now[32];
 	_cleanup_close_ int sfd = -1;
 	struct unpack_stats st;
-	struct manifest m = {0};
 	uint64_t t0 = now_ns();
-	time_t t = time(NULL);
-	struct tm tm;
 
-	sfd = publish_staging(dir, staging, sizeof(staging), e);
+	sfd = publish_staging(dir, staging, size, e);
 	if (sfd < 0)
 		return -1;
 	if (unpack_package(pkg_fd, pkg->size, pkg->sha256, sfd, &st, e) < 0) {
 		publish_staging_abort(dir, staging);
 		if (e->code == EXIT_VERIFY)
 			err_hint(e, "rebuild the package to docs/repository-format.md (make-repo "
-				    "pack), "
-				    "add it to the repository again and re-sign the index");
+				    "pack), add it to the repository again and re-sign the index");
 		return err_wrap(e, "unpack: package '%s'", pkg->path);
 	}
 	log_kv(LOG_INFO, "unpack", "package unpacked and verified", "files", U64(st.files),
 	       "symlinks", U64(st.symlinks), "bytes", U64(st.bytes), "duration_ms",
 	       U64(ms_since(t0)), LOG_END);
-
-	t0 = now_ns();
-	gmtime_r(&t, &tm);
-	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	m.driver_version = p->choice.driver->version;
-	m.kernel_release = p->host.kernel;
-	m.package_sha256 = (char *)pkg->sha256;
-	m.package_size = pkg->size;
-	m.package_path = pkg->path;
-	m.repository = p->src.from_cache ? (char *)"cache" : p->src.mirrors[p->src.mirror];
-	m.requested_version = c->driver_version;
-	m.installed_at = now;
-	m.os_id = p->host.os_id;
-	m.arch = p->host.arch;
-	m.key_fingerprint = p->src.fingerprint;
-	if (publish_commit(dir, staging, sfd, &m, e) < 0) {
-		publish_staging_abort(dir, staging);
-		return -1;
-	}
-	log_kv(LOG_INFO, "publish", "driver published", "version", m.driver_version, "install_dir",
-	       c->install_dir, "duration_ms", U64(ms_since(t0)), LOG_END);
-	return 0;
+	return TAKE_FD(sfd);
 }
 
 /*
- * Download (or take from the cache), then unpack and publish. A cached copy
+ * Download (or take from the cache), then unpack into staging. A cached copy
  * that fails verification is dropped and downloaded once more.
  */
-static int fetch_and_publish(const struct config *c, struct plan *p, struct cache *cache,
-			     struct installdir *dir, struct err *e)
+static int fetch_and_stage(struct plan *p, struct cache *cache, struct installdir *dir,
+			   char *staging, size_t size, struct err *e)
 {
 	const struct repo_package *pkg = p->choice.pkg;
 
 	for (int attempt = 0;; attempt++) {
 		_cleanup_close_ int fd = -1;
 		uint64_t net;
+		int sfd;
 
 		fd = source_get_package(&p->src, cache, pkg, &net, e);
 		if (fd < 0)
 			return -1;
-		if (unpack_and_publish(c, p, dir, fd, e) == 0)
-			return 0;
+		sfd = stage_package(pkg, dir, fd, staging, size, e);
+		if (sfd >= 0)
+			return sfd;
 		if (e->code != EXIT_VERIFY || net > 0 || attempt > 0)
 			return -1;
 		log_kv(LOG_WARN, "unpack", "cached package failed verification; downloading again",
@@ -249,6 +227,118 @@ static int fetch_and_publish(const struct config *c, struct plan *p, struct cach
 		cache_drop(cache, pkg->sha256);
 		err_clear(e);
 	}
+}
+
+static void manifest_fill(const struct config *c, struct plan *p, struct manifest *m, char now[32])
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(now, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	memset(m, 0, sizeof(*m));
+	m->driver_version = p->choice.driver->version;
+	m->kernel_release = p->host.kernel;
+	m->package_sha256 = (char *)p->choice.pkg->sha256;
+	m->package_size = p->choice.pkg->size;
+	m->package_path = p->choice.pkg->path;
+	m->repository = p->src.from_cache ? (char *)"cache" : p->src.mirrors[p->src.mirror];
+	m->requested_version = c->driver_version;
+	m->installed_at = now;
+	m->os_id = p->host.os_id;
+	m->arch = p->host.arch;
+	m->key_fingerprint = p->src.fingerprint;
+}
+
+/* Loads version ID's modules from the install dir (the re-run and reboot path). */
+static int kernel_from_version(const struct config *c, const struct plan *p, int root_fd,
+			       struct installdir *dir, const char *id, const char *version,
+			       struct err *e)
+{
+	_cleanup_(kernel_freep) struct kernel *kn = NULL;
+	_cleanup_close_ int drivers_fd = publish_version_subdir(dir, id, "drivers", e);
+
+	if (drivers_fd < 0 ||
+	    kernel_prepare(c, root_fd, p->host.kernel, drivers_fd, version, &kn, e) < 0 ||
+	    kernel_unload_old(kn, e) < 0 || kernel_load(kn, c->install_dir, e) < 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * After a failed load of the new version: the previous version current again
+ * (or none), the new one gone, and the previous driver reloaded when it was
+ * loaded before. Best effort; the original error stands.
+ */
+static void roll_back(const struct config *c, const struct plan *p, int root_fd,
+		      struct installdir *dir, bool reload_old)
+{
+	struct err re;
+
+	err_clear(&re);
+	if ((p->current_id[0] ? publish_activate(dir, p->current_id, &re)
+			      : publish_deactivate(dir, &re)) < 0 ||
+	    publish_cleanup(dir, &re) < 0) {
+		log_msg(LOG_ERROR, "publish", "rollback failed: %s", re.msg);
+		return;
+	}
+	if (reload_old && p->current_id[0] &&
+	    kernel_from_version(c, p, root_fd, dir, p->current_id, p->current.driver_version, &re) <
+		    0) {
+		log_msg(LOG_ERROR, "kernel", "the previous driver did not load again: %s", re.msg);
+		return;
+	}
+	log_kv(LOG_WARN, "install", "rolled back", "current",
+	       p->current_id[0] ? p->current.driver_version : "nothing", LOG_END);
+}
+
+/*
+ * The switch to a staged version. Everything that can be checked is checked
+ * first (modules, conflicts, a busy old driver); then the old driver goes,
+ * the new tree becomes current and its modules load. A load failure rolls
+ * both back.
+ */
+static int switch_version(const struct config *c, struct plan *p, int root_fd,
+			  struct installdir *dir, const char *staging, int sfd, struct err *e)
+{
+	_cleanup_(kernel_freep) struct kernel *kn = NULL;
+	_cleanup_close_ int drivers_fd = -1;
+	char id[NAME_MAX + 1], now[32];
+	struct manifest m;
+	bool reload = false;
+	uint64_t t0;
+
+	if (!c->skip_modules) {
+		drivers_fd = openat(sfd, "kernel", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (drivers_fd < 0) {
+			publish_staging_abort(dir, staging);
+			return err_set(e, EXIT_VERIFY,
+				       "kernel: the package has no kernel/ directory");
+		}
+		if (kernel_prepare(c, root_fd, p->host.kernel, drivers_fd,
+				   p->choice.driver->version, &kn, e) < 0) {
+			publish_staging_abort(dir, staging);
+			return -1;
+		}
+		reload = kernel_will_reload(kn);
+	}
+	t0 = now_ns();
+	manifest_fill(c, p, &m, now);
+	if (publish_stage(dir, staging, sfd, &m, id, sizeof(id), e) < 0) {
+		publish_staging_abort(dir, staging);
+		return -1;
+	}
+	if ((kn && kernel_unload_old(kn, e) < 0) || publish_activate(dir, id, e) < 0) {
+		roll_back(c, p, root_fd, dir, false);
+		return -1;
+	}
+	log_kv(LOG_INFO, "publish", "driver published", "version", m.driver_version, "install_dir",
+	       c->install_dir, "duration_ms", U64(ms_since(t0)), LOG_END);
+	if (kn && kernel_load(kn, c->install_dir, e) < 0) {
+		roll_back(c, p, root_fd, dir, reload);
+		return -1;
+	}
+	return publish_cleanup(dir, e);
 }
 
 static void inspect_mount(struct installdir *dir, struct plan *p)
@@ -291,6 +381,7 @@ static int plan_make(const struct config *c, struct cache *cache, struct install
 			return -1;
 		p->has_current = r == 0;
 		p->links_ok = publish_links_ok(dir);
+		publish_current_id(dir, p->current_id, sizeof(p->current_id));
 	}
 	p->up_to_date = p->has_current &&
 			strcmp(p->current.package_sha256, p->choice.pkg->sha256) == 0 &&
@@ -303,6 +394,21 @@ static int plan_make(const struct config *c, struct cache *cache, struct install
 			close(fd);
 	}
 	return 0;
+}
+
+/* The installed version is the one wanted: links, then the kernel side. */
+static int ensure_installed(const struct config *c, struct plan *p, int root_fd,
+			    struct installdir *dir, struct err *e)
+{
+	if (!p->links_ok) {
+		if (publish_links(dir, e) < 0)
+			return -1;
+		log_kv(LOG_INFO, "publish", "links repaired", "version", p->current.driver_version,
+		       LOG_END);
+	}
+	if (c->skip_modules)
+		return 0;
+	return kernel_from_version(c, p, root_fd, dir, p->current_id, p->current.driver_version, e);
 }
 
 int install_run(const struct config *c, struct err *e)
@@ -330,23 +436,31 @@ int install_run(const struct config *c, struct err *e)
 	if (plan_make(c, cache, dir, &p, e) < 0)
 		goto out;
 	if (c->dry_run) {
+		if (!c->skip_modules && kernel_probe(c, root_fd, p.host.kernel, &p.kernel, e) < 0)
+			goto out;
 		print_plan(c, &p);
 		r = 0;
 	} else if (p.up_to_date) {
-		r = p.links_ok ? 0 : publish_links(dir, e);
+		r = ensure_installed(c, &p, root_fd, dir, e);
 		if (r == 0)
-			log_kv(LOG_INFO, "install",
-			       p.links_ok ? "already installed" : "links repaired", "version",
+			log_kv(LOG_INFO, "install", "already installed", "version",
 			       p.current.driver_version, "duration_ms", U64(ms_since(t0)), LOG_END);
-	} else if ((r = fetch_and_publish(c, &p, cache, dir, e)) == 0) {
-		if (cache_prune(cache, p.choice.pkg->sha256, e) < 0) {
+	} else {
+		char staging[NAME_MAX + 1];
+		_cleanup_close_ int sfd =
+			fetch_and_stage(&p, cache, dir, staging, sizeof(staging), e);
+
+		r = sfd < 0 ? -1 : switch_version(c, &p, root_fd, dir, staging, sfd, e);
+		if (r == 0 && cache_prune(cache, p.choice.pkg->sha256, e) < 0) {
 			/* The driver is in place; a stale cache entry is not worth failing for. */
 			log_msg(LOG_WARN, "cache", "%s", e->msg);
 			err_clear(e);
 		}
-		log_kv(LOG_INFO, "install", "driver installed", "version", p.choice.driver->version,
-		       "previous", p.has_current ? p.current.driver_version : "none", "duration_ms",
-		       U64(ms_since(t0)), LOG_END);
+		if (r == 0)
+			log_kv(LOG_INFO, "install", "driver installed", "version",
+			       p.choice.driver->version, "previous",
+			       p.has_current ? p.current.driver_version : "none", "duration_ms",
+			       U64(ms_since(t0)), LOG_END);
 	}
 out:
 	plan_done(&p);

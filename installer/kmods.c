@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libkmod.h>
@@ -17,6 +19,7 @@ DEFINE_POINTER_CLEANUP(struct kmod_list, kmod_module_info_free_list)
 
 struct kmods {
 	struct kmod_ctx *ctx;
+	int root_fd;   /* not owned */
 	int moddir_fd; /* ROOT/lib/modules/RELEASE, or -1 */
 	char release[128];
 };
@@ -40,6 +43,7 @@ int kmods_new(int root_fd, const char *release, struct kmods **ret, struct err *
 
 	if (!k)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "kmod");
+	k->root_fd = root_fd;
 	snprintf(k->release, sizeof(k->release), "%s", release);
 	snprintf(path, sizeof(path), "/lib/modules/%s", release);
 	k->moddir_fd = fs_dir_in_root(root_fd, path, false, e);
@@ -161,6 +165,663 @@ int kmods_inspect(struct kmods *k, const char *path, const struct modsig_certs *
 		ret->code = EXIT_OK;
 		snprintf(ret->verdict, sizeof(ret->verdict), "%s",
 			 ret->sig.verified ? "ok" : "ok (signature not checked: no --module-cert)");
+	}
+	return 0;
+}
+
+/* ---- the set ------------------------------------------------------------------ */
+
+int kmods_parse_arg(const char *arg, char *module, size_t msize, char *kv, size_t kvsize,
+		    struct err *e)
+{
+	const char *dot = strchr(arg, '.'), *eq = strchr(arg, '=');
+	size_t mlen;
+
+	if (!dot || !eq || dot > eq || dot == arg || eq == dot + 1 || !eq[1])
+		return err_set(e, EXIT_USAGE, "module argument '%s' is not MODULE.KEY=VALUE", arg);
+	for (const char *c = dot + 1; c < eq; c++) {
+		if (!isalnum((unsigned char)*c) && *c != '_')
+			return err_set(e, EXIT_USAGE, "module argument '%s': bad parameter name",
+				       arg);
+	}
+	for (const char *c = eq + 1; *c; c++) {
+		if (isspace((unsigned char)*c) || *c == '"')
+			return err_set(e, EXIT_USAGE,
+				       "module argument '%s': values cannot hold spaces or quotes",
+				       arg);
+	}
+	mlen = (size_t)(dot - arg);
+	if (mlen >= msize || strlen(dot + 1) >= kvsize)
+		return err_set(e, EXIT_USAGE, "module argument '%s' is too long", arg);
+	memcpy(module, arg, mlen);
+	module[mlen] = '\0';
+	kmods_normalise_name(module);
+	snprintf(kv, kvsize, "%s", dot + 1);
+	return 0;
+}
+
+/* Opens NAME.ko (with '-' or '_', as packages spell it either way) in drivers_fd. */
+static int find_module_file(int drivers_fd, const char *name, char *path, size_t size)
+{
+	char dashed[KMODS_NAME_MAX], file[KMODS_NAME_MAX + 4];
+
+	snprintf(dashed, sizeof(dashed), "%s", name);
+	for (char *c = dashed; *c; c++) {
+		if (*c == '_')
+			*c = '-';
+	}
+	for (int i = 0; i < 2; i++) {
+		snprintf(file, sizeof(file), "%s.ko", i == 0 ? dashed : name);
+		if (faccessat(drivers_fd, file, R_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+			snprintf(path, size, "/proc/self/fd/%d/%s", drivers_fd, file);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static bool depends_on(const struct kmods_entry *a, const char *name)
+{
+	char deps[sizeof(a->info.depends)], *tok, *save = NULL;
+
+	snprintf(deps, sizeof(deps), "%s", a->info.depends);
+	for (tok = strtok_r(deps, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		kmods_normalise_name(tok);
+		if (strcmp(tok, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Orders the set so that every module follows what it depends on (within the set). */
+static int set_sort(struct kmods_set *s, struct err *e)
+{
+	struct kmods_set out = {.n = 0};
+	bool placed[KMODS_MAX] = {false};
+
+	while (out.n < s->n) {
+		bool progress = false;
+
+		for (size_t i = 0; i < s->n; i++) {
+			bool ready = !placed[i];
+
+			for (size_t j = 0; j < s->n && ready; j++)
+				ready = placed[j] || j == i || !depends_on(&s->e[i], s->e[j].name);
+			if (ready) {
+				out.e[out.n++] = s->e[i];
+				placed[i] = progress = true;
+			}
+		}
+		if (!progress)
+			return err_set(e, EXIT_VERIFY,
+				       "the driver's modules depend on each other in a "
+				       "cycle");
+	}
+	*s = out;
+	return 0;
+}
+
+static int set_apply_args(struct kmods_set *s, char *const *args, size_t n_args, struct err *e)
+{
+	for (size_t a = 0; a < n_args; a++) {
+		char module[KMODS_NAME_MAX], kv[512];
+		struct kmods_entry *target = NULL;
+
+		if (kmods_parse_arg(args[a], module, sizeof(module), kv, sizeof(kv), e) < 0)
+			return -1;
+		for (size_t i = 0; i < s->n && !target; i++) {
+			if (strcmp(s->e[i].name, module) == 0)
+				target = &s->e[i];
+		}
+		if (!target)
+			return err_set(e, EXIT_USAGE,
+				       "module argument '%s' names '%s', which is not in the set "
+				       "being loaded",
+				       args[a], module);
+		if (strlen(target->options) + strlen(kv) + 2 > sizeof(target->options))
+			return err_set(e, EXIT_USAGE, "too many arguments for module %s", module);
+		if (target->options[0])
+			strcat(target->options, " ");
+		strcat(target->options, kv);
+	}
+	return 0;
+}
+
+int kmods_set_build(struct kmods *k, int drivers_fd, char *const *names, size_t n_names,
+		    char *const *args, size_t n_args, struct kmods_set *s, struct err *e)
+{
+	memset(s, 0, sizeof(*s));
+	if (n_names > KMODS_MAX)
+		return err_set(e, EXIT_USAGE, "at most %d modules", KMODS_MAX);
+	for (size_t i = 0; i < n_names; i++) {
+		struct kmods_entry *en = &s->e[s->n];
+
+		snprintf(en->name, sizeof(en->name), "%s", names[i]);
+		kmods_normalise_name(en->name);
+		for (size_t j = 0; j < s->n; j++) {
+			if (strcmp(s->e[j].name, en->name) == 0)
+				return err_set(e, EXIT_USAGE, "module %s is listed twice",
+					       en->name);
+		}
+		if (find_module_file(drivers_fd, en->name, en->path, sizeof(en->path)) < 0) {
+			err_set(e, EXIT_VERIFY, "the package has no %s.ko in kernel/", names[i]);
+			err_hint(e, "pick modules the package has with --modules, or rebuild the "
+				    "package with them");
+			return -1;
+		}
+		if (kmods_modinfo(k, en->path, &en->info, e) < 0)
+			return -1;
+		s->n++;
+	}
+	if (set_sort(s, e) < 0)
+		return -1;
+	return set_apply_args(s, args, n_args, e);
+}
+
+/* ---- live state ---------------------------------------------------------------- */
+
+static char *sys_read(struct kmods *k, const char *name, const char *attr)
+{
+	_cleanup_close_ int fd = -1;
+	char path[256], *buf = NULL;
+	size_t len;
+	struct err e;
+
+	snprintf(path, sizeof(path), "/sys/module/%s/%s", name, attr);
+	fd = fs_open_in_root(k->root_fd, path, O_RDONLY, 0, 0, &e);
+	if (fd < 0 || fs_read_fd(fd, 4096, &buf, &len, &e) < 0)
+		return NULL;
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
+enum kmods_state kmods_get_state(struct kmods *k, const char *name)
+{
+	_cleanup_free_ char *s = sys_read(k, name, "initstate");
+	_cleanup_close_ int fd = -1;
+	char path[256];
+	struct err e;
+
+	if (s) {
+		if (strcmp(s, "live") == 0)
+			return KMODS_LIVE;
+		return strcmp(s, "coming") == 0 ? KMODS_COMING : KMODS_GOING;
+	}
+	/* A directory without initstate: built into the kernel. */
+	snprintf(path, sizeof(path), "/sys/module/%s", name);
+	fd = fs_dir_in_root(k->root_fd, path, false, &e);
+	return fd >= 0 ? KMODS_BUILTIN : KMODS_ABSENT;
+}
+
+int kmods_loaded_version(struct kmods *k, const char *name, char *buf, size_t size)
+{
+	_cleanup_free_ char *v = NULL;
+
+	if (kmods_get_state(k, name) != KMODS_LIVE || !(v = sys_read(k, name, "version")))
+		return -1;
+	snprintf(buf, size, "%s", v);
+	return 0;
+}
+
+static int refcnt(struct kmods *k, const char *name)
+{
+	_cleanup_free_ char *s = sys_read(k, name, "refcnt");
+
+	return s ? atoi(s) : 0;
+}
+
+/* Holders of NAME, comma-separated, into BUF; returns how many. */
+static int holders(struct kmods *k, const char *name, char *buf, size_t size)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	char path[256];
+	struct dirent *de;
+	struct err e;
+	size_t len = 0;
+	int n = 0;
+	int fd;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/sys/module/%s/holders", name);
+	fd = fs_dir_in_root(k->root_fd, path, false, &e);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		n++;
+		if (len < size)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "",
+						de->d_name);
+	}
+	return n;
+}
+
+static bool is_driver_module(const char *name)
+{
+	return strncmp(name, "nvidia", 6) == 0 && strcmp(name, "nvidiafb") != 0;
+}
+
+/* The live nvidia* modules. */
+static size_t loaded_driver(struct kmods *k, char names[][KMODS_NAME_MAX], size_t max)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	struct err e;
+	size_t n = 0;
+	int fd = fs_dir_in_root(k->root_fd, "/sys/module", false, &e);
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while ((de = readdir(d)) && n < max) {
+		if (is_driver_module(de->d_name) && strlen(de->d_name) < KMODS_NAME_MAX &&
+		    kmods_get_state(k, de->d_name) == KMODS_LIVE)
+			snprintf(names[n++], KMODS_NAME_MAX, "%s", de->d_name);
+	}
+	return n;
+}
+
+/* Appends to BUF the processes that hold /dev/nvidia* open (from ROOT/proc). */
+static size_t open_users(struct kmods *k, char *buf, size_t size)
+{
+	_cleanup_closedir_ DIR *proc = NULL;
+	struct dirent *pe;
+	size_t len = strlen(buf), found = 0;
+	struct err e;
+	int pfd = fs_dir_in_root(k->root_fd, "/proc", false, &e);
+
+	if (pfd < 0 || !(proc = fdopendir(pfd))) {
+		if (pfd >= 0)
+			close(pfd);
+		return 0;
+	}
+	while ((pe = readdir(proc))) {
+		_cleanup_closedir_ DIR *fds = NULL;
+		struct dirent *fe;
+		char fdpath[300];
+
+		if (!isdigit((unsigned char)pe->d_name[0]))
+			continue;
+		snprintf(fdpath, sizeof(fdpath), "%s/fd", pe->d_name);
+		fds = fs_opendir_at(dirfd(proc), fdpath, &e);
+		while (fds && (fe = readdir(fds))) {
+			char target[256], comm[64] = "?", commpath[300];
+			_cleanup_close_ int cfd = -1;
+			ssize_t n = readlinkat(dirfd(fds), fe->d_name, target, sizeof(target) - 1);
+
+			if (n <= 0)
+				continue;
+			target[n] = '\0';
+			if (strncmp(target, "/dev/nvidia", 11) != 0)
+				continue;
+			snprintf(commpath, sizeof(commpath), "%s/comm", pe->d_name);
+			cfd = openat(dirfd(proc), commpath, O_RDONLY | O_CLOEXEC);
+			if (cfd >= 0 && (n = read(cfd, comm, sizeof(comm) - 1)) > 0)
+				comm[strcspn(comm, "\n")] = '\0';
+			if (len < size)
+				len += (size_t)snprintf(buf + len, size - len,
+							"%s%s open in pid %s (%s)", len ? "; " : "",
+							target, pe->d_name, comm);
+			found++;
+			break; /* one line per process */
+		}
+	}
+	return found;
+}
+
+int kmods_check_idle(struct kmods *k, struct err *e)
+{
+	char names[KMODS_MAX * 2][KMODS_NAME_MAX], why[1024] = "";
+	size_t n = loaded_driver(k, names, ARRAY_SIZE(names)), len = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char hs[256], *tok, *save = NULL;
+		int nh = holders(k, names[i], hs, sizeof(hs)), users = refcnt(k, names[i]) - nh;
+
+		for (tok = strtok_r(hs, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			if (!is_driver_module(tok) && len < sizeof(why))
+				len += (size_t)snprintf(why + len, sizeof(why) - len,
+							"%s%s is held by module %s",
+							len ? "; " : "", names[i], tok);
+		}
+		if (users > 0 && len < sizeof(why))
+			len += (size_t)snprintf(why + len, sizeof(why) - len, "%s%s has %d user(s)",
+						len ? "; " : "", names[i], users);
+	}
+	open_users(k, why, sizeof(why));
+	if (!why[0])
+		return 0;
+	err_set(e, EXIT_IN_USE, "driver in use: %s", why);
+	err_hint(e, "drain the node (stop GPU workloads and nvidia-persistenced) or reboot; the "
+		    "loaded driver was left untouched");
+	return -1;
+}
+
+static int remove_one(struct kmods *k, const char *name, struct err *e)
+{
+	_cleanup_(kmod_module_unrefp) struct kmod_module *m = NULL;
+	int r = kmod_module_new_from_name(k->ctx, name, &m);
+
+	if (r == 0)
+		r = kmod_module_remove_module(m, 0);
+	if (r == -EBUSY || r == -EAGAIN) {
+		err_set(e, EXIT_IN_USE, "driver in use: module %s is busy", name);
+		err_hint(e, "drain the node (stop GPU workloads) or reboot");
+		return -1;
+	}
+	if (r < 0 && r != -ENOENT)
+		return err_errno(e, EXIT_KERNEL_REFUSED, -r, "unload module %s", name);
+	log_kv(LOG_INFO, "kernel", "module unloaded", "module", name, LOG_END);
+	return 0;
+}
+
+int kmods_unload_driver(struct kmods *k, struct err *e)
+{
+	char names[KMODS_MAX * 2][KMODS_NAME_MAX];
+	size_t n = loaded_driver(k, names, ARRAY_SIZE(names));
+	bool done[KMODS_MAX * 2] = {false};
+
+	/* Holders first: a module goes when no other loaded driver module holds it. */
+	for (size_t left = n; left > 0;) {
+		bool progress = false;
+
+		for (size_t i = 0; i < n; i++) {
+			char hs[256], *tok, *save = NULL;
+			bool held = false;
+
+			if (done[i])
+				continue;
+			holders(k, names[i], hs, sizeof(hs));
+			for (tok = strtok_r(hs, ",", &save); tok && !held;
+			     tok = strtok_r(NULL, ",", &save))
+				held = kmods_get_state(k, tok) == KMODS_LIVE;
+			if (held)
+				continue;
+			if (remove_one(k, names[i], e) < 0)
+				return -1;
+			done[i] = progress = true;
+			left--;
+		}
+		if (!progress)
+			return err_set(e, EXIT_IN_USE,
+				       "driver in use: its modules hold each other "
+				       "or are held from outside");
+	}
+	return 0;
+}
+
+/* ---- loading ------------------------------------------------------------------- */
+
+/* What this call loaded, to unload on failure. */
+struct loaded {
+	char names[KMODS_MAX * 4][KMODS_NAME_MAX];
+	size_t n;
+};
+
+static void rollback(struct kmods *k, struct loaded *l)
+{
+	while (l->n > 0) {
+		struct err e;
+
+		err_clear(&e);
+		if (remove_one(k, l->names[--l->n], &e) < 0)
+			log_msg(LOG_WARN, "kernel", "rollback: %s", e.msg);
+	}
+}
+
+/* The kernel's errno, as a message a node operator can act on. */
+static int explain(int errnum, const char *name, const char *path, const char *options,
+		   bool enforcing, const char *lockdown, struct err *e)
+{
+	struct modsig_result sig = {0};
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct err ie;
+
+	if (fd >= 0)
+		modsig_check_fd(fd, NULL, &sig, &ie);
+	switch (errnum) {
+	case EKEYREJECTED:
+		if (sig.is_signed)
+			err_set(e, EXIT_KERNEL_REFUSED,
+				"the kernel rejected the signature of module %s: signed by '%s' "
+				"(key %s), a key it does not trust",
+				name, sig.signer, sig.key_id[0] ? sig.key_id : "?");
+		else
+			err_set(e, EXIT_KERNEL_REFUSED,
+				"the kernel rejected module %s: it is not signed and the kernel "
+				"enforces module signatures",
+				name);
+		err_hint(e, "sign the modules with a key the kernel trusts, or enroll the signer's "
+			    "certificate (mokutil, or --kernel-keyring-cert)");
+		return -1;
+	case EPERM:
+		if (lockdown && strcmp(lockdown, "none") != 0 && strcmp(lockdown, "unknown") != 0) {
+			err_set(e, EXIT_KERNEL_REFUSED,
+				"the kernel refused module %s under lockdown (%s): only modules "
+				"signed by a key it trusts may load",
+				name, lockdown);
+			err_hint(e, "sign the modules with a trusted key (enroll it with mokutil), "
+				    "or boot without lockdown");
+		} else {
+			err_set(e, EXIT_KERNEL_REFUSED,
+				"no permission to load module %s (CAP_SYS_MODULE)", name);
+			err_hint(e, "run the installer in a privileged container");
+		}
+		return -1;
+	case ENOKEY:
+		err_set(e, EXIT_KERNEL_REFUSED,
+			"the kernel has no key to check module %s (signer '%s', key %s)", name,
+			sig.signer[0] ? sig.signer : "?", sig.key_id[0] ? sig.key_id : "?");
+		err_hint(e, "enroll the signer's certificate (mokutil, or --kernel-keyring-cert)");
+		return -1;
+	case ENOEXEC:
+		err_set(e, EXIT_KERNEL_REFUSED,
+			"the kernel cannot run module %s: it is built for another kernel or "
+			"malformed",
+			name);
+		err_hint(e, "use a package built for this kernel; see dmesg");
+		return -1;
+	case EINVAL:
+		err_set(e, EXIT_KERNEL_REFUSED,
+			"the kernel refused module %s as invalid: an unknown parameter (%s) or a "
+			"build for another kernel",
+			name, options && *options ? options : "none given");
+		err_hint(e, "check --module-arg, and that the package matches this kernel; see "
+			    "dmesg");
+		return -1;
+	case ENOENT:
+		err_set(e, EXIT_KERNEL_REFUSED,
+			"module %s needs symbols no loaded module provides (a dependency is "
+			"missing)",
+			name);
+		err_hint(e, "see dmesg for the unknown symbols");
+		return -1;
+	case ENODEV:
+		err_set(e, EXIT_KERNEL_REFUSED, "module %s found no device it can drive", name);
+		err_hint(e, "check that the node has an NVIDIA GPU this driver version supports");
+		return -1;
+	default:
+		err_errno(e, EXIT_KERNEL_REFUSED, errnum, "the kernel refused module %s", name);
+		err_hint(e, "see dmesg%s",
+			 enforcing ? "; the kernel enforces module signatures" : "");
+		return -1;
+	}
+}
+
+static bool already_loaded(struct loaded *l, const char *name)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		if (strcmp(l->names[i], name) == 0)
+			return true;
+	}
+	return false;
+}
+
+static int insert(struct kmod_module *m, const char *name, const char *path, const char *options,
+		  struct loaded *l, bool enforcing, const char *lockdown, struct err *e)
+{
+	int r = kmod_module_insert_module(m, 0, options && *options ? options : NULL);
+
+	if (r == -EEXIST)
+		return 0; /* loaded meanwhile */
+	if (r < 0)
+		return explain(-r, name, path, options, enforcing, lockdown, e);
+	if (l->n < ARRAY_SIZE(l->names))
+		snprintf(l->names[l->n++], KMODS_NAME_MAX, "%s", name);
+	log_kv(LOG_INFO, "kernel", "module loaded", "module", name, "options",
+	       options && *options ? options : "", LOG_END);
+	return 0;
+}
+
+/* Loads in-tree module NAME and, first, what it depends on (modules.dep). */
+static int ensure_intree(struct kmods *k, const char *name, struct loaded *l, int depth,
+			 bool enforcing, const char *lockdown, struct err *e)
+{
+	_cleanup_(kmod_module_unrefp) struct kmod_module *m = NULL;
+	struct kmod_list *deps, *it;
+	enum kmods_state st = kmods_get_state(k, name);
+	int r = 0;
+
+	if (st == KMODS_LIVE || st == KMODS_BUILTIN || already_loaded(l, name))
+		return 0;
+	if (depth > 16)
+		return err_set(e, EXIT_KERNEL_REFUSED, "module dependencies nest too deep at %s",
+			       name);
+	if (kmod_module_new_from_name_lookup(k->ctx, name, &m) < 0 || !m ||
+	    !kmod_module_get_path(m)) {
+		err_set(e, EXIT_KERNEL_REFUSED,
+			"the driver needs module %s, which kernel %s has neither built in nor in "
+			"/lib/modules/%s",
+			name, k->release, k->release);
+		err_hint(e, "install the kernel's module package (e.g. linux-modules-%s)",
+			 k->release);
+		return -1;
+	}
+	deps = kmod_module_get_dependencies(m);
+	kmod_list_foreach(it, deps)
+	{
+		struct kmod_module *d = kmod_module_get_module(it);
+
+		if (r == 0)
+			r = ensure_intree(k, kmod_module_get_name(d), l, depth + 1, enforcing,
+					  lockdown, e);
+		kmod_module_unref(d);
+	}
+	kmod_module_unref_list(deps);
+	if (r < 0)
+		return -1;
+	return insert(m, name, kmod_module_get_path(m), NULL, l, enforcing, lockdown, e);
+}
+
+static int load_entry(struct kmods *k, const struct kmods_set *set, const struct kmods_entry *en,
+		      struct loaded *l, bool enforcing, const char *lockdown, struct err *e)
+{
+	_cleanup_(kmod_module_unrefp) struct kmod_module *m = NULL;
+	char deps[sizeof(en->info.depends)], *tok, *save = NULL;
+	int r;
+
+	snprintf(deps, sizeof(deps), "%s", en->info.depends);
+	for (tok = strtok_r(deps, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		bool in_set = false;
+
+		kmods_normalise_name(tok);
+		for (size_t j = 0; j < set->n && !in_set; j++)
+			in_set = strcmp(set->e[j].name, tok) == 0;
+		if (!in_set && ensure_intree(k, tok, l, 0, enforcing, lockdown, e) < 0)
+			return -1;
+	}
+	r = kmod_module_new_from_path(k->ctx, en->path, &m);
+	if (r < 0)
+		return err_errno(e, EXIT_UNEXPECTED, -r, "module %s", en->name);
+	return insert(m, en->name, en->path, en->options, l, enforcing, lockdown, e);
+}
+
+int kmods_load_set(struct kmods *k, const struct kmods_set *set, bool enforcing,
+		   const char *lockdown, struct err *e)
+{
+	struct loaded l = {.n = 0};
+
+	for (size_t i = 0; i < set->n; i++) {
+		if (kmods_get_state(k, set->e[i].name) == KMODS_LIVE)
+			continue;
+		if (load_entry(k, set, &set->e[i], &l, enforcing, lockdown, e) < 0) {
+			/* Nothing of the set stays half-loaded. */
+			rollback(k, &l);
+			return -1;
+		}
+	}
+	return (int)l.n;
+}
+
+/* ---- conflicts ----------------------------------------------------------------- */
+
+/* The PCI addresses driver NAME is bound to, comma-separated; how many. */
+static int bound_devices(struct kmods *k, const char *name, char *buf, size_t size)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	char path[128];
+	struct dirent *de;
+	struct err e;
+	size_t len = 0;
+	int n = 0, fd;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/sys/bus/pci/drivers/%s", name);
+	fd = fs_dir_in_root(k->root_fd, path, false, &e);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while ((de = readdir(d))) {
+		/* PCI addresses ("0000:01:00.0"), not bind, unbind, module, ... */
+		if (!isxdigit((unsigned char)de->d_name[0]) || !strchr(de->d_name, ':'))
+			continue;
+		n++;
+		if (len < size)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "",
+						de->d_name);
+	}
+	return n;
+}
+
+int kmods_resolve_conflicts(struct kmods *k, bool may_unload, bool dry, struct err *e)
+{
+	static const char *const conflicts[] = {"nova_drm", "nova_core", "nouveau"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(conflicts); i++) {
+		const char *name = conflicts[i];
+		enum kmods_state st = kmods_get_state(k, name);
+		char bound[256], hs[256];
+		int users;
+
+		if (st == KMODS_ABSENT)
+			continue;
+		if (st == KMODS_BUILTIN) {
+			if (bound_devices(k, name, bound, sizeof(bound)) == 0)
+				continue;
+			err_set(e, EXIT_IN_USE, "%s is built into the kernel and drives %s", name,
+				bound);
+			err_hint(e, "boot with %s.modeset=0 or module_blacklist=%s", name, name);
+			return -1;
+		}
+		users = refcnt(k, name);
+		if (!may_unload || users > 0) {
+			holders(k, name, hs, sizeof(hs));
+			err_set(e, EXIT_IN_USE, "conflicting driver %s is loaded%s%s%s", name,
+				users > 0 ? " and in use" : "", hs[0] ? " by " : "", hs);
+			err_hint(e, "%sblacklist %s (modprobe.blacklist=%s) and reboot",
+				 may_unload ? "" : "drop --no-unload-conflicts, or ", name, name);
+			return -1;
+		}
+		if (!dry && remove_one(k, name, e) < 0)
+			return err_wrap(e, "conflicting driver");
 	}
 	return 0;
 }

@@ -8,6 +8,7 @@
  */
 #pragma once
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -63,3 +64,72 @@ int kmods_modinfo(struct kmods *k, const char *path, struct kmods_info *ret, str
  */
 int kmods_inspect(struct kmods *k, const char *path, const struct modsig_certs *certs,
 		  const char *release, struct kmods_report *ret, struct err *e);
+
+/* ---- the driver's set, and loading it --------------------------------------- */
+
+#define KMODS_MAX 12
+
+struct kmods_entry {
+	char name[KMODS_NAME_MAX]; /* "nvidia_uvm" */
+	char path[PATH_MAX];	   /* the .ko, as this process can open it */
+	char options[512];	   /* "KEY=VALUE ..." from --module-arg */
+	struct kmods_info info;
+};
+
+/* The modules to load, dependencies first. */
+struct kmods_set {
+	struct kmods_entry e[KMODS_MAX];
+	size_t n;
+};
+
+enum kmods_state { KMODS_ABSENT, KMODS_LIVE, KMODS_COMING, KMODS_GOING, KMODS_BUILTIN };
+
+/*
+ * Splits "MODULE.KEY=VALUE" into the module (normalised) and "KEY=VALUE".
+ * Returns 0, or -1 (EXIT_USAGE) when malformed.
+ */
+int kmods_parse_arg(const char *arg, char *module, size_t msize, char *kv, size_t kvsize,
+		    struct err *e);
+
+/*
+ * Builds the set NAMES (e.g. nvidia, nvidia-modeset, ...) from the .ko files
+ * in drivers_fd, ordered by their dependencies, with the options ARGS give
+ * their modules. Returns 0, or -1: EXIT_USAGE for an argument naming a module
+ * outside the set, EXIT_VERIFY for a missing or unreadable module file.
+ */
+int kmods_set_build(struct kmods *k, int drivers_fd, char *const *names, size_t n_names,
+		    char *const *args, size_t n_args, struct kmods_set *ret, struct err *e);
+
+/* The state of module NAME, from ROOT/sys/module/NAME. */
+enum kmods_state kmods_get_state(struct kmods *k, const char *name);
+
+/* The version of loaded module NAME (ROOT/sys/module/NAME/version). 0, or -1 if none. */
+int kmods_loaded_version(struct kmods *k, const char *name, char *buf, size_t size);
+
+/*
+ * Checks that the loaded driver (every live nvidia* module) can be unloaded:
+ * nothing outside it holds it, no reference beyond its own, and no process
+ * has /dev/nvidia* open. Returns 0, or -1 with EXIT_IN_USE naming the users.
+ */
+int kmods_check_idle(struct kmods *k, struct err *e);
+
+/* Unloads the loaded driver, holders first. Returns 0, or -1 (EXIT_IN_USE on EBUSY). */
+int kmods_unload_driver(struct kmods *k, struct err *e);
+
+/*
+ * Loads SET: in-tree dependencies first (from ROOT/lib/modules through
+ * libkmod's index), then the set in order; live modules are left as they are.
+ * On failure everything this call loaded is unloaded again, and the kernel's
+ * errno becomes a message (EXIT_KERNEL_REFUSED) naming the module and the
+ * cause; ENFORCING says whether the kernel enforces signatures, LOCKDOWN its
+ * lockdown mode, for those messages. Returns the number of modules loaded.
+ */
+int kmods_load_set(struct kmods *k, const struct kmods_set *set, bool enforcing,
+		   const char *lockdown, struct err *e);
+
+/*
+ * Unloads conflicting drivers (nouveau, nova_core, nova_drm) when loaded and
+ * unused; with !MAY_UNLOAD, or when they are in use, fails (EXIT_IN_USE)
+ * saying what to do. DRY checks without unloading. Returns 0 or -1.
+ */
+int kmods_resolve_conflicts(struct kmods *k, bool may_unload, bool dry, struct err *e);

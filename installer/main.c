@@ -48,6 +48,10 @@ enum opt_id {
 	O_JSON,
 	O_VERSION,
 	O_MODULE_CERT,
+	O_MODULES,
+	O_MODULE_ARG,
+	O_NO_UNLOAD_CONFLICTS,
+	O_KEYRING_CERT,
 };
 
 struct opt {
@@ -94,15 +98,31 @@ static const struct opt opts[] = {
 	 "PATH",
 	 "host package cache (NVIDIA_CACHE_DIR)"},
 	{{"kernel-release", required_argument, NULL, O_KERNEL_RELEASE},
-	 C_INSTALL | C_LIST | C_STATUS | C_VERIFY,
+	 C_INSTALL | C_LIST | C_STATUS | C_VERIFY | C_UNINSTALL,
 	 "R",
 	 "target kernel (NVIDIA_KERNEL_RELEASE; default uname -r)"},
 	{{"module-cert", required_argument, NULL, O_MODULE_CERT},
 	 C_INSTALL | C_VERIFY,
 	 "FILE",
 	 "certificate modules must be signed with, repeatable (NVIDIA_MODULE_CERT)"},
-	{{"skip-modules", no_argument, NULL, O_SKIP_MODULES},
+	{{"modules", required_argument, NULL, O_MODULES},
 	 C_INSTALL,
+	 "LIST",
+	 "modules to load (NVIDIA_MODULES; default nvidia,nvidia-modeset,nvidia-drm,nvidia-uvm)"},
+	{{"module-arg", required_argument, NULL, O_MODULE_ARG},
+	 C_INSTALL,
+	 "M.K=V",
+	 "module parameter, repeatable (NVIDIA_MODULE_ARGS)"},
+	{{"no-unload-conflicts", no_argument, NULL, O_NO_UNLOAD_CONFLICTS},
+	 C_INSTALL,
+	 NULL,
+	 "refuse instead of unloading nouveau (NVIDIA_NO_UNLOAD_CONFLICTS=1)"},
+	{{"kernel-keyring-cert", required_argument, NULL, O_KEYRING_CERT},
+	 C_INSTALL,
+	 "FILE",
+	 "add to .secondary_trusted_keys first (NVIDIA_KERNEL_KEYRING_CERT)"},
+	{{"skip-modules", no_argument, NULL, O_SKIP_MODULES},
+	 C_INSTALL | C_UNINSTALL,
 	 NULL,
 	 "install user space only; the kernel is not touched (NVIDIA_SKIP_MODULES=1)"},
 	{{"dry-run", no_argument, NULL, O_DRY_RUN},
@@ -204,6 +224,20 @@ static int apply(struct config *c, int id, const char *arg, struct err *e)
 		return strv_push(&c->module_certs, arg) < 0
 			       ? err_set(e, EXIT_UNEXPECTED, "out of memory")
 			       : 0;
+	case O_MODULES:
+		strv_clear(&c->modules);
+		return strv_push_split(&c->modules, arg) < 0
+			       ? err_set(e, EXIT_UNEXPECTED, "out of memory")
+			       : 0;
+	case O_MODULE_ARG:
+		return strv_push(&c->module_args, arg) < 0
+			       ? err_set(e, EXIT_UNEXPECTED, "out of memory")
+			       : 0;
+	case O_NO_UNLOAD_CONFLICTS:
+		c->no_unload_conflicts = true;
+		return 0;
+	case O_KEYRING_CERT:
+		return config_set(&c->kernel_keyring_cert, arg, e);
 	case O_DRIVER_VERSION:
 		return config_set(&c->driver_version, arg, e);
 	case O_INSTALL_DIR:
@@ -241,7 +275,8 @@ static int parse(int argc, char **argv, const struct command *cmd, struct config
 {
 	struct option table[ARRAY_SIZE(opts) + 1];
 	unsigned bit = cmd ? cmd->bit : C_GLOBAL;
-	bool repos_cleared = false, keys_cleared = false, certs_cleared = false;
+	bool repos_cleared = false, keys_cleared = false, certs_cleared = false,
+	     args_cleared = false;
 	size_t n = 0;
 	int id;
 
@@ -280,6 +315,10 @@ static int parse(int argc, char **argv, const struct command *cmd, struct config
 		if (id == O_MODULE_CERT && !certs_cleared) {
 			strv_clear(&c->module_certs);
 			certs_cleared = true;
+		}
+		if (id == O_MODULE_ARG && !args_cleared) {
+			strv_clear(&c->module_args);
+			args_cleared = true;
 		}
 		if (apply(c, id, optarg, &e) < 0)
 			return usage_error(cmd, "%s", e.msg);

@@ -346,27 +346,54 @@ static int staging_install(struct installdir *d, const char *staging, const char
 	return fs_rm_rf_at(d->fd, staging, e);
 }
 
-int publish_commit(struct installdir *d, const char *staging, int staging_fd,
-		   const struct manifest *m, struct err *e)
+int publish_stage(struct installdir *d, const char *staging, int staging_fd,
+		  const struct manifest *m, char *ret_id, size_t size, struct err *e)
 {
-	char id[NAME_MAX + 1], target[NAME_MAX + sizeof(VERSIONS) + 2];
-
 	if (!version_is_valid(m->driver_version) || strlen(m->package_sha256) < 12)
 		return err_set(e, EXIT_UNEXPECTED, "publish: bad manifest");
-	snprintf(id, sizeof(id), "%s-%.12s", m->driver_version, m->package_sha256);
+	snprintf(ret_id, size, "%s-%.12s", m->driver_version, m->package_sha256);
 	if (staging_finish(staging_fd, m, e) < 0)
 		return err_wrap(e, "publish: staging");
-	if (staging_install(d, staging, id, e) < 0)
+	if (staging_install(d, staging, ret_id, e) < 0)
 		return err_wrap(e, "publish");
+	return 0;
+}
+
+int publish_activate(struct installdir *d, const char *id, struct err *e)
+{
+	char target[NAME_MAX + sizeof(VERSIONS) + 2];
+
 	snprintf(target, sizeof(target), VERSIONS "/%s", id);
 	/* The switch: one rename(2) of the .current link. */
 	if (fs_symlink_replace_at(d->fd, target, CURRENT, e) < 0)
 		return err_wrap(e, "publish: switch");
 	if (fsync(d->fd) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "publish: fsync install dir");
-	if (publish_links(d, e) < 0)
-		return -1;
-	return publish_cleanup(d, e);
+	return publish_links(d, e);
+}
+
+int publish_deactivate(struct installdir *d, struct err *e)
+{
+	if (unlinkat(d->fd, CURRENT, 0) < 0 && errno != ENOENT)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "publish: remove '%s'", CURRENT);
+	if (fsync(d->fd) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "publish: fsync install dir");
+	return 0;
+}
+
+void publish_current_id(struct installdir *d, char *buf, size_t size)
+{
+	current_target(d, buf, size);
+}
+
+int publish_version_subdir(struct installdir *d, const char *id, const char *sub, struct err *e)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), VERSIONS "/%s/%s", id, sub);
+	fd = fs_dir_in_root(d->fd, path, false, e);
+	return fd < 0 ? err_wrap(e, "install dir") : fd;
 }
 
 int publish_remove(struct installdir *d, struct err *e)

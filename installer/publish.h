@@ -71,13 +71,25 @@ int publish_staging(struct installdir *d, char *ret_name, size_t size, struct er
 void publish_staging_abort(struct installdir *d, const char *name);
 
 /*
- * Makes the staged tree current: moves kernel/ to drivers/, adds the missing
- * standard directories and the manifest, syncs, switches .current, repairs
- * the top-level links and removes the previous version. Returns 0 or -1; on
- * failure before the switch the previous install is untouched.
+ * Makes the staged tree a version: moves kernel/ to drivers/, adds the
+ * missing standard directories and the manifest, syncs, and renames it into
+ * .versions/; its id ("<version>-<sha12>") goes to ret_id. Nothing current
+ * changes. Returns 0 or -1.
  */
-int publish_commit(struct installdir *d, const char *staging, int staging_fd,
-		   const struct manifest *m, struct err *e);
+int publish_stage(struct installdir *d, const char *staging, int staging_fd,
+		  const struct manifest *m, char *ret_id, size_t size, struct err *e);
+
+/* Makes version ID current with one rename of .current, then repairs the links. 0 or -1. */
+int publish_activate(struct installdir *d, const char *id, struct err *e);
+
+/* Makes no version current (undoing the activation of a first install). 0 or -1. */
+int publish_deactivate(struct installdir *d, struct err *e);
+
+/* The id of the current version, or "" when none. */
+void publish_current_id(struct installdir *d, char *buf, size_t size);
+
+/* Opens directory SUB ("drivers") of version ID. Returns an fd or -1. */
+int publish_version_subdir(struct installdir *d, const char *id, const char *sub, struct err *e);
 
 /* Makes the top-level links point into .current. Returns 0 or -1. */
 int publish_links(struct installdir *d, struct err *e);

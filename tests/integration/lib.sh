@@ -54,11 +54,73 @@ add_pci() {
 }
 
 # The installer with this test's defaults; output in $T/out and $T/err, status in $RC.
+# With FAKE_KERNEL set (to anything), it runs against the fake kernel, whose state is the
+# test's host root; FAKE_KERNEL_FAIL injects errors (tests/tools/fakekernel.c).
 inst() {
+    local pre=()
+    [ -n "${FAKE_KERNEL:-}" ] && pre=(env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root"
+        FAKE_KERNEL_FAIL="${FAKE_KERNEL_FAIL:-}"
+        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0")
     set +e
-    "$BIN" --root "$T/root" "$@" >"$T/out" 2>"$T/err"
+    "${pre[@]}" "$BIN" --root "$T/root" "$@" >"$T/out" 2>"$T/err"
     RC=$?
     set -e
+}
+
+# A host root a kernel can be faked in: /dev, /proc, the kernel's trust switches, the
+# firmware loader's path, and /lib/modules/$KERNEL with drm and drm_kms_helper (what
+# nvidia-drm needs) and nouveau, indexed by depmod. mkkernel ROOT
+mkkernel() {
+    local r=$1 tree="$1/lib/modules/$KERNEL/kernel/drivers/gpu/drm"
+    mkdir -p "$r/dev" "$r/proc" "$r/lib/firmware" "$tree/nouveau" \
+        "$r/sys/module/module/parameters" "$r/sys/kernel/security" \
+        "$r/sys/module/firmware_class/parameters"
+    echo N >"$r/sys/module/module/parameters/sig_enforce"
+    echo "[none] integrity confidentiality" >"$r/sys/kernel/security/lockdown"
+    : >"$r/sys/module/firmware_class/parameters/path"
+    for m in drm drm_kms_helper nouveau; do
+        local dst="$tree/$m.ko"
+        [ "$m" = nouveau ] && dst="$tree/nouveau/nouveau.ko"
+        printf 'static const char mi[] __attribute__((section(".modinfo"), used, aligned(1))) = "license=GPL\\0name=%s\\0vermagic=%s SMP preempt mod_unload modversions ";\n' \
+            "$m" "$KERNEL" >"$T/$m.c"
+        cc -c -o "$dst" "$T/$m.c"
+    done
+    depmod -b "$r" "$KERNEL" 2>/dev/null
+}
+
+# A repository of signed packages: new_signed_repo DIR [VERSION[:tag]...]
+new_signed_repo() {
+    local dir=$1
+    shift
+    mkdir -p "$dir"
+    for spec in "$@"; do
+        local v=${spec%%:*} tagopt=()
+        [ "$spec" != "$v" ] && tagopt=(--tag "${spec#*:}")
+        "$SRC/scripts/make-repo" add --repo "$dir" --key "$FIX/keys/key.pem" --version "$v" \
+            --kernel "$KERNEL" "${tagopt[@]}" "$FIX/spkg-$v.tar.zst" >/dev/null
+    done
+}
+
+kernel_args() {
+    echo --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL" --fetch-timeout 20 \
+        --module-cert "$FIX/keys/modkey.crt"
+}
+
+# Loaded modules, sorted, on one line.
+loaded_modules() {
+    awk '{print $1}' "$T/root/proc/modules" 2>/dev/null | sort | tr '\n' ' '
+}
+
+# "c MAJ:MIN MODE" of a node under the host root's /dev, or "missing".
+node() {
+    local f="$T/root/dev/$1" t maj min mode
+    [ -e "$f" ] || [ -L "$f" ] || {
+        echo missing
+        return
+    }
+    IFS='|' read -r t maj min mode < <(stat -c '%F|%t|%T|%a' "$f")
+    [ "$t" = "character special file" ] && t=c
+    echo "$t $((16#$maj)):$((16#$min)) $mode"
 }
 
 install_args() {

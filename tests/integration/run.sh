@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Runs the integration tests against the real binary: run.sh BINARY [TEST...]
+# Runs the integration tests against the real binary: run.sh BINARY FAKEKERNEL.so [TEST...]
 # VERBOSE=1 shows the output of passing tests too.
 # Each tests/integration/t_*.sh runs in a subshell with `set -e`, in a fresh scratch
 # directory; the run fails if any test fails.
@@ -8,12 +8,13 @@ set -euo pipefail
 
 # Debian's python3 first: a version manager's shim on PATH costs a fork chain per call.
 export PATH="/usr/bin:/bin:$PATH"
-BIN=$(realpath "${1:?usage: run.sh BINARY [TEST...]}")
-shift
+BIN=$(realpath "${1:?usage: run.sh BINARY FAKEKERNEL.so [TEST...]}")
+FAKEKERNEL=$(realpath "${2:?usage: run.sh BINARY FAKEKERNEL.so [TEST...]}")
+shift 2
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 WORK=$(mktemp -d /tmp/ndi-it.XXXXXX)
 FIX=$WORK/fixtures
-export BIN SRC FIX
+export BIN SRC FIX FAKEKERNEL
 trap 'rm -rf "$WORK"' EXIT
 
 . "$SRC/tests/integration/lib.sh"
@@ -52,6 +53,16 @@ EOF
         "$SRC/scripts/make-standin-driver" "$v" "$FIX/drv-$v" 512
         "$SRC/scripts/make-repo" pack "$FIX/drv-$v" "$FIX/pkg-$v.tar.zst"
     done
+    # Packages whose modules are signed with the pinned module key, and one built for
+    # another kernel.
+    for v in "$V_OLD" "$V_NEW"; do
+        cp -a "$FIX/drv-$v" "$FIX/sdrv-$v"
+        sign_modules "$FIX/sdrv-$v/kernel"
+        "$SRC/scripts/make-repo" pack "$FIX/sdrv-$v" "$FIX/spkg-$v.tar.zst"
+    done
+    KERNEL_RELEASE=$OTHER_KERNEL "$SRC/scripts/make-standin-driver" "$V_NEW" "$FIX/odrv" 4
+    sign_modules "$FIX/odrv/kernel"
+    "$SRC/scripts/make-repo" pack "$FIX/odrv" "$FIX/opkg.tar.zst"
 }
 
 build_fixtures

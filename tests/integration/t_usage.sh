@@ -38,14 +38,3 @@ expect_err "mount the host's root file system at --root"
 new_repo "$T/repo" "$V_NEW:default"
 expect_rc 3 install --repo "file://$T/repo" --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL"
 expect_err "no NVIDIA GPU"
-# On a GPU host without --skip-modules: module loading is not in this release; it says so
-# and how to proceed, and changes nothing.
-mkroot "$T/gpuroot" cos 1 --gpu 10de:2330
-set +e
-"$BIN" --root "$T/gpuroot" install --repo "file://$T/repo" --repo-key "$FIX/keys/pub.pem" \
-    --kernel-release "$KERNEL" 2>"$T/err"
-rc=$?
-set -e
-assert_eq "$rc" 2 "GPU host without --skip-modules"
-expect_err "this release installs user space only; fix: pass --skip-modules"
-[ ! -e "$T/gpuroot/home" ] || fail "something was written"

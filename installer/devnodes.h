@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The driver's device nodes under the host's /dev, made as nvidia-modprobe
+ * makes them and kept idempotent:
+ *
+ *   nvidiactl 195:255, nvidiaN 195:N (N = "Device Minor" of each GPU in
+ *   /proc/driver/nvidia/gpus/BDF/information), nvidia-modeset 195:254,
+ *   nvidia-uvm M:0 and nvidia-uvm-tools M:1 (M = the "nvidia-uvm" major in
+ *   /proc/devices), nvidia-caps/nvidia-cap1 and -cap2 (major "nvidia-caps"),
+ *   and /dev/char/MAJ:MIN links, which container runtimes match device rules by.
+ *
+ * Modes and owners follow /proc/driver/nvidia/params; ModifyDeviceFiles: 0
+ * leaves /dev alone.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "util/err.h"
+
+#define NV_MAJOR 195
+#define NV_CTL_MINOR 255
+#define NV_MODESET_MINOR 254
+
+struct nv_params {
+	bool modify; /* ModifyDeviceFiles */
+	uid_t uid;
+	gid_t gid;
+	mode_t mode;
+};
+
+struct devnodes_report {
+	unsigned created, replaced, fixed, kept, links; /* fixed: mode or owner corrected */
+};
+
+/* Parses /proc/driver/nvidia/params; missing keys keep the driver's defaults (0666, root). */
+void devnodes_parse_params(const char *buf, struct nv_params *ret);
+
+/* The major of character device NAME in /proc/devices text, or -1. */
+int devnodes_parse_major(const char *proc_devices, const char *name);
+
+/* The "Device Minor" of a GPU information file, or -1. */
+int devnodes_parse_minor(const char *information);
+
+/*
+ * Makes the nodes the loaded driver needs under ROOT/dev. WITH_MODESET adds
+ * nvidia-modeset. Returns 0 and what it did in *ret, or -1.
+ */
+int devnodes_sync(int root_fd, bool with_modeset, struct devnodes_report *ret, struct err *e);
+
+/* Removes the driver's nodes and their /dev/char links. Returns 0 or -1. */
+int devnodes_remove(int root_fd, struct err *e);

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "devnodes.h"
+#include "firmware.h"
+#include "kernel.h"
+#include "modsig.h"
+#include "util/log.h"
+
+struct kernel {
+	const struct config *c;
+	int root_fd;	/* not owned */
+	int drivers_fd; /* owned, or -1 */
+	struct kmods *k;
+	struct modsig_certs *certs;
+	struct ktrust trust;
+	struct kmods_set set;
+	char version[64];	 /* to load */
+	char loaded_version[64]; /* of the live nvidia module, or "" */
+	bool reload;
+};
+
+void kernel_free(struct kernel *kn)
+{
+	if (!kn)
+		return;
+	kmods_free(kn->k);
+	modsig_certs_free(kn->certs);
+	if (kn->drivers_fd >= 0)
+		close(kn->drivers_fd);
+	free(kn);
+}
+
+int kernel_probe(const struct config *c, int root_fd, const char *release, struct kernel **ret,
+		 struct err *e)
+{
+	_cleanup_(kernel_freep) struct kernel *kn = calloc(1, sizeof(*kn));
+
+	if (!kn)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "kernel");
+	kn->c = c;
+	kn->root_fd = root_fd;
+	kn->drivers_fd = -1;
+	if (kmods_new(root_fd, release, &kn->k, e) < 0 ||
+	    modsig_certs_load(c->module_certs.v, c->module_certs.n, &kn->certs, e) < 0)
+		return -1;
+	ktrust_probe(root_fd, &kn->trust);
+	if (kmods_loaded_version(kn->k, "nvidia", kn->loaded_version, sizeof(kn->loaded_version)) <
+	    0)
+		kn->loaded_version[0] = '\0';
+	*ret = TAKE_PTR(kn);
+	return 0;
+}
+
+/* Every module of the set, checked as the kernel will check it. */
+static int verify_set(struct kernel *kn, const char *release, struct err *e)
+{
+	size_t n_certs = modsig_certs_count(kn->certs);
+
+	for (size_t i = 0; i < kn->set.n; i++) {
+		struct kmods_report r;
+
+		if (kmods_inspect(kn->k, kn->set.e[i].path, kn->certs, release, &r, e) < 0)
+			return -1;
+		if (!r.ok) {
+			err_set(e, r.code, "module %s: %s", kn->set.e[i].name, r.verdict);
+			err_hint(e,
+				 r.code == EXIT_KERNEL_REFUSED
+					 ? "install a package built for kernel %s"
+					 : "sign the modules with the key of --module-cert, or pin "
+					   "the certificate that signed them (kernel %s)",
+				 release);
+			return -1;
+		}
+		log_kv(LOG_INFO, "kernel", n_certs ? "module signature verified" : "module checked",
+		       "module", kn->set.e[i].name, "version", r.info.version, "signer",
+		       r.sig.is_signed ? r.sig.signer : "unsigned", LOG_END);
+	}
+	if (!n_certs && ktrust_enforces(&kn->trust))
+		log_kv(LOG_WARN, "kernel",
+		       "no --module-cert: signatures are not checked here, but the kernel enforces "
+		       "them and will refuse modules it does not trust",
+		       "sig_enforce", kn->trust.sig_enforce, "lockdown", kn->trust.lockdown,
+		       LOG_END);
+	return 0;
+}
+
+int kernel_prepare(const struct config *c, int root_fd, const char *release, int drivers_fd,
+		   const char *version, struct kernel **ret, struct err *e)
+{
+	_cleanup_(kernel_freep) struct kernel *kn = NULL;
+	struct strv names = {0};
+	uint64_t t0 = now_ns();
+	int r;
+
+	if (kernel_probe(c, root_fd, release, &kn, e) < 0)
+		return err_wrap(e, "kernel");
+	snprintf(kn->version, sizeof(kn->version), "%s", version);
+	kn->drivers_fd = dup(drivers_fd);
+	if (kn->drivers_fd < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "kernel: drivers dir");
+	if (c->modules.n == 0 && strv_push_split(&names, KERNEL_DEFAULT_MODULES) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "kernel");
+	r = kmods_set_build(kn->k, kn->drivers_fd, c->modules.n ? c->modules.v : names.v,
+			    c->modules.n ? c->modules.n : names.n, c->module_args.v,
+			    c->module_args.n, &kn->set, e);
+	strv_clear(&names);
+	if (r < 0 || verify_set(kn, release, e) < 0)
+		return err_wrap(e, "kernel");
+	if (kmods_resolve_conflicts(kn->k, !c->no_unload_conflicts, true, e) < 0)
+		return err_wrap(e, "kernel");
+	kn->reload = kn->loaded_version[0] && strcmp(kn->loaded_version, version) != 0;
+	if (kn->reload && kmods_check_idle(kn->k, e) < 0)
+		return err_wrap(e, "kernel: nvidia %s is loaded", kn->loaded_version);
+	log_kv(LOG_INFO, "kernel", "modules ready to load", "modules", U64(kn->set.n), "loaded",
+	       kn->loaded_version[0] ? kn->loaded_version : "none", "sig_enforce",
+	       kn->trust.sig_enforce, "lockdown", kn->trust.lockdown, "secure_boot",
+	       kn->trust.secure_boot, "duration_ms", U64(ms_since(t0)), LOG_END);
+	*ret = TAKE_PTR(kn);
+	return 0;
+}
+
+bool kernel_will_reload(const struct kernel *kn)
+{
+	return kn->reload;
+}
+
+const char *kernel_loaded_version(const struct kernel *kn)
+{
+	return kn->loaded_version[0] ? kn->loaded_version : NULL;
+}
+
+void kernel_describe(const struct kernel *kn, FILE *out)
+{
+	const struct config *c = kn->c;
+	size_t n_certs = modsig_certs_count(kn->certs);
+
+	fprintf(out, "  kernel:      sig_enforce %s, lockdown %s, Secure Boot %s\n",
+		kn->trust.sig_enforce, kn->trust.lockdown, kn->trust.secure_boot);
+	fprintf(out, "  loaded:      nvidia %s\n",
+		kn->loaded_version[0] ? kn->loaded_version : "not loaded");
+	fprintf(out, "  modules:     %s%s\n",
+		c->modules.n ? "as --modules lists" : KERNEL_DEFAULT_MODULES,
+		c->module_args.n ? " (with --module-arg)" : "");
+	if (n_certs)
+		fprintf(out,
+			"  signatures:  checked against %zu pinned certificate(s) before "
+			"insertion\n",
+			n_certs);
+	else
+		fprintf(out, "  signatures:  not checked (no --module-cert)%s\n",
+			ktrust_enforces(&kn->trust) ? "; the kernel enforces signatures and will "
+						      "refuse untrusted modules"
+						    : "");
+}
+
+int kernel_unload_old(struct kernel *kn, struct err *e)
+{
+	if (!kn->reload)
+		return 0;
+	log_kv(LOG_INFO, "kernel", "unloading the loaded driver", "version", kn->loaded_version,
+	       LOG_END);
+	if (kmods_unload_driver(kn->k, e) < 0)
+		return err_wrap(e, "kernel");
+	kn->loaded_version[0] = '\0';
+	return 0;
+}
+
+static bool set_has(const struct kmods_set *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		if (strcmp(s->e[i].name, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+int kernel_load(struct kernel *kn, const char *install_dir, struct err *e)
+{
+	struct devnodes_report dr;
+	uint64_t t0 = now_ns();
+	int loaded;
+
+	if (kmods_resolve_conflicts(kn->k, !kn->c->no_unload_conflicts, false, e) < 0)
+		return err_wrap(e, "kernel");
+	if (kn->c->kernel_keyring_cert &&
+	    ktrust_add_cert(kn->root_fd, kn->c->kernel_keyring_cert, e) < 0)
+		return err_wrap(e, "kernel");
+	if (firmware_expose(kn->root_fd, install_dir, kn->version, e) < 0)
+		return -1;
+	loaded =
+		kmods_load_set(kn->k, &kn->set, ktrust_enforces(&kn->trust), kn->trust.lockdown, e);
+	if (loaded < 0)
+		return err_wrap(e, "kernel");
+	if (devnodes_sync(kn->root_fd, set_has(&kn->set, "nvidia_modeset"), &dr, e) < 0) {
+		struct err ue;
+
+		/* A driver without its nodes is half an install: take it out again. */
+		err_clear(&ue);
+		if (kmods_unload_driver(kn->k, &ue) < 0)
+			log_msg(LOG_WARN, "kernel", "rollback: %s", ue.msg);
+		return -1;
+	}
+	log_kv(LOG_INFO, "devices", "device nodes in place", "created", U64(dr.created), "replaced",
+	       U64(dr.replaced), "fixed", U64(dr.fixed), "kept", U64(dr.kept), "links",
+	       U64(dr.links), LOG_END);
+	log_kv(LOG_INFO, "kernel", loaded ? "driver loaded" : "driver already loaded", "version",
+	       kn->version, "modules_loaded", U64(loaded), "duration_ms", U64(ms_since(t0)),
+	       LOG_END);
+	return 0;
+}
+
+int kernel_remove(const struct config *c, int root_fd, const char *release, struct err *e)
+{
+	_cleanup_(kernel_freep) struct kernel *kn = NULL;
+
+	if (kernel_probe(c, root_fd, release, &kn, e) < 0)
+		return err_wrap(e, "kernel");
+	if (kn->loaded_version[0] &&
+	    (kmods_check_idle(kn->k, e) < 0 || kmods_unload_driver(kn->k, e) < 0))
+		return err_wrap(e, "kernel");
+	if (devnodes_remove(root_fd, e) < 0 || firmware_withdraw(root_fd, c->install_dir, e) < 0)
+		return -1;
+	log_kv(LOG_INFO, "kernel", "driver unloaded", "version",
+	       kn->loaded_version[0] ? kn->loaded_version : "none loaded", LOG_END);
+	return 0;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The kernel stage: from a version's drivers/ directory to a live driver.
+ *
+ *   kernel_prepare  checks everything and changes nothing: the modules'
+ *                   signatures and vermagic, conflicting drivers, and whether
+ *                   a loaded driver of another version is free to go;
+ *   kernel_unload_old, kernel_load
+ *                   then make the change: conflicts and the old driver out,
+ *                   the keyring certificate, the firmware path, the set in
+ *                   (all or nothing), the device nodes.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "kmods.h"
+#include "ktrust.h"
+#include "util/err.h"
+
+#define KERNEL_DEFAULT_MODULES "nvidia,nvidia-modeset,nvidia-drm,nvidia-uvm"
+
+struct kernel;
+
+/* Trust and loaded state, for the plan; changes nothing. Returns 0 or -1. */
+int kernel_probe(const struct config *c, int root_fd, const char *release, struct kernel **ret,
+		 struct err *e);
+
+/*
+ * Prepares loading VERSION from DRIVERS_FD (duplicated; the caller keeps its
+ * fd). Fails (changing nothing) with EXIT_VERIFY or EXIT_KERNEL_REFUSED for
+ * a module the kernel would refuse, EXIT_IN_USE for a busy old driver or a
+ * conflicting one. Returns 0 or -1.
+ */
+int kernel_prepare(const struct config *c, int root_fd, const char *release, int drivers_fd,
+		   const char *version, struct kernel **ret, struct err *e);
+void kernel_free(struct kernel *kn);
+DEFINE_POINTER_CLEANUP(struct kernel, kernel_free)
+
+/* Whether a driver of another version is loaded (and kernel_unload_old will remove it). */
+bool kernel_will_reload(const struct kernel *kn);
+/* The version of the loaded nvidia module, or NULL. */
+const char *kernel_loaded_version(const struct kernel *kn);
+
+/* Prints the kernel part of the plan (dry run). */
+void kernel_describe(const struct kernel *kn, FILE *out);
+
+/* Unloads a loaded driver of another version. Returns 0 or -1. */
+int kernel_unload_old(struct kernel *kn, struct err *e);
+
+/*
+ * Loads the prepared set and makes its device nodes; INSTALL_DIR is the host
+ * path whose firmware/ the kernel will read. On failure no module of the set
+ * stays loaded. Returns 0 or -1.
+ */
+int kernel_load(struct kernel *kn, const char *install_dir, struct err *e);
+
+/* uninstall: unloads the driver (EXIT_IN_USE when busy), removes its nodes and firmware links. */
+int kernel_remove(const struct config *c, int root_fd, const char *release, struct err *e);

@@ -1,0 +1,588 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * A fake kernel for hosts that cannot load modules (LD_PRELOAD).
+ *
+ * Intercepts init_module(), delete_module() and syscall() (libkmod calls
+ * finit_module and our code calls add_key through it) and keeps the state a
+ * real kernel would show under $FAKE_KERNEL_ROOT, the test's host root:
+ *
+ *   sys/module/NAME/{initstate,refcnt,version,holders/,parameters/}
+ *   proc/modules, proc/devices, proc/keys
+ *   proc/driver/nvidia/{version,params,gpus/BDF/information,capabilities/mig/}
+ *
+ * Modules are ELF files whose .modinfo gives name, depends and version; a
+ * dependency that is not loaded fails as the kernel does (ENOENT, "Unknown
+ * symbol"). Errors are injected with $FAKE_KERNEL_FAIL, a comma-separated
+ * list of "NAME:ERRNO" (insertion), "rm:NAME:ERRNO" (removal) and
+ * "add_key:ERRNO", with ERRNO a name such as EKEYREJECTED.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* The interposed entry points. */
+int init_module(void *image, unsigned long len, const char *args);
+int finit_module(int fd, const char *args, int flags);
+int delete_module(const char *name, unsigned int flags);
+long syscall(long nr, ...);
+
+#define UVM_MAJOR 511
+#define CAPS_MAJOR 236
+
+struct modinfo {
+	char name[64];
+	char depends[256];
+	char version[64];
+};
+
+static const char *root(void)
+{
+	const char *r = getenv("FAKE_KERNEL_ROOT");
+
+	return r && *r ? r : "/nonexistent-fake-kernel-root";
+}
+
+static void pathf(char *out, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void pathf(char *out, size_t size, const char *fmt, ...)
+{
+	int n = snprintf(out, size, "%s/", root());
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(out + n, size - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+static void mkdirs(const char *path)
+{
+	char tmp[4096];
+
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(tmp, 0755);
+			*p = '/';
+		}
+	}
+	mkdir(tmp, 0755);
+}
+
+static void put(const char *path, const char *text)
+{
+	char dir[4096];
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	*strrchr(dir, '/') = '\0';
+	mkdirs(dir);
+	f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static int get_int(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int v = 0;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+static void put_int(const char *path, int v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%d\n", v);
+	put(path, buf);
+}
+
+static bool is_loaded(const char *name)
+{
+	char p[4096];
+
+	pathf(p, sizeof(p), "sys/module/%s/initstate", name);
+	return access(p, F_OK) == 0;
+}
+
+static void normalise(char *s)
+{
+	for (; *s; s++)
+		if (*s == '-')
+			*s = '_';
+}
+
+/* The injected errno for KEY ("nvidia", "rm:nvidia", "add_key"), or 0. */
+static int injected(const char *key)
+{
+	static const struct {
+		const char *name;
+		int err;
+	} names[] = {
+		{"EKEYREJECTED", EKEYREJECTED},
+		{"EPERM", EPERM},
+		{"ENOKEY", ENOKEY},
+		{"ENOEXEC", ENOEXEC},
+		{"EINVAL", EINVAL},
+		{"ENODEV", ENODEV},
+		{"EBUSY", EBUSY},
+		{"ENOENT", ENOENT},
+		{"EEXIST", EEXIST},
+		{"EAGAIN", EAGAIN},
+		{"EACCES", EACCES},
+		{"ENOMEM", ENOMEM},
+	};
+	const char *spec = getenv("FAKE_KERNEL_FAIL");
+	char buf[1024], *tok, *save = NULL;
+
+	if (!spec)
+		return 0;
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strrchr(tok, ':');
+
+		if (!colon)
+			continue;
+		*colon = '\0';
+		normalise(tok);
+		if (strcmp(tok, key) != 0)
+			continue;
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (strcmp(names[i].name, colon + 1) == 0)
+				return names[i].err;
+		return EINVAL;
+	}
+	return 0;
+}
+
+/* Reads .modinfo from an ELF64 image. 0, or -1 when the image is not a module. */
+static int parse_modinfo(const unsigned char *img, size_t len, struct modinfo *mi)
+{
+	const Elf64_Ehdr *eh = (const void *)img;
+	const Elf64_Shdr *sh, *strtab;
+
+	memset(mi, 0, sizeof(*mi));
+	if (len < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shoff == 0 ||
+	    eh->e_shoff + (size_t)eh->e_shnum * sizeof(*sh) > len || eh->e_shstrndx >= eh->e_shnum)
+		return -1;
+	sh = (const void *)(img + eh->e_shoff);
+	strtab = &sh[eh->e_shstrndx];
+	for (int i = 0; i < eh->e_shnum; i++) {
+		const char *p, *end;
+
+		if (strtab->sh_offset + sh[i].sh_name >= len ||
+		    strcmp((const char *)img + strtab->sh_offset + sh[i].sh_name, ".modinfo") !=
+			    0 ||
+		    sh[i].sh_offset + sh[i].sh_size > len)
+			continue;
+		p = (const char *)img + sh[i].sh_offset;
+		end = p + sh[i].sh_size;
+		for (; p < end; p += strnlen(p, (size_t)(end - p)) + 1) {
+			if (strncmp(p, "name=", 5) == 0)
+				snprintf(mi->name, sizeof(mi->name), "%s", p + 5);
+			else if (strncmp(p, "depends=", 8) == 0)
+				snprintf(mi->depends, sizeof(mi->depends), "%s", p + 8);
+			else if (strncmp(p, "version=", 8) == 0)
+				snprintf(mi->version, sizeof(mi->version), "%s", p + 8);
+		}
+		return mi->name[0] ? 0 : -1;
+	}
+	return -1;
+}
+
+/* /proc/modules from sys/module: "name size refcnt holders, Live addr". */
+static void write_proc_modules(void)
+{
+	char p[4096], out[16384] = "";
+	size_t len = 0;
+	struct dirent *de;
+	DIR *d;
+
+	pathf(p, sizeof(p), "sys/module");
+	d = opendir(p);
+	while (d && (de = readdir(d))) {
+		char holders[1024] = "", hp[4096];
+		struct dirent *he;
+		DIR *hd;
+
+		if (de->d_name[0] == '.' || !is_loaded(de->d_name))
+			continue;
+		pathf(hp, sizeof(hp), "sys/module/%s/holders", de->d_name);
+		hd = opendir(hp);
+		while (hd && (he = readdir(hd))) {
+			if (he->d_name[0] != '.') {
+				strncat(holders, he->d_name, sizeof(holders) - strlen(holders) - 2);
+				strcat(holders, ",");
+			}
+		}
+		if (hd)
+			closedir(hd);
+		pathf(hp, sizeof(hp), "sys/module/%s/refcnt", de->d_name);
+		len += (size_t)snprintf(out + len, sizeof(out) - len,
+					"%s 16384 %d %s Live 0x0000000000000000\n", de->d_name,
+					get_int(hp), holders[0] ? holders : "-");
+	}
+	if (d)
+		closedir(d);
+	pathf(p, sizeof(p), "proc/modules");
+	put(p, out);
+}
+
+static void devices_set(const char *name, int major, bool add)
+{
+	char p[4096], line[128], out[8192] = "Character devices:\n";
+	FILE *f;
+
+	pathf(p, sizeof(p), "proc/devices");
+	f = fopen(p, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char n[64];
+		int m;
+
+		if (sscanf(line, "%d %63s", &m, n) == 2 && strcmp(n, name) != 0)
+			strncat(out, line, sizeof(out) - strlen(out) - 1);
+	}
+	if (f)
+		fclose(f);
+	if (add) {
+		snprintf(line, sizeof(line), "%d %s\n", major, name);
+		strncat(out, line, sizeof(out) - strlen(out) - 1);
+	}
+	put(p, out);
+}
+
+/* What the real nvidia.ko shows: version, params, one information file per GPU. */
+static void nvidia_appears(const struct modinfo *mi, const char *args)
+{
+	char p[4096], text[1024], mode[16] = "438", gid[16] = "0";
+	const char *m = args ? strstr(args, "NVreg_DeviceFileMode=") : NULL;
+	const char *g = args ? strstr(args, "NVreg_DeviceFileGID=") : NULL;
+	struct dirent *de;
+	int minor = 0;
+	DIR *d;
+
+	if (m)
+		sscanf(m + strlen("NVreg_DeviceFileMode="), "%15[0-9]", mode);
+	if (g)
+		sscanf(g + strlen("NVreg_DeviceFileGID="), "%15[0-9]", gid);
+	pathf(p, sizeof(p), "proc/driver/nvidia/version");
+	snprintf(text, sizeof(text),
+		 "NVRM version: NVIDIA UNIX x86_64 Kernel Module  %s  (fake kernel)\n"
+		 "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n",
+		 mi->version);
+	put(p, text);
+	pathf(p, sizeof(p), "proc/driver/nvidia/params");
+	snprintf(text, sizeof(text),
+		 "ResmanDebugLevel: 4294967295\nModifyDeviceFiles: %d\nDeviceFileUID: 0\n"
+		 "DeviceFileGID: %s\nDeviceFileMode: %s\n",
+		 args && strstr(args, "NVreg_ModifyDeviceFiles=0") ? 0 : 1, gid, mode);
+	put(p, text);
+	for (const char *cap = "config"; cap; cap = strcmp(cap, "config") == 0 ? "monitor" : NULL) {
+		pathf(p, sizeof(p), "proc/driver/nvidia/capabilities/mig/%s", cap);
+		snprintf(text, sizeof(text),
+			 "DeviceFileMinor: %d\nDeviceFileMode: %d\nDeviceFileModify: 1\n",
+			 strcmp(cap, "config") == 0 ? 1 : 2,
+			 strcmp(cap, "config") == 0 ? 256 : 292);
+		put(p, text);
+	}
+	devices_set("nvidia", 195, true);
+	devices_set("nvidia-caps", CAPS_MAJOR, true);
+	pathf(p, sizeof(p), "sys/bus/pci/devices");
+	d = opendir(p);
+	while (d && (de = readdir(d))) {
+		char vp[4096];
+		int vendor = 0, cls = 0;
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		pathf(vp, sizeof(vp), "sys/bus/pci/devices/%s/vendor", de->d_name);
+		if ((f = fopen(vp, "r"))) {
+			if (fscanf(f, "%x", &vendor) != 1)
+				vendor = 0;
+			fclose(f);
+		}
+		pathf(vp, sizeof(vp), "sys/bus/pci/devices/%s/class", de->d_name);
+		if ((f = fopen(vp, "r"))) {
+			if (fscanf(f, "%x", &cls) != 1)
+				cls = 0;
+			fclose(f);
+		}
+		if (vendor != 0x10de || ((cls >> 8) != 0x300 && (cls >> 8) != 0x302))
+			continue;
+		pathf(p, sizeof(p), "proc/driver/nvidia/gpus/%s/information", de->d_name);
+		snprintf(text, sizeof(text),
+			 "Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 35\n"
+			 "GPU UUID: \t GPU-00000000-0000-0000-0000-%012d\nVideo BIOS: \t "
+			 "96.00.74.00.01\n"
+			 "Bus Type: \t PCIe\nDMA Size: \t 52 bits\nDMA Mask: \t 0xfffffffffffff\n"
+			 "Bus Location: \t %s\nDevice Minor: \t %d\nGPU Excluded:\t No\n",
+			 minor, de->d_name, minor);
+		put(p, text);
+		minor++;
+	}
+	if (d)
+		closedir(d);
+}
+
+static void rm_rf(const char *path)
+{
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+
+	if (lstat(path, &st) < 0)
+		return;
+	if (!S_ISDIR(st.st_mode)) {
+		unlink(path);
+		return;
+	}
+	d = opendir(path);
+	while (d && (de = readdir(d))) {
+		char sub[4096];
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+		rm_rf(sub);
+	}
+	if (d)
+		closedir(d);
+	rmdir(path);
+}
+
+static void module_appears(const struct modinfo *mi, const char *args)
+{
+	char p[4096], deps[256], *tok, *save = NULL;
+
+	pathf(p, sizeof(p), "sys/module/%s/holders", mi->name);
+	mkdirs(p);
+	pathf(p, sizeof(p), "sys/module/%s/refcnt", mi->name);
+	put_int(p, 0);
+	if (mi->version[0]) {
+		char v[80];
+
+		snprintf(v, sizeof(v), "%s\n", mi->version);
+		pathf(p, sizeof(p), "sys/module/%s/version", mi->name);
+		put(p, v);
+	}
+	if (args) {
+		char a[1024];
+
+		snprintf(a, sizeof(a), "%s", args);
+		for (tok = strtok_r(a, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+			char *eq = strchr(tok, '='), v[600];
+
+			if (!eq)
+				continue;
+			*eq = '\0';
+			snprintf(v, sizeof(v), "%s\n", eq + 1);
+			pathf(p, sizeof(p), "sys/module/%s/parameters/%s", mi->name, tok);
+			put(p, v);
+		}
+	}
+	snprintf(deps, sizeof(deps), "%s", mi->depends);
+	for (tok = strtok_r(deps, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char target[300];
+
+		pathf(p, sizeof(p), "sys/module/%s/refcnt", tok);
+		put_int(p, get_int(p) + 1);
+		pathf(p, sizeof(p), "sys/module/%s/holders/%s", tok, mi->name);
+		snprintf(target, sizeof(target), "../../%s", mi->name);
+		symlink(target, p);
+	}
+	if (strcmp(mi->name, "nvidia") == 0)
+		nvidia_appears(mi, args);
+	if (strcmp(mi->name, "nvidia_uvm") == 0)
+		devices_set("nvidia-uvm", UVM_MAJOR, true);
+	/* Last: initstate is what says the module is live. */
+	pathf(p, sizeof(p), "sys/module/%s/initstate", mi->name);
+	put(p, "live\n");
+	write_proc_modules();
+}
+
+static int fake_load(const unsigned char *img, size_t len, const char *args)
+{
+	char deps[256], *tok, *save = NULL;
+	struct modinfo mi;
+	int err;
+
+	if (parse_modinfo(img, len, &mi) < 0)
+		return errno = ENOEXEC, -1;
+	normalise(mi.name);
+	if ((err = injected(mi.name)))
+		return errno = err, -1;
+	if (is_loaded(mi.name))
+		return errno = EEXIST, -1;
+	snprintf(deps, sizeof(deps), "%s", mi.depends);
+	for (tok = strtok_r(deps, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!is_loaded(tok))
+			return errno = ENOENT, -1; /* "Unknown symbol in module" */
+	}
+	module_appears(&mi, args);
+	return 0;
+}
+
+static int fake_finit(int fd, const char *args)
+{
+	unsigned char *img = NULL;
+	size_t len = 0, cap = 0;
+	ssize_t n;
+	int r;
+
+	for (;;) {
+		if (len == cap) {
+			unsigned char *nb = realloc(img, cap = cap ? cap * 2 : 65536);
+
+			if (!nb)
+				return free(img), errno = ENOMEM, -1;
+			img = nb;
+		}
+		n = pread(fd, img + len, cap - len, (off_t)len);
+		if (n < 0)
+			return free(img), -1;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	r = fake_load(img, len, args);
+	free(img);
+	return r;
+}
+
+static int fake_delete(const char *name_in, unsigned flags)
+{
+	char name[64], p[4096], key[80], deps_path[4096];
+	struct dirent *de;
+	int err;
+	DIR *d;
+
+	(void)flags;
+	snprintf(name, sizeof(name), "%s", name_in);
+	normalise(name);
+	snprintf(key, sizeof(key), "rm:%s", name);
+	if ((err = injected(key)))
+		return errno = err, -1;
+	if (!is_loaded(name))
+		return errno = ENOENT, -1;
+	pathf(p, sizeof(p), "sys/module/%s/refcnt", name);
+	if (get_int(p) > 0)
+		return errno = EWOULDBLOCK, -1;
+	/* Drop the references this module held on its dependencies. */
+	pathf(deps_path, sizeof(deps_path), "sys/module");
+	d = opendir(deps_path);
+	while (d && (de = readdir(d))) {
+		char hp[4096];
+
+		if (de->d_name[0] == '.')
+			continue;
+		pathf(hp, sizeof(hp), "sys/module/%s/holders/%s", de->d_name, name);
+		if (unlink(hp) == 0) {
+			pathf(hp, sizeof(hp), "sys/module/%s/refcnt", de->d_name);
+			put_int(hp, get_int(hp) - 1);
+		}
+	}
+	if (d)
+		closedir(d);
+	pathf(p, sizeof(p), "sys/module/%s", name);
+	rm_rf(p);
+	if (strcmp(name, "nvidia") == 0) {
+		pathf(p, sizeof(p), "proc/driver/nvidia");
+		rm_rf(p);
+		devices_set("nvidia", 0, false);
+		devices_set("nvidia-caps", 0, false);
+	}
+	if (strcmp(name, "nvidia_uvm") == 0)
+		devices_set("nvidia-uvm", 0, false);
+	write_proc_modules();
+	return 0;
+}
+
+static long fake_add_key(const char *type, const char *desc, const void *payload, size_t plen,
+			 long keyring)
+{
+	static long serial = 0x1000;
+	char p[4096], line[256];
+	int err = injected("add_key");
+	FILE *f;
+
+	(void)payload;
+	if (err)
+		return errno = err, -1;
+	if (!type || strcmp(type, "asymmetric") != 0 || plen == 0)
+		return errno = EINVAL, -1;
+	pathf(p, sizeof(p), "proc/keys");
+	f = fopen(p, "a");
+	if (f) {
+		snprintf(line, sizeof(line),
+			 "%08lx I------     1 perm 1f030000     0     0 asymmetri %s: X509.rsa "
+			 "(added to %lx)\n",
+			 ++serial, desc ? desc : "fake", keyring);
+		fputs(line, f);
+		fclose(f);
+	}
+	return serial;
+}
+
+int init_module(void *image, unsigned long len, const char *args)
+{
+	return fake_load(image, len, args);
+}
+
+int finit_module(int fd, const char *args, int flags)
+{
+	(void)flags;
+	return fake_finit(fd, args);
+}
+
+int delete_module(const char *name, unsigned int flags)
+{
+	return fake_delete(name, flags);
+}
+
+long syscall(long nr, ...)
+{
+	static long (*real)(long, ...);
+	long a[6];
+	va_list ap;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	switch (nr) {
+	case SYS_finit_module:
+		return fake_finit((int)a[0], (const char *)a[1]);
+	case SYS_init_module:
+		return fake_load((const void *)a[0], (size_t)a[1], (const char *)a[2]);
+	case SYS_delete_module:
+		return fake_delete((const char *)a[0], (unsigned)a[1]);
+	case SYS_add_key:
+		return fake_add_key((const char *)a[0], (const char *)a[1], (const void *)a[2],
+				    (size_t)a[3], a[4]);
+	default:
+		if (!real)
+			real = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+		return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	}
+}
