@@ -33,7 +33,8 @@ static void param_get(int root_fd, char *buf, size_t size)
 /* Writes firmware_class.path; VALUE "" clears it (a lone NUL: a 0-byte write stores nothing). */
 static int param_set(int root_fd, const char *value, struct err *e)
 {
-	_cleanup_close_ int fd = fs_open_in_root(root_fd, FW_PARAM, O_WRONLY, 0, 0, e);
+	/* O_TRUNC is a no-op on sysfs; it keeps a plain file (a test root) exact. */
+	_cleanup_close_ int fd = fs_open_in_root(root_fd, FW_PARAM, O_WRONLY | O_TRUNC, 0, 0, e);
 	int r;
 
 	if (fd < 0)

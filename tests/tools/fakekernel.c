@@ -13,8 +13,8 @@
  * Modules are ELF files whose .modinfo gives name, depends and version; a
  * dependency that is not loaded fails as the kernel does (ENOENT, "Unknown
  * symbol"). Errors are injected with $FAKE_KERNEL_FAIL, a comma-separated
- * list of "NAME:ERRNO" (insertion), "rm:NAME:ERRNO" (removal) and
- * "add_key:ERRNO", with ERRNO a name such as EKEYREJECTED.
+ * list of "NAME:ERRNO" or "NAME@VERSION:ERRNO" (insertion), "rm:NAME:ERRNO"
+ * (removal) and "add_key:ERRNO", with ERRNO a name such as EKEYREJECTED.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -423,14 +423,15 @@ static void module_appears(const struct modinfo *mi, const char *args)
 
 static int fake_load(const unsigned char *img, size_t len, const char *args)
 {
-	char deps[256], *tok, *save = NULL;
+	char deps[256], key[160], *tok, *save = NULL;
 	struct modinfo mi;
 	int err;
 
 	if (parse_modinfo(img, len, &mi) < 0)
 		return errno = ENOEXEC, -1;
 	normalise(mi.name);
-	if ((err = injected(mi.name)))
+	snprintf(key, sizeof(key), "%s@%s", mi.name, mi.version);
+	if ((err = injected(mi.name)) || (err = injected(key)))
 		return errno = err, -1;
 	if (is_loaded(mi.name))
 		return errno = EEXIST, -1;

@@ -1,0 +1,43 @@
+# A loaded driver that is in use is never unloaded: the upgrade (or uninstall) exits 7
+# naming what holds it, and the old driver and files stay as they were.
+FAKE_KERNEL=1
+mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
+mkkernel "$T/root"
+new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"
+R="file://$T/repo"
+expect_rc 0 install --repo "$R" $(kernel_args)
+kstate() { for d in sys proc dev; do snapshot "$T/root/$d"; done; snapshot "$T/root/$IDIR_REL"; }
+
+# A process with /dev/nvidiactl open (as /proc shows it).
+mkdir -p "$T/root/proc/4242/fd"
+ln -s /dev/nvidiactl "$T/root/proc/4242/fd/3"
+echo cuda-app >"$T/root/proc/4242/comm"
+before=$(kstate)
+expect_rc 7 install --repo "$R" $(kernel_args) --driver-version "$V_NEW"
+expect_err "driver in use: /dev/nvidiactl open in pid 4242 (cuda-app)"
+expect_err "fix: drain the node"
+assert_eq "$(kstate)" "$before" "state after a refused upgrade"
+expect_rc 7 uninstall
+expect_err "/dev/nvidiactl open in pid 4242"
+assert_eq "$(kstate)" "$before" "state after a refused uninstall"
+rm -rf "$T/root/proc/4242"
+
+# References the driver's own modules do not explain (an open file of a process /proc
+# does not show), and a module outside the driver holding it.
+echo 3 >"$T/root/sys/module/nvidia_uvm/refcnt"
+expect_rc 7 install --repo "$R" $(kernel_args) --driver-version "$V_NEW"
+expect_err "nvidia_uvm has 3 user(s)"
+echo 0 >"$T/root/sys/module/nvidia_uvm/refcnt"
+ln -s ../../gdrdrv "$T/root/sys/module/nvidia/holders/gdrdrv"
+expect_rc 7 install --repo "$R" $(kernel_args) --driver-version "$V_NEW"
+expect_err "nvidia is held by module gdrdrv"
+rm "$T/root/sys/module/nvidia/holders/gdrdrv"
+
+# The kernel itself says busy while unloading: exit 7 too.
+FAKE_KERNEL_FAIL=rm:nvidia_uvm:EBUSY expect_rc 7 install --repo "$R" $(kernel_args) --driver-version "$V_NEW"
+expect_err "module nvidia_uvm is busy"
+assert_eq "$(installed_version)" "$V_OLD" "user space after a busy unload"
+
+# Idle again: the upgrade goes through.
+expect_rc 0 install --repo "$R" $(kernel_args) --driver-version "$V_NEW"
+assert_eq "$(cat "$T/root/sys/module/nvidia/version")" "$V_NEW" "upgraded when idle"

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The parsers of the kernel stage: /proc/driver/nvidia, /proc/devices, /proc/keys, lockdown. */
+#include "cmocka_prelude.h"
+
+#include <string.h>
+
+#include "devnodes.h"
+#include "kmods.h"
+#include "ktrust.h"
+
+static void test_params(void **state)
+{
+	struct nv_params p;
+
+	(void)state;
+	devnodes_parse_params("ResmanDebugLevel: 4294967295\nModifyDeviceFiles: 1\n"
+			      "DeviceFileUID: 0\nDeviceFileGID: 44\nDeviceFileMode: 432\n",
+			      &p);
+	assert_true(p.modify);
+	assert_int_equal(p.uid, 0);
+	assert_int_equal(p.gid, 44);
+	assert_int_equal(p.mode, 0660);
+	devnodes_parse_params("ModifyDeviceFiles: 0\n", &p);
+	assert_false(p.modify);
+	assert_int_equal(p.mode, 0666); /* the driver's default */
+	devnodes_parse_params("", &p);
+	assert_true(p.modify);
+	devnodes_parse_params("DeviceFileMode: x\nDeviceFileModeX: 1\n", &p);
+	assert_int_equal(p.mode, 0666);
+}
+
+static void test_devices(void **state)
+{
+	static const char devices[] = "Character devices:\n  1 mem\n195 nvidia\n236 nvidia-caps\n"
+				      "511 nvidia-uvm\n\nBlock devices:\n  8 sd\n259 nvidia-uvm\n";
+
+	(void)state;
+	assert_int_equal(devnodes_parse_major(devices, "nvidia-uvm"), 511);
+	assert_int_equal(devnodes_parse_major(devices, "nvidia"), 195);
+	assert_int_equal(devnodes_parse_major(devices, "nvidia-caps"), 236);
+	assert_int_equal(devnodes_parse_major(devices, "nvidia-nvlink"), -1);
+	assert_int_equal(devnodes_parse_major(devices, "sd"), -1); /* block, not char */
+	assert_int_equal(devnodes_parse_major("", "nvidia"), -1);
+	assert_int_equal(devnodes_parse_minor("Model: \t\t NVIDIA H100\nIRQ:   \t\t 35\n"
+					      "Device Minor: \t 3\nGPU Excluded:\t No\n"),
+			 3);
+	assert_int_equal(devnodes_parse_minor("Model: x\n"), -1);
+	assert_int_equal(devnodes_parse_minor("Device Minor: \t\n"), -1);
+}
+
+static void test_keys_and_lockdown(void **state)
+{
+	static const char keys[] =
+		"0a0b0c0d I------     1 perm 1f0b0000     0     0 keyring   .builtin_trusted_keys: "
+		"1\n"
+		"1e2b3c4d I------     1 perm 1f0b0000     0     0 keyring   "
+		".secondary_trusted_keys: 2\n"
+		"2f000001 I--Q---     1 perm 1f3f0000     0 65534 keyring   _uid.0: empty\n";
+	char out[32];
+	long id = 0;
+
+	(void)state;
+	assert_int_equal(ktrust_find_keyring(keys, ".secondary_trusted_keys", &id), 0);
+	assert_int_equal(id, 0x1e2b3c4d);
+	assert_int_equal(ktrust_find_keyring(keys, ".platform", &id), -1);
+	assert_int_equal(ktrust_find_keyring("", ".secondary_trusted_keys", &id), -1);
+	assert_int_equal(
+		ktrust_find_keyring("zz I-- 1 perm 1 0 0 keyring .secondary_trusted_keys: 1\n",
+				    ".secondary_trusted_keys", &id),
+		-1);
+
+	ktrust_parse_lockdown("none [integrity] confidentiality\n", out, sizeof(out));
+	assert_string_equal(out, "integrity");
+	ktrust_parse_lockdown("[none] integrity confidentiality\n", out, sizeof(out));
+	assert_string_equal(out, "none");
+	ktrust_parse_lockdown("garbage", out, sizeof(out));
+	assert_string_equal(out, "unknown");
+	ktrust_parse_lockdown("[]", out, sizeof(out));
+	assert_string_equal(out, "unknown");
+}
+
+static void test_module_args(void **state)
+{
+	char m[64], kv[64];
+	struct err e;
+
+	(void)state;
+	err_clear(&e);
+	assert_int_equal(kmods_parse_arg("nvidia-drm.modeset=1", m, sizeof(m), kv, sizeof(kv), &e),
+			 0);
+	assert_string_equal(m, "nvidia_drm");
+	assert_string_equal(kv, "modeset=1");
+	assert_int_equal(kmods_parse_arg("nvidia.NVreg_RegistryDwords=a=1;b=2", m, sizeof(m), kv,
+					 sizeof(kv), &e),
+			 0);
+	assert_string_equal(kv, "NVreg_RegistryDwords=a=1;b=2");
+	static const char *const bad[] = {"nvidia",	  "nvidia.x",  ".x=1",
+					  "nvidia.=1",	  "nvidia.x=", "nvidia.a-b=1",
+					  "nvidia.x=a b", "a=b.c",     "nvidia.x=\"1\""};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (kmods_parse_arg(bad[i], m, sizeof(m), kv, sizeof(kv), &e) != -1)
+			fail_msg("accepted '%s'", bad[i]);
+		assert_int_equal(e.code, EXIT_USAGE);
+	}
+	char name[] = "nvidia-uvm";
+	kmods_normalise_name(name);
+	assert_string_equal(name, "nvidia_uvm");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_params),
+		cmocka_unit_test(test_devices),
+		cmocka_unit_test(test_keys_and_lockdown),
+		cmocka_unit_test(test_module_args),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
