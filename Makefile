@@ -41,7 +41,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 # The fake kernel is preloaded into the binary under test; it is never sanitised itself.
 FAKEKERNEL := $(BUILD)/tools/fakekernel.so
 
-.PHONY: all check unit integration asan demo deps format format-check lint clean install
+.PHONY: all check unit integration asan vm demo deps format format-check lint clean install
 .DEFAULT_GOAL := all
 # Keep test objects between runs.
 .SECONDARY:
@@ -76,6 +76,10 @@ unit: $(UNIT_BINS)
 integration: $(BIN) $(FAKEKERNEL)
 	tests/integration/run.sh $(BIN) $(FAKEKERNEL)
 
+# Debian's kernel under qemu, with stand-in modules signed by a throwaway key.
+vm: $(BIN)
+	tests/vm/run.sh $(BIN)
+
 # The unit and integration suites again, built with ASan and UBSan.
 asan:
 	$(MAKE) BUILD=build-asan SANITIZE=1 unit integration
@@ -85,6 +89,7 @@ check: deps
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) integration
+	$(MAKE) vm
 	$(MAKE) asan
 
 demo: deps

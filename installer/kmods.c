@@ -491,7 +491,8 @@ int kmods_check_idle(struct kmods *k, struct err *e)
 							len ? "; " : "", names[i], tok);
 		}
 		if (users > 0 && len < sizeof(why))
-			len += (size_t)snprintf(why + len, sizeof(why) - len, "%s%s has %d user(s)",
+			len += (size_t)snprintf(why + len, sizeof(why) - len,
+						"%s%s has %d reference(s) beyond its own modules",
 						len ? "; " : "", names[i], users);
 	}
 	open_users(k, why, sizeof(why));

@@ -11,8 +11,10 @@ packages=(
     libcurl4-openssl-dev libssl-dev libkmod-dev libmount-dev libarchive-dev libjson-c-dev
     # tests, demo and the repository tools
     libcmocka-dev python3 openssl zstd xz-utils bzip2 binutils ca-certificates
-    # kernel modules: sign-file, depmod
-    linux-kbuild-6.1 kmod
+    # kernel modules: sign-file, depmod; the real-kernel test: Debian's kernel under qemu,
+    # its headers to build stand-in modules against, busybox for the initramfs
+    linux-kbuild-6.1 kmod linux-image-amd64 linux-headers-amd64 qemu-system-x86
+    busybox-static cpio
     # make format-check, make lint
     clang-format cppcheck
 )

@@ -26,7 +26,7 @@ rm -rf "$T/root/proc/4242"
 # does not show), and a module outside the driver holding it.
 echo 3 >"$T/root/sys/module/nvidia_uvm/refcnt"
 expect_rc 7 install --repo "$R" $(kernel_args) --driver-version "$V_NEW"
-expect_err "nvidia_uvm has 3 user(s)"
+expect_err "nvidia_uvm has 3 reference(s) beyond its own modules"
 echo 0 >"$T/root/sys/module/nvidia_uvm/refcnt"
 ln -s ../../gdrdrv "$T/root/sys/module/nvidia/holders/gdrdrv"
 expect_rc 7 install --repo "$R" $(kernel_args) --driver-version "$V_NEW"

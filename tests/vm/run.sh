@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Boots Debian's kernel under qemu with the installer in the initramfs and runs scenarios
+# against the real kernel (tests/vm/test.sh): run.sh BINARY [SCENARIO...]
+#
+#   main      install, order, parameters, nodes, re-run, in use (exit 7), upgrade, uninstall
+#   enforce   module.sig_enforce=1: the kernel rejects the test key (exit 6, nothing loaded)
+#   lockdown  lockdown=integrity: the kernel refuses (exit 6, nothing loaded)
+#   demo      the install, shown (make demo)
+#
+# Stand-in modules (tests/kmod) are built against the installed headers and signed with a
+# throwaway key by Debian's sign-file. Work files stay in build/vm.
+set -euo pipefail
+export PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
+
+BIN=$(realpath "${1:?usage: run.sh BINARY [SCENARIO...]}")
+shift
+scenarios=("$@")
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(main enforce lockdown)
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+W="$SRC/build/vm"
+V_OLD=535.261.03
+V_NEW=550.90.07
+
+fail() {
+    echo "vm: $*" >&2
+    exit 1
+}
+
+# The newest kernel with both headers and an image.
+R=""
+for d in /lib/modules/*/; do
+    r=$(basename "$d")
+    [ -e "/lib/modules/$r/build/Makefile" ] && [ -e "/boot/vmlinuz-$r" ] && R=$r
+done
+[ -n "$R" ] || fail "no kernel with headers and image (apt-get install linux-image-amd64 linux-headers-amd64)"
+SIGN_FILE=$(ls /usr/lib/linux-kbuild-*/scripts/sign-file 2>/dev/null | tail -1)
+[ -x "$SIGN_FILE" ] || fail "no sign-file (apt-get install linux-kbuild-6.1)"
+command -v qemu-system-x86_64 >/dev/null || fail "no qemu (apt-get install qemu-system-x86)"
+BUSYBOX=$(command -v busybox) || fail "no busybox (apt-get install busybox-static)"
+
+rm -rf "$W/initrd" "$W/repo" "$W"/*.log
+mkdir -p "$W/keys" "$W/initrd"
+
+make_keys() {
+    [ -s "$W/keys/mod.pem" ] && return
+    cat >"$W/keys/mod.genkey" <<EOF
+[ req ]
+distinguished_name = dn
+prompt = no
+x509_extensions = exts
+[ dn ]
+CN = nvidia-driver-installer VM test key
+[ exts ]
+basicConstraints = critical,CA:FALSE
+keyUsage = digitalSignature
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+EOF
+    openssl req -new -nodes -utf8 -sha256 -days 36500 -batch -x509 -config "$W/keys/mod.genkey" \
+        -outform PEM -out "$W/keys/mod.pem" -keyout "$W/keys/mod.pem" 2>/dev/null
+    openssl x509 -in "$W/keys/mod.pem" -out "$W/keys/mod.crt"
+    openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$W/keys/repo.pem" 2>/dev/null
+    openssl pkey -in "$W/keys/repo.pem" -pubout -out "$W/keys/repo-pub.pem"
+}
+
+# Stand-in modules for VERSION, built once per kernel and version, then signed.
+build_modules() {
+    local v=$1 dir="$W/kmod-$R-$v"
+    if [ ! -e "$dir/nvidia.ko" ] || [ "$SRC/tests/kmod/nvidia.c" -nt "$dir/nvidia.ko" ]; then
+        rm -rf "$dir"
+        mkdir -p "$dir"
+        cp "$SRC/tests/kmod/"*.c "$SRC/tests/kmod/Kbuild" "$dir/"
+        make -s -C "/lib/modules/$R/build" M="$dir" NV_VERSION="$v" modules 2>&1 |
+            grep -v "Skipping BTF" || true
+    fi
+    for ko in "$dir"/*.ko; do
+        strip --strip-debug "$ko"
+        "$SIGN_FILE" sha256 "$W/keys/mod.pem" "$W/keys/mod.pem" "$ko"
+    done
+}
+
+make_repo() {
+    for v in "$V_OLD" "$V_NEW"; do
+        build_modules "$v"
+        "$SRC/scripts/make-standin-driver" "$v" "$W/drv-$v" 64 >/dev/null
+        rm -f "$W/drv-$v/kernel/"*.ko
+        cp "$W/kmod-$R-$v/"*.ko "$W/drv-$v/kernel/"
+        "$SRC/scripts/make-repo" pack "$W/drv-$v" "$W/nvidia-$v.tar.zst"
+        "$SRC/scripts/make-repo" add --repo "$W/repo" --key "$W/keys/repo.pem" --version "$v" \
+            --kernel "$R" $([ "$v" = "$V_OLD" ] && echo --tag default) "$W/nvidia-$v.tar.zst" >/dev/null
+    done
+}
+
+# Copies FILE (and, for a binary, its libraries) to the same path in the initramfs.
+copy_in() {
+    local f
+    for f in "$@"; do
+        mkdir -p "$W/initrd$(dirname "$f")"
+        cp -L "$f" "$W/initrd$f"
+    done
+}
+
+# The host's in-tree modules the driver needs (drm, drm_kms_helper) with their
+# dependencies from modules.dep, indexed by depmod.
+copy_kernel_modules() {
+    local m dep todo=(kernel/drivers/gpu/drm/drm_kms_helper.ko kernel/drivers/gpu/drm/drm.ko)
+    local base="/lib/modules/$R"
+    while [ ${#todo[@]} -gt 0 ]; do
+        m=${todo[0]}
+        todo=("${todo[@]:1}")
+        [ -e "$W/initrd$base/$m" ] && continue
+        copy_in "$base/$m"
+        for dep in $(grep "^$m:" "$base/modules.dep" | cut -d: -f2); do
+            todo+=("$dep")
+        done
+    done
+    for f in modules.order modules.builtin modules.builtin.modinfo; do
+        [ -e "$base/$f" ] && copy_in "$base/$f"
+    done
+    depmod -b "$W/initrd" "$R"
+}
+
+make_initrd() {
+    mkdir -p "$W/initrd/bin" "$W/initrd/usr/bin" "$W/initrd/etc" "$W/initrd/keys"
+    cp "$BUSYBOX" "$W/initrd/bin/busybox"
+    cp "$BIN" "$W/initrd/usr/bin/nvidia-driver-installer"
+    copy_in $(ldd "$BIN" | grep -o '/[^ ]*' | sort -u)
+    copy_kernel_modules
+    cp -r "$W/repo" "$W/initrd/repo"
+    cp "$W/keys/repo-pub.pem" "$W/keys/mod.crt" "$W/initrd/keys/"
+    printf 'ID=debian\nVERSION_ID="12"\nPRETTY_NAME="Debian GNU/Linux 12 (test VM)"\n' \
+        >"$W/initrd/etc/os-release"
+    printf 'V_OLD=%s\nV_NEW=%s\n' "$V_OLD" "$V_NEW" >"$W/initrd/etc/ndi-versions"
+    install -m 0755 "$SRC/tests/vm/init" "$W/initrd/init"
+    cp "$SRC/tests/vm/test.sh" "$W/initrd/test.sh"
+    (cd "$W/initrd" && find . | cpio -o -H newc --quiet) | gzip -1 >"$W/initrd.gz"
+}
+
+boot() {
+    local scenario=$1 extra=$2 log="$W/$1.log"
+    timeout 600 qemu-system-x86_64 -accel tcg -cpu max -m 1024 -smp 2 -nographic -no-reboot \
+        -kernel "/boot/vmlinuz-$R" -initrd "$W/initrd.gz" \
+        -append "console=ttyS0 quiet panic=-1 ndi_scenario=$scenario $extra" </dev/null >"$log" 2>&1 ||
+        true
+    tr -d '\r' <"$log" | grep '^VMTEST' || true
+}
+
+t0=$(date +%s)
+make_keys
+make_repo
+make_initrd
+echo "vm: kernel $R, initramfs $(du -h "$W/initrd.gz" | cut -f1), prepared in $(($(date +%s) - t0)) s"
+
+failed=0
+for s in "${scenarios[@]}"; do
+    case $s in
+    enforce) extra="module.sig_enforce=1" ;;
+    lockdown) extra="lockdown=integrity" ;;
+    *) extra="" ;;
+    esac
+    t1=$(date +%s)
+    if [ "$s" = demo ]; then
+        timeout 600 qemu-system-x86_64 -accel tcg -cpu max -m 1024 -smp 2 -nographic -no-reboot \
+            -kernel "/boot/vmlinuz-$R" -initrd "$W/initrd.gz" \
+            -append "console=ttyS0 quiet panic=-1 ndi_scenario=demo" </dev/null 2>&1 |
+            tr -d '\r' | sed -n '/^VMTEST BEGIN/,/^VMTEST END/p' | grep -v '^VMTEST END'
+        continue
+    fi
+    out=$(boot "$s" "$extra")
+    echo "$out"
+    if ! grep -q "^VMTEST END $s pass=[0-9]* fail=0$" <<<"$out"; then
+        echo "vm: scenario $s failed (console log: $W/$s.log)"
+        failed=1
+    fi
+    echo "vm: scenario $s: $(($(date +%s) - t1)) s"
+done
+exit $failed

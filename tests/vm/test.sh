@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: Apache-2.0
+# Scenarios run inside the test VM (busybox sh), against a real kernel. Each check prints
+# "VMTEST ok NAME" or "VMTEST FAIL NAME: ..."; the scenario ends with "VMTEST END".
+# V_OLD and V_NEW come from /etc/ndi-versions.
+. /etc/ndi-versions
+S=$1
+pass=0
+fail=0
+I=/usr/bin/nvidia-driver-installer
+ARGS="--repo file:///repo --repo-key /keys/repo-pub.pem --module-cert /keys/mod.crt --fetch-timeout 60"
+
+ok() {
+    echo "VMTEST ok $1"
+    pass=$((pass + 1))
+}
+bad() {
+    echo "VMTEST FAIL $1: $2"
+    fail=$((fail + 1))
+}
+# check NAME COMMAND...: the command's success is the verdict.
+check() {
+    name=$1
+    shift
+    if "$@"; then ok "$name"; else bad "$name" "$*"; fi
+}
+run() {
+    t0=$(date +%s)
+    "$I" "$@" >/tmp/out 2>/tmp/err
+    echo $? >/tmp/rc
+    echo "VMTEST ran '$*' -> exit $(cat /tmp/rc) in $(($(date +%s) - t0)) s"
+}
+rc_is() { [ "$(cat /tmp/rc)" = "$1" ] || { sed 's/^/VMTEST | /' /tmp/err; false; }; }
+err_has() { grep -q -- "$1" /tmp/err || { sed 's/^/VMTEST | /' /tmp/err; false; }; }
+loaded() { cut -d' ' -f1 /proc/modules | sort | tr '\n' ' '; }
+no_nvidia() { ! grep -q '^nvidia' /proc/modules; }
+# "MAJ:MIN MODE" in decimal
+node() { stat -c '%t %T %a' "/dev/$1" 2>/dev/null | { read -r a b m && echo "$((0x$a)):$((0x$b)) $m"; }; }
+
+main() {
+    run install $ARGS --driver-version "$V_OLD" --module-arg nvidia.NVreg_DeviceFileMode=432 \
+        --module-arg nvidia-uvm.uvm_perf_prefetch_enable=0
+    check install rc_is 0
+    check modules-live [ "$(loaded)" = "drm drm_kms_helper nvidia nvidia_drm nvidia_modeset nvidia_uvm " ]
+    check version [ "$(cat /sys/module/nvidia/version)" = "$V_OLD" ]
+    check param-nvidia [ "$(cat /sys/module/nvidia/parameters/NVreg_DeviceFileMode)" = 432 ]
+    check param-uvm [ "$(cat /sys/module/nvidia_uvm/parameters/uvm_perf_prefetch_enable)" = 0 ]
+    order=$(sed -n 's/.*module loaded (module=\([a-z_]*\).*/\1/p' /tmp/err | tr '\n' ' ')
+    echo "VMTEST load order: $order"
+    check load-order [ "$order" = "nvidia nvidia_modeset drm drm_kms_helper nvidia_drm nvidia_uvm " ]
+    check signatures err_has "module signature verified (module=nvidia version=$V_OLD signer=nvidia-driver-installer VM test key)"
+    uvm=$(sed -n 's/^ *\([0-9]*\) nvidia-uvm$/\1/p' /proc/devices)
+    check node-ctl [ "$(node nvidiactl)" = "195:255 660" ]
+    check node-gpu0 [ "$(node nvidia0)" = "195:0 660" ]
+    check node-gpu1 [ "$(node nvidia1)" = "195:1 660" ]
+    check node-modeset [ "$(node nvidia-modeset)" = "195:254 660" ]
+    check node-uvm [ "$(node nvidia-uvm)" = "$uvm:0 660" ]
+    check node-uvm-tools [ "$(node nvidia-uvm-tools)" = "$uvm:1 660" ]
+    check char-link [ "$(readlink /dev/char/195:255)" = "../nvidiactl" ]
+    # No /lib/firmware in this VM: the loader is pointed at the install dir.
+    check firmware-path [ "$(cat /sys/module/firmware_class/parameters/path)" = /home/kubernetes/bin/nvidia/firmware ]
+    check firmware-file [ -f "/home/kubernetes/bin/nvidia/firmware/nvidia/$V_OLD/gsp_ga10x.bin" ]
+
+    before=$(cat /proc/modules | cut -d' ' -f1,3 | sort)
+    run install $ARGS --driver-version "$V_OLD"
+    check rerun rc_is 0
+    check rerun-nothing-loaded err_has "driver already loaded"
+    check rerun-same [ "$(cat /proc/modules | cut -d' ' -f1,3 | sort)" = "$before" ]
+
+    # A process holding /dev/nvidiactl: the upgrade is refused and the driver stays.
+    sh -c 'exec 3</dev/nvidiactl; sleep 600' &
+    holder=$!
+    sleep 1
+    run install $ARGS --driver-version "$V_NEW"
+    check in-use rc_is 7
+    check in-use-message err_has "driver in use: .*nvidia has [1-9] reference(s) beyond its own modules"
+    check in-use-process err_has "/dev/nvidiactl open in pid"
+    check in-use-kept [ "$(cat /sys/module/nvidia/version)" = "$V_OLD" ]
+    kill "$holder"
+    wait "$holder" 2>/dev/null
+
+    run install $ARGS --driver-version "$V_NEW"
+    check upgrade rc_is 0
+    check upgraded [ "$(cat /sys/module/nvidia/version)" = "$V_NEW" ]
+    check upgrade-unloaded err_has "module unloaded (module=nvidia)"
+    check upgrade-nodes [ "$(node nvidiactl)" = "195:255 666" ]
+
+    run uninstall
+    check uninstall rc_is 0
+    check uninstall-unloaded no_nvidia
+    check uninstall-nodes [ ! -e /dev/nvidiactl ]
+    check uninstall-firmware-path [ -z "$(cat /sys/module/firmware_class/parameters/path)" ]
+}
+
+enforce() {
+    check sig-enforce-on [ "$(cat /sys/module/module/parameters/sig_enforce)" = Y ]
+    run install $ARGS --driver-version "$V_OLD"
+    check refused rc_is 6
+    grep ERROR /tmp/err | sed 's/^/VMTEST | /'
+    check refused-signer err_has "the kernel rejected the signature of module nvidia: signed by 'nvidia-driver-installer VM test key'"
+    check refused-nothing-loaded no_nvidia
+    run status
+    check rolled-back rc_is 3
+}
+
+lockdown() {
+    check lockdown-on grep -q '\[integrity\]' /sys/kernel/security/lockdown
+    run install $ARGS --driver-version "$V_OLD"
+    check refused rc_is 6
+    grep ERROR /tmp/err | sed 's/^/VMTEST | /'
+    check refused-lockdown err_has "under lockdown (integrity)"
+    check refused-nothing-loaded no_nvidia
+}
+
+demo() {
+    t0=$(date +%s)
+    "$I" install $ARGS
+    echo "exit code $?"
+    echo
+    echo "== In the kernel:"
+    grep -E '^(nvidia|drm)' /proc/modules | awk '{printf "   %-16s refcount %s  used by %s\n", $1, $3, $4}'
+    echo "   nvidia version $(cat /sys/module/nvidia/version)"
+    echo "== Device nodes:"
+    ls -l /dev/nvidia* | sed 's/^/   /'
+    echo "== Re-run:"
+    "$I" install $ARGS 2>&1 | grep -E "already|kernel: driver|devices" | sed 's/^/   /'
+    "$I" status | sed 's/^/   /'
+    echo "== Total: $(($(date +%s) - t0)) s inside an emulated (TCG) VM"
+    pass=1
+}
+
+case "$S" in
+main | enforce | lockdown | demo) "$S" ;;
+*) bad scenario "unknown scenario '$S'" ;;
+esac
+echo "VMTEST END $S pass=$pass fail=$fail"
