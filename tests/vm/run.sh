@@ -161,10 +161,11 @@ for s in "${scenarios[@]}"; do
     esac
     t1=$(date +%s)
     if [ "$s" = demo ]; then
-        timeout 600 qemu-system-x86_64 -accel tcg -cpu max -m 1024 -smp 2 -nographic -no-reboot \
-            -kernel "/boot/vmlinuz-$R" -initrd "$W/initrd.gz" \
-            -append "console=ttyS0 quiet panic=-1 ndi_scenario=demo" </dev/null 2>&1 |
-            tr -d '\r' | sed -n '/^VMTEST BEGIN/,/^VMTEST END/p' | grep -v '^VMTEST END'
+        boot demo "" >/dev/null
+        # The console's escape codes may precede the first line.
+        tr -d '\r' <"$W/demo.log" | sed -n '/VMTEST BEGIN/,/^VMTEST END/p' |
+            sed -e 's/.*VMTEST BEGIN demo /booted kernel /' -e '/^VMTEST END/d'
+        grep -q "^VMTEST END demo pass=1" <(tr -d '\r' <"$W/demo.log") || failed=1
         continue
     fi
     out=$(boot "$s" "$extra")

@@ -112,19 +112,22 @@ lockdown() {
 }
 
 demo() {
-    t0=$(date +%s)
-    "$I" install $ARGS
-    echo "exit code $?"
+    echo "$ nvidia-driver-installer install $ARGS"
+    "$I" install $ARGS --module-arg nvidia.NVreg_DeviceFileMode=432 2>/tmp/err
+    rc=$?
+    cat /tmp/err
+    echo "exit code $rc"
     echo
-    echo "== In the kernel:"
-    grep -E '^(nvidia|drm)' /proc/modules | awk '{printf "   %-16s refcount %s  used by %s\n", $1, $3, $4}'
-    echo "   nvidia version $(cat /sys/module/nvidia/version)"
-    echo "== Device nodes:"
-    ls -l /dev/nvidia* | sed 's/^/   /'
-    echo "== Re-run:"
-    "$I" install $ARGS 2>&1 | grep -E "already|kernel: driver|devices" | sed 's/^/   /'
-    "$I" status | sed 's/^/   /'
-    echo "== Total: $(($(date +%s) - t0)) s inside an emulated (TCG) VM"
+    echo "== Summary"
+    echo "   modules live (name, refcount, used by):"
+    grep -E '^(nvidia|drm)' /proc/modules | awk '{printf "     %-16s %s  %s\n", $1, $3, $4}'
+    echo "   versions: nvidia.ko $(cat /sys/module/nvidia/version), user space" \
+        "$("$I" status --json | sed -n 's/.*"driver_version": *"\([0-9.]*\)".*/\1/p')"
+    echo "   device nodes:"
+    ls -l /dev/nvidia* | sed 's/^/     /'
+    echo "   time per stage (ms):"
+    sed -n 's/^INFO  \([a-z]*\): \([a-z ]*\) (.*duration_ms=\([0-9]*\).*/\1 \3 \2/p' /tmp/err |
+        awk '{printf "     %-9s %6s  %s %s %s %s\n", $1, $2, $3, $4, $5, $6}'
     pass=1
 }
 
