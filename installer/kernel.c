@@ -112,6 +112,8 @@ int kernel_prepare(const struct config *c, int root_fd, const char *release, int
 		return err_wrap(e, "kernel");
 	if (kmods_resolve_conflicts(kn->k, !c->no_unload_conflicts, true, e) < 0)
 		return err_wrap(e, "kernel");
+	if (c->kernel_keyring_cert && ktrust_check_cert(c->kernel_keyring_cert, e) < 0)
+		return err_wrap(e, "kernel");
 	kn->reload = kn->loaded_version[0] && strcmp(kn->loaded_version, version) != 0;
 	if (kn->reload && kmods_check_idle(kn->k, e) < 0)
 		return err_wrap(e, "kernel: nvidia %s is loaded", kn->loaded_version);

@@ -128,6 +128,17 @@ static int cert_der(const char *path, unsigned char **ret, int *ret_len, struct 
 	return 0;
 }
 
+int ktrust_check_cert(const char *path, struct err *e)
+{
+	unsigned char *der = NULL;
+	int len = 0;
+
+	if (cert_der(path, &der, &len, e) < 0)
+		return -1;
+	OPENSSL_free(der);
+	return 0;
+}
+
 static int add_key_failed(struct err *e, int errnum, const char *path)
 {
 	err_errno(e, EXIT_KERNEL_REFUSED, errnum,

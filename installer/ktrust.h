@@ -28,6 +28,9 @@ void ktrust_parse_lockdown(const char *buf, char *out, size_t size);
 /* Finds the id of keyring NAME in /proc/keys text. Returns 0, or -1 when absent. */
 int ktrust_find_keyring(const char *proc_keys, const char *name, long *ret_id);
 
+/* Checks that PATH holds a certificate (PEM or DER). Returns 0, or -1 with EXIT_USAGE. */
+int ktrust_check_cert(const char *path, struct err *e);
+
 /*
  * Adds the certificate in PATH (PEM or DER) to .secondary_trusted_keys, found
  * in ROOT/proc/keys. Returns 0, or -1: EXIT_USAGE for an unreadable file,

@@ -75,6 +75,11 @@ FAKE_KERNEL_FAIL=add_key:ENOKEY expect_rc 6 install --repo "$R" $(kernel_args) -
 expect_err "the kernel refused certificate"
 expect_err "enroll yours with mokutil and reboot"
 case "$(loaded_modules)" in *nvidia*) fail "loaded despite a refused certificate" ;; esac
+FAKE_KERNEL_FAIL=add_key:EKEYREJECTED expect_rc 6 install --repo "$R" $(kernel_args) --kernel-keyring-cert "$FIX/keys/modkey.crt"
+expect_err "signature did not verify against the trusted keys"
+expect_rc 2 install --repo "$R" $(kernel_args) --kernel-keyring-cert "$FIX/keys/pub.pem"
+expect_err "not a PEM or DER X.509 certificate"
+grep -q "driver published" "$T/err" && fail "a bad certificate was found only after publishing"
 : >"$T/root/proc/keys"
 expect_rc 6 install --repo "$R" $(kernel_args) --kernel-keyring-cert "$FIX/keys/modkey.crt"
 expect_err ".secondary_trusted_keys not found"

@@ -63,8 +63,11 @@ assert_eq "$(ls "$T/root/$IDIR_REL/.versions" | wc -l)" 1 "versions after a fail
 
 # sig_enforce without --module-cert: the plan and the log say signatures go unchecked here.
 echo Y >"$T/root/sys/module/module/parameters/sig_enforce"
+# efivarfs: 4 bytes of attributes, then SecureBoot's value.
+mkdir -p "$T/root/sys/firmware/efi/efivars"
+printf '\x06\x00\x00\x00\x01' >"$T/root/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e0d1fb5f3d7c"
 expect_rc 0 install --repo "$R" --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL" --dry-run
-expect_out "kernel:      sig_enforce yes, lockdown none"
+expect_out "kernel:      sig_enforce yes, lockdown none, Secure Boot enabled"
 expect_out "signatures:  not checked (no --module-cert); the kernel enforces signatures"
 expect_out "loaded:      nvidia $V_OLD"
 expect_rc 0 install --repo "$R" --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL" --driver-version "$V_NEW"
