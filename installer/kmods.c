@@ -370,19 +370,20 @@ static int refcnt(struct kmods *k, const char *name)
 	return s ? atoi(s) : 0;
 }
 
-/* Holders of NAME, comma-separated, into BUF; returns how many. */
-static int holders(struct kmods *k, const char *name, char *buf, size_t size)
+/*
+ * The entries of directory PATH under the root that KEEP accepts (all but
+ * dot-files when NULL), comma-separated into BUF; returns how many.
+ */
+static int list_dir(struct kmods *k, const char *path, bool (*keep)(const char *), char *buf,
+		    size_t size)
 {
 	_cleanup_closedir_ DIR *d = NULL;
-	char path[256];
 	struct dirent *de;
 	struct err e;
 	size_t len = 0;
-	int n = 0;
-	int fd;
+	int n = 0, fd;
 
 	buf[0] = '\0';
-	snprintf(path, sizeof(path), "/sys/module/%s/holders", name);
 	fd = fs_dir_in_root(k->root_fd, path, false, &e);
 	if (fd < 0 || !(d = fdopendir(fd))) {
 		if (fd >= 0)
@@ -390,7 +391,7 @@ static int holders(struct kmods *k, const char *name, char *buf, size_t size)
 		return 0;
 	}
 	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
+		if (de->d_name[0] == '.' || (keep && !keep(de->d_name)))
 			continue;
 		n++;
 		if (len < size)
@@ -398,6 +399,15 @@ static int holders(struct kmods *k, const char *name, char *buf, size_t size)
 						de->d_name);
 	}
 	return n;
+}
+
+/* Holders of NAME, comma-separated, into BUF; returns how many. */
+static int holders(struct kmods *k, const char *name, char *buf, size_t size)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/module/%s/holders", name);
+	return list_dir(k, path, NULL, buf, size);
 }
 
 static bool is_driver_module(const char *name)
@@ -762,34 +772,19 @@ int kmods_load_set(struct kmods *k, const struct kmods_set *set, bool enforcing,
 
 /* ---- conflicts ----------------------------------------------------------------- */
 
+/* PCI addresses ("0000:01:00.0"), not bind, unbind, module, ... */
+static bool is_pci_address(const char *name)
+{
+	return isxdigit((unsigned char)name[0]) && strchr(name, ':');
+}
+
 /* The PCI addresses driver NAME is bound to, comma-separated; how many. */
 static int bound_devices(struct kmods *k, const char *name, char *buf, size_t size)
 {
-	_cleanup_closedir_ DIR *d = NULL;
 	char path[128];
-	struct dirent *de;
-	struct err e;
-	size_t len = 0;
-	int n = 0, fd;
 
-	buf[0] = '\0';
 	snprintf(path, sizeof(path), "/sys/bus/pci/drivers/%s", name);
-	fd = fs_dir_in_root(k->root_fd, path, false, &e);
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
-		return 0;
-	}
-	while ((de = readdir(d))) {
-		/* PCI addresses ("0000:01:00.0"), not bind, unbind, module, ... */
-		if (!isxdigit((unsigned char)de->d_name[0]) || !strchr(de->d_name, ':'))
-			continue;
-		n++;
-		if (len < size)
-			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "",
-						de->d_name);
-	}
-	return n;
+	return list_dir(k, path, is_pci_address, buf, size);
 }
 
 int kmods_resolve_conflicts(struct kmods *k, bool may_unload, bool dry, struct err *e)

@@ -88,17 +88,9 @@ mkkernel() {
     depmod -b "$r" "$KERNEL" 2>/dev/null
 }
 
-# A repository of signed packages: new_signed_repo DIR [VERSION[:tag]...]
+# A repository of packages with signed modules: new_signed_repo DIR [VERSION[:tag]...]
 new_signed_repo() {
-    local dir=$1
-    shift
-    mkdir -p "$dir"
-    for spec in "$@"; do
-        local v=${spec%%:*} tagopt=()
-        [ "$spec" != "$v" ] && tagopt=(--tag "${spec#*:}")
-        "$SRC/scripts/make-repo" add --repo "$dir" --key "$FIX/keys/key.pem" --version "$v" \
-            --kernel "$KERNEL" "${tagopt[@]}" "$FIX/spkg-$v.tar.zst" >/dev/null
-    done
+    repo_from spkg "$@"
 }
 
 kernel_args() {
@@ -174,14 +166,19 @@ snapshot() {
 
 # Fresh repository in DIR from fixture packages: new_repo DIR [VERSION[:tag]...]
 new_repo() {
-    local dir=$1
-    shift
+    repo_from pkg "$@"
+}
+
+# repo_from PREFIX DIR [VERSION[:tag]...]: the fixture packages $FIX/PREFIX-VERSION.tar.zst.
+repo_from() {
+    local prefix=$1 dir=$2
+    shift 2
     mkdir -p "$dir"
     for spec in "$@"; do
         local v=${spec%%:*} tagopt=()
         [ "$spec" != "$v" ] && tagopt=(--tag "${spec#*:}")
         "$SRC/scripts/make-repo" add --repo "$dir" --key "$FIX/keys/key.pem" --version "$v" \
-            --kernel "$KERNEL" "${tagopt[@]}" "$FIX/pkg-$v.tar.zst" >/dev/null
+            --kernel "$KERNEL" "${tagopt[@]}" "$FIX/$prefix-$v.tar.zst" >/dev/null
     done
 }
 

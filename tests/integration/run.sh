@@ -27,28 +27,8 @@ build_fixtures() {
     openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$FIX/keys/other.pem" 2>/dev/null
     openssl pkey -in "$FIX/keys/other.pem" -pubout -out "$FIX/keys/other-pub.pem"
     # Module signing: a key pair the tests pin, and one they do not.
-    for k in modkey othermodkey; do
-        cat >"$FIX/keys/$k.genkey" <<EOF
-[ req ]
-distinguished_name = dn
-prompt = no
-string_mask = utf8only
-x509_extensions = exts
-[ dn ]
-O = nvidia-driver-installer tests
-CN = Test $k
-[ exts ]
-basicConstraints = critical,CA:FALSE
-keyUsage = digitalSignature
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid
-EOF
-        openssl req -new -nodes -utf8 -sha256 -days 36500 -batch -x509 \
-            -config "$FIX/keys/$k.genkey" -outform PEM -out "$FIX/keys/$k.pem" \
-            -keyout "$FIX/keys/$k.pem" 2>/dev/null
-        openssl x509 -in "$FIX/keys/$k.pem" -out "$FIX/keys/$k.crt"
-        openssl x509 -in "$FIX/keys/$k.pem" -outform DER -out "$FIX/keys/$k.der"
-    done
+    "$SRC/tests/tools/make-module-key" "Test modkey" "$FIX/keys/modkey"
+    "$SRC/tests/tools/make-module-key" "Test othermodkey" "$FIX/keys/othermodkey"
     for v in "$V_OLD" "$V_NEW" "$V_BRANCH_OLD"; do
         "$SRC/scripts/make-standin-driver" "$v" "$FIX/drv-$v" 512
         "$SRC/scripts/make-repo" pack "$FIX/drv-$v" "$FIX/pkg-$v.tar.zst"

@@ -36,26 +36,22 @@ rm -rf "$T/root/sys/module/nouveau" "$T/root/sys/bus/pci/drivers/nouveau"
 
 # A read-only /lib/firmware (COS): firmware_class.path points at the install dir; a path
 # set by someone else is left alone, with a warning.
-unshare -m bash -c '
-    mount --bind "$1/root/lib/firmware" "$1/root/lib/firmware" &&
-    mount -o remount,bind,ro "$1/root/lib/firmware" &&
-    env LD_PRELOAD="$2" FAKE_KERNEL_ROOT="$1/root" ASAN_OPTIONS=verify_asan_link_order=0 \
-        "$3" --root "$1/root" install \
-        --repo "file://$1/repo" $4 2>"$1/err"
-' _ "$T" "$FAKEKERNEL" "$BIN" "$(kernel_args)"
+install_with_ro_firmware() {
+    unshare -m bash -c '
+        mount --bind "$1/root/lib/firmware" "$1/root/lib/firmware" &&
+        mount -o remount,bind,ro "$1/root/lib/firmware" &&
+        env LD_PRELOAD="$2" FAKE_KERNEL_ROOT="$1/root" ASAN_OPTIONS=verify_asan_link_order=0 \
+            "$3" --root "$1/root" install --repo "file://$1/repo" $4 2>"$1/err"
+    ' _ "$T" "$FAKEKERNEL" "$BIN" "$(kernel_args)"
+}
+install_with_ro_firmware
 expect_err "firmware_class.path points at the install dir"
 assert_eq "$(cat "$T/root/sys/module/firmware_class/parameters/path")" \
     "/home/kubernetes/bin/nvidia/firmware" "firmware_class.path"
 expect_rc 0 uninstall
 assert_eq "$(tr -d '\0' <"$T/root/sys/module/firmware_class/parameters/path")" "" "path after uninstall"
 echo -n /opt/vendor/firmware >"$T/root/sys/module/firmware_class/parameters/path"
-unshare -m bash -c '
-    mount --bind "$1/root/lib/firmware" "$1/root/lib/firmware" &&
-    mount -o remount,bind,ro "$1/root/lib/firmware" &&
-    env LD_PRELOAD="$2" FAKE_KERNEL_ROOT="$1/root" ASAN_OPTIONS=verify_asan_link_order=0 \
-        "$3" --root "$1/root" install \
-        --repo "file://$1/repo" $4 2>"$1/err"
-' _ "$T" "$FAKEKERNEL" "$BIN" "$(kernel_args)"
+install_with_ro_firmware
 expect_err "firmware_class.path is set by someone else: not changing it"
 assert_eq "$(cat "$T/root/sys/module/firmware_class/parameters/path")" "/opt/vendor/firmware" \
     "someone else's path"

@@ -44,22 +44,7 @@ mkdir -p "$W/keys" "$W/initrd"
 
 make_keys() {
     [ -s "$W/keys/mod.pem" ] && return
-    cat >"$W/keys/mod.genkey" <<EOF
-[ req ]
-distinguished_name = dn
-prompt = no
-x509_extensions = exts
-[ dn ]
-CN = nvidia-driver-installer VM test key
-[ exts ]
-basicConstraints = critical,CA:FALSE
-keyUsage = digitalSignature
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid
-EOF
-    openssl req -new -nodes -utf8 -sha256 -days 36500 -batch -x509 -config "$W/keys/mod.genkey" \
-        -outform PEM -out "$W/keys/mod.pem" -keyout "$W/keys/mod.pem" 2>/dev/null
-    openssl x509 -in "$W/keys/mod.pem" -out "$W/keys/mod.crt"
+    "$SRC/tests/tools/make-module-key" "nvidia-driver-installer VM test key" "$W/keys/mod"
     openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$W/keys/repo.pem" 2>/dev/null
     openssl pkey -in "$W/keys/repo.pem" -pubout -out "$W/keys/repo-pub.pem"
 }
