@@ -9,6 +9,7 @@
 
 #include "cache.h"
 #include "host.h"
+#include "expose.h"
 #include "install.h"
 #include "kernel.h"
 #include "kmods.h"
@@ -251,6 +252,8 @@ int uninstall_run(const struct config *c, struct err *e)
 	_cleanup_close_ int root_fd = -1, lock_fd = -1;
 	_cleanup_(publish_freep) struct installdir *dir = NULL;
 	struct manifest m = {0};
+	struct utsname u;
+	const char *release;
 	int r;
 
 	root_fd = session_open_root(c, e);
@@ -259,15 +262,17 @@ int uninstall_run(const struct config *c, struct err *e)
 	lock_fd = session_lock(root_fd, e);
 	if (lock_fd < 0)
 		return -1;
-	/* The kernel side first: a driver in use keeps its files (exit 7, nothing removed). */
-	if (!c->skip_modules) {
-		struct utsname u;
-
-		uname(&u);
-		if (kernel_remove(c, root_fd, c->kernel_release ? c->kernel_release : u.release,
-				  e) < 0)
-			return -1;
-	}
+	/*
+	 * A driver in use keeps everything (exit 7, nothing removed). Then the notices
+	 * go first, so that nothing reads "ready" while the driver leaves.
+	 */
+	uname(&u);
+	release = c->kernel_release ? c->kernel_release : u.release;
+	if ((!c->skip_modules && kernel_remove(c, root_fd, release, true, e) < 0) ||
+	    expose_withdraw_notices(c, root_fd, e) < 0 ||
+	    (!c->skip_modules && kernel_remove(c, root_fd, release, false, e) < 0) ||
+	    expose_withdraw_host(c, root_fd, e) < 0)
+		return -1;
 	r = publish_open(root_fd, c->install_dir, false, &dir, e);
 	if (r < 0)
 		return -1;

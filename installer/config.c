@@ -100,6 +100,8 @@ static int config_from_env(struct config *c, struct err *e)
 		{"NVIDIA_CACHE_DIR", offsetof(struct config, cache_dir)},
 		{"NVIDIA_KERNEL_RELEASE", offsetof(struct config, kernel_release)},
 		{"NVIDIA_KERNEL_KEYRING_CERT", offsetof(struct config, kernel_keyring_cert)},
+		{"NVIDIA_CDI_DIR", offsetof(struct config, cdi_dir)},
+		{"NVIDIA_METRICS_FILE", offsetof(struct config, metrics_file)},
 	};
 	const char *v;
 
@@ -120,6 +122,10 @@ static int config_from_env(struct config *c, struct err *e)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "configuration");
 	if (env_bool(getenv("NVIDIA_NO_UNLOAD_CONFLICTS")))
 		c->no_unload_conflicts = true;
+	if (env_bool(getenv("NVIDIA_SKIP_VERIFY")))
+		c->skip_verify = true;
+	if ((v = getenv("NVIDIA_HOST_MOUNT")) && strv_push_split(&c->host_mounts, v) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "configuration");
 	if ((v = getenv("NVIDIA_FETCH_TIMEOUT")) && *v &&
 	    config_set_uint(&c->fetch_timeout_s, "NVIDIA_FETCH_TIMEOUT", v, 1, 86400, e) < 0)
 		return -1;
@@ -143,7 +149,8 @@ int config_init(struct config *c, struct err *e)
 	if (config_set(&c->root, "/", e) < 0 || config_set(&c->driver_version, "default", e) < 0 ||
 	    config_set(&c->install_dir, DEFAULT_INSTALL_DIR, e) < 0 ||
 	    config_set(&c->container_dir, DEFAULT_CONTAINER_DIR, e) < 0 ||
-	    config_set(&c->cache_dir, DEFAULT_CACHE_DIR, e) < 0)
+	    config_set(&c->cache_dir, DEFAULT_CACHE_DIR, e) < 0 ||
+	    config_set(&c->cdi_dir, DEFAULT_CDI_DIR, e) < 0)
 		return -1;
 	return config_from_env(c, e);
 }
@@ -162,6 +169,9 @@ void config_done(struct config *c)
 	strv_clear(&c->modules);
 	strv_clear(&c->module_args);
 	free(c->kernel_keyring_cert);
+	free(c->cdi_dir);
+	free(c->metrics_file);
+	strv_clear(&c->host_mounts);
 	strv_clear(&c->files);
 	memset(c, 0, sizeof(*c));
 }
@@ -214,7 +224,13 @@ int config_validate(const struct config *c, struct err *e)
 		return err_set(e, EXIT_USAGE, "--root '%s' must be an absolute path", c->root);
 	if (check_host_path("--install-dir", c->install_dir, e) < 0 ||
 	    check_host_path("--container-dir", c->container_dir, e) < 0 ||
-	    check_host_path("--cache-dir", c->cache_dir, e) < 0)
+	    check_host_path("--cache-dir", c->cache_dir, e) < 0 ||
+	    check_host_path("--cdi-dir", c->cdi_dir, e) < 0 ||
+	    (c->metrics_file && check_host_path("--metrics-file", c->metrics_file, e) < 0))
 		return -1;
+	for (size_t i = 0; i < c->host_mounts.n; i++) {
+		if (check_host_path("--host-mount", c->host_mounts.v[i], e) < 0)
+			return -1;
+	}
 	return 0;
 }

@@ -17,6 +17,7 @@
 #define DEFAULT_CACHE_DIR "/var/cache/nvidia-driver-installer"
 #define DEFAULT_FETCH_TIMEOUT_S 600
 #define DEFAULT_FETCH_RETRIES 5
+#define DEFAULT_CDI_DIR "/var/run/cdi"
 
 /* A growable list of owned strings. */
 struct strv {
@@ -43,6 +44,10 @@ struct config {
 	struct strv module_args;  /* MODULE.KEY=VALUE */
 	char *kernel_keyring_cert;
 	bool no_unload_conflicts;
+	char *cdi_dir;
+	char *metrics_file;	 /* host path of a Prometheus textfile, or NULL */
+	struct strv host_mounts; /* more host paths to bind the install dir onto */
+	bool skip_verify;
 	struct strv files; /* positional arguments (verify-module) */
 	char *driver_version;
 	char *install_dir;

@@ -10,10 +10,12 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "expose.h"
 #include "host.h"
 #include "install.h"
 #include "kernel.h"
 #include "mounts.h"
+#include "nodeinfo.h"
 #include "publish.h"
 #include "source.h"
 #include "unpack.h"
@@ -166,8 +168,7 @@ static void print_plan(const struct config *c, const struct plan *p)
 	if (p->has_mount)
 		printf("  mount:       %s (%s, %s)%s\n", p->mount.target, p->mount.fstype,
 		       p->mount.options,
-		       p->mount.noexec ? ": noexec, its binaries cannot run until remounted exec"
-				       : "");
+		       p->mount.noexec ? ": noexec, to be bind-mounted exec" : "");
 	describe_modules(h, mods, sizeof(mods));
 	printf("  modules now: %s\n", mods);
 	if (p->kernel)
@@ -308,6 +309,8 @@ static int switch_version(const struct config *c, struct plan *p, int root_fd,
 	bool reload = false;
 	uint64_t t0;
 
+	/* From here until the new driver is verified, the node is not ready. */
+	readiness_remove(root_fd);
 	if (!c->skip_modules) {
 		drivers_fd = openat(sfd, "kernel", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (drivers_fd < 0) {
@@ -338,7 +341,9 @@ static int switch_version(const struct config *c, struct plan *p, int root_fd,
 		roll_back(c, p, root_fd, dir, reload);
 		return -1;
 	}
-	return publish_cleanup(dir, e);
+	if (publish_cleanup(dir, e) < 0)
+		return -1;
+	return expose_run(c, root_fd, publish_fd(dir), &p->host, p->choice.driver->version, e);
 }
 
 static void inspect_mount(struct installdir *dir, struct plan *p)
@@ -351,9 +356,9 @@ static void inspect_mount(struct installdir *dir, struct plan *p)
 		return;
 	}
 	p->has_mount = true;
-	log_kv(p->mount.noexec ? LOG_WARN : LOG_DEBUG, "mounts",
-	       p->mount.noexec ? "the install dir is on a noexec mount: its binaries cannot run "
-				 "until it is remounted exec"
+	log_kv(p->mount.noexec ? LOG_INFO : LOG_DEBUG, "mounts",
+	       p->mount.noexec ? "the install dir is on a noexec mount: it will be bind-mounted "
+				 "exec"
 			       : "install dir mount",
 	       "mount", p->mount.target, "fstype", p->mount.fstype, "options", p->mount.options,
 	       LOG_END);
@@ -406,9 +411,10 @@ static int ensure_installed(const struct config *c, struct plan *p, int root_fd,
 		log_kv(LOG_INFO, "publish", "links repaired", "version", p->current.driver_version,
 		       LOG_END);
 	}
-	if (c->skip_modules)
-		return 0;
-	return kernel_from_version(c, p, root_fd, dir, p->current_id, p->current.driver_version, e);
+	if (!c->skip_modules && kernel_from_version(c, p, root_fd, dir, p->current_id,
+						    p->current.driver_version, e) < 0)
+		return -1;
+	return expose_run(c, root_fd, publish_fd(dir), &p->host, p->current.driver_version, e);
 }
 
 int install_run(const struct config *c, struct err *e)
@@ -463,6 +469,15 @@ int install_run(const struct config *c, struct err *e)
 			       U64(ms_since(t0)), LOG_END);
 	}
 out:
+	if (c->metrics_file && !c->dry_run && root_fd >= 0) {
+		struct err me;
+
+		err_clear(&me);
+		if (metrics_write(root_fd, c->metrics_file, r == 0 ? 0 : e->code,
+				  p.choice.driver ? p.choice.driver->version : NULL, p.host.kernel,
+				  &me) < 0)
+			log_msg(LOG_WARN, "metrics", "%s", me.msg);
+	}
 	plan_done(&p);
 	return r;
 }

@@ -215,14 +215,17 @@ int kernel_load(struct kernel *kn, const char *install_dir, struct err *e)
 	return 0;
 }
 
-int kernel_remove(const struct config *c, int root_fd, const char *release, struct err *e)
+int kernel_remove(const struct config *c, int root_fd, const char *release, bool dry, struct err *e)
 {
 	_cleanup_(kernel_freep) struct kernel *kn = NULL;
 
 	if (kernel_probe(c, root_fd, release, &kn, e) < 0)
 		return err_wrap(e, "kernel");
-	if (kn->loaded_version[0] &&
-	    (kmods_check_idle(kn->k, e) < 0 || kmods_unload_driver(kn->k, e) < 0))
+	if (kn->loaded_version[0] && kmods_check_idle(kn->k, e) < 0)
+		return err_wrap(e, "kernel");
+	if (dry)
+		return 0;
+	if (kn->loaded_version[0] && kmods_unload_driver(kn->k, e) < 0)
 		return err_wrap(e, "kernel");
 	if (devnodes_remove(root_fd, e) < 0 || firmware_withdraw(root_fd, c->install_dir, e) < 0)
 		return -1;

@@ -57,5 +57,9 @@ int kernel_unload_old(struct kernel *kn, struct err *e);
  */
 int kernel_load(struct kernel *kn, const char *install_dir, struct err *e);
 
-/* uninstall: unloads the driver (EXIT_IN_USE when busy), removes its nodes and firmware links. */
-int kernel_remove(const struct config *c, int root_fd, const char *release, struct err *e);
+/*
+ * uninstall: unloads the driver (EXIT_IN_USE when busy), removes its nodes and
+ * firmware links. DRY only checks that the driver could be unloaded.
+ */
+int kernel_remove(const struct config *c, int root_fd, const char *release, bool dry,
+		  struct err *e);

@@ -15,10 +15,6 @@
 #include "modsig.h"
 #include "util/err.h"
 
-/* Exit codes of the kernel stage (docs/exit-codes.md). */
-#define EXIT_KERNEL_REFUSED 6 /* the kernel refused, or cannot accept, the module */
-#define EXIT_IN_USE 7	      /* the loaded driver is in use */
-
 #define KMODS_NAME_MAX 64
 
 struct kmods_info {

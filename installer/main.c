@@ -52,6 +52,10 @@ enum opt_id {
 	O_MODULE_ARG,
 	O_NO_UNLOAD_CONFLICTS,
 	O_KEYRING_CERT,
+	O_CDI_DIR,
+	O_METRICS_FILE,
+	O_HOST_MOUNT,
+	O_SKIP_VERIFY,
 };
 
 struct opt {
@@ -117,6 +121,22 @@ static const struct opt opts[] = {
 	 C_INSTALL,
 	 NULL,
 	 "refuse instead of unloading nouveau (NVIDIA_NO_UNLOAD_CONFLICTS=1)"},
+	{{"cdi-dir", required_argument, NULL, O_CDI_DIR},
+	 C_INSTALL | C_STATUS | C_UNINSTALL,
+	 "PATH",
+	 "host dir of the CDI spec (NVIDIA_CDI_DIR, default /var/run/cdi)"},
+	{{"host-mount", required_argument, NULL, O_HOST_MOUNT},
+	 C_INSTALL,
+	 "PATH",
+	 "also bind the install dir here, repeatable (NVIDIA_HOST_MOUNT)"},
+	{{"metrics-file", required_argument, NULL, O_METRICS_FILE},
+	 C_INSTALL,
+	 "PATH",
+	 "write a Prometheus textfile (NVIDIA_METRICS_FILE)"},
+	{{"skip-verify", no_argument, NULL, O_SKIP_VERIFY},
+	 C_INSTALL,
+	 NULL,
+	 "no NVML check: hosts without a GPU only (NVIDIA_SKIP_VERIFY=1)"},
 	{{"kernel-keyring-cert", required_argument, NULL, O_KEYRING_CERT},
 	 C_INSTALL,
 	 "FILE",
@@ -238,6 +258,17 @@ static int apply(struct config *c, int id, const char *arg, struct err *e)
 		return 0;
 	case O_KEYRING_CERT:
 		return config_set(&c->kernel_keyring_cert, arg, e);
+	case O_CDI_DIR:
+		return config_set(&c->cdi_dir, arg, e);
+	case O_METRICS_FILE:
+		return config_set(&c->metrics_file, arg, e);
+	case O_HOST_MOUNT:
+		return strv_push(&c->host_mounts, arg) < 0
+			       ? err_set(e, EXIT_UNEXPECTED, "out of memory")
+			       : 0;
+	case O_SKIP_VERIFY:
+		c->skip_verify = true;
+		return 0;
 	case O_DRIVER_VERSION:
 		return config_set(&c->driver_version, arg, e);
 	case O_INSTALL_DIR:

@@ -2,10 +2,13 @@
 #include <errno.h>
 #include <libmount.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "mounts.h"
+#include "util/fs.h"
+#include "util/log.h"
 
 DEFINE_POINTER_CLEANUP(struct libmnt_table, mnt_unref_table)
 
@@ -35,5 +38,209 @@ int mounts_lookup_fd(int fd, const char *mountinfo, struct mount_info *ret, stru
 		 mnt_fs_get_fstype(fs) ? mnt_fs_get_fstype(fs) : "?");
 	snprintf(ret->options, sizeof(ret->options), "%s", opts ? opts : "");
 	ret->noexec = opts && mnt_optstr_get_option(opts, "noexec", NULL, NULL) == 0;
+	return 0;
+}
+
+/* ---- making mounts --------------------------------------------------------- */
+
+DEFINE_POINTER_CLEANUP(struct libmnt_context, mnt_free_context)
+
+/* Per-mount flags a remount must restate, or it drops them. */
+static const char *const kept_flags[] = {"ro",	       "nosuid",   "nodev",	 "noatime",
+					 "nodiratime", "relatime", "strictatime"};
+
+static struct libmnt_context *context(void)
+{
+	struct libmnt_context *cxt = mnt_new_context();
+
+	if (!cxt)
+		return NULL;
+	/* Never consult fstab or mtab, never run mount helpers: every call says it all. */
+	mnt_context_set_optsmode(cxt, MNT_OMODE_NOTAB);
+	mnt_context_disable_mtab(cxt, 1);
+	mnt_context_disable_helpers(cxt, 1);
+	return cxt;
+}
+
+static int do_mount(const char *source, const char *target, const char *options, struct err *e)
+{
+	_cleanup_(mnt_free_contextp) struct libmnt_context *cxt = context();
+	int rc;
+
+	if (!cxt)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "mount");
+	mnt_context_set_source(cxt, source);
+	mnt_context_set_target(cxt, target);
+	mnt_context_set_options(cxt, options);
+	rc = mnt_context_mount(cxt);
+	if (rc != 0 || mnt_context_get_status(cxt) != 1)
+		return err_libmount(e, EXIT_UNEXPECTED, cxt, rc, "mount %s '%s' (%s)", source,
+				    target, options);
+	return 0;
+}
+
+static int do_umount(const char *target, struct err *e)
+{
+	_cleanup_(mnt_free_contextp) struct libmnt_context *cxt = context();
+	int rc;
+
+	if (!cxt)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "umount");
+	mnt_context_set_target(cxt, target);
+	rc = mnt_context_umount(cxt);
+	if (rc != 0)
+		return err_libmount(e, EXIT_UNEXPECTED, cxt, rc, "umount '%s'", target);
+	return 0;
+}
+
+static int fd_path(int fd, char *buf, size_t size)
+{
+	char proc[64];
+	ssize_t n;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, buf, size - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+/* The mount at exactly PATH, if there is one. */
+static bool mounted_at(const char *path, struct mount_info *ret)
+{
+	_cleanup_(mnt_unref_tablep) struct libmnt_table *tb =
+		mnt_new_table_from_file("/proc/self/mountinfo");
+	struct libmnt_fs *fs = tb ? mnt_table_find_target(tb, path, MNT_ITER_BACKWARD) : NULL;
+	const char *opts;
+
+	if (!fs)
+		return false;
+	opts = mnt_fs_get_vfs_options(fs);
+	memset(ret, 0, sizeof(*ret));
+	snprintf(ret->target, sizeof(ret->target), "%s", path);
+	snprintf(ret->options, sizeof(ret->options), "%s", opts ? opts : "");
+	ret->noexec = opts && mnt_optstr_get_option(opts, "noexec", NULL, NULL) == 0;
+	return true;
+}
+
+/* "remount,bind,exec" plus the flags the mount at PATH has now. */
+static void remount_options(const struct mount_info *m, char *buf, size_t size)
+{
+	size_t len = (size_t)snprintf(buf, size, "remount,bind,exec");
+
+	for (size_t i = 0; i < ARRAY_SIZE(kept_flags) && len < size; i++) {
+		if (mnt_optstr_get_option(m->options, kept_flags[i], NULL, NULL) == 0)
+			len += (size_t)snprintf(buf + len, size - len, ",%s", kept_flags[i]);
+	}
+}
+
+/* Bind-mounts SOURCE onto TARGET with exec, through a private staging point. */
+static int bind_exec(const char *source, const char *target, const char *run_dir, struct err *e)
+{
+	char stage[PATH_MAX], opts[256];
+	struct mount_info m;
+	struct err ue;
+	int r = -1;
+
+	snprintf(stage, sizeof(stage), "%s/exec-XXXXXX", run_dir);
+	if (!mkdtemp(stage))
+		return err_errno(e, EXIT_UNEXPECTED, errno, "mounts: staging point in '%s'",
+				 run_dir);
+	if (do_mount(source, stage, "bind", e) < 0)
+		goto out_rmdir;
+	/* Private: nothing done to the staging point reaches the host. */
+	if (do_mount("none", stage, "private", e) < 0 || !mounted_at(stage, &m))
+		goto out_umount;
+	remount_options(&m, opts, sizeof(opts));
+	if (do_mount("none", stage, opts, e) < 0 || do_mount(stage, target, "bind", e) < 0)
+		goto out_umount;
+	r = 0;
+out_umount:
+	err_clear(&ue);
+	if (do_umount(stage, &ue) < 0)
+		log_msg(LOG_WARN, "mounts", "%s", ue.msg);
+out_rmdir:
+	rmdir(stage);
+	return r;
+}
+
+static void record(int record_fd, const char *path)
+{
+	_cleanup_free_ char *old = NULL, *text = NULL;
+	size_t len = 0;
+	struct err e;
+
+	if (fs_read_at(record_fd, "mounts", 1 << 16, &old, &len, &e) < 0)
+		old = NULL;
+	if (asprintf(&text, "%s%s\n", old ? old : "", path) < 0)
+		return;
+	if (fs_write_atomic_at(record_fd, "mounts", text, strlen(text), 0644, &e) < 0)
+		log_msg(LOG_WARN, "mounts", "%s", e.msg);
+}
+
+static int expose_one(const char *source, const char *target, const char *run_dir, int record_fd,
+		      struct err *e)
+{
+	struct mount_info m;
+
+	if (mounted_at(target, &m) && !m.noexec) {
+		log_kv(LOG_DEBUG, "mounts", "already mounted", "target", target, LOG_END);
+		return 0;
+	}
+	if (bind_exec(source, target, run_dir, e) < 0)
+		return err_wrap(e, "mounts");
+	record(record_fd, target);
+	log_kv(LOG_INFO, "mounts", "exec bind mount in place", "target", target, LOG_END);
+	return 1;
+}
+
+int mounts_expose(int dir_fd, const char *run_dir, char *const *targets, size_t n_targets,
+		  int record_fd, struct err *e)
+{
+	char path[PATH_MAX];
+	struct mount_info m;
+	int made = 0, r;
+
+	if ((r = fd_path(dir_fd, path, sizeof(path))) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, -r, "mounts: install dir");
+	if (mounts_lookup_fd(dir_fd, "/proc/self/mountinfo", &m, e) < 0)
+		return -1;
+	if (m.noexec) {
+		if ((r = expose_one(path, path, run_dir, record_fd, e)) < 0)
+			return -1;
+		made += r;
+	}
+	for (size_t i = 0; i < n_targets; i++) {
+		if ((r = expose_one(path, targets[i], run_dir, record_fd, e)) < 0)
+			return -1;
+		made += r;
+	}
+	return made;
+}
+
+int mounts_withdraw(int record_fd, struct err *e)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	char *lines[64];
+	size_t n = 0;
+
+	if (fs_read_at(record_fd, "mounts", 1 << 16, &text, &len, e) < 0) {
+		err_clear(e);
+		return 0;
+	}
+	for (char *l = strtok(text, "\n"); l && n < ARRAY_SIZE(lines); l = strtok(NULL, "\n"))
+		lines[n++] = l;
+	while (n > 0) {
+		struct mount_info m;
+		const char *t = lines[--n];
+
+		if (mounted_at(t, &m) && do_umount(t, e) < 0)
+			return err_wrap(e, "mounts");
+		log_kv(LOG_INFO, "mounts", "unmounted", "target", t, LOG_END);
+	}
+	if (unlinkat(record_fd, "mounts", 0) < 0 && errno != ENOENT)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "mounts: remove record");
 	return 0;
 }

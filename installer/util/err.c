@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <archive.h>
 #include <curl/curl.h>
+#include <libmount.h>
 #include <errno.h>
 #include <openssl/err.h>
 #include <stdarg.h>
@@ -89,6 +90,26 @@ int err_curl(struct err *e, int code, int curl_rc, const char *errbuf, const cha
 		snprintf(reason, sizeof(reason), "%s", curl_easy_strerror((CURLcode)curl_rc));
 	/* curl's buffer often ends with a newline; keep messages on one line. */
 	reason[strcspn(reason, "\r\n")] = '\0';
+	err_append(e, reason);
+	return -1;
+}
+
+int err_libmount(struct err *e, int code, struct libmnt_context *cxt, int rc, const char *fmt, ...)
+{
+	char reason[512] = "";
+	va_list ap;
+
+	va_start(ap, fmt);
+	err_vset(e, code, fmt, ap);
+	va_end(ap);
+	if (mnt_context_get_excode(cxt, rc, reason, sizeof(reason)) == 0 || !reason[0]) {
+		int sys = mnt_context_get_syscall_errno(cxt);
+
+		snprintf(reason, sizeof(reason), "%s",
+			 strerror(sys			 ? sys
+				  : rc < 0 && rc > -4096 ? -rc
+							 : EIO));
+	}
 	err_append(e, reason);
 	return -1;
 }

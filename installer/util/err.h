@@ -14,11 +14,14 @@
 /* Documented in docs/exit-codes.md; stable. */
 enum exit_code {
 	EXIT_OK = 0,
-	EXIT_UNEXPECTED = 1,  /* a bug or an environment we did not foresee */
-	EXIT_USAGE = 2,	      /* bad command line or configuration */
-	EXIT_NO_MATCH = 3,    /* no driver or package matches this host */
-	EXIT_UNREACHABLE = 4, /* repository unreachable after retries */
-	EXIT_VERIFY = 5,      /* signature, size, digest or archive policy */
+	EXIT_UNEXPECTED = 1,	 /* a bug or an environment we did not foresee */
+	EXIT_USAGE = 2,		 /* bad command line or configuration */
+	EXIT_NO_MATCH = 3,	 /* no driver or package matches this host */
+	EXIT_UNREACHABLE = 4,	 /* repository unreachable after retries */
+	EXIT_VERIFY = 5,	 /* signature, size, digest or archive policy */
+	EXIT_KERNEL_REFUSED = 6, /* the kernel refused, or cannot accept, a module */
+	EXIT_IN_USE = 7,	 /* the loaded driver is in use */
+	EXIT_DRIVER_CHECK = 8,	 /* the installed driver does not answer as it should (NVML) */
 };
 
 #define ERR_MSG_MAX 2048
@@ -43,6 +46,13 @@ int err_errno(struct err *e, int code, int errnum, const char *fmt, ...) _printf
 int err_openssl(struct err *e, int code, const char *fmt, ...) _printf_(3, 4);
 /* Appends curl's error buffer when filled, else curl_easy_strerror(rc). */
 int err_curl(struct err *e, int code, int curl_rc, const char *errbuf, const char *fmt, ...)
+	_printf_(5, 6);
+/*
+ * Appends libmount's reason for RC from mnt_context_mount/umount (it returns
+ * -errno, a positive syscall errno, or its own codes): mnt_context_get_excode.
+ */
+struct libmnt_context;
+int err_libmount(struct err *e, int code, struct libmnt_context *cxt, int rc, const char *fmt, ...)
 	_printf_(5, 6);
 /* Appends archive_error_string(a). */
 int err_archive(struct err *e, int code, struct archive *a, const char *fmt, ...) _printf_(4, 5);

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cdi.h"
+#include "devnodes.h"
+#include "expose.h"
+#include "kmods.h"
+#include "ldcache.h"
+#include "mounts.h"
+#include "nodeinfo.h"
+#include "nvml.h"
+#include "util/fs.h"
+#include "util/log.h"
+
+static int proc_path(int fd, char *buf, size_t size)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, size - 1);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+static int do_mounts(const struct config *c, int root_fd, int install_fd, struct err *e)
+{
+	_cleanup_close_ int record_fd = -1;
+	char paths[8][PATH_MAX], *targets[8];
+	size_t n = 0;
+	int made;
+
+	if (mkdir(EXPOSE_RUN_DIR, 0700) < 0 && errno != EEXIST)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "mounts: create %s", EXPOSE_RUN_DIR);
+	record_fd = fs_dir_in_root(root_fd, EXPOSE_RUN_DIR, true, e);
+	if (record_fd < 0)
+		return err_wrap(e, "mounts");
+	for (size_t i = 0; i < c->host_mounts.n && n < ARRAY_SIZE(paths); i++) {
+		_cleanup_close_ int fd = fs_dir_in_root(root_fd, c->host_mounts.v[i], true, e);
+
+		if (fd < 0 || proc_path(fd, paths[n], sizeof(paths[n])) < 0)
+			return err_wrap(e, "mounts: --host-mount");
+		targets[n] = paths[n];
+		n++;
+	}
+	made = mounts_expose(install_fd, EXPOSE_RUN_DIR, targets, n, record_fd, e);
+	return made < 0 ? -1 : 0;
+}
+
+/* GPUs for the CDI spec: from NVML, else from /proc/driver/nvidia/gpus. */
+static void cdi_gpus(int root_fd, const struct nvml_report *r, struct cdi_input *in)
+{
+	for (unsigned i = 0; r && i < r->n_gpus && in->n_gpus < CDI_MAX_GPUS; i++) {
+		in->gpus[in->n_gpus].minor = r->gpus[i].minor;
+		snprintf(in->gpus[in->n_gpus].uuid, sizeof(in->gpus[0].uuid), "%s",
+			 r->gpus[i].uuid);
+		in->n_gpus++;
+	}
+	(void)root_fd;
+}
+
+static int publish_cdi(const struct config *c, int root_fd, const struct nvml_report *r,
+		       struct err *e)
+{
+	static const char *const shared[] = {"/dev/nvidiactl", "/dev/nvidia-uvm",
+					     "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset"};
+	struct cdi_input in = {.install_dir = c->install_dir, .container_dir = c->container_dir};
+	int w;
+
+	for (size_t i = 0; i < ARRAY_SIZE(shared); i++) {
+		struct err ie;
+		_cleanup_close_ int fd = fs_open_in_root(root_fd, shared[i], O_PATH, 0, 0, &ie);
+
+		if (fd >= 0)
+			in.shared_nodes[in.n_shared++] = shared[i];
+	}
+	cdi_gpus(root_fd, r, &in);
+	w = cdi_write(root_fd, c->cdi_dir, &in, e);
+	if (w < 0)
+		return -1;
+	log_kv(LOG_INFO, "cdi", w ? "CDI spec written" : "CDI spec unchanged", "file", c->cdi_dir,
+	       "devices", U64(in.n_gpus), LOG_END);
+	return 0;
+}
+
+/* The version of the live nvidia module, or "" . */
+static void loaded_version(int root_fd, const char *release, char *buf, size_t size)
+{
+	_cleanup_(kmods_freep) struct kmods *k = NULL;
+	struct err e;
+
+	buf[0] = '\0';
+	if (kmods_new(root_fd, release, &k, &e) < 0 ||
+	    kmods_loaded_version(k, "nvidia", buf, size) < 0)
+		buf[0] = '\0';
+}
+
+static int verify(const struct config *c, int install_fd, const struct host *h, const char *version,
+		  struct nvml_report *r, struct err *e)
+{
+	char lib[PATH_MAX];
+
+	if (c->skip_verify) {
+		if (h->n_gpus > 0)
+			return err_set(e, EXIT_USAGE,
+				       "--skip-verify is for hosts without a GPU; this one has %zu",
+				       h->n_gpus);
+		log_msg(LOG_INFO, "verify", "NVML check skipped (--skip-verify, no GPU)");
+		return 0;
+	}
+	snprintf(lib, sizeof(lib), "/proc/self/fd/%d/lib64/libnvidia-ml.so.1", install_fd);
+	if (nvml_query(lib, r, e) < 0 || nvml_check(r, version, h->n_gpus, e) < 0)
+		return err_wrap(e, "verify");
+	for (unsigned i = 0; i < r->n_gpus; i++)
+		log_kv(LOG_INFO, "verify", "GPU", "index", U64(i), "name", r->gpus[i].name, "uuid",
+		       r->gpus[i].uuid, "memory_mib", U64(r->gpus[i].memory_mib), LOG_END);
+	return 1;
+}
+
+int expose_run(const struct config *c, int root_fd, int install_fd, const struct host *h,
+	       const char *version, struct err *e)
+{
+	struct nvml_report r;
+	char loaded[64];
+	uint64_t t0 = now_ns();
+	int verified;
+
+	if (do_mounts(c, root_fd, install_fd, e) < 0 ||
+	    ldcache_update(root_fd, c->root, c->install_dir, e) < 0)
+		return -1;
+	loaded_version(root_fd, h->kernel, loaded, sizeof(loaded));
+	if (strcmp(loaded, version) != 0) {
+		log_kv(LOG_INFO, "expose",
+		       "the driver is not loaded: verification, CDI, labels and readiness wait for "
+		       "it",
+		       "loaded", loaded[0] ? loaded : "none", "installed", version, LOG_END);
+		return 0;
+	}
+	verified = verify(c, install_fd, h, version, &r, e);
+	if (verified < 0) {
+		readiness_remove(root_fd);
+		return -1;
+	}
+	if (publish_cdi(c, root_fd, verified ? &r : NULL, e) < 0 ||
+	    labels_write(root_fd, version, verified ? &r : NULL, h->n_gpus, e) < 0 ||
+	    readiness_write(root_fd, c->install_dir, version, e) < 0)
+		return -1;
+	log_kv(LOG_INFO, "expose", "driver ready", "version", version, "cuda",
+	       verified ? U64(r.cuda_version) : "unknown", "gpus", U64(verified ? r.n_gpus : 0),
+	       "duration_ms", U64(ms_since(t0)), LOG_END);
+	return 0;
+}
+
+int expose_withdraw_notices(const struct config *c, int root_fd, struct err *e)
+{
+	if (nodeinfo_remove(root_fd, e) < 0 || cdi_remove(root_fd, c->cdi_dir, e) < 0)
+		return err_wrap(e, "uninstall");
+	return 0;
+}
+
+int expose_withdraw_host(const struct config *c, int root_fd, struct err *e)
+{
+	_cleanup_close_ int record_fd = fs_dir_in_root(root_fd, EXPOSE_RUN_DIR, false, e);
+
+	if (record_fd < 0)
+		err_clear(e);
+	if (ldcache_remove(root_fd, c->root, e) < 0 ||
+	    (record_fd >= 0 && mounts_withdraw(record_fd, e) < 0))
+		return err_wrap(e, "uninstall");
+	return 0;
+}

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nodeinfo.h"
+#include "util/fs.h"
+#include "util/log.h"
+
+/* A label value: at most 63 of [A-Za-z0-9-_.], spaces as '-' (as GFD does for products). */
+static void label_value(const char *in, char *out, size_t size)
+{
+	size_t n = 0;
+
+	for (; *in && n + 1 < size && n < 63; in++) {
+		char c = *in == ' ' ? '-' : *in;
+
+		if (isalnum((unsigned char)c) || c == '-' || c == '_' || c == '.')
+			out[n++] = c;
+	}
+	while (n > 0 && !isalnum((unsigned char)out[n - 1]))
+		n--;
+	out[n] = '\0';
+}
+
+/* FILE's body is "KEY=VALUE" lines; appends one. */
+static void add(char *buf, size_t size, size_t *len, const char *key, const char *value)
+{
+	if (*len < size)
+		*len += (size_t)snprintf(buf + *len, size - *len, "%s=%s\n", key, value);
+}
+
+char *labels_render(const char *version, const struct nvml_report *r, size_t pci_gpus)
+{
+	char buf[4096], v[96], parts[3][16] = {"", "", ""};
+	size_t len = 0;
+
+	buf[0] = '\0';
+	add(buf, sizeof(buf), &len, "nvidia.com/gpu.present", pci_gpus ? "true" : "false");
+	snprintf(v, sizeof(v), "%zu", r ? (size_t)r->n_gpus : pci_gpus);
+	add(buf, sizeof(buf), &len, "nvidia.com/gpu.count", v);
+	if (r && r->n_gpus > 0) {
+		label_value(r->gpus[0].name, v, sizeof(v));
+		add(buf, sizeof(buf), &len, "nvidia.com/gpu.product", v);
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)r->gpus[0].memory_mib);
+		add(buf, sizeof(buf), &len, "nvidia.com/gpu.memory", v);
+		snprintf(v, sizeof(v), "%d", r->gpus[0].cc_major);
+		add(buf, sizeof(buf), &len, "nvidia.com/gpu.compute.major", v);
+		snprintf(v, sizeof(v), "%d", r->gpus[0].cc_minor);
+		add(buf, sizeof(buf), &len, "nvidia.com/gpu.compute.minor", v);
+	}
+	/* GFD's cuda.driver-version is the driver's version; runtime-version is CUDA's. */
+	sscanf(version, "%15[0-9].%15[0-9].%15[0-9]", parts[0], parts[1], parts[2]);
+	add(buf, sizeof(buf), &len, "nvidia.com/cuda.driver-version.full", version);
+	add(buf, sizeof(buf), &len, "nvidia.com/cuda.driver-version.major", parts[0]);
+	add(buf, sizeof(buf), &len, "nvidia.com/cuda.driver-version.minor", parts[1]);
+	add(buf, sizeof(buf), &len, "nvidia.com/cuda.driver-version.revision", parts[2]);
+	if (r && r->cuda_version > 0) {
+		snprintf(v, sizeof(v), "%d.%d", r->cuda_version / 1000,
+			 r->cuda_version % 1000 / 10);
+		add(buf, sizeof(buf), &len, "nvidia.com/cuda.runtime-version.full", v);
+		snprintf(v, sizeof(v), "%d", r->cuda_version / 1000);
+		add(buf, sizeof(buf), &len, "nvidia.com/cuda.runtime-version.major", v);
+		snprintf(v, sizeof(v), "%d", r->cuda_version % 1000 / 10);
+		add(buf, sizeof(buf), &len, "nvidia.com/cuda.runtime-version.minor", v);
+	}
+	add(buf, sizeof(buf), &len, "nvidia.com/gpu.driver-installer.version", version);
+	return strdup(buf);
+}
+
+/* Writes TEXT to PATH (under root) when it differs; 1 written, 0 unchanged, -1. */
+static int write_if_changed(int root_fd, const char *path, const char *text, struct err *e)
+{
+	char dir[PATH_MAX];
+	const char *base = strrchr(path, '/') + 1;
+	_cleanup_close_ int dfd = -1;
+	_cleanup_free_ char *old = NULL;
+	size_t len;
+
+	snprintf(dir, sizeof(dir), "%.*s", (int)(base - path - 1), path);
+	dfd = fs_dir_in_root(root_fd, dir, true, e);
+	if (dfd < 0)
+		return -1;
+	if (fs_read_at(dfd, base, 1 << 20, &old, &len, e) == 0 && strcmp(old, text) == 0)
+		return 0;
+	err_clear(e);
+	return fs_write_atomic_at(dfd, base, text, strlen(text), 0644, e) < 0 ? -1 : 1;
+}
+
+int labels_write(int root_fd, const char *version, const struct nvml_report *r, size_t pci_gpus,
+		 struct err *e)
+{
+	_cleanup_free_ char *text = labels_render(version, r, pci_gpus);
+	int w;
+
+	if (!text)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "labels");
+	w = write_if_changed(root_fd, LABELS_FILE, text, e);
+	return w < 0 ? err_wrap(e, "labels") : w;
+}
+
+int readiness_write(int root_fd, const char *install_dir, const char *version, struct err *e)
+{
+	_cleanup_free_ char *text = NULL;
+
+	/* The GPU Operator validator's keys, then ours. */
+	if (asprintf(&text,
+		     "IS_HOST_DRIVER=true\nNVIDIA_DRIVER_ROOT=/\nDRIVER_ROOT_CTR_PATH=/host\n"
+		     "NVIDIA_DEV_ROOT=/\nDEV_ROOT_CTR_PATH=/host\nNVIDIA_DRIVER_VERSION=%s\n"
+		     "NVIDIA_INSTALL_DIR=%s\n",
+		     version, install_dir) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "readiness");
+	return write_if_changed(root_fd, READY_FILE, text, e) < 0 ? err_wrap(e, "readiness") : 0;
+}
+
+static int remove_file(int root_fd, const char *path, struct err *e)
+{
+	char dir[PATH_MAX];
+	const char *base = strrchr(path, '/') + 1;
+	_cleanup_close_ int dfd = -1;
+
+	snprintf(dir, sizeof(dir), "%.*s", (int)(base - path - 1), path);
+	dfd = fs_dir_in_root(root_fd, dir, false, e);
+	if (dfd < 0) {
+		err_clear(e);
+		return 0;
+	}
+	if (unlinkat(dfd, base, 0) < 0 && errno != ENOENT)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "remove '%s'", path);
+	return 0;
+}
+
+void readiness_remove(int root_fd)
+{
+	struct err e;
+
+	if (remove_file(root_fd, READY_FILE, &e) < 0)
+		log_msg(LOG_WARN, "readiness", "%s", e.msg);
+}
+
+int nodeinfo_remove(int root_fd, struct err *e)
+{
+	return remove_file(root_fd, READY_FILE, e) < 0 || remove_file(root_fd, LABELS_FILE, e) < 0
+		       ? -1
+		       : 0;
+}
+
+struct metrics_buf {
+	char *buf;
+	size_t size, len;
+};
+
+static void metric_stage(const char *stage, uint64_t ms, void *ud)
+{
+	struct metrics_buf *m = ud;
+
+	if (m->len < m->size)
+		m->len += (size_t)snprintf(
+			m->buf + m->len, m->size - m->len,
+			"nvidia_driver_installer_stage_duration_seconds{stage=\"%s\"} "
+			"%.3f\n",
+			stage, (double)ms / 1000.0);
+}
+
+int metrics_write(int root_fd, const char *path, int exit_code, const char *version,
+		  const char *kernel, struct err *e)
+{
+	char buf[8192];
+	struct metrics_buf m = {.buf = buf, .size = sizeof(buf)};
+
+	m.len = (size_t)snprintf(
+		buf, sizeof(buf),
+		"# HELP nvidia_driver_installer_success Whether the last install succeeded.\n"
+		"# TYPE nvidia_driver_installer_success gauge\n"
+		"nvidia_driver_installer_success %d\n"
+		"# HELP nvidia_driver_installer_exit_code The last install's exit code.\n"
+		"# TYPE nvidia_driver_installer_exit_code gauge\n"
+		"nvidia_driver_installer_exit_code %d\n"
+		"# HELP nvidia_driver_installer_last_run_timestamp_seconds When it ended.\n"
+		"# TYPE nvidia_driver_installer_last_run_timestamp_seconds gauge\n"
+		"nvidia_driver_installer_last_run_timestamp_seconds %lld\n"
+		"# HELP nvidia_driver_installer_driver_info The driver the last install wanted.\n"
+		"# TYPE nvidia_driver_installer_driver_info gauge\n"
+		"nvidia_driver_installer_driver_info{version=\"%s\",kernel=\"%s\"} 1\n"
+		"# HELP nvidia_driver_installer_stage_duration_seconds Time spent per stage.\n"
+		"# TYPE nvidia_driver_installer_stage_duration_seconds gauge\n",
+		exit_code == 0, exit_code, (long long)time(NULL), version ? version : "",
+		kernel ? kernel : "");
+	log_stage_times(metric_stage, &m);
+	return write_if_changed(root_fd, path, buf, e) < 0 ? err_wrap(e, "metrics") : 0;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What the rest of the cluster reads about the node: node-feature-discovery
+ * labels (named as NVIDIA's GPU feature discovery names them), the readiness
+ * marker the GPU Operator's components wait for, and a Prometheus textfile.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "nvml.h"
+#include "util/err.h"
+
+#define LABELS_FILE "/etc/kubernetes/node-feature-discovery/features.d/nvidia-driver"
+#define READY_FILE "/run/nvidia/validations/driver-ready"
+
+/*
+ * The labels as "key=value" lines: from NVML when R is not NULL, else what
+ * PCI and the version alone tell. Returns a malloc'd string or NULL.
+ */
+char *labels_render(const char *version, const struct nvml_report *r, size_t pci_gpus);
+
+/* Writes the labels file (only when it changes). Returns 1 written, 0 unchanged, -1. */
+int labels_write(int root_fd, const char *version, const struct nvml_report *r, size_t pci_gpus,
+		 struct err *e);
+
+/* Writes the readiness marker: the GPU Operator's key=value format. Returns 0 or -1. */
+int readiness_write(int root_fd, const char *install_dir, const char *version, struct err *e);
+
+/* Removes the labels file and the readiness marker. Returns 0 or -1. */
+int nodeinfo_remove(int root_fd, struct err *e);
+void readiness_remove(int root_fd);
+
+/*
+ * Writes a Prometheus textfile at PATH (a host path under root_fd): success,
+ * exit code, driver version, and the time of each stage of this run.
+ */
+int metrics_write(int root_fd, const char *path, int exit_code, const char *version,
+		  const char *kernel, struct err *e);

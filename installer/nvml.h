@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Verification against the driver: the installed libnvidia-ml.so.1, loaded
+ * with dlopen, must initialise, report the installed version and see every
+ * GPU on the PCI bus. What it reports (names, UUIDs, memory, compute
+ * capability, CUDA version) feeds the CDI spec and the node labels.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/err.h"
+
+#define NVML_MAX_GPUS 16
+
+struct nvml_gpu {
+	unsigned minor; /* /dev/nvidiaN */
+	char name[96];
+	char uuid[96];
+	uint64_t memory_mib;
+	int cc_major, cc_minor;
+};
+
+struct nvml_report {
+	char driver_version[80];
+	int cuda_version; /* 12020 for CUDA 12.2 */
+	unsigned n_gpus;
+	struct nvml_gpu gpus[NVML_MAX_GPUS];
+};
+
+/*
+ * Loads LIB (a path to libnvidia-ml.so.1) and asks it. Returns 0, or -1 with
+ * EXIT_DRIVER_CHECK and what failed (load, init, a query).
+ */
+int nvml_query(const char *lib, struct nvml_report *ret, struct err *e);
+
+/*
+ * Checks a report against what was installed: VERSION, and PCI_GPUS GPUs.
+ * Returns 0, or -1 with EXIT_DRIVER_CHECK saying what differs and what to do.
+ */
+int nvml_check(const struct nvml_report *r, const char *version, size_t pci_gpus, struct err *e);
