@@ -10,7 +10,8 @@ packages=(
     build-essential pkg-config
     libcurl4-openssl-dev libssl-dev libkmod-dev libmount-dev libarchive-dev libjson-c-dev
     # tests, demo and the repository tools
-    libcmocka-dev python3 openssl zstd xz-utils bzip2 binutils ca-certificates
+    libcmocka-dev python3 python3-jsonschema openssl zstd xz-utils bzip2 binutils
+    ca-certificates
     # kernel modules: sign-file, depmod; the real-kernel test: Debian's kernel under qemu,
     # its headers to build stand-in modules against, busybox for the initramfs
     linux-kbuild-6.1 kmod linux-image-amd64 linux-headers-amd64 qemu-system-x86

@@ -59,7 +59,7 @@ add_pci() {
 inst() {
     local pre=()
     [ -n "${FAKE_KERNEL:-}" ] && pre=(env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root"
-        FAKE_KERNEL_FAIL="${FAKE_KERNEL_FAIL:-}"
+        FAKE_KERNEL_FAIL="${FAKE_KERNEL_FAIL:-}" NVML_STANDIN_FAIL="${NVML_STANDIN_FAIL:-}"
         ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0")
     set +e
     "${pre[@]}" "$BIN" --root "$T/root" "$@" >"$T/out" 2>"$T/err"
@@ -91,6 +91,17 @@ mkkernel() {
 # A repository of packages with signed modules: new_signed_repo DIR [VERSION[:tag]...]
 new_signed_repo() {
     repo_from spkg "$@"
+}
+
+# The CDI JSON schema (schema.json, defs.json), beside the checkout or in it.
+cdi_schema_dir() {
+    local d
+    for d in "${CDI_SCHEMA_DIR:-}" "$SRC/shared/reference/cdi" "$SRC/../shared/reference/cdi"; do
+        [ -n "$d" ] && [ -f "$d/schema.json" ] && [ -f "$d/defs.json" ] && {
+            echo "$d"
+            return
+        }
+    done
 }
 
 kernel_args() {
