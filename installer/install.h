@@ -20,6 +20,9 @@ int status_run(const struct config *c, struct err *e);
 /* uninstall: removes the install (the cache stays). */
 int uninstall_run(const struct config *c, struct err *e);
 
+/* doctor: a check list with a verdict and a fix per line; EXIT_UNHEALTHY if any fails. */
+int doctor_run(const struct config *c, struct err *e);
+
 /* verify-module: per module, what the kernel would check; EXIT_VERIFY if any fails. */
 int verify_module_run(const struct config *c, struct err *e);
 

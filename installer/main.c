@@ -27,8 +27,9 @@ enum cmd_bit {
 	C_STATUS = 1 << 2,
 	C_UNINSTALL = 1 << 3,
 	C_VERIFY = 1 << 4,
-	C_GLOBAL = 1 << 5, /* accepted before the command too */
-	C_ALL = C_INSTALL | C_LIST | C_STATUS | C_UNINSTALL | C_VERIFY | C_GLOBAL,
+	C_DOCTOR = 1 << 5,
+	C_GLOBAL = 1 << 6, /* accepted before the command too */
+	C_ALL = C_INSTALL | C_LIST | C_STATUS | C_UNINSTALL | C_VERIFY | C_DOCTOR | C_GLOBAL,
 };
 
 enum opt_id {
@@ -78,31 +79,31 @@ static const struct opt opts[] = {
 	{{"help", no_argument, NULL, 'h'}, C_ALL, NULL, "show this help"},
 	{{"version", no_argument, NULL, O_VERSION}, C_GLOBAL, NULL, "print the version"},
 	{{"repo", required_argument, NULL, O_REPO},
-	 C_INSTALL | C_LIST,
+	 C_INSTALL | C_LIST | C_DOCTOR,
 	 "URL",
 	 "repository base URL, repeatable (NVIDIA_DRIVER_REPO, comma-separated)"},
 	{{"repo-key", required_argument, NULL, O_REPO_KEY},
-	 C_INSTALL | C_LIST,
+	 C_INSTALL | C_LIST | C_DOCTOR,
 	 "FILE",
 	 "trusted index signing key, repeatable (NVIDIA_DRIVER_REPO_KEY)"},
 	{{"driver-version", required_argument, NULL, O_DRIVER_VERSION},
-	 C_INSTALL,
+	 C_INSTALL | C_DOCTOR,
 	 "V",
 	 "default, latest, 550.90.07 or 550 (NVIDIA_DRIVER_VERSION)"},
 	{{"install-dir", required_argument, NULL, O_INSTALL_DIR},
-	 C_INSTALL | C_STATUS | C_UNINSTALL,
+	 C_INSTALL | C_STATUS | C_UNINSTALL | C_DOCTOR,
 	 "PATH",
 	 "host install dir (NVIDIA_INSTALL_DIR_HOST)"},
 	{{"container-dir", required_argument, NULL, O_CONTAINER_DIR},
-	 C_INSTALL | C_STATUS,
+	 C_INSTALL | C_STATUS | C_DOCTOR,
 	 "PATH",
 	 "where workloads see it (NVIDIA_INSTALL_DIR_CONTAINER)"},
 	{{"cache-dir", required_argument, NULL, O_CACHE_DIR},
-	 C_INSTALL | C_LIST,
+	 C_INSTALL | C_LIST | C_DOCTOR,
 	 "PATH",
 	 "host package cache (NVIDIA_CACHE_DIR)"},
 	{{"kernel-release", required_argument, NULL, O_KERNEL_RELEASE},
-	 C_INSTALL | C_LIST | C_STATUS | C_VERIFY | C_UNINSTALL,
+	 C_INSTALL | C_LIST | C_STATUS | C_VERIFY | C_UNINSTALL | C_DOCTOR,
 	 "R",
 	 "target kernel (NVIDIA_KERNEL_RELEASE; default uname -r)"},
 	{{"module-cert", required_argument, NULL, O_MODULE_CERT},
@@ -122,7 +123,7 @@ static const struct opt opts[] = {
 	 NULL,
 	 "refuse instead of unloading nouveau (NVIDIA_NO_UNLOAD_CONFLICTS=1)"},
 	{{"cdi-dir", required_argument, NULL, O_CDI_DIR},
-	 C_INSTALL | C_STATUS | C_UNINSTALL,
+	 C_INSTALL | C_STATUS | C_UNINSTALL | C_DOCTOR,
 	 "PATH",
 	 "host dir of the CDI spec (NVIDIA_CDI_DIR, default /var/run/cdi)"},
 	{{"host-mount", required_argument, NULL, O_HOST_MOUNT},
@@ -150,14 +151,17 @@ static const struct opt opts[] = {
 	 NULL,
 	 "resolve and print the plan; change nothing"},
 	{{"fetch-timeout", required_argument, NULL, O_FETCH_TIMEOUT},
-	 C_INSTALL | C_LIST,
+	 C_INSTALL | C_LIST | C_DOCTOR,
 	 "SEC",
 	 "time budget for all downloads (NVIDIA_FETCH_TIMEOUT, default 600)"},
 	{{"fetch-retries", required_argument, NULL, O_FETCH_RETRIES},
-	 C_INSTALL | C_LIST,
+	 C_INSTALL | C_LIST | C_DOCTOR,
 	 "N",
 	 "retry rounds over the mirrors (NVIDIA_FETCH_RETRIES, default 5)"},
-	{{"json", no_argument, NULL, O_JSON}, C_LIST | C_STATUS, NULL, "machine-readable output"},
+	{{"json", no_argument, NULL, O_JSON},
+	 C_LIST | C_STATUS | C_DOCTOR,
+	 NULL,
+	 "machine-readable output"},
 };
 
 struct command {
@@ -175,6 +179,7 @@ static const struct command commands[] = {
 	{"status", C_STATUS, false, status_run, "show what is installed"},
 	{"uninstall", C_UNINSTALL, false, uninstall_run,
 	 "remove the installed driver (cache kept)"},
+	{"doctor", C_DOCTOR, false, doctor_run, "check this node and say how to fix what is wrong"},
 	{"verify-module", C_VERIFY, true, verify_module_run,
 	 "check kernel modules' signatures and vermagic as the kernel would"},
 };
@@ -206,7 +211,8 @@ static void usage(FILE *f, const struct command *cmd)
 		fprintf(f, "  %-26s %s\n", left, opts[i].help);
 	}
 	fprintf(f, "\nExit codes: 0 ok, 1 unexpected, 2 usage, 3 no match, 4 unreachable, "
-		   "5 verification failed, 6 kernel refused the module, 7 driver in use "
+		   "5 verification failed, 6 kernel refused the module, 7 driver in use, "
+		   "8 driver check (NVML) failed, 9 doctor found problems "
 		   "(docs/exit-codes.md).\n");
 }
 

@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * doctor: a check list for a person at the node, each line a verdict and, when
+ * it is not ok, the fix. Reads only; the repository check needs --repo.
+ */
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "install.h"
+#include "nodestate.h"
+#include "source.h"
+#include "util/log.h"
+#include "version.h"
+
+#define MAX_CHECKS 24
+#define LOW_DISK_MIB 1024
+
+DEFINE_POINTER_CLEANUP(json_object, json_object_put)
+
+enum verdict { V_OK, V_WARN, V_FAIL, V_SKIP };
+
+static const char *const verdict_names[] = {"ok", "warn", "fail", "skip"};
+
+struct check {
+	enum verdict v;
+	char name[32];
+	char detail[512];
+	char fix[384];
+};
+
+struct doctor {
+	struct check checks[MAX_CHECKS];
+	size_t n;
+};
+
+static void add(struct doctor *d, enum verdict v, const char *name, const char *fix,
+		const char *fmt, ...) _printf_(5, 6);
+static void add(struct doctor *d, enum verdict v, const char *name, const char *fix,
+		const char *fmt, ...)
+{
+	struct check *c;
+	va_list ap;
+
+	if (d->n == MAX_CHECKS)
+		return;
+	c = &d->checks[d->n++];
+	c->v = v;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	snprintf(c->fix, sizeof(c->fix), "%s", v == V_OK || v == V_SKIP || !fix ? "" : fix);
+	va_start(ap, fmt);
+	vsnprintf(c->detail, sizeof(c->detail), fmt, ap);
+	va_end(ap);
+}
+
+static void check_gpus(struct doctor *d, const struct nodestate *s)
+{
+	char list[400] = "";
+	size_t len = 0;
+	bool nouveau = false;
+
+	if (s->host.n_gpus == 0) {
+		add(d, V_FAIL, "gpus", "run the installer on a GPU node",
+		    "no NVIDIA GPU on the PCI bus");
+		return;
+	}
+	for (size_t i = 0; i < s->host.n_gpus && len < sizeof(list); i++) {
+		const char *drv = s->bindings[i].driver;
+
+		nouveau |= strcmp(drv, "nouveau") == 0;
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%04x:%04x at %s (%s)",
+					i ? ", " : "", s->host.gpus[i].vendor,
+					s->host.gpus[i].device, s->host.gpus[i].bdf,
+					drv[0] ? drv : "no driver");
+	}
+	if (nouveau)
+		add(d, V_FAIL, "gpus",
+		    "blacklist nouveau (modprobe.blacklist=nouveau) and reboot, then install",
+		    "%s: bound to nouveau", list);
+	else
+		add(d, V_OK, "gpus", NULL, "%s", list);
+}
+
+static void check_conflicts(struct doctor *d, const struct nodestate *s)
+{
+	for (size_t i = 0; i < s->host.n_modules; i++) {
+		const char *n = s->host.modules[i].name;
+
+		if (strncmp(n, "nvidia", 6) != 0 || strcmp(n, "nvidiafb") == 0) {
+			add(d, V_FAIL, "conflicts",
+			    "install unloads it when idle; if it is in use, blacklist it and "
+			    "reboot",
+			    "%s is loaded", n);
+			return;
+		}
+	}
+	add(d, V_OK, "conflicts", NULL, "%s",
+	    s->host.modules_known ? "no nouveau, nova or nvidiafb loaded"
+				  : "unknown: no /proc/modules");
+}
+
+/* How close kernel A is to B: shared leading characters, then numeric distance. */
+static long kernel_score(const char *a, const char *b)
+{
+	long common = 0;
+
+	while (a[common] && a[common] == b[common])
+		common++;
+	return common * 1000 - labs(atol(a + common) - atol(b + common));
+}
+
+static int by_score_desc(const void *x, const void *y)
+{
+	const long *a = x, *b = y;
+
+	return (b[0] > a[0]) - (b[0] < a[0]);
+}
+
+/* The repository: a package for this kernel, else the kernels nearest to it. */
+static void check_repository(struct doctor *d, const struct config *c, int root_fd,
+			     const struct nodestate *s)
+{
+	_cleanup_(cache_freep) struct cache *cache = NULL;
+	const char *names[256];
+	long scored[256][2];
+	struct repo_choice choice;
+	struct source src;
+	struct err e;
+	char near[400] = "";
+	size_t n = 0, len = 0;
+
+	if (c->repos.n == 0) {
+		add(d, V_SKIP, "repository", NULL, "no --repo given");
+		return;
+	}
+	err_clear(&e);
+	if (cache_open(root_fd, c->cache_dir, false, &cache, &e) < 0 ||
+	    source_open(c, cache, false, &src, &e) < 0) {
+		add(d, V_FAIL, "repository", e.hint[0] ? e.hint : "check --repo and --repo-key",
+		    "%s", e.msg);
+		return;
+	}
+	if (repo_select(src.idx, &s->host, c->driver_version, &choice, &e) == 0) {
+		add(d, V_OK, "repository", NULL, "driver %s has a package for kernel %s",
+		    choice.driver->version, s->host.kernel);
+		source_done(&src);
+		return;
+	}
+	for (size_t i = 0; i < src.idx->n_drivers; i++) {
+		const struct repo_driver *dr = &src.idx->drivers[i];
+
+		for (size_t p = 0; p < dr->n_pkgs && n < ARRAY_SIZE(names); p++) {
+			bool dup = false;
+
+			for (size_t k = 0; k < n && !dup; k++)
+				dup = strcmp(names[k], dr->pkgs[p].kernel) == 0;
+			if (dup)
+				continue;
+			names[n] = dr->pkgs[p].kernel;
+			scored[n][0] = kernel_score(dr->pkgs[p].kernel, s->host.kernel);
+			scored[n][1] = (long)n;
+			n++;
+		}
+	}
+	qsort(scored, n, sizeof(scored[0]), by_score_desc);
+	for (size_t i = 0; i < n && i < 3; i++)
+		len += (size_t)snprintf(near + len, sizeof(near) - len, "%s%s", i ? ", " : "",
+					names[scored[i][1]]);
+	add(d, V_FAIL, "repository", e.hint, "%s%s%s", e.msg,
+	    n ? "; nearest kernels with one: " : "", near);
+	source_done(&src);
+}
+
+static void check_trust(struct doctor *d, const struct nodestate *s)
+{
+	const char *st = s->trust.sig_enforce, *ld = s->trust.lockdown, *sb = s->trust.secure_boot;
+	bool enforcing = ktrust_enforces(&s->trust);
+
+	if (!s->installed || !enforcing) {
+		const char *what = strcmp(st, "unknown") == 0
+					   ? ": enforcement unknown"
+					   : ": the kernel loads unsigned modules";
+
+		add(d, V_OK, "module trust", NULL, "sig_enforce %s, lockdown %s, Secure Boot %s%s",
+		    st, ld, sb, enforcing ? "" : what);
+		return;
+	}
+	if (strcmp(s->loaded_version, s->manifest.driver_version) == 0)
+		add(d, V_OK, "module trust", NULL,
+		    "sig_enforce %s, lockdown %s, Secure Boot %s; the kernel accepted the modules "
+		    "(signer '%s')",
+		    st, ld, sb, s->signer[0] ? s->signer : "?");
+	else if (!s->signed_module)
+		add(d, V_FAIL, "module trust",
+		    "use a package whose modules are signed by a key the kernel trusts",
+		    "the kernel enforces signatures (sig_enforce %s, lockdown %s, Secure Boot %s) "
+		    "and the installed modules are unsigned",
+		    st, ld, sb);
+	else
+		add(d, V_WARN, "module trust",
+		    "enroll the signer's certificate (mokutil, or --kernel-keyring-cert)",
+		    "the kernel enforces signatures (sig_enforce %s, lockdown %s, Secure Boot %s); "
+		    "the installed modules are signed by '%s', which it must trust",
+		    st, ld, sb, s->signer);
+}
+
+static void check_installed(struct doctor *d, const struct nodestate *s)
+{
+	const char *want = s->manifest.driver_version;
+
+	if (!s->installed) {
+		add(d, V_FAIL, "installed", "run 'nvidia-driver-installer install'",
+		    "no driver is installed");
+		return;
+	}
+	if (!s->loaded_version[0])
+		add(d, V_FAIL, "loaded",
+		    "run install: it loads the installed modules (after a reboot too)",
+		    "driver %s is installed but not loaded", want);
+	else if (strcmp(s->loaded_version, want) != 0)
+		add(d, V_FAIL, "loaded", "drain the node and re-run install, or reboot",
+		    "driver %s is loaded, %s is installed", s->loaded_version, want);
+	else
+		add(d, V_OK, "loaded", NULL, "driver %s installed and loaded", want);
+	add(d, s->firmware_ok ? V_OK : V_FAIL, "firmware",
+	    "re-run install: it links the firmware into /lib/firmware or sets firmware_class.path",
+	    "%s", s->firmware_how);
+}
+
+static void check_host_side(struct doctor *d, const struct nodestate *s)
+{
+	if (s->has_mount)
+		add(d, s->mount.noexec ? V_FAIL : V_OK, "exec mount",
+		    "re-run install: it bind-mounts the install dir exec",
+		    "install dir on %s (%s %s)", s->mount.target, s->mount.fstype,
+		    s->mount.options);
+	if (s->has_mount)
+		add(d, s->free_mib < LOW_DISK_MIB ? V_WARN : V_OK, "disk",
+		    "free space for the next version (a driver takes about 400 MiB unpacked)",
+		    "%llu MiB free on the install dir's file system",
+		    (unsigned long long)s->free_mib);
+	if (!s->installed)
+		return;
+	add(d, s->nodes_ok ? V_OK : V_FAIL, "device nodes", "re-run install: it makes them",
+	    "%zu /dev/nvidia* node(s)%s", s->n_nodes,
+	    s->nodes_ok ? "" : "; nvidiactl or a per-GPU node is missing");
+	add(d, s->ld_ok ? V_OK : V_FAIL, "ld cache",
+	    "re-run install, and check that the host's /etc/ld.so.conf includes ld.so.conf.d", "%s",
+	    s->ld_ok ? "the host's ld cache finds libcuda.so.1"
+		     : "libcuda.so.1 is not in the "
+		       "host's ld cache");
+	if (s->nvml_ok)
+		add(d, V_OK, "nvml", NULL, "driver %s answers for %u GPU(s)",
+		    s->nvml.driver_version, s->nvml.n_gpus);
+	else if (s->nvml_error[0])
+		add(d, V_FAIL, "nvml", "see dmesg for NVRM errors; re-run install", "%s",
+		    s->nvml_error);
+	add(d, s->ready_present ? V_OK : V_WARN, "ready", "re-run install", "readiness marker %s",
+	    s->ready_present ? "present" : "absent");
+}
+
+static void report(const struct config *c, const struct doctor *d)
+{
+	if (c->json) {
+		_cleanup_(json_object_putp) json_object *arr = json_object_new_array();
+
+		for (size_t i = 0; i < d->n; i++) {
+			json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "check",
+					       json_object_new_string(d->checks[i].name));
+			json_object_object_add(
+				o, "status", json_object_new_string(verdict_names[d->checks[i].v]));
+			json_object_object_add(o, "detail",
+					       json_object_new_string(d->checks[i].detail));
+			json_object_object_add(o, "fix",
+					       d->checks[i].fix[0]
+						       ? json_object_new_string(d->checks[i].fix)
+						       : NULL);
+			json_object_array_add(arr, o);
+		}
+		puts(json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY |
+								 JSON_C_TO_STRING_SPACED |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
+		return;
+	}
+	for (size_t i = 0; i < d->n; i++) {
+		const struct check *k = &d->checks[i];
+
+		printf("[%-4s] %-13s %s\n", verdict_names[k->v], k->name, k->detail);
+		if (k->fix[0])
+			printf("       %-13s fix: %s\n", "", k->fix);
+	}
+}
+
+int doctor_run(const struct config *c, struct err *e)
+{
+	_cleanup_close_ int root_fd = -1;
+	struct doctor d = {.n = 0};
+	struct nodestate s;
+	size_t failed = 0;
+
+	root_fd = session_open_root(c, e);
+	if (root_fd < 0 || nodestate_collect(c, root_fd, &s, e) < 0)
+		return -1;
+	add(&d, V_OK, "kernel", NULL, "%s (%s), os %s%s%s", s.host.kernel, s.host.arch,
+	    s.host.os_id ? s.host.os_id : "?", s.host.os_build_id ? " build " : "",
+	    s.host.os_build_id ? s.host.os_build_id : "");
+	check_gpus(&d, &s);
+	check_conflicts(&d, &s);
+	check_repository(&d, c, root_fd, &s);
+	check_trust(&d, &s);
+	check_installed(&d, &s);
+	check_host_side(&d, &s);
+	report(c, &d);
+	nodestate_done(&s);
+	for (size_t i = 0; i < d.n; i++)
+		failed += d.checks[i].v == V_FAIL;
+	if (failed) {
+		err_set(e, EXIT_UNHEALTHY, "%zu check(s) failed", failed);
+		err_hint(e, "each failed check above says what to do");
+		return -1;
+	}
+	return 0;
+}

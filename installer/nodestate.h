@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Everything status and doctor report about a node, gathered once and read
+ * only: what is installed, what the kernel runs, and what was published.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "host.h"
+#include "ktrust.h"
+#include "mounts.h"
+#include "nvml.h"
+#include "publish.h"
+#include "util/err.h"
+
+#define NODESTATE_MAX_NODES 32
+
+struct gpu_binding {
+	char bdf[32];
+	char driver[32]; /* the PCI driver bound to it, or "" */
+};
+
+struct nodestate {
+	struct host host;
+	bool host_ok;
+	struct gpu_binding bindings[16];
+
+	bool installed;
+	struct manifest manifest;
+	char install_id[256];
+	char signer[256];   /* of the installed nvidia.ko, or "" */
+	bool signed_module; /* the installed nvidia.ko carries a signature */
+
+	char loaded_version[64]; /* of the live nvidia module, or "" */
+	struct ktrust trust;
+
+	bool has_mount;
+	struct mount_info mount;
+	uint64_t free_mib; /* on the install dir's file system */
+
+	char nodes[NODESTATE_MAX_NODES][48]; /* /dev/nvidia* present */
+	size_t n_nodes;
+	bool nodes_ok; /* nvidiactl and one node per GPU, as character devices */
+
+	bool firmware_ok; /* the installed version's GSP firmware is reachable by the kernel */
+	char firmware_how[128];
+	bool ld_ok; /* the host's ld cache lists libcuda.so.1 in the install dir */
+	bool cdi_present, labels_present, ready_present;
+
+	bool nvml_ok;
+	struct nvml_report nvml;
+	char nvml_error[512];
+};
+
+/* Gathers the state under root_fd. Returns 0, or -1 when the root cannot be read at all. */
+int nodestate_collect(const struct config *c, int root_fd, struct nodestate *s, struct err *e);
+void nodestate_done(struct nodestate *s);
