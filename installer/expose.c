@@ -128,6 +128,7 @@ static int verify(const struct config *c, int install_fd, const struct host *h, 
 int expose_run(const struct config *c, int root_fd, int install_fd, const struct host *h,
 	       const char *version, struct err *e)
 {
+	_cleanup_close_ int fresh_fd = -1;
 	struct nvml_report r;
 	char loaded[64];
 	uint64_t t0 = now_ns();
@@ -136,6 +137,13 @@ int expose_run(const struct config *c, int root_fd, int install_fd, const struct
 	if (do_mounts(c, root_fd, install_fd, e) < 0 ||
 	    ldcache_update(root_fd, c->root, c->install_dir, e) < 0)
 		return -1;
+	/*
+	 * INSTALL_FD was opened before the exec bind mount and still goes through the
+	 * noexec mount beneath it: libraries are mapped from a fresh lookup instead.
+	 */
+	fresh_fd = fs_dir_in_root(root_fd, c->install_dir, false, e);
+	if (fresh_fd < 0)
+		return err_wrap(e, "expose");
 	loaded_version(root_fd, h->kernel, loaded, sizeof(loaded));
 	if (strcmp(loaded, version) != 0) {
 		log_kv(LOG_INFO, "expose",
@@ -144,7 +152,7 @@ int expose_run(const struct config *c, int root_fd, int install_fd, const struct
 		       "loaded", loaded[0] ? loaded : "none", "installed", version, LOG_END);
 		return 0;
 	}
-	verified = verify(c, install_fd, h, version, &r, e);
+	verified = verify(c, fresh_fd, h, version, &r, e);
 	if (verified < 0) {
 		readiness_remove(root_fd);
 		return -1;

@@ -116,6 +116,10 @@ make_initrd() {
     cp "$W/keys/repo-pub.pem" "$W/keys/mod.crt" "$W/initrd/keys/"
     printf 'ID=debian\nVERSION_ID="12"\nPRETTY_NAME="Debian GNU/Linux 12 (test VM)"\n' \
         >"$W/initrd/etc/os-release"
+    # The node's own ldconfig (static in Debian), which the installer runs for the host.
+    mkdir -p "$W/initrd/sbin"
+    cp /usr/sbin/ldconfig "$W/initrd/sbin/ldconfig"
+    echo "include /etc/ld.so.conf.d/*.conf" >"$W/initrd/etc/ld.so.conf"
     printf 'V_OLD=%s\nV_NEW=%s\n' "$V_OLD" "$V_NEW" >"$W/initrd/etc/ndi-versions"
     install -m 0755 "$SRC/tests/vm/init" "$W/initrd/init"
     cp "$SRC/tests/vm/test.sh" "$W/initrd/test.sh"

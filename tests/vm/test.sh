@@ -36,6 +36,23 @@ no_nvidia() { ! grep -q '^nvidia' /proc/modules; }
 # "MAJ:MIN MODE" in decimal
 node() { stat -c '%t %T %a' "/dev/$1" 2>/dev/null | { read -r a b m && echo "$((0x$a)):$((0x$b)) $m"; }; }
 
+# The whole published state: exec mount, ld cache, NVML, CDI, labels, readiness, doctor.
+published() {
+    check exec-mount sh -c 'grep " /home/kubernetes/bin/nvidia " /proc/self/mountinfo | grep -qv noexec'
+    check smi-runs sh -c '/home/kubernetes/bin/nvidia/bin/nvidia-smi | grep -q "Driver Version"'
+    check ld-cache sh -c '/sbin/ldconfig -p | grep -q "libcuda.so.1 .*/home/kubernetes/bin/nvidia/lib64/libcuda.so.1"'
+    check nvml err_has "verify: GPU (index=0 name=NVIDIA stand-in GPU uuid=GPU-5a5a5a5a"
+    check cdi grep -q '"name": "GPU-5a5a5a5a-0000-0000-0000-000000000001"' /var/run/cdi/nvidia.json
+    check cdi-nodes grep -q '"path": "/dev/nvidia-uvm-tools"' /var/run/cdi/nvidia.json
+    check labels grep -qx "nvidia.com/gpu.count=2" /etc/kubernetes/node-feature-discovery/features.d/nvidia-driver
+    check ready grep -qx "NVIDIA_DRIVER_VERSION=$V_OLD" /run/nvidia/validations/driver-ready
+    "$I" doctor --repo file:///repo --repo-key /keys/repo-pub.pem >/tmp/doctor 2>/tmp/doctor.err
+    check doctor-healthy [ $? = 0 ]
+    grep -v '^\[ok' /tmp/doctor /tmp/doctor.err | sed 's/^/VMTEST | /'
+    "$I" status --json >/tmp/status
+    check status-nvml grep -q '"cuda_version": 12020' /tmp/status
+}
+
 main() {
     run install $ARGS --driver-version "$V_OLD" --module-arg nvidia.NVreg_DeviceFileMode=432 \
         --module-arg nvidia-uvm.uvm_perf_prefetch_enable=0
@@ -59,6 +76,9 @@ main() {
     # No /lib/firmware in this VM: the loader is pointed at the install dir.
     check firmware-path [ "$(cat /sys/module/firmware_class/parameters/path)" = /home/kubernetes/bin/nvidia/firmware ]
     check firmware-file [ -f "/home/kubernetes/bin/nvidia/firmware/nvidia/$V_OLD/gsp_ga10x.bin" ]
+    published
+
+
 
     before=$(cat /proc/modules | cut -d' ' -f1,3 | sort)
     run install $ARGS --driver-version "$V_OLD"
@@ -86,6 +106,9 @@ main() {
 
     run uninstall
     check uninstall rc_is 0
+    check uninstall-unmounted sh -c '! grep -q " /home/kubernetes/bin/nvidia " /proc/self/mountinfo'
+    check uninstall-unready [ ! -e /run/nvidia/validations/driver-ready ]
+    check uninstall-cdi [ ! -e /var/run/cdi/nvidia.json ]
     check uninstall-unloaded no_nvidia
     check uninstall-nodes [ ! -e /dev/nvidiactl ]
     check uninstall-firmware-path [ -z "$(cat /sys/module/firmware_class/parameters/path)" ]
