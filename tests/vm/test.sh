@@ -145,9 +145,13 @@ demo() {
     echo "   modules live (name, refcount, used by):"
     grep -E '^(nvidia|drm)' /proc/modules | awk '{printf "     %-16s %s  %s\n", $1, $3, $4}'
     echo "   versions: nvidia.ko $(cat /sys/module/nvidia/version), user space" \
-        "$("$I" status --json | sed -n 's/.*"driver_version": *"\([0-9.]*\)".*/\1/p')"
+        "$("$I" status --json | sed -n 's/.*"driver_version": *"\([0-9.]*\)".*/\1/p' | head -1)"
     echo "   device nodes:"
     ls -l /dev/nvidia* | sed 's/^/     /'
+    echo "   published: $(ls /var/run/cdi/nvidia.json /run/nvidia/validations/driver-ready \
+        /etc/kubernetes/node-feature-discovery/features.d/nvidia-driver 2>/dev/null | tr '\n' ' ')"
+    echo "   doctor:"
+    "$I" doctor 2>/dev/null | sed 's/^/     /'
     echo "   time per stage (ms):"
     sed -n 's/^INFO  \([a-z]*\): \([a-z ]*\) (.*duration_ms=\([0-9]*\).*/\1 \3 \2/p' /tmp/err |
         awk '{printf "     %-9s %6s  %s %s %s %s\n", $1, $2, $3, $4, $5, $6}'
