@@ -55,6 +55,10 @@ install_with_ro_firmware
 expect_err "firmware_class.path is set by someone else: not changing it"
 assert_eq "$(cat "$T/root/sys/module/firmware_class/parameters/path")" "/opt/vendor/firmware" \
     "someone else's path"
+# doctor names the consequence: the firmware is out of the kernel's reach.
+expect_rc 9 doctor --kernel-release "$KERNEL"
+grep -q "^\[fail\] firmware      firmware_class.path '/opt/vendor/firmware'" "$T/out" ||
+    fail "doctor on a read-only firmware dir: $(cat "$T/out")"
 expect_rc 0 uninstall
 assert_eq "$(cat "$T/root/sys/module/firmware_class/parameters/path")" "/opt/vendor/firmware" \
     "someone else's path after uninstall"
