@@ -169,8 +169,7 @@ int uninstall_run(const struct config *c, struct err *e)
 	 * A driver in use keeps everything (exit 7, nothing removed). Then the notices
 	 * go first, so that nothing reads "ready" while the driver leaves.
 	 */
-	uname(&u);
-	release = c->kernel_release ? c->kernel_release : u.release;
+	release = session_release(c, &u);
 	if ((!c->skip_modules && kernel_remove(c, root_fd, release, true, e) < 0) ||
 	    expose_withdraw_notices(c, root_fd, e) < 0 ||
 	    (!c->skip_modules && kernel_remove(c, root_fd, release, false, e) < 0) ||
@@ -228,8 +227,7 @@ int verify_module_run(const struct config *c, struct err *e)
 	root_fd = session_open_root(c, e);
 	if (root_fd < 0)
 		return -1;
-	uname(&u);
-	release = c->kernel_release ? c->kernel_release : u.release;
+	release = session_release(c, &u);
 	if (modsig_certs_load(c->module_certs.v, c->module_certs.n, &certs, e) < 0 ||
 	    kmods_new(root_fd, release, &k, e) < 0)
 		return -1;

@@ -18,19 +18,6 @@
 #include "util/fs.h"
 #include "util/log.h"
 
-static int proc_path(int fd, char *buf, size_t size)
-{
-	char link[64];
-	ssize_t n;
-
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, buf, size - 1);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return 0;
-}
-
 static int do_mounts(const struct config *c, int root_fd, int install_fd, struct err *e)
 {
 	_cleanup_close_ int record_fd = -1;
@@ -46,7 +33,7 @@ static int do_mounts(const struct config *c, int root_fd, int install_fd, struct
 	for (size_t i = 0; i < c->host_mounts.n && n < ARRAY_SIZE(paths); i++) {
 		_cleanup_close_ int fd = fs_dir_in_root(root_fd, c->host_mounts.v[i], true, e);
 
-		if (fd < 0 || proc_path(fd, paths[n], sizeof(paths[n])) < 0)
+		if (fd < 0 || fs_fd_path(fd, paths[n], sizeof(paths[n])) < 0)
 			return err_wrap(e, "mounts: --host-mount");
 		targets[n] = paths[n];
 		n++;

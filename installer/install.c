@@ -36,6 +36,14 @@ int session_open_root(const struct config *c, struct err *e)
 	return fd;
 }
 
+const char *session_release(const struct config *c, struct utsname *u)
+{
+	if (c->kernel_release)
+		return c->kernel_release;
+	uname(u);
+	return u->release;
+}
+
 int session_lock(int root_fd, struct err *e)
 {
 	int fd = fs_open_in_root(root_fd, LOCK_PATH, O_RDWR | O_CREAT, 0644, FS_MKDIRS, e);

@@ -5,6 +5,8 @@
  */
 #pragma once
 
+#include <sys/utsname.h>
+
 #include "config.h"
 #include "util/err.h"
 
@@ -29,3 +31,5 @@ int verify_module_run(const struct config *c, struct err *e);
 /* Shared by the subcommands: the host root, and the lock that serialises runs. */
 int session_open_root(const struct config *c, struct err *e);
 int session_lock(int root_fd, struct err *e);
+/* The kernel release to work for: --kernel-release, else the running kernel's (filled into U). */
+const char *session_release(const struct config *c, struct utsname *u);

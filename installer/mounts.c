@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <fcntl.h>
 #include <libmount.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,16 +16,13 @@ DEFINE_POINTER_CLEANUP(struct libmnt_table, mnt_unref_table)
 int mounts_lookup_fd(int fd, const char *mountinfo, struct mount_info *ret, struct err *e)
 {
 	_cleanup_(mnt_unref_tablep) struct libmnt_table *tb = NULL;
-	char proc[64], path[PATH_MAX];
+	char path[PATH_MAX];
 	struct libmnt_fs *fs;
 	const char *opts;
-	ssize_t n;
+	int r;
 
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	n = readlink(proc, path, sizeof(path) - 1);
-	if (n < 0)
-		return err_errno(e, EXIT_UNEXPECTED, errno, "mounts: readlink '%s'", proc);
-	path[n] = '\0';
+	if ((r = fs_fd_path(fd, path, sizeof(path))) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, -r, "mounts: path of fd %d", fd);
 	tb = mnt_new_table_from_file(mountinfo);
 	if (!tb)
 		return err_set(e, EXIT_UNEXPECTED, "mounts: cannot parse '%s'", mountinfo);
@@ -90,19 +88,6 @@ static int do_umount(const char *target, struct err *e)
 	rc = mnt_context_umount(cxt);
 	if (rc != 0)
 		return err_libmount(e, EXIT_UNEXPECTED, cxt, rc, "umount '%s'", target);
-	return 0;
-}
-
-static int fd_path(int fd, char *buf, size_t size)
-{
-	char proc[64];
-	ssize_t n;
-
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	n = readlink(proc, buf, size - 1);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
 	return 0;
 }
 
@@ -202,7 +187,7 @@ int mounts_expose(int dir_fd, const char *run_dir, char *const *targets, size_t 
 	struct mount_info m;
 	int made = 0, r;
 
-	if ((r = fd_path(dir_fd, path, sizeof(path))) < 0)
+	if ((r = fs_fd_path(dir_fd, path, sizeof(path))) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, -r, "mounts: install dir");
 	if (mounts_lookup_fd(dir_fd, "/proc/self/mountinfo", &m, e) < 0)
 		return -1;

@@ -169,8 +169,7 @@ int status_run(const struct config *c, struct err *e)
 	root_fd = session_open_root(c, e);
 	if (root_fd < 0)
 		return -1;
-	uname(&u);
-	running = c->kernel_release ? c->kernel_release : u.release;
+	running = session_release(c, &u);
 	if (nodestate_collect(c, root_fd, &s, e) < 0)
 		return -1;
 	if (c->json)

@@ -15,7 +15,7 @@ set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${1:-$SRC/build/nvidia-driver-installer}
-W=$(mktemp -d /tmp/ndi-gpu-check.XXXXXX)
+W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 
 fail() {

@@ -427,3 +427,16 @@ DIR *fs_opendir_at(int dirfd, const char *name, struct err *e)
 	}
 	return d;
 }
+
+int fs_fd_path(int fd, char *buf, size_t size)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, size - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}

@@ -73,5 +73,8 @@ int fs_symlink_replace_at(int dirfd, const char *target, const char *name, struc
  */
 DIR *fs_opendir_at(int dirfd, const char *name, struct err *e);
 
+/* The path fd refers to, as this process sees it (/proc/self/fd). 0 or -errno. */
+int fs_fd_path(int fd, char *buf, size_t size);
+
 /* Whether NAME under dirfd is a symlink whose target is exactly TARGET. */
 bool fs_symlink_is(int dirfd, const char *name, const char *target);
