@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The read-mostly subcommands: list-versions, status, uninstall. */
 #include <errno.h>
+#include <stdlib.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
@@ -251,6 +252,62 @@ int verify_module_run(const struct config *c, struct err *e)
 			 "sign the modules with the key whose certificate you pass as "
 			 "--module-cert, for this kernel (%s)",
 			 release);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- config --------------------------------------------------------------------- */
+
+static json_object *strv_json(const struct strv *s)
+{
+	json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < s->n; i++)
+		json_object_array_add(a, json_object_new_string(s->v[i]));
+	return a;
+}
+
+int config_run(const struct config *c, struct err *e)
+{
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
+	struct strv unknown = {0};
+
+	if (config_unknown_env(&unknown) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "config");
+#define STR(k, v) json_object_object_add(o, k, (v) ? json_object_new_string(v) : NULL)
+#define BOOL(k, v) json_object_object_add(o, k, json_object_new_boolean(v))
+	STR("root", c->root);
+	STR("log_format", c->log_format == LOG_FORMAT_JSON ? "json" : "text");
+	json_object_object_add(o, "repos", strv_json(&c->repos));
+	json_object_object_add(o, "repo_keys", strv_json(&c->repo_keys));
+	STR("driver_version", c->driver_version);
+	STR("install_dir", c->install_dir);
+	STR("container_dir", c->container_dir);
+	STR("cache_dir", c->cache_dir);
+	STR("kernel_release", c->kernel_release);
+	BOOL("skip_modules", c->skip_modules);
+	json_object_object_add(o, "fetch_timeout_s", json_object_new_int((int)c->fetch_timeout_s));
+	json_object_object_add(o, "fetch_retries", json_object_new_int((int)c->fetch_retries));
+	json_object_object_add(o, "module_certs", strv_json(&c->module_certs));
+	json_object_object_add(o, "modules", strv_json(&c->modules));
+	json_object_object_add(o, "module_args", strv_json(&c->module_args));
+	BOOL("no_unload_conflicts", c->no_unload_conflicts);
+	STR("kernel_keyring_cert", c->kernel_keyring_cert);
+	STR("cdi_dir", c->cdi_dir);
+	STR("metrics_file", c->metrics_file);
+	json_object_object_add(o, "host_mounts", strv_json(&c->host_mounts));
+	BOOL("skip_verify", c->skip_verify);
+	json_object_object_add(o, "environment_read", strv_json(&c->env_used));
+	json_object_object_add(o, "environment_unknown", strv_json(&unknown));
+#undef STR
+#undef BOOL
+	print_json(o);
+	if (unknown.n > 0) {
+		err_set(e, EXIT_USAGE, "unknown environment variable %s%s", unknown.v[0],
+			unknown.n > 1 ? " (and more)" : "");
+		err_hint(e, "check the spelling against docs/configuration.md");
+		strv_clear(&unknown);
 		return -1;
 	}
 	return 0;

@@ -86,56 +86,102 @@ static bool env_bool(const char *v)
 	       (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0 || strcasecmp(v, "yes") == 0);
 }
 
-/* The one place that reads the environment. */
+enum env_kind { ENV_STRING, ENV_LIST, ENV_BOOL, ENV_UINT, ENV_LOG_FORMAT };
+
+/* Every environment variable the installer reads: the one place they are read. */
+static const struct env_var {
+	const char *name;
+	enum env_kind kind;
+	size_t offset;
+	unsigned min, max; /* ENV_UINT */
+} env_vars[] = {
+	{"ROOT_MOUNT_DIR", ENV_STRING, offsetof(struct config, root), 0, 0},
+	{"NVIDIA_DRIVER_REPO", ENV_LIST, offsetof(struct config, repos), 0, 0},
+	{"NVIDIA_DRIVER_REPO_KEY", ENV_LIST, offsetof(struct config, repo_keys), 0, 0},
+	{"NVIDIA_DRIVER_VERSION", ENV_STRING, offsetof(struct config, driver_version), 0, 0},
+	{"NVIDIA_INSTALL_DIR_HOST", ENV_STRING, offsetof(struct config, install_dir), 0, 0},
+	{"NVIDIA_INSTALL_DIR_CONTAINER", ENV_STRING, offsetof(struct config, container_dir), 0, 0},
+	{"NVIDIA_CACHE_DIR", ENV_STRING, offsetof(struct config, cache_dir), 0, 0},
+	{"NVIDIA_KERNEL_RELEASE", ENV_STRING, offsetof(struct config, kernel_release), 0, 0},
+	{"NVIDIA_SKIP_MODULES", ENV_BOOL, offsetof(struct config, skip_modules), 0, 0},
+	{"NVIDIA_FETCH_TIMEOUT", ENV_UINT, offsetof(struct config, fetch_timeout_s), 1, 86400},
+	{"NVIDIA_FETCH_RETRIES", ENV_UINT, offsetof(struct config, fetch_retries), 0, 100},
+	{"NVIDIA_INSTALLER_LOG_FORMAT", ENV_LOG_FORMAT, 0, 0, 0},
+	{"NVIDIA_MODULE_CERT", ENV_LIST, offsetof(struct config, module_certs), 0, 0},
+	{"NVIDIA_MODULES", ENV_LIST, offsetof(struct config, modules), 0, 0},
+	{"NVIDIA_MODULE_ARGS", ENV_LIST, offsetof(struct config, module_args), 0, 0},
+	{"NVIDIA_NO_UNLOAD_CONFLICTS", ENV_BOOL, offsetof(struct config, no_unload_conflicts), 0,
+	 0},
+	{"NVIDIA_KERNEL_KEYRING_CERT", ENV_STRING, offsetof(struct config, kernel_keyring_cert), 0,
+	 0},
+	{"NVIDIA_CDI_DIR", ENV_STRING, offsetof(struct config, cdi_dir), 0, 0},
+	{"NVIDIA_METRICS_FILE", ENV_STRING, offsetof(struct config, metrics_file), 0, 0},
+	{"NVIDIA_HOST_MOUNT", ENV_LIST, offsetof(struct config, host_mounts), 0, 0},
+	{"NVIDIA_SKIP_VERIFY", ENV_BOOL, offsetof(struct config, skip_verify), 0, 0},
+};
+
+static int env_apply(struct config *c, const struct env_var *ev, const char *v, struct err *e)
+{
+	void *field = (char *)c + ev->offset;
+
+	switch (ev->kind) {
+	case ENV_STRING:
+		return *v ? config_set(field, v, e) : 0;
+	case ENV_LIST:
+		return strv_push_split(field, v) < 0
+			       ? err_errno(e, EXIT_UNEXPECTED, ENOMEM, "%s", ev->name)
+			       : 0;
+	case ENV_BOOL:
+		if (env_bool(v))
+			*(bool *)field = true;
+		return 0;
+	case ENV_UINT:
+		return *v ? config_set_uint(field, ev->name, v, ev->min, ev->max, e) : 0;
+	case ENV_LOG_FORMAT:
+		return *v && config_set_log_format(c, v, e) < 0 ? err_wrap(e, "%s", ev->name) : 0;
+	}
+	return 0;
+}
+
 static int config_from_env(struct config *c, struct err *e)
 {
-	static const struct {
-		const char *name;
-		size_t offset;
-	} strings[] = {
-		{"ROOT_MOUNT_DIR", offsetof(struct config, root)},
-		{"NVIDIA_DRIVER_VERSION", offsetof(struct config, driver_version)},
-		{"NVIDIA_INSTALL_DIR_HOST", offsetof(struct config, install_dir)},
-		{"NVIDIA_INSTALL_DIR_CONTAINER", offsetof(struct config, container_dir)},
-		{"NVIDIA_CACHE_DIR", offsetof(struct config, cache_dir)},
-		{"NVIDIA_KERNEL_RELEASE", offsetof(struct config, kernel_release)},
-		{"NVIDIA_KERNEL_KEYRING_CERT", offsetof(struct config, kernel_keyring_cert)},
-		{"NVIDIA_CDI_DIR", offsetof(struct config, cdi_dir)},
-		{"NVIDIA_METRICS_FILE", offsetof(struct config, metrics_file)},
-	};
-	const char *v;
+	for (size_t i = 0; i < ARRAY_SIZE(env_vars); i++) {
+		const char *v = getenv(env_vars[i].name);
 
-	for (size_t i = 0; i < ARRAY_SIZE(strings); i++) {
-		v = getenv(strings[i].name);
-		if (v && *v && config_set((char **)((char *)c + strings[i].offset), v, e) < 0)
-			return -1;
+		if (!v)
+			continue;
+		if (env_apply(c, &env_vars[i], v, e) < 0 ||
+		    strv_push(&c->env_used, env_vars[i].name) < 0)
+			return err_is_set(e) ? -1
+					     : err_errno(e, EXIT_UNEXPECTED, ENOMEM, "environment");
 	}
-	if ((v = getenv("NVIDIA_DRIVER_REPO")) && strv_push_split(&c->repos, v) < 0)
-		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "configuration");
-	if ((v = getenv("NVIDIA_DRIVER_REPO_KEY")) && strv_push_split(&c->repo_keys, v) < 0)
-		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "configuration");
-	if ((v = getenv("NVIDIA_MODULE_CERT")) && strv_push_split(&c->module_certs, v) < 0)
-		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "configuration");
-	if ((v = getenv("NVIDIA_MODULES")) && strv_push_split(&c->modules, v) < 0)
-		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "configuration");
-	if ((v = getenv("NVIDIA_MODULE_ARGS")) && strv_push_split(&c->module_args, v) < 0)
-		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "configuration");
-	if (env_bool(getenv("NVIDIA_NO_UNLOAD_CONFLICTS")))
-		c->no_unload_conflicts = true;
-	if (env_bool(getenv("NVIDIA_SKIP_VERIFY")))
-		c->skip_verify = true;
-	if ((v = getenv("NVIDIA_HOST_MOUNT")) && strv_push_split(&c->host_mounts, v) < 0)
-		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "configuration");
-	if ((v = getenv("NVIDIA_FETCH_TIMEOUT")) && *v &&
-	    config_set_uint(&c->fetch_timeout_s, "NVIDIA_FETCH_TIMEOUT", v, 1, 86400, e) < 0)
-		return -1;
-	if ((v = getenv("NVIDIA_FETCH_RETRIES")) && *v &&
-	    config_set_uint(&c->fetch_retries, "NVIDIA_FETCH_RETRIES", v, 0, 100, e) < 0)
-		return -1;
-	if ((v = getenv("NVIDIA_INSTALLER_LOG_FORMAT")) && *v && config_set_log_format(c, v, e) < 0)
-		return err_wrap(e, "NVIDIA_INSTALLER_LOG_FORMAT");
-	if (env_bool(getenv("NVIDIA_SKIP_MODULES")))
-		c->skip_modules = true;
+	return 0;
+}
+
+int config_unknown_env(struct strv *ret)
+{
+	extern char **environ;
+
+	for (char **p = environ; p && *p; p++) {
+		size_t n = strcspn(*p, "=");
+		bool known = false;
+
+		if (strncmp(*p, "NVIDIA_", 7) != 0)
+			continue;
+		for (size_t i = 0; i < ARRAY_SIZE(env_vars) && !known; i++)
+			known = strlen(env_vars[i].name) == n &&
+				strncmp(env_vars[i].name, *p, n) == 0;
+		/* NVIDIA_VISIBLE_DEVICES and friends belong to the container toolkit. */
+		if (!known && strncmp(*p, "NVIDIA_VISIBLE_DEVICES=", 23) != 0 &&
+		    strncmp(*p, "NVIDIA_DRIVER_CAPABILITIES=", 27) != 0 &&
+		    strncmp(*p, "NVIDIA_REQUIRE_", 15) != 0) {
+			char name[128];
+
+			snprintf(name, sizeof(name), "%.*s", (int)n, *p);
+			if (strv_push(ret, name) < 0)
+				return -ENOMEM;
+		}
+	}
 	return 0;
 }
 
@@ -172,6 +218,11 @@ void config_done(struct config *c)
 	free(c->cdi_dir);
 	free(c->metrics_file);
 	strv_clear(&c->host_mounts);
+	strv_clear(&c->env_used);
+	free(c->mirror_to);
+	strv_clear(&c->mirror_kernels);
+	strv_clear(&c->mirror_versions);
+	strv_clear(&c->exec_argv);
 	strv_clear(&c->files);
 	memset(c, 0, sizeof(*c));
 }
@@ -209,6 +260,11 @@ int config_validate(const struct config *c, struct err *e)
 				c->repos.v[i]);
 			return -1;
 		}
+	}
+	for (size_t i = 0; i < c->mirror_versions.n; i++) {
+		if (!repo_request_is_valid(c->mirror_versions.v[i]))
+			return err_set(e, EXIT_USAGE, "driver version '%s' is not valid",
+				       c->mirror_versions.v[i]);
 	}
 	if (!repo_request_is_valid(c->driver_version)) {
 		err_set(e, EXIT_USAGE,

@@ -48,6 +48,15 @@ struct config {
 	char *metrics_file;	 /* host path of a Prometheus textfile, or NULL */
 	struct strv host_mounts; /* more host paths to bind the install dir onto */
 	bool skip_verify;
+	struct strv env_used; /* the environment variables that were set and read */
+
+	/* mirror */
+	char *mirror_to;
+	struct strv mirror_kernels;
+	struct strv mirror_versions;
+
+	/* install: run this after a successful install (argv after "--") */
+	struct strv exec_argv;
 	struct strv files; /* positional arguments (verify-module) */
 	char *driver_version;
 	char *install_dir;
@@ -66,6 +75,13 @@ struct config {
 /* Fills defaults, then applies the environment. Returns 0, or -1 (EXIT_USAGE). */
 int config_init(struct config *c, struct err *e);
 void config_done(struct config *c);
+
+/*
+ * Lists the NVIDIA_* variables in the environment that the installer does not
+ * know (a typo in a DaemonSet), leaving the container toolkit's own alone.
+ * Returns 0 or -ENOMEM.
+ */
+int config_unknown_env(struct strv *ret);
 
 /* Replaces a string setting. Returns 0, or -1 on ENOMEM. */
 int config_set(char **field, const char *value, struct err *e);

@@ -425,6 +425,44 @@ static int ensure_installed(const struct config *c, struct plan *p, int root_fd,
 	return expose_run(c, root_fd, publish_fd(dir), &p->host, p->current.driver_version, e);
 }
 
+/* Prepends DIR/SUB to the list in variable NAME. */
+static int env_prepend(const char *name, const char *dir, const char *sub)
+{
+	const char *old = getenv(name);
+	_cleanup_free_ char *v = NULL;
+
+	if (asprintf(&v, "%s/%s%s%s", dir, sub, old && *old ? ":" : "", old ? old : "") < 0)
+		return -ENOMEM;
+	return setenv(name, v, 1) < 0 ? -errno : 0;
+}
+
+/*
+ * The hand-over (install ... -- CMD ARGS): CMD replaces this process, so it
+ * has our pid and receives every signal meant for it, with the driver's
+ * libraries and binaries first on LD_LIBRARY_PATH and PATH. Returns only on
+ * failure, with 127 (not found) or 126 (not runnable), as shells do.
+ */
+static int hand_over(const struct config *c, int root_fd, struct err *e)
+{
+	_cleanup_close_ int fd = fs_dir_in_root(root_fd, c->install_dir, false, e);
+	char dir[PATH_MAX];
+	int r;
+
+	if (fd < 0 || (r = fs_fd_path(fd, dir, sizeof(dir))) < 0)
+		return err_wrap(e, "hand-over");
+	if ((r = env_prepend("LD_LIBRARY_PATH", dir, "lib64")) < 0 ||
+	    (r = env_prepend("PATH", dir, "bin")) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, -r, "hand-over: environment");
+	log_kv(LOG_INFO, "install", "handing over", "command", c->exec_argv.v[0], "install_dir",
+	       dir, LOG_END);
+	fflush(NULL);
+	execvp(c->exec_argv.v[0], c->exec_argv.v);
+	r = errno;
+	err_errno(e, r == ENOENT ? 127 : 126, r, "hand-over: cannot run '%s'", c->exec_argv.v[0]);
+	err_hint(e, "the driver is installed; check the command after '--'");
+	return -1;
+}
+
 int install_run(const struct config *c, struct err *e)
 {
 	_cleanup_close_ int root_fd = -1, lock_fd = -1;
@@ -487,5 +525,7 @@ out:
 			log_msg(LOG_WARN, "metrics", "%s", me.msg);
 	}
 	plan_done(&p);
+	if (r == 0 && c->exec_argv.n > 0 && !c->dry_run)
+		r = hand_over(c, root_fd, e); /* returns only on failure */
 	return r;
 }

@@ -22,6 +22,9 @@ int status_run(const struct config *c, struct err *e);
 /* uninstall: removes the install (the cache stays). */
 int uninstall_run(const struct config *c, struct err *e);
 
+/* config: the effective configuration as JSON; EXIT_USAGE for unknown NVIDIA_* variables. */
+int config_run(const struct config *c, struct err *e);
+
 /* doctor: a check list with a verdict and a fix per line; EXIT_UNHEALTHY if any fails. */
 int doctor_run(const struct config *c, struct err *e);
 

@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "install.h"
+#include "mirror.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -28,8 +29,10 @@ enum cmd_bit {
 	C_UNINSTALL = 1 << 3,
 	C_VERIFY = 1 << 4,
 	C_DOCTOR = 1 << 5,
-	C_GLOBAL = 1 << 6, /* accepted before the command too */
-	C_ALL = C_INSTALL | C_LIST | C_STATUS | C_UNINSTALL | C_VERIFY | C_DOCTOR | C_GLOBAL,
+	C_MIRROR = 1 << 6,
+	C_GLOBAL = 1 << 7, /* accepted before the command too */
+	C_ALL = C_INSTALL | C_LIST | C_STATUS | C_UNINSTALL | C_VERIFY | C_DOCTOR | C_MIRROR |
+		C_GLOBAL,
 };
 
 enum opt_id {
@@ -57,6 +60,8 @@ enum opt_id {
 	O_METRICS_FILE,
 	O_HOST_MOUNT,
 	O_SKIP_VERIFY,
+	O_TO,
+	O_KERNEL,
 };
 
 struct opt {
@@ -79,15 +84,15 @@ static const struct opt opts[] = {
 	{{"help", no_argument, NULL, 'h'}, C_ALL, NULL, "show this help"},
 	{{"version", no_argument, NULL, O_VERSION}, C_GLOBAL, NULL, "print the version"},
 	{{"repo", required_argument, NULL, O_REPO},
-	 C_INSTALL | C_LIST | C_DOCTOR,
+	 C_INSTALL | C_LIST | C_DOCTOR | C_MIRROR,
 	 "URL",
 	 "repository base URL, repeatable (NVIDIA_DRIVER_REPO, comma-separated)"},
 	{{"repo-key", required_argument, NULL, O_REPO_KEY},
-	 C_INSTALL | C_LIST | C_DOCTOR,
+	 C_INSTALL | C_LIST | C_DOCTOR | C_MIRROR,
 	 "FILE",
 	 "trusted index signing key, repeatable (NVIDIA_DRIVER_REPO_KEY)"},
 	{{"driver-version", required_argument, NULL, O_DRIVER_VERSION},
-	 C_INSTALL | C_DOCTOR,
+	 C_INSTALL | C_DOCTOR | C_MIRROR,
 	 "V",
 	 "default, latest, 550.90.07 or 550 (NVIDIA_DRIVER_VERSION)"},
 	{{"install-dir", required_argument, NULL, O_INSTALL_DIR},
@@ -151,13 +156,18 @@ static const struct opt opts[] = {
 	 NULL,
 	 "resolve and print the plan; change nothing"},
 	{{"fetch-timeout", required_argument, NULL, O_FETCH_TIMEOUT},
-	 C_INSTALL | C_LIST | C_DOCTOR,
+	 C_INSTALL | C_LIST | C_DOCTOR | C_MIRROR,
 	 "SEC",
 	 "time budget for all downloads (NVIDIA_FETCH_TIMEOUT, default 600)"},
 	{{"fetch-retries", required_argument, NULL, O_FETCH_RETRIES},
-	 C_INSTALL | C_LIST | C_DOCTOR,
+	 C_INSTALL | C_LIST | C_DOCTOR | C_MIRROR,
 	 "N",
 	 "retry rounds over the mirrors (NVIDIA_FETCH_RETRIES, default 5)"},
+	{{"to", required_argument, NULL, O_TO}, C_MIRROR, "DIR", "the mirror's directory"},
+	{{"kernel", required_argument, NULL, O_KERNEL},
+	 C_MIRROR,
+	 "R",
+	 "only packages for this kernel, repeatable (default: all)"},
 	{{"json", no_argument, NULL, O_JSON},
 	 C_LIST | C_STATUS | C_DOCTOR,
 	 NULL,
@@ -180,6 +190,10 @@ static const struct command commands[] = {
 	{"uninstall", C_UNINSTALL, false, uninstall_run,
 	 "remove the installed driver (cache kept)"},
 	{"doctor", C_DOCTOR, false, doctor_run, "check this node and say how to fix what is wrong"},
+	{"mirror", C_MIRROR, false, mirror_run,
+	 "copy the signed index and the packages some kernels and versions need, for air gaps"},
+	{"config", C_INSTALL, false, config_run,
+	 "print the configuration install would use, from flags and environment, and check it"},
 	{"verify-module", C_VERIFY, true, verify_module_run,
 	 "check kernel modules' signatures and vermagic as the kernel would"},
 };
@@ -276,7 +290,16 @@ static int apply(struct config *c, int id, const char *arg, struct err *e)
 		c->skip_verify = true;
 		return 0;
 	case O_DRIVER_VERSION:
+		/* mirror takes several; install the last one. */
+		if (strv_push(&c->mirror_versions, arg) < 0)
+			return err_set(e, EXIT_UNEXPECTED, "out of memory");
 		return config_set(&c->driver_version, arg, e);
+	case O_TO:
+		return config_set(&c->mirror_to, arg, e);
+	case O_KERNEL:
+		return strv_push(&c->mirror_kernels, arg) < 0
+			       ? err_set(e, EXIT_UNEXPECTED, "out of memory")
+			       : 0;
 	case O_INSTALL_DIR:
 		return config_set(&c->install_dir, arg, e);
 	case O_CONTAINER_DIR:
@@ -411,6 +434,16 @@ int main(int argc, char **argv)
 	r = parse(argc, argv, cmd, &cfg);
 	if (r >= 0)
 		goto out;
+	/* install ... -- CMD [ARGS]: CMD runs after a successful install. */
+	if (cmd->bit == C_INSTALL && optind < argc && optind > 1 &&
+	    strcmp(argv[optind - 1], "--") == 0) {
+		for (; optind < argc; optind++) {
+			if (strv_push(&cfg.exec_argv, argv[optind]) < 0) {
+				r = usage_error(cmd, "out of memory");
+				goto out;
+			}
+		}
+	}
 	for (; optind < argc && cmd->takes_files; optind++) {
 		if (strv_push(&cfg.files, argv[optind]) < 0) {
 			r = usage_error(cmd, "out of memory");

@@ -109,6 +109,10 @@ int source_open(const struct config *c, struct cache *cache, bool store, struct 
 	    cache_store_index(cache, j.json, j.json_len, j.sig, j.sig_len, e) < 0)
 		goto fail;
 	s->idx = TAKE_PTR(j.idx);
+	s->index_json = TAKE_PTR(j.json);
+	s->index_sig = TAKE_PTR(j.sig);
+	s->index_len = j.json_len;
+	s->sig_len = j.sig_len;
 	index_job_clear(&j);
 	log_kv(LOG_INFO, "index", "index verified", "source",
 	       s->from_cache ? "cache" : s->mirrors[s->mirror], "key", s->fingerprint, "drivers",
@@ -122,6 +126,8 @@ fail:
 
 void source_done(struct source *s)
 {
+	free(s->index_json);
+	free(s->index_sig);
 	repo_index_free(s->idx);
 	fetcher_free(s->fetcher);
 	verify_keys_free(s->keys);
@@ -151,38 +157,44 @@ static enum fetch_result package_attempt(struct fetcher *f, const char *base, vo
 	return r;
 }
 
+int source_download(struct source *s, const struct repo_package *pkg, int fd,
+		    uint64_t *ret_net_bytes, struct err *e)
+{
+	struct package_job j = {.pkg = pkg, .fd = fd};
+	uint64_t t0 = now_ns();
+	size_t used;
+	int r;
+
+	r = fetch_mirrors(s->fetcher, s->mirrors, s->n_mirrors, s->mirror, package_attempt, &j,
+			  &used, e);
+	*ret_net_bytes = j.net;
+	if (r < 0)
+		return err_wrap(e, "download: package '%s'", pkg->path);
+	log_kv(LOG_INFO, "download", "package downloaded and verified", "mirror", s->mirrors[used],
+	       "bytes", U64(pkg->size), "network_bytes", U64(j.net), "duration_ms",
+	       U64(ms_since(t0)), LOG_END);
+	return 0;
+}
+
 int source_get_package(struct source *s, struct cache *cache, const struct repo_package *pkg,
 		       uint64_t *ret_net_bytes, struct err *e)
 {
-	struct package_job j = {.pkg = pkg, .fd = -1};
-	uint64_t t0 = now_ns();
-	size_t used;
-	int fd;
+	_cleanup_close_ int fd = -1;
 
 	*ret_net_bytes = 0;
 	fd = cache_package_open(cache, pkg->sha256);
 	if (fd >= 0) {
 		log_kv(LOG_INFO, "download", "package found in the node cache", "sha256",
 		       pkg->sha256, LOG_END);
-		return fd;
+		return TAKE_FD(fd);
 	}
-	j.fd = cache_partial_open(cache, pkg->sha256, e);
-	if (j.fd < 0)
+	fd = cache_partial_open(cache, pkg->sha256, e);
+	if (fd < 0)
 		return err_wrap(e, "download");
-	if (fetch_mirrors(s->fetcher, s->mirrors, s->n_mirrors, s->mirror, package_attempt, &j,
-			  &used, e) < 0 ||
-	    cache_commit(cache, pkg->sha256, j.fd, e) < 0) {
-		close(j.fd);
-		*ret_net_bytes = j.net;
-		return err_wrap(e, "download: package '%s'", pkg->path);
-	}
-	*ret_net_bytes = j.net;
-	log_kv(LOG_INFO, "download", "package downloaded and verified", "mirror", s->mirrors[used],
-	       "bytes", U64(pkg->size), "network_bytes", U64(j.net), "duration_ms",
-	       U64(ms_since(t0)), LOG_END);
-	if (lseek(j.fd, 0, SEEK_SET) < 0) {
-		close(j.fd);
+	if (source_download(s, pkg, fd, ret_net_bytes, e) < 0 ||
+	    cache_commit(cache, pkg->sha256, fd, e) < 0)
+		return -1;
+	if (lseek(fd, 0, SEEK_SET) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "download: rewind");
-	}
-	return j.fd;
+	return TAKE_FD(fd);
 }

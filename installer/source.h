@@ -24,6 +24,8 @@ struct source {
 	char fingerprint[17]; /* the key that signed the index */
 	struct fetcher *fetcher;
 	struct keyset *keys;
+	char *index_json, *index_sig; /* the verified bytes, as served */
+	size_t index_len, sig_len;
 };
 
 /*
@@ -34,6 +36,14 @@ struct source {
 int source_open(const struct config *c, struct cache *cache, bool store, struct source *ret,
 		struct err *e);
 void source_done(struct source *s);
+
+/*
+ * Downloads PKG into FD (a partial file, resumed), from the mirror that served
+ * the index first, checking size and digest. Returns 0 and the bytes fetched
+ * in *ret_net_bytes, or -1.
+ */
+int source_download(struct source *s, const struct repo_package *pkg, int fd,
+		    uint64_t *ret_net_bytes, struct err *e);
 
 /*
  * Makes sure the cache holds PKG, complete and verified against the index

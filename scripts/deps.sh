@@ -20,6 +20,9 @@ packages=(
     clang-format cppcheck
 )
 
+# The manifest test runs on Node.js; a node already on PATH (another packaging) will do.
+command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
+
 missing=()
 for p in "${packages[@]}"; do
     status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

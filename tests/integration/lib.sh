@@ -114,8 +114,8 @@ loaded_modules() {
     awk '{print $1}' "$T/root/proc/modules" 2>/dev/null | sort | tr '\n' ' '
 }
 
-# "c MAJ:MIN MODE" of a node under the host root's /dev, or "missing".
-node() {
+# devnode NAME: "c MAJ:MIN MODE" of a node under the host root's /dev, or "missing".
+devnode() {
     local f="$T/root/dev/$1" t maj min mode
     [ -e "$f" ] || [ -L "$f" ] || {
         echo missing

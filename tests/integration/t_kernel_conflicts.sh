@@ -87,4 +87,4 @@ expect_err ".secondary_trusted_keys not found"
 # ModifyDeviceFiles=0: /dev is left to whoever manages it.
 expect_rc 0 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_ModifyDeviceFiles=0
 expect_err "ModifyDeviceFiles is 0"
-assert_eq "$(node nvidiactl)" missing "nvidiactl with ModifyDeviceFiles=0"
+assert_eq "$(devnode nvidiactl)" missing "nvidiactl with ModifyDeviceFiles=0"

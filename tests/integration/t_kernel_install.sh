@@ -20,14 +20,14 @@ assert_eq "$(cat "$T/root/sys/module/nvidia/parameters/NVreg_DeviceFileMode")" 4
 assert_eq "$(cat "$T/root/sys/module/nvidia_uvm/parameters/uvm_perf_prefetch_enable")" 0 "uvm parameter"
 expect_err "module signature verified (module=nvidia version=$V_OLD signer=Test modkey)"
 # Device nodes: mode 432 = 0660, from the driver's params.
-assert_eq "$(node nvidiactl)" "c 195:255 660" nvidiactl
-assert_eq "$(node nvidia0)" "c 195:0 660" nvidia0
-assert_eq "$(node nvidia1)" "c 195:1 660" nvidia1
-assert_eq "$(node nvidia-modeset)" "c 195:254 660" nvidia-modeset
-assert_eq "$(node nvidia-uvm)" "c 511:0 660" nvidia-uvm
-assert_eq "$(node nvidia-uvm-tools)" "c 511:1 660" nvidia-uvm-tools
-assert_eq "$(node nvidia-caps/nvidia-cap1)" "c 236:1 400" nvidia-cap1
-assert_eq "$(node nvidia-caps/nvidia-cap2)" "c 236:2 444" nvidia-cap2
+assert_eq "$(devnode nvidiactl)" "c 195:255 660" nvidiactl
+assert_eq "$(devnode nvidia0)" "c 195:0 660" nvidia0
+assert_eq "$(devnode nvidia1)" "c 195:1 660" nvidia1
+assert_eq "$(devnode nvidia-modeset)" "c 195:254 660" nvidia-modeset
+assert_eq "$(devnode nvidia-uvm)" "c 511:0 660" nvidia-uvm
+assert_eq "$(devnode nvidia-uvm-tools)" "c 511:1 660" nvidia-uvm-tools
+assert_eq "$(devnode nvidia-caps/nvidia-cap1)" "c 236:1 400" nvidia-cap1
+assert_eq "$(devnode nvidia-caps/nvidia-cap2)" "c 236:2 444" nvidia-cap2
 assert_eq "$(readlink "$T/root/dev/char/195:255")" "../nvidiactl" "/dev/char link"
 assert_eq "$(readlink "$T/root/dev/char/236:1")" "../nvidia-caps/nvidia-cap1" "/dev/char caps link"
 # GSP firmware reachable through /lib/firmware.
@@ -55,9 +55,9 @@ chmod 600 "$T/root/dev/nvidia0"
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=432 \
     --module-arg nvidia-uvm.uvm_perf_prefetch_enable=0
 expect_err "created=0 replaced=2 fixed=1 kept=5"
-assert_eq "$(node nvidiactl)" "c 195:255 660" "nvidiactl replaced"
-assert_eq "$(node nvidia1)" "c 195:1 660" "nvidia1 replaced"
-assert_eq "$(node nvidia0)" "c 195:0 660" "nvidia0 fixed"
+assert_eq "$(devnode nvidiactl)" "c 195:255 660" "nvidiactl replaced"
+assert_eq "$(devnode nvidia1)" "c 195:1 660" "nvidia1 replaced"
+assert_eq "$(devnode nvidia0)" "c 195:0 660" "nvidia0 fixed"
 
 # After a reboot (modules gone, user space on disk): the re-run loads from the install dir.
 rm -rf "$T/root/sys/module/nvidia"* "$T/root/proc/driver" "$T/root/proc/modules"

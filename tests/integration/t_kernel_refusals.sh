@@ -84,7 +84,7 @@ case "$(loaded_modules)" in *nvidia*) fail "nvidia modules left: $(loaded_module
 # ... unless the set does not need it.
 expect_rc 0 install --repo "$R" $(kernel_args) --modules nvidia,nvidia-uvm,nvidia-peermem
 assert_eq "$(loaded_modules)" "drm nvidia nvidia_peermem nvidia_uvm " "a custom set"
-[ "$(node nvidia-modeset)" = missing ] || fail "nvidia-modeset node without the module"
+[ "$(devnode nvidia-modeset)" = missing ] || fail "nvidia-modeset node without the module"
 expect_rc 2 install --repo "$R" $(kernel_args) --modules nvidia --module-arg nvidia_drm.modeset=1
 expect_err "names 'nvidia_drm', which is not in the set being loaded"
 expect_rc 2 install --repo "$R" $(kernel_args) --module-arg nvidia-modeset

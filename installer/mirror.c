@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mirror.h"
+#include "repo.h"
+#include "source.h"
+#include "util/fs.h"
+#include "util/log.h"
+#include "verify.h"
+#include "version.h"
+
+/* Whether DRIVER is wanted: no --driver-version given, or one of them matches it. */
+static bool driver_wanted(const struct config *c, const struct repo_index *idx,
+			  const struct repo_driver *d)
+{
+	if (c->mirror_versions.n == 0)
+		return true;
+	for (size_t i = 0; i < c->mirror_versions.n; i++) {
+		const char *v = c->mirror_versions.v[i];
+
+		if (strcmp(v, "latest") == 0 && d == &idx->drivers[0])
+			return true;
+		if (strcmp(v, "default") == 0 && repo_driver_has_tag(d, "default"))
+			return true;
+		if (version_matches(v, d->version))
+			return true;
+	}
+	return false;
+}
+
+static bool kernel_wanted(const struct config *c, const char *kernel)
+{
+	if (c->mirror_kernels.n == 0)
+		return true;
+	for (size_t i = 0; i < c->mirror_kernels.n; i++) {
+		if (strcmp(c->mirror_kernels.v[i], kernel) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Whether DIR/PATH already is PKG: its size, then its digest. */
+static bool have_package(int dir_fd, const struct repo_package *pkg)
+{
+	_cleanup_(sha256_freep) struct sha256 *sha = sha256_new();
+	_cleanup_close_ int fd = openat(dir_fd, pkg->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	char buf[1 << 16], got[65];
+	struct stat st;
+	ssize_t n;
+
+	if (fd < 0 || !sha || fstat(fd, &st) < 0 || (uint64_t)st.st_size != pkg->size)
+		return false;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		sha256_update(sha, buf, (size_t)n);
+	return n == 0 && sha256_final_hex(sha, got) == 0 && strcmp(got, pkg->sha256) == 0;
+}
+
+static int copy_package(struct source *src, int dir_fd, const struct repo_package *pkg,
+			uint64_t *net, struct err *e)
+{
+	char dir[PATH_MAX], part[PATH_MAX];
+	const char *slash = strrchr(pkg->path, '/');
+	_cleanup_close_ int dfd = -1, fd = -1;
+	uint64_t got = 0;
+
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - pkg->path) : 1,
+		 slash ? pkg->path : ".");
+	dfd = fs_dir_in_root(dir_fd, dir, true, e);
+	if (dfd < 0)
+		return err_wrap(e, "mirror");
+	snprintf(part, sizeof(part), "%s.part", slash ? slash + 1 : pkg->path);
+	fd = openat(dfd, part, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "mirror: '%s'", part);
+	if (source_download(src, pkg, fd, &got, e) < 0)
+		return -1;
+	*net += got;
+	if (fsync(fd) < 0 || renameat(dfd, part, dfd, slash ? slash + 1 : pkg->path) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "mirror: publish '%s'", pkg->path);
+	return 0;
+}
+
+int mirror_run(const struct config *c, struct err *e)
+{
+	_cleanup_close_ int dir_fd = -1;
+	struct source src;
+	unsigned copied = 0, kept = 0;
+	uint64_t net = 0, t0 = now_ns();
+	int r = -1;
+
+	if (!c->mirror_to)
+		return err_set(e, EXIT_USAGE, "mirror: --to DIR is required");
+	{
+		/* --to is a path of this process's, not of the host root. */
+		_cleanup_close_ int base = open(c->mirror_to[0] == '/' ? "/" : ".",
+						O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		dir_fd = base < 0 ? -1 : fs_dir_in_root(base, c->mirror_to, true, e);
+		if (dir_fd < 0)
+			return base < 0 ? err_errno(e, EXIT_UNEXPECTED, errno, "mirror")
+					: err_wrap(e, "mirror: --to");
+	}
+	if (source_open(c, NULL, false, &src, e) < 0)
+		return -1;
+	for (size_t i = 0; i < src.idx->n_drivers; i++) {
+		const struct repo_driver *d = &src.idx->drivers[i];
+
+		if (!driver_wanted(c, src.idx, d))
+			continue;
+		for (size_t p = 0; p < d->n_pkgs; p++) {
+			const struct repo_package *pkg = &d->pkgs[p];
+
+			if (!kernel_wanted(c, pkg->kernel))
+				continue;
+			if (have_package(dir_fd, pkg)) {
+				kept++;
+				continue;
+			}
+			if (copy_package(&src, dir_fd, pkg, &net, e) < 0)
+				goto out;
+			copied++;
+		}
+	}
+	if (copied + kept == 0) {
+		err_set(e, EXIT_NO_MATCH,
+			"mirror: no package matches the --kernel and "
+			"--driver-version given");
+		goto out;
+	}
+	/* The index last, byte for byte: its signature is the original's. */
+	if (fs_write_atomic_at(dir_fd, "index.json", src.index_json, src.index_len, 0644, e) < 0 ||
+	    fs_write_atomic_at(dir_fd, "index.json.sig", src.index_sig, src.sig_len, 0644, e) < 0) {
+		err_wrap(e, "mirror");
+		goto out;
+	}
+	log_kv(LOG_INFO, "mirror", "mirror complete", "to", c->mirror_to, "copied", U64(copied),
+	       "kept", U64(kept), "network_bytes", U64(net), "duration_ms", U64(ms_since(t0)),
+	       LOG_END);
+	printf("mirrored %u package(s), %u already present, to %s\n", copied, kept, c->mirror_to);
+	r = 0;
+out:
+	source_done(&src);
+	return r;
+}
