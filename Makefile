@@ -41,7 +41,8 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 # The fake kernel is preloaded into the binary under test; it is never sanitised itself.
 FAKEKERNEL := $(BUILD)/tools/fakekernel.so
 
-.PHONY: all check unit integration asan vm demo deps format format-check lint clean install
+.PHONY: all check unit integration asan vm image-test demo deps format format-check lint clean \
+	install
 .DEFAULT_GOAL := all
 # Keep test objects between runs.
 .SECONDARY:
@@ -80,6 +81,10 @@ integration: $(BIN) $(FAKEKERNEL)
 vm: $(BIN)
 	tests/vm/run.sh $(BIN)
 
+# The Dockerfile, built with buildah and run (no container engine needed).
+image-test:
+	scripts/image-test.sh
+
 # The unit and integration suites again, built with ASan and UBSan.
 asan:
 	$(MAKE) BUILD=build-asan SANITIZE=1 unit integration
@@ -90,6 +95,7 @@ check: deps
 	$(MAKE) unit
 	$(MAKE) integration
 	$(MAKE) vm
+	$(MAKE) image-test
 	$(MAKE) asan
 
 demo: deps

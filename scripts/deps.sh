@@ -16,6 +16,8 @@ packages=(
     # its headers to build stand-in modules against, busybox for the initramfs
     linux-kbuild-6.1 kmod linux-image-amd64 linux-headers-amd64 qemu-system-x86
     busybox-static cpio
+    # make image-test: the Dockerfile built without a container engine
+    buildah podman mmdebstrap
     # make format-check, make lint
     clang-format cppcheck
 )

@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: Apache-2.0
+# nvidia-driver-installer: build on Debian 12, run from a slim Debian 12 image.
+#
+#   buildah bud -t nvidia-driver-installer .     (or docker build)
+#
+# The image holds the binary, its runtime libraries, CA certificates and an empty
+# /etc/nvidia-driver-installer/keys for the repository's public key (a ConfigMap in the
+# DaemonSet). No compiler and no package cache reach it.
+
+FROM docker.io/library/debian:bookworm-slim AS build
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      build-essential pkg-config libcurl4-openssl-dev libssl-dev libkmod-dev libmount-dev \
+      libarchive-dev libjson-c-dev libcmocka-dev \
+ && rm -rf /var/lib/apt/lists/*
+COPY . /src
+WORKDIR /src
+# The unit tests run here; the integration suites need a host (make check).
+RUN make -j"$(nproc)" all unit
+
+FROM docker.io/library/debian:bookworm-slim
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      libcurl4 libssl3 libkmod2 libmount1 libarchive13 libjson-c5 ca-certificates \
+ && apt-get clean \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt /var/log/dpkg.log \
+ && mkdir -p /etc/nvidia-driver-installer/keys
+COPY --from=build /src/build/nvidia-driver-installer /usr/bin/nvidia-driver-installer
+ENTRYPOINT ["/usr/bin/nvidia-driver-installer"]
+CMD ["install"]
