@@ -251,6 +251,14 @@ static int check_host_path(const char *name, const char *p, struct err *e)
 	return 0;
 }
 
+static int bad_version(const char *v, struct err *e)
+{
+	return err_set(e, EXIT_USAGE,
+		       "driver version '%s' is not 'default', 'latest', a version "
+		       "(550.90.07) or a branch (550)",
+		       v);
+}
+
 int config_validate(const struct config *c, struct err *e)
 {
 	for (size_t i = 0; i < c->repos.n; i++) {
@@ -263,16 +271,10 @@ int config_validate(const struct config *c, struct err *e)
 	}
 	for (size_t i = 0; i < c->mirror_versions.n; i++) {
 		if (!repo_request_is_valid(c->mirror_versions.v[i]))
-			return err_set(e, EXIT_USAGE, "driver version '%s' is not valid",
-				       c->mirror_versions.v[i]);
+			return bad_version(c->mirror_versions.v[i], e);
 	}
-	if (!repo_request_is_valid(c->driver_version)) {
-		err_set(e, EXIT_USAGE,
-			"driver version '%s' is not 'default', 'latest', a version "
-			"(550.90.07) or a branch (550)",
-			c->driver_version);
-		return -1;
-	}
+	if (!repo_request_is_valid(c->driver_version))
+		return bad_version(c->driver_version, e);
 	if (c->kernel_release && (strchr(c->kernel_release, '/') || !*c->kernel_release))
 		return err_set(e, EXIT_USAGE, "kernel release '%s' is not a release name",
 			       c->kernel_release);
