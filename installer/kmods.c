@@ -586,16 +586,66 @@ static void rollback(struct kmods *k, struct loaded *l)
 	}
 }
 
+/*
+ * What the driver itself logged while the kernel ran its init: NVIDIA's module says why
+ * it gives up ("NVRM: No NVIDIA GPU found.", or which GPU this release does not support)
+ * in the kernel log only. /dev/kmsg is opened at its end before the insertion and read
+ * after a failure; where it cannot be read, messages go without the quote.
+ */
+static int kmsg_open_end(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0 && lseek(fd, 0, SEEK_END) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The "NVRM: " lines logged since FD was opened, joined, without their prefix. */
+void kmods_driver_log(int fd, char *buf, size_t size)
+{
+	char rec[8192]; /* a record longer than the buffer fails with EINVAL: ends the loop */
+	size_t len = 0;
+
+	buf[0] = '\0';
+	while (fd >= 0) {
+		ssize_t n = read(fd, rec, sizeof(rec) - 1);
+		char *msg, *nv;
+
+		if (n < 0 && errno == EPIPE)
+			continue; /* overwritten before we read it: go on with the next */
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		msg = strchr(rec, ';');
+		nv = msg ? strstr(msg, "NVRM: ") : NULL;
+		if (!nv)
+			continue;
+		nv += strlen("NVRM: ");
+		nv[strcspn(nv, "\n")] = '\0';
+		while (*nv == ' ')
+			nv++;
+		if (*nv && len + 1 < size)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? " " : "", nv);
+		if (len >= size)
+			len = size - 1;
+	}
+}
+
 /* The kernel's errno, as a message a node operator can act on. */
 static int explain(int errnum, const char *name, const char *path, const char *options,
-		   bool enforcing, const char *lockdown, struct err *e)
+		   bool enforcing, const char *lockdown, int kmsg_fd, struct err *e)
 {
 	struct modsig_result sig = {0};
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char said[512];
 	struct err ie;
 
 	if (fd >= 0)
 		modsig_check_fd(fd, NULL, &sig, &ie);
+	kmods_driver_log(kmsg_fd, said, sizeof(said));
 	switch (errnum) {
 	case EKEYREJECTED:
 		if (sig.is_signed)
@@ -654,11 +704,24 @@ static int explain(int errnum, const char *name, const char *path, const char *o
 		err_hint(e, "see dmesg for the unknown symbols");
 		return -1;
 	case ENODEV:
-		err_set(e, EXIT_KERNEL_REFUSED, "module %s found no device it can drive", name);
-		err_hint(e, "check that the node has an NVIDIA GPU this driver version supports");
+		if (said[0])
+			err_set(e, EXIT_KERNEL_REFUSED,
+				"module %s found no NVIDIA GPU it supports; the driver logged: %s",
+				name, said);
+		else
+			err_set(e, EXIT_KERNEL_REFUSED,
+				"module %s found no NVIDIA GPU it supports (no such device)", name);
+		err_hint(e, "check that the node has an NVIDIA GPU (lspci -d 10de:) that this "
+			    "driver version supports, and that no other driver holds it");
 		return -1;
 	default:
-		err_errno(e, EXIT_KERNEL_REFUSED, errnum, "the kernel refused module %s", name);
+		if (said[0])
+			err_errno(e, EXIT_KERNEL_REFUSED, errnum,
+				  "the kernel refused module %s (the driver logged: %s)", name,
+				  said);
+		else
+			err_errno(e, EXIT_KERNEL_REFUSED, errnum, "the kernel refused module %s",
+				  name);
 		err_hint(e, "see dmesg%s",
 			 enforcing ? "; the kernel enforces module signatures" : "");
 		return -1;
@@ -677,12 +740,13 @@ static bool already_loaded(struct loaded *l, const char *name)
 static int insert(struct kmod_module *m, const char *name, const char *path, const char *options,
 		  struct loaded *l, bool enforcing, const char *lockdown, struct err *e)
 {
+	_cleanup_close_ int kmsg_fd = kmsg_open_end();
 	int r = kmod_module_insert_module(m, 0, options && *options ? options : NULL);
 
 	if (r == -EEXIST)
 		return 0; /* loaded meanwhile */
 	if (r < 0)
-		return explain(-r, name, path, options, enforcing, lockdown, e);
+		return explain(-r, name, path, options, enforcing, lockdown, kmsg_fd, e);
 	if (l->n < ARRAY_SIZE(l->names))
 		snprintf(l->names[l->n++], KMODS_NAME_MAX, "%s", name);
 	log_kv(LOG_INFO, "kernel", "module loaded", "module", name, "options",

@@ -101,6 +101,12 @@ enum kmods_state kmods_get_state(struct kmods *k, const char *name);
 
 /* The version of loaded module NAME (ROOT/sys/module/NAME/version). 0, or -1 if none. */
 int kmods_loaded_version(struct kmods *k, const char *name, char *buf, size_t size);
+/*
+ * Reads kernel log records (one per read(2), as /dev/kmsg gives them) from FD until none
+ * is left, and joins the text of those that carry NVIDIA's "NVRM: " prefix into BUF.
+ * FD < 0 gives "".
+ */
+void kmods_driver_log(int fd, char *buf, size_t size);
 
 /*
  * Checks that the loaded driver (every live nvidia* module) can be unloaded:

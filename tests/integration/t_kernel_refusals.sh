@@ -50,7 +50,7 @@ expect_err "the kernel cannot run module nvidia_uvm: it is built for another ker
 FAKE_KERNEL_FAIL=nvidia:EINVAL expect_rc 6 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_Bogus=1
 expect_err "an unknown parameter (NVreg_Bogus=1)"
 FAKE_KERNEL_FAIL=nvidia:ENODEV expect_rc 6 install --repo "$R" $(kernel_args)
-expect_err "module nvidia found no device it can drive"
+expect_err "module nvidia found no NVIDIA GPU it supports (no such device)"
 assert_eq "$(loaded_modules)" "" "modules after refusals"
 
 # An upgrade whose new driver is refused: the old version is current and loaded again.

@@ -3,6 +3,8 @@
 #include "cmocka_prelude.h"
 
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "devnodes.h"
 #include "kmods.h"
@@ -107,6 +109,46 @@ static void test_module_args(void **state)
 	assert_string_equal(name, "nvidia_uvm");
 }
 
+/* Kernel log records, one per read as /dev/kmsg gives them: a SEQPACKET socket keeps them apart. */
+static void test_driver_log(void **state)
+{
+	static const char *const records[] = {
+		"6,1001,5000,-;nvidia: module license 'NVIDIA' taints kernel.\n",
+		"6,1002,5001,-;NVRM: The NVIDIA GPU 0000:00:04.0 (PCI ID: 10de:1db6)\n",
+		"6,1003,5002,-;NVRM: installed in this system is not supported by the\n",
+		"4,1004,5003,c;NVRM:  NVIDIA 535.261.03 driver release.\n SUBSYSTEM=pci\n",
+		"6,1005,5004,-;usb 1-1: NVRM: not at the start, still the driver's words\n",
+		"3,1006,5005,-;nvidia: probe of 0000:00:04.0 failed with error -1\n",
+	};
+	char buf[512], tiny[24];
+	int sv[2];
+
+	(void)state;
+	kmods_driver_log(-1, buf, sizeof(buf));
+	assert_string_equal(buf, "");
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0, sv), 0);
+	for (size_t i = 0; i < sizeof(records) / sizeof(records[0]); i++)
+		assert_true(write(sv[1], records[i], strlen(records[i])) > 0);
+	kmods_driver_log(sv[0], buf, sizeof(buf));
+	assert_string_equal(buf, "The NVIDIA GPU 0000:00:04.0 (PCI ID: 10de:1db6) installed in this "
+				 "system is not supported by the NVIDIA 535.261.03 driver release. "
+				 "not at the start, still the driver's words");
+
+	/* A small buffer truncates, terminated. */
+	for (size_t i = 1; i < 3; i++)
+		assert_true(write(sv[1], records[i], strlen(records[i])) > 0);
+	kmods_driver_log(sv[0], tiny, sizeof(tiny));
+	assert_int_equal(strlen(tiny), sizeof(tiny) - 1);
+	assert_memory_equal(tiny, "The NVIDIA GPU 0000:00:", sizeof(tiny) - 1);
+
+	/* Nothing logged since: empty. */
+	kmods_driver_log(sv[0], buf, sizeof(buf));
+	assert_string_equal(buf, "");
+	close(sv[0]);
+	close(sv[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -114,6 +156,7 @@ int main(void)
 		cmocka_unit_test(test_devices),
 		cmocka_unit_test(test_keys_and_lockdown),
 		cmocka_unit_test(test_module_args),
+		cmocka_unit_test(test_driver_log),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
