@@ -131,9 +131,10 @@ static void test_driver_log(void **state)
 	for (size_t i = 0; i < sizeof(records) / sizeof(records[0]); i++)
 		assert_true(write(sv[1], records[i], strlen(records[i])) > 0);
 	kmods_driver_log(sv[0], buf, sizeof(buf));
-	assert_string_equal(buf, "The NVIDIA GPU 0000:00:04.0 (PCI ID: 10de:1db6) installed in this "
-				 "system is not supported by the NVIDIA 535.261.03 driver release. "
-				 "not at the start, still the driver's words");
+	assert_string_equal(buf,
+			    "The NVIDIA GPU 0000:00:04.0 (PCI ID: 10de:1db6) installed in this "
+			    "system is not supported by the NVIDIA 535.261.03 driver release. "
+			    "not at the start, still the driver's words");
 
 	/* A small buffer truncates, terminated. */
 	for (size_t i = 1; i < 3; i++)
