@@ -93,6 +93,7 @@ int kernel_prepare(const struct config *c, int root_fd, const char *release, int
 {
 	_cleanup_(kernel_freep) struct kernel *kn = NULL;
 	struct strv names = {0};
+	char intree[512];
 	uint64_t t0 = now_ns();
 	int r;
 
@@ -108,8 +109,12 @@ int kernel_prepare(const struct config *c, int root_fd, const char *release, int
 			    c->modules.n ? c->modules.n : names.n, c->module_args.v,
 			    c->module_args.n, &kn->set, e);
 	strv_clear(&names);
-	if (r < 0 || verify_set(kn, release, e) < 0)
+	if (r < 0 || verify_set(kn, release, e) < 0 ||
+	    kmods_resolve_intree(kn->k, &kn->set, intree, sizeof(intree), e) < 0)
 		return err_wrap(e, "kernel");
+	if (intree[0])
+		log_kv(LOG_INFO, "kernel", "in-tree dependencies found", "modules", intree,
+		       LOG_END);
 	if (kmods_resolve_conflicts(kn->k, !c->no_unload_conflicts, true, e) < 0)
 		return err_wrap(e, "kernel");
 	if (c->kernel_keyring_cert && ktrust_check_cert(c->kernel_keyring_cert, e) < 0)

@@ -754,6 +754,87 @@ static int insert(struct kmod_module *m, const char *name, const char *path, con
 	return 0;
 }
 
+/* In-tree module NAME, from the kernel's own modules.dep. */
+static int lookup_intree(struct kmods *k, const char *name, struct kmod_module **ret, struct err *e)
+{
+	struct kmod_module *m = NULL;
+
+	if (kmod_module_new_from_name_lookup(k->ctx, name, &m) < 0 || !m ||
+	    !kmod_module_get_path(m)) {
+		if (m)
+			kmod_module_unref(m);
+		err_set(e, EXIT_KERNEL_REFUSED,
+			"the driver needs module %s, which kernel %s has neither built in nor in "
+			"/lib/modules/%s",
+			name, k->release, k->release);
+		err_hint(e, "install the kernel's module package (e.g. linux-modules-%s)",
+			 k->release);
+		return -1;
+	}
+	*ret = m;
+	return 0;
+}
+
+static bool in_set(const struct kmods_set *set, const char *name)
+{
+	for (size_t j = 0; j < set->n; j++) {
+		if (strcmp(set->e[j].name, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Appends NAME to the comma-separated list in BUF unless it is there. */
+static void append_name(char *buf, size_t size, const char *name)
+{
+	size_t len = strlen(buf), n = strlen(name);
+	const char *p = buf;
+
+	while (*p) {
+		size_t w = strcspn(p, ",");
+
+		if (w == n && strncmp(p, name, n) == 0)
+			return;
+		p += w + (p[w] == ',');
+	}
+	snprintf(buf + len, size - len, "%s%s", len ? "," : "", name);
+}
+
+int kmods_resolve_intree(struct kmods *k, const struct kmods_set *set, char *buf, size_t size,
+			 struct err *e)
+{
+	buf[0] = '\0';
+	for (size_t i = 0; i < set->n; i++) {
+		char deps[sizeof(set->e[i].info.depends)], *tok, *save = NULL;
+
+		snprintf(deps, sizeof(deps), "%s", set->e[i].info.depends);
+		for (tok = strtok_r(deps, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			_cleanup_(kmod_module_unrefp) struct kmod_module *m = NULL;
+			enum kmods_state st;
+			struct kmod_list *all, *it;
+
+			kmods_normalise_name(tok);
+			st = kmods_get_state(k, tok);
+			if (in_set(set, tok) || st == KMODS_BUILTIN)
+				continue;
+			if (st != KMODS_LIVE && lookup_intree(k, tok, &m, e) < 0)
+				return -1;
+			/* modules.dep lists the whole closure, deepest last. */
+			all = m ? kmod_module_get_dependencies(m) : NULL;
+			kmod_list_foreach_reverse(it, all)
+			{
+				struct kmod_module *d = kmod_module_get_module(it);
+
+				append_name(buf, size, kmod_module_get_name(d));
+				kmod_module_unref(d);
+			}
+			kmod_module_unref_list(all);
+			append_name(buf, size, tok);
+		}
+	}
+	return 0;
+}
+
 /* Loads in-tree module NAME and, first, what it depends on (modules.dep). */
 static int ensure_intree(struct kmods *k, const char *name, struct loaded *l, int depth,
 			 bool enforcing, const char *lockdown, struct err *e)
@@ -768,16 +849,8 @@ static int ensure_intree(struct kmods *k, const char *name, struct loaded *l, in
 	if (depth > 16)
 		return err_set(e, EXIT_KERNEL_REFUSED, "module dependencies nest too deep at %s",
 			       name);
-	if (kmod_module_new_from_name_lookup(k->ctx, name, &m) < 0 || !m ||
-	    !kmod_module_get_path(m)) {
-		err_set(e, EXIT_KERNEL_REFUSED,
-			"the driver needs module %s, which kernel %s has neither built in nor in "
-			"/lib/modules/%s",
-			name, k->release, k->release);
-		err_hint(e, "install the kernel's module package (e.g. linux-modules-%s)",
-			 k->release);
+	if (lookup_intree(k, name, &m, e) < 0)
 		return -1;
-	}
 	deps = kmod_module_get_dependencies(m);
 	kmod_list_foreach(it, deps)
 	{
@@ -803,12 +876,8 @@ static int load_entry(struct kmods *k, const struct kmods_set *set, const struct
 
 	snprintf(deps, sizeof(deps), "%s", en->info.depends);
 	for (tok = strtok_r(deps, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		bool in_set = false;
-
 		kmods_normalise_name(tok);
-		for (size_t j = 0; j < set->n && !in_set; j++)
-			in_set = strcmp(set->e[j].name, tok) == 0;
-		if (!in_set && ensure_intree(k, tok, l, 0, enforcing, lockdown, e) < 0)
+		if (!in_set(set, tok) && ensure_intree(k, tok, l, 0, enforcing, lockdown, e) < 0)
 			return -1;
 	}
 	r = kmod_module_new_from_path(k->ctx, en->path, &m);

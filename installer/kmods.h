@@ -126,6 +126,14 @@ int kmods_unload_driver(struct kmods *k, struct err *e);
  * cause; ENFORCING says whether the kernel enforces signatures, LOCKDOWN its
  * lockdown mode, for those messages. Returns the number of modules loaded.
  */
+/*
+ * Checks, before anything changes, that every module the set depends on outside itself is
+ * built in, loaded, or in the kernel's /lib/modules; BUF gets those to load, with their
+ * own dependencies, comma-separated, dependencies first. 0, or -1 (EXIT_KERNEL_REFUSED)
+ * naming the missing one.
+ */
+int kmods_resolve_intree(struct kmods *k, const struct kmods_set *set, char *buf, size_t size,
+			 struct err *e);
 int kmods_load_set(struct kmods *k, const struct kmods_set *set, bool enforcing,
 		   const char *lockdown, struct err *e);
 

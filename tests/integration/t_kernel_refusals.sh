@@ -80,6 +80,8 @@ depmod -b "$T/root" "$KERNEL" 2>/dev/null
 rm -rf "$T/root/sys/module/drm_kms_helper"
 expect_rc 6 install --repo "$R" $(kernel_args)
 expect_err "the driver needs module drm_kms_helper, which kernel $KERNEL has neither built in nor in /lib/modules/$KERNEL"
+# Found out before anything is loaded, not by a load and a rollback.
+grep -q "module loaded" "$T/err" && fail "modules were loaded before the missing dependency was found"
 case "$(loaded_modules)" in *nvidia*) fail "nvidia modules left: $(loaded_modules)" ;; esac
 # ... unless the set does not need it.
 expect_rc 0 install --repo "$R" $(kernel_args) --modules nvidia,nvidia-uvm,nvidia-peermem
