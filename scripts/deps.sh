@@ -11,6 +11,8 @@ packages=(
     libcurl4-openssl-dev libssl-dev libkmod-dev libmount-dev libarchive-dev libjson-c-dev
     # tests, demo and the repository tools
     libcmocka-dev python3 python3-jsonschema openssl zstd xz-utils bzip2 binutils
+    # build-driver-package --debian: apt with a state of its own, checked with this keyring
+    debian-archive-keyring
     ca-certificates
     # kernel modules: sign-file, depmod; the real-kernel test: Debian's kernel under qemu,
     # its headers to build stand-in modules against, busybox for the initramfs
