@@ -41,7 +41,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 # The fake kernel is preloaded into the binary under test; it is never sanitised itself.
 FAKEKERNEL := $(BUILD)/tools/fakekernel.so
 
-.PHONY: all check unit integration asan vm image-test demo deps format format-check lint clean \
+.PHONY: all check check-real unit integration asan vm image-test demo deps format format-check lint clean \
 	install
 .DEFAULT_GOAL := all
 # Keep test objects between runs.
@@ -80,6 +80,13 @@ integration: $(BIN) $(FAKEKERNEL)
 # Debian's kernel under qemu, with stand-in modules signed by a throwaway key.
 vm: $(BIN)
 	tests/vm/run.sh $(BIN)
+
+# NVIDIA's real driver (Debian's non-free 535.261.03): packages built for the installed
+# kernel by scripts/build-driver-package, checked, then inserted under qemu. The fetch and
+# the compile happen once per build/real (minutes); CI runs it after `make check`.
+check-real: deps
+	$(MAKE) all
+	tests/real/run.sh $(BIN)
 
 # The Dockerfile, built with buildah and run (no container engine needed).
 image-test:

@@ -140,13 +140,14 @@ static void installed(const struct config *c, int root_fd, struct nodestate *s)
 	}
 	if (fd >= 0)
 		close(fd);
-	if (strcmp(s->loaded_version, s->manifest.driver_version) == 0) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d/lib64/libnvidia-ml.so.1",
-			 publish_fd(dir));
-		s->nvml_ok = nvml_query(path, &s->nvml, &e) == 0;
-		if (!s->nvml_ok)
-			snprintf(s->nvml_error, sizeof(s->nvml_error), "%s", e.msg);
-	}
+	/*
+	 * NVML is asked even when the installed driver is not the loaded one: its answer
+	 * ("Driver Not Loaded", a version mismatch) is the cause in the driver's own words.
+	 */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/lib64/libnvidia-ml.so.1", publish_fd(dir));
+	s->nvml_ok = nvml_query(path, &s->nvml, &e) == 0;
+	if (!s->nvml_ok)
+		snprintf(s->nvml_error, sizeof(s->nvml_error), "%s", e.msg);
 }
 
 int nodestate_collect(const struct config *c, int root_fd, struct nodestate *s, struct err *e)

@@ -10,7 +10,7 @@ packages=(
     build-essential pkg-config
     libcurl4-openssl-dev libssl-dev libkmod-dev libmount-dev libarchive-dev libjson-c-dev
     # tests, demo and the repository tools
-    libcmocka-dev python3 python3-jsonschema openssl zstd xz-utils bzip2 binutils
+    libcmocka-dev python3 python3-jsonschema openssl zstd xz-utils bzip2 binutils patch
     # build-driver-package --debian: apt with a state of its own, checked with this keyring
     debian-archive-keyring
     ca-certificates

@@ -4,13 +4,15 @@
 #
 #   scripts/gpu-check.sh [BINARY]
 #
-# Packs this machine's own user-space driver (libraries of the loaded version,
-# nvidia-smi, GSP firmware) into a throwaway signed repository, installs it with
-# --skip-modules into a scratch host root whose /proc, /sys and /dev are the machine's
-# (bound read-only, in a private mount namespace), so that the NVML verification runs
-# against the real driver and the CDI spec names the real /dev/nvidia*; then prints
-# status --json, doctor and a summary. The machine's driver, /dev and ld cache are
-# not changed. BINARY defaults to build/nvidia-driver-installer (built when missing).
+# Packs this machine's own driver with scripts/build-driver-package: the loaded modules
+# (found with modinfo, or in NVIDIA_MODULES_DIR), re-signed with a throwaway key; the
+# libraries of the loaded version; nvidia-smi and the other tools; GSP firmware. The
+# package goes into a throwaway signed repository and is installed with --skip-modules
+# into a scratch host root whose /proc, /sys and /dev are the machine's (bound read-only,
+# in a private mount namespace), so that the NVML verification runs against the real
+# driver and the CDI spec names the real /dev/nvidia*; then prints status --json, doctor
+# and a summary. The machine's driver, /dev and ld cache are not changed. BINARY defaults
+# to build/nvidia-driver-installer (built when missing).
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,29 +34,40 @@ V=$(sed -n 's/.*Kernel Module *\([0-9.]*\) .*/\1/p' /proc/driver/nvidia/version 
 [ -x "$BIN" ] || fail "no installer binary at $BIN"
 KERNEL=$(uname -r)
 
-step "Loaded driver $V on kernel $KERNEL; packing its user space"
+step "Loaded driver $V on kernel $KERNEL; packing it with build-driver-package"
 nvml=$(ldconfig -p | sed -n 's/.*libnvidia-ml.so.1 .*=> //p' | head -1)
 [ -n "$nvml" ] || nvml=$(find / -xdev -name "libnvidia-ml.so.$V" 2>/dev/null | head -1)
 [ -n "$nvml" ] || fail "libnvidia-ml.so.1 not found"
 libdir=$(dirname "$(readlink -f "$nvml")")
-mkdir -p "$W/tree/lib64" "$W/tree/bin" "$W/tree/kernel" "$W/tree/firmware"
-for lib in "$libdir"/lib*.so."$V"; do
-    cp "$lib" "$W/tree/lib64/"
-    soname=$(objdump -p "$lib" 2>/dev/null | sed -n 's/ *SONAME *//p')
-    [ -n "$soname" ] && [ "$soname" != "$(basename "$lib")" ] &&
-        ln -sf "$(basename "$lib")" "$W/tree/lib64/$soname"
+# The source, in the layout build-driver-package takes (that of a .run extract).
+mkdir -p "$W/src/firmware" "$W/modules"
+cp "$libdir"/lib*.so."$V" "$W/src/"
+for t in nvidia-smi nvidia-debugdump nvidia-persistenced nvidia-cuda-mps-control nvidia-cuda-mps-server; do
+    p=$(command -v "$t" || true)
+    [ -n "$p" ] && cp "$(readlink -f "$p")" "$W/src/$t"
 done
-smi=$(command -v nvidia-smi || true)
-[ -n "$smi" ] && cp "$(readlink -f "$smi")" "$W/tree/bin/nvidia-smi"
-[ -d "/lib/firmware/nvidia/$V" ] && mkdir -p "$W/tree/firmware/nvidia" &&
-    cp -r "/lib/firmware/nvidia/$V" "$W/tree/firmware/nvidia/"
-echo "   $(ls "$W/tree/lib64" | wc -l) library files from $libdir, nvidia-smi: ${smi:-none}"
-
+[ -d "/lib/firmware/nvidia/$V" ] && cp "/lib/firmware/nvidia/$V"/*.bin "$W/src/firmware/" 2>/dev/null
+# The loaded modules' files: modinfo finds those under /lib/modules; NVIDIA_MODULES_DIR
+# names a directory where an installer keeps them elsewhere.
+for m in nvidia nvidia-uvm nvidia-modeset nvidia-drm nvidia-peermem; do
+    f=""
+    if [ -n "${NVIDIA_MODULES_DIR:-}" ]; then
+        f=$(ls "$NVIDIA_MODULES_DIR/$m".ko* 2>/dev/null | head -1)
+    else
+        f=$(modinfo -n "$m" 2>/dev/null || true)
+    fi
+    [ -n "$f" ] && [ -f "$f" ] && cp "$f" "$W/modules/$m.ko${f##*.ko}"
+done
+ls "$W/modules"/nvidia.ko* >/dev/null 2>&1 ||
+    fail "cannot find the loaded driver's nvidia.ko (modinfo -n nvidia); set NVIDIA_MODULES_DIR"
+echo "   $(ls "$W/src" | grep -c '\.so\.') libraries from $libdir, modules: $(ls "$W/modules" | tr '\n' ' ')"
+"$SRC/tests/tools/make-module-key" "gpu-check throwaway key" "$W/mod" >/dev/null
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$W/key.pem" 2>/dev/null
 openssl pkey -in "$W/key.pem" -pubout -out "$W/pub.pem"
-"$SRC/scripts/make-repo" pack "$W/tree" "$W/pkg.tar.zst"
-"$SRC/scripts/make-repo" add --repo "$W/repo" --key "$W/key.pem" --version "$V" \
-    --kernel "$KERNEL" --arch "$(uname -m)" --tag default "$W/pkg.tar.zst" >/dev/null
+"$SRC/scripts/build-driver-package" --kernel "$KERNEL" --arch "$(uname -m)" --source "$W/src" \
+    --prebuilt-modules "$W/modules" --sign-key "$W/mod.pem" --sign-cert "$W/mod.crt" \
+    --repo "$W/repo" --repo-key "$W/key.pem" --tag default --installer "$(realpath "$BIN")" \
+    --work "$W/work" || fail "build-driver-package failed"
 
 step "Install into a scratch root (the machine's /proc, /sys, /dev bound read-only)"
 mkdir -p "$W/root/etc" "$W/root/proc" "$W/root/sys" "$W/root/dev"

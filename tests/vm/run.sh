@@ -7,6 +7,9 @@
 #   enforce   module.sig_enforce=1: the kernel rejects the test key (exit 6, nothing loaded)
 #   lockdown  lockdown=integrity: the kernel refuses (exit 6, nothing loaded)
 #   demo      the install, shown (make demo)
+#   real-proprietary, real-open
+#             NVIDIA's real driver (make check-real builds the repositories into
+#             build/real first): refused with ENODEV and rolled back, then user space only
 #
 # Stand-in modules (tests/kmod) are built against the installed headers and signed with a
 # throwaway key by Debian's sign-file. Work files stay in build/vm.
@@ -86,11 +89,13 @@ copy_in() {
     done
 }
 
-# The host's in-tree modules the driver needs (drm, drm_kms_helper) with their
-# dependencies from modules.dep, indexed by depmod.
+# The host's in-tree modules the driver needs (drm, drm_kms_helper; video for the real
+# nvidia-modeset) with their dependencies from modules.dep, indexed by depmod.
 copy_kernel_modules() {
-    local m dep todo=(kernel/drivers/gpu/drm/drm_kms_helper.ko kernel/drivers/gpu/drm/drm.ko)
-    local base="/lib/modules/$R"
+    local m dep base="/lib/modules/$R" todo=()
+    for m in drm drm_kms_helper video; do
+        todo+=("$(grep -o "^[^:]*/$m\.ko" "$base/modules.dep")")
+    done
     while [ ${#todo[@]} -gt 0 ]; do
         m=${todo[0]}
         todo=("${todo[@]:1}")
@@ -106,14 +111,23 @@ copy_kernel_modules() {
     depmod -b "$W/initrd" "$R"
 }
 
+# make_initrd OUT REPO_DIR... : the installer, the kernel's modules, the repositories
+# (each at /<its name>) and the keys of KEY_DIR.
 make_initrd() {
+    local out=$1 r
+    shift
+    rm -rf "$W/initrd"
     mkdir -p "$W/initrd/bin" "$W/initrd/usr/bin" "$W/initrd/etc" "$W/initrd/keys"
     cp "$BUSYBOX" "$W/initrd/bin/busybox"
     cp "$BIN" "$W/initrd/usr/bin/nvidia-driver-installer"
     copy_in $(ldd "$BIN" | grep -o '/[^ ]*' | sort -u)
+    # What NVIDIA's own user space links against (nvidia-smi, libcuda, libnvidia-ml).
+    copy_in $(ls /lib/x86_64-linux-gnu/{libpthread.so.0,libdl.so.2,librt.so.1,libm.so.6})
     copy_kernel_modules
-    cp -r "$W/repo" "$W/initrd/repo"
-    cp "$W/keys/repo-pub.pem" "$W/keys/mod.crt" "$W/initrd/keys/"
+    for r in "$@"; do
+        cp -r "$r" "$W/initrd/$(basename "$r")"
+    done
+    cp "$KEY_DIR/repo-pub.pem" "$KEY_DIR/mod.crt" "$W/initrd/keys/"
     printf 'ID=debian\nVERSION_ID="12"\nPRETTY_NAME="Debian GNU/Linux 12 (test VM)"\n' \
         >"$W/initrd/etc/os-release"
     # The node's own ldconfig (static in Debian), which the installer runs for the host.
@@ -123,23 +137,43 @@ make_initrd() {
     printf 'V_OLD=%s\nV_NEW=%s\n' "$V_OLD" "$V_NEW" >"$W/initrd/etc/ndi-versions"
     install -m 0755 "$SRC/tests/vm/init" "$W/initrd/init"
     cp "$SRC/tests/vm/test.sh" "$W/initrd/test.sh"
-    (cd "$W/initrd" && find . | cpio -o -H newc --quiet) | gzip -1 >"$W/initrd.gz"
+    # Packages are compressed already: gzip only what is not.
+    (cd "$W/initrd" && find . | cpio -o -H newc --quiet) | gzip -1 >"$out"
+    rm -rf "$W/initrd"
 }
 
 boot() {
-    local scenario=$1 extra=$2 log="$W/$1.log"
-    timeout 600 qemu-system-x86_64 -accel tcg -cpu max -m 1024 -smp 2 -nographic -no-reboot \
-        -kernel "/boot/vmlinuz-$R" -initrd "$W/initrd.gz" \
+    local scenario=$1 extra=$2 log="$W/$1.log" initrd=$W/initrd.gz mem=1024
+    case $scenario in real-*) initrd=$W/initrd-real.gz mem=3072 ;; esac
+    timeout 900 qemu-system-x86_64 -accel tcg -cpu max -m $mem -smp 2 -nographic -no-reboot \
+        -kernel "/boot/vmlinuz-$R" -initrd "$initrd" \
         -append "console=ttyS0 quiet panic=-1 ndi_scenario=$scenario $extra" </dev/null >"$log" 2>&1 ||
         true
     tr -d '\r' <"$log" | grep '^VMTEST' || true
 }
 
 t0=$(date +%s)
-make_keys
-make_repo
-make_initrd
-echo "vm: kernel $R, initramfs $(du -h "$W/initrd.gz" | cut -f1), prepared in $(($(date +%s) - t0)) s"
+standin=0 real=0
+for s in "${scenarios[@]}"; do
+    case $s in real-*) real=1 ;; *) standin=1 ;; esac
+done
+if [ $standin = 1 ]; then
+    KEY_DIR=$W/keys
+    make_keys
+    make_repo
+    make_initrd "$W/initrd.gz" "$W/repo"
+    echo "vm: kernel $R, initramfs $(du -h "$W/initrd.gz" | cut -f1), prepared in $(($(date +%s) - t0)) s"
+fi
+if [ $real = 1 ]; then
+    REAL=${NDI_REAL_DIR:-$SRC/build/real}
+    KEY_DIR=$REAL/keys
+    [ -s "$REAL/repo-proprietary/index.json" ] && [ -s "$REAL/repo-open/index.json" ] ||
+        fail "no real-driver repositories in $REAL (make check-real builds them)"
+    t0=$(date +%s)
+    make_initrd "$W/initrd-real.gz" "$REAL/repo-proprietary" "$REAL/repo-open"
+    echo "vm: kernel $R, real-driver initramfs $(du -h "$W/initrd-real.gz" | cut -f1)," \
+        "prepared in $(($(date +%s) - t0)) s"
+fi
 
 failed=0
 for s in "${scenarios[@]}"; do

@@ -158,8 +158,55 @@ demo() {
     pass=1
 }
 
+# NVIDIA's real driver, built by scripts/build-driver-package (make check-real). No NVIDIA
+# GPU is on qemu's bus (only the fakes the PCI scan sees), so the real nvidia.ko gives up.
+real() {
+    F=${S#real-}
+    RV=535.261.03
+    RA="--repo file:///repo-$F --repo-key /keys/repo-pub.pem --module-cert /keys/mod.crt --fetch-timeout 300"
+    D=/home/kubernetes/bin/nvidia
+    real_mods='^(nvidia|nvidia_uvm|nvidia_modeset|nvidia_drm|drm|drm_kms_helper|video|wmi) '
+
+    run install $RA
+    check refused rc_is 6
+    grep ERROR /tmp/err | sed 's/^/VMTEST | /'
+    check no-gpu err_has "module nvidia found no NVIDIA GPU it supports; the driver logged: No NVIDIA GPU found"
+    intree=$(sed -n 's/.*in-tree dependencies found (modules=\([a-z_,]*\)).*/\1/p' /tmp/err | tr , '\n' | sort | tr '\n' ' ')
+    echo "VMTEST in-tree dependencies: $intree"
+    check deps-found [ "$intree" = "drm drm_kms_helper video wmi " ]
+    check signatures err_has "module signature verified (module=nvidia version=$RV signer=nvidia-driver-installer real-driver test key)"
+    check dep-loaded err_has "module loaded (module=drm"
+    check dep-unloaded err_has "module unloaded (module=drm)"
+    grep -E 'module (loaded|unloaded)' /tmp/err | sed 's/^/VMTEST | /'
+    check nothing-loaded sh -c "! grep -qE '$real_mods' /proc/modules"
+    check no-nodes [ ! -e /dev/nvidiactl ]
+    check nothing-published sh -c "[ ! -e $D/lib64 ] && [ ! -e /run/nvidia/validations/driver-ready ]"
+    dmesg | grep NVRM | sed 's/^/VMTEST | dmesg: /'
+
+    run install $RA --skip-modules
+    check user-space rc_is 0
+    check ld-libcuda sh -c "/sbin/ldconfig -p | grep -q 'libcuda.so.1 .*=> $D/lib64/libcuda.so.1'"
+    check ld-nvml sh -c "/sbin/ldconfig -p | grep -q 'libnvidia-ml.so.1 .*=> $D/lib64/libnvidia-ml.so.1'"
+    check firmware [ -s "$D/firmware/nvidia/$RV/gsp_ga10x.bin" ]
+    "$D/bin/nvidia-smi" >/tmp/smi 2>&1
+    echo $? >/tmp/smi.rc
+    sed 's/^/VMTEST | nvidia-smi: /' /tmp/smi
+    check smi-no-driver grep -q "couldn't communicate with the NVIDIA driver" /tmp/smi
+    check smi-exit [ "$(cat /tmp/smi.rc)" = 9 ]
+    "$I" status --json >/tmp/status 2>/tmp/status.err
+    sed -n 's/.*\("error": "[^"]*"\).*/VMTEST | status nvml \1/p' /tmp/status
+    check nvml-cause grep -q '"error": "NVML initialisation failed: Driver Not Loaded (9)' /tmp/status
+    "$I" verify-module --module-cert /keys/mod.crt "$D"/drivers/*.ko >/tmp/vm.out 2>&1
+    check verify-modules [ $? = 0 ]
+    check verify-count [ "$(grep -c '^  verdict:  ok' /tmp/vm.out)" = "$(ls "$D"/drivers/*.ko | wc -l)" ]
+    grep -E '^[^ ]|signer|vermagic' /tmp/vm.out | sed 's/^/VMTEST | /'
+    run uninstall
+    check uninstall rc_is 0
+}
+
 case "$S" in
 main | enforce | lockdown | demo) "$S" ;;
+real-proprietary | real-open) real ;;
 *) bad scenario "unknown scenario '$S'" ;;
 esac
 echo "VMTEST END $S pass=$pass fail=$fail"

@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# make check-real: NVIDIA's real driver 535.261.03, from Debian's non-free packages, built
+# into signed packages by scripts/build-driver-package for the installed Debian kernel
+# (both flavours), checked on the host, then inserted into that kernel under qemu
+# (tests/vm/run.sh real-proprietary real-open).
+#
+#   tests/real/run.sh BINARY
+#
+# Work files stay in build/real and are reused: the Debian packages are fetched and each
+# flavour is compiled once (minutes), later runs only repack.
+set -euo pipefail
+export PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
+
+BIN=$(realpath "${1:?usage: run.sh BINARY}")
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+W=${NDI_REAL_DIR:-$SRC/build/real}
+V=535.261.03
+BDP=$SRC/scripts/build-driver-package
+pass=0
+failed=0
+
+ok() {
+    echo "real: ok   $1"
+    pass=$((pass + 1))
+}
+bad() {
+    echo "real: FAIL $1: $2"
+    failed=$((failed + 1))
+}
+# check NAME COMMAND...: the command's success is the verdict.
+check() {
+    local name=$1
+    shift
+    if "$@"; then ok "$name"; else bad "$name" "$*"; fi
+}
+secs() { echo $(($(date +%s) - $1)); }
+
+R=""
+for d in /lib/modules/*/; do
+    r=$(basename "$d")
+    [ -e "/lib/modules/$r/build/Makefile" ] && [ -e "/boot/vmlinuz-$r" ] && R=$r
+done
+[ -n "$R" ] || { echo "real: no kernel with headers and image" >&2; exit 1; }
+
+mkdir -p "$W/keys"
+if [ ! -s "$W/keys/mod.pem" ]; then
+    "$SRC/tests/tools/make-module-key" "nvidia-driver-installer real-driver test key" "$W/keys/mod"
+    "$SRC/tests/tools/make-module-key" "nvidia-driver-installer other test key" "$W/keys/other"
+    openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$W/keys/repo.pem" 2>/dev/null
+    openssl pkey -in "$W/keys/repo.pem" -pubout -out "$W/keys/repo-pub.pem"
+fi
+common=(--sign-key "$W/keys/mod.pem" --sign-cert "$W/keys/mod.crt" --repo-key "$W/keys/repo.pem"
+    --installer "$BIN" --work "$W/work")
+
+# ---- build both flavours ------------------------------------------------------------------
+# NVIDIA's open 535.261.03 sources predate the four-argument pci_resize_resource() of
+# newer 6.1 kernels (tests/real/patches says more): patched only where the headers need it.
+open_patch=()
+if grep -A1 "int __must_check pci_resize_resource(" "/lib/modules/$R/source/include/linux/pci.h" |
+    grep -q exclude_bars; then
+    open_patch=(--patch "$SRC/tests/real/patches/pci-resize-resource-exclude-bars.patch")
+fi
+for f in proprietary open; do
+    t0=$(date +%s)
+    rm -rf "$W/repo-$f"
+    extra=()
+    [ "$f" = open ] && extra=("${open_patch[@]}")
+    if ! "$BDP" --kernel "$R" --debian "$V" --flavour "$f" --repo "$W/repo-$f" --tag default \
+        "${extra[@]}" "${common[@]}" 2>&1 | tee "$W/build-$f.log"; then
+        echo "real: the $f package did not build" >&2
+        exit 1
+    fi
+    echo "real: $f package for $R built in $(secs "$t0") s"
+done
+
+# ---- the packages, on the host --------------------------------------------------------
+pkg() { ls "$W/repo-$1/packages/$R/x86_64/"nvidia-$V.tar.zst; }
+index() { python3 -c 'import json,sys; print(eval(sys.argv[2], {"i": json.load(open(sys.argv[1]))}))' "$W/repo-$1/index.json" "$2"; }
+for f in proprietary open; do
+    u=$W/unpacked-$f
+    rm -rf "$u"
+    mkdir -p "$u"
+    tar -C "$u" --zstd -xf "$(pkg $f)"
+    check "$f-modules" [ "$(cd "$u/kernel" && ls | tr '\n' ' ')" = \
+        "nvidia-drm.ko nvidia-modeset.ko nvidia-peermem.ko nvidia-uvm.ko nvidia.ko " ]
+    check "$f-stripped" [ "$(stat -c %s "$u/kernel/nvidia.ko")" -lt 80000000 ]
+    check "$f-signed" "$BIN" verify-module --kernel-release "$R" --module-cert "$W/keys/mod.crt" "$u"/kernel/*.ko
+    "$BIN" verify-module --kernel-release "$R" --module-cert "$W/keys/other.crt" "$u/kernel/nvidia.ko" \
+        >/dev/null 2>&1 && bad "$f-other-key" "a certificate that did not sign passed" || ok "$f-other-key"
+    check "$f-vermagic" [ "$(modinfo -F vermagic "$u/kernel/nvidia.ko" | cut -d' ' -f1)" = "$R" ]
+    check "$f-version" [ "$(modinfo -F version "$u/kernel/nvidia.ko")" = "$V" ]
+    check "$f-deps" [ "$(modinfo -F depends "$u/kernel/nvidia-modeset.ko")" = "nvidia,video" ]
+    check "$f-soname" [ "$(readlink "$u/lib64/libcuda.so.1")" = "libcuda.so.$V" ]
+    check "$f-nvml" [ "$(readlink "$u/lib64/libnvidia-ml.so.1")" = "libnvidia-ml.so.$V" ]
+    check "$f-linker-name" [ "$(readlink "$u/lib64/libcuda.so")" = libcuda.so.1 ]
+    check "$f-ptxjit" [ -f "$u/lib64/libnvidia-ptxjitcompiler.so.$V" ]
+    for t in nvidia-smi nvidia-debugdump nvidia-persistenced nvidia-cuda-mps-control; do
+        check "$f-$t" [ -x "$u/bin/$t" ]
+    done
+    check "$f-gsp" [ -s "$u/firmware/nvidia/$V/gsp_ga10x.bin" ] && [ -s "$u/firmware/nvidia/$V/gsp_tu10x.bin" ]
+    check "$f-build-info" grep -q "\"flavour\": \"$f\"" "$u/share/nvidia/build-info.json"
+    LD_LIBRARY_PATH=$u/lib64 "$u/bin/nvidia-smi" >"$W/smi.out" 2>&1 && smi=0 || smi=$?
+    check "$f-smi-runs" grep -q "couldn't communicate with the NVIDIA driver" "$W/smi.out"
+    check "$f-index-signed" openssl dgst -sha256 -verify "$W/keys/repo-pub.pem" \
+        -signature "$W/repo-$f/index.json.sig" "$W/repo-$f/index.json"
+    echo "real: $f package $(($(stat -c %s "$(pkg $f)") >> 20)) MiB, nvidia.ko $(($(stat -c %s "$u/kernel/nvidia.ko") >> 20)) MiB, nvidia-smi exit $smi"
+done
+check proprietary-pci-ids [ "$(index proprietary '"10de:2330" in i["drivers"][0]["supported_pci_ids"]')" = True ]
+check open-no-pci-ids [ "$(index open '"supported_pci_ids" in i["drivers"][0]')" = False ]
+grep -q "does not say which GPUs the open modules support" "$W/build-open.log" &&
+    ok open-pci-ids-note || bad open-pci-ids-note "no note about the open flavour's GPUs"
+
+# ---- the tool's other ways in -----------------------------------------------------------
+# Re-running for another target adds a package to the same repository (another os here:
+# one kernel's headers are installed), reusing the compiled modules.
+t0=$(date +%s)
+"$BDP" --kernel "$R" --debian "$V" --repo "$W/repo-proprietary" --os debian "${common[@]}" \
+    >"$W/rerun.log" 2>&1 || { cat "$W/rerun.log"; bad rerun "exit $?"; }
+check rerun-reuses grep -q "modules for $R already built" "$W/rerun.log"
+check rerun-adds [ "$(index proprietary 'len(i["drivers"][0]["packages"])')" = 2 ]
+check rerun-keeps-tag [ "$(index proprietary 'i["drivers"][0]["tags"]')" = "['default']" ]
+"$BIN" list-versions --repo "file://$W/repo-proprietary" --repo-key "$W/keys/repo-pub.pem" \
+    --kernel-release "$R" >"$W/list.out" 2>&1
+check rerun-lists grep -q "$V" "$W/list.out"
+echo "real: second package into the same repository in $(secs "$t0") s"
+
+# A source directory in the .run layout (as scripts/gpu-check.sh assembles from a GPU
+# machine), with NVIDIA's supported-gpus.json, and modules built elsewhere (a
+# distribution's, a node's own): compressed, already signed by someone else; their
+# signatures are replaced with the operator's.
+u=$W/unpacked-proprietary
+rm -rf "$W/prebuilt" "$W/runsrc"
+mkdir -p "$W/prebuilt" "$W/runsrc/firmware" "$W/runsrc/supported-gpus"
+for m in "$u/kernel/"*.ko; do
+    xz -T0 -0 -c "$m" >"$W/prebuilt/$(basename "$m").xz"
+done
+find "$u/lib64" -type f -exec cp {} "$W/runsrc/" \;
+cp "$u/bin/"* "$W/runsrc/"
+cp "$u/firmware/nvidia/$V/"*.bin "$W/runsrc/firmware/"
+cat >"$W/runsrc/supported-gpus/supported-gpus.json" <<'EOF'
+{"chips": [
+ {"name": "NVIDIA H100 80GB HBM3", "devid": "0x2330", "features": ["kernelopen", "gsp_proprietary_supported"]},
+ {"name": "Quadro GV100", "devid": "0x1DBA", "features": []},
+ {"name": "GeForce GTX 680", "devid": "0x1180", "features": [], "legacybranch": "470.xx"}
+]}
+EOF
+rm -rf "$W/repo-prebuilt"
+"$BDP" --kernel "$R" --source "$W/runsrc" --prebuilt-modules "$W/prebuilt" \
+    --repo "$W/repo-prebuilt" --sign-key "$W/keys/other.pem" --sign-cert "$W/keys/other.crt" \
+    --repo-key "$W/keys/repo.pem" --installer "$BIN" --work "$W/work-prebuilt" >"$W/prebuilt.log" 2>&1 ||
+    { cat "$W/prebuilt.log"; bad prebuilt "exit $?"; }
+check prebuilt-resigned grep -q "nvidia: its previous signature is replaced with ours" "$W/prebuilt.log"
+check runsrc-pci-ids [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["drivers"][0]["supported_pci_ids"])' \
+    "$W/repo-prebuilt/index.json")" = "['10de:1dba', '10de:2330']" ]
+rm -rf "$W/unpacked-prebuilt" && mkdir -p "$W/unpacked-prebuilt"
+tar -C "$W/unpacked-prebuilt" --zstd -xf "$W/repo-prebuilt/packages/$R/x86_64/nvidia-$V.tar.zst"
+check prebuilt-other-signer "$BIN" verify-module --kernel-release "$R" --module-cert "$W/keys/other.crt" \
+    "$W/unpacked-prebuilt"/kernel/*.ko
+"$BIN" verify-module --kernel-release "$R" --module-cert "$W/keys/mod.crt" \
+    "$W/unpacked-prebuilt/kernel/nvidia.ko" >/dev/null 2>&1 &&
+    bad prebuilt-old-signer "the replaced signature still verifies" || ok prebuilt-old-signer
+
+# Failures name their cause: headers not installed, modules for another kernel.
+expect_fail() { # NAME MESSAGE COMMAND...
+    local name=$1 msg=$2
+    shift 2
+    if "$@" >"$W/fail.out" 2>&1; then
+        bad "$name" "succeeded"
+    elif grep -qF -- "$msg" "$W/fail.out"; then
+        ok "$name"
+    else
+        bad "$name" "$(tail -2 "$W/fail.out")"
+    fi
+}
+rm -rf "$W/repo-x"
+expect_fail no-headers "no kernel headers for 6.1.0-99-amd64 at /lib/modules/6.1.0-99-amd64/build: install linux-headers-6.1.0-99-amd64" \
+    "$BDP" --kernel 6.1.0-99-amd64 --debs "$W/work/debs" --repo "$W/repo-x" "${common[@]}"
+expect_fail wrong-kernel "nvidia.ko is built for kernel $R, not 6.1.0-99-amd64" \
+    "$BDP" --kernel 6.1.0-99-amd64 --debs "$W/work/debs" --prebuilt-modules "$W/prebuilt" \
+    --repo "$W/repo-x" "${common[@]}"
+expect_fail no-such-version "Debian has no nvidia-kernel-source 535.1.1" \
+    "$BDP" --kernel "$R" --debian 535.1.1 --repo "$W/repo-x" "${common[@]}"
+[ ! -e "$W/repo-x/index.json" ] && ok failures-add-nothing || bad failures-add-nothing "repo-x has an index"
+
+echo "real: host checks: $pass passed, $failed failed"
+
+# ---- into the kernel, under qemu --------------------------------------------------------
+t0=$(date +%s)
+NDI_REAL_DIR=$W "$SRC/tests/vm/run.sh" "$BIN" real-proprietary real-open || failed=$((failed + 1))
+echo "real: VM scenarios in $(secs "$t0") s"
+[ $failed = 0 ]
