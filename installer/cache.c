@@ -156,3 +156,68 @@ int cache_load_index(struct cache *c, char **ret_json, size_t *ret_len, char **r
 	*ret_json = TAKE_PTR(json);
 	return 0;
 }
+
+/* ---- anti-rollback -------------------------------------------------------------- */
+
+/* One line per signing key: "FPR MICROSECONDS TEXT". */
+#define INDEX_TIMES "index-times"
+#define INDEX_TIMES_MAX (1 << 16)
+
+static int index_times_read(struct cache *c, char **ret, struct err *e)
+{
+	size_t len;
+
+	*ret = NULL;
+	if (faccessat(c->fd, INDEX_TIMES, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+		return 0;
+	if (fs_read_at(c->fd, INDEX_TIMES, INDEX_TIMES_MAX, ret, &len, e) < 0)
+		return err_wrap(e, "cache");
+	return 0;
+}
+
+int cache_index_time_get(struct cache *c, const char *fpr, int64_t *ret_us, char *text, size_t size,
+			 struct err *e)
+{
+	_cleanup_free_ char *buf = NULL;
+	char *line, *save = NULL;
+
+	if (index_times_read(c, &buf, e) < 0)
+		return -1;
+	for (line = buf ? strtok_r(buf, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char f[17], t[40];
+		long long us;
+
+		if (sscanf(line, "%16s %lld %39s", f, &us, t) == 3 && strcmp(f, fpr) == 0) {
+			*ret_us = us;
+			snprintf(text, size, "%s", t);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+int cache_index_time_put(struct cache *c, const char *fpr, int64_t us, const char *text,
+			 struct err *e)
+{
+	_cleanup_free_ char *buf = NULL, *out = NULL;
+	char *line, *save = NULL;
+	size_t len = 0, cap;
+
+	if (index_times_read(c, &buf, e) < 0)
+		return -1;
+	cap = (buf ? strlen(buf) : 0) + 128;
+	if (!(out = malloc(cap)))
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "cache");
+	out[0] = '\0';
+	for (line = buf ? strtok_r(buf, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, fpr, strlen(fpr)) == 0 && line[strlen(fpr)] == ' ')
+			continue;
+		len += (size_t)snprintf(out + len, cap - len, "%s\n", line);
+	}
+	len += (size_t)snprintf(out + len, cap - len, "%s %lld %s\n", fpr, (long long)us, text);
+	if (fs_write_atomic_at(c->fd, INDEX_TIMES, out, len, 0644, e) < 0)
+		return err_wrap(e, "cache");
+	return 0;
+}

@@ -289,6 +289,14 @@ int config_run(const struct config *c, struct err *e)
 	BOOL("skip_modules", c->skip_modules);
 	json_object_object_add(o, "fetch_timeout_s", json_object_new_int((int)c->fetch_timeout_s));
 	json_object_object_add(o, "fetch_retries", json_object_new_int((int)c->fetch_retries));
+	json_object_object_add(o, "fetch_speed_floor_bytes",
+			       json_object_new_int((int)c->speed_floor_bytes));
+	json_object_object_add(o, "fetch_speed_floor_s",
+			       json_object_new_int((int)c->speed_floor_s));
+	json_object_object_add(o, "ca_file",
+			       c->ca_file ? json_object_new_string(c->ca_file) : NULL);
+	json_object_object_add(o, "allow_index_rollback",
+			       json_object_new_boolean(c->allow_index_rollback));
 	json_object_object_add(o, "module_certs", strv_json(&c->module_certs));
 	json_object_object_add(o, "modules", strv_json(&c->modules));
 	json_object_object_add(o, "module_args", strv_json(&c->module_args));

@@ -86,7 +86,22 @@ static bool env_bool(const char *v)
 	       (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0 || strcasecmp(v, "yes") == 0);
 }
 
-enum env_kind { ENV_STRING, ENV_LIST, ENV_BOOL, ENV_UINT, ENV_LOG_FORMAT };
+int config_set_speed_floor(struct config *c, const char *name, const char *value, struct err *e)
+{
+	char bytes[16];
+	const char *colon = strchr(value, ':');
+
+	if (!colon || (size_t)(colon - value) >= sizeof(bytes))
+		return err_set(e, EXIT_USAGE, "%s: '%s' is not BYTES_PER_SECOND:SECONDS", name,
+			       value);
+	snprintf(bytes, sizeof(bytes), "%.*s", (int)(colon - value), value);
+	if (config_set_uint(&c->speed_floor_bytes, name, bytes, 1, 1u << 30, e) < 0 ||
+	    config_set_uint(&c->speed_floor_s, name, colon + 1, 1, 3600, e) < 0)
+		return -1;
+	return 0;
+}
+
+enum env_kind { ENV_STRING, ENV_LIST, ENV_BOOL, ENV_UINT, ENV_LOG_FORMAT, ENV_SPEED_FLOOR };
 
 /* Every environment variable the installer reads: the one place they are read. */
 static const struct env_var {
@@ -106,6 +121,10 @@ static const struct env_var {
 	{"NVIDIA_SKIP_MODULES", ENV_BOOL, offsetof(struct config, skip_modules), 0, 0},
 	{"NVIDIA_FETCH_TIMEOUT", ENV_UINT, offsetof(struct config, fetch_timeout_s), 1, 86400},
 	{"NVIDIA_FETCH_RETRIES", ENV_UINT, offsetof(struct config, fetch_retries), 0, 100},
+	{"NVIDIA_FETCH_SPEED_FLOOR", ENV_SPEED_FLOOR, 0, 0, 0},
+	{"NVIDIA_CA_FILE", ENV_STRING, offsetof(struct config, ca_file), 0, 0},
+	{"NVIDIA_ALLOW_INDEX_ROLLBACK", ENV_BOOL, offsetof(struct config, allow_index_rollback), 0,
+	 0},
 	{"NVIDIA_INSTALLER_LOG_FORMAT", ENV_LOG_FORMAT, 0, 0, 0},
 	{"NVIDIA_MODULE_CERT", ENV_LIST, offsetof(struct config, module_certs), 0, 0},
 	{"NVIDIA_MODULES", ENV_LIST, offsetof(struct config, modules), 0, 0},
@@ -139,6 +158,8 @@ static int env_apply(struct config *c, const struct env_var *ev, const char *v, 
 		return *v ? config_set_uint(field, ev->name, v, ev->min, ev->max, e) : 0;
 	case ENV_LOG_FORMAT:
 		return *v && config_set_log_format(c, v, e) < 0 ? err_wrap(e, "%s", ev->name) : 0;
+	case ENV_SPEED_FLOOR:
+		return *v ? config_set_speed_floor(c, ev->name, v, e) : 0;
 	}
 	return 0;
 }
@@ -191,6 +212,8 @@ int config_init(struct config *c, struct err *e)
 	c->log_format = LOG_FORMAT_TEXT;
 	c->log_level = LOG_INFO;
 	c->fetch_timeout_s = DEFAULT_FETCH_TIMEOUT_S;
+	c->speed_floor_bytes = DEFAULT_SPEED_FLOOR_BYTES;
+	c->speed_floor_s = DEFAULT_SPEED_FLOOR_SECONDS;
 	c->fetch_retries = DEFAULT_FETCH_RETRIES;
 	if (config_set(&c->root, "/", e) < 0 || config_set(&c->driver_version, "default", e) < 0 ||
 	    config_set(&c->install_dir, DEFAULT_INSTALL_DIR, e) < 0 ||
@@ -217,6 +240,7 @@ void config_done(struct config *c)
 	free(c->kernel_keyring_cert);
 	free(c->cdi_dir);
 	free(c->metrics_file);
+	free(c->ca_file);
 	strv_clear(&c->host_mounts);
 	strv_clear(&c->env_used);
 	free(c->mirror_to);

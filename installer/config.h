@@ -17,6 +17,8 @@
 #define DEFAULT_CACHE_DIR "/var/cache/nvidia-driver-installer"
 #define DEFAULT_FETCH_TIMEOUT_S 600
 #define DEFAULT_FETCH_RETRIES 5
+#define DEFAULT_SPEED_FLOOR_BYTES 1024 /* a transfer slower than this ... */
+#define DEFAULT_SPEED_FLOOR_SECONDS 30 /* ... for this long is dead */
 #define DEFAULT_CDI_DIR "/var/run/cdi"
 
 /* A growable list of owned strings. */
@@ -67,10 +69,16 @@ struct config {
 	bool dry_run;
 	unsigned fetch_timeout_s;
 	unsigned fetch_retries;
+	unsigned speed_floor_bytes, speed_floor_s;
+	char *ca_file;		   /* more CAs to trust for https:// */
+	bool allow_index_rollback; /* accept an index older than one accepted before */
 
 	/* output */
 	bool json;
 };
+
+/* "BYTES:SECONDS" into the speed floor. 0, or -1 (EXIT_USAGE). */
+int config_set_speed_floor(struct config *c, const char *name, const char *value, struct err *e);
 
 /* Fills defaults, then applies the environment. Returns 0, or -1 (EXIT_USAGE). */
 int config_init(struct config *c, struct err *e);

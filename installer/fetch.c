@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -21,8 +22,6 @@
 #define BACKOFF_BASE_MS 500
 #define BACKOFF_CAP_MS 30000
 #define CONNECT_TIMEOUT_MS 15000
-#define LOW_SPEED_BYTES 1024 /* below this many bytes/s ... */
-#define LOW_SPEED_SECONDS 30 /* ... for this long, a transfer is dead */
 #define PROGRESS_EVERY_NS (5ull * 1000000000u)
 
 struct fetcher {
@@ -30,6 +29,8 @@ struct fetcher {
 	uint64_t deadline_ns;
 	unsigned timeout_s;
 	unsigned retries;
+	unsigned low_speed_bytes, low_speed_s;
+	char *ca_file;
 	long retry_after_s; /* from the last response, 0 when none */
 	bool tty;
 	char errbuf[CURL_ERROR_SIZE];
@@ -49,6 +50,7 @@ struct sink {
 	uint64_t resume_from;
 	uint64_t net; /* bytes received in this transfer */
 	bool status_checked;
+	bool restarted; /* the server ignored our Range: this transfer began at byte 0 */
 	bool too_large;
 	int io_errno;
 	/* progress */
@@ -109,6 +111,14 @@ int fetcher_new(const struct fetch_opts *opts, struct fetcher **ret, struct err 
 		return err_set(e, EXIT_UNEXPECTED, "fetch: curl_easy_init failed");
 	f->timeout_s = opts->timeout_s;
 	f->retries = opts->retries;
+	f->low_speed_bytes = opts->low_speed_bytes ? opts->low_speed_bytes : 1024;
+	f->low_speed_s = opts->low_speed_s ? opts->low_speed_s : 30;
+	if (opts->ca_file) {
+		if (access(opts->ca_file, R_OK) < 0)
+			return err_errno(e, EXIT_USAGE, errno, "--ca-file '%s'", opts->ca_file);
+		if (!(f->ca_file = strdup(opts->ca_file)))
+			return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "fetch");
+	}
 	f->deadline_ns = now_ns() + (uint64_t)opts->timeout_s * 1000000000u;
 	f->tty = isatty(STDERR_FILENO) && log_get_format() == LOG_FORMAT_TEXT;
 	*ret = TAKE_PTR(f);
@@ -121,6 +131,7 @@ void fetcher_free(struct fetcher *f)
 		return;
 	if (f->curl)
 		curl_easy_cleanup(f->curl);
+	free(f->ca_file);
 	free(f);
 }
 
@@ -171,6 +182,7 @@ static int restart_if_not_partial(struct sink *s)
 		return -errno ?: -EIO;
 	s->have = 0;
 	s->resume_from = 0;
+	s->restarted = true;
 	return 0;
 }
 
@@ -248,7 +260,9 @@ static void set_common(struct fetcher *f, const char *url)
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, f->errbuf);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https,file");
-	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	/* Redirects stay on http(s), and one that started on https never downgrades. */
+	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR,
+			 strncasecmp(url, "https://", 8) == 0 ? "https" : "http,https");
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
 	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
 	curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
@@ -258,14 +272,25 @@ static void set_common(struct fetcher *f, const char *url)
 	curl_easy_setopt(
 		c, CURLOPT_CONNECTTIMEOUT_MS,
 		(long)(left < CONNECT_TIMEOUT_MS ? (left ? left : 1) : CONNECT_TIMEOUT_MS));
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, (long)LOW_SPEED_BYTES);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)LOW_SPEED_SECONDS);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, (long)f->low_speed_bytes);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)f->low_speed_s);
 	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
 	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+	/* The file replaces libcurl's CA bundle; the system's CA directory stays trusted. */
+	if (f->ca_file)
+		curl_easy_setopt(c, CURLOPT_CAINFO, f->ca_file);
 	if (log_enabled(LOG_DEBUG)) {
 		curl_easy_setopt(c, CURLOPT_VERBOSE, 1L);
 		curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, curl_debug);
 	}
+}
+
+static long http_code(struct fetcher *f)
+{
+	long code = 0;
+
+	curl_easy_getinfo(f->curl, CURLINFO_RESPONSE_CODE, &code);
+	return code;
 }
 
 static bool http_code_transient(long code)
@@ -370,12 +395,26 @@ static enum fetch_result empty_file(int fd, const char *url, struct err *e)
 	return FETCH_OK;
 }
 
-/* Checks the completed file against the index; on mismatch empties it. */
+/*
+ * Checks the completed file against the index; on mismatch empties it. SHORT_IS_FINAL:
+ * the whole file was just read from its start, so fewer bytes than the index promises
+ * mean the mirror's copy is short, not that a transfer was cut.
+ */
 static enum fetch_result check_complete(struct sink *s, const char *url, const char *sha256,
-					struct err *e)
+					bool short_is_final, struct err *e)
 {
 	char got[65];
 
+	/*
+	 * Fewer bytes than promised from a transfer that ended "cleanly": the server's
+	 * Content-Length was short, or it closed early. What arrived is kept; the next
+	 * attempt resumes after it (and a copy that is really short answers that with 416).
+	 */
+	if (s->have < s->expected && !short_is_final) {
+		err_set(e, EXIT_UNREACHABLE, "'%s': the transfer ended after %llu of %llu bytes",
+			url, (unsigned long long)s->have, (unsigned long long)s->expected);
+		return FETCH_TRANSIENT;
+	}
 	if (s->have != s->expected) {
 		err_set(e, EXIT_VERIFY, "'%s': size mismatch (index says %llu bytes, got %llu)",
 			url, (unsigned long long)s->expected, (unsigned long long)s->have);
@@ -450,6 +489,7 @@ enum fetch_result fetch_to_file(struct fetcher *f, const char *url, int fd, uint
 	struct sink s = {
 		.f = f, .fd = fd, .sha = sha, .expected = size, .name = slash ? slash + 1 : url};
 	enum fetch_result r;
+	bool from_start = false;
 	CURLcode rc;
 
 	*ret_net_bytes = 0;
@@ -460,11 +500,21 @@ enum fetch_result fetch_to_file(struct fetcher *f, const char *url, int fd, uint
 	if ((r = prepare_resume(&s, url, e)) != FETCH_OK)
 		return r;
 	if (s.have == size)
-		return check_complete(&s, url, sha256, e);
+		return check_complete(&s, url, sha256, false, e);
 	if (s.have > 0)
 		log_kv(LOG_INFO, "fetch", "resuming partial download", "url", url, "offset",
 		       U64(s.have), LOG_END);
 	rc = transfer_file(f, url, &s);
+	if (rc == CURLE_HTTP_RETURNED_ERROR && s.resume_from > 0 && http_code(f) == 416) {
+		/* Nothing to send after the bytes we have: the mirror's copy is short. */
+		err_set(e, EXIT_VERIFY,
+			"'%s': the mirror's copy ends before byte %llu; the index says %llu bytes",
+			url, (unsigned long long)s.resume_from, (unsigned long long)size);
+		err_hint(e, "the mirror serves other bytes than the signed index describes: "
+			    "upload the package again, or re-add it with make-repo and re-sign");
+		empty_file(fd, url, e);
+		return FETCH_PERMANENT;
+	}
 	if ((rc == CURLE_RANGE_ERROR || rc == CURLE_BAD_DOWNLOAD_RESUME) && s.resume_from > 0) {
 		/* curl saw a 200 to our Range request (or a range past the end): start over now. */
 		log_kv(LOG_INFO, "fetch",
@@ -474,11 +524,12 @@ enum fetch_result fetch_to_file(struct fetcher *f, const char *url, int fd, uint
 			return FETCH_PERMANENT;
 		s.have = s.resume_from = 0;
 		rc = transfer_file(f, url, &s);
+		from_start = true;
 	}
 	*ret_net_bytes = s.net;
 	if (rc != CURLE_OK || s.io_errno || s.too_large)
 		return classify(f, rc, &s, url, e);
-	return check_complete(&s, url, sha256, e);
+	return check_complete(&s, url, sha256, from_start || s.restarted, e);
 }
 
 /* ---- mirrors, rounds and backoff ---------------------------------------- */

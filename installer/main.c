@@ -49,6 +49,9 @@ enum opt_id {
 	O_DRY_RUN,
 	O_FETCH_TIMEOUT,
 	O_FETCH_RETRIES,
+	O_SPEED_FLOOR,
+	O_CA_FILE,
+	O_ALLOW_ROLLBACK,
 	O_JSON,
 	O_VERSION,
 	O_MODULE_CERT,
@@ -163,6 +166,18 @@ static const struct opt opts[] = {
 	 C_INSTALL | C_LIST | C_DOCTOR | C_MIRROR,
 	 "N",
 	 "retry rounds over the mirrors (NVIDIA_FETCH_RETRIES, default 5)"},
+	{{"fetch-speed-floor", required_argument, NULL, O_SPEED_FLOOR},
+	 C_INSTALL | C_LIST | C_DOCTOR | C_MIRROR,
+	 "B:S",
+	 "a transfer under B bytes/s for S s is retried (NVIDIA_FETCH_SPEED_FLOOR, 1024:30)"},
+	{{"ca-file", required_argument, NULL, O_CA_FILE},
+	 C_INSTALL | C_LIST | C_DOCTOR | C_MIRROR,
+	 "FILE",
+	 "also trust these CA certificates for https:// (NVIDIA_CA_FILE)"},
+	{{"allow-index-rollback", no_argument, NULL, O_ALLOW_ROLLBACK},
+	 C_INSTALL | C_LIST | C_DOCTOR | C_MIRROR,
+	 NULL,
+	 "accept an index older than one accepted before (NVIDIA_ALLOW_INDEX_ROLLBACK=1)"},
 	{{"to", required_argument, NULL, O_TO}, C_MIRROR, "DIR", "the mirror's directory"},
 	{{"kernel", required_argument, NULL, O_KERNEL},
 	 C_MIRROR,
@@ -318,6 +333,13 @@ static int apply(struct config *c, int id, const char *arg, struct err *e)
 		return config_set_uint(&c->fetch_timeout_s, "--fetch-timeout", arg, 1, 86400, e);
 	case O_FETCH_RETRIES:
 		return config_set_uint(&c->fetch_retries, "--fetch-retries", arg, 0, 100, e);
+	case O_SPEED_FLOOR:
+		return config_set_speed_floor(c, "--fetch-speed-floor", arg, e);
+	case O_CA_FILE:
+		return config_set(&c->ca_file, arg, e);
+	case O_ALLOW_ROLLBACK:
+		c->allow_index_rollback = true;
+		return 0;
 	case O_JSON:
 		c->json = true;
 		return 0;

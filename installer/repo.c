@@ -233,6 +233,63 @@ static int parse_driver(json_object *o, size_t index, struct repo_driver *d, str
 	return 0;
 }
 
+/* N decimal digits at S, as a number; -1 unless all N are digits. */
+static int digits(const char *s, int n)
+{
+	int v = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v;
+}
+
+/* Days from 1970-01-01 to Y-M-D in the proleptic Gregorian calendar. */
+static int64_t days_from_civil(int y, int m, int d)
+{
+	int64_t era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+int repo_parse_time(const char *s, int64_t *ret_us)
+{
+	static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	int y, mo, d, h, mi, sec, dim;
+	int64_t frac = 0, scale = 100000;
+	const char *p;
+
+	if (strlen(s) < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' ||
+	    s[16] != ':')
+		return -1;
+	y = digits(s, 4), mo = digits(s + 5, 2), d = digits(s + 8, 2);
+	h = digits(s + 11, 2), mi = digits(s + 14, 2), sec = digits(s + 17, 2);
+	if (y < 1970 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 ||
+	    sec < 0 || sec > 59)
+		return -1;
+	dim = mdays[mo - 1] + (mo == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0));
+	if (d > dim)
+		return -1;
+	p = s + 19;
+	if (*p == '.') {
+		if (!isdigit((unsigned char)p[1]))
+			return -1;
+		for (p++; isdigit((unsigned char)*p); p++, scale /= 10)
+			frac += scale > 0 ? (*p - '0') * scale : 0;
+	}
+	if (strcmp(p, "Z") != 0)
+		return -1;
+	*ret_us = ((days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec) * 1000000) + frac;
+	return 0;
+}
+
 static int driver_cmp_newest_first(const void *a, const void *b)
 {
 	return version_compare(((const struct repo_driver *)b)->version,
@@ -241,7 +298,7 @@ static int driver_cmp_newest_first(const void *a, const void *b)
 
 static int parse_root(json_object *root, struct repo_index *idx, struct err *e)
 {
-	json_object *fmt, *drivers;
+	json_object *fmt, *drivers, *gen;
 
 	if (!json_object_is_type(root, json_type_object))
 		return err_set(e, EXIT_VERIFY, "index: top level must be an object");
@@ -257,6 +314,19 @@ static int parse_root(json_object *root, struct repo_index *idx, struct err *e)
 		return -1;
 	}
 	idx->format = REPO_FORMAT;
+	if (json_object_object_get_ex(root, "generated", &gen)) {
+		const char *g = json_object_is_type(gen, json_type_string)
+					? json_object_get_string(gen)
+					: NULL;
+
+		if (!g || strlen(g) >= sizeof(idx->generated) ||
+		    repo_parse_time(g, &idx->generated_us) < 0)
+			return err_set(e, EXIT_VERIFY,
+				       "index: \"generated\" is not a UTC time like "
+				       "2026-11-30T04:13:03Z");
+		snprintf(idx->generated, sizeof(idx->generated), "%s", g);
+		idx->has_generated = true;
+	}
 	if (get_array(root, "drivers", true, "index", &drivers, e) < 0)
 		return -1;
 	idx->drivers = calloc(json_object_array_length(drivers) + 1, sizeof(*idx->drivers));

@@ -39,6 +39,10 @@ struct repo_driver {
 
 struct repo_index {
 	int format;
+	/* "generated": when the index was made, in microseconds since the epoch (UTC). */
+	bool has_generated;
+	int64_t generated_us;
+	char generated[40];	     /* as written */
 	struct repo_driver *drivers; /* sorted, newest version first */
 	size_t n_drivers;
 };
@@ -54,6 +58,13 @@ struct repo_choice {
 	const struct repo_driver *driver;
 	const struct repo_package *pkg;
 };
+
+/*
+ * Parses an RFC 3339 time in UTC, "2026-11-30T04:13:03Z" with optional fractional
+ * seconds (up to microseconds kept), into microseconds since the epoch. 0, or -1 when
+ * it is not exactly that form or not a real date.
+ */
+int repo_parse_time(const char *s, int64_t *ret_us);
 
 /*
  * Parses index.json. Every field the format defines is validated; unknown

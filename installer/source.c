@@ -13,6 +13,8 @@
 /* What one index attempt produced. */
 struct index_job {
 	const struct keyset *keys;
+	struct cache *cache; /* where the anti-rollback record is; NULL: none */
+	bool allow_rollback;
 	char *json, *sig;
 	size_t json_len, sig_len;
 	char fpr[17];
@@ -28,14 +30,69 @@ static void index_job_clear(struct index_job *j)
 	j->idx = NULL;
 }
 
+/*
+ * Anti-rollback: an index signed by a key must not be older than the newest one this
+ * node accepted from that key, or a replay of an old (validly signed) index could
+ * downgrade it to a driver with known flaws.
+ */
+static int index_not_older(struct index_job *j, struct err *e)
+{
+	const struct repo_index *idx = j->idx;
+	char seen[40];
+	int64_t seen_us;
+	int r;
+
+	if (!j->cache)
+		return 0;
+	r = cache_index_time_get(j->cache, j->fpr, &seen_us, seen, sizeof(seen), e);
+	if (r != 0)
+		return r < 0 ? -1 : 0;
+	if (idx->has_generated && idx->generated_us >= seen_us)
+		return 0;
+	if (j->allow_rollback) {
+		log_kv(LOG_WARN, "index", "accepting an index older than one accepted before",
+		       "generated", idx->has_generated ? idx->generated : "none", "accepted", seen,
+		       "key", j->fpr, LOG_END);
+		return 0;
+	}
+	if (idx->has_generated)
+		err_set(e, EXIT_VERIFY,
+			"index generated %s is older than the one generated %s that this node "
+			"accepted before (key %s): a replayed or stale index",
+			idx->generated, seen, j->fpr);
+	else
+		err_set(e, EXIT_VERIFY,
+			"index has no \"generated\" time, and this node accepted one generated "
+			"%s before (key %s): a replayed or stale index",
+			seen, j->fpr);
+	err_hint(e, "point --repo at an up-to-date mirror; to go back on purpose, pass "
+		    "--allow-index-rollback (NVIDIA_ALLOW_INDEX_ROLLBACK=1)");
+	return -1;
+}
+
 /* Verifies before parsing: no byte of an unsigned index reaches the JSON parser. */
 static int index_accept(struct index_job *j, const char *where, struct err *e)
 {
 	if (verify_index_signature(j->keys, j->json, j->json_len, j->sig, j->sig_len, j->fpr, e) <
 		    0 ||
-	    repo_index_parse(j->json, j->json_len, &j->idx, e) < 0)
+	    repo_index_parse(j->json, j->json_len, &j->idx, e) < 0 || index_not_older(j, e) < 0)
 		return err_wrap(e, "%s", where);
 	return 0;
+}
+
+/* Remembers the accepted index's time when it is the newest seen from its key. */
+static int index_record(struct index_job *j, struct err *e)
+{
+	char seen[40];
+	int64_t seen_us;
+	int r;
+
+	if (!j->idx->has_generated)
+		return 0;
+	r = cache_index_time_get(j->cache, j->fpr, &seen_us, seen, sizeof(seen), e);
+	if (r < 0 || (r == 0 && seen_us >= j->idx->generated_us))
+		return r < 0 ? -1 : 0;
+	return cache_index_time_put(j->cache, j->fpr, j->idx->generated_us, j->idx->generated, e);
 }
 
 static enum fetch_result index_attempt(struct fetcher *f, const char *base, void *ud, struct err *e)
@@ -81,7 +138,11 @@ static int index_from_cache(struct index_job *j, struct cache *cache, struct err
 int source_open(const struct config *c, struct cache *cache, bool store, struct source *s,
 		struct err *e)
 {
-	struct fetch_opts fo = {.timeout_s = c->fetch_timeout_s, .retries = c->fetch_retries};
+	struct fetch_opts fo = {.timeout_s = c->fetch_timeout_s,
+				.retries = c->fetch_retries,
+				.low_speed_bytes = c->speed_floor_bytes,
+				.low_speed_s = c->speed_floor_s,
+				.ca_file = c->ca_file};
 	struct index_job j = {0};
 	uint64_t t0 = now_ns();
 	int r;
@@ -99,6 +160,8 @@ int source_open(const struct config *c, struct cache *cache, bool store, struct 
 	    fetcher_new(&fo, &s->fetcher, e) < 0)
 		goto fail;
 	j.keys = s->keys;
+	j.cache = cache;
+	j.allow_rollback = c->allow_index_rollback;
 	r = fetch_mirrors(s->fetcher, s->mirrors, s->n_mirrors, 0, index_attempt, &j, &s->mirror,
 			  e);
 	if (r < 0 && !(e->code == EXIT_UNREACHABLE && cache && index_from_cache(&j, cache, e) == 0))
@@ -106,7 +169,8 @@ int source_open(const struct config *c, struct cache *cache, bool store, struct 
 	s->from_cache = r < 0;
 	memcpy(s->fingerprint, j.fpr, sizeof(s->fingerprint));
 	if (store && !s->from_cache && cache &&
-	    cache_store_index(cache, j.json, j.json_len, j.sig, j.sig_len, e) < 0)
+	    (cache_store_index(cache, j.json, j.json_len, j.sig, j.sig_len, e) < 0 ||
+	     index_record(&j, e) < 0))
 		goto fail;
 	s->idx = TAKE_PTR(j.idx);
 	s->index_json = TAKE_PTR(j.json);

@@ -198,6 +198,65 @@ static void expect_no_choice(struct fixture *f, const char *req, int code, const
 		fail_msg("%s: message '%s' lacks '%s'", req, e.msg, needle);
 }
 
+static void test_generated(void **state)
+{
+	static const char *const bad[] = {
+		"",
+		"2026-11-30",
+		"2026-11-30T04:13:03",	     /* no zone */
+		"2026-11-30T04:13:03+00:00", /* only Z */
+		"2026-11-30 04:13:03Z",	     /* space for T */
+		"2026-02-29T00:00:00Z",	     /* not a leap year */
+		"2026-13-01T00:00:00Z",	     /* month 13 */
+		"2026-11-31T00:00:00Z",	     /* November has 30 days */
+		"2026-11-30T24:00:00Z",	     /* hour 24 */
+		"2026-11-30T04:60:00Z",	     /* minute 60 */
+		"1969-12-31T23:59:59Z",	     /* before the epoch */
+		"2026-11-30T04:13:03.Z",     /* empty fraction */
+		"2026-11-30T04:13:03Zjunk",  /* trailing bytes */
+		"+026-11-30T04:13:03Z",	     /* a sign for a digit */
+		"2026-1a-30T04:13:03Z",	     /* a letter */
+	};
+	static const char with[] =
+		"{\"format\":1,\"generated\":\"2026-11-30T04:13:03.000001Z\",\"drivers\":[]}";
+	static const char without[] = "{\"format\":1,\"drivers\":[]}";
+	struct repo_index *idx = NULL;
+	struct err e;
+	int64_t us;
+
+	(void)state;
+	assert_int_equal(repo_parse_time("1970-01-01T00:00:00Z", &us), 0);
+	assert_int_equal(us, 0);
+	assert_int_equal(repo_parse_time("2000-03-01T00:00:00Z", &us), 0);
+	assert_int_equal(us, 951868800ll * 1000000);
+	assert_int_equal(repo_parse_time("2024-02-29T12:34:56Z", &us), 0);
+	assert_int_equal(us, 1709210096ll * 1000000);
+	/* Fractions keep microseconds; digits beyond are dropped, not rounded. */
+	assert_int_equal(repo_parse_time("2026-11-30T04:13:03.5Z", &us), 0);
+	assert_int_equal(us, 1796011983ll * 1000000 + 500000);
+	assert_int_equal(repo_parse_time("2026-11-30T04:13:03.1234569Z", &us), 0);
+	assert_int_equal(us, 1796011983ll * 1000000 + 123456);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (repo_parse_time(bad[i], &us) == 0)
+			fail_msg("accepted '%s'", bad[i]);
+	}
+
+	err_clear(&e);
+	assert_int_equal(repo_index_parse(with, strlen(with), &idx, &e), 0);
+	assert_true(idx->has_generated);
+	assert_string_equal(idx->generated, "2026-11-30T04:13:03.000001Z");
+	assert_int_equal(idx->generated_us, 1796011983ll * 1000000 + 1);
+	repo_index_free(idx);
+	idx = NULL;
+	assert_int_equal(repo_index_parse(without, strlen(without), &idx, &e), 0);
+	assert_false(idx->has_generated);
+	repo_index_free(idx);
+	expect_parse_error("{\"format\":1,\"generated\":1796011983,\"drivers\":[]}",
+			   "\"generated\" is not a UTC time");
+	expect_parse_error("{\"format\":1,\"generated\":\"yesterday\",\"drivers\":[]}",
+			   "\"generated\" is not a UTC time");
+}
+
 static void test_select(void **state)
 {
 	struct fixture *f = *state;
@@ -289,6 +348,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_parse, setup, teardown),
 		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_generated),
 		cmocka_unit_test_setup_teardown(test_select, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_select_kernels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_select_gpus, setup, teardown),
