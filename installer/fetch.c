@@ -505,8 +505,13 @@ enum fetch_result fetch_to_file(struct fetcher *f, const char *url, int fd, uint
 		log_kv(LOG_INFO, "fetch", "resuming partial download", "url", url, "offset",
 		       U64(s.have), LOG_END);
 	rc = transfer_file(f, url, &s);
-	if (rc == CURLE_HTTP_RETURNED_ERROR && s.resume_from > 0 && http_code(f) == 416) {
-		/* Nothing to send after the bytes we have: the mirror's copy is short. */
+	/*
+	 * Nothing to send after the bytes we have (HTTP 416, or a file:// read that ends
+	 * where it started): the mirror's copy is short.
+	 */
+	if (s.resume_from > 0 && s.have < size &&
+	    ((rc == CURLE_HTTP_RETURNED_ERROR && http_code(f) == 416) ||
+	     (rc == CURLE_OK && s.net == 0))) {
 		err_set(e, EXIT_VERIFY,
 			"'%s': the mirror's copy ends before byte %llu; the index says %llu bytes",
 			url, (unsigned long long)s.resume_from, (unsigned long long)size);

@@ -208,19 +208,22 @@ EOF
 
 # Starts the test HTTP server on DIR; sets HTTP (base URL), HTTP_LOG and HTTP_FAULTS.
 start_httpd() {
-    local dir=$1 name=${2:-httpd}
+    local dir=$1 name=${2:-httpd} scheme=http
+    shift
+    [ $# -gt 0 ] && shift
+    case " $* " in *" --tls-cert "*) scheme=https ;; esac
     HTTP_LOG="$T/$name.log"
     HTTP_FAULTS="$T/$name.faults.json"
     : >"$HTTP_LOG"
     rm -f "$T/$name.port"
     python3 "$SRC/tests/tools/httpd.py" --dir "$dir" --port-file "$T/$name.port" \
-        --log "$HTTP_LOG" --faults "$HTTP_FAULTS" --lifetime 300 &
+        --log "$HTTP_LOG" --faults "$HTTP_FAULTS" --lifetime 300 "$@" &
     for _ in $(seq 100); do
         [ -s "$T/$name.port" ] && break
         sleep 0.05
     done
     [ -s "$T/$name.port" ] || fail "httpd did not start"
-    HTTP="http://127.0.0.1:$(cat "$T/$name.port")"
+    HTTP="$scheme://127.0.0.1:$(cat "$T/$name.port")"
 }
 
 # Bytes the server sent for paths containing SUBSTR.

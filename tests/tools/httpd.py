@@ -3,22 +3,29 @@
 """A static file server for tests: 127.0.0.1 only, Range support, a request log, faults.
 
   httpd.py --dir DIR --port-file F --log F [--faults F] [--lifetime SEC]
+           [--tls-cert PEM --tls-key PEM]
 
-Every request appends one JSON line to --log: method, path, range, status, bytes sent.
+Every request appends one JSON line to --log: time, method, path, range, status, bytes sent.
 --faults names a JSON file, re-read on each request, holding a list of rules:
   {"path": "/x", "action": "status", "code": 503, "retry_after": 1, "times": 2}
   {"path": "/x", "action": "truncate", "at": 1000, "times": 1}   (promise all, send `at`)
+  {"path": "/x", "action": "short_length", "at": 1000}           (say `at` bytes, send them)
+  {"path": "/x", "action": "reset", "at": 1000}                  (send `at`, then a TCP RST)
   {"path": "/x", "action": "ignore_range"}                         (answer 200, whole file)
   {"path": "/x", "action": "stall", "seconds": 30, "times": 1}     (send headers, then wait)
   {"path": "/x", "action": "slow", "rate": 100000}                 (at most `rate` bytes/s)
+  {"path": "/x", "action": "redirect", "location": "URL", "code": 302}
+  {"path": "/x", "action": "huge", "bytes": 20000000}              (that many bytes of "x")
 A rule without "times" applies forever. The server exits after --lifetime seconds, or
-when the process that started it is gone.
+when the process that started it is gone. With --tls-cert it speaks HTTPS only.
 """
 import argparse
 import json
 import os
 import re
 import socket
+import ssl
+import struct
 import sys
 import threading
 import time
@@ -53,6 +60,7 @@ class State:
         return None
 
     def log(self, entry):
+        entry["t"] = round(time.time(), 3)
         with self.lock, open(self.log_path, "a") as f:
             f.write(json.dumps(entry) + "\n")
 
@@ -96,6 +104,11 @@ class Handler(BaseHTTPRequestHandler):
             if "retry_after" in fault:
                 extra["Retry-After"] = str(fault["retry_after"])
             return self.send_status(fault.get("code", 503), entry, extra)
+        if action == "redirect":
+            return self.send_status(fault.get("code", 302), entry,
+                                    {"Location": fault["location"]})
+        if action == "huge":
+            return self.send_huge(fault.get("bytes", 20 << 20), entry)
 
         full = os.path.realpath(os.path.join(self.state.dir, path.lstrip("/")))
         if not full.startswith(self.state.dir + os.sep) or not os.path.isfile(full):
@@ -112,6 +125,8 @@ class Handler(BaseHTTPRequestHandler):
             code = 206
         length = end - start + 1
         self.send_response(code)
+        if action == "short_length":
+            length = min(length, fault.get("at", length))
         self.send_header("Content-Length", str(length))
         self.send_header("Accept-Ranges", "bytes")
         if code == 206:
@@ -122,7 +137,7 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             time.sleep(fault.get("seconds", 30))
         if self.command == "GET":
-            limit = fault.get("at", length) if action == "truncate" else length
+            limit = fault.get("at", length) if action in ("truncate", "reset") else length
             with open(full, "rb") as f:
                 f.seek(start)
                 while sent < limit:
@@ -138,7 +153,29 @@ class Handler(BaseHTTPRequestHandler):
                         time.sleep(len(chunk) / fault.get("rate", 100000))
             if action == "truncate":
                 self.close_connection = True
+            if action == "reset":
+                # SO_LINGER with a zero timeout: close() sends RST instead of FIN.
+                self.wfile.flush()
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                           struct.pack("ii", 1, 0))
+                self.close_connection = True
         entry.update(status=code, bytes=sent)
+        self.state.log(entry)
+
+    def send_huge(self, n, entry):
+        self.send_response(200)
+        self.send_header("Content-Length", str(n))
+        self.end_headers()
+        sent = 0
+        block = b"x" * 65536
+        try:
+            while sent < n and self.command == "GET":
+                chunk = block[:min(len(block), n - sent)]
+                self.wfile.write(chunk)
+                sent += len(chunk)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        entry.update(status=200, bytes=sent)
         self.state.log(entry)
 
 
@@ -149,11 +186,17 @@ def main():
     ap.add_argument("--log", required=True)
     ap.add_argument("--faults")
     ap.add_argument("--lifetime", type=float, default=600)
+    ap.add_argument("--tls-cert")
+    ap.add_argument("--tls-key")
     args = ap.parse_args()
 
     Handler.state = State(args)
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
+    if args.tls_cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(args.tls_cert, args.tls_key)
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
     parent = os.getppid()
     tmp = args.port_file + ".tmp"
     with open(tmp, "w") as f:
