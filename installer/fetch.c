@@ -321,14 +321,24 @@ static enum fetch_result classify(struct fetcher *f, CURLcode rc, const struct s
 	case CURLE_HTTP_RETURNED_ERROR:
 		err_set(e, EXIT_UNREACHABLE, "'%s': HTTP %ld", url, code);
 		return http_code_transient(code) ? FETCH_TRANSIENT : FETCH_PERMANENT;
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CACERT_BADFILE:
+		/* TLS is never relaxed: the fix is trust, given explicitly. */
+		err_curl(e, EXIT_UNREACHABLE, rc, f->errbuf, "'%s'", url);
+		err_hint(e, "the mirror's certificate does not verify for this host name: if a "
+			    "private CA issued it, pass that CA with --ca-file (NVIDIA_CA_FILE)");
+		return FETCH_PERMANENT;
 	case CURLE_UNSUPPORTED_PROTOCOL:
+		err_curl(e, EXIT_UNREACHABLE, rc, f->errbuf, "'%s'", url);
+		err_hint(e,
+			 "repositories are https://, http:// or file://, and a redirect may only "
+			 "lead to https:// (or http:// from http://)");
+		return FETCH_PERMANENT;
 	case CURLE_URL_MALFORMAT:
 	case CURLE_FILE_COULDNT_READ_FILE:
 	case CURLE_REMOTE_FILE_NOT_FOUND:
 	case CURLE_LOGIN_DENIED:
 	case CURLE_TOO_MANY_REDIRECTS:
-	case CURLE_PEER_FAILED_VERIFICATION:
-	case CURLE_SSL_CACERT_BADFILE:
 	case CURLE_SSL_CERTPROBLEM:
 		err_curl(e, EXIT_UNREACHABLE, rc, f->errbuf, "'%s'", url);
 		return FETCH_PERMANENT;
@@ -578,7 +588,7 @@ static int mirrors_fail(struct mirror_state *st, size_t n, unsigned attempts, ui
 			struct err *e)
 {
 	char detail[ERR_MSG_MAX - 128];
-	const char *hint = NULL;
+	const char *hint = NULL, *other_hint = NULL;
 	size_t len = 0;
 	int code = EXIT_UNREACHABLE;
 
@@ -588,6 +598,8 @@ static int mirrors_fail(struct mirror_state *st, size_t n, unsigned attempts, ui
 			continue; /* the time ran out before its turn */
 		if (st[i].code == EXIT_VERIFY && !hint)
 			hint = st[i].hint;
+		if (st[i].code != EXIT_VERIFY && !other_hint && st[i].hint[0])
+			other_hint = st[i].hint;
 		if (st[i].code == EXIT_VERIFY)
 			code = EXIT_VERIFY;
 		else if (st[i].code != EXIT_UNREACHABLE && code != EXIT_VERIFY)
@@ -606,7 +618,9 @@ static int mirrors_fail(struct mirror_state *st, size_t n, unsigned attempts, ui
 		snprintf(detail, sizeof(detail), "the time budget of the run was spent");
 	err_set(e, code, "no repository answered after %u attempt(s) in %.1f s: %s", attempts,
 		(double)ms_since(t0) / 1000.0, detail);
-	if (code == EXIT_UNREACHABLE)
+	if (other_hint)
+		err_hint(e, "%s", other_hint);
+	else if (code == EXIT_UNREACHABLE)
 		err_hint(e, "check --repo (NVIDIA_DRIVER_REPO) and the node's network; for an air "
 			    "gap, use a file:// mirror");
 	return -1;

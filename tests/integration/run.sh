@@ -8,6 +8,9 @@ set -euo pipefail
 
 # Debian's python3 first: a version manager's shim on PATH costs a fork chain per call.
 export PATH="/usr/bin:/bin:$PATH"
+# Servers are on 127.0.0.1 and the proxy tests set their own: a proxy of the machine's
+# would stand between the installer and the test servers.
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY
 BIN=$(realpath "${1:?usage: run.sh BINARY FAKEKERNEL.so [TEST...]}")
 FAKEKERNEL=$(realpath "${2:?usage: run.sh BINARY FAKEKERNEL.so [TEST...]}")
 shift 2
