@@ -287,6 +287,19 @@ static int extract_entry(struct archive *a, struct archive_entry *ae, int stagin
 			       name);
 	if (type == AE_IFLNK && unpack_check_symlink(name, archive_entry_symlink(ae), e) < 0)
 		return -1;
+	/* A driver has no business running as someone else: a set-id bit means tampering. */
+	if (type == AE_IFREG && (archive_entry_perm(ae) & (S_ISUID | S_ISGID)))
+		return err_set(e, EXIT_VERIFY, "member '%s' is setuid or setgid (mode %04o)", name,
+			       (unsigned)archive_entry_perm(ae) & 07777);
+	/*
+	 * Sizes as the headers declare them, before any data: a sparse member writes few
+	 * bytes but its file has its whole length, so holes count against the limits too.
+	 */
+	if (type == AE_IFREG && archive_entry_size_is_set(ae) &&
+	    (st->declared += (uint64_t)archive_entry_size(ae)) > UNPACK_MAX_TOTAL_SIZE)
+		return err_set(e, EXIT_VERIFY,
+			       "member '%s' takes the package past %llu GiB unpacked", name,
+			       UNPACK_MAX_TOTAL_SIZE >> 30);
 	dirfd = open_parent(staging_fd, name, &base, e);
 	if (dirfd < 0)
 		return -1;

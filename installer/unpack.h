@@ -20,7 +20,8 @@
 
 struct unpack_stats {
 	unsigned files, dirs, symlinks;
-	uint64_t bytes; /* unpacked file bytes */
+	uint64_t bytes;	   /* unpacked file bytes */
+	uint64_t declared; /* file sizes as the headers declare them (holes included) */
 };
 
 /*

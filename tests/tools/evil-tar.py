@@ -18,12 +18,22 @@ directory link share/libs -> ../lib64) and adds:
   dangling        lib64/libfoo.so -> libfoo.so.1 (the target is missing)
   unknown-top     etc/evil (outside the allowed top-level directories)
   duplicate       lib64/libcuda.so.1 twice
-  setuid          bin/nvidia-smi with mode 4777 (allowed: the mode is normalised)
+  control-char    lib64/lib<ESC>cuda.so (a control character in a name)
+  setuid          bin/nvidia-smi with mode 4755
+  setgid          bin/nvidia-smi with mode 2755
+  huge-entry      firmware/big.bin, sparse, 5 GiB long (over the 4 GiB a member may be)
+  bomb-total      firmware/f1..f6.bin, sparse, 3 GiB each (over the 16 GiB in all)
+  world-writable  bin/nvidia-smi with mode 0777 (allowed: the mode is normalised)
   valid           nothing more
+The sparse kinds are written by GNU tar (--sparse): a few KiB of archive that would
+unpack to gigabytes of holes.
 """
 import io
+import os
+import subprocess
 import sys
 import tarfile
+import tempfile
 
 
 def add_file(tar, name, data=b"x", mode=0o755):
@@ -43,12 +53,35 @@ def add_special(tar, name, kind, target=None):
     tar.addfile(info)
 
 
+def sparse(sizes):
+    """The valid tree plus sparse files of SIZES bytes, archived by GNU tar."""
+    with tempfile.TemporaryDirectory() as d:
+        os.makedirs(os.path.join(d, "lib64"))
+        os.makedirs(os.path.join(d, "bin"))
+        os.makedirs(os.path.join(d, "firmware"))
+        with open(os.path.join(d, "lib64/libcuda.so.1"), "wb") as f:
+            f.write(b"\x7fELF stand-in")
+        for i, size in enumerate(sizes):
+            with open(os.path.join(d, "firmware/f%d.bin" % i), "wb") as f:
+                f.write(b"data")
+                f.truncate(size)
+        return subprocess.run(["tar", "-C", d, "--sparse", "--format=pax", "--owner=0",
+                               "--group=0", "-cf", "-", "lib64", "firmware"],
+                              check=True, stdout=subprocess.PIPE).stdout
+
+
 def main():
     kind = sys.argv[1]
+    if kind == "huge-entry":
+        sys.stdout.buffer.write(sparse([5 << 30]))
+        return
+    if kind == "bomb-total":
+        sys.stdout.buffer.write(sparse([3 << 30] * 6))
+        return
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
         add_file(tar, "lib64/libcuda.so.1", b"\x7fELF stand-in")
-        smi_mode = 0o4777 if kind == "setuid" else 0o755
+        smi_mode = {"setuid": 0o4755, "setgid": 0o2755, "world-writable": 0o777}.get(kind, 0o755)
         add_file(tar, "bin/nvidia-smi", b"#!/bin/sh\necho stand-in\n", smi_mode)
         add_special(tar, "share/libs", tarfile.SYMTYPE, "../lib64")  # a link to a directory
         if kind == "traversal":
@@ -76,7 +109,9 @@ def main():
             add_file(tar, "etc/evil")
         elif kind == "duplicate":
             add_file(tar, "lib64/libcuda.so.1", b"second copy")
-        elif kind not in ("setuid", "valid"):
+        elif kind == "control-char":
+            add_file(tar, "lib64/lib\x1bcuda.so")
+        elif kind not in ("setuid", "setgid", "world-writable", "valid"):
             sys.exit("unknown kind %r" % kind)
     sys.stdout.buffer.write(out.getvalue())
 
