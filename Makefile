@@ -40,6 +40,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 # The fake kernel is preloaded into the binary under test; it is never sanitised itself.
 FAKEKERNEL := $(BUILD)/tools/fakekernel.so
+CRASHPOINT := $(BUILD)/tools/crashpoint.so
 
 .PHONY: all check check-real unit integration asan vm image-test demo deps format format-check lint clean \
 	install
@@ -68,13 +69,18 @@ $(FAKEKERNEL): tests/tools/fakekernel.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g $(WARNINGS) -fPIC -shared -o $@ $< -ldl
 
+# Never sanitized: it is preloaded into the ASan build too.
+$(CRASHPOINT): tests/tools/crashpoint.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g $(WARNINGS) -fPIC -shared -o $@ $< -ldl
+
 deps:
 	@scripts/deps.sh
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
-integration: $(BIN) $(FAKEKERNEL)
+integration: $(BIN) $(FAKEKERNEL) $(CRASHPOINT)
 	tests/integration/run.sh $(BIN) $(FAKEKERNEL)
 
 # Debian's kernel under qemu, with stand-in modules signed by a throwaway key.

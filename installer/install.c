@@ -463,6 +463,15 @@ static int hand_over(const struct config *c, int root_fd, struct err *e)
 	return -1;
 }
 
+/* The driver is in place: a stale cache entry is not worth failing for. */
+static void keep_going(int r, struct err *e)
+{
+	if (r < 0) {
+		log_msg(LOG_WARN, "cache", "%s", e->msg);
+		err_clear(e);
+	}
+}
+
 int install_run(const struct config *c, struct err *e)
 {
 	_cleanup_close_ int root_fd = -1, lock_fd = -1;
@@ -494,6 +503,9 @@ int install_run(const struct config *c, struct err *e)
 		r = 0;
 	} else if (p.up_to_date) {
 		r = ensure_installed(c, &p, root_fd, dir, e);
+		/* A run killed after its switch left the previous package in the cache. */
+		if (r == 0 && cache && p.current.package_sha256)
+			keep_going(cache_prune(cache, p.current.package_sha256, e), e);
 		if (r == 0)
 			log_kv(LOG_INFO, "install", "already installed", "version",
 			       p.current.driver_version, "duration_ms", U64(ms_since(t0)), LOG_END);
@@ -503,11 +515,8 @@ int install_run(const struct config *c, struct err *e)
 			fetch_and_stage(&p, cache, dir, staging, sizeof(staging), e);
 
 		r = sfd < 0 ? -1 : switch_version(c, &p, root_fd, dir, staging, sfd, e);
-		if (r == 0 && cache_prune(cache, p.choice.pkg->sha256, e) < 0) {
-			/* The driver is in place; a stale cache entry is not worth failing for. */
-			log_msg(LOG_WARN, "cache", "%s", e->msg);
-			err_clear(e);
-		}
+		if (r == 0)
+			keep_going(cache_prune(cache, p.choice.pkg->sha256, e), e);
 		if (r == 0)
 			log_kv(LOG_INFO, "install", "driver installed", "version",
 			       p.choice.driver->version, "previous",

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util/log.h"
 
@@ -125,12 +127,33 @@ void log_stage_times(void (*fn)(const char *stage, uint64_t ms, void *ud), void 
 		fn(stage_times[i].stage, stage_times[i].ms, ud);
 }
 
+/*
+ * One record, one write(2): lines from processes sharing a pipe (a node's log collector,
+ * many installers under test) never interleave mid-line.
+ */
+static void write_record(const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(STDERR_FILENO, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
 static void log_emit(enum log_level level, const char *stage, const char *msg, va_list kv)
 {
-	FILE *f = stderr;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
 	const char *k, *v;
 
-	flockfile(f);
+	if (!f)
+		return;
 	if (log_format == LOG_FORMAT_JSON) {
 		struct timespec ts;
 		struct tm tm;
@@ -167,7 +190,9 @@ static void log_emit(enum log_level level, const char *stage, const char *msg, v
 		}
 		fputs(first ? "\n" : ")\n", f);
 	}
-	funlockfile(f);
+	if (fclose(f) == 0)
+		write_record(buf, len);
+	free(buf);
 }
 
 static void log_emit_kv(enum log_level level, const char *stage, const char *msg, ...)

@@ -17,7 +17,9 @@ shift 2
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 WORK=$(mktemp -d /tmp/ndi-it.XXXXXX)
 FIX=$WORK/fixtures
-export BIN SRC FIX FAKEKERNEL
+# Built beside the fake kernel (tests/tools/crashpoint.c).
+CRASHPOINT=$(dirname "$FAKEKERNEL")/crashpoint.so
+export BIN SRC FIX FAKEKERNEL CRASHPOINT
 trap 'rm -rf "$WORK"' EXIT
 
 . "$SRC/tests/integration/lib.sh"

@@ -1,0 +1,111 @@
+# Crash consistency: the installer is killed (SIGKILL, tests/tools/crashpoint.c) at its Nth
+# file-system change, for N spread over every stage of a fresh install and of an upgrade
+# (with the fake kernel: modules are unloaded and loaded too). After each kill the host
+# shows a whole install (the previous one, or the new one once it was switched in) or,
+# on a fresh host, none; the next plain run converges to exactly the state of a run that
+# was never interrupted: same files, modules, nodes and cache, no leftovers.
+FAKE_KERNEL=1
+TRIALS=${CRASH_TRIALS:-60}
+mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
+mkkernel "$T/root"
+new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"
+args=(--repo "file://$T/repo" $(kernel_args))
+
+# The whole observable state of a host root, timestamps aside.
+state() {
+    local r=$T/root
+    snapshot "$r/$IDIR_REL"
+    echo "current: $(readlink "$r/$IDIR_REL/.current" 2>/dev/null || echo none)"
+    echo "modules: $(loaded_modules) nvidia=$(cat "$r/sys/module/nvidia/version" 2>/dev/null || echo none)"
+    (cd "$r/dev" && ls -l nvidia* 2>/dev/null | awk '{print $1, $5, $6, $NF}')
+    ls "$r/var/cache/nvidia-driver-installer/packages" 2>/dev/null
+    ls "$r/etc/ld.so.conf.d" "$r/run/nvidia/validations" "$r/var/run/cdi" 2>/dev/null
+}
+# The tree .current points at, when there is one.
+current_tree() {
+    if [ -L "$T/root/$IDIR_REL/.current" ]; then snapshot "$T/root/$IDIR_REL/.current/"; else echo none; fi
+}
+crash_run() { # N ARGS...: the installer, killed at its Nth change; its exit status
+    local n=$1
+    shift
+    set +e
+    # The group takes the shell's "Killed" report too.
+    { env LD_PRELOAD="$CRASHPOINT $FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" CRASH_AT="$n" \
+        CRASH_TRACE="$T/trace" "$BIN" --root "$T/root" "$@" >"$T/out" 2>"$T/err"
+        echo $? >"$T/crash.rc"; } 2>/dev/null
+    set -e
+}
+# plan TRACE N: N counts spread over the stages the trace shows, at least two per stage.
+plan() {
+    python3 - "$1" "$2" <<'EOF'
+import re, sys
+marks, total = [], 0
+for line in open(sys.argv[1]):
+    m = re.match(r"^(\d+) (?:INFO|WARN) +(\w+): ", line)
+    if m:
+        marks.append((int(m.group(1)), m.group(2)))
+    elif line.startswith("total "):
+        total = int(line.split()[1])
+# A stage's changes are those before the line that reports it.
+segs, lo = [], 0
+for count, stage in marks + [(total, "end")]:
+    if count > lo:
+        segs.append((lo + 1, count, stage))
+        lo = count
+want = int(sys.argv[2])
+points = set()
+for a, b, stage in segs:
+    share = max(2, want * (b - a + 1) // total)
+    for k in range(share):
+        points.add(a + (b - a) * k // max(1, share - 1))
+print(" ".join(str(p) for p in sorted(points)))
+print(", ".join("%s %d-%d" % (s, a, b) for a, b, s in segs), file=sys.stderr)
+EOF
+}
+trials=0
+# run_trials NAME TEMPLATE REF_STATE OK_TREES... -- ARGS...: crash at each planned point.
+run_trials() {
+    local name=$1 tmpl=$2 ref=$3 n points cur ok t
+    shift 3
+    local trees=()
+    while [ "$1" != -- ]; do trees+=("$1"); shift; done
+    shift
+    rm -rf "$T/root" && cp -a "$tmpl" "$T/root"
+    crash_run 0 "$@"
+    [ "$(cat "$T/crash.rc")" = 0 ] || fail "$name: the counting run failed: $(cat "$T/err")"
+    points=$(plan "$T/trace" "$((TRIALS / 2))" 2>"$T/stages")
+    echo "$name: $(grep -c . <<<"${points// /$'\n'}") crash points over: $(cat "$T/stages")"
+    for n in $points; do
+        rm -rf "$T/root" && cp -a "$tmpl" "$T/root"
+        crash_run "$n" "$@"
+        t=$(cat "$T/crash.rc")
+        [ "$t" = 137 ] || [ "$t" = 0 ] || fail "$name@$n: exit $t, not killed: $(grep -E "ERROR|WARN" "$T/err" | tail -3)"
+        cur=$(current_tree)
+        ok=0
+        for t in "${trees[@]}"; do [ "$cur" = "$t" ] && ok=1; done
+        [ $ok = 1 ] || fail "$name@$n: the install dir holds neither a whole old nor a whole new install:
+$cur"
+        inst "$@"
+        [ "$RC" = 0 ] || fail "$name@$n: the run after the crash failed: $(tail -3 "$T/err")"
+        [ "$(state)" = "$ref" ] || fail "$name@$n: did not converge:
+$(diff <(echo "$ref") <(state) || true)"
+        trials=$((trials + 1))
+    done
+}
+
+# References: a fresh install and an upgrade, never interrupted.
+cp -a "$T/root" "$T/empty"
+inst install "${args[@]}" --driver-version "$V_OLD"
+[ "$RC" = 0 ] || fail "install: $(cat "$T/err")"
+ref_old=$(state)
+tree_old=$(current_tree)
+cp -a "$T/root" "$T/old"
+inst install "${args[@]}" --driver-version "$V_NEW"
+[ "$RC" = 0 ] || fail "upgrade: $(cat "$T/err")"
+ref_new=$(state)
+tree_new=$(current_tree)
+
+run_trials install "$T/empty" "$ref_old" none "$tree_old" -- install "${args[@]}" --driver-version "$V_OLD"
+run_trials upgrade "$T/old" "$ref_new" "$tree_old" "$tree_new" -- install "${args[@]}" --driver-version "$V_NEW"
+echo "crash trials: $trials, every one consistent and converged"
+[ "$trials" -ge 50 ] || fail "only $trials trials"
