@@ -55,6 +55,10 @@ int err_errno(struct err *e, int code, int errnum, const char *fmt, ...)
 	err_vset(e, code, fmt, ap);
 	va_end(ap);
 	err_append(e, strerror(errnum));
+	if (errnum == ENOSPC || errnum == EDQUOT)
+		err_hint(e,
+			 "a file system is full: free space on the one holding the file named "
+			 "(the install dir or the cache dir), or move --install-dir / --cache-dir");
 	return -1;
 }
 

@@ -61,6 +61,8 @@ inst() {
     [ -n "${FAKE_KERNEL:-}" ] && pre=(env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root"
         FAKE_KERNEL_FAIL="${FAKE_KERNEL_FAIL:-}" NVML_STANDIN_FAIL="${NVML_STANDIN_FAIL:-}"
         ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0")
+    # INST_WRAP: a command to run it under (nsenter into a test's mount namespace).
+    [ -n "${INST_WRAP:-}" ] && pre=($INST_WRAP "${pre[@]}")
     set +e
     "${pre[@]}" "$BIN" --root "$T/root" "$@" >"$T/out" 2>"$T/err"
     RC=$?
@@ -163,7 +165,7 @@ assert_eq() {
 
 # The driver version the install dir currently serves (via status --json).
 installed_version() {
-    "$BIN" --root "$T/root" status --json 2>/dev/null |
+    ${INST_WRAP:-} "$BIN" --root "$T/root" status --json 2>/dev/null |
         python3 -c 'import json,sys; print(json.load(sys.stdin).get("driver_version",""))'
 }
 

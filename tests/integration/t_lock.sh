@@ -17,3 +17,26 @@ wait "$first" || fail "first installer failed: $(cat "$T/first.err")"
 expect_err "another installer is running; waiting for it"
 expect_err "already installed"
 assert_eq "$(served_requests .tar.zst)" 1 "package requests for two installers"
+
+# Eight at once, asking for two versions: they take turns on the lock; every one succeeds,
+# and the host ends with one whole install (the last to run) and no staging or temp files.
+new_repo "$T/srv/repo" "$V_OLD" "$V_NEW:default"
+echo '[]' >"$HTTP_FAULTS"
+pids=()
+for i in 1 2 3 4 5 6 7 8; do
+    v=$V_OLD
+    [ $((i % 2)) = 0 ] && v=$V_NEW
+    "$BIN" --root "$T/root" install --repo "$HTTP/repo" $(install_args) --driver-version "$v" \
+        >/dev/null 2>"$T/race.$i.err" &
+    pids+=($!)
+done
+for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || fail "racer $((i + 1)) failed: $(cat "$T/race.$((i + 1)).err")"
+done
+final=$(installed_version)
+case $final in "$V_OLD" | "$V_NEW") ;; *) fail "after the race: '$final'" ;; esac
+left=$(cd "$(idir)" && find . -name '.staging*' -o -name '*.tmp-*')
+[ -z "$left" ] || fail "left behind: $left"
+"$(idir)/bin/nvidia-smi" | grep -q "$final" || fail "the install is not whole"
+waited=$(grep -l "waiting for it" "$T"/race.*.err | wc -l)
+echo "8 racers: $waited waited for the lock; $final installed"
