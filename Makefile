@@ -16,9 +16,17 @@ CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
 WARNINGS := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wstrict-prototypes \
 	-Wvla -Wwrite-strings -Wno-missing-field-initializers -Werror
 # Messages are cut to their buffers on purpose; paths that must not be cut are checked.
+# (A GCC warning; clang, for the fuzzers, has no such option.)
+ifneq ($(SANITIZE),fuzz)
 WARNINGS += -Wno-format-truncation
+endif
 ifeq ($(SANITIZE),1)
 OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_LDFLAGS := -fsanitize=address,undefined
+else ifeq ($(SANITIZE),fuzz)
+# libFuzzer (clang): the library is instrumented for coverage, the targets link the driver.
+OPT := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all
 SAN_LDFLAGS := -fsanitize=address,undefined
 else
 OPT := -O2 -g -D_FORTIFY_SOURCE=2
@@ -42,8 +50,12 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 FAKEKERNEL := $(BUILD)/tools/fakekernel.so
 CRASHPOINT := $(BUILD)/tools/crashpoint.so
 
+FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
+FUZZ_SECONDS ?= 60
+
 .PHONY: all check check-real unit integration asan vm image-test demo deps format format-check lint clean \
-	install
+	install fuzz fuzz-replay fuzz-bins fleet reliability-report
 .DEFAULT_GOAL := all
 # Keep test objects between runs.
 .SECONDARY:
@@ -73,6 +85,42 @@ $(FAKEKERNEL): tests/tools/fakekernel.c
 $(CRASHPOINT): tests/tools/crashpoint.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g $(WARNINGS) -fPIC -shared -o $@ $< -ldl
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< $(LIB) $(PKG_LIBS)
+
+fuzz-bins: $(FUZZ_BINS)
+
+# The committed corpora (tests/fuzz/corpus/TARGET), each input run once: make check.
+fuzz-replay:
+	$(MAKE) BUILD=build-fuzz SANITIZE=fuzz CC=clang fuzz-bins
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		build-fuzz/fuzz/fuzz_$$t -runs=0 tests/fuzz/corpus/$$t 2>build-fuzz/replay-$$t.log || \
+			{ tail -30 build-fuzz/replay-$$t.log; exit 1; }; \
+		echo "fuzz-replay: $$t: $$(ls tests/fuzz/corpus/$$t | wc -l) inputs, no crash"; \
+	done
+
+# Fuzzing proper, FUZZ_SECONDS per target; new inputs go to build-fuzz/corpus/TARGET
+# (copy the interesting ones into tests/fuzz/corpus), statistics to build-fuzz/stats.
+fuzz:
+	$(MAKE) BUILD=build-fuzz SANITIZE=fuzz CC=clang fuzz-bins
+	@mkdir -p build-fuzz/stats
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		mkdir -p build-fuzz/corpus/$$t; \
+		build-fuzz/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			-artifact_prefix=build-fuzz/crash-$$t- build-fuzz/corpus/$$t tests/fuzz/corpus/$$t \
+			2>build-fuzz/stats/$$t.log || { tail -40 build-fuzz/stats/$$t.log; exit 1; }; \
+		echo "fuzz: $$t: $$(sed -n 's/^stat::number_of_executed_units: *//p' build-fuzz/stats/$$t.log) executions in $(FUZZ_SECONDS) s"; \
+	done
+
+# 64 installers against one throttled, failing server (tests/scale/fleet.sh).
+fleet: $(BIN)
+	tests/scale/fleet.sh $(BIN)
+
+# docs/reliability.md, measured anew: fault tests, fuzzing, the fleet.
+reliability-report: $(BIN) $(FAKEKERNEL) $(CRASHPOINT)
+	scripts/reliability-report $(BIN)
 
 deps:
 	@scripts/deps.sh
@@ -110,6 +158,7 @@ check: deps
 	$(MAKE) vm
 	$(MAKE) image-test
 	$(MAKE) asan
+	$(MAKE) fuzz-replay
 
 demo: deps
 	$(MAKE) all
@@ -134,6 +183,6 @@ install: $(BIN)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/nvidia-driver-installer
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 -include $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_BINS:$(BUILD)/tests/%=$(BUILD)/tests/unit/%.d)

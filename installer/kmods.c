@@ -24,8 +24,11 @@ struct kmods {
 	char release[128];
 };
 
-static void kmod_log(void *data, int priority, const char *file, int line, const char *fn,
-		     const char *format, va_list args)
+/* libkmod's logger: FORMAT is libkmod's own. */
+__attribute__((format(printf, 6, 0))) static void kmod_log(void *data, int priority,
+							   const char *file, int line,
+							   const char *fn, const char *format,
+							   va_list args)
 {
 	char msg[512];
 

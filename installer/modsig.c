@@ -19,7 +19,6 @@
 
 DEFINE_POINTER_CLEANUP(CMS_ContentInfo, CMS_ContentInfo_free)
 DEFINE_POINTER_CLEANUP(BIO, BIO_free)
-DEFINE_POINTER_CLEANUP(X509, X509_free)
 
 struct modsig_certs {
 	STACK_OF(X509) * certs;

@@ -22,6 +22,8 @@ packages=(
     buildah podman mmdebstrap
     # make format-check, make lint
     clang-format cppcheck
+    # make fuzz, make fuzz-replay (libFuzzer is clang's); the memcheck integration test
+    clang libclang-rt-14-dev valgrind
 )
 
 # The manifest test runs on Node.js; a node already on PATH (another packaging) will do.

@@ -22,7 +22,7 @@ bool err_is_set(const struct err *e)
 	return e->msg[0] != '\0';
 }
 
-static void err_vset(struct err *e, int code, const char *fmt, va_list ap)
+_printf_(3, 0) static void err_vset(struct err *e, int code, const char *fmt, va_list ap)
 {
 	e->code = code;
 	e->hint[0] = '\0';

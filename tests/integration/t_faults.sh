@@ -52,6 +52,15 @@ expect_err "too slow"
 [ "$ms" -lt 8000 ] || fail "the trickle was not cut short ($ms ms)"
 [ "$(served_bytes .tar.zst)" -lt $((size + 4096)) ] || fail "the trickle's bytes were fetched again"
 
+# A stall after the headers (no byte for 30 s) is the same: cut at the floor, retried.
+fresh
+faults '[{"path": "/'"$pkg"'", "action": "stall", "seconds": 30, "times": 1}]'
+t0=$(date +%s%N)
+expect_rc 0 install --repo "$HTTP/repo" $(install_args) --fetch-speed-floor 1024:1
+ms=$(elapsed_ms "$t0")
+echo "a stalled transfer was cut and retried: installed in $ms ms"
+[ "$ms" -lt 8000 ] || fail "the stall was not cut short ($ms ms)"
+
 # 500, 500, 500, then 200: retried after growing, jittered waits (half fixed, half random:
 # 250-500 ms, 500-1000 ms, 1000-2000 ms).
 fresh

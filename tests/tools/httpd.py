@@ -18,10 +18,16 @@ Every request appends one JSON line to --log: time, method, path, range, status,
   {"path": "/x", "action": "huge", "bytes": 20000000}              (that many bytes of "x")
 A rule without "times" applies forever. The server exits after --lifetime seconds, or
 when the process that started it is gone. With --tls-cert it speaks HTTPS only.
+
+For fleet simulations: --rate caps the bytes/s of all responses together (one shared
+token bucket), --fail-rate P answers that fraction of requests, at random (--seed), with
+a 503 or, for files, a TCP reset halfway; each log line carries "active", the requests in
+flight when it started.
 """
 import argparse
 import json
 import os
+import random
 import re
 import socket
 import ssl
@@ -34,6 +40,26 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 RANGE_RE = re.compile(r"^bytes=(\d+)-(\d*)$")
 
 
+class Bucket:
+    """Bytes per second for every response together."""
+
+    def __init__(self, rate):
+        self.rate = rate
+        self.lock = threading.Lock()
+        self.next_free = time.monotonic()
+
+    def take(self, n):
+        if not self.rate:
+            return
+        with self.lock:
+            now = time.monotonic()
+            start = max(now, self.next_free)
+            self.next_free = start + n / self.rate
+        delay = start + n / self.rate - now
+        if delay > 0:
+            time.sleep(delay)
+
+
 class State:
     def __init__(self, args):
         self.dir = os.path.realpath(args.dir)
@@ -41,6 +67,19 @@ class State:
         self.faults_path = args.faults
         self.used = {}
         self.lock = threading.Lock()
+        self.bucket = Bucket(args.rate)
+        self.fail_rate = args.fail_rate
+        self.random = random.Random(args.seed)
+        self.active = 0
+
+    def random_fault(self):
+        """None, or a fault drawn at --fail-rate: half 503s, half resets."""
+        with self.lock:
+            if self.random.random() >= self.fail_rate:
+                return None
+            if self.random.random() < 0.5:
+                return {"action": "status", "code": 503}
+            return {"action": "reset", "at_fraction": 0.5}
 
     def fault_for(self, path):
         if not self.faults_path or not os.path.exists(self.faults_path):
@@ -94,10 +133,20 @@ class Handler(BaseHTTPRequestHandler):
         self.do_GET()
 
     def do_GET(self):
+        with self.state.lock:
+            self.state.active += 1
+            active = self.state.active
+        try:
+            self.serve(active)
+        finally:
+            with self.state.lock:
+                self.state.active -= 1
+
+    def serve(self, active):
         path = self.path.split("?", 1)[0]
         rng = self.headers.get("Range")
-        entry = {"method": self.command, "path": path, "range": rng}
-        fault = self.state.fault_for(path) or {}
+        entry = {"method": self.command, "path": path, "range": rng, "active": active}
+        fault = self.state.fault_for(path) or self.state.random_fault() or {}
         action = fault.get("action")
         if action == "status":
             extra = {}
@@ -124,6 +173,8 @@ class Handler(BaseHTTPRequestHandler):
             end = min(end, size - 1)
             code = 206
         length = end - start + 1
+        if "at_fraction" in fault:
+            fault = dict(fault, at=int(length * fault["at_fraction"]))
         self.send_response(code)
         if action == "short_length":
             length = min(length, fault.get("at", length))
@@ -144,6 +195,7 @@ class Handler(BaseHTTPRequestHandler):
                     chunk = f.read(min(65536, limit - sent))
                     if not chunk:
                         break
+                    self.state.bucket.take(len(chunk))
                     try:
                         self.wfile.write(chunk)
                     except (BrokenPipeError, ConnectionResetError):
@@ -188,9 +240,13 @@ def main():
     ap.add_argument("--lifetime", type=float, default=600)
     ap.add_argument("--tls-cert")
     ap.add_argument("--tls-key")
+    ap.add_argument("--rate", type=float, default=0, help="bytes/s for all responses together")
+    ap.add_argument("--fail-rate", type=float, default=0)
+    ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
 
     Handler.state = State(args)
+    ThreadingHTTPServer.request_queue_size = 256  # a fleet connects at once
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     if args.tls_cert:

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * libFuzzer: what the kernel stage reads from /proc and /sys: /proc/devices (majors),
+ * /proc/driver/nvidia/params and gpus/.../information, /proc/keys, the lockdown file,
+ * and PCI sysfs attributes (vendor, device, class).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "devnodes.h"
+#include "host.h"
+#include "ktrust.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *buf = malloc(size + 1), out[64];
+	struct nv_params p;
+	uint32_t v;
+	long id;
+
+	if (!buf)
+		return 0;
+	memcpy(buf, data, size);
+	buf[size] = '\0';
+	devnodes_parse_major(buf, "nvidia-uvm");
+	devnodes_parse_minor(buf);
+	devnodes_parse_params(buf, &p);
+	ktrust_find_keyring(buf, ".secondary_trusted_keys", &id);
+	ktrust_parse_lockdown(buf, out, sizeof(out));
+	host_parse_pci_hex(buf, 4, &v);
+	host_parse_pci_hex(buf, 6, &v);
+	free(buf);
+	return 0;
+}
