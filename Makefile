@@ -164,7 +164,8 @@ demo: deps
 	$(MAKE) all
 	scripts/demo.sh $(BIN)
 
-FORMAT_SRCS = $(wildcard installer/*.[ch] installer/util/*.[ch] tests/unit/*.[ch] tests/tools/*.c)
+FORMAT_SRCS = $(wildcard installer/*.[ch] installer/util/*.[ch] tests/unit/*.[ch] tests/tools/*.c \
+	tests/fuzz/*.c)
 
 format:
 	clang-format -i $(FORMAT_SRCS)
