@@ -31,6 +31,7 @@ crash_run() { # N ARGS...: the installer, killed at its Nth change; its exit sta
     set +e
     # The group takes the shell's "Killed" report too.
     { env LD_PRELOAD="$CRASHPOINT $FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" CRASH_AT="$n" \
+        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
         CRASH_TRACE="$T/trace" "$BIN" --root "$T/root" "$@" >"$T/out" 2>"$T/err"
         echo $? >"$T/crash.rc"; } 2>/dev/null
     set -e
