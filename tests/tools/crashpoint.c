@@ -35,6 +35,7 @@ static void init(void)
 {
 	const char *at, *path;
 
+	/* First called from the main thread, before the installer starts any other. */
 	if (initialised)
 		return;
 	initialised = true;
@@ -72,7 +73,8 @@ static void tick(const void *caller)
 	init();
 	if (getpid() != self || from_fake_kernel(caller))
 		return;
-	if (++counter == crash_at) {
+	/* The unpacker writes from its own thread while the download writes from the main. */
+	if (__atomic_add_fetch(&counter, 1, __ATOMIC_SEQ_CST) == crash_at) {
 		kill(getpid(), SIGKILL);
 		pause();
 	}

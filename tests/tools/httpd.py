@@ -190,7 +190,13 @@ class Handler(BaseHTTPRequestHandler):
         if self.command == "GET":
             limit = fault.get("at", length) if action in ("truncate", "reset") else length
             with open(full, "rb") as f:
-                f.seek(start)
+                if not fault and not self.state.bucket.rate and \
+                        not isinstance(self.connection, ssl.SSLSocket):
+                    # Nothing to shape: the kernel copies (the benchmark's server stays
+                    # off the CPU the installer is measured on).
+                    self.wfile.flush()
+                    sent = self.send_file(f, start, limit)
+                f.seek(start + sent)
                 while sent < limit:
                     chunk = f.read(min(65536, limit - sent))
                     if not chunk:
@@ -213,6 +219,12 @@ class Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
         entry.update(status=code, bytes=sent)
         self.state.log(entry)
+
+    def send_file(self, f, start, n):
+        try:
+            return self.connection.sendfile(f, start, n)
+        except (BrokenPipeError, ConnectionResetError):
+            return f.tell() - start
 
     def send_huge(self, n, entry):
         self.send_response(200)
