@@ -34,9 +34,9 @@ SAN_LDFLAGS :=
 endif
 CFLAGS ?=
 CPPFLAGS += -Iinstaller -DINSTALLER_VERSION='"$(VERSION)"' -D_GNU_SOURCE
-ALL_CFLAGS = -std=gnu11 $(OPT) $(WARNINGS) -fstack-protector-strong -fPIE -MMD -MP \
+ALL_CFLAGS = -std=gnu11 $(OPT) $(WARNINGS) -pthread -fstack-protector-strong -fPIE -MMD -MP \
 	$(PKG_CFLAGS) $(CFLAGS)
-ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now $(SAN_LDFLAGS) $(LDFLAGS)
+ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -pthread $(SAN_LDFLAGS) $(LDFLAGS)
 
 LIB_SRCS := $(filter-out installer/main.c,$(wildcard installer/*.c installer/util/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
@@ -55,7 +55,7 @@ FUZZ_BINS := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SECONDS ?= 60
 
 .PHONY: all check check-real unit integration asan vm image-test demo deps format format-check lint clean \
-	install fuzz fuzz-replay fuzz-bins fleet reliability-report
+	install fuzz fuzz-replay fuzz-bins fleet reliability-report bench
 .DEFAULT_GOAL := all
 # Keep test objects between runs.
 .SECONDARY:
@@ -117,6 +117,13 @@ fuzz:
 # 64 installers against one throttled, failing server (tests/scale/fleet.sh).
 fleet: $(BIN)
 	tests/scale/fleet.sh $(BIN)
+
+# docs/benchmarks.md and its chart, measured anew: a cold install against its slowest stage
+# and the shell pipeline, with NVIDIA's real package (built once if check-real has not).
+BENCH_ARGS ?=
+bench: deps
+	$(MAKE) all $(FAKEKERNEL)
+	bench/run.py $(BIN) $(FAKEKERNEL) $(BENCH_ARGS)
 
 # docs/reliability.md, measured anew: fault tests, fuzzing, the fleet.
 reliability-report: $(BIN) $(FAKEKERNEL) $(CRASHPOINT)

@@ -85,8 +85,12 @@ int cache_commit(struct cache *c, const char *sha256, int partial_fd, struct err
 
 	entry_name(part, sizeof(part), sha256, "part");
 	entry_name(pkg, sizeof(pkg), sha256, "pkg");
-	if (fsync(partial_fd) < 0)
-		return err_errno(e, EXIT_UNEXPECTED, errno, "cache: fsync '%s'", part);
+	/*
+	 * No fsync: a cached package is hashed again whenever it is used, so a copy a
+	 * crash damaged is found and fetched again. The kernel writes it back in its own
+	 * time; the install's sync covers only the tree it publishes.
+	 */
+	(void)partial_fd;
 	if (renameat(c->pkg_fd, part, c->pkg_fd, pkg) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "cache: rename '%s'", part);
 	(void)fsync(c->pkg_fd);

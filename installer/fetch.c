@@ -13,6 +13,7 @@
 #include "fetch.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/tail.h"
 #include "verify.h"
 
 #ifndef INSTALLER_VERSION
@@ -46,6 +47,7 @@ struct sink {
 	int fd;
 	struct sha256 *sha;
 	uint64_t have;	   /* bytes in the file */
+	struct tail *tail; /* told of every change of HAVE; may be NULL */
 	uint64_t expected; /* total size the index promises */
 	uint64_t resume_from;
 	uint64_t net; /* bytes received in this transfer */
@@ -58,6 +60,16 @@ struct sink {
 	bool bar_shown; /* a bar is on the terminal's current line */
 	const char *name;
 };
+
+/* The file now holds N bytes; a reader following it is told. */
+static void sink_have(struct sink *s, uint64_t n)
+{
+	s->have = n;
+	if (s->tail)
+		tail_written(s->tail, n);
+}
+
+#define FETCH_FILE_BUFFER (512L * 1024)
 
 static uint64_t remaining_ms(const struct fetcher *f)
 {
@@ -180,7 +192,7 @@ static int restart_if_not_partial(struct sink *s)
 	       LOG_END);
 	if (ftruncate(s->fd, 0) < 0 || lseek(s->fd, 0, SEEK_SET) < 0 || sha256_reset(s->sha) < 0)
 		return -errno ?: -EIO;
-	s->have = 0;
+	sink_have(s, 0);
 	s->resume_from = 0;
 	s->restarted = true;
 	return 0;
@@ -205,7 +217,7 @@ static size_t write_file(char *data, size_t size, size_t nmemb, void *ud)
 		return 0;
 	}
 	sha256_update(s->sha, data, n);
-	s->have += n;
+	sink_have(s, s->have + n);
 	s->net += n;
 	return n;
 }
@@ -396,12 +408,13 @@ static int hash_existing(int fd, uint64_t have, struct sha256 *sha)
 	return 0;
 }
 
-static enum fetch_result empty_file(int fd, const char *url, struct err *e)
+static enum fetch_result empty_file(struct sink *s, const char *url, struct err *e)
 {
-	if (ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
+	if (ftruncate(s->fd, 0) < 0 || lseek(s->fd, 0, SEEK_SET) < 0) {
 		err_errno(e, EXIT_UNEXPECTED, errno, "'%s': truncating partial download", url);
 		return FETCH_PERMANENT;
 	}
+	sink_have(s, 0);
 	return FETCH_OK;
 }
 
@@ -430,7 +443,7 @@ static enum fetch_result check_complete(struct sink *s, const char *url, const c
 			url, (unsigned long long)s->expected, (unsigned long long)s->have);
 		err_hint(e, "the mirror serves other bytes than the signed index describes: "
 			    "upload the package again, or re-add it with make-repo and re-sign");
-		empty_file(s->fd, url, e);
+		empty_file(s, url, e);
 		return FETCH_PERMANENT;
 	}
 	if (sha256_final_hex(s->sha, got) < 0) {
@@ -442,7 +455,7 @@ static enum fetch_result check_complete(struct sink *s, const char *url, const c
 			url, sha256, got);
 		err_hint(e, "the mirror serves other bytes than the signed index describes: "
 			    "upload the package again, or re-add it with make-repo and re-sign");
-		empty_file(s->fd, url, e);
+		empty_file(s, url, e);
 		return FETCH_PERMANENT;
 	}
 	return FETCH_OK;
@@ -457,12 +470,9 @@ static enum fetch_result prepare_resume(struct sink *s, const char *url, struct 
 		err_errno(e, EXIT_UNEXPECTED, errno, "'%s': partial download", url);
 		return FETCH_PERMANENT;
 	}
-	s->have = (uint64_t)st.st_size;
-	if (s->have > s->expected) {
-		if (empty_file(s->fd, url, e) != FETCH_OK)
-			return FETCH_PERMANENT;
-		s->have = 0;
-	}
+	sink_have(s, (uint64_t)st.st_size);
+	if (s->have > s->expected && empty_file(s, url, e) != FETCH_OK)
+		return FETCH_PERMANENT;
 	if ((r = hash_existing(s->fd, s->have, s->sha)) < 0) {
 		err_errno(e, EXIT_UNEXPECTED, -r, "'%s': reading partial download", url);
 		return FETCH_PERMANENT;
@@ -478,6 +488,8 @@ static CURLcode transfer_file(struct fetcher *f, const char *url, struct sink *s
 	set_common(f, url);
 	curl_easy_setopt(f->curl, CURLOPT_WRITEFUNCTION, write_file);
 	curl_easy_setopt(f->curl, CURLOPT_WRITEDATA, s);
+	/* Packages are hundreds of MB: fewer, larger writes (the default is 16 KiB). */
+	curl_easy_setopt(f->curl, CURLOPT_BUFFERSIZE, FETCH_FILE_BUFFER);
 	curl_easy_setopt(f->curl, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)s->resume_from);
 	curl_easy_setopt(f->curl, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(f->curl, CURLOPT_XFERINFOFUNCTION, progress);
@@ -492,12 +504,17 @@ static CURLcode transfer_file(struct fetcher *f, const char *url, struct sink *s
 }
 
 enum fetch_result fetch_to_file(struct fetcher *f, const char *url, int fd, uint64_t size,
-				const char *sha256, uint64_t *ret_net_bytes, struct err *e)
+				const char *sha256, struct tail *tail, uint64_t *ret_net_bytes,
+				struct err *e)
 {
 	_cleanup_(sha256_freep) struct sha256 *sha = sha256_new();
 	const char *slash = strrchr(url, '/');
-	struct sink s = {
-		.f = f, .fd = fd, .sha = sha, .expected = size, .name = slash ? slash + 1 : url};
+	struct sink s = {.f = f,
+			 .fd = fd,
+			 .sha = sha,
+			 .expected = size,
+			 .tail = tail,
+			 .name = slash ? slash + 1 : url};
 	enum fetch_result r;
 	bool from_start = false;
 	CURLcode rc;
@@ -527,7 +544,7 @@ enum fetch_result fetch_to_file(struct fetcher *f, const char *url, int fd, uint
 			url, (unsigned long long)s.resume_from, (unsigned long long)size);
 		err_hint(e, "the mirror serves other bytes than the signed index describes: "
 			    "upload the package again, or re-add it with make-repo and re-sign");
-		empty_file(fd, url, e);
+		empty_file(&s, url, e);
 		return FETCH_PERMANENT;
 	}
 	if ((rc == CURLE_RANGE_ERROR || rc == CURLE_BAD_DOWNLOAD_RESUME) && s.resume_from > 0) {
@@ -535,9 +552,9 @@ enum fetch_result fetch_to_file(struct fetcher *f, const char *url, int fd, uint
 		log_kv(LOG_INFO, "fetch",
 		       "server ignored the range request; downloading from the start", "url", url,
 		       LOG_END);
-		if (empty_file(fd, url, e) != FETCH_OK || sha256_reset(sha) < 0)
+		if (empty_file(&s, url, e) != FETCH_OK || sha256_reset(sha) < 0)
 			return FETCH_PERMANENT;
-		s.have = s.resume_from = 0;
+		s.resume_from = 0;
 		rc = transfer_file(f, url, &s);
 		from_start = true;
 	}

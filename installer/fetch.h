@@ -14,6 +14,7 @@
 #include "util/err.h"
 
 struct fetcher;
+struct tail;
 
 struct fetch_opts {
 	unsigned timeout_s;	  /* total budget for every transfer and wait of this run */
@@ -65,8 +66,10 @@ enum fetch_result fetch_to_memory(struct fetcher *f, const char *url, size_t max
 /*
  * Downloads URL into FD (a partial file opened O_RDWR), resuming after the
  * bytes already there, and checks that the result is SIZE bytes with SHA256.
- * A mismatch empties FD and is FETCH_PERMANENT with EXIT_VERIFY.
- * *ret_net_bytes counts the bytes this call received from the network.
+ * A mismatch empties FD and is FETCH_PERMANENT with EXIT_VERIFY. TAIL (may be
+ * NULL) is told of every change of the file's length, for a reader following
+ * it. *ret_net_bytes counts the bytes this call received from the network.
  */
 enum fetch_result fetch_to_file(struct fetcher *f, const char *url, int fd, uint64_t size,
-				const char *sha256, uint64_t *ret_net_bytes, struct err *e);
+				const char *sha256, struct tail *tail, uint64_t *ret_net_bytes,
+				struct err *e);

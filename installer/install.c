@@ -18,7 +18,7 @@
 #include "nodeinfo.h"
 #include "publish.h"
 #include "source.h"
-#include "unpack.h"
+#include "stage.h"
 #include "util/fs.h"
 #include "util/log.h"
 
@@ -185,59 +185,6 @@ static void print_plan(const struct config *c, const struct plan *p)
 		printf("  kernel:      untouched (--skip-modules)\n");
 }
 
-/* Unpacks the package into a fresh staging tree; on failure no staging is left. */
-static int stage_package(const struct repo_package *pkg, struct installdir *dir, int pkg_fd,
-			 char *staging, size_t size, struct err *e)
-{
-	_cleanup_close_ int sfd = -1;
-	struct unpack_stats st;
-	uint64_t t0 = now_ns();
-
-	sfd = publish_staging(dir, staging, size, e);
-	if (sfd < 0)
-		return -1;
-	if (unpack_package(pkg_fd, pkg->size, pkg->sha256, sfd, &st, e) < 0) {
-		publish_staging_abort(dir, staging);
-		if (e->code == EXIT_VERIFY)
-			err_hint(e, "rebuild the package to docs/repository-format.md (make-repo "
-				    "pack), add it to the repository again and re-sign the index");
-		return err_wrap(e, "unpack: package '%s'", pkg->path);
-	}
-	log_kv(LOG_INFO, "unpack", "package unpacked and verified", "files", U64(st.files),
-	       "symlinks", U64(st.symlinks), "bytes", U64(st.bytes), "duration_ms",
-	       U64(ms_since(t0)), LOG_END);
-	return TAKE_FD(sfd);
-}
-
-/*
- * Download (or take from the cache), then unpack into staging. A cached copy
- * that fails verification is dropped and downloaded once more.
- */
-static int fetch_and_stage(struct plan *p, struct cache *cache, struct installdir *dir,
-			   char *staging, size_t size, struct err *e)
-{
-	const struct repo_package *pkg = p->choice.pkg;
-
-	for (int attempt = 0;; attempt++) {
-		_cleanup_close_ int fd = -1;
-		uint64_t net;
-		int sfd;
-
-		fd = source_get_package(&p->src, cache, pkg, &net, e);
-		if (fd < 0)
-			return -1;
-		sfd = stage_package(pkg, dir, fd, staging, size, e);
-		if (sfd >= 0)
-			return sfd;
-		if (e->code != EXIT_VERIFY || net > 0 || attempt > 0)
-			return -1;
-		log_kv(LOG_WARN, "unpack", "cached package failed verification; downloading again",
-		       "reason", e->msg, LOG_END);
-		cache_drop(cache, pkg->sha256);
-		err_clear(e);
-	}
-}
-
 static void manifest_fill(const struct config *c, struct plan *p, struct manifest *m, char now[32])
 {
 	time_t t = time(NULL);
@@ -313,26 +260,32 @@ static int switch_version(const struct config *c, struct plan *p, int root_fd,
 	_cleanup_(kernel_freep) struct kernel *kn = NULL;
 	_cleanup_close_ int drivers_fd = -1;
 	char id[NAME_MAX + 1], now[32];
+	struct publish_flush flush;
 	struct manifest m;
 	bool reload = false;
 	uint64_t t0;
 
 	/* From here until the new driver is verified, the node is not ready. */
 	readiness_remove(root_fd);
+	/* The tree goes to disk while the modules are checked (CPU against I/O). */
+	publish_flush_begin(&flush, sfd);
 	if (!c->skip_modules) {
 		drivers_fd = openat(sfd, "kernel", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (drivers_fd < 0) {
+			publish_flush_end(&flush);
 			publish_staging_abort(dir, staging);
 			return err_set(e, EXIT_VERIFY,
 				       "kernel: the package has no kernel/ directory");
 		}
 		if (kernel_prepare(c, root_fd, p->host.kernel, drivers_fd,
 				   p->choice.driver->version, &kn, e) < 0) {
+			publish_flush_end(&flush);
 			publish_staging_abort(dir, staging);
 			return -1;
 		}
 		reload = kernel_will_reload(kn);
 	}
+	publish_flush_end(&flush);
 	t0 = now_ns();
 	manifest_fill(c, p, &m, now);
 	if (publish_stage(dir, staging, sfd, &m, id, sizeof(id), e) < 0) {
@@ -511,8 +464,8 @@ int install_run(const struct config *c, struct err *e)
 			       p.current.driver_version, "duration_ms", U64(ms_since(t0)), LOG_END);
 	} else {
 		char staging[NAME_MAX + 1];
-		_cleanup_close_ int sfd =
-			fetch_and_stage(&p, cache, dir, staging, sizeof(staging), e);
+		_cleanup_close_ int sfd = stage_package(&p.src, cache, p.choice.pkg, dir, staging,
+							sizeof(staging), e);
 
 		r = sfd < 0 ? -1 : switch_version(c, &p, root_fd, dir, staging, sfd, e);
 		if (r == 0)
@@ -520,8 +473,8 @@ int install_run(const struct config *c, struct err *e)
 		if (r == 0)
 			log_kv(LOG_INFO, "install", "driver installed", "version",
 			       p.choice.driver->version, "previous",
-			       p.has_current ? p.current.driver_version : "none", "duration_ms",
-			       U64(ms_since(t0)), LOG_END);
+			       p.has_current ? p.current.driver_version : "none", "peak_rss_kib",
+			       U64(peak_rss_kib()), "duration_ms", U64(ms_since(t0)), LOG_END);
 	}
 out:
 	if (c->metrics_file && !c->dry_run && root_fd >= 0) {

@@ -80,6 +80,37 @@ static int run_ldconfig(int root_fd, const char *root_path, struct err *e)
 	return 0;
 }
 
+static bool mtime_of(int dir_fd, const char *name, struct timespec *ret)
+{
+	struct stat st;
+
+	if (dir_fd < 0 || fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	*ret = st.st_mtim;
+	return true;
+}
+
+/*
+ * The cache was rebuilt after the current version became current (the switch
+ * makes a fresh .current link) and lists our libraries: a re-run need not fork
+ * ldconfig again.
+ */
+static bool cache_is_current(int root_fd, const char *install_dir)
+{
+	struct err e;
+	_cleanup_close_ int etc = fs_dir_in_root(root_fd, "/etc", false, &e);
+	_cleanup_close_ int dir = fs_dir_in_root(root_fd, install_dir, false, &e);
+	struct timespec cache, current;
+
+	if (!mtime_of(etc, "ld.so.cache", &cache) || !mtime_of(dir, ".current", &current))
+		return false;
+	if (cache.tv_sec < current.tv_sec ||
+	    (cache.tv_sec == current.tv_sec && cache.tv_nsec <= current.tv_nsec))
+		return false;
+	return ldcache_has(root_fd, install_dir, "libcuda.so.1") &&
+	       ldcache_has(root_fd, install_dir, "libnvidia-ml.so.1");
+}
+
 int ldcache_update(int root_fd, const char *root_path, const char *install_dir, struct err *e)
 {
 	_cleanup_free_ char *conf = NULL, *old = NULL, *main_conf = NULL;
@@ -97,6 +128,10 @@ int ldcache_update(int root_fd, const char *root_path, const char *install_dir, 
 	if ((!old || strcmp(old, conf) != 0) &&
 	    fs_write_atomic_at(dir, "nvidia.conf", conf, strlen(conf), 0644, e) < 0)
 		return err_wrap(e, "ldcache");
+	if (old && strcmp(old, conf) == 0 && cache_is_current(root_fd, install_dir)) {
+		log_kv(LOG_DEBUG, "ldcache", "ld cache already current", "libs", libs, LOG_END);
+		return 0;
+	}
 	main_conf = read_text(root_fd, "/etc/ld.so.conf", 1 << 20, NULL);
 	if (!main_conf || !strstr(main_conf, "ld.so.conf.d"))
 		log_kv(LOG_WARN, "ldcache",

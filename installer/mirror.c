@@ -78,7 +78,7 @@ static int copy_package(struct source *src, int dir_fd, const struct repo_packag
 	fd = openat(dfd, part, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "mirror: '%s'", part);
-	if (source_download(src, pkg, fd, &got, e) < 0)
+	if (source_download(src, pkg, fd, NULL, &got, e) < 0)
 		return -1;
 	*net += got;
 	if (fsync(fd) < 0 || renameat(dfd, part, dfd, slash ? slash + 1 : pkg->path) < 0)

@@ -321,10 +321,11 @@ static int staging_finish(int sfd, const struct manifest *m, struct err *e)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "manifest");
 	if (fs_write_atomic_at(sfd, MANIFEST_NAME, json, strlen(json), 0644, e) < 0)
 		return -1;
-	/* One sync for the whole tree instead of one per file. */
-	if (syncfs(sfd) < 0)
-		return err_errno(e, EXIT_UNEXPECTED, errno, "syncfs");
-	return 0;
+	/*
+	 * The tree on disk before it can become current. publish_flush_begin has
+	 * usually written it already: this pass then only waits for the manifest.
+	 */
+	return fs_sync_tree(sfd, e);
 }
 
 /* Moves the staged tree to .versions/ID, replacing an older copy of the same ID. */
@@ -344,6 +345,28 @@ static int staging_install(struct installdir *d, const char *staging, const char
 	if (renameat2(d->fd, staging, d->fd, dst, RENAME_EXCHANGE) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "exchange '%s'", dst);
 	return fs_rm_rf_at(d->fd, staging, e);
+}
+
+static void *flush_main(void *ud)
+{
+	struct publish_flush *f = ud;
+	struct err e;
+
+	(void)fs_sync_tree(f->fd, &e);
+	return NULL;
+}
+
+void publish_flush_begin(struct publish_flush *f, int staging_fd)
+{
+	f->fd = staging_fd;
+	f->started = pthread_create(&f->thread, NULL, flush_main, f) == 0;
+}
+
+void publish_flush_end(struct publish_flush *f)
+{
+	if (f->started)
+		pthread_join(f->thread, NULL);
+	f->started = false;
 }
 
 int publish_stage(struct installdir *d, const char *staging, int staging_fd,

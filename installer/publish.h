@@ -14,6 +14,8 @@
  */
 #pragma once
 
+#include <pthread.h>
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -69,6 +71,20 @@ int publish_staging(struct installdir *d, char *ret_name, size_t size, struct er
 
 /* Removes a staging directory after a failure. */
 void publish_staging_abort(struct installdir *d, const char *name);
+
+/*
+ * Flushes the staged tree to disk in a thread of its own while the caller goes
+ * on checking (the kernel modules' signatures): publish_stage's own sync then
+ * finds little left to write. publish_flush_end waits for it; its result does
+ * not matter, publish_stage syncs again and checks.
+ */
+struct publish_flush {
+	pthread_t thread;
+	int fd;
+	bool started;
+};
+void publish_flush_begin(struct publish_flush *f, int staging_fd);
+void publish_flush_end(struct publish_flush *f);
 
 /*
  * Makes the staged tree a version: moves kernel/ to drivers/, adds the

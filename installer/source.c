@@ -201,6 +201,7 @@ void source_done(struct source *s)
 struct package_job {
 	const struct repo_package *pkg;
 	int fd;
+	struct tail *tail;
 	uint64_t net;
 };
 
@@ -216,15 +217,15 @@ static enum fetch_result package_attempt(struct fetcher *f, const char *base, vo
 		err_errno(e, EXIT_UNEXPECTED, ENOMEM, "download");
 		return FETCH_PERMANENT;
 	}
-	r = fetch_to_file(f, url, j->fd, j->pkg->size, j->pkg->sha256, &net, e);
+	r = fetch_to_file(f, url, j->fd, j->pkg->size, j->pkg->sha256, j->tail, &net, e);
 	j->net += net;
 	return r;
 }
 
-int source_download(struct source *s, const struct repo_package *pkg, int fd,
+int source_download(struct source *s, const struct repo_package *pkg, int fd, struct tail *tail,
 		    uint64_t *ret_net_bytes, struct err *e)
 {
-	struct package_job j = {.pkg = pkg, .fd = fd};
+	struct package_job j = {.pkg = pkg, .fd = fd, .tail = tail};
 	uint64_t t0 = now_ns();
 	size_t used;
 	int r;
@@ -238,27 +239,4 @@ int source_download(struct source *s, const struct repo_package *pkg, int fd,
 	       "bytes", U64(pkg->size), "network_bytes", U64(j.net), "duration_ms",
 	       U64(ms_since(t0)), LOG_END);
 	return 0;
-}
-
-int source_get_package(struct source *s, struct cache *cache, const struct repo_package *pkg,
-		       uint64_t *ret_net_bytes, struct err *e)
-{
-	_cleanup_close_ int fd = -1;
-
-	*ret_net_bytes = 0;
-	fd = cache_package_open(cache, pkg->sha256);
-	if (fd >= 0) {
-		log_kv(LOG_INFO, "download", "package found in the node cache", "sha256",
-		       pkg->sha256, LOG_END);
-		return TAKE_FD(fd);
-	}
-	fd = cache_partial_open(cache, pkg->sha256, e);
-	if (fd < 0)
-		return err_wrap(e, "download");
-	if (source_download(s, pkg, fd, ret_net_bytes, e) < 0 ||
-	    cache_commit(cache, pkg->sha256, fd, e) < 0)
-		return -1;
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		return err_errno(e, EXIT_UNEXPECTED, errno, "download: rewind");
-	return TAKE_FD(fd);
 }

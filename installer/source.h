@@ -15,6 +15,8 @@
 #include "repo.h"
 #include "util/err.h"
 
+struct tail;
+
 struct source {
 	struct repo_index *idx;
 	char *const *mirrors;
@@ -39,17 +41,9 @@ void source_done(struct source *s);
 
 /*
  * Downloads PKG into FD (a partial file, resumed), from the mirror that served
- * the index first, checking size and digest. Returns 0 and the bytes fetched
- * in *ret_net_bytes, or -1.
+ * the index first, checking size and digest. TAIL (may be NULL) follows the
+ * file's length for a concurrent reader. Returns 0 and the bytes fetched in
+ * *ret_net_bytes, or -1.
  */
-int source_download(struct source *s, const struct repo_package *pkg, int fd,
+int source_download(struct source *s, const struct repo_package *pkg, int fd, struct tail *tail,
 		    uint64_t *ret_net_bytes, struct err *e);
-
-/*
- * Makes sure the cache holds PKG, complete and verified against the index
- * (from the cache when present, else downloaded with resume and retries).
- * Returns an fd open on the package at offset 0 and sets *ret_net_bytes, or
- * -1 with e set.
- */
-int source_get_package(struct source *s, struct cache *cache, const struct repo_package *pkg,
-		       uint64_t *ret_net_bytes, struct err *e);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,11 +14,10 @@
 #include "unpack.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/tail.h"
 #include "verify.h"
 
 #define READ_BLOCK (256u * 1024)
-
-DEFINE_POINTER_CLEANUP(struct archive, archive_read_free)
 
 static const char *const top_dirs[] = {"kernel", "lib64", "bin", "firmware", "share"};
 
@@ -121,27 +121,57 @@ int unpack_check_symlink(const char *name, const char *target, struct err *e)
 
 struct reader {
 	int fd;
-	struct sha256 *sha;
+	struct sha256 *sha; /* NULL: the writer of a followed file hashes it */
+	struct tail *tail;  /* the file is being written: follow it; else read fd to its end */
 	uint64_t total;
 	int io_errno;
 	char buf[READ_BLOCK];
 };
+
+/* The next bytes of a file being written, read at their offset once they are there. */
+static ssize_t reader_follow(struct reader *r)
+{
+	int64_t want = tail_claim(r->tail, r->total, sizeof(r->buf));
+	size_t done = 0;
+
+	if (want < 0) {
+		errno = ECANCELED;
+		return -1;
+	}
+	while (done < (size_t)want) {
+		ssize_t n =
+			pread(r->fd, r->buf + done, (size_t)want - done, (off_t)(r->total + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			errno = n < 0 ? errno : EIO;
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
 
 static la_ssize_t reader_read(struct archive *a, void *ud, const void **ret)
 {
 	struct reader *r = ud;
 	ssize_t n;
 
-	do {
-		n = read(r->fd, r->buf, sizeof(r->buf));
-	} while (n < 0 && errno == EINTR);
+	if (r->tail)
+		n = reader_follow(r);
+	else
+		do {
+			n = read(r->fd, r->buf, sizeof(r->buf));
+		} while (n < 0 && errno == EINTR);
 	if (n < 0) {
 		r->io_errno = errno;
 		if (a)
 			archive_set_error(a, errno, "reading package");
 		return -1;
 	}
-	sha256_update(r->sha, r->buf, (size_t)n);
+	if (r->sha)
+		sha256_update(r->sha, r->buf, (size_t)n);
 	r->total += (uint64_t)n;
 	*ret = r->buf;
 	return n;
@@ -321,6 +351,163 @@ static int extract_entry(struct archive *a, struct archive_entry *ae, int stagin
 	}
 }
 
+/* ---- decompressing, in a thread of its own ---------------------------------- */
+
+/*
+ * The package's compressed bytes are read and decompressed by one thread, which
+ * hands the tar stream through a small ring of blocks to the thread that parses
+ * it and writes the members: decompression and file writing, the two costliest
+ * steps, run at once. Memory stays at the ring's few MiB whatever the size.
+ */
+#define RING_SLOTS 4
+#define RING_SLOT_SIZE (1u << 20)
+
+struct ring {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	char *slot[RING_SLOTS];
+	size_t len[RING_SLOTS];
+	uint64_t produced, consumed; /* slots filled, slots given back */
+	bool held;		     /* the consumer holds slot consumed % RING_SLOTS */
+	bool done;		     /* the producer will fill no more */
+	bool cancelled;		     /* the consumer stopped: the producer only drains */
+	int err;		     /* the producer's errno-like code, 0 */
+	char msg[256];		     /* and what libarchive said */
+};
+
+struct inflater {
+	struct archive *in; /* the package, its filter, the "raw" format */
+	struct ring ring;
+	pthread_t thread;
+	bool started;
+};
+
+static int ring_init(struct ring *r)
+{
+	*r = (struct ring){0};
+	for (size_t i = 0; i < RING_SLOTS; i++)
+		if (!(r->slot[i] = malloc(RING_SLOT_SIZE)))
+			return -1;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->cond, NULL);
+	return 0;
+}
+
+static void ring_destroy(struct ring *r)
+{
+	for (size_t i = 0; i < RING_SLOTS; i++)
+		free(r->slot[i]);
+	pthread_cond_destroy(&r->cond);
+	pthread_mutex_destroy(&r->lock);
+}
+
+/* Producer: a free slot to fill, or NULL when the consumer is gone. */
+static char *ring_free_slot(struct ring *r)
+{
+	char *p = NULL;
+
+	pthread_mutex_lock(&r->lock);
+	while (!r->cancelled && r->produced - r->consumed == RING_SLOTS)
+		pthread_cond_wait(&r->cond, &r->lock);
+	if (!r->cancelled)
+		p = r->slot[r->produced % RING_SLOTS];
+	pthread_mutex_unlock(&r->lock);
+	return p;
+}
+
+static void ring_fill(struct ring *r, size_t len)
+{
+	pthread_mutex_lock(&r->lock);
+	r->len[r->produced % RING_SLOTS] = len;
+	r->produced++;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+static void ring_finish(struct ring *r, int err, const char *msg)
+{
+	pthread_mutex_lock(&r->lock);
+	r->done = true;
+	r->err = err;
+	snprintf(r->msg, sizeof(r->msg), "%s", msg ? msg : "");
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+static void ring_cancel(struct ring *r)
+{
+	pthread_mutex_lock(&r->lock);
+	r->cancelled = true;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+static void *inflater_main(void *ud)
+{
+	struct inflater *z = ud;
+	char *slot = NULL;
+	size_t used = 0;
+	const void *block;
+	size_t len;
+	la_int64_t off;
+	int r;
+
+	while ((r = archive_read_data_block(z->in, &block, &len, &off)) == ARCHIVE_OK) {
+		const char *p = block;
+
+		while (len > 0) {
+			size_t n;
+
+			if (!slot && !(slot = ring_free_slot(&z->ring)))
+				break; /* cancelled: read on, so the digest covers every byte */
+			n = len < RING_SLOT_SIZE - used ? len : RING_SLOT_SIZE - used;
+			memcpy(slot + used, p, n);
+			used += n;
+			p += n;
+			len -= n;
+			if (used == RING_SLOT_SIZE) {
+				ring_fill(&z->ring, used);
+				slot = NULL;
+				used = 0;
+			}
+		}
+	}
+	if (slot && used > 0)
+		ring_fill(&z->ring, used);
+	if (r == ARCHIVE_EOF)
+		ring_finish(&z->ring, 0, NULL);
+	else
+		ring_finish(&z->ring, archive_errno(z->in) ? archive_errno(z->in) : EIO,
+			    archive_error_string(z->in));
+	return NULL;
+}
+
+/* Consumer (libarchive's read callback): the next slot; the previous one goes back. */
+static la_ssize_t ring_read(struct archive *a, void *ud, const void **ret)
+{
+	struct ring *r = ud;
+	la_ssize_t n = 0;
+
+	pthread_mutex_lock(&r->lock);
+	if (r->held) {
+		r->consumed++;
+		r->held = false;
+		pthread_cond_broadcast(&r->cond);
+	}
+	while (r->produced == r->consumed && !r->done)
+		pthread_cond_wait(&r->cond, &r->lock);
+	if (r->produced > r->consumed) {
+		*ret = r->slot[r->consumed % RING_SLOTS];
+		n = (la_ssize_t)r->len[r->consumed % RING_SLOTS];
+		r->held = true;
+	} else if (r->err) {
+		archive_set_error(a, r->err, "decompressing the package: %s", r->msg);
+		n = -1;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return n;
+}
+
 /* ---- the package ---------------------------------------------------------- */
 
 static int check_filter(struct archive *a, struct err *e)
@@ -334,6 +521,44 @@ static int check_filter(struct archive *a, struct err *e)
 	return 0;
 }
 
+/* Opens the compressed stream in RD and starts the thread that decompresses it. */
+static int inflater_start(struct inflater *z, struct reader *rd, struct err *e)
+{
+	struct archive_entry *ae;
+	int perr;
+
+	if (ring_init(&z->ring) < 0 || !(z->in = archive_read_new()))
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "unpack");
+	archive_read_support_filter_zstd(z->in);
+	archive_read_support_filter_xz(z->in);
+	archive_read_support_filter_gzip(z->in);
+	archive_read_support_format_raw(z->in);
+	if (archive_read_open(z->in, rd, NULL, reader_read, NULL) != ARCHIVE_OK ||
+	    archive_read_next_header(z->in, &ae) != ARCHIVE_OK)
+		return err_archive(e, EXIT_VERIFY, z->in, "package is not a zstd, xz or gzip tar");
+	if (check_filter(z->in, e) < 0)
+		return -1;
+	perr = pthread_create(&z->thread, NULL, inflater_main, z);
+	if (perr)
+		return err_errno(e, EXIT_UNEXPECTED, perr, "unpack: start the decompressor");
+	z->started = true;
+	return 0;
+}
+
+/* Stops the decompressor (it reads the rest of the package first) and frees it all. */
+static void inflater_stop(struct inflater *z)
+{
+	if (z->started) {
+		ring_cancel(&z->ring);
+		pthread_join(z->thread, NULL);
+		z->started = false;
+	}
+	if (z->in)
+		archive_read_free(z->in);
+	z->in = NULL;
+	ring_destroy(&z->ring);
+}
+
 static int unpack_members(struct archive *a, int staging_fd, struct unpack_stats *st, struct err *e)
 {
 	struct archive_entry *ae;
@@ -341,9 +566,7 @@ static int unpack_members(struct archive *a, int staging_fd, struct unpack_stats
 	int r;
 
 	while ((r = archive_read_next_header(a, &ae)) == ARCHIVE_OK) {
-		if (n++ == 0 && check_filter(a, e) < 0)
-			return -1;
-		if (n > UNPACK_MAX_ENTRIES)
+		if (++n > UNPACK_MAX_ENTRIES)
 			return err_set(e, EXIT_VERIFY, "package has more than %u members",
 				       UNPACK_MAX_ENTRIES);
 		if (extract_entry(a, ae, staging_fd, st, e) < 0)
@@ -356,30 +579,50 @@ static int unpack_members(struct archive *a, int staging_fd, struct unpack_stats
 	return 0;
 }
 
+/* The package in RD, decompressed by a second thread, into staging_fd. */
+static int unpack_stream(struct reader *rd, int staging_fd, struct unpack_stats *st, struct err *e)
+{
+	_cleanup_free_ struct inflater *z = calloc(1, sizeof(*z));
+	struct archive *tar = NULL;
+	int r = -1;
+
+	if (!z)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "unpack");
+	if (inflater_start(z, rd, e) < 0)
+		goto out;
+	if (!(tar = archive_read_new())) {
+		err_errno(e, EXIT_UNEXPECTED, ENOMEM, "unpack");
+		goto out;
+	}
+	archive_read_support_format_tar(tar);
+	if (archive_read_open(tar, &z->ring, NULL, ring_read, NULL) != ARCHIVE_OK)
+		err_archive(e, EXIT_VERIFY, tar, "package is not a valid archive");
+	else
+		r = unpack_members(tar, staging_fd, st, e);
+out:
+	inflater_stop(z);
+	if (tar)
+		archive_read_free(tar);
+	return r;
+}
+
 /* Dangling links are refused: every link must resolve to a member of the package. */
 static int check_links_resolve(int staging_fd, struct err *e);
 
 int unpack_package(int pkg_fd, uint64_t size, const char *sha256, int staging_fd,
 		   struct unpack_stats *ret, struct err *e)
 {
-	_cleanup_(archive_read_freep) struct archive *a = archive_read_new();
 	_cleanup_(sha256_freep) struct sha256 *sha = sha256_new();
 	_cleanup_free_ struct reader *rd = calloc(1, sizeof(*rd));
 	struct unpack_stats st = {0};
 	char got[65];
 	int r;
 
-	if (!a || !sha || !rd)
+	if (!sha || !rd)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "unpack");
 	rd->fd = pkg_fd;
 	rd->sha = sha;
-	archive_read_support_filter_zstd(a);
-	archive_read_support_filter_xz(a);
-	archive_read_support_filter_gzip(a);
-	archive_read_support_format_tar(a);
-	if (archive_read_open(a, rd, NULL, reader_read, NULL) != ARCHIVE_OK)
-		return err_archive(e, EXIT_VERIFY, a, "package is not a zstd, xz or gzip tar");
-	r = unpack_members(a, staging_fd, &st, e);
+	r = unpack_stream(rd, staging_fd, &st, e);
 	/* A digest mismatch explains any other failure: report it first. */
 	if (reader_drain(rd) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, rd->io_errno, "reading package");
@@ -396,6 +639,39 @@ int unpack_package(int pkg_fd, uint64_t size, const char *sha256, int staging_fd
 	if (r < 0)
 		return -1;
 	if (check_links_resolve(staging_fd, e) < 0)
+		return -1;
+	*ret = st;
+	return 0;
+}
+
+int unpack_follow(int pkg_fd, struct tail *tail, int staging_fd, struct unpack_stats *ret,
+		  struct err *e)
+{
+	_cleanup_free_ struct reader *rd = calloc(1, sizeof(*rd));
+	struct unpack_stats st = {0};
+	enum tail_state state;
+	bool stale;
+	int r = -1;
+
+	if (!rd) {
+		err_errno(e, EXIT_UNEXPECTED, ENOMEM, "unpack");
+	} else {
+		rd->fd = pkg_fd;
+		rd->tail = tail;
+		r = unpack_stream(rd, staging_fd, &st, e);
+	}
+	/*
+	 * The writer's verdict comes first, as the digest's does for a cached package: a
+	 * download that failed or was cut back explains any error made from its bytes.
+	 */
+	state = tail_reader_done(tail, &stale);
+	if (state != TAIL_COMPLETE) {
+		err_clear(e);
+		return err_set(e, EXIT_UNREACHABLE, "the download did not complete");
+	}
+	if (stale)
+		return 1;
+	if (r < 0 || check_links_resolve(staging_fd, e) < 0)
 		return -1;
 	*ret = st;
 	return 0;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unpacking a driver package (a zstd, xz or gzip tar) into a private staging
- * directory, under the archive policy of docs/repository-format.md. The
- * package's bytes are hashed as they are read, so a cached package is
- * verified in the same pass that unpacks it.
+ * directory, under the archive policy of docs/repository-format.md. A cached
+ * package's bytes are hashed as they are read, so it is verified in the same
+ * pass that unpacks it; a package being downloaded is unpacked as it arrives,
+ * and the download's own digest decides.
  */
 #pragma once
 
@@ -11,6 +12,8 @@
 #include <stdint.h>
 
 #include "util/err.h"
+
+struct tail;
 
 /* Limits against decompression bombs; generous for a real driver (~400 MB unpacked). */
 #define UNPACK_MAX_ENTRY_SIZE (4ull << 30)
@@ -49,3 +52,16 @@ int unpack_check_symlink(const char *name, const char *target, struct err *e);
  */
 int unpack_package(int pkg_fd, uint64_t size, const char *sha256, int staging_fd,
 		   struct unpack_stats *ret, struct err *e);
+
+/*
+ * Unpacks the package another thread is writing to pkg_fd, following TAIL
+ * (util/tail.h), into staging_fd, then waits for the writer. Returns 0 when
+ * the members unpacked under the policy and the writer completed the file
+ * (size and SHA-256 checked by the download); 1 when the writer cut the file
+ * back below what was read, so the tree must be made again from the finished
+ * file; -1 with e set otherwise (EXIT_UNREACHABLE "the download did not
+ * complete" when the writer failed: its own error is the one to report). The
+ * staging directory is the caller's to remove on anything but 0.
+ */
+int unpack_follow(int pkg_fd, struct tail *tail, int staging_fd, struct unpack_stats *ret,
+		  struct err *e);

@@ -24,6 +24,8 @@ packages=(
     clang-format cppcheck
     # make fuzz, make fuzz-replay (libFuzzer is clang's); the memcheck integration test
     clang libclang-rt-14-dev valgrind
+    # make bench: the shell pipeline it is compared with, and its chart
+    curl gnuplot-nox
 )
 
 # The manifest test runs on Node.js; a node already on PATH (another packaging) will do.

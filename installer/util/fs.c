@@ -440,3 +440,58 @@ int fs_fd_path(int fd, char *buf, size_t size)
 	buf[n] = '\0';
 	return 0;
 }
+
+/* Pass WAIT false starts write-back of every file; pass true waits for files and dirs. */
+static int sync_tree_pass(int dirfd, dev_t dev, bool wait, unsigned depth, struct err *e)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	int fd;
+
+	if (depth > 64)
+		return err_set(e, EXIT_UNEXPECTED, "sync: the tree is too deep");
+	fd = dup(dirfd);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return err_errno(e, EXIT_UNEXPECTED, errno, "sync: read directory");
+	}
+	while ((de = readdir(d))) {
+		_cleanup_close_ int cfd = -1;
+		struct stat st;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return err_errno(e, EXIT_UNEXPECTED, errno, "sync: stat '%s'", de->d_name);
+		if ((!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) || st.st_dev != dev)
+			continue;
+		cfd = openat(dirfd, de->d_name,
+			     (S_ISDIR(st.st_mode) ? O_RDONLY | O_DIRECTORY : O_RDONLY) |
+				     O_NOFOLLOW | O_CLOEXEC);
+		if (cfd < 0)
+			return err_errno(e, EXIT_UNEXPECTED, errno, "sync: open '%s'", de->d_name);
+		if (S_ISDIR(st.st_mode)) {
+			if (sync_tree_pass(cfd, dev, wait, depth + 1, e) < 0)
+				return -1;
+		} else if (!wait) {
+			(void)sync_file_range(cfd, 0, 0, SYNC_FILE_RANGE_WRITE);
+		} else if (fsync(cfd) < 0) {
+			return err_errno(e, EXIT_UNEXPECTED, errno, "sync: fsync '%s'", de->d_name);
+		}
+	}
+	if (wait && fsync(dirfd) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "sync: fsync directory");
+	return 0;
+}
+
+int fs_sync_tree(int dirfd, struct err *e)
+{
+	struct stat st;
+
+	if (fstat(dirfd, &st) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "sync");
+	if (sync_tree_pass(dirfd, st.st_dev, false, 0, e) < 0)
+		return -1;
+	return sync_tree_pass(dirfd, st.st_dev, true, 0, e);
+}

@@ -73,6 +73,15 @@ int fs_symlink_replace_at(int dirfd, const char *target, const char *name, struc
  */
 DIR *fs_opendir_at(int dirfd, const char *name, struct err *e);
 
+/*
+ * Makes the tree under dirfd durable: every regular file and directory in it,
+ * not following symlinks and not crossing into other mounts. Write-back of all
+ * files is started first and then waited for, so the disk sees one batch. Only
+ * this tree is written, not the rest of its file system (which syncfs would).
+ * Returns 0 or -1.
+ */
+int fs_sync_tree(int dirfd, struct err *e);
+
 /* The path fd refers to, as this process sees it (/proc/self/fd). 0 or -errno. */
 int fs_fd_path(int fd, char *buf, size_t size);
 

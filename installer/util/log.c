@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,18 @@ uint64_t ms_since(uint64_t t0_ns)
 	return (now_ns() - t0_ns) / 1000000u;
 }
 
+uint64_t peak_rss_kib(void)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	unsigned long long kib;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %llu kB", &kib) == 1)
+			return kib;
+	return 0;
+}
+
 static void json_string(FILE *f, const char *s)
 {
 	fputc('"', f);
@@ -103,22 +116,27 @@ struct stage_time {
 
 static struct stage_time stage_times[16];
 static size_t n_stage_times;
+/* Two stages log from their own threads while the package streams. */
+static pthread_mutex_t stage_times_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void stage_time_add(const char *stage, const char *ms)
 {
 	size_t i;
 
+	pthread_mutex_lock(&stage_times_lock);
 	for (i = 0; i < n_stage_times; i++) {
 		if (strcmp(stage_times[i].stage, stage) == 0)
 			break;
 	}
 	if (i == n_stage_times) {
 		if (i == ARRAY_SIZE(stage_times))
-			return;
+			goto out;
 		snprintf(stage_times[n_stage_times++].stage, sizeof(stage_times[0].stage), "%s",
 			 stage);
 	}
 	stage_times[i].ms += strtoull(ms, NULL, 10);
+out:
+	pthread_mutex_unlock(&stage_times_lock);
 }
 
 void log_stage_times(void (*fn)(const char *stage, uint64_t ms, void *ud), void *ud)

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The selected package, unpacked into a staging tree of the install dir and
+ * verified, ready for publish_stage(). From the node's cache when it holds the
+ * package (its bytes hashed again as they are unpacked: the cache is not
+ * trusted on its own). Otherwise in one pass: the download appends to the
+ * cache's partial file, hashing as it goes, while an unpacker thread follows
+ * it through the same file; the staging tree is kept only when the download
+ * completed with the index's size and digest.
+ */
+#pragma once
+
+#include <stddef.h>
+
+#include "cache.h"
+#include "publish.h"
+#include "repo.h"
+#include "source.h"
+#include "util/err.h"
+
+/*
+ * Stages PKG: writes the staging directory's name to STAGING (SIZE bytes) and
+ * returns an fd on it, or -1 with e set and no staging left behind.
+ */
+int stage_package(struct source *src, struct cache *cache, const struct repo_package *pkg,
+		  struct installdir *dir, char *staging, size_t size, struct err *e);
