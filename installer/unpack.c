@@ -263,8 +263,87 @@ static int write_data(struct archive *a, int fd, const char *name, uint64_t *tot
 	return 0;
 }
 
+/* ---- write-back, started as each file is complete -------------------------- */
+
+/*
+ * The extractor hands each finished file to a thread that starts its write-back
+ * (sync_file_range, which can block on the disk's queue: not in the extractor).
+ * By the time the tree is flushed before publishing, most of it is on disk.
+ */
+#define WRITEBACK_QUEUE 64
+
+struct writeback {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int fd[WRITEBACK_QUEUE];
+	unsigned head, tail;
+	bool done;
+	pthread_t thread;
+	bool started;
+};
+
+static void *writeback_main(void *ud)
+{
+	struct writeback *w = ud;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		int fd;
+
+		while (w->head == w->tail && !w->done)
+			pthread_cond_wait(&w->cond, &w->lock);
+		if (w->head == w->tail)
+			break;
+		fd = w->fd[w->tail++ % WRITEBACK_QUEUE];
+		pthread_cond_broadcast(&w->cond);
+		pthread_mutex_unlock(&w->lock);
+		(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+		close(fd);
+		pthread_mutex_lock(&w->lock);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+static void writeback_start(struct writeback *w)
+{
+	*w = (struct writeback){0};
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	w->started = pthread_create(&w->thread, NULL, writeback_main, w) == 0;
+}
+
+/* Queues FD's write-back; without the thread, or with the queue full, skips it. */
+static void writeback_push(struct writeback *w, int fd)
+{
+	int copy;
+
+	if (!w || !w->started)
+		return;
+	pthread_mutex_lock(&w->lock);
+	if (w->head - w->tail < WRITEBACK_QUEUE && (copy = fcntl(fd, F_DUPFD_CLOEXEC, 3)) >= 0) {
+		w->fd[w->head++ % WRITEBACK_QUEUE] = copy;
+		pthread_cond_broadcast(&w->cond);
+	}
+	pthread_mutex_unlock(&w->lock);
+}
+
+static void writeback_stop(struct writeback *w)
+{
+	if (w->started) {
+		pthread_mutex_lock(&w->lock);
+		w->done = true;
+		pthread_cond_broadcast(&w->cond);
+		pthread_mutex_unlock(&w->lock);
+		pthread_join(w->thread, NULL);
+	}
+	pthread_cond_destroy(&w->cond);
+	pthread_mutex_destroy(&w->lock);
+}
+
 static int extract_file(struct archive *a, struct archive_entry *ae, int dirfd, const char *base,
-			const char *name, struct unpack_stats *st, struct err *e)
+			const char *name, struct unpack_stats *st, struct writeback *wb,
+			struct err *e)
 {
 	mode_t mode = (archive_entry_perm(ae) & 0111) ? 0755 : 0644;
 	_cleanup_close_ int fd = -1;
@@ -290,12 +369,13 @@ static int extract_file(struct archive *a, struct archive_entry *ae, int dirfd, 
 	ts[0].tv_nsec = ts[1].tv_nsec = 0;
 	if (archive_entry_mtime_is_set(ae))
 		(void)futimens(fd, ts);
+	writeback_push(wb, fd);
 	st->files++;
 	return 0;
 }
 
 static int extract_entry(struct archive *a, struct archive_entry *ae, int staging_fd,
-			 struct unpack_stats *st, struct err *e)
+			 struct unpack_stats *st, struct writeback *wb, struct err *e)
 {
 	const char *raw = archive_entry_pathname(ae), *base = NULL;
 	char name[PATH_MAX];
@@ -347,7 +427,7 @@ static int extract_entry(struct archive *a, struct archive_entry *ae, int stagin
 		st->symlinks++;
 		return 0;
 	default:
-		return extract_file(a, ae, dirfd, base, name, st, e);
+		return extract_file(a, ae, dirfd, base, name, st, wb, e);
 	}
 }
 
@@ -559,7 +639,8 @@ static void inflater_stop(struct inflater *z)
 	ring_destroy(&z->ring);
 }
 
-static int unpack_members(struct archive *a, int staging_fd, struct unpack_stats *st, struct err *e)
+static int unpack_members_to(struct archive *a, int staging_fd, struct unpack_stats *st,
+			     struct writeback *wb, struct err *e)
 {
 	struct archive_entry *ae;
 	unsigned n = 0;
@@ -569,7 +650,7 @@ static int unpack_members(struct archive *a, int staging_fd, struct unpack_stats
 		if (++n > UNPACK_MAX_ENTRIES)
 			return err_set(e, EXIT_VERIFY, "package has more than %u members",
 				       UNPACK_MAX_ENTRIES);
-		if (extract_entry(a, ae, staging_fd, st, e) < 0)
+		if (extract_entry(a, ae, staging_fd, st, wb, e) < 0)
 			return -1;
 	}
 	if (r != ARCHIVE_EOF)
@@ -577,6 +658,17 @@ static int unpack_members(struct archive *a, int staging_fd, struct unpack_stats
 	if (n == 0)
 		return err_set(e, EXIT_VERIFY, "package is an empty archive");
 	return 0;
+}
+
+static int unpack_members(struct archive *a, int staging_fd, struct unpack_stats *st, struct err *e)
+{
+	struct writeback wb;
+	int r;
+
+	writeback_start(&wb);
+	r = unpack_members_to(a, staging_fd, st, &wb, e);
+	writeback_stop(&wb);
+	return r;
 }
 
 /* The package in RD, decompressed by a second thread, into staging_fd. */

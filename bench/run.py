@@ -1,0 +1,586 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The cold-install benchmark (`make bench`): figures measured side by side in one run.
+
+  bench/run.py BINARY FAKEKERNEL [--reps N] [--warm-reps N] [--out docs/benchmarks.md]
+               [--work build/bench] [--no-x4]
+
+Payloads: NVIDIA's real 535.261.03 package as scripts/build-driver-package builds it for
+the installed kernel (made here when `make check-real` has not made it yet), and a
+synthetic package four times larger (the real tree plus three copies of it under
+share/), each in a signed repository served on 127.0.0.1 with Range support.
+
+For each payload, in every repetition and in this order (so drift hits all alike):
+  ours-cold     the installer, empty cache and install dir, modules "inserted" through
+                the fake kernel (LD_PRELOAD), the NVML check answered by the stand-in
+  shell         curl -o, sha256sum -c, tar --zstd -x into staging, mv into place
+  download      curl -o /dev/null
+  sha256        openssl dgst -sha256 of the package (the library the installer hashes
+                with; the package in the page cache)
+  zstd          zstd -d to /dev/null
+  extract       tar --zstd -x of the package, held in the page cache, into staging
+  ours-cached   the installer again with the package in its node cache, install dir
+                and kernel state wiped
+then, once installed, the warm re-run (already installed) --warm-reps times, beside two
+floors measured as many times: /bin/true, and a program that does nothing but link
+libcurl (the installer needs it to fetch the index on every run).
+
+Reports medians (and min-max), the ratios the targets are stated in, peak RSS (wait4),
+and the bytes the server sent during the warm re-runs. Writes docs/benchmarks.md and
+docs/benchmarks.png (gnuplot). Exits 1 when a target is missed.
+"""
+import argparse
+import hashlib
+import json
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+SRC = os.path.realpath(os.path.join(os.path.dirname(__file__), ".."))
+VERSION = "535.261.03"
+PCI_ID = "10de:2330"
+TARGET_COLD_VS_SLOWEST = 1.25
+TARGET_SHELL_VS_COLD = 1.5
+TARGET_WARM_MS = 15.0
+TARGET_RSS_MIB = 32.0
+STAGES = ("download", "sha256", "zstd", "extract")
+
+
+def log(msg):
+    print("bench: " + msg, flush=True)
+
+
+def die(msg):
+    print("bench: error: " + msg, file=sys.stderr)
+    sys.exit(2)
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, check=True, **kw)
+
+
+def kernel_release():
+    """The installed kernel with headers and an image: the one packages are built for."""
+    found = ""
+    for r in sorted(os.listdir("/lib/modules")):
+        if os.path.exists("/lib/modules/%s/build/Makefile" % r) and \
+                os.path.exists("/boot/vmlinuz-%s" % r):
+            found = r
+    if not found:
+        die("no kernel with headers and an image under /lib/modules: run make deps")
+    return found
+
+
+def real_package(binary, release):
+    """The real package and the certificate its modules are signed with."""
+    w = os.path.join(SRC, "build", "real")
+    pkg = os.path.join(w, "repo-proprietary", "packages", release, "x86_64",
+                       "nvidia-%s.tar.zst" % VERSION)
+    cert = os.path.join(w, "keys", "mod.crt")
+    if os.path.isfile(pkg) and os.path.isfile(cert):
+        return pkg, cert
+    log("building NVIDIA's %s for %s (compiling takes minutes, once)" % (VERSION, release))
+    keys = os.path.join(w, "keys")
+    os.makedirs(keys, exist_ok=True)
+    if not os.path.isfile(os.path.join(keys, "mod.pem")):
+        sh([os.path.join(SRC, "tests", "tools", "make-module-key"),
+            "nvidia-driver-installer real-driver test key", os.path.join(keys, "mod")])
+        sh(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+            "-out", os.path.join(keys, "repo.pem")], stderr=subprocess.DEVNULL)
+    sh([os.path.join(SRC, "scripts", "build-driver-package"), "--kernel", release,
+        "--debian", VERSION, "--flavour", "proprietary",
+        "--repo", os.path.join(w, "repo-proprietary"), "--tag", "default",
+        "--sign-key", os.path.join(keys, "mod.pem"), "--sign-cert", cert,
+        "--repo-key", os.path.join(keys, "repo.pem"), "--installer", binary,
+        "--work", os.path.join(w, "work")])
+    return pkg, cert
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def make_x4(real_pkg, work):
+    """The real tree and three copies of it (under share/), packed as make-repo packs."""
+    out = os.path.join(work, "nvidia-x4.tar.zst")
+    if os.path.isfile(out):
+        return out
+    src, tree = os.path.join(work, "x4-src"), os.path.join(work, "x4-tree")
+    for d in (src, tree):
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+    sh(["tar", "--zstd", "-xf", real_pkg, "-C", src])
+    sh(["tar", "--zstd", "-xf", real_pkg, "-C", tree])
+    for i in (1, 2, 3):
+        dst = os.path.join(tree, "share", "bench-copy-%d" % i)
+        os.makedirs(dst)
+        for name in sorted(os.listdir(src)):
+            sh(["cp", "-a", os.path.join(src, name), dst])
+    sh([os.path.join(SRC, "scripts", "make-repo"), "pack", tree, out])
+    shutil.rmtree(tree)
+    shutil.rmtree(src)
+    return out
+
+
+def make_repo(work, name, pkg, release, key):
+    repo = os.path.join(work, "srv", name)
+    shutil.rmtree(repo, ignore_errors=True)
+    sh([os.path.join(SRC, "scripts", "make-repo"), "add", "--repo", repo, "--key", key,
+        "--version", VERSION, "--kernel", release, "--pci-ids", PCI_ID, "--tag", "default",
+        pkg], stdout=subprocess.DEVNULL)
+    with open(os.path.join(repo, "index.json")) as f:
+        p = json.load(f)["drivers"][0]["packages"][0]
+    return "/%s/%s" % (name, p["path"]), p["sha256"], p["size"]
+
+
+STUB = ('static const char mi[] __attribute__((section(".modinfo"), used, aligned(1))) = '
+        '"license=GPL\\0name=%s\\0vermagic=%s SMP preempt mod_unload modversions ";\n')
+
+
+def host_template(work, release):
+    """A COS host root with one H100 and a kernel the fake can load into."""
+    t = os.path.join(work, "root-template")
+    shutil.rmtree(t, ignore_errors=True)
+    os.makedirs(os.path.join(t, "etc"))
+    with open(os.path.join(t, "etc", "os-release"), "w") as f:
+        f.write('ID=cos\nVERSION_ID=117\nBUILD_ID=17800.66.78\n'
+                'PRETTY_NAME="Container-Optimized OS from Google"\n')
+    with open(os.path.join(t, "etc", "ld.so.conf"), "w") as f:
+        f.write("include /etc/ld.so.conf.d/*.conf\n")
+    dev = os.path.join(t, "sys", "devices", "pci0000:00", "0000:00:04.0")
+    os.makedirs(dev)
+    for k, v in (("vendor", "0x10de"), ("device", "0x2330"), ("class", "0x030200")):
+        with open(os.path.join(dev, k), "w") as f:
+            f.write(v + "\n")
+    os.makedirs(os.path.join(t, "sys", "bus", "pci", "devices"))
+    os.symlink("../../../devices/pci0000:00/0000:00:04.0",
+               os.path.join(t, "sys", "bus", "pci", "devices", "0000:00:04.0"))
+    for d in ("dev", "proc", "lib/firmware", "sys/module/module/parameters",
+              "sys/kernel/security", "sys/module/firmware_class/parameters"):
+        os.makedirs(os.path.join(t, d), exist_ok=True)
+    for path, text in (("sys/module/module/parameters/sig_enforce", "N\n"),
+                       ("sys/kernel/security/lockdown", "[none] integrity confidentiality\n"),
+                       ("sys/module/firmware_class/parameters/path", "")):
+        with open(os.path.join(t, path), "w") as f:
+            f.write(text)
+    # The kernel's own modules the real set depends on (drm, drm_kms_helper, video).
+    mods = os.path.join(t, "lib", "modules", release, "kernel", "drivers")
+    for rel, name in (("gpu/drm/drm.ko", "drm"), ("gpu/drm/drm_kms_helper.ko", "drm_kms_helper"),
+                      ("acpi/video.ko", "video")):
+        dst = os.path.join(mods, rel)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", suffix=".c", dir=work) as c:
+            c.write(STUB % (name, release))
+            c.flush()
+            sh(["cc", "-c", "-o", dst, c.name])
+    sh(["depmod", "-b", t, release], stderr=subprocess.DEVNULL)
+    return t
+
+
+class Server:
+    def __init__(self, work):
+        self.dir = os.path.join(work, "srv")
+        self.log = os.path.join(work, "http.log")
+        port_file = os.path.join(work, "port")
+        for p in (port_file, self.log):
+            if os.path.exists(p):
+                os.unlink(p)
+        self.proc = subprocess.Popen(
+            [sys.executable, os.path.join(SRC, "tests", "tools", "httpd.py"), "--dir",
+             self.dir, "--port-file", port_file, "--log", self.log, "--lifetime", "7200"])
+        for _ in range(200):
+            if os.path.exists(port_file) and os.path.getsize(port_file) > 0:
+                break
+            time.sleep(0.05)
+        with open(port_file) as f:
+            self.url = "http://127.0.0.1:%s" % f.read().strip()
+
+    def bytes_sent(self, path):
+        n = 0
+        if os.path.exists(self.log):
+            with open(self.log) as f:
+                for line in f:
+                    e = json.loads(line)
+                    if e.get("path") == path:
+                        n += e.get("bytes", 0)
+        return n
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait()
+
+
+def timed(cmd, env=None, cwd=None, stdout=subprocess.DEVNULL, stderr=None):
+    """Runs CMD; returns (seconds, peak RSS in KiB, exit status)."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=stdout, stderr=stderr)
+    _, status, ru = os.wait4(p.pid, 0)
+    dt = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return dt, ru.ru_maxrss, p.returncode
+
+
+def drop_tree(path):
+    if os.path.lexists(path):
+        shutil.rmtree(path)
+
+
+class Payload:
+    def __init__(self, name, label, pkg, server, repo_path, sha, size):
+        self.name, self.label, self.pkg = name, label, pkg
+        self.server = server
+        self.repo_path, self.sha, self.size = repo_path, sha, size
+        self.url = server.url + repo_path
+        self.times = {k: [] for k in ("ours-cold", "shell", "ours-cached") + STAGES}
+        self.rss = []
+        self.rss_cached = []
+        self.warm = []
+        self.floor_true, self.floor_curl = [], []
+        self.warm_bytes = 0
+        self.stage_ms = {}
+        self.unpacked = 0
+        self.files = 0
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.bin = os.path.realpath(args.binary)
+        self.fake = os.path.realpath(args.fakekernel)
+        self.work = os.path.realpath(args.work)
+        self.release = kernel_release()
+
+    def installer_env(self, root):
+        env = dict(os.environ)
+        for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy",
+                  "ALL_PROXY", "no_proxy", "NO_PROXY"):
+            env.pop(k, None)
+        env.update(LD_PRELOAD=self.fake, FAKE_KERNEL_ROOT=root, FAKE_KERNEL_NVML=self.nvml)
+        return env
+
+    def install(self, p, root, log_path):
+        cmd = [self.bin, "--root", root, "--log-format", "json", "install", "--repo",
+               self.server.url + "/" + p.name, "--repo-key", self.pub, "--kernel-release",
+               self.release, "--module-cert", self.cert]
+        with open(log_path, "w") as log_f:
+            dt, _, rc = timed(cmd, env=self.installer_env(root), stderr=log_f)
+        with open(log_path) as f:
+            text = f.read()
+        if rc != 0:
+            die("%s: the installer exited %d:\n%s" % (p.name, rc, text[-3000:]))
+        # The installer's own VmHWM: wait4's ru_maxrss would count this Python process,
+        # whose pages the child had between fork and exec.
+        rss = None
+        for line in text.splitlines():
+            if '"peak_rss_kib"' in line:
+                rss = json.loads(line)["peak_rss_kib"]
+        return dt, rss
+
+    def fresh_root(self, root, keep_cache=None):
+        drop_tree(root)
+        sh(["cp", "-a", self.template, root])
+        if keep_cache:
+            os.makedirs(os.path.join(root, "var"), exist_ok=True)
+            sh(["cp", "-a", keep_cache, os.path.join(root, "var", "cache")])
+
+    def stage_times(self, log_path):
+        out = {}
+        with open(log_path) as f:
+            for line in f:
+                try:
+                    e = json.loads(line)
+                except ValueError:
+                    continue
+                if "duration_ms" in e and e.get("stage") in (
+                        "index", "download", "unpack", "kernel", "publish", "expose",
+                        "install"):
+                    out[e["stage"]] = out.get(e["stage"], 0) + float(e["duration_ms"])
+        return out
+
+    def setup(self):
+        os.makedirs(self.work, exist_ok=True)
+        real_pkg, self.cert = real_package(self.bin, self.release)
+        keydir = os.path.join(self.work, "keys")
+        os.makedirs(keydir, exist_ok=True)
+        key, self.pub = os.path.join(keydir, "repo.pem"), os.path.join(keydir, "repo-pub.pem")
+        if not os.path.isfile(self.pub):
+            sh(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt",
+                "ec_paramgen_curve:P-256", "-out", key], stderr=subprocess.DEVNULL)
+            sh(["openssl", "pkey", "-in", key, "-pubout", "-out", self.pub])
+        # The warm re-run's floor: loading libcurl and what it links, doing nothing.
+        self.curl_floor = os.path.join(self.work, "links-libcurl")
+        with tempfile.NamedTemporaryFile("w", suffix=".c", dir=self.work) as c:
+            c.write("int main(void) { return 0; }\n")
+            c.flush()
+            sh(["cc", "-O2", "-o", self.curl_floor, c.name, "-Wl,--no-as-needed", "-lcurl"])
+        self.nvml = os.path.join(self.work, "libnvidia-ml-standin.so")
+        sh(["cc", "-shared", "-fPIC", "-O1", "-Wl,-soname,libnvidia-ml.so.1", "-o", self.nvml,
+            os.path.join(SRC, "tests", "standin", "libnvidia-ml.c")])
+        self.template = host_template(self.work, self.release)
+        specs = [("real", "NVIDIA %s (real)" % VERSION, real_pkg)]
+        if not self.args.no_x4:
+            log("making the synthetic 4x package")
+            specs.append(("x4", "synthetic 4x", make_x4(real_pkg, self.work)))
+        self.server = Server(self.work)
+        self.payloads = []
+        for name, label, pkg in specs:
+            path, sha, size = make_repo(self.work, name, pkg, self.release, key)
+            p = Payload(name, label, pkg, self.server, path, sha, size)
+            with subprocess.Popen(["zstd", "-q", "-d", "-c", pkg], stdout=subprocess.PIPE) as z:
+                p.tar_size = sum(len(b) for b in iter(lambda: z.stdout.read(1 << 20), b""))
+            self.payloads.append(p)
+            log("%s: %.1f MiB compressed, %.1f MiB unpacked" %
+                (name, size / 2**20, p.tar_size / 2**20))
+
+    def one_round(self, p, rep):
+        w = os.path.join(self.work, "run")
+        root = os.path.join(w, "root")
+        os.makedirs(w, exist_ok=True)
+        # Every input is in the page cache before anything is timed.
+        for f in (p.pkg, os.path.join(self.server.dir, p.repo_path.lstrip("/"))):
+            with open(f, "rb") as fh:
+                while fh.read(1 << 24):
+                    pass
+        sh(["sync"])
+
+        # Ours, cold.
+        self.fresh_root(root)
+        log_path = os.path.join(w, "cold.log")
+        dt, rss = self.install(p, root, log_path)
+        p.times["ours-cold"].append(dt)
+        p.rss.append(rss)
+        for k, v in self.stage_times(log_path).items():
+            p.stage_ms.setdefault(k, []).append(v)
+        cache = os.path.join(w, "cache-saved")
+        drop_tree(cache)
+        sh(["cp", "-a", os.path.join(root, "var", "cache"), cache])
+        sh(["sync"])
+
+        # The shell pipeline.
+        d = os.path.join(w, "shell")
+        drop_tree(d)
+        os.makedirs(d)
+        script = ('set -e; cd "$1"; curl -fsS -o pkg.tar.zst "$2"; '
+                  'echo "$3  pkg.tar.zst" | sha256sum -c --quiet; mkdir staging; '
+                  'tar --zstd -xf pkg.tar.zst -C staging; mv staging nvidia')
+        dt, _, rc = timed(["bash", "-c", script, "shell", d, p.url, p.sha])
+        if rc != 0:
+            die("the shell pipeline failed (%d)" % rc)
+        p.times["shell"].append(dt)
+        drop_tree(d)
+        sh(["sync"])
+
+        # Each stage alone.
+        dt, _, rc = timed(["curl", "-fsS", "-o", "/dev/null", p.url])
+        p.times["download"].append(dt)
+        dt, _, rc = timed(["openssl", "dgst", "-sha256", p.pkg])
+        p.times["sha256"].append(dt)
+        dt, _, rc = timed(["zstd", "-q", "-d", "-c", p.pkg])
+        p.times["zstd"].append(dt)
+        x = os.path.join(w, "extract")
+        drop_tree(x)
+        os.makedirs(x)
+        dt, _, rc = timed(["tar", "--zstd", "-xf", p.pkg, "-C", x])
+        if rc != 0:
+            die("tar -x failed")
+        p.times["extract"].append(dt)
+        drop_tree(x)
+        sh(["sync"])
+
+        # Ours, package in the node cache.
+        self.fresh_root(root, keep_cache=cache)
+        dt, rss = self.install(p, root, os.path.join(w, "cached.log"))
+        p.times["ours-cached"].append(dt)
+        p.rss_cached.append(rss)
+
+        # Warm re-runs, once per payload (the last round's install).
+        if rep == self.args.reps - 1:
+            before = self.server.bytes_sent(p.repo_path)
+            for _ in range(self.args.warm_reps):
+                dt, _ = self.install(p, root, os.path.join(w, "warm.log"))
+                p.warm.append(dt)
+                p.floor_true.append(timed(["/bin/true"])[0])
+                p.floor_curl.append(timed([self.curl_floor])[0])
+            p.warm_bytes = self.server.bytes_sent(p.repo_path) - before
+            with open(os.path.join(w, "warm.log")) as f:
+                if "already installed" not in f.read():
+                    die("the warm re-run did not find the driver installed")
+        drop_tree(root)
+        drop_tree(cache)
+
+    def run(self):
+        self.setup()
+        try:
+            for rep in range(self.args.reps):
+                for p in self.payloads:
+                    log("round %d/%d: %s" % (rep + 1, self.args.reps, p.name))
+                    self.one_round(p, rep)
+        finally:
+            self.server.stop()
+        return self.report()
+
+    # ---- the report ------------------------------------------------------------------
+
+    def report(self):
+        med = statistics.median
+        rows, verdicts = [], []
+        for p in self.payloads:
+            m = {k: med(v) for k, v in p.times.items()}
+            slowest = max(STAGES, key=lambda k: m[k])
+            p.m, p.slowest = m, slowest
+            p.cold_vs_slowest = m["ours-cold"] / m[slowest]
+            p.shell_vs_cold = m["shell"] / m["ours-cold"]
+            p.warm_ms = med(p.warm) * 1000 if p.warm else None
+            p.rss_mib = max(p.rss) / 1024 if all(p.rss) else float("inf")
+            verdicts += [
+                ("%s: cold install <= %.2fx the slowest stage" % (p.name, TARGET_COLD_VS_SLOWEST),
+                 "%.2fx (%s)" % (p.cold_vs_slowest, slowest),
+                 p.cold_vs_slowest <= TARGET_COLD_VS_SLOWEST),
+                ("%s: shell pipeline >= %.1fx slower than cold install" % (p.name, TARGET_SHELL_VS_COLD),
+                 "%.2fx" % p.shell_vs_cold, p.shell_vs_cold >= TARGET_SHELL_VS_COLD),
+                ("%s: peak RSS of the cold install < %d MiB" % (p.name, TARGET_RSS_MIB),
+                 "%.1f MiB" % p.rss_mib, p.rss_mib < TARGET_RSS_MIB),
+            ]
+            if p.warm:
+                verdicts += [
+                    ("%s: warm re-run median < %d ms" % (p.name, TARGET_WARM_MS),
+                     "%.1f ms" % p.warm_ms, p.warm_ms < TARGET_WARM_MS),
+                    ("%s: warm re-runs read no package bytes" % p.name,
+                     "%d bytes" % p.warm_bytes, p.warm_bytes == 0),
+                ]
+        text = self.markdown(verdicts)
+        out = os.path.realpath(self.args.out)
+        with open(out, "w") as f:
+            f.write(text)
+        self.chart(os.path.splitext(out)[0] + ".png")
+        print(text)
+        return 0 if all(ok for _, _, ok in verdicts) else 1
+
+    def machine(self):
+        cpu = "unknown"
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+        with open("/proc/meminfo") as f:
+            mem = int(f.readline().split()[1]) // 1024 // 1024
+        fs = subprocess.run(["findmnt", "-n", "-o", "FSTYPE", "-T", self.work],
+                            capture_output=True, text=True).stdout.strip() or "unknown"
+        vers = []
+        for cmd in (["curl", "--version"], ["tar", "--version"], ["zstd", "--version"],
+                    ["openssl", "version"]):
+            out = subprocess.run(cmd, capture_output=True, text=True).stdout.split()
+            nums = [w.strip(",") for w in out if w[:1].isdigit() or w[:2] == "v1"]
+            vers.append("%s %s" % (cmd[0], nums[0].lstrip("v") if nums else "?"))
+        return cpu, os.cpu_count(), mem, fs, vers
+
+    def markdown(self, verdicts):
+        cpu, ncpu, mem, fs, vers = self.machine()
+        commit = subprocess.run(["git", "-C", SRC, "describe", "--always", "--dirty"],
+                                capture_output=True, text=True).stdout.strip()
+        L = ["# Benchmarks: a cold install against its slowest stage", "",
+             "Generated by `bench/run.py` (`make bench`) on %s at commit `%s`. Every figure "
+             "below was measured in that one run: %d repetitions per payload, each "
+             "measurement taken in turn within a repetition; medians, with min-max." %
+             (time.strftime("%Y-%m-%d"), commit, self.args.reps), "",
+             "Machine: %s, %d cores, %d GiB memory, %s file system, kernel %s; %s." %
+             (cpu, ncpu, mem, fs, platform.release(), "; ".join(vers)), "",
+             "The installer ran against a fake host root with one H100 (10de:2330): modules "
+             "verified against their signing certificate, then \"inserted\" through the fake "
+             "kernel (tests/tools/fakekernel.c, which reads only their headers, as the real "
+             "kernel reads them into its own memory); the NVML check answered by the stand-in "
+             "NVML (the real one needs a GPU); the ld cache, CDI spec, labels and readiness "
+             "marker written. The server is tests/tools/httpd.py on 127.0.0.1 (sendfile, "
+             "Range).", ""]
+        for p in self.payloads:
+            m = p.m
+            L += ["## %s: %.1f MiB package, %.1f MiB unpacked" %
+                  (p.label, p.size / 2**20, p.tar_size / 2**20), "",
+                  "| measurement | median | min - max | vs. slowest stage |",
+                  "|---|---|---|---|"]
+            order = [("download", "download alone (`curl -o /dev/null`)"),
+                     ("sha256", "SHA-256 alone (`openssl dgst -sha256`, page cache)"),
+                     ("zstd", "decompression alone (`zstd -d` to /dev/null)"),
+                     ("extract", "extraction alone (`tar --zstd -x`, package in the page cache)"),
+                     ("shell", "shell pipeline (`curl -o`; `sha256sum -c`; `tar --zstd -x`; `mv`)"),
+                     ("ours-cold", "**our cold install** (empty cache)"),
+                     ("ours-cached", "our re-install from the node cache")]
+            for k, label in order:
+                v = p.times[k]
+                L.append("| %s%s | %.3f s | %.3f - %.3f s | %.2fx |" %
+                         (label, " (slowest stage)" if k == p.slowest else "", m[k], min(v),
+                          max(v), m[k] / m[p.slowest]))
+            if p.warm:
+                for label, v in (("warm re-run (already installed), %d runs" % len(p.warm), p.warm),
+                                 ("floor: `/bin/true`", p.floor_true),
+                                 ("floor: a program that only links libcurl", p.floor_curl)):
+                    L.append("| %s | %.1f ms | %.1f - %.1f ms | |" %
+                             (label, statistics.median(v) * 1000, min(v) * 1000, max(v) * 1000))
+            L += ["", "Peak RSS: cold install %.1f MiB (max of %d), cached re-install %.1f MiB. "
+                  "Package bytes sent during the warm re-runs: %d." %
+                  (p.rss_mib, len(p.rss), max(p.rss_cached) / 1024, p.warm_bytes), ""]
+            if p.stage_ms:
+                parts = ", ".join("%s %.0f ms" % (k, statistics.median(v))
+                                  for k, v in p.stage_ms.items() if k != "install")
+                L += ["Inside our cold install (the installer's own log, medians; download and "
+                      "unpack overlap): " + parts + ".", ""]
+        L += ["## Targets", "", "| target | measured | met |", "|---|---|---|"]
+        for name, val, ok in verdicts:
+            L.append("| %s | %s | %s |" % (name, val, "yes" if ok else "**no**"))
+        L += ["", "![time per stage](benchmarks.png)", "",
+              "docs/design.md (\"One pass\") explains the design these figures come from.", ""]
+        return "\n".join(L)
+
+    def chart(self, png):
+        data = os.path.join(self.work, "chart.dat")
+        names = [("download", "download"), ("sha256", "SHA-256"), ("zstd", "zstd -d"),
+                 ("extract", "tar --zstd -x"), ("shell", "shell pipeline"),
+                 ("ours-cold", "ours, cold"), ("ours-cached", "ours, cached")]
+        with open(data, "w") as f:
+            f.write("stage " + " ".join('"%s"' % p.label for p in self.payloads) + "\n")
+            for k, label in names:
+                f.write('"%s" ' % label + " ".join("%.4f" % p.m[k] for p in self.payloads) + "\n")
+        plot = ", ".join("'%s' using %d:xtic(1) title columnheader" % (data, i + 2)
+                         for i in range(len(self.payloads)))
+        script = "\n".join([
+            "set terminal pngcairo size 1000,520 font 'sans,11'",
+            "set output '%s'" % png,
+            "set title 'Time per stage and per install (median seconds, one run)'",
+            "set style data histograms", "set style histogram clustered gap 1",
+            "set style fill solid 0.85 border -1", "set boxwidth 0.9",
+            "set ylabel 'seconds'", "set grid ytics", "set key top left",
+            "set xtics rotate by -20", "plot " + plot, ""])
+        if shutil.which("gnuplot") is None:
+            log("gnuplot is not installed: no chart (apt-get install gnuplot-nox)")
+            return
+        subprocess.run(["gnuplot"], input=script, text=True, check=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("binary")
+    ap.add_argument("fakekernel")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--warm-reps", type=int, default=21)
+    ap.add_argument("--out", default=os.path.join(SRC, "docs", "benchmarks.md"))
+    ap.add_argument("--work", default=os.path.join(SRC, "build", "bench"))
+    ap.add_argument("--no-x4", action="store_true", help="only the real package")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        die("run as root (the installer writes a host root's /dev and /sys)")
+    sys.exit(Bench(args).run())
+
+
+if __name__ == "__main__":
+    main()
