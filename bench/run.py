@@ -245,7 +245,7 @@ class Payload:
         self.rss = []
         self.rss_cached = []
         self.warm = []
-        self.floor_true, self.floor_curl = [], []
+        self.floor_true, self.floor_curl, self.floor_libs = [], [], []
         self.warm_bytes = 0
         self.stage_ms = {}
         self.unpacked = 0
@@ -317,12 +317,16 @@ class Bench:
             sh(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt",
                 "ec_paramgen_curve:P-256", "-out", key], stderr=subprocess.DEVNULL)
             sh(["openssl", "pkey", "-in", key, "-pubout", "-out", self.pub])
-        # The warm re-run's floor: loading libcurl and what it links, doing nothing.
+        # The warm re-run's floors: loading libcurl (the index fetch needs it), and every
+        # library the installer links, in programs that do nothing else.
         self.curl_floor = os.path.join(self.work, "links-libcurl")
+        self.libs_floor = os.path.join(self.work, "links-all")
         with tempfile.NamedTemporaryFile("w", suffix=".c", dir=self.work) as c:
             c.write("int main(void) { return 0; }\n")
             c.flush()
             sh(["cc", "-O2", "-o", self.curl_floor, c.name, "-Wl,--no-as-needed", "-lcurl"])
+            sh(["cc", "-O2", "-o", self.libs_floor, c.name, "-Wl,--no-as-needed", "-lcurl",
+                "-lcrypto", "-lkmod", "-lmount", "-larchive", "-ljson-c", "-pthread"])
         self.nvml = os.path.join(self.work, "libnvidia-ml-standin.so")
         sh(["cc", "-shared", "-fPIC", "-O1", "-Wl,-soname,libnvidia-ml.so.1", "-o", self.nvml,
             os.path.join(SRC, "tests", "standin", "libnvidia-ml.c")])
@@ -411,6 +415,7 @@ class Bench:
                 p.warm.append(dt)
                 p.floor_true.append(timed(["/bin/true"])[0])
                 p.floor_curl.append(timed([self.curl_floor])[0])
+                p.floor_libs.append(timed([self.libs_floor])[0])
             p.warm_bytes = self.server.bytes_sent(p.repo_path) - before
             with open(os.path.join(w, "warm.log")) as f:
                 if "already installed" not in f.read():
@@ -524,7 +529,9 @@ class Bench:
             if p.warm:
                 for label, v in (("warm re-run (already installed), %d runs" % len(p.warm), p.warm),
                                  ("floor: `/bin/true`", p.floor_true),
-                                 ("floor: a program that only links libcurl", p.floor_curl)):
+                                 ("floor: a program that only links libcurl", p.floor_curl),
+                                 ("floor: a program that only links the installer's libraries "
+                                  "(curl, crypto, kmod, mount, archive, json-c)", p.floor_libs)):
                     L.append("| %s | %.1f ms | %.1f - %.1f ms | |" %
                              (label, statistics.median(v) * 1000, min(v) * 1000, max(v) * 1000))
             L += ["", "Peak RSS: cold install %.1f MiB (max of %d), cached re-install %.1f MiB. "
