@@ -195,6 +195,20 @@ repo_from() {
     done
 }
 
+# A repository in $T/srv/repo whose one driver ($V_NEW, default) carries MIB MiB of
+# incompressible firmware, so that its transfer takes measurable time. Sets pkg (the
+# package's path under $T/srv) and size. big_package_repo MIB
+big_package_repo() {
+    cp -a "$FIX/drv-$V_NEW" "$T/drv"
+    head -c $(($1 * 1024 * 1024)) /dev/urandom >"$T/drv/firmware/nvidia/$V_NEW/big.bin"
+    "$SRC/scripts/make-repo" pack "$T/drv" "$T/big.tar.zst"
+    mkdir -p "$T/srv/repo"
+    "$SRC/scripts/make-repo" add --repo "$T/srv/repo" --key "$FIX/keys/key.pem" --version "$V_NEW" \
+        --kernel "$KERNEL" --tag default "$T/big.tar.zst" >/dev/null
+    pkg=$(cd "$T/srv" && ls repo/packages/*/*/*.tar.zst)
+    size=$(stat -c %s "$T/srv/$pkg")
+}
+
 # Rewrites index.json with a Python expression over `idx`, then re-signs it.
 edit_index() {
     local repo=$1 expr=$2

@@ -4,14 +4,7 @@
 # transient fault is survived with few bytes fetched twice; each permanent one fails fast
 # with exit 4 or 5 naming the URL and the cause.
 mkroot "$T/root"
-cp -a "$FIX/drv-$V_NEW" "$T/drv"
-head -c $((4 * 1024 * 1024)) /dev/urandom >"$T/drv/firmware/nvidia/$V_NEW/big.bin"
-"$SRC/scripts/make-repo" pack "$T/drv" "$T/big.tar.zst"
-mkdir -p "$T/srv/repo"
-"$SRC/scripts/make-repo" add --repo "$T/srv/repo" --key "$FIX/keys/key.pem" --version "$V_NEW" \
-    --kernel "$KERNEL" --tag default "$T/big.tar.zst" >/dev/null
-pkg=$(cd "$T/srv" && ls repo/packages/*/*/*.tar.zst)
-size=$(stat -c %s "$T/srv/$pkg")
+big_package_repo 4
 cache="$T/root/var/cache/nvidia-driver-installer"
 start_httpd "$T/srv"
 fresh() { # forget the install and the cached package

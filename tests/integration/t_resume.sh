@@ -1,13 +1,6 @@
 # A download cut off mid-way resumes where it stopped: the bytes fetched twice are few.
 mkroot "$T/root"
-cp -a "$FIX/drv-$V_NEW" "$T/drv"
-head -c $((6 * 1024 * 1024)) /dev/urandom >"$T/drv/firmware/nvidia/$V_NEW/big.bin"
-"$SRC/scripts/make-repo" pack "$T/drv" "$T/big.tar.zst"
-mkdir -p "$T/srv/repo"
-"$SRC/scripts/make-repo" add --repo "$T/srv/repo" --key "$FIX/keys/key.pem" --version "$V_NEW" \
-    --kernel "$KERNEL" --tag default "$T/big.tar.zst" >/dev/null
-pkg=$(cd "$T/srv" && ls repo/packages/*/*/*.tar.zst)
-size=$(stat -c %s "$T/srv/$pkg")
+big_package_repo 6
 cut=$((size / 2))
 start_httpd "$T/srv"
 printf '[{"path": "/%s", "action": "truncate", "at": %d, "times": 1}]\n' "$pkg" "$cut" >"$HTTP_FAULTS"

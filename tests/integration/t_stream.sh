@@ -2,14 +2,8 @@
 # published until the download's digest matched. Bytes that fail the digest leave no
 # staging, no cache entry, and the installed driver as it was.
 mkroot "$T/root"
-cp -a "$FIX/drv-$V_NEW" "$T/drv"
-# Incompressible, so the package is as large as the payload (3 MiB at 1 MB/s: ~3 s).
-head -c $((3 * 1024 * 1024)) /dev/urandom >"$T/drv/firmware/nvidia/$V_NEW/big.bin"
-"$SRC/scripts/make-repo" pack "$T/drv" "$T/big.tar.zst"
-mkdir -p "$T/srv/repo"
-"$SRC/scripts/make-repo" add --repo "$T/srv/repo" --key "$FIX/keys/key.pem" --version "$V_NEW" \
-    --kernel "$KERNEL" --tag default "$T/big.tar.zst" >/dev/null
-pkg=$(cd "$T/srv" && ls repo/packages/*/*/*.tar.zst)
+# 3 MiB of incompressible firmware at 1 MB/s: about 3 s of download.
+big_package_repo 3
 start_httpd "$T/srv"
 printf '[{"path": "/%s", "action": "slow", "rate": 1000000}]\n' "$pkg" >"$HTTP_FAULTS"
 d=$(idir)
