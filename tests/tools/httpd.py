@@ -37,6 +37,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import serverutil
+
 RANGE_RE = re.compile(r"^bytes=(\d+)-(\d*)$")
 
 
@@ -265,20 +267,7 @@ def main():
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(args.tls_cert, args.tls_key)
         server.socket = ctx.wrap_socket(server.socket, server_side=True)
-    parent = os.getppid()
-    tmp = args.port_file + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(str(server.server_address[1]))
-    os.replace(tmp, args.port_file)
-
-    def watchdog():
-        deadline = time.monotonic() + args.lifetime
-        while time.monotonic() < deadline and os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(0)
-
-    threading.Thread(target=watchdog, daemon=True).start()
-    server.serve_forever()
+    serverutil.serve(server, args.port_file, args.lifetime)
 
 
 if __name__ == "__main__":

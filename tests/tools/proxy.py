@@ -11,13 +11,13 @@ The proxy exits after --lifetime seconds, or when the process that started it is
 """
 import argparse
 import json
-import os
 import select
 import socket
 import sys
 import threading
-import time
 from socketserver import StreamRequestHandler, ThreadingTCPServer
+
+import serverutil
 
 
 class Handler(StreamRequestHandler):
@@ -100,20 +100,7 @@ def main():
     ThreadingTCPServer.allow_reuse_address = True
     server = ThreadingTCPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    parent = os.getppid()
-    tmp = args.port_file + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(str(server.server_address[1]))
-    os.replace(tmp, args.port_file)
-
-    def watchdog():
-        deadline = time.monotonic() + args.lifetime
-        while time.monotonic() < deadline and os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(0)
-
-    threading.Thread(target=watchdog, daemon=True).start()
-    server.serve_forever()
+    serverutil.serve(server, args.port_file, args.lifetime)
 
 
 if __name__ == "__main__":
