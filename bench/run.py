@@ -534,9 +534,12 @@ class Bench:
                                   "(curl, crypto, kmod, mount, archive, json-c)", p.floor_libs)):
                     L.append("| %s | %.1f ms | %.1f - %.1f ms | |" %
                              (label, statistics.median(v) * 1000, min(v) * 1000, max(v) * 1000))
-            L += ["", "Peak RSS: cold install %.1f MiB (max of %d), cached re-install %.1f MiB. "
+            cached_rss = ("%.1f MiB" % (max(p.rss_cached) / 1024) if all(p.rss_cached)
+                          else "not reported")
+            L += ["", "Peak RSS: cold install %s (max of %d), cached re-install %s. "
                   "Package bytes sent during the warm re-runs: %d." %
-                  (p.rss_mib, len(p.rss), max(p.rss_cached) / 1024, p.warm_bytes), ""]
+                  ("%.1f MiB" % p.rss_mib if all(p.rss) else "not reported (the binary "
+                   "logs no peak_rss_kib)", len(p.rss), cached_rss, p.warm_bytes), ""]
             if p.stage_ms:
                 parts = ", ".join("%s %.0f ms" % (k, statistics.median(v))
                                   for k, v in p.stage_ms.items() if k != "install")
