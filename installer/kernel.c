@@ -183,15 +183,6 @@ int kernel_unload_old(struct kernel *kn, struct err *e)
 	return 0;
 }
 
-static bool set_has(const struct kmods_set *s, const char *name)
-{
-	for (size_t i = 0; i < s->n; i++) {
-		if (strcmp(s->e[i].name, name) == 0)
-			return true;
-	}
-	return false;
-}
-
 int kernel_load(struct kernel *kn, const char *install_dir, struct err *e)
 {
 	struct devnodes_report dr;
@@ -209,7 +200,7 @@ int kernel_load(struct kernel *kn, const char *install_dir, struct err *e)
 		kmods_load_set(kn->k, &kn->set, ktrust_enforces(&kn->trust), kn->trust.lockdown, e);
 	if (loaded < 0)
 		return err_wrap(e, "kernel");
-	if (devnodes_sync(kn->root_fd, set_has(&kn->set, "nvidia_modeset"), &dr, e) < 0) {
+	if (devnodes_sync(kn->root_fd, kmods_set_has(&kn->set, "nvidia_modeset"), &dr, e) < 0) {
 		struct err ue;
 
 		/* A driver without its nodes is half an install: take it out again. */

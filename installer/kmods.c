@@ -778,7 +778,7 @@ static int lookup_intree(struct kmods *k, const char *name, struct kmod_module *
 	return 0;
 }
 
-static bool in_set(const struct kmods_set *set, const char *name)
+bool kmods_set_has(const struct kmods_set *set, const char *name)
 {
 	for (size_t j = 0; j < set->n; j++) {
 		if (strcmp(set->e[j].name, name) == 0)
@@ -818,7 +818,7 @@ int kmods_resolve_intree(struct kmods *k, const struct kmods_set *set, char *buf
 
 			kmods_normalise_name(tok);
 			st = kmods_get_state(k, tok);
-			if (in_set(set, tok) || st == KMODS_BUILTIN)
+			if (kmods_set_has(set, tok) || st == KMODS_BUILTIN)
 				continue;
 			if (st != KMODS_LIVE && lookup_intree(k, tok, &m, e) < 0)
 				return -1;
@@ -880,7 +880,8 @@ static int load_entry(struct kmods *k, const struct kmods_set *set, const struct
 	snprintf(deps, sizeof(deps), "%s", en->info.depends);
 	for (tok = strtok_r(deps, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		kmods_normalise_name(tok);
-		if (!in_set(set, tok) && ensure_intree(k, tok, l, 0, enforcing, lockdown, e) < 0)
+		if (!kmods_set_has(set, tok) &&
+		    ensure_intree(k, tok, l, 0, enforcing, lockdown, e) < 0)
 			return -1;
 	}
 	r = kmod_module_new_from_path(k->ctx, en->path, &m);

@@ -96,6 +96,9 @@ int kmods_parse_arg(const char *arg, char *module, size_t msize, char *kv, size_
 int kmods_set_build(struct kmods *k, int drivers_fd, char *const *names, size_t n_names,
 		    char *const *args, size_t n_args, struct kmods_set *ret, struct err *e);
 
+/* Whether the set holds module NAME (normalised). */
+bool kmods_set_has(const struct kmods_set *set, const char *name);
+
 /* The state of module NAME, from ROOT/sys/module/NAME. */
 enum kmods_state kmods_get_state(struct kmods *k, const char *name);
 
