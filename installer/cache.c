@@ -79,7 +79,7 @@ int cache_partial_open(struct cache *c, const char *sha256, struct err *e)
 	return fd;
 }
 
-int cache_commit(struct cache *c, const char *sha256, int partial_fd, struct err *e)
+int cache_commit(struct cache *c, const char *sha256, struct err *e)
 {
 	char part[80], pkg[80];
 
@@ -90,7 +90,6 @@ int cache_commit(struct cache *c, const char *sha256, int partial_fd, struct err
 	 * crash damaged is found and fetched again. The kernel writes it back in its own
 	 * time; the install's sync covers only the tree it publishes.
 	 */
-	(void)partial_fd;
 	if (renameat(c->pkg_fd, part, c->pkg_fd, pkg) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "cache: rename '%s'", part);
 	(void)fsync(c->pkg_fd);

@@ -25,8 +25,11 @@ DEFINE_POINTER_CLEANUP(struct cache, cache_free)
 int cache_package_open(struct cache *c, const char *sha256);
 /* Opens (creating) the partial download for SHA256, read-write. Returns an fd or -1. */
 int cache_partial_open(struct cache *c, const char *sha256, struct err *e);
-/* Promotes a fully verified partial download to a complete entry (fsync, rename). */
-int cache_commit(struct cache *c, const char *sha256, int partial_fd, struct err *e);
+/*
+ * Promotes a fully verified partial download to a complete entry (rename). Not synced:
+ * a cached package is hashed again whenever it is used.
+ */
+int cache_commit(struct cache *c, const char *sha256, struct err *e);
 /* Removes the entry SHA256 (a copy that failed verification). */
 void cache_drop(struct cache *c, const char *sha256);
 /* Removes complete entries and partial downloads other than KEEP. */

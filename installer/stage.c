@@ -91,7 +91,7 @@ static int stage_streaming(struct source *src, struct cache *cache, const struct
 	perr = pthread_create(&thread, NULL, follower_main, &f);
 	r = source_download(src, pkg, fd, perr == 0 ? &tail : NULL, &net, e);
 	if (r == 0)
-		r = cache_commit(cache, pkg->sha256, fd, e);
+		r = cache_commit(cache, pkg->sha256, e);
 	if (perr == 0) {
 		tail_finish(&tail, r == 0 ? TAIL_COMPLETE : TAIL_FAILED);
 		pthread_join(thread, NULL);
