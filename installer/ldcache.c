@@ -90,6 +90,23 @@ static bool mtime_of(int dir_fd, const char *name, struct timespec *ret)
 	return true;
 }
 
+#define LDCACHE_MAX (64u << 20)
+
+/* Whether the ld cache's bytes list INSTALL_DIR/lib64/SONAME. */
+static bool cache_lists(const char *cache, size_t len, const char *install_dir, const char *soname)
+{
+	size_t il = strlen(install_dir), sl = strlen(soname);
+
+	/* The cache's string table holds "SONAME\0...PATH\0"; look for PATH. */
+	for (size_t i = 0; i + il + 7 + sl < len; i++) {
+		if (memcmp(cache + i, install_dir, il) == 0 &&
+		    memcmp(cache + i + il, "/lib64/", 7) == 0 &&
+		    memcmp(cache + i + il + 7, soname, sl) == 0 && cache[i + il + 7 + sl] == '\0')
+			return true;
+	}
+	return false;
+}
+
 /*
  * The cache was rebuilt after the current version became current (the switch
  * makes a fresh .current link) and lists our libraries: a re-run need not fork
@@ -100,15 +117,18 @@ static bool cache_is_current(int root_fd, const char *install_dir)
 	struct err e;
 	_cleanup_close_ int etc = fs_dir_in_root(root_fd, "/etc", false, &e);
 	_cleanup_close_ int dir = fs_dir_in_root(root_fd, install_dir, false, &e);
-	struct timespec cache, current;
+	struct timespec built, current;
+	_cleanup_free_ char *cache = NULL;
+	size_t len = 0;
 
-	if (!mtime_of(etc, "ld.so.cache", &cache) || !mtime_of(dir, ".current", &current))
+	if (!mtime_of(etc, "ld.so.cache", &built) || !mtime_of(dir, ".current", &current))
 		return false;
-	if (cache.tv_sec < current.tv_sec ||
-	    (cache.tv_sec == current.tv_sec && cache.tv_nsec <= current.tv_nsec))
+	if (built.tv_sec < current.tv_sec ||
+	    (built.tv_sec == current.tv_sec && built.tv_nsec <= current.tv_nsec))
 		return false;
-	return ldcache_has(root_fd, install_dir, "libcuda.so.1") &&
-	       ldcache_has(root_fd, install_dir, "libnvidia-ml.so.1");
+	cache = read_text(root_fd, "/etc/ld.so.cache", LDCACHE_MAX, &len);
+	return cache && cache_lists(cache, len, install_dir, "libcuda.so.1") &&
+	       cache_lists(cache, len, install_dir, "libnvidia-ml.so.1");
 }
 
 int ldcache_update(int root_fd, const char *root_path, const char *install_dir, struct err *e)
@@ -163,18 +183,8 @@ int ldcache_remove(int root_fd, const char *root_path, struct err *e)
 
 bool ldcache_has(int root_fd, const char *install_dir, const char *soname)
 {
-	_cleanup_free_ char *cache = NULL;
-	size_t len = 0, il = strlen(install_dir), sl = strlen(soname);
+	size_t len = 0;
+	_cleanup_free_ char *cache = read_text(root_fd, "/etc/ld.so.cache", LDCACHE_MAX, &len);
 
-	cache = read_text(root_fd, "/etc/ld.so.cache", 64u << 20, &len);
-	if (!cache)
-		return false;
-	/* The cache's string table holds "SONAME\0...PATH\0"; look for PATH. */
-	for (size_t i = 0; i + il + 7 + sl < len; i++) {
-		if (memcmp(cache + i, install_dir, il) == 0 &&
-		    memcmp(cache + i + il, "/lib64/", 7) == 0 &&
-		    memcmp(cache + i + il + 7, soname, sl) == 0 && cache[i + il + 7 + sl] == '\0')
-			return true;
-	}
-	return false;
+	return cache && cache_lists(cache, len, install_dir, soname);
 }
