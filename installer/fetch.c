@@ -24,6 +24,8 @@
 #define BACKOFF_CAP_MS 30000
 #define CONNECT_TIMEOUT_MS 15000
 #define PROGRESS_EVERY_NS (5ull * 1000000000u)
+/* Packages are hundreds of MB: fewer, larger writes than libcurl's default 16 KiB. */
+#define FETCH_FILE_BUFFER (512L * 1024)
 
 struct fetcher {
 	CURL *curl;
@@ -69,7 +71,15 @@ static void sink_have(struct sink *s, uint64_t n)
 		tail_written(s->tail, n);
 }
 
-#define FETCH_FILE_BUFFER (512L * 1024)
+/* Empties the file and the digest: the download starts over. 0 or -errno. */
+static int sink_rewind(struct sink *s)
+{
+	if (ftruncate(s->fd, 0) < 0 || lseek(s->fd, 0, SEEK_SET) < 0 || sha256_reset(s->sha) < 0)
+		return -errno ?: -EIO;
+	sink_have(s, 0);
+	s->resume_from = 0;
+	return 0;
+}
 
 static uint64_t remaining_ms(const struct fetcher *f)
 {
@@ -181,6 +191,7 @@ static size_t write_memory(char *data, size_t size, size_t nmemb, void *ud)
 static int restart_if_not_partial(struct sink *s)
 {
 	long code = 0;
+	int r;
 
 	s->status_checked = true;
 	if (s->resume_from == 0)
@@ -190,10 +201,8 @@ static int restart_if_not_partial(struct sink *s)
 		return 0;
 	log_kv(LOG_INFO, "fetch", "server ignored the range request; downloading from the start",
 	       LOG_END);
-	if (ftruncate(s->fd, 0) < 0 || lseek(s->fd, 0, SEEK_SET) < 0 || sha256_reset(s->sha) < 0)
-		return -errno ?: -EIO;
-	sink_have(s, 0);
-	s->resume_from = 0;
+	if ((r = sink_rewind(s)) < 0)
+		return r;
 	s->restarted = true;
 	return 0;
 }
@@ -410,11 +419,12 @@ static int hash_existing(int fd, uint64_t have, struct sha256 *sha)
 
 static enum fetch_result empty_file(struct sink *s, const char *url, struct err *e)
 {
-	if (ftruncate(s->fd, 0) < 0 || lseek(s->fd, 0, SEEK_SET) < 0) {
-		err_errno(e, EXIT_UNEXPECTED, errno, "'%s': truncating partial download", url);
+	int r = sink_rewind(s);
+
+	if (r < 0) {
+		err_errno(e, EXIT_UNEXPECTED, -r, "'%s': truncating partial download", url);
 		return FETCH_PERMANENT;
 	}
-	sink_have(s, 0);
 	return FETCH_OK;
 }
 
@@ -488,7 +498,6 @@ static CURLcode transfer_file(struct fetcher *f, const char *url, struct sink *s
 	set_common(f, url);
 	curl_easy_setopt(f->curl, CURLOPT_WRITEFUNCTION, write_file);
 	curl_easy_setopt(f->curl, CURLOPT_WRITEDATA, s);
-	/* Packages are hundreds of MB: fewer, larger writes (the default is 16 KiB). */
 	curl_easy_setopt(f->curl, CURLOPT_BUFFERSIZE, FETCH_FILE_BUFFER);
 	curl_easy_setopt(f->curl, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)s->resume_from);
 	curl_easy_setopt(f->curl, CURLOPT_NOPROGRESS, 0L);
@@ -552,9 +561,8 @@ enum fetch_result fetch_to_file(struct fetcher *f, const char *url, int fd, uint
 		log_kv(LOG_INFO, "fetch",
 		       "server ignored the range request; downloading from the start", "url", url,
 		       LOG_END);
-		if (empty_file(&s, url, e) != FETCH_OK || sha256_reset(sha) < 0)
+		if (empty_file(&s, url, e) != FETCH_OK)
 			return FETCH_PERMANENT;
-		s.resume_from = 0;
 		rc = transfer_file(f, url, &s);
 		from_start = true;
 	}
