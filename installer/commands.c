@@ -277,39 +277,39 @@ int config_run(const struct config *c, struct err *e)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "config");
 #define STR(k, v) json_object_object_add(o, k, (v) ? json_object_new_string(v) : NULL)
 #define BOOL(k, v) json_object_object_add(o, k, json_object_new_boolean(v))
+#define INT(k, v) json_object_object_add(o, k, json_object_new_int((int)(v)))
+#define STRV(k, v) json_object_object_add(o, k, strv_json(v))
 	STR("root", c->root);
 	STR("log_format", c->log_format == LOG_FORMAT_JSON ? "json" : "text");
-	json_object_object_add(o, "repos", strv_json(&c->repos));
-	json_object_object_add(o, "repo_keys", strv_json(&c->repo_keys));
+	STRV("repos", &c->repos);
+	STRV("repo_keys", &c->repo_keys);
 	STR("driver_version", c->driver_version);
 	STR("install_dir", c->install_dir);
 	STR("container_dir", c->container_dir);
 	STR("cache_dir", c->cache_dir);
 	STR("kernel_release", c->kernel_release);
 	BOOL("skip_modules", c->skip_modules);
-	json_object_object_add(o, "fetch_timeout_s", json_object_new_int((int)c->fetch_timeout_s));
-	json_object_object_add(o, "fetch_retries", json_object_new_int((int)c->fetch_retries));
-	json_object_object_add(o, "fetch_speed_floor_bytes",
-			       json_object_new_int((int)c->speed_floor_bytes));
-	json_object_object_add(o, "fetch_speed_floor_s",
-			       json_object_new_int((int)c->speed_floor_s));
-	json_object_object_add(o, "ca_file",
-			       c->ca_file ? json_object_new_string(c->ca_file) : NULL);
-	json_object_object_add(o, "allow_index_rollback",
-			       json_object_new_boolean(c->allow_index_rollback));
-	json_object_object_add(o, "module_certs", strv_json(&c->module_certs));
-	json_object_object_add(o, "modules", strv_json(&c->modules));
-	json_object_object_add(o, "module_args", strv_json(&c->module_args));
+	INT("fetch_timeout_s", c->fetch_timeout_s);
+	INT("fetch_retries", c->fetch_retries);
+	INT("fetch_speed_floor_bytes", c->speed_floor_bytes);
+	INT("fetch_speed_floor_s", c->speed_floor_s);
+	STR("ca_file", c->ca_file);
+	BOOL("allow_index_rollback", c->allow_index_rollback);
+	STRV("module_certs", &c->module_certs);
+	STRV("modules", &c->modules);
+	STRV("module_args", &c->module_args);
 	BOOL("no_unload_conflicts", c->no_unload_conflicts);
 	STR("kernel_keyring_cert", c->kernel_keyring_cert);
 	STR("cdi_dir", c->cdi_dir);
 	STR("metrics_file", c->metrics_file);
-	json_object_object_add(o, "host_mounts", strv_json(&c->host_mounts));
+	STRV("host_mounts", &c->host_mounts);
 	BOOL("skip_verify", c->skip_verify);
-	json_object_object_add(o, "environment_read", strv_json(&c->env_used));
-	json_object_object_add(o, "environment_unknown", strv_json(&unknown));
+	STRV("environment_read", &c->env_used);
+	STRV("environment_unknown", &unknown);
 #undef STR
 #undef BOOL
+#undef INT
+#undef STRV
 	print_json(o);
 	if (unknown.n > 0) {
 		err_set(e, EXIT_USAGE, "unknown environment variable %s%s", unknown.v[0],
