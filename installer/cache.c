@@ -160,6 +160,85 @@ int cache_load_index(struct cache *c, char **ret_json, size_t *ret_len, char **r
 	return 0;
 }
 
+/* ---- freshness ------------------------------------------------------------------ */
+
+/*
+ * "fetched SECONDS\nmax_age SECONDS\nserved N\nmirror URL\n..." (one mirror line per
+ * mirror, in order). URLs hold no whitespace (RFC 3986), so a line is a key and a value.
+ */
+#define INDEX_FETCH "index-fetched"
+#define INDEX_FETCH_MAX (1 << 16)
+
+int cache_index_fetch_put(struct cache *c, char *const *mirrors, size_t n,
+			  const struct cache_index_fetch *f, struct err *e)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	FILE *m;
+
+	m = open_memstream(&buf, &len);
+	if (!m)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "cache");
+	fprintf(m, "fetched %lld\nmax_age %u\nserved %zu\n", (long long)f->fetched_s, f->max_age_s,
+		f->served);
+	for (size_t i = 0; i < n; i++)
+		fprintf(m, "mirror %s\n", mirrors[i]);
+	if (fclose(m) != 0)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "cache");
+	if (fs_replace_at(c->fd, INDEX_FETCH, buf, len, 0644, e) < 0)
+		return err_wrap(e, "cache");
+	return 0;
+}
+
+int cache_index_fetch_drop(struct cache *c, struct err *e)
+{
+	if (unlinkat(c->fd, INDEX_FETCH, 0) < 0 && errno != ENOENT)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "cache: remove '%s'", INDEX_FETCH);
+	return 0;
+}
+
+int cache_index_fetch_get(struct cache *c, char *const *mirrors, size_t n,
+			  struct cache_index_fetch *ret)
+{
+	_cleanup_free_ char *buf = NULL;
+	struct cache_index_fetch f;
+	char *line, *save = NULL;
+	size_t len, i = 0;
+	int fields = 0;
+	struct err e;
+
+	if (fs_read_at(c->fd, INDEX_FETCH, INDEX_FETCH_MAX, &buf, &len, &e) < 0 ||
+	    strlen(buf) != len)
+		return 0;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		long long ll;
+		unsigned u;
+		size_t z;
+		int end = 0;
+
+		if (sscanf(line, "fetched %lld%n", &ll, &end) == 1 && !line[end]) {
+			f.fetched_s = ll;
+			fields |= 1;
+		} else if (sscanf(line, "max_age %u%n", &u, &end) == 1 && !line[end]) {
+			f.max_age_s = u;
+			fields |= 2;
+		} else if (sscanf(line, "served %zu%n", &z, &end) == 1 && !line[end]) {
+			f.served = z;
+			fields |= 4;
+		} else if (strncmp(line, "mirror ", 7) == 0) {
+			if (i >= n || strcmp(line + 7, mirrors[i]) != 0)
+				return 0;
+			i++;
+		} else {
+			return 0;
+		}
+	}
+	if (fields != 7 || i != n || f.served >= n)
+		return 0;
+	*ret = f;
+	return 1;
+}
+
 /* ---- anti-rollback -------------------------------------------------------------- */
 
 /* One line per signing key: "FPR MICROSECONDS TEXT". */

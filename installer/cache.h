@@ -50,3 +50,25 @@ int cache_index_time_put(struct cache *c, const char *fpr, int64_t us, const cha
 /* Loads the kept index; returns 0, 1 when there is none, or -1. */
 int cache_load_index(struct cache *c, char **ret_json, size_t *ret_len, char **ret_sig,
 		     size_t *ret_sig_len, struct err *e);
+
+/* When and from where the kept index was fetched: what decides whether it is fresh. */
+struct cache_index_fetch {
+	int64_t fetched_s;  /* CLOCK_REALTIME seconds */
+	unsigned max_age_s; /* the index's own "max_age" (not --index-max-age) */
+	size_t served;	    /* which of the mirrors served it */
+};
+/*
+ * Records F for the kept index, fetched with the mirror list MIRRORS (in order). The
+ * record is written without being synced: one lost in a crash only means the next run
+ * asks a mirror.
+ */
+int cache_index_fetch_put(struct cache *c, char *const *mirrors, size_t n,
+			  const struct cache_index_fetch *f, struct err *e);
+/* Removes the record (none is no error). */
+int cache_index_fetch_drop(struct cache *c, struct err *e);
+/*
+ * The record, when there is one for exactly MIRRORS: 1 and *RET; 0 when there is none, it
+ * names other mirrors, or it cannot be read (a damaged record is a missing one).
+ */
+int cache_index_fetch_get(struct cache *c, char *const *mirrors, size_t n,
+			  struct cache_index_fetch *ret);

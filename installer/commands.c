@@ -117,7 +117,7 @@ int list_versions_run(const struct config *c, struct err *e)
 	if (host_probe(root_fd, c->kernel_release, &h, e) < 0)
 		return err_wrap(e, "host");
 	if (cache_open(root_fd, c->cache_dir, false, &cache, e) < 0 ||
-	    source_open(c, cache, false, &src, e) < 0) {
+	    source_open(c, cache, 0, &src, e) < 0) {
 		host_done(&h);
 		return -1;
 	}
@@ -295,6 +295,10 @@ int config_run(const struct config *c, struct err *e)
 	INT("fetch_speed_floor_s", c->speed_floor_s);
 	STR("ca_file", c->ca_file);
 	BOOL("allow_index_rollback", c->allow_index_rollback);
+	if (c->index_max_age_s != INDEX_MAX_AGE_REPO)
+		INT("index_max_age_s", c->index_max_age_s);
+	else
+		json_object_object_add(o, "index_max_age_s", json_object_new_string("repository"));
 	STRV("module_certs", &c->module_certs);
 	STRV("modules", &c->modules);
 	STRV("module_args", &c->module_args);

@@ -123,6 +123,8 @@ static const struct env_var {
 	{"NVIDIA_FETCH_RETRIES", ENV_UINT, offsetof(struct config, fetch_retries), 0, 100},
 	{"NVIDIA_FETCH_SPEED_FLOOR", ENV_SPEED_FLOOR, 0, 0, 0},
 	{"NVIDIA_CA_FILE", ENV_STRING, offsetof(struct config, ca_file), 0, 0},
+	{"NVIDIA_INDEX_MAX_AGE", ENV_UINT, offsetof(struct config, index_max_age_s), 0,
+	 REPO_MAX_AGE_LIMIT},
 	{"NVIDIA_ALLOW_INDEX_ROLLBACK", ENV_BOOL, offsetof(struct config, allow_index_rollback), 0,
 	 0},
 	{"NVIDIA_INSTALLER_LOG_FORMAT", ENV_LOG_FORMAT, 0, 0, 0},
@@ -215,6 +217,7 @@ int config_init(struct config *c, struct err *e)
 	c->speed_floor_bytes = DEFAULT_SPEED_FLOOR_BYTES;
 	c->speed_floor_s = DEFAULT_SPEED_FLOOR_SECONDS;
 	c->fetch_retries = DEFAULT_FETCH_RETRIES;
+	c->index_max_age_s = INDEX_MAX_AGE_REPO;
 	if (config_set(&c->root, "/", e) < 0 || config_set(&c->driver_version, "default", e) < 0 ||
 	    config_set(&c->install_dir, DEFAULT_INSTALL_DIR, e) < 0 ||
 	    config_set(&c->container_dir, DEFAULT_CONTAINER_DIR, e) < 0 ||

@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -17,6 +18,8 @@
 #define DEFAULT_CACHE_DIR "/var/cache/nvidia-driver-installer"
 #define DEFAULT_FETCH_TIMEOUT_S 600
 #define DEFAULT_FETCH_RETRIES 5
+/* --index-max-age unset: the repository's "max_age" decides (docs/repository-format.md). */
+#define INDEX_MAX_AGE_REPO UINT_MAX
 #define DEFAULT_SPEED_FLOOR_BYTES 1024 /* a transfer slower than this ... */
 #define DEFAULT_SPEED_FLOOR_SECONDS 30 /* ... for this long is dead */
 #define DEFAULT_CDI_DIR "/var/run/cdi"
@@ -72,6 +75,7 @@ struct config {
 	unsigned speed_floor_bytes, speed_floor_s;
 	char *ca_file;		   /* more CAs to trust for https:// */
 	bool allow_index_rollback; /* accept an index older than one accepted before */
+	unsigned index_max_age_s;  /* reuse a cached index this young; INDEX_MAX_AGE_REPO */
 
 	/* output */
 	bool json;

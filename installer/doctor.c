@@ -139,7 +139,7 @@ static void check_repository(struct doctor *d, const struct config *c, int root_
 	}
 	err_clear(&e);
 	if (cache_open(root_fd, c->cache_dir, false, &cache, &e) < 0 ||
-	    source_open(c, cache, false, &src, &e) < 0) {
+	    source_open(c, cache, 0, &src, &e) < 0) {
 		add(d, V_FAIL, "repository", e.hint[0] ? e.hint : "check --repo and --repo-key",
 		    "%s", e.msg);
 		return;

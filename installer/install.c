@@ -152,10 +152,16 @@ static void print_plan(const struct config *c, const struct plan *p)
 	for (size_t i = 0; i < h->n_gpus; i++)
 		printf("               GPU %04x:%04x at %s\n", h->gpus[i].vendor, h->gpus[i].device,
 		       h->gpus[i].bdf);
-	printf("  repository:  %s (index signed by key %s)\n",
-	       p->src.from_cache ? "node cache (no mirror answered)"
-				 : p->src.mirrors[p->src.mirror],
-	       p->src.fingerprint);
+	if (p->src.fresh)
+		printf("  repository:  %s (index signed by key %s; the node's copy, fetched %llds "
+		       "ago, fresh for %us)\n",
+		       p->src.mirrors[p->src.mirror], p->src.fingerprint, (long long)p->src.age_s,
+		       p->src.max_age_s);
+	else
+		printf("  repository:  %s (index signed by key %s)\n",
+		       p->src.from_cache ? "node cache (no mirror answered)"
+					 : p->src.mirrors[p->src.mirror],
+		       p->src.fingerprint);
 	printf("  request:     %s -> driver %s\n", c->driver_version, p->choice.driver->version);
 	printf("  package:     %s (%llu bytes, sha256 %s)\n", pkg->path,
 	       (unsigned long long)pkg->size, pkg->sha256);
@@ -329,13 +335,29 @@ static void inspect_mount(struct installdir *dir, struct plan *p)
 static int plan_make(const struct config *c, struct cache *cache, struct installdir *dir,
 		     struct plan *p, struct err *e)
 {
+	unsigned flags = c->dry_run ? 0 : SOURCE_STORE;
 	uint64_t t0;
 	int r;
 
-	if (source_open(c, cache, !c->dry_run, &p->src, e) < 0)
+	if (source_open(c, cache, flags | SOURCE_REUSE, &p->src, e) < 0)
 		return -1;
 	t0 = now_ns();
-	if (repo_select(p->src.idx, &p->host, c->driver_version, &p->choice, e) < 0)
+	r = repo_select(p->src.idx, &p->host, c->driver_version, &p->choice, e);
+	/*
+	 * The node's fresh copy may predate what is asked for (a version published since):
+	 * freshness saves a request, it never refuses what the repository has.
+	 */
+	if (r < 0 && e->code == EXIT_NO_MATCH && p->src.fresh) {
+		log_kv(LOG_INFO, "index",
+		       "no match in the node's copy of the index: asking the repository", "request",
+		       c->driver_version, LOG_END);
+		err_clear(e);
+		source_done(&p->src);
+		if (source_open(c, cache, flags, &p->src, e) < 0)
+			return -1;
+		r = repo_select(p->src.idx, &p->host, c->driver_version, &p->choice, e);
+	}
+	if (r < 0)
 		return err_wrap(e, "select");
 	log_kv(LOG_INFO, "select", "driver selected", "request", c->driver_version, "version",
 	       p->choice.driver->version, "package", p->choice.pkg->path, "duration_ms",

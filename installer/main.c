@@ -13,6 +13,7 @@
 #include "config.h"
 #include "install.h"
 #include "mirror.h"
+#include "repo.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -52,6 +53,7 @@ enum opt_id {
 	O_SPEED_FLOOR,
 	O_CA_FILE,
 	O_ALLOW_ROLLBACK,
+	O_INDEX_MAX_AGE,
 	O_JSON,
 	O_VERSION,
 	O_MODULE_CERT,
@@ -174,6 +176,11 @@ static const struct opt opts[] = {
 	 C_INSTALL | C_LIST | C_DOCTOR | C_MIRROR,
 	 "FILE",
 	 "also trust these CA certificates for https:// (NVIDIA_CA_FILE)"},
+	{{"index-max-age", required_argument, NULL, O_INDEX_MAX_AGE},
+	 C_INSTALL,
+	 "SEC",
+	 "reuse a cached index fetched less than SEC ago; 0: always ask (NVIDIA_INDEX_MAX_AGE, "
+	 "default: the repository's max_age)"},
 	{{"allow-index-rollback", no_argument, NULL, O_ALLOW_ROLLBACK},
 	 C_INSTALL | C_LIST | C_DOCTOR | C_MIRROR,
 	 NULL,
@@ -340,6 +347,9 @@ static int apply(struct config *c, int id, const char *arg, struct err *e)
 	case O_ALLOW_ROLLBACK:
 		c->allow_index_rollback = true;
 		return 0;
+	case O_INDEX_MAX_AGE:
+		return config_set_uint(&c->index_max_age_s, "--index-max-age", arg, 0,
+				       REPO_MAX_AGE_LIMIT, e);
 	case O_JSON:
 		c->json = true;
 		return 0;

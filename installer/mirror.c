@@ -106,7 +106,7 @@ int mirror_run(const struct config *c, struct err *e)
 			return base < 0 ? err_errno(e, EXIT_UNEXPECTED, errno, "mirror")
 					: err_wrap(e, "mirror: --to");
 	}
-	if (source_open(c, NULL, false, &src, e) < 0)
+	if (source_open(c, NULL, 0, &src, e) < 0)
 		return -1;
 	for (size_t i = 0; i < src.idx->n_drivers; i++) {
 		const struct repo_driver *d = &src.idx->drivers[i];

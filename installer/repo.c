@@ -298,7 +298,7 @@ static int driver_cmp_newest_first(const void *a, const void *b)
 
 static int parse_root(json_object *root, struct repo_index *idx, struct err *e)
 {
-	json_object *fmt, *drivers, *gen;
+	json_object *fmt, *drivers, *gen, *age;
 
 	if (!json_object_is_type(root, json_type_object))
 		return err_set(e, EXIT_VERIFY, "index: top level must be an object");
@@ -326,6 +326,15 @@ static int parse_root(json_object *root, struct repo_index *idx, struct err *e)
 				       "2026-11-30T04:13:03Z");
 		snprintf(idx->generated, sizeof(idx->generated), "%s", g);
 		idx->has_generated = true;
+	}
+	if (json_object_object_get_ex(root, "max_age", &age)) {
+		int64_t v = json_object_get_int64(age);
+
+		if (!json_object_is_type(age, json_type_int) || v < 0 || v > REPO_MAX_AGE_LIMIT)
+			return err_set(e, EXIT_VERIFY,
+				       "index: \"max_age\" must be an integer from 0 to %d seconds",
+				       REPO_MAX_AGE_LIMIT);
+		idx->max_age_s = (unsigned)v;
 	}
 	if (get_array(root, "drivers", true, "index", &drivers, e) < 0)
 		return -1;

@@ -15,6 +15,8 @@
 #define REPO_FORMAT 1
 #define REPO_INDEX_MAX (16u << 20) /* bytes of index.json we accept */
 #define REPO_PACKAGE_MAX (1ull << 40)
+/* The longest "max_age" an index may ask for: a day. */
+#define REPO_MAX_AGE_LIMIT 86400
 
 struct repo_package {
 	char *kernel;	/* exact uname -r */
@@ -42,7 +44,9 @@ struct repo_index {
 	/* "generated": when the index was made, in microseconds since the epoch (UTC). */
 	bool has_generated;
 	int64_t generated_us;
-	char generated[40];	     /* as written */
+	char generated[40]; /* as written */
+	/* "max_age": seconds a node may reuse this index without asking a mirror; 0 if absent. */
+	unsigned max_age_s;
 	struct repo_driver *drivers; /* sorted, newest version first */
 	size_t n_drivers;
 };

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fetch.h"
@@ -135,14 +136,91 @@ static int index_from_cache(struct index_job *j, struct cache *cache, struct err
 	return 0;
 }
 
-int source_open(const struct config *c, struct cache *cache, bool store, struct source *s,
+/* The max_age that applies: --index-max-age when given, else the index's own. */
+static unsigned max_age_for(const struct config *c, unsigned index_max_age_s)
+{
+	return c->index_max_age_s != INDEX_MAX_AGE_REPO ? c->index_max_age_s : index_max_age_s;
+}
+
+/*
+ * The cached index, when it is fresh (see SOURCE_REUSE). Returns true with J filled and
+ * S's mirror and age set, or false: ask the mirrors. The record gives the age; the index
+ * itself is verified before its max_age (or anything else in it) is believed.
+ */
+static bool index_reuse(const struct config *c, struct cache *cache, struct index_job *j,
+			struct source *s)
+{
+	struct cache_index_fetch f;
+	struct timespec now;
+	unsigned max_age;
+	struct err ce;
+
+	if (c->index_max_age_s == 0 ||
+	    cache_index_fetch_get(cache, s->mirrors, s->n_mirrors, &f) != 1 ||
+	    clock_gettime(CLOCK_REALTIME, &now) < 0)
+		return false;
+	/* A clock that went back makes the record's age unknown: not fresh. */
+	if (now.tv_sec < f.fetched_s || now.tv_sec - f.fetched_s >= max_age_for(c, f.max_age_s))
+		return false;
+	err_clear(&ce);
+	index_job_clear(j);
+	if (cache_load_index(cache, &j->json, &j->json_len, &j->sig, &j->sig_len, &ce) != 0 ||
+	    index_accept(j, "cached index", &ce) < 0) {
+		if (err_is_set(&ce))
+			log_msg(LOG_WARN, "index", "cached index unusable: %s", ce.msg);
+		index_job_clear(j);
+		return false;
+	}
+	/* The record's max_age was the index's then; the verified index's is the one now. */
+	max_age = max_age_for(c, j->idx->max_age_s);
+	if (now.tv_sec - f.fetched_s >= max_age) {
+		index_job_clear(j);
+		return false;
+	}
+	s->mirror = f.served;
+	s->age_s = now.tv_sec - f.fetched_s;
+	s->max_age_s = max_age;
+	return true;
+}
+
+/*
+ * Keeps a fetched index, the newest time seen from its key, and when it was fetched. The
+ * record holds facts (the time, the index's own max_age); --index-max-age is applied when
+ * it is read, so `--index-max-age 0` once does not make the next run ask again. Without
+ * any max_age in play there is no record to write.
+ */
+static int index_store(const struct config *c, struct cache *cache, struct index_job *j,
+		       const struct source *s, struct err *e)
+{
+	struct cache_index_fetch f = {
+		.fetched_s = time(NULL), .max_age_s = j->idx->max_age_s, .served = s->mirror};
+	bool reusable = f.max_age_s > 0 ||
+			(c->index_max_age_s != INDEX_MAX_AGE_REPO && c->index_max_age_s > 0);
+
+	/* The index first: a record must never describe an index that is not there. */
+	if (cache_store_index(cache, j->json, j->json_len, j->sig, j->sig_len, e) < 0 ||
+	    index_record(j, e) < 0)
+		return -1;
+	if (reusable)
+		return cache_index_fetch_put(cache, s->mirrors, s->n_mirrors, &f, e);
+	return cache_index_fetch_drop(cache, e);
+}
+
+static int source_fetcher(struct source *s, struct err *e)
+{
+	return s->fetcher ? 0 : fetcher_new(&s->fetch_opts, &s->fetcher, e);
+}
+
+static const char *index_origin(const struct source *s)
+{
+	if (s->fresh)
+		return "cache (fresh)";
+	return s->from_cache ? "cache" : s->mirrors[s->mirror];
+}
+
+int source_open(const struct config *c, struct cache *cache, unsigned flags, struct source *s,
 		struct err *e)
 {
-	struct fetch_opts fo = {.timeout_s = c->fetch_timeout_s,
-				.retries = c->fetch_retries,
-				.low_speed_bytes = c->speed_floor_bytes,
-				.low_speed_s = c->speed_floor_s,
-				.ca_file = c->ca_file};
 	struct index_job j = {0};
 	uint64_t t0 = now_ns();
 	int r;
@@ -150,37 +228,53 @@ int source_open(const struct config *c, struct cache *cache, bool store, struct 
 	memset(s, 0, sizeof(*s));
 	s->mirrors = c->repos.v;
 	s->n_mirrors = c->repos.n;
+	s->fetch_opts = (struct fetch_opts){.timeout_s = c->fetch_timeout_s,
+					    .retries = c->fetch_retries,
+					    .low_speed_bytes = c->speed_floor_bytes,
+					    .low_speed_s = c->speed_floor_s,
+					    .ca_file = c->ca_file};
 	if (s->n_mirrors == 0) {
 		err_set(e, EXIT_USAGE, "no repository configured");
 		err_hint(e, "pass --repo URL (NVIDIA_DRIVER_REPO), e.g. file:///mnt/repo or "
 			    "https://...");
 		return -1;
 	}
-	if (verify_keys_load(c->repo_keys.v, c->repo_keys.n, VERIFY_KEYS_DIR, &s->keys, e) < 0 ||
-	    fetcher_new(&fo, &s->fetcher, e) < 0)
+	if (verify_keys_load(c->repo_keys.v, c->repo_keys.n, VERIFY_KEYS_DIR, &s->keys, e) < 0)
 		goto fail;
 	j.keys = s->keys;
 	j.cache = cache;
 	j.allow_rollback = c->allow_index_rollback;
-	r = fetch_mirrors(s->fetcher, s->mirrors, s->n_mirrors, 0, index_attempt, &j, &s->mirror,
-			  e);
-	if (r < 0 && !(e->code == EXIT_UNREACHABLE && cache && index_from_cache(&j, cache, e) == 0))
-		goto fail;
-	s->from_cache = r < 0;
+	if (cache && (flags & SOURCE_REUSE) && index_reuse(c, cache, &j, s)) {
+		s->fresh = true;
+	} else {
+		if (source_fetcher(s, e) < 0)
+			goto fail;
+		r = fetch_mirrors(s->fetcher, s->mirrors, s->n_mirrors, 0, index_attempt, &j,
+				  &s->mirror, e);
+		if (r < 0 &&
+		    !(e->code == EXIT_UNREACHABLE && cache && index_from_cache(&j, cache, e) == 0))
+			goto fail;
+		s->from_cache = r < 0;
+		if ((flags & SOURCE_STORE) && !s->from_cache && cache &&
+		    index_store(c, cache, &j, s, e) < 0)
+			goto fail;
+	}
 	memcpy(s->fingerprint, j.fpr, sizeof(s->fingerprint));
-	if (store && !s->from_cache && cache &&
-	    (cache_store_index(cache, j.json, j.json_len, j.sig, j.sig_len, e) < 0 ||
-	     index_record(&j, e) < 0))
-		goto fail;
 	s->idx = TAKE_PTR(j.idx);
 	s->index_json = TAKE_PTR(j.json);
 	s->index_sig = TAKE_PTR(j.sig);
 	s->index_len = j.json_len;
 	s->sig_len = j.sig_len;
 	index_job_clear(&j);
-	log_kv(LOG_INFO, "index", "index verified", "source",
-	       s->from_cache ? "cache" : s->mirrors[s->mirror], "key", s->fingerprint, "drivers",
-	       U64(s->idx->n_drivers), "duration_ms", U64(ms_since(t0)), LOG_END);
+	if (s->fresh)
+		log_kv(LOG_INFO, "index", "index verified", "source", index_origin(s), "mirror",
+		       s->mirrors[s->mirror], "age_s", U64((uint64_t)s->age_s), "max_age_s",
+		       U64(s->max_age_s), "key", s->fingerprint, "drivers", U64(s->idx->n_drivers),
+		       "duration_ms", U64(ms_since(t0)), LOG_END);
+	else
+		log_kv(LOG_INFO, "index", "index verified", "source", index_origin(s), "key",
+		       s->fingerprint, "drivers", U64(s->idx->n_drivers), "duration_ms",
+		       U64(ms_since(t0)), LOG_END);
 	return 0;
 fail:
 	index_job_clear(&j);
@@ -230,6 +324,8 @@ int source_download(struct source *s, const struct repo_package *pkg, int fd, st
 	size_t used;
 	int r;
 
+	if (source_fetcher(s, e) < 0)
+		return err_wrap(e, "download: package '%s'", pkg->path);
 	r = fetch_mirrors(s->fetcher, s->mirrors, s->n_mirrors, s->mirror, package_attempt, &j,
 			  &used, e);
 	*ret_net_bytes = j.net;

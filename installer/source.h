@@ -12,6 +12,7 @@
 
 #include "cache.h"
 #include "config.h"
+#include "fetch.h"
 #include "repo.h"
 #include "util/err.h"
 
@@ -23,19 +24,33 @@ struct source {
 	size_t n_mirrors;
 	size_t mirror;	      /* the one that served the index */
 	bool from_cache;      /* the index is the cached copy: no mirror answered */
+	bool fresh;	      /* the index is the cached copy, still fresh: no mirror asked */
+	int64_t age_s;	      /* fresh: seconds since it was fetched */
+	unsigned max_age_s;   /* fresh: how old it may be */
 	char fingerprint[17]; /* the key that signed the index */
-	struct fetcher *fetcher;
+	struct fetch_opts fetch_opts;
+	struct fetcher *fetcher; /* made on first use: a fresh index needs no network */
 	struct keyset *keys;
 	char *index_json, *index_sig; /* the verified bytes, as served */
 	size_t index_len, sig_len;
 };
 
+enum {
+	SOURCE_STORE = 1 << 0, /* keep the fetched index in the cache, and its time */
+	/*
+	 * Use the cached index without asking a mirror while it is fresh: fetched from these
+	 * same mirrors less than max_age seconds ago (--index-max-age, else the index's own
+	 * "max_age"). It is verified, and checked against rollback, like a fetched one.
+	 */
+	SOURCE_REUSE = 1 << 1,
+};
+
 /*
- * Loads the trusted keys and gets a verified index. CACHE (may be NULL) is
- * the fallback when no mirror answers, and with STORE receives the index.
- * Returns 0, or -1 with e set.
+ * Loads the trusted keys and gets a verified index. CACHE (may be NULL) is the fallback
+ * when no mirror answers, and serves SOURCE_REUSE; FLAGS are SOURCE_*. Returns 0, or -1
+ * with e set.
  */
-int source_open(const struct config *c, struct cache *cache, bool store, struct source *ret,
+int source_open(const struct config *c, struct cache *cache, unsigned flags, struct source *ret,
 		struct err *e);
 void source_done(struct source *s);
 

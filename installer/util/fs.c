@@ -278,8 +278,8 @@ static void random_suffix(char *buf, size_t size)
 	buf[i] = '\0';
 }
 
-int fs_write_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
-		       struct err *e)
+static int replace_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
+		      bool durable, struct err *e)
 {
 	char tmp[NAME_MAX + 1], sfx[9];
 	_cleanup_close_ int fd = -1;
@@ -294,7 +294,7 @@ int fs_write_atomic_at(int dirfd, const char *name, const void *buf, size_t len,
 	r = fs_write_all(fd, buf, len);
 	if (r == 0 && fchmod(fd, mode) < 0)
 		r = -errno;
-	if (r == 0 && fsync(fd) < 0)
+	if (r == 0 && durable && fsync(fd) < 0)
 		r = -errno;
 	if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
 		r = -errno;
@@ -302,9 +302,21 @@ int fs_write_atomic_at(int dirfd, const char *name, const void *buf, size_t len,
 		unlinkat(dirfd, tmp, 0);
 		return err_errno(e, EXIT_UNEXPECTED, -r, "write '%s'", name);
 	}
-	if (fsync(dirfd) < 0 && errno != EINVAL && errno != EBADF)
+	if (durable && fsync(dirfd) < 0 && errno != EINVAL && errno != EBADF)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "fsync directory of '%s'", name);
 	return 0;
+}
+
+int fs_write_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
+		       struct err *e)
+{
+	return replace_at(dirfd, name, buf, len, mode, true, e);
+}
+
+int fs_replace_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
+		  struct err *e)
+{
+	return replace_at(dirfd, name, buf, len, mode, false, e);
 }
 
 static int rm_rf_children(int dfd, dev_t dev, struct err *e);

@@ -54,6 +54,12 @@ int fs_write_all(int fd, const void *buf, size_t len);
  */
 int fs_write_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
 		       struct err *e);
+/*
+ * The same without the two fsyncs: readers see the old or the new content, never a mix,
+ * but after a crash the file may be either, or empty. For records that may be lost.
+ */
+int fs_replace_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
+		  struct err *e);
 
 /*
  * Removes NAME under dirfd recursively without following symlinks and

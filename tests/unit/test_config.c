@@ -42,8 +42,21 @@ static void test_env(void **state)
 	assert_int_equal(c.fetch_timeout_s, 30);
 	assert_true(c.skip_modules);
 	assert_string_equal(c.install_dir, DEFAULT_INSTALL_DIR);
+	/* Unset, the repository's max_age decides. */
+	assert_int_equal(c.index_max_age_s, INDEX_MAX_AGE_REPO);
 	assert_int_equal(config_validate(&c, &e), 0);
 	config_done(&c);
+
+	setenv("NVIDIA_INDEX_MAX_AGE", "0", 1);
+	assert_int_equal(config_init(&c, &e), 0);
+	assert_int_equal(c.index_max_age_s, 0);
+	config_done(&c);
+	setenv("NVIDIA_INDEX_MAX_AGE", "86401", 1);
+	assert_int_equal(config_init(&c, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "NVIDIA_INDEX_MAX_AGE"));
+	config_done(&c);
+	unsetenv("NVIDIA_INDEX_MAX_AGE");
 
 	setenv("NVIDIA_FETCH_TIMEOUT", "-5", 1);
 	assert_int_equal(config_init(&c, &e), -1);

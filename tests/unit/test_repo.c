@@ -257,6 +257,38 @@ static void test_generated(void **state)
 			   "\"generated\" is not a UTC time");
 }
 
+static void test_max_age(void **state)
+{
+	static const char with[] = "{\"format\":1,\"max_age\":300,\"drivers\":[]}";
+	static const char most[] = "{\"format\":1,\"max_age\":86400,\"drivers\":[]}";
+	static const char without[] = "{\"format\":1,\"drivers\":[]}";
+	struct repo_index *idx = NULL;
+	struct err e;
+
+	(void)state;
+	err_clear(&e);
+	assert_int_equal(repo_index_parse(with, strlen(with), &idx, &e), 0);
+	assert_int_equal(idx->max_age_s, 300);
+	repo_index_free(idx);
+	idx = NULL;
+	assert_int_equal(repo_index_parse(most, strlen(most), &idx, &e), 0);
+	assert_int_equal(idx->max_age_s, 86400);
+	repo_index_free(idx);
+	idx = NULL;
+	/* Absent: 0, a node asks on every run. */
+	assert_int_equal(repo_index_parse(without, strlen(without), &idx, &e), 0);
+	assert_int_equal(idx->max_age_s, 0);
+	repo_index_free(idx);
+	expect_parse_error("{\"format\":1,\"max_age\":-1,\"drivers\":[]}",
+			   "\"max_age\" must be an integer from 0 to 86400");
+	expect_parse_error("{\"format\":1,\"max_age\":86401,\"drivers\":[]}",
+			   "\"max_age\" must be an integer");
+	expect_parse_error("{\"format\":1,\"max_age\":\"300\",\"drivers\":[]}",
+			   "\"max_age\" must be an integer");
+	expect_parse_error("{\"format\":1,\"max_age\":1.5,\"drivers\":[]}",
+			   "\"max_age\" must be an integer");
+}
+
 static void test_select(void **state)
 {
 	struct fixture *f = *state;
@@ -349,6 +381,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_parse, setup, teardown),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_generated),
+		cmocka_unit_test(test_max_age),
 		cmocka_unit_test_setup_teardown(test_select, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_select_kernels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_select_gpus, setup, teardown),

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The cache's record of when its index was fetched: what makes the index fresh or not. */
+#include "cmocka_prelude.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "util/fs.h"
+
+struct fixture {
+	char root[64];
+	int root_fd;
+	struct cache *cache;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct err e;
+
+	snprintf(f->root, sizeof(f->root), "/tmp/ndi-cache-XXXXXX");
+	if (!mkdtemp(f->root))
+		return -1;
+	f->root_fd = open(f->root, O_RDONLY | O_DIRECTORY);
+	if (cache_open(f->root_fd, "/var/cache/ndi", true, &f->cache, &e) < 0)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[128];
+
+	cache_free(f->cache);
+	close(f->root_fd);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->root);
+	if (system(cmd) != 0)
+		return -1;
+	free(f);
+	return 0;
+}
+
+static void put_file(struct fixture *f, const char *text)
+{
+	struct err e;
+	int fd = fs_dir_in_root(f->root_fd, "/var/cache/ndi", false, &e);
+
+	assert_true(fd >= 0);
+	assert_int_equal(fs_write_atomic_at(fd, "index-fetched", text, strlen(text), 0644, &e), 0);
+	close(fd);
+}
+
+static void test_fetch_record(void **state)
+{
+	struct fixture *f = *state;
+	char a[] = "https://a.example/repo", b[] = "https://b.example/repo",
+	     m[] = "file:///mnt/repo";
+	char *two[] = {a, m}, *other[] = {b, m}, *swapped[] = {m, a};
+	struct cache_index_fetch in = {.fetched_s = 1796011983, .max_age_s = 300, .served = 1};
+	struct cache_index_fetch out;
+	struct err e;
+
+	err_clear(&e);
+	/* None yet. */
+	assert_int_equal(cache_index_fetch_get(f->cache, two, 2, &out), 0);
+	assert_int_equal(cache_index_fetch_put(f->cache, two, 2, &in, &e), 0);
+	memset(&out, 0, sizeof(out));
+	assert_int_equal(cache_index_fetch_get(f->cache, two, 2, &out), 1);
+	assert_int_equal(out.fetched_s, 1796011983);
+	assert_int_equal(out.max_age_s, 300);
+	assert_int_equal(out.served, 1);
+	/* Only for exactly those mirrors, in that order. */
+	assert_int_equal(cache_index_fetch_get(f->cache, other, 2, &out), 0);
+	assert_int_equal(cache_index_fetch_get(f->cache, two, 1, &out), 0);
+	assert_int_equal(cache_index_fetch_get(f->cache, swapped, 2, &out), 0);
+	/* Dropped: none again; dropping none is no error. */
+	assert_int_equal(cache_index_fetch_drop(f->cache, &e), 0);
+	assert_int_equal(cache_index_fetch_get(f->cache, two, 2, &out), 0);
+	assert_int_equal(cache_index_fetch_drop(f->cache, &e), 0);
+}
+
+static void test_fetch_record_damaged(void **state)
+{
+	static const char *const bad[] = {
+		"",
+		"fetched 1\nmax_age 300\nmirror m\n",			  /* no served */
+		"fetched 1\nmax_age 300\nserved 1\nmirror m\n",		  /* served past the list */
+		"fetched x\nmax_age 300\nserved 0\nmirror m\n",		  /* not a number */
+		"fetched 1\nmax_age 300junk\nserved 0\nmirror m\n",	  /* trailing bytes */
+		"fetched 1\nmax_age 300\nserved 0\nmirror m\nmirror n\n", /* another list */
+		"fetched 1\nmax_age 300\nserved 0\nmirror m\nexpires 5\n", /* an unknown line */
+		"fetched 1\nmax_age 300\nserved 0\nmirror m\n\0mirror n\n",
+	};
+	static const size_t bad_len[] = {0, 0, 0, 0, 0, 0, 0, 50};
+	struct fixture *f = *state;
+	char m[] = "m", *one[] = {m};
+	struct cache_index_fetch out;
+
+	put_file(f, "fetched 1\nmax_age 300\nserved 0\nmirror m\n");
+	assert_int_equal(cache_index_fetch_get(f->cache, one, 1, &out), 1);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		size_t len = bad_len[i] ? bad_len[i] : strlen(bad[i]);
+		struct err e;
+		int fd = fs_dir_in_root(f->root_fd, "/var/cache/ndi", false, &e);
+
+		assert_int_equal(fs_write_atomic_at(fd, "index-fetched", bad[i], len, 0644, &e), 0);
+		close(fd);
+		if (cache_index_fetch_get(f->cache, one, 1, &out) != 0)
+			fail_msg("accepted record %zu", i);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_fetch_record, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fetch_record_damaged, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
