@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <curl/curl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 
 #include "fetch.h"
 #include "util/fs.h"
+#include "util/dlib.h"
 #include "util/log.h"
 #include "util/tail.h"
 #include "verify.h"
@@ -123,12 +123,14 @@ int fetcher_new(const struct fetch_opts *opts, struct fetcher **ret, struct err 
 
 	if (!f)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "fetch");
+	if (dlib_curl(e) < 0)
+		return -1;
 	if (!global_done) {
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		if (sym_curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 			return err_set(e, EXIT_UNEXPECTED, "fetch: libcurl initialisation failed");
 		global_done = true;
 	}
-	f->curl = curl_easy_init();
+	f->curl = sym_curl_easy_init();
 	if (!f->curl)
 		return err_set(e, EXIT_UNEXPECTED, "fetch: curl_easy_init failed");
 	f->timeout_s = opts->timeout_s;
@@ -152,7 +154,7 @@ void fetcher_free(struct fetcher *f)
 	if (!f)
 		return;
 	if (f->curl)
-		curl_easy_cleanup(f->curl);
+		sym_curl_easy_cleanup(f->curl);
 	free(f->ca_file);
 	free(f);
 }
@@ -196,7 +198,7 @@ static int restart_if_not_partial(struct sink *s)
 	s->status_checked = true;
 	if (s->resume_from == 0)
 		return 0;
-	curl_easy_getinfo(s->f->curl, CURLINFO_RESPONSE_CODE, &code);
+	sym_curl_easy_getinfo(s->f->curl, CURLINFO_RESPONSE_CODE, &code);
 	if (code != 200)
 		return 0;
 	log_kv(LOG_INFO, "fetch", "server ignored the range request; downloading from the start",
@@ -276,33 +278,33 @@ static void set_common(struct fetcher *f, const char *url)
 	CURL *c = f->curl;
 	uint64_t left = remaining_ms(f);
 
-	curl_easy_reset(c);
+	sym_curl_easy_reset(c);
 	f->errbuf[0] = '\0';
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, f->errbuf);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https,file");
+	sym_curl_easy_setopt(c, CURLOPT_URL, url);
+	sym_curl_easy_setopt(c, CURLOPT_ERRORBUFFER, f->errbuf);
+	sym_curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https,file");
 	/* Redirects stay on http(s), and one that started on https never downgrades. */
-	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR,
-			 strncasecmp(url, "https://", 8) == 0 ? "https" : "http,https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
-	curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "nvidia-driver-installer/" INSTALLER_VERSION);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(left ? left : 1));
-	curl_easy_setopt(
+	sym_curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR,
+			     strncasecmp(url, "https://", 8) == 0 ? "https" : "http,https");
+	sym_curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+	sym_curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
+	sym_curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
+	sym_curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	sym_curl_easy_setopt(c, CURLOPT_USERAGENT, "nvidia-driver-installer/" INSTALLER_VERSION);
+	sym_curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(left ? left : 1));
+	sym_curl_easy_setopt(
 		c, CURLOPT_CONNECTTIMEOUT_MS,
 		(long)(left < CONNECT_TIMEOUT_MS ? (left ? left : 1) : CONNECT_TIMEOUT_MS));
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, (long)f->low_speed_bytes);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)f->low_speed_s);
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+	sym_curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, (long)f->low_speed_bytes);
+	sym_curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)f->low_speed_s);
+	sym_curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+	sym_curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
 	/* The file replaces libcurl's CA bundle; the system's CA directory stays trusted. */
 	if (f->ca_file)
-		curl_easy_setopt(c, CURLOPT_CAINFO, f->ca_file);
+		sym_curl_easy_setopt(c, CURLOPT_CAINFO, f->ca_file);
 	if (log_enabled(LOG_DEBUG)) {
-		curl_easy_setopt(c, CURLOPT_VERBOSE, 1L);
-		curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, curl_debug);
+		sym_curl_easy_setopt(c, CURLOPT_VERBOSE, 1L);
+		sym_curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, curl_debug);
 	}
 }
 
@@ -310,7 +312,7 @@ static long http_code(struct fetcher *f)
 {
 	long code = 0;
 
-	curl_easy_getinfo(f->curl, CURLINFO_RESPONSE_CODE, &code);
+	sym_curl_easy_getinfo(f->curl, CURLINFO_RESPONSE_CODE, &code);
 	return code;
 }
 
@@ -326,8 +328,8 @@ static enum fetch_result classify(struct fetcher *f, CURLcode rc, const struct s
 	long code = 0;
 	curl_off_t retry_after = 0;
 
-	curl_easy_getinfo(f->curl, CURLINFO_RESPONSE_CODE, &code);
-	if (curl_easy_getinfo(f->curl, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK)
+	sym_curl_easy_getinfo(f->curl, CURLINFO_RESPONSE_CODE, &code);
+	if (sym_curl_easy_getinfo(f->curl, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK)
 		f->retry_after_s = (long)retry_after;
 	if (s->io_errno) {
 		err_errno(e, EXIT_UNEXPECTED, s->io_errno, "'%s': writing download", url);
@@ -377,9 +379,9 @@ enum fetch_result fetch_to_memory(struct fetcher *f, const char *url, size_t max
 	CURLcode rc;
 
 	set_common(f, url);
-	curl_easy_setopt(f->curl, CURLOPT_WRITEFUNCTION, write_memory);
-	curl_easy_setopt(f->curl, CURLOPT_WRITEDATA, &s);
-	rc = curl_easy_perform(f->curl);
+	sym_curl_easy_setopt(f->curl, CURLOPT_WRITEFUNCTION, write_memory);
+	sym_curl_easy_setopt(f->curl, CURLOPT_WRITEDATA, &s);
+	rc = sym_curl_easy_perform(f->curl);
 	if (rc != CURLE_OK || s.io_errno || s.too_large) {
 		r = classify(f, rc, &s, url, e);
 		free(s.buf);
@@ -496,16 +498,16 @@ static CURLcode transfer_file(struct fetcher *f, const char *url, struct sink *s
 	CURLcode rc;
 
 	set_common(f, url);
-	curl_easy_setopt(f->curl, CURLOPT_WRITEFUNCTION, write_file);
-	curl_easy_setopt(f->curl, CURLOPT_WRITEDATA, s);
-	curl_easy_setopt(f->curl, CURLOPT_BUFFERSIZE, FETCH_FILE_BUFFER);
-	curl_easy_setopt(f->curl, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)s->resume_from);
-	curl_easy_setopt(f->curl, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(f->curl, CURLOPT_XFERINFOFUNCTION, progress);
-	curl_easy_setopt(f->curl, CURLOPT_XFERINFODATA, s);
+	sym_curl_easy_setopt(f->curl, CURLOPT_WRITEFUNCTION, write_file);
+	sym_curl_easy_setopt(f->curl, CURLOPT_WRITEDATA, s);
+	sym_curl_easy_setopt(f->curl, CURLOPT_BUFFERSIZE, FETCH_FILE_BUFFER);
+	sym_curl_easy_setopt(f->curl, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)s->resume_from);
+	sym_curl_easy_setopt(f->curl, CURLOPT_NOPROGRESS, 0L);
+	sym_curl_easy_setopt(f->curl, CURLOPT_XFERINFOFUNCTION, progress);
+	sym_curl_easy_setopt(f->curl, CURLOPT_XFERINFODATA, s);
 	s->status_checked = false;
 	s->started_ns = s->last_report_ns = now_ns();
-	rc = curl_easy_perform(f->curl);
+	rc = sym_curl_easy_perform(f->curl);
 	if (s->bar_shown)
 		fputc('\n', stderr);
 	s->bar_shown = false;

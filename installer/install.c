@@ -323,12 +323,6 @@ static void inspect_mount(struct installdir *dir, struct plan *p)
 		return;
 	}
 	p->has_mount = true;
-	log_kv(p->mount.noexec ? LOG_INFO : LOG_DEBUG, "mounts",
-	       p->mount.noexec ? "the install dir is on a noexec mount: it will be bind-mounted "
-				 "exec"
-			       : "install dir mount",
-	       "mount", p->mount.target, "fstype", p->mount.fstype, "options", p->mount.options,
-	       LOG_END);
 }
 
 /* With the host probed: the index, the choice, and what is installed now. */
@@ -363,7 +357,9 @@ static int plan_make(const struct config *c, struct cache *cache, struct install
 	       p->choice.driver->version, "package", p->choice.pkg->path, "duration_ms",
 	       U64(ms_since(t0)), LOG_END);
 	if (dir) {
-		inspect_mount(dir, p);
+		/* For the plan; an install learns it when it exposes the tree (mounts_expose). */
+		if (c->dry_run)
+			inspect_mount(dir, p);
 		r = publish_current(dir, &p->current, e);
 		if (r < 0)
 			return -1;

@@ -100,8 +100,11 @@ int kernel_prepare(const struct config *c, int root_fd, const char *release, int
 {
 	_cleanup_(kernel_freep) struct kernel *kn = NULL;
 	struct strv names = {0};
+	char *const *v;
 	char intree[512];
 	uint64_t t0 = now_ns();
+	bool live;
+	size_t n;
 	int r;
 
 	if (kernel_probe(c, root_fd, release, &kn, e) < 0)
@@ -112,9 +115,16 @@ int kernel_prepare(const struct config *c, int root_fd, const char *release, int
 		return err_errno(e, EXIT_UNEXPECTED, errno, "kernel: drivers dir");
 	if (c->modules.n == 0 && strv_push_split(&names, KERNEL_DEFAULT_MODULES) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "kernel");
-	r = kmods_set_build(kn->k, kn->drivers_fd, c->modules.n ? c->modules.v : names.v,
-			    c->modules.n ? c->modules.n : names.n, c->module_args.v,
-			    c->module_args.n, &kn->set, e);
+	v = c->modules.n ? c->modules.v : names.v;
+	n = c->modules.n ? c->modules.n : names.n;
+	/*
+	 * The driver live at this very version, every module of the set with it: nothing
+	 * will be inserted, so the module files' modinfo is not read (libkmod maps each
+	 * file and parses its signature: most of what this stage costs a re-run).
+	 */
+	live = strcmp(kn->loaded_version, version) == 0 && kmods_all_live(kn->k, v, n);
+	r = kmods_set_build(kn->k, kn->drivers_fd, v, n, c->module_args.v, c->module_args.n, !live,
+			    &kn->set, e);
 	strv_clear(&names);
 	if (r < 0 || verify_set(kn, release, e) < 0 ||
 	    kmods_resolve_intree(kn->k, &kn->set, intree, sizeof(intree), e) < 0)

@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libkmod.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,16 +10,17 @@
 #include <unistd.h>
 
 #include "kmods.h"
+#include "util/dlib.h"
 #include "util/fs.h"
 #include "util/log.h"
 
-DEFINE_POINTER_CLEANUP(struct kmod_module, kmod_module_unref)
-DEFINE_POINTER_CLEANUP(struct kmod_list, kmod_module_info_free_list)
+DEFINE_POINTER_CLEANUP(struct kmod_module, sym_kmod_module_unref)
+DEFINE_POINTER_CLEANUP(struct kmod_list, sym_kmod_module_info_free_list)
 
 struct kmods {
-	struct kmod_ctx *ctx;
-	int root_fd;   /* not owned */
-	int moddir_fd; /* ROOT/lib/modules/RELEASE, or -1 */
+	struct kmod_ctx *ctx; /* made on first use: kmods_ctx() */
+	int root_fd;	      /* not owned */
+	int moddir_fd;	      /* ROOT/lib/modules/RELEASE, or -1 */
 	char release[128];
 };
 
@@ -38,11 +38,37 @@ __attribute__((format(printf, 6, 0))) static void kmod_log(void *data, int prior
 	log_msg(LOG_DEBUG, "kmod", "%s", msg);
 }
 
-int kmods_new(int root_fd, const char *release, struct kmods **ret, struct err *e)
+/*
+ * libkmod's context, loaded and made on first use: what a run needs from the kernel's
+ * live state (sysfs, /proc) is read without it, and a re-run that finds the driver live
+ * inserts, removes and inspects nothing. NULL with e set on failure.
+ */
+static struct kmod_ctx *kmods_ctx(struct kmods *k, struct err *e)
 {
 	static const char *const no_config[] = {NULL};
+	char dirname[64];
+
+	if (k->ctx)
+		return k->ctx;
+	if (dlib_kmod(e) < 0)
+		return NULL;
+	/* libkmod takes a path: the fd's magic link keeps the in-root resolution. */
+	snprintf(dirname, sizeof(dirname), "/proc/self/fd/%d", k->moddir_fd);
+	/* The host's modprobe.d is not ours to apply: options come from the command line. */
+	k->ctx = sym_kmod_new(k->moddir_fd >= 0 ? dirname : "/nonexistent", no_config);
+	if (!k->ctx) {
+		err_set(e, EXIT_UNEXPECTED, "kmod: kmod_new failed");
+		return NULL;
+	}
+	sym_kmod_set_log_fn(k->ctx, kmod_log, NULL);
+	sym_kmod_set_log_priority(k->ctx, log_enabled(LOG_DEBUG) ? 7 : 3);
+	return k->ctx;
+}
+
+int kmods_new(int root_fd, const char *release, struct kmods **ret, struct err *e)
+{
 	_cleanup_(kmods_freep) struct kmods *k = calloc(1, sizeof(*k));
-	char path[300], dirname[64];
+	char path[300];
 
 	if (!k)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "kmod");
@@ -54,14 +80,6 @@ int kmods_new(int root_fd, const char *release, struct kmods **ret, struct err *
 		log_msg(LOG_DEBUG, "kmod", "no host module tree: %s", e->msg);
 		err_clear(e);
 	}
-	/* libkmod takes a path: the fd's magic link keeps the in-root resolution. */
-	snprintf(dirname, sizeof(dirname), "/proc/self/fd/%d", k->moddir_fd);
-	/* The host's modprobe.d is not ours to apply: options come from the command line. */
-	k->ctx = kmod_new(k->moddir_fd >= 0 ? dirname : "/nonexistent", no_config);
-	if (!k->ctx)
-		return err_set(e, EXIT_UNEXPECTED, "kmod: kmod_new failed");
-	kmod_set_log_fn(k->ctx, kmod_log, NULL);
-	kmod_set_log_priority(k->ctx, log_enabled(LOG_DEBUG) ? 7 : 3);
 	*ret = TAKE_PTR(k);
 	return 0;
 }
@@ -70,7 +88,8 @@ void kmods_free(struct kmods *k)
 {
 	if (!k)
 		return;
-	kmod_unref(k->ctx);
+	if (k->ctx)
+		sym_kmod_unref(k->ctx);
 	if (k->moddir_fd >= 0)
 		close(k->moddir_fd);
 	free(k);
@@ -86,24 +105,26 @@ void kmods_normalise_name(char *name)
 
 int kmods_modinfo(struct kmods *k, const char *path, struct kmods_info *ret, struct err *e)
 {
-	_cleanup_(kmod_module_unrefp) struct kmod_module *m = NULL;
-	_cleanup_(kmod_module_info_free_listp) struct kmod_list *info = NULL;
+	_cleanup_(sym_kmod_module_unrefp) struct kmod_module *m = NULL;
+	_cleanup_(sym_kmod_module_info_free_listp) struct kmod_list *info = NULL;
 	struct kmod_list *it;
 	int r;
 
 	memset(ret, 0, sizeof(*ret));
-	r = kmod_module_new_from_path(k->ctx, path, &m);
+	if (!kmods_ctx(k, e))
+		return -1;
+	r = sym_kmod_module_new_from_path(k->ctx, path, &m);
 	if (r < 0)
 		return err_errno(e, r == -ENOENT ? EXIT_UNEXPECTED : EXIT_VERIFY, -r, "module '%s'",
 				 path);
-	r = kmod_module_get_info(m, &info);
+	r = sym_kmod_module_get_info(m, &info);
 	if (r < 0)
 		return err_set(e, EXIT_VERIFY, "module '%s': no .modinfo: not a kernel module",
 			       path);
-	kmod_list_foreach(it, info)
+	dlib_kmod_list_foreach(it, info)
 	{
-		const char *key = kmod_module_info_get_key(it),
-			   *val = kmod_module_info_get_value(it);
+		const char *key = sym_kmod_module_info_get_key(it),
+			   *val = sym_kmod_module_info_get_value(it);
 
 		if (!val)
 			continue;
@@ -120,7 +141,7 @@ int kmods_modinfo(struct kmods *k, const char *path, struct kmods_info *ret, str
 	for (size_t n = strlen(ret->vermagic); n > 0 && ret->vermagic[n - 1] == ' ';)
 		ret->vermagic[--n] = '\0';
 	if (!ret->name[0])
-		snprintf(ret->name, sizeof(ret->name), "%s", kmod_module_get_name(m));
+		snprintf(ret->name, sizeof(ret->name), "%s", sym_kmod_module_get_name(m));
 	kmods_normalise_name(ret->name);
 	return 0;
 }
@@ -291,7 +312,8 @@ static int set_apply_args(struct kmods_set *s, char *const *args, size_t n_args,
 }
 
 int kmods_set_build(struct kmods *k, int drivers_fd, char *const *names, size_t n_names,
-		    char *const *args, size_t n_args, struct kmods_set *s, struct err *e)
+		    char *const *args, size_t n_args, bool modinfo, struct kmods_set *s,
+		    struct err *e)
 {
 	memset(s, 0, sizeof(*s));
 	if (n_names > KMODS_MAX)
@@ -312,13 +334,29 @@ int kmods_set_build(struct kmods *k, int drivers_fd, char *const *names, size_t 
 				    "package with them");
 			return -1;
 		}
-		if (kmods_modinfo(k, en->path, &en->info, e) < 0)
+		_Static_assert(sizeof(en->info.name) == sizeof(en->name), "module name sizes");
+		if (!modinfo)
+			memcpy(en->info.name, en->name, sizeof(en->name));
+		else if (kmods_modinfo(k, en->path, &en->info, e) < 0)
 			return -1;
 		s->n++;
 	}
 	if (set_sort(s, e) < 0)
 		return -1;
 	return set_apply_args(s, args, n_args, e);
+}
+
+bool kmods_all_live(struct kmods *k, char *const *names, size_t n_names)
+{
+	for (size_t i = 0; i < n_names; i++) {
+		char name[KMODS_NAME_MAX];
+
+		snprintf(name, sizeof(name), "%s", names[i]);
+		kmods_normalise_name(name);
+		if (kmods_get_state(k, name) != KMODS_LIVE)
+			return false;
+	}
+	return true;
 }
 
 /* ---- live state ---------------------------------------------------------------- */
@@ -519,11 +557,14 @@ int kmods_check_idle(struct kmods *k, struct err *e)
 
 static int remove_one(struct kmods *k, const char *name, struct err *e)
 {
-	_cleanup_(kmod_module_unrefp) struct kmod_module *m = NULL;
-	int r = kmod_module_new_from_name(k->ctx, name, &m);
+	_cleanup_(sym_kmod_module_unrefp) struct kmod_module *m = NULL;
+	int r;
 
+	if (!kmods_ctx(k, e))
+		return -1;
+	r = sym_kmod_module_new_from_name(k->ctx, name, &m);
 	if (r == 0)
-		r = kmod_module_remove_module(m, 0);
+		r = sym_kmod_module_remove_module(m, 0);
 	if (r == -EBUSY || r == -EAGAIN) {
 		err_set(e, EXIT_IN_USE, "driver in use: module %s is busy", name);
 		err_hint(e, "drain the node (stop GPU workloads) or reboot");
@@ -744,7 +785,7 @@ static int insert(struct kmod_module *m, const char *name, const char *path, con
 		  struct loaded *l, bool enforcing, const char *lockdown, struct err *e)
 {
 	_cleanup_close_ int kmsg_fd = kmsg_open_end();
-	int r = kmod_module_insert_module(m, 0, options && *options ? options : NULL);
+	int r = sym_kmod_module_insert_module(m, 0, options && *options ? options : NULL);
 
 	if (r == -EEXIST)
 		return 0; /* loaded meanwhile */
@@ -762,10 +803,12 @@ static int lookup_intree(struct kmods *k, const char *name, struct kmod_module *
 {
 	struct kmod_module *m = NULL;
 
-	if (kmod_module_new_from_name_lookup(k->ctx, name, &m) < 0 || !m ||
-	    !kmod_module_get_path(m)) {
+	if (!kmods_ctx(k, e))
+		return -1;
+	if (sym_kmod_module_new_from_name_lookup(k->ctx, name, &m) < 0 || !m ||
+	    !sym_kmod_module_get_path(m)) {
 		if (m)
-			kmod_module_unref(m);
+			sym_kmod_module_unref(m);
 		err_set(e, EXIT_KERNEL_REFUSED,
 			"the driver needs module %s, which kernel %s has neither built in nor in "
 			"/lib/modules/%s",
@@ -812,7 +855,7 @@ int kmods_resolve_intree(struct kmods *k, const struct kmods_set *set, char *buf
 
 		snprintf(deps, sizeof(deps), "%s", set->e[i].info.depends);
 		for (tok = strtok_r(deps, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			_cleanup_(kmod_module_unrefp) struct kmod_module *m = NULL;
+			_cleanup_(sym_kmod_module_unrefp) struct kmod_module *m = NULL;
 			enum kmods_state st;
 			struct kmod_list *all, *it;
 
@@ -823,15 +866,17 @@ int kmods_resolve_intree(struct kmods *k, const struct kmods_set *set, char *buf
 			if (st != KMODS_LIVE && lookup_intree(k, tok, &m, e) < 0)
 				return -1;
 			/* modules.dep lists the whole closure, deepest last. */
-			all = m ? kmod_module_get_dependencies(m) : NULL;
-			kmod_list_foreach_reverse(it, all)
-			{
-				struct kmod_module *d = kmod_module_get_module(it);
+			all = m ? sym_kmod_module_get_dependencies(m) : NULL;
+			if (all) {
+				dlib_kmod_list_foreach_reverse(it, all)
+				{
+					struct kmod_module *d = sym_kmod_module_get_module(it);
 
-				append_name(buf, size, kmod_module_get_name(d));
-				kmod_module_unref(d);
+					append_name(buf, size, sym_kmod_module_get_name(d));
+					sym_kmod_module_unref(d);
+				}
+				sym_kmod_module_unref_list(all);
 			}
-			kmod_module_unref_list(all);
 			append_name(buf, size, tok);
 		}
 	}
@@ -842,7 +887,7 @@ int kmods_resolve_intree(struct kmods *k, const struct kmods_set *set, char *buf
 static int ensure_intree(struct kmods *k, const char *name, struct loaded *l, int depth,
 			 bool enforcing, const char *lockdown, struct err *e)
 {
-	_cleanup_(kmod_module_unrefp) struct kmod_module *m = NULL;
+	_cleanup_(sym_kmod_module_unrefp) struct kmod_module *m = NULL;
 	struct kmod_list *deps, *it;
 	enum kmods_state st = kmods_get_state(k, name);
 	int r = 0;
@@ -854,26 +899,26 @@ static int ensure_intree(struct kmods *k, const char *name, struct loaded *l, in
 			       name);
 	if (lookup_intree(k, name, &m, e) < 0)
 		return -1;
-	deps = kmod_module_get_dependencies(m);
-	kmod_list_foreach(it, deps)
+	deps = sym_kmod_module_get_dependencies(m);
+	dlib_kmod_list_foreach(it, deps)
 	{
-		struct kmod_module *d = kmod_module_get_module(it);
+		struct kmod_module *d = sym_kmod_module_get_module(it);
 
 		if (r == 0)
-			r = ensure_intree(k, kmod_module_get_name(d), l, depth + 1, enforcing,
+			r = ensure_intree(k, sym_kmod_module_get_name(d), l, depth + 1, enforcing,
 					  lockdown, e);
-		kmod_module_unref(d);
+		sym_kmod_module_unref(d);
 	}
-	kmod_module_unref_list(deps);
+	sym_kmod_module_unref_list(deps);
 	if (r < 0)
 		return -1;
-	return insert(m, name, kmod_module_get_path(m), NULL, l, enforcing, lockdown, e);
+	return insert(m, name, sym_kmod_module_get_path(m), NULL, l, enforcing, lockdown, e);
 }
 
 static int load_entry(struct kmods *k, const struct kmods_set *set, const struct kmods_entry *en,
 		      struct loaded *l, bool enforcing, const char *lockdown, struct err *e)
 {
-	_cleanup_(kmod_module_unrefp) struct kmod_module *m = NULL;
+	_cleanup_(sym_kmod_module_unrefp) struct kmod_module *m = NULL;
 	char deps[sizeof(en->info.depends)], *tok, *save = NULL;
 	int r;
 
@@ -884,7 +929,9 @@ static int load_entry(struct kmods *k, const struct kmods_set *set, const struct
 		    ensure_intree(k, tok, l, 0, enforcing, lockdown, e) < 0)
 			return -1;
 	}
-	r = kmod_module_new_from_path(k->ctx, en->path, &m);
+	if (!kmods_ctx(k, e))
+		return -1;
+	r = sym_kmod_module_new_from_path(k->ctx, en->path, &m);
 	if (r < 0)
 		return err_errno(e, EXIT_UNEXPECTED, -r, "module %s", en->name);
 	return insert(m, en->name, en->path, en->options, l, enforcing, lockdown, e);

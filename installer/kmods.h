@@ -92,9 +92,18 @@ int kmods_parse_arg(const char *arg, char *module, size_t msize, char *kv, size_
  * in drivers_fd, ordered by their dependencies, with the options ARGS give
  * their modules. Returns 0, or -1: EXIT_USAGE for an argument naming a module
  * outside the set, EXIT_VERIFY for a missing or unreadable module file.
+ *
+ * With MODINFO false the files are found but not read: each entry's info holds
+ * its name only, and the set keeps the order of NAMES. For a set that is live
+ * at the version to install (kmods_all_live), where nothing will be inserted
+ * and the dependencies are loaded by definition.
  */
 int kmods_set_build(struct kmods *k, int drivers_fd, char *const *names, size_t n_names,
-		    char *const *args, size_t n_args, struct kmods_set *ret, struct err *e);
+		    char *const *args, size_t n_args, bool modinfo, struct kmods_set *ret,
+		    struct err *e);
+
+/* Whether every module of NAMES (any spelling) is live in the kernel. */
+bool kmods_all_live(struct kmods *k, char *const *names, size_t n_names);
 
 /* Whether the set holds module NAME (normalised). */
 bool kmods_set_has(const struct kmods_set *set, const char *name);

@@ -1,21 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
 #include <fcntl.h>
-#include <libmount.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "mounts.h"
+#include "util/dlib.h"
 #include "util/fs.h"
 #include "util/log.h"
 
-DEFINE_POINTER_CLEANUP(struct libmnt_table, mnt_unref_table)
+DEFINE_POINTER_CLEANUP(struct libmnt_table, sym_mnt_unref_table)
 
 int mounts_lookup_fd(int fd, const char *mountinfo, struct mount_info *ret, struct err *e)
 {
-	_cleanup_(mnt_unref_tablep) struct libmnt_table *tb = NULL;
+	_cleanup_(sym_mnt_unref_tablep) struct libmnt_table *tb = NULL;
 	char path[PATH_MAX];
 	struct libmnt_fs *fs;
 	const char *opts;
@@ -23,55 +25,62 @@ int mounts_lookup_fd(int fd, const char *mountinfo, struct mount_info *ret, stru
 
 	if ((r = fs_fd_path(fd, path, sizeof(path))) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, -r, "mounts: path of fd %d", fd);
-	tb = mnt_new_table_from_file(mountinfo);
+	if (dlib_mount(e) < 0)
+		return -1;
+	tb = sym_mnt_new_table_from_file(mountinfo);
 	if (!tb)
 		return err_set(e, EXIT_UNEXPECTED, "mounts: cannot parse '%s'", mountinfo);
-	fs = mnt_table_find_mountpoint(tb, path, MNT_ITER_BACKWARD);
+	fs = sym_mnt_table_find_mountpoint(tb, path, MNT_ITER_BACKWARD);
 	if (!fs)
 		return err_set(e, EXIT_UNEXPECTED, "mounts: no mount holds '%s'", path);
-	opts = mnt_fs_get_vfs_options(fs);
+	opts = sym_mnt_fs_get_vfs_options(fs);
 	memset(ret, 0, sizeof(*ret));
-	snprintf(ret->target, sizeof(ret->target), "%s", mnt_fs_get_target(fs));
+	snprintf(ret->target, sizeof(ret->target), "%s", sym_mnt_fs_get_target(fs));
 	snprintf(ret->fstype, sizeof(ret->fstype), "%s",
-		 mnt_fs_get_fstype(fs) ? mnt_fs_get_fstype(fs) : "?");
+		 sym_mnt_fs_get_fstype(fs) ? sym_mnt_fs_get_fstype(fs) : "?");
 	snprintf(ret->options, sizeof(ret->options), "%s", opts ? opts : "");
-	ret->noexec = opts && mnt_optstr_get_option(opts, "noexec", NULL, NULL) == 0;
+	ret->noexec = opts && sym_mnt_optstr_get_option(opts, "noexec", NULL, NULL) == 0;
 	return 0;
 }
 
 /* ---- making mounts --------------------------------------------------------- */
 
-DEFINE_POINTER_CLEANUP(struct libmnt_context, mnt_free_context)
+DEFINE_POINTER_CLEANUP(struct libmnt_context, sym_mnt_free_context)
 
 /* Per-mount flags a remount must restate, or it drops them. */
 static const char *const kept_flags[] = {"ro",	       "nosuid",   "nodev",	 "noatime",
 					 "nodiratime", "relatime", "strictatime"};
 
-static struct libmnt_context *context(void)
+static struct libmnt_context *context(struct err *e)
 {
-	struct libmnt_context *cxt = mnt_new_context();
+	struct libmnt_context *cxt;
 
-	if (!cxt)
+	if (dlib_mount(e) < 0)
 		return NULL;
+	cxt = sym_mnt_new_context();
+	if (!cxt) {
+		err_errno(e, EXIT_UNEXPECTED, ENOMEM, "mount");
+		return NULL;
+	}
 	/* Never consult fstab or mtab, never run mount helpers: every call says it all. */
-	mnt_context_set_optsmode(cxt, MNT_OMODE_NOTAB);
-	mnt_context_disable_mtab(cxt, 1);
-	mnt_context_disable_helpers(cxt, 1);
+	sym_mnt_context_set_optsmode(cxt, MNT_OMODE_NOTAB);
+	sym_mnt_context_disable_mtab(cxt, 1);
+	sym_mnt_context_disable_helpers(cxt, 1);
 	return cxt;
 }
 
 static int do_mount(const char *source, const char *target, const char *options, struct err *e)
 {
-	_cleanup_(mnt_free_contextp) struct libmnt_context *cxt = context();
+	_cleanup_(sym_mnt_free_contextp) struct libmnt_context *cxt = context(e);
 	int rc;
 
 	if (!cxt)
-		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "mount");
-	mnt_context_set_source(cxt, source);
-	mnt_context_set_target(cxt, target);
-	mnt_context_set_options(cxt, options);
-	rc = mnt_context_mount(cxt);
-	if (rc != 0 || mnt_context_get_status(cxt) != 1)
+		return -1;
+	sym_mnt_context_set_source(cxt, source);
+	sym_mnt_context_set_target(cxt, target);
+	sym_mnt_context_set_options(cxt, options);
+	rc = sym_mnt_context_mount(cxt);
+	if (rc != 0 || sym_mnt_context_get_status(cxt) != 1)
 		return err_libmount(e, EXIT_UNEXPECTED, cxt, rc, "mount %s '%s' (%s)", source,
 				    target, options);
 	return 0;
@@ -79,33 +88,33 @@ static int do_mount(const char *source, const char *target, const char *options,
 
 static int do_umount(const char *target, struct err *e)
 {
-	_cleanup_(mnt_free_contextp) struct libmnt_context *cxt = context();
+	_cleanup_(sym_mnt_free_contextp) struct libmnt_context *cxt = context(e);
 	int rc;
 
 	if (!cxt)
-		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "umount");
-	mnt_context_set_target(cxt, target);
-	rc = mnt_context_umount(cxt);
+		return -1;
+	sym_mnt_context_set_target(cxt, target);
+	rc = sym_mnt_context_umount(cxt);
 	if (rc != 0)
 		return err_libmount(e, EXIT_UNEXPECTED, cxt, rc, "umount '%s'", target);
 	return 0;
 }
 
-/* The mount at exactly PATH, if there is one. */
+/* The mount at exactly PATH, if there is one (libmount loaded). */
 static bool mounted_at(const char *path, struct mount_info *ret)
 {
-	_cleanup_(mnt_unref_tablep) struct libmnt_table *tb =
-		mnt_new_table_from_file("/proc/self/mountinfo");
-	struct libmnt_fs *fs = tb ? mnt_table_find_target(tb, path, MNT_ITER_BACKWARD) : NULL;
+	_cleanup_(sym_mnt_unref_tablep) struct libmnt_table *tb =
+		sym_mnt_new_table_from_file("/proc/self/mountinfo");
+	struct libmnt_fs *fs = tb ? sym_mnt_table_find_target(tb, path, MNT_ITER_BACKWARD) : NULL;
 	const char *opts;
 
 	if (!fs)
 		return false;
-	opts = mnt_fs_get_vfs_options(fs);
+	opts = sym_mnt_fs_get_vfs_options(fs);
 	memset(ret, 0, sizeof(*ret));
 	snprintf(ret->target, sizeof(ret->target), "%s", path);
 	snprintf(ret->options, sizeof(ret->options), "%s", opts ? opts : "");
-	ret->noexec = opts && mnt_optstr_get_option(opts, "noexec", NULL, NULL) == 0;
+	ret->noexec = opts && sym_mnt_optstr_get_option(opts, "noexec", NULL, NULL) == 0;
 	return true;
 }
 
@@ -115,7 +124,7 @@ static void remount_options(const struct mount_info *m, char *buf, size_t size)
 	size_t len = (size_t)snprintf(buf, size, "remount,bind,exec");
 
 	for (size_t i = 0; i < ARRAY_SIZE(kept_flags) && len < size; i++) {
-		if (mnt_optstr_get_option(m->options, kept_flags[i], NULL, NULL) == 0)
+		if (sym_mnt_optstr_get_option(m->options, kept_flags[i], NULL, NULL) == 0)
 			len += (size_t)snprintf(buf + len, size - len, ",%s", kept_flags[i]);
 	}
 }
@@ -164,12 +173,38 @@ static void record(int record_fd, const char *path)
 		log_msg(LOG_WARN, "mounts", "%s", e.msg);
 }
 
+/*
+ * Whether PATH is the root of a mount that allows exec, asked of the kernel: statx's
+ * STATX_ATTR_MOUNT_ROOT, and statvfs's ST_NOEXEC, the flag of that very mount. 1 or 0;
+ * -1 when the kernel cannot say (no STATX_ATTR_MOUNT_ROOT before Linux 5.8).
+ */
+static int exec_mount_at(const char *path)
+{
+	struct statvfs sv;
+	struct statx stx;
+
+	if (statx(AT_FDCWD, path, 0, 0, &stx) < 0 ||
+	    !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
+		return -1;
+	if (!(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+		return 0;
+	if (statvfs(path, &sv) < 0)
+		return -1;
+	return !(sv.f_flag & ST_NOEXEC);
+}
+
 static int expose_one(const char *source, const char *target, const char *run_dir, int record_fd,
 		      struct err *e)
 {
 	struct mount_info m;
+	int done = exec_mount_at(target);
 
-	if (mounted_at(target, &m) && !m.noexec) {
+	if (done < 0) {
+		if (dlib_mount(e) < 0)
+			return -1;
+		done = mounted_at(target, &m) && !m.noexec;
+	}
+	if (done) {
 		log_kv(LOG_DEBUG, "mounts", "already mounted", "target", target, LOG_END);
 		return 0;
 	}
@@ -185,12 +220,26 @@ int mounts_expose(int dir_fd, const char *run_dir, char *const *targets, size_t 
 {
 	char path[PATH_MAX];
 	struct mount_info m;
+	struct statvfs sv;
 	int made = 0, r;
 
 	if ((r = fs_fd_path(dir_fd, path, sizeof(path))) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, -r, "mounts: install dir");
-	if (mounts_lookup_fd(dir_fd, "/proc/self/mountinfo", &m, e) < 0)
-		return -1;
+	/*
+	 * The kernel says whether the mount the directory is on is noexec (the common
+	 * answer, no); libmount reads mountinfo only to say more about one that is.
+	 */
+	if (fstatvfs(dir_fd, &sv) == 0 && !(sv.f_flag & ST_NOEXEC)) {
+		m.noexec = false;
+	} else {
+		if (mounts_lookup_fd(dir_fd, "/proc/self/mountinfo", &m, e) < 0)
+			return -1;
+		if (m.noexec)
+			log_kv(LOG_INFO, "mounts",
+			       "the install dir is on a noexec mount: it is bind-mounted exec",
+			       "mount", m.target, "fstype", m.fstype, "options", m.options,
+			       LOG_END);
+	}
 	if (m.noexec) {
 		if ((r = expose_one(path, path, run_dir, record_fd, e)) < 0)
 			return -1;
@@ -217,6 +266,8 @@ int mounts_withdraw(int record_fd, struct err *e)
 	}
 	for (char *l = strtok(text, "\n"); l && n < ARRAY_SIZE(lines); l = strtok(NULL, "\n"))
 		lines[n++] = l;
+	if (n > 0 && dlib_mount(e) < 0)
+		return err_wrap(e, "mounts");
 	while (n > 0) {
 		struct mount_info m;
 		const char *t = lines[--n];

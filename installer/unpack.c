@@ -1,6 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -13,6 +11,7 @@
 
 #include "unpack.h"
 #include "util/fs.h"
+#include "util/dlib.h"
 #include "util/log.h"
 #include "util/tail.h"
 #include "verify.h"
@@ -167,7 +166,7 @@ static la_ssize_t reader_read(struct archive *a, void *ud, const void **ret)
 	if (n < 0) {
 		r->io_errno = errno;
 		if (a)
-			archive_set_error(a, errno, "reading package");
+			sym_archive_set_error(a, errno, "reading package");
 		return -1;
 	}
 	if (r->sha)
@@ -239,7 +238,7 @@ static int write_data(struct archive *a, int fd, const char *name, uint64_t *tot
 	la_int64_t off;
 	int r;
 
-	while ((r = archive_read_data_block(a, &block, &len, &off)) == ARCHIVE_OK) {
+	while ((r = sym_archive_read_data_block(a, &block, &len, &off)) == ARCHIVE_OK) {
 		const char *p = block;
 
 		if ((uint64_t)off + len > UNPACK_MAX_ENTRY_SIZE ||
@@ -345,12 +344,12 @@ static int extract_file(struct archive *a, struct archive_entry *ae, int dirfd, 
 			const char *name, struct unpack_stats *st, struct writeback *wb,
 			struct err *e)
 {
-	mode_t mode = (archive_entry_perm(ae) & 0111) ? 0755 : 0644;
+	mode_t mode = (sym_archive_entry_perm(ae) & 0111) ? 0755 : 0644;
 	_cleanup_close_ int fd = -1;
 	struct timespec ts[2];
 
-	if (archive_entry_size_is_set(ae) &&
-	    (uint64_t)archive_entry_size(ae) > UNPACK_MAX_ENTRY_SIZE)
+	if (sym_archive_entry_size_is_set(ae) &&
+	    (uint64_t)sym_archive_entry_size(ae) > UNPACK_MAX_ENTRY_SIZE)
 		return err_set(e, EXIT_VERIFY, "member '%s' is larger than the limit", name);
 	fd = openat(dirfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0 && errno == EEXIST)
@@ -360,14 +359,14 @@ static int extract_file(struct archive *a, struct archive_entry *ae, int dirfd, 
 	if (write_data(a, fd, name, &st->bytes, e) < 0)
 		return -1;
 	/* Sparse members end in a hole: give the file its full length. */
-	if (archive_entry_size_is_set(ae) && ftruncate(fd, archive_entry_size(ae)) < 0)
+	if (sym_archive_entry_size_is_set(ae) && ftruncate(fd, sym_archive_entry_size(ae)) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "size '%s'", name);
 	/* umask may have narrowed the mode; the policy wants exactly this. */
 	if (fchmod(fd, mode) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "chmod '%s'", name);
-	ts[0].tv_sec = ts[1].tv_sec = archive_entry_mtime(ae);
+	ts[0].tv_sec = ts[1].tv_sec = sym_archive_entry_mtime(ae);
 	ts[0].tv_nsec = ts[1].tv_nsec = 0;
-	if (archive_entry_mtime_is_set(ae))
+	if (sym_archive_entry_mtime_is_set(ae))
 		(void)futimens(fd, ts);
 	writeback_push(wb, fd);
 	st->files++;
@@ -377,10 +376,10 @@ static int extract_file(struct archive *a, struct archive_entry *ae, int dirfd, 
 static int extract_entry(struct archive *a, struct archive_entry *ae, int staging_fd,
 			 struct unpack_stats *st, struct writeback *wb, struct err *e)
 {
-	const char *raw = archive_entry_pathname(ae), *base = NULL;
+	const char *raw = sym_archive_entry_pathname(ae), *base = NULL;
 	char name[PATH_MAX];
 	_cleanup_close_ int dirfd = -1;
-	mode_t type = archive_entry_filetype(ae);
+	mode_t type = sym_archive_entry_filetype(ae);
 	int r;
 
 	if (!raw)
@@ -388,25 +387,25 @@ static int extract_entry(struct archive *a, struct archive_entry *ae, int stagin
 	r = unpack_check_path(raw, name, sizeof(name), e);
 	if (r != 0)
 		return r < 0 ? -1 : 0;
-	if (archive_entry_hardlink(ae))
+	if (sym_archive_entry_hardlink(ae))
 		return err_set(e, EXIT_VERIFY, "member '%s' is a hard link", name);
 	if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK)
 		return err_set(e, EXIT_VERIFY,
 			       "member '%s' is a device, fifo or socket; only files, directories "
 			       "and symlinks are allowed",
 			       name);
-	if (type == AE_IFLNK && unpack_check_symlink(name, archive_entry_symlink(ae), e) < 0)
+	if (type == AE_IFLNK && unpack_check_symlink(name, sym_archive_entry_symlink(ae), e) < 0)
 		return -1;
 	/* A driver has no business running as someone else: a set-id bit means tampering. */
-	if (type == AE_IFREG && (archive_entry_perm(ae) & (S_ISUID | S_ISGID)))
+	if (type == AE_IFREG && (sym_archive_entry_perm(ae) & (S_ISUID | S_ISGID)))
 		return err_set(e, EXIT_VERIFY, "member '%s' is setuid or setgid (mode %04o)", name,
-			       (unsigned)archive_entry_perm(ae) & 07777);
+			       (unsigned)sym_archive_entry_perm(ae) & 07777);
 	/*
 	 * Sizes as the headers declare them, before any data: a sparse member writes few
 	 * bytes but its file has its whole length, so holes count against the limits too.
 	 */
-	if (type == AE_IFREG && archive_entry_size_is_set(ae) &&
-	    (st->declared += (uint64_t)archive_entry_size(ae)) > UNPACK_MAX_TOTAL_SIZE)
+	if (type == AE_IFREG && sym_archive_entry_size_is_set(ae) &&
+	    (st->declared += (uint64_t)sym_archive_entry_size(ae)) > UNPACK_MAX_TOTAL_SIZE)
 		return err_set(e, EXIT_VERIFY,
 			       "member '%s' takes the package past %llu GiB unpacked", name,
 			       UNPACK_MAX_TOTAL_SIZE >> 30);
@@ -420,7 +419,7 @@ static int extract_entry(struct archive *a, struct archive_entry *ae, int stagin
 		st->dirs++;
 		return 0;
 	case AE_IFLNK:
-		if (symlinkat(archive_entry_symlink(ae), dirfd, base) < 0)
+		if (symlinkat(sym_archive_entry_symlink(ae), dirfd, base) < 0)
 			return errno == EEXIST
 				       ? err_set(e, EXIT_VERIFY, "member '%s' appears twice", name)
 				       : err_errno(e, EXIT_UNEXPECTED, errno, "symlink '%s'", name);
@@ -532,7 +531,7 @@ static void *inflater_main(void *ud)
 	la_int64_t off;
 	int r;
 
-	while ((r = archive_read_data_block(z->in, &block, &len, &off)) == ARCHIVE_OK) {
+	while ((r = sym_archive_read_data_block(z->in, &block, &len, &off)) == ARCHIVE_OK) {
 		const char *p = block;
 
 		while (len > 0) {
@@ -557,8 +556,8 @@ static void *inflater_main(void *ud)
 	if (r == ARCHIVE_EOF)
 		ring_finish(&z->ring, 0, NULL);
 	else
-		ring_finish(&z->ring, archive_errno(z->in) ? archive_errno(z->in) : EIO,
-			    archive_error_string(z->in));
+		ring_finish(&z->ring, sym_archive_errno(z->in) ? sym_archive_errno(z->in) : EIO,
+			    sym_archive_error_string(z->in));
 	return NULL;
 }
 
@@ -581,7 +580,7 @@ static la_ssize_t ring_read(struct archive *a, void *ud, const void **ret)
 		n = (la_ssize_t)r->len[r->consumed % RING_SLOTS];
 		r->held = true;
 	} else if (r->err) {
-		archive_set_error(a, r->err, "decompressing the package: %s", r->msg);
+		sym_archive_set_error(a, r->err, "decompressing the package: %s", r->msg);
 		n = -1;
 	}
 	pthread_mutex_unlock(&r->lock);
@@ -592,12 +591,13 @@ static la_ssize_t ring_read(struct archive *a, void *ud, const void **ret)
 
 static int check_filter(struct archive *a, struct err *e)
 {
-	int code = archive_filter_code(a, 0);
+	int code = sym_archive_filter_code(a, 0);
 
 	if (code != ARCHIVE_FILTER_ZSTD && code != ARCHIVE_FILTER_XZ && code != ARCHIVE_FILTER_GZIP)
 		return err_set(e, EXIT_VERIFY,
 			       "package is compressed with '%s'; zstd, xz or gzip is required",
-			       archive_filter_name(a, 0) ? archive_filter_name(a, 0) : "nothing");
+			       sym_archive_filter_name(a, 0) ? sym_archive_filter_name(a, 0)
+							     : "nothing");
 	return 0;
 }
 
@@ -607,14 +607,14 @@ static int inflater_start(struct inflater *z, struct reader *rd, struct err *e)
 	struct archive_entry *ae;
 	int perr;
 
-	if (ring_init(&z->ring) < 0 || !(z->in = archive_read_new()))
+	if (ring_init(&z->ring) < 0 || !(z->in = sym_archive_read_new()))
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "unpack");
-	archive_read_support_filter_zstd(z->in);
-	archive_read_support_filter_xz(z->in);
-	archive_read_support_filter_gzip(z->in);
-	archive_read_support_format_raw(z->in);
-	if (archive_read_open(z->in, rd, NULL, reader_read, NULL) != ARCHIVE_OK ||
-	    archive_read_next_header(z->in, &ae) != ARCHIVE_OK)
+	sym_archive_read_support_filter_zstd(z->in);
+	sym_archive_read_support_filter_xz(z->in);
+	sym_archive_read_support_filter_gzip(z->in);
+	sym_archive_read_support_format_raw(z->in);
+	if (sym_archive_read_open(z->in, rd, NULL, reader_read, NULL) != ARCHIVE_OK ||
+	    sym_archive_read_next_header(z->in, &ae) != ARCHIVE_OK)
 		return err_archive(e, EXIT_VERIFY, z->in, "package is not a zstd, xz or gzip tar");
 	if (check_filter(z->in, e) < 0)
 		return -1;
@@ -634,7 +634,7 @@ static void inflater_stop(struct inflater *z)
 		z->started = false;
 	}
 	if (z->in)
-		archive_read_free(z->in);
+		sym_archive_read_free(z->in);
 	z->in = NULL;
 	ring_destroy(&z->ring);
 }
@@ -646,7 +646,7 @@ static int unpack_members_to(struct archive *a, int staging_fd, struct unpack_st
 	unsigned n = 0;
 	int r;
 
-	while ((r = archive_read_next_header(a, &ae)) == ARCHIVE_OK) {
+	while ((r = sym_archive_read_next_header(a, &ae)) == ARCHIVE_OK) {
 		if (++n > UNPACK_MAX_ENTRIES)
 			return err_set(e, EXIT_VERIFY, "package has more than %u members",
 				       UNPACK_MAX_ENTRIES);
@@ -680,21 +680,23 @@ static int unpack_stream(struct reader *rd, int staging_fd, struct unpack_stats 
 
 	if (!z)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "unpack");
+	if (dlib_archive(e) < 0)
+		return -1;
 	if (inflater_start(z, rd, e) < 0)
 		goto out;
-	if (!(tar = archive_read_new())) {
+	if (!(tar = sym_archive_read_new())) {
 		err_errno(e, EXIT_UNEXPECTED, ENOMEM, "unpack");
 		goto out;
 	}
-	archive_read_support_format_tar(tar);
-	if (archive_read_open(tar, &z->ring, NULL, ring_read, NULL) != ARCHIVE_OK)
+	sym_archive_read_support_format_tar(tar);
+	if (sym_archive_read_open(tar, &z->ring, NULL, ring_read, NULL) != ARCHIVE_OK)
 		err_archive(e, EXIT_VERIFY, tar, "package is not a valid archive");
 	else
 		r = unpack_members(tar, staging_fd, st, e);
 out:
 	inflater_stop(z);
 	if (tar)
-		archive_read_free(tar);
+		sym_archive_read_free(tar);
 	return r;
 }
 

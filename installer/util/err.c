@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <archive.h>
-#include <curl/curl.h>
-#include <libmount.h>
 #include <errno.h>
 #include <openssl/err.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "util/dlib.h"
 #include "util/err.h"
 
 void err_clear(struct err *e)
@@ -91,7 +89,7 @@ int err_curl(struct err *e, int code, int curl_rc, const char *errbuf, const cha
 	if (errbuf && *errbuf)
 		snprintf(reason, sizeof(reason), "%s", errbuf);
 	else
-		snprintf(reason, sizeof(reason), "%s", curl_easy_strerror((CURLcode)curl_rc));
+		snprintf(reason, sizeof(reason), "%s", sym_curl_easy_strerror((CURLcode)curl_rc));
 	/* curl's buffer often ends with a newline; keep messages on one line. */
 	reason[strcspn(reason, "\r\n")] = '\0';
 	err_append(e, reason);
@@ -106,8 +104,8 @@ int err_libmount(struct err *e, int code, struct libmnt_context *cxt, int rc, co
 	va_start(ap, fmt);
 	err_vset(e, code, fmt, ap);
 	va_end(ap);
-	if (mnt_context_get_excode(cxt, rc, reason, sizeof(reason)) == 0 || !reason[0]) {
-		int sys = mnt_context_get_syscall_errno(cxt);
+	if (sym_mnt_context_get_excode(cxt, rc, reason, sizeof(reason)) == 0 || !reason[0]) {
+		int sys = sym_mnt_context_get_syscall_errno(cxt);
 
 		snprintf(reason, sizeof(reason), "%s",
 			 strerror(sys			 ? sys
@@ -120,7 +118,7 @@ int err_libmount(struct err *e, int code, struct libmnt_context *cxt, int rc, co
 
 int err_archive(struct err *e, int code, struct archive *a, const char *fmt, ...)
 {
-	const char *reason = a ? archive_error_string(a) : NULL;
+	const char *reason = a ? sym_archive_error_string(a) : NULL;
 	va_list ap;
 
 	va_start(ap, fmt);

@@ -121,6 +121,14 @@ make_initrd() {
     cp "$BUSYBOX" "$W/initrd/bin/busybox"
     cp "$BIN" "$W/initrd/usr/bin/nvidia-driver-installer"
     copy_in $(ldd "$BIN" | grep -o '/[^ ]*' | sort -u)
+    # And the libraries it loads on first use (their sonames as installer/util/dlib.h
+    # names them), with what those link.
+    local so lib
+    for so in $(grep -o '"lib[a-z]*\.so\.[0-9]*"' "$SRC/installer/util/dlib.h" | tr -d '"'); do
+        lib=$(ldconfig -p | awk -v s="$so" '$1 == s && /x86-64/ {print $NF; exit}')
+        [ -n "$lib" ] || fail "$so is not installed"
+        copy_in "$lib" $(ldd "$lib" | grep -o '/[^ ]*' | sort -u)
+    done
     # What NVIDIA's own user space links against (nvidia-smi, libcuda, libnvidia-ml).
     copy_in $(ls /lib/x86_64-linux-gnu/{libpthread.so.0,libdl.so.2,librt.so.1,libm.so.6})
     copy_kernel_modules
