@@ -32,6 +32,12 @@ enum fs_flags {
 int fs_open_in_root(int root_fd, const char *path, int flags, mode_t mode, unsigned fs_flags,
 		    struct err *e);
 
+/*
+ * Resolves every in-root path by walking it, as on a kernel without openat2(2) (or where
+ * seccomp refuses it). For tests, which check that both ways give the same answers.
+ */
+void fs_in_root_walk_only(bool on);
+
 /* Opens (and with create, makes) the directory PATH under root_fd. Returns an O_DIRECTORY fd. */
 int fs_dir_in_root(int root_fd, const char *path, bool create, struct err *e);
 

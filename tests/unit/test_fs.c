@@ -55,9 +55,9 @@ static void where(struct fixture *f, int fd, char *out, size_t size)
 	snprintf(out, size, "%s", buf[strlen(f->root)] ? buf + strlen(f->root) : "/");
 }
 
-static void test_in_root(void **state)
+/* The same answers whether the kernel resolves (openat2) or the installer walks. */
+static void in_root(struct fixture *f)
 {
-	struct fixture *f = *state;
 	char path[512];
 	struct err e;
 	int fd;
@@ -112,6 +112,39 @@ static void test_in_root(void **state)
 	assert_true(fd >= 0);
 	close(fd);
 	assert_int_equal(faccessat(f->fd, "var/new-file", F_OK, 0), 0);
+	/* A directory that is there is found, one that is not is made, through links. */
+	fd = fs_dir_in_root(f->fd, "/home/kubernetes", true, &e);
+	assert_true(fd >= 0);
+	close(fd);
+	fd = fs_dir_in_root(f->fd, "/up/made/here", true, &e);
+	assert_true(fd >= 0);
+	where(f, fd, path, sizeof(path));
+	assert_string_equal(path, "/var/made/here");
+	close(fd);
+	/* Not a directory, at the end and on the way. */
+	assert_int_equal(fs_dir_in_root(f->fd, "/os-release", false, &e), -1);
+	assert_int_equal(errno, ENOTDIR);
+	assert_int_equal(fs_open_in_root(f->fd, "/os-release/x", O_RDONLY, 0, 0, &e), -1);
+	assert_int_equal(errno, ENOTDIR);
+	/* O_PATH with FS_NOFOLLOW_LAST opens the link itself. */
+	fd = fs_open_in_root(f->fd, "/home", O_PATH, 0, FS_NOFOLLOW_LAST, &e);
+	assert_true(fd >= 0);
+	where(f, fd, path, sizeof(path));
+	assert_string_equal(path, "/home");
+	close(fd);
+}
+
+static void test_in_root(void **state)
+{
+	fs_in_root_walk_only(false);
+	in_root(*state);
+}
+
+static void test_in_root_walked(void **state)
+{
+	fs_in_root_walk_only(true);
+	in_root(*state);
+	fs_in_root_walk_only(false);
 }
 
 static void test_atomic_write_and_rm(void **state)
@@ -155,6 +188,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_in_root, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_in_root_walked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_atomic_write_and_rm, setup, teardown),
 	};
 
