@@ -78,7 +78,8 @@ struct plan {
 	bool has_current;
 	bool up_to_date; /* the chosen package is the current one */
 	bool links_ok;
-	bool cached; /* the package is in the node cache */
+	bool cached;	   /* the package is in the node cache */
+	bool stage_failed; /* downloading or unpacking the choice failed */
 	bool has_mount;
 	struct mount_info mount; /* of the install dir */
 	struct kernel *kernel;	 /* trust and loaded state, for the plan */
@@ -325,22 +326,23 @@ static void inspect_mount(struct installdir *dir, struct plan *p)
 	p->has_mount = true;
 }
 
-/* With the host probed: the index, the choice, and what is installed now. */
-static int plan_make(const struct config *c, struct cache *cache, struct installdir *dir,
-		     struct plan *p, struct err *e)
+/*
+ * The index and the choice. With REUSE the node's fresh copy of the index may serve
+ * (SOURCE_REUSE); it may predate what is asked for (a version published since), so a
+ * request it cannot satisfy is asked of the repository: freshness saves a request, it
+ * never refuses what the repository has.
+ */
+static int plan_source(const struct config *c, struct cache *cache, struct plan *p, bool reuse,
+		       struct err *e)
 {
 	unsigned flags = c->dry_run ? 0 : SOURCE_STORE;
 	uint64_t t0;
 	int r;
 
-	if (source_open(c, cache, flags | SOURCE_REUSE, &p->src, e) < 0)
+	if (source_open(c, cache, flags | (reuse ? SOURCE_REUSE : 0), &p->src, e) < 0)
 		return -1;
 	t0 = now_ns();
 	r = repo_select(p->src.idx, &p->host, c->driver_version, &p->choice, e);
-	/*
-	 * The node's fresh copy may predate what is asked for (a version published since):
-	 * freshness saves a request, it never refuses what the repository has.
-	 */
 	if (r < 0 && e->code == EXIT_NO_MATCH && p->src.fresh) {
 		log_kv(LOG_INFO, "index",
 		       "no match in the node's copy of the index: asking the repository", "request",
@@ -356,6 +358,33 @@ static int plan_make(const struct config *c, struct cache *cache, struct install
 	log_kv(LOG_INFO, "select", "driver selected", "request", c->driver_version, "version",
 	       p->choice.driver->version, "package", p->choice.pkg->path, "duration_ms",
 	       U64(ms_since(t0)), LOG_END);
+	return 0;
+}
+
+/* Whether the choice is what is installed, and whether its package is in the cache. */
+static void plan_compare(struct cache *cache, struct plan *p)
+{
+	p->up_to_date = p->has_current &&
+			strcmp(p->current.package_sha256, p->choice.pkg->sha256) == 0 &&
+			strcmp(p->current.kernel_release, p->host.kernel) == 0;
+	p->cached = false;
+	if (cache) {
+		int fd = cache_package_open(cache, p->choice.pkg->sha256);
+
+		p->cached = fd >= 0;
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+/* With the host probed: the index, the choice, and what is installed now. */
+static int plan_make(const struct config *c, struct cache *cache, struct installdir *dir,
+		     struct plan *p, struct err *e)
+{
+	int r;
+
+	if (plan_source(c, cache, p, true, e) < 0)
+		return -1;
 	if (dir) {
 		/* For the plan; an install learns it when it exposes the tree (mounts_expose). */
 		if (c->dry_run)
@@ -367,16 +396,7 @@ static int plan_make(const struct config *c, struct cache *cache, struct install
 		p->links_ok = publish_links_ok(dir);
 		publish_current_id(dir, p->current_id, sizeof(p->current_id));
 	}
-	p->up_to_date = p->has_current &&
-			strcmp(p->current.package_sha256, p->choice.pkg->sha256) == 0 &&
-			strcmp(p->current.kernel_release, p->host.kernel) == 0;
-	if (cache) {
-		int fd = cache_package_open(cache, p->choice.pkg->sha256);
-
-		p->cached = fd >= 0;
-		if (fd >= 0)
-			close(fd);
-	}
+	plan_compare(cache, p);
 	return 0;
 }
 
@@ -443,6 +463,41 @@ static void keep_going(int r, struct err *e)
 	}
 }
 
+/* What the plan calls for: make sure of what is installed, or install the choice. */
+static int act(const struct config *c, struct plan *p, int root_fd, struct installdir *dir,
+	       struct cache *cache, uint64_t t0, struct err *e)
+{
+	char staging[NAME_MAX + 1];
+	_cleanup_close_ int sfd = -1;
+	int r;
+
+	if (p->up_to_date) {
+		r = ensure_installed(c, p, root_fd, dir, e);
+		/* A run killed after its switch left the previous package in the cache. */
+		if (r == 0 && cache && p->current.package_sha256)
+			keep_going(cache_prune(cache, p->current.package_sha256, e), e);
+		if (r == 0)
+			log_kv(LOG_INFO, "install", "already installed", "version",
+			       p->current.driver_version, "duration_ms", U64(ms_since(t0)),
+			       LOG_END);
+		return r;
+	}
+	sfd = stage_package(&p->src, cache, p->choice.pkg, dir, staging, sizeof(staging), e);
+	if (sfd < 0) {
+		p->stage_failed = true;
+		return -1;
+	}
+	r = switch_version(c, p, root_fd, dir, staging, sfd, e);
+	if (r == 0)
+		keep_going(cache_prune(cache, p->choice.pkg->sha256, e), e);
+	if (r == 0)
+		log_kv(LOG_INFO, "install", "driver installed", "version",
+		       p->choice.driver->version, "previous",
+		       p->has_current ? p->current.driver_version : "none", "peak_rss_kib",
+		       U64(peak_rss_kib()), "duration_ms", U64(ms_since(t0)), LOG_END);
+	return r;
+}
+
 int install_run(const struct config *c, struct err *e)
 {
 	_cleanup_close_ int root_fd = -1, lock_fd = -1;
@@ -472,27 +527,30 @@ int install_run(const struct config *c, struct err *e)
 			goto out;
 		print_plan(c, &p);
 		r = 0;
-	} else if (p.up_to_date) {
-		r = ensure_installed(c, &p, root_fd, dir, e);
-		/* A run killed after its switch left the previous package in the cache. */
-		if (r == 0 && cache && p.current.package_sha256)
-			keep_going(cache_prune(cache, p.current.package_sha256, e), e);
-		if (r == 0)
-			log_kv(LOG_INFO, "install", "already installed", "version",
-			       p.current.driver_version, "duration_ms", U64(ms_since(t0)), LOG_END);
 	} else {
-		char staging[NAME_MAX + 1];
-		_cleanup_close_ int sfd = stage_package(&p.src, cache, p.choice.pkg, dir, staging,
-							sizeof(staging), e);
-
-		r = sfd < 0 ? -1 : switch_version(c, &p, root_fd, dir, staging, sfd, e);
-		if (r == 0)
-			keep_going(cache_prune(cache, p.choice.pkg->sha256, e), e);
-		if (r == 0)
-			log_kv(LOG_INFO, "install", "driver installed", "version",
-			       p.choice.driver->version, "previous",
-			       p.has_current ? p.current.driver_version : "none", "peak_rss_kib",
-			       U64(peak_rss_kib()), "duration_ms", U64(ms_since(t0)), LOG_END);
+		r = act(c, &p, root_fd, dir, cache, t0, e);
+		/*
+		 * The package the node's fresh copy of the index names was not served as it
+		 * said (removed, or replaced under the same path within max_age): the index is
+		 * fetched and the choice made again, once.
+		 */
+		if (r < 0 && p.stage_failed && p.src.fresh &&
+		    (e->code == EXIT_UNREACHABLE || e->code == EXIT_VERIFY)) {
+			log_kv(LOG_WARN, "index",
+			       "the package named by the node's copy of the index failed: asking "
+			       "the "
+			       "repository",
+			       "reason", e->msg, LOG_END);
+			err_clear(e);
+			source_done(&p.src);
+			memset(&p.choice, 0, sizeof(p.choice));
+			p.stage_failed = false;
+			r = plan_source(c, cache, &p, false, e);
+			if (r == 0) {
+				plan_compare(cache, &p);
+				r = act(c, &p, root_fd, dir, cache, t0, e);
+			}
+		}
 	}
 out:
 	if (c->metrics_file && !c->dry_run && root_fd >= 0) {

@@ -98,3 +98,29 @@ expect_rc 0 install --repo "$HTTP/repo" $(install_args) --driver-version "$V_BRA
 expect_err "no match in the node's copy of the index"
 assert_eq "$(index_requests)" 1 "index requests for a version the copy lacks"
 assert_eq "$(installed_version)" "$V_BRANCH_OLD" "version published after the copy"
+
+# A package replaced under the same path within max_age: the copy's digest no longer
+# matches what the mirror serves, so the node fetches the index and chooses again, once.
+expect_rc 0 install --repo "$HTTP/repo" $(install_args)
+expect_err "cache (fresh)"
+cp -a "$FIX/drv-$V_OLD" "$T/drv2"
+echo republished >"$T/drv2/share/republished"
+"$SRC/scripts/make-repo" pack "$T/drv2" "$T/pkg2.tar.zst"
+"$SRC/scripts/make-repo" add --repo "$T/srv/repo" --key "$FIX/keys/key.pem" --version "$V_OLD" \
+    --kernel "$KERNEL" "$T/pkg2.tar.zst" >/dev/null
+"$SRC/scripts/make-repo" sign --repo "$T/srv/repo" --key "$FIX/keys/key.pem" --max-age 300
+expect_rc 0 install --repo "$HTTP/repo" $(install_args) --driver-version "$V_OLD"
+expect_err "the package named by the node's copy of the index failed"
+[ -f "$(idir)/share/republished" ] || fail "the republished package was not installed"
+
+# An unreadable --ca-file is refused on a fresh run too, before anything happens.
+expect_rc 2 install --repo "$HTTP/repo" $(install_args) --ca-file "$T/missing-ca.pem"
+expect_err "ca-file"
+
+# A new signing key: the copy does not verify with it, so the mirror is asked.
+"$SRC/scripts/make-repo" sign --repo "$T/srv/repo" --key "$FIX/keys/other.pem" --max-age 300
+: >"$HTTP_LOG"
+expect_rc 0 install --repo "$HTTP/repo" --repo-key "$FIX/keys/other-pub.pem" \
+    --kernel-release "$KERNEL" --skip-modules --fetch-timeout 20
+expect_err "cached index unusable"
+assert_eq "$(index_requests)" 1 "index requests with a new key"
