@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,11 +201,28 @@ int cache_index_fetch_drop(struct cache *c, struct err *e)
 	return 0;
 }
 
+/* "KEY N", N decimal digits only, at most MAX: true and *RET. */
+static bool record_number(const char *line, const char *key, uint64_t max, uint64_t *ret)
+{
+	size_t n = strlen(key);
+	unsigned long long v;
+	char *end;
+
+	if (strncmp(line, key, n) != 0 || line[n] != ' ' || !isdigit((unsigned char)line[n + 1]))
+		return false;
+	errno = 0;
+	v = strtoull(line + n + 1, &end, 10);
+	if (errno != 0 || *end || v > max)
+		return false;
+	*ret = v;
+	return true;
+}
+
 int cache_index_fetch_get(struct cache *c, char *const *mirrors, size_t n,
 			  struct cache_index_fetch *ret)
 {
 	_cleanup_free_ char *buf = NULL;
-	struct cache_index_fetch f;
+	uint64_t fetched = 0, max_age = 0, served = 0;
 	char *line, *save = NULL;
 	size_t len, i = 0;
 	int fields = 0;
@@ -211,19 +232,11 @@ int cache_index_fetch_get(struct cache *c, char *const *mirrors, size_t n,
 	    strlen(buf) != len)
 		return 0;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		long long ll;
-		unsigned u;
-		size_t z;
-		int end = 0;
-
-		if (sscanf(line, "fetched %lld%n", &ll, &end) == 1 && !line[end]) {
-			f.fetched_s = ll;
+		if (record_number(line, "fetched", INT64_MAX, &fetched)) {
 			fields |= 1;
-		} else if (sscanf(line, "max_age %u%n", &u, &end) == 1 && !line[end]) {
-			f.max_age_s = u;
+		} else if (record_number(line, "max_age", UINT_MAX, &max_age)) {
 			fields |= 2;
-		} else if (sscanf(line, "served %zu%n", &z, &end) == 1 && !line[end]) {
-			f.served = z;
+		} else if (record_number(line, "served", SIZE_MAX, &served)) {
 			fields |= 4;
 		} else if (strncmp(line, "mirror ", 7) == 0) {
 			if (i >= n || strcmp(line + 7, mirrors[i]) != 0)
@@ -233,9 +246,11 @@ int cache_index_fetch_get(struct cache *c, char *const *mirrors, size_t n,
 			return 0;
 		}
 	}
-	if (fields != 7 || i != n || f.served >= n)
+	if (fields != 7 || i != n || served >= n)
 		return 0;
-	*ret = f;
+	ret->fetched_s = (int64_t)fetched;
+	ret->max_age_s = (unsigned)max_age;
+	ret->served = (size_t)served;
 	return 1;
 }
 

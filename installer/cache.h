@@ -53,7 +53,7 @@ int cache_load_index(struct cache *c, char **ret_json, size_t *ret_len, char **r
 
 /* When and from where the kept index was fetched: what decides whether it is fresh. */
 struct cache_index_fetch {
-	int64_t fetched_s;  /* CLOCK_REALTIME seconds */
+	int64_t fetched_s;  /* CLOCK_REALTIME seconds, >= 0 */
 	unsigned max_age_s; /* the index's own "max_age" (not --index-max-age) */
 	size_t served;	    /* which of the mirrors served it */
 };

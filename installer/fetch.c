@@ -119,17 +119,11 @@ static int curl_debug(CURL *c, curl_infotype type, char *data, size_t size, void
 int fetcher_new(const struct fetch_opts *opts, struct fetcher **ret, struct err *e)
 {
 	_cleanup_(fetcher_freep) struct fetcher *f = calloc(1, sizeof(*f));
-	static bool global_done;
 
 	if (!f)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "fetch");
 	if (dlib_curl(e) < 0)
 		return -1;
-	if (!global_done) {
-		if (sym_curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-			return err_set(e, EXIT_UNEXPECTED, "fetch: libcurl initialisation failed");
-		global_done = true;
-	}
 	f->curl = sym_curl_easy_init();
 	if (!f->curl)
 		return err_set(e, EXIT_UNEXPECTED, "fetch: curl_easy_init failed");
@@ -137,12 +131,8 @@ int fetcher_new(const struct fetch_opts *opts, struct fetcher **ret, struct err 
 	f->retries = opts->retries;
 	f->low_speed_bytes = opts->low_speed_bytes ? opts->low_speed_bytes : 1024;
 	f->low_speed_s = opts->low_speed_s ? opts->low_speed_s : 30;
-	if (opts->ca_file) {
-		if (access(opts->ca_file, R_OK) < 0)
-			return err_errno(e, EXIT_USAGE, errno, "--ca-file '%s'", opts->ca_file);
-		if (!(f->ca_file = strdup(opts->ca_file)))
-			return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "fetch");
-	}
+	if (opts->ca_file && !(f->ca_file = strdup(opts->ca_file)))
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "fetch");
 	f->deadline_ns = now_ns() + (uint64_t)opts->timeout_s * 1000000000u;
 	f->tty = isatty(STDERR_FILENO) && log_get_format() == LOG_FORMAT_TEXT;
 	*ret = TAKE_PTR(f);

@@ -68,8 +68,10 @@ static int verify_set(struct kernel *kn, const char *release, struct err *e)
 		 * nothing to prove (and a re-run does not read 60 MB of nvidia.ko).
 		 */
 		if (strcmp(kn->loaded_version, kn->version) == 0 &&
-		    kmods_get_state(kn->k, kn->set.e[i].name) == KMODS_LIVE)
+		    kmods_get_state(kn->k, kn->set.e[i].name) == KMODS_LIVE) {
+			kn->set.e[i].was_live = true;
 			continue;
+		}
 		if (kmods_inspect(kn->k, kn->set.e[i].path, kn->certs, release, &r, e) < 0)
 			return -1;
 		if (!r.ok) {

@@ -163,6 +163,9 @@ int kmods_inspect(struct kmods *k, const char *path, const struct modsig_certs *
 
 	memset(ret, 0, sizeof(*ret));
 	snprintf(ret->file, sizeof(ret->file), "%s", base ? base + 1 : path);
+	/* A libkmod that cannot be loaded is the image's fault, not the module's. */
+	if (!kmods_ctx(k, e))
+		return -1;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "module '%s'", path);
@@ -945,6 +948,14 @@ int kmods_load_set(struct kmods *k, const struct kmods_set *set, bool enforcing,
 	for (size_t i = 0; i < set->n; i++) {
 		if (kmods_get_state(k, set->e[i].name) == KMODS_LIVE)
 			continue;
+		if (set->e[i].was_live) {
+			rollback(k, &l);
+			err_set(e, EXIT_UNEXPECTED,
+				"module %s was unloaded while this run was checking the driver",
+				set->e[i].name);
+			err_hint(e, "run the installer again; nothing was loaded");
+			return -1;
+		}
 		if (load_entry(k, set, &set->e[i], &l, enforcing, lockdown, e) < 0) {
 			/* Nothing of the set stays half-loaded. */
 			rollback(k, &l);

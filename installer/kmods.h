@@ -70,6 +70,11 @@ struct kmods_entry {
 	char path[PATH_MAX];	   /* the .ko, as this process can open it */
 	char options[512];	   /* "KEY=VALUE ..." from --module-arg */
 	struct kmods_info info;
+	/*
+	 * Live when the set was checked, so neither verified nor (kmods_set_build without
+	 * modinfo) read: kmods_load_set refuses to insert it should it be gone by then.
+	 */
+	bool was_live;
 };
 
 /* The modules to load, dependencies first. */

@@ -154,13 +154,17 @@ static bool index_reuse(const struct config *c, struct cache *cache, struct inde
 	struct timespec now;
 	unsigned max_age;
 	struct err ce;
+	uint64_t age;
 
 	if (c->index_max_age_s == 0 ||
 	    cache_index_fetch_get(cache, s->mirrors, s->n_mirrors, &f) != 1 ||
 	    clock_gettime(CLOCK_REALTIME, &now) < 0)
 		return false;
 	/* A clock that went back makes the record's age unknown: not fresh. */
-	if (now.tv_sec < f.fetched_s || now.tv_sec - f.fetched_s >= max_age_for(c, f.max_age_s))
+	if (now.tv_sec < f.fetched_s)
+		return false;
+	age = (uint64_t)now.tv_sec - (uint64_t)f.fetched_s; /* both >= 0: no overflow */
+	if (age >= max_age_for(c, f.max_age_s))
 		return false;
 	err_clear(&ce);
 	index_job_clear(j);
@@ -173,12 +177,12 @@ static bool index_reuse(const struct config *c, struct cache *cache, struct inde
 	}
 	/* The record's max_age was the index's then; the verified index's is the one now. */
 	max_age = max_age_for(c, j->idx->max_age_s);
-	if (now.tv_sec - f.fetched_s >= max_age) {
+	if (age >= max_age) {
 		index_job_clear(j);
 		return false;
 	}
 	s->mirror = f.served;
-	s->age_s = now.tv_sec - f.fetched_s;
+	s->age_s = (int64_t)age;
 	s->max_age_s = max_age;
 	return true;
 }
@@ -238,6 +242,11 @@ int source_open(const struct config *c, struct cache *cache, unsigned flags, str
 		err_hint(e, "pass --repo URL (NVIDIA_DRIVER_REPO), e.g. file:///mnt/repo or "
 			    "https://...");
 		return -1;
+	}
+	/* Checked on every run, not when a transfer first needs it (a fresh index needs none). */
+	if (c->ca_file && access(c->ca_file, R_OK) < 0) {
+		err_errno(e, EXIT_USAGE, errno, "--ca-file '%s'", c->ca_file);
+		goto fail;
 	}
 	if (verify_keys_load(c->repo_keys.v, c->repo_keys.n, VERIFY_KEYS_DIR, &s->keys, e) < 0)
 		goto fail;

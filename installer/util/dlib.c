@@ -185,23 +185,40 @@ struct dlib {
 	const char *soname, *package;
 	const struct dsym *syms;
 	size_t n_syms;
-	void *handle; /* never closed: the pointers live as long as the process */
+	int (*init)(struct err *e); /* once, after the symbols resolved; may be NULL */
+	void *handle;		    /* never closed: the pointers live as long as the process */
 };
 
+/*
+ * Once per process and under the lock: curl_global_init is not thread-safe before curl
+ * 7.84, and with a fresh index the first transfer starts after the unpacker's threads.
+ */
+static int curl_init(struct err *e)
+{
+	if (sym_curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		return err_set(e, EXIT_UNEXPECTED, "fetch: libcurl initialisation failed");
+	return 0;
+}
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
 static struct dlib curl_lib = {DLIB_CURL_SONAME, "libcurl4", curl_syms,
-			       sizeof(curl_syms) / sizeof(curl_syms[0]), NULL};
+			       N(curl_syms),	 curl_init,  NULL};
 static struct dlib archive_lib = {DLIB_ARCHIVE_SONAME, "libarchive13", archive_syms,
-				  sizeof(archive_syms) / sizeof(archive_syms[0]), NULL};
-static struct dlib kmod_lib = {DLIB_KMOD_SONAME, "libkmod2", kmod_syms,
-			       sizeof(kmod_syms) / sizeof(kmod_syms[0]), NULL};
+				  N(archive_syms),     NULL,	       NULL};
+static struct dlib kmod_lib = {DLIB_KMOD_SONAME, "libkmod2", kmod_syms, N(kmod_syms), NULL, NULL};
 static struct dlib mount_lib = {DLIB_MOUNT_SONAME, "libmount1", mount_syms,
-				sizeof(mount_syms) / sizeof(mount_syms[0]), NULL};
+				N(mount_syms),	   NULL,	NULL};
+
+#define DLIB_MAX_SYMS 32
+_Static_assert(N(curl_syms) <= DLIB_MAX_SYMS && N(archive_syms) <= DLIB_MAX_SYMS &&
+		       N(kmod_syms) <= DLIB_MAX_SYMS && N(mount_syms) <= DLIB_MAX_SYMS,
+	       "DLIB_MAX_SYMS");
 
 static pthread_mutex_t dlib_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int dlib_load_locked(struct dlib *l, struct err *e)
 {
-	void *h;
+	void *h, *p[DLIB_MAX_SYMS];
 
 	if (l->handle)
 		return 0;
@@ -212,10 +229,10 @@ static int dlib_load_locked(struct dlib *l, struct err *e)
 			 l->package);
 		return -1;
 	}
+	/* All or none: no pointer is set into a library that is closed again. */
 	for (size_t i = 0; i < l->n_syms; i++) {
-		void *p = dlsym(h, l->syms[i].name);
-
-		if (!p) {
+		p[i] = dlsym(h, l->syms[i].name);
+		if (!p[i]) {
 			err_set(e, EXIT_UNEXPECTED, "%s has no symbol %s: %s", l->soname,
 				l->syms[i].name, dlerror());
 			err_hint(e,
@@ -225,8 +242,11 @@ static int dlib_load_locked(struct dlib *l, struct err *e)
 			dlclose(h);
 			return -1;
 		}
-		*l->syms[i].ptr = p;
 	}
+	for (size_t i = 0; i < l->n_syms; i++)
+		*l->syms[i].ptr = p[i];
+	if (l->init && l->init(e) < 0)
+		return -1;
 	l->handle = h;
 	return 0;
 }

@@ -13,10 +13,12 @@
  *
  * The compiler checks each pointer against the library's own prototype (typeof), so a
  * changed signature in a new header fails the build, not the run. A pointer cannot carry
- * curl's check of curl_easy_setopt's argument types (typecheck-gcc.h wraps the function's
- * name in a macro); so the build compiles fetch.c once more with DLIB_TYPECHECK, where
- * sym_curl_easy_setopt is curl_easy_setopt itself, and a long passed as an int, or a
- * callback of the wrong type, fails it (the Makefile's typecheck object).
+ * curl's check of argument types (typecheck-gcc.h wraps the names of curl_easy_setopt and
+ * curl_easy_getinfo in macros); so the build compiles fetch.c once more with
+ * DLIB_TYPECHECK, where the sym_ names are curl's own, and what curl's check refuses (a
+ * string or pointer for a long option, a long for a string, a callback of the wrong type,
+ * a wrong pointer for getinfo; it accepts an int for a long) fails the build: the
+ * Makefile's typecheck object, built with optimisation, which the check needs.
  */
 #pragma once
 
@@ -42,10 +44,11 @@ extern DLSYM_PROTOTYPE(curl_easy_cleanup);
 extern DLSYM_PROTOTYPE(curl_easy_reset);
 #ifdef DLIB_TYPECHECK
 #define sym_curl_easy_setopt curl_easy_setopt
+#define sym_curl_easy_getinfo curl_easy_getinfo
 #else
 extern DLSYM_PROTOTYPE(curl_easy_setopt);
-#endif
 extern DLSYM_PROTOTYPE(curl_easy_getinfo);
+#endif
 extern DLSYM_PROTOTYPE(curl_easy_perform);
 extern DLSYM_PROTOTYPE(curl_easy_strerror);
 

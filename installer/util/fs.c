@@ -148,7 +148,8 @@ static int walk_step(struct walk *w, int flags, mode_t mode, unsigned fs_flags, 
 
 	n = readlinkat(walk_cur(w), comp, target, sizeof(target));
 	lerr = n < 0 ? errno : 0;
-	if (n >= 0 && !(last && (fs_flags & FS_NOFOLLOW_LAST))) {
+	/* O_NOFOLLOW in FLAGS means what FS_NOFOLLOW_LAST does, as it does for openat2. */
+	if (n >= 0 && !(last && ((fs_flags & FS_NOFOLLOW_LAST) || (flags & O_NOFOLLOW)))) {
 		if ((size_t)n >= sizeof(target))
 			return -ENAMETOOLONG;
 		target[n] = '\0';
@@ -173,25 +174,34 @@ static int walk_step(struct walk *w, int flags, mode_t mode, unsigned fs_flags, 
 }
 
 /*
- * A lookup that creates nothing, done by the kernel: openat2(2) with RESOLVE_IN_ROOT
+ * A lookup that writes nothing, done by the kernel: openat2(2) with RESOLVE_IN_ROOT
  * resolves symlinks and ".." inside root_fd as the walk does, in one system call instead
  * of two or three per component. RESOLVE_NO_MAGICLINKS: a /proc/PID/fd/N link would jump
- * out of the root, where the walk follows its text inside. Returns the fd, -errno for
- * an answer the walk would give too, or INT_MAX when the kernel cannot answer (no
- * openat2, a seccomp filter that refuses it, a rename race, a magic link): walk.
- * Opens that create are always walked, one openat per component, where a test's
- * LD_PRELOAD (tests/tools/crashpoint.c) sees every one; with FS_MKDIRS, a directory
- * that is there already is found here, and one that is not is walked (and made).
+ * out of the root, where the walk follows its text inside. Returns the fd, -errno for an
+ * answer the walk would give too, or INT_MAX when the kernel cannot answer (no openat2,
+ * a seccomp filter that refuses it, a rename race, a magic link): walk.
+ *
+ * Walked always: opens that create or write (one openat per component, where a test's
+ * LD_PRELOAD, tests/tools/crashpoint.c, sees every one), and paths other than "/" that end
+ * in "/" (the walk opens "file/" as "file"; the kernel says ENOTDIR). With FS_MKDIRS a directory that
+ * is there already is found here, and one that is not is walked and made.
  */
 static _Atomic bool kernel_unavailable;
+static _Atomic unsigned long kernel_answers;
 
 void fs_in_root_walk_only(bool on)
 {
 	kernel_unavailable = on;
 }
 
+unsigned long fs_in_root_kernel_answers(void)
+{
+	return kernel_answers;
+}
+
 static int open_in_root_kernel(int root_fd, const char *path, int flags, unsigned fs_flags)
 {
+	size_t len = strlen(path);
 	struct open_how how = {
 		.flags = (uint64_t)(unsigned)(flags | O_CLOEXEC |
 					      ((fs_flags & FS_NOFOLLOW_LAST) ? O_NOFOLLOW : 0)),
@@ -200,12 +210,14 @@ static int open_in_root_kernel(int root_fd, const char *path, int flags, unsigne
 	long fd;
 
 	/* O_TMPFILE holds O_DIRECTORY's bit: it is tested whole. */
-	if (kernel_unavailable || path[0] == '\0' || (flags & O_CREAT) ||
-	    (flags & O_TMPFILE) == O_TMPFILE)
+	if (kernel_unavailable || len == 0 || (len > 1 && path[len - 1] == '/') ||
+	    (flags & (O_CREAT | O_WRONLY | O_RDWR | O_TRUNC)) || (flags & O_TMPFILE) == O_TMPFILE)
 		return INT_MAX;
 	fd = syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
-	if (fd >= 0)
+	if (fd >= 0) {
+		kernel_answers++;
 		return (int)fd;
+	}
 	if (fs_flags & FS_MKDIRS)
 		return INT_MAX;
 	switch (errno) {
@@ -215,12 +227,12 @@ static int open_in_root_kernel(int root_fd, const char *path, int flags, unsigne
 	case ENAMETOOLONG:
 	case EISDIR:
 	case ENXIO:
+		kernel_answers++;
 		return -errno;
-	case ENOSYS:
-	case EPERM:
+	case ENOSYS: /* no openat2, or a seccomp filter's answer for it: not again */
 		kernel_unavailable = true;
 		return INT_MAX;
-	default: /* EAGAIN, ELOOP, EXDEV, E2BIG, EINVAL, ... */
+	default: /* EPERM (seccomp or an LSM), EAGAIN, ELOOP, EXDEV, E2BIG, EINVAL, ... */
 		return INT_MAX;
 	}
 }

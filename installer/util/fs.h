@@ -19,8 +19,9 @@
 #include "util/err.h"
 
 enum fs_flags {
-	FS_MKDIRS = 1 << 0,	  /* create missing directories (0755) on the way */
-	FS_NOFOLLOW_LAST = 1 << 1 /* do not resolve a symlink in the last component */
+	FS_MKDIRS = 1 << 0, /* create missing directories (0755) on the way */
+	FS_NOFOLLOW_LAST =
+		1 << 1 /* do not resolve a symlink in the last component (as O_NOFOLLOW) */
 };
 
 /*
@@ -37,6 +38,8 @@ int fs_open_in_root(int root_fd, const char *path, int flags, mode_t mode, unsig
  * seccomp refuses it). For tests, which check that both ways give the same answers.
  */
 void fs_in_root_walk_only(bool on);
+/* How many in-root lookups the kernel answered so far (tests: the fast path is taken). */
+unsigned long fs_in_root_kernel_answers(void);
 
 /* Opens (and with create, makes) the directory PATH under root_fd. Returns an O_DIRECTORY fd. */
 int fs_dir_in_root(int root_fd, const char *path, bool create, struct err *e);

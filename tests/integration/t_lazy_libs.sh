@@ -32,19 +32,31 @@ INST_WRAP=
 
 # The image without libarchive: exit 1, the library and its package named, the driver
 # that was there still the one installed.
-lib=$(ldconfig -p | awk '/libarchive\.so\.13 .*x86-64/ {print $NF; exit}')
-[ -n "$lib" ] || fail "libarchive.so.13 not in ld.so.cache"
-cat >"$T/hide-libarchive" <<HIDE
+# hider SONAME: a wrapper that runs its command with SONAME replaced by /dev/null.
+hider() {
+    local lib
+    lib=$(ldconfig -p | awk -v s="$1" '$1 == s && /x86-64/ {print $NF; exit}')
+    [ -n "$lib" ] || fail "$1 not in ld.so.cache"
+    cat >"$T/hide-$1" <<HIDE
 #!/bin/sh
 exec unshare -m --propagation private sh -c 'mount --bind /dev/null "$lib" && exec "\$0" "\$@"' "\$@"
 HIDE
-chmod +x "$T/hide-libarchive"
+    chmod +x "$T/hide-$1"
+    echo "$T/hide-$1"
+}
 new_signed_repo "$T/srv/repo" "$V_OLD"
 before=$(snapshot "$(idir)")
-INST_WRAP="$T/hide-libarchive"
+INST_WRAP=$(hider libarchive.so.13)
 expect_rc 1 install --repo "$HTTP/repo" $(kernel_args) --driver-version "$V_OLD"
 INST_WRAP=
 expect_err "ERROR .*cannot load libarchive.so.13: .*fix: install the libarchive13 package"
 assert_eq "$(grep -c ERROR "$T/err")" 1 "error lines"
 assert_eq "$(snapshot "$(idir)")" "$before" "install dir after the failure"
 assert_eq "$(installed_version)" "$V_NEW" "installed version after the failure"
+
+# Without libkmod, checking a module is the image's fault (exit 1), not the module's (5).
+INST_WRAP=$(hider libkmod.so.2)
+expect_rc 1 verify-module --kernel-release "$KERNEL" --module-cert "$FIX/keys/modkey.crt" \
+    "$(idir)"/drivers/*.ko
+INST_WRAP=
+expect_err "cannot load libkmod.so.2: .*libkmod2"

@@ -89,15 +89,18 @@ static void test_fetch_record_damaged(void **state)
 {
 	static const char *const bad[] = {
 		"",
-		"fetched 1\nmax_age 300\nmirror m\n",			  /* no served */
-		"fetched 1\nmax_age 300\nserved 1\nmirror m\n",		  /* served past the list */
-		"fetched x\nmax_age 300\nserved 0\nmirror m\n",		  /* not a number */
-		"fetched 1\nmax_age 300junk\nserved 0\nmirror m\n",	  /* trailing bytes */
-		"fetched 1\nmax_age 300\nserved 0\nmirror m\nmirror n\n", /* another list */
+		"fetched 1\nmax_age 300\nmirror m\n",		 /* no served */
+		"fetched 1\nmax_age 300\nserved 1\nmirror m\n",	 /* served past the list */
+		"fetched x\nmax_age 300\nserved 0\nmirror m\n",	 /* not a number */
+		"fetched -1\nmax_age 300\nserved 0\nmirror m\n", /* before the epoch */
+		"fetched -9223372036854775808\nmax_age 300\nserved 0\nmirror m\n",
+		"fetched 99999999999999999999\nmax_age 300\nserved 0\nmirror m\n", /* overflows */
+		"fetched 1\nmax_age 300junk\nserved 0\nmirror m\n",	   /* trailing bytes */
+		"fetched 1\nmax_age 300\nserved 0\nmirror m\nmirror n\n",  /* another list */
 		"fetched 1\nmax_age 300\nserved 0\nmirror m\nexpires 5\n", /* an unknown line */
 		"fetched 1\nmax_age 300\nserved 0\nmirror m\n\0mirror n\n",
 	};
-	static const size_t bad_len[] = {0, 0, 0, 0, 0, 0, 0, 50};
+	static const size_t bad_len[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 50};
 	struct fixture *f = *state;
 	char m[] = "m", *one[] = {m};
 	struct cache_index_fetch out;

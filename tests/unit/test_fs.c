@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
+#include <stdbool.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "util/fs.h"
@@ -126,25 +129,56 @@ static void in_root(struct fixture *f)
 	assert_int_equal(errno, ENOTDIR);
 	assert_int_equal(fs_open_in_root(f->fd, "/os-release/x", O_RDONLY, 0, 0, &e), -1);
 	assert_int_equal(errno, ENOTDIR);
-	/* O_PATH with FS_NOFOLLOW_LAST opens the link itself. */
+	/* O_PATH with FS_NOFOLLOW_LAST, or with O_NOFOLLOW, opens the link itself. */
 	fd = fs_open_in_root(f->fd, "/home", O_PATH, 0, FS_NOFOLLOW_LAST, &e);
 	assert_true(fd >= 0);
 	where(f, fd, path, sizeof(path));
 	assert_string_equal(path, "/home");
 	close(fd);
+	fd = fs_open_in_root(f->fd, "/home", O_PATH | O_NOFOLLOW, 0, 0, &e);
+	assert_true(fd >= 0);
+	where(f, fd, path, sizeof(path));
+	assert_string_equal(path, "/home");
+	close(fd);
+	/* A trailing slash on a directory, through a link. */
+	fd = fs_dir_in_root(f->fd, "/home/kubernetes/", false, &e);
+	assert_true(fd >= 0);
+	where(f, fd, path, sizeof(path));
+	assert_string_equal(path, "/var/home/kubernetes");
+	close(fd);
+}
+
+/* Whether this kernel (and its seccomp filter) has openat2. */
+static bool kernel_has_openat2(void)
+{
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT};
+	long fd = syscall(SYS_openat2, AT_FDCWD, "/", &how, sizeof(how));
+
+	if (fd < 0)
+		return false;
+	close((int)fd);
+	return true;
 }
 
 static void test_in_root(void **state)
 {
+	unsigned long before = fs_in_root_kernel_answers();
+
 	fs_in_root_walk_only(false);
 	in_root(*state);
+	/* Where the kernel can, it answered: the cases above went through openat2. */
+	if (kernel_has_openat2())
+		assert_true(fs_in_root_kernel_answers() - before >= 8);
 }
 
 static void test_in_root_walked(void **state)
 {
+	unsigned long before = fs_in_root_kernel_answers();
+
 	fs_in_root_walk_only(true);
 	in_root(*state);
 	fs_in_root_walk_only(false);
+	assert_int_equal(fs_in_root_kernel_answers(), before);
 }
 
 static void test_atomic_write_and_rm(void **state)

@@ -2,6 +2,9 @@
 /* The parsers of the kernel stage: /proc/driver/nvidia, /proc/devices, /proc/keys, lockdown. */
 #include "cmocka_prelude.h"
 
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -9,6 +12,7 @@
 #include "devnodes.h"
 #include "kmods.h"
 #include "ktrust.h"
+#include "util/fs.h"
 
 static void test_params(void **state)
 {
@@ -150,6 +154,77 @@ static void test_driver_log(void **state)
 	close(sv[1]);
 }
 
+/* mkfile ROOT_FD PATH TEXT: a file under the test root, with its directories. */
+static void mkfile(int root_fd, const char *path, const char *text)
+{
+	char dir[256];
+	struct err e;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(path, '/') - path), path);
+	fd = fs_dir_in_root(root_fd, dir, true, &e);
+	assert_true(fd >= 0);
+	close(fd);
+	fd = fs_open_in_root(root_fd, path, O_WRONLY | O_CREAT | O_TRUNC, 0644, 0, &e);
+	assert_true(fd >= 0);
+	assert_int_equal(fs_write_all(fd, text, strlen(text)), 0);
+	close(fd);
+}
+
+/*
+ * A set live at the version to install: built from file names without reading them
+ * (these .ko files are empty), in the order given; and a module of it that is gone by
+ * the time the set is loaded is refused, not inserted unread and unverified.
+ */
+static void test_live_set(void **state)
+{
+	char root[] = "/tmp/ndi-kmods-XXXXXX", cmd[64];
+	char n1[] = "nvidia", n2[] = "nvidia-uvm", *names[] = {n1, n2};
+	struct kmods_set set;
+	struct kmods *k = NULL;
+	struct err e;
+	int root_fd, drivers_fd;
+
+	(void)state;
+	err_clear(&e);
+	assert_non_null(mkdtemp(root));
+	root_fd = open(root, O_RDONLY | O_DIRECTORY);
+	assert_true(root_fd >= 0);
+	mkfile(root_fd, "/drivers/nvidia.ko", "");
+	mkfile(root_fd, "/drivers/nvidia-uvm.ko", "");
+	mkfile(root_fd, "/sys/module/nvidia/initstate", "live\n");
+	assert_int_equal(kmods_new(root_fd, "6.1.0-57-amd64", &k, &e), 0);
+	assert_false(kmods_all_live(k, names, 2));
+	mkfile(root_fd, "/sys/module/nvidia_uvm/initstate", "live\n");
+	assert_true(kmods_all_live(k, names, 2));
+
+	drivers_fd = fs_dir_in_root(root_fd, "/drivers", false, &e);
+	assert_true(drivers_fd >= 0);
+	assert_int_equal(kmods_set_build(k, drivers_fd, names, 2, NULL, 0, false, &set, &e), 0);
+	assert_int_equal(set.n, 2);
+	assert_string_equal(set.e[0].name, "nvidia");
+	assert_string_equal(set.e[1].name, "nvidia_uvm");
+	assert_string_equal(set.e[1].info.name, "nvidia_uvm");
+	/* Reading them is what fails: they are not modules. */
+	assert_int_equal(kmods_set_build(k, drivers_fd, names, 2, NULL, 0, true, &set, &e), -1);
+	assert_int_equal(e.code, EXIT_VERIFY);
+
+	err_clear(&e);
+	assert_int_equal(kmods_set_build(k, drivers_fd, names, 2, NULL, 0, false, &set, &e), 0);
+	set.e[0].was_live = set.e[1].was_live = true;
+	/* Both still live: nothing to load. */
+	assert_int_equal(kmods_load_set(k, &set, false, "none", &e), 0);
+	assert_int_equal(unlinkat(root_fd, "sys/module/nvidia_uvm/initstate", 0), 0);
+	assert_int_equal(kmods_load_set(k, &set, false, "none", &e), -1);
+	assert_non_null(strstr(e.msg, "module nvidia_uvm was unloaded while this run"));
+
+	close(drivers_fd);
+	kmods_free(k);
+	close(root_fd);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -158,6 +233,7 @@ int main(void)
 		cmocka_unit_test(test_keys_and_lockdown),
 		cmocka_unit_test(test_module_args),
 		cmocka_unit_test(test_driver_log),
+		cmocka_unit_test(test_live_set),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
