@@ -39,12 +39,16 @@ static void hex(const unsigned char *in, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
-/* The first 8 bytes of SHA-256 over the DER SubjectPublicKeyInfo: stable and printable. */
-static int key_fingerprint(EVP_PKEY *k, char out[17])
+/*
+ * The first 8 bytes of SHA-256 over the DER SubjectPublicKeyInfo: stable and printable.
+ * From the parsed X509_PUBKEY, which re-encodes its own fields: i2d_PUBKEY on the
+ * EVP_PKEY would set up OpenSSL 3's encoder framework, half a millisecond of a re-run.
+ */
+static int key_fingerprint(X509_PUBKEY *spki, char out[17])
 {
 	unsigned char *der = NULL, md[32];
 	unsigned int mdlen = 0;
-	int len = i2d_PUBKEY(k, &der);
+	int len = i2d_X509_PUBKEY(spki, &der);
 
 	if (len <= 0)
 		return -1;
@@ -57,21 +61,52 @@ static int key_fingerprint(EVP_PKEY *k, char out[17])
 	return 0;
 }
 
-/* Reads one PEM public key, or the key of one PEM certificate. */
-static int load_one(const char *path, EVP_PKEY **ret, struct err *e)
+/*
+ * The key of one PEM block, a public key or a certificate's, and its fingerprint: 0, or -1
+ * for another kind of block or one that does not parse. The certificate's own
+ * X509_PUBKEY is used in place (X509_PUBKEY_dup in OpenSSL 3.0 gets the BIT STRING's
+ * unused-bits byte wrong, which would change the fingerprint).
+ */
+static int pem_block_key(const char *name, const unsigned char *der, long len, EVP_PKEY **ret,
+			 char fpr[17])
+{
+	const unsigned char *p = der;
+	_cleanup_(X509_freep) X509 *cert = NULL;
+	X509_PUBKEY *spki = NULL, *owned = NULL;
+	EVP_PKEY *k = NULL;
+
+	if (strcmp(name, PEM_STRING_PUBLIC) == 0)
+		spki = owned = d2i_X509_PUBKEY(NULL, &p, len);
+	else if (strcmp(name, PEM_STRING_X509) == 0 || strcmp(name, PEM_STRING_X509_OLD) == 0)
+		spki = (cert = d2i_X509(NULL, &p, len)) ? X509_get_X509_PUBKEY(cert) : NULL;
+	if (spki && (k = X509_PUBKEY_get(spki)) && key_fingerprint(spki, fpr) < 0) {
+		EVP_PKEY_free(k);
+		k = NULL;
+	}
+	X509_PUBKEY_free(owned);
+	*ret = k;
+	return k ? 0 : -1;
+}
+
+/* Reads the first PEM public key or certificate of PATH: its key and fingerprint. */
+static int load_one(const char *path, EVP_PKEY **ret, char fpr[17], struct err *e)
 {
 	_cleanup_(BIO_freep) BIO *bio = BIO_new_file(path, "r");
-	_cleanup_(X509_freep) X509 *cert = NULL;
-	EVP_PKEY *k;
+	EVP_PKEY *k = NULL;
 
 	if (!bio)
 		return err_openssl(e, EXIT_USAGE, "repository key '%s'", path);
-	k = PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL);
-	if (!k) {
-		(void)BIO_reset(bio);
-		cert = PEM_read_bio_X509(bio, NULL, NULL, NULL);
-		if (cert)
-			k = X509_get_pubkey(cert);
+	while (!k) {
+		char *name = NULL, *header = NULL;
+		unsigned char *der = NULL;
+		long len = 0;
+
+		if (!PEM_read_bio(bio, &name, &header, &der, &len))
+			break;
+		(void)pem_block_key(name, der, len, &k, fpr);
+		OPENSSL_free(name);
+		OPENSSL_free(header);
+		OPENSSL_free(der);
 	}
 	if (!k) {
 		err_openssl(e, EXIT_USAGE,
@@ -79,6 +114,7 @@ static int load_one(const char *path, EVP_PKEY **ret, struct err *e)
 		err_hint(e, "export the public half with 'openssl pkey -in key.pem -pubout'");
 		return -1;
 	}
+	ERR_clear_error(); /* a block of another kind before the key */
 	*ret = k;
 	return 0;
 }
@@ -87,9 +123,10 @@ static int keyset_add(struct keyset *ks, const char *path, struct err *e)
 {
 	_cleanup_(EVP_PKEY_freep) EVP_PKEY *k = NULL;
 	size_t n = ks->n + 1;
+	char fpr[17];
 	void *p;
 
-	if (load_one(path, &k, e) < 0)
+	if (load_one(path, &k, fpr, e) < 0)
 		return -1;
 	if (!(p = reallocarray(ks->keys, n, sizeof(*ks->keys))))
 		goto oom;
@@ -102,10 +139,7 @@ static int keyset_add(struct keyset *ks, const char *path, struct err *e)
 	ks->origin = p;
 	if (!(ks->origin[ks->n] = strdup(path)))
 		goto oom;
-	if (key_fingerprint(k, ks->fpr[ks->n]) < 0) {
-		free(ks->origin[ks->n]);
-		return err_openssl(e, EXIT_USAGE, "repository key '%s'", path);
-	}
+	memcpy(ks->fpr[ks->n], fpr, sizeof(fpr));
 	ks->keys[ks->n] = TAKE_PTR(k);
 	ks->n = n;
 	log_kv(LOG_DEBUG, "verify", "trusted repository key", "path", path, "fingerprint",

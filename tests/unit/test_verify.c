@@ -3,6 +3,7 @@
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,110 @@ static void make_key(const char *type, const char *name, const char *data, unsig
 		EVP_DigestSign(ctx, sig, sig_len, (const unsigned char *)data, strlen(data)), 1);
 	EVP_MD_CTX_free(ctx);
 	EVP_PKEY_free(k);
+}
+
+/* The fingerprint as defined: 8 bytes of SHA-256 over i2d_PUBKEY of the key in PATH. */
+static void expected_fingerprint(const char *path, char out[17])
+{
+	unsigned char *der = NULL, md[32];
+	unsigned int mdlen = 0;
+	FILE *f = fopen(path, "r");
+	EVP_PKEY *k;
+	int len;
+
+	assert_non_null(f);
+	k = PEM_read_PUBKEY(f, NULL, NULL, NULL);
+	fclose(f);
+	assert_non_null(k);
+	len = i2d_PUBKEY(k, &der);
+	assert_true(len > 0);
+	assert_int_equal(EVP_Digest(der, (size_t)len, md, &mdlen, EVP_sha256(), NULL), 1);
+	for (int i = 0; i < 8; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	OPENSSL_free(der);
+	EVP_PKEY_free(k);
+}
+
+/* A self-signed certificate for the key whose public half is in KEY_PATH... of KEY. */
+static void write_cert(const char *path, const char *pub_path)
+{
+	EVP_PKEY *pub, *signer = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	X509 *x = X509_new();
+	FILE *f = fopen(pub_path, "r");
+
+	assert_non_null(f);
+	pub = PEM_read_PUBKEY(f, NULL, NULL, NULL);
+	fclose(f);
+	assert_non_null(pub);
+	assert_int_equal(X509_set_version(x, 2), 1);
+	ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
+	X509_gmtime_adj(X509_getm_notBefore(x), 0);
+	X509_gmtime_adj(X509_getm_notAfter(x), 3600);
+	assert_int_equal(X509_set_pubkey(x, pub), 1);
+	X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_ASC,
+				   (const unsigned char *)"repo", -1, -1, 0);
+	assert_int_equal(X509_set_issuer_name(x, X509_get_subject_name(x)), 1);
+	assert_true(X509_sign(x, signer, EVP_sha256()) > 0);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	/* A block of another kind first: skipped. */
+	fputs("-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n-----END EC PARAMETERS-----\n", f);
+	assert_int_equal(PEM_write_X509(f, x), 1);
+	fclose(f);
+	X509_free(x);
+	EVP_PKEY_free(pub);
+	EVP_PKEY_free(signer);
+}
+
+static void test_key_files(void **state)
+{
+	const char *data = "{\"format\":1,\"drivers\":[]}";
+	unsigned char sig[256];
+	size_t sig_len = sizeof(sig);
+	char pub[128], cert[128], junk[128], want[17], fpr[17];
+	char *paths[1];
+	struct keyset *ks = NULL;
+	struct err e;
+	FILE *f;
+
+	(void)state;
+	err_clear(&e);
+	assert_non_null(mkdtemp(dir));
+	make_key("EC", "ec.pem", data, sig, &sig_len);
+	snprintf(pub, sizeof(pub), "%s/ec.pem", dir);
+	snprintf(cert, sizeof(cert), "%s/ec.crt", dir);
+	snprintf(junk, sizeof(junk), "%s/junk.pem", dir);
+	expected_fingerprint(pub, want);
+
+	/* The public key: its signature verifies, under the defined fingerprint. */
+	paths[0] = pub;
+	assert_int_equal(verify_keys_load(paths, 1, "/nonexistent", &ks, &e), 0);
+	assert_int_equal(verify_index_signature(ks, data, strlen(data), sig, sig_len, fpr, &e), 0);
+	assert_string_equal(fpr, want);
+	verify_keys_free(ks);
+
+	/* A certificate of the same key (after another block): the same key, the same name. */
+	write_cert(cert, pub);
+	paths[0] = cert;
+	assert_int_equal(verify_keys_load(paths, 1, "/nonexistent", &ks, &e), 0);
+	assert_int_equal(verify_index_signature(ks, data, strlen(data), sig, sig_len, fpr, &e), 0);
+	assert_string_equal(fpr, want);
+	verify_keys_free(ks);
+
+	/* Neither. */
+	f = fopen(junk, "w");
+	assert_non_null(f);
+	fputs("-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n-----END EC PARAMETERS-----\n", f);
+	fclose(f);
+	paths[0] = junk;
+	assert_int_equal(verify_keys_load(paths, 1, "/nonexistent", &ks, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "not a PEM public key or certificate"));
+	unlink(pub);
+	unlink(cert);
+	unlink(junk);
+	rmdir(dir);
+	memcpy(dir + strlen(dir) - 6, "XXXXXX", 6);
 }
 
 static void test_signatures(void **state)
@@ -108,6 +213,7 @@ static void test_sha256(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_key_files),
 		cmocka_unit_test(test_signatures),
 		cmocka_unit_test(test_sha256),
 	};
