@@ -200,18 +200,20 @@ static int curl_init(struct err *e)
 	return 0;
 }
 
-#define N(a) (sizeof(a) / sizeof((a)[0]))
-static struct dlib curl_lib = {DLIB_CURL_SONAME, "libcurl4", curl_syms,
-			       N(curl_syms),	 curl_init,  NULL};
-static struct dlib archive_lib = {DLIB_ARCHIVE_SONAME, "libarchive13", archive_syms,
-				  N(archive_syms),     NULL,	       NULL};
-static struct dlib kmod_lib = {DLIB_KMOD_SONAME, "libkmod2", kmod_syms, N(kmod_syms), NULL, NULL};
-static struct dlib mount_lib = {DLIB_MOUNT_SONAME, "libmount1", mount_syms,
-				N(mount_syms),	   NULL,	NULL};
+#define LIB(soname, package, syms, init)                                                           \
+	{                                                                                          \
+		soname, package, syms, ARRAY_SIZE(syms), init, NULL                                \
+	}
+static struct dlib curl_lib = LIB(DLIB_CURL_SONAME, "libcurl4", curl_syms, curl_init);
+static struct dlib archive_lib = LIB(DLIB_ARCHIVE_SONAME, "libarchive13", archive_syms, NULL);
+static struct dlib kmod_lib = LIB(DLIB_KMOD_SONAME, "libkmod2", kmod_syms, NULL);
+static struct dlib mount_lib = LIB(DLIB_MOUNT_SONAME, "libmount1", mount_syms, NULL);
 
 #define DLIB_MAX_SYMS 32
-_Static_assert(N(curl_syms) <= DLIB_MAX_SYMS && N(archive_syms) <= DLIB_MAX_SYMS &&
-		       N(kmod_syms) <= DLIB_MAX_SYMS && N(mount_syms) <= DLIB_MAX_SYMS,
+_Static_assert(ARRAY_SIZE(curl_syms) <= DLIB_MAX_SYMS &&
+		       ARRAY_SIZE(archive_syms) <= DLIB_MAX_SYMS &&
+		       ARRAY_SIZE(kmod_syms) <= DLIB_MAX_SYMS &&
+		       ARRAY_SIZE(mount_syms) <= DLIB_MAX_SYMS,
 	       "DLIB_MAX_SYMS");
 
 static pthread_mutex_t dlib_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -182,9 +182,9 @@ static int walk_step(struct walk *w, int flags, mode_t mode, unsigned fs_flags, 
  * a seccomp filter that refuses it, a rename race, a magic link): walk.
  *
  * Walked always: opens that create or write (one openat per component, where a test's
- * LD_PRELOAD, tests/tools/crashpoint.c, sees every one), and paths other than "/" that end
- * in "/" (the walk opens "file/" as "file"; the kernel says ENOTDIR). With FS_MKDIRS a directory that
- * is there already is found here, and one that is not is walked and made.
+ * LD_PRELOAD, tests/tools/crashpoint.c, sees every one), and paths other than "/" that
+ * end in "/" (the walk opens "file/" as "file"; the kernel says ENOTDIR). With FS_MKDIRS
+ * a directory that is there already is found here, and one that is not is walked and made.
  */
 static _Atomic bool kernel_unavailable;
 static _Atomic unsigned long kernel_answers;
@@ -241,28 +241,24 @@ int fs_open_in_root(int root_fd, const char *path, int flags, mode_t mode, unsig
 		    struct err *e)
 {
 	struct walk w = {.root_fd = root_fd};
-	int r, fd = open_in_root_kernel(root_fd, path, flags, fs_flags);
+	int r = open_in_root_kernel(root_fd, path, flags, fs_flags), fd = -1;
 
-	if (fd != INT_MAX) {
-		if (fd >= 0)
-			return fd;
-		err_errno(e, EXIT_UNEXPECTED, -fd, "open '%s'", path);
-		errno = -fd;
-		return -1;
+	if (r == INT_MAX) {
+		w.rest = strdup(path);
+		if (!w.rest)
+			return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "open '%s'", path);
+		while ((r = walk_step(&w, flags, mode, fs_flags, &fd)) > 0)
+			;
+		walk_done(&w);
+		if (r == 0)
+			r = fd;
 	}
-	fd = -1;
-	w.rest = strdup(path);
-	if (!w.rest)
-		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "open '%s'", path);
-	while ((r = walk_step(&w, flags, mode, fs_flags, &fd)) > 0)
-		;
-	walk_done(&w);
 	if (r < 0) {
 		err_errno(e, EXIT_UNEXPECTED, -r, "open '%s'", path);
 		errno = -r;
 		return -1;
 	}
-	return fd;
+	return r;
 }
 
 int fs_dir_in_root(int root_fd, const char *path, bool create, struct err *e)
