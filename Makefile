@@ -149,6 +149,7 @@ unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
 integration: $(BIN) $(FAKEKERNEL) $(CRASHPOINT)
+	tests/integration/selftest.sh
 	tests/integration/run.sh $(BIN) $(FAKEKERNEL)
 
 # Debian's kernel under qemu, with stand-in modules signed by a throwaway key.

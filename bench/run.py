@@ -399,12 +399,14 @@ class Bench:
         sh(["sync"])
 
         # Each stage alone.
-        dt, _, rc = timed(["curl", "-fsS", "-o", "/dev/null", p.url])
-        p.times["download"].append(dt)
-        dt, _, rc = timed(["openssl", "dgst", "-sha256", p.pkg])
-        p.times["sha256"].append(dt)
-        dt, _, rc = timed(["zstd", "-q", "-d", "-c", p.pkg])
-        p.times["zstd"].append(dt)
+        # A stage that failed would be timed as fast as its failure: each one is checked.
+        for stage, cmd in (("download", ["curl", "-fsS", "-o", "/dev/null", p.url]),
+                           ("sha256", ["openssl", "dgst", "-sha256", p.pkg]),
+                           ("zstd", ["zstd", "-q", "-d", "-c", p.pkg])):
+            dt, _, rc = timed(cmd)
+            if rc != 0:
+                die("the %s stage alone failed (%d)" % (stage, rc))
+            p.times[stage].append(dt)
         x = os.path.join(w, "extract")
         drop_tree(x)
         os.makedirs(x)

@@ -101,9 +101,10 @@ cdi_schema_dir() {
     for d in "${CDI_SCHEMA_DIR:-}" "$SRC/shared/reference/cdi" "$SRC/../shared/reference/cdi"; do
         [ -n "$d" ] && [ -f "$d/schema.json" ] && [ -f "$d/defs.json" ] && {
             echo "$d"
-            return
+            return 0
         }
     done
+    return 0
 }
 
 kernel_args() {

@@ -15,6 +15,8 @@ BIN=$(realpath "${1:?usage: run.sh BINARY FAKEKERNEL.so [TEST...]}")
 FAKEKERNEL=$(realpath "${2:?usage: run.sh BINARY FAKEKERNEL.so [TEST...]}")
 shift 2
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
+# Where the t_*.sh files are: this directory, or the self-test's fixtures.
+TESTS_DIR=${NDI_TESTS_DIR:-$SRC/tests/integration}
 WORK=$(mktemp -d /tmp/ndi-it.XXXXXX)
 FIX=$WORK/fixtures
 # Built beside the fake kernel (tests/tools/crashpoint.c).
@@ -50,11 +52,12 @@ build_fixtures() {
     "$SRC/scripts/make-repo" pack "$FIX/odrv" "$FIX/opkg.tar.zst"
 }
 
-build_fixtures
+# The harness's self-test (tests/integration/selftest/) runs fixture tests that need none.
+[ -n "${NDI_NO_FIXTURES:-}" ] || build_fixtures
 
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
-    mapfile -t tests < <(cd "$SRC/tests/integration" && ls t_*.sh | sed 's/\.sh$//')
+    mapfile -t tests < <(cd "$TESTS_DIR" && ls t_*.sh | sed 's/\.sh$//')
 fi
 
 pass=0
@@ -64,18 +67,26 @@ for name in "${tests[@]}"; do
     T="$WORK/$name"
     mkdir -p "$T"
     t0=$(date +%s%N)
-    if (
+    # Not `if ( set -e; ... )`: bash ignores errexit in a subshell whose status a
+    # condition tests, so a failing command in the middle of a test would not fail it.
+    # The test runs as a command of its own and its status is read afterwards.
+    set +e
+    (
         set -e
+        shopt -s inherit_errexit
         export T
         cd "$T"
-        . "$SRC/tests/integration/$name.sh"
-    ) >"$T.log" 2>&1; then
+        . "$TESTS_DIR/$name.sh"
+    ) >"$T.log" 2>&1
+    rc=$?
+    set -e
+    if [ $rc -eq 0 ]; then
         pass=$((pass + 1))
         printf 'ok   %-40s %5d ms\n' "$name" $((($(date +%s%N) - t0) / 1000000))
         [ -z "${VERBOSE:-}" ] || sed 's/^/     | /' "$T.log"
     else
         failed+=("$name")
-        printf 'FAIL %-40s\n' "$name"
+        printf 'FAIL %-40s (exit %d)\n' "$name" $rc
         sed 's/^/     | /' "$T.log" | tail -40
     fi
 done
