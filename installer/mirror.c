@@ -13,7 +13,6 @@
 #include "util/fs.h"
 #include "util/log.h"
 #include "verify.h"
-#include "version.h"
 
 /* Whether DRIVER is wanted: no --driver-version given, or one of them matches it. */
 static bool driver_wanted(const struct config *c, const struct repo_index *idx,
@@ -28,7 +27,8 @@ static bool driver_wanted(const struct config *c, const struct repo_index *idx,
 			return true;
 		if (strcmp(v, "default") == 0 && repo_driver_has_tag(d, "default"))
 			return true;
-		if (version_matches(v, d->version))
+		if (strcmp(v, "latest") != 0 && strcmp(v, "default") != 0 &&
+		    repo_driver_wanted(idx, d, v))
 			return true;
 	}
 	return false;

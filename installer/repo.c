@@ -472,13 +472,21 @@ bool repo_request_is_valid(const char *request)
 	       version_is_valid(request);
 }
 
-static bool driver_wanted(const struct repo_driver *d, const char *request)
+bool repo_driver_wanted(const struct repo_index *idx, const struct repo_driver *d,
+			const char *request)
 {
 	if (strcmp(request, "latest") == 0)
 		return true;
 	if (strcmp(request, "default") == 0)
 		return repo_driver_has_tag(d, "default");
-	return version_matches(request, d->version);
+	if (!version_matches(request, d->version))
+		return false;
+	/* A prefix of D's version: wanted unless the request names a listed version. */
+	for (size_t i = 0; i < idx->n_drivers; i++) {
+		if (version_compare(request, idx->drivers[i].version) == 0)
+			return &idx->drivers[i] == d;
+	}
+	return true;
 }
 
 const struct repo_driver *repo_resolve_tag(const struct repo_index *idx, const struct host *h,
@@ -486,7 +494,7 @@ const struct repo_driver *repo_resolve_tag(const struct repo_index *idx, const s
 {
 	/* Drivers are sorted newest first: the first that qualifies wins. */
 	for (size_t i = 0; i < idx->n_drivers; i++) {
-		if (driver_wanted(&idx->drivers[i], request) &&
+		if (repo_driver_wanted(idx, &idx->drivers[i], request) &&
 		    repo_driver_judge(&idx->drivers[i], h, NULL, NULL) == REPO_OK)
 			return &idx->drivers[i];
 	}
@@ -504,7 +512,7 @@ static void list_kernels(const struct repo_index *idx, const struct host *h, con
 	for (size_t i = 0; i < idx->n_drivers; i++) {
 		const struct repo_driver *d = &idx->drivers[i];
 
-		if (!driver_wanted(d, request))
+		if (!repo_driver_wanted(idx, d, request))
 			continue;
 		for (size_t p = 0; p < d->n_pkgs; p++) {
 			const char *k = d->pkgs[p].kernel;
@@ -569,7 +577,7 @@ int repo_select(const struct repo_index *idx, const struct host *h, const char *
 		const struct repo_package *pkg = NULL;
 		const struct gpu *gpu = NULL;
 
-		if (!driver_wanted(d, request))
+		if (!repo_driver_wanted(idx, d, request))
 			continue;
 		if (!first_wanted)
 			first_wanted = d;

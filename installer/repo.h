@@ -102,5 +102,13 @@ int repo_select(const struct repo_index *idx, const struct host *h, const char *
 const struct repo_driver *repo_resolve_tag(const struct repo_index *idx, const struct host *h,
 					   const char *request);
 
+/*
+ * Whether DRIVER of IDX answers REQUEST: "latest" every driver, "default" the drivers
+ * tagged so; a version that IDX lists (numerically equal: "550.90.7" is "550.90.07")
+ * means that driver alone; any other version is a prefix ("550", "550.90").
+ */
+bool repo_driver_wanted(const struct repo_index *idx, const struct repo_driver *d,
+			const char *request);
+
 /* Whether REQUEST is a valid --driver-version value. */
 bool repo_request_is_valid(const char *request);

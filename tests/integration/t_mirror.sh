@@ -7,6 +7,9 @@ for v in "$V_OLD" "$V_NEW"; do
     "$SRC/scripts/make-repo" add --repo "$T/srv/repo" --key "$FIX/keys/key.pem" --version "$v" \
         --kernel "$OTHER_KERNEL" "$FIX/pkg-$v.tar.zst" >/dev/null
 done
+# A version that is listed means itself: 550.90.07 does not bring 550.90.07.1 along.
+"$SRC/scripts/make-repo" add --repo "$T/srv/repo" --key "$FIX/keys/key.pem" --version "$V_NEW.1" \
+    --kernel "$KERNEL" "$FIX/pkg-$V_NEW.tar.zst" >/dev/null
 start_httpd "$T/srv"
 M="$T/mirror"
 expect_rc 0 mirror --repo "$HTTP/repo" --repo-key "$FIX/keys/pub.pem" --to "$M" --kernel "$KERNEL" \

@@ -375,6 +375,47 @@ static void test_default_missing(void **state)
 	repo_index_free(idx);
 }
 
+/* A request that equals a listed version means that version; otherwise it is a prefix. */
+static void test_select_exact(void **state)
+{
+	static const char json[] =
+		"{\"format\":1,\"drivers\":["
+		"{\"version\":\"550.90.07\",\"packages\":[" PKG(
+			"k", "",
+			SHA_A) "]},"
+			       "{\"version\":\"550.90.07.1\",\"packages\":[" PKG(
+				       "k", "",
+				       SHA_B) "]},"
+					      "{\"version\":\"535.1\",\"packages\":[" PKG(
+						      "other", "",
+						      SHA_A) "]},"
+							     "{\"version\":\"535.1.2\","
+							     "\"packages\":[" PKG("k", "",
+										  SHA_B) "]}]}";
+	struct fixture f = {.host = {.os_id = (char *)"cos"}};
+	struct err e;
+
+	(void)state;
+	err_clear(&e);
+	assert_int_equal(repo_index_parse(json, strlen(json), &f.idx, &e), 0);
+	snprintf(f.host.kernel, sizeof(f.host.kernel), "k");
+	snprintf(f.host.arch, sizeof(f.host.arch), "x86_64");
+	expect_choice(&f, "550.90.07", "550.90.07", "aaaa");
+	expect_choice(&f, "550.90.7", "550.90.07", "aaaa");
+	expect_choice(&f, "550.90.07.1", "550.90.07.1", "bbbb");
+	expect_choice(&f, "550.90", "550.90.07.1", "bbbb");
+	expect_choice(&f, "550", "550.90.07.1", "bbbb");
+	/* Listed but without a package for this host: refused, never the longer version. */
+	expect_no_choice(&f, "535.1", EXIT_NO_MATCH, "driver 535.1 has no package for kernel k");
+	expect_choice(&f, "535", "535.1.2", "bbbb");
+	assert_true(repo_driver_wanted(f.idx, &f.idx->drivers[0], "550.90"));
+	assert_false(repo_driver_wanted(f.idx, &f.idx->drivers[0], "550.90.07"));
+	assert_true(repo_driver_wanted(f.idx, &f.idx->drivers[1], "550.90.07"));
+	assert_true(repo_driver_wanted(f.idx, &f.idx->drivers[2], "latest"));
+	assert_false(repo_driver_wanted(f.idx, &f.idx->drivers[2], "default"));
+	repo_index_free(f.idx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -386,6 +427,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_select_kernels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_select_gpus, setup, teardown),
 		cmocka_unit_test(test_default_missing),
+		cmocka_unit_test(test_select_exact),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
