@@ -5,6 +5,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,46 +89,12 @@ static int pem_block_key(const char *name, const unsigned char *der, long len, E
 	return k ? 0 : -1;
 }
 
-/* Reads the first PEM public key or certificate of PATH: its key and fingerprint. */
-static int load_one(const char *path, EVP_PKEY **ret, char fpr[17], struct err *e)
+static int keyset_push(struct keyset *ks, const char *path, EVP_PKEY *k, const char fpr[17],
+		       struct err *e)
 {
-	_cleanup_(BIO_freep) BIO *bio = BIO_new_file(path, "r");
-	EVP_PKEY *k = NULL;
-
-	if (!bio)
-		return err_openssl(e, EXIT_USAGE, "repository key '%s'", path);
-	while (!k) {
-		char *name = NULL, *header = NULL;
-		unsigned char *der = NULL;
-		long len = 0;
-
-		if (!PEM_read_bio(bio, &name, &header, &der, &len))
-			break;
-		(void)pem_block_key(name, der, len, &k, fpr);
-		OPENSSL_free(name);
-		OPENSSL_free(header);
-		OPENSSL_free(der);
-	}
-	if (!k) {
-		err_openssl(e, EXIT_USAGE,
-			    "repository key '%s': not a PEM public key or certificate", path);
-		err_hint(e, "export the public half with 'openssl pkey -in key.pem -pubout'");
-		return -1;
-	}
-	ERR_clear_error(); /* a block of another kind before the key */
-	*ret = k;
-	return 0;
-}
-
-static int keyset_add(struct keyset *ks, const char *path, struct err *e)
-{
-	_cleanup_(EVP_PKEY_freep) EVP_PKEY *k = NULL;
 	size_t n = ks->n + 1;
-	char fpr[17];
 	void *p;
 
-	if (load_one(path, &k, fpr, e) < 0)
-		return -1;
 	if (!(p = reallocarray(ks->keys, n, sizeof(*ks->keys))))
 		goto oom;
 	ks->keys = p;
@@ -139,14 +106,100 @@ static int keyset_add(struct keyset *ks, const char *path, struct err *e)
 	ks->origin = p;
 	if (!(ks->origin[ks->n] = strdup(path)))
 		goto oom;
-	memcpy(ks->fpr[ks->n], fpr, sizeof(fpr));
-	ks->keys[ks->n] = TAKE_PTR(k);
+	memcpy(ks->fpr[ks->n], fpr, 17);
+	ks->keys[ks->n] = k;
 	ks->n = n;
 	log_kv(LOG_DEBUG, "verify", "trusted repository key", "path", path, "fingerprint",
 	       ks->fpr[n - 1], LOG_END);
 	return 0;
 oom:
+	EVP_PKEY_free(k);
 	return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "repository keys");
+}
+
+/*
+ * Block NUMBER of PATH, named NAME: a public key or a certificate is trusted; a private
+ * key, a key in another form, or one that does not parse refuses the file; other blocks
+ * (EC PARAMETERS) are skipped.
+ */
+static int keyset_add_block(struct keyset *ks, const char *path, unsigned number, const char *name,
+			    const unsigned char *der, long len, struct err *e)
+{
+	bool is_key = strcmp(name, PEM_STRING_PUBLIC) == 0 || strcmp(name, PEM_STRING_X509) == 0 ||
+		      strcmp(name, PEM_STRING_X509_OLD) == 0;
+	EVP_PKEY *k = NULL;
+	char fpr[17];
+
+	if (strstr(name, "PRIVATE KEY")) {
+		err_set(e, EXIT_USAGE, "repository key '%s': block %u is a %s", path, number, name);
+		err_hint(e, "pin only the public half: 'openssl pkey -in key.pem -pubout'");
+		return -1;
+	}
+	if (!is_key && !strstr(name, "PUBLIC KEY") && !strstr(name, "CERTIFICATE"))
+		return 0;
+	if (!is_key || pem_block_key(name, der, len, &k, fpr) < 0) {
+		err_openssl(e, EXIT_USAGE, "repository key '%s': block %u (%s) does not parse",
+			    path, number, name);
+		err_hint(e, "every key in the file must be a PEM public key ('openssl pkey "
+			    "-pubout') or certificate; fix or remove that block");
+		return -1;
+	}
+	return keyset_push(ks, path, k, fpr, e);
+}
+
+/* Whether PEM_read_bio failed because no block is left, rather than on a damaged one. */
+static bool pem_at_end(void)
+{
+	unsigned long l = ERR_peek_last_error();
+
+	return ERR_GET_LIB(l) == ERR_LIB_PEM && ERR_GET_REASON(l) == PEM_R_NO_START_LINE;
+}
+
+/*
+ * Trusts every public key and certificate in PATH: all of them, or, when any block is
+ * damaged, none (the caller drops the keyset).
+ */
+static int keyset_add(struct keyset *ks, const char *path, struct err *e)
+{
+	_cleanup_(BIO_freep) BIO *bio = BIO_new_file(path, "r");
+	size_t first = ks->n;
+	unsigned number = 0;
+
+	if (!bio)
+		return err_openssl(e, EXIT_USAGE, "repository key '%s'", path);
+	for (;;) {
+		char *name = NULL, *header = NULL;
+		unsigned char *der = NULL;
+		long len = 0;
+		int r;
+
+		ERR_clear_error();
+		if (!PEM_read_bio(bio, &name, &header, &der, &len)) {
+			if (pem_at_end())
+				break;
+			err_openssl(e, EXIT_USAGE,
+				    "repository key '%s': after block %u: a PEM block is cut short "
+				    "or corrupt",
+				    path, number);
+			err_hint(e, "copy the key file again whole; each block runs from "
+				    "-----BEGIN to -----END");
+			return -1;
+		}
+		r = keyset_add_block(ks, path, ++number, name, der, len, e);
+		OPENSSL_free(name);
+		OPENSSL_free(header);
+		OPENSSL_free(der);
+		if (r < 0)
+			return -1;
+	}
+	ERR_clear_error();
+	if (ks->n == first) {
+		err_set(e, EXIT_USAGE, "repository key '%s': not a PEM public key or certificate",
+			path);
+		err_hint(e, "export the public half with 'openssl pkey -in key.pem -pubout'");
+		return -1;
+	}
+	return 0;
 }
 
 static int pem_filter(const struct dirent *de)

@@ -189,6 +189,114 @@ static void test_signatures(void **state)
 	unlink(p1);
 	unlink(p2);
 	rmdir(dir);
+	memcpy(dir + strlen(dir) - 6, "XXXXXX", 6);
+}
+
+/* Appends the file SRC to the file DST. */
+static void append_file(const char *dst, const char *src)
+{
+	FILE *in = fopen(src, "r"), *out = fopen(dst, "a");
+	char buf[4096];
+	size_t n;
+
+	assert_non_null(in);
+	assert_non_null(out);
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		assert_int_equal(fwrite(buf, 1, n, out), n);
+	fclose(in);
+	fclose(out);
+}
+
+static void expect_refused(const char *path, const char *needle)
+{
+	char *paths[1] = {(char *)path};
+	struct keyset *ks = NULL;
+	struct err e;
+
+	err_clear(&e);
+	if (verify_keys_load(paths, 1, "/nonexistent", &ks, &e) == 0) {
+		verify_keys_free(ks);
+		fail_msg("accepted %s", path);
+	}
+	assert_int_equal(e.code, EXIT_USAGE);
+	if (!strstr(e.msg, needle))
+		fail_msg("message '%s' lacks '%s'", e.msg, needle);
+	assert_non_null(e.hint);
+}
+
+/* A file of several keys trusts every one of them, or is refused whole: never half-read. */
+static void test_key_bundle(void **state)
+{
+	const char *data = "{\"format\":1,\"drivers\":[]}";
+	unsigned char sig_ec[256], sig_rsa[512], sig_ec2[256];
+	size_t ec_len = sizeof(sig_ec), rsa_len = sizeof(sig_rsa), ec2_len = sizeof(sig_ec2);
+	char ec[128], rsa[128], ec2[128], cert[128], bundle[128], bad[128], fpr[17];
+	char *paths[1] = {bundle};
+	struct keyset *ks = NULL;
+	struct err e;
+	FILE *f;
+
+	(void)state;
+	err_clear(&e);
+	assert_non_null(mkdtemp(dir));
+	make_key("EC", "ec.pem", data, sig_ec, &ec_len);
+	make_key("RSA", "rsa.pem", data, sig_rsa, &rsa_len);
+	make_key("EC", "ec2.pem", data, sig_ec2, &ec2_len);
+	snprintf(ec, sizeof(ec), "%s/ec.pem", dir);
+	snprintf(rsa, sizeof(rsa), "%s/rsa.pem", dir);
+	snprintf(ec2, sizeof(ec2), "%s/ec2.pem", dir);
+	snprintf(cert, sizeof(cert), "%s/ec2.crt", dir);
+	snprintf(bundle, sizeof(bundle), "%s/bundle.pem", dir);
+	snprintf(bad, sizeof(bad), "%s/bad.pem", dir);
+	write_cert(cert, ec2);
+
+	/* The old key, the new one (a rotation), and a certificate: all three trusted. */
+	append_file(bundle, ec);
+	append_file(bundle, rsa);
+	append_file(bundle, cert);
+	assert_int_equal(verify_keys_load(paths, 1, "/nonexistent", &ks, &e), 0);
+	assert_int_equal(verify_keys_count(ks), 3);
+	assert_int_equal(verify_index_signature(ks, data, strlen(data), sig_ec, ec_len, fpr, &e),
+			 0);
+	assert_int_equal(verify_index_signature(ks, data, strlen(data), sig_rsa, rsa_len, fpr, &e),
+			 0);
+	assert_int_equal(verify_index_signature(ks, data, strlen(data), sig_ec2, ec2_len, fpr, &e),
+			 0);
+	verify_keys_free(ks);
+
+	/* A key after one that does not parse, or a block cut short: refused, not half-read. */
+	append_file(bad, ec);
+	f = fopen(bad, "a");
+	assert_non_null(f);
+	fputs("-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC "
+	      "KEY-----\n",
+	      f);
+	fclose(f);
+	append_file(bad, rsa);
+	expect_refused(bad, "block 2 (PUBLIC KEY) does not parse");
+	unlink(bad);
+	append_file(bad, ec);
+	f = fopen(bad, "a");
+	assert_non_null(f);
+	fputs("-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n", f);
+	fclose(f);
+	expect_refused(bad, "after block 1: a PEM block is cut short or corrupt");
+	unlink(bad);
+	/* A private key has no business on a node. */
+	append_file(bad, rsa);
+	f = fopen(bad, "a");
+	assert_non_null(f);
+	fputs("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", f);
+	fclose(f);
+	expect_refused(bad, "block 2 is a PRIVATE KEY");
+	unlink(bad);
+	unlink(ec);
+	unlink(rsa);
+	unlink(ec2);
+	unlink(cert);
+	unlink(bundle);
+	rmdir(dir);
+	memcpy(dir + strlen(dir) - 6, "XXXXXX", 6);
 }
 
 static void test_sha256(void **state)
@@ -214,6 +322,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_key_files),
 		cmocka_unit_test(test_signatures),
+		cmocka_unit_test(test_key_bundle),
 		cmocka_unit_test(test_sha256),
 	};
 
