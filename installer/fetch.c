@@ -504,64 +504,142 @@ static CURLcode transfer_file(struct fetcher *f, const char *url, struct sink *s
 	return rc;
 }
 
-enum fetch_result fetch_to_file(struct fetcher *f, const char *url, int fd, uint64_t size,
-				const char *sha256, struct tail *tail, uint64_t *ret_net_bytes,
-				struct err *e)
+/*
+ * One transfer of URL into S's file, resumed after its bytes, and the check of the
+ * result. *RET_MIXED: the bytes checked were not all from this transfer (it resumed
+ * after bytes already in the file), so a mismatch does not tell whose bytes were bad.
+ */
+static enum fetch_result transfer_and_check(struct fetcher *f, const char *url, struct sink *s,
+					    const char *sha256, bool *ret_mixed, struct err *e)
+{
+	uint64_t size = s->expected;
+	bool from_start = false;
+	CURLcode rc;
+
+	*ret_mixed = s->have > 0;
+	if (s->have == size)
+		return check_complete(s, url, sha256, false, e);
+	if (s->have > 0)
+		log_kv(LOG_INFO, "fetch", "resuming partial download", "url", url, "offset",
+		       U64(s->have), LOG_END);
+	rc = transfer_file(f, url, s);
+	/*
+	 * Nothing to send after the bytes we have (HTTP 416, or a file:// read that ends
+	 * where it started): the mirror's copy is short, whoever wrote the bytes before.
+	 */
+	if (s->resume_from > 0 && s->have < size &&
+	    ((rc == CURLE_HTTP_RETURNED_ERROR && http_code(f) == 416) ||
+	     (rc == CURLE_OK && s->net == 0))) {
+		*ret_mixed = false;
+		err_set(e, EXIT_VERIFY,
+			"'%s': the mirror's copy ends before byte %llu; the index says %llu bytes",
+			url, (unsigned long long)s->resume_from, (unsigned long long)size);
+		err_hint(e, "the mirror serves other bytes than the signed index describes: "
+			    "upload the package again, or re-add it with make-repo and re-sign");
+		empty_file(s, url, e);
+		return FETCH_PERMANENT;
+	}
+	if ((rc == CURLE_RANGE_ERROR || rc == CURLE_BAD_DOWNLOAD_RESUME) && s->resume_from > 0) {
+		/* curl saw a 200 to our Range request (or a range past the end): start over now. */
+		log_kv(LOG_INFO, "fetch",
+		       "server ignored the range request; downloading from the start", "url", url,
+		       LOG_END);
+		if (empty_file(s, url, e) != FETCH_OK)
+			return FETCH_PERMANENT;
+		rc = transfer_file(f, url, s);
+		from_start = true;
+	}
+	if (from_start || s->restarted)
+		*ret_mixed = false;
+	if (rc != CURLE_OK || s->io_errno || s->too_large)
+		return classify(f, rc, s, url, e);
+	return check_complete(s, url, sha256, from_start || s->restarted, e);
+}
+
+/* FF's file now holds bytes from MIRROR after those of FF->origin. */
+static void note_origin(struct fetch_file *ff, uint64_t had, uint64_t have, const char *mirror)
+{
+	size_t len;
+
+	if (have == 0) {
+		ff->origin[0] = '\0';
+		return;
+	}
+	if (have == had)
+		return;
+	if (had == 0 || !ff->origin[0]) {
+		snprintf(ff->origin, sizeof(ff->origin), "%s", mirror);
+		return;
+	}
+	len = strlen(ff->origin);
+	if (len >= strlen(mirror) && strcmp(ff->origin + len - strlen(mirror), mirror) == 0)
+		return;
+	if (len < sizeof(ff->origin))
+		snprintf(ff->origin + len, sizeof(ff->origin) - len, ", then %s", mirror);
+}
+
+enum fetch_result fetch_to_file(struct fetcher *f, const char *mirror, const char *url,
+				struct fetch_file *ff, struct err *e)
 {
 	_cleanup_(sha256_freep) struct sha256 *sha = sha256_new();
 	const char *slash = strrchr(url, '/');
 	struct sink s = {.f = f,
-			 .fd = fd,
+			 .fd = ff->fd,
 			 .sha = sha,
-			 .expected = size,
-			 .tail = tail,
+			 .expected = ff->size,
+			 .tail = ff->tail,
 			 .name = slash ? slash + 1 : url};
+	char before[sizeof(ff->origin)], msg[ERR_MSG_MAX];
 	enum fetch_result r;
-	bool from_start = false;
-	CURLcode rc;
+	uint64_t had;
+	bool mixed;
 
-	*ret_net_bytes = 0;
 	if (!sha) {
 		err_openssl(e, EXIT_UNEXPECTED, "sha256");
 		return FETCH_PERMANENT;
 	}
 	if ((r = prepare_resume(&s, url, e)) != FETCH_OK)
 		return r;
-	if (s.have == size)
-		return check_complete(&s, url, sha256, false, e);
-	if (s.have > 0)
-		log_kv(LOG_INFO, "fetch", "resuming partial download", "url", url, "offset",
-		       U64(s.have), LOG_END);
-	rc = transfer_file(f, url, &s);
+	had = s.have;
+	if (had > 0 && !ff->origin[0])
+		snprintf(ff->origin, sizeof(ff->origin),
+			 "a partial download left by an earlier run");
+	if (had == 0)
+		ff->origin[0] = '\0';
+	snprintf(before, sizeof(before), "%s", ff->origin);
+	r = transfer_and_check(f, url, &s, ff->sha256, &mixed, e);
+	note_origin(ff, had, s.have, mirror);
+	if (r != FETCH_PERMANENT || e->code != EXIT_VERIFY || !mixed) {
+		ff->net += s.net;
+		return r;
+	}
 	/*
-	 * Nothing to send after the bytes we have (HTTP 416, or a file:// read that ends
-	 * where it started): the mirror's copy is short.
+	 * The bytes before HAD came from someone else (another mirror, an earlier run): the
+	 * mismatch may be theirs. The whole file from this mirror decides.
 	 */
-	if (s.resume_from > 0 && s.have < size &&
-	    ((rc == CURLE_HTTP_RETURNED_ERROR && http_code(f) == 416) ||
-	     (rc == CURLE_OK && s.net == 0))) {
-		err_set(e, EXIT_VERIFY,
-			"'%s': the mirror's copy ends before byte %llu; the index says %llu bytes",
-			url, (unsigned long long)s.resume_from, (unsigned long long)size);
-		err_hint(e, "the mirror serves other bytes than the signed index describes: "
-			    "upload the package again, or re-add it with make-repo and re-sign");
-		empty_file(&s, url, e);
+	snprintf(msg, sizeof(msg),
+		 "'%s': the file failed verification after resuming at byte %llu (the bytes "
+		 "before it came from %s); downloading it again from byte 0 from this mirror",
+		 url, (unsigned long long)had, before);
+	log_kv(LOG_WARN, "fetch", msg, "reason", e->msg, LOG_END);
+	err_clear(e);
+	if (empty_file(&s, url, e) != FETCH_OK) {
+		ff->net += s.net;
 		return FETCH_PERMANENT;
 	}
-	if ((rc == CURLE_RANGE_ERROR || rc == CURLE_BAD_DOWNLOAD_RESUME) && s.resume_from > 0) {
-		/* curl saw a 200 to our Range request (or a range past the end): start over now. */
-		log_kv(LOG_INFO, "fetch",
-		       "server ignored the range request; downloading from the start", "url", url,
-		       LOG_END);
-		if (empty_file(&s, url, e) != FETCH_OK)
-			return FETCH_PERMANENT;
-		rc = transfer_file(f, url, &s);
-		from_start = true;
-	}
-	*ret_net_bytes = s.net;
-	if (rc != CURLE_OK || s.io_errno || s.too_large)
-		return classify(f, rc, &s, url, e);
-	return check_complete(&s, url, sha256, from_start || s.restarted, e);
+	s.restarted = false;
+	r = transfer_and_check(f, url, &s, ff->sha256, &mixed, e);
+	note_origin(ff, 0, s.have, mirror);
+	ff->net += s.net;
+	if (r == FETCH_OK)
+		log_msg(LOG_WARN, "fetch",
+			"the whole file from %s verified: the bad bytes came from %s, before byte "
+			"%llu",
+			mirror, before, (unsigned long long)had);
+	else if (r == FETCH_PERMANENT && e->code == EXIT_VERIFY)
+		snprintf(e->msg + strlen(e->msg), sizeof(e->msg) - strlen(e->msg), "%s",
+			 "; this mirror served every byte, from byte 0");
+	return r;
 }
 
 /* ---- mirrors, rounds and backoff ---------------------------------------- */

@@ -63,13 +63,27 @@ char *fetch_url_join(const char *base, const char *rel);
 enum fetch_result fetch_to_memory(struct fetcher *f, const char *url, size_t max, char **ret_buf,
 				  size_t *ret_len, struct err *e);
 
+/* A package download into a partial file, carried by the caller across attempts and mirrors. */
+struct fetch_file {
+	int fd;		    /* the partial file, opened O_RDWR: resumed after its bytes */
+	uint64_t size;	    /* what the signed index promises */
+	const char *sha256; /* ditto */
+	struct tail *tail;  /* told of every change of the file's length; may be NULL */
+	uint64_t net;	    /* bytes received from the network: each call adds its own */
+	/*
+	 * Who wrote the bytes now in the file ("" when it is empty): a mirror's base URL, or
+	 * "a partial download left by an earlier run". Names the source of bad bytes.
+	 */
+	char origin[512];
+};
+
 /*
- * Downloads URL into FD (a partial file opened O_RDWR), resuming after the
- * bytes already there, and checks that the result is SIZE bytes with SHA256.
- * A mismatch empties FD and is FETCH_PERMANENT with EXIT_VERIFY. TAIL (may be
- * NULL) is told of every change of the file's length, for a reader following
- * it. *ret_net_bytes counts the bytes this call received from the network.
+ * Downloads URL (on MIRROR, a base URL) into FF->fd, resuming after the bytes already
+ * there, and checks that the result has FF's size and SHA-256. A file that fails the
+ * check after a resume is not blamed on MIRROR: it is emptied and fetched once more from
+ * byte 0 from MIRROR, and the log names who served the bad bytes. A whole file from MIRROR
+ * that fails is FETCH_PERMANENT with EXIT_VERIFY, and FD is left empty. FF->tail (may be
+ * NULL) is told of every change of the file's length, for a reader following it.
  */
-enum fetch_result fetch_to_file(struct fetcher *f, const char *url, int fd, uint64_t size,
-				const char *sha256, struct tail *tail, uint64_t *ret_net_bytes,
-				struct err *e);
+enum fetch_result fetch_to_file(struct fetcher *f, const char *mirror, const char *url,
+				struct fetch_file *ff, struct err *e);

@@ -303,9 +303,7 @@ void source_done(struct source *s)
 
 struct package_job {
 	const struct repo_package *pkg;
-	int fd;
-	struct tail *tail;
-	uint64_t net;
+	struct fetch_file ff; /* the partial file and who wrote its bytes, across attempts */
 };
 
 static enum fetch_result package_attempt(struct fetcher *f, const char *base, void *ud,
@@ -313,22 +311,20 @@ static enum fetch_result package_attempt(struct fetcher *f, const char *base, vo
 {
 	struct package_job *j = ud;
 	_cleanup_free_ char *url = fetch_url_join(base, j->pkg->path);
-	enum fetch_result r;
-	uint64_t net = 0;
 
 	if (!url) {
 		err_errno(e, EXIT_UNEXPECTED, ENOMEM, "download");
 		return FETCH_PERMANENT;
 	}
-	r = fetch_to_file(f, url, j->fd, j->pkg->size, j->pkg->sha256, j->tail, &net, e);
-	j->net += net;
-	return r;
+	return fetch_to_file(f, base, url, &j->ff, e);
 }
 
 int source_download(struct source *s, const struct repo_package *pkg, int fd, struct tail *tail,
 		    uint64_t *ret_net_bytes, struct err *e)
 {
-	struct package_job j = {.pkg = pkg, .fd = fd, .tail = tail};
+	struct package_job j = {
+		.pkg = pkg,
+		.ff = {.fd = fd, .size = pkg->size, .sha256 = pkg->sha256, .tail = tail}};
 	uint64_t t0 = now_ns();
 	size_t used;
 	int r;
@@ -337,11 +333,11 @@ int source_download(struct source *s, const struct repo_package *pkg, int fd, st
 		return err_wrap(e, "download: package '%s'", pkg->path);
 	r = fetch_mirrors(s->fetcher, s->mirrors, s->n_mirrors, s->mirror, package_attempt, &j,
 			  &used, e);
-	*ret_net_bytes = j.net;
+	*ret_net_bytes = j.ff.net;
 	if (r < 0)
 		return err_wrap(e, "download: package '%s'", pkg->path);
 	log_kv(LOG_INFO, "download", "package downloaded and verified", "mirror", s->mirrors[used],
-	       "bytes", U64(pkg->size), "network_bytes", U64(j.net), "duration_ms",
+	       "bytes", U64(pkg->size), "network_bytes", U64(j.ff.net), "duration_ms",
 	       U64(ms_since(t0)), LOG_END);
 	return 0;
 }

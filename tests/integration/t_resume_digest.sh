@@ -1,0 +1,51 @@
+# A digest failure after a resumed download is not blamed on the mirror that served the
+# tail: the file is fetched again from byte 0 (from that mirror) before any mirror is
+# retired, and the log names who served the bad bytes. A corrupt partial file left by an
+# earlier run is discarded and fetched again in the same run.
+mkroot "$T/root"
+big_package_repo 2
+sha=$(sha256sum "$T/srv/$pkg" | cut -c1-64)
+cache="$T/root/var/cache/nvidia-driver-installer/packages"
+mkdir -p "$cache"
+
+# 1. A corrupt .part from an earlier run, one mirror: installed in this run.
+head -c 1000000 /dev/urandom >"$cache/$sha.part"
+start_httpd "$T/srv"
+expect_rc 0 install --repo "$HTTP/repo" $(install_args)
+assert_eq "$(installed_version)" "$V_NEW" "installed over a corrupt partial file"
+expect_err "resuming partial download"
+expect_err "failed verification after resuming at byte 1000000"
+expect_err "bad bytes came from a partial download left by an earlier run"
+assert_eq "$(served_bytes .tar.zst)" $((size - 1000000 + size)) "the tail, then the whole file"
+
+# 2. Mirror a serves a corrupt copy and is cut off midway; mirror b serves the rest. b is
+# not retired for a's bytes: it serves the whole file, and the log names a.
+expect_rc 0 uninstall
+rm -rf "$T/root/var/cache"
+for m in a b; do
+    mkdir -p "$T/srv/$m"
+    cp -a "$T/srv/repo/." "$T/srv/$m/"
+done
+# a's copy is bad near its start and near its end.
+for at in 4096 $((size - 5000)); do
+    printf 'XXXXXXXXXXXXXXXX' | dd of="$T/srv/a/${pkg#repo/}" bs=1 seek=$at conv=notrunc 2>/dev/null
+done
+cut=$((size / 2))
+: >"$HTTP_LOG"
+printf '[{"path": "/a/%s", "action": "truncate", "at": %d, "times": 1}]\n' "${pkg#repo/}" "$cut" >"$HTTP_FAULTS"
+expect_rc 0 install --repo "$HTTP/a" --repo "$HTTP/b" $(install_args)
+assert_eq "$(installed_version)" "$V_NEW" "installed from mirror b"
+expect_err "failed verification after resuming at byte $cut"
+expect_err "bad bytes came from $HTTP/a"
+grep -q "\"path\": \"/b/${pkg#repo/}\", \"range\": null" "$HTTP_LOG" || fail "b did not serve the whole file"
+
+# 3. A good partial file and a mirror whose copy is corrupt: after the whole file from byte
+# 0 fails too, that mirror is retired and named as the one that served every byte.
+expect_rc 0 uninstall
+rm -rf "$T/root/var/cache"
+mkdir -p "$cache"
+head -c 1000000 "$T/srv/$pkg" >"$cache/$sha.part"
+echo '[]' >"$HTTP_FAULTS"
+expect_rc 5 install --repo "$HTTP/a" $(install_args)
+expect_err "failed verification after resuming at byte 1000000"
+expect_err "$HTTP/a/.*sha256 mismatch.*this mirror served every byte"
