@@ -35,6 +35,16 @@ struct fetcher {
 	unsigned low_speed_bytes, low_speed_s;
 	char *ca_file;
 	long retry_after_s; /* from the last response, 0 when none */
+	/*
+	 * This attempt's share of the budget (0: the whole budget): with K mirrors still in
+	 * play an attempt may take 1/K of what is left, so that a mirror that stays just
+	 * above the speed floor cannot spend the time of the mirrors after it.
+	 */
+	uint64_t share_deadline_ns;
+	unsigned share_of;	/* K */
+	uint64_t share_left_ms; /* what was left of the budget when the share was given */
+	bool share_binding;	/* the transfer's timeout is the share, not the budget */
+	uint64_t transfer_started_ns;
 	bool tty;
 	char errbuf[CURL_ERROR_SIZE];
 };
@@ -266,7 +276,19 @@ static int progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t u
 static void set_common(struct fetcher *f, const char *url)
 {
 	CURL *c = f->curl;
-	uint64_t left = remaining_ms(f);
+	uint64_t left = remaining_ms(f), now = now_ns();
+
+	f->transfer_started_ns = now;
+	f->share_binding = false;
+	if (f->share_deadline_ns) {
+		uint64_t share =
+			now >= f->share_deadline_ns ? 0 : (f->share_deadline_ns - now) / 1000000u;
+
+		if (share < left) {
+			left = share;
+			f->share_binding = true;
+		}
+	}
 
 	sym_curl_easy_reset(c);
 	f->errbuf[0] = '\0';
@@ -311,6 +333,24 @@ static bool http_code_transient(long code)
 	return code == 408 || code == 425 || code == 429 || code >= 500;
 }
 
+/* The transfer used up this attempt's share of the budget: the next mirror resumes. */
+static enum fetch_result too_slow(struct fetcher *f, const struct sink *s, const char *url,
+				  struct err *e)
+{
+	double secs = (double)(now_ns() - f->transfer_started_ns) / 1e9;
+	char got[32], rate[32];
+
+	human(s->net, got, sizeof(got));
+	human(secs > 0 ? (uint64_t)((double)s->net / secs) : 0, rate, sizeof(rate));
+	err_set(e, EXIT_UNREACHABLE,
+		"'%s': too slow: %s in %.1f s (%s/s); this mirror's share of the time budget (1/%u "
+		"of the %.1f s left) is spent",
+		url, got, secs, rate, f->share_of, (double)f->share_left_ms / 1000.0);
+	err_hint(e, "a mirror is too slow for --fetch-timeout (NVIDIA_FETCH_TIMEOUT): fix or drop "
+		    "the slow mirror named, or raise the timeout");
+	return FETCH_TRANSIENT;
+}
+
 /* Maps a finished transfer to a fetch_result and a message naming URL and cause. */
 static enum fetch_result classify(struct fetcher *f, CURLcode rc, const struct sink *s,
 				  const char *url, struct err *e)
@@ -330,6 +370,8 @@ static enum fetch_result classify(struct fetcher *f, CURLcode rc, const struct s
 			(unsigned long long)(s->max ? s->max : s->expected));
 		return FETCH_PERMANENT;
 	}
+	if (rc == CURLE_OPERATION_TIMEDOUT && f->share_binding)
+		return too_slow(f, s, url, e);
 	switch (rc) {
 	case CURLE_HTTP_RETURNED_ERROR:
 		err_set(e, EXIT_UNREACHABLE, "'%s': HTTP %ld", url, code);
@@ -678,6 +720,20 @@ struct mirror_state {
 	char hint[ERR_HINT_MAX];
 };
 
+/* Gives the next attempt 1/K of what is left, K the mirrors not retired (all when K is 1). */
+static void share_begin(struct fetcher *f, const struct mirror_state *st, size_t n)
+{
+	unsigned k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += !st[i].permanent;
+	f->share_deadline_ns = 0;
+	f->share_of = k;
+	f->share_left_ms = remaining_ms(f);
+	if (k > 1)
+		f->share_deadline_ns = now_ns() + f->share_left_ms / k * 1000000u;
+}
+
 /* The worst cause wins: bad content over local trouble over an unreachable mirror. */
 static int mirrors_fail(struct mirror_state *st, size_t n, unsigned attempts, uint64_t t0,
 			struct err *e)
@@ -745,7 +801,9 @@ int fetch_mirrors(struct fetcher *f, char *const *bases, size_t n, size_t first,
 				return mirrors_fail(st, n, attempts, t0, e);
 			attempts++;
 			err_clear(e);
+			share_begin(f, st, n);
 			r = fn(f, bases[i], userdata, e);
+			f->share_deadline_ns = 0;
 			if (r == FETCH_OK) {
 				*ret_mirror = i;
 				return 0;

@@ -1,0 +1,30 @@
+# A mirror that stays above the speed floor but is too slow for the budget does not starve
+# the next one: each attempt gets a share of what is left of the budget (1/k with k mirrors
+# still in play), the next mirror resumes after its bytes, and the slow one is named.
+mkroot "$T/root"
+big_package_repo 6
+for m in slow fast; do
+    mkdir -p "$T/srv/$m"
+    cp -a "$T/srv/repo/." "$T/srv/$m/"
+done
+start_httpd "$T/srv"
+# 200 kB/s: far above the 1024 B/s floor, 30 s for the package.
+printf '[{"path": "/slow/%s", "action": "slow", "rate": 200000}]\n' "${pkg#repo/}" >"$HTTP_FAULTS"
+t0=$(date +%s%N)
+expect_rc 0 install --repo "$HTTP/slow" --repo "$HTTP/fast" $(install_args) --fetch-timeout 10
+ms=$((($(date +%s%N) - t0) / 1000000))
+echo "installed in $ms ms"
+assert_eq "$(installed_version)" "$V_NEW" "installed from the fast mirror"
+expect_err "'$HTTP/slow/.*': too slow: .* this mirror's share of the time budget (1/2 of"
+grep -q "\"path\": \"/fast/${pkg#repo/}\", \"range\": \"bytes=[1-9]" "$HTTP_LOG" ||
+    fail "the fast mirror did not resume after the slow one's bytes"
+[ "$ms" -lt 9000 ] || fail "the slow mirror took the whole budget ($ms ms)"
+
+# Every mirror slow: exit 4 within the budget, the error names the slow mirrors.
+expect_rc 0 uninstall
+rm -rf "$T/root/var/cache"
+printf '[{"path": "/slow/%s", "action": "slow", "rate": 200000}, {"path": "/fast/%s", "action": "slow", "rate": 200000}]\n' \
+    "${pkg#repo/}" "${pkg#repo/}" >"$HTTP_FAULTS"
+expect_rc 4 install --repo "$HTTP/slow" --repo "$HTTP/fast" $(install_args) --fetch-timeout 4 \
+    --cache-dir /var/cache/other
+grep -q "ERROR.*'$HTTP/slow/[^']*': too slow" "$T/err" || fail "the error does not name the slow mirror"
