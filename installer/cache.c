@@ -256,7 +256,7 @@ int cache_index_fetch_get(struct cache *c, char *const *mirrors, size_t n,
 
 /* ---- anti-rollback -------------------------------------------------------------- */
 
-/* One line per signing key: "FPR MICROSECONDS TEXT". */
+/* One line per identity (repo_index_identity: a key or a repository): "ID MICROSECONDS TEXT". */
 #define INDEX_TIMES "index-times"
 #define INDEX_TIMES_MAX (1 << 16)
 
@@ -282,10 +282,10 @@ int cache_index_time_get(struct cache *c, const char *fpr, int64_t *ret_us, char
 		return -1;
 	for (line = buf ? strtok_r(buf, "\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		char f[17], t[40];
+		char f[160], t[40];
 		long long us;
 
-		if (sscanf(line, "%16s %lld %39s", f, &us, t) == 3 && strcmp(f, fpr) == 0) {
+		if (sscanf(line, "%159s %lld %39s", f, &us, t) == 3 && strcmp(f, fpr) == 0) {
 			*ret_us = us;
 			snprintf(text, size, "%s", t);
 			return 0;

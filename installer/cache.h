@@ -3,8 +3,9 @@
  * The node-local cache under --cache-dir: packages by SHA-256 (complete
  * "<sha>.pkg", in progress "<sha>.part" kept for resume), the last index
  * that verified, so that a node can reinstall while the repository is
- * unreachable, and per signing key the newest index "generated" time accepted,
- * so that a replayed older index cannot roll a node back.
+ * unreachable, and per repository (or signing key) the newest index
+ * "generated" time accepted, so that a replayed older index cannot roll a
+ * node back.
  */
 #pragma once
 
@@ -39,12 +40,13 @@ int cache_prune(struct cache *c, const char *keep_sha256, struct err *e);
 int cache_store_index(struct cache *c, const char *json, size_t len, const char *sig,
 		      size_t sig_len, struct err *e);
 /*
- * The newest "generated" time accepted from an index signed by key FPR (16 hex digits):
- * 0 with *RET_US and its text, 1 when none is recorded, or -1.
+ * The newest "generated" time accepted from an index of identity FPR (repo_index_identity:
+ * a key's 16 hex digits or "repository:ID", at most 159 characters): 0 with *RET_US and
+ * its text, 1 when none is recorded, or -1.
  */
 int cache_index_time_get(struct cache *c, const char *fpr, int64_t *ret_us, char *text, size_t size,
 			 struct err *e);
-/* Records US (TEXT as the index wrote it) for key FPR, replacing what was there. */
+/* Records US (TEXT as the index wrote it) for identity FPR, replacing what was there. */
 int cache_index_time_put(struct cache *c, const char *fpr, int64_t us, const char *text,
 			 struct err *e);
 /* Loads the kept index; returns 0, 1 when there is none, or -1. */

@@ -86,6 +86,51 @@ static int copy_package(struct source *src, int dir_fd, const struct repo_packag
 	return 0;
 }
 
+/*
+ * Anti-rollback for the mirror's own index: the one in DIR, when it verifies with the
+ * trusted keys, is replaced only by one that is not older under the same identity
+ * (repo_index_identity), or under the key that signed it when it names its repository
+ * and the new one does not: what a node that accepted it holds a record of.
+ */
+static int mirror_not_older(const struct config *c, int dir_fd, const struct source *src,
+			    struct err *e)
+{
+	_cleanup_free_ char *json = NULL, *sig = NULL;
+	_cleanup_(repo_index_freep) struct repo_index *held = NULL;
+	char fpr[17], ident[REPO_IDENTITY_SIZE], held_ident[REPO_IDENTITY_SIZE];
+	size_t len = 0, sig_len = 0;
+	struct err ie;
+
+	err_clear(&ie);
+	if (faccessat(dir_fd, "index.json", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+		return 0;
+	if (fs_read_at(dir_fd, "index.json", REPO_INDEX_MAX, &json, &len, &ie) < 0 ||
+	    fs_read_at(dir_fd, "index.json.sig", VERIFY_SIG_MAX, &sig, &sig_len, &ie) < 0 ||
+	    verify_index_signature(src->keys, json, len, sig, sig_len, fpr, &ie) < 0 ||
+	    repo_index_parse(json, len, &held, &ie) < 0) {
+		log_kv(LOG_WARN, "mirror", "replacing an index that does not verify", "to",
+		       c->mirror_to, "reason", ie.msg, LOG_END);
+		return 0;
+	}
+	if (!held->has_generated)
+		return 0;
+	repo_index_identity(src->idx, src->fingerprint, ident, sizeof(ident));
+	repo_index_identity(held, fpr, held_ident, sizeof(held_ident));
+	if (strcmp(ident, held_ident) != 0 &&
+	    !(held->repository && !src->idx->repository && strcmp(fpr, src->fingerprint) == 0))
+		return 0;
+	if (repo_check_not_older(src->idx, ident, held->generated_us, held->generated,
+				 "the mirror holds", e) == 0)
+		return 0;
+	if (!c->allow_index_rollback)
+		return err_wrap(e, "mirror: '%s'", c->mirror_to);
+	log_kv(LOG_WARN, "mirror", "replacing the mirror's index with an older one", "generated",
+	       src->idx->has_generated ? src->idx->generated : "none", "held", held->generated,
+	       "identity", ident, LOG_END);
+	err_clear(e);
+	return 0;
+}
+
 int mirror_run(const struct config *c, struct err *e)
 {
 	_cleanup_close_ int dir_fd = -1;
@@ -108,6 +153,8 @@ int mirror_run(const struct config *c, struct err *e)
 	}
 	if (source_open(c, NULL, 0, &src, e) < 0)
 		return -1;
+	if (mirror_not_older(c, dir_fd, &src, e) < 0)
+		goto out;
 	for (size_t i = 0; i < src.idx->n_drivers; i++) {
 		const struct repo_driver *d = &src.idx->drivers[i];
 

@@ -290,6 +290,62 @@ int repo_parse_time(const char *s, int64_t *ret_us)
 	return 0;
 }
 
+/* "repository": a name without spaces, e.g. a DNS name and a path. */
+static int parse_repository(json_object *root, struct repo_index *idx, struct err *e)
+{
+	const char *c;
+
+	if (get_string(root, "repository", false, "index", &idx->repository, e) < 0)
+		return -1;
+	if (!idx->repository)
+		return 0;
+	for (c = idx->repository; *c; c++) {
+		if (!isalnum((unsigned char)*c) && !strchr("._-:/", *c))
+			break;
+	}
+	if (*c || strlen(idx->repository) > REPO_ID_MAX)
+		return err_set(e, EXIT_VERIFY,
+			       "index: \"repository\" must be 1 to %d letters, digits or ._-:/ "
+			       "(like \"drivers.example.com/nvidia\")",
+			       REPO_ID_MAX);
+	return 0;
+}
+
+void repo_index_identity(const struct repo_index *idx, const char *fpr, char *buf, size_t size)
+{
+	if (idx->repository)
+		snprintf(buf, size, "repository:%s", idx->repository);
+	else
+		snprintf(buf, size, "%s", fpr);
+}
+
+int repo_check_not_older(const struct repo_index *idx, const char *ident, int64_t seen_us,
+			 const char *seen, const char *holder, struct err *e)
+{
+	char what[REPO_IDENTITY_SIZE + 8];
+
+	if (idx->has_generated && idx->generated_us >= seen_us)
+		return 0;
+	if (strncmp(ident, "repository:", 11) == 0)
+		snprintf(what, sizeof(what), "repository %s", ident + 11);
+	else
+		snprintf(what, sizeof(what), "key %s", ident);
+	if (idx->has_generated)
+		err_set(e, EXIT_VERIFY,
+			"index generated %s is older than the one generated %s that %s (%s): a "
+			"replayed or stale index",
+			idx->generated, seen, holder, what);
+	else
+		err_set(e, EXIT_VERIFY,
+			"index has no \"generated\" time, so it is older than the one generated %s "
+			"that %s (%s): a replayed or stale index",
+			seen, holder, what);
+	err_hint(e, "resync the stale mirror from its repository ('nvidia-driver-installer "
+		    "mirror'), or have the repository re-sign its current index ('make-repo "
+		    "sign'); see docs/repository-format.md, Anti-rollback");
+	return -1;
+}
+
 static int driver_cmp_newest_first(const void *a, const void *b)
 {
 	return version_compare(((const struct repo_driver *)b)->version,
@@ -336,7 +392,8 @@ static int parse_root(json_object *root, struct repo_index *idx, struct err *e)
 				       REPO_MAX_AGE_LIMIT);
 		idx->max_age_s = (unsigned)v;
 	}
-	if (get_array(root, "drivers", true, "index", &drivers, e) < 0)
+	if (parse_repository(root, idx, e) < 0 ||
+	    get_array(root, "drivers", true, "index", &drivers, e) < 0)
 		return -1;
 	idx->drivers = calloc(json_object_array_length(drivers) + 1, sizeof(*idx->drivers));
 	if (!idx->drivers)
@@ -407,6 +464,7 @@ void repo_index_free(struct repo_index *idx)
 		free(d->pkgs);
 	}
 	free(idx->drivers);
+	free(idx->repository);
 	free(idx);
 }
 

@@ -17,6 +17,9 @@
 #define REPO_PACKAGE_MAX (1ull << 40)
 /* The longest "max_age" an index may ask for: a day. */
 #define REPO_MAX_AGE_LIMIT 86400
+/* The longest "repository" identity, and the identity anti-rollback keys records by. */
+#define REPO_ID_MAX 128
+#define REPO_IDENTITY_SIZE (sizeof("repository:") + REPO_ID_MAX)
 
 struct repo_package {
 	char *kernel;	/* exact uname -r */
@@ -47,6 +50,8 @@ struct repo_index {
 	char generated[40]; /* as written */
 	/* "max_age": seconds a node may reuse this index without asking a mirror; 0 if absent. */
 	unsigned max_age_s;
+	/* "repository": the identity the repository signs into its index, or NULL. */
+	char *repository;
 	struct repo_driver *drivers; /* sorted, newest version first */
 	size_t n_drivers;
 };
@@ -78,6 +83,22 @@ int repo_parse_time(const char *s, int64_t *ret_us);
 int repo_index_parse(const char *buf, size_t len, struct repo_index **ret, struct err *e);
 void repo_index_free(struct repo_index *idx);
 DEFINE_POINTER_CLEANUP(struct repo_index, repo_index_free)
+
+/*
+ * The identity anti-rollback keeps its record under (docs/repository-format.md): for an
+ * index that names its repository, "repository:ID"; else FPR, the fingerprint of the key
+ * that signed it. Writes it to BUF (REPO_IDENTITY_SIZE bytes).
+ */
+void repo_index_identity(const struct repo_index *idx, const char *fpr, char *buf, size_t size);
+
+/*
+ * Anti-rollback: IDX may replace an index of the same identity that was generated SEEN_US
+ * (SEEN as it was written) and is held by HOLDER ("this node accepted before", "the
+ * mirror holds"). Returns 0 when IDX is not older; -1 with EXIT_VERIFY and the fix when
+ * it is older or has no "generated" time. The caller decides about an override.
+ */
+int repo_check_not_older(const struct repo_index *idx, const char *ident, int64_t seen_us,
+			 const char *seen, const char *holder, struct err *e);
 
 /* Whether DRIVER carries TAG. */
 bool repo_driver_has_tag(const struct repo_driver *d, const char *tag);

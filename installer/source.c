@@ -32,43 +32,33 @@ static void index_job_clear(struct index_job *j)
 }
 
 /*
- * Anti-rollback: an index signed by a key must not be older than the newest one this
- * node accepted from that key, or a replay of an old (validly signed) index could
- * downgrade it to a driver with known flaws.
+ * Anti-rollback: an index must not be older than the newest one this node accepted from
+ * the same repository (repo_index_identity: the identity signed into the index, else the
+ * signing key), or a replay of an old (validly signed) index could downgrade it to a
+ * driver with known flaws.
  */
 static int index_not_older(struct index_job *j, struct err *e)
 {
 	const struct repo_index *idx = j->idx;
-	char seen[40];
+	char seen[40], ident[REPO_IDENTITY_SIZE];
 	int64_t seen_us;
 	int r;
 
 	if (!j->cache)
 		return 0;
-	r = cache_index_time_get(j->cache, j->fpr, &seen_us, seen, sizeof(seen), e);
+	repo_index_identity(idx, j->fpr, ident, sizeof(ident));
+	r = cache_index_time_get(j->cache, ident, &seen_us, seen, sizeof(seen), e);
 	if (r != 0)
 		return r < 0 ? -1 : 0;
-	if (idx->has_generated && idx->generated_us >= seen_us)
+	if (repo_check_not_older(idx, ident, seen_us, seen, "this node accepted before", e) == 0)
 		return 0;
-	if (j->allow_rollback) {
-		log_kv(LOG_WARN, "index", "accepting an index older than one accepted before",
-		       "generated", idx->has_generated ? idx->generated : "none", "accepted", seen,
-		       "key", j->fpr, LOG_END);
-		return 0;
-	}
-	if (idx->has_generated)
-		err_set(e, EXIT_VERIFY,
-			"index generated %s is older than the one generated %s that this node "
-			"accepted before (key %s): a replayed or stale index",
-			idx->generated, seen, j->fpr);
-	else
-		err_set(e, EXIT_VERIFY,
-			"index has no \"generated\" time, and this node accepted one generated "
-			"%s before (key %s): a replayed or stale index",
-			seen, j->fpr);
-	err_hint(e, "point --repo at an up-to-date mirror; to go back on purpose, pass "
-		    "--allow-index-rollback (NVIDIA_ALLOW_INDEX_ROLLBACK=1)");
-	return -1;
+	if (!j->allow_rollback)
+		return -1;
+	log_kv(LOG_WARN, "index", "accepting an index older than one accepted before", "generated",
+	       idx->has_generated ? idx->generated : "none", "accepted", seen, "identity", ident,
+	       LOG_END);
+	err_clear(e);
+	return 0;
 }
 
 /* Verifies before parsing: no byte of an unsigned index reaches the JSON parser. */
@@ -81,19 +71,34 @@ static int index_accept(struct index_job *j, const char *where, struct err *e)
 	return 0;
 }
 
-/* Remembers the accepted index's time when it is the newest seen from its key. */
-static int index_record(struct index_job *j, struct err *e)
+/* Raises the record of IDENT to the accepted index's time when that is newer. */
+static int index_record_one(struct index_job *j, const char *ident, struct err *e)
 {
 	char seen[40];
 	int64_t seen_us;
 	int r;
 
-	if (!j->idx->has_generated)
-		return 0;
-	r = cache_index_time_get(j->cache, j->fpr, &seen_us, seen, sizeof(seen), e);
+	r = cache_index_time_get(j->cache, ident, &seen_us, seen, sizeof(seen), e);
 	if (r < 0 || (r == 0 && seen_us >= j->idx->generated_us))
 		return r < 0 ? -1 : 0;
-	return cache_index_time_put(j->cache, j->fpr, j->idx->generated_us, j->idx->generated, e);
+	return cache_index_time_put(j->cache, ident, j->idx->generated_us, j->idx->generated, e);
+}
+
+/*
+ * Remembers the accepted index's time under its identity and, for an index that names its
+ * repository, under its signing key too: the repository's own indexes from before it
+ * named itself are judged by that key, and stay refused when older.
+ */
+static int index_record(struct index_job *j, struct err *e)
+{
+	char ident[REPO_IDENTITY_SIZE];
+
+	if (!j->idx->has_generated)
+		return 0;
+	repo_index_identity(j->idx, j->fpr, ident, sizeof(ident));
+	if (index_record_one(j, ident, e) < 0)
+		return -1;
+	return j->idx->repository ? index_record_one(j, j->fpr, e) : 0;
 }
 
 static enum fetch_result index_attempt(struct fetcher *f, const char *base, void *ud, struct err *e)
@@ -117,11 +122,39 @@ static enum fetch_result index_attempt(struct fetcher *f, const char *base, void
 	return index_accept(j, url, e) < 0 ? FETCH_PERMANENT : FETCH_OK;
 }
 
-static int index_from_cache(struct index_job *j, struct cache *cache, struct err *e)
+const char *source_fallback_name(enum source_fallback f)
 {
+	switch (f) {
+	case SOURCE_FALLBACK_UNREACHABLE:
+		return "unreachable";
+	case SOURCE_FALLBACK_UNVERIFIED:
+		return "unverified";
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * The cached index, when the mirrors failed with E (the index must not be worse than no
+ * mirror: one that answers with something that does not verify, or is older than what this
+ * node accepted, falls back as an unreachable one does). Returns 0 and clears E, or -1
+ * with E as it was.
+ */
+static int index_from_cache(struct index_job *j, struct cache *cache, struct source *s,
+			    struct err *e)
+{
+	enum source_fallback why;
 	struct err ce;
 	int r;
 
+	if (!cache)
+		return -1;
+	if (e->code == EXIT_UNREACHABLE)
+		why = SOURCE_FALLBACK_UNREACHABLE;
+	else if (e->code == EXIT_VERIFY)
+		why = SOURCE_FALLBACK_UNVERIFIED;
+	else
+		return -1;
 	err_clear(&ce);
 	index_job_clear(j);
 	r = cache_load_index(cache, &j->json, &j->json_len, &j->sig, &j->sig_len, &ce);
@@ -130,8 +163,16 @@ static int index_from_cache(struct index_job *j, struct cache *cache, struct err
 			log_msg(LOG_WARN, "index", "cached index unusable: %s", ce.msg);
 		return -1;
 	}
-	log_kv(LOG_WARN, "index", "no repository answered; using the cached index", "reason",
-	       e->msg, LOG_END);
+	if (why == SOURCE_FALLBACK_UNVERIFIED)
+		log_kv(LOG_WARN, "index",
+		       "no mirror served an index that verifies and is current; using the cached "
+		       "index, the newest this node accepted",
+		       "reason", e->msg, LOG_END);
+	else
+		log_kv(LOG_WARN, "index", "no repository answered; using the cached index",
+		       "reason", e->msg, LOG_END);
+	s->fallback = why;
+	snprintf(s->fallback_reason, sizeof(s->fallback_reason), "%s", e->msg);
 	err_clear(e);
 	return 0;
 }
@@ -260,8 +301,7 @@ int source_open(const struct config *c, struct cache *cache, unsigned flags, str
 			goto fail;
 		r = fetch_mirrors(s->fetcher, s->mirrors, s->n_mirrors, 0, index_attempt, &j,
 				  &s->mirror, e);
-		if (r < 0 &&
-		    !(e->code == EXIT_UNREACHABLE && cache && index_from_cache(&j, cache, e) == 0))
+		if (r < 0 && index_from_cache(&j, cache, s, e) < 0)
 			goto fail;
 		s->from_cache = r < 0;
 		if ((flags & SOURCE_STORE) && !s->from_cache && cache &&

@@ -1,5 +1,6 @@
 # Anti-rollback: a replayed older index (validly signed) does not downgrade a node; the
-# record is per signing key, kept in the node cache, and only an explicit override goes back.
+# record is per repository (here, without a "repository" identity: per signing key, see
+# t_repo_identity), kept in the node cache, and only an explicit override goes back.
 mkroot "$T/root"
 cache="$T/root/var/cache/nvidia-driver-installer"
 new_repo "$T/repo" "$V_OLD:default"
@@ -18,7 +19,7 @@ cp "$T/old.json.sig" "$T/repo/index.json.sig"
 before=$(snapshot "$(idir)")
 expect_rc 5 install --repo "file://$T/repo" $(install_args)
 expect_err "index generated $old_gen is older than the one generated $new_gen that this node accepted before"
-expect_err "fix: point --repo at an up-to-date mirror; to go back on purpose, pass --allow-index-rollback"
+expect_err "fix: resync the stale mirror from its repository ('nvidia-driver-installer mirror'), or have the repository re-sign its current index ('make-repo sign')"
 assert_eq "$(snapshot "$(idir)")" "$before" "install dir after a replay"
 expect_rc 5 list-versions --repo "file://$T/repo" --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL"
 expect_err "a replayed or stale index"
@@ -39,7 +40,7 @@ open(sys.argv[2], "w").write(json.dumps(idx))
 EOF
 openssl dgst -sha256 -sign "$FIX/keys/key.pem" -out "$T/repo/index.json.sig" "$T/repo/index.json"
 expect_rc 5 install --repo "file://$T/repo" $(install_args)
-expect_err "index has no \"generated\" time, and this node accepted one generated $new_gen before"
+expect_err "index has no \"generated\" time, so it is older than the one generated $new_gen that this node accepted before"
 
 # The override goes back, says so, and leaves the record as it was.
 cp "$T/old.json" "$T/repo/index.json"

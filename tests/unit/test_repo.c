@@ -416,6 +416,58 @@ static void test_select_exact(void **state)
 	repo_index_free(f.idx);
 }
 
+/* "repository": the identity anti-rollback keys its record by; the key when absent. */
+static void test_repository(void **state)
+{
+	static const char with[] =
+		"{\"format\":1,\"repository\":\"drivers.example.com/nvidia:pool-a_1\","
+		"\"generated\":\"2026-11-30T04:13:03Z\",\"drivers\":[]}";
+	static const char without[] = "{\"format\":1,\"drivers\":[]}";
+	struct repo_index *idx = NULL;
+	char ident[REPO_IDENTITY_SIZE];
+	struct err e;
+
+	(void)state;
+	err_clear(&e);
+	assert_int_equal(repo_index_parse(with, strlen(with), &idx, &e), 0);
+	assert_string_equal(idx->repository, "drivers.example.com/nvidia:pool-a_1");
+	repo_index_identity(idx, "0123456789abcdef", ident, sizeof(ident));
+	assert_string_equal(ident, "repository:drivers.example.com/nvidia:pool-a_1");
+	/* Not older than itself; older than a later time, with the fix. */
+	assert_int_equal(repo_check_not_older(idx, ident, idx->generated_us, "x", "held", &e), 0);
+	assert_int_equal(repo_check_not_older(idx, ident, idx->generated_us + 1,
+					      "2026-11-30T04:13:04Z", "this node accepted before",
+					      &e),
+			 -1);
+	assert_int_equal(e.code, EXIT_VERIFY);
+	assert_non_null(strstr(e.msg, "(repository drivers.example.com/nvidia:pool-a_1)"));
+	assert_non_null(strstr(e.hint, "resync"));
+	assert_null(strstr(e.hint, "allow-index-rollback"));
+	repo_index_free(idx);
+	idx = NULL;
+	assert_int_equal(repo_index_parse(without, strlen(without), &idx, &e), 0);
+	assert_null(idx->repository);
+	repo_index_identity(idx, "0123456789abcdef", ident, sizeof(ident));
+	assert_string_equal(ident, "0123456789abcdef");
+	err_clear(&e);
+	assert_int_equal(repo_check_not_older(idx, ident, 0, "1970-01-01T00:00:00Z", "held", &e),
+			 -1);
+	assert_non_null(strstr(e.msg, "no \"generated\" time"));
+	assert_non_null(strstr(e.msg, "(key 0123456789abcdef)"));
+	repo_index_free(idx);
+	expect_parse_error("{\"format\":1,\"repository\":\"a b\",\"drivers\":[]}",
+			   "\"repository\" must be 1 to 128");
+	expect_parse_error("{\"format\":1,\"repository\":\"\",\"drivers\":[]}",
+			   "\"repository\" is empty");
+	expect_parse_error("{\"format\":1,\"repository\":7,\"drivers\":[]}",
+			   "\"repository\" must be a string");
+	expect_parse_error(
+		"{\"format\":1,\"repository\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"aaaaaaaaaaaaaaaaa\",\"drivers\":[]}",
+		"\"repository\" must be 1 to 128");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -428,6 +480,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_select_gpus, setup, teardown),
 		cmocka_unit_test(test_default_missing),
 		cmocka_unit_test(test_select_exact),
+		cmocka_unit_test(test_repository),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
