@@ -163,16 +163,18 @@ static int index_from_cache(struct index_job *j, struct cache *cache, struct sou
 			log_msg(LOG_WARN, "index", "cached index unusable: %s", ce.msg);
 		return -1;
 	}
+	/* The mirrors' cause and its fix, in the warning: the run itself succeeds. */
+	snprintf(s->fallback_reason, sizeof(s->fallback_reason), "%s%s%s", e->msg,
+		 e->hint[0] ? "; fix: " : "", e->hint);
 	if (why == SOURCE_FALLBACK_UNVERIFIED)
 		log_kv(LOG_WARN, "index",
 		       "no mirror served an index that verifies and is current; using the cached "
 		       "index, the newest this node accepted",
-		       "reason", e->msg, LOG_END);
+		       "reason", s->fallback_reason, LOG_END);
 	else
 		log_kv(LOG_WARN, "index", "no repository answered; using the cached index",
-		       "reason", e->msg, LOG_END);
+		       "reason", s->fallback_reason, LOG_END);
 	s->fallback = why;
-	snprintf(s->fallback_reason, sizeof(s->fallback_reason), "%s", e->msg);
 	err_clear(e);
 	return 0;
 }

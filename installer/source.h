@@ -18,12 +18,29 @@
 
 struct tail;
 
+/* Why the index is the node's cached copy although the mirrors were asked. */
+enum source_fallback {
+	SOURCE_FALLBACK_NONE = 0,
+	SOURCE_FALLBACK_UNREACHABLE, /* no mirror answered: an outage */
+	/*
+	 * Mirrors answered, but none with an index that verifies and is current: a captive
+	 * portal, a proxy's error page, a key not pinned yet, a mirror behind this node.
+	 */
+	SOURCE_FALLBACK_UNVERIFIED,
+};
+
+/* "unreachable", "unverified" (the names of status --json and the metric), or NULL. */
+const char *source_fallback_name(enum source_fallback f);
+
 struct source {
 	struct repo_index *idx;
 	char *const *mirrors;
 	size_t n_mirrors;
-	size_t mirror;	      /* the one that served the index */
-	bool from_cache;      /* the index is the cached copy: no mirror answered */
+	size_t mirror;	 /* the one that served the index */
+	bool from_cache; /* the index is the cached copy: no mirror served a usable one */
+	enum source_fallback fallback; /* from_cache: why */
+	char fallback_reason[ERR_MSG_MAX +
+			     ERR_HINT_MAX]; /* from_cache: the mirrors' causes, and the fix */
 	bool fresh;	      /* the index is the cached copy, still fresh: no mirror asked */
 	int64_t age_s;	      /* fresh: seconds since it was fetched */
 	unsigned max_age_s;   /* fresh: how old it may be */
