@@ -10,6 +10,7 @@
 
 #include "cache.h"
 #include "host.h"
+#include "hostpath.h"
 #include "expose.h"
 #include "install.h"
 #include "kernel.h"
@@ -161,7 +162,7 @@ int uninstall_run(const struct config *c, struct err *e)
 	int r;
 
 	root_fd = session_open_root(c, e);
-	if (root_fd < 0)
+	if (root_fd < 0 || hostpath_check_config(c, root_fd, e) < 0)
 		return -1;
 	lock_fd = session_lock(root_fd, e);
 	if (lock_fd < 0)

@@ -260,8 +260,27 @@ static bool url_scheme_ok(const char *u)
 	       strncmp(u, "file://", 7) == 0;
 }
 
+/*
+ * Host paths get suffixes appended (".versions/<version>-<sha12>/firmware/nvidia/<version>/...",
+ * mount and ld.so.conf lines): a path this long leaves them room within PATH_MAX, so that no
+ * step after the switch finds it too long.
+ */
+#define HOST_PATH_MAX 1024
+
 static int check_host_path(const char *name, const char *p, struct err *e)
 {
+	size_t len = strlen(p);
+
+	if (len > HOST_PATH_MAX)
+		return err_set(e, EXIT_USAGE, "%s is %zu bytes long; at most %d", name, len,
+			       HOST_PATH_MAX);
+	for (const char *c = p; *c; c += strcspn(c, "/")) {
+		c += strspn(c, "/");
+		if (strcspn(c, "/") > NAME_MAX)
+			return err_set(e, EXIT_USAGE,
+				       "%s '%.64s...' has a component longer than %d bytes", name,
+				       p, NAME_MAX);
+	}
 	if (p[0] != '/')
 		return err_set(e, EXIT_USAGE, "%s '%s' must be an absolute host path", name, p);
 	if (strcmp(p, "/") == 0)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "hostpath.h"
 #include "install.h"
 #include "nodestate.h"
 #include "source.h"
@@ -55,6 +56,19 @@ static void add(struct doctor *d, enum verdict v, const char *name, const char *
 	va_start(ap, fmt);
 	vsnprintf(c->detail, sizeof(c->detail), fmt, ap);
 	va_end(ap);
+}
+
+/* The host-path options, judged as install judges them (hostpath.h). */
+static void check_host_paths(struct doctor *d, const struct config *c, int root_fd)
+{
+	struct err e;
+
+	err_clear(&e);
+	if (hostpath_check_config(c, root_fd, &e) < 0)
+		add(d, V_FAIL, "host paths", e.hint, "%s", e.msg);
+	else
+		add(d, V_OK, "host paths", NULL, "install dir %s, cache %s, CDI %s", c->install_dir,
+		    c->cache_dir, c->cdi_dir);
 }
 
 static void check_gpus(struct doctor *d, const struct nodestate *s)
@@ -310,6 +324,7 @@ int doctor_run(const struct config *c, struct err *e)
 	add(&d, V_OK, "kernel", NULL, "%s (%s), os %s%s%s", s.host.kernel, s.host.arch,
 	    s.host.os_id ? s.host.os_id : "?", s.host.os_build_id ? " build " : "",
 	    s.host.os_build_id ? s.host.os_build_id : "");
+	check_host_paths(&d, c, root_fd);
 	check_gpus(&d, &s);
 	check_conflicts(&d, &s);
 	check_repository(&d, c, root_fd, &s);

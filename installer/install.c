@@ -12,6 +12,7 @@
 #include "cache.h"
 #include "expose.h"
 #include "host.h"
+#include "hostpath.h"
 #include "install.h"
 #include "kernel.h"
 #include "mounts.h"
@@ -44,9 +45,36 @@ const char *session_release(const struct config *c, struct utsname *u)
 	return u->release;
 }
 
+/*
+ * Opens the lock file, never through a link planted at its name: such a link is
+ * removed and the file made anew.
+ */
+static int lock_open(int root_fd, struct err *e)
+{
+	int fd = fs_open_in_root(root_fd, LOCK_PATH, O_RDWR | O_CREAT, 0644,
+				 FS_MKDIRS | FS_NOFOLLOW_LAST, e);
+	_cleanup_close_ int dfd = -1;
+	char dir[sizeof(LOCK_PATH)];
+	const char *base = strrchr(LOCK_PATH, '/') + 1;
+
+	if (fd >= 0 || errno != ELOOP)
+		return fd;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(base - LOCK_PATH), LOCK_PATH);
+	dfd = fs_dir_in_root(root_fd, dir, false, e);
+	if (dfd < 0)
+		return -1;
+	if (unlinkat(dfd, base, 0) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "remove the link at '%s'", LOCK_PATH);
+	log_kv(LOG_WARN, "lock", "a link planted at the lock's name was removed, not followed",
+	       "lock", LOCK_PATH, LOG_END);
+	err_clear(e);
+	return fs_open_in_root(root_fd, LOCK_PATH, O_RDWR | O_CREAT, 0644,
+			       FS_MKDIRS | FS_NOFOLLOW_LAST, e);
+}
+
 int session_lock(int root_fd, struct err *e)
 {
-	int fd = fs_open_in_root(root_fd, LOCK_PATH, O_RDWR | O_CREAT, 0644, FS_MKDIRS, e);
+	int fd = lock_open(root_fd, e);
 
 	if (fd < 0)
 		return err_wrap(e, "lock");
@@ -130,6 +158,15 @@ static int probe_host(const struct config *c, int root_fd, struct host *h, struc
 	if (host_probe(root_fd, c->kernel_release, h, e) < 0)
 		return err_wrap(e, "host");
 	log_host(h, t0);
+	/* Refused here, before anything changes, not when verification comes after the switch. */
+	if (c->skip_verify && h->n_gpus > 0) {
+		err_set(e, EXIT_USAGE, "--skip-verify is for hosts without a GPU; this one has %zu",
+			h->n_gpus);
+		err_hint(e,
+			 "drop --skip-verify (NVIDIA_SKIP_VERIFY): a GPU node's driver is checked "
+			 "through NVML");
+		return -1;
+	}
 	if (c->skip_modules)
 		return 0;
 	if (h->n_gpus == 0) {
@@ -222,7 +259,7 @@ static int kernel_from_version(const struct config *c, const struct plan *p, int
 	_cleanup_close_ int drivers_fd = publish_version_subdir(dir, id, "drivers", e);
 
 	if (drivers_fd < 0 ||
-	    kernel_prepare(c, root_fd, p->host.kernel, drivers_fd, version, &kn, e) < 0 ||
+	    kernel_prepare(c, root_fd, p->host.kernel, drivers_fd, version, true, &kn, e) < 0 ||
 	    kernel_unload_old(kn, e) < 0 || kernel_load(kn, c->install_dir, e) < 0)
 		return -1;
 	return 0;
@@ -285,7 +322,7 @@ static int switch_version(const struct config *c, struct plan *p, int root_fd,
 				       "kernel: the package has no kernel/ directory");
 		}
 		if (kernel_prepare(c, root_fd, p->host.kernel, drivers_fd,
-				   p->choice.driver->version, &kn, e) < 0) {
+				   p->choice.driver->version, false, &kn, e) < 0) {
 			publish_flush_end(&flush);
 			publish_staging_abort(dir, staging);
 			return -1;
@@ -508,15 +545,19 @@ int install_run(const struct config *c, struct err *e)
 	int r = -1;
 
 	root_fd = session_open_root(c, e);
-	if (root_fd < 0)
+	if (root_fd < 0 || hostpath_check_config(c, root_fd, e) < 0)
 		return -1;
 	/* A host we cannot serve is refused before anything is written to it. */
 	if (probe_host(c, root_fd, &p.host, e) < 0)
 		goto out;
+	/* An install dir that is not ours is refused before the lock or the cache is made. */
+	if (publish_open(root_fd, c->install_dir, false, &dir, e) < 0 ||
+	    (dir && publish_check_takeover(dir, c->install_dir, e) < 0))
+		goto out;
 	if (!c->dry_run && (lock_fd = session_lock(root_fd, e)) < 0)
 		goto out;
 	if (cache_open(root_fd, c->cache_dir, !c->dry_run, &cache, e) < 0 ||
-	    publish_open(root_fd, c->install_dir, !c->dry_run, &dir, e) < 0)
+	    (!dir && publish_open(root_fd, c->install_dir, !c->dry_run, &dir, e) < 0))
 		goto out;
 	if (dir && !c->dry_run && publish_cleanup(dir, e) < 0)
 		goto out;

@@ -20,6 +20,7 @@ struct kernel {
 	struct kmods_set set;
 	char version[64];	 /* to load */
 	char loaded_version[64]; /* of the live nvidia module, or "" */
+	bool installed;		 /* the files are the installed version's, verified before */
 	bool reload;
 };
 
@@ -64,13 +65,17 @@ static int verify_set(struct kernel *kn, const char *release, struct err *e)
 		struct kmods_report r;
 
 		/*
-		 * Live at this very version: it is not inserted again, so its file has
-		 * nothing to prove (and a re-run does not read 60 MB of nvidia.ko).
+		 * Live at this very version: it is not inserted again. When the files are
+		 * the installed ones, verified when they were installed, they have nothing
+		 * to prove (and a re-run does not read 60 MB of nvidia.ko). Files of a new
+		 * package are checked all the same: the version is the same, the bytes are
+		 * not, and they are what the next boot loads.
 		 */
 		if (strcmp(kn->loaded_version, kn->version) == 0 &&
 		    kmods_get_state(kn->k, kn->set.e[i].name) == KMODS_LIVE) {
 			kn->set.e[i].was_live = true;
-			continue;
+			if (kn->installed)
+				continue;
 		}
 		if (kmods_inspect(kn->k, kn->set.e[i].path, kn->certs, release, &r, e) < 0)
 			return -1;
@@ -98,7 +103,7 @@ static int verify_set(struct kernel *kn, const char *release, struct err *e)
 }
 
 int kernel_prepare(const struct config *c, int root_fd, const char *release, int drivers_fd,
-		   const char *version, struct kernel **ret, struct err *e)
+		   const char *version, bool installed, struct kernel **ret, struct err *e)
 {
 	_cleanup_(kernel_freep) struct kernel *kn = NULL;
 	struct strv names = {0};
@@ -112,6 +117,7 @@ int kernel_prepare(const struct config *c, int root_fd, const char *release, int
 	if (kernel_probe(c, root_fd, release, &kn, e) < 0)
 		return err_wrap(e, "kernel");
 	snprintf(kn->version, sizeof(kn->version), "%s", version);
+	kn->installed = installed;
 	kn->drivers_fd = dup(drivers_fd);
 	if (kn->drivers_fd < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "kernel: drivers dir");
@@ -124,7 +130,7 @@ int kernel_prepare(const struct config *c, int root_fd, const char *release, int
 	 * will be inserted, so the module files' modinfo is not read (libkmod maps each
 	 * file and parses its signature: most of what this stage costs a re-run).
 	 */
-	live = strcmp(kn->loaded_version, version) == 0 && kmods_all_live(kn->k, v, n);
+	live = installed && strcmp(kn->loaded_version, version) == 0 && kmods_all_live(kn->k, v, n);
 	r = kmods_set_build(kn->k, kn->drivers_fd, v, n, c->module_args.v, c->module_args.n, !live,
 			    &kn->set, e);
 	strv_clear(&names);

@@ -30,12 +30,15 @@ int kernel_probe(const struct config *c, int root_fd, const char *release, struc
 
 /*
  * Prepares loading VERSION from DRIVERS_FD (duplicated; the caller keeps its
- * fd). Fails (changing nothing) with EXIT_VERIFY or EXIT_KERNEL_REFUSED for
+ * fd). INSTALLED says the files are the installed version's, verified when it
+ * was installed: modules live at VERSION are then not checked again. A new
+ * package's files are always checked, even where a module of the same version
+ * is live. Fails (changing nothing) with EXIT_VERIFY or EXIT_KERNEL_REFUSED for
  * a module the kernel would refuse, EXIT_IN_USE for a busy old driver or a
  * conflicting one. Returns 0 or -1.
  */
 int kernel_prepare(const struct config *c, int root_fd, const char *release, int drivers_fd,
-		   const char *version, struct kernel **ret, struct err *e);
+		   const char *version, bool installed, struct kernel **ret, struct err *e);
 void kernel_free(struct kernel *kn);
 DEFINE_POINTER_CLEANUP(struct kernel, kernel_free)
 

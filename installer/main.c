@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -442,6 +443,12 @@ int main(int argc, char **argv)
 	int r;
 
 	err_clear(&e);
+	/*
+	 * What is published is read by workloads of any uid: directories 0755, files the
+	 * package's normalised modes, whatever umask the caller runs us with (077 would
+	 * publish 0700 directories, and non-root workloads could not load libcuda).
+	 */
+	umask(022);
 	if (config_init(&cfg, &e) < 0) {
 		fprintf(stderr, "%s: %s\n", PROG, e.msg);
 		return EXIT_USAGE;

@@ -18,6 +18,8 @@
 #define VERSIONS ".versions"
 #define CURRENT ".current"
 #define STAGING_PREFIX ".staging"
+/* Where what an earlier install left that is not the driver's is kept. */
+#define TAKEN_OVER ".taken-over"
 
 DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
@@ -259,28 +261,186 @@ void publish_staging_abort(struct installdir *d, const char *name)
 		log_msg(LOG_WARN, "publish", "could not remove '%s': %s", name, e.msg);
 }
 
-/* Replaces NAME (a link, file or a real directory from an older layout) with a link. */
+/* ---- taking over an earlier install ------------------------------------- */
+
+/*
+ * A file of NVIDIA's driver, by name: its libraries (libnvidia-*, libcuda*, libnv*),
+ * programs (nvidia-*), modules (*.ko), GSP firmware (gsp_*.bin) and the vendor files
+ * under share/ (nvidia_icd.json, 10_nvidia.json). Only used inside a directory already
+ * proven to be an NVIDIA install.
+ */
+static bool is_driver_file(const char *name)
+{
+	size_t n = strlen(name);
+
+	return strstr(name, "nvidia") || strncmp(name, "libcuda", 7) == 0 ||
+	       strncmp(name, "libnv", 5) == 0 || strncmp(name, "nv", 2) == 0 ||
+	       strncmp(name, "gsp_", 4) == 0 || (n > 3 && strcmp(name + n - 3, ".ko") == 0);
+}
+
+/*
+ * Removes the driver's files under dirfd, depth first, and the directories left empty.
+ * Everything else stays. Returns how many entries stayed, or -1.
+ */
+static int prune_driver_files(int dirfd, unsigned depth, struct err *e)
+{
+	_cleanup_closedir_ DIR *dir = NULL;
+	struct dirent *de;
+	int kept = 0;
+
+	if (depth > 16)
+		return 1; /* deeper than any driver tree: keep it */
+	dir = fs_opendir_at(dirfd, ".", e);
+	if (!dir)
+		return -1;
+	while ((de = readdir(dir))) {
+		struct stat st;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return err_errno(e, EXIT_UNEXPECTED, errno, "stat '%s'", de->d_name);
+		if (S_ISDIR(st.st_mode)) {
+			_cleanup_close_ int sub = openat(
+				dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int r = sub < 0 ? err_errno(e, EXIT_UNEXPECTED, errno, "open '%s'",
+						    de->d_name)
+					: prune_driver_files(sub, depth + 1, e);
+
+			if (r < 0)
+				return -1;
+			if (r > 0 || unlinkat(dirfd, de->d_name, AT_REMOVEDIR) < 0)
+				kept++;
+		} else if ((S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) &&
+			   is_driver_file(de->d_name)) {
+			if (unlinkat(dirfd, de->d_name, 0) < 0)
+				return err_errno(e, EXIT_UNEXPECTED, errno, "remove '%s'",
+						 de->d_name);
+		} else {
+			kept++;
+		}
+	}
+	return kept;
+}
+
+/* Whether NAME under dirfd exists as a regular file or a link (not followed). */
+static bool has_entry(int dirfd, const char *name)
+{
+	struct stat st;
+
+	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode));
+}
+
+/* Whether dirfd's real subdirectory SUB holds NAME. */
+static bool real_dir_has(int dirfd, const char *sub, const char *name)
+{
+	_cleanup_close_ int fd =
+		openat(dirfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	return fd >= 0 && has_entry(fd, name);
+}
+
+int publish_check_takeover(struct installdir *d, const char *install_dir, struct err *e)
+{
+	const char *real = NULL;
+	struct stat st;
+
+	/* Our own names are ours only in our shape: a link or a file there is not followed. */
+	if (fstatat(d->fd, VERSIONS, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode)) {
+		if (!S_ISLNK(st.st_mode))
+			return err_set(e, EXIT_USAGE,
+				       "install dir '%s' holds a '%s' that is not ours",
+				       install_dir, VERSIONS);
+		if (unlinkat(d->fd, VERSIONS, 0) < 0)
+			return err_errno(e, EXIT_UNEXPECTED, errno, "install dir: remove link '%s'",
+					 VERSIONS);
+		log_kv(LOG_WARN, "publish", "a link planted at our name was removed, not followed",
+		       "name", VERSIONS, LOG_END);
+	}
+	if (fstatat(d->fd, CURRENT, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(st.st_mode))
+		return err_set(e, EXIT_USAGE, "install dir '%s' holds a '%s' that is not ours",
+			       install_dir, CURRENT);
+	for (size_t i = 0; i < ARRAY_SIZE(subdirs); i++) {
+		if (fstatat(d->fd, subdirs[i], &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISLNK(st.st_mode))
+			continue;
+		if (!S_ISDIR(st.st_mode))
+			return err_set(e, EXIT_USAGE,
+				       "install dir '%s' holds a file '%s' that is not ours",
+				       install_dir, subdirs[i]);
+		real = real ? real : subdirs[i];
+	}
+	if (!real)
+		return 0;
+	/* An earlier NVIDIA install (GKE's installer, an older layout) has the driver's own. */
+	if (real_dir_has(d->fd, "lib64", "libnvidia-ml.so.1") ||
+	    real_dir_has(d->fd, "lib64", "libcuda.so.1") ||
+	    real_dir_has(d->fd, "bin", "nvidia-smi"))
+		return 0;
+	err_set(e, EXIT_USAGE,
+		"install dir '%s' holds a directory '%s' that is not an NVIDIA driver install "
+		"(no lib64/libnvidia-ml.so.1, lib64/libcuda.so.1 or bin/nvidia-smi)",
+		install_dir, real);
+	err_hint(e, "give an install dir of the installer's own, or move '%s/%s' away", install_dir,
+		 real);
+	return -1;
+}
+
+/*
+ * Moves the real directory NAME (an earlier install, proven by publish_check_takeover)
+ * to TAKEN_OVER/NAME, puts the link in its place, then removes the driver's files from
+ * the moved tree: what is not the driver's stays there, and is named in the log.
+ */
+static int take_over(struct installdir *d, const char *name, const char *target, struct err *e)
+{
+	_cleanup_close_ int tfd = -1, old = -1;
+	char dst[NAME_MAX + 1];
+	int kept;
+
+	if (mkdirat(d->fd, TAKEN_OVER, 0755) < 0 && errno != EEXIST)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "create '%s'", TAKEN_OVER);
+	tfd = openat(d->fd, TAKEN_OVER, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (tfd < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "open '%s'", TAKEN_OVER);
+	snprintf(dst, sizeof(dst), "%s", name);
+	for (unsigned i = 1; renameat2(d->fd, name, tfd, dst, RENAME_NOREPLACE) < 0; i++) {
+		if (errno != EEXIST || i > 99)
+			return err_errno(e, EXIT_UNEXPECTED, errno, "move '%s' to '%s'", name,
+					 TAKEN_OVER);
+		snprintf(dst, sizeof(dst), "%s.%u", name, i);
+	}
+	if (fs_symlink_replace_at(d->fd, target, name, e) < 0)
+		return -1;
+	old = openat(tfd, dst, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	kept = old < 0 ? err_errno(e, EXIT_UNEXPECTED, errno, "open '%s'", dst)
+		       : prune_driver_files(old, 0, e);
+	if (kept < 0)
+		return -1;
+	if (kept == 0 && unlinkat(tfd, dst, AT_REMOVEDIR) == 0) {
+		log_kv(LOG_INFO, "publish", "earlier install taken over", "name", name, LOG_END);
+		unlinkat(d->fd, TAKEN_OVER, AT_REMOVEDIR); /* fails while it holds more */
+		return 0;
+	}
+	log_kv(LOG_WARN, "publish",
+	       "earlier install taken over; files that are not the driver's were kept", "name",
+	       name, "kept", U64((uint64_t)kept), "moved_to", TAKEN_OVER "/", "entry", dst,
+	       LOG_END);
+	return 0;
+}
+
+/* Replaces NAME (a link, a file, or a real directory of an earlier install) with a link. */
 static int link_one(struct installdir *d, const char *name, const char *target, struct err *e)
 {
-	char tmp[NAME_MAX + 1];
 	struct stat st;
 
 	if (fs_symlink_is(d->fd, name, target))
 		return 0;
-	if (fstatat(d->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
-		return fs_symlink_replace_at(d->fd, target, name, e);
-	/* rename(2) cannot put a link over a directory: swap them, then drop the directory. */
-	snprintf(tmp, sizeof(tmp), ".%s.tmp-old", name);
-	if (fs_rm_rf_at(d->fd, tmp, e) < 0)
-		return -1;
-	if (symlinkat(target, d->fd, tmp) < 0)
-		return err_errno(e, EXIT_UNEXPECTED, errno, "symlink '%s'", tmp);
-	if (renameat2(d->fd, tmp, d->fd, name, RENAME_EXCHANGE) < 0) {
-		int r = errno;
-		unlinkat(d->fd, tmp, 0);
-		return err_errno(e, EXIT_UNEXPECTED, r, "replace directory '%s' with a link", name);
-	}
-	return fs_rm_rf_at(d->fd, tmp, e);
+	if (fstatat(d->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+		return take_over(d, name, target, e);
+	if (fstatat(d->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(st.st_mode))
+		return err_set(e, EXIT_USAGE, "'%s' in the install dir is a file that is not ours",
+			       name);
+	return fs_symlink_replace_at(d->fd, target, name, e);
 }
 
 int publish_links(struct installdir *d, struct err *e)

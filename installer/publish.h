@@ -54,6 +54,15 @@ int publish_open(int root_fd, const char *install_dir, bool create, struct insta
 void publish_free(struct installdir *d);
 DEFINE_POINTER_CLEANUP(struct installdir, publish_free)
 
+/*
+ * Before anything changes: whether the install dir can be ours. A link at .versions is
+ * removed (never followed); a .versions or .current of another kind, or a real bin/,
+ * lib64/, drivers/, firmware/ or share/ directory that is not provably an earlier NVIDIA
+ * install (lib64/libnvidia-ml.so.1, lib64/libcuda.so.1 or bin/nvidia-smi) is refused.
+ * Returns 0, or -1 (EXIT_USAGE) naming the directory.
+ */
+int publish_check_takeover(struct installdir *d, const char *install_dir, struct err *e);
+
 /* The install dir's fd (owned by D), for callers that inspect it. */
 int publish_fd(const struct installdir *d);
 

@@ -19,8 +19,13 @@ assert_eq "$(ls -A "$(idir)")" "" "install dir after uninstall"
 ls "$T/root/var/cache/nvidia-driver-installer/packages/"*.pkg >/dev/null || fail "cache not kept"
 expect_rc 3 status
 
-# An install dir from an older, non-atomic layout (real directories) is taken over.
+# An install dir from an older, non-atomic NVIDIA layout (real directories) is taken over;
+# holding only the driver's files, nothing of it is kept (t_host_paths: what is kept).
 mkdir -p "$(idir)/lib64" "$(idir)/bin"
-echo old >"$(idir)/lib64/libold.so"
+echo old >"$(idir)/lib64/libnvidia-ml.so.1"
+echo old >"$(idir)/lib64/libnvidia-old.so"
+echo old >"$(idir)/bin/nvidia-smi"
 expect_rc 0 install --repo "file://$T/repo" $(install_args)
-[ -L "$(idir)/lib64" ] && [ ! -e "$(idir)/lib64/libold.so" ] || fail "old layout not replaced"
+[ -L "$(idir)/lib64" ] && [ ! -e "$(idir)/lib64/libnvidia-old.so" ] || fail "old layout not replaced"
+[ ! -e "$(idir)/.taken-over" ] || fail "kept: $(find "$(idir)/.taken-over")"
+expect_err "earlier install taken over (name=lib64)"

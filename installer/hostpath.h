@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Host paths judged by where they resolve, not by how they are spelled.
+ *
+ * Every host-path option (--install-dir, --host-mount, --cdi-dir, --cache-dir,
+ * --metrics-file) names a place the installer writes, links, mounts over or
+ * deletes in. "//", "/./", "/home/kubernetes/bin/nvidia" when it is a link to
+ * "/" all spell the host's root; the installer must never treat the root or a
+ * directory the system owns (/usr, /usr/local, /etc, /var/lib, ...) as its own.
+ * docs/configuration.md ("Host paths") lists what is accepted and refused.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "util/err.h"
+
+/*
+ * The canonical in-root spelling of PATH ("/a/b"): every existing component
+ * resolved inside root_fd (links followed, as the installer will follow them),
+ * the missing tail appended as spelled, without "." or repeated slashes. A link
+ * that dangles or a component that is not a directory is refused. Returns 0, or
+ * -1 with e set (EXIT_USAGE for a path that cannot name a directory).
+ */
+int hostpath_resolve(int root_fd, const char *path, char *ret, size_t size, struct err *e);
+
+/*
+ * Whether CANON (canonical, as from hostpath_resolve) is the host's root, a
+ * top-level FHS directory, one of their standard children (/usr/local,
+ * /var/lib, /lib/modules, ...) or a Kubernetes node directory, or lies inside a
+ * kernel file system (/proc, /sys, /dev).
+ */
+bool hostpath_is_system(const char *canon);
+
+/*
+ * Checks every host-path option of C against the host under root_fd, before
+ * anything is written: each must resolve to a place that is not a system
+ * directory, and --metrics-file must name a *.prom file in such a place that
+ * is absent or ours. Returns 0, or -1 with e set (EXIT_USAGE) naming the
+ * option, its spelling and where it resolves.
+ */
+int hostpath_check_config(const struct config *c, int root_fd, struct err *e);
