@@ -194,6 +194,31 @@ int cache_index_fetch_put(struct cache *c, char *const *mirrors, size_t n,
 	return 0;
 }
 
+#define FALLBACK "index-fallback.json"
+
+int cache_fallback_put(struct cache *c, const char *json, struct err *e)
+{
+	if (!json) {
+		if (unlinkat(c->fd, FALLBACK, 0) < 0 && errno != ENOENT)
+			return err_errno(e, EXIT_UNEXPECTED, errno, "cache: remove '%s'", FALLBACK);
+		return 0;
+	}
+	if (fs_replace_at(c->fd, FALLBACK, json, strlen(json), 0644, e) < 0)
+		return err_wrap(e, "cache");
+	return 0;
+}
+
+int cache_fallback_get(struct cache *c, char **ret_json, struct err *e)
+{
+	size_t len;
+
+	if (faccessat(c->fd, FALLBACK, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+		return 1;
+	if (fs_read_at(c->fd, FALLBACK, 64 * 1024, ret_json, &len, e) < 0)
+		return err_wrap(e, "cache");
+	return 0;
+}
+
 int cache_index_fetch_drop(struct cache *c, struct err *e)
 {
 	if (unlinkat(c->fd, INDEX_FETCH, 0) < 0 && errno != ENOENT)

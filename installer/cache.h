@@ -68,6 +68,15 @@ int cache_index_fetch_put(struct cache *c, char *const *mirrors, size_t n,
 			  const struct cache_index_fetch *f, struct err *e);
 /* Removes the record (none is no error). */
 int cache_index_fetch_drop(struct cache *c, struct err *e);
+
+/*
+ * The record of the last run that asked the mirrors and used the cached index instead (a
+ * JSON object: why, when, the mirrors and their causes), for status and doctor. Put
+ * replaces it (not synced: it is only a report); NULL JSON removes it (none is no error).
+ */
+int cache_fallback_put(struct cache *c, const char *json, struct err *e);
+/* The record's text: 0 with a malloc'd *RET_JSON, 1 when there is none, or -1. */
+int cache_fallback_get(struct cache *c, char **ret_json, struct err *e);
 /*
  * The record, when there is one for exactly MIRRORS: 1 and *RET; 0 when there is none, it
  * names other mirrors, or it cannot be read (a damaged record is a missing one).

@@ -134,6 +134,25 @@ static int by_score_desc(const void *x, const void *y)
 	return (b[0] > a[0]) - (b[0] < a[0]);
 }
 
+/*
+ * The mirrors were asked and the node's cached index answered: a wrong URL fails (every
+ * mirror answered that it has no index.json), an outage or an index that does not verify
+ * warns. The fix is the one the mirrors' failure carried.
+ */
+static void check_repository_fallback(struct doctor *d, const struct source *src)
+{
+	const char *fix = strstr(src->fallback_reason, "; fix: ");
+	char cause[sizeof(d->checks[0].detail)];
+
+	snprintf(cause, sizeof(cause), "%.*s",
+		 fix ? (int)(fix - src->fallback_reason) : (int)strlen(src->fallback_reason),
+		 src->fallback_reason);
+	add(d, src->fallback == SOURCE_FALLBACK_NOT_FOUND ? V_FAIL : V_WARN, "repository",
+	    fix ? fix + strlen("; fix: ") : "check --repo (NVIDIA_DRIVER_REPO)",
+	    "answered from the node's cache, not a mirror (%s): %s",
+	    source_fallback_name(src->fallback), cause);
+}
+
 /* The repository: a package for this kernel, else the kernels nearest to it. */
 static void check_repository(struct doctor *d, const struct config *c, int root_fd,
 			     const struct nodestate *s)
@@ -156,6 +175,12 @@ static void check_repository(struct doctor *d, const struct config *c, int root_
 	    source_open(c, cache, 0, &src, &e) < 0) {
 		add(d, V_FAIL, "repository", e.hint[0] ? e.hint : "check --repo and --repo-key",
 		    "%s", e.msg);
+		return;
+	}
+	if (src.from_cache) {
+		/* Never "ok": this node is served, a node without a cache is not. */
+		check_repository_fallback(d, &src);
+		source_done(&src);
 		return;
 	}
 	if (repo_select(src.idx, &s->host, c->driver_version, &choice, &e) == 0) {

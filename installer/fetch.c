@@ -375,6 +375,9 @@ static enum fetch_result classify(struct fetcher *f, CURLcode rc, const struct s
 	switch (rc) {
 	case CURLE_HTTP_RETURNED_ERROR:
 		err_set(e, EXIT_UNREACHABLE, "'%s': HTTP %ld", url, code);
+		/* S3 and GCS answer 403 for an object that is not there. */
+		if (code == 403 || code == 404 || code == 410)
+			return FETCH_MISSING;
 		return http_code_transient(code) ? FETCH_TRANSIENT : FETCH_PERMANENT;
 	case CURLE_PEER_FAILED_VERIFICATION:
 	case CURLE_SSL_CACERT_BADFILE:
@@ -389,9 +392,11 @@ static enum fetch_result classify(struct fetcher *f, CURLcode rc, const struct s
 			 "repositories are https://, http:// or file://, and a redirect may only "
 			 "lead to https:// (or http:// from http://)");
 		return FETCH_PERMANENT;
-	case CURLE_URL_MALFORMAT:
 	case CURLE_FILE_COULDNT_READ_FILE:
 	case CURLE_REMOTE_FILE_NOT_FOUND:
+		err_curl(e, EXIT_UNREACHABLE, rc, f->errbuf, "'%s'", url);
+		return FETCH_MISSING;
+	case CURLE_URL_MALFORMAT:
 	case CURLE_LOGIN_DENIED:
 	case CURLE_TOO_MANY_REDIRECTS:
 	case CURLE_SSL_CERTPROBLEM:
@@ -715,6 +720,7 @@ static void sleep_ms(uint64_t ms)
 
 struct mirror_state {
 	bool permanent;
+	bool missing; /* its last answer: the file is not there */
 	int code;
 	char msg[512];
 	char hint[ERR_HINT_MAX];
@@ -742,9 +748,11 @@ static int mirrors_fail(struct mirror_state *st, size_t n, unsigned attempts, ui
 	const char *hint = NULL, *other_hint = NULL;
 	size_t len = 0;
 	int code = EXIT_UNREACHABLE;
+	bool all_missing = n > 0;
 
 	detail[0] = '\0';
 	for (size_t i = 0; i < n; i++) {
+		all_missing &= st[i].missing;
 		if (st[i].msg[0] == '\0')
 			continue; /* the time ran out before its turn */
 		if (st[i].code == EXIT_VERIFY && !hint)
@@ -764,6 +772,13 @@ static int mirrors_fail(struct mirror_state *st, size_t n, unsigned attempts, ui
 		if (hint && *hint)
 			err_hint(e, "%s", hint);
 		return -1;
+	}
+	if (all_missing) {
+		err_set(e, EXIT_UNREACHABLE, "every mirror answered that it has no such file: %s",
+			detail);
+		err_hint(e, "check the URL in --repo (NVIDIA_DRIVER_REPO): every mirror answered "
+			    "that the file is not there");
+		return FETCH_ALL_MISSING;
 	}
 	if (len == 0)
 		snprintf(detail, sizeof(detail), "the time budget of the run was spent");
@@ -808,7 +823,8 @@ int fetch_mirrors(struct fetcher *f, char *const *bases, size_t n, size_t first,
 				*ret_mirror = i;
 				return 0;
 			}
-			st[i].permanent = r == FETCH_PERMANENT;
+			st[i].permanent = r != FETCH_TRANSIENT;
+			st[i].missing = r == FETCH_MISSING;
 			st[i].code = e->code;
 			snprintf(st[i].msg, sizeof(st[i].msg), "%s", e->msg);
 			snprintf(st[i].hint, sizeof(st[i].hint), "%s", e->hint);

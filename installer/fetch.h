@@ -28,8 +28,16 @@ struct fetch_opts {
 enum fetch_result {
 	FETCH_OK = 0,
 	FETCH_TRANSIENT = -1, /* worth trying again later (reset, 5xx, timeout) */
-	FETCH_PERMANENT = -2, /* this mirror will not do (404, bad signature, bad digest) */
+	FETCH_PERMANENT = -2, /* this mirror will not do (bad signature, bad digest, TLS) */
+	/*
+	 * Permanent too: the mirror answered that the file is not there (HTTP 403, 404 or
+	 * 410; no such file:// path). At every mirror, that is a wrong URL, not an outage.
+	 */
+	FETCH_MISSING = -3,
 };
+
+/* fetch_mirrors: every mirror answered FETCH_MISSING. */
+#define FETCH_ALL_MISSING (-2)
 
 /*
  * One attempt at BASE (a mirror's base URL). Fills e and returns a
@@ -45,10 +53,12 @@ DEFINE_POINTER_CLEANUP(struct fetcher, fetcher_free)
 /*
  * Runs FN against the N mirrors BASES, starting with index FIRST, in rounds
  * separated by backoff, until one succeeds, every mirror failed permanently,
- * the retries are spent or the time budget is. Returns 0 and the index of the
- * mirror that succeeded in *ret_mirror, or -1: EXIT_VERIFY when a mirror
- * served content that failed verification, else EXIT_UNREACHABLE, with a
- * message naming each mirror's last cause.
+ * the retries are spent or the time budget is. Each attempt may take 1/K of
+ * what is left of the budget, K the mirrors not yet retired. Returns 0 and the
+ * index of the mirror that succeeded in *ret_mirror, or -1: EXIT_VERIFY when a
+ * mirror served content that failed verification, else EXIT_UNREACHABLE, with
+ * a message naming each mirror's last cause; FETCH_ALL_MISSING (EXIT_UNREACHABLE)
+ * when every mirror answered that the file is not there.
  */
 int fetch_mirrors(struct fetcher *f, char *const *bases, size_t n, size_t first,
 		  fetch_attempt_fn fn, void *userdata, size_t *ret_mirror, struct err *e);

@@ -600,6 +600,7 @@ out:
 		err_clear(&me);
 		if (metrics_write(root_fd, c->metrics_file, r == 0 ? 0 : e->code,
 				  p.choice.driver ? p.choice.driver->version : NULL, p.host.kernel,
+				  p.src.from_cache ? source_fallback_name(p.src.fallback) : NULL,
 				  &me) < 0)
 			log_msg(LOG_WARN, "metrics", "%s", me.msg);
 	}

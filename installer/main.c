@@ -110,7 +110,7 @@ static const struct opt opts[] = {
 	 "PATH",
 	 "where workloads see it (NVIDIA_INSTALL_DIR_CONTAINER)"},
 	{{"cache-dir", required_argument, NULL, O_CACHE_DIR},
-	 C_INSTALL | C_LIST | C_DOCTOR,
+	 C_INSTALL | C_LIST | C_STATUS | C_DOCTOR,
 	 "PATH",
 	 "host package cache (NVIDIA_CACHE_DIR)"},
 	{{"kernel-release", required_argument, NULL, O_KERNEL_RELEASE},

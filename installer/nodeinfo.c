@@ -168,8 +168,24 @@ static void metric_stage(const char *stage, uint64_t ms, void *ud)
 			stage, (double)ms / 1000.0);
 }
 
+static const char stage_help[] =
+	"# HELP nvidia_driver_installer_stage_duration_seconds Time spent per stage.\n"
+	"# TYPE nvidia_driver_installer_stage_duration_seconds gauge\n";
+
+/* One gauge per reason the cached index served (source_fallback_name), 1 for REASON. */
+static void metric_fallback(struct metrics_buf *m, const char *reason)
+{
+	static const char *const reasons[] = {"unreachable", "unverified", "not_found"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(reasons) && m->len < m->size; i++)
+		m->len += (size_t)snprintf(
+			m->buf + m->len, m->size - m->len,
+			"nvidia_driver_installer_index_from_cache{reason=\"%s\"} %d\n", reasons[i],
+			reason && strcmp(reason, reasons[i]) == 0);
+}
+
 int metrics_write(int root_fd, const char *path, int exit_code, const char *version,
-		  const char *kernel, struct err *e)
+		  const char *kernel, const char *index_fallback, struct err *e)
 {
 	char buf[8192];
 	struct metrics_buf m = {.buf = buf, .size = sizeof(buf)};
@@ -188,10 +204,15 @@ int metrics_write(int root_fd, const char *path, int exit_code, const char *vers
 		"# HELP nvidia_driver_installer_driver_info The driver the last install wanted.\n"
 		"# TYPE nvidia_driver_installer_driver_info gauge\n"
 		"nvidia_driver_installer_driver_info{version=\"%s\",kernel=\"%s\"} 1\n"
-		"# HELP nvidia_driver_installer_stage_duration_seconds Time spent per stage.\n"
-		"# TYPE nvidia_driver_installer_stage_duration_seconds gauge\n",
+		"# HELP nvidia_driver_installer_index_from_cache Whether the last install asked "
+		"the mirrors and used the node's cached index instead, by reason: unreachable, "
+		"unverified, not_found (a likely wrong repository URL).\n"
+		"# TYPE nvidia_driver_installer_index_from_cache gauge\n",
 		exit_code == 0, exit_code, (long long)time(NULL), version ? version : "",
 		kernel ? kernel : "");
+	metric_fallback(&m, index_fallback);
+	if (m.len < m.size)
+		m.len += (size_t)snprintf(buf + m.len, m.size - m.len, "%s", stage_help);
 	log_stage_times(metric_stage, &m);
 	return write_if_changed(root_fd, path, buf, e) < 0 ? err_wrap(e, "metrics") : 0;
 }

@@ -34,7 +34,9 @@ void readiness_remove(int root_fd);
 
 /*
  * Writes a Prometheus textfile at PATH (a host path under root_fd): success,
- * exit code, driver version, and the time of each stage of this run.
+ * exit code, driver version, whether the node's cached index served although the
+ * mirrors were asked (INDEX_FALLBACK: source_fallback_name, or NULL), and the
+ * time of each stage of this run.
  */
 int metrics_write(int root_fd, const char *path, int exit_code, const char *version,
-		  const char *kernel, struct err *e);
+		  const char *kernel, const char *index_fallback, struct err *e);

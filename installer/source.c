@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -10,6 +11,8 @@
 #include "source.h"
 #include "util/log.h"
 #include "verify.h"
+
+DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
 /* What one index attempt produced. */
 struct index_job {
@@ -114,10 +117,12 @@ static enum fetch_result index_attempt(struct fetcher *f, const char *base, void
 		return FETCH_PERMANENT;
 	}
 	r = fetch_to_memory(f, url, REPO_INDEX_MAX, &j->json, &j->json_len, e);
-	if (r == FETCH_OK)
-		r = fetch_to_memory(f, sig_url, VERIFY_SIG_MAX, &j->sig, &j->sig_len, e);
 	if (r != FETCH_OK)
 		return r;
+	r = fetch_to_memory(f, sig_url, VERIFY_SIG_MAX, &j->sig, &j->sig_len, e);
+	/* An index without its signature is a broken mirror, not a wrong URL. */
+	if (r != FETCH_OK)
+		return r == FETCH_MISSING ? FETCH_PERMANENT : r;
 	/* A mirror with a bad index is skipped for the run; another may serve a good one. */
 	return index_accept(j, url, e) < 0 ? FETCH_PERMANENT : FETCH_OK;
 }
@@ -129,6 +134,8 @@ const char *source_fallback_name(enum source_fallback f)
 		return "unreachable";
 	case SOURCE_FALLBACK_UNVERIFIED:
 		return "unverified";
+	case SOURCE_FALLBACK_NOT_FOUND:
+		return "not_found";
 	default:
 		return NULL;
 	}
@@ -140,16 +147,25 @@ const char *source_fallback_name(enum source_fallback f)
  * node accepted, falls back as an unreachable one does). Returns 0 and clears E, or -1
  * with E as it was.
  */
-static int index_from_cache(struct index_job *j, struct cache *cache, struct source *s,
+static int index_from_cache(struct index_job *j, struct cache *cache, struct source *s, int fetched,
 			    struct err *e)
 {
 	enum source_fallback why;
 	struct err ce;
 	int r;
 
+	if (fetched == FETCH_ALL_MISSING) {
+		err_wrap(e, "index");
+		snprintf(e->hint, sizeof(e->hint),
+			 "check the URL in --repo (NVIDIA_DRIVER_REPO): every mirror answered that "
+			 "it has no index.json, so the URL is likely mistyped or the repository "
+			 "moved; it must name the directory that holds index.json");
+	}
 	if (!cache)
 		return -1;
-	if (e->code == EXIT_UNREACHABLE)
+	if (fetched == FETCH_ALL_MISSING)
+		why = SOURCE_FALLBACK_NOT_FOUND;
+	else if (e->code == EXIT_UNREACHABLE)
 		why = SOURCE_FALLBACK_UNREACHABLE;
 	else if (e->code == EXIT_VERIFY)
 		why = SOURCE_FALLBACK_UNVERIFIED;
@@ -166,7 +182,21 @@ static int index_from_cache(struct index_job *j, struct cache *cache, struct sou
 	/* The mirrors' cause and its fix, in the warning: the run itself succeeds. */
 	snprintf(s->fallback_reason, sizeof(s->fallback_reason), "%s%s%s", e->msg,
 		 e->hint[0] ? "; fix: " : "", e->hint);
-	if (why == SOURCE_FALLBACK_UNVERIFIED)
+	if (why == SOURCE_FALLBACK_NOT_FOUND) {
+		char repos[1024];
+		size_t len = 0;
+
+		repos[0] = '\0';
+		for (size_t i = 0; i < s->n_mirrors && len < sizeof(repos); i++)
+			len += (size_t)snprintf(repos + len, sizeof(repos) - len, "%s%s",
+						i ? "," : "", s->mirrors[i]);
+		/* Loud: this node is served, but every node without a cache fails. */
+		log_kv(LOG_WARN, "index",
+		       "every mirror answered that it has no index.json: the repository URL is "
+		       "likely wrong; serving this node from its cached index, but a node without "
+		       "one fails (exit 4)",
+		       "repo", repos, "reason", s->fallback_reason, LOG_END);
+	} else if (why == SOURCE_FALLBACK_UNVERIFIED)
 		log_kv(LOG_WARN, "index",
 		       "no mirror served an index that verifies and is current; using the cached "
 		       "index, the newest this node accepted",
@@ -253,6 +283,43 @@ static int index_store(const struct config *c, struct cache *cache, struct index
 	return cache_index_fetch_drop(cache, e);
 }
 
+/*
+ * Keeps (or, after a run that used a mirror's index, removes) the record of why the
+ * cached index served, for status and doctor. Only a report: a failure is logged.
+ */
+static void fallback_record(struct cache *cache, const struct source *s)
+{
+	_cleanup_(json_object_putp) json_object *o = NULL;
+	json_object *mirrors;
+	char at[32];
+	struct err e;
+	struct tm tm;
+	time_t t = time(NULL);
+
+	err_clear(&e);
+	if (!s->from_cache) {
+		if (cache_fallback_put(cache, NULL, &e) < 0)
+			log_msg(LOG_WARN, "cache", "%s", e.msg);
+		return;
+	}
+	gmtime_r(&t, &tm);
+	strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	o = json_object_new_object();
+	mirrors = json_object_new_array();
+	for (size_t i = 0; i < s->n_mirrors; i++)
+		json_object_array_add(mirrors, json_object_new_string(s->mirrors[i]));
+	json_object_object_add(o, "reason",
+			       json_object_new_string(source_fallback_name(s->fallback)));
+	json_object_object_add(o, "at", json_object_new_string(at));
+	json_object_object_add(o, "mirrors", mirrors);
+	json_object_object_add(o, "detail", json_object_new_string(s->fallback_reason));
+	if (cache_fallback_put(cache,
+			       json_object_to_json_string_ext(
+				       o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+			       &e) < 0)
+		log_msg(LOG_WARN, "cache", "%s", e.msg);
+}
+
 static int source_fetcher(struct source *s, struct err *e)
 {
 	return s->fetcher ? 0 : fetcher_new(&s->fetch_opts, &s->fetcher, e);
@@ -303,12 +370,14 @@ int source_open(const struct config *c, struct cache *cache, unsigned flags, str
 			goto fail;
 		r = fetch_mirrors(s->fetcher, s->mirrors, s->n_mirrors, 0, index_attempt, &j,
 				  &s->mirror, e);
-		if (r < 0 && index_from_cache(&j, cache, s, e) < 0)
+		if (r < 0 && index_from_cache(&j, cache, s, r, e) < 0)
 			goto fail;
 		s->from_cache = r < 0;
 		if ((flags & SOURCE_STORE) && !s->from_cache && cache &&
 		    index_store(c, cache, &j, s, e) < 0)
 			goto fail;
+		if ((flags & SOURCE_STORE) && cache)
+			fallback_record(cache, s);
 	}
 	memcpy(s->fingerprint, j.fpr, sizeof(s->fingerprint));
 	s->idx = TAKE_PTR(j.idx);

@@ -27,9 +27,17 @@ enum source_fallback {
 	 * portal, a proxy's error page, a key not pinned yet, a mirror behind this node.
 	 */
 	SOURCE_FALLBACK_UNVERIFIED,
+	/*
+	 * Every mirror answered that it has no index.json (HTTP 403/404/410, no such file://
+	 * path): a wrong URL, likely a typo in --repo, not an outage.
+	 */
+	SOURCE_FALLBACK_NOT_FOUND,
 };
 
-/* "unreachable", "unverified" (the names of status --json and the metric), or NULL. */
+/*
+ * "unreachable", "unverified", "not_found" (the names of status --json and the metric),
+ * or NULL.
+ */
 const char *source_fallback_name(enum source_fallback f);
 
 struct source {

@@ -6,6 +6,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "cache.h"
 #include "cdi.h"
 #include "install.h"
 #include "nodeinfo.h"
@@ -72,7 +73,34 @@ static void add_installed(json_object *o, const struct nodestate *s, const char 
 	json_object_object_add(o, "key_fingerprint", str_or_null(m->key_fingerprint));
 }
 
-static void status_json(const struct config *c, const struct nodestate *s, const char *running)
+/*
+ * The record the last install left when it asked the mirrors and served from the node's
+ * cached index instead (cache_fallback_put), or NULL: none, or unreadable.
+ */
+static json_object *fallback_record(const struct config *c, int root_fd)
+{
+	_cleanup_(cache_freep) struct cache *cache = NULL;
+	_cleanup_free_ char *text = NULL;
+	struct err e;
+
+	err_clear(&e);
+	if (cache_open(root_fd, c->cache_dir, false, &cache, &e) != 0 ||
+	    cache_fallback_get(cache, &text, &e) != 0)
+		return NULL;
+	return json_tokener_parse(text);
+}
+
+static const char *json_str(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
+		       ? json_object_get_string(v)
+		       : "?";
+}
+
+static void status_json(const struct config *c, const struct nodestate *s, const char *running,
+			json_object *fallback)
 {
 	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 	json_object *mods = json_object_new_array(), *nodes = json_object_new_array();
@@ -109,11 +137,14 @@ static void status_json(const struct config *c, const struct nodestate *s, const
 	json_object_object_add(o, "labels", file_json(LABELS_FILE, s->labels_present));
 	json_object_object_add(o, "ready", json_object_new_boolean(s->ready_present));
 	json_object_object_add(o, "nvml", nvml_json(s));
+	json_object_object_add(o, "repository_fallback",
+			       fallback ? json_object_get(fallback) : NULL);
 	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 						       JSON_C_TO_STRING_NOSLASHESCAPE));
 }
 
-static void status_text(const struct config *c, const struct nodestate *s, const char *running)
+static void status_text(const struct config *c, const struct nodestate *s, const char *running,
+			json_object *fallback)
 {
 	const struct manifest *m = &s->manifest;
 
@@ -129,6 +160,10 @@ static void status_text(const struct config *c, const struct nodestate *s, const
 		printf("repository:     %s\n", m->repository ? m->repository : "?");
 		printf("installed_at:   %s\n", m->installed_at);
 	}
+	if (fallback)
+		printf("index:          from the node cache at the last install (%s, %s): %s\n",
+		       json_str(fallback, "reason"), json_str(fallback, "at"),
+		       json_str(fallback, "detail"));
 	printf("install_dir:    %s", c->install_dir);
 	if (s->has_mount)
 		printf(" (on %s, %s %s)", s->mount.target, s->mount.fstype, s->mount.options);
@@ -161,6 +196,7 @@ static void status_text(const struct config *c, const struct nodestate *s, const
 
 int status_run(const struct config *c, struct err *e)
 {
+	_cleanup_(json_object_putp) json_object *fallback = NULL;
 	_cleanup_close_ int root_fd = -1;
 	struct nodestate s;
 	struct utsname u;
@@ -172,10 +208,11 @@ int status_run(const struct config *c, struct err *e)
 	running = session_release(c, &u);
 	if (nodestate_collect(c, root_fd, &s, e) < 0)
 		return -1;
+	fallback = fallback_record(c, root_fd);
 	if (c->json)
-		status_json(c, &s, running);
+		status_json(c, &s, running, fallback);
 	else
-		status_text(c, &s, running);
+		status_text(c, &s, running, fallback);
 	if (!s.installed) {
 		nodestate_done(&s);
 		err_set(e, EXIT_NO_MATCH, "status: no driver is installed in '%s'", c->install_dir);

@@ -130,6 +130,25 @@ static void test_give_up(void **state)
 	assert_int_equal(run(0, 2, 0, &used, &e), -1);
 	assert_int_equal(e.code, EXIT_VERIFY);
 
+	/* Every mirror answered that the file is not there: a wrong URL, said apart. */
+	reset();
+	scripts[0].results[0] = scripts[1].results[0] = FETCH_MISSING;
+	scripts[0].codes[0] = scripts[1].codes[0] = EXIT_UNREACHABLE;
+	assert_int_equal(run(5, 2, 0, &used, &e), FETCH_ALL_MISSING);
+	assert_int_equal(e.code, EXIT_UNREACHABLE);
+	assert_int_equal(scripts[0].calls, 1);
+	assert_non_null(strstr(e.msg, "every mirror answered that it has no such file"));
+	assert_non_null(strstr(e.hint, "check the URL"));
+
+	/* One missing, one down: an outage, not a typo. */
+	reset();
+	scripts[0].results[0] = FETCH_MISSING;
+	scripts[0].codes[0] = EXIT_UNREACHABLE;
+	scripts[1].results[0] = FETCH_TRANSIENT;
+	scripts[1].codes[0] = EXIT_UNREACHABLE;
+	assert_int_equal(run(0, 2, 0, &used, &e), -1);
+	assert_int_equal(e.code, EXIT_UNREACHABLE);
+
 	/* Retries exhausted on a transient fault: rounds = retries + 1. */
 	reset();
 	for (int i = 0; i < 3; i++) {
