@@ -136,6 +136,14 @@ static int parse_package(json_object *o, const char *where, struct repo_package 
 		return err_set(e, EXIT_VERIFY, "%s: \"size\" %lld out of range", where,
 			       (long long)size);
 	p->size = (uint64_t)size;
+	if (!json_object_object_get_ex(o, "unpacked_size", &v))
+		return 0;
+	size = json_object_get_int64(v);
+	if (!json_object_is_type(v, json_type_int) || size <= 0 ||
+	    (uint64_t)size > REPO_PACKAGE_MAX)
+		return err_set(e, EXIT_VERIFY,
+			       "%s: \"unpacked_size\" must be an integer from 1 to 2^40", where);
+	p->unpacked_size = (uint64_t)size;
 	return 0;
 }
 

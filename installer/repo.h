@@ -29,6 +29,7 @@ struct repo_package {
 	char *path;	/* relative to the repository base URL */
 	char sha256[65];
 	uint64_t size;
+	uint64_t unpacked_size; /* "unpacked_size": the uncompressed tar's bytes; 0 if absent */
 };
 
 struct repo_driver {

@@ -30,6 +30,7 @@ static int unpack_failed(const struct repo_package *pkg, struct installdir *dir,
 static int stage_from_file(const struct repo_package *pkg, struct installdir *dir, int pkg_fd,
 			   char *staging, size_t size, struct err *e)
 {
+	struct unpack_limit limit = unpack_limit_for(pkg->size, pkg->unpacked_size);
 	_cleanup_close_ int sfd = -1;
 	struct unpack_stats st;
 	uint64_t t0 = now_ns();
@@ -39,7 +40,7 @@ static int stage_from_file(const struct repo_package *pkg, struct installdir *di
 	sfd = publish_staging(dir, staging, size, e);
 	if (sfd < 0)
 		return -1;
-	if (unpack_package(pkg_fd, pkg->size, pkg->sha256, sfd, &st, e) < 0)
+	if (unpack_package(pkg_fd, pkg->size, pkg->sha256, &limit, sfd, &st, e) < 0)
 		return unpack_failed(pkg, dir, staging, e);
 	log_unpacked(&st, "file", t0);
 	return TAKE_FD(sfd);
@@ -48,6 +49,7 @@ static int stage_from_file(const struct repo_package *pkg, struct installdir *di
 struct follower {
 	int pkg_fd, staging_fd;
 	struct tail *tail;
+	struct unpack_limit limit;
 	struct unpack_stats st;
 	struct err e;
 	int r;
@@ -57,7 +59,7 @@ static void *follower_main(void *ud)
 {
 	struct follower *f = ud;
 
-	f->r = unpack_follow(f->pkg_fd, f->tail, f->staging_fd, &f->st, &f->e);
+	f->r = unpack_follow(f->pkg_fd, f->tail, &f->limit, f->staging_fd, &f->st, &f->e);
 	return NULL;
 }
 
@@ -87,6 +89,7 @@ static int stage_streaming(struct source *src, struct cache *cache, const struct
 	f.pkg_fd = fd;
 	f.staging_fd = sfd;
 	f.tail = &tail;
+	f.limit = unpack_limit_for(pkg->size, pkg->unpacked_size);
 	err_clear(&f.e);
 	perr = pthread_create(&thread, NULL, follower_main, &f);
 	r = source_download(src, pkg, fd, perr == 0 ? &tail : NULL, &net, e);

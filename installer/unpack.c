@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <locale.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -22,6 +23,43 @@ static const char *const top_dirs[] = {"kernel", "lib64", "bin", "firmware", "sh
 
 /* ---- path policy ------------------------------------------------------ */
 
+/*
+ * Whether S is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
+ * past U+10FFFF). Names are compared, printed and published as UTF-8; a name in another
+ * encoding would get a different verdict from each archive format and locale.
+ */
+static bool is_utf8(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		unsigned n, cp;
+
+		if (*p < 0x80) {
+			p++;
+			continue;
+		}
+		if (*p >= 0xc2 && *p <= 0xdf)
+			n = 1, cp = *p & 0x1f;
+		else if (*p >= 0xe0 && *p <= 0xef)
+			n = 2, cp = *p & 0x0f;
+		else if (*p >= 0xf0 && *p <= 0xf4)
+			n = 3, cp = *p & 0x07;
+		else
+			return false;
+		for (unsigned k = 1; k <= n; k++) {
+			if ((p[k] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (p[k] & 0x3f);
+		}
+		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		p += n + 1;
+	}
+	return true;
+}
+
 int unpack_check_path(const char *name, char *out, size_t size, struct err *e)
 {
 	const char *p = name, *c;
@@ -36,6 +74,8 @@ int unpack_check_path(const char *name, char *out, size_t size, struct err *e)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			return err_set(e, EXIT_VERIFY, "member name has a control character");
 	}
+	if (!is_utf8(name))
+		return err_set(e, EXIT_VERIFY, "member name '%.64s' is not UTF-8", name);
 	if (p[0] == '/')
 		return err_set(e, EXIT_VERIFY, "member '%s' is an absolute path", name);
 	len = strlen(p);
@@ -85,11 +125,19 @@ int unpack_check_symlink(const char *name, const char *target, struct err *e)
 		return err_set(e, EXIT_VERIFY, "symlink '%s' has an empty target", name);
 	if (target[0] == '/')
 		return err_set(e, EXIT_VERIFY, "symlink '%s' -> '%s' is absolute", name, target);
+	if (strlen(target) >= PATH_MAX)
+		return err_set(
+			e, EXIT_VERIFY,
+			"symlink '%s' has a target too long (%zu bytes; a link holds at most "
+			"%d)",
+			name, strlen(target), PATH_MAX - 1);
 	for (c = target; *c; c++) {
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			return err_set(e, EXIT_VERIFY,
 				       "symlink '%s' target has a control character", name);
 	}
+	if (!is_utf8(target))
+		return err_set(e, EXIT_VERIFY, "symlink '%s' target is not UTF-8", name);
 	/* The link's directory is at depth (components of NAME) - 1. */
 	for (c = name; *c; c++)
 		depth += *c == '/';
@@ -373,8 +421,24 @@ static int extract_file(struct archive *a, struct archive_entry *ae, int dirfd, 
 	return 0;
 }
 
+static int over_limit(const struct unpack_limit *limit, const char *name, struct err *e)
+{
+	if (limit->bytes == UNPACK_MAX_TOTAL_SIZE)
+		err_set(e, EXIT_VERIFY, "member '%s' takes the package past %llu GiB unpacked",
+			name, UNPACK_MAX_TOTAL_SIZE >> 30);
+	else
+		err_set(e, EXIT_VERIFY,
+			"package unpacks to more than %llu bytes, the most %s allows (member '%s' "
+			"passes it)",
+			(unsigned long long)limit->bytes, limit->why, name);
+	err_hint(e, "a genuine package needs its unpacked_size in the index: add it again with "
+		    "'make-repo add' (which writes it) and re-sign");
+	return -1;
+}
+
 static int extract_entry(struct archive *a, struct archive_entry *ae, int staging_fd,
-			 struct unpack_stats *st, struct writeback *wb, struct err *e)
+			 const struct unpack_limit *limit, struct unpack_stats *st,
+			 struct writeback *wb, struct err *e)
 {
 	const char *raw = sym_archive_entry_pathname(ae), *base = NULL;
 	char name[PATH_MAX];
@@ -405,10 +469,8 @@ static int extract_entry(struct archive *a, struct archive_entry *ae, int stagin
 	 * bytes but its file has its whole length, so holes count against the limits too.
 	 */
 	if (type == AE_IFREG && sym_archive_entry_size_is_set(ae) &&
-	    (st->declared += (uint64_t)sym_archive_entry_size(ae)) > UNPACK_MAX_TOTAL_SIZE)
-		return err_set(e, EXIT_VERIFY,
-			       "member '%s' takes the package past %llu GiB unpacked", name,
-			       UNPACK_MAX_TOTAL_SIZE >> 30);
+	    (st->declared += (uint64_t)sym_archive_entry_size(ae)) > limit->bytes)
+		return over_limit(limit, name, e);
 	dirfd = open_parent(staging_fd, name, &base, e);
 	if (dirfd < 0)
 		return -1;
@@ -459,6 +521,9 @@ struct inflater {
 	struct ring ring;
 	pthread_t thread;
 	bool started;
+	uint64_t limit;	 /* bytes it may decompress */
+	uint64_t out;	 /* bytes it decompressed */
+	bool over_limit; /* it stopped there (read once joined) */
 };
 
 static int ring_init(struct ring *r)
@@ -534,6 +599,11 @@ static void *inflater_main(void *ud)
 	while ((r = sym_archive_read_data_block(z->in, &block, &len, &off)) == ARCHIVE_OK) {
 		const char *p = block;
 
+		/* Past the limit nothing more is decompressed; the reader hashes the rest. */
+		if ((z->out += len) > z->limit) {
+			z->over_limit = true;
+			break;
+		}
 		while (len > 0) {
 			size_t n;
 
@@ -553,7 +623,9 @@ static void *inflater_main(void *ud)
 	}
 	if (slot && used > 0)
 		ring_fill(&z->ring, used);
-	if (r == ARCHIVE_EOF)
+	if (z->over_limit)
+		ring_finish(&z->ring, EFBIG, "beyond the unpack limit");
+	else if (r == ARCHIVE_EOF)
 		ring_finish(&z->ring, 0, NULL);
 	else
 		ring_finish(&z->ring, sym_archive_errno(z->in) ? sym_archive_errno(z->in) : EIO,
@@ -639,8 +711,8 @@ static void inflater_stop(struct inflater *z)
 	ring_destroy(&z->ring);
 }
 
-static int unpack_members_to(struct archive *a, int staging_fd, struct unpack_stats *st,
-			     struct writeback *wb, struct err *e)
+static int unpack_members_to(struct archive *a, int staging_fd, const struct unpack_limit *limit,
+			     struct unpack_stats *st, struct writeback *wb, struct err *e)
 {
 	struct archive_entry *ae;
 	unsigned n = 0;
@@ -650,7 +722,7 @@ static int unpack_members_to(struct archive *a, int staging_fd, struct unpack_st
 		if (++n > UNPACK_MAX_ENTRIES)
 			return err_set(e, EXIT_VERIFY, "package has more than %u members",
 				       UNPACK_MAX_ENTRIES);
-		if (extract_entry(a, ae, staging_fd, st, wb, e) < 0)
+		if (extract_entry(a, ae, staging_fd, limit, st, wb, e) < 0)
 			return -1;
 	}
 	if (r != ARCHIVE_EOF)
@@ -660,21 +732,24 @@ static int unpack_members_to(struct archive *a, int staging_fd, struct unpack_st
 	return 0;
 }
 
-static int unpack_members(struct archive *a, int staging_fd, struct unpack_stats *st, struct err *e)
+static int unpack_members(struct archive *a, int staging_fd, const struct unpack_limit *limit,
+			  struct unpack_stats *st, struct err *e)
 {
 	struct writeback wb;
 	int r;
 
 	writeback_start(&wb);
-	r = unpack_members_to(a, staging_fd, st, &wb, e);
+	r = unpack_members_to(a, staging_fd, limit, st, &wb, e);
 	writeback_stop(&wb);
 	return r;
 }
 
 /* The package in RD, decompressed by a second thread, into staging_fd. */
-static int unpack_stream(struct reader *rd, int staging_fd, struct unpack_stats *st, struct err *e)
+static int unpack_stream(struct reader *rd, const struct unpack_limit *limit, int staging_fd,
+			 struct unpack_stats *st, struct err *e)
 {
 	_cleanup_free_ struct inflater *z = calloc(1, sizeof(*z));
+	locale_t utf8 = (locale_t)0, prev = (locale_t)0;
 	struct archive *tar = NULL;
 	int r = -1;
 
@@ -682,6 +757,15 @@ static int unpack_stream(struct reader *rd, int staging_fd, struct unpack_stats 
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "unpack");
 	if (dlib_archive(e) < 0)
 		return -1;
+	z->limit = limit->bytes;
+	/*
+	 * libarchive converts pax names from UTF-8 to this thread's locale, GNU names are
+	 * raw bytes: in a C locale a pax name "café" failed while the same GNU name passed.
+	 * Read in a UTF-8 locale, both are the same bytes, and is_utf8() judges them alike.
+	 */
+	utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+	if (utf8)
+		prev = uselocale(utf8);
 	if (inflater_start(z, rd, e) < 0)
 		goto out;
 	if (!(tar = sym_archive_read_new())) {
@@ -692,19 +776,57 @@ static int unpack_stream(struct reader *rd, int staging_fd, struct unpack_stats 
 	if (sym_archive_read_open(tar, &z->ring, NULL, ring_read, NULL) != ARCHIVE_OK)
 		err_archive(e, EXIT_VERIFY, tar, "package is not a valid archive");
 	else
-		r = unpack_members(tar, staging_fd, st, e);
+		r = unpack_members(tar, staging_fd, limit, st, e);
 out:
 	inflater_stop(z);
+	/*
+	 * The decompressor stopped at the limit: whatever the tar reader made of that. It reads
+	 * on to the limit after the reader stopped, so the verdict does not depend on which
+	 * of the two threads got there first.
+	 */
+	if (z->over_limit) {
+		err_clear(e);
+		err_set(e, EXIT_VERIFY,
+			"package unpacks to more than %llu bytes, the most %s allows (its "
+			"decompressed stream passes it)",
+			(unsigned long long)limit->bytes, limit->why);
+		err_hint(e, "a genuine package needs its unpacked_size in the index: add it again "
+			    "with 'make-repo add' (which writes it) and re-sign");
+		r = -1;
+	}
 	if (tar)
 		sym_archive_read_free(tar);
+	if (prev)
+		uselocale(prev);
+	if (utf8)
+		freelocale(utf8);
 	return r;
 }
 
 /* Dangling links are refused: every link must resolve to a member of the package. */
 static int check_links_resolve(int staging_fd, struct err *e);
 
-int unpack_package(int pkg_fd, uint64_t size, const char *sha256, int staging_fd,
-		   struct unpack_stats *ret, struct err *e)
+struct unpack_limit unpack_limit_for(uint64_t size, uint64_t unpacked_size)
+{
+	struct unpack_limit l = {.bytes = unpacked_size, .why = "its signed unpacked_size"};
+
+	if (unpacked_size == 0) {
+		l.why = "16 times its signed size, at least 1 MiB (the index gives no "
+			"unpacked_size)";
+		l.bytes = size > UNPACK_MAX_TOTAL_SIZE / UNPACK_RATIO ? UNPACK_MAX_TOTAL_SIZE
+								      : size * UNPACK_RATIO;
+		if (l.bytes < UNPACK_MIN_LIMIT)
+			l.bytes = UNPACK_MIN_LIMIT;
+	}
+	if (l.bytes >= UNPACK_MAX_TOTAL_SIZE) {
+		l.bytes = UNPACK_MAX_TOTAL_SIZE;
+		l.why = "the 16 GiB ceiling";
+	}
+	return l;
+}
+
+int unpack_package(int pkg_fd, uint64_t size, const char *sha256, const struct unpack_limit *limit,
+		   int staging_fd, struct unpack_stats *ret, struct err *e)
 {
 	_cleanup_(sha256_freep) struct sha256 *sha = sha256_new();
 	_cleanup_free_ struct reader *rd = calloc(1, sizeof(*rd));
@@ -716,7 +838,7 @@ int unpack_package(int pkg_fd, uint64_t size, const char *sha256, int staging_fd
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "unpack");
 	rd->fd = pkg_fd;
 	rd->sha = sha;
-	r = unpack_stream(rd, staging_fd, &st, e);
+	r = unpack_stream(rd, limit, staging_fd, &st, e);
 	/* A digest mismatch explains any other failure: report it first. */
 	if (reader_drain(rd) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, rd->io_errno, "reading package");
@@ -738,8 +860,8 @@ int unpack_package(int pkg_fd, uint64_t size, const char *sha256, int staging_fd
 	return 0;
 }
 
-int unpack_follow(int pkg_fd, struct tail *tail, int staging_fd, struct unpack_stats *ret,
-		  struct err *e)
+int unpack_follow(int pkg_fd, struct tail *tail, const struct unpack_limit *limit, int staging_fd,
+		  struct unpack_stats *ret, struct err *e)
 {
 	_cleanup_free_ struct reader *rd = calloc(1, sizeof(*rd));
 	struct unpack_stats st = {0};
@@ -752,7 +874,7 @@ int unpack_follow(int pkg_fd, struct tail *tail, int staging_fd, struct unpack_s
 	} else {
 		rd->fd = pkg_fd;
 		rd->tail = tail;
-		r = unpack_stream(rd, staging_fd, &st, e);
+		r = unpack_stream(rd, limit, staging_fd, &st, e);
 	}
 	/*
 	 * The writer's verdict comes first, as the digest's does for a cached package: a

@@ -20,6 +20,28 @@ struct tail;
 #define UNPACK_MAX_TOTAL_SIZE (16ull << 30)
 #define UNPACK_MAX_ENTRIES 100000u
 #define UNPACK_MAX_DEPTH 32
+/*
+ * Without a signed "unpacked_size", a package may unpack to this many times its signed
+ * size (a real driver: 3 to 4), and to at least UNPACK_MIN_LIMIT (tar pads to 10 KiB).
+ */
+#define UNPACK_RATIO 16u
+#define UNPACK_MIN_LIMIT (1ull << 20)
+
+/*
+ * How much a package's bytes, not yet verified, may take: the decompressed stream and the
+ * file sizes its members declare each stay within BYTES.
+ */
+struct unpack_limit {
+	uint64_t bytes;
+	const char *why; /* "its signed unpacked_size", ... */
+};
+
+/*
+ * The limit for a package of SIZE bytes whose index gives UNPACKED_SIZE (0: none): that,
+ * else UNPACK_RATIO times SIZE (at least UNPACK_MIN_LIMIT); never above
+ * UNPACK_MAX_TOTAL_SIZE.
+ */
+struct unpack_limit unpack_limit_for(uint64_t size, uint64_t unpacked_size);
 
 struct unpack_stats {
 	unsigned files, dirs, symlinks;
@@ -47,11 +69,12 @@ int unpack_check_symlink(const char *name, const char *target, struct err *e);
 /*
  * Unpacks the package in pkg_fd (read from its current offset) into
  * staging_fd. The bytes read must number SIZE and hash to SHA256, or the
- * call fails with EXIT_VERIFY; so does any policy violation. On failure the
+ * call fails with EXIT_VERIFY; so does any policy violation, and a package
+ * that unpacks beyond LIMIT (decompression stops there). On failure the
  * staging directory holds a partial tree that the caller removes.
  */
-int unpack_package(int pkg_fd, uint64_t size, const char *sha256, int staging_fd,
-		   struct unpack_stats *ret, struct err *e);
+int unpack_package(int pkg_fd, uint64_t size, const char *sha256, const struct unpack_limit *limit,
+		   int staging_fd, struct unpack_stats *ret, struct err *e);
 
 /*
  * Unpacks the package another thread is writing to pkg_fd, following TAIL
@@ -63,5 +86,5 @@ int unpack_package(int pkg_fd, uint64_t size, const char *sha256, int staging_fd
  * complete" when the writer failed: its own error is the one to report). The
  * staging directory is the caller's to remove on anything but 0.
  */
-int unpack_follow(int pkg_fd, struct tail *tail, int staging_fd, struct unpack_stats *ret,
-		  struct err *e);
+int unpack_follow(int pkg_fd, struct tail *tail, const struct unpack_limit *limit, int staging_fd,
+		  struct unpack_stats *ret, struct err *e);

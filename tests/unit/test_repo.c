@@ -160,6 +160,16 @@ static void test_parse_errors(void **state)
 	expect_parse_error(DRV("1", "{\"kernel\":\"k\",\"arch\":\"x86_64\",\"path\":\"a\","
 				    "\"sha256\":\"" SHA_A "\",\"size\":\"1\"}"),
 			   "\"size\" must be an integer");
+	expect_parse_error(DRV("1", "{\"kernel\":\"k\",\"arch\":\"x86_64\",\"path\":\"a\","
+				    "\"sha256\":\"" SHA_A "\",\"size\":1,\"unpacked_size\":0}"),
+			   "\"unpacked_size\" must be an integer from 1 to 2^40");
+	expect_parse_error(DRV("1", "{\"kernel\":\"k\",\"arch\":\"x86_64\",\"path\":\"a\","
+				    "\"sha256\":\"" SHA_A "\",\"size\":1,\"unpacked_size\":\"9\"}"),
+			   "\"unpacked_size\" must be an integer");
+	expect_parse_error(DRV("1", "{\"kernel\":\"k\",\"arch\":\"x86_64\",\"path\":\"a\","
+				    "\"sha256\":\"" SHA_A
+				    "\",\"size\":1,\"unpacked_size\":1099511627777}"),
+			   "\"unpacked_size\" must be an integer");
 	expect_parse_error(DRV("1", "{\"kernel\":7,\"arch\":\"x86_64\",\"path\":\"a\","
 				    "\"sha256\":\"" SHA_A "\",\"size\":1}"),
 			   "\"kernel\" must be a string");
@@ -455,6 +465,15 @@ static void test_repository(void **state)
 	assert_non_null(strstr(e.msg, "no \"generated\" time"));
 	assert_non_null(strstr(e.msg, "(key 0123456789abcdef)"));
 	repo_index_free(idx);
+	{
+		static const char pkg[] = DRV(
+			"1", PKG("k", ",\"unpacked_size\":4096", SHA_A) "," PKG("k2", "", SHA_A));
+
+		assert_int_equal(repo_index_parse(pkg, strlen(pkg), &idx, &e), 0);
+		assert_int_equal(idx->drivers[0].pkgs[0].unpacked_size, 4096);
+		assert_int_equal(idx->drivers[0].pkgs[1].unpacked_size, 0);
+		repo_index_free(idx);
+	}
 	expect_parse_error("{\"format\":1,\"repository\":\"a b\",\"drivers\":[]}",
 			   "\"repository\" must be 1 to 128");
 	expect_parse_error("{\"format\":1,\"repository\":\"\",\"drivers\":[]}",

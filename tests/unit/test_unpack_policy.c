@@ -2,6 +2,7 @@
 #include "cmocka_prelude.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "unpack.h"
@@ -88,12 +89,86 @@ static void test_symlinks(void **state)
 	assert_int_equal(link_ok("lib64/l", "x\ny"), -1);
 }
 
+/* The bound on unverified bytes: the signed unpacked_size, else a ratio of the size. */
+static void test_limits(void **state)
+{
+	struct unpack_limit l;
+
+	(void)state;
+	l = unpack_limit_for(100 << 20, 0);
+	assert_int_equal(l.bytes, 1600ull << 20);
+	assert_non_null(strstr(l.why, "16 times its signed size"));
+	/* Tiny packages: at least 1 MiB (tar alone pads to 10 KiB). */
+	assert_int_equal(unpack_limit_for(200, 0).bytes, UNPACK_MIN_LIMIT);
+	/* A signed unpacked_size wins, above the ratio or below it. */
+	l = unpack_limit_for(100 << 20, 3000ull << 20);
+	assert_int_equal(l.bytes, 3000ull << 20);
+	assert_string_equal(l.why, "its signed unpacked_size");
+	assert_int_equal(unpack_limit_for(100 << 20, 12345).bytes, 12345);
+	assert_int_equal(unpack_limit_for(200, 5000).bytes, 5000);
+	/* Never past the ceiling, nor overflowing. */
+	l = unpack_limit_for(1ull << 40, 0);
+	assert_int_equal(l.bytes, UNPACK_MAX_TOTAL_SIZE);
+	assert_string_equal(l.why, "the 16 GiB ceiling");
+	assert_int_equal(unpack_limit_for(1, 1ull << 40).bytes, UNPACK_MAX_TOTAL_SIZE);
+	assert_int_equal(unpack_limit_for(UINT64_MAX, 0).bytes, UNPACK_MAX_TOTAL_SIZE);
+}
+
+/* Names and link targets are UTF-8, judged the same from every archive format. */
+static void test_utf8_and_long_targets(void **state)
+{
+	static const char *const good[] = {"share/doc/caf\xc3\xa9.txt",
+					   "share/\xe6\x97\xa5\xe6\x9c\xac",
+					   "share/\xf0\x9f\x98\x80"};
+	static const char *const bad[] = {
+		"share/caf\xe9.txt",	  /* Latin-1 */
+		"share/\xc0\xaf",	  /* overlong '/' */
+		"share/\xed\xa0\x80",	  /* a surrogate */
+		"share/\xf4\x90\x80\x80", /* past U+10FFFF */
+		"share/\xe6\x97",	  /* cut short */
+	};
+	char out[PATH_MAX], *target;
+	struct err e;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		err_clear(&e);
+		if (unpack_check_path(good[i], out, sizeof(out), &e) != 0)
+			fail_msg("'%s' refused: %s", good[i], e.msg);
+		assert_int_equal(unpack_check_symlink("share/l", good[i] + 6, &e), 0);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		err_clear(&e);
+		assert_int_equal(unpack_check_path(bad[i], out, sizeof(out), &e), -1);
+		assert_int_equal(e.code, EXIT_VERIFY);
+		assert_non_null(strstr(e.msg, "is not UTF-8"));
+		err_clear(&e);
+		assert_int_equal(unpack_check_symlink("share/l", bad[i] + 6, &e), -1);
+		assert_int_equal(e.code, EXIT_VERIFY);
+	}
+	/* A target the kernel cannot store (PATH_MAX with its NUL) is a policy refusal. */
+	target = malloc(PATH_MAX + 1);
+	assert_non_null(target);
+	memset(target, 'a', PATH_MAX);
+	target[PATH_MAX] = '\0';
+	err_clear(&e);
+	assert_int_equal(unpack_check_symlink("share/l", target, &e), -1);
+	assert_int_equal(e.code, EXIT_VERIFY);
+	assert_non_null(strstr(e.msg, "has a target too long"));
+	target[PATH_MAX - 1] = '\0';
+	err_clear(&e);
+	assert_int_equal(unpack_check_symlink("share/l", target, &e), 0);
+	free(target);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_paths_accepted),
 		cmocka_unit_test(test_paths_refused),
 		cmocka_unit_test(test_symlinks),
+		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_utf8_and_long_targets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
