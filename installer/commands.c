@@ -162,7 +162,9 @@ int uninstall_run(const struct config *c, struct err *e)
 	int r;
 
 	root_fd = session_open_root(c, e);
-	if (root_fd < 0 || hostpath_check_config(c, root_fd, e) < 0)
+	if (root_fd < 0 || hostpath_check_config(c, root_fd, e) < 0 ||
+	    hostpath_check_writable(root_fd, "--install-dir", c->install_dir, e) < 0 ||
+	    hostpath_check_writable(root_fd, "the host's /run", "/run", e) < 0)
 		return -1;
 	lock_fd = session_lock(root_fd, e);
 	if (lock_fd < 0)

@@ -66,6 +66,8 @@ static void check_host_paths(struct doctor *d, const struct config *c, int root_
 	err_clear(&e);
 	if (hostpath_check_config(c, root_fd, &e) < 0)
 		add(d, V_FAIL, "host paths", e.hint, "%s", e.msg);
+	else if (hostpath_check_install_writable(c, root_fd, &e) < 0)
+		add(d, V_WARN, "host paths", e.hint, "%s", e.msg);
 	else
 		add(d, V_OK, "host paths", NULL, "install dir %s, cache %s, CDI %s", c->install_dir,
 		    c->cache_dir, c->cdi_dir);

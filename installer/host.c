@@ -83,9 +83,6 @@ int host_parse_os_release(const char *buf, struct host *h, struct err *e)
 			continue; /* not an assignment; os-release(5) says to ignore it */
 		*eq = '\0';
 		key = line;
-		if (os_release_unquote(eq + 1, &value) < 0)
-			return err_set(e, EXIT_USAGE,
-				       "os-release line %d: unterminated quote in %s", lineno, key);
 		if (strcmp(key, "ID") == 0)
 			field = &h->os_id;
 		else if (strcmp(key, "VERSION_ID") == 0)
@@ -94,7 +91,12 @@ int host_parse_os_release(const char *buf, struct host *h, struct err *e)
 			field = &h->os_build_id;
 		else if (strcmp(key, "PRETTY_NAME") == 0)
 			field = &h->os_pretty;
-		if (field && os_release_set(field, value) < 0)
+		if (!field)
+			continue; /* a field we do not read: however it is written, it is not ours */
+		if (os_release_unquote(eq + 1, &value) < 0)
+			return err_set(e, EXIT_USAGE,
+				       "os-release line %d: unterminated quote in %s", lineno, key);
+		if (os_release_set(field, value) < 0)
 			return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "os-release");
 	}
 	if (!h->os_id && os_release_set(&h->os_id, "linux") < 0)
@@ -201,8 +203,16 @@ static int read_pci_attr(int root_fd, const char *bdf, const char *attr, unsigne
 	if (asprintf(&path, "/sys/bus/pci/devices/%s/%s", bdf, attr) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "pci");
 	fd = fs_open_in_root(root_fd, path, O_RDONLY, 0, 0, e);
-	if (fd < 0 || fs_read_fd(fd, 64, &buf, &len, e) < 0)
+	if (fd < 0 || fs_read_fd(fd, 64, &buf, &len, e) < 0) {
+		/* Removed while we looked (hot unplug, a VF going away): not there. */
+		if (errno == ENOENT || errno == ENODEV) {
+			log_msg(LOG_DEBUG, "host", "PCI function %s vanished during the scan: %s",
+				bdf, e->msg);
+			err_clear(e);
+			return 1;
+		}
 		return err_wrap(e, "pci device %s", bdf);
+	}
 	if (host_parse_pci_hex(buf, digits, ret) < 0)
 		return err_set(e, EXIT_UNEXPECTED, "pci device %s: %s: not a hex number: '%.20s'",
 			       bdf, attr, buf);
@@ -212,6 +222,28 @@ static int read_pci_attr(int root_fd, const char *bdf, const char *attr, unsigne
 static int gpu_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct gpu *)a)->bdf, ((const struct gpu *)b)->bdf);
+}
+
+/* Function BDF as an NVIDIA GPU: 0 when it is one, 1 when not (or gone), -1 on error. */
+static int read_gpu(int root_fd, const char *bdf, struct gpu *ret, struct err *e)
+{
+	uint32_t vendor, device, cls;
+	int r;
+
+	if ((r = read_pci_attr(root_fd, bdf, "vendor", 4, &vendor, e)) != 0)
+		return r;
+	if (vendor != PCI_VENDOR_NVIDIA)
+		return 1;
+	if ((r = read_pci_attr(root_fd, bdf, "class", 6, &cls, e)) != 0 ||
+	    (r = read_pci_attr(root_fd, bdf, "device", 4, &device, e)) != 0)
+		return r;
+	if (!host_is_nvidia_gpu((uint16_t)vendor, cls))
+		return 1; /* the GPU's audio or USB functions */
+	snprintf(ret->bdf, sizeof(ret->bdf), "%s", bdf);
+	ret->vendor = (uint16_t)vendor;
+	ret->device = (uint16_t)device;
+	ret->pci_class = cls;
+	return 0;
 }
 
 int host_scan_pci(int root_fd, struct host *h, struct err *e)
@@ -232,29 +264,21 @@ int host_scan_pci(int root_fd, struct host *h, struct err *e)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "read /sys/bus/pci/devices");
 	}
 	while ((de = readdir(d))) {
-		uint32_t vendor, device, cls;
-		struct gpu *g;
+		struct gpu gpu, *g;
+		int r;
 
 		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(h->gpus->bdf))
 			continue; /* not a PCI address */
-		if (read_pci_attr(root_fd, de->d_name, "vendor", 4, &vendor, e) < 0)
+		r = read_gpu(root_fd, de->d_name, &gpu, e);
+		if (r < 0)
 			return -1;
-		if (vendor != PCI_VENDOR_NVIDIA)
+		if (r > 0)
 			continue;
-		if (read_pci_attr(root_fd, de->d_name, "class", 6, &cls, e) < 0 ||
-		    read_pci_attr(root_fd, de->d_name, "device", 4, &device, e) < 0)
-			return -1;
-		if (!host_is_nvidia_gpu((uint16_t)vendor, cls))
-			continue; /* the GPU's audio or USB functions */
 		g = reallocarray(h->gpus, h->n_gpus + 1, sizeof(*g));
 		if (!g)
 			return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "pci");
 		h->gpus = g;
-		g = &h->gpus[h->n_gpus++];
-		snprintf(g->bdf, sizeof(g->bdf), "%s", de->d_name);
-		g->vendor = (uint16_t)vendor;
-		g->device = (uint16_t)device;
-		g->pci_class = cls;
+		h->gpus[h->n_gpus++] = gpu;
 	}
 	if (h->n_gpus > 1)
 		qsort(h->gpus, h->n_gpus, sizeof(*h->gpus), gpu_cmp);

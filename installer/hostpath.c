@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "hostpath.h"
@@ -300,6 +301,59 @@ int hostpath_check_config(const struct config *c, int root_fd, struct err *e)
 			return -1;
 	}
 	if (c->metrics_file && check_metrics(root_fd, c->metrics_file, e) < 0)
+		return -1;
+	return 0;
+}
+
+int hostpath_check_writable(int root_fd, const char *name, const char *path, struct err *e)
+{
+	char canon[PATH_MAX], at[PATH_MAX], proc[64];
+	_cleanup_close_ int fd = -1;
+	struct statvfs sv;
+	char *slash;
+
+	if (hostpath_resolve(root_fd, path, canon, sizeof(canon), e) < 0)
+		return err_wrap(e, "%s", name);
+	/* The nearest ancestor that exists decides: the rest is created in it. */
+	snprintf(at, sizeof(at), "%s", canon);
+	for (;;) {
+		struct err ie;
+
+		fd = fs_open_in_root(root_fd, at, O_PATH | O_DIRECTORY | O_CLOEXEC, 0, 0, &ie);
+		if (fd >= 0 || strcmp(at, "/") == 0)
+			break;
+		slash = strrchr(at, '/');
+		*(slash == at ? slash + 1 : slash) = '\0';
+	}
+	if (fd < 0)
+		return err_errno(e, EXIT_USAGE, errno, "%s '%s': the host root", name, path);
+	if (fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_RDONLY)) {
+		err_set(e, EXIT_USAGE, "%s '%s' is on a read-only file system (at '%s')", name,
+			path, at);
+		err_hint(e,
+			 "mount the host's / read-write at --root (the DaemonSet's hostPath "
+			 "volume, not readOnly), or give a %s on a writable file system",
+			 name);
+		return -1;
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (faccessat(AT_FDCWD, proc, W_OK | X_OK, AT_EACCESS) < 0) {
+		int r = errno;
+
+		err_errno(e, EXIT_USAGE, r, "%s '%s': '%s' is not writable by uid %u", name, path,
+			  at, (unsigned)geteuid());
+		err_hint(e, "run the installer as root (a privileged init container, as the "
+			    "DaemonSet does)");
+		return -1;
+	}
+	return 0;
+}
+
+int hostpath_check_install_writable(const struct config *c, int root_fd, struct err *e)
+{
+	if (hostpath_check_writable(root_fd, "--install-dir", c->install_dir, e) < 0 ||
+	    hostpath_check_writable(root_fd, "--cache-dir", c->cache_dir, e) < 0 ||
+	    hostpath_check_writable(root_fd, "the host's /run", "/run", e) < 0)
 		return -1;
 	return 0;
 }

@@ -42,3 +42,18 @@ bool hostpath_is_system(const char *canon);
  * option, its spelling and where it resolves.
  */
 int hostpath_check_config(const struct config *c, int root_fd, struct err *e);
+
+/*
+ * Whether the installer can write at host path PATH: its nearest existing
+ * ancestor is checked for a read-only file system (fstatvfs) and for write
+ * permission for this process's effective ids. Returns 0 when writable, or -1
+ * with e set (EXIT_USAGE) naming PATH, the directory that decides, and a fix.
+ */
+int hostpath_check_writable(int root_fd, const char *name, const char *path, struct err *e);
+
+/*
+ * Checks, before anything changes, that install can write what it writes: the
+ * install dir, the cache dir and the host's /run (the lock). Returns 0 or -1
+ * (EXIT_USAGE).
+ */
+int hostpath_check_install_writable(const struct config *c, int root_fd, struct err *e);

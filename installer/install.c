@@ -111,6 +111,7 @@ struct plan {
 	bool has_mount;
 	struct mount_info mount; /* of the install dir */
 	struct kernel *kernel;	 /* trust and loaded state, for the plan */
+	char not_writable[512];	 /* dry run: why install could not write, or "" */
 };
 
 static void plan_done(struct plan *p)
@@ -217,6 +218,8 @@ static void print_plan(const struct config *c, const struct plan *p)
 		       p->cached ? "use the cached package" : "download",
 		       p->has_current ? " (replacing the installed version)" : "");
 	printf("  install dir: %s (host root %s)\n", c->install_dir, c->root);
+	if (p->not_writable[0])
+		printf("  WARNING:     %s: install will fail\n", p->not_writable);
 	if (p->has_mount)
 		printf("  mount:       %s (%s, %s)%s\n", p->mount.target, p->mount.fstype,
 		       p->mount.options,
@@ -427,8 +430,18 @@ static int plan_make(const struct config *c, struct cache *cache, struct install
 		if (c->dry_run)
 			inspect_mount(dir, p);
 		r = publish_current(dir, &p->current, e);
-		if (r < 0)
-			return -1;
+		if (r < 0) {
+			/*
+			 * The record of the current version is damaged (a torn write, a
+			 * hand edit): it proves nothing, so the version is installed again,
+			 * which writes a sound one.
+			 */
+			log_kv(LOG_WARN, "install",
+			       "the installed version's manifest is damaged: installing again",
+			       "reason", e->msg, LOG_END);
+			err_clear(e);
+			manifest_done(&p->current);
+		}
 		p->has_current = r == 0;
 		p->links_ok = publish_links_ok(dir);
 		publish_current_id(dir, p->current_id, sizeof(p->current_id));
@@ -545,7 +558,8 @@ int install_run(const struct config *c, struct err *e)
 	int r = -1;
 
 	root_fd = session_open_root(c, e);
-	if (root_fd < 0 || hostpath_check_config(c, root_fd, e) < 0)
+	if (root_fd < 0 || hostpath_check_config(c, root_fd, e) < 0 ||
+	    (!c->dry_run && hostpath_check_install_writable(c, root_fd, e) < 0))
 		return -1;
 	/* A host we cannot serve is refused before anything is written to it. */
 	if (probe_host(c, root_fd, &p.host, e) < 0)
@@ -564,8 +578,13 @@ int install_run(const struct config *c, struct err *e)
 	if (plan_make(c, cache, dir, &p, e) < 0)
 		goto out;
 	if (c->dry_run) {
+		struct err we;
+
+		err_clear(&we);
 		if (!c->skip_modules && kernel_probe(c, root_fd, p.host.kernel, &p.kernel, e) < 0)
 			goto out;
+		if (hostpath_check_install_writable(c, root_fd, &we) < 0)
+			snprintf(p.not_writable, sizeof(p.not_writable), "%s", we.msg);
 		print_plan(c, &p);
 		r = 0;
 	} else {

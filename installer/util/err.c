@@ -53,6 +53,18 @@ int err_errno(struct err *e, int code, int errnum, const char *fmt, ...)
 	err_vset(e, code, fmt, ap);
 	va_end(ap);
 	err_append(e, strerror(errnum));
+	/*
+	 * A host the installer cannot write (a read-only root mount, a run without root) is
+	 * the deployment's to fix, not a bug: exit 2, with what to change.
+	 */
+	if (code == EXIT_UNEXPECTED && (errnum == EROFS || errnum == EACCES)) {
+		e->code = EXIT_USAGE;
+		err_hint(e, errnum == EROFS
+				    ? "mount the host's / read-write at --root (the DaemonSet's "
+				      "hostPath volume, not readOnly)"
+				    : "run the installer as root (a privileged init container, as "
+				      "the DaemonSet does)");
+	}
 	if (errnum == ENOSPC || errnum == EDQUOT)
 		err_hint(e,
 			 "a file system is full: free space on the one holding the file named "

@@ -44,6 +44,11 @@ static void test_os_release(void **state)
 	host_done(&h);
 	assert_int_equal(host_parse_os_release("", &h, &e), 0);
 	host_done(&h);
+	/* A malformed line in a field we do not read is not ours to refuse. */
+	assert_int_equal(host_parse_os_release("ANSI_COLOR=\"0;31\nID=cos\nHOME_URL='x\n", &h, &e),
+			 0);
+	assert_string_equal(h.os_id, "cos");
+	host_done(&h);
 }
 
 static void test_pci_hex(void **state)
