@@ -110,6 +110,21 @@ assert_eq "$(snapshot "$T/root/etc/victim"; cat "$T/root/etc/passwd")" "$victim"
     fail "the lock is not our file"
 expect_err "a link planted at the lock's name was removed, not followed"
 
+# Links planted at the cache's own names (its index, its record, its packages directory,
+# a partial download) point at the host's /etc: replaced or confined, never followed out.
+c="$T/root/var/cache/nvidia-driver-installer"
+rm -rf "$c" "$d"
+mkdir -p "$c" "$T/root/etc/victim2"
+ln -s /etc/passwd "$c/index.json"
+ln -s /etc/passwd "$c/index.json.sig"
+ln -s /etc/passwd "$c/index-fetched"
+ln -s /etc/victim2 "$c/packages"
+victim=$(snapshot "$T/root/etc/victim2"; cat "$T/root/etc/passwd")
+expect_rc 0 install --repo "$R" $(install_args)
+assert_eq "$(snapshot "$T/root/etc/victim2"; cat "$T/root/etc/passwd")" "$victim" "the host's /etc after links in the cache"
+[ ! -L "$c/index.json" ] && [ -f "$c/index.json" ] || fail "the cache's index is not its own file"
+"$(idir)/bin/nvidia-smi" | grep -q "Driver Version: $V_NEW"
+
 # --metrics-file: another program's file is never replaced; ours is, run after run.
 mkdir -p "$T/root/var/lib/node_exporter"
 echo 'other_metric 1' >"$T/root/var/lib/node_exporter/other.prom"
