@@ -93,3 +93,4 @@ edit_index "$T/pool-b" 'idx["repository"] = "pool b"'
 expect_rc 0 install --repo "file://$T/pool-b" "${args[@]}"
 expect_err "using the cached index"
 expect_err '"repository" must be 1 to 128 letters, digits or ._-:/'
+echo "repo-identity: $(grep -c . "$cache/index-times") records ($(cut -d' ' -f1 "$cache/index-times" | tr '\n' ' '))"
