@@ -35,6 +35,15 @@ static json_object *json_string_or_null(const char *s)
 
 /* ---- list-versions ------------------------------------------------------- */
 
+/*
+ * Whether a mirror carries a driver's package (source_probe_package): the index is the
+ * trust, but a partial mirror keeps the whole index and only some packages.
+ */
+struct carried {
+	int r;	       /* 1 carried, 0 no mirror has it, -1 not known (or not installable) */
+	size_t mirror; /* r == 1: which */
+};
+
 static void verdict_reason(enum repo_verdict v, const struct host *h, const struct gpu *gpu,
 			   char *buf, size_t size)
 {
@@ -47,29 +56,70 @@ static void verdict_reason(enum repo_verdict v, const struct host *h, const stru
 			 h->os_build_id ? h->os_build_id : "");
 }
 
+static void not_carried_reason(const struct repo_package *pkg, char *buf, size_t size)
+{
+	snprintf(buf, size,
+		 "no mirror carries its package '%s' (a partial mirror keeps the whole index)",
+		 pkg->path);
+}
+
+/*
+ * Asks the mirrors about the package of each driver the index calls installable here.
+ * NULL on ENOMEM. Not knowing (a mirror that does not answer) keeps the index's word.
+ */
+static struct carried *probe_carried(struct source *src, const struct host *h)
+{
+	struct carried *car = calloc(src->idx->n_drivers ? src->idx->n_drivers : 1, sizeof(*car));
+
+	for (size_t i = 0; car && i < src->idx->n_drivers; i++) {
+		const struct repo_package *pkg = NULL;
+		struct err pe;
+
+		car[i].r = -1;
+		if (repo_driver_judge(&src->idx->drivers[i], h, &pkg, NULL) != REPO_OK)
+			continue;
+		err_clear(&pe);
+		car[i].r = source_probe_package(src, pkg, &car[i].mirror, &pe);
+		if (car[i].r < 0)
+			log_kv(LOG_DEBUG, "list", "not known whether a mirror carries the package",
+			       "package", pkg->path, "reason", pe.msg, LOG_END);
+	}
+	return car;
+}
+
 static json_object *driver_json(const struct repo_driver *d, const struct host *h,
-				const struct repo_driver *def, const struct repo_driver *latest)
+				const struct repo_driver *def, const struct repo_driver *latest,
+				const struct carried *car, const struct source *src)
 {
 	const struct repo_package *pkg = NULL;
 	const struct gpu *gpu = NULL;
 	enum repo_verdict v = repo_driver_judge(d, h, &pkg, &gpu);
 	json_object *o = json_object_new_object(), *tags = json_object_new_array();
 	char reason[640];
+	bool not_carried = v == REPO_OK && car->r == 0;
 
 	for (size_t t = 0; t < d->n_tags; t++)
 		json_object_array_add(tags, json_object_new_string(d->tags[t]));
 	json_object_object_add(o, "version", json_object_new_string(d->version));
 	json_object_object_add(o, "tags", tags);
-	json_object_object_add(o, "installable", json_object_new_boolean(v == REPO_OK));
+	json_object_object_add(o, "installable",
+			       json_object_new_boolean(v == REPO_OK && !not_carried));
 	json_object_object_add(o, "default", json_object_new_boolean(d == def));
 	json_object_object_add(o, "latest", json_object_new_boolean(d == latest));
-	if (v == REPO_OK) {
+	if (not_carried) {
+		not_carried_reason(pkg, reason, sizeof(reason));
+		json_object_object_add(o, "reason", json_object_new_string(reason));
+	} else if (v == REPO_OK) {
 		json_object *p = json_object_new_object();
 
 		json_object_object_add(p, "path", json_object_new_string(pkg->path));
 		json_object_object_add(p, "size", json_object_new_int64((int64_t)pkg->size));
 		json_object_object_add(p, "sha256", json_object_new_string(pkg->sha256));
 		json_object_object_add(o, "package", p);
+		/* The mirror that has it; null: not known (no mirror answered the question). */
+		json_object_object_add(
+			o, "mirror",
+			car->r == 1 ? json_object_new_string(src->mirrors[car->mirror]) : NULL);
 		json_object_object_add(o, "reason", NULL);
 	} else {
 		verdict_reason(v, h, gpu, reason, sizeof(reason));
@@ -79,22 +129,27 @@ static json_object *driver_json(const struct repo_driver *d, const struct host *
 }
 
 static void list_text(const struct repo_index *idx, const struct host *h,
-		      const struct repo_driver *def, const struct repo_driver *latest)
+		      const struct repo_driver *def, const struct repo_driver *latest,
+		      const struct carried *car)
 {
 	printf("host: kernel %s (%s), os %s%s%s, %zu NVIDIA GPU(s)\n", h->kernel, h->arch, h->os_id,
 	       h->os_build_id ? " build " : "", h->os_build_id ? h->os_build_id : "", h->n_gpus);
 	printf("%-14s %-20s %s\n", "VERSION", "TAGS", "STATUS");
 	for (size_t i = 0; i < idx->n_drivers; i++) {
 		const struct repo_driver *d = &idx->drivers[i];
+		const struct repo_package *pkg = NULL;
 		const struct gpu *gpu = NULL;
-		enum repo_verdict v = repo_driver_judge(d, h, NULL, &gpu);
+		enum repo_verdict v = repo_driver_judge(d, h, &pkg, &gpu);
 		char tags[128] = "-", reason[640];
 		size_t len = 0;
 
 		for (size_t t = 0; t < d->n_tags && len < sizeof(tags); t++)
 			len += (size_t)snprintf(tags + len, sizeof(tags) - len, "%s%s",
 						t ? "," : "", d->tags[t]);
-		if (v == REPO_OK) {
+		if (v == REPO_OK && car[i].r == 0) {
+			not_carried_reason(pkg, reason, sizeof(reason));
+			printf("%-14s %-20s excluded: %s\n", d->version, tags, reason);
+		} else if (v == REPO_OK) {
 			printf("%-14s %-20s installable%s%s\n", d->version, tags,
 			       d == def ? " (default)" : "", d == latest ? " (latest)" : "");
 		} else {
@@ -108,6 +163,7 @@ int list_versions_run(const struct config *c, struct err *e)
 {
 	_cleanup_close_ int root_fd = -1;
 	_cleanup_(cache_freep) struct cache *cache = NULL;
+	_cleanup_free_ struct carried *car = NULL;
 	const struct repo_driver *def, *latest;
 	struct host h;
 	struct source src;
@@ -121,6 +177,12 @@ int list_versions_run(const struct config *c, struct err *e)
 	    source_open(c, cache, 0, &src, e) < 0) {
 		host_done(&h);
 		return -1;
+	}
+	car = probe_carried(&src, &h);
+	if (!car) {
+		source_done(&src);
+		host_done(&h);
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "list-versions");
 	}
 	def = repo_resolve_tag(src.idx, &h, "default");
 	latest = repo_resolve_tag(src.idx, &h, "latest");
@@ -138,12 +200,12 @@ int list_versions_run(const struct config *c, struct err *e)
 		json_object_object_add(o, "latest",
 				       json_string_or_null(latest ? latest->version : NULL));
 		for (size_t i = 0; i < src.idx->n_drivers; i++)
-			json_object_array_add(arr,
-					      driver_json(&src.idx->drivers[i], &h, def, latest));
+			json_object_array_add(arr, driver_json(&src.idx->drivers[i], &h, def,
+							       latest, &car[i], &src));
 		json_object_object_add(o, "versions", arr);
 		print_json(o);
 	} else {
-		list_text(src.idx, &h, def, latest);
+		list_text(src.idx, &h, def, latest, car);
 	}
 	source_done(&src);
 	host_done(&h);

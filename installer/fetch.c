@@ -434,6 +434,27 @@ enum fetch_result fetch_to_memory(struct fetcher *f, const char *url, size_t max
 	return FETCH_OK;
 }
 
+enum fetch_result fetch_probe(struct fetcher *f, const char *url, uint64_t size, struct err *e)
+{
+	struct sink s = {.f = f, .fd = -1};
+	curl_off_t len = -1;
+	CURLcode rc;
+
+	set_common(f, url);
+	sym_curl_easy_setopt(f->curl, CURLOPT_NOBODY, 1L);
+	rc = sym_curl_easy_perform(f->curl);
+	if (rc != CURLE_OK)
+		return classify(f, rc, &s, url, e);
+	if (sym_curl_easy_getinfo(f->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len) == CURLE_OK &&
+	    len >= 0 && size > 0 && (uint64_t)len != size) {
+		err_set(e, EXIT_VERIFY,
+			"'%s': the mirror's copy has %lld bytes; the index says %llu", url,
+			(long long)len, (unsigned long long)size);
+		return FETCH_PERMANENT;
+	}
+	return FETCH_OK;
+}
+
 /* Hashes the first HAVE bytes of fd (a previous attempt's) into SHA; leaves fd at HAVE. */
 static int hash_existing(int fd, uint64_t have, struct sha256 *sha)
 {

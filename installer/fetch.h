@@ -73,6 +73,14 @@ char *fetch_url_join(const char *base, const char *rel);
 enum fetch_result fetch_to_memory(struct fetcher *f, const char *url, size_t max, char **ret_buf,
 				  size_t *ret_len, struct err *e);
 
+/*
+ * Asks whether URL is there without fetching it: a HEAD request, a stat for file://.
+ * FETCH_OK when it is (and, when the answer gives its length, it has SIZE bytes);
+ * FETCH_MISSING when the mirror answered that it is not; else another fetch_result
+ * with e set (a length other than SIZE: FETCH_PERMANENT, EXIT_VERIFY).
+ */
+enum fetch_result fetch_probe(struct fetcher *f, const char *url, uint64_t size, struct err *e);
+
 /* A package download into a partial file, carried by the caller across attempts and mirrors. */
 struct fetch_file {
 	int fd;		    /* the partial file, opened O_RDWR: resumed after its bytes */

@@ -423,11 +423,62 @@ static enum fetch_result package_attempt(struct fetcher *f, const char *base, vo
 	struct package_job *j = ud;
 	_cleanup_free_ char *url = fetch_url_join(base, j->pkg->path);
 
+	enum fetch_result r;
+
 	if (!url) {
 		err_errno(e, EXIT_UNEXPECTED, ENOMEM, "download");
 		return FETCH_PERMANENT;
 	}
-	return fetch_to_file(f, base, url, &j->ff, e);
+	r = fetch_to_file(f, base, url, &j->ff, e);
+	/* The index lists it, this mirror has not got it: a partial mirror. The next may. */
+	if (r == FETCH_MISSING)
+		snprintf(e->msg + strlen(e->msg), sizeof(e->msg) - strlen(e->msg), "%s",
+			 ": this mirror does not carry that package");
+	return r;
+}
+
+/* The driver whose package PKG is (for naming its version), or NULL. */
+static const struct repo_driver *driver_of(const struct repo_index *idx,
+					   const struct repo_package *pkg)
+{
+	for (size_t i = 0; i < idx->n_drivers; i++)
+		if (pkg >= idx->drivers[i].pkgs &&
+		    pkg < idx->drivers[i].pkgs + idx->drivers[i].n_pkgs)
+			return &idx->drivers[i];
+	return NULL;
+}
+
+int source_probe_package(struct source *s, const struct repo_package *pkg, size_t *ret_mirror,
+			 struct err *e)
+{
+	bool unknown = false;
+
+	if (s->from_cache || s->fresh)
+		return err_set(e, EXIT_UNREACHABLE,
+			       "not asked: the index came from the node's cache");
+	if (source_fetcher(s, e) < 0)
+		return -1;
+	for (size_t k = 0; k < s->n_mirrors; k++) {
+		size_t i = (s->mirror + k) % s->n_mirrors;
+		_cleanup_free_ char *url = fetch_url_join(s->mirrors[i], pkg->path);
+		enum fetch_result r;
+		struct err pe;
+
+		if (!url)
+			return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "probe");
+		err_clear(&pe);
+		r = fetch_probe(s->fetcher, url, pkg->size, &pe);
+		if (r == FETCH_OK) {
+			*ret_mirror = i;
+			return 1;
+		}
+		log_kv(LOG_DEBUG, "fetch", pe.msg, "mirror", s->mirrors[i], LOG_END);
+		if (r != FETCH_MISSING && !unknown) {
+			unknown = true;
+			*e = pe;
+		}
+	}
+	return unknown ? -1 : 0;
 }
 
 int source_download(struct source *s, const struct repo_package *pkg, int fd, struct tail *tail,
@@ -445,6 +496,18 @@ int source_download(struct source *s, const struct repo_package *pkg, int fd, st
 	r = fetch_mirrors(s->fetcher, s->mirrors, s->n_mirrors, s->mirror, package_attempt, &j,
 			  &used, e);
 	*ret_net_bytes = j.ff.net;
+	if (r == FETCH_ALL_MISSING) {
+		const struct repo_driver *d = s->idx ? driver_of(s->idx, pkg) : NULL;
+
+		err_wrap(e, "download: no mirror carries package '%s'", pkg->path);
+		snprintf(e->hint, sizeof(e->hint),
+			 "the mirrors keep the signed index but not this package (a partial "
+			 "mirror): "
+			 "add it with 'nvidia-driver-installer mirror --kernel %s --driver-version "
+			 "%s', or ask for a version they carry ('list-versions' shows which)",
+			 pkg->kernel, d ? d->version : "V");
+		return -1;
+	}
 	if (r < 0)
 		return err_wrap(e, "download: package '%s'", pkg->path);
 	log_kv(LOG_INFO, "download", "package downloaded and verified", "mirror", s->mirrors[used],

@@ -87,3 +87,13 @@ void source_done(struct source *s);
  */
 int source_download(struct source *s, const struct repo_package *pkg, int fd, struct tail *tail,
 		    uint64_t *ret_net_bytes, struct err *e);
+
+/*
+ * Whether a mirror carries PKG (a partial mirror keeps the full signed index but not every
+ * package): a HEAD request, or a stat for file://, to each mirror in turn from the one
+ * that served the index, once, without retries. Returns 1 and the mirror's index in
+ * *RET_MIRROR; 0 when every mirror answered that it does not; -1 with e set when it is not
+ * known (a mirror did not answer, or the index came from the node's cache).
+ */
+int source_probe_package(struct source *s, const struct repo_package *pkg, size_t *ret_mirror,
+			 struct err *e);
