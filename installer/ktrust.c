@@ -15,6 +15,7 @@
 #include "ktrust.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "verify.h"
 
 #define SECURE_BOOT_VAR "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e0d1fb5f3d7c"
 
@@ -110,8 +111,25 @@ static int cert_der(const char *path, unsigned char **ret, int *ret_len, struct 
 
 	if (!bio)
 		return err_openssl(e, EXIT_USAGE, "kernel keyring certificate '%s'", path);
+	ERR_clear_error();
 	x = PEM_read_bio_X509(bio, NULL, NULL, NULL);
-	if (!x) {
+	if (x) {
+		/* The keyring takes one certificate: a second one, or damage, is not ignored. */
+		X509 *more = PEM_read_bio_X509(bio, NULL, NULL, NULL);
+		bool at_end = !more && verify_pem_at_end();
+
+		X509_free(more);
+		ERR_clear_error();
+		if (!at_end) {
+			err_set(e, EXIT_USAGE,
+				"kernel keyring certificate '%s' holds more than one certificate, "
+				"or a damaged block after the first",
+				path);
+			err_hint(e, "pass a file with exactly the one certificate the kernel is to "
+				    "trust");
+			return -1;
+		}
+	} else {
 		(void)BIO_reset(bio);
 		x = d2i_X509_bio(bio, NULL);
 	}

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "modsig.h"
+#include "verify.h"
 
 #define PKEY_ID_PKCS7 2
 
@@ -69,12 +70,22 @@ static int certs_add_file(struct modsig_certs *c, const char *path, struct err *
 
 	if (!bio)
 		return err_openssl(e, EXIT_USAGE, "module certificate '%s'", path);
+	ERR_clear_error();
 	while ((x = PEM_read_bio_X509(bio, NULL, NULL, NULL))) {
 		if (!sk_X509_push(c->certs, x)) {
 			X509_free(x);
 			return err_openssl(e, EXIT_UNEXPECTED, "module certificate '%s'", path);
 		}
 		n++;
+	}
+	/* Every certificate of the file, or none: never those before a damaged block. */
+	if (n > 0 && !verify_pem_at_end()) {
+		err_openssl(e, EXIT_USAGE,
+			    "module certificate '%s': after certificate %d: a PEM block does not "
+			    "parse or is cut short",
+			    path, n);
+		err_hint(e, "copy the certificate file again whole, or remove the damaged block");
+		return -1;
 	}
 	ERR_clear_error();
 	if (n == 0) {

@@ -146,8 +146,7 @@ static int keyset_add_block(struct keyset *ks, const char *path, unsigned number
 	return keyset_push(ks, path, k, fpr, e);
 }
 
-/* Whether PEM_read_bio failed because no block is left, rather than on a damaged one. */
-static bool pem_at_end(void)
+bool verify_pem_at_end(void)
 {
 	unsigned long l = ERR_peek_last_error();
 
@@ -174,7 +173,7 @@ static int keyset_add(struct keyset *ks, const char *path, struct err *e)
 
 		ERR_clear_error();
 		if (!PEM_read_bio(bio, &name, &header, &der, &len)) {
-			if (pem_at_end())
+			if (verify_pem_at_end())
 				break;
 			err_openssl(e, EXIT_USAGE,
 				    "repository key '%s': after block %u: a PEM block is cut short "

@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,12 @@ int verify_keys_load(char *const *paths, size_t n, const char *dir, struct keyse
 void verify_keys_free(struct keyset *ks);
 DEFINE_POINTER_CLEANUP(struct keyset, verify_keys_free)
 size_t verify_keys_count(const struct keyset *ks);
+
+/*
+ * After a PEM read failed: whether it failed because no block is left (true), rather than
+ * on a damaged or cut-off block. Leaves OpenSSL's error queue as it is.
+ */
+bool verify_pem_at_end(void);
 
 /*
  * Checks SIG over DATA with SHA-256 against each key. Returns 0 and writes the

@@ -1,8 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cmocka_prelude.h"
 
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "ktrust.h"
 #include "modsig.h"
 
 /* The last 40 bytes of a module: info struct, then the magic. */
@@ -84,11 +91,92 @@ static void test_certs(void **state)
 	modsig_certs_free(NULL);
 }
 
+/* Appends a fresh self-signed certificate (CN=NAME) to PATH, or TEXT when NAME is NULL. */
+static void append_cert(const char *path, const char *name, const char *text)
+{
+	FILE *f = fopen(path, "a");
+	EVP_PKEY *k;
+	X509 *x;
+
+	assert_non_null(f);
+	if (!name) {
+		fputs(text, f);
+		fclose(f);
+		return;
+	}
+	k = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	x = X509_new();
+	assert_non_null(k);
+	assert_int_equal(X509_set_version(x, 2), 1);
+	ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
+	X509_gmtime_adj(X509_getm_notBefore(x), 0);
+	X509_gmtime_adj(X509_getm_notAfter(x), 3600);
+	assert_int_equal(X509_set_pubkey(x, k), 1);
+	X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_ASC,
+				   (const unsigned char *)name, -1, -1, 0);
+	assert_int_equal(X509_set_issuer_name(x, X509_get_subject_name(x)), 1);
+	assert_true(X509_sign(x, k, EVP_sha256()) > 0);
+	assert_int_equal(PEM_write_X509(f, x), 1);
+	fclose(f);
+	X509_free(x);
+	EVP_PKEY_free(k);
+}
+
+/* A certificate file is read whole or refused whole: never only the certificates before damage. */
+static void test_cert_bundles(void **state)
+{
+	static const char damaged[] = "-----BEGIN CERTIFICATE-----\nMIIBAAAA\n-----END "
+				      "CERTIFICATE-----\n";
+	static const char cut[] = "-----BEGIN CERTIFICATE-----\nMIIBAAAA\n";
+	char dir[] = "/tmp/ndi-modsig-XXXXXX", path[64];
+	char *paths[1] = {path};
+	struct modsig_certs *c = NULL;
+	struct err e;
+
+	(void)state;
+	err_clear(&e);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/certs.pem", dir);
+
+	/* Two certificates: both trusted for modules; one too many for the kernel keyring. */
+	append_cert(path, "one", NULL);
+	append_cert(path, "two", NULL);
+	assert_int_equal(modsig_certs_load(paths, 1, &c, &e), 0);
+	assert_int_equal(modsig_certs_count(c), 2);
+	modsig_certs_free(c);
+	c = NULL;
+	assert_int_equal(ktrust_check_cert(path, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "holds more than one certificate"));
+	unlink(path);
+
+	/* A damaged block between two good ones, or a block cut short: refused. */
+	append_cert(path, "one", NULL);
+	append_cert(path, NULL, damaged);
+	append_cert(path, "two", NULL);
+	err_clear(&e);
+	assert_int_equal(modsig_certs_load(paths, 1, &c, &e), -1);
+	assert_null(c);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "after certificate 1: a PEM block does not parse"));
+	err_clear(&e);
+	assert_int_equal(ktrust_check_cert(path, &e), -1);
+	unlink(path);
+	append_cert(path, "one", NULL);
+	append_cert(path, NULL, cut);
+	err_clear(&e);
+	assert_int_equal(modsig_certs_load(paths, 1, &c, &e), -1);
+	assert_non_null(strstr(e.msg, "after certificate 1"));
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tail),
 		cmocka_unit_test(test_certs),
+		cmocka_unit_test(test_cert_bundles),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
