@@ -23,6 +23,7 @@ for m in "$HTTP/partial" "file://$P"; do
     expect_out "^$V_NEW .*excluded: no mirror carries its package"
     expect_out "^$V_OLD .*installable"
 done
+echo "partial-mirror: list-versions asked $(grep -c '"method": "HEAD"' "$HTTP_LOG") HEAD request(s) in all over http"
 # With the full repository as a second mirror, both are.
 list --repo "$HTTP/partial" --repo "$HTTP/repo" --json
 assert_eq "$(installable)" "$V_NEW $V_OLD" "installable from both mirrors"

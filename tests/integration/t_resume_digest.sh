@@ -19,6 +19,17 @@ expect_err "bad bytes came from a partial download left by an earlier run"
 want=$((size - 1000000 + size))
 for _ in $(seq 100); do [ "$(served_bytes .tar.zst)" = "$want" ] && break; sleep 0.02; done
 assert_eq "$(served_bytes .tar.zst)" "$want" "the tail, then the whole file"
+echo "resume-digest: a corrupt 1000000-byte .part refetched in the same run, $want bytes fetched for a $size-byte package"
+
+# 1b. A .part as long as the package (a run killed before it renamed it) but corrupt: the
+# same, though not a byte came from the mirror before.
+expect_rc 0 uninstall
+rm -rf "$T/root/var/cache"
+mkdir -p "$cache"
+head -c "$size" /dev/urandom >"$cache/$sha.part"
+expect_rc 0 install --repo "$HTTP/repo" $(install_args)
+expect_err "failed verification after resuming at byte $size"
+assert_eq "$(installed_version)" "$V_NEW" "installed over a whole but corrupt partial file"
 
 # 2. Mirror a serves a corrupt copy and is cut off midway; mirror b serves the rest. b is
 # not retired for a's bytes: it serves the whole file, and the log names a.

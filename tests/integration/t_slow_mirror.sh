@@ -13,7 +13,7 @@ printf '[{"path": "/slow/%s", "action": "slow", "rate": 200000}]\n' "${pkg#repo/
 t0=$(date +%s%N)
 expect_rc 0 install --repo "$HTTP/slow" --repo "$HTTP/fast" $(install_args) --fetch-timeout 10
 ms=$((($(date +%s%N) - t0) / 1000000))
-echo "installed in $ms ms"
+echo "slow-mirror: installed in $ms ms with a 10 s budget, the 200 kB/s mirror cut after its share"
 assert_eq "$(installed_version)" "$V_NEW" "installed from the fast mirror"
 expect_err "'$HTTP/slow/.*': too slow: .* this mirror's share of the time budget (1/2 of"
 # The server logs a request after its last byte: wait for the line, not for time.
@@ -30,6 +30,8 @@ expect_rc 0 uninstall
 rm -rf "$T/root/var/cache"
 printf '[{"path": "/slow/%s", "action": "slow", "rate": 200000}, {"path": "/fast/%s", "action": "slow", "rate": 200000}]\n' \
     "${pkg#repo/}" "${pkg#repo/}" >"$HTTP_FAULTS"
+t0=$(date +%s%N)
 expect_rc 4 install --repo "$HTTP/slow" --repo "$HTTP/fast" $(install_args) --fetch-timeout 4 \
     --cache-dir /var/cache/other
+echo "slow-mirror: every mirror slow: exit 4 in $((($(date +%s%N) - t0) / 1000000)) ms with a 4 s budget"
 grep -q "ERROR.*'$HTTP/slow/[^']*': too slow" "$T/err" || fail "the error does not name the slow mirror"
