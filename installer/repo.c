@@ -505,6 +505,11 @@ enum repo_verdict repo_driver_judge(const struct repo_driver *d, const struct ho
 	const struct repo_package *best = NULL;
 	int best_fit = -1;
 
+	/*
+	 * Of equally specific packages the first listed wins: a variant that installers
+	 * ignoring its field must not take is listed after (repository-format.md, "How the
+	 * format evolves").
+	 */
 	for (size_t i = 0; i < d->n_pkgs; i++) {
 		int fit = package_fit(&d->pkgs[i], h);
 

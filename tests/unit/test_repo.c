@@ -487,6 +487,36 @@ static void test_repository(void **state)
 		"\"repository\" must be 1 to 128");
 }
 
+/*
+ * docs/repository-format.md, "How the format evolves": an index that carries the fields
+ * planned later (a module flavour and signer per package, "formats" announcing another
+ * index) and unknown ones at every level is read as format 1, and of two packages that
+ * fit equally the first listed wins: the variant listed after is never taken by an
+ * installer that ignores the field.
+ */
+static void test_format_evolution(void **state)
+{
+	static const char json[] =
+		"{\"format\":1,\"formats\":{\"2\":\"index.v2.json\"},\"future\":[1,{}],"
+		"\"drivers\":[{\"version\":\"560.1.1\",\"future\":null,\"packages\":["
+		"{\"kernel\":\"k\",\"arch\":\"x86_64\",\"path\":\"p/prop.tar.zst\","
+		"\"sha256\":\"" SHA_A "\",\"size\":100,\"signer\":{\"subject\":\"CN=x\"}},"
+		"{\"kernel\":\"k\",\"arch\":\"x86_64\",\"path\":\"p/open.tar.zst\","
+		"\"sha256\":\"" SHA_B "\",\"size\":100,\"flavour\":\"open\",\"x\":{}}]}]}";
+	struct fixture f = {.host = {.os_id = (char *)"cos"}};
+	struct err e;
+
+	(void)state;
+	err_clear(&e);
+	if (repo_index_parse(json, strlen(json), &f.idx, &e) < 0)
+		fail_msg("parse: %s", e.msg);
+	assert_int_equal(f.idx->format, 1);
+	snprintf(f.host.kernel, sizeof(f.host.kernel), "k");
+	snprintf(f.host.arch, sizeof(f.host.arch), "x86_64");
+	expect_choice(&f, "latest", "560.1.1", "aaaa");
+	repo_index_free(f.idx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -500,6 +530,7 @@ int main(void)
 		cmocka_unit_test(test_default_missing),
 		cmocka_unit_test(test_select_exact),
 		cmocka_unit_test(test_repository),
+		cmocka_unit_test(test_format_evolution),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
