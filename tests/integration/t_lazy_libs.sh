@@ -35,7 +35,7 @@ INST_WRAP=
 # hider SONAME: a wrapper that runs its command with SONAME replaced by /dev/null.
 hider() {
     local lib
-    lib=$(ldconfig -p | awk -v s="$1" '$1 == s && /x86-64/ {print $NF; exit}')
+    lib=$(ldconfig -p | awk -v s="$1" '$1 == s && /x86-64/ && !found {print $NF; found = 1}')
     [ -n "$lib" ] || fail "$1 not in ld.so.cache"
     cat >"$T/hide-$1" <<HIDE
 #!/bin/sh

@@ -125,7 +125,7 @@ make_initrd() {
     # names them), with what those link.
     local so lib
     for so in $(grep -o '"lib[a-z]*\.so\.[0-9]*"' "$SRC/installer/util/dlib.h" | tr -d '"'); do
-        lib=$(ldconfig -p | awk -v s="$so" '$1 == s && /x86-64/ {print $NF; exit}')
+        lib=$(ldconfig -p | awk -v s="$so" '$1 == s && /x86-64/ && !found {print $NF; found = 1}')
         [ -n "$lib" ] || fail "$so is not installed"
         copy_in "$lib" $(ldd "$lib" | grep -o '/[^ ]*' | sort -u)
     done
