@@ -206,10 +206,10 @@ int hostpath_resolve(int root_fd, const char *path, char *ret, size_t size, stru
 	while (*(c += strspn(c, "/"))) {
 		size_t len = strcspn(c, "/");
 
-		if (!(len == 1 && c[0] == '.') && path_append(canon, sizeof(canon), c, len) < 0)
-			return err_set(e, EXIT_USAGE, "'%s' is too long", path);
 		if (len == 2 && c[0] == '.' && c[1] == '.')
 			return err_set(e, EXIT_USAGE, "'%s' must not contain '..'", path);
+		if (!(len == 1 && c[0] == '.') && path_append(canon, sizeof(canon), c, len) < 0)
+			return err_set(e, EXIT_USAGE, "'%s' is too long", path);
 		c += len;
 	}
 	if (strlen(canon) >= size)
