@@ -196,11 +196,14 @@ static void print_plan(const struct config *c, const struct plan *p)
 		       "ago, fresh for %us)\n",
 		       p->src.mirrors[p->src.mirror], p->src.fingerprint, (long long)p->src.age_s,
 		       p->src.max_age_s);
+	else if (p->src.from_cache)
+		printf("  repository:  node cache, the mirrors' index unusable: %s (index signed "
+		       "by "
+		       "key %s)\n",
+		       source_fallback_name(p->src.fallback), p->src.fingerprint);
 	else
 		printf("  repository:  %s (index signed by key %s)\n",
-		       p->src.from_cache ? "node cache (no mirror answered)"
-					 : p->src.mirrors[p->src.mirror],
-		       p->src.fingerprint);
+		       p->src.mirrors[p->src.mirror], p->src.fingerprint);
 	printf("  request:     %s -> driver %s\n", c->driver_version, p->choice.driver->version);
 	printf("  package:     %s (%llu bytes, sha256 %s)\n", pkg->path,
 	       (unsigned long long)pkg->size, pkg->sha256);

@@ -30,6 +30,10 @@ done
 "$BIN" --root "$T/root" status >"$T/status.txt"
 grep -q "^index:.*node cache.*not_found" "$T/status.txt" || fail "status: $(cat "$T/status.txt")"
 
+# The dry run's plan says where the index came from, and why.
+expect_rc 0 install --repo "$HTTP/rpeo" $(install_args) --dry-run
+expect_out "repository:  node cache, the mirrors' index unusable: not_found"
+
 # doctor does not call a repository that answered from the cache ok.
 expect_rc 9 doctor --repo "$HTTP/rpeo" --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL"
 grep -q '^\[ok  \] repository' "$T/out" && fail "doctor: $(cat "$T/out")"
