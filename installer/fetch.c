@@ -44,6 +44,7 @@ struct fetcher {
 	unsigned share_of;	/* K */
 	uint64_t share_left_ms; /* what was left of the budget when the share was given */
 	bool share_binding;	/* the transfer's timeout is the share, not the budget */
+	uint64_t transfer_timeout_ms;
 	uint64_t transfer_started_ns;
 	bool tty;
 	char errbuf[CURL_ERROR_SIZE];
@@ -289,6 +290,7 @@ static void set_common(struct fetcher *f, const char *url)
 			f->share_binding = true;
 		}
 	}
+	f->transfer_timeout_ms = left;
 
 	sym_curl_easy_reset(c);
 	f->errbuf[0] = '\0';
@@ -370,7 +372,9 @@ static enum fetch_result classify(struct fetcher *f, CURLcode rc, const struct s
 			(unsigned long long)(s->max ? s->max : s->expected));
 		return FETCH_PERMANENT;
 	}
-	if (rc == CURLE_OPERATION_TIMEDOUT && f->share_binding)
+	/* The speed floor and the connect timeout end a transfer with the same code: */
+	if (rc == CURLE_OPERATION_TIMEDOUT && f->share_binding &&
+	    ms_since(f->transfer_started_ns) + 100 >= f->transfer_timeout_ms)
 		return too_slow(f, s, url, e);
 	switch (rc) {
 	case CURLE_HTTP_RETURNED_ERROR:
