@@ -142,10 +142,11 @@ const char *source_fallback_name(enum source_fallback f)
 }
 
 /*
- * The cached index, when the mirrors failed with E (the index must not be worse than no
- * mirror: one that answers with something that does not verify, or is older than what this
- * node accepted, falls back as an unreachable one does). Returns 0 and clears E, or -1
- * with E as it was.
+ * The cached index, when the mirrors failed with E (FETCHED: fetch_mirrors' result). A
+ * mirror must not be worse than no mirror: one that answers with something that does not
+ * verify, or is older than what this node accepted, falls back as an unreachable one does.
+ * Every mirror answering that it has no index.json is a likely wrong URL: the same, loudly,
+ * and without a cache its error says to check the URL. Returns 0 and clears E, or -1.
  */
 static int index_from_cache(struct index_job *j, struct cache *cache, struct source *s, int fetched,
 			    struct err *e)
