@@ -421,6 +421,14 @@ static int extract_file(struct archive *a, struct archive_entry *ae, int dirfd, 
 	return 0;
 }
 
+/* Below the ceiling, the bound is the index's word: a genuine package needs a larger one. */
+static void unpack_limit_hint(const struct unpack_limit *limit, struct err *e)
+{
+	if (limit->bytes < UNPACK_MAX_TOTAL_SIZE)
+		err_hint(e, "a genuine package needs its unpacked_size in the index: add it "
+			    "again with 'make-repo add' (which writes it) and re-sign");
+}
+
 static int over_limit(const struct unpack_limit *limit, const char *name, struct err *e)
 {
 	if (limit->bytes == UNPACK_MAX_TOTAL_SIZE)
@@ -431,8 +439,7 @@ static int over_limit(const struct unpack_limit *limit, const char *name, struct
 			"package unpacks to more than %llu bytes, the most %s allows (member '%s' "
 			"passes it)",
 			(unsigned long long)limit->bytes, limit->why, name);
-	err_hint(e, "a genuine package needs its unpacked_size in the index: add it again with "
-		    "'make-repo add' (which writes it) and re-sign");
+	unpack_limit_hint(limit, e);
 	return -1;
 }
 
@@ -790,8 +797,7 @@ out:
 			"package unpacks to more than %llu bytes, the most %s allows (its "
 			"decompressed stream passes it)",
 			(unsigned long long)limit->bytes, limit->why);
-		err_hint(e, "a genuine package needs its unpacked_size in the index: add it again "
-			    "with 'make-repo add' (which writes it) and re-sign");
+		unpack_limit_hint(limit, e);
 		r = -1;
 	}
 	if (tar)
