@@ -186,8 +186,23 @@ static void check_repository(struct doctor *d, const struct config *c, int root_
 		return;
 	}
 	if (repo_select(src.idx, &s->host, c->driver_version, &choice, &e) == 0) {
-		add(d, V_OK, "repository", NULL, "driver %s has a package for kernel %s",
-		    choice.driver->version, s->host.kernel);
+		char fix[384];
+		size_t mirror;
+
+		/* A partial mirror keeps the whole index: ask whether one carries the package. */
+		snprintf(fix, sizeof(fix),
+			 "add it to the mirror ('nvidia-driver-installer mirror --kernel %s "
+			 "--driver-version %s'), or ask for a version a mirror carries "
+			 "('list-versions')",
+			 s->host.kernel, choice.driver->version);
+		if (source_probe_package(&src, choice.pkg, &mirror, &e) == 0)
+			add(d, V_FAIL, "repository", fix,
+			    "driver %s has a package for kernel %s in the index, but no mirror "
+			    "carries it ('%s')",
+			    choice.driver->version, s->host.kernel, choice.pkg->path);
+		else
+			add(d, V_OK, "repository", NULL, "driver %s has a package for kernel %s",
+			    choice.driver->version, s->host.kernel);
 		source_done(&src);
 		return;
 	}

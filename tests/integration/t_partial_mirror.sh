@@ -28,6 +28,13 @@ echo "partial-mirror: list-versions asked $(grep -c '"method": "HEAD"' "$HTTP_LO
 list --repo "$HTTP/partial" --repo "$HTTP/repo" --json
 assert_eq "$(installable)" "$V_NEW $V_OLD" "installable from both mirrors"
 
+# doctor does not call the repository ok when no mirror carries the package chosen.
+expect_rc 9 doctor --repo "$HTTP/partial" --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL"
+expect_out "^\[fail\] repository .*driver $V_NEW has a package for kernel $KERNEL in the index, but no mirror carries it"
+expect_out "fix: add it to the mirror ('nvidia-driver-installer mirror --kernel $KERNEL --driver-version $V_NEW')"
+inst doctor --repo "$HTTP/partial" --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL" --driver-version "$V_OLD"
+expect_out "^\[ok  \] repository .*driver $V_OLD has a package"
+
 # install: the partial mirror says it does not carry the default; the next mirror serves it.
 expect_rc 0 install --repo "$HTTP/partial" --repo "$HTTP/repo" $(install_args)
 expect_err "'$HTTP/partial/packages/$KERNEL/x86_64/nvidia-$V_NEW.tar.zst': HTTP 404: this mirror does not carry that package"
