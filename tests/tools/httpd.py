@@ -121,6 +121,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def send_status(self, code, entry, extra=None):
         body = b"%d\n" % code
+        # Logged before the answer goes out: a test that reads the log once the client
+        # has its answer finds the line (a file's line, with the bytes sent, comes after).
+        entry.update(status=code, bytes=0)
+        self.state.log(entry)
         self.send_response(code)
         for k, v in (extra or {}).items():
             self.send_header(k, v)
@@ -128,8 +132,6 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
-        entry.update(status=code, bytes=0)
-        self.state.log(entry)
 
     def do_HEAD(self):
         self.do_GET()
