@@ -337,6 +337,7 @@ int source_open(const struct config *c, struct cache *cache, unsigned flags, str
 		struct err *e)
 {
 	struct index_job j = {0};
+	const char *repository;
 	uint64_t t0 = now_ns();
 	int r;
 
@@ -387,15 +388,18 @@ int source_open(const struct config *c, struct cache *cache, unsigned flags, str
 	s->index_len = j.json_len;
 	s->sig_len = j.sig_len;
 	index_job_clear(&j);
+	/* Anti-rollback's identity for it: the signed name, else the key (repo_index_identity). */
+	repository = s->idx->repository ? s->idx->repository : "none (the key)";
 	if (s->fresh)
 		log_kv(LOG_INFO, "index", "index verified", "source", index_origin(s), "mirror",
 		       s->mirrors[s->mirror], "age_s", U64((uint64_t)s->age_s), "max_age_s",
-		       U64(s->max_age_s), "key", s->fingerprint, "drivers", U64(s->idx->n_drivers),
-		       "duration_ms", U64(ms_since(t0)), LOG_END);
+		       U64(s->max_age_s), "key", s->fingerprint, "repository", repository,
+		       "drivers", U64(s->idx->n_drivers), "duration_ms", U64(ms_since(t0)),
+		       LOG_END);
 	else
 		log_kv(LOG_INFO, "index", "index verified", "source", index_origin(s), "key",
-		       s->fingerprint, "drivers", U64(s->idx->n_drivers), "duration_ms",
-		       U64(ms_since(t0)), LOG_END);
+		       s->fingerprint, "repository", repository, "drivers", U64(s->idx->n_drivers),
+		       "duration_ms", U64(ms_since(t0)), LOG_END);
 	return 0;
 fail:
 	index_job_clear(&j);

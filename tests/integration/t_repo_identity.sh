@@ -41,6 +41,7 @@ grep -q '"repository": "example.com/nvidia/pool-a"' "$T/pool-a/index.json" ||
 inst install --repo "file://$T/pool-a" "${args[@]}"
 [ "$RC" = 0 ] || fail "install from pool-a: $(cat "$T/err")"
 assert_eq "$(installed_version)" "$V_NEW" "installed from pool-a"
+expect_err "index verified (source=file://$T/pool-a key=$(fpr_of "$FIX/keys/other-pub.pem") repository=example.com/nvidia/pool-a"
 grep -q "^repository:example.com/nvidia/pool-a [0-9]* $new_gen\$" "$cache/index-times" ||
     fail "no record under the repository: $(cat "$cache/index-times")"
 
