@@ -23,6 +23,8 @@
 #define BACKOFF_BASE_MS 500
 #define BACKOFF_CAP_MS 30000
 #define CONNECT_TIMEOUT_MS 15000
+/* No share of the budget is smaller than this (or than what is left, when that is less). */
+#define SHARE_MIN_MS 1000
 #define PROGRESS_EVERY_NS (5ull * 1000000000u)
 /* Packages are hundreds of MB: fewer, larger writes than libcurl's default 16 KiB. */
 #define FETCH_FILE_BUFFER (512L * 1024)
@@ -45,6 +47,7 @@ struct fetcher {
 	uint64_t share_left_ms; /* what was left of the budget when the share was given */
 	bool share_binding;	/* the transfer's timeout is the share, not the budget */
 	uint64_t transfer_timeout_ms;
+	bool share_spent; /* the last attempt ended because its share was spent */
 	uint64_t transfer_started_ns;
 	bool tty;
 	char errbuf[CURL_ERROR_SIZE];
@@ -335,7 +338,10 @@ static bool http_code_transient(long code)
 	return code == 408 || code == 425 || code == 429 || code >= 500;
 }
 
-/* The transfer used up this attempt's share of the budget: the next mirror resumes. */
+/*
+ * The transfer used up its time: this attempt's share of the budget (the next mirror
+ * resumes), or what was left of the whole budget.
+ */
 static enum fetch_result too_slow(struct fetcher *f, const struct sink *s, const char *url,
 				  struct err *e)
 {
@@ -344,12 +350,19 @@ static enum fetch_result too_slow(struct fetcher *f, const struct sink *s, const
 
 	human(s->net, got, sizeof(got));
 	human(secs > 0 ? (uint64_t)((double)s->net / secs) : 0, rate, sizeof(rate));
-	err_set(e, EXIT_UNREACHABLE,
-		"'%s': too slow: %s in %.1f s (%s/s); this mirror's share of the time budget (1/%u "
-		"of the %.1f s left) is spent",
-		url, got, secs, rate, f->share_of, (double)f->share_left_ms / 1000.0);
+	if (f->share_binding)
+		err_set(e, EXIT_UNREACHABLE,
+			"'%s': too slow: %s in %.1f s (%s/s); this mirror's share of the time "
+			"budget (1/%u of the %.1f s left) is spent",
+			url, got, secs, rate, f->share_of, (double)f->share_left_ms / 1000.0);
+	else
+		err_set(e, EXIT_UNREACHABLE,
+			"'%s': too slow: %s in %.1f s (%s/s); the time budget of the run "
+			"(--fetch-timeout %u s) is spent",
+			url, got, secs, rate, f->timeout_s);
 	err_hint(e, "a mirror is too slow for --fetch-timeout (NVIDIA_FETCH_TIMEOUT): fix or drop "
 		    "the slow mirror named, or raise the timeout");
+	f->share_spent = f->share_binding;
 	return FETCH_TRANSIENT;
 }
 
@@ -373,7 +386,7 @@ static enum fetch_result classify(struct fetcher *f, CURLcode rc, const struct s
 		return FETCH_PERMANENT;
 	}
 	/* The speed floor and the connect timeout end a transfer with the same code: */
-	if (rc == CURLE_OPERATION_TIMEDOUT && f->share_binding &&
+	if (rc == CURLE_OPERATION_TIMEDOUT && s->net > 0 &&
 	    ms_since(f->transfer_started_ns) + 100 >= f->transfer_timeout_ms)
 		return too_slow(f, s, url, e);
 	switch (rc) {
@@ -751,18 +764,26 @@ struct mirror_state {
 	char hint[ERR_HINT_MAX];
 };
 
-/* Gives the next attempt 1/K of what is left, K the mirrors not retired (all when K is 1). */
+/*
+ * Gives the next attempt 1/K of what is left, K the mirrors not retired (all when K is 1),
+ * but not less than SHARE_MIN_MS.
+ */
 static void share_begin(struct fetcher *f, const struct mirror_state *st, size_t n)
 {
+	uint64_t share;
 	unsigned k = 0;
 
 	for (size_t i = 0; i < n; i++)
 		k += !st[i].permanent;
 	f->share_deadline_ns = 0;
+	f->share_spent = false;
 	f->share_of = k;
 	f->share_left_ms = remaining_ms(f);
-	if (k > 1)
-		f->share_deadline_ns = now_ns() + f->share_left_ms / k * 1000000u;
+	share = k > 1 ? f->share_left_ms / k : f->share_left_ms;
+	if (share < SHARE_MIN_MS)
+		share = SHARE_MIN_MS;
+	if (share < f->share_left_ms)
+		f->share_deadline_ns = now_ns() + share * 1000000u;
 }
 
 /* The worst cause wins: bad content over local trouble over an unreachable mirror. */
@@ -822,12 +843,17 @@ int fetch_mirrors(struct fetcher *f, char *const *bases, size_t n, size_t first,
 {
 	_cleanup_free_ struct mirror_state *st = calloc(n ? n : 1, sizeof(*st));
 	uint64_t t0 = now_ns();
-	unsigned attempts = 0;
+	unsigned attempts = 0, failed_rounds = 0;
 
 	if (!st)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "fetch");
-	for (unsigned round = 0; round <= f->retries; round++) {
-		bool any_left = false;
+	/*
+	 * A round in which some mirror only spent its share of the budget (slow, but making
+	 * progress) is not a failed one: it does not count against --fetch-retries, so the
+	 * slow mirror gets what the others leave of the budget. The budget bounds the rounds.
+	 */
+	for (unsigned round = 0; failed_rounds <= f->retries; round++) {
+		bool any_left = false, any_fault = false, any_slow = false;
 		uint64_t wait;
 
 		f->retry_after_s = 0;
@@ -856,9 +882,16 @@ int fetch_mirrors(struct fetcher *f, char *const *bases, size_t n, size_t first,
 			log_kv(LOG_WARN, "fetch", e->msg, "mirror", bases[i], "retry",
 			       st[i].permanent ? "no" : "yes", LOG_END);
 			any_left |= !st[i].permanent;
+			any_slow |= f->share_spent;
+			any_fault |= !st[i].permanent && !f->share_spent;
 		}
-		if (!any_left || round == f->retries)
+		if (!any_slow)
+			failed_rounds++;
+		if (!any_left || failed_rounds > f->retries)
 			break;
+		/* Only a fault is waited for; a slow mirror is asked again at once. */
+		if (!any_fault)
+			continue;
 		wait = backoff_ms(round, f->retry_after_s);
 		if (wait >= remaining_ms(f))
 			break;

@@ -25,6 +25,17 @@ grep -q "\"path\": \"/fast/${pkg#repo/}\", \"range\": \"bytes=[1-9]" "$HTTP_LOG"
     fail "the fast mirror did not resume after the slow one's bytes"
 [ "$ms" -lt 9000 ] || fail "the slow mirror took the whole budget ($ms ms)"
 
+# A share spent is not a failed round: with no retries and a dead second mirror, the slow
+# mirror (1 MB/s, about 7 s for the package) still gets the rest of a 12 s budget.
+expect_rc 0 uninstall
+rm -rf "$T/root/var/cache"
+printf '[{"path": "/slow/%s", "action": "slow", "rate": 1000000}]\n' "${pkg#repo/}" >"$HTTP_FAULTS"
+dead="http://127.0.0.1:$(dead_port)/repo"
+expect_rc 0 install --repo "$HTTP/slow" --repo "$dead" $(install_args) --fetch-timeout 12 \
+    --fetch-retries 0
+expect_err "'$HTTP/slow/.*': too slow: .* (1/2 of"
+assert_eq "$(installed_version)" "$V_NEW" "installed from the slow mirror"
+
 # Every mirror slow: exit 4 within the budget, the error names the slow mirrors.
 expect_rc 0 uninstall
 rm -rf "$T/root/var/cache"
