@@ -119,11 +119,31 @@ static void test_fetch_record_damaged(void **state)
 	}
 }
 
+/* The record of an install that served from the cached index: put, read, removed. */
+static void test_fallback_record(void **state)
+{
+	struct fixture *f = *state;
+	char *text = NULL;
+	struct err e;
+
+	err_clear(&e);
+	assert_int_equal(cache_fallback_get(f->cache, &text, &e), 1);
+	assert_int_equal(cache_fallback_put(f->cache, "{\"reason\":\"not_found\"}", &e), 0);
+	assert_int_equal(cache_fallback_get(f->cache, &text, &e), 0);
+	assert_string_equal(text, "{\"reason\":\"not_found\"}");
+	free(text);
+	assert_int_equal(cache_fallback_put(f->cache, NULL, &e), 0);
+	assert_int_equal(cache_fallback_get(f->cache, &text, &e), 1);
+	/* Removing what is not there is no error (every run that used a mirror does it). */
+	assert_int_equal(cache_fallback_put(f->cache, NULL, &e), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fetch_record, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fetch_record_damaged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fallback_record, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
