@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The cache's record of when its index was fetched: what makes the index fresh or not. */
 #include "cmocka_prelude.h"
+#include "scratch.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -22,8 +23,7 @@ static int setup(void **state)
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct err e;
 
-	snprintf(f->root, sizeof(f->root), "/tmp/ndi-cache-XXXXXX");
-	if (!mkdtemp(f->root))
+	if (scratch_make(f->root, sizeof(f->root), "cache") < 0)
 		return -1;
 	f->root_fd = open(f->root, O_RDONLY | O_DIRECTORY);
 	if (cache_open(f->root_fd, "/var/cache/ndi", true, &f->cache, &e) < 0)
@@ -35,12 +35,10 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	char cmd[128];
 
 	cache_free(f->cache);
 	close(f->root_fd);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->root);
-	if (system(cmd) != 0)
+	if (scratch_remove(f->root) < 0)
 		return -1;
 	free(f);
 	return 0;

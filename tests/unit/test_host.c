@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cmocka_prelude.h"
+#include "scratch.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -161,8 +162,7 @@ static void test_probe(void **state)
 	assert_int_equal(e.code, EXIT_USAGE);
 	assert_non_null(strstr(e.hint, "--root"));
 	close(fd);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(scratch_remove(root), 0);
 }
 
 int main(void)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cmocka_prelude.h"
+#include "scratch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,8 +24,7 @@ static int setup(void **state)
 	struct fixture *f = calloc(1, sizeof(*f));
 	char p[128];
 
-	snprintf(f->root, sizeof(f->root), "/tmp/ndi-hostpath-XXXXXX");
-	if (!mkdtemp(f->root))
+	if (scratch_make(f->root, sizeof(f->root), "hostpath") < 0)
 		return -1;
 	f->fd = open(f->root, O_RDONLY | O_DIRECTORY);
 	/* A host: /usr/local, /home/kubernetes/bin, links to / and into /usr, a dangling one. */
@@ -44,11 +44,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	char cmd[128];
 
 	close(f->fd);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->root);
-	if (system(cmd) != 0)
+	if (scratch_remove(f->root) < 0)
 		return -1;
 	free(f);
 	return 0;

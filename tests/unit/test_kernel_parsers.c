@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The parsers of the kernel stage: /proc/driver/nvidia, /proc/devices, /proc/keys, lockdown. */
 #include "cmocka_prelude.h"
+#include "scratch.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -178,7 +179,7 @@ static void mkfile(int root_fd, const char *path, const char *text)
  */
 static void test_live_set(void **state)
 {
-	char root[] = "/tmp/ndi-kmods-XXXXXX", cmd[64];
+	char root[] = "/tmp/ndi-kmods-XXXXXX";
 	char n1[] = "nvidia", n2[] = "nvidia-uvm", *names[] = {n1, n2};
 	struct kmods_set set;
 	struct kmods *k = NULL;
@@ -221,8 +222,7 @@ static void test_live_set(void **state)
 	close(drivers_fd);
 	kmods_free(k);
 	close(root_fd);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(scratch_remove(root), 0);
 }
 
 int main(void)
