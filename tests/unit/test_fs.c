@@ -15,35 +15,18 @@
 
 #include "util/fs.h"
 
-struct fixture {
-	char root[64];
-	int fd;
-};
-
 static int setup(void **state)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
-
-	if (scratch_make(f->root, sizeof(f->root), "fs") < 0)
-		return -1;
-	f->fd = open(f->root, O_RDONLY | O_DIRECTORY);
-	*state = f;
-	return 0;
+	return scratch_fixture_setup(state, "fs");
 }
 
 static int teardown(void **state)
 {
-	struct fixture *f = *state;
-
-	close(f->fd);
-	if (scratch_remove(f->root) < 0)
-		return -1;
-	free(f);
-	return 0;
+	return scratch_fixture_teardown(state);
 }
 
 /* The path, relative to the fixture root, of what fd names. */
-static void where(struct fixture *f, int fd, char *out, size_t size)
+static void where(struct scratch_fixture *f, int fd, char *out, size_t size)
 {
 	char proc[64], buf[512];
 	ssize_t n;
@@ -57,7 +40,7 @@ static void where(struct fixture *f, int fd, char *out, size_t size)
 }
 
 /* The same answers whether the kernel resolves (openat2) or the installer walks. */
-static void in_root(struct fixture *f)
+static void in_root(struct scratch_fixture *f)
 {
 	char path[512];
 	struct err e;
@@ -181,7 +164,7 @@ static void test_in_root_walked(void **state)
 
 static void test_atomic_write_and_rm(void **state)
 {
-	struct fixture *f = *state;
+	struct scratch_fixture *f = *state;
 	char *buf = NULL;
 	size_t len = 0;
 	struct stat st;

@@ -14,45 +14,31 @@
 #include "hostpath.h"
 #include "util/fs.h"
 
-struct fixture {
-	char root[64];
-	int fd;
-};
-
+/* A host: /usr/local, /home/kubernetes/bin, links to / and into /usr, a dangling one. */
 static int setup(void **state)
 {
-	struct fixture *f = calloc(1, sizeof(*f));
-	char p[128];
+	struct scratch_fixture *f;
+	char p[160];
 
-	if (scratch_make(f->root, sizeof(f->root), "hostpath") < 0)
+	if (scratch_fixture_setup(state, "hostpath") < 0)
 		return -1;
-	f->fd = open(f->root, O_RDONLY | O_DIRECTORY);
-	/* A host: /usr/local, /home/kubernetes/bin, links to / and into /usr, a dangling one. */
+	f = *state;
 	snprintf(p, sizeof(p), "mkdir -p %s/usr/local %s/home/kubernetes/bin %s/etc", f->root,
 		 f->root, f->root);
-	if (system(p) != 0)
-		return -1;
-	if (symlinkat("/", f->fd, "home/kubernetes/bin/toroot") < 0 ||
+	if (system(p) != 0 || symlinkat("/", f->fd, "home/kubernetes/bin/toroot") < 0 ||
 	    symlinkat("../../../usr", f->fd, "home/kubernetes/bin/tousr") < 0 ||
 	    symlinkat("/nowhere/at/all", f->fd, "home/kubernetes/bin/dangling") < 0 ||
 	    symlinkat("/etc", f->fd, "etc-link") < 0)
 		return -1;
-	*state = f;
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	struct fixture *f = *state;
-
-	close(f->fd);
-	if (scratch_remove(f->root) < 0)
-		return -1;
-	free(f);
-	return 0;
+	return scratch_fixture_teardown(state);
 }
 
-static void expect_resolves(struct fixture *f, const char *path, const char *want)
+static void expect_resolves(struct scratch_fixture *f, const char *path, const char *want)
 {
 	char got[PATH_MAX];
 	struct err e;
@@ -66,7 +52,7 @@ static void expect_resolves(struct fixture *f, const char *path, const char *wan
 
 static void test_resolve_spellings(void **state)
 {
-	struct fixture *f = *state;
+	struct scratch_fixture *f = *state;
 
 	expect_resolves(f, "/", "/");
 	expect_resolves(f, "//", "/");
@@ -81,7 +67,7 @@ static void test_resolve_spellings(void **state)
 
 static void test_resolve_links(void **state)
 {
-	struct fixture *f = *state;
+	struct scratch_fixture *f = *state;
 	char got[PATH_MAX];
 	struct err e;
 
