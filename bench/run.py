@@ -3,7 +3,7 @@
 """The cold-install benchmark (`make bench`): figures measured side by side in one run.
 
   bench/run.py BINARY FAKEKERNEL [--reps N] [--warm-reps N] [--out docs/benchmarks.md]
-               [--work build/bench] [--no-x4]
+               [--work build/bench] [--no-x4] [--baseline OTHER_BINARY]
 
 Payloads: NVIDIA's real 535.261.03 package as scripts/build-driver-package builds it for
 the installed kernel (made here when `make check-real` has not made it yet), and a
@@ -13,6 +13,9 @@ share/), each in a signed repository served on 127.0.0.1 with Range support.
 For each payload, in every repetition and in this order (so drift hits all alike):
   ours-cold     the installer, empty cache and install dir, modules "inserted" through
                 the fake kernel (LD_PRELOAD), the NVML check answered by the stand-in
+  base-cold     with --baseline: the same cold install by another build of the installer
+                (an earlier commit's), right after ours, to tell a change of ours from a
+                change of the machine
   shell         curl -o, sha256sum -c, tar --zstd -x into staging, mv into place
   download      curl -o /dev/null
   sha256        openssl dgst -sha256 of the package (the library the installer hashes
@@ -251,7 +254,7 @@ class Payload:
         self.server = server
         self.repo_path, self.sha, self.size = repo_path, sha, size
         self.url = server.url + repo_path
-        self.times = {k: [] for k in ("ours-cold", "shell", "ours-cached") + STAGES}
+        self.times = {k: [] for k in ("ours-cold", "base-cold", "shell", "ours-cached") + STAGES}
         self.rss = []
         self.rss_cached = []
         self.root = None  # the last round's install, kept for the warm re-runs
@@ -267,6 +270,10 @@ class Bench:
     def __init__(self, args):
         self.args = args
         self.bin = os.path.realpath(args.binary)
+        self.baseline = os.path.realpath(args.baseline) if args.baseline else None
+        self.baseline_name = subprocess.run(
+            [self.baseline, "--version"], capture_output=True,
+            text=True).stdout.strip() if self.baseline else None
         self.fake = os.path.realpath(args.fakekernel)
         self.work = os.path.realpath(args.work)
         self.release = kernel_release()
@@ -279,8 +286,8 @@ class Bench:
         env.update(LD_PRELOAD=self.fake, FAKE_KERNEL_ROOT=root, FAKE_KERNEL_NVML=self.nvml)
         return env
 
-    def install(self, p, root, log_path, extra=()):
-        cmd = [self.bin, "--root", root, "--log-format", "json", "install", "--repo",
+    def install(self, p, root, log_path, extra=(), binary=None):
+        cmd = [binary or self.bin, "--root", root, "--log-format", "json", "install", "--repo",
                self.server.url + "/" + p.name, "--repo-key", self.pub, "--kernel-release",
                self.release, "--module-cert", self.cert] + list(extra)
         with open(log_path, "w") as log_f:
@@ -384,6 +391,13 @@ class Bench:
         sh(["cp", "-a", os.path.join(root, "var", "cache"), cache])
         sh(["sync"])
 
+        # The baseline build, cold, under the same conditions.
+        if self.baseline:
+            self.fresh_root(root)
+            dt, _ = self.install(p, root, os.path.join(w, "base.log"), binary=self.baseline)
+            p.times["base-cold"].append(dt)
+            sh(["sync"])
+
         # The shell pipeline.
         d = os.path.join(w, "shell")
         drop_tree(d)
@@ -472,7 +486,7 @@ class Bench:
         med = statistics.median
         rows, verdicts = [], []
         for p in self.payloads:
-            m = {k: med(v) for k, v in p.times.items()}
+            m = {k: med(v) for k, v in p.times.items() if v}
             slowest = max(STAGES, key=lambda k: m[k])
             p.m, p.slowest = m, slowest
             p.cold_vs_slowest = m["ours-cold"] / m[slowest]
@@ -557,6 +571,9 @@ class Bench:
                      ("shell", "shell pipeline (`curl -o`; `sha256sum -c`; `tar --zstd -x`; `mv`)"),
                      ("ours-cold", "**our cold install** (empty cache)"),
                      ("ours-cached", "our re-install from the node cache")]
+            if self.baseline:
+                order.insert(6, ("base-cold", "baseline's cold install (`%s`, measured right "
+                                 "after ours in each repetition)" % self.baseline_name))
             for k, label in order:
                 v = p.times[k]
                 L.append("| %s%s | %.3f s | %.3f - %.3f s | %.2fx |" %
@@ -626,6 +643,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(SRC, "docs", "benchmarks.md"))
     ap.add_argument("--work", default=os.path.join(SRC, "build", "bench"))
     ap.add_argument("--no-x4", action="store_true", help="only the real package")
+    ap.add_argument("--baseline", help="another build of the installer whose cold install is "
+                    "measured beside ours in each repetition (informational, not a target)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         die("run as root (the installer writes a host root's /dev and /sys)")
