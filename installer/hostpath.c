@@ -10,10 +10,9 @@
 #include <unistd.h>
 
 #include "hostpath.h"
+#include "nodeinfo.h"
 #include "util/fs.h"
 
-/* What the first line of a metrics textfile we wrote starts with (nodeinfo.c). */
-#define METRICS_MARK "# HELP nvidia_driver_installer_"
 #define METRICS_SUFFIX ".prom"
 
 /*
@@ -158,14 +157,25 @@ static int in_root_path(const char *root, int fd, char *ret, size_t size)
 	return 0;
 }
 
-int hostpath_resolve(int root_fd, const char *path, char *ret, size_t size, struct err *e)
+/*
+ * The walk behind hostpath_resolve. With ret_dir_fd, it also hands out an O_PATH fd on the
+ * deepest directory of PATH that exists (the root when none does), its canonical path in
+ * ret_at (PATH_MAX bytes), and whether that directory is PATH itself: what the writability
+ * and metrics checks look at, without walking again.
+ */
+static int resolve_walk(int root_fd, const char *path, char *ret, size_t size, int *ret_dir_fd,
+			char *ret_at, bool *ret_whole, struct err *e)
 {
-	char root[PATH_MAX], prefix[PATH_MAX] = "/", canon[PATH_MAX] = "/";
+	char root[PATH_MAX], prefix[PATH_MAX] = "/", canon[PATH_MAX] = "/", at[PATH_MAX] = "/";
+	_cleanup_close_ int dir_fd = -1;
 	const char *c = path;
+	bool whole = true;
 	int r;
 
 	if ((r = fs_fd_path(root_fd, root, sizeof(root))) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, -r, "host root");
+	if (ret_dir_fd && (dir_fd = fcntl(root_fd, F_DUPFD_CLOEXEC, 3)) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "host root");
 	/* Down the path while it exists: each prefix opened as the installer will open it. */
 	while (*(c += strspn(c, "/"))) {
 		size_t len = strcspn(c, "/");
@@ -193,6 +203,7 @@ int hostpath_resolve(int root_fd, const char *path, char *ret, size_t size, stru
 					e, EXIT_USAGE,
 					"'%s': '%s' is a link to a place that does not exist", path,
 					prefix);
+			whole = false;
 			break;
 		}
 		if (fd < 0)
@@ -201,6 +212,13 @@ int hostpath_resolve(int root_fd, const char *path, char *ret, size_t size, stru
 		if ((r = in_root_path(root, fd, canon, sizeof(canon))) < 0)
 			return err_errno(e, EXIT_UNEXPECTED, -r, "'%s'", path);
 		c += len;
+		if (ret_dir_fd && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+			close(dir_fd);
+			dir_fd = TAKE_FD(fd);
+			snprintf(at, sizeof(at), "%s", canon);
+		} else {
+			whole = false; /* the deepest directory is above PATH */
+		}
 	}
 	/* The missing tail, as spelled (it holds no link: it does not exist yet). */
 	while (*(c += strspn(c, "/"))) {
@@ -215,15 +233,22 @@ int hostpath_resolve(int root_fd, const char *path, char *ret, size_t size, stru
 	if (strlen(canon) >= size)
 		return err_set(e, EXIT_USAGE, "'%s' is too long", path);
 	snprintf(ret, size, "%s", canon);
+	if (ret_dir_fd) {
+		*ret_dir_fd = TAKE_FD(dir_fd);
+		snprintf(ret_at, PATH_MAX, "%s", at);
+		*ret_whole = whole;
+	}
 	return 0;
 }
 
-/* Refuses PATH (option NAME) when it resolves to a system directory. */
-static int check_dir(int root_fd, const char *name, const char *path, char *canon, size_t size,
-		     struct err *e)
+int hostpath_resolve(int root_fd, const char *path, char *ret, size_t size, struct err *e)
 {
-	if (hostpath_resolve(root_fd, path, canon, size, e) < 0)
-		return err_wrap(e, "%s", name);
+	return resolve_walk(root_fd, path, ret, size, NULL, NULL, NULL, e);
+}
+
+/* Refuses PATH (option NAME) when CANON, where it resolves, is a system directory. */
+static int refuse_system(struct err *e, const char *name, const char *path, const char *canon)
+{
 	if (hostpath_is_system(canon)) {
 		const char *what = describe(canon);
 
@@ -239,6 +264,14 @@ static int check_dir(int root_fd, const char *name, const char *path, char *cano
 	return 0;
 }
 
+static int check_dir(int root_fd, const char *name, const char *path, char *canon, size_t size,
+		     struct err *e)
+{
+	if (hostpath_resolve(root_fd, path, canon, size, e) < 0)
+		return err_wrap(e, "%s", name);
+	return refuse_system(e, name, path, canon);
+}
+
 /*
  * --metrics-file: a textfile-collector file (*.prom, the only files the
  * collector reads) in a directory that is not the system's, and absent or a
@@ -246,11 +279,12 @@ static int check_dir(int root_fd, const char *name, const char *path, char *cano
  */
 static int check_metrics(int root_fd, const char *path, struct err *e)
 {
-	char canon[PATH_MAX], dir[PATH_MAX];
+	char canon[PATH_MAX], dir[PATH_MAX], at[PATH_MAX];
 	const char *base = strrchr(path, '/') + 1;
 	size_t blen = strlen(base);
 	_cleanup_close_ int dfd = -1, fd = -1;
 	char head[sizeof(METRICS_MARK)] = "";
+	bool whole;
 	struct stat st;
 	ssize_t n;
 
@@ -261,13 +295,12 @@ static int check_metrics(int root_fd, const char *path, struct err *e)
 			       "node-exporter's textfile collector reads)",
 			       path);
 	snprintf(dir, sizeof(dir), "%.*s", (int)(base - path), path);
-	if (check_dir(root_fd, "--metrics-file's directory", dir, canon, sizeof(canon), e) < 0)
+	if (resolve_walk(root_fd, dir, canon, sizeof(canon), &dfd, at, &whole, e) < 0)
+		return err_wrap(e, "--metrics-file's directory");
+	if (refuse_system(e, "--metrics-file's directory", dir, canon) < 0)
 		return -1;
-	dfd = fs_open_in_root(root_fd, canon, O_PATH | O_DIRECTORY | O_CLOEXEC, 0, 0, e);
-	if (dfd < 0) {
-		err_clear(e);
-		return 0; /* created later */
-	}
+	if (!whole)
+		return 0; /* the directory is created later, the file with it */
 	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT
 			       ? 0
@@ -310,23 +343,11 @@ int hostpath_check_writable(int root_fd, const char *name, const char *path, str
 	char canon[PATH_MAX], at[PATH_MAX], proc[64];
 	_cleanup_close_ int fd = -1;
 	struct statvfs sv;
-	char *slash;
+	bool whole;
 
-	if (hostpath_resolve(root_fd, path, canon, sizeof(canon), e) < 0)
+	/* The nearest directory that exists decides: the rest is created in it. */
+	if (resolve_walk(root_fd, path, canon, sizeof(canon), &fd, at, &whole, e) < 0)
 		return err_wrap(e, "%s", name);
-	/* The nearest ancestor that exists decides: the rest is created in it. */
-	snprintf(at, sizeof(at), "%s", canon);
-	for (;;) {
-		struct err ie;
-
-		fd = fs_open_in_root(root_fd, at, O_PATH | O_DIRECTORY | O_CLOEXEC, 0, 0, &ie);
-		if (fd >= 0 || strcmp(at, "/") == 0)
-			break;
-		slash = strrchr(at, '/');
-		*(slash == at ? slash + 1 : slash) = '\0';
-	}
-	if (fd < 0)
-		return err_errno(e, EXIT_USAGE, errno, "%s '%s': the host root", name, path);
 	if (fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_RDONLY)) {
 		err_set(e, EXIT_USAGE, "%s '%s' is on a read-only file system (at '%s')", name,
 			path, at);

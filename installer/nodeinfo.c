@@ -192,7 +192,8 @@ int metrics_write(int root_fd, const char *path, int exit_code, const char *vers
 
 	m.len = (size_t)snprintf(
 		buf, sizeof(buf),
-		"# HELP nvidia_driver_installer_success Whether the last install succeeded.\n"
+		METRICS_MARK
+		"success Whether the last install succeeded.\n"
 		"# TYPE nvidia_driver_installer_success gauge\n"
 		"nvidia_driver_installer_success %d\n"
 		"# HELP nvidia_driver_installer_exit_code The last install's exit code.\n"

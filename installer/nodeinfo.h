@@ -32,6 +32,9 @@ int readiness_write(int root_fd, const char *install_dir, const char *version, s
 int nodeinfo_remove(int root_fd, struct err *e);
 void readiness_remove(int root_fd);
 
+/* How a metrics file of ours starts: hostpath.c replaces no file that starts otherwise. */
+#define METRICS_MARK "# HELP nvidia_driver_installer_"
+
 /*
  * Writes a Prometheus textfile at PATH (a host path under root_fd): success,
  * exit code, driver version, whether the node's cached index served although the
