@@ -435,11 +435,13 @@ static int link_one(struct installdir *d, const char *name, const char *target, 
 
 	if (fs_symlink_is(d->fd, name, target))
 		return 0;
-	if (fstatat(d->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
-		return take_over(d, name, target, e);
-	if (fstatat(d->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(st.st_mode))
-		return err_set(e, EXIT_USAGE, "'%s' in the install dir is a file that is not ours",
-			       name);
+	if (fstatat(d->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return take_over(d, name, target, e);
+		if (!S_ISLNK(st.st_mode))
+			return err_set(e, EXIT_USAGE,
+				       "'%s' in the install dir is a file that is not ours", name);
+	}
 	return fs_symlink_replace_at(d->fd, target, name, e);
 }
 
