@@ -48,6 +48,12 @@ MAIN_OBJ := $(BUILD)/installer/main.o
 LIB := $(BUILD)/libinstaller.a
 BIN := $(BUILD)/nvidia-driver-installer
 TYPECHECK := $(BUILD)/typecheck/fetch.o
+# Programs the container runtime runs on the host for our CDI spec, whatever the host's
+# OS: static, never sanitized, shipped into the install dir (installer/helpers.h).
+# ldconfig is Debian's (static-pie), run by the hook on the container's root.
+HELPERS_DIR := $(BUILD)/libexec/nvidia-driver-installer
+HELPERS := $(HELPERS_DIR)/nvidia-cdi-hook $(HELPERS_DIR)/ldconfig
+HELPER_CFLAGS := -std=gnu11 -O2 -g -D_FORTIFY_SOURCE=2 $(WARNINGS) -fstack-protector-strong -fPIE
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
@@ -65,7 +71,7 @@ FUZZ_SECONDS ?= 60
 # Keep test objects between runs.
 .SECONDARY:
 
-all: $(BIN) $(TYPECHECK)
+all: $(BIN) $(TYPECHECK) $(HELPERS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
@@ -83,8 +89,18 @@ $(LIB): $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BIN): $(MAIN_OBJ) $(LIB)
+$(BIN): $(MAIN_OBJ) $(LIB) | $(HELPERS)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(HELPERS_DIR)/nvidia-cdi-hook: installer/helpers/cdi-hook.c
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE $(HELPER_CFLAGS) $$(pkg-config --cflags json-c) -static-pie \
+		-Wl,-z,relro,-z,now -o $@ $< $$(pkg-config --static --libs json-c)
+
+$(HELPERS_DIR)/ldconfig: /sbin/ldconfig
+	@mkdir -p $(@D)
+	@readelf -l $< | grep -q INTERP && { echo "$<: not static" >&2; exit 1; } || true
+	install -m 0755 $< $@
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
 	@mkdir -p $(@D)
@@ -185,7 +201,7 @@ demo: deps
 	$(MAKE) all
 	scripts/demo.sh $(BIN)
 
-FORMAT_SRCS = $(wildcard installer/*.[ch] installer/util/*.[ch] tests/unit/*.[ch] tests/tools/*.c \
+FORMAT_SRCS = $(wildcard installer/*.[ch] installer/util/*.[ch] installer/helpers/*.c tests/unit/*.[ch] tests/tools/*.c \
 	tests/fuzz/*.c)
 
 format:
@@ -201,8 +217,9 @@ lint:
 		--suppress=missingIncludeSystem --suppress=memleak -D_GNU_SOURCE -Iinstaller installer
 
 PREFIX ?= /usr/local
-install: $(BIN)
+install: $(BIN) $(HELPERS)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/nvidia-driver-installer
+	install -D -m 0755 -t $(DESTDIR)$(PREFIX)/libexec/nvidia-driver-installer $(HELPERS)
 
 clean:
 	rm -rf build build-asan build-fuzz

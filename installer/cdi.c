@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -9,9 +11,123 @@
 #include "cdi.h"
 #include "util/fs.h"
 
-#define CDI_VERSION "0.6.0"
-
 DEFINE_POINTER_CLEANUP(json_object, json_object_put)
+
+/* ---- kinds and versions, by the CDI library's rules ------------------------------- */
+
+/* cncf-tags/container-device-interface, pkg/parser/parser.go, validateVendorOrClassName. */
+static bool name_is_valid(const char *s, size_t len)
+{
+	if (len == 0 || !isalpha((unsigned char)s[0]) || !isalnum((unsigned char)s[len - 1]))
+		return false;
+	for (size_t i = 1; i + 1 < len; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("_-.", s[i]))
+			return false;
+	return true;
+}
+
+bool cdi_kind_is_valid(const char *kind)
+{
+	const char *slash = strchr(kind, '/');
+
+	return slash && name_is_valid(kind, (size_t)(slash - kind)) &&
+	       name_is_valid(slash + 1, strlen(slash + 1));
+}
+
+static size_t array_len(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_array)
+		       ? json_object_array_length(v)
+		       : 0;
+}
+
+static size_t object_len(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return o && json_object_object_get_ex(o, key, &v) &&
+			       json_object_is_type(v, json_type_object)
+		       ? (size_t)json_object_object_length(v)
+		       : 0;
+}
+
+static json_object *member(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static bool string_set(json_object *o, const char *key)
+{
+	const char *s = json_object_get_string(member(o, key));
+
+	return member(o, key) && s && *s;
+}
+
+/* Whether any element of EDITS' array KEY has a non-empty string FIELD. */
+static bool any_field(json_object *edits, const char *key, const char *field)
+{
+	for (size_t i = 0; i < array_len(edits, key); i++)
+		if (string_set(json_object_array_get_idx(member(edits, key), i), field))
+			return true;
+	return false;
+}
+
+enum { V030, V040, V050, V060, V070, V110 };
+static const char *const version_names[] = {"0.3.0", "0.4.0", "0.5.0", "0.6.0", "0.7.0", "1.1.0"};
+
+/* What one containerEdits needs (specs-go/version.go: requiresV040 ... requiresV110). */
+static int edits_need(json_object *edits)
+{
+	json_object *rdt = member(edits, "intelRdt");
+
+	if (array_len(edits, "netDevices") > 0 ||
+	    (rdt &&
+	     (member(rdt, "schemata") || json_object_get_boolean(member(rdt, "enableMonitoring")))))
+		return V110;
+	if (rdt || array_len(edits, "additionalGids") > 0)
+		return V070;
+	if (any_field(edits, "deviceNodes", "hostPath"))
+		return V050;
+	if (any_field(edits, "mounts", "type"))
+		return V040;
+	return V030;
+}
+
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+const char *cdi_min_version_of(const char *json)
+{
+	_cleanup_(json_object_putp) json_object *spec = json_tokener_parse(json);
+	json_object *devices = member(spec, "devices");
+	const char *kind = json_object_get_string(member(spec, "kind")), *class;
+	int need;
+
+	if (!spec)
+		return version_names[V030];
+	need = edits_need(member(spec, "containerEdits"));
+	if (object_len(spec, "annotations") > 0)
+		need = MAX(need, V060);
+	class = kind ? strchr(kind, '/') : NULL;
+	if (class && strchr(class + 1, '.'))
+		need = MAX(need, V060);
+	for (size_t i = 0; i < array_len(spec, "devices"); i++) {
+		json_object *d = json_object_array_get_idx(devices, i);
+		const char *name = json_object_get_string(member(d, "name"));
+
+		need = MAX(need, edits_need(member(d, "containerEdits")));
+		if (object_len(d, "annotations") > 0)
+			need = MAX(need, V060);
+		if (name && isdigit((unsigned char)name[0]))
+			need = MAX(need, V050);
+	}
+	return version_names[need];
+}
+
+/* ---- the spec ---------------------------------------------------------------------- */
 
 static json_object *node(const char *path)
 {
@@ -39,24 +155,45 @@ static json_object *device(const char *name, json_object *nodes)
 	return d;
 }
 
+static json_object *strings(const char *const *v)
+{
+	json_object *a = json_object_new_array();
+
+	for (; *v; v++)
+		json_object_array_add(a, json_object_new_string(*v));
+	return a;
+}
+
 static json_object *mount(const char *host, const char *container)
 {
-	json_object *m = json_object_new_object(), *opts = json_object_new_array();
+	json_object *m = json_object_new_object();
 
-	for (const char *const *o = (const char *const[]){"ro", "nosuid", "nodev", "bind", NULL};
-	     *o; o++)
-		json_object_array_add(opts, json_object_new_string(*o));
 	json_object_object_add(m, "hostPath", json_object_new_string(host));
 	json_object_object_add(m, "containerPath", json_object_new_string(container));
-	json_object_object_add(m, "options", opts);
+	json_object_object_add(
+		m, "options",
+		strings((const char *const[]){"ro", "nosuid", "nodev", "bind", NULL}));
 	return m;
+}
+
+/* The ld-cache hook: helpers/cdi-hook.c says what it does with its arguments. */
+static json_object *ldcache_hook(const char *path, const char *folder)
+{
+	json_object *h = json_object_new_object();
+
+	json_object_object_add(h, "hookName", json_object_new_string("createContainer"));
+	json_object_object_add(h, "path", json_object_new_string(path));
+	json_object_object_add(h, "args",
+			       strings((const char *const[]){"nvidia-cdi-hook", "update-ldcache",
+							     "--folder", folder, NULL}));
+	return h;
 }
 
 static json_object *common_edits(const struct cdi_input *in)
 {
 	json_object *edits = json_object_new_object(), *nodes = json_object_new_array();
-	json_object *mounts = json_object_new_array(), *env = json_object_new_array();
-	char host[4096], ctr[4096], ld[4200];
+	json_object *mounts = json_object_new_array();
+	char host[4096], ctr[4096];
 
 	for (size_t i = 0; i < in->n_shared; i++)
 		json_object_array_add(nodes, node(in->shared_nodes[i]));
@@ -65,11 +202,15 @@ static json_object *common_edits(const struct cdi_input *in)
 		snprintf(ctr, sizeof(ctr), "%s/%s", in->container_dir, *sub);
 		json_object_array_add(mounts, mount(host, ctr));
 	}
-	snprintf(ld, sizeof(ld), "LD_LIBRARY_PATH=%s/lib64", in->container_dir);
-	json_object_array_add(env, json_object_new_string(ld));
-	json_object_object_add(edits, "env", env);
 	json_object_object_add(edits, "deviceNodes", nodes);
 	json_object_object_add(edits, "mounts", mounts);
+	if (in->hook_path) {
+		json_object *hooks = json_object_new_array();
+
+		snprintf(ctr, sizeof(ctr), "%s/lib64", in->container_dir);
+		json_object_array_add(hooks, ldcache_hook(in->hook_path, ctr));
+		json_object_object_add(edits, "hooks", hooks);
+	}
 	return edits;
 }
 
@@ -77,6 +218,7 @@ char *cdi_render(const struct cdi_input *in)
 {
 	_cleanup_(json_object_putp) json_object *spec = json_object_new_object();
 	json_object *devices = json_object_new_array(), *all = json_object_new_array();
+	const char *text;
 	char name[16];
 
 	for (size_t i = 0; i < in->n_gpus; i++) {
@@ -94,13 +236,222 @@ char *cdi_render(const struct cdi_input *in)
 		json_object_array_add(all, gpu_node(in->gpus[i].minor));
 	}
 	json_object_array_add(devices, device("all", all));
-	json_object_object_add(spec, "cdiVersion", json_object_new_string(CDI_VERSION));
-	json_object_object_add(spec, "kind", json_object_new_string(CDI_KIND));
+	/* A placeholder first, so that the key leads the file; the content decides it. */
+	json_object_object_add(spec, "cdiVersion", json_object_new_string(""));
+	json_object_object_add(spec, "kind",
+			       json_object_new_string(in->kind ? in->kind : CDI_KIND));
 	json_object_object_add(spec, "devices", devices);
 	json_object_object_add(spec, "containerEdits", common_edits(in));
+	text = json_object_to_json_string(spec);
+	json_object_object_add(spec, "cdiVersion",
+			       json_object_new_string(cdi_min_version_of(text)));
 	return strdup(json_object_to_json_string_ext(spec, JSON_C_TO_STRING_PRETTY |
 								   JSON_C_TO_STRING_SPACED |
 								   JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+/* ---- other producers --------------------------------------------------------------- */
+
+/* A YAML scalar as written after "kind:": quotes and a trailing comment dropped. */
+static int yaml_scalar(const char *p, const char *end, char *ret, size_t size)
+{
+	const char *q;
+	size_t n;
+
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (p < end && (*p == '"' || *p == '\'')) {
+		q = memchr(p + 1, *p, (size_t)(end - p - 1));
+		if (!q)
+			return -1;
+		p++;
+	} else {
+		for (q = p; q < end && *q != '#' && *q != '\r'; q++)
+			;
+		while (q > p && (q[-1] == ' ' || q[-1] == '\t'))
+			q--;
+	}
+	n = (size_t)(q - p);
+	if (n == 0 || n >= size)
+		return -1;
+	memcpy(ret, p, n);
+	ret[n] = '\0';
+	return 0;
+}
+
+int cdi_spec_kind(const char *text, size_t len, bool yaml, char *ret, size_t size)
+{
+	if (!yaml) {
+		_cleanup_(json_object_putp) json_object *o = json_tokener_parse(text);
+		const char *k = json_object_get_string(member(o, "kind"));
+
+		if (!o || !json_object_is_type(member(o, "kind"), json_type_string) ||
+		    strlen(k) >= size)
+			return -1;
+		snprintf(ret, size, "%s", k);
+		return 0;
+	}
+	/* YAML: the top-level mapping's "kind" (a line that starts with it, unindented). */
+	for (const char *p = text, *end = text + len; p < end;) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+
+		if (!eol)
+			eol = end;
+		if ((size_t)(eol - p) > 5 && strncmp(p, "kind:", 5) == 0)
+			return yaml_scalar(p + 5, eol, ret, size);
+		p = eol + 1;
+	}
+	return -1;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* Whether TEXT (a spec of ours or not) mounts something from under INSTALL_DIR. */
+static bool mounts_from(const char *text, const char *install_dir)
+{
+	_cleanup_(json_object_putp) json_object *o = json_tokener_parse(text);
+	json_object *edits = member(o, "containerEdits"), *mounts = member(edits, "mounts");
+	size_t n = strlen(install_dir);
+
+	for (size_t i = 0; i < array_len(edits, "mounts"); i++) {
+		const char *h = json_object_get_string(
+			member(json_object_array_get_idx(mounts, i), "hostPath"));
+
+		if (h && strncmp(h, install_dir, n) == 0 && h[n] == '/')
+			return true;
+	}
+	return false;
+}
+
+/* Whether file NAME in DIR (host path) is our spec: ours by name, or by content. */
+static bool is_ours(const char *dir, const char *cdi_dir, const char *install_dir, const char *name,
+		    const char *text)
+{
+	if (strcmp(dir, cdi_dir) != 0)
+		return false;
+	if (strcmp(name, CDI_FILE) == 0)
+		return true;
+	return strcmp(name, CDI_LEGACY_FILE) == 0 && mounts_from(text, install_dir);
+}
+
+int cdi_find_other(int root_fd, const char *cdi_dir, const char *install_dir, const char *kind,
+		   char *ret, size_t size)
+{
+	const char *dirs[] = {CDI_STATIC_DIR, CDI_DYNAMIC_DIR, cdi_dir};
+
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		struct err e;
+		int fd = fs_dir_in_root(root_fd, dirs[i], false, &e);
+		struct dirent *de;
+		DIR *d;
+
+		if (fd < 0)
+			continue;
+		d = fdopendir(fd);
+		if (!d) {
+			close(fd);
+			continue;
+		}
+		while ((de = readdir(d))) {
+			bool yaml = has_suffix(de->d_name, ".yaml");
+			_cleanup_free_ char *text = NULL;
+			char k[256];
+			size_t len;
+
+			if (!yaml && !has_suffix(de->d_name, ".json"))
+				continue;
+			if (fs_read_at(dirfd(d), de->d_name, 1 << 20, &text, &len, &e) < 0 ||
+			    cdi_spec_kind(text, len, yaml, k, sizeof(k)) < 0 ||
+			    strcmp(k, kind) != 0 ||
+			    is_ours(dirs[i], cdi_dir, install_dir, de->d_name, text))
+				continue;
+			snprintf(ret, size, "%s/%s", dirs[i], de->d_name);
+			closedir(d);
+			return 1;
+		}
+		closedir(d);
+	}
+	return 0;
+}
+
+int cdi_set_aside(int root_fd, const char *path, struct err *e)
+{
+	char aside[4200];
+	_cleanup_close_ int fd = -1;
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *dir = strndup(path, slash ? (size_t)(slash - path) : 0);
+
+	if (!dir || !slash)
+		return err_set(e, EXIT_UNEXPECTED, "cdi: bad path '%s'", path);
+	fd = fs_dir_in_root(root_fd, *dir ? dir : "/", false, e);
+	if (fd < 0)
+		return err_wrap(e, "cdi");
+	snprintf(aside, sizeof(aside), "%s%s", slash + 1, CDI_SET_ASIDE);
+	if (renameat(fd, slash + 1, fd, aside) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "cdi: set %s aside", path);
+	return 0;
+}
+
+int cdi_restore_set_aside(int root_fd, const char *cdi_dir, struct err *e)
+{
+	const char *dirs[] = {CDI_STATIC_DIR, CDI_DYNAMIC_DIR, cdi_dir};
+
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		int fd = fs_dir_in_root(root_fd, dirs[i], false, e);
+		struct dirent *de;
+		DIR *d;
+
+		err_clear(e);
+		if (fd < 0 || !(d = fdopendir(fd))) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		while ((de = readdir(d))) {
+			char orig[NAME_MAX + 1];
+			size_t n = strlen(de->d_name), m = strlen(CDI_SET_ASIDE);
+
+			if (n <= m || !has_suffix(de->d_name, CDI_SET_ASIDE))
+				continue;
+			snprintf(orig, sizeof(orig), "%.*s", (int)(n - m), de->d_name);
+			/* RENAME_NOREPLACE: a spec written since then stays; ours is not the judge. */
+			if (renameat2(dirfd(d), de->d_name, dirfd(d), orig, RENAME_NOREPLACE) < 0 &&
+			    errno != EEXIST) {
+				int saved = errno;
+
+				closedir(d);
+				return err_errno(e, EXIT_UNEXPECTED, saved, "cdi: restore %s/%s",
+						 dirs[i], orig);
+			}
+		}
+		closedir(d);
+	}
+	return 0;
+}
+
+/* ---- our file ---------------------------------------------------------------------- */
+
+/* Removes DIR's legacy spec when it is ours (mounts from INSTALL_DIR). */
+static int remove_legacy(int dir, const char *cdi_dir, const char *install_dir, struct err *e)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+
+	if (fs_read_at(dir, CDI_LEGACY_FILE, 1 << 20, &text, &len, e) < 0) {
+		err_clear(e);
+		return 0;
+	}
+	if (!mounts_from(text, install_dir))
+		return 0;
+	if (unlinkat(dir, CDI_LEGACY_FILE, 0) < 0 && errno != ENOENT)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "cdi: remove %s/%s", cdi_dir,
+				 CDI_LEGACY_FILE);
+	return 0;
 }
 
 int cdi_write(int root_fd, const char *cdi_dir, const struct cdi_input *in, struct err *e)
@@ -114,6 +465,8 @@ int cdi_write(int root_fd, const char *cdi_dir, const struct cdi_input *in, stru
 	dir = fs_dir_in_root(root_fd, cdi_dir, true, e);
 	if (dir < 0)
 		return err_wrap(e, "cdi");
+	if (remove_legacy(dir, cdi_dir, in->install_dir, e) < 0)
+		return -1;
 	if (fs_read_at(dir, CDI_FILE, 1 << 20, &old, &len, e) == 0 && strcmp(old, text) == 0)
 		return 0;
 	err_clear(e);
@@ -122,7 +475,7 @@ int cdi_write(int root_fd, const char *cdi_dir, const struct cdi_input *in, stru
 	return 1;
 }
 
-int cdi_remove(int root_fd, const char *cdi_dir, struct err *e)
+int cdi_remove(int root_fd, const char *cdi_dir, const char *install_dir, struct err *e)
 {
 	_cleanup_close_ int dir = fs_dir_in_root(root_fd, cdi_dir, false, e);
 
@@ -130,6 +483,8 @@ int cdi_remove(int root_fd, const char *cdi_dir, struct err *e)
 		err_clear(e);
 		return 0;
 	}
+	if (remove_legacy(dir, cdi_dir, install_dir, e) < 0)
+		return -1;
 	if (unlinkat(dir, CDI_FILE, 0) < 0 && errno != ENOENT)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "cdi: remove %s/%s", cdi_dir, CDI_FILE);
 	return 0;

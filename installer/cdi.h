@@ -1,9 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The CDI spec (Container Device Interface, cdiVersion 0.6.0) for kind
- * nvidia.com/gpu: one device per GPU by index and by UUID, and "all"; the
+ * The CDI spec (Container Device Interface) for our kind (nvidia.com/gpu unless
+ * told otherwise): one device per GPU by index and by UUID, and "all"; the
  * shared device nodes; the driver's lib64/ and bin/ mounted read-only at the
- * container dir, as GKE's device plugin presents them.
+ * container dir, as GKE's device plugin presents them; and a createContainer
+ * hook, shipped in the install dir, that adds lib64/ to the container's ld
+ * cache (docs/design.md, "Libraries in containers"). No environment: a
+ * workload's own LD_LIBRARY_PATH is left as it is.
+ *
+ * cdiVersion is the lowest the content needs, by the CDI library's rule, so
+ * that a runtime vendoring an older library (podman 4.3, containerd 1.7)
+ * accepts it.
  */
 #pragma once
 
@@ -13,7 +20,11 @@
 #include "util/err.h"
 
 #define CDI_KIND "nvidia.com/gpu"
-#define CDI_FILE "nvidia.json"
+#define CDI_FILE "nvidia-driver-installer.json"
+/* What versions before this one wrote: removed when its content proves it ours. */
+#define CDI_LEGACY_FILE "nvidia.json"
+/* Another producer's spec, set aside by --cdi-replace, gets this suffix. */
+#define CDI_SET_ASIDE ".replaced-by-nvidia-driver-installer"
 #define CDI_MAX_GPUS 16
 
 struct cdi_gpu {
@@ -22,22 +33,57 @@ struct cdi_gpu {
 };
 
 struct cdi_input {
+	const char *kind;
 	const char *install_dir;   /* host path */
 	const char *container_dir; /* where workloads see it */
+	const char *hook_path;	   /* host path of the ld-cache hook; NULL: none */
 	struct cdi_gpu gpus[CDI_MAX_GPUS];
 	size_t n_gpus;
 	const char *shared_nodes[8]; /* /dev paths every device needs: nvidiactl, nvidia-uvm, ... */
 	size_t n_shared;
 };
 
+/* Whether KIND is a CDI kind ("vendor/class", the CDI library's character rules). */
+bool cdi_kind_is_valid(const char *kind);
+
+/*
+ * The lowest cdiVersion whose rules admit the spec JSON (an object), as the CDI
+ * library's MinimumRequiredVersion computes it: "0.3.0" ... "1.1.0".
+ */
+const char *cdi_min_version_of(const char *json);
+
 /* The spec as JSON; malloc'd, NULL on ENOMEM. */
 char *cdi_render(const struct cdi_input *in);
 
 /*
- * Writes CDI_DIR/nvidia.json under root_fd atomically, only when it changes.
- * Returns 1 when written, 0 when unchanged, -1 on error.
+ * The CDI directories runtimes read (the CDI library's defaults, lowest
+ * priority first), and the kind a spec file declares: JSON's or YAML's top-level
+ * "kind". Returns 0 with ret (size bytes) filled, or -1 when TEXT declares none.
+ */
+#define CDI_STATIC_DIR "/etc/cdi"
+#define CDI_DYNAMIC_DIR "/var/run/cdi"
+int cdi_spec_kind(const char *text, size_t len, bool yaml, char *ret, size_t size);
+
+/*
+ * Another producer's spec of KIND on the node: the first *.json or *.yaml in
+ * /etc/cdi, /var/run/cdi and CDI_DIR (under root_fd) that declares KIND and is
+ * not ours (CDI_DIR/CDI_FILE, or a legacy CDI_DIR/nvidia.json that mounts from
+ * INSTALL_DIR). Writes its host path to ret. Returns 1 found, 0 none.
+ */
+int cdi_find_other(int root_fd, const char *cdi_dir, const char *install_dir, const char *kind,
+		   char *ret, size_t size);
+
+/* Moves another producer's spec at host path PATH aside (PATH + CDI_SET_ASIDE). 0 or -1. */
+int cdi_set_aside(int root_fd, const char *path, struct err *e);
+
+/* Puts back what cdi_set_aside moved in the standard directories and CDI_DIR. 0 or -1. */
+int cdi_restore_set_aside(int root_fd, const char *cdi_dir, struct err *e);
+
+/*
+ * Writes CDI_DIR/CDI_FILE under root_fd atomically, only when it changes, and
+ * removes a legacy spec of ours. Returns 1 when written, 0 when unchanged, -1.
  */
 int cdi_write(int root_fd, const char *cdi_dir, const struct cdi_input *in, struct err *e);
 
-/* Removes the spec. Returns 0 or -1. */
-int cdi_remove(int root_fd, const char *cdi_dir, struct err *e);
+/* Removes our spec (and a legacy one of ours). Returns 0 or -1. */
+int cdi_remove(int root_fd, const char *cdi_dir, const char *install_dir, struct err *e);

@@ -370,6 +370,8 @@ int config_run(const struct config *c, struct err *e)
 	BOOL("no_unload_conflicts", c->no_unload_conflicts);
 	STR("kernel_keyring_cert", c->kernel_keyring_cert);
 	STR("cdi_dir", c->cdi_dir);
+	STR("cdi_kind", c->cdi_kind);
+	BOOL("cdi_replace", c->cdi_replace);
 	STR("metrics_file", c->metrics_file);
 	STRV("host_mounts", &c->host_mounts);
 	BOOL("skip_verify", c->skip_verify);

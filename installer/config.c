@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cdi.h"
 #include "config.h"
 #include "repo.h"
 
@@ -136,6 +137,8 @@ static const struct env_var {
 	{"NVIDIA_KERNEL_KEYRING_CERT", ENV_STRING, offsetof(struct config, kernel_keyring_cert), 0,
 	 0},
 	{"NVIDIA_CDI_DIR", ENV_STRING, offsetof(struct config, cdi_dir), 0, 0},
+	{"NVIDIA_CDI_KIND", ENV_STRING, offsetof(struct config, cdi_kind), 0, 0},
+	{"NVIDIA_CDI_REPLACE", ENV_BOOL, offsetof(struct config, cdi_replace), 0, 0},
 	{"NVIDIA_METRICS_FILE", ENV_STRING, offsetof(struct config, metrics_file), 0, 0},
 	{"NVIDIA_HOST_MOUNT", ENV_LIST, offsetof(struct config, host_mounts), 0, 0},
 	{"NVIDIA_SKIP_VERIFY", ENV_BOOL, offsetof(struct config, skip_verify), 0, 0},
@@ -222,7 +225,8 @@ int config_init(struct config *c, struct err *e)
 	    config_set(&c->install_dir, DEFAULT_INSTALL_DIR, e) < 0 ||
 	    config_set(&c->container_dir, DEFAULT_CONTAINER_DIR, e) < 0 ||
 	    config_set(&c->cache_dir, DEFAULT_CACHE_DIR, e) < 0 ||
-	    config_set(&c->cdi_dir, DEFAULT_CDI_DIR, e) < 0)
+	    config_set(&c->cdi_dir, DEFAULT_CDI_DIR, e) < 0 ||
+	    config_set(&c->cdi_kind, CDI_KIND, e) < 0)
 		return -1;
 	return config_from_env(c, e);
 }
@@ -242,6 +246,7 @@ void config_done(struct config *c)
 	strv_clear(&c->module_args);
 	free(c->kernel_keyring_cert);
 	free(c->cdi_dir);
+	free(c->cdi_kind);
 	free(c->metrics_file);
 	free(c->ca_file);
 	strv_clear(&c->host_mounts);
@@ -326,6 +331,12 @@ int config_validate(const struct config *c, struct err *e)
 			       c->kernel_release);
 	if (c->root[0] != '/')
 		return err_set(e, EXIT_USAGE, "--root '%s' must be an absolute path", c->root);
+	if (!cdi_kind_is_valid(c->cdi_kind))
+		return err_set(
+			e, EXIT_USAGE,
+			"--cdi-kind '%s' is not a CDI kind: VENDOR/CLASS, each starting with a "
+			"letter, ending with a letter or digit, of letters, digits, '-', '_', '.'",
+			c->cdi_kind);
 	if (check_host_path("--install-dir", c->install_dir, e) < 0 ||
 	    check_host_path("--container-dir", c->container_dir, e) < 0 ||
 	    check_host_path("--cache-dir", c->cache_dir, e) < 0 ||

@@ -50,6 +50,8 @@ struct config {
 	char *kernel_keyring_cert;
 	bool no_unload_conflicts;
 	char *cdi_dir;
+	char *cdi_kind;		 /* the CDI kind our spec declares */
+	bool cdi_replace;	 /* set aside another producer's spec of that kind */
 	char *metrics_file;	 /* host path of a Prometheus textfile, or NULL */
 	struct strv host_mounts; /* more host paths to bind the install dir onto */
 	bool skip_verify;

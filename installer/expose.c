@@ -10,6 +10,7 @@
 #include "cdi.h"
 #include "devnodes.h"
 #include "expose.h"
+#include "helpers.h"
 #include "kmods.h"
 #include "ldcache.h"
 #include "mounts.h"
@@ -54,14 +55,52 @@ static void cdi_gpus(int root_fd, const struct nvml_report *r, struct cdi_input 
 	(void)root_fd;
 }
 
-static int publish_cdi(const struct config *c, int root_fd, const struct nvml_report *r,
-		       struct err *e)
+/*
+ * Another producer's spec of our kind on the node (NVIDIA Container Toolkit's
+ * `nvidia-ctk cdi generate`): two specs defining nvidia.com/gpu=0 conflict, and a
+ * runtime then drops the device for every container. By default the node is
+ * left to the other producer (ours withdrawn, a warning); --cdi-replace sets
+ * theirs aside; --cdi-kind writes ours under a kind of its own.
+ * Returns 1 when ours is to be written, 0 when not, -1 on error.
+ */
+static int cdi_yield(const struct config *c, int root_fd, struct err *e)
+{
+	char other[4200];
+
+	while (cdi_find_other(root_fd, c->cdi_dir, c->install_dir, c->cdi_kind, other,
+			      sizeof(other)) == 1) {
+		if (!c->cdi_replace) {
+			log_kv(LOG_WARN, "cdi",
+			       "another producer's CDI spec declares our kind: not writing ours, "
+			       "the node's devices are theirs",
+			       "spec", other, "kind", c->cdi_kind, "fix",
+			       "--cdi-kind for a kind of our own, or --cdi-replace to set theirs "
+			       "aside",
+			       LOG_END);
+			return cdi_remove(root_fd, c->cdi_dir, c->install_dir, e) < 0 ? -1 : 0;
+		}
+		if (cdi_set_aside(root_fd, other, e) < 0)
+			return -1;
+		log_kv(LOG_WARN, "cdi", "another producer's CDI spec set aside (--cdi-replace)",
+		       "spec", other, "now", CDI_SET_ASIDE, LOG_END);
+	}
+	return 1;
+}
+
+static int publish_cdi(const struct config *c, int root_fd, int install_fd,
+		       const struct nvml_report *r, struct err *e)
 {
 	static const char *const shared[] = {"/dev/nvidiactl", "/dev/nvidia-uvm",
 					     "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset"};
-	struct cdi_input in = {.install_dir = c->install_dir, .container_dir = c->container_dir};
-	int w;
+	char hook[PATH_MAX + 64];
+	struct cdi_input in = {.kind = c->cdi_kind,
+			       .install_dir = c->install_dir,
+			       .container_dir = c->container_dir,
+			       .hook_path = hook};
+	int w = cdi_yield(c, root_fd, e);
 
+	if (w <= 0)
+		return w;
 	for (size_t i = 0; i < ARRAY_SIZE(shared); i++) {
 		struct err ie;
 		_cleanup_close_ int fd = fs_open_in_root(root_fd, shared[i], O_PATH, 0, 0, &ie);
@@ -70,11 +109,16 @@ static int publish_cdi(const struct config *c, int root_fd, const struct nvml_re
 			in.shared_nodes[in.n_shared++] = shared[i];
 	}
 	cdi_gpus(root_fd, r, &in);
+	/* The hook the spec names is there before the spec is. */
+	if (helpers_install(install_fd, e) < 0)
+		return -1;
+	snprintf(hook, sizeof(hook), "%s/" HELPERS_DIR "/" HELPER_CDI_HOOK,
+		 strcmp(c->install_dir, "/") == 0 ? "" : c->install_dir);
 	w = cdi_write(root_fd, c->cdi_dir, &in, e);
 	if (w < 0)
 		return -1;
 	log_kv(LOG_INFO, "cdi", w ? "CDI spec written" : "CDI spec unchanged", "file", c->cdi_dir,
-	       "devices", U64(in.n_gpus), LOG_END);
+	       "kind", c->cdi_kind, "devices", U64(in.n_gpus), LOG_END);
 	return 0;
 }
 
@@ -144,7 +188,7 @@ int expose_run(const struct config *c, int root_fd, int install_fd, const struct
 		readiness_remove(root_fd);
 		return -1;
 	}
-	if (publish_cdi(c, root_fd, verified ? &r : NULL, e) < 0 ||
+	if (publish_cdi(c, root_fd, fresh_fd, verified ? &r : NULL, e) < 0 ||
 	    labels_write(root_fd, version, verified ? &r : NULL, h->n_gpus, e) < 0 ||
 	    readiness_write(root_fd, c->install_dir, version, e) < 0)
 		return -1;
@@ -156,7 +200,9 @@ int expose_run(const struct config *c, int root_fd, int install_fd, const struct
 
 int expose_withdraw_notices(const struct config *c, int root_fd, struct err *e)
 {
-	if (nodeinfo_remove(root_fd, e) < 0 || cdi_remove(root_fd, c->cdi_dir, e) < 0)
+	if (nodeinfo_remove(root_fd, e) < 0 ||
+	    cdi_remove(root_fd, c->cdi_dir, c->install_dir, e) < 0 ||
+	    cdi_restore_set_aside(root_fd, c->cdi_dir, e) < 0)
 		return err_wrap(e, "uninstall");
 	return 0;
 }

@@ -63,6 +63,8 @@ enum opt_id {
 	O_NO_UNLOAD_CONFLICTS,
 	O_KEYRING_CERT,
 	O_CDI_DIR,
+	O_CDI_KIND,
+	O_CDI_REPLACE,
 	O_METRICS_FILE,
 	O_HOST_MOUNT,
 	O_SKIP_VERIFY,
@@ -137,6 +139,14 @@ static const struct opt opts[] = {
 	 C_INSTALL | C_STATUS | C_UNINSTALL | C_DOCTOR,
 	 "PATH",
 	 "host dir of the CDI spec (NVIDIA_CDI_DIR, default /var/run/cdi)"},
+	{{"cdi-kind", required_argument, NULL, O_CDI_KIND},
+	 C_INSTALL | C_STATUS | C_DOCTOR,
+	 "KIND",
+	 "the spec's CDI kind (NVIDIA_CDI_KIND, default nvidia.com/gpu)"},
+	{{"cdi-replace", no_argument, NULL, O_CDI_REPLACE},
+	 C_INSTALL,
+	 NULL,
+	 "set aside another producer's spec of that kind (NVIDIA_CDI_REPLACE=1)"},
 	{{"host-mount", required_argument, NULL, O_HOST_MOUNT},
 	 C_INSTALL,
 	 "PATH",
@@ -303,6 +313,11 @@ static int apply(struct config *c, int id, const char *arg, struct err *e)
 		return config_set(&c->kernel_keyring_cert, arg, e);
 	case O_CDI_DIR:
 		return config_set(&c->cdi_dir, arg, e);
+	case O_CDI_KIND:
+		return config_set(&c->cdi_kind, arg, e);
+	case O_CDI_REPLACE:
+		c->cdi_replace = true;
+		return 0;
 	case O_METRICS_FILE:
 		return config_set(&c->metrics_file, arg, e);
 	case O_HOST_MOUNT:

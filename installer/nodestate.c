@@ -175,6 +175,9 @@ int nodestate_collect(const struct config *c, int root_fd, struct nodestate *s, 
 	s->ld_ok = ldcache_has(root_fd, c->install_dir, "libcuda.so.1");
 	snprintf(path, sizeof(path), "%s/%s", c->cdi_dir, CDI_FILE);
 	s->cdi_present = exists(root_fd, path);
+	if (cdi_find_other(root_fd, c->cdi_dir, c->install_dir, c->cdi_kind, s->cdi_other,
+			   sizeof(s->cdi_other)) != 1)
+		s->cdi_other[0] = '\0';
 	s->labels_present = exists(root_fd, LABELS_FILE);
 	s->ready_present = exists(root_fd, READY_FILE);
 	return 0;

@@ -49,6 +49,7 @@ struct nodestate {
 	char firmware_how[128];
 	bool ld_ok; /* the host's ld cache lists libcuda.so.1 in the install dir */
 	bool cdi_present, labels_present, ready_present;
+	char cdi_other[4200]; /* another producer's spec of our CDI kind, or "" */
 
 	bool nvml_ok;
 	struct nvml_report nvml;

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "publish.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -596,7 +597,7 @@ int publish_remove(struct installdir *d, struct err *e)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "uninstall: remove '%s'", CURRENT);
 	if (fsync(d->fd) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "uninstall: fsync");
-	if (fs_rm_rf_at(d->fd, VERSIONS, e) < 0 ||
+	if (fs_rm_rf_at(d->fd, VERSIONS, e) < 0 || helpers_remove(d->fd, e) < 0 ||
 	    cleanup_dir(d->fd, doomed_leftover, NULL, "removing a leftover", e) < 0)
 		return err_wrap(e, "uninstall");
 	return 0;

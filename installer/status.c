@@ -134,6 +134,7 @@ static void status_json(const struct config *c, const struct nodestate *s, const
 	}
 	snprintf(cdi, sizeof(cdi), "%s/%s", c->cdi_dir, CDI_FILE);
 	json_object_object_add(o, "cdi_spec", file_json(cdi, s->cdi_present));
+	json_object_object_add(o, "cdi_conflict", str_or_null(s->cdi_other));
 	json_object_object_add(o, "labels", file_json(LABELS_FILE, s->labels_present));
 	json_object_object_add(o, "ready", json_object_new_boolean(s->ready_present));
 	json_object_object_add(o, "nvml", nvml_json(s));
@@ -179,6 +180,10 @@ static void status_text(const struct config *c, const struct nodestate *s, const
 	printf("%s\n", s->n_nodes ? "" : " none");
 	printf("cdi_spec:       %s/%s (%s)\n", c->cdi_dir, CDI_FILE,
 	       s->cdi_present ? "present" : "absent");
+	if (s->cdi_other[0])
+		printf("cdi_conflict:   %s, another producer's, declares %s: the node's devices "
+		       "are theirs (--cdi-kind or --cdi-replace)\n",
+		       s->cdi_other, c->cdi_kind);
 	printf("labels:         %s (%s)\n", LABELS_FILE, s->labels_present ? "present" : "absent");
 	printf("ready:          %s\n", s->ready_present ? "yes" : "no");
 	if (s->nvml_ok) {

@@ -94,10 +94,10 @@ cat "$W/status.json"
 step "doctor"
 cat "$W/doctor.txt"
 step "CDI spec"
-cat "$W/root/var/run/cdi/nvidia.json" 2>/dev/null || echo "(none written)"
+cat "$W/root/var/run/cdi/nvidia-driver-installer.json" 2>/dev/null || echo "(none written)"
 step "Summary"
 cat "$W/install.rc"
-python3 - "$W/status.json" "$W/root/var/run/cdi/nvidia.json" <<'PY' || true
+python3 - "$W/status.json" "$W/root/var/run/cdi/nvidia-driver-installer.json" <<'PY' || true
 import json, os, sys
 s = json.load(open(sys.argv[1]))
 n = s.get("nvml") or {}

@@ -19,7 +19,7 @@ ldconfig -r "$T/root" -p | grep -q "libnvidia-ml.so.1 .*=> /home/kubernetes/bin/
     fail "ld cache lacks libnvidia-ml.so.1"
 
 # CDI: valid, with the GPUs by index, by UUID and all.
-spec="$T/root/var/run/cdi/nvidia.json"
+spec="$T/root/var/run/cdi/nvidia-driver-installer.json"
 schema=$(cdi_schema_dir)
 if [ -n "$schema" ]; then
     python3 "$SRC/tests/tools/validate-cdi.py" "$schema" "$spec"
@@ -32,7 +32,8 @@ fi
 python3 - "$spec" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
-assert s["kind"] == "nvidia.com/gpu" and s["cdiVersion"] == "0.6.0", s
+# Device names that start with a digit are what the content needs most (CDI 0.5.0).
+assert s["kind"] == "nvidia.com/gpu" and s["cdiVersion"] == "0.5.0", s
 names = [d["name"] for d in s["devices"]]
 assert names == ["0", "GPU-00000000-0000-0000-0000-000000000000", "1",
                  "GPU-00000000-0000-0000-0000-000000000001", "all"], names
@@ -45,8 +46,19 @@ assert [n["path"] for n in common["deviceNodes"]] == ["/dev/nvidiactl", "/dev/nv
 mounts = {m["containerPath"]: m["hostPath"] for m in common["mounts"]}
 assert mounts == {"/usr/local/nvidia/lib64": "/home/kubernetes/bin/nvidia/lib64",
                   "/usr/local/nvidia/bin": "/home/kubernetes/bin/nvidia/bin"}, mounts
-assert "LD_LIBRARY_PATH=/usr/local/nvidia/lib64" in common["env"]
+# No environment: the workload's LD_LIBRARY_PATH is its own. The ld-cache hook instead.
+assert "env" not in common, common
+assert common["hooks"] == [{"hookName": "createContainer",
+    "path": "/home/kubernetes/bin/nvidia/.helpers/nvidia-cdi-hook",
+    "args": ["nvidia-cdi-hook", "update-ldcache", "--folder", "/usr/local/nvidia/lib64"]}], common
 PY
+# The hook and the ldconfig it runs are in the install dir, static (the host may be COS).
+for h in nvidia-cdi-hook ldconfig; do
+    f="$T/root/home/kubernetes/bin/nvidia/.helpers/$h"
+    [ -x "$f" ] || fail "$h not shipped in the install dir"
+    readelf -l "$f" >"$T/elf"
+    grep -q INTERP "$T/elf" && fail "$h is not static"
+done
 
 # Labels, as GFD names them.
 labels="$T/root/etc/kubernetes/node-feature-discovery/features.d/nvidia-driver"
@@ -105,7 +117,8 @@ grep -qx "nvidia.com/cuda.runtime-version.full=12.4" "$labels" || fail "labels a
 
 # Uninstall: everything it published goes.
 expect_rc 0 uninstall
-for f in "$spec" "$labels" "$ready" "$T/root/etc/ld.so.conf.d/nvidia.conf"; do
+for f in "$spec" "$labels" "$ready" "$T/root/etc/ld.so.conf.d/nvidia.conf" \
+    "$T/root/home/kubernetes/bin/nvidia/.helpers"; do
     [ ! -e "$f" ] || fail "$f left after uninstall"
 done
 ldconfig -r "$T/root" -p | grep -q "libcuda.so.1" && fail "ld cache still lists libcuda"

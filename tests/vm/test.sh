@@ -42,8 +42,8 @@ published() {
     check smi-runs sh -c '/home/kubernetes/bin/nvidia/bin/nvidia-smi | grep -q "Driver Version"'
     check ld-cache sh -c '/sbin/ldconfig -p | grep -q "libcuda.so.1 .*/home/kubernetes/bin/nvidia/lib64/libcuda.so.1"'
     check nvml err_has "verify: GPU (index=0 name=NVIDIA stand-in GPU uuid=GPU-5a5a5a5a"
-    check cdi grep -q '"name": "GPU-5a5a5a5a-0000-0000-0000-000000000001"' /var/run/cdi/nvidia.json
-    check cdi-nodes grep -q '"path": "/dev/nvidia-uvm-tools"' /var/run/cdi/nvidia.json
+    check cdi grep -q '"name": "GPU-5a5a5a5a-0000-0000-0000-000000000001"' /var/run/cdi/nvidia-driver-installer.json
+    check cdi-nodes grep -q '"path": "/dev/nvidia-uvm-tools"' /var/run/cdi/nvidia-driver-installer.json
     check labels grep -qx "nvidia.com/gpu.count=2" /etc/kubernetes/node-feature-discovery/features.d/nvidia-driver
     check ready grep -qx "NVIDIA_DRIVER_VERSION=$V_OLD" /run/nvidia/validations/driver-ready
     "$I" doctor --repo file:///repo --repo-key /keys/repo-pub.pem >/tmp/doctor 2>/tmp/doctor.err
@@ -108,7 +108,7 @@ main() {
     check uninstall rc_is 0
     check uninstall-unmounted sh -c '! grep -q " /home/kubernetes/bin/nvidia " /proc/self/mountinfo'
     check uninstall-unready [ ! -e /run/nvidia/validations/driver-ready ]
-    check uninstall-cdi [ ! -e /var/run/cdi/nvidia.json ]
+    check uninstall-cdi [ ! -e /var/run/cdi/nvidia-driver-installer.json ]
     check uninstall-unloaded no_nvidia
     check uninstall-nodes [ ! -e /dev/nvidiactl ]
     check uninstall-firmware-path [ -z "$(cat /sys/module/firmware_class/parameters/path)" ]
@@ -148,7 +148,7 @@ demo() {
         "$("$I" status --json | sed -n 's/.*"driver_version": *"\([0-9.]*\)".*/\1/p' | head -1)"
     echo "   device nodes:"
     ls -l /dev/nvidia* | sed 's/^/     /'
-    echo "   published: $(ls /var/run/cdi/nvidia.json /run/nvidia/validations/driver-ready \
+    echo "   published: $(ls /var/run/cdi/nvidia-driver-installer.json /run/nvidia/validations/driver-ready \
         /etc/kubernetes/node-feature-discovery/features.d/nvidia-driver 2>/dev/null | tr '\n' ' ')"
     echo "   doctor:"
     "$I" doctor 2>/dev/null | sed 's/^/     /'

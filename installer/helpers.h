@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The programs our CDI spec has the container runtime run on the host
+ * (installer/helpers/): nvidia-cdi-hook and the static ldconfig it runs. They
+ * belong to the installer, not to a driver version: the installer ships them
+ * beside itself (LIBEXEC below) and copies them into INSTALL_DIR/.helpers/,
+ * where the host can run them whatever its OS, before a spec names them.
+ */
+#pragma once
+
+#include <stddef.h>
+
+#include "util/err.h"
+
+#define HELPERS_DIR ".helpers"
+#define HELPER_CDI_HOOK "nvidia-cdi-hook"
+/*
+ * Where the installer finds them, relative to its own binary: DIR/libexec/... (a
+ * build tree: build/nvidia-driver-installer) or DIR/../libexec/... (an install:
+ * /usr/bin/nvidia-driver-installer).
+ */
+#define HELPERS_LIBEXEC "libexec/nvidia-driver-installer"
+
+/*
+ * Makes INSTALL_FD/.helpers/ hold this installer's helpers: each copied (atomically)
+ * when its size or time differs from ours. Returns 0, or -1 naming what is missing.
+ */
+int helpers_install(int install_fd, struct err *e);
+
+/* Removes INSTALL_FD/.helpers/. Returns 0 or -1. */
+int helpers_remove(int install_fd, struct err *e);

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The CDI spec against the CDI library's own rules: the minimum version
+ * (cncf-tags/container-device-interface, specs-go/version.go, requiresV040 ...
+ * requiresV110), kind names (pkg/parser/parser.go, validateVendorOrClassName),
+ * and how we find another producer's spec of our kind.
+ */
+#include "cmocka_prelude.h"
+#include "scratch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cdi.h"
+
+static void test_min_version(void **state)
+{
+	static const struct {
+		const char *spec, *want;
+	} cases[] = {
+		/* Nothing newer than the earliest supported version. */
+		{"{\"kind\":\"nvidia.com/gpu\",\"devices\":[{\"name\":\"all\",\"containerEdits\":"
+		 "{\"deviceNodes\":[{\"path\":\"/dev/nvidia0\"}]}}]}",
+		 "0.3.0"},
+		/* Empty collections are absent ones (Go's len()). */
+		{"{\"kind\":\"a/"
+		 "b\",\"annotations\":{},\"devices\":[{\"name\":\"x\",\"containerEdits\":"
+		 "{\"additionalGids\":[],\"netDevices\":[]}}]}",
+		 "0.3.0"},
+		/* v0.4.0: a mount's type. */
+		{"{\"kind\":\"a/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{}}],"
+		 "\"containerEdits\":{\"mounts\":[{\"hostPath\":\"/a\",\"containerPath\":\"/b\","
+		 "\"type\":\"bind\"}]}}",
+		 "0.4.0"},
+		/* v0.5.0: a device name that starts with a digit ... */
+		{"{\"kind\":\"a/b\",\"devices\":[{\"name\":\"0\",\"containerEdits\":{}}]}",
+		 "0.5.0"},
+		/* ... or a device node's hostPath, in a device's edits or the spec's. */
+		{"{\"kind\":\"a/"
+		 "b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"deviceNodes\":"
+		 "[{\"path\":\"/dev/a\",\"hostPath\":\"/dev/b\"}]}}]}",
+		 "0.5.0"},
+		{"{\"kind\":\"a/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{}}],"
+		 "\"containerEdits\":{\"deviceNodes\":[{\"path\":\"/dev/a\",\"hostPath\":\"/dev/"
+		 "b\"}]}}",
+		 "0.5.0"},
+		/* v0.6.0: annotations, on the spec or a device, or a dot in the class. */
+		{"{\"kind\":\"a/b\",\"annotations\":{\"k\":\"v\"},\"devices\":[{\"name\":\"0\","
+		 "\"containerEdits\":{}}]}",
+		 "0.6.0"},
+		{"{\"kind\":\"a/b\",\"devices\":[{\"name\":\"x\",\"annotations\":{\"k\":\"v\"},"
+		 "\"containerEdits\":{}}]}",
+		 "0.6.0"},
+		{"{\"kind\":\"example.com/"
+		 "gpu.shared\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{}}]}",
+		 "0.6.0"},
+		/* A dot in the vendor is no 0.6.0 feature. */
+		{"{\"kind\":\"example.com/"
+		 "gpu\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{}}]}",
+		 "0.3.0"},
+		/* v0.7.0: additional GIDs, an intelRdt. */
+		{"{\"kind\":\"a/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":"
+		 "{\"additionalGids\":[44]}}]}",
+		 "0.7.0"},
+		{"{\"kind\":\"a/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{}}],"
+		 "\"containerEdits\":{\"intelRdt\":{\"closID\":\"c\"}}}",
+		 "0.7.0"},
+		/* v1.1.0: intelRdt's schemata or monitoring, net devices. */
+		{"{\"kind\":\"a/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"intelRdt\":"
+		 "{\"schemata\":[\"L3:0=f\"]}}}]}",
+		 "1.1.0"},
+		{"{\"kind\":\"a/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"intelRdt\":"
+		 "{\"enableMonitoring\":true}}}]}",
+		 "1.1.0"},
+		{"{\"kind\":\"a/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{}}],"
+		 "\"containerEdits\":{\"netDevices\":[{\"hostInterfaceName\":\"e\",\"name\":\"n\"}]"
+		 "}}",
+		 "1.1.0"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const char *got = cdi_min_version_of(cases[i].spec);
+
+		if (strcmp(got, cases[i].want) != 0)
+			fail_msg("case %zu: %s, want %s: %s", i, got, cases[i].want, cases[i].spec);
+	}
+}
+
+static bool has(const char *text, const char *needle)
+{
+	return strstr(text, needle) != NULL;
+}
+
+static void test_render(void **state)
+{
+	struct cdi_input in = {.kind = CDI_KIND,
+			       .install_dir = "/home/kubernetes/bin/nvidia",
+			       .container_dir = "/usr/local/nvidia",
+			       .hook_path = "/home/kubernetes/bin/nvidia/.helpers/nvidia-cdi-hook",
+			       .gpus = {{.minor = 0, .uuid = "GPU-a"}, {.minor = 1, .uuid = ""}},
+			       .n_gpus = 2,
+			       .shared_nodes = {"/dev/nvidiactl"},
+			       .n_shared = 1};
+	char *s;
+
+	(void)state;
+	/* Devices "0" and "1": what podman 4.3's CDI library (0.5.x) accepts, not 0.6.0. */
+	s = cdi_render(&in);
+	assert_non_null(s);
+	assert_true(has(s, "\"cdiVersion\": \"0.5.0\""));
+	assert_true(has(s, "\"hookName\": \"createContainer\""));
+	assert_true(has(s, "\"update-ldcache\""));
+	assert_true(has(s, "\"--folder\""));
+	assert_true(has(s, "\"/home/kubernetes/bin/nvidia/.helpers/nvidia-cdi-hook\""));
+	assert_false(has(s, "LD_LIBRARY_PATH"));
+	assert_false(has(s, "\"env\""));
+	/* The version key leads the file, as every CDI producer writes it. */
+	assert_true(strncmp(s, "{\n  \"cdiVersion\"", 16) == 0);
+	free(s);
+
+	/* No GPU seen (no NVML): only "all", and nothing newer than 0.3.0 is needed. */
+	in.n_gpus = 0;
+	in.hook_path = NULL;
+	s = cdi_render(&in);
+	assert_true(has(s, "\"cdiVersion\": \"0.3.0\""));
+	assert_false(has(s, "hooks"));
+	free(s);
+
+	/* A kind of our own, with a dot in its class: 0.6.0. */
+	in.kind = "example.com/gpu.driver";
+	s = cdi_render(&in);
+	assert_true(has(s, "\"cdiVersion\": \"0.6.0\""));
+	assert_true(has(s, "\"kind\": \"example.com/gpu.driver\""));
+	free(s);
+}
+
+static void test_kind(void **state)
+{
+	static const char *const good[] = {"nvidia.com/gpu", "a/b", "example.com/gpu-1",
+					   "nvidia.com/gpu.shared", "a_b/c_d9"};
+	static const char *const bad[] = {"nvidia.com",
+					  "/gpu",
+					  "nvidia.com/",
+					  "1nvidia.com/gpu",
+					  "nvidia.com/gpu-",
+					  "nvidia.com/g u",
+					  "nvidia.com/gpu/x",
+					  "nvidia.com/-gpu",
+					  ""};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++)
+		if (!cdi_kind_is_valid(good[i]))
+			fail_msg("'%s' refused", good[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		if (cdi_kind_is_valid(bad[i]))
+			fail_msg("'%s' accepted", bad[i]);
+}
+
+static void test_spec_kind(void **state)
+{
+	static const struct {
+		const char *text;
+		bool yaml;
+		const char *want; /* NULL: none */
+	} cases[] = {
+		{"{\"cdiVersion\":\"0.5.0\",\"kind\":\"nvidia.com/gpu\"}", false, "nvidia.com/gpu"},
+		{"{\"kind\":7}", false, NULL},
+		{"not json", false, NULL},
+		/* What nvidia-ctk cdi generate writes. */
+		{"---\ncdiVersion: 0.5.0\ncontainerEdits:\n  env:\n  - "
+		 "NVIDIA_VISIBLE_DEVICES=void\n"
+		 "devices:\n- name: \"0\"\nkind: nvidia.com/gpu\n",
+		 true, "nvidia.com/gpu"},
+		{"kind: \"nvidia.com/gpu\"\n", true, "nvidia.com/gpu"},
+		{"kind: 'example.com/x'  # ours\n", true, "example.com/x"},
+		{"kind:   nvidia.com/gpu   \r\n", true, "nvidia.com/gpu"},
+		/* Indented: a nested key, not the spec's kind. */
+		{"devices:\n  - kind: nvidia.com/gpu\n", true, NULL},
+		{"kind:\n", true, NULL},
+		{"kind:   # none\n", true, NULL},
+	};
+	char k[64];
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		int r = cdi_spec_kind(cases[i].text, strlen(cases[i].text), cases[i].yaml, k,
+				      sizeof(k));
+
+		if (!cases[i].want && r == 0)
+			fail_msg("case %zu: found '%s'", i, k);
+		if (cases[i].want && (r != 0 || strcmp(k, cases[i].want) != 0))
+			fail_msg("case %zu: %d '%s'", i, r, r == 0 ? k : "");
+	}
+}
+
+static void put(const char *root, const char *rel, const char *text)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	f = fopen(p, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_find_other(void **state)
+{
+	struct scratch_fixture *f = *state;
+	const char *install = "/home/kubernetes/bin/nvidia";
+	char p[512], other[512];
+
+	snprintf(p, sizeof(p), "mkdir -p %s/etc/cdi %s/var/run/cdi", f->root, f->root);
+	assert_int_equal(system(p), 0);
+	/* Ours, by name, and a legacy one of ours (mounts from our install dir): no conflict. */
+	put(f->root, "var/run/cdi/" CDI_FILE, "{\"kind\":\"nvidia.com/gpu\"}");
+	put(f->root, "var/run/cdi/nvidia.json",
+	    "{\"kind\":\"nvidia.com/gpu\",\"containerEdits\":{\"mounts\":[{\"hostPath\":"
+	    "\"/home/kubernetes/bin/nvidia/lib64\",\"containerPath\":\"/x\"}]}}");
+	/* Another kind, and a file the CDI library does not read. */
+	put(f->root, "etc/cdi/other.yaml", "kind: example.com/fpga\n");
+	put(f->root, "etc/cdi/notes.txt", "kind: nvidia.com/gpu\n");
+	assert_int_equal(
+		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 0);
+
+	/* nvidia-ctk's spec in /etc/cdi. */
+	put(f->root, "etc/cdi/nvidia.yaml", "---\ncdiVersion: 0.5.0\nkind: nvidia.com/gpu\n");
+	assert_int_equal(
+		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 1);
+	assert_string_equal(other, "/etc/cdi/nvidia.yaml");
+	/* Our file's name in another directory than ours is no proof. */
+	unlinkat(f->fd, "etc/cdi/nvidia.yaml", 0);
+	put(f->root, "etc/cdi/" CDI_FILE, "{\"kind\":\"nvidia.com/gpu\"}");
+	assert_int_equal(
+		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 1);
+	assert_string_equal(other, "/etc/cdi/" CDI_FILE);
+	unlinkat(f->fd, "etc/cdi/" CDI_FILE, 0);
+	put(f->root, "etc/cdi/nvidia.yaml", "---\ncdiVersion: 0.5.0\nkind: nvidia.com/gpu\n");
+	/* Under a kind of our own there is no conflict. */
+	assert_int_equal(cdi_find_other(f->fd, "/var/run/cdi", install, "example.com/gpu", other,
+					sizeof(other)),
+			 0);
+
+	/* Set aside, it is read no more; uninstall puts it back. */
+	struct err e;
+	assert_int_equal(cdi_set_aside(f->fd, "/etc/cdi/nvidia.yaml", &e), 0);
+	assert_int_equal(
+		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 0);
+	assert_int_equal(cdi_restore_set_aside(f->fd, "/var/run/cdi", &e), 0);
+	assert_int_equal(
+		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 1);
+
+	/* A nvidia.json that is not ours (mounts from elsewhere) is another producer's. */
+	unlinkat(f->fd, "etc/cdi/nvidia.yaml", 0);
+	put(f->root, "var/run/cdi/nvidia.json",
+	    "{\"kind\":\"nvidia.com/gpu\",\"containerEdits\":{\"mounts\":[{\"hostPath\":"
+	    "\"/usr/lib/x86_64-linux-gnu/libcuda.so.1\",\"containerPath\":\"/x\"}]}}");
+	assert_int_equal(
+		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 1);
+	assert_string_equal(other, "/var/run/cdi/nvidia.json");
+	/* ... and cdi_remove leaves it alone. */
+	assert_int_equal(cdi_remove(f->fd, "/var/run/cdi", install, &e), 0);
+	assert_int_equal(faccessat(f->fd, "var/run/cdi/nvidia.json", F_OK, 0), 0);
+	assert_int_not_equal(faccessat(f->fd, "var/run/cdi/" CDI_FILE, F_OK, 0), 0);
+}
+
+static int setup(void **state)
+{
+	return scratch_fixture_setup(state, "cdi");
+}
+
+static int teardown(void **state)
+{
+	return scratch_fixture_teardown(state);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_min_version),
+		cmocka_unit_test(test_render),
+		cmocka_unit_test(test_kind),
+		cmocka_unit_test(test_spec_kind),
+		cmocka_unit_test_setup_teardown(test_find_other, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
