@@ -30,6 +30,10 @@ packages=(
 
 # The manifest test runs on Node.js; a node already on PATH (another packaging) will do.
 command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
+# The manifest test runs `kubectl apply --dry-run=client` on both DaemonSets (against a local
+# discovery stub, no cluster). Debian's kubectl is kubernetes-client; a kubectl already on
+# PATH (Google Cloud SDK's package, a release binary) will do and is not replaced.
+command -v kubectl >/dev/null || packages+=(kubernetes-client)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,11 +1,44 @@
-# daemonset-preloaded.yaml: valid against the Kubernetes schemas (offline, kubernetes-models),
-# with the scheduling, tolerations, privilege, mounts and env the issue asks for, and every
-# flag and variable it passes accepted by the binary's own parser (the config command).
+# daemonset-preloaded.yaml (GKE) and daemonset-generic.yaml (other clusters): valid against
+# the Kubernetes schemas (offline, kubernetes-models), with the scheduling, tolerations,
+# privilege, mounts, env and device plugin each kind of cluster needs
+# (tests/k8s/check-manifest.mjs, which cites the plugins' sources), every command runnable
+# by its image, accepted by kubectl's `apply --dry-run=client`, and every flag and variable
+# the installer gets accepted by the binary's own parser (the config command).
 command -v node >/dev/null || fail "node is needed (scripts/deps.sh installs nodejs)"
+command -v kubectl >/dev/null || fail "kubectl is needed (scripts/deps.sh installs kubernetes-client)"
 (cd "$SRC/tests/k8s" && { [ -d node_modules/kubernetes-models ] || npm ci --no-audit --no-fund --silent; })
-check() { node "$SRC/tests/k8s/check-manifest.mjs" "$1"; }
-check "$SRC/daemonset-preloaded.yaml" >"$T/manifest.json"
+check() { node "$SRC/tests/k8s/check-manifest.mjs" "$@"; }
+gke=$SRC/daemonset-preloaded.yaml
+generic=$SRC/daemonset-generic.yaml
+check gke "$gke" >"$T/manifest.json"
+check generic "$generic" >"$T/generic.json"
 cat "$T/manifest.json"
+cmp "$T/manifest.json" "$T/generic.json" || fail "the two manifests run different installers"
+
+# kubectl, offline: tests/k8s/discovery.py answers discovery, and 404 for every object.
+exec {kfd}< <(exec python3 "$SRC/tests/k8s/discovery.py")
+kpid=$!
+read -r kport <&"$kfd" || fail "the discovery server did not start"
+kube() {
+    HOME=$T/kube kubectl --server "http://127.0.0.1:$kport" apply --dry-run=client --validate=false -f "$1"
+}
+kube "$gke" >"$T/kubectl.out"
+assert_eq "$(cat "$T/kubectl.out")" "configmap/nvidia-driver-installer-keys created (dry run)
+serviceaccount/nvidia-driver-installer-plugin created (dry run)
+clusterrole.rbac.authorization.k8s.io/nvidia-driver-installer-plugin created (dry run)
+clusterrolebinding.rbac.authorization.k8s.io/nvidia-driver-installer-plugin created (dry run)
+daemonset.apps/nvidia-driver-installer created (dry run)
+daemonset.apps/nvidia-driver-installer-plugin created (dry run)" "kubectl on the GKE manifest"
+kube "$generic" >"$T/kubectl.out"
+assert_eq "$(cat "$T/kubectl.out")" "configmap/nvidia-driver-installer-keys created (dry run)
+daemonset.apps/nvidia-driver-installer created (dry run)" "kubectl on the generic manifest"
+# kubectl can refuse: a kind it does not know, a document it cannot parse.
+sed 's/^kind: DaemonSet$/kind: DaemonSett/' "$gke" >"$T/kind.yaml"
+kube "$T/kind.yaml" >/dev/null 2>"$T/err" && fail "kubectl accepted an unknown kind"
+grep -q 'no matches for kind "DaemonSett"' "$T/err" || fail "kubectl: $(cat "$T/err")"
+sed 's/^  namespace: kube-system$/  namespace: [kube-system/' "$generic" >"$T/parse.yaml"
+kube "$T/parse.yaml" >/dev/null 2>&1 && fail "kubectl accepted a torn document"
+kill "$kpid"
 
 # The binary parses exactly what the manifest gives it, and knows every variable.
 python3 - "$T/manifest.json" >"$T/cmd" <<'PY'
@@ -30,8 +63,8 @@ assert c["repos"] == [m["env"]["NVIDIA_DRIVER_REPO"]], c
 PY
 
 # The checks can fail: a misspelt variable, a lost Bidirectional, a missing toleration.
-sed 's/NVIDIA_DRIVER_VERSION$/NVIDIA_DRIVR_VERSION/' "$SRC/daemonset-preloaded.yaml" >"$T/typo.yaml"
-check "$T/typo.yaml" >"$T/typo.json"
+sed 's/NVIDIA_DRIVER_VERSION$/NVIDIA_DRIVR_VERSION/' "$gke" >"$T/typo.yaml"
+check gke "$T/typo.yaml" >"$T/typo.json"
 python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(" ".join("%s=%s" % kv for kv in m["env"].items()))' \
     "$T/typo.json" >"$T/typo.env"
 set +e
@@ -40,16 +73,73 @@ rc=$?
 set -e
 assert_eq "$rc" 2 "a misspelt variable"
 expect_err "unknown environment variable NVIDIA_DRIVR_VERSION"
-sed 's/mountPropagation: Bidirectional/mountPropagation: HostToContainer/' \
-    "$SRC/daemonset-preloaded.yaml" >"$T/noprop.yaml"
-check "$T/noprop.yaml" >/dev/null 2>&1 && fail "HostToContainer passed the manifest check"
-python3 - "$SRC/daemonset-preloaded.yaml" "$T/notol.yaml" <<'PY'
-import sys
-text = open(sys.argv[1]).read()
-open(sys.argv[2], "w").write(text.replace("        - operator: Exists\n", "", 1))
-PY
-check "$T/notol.yaml" >/dev/null 2>&1 && fail "a manifest without the catch-all toleration passed"
+
+# A broken copy of a manifest fails its check on an assertion (not on a crash).
+rejects() { # PROFILE FILE WHAT
+    check "$1" "$2" >/dev/null 2>"$T/err" && fail "$3 passed the manifest check"
+    echo "REJECT $3: $(grep -m1 -o "Error.*" "$T/err")" >&2
+    grep -q "AssertionError\|ValidationError\|must be" "$T/err" || fail "$3: $(cat "$T/err")"
+}
+# edit IN OLD NEW OUT: OUT is IN with the first OLD replaced by NEW (OLD must be there).
+edit() {
+    python3 -c 'import sys; t = open(sys.argv[1]).read(); assert sys.argv[2] in t, sys.argv[2]
+open(sys.argv[4], "w").write(t.replace(sys.argv[2], sys.argv[3], 1))' "$@"
+}
+edit "$gke" "mountPropagation: Bidirectional" "mountPropagation: HostToContainer" "$T/noprop.yaml"
+rejects gke "$T/noprop.yaml" "HostToContainer"
+edit "$gke" "        - operator: Exists
+" "" "$T/notol.yaml"
+rejects gke "$T/notol.yaml" "a manifest without the catch-all toleration"
 sed 's/priorityClassName: system-node-critical/priorityClassName: 5/; s/maxUnavailable: 1/maxUnavailable: {a: b}/' \
-    "$SRC/daemonset-preloaded.yaml" >"$T/schema.yaml"
-check "$T/schema.yaml" >/dev/null 2>&1 && fail "a schema violation passed"
+    "$gke" >"$T/schema.yaml"
+rejects gke "$T/schema.yaml" "a schema violation"
+
+# The old readiness probe: a shell in GKE's distroless plugin image.
+edit "$gke" "            - --enable-health-monitoring
+" "            - --enable-health-monitoring
+          readinessProbe:
+            exec:
+              command: [\"/bin/sh\", \"-c\", \"test -s /run/nvidia/validations/driver-ready\"]
+" "$T/shell.yaml"
+rejects gke "$T/shell.yaml" "a shell probe in a distroless image"
+grep -q "readinessProbe runs /bin/sh, which image gcr.io/gke-release/nvidia-gpu-device-plugin" "$T/err" ||
+    fail "the shell probe is refused for another reason: $(cat "$T/err")"
+# A second plugin beside GKE's own: the plugin's DaemonSet no longer asks for the pool label.
+edit "$gke" "operator: In
+                    values: [\"true\"]" "operator: NotIn
+                    values: [\"true\"]" "$T/twoplugins.yaml"
+rejects gke "$T/twoplugins.yaml" "a second plugin beside GKE's"
+# Confidential nodes no longer excluded.
+edit "$gke" "                  - key: cloud.google.com/gke-confidential-nodes-instance-type
+                    operator: DoesNotExist
+" "" "$T/confidential.yaml"
+rejects gke "$T/confidential.yaml" "a manifest reaching confidential nodes"
+# GKE's plugin without /etc/nvidia (GPU sharing), health monitoring or pod-resources.
+edit "$gke" "mountPath: /etc/nvidia
+" "mountPath: /etc/nvidia-config
+" "$T/noconfig.yaml"
+rejects gke "$T/noconfig.yaml" "GKE's plugin without /etc/nvidia"
+edit "$gke" "- --enable-health-monitoring" "- --v=2" "$T/nohealth.yaml"
+rejects gke "$T/nohealth.yaml" "GKE's plugin without health monitoring"
+edit "$gke" "mountPath: /var/lib/kubelet/pod-resources" "mountPath: /pod-resources" "$T/nopodres.yaml"
+rejects gke "$T/nopodres.yaml" "GKE's plugin without pod-resources"
+# NVIDIA's plugin looking for the driver elsewhere than the install dir.
+edit "$generic" "- name: NVIDIA_DRIVER_ROOT
+              value: /home/kubernetes/bin/nvidia" "- name: NVIDIA_DRIVER_ROOT
+              value: /run/nvidia/driver" "$T/root.yaml"
+rejects generic "$T/root.yaml" "NVIDIA's plugin with another driver root"
+# NVIDIA's plugin counting on NVIDIA's container runtime.
+edit "$generic" "value: cdi-cri" "value: envvar" "$T/envvar.yaml"
+rejects generic "$T/envvar.yaml" "the envvar device list strategy"
+# The generic manifest on GKE nodes too.
+edit "$generic" "                  - key: cloud.google.com/gke-accelerator
+                    operator: DoesNotExist" "                  - key: cloud.google.com/gke-accelerator
+                    operator: Exists" "$T/ongke.yaml"
+rejects generic "$T/ongke.yaml" "the generic manifest on GKE nodes"
+# An image the table of known images does not hold.
+edit "$generic" "nvcr.io/nvidia/k8s-device-plugin:v0.20.0" "example.com/plugin:1" "$T/image.yaml"
+rejects generic "$T/image.yaml" "an unknown image"
+# The readiness gate lost.
+edit "$generic" "\"test\", \"-s\", \"/run/nvidia/validations/driver-ready\"" "\"true\"" "$T/nogate.yaml"
+rejects generic "$T/nogate.yaml" "a pod Ready without the driver's marker"
 true

@@ -1,78 +1,228 @@
 // SPDX-License-Identifier: Apache-2.0
-// Validates daemonset-preloaded.yaml offline against the Kubernetes schemas
-// (kubernetes-models) and asserts what the DaemonSet must do; prints the init
-// container's args and env as JSON, for the binary's own parser to check.
+// Validates a DaemonSet manifest offline against the Kubernetes schemas (kubernetes-models)
+// and asserts what it must do on its kind of cluster; prints the installer init container's
+// args and env as JSON, for the binary's own parser to check.
 //
-//   node check-manifest.mjs daemonset-preloaded.yaml
+//   node check-manifest.mjs gke daemonset-preloaded.yaml
+//   node check-manifest.mjs generic daemonset-generic.yaml
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import yaml from "js-yaml";
 import { DaemonSet } from "kubernetes-models/apps/v1/DaemonSet";
 import { ConfigMap } from "kubernetes-models/v1/ConfigMap";
+import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
+import { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
+import { ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
 
-const docs = yaml.loadAll(readFileSync(process.argv[2], "utf8")).filter(Boolean);
-const models = { DaemonSet, ConfigMap };
+const [profile, file] = process.argv.slice(2);
+assert.ok(profile === "gke" || profile === "generic", "usage: check-manifest.mjs gke|generic FILE");
+const docs = yaml.loadAll(readFileSync(file, "utf8")).filter(Boolean);
+const models = { DaemonSet, ConfigMap, ServiceAccount, ClusterRole, ClusterRoleBinding };
 for (const d of docs) {
   assert.ok(models[d.kind], `unexpected kind ${d.kind}`);
   new models[d.kind](d).validate(); // throws on a schema violation
 }
-const ds = docs.find((d) => d.kind === "DaemonSet");
-const spec = ds.spec.template.spec;
 
-assert.equal(ds.metadata.namespace, "kube-system");
-assert.equal(spec.priorityClassName, "system-node-critical");
-assert.equal(ds.spec.updateStrategy.type, "RollingUpdate");
+// What each image can run, from the Dockerfile that builds it. A command, probe or hook
+// must name a file the image has (a bare name is looked up in PATH's directories).
+const IMAGES = [
+  {
+    // github.com/GoogleCloudPlatform/container-engine-accelerators, Dockerfile: the runtime
+    // stage is FROM gcr.io/distroless/base (no shell, no coreutils) with one binary copied to
+    // /usr/bin/nvidia-gpu-device-plugin.
+    match: /^(gcr\.io\/gke-release|gke\.gcr\.io|gcr\.io\/google-containers)\/nvidia-gpu-device-plugin[@:]/,
+    plugin: "gke",
+    files: ["/usr/bin/nvidia-gpu-device-plugin"],
+  },
+  {
+    // github.com/NVIDIA/k8s-device-plugin, deployments/container/Dockerfile: FROM
+    // nvcr.io/nvidia/distroless/go plus busybox's applets in /busybox (on PATH) and
+    // /bin/sh linked to them; ENTRYPOINT nvidia-device-plugin.
+    match: /^nvcr\.io\/nvidia\/k8s-device-plugin[@:]/,
+    plugin: "nvidia",
+    files: ["/usr/bin/nvidia-device-plugin", "/usr/bin/config-manager", "/usr/bin/gpu-feature-discovery",
+      "/usr/bin/mps-control-daemon", "/bin/sh"],
+    busybox: true,
+  },
+  {
+    // This repository's Dockerfile: FROM debian:bookworm-slim (coreutils, dash as /bin/sh)
+    // with the installer at /usr/bin/nvidia-driver-installer.
+    match: /(^|\/)nvidia-driver-installer[@:]/,
+    files: ["/usr/bin/nvidia-driver-installer", "/bin/sh", "/usr/bin/sleep", "/usr/bin/test",
+      "/usr/bin/cat", "/usr/bin/true"],
+  },
+];
+const PATH_DIRS = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
+const imageOf = (c) => {
+  const img = IMAGES.find((i) => i.match.test(c.image));
+  assert.ok(img, `container ${c.name}: image ${c.image} is not in the table of known images`);
+  return img;
+};
+const canRun = (img, cmd) => {
+  if (cmd.startsWith("/")) return img.files.includes(cmd) || (img.busybox && cmd.startsWith("/busybox/"));
+  return img.busybox || PATH_DIRS.some((d) => img.files.includes(`${d}/${cmd}`));
+};
+function checkRunnable(c) {
+  const img = imageOf(c);
+  const execs = [];
+  if (c.command) execs.push(["command", c.command]);
+  for (const p of ["readinessProbe", "livenessProbe", "startupProbe"]) {
+    if (c[p]?.exec) execs.push([p, c[p].exec.command]);
+  }
+  for (const h of ["postStart", "preStop"]) {
+    if (c.lifecycle?.[h]?.exec) execs.push([h, c.lifecycle[h].exec.command]);
+  }
+  for (const [what, cmd] of execs) {
+    assert.ok(canRun(img, cmd[0]), `container ${c.name}: ${what} runs ${cmd[0]}, which image ${c.image} does not have`);
+  }
+  return img;
+}
 
-// Scheduling: GKE accelerator nodes whose driver GKE does not manage, or any node
-// labelled nvidia.com/gpu.present=true.
-const terms = spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms;
+const terms = (ds) =>
+  ds.spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms;
 const has = (t, key, op, values) =>
   t.matchExpressions.some((e) => e.key === key && e.operator === op &&
     (!values || JSON.stringify(e.values) === JSON.stringify(values)));
-assert.ok(terms.some((t) => has(t, "cloud.google.com/gke-accelerator", "Exists") &&
-  has(t, "cloud.google.com/gke-gpu-driver-version", "DoesNotExist")), "GKE term");
-assert.ok(terms.some((t) => has(t, "nvidia.com/gpu.present", "In", ["true"])), "non-GKE term");
+const volumeOf = (spec, name) => spec.volumes.find((v) => v.name === name);
+const mount = (c, path) => (c.volumeMounts ?? []).find((m) => m.mountPath === path);
+const hostPathAt = (spec, c, path) => {
+  const m = mount(c, path);
+  assert.ok(m, `container ${c.name}: nothing mounted at ${path}`);
+  return volumeOf(spec, m.name).hostPath.path;
+};
+const envOf = (c) => Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value]));
 
-// Tolerations: the GPU taint, and every taint (auto-provisioned pools).
-assert.ok(spec.tolerations.some((t) => t.key === "nvidia.com/gpu" && t.operator === "Exists" &&
-  t.effect === "NoSchedule"), "GPU taint toleration");
-assert.ok(spec.tolerations.some((t) => !t.key && t.operator === "Exists" && !t.effect),
-  "tolerate every taint");
+const daemonsets = docs.filter((d) => d.kind === "DaemonSet");
+assert.ok(daemonsets.length > 0, "no DaemonSet");
+const installers = [];
+let pluginSets = 0;
+for (const ds of daemonsets) {
+  const spec = ds.spec.template.spec;
+  const name = ds.metadata.name;
+  assert.equal(ds.metadata.namespace, "kube-system");
+  assert.equal(spec.priorityClassName, "system-node-critical");
+  assert.equal(ds.spec.updateStrategy.type, "RollingUpdate");
 
-const volume = (name) => spec.volumes.find((v) => v.name === name);
-const mount = (c, path) => c.volumeMounts.find((m) => m.mountPath === path);
+  // Tolerations: the GPU taint, and every taint (auto-provisioned pools).
+  assert.ok(spec.tolerations.some((t) => t.key === "nvidia.com/gpu" && t.operator === "Exists" &&
+    t.effect === "NoSchedule"), `${name}: GPU taint toleration`);
+  assert.ok(spec.tolerations.some((t) => !t.key && t.operator === "Exists" && !t.effect),
+    `${name}: tolerate every taint`);
 
-// The installer: privileged, host / at /root with Bidirectional propagation, /dev, keys.
-assert.equal(spec.initContainers.length, 1);
-const inst = spec.initContainers[0];
-assert.equal(inst.securityContext.privileged, true);
-assert.equal(inst.args[0], "install");
-const env = Object.fromEntries(inst.env.map((e) => [e.name, e.value ?? ""]));
-assert.equal(env.ROOT_MOUNT_DIR, "/root");
-const root = mount(inst, "/root");
-assert.equal(root.mountPropagation, "Bidirectional");
-assert.equal(volume(root.name).hostPath.path, "/");
-assert.equal(volume(mount(inst, "/dev").name).hostPath.path, "/dev");
-assert.ok(mount(inst, "/etc/nvidia-driver-installer/keys").readOnly);
-assert.ok(env.NVIDIA_DRIVER_REPO && env.NVIDIA_DRIVER_REPO_KEY, "repository configured");
-assert.ok(inst.resources.requests.cpu && inst.resources.requests.memory, "requests");
+  // The installer: privileged, host / at /root with Bidirectional propagation, /dev, keys.
+  assert.equal(spec.initContainers.length, 1);
+  const inst = spec.initContainers[0];
+  checkRunnable(inst);
+  assert.equal(inst.securityContext.privileged, true);
+  assert.equal(inst.args[0], "install");
+  const env = Object.fromEntries(inst.env.map((e) => [e.name, e.value ?? ""]));
+  assert.equal(env.ROOT_MOUNT_DIR, "/root");
+  assert.equal(mount(inst, "/root").mountPropagation, "Bidirectional");
+  assert.equal(hostPathAt(spec, inst, "/root"), "/");
+  assert.equal(hostPathAt(spec, inst, "/dev"), "/dev");
+  assert.ok(mount(inst, "/etc/nvidia-driver-installer/keys").readOnly);
+  assert.ok(env.NVIDIA_DRIVER_REPO && env.NVIDIA_DRIVER_REPO_KEY, "repository configured");
+  assert.ok(inst.resources.requests.cpu && inst.resources.requests.memory, "requests");
+  // Each container's env is a list of literal values (no valueFrom the binary cannot see).
+  assert.ok(inst.env.every((e) => "value" in e), "literal env values");
+  installers.push({ args: inst.args, env });
+  const installDir = env.NVIDIA_INSTALL_DIR_HOST;
+  assert.ok(installDir, `${name}: NVIDIA_INSTALL_DIR_HOST`);
 
-// The device plugin, after the installer: GKE's contract and the readiness marker.
-assert.equal(spec.containers.length, 1);
-const plugin = spec.containers[0];
-assert.equal(volume(mount(plugin, "/device-plugin").name).hostPath.path,
-  "/var/lib/kubelet/device-plugins");
-assert.equal(volume(mount(plugin, "/usr/local/nvidia").name).hostPath.path,
-  "/home/kubernetes/bin/nvidia");
-assert.ok(plugin.command.includes("-host-path=/home/kubernetes/bin/nvidia"));
-assert.ok(plugin.command.includes("-container-path=/usr/local/nvidia"));
-const probe = plugin.readinessProbe.exec.command.join(" ");
-assert.match(probe, /\/run\/nvidia\/validations\/driver-ready/);
-assert.equal(volume(mount(plugin, "/run/nvidia/validations").name).hostPath.path,
-  "/run/nvidia/validations");
+  // Every container can run what it is asked to; one of them makes the pod Ready only
+  // while the installer's marker is there.
+  const images = spec.containers.map(checkRunnable);
+  const gates = spec.containers.filter((c) =>
+    /\/run\/nvidia\/validations\/driver-ready/.test(c.readinessProbe?.exec?.command.join(" ") ?? ""));
+  assert.equal(gates.length, 1, `${name}: one container gates readiness on the marker`);
+  assert.equal(hostPathAt(spec, gates[0], "/run/nvidia/validations"), "/run/nvidia/validations");
 
-// The pod has no env for the plugin the installer would read by mistake, and each
-// container's env is a list of name/value pairs (no valueFrom the binary cannot see).
-assert.ok(inst.env.every((e) => "value" in e), "literal env values");
+  const plugins = spec.containers.filter((c, i) => images[i].plugin);
+  assert.ok(plugins.length <= 1, `${name}: at most one device plugin`);
+  const plugin = plugins[0];
+  const kind = plugin && imageOf(plugin).plugin;
+  if (plugin) pluginSets++;
 
-process.stdout.write(JSON.stringify({ args: inst.args, env }) + "\n");
+  if (profile === "gke") {
+    for (const t of terms(ds)) {
+      // GKE GPU nodes whose driver GKE does not install; never confidential nodes, which
+      // GKE's own installer excludes (container-engine-accelerators,
+      // nvidia-driver-installer/cos/daemonset-preloaded.yaml).
+      assert.ok(has(t, "cloud.google.com/gke-accelerator", "Exists"), `${name}: GKE accelerator nodes`);
+      assert.ok(has(t, "cloud.google.com/gke-gpu-driver-version", "DoesNotExist"),
+        `${name}: nodes whose driver GKE installs are left to GKE`);
+      assert.ok(has(t, "cloud.google.com/gke-confidential-nodes-instance-type", "DoesNotExist"),
+        `${name}: confidential nodes are excluded`);
+      // A plugin only where GKE runs none (the pool's gke-no-default-nvidia-gpu-device-plugin
+      // label); the driver alone everywhere else. The two sets are disjoint.
+      assert.ok(has(t, "gke-no-default-nvidia-gpu-device-plugin", plugin ? "In" : "NotIn", ["true"]),
+        `${name}: ${plugin ? "a plugin only on nodes where GKE runs none" : "no plugin beside GKE's"}`);
+    }
+    if (plugin) {
+      assert.equal(kind, "gke", `${name}: GKE's plugin on GKE`);
+      // What GKE gives its plugin (container-engine-accelerators, cmd/nvidia_gpu/device-plugin.yaml;
+      // flags in cmd/nvidia_gpu/nvidia_gpu.go).
+      assert.equal(hostPathAt(spec, plugin, "/device-plugin"), "/var/lib/kubelet/device-plugins");
+      assert.equal(hostPathAt(spec, plugin, "/dev"), "/dev");
+      assert.equal(hostPathAt(spec, plugin, "/usr/local/nvidia"), installDir);
+      assert.equal(hostPathAt(spec, plugin, "/var/lib/kubelet/pod-resources"), "/var/lib/kubelet/pod-resources");
+      assert.equal(hostPathAt(spec, plugin, "/proc"), "/proc");
+      // -gpu-config and -gpu-fraction-divisor-file default to /etc/nvidia/...: sharing settings.
+      assert.equal(hostPathAt(spec, plugin, "/etc/nvidia"), "/etc/nvidia");
+      for (const flag of [`-host-path=${installDir}`, "-container-path=/usr/local/nvidia",
+        "--enable-health-monitoring", "--enable-container-gpu-metrics"]) {
+        assert.ok(plugin.command.includes(flag), `${name}: plugin flag ${flag}`);
+      }
+      // nvml.Init loads libnvidia-ml.so.1 by name: the install dir's lib64 on the path.
+      assert.equal(envOf(plugin).LD_LIBRARY_PATH, "/usr/local/nvidia/lib64");
+      assert.equal(plugin.securityContext.privileged, true);
+      // Health monitoring updates the node's status: a service account allowed to.
+      const sa = spec.serviceAccountName;
+      assert.ok(sa, `${name}: a service account for health monitoring`);
+      const binding = docs.find((d) => d.kind === "ClusterRoleBinding" &&
+        d.subjects.some((s) => s.kind === "ServiceAccount" && s.name === sa && s.namespace === "kube-system"));
+      assert.ok(binding && docs.some((d) => d.kind === "ServiceAccount" && d.metadata.name === sa),
+        `${name}: service account ${sa} exists and is bound`);
+      const role = docs.find((d) => d.kind === "ClusterRole" && d.metadata.name === binding.roleRef.name);
+      assert.ok(role.rules.some((r) => r.resources.includes("nodes/status") && r.verbs.includes("update")),
+        `${name}: may update node status`);
+    }
+  } else {
+    for (const t of terms(ds)) {
+      assert.ok(has(t, "nvidia.com/gpu.present", "In", ["true"]), `${name}: nodes with an NVIDIA GPU`);
+      // GKE nodes are daemonset-preloaded.yaml's: both applied never double up.
+      assert.ok(has(t, "cloud.google.com/gke-accelerator", "DoesNotExist"), `${name}: not GKE nodes`);
+    }
+    assert.equal(kind, "nvidia", `${name}: NVIDIA's device plugin`);
+    const penv = envOf(plugin);
+    // github.com/NVIDIA/k8s-device-plugin, cmd/nvidia-device-plugin/main.go (flags and their
+    // env) and root.go: libnvidia-ml.so.1 is looked up under the container's driver root
+    // (/driver-root, api/config/v1/consts.go) in these directories, so the host's
+    // NVIDIA_DRIVER_ROOT must be the install dir, mounted there, and its lib64/ one of them.
+    const searched = ["/usr/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib64",
+      "/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu"];
+    assert.ok(searched.includes("/lib64"), "the install dir's lib64/ is searched");
+    assert.equal(penv.NVIDIA_DRIVER_ROOT, installDir, `${name}: NVIDIA_DRIVER_ROOT is the install dir`);
+    assert.equal(hostPathAt(spec, plugin, "/driver-root"), installDir, `${name}: driver root mounted`);
+    assert.equal(penv.FAIL_ON_INIT_ERROR, "true");
+    const strategies = ["envvar", "volume-mounts", "cdi-annotations", "cdi-cri"];
+    for (const s of (penv.DEVICE_LIST_STRATEGY ?? "envvar").split(",")) {
+      assert.ok(strategies.includes(s), `${name}: unknown DEVICE_LIST_STRATEGY ${s}`);
+      // envvar and volume-mounts need NVIDIA's container runtime on the node, which this
+      // stack does not install; the CDI strategies write their spec to /var/run/cdi.
+      assert.ok(s.startsWith("cdi-"), `${name}: DEVICE_LIST_STRATEGY ${s} needs NVIDIA's container runtime`);
+    }
+    assert.equal(hostPathAt(spec, plugin, "/var/run/cdi"), "/var/run/cdi");
+    assert.equal(hostPathAt(spec, plugin, "/var/lib/kubelet/device-plugins"), "/var/lib/kubelet/device-plugins");
+    // No NVIDIA runtime puts /dev/nvidia* into the plugin's container.
+    assert.equal(plugin.securityContext.privileged, true);
+  }
+}
+if (profile === "gke") {
+  assert.equal(pluginSets, 1, "one DaemonSet with a plugin, for pools where GKE runs none");
+  assert.equal(daemonsets.length, 2, "one DaemonSet without a plugin, beside GKE's");
+}
+// The installer is the same wherever it runs.
+for (const i of installers) assert.deepEqual(i, installers[0], "every DaemonSet runs the same installer");
+
+process.stdout.write(JSON.stringify(installers[0]) + "\n");
