@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -13,20 +12,40 @@
 #include "util/fs.h"
 #include "util/log.h"
 
-/* A label value: at most 63 of [A-Za-z0-9-_.], spaces as '-' (as GFD does for products). */
-static void label_value(const char *in, char *out, size_t size)
+/*
+ * nvidia.com/gpu.product as GPU feature discovery writes it (k8s-device-plugin,
+ * internal/lm/resource.go, sanitise()): characters outside [A-Za-z0-9-_. ] deleted,
+ * the words between runs of blanks joined with '-', nothing cut or trimmed. Returns
+ * false when that is no Kubernetes label value (over 63 characters, or not beginning
+ * and ending with a letter or digit): NFD ignores GFD's label then, and we write none.
+ */
+static bool is_alnum(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+}
+
+static bool gfd_product(const char *name, char *out, size_t size)
 {
 	size_t n = 0;
+	bool blank = false;
 
-	for (; *in && n + 1 < size && n < 63; in++) {
-		char c = *in == ' ' ? '-' : *in;
+	for (; *name; name++) {
+		char c = *name;
 
-		if (isalnum((unsigned char)c) || c == '-' || c == '_' || c == '.')
+		if (c == ' ') {
+			blank = n > 0;
+			continue;
+		}
+		if (!is_alnum(c) && c != '-' && c != '_' && c != '.')
+			continue;
+		if (blank && n + 1 < size)
+			out[n++] = '-';
+		blank = false;
+		if (n + 1 < size)
 			out[n++] = c;
 	}
-	while (n > 0 && !isalnum((unsigned char)out[n - 1]))
-		n--;
 	out[n] = '\0';
+	return n == 0 || (n <= 63 && is_alnum(out[0]) && is_alnum(out[n - 1]));
 }
 
 /* FILE's body is "KEY=VALUE" lines; appends one. */
@@ -46,8 +65,8 @@ char *labels_render(const char *version, const struct nvml_report *r, size_t pci
 	snprintf(v, sizeof(v), "%zu", r ? (size_t)r->n_gpus : pci_gpus);
 	add(buf, sizeof(buf), &len, "nvidia.com/gpu.count", v);
 	if (r && r->n_gpus > 0) {
-		label_value(r->gpus[0].name, v, sizeof(v));
-		add(buf, sizeof(buf), &len, "nvidia.com/gpu.product", v);
+		if (gfd_product(r->gpus[0].name, v, sizeof(v)))
+			add(buf, sizeof(buf), &len, "nvidia.com/gpu.product", v);
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)r->gpus[0].memory_mib);
 		add(buf, sizeof(buf), &len, "nvidia.com/gpu.memory", v);
 		snprintf(v, sizeof(v), "%d", r->gpus[0].cc_major);
