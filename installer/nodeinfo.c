@@ -12,6 +12,12 @@
 #include "util/fs.h"
 #include "util/log.h"
 
+/* Earlier releases' labels file: it sorted after GFD's "gfd" and overrode GFD's labels. */
+#define LABELS_FILE_OLD "/etc/kubernetes/node-feature-discovery/features.d/nvidia-driver"
+/* The label only we write: how a labels file of ours is known. */
+#define OUR_LABEL_KEY "nvidia.com/gpu.driver-installer.version"
+#define OUR_LABEL OUR_LABEL_KEY "="
+
 /*
  * nvidia.com/gpu.product as GPU feature discovery writes it (k8s-device-plugin,
  * internal/lm/resource.go, sanitise()): characters outside [A-Za-z0-9-_. ] deleted,
@@ -89,7 +95,7 @@ char *labels_render(const char *version, const struct nvml_report *r, size_t pci
 		snprintf(v, sizeof(v), "%d", r->cuda_version % 1000 / 10);
 		add(buf, sizeof(buf), &len, "nvidia.com/cuda.runtime-version.minor", v);
 	}
-	add(buf, sizeof(buf), &len, "nvidia.com/gpu.driver-installer.version", version);
+	add(buf, sizeof(buf), &len, OUR_LABEL_KEY, version);
 	return strdup(buf);
 }
 
@@ -112,6 +118,28 @@ static int write_if_changed(int root_fd, const char *path, const char *text, str
 	return fs_write_atomic_at(dfd, base, text, strlen(text), 0644, e) < 0 ? -1 : 1;
 }
 
+static int remove_file(int root_fd, const char *path, struct err *e);
+
+/* Removes the old release's labels file: only one that carries our own label. */
+static int remove_old_labels(int root_fd, struct err *e)
+{
+	char dir[PATH_MAX];
+	const char *base = strrchr(LABELS_FILE_OLD, '/') + 1;
+	_cleanup_close_ int dfd = -1;
+	_cleanup_free_ char *old = NULL;
+	size_t len;
+
+	snprintf(dir, sizeof(dir), "%.*s", (int)(base - LABELS_FILE_OLD - 1), LABELS_FILE_OLD);
+	dfd = fs_dir_in_root(root_fd, dir, false, e);
+	if (dfd < 0 || fs_read_at(dfd, base, 1 << 20, &old, &len, e) < 0) {
+		err_clear(e);
+		return 0;
+	}
+	if (strncmp(old, OUR_LABEL, strlen(OUR_LABEL)) != 0 && !strstr(old, "\n" OUR_LABEL))
+		return 0;
+	return remove_file(root_fd, LABELS_FILE_OLD, e);
+}
+
 int labels_write(int root_fd, const char *version, const struct nvml_report *r, size_t pci_gpus,
 		 struct err *e)
 {
@@ -121,7 +149,9 @@ int labels_write(int root_fd, const char *version, const struct nvml_report *r, 
 	if (!text)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "labels");
 	w = write_if_changed(root_fd, LABELS_FILE, text, e);
-	return w < 0 ? err_wrap(e, "labels") : w;
+	if (w < 0 || remove_old_labels(root_fd, e) < 0)
+		return err_wrap(e, "labels");
+	return w;
 }
 
 int readiness_write(int root_fd, const char *install_dir, const char *version, struct err *e)
@@ -165,7 +195,9 @@ void readiness_remove(int root_fd)
 
 int nodeinfo_remove(int root_fd, struct err *e)
 {
-	return remove_file(root_fd, READY_FILE, e) < 0 || remove_file(root_fd, LABELS_FILE, e) < 0
+	return remove_file(root_fd, READY_FILE, e) < 0 ||
+			       remove_file(root_fd, LABELS_FILE, e) < 0 ||
+			       remove_old_labels(root_fd, e) < 0
 		       ? -1
 		       : 0;
 }

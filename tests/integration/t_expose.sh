@@ -49,7 +49,7 @@ assert "LD_LIBRARY_PATH=/usr/local/nvidia/lib64" in common["env"]
 PY
 
 # Labels, as GFD names them.
-labels="$T/root/etc/kubernetes/node-feature-discovery/features.d/nvidia-driver"
+labels="$T/root/etc/kubernetes/node-feature-discovery/features.d/00-nvidia-driver"
 for l in nvidia.com/gpu.present=true nvidia.com/gpu.count=2 nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3 \
     nvidia.com/gpu.memory=81559 nvidia.com/gpu.compute.major=9 nvidia.com/gpu.compute.minor=0 \
     "nvidia.com/cuda.driver-version.full=$V_OLD" nvidia.com/cuda.driver-version.major=535 \
