@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -154,16 +155,61 @@ int labels_write(int root_fd, const char *version, const struct nvml_report *r, 
 	return w;
 }
 
+/*
+ * Where the GPU Operator's driver validator looks for a host driver's nvidia-smi
+ * (gpu-operator cmd/nvidia-validator/main.go, hostNvidiaSMISearchPaths, taken by
+ * resolveHostNvidiaSMI(): a regular, non-empty file with an execute bit, inside the host root).
+ */
+static bool host_nvidia_smi(int root_fd)
+{
+	static const char *const paths[] = {
+		"/usr/bin/nvidia-smi", "/usr/sbin/nvidia-smi",	      "/bin/nvidia-smi",
+		"/sbin/nvidia-smi",    "/usr/lib/wsl/lib/nvidia-smi", "/opt/bin/nvidia-smi"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
+		struct err e;
+		struct stat st;
+		_cleanup_close_ int fd =
+			fs_open_in_root(root_fd, paths[i], O_PATH | O_CLOEXEC, 0, 0, &e);
+
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+		    (st.st_mode & 0111))
+			return true;
+	}
+	return false;
+}
+
+/* Whether INSTALL_DIR has a dev/ directory (the validator's driver.Root.GetDevRoot()). */
+static bool has_dev_root(int root_fd, const char *install_dir)
+{
+	char path[PATH_MAX];
+	struct err e;
+	_cleanup_close_ int fd = -1;
+
+	snprintf(path, sizeof(path), "%s/dev", install_dir);
+	fd = fs_dir_in_root(root_fd, path, false, &e);
+	return fd >= 0;
+}
+
 int readiness_write(int root_fd, const char *install_dir, const char *version, struct err *e)
 {
 	_cleanup_free_ char *text = NULL;
+	bool host = host_nvidia_smi(root_fd), dev = !host && has_dev_root(root_fd, install_dir);
 
-	/* The GPU Operator validator's keys, then ours. */
+	/*
+	 * The five keys the Operator's validator writes (createStatusFile(), getDriverInfo()),
+	 * with the values it finds for our layout: a host driver where a standard path has a
+	 * nvidia-smi, else a driver root at INSTALL_DIR (hostPaths.driverInstallDir); then
+	 * ours. Consumers source the file with sh: config.c admits no control characters in
+	 * INSTALL_DIR, and the validator writes it unquoted too.
+	 */
 	if (asprintf(&text,
-		     "IS_HOST_DRIVER=true\nNVIDIA_DRIVER_ROOT=/\nDRIVER_ROOT_CTR_PATH=/host\n"
-		     "NVIDIA_DEV_ROOT=/\nDEV_ROOT_CTR_PATH=/host\nNVIDIA_DRIVER_VERSION=%s\n"
+		     "IS_HOST_DRIVER=%s\nNVIDIA_DRIVER_ROOT=%s\nDRIVER_ROOT_CTR_PATH=%s\n"
+		     "NVIDIA_DEV_ROOT=%s\nDEV_ROOT_CTR_PATH=%s\nNVIDIA_DRIVER_VERSION=%s\n"
 		     "NVIDIA_INSTALL_DIR=%s\n",
-		     version, install_dir) < 0)
+		     host ? "true" : "false", host ? "/" : install_dir,
+		     host ? "/host" : "/driver-root", dev ? install_dir : "/",
+		     dev ? "/driver-root" : "/host", version, install_dir) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "readiness");
 	return write_if_changed(root_fd, READY_FILE, text, e) < 0 ? err_wrap(e, "readiness") : 0;
 }

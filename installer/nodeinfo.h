@@ -32,7 +32,11 @@ char *labels_render(const char *version, const struct nvml_report *r, size_t pci
 int labels_write(int root_fd, const char *version, const struct nvml_report *r, size_t pci_gpus,
 		 struct err *e);
 
-/* Writes the readiness marker: the GPU Operator's key=value format. Returns 0 or -1. */
+/*
+ * Writes the readiness marker: what the GPU Operator's driver validator writes for our
+ * layout (a host driver where a standard path has nvidia-smi, else the driver root
+ * INSTALL_DIR), then our own keys. Returns 0 or -1.
+ */
 int readiness_write(int root_fd, const char *install_dir, const char *version, struct err *e);
 
 /* Removes the readiness marker and the labels files. Returns 0 or -1. */
