@@ -156,6 +156,22 @@ static int verify(const struct config *c, int install_fd, const struct host *h, 
 	return 1;
 }
 
+/*
+ * The NVML check failed: nothing may keep saying that a working driver is here. The
+ * marker goes first, then the labels and the CDI spec (withdrawn, not rewritten: NFD
+ * drops labels that are gone, and a runtime then refuses a GPU pod instead of starting
+ * it without a driver). The check's error is the one reported; these only warn.
+ */
+static void withdraw_after_failure(const struct config *c, int root_fd)
+{
+	struct err we;
+
+	if (nodeinfo_remove(root_fd, &we) < 0)
+		log_msg(LOG_WARN, "expose", "withdrawing after the failed check: %s", we.msg);
+	if (cdi_remove(root_fd, c->cdi_dir, c->install_dir, &we) < 0)
+		log_msg(LOG_WARN, "expose", "withdrawing after the failed check: %s", we.msg);
+}
+
 int expose_run(const struct config *c, int root_fd, int install_fd, const struct host *h,
 	       const char *version, struct err *e)
 {
@@ -185,7 +201,7 @@ int expose_run(const struct config *c, int root_fd, int install_fd, const struct
 	}
 	verified = verify(c, fresh_fd, h, version, &r, e);
 	if (verified < 0) {
-		readiness_remove(root_fd);
+		withdraw_after_failure(c, root_fd);
 		return -1;
 	}
 	if (publish_cdi(c, root_fd, fresh_fd, verified ? &r : NULL, e) < 0 ||

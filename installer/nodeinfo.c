@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -13,20 +13,46 @@
 #include "util/fs.h"
 #include "util/log.h"
 
-/* A label value: at most 63 of [A-Za-z0-9-_.], spaces as '-' (as GFD does for products). */
-static void label_value(const char *in, char *out, size_t size)
+/* Earlier releases' labels file: it sorted after GFD's "gfd" and overrode GFD's labels. */
+#define LABELS_FILE_OLD "/etc/kubernetes/node-feature-discovery/features.d/nvidia-driver"
+/* The label only we write: how a labels file of ours is known. */
+#define OUR_LABEL_KEY "nvidia.com/gpu.driver-installer.version"
+#define OUR_LABEL OUR_LABEL_KEY "="
+
+/*
+ * nvidia.com/gpu.product as GPU feature discovery writes it (k8s-device-plugin,
+ * internal/lm/resource.go, sanitise()): characters outside [A-Za-z0-9-_. ] deleted,
+ * the words between runs of blanks joined with '-', nothing cut or trimmed. Returns
+ * false when that is no Kubernetes label value (over 63 characters, or not beginning
+ * and ending with a letter or digit): NFD ignores GFD's label then, and we write none.
+ */
+static bool is_alnum(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+}
+
+static bool gfd_product(const char *name, char *out, size_t size)
 {
 	size_t n = 0;
+	bool blank = false;
 
-	for (; *in && n + 1 < size && n < 63; in++) {
-		char c = *in == ' ' ? '-' : *in;
+	for (; *name; name++) {
+		char c = *name;
 
-		if (isalnum((unsigned char)c) || c == '-' || c == '_' || c == '.')
+		if (c == ' ') {
+			blank = n > 0;
+			continue;
+		}
+		if (!is_alnum(c) && c != '-' && c != '_' && c != '.')
+			continue;
+		if (blank && n + 1 < size)
+			out[n++] = '-';
+		blank = false;
+		if (n + 1 < size)
 			out[n++] = c;
 	}
-	while (n > 0 && !isalnum((unsigned char)out[n - 1]))
-		n--;
 	out[n] = '\0';
+	return n == 0 || (n <= 63 && is_alnum(out[0]) && is_alnum(out[n - 1]));
 }
 
 /* FILE's body is "KEY=VALUE" lines; appends one. */
@@ -46,8 +72,8 @@ char *labels_render(const char *version, const struct nvml_report *r, size_t pci
 	snprintf(v, sizeof(v), "%zu", r ? (size_t)r->n_gpus : pci_gpus);
 	add(buf, sizeof(buf), &len, "nvidia.com/gpu.count", v);
 	if (r && r->n_gpus > 0) {
-		label_value(r->gpus[0].name, v, sizeof(v));
-		add(buf, sizeof(buf), &len, "nvidia.com/gpu.product", v);
+		if (gfd_product(r->gpus[0].name, v, sizeof(v)))
+			add(buf, sizeof(buf), &len, "nvidia.com/gpu.product", v);
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)r->gpus[0].memory_mib);
 		add(buf, sizeof(buf), &len, "nvidia.com/gpu.memory", v);
 		snprintf(v, sizeof(v), "%d", r->gpus[0].cc_major);
@@ -70,7 +96,7 @@ char *labels_render(const char *version, const struct nvml_report *r, size_t pci
 		snprintf(v, sizeof(v), "%d", r->cuda_version % 1000 / 10);
 		add(buf, sizeof(buf), &len, "nvidia.com/cuda.runtime-version.minor", v);
 	}
-	add(buf, sizeof(buf), &len, "nvidia.com/gpu.driver-installer.version", version);
+	add(buf, sizeof(buf), &len, OUR_LABEL_KEY, version);
 	return strdup(buf);
 }
 
@@ -93,6 +119,28 @@ static int write_if_changed(int root_fd, const char *path, const char *text, str
 	return fs_write_atomic_at(dfd, base, text, strlen(text), 0644, e) < 0 ? -1 : 1;
 }
 
+static int remove_file(int root_fd, const char *path, struct err *e);
+
+/* Removes the old release's labels file: only one that carries our own label. */
+static int remove_old_labels(int root_fd, struct err *e)
+{
+	char dir[PATH_MAX];
+	const char *base = strrchr(LABELS_FILE_OLD, '/') + 1;
+	_cleanup_close_ int dfd = -1;
+	_cleanup_free_ char *old = NULL;
+	size_t len;
+
+	snprintf(dir, sizeof(dir), "%.*s", (int)(base - LABELS_FILE_OLD - 1), LABELS_FILE_OLD);
+	dfd = fs_dir_in_root(root_fd, dir, false, e);
+	if (dfd < 0 || fs_read_at(dfd, base, 1 << 20, &old, &len, e) < 0) {
+		err_clear(e);
+		return 0;
+	}
+	if (strncmp(old, OUR_LABEL, strlen(OUR_LABEL)) != 0 && !strstr(old, "\n" OUR_LABEL))
+		return 0;
+	return remove_file(root_fd, LABELS_FILE_OLD, e);
+}
+
 int labels_write(int root_fd, const char *version, const struct nvml_report *r, size_t pci_gpus,
 		 struct err *e)
 {
@@ -102,19 +150,66 @@ int labels_write(int root_fd, const char *version, const struct nvml_report *r, 
 	if (!text)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "labels");
 	w = write_if_changed(root_fd, LABELS_FILE, text, e);
-	return w < 0 ? err_wrap(e, "labels") : w;
+	if (w < 0 || remove_old_labels(root_fd, e) < 0)
+		return err_wrap(e, "labels");
+	return w;
+}
+
+/*
+ * Where the GPU Operator's driver validator looks for a host driver's nvidia-smi
+ * (gpu-operator cmd/nvidia-validator/main.go, hostNvidiaSMISearchPaths, taken by
+ * resolveHostNvidiaSMI(): a regular, non-empty file with an execute bit, inside the host root).
+ */
+static bool host_nvidia_smi(int root_fd)
+{
+	static const char *const paths[] = {
+		"/usr/bin/nvidia-smi", "/usr/sbin/nvidia-smi",	      "/bin/nvidia-smi",
+		"/sbin/nvidia-smi",    "/usr/lib/wsl/lib/nvidia-smi", "/opt/bin/nvidia-smi"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
+		struct err e;
+		struct stat st;
+		_cleanup_close_ int fd =
+			fs_open_in_root(root_fd, paths[i], O_PATH | O_CLOEXEC, 0, 0, &e);
+
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+		    (st.st_mode & 0111))
+			return true;
+	}
+	return false;
+}
+
+/* Whether INSTALL_DIR has a dev/ directory (the validator's driver.Root.GetDevRoot()). */
+static bool has_dev_root(int root_fd, const char *install_dir)
+{
+	char path[PATH_MAX];
+	struct err e;
+	_cleanup_close_ int fd = -1;
+
+	snprintf(path, sizeof(path), "%s/dev", install_dir);
+	fd = fs_dir_in_root(root_fd, path, false, &e);
+	return fd >= 0;
 }
 
 int readiness_write(int root_fd, const char *install_dir, const char *version, struct err *e)
 {
 	_cleanup_free_ char *text = NULL;
+	bool host = host_nvidia_smi(root_fd), dev = !host && has_dev_root(root_fd, install_dir);
 
-	/* The GPU Operator validator's keys, then ours. */
+	/*
+	 * The five keys the Operator's validator writes (createStatusFile(), getDriverInfo()),
+	 * with the values it finds for our layout: a host driver where a standard path has a
+	 * nvidia-smi, else a driver root at INSTALL_DIR (hostPaths.driverInstallDir); then
+	 * ours. Consumers source the file with sh: config.c admits no control characters in
+	 * INSTALL_DIR, and the validator writes it unquoted too.
+	 */
 	if (asprintf(&text,
-		     "IS_HOST_DRIVER=true\nNVIDIA_DRIVER_ROOT=/\nDRIVER_ROOT_CTR_PATH=/host\n"
-		     "NVIDIA_DEV_ROOT=/\nDEV_ROOT_CTR_PATH=/host\nNVIDIA_DRIVER_VERSION=%s\n"
+		     "IS_HOST_DRIVER=%s\nNVIDIA_DRIVER_ROOT=%s\nDRIVER_ROOT_CTR_PATH=%s\n"
+		     "NVIDIA_DEV_ROOT=%s\nDEV_ROOT_CTR_PATH=%s\nNVIDIA_DRIVER_VERSION=%s\n"
 		     "NVIDIA_INSTALL_DIR=%s\n",
-		     version, install_dir) < 0)
+		     host ? "true" : "false", host ? "/" : install_dir,
+		     host ? "/host" : "/driver-root", dev ? install_dir : "/",
+		     dev ? "/driver-root" : "/host", version, install_dir) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "readiness");
 	return write_if_changed(root_fd, READY_FILE, text, e) < 0 ? err_wrap(e, "readiness") : 0;
 }
@@ -146,7 +241,9 @@ void readiness_remove(int root_fd)
 
 int nodeinfo_remove(int root_fd, struct err *e)
 {
-	return remove_file(root_fd, READY_FILE, e) < 0 || remove_file(root_fd, LABELS_FILE, e) < 0
+	return remove_file(root_fd, READY_FILE, e) < 0 ||
+			       remove_file(root_fd, LABELS_FILE, e) < 0 ||
+			       remove_old_labels(root_fd, e) < 0
 		       ? -1
 		       : 0;
 }

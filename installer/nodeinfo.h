@@ -12,7 +12,11 @@
 #include "nvml.h"
 #include "util/err.h"
 
-#define LABELS_FILE "/etc/kubernetes/node-feature-discovery/features.d/nvidia-driver"
+/*
+ * NFD reads features.d in file name order and a later file's value wins: ours sorts
+ * before GPU feature discovery's "gfd", so that GFD's labels win where it runs.
+ */
+#define LABELS_FILE "/etc/kubernetes/node-feature-discovery/features.d/00-nvidia-driver"
 #define READY_FILE "/run/nvidia/validations/driver-ready"
 
 /*
@@ -21,14 +25,21 @@
  */
 char *labels_render(const char *version, const struct nvml_report *r, size_t pci_gpus);
 
-/* Writes the labels file (only when it changes). Returns 1 written, 0 unchanged, -1. */
+/*
+ * Writes the labels file (only when it changes), and removes the one releases before
+ * 00-nvidia-driver wrote. Returns 1 written, 0 unchanged, -1.
+ */
 int labels_write(int root_fd, const char *version, const struct nvml_report *r, size_t pci_gpus,
 		 struct err *e);
 
-/* Writes the readiness marker: the GPU Operator's key=value format. Returns 0 or -1. */
+/*
+ * Writes the readiness marker: what the GPU Operator's driver validator writes for our
+ * layout (a host driver where a standard path has nvidia-smi, else the driver root
+ * INSTALL_DIR), then our own keys. Returns 0 or -1.
+ */
 int readiness_write(int root_fd, const char *install_dir, const char *version, struct err *e);
 
-/* Removes the labels file and the readiness marker. Returns 0 or -1. */
+/* Removes the readiness marker and the labels files. Returns 0 or -1. */
 int nodeinfo_remove(int root_fd, struct err *e);
 void readiness_remove(int root_fd);
 

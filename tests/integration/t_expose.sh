@@ -61,7 +61,7 @@ for h in nvidia-cdi-hook ldconfig; do
 done
 
 # Labels, as GFD names them.
-labels="$T/root/etc/kubernetes/node-feature-discovery/features.d/nvidia-driver"
+labels="$T/root/etc/kubernetes/node-feature-discovery/features.d/00-nvidia-driver"
 for l in nvidia.com/gpu.present=true nvidia.com/gpu.count=2 nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3 \
     nvidia.com/gpu.memory=81559 nvidia.com/gpu.compute.major=9 nvidia.com/gpu.compute.minor=0 \
     "nvidia.com/cuda.driver-version.full=$V_OLD" nvidia.com/cuda.driver-version.major=535 \
@@ -71,9 +71,9 @@ for l in nvidia.com/gpu.present=true nvidia.com/gpu.count=2 nvidia.com/gpu.produ
     grep -qx "$l" "$labels" || fail "label $l missing: $(cat "$labels")"
 done
 
-# Readiness: the GPU Operator's keys.
+# Readiness: the GPU Operator validator's keys for our layout (t_operator checks them).
 ready="$T/root/run/nvidia/validations/driver-ready"
-grep -qx IS_HOST_DRIVER=true "$ready" && grep -qx NVIDIA_DRIVER_ROOT=/ "$ready" &&
+grep -qx IS_HOST_DRIVER=false "$ready" && grep -qx NVIDIA_DRIVER_ROOT=/home/kubernetes/bin/nvidia "$ready" &&
     grep -qx "NVIDIA_DRIVER_VERSION=$V_OLD" "$ready" || fail "driver-ready: $(cat "$ready")"
 
 # Metrics: success and the time per stage.

@@ -45,22 +45,7 @@ static void test_labels(void **state)
 	assert_true(has_line(l, "nvidia.com/cuda.runtime-version.minor=4"));
 	free(l);
 
-	/* A product name a label value cannot hold as it is. */
-	snprintf(r.gpus[0].name, sizeof(r.gpus[0].name),
-		 "NVIDIA A100-SXM4-80GB (MIG 1g.10gb) / with a name far longer than sixty-three");
-	l = labels_render("550.90.07", &r, 8);
-	{
-		const char *p =
-			strstr(l, "nvidia.com/gpu.product=") + strlen("nvidia.com/gpu.product=");
-		size_t n = strcspn(p, "\n");
-
-		assert_true(n <= 63);
-		assert_memory_equal(p, "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb--with-a-name", 46);
-		for (size_t i = 0; i < n; i++)
-			assert_true(strchr("-_.", p[i]) || (p[i] >= '0' && p[i] <= '9') ||
-				    (p[i] >= 'A' && p[i] <= 'Z') || (p[i] >= 'a' && p[i] <= 'z'));
-	}
-	free(l);
+	/* Product names against GFD's rule: test_labels.c. */
 
 	/* Without NVML: what PCI and the version tell. */
 	l = labels_render("535.261.03", NULL, 0);

@@ -44,7 +44,7 @@ published() {
     check nvml err_has "verify: GPU (index=0 name=NVIDIA stand-in GPU uuid=GPU-5a5a5a5a"
     check cdi grep -q '"name": "GPU-5a5a5a5a-0000-0000-0000-000000000001"' /var/run/cdi/nvidia-driver-installer.json
     check cdi-nodes grep -q '"path": "/dev/nvidia-uvm-tools"' /var/run/cdi/nvidia-driver-installer.json
-    check labels grep -qx "nvidia.com/gpu.count=2" /etc/kubernetes/node-feature-discovery/features.d/nvidia-driver
+    check labels grep -qx "nvidia.com/gpu.count=2" /etc/kubernetes/node-feature-discovery/features.d/00-nvidia-driver
     check ready grep -qx "NVIDIA_DRIVER_VERSION=$V_OLD" /run/nvidia/validations/driver-ready
     "$I" doctor --repo file:///repo --repo-key /keys/repo-pub.pem >/tmp/doctor 2>/tmp/doctor.err
     check doctor-healthy [ $? = 0 ]
@@ -149,7 +149,7 @@ demo() {
     echo "   device nodes:"
     ls -l /dev/nvidia* | sed 's/^/     /'
     echo "   published: $(ls /var/run/cdi/nvidia-driver-installer.json /run/nvidia/validations/driver-ready \
-        /etc/kubernetes/node-feature-discovery/features.d/nvidia-driver 2>/dev/null | tr '\n' ' ')"
+        /etc/kubernetes/node-feature-discovery/features.d/00-nvidia-driver 2>/dev/null | tr '\n' ' ')"
     echo "   doctor:"
     "$I" doctor 2>/dev/null | sed 's/^/     /'
     echo "   time per stage (ms):"
