@@ -20,6 +20,9 @@ packages=(
     busybox-static cpio
     # make image-test: the Dockerfile built without a container engine
     buildah podman mmdebstrap
+    # t_cdi_podman: our CDI spec in podman, with runc as its runtime (crun refuses
+    # hybrid cgroup hierarchies); unshare and mknod for its private /dev are util-linux's
+    runc
     # make format-check, make lint
     clang-format cppcheck
     # make fuzz, make fuzz-replay (libFuzzer is clang's); the memcheck integration test
