@@ -26,5 +26,8 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt /var/log/dpkg.log \
  && mkdir -p /etc/nvidia-driver-installer/keys
 COPY --from=build /src/build/nvidia-driver-installer /usr/bin/nvidia-driver-installer
+# Static helpers the installer copies into the install dir for the host to run (the CDI
+# spec's ld-cache hook and the ldconfig it runs): installer/helpers.h.
+COPY --from=build /src/build/libexec/nvidia-driver-installer /usr/libexec/nvidia-driver-installer
 ENTRYPOINT ["/usr/bin/nvidia-driver-installer"]
 CMD ["install"]

@@ -49,6 +49,11 @@ run /usr/bin/nvidia-driver-installer --help | grep -q "Commands:" || fail "--hel
 buildah inspect --format '{{.OCIv1.Config.Entrypoint}} {{.OCIv1.Config.Cmd}}' "$ctr" |
     grep -q '\[/usr/bin/nvidia-driver-installer\] \[install\]' || fail "entrypoint and command"
 run sh -c '! command -v cc && ! command -v gcc && ! command -v make' >/dev/null || fail "a compiler in the image"
+# The CDI spec's hook and its ldconfig, where the installer looks for them, and runnable
+# (the hook without a container's state refuses with its usage, exit 2).
+run sh -c 'test -x /usr/libexec/nvidia-driver-installer/ldconfig &&
+    /usr/libexec/nvidia-driver-installer/nvidia-cdi-hook; test $? = 2' 2>/dev/null ||
+    fail "the CDI hook helpers are not in the image"
 run sh -c 'test -z "$(ls /var/lib/apt/lists/ 2>/dev/null | grep -v -e ^lock -e ^partial)" &&
     test -z "$(ls /var/cache/apt/*.bin 2>/dev/null)"' || fail "package caches in the image"
 
