@@ -33,6 +33,12 @@ static json_object *json_string_or_null(const char *s)
 	return s ? json_object_new_string(s) : NULL;
 }
 
+/* "" is not known: null. */
+static json_object *json_string_or_empty(const char *s)
+{
+	return s && *s ? json_object_new_string(s) : NULL;
+}
+
 /* ---- list-versions ------------------------------------------------------- */
 
 /*
@@ -281,8 +287,30 @@ static void report_print(const struct kmods_report *r, bool pass)
 	printf("  verdict:  %s%s\n", pass ? "" : "FAIL: ", r->verdict);
 }
 
+/* FILE as given on the command line (the report names the file alone). */
+static json_object *report_json(const char *file, const struct kmods_report *r, bool pass)
+{
+	json_object *o = json_object_new_object();
+	bool info = r->has_info;
+
+	json_object_object_add(o, "file", json_object_new_string(file));
+	json_object_object_add(o, "name", info ? json_string_or_empty(r->info.name) : NULL);
+	json_object_object_add(o, "version", info ? json_string_or_empty(r->info.version) : NULL);
+	json_object_object_add(o, "vermagic", info ? json_string_or_empty(r->info.vermagic) : NULL);
+	json_object_object_add(o, "signed", json_object_new_boolean(r->sig.is_signed));
+	json_object_object_add(o, "verified", json_object_new_boolean(r->sig.verified));
+	json_object_object_add(o, "signer", json_string_or_empty(r->sig.signer));
+	json_object_object_add(o, "key_id", json_string_or_empty(r->sig.key_id));
+	json_object_object_add(o, "hash", json_string_or_empty(r->sig.hash_algo));
+	json_object_object_add(o, "pass", json_object_new_boolean(pass));
+	json_object_object_add(o, "verdict", json_object_new_string(r->verdict));
+	return o;
+}
+
 int verify_module_run(const struct config *c, struct err *e)
 {
+	_cleanup_(json_object_putp) json_object *out = json_object_new_object();
+	_cleanup_(json_object_putp) json_object *mods = json_object_new_array();
 	_cleanup_(modsig_certs_freep) struct modsig_certs *certs = NULL;
 	_cleanup_(kmods_freep) struct kmods *k = NULL;
 	_cleanup_close_ int root_fd = -1;
@@ -309,8 +337,17 @@ int verify_module_run(const struct config *c, struct err *e)
 				 r.sig.reason[0] ? r.sig.reason : "no --module-cert given");
 		pass = r.ok && r.sig.verified;
 		failed += !pass;
-		report_print(&r, pass);
+		if (c->json)
+			json_object_array_add(mods, report_json(c->files.v[i], &r, pass));
+		else
+			report_print(&r, pass);
 	}
+	json_object_object_add(out, "kernel_release", json_object_new_string(release));
+	json_object_object_add(out, "verdict", json_object_new_string(failed ? "fail" : "ok"));
+	json_object_object_add(out, "failed", json_object_new_int((int)failed));
+	json_object_object_add(out, "modules", json_object_get(mods));
+	if (c->json)
+		print_json(out);
 	if (failed) {
 		err_set(e, EXIT_VERIFY, "%zu of %zu module(s) failed", failed, c->files.n);
 		err_hint(e,

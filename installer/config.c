@@ -111,6 +111,8 @@ static const struct env_var {
 	size_t offset;
 	unsigned min, max; /* ENV_UINT */
 } env_vars[] = {
+	/* First: an error in a later variable is reported in the format asked for. */
+	{"NVIDIA_INSTALLER_LOG_FORMAT", ENV_LOG_FORMAT, 0, 0, 0},
 	{"ROOT_MOUNT_DIR", ENV_STRING, offsetof(struct config, root), 0, 0},
 	{"NVIDIA_DRIVER_REPO", ENV_LIST, offsetof(struct config, repos), 0, 0},
 	{"NVIDIA_DRIVER_REPO_KEY", ENV_LIST, offsetof(struct config, repo_keys), 0, 0},
@@ -128,7 +130,6 @@ static const struct env_var {
 	 REPO_MAX_AGE_LIMIT},
 	{"NVIDIA_ALLOW_INDEX_ROLLBACK", ENV_BOOL, offsetof(struct config, allow_index_rollback), 0,
 	 0},
-	{"NVIDIA_INSTALLER_LOG_FORMAT", ENV_LOG_FORMAT, 0, 0, 0},
 	{"NVIDIA_MODULE_CERT", ENV_LIST, offsetof(struct config, module_certs), 0, 0},
 	{"NVIDIA_MODULES", ENV_LIST, offsetof(struct config, modules), 0, 0},
 	{"NVIDIA_MODULE_ARGS", ENV_LIST, offsetof(struct config, module_args), 0, 0},

@@ -319,29 +319,49 @@ static void check_host_side(struct doctor *d, const struct nodestate *s)
 	    s->ready_present ? "present" : "absent");
 }
 
+/* fail when a check failed, warn when one warns, else ok: what --json calls the verdict. */
+static enum verdict overall(const struct doctor *d, size_t *ret_failed, size_t *ret_warned)
+{
+	size_t failed = 0, warned = 0;
+
+	for (size_t i = 0; i < d->n; i++) {
+		failed += d->checks[i].v == V_FAIL;
+		warned += d->checks[i].v == V_WARN;
+	}
+	*ret_failed = failed;
+	*ret_warned = warned;
+	return failed ? V_FAIL : warned ? V_WARN : V_OK;
+}
+
+static void report_json(const struct doctor *d)
+{
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
+	json_object *arr = json_object_new_array();
+	size_t failed, warned;
+	enum verdict v = overall(d, &failed, &warned);
+
+	json_object_object_add(o, "verdict", json_object_new_string(verdict_names[v]));
+	json_object_object_add(o, "failed", json_object_new_int((int)failed));
+	json_object_object_add(o, "warned", json_object_new_int((int)warned));
+	for (size_t i = 0; i < d->n; i++) {
+		const struct check *k = &d->checks[i];
+		json_object *c = json_object_new_object();
+
+		json_object_object_add(c, "check", json_object_new_string(k->name));
+		json_object_object_add(c, "status", json_object_new_string(verdict_names[k->v]));
+		json_object_object_add(c, "detail", json_object_new_string(k->detail));
+		json_object_object_add(c, "fix", k->fix[0] ? json_object_new_string(k->fix) : NULL);
+		json_object_array_add(arr, c);
+	}
+	json_object_object_add(o, "checks", arr);
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+						       JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
 static void report(const struct config *c, const struct doctor *d)
 {
 	if (c->json) {
-		_cleanup_(json_object_putp) json_object *arr = json_object_new_array();
-
-		for (size_t i = 0; i < d->n; i++) {
-			json_object *o = json_object_new_object();
-
-			json_object_object_add(o, "check",
-					       json_object_new_string(d->checks[i].name));
-			json_object_object_add(
-				o, "status", json_object_new_string(verdict_names[d->checks[i].v]));
-			json_object_object_add(o, "detail",
-					       json_object_new_string(d->checks[i].detail));
-			json_object_object_add(o, "fix",
-					       d->checks[i].fix[0]
-						       ? json_object_new_string(d->checks[i].fix)
-						       : NULL);
-			json_object_array_add(arr, o);
-		}
-		puts(json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY |
-								 JSON_C_TO_STRING_SPACED |
-								 JSON_C_TO_STRING_NOSLASHESCAPE));
+		report_json(d);
 		return;
 	}
 	for (size_t i = 0; i < d->n; i++) {
@@ -358,7 +378,7 @@ int doctor_run(const struct config *c, struct err *e)
 	_cleanup_close_ int root_fd = -1;
 	struct doctor d = {.n = 0};
 	struct nodestate s;
-	size_t failed = 0;
+	size_t failed, warned;
 
 	root_fd = session_open_root(c, e);
 	if (root_fd < 0 || nodestate_collect(c, root_fd, &s, e) < 0)
@@ -375,9 +395,7 @@ int doctor_run(const struct config *c, struct err *e)
 	check_host_side(&d, &s);
 	report(c, &d);
 	nodestate_done(&s);
-	for (size_t i = 0; i < d.n; i++)
-		failed += d.checks[i].v == V_FAIL;
-	if (failed) {
+	if (overall(&d, &failed, &warned) == V_FAIL) {
 		err_set(e, EXIT_UNHEALTHY, "%zu check(s) failed", failed);
 		err_hint(e, "each failed check above says what to do");
 		return -1;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "hostpath.h"
 #include "install.h"
 #include "kernel.h"
+#include "ktrust.h"
 #include "mounts.h"
 #include "nodeinfo.h"
 #include "publish.h"
@@ -233,6 +235,175 @@ static void print_plan(const struct config *c, const struct plan *p)
 		kernel_describe(p->kernel, stdout);
 	else
 		printf("  kernel:      untouched (--skip-modules)\n");
+}
+
+/* ---- the plan as JSON: docs/json.md, "install --dry-run --json" ---------------- */
+
+DEFINE_POINTER_CLEANUP(json_object, json_object_put)
+
+static json_object *jstr(const char *s)
+{
+	return s && *s ? json_object_new_string(s) : NULL;
+}
+
+static int by_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int by_key(const void *a, const void *b, const char *key)
+{
+	json_object *x, *y;
+
+	json_object_object_get_ex(*(json_object *const *)a, key, &x);
+	json_object_object_get_ex(*(json_object *const *)b, key, &y);
+	return strcmp(json_object_get_string(x), json_object_get_string(y));
+}
+
+static int by_bdf(const void *a, const void *b)
+{
+	return by_key(a, b, "bdf");
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return by_key(a, b, "name");
+}
+
+static json_object *strings_json(const char *const *v, size_t n, bool sort)
+{
+	json_object *a = json_object_new_array();
+	const char **copy = calloc(n ? n : 1, sizeof(*copy));
+
+	for (size_t i = 0; copy && i < n; i++)
+		copy[i] = v[i];
+	if (copy && sort)
+		qsort(copy, n, sizeof(*copy), by_str);
+	for (size_t i = 0; copy && i < n; i++)
+		json_object_array_add(a, json_object_new_string(copy[i]));
+	free(copy);
+	return a;
+}
+
+static json_object *plan_host_json(const struct host *h)
+{
+	json_object *o = json_object_new_object(), *gpus = json_object_new_array(),
+		    *mods = json_object_new_array();
+
+	json_object_object_add(o, "os", json_object_new_string(h->os_id));
+	json_object_object_add(o, "os_build", jstr(h->os_build_id));
+	json_object_object_add(o, "kernel", json_object_new_string(h->kernel));
+	json_object_object_add(o, "arch", json_object_new_string(h->arch));
+	for (size_t i = 0; i < h->n_gpus; i++) {
+		json_object *g = json_object_new_object();
+		char id[16];
+
+		snprintf(id, sizeof(id), "%04x:%04x", h->gpus[i].vendor, h->gpus[i].device);
+		json_object_object_add(g, "bdf", json_object_new_string(h->gpus[i].bdf));
+		json_object_object_add(g, "pci_id", json_object_new_string(id));
+		json_object_array_add(gpus, g);
+	}
+	json_object_array_sort(gpus, by_bdf);
+	json_object_object_add(o, "gpus", gpus);
+	for (size_t i = 0; i < h->n_modules; i++) {
+		json_object *m = json_object_new_object();
+
+		json_object_object_add(m, "name", json_object_new_string(h->modules[i].name));
+		json_object_object_add(m, "version", jstr(h->modules[i].version));
+		json_object_array_add(mods, m);
+	}
+	json_object_array_sort(mods, by_name);
+	json_object_object_add(o, "modules", mods);
+	return o;
+}
+
+static json_object *plan_repository_json(const struct source *src)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "source",
+			       json_object_new_string(src->fresh	? "node_cache_fresh"
+						      : src->from_cache ? "node_cache_fallback"
+									: "mirror"));
+	json_object_object_add(o, "mirror",
+			       src->from_cache ? NULL : jstr(src->mirrors[src->mirror]));
+	json_object_object_add(o, "fallback_reason",
+			       src->from_cache ? jstr(source_fallback_name(src->fallback)) : NULL);
+	json_object_object_add(o, "key_fingerprint", json_object_new_string(src->fingerprint));
+	return o;
+}
+
+static json_object *plan_kernel_json(const struct config *c, const struct plan *p,
+				     const struct ktrust *t)
+{
+	static const char *const defaults[] = {"nvidia", "nvidia-modeset", "nvidia-drm",
+					       "nvidia-uvm"};
+	json_object *o;
+
+	if (!p->kernel)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "sig_enforce", json_object_new_string(t->sig_enforce));
+	json_object_object_add(o, "lockdown", json_object_new_string(t->lockdown));
+	json_object_object_add(o, "secure_boot", json_object_new_string(t->secure_boot));
+	json_object_object_add(o, "loaded_version", jstr(kernel_loaded_version(p->kernel)));
+	json_object_object_add(
+		o, "modules",
+		c->modules.n ? strings_json((const char *const *)c->modules.v, c->modules.n, true)
+			     : strings_json(defaults, ARRAY_SIZE(defaults), true));
+	json_object_object_add(
+		o, "module_args",
+		strings_json((const char *const *)c->module_args.v, c->module_args.n, false));
+	json_object_object_add(
+		o, "module_certs",
+		strings_json((const char *const *)c->module_certs.v, c->module_certs.n, false));
+	return o;
+}
+
+static void print_plan_json(const struct config *c, const struct plan *p, const struct ktrust *t)
+{
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
+	const struct repo_package *pkg = p->choice.pkg;
+	json_object *po = json_object_new_object(), *cur = NULL, *mnt = NULL;
+
+	json_object_object_add(o, "root", json_object_new_string(c->root));
+	json_object_object_add(o, "install_dir", json_object_new_string(c->install_dir));
+	json_object_object_add(o, "host", plan_host_json(&p->host));
+	json_object_object_add(o, "repository", plan_repository_json(&p->src));
+	json_object_object_add(o, "request", json_object_new_string(c->driver_version));
+	json_object_object_add(o, "driver_version",
+			       json_object_new_string(p->choice.driver->version));
+	json_object_object_add(po, "path", json_object_new_string(pkg->path));
+	json_object_object_add(po, "size", json_object_new_int64((int64_t)pkg->size));
+	json_object_object_add(po, "sha256", json_object_new_string(pkg->sha256));
+	json_object_object_add(po, "cached", json_object_new_boolean(p->cached));
+	json_object_object_add(o, "package", po);
+	if (p->has_current) {
+		cur = json_object_new_object();
+		json_object_object_add(cur, "driver_version",
+				       json_object_new_string(p->current.driver_version));
+		json_object_object_add(cur, "kernel_release",
+				       json_object_new_string(p->current.kernel_release));
+		json_object_object_add(cur, "package_sha256",
+				       json_object_new_string(p->current.package_sha256));
+	}
+	json_object_object_add(o, "installed", cur);
+	json_object_object_add(o, "action",
+			       json_object_new_string(!p->up_to_date ? "install"
+						      : p->links_ok  ? "none"
+								     : "repair_links"));
+	json_object_object_add(o, "not_writable", jstr(p->not_writable));
+	if (p->has_mount) {
+		mnt = json_object_new_object();
+		json_object_object_add(mnt, "target", json_object_new_string(p->mount.target));
+		json_object_object_add(mnt, "fstype", json_object_new_string(p->mount.fstype));
+		json_object_object_add(mnt, "options", json_object_new_string(p->mount.options));
+		json_object_object_add(mnt, "noexec", json_object_new_boolean(p->mount.noexec));
+	}
+	json_object_object_add(o, "mount", mnt);
+	json_object_object_add(o, "kernel", plan_kernel_json(c, p, t));
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+						       JSON_C_TO_STRING_NOSLASHESCAPE));
 }
 
 static void manifest_fill(const struct config *c, struct plan *p, struct manifest *m, char now[32])
@@ -560,6 +731,11 @@ int install_run(const struct config *c, struct err *e)
 	uint64_t t0 = now_ns();
 	int r = -1;
 
+	if (c->json && !c->dry_run) {
+		err_set(e, EXIT_USAGE, "install: --json goes with --dry-run");
+		err_hint(e, "an install reports through its log lines: --log-format json");
+		return -1;
+	}
 	root_fd = session_open_root(c, e);
 	if (root_fd < 0 || hostpath_check_config(c, root_fd, e) < 0 ||
 	    (!c->dry_run && hostpath_check_install_writable(c, root_fd, e) < 0))
@@ -588,7 +764,14 @@ int install_run(const struct config *c, struct err *e)
 			goto out;
 		if (hostpath_check_install_writable(c, root_fd, &we) < 0)
 			snprintf(p.not_writable, sizeof(p.not_writable), "%s", we.msg);
-		print_plan(c, &p);
+		if (c->json) {
+			struct ktrust t;
+
+			ktrust_probe(root_fd, &t);
+			print_plan_json(c, &p, &t);
+		} else {
+			print_plan(c, &p);
+		}
 		r = 0;
 	} else {
 		r = act(c, &p, root_fd, dir, cache, t0, e);

@@ -202,9 +202,9 @@ static const struct opt opts[] = {
 	 "R",
 	 "only packages for this kernel, repeatable (default: all)"},
 	{{"json", no_argument, NULL, O_JSON},
-	 C_LIST | C_STATUS | C_DOCTOR,
+	 C_INSTALL | C_LIST | C_STATUS | C_VERIFY | C_DOCTOR | C_MIRROR,
 	 NULL,
-	 "machine-readable output"},
+	 "machine-readable output on stdout (docs/json.md); install: with --dry-run"},
 };
 
 struct command {
@@ -263,16 +263,50 @@ static void usage(FILE *f, const struct command *cmd)
 		   "(docs/exit-codes.md).\n");
 }
 
+/*
+ * Usage errors are reported in the log format asked for: the environment's (config_init),
+ * then the last --log-format on the command line, wherever it stands, so that an error met
+ * before getopt reaches it is JSON too. An invalid value leaves the format as it was.
+ */
+static enum log_format error_format = LOG_FORMAT_TEXT;
+
+static void find_log_format(int argc, char **argv, enum log_format env_format)
+{
+	error_format = env_format;
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		const char *v = NULL;
+
+		if (strcmp(argv[i], "--log-format") == 0 && i + 1 < argc)
+			v = argv[++i];
+		else if (strncmp(argv[i], "--log-format=", 13) == 0)
+			v = argv[i] + 13;
+		if (v && strcmp(v, "json") == 0)
+			error_format = LOG_FORMAT_JSON;
+		else if (v && strcmp(v, "text") == 0)
+			error_format = LOG_FORMAT_TEXT;
+	}
+}
+
 static int usage_error(const struct command *cmd, const char *fmt, ...) _printf_(2, 3);
 static int usage_error(const struct command *cmd, const char *fmt, ...)
 {
+	char msg[ERR_MSG_MAX], fix[128], code[8];
 	va_list ap;
 
-	fprintf(stderr, "%s: %s%s", PROG, cmd ? cmd->name : "", cmd ? ": " : "");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry '%s%s%s --help'.\n", PROG, cmd ? " " : "", cmd ? cmd->name : "");
+	snprintf(fix, sizeof(fix), "try '%s%s%s --help'", PROG, cmd ? " " : "",
+		 cmd ? cmd->name : "");
+	if (error_format == LOG_FORMAT_JSON) {
+		snprintf(code, sizeof(code), "%d", EXIT_USAGE);
+		log_setup(LOG_FORMAT_JSON, LOG_ERROR);
+		log_kv(LOG_ERROR, cmd ? cmd->name : "usage", msg, "fix", fix, "exit_code", code,
+		       LOG_END);
+		return EXIT_USAGE;
+	}
+	fprintf(stderr, "%s: %s%s%s\nT%s.\n", PROG, cmd ? cmd->name : "", cmd ? ": " : "", msg,
+		fix + 1);
 	return EXIT_USAGE;
 }
 
@@ -465,9 +499,12 @@ int main(int argc, char **argv)
 	 */
 	umask(022);
 	if (config_init(&cfg, &e) < 0) {
-		fprintf(stderr, "%s: %s\n", PROG, e.msg);
-		return EXIT_USAGE;
+		find_log_format(argc, argv, cfg.log_format);
+		r = usage_error(NULL, "%s", e.msg);
+		config_done(&cfg);
+		return r;
 	}
+	find_log_format(argc, argv, cfg.log_format);
 	r = parse(argc, argv, NULL, &cfg);
 	if (r >= 0)
 		goto out;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -131,8 +132,53 @@ static int mirror_not_older(const struct config *c, int dir_fd, const struct sou
 	return 0;
 }
 
+DEFINE_POINTER_CLEANUP(json_object, json_object_put)
+
+static json_object *package_json(const struct repo_driver *d, const struct repo_package *pkg,
+				 bool copied)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "path", json_object_new_string(pkg->path));
+	json_object_object_add(o, "driver_version", json_object_new_string(d->version));
+	json_object_object_add(o, "kernel", json_object_new_string(pkg->kernel));
+	json_object_object_add(o, "size", json_object_new_int64((int64_t)pkg->size));
+	json_object_object_add(o, "sha256", json_object_new_string(pkg->sha256));
+	json_object_object_add(o, "action", json_object_new_string(copied ? "copied" : "kept"));
+	return o;
+}
+
+static int by_path(const void *a, const void *b)
+{
+	json_object *x, *y;
+
+	json_object_object_get_ex(*(json_object *const *)a, "path", &x);
+	json_object_object_get_ex(*(json_object *const *)b, "path", &y);
+	return strcmp(json_object_get_string(x), json_object_get_string(y));
+}
+
+/* What the mirror holds now: docs/json.md, "mirror --json". */
+static void print_json(const struct config *c, const struct source *src, json_object *pkgs,
+		       unsigned copied, unsigned kept, uint64_t net)
+{
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
+
+	json_object_array_sort(pkgs, by_path);
+	json_object_object_add(o, "to", json_object_new_string(c->mirror_to));
+	json_object_object_add(o, "index_generated",
+			       src->idx->has_generated ? json_object_new_string(src->idx->generated)
+						       : NULL);
+	json_object_object_add(o, "copied", json_object_new_int64(copied));
+	json_object_object_add(o, "kept", json_object_new_int64(kept));
+	json_object_object_add(o, "network_bytes", json_object_new_int64((int64_t)net));
+	json_object_object_add(o, "packages", json_object_get(pkgs));
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+						       JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
 int mirror_run(const struct config *c, struct err *e)
 {
+	_cleanup_(json_object_putp) json_object *pkgs = json_object_new_array();
 	_cleanup_close_ int dir_fd = -1;
 	struct source src;
 	unsigned copied = 0, kept = 0;
@@ -167,11 +213,13 @@ int mirror_run(const struct config *c, struct err *e)
 				continue;
 			if (have_package(dir_fd, pkg)) {
 				kept++;
+				json_object_array_add(pkgs, package_json(d, pkg, false));
 				continue;
 			}
 			if (copy_package(&src, dir_fd, pkg, &net, e) < 0)
 				goto out;
 			copied++;
+			json_object_array_add(pkgs, package_json(d, pkg, true));
 		}
 	}
 	if (copied + kept == 0) {
@@ -189,7 +237,11 @@ int mirror_run(const struct config *c, struct err *e)
 	log_kv(LOG_INFO, "mirror", "mirror complete", "to", c->mirror_to, "copied", U64(copied),
 	       "kept", U64(kept), "network_bytes", U64(net), "duration_ms", U64(ms_since(t0)),
 	       LOG_END);
-	printf("mirrored %u package(s), %u already present, to %s\n", copied, kept, c->mirror_to);
+	if (c->json)
+		print_json(c, &src, pkgs, copied, kept, net);
+	else
+		printf("mirrored %u package(s), %u already present, to %s\n", copied, kept,
+		       c->mirror_to);
 	r = 0;
 out:
 	source_done(&src);

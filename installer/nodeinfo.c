@@ -281,10 +281,28 @@ static void metric_fallback(struct metrics_buf *m, const char *reason)
 			reason && strcmp(reason, reasons[i]) == 0);
 }
 
+/*
+ * A label value as the text exposition format wants it: backslash, double quote and line
+ * feed escaped. One bad line makes Prometheus and node-exporter's textfile collector drop
+ * the whole file, every series of it.
+ */
+static const char *label_escape(const char *in, char *out, size_t size)
+{
+	size_t n = 0;
+
+	for (; in && *in && n + 3 < size; in++) {
+		if (*in == '\\' || *in == '"' || *in == '\n')
+			out[n++] = '\\';
+		out[n++] = *in == '\n' ? 'n' : *in;
+	}
+	out[n] = '\0';
+	return out;
+}
+
 int metrics_write(int root_fd, const char *path, int exit_code, const char *version,
 		  const char *kernel, const char *index_fallback, struct err *e)
 {
-	char buf[8192];
+	char buf[8192], v[256], k[256];
 	struct metrics_buf m = {.buf = buf, .size = sizeof(buf)};
 
 	m.len = (size_t)snprintf(
@@ -306,8 +324,8 @@ int metrics_write(int root_fd, const char *path, int exit_code, const char *vers
 		"the mirrors and used the node's cached index instead, by reason: unreachable, "
 		"unverified, not_found (a likely wrong repository URL).\n"
 		"# TYPE nvidia_driver_installer_index_from_cache gauge\n",
-		exit_code == 0, exit_code, (long long)time(NULL), version ? version : "",
-		kernel ? kernel : "");
+		exit_code == 0, exit_code, (long long)time(NULL),
+		label_escape(version, v, sizeof(v)), label_escape(kernel, k, sizeof(k)));
 	metric_fallback(&m, index_fallback);
 	if (m.len < m.size)
 		m.len += (size_t)snprintf(buf + m.len, m.size - m.len, "%s", stage_help);

@@ -28,49 +28,96 @@ static json_object *file_json(const char *path, bool present)
 	return o;
 }
 
-static json_object *nvml_json(const struct nodestate *s)
-{
-	json_object *o, *gpus;
+/*
+ * What status concludes about NVML: whether it must answer here (a GPU on the bus, the
+ * nvidia module loaded, or the readiness marker claiming a working driver) and, when it
+ * was asked, why it does not answer as the installed driver should ("" when it does).
+ */
+struct verdict {
+	bool nvml_expected;
+	bool nvml_answers;
+	char nvml_error[sizeof(((struct nodestate *)0)->nvml_error)];
+};
 
-	if (!s->nvml_ok) {
-		if (!s->nvml_error[0])
-			return NULL;
-		o = json_object_new_object();
-		json_object_object_add(o, "error", json_object_new_string(s->nvml_error));
-		return o;
-	}
+static void judge(const struct nodestate *s, struct verdict *v)
+{
+	struct err e;
+
+	memset(v, 0, sizeof(*v));
+	v->nvml_expected =
+		s->installed && (s->host.n_gpus > 0 || s->loaded_version[0] || s->ready_present);
+	if (!s->installed)
+		return;
+	err_clear(&e);
+	if (!s->nvml_ok)
+		snprintf(v->nvml_error, sizeof(v->nvml_error), "%s",
+			 s->nvml_error[0] ? s->nvml_error : "NVML was not asked");
+	else if (nvml_check(&s->nvml, s->manifest.driver_version, s->host.n_gpus, &e) < 0)
+		snprintf(v->nvml_error, sizeof(v->nvml_error), "%s", e.msg);
+	else
+		v->nvml_answers = true;
+}
+
+static int by_minor(const void *a, const void *b)
+{
+	const struct nvml_gpu *x = a, *y = b;
+
+	return (x->minor > y->minor) - (x->minor < y->minor);
+}
+
+/* null when NVML was not asked (nothing installed); else every key, null when unknown. */
+static json_object *nvml_json(const struct nodestate *s, const struct verdict *v)
+{
+	struct nvml_gpu gpus[NVML_MAX_GPUS];
+	json_object *o, *arr;
+	unsigned n = s->nvml_ok ? s->nvml.n_gpus : 0;
+
+	if (!s->installed)
+		return NULL;
 	o = json_object_new_object();
-	gpus = json_object_new_array();
-	json_object_object_add(o, "driver_version", json_object_new_string(s->nvml.driver_version));
-	json_object_object_add(o, "cuda_version", json_object_new_int(s->nvml.cuda_version));
-	for (unsigned i = 0; i < s->nvml.n_gpus; i++) {
+	arr = json_object_new_array();
+	json_object_object_add(o, "answers", json_object_new_boolean(v->nvml_answers));
+	json_object_object_add(o, "expected", json_object_new_boolean(v->nvml_expected));
+	json_object_object_add(o, "error", str_or_null(v->nvml_error));
+	json_object_object_add(o, "driver_version",
+			       s->nvml_ok ? str_or_null(s->nvml.driver_version) : NULL);
+	json_object_object_add(o, "cuda_version",
+			       s->nvml_ok ? json_object_new_int(s->nvml.cuda_version) : NULL);
+	memcpy(gpus, s->nvml.gpus, sizeof(gpus[0]) * n);
+	qsort(gpus, n, sizeof(gpus[0]), by_minor);
+	for (unsigned i = 0; i < n; i++) {
 		json_object *g = json_object_new_object();
 
-		json_object_object_add(g, "name", json_object_new_string(s->nvml.gpus[i].name));
-		json_object_object_add(g, "uuid", json_object_new_string(s->nvml.gpus[i].uuid));
-		json_object_object_add(g, "minor", json_object_new_int((int)s->nvml.gpus[i].minor));
+		json_object_object_add(g, "minor", json_object_new_int((int)gpus[i].minor));
+		json_object_object_add(g, "name", json_object_new_string(gpus[i].name));
+		json_object_object_add(g, "uuid", json_object_new_string(gpus[i].uuid));
 		json_object_object_add(g, "memory_mib",
-				       json_object_new_int64((int64_t)s->nvml.gpus[i].memory_mib));
-		json_object_array_add(gpus, g);
+				       json_object_new_int64((int64_t)gpus[i].memory_mib));
+		json_object_array_add(arr, g);
 	}
-	json_object_object_add(o, "gpus", gpus);
+	json_object_object_add(o, "gpus", arr);
 	return o;
 }
 
+/* The manifest's keys, null when nothing is installed. */
 static void add_installed(json_object *o, const struct nodestate *s, const char *running)
 {
 	const struct manifest *m = &s->manifest;
+	bool in = s->installed;
 
-	json_object_object_add(o, "driver_version", json_object_new_string(m->driver_version));
-	json_object_object_add(o, "kernel_release", json_object_new_string(m->kernel_release));
+	json_object_object_add(o, "driver_version", in ? str_or_null(m->driver_version) : NULL);
+	json_object_object_add(o, "kernel_release", in ? str_or_null(m->kernel_release) : NULL);
 	json_object_object_add(o, "kernel_matches",
-			       json_object_new_boolean(strcmp(m->kernel_release, running) == 0));
-	json_object_object_add(o, "package_sha256", json_object_new_string(m->package_sha256));
-	json_object_object_add(o, "package_size", json_object_new_int64((int64_t)m->package_size));
-	json_object_object_add(o, "installed_at", json_object_new_string(m->installed_at));
-	json_object_object_add(o, "requested_version", str_or_null(m->requested_version));
-	json_object_object_add(o, "repository", str_or_null(m->repository));
-	json_object_object_add(o, "key_fingerprint", str_or_null(m->key_fingerprint));
+			       in ? json_object_new_boolean(strcmp(m->kernel_release, running) == 0)
+				  : NULL);
+	json_object_object_add(o, "package_sha256", in ? str_or_null(m->package_sha256) : NULL);
+	json_object_object_add(o, "package_size",
+			       in ? json_object_new_int64((int64_t)m->package_size) : NULL);
+	json_object_object_add(o, "installed_at", in ? str_or_null(m->installed_at) : NULL);
+	json_object_object_add(o, "requested_version",
+			       in ? str_or_null(m->requested_version) : NULL);
+	json_object_object_add(o, "repository", in ? str_or_null(m->repository) : NULL);
+	json_object_object_add(o, "key_fingerprint", in ? str_or_null(m->key_fingerprint) : NULL);
 }
 
 /*
@@ -99,30 +146,78 @@ static const char *json_str(json_object *o, const char *key)
 		       : "?";
 }
 
+/* The record's documented keys only, whatever an older or newer installer wrote. */
+static json_object *fallback_json(json_object *rec)
+{
+	static const char *const keys[] = {"reason", "at", "detail"};
+	json_object *o, *v, *mirrors = json_object_new_array();
+
+	if (!rec || !json_object_is_type(rec, json_type_object)) {
+		json_object_put(mirrors);
+		return NULL;
+	}
+	o = json_object_new_object();
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+		json_object_object_add(o, keys[i],
+				       json_object_object_get_ex(rec, keys[i], &v) &&
+						       json_object_is_type(v, json_type_string)
+					       ? json_object_get(v)
+					       : NULL);
+	if (json_object_object_get_ex(rec, "mirrors", &v) &&
+	    json_object_is_type(v, json_type_array))
+		for (size_t i = 0; i < json_object_array_length(v); i++) {
+			json_object *m = json_object_array_get_idx(v, i);
+
+			if (json_object_is_type(m, json_type_string))
+				json_object_array_add(mirrors, json_object_get(m));
+		}
+	json_object_object_add(o, "mirrors", mirrors);
+	return o;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct loaded_module *)a)->name,
+		      ((const struct loaded_module *)b)->name);
+}
+
+static int by_string(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
 static void status_json(const struct config *c, const struct nodestate *s, const char *running,
-			json_object *fallback)
+			const struct verdict *v, json_object *fallback)
 {
 	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 	json_object *mods = json_object_new_array(), *nodes = json_object_new_array();
+	struct loaded_module sorted[HOST_MAX_MODULES];
+	char names[NODESTATE_MAX_NODES][sizeof(s->nodes[0])];
 	char cdi[4200];
 
 	json_object_object_add(o, "installed", json_object_new_boolean(s->installed));
+	json_object_object_add(o, "ready",
+			       json_object_new_boolean(s->ready_present && v->nvml_answers));
 	json_object_object_add(o, "install_dir", json_object_new_string(c->install_dir));
 	json_object_object_add(o, "container_dir", json_object_new_string(c->container_dir));
 	json_object_object_add(o, "running_kernel", json_object_new_string(running));
-	if (s->installed)
-		add_installed(o, s, running);
+	json_object_object_add(o, "pci_gpus", json_object_new_int((int)s->host.n_gpus));
+	add_installed(o, s, running);
 	json_object_object_add(o, "loaded_version", str_or_null(s->loaded_version));
+	memcpy(sorted, s->host.modules, sizeof(sorted[0]) * s->host.n_modules);
+	qsort(sorted, s->host.n_modules, sizeof(sorted[0]), by_name);
 	for (size_t i = 0; i < s->host.n_modules; i++) {
 		json_object *m = json_object_new_object();
 
-		json_object_object_add(m, "name", json_object_new_string(s->host.modules[i].name));
-		json_object_object_add(m, "version", str_or_null(s->host.modules[i].version));
+		json_object_object_add(m, "name", json_object_new_string(sorted[i].name));
+		json_object_object_add(m, "version", str_or_null(sorted[i].version));
 		json_object_array_add(mods, m);
 	}
 	json_object_object_add(o, "modules", mods);
+	memcpy(names, s->nodes, sizeof(names[0]) * s->n_nodes);
+	qsort(names, s->n_nodes, sizeof(names[0]), by_string);
 	for (size_t i = 0; i < s->n_nodes; i++)
-		json_object_array_add(nodes, json_object_new_string(s->nodes[i]));
+		json_object_array_add(nodes, json_object_new_string(names[i]));
 	json_object_object_add(o, "device_nodes", nodes);
 	if (s->has_mount) {
 		json_object *m = json_object_new_object();
@@ -130,22 +225,24 @@ static void status_json(const struct config *c, const struct nodestate *s, const
 		json_object_object_add(m, "target", json_object_new_string(s->mount.target));
 		json_object_object_add(m, "fstype", json_object_new_string(s->mount.fstype));
 		json_object_object_add(m, "options", json_object_new_string(s->mount.options));
+		json_object_object_add(m, "noexec", json_object_new_boolean(s->mount.noexec));
 		json_object_object_add(o, "mount", m);
+	} else {
+		json_object_object_add(o, "mount", NULL);
 	}
 	snprintf(cdi, sizeof(cdi), "%s/%s", c->cdi_dir, CDI_FILE);
 	json_object_object_add(o, "cdi_spec", file_json(cdi, s->cdi_present));
 	json_object_object_add(o, "cdi_conflict", str_or_null(s->cdi_other));
 	json_object_object_add(o, "labels", file_json(LABELS_FILE, s->labels_present));
-	json_object_object_add(o, "ready", json_object_new_boolean(s->ready_present));
-	json_object_object_add(o, "nvml", nvml_json(s));
-	json_object_object_add(o, "repository_fallback",
-			       fallback ? json_object_get(fallback) : NULL);
+	json_object_object_add(o, "ready_marker", file_json(READY_FILE, s->ready_present));
+	json_object_object_add(o, "nvml", nvml_json(s, v));
+	json_object_object_add(o, "repository_fallback", fallback_json(fallback));
 	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 						       JSON_C_TO_STRING_NOSLASHESCAPE));
 }
 
 static void status_text(const struct config *c, const struct nodestate *s, const char *running,
-			json_object *fallback)
+			const struct verdict *v, json_object *fallback)
 {
 	const struct manifest *m = &s->manifest;
 
@@ -185,8 +282,11 @@ static void status_text(const struct config *c, const struct nodestate *s, const
 		       "are theirs (--cdi-kind or --cdi-replace)\n",
 		       s->cdi_other, c->cdi_kind);
 	printf("labels:         %s (%s)\n", LABELS_FILE, s->labels_present ? "present" : "absent");
-	printf("ready:          %s\n", s->ready_present ? "yes" : "no");
-	if (s->nvml_ok) {
+	printf("ready:          %s\n",
+	       s->ready_present && v->nvml_answers ? "yes"
+	       : s->ready_present ? "no (the readiness marker is present, but NVML does not answer)"
+				  : "no");
+	if (s->nvml_ok && v->nvml_answers) {
 		printf("nvml:           driver %s, CUDA %d.%d, %u GPU(s)\n", s->nvml.driver_version,
 		       s->nvml.cuda_version / 1000, s->nvml.cuda_version % 1000 / 10,
 		       s->nvml.n_gpus);
@@ -195,7 +295,7 @@ static void status_text(const struct config *c, const struct nodestate *s, const
 			       s->nvml.gpus[i].uuid,
 			       (unsigned long long)s->nvml.gpus[i].memory_mib);
 	} else {
-		printf("nvml:           %s\n", s->nvml_error[0] ? s->nvml_error : "not checked");
+		printf("nvml:           %s\n", v->nvml_error[0] ? v->nvml_error : "not checked");
 	}
 }
 
@@ -204,8 +304,10 @@ int status_run(const struct config *c, struct err *e)
 	_cleanup_(json_object_putp) json_object *fallback = NULL;
 	_cleanup_close_ int root_fd = -1;
 	struct nodestate s;
+	struct verdict v;
 	struct utsname u;
 	const char *running;
+	int r = 0;
 
 	root_fd = session_open_root(c, e);
 	if (root_fd < 0)
@@ -214,16 +316,24 @@ int status_run(const struct config *c, struct err *e)
 	if (nodestate_collect(c, root_fd, &s, e) < 0)
 		return -1;
 	fallback = fallback_record(c, root_fd);
+	judge(&s, &v);
 	if (c->json)
-		status_json(c, &s, running, fallback);
+		status_json(c, &s, running, &v, fallback);
 	else
-		status_text(c, &s, running, fallback);
+		status_text(c, &s, running, &v, fallback);
 	if (!s.installed) {
-		nodestate_done(&s);
 		err_set(e, EXIT_NO_MATCH, "status: no driver is installed in '%s'", c->install_dir);
 		err_hint(e, "run 'nvidia-driver-installer install'");
-		return -1;
+		r = -1;
+	} else if (v.nvml_expected && !v.nvml_answers) {
+		/* Never "ready" nor exit 0 while the driver does not answer for the GPUs. */
+		err_set(e, EXIT_DRIVER_CHECK,
+			"status: driver %s is installed but NVML does not answer as it should: %s",
+			s.manifest.driver_version, v.nvml_error);
+		err_hint(e,
+			 "see dmesg for NVRM errors and re-run install; 'doctor' checks the rest");
+		r = -1;
 	}
 	nodestate_done(&s);
-	return 0;
+	return r;
 }

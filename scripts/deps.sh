@@ -29,6 +29,9 @@ packages=(
     clang libclang-rt-14-dev valgrind
     # make bench: the shell pipeline it is compared with, and its chart
     curl gnuplot-nox
+    # the metrics textfile's real consumers (t_metrics_consumers): promtool (package
+    # prometheus) checks and lints it, node-exporter's textfile collector serves it
+    prometheus prometheus-node-exporter
 )
 
 # The manifest test runs on Node.js; a node already on PATH (another packaging) will do.

@@ -102,13 +102,13 @@ import json, os, sys
 s = json.load(open(sys.argv[1]))
 n = s.get("nvml") or {}
 print("driver installed: %s, loaded: %s" % (s.get("driver_version"), s.get("loaded_version")))
-if "gpus" in n:
+if n.get("cuda_version") is not None:  # NVML answered (status --json: docs/json.md)
     print("NVML: driver %s, CUDA %d.%d, %d GPU(s)" % (n["driver_version"], n["cuda_version"] // 1000,
           n["cuda_version"] % 1000 // 10, len(n["gpus"])))
     for g in n["gpus"]:
         print("  %s  %s  %d MiB" % (g["name"], g["uuid"], g["memory_mib"]))
 else:
-    print("NVML: %s" % n)
+    print("NVML: %s" % (n.get("error") or "not asked"))
 if os.path.exists(sys.argv[2]):
     c = json.load(open(sys.argv[2]))
     print("CDI devices: %s" % ", ".join(d["name"] for d in c["devices"]))

@@ -167,7 +167,7 @@ assert_eq() {
 # The driver version the install dir currently serves (via status --json).
 installed_version() {
     ${INST_WRAP:-} "$BIN" --root "$T/root" status --json 2>/dev/null |
-        python3 -c 'import json,sys; print(json.load(sys.stdin).get("driver_version",""))'
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["driver_version"] or "")'
 }
 
 IDIR_REL=home/kubernetes/bin/nvidia

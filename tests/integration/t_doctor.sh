@@ -30,7 +30,9 @@ grep -q "fix:" "$T/out" && fail "a fix on a healthy node"
 doc 0 --json
 python3 - "$T/out" <<'PY'
 import json, sys
-checks = json.load(open(sys.argv[1]))
+d = json.load(open(sys.argv[1]))
+checks = d["checks"]
+assert d["verdict"] == "ok" and d["failed"] == 0, d
 assert all(c["status"] in ("ok", "skip") for c in checks), checks
 assert {"check", "status", "detail", "fix"} <= set(checks[0]), checks[0]
 PY
