@@ -25,27 +25,16 @@ spec="$T/root/var/run/cdi/nvidia-driver-installer.json"
 [ -s "$spec" ] || fail "no spec"
 
 # The image: busybox, the host's glibc, a probe that dlopens what it is given.
-img="$T/img"
-mkdir -p "$img/bin" "$img/lib64" "$img/lib/x86_64-linux-gnu" "$img/etc/ld.so.conf.d" \
-    "$img/opt/conda/lib" "$img/usr/local" "$img/dev" "$img/proc" "$img/sys" "$img/tmp"
-cp /bin/busybox "$img/bin/"
-for a in sh ls cat test; do ln -s busybox "$img/bin/$a"; done
-cc -O1 -o "$img/bin/probe" "$SRC/tests/tools/cdi-probe.c"
-cp /lib64/ld-linux-x86-64.so.2 "$img/lib64/"
-cp /lib/x86_64-linux-gnu/libc.so.6 "$img/lib/x86_64-linux-gnu/"
-echo 'include /etc/ld.so.conf.d/*.conf' >"$img/etc/ld.so.conf"
-echo /lib/x86_64-linux-gnu >"$img/etc/ld.so.conf.d/x86_64-linux-gnu.conf"
-ldconfig -r "$img"
-tar -C "$img" -cf "$T/img.tar" .
+. "$SRC/tests/tools/probe-image.sh"
+probe_image_tar "$T/img" "$T/img.tar"
 
 # The namespace's script: everything podman does runs there.
-H=$(ulimit -Hn)
 cat >"$T/ns.sh" <<EOF
 set -euo pipefail
-T='$T'
-P() { podman --root "\$T/storage" --runroot "\$T/runroot" --tmpdir "\$T/ptmp" --storage-driver vfs \\
-    --cgroup-manager cgroupfs --events-backend file "\$@"; }
-run() { P run --rm --runtime runc --network none --ulimit nofile=$H:$H --ulimit nproc=$H:$H "\$@"; }
+T='$T' SRC='$SRC'
+. "\$SRC/tests/tools/probe-image.sh"
+P() { probe_podman "\$T" "\$@"; }
+run() { P run --rm \$(probe_run_flags) "\$@"; }
 mount --make-rprivate /
 mount -t tmpfs tmpfs /home
 mkdir -p /home/kubernetes/bin/nvidia
@@ -65,10 +54,9 @@ mknod -m 666 "\$T/dev/nvidia-uvm" c 510 0
 mknod -m 666 "\$T/dev/nvidia-uvm-tools" c 510 1
 mknod -m 666 "\$T/dev/nvidia-modeset" c 195 254
 mount --bind "\$T/dev" /dev
-P import -q --change 'ENV LD_LIBRARY_PATH=/opt/conda/lib' "\$T/img.tar" localhost/ndi-cdi-probe:1 >/dev/null
+probe_image_import "\$T" "\$T/img.tar"
 . "\$T/steps.sh"
 EOF
-mkdir -p "$T/storage" "$T/runroot" "$T/ptmp"
 # The spec directories the CDI library reads must exist to be mounted over; made for the
 # test's namespace only when the host has none, and removed after.
 made=()

@@ -111,6 +111,27 @@ check open-no-pci-ids [ "$(index open '"supported_pci_ids" in i["drivers"][0]')"
 grep -q "does not say which GPUs the open modules support" "$W/build-open.log" &&
     ok open-pci-ids-note || bad open-pci-ids-note "no note about the open flavour's GPUs"
 
+# ---- NVIDIA's nvidia-smi in a workload, as GKE's device plugin presents it ---------------
+# The install dir bind-mounted at /usr/local/nvidia, no CDI and no environment of ours (the
+# image's own LD_LIBRARY_PATH is /opt/conda/lib): nvidia-smi must find libnvidia-ml.so.1
+# and fail only for want of a driver, as on a node before the modules load.
+. "$SRC/tests/tools/probe-image.sh"
+pw=$(mktemp -d /tmp/ndi-real-podman.XXXXXX)
+mkdir -p "$pw/root/etc"
+printf 'ID=cos\nBUILD_ID=17800.66.78\n' >"$pw/root/etc/os-release"
+"$BIN" --root "$pw/root" install --repo "file://$W/repo-proprietary" --repo-key "$W/keys/repo-pub.pem" \
+    --skip-modules --kernel-release "$R" >"$pw/install.out" 2>&1 &&
+    ok podman-install || bad podman-install "$(tail -3 "$pw/install.out")"
+probe_image_tar "$pw/img" "$pw/img.tar"
+probe_image_import "$pw" "$pw/img.tar"
+# shellcheck disable=SC2046
+probe_podman "$pw" run --rm $(probe_run_flags) -v "$pw/root/home/kubernetes/bin/nvidia:/usr/local/nvidia:ro" \
+    "$PROBE_IMAGE" /usr/local/nvidia/bin/nvidia-smi >"$pw/smi.out" 2>&1 && smi=0 || smi=$?
+grep -q "couldn't communicate with the NVIDIA driver" "$pw/smi.out" && ! grep -q "couldn't find" "$pw/smi.out" &&
+    ok podman-gke-nvidia-smi || bad podman-gke-nvidia-smi "exit $smi: $(head -3 "$pw/smi.out")"
+echo "real: nvidia-smi under /usr/local/nvidia in a container: exit $smi: $(head -1 "$pw/smi.out")"
+rm -rf "$pw"
+
 # ---- the tool's other ways in -----------------------------------------------------------
 # Re-running for another target adds a package to the same repository (another os here:
 # one kernel's headers are installed), reusing the compiled modules.

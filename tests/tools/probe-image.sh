@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: Apache-2.0
+# A tiny container image and Debian's podman with runc, for the tests that hand our
+# outputs to a real runtime (t_cdi_podman, tests/real/run.sh). Sourced; needs $SRC.
+#
+# The image, localhost/ndi-cdi-probe:1: busybox (static), the host's glibc with an ld
+# cache of its own, /bin/probe (tests/tools/cdi-probe.c: prints LD_LIBRARY_PATH, dlopens
+# its arguments), and LD_LIBRARY_PATH=/opt/conda/lib set by the image, as a conda image
+# sets it: what a workload brings and our outputs must leave alone.
+PROBE_IMAGE=localhost/ndi-cdi-probe:1
+
+# probe_image_tar DIR TAR: lays the image out in DIR and packs it into TAR.
+probe_image_tar() {
+    local img=$1
+    mkdir -p "$img/bin" "$img/lib64" "$img/lib/x86_64-linux-gnu" "$img/etc/ld.so.conf.d" \
+        "$img/opt/conda/lib" "$img/usr/local" "$img/dev" "$img/proc" "$img/sys" "$img/tmp"
+    cp /bin/busybox "$img/bin/"
+    for a in sh ls cat test; do ln -s busybox "$img/bin/$a"; done
+    cc -O1 -o "$img/bin/probe" "$SRC/tests/tools/cdi-probe.c"
+    cp /lib64/ld-linux-x86-64.so.2 "$img/lib64/"
+    # glibc's libraries, as a slim distribution image has them (NVIDIA's programs link
+    # libpthread, libm, libdl and librt by name).
+    for l in libc.so.6 libm.so.6 libpthread.so.0 libdl.so.2 librt.so.1; do
+        cp "/lib/x86_64-linux-gnu/$l" "$img/lib/x86_64-linux-gnu/"
+    done
+    echo 'include /etc/ld.so.conf.d/*.conf' >"$img/etc/ld.so.conf"
+    echo /lib/x86_64-linux-gnu >"$img/etc/ld.so.conf.d/x86_64-linux-gnu.conf"
+    ldconfig -r "$img"
+    tar -C "$img" -cf "$2" .
+}
+
+# probe_podman WORK ARGS...: podman with its storage, state and temporary files under
+# WORK (removed with it), no systemd or journald, cgroups by cgroupfs.
+probe_podman() {
+    local w=$1
+    shift
+    mkdir -p "$w/storage" "$w/runroot" "$w/ptmp"
+    podman --root "$w/storage" --runroot "$w/runroot" --tmpdir "$w/ptmp" --storage-driver vfs \
+        --cgroup-manager cgroupfs --events-backend file "$@"
+}
+
+# The flags of `podman run` here: runc (crun refuses the hybrid cgroups of these
+# machines), no network, and limits the runtime may set (docs: ../shared/TESTING.md).
+probe_run_flags() {
+    local h
+    h=$(ulimit -Hn)
+    echo "--runtime runc --network none --ulimit nofile=$h:$h --ulimit nproc=$h:$h"
+}
+
+# probe_image_import WORK TAR
+probe_image_import() {
+    probe_podman "$1" import -q --change 'ENV LD_LIBRARY_PATH=/opt/conda/lib' "$2" "$PROBE_IMAGE" >/dev/null
+}
