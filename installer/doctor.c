@@ -315,6 +315,16 @@ static void check_host_side(struct doctor *d, const struct nodestate *s)
 	else if (s->nvml_error[0])
 		add(d, V_FAIL, "nvml", "see dmesg for NVRM errors; re-run install", "%s",
 		    s->nvml_error);
+	/* Two specs of one kind: the runtime drops the device for every container. */
+	if (s->cdi_other[0])
+		add(d, V_WARN, "cdi",
+		    "leave it, or install with --cdi-kind (ours beside theirs) or --cdi-replace",
+		    "%s, another producer's spec, declares our CDI kind: ours is withdrawn and the "
+		    "node's CDI devices are theirs",
+		    s->cdi_other);
+	else if (s->ready_present)
+		add(d, s->cdi_present ? V_OK : V_FAIL, "cdi", "re-run install", "CDI spec %s",
+		    s->cdi_present ? "present" : "absent although the driver is ready");
 	add(d, s->ready_present ? V_OK : V_WARN, "ready", "re-run install", "readiness marker %s",
 	    s->ready_present ? "present" : "absent");
 }

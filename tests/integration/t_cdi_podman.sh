@@ -133,6 +133,8 @@ expect_err "another producer's CDI spec declares our kind: not writing ours"
 [ ! -e "$spec" ] || fail "our spec stayed beside theirs"
 expect_rc 0 status
 grep -q "cdi_conflict:.*/etc/cdi/nvidia.yaml" "$T/out" || fail "status: $(cat "$T/out")"
+inst doctor
+grep -q "^\[warn\] cdi .*/etc/cdi/nvidia.yaml, another producer's spec" "$T/out" || fail "doctor: $(cat "$T/out")"
 in_ns "run --device nvidia.com/gpu=0 localhost/ndi-cdi-probe:1 sh -c 'echo ctk=\$NVIDIA_CTK_SPEC'" ||
     fail "the other producer's device after ours withdrew: $(cat "$T/ns.err")"
 grep -qx "ctk=yes" "$T/ns.out" || fail "not the other producer's device: $(cat "$T/ns.out")"
