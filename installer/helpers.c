@@ -100,13 +100,17 @@ int helpers_read(const char *name, char **ret_buf, size_t *ret_len, struct err *
 	_cleanup_close_ int dir = open_libexec(where, sizeof(where)), fd = -1;
 
 	if (dir < 0)
-		return err_set(e, EXIT_UNEXPECTED,
-			       "helpers: no %s: the installer's image is incomplete", where);
-	fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return err_errno(e, EXIT_UNEXPECTED, errno,
-				 "helpers: %s/%s is missing: the installer's image is incomplete",
-				 where, name);
+		err_set(e, EXIT_UNEXPECTED, "helpers: no %s: the installer's image is incomplete",
+			where);
+	else if ((fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		err_errno(e, EXIT_UNEXPECTED, errno,
+			  "helpers: %s/%s is missing: the installer's image is incomplete", where,
+			  name);
+	if (fd < 0) {
+		err_hint(e, "ship the build's libexec/nvidia-driver-installer beside the binary "
+			    "(make install, or the image's /usr/libexec)");
+		return -1;
+	}
 	return fs_read_fd(fd, 16u << 20, ret_buf, ret_len, e) < 0 ? err_wrap(e, "helpers") : 0;
 }
 

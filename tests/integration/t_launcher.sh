@@ -119,3 +119,22 @@ assert_eq "$rc" 127 "exit status without the program"
 assert_eq "$(cat "$T/err")" \
     "$d/bin/show-env: $v/bin/.real/show-env is missing: the driver's install is incomplete (re-run the installer)" \
     "the launcher's message"
+
+# A package with a bin/.real of its own is refused (exit 5); an installer without its
+# launcher beside it says where it looked (exit 1). Neither publishes anything.
+cp -a "$FIX/drv-$V_OLD" "$T/drv2"
+mkdir "$T/drv2/bin/.real"
+cp "$T/drv2/bin/nvidia-smi" "$T/drv2/bin/.real/"
+"$SRC/scripts/make-repo" pack "$T/drv2" "$T/pkg2.tar.zst"
+mkdir -p "$T/repo2"
+"$SRC/scripts/make-repo" add --repo "$T/repo2" --key "$FIX/keys/key.pem" --version "$V_OLD" \
+    --kernel "$KERNEL" --tag default "$T/pkg2.tar.zst" >/dev/null
+expect_rc 5 install --repo "file://$T/repo2" $(install_args)
+expect_err "package has 'bin/.real', a name the installer keeps for the driver's programs"
+mkdir -p "$T/lonely"
+cp "$BIN" "$T/lonely/"
+new_repo "$T/repo3" "$V_OLD:default"
+BIN=$T/lonely/$(basename "$BIN") expect_rc 1 install --repo "file://$T/repo3" $(install_args)
+expect_err "helpers: no $T/lonely/libexec/nvidia-driver-installer or $T/lonely/../libexec/nvidia-driver-installer: the installer's image is incomplete"
+expect_err "fix: ship the build's libexec/nvidia-driver-installer beside the binary"
+assert_eq "$(installed_version)" "$V_NEW" "the installed version after both refusals"
