@@ -5,6 +5,8 @@
  * belong to the installer, not to a driver version: the installer ships them
  * beside itself (LIBEXEC below) and copies them into INSTALL_DIR/.helpers/,
  * where the host can run them whatever its OS, before a spec names them.
+ * The launcher ships there too; publication copies it into each version's
+ * bin/ (installer/wrap.h).
  */
 #pragma once
 
