@@ -3,9 +3,9 @@
 #
 #   buildah bud -t nvidia-driver-installer .     (or docker build)
 #
-# The image holds the binary, its runtime libraries, CA certificates and an empty
-# /etc/nvidia-driver-installer/keys for the repository's public key (a ConfigMap in the
-# DaemonSet). No compiler and no package cache reach it.
+# The image holds the binary, its static helpers, its runtime libraries, CA certificates and
+# an empty /etc/nvidia-driver-installer/keys for the repository's public key (a ConfigMap in
+# the DaemonSet). No compiler and no package cache reach it.
 
 FROM docker.io/library/debian:bookworm-slim AS build
 RUN apt-get update \
@@ -26,8 +26,8 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt /var/log/dpkg.log \
  && mkdir -p /etc/nvidia-driver-installer/keys
 COPY --from=build /src/build/nvidia-driver-installer /usr/bin/nvidia-driver-installer
-# Static helpers the installer copies into the install dir for the host to run (the CDI
-# spec's ld-cache hook and the ldconfig it runs): installer/helpers.h.
+# Its static helpers, found beside it (installer/helpers.h): the CDI hook and ldconfig it
+# copies to the install dir, and the launcher that stands in bin/ for the driver's programs.
 COPY --from=build /src/build/libexec/nvidia-driver-installer /usr/libexec/nvidia-driver-installer
 ENTRYPOINT ["/usr/bin/nvidia-driver-installer"]
 CMD ["install"]

@@ -50,9 +50,11 @@ BIN := $(BUILD)/nvidia-driver-installer
 TYPECHECK := $(BUILD)/typecheck/fetch.o
 # Programs the container runtime runs on the host for our CDI spec, whatever the host's
 # OS: static, never sanitized, shipped into the install dir (installer/helpers.h).
-# ldconfig is Debian's (static-pie), run by the hook on the container's root.
+# ldconfig is Debian's (static-pie), run by the hook on the container's root. The
+# launcher stands in bin/ for each of the driver's dynamically linked programs
+# (installer/wrap.h): it runs on the host, in containers and in driver roots alike.
 HELPERS_DIR := $(BUILD)/libexec/nvidia-driver-installer
-HELPERS := $(HELPERS_DIR)/nvidia-cdi-hook $(HELPERS_DIR)/ldconfig
+HELPERS := $(HELPERS_DIR)/nvidia-cdi-hook $(HELPERS_DIR)/ldconfig $(HELPERS_DIR)/launcher
 HELPER_CFLAGS := -std=gnu11 -O2 -g -D_FORTIFY_SOURCE=2 $(WARNINGS) -fstack-protector-strong -fPIE
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -96,6 +98,11 @@ $(HELPERS_DIR)/nvidia-cdi-hook: installer/helpers/cdi-hook.c
 	@mkdir -p $(@D)
 	$(CC) -D_GNU_SOURCE $(HELPER_CFLAGS) $$(pkg-config --cflags json-c) -static-pie \
 		-Wl,-z,relro,-z,now -o $@ $< $$(pkg-config --static --libs json-c)
+
+$(HELPERS_DIR)/launcher: installer/helpers/launcher.c
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE $(HELPER_CFLAGS) -static-pie -s -Wl,-z,relro,-z,now -o $@ $<
+	@readelf -l $@ | grep -q INTERP && { echo "$@: not static" >&2; exit 1; } || true
 
 $(HELPERS_DIR)/ldconfig: /sbin/ldconfig
 	@mkdir -p $(@D)

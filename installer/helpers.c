@@ -94,6 +94,26 @@ int helpers_install(int install_fd, struct err *e)
 	return 0;
 }
 
+int helpers_read(const char *name, char **ret_buf, size_t *ret_len, struct err *e)
+{
+	char where[2 * PATH_MAX + 64];
+	_cleanup_close_ int dir = open_libexec(where, sizeof(where)), fd = -1;
+
+	if (dir < 0)
+		err_set(e, EXIT_UNEXPECTED, "helpers: no %s: the installer's image is incomplete",
+			where);
+	else if ((fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		err_errno(e, EXIT_UNEXPECTED, errno,
+			  "helpers: %s/%s is missing: the installer's image is incomplete", where,
+			  name);
+	if (fd < 0) {
+		err_hint(e, "ship the build's libexec/nvidia-driver-installer beside the binary "
+			    "(make install, or the image's /usr/libexec)");
+		return -1;
+	}
+	return fs_read_fd(fd, 16u << 20, ret_buf, ret_len, e) < 0 ? err_wrap(e, "helpers") : 0;
+}
+
 int helpers_remove(int install_fd, struct err *e)
 {
 	return fs_rm_rf_at(install_fd, HELPERS_DIR, e) < 0 ? err_wrap(e, "helpers") : 0;

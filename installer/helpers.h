@@ -5,6 +5,8 @@
  * belong to the installer, not to a driver version: the installer ships them
  * beside itself (LIBEXEC below) and copies them into INSTALL_DIR/.helpers/,
  * where the host can run them whatever its OS, before a spec names them.
+ * The launcher ships there too; publication copies it into each version's
+ * bin/ (installer/wrap.h).
  */
 #pragma once
 
@@ -14,6 +16,8 @@
 
 #define HELPERS_DIR ".helpers"
 #define HELPER_CDI_HOOK "nvidia-cdi-hook"
+/* Not copied to .helpers/: it stands in each version's bin/ (installer/wrap.h). */
+#define HELPER_LAUNCHER "launcher"
 /*
  * Where the installer finds them, relative to its own binary: DIR/libexec/... (a
  * build tree: build/nvidia-driver-installer) or DIR/../libexec/... (an install:
@@ -26,6 +30,12 @@
  * when its size or time differs from ours. Returns 0, or -1 naming what is missing.
  */
 int helpers_install(int install_fd, struct err *e);
+
+/*
+ * Reads helper NAME from the installer's libexec directory into a malloc'd buffer.
+ * Returns 0 and sets *ret_buf and *ret_len, or -1 naming what is missing.
+ */
+int helpers_read(const char *name, char **ret_buf, size_t *ret_len, struct err *e);
 
 /* Removes INSTALL_FD/.helpers/. Returns 0 or -1. */
 int helpers_remove(int install_fd, struct err *e);

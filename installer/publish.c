@@ -15,6 +15,7 @@
 #include "util/fs.h"
 #include "util/log.h"
 #include "version.h"
+#include "wrap.h"
 
 #define VERSIONS ".versions"
 #define CURRENT ".current"
@@ -465,6 +466,7 @@ static int staging_finish(int sfd, const struct manifest *m, struct err *e)
 {
 	_cleanup_free_ char *json = NULL;
 	struct stat st;
+	int wrapped;
 
 	if (fstatat(sfd, "kernel", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    renameat(sfd, "kernel", sfd, "drivers") < 0)
@@ -476,6 +478,12 @@ static int staging_finish(int sfd, const struct manifest *m, struct err *e)
 			return err_set(e, EXIT_VERIFY, "package '%s' is not a directory",
 				       subdirs[i]);
 	}
+	/* NVIDIA's programs find the driver's libraries wherever bin/ is mounted. */
+	wrapped = wrap_programs(sfd, e);
+	if (wrapped < 0)
+		return -1;
+	log_kv(LOG_DEBUG, "publish", "programs wrapped in the launcher", "count",
+	       U64((uint64_t)wrapped), LOG_END);
 	/* Staging was private while it filled; the published tree is readable by workloads. */
 	if (fchmod(sfd, 0755) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "chmod staging");

@@ -3,6 +3,7 @@
  * The install directory and its atomic switch (docs/design.md):
  *
  *   INSTALL_DIR/.versions/<version>-<sha12>/{bin,lib64,drivers,firmware,share,.install.json}
+ *   INSTALL_DIR/.versions/<version>-<sha12>/bin/.real/   NVIDIA's programs (installer/wrap.h)
  *   INSTALL_DIR/.current -> .versions/<version>-<sha12>
  *   INSTALL_DIR/{bin,lib64,drivers,firmware,share} -> .current/<name>
  *
@@ -97,7 +98,8 @@ void publish_flush_end(struct publish_flush *f);
 
 /*
  * Makes the staged tree a version: moves kernel/ to drivers/, adds the
- * missing standard directories and the manifest, syncs, and renames it into
+ * missing standard directories, puts the launcher in front of the programs in
+ * bin/ (installer/wrap.h), adds the manifest, syncs, and renames it into
  * .versions/; its id ("<version>-<sha12>") goes to ret_id. Nothing current
  * changes. Returns 0 or -1.
  */

@@ -82,10 +82,10 @@ show "$BIN" install --skip-modules
 echo
 show ls -l "$D/root/home/kubernetes/bin/nvidia/"
 show ls "$D/root/home/kubernetes/bin/nvidia/lib64/" "$D/root/home/kubernetes/bin/nvidia/bin/"
-# This host's ld cache does not know the scratch root: the library path is given. NVIDIA's
+# No library path is given: bin/nvidia-smi is the installer's launcher, which runs the
+# driver's own with the version's lib64 (docs/design.md, "The launcher in bin/"). NVIDIA's
 # real nvidia-smi finds no driver here; it says so and exits 9.
-show env LD_LIBRARY_PATH="$D/root/home/kubernetes/bin/nvidia/lib64" \
-    "$D/root/home/kubernetes/bin/nvidia/bin/nvidia-smi" ||
+show env -i "$D/root/home/kubernetes/bin/nvidia/bin/nvidia-smi" ||
     echo "   (exit $?: no NVIDIA driver is loaded on this build host)"
 show "$BIN" status
 

@@ -15,7 +15,9 @@ a22dbf671f2e26f9a1e342f8eea28e196235e110:
   /usr/lib/x86_64-linux-gnu, /usr/lib/aarch64-linux-gnu, /lib64, /lib/x86_64-linux-gnu,
   /lib/aarch64-linux-gnu; GetNvidiaSMIPath() looks for nvidia-smi in the root, /usr/bin,
   /usr/sbin, /bin, /sbin (findFile: the first that filepath.EvalSymlinks resolves), and runs
-  it. Then getDriverInfo(false, HOST_ROOT, DRIVER_INSTALL_DIR, ...) (driver.go): the dev
+  it at that resolved path (validateDriver(): exec.Command) with the library first on
+  LD_PRELOAD (internal/utils/utils.go, PrependPathListEnvvar) and nothing on LD_LIBRARY_PATH
+  but what the validator's own environment has; a non-zero exit fails validation. Then getDriverInfo(false, HOST_ROOT, DRIVER_INSTALL_DIR, ...) (driver.go): the dev
   root is the install dir when it has a dev/ directory (GetDevRoot), else the host root.
 - createStatusFile(): IS_HOST_DRIVER, NVIDIA_DRIVER_ROOT, DRIVER_ROOT_CTR_PATH,
   NVIDIA_DEV_ROOT, DEV_ROOT_CTR_PATH, one "KEY=value" line each.
@@ -28,6 +30,7 @@ validator would write and exits 0, or says why validation fails and exits 1.
 """
 import os
 import stat
+import subprocess
 import sys
 
 HOST_SMI = ["/usr/bin/nvidia-smi", "/usr/sbin/nvidia-smi", "/bin/nvidia-smi", "/sbin/nvidia-smi",
@@ -86,6 +89,13 @@ def main():
     smi = find_file(install_dir, "nvidia-smi", SMI_DIRS)
     if smi is None or not os.access(smi, os.X_OK):
         print(f"validator: no nvidia-smi to run under {install_dir}", file=sys.stderr)
+        return 1
+    # The validator's container sets no LD_LIBRARY_PATH: neither does this run.
+    env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+    env["LD_PRELOAD"] = ":".join([lib] + [p for p in os.environ.get("LD_PRELOAD", "").split(":") if p])
+    run = subprocess.run([smi], env=env, stdout=sys.stderr, stderr=sys.stderr, check=False)
+    if run.returncode != 0:
+        print(f"validator: {smi} failed (exit {run.returncode})", file=sys.stderr)
         return 1
     dev = in_root(HOSTROOT, os.path.join(install_dir, "dev"))
     own_dev = dev is not None and os.path.isdir(dev)
