@@ -42,9 +42,10 @@ ALL_CFLAGS = -std=gnu11 $(OPT) $(WARNINGS) -pthread -fstack-protector-strong -fP
 	$(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -pthread $(SAN_LDFLAGS) $(LDFLAGS)
 
-LIB_SRCS := $(filter-out installer/main.c,$(wildcard installer/*.c installer/util/*.c))
+LIB_SRCS := $(filter-out installer/cmd/main.c,\
+	$(wildcard installer/cmd/*.c installer/*.c installer/util/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
-MAIN_OBJ := $(BUILD)/installer/main.o
+MAIN_OBJ := $(BUILD)/installer/cmd/main.o
 LIB := $(BUILD)/libinstaller.a
 BIN := $(BUILD)/nvidia-driver-installer
 TYPECHECK := $(BUILD)/typecheck/fetch.o
@@ -208,7 +209,7 @@ demo: deps
 	$(MAKE) all
 	scripts/demo.sh $(BIN)
 
-FORMAT_SRCS = $(wildcard installer/*.[ch] installer/util/*.[ch] installer/helpers/*.c tests/unit/*.[ch] tests/tools/*.c \
+FORMAT_SRCS = $(wildcard installer/cmd/*.[ch] installer/*.[ch] installer/util/*.[ch] installer/helpers/*.c tests/unit/*.[ch] tests/tools/*.c \
 	tests/fuzz/*.c)
 
 format:

@@ -8,7 +8,7 @@
  */
 #pragma once
 
-#include "config.h"
+#include "cmd/config.h"
 #include "host.h"
 #include "util/err.h"
 

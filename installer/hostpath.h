@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config.h"
+#include "cmd/config.h"
 #include "util/err.h"
 
 /*

@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "config.h"
+#include "cmd/config.h"
 #include "kmods.h"
 #include "ktrust.h"
 #include "util/err.h"

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "cache.h"
-#include "config.h"
+#include "cmd/config.h"
 #include "fetch.h"
 #include "repo.h"
 #include "util/err.h"

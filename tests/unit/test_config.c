@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "cmd/config.h"
 #include "publish.h"
 
 static void test_strv(void **state)

@@ -12,7 +12,7 @@
 #include "host.h"
 #include "hostpath.h"
 #include "expose.h"
-#include "install.h"
+#include "cmd/cmd.h"
 #include "kernel.h"
 #include "kmods.h"
 #include "modsig.h"

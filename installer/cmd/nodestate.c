@@ -16,7 +16,7 @@
 #include "ldcache.h"
 #include "modsig.h"
 #include "nodeinfo.h"
-#include "nodestate.h"
+#include "cmd/nodestate.h"
 #include "util/fs.h"
 #include "util/log.h"
 

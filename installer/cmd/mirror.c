@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "mirror.h"
+#include "cmd/mirror.h"
 #include "repo.h"
 #include "source.h"
 #include "util/fs.h"

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "install.h"
-#include "mirror.h"
+#include "cmd/config.h"
+#include "cmd/cmd.h"
+#include "cmd/mirror.h"
 #include "repo.h"
 #include "util/err.h"
 #include "util/log.h"

@@ -12,8 +12,8 @@
 
 #include "cache.h"
 #include "hostpath.h"
-#include "install.h"
-#include "nodestate.h"
+#include "cmd/cmd.h"
+#include "cmd/nodestate.h"
 #include "source.h"
 #include "util/log.h"
 #include "version.h"

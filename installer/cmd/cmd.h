@@ -7,7 +7,7 @@
 
 #include <sys/utsname.h>
 
-#include "config.h"
+#include "cmd/config.h"
 #include "util/err.h"
 
 /* install: host, index, selection, download, unpack, publish (see docs/design.md). */

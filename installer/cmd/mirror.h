@@ -8,7 +8,7 @@
  */
 #pragma once
 
-#include "config.h"
+#include "cmd/config.h"
 #include "util/err.h"
 
 int mirror_run(const struct config *c, struct err *e);

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "cmd/config.h"
 #include "host.h"
 #include "ktrust.h"
 #include "mounts.h"

@@ -8,9 +8,9 @@
 
 #include "cache.h"
 #include "cdi.h"
-#include "install.h"
+#include "cmd/cmd.h"
 #include "nodeinfo.h"
-#include "nodestate.h"
+#include "cmd/nodestate.h"
 
 DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 

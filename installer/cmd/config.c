@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cdi.h"
-#include "config.h"
+#include "cmd/config.h"
 #include "repo.h"
 
 int strv_push(struct strv *s, const char *value)
