@@ -693,7 +693,7 @@ int install_run(const struct config *c, struct err *e)
 		if (hostpath_check_install_writable(c, root_fd, &we) < 0)
 			snprintf(p.not_writable, sizeof(p.not_writable), "%s", we.msg);
 		if (c->json) {
-			struct ktrust t;
+			struct ktrust t = {.sig_enforce = ""};
 
 			ktrust_probe(root_fd, &t);
 			print_plan_json(c, &p, &t);
