@@ -71,11 +71,9 @@ static int cdi_yield(const struct config *c, int root_fd, struct err *e)
 			      sizeof(other)) == 1) {
 		if (!c->cdi_replace) {
 			log_kv(LOG_WARN, "cdi",
-			       "another producer's CDI spec declares our kind: not writing ours, "
-			       "the node's devices are theirs",
+			       "another producer's CDI spec declares our kind: not writing ours, the node's devices are theirs",
 			       "spec", other, "kind", c->cdi_kind, "fix",
-			       "--cdi-kind for a kind of our own, or --cdi-replace to set theirs "
-			       "aside",
+			       "--cdi-kind for a kind of our own, or --cdi-replace to set theirs aside",
 			       LOG_END);
 			return cdi_remove(root_fd, c->cdi_dir, c->install_dir, e) < 0 ? -1 : 0;
 		}
@@ -194,8 +192,7 @@ int expose_run(const struct config *c, int root_fd, int install_fd, const struct
 	loaded_version(root_fd, h->kernel, loaded, sizeof(loaded));
 	if (strcmp(loaded, version) != 0) {
 		log_kv(LOG_INFO, "expose",
-		       "the driver is not loaded: verification, CDI, labels and readiness wait for "
-		       "it",
+		       "the driver is not loaded: verification, CDI, labels and readiness wait for it",
 		       "loaded", loaded[0] ? loaded : "none", "installed", version, LOG_END);
 		return 0;
 	}

@@ -352,16 +352,15 @@ static enum fetch_result too_slow(struct fetcher *f, const struct sink *s, const
 	human(secs > 0 ? (uint64_t)((double)s->net / secs) : 0, rate, sizeof(rate));
 	if (f->share_binding)
 		err_set(e, EXIT_UNREACHABLE,
-			"'%s': too slow: %s in %.1f s (%s/s); this mirror's share of the time "
-			"budget (1/%u of the %.1f s left) is spent",
+			"'%s': too slow: %s in %.1f s (%s/s); this mirror's share of the time budget (1/%u of the %.1f s left) is spent",
 			url, got, secs, rate, f->share_of, (double)f->share_left_ms / 1000.0);
 	else
 		err_set(e, EXIT_UNREACHABLE,
-			"'%s': too slow: %s in %.1f s (%s/s); the time budget of the run "
-			"(--fetch-timeout %u s) is spent",
+			"'%s': too slow: %s in %.1f s (%s/s); the time budget of the run (--fetch-timeout %u s) is spent",
 			url, got, secs, rate, f->timeout_s);
-	err_hint(e, "a mirror is too slow for --fetch-timeout (NVIDIA_FETCH_TIMEOUT): fix or drop "
-		    "the slow mirror named, or raise the timeout");
+	err_hint(
+		e,
+		"a mirror is too slow for --fetch-timeout (NVIDIA_FETCH_TIMEOUT): fix or drop the slow mirror named, or raise the timeout");
 	f->share_spent = f->share_binding;
 	return FETCH_TRANSIENT;
 }
@@ -400,14 +399,15 @@ static enum fetch_result classify(struct fetcher *f, CURLcode rc, const struct s
 	case CURLE_SSL_CACERT_BADFILE:
 		/* TLS is never relaxed: the fix is trust, given explicitly. */
 		err_curl(e, EXIT_UNREACHABLE, rc, f->errbuf, "'%s'", url);
-		err_hint(e, "the mirror's certificate does not verify for this host name: if a "
-			    "private CA issued it, pass that CA with --ca-file (NVIDIA_CA_FILE)");
+		err_hint(
+			e,
+			"the mirror's certificate does not verify for this host name: if a private CA issued it, pass that CA with --ca-file (NVIDIA_CA_FILE)");
 		return FETCH_PERMANENT;
 	case CURLE_UNSUPPORTED_PROTOCOL:
 		err_curl(e, EXIT_UNREACHABLE, rc, f->errbuf, "'%s'", url);
-		err_hint(e,
-			 "repositories are https://, http:// or file://, and a redirect may only "
-			 "lead to https:// (or http:// from http://)");
+		err_hint(
+			e,
+			"repositories are https://, http:// or file://, and a redirect may only lead to https:// (or http:// from http://)");
 		return FETCH_PERMANENT;
 	case CURLE_FILE_COULDNT_READ_FILE:
 	case CURLE_REMOTE_FILE_NOT_FOUND:
@@ -528,8 +528,9 @@ static enum fetch_result check_complete(struct sink *s, const char *url, const c
 	if (s->have != s->expected) {
 		err_set(e, EXIT_VERIFY, "'%s': size mismatch (index says %llu bytes, got %llu)",
 			url, (unsigned long long)s->expected, (unsigned long long)s->have);
-		err_hint(e, "the mirror serves other bytes than the signed index describes: "
-			    "upload the package again, or re-add it with make-repo and re-sign");
+		err_hint(
+			e,
+			"the mirror serves other bytes than the signed index describes: upload the package again, or re-add it with make-repo and re-sign");
 		empty_file(s, url, e);
 		return FETCH_PERMANENT;
 	}
@@ -540,8 +541,9 @@ static enum fetch_result check_complete(struct sink *s, const char *url, const c
 	if (strcmp(got, sha256) != 0) {
 		err_set(e, EXIT_VERIFY, "'%s': sha256 mismatch (expected %.12s..., got %.12s...)",
 			url, sha256, got);
-		err_hint(e, "the mirror serves other bytes than the signed index describes: "
-			    "upload the package again, or re-add it with make-repo and re-sign");
+		err_hint(
+			e,
+			"the mirror serves other bytes than the signed index describes: upload the package again, or re-add it with make-repo and re-sign");
 		empty_file(s, url, e);
 		return FETCH_PERMANENT;
 	}
@@ -619,8 +621,9 @@ static enum fetch_result transfer_and_check(struct fetcher *f, const char *url, 
 		err_set(e, EXIT_VERIFY,
 			"'%s': the mirror's copy ends before byte %llu; the index says %llu bytes",
 			url, (unsigned long long)s->resume_from, (unsigned long long)size);
-		err_hint(e, "the mirror serves other bytes than the signed index describes: "
-			    "upload the package again, or re-add it with make-repo and re-sign");
+		err_hint(
+			e,
+			"the mirror serves other bytes than the signed index describes: upload the package again, or re-add it with make-repo and re-sign");
 		empty_file(s, url, e);
 		return FETCH_PERMANENT;
 	}
@@ -702,10 +705,10 @@ enum fetch_result fetch_to_file(struct fetcher *f, const char *mirror, const cha
 	 * The bytes before HAD came from someone else (another mirror, an earlier run): the
 	 * mismatch may be theirs. The whole file from this mirror decides.
 	 */
-	snprintf(msg, sizeof(msg),
-		 "'%s': the file failed verification after resuming at byte %llu (the bytes "
-		 "before it came from %s); downloading it again from byte 0 from this mirror",
-		 url, (unsigned long long)had, before);
+	snprintf(
+		msg, sizeof(msg),
+		"'%s': the file failed verification after resuming at byte %llu (the bytes before it came from %s); downloading it again from byte 0 from this mirror",
+		url, (unsigned long long)had, before);
 	log_kv(LOG_WARN, "fetch", msg, "reason", e->msg, LOG_END);
 	err_clear(e);
 	if (empty_file(&s, url, e) != FETCH_OK) {
@@ -718,8 +721,7 @@ enum fetch_result fetch_to_file(struct fetcher *f, const char *mirror, const cha
 	ff->net += s.net;
 	if (r == FETCH_OK)
 		log_msg(LOG_WARN, "fetch",
-			"the whole file from %s verified: the bad bytes came from %s, before byte "
-			"%llu",
+			"the whole file from %s verified: the bad bytes came from %s, before byte %llu",
 			mirror, before, (unsigned long long)had);
 	else if (r == FETCH_PERMANENT && e->code == EXIT_VERIFY)
 		snprintf(e->msg + strlen(e->msg), sizeof(e->msg) - strlen(e->msg), "%s",
@@ -822,8 +824,9 @@ static int mirrors_fail(struct mirror_state *st, size_t n, unsigned attempts, ui
 	if (all_missing) {
 		err_set(e, EXIT_UNREACHABLE, "every mirror answered that it has no such file: %s",
 			detail);
-		err_hint(e, "check the URL in --repo (NVIDIA_DRIVER_REPO): every mirror answered "
-			    "that the file is not there");
+		err_hint(
+			e,
+			"check the URL in --repo (NVIDIA_DRIVER_REPO): every mirror answered that the file is not there");
 		return FETCH_ALL_MISSING;
 	}
 	if (len == 0)
@@ -833,8 +836,9 @@ static int mirrors_fail(struct mirror_state *st, size_t n, unsigned attempts, ui
 	if (other_hint)
 		err_hint(e, "%s", other_hint);
 	else if (code == EXIT_UNREACHABLE)
-		err_hint(e, "check --repo (NVIDIA_DRIVER_REPO) and the node's network; for an air "
-			    "gap, use a file:// mirror");
+		err_hint(
+			e,
+			"check --repo (NVIDIA_DRIVER_REPO) and the node's network; for an air gap, use a file:// mirror");
 	return -1;
 }
 

@@ -98,8 +98,7 @@ int firmware_expose(int root_fd, const char *install_dir, const char *version, s
 		return 0;
 	if (current[0]) {
 		log_kv(LOG_WARN, "firmware",
-		       "firmware_class.path is set by someone else: not changing it; the kernel "
-		       "may not find the GSP firmware",
+		       "firmware_class.path is set by someone else: not changing it; the kernel may not find the GSP firmware",
 		       "path", current, "ours", fw_dir, "lib_firmware", strerror(-r), LOG_END);
 		return 0;
 	}

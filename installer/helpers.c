@@ -76,8 +76,7 @@ int helpers_install(int install_fd, struct err *e)
 	if (src < 0)
 		return err_set(
 			e, EXIT_UNEXPECTED,
-			"helpers: no %s: the installer's image is incomplete (the CDI spec's "
-			"hook comes from there)",
+			"helpers: no %s: the installer's image is incomplete (the CDI spec's hook comes from there)",
 			where);
 	/* Ours by name; anything but a real directory there (a planted link) goes. */
 	if (fstatat(install_fd, HELPERS_DIR, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -107,8 +106,9 @@ int helpers_read(const char *name, char **ret_buf, size_t *ret_len, struct err *
 			  "helpers: %s/%s is missing: the installer's image is incomplete", where,
 			  name);
 	if (fd < 0) {
-		err_hint(e, "ship the build's libexec/nvidia-driver-installer beside the binary "
-			    "(make install, or the image's /usr/libexec)");
+		err_hint(
+			e,
+			"ship the build's libexec/nvidia-driver-installer beside the binary (make install, or the image's /usr/libexec)");
 		return -1;
 	}
 	return fs_read_fd(fd, 16u << 20, ret_buf, ret_len, e) < 0 ? err_wrap(e, "helpers") : 0;

@@ -257,8 +257,9 @@ static int refuse_system(struct err *e, const char *name, const char *path, cons
 		else
 			err_set(e, EXIT_USAGE, "%s '%s' resolves to '%s', %s", name, path, canon,
 				what);
-		err_hint(e, "give a directory of the installer's own, such as the default; "
-			    "docs/configuration.md lists what is refused");
+		err_hint(
+			e,
+			"give a directory of the installer's own, such as the default; docs/configuration.md lists what is refused");
 		return -1;
 	}
 	return 0;
@@ -290,10 +291,10 @@ static int check_metrics(int root_fd, const char *path, struct err *e)
 
 	if (blen <= strlen(METRICS_SUFFIX) ||
 	    strcmp(base + blen - strlen(METRICS_SUFFIX), METRICS_SUFFIX) != 0)
-		return err_set(e, EXIT_USAGE,
-			       "--metrics-file '%s' must name a *.prom file (the only files "
-			       "node-exporter's textfile collector reads)",
-			       path);
+		return err_set(
+			e, EXIT_USAGE,
+			"--metrics-file '%s' must name a *.prom file (the only files node-exporter's textfile collector reads)",
+			path);
 	snprintf(dir, sizeof(dir), "%.*s", (int)(base - path), path);
 	if (resolve_walk(root_fd, dir, canon, sizeof(canon), &dfd, at, &whole, e) < 0)
 		return err_wrap(e, "--metrics-file's directory");
@@ -315,8 +316,9 @@ static int check_metrics(int root_fd, const char *path, struct err *e)
 	}
 	err_set(e, EXIT_USAGE, "--metrics-file '%s' exists and is not a metrics file of ours",
 		path);
-	err_hint(e, "name a file of its own in the textfile collector's directory, such as "
-		    "/var/lib/node_exporter/textfile_collector/nvidia-driver-installer.prom");
+	err_hint(
+		e,
+		"name a file of its own in the textfile collector's directory, such as /var/lib/node_exporter/textfile_collector/nvidia-driver-installer.prom");
 	return -1;
 }
 
@@ -351,10 +353,10 @@ int hostpath_check_writable(int root_fd, const char *name, const char *path, str
 	if (fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_RDONLY)) {
 		err_set(e, EXIT_USAGE, "%s '%s' is on a read-only file system (at '%s')", name,
 			path, at);
-		err_hint(e,
-			 "mount the host's / read-write at --root (the DaemonSet's hostPath "
-			 "volume, not readOnly), or give a %s on a writable file system",
-			 name);
+		err_hint(
+			e,
+			"mount the host's / read-write at --root (the DaemonSet's hostPath volume, not readOnly), or give a %s on a writable file system",
+			name);
 		return -1;
 	}
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
@@ -363,8 +365,9 @@ int hostpath_check_writable(int root_fd, const char *name, const char *path, str
 
 		err_errno(e, EXIT_USAGE, r, "%s '%s': '%s' is not writable by uid %u", name, path,
 			  at, (unsigned)geteuid());
-		err_hint(e, "run the installer as root (a privileged init container, as the "
-			    "DaemonSet does)");
+		err_hint(
+			e,
+			"run the installer as root (a privileged init container, as the DaemonSet does)");
 		return -1;
 	}
 	return 0;

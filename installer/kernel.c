@@ -81,12 +81,12 @@ static int verify_set(struct kernel *kn, const char *release, struct err *e)
 			return -1;
 		if (!r.ok) {
 			err_set(e, r.code, "module %s: %s", kn->set.e[i].name, r.verdict);
-			err_hint(e,
-				 r.code == EXIT_KERNEL_REFUSED
-					 ? "install a package built for kernel %s"
-					 : "sign the modules with the key of --module-cert, or pin "
-					   "the certificate that signed them (kernel %s)",
-				 release);
+			err_hint(
+				e,
+				r.code == EXIT_KERNEL_REFUSED
+					? "install a package built for kernel %s"
+					: "sign the modules with the key of --module-cert, or pin the certificate that signed them (kernel %s)",
+				release);
 			return -1;
 		}
 		log_kv(LOG_INFO, "kernel", n_certs ? "module signature verified" : "module checked",
@@ -95,8 +95,7 @@ static int verify_set(struct kernel *kn, const char *release, struct err *e)
 	}
 	if (!n_certs && ktrust_enforces(&kn->trust))
 		log_kv(LOG_WARN, "kernel",
-		       "no --module-cert: signatures are not checked here, but the kernel enforces "
-		       "them and will refuse modules it does not trust",
+		       "no --module-cert: signatures are not checked here, but the kernel enforces them and will refuse modules it does not trust",
 		       "sig_enforce", kn->trust.sig_enforce, "lockdown", kn->trust.lockdown,
 		       LOG_END);
 	return 0;
@@ -179,14 +178,13 @@ void kernel_describe(const struct kernel *kn, FILE *out)
 		c->module_args.n ? " (with --module-arg)" : "");
 	if (n_certs)
 		fprintf(out,
-			"  signatures:  checked against %zu pinned certificate(s) before "
-			"insertion\n",
+			"  signatures:  checked against %zu pinned certificate(s) before insertion\n",
 			n_certs);
 	else
 		fprintf(out, "  signatures:  not checked (no --module-cert)%s\n",
-			ktrust_enforces(&kn->trust) ? "; the kernel enforces signatures and will "
-						      "refuse untrusted modules"
-						    : "");
+			ktrust_enforces(&kn->trust)
+				? "; the kernel enforces signatures and will refuse untrusted modules"
+				: "");
 }
 
 int kernel_unload_old(struct kernel *kn, struct err *e)

@@ -281,8 +281,7 @@ static int set_sort(struct kmods_set *s, struct err *e)
 		}
 		if (!progress)
 			return err_set(e, EXIT_VERIFY,
-				       "the driver's modules depend on each other in a "
-				       "cycle");
+				       "the driver's modules depend on each other in a cycle");
 	}
 	*s = out;
 	return 0;
@@ -301,10 +300,10 @@ static int set_apply_args(struct kmods_set *s, char *const *args, size_t n_args,
 				target = &s->e[i];
 		}
 		if (!target)
-			return err_set(e, EXIT_USAGE,
-				       "module argument '%s' names '%s', which is not in the set "
-				       "being loaded",
-				       args[a], module);
+			return err_set(
+				e, EXIT_USAGE,
+				"module argument '%s' names '%s', which is not in the set being loaded",
+				args[a], module);
 		if (strlen(target->options) + strlen(kv) + 2 > sizeof(target->options))
 			return err_set(e, EXIT_USAGE, "too many arguments for module %s", module);
 		if (target->options[0])
@@ -333,8 +332,9 @@ int kmods_set_build(struct kmods *k, int drivers_fd, char *const *names, size_t 
 		}
 		if (find_module_file(drivers_fd, en->name, en->path, sizeof(en->path)) < 0) {
 			err_set(e, EXIT_VERIFY, "the package has no %s.ko in kernel/", names[i]);
-			err_hint(e, "pick modules the package has with --modules, or rebuild the "
-				    "package with them");
+			err_hint(
+				e,
+				"pick modules the package has with --modules, or rebuild the package with them");
 			return -1;
 		}
 		_Static_assert(sizeof(en->info.name) == sizeof(en->name), "module name sizes");
@@ -553,8 +553,9 @@ int kmods_check_idle(struct kmods *k, struct err *e)
 	if (!why[0])
 		return 0;
 	err_set(e, EXIT_IN_USE, "driver in use: %s", why);
-	err_hint(e, "drain the node (stop GPU workloads and nvidia-persistenced) or reboot; the "
-		    "loaded driver was left untouched");
+	err_hint(
+		e,
+		"drain the node (stop GPU workloads and nvidia-persistenced) or reboot; the loaded driver was left untouched");
 	return -1;
 }
 
@@ -607,9 +608,9 @@ int kmods_unload_driver(struct kmods *k, struct err *e)
 			left--;
 		}
 		if (!progress)
-			return err_set(e, EXIT_IN_USE,
-				       "driver in use: its modules hold each other "
-				       "or are held from outside");
+			return err_set(
+				e, EXIT_IN_USE,
+				"driver in use: its modules hold each other or are held from outside");
 	}
 	return 0;
 }
@@ -697,25 +698,24 @@ static int explain(int errnum, const char *name, const char *path, const char *o
 	case EKEYREJECTED:
 		if (sig.is_signed)
 			err_set(e, EXIT_KERNEL_REFUSED,
-				"the kernel rejected the signature of module %s: signed by '%s' "
-				"(key %s), a key it does not trust",
+				"the kernel rejected the signature of module %s: signed by '%s' (key %s), a key it does not trust",
 				name, sig.signer, sig.key_id[0] ? sig.key_id : "?");
 		else
 			err_set(e, EXIT_KERNEL_REFUSED,
-				"the kernel rejected module %s: it is not signed and the kernel "
-				"enforces module signatures",
+				"the kernel rejected module %s: it is not signed and the kernel enforces module signatures",
 				name);
-		err_hint(e, "sign the modules with a key the kernel trusts, or enroll the signer's "
-			    "certificate (mokutil, or --kernel-keyring-cert)");
+		err_hint(
+			e,
+			"sign the modules with a key the kernel trusts, or enroll the signer's certificate (mokutil, or --kernel-keyring-cert)");
 		return -1;
 	case EPERM:
 		if (lockdown && strcmp(lockdown, "none") != 0 && strcmp(lockdown, "unknown") != 0) {
 			err_set(e, EXIT_KERNEL_REFUSED,
-				"the kernel refused module %s under lockdown (%s): only modules "
-				"signed by a key it trusts may load",
+				"the kernel refused module %s under lockdown (%s): only modules signed by a key it trusts may load",
 				name, lockdown);
-			err_hint(e, "sign the modules with a trusted key (enroll it with mokutil), "
-				    "or boot without lockdown");
+			err_hint(
+				e,
+				"sign the modules with a trusted key (enroll it with mokutil), or boot without lockdown");
 		} else {
 			err_set(e, EXIT_KERNEL_REFUSED,
 				"no permission to load module %s (CAP_SYS_MODULE)", name);
@@ -730,23 +730,20 @@ static int explain(int errnum, const char *name, const char *path, const char *o
 		return -1;
 	case ENOEXEC:
 		err_set(e, EXIT_KERNEL_REFUSED,
-			"the kernel cannot run module %s: it is built for another kernel or "
-			"malformed",
+			"the kernel cannot run module %s: it is built for another kernel or malformed",
 			name);
 		err_hint(e, "use a package built for this kernel; see dmesg");
 		return -1;
 	case EINVAL:
 		err_set(e, EXIT_KERNEL_REFUSED,
-			"the kernel refused module %s as invalid: an unknown parameter (%s) or a "
-			"build for another kernel",
+			"the kernel refused module %s as invalid: an unknown parameter (%s) or a build for another kernel",
 			name, options && *options ? options : "none given");
-		err_hint(e, "check --module-arg, and that the package matches this kernel; see "
-			    "dmesg");
+		err_hint(e,
+			 "check --module-arg, and that the package matches this kernel; see dmesg");
 		return -1;
 	case ENOENT:
 		err_set(e, EXIT_KERNEL_REFUSED,
-			"module %s needs symbols no loaded module provides (a dependency is "
-			"missing)",
+			"module %s needs symbols no loaded module provides (a dependency is missing)",
 			name);
 		err_hint(e, "see dmesg for the unknown symbols");
 		return -1;
@@ -758,8 +755,9 @@ static int explain(int errnum, const char *name, const char *path, const char *o
 		else
 			err_set(e, EXIT_KERNEL_REFUSED,
 				"module %s found no NVIDIA GPU it supports (no such device)", name);
-		err_hint(e, "check that the node has an NVIDIA GPU (lspci -d 10de:) that this "
-			    "driver version supports, and that no other driver holds it");
+		err_hint(
+			e,
+			"check that the node has an NVIDIA GPU (lspci -d 10de:) that this driver version supports, and that no other driver holds it");
 		return -1;
 	default:
 		if (said[0])
@@ -813,8 +811,7 @@ static int lookup_intree(struct kmods *k, const char *name, struct kmod_module *
 		if (m)
 			sym_kmod_module_unref(m);
 		err_set(e, EXIT_KERNEL_REFUSED,
-			"the driver needs module %s, which kernel %s has neither built in nor in "
-			"/lib/modules/%s",
+			"the driver needs module %s, which kernel %s has neither built in nor in /lib/modules/%s",
 			name, k->release, k->release);
 		err_hint(e, "install the kernel's module package (e.g. linux-modules-%s)",
 			 k->release);

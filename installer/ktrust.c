@@ -122,11 +122,11 @@ static int cert_der(const char *path, unsigned char **ret, int *ret_len, struct 
 		ERR_clear_error();
 		if (!at_end) {
 			err_set(e, EXIT_USAGE,
-				"kernel keyring certificate '%s' holds more than one certificate, "
-				"or a damaged block after the first",
+				"kernel keyring certificate '%s' holds more than one certificate, or a damaged block after the first",
 				path);
-			err_hint(e, "pass a file with exactly the one certificate the kernel is to "
-				    "trust");
+			err_hint(
+				e,
+				"pass a file with exactly the one certificate the kernel is to trust");
 			return -1;
 		}
 	} else {
@@ -163,13 +163,14 @@ static int add_key_failed(struct err *e, int errnum, const char *path)
 		  "the kernel refused certificate '%s' for .secondary_trusted_keys", path);
 	switch (errnum) {
 	case ENOKEY:
-		err_hint(e,
-			 "that keyring admits only certificates signed by a key the kernel "
-			 "already trusts (built-in or MOK): enroll yours with mokutil and reboot");
+		err_hint(
+			e,
+			"that keyring admits only certificates signed by a key the kernel already trusts (built-in or MOK): enroll yours with mokutil and reboot");
 		break;
 	case EKEYREJECTED:
-		err_hint(e, "the certificate's signature did not verify against the trusted keys; "
-			    "check that a trusted CA signed it");
+		err_hint(
+			e,
+			"the certificate's signature did not verify against the trusted keys; check that a trusted CA signed it");
 		break;
 	case EPERM:
 	case EACCES:
@@ -191,8 +192,9 @@ int ktrust_add_cert(int root_fd, const char *path, struct err *e)
 	if (!keys || ktrust_find_keyring(keys, ".secondary_trusted_keys", &keyring) < 0) {
 		err_set(e, EXIT_KERNEL_REFUSED,
 			"kernel keyring .secondary_trusted_keys not found in /proc/keys");
-		err_hint(e, "the kernel needs CONFIG_SECONDARY_TRUSTED_KEYRING; or drop "
-			    "--kernel-keyring-cert and enroll the certificate with mokutil");
+		err_hint(
+			e,
+			"the kernel needs CONFIG_SECONDARY_TRUSTED_KEYRING; or drop --kernel-keyring-cert and enroll the certificate with mokutil");
 		return -1;
 	}
 	if (cert_der(path, &der, &len, e) < 0)

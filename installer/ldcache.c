@@ -155,8 +155,7 @@ int ldcache_update(int root_fd, const char *root_path, const char *install_dir, 
 	main_conf = read_text(root_fd, "/etc/ld.so.conf", 1 << 20, NULL);
 	if (!main_conf || !strstr(main_conf, "ld.so.conf.d"))
 		log_kv(LOG_WARN, "ldcache",
-		       "the host's /etc/ld.so.conf does not include /etc/ld.so.conf.d: workloads "
-		       "must find the libraries through LD_LIBRARY_PATH",
+		       "the host's /etc/ld.so.conf does not include /etc/ld.so.conf.d: workloads must find the libraries through LD_LIBRARY_PATH",
 		       LOG_END);
 	if (run_ldconfig(root_fd, root_path, e) < 0)
 		return err_wrap(e, "ldcache");

@@ -80,10 +80,10 @@ static int certs_add_file(struct modsig_certs *c, const char *path, struct err *
 	}
 	/* Every certificate of the file, or none: never those before a damaged block. */
 	if (n > 0 && !verify_pem_at_end()) {
-		err_openssl(e, EXIT_USAGE,
-			    "module certificate '%s': after certificate %d: a PEM block does not "
-			    "parse or is cut short",
-			    path, n);
+		err_openssl(
+			e, EXIT_USAGE,
+			"module certificate '%s': after certificate %d: a PEM block does not parse or is cut short",
+			path, n);
 		err_hint(e, "copy the certificate file again whole, or remove the damaged block");
 		return -1;
 	}
@@ -96,8 +96,9 @@ static int certs_add_file(struct modsig_certs *c, const char *path, struct err *
 			err_openssl(e, EXIT_USAGE,
 				    "module certificate '%s': not a PEM or DER X.509 certificate",
 				    path);
-			err_hint(e, "pass the certificate that signs the modules (sign-file's x509 "
-				    "argument), not the private key");
+			err_hint(
+				e,
+				"pass the certificate that signs the modules (sign-file's x509 argument), not the private key");
 			return -1;
 		}
 	}
@@ -267,15 +268,17 @@ static int check_structure(CMS_ContentInfo *cms, struct modsig_result *r)
 	if (OBJ_obj2nid(CMS_get0_eContentType(cms)) != NID_pkcs7_data)
 		return reject(r, "the PKCS#7 content is not id-data (the kernel rejects it)");
 	if (!CMS_is_detached(cms))
-		return reject(r, "the PKCS#7 message embeds its content; modules need a detached "
-				 "signature");
+		return reject(
+			r,
+			"the PKCS#7 message embeds its content; modules need a detached signature");
 	sis = CMS_get0_SignerInfos(cms);
 	if (!sis || sk_CMS_SignerInfo_num(sis) == 0)
 		return reject(r, "the PKCS#7 message has no signer");
 	for (int i = 0; i < sk_CMS_SignerInfo_num(sis); i++) {
 		if (CMS_signed_get_attr_count(sk_CMS_SignerInfo_value(sis, i)) > 0)
-			return reject(r, "the signature has signed attributes, which the kernel "
-					 "rejects (sign with sign-file, or openssl cms -noattr)");
+			return reject(
+				r,
+				"the signature has signed attributes, which the kernel rejects (sign with sign-file, or openssl cms -noattr)");
 	}
 	return 0;
 }

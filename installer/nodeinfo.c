@@ -260,8 +260,7 @@ static void metric_stage(const char *stage, uint64_t ms, void *ud)
 	if (m->len < m->size)
 		m->len += (size_t)snprintf(
 			m->buf + m->len, m->size - m->len,
-			"nvidia_driver_installer_stage_duration_seconds{stage=\"%s\"} "
-			"%.3f\n",
+			"nvidia_driver_installer_stage_duration_seconds{stage=\"%s\"} %.3f\n",
 			stage, (double)ms / 1000.0);
 }
 
@@ -320,9 +319,7 @@ int metrics_write(int root_fd, const char *path, int exit_code, const char *vers
 		"# HELP nvidia_driver_installer_driver_info The driver the last install wanted.\n"
 		"# TYPE nvidia_driver_installer_driver_info gauge\n"
 		"nvidia_driver_installer_driver_info{version=\"%s\",kernel=\"%s\"} 1\n"
-		"# HELP nvidia_driver_installer_index_from_cache Whether the last install asked "
-		"the mirrors and used the node's cached index instead, by reason: unreachable, "
-		"unverified, not_found (a likely wrong repository URL).\n"
+		"# HELP nvidia_driver_installer_index_from_cache Whether the last install asked the mirrors and used the node's cached index instead, by reason: unreachable, unverified, not_found (a likely wrong repository URL).\n"
 		"# TYPE nvidia_driver_installer_index_from_cache gauge\n",
 		exit_code == 0, exit_code, (long long)time(NULL),
 		label_escape(version, v, sizeof(v)), label_escape(kernel, k, sizeof(k)));

@@ -112,8 +112,9 @@ int nvml_query(const char *lib, struct nvml_report *rep, struct err *e)
 	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		err_set(e, EXIT_DRIVER_CHECK, "cannot load %s: %s", lib, dlerror());
-		err_hint(e, "the package's lib64/ must hold libnvidia-ml.so.1 built for this "
-			    "architecture");
+		err_hint(
+			e,
+			"the package's lib64/ must hold libnvidia-ml.so.1 built for this architecture");
 		return -1;
 	}
 	if (resolve(h, &a, e) < 0) {
@@ -122,9 +123,9 @@ int nvml_query(const char *lib, struct nvml_report *rep, struct err *e)
 	}
 	if ((r = a.init()) != 0) {
 		failed(&a, r, "initialisation", e);
-		err_hint(e,
-			 "the kernel module and the user-space libraries must be the same version "
-			 "and /dev/nvidiactl must exist; see dmesg");
+		err_hint(
+			e,
+			"the kernel module and the user-space libraries must be the same version and /dev/nvidiactl must exist; see dmesg");
 		dlclose(h);
 		return -1;
 	}
@@ -138,8 +139,7 @@ int nvml_check(const struct nvml_report *r, const char *version, size_t pci_gpus
 {
 	if (strcmp(r->driver_version, version) != 0) {
 		err_set(e, EXIT_DRIVER_CHECK,
-			"NVML reports driver %s, but %s is installed: the loaded kernel module is "
-			"another version",
+			"NVML reports driver %s, but %s is installed: the loaded kernel module is another version",
 			r->driver_version, version);
 		err_hint(e, "drain the node and re-run, or reboot, so that the %s modules load",
 			 version);
@@ -149,9 +149,9 @@ int nvml_check(const struct nvml_report *r, const char *version, size_t pci_gpus
 		err_set(e, EXIT_DRIVER_CHECK,
 			"NVML sees %u GPU(s), but %zu NVIDIA GPU(s) are on the PCI bus", r->n_gpus,
 			pci_gpus);
-		err_hint(e,
-			 "a GPU the driver does not initialise: check dmesg for NVRM errors, and "
-			 "that this driver version supports every GPU");
+		err_hint(
+			e,
+			"a GPU the driver does not initialise: check dmesg for NVRM errors, and that this driver version supports every GPU");
 		return -1;
 	}
 	return 0;

@@ -380,8 +380,7 @@ int publish_check_takeover(struct installdir *d, const char *install_dir, struct
 	    real_dir_has(d->fd, "bin", "nvidia-smi"))
 		return 0;
 	err_set(e, EXIT_USAGE,
-		"install dir '%s' holds a directory '%s' that is not an NVIDIA driver install "
-		"(no lib64/libnvidia-ml.so.1, lib64/libcuda.so.1 or bin/nvidia-smi)",
+		"install dir '%s' holds a directory '%s' that is not an NVIDIA driver install (no lib64/libnvidia-ml.so.1, lib64/libcuda.so.1 or bin/nvidia-smi)",
 		install_dir, real);
 	err_hint(e, "give an install dir of the installer's own, or move '%s/%s' away", install_dir,
 		 real);

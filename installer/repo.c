@@ -125,10 +125,10 @@ static int parse_package(json_object *o, const char *where, struct repo_package 
 		p->arch = a;
 	}
 	if (!package_path_is_safe(p->path))
-		return err_set(e, EXIT_VERIFY,
-			       "%s: \"path\" '%s' must be relative, without '..', using only "
-			       "letters, digits and ._-+~/",
-			       where, p->path);
+		return err_set(
+			e, EXIT_VERIFY,
+			"%s: \"path\" '%s' must be relative, without '..', using only letters, digits and ._-+~/",
+			where, p->path);
 	if (!json_object_object_get_ex(o, "size", &v) || !json_object_is_type(v, json_type_int))
 		return err_set(e, EXIT_VERIFY, "%s: \"size\" must be an integer", where);
 	size = json_object_get_int64(v);
@@ -312,10 +312,10 @@ static int parse_repository(json_object *root, struct repo_index *idx, struct er
 			break;
 	}
 	if (*c || strlen(idx->repository) > REPO_ID_MAX)
-		return err_set(e, EXIT_VERIFY,
-			       "index: \"repository\" must be 1 to %d letters, digits or ._-:/ "
-			       "(like \"drivers.example.com/nvidia\")",
-			       REPO_ID_MAX);
+		return err_set(
+			e, EXIT_VERIFY,
+			"index: \"repository\" must be 1 to %d letters, digits or ._-:/ (like \"drivers.example.com/nvidia\")",
+			REPO_ID_MAX);
 	return 0;
 }
 
@@ -340,17 +340,15 @@ int repo_check_not_older(const struct repo_index *idx, const char *ident, int64_
 		snprintf(what, sizeof(what), "key %s", ident);
 	if (idx->has_generated)
 		err_set(e, EXIT_VERIFY,
-			"index generated %s is older than the one generated %s that %s (%s): a "
-			"replayed or stale index",
+			"index generated %s is older than the one generated %s that %s (%s): a replayed or stale index",
 			idx->generated, seen, holder, what);
 	else
 		err_set(e, EXIT_VERIFY,
-			"index has no \"generated\" time, so it is older than the one generated %s "
-			"that %s (%s): a replayed or stale index",
+			"index has no \"generated\" time, so it is older than the one generated %s that %s (%s): a replayed or stale index",
 			seen, holder, what);
-	err_hint(e, "resync the stale mirror from its repository ('nvidia-driver-installer "
-		    "mirror'), or have the repository re-sign its current index ('make-repo "
-		    "sign'); see docs/repository-format.md, Anti-rollback");
+	err_hint(
+		e,
+		"resync the stale mirror from its repository ('nvidia-driver-installer mirror'), or have the repository re-sign its current index ('make-repo sign'); see docs/repository-format.md, Anti-rollback");
 	return -1;
 }
 
@@ -385,9 +383,9 @@ static int parse_root(json_object *root, struct repo_index *idx, struct err *e)
 
 		if (!g || strlen(g) >= sizeof(idx->generated) ||
 		    repo_parse_time(g, &idx->generated_us) < 0)
-			return err_set(e, EXIT_VERIFY,
-				       "index: \"generated\" is not a UTC time like "
-				       "2026-11-30T04:13:03Z");
+			return err_set(
+				e, EXIT_VERIFY,
+				"index: \"generated\" is not a UTC time like 2026-11-30T04:13:03Z");
 		snprintf(idx->generated, sizeof(idx->generated), "%s", g);
 		idx->has_generated = true;
 	}
@@ -623,10 +621,10 @@ static int select_fail_no_package(const struct repo_index *idx, const struct hos
 	describe_host(h, hostdesc, sizeof(hostdesc));
 	err_set(e, EXIT_NO_MATCH, "%s package for %s; packages exist for kernels: %s", subject,
 		hostdesc, kernels);
-	err_hint(e,
-		 "run a node image with one of those kernels, or add a package for %s to the "
-		 "repository",
-		 h->kernel);
+	err_hint(
+		e,
+		"run a node image with one of those kernels, or add a package for %s to the repository",
+		h->kernel);
 	return -1;
 }
 
@@ -639,10 +637,10 @@ int repo_select(const struct repo_index *idx, const struct host *h, const char *
 	char what[128];
 
 	if (!repo_request_is_valid(request))
-		return err_set(e, EXIT_USAGE,
-			       "driver version '%s' is not 'default', 'latest', a version or a "
-			       "branch",
-			       request);
+		return err_set(
+			e, EXIT_USAGE,
+			"driver version '%s' is not 'default', 'latest', a version or a branch",
+			request);
 	for (size_t i = 0; i < idx->n_drivers; i++) {
 		const struct repo_driver *d = &idx->drivers[i];
 		const struct repo_package *pkg = NULL;
@@ -683,10 +681,10 @@ int repo_select(const struct repo_index *idx, const struct host *h, const char *
 	if (bad_gpu) {
 		err_set(e, EXIT_NO_MATCH, "driver %s does not support GPU %04x:%04x at %s",
 			gpu_driver->version, bad_gpu->vendor, bad_gpu->device, bad_gpu->bdf);
-		err_hint(e,
-			 "choose a driver that lists %04x:%04x in supported_pci_ids; see "
-			 "list-versions",
-			 bad_gpu->vendor, bad_gpu->device);
+		err_hint(
+			e,
+			"choose a driver that lists %04x:%04x in supported_pci_ids; see list-versions",
+			bad_gpu->vendor, bad_gpu->device);
 		return -1;
 	}
 	if (strcmp(request, "latest") == 0)

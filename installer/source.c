@@ -157,10 +157,9 @@ static int index_from_cache(struct index_job *j, struct cache *cache, struct sou
 
 	if (fetched == FETCH_ALL_MISSING) {
 		err_wrap(e, "index");
-		snprintf(e->hint, sizeof(e->hint),
-			 "check the URL in --repo (NVIDIA_DRIVER_REPO): every mirror answered that "
-			 "it has no index.json, so the URL is likely mistyped or the repository "
-			 "moved; it must name the directory that holds index.json");
+		snprintf(
+			e->hint, sizeof(e->hint),
+			"check the URL in --repo (NVIDIA_DRIVER_REPO): every mirror answered that it has no index.json, so the URL is likely mistyped or the repository moved; it must name the directory that holds index.json");
 	}
 	if (!cache)
 		return -1;
@@ -193,14 +192,11 @@ static int index_from_cache(struct index_job *j, struct cache *cache, struct sou
 						i ? "," : "", s->mirrors[i]);
 		/* Loud: this node is served, but every node without a cache fails. */
 		log_kv(LOG_WARN, "index",
-		       "every mirror answered that it has no index.json: the repository URL is "
-		       "likely wrong; serving this node from its cached index, but a node without "
-		       "one fails (exit 4)",
+		       "every mirror answered that it has no index.json: the repository URL is likely wrong; serving this node from its cached index, but a node without one fails (exit 4)",
 		       "repo", repos, "reason", s->fallback_reason, LOG_END);
 	} else if (why == SOURCE_FALLBACK_UNVERIFIED)
 		log_kv(LOG_WARN, "index",
-		       "no mirror served an index that verifies and is current; using the cached "
-		       "index, the newest this node accepted",
+		       "no mirror served an index that verifies and is current; using the cached index, the newest this node accepted",
 		       "reason", s->fallback_reason, LOG_END);
 	else
 		log_kv(LOG_WARN, "index", "no repository answered; using the cached index",
@@ -351,8 +347,9 @@ int source_open(const struct config *c, struct cache *cache, unsigned flags, str
 					    .ca_file = c->ca_file};
 	if (s->n_mirrors == 0) {
 		err_set(e, EXIT_USAGE, "no repository configured");
-		err_hint(e, "pass --repo URL (NVIDIA_DRIVER_REPO), e.g. file:///mnt/repo or "
-			    "https://...");
+		err_hint(
+			e,
+			"pass --repo URL (NVIDIA_DRIVER_REPO), e.g. file:///mnt/repo or https://...");
 		return -1;
 	}
 	/* Checked on every run, not when a transfer first needs it (a fresh index needs none). */
@@ -505,12 +502,10 @@ int source_download(struct source *s, const struct repo_package *pkg, int fd, st
 		const struct repo_driver *d = s->idx ? driver_of(s->idx, pkg) : NULL;
 
 		err_wrap(e, "download: no mirror carries package '%s'", pkg->path);
-		snprintf(e->hint, sizeof(e->hint),
-			 "the mirrors keep the signed index but not this package (a partial "
-			 "mirror): "
-			 "add it with 'nvidia-driver-installer mirror --kernel %s --driver-version "
-			 "%s', or ask for a version they carry ('list-versions' shows which)",
-			 pkg->kernel, d ? d->version : "V");
+		snprintf(
+			e->hint, sizeof(e->hint),
+			"the mirrors keep the signed index but not this package (a partial mirror): add it with 'nvidia-driver-installer mirror --kernel %s --driver-version %s', or ask for a version they carry ('list-versions' shows which)",
+			pkg->kernel, d ? d->version : "V");
 		return -1;
 	}
 	if (r < 0)

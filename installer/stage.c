@@ -21,8 +21,9 @@ static int unpack_failed(const struct repo_package *pkg, struct installdir *dir,
 {
 	publish_staging_abort(dir, staging);
 	if (e->code == EXIT_VERIFY)
-		err_hint(e, "rebuild the package to docs/repository-format.md (make-repo pack), "
-			    "add it to the repository again and re-sign the index");
+		err_hint(
+			e,
+			"rebuild the package to docs/repository-format.md (make-repo pack), add it to the repository again and re-sign the index");
 	return err_wrap(e, "unpack: package '%s'", pkg->path);
 }
 

@@ -128,8 +128,7 @@ int unpack_check_symlink(const char *name, const char *target, struct err *e)
 	if (strlen(target) >= PATH_MAX)
 		return err_set(
 			e, EXIT_VERIFY,
-			"symlink '%s' has a target too long (%zu bytes; a link holds at most "
-			"%d)",
+			"symlink '%s' has a target too long (%zu bytes; a link holds at most %d)",
 			name, strlen(target), PATH_MAX - 1);
 	for (c = target; *c; c++) {
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
@@ -146,10 +145,10 @@ int unpack_check_symlink(const char *name, const char *target, struct err *e)
 
 		if (n == 2 && c[0] == '.' && c[1] == '.') {
 			if (descending)
-				return err_set(e, EXIT_VERIFY,
-					       "symlink '%s' -> '%s': '..' after a name is not "
-					       "allowed",
-					       name, target);
+				return err_set(
+					e, EXIT_VERIFY,
+					"symlink '%s' -> '%s': '..' after a name is not allowed",
+					name, target);
 			up++;
 		} else if (n > 0 && !(n == 1 && c[0] == '.')) {
 			descending = true;
@@ -425,8 +424,9 @@ static int extract_file(struct archive *a, struct archive_entry *ae, int dirfd, 
 static void unpack_limit_hint(const struct unpack_limit *limit, struct err *e)
 {
 	if (limit->bytes < UNPACK_MAX_TOTAL_SIZE)
-		err_hint(e, "a genuine package needs its unpacked_size in the index: add it "
-			    "again with 'make-repo add' (which writes it) and re-sign");
+		err_hint(
+			e,
+			"a genuine package needs its unpacked_size in the index: add it again with 'make-repo add' (which writes it) and re-sign");
 }
 
 static int over_limit(const struct unpack_limit *limit, const char *name, struct err *e)
@@ -436,8 +436,7 @@ static int over_limit(const struct unpack_limit *limit, const char *name, struct
 			name, UNPACK_MAX_TOTAL_SIZE >> 30);
 	else
 		err_set(e, EXIT_VERIFY,
-			"package unpacks to more than %llu bytes, the most %s allows (member '%s' "
-			"passes it)",
+			"package unpacks to more than %llu bytes, the most %s allows (member '%s' passes it)",
 			(unsigned long long)limit->bytes, limit->why, name);
 	unpack_limit_hint(limit, e);
 	return -1;
@@ -461,10 +460,10 @@ static int extract_entry(struct archive *a, struct archive_entry *ae, int stagin
 	if (sym_archive_entry_hardlink(ae))
 		return err_set(e, EXIT_VERIFY, "member '%s' is a hard link", name);
 	if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK)
-		return err_set(e, EXIT_VERIFY,
-			       "member '%s' is a device, fifo or socket; only files, directories "
-			       "and symlinks are allowed",
-			       name);
+		return err_set(
+			e, EXIT_VERIFY,
+			"member '%s' is a device, fifo or socket; only files, directories and symlinks are allowed",
+			name);
 	if (type == AE_IFLNK && unpack_check_symlink(name, sym_archive_entry_symlink(ae), e) < 0)
 		return -1;
 	/* A driver has no business running as someone else: a set-id bit means tampering. */
@@ -794,8 +793,7 @@ out:
 	if (z->over_limit) {
 		err_clear(e);
 		err_set(e, EXIT_VERIFY,
-			"package unpacks to more than %llu bytes, the most %s allows (its "
-			"decompressed stream passes it)",
+			"package unpacks to more than %llu bytes, the most %s allows (its decompressed stream passes it)",
 			(unsigned long long)limit->bytes, limit->why);
 		unpack_limit_hint(limit, e);
 		r = -1;
@@ -817,8 +815,7 @@ struct unpack_limit unpack_limit_for(uint64_t size, uint64_t unpacked_size)
 	struct unpack_limit l = {.bytes = unpacked_size, .why = "its signed unpacked_size"};
 
 	if (unpacked_size == 0) {
-		l.why = "16 times its signed size, at least 1 MiB (the index gives no "
-			"unpacked_size)";
+		l.why = "16 times its signed size, at least 1 MiB (the index gives no unpacked_size)";
 		l.bytes = size > UNPACK_MAX_TOTAL_SIZE / UNPACK_RATIO ? UNPACK_MAX_TOTAL_SIZE
 								      : size * UNPACK_RATIO;
 		if (l.bytes < UNPACK_MIN_LIMIT)

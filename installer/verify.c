@@ -139,8 +139,9 @@ static int keyset_add_block(struct keyset *ks, const char *path, unsigned number
 	if (!is_key || pem_block_key(name, der, len, &k, fpr) < 0) {
 		err_openssl(e, EXIT_USAGE, "repository key '%s': block %u (%s) does not parse",
 			    path, number, name);
-		err_hint(e, "every key in the file must be a PEM public key ('openssl pkey "
-			    "-pubout') or certificate; fix or remove that block");
+		err_hint(
+			e,
+			"every key in the file must be a PEM public key ('openssl pkey -pubout') or certificate; fix or remove that block");
 		return -1;
 	}
 	return keyset_push(ks, path, k, fpr, e);
@@ -175,12 +176,13 @@ static int keyset_add(struct keyset *ks, const char *path, struct err *e)
 		if (!PEM_read_bio(bio, &name, &header, &der, &len)) {
 			if (verify_pem_at_end())
 				break;
-			err_openssl(e, EXIT_USAGE,
-				    "repository key '%s': after block %u: a PEM block is cut short "
-				    "or corrupt",
-				    path, number);
-			err_hint(e, "copy the key file again whole; each block runs from "
-				    "-----BEGIN to -----END");
+			err_openssl(
+				e, EXIT_USAGE,
+				"repository key '%s': after block %u: a PEM block is cut short or corrupt",
+				path, number);
+			err_hint(
+				e,
+				"copy the key file again whole; each block runs from -----BEGIN to -----END");
 			return -1;
 		}
 		r = keyset_add_block(ks, path, ++number, name, der, len, e);
@@ -243,9 +245,9 @@ int verify_keys_load(char *const *paths, size_t n, const char *dir, struct keyse
 	if (ks->n == 0) {
 		err_set(e, EXIT_USAGE, "no trusted repository key: none given and no *.pem in '%s'",
 			dir);
-		err_hint(e,
-			 "pass --repo-key FILE (NVIDIA_DRIVER_REPO_KEY) with the public key that "
-			 "signs index.json");
+		err_hint(
+			e,
+			"pass --repo-key FILE (NVIDIA_DRIVER_REPO_KEY) with the public key that signs index.json");
 		return -1;
 	}
 	*ret = TAKE_PTR(ks);
@@ -293,8 +295,9 @@ int verify_index_signature(const struct keyset *ks, const void *data, size_t len
 	ERR_clear_error();
 	err_set(e, EXIT_VERIFY,
 		"index.json signature does not verify with any of the %zu trusted key(s)", ks->n);
-	err_hint(e, "re-sign index.json with 'openssl dgst -sha256 -sign', or trust the signer's "
-		    "public key with --repo-key");
+	err_hint(
+		e,
+		"re-sign index.json with 'openssl dgst -sha256 -sign', or trust the signer's public key with --repo-key");
 	return -1;
 }
 

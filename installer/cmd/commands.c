@@ -350,10 +350,10 @@ int verify_module_run(const struct config *c, struct err *e)
 		print_json(out);
 	if (failed) {
 		err_set(e, EXIT_VERIFY, "%zu of %zu module(s) failed", failed, c->files.n);
-		err_hint(e,
-			 "sign the modules with the key whose certificate you pass as "
-			 "--module-cert, for this kernel (%s)",
-			 release);
+		err_hint(
+			e,
+			"sign the modules with the key whose certificate you pass as --module-cert, for this kernel (%s)",
+			release);
 		return -1;
 	}
 	return 0;

@@ -305,10 +305,10 @@ static int check_host_path(const char *name, const char *p, struct err *e)
 
 static int bad_version(const char *v, struct err *e)
 {
-	return err_set(e, EXIT_USAGE,
-		       "driver version '%s' is not 'default', 'latest', a version "
-		       "(550.90.07) or a branch (550)",
-		       v);
+	return err_set(
+		e, EXIT_USAGE,
+		"driver version '%s' is not 'default', 'latest', a version (550.90.07) or a branch (550)",
+		v);
 }
 
 int config_validate(const struct config *c, struct err *e)
@@ -335,8 +335,7 @@ int config_validate(const struct config *c, struct err *e)
 	if (!cdi_kind_is_valid(c->cdi_kind))
 		return err_set(
 			e, EXIT_USAGE,
-			"--cdi-kind '%s' is not a CDI kind: VENDOR/CLASS, each starting with a "
-			"letter, ending with a letter or digit, of letters, digits, '-', '_', '.'",
+			"--cdi-kind '%s' is not a CDI kind: VENDOR/CLASS, each starting with a letter, ending with a letter or digit, of letters, digits, '-', '_', '.'",
 			c->cdi_kind);
 	if (check_host_path("--install-dir", c->install_dir, e) < 0 ||
 	    check_host_path("--container-dir", c->container_dir, e) < 0 ||

@@ -108,8 +108,7 @@ static void check_conflicts(struct doctor *d, const struct nodestate *s)
 
 		if (strncmp(n, "nvidia", 6) != 0 || strcmp(n, "nvidiafb") == 0) {
 			add(d, V_FAIL, "conflicts",
-			    "install unloads it when idle; if it is in use, blacklist it and "
-			    "reboot",
+			    "install unloads it when idle; if it is in use, blacklist it and reboot",
 			    "%s is loaded", n);
 			return;
 		}
@@ -190,15 +189,13 @@ static void check_repository(struct doctor *d, const struct config *c, int root_
 		size_t mirror;
 
 		/* A partial mirror keeps the whole index: ask whether one carries the package. */
-		snprintf(fix, sizeof(fix),
-			 "add it to the mirror ('nvidia-driver-installer mirror --kernel %s "
-			 "--driver-version %s'), or ask for a version a mirror carries "
-			 "('list-versions')",
-			 s->host.kernel, choice.driver->version);
+		snprintf(
+			fix, sizeof(fix),
+			"add it to the mirror ('nvidia-driver-installer mirror --kernel %s --driver-version %s'), or ask for a version a mirror carries ('list-versions')",
+			s->host.kernel, choice.driver->version);
 		if (source_probe_package(&src, choice.pkg, &mirror, &e) == 0)
 			add(d, V_FAIL, "repository", fix,
-			    "driver %s has a package for kernel %s in the index, but no mirror "
-			    "carries it ('%s')",
+			    "driver %s has a package for kernel %s in the index, but no mirror carries it ('%s')",
 			    choice.driver->version, s->host.kernel, choice.pkg->path);
 		else
 			add(d, V_OK, "repository", NULL, "driver %s has a package for kernel %s",
@@ -247,20 +244,17 @@ static void check_trust(struct doctor *d, const struct nodestate *s)
 	}
 	if (strcmp(s->loaded_version, s->manifest.driver_version) == 0)
 		add(d, V_OK, "module trust", NULL,
-		    "sig_enforce %s, lockdown %s, Secure Boot %s; the kernel accepted the modules "
-		    "(signer '%s')",
+		    "sig_enforce %s, lockdown %s, Secure Boot %s; the kernel accepted the modules (signer '%s')",
 		    st, ld, sb, s->signer[0] ? s->signer : "?");
 	else if (!s->signed_module)
 		add(d, V_FAIL, "module trust",
 		    "use a package whose modules are signed by a key the kernel trusts",
-		    "the kernel enforces signatures (sig_enforce %s, lockdown %s, Secure Boot %s) "
-		    "and the installed modules are unsigned",
+		    "the kernel enforces signatures (sig_enforce %s, lockdown %s, Secure Boot %s) and the installed modules are unsigned",
 		    st, ld, sb);
 	else
 		add(d, V_WARN, "module trust",
 		    "enroll the signer's certificate (mokutil, or --kernel-keyring-cert)",
-		    "the kernel enforces signatures (sig_enforce %s, lockdown %s, Secure Boot %s); "
-		    "the installed modules are signed by '%s', which it must trust",
+		    "the kernel enforces signatures (sig_enforce %s, lockdown %s, Secure Boot %s); the installed modules are signed by '%s', which it must trust",
 		    st, ld, sb, s->signer);
 }
 
@@ -307,8 +301,7 @@ static void check_host_side(struct doctor *d, const struct nodestate *s)
 	add(d, s->ld_ok ? V_OK : V_FAIL, "ld cache",
 	    "re-run install, and check that the host's /etc/ld.so.conf includes ld.so.conf.d", "%s",
 	    s->ld_ok ? "the host's ld cache finds libcuda.so.1"
-		     : "libcuda.so.1 is not in the "
-		       "host's ld cache");
+		     : "libcuda.so.1 is not in the host's ld cache");
 	if (s->nvml_ok)
 		add(d, V_OK, "nvml", NULL, "driver %s answers for %u GPU(s)",
 		    s->nvml.driver_version, s->nvml.n_gpus);
@@ -319,8 +312,7 @@ static void check_host_side(struct doctor *d, const struct nodestate *s)
 	if (s->cdi_other[0])
 		add(d, V_WARN, "cdi",
 		    "leave it, or install with --cdi-kind (ours beside theirs) or --cdi-replace",
-		    "%s, another producer's spec, declares our CDI kind: ours is withdrawn and the "
-		    "node's CDI devices are theirs",
+		    "%s, another producer's spec, declares our CDI kind: ours is withdrawn and the node's CDI devices are theirs",
 		    s->cdi_other);
 	else if (s->ready_present)
 		add(d, s->cdi_present ? V_OK : V_FAIL, "cdi", "re-run install", "CDI spec %s",

@@ -93,9 +93,9 @@ static int probe_host(const struct config *c, int root_fd, struct host *h, struc
 	if (c->skip_verify && h->n_gpus > 0) {
 		err_set(e, EXIT_USAGE, "--skip-verify is for hosts without a GPU; this one has %zu",
 			h->n_gpus);
-		err_hint(e,
-			 "drop --skip-verify (NVIDIA_SKIP_VERIFY): a GPU node's driver is checked "
-			 "through NVML");
+		err_hint(
+			e,
+			"drop --skip-verify (NVIDIA_SKIP_VERIFY): a GPU node's driver is checked through NVML");
 		return -1;
 	}
 	if (c->skip_modules)
@@ -122,14 +122,11 @@ static void print_plan(const struct config *c, const struct plan *p)
 		printf("               GPU %04x:%04x at %s\n", h->gpus[i].vendor, h->gpus[i].device,
 		       h->gpus[i].bdf);
 	if (p->src.fresh)
-		printf("  repository:  %s (index signed by key %s; the node's copy, fetched %llds "
-		       "ago, fresh for %us)\n",
+		printf("  repository:  %s (index signed by key %s; the node's copy, fetched %llds ago, fresh for %us)\n",
 		       p->src.mirrors[p->src.mirror], p->src.fingerprint, (long long)p->src.age_s,
 		       p->src.max_age_s);
 	else if (p->src.from_cache)
-		printf("  repository:  node cache, the mirrors' index unusable: %s (index signed "
-		       "by "
-		       "key %s)\n",
+		printf("  repository:  node cache, the mirrors' index unusable: %s (index signed by key %s)\n",
 		       source_fallback_name(p->src.fallback), p->src.fingerprint);
 	else
 		printf("  repository:  %s (index signed by key %s)\n",
@@ -711,9 +708,7 @@ int install_run(const struct config *c, struct err *e)
 		if (r < 0 && p.stage_failed && p.src.fresh &&
 		    (e->code == EXIT_UNREACHABLE || e->code == EXIT_VERIFY)) {
 			log_kv(LOG_WARN, "index",
-			       "the package named by the node's copy of the index failed: asking "
-			       "the "
-			       "repository",
+			       "the package named by the node's copy of the index failed: asking the repository",
 			       "reason", e->msg, LOG_END);
 			err_clear(e);
 			source_done(&p.src);

@@ -190,8 +190,7 @@ static const struct opt opts[] = {
 	{{"index-max-age", required_argument, NULL, O_INDEX_MAX_AGE},
 	 C_INSTALL,
 	 "SEC",
-	 "reuse a cached index fetched less than SEC ago; 0: always ask (NVIDIA_INDEX_MAX_AGE, "
-	 "default: the repository's max_age)"},
+	 "reuse a cached index fetched less than SEC ago; 0: always ask (NVIDIA_INDEX_MAX_AGE, default: the repository's max_age)"},
 	{{"allow-index-rollback", no_argument, NULL, O_ALLOW_ROLLBACK},
 	 C_INSTALL | C_LIST | C_DOCTOR | C_MIRROR,
 	 NULL,
@@ -257,10 +256,8 @@ static void usage(FILE *f, const struct command *cmd)
 			 opts[i].o.name, opts[i].arg ? " " : "", opts[i].arg ? opts[i].arg : "");
 		fprintf(f, "  %-26s %s\n", left, opts[i].help);
 	}
-	fprintf(f, "\nExit codes: 0 ok, 1 unexpected, 2 usage, 3 no match, 4 unreachable, "
-		   "5 verification failed, 6 kernel refused the module, 7 driver in use, "
-		   "8 driver check (NVML) failed, 9 doctor found problems "
-		   "(docs/exit-codes.md).\n");
+	fprintf(f,
+		"\nExit codes: 0 ok, 1 unexpected, 2 usage, 3 no match, 4 unreachable, 5 verification failed, 6 kernel refused the module, 7 driver in use, 8 driver check (NVML) failed, 9 doctor found problems (docs/exit-codes.md).\n");
 }
 
 /*

@@ -224,8 +224,7 @@ int mirror_run(const struct config *c, struct err *e)
 	}
 	if (copied + kept == 0) {
 		err_set(e, EXIT_NO_MATCH,
-			"mirror: no package matches the --kernel and "
-			"--driver-version given");
+			"mirror: no package matches the --kernel and --driver-version given");
 		goto out;
 	}
 	/* The index last, byte for byte: its signature is the original's. */

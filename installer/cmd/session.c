@@ -19,8 +19,9 @@ int session_open_root(const struct config *c, struct err *e)
 
 	if (fd < 0) {
 		err_errno(e, EXIT_USAGE, errno, "host root '%s'", c->root);
-		err_hint(e, "mount the host's / into the container and pass it as --root "
-			    "(ROOT_MOUNT_DIR)");
+		err_hint(
+			e,
+			"mount the host's / into the container and pass it as --root (ROOT_MOUNT_DIR)");
 	}
 	return fd;
 }

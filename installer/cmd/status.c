@@ -278,8 +278,7 @@ static void status_text(const struct config *c, const struct nodestate *s, const
 	printf("cdi_spec:       %s/%s (%s)\n", c->cdi_dir, CDI_FILE,
 	       s->cdi_present ? "present" : "absent");
 	if (s->cdi_other[0])
-		printf("cdi_conflict:   %s, another producer's, declares %s: the node's devices "
-		       "are theirs (--cdi-kind or --cdi-replace)\n",
+		printf("cdi_conflict:   %s, another producer's, declares %s: the node's devices are theirs (--cdi-kind or --cdi-replace)\n",
 		       s->cdi_other, c->cdi_kind);
 	printf("labels:         %s (%s)\n", LABELS_FILE, s->labels_present ? "present" : "absent");
 	printf("ready:          %s\n",

@@ -114,8 +114,7 @@ static int open_container_root(void)
 	struct stat st, host;
 
 	if (!bundle || bundle[0] != '/')
-		die("no container state with an absolute \"bundle\" on stdin (run by the "
-		    "container runtime as a createContainer hook)");
+		die("no container state with an absolute \"bundle\" on stdin (run by the container runtime as a createContainer hook)");
 	bundle_fd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (bundle_fd < 0)
 		die("bundle %s: %s", bundle, strerror(errno));
@@ -221,8 +220,7 @@ static int update_ldcache(const char *folder)
 			die("chroot into the container: %s", strerror(errno));
 		drop_privileges();
 		if (stat(folder, &st) < 0 || !S_ISDIR(st.st_mode))
-			die("%s is not in the container: the runtime did not make the CDI "
-			    "spec's mounts before this hook",
+			die("%s is not in the container: the runtime did not make the CDI spec's mounts before this hook",
 			    folder);
 		if (mkdir("/etc", 0755) < 0 && errno != EEXIST)
 			die("mkdir /etc: %s", strerror(errno));
@@ -254,7 +252,7 @@ int main(int argc, char **argv)
 	if (argc == 4 && strcmp(argv[1], "update-ldcache") == 0 &&
 	    strcmp(argv[2], "--folder") == 0 && argv[3][0] == '/')
 		return update_ldcache(argv[3]);
-	fprintf(stderr, "usage: nvidia-cdi-hook update-ldcache --folder ABSOLUTE-DIR  "
-			"(a createContainer hook: the container's state on stdin)\n");
+	fprintf(stderr,
+		"usage: nvidia-cdi-hook update-ldcache --folder ABSOLUTE-DIR  (a createContainer hook: the container's state on stdin)\n");
 	return 2;
 }

@@ -81,8 +81,7 @@ int main(int argc, char **argv)
 	execv(real, argv);
 	if (errno == ENOENT || errno == ENOTDIR) {
 		fprintf(stderr,
-			"%s: %s is missing: the driver's install is incomplete (re-run the "
-			"installer)\n",
+			"%s: %s is missing: the driver's install is incomplete (re-run the installer)\n",
 			name, real);
 		return 127;
 	}

@@ -237,10 +237,10 @@ static int dlib_load_locked(struct dlib *l, struct err *e)
 		if (!p[i]) {
 			err_set(e, EXIT_UNEXPECTED, "%s has no symbol %s: %s", l->soname,
 				l->syms[i].name, dlerror());
-			err_hint(e,
-				 "install a %s at least as new as the one the installer was "
-				 "built with",
-				 l->package);
+			err_hint(
+				e,
+				"install a %s at least as new as the one the installer was built with",
+				l->package);
 			dlclose(h);
 			return -1;
 		}

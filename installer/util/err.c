@@ -59,16 +59,16 @@ int err_errno(struct err *e, int code, int errnum, const char *fmt, ...)
 	 */
 	if (code == EXIT_UNEXPECTED && (errnum == EROFS || errnum == EACCES)) {
 		e->code = EXIT_USAGE;
-		err_hint(e, errnum == EROFS
-				    ? "mount the host's / read-write at --root (the DaemonSet's "
-				      "hostPath volume, not readOnly)"
-				    : "run the installer as root (a privileged init container, as "
-				      "the DaemonSet does)");
+		err_hint(
+			e,
+			errnum == EROFS
+				? "mount the host's / read-write at --root (the DaemonSet's hostPath volume, not readOnly)"
+				: "run the installer as root (a privileged init container, as the DaemonSet does)");
 	}
 	if (errnum == ENOSPC || errnum == EDQUOT)
-		err_hint(e,
-			 "a file system is full: free space on the one holding the file named "
-			 "(the install dir or the cache dir), or move --install-dir / --cache-dir");
+		err_hint(
+			e,
+			"a file system is full: free space on the one holding the file named (the install dir or the cache dir), or move --install-dir / --cache-dir");
 	return -1;
 }
 
