@@ -18,7 +18,7 @@ PKG_LIBS = $(shell pkg-config --libs $(PKGS_LINKED))
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
 
 WARNINGS := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wstrict-prototypes \
-	-Wvla -Wwrite-strings -Wno-missing-field-initializers -Werror
+	-Wvla -Wwrite-strings -Wconversion -Wsign-conversion -Wno-missing-field-initializers -Werror
 # Messages are cut to their buffers on purpose; paths that must not be cut are checked.
 # (A GCC warning; clang, for the fuzzers, has no such option.)
 ifneq ($(SANITIZE),fuzz)

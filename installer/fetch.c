@@ -398,29 +398,29 @@ static enum fetch_result classify(struct fetcher *f, CURLcode rc, const struct s
 	case CURLE_PEER_FAILED_VERIFICATION:
 	case CURLE_SSL_CACERT_BADFILE:
 		/* TLS is never relaxed: the fix is trust, given explicitly. */
-		err_curl(e, EXIT_UNREACHABLE, rc, f->errbuf, "'%s'", url);
+		err_curl(e, EXIT_UNREACHABLE, (int)rc, f->errbuf, "'%s'", url);
 		err_hint(
 			e,
 			"the mirror's certificate does not verify for this host name: if a private CA issued it, pass that CA with --ca-file (NVIDIA_CA_FILE)");
 		return FETCH_PERMANENT;
 	case CURLE_UNSUPPORTED_PROTOCOL:
-		err_curl(e, EXIT_UNREACHABLE, rc, f->errbuf, "'%s'", url);
+		err_curl(e, EXIT_UNREACHABLE, (int)rc, f->errbuf, "'%s'", url);
 		err_hint(
 			e,
 			"repositories are https://, http:// or file://, and a redirect may only lead to https:// (or http:// from http://)");
 		return FETCH_PERMANENT;
 	case CURLE_FILE_COULDNT_READ_FILE:
 	case CURLE_REMOTE_FILE_NOT_FOUND:
-		err_curl(e, EXIT_UNREACHABLE, rc, f->errbuf, "'%s'", url);
+		err_curl(e, EXIT_UNREACHABLE, (int)rc, f->errbuf, "'%s'", url);
 		return FETCH_MISSING;
 	case CURLE_URL_MALFORMAT:
 	case CURLE_LOGIN_DENIED:
 	case CURLE_TOO_MANY_REDIRECTS:
 	case CURLE_SSL_CERTPROBLEM:
-		err_curl(e, EXIT_UNREACHABLE, rc, f->errbuf, "'%s'", url);
+		err_curl(e, EXIT_UNREACHABLE, (int)rc, f->errbuf, "'%s'", url);
 		return FETCH_PERMANENT;
 	default:
-		err_curl(e, EXIT_UNREACHABLE, rc, f->errbuf, "'%s'", url);
+		err_curl(e, EXIT_UNREACHABLE, (int)rc, f->errbuf, "'%s'", url);
 		return FETCH_TRANSIENT;
 	}
 }
