@@ -84,7 +84,9 @@ static int crafted(const struct shape *s)
 	put(b + (s->is64 ? 52 : 40), 2, eh, s->big);
 	put(b + (s->is64 ? 54 : 42), 2, es, s->big);
 	put(b + (s->is64 ? 56 : 44), 2, s->n, s->big);
-	for (unsigned i = 0; i < s->n && eh + (i + 1) * es <= sizeof(b); i++)
+	/* Entries past the four given are zeros (PT_NULL), as many as the header claims. */
+	for (unsigned i = 0; i < s->n && i < ARRAY_SIZE(s->ph) && eh + (i + 1) * es <= sizeof(b);
+	     i++)
 		put(b + eh + i * es, 4, s->ph[i], s->big);
 	return memfile(b, eh + s->n * es <= sizeof(b) ? eh + s->n * es : sizeof(b));
 }
