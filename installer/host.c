@@ -205,7 +205,7 @@ static int read_pci_attr(int root_fd, const char *bdf, const char *attr, unsigne
 	fd = fs_open_in_root(root_fd, path, O_RDONLY, 0, 0, e);
 	if (fd < 0 || fs_read_fd(fd, 64, &buf, &len, e) < 0) {
 		/* Removed while we looked (hot unplug, a VF going away): not there. */
-		if (errno == ENOENT || errno == ENODEV) {
+		if (err_errnum(e) == ENOENT || err_errnum(e) == ENODEV) {
 			log_msg(LOG_DEBUG, "host", "PCI function %s vanished during the scan: %s",
 				bdf, e->msg);
 			err_clear(e);

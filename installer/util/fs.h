@@ -28,7 +28,8 @@ enum fs_flags {
  * Opens PATH (absolute or relative, both taken relative to root_fd) with
  * openat(2) FLAGS and MODE, resolving symlinks inside root_fd. With FS_MKDIRS
  * and O_DIRECTORY in FLAGS the last component is created too.
- * Returns the new fd, or -1 with e set (message naming PATH) and errno set.
+ * Returns the new fd, or -1 with e set (message naming PATH; err_errnum(e) says why:
+ * ENOENT, ELOOP for a symlink last component under FS_NOFOLLOW_LAST, EACCES, ...).
  */
 int fs_open_in_root(int root_fd, const char *path, int flags, mode_t mode, unsigned fs_flags,
 		    struct err *e);
