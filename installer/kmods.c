@@ -691,8 +691,9 @@ static int explain(int errnum, const char *name, const char *path, const char *o
 	char said[512];
 	struct err ie;
 
-	if (fd >= 0)
-		modsig_check_fd(fd, NULL, &sig, &ie);
+	/* Words only: with the trailer unreadable the message names no signer, as unsigned. */
+	if (fd >= 0 && modsig_check_fd(fd, NULL, &sig, &ie) < 0)
+		sig = (struct modsig_result){0};
 	kmods_driver_log(kmsg_fd, said, sizeof(said));
 	switch (errnum) {
 	case EKEYREJECTED:

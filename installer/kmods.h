@@ -42,7 +42,7 @@ struct kmods;
  * may be missing: modules from files still work, in-tree lookups do not).
  * Returns 0 or -1.
  */
-int kmods_new(int root_fd, const char *release, struct kmods **ret, struct err *e);
+_must_check_ int kmods_new(int root_fd, const char *release, struct kmods **ret, struct err *e);
 void kmods_free(struct kmods *k);
 DEFINE_POINTER_CLEANUP(struct kmods, kmods_free)
 
@@ -50,7 +50,8 @@ DEFINE_POINTER_CLEANUP(struct kmods, kmods_free)
 void kmods_normalise_name(char *name);
 
 /* Reads a module file's .modinfo. Returns 0, or -1 (EXIT_VERIFY: not a module). */
-int kmods_modinfo(struct kmods *k, const char *path, struct kmods_info *ret, struct err *e);
+_must_check_ int kmods_modinfo(struct kmods *k, const char *path, struct kmods_info *ret,
+			       struct err *e);
 
 /*
  * Everything the kernel would check before it runs the module at PATH:
@@ -58,8 +59,8 @@ int kmods_modinfo(struct kmods *k, const char *path, struct kmods_info *ret, str
  * required when CERTS holds any). Returns 0 with the verdict in *ret, or -1
  * on I/O trouble.
  */
-int kmods_inspect(struct kmods *k, const char *path, const struct modsig_certs *certs,
-		  const char *release, struct kmods_report *ret, struct err *e);
+_must_check_ int kmods_inspect(struct kmods *k, const char *path, const struct modsig_certs *certs,
+			       const char *release, struct kmods_report *ret, struct err *e);
 
 /* ---- the driver's set, and loading it --------------------------------------- */
 
@@ -89,8 +90,8 @@ enum kmods_state { KMODS_ABSENT, KMODS_LIVE, KMODS_COMING, KMODS_GOING, KMODS_BU
  * Splits "MODULE.KEY=VALUE" into the module (normalised) and "KEY=VALUE".
  * Returns 0, or -1 (EXIT_USAGE) when malformed.
  */
-int kmods_parse_arg(const char *arg, char *module, size_t msize, char *kv, size_t kvsize,
-		    struct err *e);
+_must_check_ int kmods_parse_arg(const char *arg, char *module, size_t msize, char *kv,
+				 size_t kvsize, struct err *e);
 
 /*
  * Builds the set NAMES (e.g. nvidia, nvidia-modeset, ...) from the .ko files
@@ -103,9 +104,9 @@ int kmods_parse_arg(const char *arg, char *module, size_t msize, char *kv, size_
  * at the version to install (kmods_all_live), where nothing will be inserted
  * and the dependencies are loaded by definition.
  */
-int kmods_set_build(struct kmods *k, int drivers_fd, char *const *names, size_t n_names,
-		    char *const *args, size_t n_args, bool modinfo, struct kmods_set *ret,
-		    struct err *e);
+_must_check_ int kmods_set_build(struct kmods *k, int drivers_fd, char *const *names,
+				 size_t n_names, char *const *args, size_t n_args, bool modinfo,
+				 struct kmods_set *ret, struct err *e);
 
 /* Whether every module of NAMES (any spelling) is live in the kernel. */
 bool kmods_all_live(struct kmods *k, char *const *names, size_t n_names);
@@ -130,10 +131,10 @@ void kmods_driver_log(int fd, char *buf, size_t size);
  * nothing outside it holds it, no reference beyond its own, and no process
  * has /dev/nvidia* open. Returns 0, or -1 with EXIT_IN_USE naming the users.
  */
-int kmods_check_idle(struct kmods *k, struct err *e);
+_must_check_ int kmods_check_idle(struct kmods *k, struct err *e);
 
 /* Unloads the loaded driver, holders first. Returns 0, or -1 (EXIT_IN_USE on EBUSY). */
-int kmods_unload_driver(struct kmods *k, struct err *e);
+_must_check_ int kmods_unload_driver(struct kmods *k, struct err *e);
 
 /*
  * Loads SET: in-tree dependencies first (from ROOT/lib/modules through
@@ -149,14 +150,14 @@ int kmods_unload_driver(struct kmods *k, struct err *e);
  * own dependencies, comma-separated, dependencies first. 0, or -1 (EXIT_KERNEL_REFUSED)
  * naming the missing one.
  */
-int kmods_resolve_intree(struct kmods *k, const struct kmods_set *set, char *buf, size_t size,
-			 struct err *e);
-int kmods_load_set(struct kmods *k, const struct kmods_set *set, bool enforcing,
-		   const char *lockdown, struct err *e);
+_must_check_ int kmods_resolve_intree(struct kmods *k, const struct kmods_set *set, char *buf,
+				      size_t size, struct err *e);
+_must_check_ int kmods_load_set(struct kmods *k, const struct kmods_set *set, bool enforcing,
+				const char *lockdown, struct err *e);
 
 /*
  * Unloads conflicting drivers (nouveau, nova_core, nova_drm) when loaded and
  * unused; with !MAY_UNLOAD, or when they are in use, fails (EXIT_IN_USE)
  * saying what to do. DRY checks without unloading. Returns 0 or -1.
  */
-int kmods_resolve_conflicts(struct kmods *k, bool may_unload, bool dry, struct err *e);
+_must_check_ int kmods_resolve_conflicts(struct kmods *k, bool may_unload, bool dry, struct err *e);

@@ -22,7 +22,8 @@ struct mount_info {
  * Finds the mount that holds the directory open as FD, from MOUNTINFO
  * (normally /proc/self/mountinfo). Returns 0, or -1 with e set.
  */
-int mounts_lookup_fd(int fd, const char *mountinfo, struct mount_info *ret, struct err *e);
+_must_check_ int mounts_lookup_fd(int fd, const char *mountinfo, struct mount_info *ret,
+				  struct err *e);
 
 /*
  * Makes the directory open as DIR_FD executable in place and visible to the
@@ -40,8 +41,8 @@ int mounts_lookup_fd(int fd, const char *mountinfo, struct mount_info *ret, stru
  * Idempotent: a target that already is such a mount is left alone. Records
  * what it mounted in RECORD_FD/mounts. Returns the number of mounts made, or -1.
  */
-int mounts_expose(int dir_fd, const char *run_dir, char *const *targets, size_t n_targets,
-		  int record_fd, struct err *e);
+_must_check_ int mounts_expose(int dir_fd, const char *run_dir, char *const *targets,
+			       size_t n_targets, int record_fd, struct err *e);
 
 /* Unmounts what mounts_expose recorded under record_fd, newest first. Returns 0 or -1. */
-int mounts_withdraw(int record_fd, struct err *e);
+_must_check_ int mounts_withdraw(int record_fd, struct err *e);

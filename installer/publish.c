@@ -522,7 +522,9 @@ static void *flush_main(void *ud)
 	struct publish_flush *f = ud;
 	struct err e;
 
-	(void)fs_sync_tree(f->fd, &e);
+	/* A head start only: publish_stage syncs the tree again and reports what fails there. */
+	if (fs_sync_tree(f->fd, &e) < 0)
+		err_clear(&e);
 	return NULL;
 }
 

@@ -15,6 +15,12 @@
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 #define _unused_ __attribute__((unused))
 #define _noreturn_ __attribute__((noreturn))
+/*
+ * A result that must be looked at (kmod's _must_check_): every function that reports failure
+ * through a struct err. gcc warns even through a (void) cast, so a result dropped on purpose
+ * is tested and the reason written beside it.
+ */
+#define _must_check_ __attribute__((warn_unused_result))
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
