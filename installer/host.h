@@ -22,6 +22,8 @@ struct gpu {
 };
 
 #define HOST_MAX_MODULES 16
+/* The longest kernel release: uname's (struct utsname's release, less its NUL). */
+#define HOST_RELEASE_MAX 64
 
 /* A loaded kernel module that is NVIDIA's or competes for its GPUs. */
 struct loaded_module {

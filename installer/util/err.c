@@ -7,6 +7,7 @@
 
 #include "util/dlib.h"
 #include "util/err.h"
+#include "util/str.h"
 
 void err_clear(struct err *e)
 {
@@ -153,7 +154,7 @@ int err_wrap(struct err *e, const char *fmt, ...)
 	vsnprintf(prefix, sizeof(prefix), fmt, ap);
 	va_end(ap);
 	memcpy(old, e->msg, sizeof(old));
-	snprintf(e->msg, sizeof(e->msg), "%s: %s", prefix, old);
+	str_fmt_cut(e->msg, sizeof(e->msg), "%s: %s", prefix, old);
 	if (e->code == EXIT_OK)
 		e->code = EXIT_UNEXPECTED;
 	return -1;
