@@ -4,7 +4,9 @@
  * the exec bind mount (and --host-mount targets), the host's ld cache, the
  * NVML verification against the loaded driver, the CDI spec, the node
  * labels, and last the readiness marker, so that whatever waits for it finds
- * everything else in place.
+ * everything else in place. Uninstall withdraws them in the reverse order:
+ * the marker, labels and CDI spec before the kernel side, the ld
+ * configuration and the mounts after it.
  */
 #pragma once
 

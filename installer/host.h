@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the installer needs to know about the node: the OS (os-release), the
- * kernel release and architecture, and the NVIDIA GPUs on the PCI bus. Every
- * file is read under the host root fd.
+ * kernel release and architecture, the NVIDIA GPUs on the PCI bus, and the
+ * loaded modules that matter here (/proc/modules). Every file is read under
+ * the host root fd.
  */
 #pragma once
 

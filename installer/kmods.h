@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Kernel modules with libkmod: what a .ko file is (modinfo), whether the
- * running kernel can take it (vermagic, signature), and inserting and
- * removing the driver's set in dependency order. The host's module tree is
- * ROOT/lib/modules/RELEASE; the kernel's live state is read from ROOT/proc
- * and ROOT/sys. No insmod or modprobe process is ever run.
+ * kernel can take it (vermagic, signature), the in-tree modules the driver's
+ * set needs (the kernel's modules.dep), unloading what conflicts (nouveau),
+ * checking that a loaded driver is idle (holders, processes with /dev/nvidia*
+ * open), and inserting and removing the driver's set in dependency order, the
+ * kernel's refusals put into words. The host's module tree is
+ * ROOT/lib/modules/RELEASE; the kernel's live state is read from ROOT/proc and
+ * ROOT/sys without libkmod, which is loaded only when a module is inspected,
+ * inserted or removed. No insmod or modprobe process is ever run.
  */
 #pragma once
 
@@ -137,14 +141,6 @@ _must_check_ int kmods_check_idle(struct kmods *k, struct err *e);
 _must_check_ int kmods_unload_driver(struct kmods *k, struct err *e);
 
 /*
- * Loads SET: in-tree dependencies first (from ROOT/lib/modules through
- * libkmod's index), then the set in order; live modules are left as they are.
- * On failure everything this call loaded is unloaded again, and the kernel's
- * errno becomes a message (EXIT_KERNEL_REFUSED) naming the module and the
- * cause; ENFORCING says whether the kernel enforces signatures, LOCKDOWN its
- * lockdown mode, for those messages. Returns the number of modules loaded.
- */
-/*
  * Checks, before anything changes, that every module the set depends on outside itself is
  * built in, loaded, or in the kernel's /lib/modules; BUF gets those to load, with their
  * own dependencies, comma-separated, dependencies first. 0, or -1 (EXIT_KERNEL_REFUSED)
@@ -152,6 +148,14 @@ _must_check_ int kmods_unload_driver(struct kmods *k, struct err *e);
  */
 _must_check_ int kmods_resolve_intree(struct kmods *k, const struct kmods_set *set, char *buf,
 				      size_t size, struct err *e);
+/*
+ * Loads SET: in-tree dependencies first (from ROOT/lib/modules through
+ * libkmod's index), then the set in order; live modules are left as they are.
+ * On failure everything this call loaded is unloaded again, and the kernel's
+ * errno becomes a message (EXIT_KERNEL_REFUSED) naming the module and the
+ * cause; ENFORCING says whether the kernel enforces signatures, LOCKDOWN its
+ * lockdown mode, for those messages. Returns the number of modules loaded.
+ */
 _must_check_ int kmods_load_set(struct kmods *k, const struct kmods_set *set, bool enforcing,
 				const char *lockdown, struct err *e);
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Mounts, read with libmount. This stage only reports: the install dir's
- * mount and its flags, since an install dir on a noexec file system (COS
- * mounts /home so) holds binaries that cannot run until it is remounted.
+ * Mounts, with libmount. Reads which mount holds a directory and its flags
+ * (mountinfo); makes the install dir executable where its file system is
+ * noexec (COS mounts /home so) with an exec bind mount of it, binds it onto
+ * the container paths that expose it, records each mount, and withdraws them
+ * (uninstall) from that record, newest first.
  */
 #pragma once
 

@@ -3,6 +3,7 @@
  * Scope-bound cleanup, in the manner of systemd and crun: a variable declared
  * with _cleanup_(f) has f(&var) run when it leaves scope. Ownership is handed
  * out with TAKE_PTR/TAKE_FD, which return the value and disarm the cleanup.
+ * Also the attribute shorthands every module uses (_printf_, _must_check_, ...).
  */
 #pragma once
 

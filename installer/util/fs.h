@@ -5,9 +5,15 @@
  * Host paths are opened relative to a root directory fd with the semantics of
  * openat2(RESOLVE_IN_ROOT): ".." stops at the root and absolute symlink targets
  * restart at the root, so a host symlink such as /home -> /var/home lands in
- * the host's /var/home and never in the installer container's. The walk is
- * done in user space, one component at a time, so it behaves the same on
- * every kernel and can create missing directories as it goes.
+ * the host's /var/home and never in the installer container's. The kernel
+ * resolves the path when it can (openat2 with RESOLVE_IN_ROOT); where it
+ * cannot (no openat2, a seccomp filter's refusal, FS_MKDIRS) the path is
+ * walked in user space one component at a time, with the same answers.
+ *
+ * Also: whole-file reads with a size limit, atomic and durable replacement
+ * (temp file, fsync, rename), symlink swaps, a recursive remove that stays on
+ * its file system, and syncing one tree. Failures carry their errno in the
+ * struct err (err_errnum); fs_write_all and fs_fd_path return -errno.
  */
 #pragma once
 
