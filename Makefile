@@ -19,11 +19,6 @@ CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
 
 WARNINGS := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wstrict-prototypes \
 	-Wvla -Wwrite-strings -Wconversion -Wsign-conversion -Wno-missing-field-initializers -Werror
-# Messages are cut to their buffers on purpose; paths that must not be cut are checked.
-# (A GCC warning; clang, for the fuzzers, has no such option.)
-ifneq ($(SANITIZE),fuzz)
-WARNINGS += -Wno-format-truncation
-endif
 ifeq ($(SANITIZE),1)
 OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 SAN_LDFLAGS := -fsanitize=address,undefined

@@ -30,14 +30,14 @@ int cache_open(int root_fd, const char *dir, bool create, struct cache **ret, st
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "cache");
 	c->fd = c->pkg_fd = -1;
 	c->fd = fs_dir_in_root(root_fd, dir, create, e);
-	if (c->fd < 0 && !create && errno == ENOENT) {
+	if (c->fd < 0 && !create && err_errnum(e) == ENOENT) {
 		err_clear(e);
 		return 1;
 	}
 	if (c->fd < 0)
 		return err_wrap(e, "cache");
 	c->pkg_fd = fs_dir_in_root(c->fd, "packages", create, e);
-	if (c->pkg_fd < 0 && !create && errno == ENOENT) {
+	if (c->pkg_fd < 0 && !create && err_errnum(e) == ENOENT) {
 		err_clear(e);
 		return 1;
 	}

@@ -18,40 +18,41 @@
 struct cache;
 
 /* Opens the cache directory under root_fd; CREATE makes it. Returns 0, 1 when absent, or -1. */
-int cache_open(int root_fd, const char *dir, bool create, struct cache **ret, struct err *e);
+_must_check_ int cache_open(int root_fd, const char *dir, bool create, struct cache **ret,
+			    struct err *e);
 void cache_free(struct cache *c);
 DEFINE_POINTER_CLEANUP(struct cache, cache_free)
 
 /* Opens the complete package SHA256 for reading; -1 when absent (no error). */
 int cache_package_open(struct cache *c, const char *sha256);
 /* Opens (creating) the partial download for SHA256, read-write. Returns an fd or -1. */
-int cache_partial_open(struct cache *c, const char *sha256, struct err *e);
+_must_check_ int cache_partial_open(struct cache *c, const char *sha256, struct err *e);
 /*
  * Promotes a fully verified partial download to a complete entry (rename). Not synced:
  * a cached package is hashed again whenever it is used.
  */
-int cache_commit(struct cache *c, const char *sha256, struct err *e);
+_must_check_ int cache_commit(struct cache *c, const char *sha256, struct err *e);
 /* Removes the entry SHA256 (a copy that failed verification). */
 void cache_drop(struct cache *c, const char *sha256);
 /* Removes complete entries and partial downloads other than KEEP. */
-int cache_prune(struct cache *c, const char *keep_sha256, struct err *e);
+_must_check_ int cache_prune(struct cache *c, const char *keep_sha256, struct err *e);
 
 /* Keeps a verified index and its signature for offline runs. */
-int cache_store_index(struct cache *c, const char *json, size_t len, const char *sig,
-		      size_t sig_len, struct err *e);
+_must_check_ int cache_store_index(struct cache *c, const char *json, size_t len, const char *sig,
+				   size_t sig_len, struct err *e);
 /*
  * The newest "generated" time accepted from an index of identity FPR (repo_index_identity:
  * a key's 16 hex digits or "repository:ID", at most 159 characters): 0 with *RET_US and
  * its text, 1 when none is recorded, or -1.
  */
-int cache_index_time_get(struct cache *c, const char *fpr, int64_t *ret_us, char *text, size_t size,
-			 struct err *e);
+_must_check_ int cache_index_time_get(struct cache *c, const char *fpr, int64_t *ret_us, char *text,
+				      size_t size, struct err *e);
 /* Records US (TEXT as the index wrote it) for identity FPR, replacing what was there. */
-int cache_index_time_put(struct cache *c, const char *fpr, int64_t us, const char *text,
-			 struct err *e);
+_must_check_ int cache_index_time_put(struct cache *c, const char *fpr, int64_t us,
+				      const char *text, struct err *e);
 /* Loads the kept index; returns 0, 1 when there is none, or -1. */
-int cache_load_index(struct cache *c, char **ret_json, size_t *ret_len, char **ret_sig,
-		     size_t *ret_sig_len, struct err *e);
+_must_check_ int cache_load_index(struct cache *c, char **ret_json, size_t *ret_len, char **ret_sig,
+				  size_t *ret_sig_len, struct err *e);
 
 /* When and from where the kept index was fetched: what decides whether it is fresh. */
 struct cache_index_fetch {
@@ -64,19 +65,19 @@ struct cache_index_fetch {
  * record is written without being synced: one lost in a crash only means the next run
  * asks a mirror.
  */
-int cache_index_fetch_put(struct cache *c, char *const *mirrors, size_t n,
-			  const struct cache_index_fetch *f, struct err *e);
+_must_check_ int cache_index_fetch_put(struct cache *c, char *const *mirrors, size_t n,
+				       const struct cache_index_fetch *f, struct err *e);
 /* Removes the record (none is no error). */
-int cache_index_fetch_drop(struct cache *c, struct err *e);
+_must_check_ int cache_index_fetch_drop(struct cache *c, struct err *e);
 
 /*
  * The record of the last run that asked the mirrors and used the cached index instead (a
  * JSON object: why, when, the mirrors and their causes), for status and doctor. Put
  * replaces it (not synced: it is only a report); NULL JSON removes it (none is no error).
  */
-int cache_fallback_put(struct cache *c, const char *json, struct err *e);
+_must_check_ int cache_fallback_put(struct cache *c, const char *json, struct err *e);
 /* The record's text: 0 with a malloc'd *RET_JSON, 1 when there is none, or -1. */
-int cache_fallback_get(struct cache *c, char **ret_json, struct err *e);
+_must_check_ int cache_fallback_get(struct cache *c, char **ret_json, struct err *e);
 /*
  * The record, when there is one for exactly MIRRORS: 1 and *RET; 0 when there is none, it
  * names other mirrors, or it cannot be read (a damaged record is a missing one).

@@ -219,7 +219,7 @@ char *cdi_render(const struct cdi_input *in)
 	_cleanup_(json_object_putp) json_object *spec = json_object_new_object();
 	json_object *devices = json_object_new_array(), *all = json_object_new_array();
 	const char *text;
-	char name[16];
+	char name[sizeof("18446744073709551615")]; /* any size_t */
 
 	for (size_t i = 0; i < in->n_gpus; i++) {
 		json_object *by_index = json_object_new_array();

@@ -74,16 +74,18 @@ int cdi_find_other(int root_fd, const char *cdi_dir, const char *install_dir, co
 		   char *ret, size_t size);
 
 /* Moves another producer's spec at host path PATH aside (PATH + CDI_SET_ASIDE). 0 or -1. */
-int cdi_set_aside(int root_fd, const char *path, struct err *e);
+_must_check_ int cdi_set_aside(int root_fd, const char *path, struct err *e);
 
 /* Puts back what cdi_set_aside moved in the standard directories and CDI_DIR. 0 or -1. */
-int cdi_restore_set_aside(int root_fd, const char *cdi_dir, struct err *e);
+_must_check_ int cdi_restore_set_aside(int root_fd, const char *cdi_dir, struct err *e);
 
 /*
  * Writes CDI_DIR/CDI_FILE under root_fd atomically, only when it changes, and
  * removes a legacy spec of ours. Returns 1 when written, 0 when unchanged, -1.
  */
-int cdi_write(int root_fd, const char *cdi_dir, const struct cdi_input *in, struct err *e);
+_must_check_ int cdi_write(int root_fd, const char *cdi_dir, const struct cdi_input *in,
+			   struct err *e);
 
 /* Removes our spec (and a legacy one of ours). Returns 0 or -1. */
-int cdi_remove(int root_fd, const char *cdi_dir, const char *install_dir, struct err *e);
+_must_check_ int cdi_remove(int root_fd, const char *cdi_dir, const char *install_dir,
+			    struct err *e);

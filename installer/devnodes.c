@@ -13,6 +13,7 @@
 #include "devnodes.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/str.h"
 
 #define MAX_NODES 64
 
@@ -190,7 +191,8 @@ static int sync_node(int dev_fd, const struct node *nd, const struct nv_params *
 		r->created++;
 	}
 	/* A new node under a temporary name, then rename(2): never a moment without one. */
-	snprintf(tmp, sizeof(tmp), "%s.tmp-ndi", nd->name);
+	if (str_fmt(tmp, sizeof(tmp), "%s.tmp-ndi", nd->name) < 0)
+		return err_set(e, EXIT_UNEXPECTED, "/dev/%s: name too long", nd->name);
 	unlinkat(dev_fd, tmp, 0);
 	if (mknodat(dev_fd, tmp, S_IFCHR | nd->mode, want) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "mknod /dev/%s (%u:%u)", nd->name,
@@ -217,7 +219,8 @@ static int sync_char_link(int dev_fd, const struct node *nd, struct devnodes_rep
 	if (char_fd < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "open /dev/char");
 	snprintf(link, sizeof(link), "%u:%u", nd->major, nd->minor);
-	snprintf(target, sizeof(target), "../%s", nd->name);
+	if (str_fmt(target, sizeof(target), "../%s", nd->name) < 0)
+		return err_set(e, EXIT_UNEXPECTED, "/dev/%s: name too long", nd->name);
 	if (fs_symlink_is(char_fd, link, target))
 		return 0;
 	r->links++;

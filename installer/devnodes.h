@@ -47,7 +47,8 @@ int devnodes_parse_minor(const char *information);
  * Makes the nodes the loaded driver needs under ROOT/dev. WITH_MODESET adds
  * nvidia-modeset. Returns 0 and what it did in *ret, or -1.
  */
-int devnodes_sync(int root_fd, bool with_modeset, struct devnodes_report *ret, struct err *e);
+_must_check_ int devnodes_sync(int root_fd, bool with_modeset, struct devnodes_report *ret,
+			       struct err *e);
 
 /* Removes the driver's nodes and their /dev/char links. Returns 0 or -1. */
-int devnodes_remove(int root_fd, struct err *e);
+_must_check_ int devnodes_remove(int root_fd, struct err *e);

@@ -13,6 +13,7 @@
 #include "util/fs.h"
 #include "util/dlib.h"
 #include "util/log.h"
+#include "util/str.h"
 #include "util/tail.h"
 #include "verify.h"
 
@@ -881,7 +882,7 @@ int fetch_mirrors(struct fetcher *f, char *const *bases, size_t n, size_t first,
 			st[i].permanent = r != FETCH_TRANSIENT;
 			st[i].missing = r == FETCH_MISSING;
 			st[i].code = e->code;
-			snprintf(st[i].msg, sizeof(st[i].msg), "%s", e->msg);
+			str_fmt_cut(st[i].msg, sizeof(st[i].msg), "%s", e->msg);
 			snprintf(st[i].hint, sizeof(st[i].hint), "%s", e->hint);
 			log_kv(LOG_WARN, "fetch", e->msg, "mirror", bases[i], "retry",
 			       st[i].permanent ? "no" : "yes", LOG_END);

@@ -46,7 +46,7 @@ enum fetch_result {
 typedef enum fetch_result (*fetch_attempt_fn)(struct fetcher *f, const char *base, void *userdata,
 					      struct err *e);
 
-int fetcher_new(const struct fetch_opts *opts, struct fetcher **ret, struct err *e);
+_must_check_ int fetcher_new(const struct fetch_opts *opts, struct fetcher **ret, struct err *e);
 void fetcher_free(struct fetcher *f);
 DEFINE_POINTER_CLEANUP(struct fetcher, fetcher_free)
 
@@ -60,8 +60,9 @@ DEFINE_POINTER_CLEANUP(struct fetcher, fetcher_free)
  * a message naming each mirror's last cause; FETCH_ALL_MISSING (EXIT_UNREACHABLE)
  * when every mirror answered that the file is not there.
  */
-int fetch_mirrors(struct fetcher *f, char *const *bases, size_t n, size_t first,
-		  fetch_attempt_fn fn, void *userdata, size_t *ret_mirror, struct err *e);
+_must_check_ int fetch_mirrors(struct fetcher *f, char *const *bases, size_t n, size_t first,
+			       fetch_attempt_fn fn, void *userdata, size_t *ret_mirror,
+			       struct err *e);
 
 /* Joins a base URL and a relative path with exactly one '/'. NULL on ENOMEM. */
 char *fetch_url_join(const char *base, const char *rel);
@@ -70,8 +71,8 @@ char *fetch_url_join(const char *base, const char *rel);
  * Fetches URL into memory, at most MAX bytes. Returns FETCH_OK with a
  * NUL-terminated malloc'd buffer, or another fetch_result with e set.
  */
-enum fetch_result fetch_to_memory(struct fetcher *f, const char *url, size_t max, char **ret_buf,
-				  size_t *ret_len, struct err *e);
+_must_check_ enum fetch_result fetch_to_memory(struct fetcher *f, const char *url, size_t max,
+					       char **ret_buf, size_t *ret_len, struct err *e);
 
 /*
  * Asks whether URL is there without fetching it: a HEAD request, a stat for file://.
@@ -79,7 +80,8 @@ enum fetch_result fetch_to_memory(struct fetcher *f, const char *url, size_t max
  * FETCH_MISSING when the mirror answered that it is not; else another fetch_result
  * with e set (a length other than SIZE: FETCH_PERMANENT, EXIT_VERIFY).
  */
-enum fetch_result fetch_probe(struct fetcher *f, const char *url, uint64_t size, struct err *e);
+_must_check_ enum fetch_result fetch_probe(struct fetcher *f, const char *url, uint64_t size,
+					   struct err *e);
 
 /* A package download into a partial file, carried by the caller across attempts and mirrors. */
 struct fetch_file {
@@ -103,5 +105,5 @@ struct fetch_file {
  * that fails is FETCH_PERMANENT with EXIT_VERIFY, and FD is left empty. FF->tail (may be
  * NULL) is told of every change of the file's length, for a reader following it.
  */
-enum fetch_result fetch_to_file(struct fetcher *f, const char *mirror, const char *url,
-				struct fetch_file *ff, struct err *e);
+_must_check_ enum fetch_result fetch_to_file(struct fetcher *f, const char *mirror, const char *url,
+					     struct fetch_file *ff, struct err *e);

@@ -54,7 +54,7 @@ static int link_into_lib(int root_fd, const char *version, const char *target)
 
 	lib = fs_dir_in_root(root_fd, "/lib/firmware", false, &e);
 	if (lib < 0)
-		return -errno;
+		return err_errnum(&e) ? -err_errnum(&e) : -EIO;
 	if (mkdirat(lib, "nvidia", 0755) < 0 && errno != EEXIST)
 		return -errno;
 	nv = openat(lib, "nvidia", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -66,7 +66,9 @@ static int link_into_lib(int root_fd, const char *version, const char *target)
 	/* Probe writability first: a read-only /lib (COS) must not fail half-way. */
 	if (faccessat(nv, ".", W_OK, AT_EACCESS) < 0)
 		return -errno;
-	return fs_symlink_replace_at(nv, target, version, &e) < 0 ? -EIO : 0;
+	if (fs_symlink_replace_at(nv, target, version, &e) < 0)
+		return err_errnum(&e) ? -err_errnum(&e) : -EIO;
+	return 0;
 }
 
 int firmware_expose(int root_fd, const char *install_dir, const char *version, struct err *e)

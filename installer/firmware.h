@@ -14,7 +14,8 @@
  * kernel. Returns 0 (a path someone else set is left alone, with a warning),
  * or -1 on I/O trouble.
  */
-int firmware_expose(int root_fd, const char *install_dir, const char *version, struct err *e);
+_must_check_ int firmware_expose(int root_fd, const char *install_dir, const char *version,
+				 struct err *e);
 
 /* Undoes firmware_expose for any version. Returns 0 or -1. */
-int firmware_withdraw(int root_fd, const char *install_dir, struct err *e);
+_must_check_ int firmware_withdraw(int root_fd, const char *install_dir, struct err *e);

@@ -9,6 +9,7 @@
 
 #include "helpers.h"
 #include "util/fs.h"
+#include "util/str.h"
 
 static const char *const helpers[] = {HELPER_CDI_HOOK, "ldconfig"};
 
@@ -24,12 +25,14 @@ static int open_libexec(char *where, size_t size)
 	for (const char *const *up = (const char *const[]){"", "../", NULL}; *up; up++) {
 		int fd;
 
-		snprintf(where, size, "%s/%s" HELPERS_LIBEXEC, self, *up);
+		/* A cut path could name another directory: too long is not found. */
+		if (str_fmt(where, size, "%s/%s" HELPERS_LIBEXEC, self, *up) < 0)
+			continue;
 		fd = open(where, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd >= 0)
 			return fd;
 	}
-	snprintf(where, size, "%s/" HELPERS_LIBEXEC " or %s/../" HELPERS_LIBEXEC, self, self);
+	str_fmt_cut(where, size, "%s/" HELPERS_LIBEXEC " or %s/../" HELPERS_LIBEXEC, self, self);
 	return -1;
 }
 

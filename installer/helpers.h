@@ -29,13 +29,13 @@
  * Makes INSTALL_FD/.helpers/ hold this installer's helpers: each copied (atomically)
  * when its size or time differs from ours. Returns 0, or -1 naming what is missing.
  */
-int helpers_install(int install_fd, struct err *e);
+_must_check_ int helpers_install(int install_fd, struct err *e);
 
 /*
  * Reads helper NAME from the installer's libexec directory into a malloc'd buffer.
  * Returns 0 and sets *ret_buf and *ret_len, or -1 naming what is missing.
  */
-int helpers_read(const char *name, char **ret_buf, size_t *ret_len, struct err *e);
+_must_check_ int helpers_read(const char *name, char **ret_buf, size_t *ret_len, struct err *e);
 
 /* Removes INSTALL_FD/.helpers/. Returns 0 or -1. */
-int helpers_remove(int install_fd, struct err *e);
+_must_check_ int helpers_remove(int install_fd, struct err *e);

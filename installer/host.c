@@ -13,6 +13,7 @@
 #include "host.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/str.h"
 
 /* Unquotes an os-release value in place: '...' literal, "..." with \ escapes. */
 static int os_release_unquote(char *v, char **ret)
@@ -205,7 +206,7 @@ static int read_pci_attr(int root_fd, const char *bdf, const char *attr, unsigne
 	fd = fs_open_in_root(root_fd, path, O_RDONLY, 0, 0, e);
 	if (fd < 0 || fs_read_fd(fd, 64, &buf, &len, e) < 0) {
 		/* Removed while we looked (hot unplug, a VF going away): not there. */
-		if (errno == ENOENT || errno == ENODEV) {
+		if (err_errnum(e) == ENOENT || err_errnum(e) == ENODEV) {
 			log_msg(LOG_DEBUG, "host", "PCI function %s vanished during the scan: %s",
 				bdf, e->msg);
 			err_clear(e);
@@ -239,7 +240,8 @@ static int read_gpu(int root_fd, const char *bdf, struct gpu *ret, struct err *e
 		return r;
 	if (!host_is_nvidia_gpu((uint16_t)vendor, cls))
 		return 1; /* the GPU's audio or USB functions */
-	snprintf(ret->bdf, sizeof(ret->bdf), "%s", bdf);
+	if (str_fmt(ret->bdf, sizeof(ret->bdf), "%s", bdf) < 0)
+		return 1; /* no PCI address is that long: not a device we can name */
 	ret->vendor = (uint16_t)vendor;
 	ret->device = (uint16_t)device;
 	ret->pci_class = cls;
@@ -309,6 +311,9 @@ static int host_read_os_release(int root_fd, struct host *h, struct err *e)
 	return -1;
 }
 
+_Static_assert(sizeof(((struct utsname *)0)->release) == HOST_RELEASE_MAX + 1,
+	       "HOST_RELEASE_MAX is uname's");
+
 int host_probe(int root_fd, const char *kernel, struct host *h, struct err *e)
 {
 	struct utsname u;
@@ -316,8 +321,18 @@ int host_probe(int root_fd, const char *kernel, struct host *h, struct err *e)
 	memset(h, 0, sizeof(*h));
 	if (uname(&u) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "uname");
-	snprintf(h->kernel, sizeof(h->kernel), "%s", kernel && *kernel ? kernel : u.release);
-	snprintf(h->arch, sizeof(h->arch), "%s", u.machine);
+	if (!kernel || !*kernel)
+		kernel = u.release;
+	/* Paths and messages are built around it: one longer than uname's is refused, not cut. */
+	if (strlen(kernel) > HOST_RELEASE_MAX ||
+	    str_fmt(h->kernel, sizeof(h->kernel), "%s", kernel) < 0)
+		return err_set(
+			e, EXIT_USAGE,
+			"--kernel-release (NVIDIA_KERNEL_RELEASE) '%.32s...' is %zu bytes long; a kernel release has at most %d (uname -r)",
+			kernel, strlen(kernel), HOST_RELEASE_MAX);
+	if (str_fmt(h->arch, sizeof(h->arch), "%s", u.machine) < 0)
+		return err_set(e, EXIT_UNEXPECTED, "uname: machine '%s' is longer than %zu bytes",
+			       u.machine, sizeof(h->arch) - 1);
 	if (host_read_os_release(root_fd, h, e) < 0 || host_scan_pci(root_fd, h, e) < 0 ||
 	    host_scan_modules(root_fd, h, e) < 0) {
 		host_done(h);

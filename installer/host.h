@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the installer needs to know about the node: the OS (os-release), the
- * kernel release and architecture, and the NVIDIA GPUs on the PCI bus. Every
- * file is read under the host root fd.
+ * kernel release and architecture, the NVIDIA GPUs on the PCI bus, and the
+ * loaded modules that matter here (/proc/modules). Every file is read under
+ * the host root fd.
  */
 #pragma once
 
@@ -22,6 +23,8 @@ struct gpu {
 };
 
 #define HOST_MAX_MODULES 16
+/* The longest kernel release: uname's (struct utsname's release, less its NUL). */
+#define HOST_RELEASE_MAX 64
 
 /* A loaded kernel module that is NVIDIA's or competes for its GPUs. */
 struct loaded_module {
@@ -48,7 +51,7 @@ struct host {
  * escapes). A missing ID means "linux", as the specification says.
  * Returns 0, or -1 on malformed quoting.
  */
-int host_parse_os_release(const char *buf, struct host *h, struct err *e);
+_must_check_ int host_parse_os_release(const char *buf, struct host *h, struct err *e);
 
 /*
  * Parses one PCI sysfs attribute ("0x10de\n") into *ret. Returns 0, or -1 when
@@ -67,16 +70,16 @@ bool host_module_is_relevant(const char *name);
  * versions from ROOT/sys/module. A kernel without module support leaves
  * modules_known false; that is not an error. Returns 0 or -1.
  */
-int host_scan_modules(int root_fd, struct host *h, struct err *e);
+_must_check_ int host_scan_modules(int root_fd, struct host *h, struct err *e);
 
 /* Lists NVIDIA GPUs under ROOT/sys/bus/pci/devices, sorted by address. 0 or -1. */
-int host_scan_pci(int root_fd, struct host *h, struct err *e);
+_must_check_ int host_scan_pci(int root_fd, struct host *h, struct err *e);
 
 /*
  * Probes the host under root_fd. KERNEL (may be NULL) overrides the running
  * kernel's release. Returns 0, or -1 with e set; on failure *h holds nothing.
  */
-int host_probe(int root_fd, const char *kernel, struct host *h, struct err *e);
+_must_check_ int host_probe(int root_fd, const char *kernel, struct host *h, struct err *e);
 
 /* Frees what host_probe allocated; the struct may be reused. */
 void host_done(struct host *h);

@@ -193,7 +193,7 @@ static int resolve_walk(int root_fd, const char *path, char *ret, size_t size, i
 		if (path_append(prefix, sizeof(prefix), c, len) < 0)
 			return err_set(e, EXIT_USAGE, "'%s' is too long", path);
 		fd = fs_open_in_root(root_fd, prefix, O_PATH | O_CLOEXEC, 0, 0, &ie);
-		if (fd < 0 && errno == ENOENT) {
+		if (fd < 0 && err_errnum(&ie) == ENOENT) {
 			/* Missing, or a link to nowhere: the installer would create through it. */
 			pfd = fs_open_in_root(root_fd, canon, O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
 					      0, &ie);
@@ -207,8 +207,9 @@ static int resolve_walk(int root_fd, const char *path, char *ret, size_t size, i
 			break;
 		}
 		if (fd < 0)
-			return err_errno(e, errno == ENOTDIR ? EXIT_USAGE : EXIT_UNEXPECTED, errno,
-					 "'%s': '%s'", path, prefix);
+			return err_errno(e,
+					 err_errnum(&ie) == ENOTDIR ? EXIT_USAGE : EXIT_UNEXPECTED,
+					 err_errnum(&ie), "'%s': '%s'", path, prefix);
 		if ((r = in_root_path(root, fd, canon, sizeof(canon))) < 0)
 			return err_errno(e, EXIT_UNEXPECTED, -r, "'%s'", path);
 		c += len;

@@ -24,7 +24,8 @@
  * that dangles or a component that is not a directory is refused. Returns 0, or
  * -1 with e set (EXIT_USAGE for a path that cannot name a directory).
  */
-int hostpath_resolve(int root_fd, const char *path, char *ret, size_t size, struct err *e);
+_must_check_ int hostpath_resolve(int root_fd, const char *path, char *ret, size_t size,
+				  struct err *e);
 
 /*
  * Whether CANON (canonical, as from hostpath_resolve) is the host's root, a
@@ -41,7 +42,7 @@ bool hostpath_is_system(const char *canon);
  * is absent or ours. Returns 0, or -1 with e set (EXIT_USAGE) naming the
  * option, its spelling and where it resolves.
  */
-int hostpath_check_config(const struct config *c, int root_fd, struct err *e);
+_must_check_ int hostpath_check_config(const struct config *c, int root_fd, struct err *e);
 
 /*
  * Whether the installer can write at host path PATH: its nearest existing
@@ -49,11 +50,13 @@ int hostpath_check_config(const struct config *c, int root_fd, struct err *e);
  * permission for this process's effective ids. Returns 0 when writable, or -1
  * with e set (EXIT_USAGE) naming PATH, the directory that decides, and a fix.
  */
-int hostpath_check_writable(int root_fd, const char *name, const char *path, struct err *e);
+_must_check_ int hostpath_check_writable(int root_fd, const char *name, const char *path,
+					 struct err *e);
 
 /*
  * Checks, before anything changes, that install can write what it writes: the
  * install dir, the cache dir and the host's /run (the lock). Returns 0 or -1
  * (EXIT_USAGE).
  */
-int hostpath_check_install_writable(const struct config *c, int root_fd, struct err *e);
+_must_check_ int hostpath_check_install_writable(const struct config *c, int root_fd,
+						 struct err *e);

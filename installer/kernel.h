@@ -25,8 +25,8 @@
 struct kernel;
 
 /* Trust and loaded state, for the plan; changes nothing. Returns 0 or -1. */
-int kernel_probe(const struct config *c, int root_fd, const char *release, struct kernel **ret,
-		 struct err *e);
+_must_check_ int kernel_probe(const struct config *c, int root_fd, const char *release,
+			      struct kernel **ret, struct err *e);
 
 /*
  * Prepares loading VERSION from DRIVERS_FD (duplicated; the caller keeps its
@@ -37,8 +37,9 @@ int kernel_probe(const struct config *c, int root_fd, const char *release, struc
  * a module the kernel would refuse, EXIT_IN_USE for a busy old driver or a
  * conflicting one. Returns 0 or -1.
  */
-int kernel_prepare(const struct config *c, int root_fd, const char *release, int drivers_fd,
-		   const char *version, bool installed, struct kernel **ret, struct err *e);
+_must_check_ int kernel_prepare(const struct config *c, int root_fd, const char *release,
+				int drivers_fd, const char *version, bool installed,
+				struct kernel **ret, struct err *e);
 void kernel_free(struct kernel *kn);
 DEFINE_POINTER_CLEANUP(struct kernel, kernel_free)
 
@@ -51,18 +52,18 @@ const char *kernel_loaded_version(const struct kernel *kn);
 void kernel_describe(const struct kernel *kn, FILE *out);
 
 /* Unloads a loaded driver of another version. Returns 0 or -1. */
-int kernel_unload_old(struct kernel *kn, struct err *e);
+_must_check_ int kernel_unload_old(struct kernel *kn, struct err *e);
 
 /*
  * Loads the prepared set and makes its device nodes; INSTALL_DIR is the host
  * path whose firmware/ the kernel will read. On failure no module of the set
  * stays loaded. Returns 0 or -1.
  */
-int kernel_load(struct kernel *kn, const char *install_dir, struct err *e);
+_must_check_ int kernel_load(struct kernel *kn, const char *install_dir, struct err *e);
 
 /*
  * uninstall: unloads the driver (EXIT_IN_USE when busy), removes its nodes and
  * firmware links. DRY only checks that the driver could be unloaded.
  */
-int kernel_remove(const struct config *c, int root_fd, const char *release, bool dry,
-		  struct err *e);
+_must_check_ int kernel_remove(const struct config *c, int root_fd, const char *release, bool dry,
+			       struct err *e);

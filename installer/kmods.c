@@ -13,6 +13,7 @@
 #include "util/dlib.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/str.h"
 
 DEFINE_POINTER_CLEANUP(struct kmod_module, sym_kmod_module_unref)
 DEFINE_POINTER_CLEANUP(struct kmod_list, sym_kmod_module_info_free_list)
@@ -178,7 +179,7 @@ int kmods_inspect(struct kmods *k, const char *path, const struct modsig_certs *
 	ret->ok = false;
 	ret->code = EXIT_VERIFY;
 	if (!ret->has_info) {
-		snprintf(ret->verdict, sizeof(ret->verdict), "not a kernel module (%s)", ie.msg);
+		str_fmt_cut(ret->verdict, sizeof(ret->verdict), "not a kernel module (%s)", ie.msg);
 	} else if (modsig_certs_count(certs) > 0 && !ret->sig.verified) {
 		snprintf(ret->verdict, sizeof(ret->verdict), "signature rejected: %s",
 			 ret->sig.reason);
@@ -474,9 +475,10 @@ static size_t loaded_driver(struct kmods *k, char names[][KMODS_NAME_MAX], size_
 		return 0;
 	}
 	while ((de = readdir(d)) && n < max) {
-		if (is_driver_module(de->d_name) && strlen(de->d_name) < KMODS_NAME_MAX &&
-		    kmods_get_state(k, de->d_name) == KMODS_LIVE)
-			snprintf(names[n++], KMODS_NAME_MAX, "%s", de->d_name);
+		/* A name too long for NAMES is no driver module of ours: skipped. */
+		if (is_driver_module(de->d_name) && kmods_get_state(k, de->d_name) == KMODS_LIVE &&
+		    str_fmt(names[n], KMODS_NAME_MAX, "%s", de->d_name) == 0)
+			n++;
 	}
 	return n;
 }
@@ -691,8 +693,9 @@ static int explain(int errnum, const char *name, const char *path, const char *o
 	char said[512];
 	struct err ie;
 
-	if (fd >= 0)
-		modsig_check_fd(fd, NULL, &sig, &ie);
+	/* Words only: with the trailer unreadable the message names no signer, as unsigned. */
+	if (fd >= 0 && modsig_check_fd(fd, NULL, &sig, &ie) < 0)
+		sig = (struct modsig_result){0};
 	kmods_driver_log(kmsg_fd, said, sizeof(said));
 	switch (errnum) {
 	case EKEYREJECTED:

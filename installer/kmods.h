@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Kernel modules with libkmod: what a .ko file is (modinfo), whether the
- * running kernel can take it (vermagic, signature), and inserting and
- * removing the driver's set in dependency order. The host's module tree is
- * ROOT/lib/modules/RELEASE; the kernel's live state is read from ROOT/proc
- * and ROOT/sys. No insmod or modprobe process is ever run.
+ * kernel can take it (vermagic, signature), the in-tree modules the driver's
+ * set needs (the kernel's modules.dep), unloading what conflicts (nouveau),
+ * checking that a loaded driver is idle (holders, processes with /dev/nvidia*
+ * open), and inserting and removing the driver's set in dependency order, the
+ * kernel's refusals put into words. The host's module tree is
+ * ROOT/lib/modules/RELEASE; the kernel's live state is read from ROOT/proc and
+ * ROOT/sys without libkmod, which is loaded only when a module is inspected,
+ * inserted or removed. No insmod or modprobe process is ever run.
  */
 #pragma once
 
@@ -42,7 +46,7 @@ struct kmods;
  * may be missing: modules from files still work, in-tree lookups do not).
  * Returns 0 or -1.
  */
-int kmods_new(int root_fd, const char *release, struct kmods **ret, struct err *e);
+_must_check_ int kmods_new(int root_fd, const char *release, struct kmods **ret, struct err *e);
 void kmods_free(struct kmods *k);
 DEFINE_POINTER_CLEANUP(struct kmods, kmods_free)
 
@@ -50,7 +54,8 @@ DEFINE_POINTER_CLEANUP(struct kmods, kmods_free)
 void kmods_normalise_name(char *name);
 
 /* Reads a module file's .modinfo. Returns 0, or -1 (EXIT_VERIFY: not a module). */
-int kmods_modinfo(struct kmods *k, const char *path, struct kmods_info *ret, struct err *e);
+_must_check_ int kmods_modinfo(struct kmods *k, const char *path, struct kmods_info *ret,
+			       struct err *e);
 
 /*
  * Everything the kernel would check before it runs the module at PATH:
@@ -58,8 +63,8 @@ int kmods_modinfo(struct kmods *k, const char *path, struct kmods_info *ret, str
  * required when CERTS holds any). Returns 0 with the verdict in *ret, or -1
  * on I/O trouble.
  */
-int kmods_inspect(struct kmods *k, const char *path, const struct modsig_certs *certs,
-		  const char *release, struct kmods_report *ret, struct err *e);
+_must_check_ int kmods_inspect(struct kmods *k, const char *path, const struct modsig_certs *certs,
+			       const char *release, struct kmods_report *ret, struct err *e);
 
 /* ---- the driver's set, and loading it --------------------------------------- */
 
@@ -89,8 +94,8 @@ enum kmods_state { KMODS_ABSENT, KMODS_LIVE, KMODS_COMING, KMODS_GOING, KMODS_BU
  * Splits "MODULE.KEY=VALUE" into the module (normalised) and "KEY=VALUE".
  * Returns 0, or -1 (EXIT_USAGE) when malformed.
  */
-int kmods_parse_arg(const char *arg, char *module, size_t msize, char *kv, size_t kvsize,
-		    struct err *e);
+_must_check_ int kmods_parse_arg(const char *arg, char *module, size_t msize, char *kv,
+				 size_t kvsize, struct err *e);
 
 /*
  * Builds the set NAMES (e.g. nvidia, nvidia-modeset, ...) from the .ko files
@@ -103,9 +108,9 @@ int kmods_parse_arg(const char *arg, char *module, size_t msize, char *kv, size_
  * at the version to install (kmods_all_live), where nothing will be inserted
  * and the dependencies are loaded by definition.
  */
-int kmods_set_build(struct kmods *k, int drivers_fd, char *const *names, size_t n_names,
-		    char *const *args, size_t n_args, bool modinfo, struct kmods_set *ret,
-		    struct err *e);
+_must_check_ int kmods_set_build(struct kmods *k, int drivers_fd, char *const *names,
+				 size_t n_names, char *const *args, size_t n_args, bool modinfo,
+				 struct kmods_set *ret, struct err *e);
 
 /* Whether every module of NAMES (any spelling) is live in the kernel. */
 bool kmods_all_live(struct kmods *k, char *const *names, size_t n_names);
@@ -130,11 +135,19 @@ void kmods_driver_log(int fd, char *buf, size_t size);
  * nothing outside it holds it, no reference beyond its own, and no process
  * has /dev/nvidia* open. Returns 0, or -1 with EXIT_IN_USE naming the users.
  */
-int kmods_check_idle(struct kmods *k, struct err *e);
+_must_check_ int kmods_check_idle(struct kmods *k, struct err *e);
 
 /* Unloads the loaded driver, holders first. Returns 0, or -1 (EXIT_IN_USE on EBUSY). */
-int kmods_unload_driver(struct kmods *k, struct err *e);
+_must_check_ int kmods_unload_driver(struct kmods *k, struct err *e);
 
+/*
+ * Checks, before anything changes, that every module the set depends on outside itself is
+ * built in, loaded, or in the kernel's /lib/modules; BUF gets those to load, with their
+ * own dependencies, comma-separated, dependencies first. 0, or -1 (EXIT_KERNEL_REFUSED)
+ * naming the missing one.
+ */
+_must_check_ int kmods_resolve_intree(struct kmods *k, const struct kmods_set *set, char *buf,
+				      size_t size, struct err *e);
 /*
  * Loads SET: in-tree dependencies first (from ROOT/lib/modules through
  * libkmod's index), then the set in order; live modules are left as they are.
@@ -143,20 +156,12 @@ int kmods_unload_driver(struct kmods *k, struct err *e);
  * cause; ENFORCING says whether the kernel enforces signatures, LOCKDOWN its
  * lockdown mode, for those messages. Returns the number of modules loaded.
  */
-/*
- * Checks, before anything changes, that every module the set depends on outside itself is
- * built in, loaded, or in the kernel's /lib/modules; BUF gets those to load, with their
- * own dependencies, comma-separated, dependencies first. 0, or -1 (EXIT_KERNEL_REFUSED)
- * naming the missing one.
- */
-int kmods_resolve_intree(struct kmods *k, const struct kmods_set *set, char *buf, size_t size,
-			 struct err *e);
-int kmods_load_set(struct kmods *k, const struct kmods_set *set, bool enforcing,
-		   const char *lockdown, struct err *e);
+_must_check_ int kmods_load_set(struct kmods *k, const struct kmods_set *set, bool enforcing,
+				const char *lockdown, struct err *e);
 
 /*
  * Unloads conflicting drivers (nouveau, nova_core, nova_drm) when loaded and
  * unused; with !MAY_UNLOAD, or when they are in use, fails (EXIT_IN_USE)
  * saying what to do. DRY checks without unloading. Returns 0 or -1.
  */
-int kmods_resolve_conflicts(struct kmods *k, bool may_unload, bool dry, struct err *e);
+_must_check_ int kmods_resolve_conflicts(struct kmods *k, bool may_unload, bool dry, struct err *e);

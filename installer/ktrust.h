@@ -29,11 +29,11 @@ void ktrust_parse_lockdown(const char *buf, char *out, size_t size);
 int ktrust_find_keyring(const char *proc_keys, const char *name, long *ret_id);
 
 /* Checks that PATH holds a certificate (PEM or DER). Returns 0, or -1 with EXIT_USAGE. */
-int ktrust_check_cert(const char *path, struct err *e);
+_must_check_ int ktrust_check_cert(const char *path, struct err *e);
 
 /*
  * Adds the certificate in PATH (PEM or DER) to .secondary_trusted_keys, found
  * in ROOT/proc/keys. Returns 0, or -1: EXIT_USAGE for an unreadable file,
  * EXIT_KERNEL_REFUSED (6) when the kernel refuses it, with the reason.
  */
-int ktrust_add_cert(int root_fd, const char *path, struct err *e);
+_must_check_ int ktrust_add_cert(int root_fd, const char *path, struct err *e);

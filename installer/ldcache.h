@@ -17,10 +17,11 @@
  * host: the host's own /sbin/ldconfig chrooted into ROOT_PATH when it has
  * one, else this image's `ldconfig -r ROOT_PATH`. Returns 0 or -1.
  */
-int ldcache_update(int root_fd, const char *root_path, const char *install_dir, struct err *e);
+_must_check_ int ldcache_update(int root_fd, const char *root_path, const char *install_dir,
+				struct err *e);
 
 /* Removes the configuration and rebuilds the cache. Returns 0 or -1. */
-int ldcache_remove(int root_fd, const char *root_path, struct err *e);
+_must_check_ int ldcache_remove(int root_fd, const char *root_path, struct err *e);
 
 /* Whether ROOT/etc/ld.so.cache lists SONAME (e.g. "libcuda.so.1") under INSTALL_DIR. */
 bool ldcache_has(int root_fd, const char *install_dir, const char *soname);

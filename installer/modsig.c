@@ -15,6 +15,7 @@
 
 #include "modsig.h"
 #include "verify.h"
+#include "util/str.h"
 
 #define PKEY_ID_PKCS7 2
 
@@ -350,7 +351,7 @@ int modsig_check_fd(int fd, const struct modsig_certs *certs, struct modsig_resu
 	}
 	ret->is_signed = true;
 	if (r < 0) {
-		snprintf(ret->reason, sizeof(ret->reason), "%s", pe.msg);
+		str_fmt_cut(ret->reason, sizeof(ret->reason), "%s", pe.msg);
 		return 0;
 	}
 	if (!(sig = malloc(l.sig_len)))

@@ -38,8 +38,8 @@ struct modsig_layout {
  * filled), 1 (no signature appended), or -1 with EXIT_VERIFY and the reason
  * the kernel would give (corrupt length, not PKCS#7, non-zero fields).
  */
-int modsig_parse_tail(const uint8_t *tail, size_t tail_len, uint64_t file_len,
-		      struct modsig_layout *ret, struct err *e);
+_must_check_ int modsig_parse_tail(const uint8_t *tail, size_t tail_len, uint64_t file_len,
+				   struct modsig_layout *ret, struct err *e);
 
 /* The certificates modules must be signed with (--module-cert). */
 struct modsig_certs;
@@ -48,7 +48,8 @@ struct modsig_certs;
  * Loads certificates from PATHS: PEM (one or more per file) or DER. Returns 0,
  * or -1 with EXIT_USAGE naming the file.
  */
-int modsig_certs_load(char *const *paths, size_t n, struct modsig_certs **ret, struct err *e);
+_must_check_ int modsig_certs_load(char *const *paths, size_t n, struct modsig_certs **ret,
+				   struct err *e);
 void modsig_certs_free(struct modsig_certs *c);
 DEFINE_POINTER_CLEANUP(struct modsig_certs, modsig_certs_free)
 size_t modsig_certs_count(const struct modsig_certs *c);
@@ -68,5 +69,5 @@ struct modsig_result {
  * signed by another key is a result, not an error: *ret says why. Returns 0,
  * or -1 with e set on I/O trouble.
  */
-int modsig_check_fd(int fd, const struct modsig_certs *certs, struct modsig_result *ret,
-		    struct err *e);
+_must_check_ int modsig_check_fd(int fd, const struct modsig_certs *certs,
+				 struct modsig_result *ret, struct err *e);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Mounts, read with libmount. This stage only reports: the install dir's
- * mount and its flags, since an install dir on a noexec file system (COS
- * mounts /home so) holds binaries that cannot run until it is remounted.
+ * Mounts, with libmount. Reads which mount holds a directory and its flags
+ * (mountinfo); makes the install dir executable where its file system is
+ * noexec (COS mounts /home so) with an exec bind mount of it, binds it onto
+ * the container paths that expose it, records each mount, and withdraws them
+ * (uninstall) from that record, newest first.
  */
 #pragma once
 
@@ -22,7 +24,8 @@ struct mount_info {
  * Finds the mount that holds the directory open as FD, from MOUNTINFO
  * (normally /proc/self/mountinfo). Returns 0, or -1 with e set.
  */
-int mounts_lookup_fd(int fd, const char *mountinfo, struct mount_info *ret, struct err *e);
+_must_check_ int mounts_lookup_fd(int fd, const char *mountinfo, struct mount_info *ret,
+				  struct err *e);
 
 /*
  * Makes the directory open as DIR_FD executable in place and visible to the
@@ -40,8 +43,8 @@ int mounts_lookup_fd(int fd, const char *mountinfo, struct mount_info *ret, stru
  * Idempotent: a target that already is such a mount is left alone. Records
  * what it mounted in RECORD_FD/mounts. Returns the number of mounts made, or -1.
  */
-int mounts_expose(int dir_fd, const char *run_dir, char *const *targets, size_t n_targets,
-		  int record_fd, struct err *e);
+_must_check_ int mounts_expose(int dir_fd, const char *run_dir, char *const *targets,
+			       size_t n_targets, int record_fd, struct err *e);
 
 /* Unmounts what mounts_expose recorded under record_fd, newest first. Returns 0 or -1. */
-int mounts_withdraw(int record_fd, struct err *e);
+_must_check_ int mounts_withdraw(int record_fd, struct err *e);

@@ -29,18 +29,19 @@ char *labels_render(const char *version, const struct nvml_report *r, size_t pci
  * Writes the labels file (only when it changes), and removes the one releases before
  * 00-nvidia-driver wrote. Returns 1 written, 0 unchanged, -1.
  */
-int labels_write(int root_fd, const char *version, const struct nvml_report *r, size_t pci_gpus,
-		 struct err *e);
+_must_check_ int labels_write(int root_fd, const char *version, const struct nvml_report *r,
+			      size_t pci_gpus, struct err *e);
 
 /*
  * Writes the readiness marker: what the GPU Operator's driver validator writes for our
  * layout (a host driver where a standard path has nvidia-smi, else the driver root
  * INSTALL_DIR), then our own keys. Returns 0 or -1.
  */
-int readiness_write(int root_fd, const char *install_dir, const char *version, struct err *e);
+_must_check_ int readiness_write(int root_fd, const char *install_dir, const char *version,
+				 struct err *e);
 
 /* Removes the readiness marker and the labels files. Returns 0 or -1. */
-int nodeinfo_remove(int root_fd, struct err *e);
+_must_check_ int nodeinfo_remove(int root_fd, struct err *e);
 void readiness_remove(int root_fd);
 
 /* How a metrics file of ours starts: hostpath.c replaces no file that starts otherwise. */
@@ -52,5 +53,5 @@ void readiness_remove(int root_fd);
  * mirrors were asked (INDEX_FALLBACK: source_fallback_name, or NULL), and the
  * time of each stage of this run.
  */
-int metrics_write(int root_fd, const char *path, int exit_code, const char *version,
-		  const char *kernel, const char *index_fallback, struct err *e);
+_must_check_ int metrics_write(int root_fd, const char *path, int exit_code, const char *version,
+			       const char *kernel, const char *index_fallback, struct err *e);

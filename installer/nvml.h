@@ -33,10 +33,11 @@ struct nvml_report {
  * Loads LIB (a path to libnvidia-ml.so.1) and asks it. Returns 0, or -1 with
  * EXIT_DRIVER_CHECK and what failed (load, init, a query).
  */
-int nvml_query(const char *lib, struct nvml_report *ret, struct err *e);
+_must_check_ int nvml_query(const char *lib, struct nvml_report *ret, struct err *e);
 
 /*
  * Checks a report against what was installed: VERSION, and PCI_GPUS GPUs.
  * Returns 0, or -1 with EXIT_DRIVER_CHECK saying what differs and what to do.
  */
-int nvml_check(const struct nvml_report *r, const char *version, size_t pci_gpus, struct err *e);
+_must_check_ int nvml_check(const struct nvml_report *r, const char *version, size_t pci_gpus,
+			    struct err *e);

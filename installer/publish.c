@@ -118,7 +118,7 @@ int publish_open(int root_fd, const char *install_dir, bool create, struct insta
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "install dir");
 	d->fd = fs_dir_in_root(root_fd, install_dir, create, e);
 	if (d->fd < 0) {
-		if (!create && errno == ENOENT) {
+		if (!create && err_errnum(e) == ENOENT) {
 			err_clear(e);
 			return 1;
 		}
@@ -224,7 +224,7 @@ int publish_current(struct installdir *d, struct manifest *ret, struct err *e)
 	snprintf(path, sizeof(path), VERSIONS "/%s/" MANIFEST_NAME, cur);
 	fd = fs_open_in_root(d->fd, path, O_RDONLY, 0, FS_NOFOLLOW_LAST, e);
 	if (fd < 0)
-		return errno == ENOENT ? (err_clear(e), 1) : err_wrap(e, "install dir");
+		return err_errnum(e) == ENOENT ? (err_clear(e), 1) : err_wrap(e, "install dir");
 	if (fs_read_fd(fd, 1 << 20, &buf, &len, e) < 0 || manifest_parse(buf, len, ret, e) < 0)
 		return err_wrap(e, "install dir: '%s'", path);
 	return 0;
@@ -522,7 +522,9 @@ static void *flush_main(void *ud)
 	struct publish_flush *f = ud;
 	struct err e;
 
-	(void)fs_sync_tree(f->fd, &e);
+	/* A head start only: publish_stage syncs the tree again and reports what fails there. */
+	if (fs_sync_tree(f->fd, &e) < 0)
+		err_clear(&e);
 	return NULL;
 }
 

@@ -40,7 +40,7 @@ struct manifest {
 
 void manifest_done(struct manifest *m);
 /* Parses manifest JSON. Returns 0, or -1 with e set. */
-int manifest_parse(const char *buf, size_t len, struct manifest *m, struct err *e);
+_must_check_ int manifest_parse(const char *buf, size_t len, struct manifest *m, struct err *e);
 /* Serialises M; returns a malloc'd JSON string or NULL on ENOMEM. */
 char *manifest_to_json(const struct manifest *m);
 
@@ -50,8 +50,8 @@ struct installdir;
  * Opens INSTALL_DIR under root_fd. CREATE makes it; without CREATE a missing
  * directory gives 1 and no handle. Returns 0, 1 or -1.
  */
-int publish_open(int root_fd, const char *install_dir, bool create, struct installdir **ret,
-		 struct err *e);
+_must_check_ int publish_open(int root_fd, const char *install_dir, bool create,
+			      struct installdir **ret, struct err *e);
 void publish_free(struct installdir *d);
 DEFINE_POINTER_CLEANUP(struct installdir, publish_free)
 
@@ -62,22 +62,23 @@ DEFINE_POINTER_CLEANUP(struct installdir, publish_free)
  * install (lib64/libnvidia-ml.so.1, lib64/libcuda.so.1 or bin/nvidia-smi) is refused.
  * Returns 0, or -1 (EXIT_USAGE) naming the directory.
  */
-int publish_check_takeover(struct installdir *d, const char *install_dir, struct err *e);
+_must_check_ int publish_check_takeover(struct installdir *d, const char *install_dir,
+					struct err *e);
 
 /* The install dir's fd (owned by D), for callers that inspect it. */
 int publish_fd(const struct installdir *d);
 
 /* Removes what an interrupted run left: staging trees, temp links, versions not current. */
-int publish_cleanup(struct installdir *d, struct err *e);
+_must_check_ int publish_cleanup(struct installdir *d, struct err *e);
 
 /* Reads the current version's manifest. Returns 0, 1 when nothing is installed, or -1. */
-int publish_current(struct installdir *d, struct manifest *ret, struct err *e);
+_must_check_ int publish_current(struct installdir *d, struct manifest *ret, struct err *e);
 
 /* Whether the top-level links point where they should (a cheap integrity check). */
 bool publish_links_ok(struct installdir *d);
 
 /* Creates a staging directory; returns its fd and writes its name to ret_name. */
-int publish_staging(struct installdir *d, char *ret_name, size_t size, struct err *e);
+_must_check_ int publish_staging(struct installdir *d, char *ret_name, size_t size, struct err *e);
 
 /* Removes a staging directory after a failure. */
 void publish_staging_abort(struct installdir *d, const char *name);
@@ -103,23 +104,24 @@ void publish_flush_end(struct publish_flush *f);
  * .versions/; its id ("<version>-<sha12>") goes to ret_id. Nothing current
  * changes. Returns 0 or -1.
  */
-int publish_stage(struct installdir *d, const char *staging, int staging_fd,
-		  const struct manifest *m, char *ret_id, size_t size, struct err *e);
+_must_check_ int publish_stage(struct installdir *d, const char *staging, int staging_fd,
+			       const struct manifest *m, char *ret_id, size_t size, struct err *e);
 
 /* Makes version ID current with one rename of .current, then repairs the links. 0 or -1. */
-int publish_activate(struct installdir *d, const char *id, struct err *e);
+_must_check_ int publish_activate(struct installdir *d, const char *id, struct err *e);
 
 /* Makes no version current (undoing the activation of a first install). 0 or -1. */
-int publish_deactivate(struct installdir *d, struct err *e);
+_must_check_ int publish_deactivate(struct installdir *d, struct err *e);
 
 /* The id of the current version, or "" when none. */
 void publish_current_id(struct installdir *d, char *buf, size_t size);
 
 /* Opens directory SUB ("drivers") of version ID. Returns an fd or -1. */
-int publish_version_subdir(struct installdir *d, const char *id, const char *sub, struct err *e);
+_must_check_ int publish_version_subdir(struct installdir *d, const char *id, const char *sub,
+					struct err *e);
 
 /* Makes the top-level links point into .current. Returns 0 or -1. */
-int publish_links(struct installdir *d, struct err *e);
+_must_check_ int publish_links(struct installdir *d, struct err *e);
 
 /* Removes every trace of an install (uninstall). Returns 0 or -1. */
-int publish_remove(struct installdir *d, struct err *e);
+_must_check_ int publish_remove(struct installdir *d, struct err *e);

@@ -81,7 +81,8 @@ int repo_parse_time(const char *s, int64_t *ret_us);
  * fields are ignored. Returns 0 and a new index in *ret, or -1 with e set
  * (code EXIT_VERIFY: a signed but malformed index is as bad as a forged one).
  */
-int repo_index_parse(const char *buf, size_t len, struct repo_index **ret, struct err *e);
+_must_check_ int repo_index_parse(const char *buf, size_t len, struct repo_index **ret,
+				  struct err *e);
 void repo_index_free(struct repo_index *idx);
 DEFINE_POINTER_CLEANUP(struct repo_index, repo_index_free)
 
@@ -98,8 +99,9 @@ void repo_index_identity(const struct repo_index *idx, const char *fpr, char *bu
  * mirror holds"). Returns 0 when IDX is not older; -1 with EXIT_VERIFY and the fix when
  * it is older or has no "generated" time. The caller decides about an override.
  */
-int repo_check_not_older(const struct repo_index *idx, const char *ident, int64_t seen_us,
-			 const char *seen, const char *holder, struct err *e);
+_must_check_ int repo_check_not_older(const struct repo_index *idx, const char *ident,
+				      int64_t seen_us, const char *seen, const char *holder,
+				      struct err *e);
 
 /* Whether DRIVER carries TAG. */
 bool repo_driver_has_tag(const struct repo_driver *d, const char *tag);
@@ -117,8 +119,8 @@ enum repo_verdict repo_driver_judge(const struct repo_driver *d, const struct ho
  * Returns 0 and fills *ret, or -1 with EXIT_NO_MATCH (or EXIT_USAGE for a
  * malformed request) and a message naming what is missing.
  */
-int repo_select(const struct repo_index *idx, const struct host *h, const char *request,
-		struct repo_choice *ret, struct err *e);
+_must_check_ int repo_select(const struct repo_index *idx, const struct host *h,
+			     const char *request, struct repo_choice *ret, struct err *e);
 
 /* The driver "default" and "latest" resolve to on HOST, or NULL. */
 const struct repo_driver *repo_resolve_tag(const struct repo_index *idx, const struct host *h,

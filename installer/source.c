@@ -10,6 +10,7 @@
 #include "fetch.h"
 #include "source.h"
 #include "util/log.h"
+#include "util/str.h"
 #include "verify.h"
 
 DEFINE_POINTER_CLEANUP(json_object, json_object_put)
@@ -180,8 +181,8 @@ static int index_from_cache(struct index_job *j, struct cache *cache, struct sou
 		return -1;
 	}
 	/* The mirrors' cause and its fix, in the warning: the run itself succeeds. */
-	snprintf(s->fallback_reason, sizeof(s->fallback_reason), "%s%s%s", e->msg,
-		 e->hint[0] ? "; fix: " : "", e->hint);
+	str_fmt_cut(s->fallback_reason, sizeof(s->fallback_reason), "%s%s%s", e->msg,
+		    e->hint[0] ? "; fix: " : "", e->hint);
 	if (why == SOURCE_FALLBACK_NOT_FOUND) {
 		char repos[1024];
 		size_t len = 0;

@@ -75,8 +75,8 @@ enum {
  * when no mirror answers, and serves SOURCE_REUSE; FLAGS are SOURCE_*. Returns 0, or -1
  * with e set.
  */
-int source_open(const struct config *c, struct cache *cache, unsigned flags, struct source *ret,
-		struct err *e);
+_must_check_ int source_open(const struct config *c, struct cache *cache, unsigned flags,
+			     struct source *ret, struct err *e);
 void source_done(struct source *s);
 
 /*
@@ -85,8 +85,8 @@ void source_done(struct source *s);
  * file's length for a concurrent reader. Returns 0 and the bytes fetched in
  * *ret_net_bytes, or -1.
  */
-int source_download(struct source *s, const struct repo_package *pkg, int fd, struct tail *tail,
-		    uint64_t *ret_net_bytes, struct err *e);
+_must_check_ int source_download(struct source *s, const struct repo_package *pkg, int fd,
+				 struct tail *tail, uint64_t *ret_net_bytes, struct err *e);
 
 /*
  * Whether a mirror carries PKG (a partial mirror keeps the full signed index but not every
@@ -95,5 +95,5 @@ int source_download(struct source *s, const struct repo_package *pkg, int fd, st
  * *RET_MIRROR; 0 when every mirror answered that it does not; -1 with e set when it is not
  * known (a mirror did not answer, or the index came from the node's cache).
  */
-int source_probe_package(struct source *s, const struct repo_package *pkg, size_t *ret_mirror,
-			 struct err *e);
+_must_check_ int source_probe_package(struct source *s, const struct repo_package *pkg,
+				      size_t *ret_mirror, struct err *e);

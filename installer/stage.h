@@ -22,5 +22,6 @@
  * Stages PKG: writes the staging directory's name to STAGING (SIZE bytes) and
  * returns an fd on it, or -1 with e set and no staging left behind.
  */
-int stage_package(struct source *src, struct cache *cache, const struct repo_package *pkg,
-		  struct installdir *dir, char *staging, size_t size, struct err *e);
+_must_check_ int stage_package(struct source *src, struct cache *cache,
+			       const struct repo_package *pkg, struct installdir *dir,
+			       char *staging, size_t size, struct err *e);

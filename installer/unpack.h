@@ -56,7 +56,7 @@ struct unpack_stats {
  * no control character. Returns 0; 1 for the archive's own root ("./"),
  * which carries nothing; or -1 with EXIT_VERIFY.
  */
-int unpack_check_path(const char *name, char *out, size_t size, struct err *e);
+_must_check_ int unpack_check_path(const char *name, char *out, size_t size, struct err *e);
 
 /*
  * Checks a symlink member: NAME (normalised) -> TARGET. TARGET must be
@@ -64,7 +64,7 @@ int unpack_check_path(const char *name, char *out, size_t size, struct err *e);
  * package. Together with the rule that no member is written through a
  * symlink, this keeps every link's physical target inside the package.
  */
-int unpack_check_symlink(const char *name, const char *target, struct err *e);
+_must_check_ int unpack_check_symlink(const char *name, const char *target, struct err *e);
 
 /*
  * Unpacks the package in pkg_fd (read from its current offset) into
@@ -73,8 +73,9 @@ int unpack_check_symlink(const char *name, const char *target, struct err *e);
  * that unpacks beyond LIMIT (decompression stops there). On failure the
  * staging directory holds a partial tree that the caller removes.
  */
-int unpack_package(int pkg_fd, uint64_t size, const char *sha256, const struct unpack_limit *limit,
-		   int staging_fd, struct unpack_stats *ret, struct err *e);
+_must_check_ int unpack_package(int pkg_fd, uint64_t size, const char *sha256,
+				const struct unpack_limit *limit, int staging_fd,
+				struct unpack_stats *ret, struct err *e);
 
 /*
  * Unpacks the package another thread is writing to pkg_fd, following TAIL
@@ -86,5 +87,5 @@ int unpack_package(int pkg_fd, uint64_t size, const char *sha256, const struct u
  * complete" when the writer failed: its own error is the one to report). The
  * staging directory is the caller's to remove on anything but 0.
  */
-int unpack_follow(int pkg_fd, struct tail *tail, const struct unpack_limit *limit, int staging_fd,
-		  struct unpack_stats *ret, struct err *e);
+_must_check_ int unpack_follow(int pkg_fd, struct tail *tail, const struct unpack_limit *limit,
+			       int staging_fd, struct unpack_stats *ret, struct err *e);

@@ -22,8 +22,8 @@ struct keyset;
  * loads every *.pem of DIR instead. Returns 0 and a new keyset, or -1
  * (EXIT_USAGE: a key the operator named is unreadable, or there is none).
  */
-int verify_keys_load(char *const *paths, size_t n, const char *dir, struct keyset **ret,
-		     struct err *e);
+_must_check_ int verify_keys_load(char *const *paths, size_t n, const char *dir,
+				  struct keyset **ret, struct err *e);
 void verify_keys_free(struct keyset *ks);
 DEFINE_POINTER_CLEANUP(struct keyset, verify_keys_free)
 size_t verify_keys_count(const struct keyset *ks);
@@ -39,8 +39,9 @@ bool verify_pem_at_end(void);
  * matching key's fingerprint (16 hex digits) to ret_fpr, or -1 with
  * EXIT_VERIFY.
  */
-int verify_index_signature(const struct keyset *ks, const void *data, size_t len, const void *sig,
-			   size_t sig_len, char ret_fpr[17], struct err *e);
+_must_check_ int verify_index_signature(const struct keyset *ks, const void *data, size_t len,
+					const void *sig, size_t sig_len, char ret_fpr[17],
+					struct err *e);
 
 /* Streaming SHA-256. */
 struct sha256;

@@ -25,7 +25,7 @@
  * Returns 1 when it is; 0 for anything else (a script, a static program, a library
  * without an interpreter, a truncated or malformed ELF file); -1 when FD cannot be read.
  */
-int wrap_elf_has_interp(int fd, struct err *e) __attribute__((warn_unused_result));
+_must_check_ int wrap_elf_has_interp(int fd, struct err *e) __attribute__((warn_unused_result));
 
 /*
  * In the staged tree SFD: each regular file of bin/ with an execute bit that
@@ -34,4 +34,4 @@ int wrap_elf_has_interp(int fd, struct err *e) __attribute__((warn_unused_result
  * the rest stay. A package that has a bin/.real of its own is refused (EXIT_VERIFY).
  * Returns how many programs were wrapped, or -1.
  */
-int wrap_programs(int sfd, struct err *e) __attribute__((warn_unused_result));
+_must_check_ int wrap_programs(int sfd, struct err *e) __attribute__((warn_unused_result));

@@ -11,28 +11,28 @@
 #include "util/err.h"
 
 /* install: host, index, selection, download, unpack, publish (see docs/design.md). */
-int install_run(const struct config *c, struct err *e);
+_must_check_ int install_run(const struct config *c, struct err *e);
 
 /* list-versions: what this host could install, and why the rest cannot be. */
-int list_versions_run(const struct config *c, struct err *e);
+_must_check_ int list_versions_run(const struct config *c, struct err *e);
 
 /* status: what is installed. EXIT_NO_MATCH when nothing is. */
-int status_run(const struct config *c, struct err *e);
+_must_check_ int status_run(const struct config *c, struct err *e);
 
 /* uninstall: removes the install (the cache stays). */
-int uninstall_run(const struct config *c, struct err *e);
+_must_check_ int uninstall_run(const struct config *c, struct err *e);
 
 /* config: the effective configuration as JSON; EXIT_USAGE for unknown NVIDIA_* variables. */
-int config_run(const struct config *c, struct err *e);
+_must_check_ int config_run(const struct config *c, struct err *e);
 
 /* doctor: a check list with a verdict and a fix per line; EXIT_UNHEALTHY if any fails. */
-int doctor_run(const struct config *c, struct err *e);
+_must_check_ int doctor_run(const struct config *c, struct err *e);
 
 /* verify-module: per module, what the kernel would check; EXIT_VERIFY if any fails. */
-int verify_module_run(const struct config *c, struct err *e);
+_must_check_ int verify_module_run(const struct config *c, struct err *e);
 
 /* Shared by the subcommands: the host root, and the lock that serialises runs. */
-int session_open_root(const struct config *c, struct err *e);
-int session_lock(int root_fd, struct err *e);
+_must_check_ int session_open_root(const struct config *c, struct err *e);
+_must_check_ int session_lock(int root_fd, struct err *e);
 /* The kernel release to work for: --kernel-release, else the running kernel's (filled into U). */
 const char *session_release(const struct config *c, struct utsname *u);

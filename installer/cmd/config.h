@@ -84,10 +84,11 @@ struct config {
 };
 
 /* "BYTES:SECONDS" into the speed floor. 0, or -1 (EXIT_USAGE). */
-int config_set_speed_floor(struct config *c, const char *name, const char *value, struct err *e);
+_must_check_ int config_set_speed_floor(struct config *c, const char *name, const char *value,
+					struct err *e);
 
 /* Fills defaults, then applies the environment. Returns 0, or -1 (EXIT_USAGE). */
-int config_init(struct config *c, struct err *e);
+_must_check_ int config_init(struct config *c, struct err *e);
 void config_done(struct config *c);
 
 /*
@@ -98,10 +99,10 @@ void config_done(struct config *c);
 int config_unknown_env(struct strv *ret);
 
 /* Replaces a string setting. Returns 0, or -1 on ENOMEM. */
-int config_set(char **field, const char *value, struct err *e);
+_must_check_ int config_set(char **field, const char *value, struct err *e);
 /* Parses a decimal setting within [min, max]. Returns 0, or -1 (EXIT_USAGE). */
-int config_set_uint(unsigned *field, const char *name, const char *value, unsigned min,
-		    unsigned max, struct err *e);
-int config_set_log_format(struct config *c, const char *value, struct err *e);
+_must_check_ int config_set_uint(unsigned *field, const char *name, const char *value, unsigned min,
+				 unsigned max, struct err *e);
+_must_check_ int config_set_log_format(struct config *c, const char *value, struct err *e);
 /* Checks what the options cannot check one by one. Returns 0, or -1 (EXIT_USAGE). */
-int config_validate(const struct config *c, struct err *e);
+_must_check_ int config_validate(const struct config *c, struct err *e);

@@ -16,6 +16,7 @@
 #include "cmd/nodestate.h"
 #include "source.h"
 #include "util/log.h"
+#include "util/str.h"
 #include "version.h"
 
 #define MAX_CHECKS 24
@@ -189,7 +190,7 @@ static void check_repository(struct doctor *d, const struct config *c, int root_
 		size_t mirror;
 
 		/* A partial mirror keeps the whole index: ask whether one carries the package. */
-		snprintf(
+		str_fmt_cut(
 			fix, sizeof(fix),
 			"add it to the mirror ('nvidia-driver-installer mirror --kernel %s --driver-version %s'), or ask for a version a mirror carries ('list-versions')",
 			s->host.kernel, choice.driver->version);

@@ -24,6 +24,7 @@
 #include "stage.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/str.h"
 
 /* ---- install -------------------------------------------------------------- */
 
@@ -688,7 +689,7 @@ int install_run(const struct config *c, struct err *e)
 		if (!c->skip_modules && kernel_probe(c, root_fd, p.host.kernel, &p.kernel, e) < 0)
 			goto out;
 		if (hostpath_check_install_writable(c, root_fd, &we) < 0)
-			snprintf(p.not_writable, sizeof(p.not_writable), "%s", we.msg);
+			str_fmt_cut(p.not_writable, sizeof(p.not_writable), "%s", we.msg);
 		if (c->json) {
 			struct ktrust t = {.sig_enforce = ""};
 

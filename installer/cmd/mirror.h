@@ -11,4 +11,4 @@
 #include "cmd/config.h"
 #include "util/err.h"
 
-int mirror_run(const struct config *c, struct err *e);
+_must_check_ int mirror_run(const struct config *c, struct err *e);

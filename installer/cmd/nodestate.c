@@ -19,6 +19,7 @@
 #include "cmd/nodestate.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/str.h"
 
 static bool exists(int root_fd, const char *path)
 {
@@ -42,8 +43,8 @@ static void bindings(int root_fd, struct nodestate *s)
 		if (dev < 0 || (n = readlinkat(dev, "driver", target, sizeof(target) - 1)) <= 0)
 			continue;
 		target[n] = '\0';
-		snprintf(s->bindings[i].driver, sizeof(s->bindings[i].driver), "%s",
-			 strrchr(target, '/') ? strrchr(target, '/') + 1 : target);
+		str_fmt_cut(s->bindings[i].driver, sizeof(s->bindings[i].driver), "%s",
+			    strrchr(target, '/') ? strrchr(target, '/') + 1 : target);
 	}
 }
 
@@ -69,8 +70,8 @@ static void device_nodes(int root_fd, struct nodestate *s)
 		    !S_ISCHR(st.st_mode))
 			continue;
 		if (s->n_nodes < NODESTATE_MAX_NODES)
-			snprintf(s->nodes[s->n_nodes++], sizeof(s->nodes[0]), "/dev/%s",
-				 de->d_name);
+			str_fmt_cut(s->nodes[s->n_nodes++], sizeof(s->nodes[0]), "/dev/%s",
+				    de->d_name);
 		if (major(st.st_rdev) == NV_MAJOR && minor(st.st_rdev) == NV_CTL_MINOR)
 			ctl = true;
 		else if (major(st.st_rdev) == NV_MAJOR && minor(st.st_rdev) < NV_MODESET_MINOR)
@@ -96,7 +97,7 @@ static void firmware(int root_fd, const struct config *c, struct nodestate *s)
 	snprintf(path, sizeof(path), "/lib/firmware/nvidia/%s", v);
 	if (exists(root_fd, path)) {
 		s->firmware_ok = true;
-		snprintf(s->firmware_how, sizeof(s->firmware_how), "%s", path);
+		str_fmt_cut(s->firmware_how, sizeof(s->firmware_how), "%s", path);
 		return;
 	}
 	fd = fs_open_in_root(root_fd, "/sys/module/firmware_class/parameters/path", O_RDONLY, 0, 0,
@@ -109,7 +110,7 @@ static void firmware(int root_fd, const struct config *c, struct nodestate *s)
 	}
 	snprintf(path, sizeof(path), "%s/firmware", c->install_dir);
 	s->firmware_ok = strcmp(param, path) == 0;
-	snprintf(s->firmware_how, sizeof(s->firmware_how), "firmware_class.path '%s'", param);
+	str_fmt_cut(s->firmware_how, sizeof(s->firmware_how), "firmware_class.path '%s'", param);
 }
 
 static void installed(const struct config *c, int root_fd, struct nodestate *s)
@@ -147,7 +148,7 @@ static void installed(const struct config *c, int root_fd, struct nodestate *s)
 	snprintf(path, sizeof(path), "/proc/self/fd/%d/lib64/libnvidia-ml.so.1", publish_fd(dir));
 	s->nvml_ok = nvml_query(path, &s->nvml, &e) == 0;
 	if (!s->nvml_ok)
-		snprintf(s->nvml_error, sizeof(s->nvml_error), "%s", e.msg);
+		str_fmt_cut(s->nvml_error, sizeof(s->nvml_error), "%s", e.msg);
 }
 
 int nodestate_collect(const struct config *c, int root_fd, struct nodestate *s, struct err *e)

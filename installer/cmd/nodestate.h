@@ -57,5 +57,6 @@ struct nodestate {
 };
 
 /* Gathers the state under root_fd. Returns 0, or -1 when the root cannot be read at all. */
-int nodestate_collect(const struct config *c, int root_fd, struct nodestate *s, struct err *e);
+_must_check_ int nodestate_collect(const struct config *c, int root_fd, struct nodestate *s,
+				   struct err *e);
 void nodestate_done(struct nodestate *s);

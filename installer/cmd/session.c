@@ -46,7 +46,7 @@ static int lock_open(int root_fd, struct err *e)
 	char dir[sizeof(LOCK_PATH)];
 	const char *base = strrchr(LOCK_PATH, '/') + 1;
 
-	if (fd >= 0 || errno != ELOOP)
+	if (fd >= 0 || err_errnum(e) != ELOOP)
 		return fd;
 	snprintf(dir, sizeof(dir), "%.*s", (int)(base - LOCK_PATH), LOCK_PATH);
 	dfd = fs_dir_in_root(root_fd, dir, false, e);

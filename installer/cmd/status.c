@@ -11,6 +11,7 @@
 #include "cmd/cmd.h"
 #include "nodeinfo.h"
 #include "cmd/nodestate.h"
+#include "util/str.h"
 
 DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
@@ -53,7 +54,7 @@ static void judge(const struct nodestate *s, struct verdict *v)
 		snprintf(v->nvml_error, sizeof(v->nvml_error), "%s",
 			 s->nvml_error[0] ? s->nvml_error : "NVML was not asked");
 	else if (nvml_check(&s->nvml, s->manifest.driver_version, s->host.n_gpus, &e) < 0)
-		snprintf(v->nvml_error, sizeof(v->nvml_error), "%s", e.msg);
+		str_fmt_cut(v->nvml_error, sizeof(v->nvml_error), "%s", e.msg);
 	else
 		v->nvml_answers = true;
 }

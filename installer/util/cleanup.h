@@ -3,6 +3,7 @@
  * Scope-bound cleanup, in the manner of systemd and crun: a variable declared
  * with _cleanup_(f) has f(&var) run when it leaves scope. Ownership is handed
  * out with TAKE_PTR/TAKE_FD, which return the value and disarm the cleanup.
+ * Also the attribute shorthands every module uses (_printf_, _must_check_, ...).
  */
 #pragma once
 
@@ -15,6 +16,12 @@
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 #define _unused_ __attribute__((unused))
 #define _noreturn_ __attribute__((noreturn))
+/*
+ * A result that must be looked at (kmod's _must_check_): every function that reports failure
+ * through a struct err. gcc warns even through a (void) cast, so a result dropped on purpose
+ * is tested and the reason written beside it.
+ */
+#define _must_check_ __attribute__((warn_unused_result))
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

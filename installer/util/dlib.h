@@ -133,7 +133,7 @@ extern DLSYM_PROTOTYPE(mnt_context_get_syscall_errno);
  * (thread-safe; later calls return at once). A missing library or symbol is exit 1 with
  * the loader's reason: the container image ships both, so this is a broken image or host.
  */
-int dlib_curl(struct err *e);
-int dlib_archive(struct err *e);
-int dlib_kmod(struct err *e);
-int dlib_mount(struct err *e);
+_must_check_ int dlib_curl(struct err *e);
+_must_check_ int dlib_archive(struct err *e);
+_must_check_ int dlib_kmod(struct err *e);
+_must_check_ int dlib_mount(struct err *e);

@@ -7,10 +7,12 @@
 
 #include "util/dlib.h"
 #include "util/err.h"
+#include "util/str.h"
 
 void err_clear(struct err *e)
 {
 	e->code = EXIT_OK;
+	e->sys_errno = 0;
 	e->msg[0] = '\0';
 	e->hint[0] = '\0';
 }
@@ -23,6 +25,7 @@ bool err_is_set(const struct err *e)
 _printf_(3, 0) static void err_vset(struct err *e, int code, const char *fmt, va_list ap)
 {
 	e->code = code;
+	e->sys_errno = 0;
 	e->hint[0] = '\0';
 	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
 }
@@ -52,6 +55,7 @@ int err_errno(struct err *e, int code, int errnum, const char *fmt, ...)
 	va_start(ap, fmt);
 	err_vset(e, code, fmt, ap);
 	va_end(ap);
+	e->sys_errno = errnum;
 	err_append(e, strerror(errnum));
 	/*
 	 * A host the installer cannot write (a read-only root mount, a run without root) is
@@ -111,19 +115,17 @@ int err_curl(struct err *e, int code, int curl_rc, const char *errbuf, const cha
 int err_libmount(struct err *e, int code, struct libmnt_context *cxt, int rc, const char *fmt, ...)
 {
 	char reason[512] = "";
+	int sys = sym_mnt_context_get_syscall_errno(cxt);
 	va_list ap;
 
 	va_start(ap, fmt);
 	err_vset(e, code, fmt, ap);
 	va_end(ap);
-	if (sym_mnt_context_get_excode(cxt, rc, reason, sizeof(reason)) == 0 || !reason[0]) {
-		int sys = sym_mnt_context_get_syscall_errno(cxt);
-
-		snprintf(reason, sizeof(reason), "%s",
-			 strerror(sys			 ? sys
-				  : rc < 0 && rc > -4096 ? -rc
-							 : EIO));
-	}
+	if (!sys && rc < 0 && rc > -4096)
+		sys = -rc;
+	e->sys_errno = sys;
+	if (sym_mnt_context_get_excode(cxt, rc, reason, sizeof(reason)) == 0 || !reason[0])
+		snprintf(reason, sizeof(reason), "%s", strerror(sys ? sys : EIO));
 	err_append(e, reason);
 	return -1;
 }
@@ -136,6 +138,9 @@ int err_archive(struct err *e, int code, struct archive *a, const char *fmt, ...
 	va_start(ap, fmt);
 	err_vset(e, code, fmt, ap);
 	va_end(ap);
+	e->sys_errno = a ? sym_archive_errno(a) : 0;
+	if (e->sys_errno < 0)
+		e->sys_errno = 0; /* ARCHIVE_ERRNO_MISC and friends are not system errors */
 	err_append(e, reason ? reason : "unknown archive error");
 	return -1;
 }
@@ -149,7 +154,7 @@ int err_wrap(struct err *e, const char *fmt, ...)
 	vsnprintf(prefix, sizeof(prefix), fmt, ap);
 	va_end(ap);
 	memcpy(old, e->msg, sizeof(old));
-	snprintf(e->msg, sizeof(e->msg), "%s: %s", prefix, old);
+	str_fmt_cut(e->msg, sizeof(e->msg), "%s: %s", prefix, old);
 	if (e->code == EXIT_OK)
 		e->code = EXIT_UNEXPECTED;
 	return -1;

@@ -4,6 +4,10 @@
  * the failing call (operation, path in quotes, errno or library reason) and
  * returns a negative value; each stage above it prefixes its context with
  * err_wrap(). main() prints the result once and exits with err.code.
+ *
+ * The system cause travels inside the error (sys_errno, read with err_errnum()):
+ * a caller that branches on it (a missing directory is not a failure) asks the
+ * error, never the global errno, which any cleanup on the way back may change.
  */
 #pragma once
 
@@ -30,6 +34,7 @@ enum exit_code {
 
 struct err {
 	int code;
+	int sys_errno; /* the errno behind the failure, 0 when it has none */
 	char msg[ERR_MSG_MAX];
 	char hint[ERR_HINT_MAX]; /* what the user can do about it; may be empty */
 };
@@ -38,10 +43,18 @@ struct archive;
 
 void err_clear(struct err *e);
 bool err_is_set(const struct err *e);
+/*
+ * The errno that caused the error: err_errno's ERRNUM, libmount's syscall errno, libarchive's
+ * errno; 0 for causes that are not system errors (a digest mismatch, a bad index, curl).
+ */
+static inline int err_errnum(const struct err *e)
+{
+	return e->sys_errno;
+}
 
-/* All setters return -1 so that `return err_set(...)` reads naturally. */
+/* All setters return -1 so that `return err_set(...)` reads naturally; each sets sys_errno. */
 int err_set(struct err *e, int code, const char *fmt, ...) _printf_(3, 4);
-/* Appends ": strerror(errnum)". */
+/* Appends ": strerror(errnum)"; err_errnum() then returns ERRNUM. */
 int err_errno(struct err *e, int code, int errnum, const char *fmt, ...) _printf_(4, 5);
 /* Appends the first (most specific) reason from OpenSSL's error queue, then drains it. */
 int err_openssl(struct err *e, int code, const char *fmt, ...) _printf_(3, 4);
@@ -51,14 +64,15 @@ int err_curl(struct err *e, int code, int curl_rc, const char *errbuf, const cha
 /*
  * Appends libmount's reason for RC from mnt_context_mount/umount (it returns
  * -errno, a positive syscall errno, or its own codes): mnt_context_get_excode.
+ * Carries the syscall errno (or -RC when RC is a negative errno).
  */
 struct libmnt_context;
 int err_libmount(struct err *e, int code, struct libmnt_context *cxt, int rc, const char *fmt, ...)
 	_printf_(5, 6);
-/* Appends archive_error_string(a). */
+/* Appends archive_error_string(a); carries archive_errno(a). */
 int err_archive(struct err *e, int code, struct archive *a, const char *fmt, ...) _printf_(4, 5);
 
-/* Prefixes "context: " to the message; keeps code and hint. Returns -1. */
+/* Prefixes "context: " to the message; keeps code, hint and errno. Returns -1. */
 int err_wrap(struct err *e, const char *fmt, ...) _printf_(2, 3);
 /* Sets the hint unless a deeper layer already gave one. */
 void err_hint(struct err *e, const char *fmt, ...) _printf_(2, 3);

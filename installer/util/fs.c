@@ -253,11 +253,8 @@ int fs_open_in_root(int root_fd, const char *path, int flags, mode_t mode, unsig
 		if (r == 0)
 			r = fd;
 	}
-	if (r < 0) {
-		err_errno(e, EXIT_UNEXPECTED, -r, "open '%s'", path);
-		errno = -r;
-		return -1;
-	}
+	if (r < 0)
+		return err_errno(e, EXIT_UNEXPECTED, -r, "open '%s'", path);
 	return r;
 }
 

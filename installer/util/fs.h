@@ -5,9 +5,15 @@
  * Host paths are opened relative to a root directory fd with the semantics of
  * openat2(RESOLVE_IN_ROOT): ".." stops at the root and absolute symlink targets
  * restart at the root, so a host symlink such as /home -> /var/home lands in
- * the host's /var/home and never in the installer container's. The walk is
- * done in user space, one component at a time, so it behaves the same on
- * every kernel and can create missing directories as it goes.
+ * the host's /var/home and never in the installer container's. The kernel
+ * resolves the path when it can (openat2 with RESOLVE_IN_ROOT); where it
+ * cannot (no openat2, a seccomp filter's refusal, FS_MKDIRS) the path is
+ * walked in user space one component at a time, with the same answers.
+ *
+ * Also: whole-file reads with a size limit, atomic and durable replacement
+ * (temp file, fsync, rename), symlink swaps, a recursive remove that stays on
+ * its file system, and syncing one tree. Failures carry their errno in the
+ * struct err (err_errnum); fs_write_all and fs_fd_path return -errno.
  */
 #pragma once
 
@@ -28,10 +34,11 @@ enum fs_flags {
  * Opens PATH (absolute or relative, both taken relative to root_fd) with
  * openat(2) FLAGS and MODE, resolving symlinks inside root_fd. With FS_MKDIRS
  * and O_DIRECTORY in FLAGS the last component is created too.
- * Returns the new fd, or -1 with e set (message naming PATH) and errno set.
+ * Returns the new fd, or -1 with e set (message naming PATH; err_errnum(e) says why:
+ * ENOENT, ELOOP for a symlink last component under FS_NOFOLLOW_LAST, EACCES, ...).
  */
-int fs_open_in_root(int root_fd, const char *path, int flags, mode_t mode, unsigned fs_flags,
-		    struct err *e);
+_must_check_ int fs_open_in_root(int root_fd, const char *path, int flags, mode_t mode,
+				 unsigned fs_flags, struct err *e);
 
 /*
  * Resolves every in-root path by walking it, as on a kernel without openat2(2) (or where
@@ -42,17 +49,17 @@ void fs_in_root_walk_only(bool on);
 unsigned long fs_in_root_kernel_answers(void);
 
 /* Opens (and with create, makes) the directory PATH under root_fd. Returns an O_DIRECTORY fd. */
-int fs_dir_in_root(int root_fd, const char *path, bool create, struct err *e);
+_must_check_ int fs_dir_in_root(int root_fd, const char *path, bool create, struct err *e);
 
 /*
  * Reads at most MAX bytes of fd (whole file); NUL-terminates the buffer.
  * Returns 0 and sets *ret_buf and *ret_len, or -1 (file larger than MAX is an error).
  */
-int fs_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len, struct err *e);
+_must_check_ int fs_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len, struct err *e);
 
 /* Reads the file NAME under dirfd, not following a symlink in NAME's last component. */
-int fs_read_at(int dirfd, const char *name, size_t max, char **ret_buf, size_t *ret_len,
-	       struct err *e);
+_must_check_ int fs_read_at(int dirfd, const char *name, size_t max, char **ret_buf,
+			    size_t *ret_len, struct err *e);
 
 /* Writes all of BUF to fd, retrying short writes and EINTR. 0 or -errno. */
 int fs_write_all(int fd, const void *buf, size_t len);
@@ -61,32 +68,34 @@ int fs_write_all(int fd, const void *buf, size_t len);
  * Replaces NAME in dirfd with BUF atomically: temp file in the same directory,
  * fsync, rename, fsync of the directory. Returns 0 or -1.
  */
-int fs_write_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
-		       struct err *e);
+_must_check_ int fs_write_atomic_at(int dirfd, const char *name, const void *buf, size_t len,
+				    mode_t mode, struct err *e);
 /*
  * The same without the two fsyncs: readers see the old or the new content, never a mix,
  * but after a crash the file may be either, or empty. For records that may be lost.
  */
-int fs_replace_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
-		  struct err *e);
+_must_check_ int fs_replace_at(int dirfd, const char *name, const void *buf, size_t len,
+			       mode_t mode, struct err *e);
 
 /*
  * Removes NAME under dirfd recursively without following symlinks and
  * without crossing into other mounts. A missing NAME is success.
  */
-int fs_rm_rf_at(int dirfd, const char *name, struct err *e);
+_must_check_ int fs_rm_rf_at(int dirfd, const char *name, struct err *e);
 
 /* Creates a fresh private (0700) directory PREFIX-<8 random chars> under dirfd; its name goes to ret_name. */
-int fs_mkdtemp_at(int dirfd, const char *prefix, char *ret_name, size_t size, struct err *e);
+_must_check_ int fs_mkdtemp_at(int dirfd, const char *prefix, char *ret_name, size_t size,
+			       struct err *e);
 
 /* Replaces (or creates) symlink NAME -> TARGET atomically. Returns 0 or -1. */
-int fs_symlink_replace_at(int dirfd, const char *target, const char *name, struct err *e);
+_must_check_ int fs_symlink_replace_at(int dirfd, const char *target, const char *name,
+				       struct err *e);
 
 /*
  * Opens directory NAME under dirfd for readdir(), not following a symlink in
  * NAME. Returns a DIR (which owns its own fd) or NULL with e set.
  */
-DIR *fs_opendir_at(int dirfd, const char *name, struct err *e);
+_must_check_ DIR *fs_opendir_at(int dirfd, const char *name, struct err *e);
 
 /*
  * Makes the tree under dirfd durable: every regular file and directory in it,
@@ -95,7 +104,7 @@ DIR *fs_opendir_at(int dirfd, const char *name, struct err *e);
  * this tree is written, not the rest of its file system (which syncfs would).
  * Returns 0 or -1.
  */
-int fs_sync_tree(int dirfd, struct err *e);
+_must_check_ int fs_sync_tree(int dirfd, struct err *e);
 
 /* The path fd refers to, as this process sees it (/proc/self/fd). 0 or -errno. */
 int fs_fd_path(int fd, char *buf, size_t size);

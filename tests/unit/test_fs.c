@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/fs.h"
@@ -75,10 +76,10 @@ static void in_root(struct scratch_fixture *f)
 	close(fd);
 
 	assert_int_equal(fs_dir_in_root(f->fd, "/missing/dir", false, &e), -1);
-	assert_int_equal(errno, ENOENT);
+	assert_int_equal(err_errnum(&e), ENOENT);
 	assert_non_null(strstr(e.msg, "'/missing/dir'"));
 	assert_int_equal(fs_dir_in_root(f->fd, "/loop1/x", true, &e), -1);
-	assert_int_equal(errno, ELOOP);
+	assert_int_equal(err_errnum(&e), ELOOP);
 
 	/* A file opened through an absolute link to a file. */
 	fd = openat(f->fd, "var/home/os-release", O_WRONLY | O_CREAT, 0644);
@@ -90,6 +91,7 @@ static void in_root(struct scratch_fixture *f)
 	close(fd);
 	assert_int_equal(fs_open_in_root(f->fd, "/os-release", O_RDONLY, 0, FS_NOFOLLOW_LAST, &e),
 			 -1);
+	assert_int_equal(err_errnum(&e), ELOOP);
 	/* Creating a file follows a dangling absolute link into the root. */
 	assert_int_equal(symlinkat("/var/new-file", f->fd, "dangling"), 0);
 	fd = fs_open_in_root(f->fd, "dangling", O_WRONLY | O_CREAT, 0644, 0, &e);
@@ -107,9 +109,9 @@ static void in_root(struct scratch_fixture *f)
 	close(fd);
 	/* Not a directory, at the end and on the way. */
 	assert_int_equal(fs_dir_in_root(f->fd, "/os-release", false, &e), -1);
-	assert_int_equal(errno, ENOTDIR);
+	assert_int_equal(err_errnum(&e), ENOTDIR);
 	assert_int_equal(fs_open_in_root(f->fd, "/os-release/x", O_RDONLY, 0, 0, &e), -1);
-	assert_int_equal(errno, ENOTDIR);
+	assert_int_equal(err_errnum(&e), ENOTDIR);
 	/* O_PATH with FS_NOFOLLOW_LAST, or with O_NOFOLLOW, opens the link itself. */
 	fd = fs_open_in_root(f->fd, "/home", O_PATH, 0, FS_NOFOLLOW_LAST, &e);
 	assert_true(fd >= 0);
@@ -199,12 +201,74 @@ static void test_atomic_write_and_rm(void **state)
 	assert_false(fs_symlink_is(f->fd, "cur", "a"));
 }
 
+/*
+ * The cause travels in the error, not in the global errno: each failure below is checked
+ * after errno has been overwritten, as any cleanup on the way back up may do.
+ */
+static void test_errors_carry_errno(void **state)
+{
+	struct scratch_fixture *f = *state;
+	char *buf = NULL, name[32];
+	size_t len = 0;
+	struct err e;
+	pid_t pid;
+	int status;
+
+	err_clear(&e);
+	assert_int_equal(symlinkat("target", f->fd, "link"), 0);
+	assert_int_equal(mkdirat(f->fd, "private", 0700), 0);
+
+	assert_int_equal(fs_read_at(f->fd, "missing", 100, &buf, &len, &e), -1);
+	errno = 0;
+	assert_int_equal(err_errnum(&e), ENOENT);
+	assert_non_null(strstr(e.msg, "'missing'"));
+	assert_null(buf);
+
+	assert_int_equal(fs_read_at(f->fd, "link", 100, &buf, &len, &e), -1);
+	errno = EBADF;
+	assert_int_equal(err_errnum(&e), ELOOP);
+
+	assert_null(fs_opendir_at(f->fd, "missing", &e));
+	errno = 0;
+	assert_int_equal(err_errnum(&e), ENOENT);
+
+	assert_int_equal(fs_mkdtemp_at(f->fd, "missing/x", name, sizeof(name), &e), -1);
+	errno = 0;
+	assert_int_equal(err_errnum(&e), ENOENT);
+
+	/* Context added on the way up keeps the cause; a new error without one drops it. */
+	err_wrap(&e, "stage");
+	assert_int_equal(err_errnum(&e), ENOENT);
+	err_set(&e, EXIT_VERIFY, "digest mismatch");
+	assert_int_equal(err_errnum(&e), 0);
+	err_errno(&e, EXIT_UNEXPECTED, EIO, "read");
+	err_clear(&e);
+	assert_int_equal(err_errnum(&e), 0);
+
+	/* EACCES needs a process without root's override: a child that drops to nobody. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd;
+
+		if (setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(2);
+		fd = fs_open_in_root(f->fd, "/private/x", O_RDONLY, 0, 0, &e);
+		errno = 0;
+		_exit(fd == -1 && err_errnum(&e) == EACCES && e.code == EXIT_USAGE ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_in_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_in_root_walked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_atomic_write_and_rm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_errors_carry_errno, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,9 +23,9 @@ static int setup(void **state)
 	if (scratch_fixture_setup(state, "hostpath") < 0)
 		return -1;
 	f = *state;
-	snprintf(p, sizeof(p), "mkdir -p %s/usr/local %s/home/kubernetes/bin %s/etc", f->root,
-		 f->root, f->root);
-	if (system(p) != 0 || symlinkat("/", f->fd, "home/kubernetes/bin/toroot") < 0 ||
+	if (snprintf(p, sizeof(p), "mkdir -p %s/usr/local %s/home/kubernetes/bin %s/etc", f->root,
+		     f->root, f->root) >= (int)sizeof(p) ||
+	    system(p) != 0 || symlinkat("/", f->fd, "home/kubernetes/bin/toroot") < 0 ||
 	    symlinkat("../../../usr", f->fd, "home/kubernetes/bin/tousr") < 0 ||
 	    symlinkat("/nowhere/at/all", f->fd, "home/kubernetes/bin/dangling") < 0 ||
 	    symlinkat("/etc", f->fd, "etc-link") < 0)
