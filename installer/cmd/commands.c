@@ -370,61 +370,61 @@ static json_object *strv_json(const struct strv *s)
 	return a;
 }
 
+/* One option's value under its key, from the table. */
+static void option_json(json_object *o, const struct config *c, const struct config_option *opt)
+{
+	const void *field = (const char *)c + opt->offset;
+	char key[64];
+
+	switch (opt->kind) {
+	case CONFIG_STRING:
+		json_object_object_add(o, opt->json, json_string_or_null(*(char *const *)field));
+		break;
+	case CONFIG_LIST:
+		json_object_object_add(o, opt->json, strv_json(field));
+		break;
+	case CONFIG_BOOL:
+		json_object_object_add(o, opt->json, json_object_new_boolean(*(const bool *)field));
+		break;
+	case CONFIG_MAX_AGE:
+		if (*(const unsigned *)field == INDEX_MAX_AGE_REPO) {
+			json_object_object_add(o, opt->json, json_object_new_string("repository"));
+			break;
+		}
+		/* fall through */
+	case CONFIG_UINT:
+		json_object_object_add(o, opt->json,
+				       json_object_new_int64(*(const unsigned *)field));
+		break;
+	case CONFIG_LOG_FORMAT:
+		json_object_object_add(
+			o, opt->json,
+			json_object_new_string(c->log_format == LOG_FORMAT_JSON ? "json" : "text"));
+		break;
+	case CONFIG_SPEED_FLOOR:
+		snprintf(key, sizeof(key), "%s_bytes", opt->json);
+		json_object_object_add(o, key, json_object_new_int64(c->speed_floor_bytes));
+		snprintf(key, sizeof(key), "%s_s", opt->json);
+		json_object_object_add(o, key, json_object_new_int64(c->speed_floor_s));
+		break;
+	case CONFIG_COUNT:
+	case CONFIG_HELP:
+	case CONFIG_VERSION:
+		break;
+	}
+}
+
 int config_run(const struct config *c, struct err *e)
 {
 	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
-	struct strv unknown = {0};
+	int r = config_preflight(c, e);
 
-	if (config_unknown_env(&unknown) < 0)
-		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "config");
-#define STR(k, v) json_object_object_add(o, k, (v) ? json_object_new_string(v) : NULL)
-#define BOOL(k, v) json_object_object_add(o, k, json_object_new_boolean(v))
-#define INT(k, v) json_object_object_add(o, k, json_object_new_int((int)(v)))
-#define STRV(k, v) json_object_object_add(o, k, strv_json(v))
-	STR("root", c->root);
-	STR("log_format", c->log_format == LOG_FORMAT_JSON ? "json" : "text");
-	STRV("repos", &c->repos);
-	STRV("repo_keys", &c->repo_keys);
-	STR("driver_version", c->driver_version);
-	STR("install_dir", c->install_dir);
-	STR("container_dir", c->container_dir);
-	STR("cache_dir", c->cache_dir);
-	STR("kernel_release", c->kernel_release);
-	BOOL("skip_modules", c->skip_modules);
-	INT("fetch_timeout_s", c->fetch_timeout_s);
-	INT("fetch_retries", c->fetch_retries);
-	INT("fetch_speed_floor_bytes", c->speed_floor_bytes);
-	INT("fetch_speed_floor_s", c->speed_floor_s);
-	STR("ca_file", c->ca_file);
-	BOOL("allow_index_rollback", c->allow_index_rollback);
-	if (c->index_max_age_s != INDEX_MAX_AGE_REPO)
-		INT("index_max_age_s", c->index_max_age_s);
-	else
-		json_object_object_add(o, "index_max_age_s", json_object_new_string("repository"));
-	STRV("module_certs", &c->module_certs);
-	STRV("modules", &c->modules);
-	STRV("module_args", &c->module_args);
-	BOOL("no_unload_conflicts", c->no_unload_conflicts);
-	STR("kernel_keyring_cert", c->kernel_keyring_cert);
-	STR("cdi_dir", c->cdi_dir);
-	STR("cdi_kind", c->cdi_kind);
-	BOOL("cdi_replace", c->cdi_replace);
-	STR("metrics_file", c->metrics_file);
-	STRV("host_mounts", &c->host_mounts);
-	BOOL("skip_verify", c->skip_verify);
-	STRV("environment_read", &c->env_used);
-	STRV("environment_unknown", &unknown);
-#undef STR
-#undef BOOL
-#undef INT
-#undef STRV
-	print_json(o);
-	if (unknown.n > 0) {
-		err_set(e, EXIT_USAGE, "unknown environment variable %s%s", unknown.v[0],
-			unknown.n > 1 ? " (and more)" : "");
-		err_hint(e, "check the spelling against docs/configuration.md");
-		strv_clear(&unknown);
-		return -1;
+	for (size_t i = 0; i < config_n_options; i++) {
+		if (config_options[i].json)
+			option_json(o, c, &config_options[i]);
 	}
-	return 0;
+	json_object_object_add(o, "environment_read", strv_json(&c->env_used));
+	json_object_object_add(o, "environment_unknown", strv_json(&c->env_unknown));
+	print_json(o);
+	return r;
 }

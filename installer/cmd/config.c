@@ -1,13 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
 
 #include "cdi.h"
 #include "cmd/config.h"
+#include "kernel.h"
+#include "kmods.h"
+#include "modsig.h"
 #include "repo.h"
-
+#include "util/log.h"
+#include "verify.h"
 int strv_push(struct strv *s, const char *value)
 {
 	char **v = reallocarray(s->v, s->n + 2, sizeof(char *));
@@ -81,10 +89,17 @@ int config_set_log_format(struct config *c, const char *value, struct err *e)
 	return 0;
 }
 
-static bool env_bool(const char *v)
+int config_set_bool(bool *field, const char *name, const char *value, struct err *e)
 {
-	return v &&
-	       (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0 || strcasecmp(v, "yes") == 0);
+	static const char *const yes[] = {"1", "true", "yes"}, *const no[] = {"0", "false", "no"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (strcasecmp(value, yes[i]) == 0 || strcasecmp(value, no[i]) == 0) {
+			*field = strcasecmp(value, yes[i]) == 0;
+			return 0;
+		}
+	}
+	return err_set(e, EXIT_USAGE, "%s: '%s' is not 1/0, true/false or yes/no", name, value);
 }
 
 int config_set_speed_floor(struct config *c, const char *name, const char *value, struct err *e)
@@ -102,114 +117,324 @@ int config_set_speed_floor(struct config *c, const char *name, const char *value
 	return 0;
 }
 
-enum env_kind { ENV_STRING, ENV_LIST, ENV_BOOL, ENV_UINT, ENV_LOG_FORMAT, ENV_SPEED_FLOOR };
+#define F(field) offsetof(struct config, field)
+#define XSTR(x) #x
+#define STR(x) XSTR(x)
+#define REPO_CMDS (CFG_INSTALL | CFG_LIST | CFG_DOCTOR | CFG_MIRROR)
 
-/* Every environment variable the installer reads: the one place they are read. */
-static const struct env_var {
-	const char *name;
-	enum env_kind kind;
-	size_t offset;
-	unsigned min, max; /* ENV_UINT */
-} env_vars[] = {
-	/* First: an error in a later variable is reported in the format asked for. */
-	{"NVIDIA_INSTALLER_LOG_FORMAT", ENV_LOG_FORMAT, 0, 0, 0},
-	{"ROOT_MOUNT_DIR", ENV_STRING, offsetof(struct config, root), 0, 0},
-	{"NVIDIA_DRIVER_REPO", ENV_LIST, offsetof(struct config, repos), 0, 0},
-	{"NVIDIA_DRIVER_REPO_KEY", ENV_LIST, offsetof(struct config, repo_keys), 0, 0},
-	{"NVIDIA_DRIVER_VERSION", ENV_STRING, offsetof(struct config, driver_version), 0, 0},
-	{"NVIDIA_INSTALL_DIR_HOST", ENV_STRING, offsetof(struct config, install_dir), 0, 0},
-	{"NVIDIA_INSTALL_DIR_CONTAINER", ENV_STRING, offsetof(struct config, container_dir), 0, 0},
-	{"NVIDIA_CACHE_DIR", ENV_STRING, offsetof(struct config, cache_dir), 0, 0},
-	{"NVIDIA_KERNEL_RELEASE", ENV_STRING, offsetof(struct config, kernel_release), 0, 0},
-	{"NVIDIA_SKIP_MODULES", ENV_BOOL, offsetof(struct config, skip_modules), 0, 0},
-	{"NVIDIA_FETCH_TIMEOUT", ENV_UINT, offsetof(struct config, fetch_timeout_s), 1, 86400},
-	{"NVIDIA_FETCH_RETRIES", ENV_UINT, offsetof(struct config, fetch_retries), 0, 100},
-	{"NVIDIA_FETCH_SPEED_FLOOR", ENV_SPEED_FLOOR, 0, 0, 0},
-	{"NVIDIA_CA_FILE", ENV_STRING, offsetof(struct config, ca_file), 0, 0},
-	{"NVIDIA_INDEX_MAX_AGE", ENV_UINT, offsetof(struct config, index_max_age_s), 0,
-	 REPO_MAX_AGE_LIMIT},
-	{"NVIDIA_ALLOW_INDEX_ROLLBACK", ENV_BOOL, offsetof(struct config, allow_index_rollback), 0,
-	 0},
-	{"NVIDIA_MODULE_CERT", ENV_LIST, offsetof(struct config, module_certs), 0, 0},
-	{"NVIDIA_MODULES", ENV_LIST, offsetof(struct config, modules), 0, 0},
-	{"NVIDIA_MODULE_ARGS", ENV_LIST, offsetof(struct config, module_args), 0, 0},
-	{"NVIDIA_NO_UNLOAD_CONFLICTS", ENV_BOOL, offsetof(struct config, no_unload_conflicts), 0,
-	 0},
-	{"NVIDIA_KERNEL_KEYRING_CERT", ENV_STRING, offsetof(struct config, kernel_keyring_cert), 0,
-	 0},
-	{"NVIDIA_CDI_DIR", ENV_STRING, offsetof(struct config, cdi_dir), 0, 0},
-	{"NVIDIA_CDI_KIND", ENV_STRING, offsetof(struct config, cdi_kind), 0, 0},
-	{"NVIDIA_CDI_REPLACE", ENV_BOOL, offsetof(struct config, cdi_replace), 0, 0},
-	{"NVIDIA_METRICS_FILE", ENV_STRING, offsetof(struct config, metrics_file), 0, 0},
-	{"NVIDIA_HOST_MOUNT", ENV_LIST, offsetof(struct config, host_mounts), 0, 0},
-	{"NVIDIA_SKIP_VERIFY", ENV_BOOL, offsetof(struct config, skip_verify), 0, 0},
+/*
+ * Every option: the one place each is described. The order is --help's, the docs' and
+ * `config --json`'s. A row with a variable reads it (config_init); a row with a json key
+ * is shown by `config --json`. Two rows may share a long name for disjoint commands.
+ */
+const struct config_option config_options[] = {
+	{"root", 0, "ROOT_MOUNT_DIR", CONFIG_STRING, F(root), 0, 0, CFG_ALL, CONFIG_NONEMPTY, "DIR",
+	 "/", NULL, "root", "host root file system"},
+	{"log-format", 0, "NVIDIA_INSTALLER_LOG_FORMAT", CONFIG_LOG_FORMAT, F(log_format), 0, 0,
+	 CFG_ALL, 0, "text|json", "text", NULL, "log_format", "the format of log lines"},
+	{"verbose", 'v', NULL, CONFIG_COUNT, F(log_level), 0, 0, CFG_ALL, 0, NULL, NULL, NULL, NULL,
+	 "more detail; twice for libcurl's"},
+	{"help", 'h', NULL, CONFIG_HELP, 0, 0, 0, CFG_ALL, 0, NULL, NULL, NULL, NULL,
+	 "show this help"},
+	{"version", 0, NULL, CONFIG_VERSION, 0, 0, 0, CFG_GLOBAL, 0, NULL, NULL, NULL, NULL,
+	 "print the version"},
+	{"repo", 0, "NVIDIA_DRIVER_REPO", CONFIG_LIST, F(repos), 0, 0, REPO_CMDS, 0, "URL", NULL,
+	 NULL, "repos", "repository base URL; mirrors are tried in order"},
+	{"repo-key", 0, "NVIDIA_DRIVER_REPO_KEY", CONFIG_LIST, F(repo_keys), 0, 0, REPO_CMDS, 0,
+	 "FILE", NULL, "`" VERIFY_KEYS_DIR "/*.pem`", "repo_keys", "trusted index signing key"},
+	{"driver-version", 0, "NVIDIA_DRIVER_VERSION", CONFIG_STRING, F(driver_version), 0, 0,
+	 CFG_INSTALL | CFG_DOCTOR, 0, "V", "default", NULL, "driver_version",
+	 "a tag (default, latest), a version (550.90.07) or a branch (550)"},
+	/* mirror copies several versions; it does not read NVIDIA_DRIVER_VERSION. */
+	{"driver-version", 0, NULL, CONFIG_LIST, F(mirror_versions), 0, 0, CFG_MIRROR, 0, "V", NULL,
+	 "all", NULL, "a tag (default, latest), a version (550.90.07) or a branch (550)"},
+	{"install-dir", 0, "NVIDIA_INSTALL_DIR_HOST", CONFIG_STRING, F(install_dir), 0, 0,
+	 CFG_INSTALL | CFG_STATUS | CFG_UNINSTALL | CFG_DOCTOR, CONFIG_NONEMPTY, "PATH",
+	 DEFAULT_INSTALL_DIR, NULL, "install_dir", "host install dir"},
+	{"container-dir", 0, "NVIDIA_INSTALL_DIR_CONTAINER", CONFIG_STRING, F(container_dir), 0, 0,
+	 CFG_INSTALL | CFG_STATUS | CFG_DOCTOR, CONFIG_NONEMPTY, "PATH", DEFAULT_CONTAINER_DIR,
+	 NULL, "container_dir", "where workloads see it"},
+	{"cache-dir", 0, "NVIDIA_CACHE_DIR", CONFIG_STRING, F(cache_dir), 0, 0,
+	 CFG_INSTALL | CFG_LIST | CFG_STATUS | CFG_DOCTOR, CONFIG_NONEMPTY, "PATH",
+	 DEFAULT_CACHE_DIR, NULL, "cache_dir", "host package cache"},
+	{"kernel-release", 0, "NVIDIA_KERNEL_RELEASE", CONFIG_STRING, F(kernel_release), 0, 0,
+	 CFG_INSTALL | CFG_LIST | CFG_STATUS | CFG_VERIFY | CFG_UNINSTALL | CFG_DOCTOR, 0, "R",
+	 NULL, "`uname -r`", "kernel_release", "target kernel"},
+	{"module-cert", 0, "NVIDIA_MODULE_CERT", CONFIG_LIST, F(module_certs), 0, 0,
+	 CFG_INSTALL | CFG_VERIFY, 0, "FILE", NULL, NULL, "module_certs",
+	 "certificate modules must be signed with"},
+	{"modules", 0, "NVIDIA_MODULES", CONFIG_LIST, F(modules), 0, 0, CFG_INSTALL, 0, "LIST",
+	 NULL, "`" KERNEL_DEFAULT_MODULES "`", "modules", "modules to load"},
+	{"module-arg", 0, "NVIDIA_MODULE_ARGS", CONFIG_LIST, F(module_args), 0, 0, CFG_INSTALL, 0,
+	 "M.K=V", NULL, NULL, "module_args", "module parameter"},
+	{"no-unload-conflicts", 0, "NVIDIA_NO_UNLOAD_CONFLICTS", CONFIG_BOOL,
+	 F(no_unload_conflicts), 0, 0, CFG_INSTALL, 0, NULL, NULL, NULL, "no_unload_conflicts",
+	 "refuse instead of unloading nouveau"},
+	{"cdi-dir", 0, "NVIDIA_CDI_DIR", CONFIG_STRING, F(cdi_dir), 0, 0,
+	 CFG_INSTALL | CFG_STATUS | CFG_UNINSTALL | CFG_DOCTOR, CONFIG_NONEMPTY, "PATH",
+	 DEFAULT_CDI_DIR, NULL, "cdi_dir", "host dir of the CDI spec"},
+	{"cdi-kind", 0, "NVIDIA_CDI_KIND", CONFIG_STRING, F(cdi_kind), 0, 0,
+	 CFG_INSTALL | CFG_STATUS | CFG_DOCTOR, CONFIG_NONEMPTY, "KIND", CDI_KIND, NULL, "cdi_kind",
+	 "the spec's CDI kind"},
+	{"cdi-replace", 0, "NVIDIA_CDI_REPLACE", CONFIG_BOOL, F(cdi_replace), 0, 0, CFG_INSTALL, 0,
+	 NULL, NULL, NULL, "cdi_replace", "set aside another producer's spec of that kind"},
+	{"host-mount", 0, "NVIDIA_HOST_MOUNT", CONFIG_LIST, F(host_mounts), 0, 0, CFG_INSTALL, 0,
+	 "PATH", NULL, NULL, "host_mounts", "also bind the install dir here"},
+	{"metrics-file", 0, "NVIDIA_METRICS_FILE", CONFIG_STRING, F(metrics_file), 0, 0,
+	 CFG_INSTALL, 0, "PATH", NULL, NULL, "metrics_file", "write a Prometheus textfile"},
+	{"skip-verify", 0, "NVIDIA_SKIP_VERIFY", CONFIG_BOOL, F(skip_verify), 0, 0, CFG_INSTALL, 0,
+	 NULL, NULL, NULL, "skip_verify", "no NVML check: hosts without a GPU only"},
+	{"kernel-keyring-cert", 0, "NVIDIA_KERNEL_KEYRING_CERT", CONFIG_STRING,
+	 F(kernel_keyring_cert), 0, 0, CFG_INSTALL, 0, "FILE", NULL, NULL, "kernel_keyring_cert",
+	 "add to .secondary_trusted_keys first"},
+	{"skip-modules", 0, "NVIDIA_SKIP_MODULES", CONFIG_BOOL, F(skip_modules), 0, 0,
+	 CFG_INSTALL | CFG_UNINSTALL, 0, NULL, NULL, NULL, "skip_modules",
+	 "install user space only; the kernel is not touched"},
+	{"dry-run", 0, NULL, CONFIG_BOOL, F(dry_run), 0, 0, CFG_INSTALL, 0, NULL, NULL, NULL, NULL,
+	 "resolve and print the plan; change nothing"},
+	{"fetch-timeout", 0, "NVIDIA_FETCH_TIMEOUT", CONFIG_UINT, F(fetch_timeout_s), 1, 86400,
+	 REPO_CMDS, 0, "SEC", "600", NULL, "fetch_timeout_s", "time budget for all downloads"},
+	{"fetch-retries", 0, "NVIDIA_FETCH_RETRIES", CONFIG_UINT, F(fetch_retries), 0, 100,
+	 REPO_CMDS, 0, "N", "5", NULL, "fetch_retries", "retry rounds over the mirrors"},
+	{"fetch-speed-floor", 0, "NVIDIA_FETCH_SPEED_FLOOR", CONFIG_SPEED_FLOOR,
+	 F(speed_floor_bytes), 0, 0, REPO_CMDS, 0, "B:S", "1024:30", NULL, "fetch_speed_floor",
+	 "a transfer under B bytes/s for S s is retried"},
+	{"ca-file", 0, "NVIDIA_CA_FILE", CONFIG_STRING, F(ca_file), 0, 0, REPO_CMDS, 0, "FILE",
+	 NULL, NULL, "ca_file", "also trust these CA certificates for https://"},
+	{"index-max-age", 0, "NVIDIA_INDEX_MAX_AGE", CONFIG_MAX_AGE, F(index_max_age_s), 0,
+	 REPO_MAX_AGE_LIMIT, CFG_INSTALL, 0, "SEC", NULL, "the index's `max_age`",
+	 "index_max_age_s", "reuse a cached index fetched less than SEC ago; 0: always ask"},
+	{"allow-index-rollback", 0, "NVIDIA_ALLOW_INDEX_ROLLBACK", CONFIG_BOOL,
+	 F(allow_index_rollback), 0, 0, REPO_CMDS, 0, NULL, NULL, NULL, "allow_index_rollback",
+	 "accept an index older than one accepted before"},
+	{"to", 0, NULL, CONFIG_STRING, F(mirror_to), 0, 0, CFG_MIRROR, 0, "DIR", NULL, NULL, NULL,
+	 "the mirror's directory"},
+	{"kernel", 0, NULL, CONFIG_LIST, F(mirror_kernels), 0, 0, CFG_MIRROR, 0, "R", NULL, "all",
+	 NULL, "only packages for this kernel"},
+	{"json", 0, NULL, CONFIG_BOOL, F(json), 0, 0,
+	 CFG_INSTALL | CFG_LIST | CFG_STATUS | CFG_VERIFY | CFG_DOCTOR | CFG_MIRROR, 0, NULL, NULL,
+	 NULL, NULL, "machine-readable output on stdout (docs/json.md); install: with --dry-run"},
 };
+const size_t config_n_options = ARRAY_SIZE(config_options);
 
-static int env_apply(struct config *c, const struct env_var *ev, const char *v, struct err *e)
+const struct config_option *config_option_find(const char *name, unsigned cmd)
 {
-	void *field = (char *)c + ev->offset;
+	for (size_t i = 0; i < ARRAY_SIZE(config_options); i++) {
+		if ((config_options[i].cmds & cmd) && strcmp(config_options[i].name, name) == 0)
+			return &config_options[i];
+	}
+	return NULL;
+}
 
-	switch (ev->kind) {
-	case ENV_STRING:
-		return *v ? config_set(field, v, e) : 0;
-	case ENV_LIST:
-		return strv_push_split(field, v) < 0
-			       ? err_errno(e, EXIT_UNEXPECTED, ENOMEM, "%s", ev->name)
+const char *config_option_default(const struct config_option *o, char *buf, size_t size)
+{
+	if (o->def)
+		return o->def;
+	if (o->value) {
+		snprintf(buf, size, "`%s`", o->value);
+		return buf;
+	}
+	if (o->kind == CONFIG_COUNT || o->kind == CONFIG_HELP || o->kind == CONFIG_VERSION)
+		return "";
+	return o->kind == CONFIG_BOOL ? "off" : "none";
+}
+
+/* "--repo-key (NVIDIA_DRIVER_REPO_KEY)", or "--dry-run". */
+static const char *label(const struct config_option *o, char *buf, size_t size)
+{
+	snprintf(buf, size, "--%s%s%s%s", o->name, o->env ? " (" : "", o->env ? o->env : "",
+		 o->env ? ")" : "");
+	return buf;
+}
+
+/* Applies VALUE to O's field; NAME is how a message calls it (an option or a variable). */
+static int apply(struct config *c, const struct config_option *o, const char *name,
+		 const char *value, struct err *e)
+{
+	void *field = (char *)c + o->offset;
+
+	switch (o->kind) {
+	case CONFIG_STRING:
+		return config_set(field, value, e);
+	case CONFIG_LIST:
+		return strv_push_split(field, value) < 0
+			       ? err_errno(e, EXIT_UNEXPECTED, ENOMEM, "%s", name)
 			       : 0;
-	case ENV_BOOL:
-		if (env_bool(v))
+	case CONFIG_BOOL:
+		if (!value) {
 			*(bool *)field = true;
+			return 0;
+		}
+		return config_set_bool(field, name, value, e);
+	case CONFIG_UINT:
+	case CONFIG_MAX_AGE:
+		return config_set_uint(field, name, value, o->min, o->max, e);
+	case CONFIG_LOG_FORMAT:
+		return config_set_log_format(c, value, e) < 0 ? err_wrap(e, "%s", name) : 0;
+	case CONFIG_SPEED_FLOOR:
+		return config_set_speed_floor(c, name, value, e);
+	case CONFIG_COUNT:
+		c->log_level = c->log_level < LOG_DEBUG ? c->log_level + 1 : LOG_DEBUG;
 		return 0;
-	case ENV_UINT:
-		return *v ? config_set_uint(field, ev->name, v, ev->min, ev->max, e) : 0;
-	case ENV_LOG_FORMAT:
-		return *v && config_set_log_format(c, v, e) < 0 ? err_wrap(e, "%s", ev->name) : 0;
-	case ENV_SPEED_FLOOR:
-		return *v ? config_set_speed_floor(c, ev->name, v, e) : 0;
+	case CONFIG_HELP:
+	case CONFIG_VERSION:
+		break;
+	}
+	return err_set(e, EXIT_UNEXPECTED, "%s: not a setting", name);
+}
+
+int config_apply_arg(struct config *c, const struct config_option *o, const char *value,
+		     bool *cleared, struct err *e)
+{
+	char name[64];
+	size_t i = (size_t)(o - config_options);
+
+	snprintf(name, sizeof(name), "--%s", o->name);
+	/* One rule for every list: the command line's replaces the environment's. */
+	if (o->kind == CONFIG_LIST && !cleared[i]) {
+		strv_clear((struct strv *)((char *)c + o->offset));
+		cleared[i] = true;
+	}
+	return apply(c, o, name, value, e);
+}
+
+/* The container toolkit's variables (nvidia-container-toolkit, docs/configuration.md). */
+static bool is_toolkit_var(const char *name, size_t n)
+{
+	static const char *const exact[] = {"NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
+					    "NVIDIA_DISABLE_REQUIRE"};
+	static const char *const prefix[] = {"NVIDIA_REQUIRE_", "NVIDIA_MIG_"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(exact); i++) {
+		if (strlen(exact[i]) == n && strncmp(name, exact[i], n) == 0)
+			return true;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(prefix); i++) {
+		if (n > strlen(prefix[i]) && strncmp(name, prefix[i], strlen(prefix[i])) == 0)
+			return true;
+	}
+	return false;
+}
+
+static bool is_known_var(const char *name, size_t n)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(config_options); i++) {
+		const char *v = config_options[i].env;
+
+		if (v && strlen(v) == n && strncmp(v, name, n) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Optimal string alignment distance, capped: the answer is min(distance, CAP + 1). */
+#define NEAR_MISS_MAX 2
+#define NAME_CAP 64
+static unsigned edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned d[NAME_CAP + 1][NAME_CAP + 1];
+
+	if (la > NAME_CAP || lb > NAME_CAP)
+		return NEAR_MISS_MAX + 1;
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = (unsigned)i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++) {
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned cost = a[i - 1] != b[j - 1], best = d[i - 1][j - 1] + cost;
+
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	}
+	return d[la][lb];
+}
+
+const char *config_near_miss(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(config_options); i++) {
+		const char *v = config_options[i].env;
+
+		if (v && strncmp(v, "NVIDIA_", 7) == 0 && edit_distance(name, v) <= NEAR_MISS_MAX)
+			return v;
+	}
+	return NULL;
+}
+
+/* The NVIDIA_* variables set that are neither ours nor the container toolkit's. */
+static int scan_unknown(struct strv *ret)
+{
+	extern char **environ;
+
+	/* Under secure execution (setuid, file capabilities) no variable is read. */
+	if (getauxval(AT_SECURE))
+		return 0;
+	for (char **p = environ; p && *p; p++) {
+		size_t n = strcspn(*p, "=");
+		_cleanup_free_ char *name = NULL;
+
+		if (strncmp(*p, "NVIDIA_", 7) != 0 || is_known_var(*p, n) || is_toolkit_var(*p, n))
+			continue;
+		name = strndup(*p, n);
+		if (!name || strv_push(ret, name) < 0)
+			return -ENOMEM;
 	}
 	return 0;
+}
+
+static int env_apply(struct config *c, const struct config_option *o, const char *v, struct err *e)
+{
+	if (*v)
+		return apply(c, o, o->env, v, e);
+	if (o->flags & CONFIG_NONEMPTY) {
+		char buf[128];
+
+		err_set(e, EXIT_USAGE, "%s is set but empty", o->env);
+		err_hint(e, "give it a value, or unset it for the default (%s)",
+			 config_option_default(o, buf, sizeof(buf)));
+		return -1;
+	}
+	return 0; /* empty: as if unset */
 }
 
 static int config_from_env(struct config *c, struct err *e)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(env_vars); i++) {
-		const char *v = getenv(env_vars[i].name);
+	/* First: an error in a later variable is reported in the format asked for. */
+	const struct config_option *log_format = config_option_find("log-format", CFG_GLOBAL);
 
+	for (size_t i = 0; i <= ARRAY_SIZE(config_options); i++) {
+		const struct config_option *o = i == 0 ? log_format : &config_options[i - 1];
+		const char *v;
+
+		if (!o->env || (i > 0 && o == log_format))
+			continue;
+		/* Not followed under secure execution: a setuid copy is not steered by its caller. */
+		v = secure_getenv(o->env);
 		if (!v)
 			continue;
-		if (env_apply(c, &env_vars[i], v, e) < 0 ||
-		    strv_push(&c->env_used, env_vars[i].name) < 0)
+		if (env_apply(c, o, v, e) < 0 || strv_push(&c->env_used, o->env) < 0)
 			return err_is_set(e) ? -1
 					     : err_errno(e, EXIT_UNEXPECTED, ENOMEM, "environment");
 	}
+	if (scan_unknown(&c->env_unknown) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "environment");
 	return 0;
 }
 
-int config_unknown_env(struct strv *ret)
+/* What the hand-over prepends to: passed on to CMD, never interpreted here. */
+static int inherit(char **field, const char *name, struct err *e)
 {
-	extern char **environ;
+	const char *v = secure_getenv(name);
 
-	for (char **p = environ; p && *p; p++) {
-		size_t n = strcspn(*p, "=");
-		bool known = false;
-
-		if (strncmp(*p, "NVIDIA_", 7) != 0)
-			continue;
-		for (size_t i = 0; i < ARRAY_SIZE(env_vars) && !known; i++)
-			known = strlen(env_vars[i].name) == n &&
-				strncmp(env_vars[i].name, *p, n) == 0;
-		/* NVIDIA_VISIBLE_DEVICES and friends belong to the container toolkit. */
-		if (!known && strncmp(*p, "NVIDIA_VISIBLE_DEVICES=", 23) != 0 &&
-		    strncmp(*p, "NVIDIA_DRIVER_CAPABILITIES=", 27) != 0 &&
-		    strncmp(*p, "NVIDIA_REQUIRE_", 15) != 0) {
-			char name[128];
-
-			snprintf(name, sizeof(name), "%.*s", (int)n, *p);
-			if (strv_push(ret, name) < 0)
-				return -ENOMEM;
-		}
-	}
-	return 0;
+	return v ? config_set(field, v, e) : 0;
 }
 
 int config_init(struct config *c, struct err *e)
@@ -217,47 +442,109 @@ int config_init(struct config *c, struct err *e)
 	memset(c, 0, sizeof(*c));
 	c->log_format = LOG_FORMAT_TEXT;
 	c->log_level = LOG_INFO;
-	c->fetch_timeout_s = DEFAULT_FETCH_TIMEOUT_S;
-	c->speed_floor_bytes = DEFAULT_SPEED_FLOOR_BYTES;
-	c->speed_floor_s = DEFAULT_SPEED_FLOOR_SECONDS;
-	c->fetch_retries = DEFAULT_FETCH_RETRIES;
 	c->index_max_age_s = INDEX_MAX_AGE_REPO;
-	if (config_set(&c->root, "/", e) < 0 || config_set(&c->driver_version, "default", e) < 0 ||
-	    config_set(&c->install_dir, DEFAULT_INSTALL_DIR, e) < 0 ||
-	    config_set(&c->container_dir, DEFAULT_CONTAINER_DIR, e) < 0 ||
-	    config_set(&c->cache_dir, DEFAULT_CACHE_DIR, e) < 0 ||
-	    config_set(&c->cdi_dir, DEFAULT_CDI_DIR, e) < 0 ||
-	    config_set(&c->cdi_kind, CDI_KIND, e) < 0)
+	for (size_t i = 0; i < ARRAY_SIZE(config_options); i++) {
+		const struct config_option *o = &config_options[i];
+
+		if (o->value && apply(c, o, o->name, o->value, e) < 0)
+			return -1;
+	}
+	if (inherit(&c->inherited_path, "PATH", e) < 0 ||
+	    inherit(&c->inherited_ld_library_path, "LD_LIBRARY_PATH", e) < 0)
 		return -1;
 	return config_from_env(c, e);
 }
 
 void config_done(struct config *c)
 {
-	free(c->root);
-	free(c->driver_version);
-	free(c->install_dir);
-	free(c->container_dir);
-	free(c->cache_dir);
-	free(c->kernel_release);
-	strv_clear(&c->repos);
-	strv_clear(&c->repo_keys);
-	strv_clear(&c->module_certs);
-	strv_clear(&c->modules);
-	strv_clear(&c->module_args);
-	free(c->kernel_keyring_cert);
-	free(c->cdi_dir);
-	free(c->cdi_kind);
-	free(c->metrics_file);
-	free(c->ca_file);
-	strv_clear(&c->host_mounts);
+	for (size_t i = 0; i < ARRAY_SIZE(config_options); i++) {
+		const struct config_option *o = &config_options[i];
+		void *field = (char *)c + o->offset;
+
+		if (o->kind == CONFIG_STRING) {
+			free(*(char **)field);
+			*(char **)field = NULL;
+		} else if (o->kind == CONFIG_LIST) {
+			strv_clear(field);
+		}
+	}
+	/* Not options. */
 	strv_clear(&c->env_used);
-	free(c->mirror_to);
-	strv_clear(&c->mirror_kernels);
-	strv_clear(&c->mirror_versions);
+	strv_clear(&c->env_unknown);
+	free(c->inherited_path);
+	free(c->inherited_ld_library_path);
 	strv_clear(&c->exec_argv);
 	strv_clear(&c->files);
 	memset(c, 0, sizeof(*c));
+}
+
+int config_check_env(const struct config *c, bool refuse_near_miss, struct err *e)
+{
+	for (size_t i = 0; i < c->env_unknown.n; i++) {
+		const char *near = config_near_miss(c->env_unknown.v[i]);
+
+		if (near && refuse_near_miss) {
+			err_set(e, EXIT_USAGE, "unknown environment variable %s; did you mean %s?",
+				c->env_unknown.v[i], near);
+			err_hint(e, "correct its name in the DaemonSet's env");
+			return -1;
+		}
+		if (near)
+			log_kv(LOG_WARN, "config", "unknown environment variable ignored",
+			       "variable", c->env_unknown.v[i], "did_you_mean", near, LOG_END);
+		else
+			log_kv(LOG_WARN, "config", "unknown environment variable ignored",
+			       "variable", c->env_unknown.v[i], LOG_END);
+	}
+	return 0;
+}
+
+/*
+ * Problems found while checking: the first one stops config_validate; the pre-flight
+ * check goes on, logs each, and counts them.
+ */
+struct problems {
+	bool all;
+	size_t n;
+	struct err *e;
+};
+
+/* Takes the problem in P->e's place (ONE): returns -1 to stop, 0 to go on. */
+static int problem_err(struct problems *p, struct err *one)
+{
+	p->n++;
+	if (!p->all) {
+		if (one != p->e)
+			*p->e = *one;
+		return -1;
+	}
+	if (one->hint[0])
+		log_kv(LOG_ERROR, "config", one->msg, "fix", one->hint, LOG_END);
+	else
+		log_kv(LOG_ERROR, "config", one->msg, LOG_END);
+	err_clear(one);
+	return 0;
+}
+
+static int problem(struct problems *p, const char *fmt, ...) _printf_(2, 3);
+static int problem(struct problems *p, const char *fmt, ...)
+{
+	struct err one;
+	va_list ap;
+
+	err_clear(&one);
+	one.code = EXIT_USAGE;
+	va_start(ap, fmt);
+	vsnprintf(one.msg, sizeof(one.msg), fmt, ap);
+	va_end(ap);
+	return problem_err(p, &one);
+}
+
+static const char *label_of(const char *name, char *buf, size_t size)
+{
+	const struct config_option *o = config_option_find(name, CFG_ALL);
+
+	return o ? label(o, buf, size) : name;
 }
 
 static bool url_scheme_ok(const char *u)
@@ -266,6 +553,12 @@ static bool url_scheme_ok(const char *u)
 	       strncmp(u, "file://", 7) == 0;
 }
 
+/* file:///abs or file://localhost/abs: a path the repository's files are found under. */
+static bool file_url_is_absolute(const char *u)
+{
+	return strncmp(u, "file://", 7) != 0 || u[7] == '/' ||
+	       strncmp(u + 7, "localhost/", 10) == 0;
+}
 /*
  * Host paths get suffixes appended (".versions/<version>-<sha12>/firmware/nvidia/<version>/...",
  * mount and ld.so.conf lines): a path this long leaves them room within PATH_MAX, so that no
@@ -303,49 +596,230 @@ static int check_host_path(const char *name, const char *p, struct err *e)
 	return 0;
 }
 
-static int bad_version(const char *v, struct err *e)
+static int check_version(struct problems *p, const char *name, const char *v)
 {
-	return err_set(
-		e, EXIT_USAGE,
-		"driver version '%s' is not 'default', 'latest', a version (550.90.07) or a branch (550)",
-		v);
+	char buf[96];
+
+	if (repo_request_is_valid(v))
+		return 0;
+	return problem(
+		p,
+		"%s: driver version '%s' is not 'default', 'latest', a version (550.90.07) or a branch (550)",
+		label_of(name, buf, sizeof(buf)), v);
+}
+
+static int check_path(struct problems *p, const char *name, const char *value)
+{
+	char buf[96];
+	struct err one;
+
+	err_clear(&one);
+	if (check_host_path(label_of(name, buf, sizeof(buf)), value, &one) < 0)
+		return problem_err(p, &one);
+	return 0;
+}
+
+static int check_all(const struct config *c, struct problems *p)
+{
+	char buf[96];
+
+	for (size_t i = 0; i < c->repos.n; i++) {
+		const char *u = c->repos.v[i];
+
+		if (!url_scheme_ok(u) &&
+		    problem(p, "%s: repository '%s' is not an https://, http:// or file:// URL",
+			    label_of("repo", buf, sizeof(buf)), u) < 0)
+			return -1;
+		if (url_scheme_ok(u) && !file_url_is_absolute(u) &&
+		    problem(p,
+			    "%s: repository '%s' is a relative file:// URL; write file:///ABSOLUTE/PATH",
+			    label_of("repo", buf, sizeof(buf)), u) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < c->mirror_versions.n; i++) {
+		if (check_version(p, "--driver-version", c->mirror_versions.v[i]) < 0)
+			return -1;
+	}
+	if (check_version(p, "driver-version", c->driver_version) < 0)
+		return -1;
+	if (c->kernel_release && (strchr(c->kernel_release, '/') || !*c->kernel_release) &&
+	    problem(p, "%s: kernel release '%s' is not a release name",
+		    label_of("kernel-release", buf, sizeof(buf)), c->kernel_release) < 0)
+		return -1;
+	if (c->root[0] != '/' && problem(p, "%s: '%s' must be an absolute path",
+					 label_of("root", buf, sizeof(buf)), c->root) < 0)
+		return -1;
+	if (!cdi_kind_is_valid(c->cdi_kind) &&
+	    problem(p,
+		    "%s: '%s' is not a CDI kind: VENDOR/CLASS, each starting with a letter, ending with a letter or digit, of letters, digits, '-', '_', '.'",
+		    label_of("cdi-kind", buf, sizeof(buf)), c->cdi_kind) < 0)
+		return -1;
+	if (check_path(p, "install-dir", c->install_dir) < 0 ||
+	    check_path(p, "container-dir", c->container_dir) < 0 ||
+	    check_path(p, "cache-dir", c->cache_dir) < 0 ||
+	    check_path(p, "cdi-dir", c->cdi_dir) < 0 ||
+	    (c->metrics_file && check_path(p, "metrics-file", c->metrics_file) < 0))
+		return -1;
+	for (size_t i = 0; i < c->host_mounts.n; i++) {
+		if (check_path(p, "host-mount", c->host_mounts.v[i]) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 int config_validate(const struct config *c, struct err *e)
 {
-	for (size_t i = 0; i < c->repos.n; i++) {
-		if (!url_scheme_ok(c->repos.v[i])) {
-			err_set(e, EXIT_USAGE,
-				"repository '%s' is not an https://, http:// or file:// URL",
-				c->repos.v[i]);
+	struct problems p = {.all = false, .e = e};
+
+	return check_all(c, &p);
+}
+
+/* A file the shipped manifests carry until the operator puts a real key there. */
+static int check_placeholder(struct problems *p, const char *name, const char *path)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	char buf[4096], lbl[96];
+	size_t n;
+
+	if (!f)
+		return 0; /* the loader names the cause */
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	if (!strstr(buf, "REPLACE-WITH-"))
+		return 0;
+	return problem(p, "%s: '%s' is the manifest's placeholder, not a key",
+		       label_of(name, lbl, sizeof(lbl)), path) < 0
+		       ? -1
+		       : 1;
+}
+
+static int check_keys(const struct config *c, struct problems *p)
+{
+	char lbl[96];
+
+	label_of("repo-key", lbl, sizeof(lbl));
+	if (c->repo_keys.n == 0) {
+		_cleanup_(verify_keys_freep) struct keyset *ks = NULL;
+		struct err one;
+
+		err_clear(&one);
+		if (verify_keys_load(NULL, 0, VERIFY_KEYS_DIR, &ks, &one) < 0) {
+			err_wrap(&one, "%s", lbl);
+			return problem_err(p, &one);
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < c->repo_keys.n; i++) {
+		_cleanup_(verify_keys_freep) struct keyset *ks = NULL;
+		struct err one;
+		int r = check_placeholder(p, "repo-key", c->repo_keys.v[i]);
+
+		if (r < 0)
 			return -1;
+		err_clear(&one);
+		if (r == 0 &&
+		    verify_keys_load(&c->repo_keys.v[i], 1, VERIFY_KEYS_DIR, &ks, &one) < 0) {
+			err_wrap(&one, "%s", lbl);
+			if (problem_err(p, &one) < 0)
+				return -1;
 		}
 	}
-	for (size_t i = 0; i < c->mirror_versions.n; i++) {
-		if (!repo_request_is_valid(c->mirror_versions.v[i]))
-			return bad_version(c->mirror_versions.v[i], e);
-	}
-	if (!repo_request_is_valid(c->driver_version))
-		return bad_version(c->driver_version, e);
-	if (c->kernel_release && (strchr(c->kernel_release, '/') || !*c->kernel_release))
-		return err_set(e, EXIT_USAGE, "kernel release '%s' is not a release name",
-			       c->kernel_release);
-	if (c->root[0] != '/')
-		return err_set(e, EXIT_USAGE, "--root '%s' must be an absolute path", c->root);
-	if (!cdi_kind_is_valid(c->cdi_kind))
-		return err_set(
-			e, EXIT_USAGE,
-			"--cdi-kind '%s' is not a CDI kind: VENDOR/CLASS, each starting with a letter, ending with a letter or digit, of letters, digits, '-', '_', '.'",
-			c->cdi_kind);
-	if (check_host_path("--install-dir", c->install_dir, e) < 0 ||
-	    check_host_path("--container-dir", c->container_dir, e) < 0 ||
-	    check_host_path("--cache-dir", c->cache_dir, e) < 0 ||
-	    check_host_path("--cdi-dir", c->cdi_dir, e) < 0 ||
-	    (c->metrics_file && check_host_path("--metrics-file", c->metrics_file, e) < 0))
-		return -1;
-	for (size_t i = 0; i < c->host_mounts.n; i++) {
-		if (check_host_path("--host-mount", c->host_mounts.v[i], e) < 0)
+	return 0;
+}
+
+static int check_certs(const struct config *c, struct problems *p)
+{
+	char lbl[96];
+
+	label_of("module-cert", lbl, sizeof(lbl));
+	for (size_t i = 0; i < c->module_certs.n; i++) {
+		_cleanup_(modsig_certs_freep) struct modsig_certs *certs = NULL;
+		struct err one;
+		int r = check_placeholder(p, "module-cert", c->module_certs.v[i]);
+
+		if (r < 0)
 			return -1;
+		err_clear(&one);
+		if (r == 0 && modsig_certs_load(&c->module_certs.v[i], 1, &certs, &one) < 0) {
+			err_wrap(&one, "%s", lbl);
+			if (problem_err(p, &one) < 0)
+				return -1;
+		}
 	}
 	return 0;
+}
+
+/* Each MODULE.KEY=VALUE well formed, for a module of the set to load. */
+static int check_module_args(const struct config *c, struct problems *p)
+{
+	struct strv set = {0};
+	char lbl[96];
+	int r = 0;
+
+	label_of("module-arg", lbl, sizeof(lbl));
+	for (size_t i = 0; i < (c->modules.n ? c->modules.n : 1); i++) {
+		if (strv_push_split(&set, c->modules.n ? c->modules.v[i] : KERNEL_DEFAULT_MODULES) <
+		    0) {
+			strv_clear(&set);
+			return err_errno(p->e, EXIT_UNEXPECTED, ENOMEM, "config");
+		}
+	}
+	for (size_t i = 0; i < set.n; i++)
+		kmods_normalise_name(set.v[i]);
+	for (size_t a = 0; a < c->module_args.n && r == 0; a++) {
+		char module[KMODS_NAME_MAX], kv[512], mods[64];
+		bool in_set = false;
+		struct err one;
+
+		err_clear(&one);
+		if (kmods_parse_arg(c->module_args.v[a], module, sizeof(module), kv, sizeof(kv),
+				    &one) < 0) {
+			err_wrap(&one, "%s", lbl);
+			r = problem_err(p, &one);
+			continue;
+		}
+		for (size_t i = 0; i < set.n && !in_set; i++)
+			in_set = strcmp(set.v[i], module) == 0;
+		if (!in_set)
+			r = problem(
+				p, "%s: '%s' names '%s', which is not in the set being loaded (%s)",
+				lbl, c->module_args.v[a], module,
+				label_of("modules", mods, sizeof(mods)));
+	}
+	strv_clear(&set);
+	return r;
+}
+
+int config_preflight(const struct config *c, struct err *e)
+{
+	struct problems p = {.all = true, .e = e};
+	char lbl[96];
+
+	if (check_all(c, &p) < 0)
+		return -1;
+	if (c->repos.n == 0 &&
+	    problem(&p, "%s: no repository configured", label_of("repo", lbl, sizeof(lbl))) < 0)
+		return -1;
+	if (check_keys(c, &p) < 0 || check_certs(c, &p) < 0 || check_module_args(c, &p) < 0)
+		return -1;
+	if (c->kernel_keyring_cert && access(c->kernel_keyring_cert, R_OK) < 0 &&
+	    problem(&p, "%s: '%s': %s", label_of("kernel-keyring-cert", lbl, sizeof(lbl)),
+		    c->kernel_keyring_cert, strerror(errno)) < 0)
+		return -1;
+	if (c->ca_file && access(c->ca_file, R_OK) < 0 &&
+	    problem(&p, "%s: '%s': %s", label_of("ca-file", lbl, sizeof(lbl)), c->ca_file,
+		    strerror(errno)) < 0)
+		return -1;
+	for (size_t i = 0; i < c->env_unknown.n; i++) {
+		const char *near = config_near_miss(c->env_unknown.v[i]);
+
+		if (problem(&p, "unknown environment variable %s%s%s%s", c->env_unknown.v[i],
+			    near ? "; did you mean " : "", near ? near : "", near ? "?" : "") < 0)
+			return -1;
+	}
+	if (p.n == 0)
+		return 0;
+	err_set(e, EXIT_USAGE, "%zu problem(s) in the configuration, each logged above", p.n);
+	err_hint(e, "correct them against docs/configuration.md");
+	return -1;
 }

@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The installer's configuration: defaults, then environment (how DaemonSets
- * configure it), then the command line. Environment variables are read here
- * and nowhere else; docs/configuration.md lists them.
+ * configure it), then the command line. One table, config_options[], describes
+ * every option: its long name, its environment variable, its kind and limits,
+ * its field, the commands that take it, its help and its default. The command
+ * line parser (main.c), the environment reader, `config --json`, config_done(),
+ * `--help` and `--help-options` (which tests/tools/options-doc.py holds the docs
+ * against) all read it. Environment variables are read here and nowhere else;
+ * docs/configuration.md lists them.
  */
 #pragma once
 
@@ -13,16 +18,13 @@
 #include "util/err.h"
 #include "util/log.h"
 
+/* Defaults: config_options[] applies them and documents them (--help, the docs). */
 #define DEFAULT_INSTALL_DIR "/home/kubernetes/bin/nvidia"
 #define DEFAULT_CONTAINER_DIR "/usr/local/nvidia"
 #define DEFAULT_CACHE_DIR "/var/cache/nvidia-driver-installer"
-#define DEFAULT_FETCH_TIMEOUT_S 600
-#define DEFAULT_FETCH_RETRIES 5
+#define DEFAULT_CDI_DIR "/var/run/cdi"
 /* --index-max-age unset: the repository's "max_age" decides (docs/repository-format.md). */
 #define INDEX_MAX_AGE_REPO UINT_MAX
-#define DEFAULT_SPEED_FLOOR_BYTES 1024 /* a transfer slower than this ... */
-#define DEFAULT_SPEED_FLOOR_SECONDS 30 /* ... for this long is dead */
-#define DEFAULT_CDI_DIR "/var/run/cdi"
 
 /* A growable list of owned strings. */
 struct strv {
@@ -55,7 +57,11 @@ struct config {
 	char *metrics_file;	 /* host path of a Prometheus textfile, or NULL */
 	struct strv host_mounts; /* more host paths to bind the install dir onto */
 	bool skip_verify;
-	struct strv env_used; /* the environment variables that were set and read */
+	struct strv env_used;	 /* the environment variables that were set and read */
+	struct strv env_unknown; /* NVIDIA_* variables set that the installer does not know */
+	/* Inherited, not options: what the hand-over (install -- CMD) prepends to. */
+	char *inherited_path;
+	char *inherited_ld_library_path;
 
 	/* mirror */
 	char *mirror_to;
@@ -83,20 +89,84 @@ struct config {
 	bool json;
 };
 
+/* The commands an option applies to (struct config_option.cmds). */
+enum config_cmd {
+	CFG_INSTALL = 1 << 0, /* install, and config (which checks install's configuration) */
+	CFG_LIST = 1 << 1,
+	CFG_STATUS = 1 << 2,
+	CFG_UNINSTALL = 1 << 3,
+	CFG_VERIFY = 1 << 4,
+	CFG_DOCTOR = 1 << 5,
+	CFG_MIRROR = 1 << 6,
+	CFG_GLOBAL = 1 << 7, /* accepted before the command too */
+	CFG_ALL = CFG_INSTALL | CFG_LIST | CFG_STATUS | CFG_UNINSTALL | CFG_VERIFY | CFG_DOCTOR |
+		  CFG_MIRROR | CFG_GLOBAL,
+};
+
+enum config_kind {
+	CONFIG_STRING,	    /* char *; an empty variable is unset unless CONFIG_NONEMPTY */
+	CONFIG_LIST,	    /* struct strv; comma or white-space separated, here and on the line */
+	CONFIG_BOOL,	    /* bool; a flag, or a variable spelt 1/0, true/false, yes/no */
+	CONFIG_UINT,	    /* unsigned within [min, max] */
+	CONFIG_MAX_AGE,	    /* CONFIG_UINT, INDEX_MAX_AGE_REPO when unset */
+	CONFIG_LOG_FORMAT,  /* enum log_format */
+	CONFIG_SPEED_FLOOR, /* "BYTES:SECONDS": speed_floor_bytes and speed_floor_s */
+	CONFIG_COUNT,	    /* -v: enum log_level, one step per use */
+	CONFIG_HELP,	    /* -h: handled by the parser */
+	CONFIG_VERSION,	    /* --version: handled by the parser */
+};
+
+/* An empty value of the variable is refused (a default must not stand in for it). */
+#define CONFIG_NONEMPTY (1u << 0)
+
+struct config_option {
+	const char *name; /* long option, without "--" */
+	int short_name;	  /* 'v', 'h', or 0 */
+	const char *env;  /* its environment variable, or NULL */
+	enum config_kind kind;
+	size_t offset; /* of its field in struct config */
+	unsigned min, max;
+	unsigned cmds; /* enum config_cmd */
+	unsigned flags;
+	const char *arg;   /* the argument's name in --help, or NULL for a flag */
+	const char *value; /* the default config_init applies, as a command line value, or NULL */
+	const char *def;   /* the default in words (markdown) where it is not `value`, or NULL */
+	const char *json;  /* its key in `config --json`, or NULL */
+	const char *help;
+};
+
+extern const struct config_option config_options[];
+extern const size_t config_n_options;
+
+/* The row of --NAME that COMMAND (enum config_cmd) takes, or NULL. */
+const struct config_option *config_option_find(const char *name, unsigned cmd);
+
+/*
+ * Applies an option's value as given on the command line (VALUE NULL for a flag).
+ * A list option's first use on the command line replaces the environment's list;
+ * CLEARED (one bool per row of config_options) remembers which were replaced.
+ * Returns 0, or -1 (EXIT_USAGE naming the option).
+ */
+int config_apply_arg(struct config *c, const struct config_option *o, const char *value,
+		     bool *cleared, struct err *e);
+
 /* "BYTES:SECONDS" into the speed floor. 0, or -1 (EXIT_USAGE). */
 _must_check_ int config_set_speed_floor(struct config *c, const char *name, const char *value,
 					struct err *e);
 
-/* Fills defaults, then applies the environment. Returns 0, or -1 (EXIT_USAGE). */
+/*
+ * Fills defaults, then applies the environment, and records the variables read
+ * (env_used) and the NVIDIA_* variables not known (env_unknown; the container
+ * toolkit's own are left alone). Returns 0, or -1 (EXIT_USAGE naming the variable).
+ */
 _must_check_ int config_init(struct config *c, struct err *e);
 void config_done(struct config *c);
 
 /*
- * Lists the NVIDIA_* variables in the environment that the installer does not
- * know (a typo in a DaemonSet), leaving the container toolkit's own alone.
- * Returns 0 or -ENOMEM.
+ * Whether NAME, an NVIDIA_* variable not known, is a near miss of one that is
+ * (at most two edits or transpositions away). Returns the known name, or NULL.
  */
-int config_unknown_env(struct strv *ret);
+const char *config_near_miss(const char *name);
 
 /* Replaces a string setting. Returns 0, or -1 on ENOMEM. */
 _must_check_ int config_set(char **field, const char *value, struct err *e);
@@ -104,5 +174,26 @@ _must_check_ int config_set(char **field, const char *value, struct err *e);
 _must_check_ int config_set_uint(unsigned *field, const char *name, const char *value, unsigned min,
 				 unsigned max, struct err *e);
 _must_check_ int config_set_log_format(struct config *c, const char *value, struct err *e);
+/* Parses a boolean variable: 1/0, true/false, yes/no (any case). Returns 0, or -1 (EXIT_USAGE). */
+_must_check_ int config_set_bool(bool *field, const char *name, const char *value, struct err *e);
+
 /* Checks what the options cannot check one by one. Returns 0, or -1 (EXIT_USAGE). */
 _must_check_ int config_validate(const struct config *c, struct err *e);
+
+/*
+ * The pre-flight check of `config`: everything config_validate checks, then what
+ * install would fail on before it touches anything (no repository, a repository key or
+ * module certificate that is missing, unreadable, a placeholder or not a key, a
+ * malformed module argument), and every unknown NVIDIA_* variable. Each problem is
+ * logged (ERROR, stage "config"). Returns 0, or -1 (EXIT_USAGE, counting them).
+ */
+_must_check_ int config_preflight(const struct config *c, struct err *e);
+
+/* The default as the docs write it: def, else `value`, else "off" (a flag) or "none". */
+const char *config_option_default(const struct config_option *o, char *buf, size_t size);
+
+/*
+ * Logs (WARN) each unknown NVIDIA_* variable; with REFUSE_NEAR_MISS, a near miss of a
+ * known one is refused instead. Returns 0, or -1 (EXIT_USAGE naming the variable).
+ */
+_must_check_ int config_check_env(const struct config *c, bool refuse_near_miss, struct err *e);

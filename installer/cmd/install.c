@@ -566,10 +566,9 @@ static int ensure_installed(const struct config *c, struct plan *p, int root_fd,
 	return expose_run(c, root_fd, publish_fd(dir), &p->host, p->current.driver_version, e);
 }
 
-/* Prepends DIR/SUB to the list in variable NAME. */
-static int env_prepend(const char *name, const char *dir, const char *sub)
+/* Sets variable NAME to DIR/SUB, then OLD (the inherited value, config_init's). */
+static int env_prepend(const char *name, const char *old, const char *dir, const char *sub)
 {
-	const char *old = getenv(name);
 	_cleanup_free_ char *v = NULL;
 
 	if (asprintf(&v, "%s/%s%s%s", dir, sub, old && *old ? ":" : "", old ? old : "") < 0)
@@ -591,8 +590,8 @@ static int hand_over(const struct config *c, int root_fd, struct err *e)
 
 	if (fd < 0 || (r = fs_fd_path(fd, dir, sizeof(dir))) < 0)
 		return err_wrap(e, "hand-over");
-	if ((r = env_prepend("LD_LIBRARY_PATH", dir, "lib64")) < 0 ||
-	    (r = env_prepend("PATH", dir, "bin")) < 0)
+	if ((r = env_prepend("LD_LIBRARY_PATH", c->inherited_ld_library_path, dir, "lib64")) < 0 ||
+	    (r = env_prepend("PATH", c->inherited_path, dir, "bin")) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, -r, "hand-over: environment");
 	log_kv(LOG_INFO, "install", "handing over", "command", c->exec_argv.v[0], "install_dir",
 	       dir, LOG_END);

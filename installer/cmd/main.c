@@ -24,215 +24,66 @@
 
 #define PROG "nvidia-driver-installer"
 
-enum cmd_bit {
-	C_INSTALL = 1 << 0,
-	C_LIST = 1 << 1,
-	C_STATUS = 1 << 2,
-	C_UNINSTALL = 1 << 3,
-	C_VERIFY = 1 << 4,
-	C_DOCTOR = 1 << 5,
-	C_MIRROR = 1 << 6,
-	C_GLOBAL = 1 << 7, /* accepted before the command too */
-	C_ALL = C_INSTALL | C_LIST | C_STATUS | C_UNINSTALL | C_VERIFY | C_DOCTOR | C_MIRROR |
-		C_GLOBAL,
-};
-
-enum opt_id {
-	O_ROOT = 256,
-	O_LOG_FORMAT,
-	O_REPO,
-	O_REPO_KEY,
-	O_DRIVER_VERSION,
-	O_INSTALL_DIR,
-	O_CONTAINER_DIR,
-	O_CACHE_DIR,
-	O_KERNEL_RELEASE,
-	O_SKIP_MODULES,
-	O_DRY_RUN,
-	O_FETCH_TIMEOUT,
-	O_FETCH_RETRIES,
-	O_SPEED_FLOOR,
-	O_CA_FILE,
-	O_ALLOW_ROLLBACK,
-	O_INDEX_MAX_AGE,
-	O_JSON,
-	O_VERSION,
-	O_MODULE_CERT,
-	O_MODULES,
-	O_MODULE_ARG,
-	O_NO_UNLOAD_CONFLICTS,
-	O_KEYRING_CERT,
-	O_CDI_DIR,
-	O_CDI_KIND,
-	O_CDI_REPLACE,
-	O_METRICS_FILE,
-	O_HOST_MOUNT,
-	O_SKIP_VERIFY,
-	O_TO,
-	O_KERNEL,
-};
-
-struct opt {
-	struct option o;
-	unsigned cmds;
-	const char *arg;
-	const char *help;
-};
-
-static const struct opt opts[] = {
-	{{"root", required_argument, NULL, O_ROOT},
-	 C_ALL,
-	 "DIR",
-	 "host root file system (ROOT_MOUNT_DIR, default /)"},
-	{{"log-format", required_argument, NULL, O_LOG_FORMAT},
-	 C_ALL,
-	 "FMT",
-	 "text or json (NVIDIA_INSTALLER_LOG_FORMAT)"},
-	{{"verbose", no_argument, NULL, 'v'}, C_ALL, NULL, "more detail; twice for libcurl's"},
-	{{"help", no_argument, NULL, 'h'}, C_ALL, NULL, "show this help"},
-	{{"version", no_argument, NULL, O_VERSION}, C_GLOBAL, NULL, "print the version"},
-	{{"repo", required_argument, NULL, O_REPO},
-	 C_INSTALL | C_LIST | C_DOCTOR | C_MIRROR,
-	 "URL",
-	 "repository base URL, repeatable (NVIDIA_DRIVER_REPO, comma-separated)"},
-	{{"repo-key", required_argument, NULL, O_REPO_KEY},
-	 C_INSTALL | C_LIST | C_DOCTOR | C_MIRROR,
-	 "FILE",
-	 "trusted index signing key, repeatable (NVIDIA_DRIVER_REPO_KEY)"},
-	{{"driver-version", required_argument, NULL, O_DRIVER_VERSION},
-	 C_INSTALL | C_DOCTOR | C_MIRROR,
-	 "V",
-	 "default, latest, 550.90.07 or 550 (NVIDIA_DRIVER_VERSION)"},
-	{{"install-dir", required_argument, NULL, O_INSTALL_DIR},
-	 C_INSTALL | C_STATUS | C_UNINSTALL | C_DOCTOR,
-	 "PATH",
-	 "host install dir (NVIDIA_INSTALL_DIR_HOST)"},
-	{{"container-dir", required_argument, NULL, O_CONTAINER_DIR},
-	 C_INSTALL | C_STATUS | C_DOCTOR,
-	 "PATH",
-	 "where workloads see it (NVIDIA_INSTALL_DIR_CONTAINER)"},
-	{{"cache-dir", required_argument, NULL, O_CACHE_DIR},
-	 C_INSTALL | C_LIST | C_STATUS | C_DOCTOR,
-	 "PATH",
-	 "host package cache (NVIDIA_CACHE_DIR)"},
-	{{"kernel-release", required_argument, NULL, O_KERNEL_RELEASE},
-	 C_INSTALL | C_LIST | C_STATUS | C_VERIFY | C_UNINSTALL | C_DOCTOR,
-	 "R",
-	 "target kernel (NVIDIA_KERNEL_RELEASE; default uname -r)"},
-	{{"module-cert", required_argument, NULL, O_MODULE_CERT},
-	 C_INSTALL | C_VERIFY,
-	 "FILE",
-	 "certificate modules must be signed with, repeatable (NVIDIA_MODULE_CERT)"},
-	{{"modules", required_argument, NULL, O_MODULES},
-	 C_INSTALL,
-	 "LIST",
-	 "modules to load (NVIDIA_MODULES; default nvidia,nvidia-modeset,nvidia-drm,nvidia-uvm)"},
-	{{"module-arg", required_argument, NULL, O_MODULE_ARG},
-	 C_INSTALL,
-	 "M.K=V",
-	 "module parameter, repeatable (NVIDIA_MODULE_ARGS)"},
-	{{"no-unload-conflicts", no_argument, NULL, O_NO_UNLOAD_CONFLICTS},
-	 C_INSTALL,
-	 NULL,
-	 "refuse instead of unloading nouveau (NVIDIA_NO_UNLOAD_CONFLICTS=1)"},
-	{{"cdi-dir", required_argument, NULL, O_CDI_DIR},
-	 C_INSTALL | C_STATUS | C_UNINSTALL | C_DOCTOR,
-	 "PATH",
-	 "host dir of the CDI spec (NVIDIA_CDI_DIR, default /var/run/cdi)"},
-	{{"cdi-kind", required_argument, NULL, O_CDI_KIND},
-	 C_INSTALL | C_STATUS | C_DOCTOR,
-	 "KIND",
-	 "the spec's CDI kind (NVIDIA_CDI_KIND, default nvidia.com/gpu)"},
-	{{"cdi-replace", no_argument, NULL, O_CDI_REPLACE},
-	 C_INSTALL,
-	 NULL,
-	 "set aside another producer's spec of that kind (NVIDIA_CDI_REPLACE=1)"},
-	{{"host-mount", required_argument, NULL, O_HOST_MOUNT},
-	 C_INSTALL,
-	 "PATH",
-	 "also bind the install dir here, repeatable (NVIDIA_HOST_MOUNT)"},
-	{{"metrics-file", required_argument, NULL, O_METRICS_FILE},
-	 C_INSTALL,
-	 "PATH",
-	 "write a Prometheus textfile (NVIDIA_METRICS_FILE)"},
-	{{"skip-verify", no_argument, NULL, O_SKIP_VERIFY},
-	 C_INSTALL,
-	 NULL,
-	 "no NVML check: hosts without a GPU only (NVIDIA_SKIP_VERIFY=1)"},
-	{{"kernel-keyring-cert", required_argument, NULL, O_KEYRING_CERT},
-	 C_INSTALL,
-	 "FILE",
-	 "add to .secondary_trusted_keys first (NVIDIA_KERNEL_KEYRING_CERT)"},
-	{{"skip-modules", no_argument, NULL, O_SKIP_MODULES},
-	 C_INSTALL | C_UNINSTALL,
-	 NULL,
-	 "install user space only; the kernel is not touched (NVIDIA_SKIP_MODULES=1)"},
-	{{"dry-run", no_argument, NULL, O_DRY_RUN},
-	 C_INSTALL,
-	 NULL,
-	 "resolve and print the plan; change nothing"},
-	{{"fetch-timeout", required_argument, NULL, O_FETCH_TIMEOUT},
-	 C_INSTALL | C_LIST | C_DOCTOR | C_MIRROR,
-	 "SEC",
-	 "time budget for all downloads (NVIDIA_FETCH_TIMEOUT, default 600)"},
-	{{"fetch-retries", required_argument, NULL, O_FETCH_RETRIES},
-	 C_INSTALL | C_LIST | C_DOCTOR | C_MIRROR,
-	 "N",
-	 "retry rounds over the mirrors (NVIDIA_FETCH_RETRIES, default 5)"},
-	{{"fetch-speed-floor", required_argument, NULL, O_SPEED_FLOOR},
-	 C_INSTALL | C_LIST | C_DOCTOR | C_MIRROR,
-	 "B:S",
-	 "a transfer under B bytes/s for S s is retried (NVIDIA_FETCH_SPEED_FLOOR, 1024:30)"},
-	{{"ca-file", required_argument, NULL, O_CA_FILE},
-	 C_INSTALL | C_LIST | C_DOCTOR | C_MIRROR,
-	 "FILE",
-	 "also trust these CA certificates for https:// (NVIDIA_CA_FILE)"},
-	{{"index-max-age", required_argument, NULL, O_INDEX_MAX_AGE},
-	 C_INSTALL,
-	 "SEC",
-	 "reuse a cached index fetched less than SEC ago; 0: always ask (NVIDIA_INDEX_MAX_AGE, default: the repository's max_age)"},
-	{{"allow-index-rollback", no_argument, NULL, O_ALLOW_ROLLBACK},
-	 C_INSTALL | C_LIST | C_DOCTOR | C_MIRROR,
-	 NULL,
-	 "accept an index older than one accepted before (NVIDIA_ALLOW_INDEX_ROLLBACK=1)"},
-	{{"to", required_argument, NULL, O_TO}, C_MIRROR, "DIR", "the mirror's directory"},
-	{{"kernel", required_argument, NULL, O_KERNEL},
-	 C_MIRROR,
-	 "R",
-	 "only packages for this kernel, repeatable (default: all)"},
-	{{"json", no_argument, NULL, O_JSON},
-	 C_INSTALL | C_LIST | C_STATUS | C_VERIFY | C_DOCTOR | C_MIRROR,
-	 NULL,
-	 "machine-readable output on stdout (docs/json.md); install: with --dry-run"},
-};
-
 struct command {
 	const char *name;
 	unsigned bit;
 	bool takes_files; /* positional FILE arguments */
+	bool preflight;	  /* config: checks everything, and refuses every unknown variable */
 	int (*run)(const struct config *c, struct err *e);
 	const char *summary;
 };
 
 static const struct command commands[] = {
-	{"install", C_INSTALL, false, install_run, "install the driver this host needs"},
-	{"list-versions", C_LIST, false, list_versions_run,
+	{"install", CFG_INSTALL, false, false, install_run, "install the driver this host needs"},
+	{"list-versions", CFG_LIST, false, false, list_versions_run,
 	 "show the versions this host could install"},
-	{"status", C_STATUS, false, status_run, "show what is installed"},
-	{"uninstall", C_UNINSTALL, false, uninstall_run,
+	{"status", CFG_STATUS, false, false, status_run, "show what is installed"},
+	{"uninstall", CFG_UNINSTALL, false, false, uninstall_run,
 	 "remove the installed driver (cache kept)"},
-	{"doctor", C_DOCTOR, false, doctor_run, "check this node and say how to fix what is wrong"},
-	{"mirror", C_MIRROR, false, mirror_run,
+	{"doctor", CFG_DOCTOR, false, false, doctor_run,
+	 "check this node and say how to fix what is wrong"},
+	{"mirror", CFG_MIRROR, false, false, mirror_run,
 	 "copy the signed index and the packages some kernels and versions need, for air gaps"},
-	{"config", C_INSTALL, false, config_run,
-	 "print the configuration install would use, from flags and environment, and check it"},
-	{"verify-module", C_VERIFY, true, verify_module_run,
+	{"config", CFG_INSTALL, false, true, config_run,
+	 "print the configuration install would use, from flags and environment, and check it as install would before it starts"},
+	{"verify-module", CFG_VERIFY, true, false, verify_module_run,
 	 "check kernel modules' signatures and vermagic as the kernel would"},
 };
 
+/* "--repo URL", "-v, --verbose". */
+/* "--repo URL", "-v, --verbose". */
+static void option_left(const struct config_option *o, char *buf, size_t size)
+{
+	if (o->short_name)
+		snprintf(buf, size, "-%c, --%s%s%s", o->short_name, o->name, o->arg ? " " : "",
+			 o->arg ? o->arg : "");
+	else
+		snprintf(buf, size, "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+}
+
+/* The help text, then "(VARIABLE, default X)" from the table; backquotes dropped. */
+static void option_right(const struct config_option *o, char *buf, size_t size)
+{
+	char def[160], *w = buf, *end = buf + size - 1;
+	const char *d = config_option_default(o, def, sizeof(def));
+	bool show_def = *d && strcmp(d, "none") != 0 && strcmp(d, "off") != 0;
+	char text[512];
+
+	snprintf(text, sizeof(text), "%s%s%s%s%s%s%s%s", o->help,
+		 o->kind == CONFIG_LIST ? "; repeatable or comma-separated" : "",
+		 o->env || show_def ? " (" : "", o->env ? o->env : "",
+		 o->env && show_def ? ", " : "", show_def ? "default " : "", show_def ? d : "",
+		 o->env || show_def ? ")" : "");
+	for (const char *r = text; *r && w < end; r++) {
+		if (*r != '`')
+			*w++ = *r;
+	}
+	*w = '\0';
+}
+
 static void usage(FILE *f, const struct command *cmd)
 {
-	unsigned bit = cmd ? cmd->bit : C_GLOBAL;
+	unsigned bit = cmd ? cmd->bit : CFG_GLOBAL;
 
 	if (cmd) {
 		fprintf(f, "Usage: %s [global options] %s [options]%s\n\n%s.\n\nOptions:\n", PROG,
@@ -247,17 +98,60 @@ static void usage(FILE *f, const struct command *cmd)
 			fprintf(f, "  %-15s %s\n", commands[i].name, commands[i].summary);
 		fprintf(f, "\nGlobal options:\n");
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
-		char left[64];
+	for (size_t i = 0; i < config_n_options; i++) {
+		const struct config_option *o = &config_options[i];
+		char left[64], right[640];
 
-		if (!(opts[i].cmds & bit))
+		if (!(o->cmds & bit))
 			continue;
-		snprintf(left, sizeof(left), "%s--%s%s%s", opts[i].o.val == 'v' ? "-v, " : "",
-			 opts[i].o.name, opts[i].arg ? " " : "", opts[i].arg ? opts[i].arg : "");
-		fprintf(f, "  %-26s %s\n", left, opts[i].help);
+		option_left(o, left, sizeof(left));
+		option_right(o, right, sizeof(right));
+		fprintf(f, "  %-26s %s\n", left, right);
 	}
 	fprintf(f,
 		"\nExit codes: 0 ok, 1 unexpected, 2 usage, 3 no match, 4 unreachable, 5 verification failed, 6 kernel refused the module, 7 driver in use, 8 driver check (NVML) failed, 9 doctor found problems (docs/exit-codes.md).\n");
+}
+
+/*
+ * --help-options (not listed): the table as tab-separated lines, one an option, for
+ * tests/tools/options-doc.py, which holds docs/configuration.md and the README to it:
+ * name, argument, variable, default (as the docs write it), kind, commands, help.
+ */
+static void help_options(void)
+{
+	static const char *const kinds[] = {
+		[CONFIG_STRING] = "string",
+		[CONFIG_LIST] = "list",
+		[CONFIG_BOOL] = "bool",
+		[CONFIG_UINT] = "uint",
+		[CONFIG_MAX_AGE] = "uint",
+		[CONFIG_LOG_FORMAT] = "log-format",
+		[CONFIG_SPEED_FLOOR] = "speed-floor",
+		[CONFIG_COUNT] = "count",
+		[CONFIG_HELP] = "help",
+		[CONFIG_VERSION] = "version",
+	};
+
+	for (size_t i = 0; i < config_n_options; i++) {
+		const struct config_option *o = &config_options[i];
+		char def[160], right[640];
+		const char *sep = "";
+
+		option_right(o, right, sizeof(right));
+		printf("%s\t%s\t%s\t%s\t%s\t", o->name, o->arg ? o->arg : "", o->env ? o->env : "",
+		       config_option_default(o, def, sizeof(def)), kinds[o->kind]);
+		if (o->cmds & CFG_GLOBAL) {
+			printf("global");
+			sep = ",";
+		}
+		for (size_t j = 0; j < ARRAY_SIZE(commands); j++) {
+			if (o->cmds & commands[j].bit) {
+				printf("%s%s", sep, commands[j].name);
+				sep = ",";
+			}
+		}
+		printf("\t%s\n", right);
+	}
 }
 
 /*
@@ -307,159 +201,64 @@ static int usage_error(const struct command *cmd, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-static int apply(struct config *c, int id, const char *arg, struct err *e)
-{
-	switch (id) {
-	case O_ROOT:
-		return config_set(&c->root, arg, e);
-	case O_LOG_FORMAT:
-		return config_set_log_format(c, arg, e);
-	case 'v':
-		c->log_level = c->log_level < LOG_DEBUG ? c->log_level + 1 : LOG_DEBUG;
-		return 0;
-	case O_REPO:
-		return strv_push(&c->repos, arg) < 0 ? err_set(e, EXIT_UNEXPECTED, "out of memory")
-						     : 0;
-	case O_REPO_KEY:
-		return strv_push(&c->repo_keys, arg) < 0
-			       ? err_set(e, EXIT_UNEXPECTED, "out of memory")
-			       : 0;
-	case O_MODULE_CERT:
-		return strv_push(&c->module_certs, arg) < 0
-			       ? err_set(e, EXIT_UNEXPECTED, "out of memory")
-			       : 0;
-	case O_MODULES:
-		strv_clear(&c->modules);
-		return strv_push_split(&c->modules, arg) < 0
-			       ? err_set(e, EXIT_UNEXPECTED, "out of memory")
-			       : 0;
-	case O_MODULE_ARG:
-		return strv_push(&c->module_args, arg) < 0
-			       ? err_set(e, EXIT_UNEXPECTED, "out of memory")
-			       : 0;
-	case O_NO_UNLOAD_CONFLICTS:
-		c->no_unload_conflicts = true;
-		return 0;
-	case O_KEYRING_CERT:
-		return config_set(&c->kernel_keyring_cert, arg, e);
-	case O_CDI_DIR:
-		return config_set(&c->cdi_dir, arg, e);
-	case O_CDI_KIND:
-		return config_set(&c->cdi_kind, arg, e);
-	case O_CDI_REPLACE:
-		c->cdi_replace = true;
-		return 0;
-	case O_METRICS_FILE:
-		return config_set(&c->metrics_file, arg, e);
-	case O_HOST_MOUNT:
-		return strv_push(&c->host_mounts, arg) < 0
-			       ? err_set(e, EXIT_UNEXPECTED, "out of memory")
-			       : 0;
-	case O_SKIP_VERIFY:
-		c->skip_verify = true;
-		return 0;
-	case O_DRIVER_VERSION:
-		/* mirror takes several; install the last one. */
-		if (strv_push(&c->mirror_versions, arg) < 0)
-			return err_set(e, EXIT_UNEXPECTED, "out of memory");
-		return config_set(&c->driver_version, arg, e);
-	case O_TO:
-		return config_set(&c->mirror_to, arg, e);
-	case O_KERNEL:
-		return strv_push(&c->mirror_kernels, arg) < 0
-			       ? err_set(e, EXIT_UNEXPECTED, "out of memory")
-			       : 0;
-	case O_INSTALL_DIR:
-		return config_set(&c->install_dir, arg, e);
-	case O_CONTAINER_DIR:
-		return config_set(&c->container_dir, arg, e);
-	case O_CACHE_DIR:
-		return config_set(&c->cache_dir, arg, e);
-	case O_KERNEL_RELEASE:
-		return config_set(&c->kernel_release, arg, e);
-	case O_SKIP_MODULES:
-		c->skip_modules = true;
-		return 0;
-	case O_DRY_RUN:
-		c->dry_run = true;
-		return 0;
-	case O_FETCH_TIMEOUT:
-		return config_set_uint(&c->fetch_timeout_s, "--fetch-timeout", arg, 1, 86400, e);
-	case O_FETCH_RETRIES:
-		return config_set_uint(&c->fetch_retries, "--fetch-retries", arg, 0, 100, e);
-	case O_SPEED_FLOOR:
-		return config_set_speed_floor(c, "--fetch-speed-floor", arg, e);
-	case O_CA_FILE:
-		return config_set(&c->ca_file, arg, e);
-	case O_ALLOW_ROLLBACK:
-		c->allow_index_rollback = true;
-		return 0;
-	case O_INDEX_MAX_AGE:
-		return config_set_uint(&c->index_max_age_s, "--index-max-age", arg, 0,
-				       REPO_MAX_AGE_LIMIT, e);
-	case O_JSON:
-		c->json = true;
-		return 0;
-	default:
-		return err_set(e, EXIT_UNEXPECTED, "option %d not handled", id);
-	}
-}
+#define OPT_BASE 256 /* getopt's value of row i: OPT_BASE + i */
 
 /*
- * Parses argv for CMD (NULL: the global options before the command).
- * Repeatable list options given on the command line replace the environment's.
- * Returns -1 to go on, else an exit code.
+ * Parses argv for CMD (NULL: the global options before the command), from the table.
+ * A list option given on the command line replaces the environment's list (CLEARED, one
+ * per row, across both slices). Returns -1 to go on, else an exit code.
  */
-static int parse(int argc, char **argv, const struct command *cmd, struct config *c)
+static int parse(int argc, char **argv, const struct command *cmd, struct config *c, bool *cleared)
 {
-	struct option table[ARRAY_SIZE(opts) + 1];
-	unsigned bit = cmd ? cmd->bit : C_GLOBAL;
-	bool repos_cleared = false, keys_cleared = false, certs_cleared = false,
-	     args_cleared = false;
+	_cleanup_free_ struct option *table = calloc(config_n_options + 2, sizeof(*table));
+	unsigned bit = cmd ? cmd->bit : CFG_GLOBAL;
 	size_t n = 0;
 	int id;
 
-	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
-		if (opts[i].cmds & bit)
-			table[n++] = opts[i].o;
+	if (!table)
+		return usage_error(cmd, "out of memory");
+
+	for (size_t i = 0; i < config_n_options; i++) {
+		const struct config_option *o = &config_options[i];
+
+		if (!(o->cmds & bit))
+			continue;
+		table[n++] =
+			(struct option){o->name, o->arg ? required_argument : no_argument, NULL,
+					o->short_name ? o->short_name : OPT_BASE + (int)i};
 	}
-	memset(&table[n], 0, sizeof(table[n]));
+	if (!cmd)
+		table[n++] = (struct option){"help-options", no_argument, NULL, OPT_BASE - 1};
 	opterr = 0;
 	optind = 0; /* glibc: a full reset, as this runs once per argv slice */
 	/* Commands with FILE arguments take options after them too (GNU permutation). */
 	while ((id = getopt_long(argc, argv, cmd && cmd->takes_files ? "vh" : "+vh", table,
 				 NULL)) != -1) {
+		const struct config_option *o = NULL;
 		struct err e;
 
 		err_clear(&e);
-		if (id == 'h') {
-			usage(stdout, cmd);
-			return EXIT_OK;
-		}
-		if (id == O_VERSION) {
-			printf("%s %s\n", PROG, INSTALLER_VERSION);
-			return EXIT_OK;
-		}
 		if (id == '?')
 			return usage_error(cmd, "unrecognized or incomplete option '%s'",
 					   argv[optind - 1]);
-		if (id == O_REPO && !repos_cleared) {
-			strv_clear(&c->repos);
-			repos_cleared = true;
+		if (id == OPT_BASE - 1) {
+			help_options();
+			return EXIT_OK;
 		}
-		if (id == O_REPO_KEY && !keys_cleared) {
-			strv_clear(&c->repo_keys);
-			keys_cleared = true;
+		for (size_t i = 0; i < config_n_options && !o; i++) {
+			if ((config_options[i].cmds & bit) &&
+			    (id == OPT_BASE + (int)i || id == config_options[i].short_name))
+				o = &config_options[i];
 		}
-		if (id == O_MODULE_CERT && !certs_cleared) {
-			strv_clear(&c->module_certs);
-			certs_cleared = true;
+		if (o->kind == CONFIG_HELP) {
+			usage(stdout, cmd);
+			return EXIT_OK;
 		}
-		if (id == O_MODULE_ARG && !args_cleared) {
-			strv_clear(&c->module_args);
-			args_cleared = true;
+		if (o->kind == CONFIG_VERSION) {
+			printf("%s %s\n", PROG, INSTALLER_VERSION);
+			return EXIT_OK;
 		}
-		if (apply(c, id, optarg, &e) < 0)
+		if (config_apply_arg(c, o, o->arg ? optarg : NULL, cleared, &e) < 0)
 			return usage_error(cmd, "%s", e.msg);
 	}
 	return -1;
@@ -484,11 +283,14 @@ static int report(const struct command *cmd, const struct err *e)
 int main(int argc, char **argv)
 {
 	const struct command *cmd = NULL;
+	_cleanup_free_ bool *cleared = calloc(config_n_options, sizeof(bool));
 	struct config cfg;
 	struct err e;
 	int r;
 
 	err_clear(&e);
+	if (!cleared)
+		return EXIT_UNEXPECTED;
 	/*
 	 * What is published is read by workloads of any uid: directories 0755, files the
 	 * package's normalised modes, whatever umask the caller runs us with (077 would
@@ -502,7 +304,7 @@ int main(int argc, char **argv)
 		return r;
 	}
 	find_log_format(argc, argv, cfg.log_format);
-	r = parse(argc, argv, NULL, &cfg);
+	r = parse(argc, argv, NULL, &cfg, cleared);
 	if (r >= 0)
 		goto out;
 	if (optind >= argc) {
@@ -519,11 +321,11 @@ int main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	r = parse(argc, argv, cmd, &cfg);
+	r = parse(argc, argv, cmd, &cfg, cleared);
 	if (r >= 0)
 		goto out;
 	/* install ... -- CMD [ARGS]: CMD runs after a successful install. */
-	if (cmd->bit == C_INSTALL && optind < argc && optind > 1 &&
+	if (cmd->run == install_run && optind < argc && optind > 1 &&
 	    strcmp(argv[optind - 1], "--") == 0) {
 		for (; optind < argc; optind++) {
 			if (strv_push(&cfg.exec_argv, argv[optind]) < 0) {
@@ -547,7 +349,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	log_setup(cfg.log_format, cfg.log_level);
-	if (config_validate(&cfg, &e) < 0) {
+	/* config checks everything itself, naming each problem; install refuses near misses. */
+	if (!cmd->preflight && (config_validate(&cfg, &e) < 0 ||
+				config_check_env(&cfg, cmd->run == install_run, &e) < 0)) {
 		r = usage_error(cmd, "%s", e.msg);
 		goto out;
 	}

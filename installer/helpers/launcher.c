@@ -51,7 +51,8 @@ static int find_self(char *self, size_t size)
 int main(int argc, char **argv)
 {
 	char self[PATH_MAX], real[PATH_MAX + sizeof(REAL_DIR) + 2], lib[PATH_MAX + 8];
-	const char *old = getenv("LD_LIBRARY_PATH"), *base, *name;
+	/* A copy made setuid (or given file capabilities) does not pass its caller's path on. */
+	const char *old = secure_getenv("LD_LIBRARY_PATH"), *base, *name;
 	char *slash, *parent, *value;
 	size_t len;
 

@@ -40,14 +40,35 @@ sed 's/^  namespace: kube-system$/  namespace: [kube-system/' "$generic" >"$T/pa
 kube "$T/parse.yaml" >/dev/null 2>&1 && fail "kubectl accepted a torn document"
 kill "$kpid"
 
-# The binary parses exactly what the manifest gives it, and knows every variable.
-python3 - "$T/manifest.json" >"$T/cmd" <<'PY'
+# The binary parses exactly what the manifest gives it, knows every variable, and passes
+# its pre-flight check (config) once the operator has put a real key in the ConfigMap:
+# the key file is the ConfigMap's repo.pem, at a path of this test's.
+mkdir -p "$T/keys"
+python3 - "$gke" "$T/keys/repo.pem" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+m = re.search(r"\n  repo\.pem: \|\n((?:    .*\n)+)", text)
+assert m, "no repo.pem in the ConfigMap"
+open(sys.argv[2], "w").write("".join(l[4:] + "\n" for l in m.group(1).splitlines()))
+PY
+python3 - "$T/manifest.json" "$T/keys/repo.pem" >"$T/cmd" <<'PY'
 import json, shlex, sys
 m = json.load(open(sys.argv[1]))
 assert m["args"][0] == "install", m["args"]
+key = m["env"]["NVIDIA_DRIVER_REPO_KEY"]
+assert key == "/etc/nvidia-driver-installer/keys/repo.pem", key
+m["env"]["NVIDIA_DRIVER_REPO_KEY"] = sys.argv[2]
 env = " ".join(shlex.quote("%s=%s" % kv) for kv in m["env"].items())
 print("env -i PATH=/usr/bin:/bin %s \"$BIN\" config %s" % (env, " ".join(map(shlex.quote, m["args"][1:]))))
 PY
+# As shipped, the ConfigMap holds a placeholder: config refuses it, naming the variable.
+set +e
+eval "$(cat "$T/cmd")" >"$T/out" 2>"$T/err"
+rc=$?
+set -e
+assert_eq "$rc" 2 "config with the manifest's placeholder key"
+expect_err "NVIDIA_DRIVER_REPO_KEY): '$T/keys/repo.pem' is the manifest's placeholder, not a key"
+cp "$FIX/keys/pub.pem" "$T/keys/repo.pem"
 set +e
 eval "$(cat "$T/cmd")" >"$T/out" 2>"$T/err"
 rc=$?

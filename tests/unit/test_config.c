@@ -102,6 +102,195 @@ static void test_validate(void **state)
 	assert_int_equal(v, 100);
 }
 
+/* Runs config_init with one variable set; returns its result. */
+static int init_with(struct config *c, const char *name, const char *value, struct err *e)
+{
+	int r;
+
+	err_clear(e);
+	setenv(name, value, 1);
+	r = config_init(c, e);
+	unsetenv(name);
+	return r;
+}
+
+static void test_bool_spellings(void **state)
+{
+	static const char *const yes[] = {"1", "true", "TRUE", "yes", "Yes"};
+	static const char *const no[] = {"0", "false", "no", "NO", ""};
+	static const char *const bad[] = {"on", "off", "y", "2", "enabled", " 1"};
+	struct config c;
+	struct err e;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		assert_int_equal(init_with(&c, "NVIDIA_SKIP_MODULES", yes[i], &e), 0);
+		assert_true(c.skip_modules);
+		config_done(&c);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(no); i++) {
+		assert_int_equal(init_with(&c, "NVIDIA_SKIP_MODULES", no[i], &e), 0);
+		assert_false(c.skip_modules);
+		config_done(&c);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		assert_int_equal(init_with(&c, "NVIDIA_CDI_REPLACE", bad[i], &e), -1);
+		assert_int_equal(e.code, EXIT_USAGE);
+		assert_non_null(strstr(e.msg, "NVIDIA_CDI_REPLACE"));
+		config_done(&c);
+	}
+}
+
+static void test_empty_values(void **state)
+{
+	static const char *const refused[] = {"ROOT_MOUNT_DIR",	  "NVIDIA_INSTALL_DIR_HOST",
+					      "NVIDIA_CACHE_DIR", "NVIDIA_INSTALL_DIR_CONTAINER",
+					      "NVIDIA_CDI_DIR",	  "NVIDIA_CDI_KIND"};
+	struct config c;
+	struct err e;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(refused); i++) {
+		assert_int_equal(init_with(&c, refused[i], "", &e), -1);
+		assert_int_equal(e.code, EXIT_USAGE);
+		assert_non_null(strstr(e.msg, refused[i]));
+		assert_non_null(strstr(e.msg, "empty"));
+		config_done(&c);
+	}
+	/* An optional value left empty is unset: the default stands, and it was read. */
+	assert_int_equal(init_with(&c, "NVIDIA_KERNEL_RELEASE", "", &e), 0);
+	assert_null(c.kernel_release);
+	assert_int_equal(c.env_used.n, 1);
+	config_done(&c);
+	assert_int_equal(init_with(&c, "NVIDIA_FETCH_TIMEOUT", "", &e), 0);
+	assert_int_equal(c.fetch_timeout_s, 600);
+	config_done(&c);
+}
+
+static void test_kinds_and_limits(void **state)
+{
+	struct config c;
+	struct err e;
+
+	(void)state;
+	assert_int_equal(init_with(&c, "NVIDIA_FETCH_RETRIES", "100", &e), 0);
+	assert_int_equal(c.fetch_retries, 100);
+	config_done(&c);
+	assert_int_equal(init_with(&c, "NVIDIA_FETCH_RETRIES", "101", &e), -1);
+	assert_non_null(strstr(e.msg, "NVIDIA_FETCH_RETRIES: '101' is not a number from 0 to 100"));
+	config_done(&c);
+	assert_int_equal(init_with(&c, "NVIDIA_FETCH_SPEED_FLOOR", "10:5", &e), 0);
+	assert_int_equal(c.speed_floor_bytes, 10);
+	assert_int_equal(c.speed_floor_s, 5);
+	config_done(&c);
+	assert_int_equal(init_with(&c, "NVIDIA_FETCH_SPEED_FLOOR", "10", &e), -1);
+	assert_non_null(strstr(e.msg, "NVIDIA_FETCH_SPEED_FLOOR"));
+	config_done(&c);
+	assert_int_equal(init_with(&c, "NVIDIA_INSTALLER_LOG_FORMAT", "yaml", &e), -1);
+	assert_non_null(strstr(e.msg, "NVIDIA_INSTALLER_LOG_FORMAT"));
+	config_done(&c);
+	/* Defaults come from the table. */
+	assert_int_equal(init_with(&c, "NVIDIA_UNRELATED_TEST", "x", &e), 0);
+	assert_string_equal(c.root, "/");
+	assert_string_equal(c.cache_dir, DEFAULT_CACHE_DIR);
+	assert_string_equal(c.cdi_kind, "nvidia.com/gpu");
+	assert_int_equal(c.fetch_retries, 5);
+	assert_int_equal(c.speed_floor_bytes, 1024);
+	assert_int_equal(c.log_format, LOG_FORMAT_TEXT);
+	config_done(&c);
+}
+
+/* The command line's list replaces the environment's, and splits on commas as it does. */
+static void test_list_rule(void **state)
+{
+	static const char *const lists[] = {"repo",    "repo-key",   "module-cert",
+					    "modules", "module-arg", "host-mount"};
+	struct config c;
+	struct err e;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(lists); i++) {
+		const struct config_option *o = config_option_find(lists[i], CFG_INSTALL);
+		bool *cleared = calloc(config_n_options, sizeof(bool));
+		struct strv *field;
+
+		assert_non_null(o);
+		assert_non_null(o->env);
+		assert_int_equal(init_with(&c, o->env, "env1, env2", &e), 0);
+		field = (struct strv *)((char *)&c + o->offset);
+		assert_int_equal(field->n, 2);
+		assert_int_equal(config_apply_arg(&c, o, "a,b", cleared, &e), 0);
+		assert_int_equal(config_apply_arg(&c, o, "c", cleared, &e), 0);
+		assert_int_equal(field->n, 3);
+		assert_string_equal(field->v[0], "a");
+		assert_string_equal(field->v[1], "b");
+		assert_string_equal(field->v[2], "c");
+		config_done(&c);
+		free(cleared);
+	}
+}
+
+static void test_near_miss(void **state)
+{
+	(void)state;
+	assert_string_equal(config_near_miss("NVIDIA_DRIVER_VERSON"), "NVIDIA_DRIVER_VERSION");
+	assert_string_equal(config_near_miss("NVIDIA_DRIVER_VRESION"), "NVIDIA_DRIVER_VERSION");
+	assert_string_equal(config_near_miss("NVIDIA_DRIVR_REPO_KY"), "NVIDIA_DRIVER_REPO_KEY");
+	assert_null(config_near_miss("NVIDIA_DRIVER_ROOT"));
+	assert_null(config_near_miss("NVIDIA_INSTALL_DIR"));
+	assert_null(config_near_miss("NVIDIA_FUTURE_OPTION"));
+}
+
+static void test_unknown_env(void **state)
+{
+	struct config c;
+	struct err e;
+
+	(void)state;
+	err_clear(&e);
+	setenv("NVIDIA_VISIBLE_DEVICES", "all", 1);
+	setenv("NVIDIA_MIG_CONFIG_DEVICES", "all", 1);
+	setenv("NVIDIA_REQUIRE_CUDA", "cuda>=12", 1);
+	setenv("NVIDIA_DISABLE_REQUIRE", "1", 1);
+	setenv("NVIDIA_DRIVER_VERSON", "550", 1);
+	assert_int_equal(config_init(&c, &e), 0);
+	assert_int_equal(c.env_unknown.n, 1);
+	assert_string_equal(c.env_unknown.v[0], "NVIDIA_DRIVER_VERSON");
+	/* install refuses the near miss; the other commands warn. */
+	assert_int_equal(config_check_env(&c, true, &e), -1);
+	assert_non_null(strstr(e.msg, "did you mean NVIDIA_DRIVER_VERSION"));
+	err_clear(&e);
+	assert_int_equal(config_check_env(&c, false, &e), 0);
+	config_done(&c);
+	unsetenv("NVIDIA_VISIBLE_DEVICES");
+	unsetenv("NVIDIA_MIG_CONFIG_DEVICES");
+	unsetenv("NVIDIA_REQUIRE_CUDA");
+	unsetenv("NVIDIA_DISABLE_REQUIRE");
+	unsetenv("NVIDIA_DRIVER_VERSON");
+}
+
+/* The table's own invariants: names, variables and json keys unique where they must be. */
+static void test_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < config_n_options; i++) {
+		const struct config_option *a = &config_options[i];
+
+		assert_non_null(a->help);
+		assert_true(!a->value || a->kind != CONFIG_LIST);
+		for (size_t j = i + 1; j < config_n_options; j++) {
+			const struct config_option *b = &config_options[j];
+
+			if (strcmp(a->name, b->name) == 0)
+				assert_int_equal(a->cmds & b->cmds, 0);
+			if (a->env && b->env)
+				assert_string_not_equal(a->env, b->env);
+			if (a->json && b->json)
+				assert_string_not_equal(a->json, b->json);
+		}
+	}
+}
+
 static void test_manifest(void **state)
 {
 	struct manifest m = {
@@ -134,9 +323,11 @@ static void test_manifest(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_strv),
-		cmocka_unit_test(test_env),
-		cmocka_unit_test(test_validate),
+		cmocka_unit_test(test_strv),	     cmocka_unit_test(test_env),
+		cmocka_unit_test(test_validate),     cmocka_unit_test(test_bool_spellings),
+		cmocka_unit_test(test_empty_values), cmocka_unit_test(test_kinds_and_limits),
+		cmocka_unit_test(test_list_rule),    cmocka_unit_test(test_near_miss),
+		cmocka_unit_test(test_unknown_env),  cmocka_unit_test(test_table),
 		cmocka_unit_test(test_manifest),
 	};
 

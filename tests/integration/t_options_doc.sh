@@ -1,0 +1,23 @@
+# docs/configuration.md and the README's option table agree with the option table the
+# binary is built from (--help-options): names, arguments, variables, defaults, and what
+# each command takes. The check can fail: a doc row edited is caught.
+"$BIN" --help-options >"$T/options.tsv"
+python3 "$SRC/tests/tools/options-doc.py" "$T/options.tsv" "$SRC/docs/configuration.md" "$SRC/README.md" ||
+    fail "the docs disagree with the option table"
+# A variable renamed in a doc row, a default changed in the README, a row dropped.
+sed 's/| `NVIDIA_CACHE_DIR` |/| `NVIDIA_CACHE_DIRECTORY` |/' "$SRC/docs/configuration.md" >"$T/conf.md"
+python3 "$SRC/tests/tools/options-doc.py" "$T/options.tsv" "$T/conf.md" "$SRC/README.md" >"$T/out" &&
+    fail "a renamed variable passed"
+grep -q "cache-dir: environment is '\`NVIDIA_CACHE_DIRECTORY\`'" "$T/out" || fail "$(cat "$T/out")"
+sed 's/| `NVIDIA_FETCH_RETRIES` | `5` |/| `NVIDIA_FETCH_RETRIES` | `3` |/' "$SRC/README.md" >"$T/readme.md"
+python3 "$SRC/tests/tools/options-doc.py" "$T/options.tsv" "$SRC/docs/configuration.md" "$T/readme.md" >"$T/out" &&
+    fail "a changed default passed"
+grep -q "README.md: --fetch-retries: default" "$T/out" || fail "$(cat "$T/out")"
+grep -v '^| `--cdi-replace` |' "$SRC/docs/configuration.md" >"$T/conf.md"
+python3 "$SRC/tests/tools/options-doc.py" "$T/options.tsv" "$T/conf.md" "$SRC/README.md" >"$T/out" &&
+    fail "a dropped row passed"
+grep -q "install, list-versions: --cdi-replace is missing" "$T/out" || fail "$(cat "$T/out")"
+# --help shows each option's variable and default from the same table.
+"$BIN" install --help >"$T/help"
+grep -q -- "--cache-dir PATH .*(NVIDIA_CACHE_DIR, default /var/cache/nvidia-driver-installer)" "$T/help" ||
+    fail "install --help: $(cat "$T/help")"
