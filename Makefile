@@ -64,7 +64,7 @@ FUZZ_BINS := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SECONDS ?= 60
 
 .PHONY: all check check-real unit integration asan vm image-test demo deps format format-check lint clean \
-	install fuzz fuzz-replay fuzz-bins fleet reliability-report bench
+	install fuzz fuzz-replay fuzz-bins fleet reliability-report bench golden-refresh
 .DEFAULT_GOAL := all
 # Keep test objects between runs.
 .SECONDARY:
@@ -170,6 +170,11 @@ unit: $(UNIT_BINS)
 integration: $(BIN) $(FAKEKERNEL) $(CRASHPOINT)
 	tests/integration/selftest.sh
 	tests/integration/run.sh $(BIN) $(FAKEKERNEL)
+
+# The golden files (tests/expected/), rewritten from this build's output after an intended
+# change of the text: review and commit what `git diff tests/expected` shows.
+golden-refresh: $(BIN) $(FAKEKERNEL)
+	NDI_GOLDEN_REFRESH=1 tests/integration/run.sh $(BIN) $(FAKEKERNEL) t_golden
 
 # Debian's kernel under qemu, with stand-in modules signed by a throwaway key.
 vm: $(BIN)

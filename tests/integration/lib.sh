@@ -26,6 +26,40 @@ fail() {
     exit 1
 }
 
+# wait_for WHAT SECONDS COMMAND...: runs COMMAND until it succeeds, and fails the test
+# naming WHAT when SECONDS have passed. Tests wait for the event they need (a file, a log
+# line, a process state, a lock held), never for a fixed time; the short pause between
+# tries only spaces the polls.
+wait_for() {
+    local what=$1 secs=$2
+    shift 2
+    local deadline=$(($(date +%s%N) + secs * 1000000000))
+    until "$@"; do
+        [ "$(date +%s%N)" -lt "$deadline" ] || fail "waited ${secs} s for $what"
+        sleep 0.02
+    done
+}
+
+# has_file PATTERN: a file matches the glob PATTERN (for wait_for).
+has_file() {
+    compgen -G "$1" >/dev/null
+}
+
+# hold_mount_ns: a private mount namespace that lives as long as the test, held by a
+# background `unshare -m ... sleep`; sets NS_PID, and INST_WRAP to run commands in it.
+# Ready once unshare has exec'd sleep: by then the namespace is made and private, so a
+# mount made in it cannot propagate out.
+hold_mount_ns() {
+    unshare -m --propagation private sleep 300 &
+    NS_PID=$!
+    wait_for "unshare -m (pid $NS_PID) to hold a private mount namespace" 10 ns_ready "$NS_PID"
+    INST_WRAP="nsenter -t $NS_PID -m"
+}
+ns_ready() {
+    [ "$(cat "/proc/$1/comm" 2>/dev/null)" = sleep ] &&
+        [ "$(readlink "/proc/$1/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ]
+}
+
 # Host root with os-release and, optionally, NVIDIA GPUs: mkroot DIR [ID [BUILD_ID]] [--gpu 10de:2330]...
 mkroot() {
     local dir=$1 id=${2:-cos} build=${3:-17800.66.78}
@@ -235,11 +269,7 @@ start_httpd() {
     rm -f "$T/$name.port"
     python3 "$SRC/tests/tools/httpd.py" --dir "$dir" --port-file "$T/$name.port" \
         --log "$HTTP_LOG" --faults "$HTTP_FAULTS" --lifetime 300 "$@" &
-    for _ in $(seq 100); do
-        [ -s "$T/$name.port" ] && break
-        sleep 0.05
-    done
-    [ -s "$T/$name.port" ] || fail "httpd did not start"
+    wait_for "httpd to write its port" 10 test -s "$T/$name.port"
     HTTP="$scheme://127.0.0.1:$(cat "$T/$name.port")"
 }
 

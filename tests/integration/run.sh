@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Runs the integration tests against the real binary: run.sh BINARY FAKEKERNEL.so [TEST...]
-# VERBOSE=1 shows the output of passing tests too.
+# VERBOSE=1 shows the output of passing tests too; NDI_FAIL_LINES=N the last N lines (40) of
+# a failing one.
 # Each tests/integration/t_*.sh runs in a subshell with `set -e`, in a fresh scratch
 # directory; the run fails if any test fails.
 set -euo pipefail
@@ -87,7 +88,7 @@ for name in "${tests[@]}"; do
     else
         failed+=("$name")
         printf 'FAIL %-40s (exit %d)\n' "$name" $rc
-        sed 's/^/     | /' "$T.log" | tail -40
+        sed 's/^/     | /' "$T.log" | tail -"${NDI_FAIL_LINES:-40}"
     fi
 done
 echo "integration: $pass passed, ${#failed[@]} failed in $(($(date +%s) - start)) s"

@@ -41,10 +41,7 @@ expect_out "GPU 10de:2330 at 0000:00:05.0"
 
 # Read-only: the host root, then only the install dir, then only the cache dir, each a
 # read-only bind mount in a private mount namespace that lives as long as this test.
-unshare -m --propagation private sleep 300 &
-ns=$!
-for _ in $(seq 50); do [ "$(readlink /proc/$ns/ns/mnt)" != "$(readlink /proc/self/ns/mnt)" ] && break; sleep 0.1; done
-INST_WRAP="nsenter -t $ns -m"
+hold_mount_ns
 ro() { $INST_WRAP mount --bind "$1" "$1" && $INST_WRAP mount -o remount,bind,ro "$1"; }
 unro() { $INST_WRAP umount "$1"; }
 before=$(snapshot "$T/root")
@@ -69,7 +66,7 @@ ro "$T/root/var/cache/nvidia-driver-installer"
 expect_rc 2 install --repo "$R" $(install_args)
 expect_err "ERROR install: --cache-dir '/var/cache/nvidia-driver-installer' is on a read-only file system"
 unro "$T/root/var/cache/nvidia-driver-installer"
-kill $ns
+kill "$NS_PID"
 assert_eq "$(snapshot "$T/root")" "$before" "the host after the read-only runs"
 
 # Not root: the same classified refusal, naming the directory and the uid.

@@ -10,10 +10,7 @@ head -c $((6 * 1024 * 1024)) /dev/urandom >"$T/drv/firmware/nvidia/$V_NEW/big.bi
     --kernel "$KERNEL" "$T/big.tar.zst" >/dev/null
 
 # A namespace that lives as long as this test, holding the tmpfs.
-unshare -m --propagation private sleep 300 &
-ns=$!
-sleep 0.2
-INST_WRAP="nsenter -t $ns -m"
+hold_mount_ns
 mkdir -p "$(idir)"
 $INST_WRAP mount -t tmpfs -o size=4m tmpfs "$(idir)"
 grep -q " $(idir) " /proc/self/mountinfo && fail "the tmpfs leaked out of its namespace"
@@ -35,4 +32,4 @@ $INST_WRAP mount -o remount,size=32m "$(idir)"
 expect_rc 0 install --repo "file://$T/repo" $(install_args) --driver-version "$V_NEW"
 expect_err "package found in the node cache"
 assert_eq "$(installed_version)" "$V_NEW" "installed once there was room"
-kill $ns
+kill "$NS_PID"

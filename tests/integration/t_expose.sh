@@ -88,6 +88,8 @@ grep -q "nvidia_driver_installer_driver_info{version=\"$V_OLD\",kernel=\"$KERNEL
 # Re-run: nothing changes (the metrics file's own timestamps aside).
 notices() { for f in "$spec" "$labels" "$ready" "$T/root/etc/ld.so.conf.d/nvidia.conf"; do stat -c '%n %s %Y' "$f"; done; }
 before=$(notices)
+# Not a synchronisation: %Y counts whole seconds, so a file rewritten within the second
+# would keep its mtime. The pause is what lets the comparison see a rewrite.
 sleep 1.1
 expect_rc 0 install --repo "$R" $(kernel_args)
 expect_err "CDI spec unchanged"

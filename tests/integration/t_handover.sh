@@ -15,8 +15,13 @@ chmod +x "$T/plugin.sh"
 "$BIN" --root "$T/root" install --repo "file://$T/repo" $(install_args) -- "$T/plugin.sh" "$T/ready" \
     >"$T/out" 2>"$T/err" &
 pid=$!
-for _ in $(seq 100); do [ -e "$T/ready" ] && break; sleep 0.05; done
-[ -e "$T/ready" ] || fail "the command did not start: $(cat "$T/err")"
+# The command writes $T/ready once it runs; an installer that exits first fails at once.
+started() {
+    [ -e "$T/ready" ] && return 0
+    kill -0 "$pid" 2>/dev/null || fail "the command did not start: $(cat "$T/err")"
+    return 1
+}
+wait_for "the command to start" 10 started
 kill -TERM "$pid"
 set +e
 wait "$pid"

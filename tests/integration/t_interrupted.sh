@@ -12,11 +12,10 @@ printf '[{"path": "/%s", "action": "stall", "seconds": 20, "times": 1}]\n' "$pkg
 "$BIN" --root "$T/root" install --repo "$HTTP/repo" $(install_args) --driver-version latest \
     >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 100); do
-    grep -q "nvidia-$V_NEW" "$HTTP_LOG" 2>/dev/null && break
-    sleep 0.05
-done
-sleep 0.2
+# Killed once the stalled package is streaming into a staging tree. (The server logs a
+# request after its last byte, so its log cannot say the download began.)
+wait_for "the download to open a staging tree" 10 has_file "$(idir)/.staging-*"
+kill -0 "$pid" 2>/dev/null || fail "the installer exited before it was killed"
 kill -9 "$pid"
 wait "$pid" || true
 # The package streams into a staging tree while it downloads: a kill leaves that tree

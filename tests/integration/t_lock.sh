@@ -7,11 +7,10 @@ pkg=$(cd "$T/srv" && ls repo/packages/*/*/*.tar.zst)
 printf '[{"path": "/%s", "action": "stall", "seconds": 2, "times": 1}]\n' "$pkg" >"$HTTP_FAULTS"
 "$BIN" --root "$T/root" install --repo "$HTTP/repo" $(install_args) 2>"$T/first.err" &
 first=$!
-for _ in $(seq 100); do
-    grep -q "$pkg" "$HTTP_LOG" 2>/dev/null && break
-    grep -q "driver selected" "$T/first.err" && break
-    sleep 0.05
-done
+# The second starts once the first holds the lock (flock(2), as session.c takes it).
+lockf="$T/root/run/nvidia-driver-installer.lock"
+lock_held() { [ -e "$lockf" ] && ! flock -n "$lockf" true; }
+wait_for "the first installer to hold the lock" 10 lock_held
 expect_rc 0 install --repo "$HTTP/repo" $(install_args)
 wait "$first" || fail "first installer failed: $(cat "$T/first.err")"
 expect_err "another installer is running; waiting for it"

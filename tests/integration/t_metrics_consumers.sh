@@ -30,12 +30,13 @@ timeout 120 prometheus-node-exporter --web.listen-address="127.0.0.1:$port" \
     >"$T/exporter.log" 2>&1 &
 exporter=$!
 trap 'kill $exporter 2>/dev/null || true' EXIT
-# Waits until it answers (each try blocks on the connection, not on a sleep of ours).
-for _ in $(seq 100); do
-    curl -sf --max-time 2 -o "$T/scrape" "http://127.0.0.1:$port/metrics" && break
+# Waits until it answers; an exporter that exits fails at once.
+answers() {
+    curl -sf --max-time 2 -o "$T/scrape" "http://127.0.0.1:$port/metrics" && return 0
     kill -0 $exporter 2>/dev/null || fail "node-exporter exited: $(cat "$T/exporter.log")"
-    sleep 0.1
-done
+    return 1
+}
+wait_for "node-exporter to answer on 127.0.0.1:$port" 20 answers
 scrape() { curl -sf --max-time 5 -o "$T/scrape" "http://127.0.0.1:$port/metrics" || fail "scrape"; }
 # series NAME_AND_LABELS VALUE: the scrape has exactly this sample.
 series() { grep -qxF "$1 $2" "$T/scrape" || fail "scrape lacks '$1 $2': $(grep -E "nvidia|textfile" "$T/scrape")"; }

@@ -17,12 +17,8 @@ echo "slow-mirror: installed in $ms ms with a 10 s budget, the 200 kB/s mirror c
 assert_eq "$(installed_version)" "$V_NEW" "installed from the fast mirror"
 expect_err "'$HTTP/slow/.*': too slow: .* this mirror's share of the time budget (1/2 of"
 # The server logs a request after its last byte: wait for the line, not for time.
-for _ in $(seq 200); do
-    grep -q "\"path\": \"/fast/${pkg#repo/}\", \"range\": \"bytes=[1-9]" "$HTTP_LOG" && break
-    sleep 0.01
-done
-grep -q "\"path\": \"/fast/${pkg#repo/}\", \"range\": \"bytes=[1-9]" "$HTTP_LOG" ||
-    fail "the fast mirror did not resume after the slow one's bytes"
+wait_for "the fast mirror to resume after the slow one's bytes" 5 \
+    grep -q "\"path\": \"/fast/${pkg#repo/}\", \"range\": \"bytes=[1-9]" "$HTTP_LOG"
 [ "$ms" -lt 9000 ] || fail "the slow mirror took the whole budget ($ms ms)"
 
 # A share spent is not a failed round: with no retries and a dead second mirror, the slow

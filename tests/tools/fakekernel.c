@@ -218,40 +218,47 @@ static int parse_modinfo(const unsigned char *img, size_t len, struct modinfo *m
 	return -1;
 }
 
-/* /proc/modules from sys/module: "name size refcnt holders, Live addr". */
+/*
+ * /proc/modules from sys/module: "name size refcnt holders, Live addr". Names and holders
+ * in alphabetical order, so that what the installer prints from it does not depend on the
+ * order the scratch directory's file system lists entries in (the golden files).
+ */
 static void write_proc_modules(void)
 {
 	char p[4096], out[16384] = "";
 	size_t len = 0;
-	struct dirent *de;
-	DIR *d;
+	struct dirent **mods = NULL;
+	int n;
 
 	pathf(p, sizeof(p), "sys/module");
-	d = opendir(p);
-	while (d && (de = readdir(d))) {
+	n = scandir(p, &mods, NULL, alphasort);
+	for (int i = 0; i < n; i++) {
+		const char *name = mods[i]->d_name;
 		char holders[1024] = "", hp[4096];
-		struct dirent *he;
-		DIR *hd;
+		struct dirent **hs = NULL;
+		int nh;
 
-		if (de->d_name[0] == '.' || !is_loaded(de->d_name))
+		if (name[0] == '.' || !is_loaded(name))
 			continue;
-		pathf(hp, sizeof(hp), "sys/module/%s/holders", de->d_name);
-		hd = opendir(hp);
-		while (hd && (he = readdir(hd))) {
-			if (he->d_name[0] != '.') {
-				strncat(holders, he->d_name, sizeof(holders) - strlen(holders) - 2);
+		pathf(hp, sizeof(hp), "sys/module/%s/holders", name);
+		nh = scandir(hp, &hs, NULL, alphasort);
+		for (int j = 0; j < nh; j++) {
+			if (hs[j]->d_name[0] != '.') {
+				strncat(holders, hs[j]->d_name,
+					sizeof(holders) - strlen(holders) - 2);
 				strcat(holders, ",");
 			}
+			free(hs[j]);
 		}
-		if (hd)
-			closedir(hd);
-		pathf(hp, sizeof(hp), "sys/module/%s/refcnt", de->d_name);
+		free(hs);
+		pathf(hp, sizeof(hp), "sys/module/%s/refcnt", name);
 		len += (size_t)snprintf(out + len, sizeof(out) - len,
-					"%s 16384 %d %s Live 0x0000000000000000\n", de->d_name,
+					"%s 16384 %d %s Live 0x0000000000000000\n", name,
 					get_int(hp), holders[0] ? holders : "-");
 	}
-	if (d)
-		closedir(d);
+	for (int i = 0; i < n; i++)
+		free(mods[i]);
+	free(mods);
 	pathf(p, sizeof(p), "proc/modules");
 	put(p, out);
 }

@@ -13,8 +13,7 @@
 #include "util/fs.h"
 
 struct fixture {
-	char root[64];
-	int root_fd;
+	struct scratch_fixture s;
 	struct cache *cache;
 };
 
@@ -23,31 +22,30 @@ static int setup(void **state)
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct err e;
 
-	if (scratch_make(f->root, sizeof(f->root), "cache") < 0)
-		return -1;
-	f->root_fd = open(f->root, O_RDONLY | O_DIRECTORY);
-	if (cache_open(f->root_fd, "/var/cache/ndi", true, &f->cache, &e) < 0)
+	if (!f)
 		return -1;
 	*state = f;
-	return 0;
+	if (scratch_init(&f->s, "cache") < 0)
+		return -1;
+	return cache_open(f->s.fd, "/var/cache/ndi", true, &f->cache, &e) < 0 ? -1 : 0;
 }
 
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
+	int r;
+
 	cache_free(f->cache);
-	close(f->root_fd);
-	if (scratch_remove(f->root) < 0)
-		return -1;
+	r = scratch_fini(&f->s);
 	free(f);
-	return 0;
+	return r;
 }
 
 static void put_file(struct fixture *f, const char *text)
 {
 	struct err e;
-	int fd = fs_dir_in_root(f->root_fd, "/var/cache/ndi", false, &e);
+	int fd = fs_dir_in_root(f->s.fd, "/var/cache/ndi", false, &e);
 
 	assert_true(fd >= 0);
 	assert_int_equal(fs_write_atomic_at(fd, "index-fetched", text, strlen(text), 0644, &e), 0);
@@ -108,7 +106,7 @@ static void test_fetch_record_damaged(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		size_t len = bad_len[i] ? bad_len[i] : strlen(bad[i]);
 		struct err e;
-		int fd = fs_dir_in_root(f->root_fd, "/var/cache/ndi", false, &e);
+		int fd = fs_dir_in_root(f->s.fd, "/var/cache/ndi", false, &e);
 
 		assert_int_equal(fs_write_atomic_at(fd, "index-fetched", bad[i], len, 0644, &e), 0);
 		close(fd);

@@ -198,50 +198,44 @@ static void test_spec_kind(void **state)
 	}
 }
 
-static void put(const char *root, const char *rel, const char *text)
+/* Writes TEXT as REL under the fixture's root. */
+static void put(struct scratch_fixture *f, const char *rel, const char *text)
 {
-	char p[512];
-	FILE *f;
-
-	snprintf(p, sizeof(p), "%s/%s", root, rel);
-	f = fopen(p, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	assert_int_equal(scratch_write(f->fd, rel, text), 0);
 }
 
 static void test_find_other(void **state)
 {
 	struct scratch_fixture *f = *state;
 	const char *install = "/home/kubernetes/bin/nvidia";
-	char p[512], other[512];
+	char other[512];
 
-	snprintf(p, sizeof(p), "mkdir -p %s/etc/cdi %s/var/run/cdi", f->root, f->root);
-	assert_int_equal(system(p), 0);
+	assert_int_equal(scratch_mkdirs(f->fd, "etc/cdi"), 0);
+	assert_int_equal(scratch_mkdirs(f->fd, "var/run/cdi"), 0);
 	/* Ours, by name, and a legacy one of ours (mounts from our install dir): no conflict. */
-	put(f->root, "var/run/cdi/" CDI_FILE, "{\"kind\":\"nvidia.com/gpu\"}");
-	put(f->root, "var/run/cdi/nvidia.json",
+	put(f, "var/run/cdi/" CDI_FILE, "{\"kind\":\"nvidia.com/gpu\"}");
+	put(f, "var/run/cdi/nvidia.json",
 	    "{\"kind\":\"nvidia.com/gpu\",\"containerEdits\":{\"mounts\":[{\"hostPath\":"
 	    "\"/home/kubernetes/bin/nvidia/lib64\",\"containerPath\":\"/x\"}]}}");
 	/* Another kind, and a file the CDI library does not read. */
-	put(f->root, "etc/cdi/other.yaml", "kind: example.com/fpga\n");
-	put(f->root, "etc/cdi/notes.txt", "kind: nvidia.com/gpu\n");
+	put(f, "etc/cdi/other.yaml", "kind: example.com/fpga\n");
+	put(f, "etc/cdi/notes.txt", "kind: nvidia.com/gpu\n");
 	assert_int_equal(
 		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 0);
 
 	/* nvidia-ctk's spec in /etc/cdi. */
-	put(f->root, "etc/cdi/nvidia.yaml", "---\ncdiVersion: 0.5.0\nkind: nvidia.com/gpu\n");
+	put(f, "etc/cdi/nvidia.yaml", "---\ncdiVersion: 0.5.0\nkind: nvidia.com/gpu\n");
 	assert_int_equal(
 		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 1);
 	assert_string_equal(other, "/etc/cdi/nvidia.yaml");
 	/* Our file's name in another directory than ours is no proof. */
 	unlinkat(f->fd, "etc/cdi/nvidia.yaml", 0);
-	put(f->root, "etc/cdi/" CDI_FILE, "{\"kind\":\"nvidia.com/gpu\"}");
+	put(f, "etc/cdi/" CDI_FILE, "{\"kind\":\"nvidia.com/gpu\"}");
 	assert_int_equal(
 		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 1);
 	assert_string_equal(other, "/etc/cdi/" CDI_FILE);
 	unlinkat(f->fd, "etc/cdi/" CDI_FILE, 0);
-	put(f->root, "etc/cdi/nvidia.yaml", "---\ncdiVersion: 0.5.0\nkind: nvidia.com/gpu\n");
+	put(f, "etc/cdi/nvidia.yaml", "---\ncdiVersion: 0.5.0\nkind: nvidia.com/gpu\n");
 	/* Under a kind of our own there is no conflict. */
 	assert_int_equal(cdi_find_other(f->fd, "/var/run/cdi", install, "example.com/gpu", other,
 					sizeof(other)),
@@ -258,7 +252,7 @@ static void test_find_other(void **state)
 
 	/* A nvidia.json that is not ours (mounts from elsewhere) is another producer's. */
 	unlinkat(f->fd, "etc/cdi/nvidia.yaml", 0);
-	put(f->root, "var/run/cdi/nvidia.json",
+	put(f, "var/run/cdi/nvidia.json",
 	    "{\"kind\":\"nvidia.com/gpu\",\"containerEdits\":{\"mounts\":[{\"hostPath\":"
 	    "\"/usr/lib/x86_64-linux-gnu/libcuda.so.1\",\"containerPath\":\"/x\"}]}}");
 	assert_int_equal(
@@ -270,24 +264,12 @@ static void test_find_other(void **state)
 	assert_int_not_equal(faccessat(f->fd, "var/run/cdi/" CDI_FILE, F_OK, 0), 0);
 }
 
-static int setup(void **state)
-{
-	return scratch_fixture_setup(state, "cdi");
-}
-
-static int teardown(void **state)
-{
-	return scratch_fixture_teardown(state);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_min_version),
-		cmocka_unit_test(test_render),
-		cmocka_unit_test(test_kind),
-		cmocka_unit_test(test_spec_kind),
-		cmocka_unit_test_setup_teardown(test_find_other, setup, teardown),
+		cmocka_unit_test(test_min_version), cmocka_unit_test(test_render),
+		cmocka_unit_test(test_kind),	    cmocka_unit_test(test_spec_kind),
+		scratch_unit_test(test_find_other),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

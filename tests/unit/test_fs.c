@@ -16,16 +16,6 @@
 
 #include "util/fs.h"
 
-static int setup(void **state)
-{
-	return scratch_fixture_setup(state, "fs");
-}
-
-static int teardown(void **state)
-{
-	return scratch_fixture_teardown(state);
-}
-
 /* The path, relative to the fixture root, of what fd names. */
 static void where(struct scratch_fixture *f, int fd, char *out, size_t size)
 {
@@ -265,10 +255,10 @@ static void test_errors_carry_errno(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_in_root, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_in_root_walked, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_atomic_write_and_rm, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_errors_carry_errno, setup, teardown),
+		scratch_unit_test(test_in_root),
+		scratch_unit_test(test_in_root_walked),
+		scratch_unit_test(test_atomic_write_and_rm),
+		scratch_unit_test(test_errors_carry_errno),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -121,25 +121,23 @@ static void add_dev(const char *root, const char *bdf, const char *vendor, const
 
 static void test_probe(void **state)
 {
-	char root[] = "/tmp/ndi-host-XXXXXX", cmd[600];
+	struct scratch_fixture *f = *state;
+	const char *root = f->root;
+	int fd = f->fd;
+	char cmd[600];
 	struct host h;
 	struct err e;
-	int fd;
 
-	(void)state;
 	err_clear(&e);
-	assert_non_null(mkdtemp(root));
-	snprintf(cmd, sizeof(cmd),
-		 "mkdir -p %s/etc %s/sys/bus/pci/devices %s/sys/devices/pci0000:00", root, root,
-		 root);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(scratch_mkdirs(fd, "etc"), 0);
+	assert_int_equal(scratch_mkdirs(fd, "sys/bus/pci/devices"), 0);
+	assert_int_equal(scratch_mkdirs(fd, "sys/devices/pci0000:00"), 0);
 	put(root, "etc/os-release", "ID=ubuntu\nVERSION_ID=\"22.04\"\n");
 	add_dev(root, "0000:00:05.0", "0x10de\n", "0x20b0\n", "0x030200\n");
 	add_dev(root, "0000:00:04.0", "0x10de\n", "0x2330\n", "0x030000\n");
 	add_dev(root, "0000:00:04.1", "0x10de\n", "0x22a3\n", "0x040300\n");
 	add_dev(root, "0000:00:01.0", "0x8086\n", "0x7000\n", "0x060100\n");
 
-	fd = open(root, O_RDONLY | O_DIRECTORY);
 	assert_int_equal(host_probe(fd, "6.1.0-57-amd64", &h, &e), 0);
 	assert_string_equal(h.kernel, "6.1.0-57-amd64");
 	assert_string_equal(h.os_id, "ubuntu");
@@ -161,8 +159,6 @@ static void test_probe(void **state)
 	assert_int_equal(host_probe(fd, NULL, &h, &e), -1);
 	assert_int_equal(e.code, EXIT_USAGE);
 	assert_non_null(strstr(e.hint, "--root"));
-	close(fd);
-	assert_int_equal(scratch_remove(root), 0);
 }
 
 int main(void)
@@ -171,7 +167,7 @@ int main(void)
 		cmocka_unit_test(test_os_release),
 		cmocka_unit_test(test_pci_hex),
 		cmocka_unit_test(test_relevant_modules),
-		cmocka_unit_test(test_probe),
+		scratch_unit_test(test_probe),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,24 +18,18 @@
 static int setup(void **state)
 {
 	struct scratch_fixture *f;
-	char p[160];
 
-	if (scratch_fixture_setup(state, "hostpath") < 0)
+	if (scratch_setup(state) < 0)
 		return -1;
 	f = *state;
-	if (snprintf(p, sizeof(p), "mkdir -p %s/usr/local %s/home/kubernetes/bin %s/etc", f->root,
-		     f->root, f->root) >= (int)sizeof(p) ||
-	    system(p) != 0 || symlinkat("/", f->fd, "home/kubernetes/bin/toroot") < 0 ||
+	if (scratch_mkdirs(f->fd, "usr/local") < 0 ||
+	    scratch_mkdirs(f->fd, "home/kubernetes/bin") < 0 || scratch_mkdirs(f->fd, "etc") < 0 ||
+	    symlinkat("/", f->fd, "home/kubernetes/bin/toroot") < 0 ||
 	    symlinkat("../../../usr", f->fd, "home/kubernetes/bin/tousr") < 0 ||
 	    symlinkat("/nowhere/at/all", f->fd, "home/kubernetes/bin/dangling") < 0 ||
 	    symlinkat("/etc", f->fd, "etc-link") < 0)
 		return -1;
 	return 0;
-}
-
-static int teardown(void **state)
-{
-	return scratch_fixture_teardown(state);
 }
 
 static void expect_resolves(struct scratch_fixture *f, const char *path, const char *want)
@@ -129,8 +123,8 @@ static void test_is_system(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_resolve_spellings, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_resolve_links, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resolve_spellings, setup, scratch_teardown),
+		cmocka_unit_test_setup_teardown(test_resolve_links, setup, scratch_teardown),
 		cmocka_unit_test(test_is_system),
 	};
 

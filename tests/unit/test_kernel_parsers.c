@@ -179,18 +179,14 @@ static void mkfile(int root_fd, const char *path, const char *text)
  */
 static void test_live_set(void **state)
 {
-	char root[] = "/tmp/ndi-kmods-XXXXXX";
+	struct scratch_fixture *f = *state;
 	char n1[] = "nvidia", n2[] = "nvidia-uvm", *names[] = {n1, n2};
 	struct kmods_set set;
 	struct kmods *k = NULL;
 	struct err e;
-	int root_fd, drivers_fd;
+	int root_fd = f->fd, drivers_fd;
 
-	(void)state;
 	err_clear(&e);
-	assert_non_null(mkdtemp(root));
-	root_fd = open(root, O_RDONLY | O_DIRECTORY);
-	assert_true(root_fd >= 0);
 	mkfile(root_fd, "/drivers/nvidia.ko", "");
 	mkfile(root_fd, "/drivers/nvidia-uvm.ko", "");
 	mkfile(root_fd, "/sys/module/nvidia/initstate", "live\n");
@@ -221,8 +217,6 @@ static void test_live_set(void **state)
 
 	close(drivers_fd);
 	kmods_free(k);
-	close(root_fd);
-	assert_int_equal(scratch_remove(root), 0);
 }
 
 int main(void)
@@ -233,7 +227,7 @@ int main(void)
 		cmocka_unit_test(test_keys_and_lockdown),
 		cmocka_unit_test(test_module_args),
 		cmocka_unit_test(test_driver_log),
-		cmocka_unit_test(test_live_set),
+		scratch_unit_test(test_live_set),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

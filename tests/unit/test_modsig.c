@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cmocka_prelude.h"
+#include "scratch.h"
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -128,15 +129,14 @@ static void test_cert_bundles(void **state)
 	static const char damaged[] = "-----BEGIN CERTIFICATE-----\nMIIBAAAA\n-----END "
 				      "CERTIFICATE-----\n";
 	static const char cut[] = "-----BEGIN CERTIFICATE-----\nMIIBAAAA\n";
-	char dir[] = "/tmp/ndi-modsig-XXXXXX", path[64];
+	struct scratch_fixture *f = *state;
+	char path[128];
 	char *paths[1] = {path};
 	struct modsig_certs *c = NULL;
 	struct err e;
 
-	(void)state;
 	err_clear(&e);
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/certs.pem", dir);
+	scratch_path(f, "certs.pem", path, sizeof(path));
 
 	/* Two certificates: both trusted for modules; one too many for the kernel keyring. */
 	append_cert(path, "one", NULL);
@@ -167,8 +167,6 @@ static void test_cert_bundles(void **state)
 	err_clear(&e);
 	assert_int_equal(modsig_certs_load(paths, 1, &c, &e), -1);
 	assert_non_null(strstr(e.msg, "after certificate 1"));
-	unlink(path);
-	rmdir(dir);
 }
 
 int main(void)
@@ -176,7 +174,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tail),
 		cmocka_unit_test(test_certs),
-		cmocka_unit_test(test_cert_bundles),
+		scratch_unit_test(test_cert_bundles),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cmocka_prelude.h"
+#include "scratch.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,17 +12,20 @@
 /* A mountinfo of our own: /tmp is noexec, / is not. */
 static void test_lookup(void **state)
 {
-	char mi[] = "/tmp/ndi-mountinfo-XXXXXX";
+	struct scratch_fixture *f = *state;
 	struct mount_info m;
 	struct err e;
-	int fd = mkstemp(mi), dir;
-	FILE *f = fdopen(fd, "w");
+	char mi[128];
+	int dir;
 
-	(void)state;
 	err_clear(&e);
-	fprintf(f, "21 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
-		   "22 21 0:20 / /tmp rw,nosuid,nodev,noexec,relatime shared:2 - tmpfs tmpfs rw\n");
-	fclose(f);
+	assert_int_equal(
+		scratch_write(
+			f->fd, "mountinfo",
+			"21 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+			"22 21 0:20 / /tmp rw,nosuid,nodev,noexec,relatime shared:2 - tmpfs tmpfs rw\n"),
+		0);
+	scratch_path(f, "mountinfo", mi, sizeof(mi));
 	dir = open("/tmp", O_RDONLY | O_DIRECTORY);
 	assert_int_equal(mounts_lookup_fd(dir, mi, &m, &e), 0);
 	assert_string_equal(m.target, "/tmp");
@@ -34,13 +38,12 @@ static void test_lookup(void **state)
 	assert_false(m.noexec);
 	close(dir);
 	assert_int_equal(mounts_lookup_fd(-1, mi, &m, &e), -1);
-	unlink(mi);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lookup),
+		scratch_unit_test(test_lookup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cmocka_prelude.h"
+#include "scratch.h"
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -11,7 +12,8 @@
 
 #include "verify.h"
 
-static char dir[] = "/tmp/ndi-verify-XXXXXX";
+/* The running test's scratch directory (its fixture's root). */
+static const char *dir;
 
 /* Makes a key of TYPE ("EC" or "RSA"), writes its public half to NAME, signs DATA. */
 static void make_key(const char *type, const char *name, const char *data, unsigned char *sig,
@@ -100,9 +102,8 @@ static void test_key_files(void **state)
 	struct err e;
 	FILE *f;
 
-	(void)state;
+	dir = ((struct scratch_fixture *)*state)->root;
 	err_clear(&e);
-	assert_non_null(mkdtemp(dir));
 	make_key("EC", "ec.pem", data, sig, &sig_len);
 	snprintf(pub, sizeof(pub), "%s/ec.pem", dir);
 	snprintf(cert, sizeof(cert), "%s/ec.crt", dir);
@@ -132,11 +133,6 @@ static void test_key_files(void **state)
 	assert_int_equal(verify_keys_load(paths, 1, "/nonexistent", &ks, &e), -1);
 	assert_int_equal(e.code, EXIT_USAGE);
 	assert_non_null(strstr(e.msg, "not a PEM public key or certificate"));
-	unlink(pub);
-	unlink(cert);
-	unlink(junk);
-	rmdir(dir);
-	memcpy(dir + strlen(dir) - 6, "XXXXXX", 6);
 }
 
 static void test_signatures(void **state)
@@ -149,9 +145,8 @@ static void test_signatures(void **state)
 	struct keyset *ks = NULL;
 	struct err e;
 
-	(void)state;
+	dir = ((struct scratch_fixture *)*state)->root;
 	err_clear(&e);
-	assert_non_null(mkdtemp(dir));
 	make_key("EC", "ec.pem", data, sig_ec, &ec_len);
 	make_key("RSA", "rsa.pem", data, sig_rsa, &rsa_len);
 	snprintf(p1, sizeof(p1), "%s/ec.pem", dir);
@@ -186,10 +181,6 @@ static void test_signatures(void **state)
 	assert_int_equal(verify_keys_load(NULL, 0, "/nonexistent", &ks, &e), -1);
 	assert_int_equal(e.code, EXIT_USAGE);
 	assert_non_null(strstr(e.hint, "--repo-key"));
-	unlink(p1);
-	unlink(p2);
-	rmdir(dir);
-	memcpy(dir + strlen(dir) - 6, "XXXXXX", 6);
 }
 
 /* Appends the file SRC to the file DST. */
@@ -236,9 +227,8 @@ static void test_key_bundle(void **state)
 	struct err e;
 	FILE *f;
 
-	(void)state;
+	dir = ((struct scratch_fixture *)*state)->root;
 	err_clear(&e);
-	assert_non_null(mkdtemp(dir));
 	make_key("EC", "ec.pem", data, sig_ec, &ec_len);
 	make_key("RSA", "rsa.pem", data, sig_rsa, &rsa_len);
 	make_key("EC", "ec2.pem", data, sig_ec2, &ec2_len);
@@ -289,14 +279,6 @@ static void test_key_bundle(void **state)
 	fputs("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", f);
 	fclose(f);
 	expect_refused(bad, "block 2 is a PRIVATE KEY");
-	unlink(bad);
-	unlink(ec);
-	unlink(rsa);
-	unlink(ec2);
-	unlink(cert);
-	unlink(bundle);
-	rmdir(dir);
-	memcpy(dir + strlen(dir) - 6, "XXXXXX", 6);
 }
 
 static void test_sha256(void **state)
@@ -320,9 +302,9 @@ static void test_sha256(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_key_files),
-		cmocka_unit_test(test_signatures),
-		cmocka_unit_test(test_key_bundle),
+		scratch_unit_test(test_key_files),
+		scratch_unit_test(test_signatures),
+		scratch_unit_test(test_key_bundle),
 		cmocka_unit_test(test_sha256),
 	};
 

@@ -17,6 +17,20 @@ bad() {
     echo "VMTEST FAIL $1: $2"
     fail=$((fail + 1))
 }
+# wait_for SECONDS COMMAND...: polls COMMAND until it succeeds; 1 once SECONDS have passed.
+# Scenarios wait for the state they need, never for a fixed time.
+wait_for() {
+    deadline=$(($(date +%s) + $1))
+    shift
+    until "$@"; do
+        [ "$(date +%s)" -lt "$deadline" ] || return 1
+        sleep 0.05
+    done
+}
+# holds_nvidiactl PID: the process has /dev/nvidiactl open on fd 3.
+holds_nvidiactl() {
+    [ "$(readlink "/proc/$1/fd/3")" = /dev/nvidiactl ]
+}
 # check NAME COMMAND...: the command's success is the verdict.
 check() {
     name=$1
@@ -89,7 +103,7 @@ main() {
     # A process holding /dev/nvidiactl: the upgrade is refused and the driver stays.
     sh -c 'exec 3</dev/nvidiactl; sleep 600' &
     holder=$!
-    sleep 1
+    check holder-open wait_for 10 holds_nvidiactl "$holder"
     run install $ARGS --driver-version "$V_NEW"
     check in-use rc_is 7
     check in-use-message err_has "driver in use: .*nvidia has [1-9] reference(s) beyond its own modules"
