@@ -212,8 +212,11 @@ const struct config_option config_options[] = {
 	{"kernel", 0, NULL, CONFIG_LIST, F(mirror_kernels), 0, 0, CFG_MIRROR, 0, "R", NULL, "all",
 	 NULL, "only packages for this kernel"},
 	{"json", 0, NULL, CONFIG_BOOL, F(json), 0, 0,
-	 CFG_INSTALL | CFG_LIST | CFG_STATUS | CFG_VERIFY | CFG_DOCTOR | CFG_MIRROR, 0, NULL, NULL,
-	 NULL, NULL, "machine-readable output on stdout (docs/json.md); install: with --dry-run"},
+	 CFG_LIST | CFG_STATUS | CFG_VERIFY | CFG_DOCTOR | CFG_MIRROR, 0, NULL, NULL, NULL, NULL,
+	 "machine-readable output on stdout (docs/json.md)"},
+	/* install's is the dry-run plan's: an install itself logs (--log-format json). */
+	{"json", 0, NULL, CONFIG_BOOL, F(json), 0, 0, CFG_INSTALL, 0, NULL, NULL, NULL, NULL,
+	 "the --dry-run plan as JSON on stdout (docs/json.md)"},
 };
 const size_t config_n_options = ARRAY_SIZE(config_options);
 

@@ -192,8 +192,6 @@ static void status_json(const struct config *c, const struct nodestate *s, const
 {
 	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 	json_object *mods = json_object_new_array(), *nodes = json_object_new_array();
-	struct loaded_module sorted[HOST_MAX_MODULES];
-	char names[NODESTATE_MAX_NODES][sizeof(s->nodes[0])];
 	char cdi[4200];
 
 	json_object_object_add(o, "installed", json_object_new_boolean(s->installed));
@@ -205,20 +203,16 @@ static void status_json(const struct config *c, const struct nodestate *s, const
 	json_object_object_add(o, "pci_gpus", json_object_new_int((int)s->host.n_gpus));
 	add_installed(o, s, running);
 	json_object_object_add(o, "loaded_version", str_or_null(s->loaded_version));
-	memcpy(sorted, s->host.modules, sizeof(sorted[0]) * s->host.n_modules);
-	qsort(sorted, s->host.n_modules, sizeof(sorted[0]), by_name);
 	for (size_t i = 0; i < s->host.n_modules; i++) {
 		json_object *m = json_object_new_object();
 
-		json_object_object_add(m, "name", json_object_new_string(sorted[i].name));
-		json_object_object_add(m, "version", str_or_null(sorted[i].version));
+		json_object_object_add(m, "name", json_object_new_string(s->host.modules[i].name));
+		json_object_object_add(m, "version", str_or_null(s->host.modules[i].version));
 		json_object_array_add(mods, m);
 	}
 	json_object_object_add(o, "modules", mods);
-	memcpy(names, s->nodes, sizeof(names[0]) * s->n_nodes);
-	qsort(names, s->n_nodes, sizeof(names[0]), by_string);
 	for (size_t i = 0; i < s->n_nodes; i++)
-		json_object_array_add(nodes, json_object_new_string(names[i]));
+		json_object_array_add(nodes, json_object_new_string(s->nodes[i]));
 	json_object_object_add(o, "device_nodes", nodes);
 	if (s->has_mount) {
 		json_object *m = json_object_new_object();
@@ -315,6 +309,9 @@ int status_run(const struct config *c, struct err *e)
 	running = session_release(c, &u);
 	if (nodestate_collect(c, root_fd, &s, e) < 0)
 		return -1;
+	/* Both forms list modules and device nodes by name, whatever order the kernel gave. */
+	qsort(s.host.modules, s.host.n_modules, sizeof(s.host.modules[0]), by_name);
+	qsort(s.nodes, s.n_nodes, sizeof(s.nodes[0]), by_string);
 	fallback = fallback_record(c, root_fd);
 	judge(&s, &v);
 	if (c->json)
@@ -322,7 +319,7 @@ int status_run(const struct config *c, struct err *e)
 	else
 		status_text(c, &s, running, &v, fallback);
 	if (!s.installed) {
-		err_set(e, EXIT_NO_MATCH, "status: no driver is installed in '%s'", c->install_dir);
+		err_set(e, EXIT_NO_MATCH, "no driver is installed in '%s'", c->install_dir);
 		err_hint(e, "run 'nvidia-driver-installer install'");
 		r = -1;
 	} else if (v.nvml_expected && !v.nvml_answers) {
