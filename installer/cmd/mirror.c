@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmd/cmd.h"
 #include "cmd/mirror.h"
 #include "repo.h"
 #include "source.h"
@@ -180,6 +181,7 @@ int mirror_run(const struct config *c, struct err *e)
 {
 	_cleanup_(json_object_putp) json_object *pkgs = json_object_new_array();
 	_cleanup_close_ int dir_fd = -1;
+	struct source_opts so = session_source_opts(c);
 	struct source src;
 	unsigned copied = 0, kept = 0;
 	uint64_t net = 0, t0 = now_ns();
@@ -197,7 +199,7 @@ int mirror_run(const struct config *c, struct err *e)
 			return base < 0 ? err_errno(e, EXIT_UNEXPECTED, errno, "mirror")
 					: err_wrap(e, "mirror: --to");
 	}
-	if (source_open(c, NULL, 0, &src, e) < 0)
+	if (source_open(&so, NULL, 0, &src, e) < 0)
 		return -1;
 	if (mirror_not_older(c, dir_fd, &src, e) < 0)
 		goto out;

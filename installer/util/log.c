@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,42 +108,6 @@ static void text_string(FILE *f, const char *s)
 		fputc((unsigned char)*s < 0x20 ? '?' : *s, f);
 }
 
-struct stage_time {
-	char stage[32];
-	uint64_t ms;
-};
-
-static struct stage_time stage_times[16];
-static size_t n_stage_times;
-/* Two stages log from their own threads while the package streams. */
-static pthread_mutex_t stage_times_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void stage_time_add(const char *stage, const char *ms)
-{
-	size_t i;
-
-	pthread_mutex_lock(&stage_times_lock);
-	for (i = 0; i < n_stage_times; i++) {
-		if (strcmp(stage_times[i].stage, stage) == 0)
-			break;
-	}
-	if (i == n_stage_times) {
-		if (i == ARRAY_SIZE(stage_times))
-			goto out;
-		snprintf(stage_times[n_stage_times++].stage, sizeof(stage_times[0].stage), "%s",
-			 stage);
-	}
-	stage_times[i].ms += strtoull(ms, NULL, 10);
-out:
-	pthread_mutex_unlock(&stage_times_lock);
-}
-
-void log_stage_times(void (*fn)(const char *stage, uint64_t ms, void *ud), void *ud)
-{
-	for (size_t i = 0; i < n_stage_times; i++)
-		fn(stage_times[i].stage, stage_times[i].ms, ud);
-}
-
 /*
  * One record, one write(2): lines from processes sharing a pipe (a node's log collector,
  * many installers under test) never interleave mid-line.
@@ -237,16 +200,8 @@ void log_msg(enum log_level level, const char *stage, const char *fmt, ...)
 
 void log_kv(enum log_level level, const char *stage, const char *msg, ...)
 {
-	const char *k, *v;
 	va_list ap;
 
-	va_start(ap, msg);
-	while ((k = va_arg(ap, const char *)) && (v = va_arg(ap, const char *))) {
-		/* "install" is the whole run, not a stage of it. */
-		if (strcmp(k, "duration_ms") == 0 && strcmp(stage, "install") != 0)
-			stage_time_add(stage, v);
-	}
-	va_end(ap);
 	if (!log_enabled(level))
 		return;
 	va_start(ap, msg);

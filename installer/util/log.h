@@ -29,13 +29,6 @@ void log_msg(enum log_level level, const char *stage, const char *fmt, ...) _pri
 void log_kv(enum log_level level, const char *stage, const char *msg, ...)
 	__attribute__((sentinel));
 
-/*
- * Every event logged with a "duration_ms" field adds it to its stage's total,
- * so that the run's time per stage can be reported (metrics) without
- * plumbing. Calls FN once per stage, in the order stages first appeared.
- */
-void log_stage_times(void (*fn)(const char *stage, uint64_t ms, void *ud), void *ud);
-
 /* Formats V in decimal into BUF (at least 21 bytes); returns BUF. */
 char *fmt_u64(char *buf, uint64_t v);
 /* A decimal string for V, valid until the end of the enclosing block. */
