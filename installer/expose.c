@@ -116,7 +116,7 @@ static int publish_cdi(const struct expose_opts *o, int root_fd, int install_fd,
 	if (w < 0)
 		return -1;
 	log_kv(LOG_INFO, "cdi", w ? "CDI spec written" : "CDI spec unchanged", "file", o->cdi_dir,
-	       "kind", o->cdi_kind, "devices", U64(in.n_gpus), LOG_END);
+	       "kind", o->cdi_kind, U64("devices", in.n_gpus), LOG_END);
 	return 0;
 }
 
@@ -149,8 +149,8 @@ static int verify(const struct expose_opts *o, int install_fd, const struct host
 	if (nvml_query(lib, r, e) < 0 || nvml_check(r, version, h->n_gpus, e) < 0)
 		return err_wrap(e, "verify");
 	for (unsigned i = 0; i < r->n_gpus; i++)
-		log_kv(LOG_INFO, "verify", "GPU", "index", U64(i), "name", r->gpus[i].name, "uuid",
-		       r->gpus[i].uuid, "memory_mib", U64(r->gpus[i].memory_mib), LOG_END);
+		log_kv(LOG_INFO, "verify", "GPU", U64("index", i), "name", r->gpus[i].name, "uuid",
+		       r->gpus[i].uuid, U64("memory_mib", r->gpus[i].memory_mib), LOG_END);
 	return 1;
 }
 
@@ -205,9 +205,13 @@ int expose_run(const struct expose_opts *o, int root_fd, int install_fd, const s
 	    labels_write(root_fd, version, verified ? &r : NULL, h->n_gpus, e) < 0 ||
 	    readiness_write(root_fd, o->install_dir, version, e) < 0)
 		return -1;
-	log_kv(LOG_INFO, "expose", "driver ready", "version", version, "cuda",
-	       verified ? U64(r.cuda_version) : "unknown", "gpus", U64(verified ? r.n_gpus : 0),
-	       "duration_ms", U64(ms_since(t0)), LOG_END);
+	if (verified)
+		log_kv(LOG_INFO, "expose", "driver ready", "version", version,
+		       U64("cuda", r.cuda_version), U64("gpus", r.n_gpus),
+		       U64("duration_ms", ms_since(t0)), LOG_END);
+	else
+		log_kv(LOG_INFO, "expose", "driver ready", "version", version, "cuda", "unknown",
+		       U64("gpus", 0), U64("duration_ms", ms_since(t0)), LOG_END);
 	return 1;
 }
 

@@ -144,10 +144,10 @@ int kernel_prepare(const struct kernel_opts *o, int root_fd, const char *release
 	kn->reload = kn->loaded_version[0] && strcmp(kn->loaded_version, version) != 0;
 	if (kn->reload && kmods_check_idle(kn->k, e) < 0)
 		return err_wrap(e, "kernel: nvidia %s is loaded", kn->loaded_version);
-	log_kv(LOG_INFO, "kernel", "modules ready to load", "modules", U64(kn->set.n), "loaded",
+	log_kv(LOG_INFO, "kernel", "modules ready to load", U64("modules", kn->set.n), "loaded",
 	       kn->loaded_version[0] ? kn->loaded_version : "none", "sig_enforce",
 	       kn->trust.sig_enforce, "lockdown", kn->trust.lockdown, "secure_boot",
-	       kn->trust.secure_boot, "duration_ms", U64(ms_since(t0)), LOG_END);
+	       kn->trust.secure_boot, U64("duration_ms", ms_since(t0)), LOG_END);
 	*ret = TAKE_PTR(kn);
 	return 0;
 }
@@ -222,11 +222,11 @@ int kernel_load(struct kernel *kn, const char *install_dir, struct err *e)
 			log_msg(LOG_WARN, "kernel", "rollback: %s", ue.msg);
 		return -1;
 	}
-	log_kv(LOG_INFO, "devices", "device nodes in place", "created", U64(dr.created), "replaced",
-	       U64(dr.replaced), "fixed", U64(dr.fixed), "kept", U64(dr.kept), "links",
-	       U64(dr.links), LOG_END);
+	log_kv(LOG_INFO, "devices", "device nodes in place", U64("created", dr.created),
+	       U64("replaced", dr.replaced), U64("fixed", dr.fixed), U64("kept", dr.kept),
+	       U64("links", dr.links), LOG_END);
 	log_kv(LOG_INFO, "kernel", loaded ? "driver loaded" : "driver already loaded", "version",
-	       kn->version, "modules_loaded", U64(loaded), "duration_ms", U64(ms_since(t0)),
+	       kn->version, U64("modules_loaded", loaded), U64("duration_ms", ms_since(t0)),
 	       LOG_END);
 	return 0;
 }

@@ -385,14 +385,14 @@ int source_open(const struct source_opts *o, struct cache *cache, unsigned flags
 	repository = s->idx->repository ? s->idx->repository : "none (the key)";
 	if (s->fresh)
 		log_kv(LOG_INFO, "index", "index verified", "source", index_origin(s), "mirror",
-		       s->mirrors[s->mirror], "age_s", U64((uint64_t)s->age_s), "max_age_s",
-		       U64(s->max_age_s), "key", s->fingerprint, "repository", repository,
-		       "drivers", U64(s->idx->n_drivers), "duration_ms", U64(ms_since(t0)),
-		       LOG_END);
+		       s->mirrors[s->mirror], U64("age_s", (uint64_t)s->age_s),
+		       U64("max_age_s", s->max_age_s), "key", s->fingerprint, "repository",
+		       repository, U64("drivers", s->idx->n_drivers),
+		       U64("duration_ms", ms_since(t0)), LOG_END);
 	else
 		log_kv(LOG_INFO, "index", "index verified", "source", index_origin(s), "key",
-		       s->fingerprint, "repository", repository, "drivers", U64(s->idx->n_drivers),
-		       "duration_ms", U64(ms_since(t0)), LOG_END);
+		       s->fingerprint, "repository", repository, U64("drivers", s->idx->n_drivers),
+		       U64("duration_ms", ms_since(t0)), LOG_END);
 	return 0;
 fail:
 	index_job_clear(&j);
@@ -507,7 +507,7 @@ int source_download(struct source *s, const struct repo_package *pkg, int fd, st
 	if (r < 0)
 		return err_wrap(e, "download: package '%s'", pkg->path);
 	log_kv(LOG_INFO, "download", "package downloaded and verified", "mirror", s->mirrors[used],
-	       "bytes", U64(pkg->size), "network_bytes", U64(j.ff.net), "duration_ms",
-	       U64(ms_since(t0)), LOG_END);
+	       U64("bytes", pkg->size), U64("network_bytes", j.ff.net),
+	       U64("duration_ms", ms_since(t0)), LOG_END);
 	return 0;
 }

@@ -14,9 +14,9 @@ static void log_unpacked(const struct unpack_stats *st, const char *how, uint64_
 {
 	uint64_t ms = ms_since(t0);
 
-	log_kv(LOG_INFO, "unpack", "package unpacked and verified", "files", U64(st->files),
-	       "symlinks", U64(st->symlinks), "bytes", U64(st->bytes), "from", how, "duration_ms",
-	       U64(ms), LOG_END);
+	log_kv(LOG_INFO, "unpack", "package unpacked and verified", U64("files", st->files),
+	       U64("symlinks", st->symlinks), U64("bytes", st->bytes), "from", how,
+	       U64("duration_ms", ms), LOG_END);
 	timing_add(t, TIMING_UNPACK, ms);
 }
 

@@ -72,8 +72,8 @@ static void log_host(const struct host *h, uint64_t ms)
 	describe_modules(h, mods, sizeof(mods));
 	log_kv(LOG_INFO, "host", "host probed", "os", h->os_id, "version",
 	       h->os_version_id ? h->os_version_id : "", "build",
-	       h->os_build_id ? h->os_build_id : "", "kernel", h->kernel, "arch", h->arch, "gpus",
-	       U64(h->n_gpus), "modules", mods, "duration_ms", U64(ms), LOG_END);
+	       h->os_build_id ? h->os_build_id : "", "kernel", h->kernel, "arch", h->arch,
+	       U64("gpus", h->n_gpus), "modules", mods, U64("duration_ms", ms), LOG_END);
 	for (size_t i = 0; i < h->n_gpus; i++) {
 		char id[16];
 
@@ -474,7 +474,7 @@ static int switch_version(const struct config *c, struct plan *p, int root_fd,
 	ms = ms_since(t0);
 	timing_add(&p->times, TIMING_PUBLISH, ms);
 	log_kv(LOG_INFO, "publish", "driver published", "version", m.driver_version, "install_dir",
-	       c->install_dir, "duration_ms", U64(ms), LOG_END);
+	       c->install_dir, U64("duration_ms", ms), LOG_END);
 	t0 = now_ns();
 	if (kn && kernel_load(kn, c->install_dir, e) < 0) {
 		roll_back(c, p, root_fd, dir, reload);
@@ -535,7 +535,7 @@ static int plan_source(const struct config *c, struct cache *cache, struct plan 
 	ms = ms_since(t0);
 	timing_add(&p->times, TIMING_SELECT, ms);
 	log_kv(LOG_INFO, "select", "driver selected", "request", c->driver_version, "version",
-	       p->choice.driver->version, "package", p->choice.pkg->path, "duration_ms", U64(ms),
+	       p->choice.driver->version, "package", p->choice.pkg->path, U64("duration_ms", ms),
 	       LOG_END);
 	return 0;
 }
@@ -667,7 +667,7 @@ static int act(const struct config *c, struct plan *p, int root_fd, struct insta
 			keep_going(cache_prune(cache, p->current.package_sha256, e), e);
 		if (r == 0)
 			log_kv(LOG_INFO, "install", "already installed", "version",
-			       p->current.driver_version, "duration_ms", U64(ms_since(t0)),
+			       p->current.driver_version, U64("duration_ms", ms_since(t0)),
 			       LOG_END);
 		return r;
 	}
@@ -683,8 +683,9 @@ static int act(const struct config *c, struct plan *p, int root_fd, struct insta
 	if (r == 0)
 		log_kv(LOG_INFO, "install", "driver installed", "version",
 		       p->choice.driver->version, "previous",
-		       p->has_current ? p->current.driver_version : "none", "peak_rss_kib",
-		       U64(peak_rss_kib()), "duration_ms", U64(ms_since(t0)), LOG_END);
+		       p->has_current ? p->current.driver_version : "none",
+		       U64("peak_rss_kib", peak_rss_kib()), U64("duration_ms", ms_since(t0)),
+		       LOG_END);
 	return r;
 }
 

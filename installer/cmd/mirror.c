@@ -235,8 +235,8 @@ int mirror_run(const struct config *c, struct err *e)
 		err_wrap(e, "mirror");
 		goto out;
 	}
-	log_kv(LOG_INFO, "mirror", "mirror complete", "to", c->mirror_to, "copied", U64(copied),
-	       "kept", U64(kept), "network_bytes", U64(net), "duration_ms", U64(ms_since(t0)),
+	log_kv(LOG_INFO, "mirror", "mirror complete", "to", c->mirror_to, U64("copied", copied),
+	       U64("kept", kept), U64("network_bytes", net), U64("duration_ms", ms_since(t0)),
 	       LOG_END);
 	if (c->json)
 		print_json(c, &src, pkgs, copied, kept, net);

@@ -73,32 +73,77 @@ uint64_t peak_rss_kib(void)
 	return 0;
 }
 
+/*
+ * The length of the well-formed UTF-8 sequence at S (RFC 3629: no overlong forms, no
+ * surrogates, nothing above U+10FFFF), or 0 when S does not start one.
+ */
+static size_t utf8_len(const unsigned char *s)
+{
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		unsigned char lo = s[0] == 0xe0 ? 0xa0 : 0x80, hi = s[0] == 0xed ? 0x9f : 0xbf;
+
+		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
+	}
+	if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		unsigned char lo = s[0] == 0xf0 ? 0x90 : 0x80, hi = s[0] == 0xf4 ? 0x8f : 0xbf;
+
+		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80
+			       ? 4
+			       : 0;
+	}
+	return 0;
+}
+
+/* S as a JSON string: quotes, backslashes and control characters escaped, bytes that are
+ * not UTF-8 replaced by U+FFFD (a log pipeline rejects the line otherwise). */
 static void json_string(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	const unsigned char *p = (const unsigned char *)s;
 
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '\n')
+	fputc('"', f);
+	while (*p) {
+		size_t n = utf8_len(p);
+
+		if (n == 0) {
+			fputs("\\ufffd", f);
+			p++;
+		} else if (*p == '"' || *p == '\\') {
+			fprintf(f, "\\%c", *p++);
+		} else if (*p == '\n') {
 			fputs("\\n", f);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
+			p++;
+		} else if (*p < 0x20 || *p == 0x7f) {
+			fprintf(f, "\\u%04x", *p++);
+		} else {
+			fwrite(p, 1, n, f);
+			p += n;
+		}
 	}
 	fputc('"', f);
 }
 
-static bool looks_numeric(const char *s)
+/* A key of log_kv() marked a number (U64): written without the mark. */
+static bool key_is_number(const char **k)
 {
-	char *end;
-
-	if (!*s || strlen(s) > 18 || (s[0] == '0' && s[1] != '\0' && s[1] != '.'))
+	if (strncmp(*k, LOG_NUMBER_MARK, sizeof(LOG_NUMBER_MARK) - 1) != 0)
 		return false;
-	(void)strtod(s, &end);
-	return *end == '\0' && s[0] != '+' && s[0] != '.' && s[strlen(s) - 1] != '.';
+	*k += sizeof(LOG_NUMBER_MARK) - 1;
+	return true;
+}
+
+/* Decimal digits only, as U64 makes them: what may go out bare. */
+static bool is_decimal(const char *v)
+{
+	if (!*v)
+		return false;
+	for (; *v; v++)
+		if (*v < '0' || *v > '9')
+			return false;
+	return true;
 }
 
 /* Text mode keeps one event per line: control characters become '?'. */
@@ -149,10 +194,12 @@ static void log_emit(enum log_level level, const char *stage, const char *msg, v
 		fputs(",\"msg\":", f);
 		json_string(f, msg);
 		while ((k = va_arg(kv, const char *)) && (v = va_arg(kv, const char *))) {
+			bool number = key_is_number(&k);
+
 			fputc(',', f);
 			json_string(f, k);
 			fputc(':', f);
-			if (looks_numeric(v))
+			if (number && is_decimal(v))
 				fputs(v, f);
 			else
 				json_string(f, v);
@@ -166,6 +213,7 @@ static void log_emit(enum log_level level, const char *stage, const char *msg, v
 		while ((k = va_arg(kv, const char *)) && (v = va_arg(kv, const char *))) {
 			fputs(first ? " (" : " ", f);
 			first = false;
+			key_is_number(&k);
 			fprintf(f, "%s=", k);
 			text_string(f, v);
 		}
