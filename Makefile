@@ -221,6 +221,7 @@ format-check:
 # cppcheck does not model __attribute__((cleanup)), so its leak reports are noise here;
 # leaks are caught by LeakSanitizer in `make asan`.
 lint:
+	scripts/check-layers
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		--suppress=missingIncludeSystem --suppress=memleak -D_GNU_SOURCE -Iinstaller installer
 

@@ -19,7 +19,7 @@
 #include "util/fs.h"
 #include "util/log.h"
 
-static int do_mounts(const struct config *c, int root_fd, int install_fd, struct err *e)
+static int do_mounts(const struct expose_opts *o, int root_fd, int install_fd, struct err *e)
 {
 	_cleanup_close_ int record_fd = -1;
 	char paths[8][PATH_MAX], *targets[8];
@@ -31,8 +31,8 @@ static int do_mounts(const struct config *c, int root_fd, int install_fd, struct
 	record_fd = fs_dir_in_root(root_fd, EXPOSE_RUN_DIR, true, e);
 	if (record_fd < 0)
 		return err_wrap(e, "mounts");
-	for (size_t i = 0; i < c->host_mounts.n && n < ARRAY_SIZE(paths); i++) {
-		_cleanup_close_ int fd = fs_dir_in_root(root_fd, c->host_mounts.v[i], true, e);
+	for (size_t i = 0; i < o->n_host_mounts && n < ARRAY_SIZE(paths); i++) {
+		_cleanup_close_ int fd = fs_dir_in_root(root_fd, o->host_mounts[i], true, e);
 
 		if (fd < 0 || fs_fd_path(fd, paths[n], sizeof(paths[n])) < 0)
 			return err_wrap(e, "mounts: --host-mount");
@@ -63,19 +63,19 @@ static void cdi_gpus(int root_fd, const struct nvml_report *r, struct cdi_input 
  * theirs aside; --cdi-kind writes ours under a kind of its own.
  * Returns 1 when ours is to be written, 0 when not, -1 on error.
  */
-static int cdi_yield(const struct config *c, int root_fd, struct err *e)
+static int cdi_yield(const struct expose_opts *o, int root_fd, struct err *e)
 {
 	char other[4200];
 
-	while (cdi_find_other(root_fd, c->cdi_dir, c->install_dir, c->cdi_kind, other,
+	while (cdi_find_other(root_fd, o->cdi_dir, o->install_dir, o->cdi_kind, other,
 			      sizeof(other)) == 1) {
-		if (!c->cdi_replace) {
+		if (!o->cdi_replace) {
 			log_kv(LOG_WARN, "cdi",
 			       "another producer's CDI spec declares our kind: not writing ours, the node's devices are theirs",
-			       "spec", other, "kind", c->cdi_kind, "fix",
+			       "spec", other, "kind", o->cdi_kind, "fix",
 			       "--cdi-kind for a kind of our own, or --cdi-replace to set theirs aside",
 			       LOG_END);
-			return cdi_remove(root_fd, c->cdi_dir, c->install_dir, e) < 0 ? -1 : 0;
+			return cdi_remove(root_fd, o->cdi_dir, o->install_dir, e) < 0 ? -1 : 0;
 		}
 		if (cdi_set_aside(root_fd, other, e) < 0)
 			return -1;
@@ -85,17 +85,17 @@ static int cdi_yield(const struct config *c, int root_fd, struct err *e)
 	return 1;
 }
 
-static int publish_cdi(const struct config *c, int root_fd, int install_fd,
+static int publish_cdi(const struct expose_opts *o, int root_fd, int install_fd,
 		       const struct nvml_report *r, struct err *e)
 {
 	static const char *const shared[] = {"/dev/nvidiactl", "/dev/nvidia-uvm",
 					     "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset"};
 	char hook[PATH_MAX + 64];
-	struct cdi_input in = {.kind = c->cdi_kind,
-			       .install_dir = c->install_dir,
-			       .container_dir = c->container_dir,
+	struct cdi_input in = {.kind = o->cdi_kind,
+			       .install_dir = o->install_dir,
+			       .container_dir = o->container_dir,
 			       .hook_path = hook};
-	int w = cdi_yield(c, root_fd, e);
+	int w = cdi_yield(o, root_fd, e);
 
 	if (w <= 0)
 		return w;
@@ -111,12 +111,12 @@ static int publish_cdi(const struct config *c, int root_fd, int install_fd,
 	if (helpers_install(install_fd, e) < 0)
 		return -1;
 	snprintf(hook, sizeof(hook), "%s/" HELPERS_DIR "/" HELPER_CDI_HOOK,
-		 strcmp(c->install_dir, "/") == 0 ? "" : c->install_dir);
-	w = cdi_write(root_fd, c->cdi_dir, &in, e);
+		 strcmp(o->install_dir, "/") == 0 ? "" : o->install_dir);
+	w = cdi_write(root_fd, o->cdi_dir, &in, e);
 	if (w < 0)
 		return -1;
-	log_kv(LOG_INFO, "cdi", w ? "CDI spec written" : "CDI spec unchanged", "file", c->cdi_dir,
-	       "kind", c->cdi_kind, "devices", U64(in.n_gpus), LOG_END);
+	log_kv(LOG_INFO, "cdi", w ? "CDI spec written" : "CDI spec unchanged", "file", o->cdi_dir,
+	       "kind", o->cdi_kind, U64("devices", in.n_gpus), LOG_END);
 	return 0;
 }
 
@@ -132,12 +132,12 @@ static void loaded_version(int root_fd, const char *release, char *buf, size_t s
 		buf[0] = '\0';
 }
 
-static int verify(const struct config *c, int install_fd, const struct host *h, const char *version,
-		  struct nvml_report *r, struct err *e)
+static int verify(const struct expose_opts *o, int install_fd, const struct host *h,
+		  const char *version, struct nvml_report *r, struct err *e)
 {
 	char lib[PATH_MAX];
 
-	if (c->skip_verify) {
+	if (o->skip_verify) {
 		if (h->n_gpus > 0)
 			return err_set(e, EXIT_USAGE,
 				       "--skip-verify is for hosts without a GPU; this one has %zu",
@@ -149,8 +149,8 @@ static int verify(const struct config *c, int install_fd, const struct host *h, 
 	if (nvml_query(lib, r, e) < 0 || nvml_check(r, version, h->n_gpus, e) < 0)
 		return err_wrap(e, "verify");
 	for (unsigned i = 0; i < r->n_gpus; i++)
-		log_kv(LOG_INFO, "verify", "GPU", "index", U64(i), "name", r->gpus[i].name, "uuid",
-		       r->gpus[i].uuid, "memory_mib", U64(r->gpus[i].memory_mib), LOG_END);
+		log_kv(LOG_INFO, "verify", "GPU", U64("index", i), "name", r->gpus[i].name, "uuid",
+		       r->gpus[i].uuid, U64("memory_mib", r->gpus[i].memory_mib), LOG_END);
 	return 1;
 }
 
@@ -160,17 +160,17 @@ static int verify(const struct config *c, int install_fd, const struct host *h, 
  * drops labels that are gone, and a runtime then refuses a GPU pod instead of starting
  * it without a driver). The check's error is the one reported; these only warn.
  */
-static void withdraw_after_failure(const struct config *c, int root_fd)
+static void withdraw_after_failure(const struct expose_opts *o, int root_fd)
 {
 	struct err we;
 
 	if (nodeinfo_remove(root_fd, &we) < 0)
 		log_msg(LOG_WARN, "expose", "withdrawing after the failed check: %s", we.msg);
-	if (cdi_remove(root_fd, c->cdi_dir, c->install_dir, &we) < 0)
+	if (cdi_remove(root_fd, o->cdi_dir, o->install_dir, &we) < 0)
 		log_msg(LOG_WARN, "expose", "withdrawing after the failed check: %s", we.msg);
 }
 
-int expose_run(const struct config *c, int root_fd, int install_fd, const struct host *h,
+int expose_run(const struct expose_opts *o, int root_fd, int install_fd, const struct host *h,
 	       const char *version, struct err *e)
 {
 	_cleanup_close_ int fresh_fd = -1;
@@ -179,14 +179,14 @@ int expose_run(const struct config *c, int root_fd, int install_fd, const struct
 	uint64_t t0 = now_ns();
 	int verified;
 
-	if (do_mounts(c, root_fd, install_fd, e) < 0 ||
-	    ldcache_update(root_fd, c->root, c->install_dir, e) < 0)
+	if (do_mounts(o, root_fd, install_fd, e) < 0 ||
+	    ldcache_update(root_fd, o->root, o->install_dir, e) < 0)
 		return -1;
 	/*
 	 * INSTALL_FD was opened before the exec bind mount and still goes through the
 	 * noexec mount beneath it: libraries are mapped from a fresh lookup instead.
 	 */
-	fresh_fd = fs_dir_in_root(root_fd, c->install_dir, false, e);
+	fresh_fd = fs_dir_in_root(root_fd, o->install_dir, false, e);
 	if (fresh_fd < 0)
 		return err_wrap(e, "expose");
 	loaded_version(root_fd, h->kernel, loaded, sizeof(loaded));
@@ -196,37 +196,41 @@ int expose_run(const struct config *c, int root_fd, int install_fd, const struct
 		       "loaded", loaded[0] ? loaded : "none", "installed", version, LOG_END);
 		return 0;
 	}
-	verified = verify(c, fresh_fd, h, version, &r, e);
+	verified = verify(o, fresh_fd, h, version, &r, e);
 	if (verified < 0) {
-		withdraw_after_failure(c, root_fd);
+		withdraw_after_failure(o, root_fd);
 		return -1;
 	}
-	if (publish_cdi(c, root_fd, fresh_fd, verified ? &r : NULL, e) < 0 ||
+	if (publish_cdi(o, root_fd, fresh_fd, verified ? &r : NULL, e) < 0 ||
 	    labels_write(root_fd, version, verified ? &r : NULL, h->n_gpus, e) < 0 ||
-	    readiness_write(root_fd, c->install_dir, version, e) < 0)
+	    readiness_write(root_fd, o->install_dir, version, e) < 0)
 		return -1;
-	log_kv(LOG_INFO, "expose", "driver ready", "version", version, "cuda",
-	       verified ? U64(r.cuda_version) : "unknown", "gpus", U64(verified ? r.n_gpus : 0),
-	       "duration_ms", U64(ms_since(t0)), LOG_END);
-	return 0;
+	if (verified)
+		log_kv(LOG_INFO, "expose", "driver ready", "version", version,
+		       U64("cuda", r.cuda_version), U64("gpus", r.n_gpus),
+		       U64("duration_ms", ms_since(t0)), LOG_END);
+	else
+		log_kv(LOG_INFO, "expose", "driver ready", "version", version, "cuda", "unknown",
+		       U64("gpus", 0), U64("duration_ms", ms_since(t0)), LOG_END);
+	return 1;
 }
 
-int expose_withdraw_notices(const struct config *c, int root_fd, struct err *e)
+int expose_withdraw_notices(const struct expose_opts *o, int root_fd, struct err *e)
 {
 	if (nodeinfo_remove(root_fd, e) < 0 ||
-	    cdi_remove(root_fd, c->cdi_dir, c->install_dir, e) < 0 ||
-	    cdi_restore_set_aside(root_fd, c->cdi_dir, e) < 0)
+	    cdi_remove(root_fd, o->cdi_dir, o->install_dir, e) < 0 ||
+	    cdi_restore_set_aside(root_fd, o->cdi_dir, e) < 0)
 		return err_wrap(e, "uninstall");
 	return 0;
 }
 
-int expose_withdraw_host(const struct config *c, int root_fd, struct err *e)
+int expose_withdraw_host(const struct expose_opts *o, int root_fd, struct err *e)
 {
 	_cleanup_close_ int record_fd = fs_dir_in_root(root_fd, EXPOSE_RUN_DIR, false, e);
 
 	if (record_fd < 0)
 		err_clear(e);
-	if (ldcache_remove(root_fd, c->root, e) < 0 ||
+	if (ldcache_remove(root_fd, o->root, e) < 0 ||
 	    (record_fd >= 0 && mounts_withdraw(record_fd, e) < 0))
 		return err_wrap(e, "uninstall");
 	return 0;

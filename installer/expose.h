@@ -10,22 +10,39 @@
  */
 #pragma once
 
-#include "cmd/config.h"
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "host.h"
 #include "util/err.h"
 
 #define EXPOSE_RUN_DIR "/run/nvidia-driver-installer" /* this process's own, for staging */
 
+/* What the expose stage reads of the configuration: host paths, and the CDI choices. */
+struct expose_opts {
+	const char *root;	   /* the host's / as this process sees it (--root) */
+	const char *install_dir;   /* host path */
+	const char *container_dir; /* where containers see the install dir */
+	char *const *host_mounts;  /* more host paths to bind the install dir onto */
+	size_t n_host_mounts;
+	const char *cdi_dir;  /* host path of the CDI spec directory */
+	const char *cdi_kind; /* the kind our spec declares */
+	bool cdi_replace;     /* set aside another producer's spec of that kind */
+	bool skip_verify;     /* no NVML check (hosts without a GPU) */
+};
+
 /*
  * Exposes VERSION, installed in the directory open as INSTALL_FD. Without a
  * loaded driver of that version (--skip-modules), stops after the ld cache.
- * Returns 0, or -1 (EXIT_DRIVER_CHECK when NVML disagrees; no marker then).
+ * Returns 1 when the driver was made ready (the marker written), 0 when it
+ * stopped after the ld cache, or -1 (EXIT_DRIVER_CHECK when NVML disagrees; no
+ * marker then).
  */
-_must_check_ int expose_run(const struct config *c, int root_fd, int install_fd,
+_must_check_ int expose_run(const struct expose_opts *o, int root_fd, int install_fd,
 			    const struct host *h, const char *version, struct err *e);
 
 /* uninstall, first: the readiness marker, the labels, the CDI spec. Returns 0 or -1. */
-_must_check_ int expose_withdraw_notices(const struct config *c, int root_fd, struct err *e);
+_must_check_ int expose_withdraw_notices(const struct expose_opts *o, int root_fd, struct err *e);
 
 /* uninstall, after the kernel side: the ld configuration and the mounts. Returns 0 or -1. */
-_must_check_ int expose_withdraw_host(const struct config *c, int root_fd, struct err *e);
+_must_check_ int expose_withdraw_host(const struct expose_opts *o, int root_fd, struct err *e);

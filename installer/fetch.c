@@ -608,8 +608,8 @@ static enum fetch_result transfer_and_check(struct fetcher *f, const char *url, 
 	if (s->have == size)
 		return check_complete(s, url, sha256, false, e);
 	if (s->have > 0)
-		log_kv(LOG_INFO, "fetch", "resuming partial download", "url", url, "offset",
-		       U64(s->have), LOG_END);
+		log_kv(LOG_INFO, "fetch", "resuming partial download", "url", url,
+		       U64("offset", s->have), LOG_END);
 	rc = transfer_file(f, url, s);
 	/*
 	 * Nothing to send after the bytes we have (HTTP 416, or a file:// read that ends
@@ -900,7 +900,7 @@ int fetch_mirrors(struct fetcher *f, char *const *bases, size_t n, size_t first,
 		wait = backoff_ms(round, f->retry_after_s);
 		if (wait >= remaining_ms(f))
 			break;
-		log_kv(LOG_INFO, "fetch", "waiting before the next attempt", "ms", U64(wait),
+		log_kv(LOG_INFO, "fetch", "waiting before the next attempt", U64("ms", wait),
 		       LOG_END);
 		sleep_ms(wait);
 	}

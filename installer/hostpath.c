@@ -323,20 +323,20 @@ static int check_metrics(int root_fd, const char *path, struct err *e)
 	return -1;
 }
 
-int hostpath_check_config(const struct config *c, int root_fd, struct err *e)
+int hostpath_check_config(const struct hostpath_opts *o, int root_fd, struct err *e)
 {
 	char canon[PATH_MAX];
 
-	if (check_dir(root_fd, "--install-dir", c->install_dir, canon, sizeof(canon), e) < 0 ||
-	    check_dir(root_fd, "--cache-dir", c->cache_dir, canon, sizeof(canon), e) < 0 ||
-	    check_dir(root_fd, "--cdi-dir", c->cdi_dir, canon, sizeof(canon), e) < 0)
+	if (check_dir(root_fd, "--install-dir", o->install_dir, canon, sizeof(canon), e) < 0 ||
+	    check_dir(root_fd, "--cache-dir", o->cache_dir, canon, sizeof(canon), e) < 0 ||
+	    check_dir(root_fd, "--cdi-dir", o->cdi_dir, canon, sizeof(canon), e) < 0)
 		return -1;
-	for (size_t i = 0; i < c->host_mounts.n; i++) {
-		if (check_dir(root_fd, "--host-mount", c->host_mounts.v[i], canon, sizeof(canon),
-			      e) < 0)
+	for (size_t i = 0; i < o->n_host_mounts; i++) {
+		if (check_dir(root_fd, "--host-mount", o->host_mounts[i], canon, sizeof(canon), e) <
+		    0)
 			return -1;
 	}
-	if (c->metrics_file && check_metrics(root_fd, c->metrics_file, e) < 0)
+	if (o->metrics_file && check_metrics(root_fd, o->metrics_file, e) < 0)
 		return -1;
 	return 0;
 }
@@ -374,10 +374,10 @@ int hostpath_check_writable(int root_fd, const char *name, const char *path, str
 	return 0;
 }
 
-int hostpath_check_install_writable(const struct config *c, int root_fd, struct err *e)
+int hostpath_check_install_writable(const struct hostpath_opts *o, int root_fd, struct err *e)
 {
-	if (hostpath_check_writable(root_fd, "--install-dir", c->install_dir, e) < 0 ||
-	    hostpath_check_writable(root_fd, "--cache-dir", c->cache_dir, e) < 0 ||
+	if (hostpath_check_writable(root_fd, "--install-dir", o->install_dir, e) < 0 ||
+	    hostpath_check_writable(root_fd, "--cache-dir", o->cache_dir, e) < 0 ||
 	    hostpath_check_writable(root_fd, "the host's /run", "/run", e) < 0)
 		return -1;
 	return 0;

@@ -14,8 +14,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cmd/config.h"
 #include "util/err.h"
+
+/* The host paths a command writes, links, mounts over or deletes in. */
+struct hostpath_opts {
+	const char *install_dir; /* required, as are cache_dir and cdi_dir */
+	const char *cache_dir;
+	const char *cdi_dir;
+	char *const *host_mounts;
+	size_t n_host_mounts;
+	const char *metrics_file; /* or NULL */
+};
 
 /*
  * The canonical in-root spelling of PATH ("/a/b"): every existing component
@@ -36,13 +45,13 @@ _must_check_ int hostpath_resolve(int root_fd, const char *path, char *ret, size
 bool hostpath_is_system(const char *canon);
 
 /*
- * Checks every host-path option of C against the host under root_fd, before
+ * Checks every host-path option of O against the host under root_fd, before
  * anything is written: each must resolve to a place that is not a system
  * directory, and --metrics-file must name a *.prom file in such a place that
  * is absent or ours. Returns 0, or -1 with e set (EXIT_USAGE) naming the
  * option, its spelling and where it resolves.
  */
-_must_check_ int hostpath_check_config(const struct config *c, int root_fd, struct err *e);
+_must_check_ int hostpath_check_config(const struct hostpath_opts *o, int root_fd, struct err *e);
 
 /*
  * Whether the installer can write at host path PATH: its nearest existing
@@ -58,5 +67,5 @@ _must_check_ int hostpath_check_writable(int root_fd, const char *name, const ch
  * install dir, the cache dir and the host's /run (the lock). Returns 0 or -1
  * (EXIT_USAGE).
  */
-_must_check_ int hostpath_check_install_writable(const struct config *c, int root_fd,
+_must_check_ int hostpath_check_install_writable(const struct hostpath_opts *o, int root_fd,
 						 struct err *e);

@@ -11,9 +11,9 @@
 #include "util/log.h"
 
 struct kernel {
-	const struct config *c;
-	int root_fd;	/* not owned */
-	int drivers_fd; /* owned, or -1 */
+	struct kernel_opts o; /* its strings are the caller's */
+	int root_fd;	      /* not owned */
+	int drivers_fd;	      /* owned, or -1 */
 	struct kmods *k;
 	struct modsig_certs *certs;
 	struct ktrust trust;
@@ -35,18 +35,18 @@ void kernel_free(struct kernel *kn)
 	free(kn);
 }
 
-int kernel_probe(const struct config *c, int root_fd, const char *release, struct kernel **ret,
+int kernel_probe(const struct kernel_opts *o, int root_fd, const char *release, struct kernel **ret,
 		 struct err *e)
 {
 	_cleanup_(kernel_freep) struct kernel *kn = calloc(1, sizeof(*kn));
 
 	if (!kn)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "kernel");
-	kn->c = c;
+	kn->o = *o;
 	kn->root_fd = root_fd;
 	kn->drivers_fd = -1;
 	if (kmods_new(root_fd, release, &kn->k, e) < 0 ||
-	    modsig_certs_load(c->module_certs.v, c->module_certs.n, &kn->certs, e) < 0)
+	    modsig_certs_load(o->module_certs, o->n_module_certs, &kn->certs, e) < 0)
 		return -1;
 	ktrust_probe(root_fd, &kn->trust);
 	if (kmods_loaded_version(kn->k, "nvidia", kn->loaded_version, sizeof(kn->loaded_version)) <
@@ -101,55 +101,53 @@ static int verify_set(struct kernel *kn, const char *release, struct err *e)
 	return 0;
 }
 
-int kernel_prepare(const struct config *c, int root_fd, const char *release, int drivers_fd,
+int kernel_prepare(const struct kernel_opts *o, int root_fd, const char *release, int drivers_fd,
 		   const char *version, bool installed, struct kernel **ret, struct err *e)
 {
+	/* KERNEL_DEFAULT_MODULES, one by one (kmods takes writable-typed names). */
+	static char m0[] = "nvidia", m1[] = "nvidia-modeset", m2[] = "nvidia-drm",
+		    m3[] = "nvidia-uvm";
+	static char *const defaults[] = {m0, m1, m2, m3};
 	_cleanup_(kernel_freep) struct kernel *kn = NULL;
-	struct strv names = {0};
-	char *const *v;
+	char *const *v = o->n_modules ? o->modules : defaults;
+	size_t n = o->n_modules ? o->n_modules : ARRAY_SIZE(defaults);
 	char intree[512];
 	uint64_t t0 = now_ns();
 	bool live;
-	size_t n;
 	int r;
 
-	if (kernel_probe(c, root_fd, release, &kn, e) < 0)
+	if (kernel_probe(o, root_fd, release, &kn, e) < 0)
 		return err_wrap(e, "kernel");
 	snprintf(kn->version, sizeof(kn->version), "%s", version);
 	kn->installed = installed;
 	kn->drivers_fd = dup(drivers_fd);
 	if (kn->drivers_fd < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "kernel: drivers dir");
-	if (c->modules.n == 0 && strv_push_split(&names, KERNEL_DEFAULT_MODULES) < 0)
-		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "kernel");
-	v = c->modules.n ? c->modules.v : names.v;
-	n = c->modules.n ? c->modules.n : names.n;
 	/*
 	 * The driver live at this very version, every module of the set with it: nothing
 	 * will be inserted, so the module files' modinfo is not read (libkmod maps each
 	 * file and parses its signature: most of what this stage costs a re-run).
 	 */
 	live = installed && strcmp(kn->loaded_version, version) == 0 && kmods_all_live(kn->k, v, n);
-	r = kmods_set_build(kn->k, kn->drivers_fd, v, n, c->module_args.v, c->module_args.n, !live,
+	r = kmods_set_build(kn->k, kn->drivers_fd, v, n, o->module_args, o->n_module_args, !live,
 			    &kn->set, e);
-	strv_clear(&names);
 	if (r < 0 || verify_set(kn, release, e) < 0 ||
 	    kmods_resolve_intree(kn->k, &kn->set, intree, sizeof(intree), e) < 0)
 		return err_wrap(e, "kernel");
 	if (intree[0])
 		log_kv(LOG_INFO, "kernel", "in-tree dependencies found", "modules", intree,
 		       LOG_END);
-	if (kmods_resolve_conflicts(kn->k, !c->no_unload_conflicts, true, e) < 0)
+	if (kmods_resolve_conflicts(kn->k, !o->no_unload_conflicts, true, e) < 0)
 		return err_wrap(e, "kernel");
-	if (c->kernel_keyring_cert && ktrust_check_cert(c->kernel_keyring_cert, e) < 0)
+	if (o->keyring_cert && ktrust_check_cert(o->keyring_cert, e) < 0)
 		return err_wrap(e, "kernel");
 	kn->reload = kn->loaded_version[0] && strcmp(kn->loaded_version, version) != 0;
 	if (kn->reload && kmods_check_idle(kn->k, e) < 0)
 		return err_wrap(e, "kernel: nvidia %s is loaded", kn->loaded_version);
-	log_kv(LOG_INFO, "kernel", "modules ready to load", "modules", U64(kn->set.n), "loaded",
+	log_kv(LOG_INFO, "kernel", "modules ready to load", U64("modules", kn->set.n), "loaded",
 	       kn->loaded_version[0] ? kn->loaded_version : "none", "sig_enforce",
 	       kn->trust.sig_enforce, "lockdown", kn->trust.lockdown, "secure_boot",
-	       kn->trust.secure_boot, "duration_ms", U64(ms_since(t0)), LOG_END);
+	       kn->trust.secure_boot, U64("duration_ms", ms_since(t0)), LOG_END);
 	*ret = TAKE_PTR(kn);
 	return 0;
 }
@@ -166,7 +164,7 @@ const char *kernel_loaded_version(const struct kernel *kn)
 
 void kernel_describe(const struct kernel *kn, FILE *out)
 {
-	const struct config *c = kn->c;
+	const struct kernel_opts *o = &kn->o;
 	size_t n_certs = modsig_certs_count(kn->certs);
 
 	fprintf(out, "  kernel:      sig_enforce %s, lockdown %s, Secure Boot %s\n",
@@ -174,8 +172,8 @@ void kernel_describe(const struct kernel *kn, FILE *out)
 	fprintf(out, "  loaded:      nvidia %s\n",
 		kn->loaded_version[0] ? kn->loaded_version : "not loaded");
 	fprintf(out, "  modules:     %s%s\n",
-		c->modules.n ? "as --modules lists" : KERNEL_DEFAULT_MODULES,
-		c->module_args.n ? " (with --module-arg)" : "");
+		o->n_modules ? "as --modules lists" : KERNEL_DEFAULT_MODULES,
+		o->n_module_args ? " (with --module-arg)" : "");
 	if (n_certs)
 		fprintf(out,
 			"  signatures:  checked against %zu pinned certificate(s) before insertion\n",
@@ -205,10 +203,9 @@ int kernel_load(struct kernel *kn, const char *install_dir, struct err *e)
 	uint64_t t0 = now_ns();
 	int loaded;
 
-	if (kmods_resolve_conflicts(kn->k, !kn->c->no_unload_conflicts, false, e) < 0)
+	if (kmods_resolve_conflicts(kn->k, !kn->o.no_unload_conflicts, false, e) < 0)
 		return err_wrap(e, "kernel");
-	if (kn->c->kernel_keyring_cert &&
-	    ktrust_add_cert(kn->root_fd, kn->c->kernel_keyring_cert, e) < 0)
+	if (kn->o.keyring_cert && ktrust_add_cert(kn->root_fd, kn->o.keyring_cert, e) < 0)
 		return err_wrap(e, "kernel");
 	if (firmware_expose(kn->root_fd, install_dir, kn->version, e) < 0)
 		return -1;
@@ -225,20 +222,21 @@ int kernel_load(struct kernel *kn, const char *install_dir, struct err *e)
 			log_msg(LOG_WARN, "kernel", "rollback: %s", ue.msg);
 		return -1;
 	}
-	log_kv(LOG_INFO, "devices", "device nodes in place", "created", U64(dr.created), "replaced",
-	       U64(dr.replaced), "fixed", U64(dr.fixed), "kept", U64(dr.kept), "links",
-	       U64(dr.links), LOG_END);
+	log_kv(LOG_INFO, "devices", "device nodes in place", U64("created", dr.created),
+	       U64("replaced", dr.replaced), U64("fixed", dr.fixed), U64("kept", dr.kept),
+	       U64("links", dr.links), LOG_END);
 	log_kv(LOG_INFO, "kernel", loaded ? "driver loaded" : "driver already loaded", "version",
-	       kn->version, "modules_loaded", U64(loaded), "duration_ms", U64(ms_since(t0)),
+	       kn->version, U64("modules_loaded", loaded), U64("duration_ms", ms_since(t0)),
 	       LOG_END);
 	return 0;
 }
 
-int kernel_remove(const struct config *c, int root_fd, const char *release, bool dry, struct err *e)
+int kernel_remove(const struct kernel_opts *o, int root_fd, const char *release, bool dry,
+		  struct err *e)
 {
 	_cleanup_(kernel_freep) struct kernel *kn = NULL;
 
-	if (kernel_probe(c, root_fd, release, &kn, e) < 0)
+	if (kernel_probe(o, root_fd, release, &kn, e) < 0)
 		return err_wrap(e, "kernel");
 	if (kn->loaded_version[0] && kmods_check_idle(kn->k, e) < 0)
 		return err_wrap(e, "kernel");
@@ -246,7 +244,7 @@ int kernel_remove(const struct config *c, int root_fd, const char *release, bool
 		return 0;
 	if (kn->loaded_version[0] && kmods_unload_driver(kn->k, e) < 0)
 		return err_wrap(e, "kernel");
-	if (devnodes_remove(root_fd, e) < 0 || firmware_withdraw(root_fd, c->install_dir, e) < 0)
+	if (devnodes_remove(root_fd, e) < 0 || firmware_withdraw(root_fd, o->install_dir, e) < 0)
 		return -1;
 	log_kv(LOG_INFO, "kernel", "driver unloaded", "version",
 	       kn->loaded_version[0] ? kn->loaded_version : "none loaded", LOG_END);

@@ -15,17 +15,32 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "cmd/config.h"
 #include "kmods.h"
 #include "ktrust.h"
 #include "util/err.h"
 
 #define KERNEL_DEFAULT_MODULES "nvidia,nvidia-modeset,nvidia-drm,nvidia-uvm"
 
+/*
+ * What the kernel stage reads of the configuration. The strings are the caller's: they
+ * must outlive every struct kernel made with them.
+ */
+struct kernel_opts {
+	char *const *module_certs; /* certificates modules must be signed with */
+	size_t n_module_certs;
+	char *const *modules; /* the set to load; none: KERNEL_DEFAULT_MODULES */
+	size_t n_modules;
+	char *const *module_args; /* MODULE.KEY=VALUE */
+	size_t n_module_args;
+	const char *keyring_cert; /* added to .secondary_trusted_keys before loading, or NULL */
+	bool no_unload_conflicts; /* refuse, rather than unload, a conflicting driver */
+	const char *install_dir;  /* host path whose firmware links kernel_remove withdraws */
+};
+
 struct kernel;
 
 /* Trust and loaded state, for the plan; changes nothing. Returns 0 or -1. */
-_must_check_ int kernel_probe(const struct config *c, int root_fd, const char *release,
+_must_check_ int kernel_probe(const struct kernel_opts *o, int root_fd, const char *release,
 			      struct kernel **ret, struct err *e);
 
 /*
@@ -37,7 +52,7 @@ _must_check_ int kernel_probe(const struct config *c, int root_fd, const char *r
  * a module the kernel would refuse, EXIT_IN_USE for a busy old driver or a
  * conflicting one. Returns 0 or -1.
  */
-_must_check_ int kernel_prepare(const struct config *c, int root_fd, const char *release,
+_must_check_ int kernel_prepare(const struct kernel_opts *o, int root_fd, const char *release,
 				int drivers_fd, const char *version, bool installed,
 				struct kernel **ret, struct err *e);
 void kernel_free(struct kernel *kn);
@@ -65,5 +80,5 @@ _must_check_ int kernel_load(struct kernel *kn, const char *install_dir, struct 
  * uninstall: unloads the driver (EXIT_IN_USE when busy), removes its nodes and
  * firmware links. DRY only checks that the driver could be unloaded.
  */
-_must_check_ int kernel_remove(const struct config *c, int root_fd, const char *release, bool dry,
-			       struct err *e);
+_must_check_ int kernel_remove(const struct kernel_opts *o, int root_fd, const char *release,
+			       bool dry, struct err *e);

@@ -204,6 +204,6 @@ int ktrust_add_cert(int root_fd, const char *path, struct err *e)
 	if (serial < 0)
 		return add_key_failed(e, errno, path);
 	log_kv(LOG_INFO, "kernel", "certificate added to .secondary_trusted_keys", "file", path,
-	       "key", U64(serial), LOG_END);
+	       U64("key", serial), LOG_END);
 	return 0;
 }

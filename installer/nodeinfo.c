@@ -253,15 +253,16 @@ struct metrics_buf {
 	size_t size, len;
 };
 
-static void metric_stage(const char *stage, uint64_t ms, void *ud)
+/* One gauge per stage that ran to its end, in pipeline order. */
+static void metric_stages(struct metrics_buf *m, const struct timing *t)
 {
-	struct metrics_buf *m = ud;
-
-	if (m->len < m->size)
-		m->len += (size_t)snprintf(
-			m->buf + m->len, m->size - m->len,
-			"nvidia_driver_installer_stage_duration_seconds{stage=\"%s\"} %.3f\n",
-			stage, (double)ms / 1000.0);
+	for (int i = 0; t && i < TIMING_N && m->len < m->size; i++) {
+		if (t->seen[i])
+			m->len += (size_t)snprintf(
+				m->buf + m->len, m->size - m->len,
+				"nvidia_driver_installer_stage_duration_seconds{stage=\"%s\"} %.3f\n",
+				timing_name((enum timing_stage)i), (double)t->ms[i] / 1000.0);
+	}
 }
 
 static const char stage_help[] =
@@ -299,7 +300,8 @@ static const char *label_escape(const char *in, char *out, size_t size)
 }
 
 int metrics_write(int root_fd, const char *path, int exit_code, const char *version,
-		  const char *kernel, const char *index_fallback, struct err *e)
+		  const char *kernel, const char *index_fallback, const struct timing *t,
+		  struct err *e)
 {
 	char buf[8192], v[256], k[256];
 	struct metrics_buf m = {.buf = buf, .size = sizeof(buf)};
@@ -326,6 +328,6 @@ int metrics_write(int root_fd, const char *path, int exit_code, const char *vers
 	metric_fallback(&m, index_fallback);
 	if (m.len < m.size)
 		m.len += (size_t)snprintf(buf + m.len, m.size - m.len, "%s", stage_help);
-	log_stage_times(metric_stage, &m);
+	metric_stages(&m, t);
 	return write_if_changed(root_fd, path, buf, e) < 0 ? err_wrap(e, "metrics") : 0;
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "nvml.h"
+#include "timing.h"
 #include "util/err.h"
 
 /*
@@ -51,7 +52,8 @@ void readiness_remove(int root_fd);
  * Writes a Prometheus textfile at PATH (a host path under root_fd): success,
  * exit code, driver version, whether the node's cached index served although the
  * mirrors were asked (INDEX_FALLBACK: source_fallback_name, or NULL), and the
- * time of each stage of this run.
+ * time of each stage of this run that T saw to its end (T may be NULL). Returns 0 or -1.
  */
 _must_check_ int metrics_write(int root_fd, const char *path, int exit_code, const char *version,
-			       const char *kernel, const char *index_fallback, struct err *e);
+			       const char *kernel, const char *index_fallback,
+			       const struct timing *t, struct err *e);

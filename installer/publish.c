@@ -424,7 +424,7 @@ static int take_over(struct installdir *d, const char *name, const char *target,
 	}
 	log_kv(LOG_WARN, "publish",
 	       "earlier install taken over; files that are not the driver's were kept", "name",
-	       name, "kept", U64((uint64_t)kept), "moved_to", TAKEN_OVER "/", "entry", dst,
+	       name, U64("kept", (uint64_t)kept), "moved_to", TAKEN_OVER "/", "entry", dst,
 	       LOG_END);
 	return 0;
 }
@@ -481,8 +481,8 @@ static int staging_finish(int sfd, const struct manifest *m, struct err *e)
 	wrapped = wrap_programs(sfd, e);
 	if (wrapped < 0)
 		return -1;
-	log_kv(LOG_DEBUG, "publish", "programs wrapped in the launcher", "count",
-	       U64((uint64_t)wrapped), LOG_END);
+	log_kv(LOG_DEBUG, "publish", "programs wrapped in the launcher",
+	       U64("count", (uint64_t)wrapped), LOG_END);
 	/* Staging was private while it filled; the published tree is readable by workloads. */
 	if (fchmod(sfd, 0755) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "chmod staging");

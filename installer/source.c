@@ -208,9 +208,9 @@ static int index_from_cache(struct index_job *j, struct cache *cache, struct sou
 }
 
 /* The max_age that applies: --index-max-age when given, else the index's own. */
-static unsigned max_age_for(const struct config *c, unsigned index_max_age_s)
+static unsigned max_age_for(const struct source_opts *o, unsigned index_max_age_s)
 {
-	return c->index_max_age_s != INDEX_MAX_AGE_REPO ? c->index_max_age_s : index_max_age_s;
+	return o->index_max_age_s != SOURCE_MAX_AGE_REPO ? o->index_max_age_s : index_max_age_s;
 }
 
 /*
@@ -218,7 +218,7 @@ static unsigned max_age_for(const struct config *c, unsigned index_max_age_s)
  * S's mirror and age set, or false: ask the mirrors. The record gives the age; the index
  * itself is verified before its max_age (or anything else in it) is believed.
  */
-static bool index_reuse(const struct config *c, struct cache *cache, struct index_job *j,
+static bool index_reuse(const struct source_opts *o, struct cache *cache, struct index_job *j,
 			struct source *s)
 {
 	struct cache_index_fetch f;
@@ -227,7 +227,7 @@ static bool index_reuse(const struct config *c, struct cache *cache, struct inde
 	struct err ce;
 	uint64_t age;
 
-	if (c->index_max_age_s == 0 ||
+	if (o->index_max_age_s == 0 ||
 	    cache_index_fetch_get(cache, s->mirrors, s->n_mirrors, &f) != 1 ||
 	    clock_gettime(CLOCK_REALTIME, &now) < 0)
 		return false;
@@ -235,7 +235,7 @@ static bool index_reuse(const struct config *c, struct cache *cache, struct inde
 	if (now.tv_sec < f.fetched_s)
 		return false;
 	age = (uint64_t)now.tv_sec - (uint64_t)f.fetched_s; /* both >= 0: no overflow */
-	if (age >= max_age_for(c, f.max_age_s))
+	if (age >= max_age_for(o, f.max_age_s))
 		return false;
 	err_clear(&ce);
 	index_job_clear(j);
@@ -247,7 +247,7 @@ static bool index_reuse(const struct config *c, struct cache *cache, struct inde
 		return false;
 	}
 	/* The record's max_age was the index's then; the verified index's is the one now. */
-	max_age = max_age_for(c, j->idx->max_age_s);
+	max_age = max_age_for(o, j->idx->max_age_s);
 	if (age >= max_age) {
 		index_job_clear(j);
 		return false;
@@ -264,13 +264,13 @@ static bool index_reuse(const struct config *c, struct cache *cache, struct inde
  * it is read, so `--index-max-age 0` once does not make the next run ask again. Without
  * any max_age in play there is no record to write.
  */
-static int index_store(const struct config *c, struct cache *cache, struct index_job *j,
+static int index_store(const struct source_opts *o, struct cache *cache, struct index_job *j,
 		       const struct source *s, struct err *e)
 {
 	struct cache_index_fetch f = {
 		.fetched_s = time(NULL), .max_age_s = j->idx->max_age_s, .served = s->mirror};
 	bool reusable = f.max_age_s > 0 ||
-			(c->index_max_age_s != INDEX_MAX_AGE_REPO && c->index_max_age_s > 0);
+			(o->index_max_age_s != SOURCE_MAX_AGE_REPO && o->index_max_age_s > 0);
 
 	/* The index first: a record must never describe an index that is not there. */
 	if (cache_store_index(cache, j->json, j->json_len, j->sig, j->sig_len, e) < 0 ||
@@ -330,7 +330,7 @@ static const char *index_origin(const struct source *s)
 	return s->from_cache ? "cache" : s->mirrors[s->mirror];
 }
 
-int source_open(const struct config *c, struct cache *cache, unsigned flags, struct source *s,
+int source_open(const struct source_opts *o, struct cache *cache, unsigned flags, struct source *s,
 		struct err *e)
 {
 	struct index_job j = {0};
@@ -339,13 +339,9 @@ int source_open(const struct config *c, struct cache *cache, unsigned flags, str
 	int r;
 
 	memset(s, 0, sizeof(*s));
-	s->mirrors = c->repos.v;
-	s->n_mirrors = c->repos.n;
-	s->fetch_opts = (struct fetch_opts){.timeout_s = c->fetch_timeout_s,
-					    .retries = c->fetch_retries,
-					    .low_speed_bytes = c->speed_floor_bytes,
-					    .low_speed_s = c->speed_floor_s,
-					    .ca_file = c->ca_file};
+	s->mirrors = o->mirrors;
+	s->n_mirrors = o->n_mirrors;
+	s->fetch_opts = o->fetch;
 	if (s->n_mirrors == 0) {
 		err_set(e, EXIT_USAGE, "no repository configured");
 		err_hint(
@@ -354,16 +350,16 @@ int source_open(const struct config *c, struct cache *cache, unsigned flags, str
 		return -1;
 	}
 	/* Checked on every run, not when a transfer first needs it (a fresh index needs none). */
-	if (c->ca_file && access(c->ca_file, R_OK) < 0) {
-		err_errno(e, EXIT_USAGE, errno, "--ca-file '%s'", c->ca_file);
+	if (o->fetch.ca_file && access(o->fetch.ca_file, R_OK) < 0) {
+		err_errno(e, EXIT_USAGE, errno, "--ca-file '%s'", o->fetch.ca_file);
 		goto fail;
 	}
-	if (verify_keys_load(c->repo_keys.v, c->repo_keys.n, VERIFY_KEYS_DIR, &s->keys, e) < 0)
+	if (verify_keys_load(o->keys, o->n_keys, VERIFY_KEYS_DIR, &s->keys, e) < 0)
 		goto fail;
 	j.keys = s->keys;
 	j.cache = cache;
-	j.allow_rollback = c->allow_index_rollback;
-	if (cache && (flags & SOURCE_REUSE) && index_reuse(c, cache, &j, s)) {
+	j.allow_rollback = o->allow_rollback;
+	if (cache && (flags & SOURCE_REUSE) && index_reuse(o, cache, &j, s)) {
 		s->fresh = true;
 	} else {
 		if (source_fetcher(s, e) < 0)
@@ -374,7 +370,7 @@ int source_open(const struct config *c, struct cache *cache, unsigned flags, str
 			goto fail;
 		s->from_cache = r < 0;
 		if ((flags & SOURCE_STORE) && !s->from_cache && cache &&
-		    index_store(c, cache, &j, s, e) < 0)
+		    index_store(o, cache, &j, s, e) < 0)
 			goto fail;
 		if ((flags & SOURCE_STORE) && cache)
 			fallback_record(cache, s);
@@ -390,14 +386,14 @@ int source_open(const struct config *c, struct cache *cache, unsigned flags, str
 	repository = s->idx->repository ? s->idx->repository : "none (the key)";
 	if (s->fresh)
 		log_kv(LOG_INFO, "index", "index verified", "source", index_origin(s), "mirror",
-		       s->mirrors[s->mirror], "age_s", U64((uint64_t)s->age_s), "max_age_s",
-		       U64(s->max_age_s), "key", s->fingerprint, "repository", repository,
-		       "drivers", U64(s->idx->n_drivers), "duration_ms", U64(ms_since(t0)),
-		       LOG_END);
+		       s->mirrors[s->mirror], U64("age_s", (uint64_t)s->age_s),
+		       U64("max_age_s", s->max_age_s), "key", s->fingerprint, "repository",
+		       repository, U64("drivers", s->idx->n_drivers),
+		       U64("duration_ms", ms_since(t0)), LOG_END);
 	else
 		log_kv(LOG_INFO, "index", "index verified", "source", index_origin(s), "key",
-		       s->fingerprint, "repository", repository, "drivers", U64(s->idx->n_drivers),
-		       "duration_ms", U64(ms_since(t0)), LOG_END);
+		       s->fingerprint, "repository", repository, U64("drivers", s->idx->n_drivers),
+		       U64("duration_ms", ms_since(t0)), LOG_END);
 	return 0;
 fail:
 	index_job_clear(&j);
@@ -512,7 +508,7 @@ int source_download(struct source *s, const struct repo_package *pkg, int fd, st
 	if (r < 0)
 		return err_wrap(e, "download: package '%s'", pkg->path);
 	log_kv(LOG_INFO, "download", "package downloaded and verified", "mirror", s->mirrors[used],
-	       "bytes", U64(pkg->size), "network_bytes", U64(j.ff.net), "duration_ms",
-	       U64(ms_since(t0)), LOG_END);
+	       U64("bytes", pkg->size), U64("network_bytes", j.ff.net),
+	       U64("duration_ms", ms_since(t0)), LOG_END);
 	return 0;
 }

@@ -10,13 +10,28 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <limits.h>
+
 #include "cache.h"
-#include "cmd/config.h"
 #include "fetch.h"
 #include "repo.h"
 #include "util/err.h"
 
 struct tail;
+
+/* source_opts.index_max_age_s unset: the index's own "max_age" decides. */
+#define SOURCE_MAX_AGE_REPO UINT_MAX
+
+/* What the source stage reads of the configuration. The strings are the caller's. */
+struct source_opts {
+	char *const *mirrors; /* repository URLs, in the order they are asked */
+	size_t n_mirrors;
+	char *const *keys; /* public keys the index may be signed with (more in VERIFY_KEYS_DIR) */
+	size_t n_keys;
+	struct fetch_opts fetch;  /* transfers: timeouts, retries, the speed floor, more CAs */
+	bool allow_rollback;	  /* accept an index older than one this node accepted */
+	unsigned index_max_age_s; /* reuse a cached index this young; SOURCE_MAX_AGE_REPO */
+};
 
 /* Why the index is the node's cached copy although the mirrors were asked. */
 enum source_fallback {
@@ -75,7 +90,7 @@ enum {
  * when no mirror answers, and serves SOURCE_REUSE; FLAGS are SOURCE_*. Returns 0, or -1
  * with e set.
  */
-_must_check_ int source_open(const struct config *c, struct cache *cache, unsigned flags,
+_must_check_ int source_open(const struct source_opts *o, struct cache *cache, unsigned flags,
 			     struct source *ret, struct err *e);
 void source_done(struct source *s);
 

@@ -9,11 +9,15 @@
 #include "util/log.h"
 #include "util/tail.h"
 
-static void log_unpacked(const struct unpack_stats *st, const char *how, uint64_t t0)
+static void log_unpacked(const struct unpack_stats *st, const char *how, uint64_t t0,
+			 struct timing *t)
 {
-	log_kv(LOG_INFO, "unpack", "package unpacked and verified", "files", U64(st->files),
-	       "symlinks", U64(st->symlinks), "bytes", U64(st->bytes), "from", how, "duration_ms",
-	       U64(ms_since(t0)), LOG_END);
+	uint64_t ms = ms_since(t0);
+
+	log_kv(LOG_INFO, "unpack", "package unpacked and verified", U64("files", st->files),
+	       U64("symlinks", st->symlinks), U64("bytes", st->bytes), "from", how,
+	       U64("duration_ms", ms), LOG_END);
+	timing_add(t, TIMING_UNPACK, ms);
 }
 
 static int unpack_failed(const struct repo_package *pkg, struct installdir *dir,
@@ -29,7 +33,7 @@ static int unpack_failed(const struct repo_package *pkg, struct installdir *dir,
 
 /* Unpacks the whole package in PKG_FD, hashing it; on failure no staging is left. */
 static int stage_from_file(const struct repo_package *pkg, struct installdir *dir, int pkg_fd,
-			   char *staging, size_t size, struct err *e)
+			   char *staging, size_t size, struct timing *t, struct err *e)
 {
 	struct unpack_limit limit = unpack_limit_for(pkg->size, pkg->unpacked_size);
 	_cleanup_close_ int sfd = -1;
@@ -43,7 +47,7 @@ static int stage_from_file(const struct repo_package *pkg, struct installdir *di
 		return -1;
 	if (unpack_package(pkg_fd, pkg->size, pkg->sha256, &limit, sfd, &st, e) < 0)
 		return unpack_failed(pkg, dir, staging, e);
-	log_unpacked(&st, "file", t0);
+	log_unpacked(&st, "file", t0, t);
 	return TAKE_FD(sfd);
 }
 
@@ -71,13 +75,14 @@ static void *follower_main(void *ud)
  * did), so the download's digest covers what was unpacked.
  */
 static int stage_streaming(struct source *src, struct cache *cache, const struct repo_package *pkg,
-			   struct installdir *dir, char *staging, size_t size, struct err *e)
+			   struct installdir *dir, char *staging, size_t size, struct timing *t,
+			   struct err *e)
 {
 	_cleanup_close_ int fd = -1, sfd = -1;
 	struct follower f = {.r = -1};
 	struct tail tail;
 	pthread_t thread;
-	uint64_t net = 0, t0 = now_ns();
+	uint64_t net = 0, t0 = now_ns(), t_download;
 	int r, perr;
 
 	fd = cache_partial_open(cache, pkg->sha256, e);
@@ -93,7 +98,10 @@ static int stage_streaming(struct source *src, struct cache *cache, const struct
 	f.limit = unpack_limit_for(pkg->size, pkg->unpacked_size);
 	err_clear(&f.e);
 	perr = pthread_create(&thread, NULL, follower_main, &f);
+	t_download = now_ns();
 	r = source_download(src, pkg, fd, perr == 0 ? &tail : NULL, &net, e);
+	if (r == 0)
+		timing_add(t, TIMING_DOWNLOAD, ms_since(t_download));
 	if (r == 0)
 		r = cache_commit(cache, pkg->sha256, e);
 	if (perr == 0) {
@@ -106,7 +114,7 @@ static int stage_streaming(struct source *src, struct cache *cache, const struct
 		return -1;
 	}
 	if (perr == 0 && f.r == 0) {
-		log_unpacked(&f.st, "download", t0);
+		log_unpacked(&f.st, "download", t0, t);
 		return TAKE_FD(sfd);
 	}
 	if (perr == 0 && f.r < 0) {
@@ -119,20 +127,21 @@ static int stage_streaming(struct source *src, struct cache *cache, const struct
 	       perr ? "no unpacker thread; unpacking after the download"
 		    : "the download started over under the unpacker; unpacking the file again",
 	       "reason", perr ? strerror(perr) : "file cut back", LOG_END);
-	return stage_from_file(pkg, dir, fd, staging, size, e);
+	return stage_from_file(pkg, dir, fd, staging, size, t, e);
 }
 
 int stage_package(struct source *src, struct cache *cache, const struct repo_package *pkg,
-		  struct installdir *dir, char *staging, size_t size, struct err *e)
+		  struct installdir *dir, char *staging, size_t size, struct timing *t,
+		  struct err *e)
 {
 	_cleanup_close_ int fd = cache_package_open(cache, pkg->sha256);
 	int sfd;
 
 	if (fd < 0)
-		return stage_streaming(src, cache, pkg, dir, staging, size, e);
+		return stage_streaming(src, cache, pkg, dir, staging, size, t, e);
 	log_kv(LOG_INFO, "download", "package found in the node cache", "sha256", pkg->sha256,
 	       LOG_END);
-	sfd = stage_from_file(pkg, dir, fd, staging, size, e);
+	sfd = stage_from_file(pkg, dir, fd, staging, size, t, e);
 	if (sfd >= 0 || e->code != EXIT_VERIFY)
 		return sfd;
 	/* A cached copy that fails verification is dropped and downloaded once more. */
@@ -140,5 +149,5 @@ int stage_package(struct source *src, struct cache *cache, const struct repo_pac
 	       "reason", e->msg, LOG_END);
 	cache_drop(cache, pkg->sha256);
 	err_clear(e);
-	return stage_streaming(src, cache, pkg, dir, staging, size, e);
+	return stage_streaming(src, cache, pkg, dir, staging, size, t, e);
 }

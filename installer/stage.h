@@ -16,12 +16,14 @@
 #include "publish.h"
 #include "repo.h"
 #include "source.h"
+#include "timing.h"
 #include "util/err.h"
 
 /*
  * Stages PKG: writes the staging directory's name to STAGING (SIZE bytes) and
- * returns an fd on it, or -1 with e set and no staging left behind.
+ * returns an fd on it, or -1 with e set and no staging left behind. Adds the
+ * download's and the unpacking's times to T (may be NULL).
  */
 _must_check_ int stage_package(struct source *src, struct cache *cache,
 			       const struct repo_package *pkg, struct installdir *dir,
-			       char *staging, size_t size, struct err *e);
+			       char *staging, size_t size, struct timing *t, struct err *e);

@@ -8,6 +8,10 @@
 #include <sys/utsname.h>
 
 #include "cmd/config.h"
+#include "expose.h"
+#include "hostpath.h"
+#include "kernel.h"
+#include "source.h"
 #include "util/err.h"
 
 /* install: host, index, selection, download, unpack, publish (see docs/design.md). */
@@ -36,3 +40,12 @@ _must_check_ int session_open_root(const struct config *c, struct err *e);
 _must_check_ int session_lock(int root_fd, struct err *e);
 /* The kernel release to work for: --kernel-release, else the running kernel's (filled into U). */
 const char *session_release(const struct config *c, struct utsname *u);
+
+/*
+ * What each stage reads of C: the stages take these, never the whole configuration. The
+ * strings and lists stay C's.
+ */
+struct kernel_opts session_kernel_opts(const struct config *c);
+struct expose_opts session_expose_opts(const struct config *c);
+struct source_opts session_source_opts(const struct config *c);
+struct hostpath_opts session_hostpath_opts(const struct config *c);

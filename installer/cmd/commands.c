@@ -171,6 +171,7 @@ int list_versions_run(const struct config *c, struct err *e)
 	_cleanup_(cache_freep) struct cache *cache = NULL;
 	_cleanup_free_ struct carried *car = NULL;
 	const struct repo_driver *def, *latest;
+	struct source_opts so = session_source_opts(c);
 	struct host h;
 	struct source src;
 
@@ -180,7 +181,7 @@ int list_versions_run(const struct config *c, struct err *e)
 	if (host_probe(root_fd, c->kernel_release, &h, e) < 0)
 		return err_wrap(e, "host");
 	if (cache_open(root_fd, c->cache_dir, false, &cache, e) < 0 ||
-	    source_open(c, cache, 0, &src, e) < 0) {
+	    source_open(&so, cache, 0, &src, e) < 0) {
 		host_done(&h);
 		return -1;
 	}
@@ -224,13 +225,16 @@ int uninstall_run(const struct config *c, struct err *e)
 {
 	_cleanup_close_ int root_fd = -1, lock_fd = -1;
 	_cleanup_(publish_freep) struct installdir *dir = NULL;
+	struct hostpath_opts ho = session_hostpath_opts(c);
+	struct kernel_opts ko = session_kernel_opts(c);
+	struct expose_opts xo = session_expose_opts(c);
 	struct manifest m = {0};
 	struct utsname u;
 	const char *release;
 	int r;
 
 	root_fd = session_open_root(c, e);
-	if (root_fd < 0 || hostpath_check_config(c, root_fd, e) < 0 ||
+	if (root_fd < 0 || hostpath_check_config(&ho, root_fd, e) < 0 ||
 	    hostpath_check_writable(root_fd, "--install-dir", c->install_dir, e) < 0 ||
 	    hostpath_check_writable(root_fd, "the host's /run", "/run", e) < 0)
 		return -1;
@@ -242,10 +246,10 @@ int uninstall_run(const struct config *c, struct err *e)
 	 * go first, so that nothing reads "ready" while the driver leaves.
 	 */
 	release = session_release(c, &u);
-	if ((!c->skip_modules && kernel_remove(c, root_fd, release, true, e) < 0) ||
-	    expose_withdraw_notices(c, root_fd, e) < 0 ||
-	    (!c->skip_modules && kernel_remove(c, root_fd, release, false, e) < 0) ||
-	    expose_withdraw_host(c, root_fd, e) < 0)
+	if ((!c->skip_modules && kernel_remove(&ko, root_fd, release, true, e) < 0) ||
+	    expose_withdraw_notices(&xo, root_fd, e) < 0 ||
+	    (!c->skip_modules && kernel_remove(&ko, root_fd, release, false, e) < 0) ||
+	    expose_withdraw_host(&xo, root_fd, e) < 0)
 		return -1;
 	r = publish_open(root_fd, c->install_dir, false, &dir, e);
 	if (r < 0)

@@ -62,12 +62,13 @@ static void add(struct doctor *d, enum verdict v, const char *name, const char *
 /* The host-path options, judged as install judges them (hostpath.h). */
 static void check_host_paths(struct doctor *d, const struct config *c, int root_fd)
 {
+	struct hostpath_opts ho = session_hostpath_opts(c);
 	struct err e;
 
 	err_clear(&e);
-	if (hostpath_check_config(c, root_fd, &e) < 0)
+	if (hostpath_check_config(&ho, root_fd, &e) < 0)
 		add(d, V_FAIL, "host paths", e.hint, "%s", e.msg);
-	else if (hostpath_check_install_writable(c, root_fd, &e) < 0)
+	else if (hostpath_check_install_writable(&ho, root_fd, &e) < 0)
 		add(d, V_WARN, "host paths", e.hint, "%s", e.msg);
 	else
 		add(d, V_OK, "host paths", NULL, "install dir %s, cache %s, CDI %s", c->install_dir,
@@ -163,6 +164,7 @@ static void check_repository(struct doctor *d, const struct config *c, int root_
 	_cleanup_(cache_freep) struct cache *cache = NULL;
 	const char *names[256];
 	long scored[256][2];
+	struct source_opts so = session_source_opts(c);
 	struct repo_choice choice;
 	struct source src;
 	struct err e;
@@ -175,7 +177,7 @@ static void check_repository(struct doctor *d, const struct config *c, int root_
 	}
 	err_clear(&e);
 	if (cache_open(root_fd, c->cache_dir, false, &cache, &e) < 0 ||
-	    source_open(c, cache, 0, &src, &e) < 0) {
+	    source_open(&so, cache, 0, &src, &e) < 0) {
 		add(d, V_FAIL, "repository", e.hint[0] ? e.hint : "check --repo and --repo-key",
 		    "%s", e.msg);
 		return;

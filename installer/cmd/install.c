@@ -43,6 +43,7 @@ struct plan {
 	struct mount_info mount; /* of the install dir */
 	struct kernel *kernel;	 /* trust and loaded state, for the plan */
 	char not_writable[512];	 /* dry run: why install could not write, or "" */
+	struct timing times;	 /* each stage's time, for the metrics file */
 };
 
 static void plan_done(struct plan *p)
@@ -65,15 +66,15 @@ static void describe_modules(const struct host *h, char *buf, size_t size)
 					h->modules[i].version);
 }
 
-static void log_host(const struct host *h, uint64_t t0)
+static void log_host(const struct host *h, uint64_t ms)
 {
 	char mods[512];
 
 	describe_modules(h, mods, sizeof(mods));
 	log_kv(LOG_INFO, "host", "host probed", "os", h->os_id, "version",
 	       h->os_version_id ? h->os_version_id : "", "build",
-	       h->os_build_id ? h->os_build_id : "", "kernel", h->kernel, "arch", h->arch, "gpus",
-	       U64(h->n_gpus), "modules", mods, "duration_ms", U64(ms_since(t0)), LOG_END);
+	       h->os_build_id ? h->os_build_id : "", "kernel", h->kernel, "arch", h->arch,
+	       U64("gpus", h->n_gpus), "modules", mods, U64("duration_ms", ms), LOG_END);
 	for (size_t i = 0; i < h->n_gpus; i++) {
 		char id[16];
 
@@ -83,13 +84,16 @@ static void log_host(const struct host *h, uint64_t t0)
 	}
 }
 
-static int probe_host(const struct config *c, int root_fd, struct host *h, struct err *e)
+static int probe_host(const struct config *c, int root_fd, struct host *h, struct timing *t,
+		      struct err *e)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(), ms;
 
 	if (host_probe(root_fd, c->kernel_release, h, e) < 0)
 		return err_wrap(e, "host");
-	log_host(h, t0);
+	ms = ms_since(t0);
+	timing_add(t, TIMING_HOST, ms);
+	log_host(h, ms);
 	/* Refused here, before anything changes, not when verification comes after the switch. */
 	if (c->skip_verify && h->n_gpus > 0) {
 		err_set(e, EXIT_USAGE, "--skip-verify is for hosts without a GPU; this one has %zu",
@@ -354,18 +358,39 @@ static void manifest_fill(const struct config *c, struct plan *p, struct manifes
 }
 
 /* Loads version ID's modules from the install dir (the re-run and reboot path). */
-static int kernel_from_version(const struct config *c, const struct plan *p, int root_fd,
+static int kernel_from_version(const struct config *c, struct plan *p, int root_fd,
 			       struct installdir *dir, const char *id, const char *version,
 			       struct err *e)
 {
 	_cleanup_(kernel_freep) struct kernel *kn = NULL;
 	_cleanup_close_ int drivers_fd = publish_version_subdir(dir, id, "drivers", e);
+	struct kernel_opts ko = session_kernel_opts(c);
+	uint64_t t0 = now_ns(), ms;
 
 	if (drivers_fd < 0 ||
-	    kernel_prepare(c, root_fd, p->host.kernel, drivers_fd, version, true, &kn, e) < 0 ||
-	    kernel_unload_old(kn, e) < 0 || kernel_load(kn, c->install_dir, e) < 0)
+	    kernel_prepare(&ko, root_fd, p->host.kernel, drivers_fd, version, true, &kn, e) < 0)
 		return -1;
+	ms = ms_since(t0);
+	if (kernel_unload_old(kn, e) < 0)
+		return -1;
+	t0 = now_ns();
+	if (kernel_load(kn, c->install_dir, e) < 0)
+		return -1;
+	timing_add(&p->times, TIMING_KERNEL, ms + ms_since(t0));
 	return 0;
+}
+
+/* Makes VERSION usable and visible; its time counts when the driver was made ready. */
+static int expose(const struct config *c, struct plan *p, int root_fd, struct installdir *dir,
+		  const char *version, struct err *e)
+{
+	struct expose_opts xo = session_expose_opts(c);
+	uint64_t t0 = now_ns();
+	int r = expose_run(&xo, root_fd, publish_fd(dir), &p->host, version, e);
+
+	if (r > 0)
+		timing_add(&p->times, TIMING_EXPOSE, ms_since(t0));
+	return r < 0 ? -1 : 0;
 }
 
 /*
@@ -373,8 +398,8 @@ static int kernel_from_version(const struct config *c, const struct plan *p, int
  * (or none), the new one gone, and the previous driver reloaded when it was
  * loaded before. Best effort; the original error stands.
  */
-static void roll_back(const struct config *c, const struct plan *p, int root_fd,
-		      struct installdir *dir, bool reload_old)
+static void roll_back(const struct config *c, struct plan *p, int root_fd, struct installdir *dir,
+		      bool reload_old)
 {
 	struct err re;
 
@@ -410,13 +435,15 @@ static int switch_version(const struct config *c, struct plan *p, int root_fd,
 	struct publish_flush flush;
 	struct manifest m;
 	bool reload = false;
-	uint64_t t0;
+	uint64_t t0, ms;
 
 	/* From here until the new driver is verified, the node is not ready. */
 	readiness_remove(root_fd);
 	/* The tree goes to disk while the modules are checked (CPU against I/O). */
 	publish_flush_begin(&flush, sfd);
 	if (!c->skip_modules) {
+		struct kernel_opts ko = session_kernel_opts(c);
+
 		drivers_fd = openat(sfd, "kernel", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (drivers_fd < 0) {
 			publish_flush_end(&flush);
@@ -424,12 +451,14 @@ static int switch_version(const struct config *c, struct plan *p, int root_fd,
 			return err_set(e, EXIT_VERIFY,
 				       "kernel: the package has no kernel/ directory");
 		}
-		if (kernel_prepare(c, root_fd, p->host.kernel, drivers_fd,
+		t0 = now_ns();
+		if (kernel_prepare(&ko, root_fd, p->host.kernel, drivers_fd,
 				   p->choice.driver->version, false, &kn, e) < 0) {
 			publish_flush_end(&flush);
 			publish_staging_abort(dir, staging);
 			return -1;
 		}
+		timing_add(&p->times, TIMING_KERNEL, ms_since(t0));
 		reload = kernel_will_reload(kn);
 	}
 	publish_flush_end(&flush);
@@ -443,15 +472,20 @@ static int switch_version(const struct config *c, struct plan *p, int root_fd,
 		roll_back(c, p, root_fd, dir, false);
 		return -1;
 	}
+	ms = ms_since(t0);
+	timing_add(&p->times, TIMING_PUBLISH, ms);
 	log_kv(LOG_INFO, "publish", "driver published", "version", m.driver_version, "install_dir",
-	       c->install_dir, "duration_ms", U64(ms_since(t0)), LOG_END);
+	       c->install_dir, U64("duration_ms", ms), LOG_END);
+	t0 = now_ns();
 	if (kn && kernel_load(kn, c->install_dir, e) < 0) {
 		roll_back(c, p, root_fd, dir, reload);
 		return -1;
 	}
+	if (kn)
+		timing_add(&p->times, TIMING_KERNEL, ms_since(t0));
 	if (publish_cleanup(dir, e) < 0)
 		return -1;
-	return expose_run(c, root_fd, publish_fd(dir), &p->host, p->choice.driver->version, e);
+	return expose(c, p, root_fd, dir, p->choice.driver->version, e);
 }
 
 static void inspect_mount(struct installdir *dir, struct plan *p)
@@ -475,12 +509,14 @@ static void inspect_mount(struct installdir *dir, struct plan *p)
 static int plan_source(const struct config *c, struct cache *cache, struct plan *p, bool reuse,
 		       struct err *e)
 {
+	struct source_opts so = session_source_opts(c);
 	unsigned flags = c->dry_run ? 0 : SOURCE_STORE;
-	uint64_t t0;
+	uint64_t t0 = now_ns(), t_index, ms;
 	int r;
 
-	if (source_open(c, cache, flags | (reuse ? SOURCE_REUSE : 0), &p->src, e) < 0)
+	if (source_open(&so, cache, flags | (reuse ? SOURCE_REUSE : 0), &p->src, e) < 0)
 		return -1;
+	timing_add(&p->times, TIMING_INDEX, ms_since(t0));
 	t0 = now_ns();
 	r = repo_select(p->src.idx, &p->host, c->driver_version, &p->choice, e);
 	if (r < 0 && e->code == EXIT_NO_MATCH && p->src.fresh) {
@@ -489,15 +525,19 @@ static int plan_source(const struct config *c, struct cache *cache, struct plan 
 		       c->driver_version, LOG_END);
 		err_clear(e);
 		source_done(&p->src);
-		if (source_open(c, cache, flags, &p->src, e) < 0)
+		t_index = now_ns();
+		if (source_open(&so, cache, flags, &p->src, e) < 0)
 			return -1;
+		timing_add(&p->times, TIMING_INDEX, ms_since(t_index));
 		r = repo_select(p->src.idx, &p->host, c->driver_version, &p->choice, e);
 	}
 	if (r < 0)
 		return err_wrap(e, "select");
+	ms = ms_since(t0);
+	timing_add(&p->times, TIMING_SELECT, ms);
 	log_kv(LOG_INFO, "select", "driver selected", "request", c->driver_version, "version",
-	       p->choice.driver->version, "package", p->choice.pkg->path, "duration_ms",
-	       U64(ms_since(t0)), LOG_END);
+	       p->choice.driver->version, "package", p->choice.pkg->path, U64("duration_ms", ms),
+	       LOG_END);
 	return 0;
 }
 
@@ -563,7 +603,7 @@ static int ensure_installed(const struct config *c, struct plan *p, int root_fd,
 	if (!c->skip_modules && kernel_from_version(c, p, root_fd, dir, p->current_id,
 						    p->current.driver_version, e) < 0)
 		return -1;
-	return expose_run(c, root_fd, publish_fd(dir), &p->host, p->current.driver_version, e);
+	return expose(c, p, root_fd, dir, p->current.driver_version, e);
 }
 
 /* Sets variable NAME to DIR/SUB, then OLD (the inherited value, config_init's). */
@@ -627,11 +667,12 @@ static int act(const struct config *c, struct plan *p, int root_fd, struct insta
 			keep_going(cache_prune(cache, p->current.package_sha256, e), e);
 		if (r == 0)
 			log_kv(LOG_INFO, "install", "already installed", "version",
-			       p->current.driver_version, "duration_ms", U64(ms_since(t0)),
+			       p->current.driver_version, U64("duration_ms", ms_since(t0)),
 			       LOG_END);
 		return r;
 	}
-	sfd = stage_package(&p->src, cache, p->choice.pkg, dir, staging, sizeof(staging), e);
+	sfd = stage_package(&p->src, cache, p->choice.pkg, dir, staging, sizeof(staging), &p->times,
+			    e);
 	if (sfd < 0) {
 		p->stage_failed = true;
 		return -1;
@@ -642,8 +683,9 @@ static int act(const struct config *c, struct plan *p, int root_fd, struct insta
 	if (r == 0)
 		log_kv(LOG_INFO, "install", "driver installed", "version",
 		       p->choice.driver->version, "previous",
-		       p->has_current ? p->current.driver_version : "none", "peak_rss_kib",
-		       U64(peak_rss_kib()), "duration_ms", U64(ms_since(t0)), LOG_END);
+		       p->has_current ? p->current.driver_version : "none",
+		       U64("peak_rss_kib", peak_rss_kib()), U64("duration_ms", ms_since(t0)),
+		       LOG_END);
 	return r;
 }
 
@@ -652,6 +694,8 @@ int install_run(const struct config *c, struct err *e)
 	_cleanup_close_ int root_fd = -1, lock_fd = -1;
 	_cleanup_(cache_freep) struct cache *cache = NULL;
 	_cleanup_(publish_freep) struct installdir *dir = NULL;
+	struct hostpath_opts ho = session_hostpath_opts(c);
+	struct kernel_opts ko = session_kernel_opts(c);
 	struct plan p = {0};
 	uint64_t t0 = now_ns();
 	int r = -1;
@@ -662,11 +706,11 @@ int install_run(const struct config *c, struct err *e)
 		return -1;
 	}
 	root_fd = session_open_root(c, e);
-	if (root_fd < 0 || hostpath_check_config(c, root_fd, e) < 0 ||
-	    (!c->dry_run && hostpath_check_install_writable(c, root_fd, e) < 0))
+	if (root_fd < 0 || hostpath_check_config(&ho, root_fd, e) < 0 ||
+	    (!c->dry_run && hostpath_check_install_writable(&ho, root_fd, e) < 0))
 		return -1;
 	/* A host we cannot serve is refused before anything is written to it. */
-	if (probe_host(c, root_fd, &p.host, e) < 0)
+	if (probe_host(c, root_fd, &p.host, &p.times, e) < 0)
 		goto out;
 	/* An install dir that is not ours is refused before the lock or the cache is made. */
 	if (publish_open(root_fd, c->install_dir, false, &dir, e) < 0 ||
@@ -685,9 +729,9 @@ int install_run(const struct config *c, struct err *e)
 		struct err we;
 
 		err_clear(&we);
-		if (!c->skip_modules && kernel_probe(c, root_fd, p.host.kernel, &p.kernel, e) < 0)
+		if (!c->skip_modules && kernel_probe(&ko, root_fd, p.host.kernel, &p.kernel, e) < 0)
 			goto out;
-		if (hostpath_check_install_writable(c, root_fd, &we) < 0)
+		if (hostpath_check_install_writable(&ho, root_fd, &we) < 0)
 			str_fmt_cut(p.not_writable, sizeof(p.not_writable), "%s", we.msg);
 		if (c->json) {
 			struct ktrust t = {.sig_enforce = ""};
@@ -729,7 +773,7 @@ out:
 		if (metrics_write(root_fd, c->metrics_file, r == 0 ? 0 : e->code,
 				  p.choice.driver ? p.choice.driver->version : NULL, p.host.kernel,
 				  p.src.from_cache ? source_fallback_name(p.src.fallback) : NULL,
-				  &me) < 0)
+				  &p.times, &me) < 0)
 			log_msg(LOG_WARN, "metrics", "%s", me.msg);
 	}
 	plan_done(&p);

@@ -181,7 +181,7 @@ static void find_log_format(int argc, char **argv, enum log_format env_format)
 static int usage_error(const struct command *cmd, const char *fmt, ...) _printf_(2, 3);
 static int usage_error(const struct command *cmd, const char *fmt, ...)
 {
-	char msg[ERR_MSG_MAX], fix[128], code[8];
+	char msg[ERR_MSG_MAX], fix[128];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -190,10 +190,9 @@ static int usage_error(const struct command *cmd, const char *fmt, ...)
 	snprintf(fix, sizeof(fix), "try '%s%s%s --help'", PROG, cmd ? " " : "",
 		 cmd ? cmd->name : "");
 	if (error_format == LOG_FORMAT_JSON) {
-		snprintf(code, sizeof(code), "%d", EXIT_USAGE);
 		log_setup(LOG_FORMAT_JSON, LOG_ERROR);
-		log_kv(LOG_ERROR, cmd ? cmd->name : "usage", msg, "fix", fix, "exit_code", code,
-		       LOG_END);
+		log_kv(LOG_ERROR, cmd ? cmd->name : "usage", msg, "fix", fix,
+		       U64("exit_code", EXIT_USAGE), LOG_END);
 		return EXIT_USAGE;
 	}
 	fprintf(stderr, "%s: %s%s%s\nT%s.\n", PROG, cmd ? cmd->name : "", cmd ? ": " : "", msg,
@@ -266,11 +265,9 @@ static int parse(int argc, char **argv, const struct command *cmd, struct config
 
 static int report(const struct command *cmd, const struct err *e)
 {
-	char code[8];
-
-	snprintf(code, sizeof(code), "%d", e->code);
 	if (log_get_format() == LOG_FORMAT_JSON) {
-		log_kv(LOG_ERROR, cmd->name, e->msg, "fix", e->hint, "exit_code", code, LOG_END);
+		log_kv(LOG_ERROR, cmd->name, e->msg, "fix", e->hint, U64("exit_code", e->code),
+		       LOG_END);
 	} else {
 		fprintf(stderr, "ERROR %s: %s", cmd->name, e->msg);
 		if (e->hint[0])

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmd/cmd.h"
 #include "cmd/mirror.h"
 #include "repo.h"
 #include "source.h"
@@ -180,6 +181,7 @@ int mirror_run(const struct config *c, struct err *e)
 {
 	_cleanup_(json_object_putp) json_object *pkgs = json_object_new_array();
 	_cleanup_close_ int dir_fd = -1;
+	struct source_opts so = session_source_opts(c);
 	struct source src;
 	unsigned copied = 0, kept = 0;
 	uint64_t net = 0, t0 = now_ns();
@@ -197,7 +199,7 @@ int mirror_run(const struct config *c, struct err *e)
 			return base < 0 ? err_errno(e, EXIT_UNEXPECTED, errno, "mirror")
 					: err_wrap(e, "mirror: --to");
 	}
-	if (source_open(c, NULL, 0, &src, e) < 0)
+	if (source_open(&so, NULL, 0, &src, e) < 0)
 		return -1;
 	if (mirror_not_older(c, dir_fd, &src, e) < 0)
 		goto out;
@@ -233,8 +235,8 @@ int mirror_run(const struct config *c, struct err *e)
 		err_wrap(e, "mirror");
 		goto out;
 	}
-	log_kv(LOG_INFO, "mirror", "mirror complete", "to", c->mirror_to, "copied", U64(copied),
-	       "kept", U64(kept), "network_bytes", U64(net), "duration_ms", U64(ms_since(t0)),
+	log_kv(LOG_INFO, "mirror", "mirror complete", "to", c->mirror_to, U64("copied", copied),
+	       U64("kept", kept), U64("network_bytes", net), U64("duration_ms", ms_since(t0)),
 	       LOG_END);
 	if (c->json)
 		print_json(c, &src, pkgs, copied, kept, net);

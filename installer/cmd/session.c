@@ -34,6 +34,59 @@ const char *session_release(const struct config *c, struct utsname *u)
 	return u->release;
 }
 
+struct kernel_opts session_kernel_opts(const struct config *c)
+{
+	return (struct kernel_opts){.module_certs = c->module_certs.v,
+				    .n_module_certs = c->module_certs.n,
+				    .modules = c->modules.v,
+				    .n_modules = c->modules.n,
+				    .module_args = c->module_args.v,
+				    .n_module_args = c->module_args.n,
+				    .keyring_cert = c->kernel_keyring_cert,
+				    .no_unload_conflicts = c->no_unload_conflicts,
+				    .install_dir = c->install_dir};
+}
+
+struct expose_opts session_expose_opts(const struct config *c)
+{
+	return (struct expose_opts){.root = c->root,
+				    .install_dir = c->install_dir,
+				    .container_dir = c->container_dir,
+				    .host_mounts = c->host_mounts.v,
+				    .n_host_mounts = c->host_mounts.n,
+				    .cdi_dir = c->cdi_dir,
+				    .cdi_kind = c->cdi_kind,
+				    .cdi_replace = c->cdi_replace,
+				    .skip_verify = c->skip_verify};
+}
+
+struct source_opts session_source_opts(const struct config *c)
+{
+	return (struct source_opts){.mirrors = c->repos.v,
+				    .n_mirrors = c->repos.n,
+				    .keys = c->repo_keys.v,
+				    .n_keys = c->repo_keys.n,
+				    .fetch = {.timeout_s = c->fetch_timeout_s,
+					      .retries = c->fetch_retries,
+					      .low_speed_bytes = c->speed_floor_bytes,
+					      .low_speed_s = c->speed_floor_s,
+					      .ca_file = c->ca_file},
+				    .allow_rollback = c->allow_index_rollback,
+				    .index_max_age_s = c->index_max_age_s == INDEX_MAX_AGE_REPO
+							       ? SOURCE_MAX_AGE_REPO
+							       : c->index_max_age_s};
+}
+
+struct hostpath_opts session_hostpath_opts(const struct config *c)
+{
+	return (struct hostpath_opts){.install_dir = c->install_dir,
+				      .cache_dir = c->cache_dir,
+				      .cdi_dir = c->cdi_dir,
+				      .host_mounts = c->host_mounts.v,
+				      .n_host_mounts = c->host_mounts.n,
+				      .metrics_file = c->metrics_file};
+}
+
 /*
  * Opens the lock file, never through a link planted at its name: such a link is
  * removed and the file made anew.

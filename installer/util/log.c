@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,32 +73,77 @@ uint64_t peak_rss_kib(void)
 	return 0;
 }
 
+/*
+ * The length of the well-formed UTF-8 sequence at S (RFC 3629: no overlong forms, no
+ * surrogates, nothing above U+10FFFF), or 0 when S does not start one.
+ */
+static size_t utf8_len(const unsigned char *s)
+{
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		unsigned char lo = s[0] == 0xe0 ? 0xa0 : 0x80, hi = s[0] == 0xed ? 0x9f : 0xbf;
+
+		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
+	}
+	if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		unsigned char lo = s[0] == 0xf0 ? 0x90 : 0x80, hi = s[0] == 0xf4 ? 0x8f : 0xbf;
+
+		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80
+			       ? 4
+			       : 0;
+	}
+	return 0;
+}
+
+/* S as a JSON string: quotes, backslashes and control characters escaped, bytes that are
+ * not UTF-8 replaced by U+FFFD (a log pipeline rejects the line otherwise). */
 static void json_string(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	const unsigned char *p = (const unsigned char *)s;
 
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '\n')
+	fputc('"', f);
+	while (*p) {
+		size_t n = utf8_len(p);
+
+		if (n == 0) {
+			fputs("\\ufffd", f);
+			p++;
+		} else if (*p == '"' || *p == '\\') {
+			fprintf(f, "\\%c", *p++);
+		} else if (*p == '\n') {
 			fputs("\\n", f);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
+			p++;
+		} else if (*p < 0x20 || *p == 0x7f) {
+			fprintf(f, "\\u%04x", *p++);
+		} else {
+			fwrite(p, 1, n, f);
+			p += n;
+		}
 	}
 	fputc('"', f);
 }
 
-static bool looks_numeric(const char *s)
+/* A key of log_kv() marked a number (U64): written without the mark. */
+static bool key_is_number(const char **k)
 {
-	char *end;
-
-	if (!*s || strlen(s) > 18 || (s[0] == '0' && s[1] != '\0' && s[1] != '.'))
+	if (strncmp(*k, LOG_NUMBER_MARK, sizeof(LOG_NUMBER_MARK) - 1) != 0)
 		return false;
-	(void)strtod(s, &end);
-	return *end == '\0' && s[0] != '+' && s[0] != '.' && s[strlen(s) - 1] != '.';
+	*k += sizeof(LOG_NUMBER_MARK) - 1;
+	return true;
+}
+
+/* Decimal digits only, as U64 makes them: what may go out bare. */
+static bool is_decimal(const char *v)
+{
+	if (!*v)
+		return false;
+	for (; *v; v++)
+		if (*v < '0' || *v > '9')
+			return false;
+	return true;
 }
 
 /* Text mode keeps one event per line: control characters become '?'. */
@@ -107,42 +151,6 @@ static void text_string(FILE *f, const char *s)
 {
 	for (; *s; s++)
 		fputc((unsigned char)*s < 0x20 ? '?' : *s, f);
-}
-
-struct stage_time {
-	char stage[32];
-	uint64_t ms;
-};
-
-static struct stage_time stage_times[16];
-static size_t n_stage_times;
-/* Two stages log from their own threads while the package streams. */
-static pthread_mutex_t stage_times_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void stage_time_add(const char *stage, const char *ms)
-{
-	size_t i;
-
-	pthread_mutex_lock(&stage_times_lock);
-	for (i = 0; i < n_stage_times; i++) {
-		if (strcmp(stage_times[i].stage, stage) == 0)
-			break;
-	}
-	if (i == n_stage_times) {
-		if (i == ARRAY_SIZE(stage_times))
-			goto out;
-		snprintf(stage_times[n_stage_times++].stage, sizeof(stage_times[0].stage), "%s",
-			 stage);
-	}
-	stage_times[i].ms += strtoull(ms, NULL, 10);
-out:
-	pthread_mutex_unlock(&stage_times_lock);
-}
-
-void log_stage_times(void (*fn)(const char *stage, uint64_t ms, void *ud), void *ud)
-{
-	for (size_t i = 0; i < n_stage_times; i++)
-		fn(stage_times[i].stage, stage_times[i].ms, ud);
 }
 
 /*
@@ -186,10 +194,12 @@ static void log_emit(enum log_level level, const char *stage, const char *msg, v
 		fputs(",\"msg\":", f);
 		json_string(f, msg);
 		while ((k = va_arg(kv, const char *)) && (v = va_arg(kv, const char *))) {
+			bool number = key_is_number(&k);
+
 			fputc(',', f);
 			json_string(f, k);
 			fputc(':', f);
-			if (looks_numeric(v))
+			if (number && is_decimal(v))
 				fputs(v, f);
 			else
 				json_string(f, v);
@@ -203,6 +213,7 @@ static void log_emit(enum log_level level, const char *stage, const char *msg, v
 		while ((k = va_arg(kv, const char *)) && (v = va_arg(kv, const char *))) {
 			fputs(first ? " (" : " ", f);
 			first = false;
+			key_is_number(&k);
 			fprintf(f, "%s=", k);
 			text_string(f, v);
 		}
@@ -237,16 +248,8 @@ void log_msg(enum log_level level, const char *stage, const char *fmt, ...)
 
 void log_kv(enum log_level level, const char *stage, const char *msg, ...)
 {
-	const char *k, *v;
 	va_list ap;
 
-	va_start(ap, msg);
-	while ((k = va_arg(ap, const char *)) && (v = va_arg(ap, const char *))) {
-		/* "install" is the whole run, not a stage of it. */
-		if (strcmp(k, "duration_ms") == 0 && strcmp(stage, "install") != 0)
-			stage_time_add(stage, v);
-	}
-	va_end(ap);
 	if (!log_enabled(level))
 		return;
 	va_start(ap, msg);

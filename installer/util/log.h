@@ -3,8 +3,10 @@
  * One line per event on stderr:
  *   text: "INFO  fetch: package downloaded (bytes=1234 duration_ms=56)"
  *   json: {"ts":"...","level":"info","stage":"fetch","msg":"package downloaded","bytes":1234,...}
- * Key/value pairs are passed as strings; values that look like numbers are
- * emitted as JSON numbers.
+ * Key/value pairs are passed as strings, and a value is a JSON string whatever it
+ * looks like ("550.90", "nan", "1e5" stay strings). The caller types a number:
+ * U64("bytes", n) is the pair, written as a JSON number. Every line is valid JSON:
+ * control characters are escaped and bytes that are not UTF-8 become U+FFFD.
  */
 #pragma once
 
@@ -25,21 +27,19 @@ void log_msg(enum log_level level, const char *stage, const char *fmt, ...) _pri
 /* Ends the key/value list of log_kv(): a typed null pointer, as varargs need. */
 #define LOG_END ((const char *)NULL)
 
-/* A message followed by key, value string pairs, ended by LOG_END. */
+/* A message followed by key, value pairs (strings, or U64 numbers), ended by LOG_END. */
 void log_kv(enum log_level level, const char *stage, const char *msg, ...)
 	__attribute__((sentinel));
 
-/*
- * Every event logged with a "duration_ms" field adds it to its stage's total,
- * so that the run's time per stage can be reported (metrics) without
- * plumbing. Calls FN once per stage, in the order stages first appeared.
- */
-void log_stage_times(void (*fn)(const char *stage, uint64_t ms, void *ud), void *ud);
-
 /* Formats V in decimal into BUF (at least 21 bytes); returns BUF. */
 char *fmt_u64(char *buf, uint64_t v);
-/* A decimal string for V, valid until the end of the enclosing block. */
-#define U64(v) fmt_u64((char[24]){0}, (uint64_t)(v))
+/*
+ * A number field of log_kv(): KEY (a string literal) and V, two arguments. The key
+ * carries the type (LOG_NUMBER_MARK, never printed), so no value's shape decides it;
+ * the decimal string is valid until the end of the enclosing block.
+ */
+#define LOG_NUMBER_MARK "\x01"
+#define U64(key, v) LOG_NUMBER_MARK key, fmt_u64((char[24]){0}, (uint64_t)(v))
 
 /* Monotonic clock in nanoseconds, and milliseconds elapsed since t0. */
 uint64_t now_ns(void);
