@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -680,13 +681,16 @@ int config_validate(const struct config *c, struct err *e)
 /* A file the shipped manifests carry until the operator puts a real key there. */
 static int check_placeholder(struct problems *p, const char *name, const char *path)
 {
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	char buf[4096], lbl[96];
-	size_t n;
+	ssize_t n;
 
-	if (!f)
+	if (fd < 0)
 		return 0; /* the loader names the cause */
-	n = fread(buf, 1, sizeof(buf) - 1, f);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return 0;
 	buf[n] = '\0';
 	if (!strstr(buf, "REPLACE-WITH-"))
 		return 0;
