@@ -19,9 +19,9 @@ expect_err "at most 64"
 # Host paths: at most 1024 bytes (room for what the installer appends within PATH_MAX).
 long_dir=/home/kubernetes/$(for i in 1 2 3 4 5; do printf '%s/' "$(repeat d 250)"; done)x
 expect_rc 2 install --repo "file://$T/repo" $(install_args) --install-dir "$long_dir" --dry-run
-expect_err "install-dir is 1273 bytes long; at most 1024"
+expect_err "--install-dir (NVIDIA_INSTALL_DIR_HOST) is 1273 bytes long; at most 1024"
 expect_rc 2 install --repo "file://$T/repo" $(install_args) --cache-dir "$long_dir" --dry-run
-expect_err "cache-dir is 1273 bytes long; at most 1024"
+expect_err "--cache-dir (NVIDIA_CACHE_DIR) is 1273 bytes long; at most 1024"
 
 # A repository URL has no fixed limit: a long one is used whole (the error names its end).
 long_url="file://$T/$(for i in 1 2 3 4 5; do printf '%s/' "$(repeat r 250)"; done)end-of-url"
