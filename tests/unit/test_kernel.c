@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The kernel stage at its boundary: kernel_prepare with its own options (struct
+ * kernel_opts), on a scratch host root, deciding before anything changes. The
+ * driver's modules are relocatable objects with a .modinfo section, as a .ko is;
+ * "loaded" modules are /sys/module/NAME directories with initstate and refcnt,
+ * as the kernel shows them.
+ */
+#include "cmocka_prelude.h"
+#include "scratch.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernel.h"
+
+#define RELEASE "6.1.0-57-amd64"
+#define VERSION "550.90.07"
+
+/* drivers/NAME.ko: a relocatable object whose modinfo names its version, deps and vermagic. */
+static int make_module(struct scratch_fixture *f, const char *name, const char *depends,
+		       const char *vermagic)
+{
+	char src[512], ko[512], cmd[1400], mod[64];
+	FILE *c;
+
+	snprintf(mod, sizeof(mod), "%s", name);
+	for (char *p = mod; *p; p++)
+		if (*p == '-')
+			*p = '_';
+	snprintf(src, sizeof(src), "%s/%s.c", f->root, name);
+	snprintf(ko, sizeof(ko), "%s/drivers/%s.ko", f->root, name);
+	c = fopen(src, "w");
+	if (!c)
+		return -1;
+	fprintf(c,
+		"static const char mi[] __attribute__((section(\".modinfo\"), used, aligned(1))) = "
+		"\"version=" VERSION "\\0license=NVIDIA\\0depends=%s\\0name=%s\\0vermagic=%s SMP "
+		"preempt mod_unload modversions \";\n",
+		depends, mod, vermagic);
+	fclose(c);
+	snprintf(cmd, sizeof(cmd), "cc -c -o '%s' '%s'", ko, src);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A host: no driver loaded, signatures not enforced, the driver's two modules built for RELEASE. */
+static int setup(void **state)
+{
+	struct scratch_fixture *f;
+
+	if (scratch_setup(state) < 0)
+		return -1;
+	f = *state;
+	if (scratch_mkdirs(f->fd, "lib/modules/" RELEASE) < 0 ||
+	    scratch_mkdirs(f->fd, "drivers") < 0 ||
+	    scratch_write(f->fd, "sys/module/module/parameters/sig_enforce", "N\n") < 0 ||
+	    scratch_write(f->fd, "sys/kernel/security/lockdown", "[none] integrity\n") < 0 ||
+	    make_module(f, "nvidia", "", RELEASE) < 0 ||
+	    make_module(f, "nvidia-uvm", "nvidia", RELEASE) < 0)
+		return -1;
+	return 0;
+}
+
+/* A module live in the scratch kernel: initstate, refcnt and (for nvidia) its version. */
+static void load(struct scratch_fixture *f, const char *name, const char *version, int refs)
+{
+	char p[256], n[16];
+
+	snprintf(p, sizeof(p), "sys/module/%s/initstate", name);
+	assert_int_equal(scratch_write(f->fd, p, "live\n"), 0);
+	snprintf(p, sizeof(p), "sys/module/%s/refcnt", name);
+	snprintf(n, sizeof(n), "%d\n", refs);
+	assert_int_equal(scratch_write(f->fd, p, n), 0);
+	snprintf(p, sizeof(p), "sys/module/%s/holders", name);
+	assert_int_equal(scratch_mkdirs(f->fd, p), 0);
+	if (version) {
+		snprintf(p, sizeof(p), "sys/module/%s/version", name);
+		assert_int_equal(scratch_write(f->fd, p, version), 0);
+	}
+}
+
+static char m_nvidia[] = "nvidia", m_uvm[] = "nvidia-uvm";
+static char *const two[] = {m_nvidia, m_uvm};
+
+static int prepare(struct scratch_fixture *f, const struct kernel_opts *o, const char *release,
+		   struct kernel **kn, struct err *e)
+{
+	_cleanup_close_ int drivers = openat(f->fd, "drivers", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	err_clear(e);
+	return kernel_prepare(o, f->fd, release, drivers, VERSION, false, kn, e);
+}
+
+static void test_ready_to_load(void **state)
+{
+	struct scratch_fixture *f = *state;
+	struct kernel_opts o = {.modules = two, .n_modules = 2};
+	_cleanup_(kernel_freep) struct kernel *kn = NULL;
+	struct err e;
+
+	assert_int_equal(prepare(f, &o, RELEASE, &kn, &e), 0);
+	assert_non_null(kn);
+	/* Nothing loaded: a first load, not a reload. */
+	assert_false(kernel_will_reload(kn));
+}
+
+static void test_wrong_kernel(void **state)
+{
+	struct scratch_fixture *f = *state;
+	struct kernel_opts o = {.modules = two, .n_modules = 2};
+	_cleanup_(kernel_freep) struct kernel *kn = NULL;
+	struct err e;
+
+	/* Built for RELEASE, asked for another: the kernel would refuse them. */
+	assert_int_equal(scratch_mkdirs(f->fd, "lib/modules/6.1.0-58-amd64"), 0);
+	assert_int_equal(prepare(f, &o, "6.1.0-58-amd64", &kn, &e), -1);
+	assert_int_equal(e.code, EXIT_KERNEL_REFUSED);
+	assert_non_null(strstr(e.msg, RELEASE));
+	assert_null(kn);
+}
+
+static void test_argument_for_another_module(void **state)
+{
+	struct scratch_fixture *f = *state;
+	static char arg[] = "nvidia-drm.modeset=1";
+	static char *const args[] = {arg};
+	struct kernel_opts o = {
+		.modules = two, .n_modules = 2, .module_args = args, .n_module_args = 1};
+	_cleanup_(kernel_freep) struct kernel *kn = NULL;
+	struct err e;
+
+	assert_int_equal(prepare(f, &o, RELEASE, &kn, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "nvidia-drm"));
+}
+
+static void test_unsigned_with_a_certificate(void **state)
+{
+	struct scratch_fixture *f = *state;
+	char cert[512], cmd[1200];
+	char *certs[1];
+	struct kernel_opts o = {.modules = two, .n_modules = 2, .n_module_certs = 1};
+	_cleanup_(kernel_freep) struct kernel *kn = NULL;
+	struct err e;
+
+	/* A certificate the modules must be signed with; these carry no signature. */
+	snprintf(cert, sizeof(cert), "%s/mod.crt", f->root);
+	snprintf(cmd, sizeof(cmd),
+		 "openssl req -new -x509 -newkey rsa:2048 -nodes -keyout '%s/mod.key' -out '%s' "
+		 "-subj /CN=test -days 1 2>/dev/null",
+		 f->root, cert);
+	assert_int_equal(system(cmd), 0);
+	certs[0] = cert;
+	o.module_certs = certs;
+	assert_int_equal(prepare(f, &o, RELEASE, &kn, &e), -1);
+	assert_int_equal(e.code, EXIT_VERIFY);
+	assert_non_null(strstr(e.msg, "nvidia"));
+}
+
+static void test_conflict_refused(void **state)
+{
+	struct scratch_fixture *f = *state;
+	struct kernel_opts o = {.modules = two, .n_modules = 2, .no_unload_conflicts = true};
+	_cleanup_(kernel_freep) struct kernel *kn = NULL;
+	struct err e;
+
+	load(f, "nouveau", NULL, 0);
+	assert_int_equal(prepare(f, &o, RELEASE, &kn, &e), -1);
+	assert_int_equal(e.code, EXIT_IN_USE);
+	assert_non_null(strstr(e.msg, "nouveau"));
+	/* Allowed to unload it (idle), the stage goes on. */
+	o.no_unload_conflicts = false;
+	assert_int_equal(prepare(f, &o, RELEASE, &kn, &e), 0);
+}
+
+static void test_old_driver(void **state)
+{
+	struct scratch_fixture *f = *state;
+	struct kernel_opts o = {.modules = two, .n_modules = 2};
+	_cleanup_(kernel_freep) struct kernel *kn = NULL;
+	struct err e;
+
+	/* Another version loaded and idle: a reload. */
+	load(f, "nvidia", "535.261.03", 0);
+	assert_int_equal(prepare(f, &o, RELEASE, &kn, &e), 0);
+	assert_true(kernel_will_reload(kn));
+	kernel_free(kn);
+	kn = NULL;
+	/* ... and in use: refused before anything changes. */
+	load(f, "nvidia", "535.261.03", 2);
+	assert_int_equal(prepare(f, &o, RELEASE, &kn, &e), -1);
+	assert_int_equal(e.code, EXIT_IN_USE);
+	assert_non_null(strstr(e.msg, "535.261.03"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_ready_to_load, setup, scratch_teardown),
+		cmocka_unit_test_setup_teardown(test_wrong_kernel, setup, scratch_teardown),
+		cmocka_unit_test_setup_teardown(test_argument_for_another_module, setup,
+						scratch_teardown),
+		cmocka_unit_test_setup_teardown(test_unsigned_with_a_certificate, setup,
+						scratch_teardown),
+		cmocka_unit_test_setup_teardown(test_conflict_refused, setup, scratch_teardown),
+		cmocka_unit_test_setup_teardown(test_old_driver, setup, scratch_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
