@@ -20,28 +20,9 @@
 #include "timing.h"
 #include "util/fs.h"
 
-static int setup(void **state)
-{
-	return scratch_fixture_setup(state, "stages");
-}
-
-static int teardown(void **state)
-{
-	return scratch_fixture_teardown(state);
-}
-
 static void put(struct scratch_fixture *f, const char *rel, const char *text)
 {
-	char cmd[512];
-	FILE *out;
-
-	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s/%s')\"", f->root, rel);
-	assert_int_equal(system(cmd), 0);
-	snprintf(cmd, sizeof(cmd), "%s/%s", f->root, rel);
-	out = fopen(cmd, "w");
-	assert_non_null(out);
-	fputs(text, out);
-	fclose(out);
+	assert_int_equal(scratch_write(f->fd, rel, text), 0);
 }
 
 static bool exists(struct scratch_fixture *f, const char *rel)
@@ -176,10 +157,10 @@ static void test_metrics_timing(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_hostpath_opts, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_source_opts, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_expose_withdraw, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_metrics_timing, setup, teardown),
+		scratch_unit_test(test_hostpath_opts),
+		scratch_unit_test(test_source_opts),
+		scratch_unit_test(test_expose_withdraw),
+		scratch_unit_test(test_metrics_timing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
