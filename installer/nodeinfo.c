@@ -100,17 +100,27 @@ char *labels_render(const char *version, const struct nvml_report *r, size_t pci
 	return strdup(buf);
 }
 
+/*
+ * Opens the directory of PATH, one of our fixed absolute paths, under root_fd (made
+ * with CREATE); its last component goes to *BASE. Returns an fd or -1.
+ */
+static int open_parent(int root_fd, const char *path, bool create, const char **base, struct err *e)
+{
+	char dir[PATH_MAX];
+
+	*base = strrchr(path, '/') + 1;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(*base - path - 1), path);
+	return fs_dir_in_root(root_fd, dir, create, e);
+}
+
 /* Writes TEXT to PATH (under root) when it differs; 1 written, 0 unchanged, -1. */
 static int write_if_changed(int root_fd, const char *path, const char *text, struct err *e)
 {
-	char dir[PATH_MAX];
-	const char *base = strrchr(path, '/') + 1;
-	_cleanup_close_ int dfd = -1;
+	const char *base;
+	_cleanup_close_ int dfd = open_parent(root_fd, path, true, &base, e);
 	_cleanup_free_ char *old = NULL;
 	size_t len;
 
-	snprintf(dir, sizeof(dir), "%.*s", (int)(base - path - 1), path);
-	dfd = fs_dir_in_root(root_fd, dir, true, e);
 	if (dfd < 0)
 		return -1;
 	if (fs_read_at(dfd, base, 1 << 20, &old, &len, e) == 0 && strcmp(old, text) == 0)
@@ -124,14 +134,11 @@ static int remove_file(int root_fd, const char *path, struct err *e);
 /* Removes the old release's labels file: only one that carries our own label. */
 static int remove_old_labels(int root_fd, struct err *e)
 {
-	char dir[PATH_MAX];
-	const char *base = strrchr(LABELS_FILE_OLD, '/') + 1;
-	_cleanup_close_ int dfd = -1;
+	const char *base;
+	_cleanup_close_ int dfd = open_parent(root_fd, LABELS_FILE_OLD, false, &base, e);
 	_cleanup_free_ char *old = NULL;
 	size_t len;
 
-	snprintf(dir, sizeof(dir), "%.*s", (int)(base - LABELS_FILE_OLD - 1), LABELS_FILE_OLD);
-	dfd = fs_dir_in_root(root_fd, dir, false, e);
 	if (dfd < 0 || fs_read_at(dfd, base, 1 << 20, &old, &len, e) < 0) {
 		err_clear(e);
 		return 0;
@@ -216,12 +223,9 @@ int readiness_write(int root_fd, const char *install_dir, const char *version, s
 
 static int remove_file(int root_fd, const char *path, struct err *e)
 {
-	char dir[PATH_MAX];
-	const char *base = strrchr(path, '/') + 1;
-	_cleanup_close_ int dfd = -1;
+	const char *base;
+	_cleanup_close_ int dfd = open_parent(root_fd, path, false, &base, e);
 
-	snprintf(dir, sizeof(dir), "%.*s", (int)(base - path - 1), path);
-	dfd = fs_dir_in_root(root_fd, dir, false, e);
 	if (dfd < 0) {
 		err_clear(e);
 		return 0;
