@@ -68,7 +68,9 @@ assert_eq "$(label nvidia.com/gpu.count)" 2 "count without GFD"
 # The restatement is no rubber stamp: a file sorting after GFD's overrides it.
 cp "$T/gfd-shared" "$D/gfd"
 printf 'nvidia.com/gpu.product=later\n' >"$D/zz"
-node_labels | grep -qx nvidia.com/gpu.product=later || fail "nfd-local.py: a later file did not override"
+# (Captured first: under pipefail, grep -q leaving early can kill the writer with SIGPIPE.)
+labels=$(node_labels)
+grep -qx nvidia.com/gpu.product=later <<<"$labels" || fail "nfd-local.py: a later file did not override"
 rm "$D/zz"
 
 # Uninstall takes ours and leaves GFD's.
