@@ -4,6 +4,7 @@
 #include <openssl/bio.h>
 #include <openssl/cms.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
@@ -246,9 +247,16 @@ static X509 *describe_signer(CMS_SignerInfo *si, const struct modsig_certs *cert
 		if (issuer)
 			x509_name_str(issuer, r->signer, sizeof(r->signer));
 	}
-	if (match)
+	if (match) {
+		unsigned char md[32];
+		unsigned int md_len = 0;
+
 		x509_name_str(X509_get_subject_name(match), r->signer, sizeof(r->signer));
-	else if (!r->signer[0])
+		if (X509_digest(match, EVP_sha256(), md, &md_len) == 1)
+			for (unsigned int i = 0; i < md_len && i < sizeof(md); i++)
+				snprintf(r->cert_sha256 + 2 * i, sizeof(r->cert_sha256) - 2 * i,
+					 "%02x", md[i]);
+	} else if (!r->signer[0])
 		snprintf(r->signer, sizeof(r->signer), "unknown (named by subject key id only)");
 	return match;
 }

@@ -60,7 +60,9 @@ struct modsig_result {
 	char signer[256];   /* the matching certificate's subject, else the issuer named */
 	char key_id[160];   /* subject key id, or serial number, as hex pairs */
 	char hash_algo[32]; /* "sha256" */
-	char reason[512];   /* why not verified; "" when verified */
+	/* SHA-256 of the matching pinned certificate's DER, lower-case hex; "" if none */
+	char cert_sha256[65];
+	char reason[512]; /* why not verified; "" when verified */
 };
 
 /*

@@ -103,6 +103,60 @@ static int parse_sha256(json_object *o, const char *where, char out[65], struct 
 	return 0;
 }
 
+/* One string member of "signer": 1 to SIZE-1 bytes, each passing OK. */
+static int signer_string(json_object *s, const char *key, int (*ok)(int), char *out, size_t size)
+{
+	json_object *v;
+	const char *str;
+	size_t len;
+
+	if (!json_object_object_get_ex(s, key, &v) || !json_object_is_type(v, json_type_string))
+		return -1;
+	str = json_object_get_string(v);
+	len = strlen(str);
+	if (len == 0 || len >= size)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		if (!ok((unsigned char)str[i]))
+			return -1;
+	}
+	memcpy(out, str, len + 1);
+	return 0;
+}
+
+static int is_key_id_char(int c)
+{
+	return isdigit(c) || (c >= 'A' && c <= 'F') || c == ':';
+}
+
+static int is_lower_hex(int c)
+{
+	return isdigit(c) || (c >= 'a' && c <= 'f');
+}
+
+/* "signer": {"subject", "key_id", "sha256"}; optional, strict when present. */
+static int parse_signer(json_object *o, const char *where, struct repo_package *p, struct err *e)
+{
+	json_object *s;
+
+	if (!json_object_object_get_ex(o, "signer", &s))
+		return 0;
+	if (!json_object_is_type(s, json_type_object) ||
+	    signer_string(s, "subject", isprint, p->signer_subject, sizeof(p->signer_subject)) <
+		    0 ||
+	    signer_string(s, "key_id", is_key_id_char, p->signer_key_id, sizeof(p->signer_key_id)) <
+		    0 ||
+	    signer_string(s, "sha256", is_lower_hex, p->signer_sha256, sizeof(p->signer_sha256)) <
+		    0 ||
+	    strlen(p->signer_sha256) != 64)
+		return err_set(
+			e, EXIT_VERIFY,
+			"%s: \"signer\" must be an object with \"subject\" (printable), \"key_id\" (hex pairs) and \"sha256\" (64 lower-case hex digits)",
+			where);
+	p->has_signer = true;
+	return 0;
+}
+
 static int parse_package(json_object *o, const char *where, struct repo_package *p, struct err *e)
 {
 	json_object *v;
@@ -136,6 +190,8 @@ static int parse_package(json_object *o, const char *where, struct repo_package 
 		return err_set(e, EXIT_VERIFY, "%s: \"size\" %lld out of range", where,
 			       (long long)size);
 	p->size = (uint64_t)size;
+	if (parse_signer(o, where, p, e) < 0)
+		return -1;
 	if (!json_object_object_get_ex(o, "unpacked_size", &v))
 		return 0;
 	size = json_object_get_int64(v);

@@ -30,6 +30,11 @@ struct repo_package {
 	char sha256[65];
 	uint64_t size;
 	uint64_t unpacked_size; /* "unpacked_size": the uncompressed tar's bytes; 0 if absent */
+	/* "signer": the certificate that signs the package's modules (information only) */
+	bool has_signer;
+	char signer_subject[256];
+	char signer_key_id[160]; /* hex pairs, as verify-module shows it */
+	char signer_sha256[65];	 /* of the certificate's DER, lower-case hex */
 };
 
 struct repo_driver {

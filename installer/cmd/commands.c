@@ -93,6 +93,20 @@ static struct carried *probe_carried(struct source *src, const struct host *h)
 	return car;
 }
 
+/* The index's word on who signs the package's modules; null when it does not say. */
+static json_object *signer_json(const struct repo_package *pkg)
+{
+	json_object *s;
+
+	if (!pkg->has_signer)
+		return NULL;
+	s = json_object_new_object();
+	json_object_object_add(s, "subject", json_object_new_string(pkg->signer_subject));
+	json_object_object_add(s, "key_id", json_object_new_string(pkg->signer_key_id));
+	json_object_object_add(s, "sha256", json_object_new_string(pkg->signer_sha256));
+	return s;
+}
+
 static json_object *driver_json(const struct repo_driver *d, const struct host *h,
 				const struct repo_driver *def, const struct repo_driver *latest,
 				const struct carried *car, const struct source *src)
@@ -121,6 +135,7 @@ static json_object *driver_json(const struct repo_driver *d, const struct host *
 		json_object_object_add(p, "path", json_object_new_string(pkg->path));
 		json_object_object_add(p, "size", json_object_new_int64((int64_t)pkg->size));
 		json_object_object_add(p, "sha256", json_object_new_string(pkg->sha256));
+		json_object_object_add(p, "signer", signer_json(pkg));
 		json_object_object_add(o, "package", p);
 		/* The mirror that has it; null: not known (no mirror answered the question). */
 		json_object_object_add(
@@ -158,6 +173,10 @@ static void list_text(const struct repo_index *idx, const struct host *h,
 		} else if (v == REPO_OK) {
 			printf("%-14s %-20s installable%s%s\n", d->version, tags,
 			       d == def ? " (default)" : "", d == latest ? " (latest)" : "");
+			if (pkg->has_signer)
+				printf("%-14s %-20s modules signed by '%s' (key %s, certificate sha256 %s)\n",
+				       "", "", pkg->signer_subject, pkg->signer_key_id,
+				       pkg->signer_sha256);
 		} else {
 			verdict_reason(v, h, gpu, reason, sizeof(reason));
 			printf("%-14s %-20s excluded: %s\n", d->version, tags, reason);
@@ -287,6 +306,7 @@ static void report_print(const struct kmods_report *r, bool pass)
 	printf("  signed:   %s\n", r->sig.is_signed ? "yes" : "no");
 	printf("  signer:   %s\n", r->sig.signer[0] ? r->sig.signer : "-");
 	printf("  key id:   %s\n", r->sig.key_id[0] ? r->sig.key_id : "-");
+	printf("  cert:     %s\n", r->sig.cert_sha256[0] ? r->sig.cert_sha256 : "-");
 	printf("  hash:     %s\n", r->sig.hash_algo[0] ? r->sig.hash_algo : "-");
 	printf("  verdict:  %s%s\n", pass ? "" : "FAIL: ", r->verdict);
 }
@@ -305,6 +325,7 @@ static json_object *report_json(const char *file, const struct kmods_report *r, 
 	json_object_object_add(o, "verified", json_object_new_boolean(r->sig.verified));
 	json_object_object_add(o, "signer", json_string_or_empty(r->sig.signer));
 	json_object_object_add(o, "key_id", json_string_or_empty(r->sig.key_id));
+	json_object_object_add(o, "signer_cert_sha256", json_string_or_empty(r->sig.cert_sha256));
 	json_object_object_add(o, "hash", json_string_or_empty(r->sig.hash_algo));
 	json_object_object_add(o, "pass", json_object_new_boolean(pass));
 	json_object_object_add(o, "verdict", json_object_new_string(r->verdict));

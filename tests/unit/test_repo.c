@@ -500,7 +500,8 @@ static void test_format_evolution(void **state)
 		"{\"format\":1,\"formats\":{\"2\":\"index.v2.json\"},\"future\":[1,{}],"
 		"\"drivers\":[{\"version\":\"560.1.1\",\"future\":null,\"packages\":["
 		"{\"kernel\":\"k\",\"arch\":\"x86_64\",\"path\":\"p/prop.tar.zst\","
-		"\"sha256\":\"" SHA_A "\",\"size\":100,\"signer\":{\"subject\":\"CN=x\"}},"
+		"\"sha256\":\"" SHA_A "\",\"size\":100,\"signer\":{\"subject\":\"Vendor key\","
+		"\"key_id\":\"0A:FF\",\"sha256\":\"" SHA_A "\",\"future\":1}},"
 		"{\"kernel\":\"k\",\"arch\":\"x86_64\",\"path\":\"p/open.tar.zst\","
 		"\"sha256\":\"" SHA_B "\",\"size\":100,\"flavour\":\"open\",\"x\":{}}]}]}";
 	struct fixture f = {.host = {.os_id = (char *)"cos"}};
@@ -514,7 +515,36 @@ static void test_format_evolution(void **state)
 	snprintf(f.host.kernel, sizeof(f.host.kernel), "k");
 	snprintf(f.host.arch, sizeof(f.host.arch), "x86_64");
 	expect_choice(&f, "latest", "560.1.1", "aaaa");
+	assert_true(f.idx->drivers[0].pkgs[0].has_signer);
+	assert_string_equal(f.idx->drivers[0].pkgs[0].signer_subject, "Vendor key");
+	assert_string_equal(f.idx->drivers[0].pkgs[0].signer_key_id, "0A:FF");
+	assert_string_equal(f.idx->drivers[0].pkgs[0].signer_sha256, SHA_A);
+	assert_false(f.idx->drivers[0].pkgs[1].has_signer);
 	repo_index_free(f.idx);
+}
+
+/* packages[].signer, once known, is checked strictly (an index that breaks it: exit 5). */
+static void test_signer_errors(void **state)
+{
+	static const char *const bad[] = {
+		"\"x\"",
+		"{\"subject\":\"S\",\"key_id\":\"0A\"}",
+		"{\"subject\":\"\",\"key_id\":\"0A\",\"sha256\":\"" SHA_A "\"}",
+		"{\"subject\":\"S\",\"key_id\":\"0a\",\"sha256\":\"" SHA_A "\"}",
+		"{\"subject\":\"S\",\"key_id\":\"0A\",\"sha256\":\"abc\"}",
+		"{\"subject\":\"S\\n\",\"key_id\":\"0A\",\"sha256\":\"" SHA_A "\"}",
+	};
+	char json[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(
+			json, sizeof(json),
+			"{\"format\":1,\"drivers\":[{\"version\":\"1.2\",\"packages\":[{\"kernel\":\"k\",\"arch\":\"x86_64\",\"path\":\"p.tar.zst\",\"sha256\":\"" SHA_A
+			"\",\"size\":1,\"signer\":%s}]}]}",
+			bad[i]);
+		expect_parse_error(json, "\"signer\" must be an object with \"subject\"");
+	}
 }
 
 int main(void)
@@ -531,6 +561,7 @@ int main(void)
 		cmocka_unit_test(test_select_exact),
 		cmocka_unit_test(test_repository),
 		cmocka_unit_test(test_format_evolution),
+		cmocka_unit_test(test_signer_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

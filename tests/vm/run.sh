@@ -6,6 +6,10 @@
 #   main      install, order, parameters, nodes, re-run, in use (exit 7), upgrade, uninstall
 #   enforce   module.sig_enforce=1: the kernel rejects the test key (exit 6, nothing loaded)
 #   lockdown  lockdown=integrity: the kernel refuses (exit 6, nothing loaded)
+#   vendor-sig  module.sig_enforce=1: one of Debian's own signed modules, packaged with
+#             build-driver-package --keep-signatures and verified with Debian's certificate
+#             (extracted from the kernel image), loads; the same module re-signed with the
+#             test key is refused (EKEYREJECTED)
 #   demo      the install, shown (make demo)
 #   real-proprietary, real-open
 #             NVIDIA's real driver (make check-real builds the repositories into
@@ -19,7 +23,7 @@ export PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
 BIN=$(realpath "${1:?usage: run.sh BINARY [SCENARIO...]}")
 shift
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(main enforce lockdown)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(main enforce lockdown vendor-sig)
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 W="$SRC/build/vm"
 V_OLD=535.261.03
@@ -78,6 +82,35 @@ make_repo() {
         "$SRC/scripts/make-repo" add --repo "$W/repo" --key "$W/keys/repo.pem" --version "$v" \
             --kernel "$R" $([ "$v" = "$V_OLD" ] && echo --tag default) "$W/nvidia-$v.tar.zst" >/dev/null
     done
+}
+
+# A repository of the platform's own signatures (vendor-sig): Debian's signed crc7.ko
+# (small, no dependencies, not loaded at boot) packaged by build-driver-package with its
+# signature kept ($VENDOR_MOD, V_OLD), verified with the certificate Debian's kernel has
+# built in; and the same module re-signed with the test key (V_NEW).
+VENDOR_MOD=crc7
+make_vendor_repo() {
+    local ko src=$W/vendor-src bdp=("$SRC/scripts/build-driver-package" --kernel "$R"
+        --modules "$VENDOR_MOD" --installer "$BIN" --repo "$W/vendor-repo" --repo-key "$W/keys/repo.pem")
+    ko=$(find "/lib/modules/$R/kernel" -name "$VENDOR_MOD.ko*" | head -1)
+    [ -n "$ko" ] || fail "Debian's kernel has no $VENDOR_MOD module"
+    "$SRC/scripts/extract-kernel-certs" "/boot/vmlinuz-$R" >"$W/keys/kernel.pem"
+    rm -rf "$W/vendor-repo" "$W/vendor-ko" "$src" && mkdir -p "$W/vendor-ko" "$src/firmware"
+    cp "$ko" "$W/vendor-ko/"
+    "$SRC/scripts/make-standin-driver" "$V_OLD" "$W/vendor-drv" 4 >/dev/null
+    find "$W/vendor-drv/lib64" -type f -exec cp {} "$src/" \;
+    cp "$W/vendor-drv/bin/"* "$src/"
+    "${bdp[@]}" --source "$src" --prebuilt-modules "$W/vendor-ko" --keep-signatures \
+        --vendor-cert "$W/keys/kernel.pem" --work "$W/vendor-work" --tag default >"$W/vendor-kept.log" 2>&1 ||
+        { cat "$W/vendor-kept.log"; fail "build-driver-package --keep-signatures failed"; }
+    rm -rf "$src"/* && mkdir -p "$src/firmware"
+    "$SRC/scripts/make-standin-driver" "$V_NEW" "$W/vendor-drv" 4 >/dev/null
+    find "$W/vendor-drv/lib64" -type f -exec cp {} "$src/" \;
+    cp "$W/vendor-drv/bin/"* "$src/"
+    "${bdp[@]}" --source "$src" --prebuilt-modules "$W/vendor-ko" --sign-key "$W/keys/mod.pem" \
+        --sign-cert "$W/keys/mod.pem" --work "$W/vendor-work" >"$W/vendor-ours.log" 2>&1 ||
+        { cat "$W/vendor-ours.log"; fail "build-driver-package (re-signed) failed"; }
+    rm -rf "$src" "$W/vendor-drv"
 }
 
 # Copies FILE (and, for a binary, its libraries) to the same path in the initramfs.
@@ -139,6 +172,8 @@ make_initrd() {
         cp -r "$r" "$W/initrd/$(basename "$r")"
     done
     cp "$KEY_DIR/repo-pub.pem" "$KEY_DIR/mod.crt" "$W/initrd/keys/"
+    [ ! -e "$KEY_DIR/kernel.pem" ] || cp "$KEY_DIR/kernel.pem" "$W/initrd/keys/"
+    printf 'VENDOR_MOD=%s\n' "${VENDOR_MOD}" >>"$W/initrd/etc/ndi-vendor"
     printf 'ID=debian\nVERSION_ID="12"\nPRETTY_NAME="Debian GNU/Linux 12 (test VM)"\n' \
         >"$W/initrd/etc/os-release"
     # The node's own ldconfig (static in Debian), which the installer runs for the host.
@@ -172,7 +207,8 @@ if [ $standin = 1 ]; then
     KEY_DIR=$W/keys
     make_keys
     make_repo
-    make_initrd "$W/initrd.gz" "$W/repo"
+    make_vendor_repo
+    make_initrd "$W/initrd.gz" "$W/repo" "$W/vendor-repo"
     echo "vm: kernel $R, initramfs $(du -h "$W/initrd.gz" | cut -f1), prepared in $(($(date +%s) - t0)) s"
 fi
 if [ $real = 1 ]; then
@@ -189,7 +225,7 @@ fi
 failed=0
 for s in "${scenarios[@]}"; do
     case $s in
-    enforce) extra="module.sig_enforce=1" ;;
+    enforce | vendor-sig) extra="module.sig_enforce=1" ;;
     lockdown) extra="lockdown=integrity" ;;
     *) extra="" ;;
     esac
