@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,6 +23,10 @@ struct kernel {
 	char loaded_version[64]; /* of the live nvidia module, or "" */
 	bool installed;		 /* the files are the installed version's, verified before */
 	bool reload;
+	bool has_prediction;
+	struct ktrust_prediction prediction;
+	char signer[256]; /* of the predicted package's nvidia.ko, or "" */
+	char key_id[160];
 };
 
 void kernel_free(struct kernel *kn)
@@ -162,13 +167,55 @@ const char *kernel_loaded_version(const struct kernel *kn)
 	return kn->loaded_version[0] ? kn->loaded_version : NULL;
 }
 
+void kernel_predict(struct kernel *kn, int install_fd, int drivers_fd,
+		    struct ktrust_prediction *ret)
+{
+	struct ktrust_modules m = {.other_fs = -1};
+	struct modsig_result sig = {0};
+	_cleanup_close_ int fd = -1;
+	struct err e;
+
+	err_clear(&e);
+	if (drivers_fd >= 0)
+		fd = openat(drivers_fd, "nvidia.ko", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0 && modsig_check_fd(fd, NULL, &sig, &e) == 0) {
+		m.known = true;
+		m.is_signed = sig.is_signed;
+		snprintf(kn->signer, sizeof(kn->signer), "%s", sig.signer);
+		snprintf(kn->key_id, sizeof(kn->key_id), "%s", sig.key_id);
+		m.signer = kn->signer;
+		m.key_id = kn->key_id;
+	}
+	m.other_fs = kmods_other_fs(kn->k, fd >= 0 ? fd : install_fd);
+	ktrust_predict(&kn->trust, &m, &kn->prediction);
+	kn->has_prediction = true;
+	*ret = kn->prediction;
+}
+
+const struct ktrust_prediction *kernel_prediction(const struct kernel *kn)
+{
+	return kn->has_prediction ? &kn->prediction : NULL;
+}
+
+const struct ktrust *kernel_trust(const struct kernel *kn)
+{
+	return &kn->trust;
+}
+
 void kernel_describe(const struct kernel *kn, FILE *out)
 {
 	const struct kernel_opts *o = &kn->o;
 	size_t n_certs = modsig_certs_count(kn->certs);
 
-	fprintf(out, "  kernel:      sig_enforce %s, lockdown %s, Secure Boot %s\n",
-		kn->trust.sig_enforce, kn->trust.lockdown, kn->trust.secure_boot);
+	const struct ktrust_prediction *p = &kn->prediction;
+
+	fprintf(out, "  kernel:      sig_enforce %s, lockdown %s, Secure Boot %s, LoadPin %s\n",
+		kn->trust.sig_enforce, kn->trust.lockdown, kn->trust.secure_boot,
+		kn->trust.loadpin);
+	fprintf(out, "  kernel keys: %zu in %s\n", kn->trust.n_keys,
+		!kn->trust.has_keys	? "(no /proc/keys)"
+		: kn->trust.keyrings[0] ? kn->trust.keyrings
+					: "(no trusted keyring shown)");
 	fprintf(out, "  loaded:      nvidia %s\n",
 		kn->loaded_version[0] ? kn->loaded_version : "not loaded");
 	fprintf(out, "  modules:     %s%s\n",
@@ -183,6 +230,11 @@ void kernel_describe(const struct kernel *kn, FILE *out)
 			ktrust_enforces(&kn->trust)
 				? "; the kernel enforces signatures and will refuse untrusted modules"
 				: "");
+	if (!kn->has_prediction)
+		return;
+	fprintf(out, "  will load:   %s: %s\n", ktrust_verdict_name(p->verdict), p->why);
+	if (p->need[0])
+		fprintf(out, "  needs:       %s\n", p->need);
 }
 
 int kernel_unload_old(struct kernel *kn, struct err *e)
@@ -209,8 +261,7 @@ int kernel_load(struct kernel *kn, const char *install_dir, struct err *e)
 		return err_wrap(e, "kernel");
 	if (firmware_expose(kn->root_fd, install_dir, kn->version, e) < 0)
 		return -1;
-	loaded =
-		kmods_load_set(kn->k, &kn->set, ktrust_enforces(&kn->trust), kn->trust.lockdown, e);
+	loaded = kmods_load_set(kn->k, &kn->set, &kn->trust, e);
 	if (loaded < 0)
 		return err_wrap(e, "kernel");
 	if (devnodes_sync(kn->root_fd, kmods_set_has(&kn->set, "nvidia_modeset"), &dr, e) < 0) {

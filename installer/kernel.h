@@ -63,7 +63,22 @@ bool kernel_will_reload(const struct kernel *kn);
 /* The version of the loaded nvidia module, or NULL. */
 const char *kernel_loaded_version(const struct kernel *kn);
 
-/* Prints the kernel part of the plan (dry run). */
+/*
+ * Predicts whether the kernel will take the driver's modules (ktrust_predict), kept for
+ * kernel_describe: INSTALL_FD is the install dir (its file system, for LoadPin), or -1;
+ * DRIVERS_FD the package's drivers/ directory when its files are at hand (its nvidia.ko
+ * names the signer), else -1: the signer is then unknown.
+ */
+void kernel_predict(struct kernel *kn, int install_fd, int drivers_fd,
+		    struct ktrust_prediction *ret);
+
+/* The prediction kernel_predict made, or NULL before it. */
+const struct ktrust_prediction *kernel_prediction(const struct kernel *kn);
+
+/* The host's rules, as read by kernel_probe. */
+const struct ktrust *kernel_trust(const struct kernel *kn);
+
+/* Prints the kernel part of the plan (dry run), with the prediction once made. */
 void kernel_describe(const struct kernel *kn, FILE *out);
 
 /* Unloads a loaded driver of another version. Returns 0 or -1. */

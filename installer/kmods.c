@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kmods.h"
@@ -684,9 +685,68 @@ void kmods_driver_log(int fd, char *buf, size_t size)
 	}
 }
 
+int kmods_other_fs(const struct kmods *k, int fd)
+{
+	struct stat a, b;
+
+	if (fd < 0 || k->moddir_fd < 0 || fstat(fd, &a) < 0 || fstat(k->moddir_fd, &b) < 0)
+		return -1;
+	return a.st_dev != b.st_dev;
+}
+
+/*
+ * EPERM: which rule refused the module. Only a process without CAP_SYS_MODULE is told
+ * it lacks it; LoadPin, lockdown and enforcement are named when they hold, and a state
+ * that could not be read is said to be unknown, never taken for a missing capability.
+ */
+static int explain_eperm(const struct kmods *k, const char *name, int fd, const struct ktrust *t,
+			 struct err *e)
+{
+	const char *ld = t->lockdown;
+	int cap = ktrust_has_cap_sys_module(), ofs = kmods_other_fs(k, fd);
+
+	if (ktrust_loadpin_enforces(t) && ofs != 0) {
+		err_set(e, EXIT_KERNEL_REFUSED,
+			"LoadPin refused module %s: it admits kernel files only from the file system it pinned (that of /lib/modules/%s), and the module is on %s",
+			name, k->release, ofs == 1 ? "another" : "one not known to be it");
+		err_hint(
+			e,
+			"boot with loadpin.exclude=kernel-module (modules then need a trusted signature), or write 0 to /proc/sys/kernel/loadpin/enforce where the kernel offers it; see dmesg ('LoadPin: kernel-module denied')");
+	} else if (strcmp(ld, "none") != 0 && strcmp(ld, "unknown") != 0) {
+		err_set(e, EXIT_KERNEL_REFUSED,
+			"the kernel refused module %s under lockdown (%s): only modules signed by a key it trusts may load",
+			name, ld);
+		err_hint(
+			e,
+			"sign the modules with a trusted key (enroll it with mokutil), or boot without lockdown");
+	} else if (strcmp(t->sig_enforce, "yes") == 0) {
+		err_set(e, EXIT_KERNEL_REFUSED,
+			"the kernel refused module %s (EPERM) and enforces module signatures (sig_enforce): only modules signed by a key it trusts may load",
+			name);
+		err_hint(
+			e,
+			"sign the modules with a key the kernel trusts, or enroll the signer's certificate (mokutil, or --kernel-keyring-cert)");
+	} else if (cap == 0) {
+		err_set(e, EXIT_KERNEL_REFUSED,
+			"no permission to load module %s: the installer lacks CAP_SYS_MODULE",
+			name);
+		err_hint(e, "run the installer in a privileged container");
+	} else {
+		err_set(e, EXIT_KERNEL_REFUSED,
+			"the kernel refused module %s (EPERM) although the installer holds CAP_SYS_MODULE: a security rule refused it (LoadPin %s, lockdown %s, sig_enforce %s)",
+			name, t->loadpin, ld, t->sig_enforce);
+		err_hint(
+			e, "%s",
+			strcmp(ld, "unknown") == 0 || strcmp(t->loadpin, "unknown") == 0
+				? "mount securityfs on the host's /sys/kernel/security so the installer can read lockdown and LoadPin; see dmesg for the rule (LoadPin, lockdown, an LSM)"
+				: "see dmesg for the security module that refused it (LoadPin, SELinux, AppArmor)");
+	}
+	return -1;
+}
+
 /* The kernel's errno, as a message a node operator can act on. */
-static int explain(int errnum, const char *name, const char *path, const char *options,
-		   bool enforcing, const char *lockdown, int kmsg_fd, struct err *e)
+static int explain(const struct kmods *k, int errnum, const char *name, const char *path,
+		   const char *options, const struct ktrust *trust, int kmsg_fd, struct err *e)
 {
 	struct modsig_result sig = {0};
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -712,19 +772,7 @@ static int explain(int errnum, const char *name, const char *path, const char *o
 			"sign the modules with a key the kernel trusts, or enroll the signer's certificate (mokutil, or --kernel-keyring-cert)");
 		return -1;
 	case EPERM:
-		if (lockdown && strcmp(lockdown, "none") != 0 && strcmp(lockdown, "unknown") != 0) {
-			err_set(e, EXIT_KERNEL_REFUSED,
-				"the kernel refused module %s under lockdown (%s): only modules signed by a key it trusts may load",
-				name, lockdown);
-			err_hint(
-				e,
-				"sign the modules with a trusted key (enroll it with mokutil), or boot without lockdown");
-		} else {
-			err_set(e, EXIT_KERNEL_REFUSED,
-				"no permission to load module %s (CAP_SYS_MODULE)", name);
-			err_hint(e, "run the installer in a privileged container");
-		}
-		return -1;
+		return explain_eperm(k, name, fd, trust, e);
 	case ENOKEY:
 		err_set(e, EXIT_KERNEL_REFUSED,
 			"the kernel has no key to check module %s (signer '%s', key %s)", name,
@@ -771,7 +819,7 @@ static int explain(int errnum, const char *name, const char *path, const char *o
 			err_errno(e, EXIT_KERNEL_REFUSED, errnum, "the kernel refused module %s",
 				  name);
 		err_hint(e, "see dmesg%s",
-			 enforcing ? "; the kernel enforces module signatures" : "");
+			 ktrust_enforces(trust) ? "; the kernel enforces module signatures" : "");
 		return -1;
 	}
 }
@@ -785,8 +833,8 @@ static bool already_loaded(struct loaded *l, const char *name)
 	return false;
 }
 
-static int insert(struct kmod_module *m, const char *name, const char *path, const char *options,
-		  struct loaded *l, bool enforcing, const char *lockdown, struct err *e)
+static int insert(struct kmods *k, struct kmod_module *m, const char *name, const char *path,
+		  const char *options, struct loaded *l, const struct ktrust *trust, struct err *e)
 {
 	_cleanup_close_ int kmsg_fd = kmsg_open_end();
 	int r = sym_kmod_module_insert_module(m, 0, options && *options ? options : NULL);
@@ -794,7 +842,7 @@ static int insert(struct kmod_module *m, const char *name, const char *path, con
 	if (r == -EEXIST)
 		return 0; /* loaded meanwhile */
 	if (r < 0)
-		return explain(-r, name, path, options, enforcing, lockdown, kmsg_fd, e);
+		return explain(k, -r, name, path, options, trust, kmsg_fd, e);
 	if (l->n < ARRAY_SIZE(l->names))
 		snprintf(l->names[l->n++], KMODS_NAME_MAX, "%s", name);
 	log_kv(LOG_INFO, "kernel", "module loaded", "module", name, "options",
@@ -888,7 +936,7 @@ int kmods_resolve_intree(struct kmods *k, const struct kmods_set *set, char *buf
 
 /* Loads in-tree module NAME and, first, what it depends on (modules.dep). */
 static int ensure_intree(struct kmods *k, const char *name, struct loaded *l, int depth,
-			 bool enforcing, const char *lockdown, struct err *e)
+			 const struct ktrust *trust, struct err *e)
 {
 	_cleanup_(sym_kmod_module_unrefp) struct kmod_module *m = NULL;
 	struct kmod_list *deps, *it;
@@ -908,18 +956,17 @@ static int ensure_intree(struct kmods *k, const char *name, struct loaded *l, in
 		struct kmod_module *d = sym_kmod_module_get_module(it);
 
 		if (r == 0)
-			r = ensure_intree(k, sym_kmod_module_get_name(d), l, depth + 1, enforcing,
-					  lockdown, e);
+			r = ensure_intree(k, sym_kmod_module_get_name(d), l, depth + 1, trust, e);
 		sym_kmod_module_unref(d);
 	}
 	sym_kmod_module_unref_list(deps);
 	if (r < 0)
 		return -1;
-	return insert(m, name, sym_kmod_module_get_path(m), NULL, l, enforcing, lockdown, e);
+	return insert(k, m, name, sym_kmod_module_get_path(m), NULL, l, trust, e);
 }
 
 static int load_entry(struct kmods *k, const struct kmods_set *set, const struct kmods_entry *en,
-		      struct loaded *l, bool enforcing, const char *lockdown, struct err *e)
+		      struct loaded *l, const struct ktrust *trust, struct err *e)
 {
 	_cleanup_(sym_kmod_module_unrefp) struct kmod_module *m = NULL;
 	char deps[sizeof(en->info.depends)], *tok, *save = NULL;
@@ -928,8 +975,7 @@ static int load_entry(struct kmods *k, const struct kmods_set *set, const struct
 	snprintf(deps, sizeof(deps), "%s", en->info.depends);
 	for (tok = strtok_r(deps, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		kmods_normalise_name(tok);
-		if (!kmods_set_has(set, tok) &&
-		    ensure_intree(k, tok, l, 0, enforcing, lockdown, e) < 0)
+		if (!kmods_set_has(set, tok) && ensure_intree(k, tok, l, 0, trust, e) < 0)
 			return -1;
 	}
 	if (!kmods_ctx(k, e))
@@ -937,11 +983,11 @@ static int load_entry(struct kmods *k, const struct kmods_set *set, const struct
 	r = sym_kmod_module_new_from_path(k->ctx, en->path, &m);
 	if (r < 0)
 		return err_errno(e, EXIT_UNEXPECTED, -r, "module %s", en->name);
-	return insert(m, en->name, en->path, en->options, l, enforcing, lockdown, e);
+	return insert(k, m, en->name, en->path, en->options, l, trust, e);
 }
 
-int kmods_load_set(struct kmods *k, const struct kmods_set *set, bool enforcing,
-		   const char *lockdown, struct err *e)
+int kmods_load_set(struct kmods *k, const struct kmods_set *set, const struct ktrust *trust,
+		   struct err *e)
 {
 	struct loaded l = {.n = 0};
 
@@ -956,7 +1002,7 @@ int kmods_load_set(struct kmods *k, const struct kmods_set *set, bool enforcing,
 			err_hint(e, "run the installer again; nothing was loaded");
 			return -1;
 		}
-		if (load_entry(k, set, &set->e[i], &l, enforcing, lockdown, e) < 0) {
+		if (load_entry(k, set, &set->e[i], &l, trust, e) < 0) {
 			/* Nothing of the set stays half-loaded. */
 			rollback(k, &l);
 			return -1;

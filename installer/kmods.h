@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "ktrust.h"
 #include "modsig.h"
 #include "util/err.h"
 
@@ -49,6 +50,13 @@ struct kmods;
 _must_check_ int kmods_new(int root_fd, const char *release, struct kmods **ret, struct err *e);
 void kmods_free(struct kmods *k);
 DEFINE_POINTER_CLEANUP(struct kmods, kmods_free)
+
+/*
+ * Whether the file or directory open as FD is on another file system than the kernel's
+ * own modules (ROOT/lib/modules/RELEASE), the one LoadPin pins when the kernel loads its
+ * first module at boot: 1, 0, or -1 when either cannot be read.
+ */
+int kmods_other_fs(const struct kmods *k, int fd);
 
 /* Normalises a module name in place: '-' becomes '_', as the kernel does. */
 void kmods_normalise_name(char *name);
@@ -153,11 +161,11 @@ _must_check_ int kmods_resolve_intree(struct kmods *k, const struct kmods_set *s
  * libkmod's index), then the set in order; live modules are left as they are.
  * On failure everything this call loaded is unloaded again, and the kernel's
  * errno becomes a message (EXIT_KERNEL_REFUSED) naming the module and the
- * cause; ENFORCING says whether the kernel enforces signatures, LOCKDOWN its
- * lockdown mode, for those messages. Returns the number of modules loaded.
+ * cause; TRUST (signature enforcement, lockdown, LoadPin) says which rule an
+ * EPERM comes from. Returns the number of modules loaded.
  */
-_must_check_ int kmods_load_set(struct kmods *k, const struct kmods_set *set, bool enforcing,
-				const char *lockdown, struct err *e);
+_must_check_ int kmods_load_set(struct kmods *k, const struct kmods_set *set,
+				const struct ktrust *trust, struct err *e);
 
 /*
  * Unloads conflicting drivers (nouveau, nova_core, nova_drm) when loaded and

@@ -12,6 +12,7 @@
 
 #include "cache.h"
 #include "hostpath.h"
+#include "kernel.h"
 #include "cmd/cmd.h"
 #include "cmd/nodestate.h"
 #include "source.h"
@@ -232,34 +233,45 @@ static void check_repository(struct doctor *d, const struct config *c, int root_
 	source_done(&src);
 }
 
-static void check_trust(struct doctor *d, const struct nodestate *s)
+/*
+ * The host's rules (signature enforcement, lockdown, Secure Boot, LoadPin, the kernel's
+ * keys) and whether they let the modules load: the installed ones, or with nothing
+ * installed, what can be said before a package is unpacked. A live driver of the
+ * installed version has been accepted: that is no prediction.
+ */
+static void check_trust(struct doctor *d, const struct config *c, int root_fd,
+			const struct nodestate *s)
 {
-	const char *st = s->trust.sig_enforce, *ld = s->trust.lockdown, *sb = s->trust.secure_boot;
-	bool enforcing = ktrust_enforces(&s->trust);
+	static const enum verdict of[] = {
+		[KTRUST_LOADS] = V_OK, [KTRUST_REFUSED] = V_FAIL, [KTRUST_UNKNOWN] = V_WARN};
+	const struct ktrust *t = &s->trust;
+	struct kernel_opts ko = session_kernel_opts(c);
+	_cleanup_(kernel_freep) struct kernel *kn = NULL;
+	_cleanup_(publish_freep) struct installdir *dir = NULL;
+	_cleanup_close_ int drivers_fd = -1;
+	struct ktrust_prediction pr;
+	char head[200];
+	struct err e;
 
-	if (!s->installed || !enforcing) {
-		const char *what = strcmp(st, "unknown") == 0
-					   ? ": enforcement unknown"
-					   : ": the kernel loads unsigned modules";
-
-		add(d, V_OK, "module trust", NULL, "sig_enforce %s, lockdown %s, Secure Boot %s%s",
-		    st, ld, sb, enforcing ? "" : what);
+	snprintf(head, sizeof(head), "sig_enforce %s, lockdown %s, Secure Boot %s, LoadPin %s",
+		 t->sig_enforce, t->lockdown, t->secure_boot, t->loadpin);
+	if (s->installed && strcmp(s->loaded_version, s->manifest.driver_version) == 0) {
+		add(d, V_OK, "module trust", NULL,
+		    "%s; the kernel accepted the modules (signer '%s')", head,
+		    s->signer[0] ? s->signer : "unsigned");
 		return;
 	}
-	if (strcmp(s->loaded_version, s->manifest.driver_version) == 0)
-		add(d, V_OK, "module trust", NULL,
-		    "sig_enforce %s, lockdown %s, Secure Boot %s; the kernel accepted the modules (signer '%s')",
-		    st, ld, sb, s->signer[0] ? s->signer : "?");
-	else if (!s->signed_module)
-		add(d, V_FAIL, "module trust",
-		    "use a package whose modules are signed by a key the kernel trusts",
-		    "the kernel enforces signatures (sig_enforce %s, lockdown %s, Secure Boot %s) and the installed modules are unsigned",
-		    st, ld, sb);
-	else
-		add(d, V_WARN, "module trust",
-		    "enroll the signer's certificate (mokutil, or --kernel-keyring-cert)",
-		    "the kernel enforces signatures (sig_enforce %s, lockdown %s, Secure Boot %s); the installed modules are signed by '%s', which it must trust",
-		    st, ld, sb, s->signer);
+	err_clear(&e);
+	if (kernel_probe(&ko, root_fd, s->host.kernel, &kn, &e) < 0) {
+		add(d, V_WARN, "module trust", e.hint, "%s; no prediction: %s", head, e.msg);
+		return;
+	}
+	if (publish_open(root_fd, c->install_dir, false, &dir, &e) == 0 && dir && s->installed)
+		drivers_fd = publish_version_subdir(dir, s->install_id, "drivers", &e);
+	kernel_predict(kn, dir ? publish_fd(dir) : -1, drivers_fd, &pr);
+	add(d, of[pr.verdict], "module trust", pr.need, "%s; %s modules: %s (%s)", head,
+	    s->installed ? "the installed" : "a package's", ktrust_verdict_name(pr.verdict),
+	    pr.why);
 }
 
 static void check_installed(struct doctor *d, const struct nodestate *s)
@@ -396,7 +408,7 @@ int doctor_run(const struct config *c, struct err *e)
 	check_gpus(&d, &s);
 	check_conflicts(&d, &s);
 	check_repository(&d, c, root_fd, &s);
-	check_trust(&d, &s);
+	check_trust(&d, c, root_fd, &s);
 	check_installed(&d, &s);
 	check_host_side(&d, &s);
 	report(c, &d);

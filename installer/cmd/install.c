@@ -263,6 +263,23 @@ static json_object *plan_repository_json(const struct source *src)
 	return o;
 }
 
+/* Whether the chosen package's modules will load (kernel_predict), or null. */
+static json_object *plan_prediction_json(const struct kernel *kn)
+{
+	const struct ktrust_prediction *pr = kernel_prediction(kn);
+	json_object *o;
+
+	if (!pr)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "verdict",
+			       json_object_new_string(ktrust_verdict_name(pr->verdict)));
+	json_object_object_add(o, "rule", json_object_new_string(pr->rule));
+	json_object_object_add(o, "reason", json_object_new_string(pr->why));
+	json_object_object_add(o, "needs", jstr(pr->need));
+	return o;
+}
+
 static json_object *plan_kernel_json(const struct config *c, const struct plan *p,
 				     const struct ktrust *t)
 {
@@ -276,6 +293,11 @@ static json_object *plan_kernel_json(const struct config *c, const struct plan *
 	json_object_object_add(o, "sig_enforce", json_object_new_string(t->sig_enforce));
 	json_object_object_add(o, "lockdown", json_object_new_string(t->lockdown));
 	json_object_object_add(o, "secure_boot", json_object_new_string(t->secure_boot));
+	json_object_object_add(o, "loadpin", json_object_new_string(t->loadpin));
+	json_object_object_add(o, "trusted_keys",
+			       t->has_keys ? json_object_new_int((int)t->n_keys) : NULL);
+	json_object_object_add(o, "keyrings", t->has_keys ? jstr(t->keyrings) : NULL);
+	json_object_object_add(o, "prediction", plan_prediction_json(p->kernel));
 	json_object_object_add(o, "loaded_version", jstr(kernel_loaded_version(p->kernel)));
 	json_object_object_add(
 		o, "modules",
@@ -731,6 +753,17 @@ int install_run(const struct config *c, struct err *e)
 		err_clear(&we);
 		if (!c->skip_modules && kernel_probe(&ko, root_fd, p.host.kernel, &p.kernel, e) < 0)
 			goto out;
+		if (p.kernel) {
+			/* The signer is known when the choice is the installed version. */
+			_cleanup_close_ int drv =
+				dir && p.up_to_date
+					? publish_version_subdir(dir, p.current_id, "drivers", &we)
+					: -1;
+			struct ktrust_prediction pred;
+
+			kernel_predict(p.kernel, dir ? publish_fd(dir) : -1, drv, &pred);
+			err_clear(&we);
+		}
 		if (hostpath_check_install_writable(&ho, root_fd, &we) < 0)
 			str_fmt_cut(p.not_writable, sizeof(p.not_writable), "%s", we.msg);
 		if (c->json) {

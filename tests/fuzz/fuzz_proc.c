@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * libFuzzer: what the kernel stage reads from /proc and /sys: /proc/devices (majors),
- * /proc/driver/nvidia/params and gpus/.../information, /proc/keys, the lockdown file,
+ * /proc/driver/nvidia/params and gpus/.../information, /proc/keys (keyrings and key
+ * lines), the lockdown file, LoadPin's files and /proc/cmdline,
  * and PCI sysfs attributes (vendor, device, class).
  */
 #include <stddef.h>
@@ -20,6 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *buf = malloc(size + 1), out[64];
 	struct nv_params p;
 	uint32_t v;
+	struct ktrust_key k;
 	long id;
 
 	if (!buf)
@@ -31,6 +33,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	devnodes_parse_params(buf, &p);
 	ktrust_find_keyring(buf, ".secondary_trusted_keys", &id);
 	ktrust_parse_lockdown(buf, out, sizeof(out));
+	ktrust_parse_key(buf, &k);
+	ktrust_parse_loadpin(buf, buf, buf, out, sizeof(out));
+	ktrust_parse_loadpin(buf, NULL, buf, out, sizeof(out));
 	host_parse_pci_hex(buf, 4, &v);
 	host_parse_pci_hex(buf, 6, &v);
 	free(buf);

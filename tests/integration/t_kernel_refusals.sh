@@ -40,9 +40,22 @@ expect_err "rolled back (current=nothing)"
 echo "none [integrity] confidentiality" >"$T/root/sys/kernel/security/lockdown"
 FAKE_KERNEL_FAIL=nvidia:EPERM expect_rc 6 install --repo "$R" $(kernel_args)
 expect_err "refused module nvidia under lockdown (integrity)"
+# EPERM with CAP_SYS_MODULE held is some security rule, never called a missing capability.
 echo "[none] integrity confidentiality" >"$T/root/sys/kernel/security/lockdown"
 FAKE_KERNEL_FAIL=nvidia:EPERM expect_rc 6 install --repo "$R" $(kernel_args)
-expect_err "no permission to load module nvidia (CAP_SYS_MODULE)"
+expect_err "the kernel refused module nvidia (EPERM) although the installer holds CAP_SYS_MODULE"
+grep -q "no permission" "$T/err" && fail "EPERM told as a missing capability: $(cat "$T/err")"
+# Lockdown unreadable (no securityfs): still no capability claim, and how to read it.
+mv "$T/root/sys/kernel/security/lockdown" "$T/lockdown"
+FAKE_KERNEL_FAIL=nvidia:EPERM expect_rc 6 install --repo "$R" $(kernel_args)
+expect_err "a security rule refused it (LoadPin unknown, lockdown unknown, sig_enforce no)"
+expect_err "fix: mount securityfs on the host's /sys/kernel/security"
+grep -q "no permission" "$T/err" && fail "EPERM told as a missing capability: $(cat "$T/err")"
+mv "$T/lockdown" "$T/root/sys/kernel/security/lockdown"
+# Without CAP_SYS_MODULE (dropped from the bounding set), that is what is said.
+INST_WRAP="setpriv --bounding-set -sys_module" FAKE_KERNEL_FAIL=nvidia:EPERM \
+    expect_rc 6 install --repo "$R" $(kernel_args)
+expect_err "no permission to load module nvidia: the installer lacks CAP_SYS_MODULE"
 FAKE_KERNEL_FAIL=nvidia:ENOKEY expect_rc 6 install --repo "$R" $(kernel_args)
 expect_err "the kernel has no key to check module nvidia (signer 'Test modkey'"
 FAKE_KERNEL_FAIL=nvidia_uvm:ENOEXEC expect_rc 6 install --repo "$R" $(kernel_args)

@@ -16,6 +16,15 @@
  * list of "NAME:ERRNO" or "NAME@VERSION:ERRNO" (insertion), "rm:NAME:ERRNO"
  * (removal) and "add_key:ERRNO", with ERRNO a name such as EKEYREJECTED.
  *
+ * LoadPin, as the kernel's LSM behaves, when the file $FAKE_KERNEL_ROOT/.fake-loadpin
+ * exists: "always" refuses every insertion with EPERM; "pin" pins the file system of the
+ * first module inserted from a file (writing "pin DEV" back) and refuses modules from any
+ * other with EPERM; "pin DEV" starts pinned to device number DEV (stat -c %d). An
+ * insertion from memory (init_module) is refused, as LoadPin refuses data without a
+ * file. Enforcement follows proc/sys/kernel/loadpin/enforce ("0" admits everything),
+ * which the fake kernel writes ("1") with sys/kernel/security/lsm listing loadpin
+ * when they are absent.
+ *
  * NVIDIA's real libnvidia-ml talks to a real driver through /dev/nvidiactl, which
  * a fake kernel cannot give it. With $FAKE_KERNEL_NVML set to a library (the
  * NVML stand-in of tests/standin, which answers from the state above), a dlopen
@@ -180,6 +189,69 @@ static int injected(const char *key)
 		return EINVAL;
 	}
 	return 0;
+}
+
+/*
+ * LoadPin: 0 when the file open as FD (-1: a module from memory) may be loaded, else
+ * EPERM. See the head of this file.
+ */
+static int loadpin_check(int fd)
+{
+	char flag[4096], p[4096], mode[64] = "";
+	unsigned long long pinned = 0;
+	struct stat st;
+	int n = 0;
+	FILE *f;
+
+	pathf(flag, sizeof(flag), ".fake-loadpin");
+	f = fopen(flag, "r");
+	if (!f)
+		return 0;
+	n = fscanf(f, "%63s %llu", mode, &pinned);
+	fclose(f);
+	pathf(p, sizeof(p), "proc/sys/kernel/loadpin/enforce");
+	if (access(p, F_OK) == 0 && get_int(p) == 0)
+		return 0;
+	if (strcmp(mode, "always") == 0 || fd < 0)
+		return EPERM;
+	if (fstat(fd, &st) < 0)
+		return EPERM;
+	if (n < 2) {
+		/* The first file loaded pins its file system. */
+		f = fopen(flag, "w");
+		if (f) {
+			fprintf(f, "pin %llu\n", (unsigned long long)st.st_dev);
+			fclose(f);
+		}
+		return 0;
+	}
+	return (unsigned long long)st.st_dev == pinned ? 0 : EPERM;
+}
+
+/* Writes the files a LoadPin kernel shows, where the test has not written them. */
+__attribute__((constructor)) static void loadpin_expose(void)
+{
+	char flag[4096], p[4096];
+
+	if (!getenv("FAKE_KERNEL_ROOT"))
+		return;
+	pathf(flag, sizeof(flag), ".fake-loadpin");
+	if (access(flag, F_OK) != 0)
+		return;
+	pathf(p, sizeof(p), "proc/sys/kernel/loadpin/enforce");
+	if (access(p, F_OK) != 0) {
+		pathf(p, sizeof(p), "proc/sys/kernel/loadpin");
+		mkdirs(p);
+		pathf(p, sizeof(p), "proc/sys/kernel/loadpin/enforce");
+		put(p, "1\n");
+	}
+	pathf(p, sizeof(p), "sys/kernel/security/lsm");
+	if (access(p, F_OK) != 0) {
+		pathf(p, sizeof(p), "sys/kernel/security");
+		mkdirs(p);
+		pathf(p, sizeof(p), "sys/kernel/security/lsm");
+		put(p, "lockdown,capability,loadpin,integrity\n");
+	}
 }
 
 /* Reads .modinfo from an ELF64 image. 0, or -1 when the image is not a module. */
@@ -476,6 +548,8 @@ static int fake_finit(int fd, const char *args)
 		return -1;
 	if (!S_ISREG(st.st_mode) || st.st_size == 0)
 		return errno = ENOEXEC, -1;
+	if ((r = loadpin_check(fd)))
+		return errno = r, -1;
 	img = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (img == MAP_FAILED)
 		return -1;
@@ -560,6 +634,10 @@ static long fake_add_key(const char *type, const char *desc, const void *payload
 
 int init_module(void *image, unsigned long len, const char *args)
 {
+	int r = loadpin_check(-1);
+
+	if (r)
+		return errno = r, -1;
 	return fake_load(image, len, args);
 }
 
@@ -588,6 +666,8 @@ long syscall(long nr, ...)
 	case SYS_finit_module:
 		return fake_finit((int)a[0], (const char *)a[1]);
 	case SYS_init_module:
+		if (loadpin_check(-1))
+			return errno = EPERM, -1;
 		return fake_load((const void *)a[0], (size_t)a[1], (const char *)a[2]);
 	case SYS_delete_module:
 		return fake_delete((const char *)a[0], (unsigned)a[1]);

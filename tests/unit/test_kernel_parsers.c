@@ -86,6 +86,138 @@ static void test_keys_and_lockdown(void **state)
 	assert_string_equal(out, "unknown");
 }
 
+/* /proc/keys lines of asymmetric keys: the kernel's description, "SUBJECT: KEYID". */
+static void test_proc_keys_lines(void **state)
+{
+	struct ktrust_key k;
+
+	(void)state;
+	assert_int_equal(
+		ktrust_parse_key("3a1f2b0c I------     1 perm 1f010000     0     0 asymmetri "
+				 "Debian Secure Boot CA: 6ccece7e4c6c0d1f6149f3dd27dfcc5cbb419ea1: "
+				 "X509.rsa bb419ea1 []",
+				 &k),
+		1);
+	assert_string_equal(k.subject, "Debian Secure Boot CA");
+	assert_string_equal(k.key_id, "6ccece7e4c6c0d1f6149f3dd27dfcc5cbb419ea1");
+	/* "O: CN" names; an upper-case id is kept in lower case. */
+	assert_int_equal(ktrust_parse_key("00000011 I------     1 perm 1f010000     0     0 "
+					  "asymmetri Canonical Ltd.: Kernel Module Signing: "
+					  "88A4E7E0: X509.rsa 88a4e7e0 []\n",
+					  &k),
+			 1);
+	assert_string_equal(k.subject, "Canonical Ltd.: Kernel Module Signing");
+	assert_string_equal(k.key_id, "88a4e7e0");
+	/* Keyrings, other types, truncated and empty lines are not keys. */
+	assert_int_equal(ktrust_parse_key("0a0b0c0d I------     1 perm 1f0b0000     0     0 keyring"
+					  "   .builtin_trusted_keys: 1",
+					  &k),
+			 0);
+	assert_int_equal(ktrust_parse_key("0a0b0c0d I------     1 perm 1f0b0000     0     0 user "
+					  "   foo: bar: 12",
+					  &k),
+			 0);
+	assert_int_equal(ktrust_parse_key("0a0b0c0d I------ 1 perm 1f0b0000 0 0 asymmetri "
+					  "no key id here: X509.rsa",
+					  &k),
+			 0);
+	assert_int_equal(ktrust_parse_key("0a0b0c0d I------", &k), 0);
+	assert_int_equal(ktrust_parse_key("", &k), 0);
+}
+
+static void test_loadpin_files(void **state)
+{
+	char out[16];
+
+	(void)state;
+	/* The sysctl decides where it exists. */
+	ktrust_parse_loadpin("lockdown,capability,loadpin\n", "1\n", "", out, sizeof(out));
+	assert_string_equal(out, "enforcing");
+	ktrust_parse_loadpin("lockdown,capability,loadpin\n", "0\n", "", out, sizeof(out));
+	assert_string_equal(out, "permissive");
+	/* No sysctl (a read-only pinned file system): the LSM list and the command line. */
+	ktrust_parse_loadpin("capability,loadpin,yama", NULL, "ro root=/dev/dm-0", out,
+			     sizeof(out));
+	assert_string_equal(out, "enforcing");
+	ktrust_parse_loadpin("capability,loadpin", NULL, "loadpin.enforce=0", out, sizeof(out));
+	assert_string_equal(out, "permissive");
+	ktrust_parse_loadpin("capability,loadpinx,yama", NULL, "", out, sizeof(out));
+	assert_string_equal(out, "off");
+	ktrust_parse_loadpin(NULL, NULL, NULL, out, sizeof(out));
+	assert_string_equal(out, "unknown");
+	/* Kernel modules exempt on the command line, whatever the sysctl says. */
+	ktrust_parse_loadpin("loadpin", "1", "quiet loadpin.exclude=kexec-image,kernel-module", out,
+			     sizeof(out));
+	assert_string_equal(out, "excluded");
+	ktrust_parse_loadpin("loadpin", "1", "loadpin.exclude=kernel-modules", out, sizeof(out));
+	assert_string_equal(out, "enforcing");
+}
+
+static void test_predict(void **state)
+{
+	struct ktrust t = {.sig_enforce = "yes",
+			   .lockdown = "none",
+			   .loadpin = "off",
+			   .has_keys = true,
+			   .n_keys = 1};
+	struct ktrust_modules m = {.known = true,
+				   .is_signed = true,
+				   .signer = "Test modkey",
+				   .key_id = "AB:CD:EF",
+				   .other_fs = 1};
+	struct ktrust_prediction p;
+
+	(void)state;
+	snprintf(t.keys[0].subject, sizeof(t.keys[0].subject), "Other");
+	snprintf(t.keys[0].key_id, sizeof(t.keys[0].key_id), "abcdef");
+	/* By key id, whatever its spelling. */
+	assert_non_null(ktrust_match(&t, "Test modkey", "AB:CD:EF"));
+	ktrust_predict(&t, &m, &p);
+	assert_int_equal(p.verdict, KTRUST_LOADS);
+	assert_string_equal(p.need, "");
+	/* Another key: refused, the key named. */
+	m.key_id = "01:02";
+	ktrust_predict(&t, &m, &p);
+	assert_int_equal(p.verdict, KTRUST_REFUSED);
+	assert_string_equal(p.rule, "sig_enforce");
+	assert_non_null(strstr(p.need, "'Test modkey' (key 01:02)"));
+	/* By name: a key "O: CN" whose CN is the signer. */
+	snprintf(t.keys[0].subject, sizeof(t.keys[0].subject), "Test Org: Test modkey");
+	assert_non_null(ktrust_match(&t, "Test modkey", "01:02"));
+	assert_null(ktrust_match(&t, "modkey", "01:02"));
+	/* Unsigned under lockdown; unknown signer; no keys to read. */
+	snprintf(t.sig_enforce, sizeof(t.sig_enforce), "no");
+	snprintf(t.lockdown, sizeof(t.lockdown), "integrity");
+	m.is_signed = false;
+	ktrust_predict(&t, &m, &p);
+	assert_int_equal(p.verdict, KTRUST_REFUSED);
+	assert_string_equal(p.rule, "lockdown");
+	m.known = false;
+	ktrust_predict(&t, &m, &p);
+	assert_int_equal(p.verdict, KTRUST_UNKNOWN);
+	m.known = true;
+	m.is_signed = true;
+	t.has_keys = false;
+	t.n_keys = 0;
+	ktrust_predict(&t, &m, &p);
+	assert_int_equal(p.verdict, KTRUST_UNKNOWN);
+	/* LoadPin on another file system outranks a trusted signature; on its own, loads. */
+	t.has_keys = true;
+	t.n_keys = 1;
+	snprintf(t.loadpin, sizeof(t.loadpin), "enforcing");
+	ktrust_predict(&t, &m, &p);
+	assert_int_equal(p.verdict, KTRUST_REFUSED);
+	assert_string_equal(p.rule, "loadpin");
+	m.other_fs = 0;
+	snprintf(t.lockdown, sizeof(t.lockdown), "none");
+	m.is_signed = false;
+	ktrust_predict(&t, &m, &p);
+	assert_int_equal(p.verdict, KTRUST_LOADS);
+	m.other_fs = -1;
+	ktrust_predict(&t, &m, &p);
+	assert_int_equal(p.verdict, KTRUST_UNKNOWN);
+}
+
 static void test_module_args(void **state)
 {
 	char m[64], kv[64];
@@ -181,6 +313,7 @@ static void test_live_set(void **state)
 {
 	struct scratch_fixture *f = *state;
 	char n1[] = "nvidia", n2[] = "nvidia-uvm", *names[] = {n1, n2};
+	struct ktrust trust = {.sig_enforce = "no", .lockdown = "none", .loadpin = "off"};
 	struct kmods_set set;
 	struct kmods *k = NULL;
 	struct err e;
@@ -210,9 +343,9 @@ static void test_live_set(void **state)
 	assert_int_equal(kmods_set_build(k, drivers_fd, names, 2, NULL, 0, false, &set, &e), 0);
 	set.e[0].was_live = set.e[1].was_live = true;
 	/* Both still live: nothing to load. */
-	assert_int_equal(kmods_load_set(k, &set, false, "none", &e), 0);
+	assert_int_equal(kmods_load_set(k, &set, &trust, &e), 0);
 	assert_int_equal(unlinkat(root_fd, "sys/module/nvidia_uvm/initstate", 0), 0);
-	assert_int_equal(kmods_load_set(k, &set, false, "none", &e), -1);
+	assert_int_equal(kmods_load_set(k, &set, &trust, &e), -1);
 	assert_non_null(strstr(e.msg, "module nvidia_uvm was unloaded while this run"));
 
 	close(drivers_fd);
@@ -225,6 +358,9 @@ int main(void)
 		cmocka_unit_test(test_params),
 		cmocka_unit_test(test_devices),
 		cmocka_unit_test(test_keys_and_lockdown),
+		cmocka_unit_test(test_proc_keys_lines),
+		cmocka_unit_test(test_loadpin_files),
+		cmocka_unit_test(test_predict),
 		cmocka_unit_test(test_module_args),
 		cmocka_unit_test(test_driver_log),
 		scratch_unit_test(test_live_set),
