@@ -32,8 +32,8 @@ static int unpack_failed(const struct repo_package *pkg, struct installdir *dir,
 }
 
 /* Unpacks the whole package in PKG_FD, hashing it; on failure no staging is left. */
-static int stage_from_file(const struct repo_package *pkg, struct installdir *dir, int pkg_fd,
-			   char *staging, size_t size, struct timing *t, struct err *e)
+static int stage_from_file(const struct repo_package *pkg, int root_fd, struct installdir *dir,
+			   int pkg_fd, char *staging, size_t size, struct timing *t, struct err *e)
 {
 	struct unpack_limit limit = unpack_limit_for(pkg->size, pkg->unpacked_size);
 	_cleanup_close_ int sfd = -1;
@@ -45,7 +45,8 @@ static int stage_from_file(const struct repo_package *pkg, struct installdir *di
 	sfd = publish_staging(dir, staging, size, e);
 	if (sfd < 0)
 		return -1;
-	if (unpack_package(pkg_fd, pkg->size, pkg->sha256, &limit, sfd, &st, e) < 0)
+	if (unpack_package(pkg_fd, pkg->size, pkg->sha256, &limit, sfd, &st, e) < 0 ||
+	    unpack_ima_verdict(root_fd, &st, e) < 0)
 		return unpack_failed(pkg, dir, staging, e);
 	log_unpacked(&st, "file", t0, t);
 	return TAKE_FD(sfd);
@@ -75,8 +76,8 @@ static void *follower_main(void *ud)
  * did), so the download's digest covers what was unpacked.
  */
 static int stage_streaming(struct source *src, struct cache *cache, const struct repo_package *pkg,
-			   struct installdir *dir, char *staging, size_t size, struct timing *t,
-			   struct err *e)
+			   int root_fd, struct installdir *dir, char *staging, size_t size,
+			   struct timing *t, struct err *e)
 {
 	_cleanup_close_ int fd = -1, sfd = -1;
 	struct follower f = {.r = -1};
@@ -113,6 +114,8 @@ static int stage_streaming(struct source *src, struct cache *cache, const struct
 		publish_staging_abort(dir, staging);
 		return -1;
 	}
+	if (perr == 0 && f.r == 0 && unpack_ima_verdict(root_fd, &f.st, &f.e) < 0)
+		f.r = -1;
 	if (perr == 0 && f.r == 0) {
 		log_unpacked(&f.st, "download", t0, t);
 		return TAKE_FD(sfd);
@@ -127,21 +130,21 @@ static int stage_streaming(struct source *src, struct cache *cache, const struct
 	       perr ? "no unpacker thread; unpacking after the download"
 		    : "the download started over under the unpacker; unpacking the file again",
 	       "reason", perr ? strerror(perr) : "file cut back", LOG_END);
-	return stage_from_file(pkg, dir, fd, staging, size, t, e);
+	return stage_from_file(pkg, root_fd, dir, fd, staging, size, t, e);
 }
 
 int stage_package(struct source *src, struct cache *cache, const struct repo_package *pkg,
-		  struct installdir *dir, char *staging, size_t size, struct timing *t,
+		  int root_fd, struct installdir *dir, char *staging, size_t size, struct timing *t,
 		  struct err *e)
 {
 	_cleanup_close_ int fd = cache_package_open(cache, pkg->sha256);
 	int sfd;
 
 	if (fd < 0)
-		return stage_streaming(src, cache, pkg, dir, staging, size, t, e);
+		return stage_streaming(src, cache, pkg, root_fd, dir, staging, size, t, e);
 	log_kv(LOG_INFO, "download", "package found in the node cache", "sha256", pkg->sha256,
 	       LOG_END);
-	sfd = stage_from_file(pkg, dir, fd, staging, size, t, e);
+	sfd = stage_from_file(pkg, root_fd, dir, fd, staging, size, t, e);
 	if (sfd >= 0 || e->code != EXIT_VERIFY)
 		return sfd;
 	/* A cached copy that fails verification is dropped and downloaded once more. */
@@ -149,5 +152,5 @@ int stage_package(struct source *src, struct cache *cache, const struct repo_pac
 	       "reason", e->msg, LOG_END);
 	cache_drop(cache, pkg->sha256);
 	err_clear(e);
-	return stage_streaming(src, cache, pkg, dir, staging, size, t, e);
+	return stage_streaming(src, cache, pkg, root_fd, dir, staging, size, t, e);
 }

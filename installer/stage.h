@@ -22,8 +22,9 @@
 /*
  * Stages PKG: writes the staging directory's name to STAGING (SIZE bytes) and
  * returns an fd on it, or -1 with e set and no staging left behind. Adds the
- * download's and the unpacking's times to T (may be NULL).
+ * download's and the unpacking's times to T (may be NULL). The host under ROOT_FD
+ * decides what a security.ima it cannot store means (unpack_ima_verdict).
  */
 _must_check_ int stage_package(struct source *src, struct cache *cache,
-			       const struct repo_package *pkg, struct installdir *dir,
+			       const struct repo_package *pkg, int root_fd, struct installdir *dir,
 			       char *staging, size_t size, struct timing *t, struct err *e);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "unpack.h"
@@ -160,6 +161,92 @@ int unpack_check_symlink(const char *name, const char *target, struct err *e)
 	if (up > depth)
 		return err_set(e, EXIT_VERIFY, "symlink '%s' -> '%s' points outside the package",
 			       name, target);
+	return 0;
+}
+
+/* ---- extended attributes ------------------------------------------------ */
+
+#define IMA_XATTR "security.ima"
+
+/*
+ * Only IMA's attribute, only where the kernel appraises what the driver brings: firmware
+ * (FIRMWARE_CHECK) and modules (MODULE_CHECK). Anything else a tar can carry (user.*,
+ * security.capability, trusted.*, an ACL as system.*) would change what a file may do
+ * on the host: refused, not dropped, so a package means the same on every node.
+ */
+int unpack_check_xattr(const char *path, bool is_file, const char *name, const void *value,
+		       size_t len, struct err *e)
+{
+	const unsigned char *v = value;
+
+	if (strcmp(name, IMA_XATTR) != 0)
+		return err_set(
+			e, EXIT_VERIFY,
+			"member '%s' carries extended attribute '%.64s'; a package may carry only security.ima, on files under firmware/ and kernel/",
+			path, name);
+	if (!is_file || (strncmp(path, "firmware/", 9) != 0 && strncmp(path, "kernel/", 7) != 0))
+		return err_set(
+			e, EXIT_VERIFY,
+			"member '%s' carries extended attribute 'security.ima'; it is allowed only on files under firmware/ and kernel/",
+			path);
+	if (len < 2 || len > UNPACK_IMA_MAX)
+		return err_set(
+			e, EXIT_VERIFY,
+			"member '%s' carries a security.ima of %zu bytes; an IMA value has 2 to %u",
+			path, len, UNPACK_IMA_MAX);
+	/* IMA_XATTR_DIGEST, EVM_IMA_XATTR_DIGSIG, IMA_XATTR_DIGEST_NG, IMA_VERITY_DIGSIG. */
+	if (v[0] != 1 && v[0] != 3 && v[0] != 4 && v[0] != 6)
+		return err_set(
+			e, EXIT_VERIFY,
+			"member '%s' carries a security.ima of type %u, not an IMA digest or signature (1, 3, 4 or 6)",
+			path, v[0]);
+	return 0;
+}
+
+/* The member's attributes under the policy, before anything of it is written. */
+static int check_xattrs(struct archive_entry *ae, const char *name, mode_t type, struct err *e)
+{
+	const char *xname;
+	const void *value;
+	size_t len;
+	int n = 0;
+
+	sym_archive_entry_xattr_reset(ae);
+	while (sym_archive_entry_xattr_next(ae, &xname, &value, &len) == ARCHIVE_OK) {
+		if (unpack_check_xattr(name, type == AE_IFREG, xname, value, len, e) < 0)
+			return -1;
+		if (++n > 1)
+			return err_set(e, EXIT_VERIFY, "member '%s' carries security.ima twice",
+				       name);
+	}
+	return 0;
+}
+
+/*
+ * Gives the file its security.ima. A host that cannot store it (a file system without
+ * security.* attributes: EOPNOTSUPP; no CAP_SYS_ADMIN: EPERM) is counted, not failed
+ * here: unpack_ima_verdict() decides with the host's IMA policy in hand.
+ */
+static int set_xattrs(struct archive_entry *ae, int fd, const char *name, struct unpack_stats *st,
+		      struct err *e)
+{
+	const char *xname;
+	const void *value;
+	size_t len;
+
+	sym_archive_entry_xattr_reset(ae);
+	while (sym_archive_entry_xattr_next(ae, &xname, &value, &len) == ARCHIVE_OK) {
+		if (fsetxattr(fd, xname, value, len, 0) == 0) {
+			st->ima++;
+		} else if (errno == EOPNOTSUPP || errno == EPERM) {
+			if (st->ima_unstored++ == 0) {
+				st->ima_errno = errno;
+				snprintf(st->ima_first, sizeof(st->ima_first), "%.255s", name);
+			}
+		} else {
+			return err_errno(e, EXIT_UNEXPECTED, errno, "set %s of '%s'", xname, name);
+		}
+	}
 	return 0;
 }
 
@@ -411,6 +498,8 @@ static int extract_file(struct archive *a, struct archive_entry *ae, int dirfd, 
 	/* umask may have narrowed the mode; the policy wants exactly this. */
 	if (fchmod(fd, mode) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "chmod '%s'", name);
+	if (set_xattrs(ae, fd, name, st, e) < 0)
+		return -1;
 	ts[0].tv_sec = ts[1].tv_sec = sym_archive_entry_mtime(ae);
 	ts[0].tv_nsec = ts[1].tv_nsec = 0;
 	if (sym_archive_entry_mtime_is_set(ae))
@@ -470,6 +559,8 @@ static int extract_entry(struct archive *a, struct archive_entry *ae, int stagin
 	if (type == AE_IFREG && (sym_archive_entry_perm(ae) & (S_ISUID | S_ISGID)))
 		return err_set(e, EXIT_VERIFY, "member '%s' is setuid or setgid (mode %04o)", name,
 			       (unsigned)sym_archive_entry_perm(ae) & 07777);
+	if (check_xattrs(ae, name, type, e) < 0)
+		return -1;
 	/*
 	 * Sizes as the headers declare them, before any data: a sparse member writes few
 	 * bytes but its file has its whole length, so holes count against the limits too.

@@ -8,6 +8,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,9 +46,45 @@ struct unpack_limit unpack_limit_for(uint64_t size, uint64_t unpacked_size);
 
 struct unpack_stats {
 	unsigned files, dirs, symlinks;
-	uint64_t bytes;	   /* unpacked file bytes */
-	uint64_t declared; /* file sizes as the headers declare them (holes included) */
+	uint64_t bytes;	       /* unpacked file bytes */
+	uint64_t declared;     /* file sizes as the headers declare them (holes included) */
+	unsigned ima;	       /* files given the security.ima the package carries for them */
+	unsigned ima_unstored; /* files whose security.ima the host could not store */
+	int ima_errno;	       /* why the first of those was refused (EOPNOTSUPP, EPERM) */
+	char ima_first[256];   /* and its member name */
 };
+
+/*
+ * The most bytes a security.ima value may have. An IMA signature (type 3, version 2) of
+ * RSA-4096 is 521 bytes; the kernel's own bound on a signature it verifies is 1 KiB too.
+ */
+#define UNPACK_IMA_MAX 1024u
+
+/*
+ * The archive policy for one extended attribute NAME (VALUE, LEN bytes) on member PATH
+ * (normalised), which IS_FILE when a regular file: only "security.ima", only on a regular
+ * file under firmware/ or kernel/, 2 to UNPACK_IMA_MAX bytes whose first byte is an IMA
+ * value type (1 digest, 3 signature, 4 digest with algorithm, 6 fs-verity signature).
+ * Returns 0, or -1 with EXIT_VERIFY naming the member and the attribute.
+ */
+_must_check_ int unpack_check_xattr(const char *path, bool is_file, const char *name,
+				    const void *value, size_t len, struct err *e);
+
+/*
+ * Whether the host enforces IMA appraisal on the files a package carries (firmware
+ * loads, module loads), from CMDLINE (/proc/cmdline) and POLICY (the IMA policy as
+ * /sys/kernel/security/ima/policy lists it; NULL when unreadable). Writes the reason
+ * either way into WHY (SIZE bytes). docs/design.md, "IMA signatures", says why these.
+ */
+bool unpack_ima_enforced(const char *cmdline, const char *policy, char *why, size_t size);
+
+/*
+ * After an unpack whose stats ST count files whose security.ima the host could not store:
+ * a warning (returns 0) where the host under ROOT_FD does not enforce IMA appraisal, and
+ * -1 with EXIT_KERNEL_REFUSED where it does (the kernel would refuse those files).
+ * Returns 0 at once when every value was stored.
+ */
+_must_check_ int unpack_ima_verdict(int root_fd, const struct unpack_stats *st, struct err *e);
 
 /*
  * Normalises an archive member name into OUT: strips a leading "./" and a

@@ -23,6 +23,8 @@ packages=(
     # t_cdi_podman: our CDI spec in podman, with runc as its runtime (crun refuses
     # hybrid cgroup hierarchies); unshare and mknod for its private /dev are util-linux's
     runc
+    # t_ima: getfattr/setfattr read back the security.ima the installer sets on firmware
+    attr
     # make format-check, make lint
     clang-format cppcheck
     # make fuzz, make fuzz-replay (libFuzzer is clang's); the memcheck integration test

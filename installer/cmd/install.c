@@ -693,8 +693,8 @@ static int act(const struct config *c, struct plan *p, int root_fd, struct insta
 			       LOG_END);
 		return r;
 	}
-	sfd = stage_package(&p->src, cache, p->choice.pkg, dir, staging, sizeof(staging), &p->times,
-			    e);
+	sfd = stage_package(&p->src, cache, p->choice.pkg, root_fd, dir, staging, sizeof(staging),
+			    &p->times, e);
 	if (sfd < 0) {
 		p->stage_failed = true;
 		return -1;

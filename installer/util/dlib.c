@@ -43,6 +43,8 @@ DLSYM_PROTOTYPE(archive_entry_mtime);
 DLSYM_PROTOTYPE(archive_entry_mtime_is_set);
 DLSYM_PROTOTYPE(archive_entry_symlink);
 DLSYM_PROTOTYPE(archive_entry_hardlink);
+DLSYM_PROTOTYPE(archive_entry_xattr_reset);
+DLSYM_PROTOTYPE(archive_entry_xattr_next);
 
 DLSYM_PROTOTYPE(kmod_new);
 DLSYM_PROTOTYPE(kmod_unref);
@@ -130,6 +132,8 @@ static const struct dsym archive_syms[] = {
 	DSYM(archive_entry_mtime_is_set),
 	DSYM(archive_entry_symlink),
 	DSYM(archive_entry_hardlink),
+	DSYM(archive_entry_xattr_reset),
+	DSYM(archive_entry_xattr_next),
 };
 
 static const struct dsym kmod_syms[] = {

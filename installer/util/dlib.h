@@ -76,6 +76,8 @@ extern DLSYM_PROTOTYPE(archive_entry_mtime);
 extern DLSYM_PROTOTYPE(archive_entry_mtime_is_set);
 extern DLSYM_PROTOTYPE(archive_entry_symlink);
 extern DLSYM_PROTOTYPE(archive_entry_hardlink);
+extern DLSYM_PROTOTYPE(archive_entry_xattr_reset);
+extern DLSYM_PROTOTYPE(archive_entry_xattr_next);
 
 extern DLSYM_PROTOTYPE(kmod_new);
 extern DLSYM_PROTOTYPE(kmod_unref);

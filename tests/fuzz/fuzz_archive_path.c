@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * libFuzzer: the archive policy for member names and symlink targets. Whatever is
- * accepted must be relative and free of ".." components: checked here, not trusted.
+ * libFuzzer: the archive policy for member names, symlink targets and extended
+ * attributes. Whatever is accepted must be relative and free of ".." components, and
+ * an accepted attribute must be security.ima on firmware/ or kernel/: checked here,
+ * not trusted. Input: NAME "\n" TARGET, the target doubling as an attribute
+ * "NAME=VALUE".
  */
 #include <limits.h>
 #include <stdint.h>
@@ -26,6 +29,21 @@ static void check_clean(const char *p)
 	}
 }
 
+static void xattr(const char *path, char *attr)
+{
+	char *value = strchr(attr, '=');
+	size_t len = value ? strlen(value + 1) : 0;
+	struct err e;
+
+	if (value)
+		*value++ = '\0';
+	err_clear(&e);
+	if (unpack_check_xattr(path, true, attr, value ? value : "", len, &e) == 0 &&
+	    (strcmp(attr, "security.ima") != 0 || len > UNPACK_IMA_MAX ||
+	     (strncmp(path, "firmware/", 9) != 0 && strncmp(path, "kernel/", 7) != 0)))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *buf = malloc(size + 1), *target, out[PATH_MAX];
@@ -41,9 +59,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (unpack_check_path(buf, out, sizeof(out), &e) == 0) {
 		check_clean(out);
 		err_clear(&e);
-		/* Accepted or refused, both are answers; a crash is not. */
+		/* Either verdict will do; only a crash or an accepted escape is a finding. */
 		if (unpack_check_symlink(out, target, &e) < 0)
 			err_clear(&e);
+		xattr(out, target);
 	}
 	free(buf);
 	return 0;

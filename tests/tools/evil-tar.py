@@ -23,6 +23,11 @@ directory link share/libs -> ../lib64) and adds:
   setgid          bin/nvidia-smi with mode 2755
   huge-entry      firmware/big.bin, sparse, 5 GiB long (over the 4 GiB a member may be)
   bomb-total      firmware/f1..f6.bin, sparse, 3 GiB each (over the 16 GiB in all)
+  xattr-user      firmware/gsp.bin with a user.foo extended attribute (a pax SCHILY.xattr record)
+  xattr-capability bin/nvidia-smi with security.capability (file capabilities)
+  xattr-ima-bin   bin/nvidia-smi with a well-formed security.ima (only firmware/, kernel/ may)
+  xattr-ima-big   firmware/gsp.bin with a security.ima of 1025 bytes (the limit is 1024)
+  xattr-ima-type  firmware/gsp.bin with a security.ima that is a PKCS#7 blob, not an IMA value
   world-writable  bin/nvidia-smi with mode 0777 (allowed: the mode is normalised)
   valid           nothing more
 The sparse kinds are written by GNU tar (--sparse): a few KiB of archive that would
@@ -36,10 +41,14 @@ import tarfile
 import tempfile
 
 
-def add_file(tar, name, data=b"x", mode=0o755):
+def add_file(tar, name, data=b"x", mode=0o755, xattrs=None):
     info = tarfile.TarInfo(name)
     info.size = len(data)
     info.mode = mode
+    if xattrs:
+        # Raw bytes in a pax record, as tar --xattrs writes them.
+        info.pax_headers = {"SCHILY.xattr." + k: v.decode("utf-8", "surrogateescape")
+                            for k, v in xattrs.items()}
     tar.addfile(info, io.BytesIO(data))
 
 
@@ -79,10 +88,19 @@ def main():
         sys.stdout.buffer.write(sparse([3 << 30] * 6))
         return
     out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
+    ima = bytes([3, 2, 4, 1, 2, 3, 4, 0, 4]) + b"\xffsig"
+    smi_xattrs = {"xattr-capability": {"security.capability": b"\x01\x00\x00\x02" + bytes(16)},
+                  "xattr-ima-bin": {"security.ima": ima}}.get(kind)
+    fw_xattrs = {"xattr-user": {"user.foo": b"bar"},
+                 "xattr-ima-big": {"security.ima": bytes([3]) * 1025},
+                 "xattr-ima-type": {"security.ima": b"\x30\x82\x01\x00"}}.get(kind)
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT, encoding="utf-8",
+                      errors="surrogateescape") as tar:
         add_file(tar, "lib64/libcuda.so.1", b"\x7fELF stand-in")
         smi_mode = {"setuid": 0o4755, "setgid": 0o2755, "world-writable": 0o777}.get(kind, 0o755)
-        add_file(tar, "bin/nvidia-smi", b"#!/bin/sh\necho stand-in\n", smi_mode)
+        add_file(tar, "bin/nvidia-smi", b"#!/bin/sh\necho stand-in\n", smi_mode, smi_xattrs)
+        if fw_xattrs:
+            add_file(tar, "firmware/gsp.bin", b"firmware", 0o644, fw_xattrs)
         add_special(tar, "share/libs", tarfile.SYMTYPE, "../lib64")  # a link to a directory
         if kind == "traversal":
             add_file(tar, "lib64/../../evil")
@@ -111,7 +129,8 @@ def main():
             add_file(tar, "lib64/libcuda.so.1", b"second copy")
         elif kind == "control-char":
             add_file(tar, "lib64/lib\x1bcuda.so")
-        elif kind not in ("setuid", "setgid", "world-writable", "valid"):
+        elif kind not in ("setuid", "setgid", "world-writable", "valid") and \
+                not kind.startswith("xattr-"):
             sys.exit("unknown kind %r" % kind)
     sys.stdout.buffer.write(out.getvalue())
 

@@ -161,6 +161,129 @@ static void test_utf8_and_long_targets(void **state)
 	free(target);
 }
 
+static int xattr_ok(const char *path, bool is_file, const char *name, const char *value, size_t len,
+		    const char *want)
+{
+	struct err e;
+	int r;
+
+	err_clear(&e);
+	r = unpack_check_xattr(path, is_file, name, value, len, &e);
+	if (r < 0) {
+		assert_int_equal(e.code, EXIT_VERIFY);
+		/* The refusal names the member, and the attribute where that is the fault. */
+		assert_non_null(strstr(e.msg, path));
+		if (want && !strstr(e.msg, want))
+			fail_msg("'%s' on '%s': '%s' lacks '%s'", name, path, e.msg, want);
+	}
+	return r;
+}
+
+/* Only security.ima, only on files under firmware/ and kernel/, of an IMA type and size. */
+static void test_xattr_policy(void **state)
+{
+	static const char sig[] = "\x03\x02\x04\x01\x02\x03\x04\x00\x02\xab\xcd";
+	char big[UNPACK_IMA_MAX + 1];
+
+	(void)state;
+	assert_int_equal(xattr_ok("firmware/nvidia/535/gsp_ga10x.bin", true, "security.ima", sig,
+				  sizeof(sig) - 1, NULL),
+			 0);
+	assert_int_equal(xattr_ok("kernel/nvidia.ko", true, "security.ima", "\x04\x04xx", 4, NULL),
+			 0);
+	assert_int_equal(xattr_ok("kernel/nvidia.ko", true, "security.ima", "\x01x", 2, NULL), 0);
+	assert_int_equal(xattr_ok("firmware/f", true, "security.ima", "\x06x", 2, NULL), 0);
+
+	assert_int_equal(xattr_ok("firmware/f", true, "user.foo", "x", 1, "'user.foo'"), -1);
+	assert_int_equal(xattr_ok("bin/nvidia-smi", true, "security.capability", "\x01\x00\x00\x02",
+				  4, "'security.capability'"),
+			 -1);
+	assert_int_equal(xattr_ok("kernel/nvidia.ko", true, "trusted.overlay.opaque", "y", 1,
+				  "'trusted.overlay.opaque'"),
+			 -1);
+	assert_int_equal(
+		xattr_ok("firmware/f", true, "security.selinux", "x", 1, "'security.selinux'"), -1);
+	assert_int_equal(xattr_ok("firmware/f", true, "security.ima.x", sig, 3, "security.ima.x"),
+			 -1);
+	/* security.ima where it has no business. */
+	assert_int_equal(xattr_ok("bin/nvidia-smi", true, "security.ima", sig, sizeof(sig) - 1,
+				  "only on files under firmware/ and kernel/"),
+			 -1);
+	assert_int_equal(xattr_ok("lib64/libcuda.so.1", true, "security.ima", sig, sizeof(sig) - 1,
+				  "security.ima"),
+			 -1);
+	assert_int_equal(xattr_ok("firmwarex/f", true, "security.ima", sig, sizeof(sig) - 1, NULL),
+			 -1);
+	assert_int_equal(xattr_ok("firmware", false, "security.ima", sig, sizeof(sig) - 1, NULL),
+			 -1);
+	assert_int_equal(xattr_ok("firmware/nvidia/current", false, "security.ima", sig,
+				  sizeof(sig) - 1, NULL),
+			 -1);
+	/* Sizes and types. */
+	memset(big, 3, sizeof(big));
+	assert_int_equal(xattr_ok("firmware/f", true, "security.ima", big, UNPACK_IMA_MAX, NULL),
+			 0);
+	assert_int_equal(
+		xattr_ok("firmware/f", true, "security.ima", big, UNPACK_IMA_MAX + 1, "1025 bytes"),
+		-1);
+	assert_int_equal(xattr_ok("firmware/f", true, "security.ima", sig, 1, "1 bytes"), -1);
+	assert_int_equal(xattr_ok("firmware/f", true, "security.ima", "", 0, "0 bytes"), -1);
+	assert_int_equal(xattr_ok("firmware/f", true, "security.ima", "\x30\x82", 2, "type 48"),
+			 -1);
+	assert_int_equal(xattr_ok("firmware/f", true, "security.ima", "\x02x", 2, "type 2"), -1);
+	assert_int_equal(xattr_ok("firmware/f", true, "security.ima", "\x05x", 2, "type 5"), -1);
+}
+
+static bool enforced(const char *cmdline, const char *policy, const char *want)
+{
+	char why[192];
+	bool r = unpack_ima_enforced(cmdline, policy, why, sizeof(why));
+
+	if (!strstr(why, want))
+		fail_msg("cmdline '%s': reason '%s' lacks '%s'", cmdline, why, want);
+	return r;
+}
+
+/* When the host enforces IMA appraisal of firmware and modules, from what it shows. */
+static void test_ima_enforced(void **state)
+{
+	(void)state;
+	/* The policy, when readable, says it. */
+	assert_true(enforced(
+		"ro quiet",
+		"measure func=BPRM_CHECK\nappraise func=FIRMWARE_CHECK appraise_type=imasig\n",
+		"'appraise func=FIRMWARE_CHECK appraise_type=imasig'"));
+	assert_true(enforced("", "appraise func=MODULE_CHECK appraise_type=imasig\n",
+			     "func=MODULE_CHECK"));
+	assert_true(enforced("", "dont_appraise fsmagic=0x9fa0\nappraise fowner=0 \n",
+			     "'appraise fowner=0 '"));
+	assert_false(enforced("", "appraise func=KEXEC_KERNEL_CHECK appraise_type=imasig\n",
+			      "appraises neither"));
+	assert_false(enforced("", "dont_appraise fsmagic=0x9fa0\nmeasure func=FILE_CHECK\n",
+			      "appraises neither"));
+	assert_false(enforced("", "", "appraises neither"));
+	/* A readable policy overrides the command line's named policies (it lists them). */
+	assert_false(enforced("ima_policy=tcb", "measure func=BPRM_CHECK\n", "appraises neither"));
+	/* log, fix, off: nothing is refused, whatever the rules. */
+	assert_false(
+		enforced("ima_appraise=log", "appraise func=FIRMWARE_CHECK\n", "ima_appraise=log"));
+	assert_false(
+		enforced("ima_policy=appraise_tcb ima_appraise=fix", NULL, "ima_appraise=fix"));
+	assert_false(enforced("ima_appraise=off ima_policy=secure_boot", NULL, "ima_appraise=off"));
+	/* Without the policy: the command line's. */
+	assert_true(enforced("ro ima_policy=tcb|appraise_tcb quiet", NULL,
+			     "ima_policy=tcb|appraise_tcb"));
+	assert_true(enforced("ima_policy=secure_boot\n", NULL, "ima_policy=secure_boot"));
+	assert_true(enforced("ima_appraise_tcb", NULL, "ima_appraise_tcb"));
+	assert_true(enforced("ima_appraise=enforce", NULL, "ima_appraise=enforce"));
+	assert_true(enforced("ima_appraise=enforce ima_policy=tcb", NULL, "ima_appraise=enforce"));
+	assert_false(enforced("ima_policy=tcb", NULL, "neither"));
+	assert_false(enforced("ima_policy=appraise_tcbx my_ima_appraise=enforce", NULL, "neither"));
+	assert_false(enforced("", NULL, "neither"));
+	/* What follows "--" is for init, not the kernel. */
+	assert_false(enforced("ro -- ima_policy=appraise_tcb", NULL, "neither"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -169,6 +292,8 @@ int main(void)
 		cmocka_unit_test(test_symlinks),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_utf8_and_long_targets),
+		cmocka_unit_test(test_xattr_policy),
+		cmocka_unit_test(test_ima_enforced),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
