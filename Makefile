@@ -63,7 +63,7 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SECONDS ?= 60
 
-.PHONY: all check check-real unit integration asan vm image-test demo deps format format-check lint clean \
+.PHONY: all check check-real unit integration packaging asan vm image-test demo deps format format-check lint clean \
 	install fuzz fuzz-replay fuzz-bins fleet reliability-report bench golden-refresh
 .DEFAULT_GOAL := all
 # Keep test objects between runs.
@@ -176,6 +176,12 @@ integration: $(BIN) $(FAKEKERNEL) $(CRASHPOINT)
 golden-refresh: $(BIN) $(FAKEKERNEL)
 	NDI_GOLDEN_REFRESH=1 tests/integration/run.sh $(BIN) $(FAKEKERNEL) t_golden
 
+# scripts/build-driver-package's COS and Ubuntu paths against stand-ins of Google's and
+# Canonical's artifacts (docs/platforms/): kernel-headers.tgz, LLVM=1, detached signatures,
+# a linux-modules-nvidia .deb. Needs the installed kernel's headers (half a minute).
+packaging: $(BIN)
+	tests/packaging/run.sh $(BIN)
+
 # Debian's kernel under qemu, with stand-in modules signed by a throwaway key.
 vm: $(BIN)
 	tests/vm/run.sh $(BIN)
@@ -200,6 +206,7 @@ check: deps
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) integration
+	$(MAKE) packaging
 	$(MAKE) vm
 	$(MAKE) image-test
 	$(MAKE) asan

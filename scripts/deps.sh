@@ -29,6 +29,8 @@ packages=(
     clang-format cppcheck
     # make fuzz, make fuzz-replay (libFuzzer is clang's); the memcheck integration test
     clang libclang-rt-14-dev valgrind
+    # tests/packaging (make packaging): LLVM=1 module builds link with ld.lld, llvm-ar, llvm-nm
+    lld llvm
     # make bench: the shell pipeline it is compared with, and its chart
     curl gnuplot-nox
     # the metrics textfile's real consumers (t_metrics_consumers): promtool (package

@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# scripts/build-driver-package's COS and Ubuntu paths against stand-ins of the same layout
+# as Google's and Canonical's artifacts (docs/platforms/cos.md, docs/platforms/ubuntu.md):
+#   cos-headers   COS-style kernel-headers.tgz; a missing one is named the COS way
+#   toolchain     --llvm/--cc reach the module build (ld.lld links Debian's stand-ins),
+#                 clang for gcc-built Debian's kernel is refused up front
+#   detached      a module linked twice is byte-identical, the detached signature made for
+#                 the first attaches to the second and verify-module passes, a differing
+#                 link is refused
+#   ubuntu        a linux-modules-nvidia-535-server .deb: the package keeps its .ko bytes
+# Usage: tests/packaging/run.sh BIN [SCENARIO...]. Needs Debian's linux-headers-R, clang/lld,
+# linux-kbuild (sign-file), dpkg-deb, openssl. Work files under build/packaging.
+set -euo pipefail
+BIN=$(realpath "${1:?usage: run.sh BIN [SCENARIO...]}")
+shift
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+W=$SRC/build/packaging
+BDP=$SRC/scripts/build-driver-package
+R=$(ls /lib/modules | grep -- '-amd64$' | sort -V | tail -1)
+V=535.261.03
+SIGN_FILE=$(ls /usr/lib/linux-kbuild-*/scripts/sign-file | tail -1)
+failed=0
+fail() { echo "FAIL: $*"; exit 1; }
+ok() { echo "ok: $*"; }
+rm -rf "$W"
+mkdir -p "$W/keys"
+"$SRC/tests/tools/make-module-key" "Stand-in vendor" "$W/keys/vendor" >/dev/null 2>&1
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$W/keys/repo.pem" 2>/dev/null
+
+# A driver source in .run --extract-only layout: the stand-in user space of
+# make-standin-driver and tests/kmod as kernel/, with a Makefile that takes NVIDIA's variables.
+"$SRC/scripts/make-standin-driver" "$V" "$W/standin" >/dev/null
+mkdir -p "$W/src/kernel"
+cp -L "$W/standin/lib64/"*.so."$V" "$W/standin/bin/nvidia-smi" "$W/src/"
+cp "$SRC/tests/kmod/"*.c "$SRC/tests/kmod/Kbuild" "$W/src/kernel/"
+cat >"$W/src/kernel/Makefile" <<MK
+# Stand-in for NVIDIA's kernel/Makefile: SYSOUT, and CC/LLVM as given on the command line.
+modules:
+	\$(MAKE) -C \$(SYSOUT) M=\$(CURDIR) NV_VERSION=$V V=1 modules
+MK
+bdp() { "$BDP" --kernel "$R" --installer "$BIN" --repo "$W/repo" --repo-key "$W/keys/repo.pem" \
+    --jobs 2 "$@"; }
+# rc EXPECTED LOG CMD...: runs CMD, its output to LOG, and checks the exit status.
+rc() {
+    local want=$1 log=$2 got=0
+    shift 2
+    "$@" >"$log" 2>&1 || got=$?
+    [ "$got" = "$want" ] || { tail -20 "$log"; fail "$* exited $got, not $want"; }
+}
+has() { grep -qF -- "$2" "$1" || { tail -5 "$1"; fail "$1 lacks: $2"; }; }
+pkg_of() { ls "$1"/nvidia-"$V"-*.tar.zst; }
+
+t_cos_headers() {
+    local w=$W/cos-headers
+    mkdir -p "$w/tgz/usr/src"
+    rc 1 "$w/none.log" bdp --source "$W/src" --sign-key "$W/keys/vendor.pem" \
+        --sign-cert "$W/keys/vendor.crt" --work "$w/work" --headers "$w/nowhere"
+    has "$w/none.log" "pass --kernel-headers kernel-headers.tgz (COS: from the COS build's artifacts"
+    # COS's kernel-headers.tgz holds usr/src/linux-headers-R/ (one tree; Debian's -amd64 tree
+    # here, whose Makefile includes the -common tree by its absolute path).
+    cp -rL "/usr/src/linux-headers-$R" "$w/tgz/usr/src/"
+    tar -C "$w/tgz" -czf "$w/kernel-headers.tgz" usr
+    rc 1 "$w/wrong.log" bdp --source "$W/src" --sign-key "$W/keys/vendor.pem" \
+        --sign-cert "$W/keys/vendor.crt" --work "$w/work" --kernel-headers "$w/kernel-headers.tgz" \
+        --kernel 6.1.100+
+    has "$w/wrong.log" "has no usr/src/linux-headers-6.1.100+ (it has: linux-headers-$R)"
+    rc 0 "$w/ok.log" bdp --source "$W/src" --sign-key "$W/keys/vendor.pem" \
+        --sign-cert "$W/keys/vendor.crt" --work "$w/work" --kernel-headers "$w/kernel-headers.tgz"
+    has "$w/ok.log" "added packages/$R/"
+    ok "COS kernel-headers.tgz: built from it; missing and wrong headers named"
+}
+
+t_toolchain() {
+    local w=$W/toolchain
+    rc 0 "$w.log" bdp --source "$W/src" --sign-key "$W/keys/vendor.pem" \
+        --sign-cert "$W/keys/vendor.crt" --work "$w" --llvm
+    local blog
+    blog=$(ls "$w"/build/*/build.log)
+    # LLVM=1 reached kbuild: LLVM's linker linked the modules (Debian's headers pin CC=gcc-12).
+    has "$blog" "ld.lld -r -m elf_x86_64"
+    has "$w.log" "note: kernel $R was built with gcc"
+    tar -C "$w" -xf "$(pkg_of "$w")" share/nvidia/build-info.json
+    python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["toolchain"]; assert t["llvm"]=="1", t' \
+        "$w/share/nvidia/build-info.json"
+    rc 1 "$w-clang.log" bdp --source "$W/src" --sign-key "$W/keys/vendor.pem" \
+        --sign-cert "$W/keys/vendor.crt" --work "$w-clang" --cc clang
+    has "$w-clang.log" "kernel $R was built with gcc ("
+    # The refusal is true: clang itself refuses the gcc kernel's flags.
+    mkdir -p "$w/raw" && cp "$SRC/tests/kmod/"* "$w/raw/"
+    rc 2 "$w/raw.log" make -C "/lib/modules/$R/build" M="$w/raw" NV_VERSION=$V CC=clang modules
+    has "$w/raw.log" "clang: error: unknown argument"
+    ok "toolchain: LLVM=1 links with ld.lld, recorded; clang for a gcc kernel refused"
+}
+
+t_detached() {
+    local w=$W/detached args
+    args=(--source "$W/src" --work "$w/work")
+    # The first link, as the signer linked it (the run stops: no signature for it yet).
+    mkdir -p "$w/empty"
+    cp "$W/keys/vendor.crt" "$w/empty/gpu-driver-cert.pem"
+    rc 1 "$w/first.log" bdp "${args[@]}" --detached-signatures "$w/empty"
+    has "$w/first.log" "has no nvidia.ko.sig"
+    mkdir -p "$w/first" "$w/bundle"
+    cp "$w/work/build/"*/*.ko "$w/first/"
+    # Google's part, stood in: detached signatures of the first link, and the certificate.
+    for ko in "$w/first/"*.ko; do
+        "$SIGN_FILE" -d sha256 "$W/keys/vendor.pem" "$W/keys/vendor.crt" "$ko"
+        mv "$ko.p7s" "$w/bundle/$(basename "$ko").sig"
+    done
+    cp "$W/keys/vendor.crt" "$w/bundle/gpu-driver-cert.pem"
+    tar -C "$w/bundle" -czf "$w/gpu-driver-signature.tar.gz" .
+    # The second link from the same inputs, attached, checked by verify-module.
+    rm -rf "$w/work/build"
+    rc 0 "$w/second.log" bdp "${args[@]}" --detached-signatures "$w/gpu-driver-signature.tar.gz"
+    has "$w/second.log" "nvidia: Google's detached signature attached"
+    for ko in "$w/first/"*.ko; do
+        cmp "$ko" "$w/work/build/"*/"$(basename "$ko")" || fail "the second link of $(basename "$ko") differs"
+    done
+    mkdir -p "$w/pkg"
+    tar -C "$w/pkg" -xf "$(pkg_of "$w/work")"
+    for ko in "$w/first/"*.ko; do
+        local n size
+        n=$(basename "$ko")
+        size=$(stat -c %s "$ko")
+        cmp -n "$size" "$ko" "$w/pkg/kernel/$n" || fail "packed $n is not the link"
+    done
+    rc 0 "$w/verify.log" "$BIN" verify-module --kernel-release "$R" --module-cert \
+        "$W/keys/vendor.crt" "$w/pkg/kernel/"*.ko
+    has "$w/verify.log" "signer:   Stand-in vendor"
+    # A link that differs (another source byte) is refused before anything is attached.
+    printf '%s\n' '--- a/nvidia.c' '+++ b/nvidia.c' '@@ -1,2 +1,3 @@' \
+        ' // SPDX-License-Identifier: GPL-2.0' '+/* another link */' ' /*' >"$w/differ.patch"
+    rc 1 "$w/differ.log" bdp "${args[@]}" --detached-signatures "$w/gpu-driver-signature.tar.gz" \
+        --patch "$w/differ.patch"
+    has "$w/differ.log" "nvidia.ko as linked here (sha256 "
+    has "$w/differ.log" "is not the module nvidia.ko.sig was made for: the link differs"
+    ok "detached: relink byte-identical, signature attached and verified, differing link refused"
+}
+
+t_ubuntu() {
+    local w=$W/ubuntu d
+    # Canonical's linux-modules-nvidia-535-server-R: signed .ko under
+    # lib/modules/R/kernel/nvidia-535srv/; stand-ins signed by the stand-in vendor key.
+    d=$w/deb/lib/modules/$R/kernel/nvidia-535srv
+    mkdir -p "$d" "$w/deb/DEBIAN" "$w/user"
+    cp "$W/src/kernel/"* "$w/"
+    make -C "/lib/modules/$R/build" M="$w" NV_VERSION=$V modules >"$w/kbuild.log" 2>&1
+    for ko in "$w/"*.ko; do
+        "$SIGN_FILE" sha256 "$W/keys/vendor.pem" "$W/keys/vendor.crt" "$ko"
+        cp "$ko" "$d/"
+    done
+    printf 'Package: linux-modules-nvidia-535-server-%s\nVersion: %s-0ubuntu1\nArchitecture: amd64\nMaintainer: stand-in\nDescription: stand-in\n' \
+        "$R" "$V" >"$w/deb/DEBIAN/control"
+    dpkg-deb -Zxz --build "$w/deb" "$w/linux-modules-nvidia-535-server-$R.deb" >/dev/null
+    # libnvidia-compute-535-server and nvidia-utils-535-server: the user space.
+    for p in libnvidia-compute-535-server:usr/lib/x86_64-linux-gnu nvidia-utils-535-server:usr/bin; do
+        local name=${p%%:*} dir=${p#*:}
+        local root=$w/$name
+        mkdir -p "$root/$dir" "$root/DEBIAN"
+        if [ "$name" = nvidia-utils-535-server ]; then cp "$W/src/nvidia-smi" "$root/$dir/"
+        else cp "$W/src/"*.so."$V" "$root/$dir/"; fi
+        printf 'Package: %s\nVersion: %s-0ubuntu1\nArchitecture: amd64\nMaintainer: stand-in\nDescription: stand-in\n' \
+            "$name" "$V" >"$root/DEBIAN/control"
+        dpkg-deb --build "$root" "$w/user/${name}_$V-0ubuntu1_amd64.deb" >/dev/null
+    done
+    rc 1 "$w/wrong.log" bdp --kernel 6.8.0-86-generic --work "$w/work" \
+        --ubuntu-modules-deb "$w/linux-modules-nvidia-535-server-$R.deb" --userspace-debs "$w/user" \
+        --vendor-cert "$W/keys/vendor.crt"
+    has "$w/wrong.log" "carries modules for kernel $R, not 6.8.0-86-generic"
+    rc 1 "$w/nocert.log" bdp --work "$w/work" --ubuntu-modules-deb \
+        "$w/linux-modules-nvidia-535-server-$R.deb" --userspace-debs "$w/user"
+    has "$w/nocert.log" "--ubuntu-modules-deb needs --vendor-cert FILE"
+    rc 0 "$w/ok.log" bdp --work "$w/work" --ubuntu-modules-deb \
+        "$w/linux-modules-nvidia-535-server-$R.deb" --userspace-debs "$w/user" \
+        --vendor-cert "$W/keys/vendor.crt"
+    mkdir -p "$w/pkg"
+    tar -C "$w/pkg" -xf "$(pkg_of "$w/work")"
+    for ko in "$d/"*.ko; do
+        cmp "$ko" "$w/pkg/kernel/$(basename "$ko")" || fail "$(basename "$ko") lost its bytes"
+    done
+    [ -e "$w/pkg/lib64/libnvidia-ml.so.$V" ] && [ -e "$w/pkg/bin/nvidia-smi" ] || fail "no user space"
+    rc 0 "$w/verify.log" "$BIN" verify-module --kernel-release "$R" --module-cert \
+        "$W/keys/vendor.crt" "$w/pkg/kernel/"*.ko
+    ok "ubuntu: the .deb's signed modules packed byte for byte, verified with the vendor's certificate"
+}
+
+scenarios=("$@")
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(cos_headers toolchain detached ubuntu)
+for s in "${scenarios[@]}"; do
+    ( "t_$s" ) || failed=1
+done
+exit $failed
