@@ -167,8 +167,8 @@ const char *kernel_loaded_version(const struct kernel *kn)
 	return kn->loaded_version[0] ? kn->loaded_version : NULL;
 }
 
-void kernel_predict(struct kernel *kn, int install_fd, int drivers_fd,
-		    struct ktrust_prediction *ret)
+void kernel_predict(struct kernel *kn, int install_fd, int drivers_fd, const char *signer,
+		    const char *key_id, struct ktrust_prediction *ret)
 {
 	struct ktrust_modules m = {.other_fs = -1};
 	struct modsig_result sig = {0};
@@ -183,6 +183,14 @@ void kernel_predict(struct kernel *kn, int install_fd, int drivers_fd,
 		m.is_signed = sig.is_signed;
 		snprintf(kn->signer, sizeof(kn->signer), "%s", sig.signer);
 		snprintf(kn->key_id, sizeof(kn->key_id), "%s", sig.key_id);
+		m.signer = kn->signer;
+		m.key_id = kn->key_id;
+	} else if (signer && key_id) {
+		/* Not unpacked yet: the index's word, checked again on the files before loading. */
+		m.known = true;
+		m.is_signed = true;
+		snprintf(kn->signer, sizeof(kn->signer), "%s", signer);
+		snprintf(kn->key_id, sizeof(kn->key_id), "%s", key_id);
 		m.signer = kn->signer;
 		m.key_id = kn->key_id;
 	}

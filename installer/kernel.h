@@ -67,10 +67,11 @@ const char *kernel_loaded_version(const struct kernel *kn);
  * Predicts whether the kernel will take the driver's modules (ktrust_predict), kept for
  * kernel_describe: INSTALL_FD is the install dir (its file system, for LoadPin), or -1;
  * DRIVERS_FD the package's drivers/ directory when its files are at hand (its nvidia.ko
- * names the signer), else -1: the signer is then unknown.
+ * names the signer), else -1. Without the files, SIGNER and KEY_ID are what the signed
+ * index says of the package (packages[].signer), or NULL: the signer is then unknown.
  */
-void kernel_predict(struct kernel *kn, int install_fd, int drivers_fd,
-		    struct ktrust_prediction *ret);
+void kernel_predict(struct kernel *kn, int install_fd, int drivers_fd, const char *signer,
+		    const char *key_id, struct ktrust_prediction *ret);
 
 /* The prediction kernel_predict made, or NULL before it. */
 const struct ktrust_prediction *kernel_prediction(const struct kernel *kn);

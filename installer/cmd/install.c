@@ -761,7 +761,11 @@ int install_run(const struct config *c, struct err *e)
 					: -1;
 			struct ktrust_prediction pred;
 
-			kernel_predict(p.kernel, dir ? publish_fd(dir) : -1, drv, &pred);
+			const struct repo_package *pkg = p.choice.pkg;
+
+			kernel_predict(p.kernel, dir ? publish_fd(dir) : -1, drv,
+				       pkg->has_signer ? pkg->signer_subject : NULL,
+				       pkg->has_signer ? pkg->signer_key_id : NULL, &pred);
 			err_clear(&we);
 		}
 		if (hostpath_check_install_writable(&ho, root_fd, &we) < 0)

@@ -67,6 +67,17 @@ expect_out "will load:   refused: the kernel enforces signatures (lockdown) and 
 # A package not yet unpacked: its signer is not known, and doctor says so rather than guess.
 plan --driver-version "$V_OLD"
 expect_out "will load:   unknown: the kernel enforces signatures (lockdown) and the package's signer is not known"
+# Its signed index names the signer (packages[].signer): the plan predicts from that.
+serial=$(openssl x509 -in "$FIX/keys/modkey.crt" -noout -serial | cut -d= -f2 | sed 's/../&:/g; s/:$//')
+certsha=$(openssl x509 -in "$FIX/keys/modkey.crt" -outform DER | sha256sum | cut -d' ' -f1)
+"$SRC/scripts/make-repo" add --repo "$T/repo2" --key "$FIX/keys/key.pem" --version "$V_OLD" \
+    --kernel "$KERNEL" --tag default --signer-subject "Test modkey" --signer-key-id "$serial" \
+    --signer-sha256 "$certsha" "$FIX/spkg-$V_OLD.tar.zst" >/dev/null
+expect_rc 0 install --repo "file://$T/repo2" "${NOCERT[@]}" --dry-run --driver-version "$V_OLD"
+expect_out "will load:   loads: signed by 'Test modkey'"
+grep -v "Test modkey" "$T/root/proc/keys" >"$T/keys" && cp "$T/keys" "$T/root/proc/keys"
+expect_rc 0 install --repo "file://$T/repo2" "${NOCERT[@]}" --dry-run --driver-version "$V_OLD"
+expect_out "needs:       the kernel must trust 'Test modkey'"
 echo "[none] integrity confidentiality" >"$T/root/sys/kernel/security/lockdown"
 expect_rc 0 uninstall
 
