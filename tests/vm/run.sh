@@ -73,6 +73,14 @@ build_modules() {
 }
 
 make_repo() {
+    # The index names the modules' signer (packages[].signer), as build-driver-package
+    # records it: the dry-run plan predicts from it before anything is downloaded.
+    local crt="$W/keys/mod.crt" serial
+    serial=$(openssl x509 -in "$crt" -noout -serial | cut -d= -f2)
+    [ $((${#serial} % 2)) = 0 ] || serial=0$serial
+    local signer=(--signer-subject "nvidia-driver-installer VM test key"
+        --signer-key-id "$(echo "$serial" | sed 's/../&:/g; s/:$//')"
+        --signer-sha256 "$(openssl x509 -in "$crt" -outform DER | sha256sum | cut -c1-64)")
     for v in "$V_OLD" "$V_NEW"; do
         build_modules "$v"
         "$SRC/scripts/make-standin-driver" "$v" "$W/drv-$v" 64 >/dev/null
@@ -80,7 +88,8 @@ make_repo() {
         cp "$W/kmod-$R-$v/"*.ko "$W/drv-$v/kernel/"
         "$SRC/scripts/make-repo" pack "$W/drv-$v" "$W/nvidia-$v.tar.zst"
         "$SRC/scripts/make-repo" add --repo "$W/repo" --key "$W/keys/repo.pem" --version "$v" \
-            --kernel "$R" $([ "$v" = "$V_OLD" ] && echo --tag default) "$W/nvidia-$v.tar.zst" >/dev/null
+            --kernel "$R" $([ "$v" = "$V_OLD" ] && echo --tag default) "${signer[@]}" \
+            "$W/nvidia-$v.tar.zst" >/dev/null
     done
 }
 

@@ -131,6 +131,10 @@ main() {
 
 enforce() {
     check sig-enforce-on [ "$(cat /sys/module/module/parameters/sig_enforce)" = Y ]
+    # Predicted before anything changes, from the index's signer and this kernel's keys.
+    run install $ARGS --driver-version "$V_OLD" --dry-run
+    check predicted-refused out_has "will load:   refused: the kernel enforces signatures (sig_enforce)"
+    check predicted-needs out_has "needs:       the kernel must trust 'nvidia-driver-installer VM test key'"
     run install $ARGS --driver-version "$V_OLD"
     check refused rc_is 6
     grep ERROR /tmp/err | sed 's/^/VMTEST | /'
@@ -142,6 +146,9 @@ enforce() {
 
 lockdown() {
     check lockdown-on grep -q '\[integrity\]' /sys/kernel/security/lockdown
+    run install $ARGS --driver-version "$V_OLD" --dry-run
+    check predicted-refused out_has "will load:   refused: the kernel enforces signatures (lockdown)"
+    check predicted-needs out_has "needs:       the kernel must trust 'nvidia-driver-installer VM test key'"
     run install $ARGS --driver-version "$V_OLD"
     check refused rc_is 6
     grep ERROR /tmp/err | sed 's/^/VMTEST | /'
