@@ -70,19 +70,6 @@ int devnodes_parse_minor(const char *information)
 	return (int)field(information, "Device Minor", -1);
 }
 
-static char *read_text(int root_fd, const char *path)
-{
-	_cleanup_close_ int fd = -1;
-	char *buf = NULL;
-	size_t len;
-	struct err e;
-
-	fd = fs_open_in_root(root_fd, path, O_RDONLY, 0, 0, &e);
-	if (fd < 0 || fs_read_fd(fd, 1 << 20, &buf, &len, &e) < 0)
-		return NULL;
-	return buf;
-}
-
 static int add_node(struct node *nodes, size_t *n, const char *name, unsigned major, unsigned minor,
 		    mode_t mode)
 {
@@ -120,7 +107,7 @@ static int add_gpu_nodes(int root_fd, struct node *nodes, size_t *n, mode_t mode
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/proc/driver/nvidia/gpus/%s/information", de->d_name);
-		info = read_text(root_fd, path);
+		info = fs_read_in_root(root_fd, path, 1 << 20, NULL);
 		minor = info ? devnodes_parse_minor(info) : -1;
 		if (minor < 0 || minor >= NV_MODESET_MINOR)
 			return err_set(e, EXIT_UNEXPECTED, "%s: no valid \"Device Minor\"", path);
@@ -142,7 +129,7 @@ static void add_caps_nodes(int root_fd, int major, struct node *nodes, size_t *n
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(caps); i++) {
-		_cleanup_free_ char *buf = read_text(root_fd, caps[i].file);
+		_cleanup_free_ char *buf = fs_read_in_root(root_fd, caps[i].file, 1 << 20, NULL);
 		long minor = buf ? field(buf, "DeviceFileMinor", -1) : -1;
 
 		if (minor >= 0)
@@ -231,7 +218,7 @@ static int sync_char_link(int dev_fd, const struct node *nd, struct devnodes_rep
 static int wanted_nodes(int root_fd, bool with_modeset, mode_t mode, struct node *nodes, size_t *n,
 			struct err *e)
 {
-	_cleanup_free_ char *devices = read_text(root_fd, "/proc/devices");
+	_cleanup_free_ char *devices = fs_read_in_root(root_fd, "/proc/devices", 1 << 20, NULL);
 	int uvm = devices ? devnodes_parse_major(devices, "nvidia-uvm") : -1;
 	int caps = devices ? devnodes_parse_major(devices, "nvidia-caps") : -1;
 
@@ -249,7 +236,8 @@ static int wanted_nodes(int root_fd, bool with_modeset, mode_t mode, struct node
 
 int devnodes_sync(int root_fd, bool with_modeset, struct devnodes_report *r, struct err *e)
 {
-	_cleanup_free_ char *params = read_text(root_fd, "/proc/driver/nvidia/params");
+	_cleanup_free_ char *params =
+		fs_read_in_root(root_fd, "/proc/driver/nvidia/params", 1 << 20, NULL);
 	_cleanup_close_ int dev_fd = -1;
 	struct nv_params p;
 	struct node nodes[MAX_NODES];

@@ -24,22 +24,6 @@
 DEFINE_POINTER_CLEANUP(BIO, BIO_free)
 DEFINE_POINTER_CLEANUP(X509, X509_free)
 
-/* Reads a small file under the root; NULL when it cannot be read. */
-static char *read_small(int root_fd, const char *path, size_t *ret_len)
-{
-	_cleanup_close_ int fd = -1;
-	char *buf = NULL;
-	size_t len = 0;
-	struct err e;
-
-	fd = fs_open_in_root(root_fd, path, O_RDONLY, 0, 0, &e);
-	if (fd < 0 || fs_read_fd(fd, 1 << 20, &buf, &len, &e) < 0)
-		return NULL;
-	if (ret_len)
-		*ret_len = len;
-	return buf;
-}
-
 void ktrust_parse_lockdown(const char *buf, char *out, size_t size)
 {
 	const char *open = strchr(buf, '['), *close = open ? strchr(open, ']') : NULL;
@@ -137,7 +121,7 @@ static void probe_keys(int root_fd, struct ktrust *t)
 {
 	static const char *const rings[] = {".builtin_trusted_keys", ".secondary_trusted_keys",
 					    ".machine", ".platform"};
-	_cleanup_free_ char *keys = read_small(root_fd, "/proc/keys", NULL);
+	_cleanup_free_ char *keys = fs_read_in_root(root_fd, "/proc/keys", 1 << 20, NULL);
 	size_t len = 0;
 	long id;
 
@@ -163,21 +147,25 @@ static void probe_keys(int root_fd, struct ktrust *t)
 
 static void probe_loadpin(int root_fd, struct ktrust *t)
 {
-	_cleanup_free_ char *lsm = read_small(root_fd, "/sys/kernel/security/lsm", NULL);
-	_cleanup_free_ char *cmdline = read_small(root_fd, "/proc/cmdline", NULL);
-	_cleanup_free_ char *sysctl = read_small(root_fd, "/proc/sys/kernel/loadpin/enforce", NULL);
+	_cleanup_free_ char *lsm =
+		fs_read_in_root(root_fd, "/sys/kernel/security/lsm", 1 << 20, NULL);
+	_cleanup_free_ char *cmdline = fs_read_in_root(root_fd, "/proc/cmdline", 1 << 20, NULL);
+	_cleanup_free_ char *sysctl =
+		fs_read_in_root(root_fd, "/proc/sys/kernel/loadpin/enforce", 1 << 20, NULL);
 
 	/* Kernels before 4.20 named the sysctl "enabled". */
 	if (!sysctl)
-		sysctl = read_small(root_fd, "/proc/sys/kernel/loadpin/enabled", NULL);
+		sysctl =
+			fs_read_in_root(root_fd, "/proc/sys/kernel/loadpin/enabled", 1 << 20, NULL);
 	ktrust_parse_loadpin(lsm, sysctl, cmdline, t->loadpin, sizeof(t->loadpin));
 }
 
 void ktrust_probe(int root_fd, struct ktrust *t)
 {
-	_cleanup_free_ char *enf =
-		read_small(root_fd, "/sys/module/module/parameters/sig_enforce", NULL);
-	_cleanup_free_ char *lock = read_small(root_fd, "/sys/kernel/security/lockdown", NULL);
+	_cleanup_free_ char *enf = fs_read_in_root(
+		root_fd, "/sys/module/module/parameters/sig_enforce", 1 << 20, NULL);
+	_cleanup_free_ char *lock =
+		fs_read_in_root(root_fd, "/sys/kernel/security/lockdown", 1 << 20, NULL);
 	_cleanup_free_ char *sb = NULL;
 	size_t sb_len = 0;
 
@@ -190,7 +178,7 @@ void ktrust_probe(int root_fd, struct ktrust *t)
 	else
 		snprintf(t->lockdown, sizeof(t->lockdown), "unknown");
 	/* efivarfs: 4 bytes of attributes, then the variable's one byte. */
-	sb = read_small(root_fd, SECURE_BOOT_VAR, &sb_len);
+	sb = fs_read_in_root(root_fd, SECURE_BOOT_VAR, 1 << 20, &sb_len);
 	snprintf(t->secure_boot, sizeof(t->secure_boot), "%s",
 		 !sb || sb_len < 5 ? "unknown"
 		 : sb[4] == 1	   ? "enabled"
@@ -463,7 +451,7 @@ static int add_key_failed(struct err *e, int errnum, const char *path)
 
 int ktrust_add_cert(int root_fd, const char *path, struct err *e)
 {
-	_cleanup_free_ char *keys = read_small(root_fd, "/proc/keys", NULL);
+	_cleanup_free_ char *keys = fs_read_in_root(root_fd, "/proc/keys", 1 << 20, NULL);
 	unsigned char *der = NULL;
 	long keyring = 0, serial;
 	int len = 0;

@@ -13,21 +13,6 @@
 #include "util/fs.h"
 #include "util/log.h"
 
-static char *read_text(int root_fd, const char *path, size_t max, size_t *ret_len)
-{
-	_cleanup_close_ int fd = -1;
-	char *buf = NULL;
-	size_t len = 0;
-	struct err e;
-
-	fd = fs_open_in_root(root_fd, path, O_RDONLY, 0, 0, &e);
-	if (fd < 0 || fs_read_fd(fd, max, &buf, &len, &e) < 0)
-		return NULL;
-	if (ret_len)
-		*ret_len = len;
-	return buf;
-}
-
 /* The host's ldconfig, as a path inside ROOT, or NULL. */
 static const char *host_ldconfig(int root_fd)
 {
@@ -126,7 +111,7 @@ static bool cache_is_current(int root_fd, const char *install_dir)
 	if (built.tv_sec < current.tv_sec ||
 	    (built.tv_sec == current.tv_sec && built.tv_nsec <= current.tv_nsec))
 		return false;
-	cache = read_text(root_fd, "/etc/ld.so.cache", LDCACHE_MAX, &len);
+	cache = fs_read_in_root(root_fd, "/etc/ld.so.cache", LDCACHE_MAX, &len);
 	return cache && cache_lists(cache, len, install_dir, "libcuda.so.1") &&
 	       cache_lists(cache, len, install_dir, "libnvidia-ml.so.1");
 }
@@ -144,7 +129,7 @@ int ldcache_update(int root_fd, const char *root_path, const char *install_dir, 
 	dir = fs_dir_in_root(root_fd, "/etc/ld.so.conf.d", true, e);
 	if (dir < 0)
 		return err_wrap(e, "ldcache");
-	old = read_text(root_fd, LDCACHE_CONF, 1 << 16, &len);
+	old = fs_read_in_root(root_fd, LDCACHE_CONF, 1 << 16, &len);
 	if ((!old || strcmp(old, conf) != 0) &&
 	    fs_write_atomic_at(dir, "nvidia.conf", conf, strlen(conf), 0644, e) < 0)
 		return err_wrap(e, "ldcache");
@@ -152,7 +137,7 @@ int ldcache_update(int root_fd, const char *root_path, const char *install_dir, 
 		log_kv(LOG_DEBUG, "ldcache", "ld cache already current", "libs", libs, LOG_END);
 		return 0;
 	}
-	main_conf = read_text(root_fd, "/etc/ld.so.conf", 1 << 20, NULL);
+	main_conf = fs_read_in_root(root_fd, "/etc/ld.so.conf", 1 << 20, NULL);
 	if (!main_conf || !strstr(main_conf, "ld.so.conf.d"))
 		log_kv(LOG_WARN, "ldcache",
 		       "the host's /etc/ld.so.conf does not include /etc/ld.so.conf.d: workloads must find the libraries through LD_LIBRARY_PATH",
@@ -183,7 +168,8 @@ int ldcache_remove(int root_fd, const char *root_path, struct err *e)
 bool ldcache_has(int root_fd, const char *install_dir, const char *soname)
 {
 	size_t len = 0;
-	_cleanup_free_ char *cache = read_text(root_fd, "/etc/ld.so.cache", LDCACHE_MAX, &len);
+	_cleanup_free_ char *cache =
+		fs_read_in_root(root_fd, "/etc/ld.so.cache", LDCACHE_MAX, &len);
 
 	return cache && cache_lists(cache, len, install_dir, soname);
 }

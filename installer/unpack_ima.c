@@ -128,20 +128,6 @@ bool unpack_ima_enforced(const char *cmdline, const char *policy, char *why, siz
 	return false;
 }
 
-/* FILE under root_fd, or NULL when it cannot be read. */
-static char *read_in_root(int root_fd, const char *file)
-{
-	_cleanup_close_ int fd = -1;
-	char *buf = NULL;
-	size_t len;
-	struct err e;
-
-	fd = fs_open_in_root(root_fd, file, O_RDONLY, 0, 0, &e);
-	if (fd < 0 || fs_read_fd(fd, POLICY_MAX, &buf, &len, &e) < 0)
-		return NULL;
-	return buf;
-}
-
 int unpack_ima_verdict(int root_fd, const struct unpack_stats *st, struct err *e)
 {
 	_cleanup_free_ char *cmdline = NULL, *policy = NULL;
@@ -153,8 +139,8 @@ int unpack_ima_verdict(int root_fd, const struct unpack_stats *st, struct err *e
 
 	if (st->ima_unstored == 0)
 		return 0;
-	cmdline = read_in_root(root_fd, "/proc/cmdline");
-	policy = read_in_root(root_fd, IMA_POLICY);
+	cmdline = fs_read_in_root(root_fd, "/proc/cmdline", POLICY_MAX, NULL);
+	policy = fs_read_in_root(root_fd, IMA_POLICY, POLICY_MAX, NULL);
 	if (unpack_ima_enforced(cmdline ? cmdline : "", policy, why, sizeof(why))) {
 		err_set(e, EXIT_KERNEL_REFUSED,
 			"cannot store security.ima on '%s' and %u more (%s: %s), and this host enforces IMA appraisal (%s): the kernel would refuse those files",

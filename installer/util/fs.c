@@ -576,3 +576,18 @@ int fs_sync_tree(int dirfd, struct err *e)
 		return -1;
 	return sync_tree_pass(dirfd, st.st_dev, true, 0, e);
 }
+
+char *fs_read_in_root(int root_fd, const char *path, size_t max, size_t *ret_len)
+{
+	_cleanup_close_ int fd = -1;
+	char *buf = NULL;
+	size_t len = 0;
+	struct err e;
+
+	fd = fs_open_in_root(root_fd, path, O_RDONLY, 0, 0, &e);
+	if (fd < 0 || fs_read_fd(fd, max, &buf, &len, &e) < 0)
+		return NULL;
+	if (ret_len)
+		*ret_len = len;
+	return buf;
+}

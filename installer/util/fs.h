@@ -57,6 +57,13 @@ _must_check_ int fs_dir_in_root(int root_fd, const char *path, bool create, stru
  */
 _must_check_ int fs_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len, struct err *e);
 
+/*
+ * The whole file PATH under root_fd (resolved inside it), NUL-terminated, if it can be
+ * read and holds at most MAX bytes; else NULL, for the host files whose absence is an
+ * answer (sysfs, procfs, the ld configuration). Its length goes to *ret_len when given.
+ */
+char *fs_read_in_root(int root_fd, const char *path, size_t max, size_t *ret_len);
+
 /* Reads the file NAME under dirfd, not following a symlink in NAME's last component. */
 _must_check_ int fs_read_at(int dirfd, const char *name, size_t max, char **ret_buf,
 			    size_t *ret_len, struct err *e);
