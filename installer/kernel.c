@@ -106,16 +106,16 @@ static int verify_set(struct kernel *kn, const char *release, struct err *e)
 	return 0;
 }
 
+static char m0[] = "nvidia", m1[] = "nvidia-modeset", m2[] = "nvidia-drm", m3[] = "nvidia-uvm";
+char *const kernel_default_modules[] = {m0, m1, m2, m3};
+const size_t kernel_n_default_modules = ARRAY_SIZE(kernel_default_modules);
+
 int kernel_prepare(const struct kernel_opts *o, int root_fd, const char *release, int drivers_fd,
 		   const char *version, bool installed, struct kernel **ret, struct err *e)
 {
-	/* KERNEL_DEFAULT_MODULES, one by one (kmods takes writable-typed names). */
-	static char m0[] = "nvidia", m1[] = "nvidia-modeset", m2[] = "nvidia-drm",
-		    m3[] = "nvidia-uvm";
-	static char *const defaults[] = {m0, m1, m2, m3};
 	_cleanup_(kernel_freep) struct kernel *kn = NULL;
-	char *const *v = o->n_modules ? o->modules : defaults;
-	size_t n = o->n_modules ? o->n_modules : ARRAY_SIZE(defaults);
+	char *const *v = o->n_modules ? o->modules : kernel_default_modules;
+	size_t n = o->n_modules ? o->n_modules : kernel_n_default_modules;
 	char intree[512];
 	uint64_t t0 = now_ns();
 	bool live;

@@ -20,6 +20,9 @@
 #include "util/err.h"
 
 #define KERNEL_DEFAULT_MODULES "nvidia,nvidia-modeset,nvidia-drm,nvidia-uvm"
+/* The same set as a list (kmods takes writable-typed names; nobody writes them). */
+extern char *const kernel_default_modules[];
+extern const size_t kernel_n_default_modules;
 
 /*
  * What the kernel stage reads of the configuration. The strings are the caller's: they

@@ -283,8 +283,6 @@ static json_object *plan_prediction_json(const struct kernel *kn)
 static json_object *plan_kernel_json(const struct config *c, const struct plan *p,
 				     const struct ktrust *t)
 {
-	static const char *const defaults[] = {"nvidia", "nvidia-modeset", "nvidia-drm",
-					       "nvidia-uvm"};
 	json_object *o;
 
 	if (!p->kernel)
@@ -302,7 +300,8 @@ static json_object *plan_kernel_json(const struct config *c, const struct plan *
 	json_object_object_add(
 		o, "modules",
 		c->modules.n ? strings_json((const char *const *)c->modules.v, c->modules.n, true)
-			     : strings_json(defaults, ARRAY_SIZE(defaults), true));
+			     : strings_json((const char *const *)kernel_default_modules,
+					    kernel_n_default_modules, true));
 	json_object_object_add(
 		o, "module_args",
 		strings_json((const char *const *)c->module_args.v, c->module_args.n, false));

@@ -224,9 +224,24 @@ static void test_old_driver(void **state)
 	assert_non_null(strstr(e.msg, "535.261.03"));
 }
 
+/* The default set is written twice (a string for help and docs, a list for kmods): the same. */
+static void test_default_set(void **state)
+{
+	char joined[256] = "";
+
+	(void)state;
+	for (size_t i = 0; i < kernel_n_default_modules; i++) {
+		if (i)
+			strcat(joined, ",");
+		strcat(joined, kernel_default_modules[i]);
+	}
+	assert_string_equal(joined, KERNEL_DEFAULT_MODULES);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_default_set),
 		cmocka_unit_test_setup_teardown(test_ready_to_load, setup, scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_kernel, setup, scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_argument_for_another_module, setup,
