@@ -375,10 +375,16 @@ int verify_module_run(const struct config *c, struct err *e)
 		print_json(out);
 	if (failed) {
 		err_set(e, EXIT_VERIFY, "%zu of %zu module(s) failed", failed, c->files.n);
-		err_hint(
-			e,
-			"sign the modules with the key whose certificate you pass as --module-cert, for this kernel (%s)",
-			release);
+		/* Without a certificate nothing could be checked: the modules may well be fine. */
+		if (c->module_certs.n == 0)
+			err_hint(
+				e,
+				"pass the certificate that signed them: --module-cert FILE (NVIDIA_MODULE_CERT); each module's signer is shown above");
+		else
+			err_hint(
+				e,
+				"pass the certificate that signed the modules as --module-cert, or sign them with the key of one you pass, for this kernel (%s)",
+				release);
 		return -1;
 	}
 	return 0;

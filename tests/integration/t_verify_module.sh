@@ -35,9 +35,11 @@ assert_eq "$rc" 0 "NVIDIA_MODULE_CERT"
 # A certificate other than the signer's.
 vm 5 --module-cert "$FIX/keys/othermodkey.crt" "$T/serial.ko"
 expect_out "FAIL: signature rejected: signed by 'Test modkey'.*not a pinned certificate"
-# No certificate: nothing is verified.
+# No certificate: nothing is verified, and the fix is the certificate, not a new signature.
 vm 5 "$T/serial.ko"
 expect_out "not verified"
+expect_err "; fix: pass the certificate that signed them: --module-cert FILE (NVIDIA_MODULE_CERT); each module's signer is shown above (exit 5)$"
+grep -q "sign them\|sign the modules" "$T/err" && fail "without --module-cert the hint is to re-sign: $(cat "$T/err")"
 # Unsigned.
 vm 5 --module-cert "$FIX/keys/modkey.crt" "$ko"
 expect_out "signed:   no"
