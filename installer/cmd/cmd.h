@@ -38,6 +38,19 @@ _must_check_ int verify_module_run(const struct config *c, struct err *e);
 /* Shared by the subcommands: the host root, and the lock that serialises runs. */
 _must_check_ int session_open_root(const struct config *c, struct err *e);
 _must_check_ int session_lock(int root_fd, struct err *e);
+/*
+ * How a command uses the host root, for session_check_container: not at all, reading it,
+ * or changing it.
+ */
+enum session_host { SESSION_HOST_NONE, SESSION_HOST_READS, SESSION_HOST_WRITES };
+/*
+ * A run inside a container (runenv.h) with neither --root nor ROOT_MOUNT_DIR would work on
+ * the container's / instead of the host's: a command that WRITES there is refused
+ * (EXIT_USAGE, naming the signal seen); one that READS is warned once (stage NAME) and
+ * goes on. An explicit --root, "/" included, is the operator's word. Returns 0 or -1.
+ */
+_must_check_ int session_check_container(const struct config *c, const char *name,
+					 enum session_host use, struct err *e);
 /* The kernel release to work for: --kernel-release, else the running kernel's (filled into U). */
 const char *session_release(const struct config *c, struct utsname *u);
 

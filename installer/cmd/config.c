@@ -299,6 +299,7 @@ int config_apply_arg(struct config *c, const struct config_option *o, const char
 		strv_clear((struct strv *)((char *)c + o->offset));
 		cleared[i] = true;
 	}
+	c->root_given |= o->offset == F(root);
 	return apply(c, o, name, value, e);
 }
 
@@ -396,6 +397,7 @@ static int scan_unknown(struct strv *ret)
 
 static int env_apply(struct config *c, const struct config_option *o, const char *v, struct err *e)
 {
+	c->root_given |= o->offset == F(root) && *v;
 	if (*v)
 		return apply(c, o, o->env, v, e);
 	if (o->flags & CONFIG_NONEMPTY) {
@@ -433,7 +435,10 @@ static int config_from_env(struct config *c, struct err *e)
 	return 0;
 }
 
-/* What the hand-over prepends to: passed on to CMD, never interpreted here. */
+/*
+ * What the hand-over prepends to (passed on to CMD, never interpreted here), and the
+ * variables among a container's signals (runenv.h).
+ */
 static int inherit(char **field, const char *name, struct err *e)
 {
 	const char *v = secure_getenv(name);
@@ -454,7 +459,9 @@ int config_init(struct config *c, struct err *e)
 			return -1;
 	}
 	if (inherit(&c->inherited_path, "PATH", e) < 0 ||
-	    inherit(&c->inherited_ld_library_path, "LD_LIBRARY_PATH", e) < 0)
+	    inherit(&c->inherited_ld_library_path, "LD_LIBRARY_PATH", e) < 0 ||
+	    inherit(&c->env_container, "container", e) < 0 ||
+	    inherit(&c->env_k8s_service_host, "KUBERNETES_SERVICE_HOST", e) < 0)
 		return -1;
 	return config_from_env(c, e);
 }
@@ -477,6 +484,8 @@ void config_done(struct config *c)
 	strv_clear(&c->env_unknown);
 	free(c->inherited_path);
 	free(c->inherited_ld_library_path);
+	free(c->env_container);
+	free(c->env_k8s_service_host);
 	strv_clear(&c->exec_argv);
 	strv_clear(&c->files);
 	memset(c, 0, sizeof(*c));

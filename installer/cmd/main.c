@@ -31,23 +31,28 @@ struct command {
 	bool preflight;	  /* config: checks everything, and refuses every unknown variable */
 	int (*run)(const struct config *c, struct err *e);
 	const char *summary;
+	enum session_host host; /* how it uses --root (session_check_container) */
 };
 
 static const struct command commands[] = {
-	{"install", CFG_INSTALL, false, false, install_run, "install the driver this host needs"},
+	{"install", CFG_INSTALL, false, false, install_run, "install the driver this host needs",
+	 SESSION_HOST_WRITES},
 	{"list-versions", CFG_LIST, false, false, list_versions_run,
-	 "show the versions this host could install"},
-	{"status", CFG_STATUS, false, false, status_run, "show what is installed"},
+	 "show the versions this host could install", SESSION_HOST_READS},
+	{"status", CFG_STATUS, false, false, status_run, "show what is installed",
+	 SESSION_HOST_READS},
 	{"uninstall", CFG_UNINSTALL, false, false, uninstall_run,
-	 "remove the installed driver (cache kept)"},
+	 "remove the installed driver (cache kept)", SESSION_HOST_WRITES},
 	{"doctor", CFG_DOCTOR, false, false, doctor_run,
-	 "check this node and say how to fix what is wrong"},
+	 "check this node and say how to fix what is wrong", SESSION_HOST_READS},
 	{"mirror", CFG_MIRROR, false, false, mirror_run,
-	 "copy the signed index and the packages some kernels and versions need, for air gaps"},
+	 "copy the signed index and the packages some kernels and versions need, for air gaps",
+	 SESSION_HOST_NONE},
 	{"config", CFG_INSTALL, false, true, config_run,
-	 "print the configuration install would use, from flags and environment, and check it as install would before it starts"},
+	 "print the configuration install would use, from flags and environment, and check it as install would before it starts",
+	 SESSION_HOST_READS},
 	{"verify-module", CFG_VERIFY, true, false, verify_module_run,
-	 "check kernel modules' signatures and vermagic as the kernel would"},
+	 "check kernel modules' signatures and vermagic as the kernel would", SESSION_HOST_NONE},
 };
 
 /* "--repo URL", "-v, --verbose". */
@@ -350,6 +355,10 @@ int main(int argc, char **argv)
 	if (!cmd->preflight && (config_validate(&cfg, &e) < 0 ||
 				config_check_env(&cfg, cmd->run == install_run, &e) < 0)) {
 		r = usage_error(cmd, "%s", e.msg);
+		goto out;
+	}
+	if (session_check_container(&cfg, cmd->name, cmd->host, &e) < 0) {
+		r = report(cmd, &e);
 		goto out;
 	}
 	r = cmd->run(&cfg, &e) < 0 ? report(cmd, &e) : EXIT_OK;

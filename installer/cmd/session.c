@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "runenv.h"
 #include "util/fs.h"
 #include "util/log.h"
 
@@ -24,6 +25,32 @@ int session_open_root(const struct config *c, struct err *e)
 			"mount the host's / into the container and pass it as --root (ROOT_MOUNT_DIR)");
 	}
 	return fd;
+}
+
+int session_check_container(const struct config *c, const char *name, enum session_host use,
+			    struct err *e)
+{
+	struct runenv_vars vars = {.container = c->env_container,
+				   .k8s_service_host = c->env_k8s_service_host};
+	char signal[128];
+
+	if (use == SESSION_HOST_NONE || c->root_given ||
+	    !runenv_in_container("", &vars, signal, sizeof(signal)))
+		return 0;
+	if (use == SESSION_HOST_READS) {
+		log_kv(LOG_WARN, name,
+		       "running in a container without --root: what is shown is the container's, not the host's",
+		       "signal", signal, "fix",
+		       "mount the host's / and pass it as --root (ROOT_MOUNT_DIR)", LOG_END);
+		return 0;
+	}
+	err_set(e, EXIT_USAGE,
+		"running in a container (%s seen) without --root: this would change the container, not the host",
+		signal);
+	err_hint(
+		e,
+		"mount the host's / and pass it as --root (ROOT_MOUNT_DIR); --root / if this container's / is the host's");
+	return -1;
 }
 
 const char *session_release(const struct config *c, struct utsname *u)
