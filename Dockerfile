@@ -3,7 +3,8 @@
 #
 #   buildah bud -t nvidia-driver-installer .     (or docker build)
 #
-# The image holds the binary, its static helpers, its runtime libraries, CA certificates and
+# The image holds the binary, its static helpers, its runtime libraries, CA certificates, the
+# reference documents its messages name (/usr/share/doc/nvidia-driver-installer) and
 # an empty /etc/nvidia-driver-installer/keys for the repository's public key (a ConfigMap in
 # the DaemonSet). No compiler and no package cache reach it.
 
@@ -29,5 +30,8 @@ COPY --from=build /src/build/nvidia-driver-installer /usr/bin/nvidia-driver-inst
 # Its static helpers, found beside it (installer/helpers.h): the CDI hook and ldconfig it
 # copies to the install dir, and the launcher that stands in bin/ for the driver's programs.
 COPY --from=build /src/build/libexec/nvidia-driver-installer /usr/libexec/nvidia-driver-installer
+# The reference documents its messages and --help name (the Makefile's DOCS_SHIPPED, at its
+# DOCDIR): what an exit code means, every option, the --json formats, the repository format.
+COPY docs/configuration.md docs/exit-codes.md docs/json.md docs/repository-format.md /usr/share/doc/nvidia-driver-installer/
 ENTRYPOINT ["/usr/bin/nvidia-driver-installer"]
 CMD ["install"]

@@ -32,7 +32,12 @@ OPT := -O2 -g -D_FORTIFY_SOURCE=2
 SAN_LDFLAGS :=
 endif
 CFLAGS ?=
-CPPFLAGS += -Iinstaller -DINSTALLER_VERSION='"$(VERSION)"' -D_GNU_SOURCE
+# The reference documents messages and --help name, where the image and `make install` put
+# them (installer/util/err.h, DOC_DIR): a node has no source tree to point at.
+DOCDIR ?= /usr/share/doc/nvidia-driver-installer
+DOCS_SHIPPED := docs/configuration.md docs/exit-codes.md docs/json.md docs/repository-format.md
+CPPFLAGS += -Iinstaller -DINSTALLER_VERSION='"$(VERSION)"' -DINSTALLER_DOC_DIR='"$(DOCDIR)"' \
+	-D_GNU_SOURCE
 ALL_CFLAGS = -std=gnu11 $(OPT) $(WARNINGS) -pthread -fstack-protector-strong -fPIE -MMD -MP \
 	$(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -pthread $(SAN_LDFLAGS) $(LDFLAGS)
@@ -64,7 +69,7 @@ FUZZ_BINS := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SECONDS ?= 60
 
 .PHONY: all check check-real unit integration packaging asan vm image-test demo deps format format-check lint clean \
-	install fuzz fuzz-replay fuzz-bins fleet reliability-report bench golden-refresh
+	install install-docs fuzz fuzz-replay fuzz-bins fleet reliability-report bench golden-refresh
 .DEFAULT_GOAL := all
 # Keep test objects between runs.
 .SECONDARY:
@@ -233,9 +238,11 @@ lint:
 		--suppress=missingIncludeSystem --suppress=memleak -D_GNU_SOURCE -Iinstaller installer
 
 PREFIX ?= /usr/local
-install: $(BIN) $(HELPERS)
+install: $(BIN) $(HELPERS) install-docs
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/nvidia-driver-installer
 	install -D -m 0755 -t $(DESTDIR)$(PREFIX)/libexec/nvidia-driver-installer $(HELPERS)
+install-docs:
+	install -D -m 0644 -t $(DESTDIR)$(DOCDIR) $(DOCS_SHIPPED)
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -258,9 +258,8 @@ static int refuse_system(struct err *e, const char *name, const char *path, cons
 		else
 			err_set(e, EXIT_USAGE, "%s '%s' resolves to '%s', %s", name, path, canon,
 				what);
-		err_hint(
-			e,
-			"give a directory of the installer's own, such as the default; docs/configuration.md lists what is refused");
+		err_hint(e, "give a directory of the installer's own, such as the default; " DOC_DIR
+			    "/configuration.md lists what is refused");
 		return -1;
 	}
 	return 0;

@@ -404,7 +404,8 @@ int repo_check_not_older(const struct repo_index *idx, const char *ident, int64_
 			seen, holder, what);
 	err_hint(
 		e,
-		"resync the stale mirror from its repository ('nvidia-driver-installer mirror'), or have the repository re-sign its current index ('make-repo sign'); see docs/repository-format.md, Anti-rollback");
+		"resync the stale mirror from its repository ('nvidia-driver-installer mirror'), or have the repository re-sign its current index ('make-repo sign'); see " DOC_DIR
+		"/repository-format.md, Anti-rollback");
 	return -1;
 }
 

@@ -27,7 +27,8 @@ static int unpack_failed(const struct repo_package *pkg, struct installdir *dir,
 	if (e->code == EXIT_VERIFY)
 		err_hint(
 			e,
-			"rebuild the package to docs/repository-format.md (make-repo pack), add it to the repository again and re-sign the index");
+			"rebuild the package to " DOC_DIR
+			"/repository-format.md (make-repo pack), add it to the repository again and re-sign the index");
 	return err_wrap(e, "unpack: package '%s'", pkg->path);
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Builds the Dockerfile with buildah and runs the image's binary (make image-test):
-# --help, no compiler or package cache in the image, and an install with --skip-modules
+# --help and the documents it names, no compiler or package cache in the image, and an install with --skip-modules
 # into a scratch host root from a file:// repository, with the repository key in the
 # image's default key directory. No container engine is needed: the base image is made
 # from Debian's packages with mmdebstrap and imported with podman, as docs/testing.md says.
@@ -46,6 +46,13 @@ t1=$(date +%s)
 ctr=$(buildah from --pull=never "$IMAGE")
 
 run /usr/bin/nvidia-driver-installer --help | grep -q "Commands:" || fail "--help"
+# Every document the binary's messages and --help name is in the image, where they say.
+docs=$(run sh -c 'grep -aoE "/usr/share/doc/nvidia-driver-installer/[a-z-]+\.md" \
+    /usr/bin/nvidia-driver-installer | sort -u')
+[ "$(echo "$docs" | wc -w)" -ge 4 ] || fail "the binary names too few documents: $docs"
+for d in $docs; do
+    run test -s "$d" || fail "the binary names $d, which the image lacks"
+done
 buildah inspect --format '{{.OCIv1.Config.Entrypoint}} {{.OCIv1.Config.Cmd}}' "$ctr" |
     grep -q '\[/usr/bin/nvidia-driver-installer\] \[install\]' || fail "entrypoint and command"
 run sh -c '! command -v cc && ! command -v gcc && ! command -v make' >/dev/null || fail "a compiler in the image"

@@ -122,6 +122,11 @@ int config_set_speed_floor(struct config *c, const char *name, const char *value
 #define XSTR(x) #x
 #define STR(x) XSTR(x)
 #define REPO_CMDS (CFG_INSTALL | CFG_LIST | CFG_DOCTOR | CFG_MIRROR)
+/* A row's per-command wordings (help_for): HELP_FOR(ON(CFG_X, "text"), ...). */
+// clang-format off
+#define HELP_FOR(...) {__VA_ARGS__}
+#define ON(cmds, text) {(cmds), (text)}
+// clang-format on
 
 /*
  * Every option: the one place each is described. The order is --help's, the docs' and
@@ -130,7 +135,8 @@ int config_set_speed_floor(struct config *c, const char *name, const char *value
  */
 const struct config_option config_options[] = {
 	{"root", 0, "ROOT_MOUNT_DIR", CONFIG_STRING, F(root), 0, 0, CFG_ALL, CONFIG_NONEMPTY, "DIR",
-	 "/", NULL, "root", "host root file system"},
+	 "/", NULL, "root",
+	 "where the host's / is mounted; in a container, install and uninstall refuse to run without it"},
 	{"log-format", 0, "NVIDIA_INSTALLER_LOG_FORMAT", CONFIG_LOG_FORMAT, F(log_format), 0, 0,
 	 CFG_ALL, 0, "text|json", "text", NULL, "log_format", "the format of log lines"},
 	{"verbose", 'v', NULL, CONFIG_COUNT, F(log_level), 0, 0, CFG_ALL, 0, NULL, NULL, NULL, NULL,
@@ -140,15 +146,20 @@ const struct config_option config_options[] = {
 	{"version", 0, NULL, CONFIG_VERSION, 0, 0, 0, CFG_GLOBAL, 0, NULL, NULL, NULL, NULL,
 	 "print the version"},
 	{"repo", 0, "NVIDIA_DRIVER_REPO", CONFIG_LIST, F(repos), 0, 0, REPO_CMDS, 0, "URL", NULL,
-	 NULL, "repos", "repository base URL; mirrors are tried in order"},
+	 NULL, "repos", "repository base URL; mirrors are tried in order",
+	 HELP_FOR(ON(CFG_MIRROR, "the repository to copy from; mirrors are tried in order"))},
 	{"repo-key", 0, "NVIDIA_DRIVER_REPO_KEY", CONFIG_LIST, F(repo_keys), 0, 0, REPO_CMDS, 0,
 	 "FILE", NULL, "`" VERIFY_KEYS_DIR "/*.pem`", "repo_keys", "trusted index signing key"},
 	{"driver-version", 0, "NVIDIA_DRIVER_VERSION", CONFIG_STRING, F(driver_version), 0, 0,
 	 CFG_INSTALL | CFG_DOCTOR, 0, "V", "default", NULL, "driver_version",
-	 "a tag (default, latest), a version (550.90.07) or a branch (550)"},
+	 "the driver to install: a tag (default, latest), a version (550.90.07) or a branch (550)",
+	 HELP_FOR(ON(
+		 CFG_DOCTOR,
+		 "the driver whose package doctor looks for: a tag (default, latest), a version (550.90.07) or a branch (550)"))},
 	/* mirror copies several versions; it does not read NVIDIA_DRIVER_VERSION. */
 	{"driver-version", 0, NULL, CONFIG_LIST, F(mirror_versions), 0, 0, CFG_MIRROR, 0, "V", NULL,
-	 "all", NULL, "a tag (default, latest), a version (550.90.07) or a branch (550)"},
+	 "all", NULL,
+	 "the drivers to copy: a tag (default, latest), a version (550.90.07) or a branch (550)"},
 	{"install-dir", 0, "NVIDIA_INSTALL_DIR_HOST", CONFIG_STRING, F(install_dir), 0, 0,
 	 CFG_INSTALL | CFG_STATUS | CFG_UNINSTALL | CFG_DOCTOR, CONFIG_NONEMPTY, "PATH",
 	 DEFAULT_INSTALL_DIR, NULL, "install_dir", "host install dir"},
@@ -160,10 +171,16 @@ const struct config_option config_options[] = {
 	 DEFAULT_CACHE_DIR, NULL, "cache_dir", "host package cache"},
 	{"kernel-release", 0, "NVIDIA_KERNEL_RELEASE", CONFIG_STRING, F(kernel_release), 0, 0,
 	 CFG_INSTALL | CFG_LIST | CFG_STATUS | CFG_VERIFY | CFG_UNINSTALL | CFG_DOCTOR, 0, "R",
-	 NULL, "`uname -r`", "kernel_release", "target kernel"},
+	 NULL, "`uname -r`", "kernel_release", "the kernel to install for",
+	 HELP_FOR(ON(CFG_LIST, "the kernel whose packages count"),
+		  ON(CFG_STATUS | CFG_DOCTOR, "the kernel to check against"),
+		  ON(CFG_UNINSTALL, "the kernel to unload the driver's modules from"),
+		  ON(CFG_VERIFY, "the kernel whose vermagic the modules must carry"))},
 	{"module-cert", 0, "NVIDIA_MODULE_CERT", CONFIG_LIST, F(module_certs), 0, 0,
 	 CFG_INSTALL | CFG_VERIFY, 0, "FILE", NULL, NULL, "module_certs",
-	 "certificate modules must be signed with"},
+	 "certificate modules must be signed with; others are refused before loading",
+	 HELP_FOR(ON(CFG_VERIFY,
+		     "the certificate that signed the modules, to check their signatures with"))},
 	{"modules", 0, "NVIDIA_MODULES", CONFIG_LIST, F(modules), 0, 0, CFG_INSTALL, 0, "LIST",
 	 NULL, "`" KERNEL_DEFAULT_MODULES "`", "modules", "modules to load"},
 	{"module-arg", 0, "NVIDIA_MODULE_ARGS", CONFIG_LIST, F(module_args), 0, 0, CFG_INSTALL, 0,
@@ -190,7 +207,8 @@ const struct config_option config_options[] = {
 	 "add to .secondary_trusted_keys first"},
 	{"skip-modules", 0, "NVIDIA_SKIP_MODULES", CONFIG_BOOL, F(skip_modules), 0, 0,
 	 CFG_INSTALL | CFG_UNINSTALL, 0, NULL, NULL, NULL, "skip_modules",
-	 "install user space only; the kernel is not touched"},
+	 "install user space only; the kernel is not touched",
+	 HELP_FOR(ON(CFG_UNINSTALL, "remove the files only; the driver's modules stay loaded"))},
 	{"dry-run", 0, NULL, CONFIG_BOOL, F(dry_run), 0, 0, CFG_INSTALL, 0, NULL, NULL, NULL, NULL,
 	 "resolve and print the plan; change nothing"},
 	{"fetch-timeout", 0, "NVIDIA_FETCH_TIMEOUT", CONFIG_UINT, F(fetch_timeout_s), 1, 86400,
@@ -207,19 +225,36 @@ const struct config_option config_options[] = {
 	 "index_max_age_s", "reuse a cached index fetched less than SEC ago; 0: always ask"},
 	{"allow-index-rollback", 0, "NVIDIA_ALLOW_INDEX_ROLLBACK", CONFIG_BOOL,
 	 F(allow_index_rollback), 0, 0, REPO_CMDS, 0, NULL, NULL, NULL, "allow_index_rollback",
-	 "accept an index older than one accepted before"},
+	 "accept an index older than one accepted before",
+	 HELP_FOR(ON(CFG_MIRROR, "replace a newer index in --to with the source's older one"))},
 	{"to", 0, NULL, CONFIG_STRING, F(mirror_to), 0, 0, CFG_MIRROR, 0, "DIR", NULL, NULL, NULL,
-	 "the mirror's directory"},
+	 "the mirror's directory, in this process's file system (not under --root); required"},
 	{"kernel", 0, NULL, CONFIG_LIST, F(mirror_kernels), 0, 0, CFG_MIRROR, 0, "R", NULL, "all",
 	 NULL, "only packages for this kernel"},
-	{"json", 0, NULL, CONFIG_BOOL, F(json), 0, 0,
-	 CFG_LIST | CFG_STATUS | CFG_VERIFY | CFG_DOCTOR | CFG_MIRROR, 0, NULL, NULL, NULL, NULL,
-	 "machine-readable output on stdout (docs/json.md)"},
 	/* install's is the dry-run plan's: an install itself logs (--log-format json). */
-	{"json", 0, NULL, CONFIG_BOOL, F(json), 0, 0, CFG_INSTALL, 0, NULL, NULL, NULL, NULL,
-	 "the --dry-run plan as JSON on stdout (docs/json.md)"},
+	{"json", 0, NULL, CONFIG_BOOL, F(json), 0, 0,
+	 CFG_INSTALL | CFG_LIST | CFG_STATUS | CFG_VERIFY | CFG_DOCTOR | CFG_MIRROR, 0, NULL, NULL,
+	 NULL, NULL, "one JSON document on stdout (" DOC_DIR "/json.md)",
+	 HELP_FOR(
+		 ON(CFG_INSTALL,
+		    "with --dry-run: the plan as JSON on stdout (" DOC_DIR "/json.md)"),
+		 ON(CFG_LIST, "the versions, each with why it can or cannot be installed, as JSON"),
+		 ON(CFG_STATUS,
+		    "the install's state as JSON, `ready` included (" DOC_DIR "/json.md)"),
+		 ON(CFG_DOCTOR, "the checks, each with its verdict and fix, as JSON"),
+		 ON(CFG_MIRROR, "what the mirror holds after the copy, as JSON"),
+		 ON(CFG_VERIFY, "a report per module and the verdict, as JSON"))},
 };
 const size_t config_n_options = ARRAY_SIZE(config_options);
+
+const char *config_option_help(const struct config_option *o, unsigned cmd)
+{
+	for (size_t i = 0; i < CONFIG_HELP_FOR_MAX && o->help_for[i].help; i++) {
+		if (o->help_for[i].cmds & cmd)
+			return o->help_for[i].help;
+	}
+	return o->help;
+}
 
 const struct config_option *config_option_find(const char *name, unsigned cmd)
 {
@@ -836,6 +871,6 @@ int config_preflight(const struct config *c, struct err *e)
 	if (p.n == 0)
 		return 0;
 	err_set(e, EXIT_USAGE, "%zu problem(s) in the configuration, each logged above", p.n);
-	err_hint(e, "correct them against docs/configuration.md");
+	err_hint(e, "correct them against " DOC_DIR "/configuration.md");
 	return -1;
 }

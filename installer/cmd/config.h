@@ -120,6 +120,9 @@ enum config_kind {
 	CONFIG_VERSION,	    /* --version: handled by the parser */
 };
 
+/* Per-command wordings a row may carry (struct config_option.help_for). */
+#define CONFIG_HELP_FOR_MAX 6
+
 /* An empty value of the variable is refused (a default must not stand in for it). */
 #define CONFIG_NONEMPTY (1u << 0)
 
@@ -137,10 +140,21 @@ struct config_option {
 	const char *def;   /* the default in words (markdown) where it is not `value`, or NULL */
 	const char *json;  /* its key in `config --json`, or NULL */
 	const char *help;
+	/*
+	 * Where the option means something else to a command: that command's --help shows
+	 * the first entry whose cmds include the command's (config_option_help).
+	 */
+	struct {
+		unsigned cmds;
+		const char *help;
+	} help_for[CONFIG_HELP_FOR_MAX];
 };
 
 extern const struct config_option config_options[];
 extern const size_t config_n_options;
+
+/* O's help as COMMAND's --help words it (enum config_cmd: one bit); never NULL. */
+const char *config_option_help(const struct config_option *o, unsigned cmd);
 
 /* The row of --NAME that COMMAND (enum config_cmd) takes, or NULL. */
 const struct config_option *config_option_find(const char *name, unsigned cmd);

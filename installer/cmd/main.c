@@ -2,7 +2,8 @@
 /*
  * nvidia-driver-installer: command line parsing and dispatch, nothing else.
  *
- *   nvidia-driver-installer [--root DIR] [--log-format text|json] [-v] COMMAND [options]
+ *   nvidia-driver-installer [global options] COMMAND [options]
+ *   nvidia-driver-installer [global options] install [options] [-- CMD [ARGS]]
  */
 #include <getopt.h>
 #include <stdarg.h>
@@ -30,32 +31,46 @@ struct command {
 	bool takes_files; /* positional FILE arguments */
 	bool preflight;	  /* config: checks everything, and refuses every unknown variable */
 	int (*run)(const struct config *c, struct err *e);
-	const char *summary;
+	const char *summary; /* one line, in the list of commands */
+	/* Its --help: what it does, in a sentence or two, and its exit status where special. */
+	const char *about;
 	enum session_host host; /* how it uses --root (session_check_container) */
+	bool hands_over;	/* install ... -- CMD [ARGS]: CMD runs after a success */
 };
 
 static const struct command commands[] = {
 	{"install", CFG_INSTALL, false, false, install_run, "install the driver this host needs",
-	 SESSION_HOST_WRITES},
+	 "Installs the driver this host needs from the signed repository: picks the version (--driver-version) for this OS, kernel and GPUs, verifies the package and its modules' signatures, loads the modules and publishes the driver to workloads (install dir, CDI spec, node labels, readiness). Run again with that version in place, it changes nothing. With -- CMD [ARGS], CMD then runs in the installer's place with the driver's bin/ and lib64/ first on PATH and LD_LIBRARY_PATH, and the exit status is CMD's (127 or 126 when it cannot be run).",
+	 SESSION_HOST_WRITES, true},
 	{"list-versions", CFG_LIST, false, false, list_versions_run,
-	 "show the versions this host could install", SESSION_HOST_READS},
+	 "show the versions this host could install",
+	 "Lists the driver versions the repository offers for this host's OS and kernel, each with whether it can be installed here and, if not, why. Reads the repository and the host; changes nothing.",
+	 SESSION_HOST_READS, false},
 	{"status", CFG_STATUS, false, false, status_run, "show what is installed",
-	 SESSION_HOST_READS},
+	 "Shows the installed driver: its version, whether its modules are loaded, what is published to workloads and whether the node is ready. Exit status 3 when nothing is installed, and 8 when a driver is installed but NVML does not answer where it must.",
+	 SESSION_HOST_READS, false},
 	{"uninstall", CFG_UNINSTALL, false, false, uninstall_run,
-	 "remove the installed driver (cache kept)", SESSION_HOST_WRITES},
+	 "remove the installed driver (cache kept)",
+	 "Withdraws the node's readiness, labels and CDI spec, unloads the driver's modules (not with --skip-modules) and removes the installed driver; the package cache stays for a later install. Exit status 7, with nothing removed, when the driver is in use.",
+	 SESSION_HOST_WRITES, false},
 	{"doctor", CFG_DOCTOR, false, false, doctor_run,
-	 "check this node and say how to fix what is wrong", SESSION_HOST_READS},
+	 "check this node and say how to fix what is wrong",
+	 "Checks what an install needs and what it left (the OS, kernel, GPUs and module signing, the repository, the install and what it publishes), one line per check with a fix for each that fails. Changes nothing. Exit status 9 when a check fails.",
+	 SESSION_HOST_READS, false},
 	{"mirror", CFG_MIRROR, false, false, mirror_run,
 	 "copy the signed index and the packages some kernels and versions need, for air gaps",
-	 SESSION_HOST_NONE},
+	 "Copies the repository's signed index and the packages that the kernels (--kernel) and drivers (--driver-version) asked for need into --to, verifying each against the index, for nodes that cannot reach the repository. The host root is not read.",
+	 SESSION_HOST_NONE, false},
 	{"config", CFG_INSTALL, false, true, config_run,
 	 "print the configuration install would use, from flags and environment, and check it as install would before it starts",
-	 SESSION_HOST_READS},
+	 "Prints, as JSON, the configuration install would use from the command line and the environment, and checks it as install would before it starts: paths, repository keys, module certificates, module arguments and unknown NVIDIA_* variables. It takes install's options (--dry-run and --json change nothing here). Exit status 2 when a problem is found; each is logged.",
+	 SESSION_HOST_READS, false},
 	{"verify-module", CFG_VERIFY, true, false, verify_module_run,
-	 "check kernel modules' signatures and vermagic as the kernel would", SESSION_HOST_NONE},
+	 "check kernel modules' signatures and vermagic as the kernel would",
+	 "Checks each kernel module FILE as the kernel would before loading it: its signature against the --module-cert certificates and its vermagic against the kernel release. Exit status 5 when a module fails; without --module-cert no signature can be checked, so a signed module fails as not verified.",
+	 SESSION_HOST_NONE, false},
 };
 
-/* "--repo URL", "-v, --verbose". */
 /* "--repo URL", "-v, --verbose". */
 static void option_left(const struct config_option *o, char *buf, size_t size)
 {
@@ -66,15 +81,18 @@ static void option_left(const struct config_option *o, char *buf, size_t size)
 		snprintf(buf, size, "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
 }
 
-/* The help text, then "(VARIABLE, default X)" from the table; backquotes dropped. */
-static void option_right(const struct config_option *o, char *buf, size_t size)
+/*
+ * O's help as command BIT words it, then "(VARIABLE, default X)" from the table;
+ * backquotes dropped.
+ */
+static void option_right(const struct config_option *o, unsigned bit, char *buf, size_t size)
 {
 	char def[160], *w = buf, *end = buf + size - 1;
 	const char *d = config_option_default(o, def, sizeof(def));
 	bool show_def = *d && strcmp(d, "none") != 0 && strcmp(d, "off") != 0;
 	char text[512];
 
-	snprintf(text, sizeof(text), "%s%s%s%s%s%s%s%s", o->help,
+	snprintf(text, sizeof(text), "%s%s%s%s%s%s%s%s", config_option_help(o, bit),
 		 o->kind == CONFIG_LIST ? "; repeatable or comma-separated" : "",
 		 o->env || show_def ? " (" : "", o->env ? o->env : "",
 		 o->env && show_def ? ", " : "", show_def ? "default " : "", show_def ? d : "",
@@ -86,35 +104,69 @@ static void option_right(const struct config_option *o, char *buf, size_t size)
 	*w = '\0';
 }
 
-static void usage(FILE *f, const struct command *cmd)
+/* The rows command BIT takes (CFG_GLOBAL: the global options), with its wording. */
+static void print_options(FILE *f, const char *heading, unsigned bit, bool global)
 {
-	unsigned bit = cmd ? cmd->bit : CFG_GLOBAL;
-
-	if (cmd) {
-		fprintf(f, "Usage: %s [global options] %s [options]%s\n\n%s.\n\nOptions:\n", PROG,
-			cmd->name, cmd->takes_files ? " FILE..." : "", cmd->summary);
-	} else {
-		fprintf(f,
-			"Usage: %s [--root DIR] [--log-format text|json] [-v] COMMAND [options]\n\n"
-			"Installs precompiled NVIDIA drivers from a signed repository.\n\n"
-			"Commands:\n",
-			PROG);
-		for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-			fprintf(f, "  %-15s %s\n", commands[i].name, commands[i].summary);
-		fprintf(f, "\nGlobal options:\n");
-	}
+	fprintf(f, "\n%s:\n", heading);
 	for (size_t i = 0; i < config_n_options; i++) {
 		const struct config_option *o = &config_options[i];
 		char left[64], right[640];
 
-		if (!(o->cmds & bit))
+		if (!(o->cmds & bit) || !(o->cmds & CFG_GLOBAL) != !global)
 			continue;
 		option_left(o, left, sizeof(left));
-		option_right(o, right, sizeof(right));
+		option_right(o, bit, right, sizeof(right));
 		fprintf(f, "  %-26s %s\n", left, right);
 	}
+}
+
+/* TEXT as lines of at most WIDTH columns, broken at spaces. */
+static void print_wrapped(FILE *f, const char *text, size_t width)
+{
+	while (*text) {
+		size_t n = strlen(text), cut = n;
+
+		if (n > width) {
+			cut = width;
+			while (cut > 0 && text[cut] != ' ')
+				cut--;
+			if (cut == 0)
+				cut = strcspn(text, " ");
+		}
+		fprintf(f, "%.*s\n", (int)cut, text);
+		text += cut;
+		text += strspn(text, " ");
+	}
+}
+
+static void usage(FILE *f, const struct command *cmd)
+{
+	if (cmd) {
+		fprintf(f, "Usage: %s [global options] %s [options]%s%s\n\n", PROG, cmd->name,
+			cmd->takes_files ? " FILE..." : "",
+			cmd->hands_over ? " [-- CMD [ARGS]]" : "");
+		print_wrapped(f, cmd->about ? cmd->about : cmd->summary, 79);
+		print_options(f, "Options", cmd->bit, false);
+		print_options(f, "Global options (before or after the command)", cmd->bit, true);
+	} else {
+		fprintf(f,
+			"Usage: %s [global options] COMMAND [options]\n"
+			"       %s [global options] install [options] [-- CMD [ARGS]]\n\n",
+			PROG, PROG);
+		print_wrapped(
+			f,
+			"Installs precompiled NVIDIA drivers from a signed repository. With -- CMD [ARGS] after install's options, CMD runs once the install has succeeded, in the installer's place. 'COMMAND --help' says what a command does and what its options mean there.",
+			79);
+		fprintf(f, "\nCommands:\n");
+		for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+			fprintf(f, "  %-15s %s\n", commands[i].name, commands[i].summary);
+		print_options(f, "Global options", CFG_GLOBAL, true);
+	}
 	fprintf(f,
-		"\nExit codes: 0 ok, 1 unexpected, 2 usage, 3 no match, 4 unreachable, 5 verification failed, 6 kernel refused the module, 7 driver in use, 8 driver check (NVML) failed, 9 doctor found problems (docs/exit-codes.md).\n");
+		"\nExit codes: 0 ok, 1 unexpected, 2 usage, 3 no match, 4 unreachable, 5 verification failed, 6 kernel refused the module, 7 driver in use, 8 driver check (NVML) failed, 9 doctor found problems (" DOC_DIR
+		"/exit-codes.md).\n"
+		"Documentation: " DOC_DIR
+		"/ (configuration.md, exit-codes.md, json.md, repository-format.md).\n");
 }
 
 /*
@@ -142,7 +194,7 @@ static void help_options(void)
 		char def[160], right[640];
 		const char *sep = "";
 
-		option_right(o, right, sizeof(right));
+		option_right(o, 0, right, sizeof(right));
 		printf("%s\t%s\t%s\t%s\t%s\t", o->name, o->arg ? o->arg : "", o->env ? o->env : "",
 		       config_option_default(o, def, sizeof(def)), kinds[o->kind]);
 		if (o->cmds & CFG_GLOBAL) {
@@ -327,8 +379,7 @@ int main(int argc, char **argv)
 	if (r >= 0)
 		goto out;
 	/* install ... -- CMD [ARGS]: CMD runs after a successful install. */
-	if (cmd->run == install_run && optind < argc && optind > 1 &&
-	    strcmp(argv[optind - 1], "--") == 0) {
+	if (cmd->hands_over && optind < argc && optind > 1 && strcmp(argv[optind - 1], "--") == 0) {
 		for (; optind < argc; optind++) {
 			if (strv_push(&cfg.exec_argv, argv[optind]) < 0) {
 				r = usage_error(cmd, "out of memory");

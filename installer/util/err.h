@@ -15,7 +15,17 @@
 
 #include "util/cleanup.h"
 
-/* Documented in docs/exit-codes.md; stable. */
+/*
+ * Where the image (Dockerfile) and `make install` put the reference documents that messages
+ * and --help name (exit-codes.md, configuration.md, json.md, repository-format.md): a
+ * message names DOC_DIR "/NAME.md", never a path of the source tree, which nodes lack.
+ */
+#ifndef INSTALLER_DOC_DIR
+#define INSTALLER_DOC_DIR "/usr/share/doc/nvidia-driver-installer"
+#endif
+#define DOC_DIR INSTALLER_DOC_DIR
+
+/* Documented in docs/exit-codes.md (DOC_DIR/exit-codes.md); stable. */
 enum exit_code {
 	EXIT_OK = 0,
 	EXIT_UNEXPECTED = 1,	 /* a bug or an environment we did not foresee */

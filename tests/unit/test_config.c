@@ -291,6 +291,79 @@ static void test_table(void **state)
 	}
 }
 
+/*
+ * Per-command wordings: each names commands that take the option, no command twice (the
+ * first entry would hide the second), and config_option_help picks it for those commands
+ * alone.
+ */
+static void test_help_for(void **state)
+{
+	const struct config_option *json = config_option_find("json", CFG_VERIFY);
+
+	(void)state;
+	for (size_t i = 0; i < config_n_options; i++) {
+		const struct config_option *o = &config_options[i];
+		unsigned seen = 0;
+
+		for (size_t k = 0; k < CONFIG_HELP_FOR_MAX && o->help_for[k].help; k++) {
+			unsigned cmds = o->help_for[k].cmds;
+
+			assert_int_not_equal(cmds, 0);
+			assert_int_equal(cmds & ~o->cmds, 0);
+			assert_int_equal(cmds & seen, 0);
+			seen |= cmds;
+			for (unsigned bit = 1; bit <= cmds; bit <<= 1) {
+				if (cmds & bit)
+					assert_ptr_equal(config_option_help(o, bit),
+							 o->help_for[k].help);
+			}
+			assert_string_not_equal(o->help_for[k].help, o->help);
+		}
+		for (unsigned bit = 1; bit & CFG_ALL; bit <<= 1) {
+			if (!(seen & bit))
+				assert_ptr_equal(config_option_help(o, bit), o->help);
+		}
+	}
+	/* --json means something else to install than to verify-module. */
+	assert_non_null(json);
+	assert_ptr_equal(json, config_option_find("json", CFG_INSTALL));
+	assert_string_not_equal(config_option_help(json, CFG_INSTALL),
+				config_option_help(json, CFG_VERIFY));
+	assert_non_null(strstr(config_option_help(json, CFG_INSTALL), "--dry-run"));
+}
+
+/* --root or ROOT_MOUNT_DIR given, even as "/", is the operator's word (runenv.h). */
+static void test_root_given(void **state)
+{
+	bool cleared[256] = {false};
+	struct config c;
+	struct err e;
+
+	(void)state;
+	assert_true(config_n_options <= 256);
+	err_clear(&e);
+	unsetenv("ROOT_MOUNT_DIR");
+	assert_int_equal(config_init(&c, &e), 0);
+	assert_false(c.root_given);
+	assert_string_equal(c.root, "/");
+	assert_int_equal(
+		config_apply_arg(&c, config_option_find("root", CFG_INSTALL), "/", cleared, &e), 0);
+	assert_true(c.root_given);
+	config_done(&c);
+	setenv("ROOT_MOUNT_DIR", "/", 1);
+	assert_int_equal(config_init(&c, &e), 0);
+	assert_true(c.root_given);
+	config_done(&c);
+	unsetenv("ROOT_MOUNT_DIR");
+	/* Another option given is not --root. */
+	assert_int_equal(config_init(&c, &e), 0);
+	assert_int_equal(config_apply_arg(&c, config_option_find("cache-dir", CFG_INSTALL), "/x",
+					  cleared, &e),
+			 0);
+	assert_false(c.root_given);
+	config_done(&c);
+}
+
 static void test_manifest(void **state)
 {
 	struct manifest m = {
@@ -328,7 +401,8 @@ int main(void)
 		cmocka_unit_test(test_empty_values), cmocka_unit_test(test_kinds_and_limits),
 		cmocka_unit_test(test_list_rule),    cmocka_unit_test(test_near_miss),
 		cmocka_unit_test(test_unknown_env),  cmocka_unit_test(test_table),
-		cmocka_unit_test(test_manifest),
+		cmocka_unit_test(test_manifest),     cmocka_unit_test(test_help_for),
+		cmocka_unit_test(test_root_given),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,24 @@
+# What the binary's messages and --help point a reader at exists where it runs: no path of
+# the source tree (docs/, scripts/, tests/: a node has none), and each document it names
+# under its DOCDIR is one of docs/, shipped by `make install` (DOCS_SHIPPED) and by the
+# image (Dockerfile), which scripts/image-test.sh checks in the built image.
+grep -aoE '(^|[^a-z/])(docs|scripts|tests)/[A-Za-z0-9_.-]+' "$BIN" >"$T/repo-paths" || true
+[ ! -s "$T/repo-paths" ] || fail "the binary names paths of the source tree: $(sort -u "$T/repo-paths" | tr '\n' ' ')"
+expect_rc 0 --help
+docdir=$(sed -n 's|^Documentation: \(/[^ ]*\)/ .*|\1|p' "$T/out")
+[ -n "$docdir" ] || fail "--help names no documentation directory: $(cat "$T/out")"
+named=$( (grep -aoE "$docdir/[a-z-]+\.md" "$BIN" | sed "s|$docdir/||"
+    sed -n 's|^Documentation: [^(]*(\(.*\))\.$|\1|p' "$T/out" | tr ',' '\n') | tr -d ' ' | sort -u)
+[ "$(echo "$named" | wc -w)" -ge 4 ] || fail "too few documents named: $named"
+shipped=$(sed -n 's/^DOCS_SHIPPED := //p' "$SRC/Makefile")
+image=$(grep "^COPY docs/.* $docdir/\$" "$SRC/Dockerfile" || true)
+for d in $named; do
+    [ -f "$SRC/docs/$d" ] || fail "the binary names $docdir/$d; docs/$d does not exist"
+    [[ " $shipped " == *" docs/$d "* ]] || fail "$d is named but not in the Makefile's DOCS_SHIPPED"
+    [[ "$image " == *" docs/$d "* ]] || fail "$d is named but the Dockerfile does not copy it to $docdir/"
+done
+# make install puts them there.
+make -s -C "$SRC" BUILD="$(dirname "$BIN")" DESTDIR="$T/dest" install-docs >/dev/null
+for d in $named; do
+    cmp -s "$SRC/docs/$d" "$T/dest$docdir/$d" || fail "make install did not install $d"
+done
