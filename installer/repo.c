@@ -788,10 +788,13 @@ static int select_fail_no_package(const struct repo_index *idx, const struct hos
 		"%s package for %s; packages exist for kernels: %s%s%s; versions with a package for kernel %s: %s",
 		subject, hostdesc, klist, n_kernels ? "" : " for ", n_kernels ? "" : image,
 		h->kernel, vlist);
-	err_hint(
-		e,
-		"run a node image with one of those kernels, or add a package for %s to the repository",
-		h->kernel);
+	if (n_kernels)
+		err_hint(
+			e,
+			"run a node image with one of those kernels, or add a package for %s to the repository",
+			h->kernel);
+	else
+		err_hint(e, "add a package for kernel %s, %s, to the repository", h->kernel, image);
 	return -1;
 }
 

@@ -393,6 +393,16 @@ static void test_offer(void **state)
 	snprintf(f->host.arch, sizeof(f->host.arch), "aarch64");
 	expect_no_choice(f, "latest", EXIT_NO_MATCH,
 			 "packages exist for kernels: none for ubuntu on aarch64; versions");
+	{
+		struct repo_choice c;
+		struct err e;
+
+		err_clear(&e);
+		assert_int_equal(repo_select(f->idx, &f->host, "latest", &c, &e), -1);
+		assert_string_equal(
+			e.hint,
+			"add a package for kernel 6.1.0-58-amd64, ubuntu on aarch64, to the repository");
+	}
 	snprintf(f->host.arch, sizeof(f->host.arch), "x86_64");
 	snprintf(f->host.kernel, sizeof(f->host.kernel), "6.1.0-57-amd64");
 	f->host.os_id = (char *)"cos";
