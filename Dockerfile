@@ -31,7 +31,8 @@ COPY --from=build /src/build/nvidia-driver-installer /usr/bin/nvidia-driver-inst
 # copies to the install dir, and the launcher that stands in bin/ for the driver's programs.
 COPY --from=build /src/build/libexec/nvidia-driver-installer /usr/libexec/nvidia-driver-installer
 # The reference documents its messages and --help name (the Makefile's DOCS_SHIPPED, at its
-# DOCDIR): what an exit code means, every option, the --json formats, the repository format.
-COPY docs/configuration.md docs/exit-codes.md docs/json.md docs/repository-format.md /usr/share/doc/nvidia-driver-installer/
+# DOCDIR): what an exit code means, every option, the --json formats, the repository format,
+# and the design and benchmark notes they link to (t_doc_paths).
+COPY docs/configuration.md docs/exit-codes.md docs/json.md docs/repository-format.md docs/design.md docs/benchmarks.md /usr/share/doc/nvidia-driver-installer/
 ENTRYPOINT ["/usr/bin/nvidia-driver-installer"]
 CMD ["install"]

@@ -22,3 +22,12 @@ make -s -C "$SRC" BUILD="$(dirname "$BIN")" DESTDIR="$T/dest" install-docs >/dev
 for d in $named; do
     cmp -s "$SRC/docs/$d" "$T/dest$docdir/$d" || fail "make install did not install $d"
 done
+# The shipped documents are read beside each other: every other document of docs/ that one
+# of them links to is shipped too (exit-codes.md points at design.md for the reasons).
+for d in $shipped; do
+    for l in $(grep -oE '[a-z-]+\.md' "$SRC/$d" | sort -u); do
+        [ -f "$SRC/docs/$l" ] || continue
+        [[ " $shipped " == *" docs/$l "* ]] || fail "$d links $l, which is not shipped (DOCS_SHIPPED)"
+        [[ "$image " == *" docs/$l "* ]] || fail "$d links $l, which the Dockerfile does not copy"
+    done
+done
