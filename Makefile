@@ -213,12 +213,14 @@ check: deps
 	$(MAKE) fuzz-replay
 
 # Only the demo's packages (scripts/deps.sh demo), not the CI toolchain. The estimate is
-# measured on a minimal Debian 12 (mmdebstrap) on 2 cores: 2 min for the packages (about
-# 200 MB), 1.5 min for the build, the stand-in modules and the VM.
+# measured in a minimal Debian 12 (mmdebstrap) on 2 cores: 112 s for the packages (165,
+# about 200 MB, most of it dpkg and the kernel's initramfs hook), 93 s for the build, the
+# stand-in modules and the VM; a re-run 55 s. Under a load of 6 to 8 the same took 378 s
+# and 115 s.
 demo:
-	@echo "make demo: the first run takes about 4 minutes (about 2 to install Debian's packages" \
-		"for the build and the VM, then building the installer and stand-in kernel modules and" \
-		"booting Debian's kernel under qemu); later runs about 1.5 minutes"
+	@echo "make demo: the first run takes about 4 minutes on an idle 2-core machine (2 to install" \
+		"Debian's packages for the build and the VM, then building the installer and stand-in" \
+		"kernel modules and booting Debian's kernel under qemu); later runs about 1 minute"
 	@scripts/deps.sh demo
 	$(MAKE) all
 	scripts/demo.sh $(BIN)
