@@ -1,23 +1,44 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Installs the Debian 12 packages that the build, the tests and the demo need.
+# Installs the Debian 12 packages a profile needs: deps.sh [demo|check] (default check).
+#   demo   what `make demo` runs: the build, the repository tools, the stand-in driver and
+#          the VM step (Debian's kernel and headers, qemu, busybox); nothing of the CI
+#          toolchain (no buildah, podman, clang, cppcheck, valgrind, prometheus, Node.js)
+#   check  everything `make check`, `make fuzz` and `make bench` run
 # Idempotent and silent when everything is present; as root it installs what is
 # missing, otherwise it names the packages and fails.
 set -euo pipefail
 
+profile=${1:-check}
+case $profile in
+demo | check) ;;
+*)
+    echo "deps: unknown profile '$profile': give demo or check" >&2
+    exit 2
+    ;;
+esac
+
+# The demo (scripts/demo.sh, then tests/vm/run.sh demo, which also packages one of
+# Debian's signed modules with build-driver-package --prebuilt-modules).
 packages=(
-    # build
+    # build (make all); the stand-in driver's libraries and nvidia-smi are compiled too
     build-essential pkg-config
     libcurl4-openssl-dev libssl-dev libkmod-dev libmount-dev libarchive-dev libjson-c-dev
-    # tests, demo and the repository tools
-    libcmocka-dev python3 python3-jsonschema openssl zstd xz-utils bzip2 binutils patch
+    # the repository tools (make-repo, build-driver-package), the demo's HTTP server and keys
+    python3 openssl zstd xz-utils binutils
+    # the VM step: sign-file, depmod and modinfo, Debian's kernel under qemu, its headers
+    # to build the stand-in modules against, busybox and cpio for the initramfs
+    linux-kbuild-6.1 kmod linux-image-amd64 linux-headers-amd64 qemu-system-x86
+    busybox-static cpio
+)
+
+# What make check, make fuzz and make bench add.
+check_packages=(
+    # unit tests, the index schema test, build-driver-package --patch, bzip2 archives
+    libcmocka-dev python3-jsonschema bzip2 patch
     # build-driver-package --debian: apt with a state of its own, checked with this keyring
     debian-archive-keyring
     ca-certificates
-    # kernel modules: sign-file, depmod; the real-kernel test: Debian's kernel under qemu,
-    # its headers to build stand-in modules against, busybox for the initramfs
-    linux-kbuild-6.1 kmod linux-image-amd64 linux-headers-amd64 qemu-system-x86
-    busybox-static cpio
     # make image-test: the Dockerfile built without a container engine
     buildah podman mmdebstrap
     # t_cdi_podman: our CDI spec in podman, with runc as its runtime (crun refuses
@@ -38,12 +59,16 @@ packages=(
     prometheus prometheus-node-exporter
 )
 
-# The manifest test runs on Node.js; a node already on PATH (another packaging) will do.
-command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
-# The manifest test runs `kubectl apply --dry-run=client` on both DaemonSets (against a local
-# discovery stub, no cluster). Debian's kubectl is kubernetes-client; a kubectl already on
-# PATH (Google Cloud SDK's package, a release binary) will do and is not replaced.
-command -v kubectl >/dev/null || packages+=(kubernetes-client)
+if [ "$profile" = check ]; then
+    packages+=("${check_packages[@]}")
+    # The manifest test runs on Node.js; a node already on PATH (another packaging) will do.
+    command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
+    # The manifest test runs `kubectl apply --dry-run=client` on both DaemonSets (against a
+    # local discovery stub, no cluster). Debian's kubectl is kubernetes-client; a kubectl
+    # already on PATH (Google Cloud SDK's package, a release binary) will do and is not
+    # replaced.
+    command -v kubectl >/dev/null || packages+=(kubernetes-client)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -53,7 +78,7 @@ done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" != 0 ]; then
-    echo "deps: missing Debian packages: ${missing[*]}" >&2
+    echo "deps: missing Debian packages ($profile): ${missing[*]}" >&2
     echo "deps: install them with: sudo apt-get install -y ${missing[*]}" >&2
     exit 1
 fi

@@ -160,6 +160,18 @@ rejects generic "$T/ongke.yaml" "the generic manifest on GKE nodes"
 # An image the table of known images does not hold.
 edit "$generic" "nvcr.io/nvidia/k8s-device-plugin:v0.20.0" "example.com/plugin:1" "$T/image.yaml"
 rejects generic "$T/image.yaml" "an unknown image"
+# The metrics file dropped, out of node-exporter's textfile directory, not a *.prom file.
+edit "$generic" "            - name: NVIDIA_METRICS_FILE
+              value: /var/lib/node_exporter/textfile_collector/nvidia-driver-installer.prom
+" "" "$T/nometrics.yaml"
+rejects generic "$T/nometrics.yaml" "an installer without a metrics file"
+edit "$gke" "value: /var/lib/node_exporter/textfile_collector/nvidia-driver-installer.prom" \
+    "value: /var/lib/nvidia-driver-installer/nvidia-driver-installer.prom" "$T/metricsdir.yaml"
+rejects gke "$T/metricsdir.yaml" "a metrics file node-exporter does not read"
+grep -q "is not in a node-exporter textfile directory" "$T/err" || fail "metrics dir: $(cat "$T/err")"
+edit "$generic" "textfile_collector/nvidia-driver-installer.prom" "textfile_collector/nvidia-driver-installer.txt" \
+    "$T/metricsname.yaml"
+rejects generic "$T/metricsname.yaml" "a metrics file the textfile collector skips"
 # The readiness gate lost.
 edit "$generic" "\"test\", \"-s\", \"/run/nvidia/validations/driver-ready\"" "\"true\"" "$T/nogate.yaml"
 rejects generic "$T/nogate.yaml" "a pod Ready without the driver's marker"

@@ -52,6 +52,10 @@ const IMAGES = [
       "/usr/bin/cat", "/usr/bin/true"],
   },
 ];
+// node-exporter textfile directories on the host: the one node-exporter deployments commonly
+// mount (docs/configuration.md), and Debian's package's default (prometheus-node-exporter,
+// /etc/default/prometheus-node-exporter).
+const TEXTFILE_DIRS = ["/var/lib/node_exporter/textfile_collector", "/var/lib/prometheus/node-exporter"];
 const PATH_DIRS = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
 const imageOf = (c) => {
   const img = IMAGES.find((i) => i.match.test(c.image));
@@ -125,6 +129,18 @@ for (const ds of daemonsets) {
   assert.ok(inst.resources.requests.cpu && inst.resources.requests.memory, "requests");
   // Each container's env is a list of literal values (no valueFrom the binary cannot see).
   assert.ok(inst.env.every((e) => "value" in e), "literal env values");
+  // The metrics textfile (docs/metrics.md): the shipped manifests ask for one, a *.prom file
+  // directly in a node-exporter textfile directory on the host. The installer writes it under
+  // ROOT_MOUNT_DIR (asserted above: the host's / at /root), so the host directory is reachable
+  // without a volume of its own; a path outside that mount would stay in the container.
+  const flag = inst.args.findIndex((a) => a === "--metrics-file" || a.startsWith("--metrics-file="));
+  const metrics = flag < 0 ? env.NVIDIA_METRICS_FILE
+    : inst.args[flag].includes("=") ? inst.args[flag].split("=").slice(1).join("=") : inst.args[flag + 1];
+  assert.ok(metrics, `${name}: the installer writes a metrics file (NVIDIA_METRICS_FILE)`);
+  assert.match(metrics, /^\/.*\/[^/]+\.prom$/, `${name}: metrics file ${metrics} must be an absolute path ending in .prom (the only files the textfile collector reads)`);
+  const metricsDir = metrics.slice(0, metrics.lastIndexOf("/"));
+  assert.ok(TEXTFILE_DIRS.includes(metricsDir),
+    `${name}: metrics file ${metrics} is not in a node-exporter textfile directory (${TEXTFILE_DIRS.join(", ")})`);
   installers.push({ args: inst.args, env });
   const installDir = env.NVIDIA_INSTALL_DIR_HOST;
   assert.ok(installDir, `${name}: NVIDIA_INSTALL_DIR_HOST`);

@@ -50,7 +50,9 @@ rm -rf "$W/initrd" "$W/repo" "$W"/*.log
 mkdir -p "$W/keys" "$W/initrd"
 
 make_keys() {
-    [ -s "$W/keys/mod.pem" ] && return
+    # mod.key: made by scripts/make-signing-key (through make-module-key); a key of the
+    # older test tool, without it, is made anew.
+    [ -s "$W/keys/mod.key" ] && return
     "$SRC/tests/tools/make-module-key" "nvidia-driver-installer VM test key" "$W/keys/mod"
     openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$W/keys/repo.pem" 2>/dev/null
     openssl pkey -in "$W/keys/repo.pem" -pubout -out "$W/keys/repo-pub.pem"
