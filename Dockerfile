@@ -33,6 +33,6 @@ COPY --from=build /src/build/libexec/nvidia-driver-installer /usr/libexec/nvidia
 # The reference documents its messages and --help name (the Makefile's DOCS_SHIPPED, at its
 # DOCDIR): what an exit code means, every option, the --json formats, the repository format,
 # and the design and benchmark notes they link to (t_doc_paths).
-COPY docs/configuration.md docs/exit-codes.md docs/json.md docs/repository-format.md docs/design.md docs/benchmarks.md /usr/share/doc/nvidia-driver-installer/
+COPY docs/configuration.md docs/exit-codes.md docs/json.md docs/repository-format.md docs/design.md docs/benchmarks.md docs/metrics.md /usr/share/doc/nvidia-driver-installer/
 ENTRYPOINT ["/usr/bin/nvidia-driver-installer"]
 CMD ["install"]
