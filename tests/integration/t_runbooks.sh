@@ -194,6 +194,15 @@ for MANIFEST in daemonset-generic.yaml daemonset-preloaded.yaml; do
         fail "two DaemonSets selecting one node passed the check"
     fi
     expect_err "two DaemonSets select one node"
+    # The derivation refuses its own output (pinned twice), the original's directory as
+    # --out, and a pool name that cannot name an object.
+    pd() { (cd "$T/ws" && scripts/pool-daemonsets "$@") >/dev/null 2>"$T/err" && fail "pool-daemonsets $*: accepted"; true; }
+    pd --label cloud.google.com/gke-nodepool --pool other=550 --out again "pools/$MANIFEST"
+    expect_err "already selects on cloud.google.com/gke-nodepool: derive from the original manifest"
+    pd --label cloud.google.com/gke-nodepool --pool other=550 --out . "$MANIFEST"
+    expect_err "is the manifest's own directory"
+    pd --label cloud.google.com/gke-nodepool --pool Other_1=550 "$MANIFEST"
+    expect_err "want VALUE=VERSION"
     run_block pools-apply 0
     block_out "daemonset.apps/nvidia-driver-installer-pool-training created (dry run)"
     assert_eq "$(last_run)" "nvidia-driver-installer-pool-training 0" "$MANIFEST: the pool's DaemonSet ran"
