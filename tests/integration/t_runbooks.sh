@@ -12,8 +12,8 @@ FAKE_KERNEL=1
 RB=$SRC/tests/tools/runbook.py
 DOC=$SRC/docs/operations.md
 command -v kubectl >/dev/null || fail "kubectl is needed (scripts/deps.sh installs kubernetes-client)"
-kubectl debug --help | grep -q -- "--profile=" ||
-    fail "kubectl $(kubectl version --client 2>/dev/null | head -1) has no 'debug --profile': the runbooks need kubectl 1.27 or later"
+kubectl debug --help | grep -q sysadmin ||
+    fail "kubectl $(kubectl version --client 2>/dev/null | head -1) has no 'debug --profile=sysadmin': the runbooks need kubectl 1.30 or later (the sysadmin profile)"
 python3 -c 'import yaml' || fail "python3-yaml is needed (scripts/deps.sh)"
 
 exec {kfd}< <(exec python3 "$SRC/tests/tools/kube-stub.py" "$T/debug-pods.json" 600)
