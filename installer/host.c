@@ -125,6 +125,26 @@ int host_parse_pci_hex(const char *buf, unsigned max_digits, uint32_t *ret)
 	return 0;
 }
 
+int host_parse_pci_id(const char *s, uint16_t *ret_vendor, uint16_t *ret_device)
+{
+	uint32_t v = 0;
+
+	if (strlen(s) != 9 || s[4] != ':')
+		return -1;
+	for (int i = 0; i < 9; i++) {
+		if (i == 4)
+			continue;
+		if (!isxdigit((unsigned char)s[i]))
+			return -1;
+		v = v << 4 | (uint32_t)(isdigit((unsigned char)s[i])
+						? s[i] - '0'
+						: (tolower((unsigned char)s[i]) - 'a' + 10));
+	}
+	*ret_vendor = (uint16_t)(v >> 16);
+	*ret_device = (uint16_t)(v & 0xffff);
+	return 0;
+}
+
 int host_is_nvidia_gpu(uint16_t vendor, uint32_t pci_class)
 {
 	uint32_t cls = pci_class >> 8;
@@ -337,6 +357,48 @@ int host_probe(int root_fd, const char *kernel, struct host *h, struct err *e)
 	    host_scan_modules(root_fd, h, e) < 0) {
 		host_done(h);
 		return -1;
+	}
+	return 0;
+}
+
+/* VALUE of --NAME: not empty, no '/', within uname's length. */
+static int describe_name(const char *name, const char *value, struct err *e)
+{
+	if (!*value || strchr(value, '/') || strlen(value) > HOST_RELEASE_MAX)
+		return err_set(e, EXIT_USAGE,
+			       "--%s '%.64s' is not a name of 1 to %d bytes without '/'", name,
+			       value, HOST_RELEASE_MAX);
+	return 0;
+}
+
+int host_describe(const char *os, const char *build, const char *kernel, const char *arch,
+		  char *const *gpu_ids, size_t n_gpus, struct host *h, struct err *e)
+{
+	memset(h, 0, sizeof(*h));
+	if (describe_name("os", os, e) < 0 || (build && describe_name("os-build", build, e) < 0) ||
+	    describe_name("kernel", kernel, e) < 0 || describe_name("arch", arch, e) < 0)
+		return -1;
+	snprintf(h->kernel, sizeof(h->kernel), "%s", kernel);
+	snprintf(h->arch, sizeof(h->arch), "%s", arch);
+	h->os_id = strdup(os);
+	h->os_build_id = build ? strdup(build) : NULL;
+	h->gpus = calloc(n_gpus ? n_gpus : 1, sizeof(*h->gpus));
+	if (!h->os_id || (build && !h->os_build_id) || !h->gpus) {
+		host_done(h);
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "host");
+	}
+	for (size_t i = 0; i < n_gpus; i++) {
+		struct gpu *g = &h->gpus[i];
+
+		if (host_parse_pci_id(gpu_ids[i], &g->vendor, &g->device) < 0) {
+			err_set(e, EXIT_USAGE, "--gpu '%.32s' is not a PCI id like 10de:2330",
+				gpu_ids[i]);
+			host_done(h);
+			return -1;
+		}
+		snprintf(g->bdf, sizeof(g->bdf), "--gpu #%zu", i + 1);
+		g->pci_class = 0x030200;
+		h->n_gpus = i + 1;
 	}
 	return 0;
 }

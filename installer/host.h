@@ -59,6 +59,12 @@ _must_check_ int host_parse_os_release(const char *buf, struct host *h, struct e
  */
 int host_parse_pci_hex(const char *buf, unsigned max_digits, uint32_t *ret);
 
+/*
+ * Parses a PCI id as the index and --gpu write it, "10de:2330" (four hex digits, a colon,
+ * four hex digits; either case). Returns 0, or -1 when S is not exactly that.
+ */
+int host_parse_pci_id(const char *s, uint16_t *ret_vendor, uint16_t *ret_device);
+
 /* Whether a PCI function is an NVIDIA display controller (VGA or 3D class). */
 int host_is_nvidia_gpu(uint16_t vendor, uint32_t pci_class);
 
@@ -80,6 +86,16 @@ _must_check_ int host_scan_pci(int root_fd, struct host *h, struct err *e);
  * kernel's release. Returns 0, or -1 with e set; on failure *h holds nothing.
  */
 _must_check_ int host_probe(int root_fd, const char *kernel, struct host *h, struct err *e);
+
+/*
+ * A host as its node image describes it, not probed: os-release ID OS and BUILD_ID BUILD
+ * (may be NULL), kernel release KERNEL, architecture ARCH (uname -m; amd64, arm64 too),
+ * and the GPUs GPU_IDS ("10de:2330"), for asking the repository about a node that is not
+ * this one. Returns 0, or -1 (EXIT_USAGE naming the value) with *h holding nothing.
+ */
+_must_check_ int host_describe(const char *os, const char *build, const char *kernel,
+			       const char *arch, char *const *gpu_ids, size_t n_gpus,
+			       struct host *h, struct err *e);
 
 /* Frees what host_probe allocated; the struct may be reused. */
 void host_done(struct host *h);

@@ -205,16 +205,11 @@ static int parse_package(json_object *o, const char *where, struct repo_package 
 
 static int parse_pci_id(const char *s, uint32_t *ret)
 {
-	unsigned vendor, device;
-	int n = 0;
+	uint16_t vendor, device;
 
-	if (strlen(s) != 9 || sscanf(s, "%4x:%4x%n", &vendor, &device, &n) != 2 || n != 9)
+	if (host_parse_pci_id(s, &vendor, &device) < 0)
 		return -1;
-	for (int i = 0; i < 9; i++) {
-		if (i != 4 && !isxdigit((unsigned char)s[i]))
-			return -1;
-	}
-	*ret = vendor << 16 | device;
+	*ret = (uint32_t)vendor << 16 | device;
 	return 0;
 }
 
@@ -541,14 +536,20 @@ bool repo_driver_has_tag(const struct repo_driver *d, const char *tag)
 	return false;
 }
 
+/* Whether PKG is for HOST's architecture, OS and build, whatever its kernel. */
+static bool package_fits_image(const struct repo_package *p, const struct host *h)
+{
+	if (strcmp(p->arch, arch_normalise(h->arch)) != 0)
+		return false;
+	if (p->os && (!h->os_id || strcmp(p->os, h->os_id) != 0))
+		return false;
+	return !p->os_build || (h->os_build_id && strcmp(p->os_build, h->os_build_id) == 0);
+}
+
 /* -1 when PKG does not fit HOST, else how specific it is (0 generic .. 2 per build). */
 static int package_fit(const struct repo_package *p, const struct host *h)
 {
-	if (strcmp(p->kernel, h->kernel) != 0 || strcmp(p->arch, arch_normalise(h->arch)) != 0)
-		return -1;
-	if (p->os && (!h->os_id || strcmp(p->os, h->os_id) != 0))
-		return -1;
-	if (p->os_build && (!h->os_build_id || strcmp(p->os_build, h->os_build_id) != 0))
+	if (strcmp(p->kernel, h->kernel) != 0 || !package_fits_image(p, h))
 		return -1;
 	return (p->os != NULL) + (p->os_build != NULL);
 }
@@ -626,39 +627,135 @@ const struct repo_driver *repo_resolve_tag(const struct repo_index *idx, const s
 	return NULL;
 }
 
-/* Writes to BUF the distinct kernels (for the host's arch) of the wanted drivers. */
-static void list_kernels(const struct repo_index *idx, const struct host *h, const char *request,
-			 char *buf, size_t size)
-{
-	const char *seen[32];
-	size_t n_seen = 0, len = 0;
+/* ---- what the index offers ------------------------------------------------ */
 
-	snprintf(buf, size, "none");
+void repo_names_done(struct repo_names *n)
+{
+	free(n->v);
+	n->v = NULL;
+	n->n = 0;
+}
+
+/* Adds NAME unless it is there; 0, or -1 on ENOMEM (the list keeps what it had). */
+static int names_add(struct repo_names *n, const char *name)
+{
+	const char **v;
+
+	for (size_t i = 0; i < n->n; i++) {
+		if (strcmp(n->v[i], name) == 0)
+			return 0;
+	}
+	v = reallocarray(n->v, n->n + 1, sizeof(*v));
+	if (!v)
+		return -1;
+	n->v = v;
+	n->v[n->n++] = name;
+	return 0;
+}
+
+int repo_kernels(const struct repo_index *idx, const struct host *h, const char *request,
+		 struct repo_names *ret)
+{
 	for (size_t i = 0; i < idx->n_drivers; i++) {
 		const struct repo_driver *d = &idx->drivers[i];
 
-		if (!repo_driver_wanted(idx, d, request))
+		if (request && !repo_driver_wanted(idx, d, request))
 			continue;
 		for (size_t p = 0; p < d->n_pkgs; p++) {
-			const char *k = d->pkgs[p].kernel;
-			bool dup = false;
-
-			if (strcmp(d->pkgs[p].arch, arch_normalise(h->arch)) != 0)
-				continue;
-			for (size_t s = 0; s < n_seen && !dup; s++)
-				dup = strcmp(seen[s], k) == 0;
-			if (dup)
-				continue;
-			if (n_seen == ARRAY_SIZE(seen) || len + strlen(k) + 8 >= size) {
-				snprintf(buf + len, size - len, ", ...");
-				return;
-			}
-			seen[n_seen] = k;
-			len += (size_t)snprintf(buf + len, size - len, "%s%s", n_seen ? ", " : "",
-						k);
-			n_seen++;
+			if ((!h || package_fits_image(&d->pkgs[p], h)) &&
+			    names_add(ret, d->pkgs[p].kernel) < 0)
+				return -1;
 		}
 	}
+	return 0;
+}
+
+bool repo_has_kernel(const struct repo_index *idx, const char *kernel)
+{
+	for (size_t i = 0; i < idx->n_drivers; i++) {
+		for (size_t p = 0; p < idx->drivers[i].n_pkgs; p++) {
+			if (strcmp(idx->drivers[i].pkgs[p].kernel, kernel) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
+int repo_versions_for_host(const struct repo_index *idx, const struct host *h,
+			   struct repo_names *ret)
+{
+	for (size_t i = 0; i < idx->n_drivers; i++) {
+		const struct repo_driver *d = &idx->drivers[i];
+		bool fits = false;
+
+		for (size_t p = 0; p < d->n_pkgs && !fits; p++)
+			fits = package_fit(&d->pkgs[p], h) >= 0;
+		if (fits && names_add(ret, d->version) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The length of NAME shown: the whole, or (MAJOR) its first component. */
+static int shown_len(const char *name, bool major)
+{
+	return (int)(major ? strcspn(name, ".") : strlen(name));
+}
+
+/*
+ * "a, b, c and 4 more" of N (the first REPO_NAMES_SHOWN, and as many as fit in SIZE), or
+ * "none". MAJOR shows each name's first component and skips repeats of the one before.
+ */
+static void names_join(const char *const *v, size_t n, bool major, char *buf, size_t size)
+{
+	size_t len = 0, shown = 0, total = 0;
+
+	snprintf(buf, size, "none");
+	for (size_t i = 0; i < n; i++) {
+		int l = shown_len(v[i], major);
+
+		if (major && i > 0 && shown_len(v[i - 1], true) == l &&
+		    strncmp(v[i - 1], v[i], (size_t)l) == 0)
+			continue;
+		total++;
+		/* Room kept for ", " and " and NNNNN more". */
+		if (shown == total - 1 && shown < REPO_NAMES_SHOWN && len + (size_t)l + 24 < size) {
+			len += (size_t)snprintf(buf + len, size - len, "%s%.*s", shown ? ", " : "",
+						l, v[i]);
+			shown++;
+		}
+	}
+	if (total > shown)
+		snprintf(buf + len, size - len, " and %zu more", total - shown);
+}
+
+void repo_names_join(const struct repo_names *n, char *buf, size_t size)
+{
+	names_join(n->v, n->n, false, buf, size);
+}
+
+void repo_describe_offer(const struct repo_index *idx, const struct host *h, char *buf, size_t size)
+{
+	struct repo_names versions = {0}, tags = {0}, fit = {0};
+	char v[256], b[128], t[128], f[256];
+
+	for (size_t i = 0; i < idx->n_drivers; i++) {
+		(void)names_add(&versions, idx->drivers[i].version);
+		for (size_t j = 0; j < idx->drivers[i].n_tags; j++)
+			(void)names_add(&tags, idx->drivers[i].tags[j]);
+	}
+	(void)repo_versions_for_host(idx, h, &fit);
+	names_join(versions.v, versions.n, false, v, sizeof(v));
+	names_join(versions.v, versions.n, true, b, sizeof(b));
+	names_join(tags.v, tags.n, false, t, sizeof(t));
+	names_join(fit.v, fit.n, false, f, sizeof(f));
+	snprintf(
+		buf, size,
+		"it has versions %s (branches %s; tags %s), of which these have a package for kernel %s: %s",
+		v, b, t, h->kernel, f);
+	repo_names_done(&versions);
+	repo_names_done(&tags);
+	repo_names_done(&fit);
 }
 
 static void describe_host(const struct host *h, char *buf, size_t size)
@@ -671,16 +768,33 @@ static void describe_host(const struct host *h, char *buf, size_t size)
 static int select_fail_no_package(const struct repo_index *idx, const struct host *h,
 				  const char *request, const char *subject, struct err *e)
 {
-	char kernels[768], hostdesc[512];
+	struct repo_names kernels = {0}, versions = {0};
+	char klist[512], vlist[256], hostdesc[512], image[320];
+	size_t n_kernels;
 
-	list_kernels(idx, h, request, kernels, sizeof(kernels));
+	/* What is closest: other kernels for this image, other versions for this kernel. */
+	(void)repo_kernels(idx, h, request, &kernels);
+	(void)repo_versions_for_host(idx, h, &versions);
+	repo_names_join(&kernels, klist, sizeof(klist));
+	repo_names_join(&versions, vlist, sizeof(vlist));
+	n_kernels = kernels.n;
+	repo_names_done(&kernels);
+	repo_names_done(&versions);
 	describe_host(h, hostdesc, sizeof(hostdesc));
-	err_set(e, EXIT_NO_MATCH, "%s package for %s; packages exist for kernels: %s", subject,
-		hostdesc, kernels);
-	err_hint(
-		e,
-		"run a node image with one of those kernels, or add a package for %s to the repository",
-		h->kernel);
+	snprintf(image, sizeof(image), "%s%s%s on %s", h->os_id ? h->os_id : "linux",
+		 h->os_build_id ? " build " : "", h->os_build_id ? h->os_build_id : "",
+		 arch_normalise(h->arch));
+	err_set(e, EXIT_NO_MATCH,
+		"%s package for %s; packages exist for kernels: %s%s%s; versions with a package for kernel %s: %s",
+		subject, hostdesc, klist, n_kernels ? "" : " for ", n_kernels ? "" : image,
+		h->kernel, vlist);
+	if (n_kernels)
+		err_hint(
+			e,
+			"run a node image with one of those kernels, or add a package for %s to the repository",
+			h->kernel);
+	else
+		err_hint(e, "add a package for kernel %s, %s, to the repository", h->kernel, image);
 	return -1;
 }
 
@@ -723,14 +837,18 @@ int repo_select(const struct repo_index *idx, const struct host *h, const char *
 	}
 
 	if (!first_wanted) {
+		char offer[1024];
+
+		repo_describe_offer(idx, h, offer, sizeof(offer));
 		if (strcmp(request, "default") == 0) {
 			err_set(e, EXIT_NO_MATCH,
-				"no driver in the repository is tagged 'default'");
+				"no driver in the repository is tagged 'default'; %s", offer);
 			err_hint(e, "pass --driver-version latest or a version; see list-versions");
 		} else {
 			err_set(e, EXIT_NO_MATCH,
-				"no driver in the repository matches version '%s'", request);
-			err_hint(e, "see the versions the repository offers with list-versions");
+				"no driver in the repository matches version '%s'; %s", request,
+				offer);
+			err_hint(e, "pass one of those to --driver-version; see list-versions");
 		}
 		return -1;
 	}

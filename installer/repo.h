@@ -141,3 +141,43 @@ bool repo_driver_wanted(const struct repo_index *idx, const struct repo_driver *
 
 /* Whether REQUEST is a valid --driver-version value. */
 bool repo_request_is_valid(const char *request);
+
+/* ---- what the index offers: list-versions, coverage, mirror and the messages ---- */
+
+/* Names borrowed from an index (valid while it is): V[0..N). */
+struct repo_names {
+	const char **v;
+	size_t n;
+};
+void repo_names_done(struct repo_names *n);
+
+/* How many names a message shows before "and N more". */
+#define REPO_NAMES_SHOWN 8
+
+/*
+ * Adds to RET the distinct kernels of IDX's packages, in index order: of the drivers
+ * REQUEST wants (NULL: all), for HOST's architecture, OS and build whatever its kernel
+ * (HOST NULL: every package). Returns 0, or -1 on ENOMEM (RET keeps what was added).
+ */
+int repo_kernels(const struct repo_index *idx, const struct host *h, const char *request,
+		 struct repo_names *ret);
+
+/*
+ * Adds to RET the versions, newest first, that have a package fitting HOST (kernel,
+ * architecture, OS and build; GPUs are not judged). 0, or -1 on ENOMEM.
+ */
+int repo_versions_for_host(const struct repo_index *idx, const struct host *h,
+			   struct repo_names *ret);
+
+/* Whether any package of IDX is for KERNEL. */
+bool repo_has_kernel(const struct repo_index *idx, const char *kernel);
+
+/* "a, b, c and 4 more" (at most REPO_NAMES_SHOWN shown), or "none", into BUF. */
+void repo_names_join(const struct repo_names *n, char *buf, size_t size);
+
+/*
+ * One clause for a message about a request that matched no driver: "it has versions ...
+ * (branches ...; tags ...), of which these have a package for kernel K: ...".
+ */
+void repo_describe_offer(const struct repo_index *idx, const struct host *h, char *buf,
+			 size_t size);

@@ -17,8 +17,18 @@
 /* install: host, index, selection, download, unpack, publish (see docs/design.md). */
 _must_check_ int install_run(const struct config *c, struct err *e);
 
-/* list-versions: what this host could install, and why the rest cannot be. */
+/*
+ * list-versions: what this host could install, and why the rest cannot be; then
+ * EXIT_NO_MATCH when nothing is.
+ */
 _must_check_ int list_versions_run(const struct config *c, struct err *e);
+
+/*
+ * coverage: the repository's packages by kernel, OS build and architecture; with --os and
+ * --kernel, whether it serves that node image, decided as install decides (repo_select):
+ * EXIT_NO_MATCH when it does not.
+ */
+_must_check_ int coverage_run(const struct config *c, struct err *e);
 
 /* status: what is installed. EXIT_NO_MATCH when nothing is. */
 _must_check_ int status_run(const struct config *c, struct err *e);

@@ -184,6 +184,31 @@ static void list_text(const struct repo_index *idx, const struct host *h,
 	}
 }
 
+/*
+ * After the list: -1 (EXIT_NO_MATCH) when no driver is installable here, so that a script
+ * need not parse it. The reason is install's for "latest" (no package, a GPU), or that no
+ * mirror carries the packages the index names.
+ */
+static int nothing_installable(const struct repo_index *idx, const struct host *h,
+			       const struct carried *car, struct err *e)
+{
+	struct repo_choice choice;
+
+	for (size_t i = 0; i < idx->n_drivers; i++) {
+		if (repo_driver_judge(&idx->drivers[i], h, NULL, NULL) == REPO_OK && car[i].r != 0)
+			return 0;
+	}
+	if (repo_select(idx, h, "latest", &choice, e) < 0)
+		return err_wrap(e, "nothing is installable on this host");
+	err_set(e, EXIT_NO_MATCH,
+		"nothing is installable on this host: no mirror carries the packages the index names for kernel %s",
+		h->kernel);
+	err_hint(
+		e,
+		"copy the packages to the mirror ('nvidia-driver-installer mirror'), or add a mirror that has them to --repo");
+	return -1;
+}
+
 int list_versions_run(const struct config *c, struct err *e)
 {
 	_cleanup_close_ int root_fd = -1;
@@ -193,6 +218,7 @@ int list_versions_run(const struct config *c, struct err *e)
 	struct source_opts so = session_source_opts(c);
 	struct host h;
 	struct source src;
+	int r;
 
 	root_fd = session_open_root(c, e);
 	if (root_fd < 0)
@@ -233,9 +259,10 @@ int list_versions_run(const struct config *c, struct err *e)
 	} else {
 		list_text(src.idx, &h, def, latest, car);
 	}
+	r = nothing_installable(src.idx, &h, car, e);
 	source_done(&src);
 	host_done(&h);
-	return 0;
+	return r;
 }
 
 /* ---- uninstall ------------------------------------------------------------ */

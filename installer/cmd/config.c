@@ -121,7 +121,7 @@ int config_set_speed_floor(struct config *c, const char *name, const char *value
 #define F(field) offsetof(struct config, field)
 #define XSTR(x) #x
 #define STR(x) XSTR(x)
-#define REPO_CMDS (CFG_INSTALL | CFG_LIST | CFG_DOCTOR | CFG_MIRROR)
+#define REPO_CMDS (CFG_INSTALL | CFG_LIST | CFG_DOCTOR | CFG_MIRROR | CFG_COVERAGE)
 
 /*
  * Every option: the one place each is described. The order is --help's, the docs' and
@@ -144,7 +144,7 @@ const struct config_option config_options[] = {
 	{"repo-key", 0, "NVIDIA_DRIVER_REPO_KEY", CONFIG_LIST, F(repo_keys), 0, 0, REPO_CMDS, 0,
 	 "FILE", NULL, "`" VERIFY_KEYS_DIR "/*.pem`", "repo_keys", "trusted index signing key"},
 	{"driver-version", 0, "NVIDIA_DRIVER_VERSION", CONFIG_STRING, F(driver_version), 0, 0,
-	 CFG_INSTALL | CFG_DOCTOR, 0, "V", "default", NULL, "driver_version",
+	 CFG_INSTALL | CFG_DOCTOR | CFG_COVERAGE, 0, "V", "default", NULL, "driver_version",
 	 "a tag (default, latest), a version (550.90.07) or a branch (550)"},
 	/* mirror copies several versions; it does not read NVIDIA_DRIVER_VERSION. */
 	{"driver-version", 0, NULL, CONFIG_LIST, F(mirror_versions), 0, 0, CFG_MIRROR, 0, "V", NULL,
@@ -156,7 +156,7 @@ const struct config_option config_options[] = {
 	 CFG_INSTALL | CFG_STATUS | CFG_DOCTOR, CONFIG_NONEMPTY, "PATH", DEFAULT_CONTAINER_DIR,
 	 NULL, "container_dir", "where workloads see it"},
 	{"cache-dir", 0, "NVIDIA_CACHE_DIR", CONFIG_STRING, F(cache_dir), 0, 0,
-	 CFG_INSTALL | CFG_LIST | CFG_STATUS | CFG_DOCTOR, CONFIG_NONEMPTY, "PATH",
+	 CFG_INSTALL | CFG_LIST | CFG_STATUS | CFG_DOCTOR | CFG_COVERAGE, CONFIG_NONEMPTY, "PATH",
 	 DEFAULT_CACHE_DIR, NULL, "cache_dir", "host package cache"},
 	{"kernel-release", 0, "NVIDIA_KERNEL_RELEASE", CONFIG_STRING, F(kernel_release), 0, 0,
 	 CFG_INSTALL | CFG_LIST | CFG_STATUS | CFG_VERIFY | CFG_UNINSTALL | CFG_DOCTOR, 0, "R",
@@ -212,9 +212,20 @@ const struct config_option config_options[] = {
 	 "the mirror's directory"},
 	{"kernel", 0, NULL, CONFIG_LIST, F(mirror_kernels), 0, 0, CFG_MIRROR, 0, "R", NULL, "all",
 	 NULL, "only packages for this kernel"},
+	/* coverage: the node image to ask about; --os and --kernel make the question. */
+	{"os", 0, NULL, CONFIG_STRING, F(image_os), 0, 0, CFG_COVERAGE, 0, "ID", NULL, NULL, NULL,
+	 "the node image's os-release ID (cos, ubuntu)"},
+	{"os-build", 0, NULL, CONFIG_STRING, F(image_os_build), 0, 0, CFG_COVERAGE, 0, "B", NULL,
+	 NULL, NULL, "the node image's os-release BUILD_ID, if it has one"},
+	{"kernel", 0, NULL, CONFIG_STRING, F(image_kernel), 0, 0, CFG_COVERAGE, 0, "R", NULL, NULL,
+	 NULL, "the node image's kernel release (uname -r)"},
+	{"arch", 0, NULL, CONFIG_STRING, F(image_arch), 0, 0, CFG_COVERAGE, 0, "A", "x86_64", NULL,
+	 NULL, "the node image's architecture (uname -m; amd64, arm64 too)"},
+	{"gpu", 0, NULL, CONFIG_LIST, F(image_gpus), 0, 0, CFG_COVERAGE, 0, "V:D", NULL, NULL, NULL,
+	 "a GPU of the node (10de:2330), judged against supported_pci_ids"},
 	{"json", 0, NULL, CONFIG_BOOL, F(json), 0, 0,
-	 CFG_LIST | CFG_STATUS | CFG_VERIFY | CFG_DOCTOR | CFG_MIRROR, 0, NULL, NULL, NULL, NULL,
-	 "machine-readable output on stdout (docs/json.md)"},
+	 CFG_LIST | CFG_STATUS | CFG_VERIFY | CFG_DOCTOR | CFG_MIRROR | CFG_COVERAGE, 0, NULL, NULL,
+	 NULL, NULL, "machine-readable output on stdout (docs/json.md)"},
 	/* install's is the dry-run plan's: an install itself logs (--log-format json). */
 	{"json", 0, NULL, CONFIG_BOOL, F(json), 0, 0, CFG_INSTALL, 0, NULL, NULL, NULL, NULL,
 	 "the --dry-run plan as JSON on stdout (docs/json.md)"},

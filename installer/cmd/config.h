@@ -68,6 +68,13 @@ struct config {
 	struct strv mirror_kernels;
 	struct strv mirror_versions;
 
+	/* coverage: the node image asked about (--os, --os-build, --kernel, --arch, --gpu) */
+	char *image_os;
+	char *image_os_build;
+	char *image_kernel;
+	char *image_arch;
+	struct strv image_gpus;
+
 	/* install: run this after a successful install (argv after "--") */
 	struct strv exec_argv;
 	struct strv files; /* positional arguments (verify-module) */
@@ -99,8 +106,9 @@ enum config_cmd {
 	CFG_DOCTOR = 1 << 5,
 	CFG_MIRROR = 1 << 6,
 	CFG_GLOBAL = 1 << 7, /* accepted before the command too */
+	CFG_COVERAGE = 1 << 8,
 	CFG_ALL = CFG_INSTALL | CFG_LIST | CFG_STATUS | CFG_UNINSTALL | CFG_VERIFY | CFG_DOCTOR |
-		  CFG_MIRROR | CFG_GLOBAL,
+		  CFG_MIRROR | CFG_GLOBAL | CFG_COVERAGE,
 };
 
 enum config_kind {

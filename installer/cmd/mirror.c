@@ -47,6 +47,33 @@ static bool kernel_wanted(const struct config *c, const char *kernel)
 	return false;
 }
 
+/*
+ * A --kernel that no package of the index is for is a typo or a kernel not built yet:
+ * refused before anything is copied, naming the kernels the index has.
+ */
+static int kernels_known(const struct config *c, const struct repo_index *idx, struct err *e)
+{
+	for (size_t i = 0; i < c->mirror_kernels.n; i++) {
+		struct repo_names all = {0};
+		char list[1024];
+
+		if (repo_has_kernel(idx, c->mirror_kernels.v[i]))
+			continue;
+		(void)repo_kernels(idx, NULL, NULL, &all);
+		repo_names_join(&all, list, sizeof(list));
+		repo_names_done(&all);
+		err_set(e, EXIT_NO_MATCH,
+			"mirror: the index has no package for kernel '%s'; it has kernels: %s",
+			c->mirror_kernels.v[i], list);
+		err_hint(
+			e,
+			"pass one of those to --kernel, or add packages for %s to the repository first",
+			c->mirror_kernels.v[i]);
+		return -1;
+	}
+	return 0;
+}
+
 /* Whether DIR/PATH already is PKG: its size, then its digest. */
 static bool have_package(int dir_fd, const struct repo_package *pkg)
 {
@@ -201,7 +228,7 @@ int mirror_run(const struct config *c, struct err *e)
 	}
 	if (source_open(&so, NULL, 0, &src, e) < 0)
 		return -1;
-	if (mirror_not_older(c, dir_fd, &src, e) < 0)
+	if (kernels_known(c, src.idx, e) < 0 || mirror_not_older(c, dir_fd, &src, e) < 0)
 		goto out;
 	for (size_t i = 0; i < src.idx->n_drivers; i++) {
 		const struct repo_driver *d = &src.idx->drivers[i];

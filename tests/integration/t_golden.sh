@@ -1,5 +1,5 @@
 # Golden output: what a user reads (--help of the program and of each command, --version,
-# the dry-run plan, list-versions, status, doctor, config, and their --json forms), compared
+# the dry-run plan, list-versions, coverage, status, doctor, config, and their --json forms), compared
 # whole with tests/expected/NAME after tests/tools/golden-normalise.py has replaced what
 # varies (scratch paths, digests, key ids, times, durations, sizes, the version, the mount).
 # A difference fails with a unified diff per file. After an intended change of the text:
@@ -75,6 +75,13 @@ M=(--module-cert "$FIX/keys/modkey.crt")
 # Nothing installed yet.
 golden list-versions list-versions "${R[@]}"
 golden list-versions.json list-versions "${R[@]}" --json
+# What the repository serves, and whether it serves a node image (the runbook's form).
+C=(--repo "file://$T/repo" --repo-key "$FIX/keys/pub.pem")
+golden coverage coverage "${C[@]}"
+golden coverage.json coverage "${C[@]}" --json
+golden coverage-query coverage "${C[@]}" --os cos --os-build 17800.66.78 --kernel "$KERNEL"
+golden coverage-query.json coverage "${C[@]}" --os cos --os-build 17800.66.78 --kernel "$KERNEL" --gpu 10de:2330 --json
+golden coverage-query-miss coverage "${C[@]}" --os cos --os-build 17800.66.78 --kernel "$OTHER_KERNEL"
 golden install-dry-run install "${R[@]}" "${M[@]}" --dry-run
 golden install-dry-run.json install "${R[@]}" "${M[@]}" --dry-run --json
 golden status-none status --kernel-release "$KERNEL"

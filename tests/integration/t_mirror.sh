@@ -55,6 +55,13 @@ expect_err "sha256 mismatch"
 # A wrong signature: nothing is written.
 expect_rc 5 mirror --repo "$HTTP/repo" --repo-key "$FIX/keys/other-pub.pem" --to "$T/m2"
 [ ! -e "$T/m2/index.json" ] || fail "an unverified index was mirrored"
+# A kernel the index lacks is refused, naming those it has, before anything is copied
+# (also when another --kernel given is there).
 expect_rc 3 mirror --repo "$HTTP/repo" --repo-key "$FIX/keys/pub.pem" --to "$T/m3" --kernel 9.9.9
+expect_err "mirror: the index has no package for kernel '9.9.9'; it has kernels: "
+expect_err "$KERNEL"
+expect_err "$OTHER_KERNEL"
+expect_rc 3 mirror --repo "$HTTP/repo" --repo-key "$FIX/keys/pub.pem" --to "$T/m3" --kernel "$KERNEL" --kernel 9.9.9
+[ -z "$(ls -A "$T/m3")" ] || fail "a refused mirror run copied: $(ls -A "$T/m3")"
 expect_rc 2 mirror --repo "$HTTP/repo" --repo-key "$FIX/keys/pub.pem"
 expect_err "--to DIR is required"

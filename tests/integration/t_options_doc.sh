@@ -21,3 +21,8 @@ grep -q "install, list-versions: --cdi-replace is missing" "$T/out" || fail "$(c
 "$BIN" install --help >"$T/help"
 grep -q -- "--cache-dir PATH .*(NVIDIA_CACHE_DIR, default /var/cache/nvidia-driver-installer)" "$T/help" ||
     fail "install --help: $(cat "$T/help")"
+# coverage's table is held to the options coverage takes: a row dropped is caught.
+grep -v '^| `--gpu V:D` |' "$SRC/docs/configuration.md" >"$T/conf.md"
+python3 "$SRC/tests/tools/options-doc.py" "$T/options.tsv" "$T/conf.md" "$SRC/README.md" >"$T/out" &&
+    fail "a dropped coverage row passed"
+grep -q "configuration.md coverage: --gpu is missing" "$T/out" || fail "$(cat "$T/out")"

@@ -82,15 +82,17 @@ def check_reference(rows, text, bad):
                 "install" in r["cmds"] and "global" not in r["cmds"])
             if owned and r["name"] not in seen:
                 bad.append("configuration.md %s: --%s is missing" % (heading, r["name"]))
-    doc = tables_in(text, "mirror") or []
-    for c in doc:
-        for name in re.findall(r"--([a-z][a-z-]*)", c[0]):
-            if not find(rows, name, "mirror"):
-                bad.append("configuration.md mirror: --%s is not an option of mirror" % name)
-    for r in rows:
-        if r["cmds"] & {"mirror", "global"} == {"mirror"} and not any(
-                r["name"] in re.findall(r"--([a-z][a-z-]*)", c[0]) for c in doc):
-            bad.append("configuration.md mirror: --%s is missing" % r["name"])
+    # Commands with a table of their own: every option they take, and no other.
+    for cmd in ("mirror", "coverage"):
+        doc = tables_in(text, cmd) or []
+        for c in doc:
+            for name in re.findall(r"--([a-z][a-z-]*)", c[0]):
+                if not find(rows, name, cmd):
+                    bad.append("configuration.md %s: --%s is not an option of %s" % (cmd, name, cmd))
+        for r in rows:
+            if r["cmds"] & {cmd, "global"} == {cmd} and not any(
+                    r["name"] in re.findall(r"--([a-z][a-z-]*)", c[0]) for c in doc):
+                bad.append("configuration.md %s: --%s is missing" % (cmd, r["name"]))
     # "`status` takes ..." sentences: the same options as the table gives the command.
     for cmd, pattern in (("list-versions", r"`list-versions` takes"), ("status", r"`status` takes"),
                          ("uninstall", r"`uninstall` takes"),

@@ -77,6 +77,73 @@ static void test_pci_hex(void **state)
 	assert_false(host_is_nvidia_gpu(0x1002, 0x030000)); /* another vendor */
 }
 
+static void test_pci_id(void **state)
+{
+	static const char *const bad[] = {"",		"10de",	      "10de:",	     "10de:233",
+					  "10de:23300", "10de-2330",  "0x10de:2330", "10de:23g0",
+					  " 10de:2330", "10de:2330\n"};
+	uint16_t v = 1, d = 2;
+
+	(void)state;
+	assert_int_equal(host_parse_pci_id("10de:2330", &v, &d), 0);
+	assert_int_equal(v, 0x10de);
+	assert_int_equal(d, 0x2330);
+	assert_int_equal(host_parse_pci_id("10DE:20B0", &v, &d), 0);
+	assert_int_equal(d, 0x20b0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = 1;
+		d = 2;
+		if (host_parse_pci_id(bad[i], &v, &d) == 0)
+			fail_msg("'%s' parsed", bad[i]);
+		assert_int_equal(v, 1); /* untouched on failure */
+		assert_int_equal(d, 2);
+	}
+}
+
+/* A node image described by coverage's options, as repo_select reads a probed host. */
+static void test_describe(void **state)
+{
+	char *gpus[] = {(char *)"10de:2330", (char *)"10de:20b0"};
+	char *badgpu[] = {(char *)"10de:2330", (char *)"nvidia"};
+	char long_name[80];
+	struct host h;
+	struct err e;
+
+	(void)state;
+	err_clear(&e);
+	assert_int_equal(
+		host_describe("cos", "17800.66.78", "6.1.0-57-amd64", "arm64", gpus, 2, &h, &e), 0);
+	assert_string_equal(h.os_id, "cos");
+	assert_string_equal(h.os_build_id, "17800.66.78");
+	assert_string_equal(h.kernel, "6.1.0-57-amd64");
+	assert_string_equal(h.arch, "arm64");
+	assert_int_equal(h.n_gpus, 2);
+	assert_int_equal(h.gpus[1].device, 0x20b0);
+	assert_string_equal(h.gpus[1].bdf, "--gpu #2");
+	host_done(&h);
+
+	assert_int_equal(host_describe("ubuntu", NULL, "k", "x86_64", NULL, 0, &h, &e), 0);
+	assert_null(h.os_build_id);
+	assert_int_equal(h.n_gpus, 0);
+	host_done(&h);
+
+	assert_int_equal(host_describe("cos", NULL, "k", "x86_64", badgpu, 2, &h, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "--gpu 'nvidia' is not a PCI id"));
+	assert_null(h.os_id); /* nothing held on failure */
+	err_clear(&e);
+	assert_int_equal(host_describe("cos", NULL, "../k", "x86_64", NULL, 0, &h, &e), -1);
+	assert_non_null(strstr(e.msg, "--kernel '../k'"));
+	err_clear(&e);
+	assert_int_equal(host_describe("", NULL, "k", "x86_64", NULL, 0, &h, &e), -1);
+	assert_non_null(strstr(e.msg, "--os ''"));
+	memset(long_name, 'a', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	err_clear(&e);
+	assert_int_equal(host_describe("cos", NULL, long_name, "x86_64", NULL, 0, &h, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+}
+
 static void test_relevant_modules(void **state)
 {
 	(void)state;
@@ -164,10 +231,9 @@ static void test_probe(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_os_release),
-		cmocka_unit_test(test_pci_hex),
-		cmocka_unit_test(test_relevant_modules),
-		scratch_unit_test(test_probe),
+		cmocka_unit_test(test_os_release),	 cmocka_unit_test(test_pci_hex),
+		cmocka_unit_test(test_pci_id),		 cmocka_unit_test(test_describe),
+		cmocka_unit_test(test_relevant_modules), scratch_unit_test(test_probe),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -343,6 +343,97 @@ static void test_select_kernels(void **state)
 	snprintf(f->host.kernel, sizeof(f->host.kernel), "6.1.0-57-amd64");
 }
 
+static void expect_names(const struct repo_names *n, const char *want)
+{
+	char buf[512];
+
+	repo_names_join(n, buf, sizeof(buf));
+	assert_string_equal(buf, want);
+}
+
+/* What the index offers near a host: the lists coverage shows and the messages name. */
+static void test_offer(void **state)
+{
+	struct fixture *f = *state;
+	struct repo_names n = {0};
+
+	assert_int_equal(repo_kernels(f->idx, NULL, NULL, &n), 0);
+	expect_names(&n, "6.1.0-57-amd64, 6.1.0-58-amd64");
+	repo_names_done(&n);
+	/* For this image (cos build, x86_64) whatever the kernel, of the drivers asked for. */
+	assert_int_equal(repo_kernels(f->idx, &f->host, "default", &n), 0);
+	expect_names(&n, "6.1.0-57-amd64");
+	repo_names_done(&n);
+	assert_int_equal(repo_kernels(f->idx, &f->host, "560", &n), 0);
+	expect_names(&n, "none"); /* Ubuntu only */
+	repo_names_done(&n);
+	snprintf(f->host.kernel, sizeof(f->host.kernel), "6.1.0-58-amd64");
+	assert_int_equal(repo_versions_for_host(f->idx, &f->host, &n), 0);
+	expect_names(&n, "550.90.07");
+	repo_names_done(&n);
+	snprintf(f->host.kernel, sizeof(f->host.kernel), "6.1.0-57-amd64");
+	assert_int_equal(repo_versions_for_host(f->idx, &f->host, &n), 0);
+	expect_names(&n, "550.90.07, 535.261.03, 535.183.01");
+	repo_names_done(&n);
+	assert_true(repo_has_kernel(f->idx, "6.1.0-58-amd64"));
+	assert_false(repo_has_kernel(f->idx, "6.1.0-99-amd64"));
+
+	/* The no-match messages say what there is, and what this host's kernel has. */
+	expect_no_choice(
+		f, "570", EXIT_NO_MATCH,
+		"no driver in the repository matches version '570'; it has versions 560.1.1, 550.90.07, 535.261.03, 535.183.01 (branches 560, 550, 535; tags default), of which these have a package for kernel 6.1.0-57-amd64: 550.90.07, 535.261.03, 535.183.01");
+	snprintf(f->host.kernel, sizeof(f->host.kernel), "6.1.0-58-amd64");
+	expect_no_choice(
+		f, "535", EXIT_NO_MATCH,
+		"packages exist for kernels: 6.1.0-57-amd64; versions with a package for kernel 6.1.0-58-amd64: 550.90.07");
+	f->host.os_id = (char *)"ubuntu";
+	f->host.os_build_id = NULL;
+	expect_no_choice(f, "560", EXIT_NO_MATCH,
+			 "packages exist for kernels: 6.1.0-57-amd64; versions with a package");
+	snprintf(f->host.arch, sizeof(f->host.arch), "aarch64");
+	expect_no_choice(f, "latest", EXIT_NO_MATCH,
+			 "packages exist for kernels: none for ubuntu on aarch64; versions");
+	{
+		struct repo_choice c;
+		struct err e;
+
+		err_clear(&e);
+		assert_int_equal(repo_select(f->idx, &f->host, "latest", &c, &e), -1);
+		assert_string_equal(
+			e.hint,
+			"add a package for kernel 6.1.0-58-amd64, ubuntu on aarch64, to the repository");
+	}
+	snprintf(f->host.arch, sizeof(f->host.arch), "x86_64");
+	snprintf(f->host.kernel, sizeof(f->host.kernel), "6.1.0-57-amd64");
+	f->host.os_id = (char *)"cos";
+	f->host.os_build_id = (char *)"17800.66.78";
+}
+
+/* Long lists are cut after REPO_NAMES_SHOWN, or what fits, and say how many more. */
+static void test_names_join(void **state)
+{
+	const char *v[12] = {"k0", "k1", "k2", "k3", "k4",  "k5",
+			     "k6", "k7", "k8", "k9", "k10", "k11"};
+	struct repo_names n = {.v = v, .n = 0};
+	char buf[512], small[40];
+
+	(void)state;
+	repo_names_join(&n, buf, sizeof(buf));
+	assert_string_equal(buf, "none");
+	n.n = 1;
+	repo_names_join(&n, buf, sizeof(buf));
+	assert_string_equal(buf, "k0");
+	n.n = REPO_NAMES_SHOWN;
+	repo_names_join(&n, buf, sizeof(buf));
+	assert_string_equal(buf, "k0, k1, k2, k3, k4, k5, k6, k7");
+	n.n = 12;
+	repo_names_join(&n, buf, sizeof(buf));
+	assert_string_equal(buf, "k0, k1, k2, k3, k4, k5, k6, k7 and 4 more");
+	/* A small buffer shows fewer, and still counts the rest. */
+	repo_names_join(&n, small, sizeof(small));
+	assert_string_equal(small, "k0, k1, k2, k3 and 8 more");
+}
+
 static void test_select_gpus(void **state)
 {
 	struct fixture *f = *state;
@@ -557,6 +648,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_select, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_select_kernels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_select_gpus, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_offer, setup, teardown),
+		cmocka_unit_test(test_names_join),
 		cmocka_unit_test(test_default_missing),
 		cmocka_unit_test(test_select_exact),
 		cmocka_unit_test(test_repository),

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * coverage: what a repository serves, by kernel, OS build and architecture, and whether it
+ * serves one node image. The question is answered by repo_select, the function install
+ * decides with, on a host described by the options instead of probed: a script can gate a
+ * node-pool upgrade on the exit status.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "cmd/cmd.h"
+#include "host.h"
+#include "repo.h"
+#include "source.h"
+#include "version.h"
+
+DEFINE_POINTER_CLEANUP(json_object, json_object_put)
+
+static void print_json(json_object *o)
+{
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+						       JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+static json_object *string_or_null(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
+}
+
+static json_object *names_json(const struct repo_names *n)
+{
+	json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < n->n; i++)
+		json_object_array_add(a, json_object_new_string(n->v[i]));
+	return a;
+}
+
+/* Where the index came from, for the text header and the JSON keys. */
+static const char *index_origin(const struct source *src)
+{
+	return src->from_cache ? "the node's cached index" : src->mirrors[src->mirror];
+}
+
+static void add_index_keys(json_object *o, const struct source *src)
+{
+	json_object_object_add(o, "repository",
+			       src->from_cache ? NULL
+					       : json_object_new_string(src->mirrors[src->mirror]));
+	json_object_object_add(o, "index_generated",
+			       src->idx->has_generated ? json_object_new_string(src->idx->generated)
+						       : NULL);
+	json_object_object_add(
+		o, "index_from_cache",
+		string_or_null(src->from_cache ? source_fallback_name(src->fallback) : NULL));
+}
+
+/* ---- the table ------------------------------------------------------------ */
+
+struct row {
+	const struct repo_driver *d;
+	const struct repo_package *p;
+};
+
+/* NULL ("any") sorts first. */
+static int cmp_any(const char *a, const char *b)
+{
+	if (!a || !b)
+		return (a != NULL) - (b != NULL);
+	return strcmp(a, b);
+}
+
+/* By kernel, architecture, OS, build, then version, newest first. */
+static int row_cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	int r = strcmp(x->p->kernel, y->p->kernel);
+
+	if (r == 0)
+		r = strcmp(x->p->arch, y->p->arch);
+	if (r == 0)
+		r = cmp_any(x->p->os, y->p->os);
+	if (r == 0)
+		r = cmp_any(x->p->os_build, y->p->os_build);
+	return r ? r : version_compare(y->d->version, x->d->version);
+}
+
+static void tags_text(const struct repo_driver *d, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	snprintf(buf, size, "-");
+	for (size_t t = 0; t < d->n_tags && len < size; t++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", t ? "," : "", d->tags[t]);
+}
+
+static void table_text(const struct source *src, const struct row *rows, size_t n, size_t n_kernels)
+{
+	printf("repository: %s (index signed by key %s, generated %s)\n", index_origin(src),
+	       src->fingerprint, src->idx->has_generated ? src->idx->generated : "unknown");
+	printf("%-24s %-8s %-8s %-16s %-14s %s\n", "KERNEL", "ARCH", "OS", "OS_BUILD", "VERSION",
+	       "TAGS");
+	for (size_t i = 0; i < n; i++) {
+		const struct repo_package *p = rows[i].p;
+		char tags[128];
+
+		tags_text(rows[i].d, tags, sizeof(tags));
+		printf("%-24s %-8s %-8s %-16s %-14s %s\n", p->kernel, p->arch,
+		       p->os ? p->os : "any", p->os_build ? p->os_build : "any", rows[i].d->version,
+		       tags);
+	}
+	printf("%zu package(s): %zu kernel(s), %zu version(s)\n", n, n_kernels,
+	       src->idx->n_drivers);
+}
+
+static json_object *version_json(const struct repo_driver *d)
+{
+	json_object *o = json_object_new_object(), *tags = json_object_new_array(), *ids = NULL;
+
+	for (size_t t = 0; t < d->n_tags; t++)
+		json_object_array_add(tags, json_object_new_string(d->tags[t]));
+	if (d->has_pci_ids) {
+		ids = json_object_new_array();
+		for (size_t i = 0; i < d->n_pci_ids; i++) {
+			char id[16];
+
+			snprintf(id, sizeof(id), "%04x:%04x", d->pci_ids[i] >> 16,
+				 d->pci_ids[i] & 0xffff);
+			json_object_array_add(ids, json_object_new_string(id));
+		}
+	}
+	json_object_object_add(o, "version", json_object_new_string(d->version));
+	json_object_object_add(o, "tags", tags);
+	json_object_object_add(o, "supported_pci_ids", ids);
+	return o;
+}
+
+static json_object *package_json(const struct repo_driver *d, const struct repo_package *p)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "kernel", json_object_new_string(p->kernel));
+	json_object_object_add(o, "arch", json_object_new_string(p->arch));
+	json_object_object_add(o, "os", string_or_null(p->os));
+	json_object_object_add(o, "os_build", string_or_null(p->os_build));
+	json_object_object_add(o, "driver_version", json_object_new_string(d->version));
+	json_object_object_add(o, "path", json_object_new_string(p->path));
+	json_object_object_add(o, "size", json_object_new_int64((int64_t)p->size));
+	json_object_object_add(o, "sha256", json_object_new_string(p->sha256));
+	return o;
+}
+
+static int table(const struct config *c, const struct source *src, struct err *e)
+{
+	const struct repo_index *idx = src->idx;
+	_cleanup_free_ struct row *rows = NULL;
+	struct repo_names kernels = {0};
+	size_t n = 0, total = 0;
+
+	for (size_t i = 0; i < idx->n_drivers; i++)
+		total += idx->drivers[i].n_pkgs;
+	rows = calloc(total ? total : 1, sizeof(*rows));
+	if (!rows || repo_kernels(idx, NULL, NULL, &kernels) < 0) {
+		repo_names_done(&kernels);
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "coverage");
+	}
+	for (size_t i = 0; i < idx->n_drivers; i++) {
+		for (size_t p = 0; p < idx->drivers[i].n_pkgs; p++)
+			rows[n++] = (struct row){&idx->drivers[i], &idx->drivers[i].pkgs[p]};
+	}
+	qsort(rows, n, sizeof(*rows), row_cmp);
+	if (c->json) {
+		_cleanup_(json_object_putp) json_object *o = json_object_new_object();
+		json_object *versions = json_object_new_array(), *pkgs = json_object_new_array();
+
+		add_index_keys(o, src);
+		for (size_t i = 0; i < idx->n_drivers; i++)
+			json_object_array_add(versions, version_json(&idx->drivers[i]));
+		for (size_t i = 0; i < n; i++)
+			json_object_array_add(pkgs, package_json(rows[i].d, rows[i].p));
+		json_object_object_add(o, "kernels", names_json(&kernels));
+		json_object_object_add(o, "versions", versions);
+		json_object_object_add(o, "packages", pkgs);
+		print_json(o);
+	} else {
+		table_text(src, rows, n, kernels.n);
+	}
+	repo_names_done(&kernels);
+	return 0;
+}
+
+/* ---- the question: does the repository serve this node image? ------------ */
+
+static void query_json(const struct config *c, const struct source *src, const struct host *h,
+		       const struct repo_choice *choice, const struct err *why)
+{
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
+	struct repo_names kernels = {0}, versions = {0};
+	json_object *gpus = json_object_new_array();
+	bool served = choice->driver != NULL;
+
+	/* The closest the repository comes, whether or not it serves the image. */
+	(void)repo_kernels(src->idx, h, c->driver_version, &kernels);
+	(void)repo_versions_for_host(src->idx, h, &versions);
+	for (size_t i = 0; i < c->image_gpus.n; i++)
+		json_object_array_add(gpus, json_object_new_string(c->image_gpus.v[i]));
+	add_index_keys(o, src);
+	json_object_object_add(o, "os", json_object_new_string(h->os_id));
+	json_object_object_add(o, "os_build", string_or_null(h->os_build_id));
+	json_object_object_add(o, "kernel", json_object_new_string(h->kernel));
+	json_object_object_add(o, "arch", json_object_new_string(h->arch));
+	json_object_object_add(o, "gpus", gpus);
+	json_object_object_add(o, "request", json_object_new_string(c->driver_version));
+	json_object_object_add(o, "served", json_object_new_boolean(served));
+	json_object_object_add(o, "driver_version",
+			       served ? json_object_new_string(choice->driver->version) : NULL);
+	json_object_object_add(o, "package",
+			       served ? package_json(choice->driver, choice->pkg) : NULL);
+	json_object_object_add(o, "reason", served ? NULL : json_object_new_string(why->msg));
+	json_object_object_add(o, "kernels", names_json(&kernels));
+	json_object_object_add(o, "versions_for_kernel", names_json(&versions));
+	print_json(o);
+	repo_names_done(&kernels);
+	repo_names_done(&versions);
+}
+
+static int query(const struct config *c, const struct source *src, const struct host *h,
+		 struct err *e)
+{
+	struct repo_choice choice = {0};
+	int r = repo_select(src->idx, h, c->driver_version, &choice, e);
+
+	if (r < 0 && e->code != EXIT_NO_MATCH)
+		return -1; /* a malformed request: nothing to report on */
+	if (c->json)
+		query_json(c, src, h, &choice, e);
+	else if (r == 0)
+		printf("served: %s%s%s, kernel %s (%s): '%s' is driver %s, package %s\n", h->os_id,
+		       h->os_build_id ? " build " : "", h->os_build_id ? h->os_build_id : "",
+		       h->kernel, h->arch, c->driver_version, choice.driver->version,
+		       choice.pkg->path);
+	return r;
+}
+
+/* Whether the options ask the question, and if they ask it whole. */
+static int query_wanted(const struct config *c, struct err *e)
+{
+	bool some = c->image_os || c->image_os_build || c->image_kernel || c->image_gpus.n;
+
+	if (some && (!c->image_os || !c->image_kernel)) {
+		err_set(e, EXIT_USAGE, "a node image is named by --os and --kernel together");
+		err_hint(
+			e,
+			"pass both (and --os-build, --arch, --gpu as the image has them), or neither for the whole table");
+		return -1;
+	}
+	return some;
+}
+
+int coverage_run(const struct config *c, struct err *e)
+{
+	_cleanup_close_ int root_fd = -1;
+	_cleanup_(cache_freep) struct cache *cache = NULL;
+	struct source_opts so = session_source_opts(c);
+	struct host h = {0};
+	struct source src;
+	int is_query = query_wanted(c, e), r;
+
+	if (is_query < 0)
+		return -1;
+	if (is_query && host_describe(c->image_os, c->image_os_build, c->image_kernel,
+				      c->image_arch, c->image_gpus.v, c->image_gpus.n, &h, e) < 0)
+		return -1;
+	/* The node's cache, as list-versions reads it: the fallback when no mirror answers. */
+	root_fd = session_open_root(c, e);
+	if (root_fd < 0 || cache_open(root_fd, c->cache_dir, false, &cache, e) < 0 ||
+	    source_open(&so, cache, 0, &src, e) < 0) {
+		host_done(&h);
+		return -1;
+	}
+	r = is_query ? query(c, &src, &h, e) : table(c, &src, e);
+	source_done(&src);
+	host_done(&h);
+	return r;
+}
