@@ -88,9 +88,6 @@ gpu_workload() {
 reboot_node() { # the node restarts: modules and /run are gone, the disk stays
     rm -rf "$T/root/sys/module/nvidia"* "$T/root/proc/driver" "$T/root/proc/modules" "$T/root/run"
 }
-# coverage is another branch's command (h16cov): its steps run once it is in this binary.
-has_coverage() { "$BIN" coverage --help >/dev/null 2>&1; }
-skipped=""
 
 # ---- 1, 2, 3: a fleet pinned to one version; upgrade, then rollback; a node debugged ----
 fresh_cluster "file://$T/repo"
@@ -118,7 +115,7 @@ run_block debug-status 0
 block_out "driver_version\": \"$V_OLD\""
 
 VERSION=$V_NEW
-if has_coverage; then run_block upgrade-coverage 0; else skipped="$skipped upgrade-coverage"; fi
+run_block upgrade-coverage 0
 runs=$(pod_runs)
 run_block upgrade-set 0
 assert_eq "$(pod_runs)" "$runs" "pods replaced by upgrade-set (OnDelete must come first)"
@@ -166,7 +163,8 @@ assert_eq "$(installed_version)" "$V_NEW" "before the node image upgrade"
 KERNEL=$OTHER_KERNEL mkkernel "$T/root"
 reboot_node
 export NODE_KERNEL=$OTHER_KERNEL
-if has_coverage; then run_block kernel-coverage 3; else skipped="$skipped kernel-coverage"; fi
+run_block kernel-coverage 3
+block_out "has no package for kernel $OTHER_KERNEL"
 kubectl -n kube-system delete pod --field-selector spec.nodeName=$NODE -l k8s-app=nvidia-driver-installer >/dev/null
 assert_eq "$(last_run)" "nvidia-driver-installer 3" "a node on a kernel without a package"
 grep -q "has no package for kernel $OTHER_KERNEL" "$CLUSTER/pods/nvidia-driver-installer.log" ||
@@ -174,7 +172,7 @@ grep -q "has no package for kernel $OTHER_KERNEL" "$CLUSTER/pods/nvidia-driver-i
 # Step 3: the package for that kernel is built and published; the check then passes.
 "$SRC/scripts/make-repo" add --repo "$T/repo2" --key "$FIX/keys/key.pem" --version "$V_NEW" \
     --kernel "$OTHER_KERNEL" "$FIX/opkg.tar.zst" >/dev/null
-if has_coverage; then run_block kernel-coverage 0; fi
+run_block kernel-coverage 0
 kubectl -n kube-system delete pod --field-selector spec.nodeName=$NODE -l k8s-app=nvidia-driver-installer >/dev/null
 assert_eq "$(last_run)" "nvidia-driver-installer 0" "the node on the new kernel, once covered"
 export NODE_KERNEL=$KERNEL
@@ -262,9 +260,8 @@ expect_rc 3 status
 assert_eq "$(loaded_modules)" "drm drm_kms_helper " "modules after uninstall (the kernel's own stay)"
 [ ! -e "$T/root/var/cache/nvidia-driver-installer" ] || fail "the cache is still there"
 
-# Every block of the document was followed (or waits for its command).
+# Every block of the document was followed.
 for b in $(python3 "$RB" blocks "$DOC"); do
-    case " $ran $skipped " in *" $b "*) ;; *) fail "docs/operations.md test=$b is not run by t_runbooks" ;; esac
+    case " $ran " in *" $b "*) ;; *) fail "docs/operations.md test=$b is not run by t_runbooks" ;; esac
 done
-[ -z "$skipped" ] || echo "not run: this binary has no coverage command:$skipped"
 kill "$kpid"
