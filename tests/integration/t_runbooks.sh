@@ -119,6 +119,8 @@ run_block upgrade-coverage 0
 runs=$(pod_runs)
 run_block upgrade-set 0
 assert_eq "$(pod_runs)" "$runs" "pods replaced by upgrade-set (OnDelete must come first)"
+python3 -c 'import sys, yaml; u = yaml.safe_load(open(sys.argv[1]))["spec"]["updateStrategy"]
+assert u == {"type": "OnDelete"}, u' "$CLUSTER/ds/DaemonSet-nvidia-driver-installer.yaml"
 assert_eq "$(installed_version)" "$V_OLD" "the node after upgrade-set"
 # Without the drain the new pod's install refuses to unload a driver in use (exit 7).
 kubectl -n kube-system delete pod --field-selector spec.nodeName=$NODE -l k8s-app=nvidia-driver-installer >/dev/null
@@ -131,6 +133,10 @@ block_out "driver_version: $V_NEW"
 runs=$(pod_runs)
 run_block upgrade-done 0
 assert_eq "$(pod_runs)" "$runs" "pods replaced by upgrade-done (the template did not change)"
+# The strategy is the manifest's again, as tests/k8s/check-manifest.mjs requires it.
+python3 -c 'import sys, yaml; u = yaml.safe_load(open(sys.argv[1]))["spec"]["updateStrategy"]
+assert u == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}}, u' \
+    "$CLUSTER/ds/DaemonSet-nvidia-driver-installer.yaml"
 
 # Rollback: runbook 2 from step 3 with the previous version. The node's cache keeps only
 # the current package: the repository must still serve the old one (the runbook says so).
