@@ -46,6 +46,11 @@ command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm
 # discovery stub, no cluster). Debian's kubectl is kubernetes-client; a kubectl already on
 # PATH (Google Cloud SDK's package, a release binary) will do and is not replaced.
 command -v kubectl >/dev/null || packages+=(kubernetes-client)
+# t_runbooks runs docs/operations.md's kubectl commands, which need kubectl 1.30 or later
+# (debug --profile=sysadmin; set env on init containers): Debian 12's is 1.20.
+if command -v kubectl >/dev/null && ! kubectl debug --help 2>/dev/null | grep -q sysadmin; then
+    echo "deps: kubectl is older than 1.30: t_runbooks will fail; install kubectl 1.30 or later as /usr/bin/kubectl (Google Cloud SDK's kubectl package does; the tests put /usr/bin first on PATH)" >&2
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -12,8 +12,11 @@ FAKE_KERNEL=1
 RB=$SRC/tests/tools/runbook.py
 DOC=$SRC/docs/operations.md
 command -v kubectl >/dev/null || fail "kubectl is needed (scripts/deps.sh installs kubernetes-client)"
+# The runbooks need kubectl 1.30 or later: debug's sysadmin profile (1.30), `set env -c` on
+# an init container (1.20, Debian 12's kubernetes-client, matches none). The Google Cloud
+# SDK's kubectl package (/usr/bin/kubectl: run.sh puts /usr/bin first on PATH) will do.
 kubectl debug --help | grep -q sysadmin ||
-    fail "kubectl $(kubectl version --client 2>/dev/null | head -1) has no 'debug --profile=sysadmin': the runbooks need kubectl 1.30 or later (the sysadmin profile)"
+    fail "kubectl $(kubectl version --client 2>/dev/null | head -1) has no 'debug --profile=sysadmin': the runbooks (and this test) need kubectl 1.30 or later"
 python3 -c 'import yaml' || fail "python3-yaml is needed (scripts/deps.sh)"
 
 exec {kfd}< <(exec python3 "$SRC/tests/tools/kube-stub.py" "$T/debug-pods.json" 600)
