@@ -162,6 +162,32 @@ run_block debug-rerun 0
 block_out "\"msg\""
 run_block debug-doctor 0
 
+# ---- 2 on GKE: a pool where we run GKE's plugin, so the node's pod is the second
+# DaemonSet's; the upgrade's loops change both DaemonSets ----
+fresh_cluster "file://$T/repo"
+MANIFEST=daemonset-preloaded.yaml
+NODE_LABELS='{"cloud.google.com/gke-accelerator": "nvidia-tesla-t4", "gke-no-default-nvidia-gpu-device-plugin": "true"}'
+kubectl apply -f "$T/ws/$MANIFEST" >/dev/null
+assert_eq "$(last_run)" "nvidia-driver-installer-plugin 0" "GKE: the plugin DaemonSet's first install"
+assert_eq "$(installed_version)" "$V_OLD" "GKE: before the upgrade"
+gpu_workload
+VERSION=$V_NEW
+runs=$(pod_runs)
+run_block upgrade-set 0
+assert_eq "$(pod_runs)" "$runs" "GKE: pods replaced by upgrade-set"
+for ds in nvidia-driver-installer nvidia-driver-installer-plugin; do
+    python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1]))["spec"]
+u, e = d["updateStrategy"], d["template"]["spec"]["initContainers"][0]["env"]
+assert u == {"type": "OnDelete"}, u
+assert {"name": "NVIDIA_DRIVER_VERSION", "value": sys.argv[2]} in e, e' "$CLUSTER/ds/DaemonSet-$ds.yaml" "$V_NEW"
+done
+run_block upgrade-node 0
+assert_eq "$(last_run)" "nvidia-driver-installer-plugin 0" "GKE: the plugin DaemonSet's upgrade"
+assert_eq "$(installed_version)" "$V_NEW" "GKE: after the upgrade"
+run_block upgrade-done 0
+MANIFEST=daemonset-generic.yaml
+NODE_LABELS='{"nvidia.com/gpu.present": "true", "cloud.google.com/gke-nodepool": "training"}'
+
 # ---- 4: a new kernel coming ----
 fresh_cluster "file://$T/repo2"
 new_signed_repo "$T/repo2" "$V_NEW:default"

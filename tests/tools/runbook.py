@@ -365,12 +365,15 @@ def rollout(before, o):
 
 def kube_local(verb, opts, pos, rest):
     """set env / patch: kubectl itself, --local, on the applied DaemonSet."""
-    target = pos[1] if verb == "patch" else pos[1]
-    if verb == "patch" and pos[0] in ("daemonset", "ds", "daemonsets"):
-        kind, name = "DaemonSet", pos[1]
-    else:
-        kind, name = target.split("/", 1)
-        kind = {"daemonset": "DaemonSet", "ds": "DaemonSet"}.get(kind, kind)
+    # patch TYPE NAME, patch TYPE/NAME, set env TYPE/NAME
+    target = pos[1] if verb == "set" else pos[0]
+    if verb == "patch" and "/" not in target:
+        target = "%s/%s" % (pos[0], pos[1])
+        pos = [target] + pos[2:]
+    kind, name = target.split("/", 1)
+    if kind not in ("daemonset", "ds", "daemonsets", "daemonset.apps"):
+        die("kubectl %s of %s: the runbooks change DaemonSets" % (verb, target))
+    kind = "DaemonSet"
     f = state_file(kind, name)
     if not os.path.exists(f):
         die("%s %s is not applied" % (kind, name))
@@ -483,6 +486,11 @@ def kubectl(args):
         node_of(opts.get("--field-selector"))
         for o in pods_on_node(opts.get("-l", "")):
             print("pod/%s-%s" % (o["metadata"]["name"], os.environ["NODE"]))
+        return 0
+    if verb == "get" and pos == ["daemonset"] and opts.get("-o") == "name":
+        for f, o in state_objects():
+            if o["kind"] == "DaemonSet" and label_selector(opts.get("-l", ""), o["metadata"].get("labels", {})):
+                print("daemonset.apps/" + o["metadata"]["name"])
         return 0
     if verb == "get" and pos == ["nodes"] and opts.get("-o") == "name":
         if label_selector(opts.get("-l", ""), node_labels()):
