@@ -282,8 +282,14 @@ expect_rc 0 uninstall
 rm -rf "$T/root/var/cache/nvidia-driver-installer"
 run_block airgap-volume 0
 assert_eq "$(last_run)" "nvidia-driver-installer 0" "file:// at the mirror's own mount"
-grep -q "\"source\":\"file://$MIRROR_DIR\"" "$CLUSTER/pods/nvidia-driver-installer.log" ||
-    fail "not served by the mirror: $(grep index "$CLUSTER/pods/nvidia-driver-installer.log" | tail -2)"
+# The last run (the volume's URL; the patch before it rolled the node onto the mirror by
+# its host path) verified the index from the mirror through the volume, found the same
+# version installed, and changed nothing.
+log=$CLUSTER/pods/nvidia-driver-installer.log
+grep -q "\"source\":\"file://$MIRROR_DIR\"" "$log" ||
+    fail "not served by the mirror: $(grep index "$log" | tail -2)"
+! grep -q "using the cached index" "$log" || fail "the volume's URL fell back to the cache"
+grep -q "already installed" "$log" || fail "the same version again: $(tail -2 "$log")"
 
 # ---- 7: uninstall across the fleet ----
 gpu_workload
