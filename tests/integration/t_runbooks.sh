@@ -19,8 +19,10 @@ kubectl debug --help | grep -q sysadmin ||
     fail "kubectl $(kubectl version --client 2>/dev/null | head -1) has no 'debug --profile=sysadmin': the runbooks (and this test) need kubectl 1.30 or later"
 python3 -c 'import yaml' || fail "python3-yaml is needed (scripts/deps.sh)"
 
-exec {kfd}< <(exec python3 "$SRC/tests/tools/kube-stub.py" "$T/debug-pods.json" 600)
+exec {kfd}< <(exec python3 "$SRC/tests/tools/kube-stub.py" "$T/debug-pods.json" 300)
 kpid=$!
+# Stopped however the test ends (a failing step exits early).
+trap 'kill "$kpid" 2>/dev/null' EXIT
 read -r KUBE_PORT <&"$kfd" || fail "the API stand-in did not start"
 export KUBE_PORT KUBE_PODS=$T/debug-pods.json CLUSTER=$T/cluster HOST_ROOT=$T/root
 export IMAGE=registry.example.com/nvidia-driver-installer:1 NODE=gpu-node-1 NODE_KERNEL=$KERNEL
@@ -305,4 +307,3 @@ assert_eq "$(loaded_modules)" "drm drm_kms_helper " "modules after uninstall (th
 for b in $(python3 "$RB" blocks "$DOC"); do
     case " $ran " in *" $b "*) ;; *) fail "docs/operations.md test=$b is not run by t_runbooks" ;; esac
 done
-kill "$kpid"
