@@ -57,6 +57,8 @@ check_packages=(
     # the metrics textfile's real consumers (t_metrics_consumers): promtool (package
     # prometheus) checks and lints it, node-exporter's textfile collector serves it
     prometheus prometheus-node-exporter
+    # t_runbooks: its stand-in cluster reads the DaemonSets that docs/operations.md derives
+    python3-yaml
 )
 
 if [ "$profile" = check ]; then

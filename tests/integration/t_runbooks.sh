@@ -1,0 +1,309 @@
+# docs/operations.md, followed as written: each ```sh test=NAME block of the document is
+# extracted and run here, unchanged, in a shell where only the document's variables (REPO,
+# KEY, IMAGE, MANIFEST, GPU_NODES, NODE, VERSION, MIRROR_DIR) take this test's values.
+# `nvidia-driver-installer` is this build; `kubectl` is a stand-in cluster of one node whose
+# host is the fake root (tests/tools/runbook.py): `apply` and `debug` are kubectl itself
+# against tests/tools/kube-stub.py (dry run; the debug pod kubectl makes is decoded, and its
+# command run with its /host mount mapped to the fake root), `set env` and `patch` are
+# kubectl --local on the applied DaemonSet, and the DaemonSet's pod runs its init container
+# with the manifest's env and mounts mapped the same way. Every block must be run by a
+# scenario below; a command the stand-in does not know fails.
+FAKE_KERNEL=1
+RB=$SRC/tests/tools/runbook.py
+DOC=$SRC/docs/operations.md
+command -v kubectl >/dev/null || fail "kubectl is needed (scripts/deps.sh installs kubernetes-client)"
+# The runbooks need kubectl 1.30 or later: debug's sysadmin profile (1.30), `set env -c` on
+# an init container (1.20, Debian 12's kubernetes-client, matches none). The Google Cloud
+# SDK's kubectl package (/usr/bin/kubectl: run.sh puts /usr/bin first on PATH) will do.
+kubectl debug --help | grep -q sysadmin ||
+    fail "kubectl $(kubectl version --client 2>/dev/null | head -1) has no 'debug --profile=sysadmin': the runbooks (and this test) need kubectl 1.30 or later"
+python3 -c 'import yaml' || fail "python3-yaml is needed (scripts/deps.sh)"
+
+exec {kfd}< <(exec python3 "$SRC/tests/tools/kube-stub.py" "$T/debug-pods.json" 300)
+kpid=$!
+# Stopped however the test ends (a failing step exits early).
+trap 'kill "$kpid" 2>/dev/null' EXIT
+read -r KUBE_PORT <&"$kfd" || fail "the API stand-in did not start"
+export KUBE_PORT KUBE_PODS=$T/debug-pods.json CLUSTER=$T/cluster HOST_ROOT=$T/root
+export IMAGE=registry.example.com/nvidia-driver-installer:1 NODE=gpu-node-1 NODE_KERNEL=$KERNEL
+KEY=$FIX/keys/pub.pem
+GPU_NODES=nvidia.com/gpu.present=true
+MANIFEST=daemonset-generic.yaml
+export NODE_LABELS='{"nvidia.com/gpu.present": "true", "cloud.google.com/gke-nodepool": "training"}'
+GKE_LABELS='{"cloud.google.com/gke-accelerator": "nvidia-tesla-t4", "cloud.google.com/gke-nodepool": "training"}'
+
+kubectl() { python3 "$RB" kubectl "$@"; }
+nvidia-driver-installer() { "$BIN" "$@"; }
+
+# A scratch node (fake root with a GPU and a kernel), an empty cluster, and the operator's
+# working directory with both manifests adapted as the README says: the repository's URL
+# and its public key in place of the placeholders. fresh_cluster REPO_URL
+fresh_cluster() {
+    rm -rf "$T/root" "$CLUSTER" "$T/ws"
+    mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
+    mkkernel "$T/root"
+    echo 'include /etc/ld.so.conf.d/*.conf' >"$T/root/etc/ld.so.conf"
+    mkdir -p "$CLUSTER/ds" "$CLUSTER/pods" "$CLUSTER/home" "$T/ws"
+    ln -s "$SRC/scripts" "$T/ws/scripts"
+    for m in daemonset-generic.yaml daemonset-preloaded.yaml; do
+        python3 - "$SRC/$m" "$T/ws/$m" "$1" "$KEY" <<'PY'
+import sys
+src, dst, url, key = sys.argv[1:]
+t = open(src).read()
+assert "https://drivers.example.com/nvidia" in t
+t = t.replace("https://drivers.example.com/nvidia", url)
+pem = "".join("    " + l + "\n" for l in open(key).read().strip().split("\n"))
+old = "    -----BEGIN PUBLIC KEY-----\n    REPLACE-WITH-YOUR-REPOSITORY-PUBLIC-KEY\n    -----END PUBLIC KEY-----\n"
+assert old in t
+open(dst, "w").write(t.replace(old, pem))
+PY
+    done
+    NODE_KERNEL=$KERNEL
+}
+
+ran=""
+# run_block NAME [RC]: the document's block NAME, run as written; its exit status must be RC.
+run_block() {
+    local name=$1 want=${2:-0} rc
+    python3 "$RB" block "$DOC" "$name" >"$T/block.sh"
+    echo "+ docs/operations.md test=$name (expect exit $want)"
+    set +e
+    (set -e; cd "$T/ws"; . "$T/block.sh") >"$T/block.out" 2>&1
+    rc=$?
+    set -e
+    cat "$T/block.out"
+    ran="$ran $name"
+    assert_eq "$rc" "$want" "docs/operations.md test=$name: $(tail -3 "$T/block.out")"
+}
+block_out() { grep -q -- "$1" "$T/block.out" || fail "test=$(echo "$ran" | awk '{print $NF}') output lacks '$1'"; }
+pod_runs() { if [ -f "$CLUSTER/pods/runs" ]; then wc -l <"$CLUSTER/pods/runs"; else echo 0; fi; }
+# The last pod run: "DAEMONSET EXIT"; a failed one shows its log's end.
+last_run() {
+    local r
+    r=$(tail -1 "$CLUSTER/pods/runs")
+    [ "${r##* }" = 0 ] || tail -3 "$CLUSTER/pods/${r% *}.log" >&2
+    echo "$r"
+}
+# A GPU workload on the node: a process with /dev/nvidiactl open, as /proc shows it.
+gpu_workload() {
+    mkdir -p "$T/root/proc/4242/fd"
+    ln -sfn /dev/nvidiactl "$T/root/proc/4242/fd/3"
+    echo cuda-app >"$T/root/proc/4242/comm"
+}
+reboot_node() { # the node restarts: modules and /run are gone, the disk stays
+    rm -rf "$T/root/sys/module/nvidia"* "$T/root/proc/driver" "$T/root/proc/modules" "$T/root/run"
+}
+
+# ---- 1, 2, 3: a fleet pinned to one version; upgrade, then rollback; a node debugged ----
+fresh_cluster "file://$T/repo"
+REPO=file://$T/repo
+new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"
+kubectl apply -f "$T/ws/$MANIFEST" >/dev/null
+assert_eq "$(last_run)" "nvidia-driver-installer 0" "the first install on the node"
+assert_eq "$(installed_version)" "$V_OLD" "installed by the DaemonSet's pod"
+gpu_workload
+
+run_block debug-doctor 0
+block_out "\[ok *\] *loaded"
+# kubectl made the pod the runbook describes.
+python3 - "$T/debug-pods.json" <<'PY'
+import json, sys
+p = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+c = p["containers"][0]
+assert p["nodeName"] == "gpu-node-1" and p["hostPID"] and p["hostNetwork"] and p["hostIPC"], p
+assert c["privileged"] and c["command"][:3] == ["nvidia-driver-installer", "--root", "/host"], c
+assert {"key": "", "operator": "Exists"} in p["tolerations"], p
+assert [m["mountPath"] for m in c["volumeMounts"]] == ["/host"], c
+assert [v["hostPath"] for v in p["volumes"]] == ["/"], p
+PY
+run_block debug-status 0
+block_out "driver_version\": \"$V_OLD\""
+
+VERSION=$V_NEW
+run_block upgrade-coverage 0
+runs=$(pod_runs)
+run_block upgrade-set 0
+assert_eq "$(pod_runs)" "$runs" "pods replaced by upgrade-set (OnDelete must come first)"
+python3 -c 'import sys, yaml; u = yaml.safe_load(open(sys.argv[1]))["spec"]["updateStrategy"]
+assert u == {"type": "OnDelete"}, u' "$CLUSTER/ds/DaemonSet-nvidia-driver-installer.yaml"
+assert_eq "$(installed_version)" "$V_OLD" "the node after upgrade-set"
+# Without the drain the new pod's install refuses to unload a driver in use (exit 7).
+kubectl -n kube-system delete pod --field-selector spec.nodeName=$NODE -l k8s-app=nvidia-driver-installer >/dev/null
+assert_eq "$(last_run)" "nvidia-driver-installer 7" "an undrained node"
+run_block upgrade-node 0
+block_out "condition met"
+assert_eq "$(installed_version)" "$V_NEW" "the node after upgrade-node"
+run_block upgrade-check 0
+block_out "driver_version: $V_NEW"
+runs=$(pod_runs)
+run_block upgrade-done 0
+assert_eq "$(pod_runs)" "$runs" "pods replaced by upgrade-done (the template did not change)"
+# The strategy is the manifest's again, as tests/k8s/check-manifest.mjs requires it.
+python3 -c 'import sys, yaml; u = yaml.safe_load(open(sys.argv[1]))["spec"]["updateStrategy"]
+assert u == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}}, u' \
+    "$CLUSTER/ds/DaemonSet-nvidia-driver-installer.yaml"
+
+# Rollback: runbook 2 from step 3 with the previous version. The node's cache keeps only
+# the current package: the repository must still serve the old one (the runbook says so).
+VERSION=$V_OLD
+gpu_workload
+mv "$T/repo/packages" "$T/packages.away"
+run_block upgrade-set 0
+run_block upgrade-node 1
+assert_eq "$(last_run)" "nvidia-driver-installer 4" "a rollback whose package the repository lost"
+mv "$T/packages.away" "$T/repo/packages"
+run_block upgrade-node 0
+assert_eq "$(installed_version)" "$V_OLD" "the node after the rollback"
+run_block upgrade-done 0
+
+# The node reboots and its pod has not run yet: doctor says so, a new pod fixes it.
+reboot_node
+run_block debug-doctor 9
+block_out "\[fail\] *loaded"
+run_block debug-rerun 0
+block_out "\"msg\""
+run_block debug-doctor 0
+
+# ---- 2 on GKE: a pool where we run GKE's plugin, so the node's pod is the second
+# DaemonSet's; the upgrade's loops change both DaemonSets ----
+fresh_cluster "file://$T/repo"
+MANIFEST=daemonset-preloaded.yaml
+NODE_LABELS='{"cloud.google.com/gke-accelerator": "nvidia-tesla-t4", "gke-no-default-nvidia-gpu-device-plugin": "true"}'
+kubectl apply -f "$T/ws/$MANIFEST" >/dev/null
+assert_eq "$(last_run)" "nvidia-driver-installer-plugin 0" "GKE: the plugin DaemonSet's first install"
+assert_eq "$(installed_version)" "$V_OLD" "GKE: before the upgrade"
+gpu_workload
+VERSION=$V_NEW
+runs=$(pod_runs)
+run_block upgrade-set 0
+assert_eq "$(pod_runs)" "$runs" "GKE: pods replaced by upgrade-set"
+for ds in nvidia-driver-installer nvidia-driver-installer-plugin; do
+    python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1]))["spec"]
+u, e = d["updateStrategy"], d["template"]["spec"]["initContainers"][0]["env"]
+assert u == {"type": "OnDelete"}, u
+assert {"name": "NVIDIA_DRIVER_VERSION", "value": sys.argv[2]} in e, e' "$CLUSTER/ds/DaemonSet-$ds.yaml" "$V_NEW"
+done
+run_block upgrade-node 0
+assert_eq "$(last_run)" "nvidia-driver-installer-plugin 0" "GKE: the plugin DaemonSet's upgrade"
+assert_eq "$(installed_version)" "$V_NEW" "GKE: after the upgrade"
+run_block upgrade-done 0
+MANIFEST=daemonset-generic.yaml
+NODE_LABELS='{"nvidia.com/gpu.present": "true", "cloud.google.com/gke-nodepool": "training"}'
+
+# ---- 4: a new kernel coming ----
+fresh_cluster "file://$T/repo2"
+new_signed_repo "$T/repo2" "$V_NEW:default"
+REPO=file://$T/repo2
+kubectl apply -f "$T/ws/$MANIFEST" >/dev/null
+assert_eq "$(installed_version)" "$V_NEW" "before the node image upgrade"
+# Without the check: the node comes back on a kernel the repository has no package for.
+KERNEL=$OTHER_KERNEL mkkernel "$T/root"
+reboot_node
+export NODE_KERNEL=$OTHER_KERNEL
+run_block kernel-coverage 3
+block_out "has no package for kernel $OTHER_KERNEL"
+kubectl -n kube-system delete pod --field-selector spec.nodeName=$NODE -l k8s-app=nvidia-driver-installer >/dev/null
+assert_eq "$(last_run)" "nvidia-driver-installer 3" "a node on a kernel without a package"
+grep -q "has no package for kernel $OTHER_KERNEL" "$CLUSTER/pods/nvidia-driver-installer.log" ||
+    fail "the install on the new kernel: $(tail -2 "$CLUSTER/pods/nvidia-driver-installer.log")"
+# Step 3: the package for that kernel is built and published; the check then passes.
+"$SRC/scripts/make-repo" add --repo "$T/repo2" --key "$FIX/keys/key.pem" --version "$V_NEW" \
+    --kernel "$OTHER_KERNEL" "$FIX/opkg.tar.zst" >/dev/null
+run_block kernel-coverage 0
+kubectl -n kube-system delete pod --field-selector spec.nodeName=$NODE -l k8s-app=nvidia-driver-installer >/dev/null
+assert_eq "$(last_run)" "nvidia-driver-installer 0" "the node on the new kernel, once covered"
+export NODE_KERNEL=$KERNEL
+
+# ---- 5: per-node-pool pinning, on both manifests ----
+for MANIFEST in daemonset-generic.yaml daemonset-preloaded.yaml; do
+    fresh_cluster "file://$T/repo3"
+    [ -d "$T/repo3" ] || new_signed_repo "$T/repo3" "$V_NEW:default" "$V_OLD"
+    [ "$MANIFEST" = daemonset-generic.yaml ] || NODE_LABELS=$GKE_LABELS
+    kubectl apply -f "$T/ws/$MANIFEST" >/dev/null
+    assert_eq "$(installed_version)" "$V_NEW" "$MANIFEST: before pinning"
+    VERSION=$V_OLD
+    run_block pools-derive 0
+    python3 "$RB" covers "$T/ws/$MANIFEST" "$T/ws/pools"
+    # The checker refuses an overlap: the fleet's manifest as it was, beside a pool's.
+    if python3 "$RB" exclusive "$T/ws/$MANIFEST" "$T/ws/pools/${MANIFEST%.yaml}-pool-training.yaml" 2>"$T/err"; then
+        fail "two DaemonSets selecting one node passed the check"
+    fi
+    expect_err "two DaemonSets select one node"
+    # The derivation refuses its own output (pinned twice), the original's directory as
+    # --out, and a pool name that cannot name an object.
+    pd() { (cd "$T/ws" && scripts/pool-daemonsets "$@") >/dev/null 2>"$T/err" && fail "pool-daemonsets $*: accepted"; true; }
+    pd --label cloud.google.com/gke-nodepool --pool other=550 --out again "pools/$MANIFEST"
+    expect_err "already selects on cloud.google.com/gke-nodepool: derive from the original manifest"
+    pd --label cloud.google.com/gke-nodepool --pool other=550 --out . "$MANIFEST"
+    expect_err "is the manifest's own directory"
+    pd --label cloud.google.com/gke-nodepool --pool Other_1=550 "$MANIFEST"
+    expect_err "want VALUE=VERSION"
+    run_block pools-apply 0
+    block_out "daemonset.apps/nvidia-driver-installer-pool-training created (dry run)"
+    assert_eq "$(last_run)" "nvidia-driver-installer-pool-training 0" "$MANIFEST: the pool's DaemonSet ran"
+    assert_eq "$(installed_version)" "$V_OLD" "$MANIFEST: the pinned pool's node"
+    # The pinned DaemonSet runs the same installer as the fleet's, but for the version
+    # (tests/k8s/check-manifest.mjs on the pool's DaemonSets beside the shared objects).
+    (cd "$SRC/tests/k8s" && { [ -d node_modules/kubernetes-models ] || npm ci --no-audit --no-fund --silent; })
+    python3 - "$T/ws/pools/$MANIFEST" "$T/ws/pools/${MANIFEST%.yaml}-pool-training.yaml" "$T/check.yaml" <<'PY'
+import sys
+import yaml
+main = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] != "DaemonSet"]
+pool = [d for d in yaml.safe_load_all(open(sys.argv[2])) if d]
+yaml.safe_dump_all(main + pool, open(sys.argv[3], "w"))
+PY
+    profile=generic
+    [ "$MANIFEST" = daemonset-generic.yaml ] || profile=gke
+    node "$SRC/tests/k8s/check-manifest.mjs" "$profile" "$T/check.yaml" >"$T/pool.json"
+    python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["env"]; assert e["NVIDIA_DRIVER_VERSION"] == sys.argv[2], e' \
+        "$T/pool.json" "$V_OLD"
+done
+NODE_LABELS='{"nvidia.com/gpu.present": "true", "cloud.google.com/gke-nodepool": "training"}'
+MANIFEST=daemonset-generic.yaml
+
+# ---- 6: air-gapped mirror: a host directory, as the container sees it ----
+fresh_cluster "http://127.0.0.1:$(dead_port)/nvidia"
+new_signed_repo "$T/repo4" "$V_NEW:default"
+REPO=file://$T/repo4
+VERSION=$V_NEW
+MIRROR_DIR=$T/root/var/lib/nvidia-mirror
+kubectl apply -f "$T/ws/$MANIFEST" >/dev/null
+assert_eq "$(last_run)" "nvidia-driver-installer 4" "a node that cannot reach the repository"
+run_block airgap-mirror 0
+[ -f "$MIRROR_DIR/index.json" ] || fail "the mirror holds no index"
+# The host's path as a file:// URL is a path of the image, where nothing is (the README's
+# old file:///mnt/nvidia-mirror): exit 4.
+kubectl -n kube-system set env daemonset/nvidia-driver-installer -c nvidia-driver-installer \
+    NVIDIA_DRIVER_REPO=file:///var/lib/nvidia-mirror >/dev/null
+assert_eq "$(last_run)" "nvidia-driver-installer 4" "file:// with the host's path"
+run_block airgap-hostpath 0
+assert_eq "$(last_run)" "nvidia-driver-installer 0" "file:// under ROOT_MOUNT_DIR"
+assert_eq "$(installed_version)" "$V_NEW" "installed from the mirror"
+# The volume's way, on a node without a cache (else the cache would serve it).
+expect_rc 0 uninstall
+rm -rf "$T/root/var/cache/nvidia-driver-installer"
+run_block airgap-volume 0
+assert_eq "$(last_run)" "nvidia-driver-installer 0" "file:// at the mirror's own mount"
+# The last run (the volume's URL; the patch before it rolled the node onto the mirror by
+# its host path) verified the index from the mirror through the volume, found the same
+# version installed, and changed nothing.
+log=$CLUSTER/pods/nvidia-driver-installer.log
+grep -q "\"source\":\"file://$MIRROR_DIR\"" "$log" ||
+    fail "not served by the mirror: $(grep index "$log" | tail -2)"
+! grep -q "using the cached index" "$log" || fail "the volume's URL fell back to the cache"
+grep -q "already installed" "$log" || fail "the same version again: $(tail -2 "$log")"
+
+# ---- 7: uninstall across the fleet ----
+gpu_workload
+run_block uninstall-delete 0
+[ ! -e "$CLUSTER/ds/DaemonSet-nvidia-driver-installer.yaml" ] || fail "the DaemonSet is still there"
+run_block uninstall-nodes 0
+block_out "driver removed"
+expect_rc 3 status
+assert_eq "$(loaded_modules)" "drm drm_kms_helper " "modules after uninstall (the kernel's own stay)"
+[ ! -e "$T/root/var/cache/nvidia-driver-installer" ] || fail "the cache is still there"
+
+# Every block of the document was followed.
+for b in $(python3 "$RB" blocks "$DOC"); do
+    case " $ran " in *" $b "*) ;; *) fail "docs/operations.md test=$b is not run by t_runbooks" ;; esac
+done

@@ -1,0 +1,532 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# The runbook test's (t_runbooks) reading of docs/operations.md and its stand-in cluster of
+# one node, whose host is a fake root:
+#   runbook.py blocks DOC               the test=NAME block names, in order
+#   runbook.py block DOC NAME           that block's text (exactly one)
+#   runbook.py exclusive FILE...        no node label set is selected by two DaemonSets
+#   runbook.py covers OLD FILE...       ... and each node OLD selected is selected by one
+#   runbook.py kubectl ARGS...          a kubectl command of the runbooks, on the stand-in
+# The cluster's state is in $CLUSTER: ds/*.yaml (applied objects), the node ($NODE, labels
+# $NODE_LABELS as JSON, kernel $NODE_KERNEL), pods/*.rc and *.log (the init containers'
+# runs). kubectl runs for real where it can offline: `apply --dry-run=client` and `debug`
+# against tests/tools/kube-stub.py (port $KUBE_PORT, pods in $KUBE_PODS), `set env` and
+# `patch` with --local on the applied DaemonSet. A verb the runbooks use that this file
+# does not know fails the test: the document cannot grow a step the test skips.
+import glob
+import itertools
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+import yaml
+
+# ---- the document ----
+
+
+def fences(doc):
+    """(name, text) of each ```sh test=NAME fence, indentation removed."""
+    out, lines, i = [], open(doc).read().split("\n"), 0
+    while i < len(lines):
+        m = re.match(r"^( *)```sh test=([a-z0-9-]+)\s*$", lines[i])
+        i += 1
+        if not m:
+            continue
+        ind, body = len(m.group(1)), []
+        while not re.match(r"^ *```\s*$", lines[i]):
+            body.append(lines[i][ind:] if lines[i][:ind].strip() == "" else lines[i])
+            i += 1
+        i += 1
+        out.append((m.group(2), "\n".join(body) + "\n"))
+    return out
+
+
+# ---- node affinity (k8s.io/component-helpers/scheduling/corev1/nodeaffinity semantics) ----
+
+
+def expr_matches(e, labels):
+    k, op, vals = e["key"], e["operator"], e.get("values", [])
+    if op == "In":
+        return k in labels and labels[k] in vals
+    if op == "NotIn":
+        return k not in labels or labels[k] not in vals
+    if op == "Exists":
+        return k in labels
+    if op == "DoesNotExist":
+        return k not in labels
+    if op in ("Gt", "Lt"):
+        if k not in labels or not labels[k].lstrip("-").isdigit():
+            return False
+        return int(labels[k]) > int(vals[0]) if op == "Gt" else int(labels[k]) < int(vals[0])
+    raise ValueError("operator " + op)
+
+
+def selects(ds, labels):
+    """Terms are ORed, a term's expressions ANDed; nodeSelector ANDed with them."""
+    spec = ds["spec"]["template"]["spec"]
+    for k, v in (spec.get("nodeSelector") or {}).items():
+        if labels.get(k) != v:
+            return False
+    req = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
+           .get("requiredDuringSchedulingIgnoredDuringExecution"))
+    if not req:
+        return True
+    return any(all(expr_matches(e, labels) for e in t.get("matchExpressions", []))
+               for t in req["nodeSelectorTerms"])
+
+
+def daemonsets(paths):
+    out = []
+    for p in paths:
+        files = sorted(glob.glob(os.path.join(p, "*.yaml"))) if os.path.isdir(p) else [p]
+        for f in files:
+            out += [(f, d) for d in yaml.safe_load_all(open(f)) if d and d["kind"] == "DaemonSet"]
+    return out
+
+
+def label_sets(sets):
+    """Every combination, per key the expressions name, of: absent, each value named, one
+    value none names."""
+    keys = {}
+    for _, ds in sets:
+        req = (ds["spec"]["template"]["spec"].get("affinity", {}).get("nodeAffinity", {})
+               .get("requiredDuringSchedulingIgnoredDuringExecution", {}))
+        for t in req.get("nodeSelectorTerms", []):
+            for e in t.get("matchExpressions", []):
+                keys.setdefault(e["key"], set()).update(e.get("values", []))
+    names = sorted(keys)
+    choices = [[None, "x-other"] + sorted(keys[k]) for k in names]
+    for combo in itertools.product(*choices):
+        yield {k: v for k, v in zip(names, combo) if v is not None}
+
+
+def exclusive(paths):
+    sets = daemonsets(paths)
+    n = 0
+    for labels in label_sets(sets):
+        hit = [ds["metadata"]["name"] for _, ds in sets if selects(ds, labels)]
+        if len(hit) > 1:
+            sys.exit("two DaemonSets select one node: %s both select a node labelled %s"
+                     % (" and ".join(hit), json.dumps(labels, sort_keys=True)))
+        n += 1
+    return sets, n
+
+
+def covers(old, paths):
+    sets, n = exclusive(paths)
+    before = daemonsets([old])
+    for labels in label_sets(sets + before):
+        was = any(selects(ds, labels) for _, ds in before)
+        now = any(selects(ds, labels) for _, ds in sets)
+        if was != now:
+            sys.exit("a node labelled %s %s" % (json.dumps(labels, sort_keys=True),
+                     "lost its installer" if was else "gained one it did not have"))
+    print("%d DaemonSet(s), %d node label sets: each selected by at most one, and by one "
+          "exactly where %s selected it" % (len(sets), n, os.path.basename(old)))
+
+
+# ---- the stand-in cluster ----
+
+CLUSTER = os.environ.get("CLUSTER", "")
+# The image's PATH (Debian's default; the manifests set none).
+IMAGE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def die(msg):
+    sys.stderr.write("runbook: %s\n" % msg)
+    sys.exit(97)
+
+
+def real_kubectl(args, **kw):
+    env = dict(os.environ, HOME=os.path.join(CLUSTER, "home"))
+    return subprocess.run(["kubectl", "--server", "http://127.0.0.1:%s" % os.environ["KUBE_PORT"]]
+                          + args, env=env, **kw)
+
+
+def state_objects():
+    out = []
+    for f in sorted(glob.glob(os.path.join(CLUSTER, "ds", "*.yaml"))):
+        out.append((f, yaml.safe_load(open(f))))
+    return out
+
+
+def state_file(kind, name):
+    return os.path.join(CLUSTER, "ds", "%s-%s.yaml" % (kind, name))
+
+
+def parse(args):
+    """kubectl's options the runbooks use, and the positional words."""
+    opts, pos, rest, i = {}, [], None, 0
+    takes = {"-n", "--namespace", "-l", "--selector", "--field-selector", "-f", "-p", "-c",
+             "-o", "--type", "--for", "--timeout", "--image", "--profile", "--container"}
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            rest = args[i + 1:]
+            break
+        if "=" in a and a.startswith("--") and a.split("=", 1)[0] in takes:
+            k, v = a.split("=", 1)
+            opts[k] = v
+        elif a in takes:
+            opts[a] = args[i + 1]
+            i += 1
+        elif a.startswith("-"):
+            opts[a] = True
+        else:
+            pos.append(a)
+        i += 1
+    return opts, pos, rest
+
+
+def node_labels():
+    return json.loads(os.environ["NODE_LABELS"])
+
+
+def label_selector(sel, labels):
+    """k=v, k!=v, k, and k in (a,b), comma-separated."""
+    for part in re.findall(r"[^,()]+(?:\([^)]*\))?", sel):
+        part = part.strip()
+        m = re.match(r"^(\S+)\s+(in|notin)\s+\(([^)]*)\)$", part)
+        if m:
+            vals = [v.strip() for v in m.group(3).split(",")]
+            ok = labels.get(m.group(1)) in vals
+            if (m.group(2) == "in") != ok:
+                return False
+        elif "!=" in part:
+            k, v = part.split("!=", 1)
+            if labels.get(k) == v:
+                return False
+        elif "=" in part:
+            k, v = part.split("=", 1)
+            if labels.get(k) != v.lstrip("="):
+                return False
+        elif part not in labels:
+            return False
+    return True
+
+
+def node_of(field_selector):
+    m = re.fullmatch(r"spec\.nodeName=(\S+)", field_selector or "")
+    if not m:
+        die("a pod command without --field-selector spec.nodeName=NODE")
+    if m.group(1) != os.environ["NODE"]:
+        die("no node %s (the stand-in cluster has %s)" % (m.group(1), os.environ["NODE"]))
+    return m.group(1)
+
+
+def pods_on_node(selector):
+    """The DaemonSets whose pod would run on the node and whose pod labels match."""
+    out = []
+    for f, o in state_objects():
+        if o["kind"] != "DaemonSet" or not selects(o, node_labels()):
+            continue
+        if label_selector(selector, o["spec"]["template"]["metadata"]["labels"]):
+            out.append(o)
+    return out
+
+
+def mount_map(o, container):
+    """Container path -> where the stand-in has it: hostPath volumes under the fake root,
+    ConfigMap volumes as files from the applied ConfigMap."""
+    spec, root, m = o["spec"]["template"]["spec"], os.environ["HOST_ROOT"], {}
+    vols = {v["name"]: v for v in spec.get("volumes", [])}
+    for vm in container.get("volumeMounts", []):
+        v = vols[vm["name"]]
+        if "hostPath" in v:
+            m[vm["mountPath"]] = os.path.normpath(root + "/" + v["hostPath"]["path"])
+        elif "configMap" in v:
+            d = os.path.join(CLUSTER, "configmaps", v["configMap"]["name"])
+            cm = state_file("ConfigMap", v["configMap"]["name"])
+            if not os.path.exists(cm):
+                die("ConfigMap %s is not applied" % v["configMap"]["name"])
+            os.makedirs(d, exist_ok=True)
+            for k, val in yaml.safe_load(open(cm))["data"].items():
+                open(os.path.join(d, k), "w").write(val)
+            m[vm["mountPath"]] = d
+    return m
+
+
+def map_path(p, mounts):
+    """A container path as the stand-in sees it: under the longest mount that holds it."""
+    for mp in sorted(mounts, key=len, reverse=True):
+        if p == mp or p.startswith(mp.rstrip("/") + "/"):
+            return mounts[mp] + p[len(mp.rstrip("/")):]
+    return p
+
+
+def fake_kernel_env():
+    return {"LD_PRELOAD": os.environ["FAKEKERNEL"], "FAKE_KERNEL_ROOT": os.environ["HOST_ROOT"],
+            "FAKE_KERNEL_FAIL": "", "NVML_STANDIN_FAIL": ""}
+
+
+def run_init(o):
+    """The DaemonSet's pod starts on the node: its init container runs as the manifest says."""
+    spec = o["spec"]["template"]["spec"]
+    init = spec["initContainers"][0]
+    mounts = mount_map(o, init)
+    env = {"PATH": IMAGE_PATH}
+    for e in init.get("env", []):
+        v = e.get("value", "")
+        if e["name"] == "ROOT_MOUNT_DIR" or (e["name"].endswith("_FILE") and v.startswith("/")):
+            v = map_path(v, mounts)
+        elif e["name"] in ("NVIDIA_DRIVER_REPO_KEY", "NVIDIA_MODULE_CERT"):
+            v = ",".join(map_path(x, mounts) for x in v.split(","))
+        elif e["name"] == "NVIDIA_DRIVER_REPO":
+            # file:// is opened inside the container: its path is a container path.
+            v = ",".join("file://" + map_path(u[len("file://"):], mounts)
+                         if u.startswith("file://") else u for u in v.split(","))
+        env[e["name"]] = v
+    # The node's running kernel (uname -r of the fake root's host).
+    env["NVIDIA_KERNEL_RELEASE"] = os.environ["NODE_KERNEL"]
+    env.update(fake_kernel_env())
+    name = o["metadata"]["name"]
+    log = os.path.join(CLUSTER, "pods", name + ".log")
+    with open(log, "w") as f:
+        r = subprocess.run([os.environ["BIN"]] + init.get("args", []), env=env,
+                           stdout=f, stderr=subprocess.STDOUT)
+    open(os.path.join(CLUSTER, "pods", name + ".rc"), "w").write("%d\n" % r.returncode)
+    with open(os.path.join(CLUSTER, "pods", "runs"), "a") as f:
+        f.write("%s %d\n" % (name, r.returncode))
+    sys.stderr.write("stand-in: pod of daemonset/%s on %s: installer exit %d\n"
+                     % (name, os.environ["NODE"], r.returncode))
+
+
+def ready(o):
+    """The pod's readiness: its init container succeeded and the probe's command holds."""
+    name = o["metadata"]["name"]
+    rc = os.path.join(CLUSTER, "pods", name + ".rc")
+    if not os.path.exists(rc) or open(rc).read().strip() != "0":
+        return False
+    for c in o["spec"]["template"]["spec"]["containers"]:
+        probe = (c.get("readinessProbe") or {}).get("exec")
+        if probe:
+            cmd = probe["command"]
+            if cmd[:2] != ["test", "-s"]:
+                die("a readiness probe the stand-in cannot run: %s" % cmd)
+            return os.path.getsize(map_path(cmd[2], mount_map(o, c))) > 0 \
+                if os.path.exists(map_path(cmd[2], mount_map(o, c))) else False
+    return True
+
+
+def kube_debug(opts, pos, rest):
+    args = ["debug"] + pos + ["--image", opts["--image"]]
+    if "--profile" in opts:
+        args += ["--profile", opts["--profile"]]
+    # Not attached: the stand-in records the pod kubectl makes, then runs its command.
+    pods = os.environ["KUBE_PODS"]
+    before = open(pods).read().count("\n") if os.path.exists(pods) else 0
+    r = real_kubectl(args + ["--"] + rest, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        die("kubectl debug: %s" % r.stderr.strip())
+    made = open(pods).read().splitlines()
+    if len(made) != before + 1:
+        die("kubectl debug made no pod")
+    pod = json.loads(made[-1])
+    c = pod["containers"][0]
+    node = pos[0].split("/", 1)[1]
+    if node != os.environ["NODE"] or pod["nodeName"] != node:
+        die("debug pod for node %s, on %s" % (node, pod["nodeName"]))
+    if not (c["privileged"] and pod["hostPID"]):
+        die("the debug pod is not privileged in the host's PID namespace (--profile=sysadmin?)")
+    if c["image"] != os.environ["IMAGE"]:
+        die("the debug pod runs %s, not the installer's image" % c["image"])
+    vols = {v["name"]: v["hostPath"] for v in pod["volumes"]}
+    mounts = {m["mountPath"]: os.path.normpath(os.environ["HOST_ROOT"] + "/" + vols[m["name"]])
+              for m in c["volumeMounts"] if vols.get(m["name"])}
+    cmd = [map_path(a, mounts) if a.startswith("/") else a for a in c["command"] + c["args"]]
+    env = {"PATH": IMAGE_PATH}
+    if cmd[0] == "nvidia-driver-installer":
+        cmd[0] = os.environ["BIN"]
+        env.update(fake_kernel_env())
+        # uname -r on the node: the fake root's kernel (the build host's is another).
+        env["NVIDIA_KERNEL_RELEASE"] = os.environ["NODE_KERNEL"]
+    elif cmd[0] not in ("cat", "rm"):
+        die("a command the stand-in does not run in a debug pod: %s" % cmd[0])
+    for a in cmd[1:]:
+        if a.startswith("/") and not a.startswith(os.environ["HOST_ROOT"]) and cmd[0] == "rm":
+            die("rm outside the node's /host: %s" % a)
+    return subprocess.run(cmd, env=env).returncode
+
+
+def rollout(before, o):
+    """What the DaemonSet controller does on the node after an object changed: a new pod
+    where the DaemonSet is new, or its template changed under RollingUpdate."""
+    if o["kind"] != "DaemonSet" or not selects(o, node_labels()):
+        return
+    if before is None:
+        return run_init(o)
+    strategy = o["spec"].get("updateStrategy", {}).get("type", "RollingUpdate")
+    if before["spec"]["template"] != o["spec"]["template"] and strategy == "RollingUpdate":
+        run_init(o)
+
+
+def kube_local(verb, opts, pos, rest):
+    """set env / patch: kubectl itself, --local, on the applied DaemonSet."""
+    # patch TYPE NAME, patch TYPE/NAME, set env TYPE/NAME
+    target = pos[1] if verb == "set" else pos[0]
+    if verb == "patch" and "/" not in target:
+        target = "%s/%s" % (pos[0], pos[1])
+        pos = [target] + pos[2:]
+    kind, name = target.split("/", 1)
+    if kind not in ("daemonset", "ds", "daemonsets", "daemonset.apps"):
+        die("kubectl %s of %s: the runbooks change DaemonSets" % (verb, target))
+    kind = "DaemonSet"
+    f = state_file(kind, name)
+    if not os.path.exists(f):
+        die("%s %s is not applied" % (kind, name))
+    args = [verb] + (["env"] if verb == "set" else []) + ["--local", "-f", f, "-o", "yaml"]
+    for k in ("-c", "-p", "--type"):
+        if k in opts:
+            args += [k, opts[k]]
+    args += [p for p in pos[2:]] if verb == "set" else []
+    r = subprocess.run(["kubectl"] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, env=dict(os.environ, HOME=os.path.join(CLUSTER, "home")))
+    if r.returncode != 0:
+        die("kubectl %s: %s" % (verb, r.stderr.strip()))
+    before = yaml.safe_load(open(f))
+    open(f, "w").write(r.stdout)
+    print("daemonset.apps/%s %s" % (name, "patched" if verb == "patch" else "env updated"))
+    rollout(before, yaml.safe_load(r.stdout))
+    return 0
+
+
+def kube_apply(opts):
+    r = real_kubectl(["apply", "--dry-run=client", "--validate=false", "-f", opts["-f"]])
+    if r.returncode != 0:
+        die("kubectl apply refused %s" % opts["-f"])
+    paths = sorted(glob.glob(os.path.join(opts["-f"], "*.yaml"))) \
+        if os.path.isdir(opts["-f"]) else [opts["-f"]]
+    # kubectl applies the files in lexical order (a directory is walked), each object in
+    # turn: after each one, what the cluster runs must never select a node twice.
+    for p in paths:
+        for o in yaml.safe_load_all(open(p)):
+            if o:
+                f = state_file(o["kind"], o["metadata"]["name"])
+                before = yaml.safe_load(open(f)) if os.path.exists(f) else None
+                yaml.safe_dump(o, open(f, "w"))
+                exclusive([os.path.join(CLUSTER, "ds")])
+                rollout(before, o)
+    return 0
+
+
+def kube_delete(opts, pos):
+    if "-f" in opts:
+        for o in yaml.safe_load_all(open(opts["-f"])):
+            if o:
+                f = state_file(o["kind"], o["metadata"]["name"])
+                if not os.path.exists(f):
+                    die("%s %s is not applied" % (o["kind"], o["metadata"]["name"]))
+                os.unlink(f)
+                print('%s "%s" deleted' % (o["kind"].lower(), o["metadata"]["name"]))
+        return 0
+    if pos != ["pod"]:
+        die("kubectl delete %s: the stand-in deletes pods and files only" % pos)
+    node_of(opts.get("--field-selector"))
+    found = pods_on_node(opts.get("-l", ""))
+    if not found:
+        die("no pod matches %s on the node" % opts.get("-l"))
+    for o in found:
+        print('pod "%s-%s" deleted' % (o["metadata"]["name"], os.environ["NODE"]))
+        # The DaemonSet replaces it at once: the new pod's init container runs install.
+        run_init(o)
+    return 0
+
+
+def kube_drain(pos):
+    if pos[0] != os.environ["NODE"]:
+        die("no node %s" % pos[0])
+    # The node's GPU workloads are evicted: processes holding /dev/nvidia* end.
+    proc = os.path.join(os.environ["HOST_ROOT"], "proc")
+    for d in glob.glob(os.path.join(proc, "[0-9]*")):
+        if any(os.readlink(l).startswith("/dev/nvidia") for l in glob.glob(d + "/fd/*")):
+            subprocess.run(["rm", "-rf", d], check=True)
+    print("node/%s drained" % pos[0])
+    return 0
+
+
+def kubectl(args):
+    opts, pos, rest = parse(args)
+    ns = opts.get("-n", opts.get("--namespace"))
+    verb, pos = pos[0], pos[1:]
+    if verb in ("drain", "cordon", "uncordon"):
+        if pos[0] != os.environ["NODE"]:
+            die("no node %s" % pos[0])
+        return kube_drain(pos) if verb == "drain" else print("node/%s %sed" % (pos[0], verb)) or 0
+    if verb == "debug":
+        if not pos[0].startswith("node/"):
+            die("kubectl debug of %s: the runbooks debug nodes" % pos[0])
+        return kube_debug(opts, pos, rest)
+    if verb == "apply":
+        return kube_apply(opts)
+    if verb in ("set", "patch"):
+        if ns != "kube-system":
+            die("kubectl %s outside kube-system" % verb)
+        return kube_local(verb, opts, pos, rest)
+    if verb == "delete":
+        if "-f" not in opts and ns != "kube-system":
+            die("kubectl delete pod outside kube-system")
+        return kube_delete(opts, pos)
+    if verb == "wait":
+        node_of(opts.get("--field-selector"))
+        found = pods_on_node(opts.get("-l", ""))
+        if not found:
+            sys.stderr.write("error: no matching resources found\n")
+            return 1
+        bad = [o["metadata"]["name"] for o in found if not ready(o)]
+        if bad:
+            sys.stderr.write("error: timed out waiting for the condition on pods of %s\n" % bad)
+            return 1
+        for o in found:
+            print("pod/%s-%s condition met" % (o["metadata"]["name"], os.environ["NODE"]))
+        return 0
+    if verb == "get" and pos == ["pod"] and opts.get("-o") == "name":
+        node_of(opts.get("--field-selector"))
+        for o in pods_on_node(opts.get("-l", "")):
+            print("pod/%s-%s" % (o["metadata"]["name"], os.environ["NODE"]))
+        return 0
+    if verb == "get" and pos == ["daemonset"] and opts.get("-o") == "name":
+        for f, o in state_objects():
+            if o["kind"] == "DaemonSet" and label_selector(opts.get("-l", ""), o["metadata"].get("labels", {})):
+                print("daemonset.apps/" + o["metadata"]["name"])
+        return 0
+    if verb == "get" and pos == ["nodes"] and opts.get("-o") == "name":
+        if label_selector(opts.get("-l", ""), node_labels()):
+            print("node/" + os.environ["NODE"])
+        return 0
+    if verb == "logs":
+        name = pos[0].split("/", 1)[1].rsplit("-" + os.environ["NODE"], 1)[0]
+        if opts.get("-c") != "nvidia-driver-installer":
+            die("logs of container %s" % opts.get("-c"))
+        log = os.path.join(CLUSTER, "pods", name + ".log")
+        if not os.path.exists(log):
+            die("pod %s has not run" % pos[0])
+        sys.stdout.write(open(log).read())
+        return 0
+    die("the stand-in cluster does not know `kubectl %s`" % " ".join(args))
+
+
+def main():
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "blocks":
+        print("\n".join(n for n, _ in fences(args[0])))
+    elif cmd == "block":
+        hits = [t for n, t in fences(args[0]) if n == args[1]]
+        if len(hits) != 1:
+            die("%s has %d blocks test=%s" % (args[0], len(hits), args[1]))
+        sys.stdout.write(hits[0])
+    elif cmd == "exclusive":
+        sets, n = exclusive(args)
+        print("%d DaemonSet(s), %d node label sets, each selected by at most one" % (len(sets), n))
+    elif cmd == "covers":
+        covers(args[0], args[1:])
+    elif cmd == "kubectl":
+        sys.exit(kubectl(args))
+    else:
+        die("unknown command " + cmd)
+
+
+if __name__ == "__main__":
+    main()
