@@ -30,9 +30,9 @@ COPY --from=build /src/build/nvidia-driver-installer /usr/bin/nvidia-driver-inst
 # Its static helpers, found beside it (installer/helpers.h): the CDI hook and ldconfig it
 # copies to the install dir, and the launcher that stands in bin/ for the driver's programs.
 COPY --from=build /src/build/libexec/nvidia-driver-installer /usr/libexec/nvidia-driver-installer
-# The reference documents its messages and --help name (the Makefile's DOCS_SHIPPED, at its
-# DOCDIR): what an exit code means, every option, the --json formats, the repository format,
-# and the design and benchmark notes they link to (t_doc_paths).
-COPY docs/configuration.md docs/exit-codes.md docs/json.md docs/repository-format.md docs/design.md docs/benchmarks.md docs/metrics.md /usr/share/doc/nvidia-driver-installer/
+# The documents its messages and --help name, and those they link (the Makefile's
+# DOCS_SHIPPED, at its DOCDIR; t_doc_paths): what an exit code means, every option, the
+# --json formats, the metrics, the repository format, the runbooks, and the design notes.
+COPY docs/benchmarks.md docs/building-packages.md docs/configuration.md docs/design.md docs/exit-codes.md docs/json.md docs/metrics.md docs/operations.md docs/reliability.md docs/repository-format.md docs/testing.md /usr/share/doc/nvidia-driver-installer/
 ENTRYPOINT ["/usr/bin/nvidia-driver-installer"]
 CMD ["install"]
