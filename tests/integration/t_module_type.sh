@@ -72,6 +72,12 @@ assert_eq "$(cat "$T/root/sys/module/nvidia/taint")" O "the open module's taint"
 ls "$T/root/$IDIR_REL/.versions" | grep -q "^$V-open-" || fail "version id: $(ls "$T/root/$IDIR_REL/.versions")"
 grep -qx "nvidia.com/gpu.driver-installer.kernel-module-type=open" "$labels" || fail "labels: $(cat "$labels")"
 grep -qF 'module_type="open"' "$T/root/var/lib/node_exporter/m.prom" || fail "metrics: $(grep driver_info "$T/root/var/lib/node_exporter/m.prom")"
+# Their consumers: NFD keeps the label (its rules: tests/tools/nfd-local.py), promtool the metric.
+python3 "$SRC/tests/tools/nfd-local.py" "$(dirname "$labels")" 2>"$T/ignored" >"$T/node-labels"
+grep -qx "nvidia.com/gpu.driver-installer.kernel-module-type=open" "$T/node-labels" ||
+    fail "NFD drops the flavour label: $(cat "$T/ignored")"
+promtool check metrics <"$T/root/var/lib/node_exporter/m.prom" >"$T/promtool" 2>&1 ||
+    fail "promtool: $(cat "$T/promtool")"
 # A re-run in the same flavour changes nothing in the kernel.
 expect_rc 0 install --repo "$R" $(kernel_args) --kernel-module-type open
 expect_err "driver already loaded"
