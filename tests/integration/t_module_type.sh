@@ -83,6 +83,13 @@ expect_rc 0 install --repo "$R" $(kernel_args) --kernel-module-type open
 expect_err "driver already loaded"
 if grep -q "unloading the loaded driver" "$T/err"; then fail "a re-run reloaded the driver"; fi
 
+# doctor: a loaded flavour that is not the installed one (the kernel's taint says P).
+echo PO >"$T/root/sys/module/nvidia/taint"
+expect_rc 9 doctor --kernel-release "$KERNEL"
+expect_out "the proprietary modules of $V are loaded, the open ones are installed"
+echo O >"$T/root/sys/module/nvidia/taint"
+inst doctor --kernel-release "$KERNEL"
+if grep -q "module type" "$T/out"; then fail "doctor: $(grep "module type" "$T/out")"; fi
 # doctor: the open modules loaded while a Volta sits on the bus (which they do not drive).
 add_pci "$T/root" 0000:00:05.0 10de 1db1 0x030200
 expect_rc 9 doctor --repo "$R" --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL"
