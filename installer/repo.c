@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "repo.h"
+#include "repo_kmt.h"
 #include "version.h"
 
 DEFINE_POINTER_CLEANUP(json_object, json_object_put)
@@ -190,7 +191,7 @@ static int parse_package(json_object *o, const char *where, struct repo_package 
 		return err_set(e, EXIT_VERIFY, "%s: \"size\" %lld out of range", where,
 			       (long long)size);
 	p->size = (uint64_t)size;
-	if (parse_signer(o, where, p, e) < 0)
+	if (parse_signer(o, where, p, e) < 0 || repo_kmt_parse_package(o, where, p, e) < 0)
 		return -1;
 	if (!json_object_object_get_ex(o, "unpacked_size", &v))
 		return 0;
@@ -203,7 +204,7 @@ static int parse_package(json_object *o, const char *where, struct repo_package 
 	return 0;
 }
 
-static int parse_pci_id(const char *s, uint32_t *ret)
+int repo_parse_pci_id(const char *s, uint32_t *ret)
 {
 	unsigned vendor, device;
 	int n = 0;
@@ -251,7 +252,7 @@ static int parse_pci_ids(json_object *arr, const char *where, struct repo_driver
 		json_object *v = json_object_array_get_idx(arr, i);
 
 		if (!json_object_is_type(v, json_type_string) ||
-		    parse_pci_id(json_object_get_string(v), &d->pci_ids[i]) < 0)
+		    repo_parse_pci_id(json_object_get_string(v), &d->pci_ids[i]) < 0)
 			return err_set(
 				e, EXIT_VERIFY,
 				"%s: \"supported_pci_ids\"[%zu] must look like \"10de:2330\"",
@@ -281,7 +282,8 @@ static int parse_driver(json_object *o, size_t index, struct repo_driver *d, str
 		return -1;
 	if (tags && parse_strings(tags, where, "tags", &d->tags, &d->n_tags, e) < 0)
 		return -1;
-	if (pci && parse_pci_ids(pci, where, d, e) < 0)
+	if ((pci && parse_pci_ids(pci, where, d, e) < 0) ||
+	    repo_kmt_parse_driver(o, where, d, e) < 0)
 		return -1;
 	d->pkgs = calloc(json_object_array_length(pkgs) + 1, sizeof(*d->pkgs));
 	if (!d->pkgs)
@@ -294,7 +296,7 @@ static int parse_driver(json_object *o, size_t index, struct repo_driver *d, str
 		if (parse_package(json_object_array_get_idx(pkgs, i), pwhere, &d->pkgs[i], e) < 0)
 			return -1;
 	}
-	return 0;
+	return repo_kmt_check_layout(d, where, e);
 }
 
 /* N decimal digits at S, as a number; -1 unless all N are digits. */
@@ -521,6 +523,7 @@ void repo_index_free(struct repo_index *idx)
 			free(d->tags[t]);
 		free(d->tags);
 		free(d->pci_ids);
+		repo_kmt_driver_done(d);
 		for (size_t p = 0; p < d->n_pkgs; p++)
 			package_done(&d->pkgs[p]);
 		free(d->pkgs);
@@ -553,42 +556,76 @@ static int package_fit(const struct repo_package *p, const struct host *h)
 	return (p->os != NULL) + (p->os_build != NULL);
 }
 
-enum repo_verdict repo_driver_judge(const struct repo_driver *d, const struct host *h,
-				    const struct repo_package **ret_pkg, const struct gpu **ret_gpu)
+/* Whether every GPU of H is in D's "supported_pci_ids" (when given); else the first not. */
+static const struct gpu *first_unsupported(const struct repo_driver *d, const struct host *h)
 {
-	const struct repo_package *best = NULL;
-	int best_fit = -1;
-
-	/*
-	 * Of equally specific packages the first listed wins: a variant that installers
-	 * ignoring its field must not take is listed after (repository-format.md, "How the
-	 * format evolves").
-	 */
-	for (size_t i = 0; i < d->n_pkgs; i++) {
-		int fit = package_fit(&d->pkgs[i], h);
-
-		if (fit > best_fit) {
-			best_fit = fit;
-			best = &d->pkgs[i];
-		}
-	}
-	if (!best)
-		return REPO_NO_PACKAGE;
 	for (size_t g = 0; d->has_pci_ids && g < h->n_gpus; g++) {
 		uint32_t id = (uint32_t)h->gpus[g].vendor << 16 | h->gpus[g].device;
 		bool found = false;
 
 		for (size_t i = 0; i < d->n_pci_ids && !found; i++)
 			found = d->pci_ids[i] == id;
-		if (!found) {
-			if (ret_gpu)
-				*ret_gpu = &h->gpus[g];
-			return REPO_GPU_UNSUPPORTED;
+		if (!found)
+			return &h->gpus[g];
+	}
+	return NULL;
+}
+
+enum repo_verdict repo_driver_judge(const struct repo_driver *d, const struct host *h,
+				    enum repo_kmt_policy policy, struct repo_judgement *ret)
+{
+	const struct repo_package *best[REPO_MT_COUNT] = {NULL};
+	int best_fit[REPO_MT_COUNT] = {-1, -1, -1};
+	_cleanup_free_ uint32_t *ids = NULL;
+	unsigned avail = 0;
+
+	memset(ret, 0, sizeof(*ret));
+	/*
+	 * Per flavour, the most specific package; of equals the first listed wins: a
+	 * variant that installers ignoring its field must not take is listed after
+	 * (repository-format.md, "How the format evolves").
+	 */
+	for (size_t i = 0; i < d->n_pkgs; i++) {
+		enum repo_module_type t = d->pkgs[i].module_type;
+		int fit = package_fit(&d->pkgs[i], h);
+
+		if (fit > best_fit[t]) {
+			best_fit[t] = fit;
+			best[t] = &d->pkgs[i];
 		}
 	}
-	if (ret_pkg)
-		*ret_pkg = best;
-	return REPO_OK;
+	for (unsigned t = REPO_MT_PROPRIETARY; t < REPO_MT_COUNT; t++)
+		avail |= best[t] ? 1u << t : 0;
+	if (!avail && !best[REPO_MT_UNSTATED])
+		return ret->verdict = REPO_NO_PACKAGE;
+	if (!avail) {
+		/* No flavour stated for this host: judged as before the field existed. */
+		if (policy != REPO_KMT_AUTO) {
+			snprintf(
+				ret->kmt.reason, sizeof(ret->kmt.reason),
+				"--kernel-module-type %s: the packages of %s for kernel %s do not say their module type (packages[].module_type)",
+				policy == REPO_KMT_OPEN ? "open" : "proprietary", d->version,
+				h->kernel);
+			return ret->verdict = REPO_MODULE_TYPE;
+		}
+		ret->gpu = first_unsupported(d, h);
+		if (ret->gpu)
+			return ret->verdict = REPO_GPU_UNSUPPORTED;
+		ret->pkg = best[REPO_MT_UNSTATED];
+		return ret->verdict = REPO_OK;
+	}
+	ids = calloc(h->n_gpus + 1, sizeof(*ids));
+	if (!ids) {
+		snprintf(ret->kmt.reason, sizeof(ret->kmt.reason), "out of memory");
+		return ret->verdict = REPO_MODULE_TYPE;
+	}
+	for (size_t g = 0; g < h->n_gpus; g++)
+		ids[g] = (uint32_t)h->gpus[g].vendor << 16 | h->gpus[g].device;
+	repo_kmt_decide(d, ids, h->n_gpus, policy, avail, h->kernel, &ret->kmt);
+	if (!ret->kmt.ok)
+		return ret->verdict = REPO_MODULE_TYPE;
+	ret->pkg = best[ret->kmt.type];
+	return ret->verdict = REPO_OK;
 }
 
 bool repo_request_is_valid(const char *request)
@@ -615,12 +652,14 @@ bool repo_driver_wanted(const struct repo_index *idx, const struct repo_driver *
 }
 
 const struct repo_driver *repo_resolve_tag(const struct repo_index *idx, const struct host *h,
-					   const char *request)
+					   enum repo_kmt_policy policy, const char *request)
 {
+	struct repo_judgement j;
+
 	/* Drivers are sorted newest first: the first that qualifies wins. */
 	for (size_t i = 0; i < idx->n_drivers; i++) {
 		if (repo_driver_wanted(idx, &idx->drivers[i], request) &&
-		    repo_driver_judge(&idx->drivers[i], h, NULL, NULL) == REPO_OK)
+		    repo_driver_judge(&idx->drivers[i], h, policy, &j) == REPO_OK)
 			return &idx->drivers[i];
 	}
 	return NULL;
@@ -685,12 +724,13 @@ static int select_fail_no_package(const struct repo_index *idx, const struct hos
 }
 
 int repo_select(const struct repo_index *idx, const struct host *h, const char *request,
-		struct repo_choice *ret, struct err *e)
+		enum repo_kmt_policy policy, struct repo_choice *ret, struct err *e)
 {
 	const struct repo_driver *first_wanted = NULL;
 	const struct gpu *bad_gpu = NULL;
 	const struct repo_driver *gpu_driver = NULL;
-	char what[128];
+	char what[128], kmt_reason[REPO_REASON_MAX] = "";
+	struct repo_judgement j;
 
 	if (!repo_request_is_valid(request))
 		return err_set(
@@ -699,23 +739,25 @@ int repo_select(const struct repo_index *idx, const struct host *h, const char *
 			request);
 	for (size_t i = 0; i < idx->n_drivers; i++) {
 		const struct repo_driver *d = &idx->drivers[i];
-		const struct repo_package *pkg = NULL;
-		const struct gpu *gpu = NULL;
 
 		if (!repo_driver_wanted(idx, d, request))
 			continue;
 		if (!first_wanted)
 			first_wanted = d;
-		switch (repo_driver_judge(d, h, &pkg, &gpu)) {
+		switch (repo_driver_judge(d, h, policy, &j)) {
 		case REPO_OK:
 			ret->driver = d;
-			ret->pkg = pkg;
+			ret->pkg = j.pkg;
 			return 0;
 		case REPO_GPU_UNSUPPORTED:
 			if (!bad_gpu) {
-				bad_gpu = gpu;
+				bad_gpu = j.gpu;
 				gpu_driver = d;
 			}
+			break;
+		case REPO_MODULE_TYPE:
+			if (!kmt_reason[0])
+				snprintf(kmt_reason, sizeof(kmt_reason), "%s", j.kmt.reason);
 			break;
 		case REPO_NO_PACKAGE:
 			break;
@@ -732,6 +774,13 @@ int repo_select(const struct repo_index *idx, const struct host *h, const char *
 				"no driver in the repository matches version '%s'", request);
 			err_hint(e, "see the versions the repository offers with list-versions");
 		}
+		return -1;
+	}
+	if (kmt_reason[0]) {
+		err_set(e, EXIT_NO_MATCH, "%s", kmt_reason);
+		err_hint(
+			e,
+			"see each flavour's GPUs with list-versions; choose a driver or --kernel-module-type (NVIDIA_KERNEL_MODULE_TYPE) that suits every GPU of the node");
 		return -1;
 	}
 	if (bad_gpu) {

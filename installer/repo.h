@@ -21,7 +21,42 @@
 #define REPO_ID_MAX 128
 #define REPO_IDENTITY_SIZE (sizeof("repository:") + REPO_ID_MAX)
 
+/* A package's kernel module flavour ("module_type"; docs/repository-format.md). */
+enum repo_module_type {
+	REPO_MT_UNSTATED = 0, /* no "module_type": every index before the field */
+	REPO_MT_PROPRIETARY,
+	REPO_MT_OPEN,
+};
+#define REPO_MT_COUNT 3
+
+/*
+ * The first branch where NVIDIA's own installer installs the open modules by default
+ * wherever the GPUs support them (docs/configuration.md, --kernel-module-type).
+ */
+#define REPO_OPEN_DEFAULT_BRANCH 560
+
+/* The node's --kernel-module-type. */
+enum repo_kmt_policy {
+	REPO_KMT_AUTO = 0,
+	REPO_KMT_OPEN,
+	REPO_KMT_PROPRIETARY,
+};
+
+/* A list of PCI ids (vendor << 16 | device); KNOWN false: the index does not give it. */
+struct repo_pci_list {
+	bool known;
+	uint32_t *ids;
+	size_t n;
+};
+
+/* "gpu_names": a GPU's name, for messages only. */
+struct repo_gpu_name {
+	uint32_t id;
+	char *name;
+};
+
 struct repo_package {
+	enum repo_module_type module_type;
 	char *kernel;	/* exact uname -r */
 	char *arch;	/* uname -m; "amd64"/"arm64" are normalised */
 	char *os;	/* os-release ID, or NULL for any */
@@ -44,6 +79,10 @@ struct repo_driver {
 	bool has_pci_ids;
 	uint32_t *pci_ids; /* vendor << 16 | device */
 	size_t n_pci_ids;
+	/* "module_types": the GPUs each flavour supports ([REPO_MT_UNSTATED] is unused). */
+	struct repo_pci_list module_types[REPO_MT_COUNT];
+	struct repo_gpu_name *gpu_names;
+	size_t n_gpu_names;
 	struct repo_package *pkgs;
 	size_t n_pkgs;
 };
@@ -65,14 +104,56 @@ struct repo_index {
 /* Why a driver cannot be installed on a host. */
 enum repo_verdict {
 	REPO_OK,
-	REPO_NO_PACKAGE,     /* nothing for this kernel, arch, OS and build */
-	REPO_GPU_UNSUPPORTED /* supported_pci_ids lacks a GPU of the host */
+	REPO_NO_PACKAGE,      /* nothing for this kernel, arch, OS and build */
+	REPO_GPU_UNSUPPORTED, /* supported_pci_ids lacks a GPU of the host */
+	REPO_MODULE_TYPE      /* no module flavour of the driver suits the host and the policy */
 };
 
 struct repo_choice {
 	const struct repo_driver *driver;
 	const struct repo_package *pkg;
 };
+
+#define REPO_REASON_MAX 384
+
+/*
+ * Which module flavour of a driver a host takes (repo_kmt_decide). OK: TYPE is the
+ * flavour; else REASON is the sentence a user reads. EXCLUDED[t] says why flavour t,
+ * offered for the host, was not taken ("" when it was, or was not offered).
+ */
+struct repo_kmt_decision {
+	bool ok;
+	enum repo_module_type type;
+	char reason[REPO_REASON_MAX];
+	char excluded[REPO_MT_COUNT][REPO_REASON_MAX];
+};
+
+/* A driver judged for a host (repo_driver_judge). */
+struct repo_judgement {
+	enum repo_verdict verdict;
+	const struct repo_package *pkg; /* REPO_OK: the package to install */
+	const struct gpu *gpu;		/* REPO_GPU_UNSUPPORTED: the first unsupported GPU */
+	struct repo_kmt_decision kmt;	/* REPO_MODULE_TYPE: kmt.reason; REPO_OK: kmt.excluded */
+};
+
+/* "open", "proprietary", or NULL for REPO_MT_UNSTATED. */
+const char *repo_module_type_name(enum repo_module_type t);
+
+/* Parses "auto", "open" or "proprietary". Returns 0, or -1 for anything else. */
+int repo_kmt_policy_parse(const char *s, enum repo_kmt_policy *ret);
+
+/* The name "gpu_names" gives GPU ID (vendor << 16 | device) in D, or NULL. */
+const char *repo_gpu_name(const struct repo_driver *d, uint32_t id);
+
+/*
+ * The module flavour decision, a pure function of the host's GPUs (GPUS, N_GPUS: vendor
+ * << 16 | device), the driver entry D and POLICY. AVAIL has bit (1u << t) set for each
+ * flavour t that has a package for the host; KERNEL names the host's kernel in messages.
+ * Only REPO_MT_OPEN and REPO_MT_PROPRIETARY are decided between. Fills *RET.
+ */
+void repo_kmt_decide(const struct repo_driver *d, const uint32_t *gpus, size_t n_gpus,
+		     enum repo_kmt_policy policy, unsigned avail, const char *kernel,
+		     struct repo_kmt_decision *ret);
 
 /*
  * Parses an RFC 3339 time in UTC, "2026-11-30T04:13:03Z" with optional fractional
@@ -112,24 +193,26 @@ _must_check_ int repo_check_not_older(const struct repo_index *idx, const char *
 bool repo_driver_has_tag(const struct repo_driver *d, const char *tag);
 
 /*
- * Judges DRIVER for HOST. On REPO_OK *ret_pkg is the most specific matching
- * package; on REPO_GPU_UNSUPPORTED *ret_gpu is the first unsupported GPU.
+ * Judges DRIVER for HOST under POLICY (--kernel-module-type) and fills *RET. On
+ * REPO_OK ret->pkg is the package to install: of the flavour repo_kmt_decide takes
+ * when the driver states flavours for the host, the most specific (first listed of
+ * equals) of it. Returns ret->verdict.
  */
 enum repo_verdict repo_driver_judge(const struct repo_driver *d, const struct host *h,
-				    const struct repo_package **ret_pkg,
-				    const struct gpu **ret_gpu);
+				    enum repo_kmt_policy policy, struct repo_judgement *ret);
 
 /*
- * Resolves REQUEST ("default", "latest", "550" or "550.90.07") for HOST.
- * Returns 0 and fills *ret, or -1 with EXIT_NO_MATCH (or EXIT_USAGE for a
+ * Resolves REQUEST ("default", "latest", "550" or "550.90.07") for HOST under
+ * POLICY. Returns 0 and fills *ret, or -1 with EXIT_NO_MATCH (or EXIT_USAGE for a
  * malformed request) and a message naming what is missing.
  */
 _must_check_ int repo_select(const struct repo_index *idx, const struct host *h,
-			     const char *request, struct repo_choice *ret, struct err *e);
+			     const char *request, enum repo_kmt_policy policy,
+			     struct repo_choice *ret, struct err *e);
 
-/* The driver "default" and "latest" resolve to on HOST, or NULL. */
+/* The driver "default" and "latest" resolve to on HOST under POLICY, or NULL. */
 const struct repo_driver *repo_resolve_tag(const struct repo_index *idx, const struct host *h,
-					   const char *request);
+					   enum repo_kmt_policy policy, const char *request);
 
 /*
  * Whether DRIVER of IDX answers REQUEST: "latest" every driver, "default" the drivers

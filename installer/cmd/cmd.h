@@ -49,3 +49,5 @@ struct kernel_opts session_kernel_opts(const struct config *c);
 struct expose_opts session_expose_opts(const struct config *c);
 struct source_opts session_source_opts(const struct config *c);
 struct hostpath_opts session_hostpath_opts(const struct config *c);
+/* --kernel-module-type (validated by config_validate; anything else reads as auto). */
+enum repo_kmt_policy session_kmt_policy(const struct config *c);

@@ -50,12 +50,14 @@ struct carried {
 	size_t mirror; /* r == 1: which */
 };
 
-static void verdict_reason(enum repo_verdict v, const struct host *h, const struct gpu *gpu,
-			   char *buf, size_t size)
+static void verdict_reason(const struct repo_judgement *j, const struct host *h, char *buf,
+			   size_t size)
 {
-	if (v == REPO_GPU_UNSUPPORTED)
-		snprintf(buf, size, "does not support GPU %04x:%04x at %s", gpu->vendor,
-			 gpu->device, gpu->bdf);
+	if (j->verdict == REPO_GPU_UNSUPPORTED)
+		snprintf(buf, size, "does not support GPU %04x:%04x at %s", j->gpu->vendor,
+			 j->gpu->device, j->gpu->bdf);
+	else if (j->verdict == REPO_MODULE_TYPE)
+		snprintf(buf, size, "%s", j->kmt.reason);
 	else
 		snprintf(buf, size, "no package for kernel %s (%s, os %s%s%s)", h->kernel, h->arch,
 			 h->os_id, h->os_build_id ? ", build " : "",
@@ -73,17 +75,20 @@ static void not_carried_reason(const struct repo_package *pkg, char *buf, size_t
  * Asks the mirrors about the package of each driver the index calls installable here.
  * NULL on ENOMEM. Not knowing (a mirror that does not answer) keeps the index's word.
  */
-static struct carried *probe_carried(struct source *src, const struct host *h)
+static struct carried *probe_carried(struct source *src, const struct host *h,
+				     enum repo_kmt_policy policy)
 {
 	struct carried *car = calloc(src->idx->n_drivers ? src->idx->n_drivers : 1, sizeof(*car));
 
 	for (size_t i = 0; car && i < src->idx->n_drivers; i++) {
-		const struct repo_package *pkg = NULL;
+		const struct repo_package *pkg;
+		struct repo_judgement j;
 		struct err pe;
 
 		car[i].r = -1;
-		if (repo_driver_judge(&src->idx->drivers[i], h, &pkg, NULL) != REPO_OK)
+		if (repo_driver_judge(&src->idx->drivers[i], h, policy, &j) != REPO_OK)
 			continue;
+		pkg = j.pkg;
 		err_clear(&pe);
 		car[i].r = source_probe_package(src, pkg, &car[i].mirror, &pe);
 		if (car[i].r < 0)
@@ -107,13 +112,34 @@ static json_object *signer_json(const struct repo_package *pkg)
 	return s;
 }
 
-static json_object *driver_json(const struct repo_driver *d, const struct host *h,
-				const struct repo_driver *def, const struct repo_driver *latest,
-				const struct carried *car, const struct source *src)
+/* The flavours offered for the host but not taken, and why. */
+static json_object *excluded_json(const struct repo_judgement *j)
 {
-	const struct repo_package *pkg = NULL;
-	const struct gpu *gpu = NULL;
-	enum repo_verdict v = repo_driver_judge(d, h, &pkg, &gpu);
+	json_object *arr = json_object_new_array();
+
+	for (unsigned t = REPO_MT_PROPRIETARY; t < REPO_MT_COUNT; t++) {
+		json_object *x;
+
+		if (!j->kmt.excluded[t][0])
+			continue;
+		x = json_object_new_object();
+		json_object_object_add(
+			x, "module_type",
+			json_object_new_string(repo_module_type_name((enum repo_module_type)t)));
+		json_object_object_add(x, "reason", json_object_new_string(j->kmt.excluded[t]));
+		json_object_array_add(arr, x);
+	}
+	return arr;
+}
+
+static json_object *driver_json(const struct repo_driver *d, const struct host *h,
+				enum repo_kmt_policy policy, const struct repo_driver *def,
+				const struct repo_driver *latest, const struct carried *car,
+				const struct source *src)
+{
+	struct repo_judgement j;
+	enum repo_verdict v = repo_driver_judge(d, h, policy, &j);
+	const struct repo_package *pkg = j.pkg;
 	json_object *o = json_object_new_object(), *tags = json_object_new_array();
 	char reason[640];
 	bool not_carried = v == REPO_OK && car->r == 0;
@@ -126,6 +152,10 @@ static json_object *driver_json(const struct repo_driver *d, const struct host *
 			       json_object_new_boolean(v == REPO_OK && !not_carried));
 	json_object_object_add(o, "default", json_object_new_boolean(d == def));
 	json_object_object_add(o, "latest", json_object_new_boolean(d == latest));
+	json_object_object_add(
+		o, "module_type",
+		json_string_or_null(v == REPO_OK ? repo_module_type_name(pkg->module_type) : NULL));
+	json_object_object_add(o, "excluded_module_types", excluded_json(&j));
 	if (not_carried) {
 		not_carried_reason(pkg, reason, sizeof(reason));
 		json_object_object_add(o, "reason", json_object_new_string(reason));
@@ -143,24 +173,25 @@ static json_object *driver_json(const struct repo_driver *d, const struct host *
 			car->r == 1 ? json_object_new_string(src->mirrors[car->mirror]) : NULL);
 		json_object_object_add(o, "reason", NULL);
 	} else {
-		verdict_reason(v, h, gpu, reason, sizeof(reason));
+		verdict_reason(&j, h, reason, sizeof(reason));
 		json_object_object_add(o, "reason", json_object_new_string(reason));
 	}
 	return o;
 }
 
 static void list_text(const struct repo_index *idx, const struct host *h,
-		      const struct repo_driver *def, const struct repo_driver *latest,
-		      const struct carried *car)
+		      enum repo_kmt_policy policy, const struct repo_driver *def,
+		      const struct repo_driver *latest, const struct carried *car)
 {
 	printf("host: kernel %s (%s), os %s%s%s, %zu NVIDIA GPU(s)\n", h->kernel, h->arch, h->os_id,
 	       h->os_build_id ? " build " : "", h->os_build_id ? h->os_build_id : "", h->n_gpus);
 	printf("%-14s %-20s %s\n", "VERSION", "TAGS", "STATUS");
 	for (size_t i = 0; i < idx->n_drivers; i++) {
 		const struct repo_driver *d = &idx->drivers[i];
-		const struct repo_package *pkg = NULL;
-		const struct gpu *gpu = NULL;
-		enum repo_verdict v = repo_driver_judge(d, h, &pkg, &gpu);
+		struct repo_judgement j;
+		enum repo_verdict v = repo_driver_judge(d, h, policy, &j);
+		const struct repo_package *pkg = j.pkg;
+		const char *mt = v == REPO_OK ? repo_module_type_name(pkg->module_type) : NULL;
 		char tags[128] = "-", reason[640];
 		size_t len = 0;
 
@@ -171,15 +202,22 @@ static void list_text(const struct repo_index *idx, const struct host *h,
 			not_carried_reason(pkg, reason, sizeof(reason));
 			printf("%-14s %-20s excluded: %s\n", d->version, tags, reason);
 		} else if (v == REPO_OK) {
-			printf("%-14s %-20s installable%s%s\n", d->version, tags,
-			       d == def ? " (default)" : "", d == latest ? " (latest)" : "");
+			printf("%-14s %-20s installable%s%s%s%s\n", d->version, tags,
+			       d == def ? " (default)" : "", d == latest ? " (latest)" : "",
+			       mt ? ": " : "", mt ? mt : "");
 			if (pkg->has_signer)
 				printf("%-14s %-20s modules signed by '%s' (key %s, certificate sha256 %s)\n",
 				       "", "", pkg->signer_subject, pkg->signer_key_id,
 				       pkg->signer_sha256);
 		} else {
-			verdict_reason(v, h, gpu, reason, sizeof(reason));
+			verdict_reason(&j, h, reason, sizeof(reason));
 			printf("%-14s %-20s excluded: %s\n", d->version, tags, reason);
+		}
+		for (unsigned t = REPO_MT_PROPRIETARY; t < REPO_MT_COUNT; t++) {
+			if (j.kmt.excluded[t][0])
+				printf("%-14s %-20s %s modules excluded: %s\n", "", "",
+				       repo_module_type_name((enum repo_module_type)t),
+				       j.kmt.excluded[t]);
 		}
 	}
 }
@@ -191,6 +229,7 @@ int list_versions_run(const struct config *c, struct err *e)
 	_cleanup_free_ struct carried *car = NULL;
 	const struct repo_driver *def, *latest;
 	struct source_opts so = session_source_opts(c);
+	enum repo_kmt_policy policy = session_kmt_policy(c);
 	struct host h;
 	struct source src;
 
@@ -204,14 +243,14 @@ int list_versions_run(const struct config *c, struct err *e)
 		host_done(&h);
 		return -1;
 	}
-	car = probe_carried(&src, &h);
+	car = probe_carried(&src, &h, policy);
 	if (!car) {
 		source_done(&src);
 		host_done(&h);
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "list-versions");
 	}
-	def = repo_resolve_tag(src.idx, &h, "default");
-	latest = repo_resolve_tag(src.idx, &h, "latest");
+	def = repo_resolve_tag(src.idx, &h, policy, "default");
+	latest = repo_resolve_tag(src.idx, &h, policy, "latest");
 	if (c->json) {
 		_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 		json_object *arr = json_object_new_array();
@@ -221,17 +260,19 @@ int list_versions_run(const struct config *c, struct err *e)
 		json_object_object_add(o, "os", json_object_new_string(h.os_id));
 		json_object_object_add(o, "os_build", json_string_or_null(h.os_build_id));
 		json_object_object_add(o, "gpus", json_object_new_int((int)h.n_gpus));
+		json_object_object_add(o, "kernel_module_type",
+				       json_object_new_string(c->kernel_module_type));
 		json_object_object_add(o, "default",
 				       json_string_or_null(def ? def->version : NULL));
 		json_object_object_add(o, "latest",
 				       json_string_or_null(latest ? latest->version : NULL));
 		for (size_t i = 0; i < src.idx->n_drivers; i++)
-			json_object_array_add(arr, driver_json(&src.idx->drivers[i], &h, def,
-							       latest, &car[i], &src));
+			json_object_array_add(arr, driver_json(&src.idx->drivers[i], &h, policy,
+							       def, latest, &car[i], &src));
 		json_object_object_add(o, "versions", arr);
 		print_json(o);
 	} else {
-		list_text(src.idx, &h, def, latest, car);
+		list_text(src.idx, &h, policy, def, latest, car);
 	}
 	source_done(&src);
 	host_done(&h);

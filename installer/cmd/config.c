@@ -149,6 +149,10 @@ const struct config_option config_options[] = {
 	/* mirror copies several versions; it does not read NVIDIA_DRIVER_VERSION. */
 	{"driver-version", 0, NULL, CONFIG_LIST, F(mirror_versions), 0, 0, CFG_MIRROR, 0, "V", NULL,
 	 "all", NULL, "a tag (default, latest), a version (550.90.07) or a branch (550)"},
+	{"kernel-module-type", 0, "NVIDIA_KERNEL_MODULE_TYPE", CONFIG_STRING, F(kernel_module_type),
+	 0, 0, CFG_INSTALL | CFG_LIST | CFG_DOCTOR | CFG_MIRROR, CONFIG_NONEMPTY, "TYPE", "auto",
+	 NULL, "kernel_module_type",
+	 "auto, open or proprietary kernel modules (mirror: auto is both)"},
 	{"install-dir", 0, "NVIDIA_INSTALL_DIR_HOST", CONFIG_STRING, F(install_dir), 0, 0,
 	 CFG_INSTALL | CFG_STATUS | CFG_UNINSTALL | CFG_DOCTOR, CONFIG_NONEMPTY, "PATH",
 	 DEFAULT_INSTALL_DIR, NULL, "install_dir", "host install dir"},
@@ -625,6 +629,7 @@ static int check_path(struct problems *p, const char *name, const char *value)
 
 static int check_all(const struct config *c, struct problems *p)
 {
+	enum repo_kmt_policy kmt;
 	char buf[96];
 
 	for (size_t i = 0; i < c->repos.n; i++) {
@@ -645,6 +650,10 @@ static int check_all(const struct config *c, struct problems *p)
 			return -1;
 	}
 	if (check_version(p, "driver-version", c->driver_version) < 0)
+		return -1;
+	if (repo_kmt_policy_parse(c->kernel_module_type, &kmt) < 0 &&
+	    problem(p, "%s: '%s' is not auto, open or proprietary",
+		    label_of("kernel-module-type", buf, sizeof(buf)), c->kernel_module_type) < 0)
 		return -1;
 	if (c->kernel_release && (strchr(c->kernel_release, '/') || !*c->kernel_release) &&
 	    problem(p, "%s: kernel release '%s' is not a release name",

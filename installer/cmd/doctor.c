@@ -189,7 +189,8 @@ static void check_repository(struct doctor *d, const struct config *c, int root_
 		source_done(&src);
 		return;
 	}
-	if (repo_select(src.idx, &s->host, c->driver_version, &choice, &e) == 0) {
+	if (repo_select(src.idx, &s->host, c->driver_version, session_kmt_policy(c), &choice, &e) ==
+	    0) {
 		char fix[384];
 		size_t mirror;
 

@@ -539,7 +539,8 @@ static int plan_source(const struct config *c, struct cache *cache, struct plan 
 		return -1;
 	timing_add(&p->times, TIMING_INDEX, ms_since(t0));
 	t0 = now_ns();
-	r = repo_select(p->src.idx, &p->host, c->driver_version, &p->choice, e);
+	r = repo_select(p->src.idx, &p->host, c->driver_version, session_kmt_policy(c), &p->choice,
+			e);
 	if (r < 0 && e->code == EXIT_NO_MATCH && p->src.fresh) {
 		log_kv(LOG_INFO, "index",
 		       "no match in the node's copy of the index: asking the repository", "request",
@@ -550,7 +551,8 @@ static int plan_source(const struct config *c, struct cache *cache, struct plan 
 		if (source_open(&so, cache, flags, &p->src, e) < 0)
 			return -1;
 		timing_add(&p->times, TIMING_INDEX, ms_since(t_index));
-		r = repo_select(p->src.idx, &p->host, c->driver_version, &p->choice, e);
+		r = repo_select(p->src.idx, &p->host, c->driver_version, session_kmt_policy(c),
+				&p->choice, e);
 	}
 	if (r < 0)
 		return err_wrap(e, "select");

@@ -136,3 +136,12 @@ int session_lock(int root_fd, struct err *e)
 	}
 	return fd;
 }
+
+enum repo_kmt_policy session_kmt_policy(const struct config *c)
+{
+	enum repo_kmt_policy p = REPO_KMT_AUTO;
+
+	if (c->kernel_module_type && repo_kmt_policy_parse(c->kernel_module_type, &p) < 0)
+		p = REPO_KMT_AUTO;
+	return p;
+}

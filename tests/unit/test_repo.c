@@ -189,7 +189,7 @@ static void expect_choice(struct fixture *f, const char *req, const char *versio
 	struct err e;
 
 	err_clear(&e);
-	if (repo_select(f->idx, &f->host, req, &c, &e) < 0)
+	if (repo_select(f->idx, &f->host, req, REPO_KMT_AUTO, &c, &e) < 0)
 		fail_msg("%s: %s", req, e.msg);
 	assert_string_equal(c.driver->version, version);
 	assert_memory_equal(c.pkg->sha256, sha_prefix, strlen(sha_prefix));
@@ -201,7 +201,7 @@ static void expect_no_choice(struct fixture *f, const char *req, int code, const
 	struct err e;
 
 	err_clear(&e);
-	if (repo_select(f->idx, &f->host, req, &c, &e) == 0)
+	if (repo_select(f->idx, &f->host, req, REPO_KMT_AUTO, &c, &e) == 0)
 		fail_msg("%s: chose %s", req, c.driver->version);
 	assert_int_equal(e.code, code);
 	if (!strstr(e.msg, needle))
@@ -346,20 +346,21 @@ static void test_select_kernels(void **state)
 static void test_select_gpus(void **state)
 {
 	struct fixture *f = *state;
-	const struct gpu *bad = NULL;
+	struct repo_judgement j;
 
 	f->host.n_gpus = 2;
 	expect_choice(f, "latest", "550.90.07", "aaaa");
 	/* A GPU the newest driver does not list. */
 	f->gpus[1].device = 0x1db4;
-	assert_int_equal(repo_driver_judge(&f->idx->drivers[1], &f->host, NULL, &bad),
+	assert_int_equal(repo_driver_judge(&f->idx->drivers[1], &f->host, REPO_KMT_AUTO, &j),
 			 REPO_GPU_UNSUPPORTED);
-	assert_string_equal(bad->bdf, "0000:00:05.0");
+	assert_string_equal(j.gpu->bdf, "0000:00:05.0");
 	/* latest falls back to the newest that supports every GPU (no list: all). */
 	expect_choice(f, "latest", "535.261.03", "bbbb");
 	expect_no_choice(f, "550", EXIT_NO_MATCH,
 			 "driver 550.90.07 does not support GPU 10de:1db4 at 0000:00:05.0");
-	assert_ptr_equal(repo_resolve_tag(f->idx, &f->host, "latest"), &f->idx->drivers[2]);
+	assert_ptr_equal(repo_resolve_tag(f->idx, &f->host, REPO_KMT_AUTO, "latest"),
+			 &f->idx->drivers[2]);
 	f->gpus[1].device = 0x20b0;
 	f->host.n_gpus = 0;
 }
@@ -377,11 +378,11 @@ static void test_default_missing(void **state)
 	assert_int_equal(repo_index_parse(json, strlen(json), &idx, &e), 0);
 	snprintf(h.kernel, sizeof(h.kernel), "k");
 	snprintf(h.arch, sizeof(h.arch), "x86_64");
-	assert_int_equal(repo_select(idx, &h, "default", &c, &e), -1);
+	assert_int_equal(repo_select(idx, &h, "default", REPO_KMT_AUTO, &c, &e), -1);
 	assert_non_null(strstr(e.msg, "tagged 'default'"));
 	assert_non_null(strstr(e.hint, "latest"));
-	assert_null(repo_resolve_tag(idx, &h, "default"));
-	assert_int_equal(repo_select(idx, &h, "latest", &c, &e), 0);
+	assert_null(repo_resolve_tag(idx, &h, REPO_KMT_AUTO, "default"));
+	assert_int_equal(repo_select(idx, &h, "latest", REPO_KMT_AUTO, &c, &e), 0);
 	repo_index_free(idx);
 }
 
