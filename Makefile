@@ -167,7 +167,19 @@ deps:
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
-integration: $(BIN) $(FAKEKERNEL) $(CRASHPOINT)
+# The installer as it was before module flavours, for t_old_installer (an older installer
+# against a both-flavours index: docs/testing.md). Built once from git (about 45 s on two
+# cores), then kept under $(BUILD)/compat.
+COMPAT_COMMIT := 47a6795
+COMPAT_DIR := $(BUILD)/compat/$(COMPAT_COMMIT)
+COMPAT_BIN := $(COMPAT_DIR)/obj/nvidia-driver-installer
+$(COMPAT_BIN):
+	rm -rf $(COMPAT_DIR)
+	mkdir -p $(COMPAT_DIR)/src
+	git archive $(COMPAT_COMMIT) | tar -x -C $(COMPAT_DIR)/src
+	$(MAKE) -C $(COMPAT_DIR)/src BUILD=$(abspath $(COMPAT_DIR))/obj $(abspath $(COMPAT_BIN))
+
+integration: $(BIN) $(FAKEKERNEL) $(CRASHPOINT) $(COMPAT_BIN)
 	tests/integration/selftest.sh
 	tests/integration/run.sh $(BIN) $(FAKEKERNEL)
 

@@ -120,16 +120,20 @@ static int publish_cdi(const struct expose_opts *o, int root_fd, int install_fd,
 	return 0;
 }
 
-/* The version of the live nvidia module, or "" . */
-static void loaded_version(int root_fd, const char *release, char *buf, size_t size)
+/* The version of the live nvidia module, or "", and its flavour (TYPE), or "". */
+static void loaded_version(int root_fd, const char *release, char *buf, size_t size, char *type,
+			   size_t type_size)
 {
 	_cleanup_(kmods_freep) struct kmods *k = NULL;
 	struct err e;
 
 	buf[0] = '\0';
+	type[0] = '\0';
 	if (kmods_new(root_fd, release, &k, &e) < 0 ||
 	    kmods_loaded_version(k, "nvidia", buf, size) < 0)
 		buf[0] = '\0';
+	if (k && kmods_loaded_module_type(k, "nvidia", type, type_size) < 0)
+		type[0] = '\0';
 }
 
 static int verify(const struct expose_opts *o, int install_fd, const struct host *h,
@@ -175,7 +179,7 @@ int expose_run(const struct expose_opts *o, int root_fd, int install_fd, const s
 {
 	_cleanup_close_ int fresh_fd = -1;
 	struct nvml_report r;
-	char loaded[64];
+	char loaded[64], type[16];
 	uint64_t t0 = now_ns();
 	int verified;
 
@@ -189,7 +193,7 @@ int expose_run(const struct expose_opts *o, int root_fd, int install_fd, const s
 	fresh_fd = fs_dir_in_root(root_fd, o->install_dir, false, e);
 	if (fresh_fd < 0)
 		return err_wrap(e, "expose");
-	loaded_version(root_fd, h->kernel, loaded, sizeof(loaded));
+	loaded_version(root_fd, h->kernel, loaded, sizeof(loaded), type, sizeof(type));
 	if (strcmp(loaded, version) != 0) {
 		log_kv(LOG_INFO, "expose",
 		       "the driver is not loaded: verification, CDI, labels and readiness wait for it",
@@ -202,7 +206,8 @@ int expose_run(const struct expose_opts *o, int root_fd, int install_fd, const s
 		return -1;
 	}
 	if (publish_cdi(o, root_fd, fresh_fd, verified ? &r : NULL, e) < 0 ||
-	    labels_write(root_fd, version, verified ? &r : NULL, h->n_gpus, e) < 0 ||
+	    labels_write(root_fd, version, type[0] ? type : NULL, verified ? &r : NULL, h->n_gpus,
+			 e) < 0 ||
 	    readiness_write(root_fd, o->install_dir, version, e) < 0)
 		return -1;
 	if (verified)

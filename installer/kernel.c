@@ -21,6 +21,8 @@ struct kernel {
 	struct kmods_set set;
 	char version[64];	 /* to load */
 	char loaded_version[64]; /* of the live nvidia module, or "" */
+	char module_type[16];	 /* to load: "open", "proprietary", or "" when not known */
+	char loaded_type[16];	 /* of the live nvidia module, or "" when not known */
 	bool installed;		 /* the files are the installed version's, verified before */
 	bool reload;
 	bool has_prediction;
@@ -57,8 +59,21 @@ int kernel_probe(const struct kernel_opts *o, int root_fd, const char *release, 
 	if (kmods_loaded_version(kn->k, "nvidia", kn->loaded_version, sizeof(kn->loaded_version)) <
 	    0)
 		kn->loaded_version[0] = '\0';
+	if (kmods_loaded_module_type(kn->k, "nvidia", kn->loaded_type, sizeof(kn->loaded_type)) < 0)
+		kn->loaded_type[0] = '\0';
 	*ret = TAKE_PTR(kn);
 	return 0;
+}
+
+/*
+ * Whether the live driver is the one to load: its version, and its flavour where both
+ * are known (the same version in the other flavour is another driver).
+ */
+static bool live_is_wanted(const struct kernel *kn)
+{
+	return strcmp(kn->loaded_version, kn->version) == 0 &&
+	       (!kn->module_type[0] || !kn->loaded_type[0] ||
+		strcmp(kn->module_type, kn->loaded_type) == 0);
 }
 
 /* Every module of the set, checked as the kernel will check it. */
@@ -76,8 +91,7 @@ static int verify_set(struct kernel *kn, const char *release, struct err *e)
 		 * package are checked all the same: the version is the same, the bytes are
 		 * not, and they are what the next boot loads.
 		 */
-		if (strcmp(kn->loaded_version, kn->version) == 0 &&
-		    kmods_get_state(kn->k, kn->set.e[i].name) == KMODS_LIVE) {
+		if (live_is_wanted(kn) && kmods_get_state(kn->k, kn->set.e[i].name) == KMODS_LIVE) {
 			kn->set.e[i].was_live = true;
 			if (kn->installed)
 				continue;
@@ -111,7 +125,8 @@ char *const kernel_default_modules[] = {m0, m1, m2, m3};
 const size_t kernel_n_default_modules = ARRAY_SIZE(kernel_default_modules);
 
 int kernel_prepare(const struct kernel_opts *o, int root_fd, const char *release, int drivers_fd,
-		   const char *version, bool installed, struct kernel **ret, struct err *e)
+		   const char *version, const char *module_type, bool installed,
+		   struct kernel **ret, struct err *e)
 {
 	_cleanup_(kernel_freep) struct kernel *kn = NULL;
 	char *const *v = o->n_modules ? o->modules : kernel_default_modules;
@@ -124,6 +139,7 @@ int kernel_prepare(const struct kernel_opts *o, int root_fd, const char *release
 	if (kernel_probe(o, root_fd, release, &kn, e) < 0)
 		return err_wrap(e, "kernel");
 	snprintf(kn->version, sizeof(kn->version), "%s", version);
+	snprintf(kn->module_type, sizeof(kn->module_type), "%s", module_type ? module_type : "");
 	kn->installed = installed;
 	kn->drivers_fd = dup(drivers_fd);
 	if (kn->drivers_fd < 0)
@@ -133,7 +149,7 @@ int kernel_prepare(const struct kernel_opts *o, int root_fd, const char *release
 	 * will be inserted, so the module files' modinfo is not read (libkmod maps each
 	 * file and parses its signature: most of what this stage costs a re-run).
 	 */
-	live = installed && strcmp(kn->loaded_version, version) == 0 && kmods_all_live(kn->k, v, n);
+	live = installed && live_is_wanted(kn) && kmods_all_live(kn->k, v, n);
 	r = kmods_set_build(kn->k, kn->drivers_fd, v, n, o->module_args, o->n_module_args, !live,
 			    &kn->set, e);
 	if (r < 0 || verify_set(kn, release, e) < 0 ||
@@ -146,7 +162,7 @@ int kernel_prepare(const struct kernel_opts *o, int root_fd, const char *release
 		return err_wrap(e, "kernel");
 	if (o->keyring_cert && ktrust_check_cert(o->keyring_cert, e) < 0)
 		return err_wrap(e, "kernel");
-	kn->reload = kn->loaded_version[0] && strcmp(kn->loaded_version, version) != 0;
+	kn->reload = kn->loaded_version[0] && !live_is_wanted(kn);
 	if (kn->reload && kmods_check_idle(kn->k, e) < 0)
 		return err_wrap(e, "kernel: nvidia %s is loaded", kn->loaded_version);
 	log_kv(LOG_INFO, "kernel", "modules ready to load", U64("modules", kn->set.n), "loaded",
@@ -165,6 +181,11 @@ bool kernel_will_reload(const struct kernel *kn)
 const char *kernel_loaded_version(const struct kernel *kn)
 {
 	return kn->loaded_version[0] ? kn->loaded_version : NULL;
+}
+
+const char *kernel_loaded_module_type(const struct kernel *kn)
+{
+	return kn->loaded_type[0] ? kn->loaded_type : NULL;
 }
 
 void kernel_predict(struct kernel *kn, int install_fd, int drivers_fd, const char *signer,
@@ -250,10 +271,11 @@ int kernel_unload_old(struct kernel *kn, struct err *e)
 	if (!kn->reload)
 		return 0;
 	log_kv(LOG_INFO, "kernel", "unloading the loaded driver", "version", kn->loaded_version,
-	       LOG_END);
+	       "module_type", kn->loaded_type[0] ? kn->loaded_type : "unknown", LOG_END);
 	if (kmods_unload_driver(kn->k, e) < 0)
 		return err_wrap(e, "kernel");
 	kn->loaded_version[0] = '\0';
+	kn->loaded_type[0] = '\0';
 	return 0;
 }
 

@@ -48,7 +48,9 @@ _must_check_ int kernel_probe(const struct kernel_opts *o, int root_fd, const ch
 
 /*
  * Prepares loading VERSION from DRIVERS_FD (duplicated; the caller keeps its
- * fd). INSTALLED says the files are the installed version's, verified when it
+ * fd). MODULE_TYPE is its flavour ("open", "proprietary"), or NULL when not known: a
+ * loaded driver of the same version in the other flavour is another driver, unloaded
+ * and replaced as one of another version is. INSTALLED says the files are the installed version's, verified when it
  * was installed: modules live at VERSION are then not checked again. A new
  * package's files are always checked, even where a module of the same version
  * is live. Fails (changing nothing) with EXIT_VERIFY or EXIT_KERNEL_REFUSED for
@@ -56,8 +58,8 @@ _must_check_ int kernel_probe(const struct kernel_opts *o, int root_fd, const ch
  * conflicting one. Returns 0 or -1.
  */
 _must_check_ int kernel_prepare(const struct kernel_opts *o, int root_fd, const char *release,
-				int drivers_fd, const char *version, bool installed,
-				struct kernel **ret, struct err *e);
+				int drivers_fd, const char *version, const char *module_type,
+				bool installed, struct kernel **ret, struct err *e);
 void kernel_free(struct kernel *kn);
 DEFINE_POINTER_CLEANUP(struct kernel, kernel_free)
 
@@ -65,6 +67,8 @@ DEFINE_POINTER_CLEANUP(struct kernel, kernel_free)
 bool kernel_will_reload(const struct kernel *kn);
 /* The version of the loaded nvidia module, or NULL. */
 const char *kernel_loaded_version(const struct kernel *kn);
+/* The flavour of the loaded nvidia module ("open", "proprietary"), or NULL. */
+const char *kernel_loaded_module_type(const struct kernel *kn);
 
 /*
  * Predicts whether the kernel will take the driver's modules (ktrust_predict), kept for

@@ -409,6 +409,16 @@ int kmods_loaded_version(struct kmods *k, const char *name, char *buf, size_t si
 	return 0;
 }
 
+int kmods_loaded_module_type(struct kmods *k, const char *name, char *buf, size_t size)
+{
+	_cleanup_free_ char *t = NULL;
+
+	if (kmods_get_state(k, name) != KMODS_LIVE || !(t = sys_read(k, name, "taint")))
+		return -1;
+	snprintf(buf, size, "%s", strchr(t, 'P') ? "proprietary" : "open");
+	return 0;
+}
+
 static int refcnt(struct kmods *k, const char *name)
 {
 	_cleanup_free_ char *s = sys_read(k, name, "refcnt");

@@ -131,6 +131,14 @@ enum kmods_state kmods_get_state(struct kmods *k, const char *name);
 
 /* The version of loaded module NAME (ROOT/sys/module/NAME/version). 0, or -1 if none. */
 int kmods_loaded_version(struct kmods *k, const char *name, char *buf, size_t size);
+
+/*
+ * The flavour of loaded module NAME, by its license as the kernel judged it: "proprietary"
+ * when ROOT/sys/module/NAME/taint carries P (a license that is not GPL-compatible, as
+ * NVIDIA's proprietary nvidia.ko has, "NVIDIA"), "open" when it does not (the open
+ * nvidia.ko is "Dual MIT/GPL"). Returns 0, or -1 when NAME is not live or shows no taint.
+ */
+int kmods_loaded_module_type(struct kmods *k, const char *name, char *buf, size_t size);
 /*
  * Reads kernel log records (one per read(2), as /dev/kmsg gives them) from FD until none
  * is left, and joins the text of those that carry NVIDIA's "NVRM: " prefix into BUF.

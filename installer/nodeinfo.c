@@ -18,6 +18,12 @@
 /* The label only we write: how a labels file of ours is known. */
 #define OUR_LABEL_KEY "nvidia.com/gpu.driver-installer.version"
 #define OUR_LABEL OUR_LABEL_KEY "="
+/*
+ * The loaded driver's module flavour. GPU feature discovery writes no label for it (its
+ * labels are gpu.*, cuda.*, mig.*, mps.*, vgpu.* and gfd.timestamp), so it goes under
+ * our own prefix, beside our version label, where no GFD key can ever override it.
+ */
+#define MODULE_TYPE_LABEL_KEY "nvidia.com/gpu.driver-installer.kernel-module-type"
 
 /*
  * nvidia.com/gpu.product as GPU feature discovery writes it (k8s-device-plugin,
@@ -62,7 +68,8 @@ static void add(char *buf, size_t size, size_t *len, const char *key, const char
 		*len += (size_t)snprintf(buf + *len, size - *len, "%s=%s\n", key, value);
 }
 
-char *labels_render(const char *version, const struct nvml_report *r, size_t pci_gpus)
+char *labels_render(const char *version, const char *module_type, const struct nvml_report *r,
+		    size_t pci_gpus)
 {
 	char buf[4096], v[96], parts[3][16] = {"", "", ""};
 	size_t len = 0;
@@ -97,6 +104,8 @@ char *labels_render(const char *version, const struct nvml_report *r, size_t pci
 		add(buf, sizeof(buf), &len, "nvidia.com/cuda.runtime-version.minor", v);
 	}
 	add(buf, sizeof(buf), &len, OUR_LABEL_KEY, version);
+	if (module_type)
+		add(buf, sizeof(buf), &len, MODULE_TYPE_LABEL_KEY, module_type);
 	return strdup(buf);
 }
 
@@ -148,10 +157,10 @@ static int remove_old_labels(int root_fd, struct err *e)
 	return remove_file(root_fd, LABELS_FILE_OLD, e);
 }
 
-int labels_write(int root_fd, const char *version, const struct nvml_report *r, size_t pci_gpus,
-		 struct err *e)
+int labels_write(int root_fd, const char *version, const char *module_type,
+		 const struct nvml_report *r, size_t pci_gpus, struct err *e)
 {
-	_cleanup_free_ char *text = labels_render(version, r, pci_gpus);
+	_cleanup_free_ char *text = labels_render(version, module_type, r, pci_gpus);
 	int w;
 
 	if (!text)
@@ -304,12 +313,15 @@ static const char *label_escape(const char *in, char *out, size_t size)
 }
 
 int metrics_write(int root_fd, const char *path, int exit_code, const char *version,
-		  const char *kernel, const char *index_fallback, const struct timing *t,
-		  struct err *e)
+		  const char *module_type, const char *kernel, const char *index_fallback,
+		  const struct timing *t, struct err *e)
 {
-	char buf[8192], v[256], k[256];
+	char buf[8192], v[256], k[256], mt[96] = "";
 	struct metrics_buf m = {.buf = buf, .size = sizeof(buf)};
 
+	/* The flavour where the index states it; no label otherwise (the series as before). */
+	if (module_type)
+		snprintf(mt, sizeof(mt), ",module_type=\"%s\"", module_type);
 	m.len = (size_t)snprintf(
 		buf, sizeof(buf),
 		METRICS_MARK
@@ -324,11 +336,11 @@ int metrics_write(int root_fd, const char *path, int exit_code, const char *vers
 		"nvidia_driver_installer_last_run_timestamp_seconds %lld\n"
 		"# HELP nvidia_driver_installer_driver_info The driver the last install wanted.\n"
 		"# TYPE nvidia_driver_installer_driver_info gauge\n"
-		"nvidia_driver_installer_driver_info{version=\"%s\",kernel=\"%s\"} 1\n"
+		"nvidia_driver_installer_driver_info{version=\"%s\",kernel=\"%s\"%s} 1\n"
 		"# HELP nvidia_driver_installer_index_from_cache Whether the last install asked the mirrors and used the node's cached index instead, by reason: unreachable, unverified, not_found (a likely wrong repository URL).\n"
 		"# TYPE nvidia_driver_installer_index_from_cache gauge\n",
 		exit_code == 0, exit_code, (long long)time(NULL),
-		label_escape(version, v, sizeof(v)), label_escape(kernel, k, sizeof(k)));
+		label_escape(version, v, sizeof(v)), label_escape(kernel, k, sizeof(k)), mt);
 	metric_fallback(&m, index_fallback);
 	if (m.len < m.size)
 		m.len += (size_t)snprintf(buf + m.len, m.size - m.len, "%s", stage_help);

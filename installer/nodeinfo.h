@@ -22,16 +22,18 @@
 
 /*
  * The labels as "key=value" lines: from NVML when R is not NULL, else what
- * PCI and the version alone tell. Returns a malloc'd string or NULL.
+ * PCI and the version alone tell. MODULE_TYPE ("open", "proprietary") is the loaded
+ * driver's flavour, or NULL when not known (no label then). Returns a malloc'd string or NULL.
  */
-char *labels_render(const char *version, const struct nvml_report *r, size_t pci_gpus);
+char *labels_render(const char *version, const char *module_type, const struct nvml_report *r,
+		    size_t pci_gpus);
 
 /*
  * Writes the labels file (only when it changes), and removes the one releases before
  * 00-nvidia-driver wrote. Returns 1 written, 0 unchanged, -1.
  */
-_must_check_ int labels_write(int root_fd, const char *version, const struct nvml_report *r,
-			      size_t pci_gpus, struct err *e);
+_must_check_ int labels_write(int root_fd, const char *version, const char *module_type,
+			      const struct nvml_report *r, size_t pci_gpus, struct err *e);
 
 /*
  * Writes the readiness marker: what the GPU Operator's driver validator writes for our
@@ -50,10 +52,10 @@ void readiness_remove(int root_fd);
 
 /*
  * Writes a Prometheus textfile at PATH (a host path under root_fd): success,
- * exit code, driver version, whether the node's cached index served although the
+ * exit code, driver version and module flavour (MODULE_TYPE, or NULL: ""), whether the node's cached index served although the
  * mirrors were asked (INDEX_FALLBACK: source_fallback_name, or NULL), and the
  * time of each stage of this run that T saw to its end (T may be NULL). Returns 0 or -1.
  */
 _must_check_ int metrics_write(int root_fd, const char *path, int exit_code, const char *version,
-			       const char *kernel, const char *index_fallback,
-			       const struct timing *t, struct err *e);
+			       const char *module_type, const char *kernel,
+			       const char *index_fallback, const struct timing *t, struct err *e);

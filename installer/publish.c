@@ -43,7 +43,8 @@ struct installdir {
 	X(installed_at, true)                                                                      \
 	X(os_id, false)                                                                            \
 	X(arch, false)                                                                             \
-	X(key_fingerprint, false)
+	X(key_fingerprint, false)                                                                  \
+	X(module_type, false)
 
 void manifest_done(struct manifest *m)
 {
@@ -546,7 +547,12 @@ int publish_stage(struct installdir *d, const char *staging, int staging_fd,
 {
 	if (!version_is_valid(m->driver_version) || strlen(m->package_sha256) < 12)
 		return err_set(e, EXIT_UNEXPECTED, "publish: bad manifest");
-	snprintf(ret_id, size, "%s-%.12s", m->driver_version, m->package_sha256);
+	/* The flavour is part of the identity: the same version in the other flavour is another. */
+	if (m->module_type)
+		snprintf(ret_id, size, "%s-%s-%.12s", m->driver_version, m->module_type,
+			 m->package_sha256);
+	else
+		snprintf(ret_id, size, "%s-%.12s", m->driver_version, m->package_sha256);
 	if (staging_finish(staging_fd, m, e) < 0)
 		return err_wrap(e, "publish: staging");
 	if (staging_install(d, staging, ret_id, e) < 0)

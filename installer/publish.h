@@ -2,7 +2,7 @@
 /*
  * The install directory and its atomic switch (docs/design.md):
  *
- *   INSTALL_DIR/.versions/<version>-<sha12>/{bin,lib64,drivers,firmware,share,.install.json}
+ *   INSTALL_DIR/.versions/<version>[-<module type>]-<sha12>/{bin,lib64,drivers,firmware,share,.install.json}
  *   INSTALL_DIR/.versions/<version>-<sha12>/bin/.real/   NVIDIA's programs (installer/wrap.h)
  *   INSTALL_DIR/.current -> .versions/<version>-<sha12>
  *   INSTALL_DIR/{bin,lib64,drivers,firmware,share} -> .current/<name>
@@ -36,6 +36,7 @@ struct manifest {
 	char *os_id;
 	char *arch;
 	char *key_fingerprint;
+	char *module_type; /* "open" or "proprietary"; NULL: the package did not state it */
 };
 
 void manifest_done(struct manifest *m);
@@ -101,7 +102,8 @@ void publish_flush_end(struct publish_flush *f);
  * Makes the staged tree a version: moves kernel/ to drivers/, adds the
  * missing standard directories, puts the launcher in front of the programs in
  * bin/ (installer/wrap.h), adds the manifest, syncs, and renames it into
- * .versions/; its id ("<version>-<sha12>") goes to ret_id. Nothing current
+ * .versions/; its id ("<version>-<sha12>", or "<version>-open-<sha12>" for a package
+ * that states its module type) goes to ret_id. Nothing current
  * changes. Returns 0 or -1.
  */
 _must_check_ int publish_stage(struct installdir *d, const char *staging, int staging_fd,

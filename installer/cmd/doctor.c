@@ -158,6 +158,46 @@ static void check_repository_fallback(struct doctor *d, const struct source *src
 	    source_fallback_name(src->fallback), cause);
 }
 
+/*
+ * The loaded flavour against the GPUs: the index's list of the GPUs the loaded flavour of
+ * the loaded version supports (repo_kmt_decide, asked for that flavour alone).
+ */
+static void check_module_type_suits(struct doctor *d, const struct repo_index *idx,
+				    const struct nodestate *s)
+{
+	enum repo_kmt_policy want;
+	struct repo_kmt_decision kd;
+	const struct repo_driver *dr = NULL;
+	uint32_t ids[64];
+	size_t n = 0;
+
+	if (!s->loaded_type[0] || !s->loaded_version[0] ||
+	    repo_kmt_policy_parse(s->loaded_type, &want) < 0)
+		return;
+	for (size_t i = 0; i < idx->n_drivers && !dr; i++) {
+		if (version_compare(idx->drivers[i].version, s->loaded_version) == 0)
+			dr = &idx->drivers[i];
+	}
+	/* An index that states no flavour's GPUs has nothing to say here. */
+	if (!dr ||
+	    (!dr->module_types[REPO_MT_OPEN].known && !dr->module_types[REPO_MT_PROPRIETARY].known))
+		return;
+	for (size_t g = 0; g < s->host.n_gpus && n < ARRAY_SIZE(ids); g++)
+		ids[n++] = (uint32_t)s->host.gpus[g].vendor << 16 | s->host.gpus[g].device;
+	repo_kmt_decide(dr, ids, n, want,
+			1u << (want == REPO_KMT_OPEN ? REPO_MT_OPEN : REPO_MT_PROPRIETARY),
+			s->host.kernel, &kd);
+	if (kd.ok)
+		add(d, V_OK, "module type", NULL,
+		    "the %s modules of %s are loaded; the index lists every GPU for them",
+		    s->loaded_type, s->loaded_version);
+	else
+		add(d, V_FAIL, "module type",
+		    "install the flavour the GPUs need: --kernel-module-type auto (see list-versions), then drain the node and re-run install",
+		    "the %s modules of %s are loaded: %s", s->loaded_type, s->loaded_version,
+		    kd.reason);
+}
+
 /* The repository: a package for this kernel, else the kernels nearest to it. */
 static void check_repository(struct doctor *d, const struct config *c, int root_fd,
 			     const struct nodestate *s)
@@ -189,6 +229,7 @@ static void check_repository(struct doctor *d, const struct config *c, int root_
 		source_done(&src);
 		return;
 	}
+	check_module_type_suits(d, src.idx, s);
 	if (repo_select(src.idx, &s->host, c->driver_version, session_kmt_policy(c), &choice, &e) ==
 	    0) {
 		char fix[384];
@@ -273,6 +314,19 @@ static void check_trust(struct doctor *d, const struct config *c, int root_fd,
 	add(d, of[pr.verdict], "module trust", pr.need, "%s; %s modules: %s (%s)", head,
 	    s->installed ? "the installed" : "a package's", ktrust_verdict_name(pr.verdict),
 	    pr.why);
+}
+
+/* The loaded flavour against the installed one (the manifest's). */
+static void check_module_type(struct doctor *d, const struct nodestate *s)
+{
+	const char *inst = s->installed ? s->manifest.module_type : NULL;
+
+	if (!s->loaded_type[0] || !inst || strcmp(s->loaded_version, s->manifest.driver_version))
+		return;
+	if (strcmp(inst, s->loaded_type) != 0)
+		add(d, V_FAIL, "module type", "drain the node and re-run install, or reboot",
+		    "the %s modules of %s are loaded, the %s ones are installed", s->loaded_type,
+		    s->loaded_version, inst);
 }
 
 static void check_installed(struct doctor *d, const struct nodestate *s)
@@ -411,6 +465,7 @@ int doctor_run(const struct config *c, struct err *e)
 	check_repository(&d, c, root_fd, &s);
 	check_trust(&d, c, root_fd, &s);
 	check_installed(&d, &s);
+	check_module_type(&d, &s);
 	check_host_side(&d, &s);
 	report(c, &d);
 	nodestate_done(&s);

@@ -136,12 +136,18 @@ static void print_plan(const struct config *c, const struct plan *p)
 	else
 		printf("  repository:  %s (index signed by key %s)\n",
 		       p->src.mirrors[p->src.mirror], p->src.fingerprint);
-	printf("  request:     %s -> driver %s\n", c->driver_version, p->choice.driver->version);
+	printf("  request:     %s -> driver %s%s%s%s\n", c->driver_version,
+	       p->choice.driver->version, repo_module_type_name(pkg->module_type) ? ", " : "",
+	       repo_module_type_name(pkg->module_type) ? repo_module_type_name(pkg->module_type)
+						       : "",
+	       repo_module_type_name(pkg->module_type) ? " modules" : "");
 	printf("  package:     %s (%llu bytes, sha256 %s)\n", pkg->path,
 	       (unsigned long long)pkg->size, pkg->sha256);
 	if (p->has_current)
-		printf("  installed:   %s for kernel %s (sha256 %.12s...)\n",
-		       p->current.driver_version, p->current.kernel_release,
+		printf("  installed:   %s%s%s%s for kernel %s (sha256 %.12s...)\n",
+		       p->current.driver_version, p->current.module_type ? ", " : "",
+		       p->current.module_type ? p->current.module_type : "",
+		       p->current.module_type ? " modules" : "", p->current.kernel_release,
 		       p->current.package_sha256);
 	else
 		printf("  installed:   nothing\n");
@@ -297,6 +303,7 @@ static json_object *plan_kernel_json(const struct config *c, const struct plan *
 	json_object_object_add(o, "keyrings", t->has_keys ? jstr(t->keyrings) : NULL);
 	json_object_object_add(o, "prediction", plan_prediction_json(p->kernel));
 	json_object_object_add(o, "loaded_version", jstr(kernel_loaded_version(p->kernel)));
+	json_object_object_add(o, "loaded_module_type", jstr(kernel_loaded_module_type(p->kernel)));
 	json_object_object_add(
 		o, "modules",
 		c->modules.n ? strings_json((const char *const *)c->modules.v, c->modules.n, true)
@@ -327,6 +334,7 @@ static void print_plan_json(const struct config *c, const struct plan *p, const 
 	json_object_object_add(po, "path", json_object_new_string(pkg->path));
 	json_object_object_add(po, "size", json_object_new_int64((int64_t)pkg->size));
 	json_object_object_add(po, "sha256", json_object_new_string(pkg->sha256));
+	json_object_object_add(po, "module_type", jstr(repo_module_type_name(pkg->module_type)));
 	json_object_object_add(po, "cached", json_object_new_boolean(p->cached));
 	json_object_object_add(o, "package", po);
 	if (p->has_current) {
@@ -337,6 +345,7 @@ static void print_plan_json(const struct config *c, const struct plan *p, const 
 				       json_object_new_string(p->current.kernel_release));
 		json_object_object_add(cur, "package_sha256",
 				       json_object_new_string(p->current.package_sha256));
+		json_object_object_add(cur, "module_type", jstr(p->current.module_type));
 	}
 	json_object_object_add(o, "installed", cur);
 	json_object_object_add(o, "action",
@@ -376,20 +385,21 @@ static void manifest_fill(const struct config *c, struct plan *p, struct manifes
 	m->os_id = p->host.os_id;
 	m->arch = p->host.arch;
 	m->key_fingerprint = p->src.fingerprint;
+	m->module_type = (char *)repo_module_type_name(p->choice.pkg->module_type);
 }
 
 /* Loads version ID's modules from the install dir (the re-run and reboot path). */
 static int kernel_from_version(const struct config *c, struct plan *p, int root_fd,
 			       struct installdir *dir, const char *id, const char *version,
-			       struct err *e)
+			       const char *module_type, struct err *e)
 {
 	_cleanup_(kernel_freep) struct kernel *kn = NULL;
 	_cleanup_close_ int drivers_fd = publish_version_subdir(dir, id, "drivers", e);
 	struct kernel_opts ko = session_kernel_opts(c);
 	uint64_t t0 = now_ns(), ms;
 
-	if (drivers_fd < 0 ||
-	    kernel_prepare(&ko, root_fd, p->host.kernel, drivers_fd, version, true, &kn, e) < 0)
+	if (drivers_fd < 0 || kernel_prepare(&ko, root_fd, p->host.kernel, drivers_fd, version,
+					     module_type, true, &kn, e) < 0)
 		return -1;
 	ms = ms_since(t0);
 	if (kernel_unload_old(kn, e) < 0)
@@ -432,8 +442,8 @@ static void roll_back(const struct config *c, struct plan *p, int root_fd, struc
 		return;
 	}
 	if (reload_old && p->current_id[0] &&
-	    kernel_from_version(c, p, root_fd, dir, p->current_id, p->current.driver_version, &re) <
-		    0) {
+	    kernel_from_version(c, p, root_fd, dir, p->current_id, p->current.driver_version,
+				p->current.module_type, &re) < 0) {
 		log_msg(LOG_ERROR, "kernel", "the previous driver did not load again: %s", re.msg);
 		return;
 	}
@@ -473,8 +483,9 @@ static int switch_version(const struct config *c, struct plan *p, int root_fd,
 				       "kernel: the package has no kernel/ directory");
 		}
 		t0 = now_ns();
-		if (kernel_prepare(&ko, root_fd, p->host.kernel, drivers_fd,
-				   p->choice.driver->version, false, &kn, e) < 0) {
+		if (kernel_prepare(
+			    &ko, root_fd, p->host.kernel, drivers_fd, p->choice.driver->version,
+			    repo_module_type_name(p->choice.pkg->module_type), false, &kn, e) < 0) {
 			publish_flush_end(&flush);
 			publish_staging_abort(dir, staging);
 			return -1;
@@ -559,8 +570,11 @@ static int plan_source(const struct config *c, struct cache *cache, struct plan 
 	ms = ms_since(t0);
 	timing_add(&p->times, TIMING_SELECT, ms);
 	log_kv(LOG_INFO, "select", "driver selected", "request", c->driver_version, "version",
-	       p->choice.driver->version, "package", p->choice.pkg->path, U64("duration_ms", ms),
-	       LOG_END);
+	       p->choice.driver->version, "module_type",
+	       repo_module_type_name(p->choice.pkg->module_type)
+		       ? repo_module_type_name(p->choice.pkg->module_type)
+		       : "unstated",
+	       "package", p->choice.pkg->path, U64("duration_ms", ms), LOG_END);
 	return 0;
 }
 
@@ -623,8 +637,9 @@ static int ensure_installed(const struct config *c, struct plan *p, int root_fd,
 		log_kv(LOG_INFO, "publish", "links repaired", "version", p->current.driver_version,
 		       LOG_END);
 	}
-	if (!c->skip_modules && kernel_from_version(c, p, root_fd, dir, p->current_id,
-						    p->current.driver_version, e) < 0)
+	if (!c->skip_modules &&
+	    kernel_from_version(c, p, root_fd, dir, p->current_id, p->current.driver_version,
+				p->current.module_type, e) < 0)
 		return -1;
 	return expose(c, p, root_fd, dir, p->current.driver_version, e);
 }
@@ -809,7 +824,10 @@ out:
 
 		err_clear(&me);
 		if (metrics_write(root_fd, c->metrics_file, r == 0 ? 0 : e->code,
-				  p.choice.driver ? p.choice.driver->version : NULL, p.host.kernel,
+				  p.choice.driver ? p.choice.driver->version : NULL,
+				  p.choice.pkg ? repo_module_type_name(p.choice.pkg->module_type)
+					       : NULL,
+				  p.host.kernel,
 				  p.src.from_cache ? source_fallback_name(p.src.fallback) : NULL,
 				  &p.times, &me) < 0)
 			log_msg(LOG_WARN, "metrics", "%s", me.msg);

@@ -47,6 +47,18 @@ static bool kernel_wanted(const struct config *c, const char *kernel)
 	return false;
 }
 
+/*
+ * Whether PKG's flavour is wanted: auto copies both; open or proprietary that flavour,
+ * and packages that state none (an index from before flavours: what those nodes take).
+ */
+static bool module_type_wanted(const struct config *c, const struct repo_package *pkg)
+{
+	enum repo_kmt_policy policy = session_kmt_policy(c);
+
+	return policy == REPO_KMT_AUTO || pkg->module_type == REPO_MT_UNSTATED ||
+	       pkg->module_type == (policy == REPO_KMT_OPEN ? REPO_MT_OPEN : REPO_MT_PROPRIETARY);
+}
+
 /* Whether DIR/PATH already is PKG: its size, then its digest. */
 static bool have_package(int dir_fd, const struct repo_package *pkg)
 {
@@ -145,6 +157,11 @@ static json_object *package_json(const struct repo_driver *d, const struct repo_
 	json_object_object_add(o, "kernel", json_object_new_string(pkg->kernel));
 	json_object_object_add(o, "size", json_object_new_int64((int64_t)pkg->size));
 	json_object_object_add(o, "sha256", json_object_new_string(pkg->sha256));
+	json_object_object_add(
+		o, "module_type",
+		repo_module_type_name(pkg->module_type)
+			? json_object_new_string(repo_module_type_name(pkg->module_type))
+			: NULL);
 	json_object_object_add(o, "action", json_object_new_string(copied ? "copied" : "kept"));
 	return o;
 }
@@ -211,7 +228,7 @@ int mirror_run(const struct config *c, struct err *e)
 		for (size_t p = 0; p < d->n_pkgs; p++) {
 			const struct repo_package *pkg = &d->pkgs[p];
 
-			if (!kernel_wanted(c, pkg->kernel))
+			if (!kernel_wanted(c, pkg->kernel) || !module_type_wanted(c, pkg))
 				continue;
 			if (have_package(dir_fd, pkg)) {
 				kept++;
@@ -226,7 +243,7 @@ int mirror_run(const struct config *c, struct err *e)
 	}
 	if (copied + kept == 0) {
 		err_set(e, EXIT_NO_MATCH,
-			"mirror: no package matches the --kernel and --driver-version given");
+			"mirror: no package matches the --kernel, --driver-version and --kernel-module-type given");
 		goto out;
 	}
 	/* The index last, byte for byte: its signature is the original's. */

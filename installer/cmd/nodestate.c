@@ -168,6 +168,8 @@ int nodestate_collect(const struct config *c, int root_fd, struct nodestate *s, 
 	if (kmods_new(root_fd, s->host.kernel[0] ? s->host.kernel : "none", &k, &ie) == 0 &&
 	    kmods_loaded_version(k, "nvidia", s->loaded_version, sizeof(s->loaded_version)) < 0)
 		s->loaded_version[0] = '\0';
+	if (k && kmods_loaded_module_type(k, "nvidia", s->loaded_type, sizeof(s->loaded_type)) < 0)
+		s->loaded_type[0] = '\0';
 	ktrust_probe(root_fd, &s->trust);
 	installed(c, root_fd, s);
 	device_nodes(root_fd, s);

@@ -35,6 +35,7 @@ struct nodestate {
 	bool signed_module; /* the installed nvidia.ko carries a signature */
 
 	char loaded_version[64]; /* of the live nvidia module, or "" */
+	char loaded_type[16];	 /* its flavour, "open" or "proprietary" (its taint), or "" */
 	struct ktrust trust;
 
 	bool has_mount;

@@ -119,6 +119,7 @@ static void add_installed(json_object *o, const struct nodestate *s, const char 
 			       in ? str_or_null(m->requested_version) : NULL);
 	json_object_object_add(o, "repository", in ? str_or_null(m->repository) : NULL);
 	json_object_object_add(o, "key_fingerprint", in ? str_or_null(m->key_fingerprint) : NULL);
+	json_object_object_add(o, "module_type", in ? str_or_null(m->module_type) : NULL);
 }
 
 /*
@@ -203,6 +204,7 @@ static void status_json(const struct config *c, const struct nodestate *s, const
 	json_object_object_add(o, "pci_gpus", json_object_new_int((int)s->host.n_gpus));
 	add_installed(o, s, running);
 	json_object_object_add(o, "loaded_version", str_or_null(s->loaded_version));
+	json_object_object_add(o, "loaded_module_type", str_or_null(s->loaded_type));
 	for (size_t i = 0; i < s->host.n_modules; i++) {
 		json_object *m = json_object_new_object();
 
@@ -249,6 +251,8 @@ static void status_text(const struct config *c, const struct nodestate *s, const
 		       strcmp(m->kernel_release, running) == 0
 			       ? ""
 			       : " (differs from the running kernel: reinstall)");
+		if (m->module_type)
+			printf("module_type:    %s\n", m->module_type);
 		printf("package_sha256: %s\n", m->package_sha256);
 		printf("repository:     %s\n", m->repository ? m->repository : "?");
 		printf("installed_at:   %s\n", m->installed_at);
@@ -260,8 +264,9 @@ static void status_text(const struct config *c, const struct nodestate *s, const
 	printf("install_dir:    %s", c->install_dir);
 	if (s->has_mount)
 		printf(" (on %s, %s %s)", s->mount.target, s->mount.fstype, s->mount.options);
-	printf("\nloaded_version: %s\nmodules:       ",
-	       s->loaded_version[0] ? s->loaded_version : "not loaded");
+	printf("\nloaded_version: %s%s%s%s\nmodules:       ",
+	       s->loaded_version[0] ? s->loaded_version : "not loaded",
+	       s->loaded_type[0] ? " (" : "", s->loaded_type, s->loaded_type[0] ? " modules)" : "");
 	for (size_t i = 0; i < s->host.n_modules; i++)
 		printf(" %s%s%s%s", s->host.modules[i].name,
 		       s->host.modules[i].version[0] ? " " : "", s->host.modules[i].version,

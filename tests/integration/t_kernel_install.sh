@@ -69,7 +69,7 @@ assert_eq "$(cat "$T/root/sys/module/nvidia/version")" "$V_OLD" "reloaded after 
 
 # Upgrade: the old driver goes, holders first; the new one comes.
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version latest
-expect_err "unloading the loaded driver (version=$V_OLD)"
+expect_err "unloading the loaded driver (version=$V_OLD module_type=proprietary)"
 assert_eq "$(cat "$T/root/sys/module/nvidia/version")" "$V_NEW" "upgraded"
 assert_eq "$(installed_version)" "$V_NEW" "user space upgraded"
 unload=$(grep -o 'module unloaded (module=[a-z_]*' "$T/err" | sed 's/.*=//' | tr '\n' ' ')

@@ -6,15 +6,19 @@
  * finit_module and our code calls add_key through it) and keeps the state a
  * real kernel would show under $FAKE_KERNEL_ROOT, the test's host root:
  *
- *   sys/module/NAME/{initstate,refcnt,version,holders/,parameters/}
+ *   sys/module/NAME/{initstate,refcnt,version,taint,holders/,parameters/}
  *   proc/modules, proc/devices, proc/keys
  *   proc/driver/nvidia/{version,params,gpus/BDF/information,capabilities/mig/}
  *
- * Modules are ELF files whose .modinfo gives name, depends and version; a
+ * Modules are ELF files whose .modinfo gives name, depends, version and license; a
  * dependency that is not loaded fails as the kernel does (ENOENT, "Unknown
- * symbol"). Errors are injected with $FAKE_KERNEL_FAIL, a comma-separated
- * list of "NAME:ERRNO" or "NAME@VERSION:ERRNO" (insertion), "rm:NAME:ERRNO"
- * (removal) and "add_key:ERRNO", with ERRNO a name such as EKEYREJECTED.
+ * symbol"). As the kernel does, a module whose license is not GPL-compatible ("NVIDIA",
+ * or none) shows P in sys/module/NAME/taint (O for out-of-tree is always there): the
+ * open nvidia.ko ("Dual MIT/GPL") shows "O", the proprietary one "PO". Errors are
+ * injected with $FAKE_KERNEL_FAIL, a comma-separated list of "NAME:ERRNO",
+ * "NAME@VERSION:ERRNO" or "NAME@VERSION~FLAVOUR:ERRNO" (insertion; FLAVOUR "open" for a
+ * GPL-compatible license, else "proprietary"), "rm:NAME:ERRNO" (removal) and
+ * "add_key:ERRNO", with ERRNO a name such as EKEYREJECTED.
  *
  * LoadPin, as the kernel's LSM behaves, when the file $FAKE_KERNEL_ROOT/.fake-loadpin
  * exists: "always" refuses every insertion with EPERM; "pin" pins the file system of the
@@ -61,6 +65,7 @@ struct modinfo {
 	char name[64];
 	char depends[256];
 	char version[64];
+	char license[64];
 };
 
 static const char *root(void)
@@ -284,6 +289,8 @@ static int parse_modinfo(const unsigned char *img, size_t len, struct modinfo *m
 				snprintf(mi->depends, sizeof(mi->depends), "%s", p + 8);
 			else if (strncmp(p, "version=", 8) == 0)
 				snprintf(mi->version, sizeof(mi->version), "%s", p + 8);
+			else if (strncmp(p, "license=", 8) == 0)
+				snprintf(mi->license, sizeof(mi->license), "%s", p + 8);
 		}
 		return mi->name[0] ? 0 : -1;
 	}
@@ -458,6 +465,20 @@ static void rm_rf(const char *path)
 	rmdir(path);
 }
 
+/* The kernel's license_is_gpl_compatible(). */
+static bool gpl_compatible(const char *license)
+{
+	static const char *const ok[] = {
+		"GPL",		"GPL v2",	"GPL and additional rights",
+		"Dual BSD/GPL", "Dual MIT/GPL", "Dual MPL/GPL"};
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		if (strcmp(license, ok[i]) == 0)
+			return true;
+	}
+	return false;
+}
+
 static void module_appears(const struct modinfo *mi, const char *args)
 {
 	char p[4096], deps[256], *tok, *save = NULL;
@@ -466,6 +487,8 @@ static void module_appears(const struct modinfo *mi, const char *args)
 	mkdirs(p);
 	pathf(p, sizeof(p), "sys/module/%s/refcnt", mi->name);
 	put_int(p, 0);
+	pathf(p, sizeof(p), "sys/module/%s/taint", mi->name);
+	put(p, gpl_compatible(mi->license) ? "O\n" : "PO\n");
 	if (mi->version[0]) {
 		char v[80];
 
@@ -510,7 +533,7 @@ static void module_appears(const struct modinfo *mi, const char *args)
 
 static int fake_load(const unsigned char *img, size_t len, const char *args)
 {
-	char deps[256], key[160], *tok, *save = NULL;
+	char deps[256], key[160], fkey[192], *tok, *save = NULL;
 	struct modinfo mi;
 	int err;
 
@@ -518,7 +541,9 @@ static int fake_load(const unsigned char *img, size_t len, const char *args)
 		return errno = ENOEXEC, -1;
 	normalise(mi.name);
 	snprintf(key, sizeof(key), "%s@%s", mi.name, mi.version);
-	if ((err = injected(mi.name)) || (err = injected(key)))
+	snprintf(fkey, sizeof(fkey), "%s~%s", key,
+		 gpl_compatible(mi.license) ? "open" : "proprietary");
+	if ((err = injected(mi.name)) || (err = injected(key)) || (err = injected(fkey)))
 		return errno = err, -1;
 	if (is_loaded(mi.name))
 		return errno = EEXIST, -1;

@@ -29,7 +29,8 @@ static void test_labels(void **state)
 	snprintf(r.gpus[0].name, sizeof(r.gpus[0].name), "NVIDIA H100 80GB HBM3");
 	r.gpus[0].memory_mib = 81559;
 	r.gpus[0].cc_major = 9;
-	l = labels_render("550.90.07", &r, 8);
+	l = labels_render("550.90.07", "open", &r, 8);
+	assert_true(has_line(l, "nvidia.com/gpu.driver-installer.kernel-module-type=open"));
 	assert_true(has_line(l, "nvidia.com/gpu.present=true"));
 	assert_true(has_line(l, "nvidia.com/gpu.count=8"));
 	assert_true(has_line(l, "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3"));
@@ -48,11 +49,13 @@ static void test_labels(void **state)
 	/* Product names against GFD's rule: test_labels.c. */
 
 	/* Without NVML: what PCI and the version tell. */
-	l = labels_render("535.261.03", NULL, 0);
+	l = labels_render("535.261.03", NULL, NULL, 0);
 	assert_true(has_line(l, "nvidia.com/gpu.present=false"));
 	assert_true(has_line(l, "nvidia.com/gpu.count=0"));
 	assert_null(strstr(l, "gpu.product"));
 	assert_null(strstr(l, "runtime-version"));
+	/* The flavour not known: no label rather than a guess. */
+	assert_null(strstr(l, "kernel-module-type"));
 	free(l);
 }
 

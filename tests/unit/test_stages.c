@@ -136,13 +136,18 @@ static void test_metrics_timing(void **state)
 	timing_add(NULL, TIMING_KERNEL, 1);
 	err_clear(&e);
 	assert_int_equal(mkdirat(f->fd, "m", 0755), 0);
-	assert_int_equal(metrics_write(f->fd, "/m/x.prom", 0, "550.90", "6.1", NULL, &t, &e), 0);
+	assert_int_equal(
+		metrics_write(f->fd, "/m/x.prom", 0, "550.90", "proprietary", "6.1", NULL, &t, &e),
+		0);
 	snprintf(path, sizeof(path), "%s/m/x.prom", f->root);
 	in = fopen(path, "r");
 	assert_non_null(in);
 	n = fread(text, 1, sizeof(text) - 1, in);
 	fclose(in);
 	text[n] = '\0';
+	assert_non_null(strstr(
+		text,
+		"nvidia_driver_installer_driver_info{version=\"550.90\",kernel=\"6.1\",module_type=\"proprietary\"} 1\n"));
 	p = strstr(text,
 		   "nvidia_driver_installer_stage_duration_seconds{stage=\"host\"} 0.000\n"
 		   "nvidia_driver_installer_stage_duration_seconds{stage=\"index\"} 1.234\n"
