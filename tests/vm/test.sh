@@ -288,7 +288,7 @@ real_flavours() {
         if [ "$want" = refuse ]; then
             check "$c-refused" rc_is 3
             grep ERROR /tmp/err | sed 's/^/VMTEST | /'
-            check "$c-names-gpu" err_has "$gpu"
+            check "$c-names-gpu" err_has "GPU $gpu is not supported by"
             check "$c-nothing-loaded" sh -c "! grep -qE '$real_mods' /proc/modules"
             check "$c-not-ready" [ ! -e /run/nvidia/validations/driver-ready ]
             continue
