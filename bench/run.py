@@ -91,10 +91,10 @@ def kernel_release():
 def real_package(binary, release):
     """The real package and the certificate its modules are signed with."""
     w = os.path.join(SRC, "build", "real")
-    pkg = os.path.join(w, "repo-proprietary", "packages", release, "x86_64",
-                       "nvidia-%s.tar.zst" % VERSION)
+    repo = os.path.join(w, "repo-proprietary")
     cert = os.path.join(w, "keys", "mod.crt")
-    if os.path.isfile(pkg) and os.path.isfile(cert):
+    pkg = bench_package(repo, release)
+    if pkg and os.path.isfile(cert):
         return pkg, cert
     log("building NVIDIA's %s for %s (compiling takes minutes, once)" % (VERSION, release))
     keys = os.path.join(w, "keys")
@@ -110,7 +110,19 @@ def real_package(binary, release):
         "--sign-key", os.path.join(keys, "mod.pem"), "--sign-cert", cert,
         "--repo-key", os.path.join(keys, "repo.pem"), "--installer", binary,
         "--work", os.path.join(w, "work")])
-    return pkg, cert
+    return bench_package(repo, release), cert
+
+
+def bench_package(repo, release):
+    """The repository's package for RELEASE, as its index names it (build-driver-package
+    records the flavour, which make-repo puts in the file name), or None."""
+    try:
+        with open(os.path.join(repo, "index.json")) as f:
+            pkgs = json.load(f)["drivers"][0]["packages"]
+    except (OSError, ValueError, KeyError, IndexError):
+        return None
+    path = next((os.path.join(repo, p["path"]) for p in pkgs if p["kernel"] == release), None)
+    return path if path and os.path.isfile(path) else None
 
 
 def sha256_file(path):

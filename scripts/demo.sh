@@ -22,7 +22,13 @@ rm -rf "$D"
 mkdir -p "$D/keys" "$D/srv" "$D/root/etc"
 
 # NVIDIA's real 535.261.03, when `make check-real` has built it for this kernel.
-REAL_PKG=$SRC/build/real/repo-proprietary/packages/$KERNEL/x86_64/nvidia-535.261.03.tar.zst
+# Its proprietary package for this kernel, as the repository's index names it.
+REAL_PKG=$(python3 -c 'import json, os, sys
+r = os.path.dirname(sys.argv[1])
+for p in json.load(open(sys.argv[1]))["drivers"][0]["packages"]:
+    if p["kernel"] == sys.argv[2] and p.get("module_type", "proprietary") == "proprietary" and "os" not in p:
+        print(os.path.join(r, p["path"]))
+        break' "$SRC/build/real/repo/index.json" "$KERNEL" 2>/dev/null || true)
 if [ -s "$REAL_PKG" ]; then
     step "1. A signed repository: NVIDIA's real 535.261.03 (default), a stand-in 550.90.07"
     echo "   535.261.03 is the package make check-real built from Debian's non-free packages"

@@ -48,7 +48,7 @@ bdp --keep-signatures --vendor-cert "$FIX/keys/modkey.crt" --tag default
 [ "$RC" = 0 ] || { cat "$T/bdp.out" >&2; fail "build-driver-package --keep-signatures: exit $RC"; }
 bdp_has "signatures kept: nvidia, nvidia-drm, nvidia-modeset, nvidia-peermem, nvidia-uvm signed by 'Test modkey' (key $key_id)"
 mkdir -p "$T/unpacked"
-tar -C "$T/unpacked" --zstd -xf "$T/repo/packages/$KERNEL/x86_64/nvidia-$V_NEW.tar.zst"
+tar -C "$T/unpacked" --zstd -xf "$T/repo/$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["drivers"][0]["packages"][0]["path"])' "$T/repo/index.json")"
 n=0
 for ko in "$FIX/sdrv-$V_NEW/kernel/"*.ko; do
     cmp "$ko" "$T/unpacked/kernel/$(basename "$ko")" || fail "$(basename "$ko") was not kept byte for byte"
@@ -102,7 +102,7 @@ expect_err '"signer" must be an object with "subject" (printable), "key_id" (hex
 rm -rf "$T/repo" "$T/unpacked" && mkdir -p "$T/unpacked"
 bdp --sign-key "$FIX/keys/othermodkey.pem" --sign-cert "$FIX/keys/othermodkey.crt"
 [ "$RC" = 0 ] || { cat "$T/bdp.out" >&2; fail "build-driver-package --sign-key: exit $RC"; }
-tar -C "$T/unpacked" --zstd -xf "$T/repo/packages/$KERNEL/x86_64/nvidia-$V_NEW.tar.zst"
+tar -C "$T/unpacked" --zstd -xf "$T/repo/$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["drivers"][0]["packages"][0]["path"])' "$T/repo/index.json")"
 python3 - "$T/unpacked/share/nvidia/build-info.json" "$T/repo/index.json" <<'EOF'
 import json, sys
 info = json.load(open(sys.argv[1]))

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # make check-real: NVIDIA's real driver 535.261.03, from Debian's non-free packages, built
-# into signed packages by scripts/build-driver-package for the installed Debian kernel
-# (both flavours), checked on the host, then inserted into that kernel under qemu
-# (tests/vm/run.sh real-proprietary real-open).
+# by scripts/build-driver-package for the installed Debian kernel in both flavours into ONE
+# signed repository, checked on the host, then inserted into that kernel under qemu
+# (tests/vm/run.sh real-proprietary real-open real-flavours).
 #
 #   tests/real/run.sh BINARY
 #
@@ -53,30 +53,33 @@ fi
 common=(--sign-key "$W/keys/mod.pem" --sign-cert "$W/keys/mod.crt" --repo-key "$W/keys/repo.pem"
     --installer "$BIN" --work "$W/work")
 
-# ---- build both flavours ------------------------------------------------------------------
+# ---- both flavours, one call, one repository ------------------------------------------
 # NVIDIA's open 535.261.03 sources predate the four-argument pci_resize_resource() of
 # newer 6.1 kernels (tests/real/patches says more): patched only where the headers need it.
 open_patch=()
 if grep -A1 "int __must_check pci_resize_resource(" "/lib/modules/$R/source/include/linux/pci.h" |
     grep -q exclude_bars; then
-    open_patch=(--patch "$SRC/tests/real/patches/pci-resize-resource-exclude-bars.patch")
+    open_patch=(--patch "open=$SRC/tests/real/patches/pci-resize-resource-exclude-bars.patch")
 fi
-for f in proprietary open; do
-    t0=$(date +%s)
-    rm -rf "$W/repo-$f"
-    extra=()
-    [ "$f" = open ] && extra=("${open_patch[@]}")
-    if ! "$BDP" --kernel "$R" --debian "$V" --flavour "$f" --repo "$W/repo-$f" --tag default \
-        "${extra[@]}" "${common[@]}" 2>&1 | tee "$W/build-$f.log"; then
-        echo "real: the $f package did not build" >&2
-        exit 1
-    fi
-    echo "real: $f package for $R built in $(secs "$t0") s"
-done
+t0=$(date +%s)
+rm -rf "$W/repo" "$W/repo-proprietary" "$W/repo-open"
+if ! "$BDP" --kernel "$R" --debian "$V" --flavour proprietary,open --repo "$W/repo" --tag default \
+    "${open_patch[@]}" "${common[@]}" 2>&1 | tee "$W/build.log"; then
+    echo "real: the packages did not build" >&2
+    exit 1
+fi
+echo "real: both flavours for $R built in $(secs "$t0") s"
 
 # ---- the packages, on the host --------------------------------------------------------
-pkg() { ls "$W/repo-$1/packages/$R/x86_64/"nvidia-$V.tar.zst; }
-index() { python3 -c 'import json,sys; print(eval(sys.argv[2], {"i": json.load(open(sys.argv[1]))}))' "$W/repo-$1/index.json" "$2"; }
+# index [REPO] EXPR: a Python expression over the index (i); REPO defaults to $W/repo.
+index() {
+    local r=$W/repo
+    [ $# = 2 ] && { r=$1; shift; }
+    python3 -c 'import json,sys; print(eval(sys.argv[2], {"i": json.load(open(sys.argv[1]))}))' "$r/index.json" "$1"
+}
+pkg() { echo "$W/repo/$(index "[p['path'] for p in i['drivers'][0]['packages'] if p.get('module_type') == '$1'][0]")"; }
+# NVIDIA's license of each flavour's nvidia.ko: what says which file a node got.
+declare -A license=([proprietary]="NVIDIA" [open]="Dual MIT/GPL")
 for f in proprietary open; do
     u=$W/unpacked-$f
     rm -rf "$u"
@@ -100,16 +103,28 @@ for f in proprietary open; do
     done
     check "$f-gsp" [ -s "$u/firmware/nvidia/$V/gsp_ga10x.bin" ] && [ -s "$u/firmware/nvidia/$V/gsp_tu10x.bin" ]
     check "$f-build-info" grep -q "\"flavour\": \"$f\"" "$u/share/nvidia/build-info.json"
+    check "$f-license" [ "$(modinfo -F license "$u/kernel/nvidia.ko")" = "${license[$f]}" ]
     LD_LIBRARY_PATH=$u/lib64 "$u/bin/nvidia-smi" >"$W/smi.out" 2>&1 && smi=0 || smi=$?
     check "$f-smi-runs" grep -q "couldn't communicate with the NVIDIA driver" "$W/smi.out"
-    check "$f-index-signed" openssl dgst -sha256 -verify "$W/keys/repo-pub.pem" \
-        -signature "$W/repo-$f/index.json.sig" "$W/repo-$f/index.json"
     echo "real: $f package $(($(stat -c %s "$(pkg $f)") >> 20)) MiB, nvidia.ko $(($(stat -c %s "$u/kernel/nvidia.ko") >> 20)) MiB, nvidia-smi exit $smi"
 done
-check proprietary-pci-ids [ "$(index proprietary '"10de:2330" in i["drivers"][0]["supported_pci_ids"]')" = True ]
-check open-no-pci-ids [ "$(index open '"supported_pci_ids" in i["drivers"][0]')" = False ]
-grep -q "does not say which GPUs the open modules support" "$W/build-open.log" &&
-    ok open-pci-ids-note || bad open-pci-ids-note "no note about the open flavour's GPUs"
+check index-signed openssl dgst -sha256 -verify "$W/keys/repo-pub.pem" -signature "$W/repo/index.json.sig" "$W/repo/index.json"
+# One driver entry, proprietary first (an older installer takes the first package).
+check one-entry [ "$(index 'len(i["drivers"])')" = 1 ]
+check flavours-listed [ "$(index '[p["module_type"] for p in i["drivers"][0]["packages"]]')" = "['proprietary', 'open']" ]
+# Each flavour's GPUs are nvidia-detect's lists of the same version, read here from the
+# .deb itself; for 535.261.03 the open list has 23 GPUs and not the H100 (10de:2330).
+nd=$(ls "$W/work/debs/"nvidia-detect_"$V"-*.deb)
+deb_ids() { dpkg-deb --fsys-tarfile "$nd" | tar -xO "./usr/share/nvidia/$1" | tr 'A-F' 'a-f' |
+    sed -n 's/^\(10de\)\([0-9a-f]\{4\}\)$/\1:\2/p' | sort -u | tr '\n' ' '; }
+mt_ids() { index "' '.join(sorted(i['drivers'][0]['module_types']['$1']['supported_pci_ids'])) + ' '"; }
+check proprietary-ids-debian [ "$(mt_ids proprietary)" = "$(deb_ids nvidia.ids)" ]
+check open-ids-debian [ "$(mt_ids open)" = "$(deb_ids nvidia-open.ids)" ]
+check legacy-ids-proprietary [ "$(index '" ".join(i["drivers"][0]["supported_pci_ids"]) + " "')" = "$(mt_ids proprietary)" ]
+echo "real: supported GPUs: proprietary $(mt_ids proprietary | wc -w), open $(mt_ids open | wc -w) (nvidia-detect $V)"
+check open-ids-23 [ "$(mt_ids open | wc -w)" = 23 ]
+check open-ids-no-h100 [ "$(index '"10de:2330" in i["drivers"][0]["module_types"]["open"]["supported_pci_ids"]')" = False ]
+check proprietary-ids-h100 [ "$(index '"10de:2330" in i["drivers"][0]["module_types"]["proprietary"]["supported_pci_ids"]')" = True ]
 
 # ---- NVIDIA's nvidia-smi in a workload, as GKE's device plugin presents it ---------------
 # The install dir bind-mounted at /usr/local/nvidia, no CDI and no environment of ours (the
@@ -119,8 +134,8 @@ grep -q "does not say which GPUs the open modules support" "$W/build-open.log" &
 pw=$(mktemp -d /tmp/ndi-real-podman.XXXXXX)
 mkdir -p "$pw/root/etc"
 printf 'ID=cos\nBUILD_ID=17800.66.78\n' >"$pw/root/etc/os-release"
-"$BIN" --root "$pw/root" install --repo "file://$W/repo-proprietary" --repo-key "$W/keys/repo-pub.pem" \
-    --skip-modules --kernel-release "$R" >"$pw/install.out" 2>&1 &&
+"$BIN" --root "$pw/root" install --repo "file://$W/repo" --repo-key "$W/keys/repo-pub.pem" \
+    --kernel-module-type proprietary --skip-modules --kernel-release "$R" >"$pw/install.out" 2>&1 &&
     ok podman-install || bad podman-install "$(tail -3 "$pw/install.out")"
 probe_image_tar "$pw/img" "$pw/img.tar"
 probe_image_import "$pw" "$pw/img.tar"
@@ -136,12 +151,13 @@ rm -rf "$pw"
 # Re-running for another target adds a package to the same repository (another os here:
 # one kernel's headers are installed), reusing the compiled modules.
 t0=$(date +%s)
-"$BDP" --kernel "$R" --debian "$V" --repo "$W/repo-proprietary" --os debian "${common[@]}" \
+"$BDP" --kernel "$R" --debian "$V" --repo "$W/repo" --os debian "${common[@]}" \
     >"$W/rerun.log" 2>&1 || { cat "$W/rerun.log"; bad rerun "exit $?"; }
 check rerun-reuses grep -q "modules for $R already built" "$W/rerun.log"
-check rerun-adds [ "$(index proprietary 'len(i["drivers"][0]["packages"])')" = 2 ]
-check rerun-keeps-tag [ "$(index proprietary 'i["drivers"][0]["tags"]')" = "['default']" ]
-"$BIN" list-versions --repo "file://$W/repo-proprietary" --repo-key "$W/keys/repo-pub.pem" \
+check rerun-adds [ "$(index 'len(i["drivers"][0]["packages"])')" = 3 ]
+check rerun-keeps-tag [ "$(index 'i["drivers"][0]["tags"]')" = "['default']" ]
+check rerun-keeps-open [ "$(index 'len(i["drivers"][0]["module_types"]["open"]["supported_pci_ids"])')" = "$(mt_ids open | wc -w)" ]
+"$BIN" list-versions --repo "file://$W/repo" --repo-key "$W/keys/repo-pub.pem" \
     --kernel-release "$R" >"$W/list.out" 2>&1
 check rerun-lists grep -q "$V" "$W/list.out"
 echo "real: second package into the same repository in $(secs "$t0") s"
@@ -151,11 +167,12 @@ echo "real: second package into the same repository in $(secs "$t0") s"
 # distribution's, a node's own): compressed, already signed by someone else; their
 # signatures are replaced with the operator's.
 u=$W/unpacked-proprietary
-rm -rf "$W/prebuilt" "$W/runsrc"
-mkdir -p "$W/prebuilt" "$W/runsrc/firmware" "$W/runsrc/supported-gpus"
+rm -rf "$W/prebuilt" "$W/prebuilt-open" "$W/runsrc"
+mkdir -p "$W/prebuilt" "$W/prebuilt-open" "$W/runsrc/firmware" "$W/runsrc/supported-gpus"
 for m in "$u/kernel/"*.ko; do
     xz -T0 -0 -c "$m" >"$W/prebuilt/$(basename "$m").xz"
 done
+cp "$W/unpacked-open/kernel/"*.ko "$W/prebuilt-open/"
 find "$u/lib64" -type f -exec cp {} "$W/runsrc/" \;
 cp "$u/bin/"* "$W/runsrc/"
 cp "$u/firmware/nvidia/$V/"*.bin "$W/runsrc/firmware/"
@@ -167,15 +184,17 @@ cat >"$W/runsrc/supported-gpus/supported-gpus.json" <<'EOF'
 ]}
 EOF
 rm -rf "$W/repo-prebuilt"
-"$BDP" --kernel "$R" --source "$W/runsrc" --prebuilt-modules "$W/prebuilt" \
-    --repo "$W/repo-prebuilt" --sign-key "$W/keys/other.pem" --sign-cert "$W/keys/other.crt" \
+"$BDP" --kernel "$R" --source "$W/runsrc" --flavour both --prebuilt-modules "proprietary=$W/prebuilt" \
+    --prebuilt-modules "open=$W/prebuilt-open" --repo "$W/repo-prebuilt" --sign-key "$W/keys/other.pem" --sign-cert "$W/keys/other.crt" \
     --repo-key "$W/keys/repo.pem" --installer "$BIN" --work "$W/work-prebuilt" >"$W/prebuilt.log" 2>&1 ||
     { cat "$W/prebuilt.log"; bad prebuilt "exit $?"; }
 check prebuilt-resigned grep -q "nvidia: its previous signature is replaced with ours" "$W/prebuilt.log"
-check runsrc-pci-ids [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["drivers"][0]["supported_pci_ids"])' \
-    "$W/repo-prebuilt/index.json")" = "['10de:1dba', '10de:2330']" ]
+check runsrc-pci-ids [ "$(index "$W/repo-prebuilt" 'i["drivers"][0]["supported_pci_ids"]')" = "['10de:1dba', '10de:2330']" ]
+# NVIDIA's own data: the open flavour's GPUs are those marked "kernelopen", named.
+check runsrc-open-ids [ "$(index "$W/repo-prebuilt" 'i["drivers"][0]["module_types"]["open"]["supported_pci_ids"]')" = "['10de:2330']" ]
+check runsrc-names [ "$(index "$W/repo-prebuilt" 'i["drivers"][0]["gpu_names"]["10de:2330"]')" = "NVIDIA H100 80GB HBM3" ]
 rm -rf "$W/unpacked-prebuilt" && mkdir -p "$W/unpacked-prebuilt"
-tar -C "$W/unpacked-prebuilt" --zstd -xf "$W/repo-prebuilt/packages/$R/x86_64/nvidia-$V.tar.zst"
+tar -C "$W/unpacked-prebuilt" --zstd -xf "$W/repo-prebuilt/$(index "$W/repo-prebuilt" 'i["drivers"][0]["packages"][0]["path"]')"
 check prebuilt-other-signer "$BIN" verify-module --kernel-release "$R" --module-cert "$W/keys/other.crt" \
     "$W/unpacked-prebuilt"/kernel/*.ko
 "$BIN" verify-module --kernel-release "$R" --module-cert "$W/keys/mod.crt" \
@@ -202,12 +221,23 @@ expect_fail wrong-kernel "nvidia.ko is built for kernel $R, not 6.1.0-99-amd64" 
     --repo "$W/repo-x" "${common[@]}"
 expect_fail no-such-version "Debian has no nvidia-kernel-source 535.1.1" \
     "$BDP" --kernel "$R" --debian 535.1.1 --repo "$W/repo-x" "${common[@]}"
+# The proprietary nvidia.ko offered as the open flavour: its license says otherwise.
+expect_fail license-flavour "nvidia.ko carries license 'NVIDIA': it is the proprietary flavour's module, not the open one" \
+    "$BDP" --kernel "$R" --source "$W/runsrc" --flavour open --prebuilt-modules "$W/prebuilt" --repo "$W/repo-x" "${common[@]}"
+# An open package whose GPUs nobody states is refused before anything is built.
+mv "$W/runsrc/supported-gpus" "$W/runsrc-gpus.off"
+expect_fail open-unknown-gpus "the source does not say which GPUs the open modules of $V support" \
+    "$BDP" --kernel "$R" --source "$W/runsrc" --flavour both --prebuilt-modules "proprietary=$W/prebuilt" \
+    --prebuilt-modules "open=$W/prebuilt-open" --repo "$W/repo-x" "${common[@]}"
+mv "$W/runsrc-gpus.off" "$W/runsrc/supported-gpus"
+expect_fail prebuilt-whose "--prebuilt-modules $W/prebuilt: two flavours are built; say whose" \
+    "$BDP" --kernel "$R" --source "$W/runsrc" --flavour both --prebuilt-modules "$W/prebuilt" --repo "$W/repo-x" "${common[@]}"
 [ ! -e "$W/repo-x/index.json" ] && ok failures-add-nothing || bad failures-add-nothing "repo-x has an index"
 
 echo "real: host checks: $pass passed, $failed failed"
 
 # ---- into the kernel, under qemu --------------------------------------------------------
 t0=$(date +%s)
-NDI_REAL_DIR=$W "$SRC/tests/vm/run.sh" "$BIN" real-proprietary real-open || failed=$((failed + 1))
+NDI_REAL_DIR=$W "$SRC/tests/vm/run.sh" "$BIN" real-proprietary real-open real-flavours || failed=$((failed + 1))
 echo "real: VM scenarios in $(secs "$t0") s"
 [ $failed = 0 ]

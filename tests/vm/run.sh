@@ -12,8 +12,15 @@
 #             test key is refused (EKEYREJECTED)
 #   demo      the install, shown (make demo)
 #   real-proprietary, real-open
-#             NVIDIA's real driver (make check-real builds the repositories into
-#             build/real first): refused with ENODEV and rolled back, then user space only
+#             NVIDIA's real driver (make check-real builds its repository, both flavours,
+#             into build/real first), one flavour asked for: refused with ENODEV and rolled
+#             back, then user space only, its nvidia.ko's license naming the flavour
+#   real-flavours
+#             the same repository, the fake GPU set to a Hopper (10de:2330), a Volta
+#             (10de:1db1), a Blackwell (10de:2901) and a GPU of the open list in turn; per
+#             --kernel-module-type, the outcome the index's GPU lists predict (written on
+#             the host into /etc/ndi-real-cases): the flavour's nvidia.ko and ENODEV, or
+#             exit 3
 #
 # Stand-in modules (tests/kmod) are built against the installed headers and signed with a
 # throwaway key by Debian's sign-file. Work files stay in build/vm.
@@ -183,6 +190,7 @@ make_initrd() {
         cp -r "$r" "$W/initrd/$(basename "$r")"
     done
     cp "$KEY_DIR/repo-pub.pem" "$KEY_DIR/mod.crt" "$W/initrd/keys/"
+    [ -z "${REAL_CASES:-}" ] || cp "$REAL_CASES" "$W/initrd/etc/ndi-real-cases"
     [ ! -e "$KEY_DIR/kernel.pem" ] || cp "$KEY_DIR/kernel.pem" "$W/initrd/keys/"
     printf 'VENDOR_MOD=%s\n' "${VENDOR_MOD}" >>"$W/initrd/etc/ndi-vendor"
     printf 'ID=debian\nVERSION_ID="12"\nPRETTY_NAME="Debian GNU/Linux 12 (test VM)"\n' \
@@ -197,6 +205,44 @@ make_initrd() {
     # Packages are compressed already: gzip only what is not.
     (cd "$W/initrd" && find . | cpio -o -H newc --quiet) | gzip -1 >"$out"
     rm -rf "$W/initrd"
+}
+
+# real_cases INDEX OUT: the real-flavours cases and what the driver's own data predicts for
+# each ("NAME GPU POLICY proprietary|open|refuse" lines), derived from the index's
+# module_types the way the installer's auto policy is specified (docs/configuration.md):
+# a GPU only one flavour supports decides; where both do, open from branch 560 on (where
+# NVIDIA's installer defaults to open), proprietary before; a flavour without a list of
+# GPUs is not restricted. Also prints "OPEN_GPU=ID": a GPU both lists have, for real-open.
+real_cases() {
+    python3 - "$1" "$2" <<'EOF'
+import json, sys
+OPEN_DEFAULT_BRANCH = 560
+d = json.load(open(sys.argv[1]))["drivers"][0]
+mt = d.get("module_types", {})
+def supports(flavour, gpu):
+    ids = mt.get(flavour, {}).get("supported_pci_ids")
+    return flavour in mt and (ids is None or gpu in ids)
+def expect(gpu, policy):
+    o, p = supports("open", gpu), supports("proprietary", gpu)
+    if policy != "auto":
+        return policy if (o if policy == "open" else p) else "refuse"
+    if o and p:
+        return "open" if int(d["version"].split(".")[0]) >= OPEN_DEFAULT_BRANCH else "proprietary"
+    return "open" if o else "proprietary" if p else "refuse"
+both = sorted(set(mt.get("open", {}).get("supported_pci_ids", [])) &
+              set(mt.get("proprietary", {}).get("supported_pci_ids", [])))
+gpus = [("hopper", "10de:2330"), ("volta", "10de:1db1"), ("blackwell", "10de:2901")]
+if both:
+    gpus.append(("open-listed", both[0]))
+with open(sys.argv[2], "w") as f:
+    for name, gpu in gpus:
+        # --kernel-module-type proprietary only where auto does not already pick it (the
+        # same file again would cost a minute of the VM's time and prove nothing new).
+        for policy in ("auto", "open", "proprietary"):
+            if policy != "proprietary" or expect(gpu, "auto") != "proprietary":
+                f.write("%s %s %s %s\n" % (name, gpu, policy, expect(gpu, policy)))
+print("OPEN_GPU=%s" % (both[0] if both else ""))
+EOF
 }
 
 boot() {
@@ -225,10 +271,15 @@ fi
 if [ $real = 1 ]; then
     REAL=${NDI_REAL_DIR:-$SRC/build/real}
     KEY_DIR=$REAL/keys
-    [ -s "$REAL/repo-proprietary/index.json" ] && [ -s "$REAL/repo-open/index.json" ] ||
-        fail "no real-driver repositories in $REAL (make check-real builds them)"
+    [ -s "$REAL/repo/index.json" ] ||
+        fail "no real-driver repository in $REAL (make check-real builds it)"
     t0=$(date +%s)
-    make_initrd "$W/initrd-real.gz" "$REAL/repo-proprietary" "$REAL/repo-open"
+    REAL_CASES=$W/real-cases
+    eval "$(real_cases "$REAL/repo/index.json" "$REAL_CASES")"
+    [ -n "$OPEN_GPU" ] || fail "$REAL/repo lists no GPU both flavours support: nothing for real-open to fake"
+    sed 's/^/vm: real-flavours expects: /' "$REAL_CASES"
+    make_initrd "$W/initrd-real.gz" "$REAL/repo"
+    REAL_CASES=""
     echo "vm: kernel $R, real-driver initramfs $(du -h "$W/initrd-real.gz" | cut -f1)," \
         "prepared in $(($(date +%s) - t0)) s"
 fi
@@ -238,6 +289,7 @@ for s in "${scenarios[@]}"; do
     case $s in
     enforce | vendor-sig) extra="module.sig_enforce=1" ;;
     lockdown) extra="lockdown=integrity" ;;
+    real-open) extra="ndi_gpus=$OPEN_GPU,$OPEN_GPU" ;;
     *) extra="" ;;
     esac
     t1=$(date +%s)

@@ -212,14 +212,21 @@ demo() {
     pass=1
 }
 
-# NVIDIA's real driver, built by scripts/build-driver-package (make check-real). No NVIDIA
-# GPU is on qemu's bus (only the fakes the PCI scan sees), so the real nvidia.ko gives up.
+# NVIDIA's real driver, built by scripts/build-driver-package (make check-real), both
+# flavours in one repository. No NVIDIA GPU is on qemu's bus (only the fakes the PCI scan
+# sees), so the real nvidia.ko gives up.
+RV=535.261.03
+RA="--repo file:///repo --repo-key /keys/repo-pub.pem --module-cert /keys/mod.crt --fetch-timeout 300"
+D=/home/kubernetes/bin/nvidia
+real_mods='^(nvidia|nvidia_uvm|nvidia_modeset|nvidia_drm|drm|drm_kms_helper|video|wmi) '
+# The license NVIDIA's sources give each flavour's nvidia.ko, and the one of a file.
+license_of() { case $1 in open) echo "Dual MIT/GPL" ;; proprietary) echo NVIDIA ;; esac; }
+ko_license() { strings "$1" | sed -n 's/^license=//p' | head -1; }
+
 real() {
     F=${S#real-}
-    RV=535.261.03
-    RA="--repo file:///repo-$F --repo-key /keys/repo-pub.pem --module-cert /keys/mod.crt --fetch-timeout 300"
-    D=/home/kubernetes/bin/nvidia
-    real_mods='^(nvidia|nvidia_uvm|nvidia_modeset|nvidia_drm|drm|drm_kms_helper|video|wmi) '
+    RA="$RA --kernel-module-type $F"
+    echo "VMTEST GPUs: $(cat /sys/bus/pci/devices/*/device | tr '\n' ' ')"
 
     run install $RA
     check refused rc_is 6
@@ -254,14 +261,60 @@ real() {
     check verify-modules [ $? = 0 ]
     check verify-count [ "$(grep -c '^  verdict:  ok' /tmp/vm.out)" = "$(ls "$D"/drivers/*.ko | wc -l)" ]
     grep -E '^[^ ]|signer|vermagic' /tmp/vm.out | sed 's/^/VMTEST | /'
+    check module-file-flavour [ "$(ko_license "$D/drivers/nvidia.ko")" = "$(license_of "$F")" ]
     run uninstall
     check uninstall rc_is 0
+}
+
+# set_gpus ID: every fake PCI function (tests/vm/init) becomes vendor:device ID.
+set_gpus() {
+    for f in /tmp/pci/*; do
+        echo "0x${1%:*}" >"$f/vendor"
+        echo "0x${1#*:}" >"$f/device"
+    done
+}
+
+# One repository with both flavours; per GPU and --kernel-module-type, the outcome the
+# driver's data predicts (/etc/ndi-real-cases, derived on the host from the index): the
+# installer takes that flavour's nvidia.ko (its license says which) and the kernel answers
+# ENODEV, or it refuses with exit 3 before anything is downloaded or loaded.
+real_flavours() {
+    exec 4</etc/ndi-real-cases
+    while read -r name gpu policy want <&4; do
+        c=$name-$policy
+        set_gpus "$gpu"
+        echo "VMTEST case $c: GPUs $(cat /sys/bus/pci/devices/*/device | tr '\n' ' ')--kernel-module-type $policy; the data says: $want"
+        run install $RA --kernel-module-type "$policy"
+        if [ "$want" = refuse ]; then
+            check "$c-refused" rc_is 3
+            grep ERROR /tmp/err | sed 's/^/VMTEST | /'
+            check "$c-names-gpu" err_has "GPU $gpu is not supported by"
+            check "$c-nothing-loaded" sh -c "! grep -qE '$real_mods' /proc/modules"
+            check "$c-not-ready" [ ! -e /run/nvidia/validations/driver-ready ]
+            continue
+        fi
+        grep ERROR /tmp/err | sed 's/^/VMTEST | /'
+        check "$c-enodev" rc_is 6
+        check "$c-no-gpu" err_has "module nvidia found no NVIDIA GPU it supports; the driver logged: No NVIDIA GPU found"
+        check "$c-nothing-loaded" sh -c "! grep -qE '$real_mods' /proc/modules"
+        # The same choice, published without loading: the module file it picked.
+        run install $RA --kernel-module-type "$policy" --skip-modules
+        check "$c-published" rc_is 0
+        lic=$(ko_license "$D/drivers/nvidia.ko")
+        echo "VMTEST case $c: picked $want, nvidia.ko license '$lic'"
+        check "$c-module-file" [ "$lic" = "$(license_of "$want")" ]
+        run uninstall
+        check "$c-uninstall" rc_is 0
+    done
+    exec 4<&-
+    check cases-ran [ $((pass + fail)) -gt 0 ]
 }
 
 case "$S" in
 main | enforce | lockdown | demo) "$S" ;;
 vendor-sig) vendor_sig ;;
 real-proprietary | real-open) real ;;
+real-flavours) real_flavours ;;
 *) bad scenario "unknown scenario '$S'" ;;
 esac
 echo "VMTEST END $S pass=$pass fail=$fail"
