@@ -228,15 +228,18 @@ static void list_text(const struct repo_index *idx, const struct host *h,
  * mirror carries the packages the index names.
  */
 static int nothing_installable(const struct repo_index *idx, const struct host *h,
-			       const struct carried *car, struct err *e)
+			       enum repo_kmt_policy policy, const struct carried *car,
+			       struct err *e)
 {
 	struct repo_choice choice;
 
 	for (size_t i = 0; i < idx->n_drivers; i++) {
-		if (repo_driver_judge(&idx->drivers[i], h, NULL, NULL) == REPO_OK && car[i].r != 0)
+		struct repo_judgement j;
+
+		if (repo_driver_judge(&idx->drivers[i], h, policy, &j) == REPO_OK && car[i].r != 0)
 			return 0;
 	}
-	if (repo_select(idx, h, "latest", &choice, e) < 0)
+	if (repo_select(idx, h, "latest", policy, &choice, e) < 0)
 		return err_wrap(e, "nothing is installable on this host");
 	err_set(e, EXIT_NO_MATCH,
 		"nothing is installable on this host: no mirror carries the packages the index names for kernel %s",
@@ -300,7 +303,7 @@ int list_versions_run(const struct config *c, struct err *e)
 	} else {
 		list_text(src.idx, &h, policy, def, latest, car);
 	}
-	r = nothing_installable(src.idx, &h, car, e);
+	r = nothing_installable(src.idx, &h, policy, car, e);
 	source_done(&src);
 	host_done(&h);
 	return r;

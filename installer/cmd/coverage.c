@@ -90,6 +90,14 @@ static int row_cmp(const void *a, const void *b)
 	return r ? r : version_compare(y->d->version, x->d->version);
 }
 
+/* The package's kernel module flavour; "-" where the index does not state one. */
+static const char *module_type_text(const struct repo_package *p)
+{
+	const char *t = repo_module_type_name(p->module_type);
+
+	return t ? t : "-";
+}
+
 static void tags_text(const struct repo_driver *d, char *buf, size_t size)
 {
 	size_t len = 0;
@@ -103,16 +111,16 @@ static void table_text(const struct source *src, const struct row *rows, size_t 
 {
 	printf("repository: %s (index signed by key %s, generated %s)\n", index_origin(src),
 	       src->fingerprint, src->idx->has_generated ? src->idx->generated : "unknown");
-	printf("%-24s %-8s %-8s %-16s %-14s %s\n", "KERNEL", "ARCH", "OS", "OS_BUILD", "VERSION",
-	       "TAGS");
+	printf("%-24s %-8s %-8s %-16s %-14s %-12s %s\n", "KERNEL", "ARCH", "OS", "OS_BUILD",
+	       "VERSION", "MODULES", "TAGS");
 	for (size_t i = 0; i < n; i++) {
 		const struct repo_package *p = rows[i].p;
 		char tags[128];
 
 		tags_text(rows[i].d, tags, sizeof(tags));
-		printf("%-24s %-8s %-8s %-16s %-14s %s\n", p->kernel, p->arch,
+		printf("%-24s %-8s %-8s %-16s %-14s %-12s %s\n", p->kernel, p->arch,
 		       p->os ? p->os : "any", p->os_build ? p->os_build : "any", rows[i].d->version,
-		       tags);
+		       module_type_text(p), tags);
 	}
 	printf("%zu package(s): %zu kernel(s), %zu version(s)\n", n, n_kernels,
 	       src->idx->n_drivers);
@@ -149,6 +157,8 @@ static json_object *package_json(const struct repo_driver *d, const struct repo_
 	json_object_object_add(o, "os", string_or_null(p->os));
 	json_object_object_add(o, "os_build", string_or_null(p->os_build));
 	json_object_object_add(o, "driver_version", json_object_new_string(d->version));
+	json_object_object_add(o, "module_type",
+			       string_or_null(repo_module_type_name(p->module_type)));
 	json_object_object_add(o, "path", json_object_new_string(p->path));
 	json_object_object_add(o, "size", json_object_new_int64((int64_t)p->size));
 	json_object_object_add(o, "sha256", json_object_new_string(p->sha256));
@@ -233,17 +243,19 @@ static int query(const struct config *c, const struct source *src, const struct 
 		 struct err *e)
 {
 	struct repo_choice choice = {0};
-	int r = repo_select(src->idx, h, c->driver_version, &choice, e);
+	int r = repo_select(src->idx, h, c->driver_version, session_kmt_policy(c), &choice, e);
 
 	if (r < 0 && e->code != EXIT_NO_MATCH)
 		return -1; /* a malformed request: nothing to report on */
 	if (c->json)
 		query_json(c, src, h, &choice, e);
 	else if (r == 0)
-		printf("served: %s%s%s, kernel %s (%s): '%s' is driver %s, package %s\n", h->os_id,
-		       h->os_build_id ? " build " : "", h->os_build_id ? h->os_build_id : "",
-		       h->kernel, h->arch, c->driver_version, choice.driver->version,
-		       choice.pkg->path);
+		printf("served: %s%s%s, kernel %s (%s): '%s' is driver %s, package %s%s%s\n",
+		       h->os_id, h->os_build_id ? " build " : "",
+		       h->os_build_id ? h->os_build_id : "", h->kernel, h->arch, c->driver_version,
+		       choice.driver->version, choice.pkg->path,
+		       choice.pkg->module_type ? ", modules " : "",
+		       choice.pkg->module_type ? module_type_text(choice.pkg) : "");
 	return r;
 }
 

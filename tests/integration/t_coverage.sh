@@ -34,8 +34,10 @@ answer() {
 }
 
 # same NAME WANT OS BUILD KERNEL REQUEST [GPU...]: coverage and install --dry-run on a
-# root with that image agree, and the answer starts with WANT (BUILD "-": none).
+# root with that image agree, and the answer starts with WANT (BUILD "-": none), under the
+# --kernel-module-type KMT.
 n=0
+KMT=auto
 same() {
     local name=$1 want=$2 os=$3 build=$4 kernel=$5 request=$6 cov inst_a
     shift 6
@@ -56,17 +58,18 @@ same() {
         k=$((k + 1))
     done
     "$BIN" --root "$root" install "${R[@]}" --kernel-release "$kernel" --skip-modules \
-        --dry-run --json --driver-version "$request" >"$T/out" 2>"$T/err" && RC=0 || RC=$?
+        --kernel-module-type "$KMT" --dry-run --json --driver-version "$request" \
+        >"$T/out" 2>"$T/err" && RC=0 || RC=$?
     inst_a=$(answer)
     "$BIN" coverage "${R[@]}" --os "$os" "${b[@]}" --kernel "$kernel" --driver-version "$request" \
-        "${gpuargs[@]}" --json >"$T/out" 2>"$T/err" && RC=0 || RC=$?
+        --kernel-module-type "$KMT" "${gpuargs[@]}" --json >"$T/out" 2>"$T/err" && RC=0 || RC=$?
     cov=$(answer)
     echo "coverage: $name: $cov"
     [ "$cov" = "$inst_a" ] || fail "$name: coverage answers '$cov', install --dry-run '$inst_a'"
     case "$cov" in "$want"*) ;; *) fail "$name: expected '$want...', got '$cov'" ;; esac
     # The text form answers the same, with the runbook's exact command line.
-    [ "$request" = default ] || return 0
-    "$BIN" coverage --repo "file://$T/repo" --repo-key "$FIX/keys/pub.pem" --os "$os" "${b[@]}" \
+    [ "$request" = default ] && [ "$KMT" = auto ] || return 0
+    "$BIN" coverage --repo "${R[1]}" --repo-key "$FIX/keys/pub.pem" --os "$os" "${b[@]}" \
         --kernel "$kernel" "${gpuargs[@]}" >"$T/out" 2>"$T/err" && RC=0 || RC=$?
     [ "rc=$RC" = "${cov%% *}" ] || fail "$name: text form exits $RC, --json ${cov%% *}"
 }
@@ -96,6 +99,34 @@ same "exact version, other os" "rc=3 driver $V_BRANCH_OLD has no package for ker
 same "no such branch" "rc=3 no driver in the repository matches version '570'" \
     cos 17800.66.78 "$KERNEL" 570
 
+# Kernel module flavours: one driver of a branch where NVIDIA recommends the open modules
+# (560 and later) in both flavours, each with its GPUs. coverage takes the flavour install
+# takes, and refuses what install refuses, for each policy.
+R=(--repo "file://$T/repo-kmt" --repo-key "$FIX/keys/pub.pem" --fetch-timeout 20)
+printf '10de:1db1\n10de:2330\n' >"$T/proprietary.ids"
+printf '10de:2330\n10de:2901\n' >"$T/open.ids"
+for t in proprietary open; do
+    "$SRC/scripts/make-repo" add --repo "$T/repo-kmt" --key "$FIX/keys/key.pem" --version 575.1.1 \
+        --tag default --kernel "$KERNEL" --module-type $t --supported-pci-ids "$T/$t.ids" \
+        "$FIX/pkg-$V_NEW.tar.zst" >/dev/null
+done
+P575=packages/$KERNEL/x86_64/nvidia-575.1.1
+same "hopper, auto, 575: open" "rc=0 575.1.1 $P575-open.tar.zst" ubuntu - "$KERNEL" default 10de:2330
+same "volta, auto: proprietary" "rc=0 575.1.1 $P575-proprietary.tar.zst" ubuntu - "$KERNEL" default 10de:1db1
+same "hopper and volta, auto: proprietary" "rc=0 575.1.1 $P575-proprietary.tar.zst" \
+    ubuntu - "$KERNEL" default 10de:2330 10de:1db1
+same "blackwell, auto: open" "rc=0 575.1.1 $P575-open.tar.zst" ubuntu - "$KERNEL" default 10de:2901
+KMT=open
+same "volta, open: refused" "rc=3" ubuntu - "$KERNEL" default 10de:1db1
+KMT=proprietary
+same "hopper, proprietary" "rc=0 575.1.1 $P575-proprietary.tar.zst" ubuntu - "$KERNEL" default 10de:2330
+same "blackwell, proprietary: refused" "rc=3" ubuntu - "$KERNEL" default 10de:2901
+KMT=auto
+expect_rc 0 coverage "${R[@]}"
+expect_out "^$KERNEL  *x86_64  *any  *any  *575.1.1  *open  *default$"
+expect_out "^$KERNEL  *x86_64  *any  *any  *575.1.1  *proprietary  *default$"
+R=(--repo "file://$T/repo" --repo-key "$FIX/keys/pub.pem" --fetch-timeout 20)
+
 # What is closest, in the one line a script logs: the kernels for that OS build, the
 # versions that have that kernel.
 expect_rc 3 coverage "${R[@]}" --os ubuntu --kernel 6.1.0-77-amd64
@@ -122,9 +153,9 @@ EOF
 # The table: every package, by kernel, architecture, OS and build.
 expect_rc 0 coverage "${R[@]}"
 [ "$(grep -c "^$KERNEL " "$T/out")" = 7 ] || fail "table: $(cat "$T/out")"
-expect_out "^6.1.0-99-amd64  *x86_64  *ubuntu  *any  *$V_OLD  *default$"
-expect_out "^$KERNEL  *x86_64  *ubuntu  *any  *$V_BRANCH_OLD  *-$"
-expect_out "^$KERNEL  *x86_64  *cos  *17800.66.78  *$V_OLD  *default$"
+expect_out "^6.1.0-99-amd64  *x86_64  *ubuntu  *any  *$V_OLD  *-  *default$"
+expect_out "^$KERNEL  *x86_64  *ubuntu  *any  *$V_BRANCH_OLD  *-  *-$"
+expect_out "^$KERNEL  *x86_64  *cos  *17800.66.78  *$V_OLD  *-  *default$"
 expect_out "^8 package(s): 2 kernel(s), 4 version(s)$"
 expect_rc 0 coverage "${R[@]}" --json
 python3 "$SRC/tests/tools/json-contract.py" "$SRC/docs/json.md" '`coverage --json`' "$T/out"
