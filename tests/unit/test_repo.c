@@ -398,7 +398,8 @@ static void test_offer(void **state)
 		struct err e;
 
 		err_clear(&e);
-		assert_int_equal(repo_select(f->idx, &f->host, "latest", &c, &e), -1);
+		assert_int_equal(repo_select(f->idx, &f->host, "latest", REPO_KMT_AUTO, &c, &e),
+				 -1);
 		assert_string_equal(
 			e.hint,
 			"add a package for kernel 6.1.0-58-amd64, ubuntu on aarch64, to the repository");
