@@ -59,7 +59,7 @@ has_step "adding it to $T/repo and signing the index"
 has_step "done"
 # Only progress goes to stderr; the results stay on stdout.
 ! grep -v '^build-driver-package: \[[0-9]*:[0-9][0-9]\] ' "$T/err" || fail "stderr has more than progress"
-grep -q "^build-driver-package: added packages/$KERNEL/x86_64/nvidia-$V_NEW.tar.zst" "$T/out" ||
+grep -q "^build-driver-package: added packages/$KERNEL/x86_64/nvidia-$V_NEW-proprietary.tar.zst" "$T/out" ||
     fail "stdout: $(cat "$T/out")"
 ! grep -q '\] ' "$T/out" || fail "progress on stdout: $(cat "$T/out")"
 

@@ -17,13 +17,21 @@ run_install() {
 run_install 0 "file://$T/repo" ok
 NVML_STANDIN_FAIL=init run_install 8 "file://$T/repo" failed
 run_install 0 "file://$T/no-such-repo" notfound
+# An index that states the package's kernel module flavour: driver_info's module_type.
+echo 10de:2330 >"$T/prop.ids"
+"$SRC/scripts/make-repo" add --repo "$T/repo-kmt" --key "$FIX/keys/key.pem" --kernel "$KERNEL" \
+    --version "$V_OLD" --tag default --module-type proprietary --supported-pci-ids "$T/prop.ids" \
+    "$FIX/spkg-$V_OLD.tar.zst" >/dev/null
+run_install 0 "file://$T/repo-kmt" flavour
+grep -q '^nvidia_driver_installer_driver_info{.*module_type="proprietary"' "$T/flavour.prom" ||
+    fail "driver_info without module_type: $(cat "$T/flavour.prom")"
 grep -qx 'nvidia_driver_installer_index_from_cache{reason="not_found"} 1' "$T/notfound.prom" ||
     fail "the wrong URL did not show: $(cat "$T/notfound.prom")"
 
 # The doc's table against the files: metric names, label names and the label values the doc
 # enumerates (stage, reason), both ways (a good install runs every stage).
 compare() {
-    python3 - "$1" "$T/ok.prom" "$T/failed.prom" "$T/notfound.prom" <<'EOF'
+    python3 - "$1" "$T/ok.prom" "$T/failed.prom" "$T/notfound.prom" "$T/flavour.prom" <<'EOF'
 import re, sys
 doc, files = sys.argv[1], sys.argv[2:]
 written = {}
