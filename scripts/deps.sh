@@ -66,9 +66,11 @@ if [ "$profile" = check ]; then
     # The manifest test runs on Node.js; a node already on PATH (another packaging) will do.
     command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
     # The manifest test runs `kubectl apply --dry-run=client` on both DaemonSets (against a
-    # local discovery stub, no cluster). Debian's kubectl is kubernetes-client; a kubectl
-    # already on PATH (Google Cloud SDK's package, a release binary) will do and is not
-    # replaced.
+    # local discovery stub, no cluster), t_runbooks the runbooks' kubectl commands against a
+    # stand-in cluster. Debian's kubectl is kubernetes-client (1.20.2): older than the
+    # runbooks' 1.30, and t_runbooks carries out what it lacks as 1.30 does
+    # (docs/testing.md). A kubectl already on PATH (Google Cloud SDK's package, a release
+    # binary) will do and is not replaced.
     command -v kubectl >/dev/null || packages+=(kubernetes-client)
 fi
 

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs the integration tests against the real binary: run.sh BINARY FAKEKERNEL.so [TEST...]
 # VERBOSE=1 shows the output of passing tests too; NDI_FAIL_LINES=N the last N lines (40) of
-# a failing one.
+# a failing one. KUBECTL=PATH runs t_manifest and t_runbooks with that kubectl (/usr/bin
+# comes first on PATH here), e.g. Debian 12's 1.20.2 unpacked beside a newer one.
 # Each tests/integration/t_*.sh runs in a subshell with `set -e`, in a fresh scratch
 # directory; the run fails if any test fails.
 set -euo pipefail
@@ -15,6 +16,11 @@ unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy
 BIN=$(realpath "${1:?usage: run.sh BINARY FAKEKERNEL.so [TEST...]}")
 FAKEKERNEL=$(realpath "${2:?usage: run.sh BINARY FAKEKERNEL.so [TEST...]}")
 shift 2
+if [ -n "${KUBECTL:-}" ]; then
+    # A path, made absolute (each test runs in its own directory), or a command on PATH.
+    case $KUBECTL in */*) KUBECTL=$(realpath -s "$KUBECTL") ;; esac
+    export KUBECTL
+fi
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 # Where the t_*.sh files are: this directory, or the self-test's fixtures.
 TESTS_DIR=${NDI_TESTS_DIR:-$SRC/tests/integration}

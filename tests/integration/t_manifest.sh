@@ -5,7 +5,9 @@
 # by its image, accepted by kubectl's `apply --dry-run=client`, and every flag and variable
 # the installer gets accepted by the binary's own parser (the config command).
 command -v node >/dev/null || fail "node is needed (scripts/deps.sh installs nodejs)"
-command -v kubectl >/dev/null || fail "kubectl is needed (scripts/deps.sh installs kubernetes-client)"
+# The kubectl: $KUBECTL, else PATH's (run.sh puts /usr/bin first).
+KUBECTL=${KUBECTL:-kubectl}
+command -v "$KUBECTL" >/dev/null || fail "kubectl is needed (scripts/deps.sh installs kubernetes-client)"
 (cd "$SRC/tests/k8s" && { [ -d node_modules/kubernetes-models ] || npm ci --no-audit --no-fund --silent; })
 check() { node "$SRC/tests/k8s/check-manifest.mjs" "$@"; }
 gke=$SRC/daemonset-preloaded.yaml
@@ -20,7 +22,7 @@ exec {kfd}< <(exec python3 "$SRC/tests/k8s/discovery.py")
 kpid=$!
 read -r kport <&"$kfd" || fail "the discovery server did not start"
 kube() {
-    HOME=$T/kube kubectl --server "http://127.0.0.1:$kport" apply --dry-run=client --validate=false -f "$1"
+    HOME=$T/kube "$KUBECTL" --server "http://127.0.0.1:$kport" apply --dry-run=client --validate=false -f "$1"
 }
 kube "$gke" >"$T/kubectl.out"
 assert_eq "$(cat "$T/kubectl.out")" "configmap/nvidia-driver-installer-keys created (dry run)

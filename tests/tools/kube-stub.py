@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # An API server stand-in for the runbook test (t_runbooks): enough for kubectl to run
 # `apply --dry-run=client` (discovery, 404 for every object) and `debug node/NAME` (the node
-# exists; the pod kubectl creates is recorded). kubectl sends the pod as protobuf
-# (k8s.io/api core/v1 generated.proto); the fields the runbooks rely on are decoded and
-# appended, as one JSON line per pod, to PODS. Any other write is refused (405).
+# exists; the pod kubectl creates is recorded). kubectl 1.32 sends the pod as protobuf
+# (k8s.io/api core/v1 generated.proto), Debian 12's kubectl 1.20 as JSON; the fields the
+# runbooks rely on are decoded from either and appended, as one JSON line per pod, to PODS.
+# Any other write is refused (405).
 # Prints its port, then serves for at most LIFETIME seconds.
 #   kube-stub.py PODS [LIFETIME]
 import json
@@ -122,6 +123,29 @@ def decode_pod(raw):
             "tolerations": tolerations, "volumes": volumes, "containers": containers}
 
 
+def json_pod(p):
+    """The same fields from a pod sent as JSON (as kubectl 1.20 sends it)."""
+    if p.get("kind") != "Pod":
+        raise ValueError("not a Pod: %s" % p.get("kind"))
+    meta, spec = p.get("metadata", {}), p.get("spec", {})
+    containers = [{"name": c["name"], "image": c.get("image"), "command": c.get("command", []),
+                   "args": c.get("args", []),
+                   "volumeMounts": [{"name": m["name"], "readOnly": bool(m.get("readOnly")),
+                                     "mountPath": m["mountPath"]} for m in c.get("volumeMounts", [])],
+                   "privileged": bool((c.get("securityContext") or {}).get("privileged")),
+                   "stdin": bool(c.get("stdin")), "tty": bool(c.get("tty"))}
+                  for c in spec.get("containers", [])]
+    return {"name": meta.get("name"), "labels": meta.get("labels", {}),
+            "nodeName": spec.get("nodeName"), "restartPolicy": spec.get("restartPolicy"),
+            "hostNetwork": bool(spec.get("hostNetwork")), "hostPID": bool(spec.get("hostPID")),
+            "hostIPC": bool(spec.get("hostIPC")),
+            "tolerations": [{"key": t.get("key", ""), "operator": t.get("operator", "")}
+                            for t in spec.get("tolerations", [])],
+            "volumes": [{"name": v["name"], "hostPath": (v.get("hostPath") or {}).get("path")}
+                        for v in spec.get("volumes", [])],
+            "containers": containers}
+
+
 class Handler(BaseHTTPRequestHandler):
     def answer(self, code, body):
         data = json.dumps(body).encode()
@@ -149,9 +173,7 @@ class Handler(BaseHTTPRequestHandler):
         if "protobuf" in self.headers.get("Content-Type", ""):
             pod = decode_pod(raw)
         else:
-            body = json.loads(raw)
-            return self.answer(415, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                                     "code": 415, "message": "send protobuf: %s" % body.get("kind")})
+            pod = json_pod(json.loads(raw))
         pod["namespace"] = path.split("/")[4]
         with open(sys.argv[1], "a") as f:
             f.write(json.dumps(pod) + "\n")

@@ -7,12 +7,18 @@
 #   runbook.py exclusive FILE...        no node label set is selected by two DaemonSets
 #   runbook.py covers OLD FILE...       ... and each node OLD selected is selected by one
 #   runbook.py kubectl ARGS...          a kubectl command of the runbooks, on the stand-in
+#   runbook.py emulation-check DS       what stands in for a feature an older kubectl lacks
+#                                       gives what kubectl 1.30+ gives (when it is at hand)
 # The cluster's state is in $CLUSTER: ds/*.yaml (applied objects), the node ($NODE, labels
 # $NODE_LABELS as JSON, kernel $NODE_KERNEL), pods/*.rc and *.log (the init containers'
 # runs). kubectl runs for real where it can offline: `apply --dry-run=client` and `debug`
 # against tests/tools/kube-stub.py (port $KUBE_PORT, pods in $KUBE_PODS), `set env` and
-# `patch` with --local on the applied DaemonSet. A verb the runbooks use that this file
-# does not know fails the test: the document cannot grow a step the test skips.
+# `patch` with --local on the applied DaemonSet. The kubectl is $KUBECTL, else PATH's; where
+# it is older than the runbooks' 1.30 and lacks debug's sysadmin profile or set env on init
+# containers (kubectl is asked), that verb is carried out as kubectl 1.30+ does (the source
+# is cited below), and said on stderr. A verb the runbooks use that this file does not know
+# fails the test: the document cannot grow a step the test skips.
+import copy
 import glob
 import itertools
 import json
@@ -140,10 +146,85 @@ def die(msg):
     sys.exit(97)
 
 
+# The kubectl the test runs: $KUBECTL (run.sh puts /usr/bin first on PATH), else PATH's.
+KUBECTL = os.environ.get("KUBECTL") or "kubectl"
+
+
 def real_kubectl(args, **kw):
     env = dict(os.environ, HOME=os.path.join(CLUSTER, "home"))
-    return subprocess.run(["kubectl", "--server", "http://127.0.0.1:%s" % os.environ["KUBE_PORT"]]
+    return subprocess.run([KUBECTL, "--server", "http://127.0.0.1:%s" % os.environ["KUBE_PORT"]]
                           + args, env=env, **kw)
+
+
+def local_kubectl(args):
+    """kubectl --local work: no server."""
+    return subprocess.run([KUBECTL] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, env=dict(os.environ, HOME=os.path.join(CLUSTER, "home")))
+
+
+def emulating(verb, why):
+    sys.stderr.write("runbook: emulating `kubectl %s` as kubectl 1.30+ does: %s\n" % (verb, why))
+
+
+# ---- what kubectl 1.30+ does where the kubectl at hand is older (Debian 12's is 1.20.2).
+# The runbooks are written for 1.30+; each feature is asked of kubectl itself, and only a
+# missing one is carried out here, as the cited source does. ----
+
+
+def has_sysadmin_profile():
+    """debug --profile=sysadmin: kubectl 1.30 (kubernetes commit 4d6c0ba5, "kubectl debug:
+    add sysadmin profile"); its help lists the profiles."""
+    r = local_kubectl(["debug", "--help"])
+    return "--profile=" in r.stdout and '"sysadmin"' in r.stdout
+
+
+def sysadmin_node_pod(old):
+    """The node debugging pod kubectl 1.30+ makes with --profile=sysadmin, from the one an
+    older kubectl made without a profile (its name, container, command and node):
+    kubernetes/kubectl pkg/cmd/debug/debug.go, DebugOptions.generateNodeDebugPod, then
+    pkg/cmd/debug/profiles.go, sysadminProfile.Apply for the node style."""
+    c = old["containers"][0]
+    # generateNodeDebugPod (as of kubernetes-1.32.4): one container (name, env, image,
+    # stdin, tty, and the words after `--` as its command, or args with --arguments-only),
+    # the node, RestartPolicy Never, and a toleration of every taint (Operator Exists; since
+    # 1.22, kubernetes commit 3ec63238). 1.20 made the host namespaces and the /host mount
+    # there; 1.30+ leaves them to the profile.
+    pod = {"name": old["name"], "labels": {}, "nodeName": old["nodeName"],
+           "restartPolicy": "Never", "hostNetwork": False, "hostPID": False, "hostIPC": False,
+           "tolerations": [{"key": "", "operator": "Exists"}], "volumes": [],
+           "containers": [{"name": c["name"], "image": c["image"], "command": c["command"],
+                           "args": c["args"], "volumeMounts": [], "privileged": False,
+                           "stdin": c["stdin"], "tty": c["tty"]}]}
+    if "namespace" in old:
+        pod["namespace"] = old["namespace"]
+    nc = pod["containers"][0]
+    # sysadminProfile.Apply, node style: setPrivileged, useHostNamespaces, mountRootPartition
+    # (a hostPath volume "host-root" of "/", mounted at /host in the debugging container).
+    nc["privileged"] = True
+    pod["hostNetwork"] = pod["hostPID"] = pod["hostIPC"] = True
+    pod["volumes"].append({"name": "host-root", "hostPath": "/"})
+    nc["volumeMounts"].append({"name": "host-root", "readOnly": False, "mountPath": "/host"})
+    return pod
+
+
+def set_env_reaches_init_containers():
+    """set env -c NAME on an init container: kubectl 1.22 and later (pkg/cmd/set/set_env.go,
+    EnvOptions.RunEnv, kubernetes commit fb2fe697); 1.20 selects among spec.containers only.
+    Asked of kubectl with a DaemonSet whose only container named "probe" is an init one."""
+    ds = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "probe"},
+          "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {
+              "metadata": {"labels": {"a": "b"}},
+              "spec": {"initContainers": [{"name": "probe", "image": "i"}],
+                       "containers": [{"name": "main", "image": "i"}]}}}}
+    f = os.path.join(CLUSTER, "home", "set-env-probe.yaml")
+    os.makedirs(os.path.dirname(f), exist_ok=True)
+    yaml.safe_dump(ds, open(f, "w"))
+    r = local_kubectl(["set", "env", "--local", "-f", f, "-c", "probe", "PROBE=1", "-o", "yaml"])
+    if r.returncode != 0:
+        die("kubectl set env (probe): %s" % r.stderr.strip())
+    out = yaml.safe_load(r.stdout) if r.stdout.strip() else None
+    return bool(out) and {"name": "PROBE", "value": "1"} in \
+        out["spec"]["template"]["spec"]["initContainers"][0].get("env", [])
 
 
 def state_objects():
@@ -313,8 +394,15 @@ def ready(o):
 
 def kube_debug(opts, pos, rest):
     args = ["debug"] + pos + ["--image", opts["--image"]]
-    if "--profile" in opts:
-        args += ["--profile", opts["--profile"]]
+    profile = opts.get("--profile")
+    emulate = profile == "sysadmin" and not has_sysadmin_profile()
+    if emulate:
+        # The older kubectl makes its node pod without a profile (it has no --profile); the
+        # pod 1.30+ would make is derived from it below.
+        emulating("debug --profile=sysadmin", "%s has no sysadmin profile (it came with 1.30)"
+                  % KUBECTL)
+    elif profile is not None:
+        args += ["--profile", profile]
     # Not attached: the stand-in records the pod kubectl makes, then runs its command.
     pods = os.environ["KUBE_PODS"]
     before = open(pods).read().count("\n") if os.path.exists(pods) else 0
@@ -325,6 +413,11 @@ def kube_debug(opts, pos, rest):
     if len(made) != before + 1:
         die("kubectl debug made no pod")
     pod = json.loads(made[-1])
+    if emulate:
+        pod = sysadmin_node_pod(pod)
+        # What the API server holds is the pod 1.30+ sends.
+        made[-1] = json.dumps(pod)
+        open(pods, "w").write("\n".join(made) + "\n")
     c = pod["containers"][0]
     node = pos[0].split("/", 1)[1]
     if node != os.environ["NODE"] or pod["nodeName"] != node:
@@ -377,20 +470,60 @@ def kube_local(verb, opts, pos, rest):
     f = state_file(kind, name)
     if not os.path.exists(f):
         die("%s %s is not applied" % (kind, name))
-    args = [verb] + (["env"] if verb == "set" else []) + ["--local", "-f", f, "-o", "yaml"]
-    for k in ("-c", "-p", "--type"):
-        if k in opts:
-            args += [k, opts[k]]
-    args += [p for p in pos[2:]] if verb == "set" else []
-    r = subprocess.run(["kubectl"] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       text=True, env=dict(os.environ, HOME=os.path.join(CLUSTER, "home")))
-    if r.returncode != 0:
-        die("kubectl %s: %s" % (verb, r.stderr.strip()))
     before = yaml.safe_load(open(f))
-    open(f, "w").write(r.stdout)
+    flags = [x for k in ("-c", "-p", "--type") if k in opts for x in (k, opts[k])]
+    if verb == "set":
+        emulate = not set_env_reaches_init_containers()
+        if emulate:
+            emulating("set env", "%s matches containers in spec.containers only (init "
+                      "containers came with 1.22)" % KUBECTL)
+        after = set_env_local(before, flags, pos[2:], emulate)
+    else:
+        r = local_kubectl(["patch", "--local", "-f", f, "-o", "yaml"] + flags)
+        if r.returncode != 0:
+            die("kubectl patch: %s" % r.stderr.strip())
+        sys.stderr.write(r.stderr)
+        after = yaml.safe_load(r.stdout)
+    if after is None:
+        # No change: kubectl prints nothing (set_env.go, RunEnv: an empty patch is
+        # skipped), as when -c matches no container; its warning is above.
+        return 0
+    yaml.safe_dump(after, open(f, "w"))
     print("daemonset.apps/%s %s" % (name, "patched" if verb == "patch" else "env updated"))
-    rollout(before, yaml.safe_load(r.stdout))
+    rollout(before, after)
     return 0
+
+
+def set_env_local(before, flags, env_args, emulate):
+    """kubectl set env --local on the object BEFORE: the object kubectl prints, or None when
+    it changed nothing. EMULATE: kubectl 1.22+'s container selection with an older kubectl.
+    kubectl 1.22+ (pkg/cmd/set/set_env.go, EnvOptions.RunEnv) selects the matching
+    containers of spec.containers, appends the matching spec.initContainers, and updates
+    each; the older kubectl is given that list as spec.containers (names are unique across
+    both lists of a pod), does the env work itself, and the list is split back."""
+    obj, n = before, None
+    if emulate:
+        obj = copy.deepcopy(before)
+        ps = obj["spec"]["template"]["spec"]
+        n = len(ps["containers"])
+        ps["containers"] = ps["containers"] + ps.pop("initContainers", [])
+    src = os.path.join(CLUSTER, "home", "set-env.yaml")
+    os.makedirs(os.path.dirname(src), exist_ok=True)
+    yaml.safe_dump(obj, open(src, "w"))
+    r = local_kubectl(["set", "env", "--local", "-f", src, "-o", "yaml"] + flags + env_args)
+    if r.returncode != 0:
+        die("kubectl set env: %s" % r.stderr.strip())
+    sys.stderr.write(r.stderr)
+    if not r.stdout.strip():
+        return None
+    after = yaml.safe_load(r.stdout)
+    if emulate:
+        ps = after["spec"]["template"]["spec"]
+        merged = ps["containers"]
+        ps["containers"] = merged[:n]
+        if "initContainers" in before["spec"]["template"]["spec"]:
+            ps["initContainers"] = merged[n:]
+    return after
 
 
 def kube_apply(opts):
@@ -508,6 +641,40 @@ def kubectl(args):
     die("the stand-in cluster does not know `kubectl %s`" % " ".join(args))
 
 
+def emulation_check(ds_file):
+    """With a kubectl that has both features, the emulations above must give what it gives:
+    the sysadmin node pod derived from its legacy-profile pod, and set env with the merged
+    container list, against its own results."""
+    if not (has_sysadmin_profile() and set_env_reaches_init_containers()):
+        print("%s lacks what the emulations stand in for: nothing to compare them with" % KUBECTL)
+        return
+    pods = os.environ["KUBE_PODS"]
+    made = {}
+    for profile in ("legacy", "sysadmin"):
+        r = real_kubectl(["debug", "node/" + os.environ["NODE"], "--image", os.environ["IMAGE"],
+                          "--profile", profile, "--", "nvidia-driver-installer", "--root",
+                          "/host", "doctor"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if r.returncode != 0:
+            die("kubectl debug --profile=%s: %s" % (profile, r.stderr.decode().strip()))
+        made[profile] = json.loads(open(pods).read().splitlines()[-1])
+        del made[profile]["name"]
+    emu = sysadmin_node_pod(dict(made["legacy"], name=None))
+    del emu["name"]
+    if emu != made["sysadmin"]:
+        die("the emulated sysadmin pod %s differs from kubectl's %s"
+            % (json.dumps(emu), json.dumps(made["sysadmin"])))
+    before = yaml.safe_load(open(ds_file))
+    names = [c["name"] for k in ("initContainers", "containers")
+             for c in before["spec"]["template"]["spec"].get(k, [])]
+    for c in names + ["*", "no-such-container"]:
+        real = set_env_local(before, ["-c", c], ["EMULATION_CHECK=1"], False)
+        emu = set_env_local(before, ["-c", c], ["EMULATION_CHECK=1"], True)
+        if real != emu:
+            die("set env -c %s: the emulation gives %s, kubectl %s" % (c, emu, real))
+    print("the emulations give what %s does: the sysadmin node pod, set env -c on %s"
+          % (KUBECTL, ", ".join(names + ["*", "no-such-container"])))
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "blocks":
@@ -524,6 +691,8 @@ def main():
         covers(args[0], args[1:])
     elif cmd == "kubectl":
         sys.exit(kubectl(args))
+    elif cmd == "emulation-check":
+        emulation_check(args[0])
     else:
         die("unknown command " + cmd)
 
