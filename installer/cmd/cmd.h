@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include <json-c/json.h>
 #include <sys/utsname.h>
 
 #include "cmd/config.h"
@@ -74,3 +75,10 @@ struct source_opts session_source_opts(const struct config *c);
 struct hostpath_opts session_hostpath_opts(const struct config *c);
 /* --kernel-module-type (validated by config_validate; anything else reads as auto). */
 enum repo_kmt_policy session_kmt_policy(const struct config *c);
+
+/*
+ * Every command's --json document, printed one way: pretty, with spaces, "/" unescaped
+ * (docs/json.md). session_json_string: a JSON string, or null for NULL.
+ */
+void session_print_json(json_object *o);
+json_object *session_json_string(const char *s);

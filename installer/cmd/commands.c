@@ -22,17 +22,6 @@
 
 DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
-static void print_json(json_object *o)
-{
-	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-						       JSON_C_TO_STRING_NOSLASHESCAPE));
-}
-
-static json_object *json_string_or_null(const char *s)
-{
-	return s ? json_object_new_string(s) : NULL;
-}
-
 /* "" is not known: null. */
 static json_object *json_string_or_empty(const char *s)
 {
@@ -154,7 +143,7 @@ static json_object *driver_json(const struct repo_driver *d, const struct host *
 	json_object_object_add(o, "latest", json_object_new_boolean(d == latest));
 	json_object_object_add(
 		o, "module_type",
-		json_string_or_null(v == REPO_OK ? repo_module_type_name(pkg->module_type) : NULL));
+		session_json_string(v == REPO_OK ? repo_module_type_name(pkg->module_type) : NULL));
 	json_object_object_add(o, "excluded_module_types", excluded_json(&j));
 	if (not_carried) {
 		not_carried_reason(pkg, reason, sizeof(reason));
@@ -287,19 +276,19 @@ int list_versions_run(const struct config *c, struct err *e)
 		json_object_object_add(o, "kernel_release", json_object_new_string(h.kernel));
 		json_object_object_add(o, "arch", json_object_new_string(h.arch));
 		json_object_object_add(o, "os", json_object_new_string(h.os_id));
-		json_object_object_add(o, "os_build", json_string_or_null(h.os_build_id));
+		json_object_object_add(o, "os_build", session_json_string(h.os_build_id));
 		json_object_object_add(o, "gpus", json_object_new_int((int)h.n_gpus));
 		json_object_object_add(o, "kernel_module_type",
 				       json_object_new_string(c->kernel_module_type));
 		json_object_object_add(o, "default",
-				       json_string_or_null(def ? def->version : NULL));
+				       session_json_string(def ? def->version : NULL));
 		json_object_object_add(o, "latest",
-				       json_string_or_null(latest ? latest->version : NULL));
+				       session_json_string(latest ? latest->version : NULL));
 		for (size_t i = 0; i < src.idx->n_drivers; i++)
 			json_object_array_add(arr, driver_json(&src.idx->drivers[i], &h, policy,
 							       def, latest, &car[i], &src));
 		json_object_object_add(o, "versions", arr);
-		print_json(o);
+		session_print_json(o);
 	} else {
 		list_text(src.idx, &h, policy, def, latest, car);
 	}
@@ -443,7 +432,7 @@ int verify_module_run(const struct config *c, struct err *e)
 	json_object_object_add(out, "failed", json_object_new_int((int)failed));
 	json_object_object_add(out, "modules", json_object_get(mods));
 	if (c->json)
-		print_json(out);
+		session_print_json(out);
 	if (failed) {
 		err_set(e, EXIT_VERIFY, "%zu of %zu module(s) failed", failed, c->files.n);
 		/* Without a certificate nothing could be checked: the modules may well be fine. */
@@ -480,7 +469,7 @@ static void option_json(json_object *o, const struct config *c, const struct con
 
 	switch (opt->kind) {
 	case CONFIG_STRING:
-		json_object_object_add(o, opt->json, json_string_or_null(*(char *const *)field));
+		json_object_object_add(o, opt->json, session_json_string(*(char *const *)field));
 		break;
 	case CONFIG_LIST:
 		json_object_object_add(o, opt->json, strv_json(field));
@@ -527,6 +516,6 @@ int config_run(const struct config *c, struct err *e)
 	}
 	json_object_object_add(o, "environment_read", strv_json(&c->env_used));
 	json_object_object_add(o, "environment_unknown", strv_json(&c->env_unknown));
-	print_json(o);
+	session_print_json(o);
 	return r;
 }

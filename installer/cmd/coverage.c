@@ -21,17 +21,6 @@
 
 DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
-static void print_json(json_object *o)
-{
-	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-						       JSON_C_TO_STRING_NOSLASHESCAPE));
-}
-
-static json_object *string_or_null(const char *s)
-{
-	return s ? json_object_new_string(s) : NULL;
-}
-
 static json_object *names_json(const struct repo_names *n)
 {
 	json_object *a = json_object_new_array();
@@ -57,7 +46,7 @@ static void add_index_keys(json_object *o, const struct source *src)
 						       : NULL);
 	json_object_object_add(
 		o, "index_from_cache",
-		string_or_null(src->from_cache ? source_fallback_name(src->fallback) : NULL));
+		session_json_string(src->from_cache ? source_fallback_name(src->fallback) : NULL));
 }
 
 /* ---- the table ------------------------------------------------------------ */
@@ -154,11 +143,11 @@ static json_object *package_json(const struct repo_driver *d, const struct repo_
 
 	json_object_object_add(o, "kernel", json_object_new_string(p->kernel));
 	json_object_object_add(o, "arch", json_object_new_string(p->arch));
-	json_object_object_add(o, "os", string_or_null(p->os));
-	json_object_object_add(o, "os_build", string_or_null(p->os_build));
+	json_object_object_add(o, "os", session_json_string(p->os));
+	json_object_object_add(o, "os_build", session_json_string(p->os_build));
 	json_object_object_add(o, "driver_version", json_object_new_string(d->version));
 	json_object_object_add(o, "module_type",
-			       string_or_null(repo_module_type_name(p->module_type)));
+			       session_json_string(repo_module_type_name(p->module_type)));
 	json_object_object_add(o, "path", json_object_new_string(p->path));
 	json_object_object_add(o, "size", json_object_new_int64((int64_t)p->size));
 	json_object_object_add(o, "sha256", json_object_new_string(p->sha256));
@@ -196,7 +185,7 @@ static int table(const struct config *c, const struct source *src, struct err *e
 		json_object_object_add(o, "kernels", names_json(&kernels));
 		json_object_object_add(o, "versions", versions);
 		json_object_object_add(o, "packages", pkgs);
-		print_json(o);
+		session_print_json(o);
 	} else {
 		table_text(src, rows, n, kernels.n);
 	}
@@ -221,7 +210,7 @@ static void query_json(const struct config *c, const struct source *src, const s
 		json_object_array_add(gpus, json_object_new_string(c->image_gpus.v[i]));
 	add_index_keys(o, src);
 	json_object_object_add(o, "os", json_object_new_string(h->os_id));
-	json_object_object_add(o, "os_build", string_or_null(h->os_build_id));
+	json_object_object_add(o, "os_build", session_json_string(h->os_build_id));
 	json_object_object_add(o, "kernel", json_object_new_string(h->kernel));
 	json_object_object_add(o, "arch", json_object_new_string(h->arch));
 	json_object_object_add(o, "gpus", gpus);
@@ -234,7 +223,7 @@ static void query_json(const struct config *c, const struct source *src, const s
 	json_object_object_add(o, "reason", served ? NULL : json_object_new_string(why->msg));
 	json_object_object_add(o, "kernels", names_json(&kernels));
 	json_object_object_add(o, "versions_for_kernel", names_json(&versions));
-	print_json(o);
+	session_print_json(o);
 	repo_names_done(&kernels);
 	repo_names_done(&versions);
 }

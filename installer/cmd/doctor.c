@@ -427,8 +427,7 @@ static void report_json(const struct doctor *d)
 		json_object_array_add(arr, c);
 	}
 	json_object_object_add(o, "checks", arr);
-	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-						       JSON_C_TO_STRING_NOSLASHESCAPE));
+	session_print_json(o);
 }
 
 static void report(const struct config *c, const struct doctor *d)

@@ -362,8 +362,7 @@ static void print_plan_json(const struct config *c, const struct plan *p, const 
 	}
 	json_object_object_add(o, "mount", mnt);
 	json_object_object_add(o, "kernel", plan_kernel_json(c, p, t));
-	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-						       JSON_C_TO_STRING_NOSLASHESCAPE));
+	session_print_json(o);
 }
 
 static void manifest_fill(const struct config *c, struct plan *p, struct manifest *m, char now[32])

@@ -217,8 +217,7 @@ static void print_json(const struct config *c, const struct source *src, json_ob
 	json_object_object_add(o, "kept", json_object_new_int64(kept));
 	json_object_object_add(o, "network_bytes", json_object_new_int64((int64_t)net));
 	json_object_object_add(o, "packages", json_object_get(pkgs));
-	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-						       JSON_C_TO_STRING_NOSLASHESCAPE));
+	session_print_json(o);
 }
 
 int mirror_run(const struct config *c, struct err *e)

@@ -172,3 +172,14 @@ enum repo_kmt_policy session_kmt_policy(const struct config *c)
 		p = REPO_KMT_AUTO;
 	return p;
 }
+
+void session_print_json(json_object *o)
+{
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+						       JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+json_object *session_json_string(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
+}

@@ -234,8 +234,7 @@ static void status_json(const struct config *c, const struct nodestate *s, const
 	json_object_object_add(o, "ready_marker", file_json(READY_FILE, s->ready_present));
 	json_object_object_add(o, "nvml", nvml_json(s, v));
 	json_object_object_add(o, "repository_fallback", fallback_json(fallback));
-	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-						       JSON_C_TO_STRING_NOSLASHESCAPE));
+	session_print_json(o);
 }
 
 static void status_text(const struct config *c, const struct nodestate *s, const char *running,
