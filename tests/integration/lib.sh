@@ -21,6 +21,15 @@ sign_modules() {
     done
 }
 
+# The open flavour of stand-in driver V, packed at OUT: the same stand-in, its modules
+# licensed as NVIDIA's open ones ("Dual MIT/GPL", no P taint) and signed with the test key.
+open_standin_pkg() {
+    local v=$1 out=$2
+    MODULE_LICENSE="Dual MIT/GPL" "$SRC/scripts/make-standin-driver" "$v" "$T/drv-open-$v" 64
+    sign_modules "$T/drv-open-$v/kernel"
+    "$SRC/scripts/make-repo" pack "$T/drv-open-$v" "$out"
+}
+
 fail() {
     echo "FAIL: $*" >&2
     exit 1

@@ -10,9 +10,7 @@ FAKE_KERNEL=1
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:1db1
 mkkernel "$T/root"
 V=$V_OLD
-MODULE_LICENSE="Dual MIT/GPL" "$SRC/scripts/make-standin-driver" "$V" "$T/drv-open" 64
-sign_modules "$T/drv-open/kernel"
-"$SRC/scripts/make-repo" pack "$T/drv-open" "$T/open.tar.zst"
+open_standin_pkg "$V" "$T/open.tar.zst"
 printf '10de:2330 NVIDIA H100 80GB HBM3\n10de:1db1 Tesla V100-SXM2-16GB\n' >"$T/prop.ids"
 printf '10de:2330 NVIDIA H100 80GB HBM3\n10de:2901 NVIDIA B200\n' >"$T/open.ids"
 mr() { "$SRC/scripts/make-repo" add --repo "$T/repo" --key "$FIX/keys/key.pem" --kernel "$KERNEL" --version "$V" "$@" >/dev/null; }
