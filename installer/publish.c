@@ -488,6 +488,47 @@ static int staging_finish(int sfd, const struct manifest *m, struct err *e)
 	return fs_sync_tree(sfd, e);
 }
 
+/*
+ * Files other installers added to FROM's lib64/ go to TO's (installer/carry.h); both are
+ * paths under the install dir. Best effort: a file that cannot be carried is named in a
+ * warning.
+ */
+/* Opens the directory PATH under dirfd, following no link on the way. An fd or -1. */
+static int open_dir_nofollow(int dirfd, const char *path)
+{
+	char buf[PATH_MAX], *save = NULL;
+	int fd = -1;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		int next = openat(fd < 0 ? dirfd : fd, c,
+				  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int saved = errno;
+
+		if (fd >= 0)
+			close(fd);
+		errno = saved;
+		if (next < 0)
+			return -1;
+		fd = next;
+	}
+	return fd;
+}
+
+static void carry_between(struct installdir *d, const char *from, const char *to)
+{
+	_cleanup_close_ int ffd = open_dir_nofollow(d->fd, from);
+	_cleanup_close_ int tfd = open_dir_nofollow(d->fd, to);
+
+	if (ffd < 0 || tfd < 0) {
+		log_kv(LOG_WARN, "publish",
+		       "the versions' directories cannot be opened: files of other installers in lib64/ stay behind",
+		       "from", from, "to", to, "reason", strerror(errno), LOG_END);
+		return;
+	}
+	(void)carry_foreign(ffd, tfd);
+}
+
 /* Moves the staged tree to .versions/ID, replacing an older copy of the same ID. */
 static int staging_install(struct installdir *d, const char *staging, const char *id, struct err *e)
 {
@@ -501,7 +542,11 @@ static int staging_install(struct installdir *d, const char *staging, const char
 		return renameat(d->fd, staging, d->fd, dst) < 0
 			       ? err_errno(e, EXIT_UNEXPECTED, errno, "rename to '%s'", dst)
 			       : 0;
-	/* A repair of the same version: swap, so that .current never dangles. */
+	/*
+	 * A repair of the same version: swap, so that .current never dangles. What other
+	 * installers put in the tree being replaced goes into its replacement first.
+	 */
+	carry_between(d, dst, staging);
 	if (renameat2(d->fd, staging, d->fd, dst, RENAME_EXCHANGE) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "exchange '%s'", dst);
 	return fs_rm_rf_at(d->fd, staging, e);
@@ -555,24 +600,14 @@ int publish_stage(struct installdir *d, const char *staging, int staging_fd,
  */
 static void carry_to(struct installdir *d, const char *id)
 {
-	_cleanup_close_ int vfd = -1, from = -1, to = -1;
-	char cur[NAME_MAX + 1];
+	char cur[NAME_MAX + 1], from[PATH_MAX], to[PATH_MAX];
 
 	current_target(d, cur, sizeof(cur));
 	if (!cur[0] || strcmp(cur, id) == 0)
 		return;
-	vfd = openat(d->fd, VERSIONS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (vfd >= 0) {
-		from = openat(vfd, cur, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		to = openat(vfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	}
-	if (from < 0 || to < 0) {
-		log_kv(LOG_WARN, "publish",
-		       "the versions' directories cannot be opened: files of other installers in lib64/ stay behind",
-		       "from", cur, "to", id, "reason", strerror(errno), LOG_END);
-		return;
-	}
-	(void)carry_foreign(from, to);
+	snprintf(from, sizeof(from), VERSIONS "/%s", cur);
+	snprintf(to, sizeof(to), VERSIONS "/%s", id);
+	carry_between(d, from, to);
 }
 
 int publish_activate(struct installdir *d, const char *id, struct err *e)

@@ -76,6 +76,17 @@ own_only "$V_NEW"
 expect_err "own_list=none: NVIDIA's file names"
 [ -f "$(cur)/.lib64-files" ] || fail "the new version records no list"
 
+# The same package again for another kernel (one package serving two kernels, after a node
+# image upgrade): the version's tree is replaced in place, and the others' files go along.
+"$SRC/scripts/make-repo" add --repo "$T/repo" --key "$FIX/keys/key.pem" --version "$V_NEW" \
+    --kernel "$OTHER_KERNEL" "$FIX/pkg-$V_NEW.tar.zst" >/dev/null
+before=$(readlink "$(idir)/.current")
+expect_rc 0 install --repo "$R" $(install_args) --driver-version "$V_NEW" --kernel-release "$OTHER_KERNEL"
+assert_eq "$(readlink "$(idir)/.current")" "$before" "the same version, replaced in place"
+assert_eq "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kernel_release"])' "$(cur)/.install.json")" \
+    "$OTHER_KERNEL" "the version's manifest after the repair"
+foreign_ok "the same version for another kernel"
+own_only "$V_NEW"
 # The automatic rollback after a failed load (fake kernel): the switch to the new version
 # carried the plugin there, the rollback carries it back, and the new version goes.
 FAKE_KERNEL=1
