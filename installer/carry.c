@@ -169,12 +169,105 @@ static int own_load(int version_fd, struct names *l)
 struct carry {
 	struct names from, to;
 	bool from_legacy, to_legacy;
+	int from_lib; /* the old version's lib64/, where its links are judged */
 	unsigned carried, kept, failed;
 };
 
 static bool is_own(const struct names *l, bool legacy, const char *path, const char *base)
 {
 	return legacy ? carry_is_driver_file(base) : names_has(l, path);
+}
+
+static const char *base_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/*
+ * The path (relative to lib64/) that the link text TARGET names from directory DIR, made
+ * by the text alone, into OUT. False when TARGET is absolute or climbs out of lib64/.
+ */
+static bool join_inside(const char *dir, const char *target, char *out, size_t size)
+{
+	char buf[2 * PATH_MAX], *save = NULL, *parts[PATH_MAX / 2];
+	size_t n = 0, off = 0;
+
+	if (target[0] == '/')
+		return false;
+	snprintf(buf, sizeof(buf), "%s/%s", dir, target);
+	for (char *p = strtok_r(buf, "/", &save); p; p = strtok_r(NULL, "/", &save)) {
+		if (strcmp(p, ".") == 0)
+			continue;
+		if (strcmp(p, "..") == 0) {
+			if (n == 0)
+				return false;
+			n--;
+			continue;
+		}
+		if (n == ARRAY_SIZE(parts))
+			return false;
+		parts[n++] = p;
+	}
+	if (n == 0)
+		return false;
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		int w = snprintf(out + off, size - off, "%s%s", i ? "/" : "", parts[i]);
+
+		if (w < 0 || (size_t)w >= size - off)
+			return false;
+		off += (size_t)w;
+	}
+	return true;
+}
+
+/* The text of the link PATH (relative to lib64/) into BUF, reached without following links. */
+static bool read_link_inside(int lib_fd, const char *path, char *buf, size_t size)
+{
+	char dir[PATH_MAX];
+	const char *base = base_of(path);
+	_cleanup_close_ int dfd = -1;
+	ssize_t n;
+
+	snprintf(dir, sizeof(dir), "%.*s", (int)(base - path), path);
+	dfd = fs_dir_nofollow(lib_fd, dir);
+	if (dfd < 0)
+		return false;
+	n = readlinkat(dfd, base, buf, size - 1);
+	if (n < 0)
+		return false;
+	buf[n] = '\0';
+	return true;
+}
+
+/*
+ * Whether the link PATH of the old version is its own by where it resolves: its chain of
+ * links stays inside lib64/ and ends at a file the version's list names (the soname link
+ * the host's ldconfig makes beside a library, a link to one). Links are read, never
+ * followed; a chain that leaves lib64/ (an absolute text, ".." above it) is another
+ * installer's, carried as a link.
+ */
+static bool link_is_own(const struct carry *c, const char *path)
+{
+	char cur[PATH_MAX], text[PATH_MAX], next[PATH_MAX];
+
+	snprintf(cur, sizeof(cur), "%s", path);
+	for (unsigned hop = 0; hop < 8; hop++) {
+		const char *base = base_of(cur);
+		char dir[PATH_MAX];
+
+		if (!read_link_inside(c->from_lib, cur, text, sizeof(text)))
+			return false; /* not a link (another installer's file), or missing */
+		snprintf(dir, sizeof(dir), "%.*s", (int)(base > cur ? base - cur - 1 : 0), cur);
+		if (!join_inside(dir, text, next, sizeof(next)))
+			return false;
+		if (is_own(&c->from, c->from_legacy, next, base_of(next)))
+			return true;
+		snprintf(cur, sizeof(cur), "%s", next);
+	}
+	return false;
 }
 
 static void not_carried(struct carry *c, const char *path, const char *why, int errnum)
@@ -186,9 +279,10 @@ static void not_carried(struct carry *c, const char *path, const char *why, int 
 }
 
 /* A copy of the regular file NAME (opened without following a link) as dst's TMP_NAME. */
-static int copy_file(int src, const char *name, int dst, mode_t mode)
+static int copy_file(int src, const char *name, int dst)
 {
-	_cleanup_close_ int in = openat(src, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO put there since the lstat does not hang the switch. */
+	_cleanup_close_ int in = openat(src, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	_cleanup_close_ int out = -1;
 	char buf[1 << 16];
 	struct stat st;
@@ -212,7 +306,12 @@ static int copy_file(int src, const char *name, int dst, mode_t mode)
 		if ((r = fs_write_all(out, buf, (size_t)n)) < 0)
 			return r;
 	}
-	if (fchmod(out, mode & 07777) < 0 || fsync(out) < 0)
+	/*
+	 * The owner and the permission bits, never set-id bits: a copy made by root of another
+	 * user's set-id file must not become a set-id file of root's.
+	 */
+	if (fchown(out, st.st_uid, st.st_gid) < 0 || fchmod(out, st.st_mode & 0777) < 0 ||
+	    fsync(out) < 0)
 		return -errno;
 	return 0;
 }
@@ -237,7 +336,7 @@ static int carry_entry(int src, int dst, const char *name, const struct stat *st
 		/* Another file system under lib64/, a hard-link limit: a copy instead. */
 		if (errno == EEXIST)
 			return -EEXIST;
-		r = copy_file(src, name, dst, st->st_mode);
+		r = copy_file(src, name, dst);
 		if (r < 0) {
 			(void)unlinkat(dst, TMP_NAME, 0);
 			return r;
@@ -326,6 +425,12 @@ static void carry_dir(struct carry *c, int src, int dst, const char *prefix, uns
 		}
 		if (is_own(&c->from, c->from_legacy, path, de->d_name))
 			continue;
+		if (S_ISLNK(st.st_mode) && link_is_own(c, path)) {
+			log_kv(LOG_DEBUG, "publish",
+			       "a link to the old version's own files stays behind", "path", path,
+			       LOG_END);
+			continue;
+		}
 		exists = fstatat(dst, de->d_name, &there, AT_SYMLINK_NOFOLLOW) == 0;
 		if (exists &&
 		    (S_ISDIR(there.st_mode) || is_own(&c->to, c->to_legacy, path, de->d_name))) {
@@ -359,6 +464,7 @@ unsigned carry_foreign(int from_version_fd, int to_version_fd)
 			       "reason", strerror(errno), LOG_END);
 		return 0;
 	}
+	c.from_lib = src;
 	c.from_legacy = own_load(from_version_fd, &c.from) != 0;
 	c.to_legacy = own_load(to_version_fd, &c.to) != 0;
 	carry_dir(&c, src, dst, "", 0);

@@ -10,8 +10,10 @@
  * list does not name is carried into the new version's lib64/ before the new one
  * becomes current: a regular file as a hard link (a copy where the file system refuses
  * the link), a symlink as a symlink with the same target text. Entries are judged as
- * they are (lstat), never through a link, and no link is followed: a link that leads
- * out of the install dir is carried as a link, its target untouched and unread.
+ * they are (lstat), never through a link, and no link is followed: a link whose chain
+ * (link texts read inside lib64/) ends at a file of the old version's own stays behind;
+ * any other, one that leads out of the install dir included, is carried as a link, its
+ * target untouched and unread.
  */
 #pragma once
 

@@ -493,32 +493,10 @@ static int staging_finish(int sfd, const struct manifest *m, struct err *e)
  * paths under the install dir. Best effort: a file that cannot be carried is named in a
  * warning.
  */
-/* Opens the directory PATH under dirfd, following no link on the way. An fd or -1. */
-static int open_dir_nofollow(int dirfd, const char *path)
-{
-	char buf[PATH_MAX], *save = NULL;
-	int fd = -1;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-		int next = openat(fd < 0 ? dirfd : fd, c,
-				  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		int saved = errno;
-
-		if (fd >= 0)
-			close(fd);
-		errno = saved;
-		if (next < 0)
-			return -1;
-		fd = next;
-	}
-	return fd;
-}
-
 static void carry_between(struct installdir *d, const char *from, const char *to)
 {
-	_cleanup_close_ int ffd = open_dir_nofollow(d->fd, from);
-	_cleanup_close_ int tfd = open_dir_nofollow(d->fd, to);
+	_cleanup_close_ int ffd = fs_dir_nofollow(d->fd, from);
+	_cleanup_close_ int tfd = fs_dir_nofollow(d->fd, to);
 
 	if (ffd < 0 || tfd < 0) {
 		log_kv(LOG_WARN, "publish",

@@ -26,6 +26,13 @@ ln -s "$T/outside/dir/secret" "$lib/outside-file"
 outside=$(snapshot "$T/outside")
 # A foreign file named like one of the next version's own files.
 echo impostor >"$lib/libcuda.so.$V_NEW"
+# Links that are not in the package but are the old version's by where they resolve: the
+# soname link the host's ldconfig makes beside a library, and a link to that link. They
+# stay behind. A relative link that climbs out of lib64/ is carried, as a link.
+ln -s "libcuda.so.$V_OLD" "$lib/libcuda-compat.so.1"
+ln -s libcuda-compat.so.1 "$lib/libcuda-compat.so"
+ln -s ../libnccl-net.so "$lib/profiles/plugin"
+ln -s ../../../../../etc "$lib/up-and-out"
 
 # foreign_ok: the foreign entries are in the current version, as they were put there.
 foreign_ok() {
@@ -39,6 +46,10 @@ foreign_ok() {
     assert_eq "$(readlink "$v/outside-file")" "$T/outside/dir/secret" "$1: the link to a file outside"
     assert_eq "$(find "$v" -name secret | wc -l)" 0 "$1: files read through a link outside"
     assert_eq "$(snapshot "$T/outside")" "$outside" "$1: the directory outside"
+    assert_eq "$(readlink "$v/profiles/plugin")" ../libnccl-net.so "$1: a link inside lib64/ to the plugin"
+    assert_eq "$(readlink "$v/up-and-out")" ../../../../../etc "$1: a link climbing out of lib64/"
+    [ ! -L "$v/libcuda-compat.so.1" ] || fail "$1: a link to the old version's libcuda was carried"
+    [ ! -L "$v/libcuda-compat.so" ] || fail "$1: a link to that link was carried"
 }
 # own_only VERSION: nothing of the other version's package is in the current lib64/.
 own_only() {
@@ -57,7 +68,7 @@ own_only "$V_NEW"
 # The new package's libcuda.so.$V_NEW is kept, with a warning; the impostor is not carried.
 head -c 4 "$lib/libcuda.so.$V_NEW" | grep -q ELF || fail "the new package's libcuda was replaced"
 expect_err "has the name of one of the new version's: the new version's is kept (path=libcuda.so.$V_NEW"
-expect_err "files of other installers carried to the new version (carried=5 kept_new=1 not_carried=0"
+expect_err "files of other installers carried to the new version (carried=7 kept_new=1 not_carried=0"
 assert_eq "$(ls "$(idir)/.versions" | wc -l)" 1 "versions kept after the upgrade"
 
 # Back down (runbook 3's rollback): carried again, and $V_NEW's own files stay behind.
