@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "carry.h"
 #include "helpers.h"
 #include "publish.h"
 #include "util/fs.h"
@@ -267,21 +268,6 @@ void publish_staging_abort(struct installdir *d, const char *name)
 /* ---- taking over an earlier install ------------------------------------- */
 
 /*
- * A file of NVIDIA's driver, by name: its libraries (libnvidia-*, libcuda*, libnv*),
- * programs (nvidia-*), modules (*.ko), GSP firmware (gsp_*.bin) and the vendor files
- * under share/ (nvidia_icd.json, 10_nvidia.json). Only used inside a directory already
- * proven to be an NVIDIA install.
- */
-static bool is_driver_file(const char *name)
-{
-	size_t n = strlen(name);
-
-	return strstr(name, "nvidia") || strncmp(name, "libcuda", 7) == 0 ||
-	       strncmp(name, "libnv", 5) == 0 || strncmp(name, "nv", 2) == 0 ||
-	       strncmp(name, "gsp_", 4) == 0 || (n > 3 && strcmp(name + n - 3, ".ko") == 0);
-}
-
-/*
  * Removes the driver's files under dirfd, depth first, and the directories left empty.
  * Everything else stays. Returns how many entries stayed, or -1.
  */
@@ -315,7 +301,7 @@ static int prune_driver_files(int dirfd, unsigned depth, struct err *e)
 			if (r > 0 || unlinkat(dirfd, de->d_name, AT_REMOVEDIR) < 0)
 				kept++;
 		} else if ((S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) &&
-			   is_driver_file(de->d_name)) {
+			   carry_is_driver_file(de->d_name)) {
 			if (unlinkat(dirfd, de->d_name, 0) < 0)
 				return err_errno(e, EXIT_UNEXPECTED, errno, "remove '%s'",
 						 de->d_name);
@@ -484,6 +470,9 @@ static int staging_finish(int sfd, const struct manifest *m, struct err *e)
 		return -1;
 	log_kv(LOG_DEBUG, "publish", "programs wrapped in the launcher",
 	       U64("count", (uint64_t)wrapped), LOG_END);
+	/* What is the package's own in lib64/: the rest is carried to the next version. */
+	if (carry_record(sfd, e) < 0)
+		return -1;
 	/* Staging was private while it filled; the published tree is readable by workloads. */
 	if (fchmod(sfd, 0755) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "chmod staging");
@@ -499,6 +488,25 @@ static int staging_finish(int sfd, const struct manifest *m, struct err *e)
 	return fs_sync_tree(sfd, e);
 }
 
+/*
+ * Files other installers added to FROM's lib64/ go to TO's (installer/carry.h); both are
+ * paths under the install dir. Best effort: a file that cannot be carried is named in a
+ * warning.
+ */
+static void carry_between(struct installdir *d, const char *from, const char *to)
+{
+	_cleanup_close_ int ffd = fs_dir_nofollow(d->fd, from);
+	_cleanup_close_ int tfd = fs_dir_nofollow(d->fd, to);
+
+	if (ffd < 0 || tfd < 0) {
+		log_kv(LOG_WARN, "publish",
+		       "the versions' directories cannot be opened: files of other installers in lib64/ stay behind",
+		       "from", from, "to", to, "reason", strerror(errno), LOG_END);
+		return;
+	}
+	(void)carry_foreign(ffd, tfd);
+}
+
 /* Moves the staged tree to .versions/ID, replacing an older copy of the same ID. */
 static int staging_install(struct installdir *d, const char *staging, const char *id, struct err *e)
 {
@@ -512,7 +520,11 @@ static int staging_install(struct installdir *d, const char *staging, const char
 		return renameat(d->fd, staging, d->fd, dst) < 0
 			       ? err_errno(e, EXIT_UNEXPECTED, errno, "rename to '%s'", dst)
 			       : 0;
-	/* A repair of the same version: swap, so that .current never dangles. */
+	/*
+	 * A repair of the same version: swap, so that .current never dangles. What other
+	 * installers put in the tree being replaced goes into its replacement first.
+	 */
+	carry_between(d, dst, staging);
 	if (renameat2(d->fd, staging, d->fd, dst, RENAME_EXCHANGE) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "exchange '%s'", dst);
 	return fs_rm_rf_at(d->fd, staging, e);
@@ -560,11 +572,28 @@ int publish_stage(struct installdir *d, const char *staging, int staging_fd,
 	return 0;
 }
 
+/*
+ * Files other installers added to the current version's lib64/ go with the switch
+ * (installer/carry.h). Best effort: a file that cannot be carried is named in a warning.
+ */
+static void carry_to(struct installdir *d, const char *id)
+{
+	char cur[NAME_MAX + 1], from[PATH_MAX], to[PATH_MAX];
+
+	current_target(d, cur, sizeof(cur));
+	if (!cur[0] || strcmp(cur, id) == 0)
+		return;
+	snprintf(from, sizeof(from), VERSIONS "/%s", cur);
+	snprintf(to, sizeof(to), VERSIONS "/%s", id);
+	carry_between(d, from, to);
+}
+
 int publish_activate(struct installdir *d, const char *id, struct err *e)
 {
 	char target[NAME_MAX + sizeof(VERSIONS) + 2];
 
 	snprintf(target, sizeof(target), VERSIONS "/%s", id);
+	carry_to(d, id);
 	/* The switch: one rename(2) of the .current link. */
 	if (fs_symlink_replace_at(d->fd, target, CURRENT, e) < 0)
 		return err_wrap(e, "publish: switch");

@@ -467,8 +467,6 @@ static int switch_version(const struct config *c, struct plan *p, int root_fd,
 	bool reload = false;
 	uint64_t t0, ms;
 
-	/* From here until the new driver is verified, the node is not ready. */
-	readiness_remove(root_fd);
 	/* The tree goes to disk while the modules are checked (CPU against I/O). */
 	publish_flush_begin(&flush, sfd);
 	if (!c->skip_modules) {
@@ -499,6 +497,11 @@ static int switch_version(const struct config *c, struct plan *p, int root_fd,
 		publish_staging_abort(dir, staging);
 		return -1;
 	}
+	/*
+	 * Every check passed (a busy old driver refused above leaves the node serving and
+	 * ready): from here until the new driver is verified, the node is not ready.
+	 */
+	readiness_remove(root_fd);
 	if ((kn && kernel_unload_old(kn, e) < 0) || publish_activate(dir, id, e) < 0) {
 		roll_back(c, p, root_fd, dir, false);
 		return -1;

@@ -591,3 +591,27 @@ char *fs_read_in_root(int root_fd, const char *path, size_t max, size_t *ret_len
 		*ret_len = len;
 	return buf;
 }
+
+int fs_dir_nofollow(int dirfd, const char *path)
+{
+	char buf[PATH_MAX], *save = NULL;
+	int fd = -1;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (char *c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		int next = openat(fd < 0 ? dirfd : fd, c,
+				  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int saved = errno;
+
+		if (fd >= 0)
+			close(fd);
+		errno = saved;
+		if (next < 0)
+			return -1;
+		fd = next;
+	}
+	return fd >= 0 ? fd : openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}

@@ -116,5 +116,11 @@ _must_check_ int fs_sync_tree(int dirfd, struct err *e);
 /* The path fd refers to, as this process sees it (/proc/self/fd). 0 or -errno. */
 int fs_fd_path(int fd, char *buf, size_t size);
 
+/*
+ * Opens the directory PATH (relative, '/'-separated) under dirfd, following no symlink in
+ * any component. Returns an fd, or -1 with errno set (ELOOP or ENOTDIR for a link).
+ */
+int fs_dir_nofollow(int dirfd, const char *path);
+
 /* Whether NAME under dirfd is a symlink whose target is exactly TARGET. */
 bool fs_symlink_is(int dirfd, const char *name, const char *target);

@@ -86,7 +86,8 @@ assert c["repos"] == [m["env"]["NVIDIA_DRIVER_REPO"]], c
 PY
 
 # The checks can fail: a misspelt variable, a lost Bidirectional, a missing toleration.
-sed 's/NVIDIA_DRIVER_VERSION$/NVIDIA_DRIVR_VERSION/' "$gke" >"$T/typo.yaml"
+# (A misspelt NVIDIA_DRIVER_VERSION is the manifest check's own refusal, below.)
+sed 's/NVIDIA_INSTALL_DIR_CONTAINER$/NVIDIA_INSTAL_DIR_CONTAINER/' "$gke" >"$T/typo.yaml"
 check gke "$T/typo.yaml" >"$T/typo.json"
 python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(" ".join("%s=%s" % kv for kv in m["env"].items()))' \
     "$T/typo.json" >"$T/typo.env"
@@ -95,7 +96,7 @@ env -i PATH=/usr/bin:/bin $(cat "$T/typo.env") "$BIN" config >/dev/null 2>"$T/er
 rc=$?
 set -e
 assert_eq "$rc" 2 "a misspelt variable"
-expect_err "unknown environment variable NVIDIA_DRIVR_VERSION"
+expect_err "unknown environment variable NVIDIA_INSTAL_DIR_CONTAINER"
 
 # A broken copy of a manifest fails its check on an assertion (not on a crash).
 rejects() { # PROFILE FILE WHAT
@@ -174,6 +175,19 @@ grep -q "is not in a node-exporter textfile directory" "$T/err" || fail "metrics
 edit "$generic" "textfile_collector/nvidia-driver-installer.prom" "textfile_collector/nvidia-driver-installer.txt" \
     "$T/metricsname.yaml"
 rejects generic "$T/metricsname.yaml" "a metrics file the textfile collector skips"
+# A version that moves by itself: the repository's tags, a branch. A node would switch at its
+# next reboot or pod restart, outside the DaemonSet's rollout.
+for v in default latest '"550"' '"550.90"'; do
+    edit "$gke" 'value: "550.90.07"' "value: $v" "$T/moving.yaml"
+    rejects gke "$T/moving.yaml" "NVIDIA_DRIVER_VERSION $v"
+    grep -q "NVIDIA_DRIVER_VERSION must be an exact version" "$T/err" || fail "$v refused for another reason: $(cat "$T/err")"
+done
+sed 's/NVIDIA_DRIVER_VERSION$/NVIDIA_DRIVR_VERSION/' "$gke" >"$T/moving.yaml"
+rejects gke "$T/moving.yaml" "a misspelt NVIDIA_DRIVER_VERSION"
+edit "$generic" 'value: "550.90.07"' 'value: default' "$T/moving.yaml"
+rejects generic "$T/moving.yaml" "the generic manifest on default"
+edit "$generic" 'args: ["install"]' 'args: ["install", "--driver-version=latest"]' "$T/moving.yaml"
+rejects generic "$T/moving.yaml" "a --driver-version beside the pinned variable"
 # The readiness gate lost.
 edit "$generic" "\"test\", \"-s\", \"/run/nvidia/validations/driver-ready\"" "\"true\"" "$T/nogate.yaml"
 rejects generic "$T/nogate.yaml" "a pod Ready without the driver's marker"

@@ -40,8 +40,9 @@ kubectl() { python3 "$RB" kubectl "$@"; }
 nvidia-driver-installer() { "$BIN" "$@"; }
 
 # A scratch node (fake root with a GPU and a kernel), an empty cluster, and the operator's
-# working directory with both manifests adapted as the README says: the repository's URL
-# and its public key in place of the placeholders. fresh_cluster REPO_URL
+# working directory with both manifests adapted as the README says: the repository's URL,
+# its public key and the fleet's exact driver version in place of the placeholders.
+# fresh_cluster REPO_URL VERSION
 fresh_cluster() {
     rm -rf "$T/root" "$CLUSTER" "$T/ws"
     mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
@@ -50,12 +51,15 @@ fresh_cluster() {
     mkdir -p "$CLUSTER/ds" "$CLUSTER/pods" "$CLUSTER/home" "$T/ws"
     ln -s "$SRC/scripts" "$T/ws/scripts"
     for m in daemonset-generic.yaml daemonset-preloaded.yaml; do
-        python3 - "$SRC/$m" "$T/ws/$m" "$1" "$KEY" <<'PY'
+        python3 - "$SRC/$m" "$T/ws/$m" "$1" "$KEY" "$2" <<'PY'
 import sys
-src, dst, url, key = sys.argv[1:]
+src, dst, url, key, version = sys.argv[1:]
 t = open(src).read()
 assert "https://drivers.example.com/nvidia" in t
 t = t.replace("https://drivers.example.com/nvidia", url)
+pinned = 'value: "550.90.07" #'
+assert pinned in t, "the manifest pins no version"
+t = t.replace(pinned, 'value: "%s" #' % version)
 pem = "".join("    " + l + "\n" for l in open(key).read().strip().split("\n"))
 old = "    -----BEGIN PUBLIC KEY-----\n    REPLACE-WITH-YOUR-REPOSITORY-PUBLIC-KEY\n    -----END PUBLIC KEY-----\n"
 assert old in t
@@ -99,7 +103,7 @@ reboot_node() { # the node restarts: modules and /run are gone, the disk stays
 }
 
 # ---- 1, 2, 3: a fleet pinned to one version; upgrade, then rollback; a node debugged ----
-fresh_cluster "file://$T/repo"
+fresh_cluster "file://$T/repo" "$V_OLD"
 REPO=file://$T/repo
 new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"
 kubectl apply -f "$T/ws/$MANIFEST" >/dev/null
@@ -107,6 +111,16 @@ assert_eq "$(last_run)" "nvidia-driver-installer 0" "the first install on the no
 assert_eq "$(installed_version)" "$V_OLD" "installed by the DaemonSet's pod"
 # With kubectl 1.30+ at hand, what stands in for it with an older one gives the same.
 python3 "$RB" emulation-check "$CLUSTER/ds/DaemonSet-nvidia-driver-installer.yaml"
+# Pinned, the fleet changes driver only by a rollout: the repository's default tag moves,
+# the node reboots and its pod starts again, and it keeps its version.
+rm -rf "$T/repo"
+new_signed_repo "$T/repo" "$V_OLD" "$V_NEW:default"
+reboot_node
+kubectl -n kube-system delete pod --field-selector spec.nodeName=$NODE -l k8s-app=nvidia-driver-installer >/dev/null
+assert_eq "$(last_run)" "nvidia-driver-installer 0" "the pod after a reboot"
+assert_eq "$(installed_version)" "$V_OLD" "the pinned node after the default tag moved"
+rm -rf "$T/repo"
+new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"
 gpu_workload
 
 run_block debug-doctor 0
@@ -172,7 +186,7 @@ run_block debug-doctor 0
 
 # ---- 2 on GKE: a pool where we run GKE's plugin, so the node's pod is the second
 # DaemonSet's; the upgrade's loops change both DaemonSets ----
-fresh_cluster "file://$T/repo"
+fresh_cluster "file://$T/repo" "$V_OLD"
 MANIFEST=daemonset-preloaded.yaml
 NODE_LABELS='{"cloud.google.com/gke-accelerator": "nvidia-tesla-t4", "gke-no-default-nvidia-gpu-device-plugin": "true"}'
 kubectl apply -f "$T/ws/$MANIFEST" >/dev/null
@@ -197,7 +211,7 @@ MANIFEST=daemonset-generic.yaml
 NODE_LABELS='{"nvidia.com/gpu.present": "true", "cloud.google.com/gke-nodepool": "training"}'
 
 # ---- 4: a new kernel coming ----
-fresh_cluster "file://$T/repo2"
+fresh_cluster "file://$T/repo2" "$V_NEW"
 new_signed_repo "$T/repo2" "$V_NEW:default"
 REPO=file://$T/repo2
 kubectl apply -f "$T/ws/$MANIFEST" >/dev/null
@@ -222,7 +236,7 @@ export NODE_KERNEL=$KERNEL
 
 # ---- 5: per-node-pool pinning, on both manifests ----
 for MANIFEST in daemonset-generic.yaml daemonset-preloaded.yaml; do
-    fresh_cluster "file://$T/repo3"
+    fresh_cluster "file://$T/repo3" "$V_NEW"
     [ -d "$T/repo3" ] || new_signed_repo "$T/repo3" "$V_NEW:default" "$V_OLD"
     [ "$MANIFEST" = daemonset-generic.yaml ] || NODE_LABELS=$GKE_LABELS
     kubectl apply -f "$T/ws/$MANIFEST" >/dev/null
@@ -268,7 +282,7 @@ NODE_LABELS='{"nvidia.com/gpu.present": "true", "cloud.google.com/gke-nodepool":
 MANIFEST=daemonset-generic.yaml
 
 # ---- 6: air-gapped mirror: a host directory, as the container sees it ----
-fresh_cluster "http://127.0.0.1:$(dead_port)/nvidia"
+fresh_cluster "http://127.0.0.1:$(dead_port)/nvidia" "$V_NEW"
 new_signed_repo "$T/repo4" "$V_NEW:default"
 REPO=file://$T/repo4
 VERSION=$V_NEW

@@ -126,6 +126,16 @@ for (const ds of daemonsets) {
   assert.equal(hostPathAt(spec, inst, "/dev"), "/dev");
   assert.ok(mount(inst, "/etc/nvidia-driver-installer/keys").readOnly);
   assert.ok(env.NVIDIA_DRIVER_REPO && env.NVIDIA_DRIVER_REPO_KEY, "repository configured");
+  // A fleet upgrade is a rollout of this DaemonSet, never a side effect (docs/operations.md,
+  // runbook 2): the version is exact. default and latest move with the repository's tags
+  // and a branch (550, 550.90) with its next release, so each node would switch at its next
+  // reboot or pod restart, outside any rollout. NVIDIA's driver versions are
+  // MAJOR.MINOR.PATCH (550.90.07); --driver-version takes it as that version alone when the
+  // index lists it (docs/configuration.md).
+  assert.ok(/^[0-9]+\.[0-9]+\.[0-9]+$/.test(env.NVIDIA_DRIVER_VERSION ?? ""),
+    `${name}: NVIDIA_DRIVER_VERSION must be an exact version (550.90.07), not ${JSON.stringify(env.NVIDIA_DRIVER_VERSION)}: a fleet changes driver by a rollout of the DaemonSet`);
+  assert.ok(!inst.args.some((a) => a === "--driver-version" || a.startsWith("--driver-version=")),
+    `${name}: the version is given once, in NVIDIA_DRIVER_VERSION`);
   assert.ok(inst.resources.requests.cpu && inst.resources.requests.memory, "requests");
   // Each container's env is a list of literal values (no valueFrom the binary cannot see).
   assert.ok(inst.env.every((e) => "value" in e), "literal env values");
