@@ -160,3 +160,13 @@ assert_eq "$(params)" 432 "DeviceFileMode after the reload"
 assert_eq "$(pending_key reason)" "" "pending after the reload"
 expect_rc 0 install --repo "$R" $(kernel_args) --when-busy defer --driver-version "$V_OLD" --module-arg nvidia.NVreg_DeviceFileMode=432
 expect_err "already installed (version=$V_OLD"
+
+# uninstall takes the pending state with it.
+mkdir -p "$T/root/proc/4245/fd"
+ln -s /dev/nvidiactl "$T/root/proc/4245/fd/3"
+expect_rc 0 install --repo "$R" $(kernel_args) --when-busy defer --driver-version "$V_NEW"
+[ -e "$I/.pending.json" ] || fail "nothing pending before uninstall"
+rm -rf "$T/root/proc/4245"
+expect_rc 0 uninstall --kernel-release "$KERNEL"
+[ ! -e "$I/.pending.json" ] && [ ! -e "$features/00-nvidia-driver-pending" ] && [ ! -e "$I/.versions" ] ||
+    fail "pending state left after uninstall: $(ls -A "$I" "$features")"
