@@ -163,6 +163,12 @@ static void print_plan(const struct config *c, const struct plan *p)
 		printf("  action:      %s, unpack, verify, publish%s\n",
 		       p->cached ? "use the cached package" : "download",
 		       p->has_current ? " (replacing the installed version)" : "");
+	if (p->has_pending) {
+		char line[1600];
+
+		session_pending_text(&p->pending, line, sizeof(line));
+		printf("  pending:     %s\n", line);
+	}
 	printf("  install dir: %s (host root %s)\n", c->install_dir, c->root);
 	if (p->not_writable[0])
 		printf("  WARNING:     %s: install will fail\n", p->not_writable);
@@ -358,6 +364,8 @@ static void print_plan_json(const struct config *c, const struct plan *p, const 
 						      : p->links_ok  ? "none"
 								     : "repair_links"));
 	json_object_object_add(o, "not_writable", jstr(p->not_writable));
+	json_object_object_add(o, "pending_upgrade",
+			       session_pending_json(p->has_pending ? &p->pending : NULL));
 	if (p->has_mount) {
 		mnt = json_object_new_object();
 		json_object_object_add(mnt, "target", json_object_new_string(p->mount.target));
@@ -1035,6 +1043,8 @@ int install_run(const struct config *c, struct err *e)
 out:
 	if (c->metrics_file && !c->dry_run && root_fd >= 0) {
 		struct err me;
+		/* What is on disk now, also when the run failed before it read the record. */
+		bool has_pending = dir && pending_read(publish_fd(dir), &p.pending, &me) == 0;
 
 		err_clear(&me);
 		if (metrics_write(root_fd, c->metrics_file, r == 0 ? 0 : e->code,
@@ -1043,8 +1053,8 @@ out:
 					       : NULL,
 				  p.host.kernel,
 				  p.src.from_cache ? source_fallback_name(p.src.fallback) : NULL,
-				  &p.times, p.has_pending ? p.pending.driver_version : NULL,
-				  p.has_pending ? p.pending.reason : NULL, &me) < 0)
+				  &p.times, has_pending ? p.pending.driver_version : NULL,
+				  has_pending ? p.pending.reason : NULL, &me) < 0)
 			log_msg(LOG_WARN, "metrics", "%s", me.msg);
 	}
 	plan_done(&p);

@@ -78,6 +78,16 @@ nvidia.com/gpu.driver-installer.upgrade-pending-reason=driver_in_use" "pending l
 grep -qx "nvidia_driver_installer_upgrade_pending{version=\"$V_NEW\",reason=\"driver_in_use\"} 1" "$T/root$prom" ||
     fail "metric: $(grep upgrade_pending "$T/root$prom")"
 
+# The plan says what waits; a run that fails before its plan still reports it in the metrics.
+expect_rc 0 install --repo "$R" $(kernel_args) --driver-version "$V_NEW" --dry-run
+expect_out "^  pending:     $V_NEW: staged and verified, waits for idle GPUs or the next boot since "
+expect_rc 0 install --repo "$R" $(kernel_args) --driver-version "$V_NEW" --dry-run --json
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["pending_upgrade"]["driver_version"] == sys.argv[2]' "$T/out" "$V_NEW" ||
+    fail "install --dry-run --json lacks the pending version"
+expect_rc 3 install --repo "$R" $(kernel_args) --when-busy defer --driver-version 999.1.1 "${m[@]}"
+grep -qx "nvidia_driver_installer_upgrade_pending{version=\"$V_NEW\",reason=\"driver_in_use\"} 1" "$T/root$prom" ||
+    fail "metric after a failed run: $(grep upgrade_pending "$T/root$prom")"
+
 # Still busy: the next run keeps it pending (protected from the cleanup), still exit 0.
 expect_rc 0 install --repo "$R" $(kernel_args) --when-busy defer --driver-version "$V_NEW"
 expect_err "the pending version is staged and verified"
