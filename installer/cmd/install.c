@@ -564,11 +564,49 @@ static int defer_switch(const struct config *c, struct plan *p, int root_fd, str
  * --when-busy defer the version waits); then the old driver goes, the new tree becomes
  * current and its modules load. A load failure rolls both back.
  */
+/*
+ * The kernel side of a switch, checked before anything changes: the modules of STAGING (or
+ * of the staged pending version when STAGING is NULL) verified, conflicts judged, the old
+ * driver's users found. Returns 0 (*RET set, or NULL with --skip-modules), 1 when the old
+ * driver is busy and --when-busy defer lets the change wait (*RET set, E says who holds
+ * it), or -1 (the staging tree removed).
+ */
+static int switch_prepare(const struct config *c, struct plan *p, int root_fd,
+			  struct installdir *dir, const char *staging, int sfd,
+			  struct publish_flush *flush, struct kernel **ret, struct err *e)
+{
+	struct kernel_opts ko = session_kernel_opts(c);
+	_cleanup_close_ int drivers_fd = -1;
+	uint64_t t0 = now_ns();
+	int r;
+
+	*ret = NULL;
+	if (c->skip_modules)
+		return 0;
+	drivers_fd =
+		staging ? openat(sfd, "kernel", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+			: publish_version_subdir(dir, p->pending.id, "drivers", e);
+	if (drivers_fd < 0 && staging)
+		err_set(e, EXIT_VERIFY, "kernel: the package has no kernel/ directory");
+	/* A staged pending version is verified again: it is what gets loaded now. */
+	r = drivers_fd < 0 ? -1
+			   : kernel_prepare(&ko, root_fd, p->host.kernel, drivers_fd,
+					    p->choice.driver->version,
+					    repo_module_type_name(p->choice.pkg->module_type),
+					    false, ret, e);
+	if (r != 0)
+		publish_flush_end(flush);
+	if (r < 0 && staging)
+		publish_staging_abort(dir, staging);
+	if (r >= 0)
+		timing_add(&p->times, TIMING_KERNEL, ms_since(t0));
+	return r;
+}
+
 static int switch_version(const struct config *c, struct plan *p, int root_fd,
 			  struct installdir *dir, const char *staging, int sfd, struct err *e)
 {
 	_cleanup_(kernel_freep) struct kernel *kn = NULL;
-	_cleanup_close_ int drivers_fd = -1;
 	char id[NAME_MAX + 1], now[32];
 	struct publish_flush flush = {.started = false};
 	struct manifest m;
@@ -579,42 +617,17 @@ static int switch_version(const struct config *c, struct plan *p, int root_fd,
 	/* The tree goes to disk while the modules are checked (CPU against I/O). */
 	if (staging)
 		publish_flush_begin(&flush, sfd);
-	if (!c->skip_modules) {
-		struct kernel_opts ko = session_kernel_opts(c);
+	r = switch_prepare(c, p, root_fd, dir, staging, sfd, &flush, &kn, e);
+	if (r < 0)
+		return -1;
+	if (r > 0) {
+		char why[1024];
 
-		drivers_fd = staging ? openat(sfd, "kernel",
-					      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-				     : publish_version_subdir(dir, p->pending.id, "drivers", e);
-		if (drivers_fd < 0) {
-			publish_flush_end(&flush);
-			if (!staging)
-				return -1;
-			publish_staging_abort(dir, staging);
-			return err_set(e, EXIT_VERIFY,
-				       "kernel: the package has no kernel/ directory");
-		}
-		t0 = now_ns();
-		/* A staged pending version is verified again: it is what gets loaded now. */
-		r = kernel_prepare(
-			&ko, root_fd, p->host.kernel, drivers_fd, p->choice.driver->version,
-			repo_module_type_name(p->choice.pkg->module_type), false, &kn, e);
-		if (r != 0)
-			publish_flush_end(&flush);
-		if (r < 0) {
-			if (staging)
-				publish_staging_abort(dir, staging);
-			return -1;
-		}
-		timing_add(&p->times, TIMING_KERNEL, ms_since(t0));
-		if (r > 0) {
-			char why[1024];
-
-			str_fmt_cut(why, sizeof(why), "%s", kernel_busy_reason(kn));
-			err_clear(e);
-			return defer_switch(c, p, root_fd, dir, staging, sfd, why, e);
-		}
-		reload = kernel_will_reload(kn);
+		str_fmt_cut(why, sizeof(why), "%s", kernel_busy_reason(kn));
+		err_clear(e);
+		return defer_switch(c, p, root_fd, dir, staging, sfd, why, e);
 	}
+	reload = kn && kernel_will_reload(kn);
 	/* From here until the new driver is verified, the node is not ready. */
 	readiness_remove(root_fd);
 	publish_flush_end(&flush);
