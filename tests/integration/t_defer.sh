@@ -77,6 +77,14 @@ assert_eq "$(cat "$features/00-nvidia-driver-pending")" "nvidia.com/gpu.driver-i
 nvidia.com/gpu.driver-installer.upgrade-pending-reason=driver_in_use" "pending labels"
 grep -qx "nvidia_driver_installer_upgrade_pending{version=\"$V_NEW\",reason=\"driver_in_use\"} 1" "$T/root$prom" ||
     fail "metric: $(grep upgrade_pending "$T/root$prom")"
+# Their consumers: NFD keeps both labels (its rules: tests/tools/nfd-local.py), promtool the
+# metrics file.
+python3 "$SRC/tests/tools/nfd-local.py" "$features" 2>"$T/ignored" >"$T/node-labels"
+grep -qx "nvidia.com/gpu.driver-installer.upgrade-pending=$V_NEW" "$T/node-labels" &&
+    grep -qx "nvidia.com/gpu.driver-installer.upgrade-pending-reason=driver_in_use" "$T/node-labels" ||
+    fail "NFD drops a pending label: $(cat "$T/ignored")"
+grep -qx "nvidia.com/gpu.driver-installer.version=$V_OLD" "$T/node-labels" || fail "the driver's labels changed"
+promtool check metrics <"$T/root$prom" >"$T/promtool" 2>&1 || fail "promtool: $(cat "$T/promtool")"
 
 # The plan says what waits; a run that fails before its plan still reports it in the metrics.
 expect_rc 0 install --repo "$R" $(kernel_args) --driver-version "$V_NEW" --dry-run
