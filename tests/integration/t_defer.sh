@@ -151,9 +151,18 @@ expect_rc 0 install --repo "$R" $(kernel_args) --when-busy defer --driver-versio
 inst doctor --repo "$R" --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL" --driver-version "$V_NEW"
 expect_out "upgrade pending.*driver $V_NEW waits (driver_in_use) since .*/dev/nvidiactl open in pid 4244 (cuda-app)"
 expect_out "drain the node's GPU workloads (cordon, then evict its GPU pods), then delete the installer pod"
+# A newer request replaces the pending version: still two versions on disk, not three.
+cp -a "$FIX/drv-$V_BRANCH_OLD" "$T/third"
+sign_modules "$T/third/kernel"
+"$SRC/scripts/make-repo" pack "$T/third" "$T/third.tar.zst"
+"$SRC/scripts/make-repo" add --repo "$T/repo" --key "$FIX/keys/key.pem" --version "$V_BRANCH_OLD" \
+    --kernel "$KERNEL" "$T/third.tar.zst" >/dev/null
+expect_rc 0 install --repo "$R" $(kernel_args) --when-busy defer --driver-version "$V_BRANCH_OLD"
+assert_eq "$(pending_key driver_version)" "$V_BRANCH_OLD" "the pending version after a newer request"
+assert_eq "$(ls "$I/.versions" | sed 's/-.*//' | sort | tr '\n' ' ')" "$V_BRANCH_OLD $V_OLD " "versions on disk after a newer request"
 # A reverted rollout: the current version asked again withdraws the pending one.
 expect_rc 0 install --repo "$R" $(kernel_args) --when-busy defer --driver-version "$V_OLD"
-expect_err "the pending change is no longer asked for: withdrawn (pending=$V_NEW"
+expect_err "the pending change is no longer asked for: withdrawn (pending=$V_BRANCH_OLD"
 [ ! -e "$I/.pending.json" ] && [ ! -e "$features/00-nvidia-driver-pending" ] || fail "pending after a reverted rollout"
 assert_eq "$(ls "$I/.versions" | wc -l)" 1 "versions on disk after a reverted rollout"
 
