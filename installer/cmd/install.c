@@ -410,8 +410,12 @@ static int kernel_from_version(const struct config *c, struct plan *p, int root_
 	struct kernel_opts ko = session_kernel_opts(c);
 	uint64_t t0 = now_ns(), ms;
 
+	/*
+	 * 1: another version is loaded and busy. Here that is a failure (exit 7): what waits
+	 * under --when-busy defer is a staged new version, not the installed one.
+	 */
 	if (drivers_fd < 0 || kernel_prepare(&ko, root_fd, p->host.kernel, drivers_fd, version,
-					     module_type, true, &kn, e) < 0)
+					     module_type, true, &kn, e) != 0)
 		return -1;
 	ms = ms_since(t0);
 	if (kernel_unload_old(kn, e) < 0)
@@ -861,7 +865,7 @@ static int reload_args(const struct config *c, struct plan *p, int root_fd, stru
 	       diff, LOG_END);
 	if (drivers_fd < 0 ||
 	    kernel_prepare(&ko, root_fd, p->host.kernel, drivers_fd, p->current.driver_version,
-			   p->current.module_type, false, &kn, e) < 0)
+			   p->current.module_type, false, &kn, e) != 0)
 		return -1;
 	if (kernel_unload_current(kn, e) < 0) {
 		if (e->code != EXIT_IN_USE || !ko.defer_busy)

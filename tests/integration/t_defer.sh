@@ -197,3 +197,16 @@ rm -rf "$T/root/proc/4245"
 expect_rc 0 uninstall --kernel-release "$KERNEL"
 [ ! -e "$I/.pending.json" ] && [ ! -e "$features/00-nvidia-driver-pending" ] && [ ! -e "$I/.versions" ] ||
     fail "pending state left after uninstall: $(ls -A "$I" "$features")"
+
+# The installed version is what the request wants, but another version is loaded and busy
+# (loaded by hand, say): nothing is staged to wait, so even under defer it is exit 7, and
+# the busy driver stays loaded.
+new_signed_repo "$T/repo" "$V_OLD"
+expect_rc 0 install --repo "$R" $(kernel_args) --driver-version "$V_NEW"
+expect_rc 0 install --repo "$R" $(kernel_args) --driver-version "$V_OLD" --skip-modules
+assert_eq "$(cat "$T/root/sys/module/nvidia/version")" "$V_NEW" "loaded, another version installed"
+mkdir -p "$T/root/proc/4246/fd"
+ln -s /dev/nvidiactl "$T/root/proc/4246/fd/3"
+expect_rc 7 install --repo "$R" $(kernel_args) --when-busy defer --driver-version "$V_OLD"
+expect_err "driver in use: /dev/nvidiactl open in pid 4246"
+assert_eq "$(cat "$T/root/sys/module/nvidia/version")" "$V_NEW" "the busy driver"
