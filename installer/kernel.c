@@ -9,6 +9,8 @@
 #include "firmware.h"
 #include "kernel.h"
 #include "modsig.h"
+#include "util/fs.h"
+#include "util/str.h"
 #include "util/log.h"
 
 struct kernel {
@@ -29,6 +31,7 @@ struct kernel {
 	struct ktrust_prediction prediction;
 	char signer[256]; /* of the predicted package's nvidia.ko, or "" */
 	char key_id[160];
+	char busy[1024]; /* what holds the old driver when kernel_prepare gave 1, or "" */
 };
 
 void kernel_free(struct kernel *kn)
@@ -163,13 +166,104 @@ int kernel_prepare(const struct kernel_opts *o, int root_fd, const char *release
 	if (o->keyring_cert && ktrust_check_cert(o->keyring_cert, e) < 0)
 		return err_wrap(e, "kernel");
 	kn->reload = kn->loaded_version[0] && !live_is_wanted(kn);
-	if (kn->reload && kmods_check_idle(kn->k, e) < 0)
-		return err_wrap(e, "kernel: nvidia %s is loaded", kn->loaded_version);
+	if (kn->reload && kmods_check_idle(kn->k, o->own_pids, o->n_own_pids, e) < 0) {
+		err_wrap(e, "kernel: nvidia %s is loaded", kn->loaded_version);
+		if (!o->defer_busy || e->code != EXIT_IN_USE)
+			return -1;
+		str_fmt_cut(kn->busy, sizeof(kn->busy), "%s", e->msg);
+		log_kv(LOG_INFO, "kernel", "modules verified; the loaded driver is busy",
+		       U64("modules", kn->set.n), "loaded", kn->loaded_version, "reason", e->msg,
+		       LOG_END);
+		*ret = TAKE_PTR(kn);
+		return 1;
+	}
 	log_kv(LOG_INFO, "kernel", "modules ready to load", U64("modules", kn->set.n), "loaded",
 	       kn->loaded_version[0] ? kn->loaded_version : "none", "sig_enforce",
 	       kn->trust.sig_enforce, "lockdown", kn->trust.lockdown, "secure_boot",
 	       kn->trust.secure_boot, U64("duration_ms", ms_since(t0)), LOG_END);
 	*ret = TAKE_PTR(kn);
+	return 0;
+}
+
+const char *kernel_busy_reason(const struct kernel *kn)
+{
+	return kn->busy[0] ? kn->busy : NULL;
+}
+
+/* The live value of parameter KEY of MODULE ('-' read as '_'), into BUF; false if unseen. */
+static bool live_param(const struct kernel *kn, const char *module, const char *key, char *buf,
+		       size_t size)
+{
+	char path[512], mod[64];
+	_cleanup_free_ char *text = NULL;
+	size_t i;
+
+	for (i = 0; module[i] && i + 1 < sizeof(mod); i++)
+		mod[i] = module[i] == '-' ? '_' : module[i];
+	mod[i] = '\0';
+	snprintf(path, sizeof(path), "/sys/module/%s/parameters/%s", mod, key);
+	text = fs_read_in_root(kn->root_fd, path, 4096, NULL);
+	if (text) {
+		snprintf(buf, size, "%.*s", (int)strcspn(text, "\n"), text);
+		return true;
+	}
+	/* nvidia's registry keys: "Key: value" lines of /proc/driver/nvidia/params. */
+	if (strcmp(mod, "nvidia") != 0 || strncmp(key, "NVreg_", 6) != 0)
+		return false;
+	text = fs_read_in_root(kn->root_fd, "/proc/driver/nvidia/params", 1 << 16, NULL);
+	for (char *line = text, *next; line && *line; line = next) {
+		size_t klen = strlen(key + 6);
+
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = '\0';
+		if (strncmp(line, key + 6, klen) == 0 && line[klen] == ':') {
+			snprintf(buf, size, "%s", line + klen + 1 + strspn(line + klen + 1, " \t"));
+			return true;
+		}
+	}
+	return false;
+}
+
+bool kernel_args_differ(const struct kernel *kn, const char *version, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	if (!kn->loaded_version[0] || strcmp(kn->loaded_version, version) != 0)
+		return false;
+	for (size_t i = 0; i < kn->o.n_module_args; i++) {
+		char mod[64], key[128], live[256];
+		const char *a = kn->o.module_args[i], *dot = strchr(a, '.'),
+			   *eq = dot ? strchr(dot, '=') : NULL;
+
+		if (!dot || !eq || (size_t)(dot - a) >= sizeof(mod) ||
+		    (size_t)(eq - dot - 1) >= sizeof(key))
+			continue;
+		snprintf(mod, sizeof(mod), "%.*s", (int)(dot - a), a);
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - dot - 1), dot + 1);
+		if (!live_param(kn, mod, key, live, sizeof(live)) || strcmp(live, eq + 1) == 0)
+			continue;
+		if (len < size)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s.%s: %s -> %s",
+						len ? ", " : "", mod, key, live, eq + 1);
+	}
+	return buf[0] != '\0';
+}
+
+int kernel_unload_current(struct kernel *kn, struct err *e)
+{
+	if (kmods_check_idle(kn->k, kn->o.own_pids, kn->o.n_own_pids, e) < 0)
+		return err_wrap(e, "kernel: nvidia %s is loaded", kn->loaded_version);
+	log_kv(LOG_INFO, "kernel", "unloading the driver to load it with new parameters", "version",
+	       kn->loaded_version, LOG_END);
+	if (kmods_unload_driver(kn->k, e) < 0)
+		return err_wrap(e, "kernel");
+	/* Every module of the set is to be inserted again. */
+	for (size_t i = 0; i < kn->set.n; i++)
+		kn->set.e[i].was_live = false;
+	kn->loaded_version[0] = '\0';
+	kn->loaded_type[0] = '\0';
 	return 0;
 }
 
@@ -319,7 +413,7 @@ int kernel_remove(const struct kernel_opts *o, int root_fd, const char *release,
 
 	if (kernel_probe(o, root_fd, release, &kn, e) < 0)
 		return err_wrap(e, "kernel");
-	if (kn->loaded_version[0] && kmods_check_idle(kn->k, e) < 0)
+	if (kn->loaded_version[0] && kmods_check_idle(kn->k, o->own_pids, o->n_own_pids, e) < 0)
 		return err_wrap(e, "kernel");
 	if (dry)
 		return 0;

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "kmods.h"
 #include "ktrust.h"
@@ -38,6 +39,9 @@ struct kernel_opts {
 	const char *keyring_cert; /* added to .secondary_trusted_keys before loading, or NULL */
 	bool no_unload_conflicts; /* refuse, rather than unload, a conflicting driver */
 	const char *install_dir;  /* host path whose firmware links kernel_remove withdraws */
+	bool defer_busy;	  /* kernel_prepare: a busy old driver is an answer (1), not -1 */
+	const pid_t *own_pids;	  /* the installer's own processes: no users of the driver */
+	size_t n_own_pids;
 };
 
 struct kernel;
@@ -55,13 +59,29 @@ _must_check_ int kernel_probe(const struct kernel_opts *o, int root_fd, const ch
  * package's files are always checked, even where a module of the same version
  * is live. Fails (changing nothing) with EXIT_VERIFY or EXIT_KERNEL_REFUSED for
  * a module the kernel would refuse, EXIT_IN_USE for a busy old driver or a
- * conflicting one. Returns 0 or -1.
+ * conflicting one. With o->defer_busy, a busy old driver (and only that) gives 1
+ * instead: everything else was checked (the modules verified), *RET is set, and E holds
+ * the EXIT_IN_USE error naming what holds the driver (kernel_busy_reason). Returns 0,
+ * 1 or -1.
  */
 _must_check_ int kernel_prepare(const struct kernel_opts *o, int root_fd, const char *release,
 				int drivers_fd, const char *version, const char *module_type,
 				bool installed, struct kernel **ret, struct err *e);
 void kernel_free(struct kernel *kn);
 DEFINE_POINTER_CLEANUP(struct kernel, kernel_free)
+
+/* What holds the busy old driver (kernel_prepare gave 1), or NULL. */
+const char *kernel_busy_reason(const struct kernel *kn);
+
+/*
+ * Whether the live driver, at VERSION (kernel_probe's KN will do), runs with other module parameters
+ * than o->module_args asks for: each MODULE.KEY=VALUE is compared with
+ * /sys/module/MODULE/parameters/KEY, and nvidia's NVreg_KEY also with
+ * /proc/driver/nvidia/params. A parameter the kernel does not show counts as unchanged
+ * (it cannot be told); one no longer asked for cannot be told either. The differing
+ * ones go to BUF ("nvidia.NVreg_X: 0 -> 1").
+ */
+bool kernel_args_differ(const struct kernel *kn, const char *version, char *buf, size_t size);
 
 /* Whether a driver of another version is loaded (and kernel_unload_old will remove it). */
 bool kernel_will_reload(const struct kernel *kn);
@@ -91,6 +111,12 @@ void kernel_describe(const struct kernel *kn, FILE *out);
 
 /* Unloads a loaded driver of another version. Returns 0 or -1. */
 _must_check_ int kernel_unload_old(struct kernel *kn, struct err *e);
+
+/*
+ * Unloads the live driver of the version to load, for a reload with new module
+ * parameters, after checking it is idle (EXIT_IN_USE otherwise). Returns 0 or -1.
+ */
+_must_check_ int kernel_unload_current(struct kernel *kn, struct err *e);
 
 /*
  * Loads the prepared set and makes its device nodes; INSTALL_DIR is the host

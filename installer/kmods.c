@@ -494,8 +494,11 @@ static size_t loaded_driver(struct kmods *k, char names[][KMODS_NAME_MAX], size_
 	return n;
 }
 
-/* Appends to BUF the processes that hold /dev/nvidia* open (from ROOT/proc). */
-static size_t open_users(struct kmods *k, char *buf, size_t size)
+/*
+ * Appends to BUF the processes that hold /dev/nvidia* open (from ROOT/proc), but for
+ * OURS: the installer's own processes, which are no workload (kmods_check_idle).
+ */
+static size_t open_users(struct kmods *k, const pid_t *ours, size_t n_ours, char *buf, size_t size)
 {
 	_cleanup_closedir_ DIR *proc = NULL;
 	struct dirent *pe;
@@ -513,7 +516,13 @@ static size_t open_users(struct kmods *k, char *buf, size_t size)
 		struct dirent *fe;
 		char fdpath[300];
 
+		bool is_ours = false;
+
 		if (!isdigit((unsigned char)pe->d_name[0]))
+			continue;
+		for (size_t i = 0; i < n_ours && !is_ours; i++)
+			is_ours = strtol(pe->d_name, NULL, 10) == (long)ours[i];
+		if (is_ours)
 			continue;
 		snprintf(fdpath, sizeof(fdpath), "%s/fd", pe->d_name);
 		fds = fs_opendir_at(dirfd(proc), fdpath, &e);
@@ -542,7 +551,7 @@ static size_t open_users(struct kmods *k, char *buf, size_t size)
 	return found;
 }
 
-int kmods_check_idle(struct kmods *k, struct err *e)
+int kmods_check_idle(struct kmods *k, const pid_t *ours, size_t n_ours, struct err *e)
 {
 	char names[KMODS_MAX * 2][KMODS_NAME_MAX], why[1024] = "";
 	size_t n = loaded_driver(k, names, ARRAY_SIZE(names)), len = 0;
@@ -562,7 +571,7 @@ int kmods_check_idle(struct kmods *k, struct err *e)
 						"%s%s has %d reference(s) beyond its own modules",
 						len ? "; " : "", names[i], users);
 	}
-	open_users(k, why, sizeof(why));
+	open_users(k, ours, n_ours, why, sizeof(why));
 	if (!why[0])
 		return 0;
 	err_set(e, EXIT_IN_USE, "driver in use: %s", why);

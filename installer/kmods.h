@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "ktrust.h"
 #include "modsig.h"
@@ -149,9 +150,12 @@ void kmods_driver_log(int fd, char *buf, size_t size);
 /*
  * Checks that the loaded driver (every live nvidia* module) can be unloaded:
  * nothing outside it holds it, no reference beyond its own, and no process
- * has /dev/nvidia* open. Returns 0, or -1 with EXIT_IN_USE naming the users.
+ * has /dev/nvidia* open. OURS (N_OURS pids, may be NULL) are the installer's own
+ * processes: they are no workload and do not count (the caller stops any of them that
+ * holds the driver before unloading it). Returns 0, or -1 with EXIT_IN_USE naming the
+ * users.
  */
-_must_check_ int kmods_check_idle(struct kmods *k, struct err *e);
+_must_check_ int kmods_check_idle(struct kmods *k, const pid_t *ours, size_t n_ours, struct err *e);
 
 /* Unloads the loaded driver, holders first. Returns 0, or -1 (EXIT_IN_USE on EBUSY). */
 _must_check_ int kmods_unload_driver(struct kmods *k, struct err *e);

@@ -252,10 +252,24 @@ void readiness_remove(int root_fd)
 		log_msg(LOG_WARN, "readiness", "%s", e.msg);
 }
 
+int labels_pending_write(int root_fd, const char *version, const char *reason, struct err *e)
+{
+	_cleanup_free_ char *text = NULL;
+
+	if (!version)
+		return remove_file(root_fd, LABELS_PENDING_FILE, e) < 0 ? err_wrap(e, "labels") : 0;
+	if (asprintf(&text, PENDING_LABEL_KEY "=%s\n" PENDING_REASON_LABEL_KEY "=%s\n", version,
+		     reason) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "labels");
+	return write_if_changed(root_fd, LABELS_PENDING_FILE, text, e) < 0 ? err_wrap(e, "labels")
+									   : 0;
+}
+
 int nodeinfo_remove(int root_fd, struct err *e)
 {
 	return remove_file(root_fd, READY_FILE, e) < 0 ||
 			       remove_file(root_fd, LABELS_FILE, e) < 0 ||
+			       remove_file(root_fd, LABELS_PENDING_FILE, e) < 0 ||
 			       remove_old_labels(root_fd, e) < 0
 		       ? -1
 		       : 0;
@@ -314,9 +328,10 @@ static const char *label_escape(const char *in, char *out, size_t size)
 
 int metrics_write(int root_fd, const char *path, int exit_code, const char *version,
 		  const char *module_type, const char *kernel, const char *index_fallback,
-		  const struct timing *t, struct err *e)
+		  const struct timing *t, const char *pending_version, const char *pending_reason,
+		  struct err *e)
 {
-	char buf[8192], v[256], k[256], mt[96] = "";
+	char buf[8192], v[256], k[256], mt[96] = "", pv[256], pr[64];
 	struct metrics_buf m = {.buf = buf, .size = sizeof(buf)};
 
 	/* The flavour where the index states it; no label otherwise (the series as before). */
@@ -342,6 +357,14 @@ int metrics_write(int root_fd, const char *path, int exit_code, const char *vers
 		exit_code == 0, exit_code, (long long)time(NULL),
 		label_escape(version, v, sizeof(v)), label_escape(kernel, k, sizeof(k)), mt);
 	metric_fallback(&m, index_fallback);
+	if (m.len < m.size)
+		m.len += (size_t)snprintf(
+			buf + m.len, m.size - m.len,
+			"# HELP nvidia_driver_installer_upgrade_pending Whether a driver version (or new module parameters) is staged and verified, waiting for the GPUs to be idle or the node to boot.\n"
+			"# TYPE nvidia_driver_installer_upgrade_pending gauge\n"
+			"nvidia_driver_installer_upgrade_pending{version=\"%s\",reason=\"%s\"} %d\n",
+			label_escape(pending_version, pv, sizeof(pv)),
+			label_escape(pending_reason, pr, sizeof(pr)), pending_version != NULL);
 	if (m.len < m.size)
 		m.len += (size_t)snprintf(buf + m.len, m.size - m.len, "%s", stage_help);
 	metric_stages(&m, t);

@@ -19,6 +19,21 @@
  */
 #define LABELS_FILE "/etc/kubernetes/node-feature-discovery/features.d/00-nvidia-driver"
 #define READY_FILE "/run/nvidia/validations/driver-ready"
+/*
+ * An upgrade that waits (installer/pending.h), in a labels file of its own so that the
+ * driver's labels file stays untouched while the old driver serves.
+ */
+#define LABELS_PENDING_FILE                                                                        \
+	"/etc/kubernetes/node-feature-discovery/features.d/00-nvidia-driver-pending"
+#define PENDING_LABEL_KEY "nvidia.com/gpu.driver-installer.upgrade-pending"
+#define PENDING_REASON_LABEL_KEY "nvidia.com/gpu.driver-installer.upgrade-pending-reason"
+
+/*
+ * Writes the pending-upgrade labels (VERSION waits for REASON, PENDING_DRIVER_IN_USE or
+ * PENDING_MODULE_ARGS), or removes them when VERSION is NULL. Returns 0 or -1.
+ */
+_must_check_ int labels_pending_write(int root_fd, const char *version, const char *reason,
+				      struct err *e);
 
 /*
  * The labels as "key=value" lines: from NVML when R is not NULL, else what
@@ -54,8 +69,11 @@ void readiness_remove(int root_fd);
  * Writes a Prometheus textfile at PATH (a host path under root_fd): success,
  * exit code, driver version and module flavour (MODULE_TYPE, or NULL: ""), whether the node's cached index served although the
  * mirrors were asked (INDEX_FALLBACK: source_fallback_name, or NULL), and the
- * time of each stage of this run that T saw to its end (T may be NULL). Returns 0 or -1.
+ * time of each stage of this run that T saw to its end (T may be NULL), and the upgrade
+ * that waits (PENDING_VERSION for PENDING_REASON, or NULL: none). Returns 0 or -1.
  */
 _must_check_ int metrics_write(int root_fd, const char *path, int exit_code, const char *version,
 			       const char *module_type, const char *kernel,
-			       const char *index_fallback, const struct timing *t, struct err *e);
+			       const char *index_fallback, const struct timing *t,
+			       const char *pending_version, const char *pending_reason,
+			       struct err *e);

@@ -12,6 +12,7 @@
 
 #include "carry.h"
 #include "helpers.h"
+#include "pending.h"
 #include "publish.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -190,15 +191,25 @@ static bool doomed_leftover(const char *name, const void *ud)
 	return is_leftover(name);
 }
 
-static bool doomed_not_current(const char *name, const void *current)
+/* The versions kept: the current one and the pending one (installer/pending.h). */
+struct kept {
+	char current[NAME_MAX + 1];
+	char pending[NAME_MAX + 1];
+};
+
+static bool doomed_not_kept(const char *name, const void *ud)
 {
-	return strcmp(name, (const char *)current) != 0;
+	const struct kept *k = ud;
+
+	return strcmp(name, k->current) != 0 && strcmp(name, k->pending) != 0;
 }
 
 int publish_cleanup(struct installdir *d, struct err *e)
 {
 	_cleanup_close_ int vfd = -1;
-	char cur[NAME_MAX + 1];
+	struct kept k = {.pending = ""};
+	struct pending p;
+	struct err pe;
 
 	if (cleanup_dir(d->fd, doomed_leftover, NULL, "removing what an interrupted run left", e) <
 	    0)
@@ -206,9 +217,13 @@ int publish_cleanup(struct installdir *d, struct err *e)
 	vfd = openat(d->fd, VERSIONS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (vfd < 0)
 		return 0;
-	current_target(d, cur, sizeof(cur));
-	if (cleanup_dir(vfd, doomed_not_current, cur, "removing a version that is not current", e) <
-	    0)
+	current_target(d, k.current, sizeof(k.current));
+	/* A damaged record protects nothing: the run that reads it next clears it. */
+	err_clear(&pe);
+	if (pending_read(d->fd, &p, &pe) == 0)
+		snprintf(k.pending, sizeof(k.pending), "%s", p.id);
+	if (cleanup_dir(vfd, doomed_not_kept, &k,
+			"removing a version that is neither current nor pending", e) < 0)
 		return err_wrap(e, "publish: cleanup");
 	return 0;
 }
@@ -554,17 +569,31 @@ void publish_flush_end(struct publish_flush *f)
 	f->started = false;
 }
 
+void publish_version_id(const char *version, const char *module_type, const char *sha256, char *buf,
+			size_t size)
+{
+	/* The flavour is part of the identity: the same version in the other flavour is another. */
+	if (module_type)
+		snprintf(buf, size, "%s-%s-%.12s", version, module_type, sha256);
+	else
+		snprintf(buf, size, "%s-%.12s", version, sha256);
+}
+
+bool publish_has_version(struct installdir *d, const char *id)
+{
+	char path[NAME_MAX + sizeof(VERSIONS) + sizeof(MANIFEST_NAME) + 3];
+	struct stat st;
+
+	snprintf(path, sizeof(path), VERSIONS "/%s/" MANIFEST_NAME, id);
+	return fstatat(d->fd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
 int publish_stage(struct installdir *d, const char *staging, int staging_fd,
 		  const struct manifest *m, char *ret_id, size_t size, struct err *e)
 {
 	if (!version_is_valid(m->driver_version) || strlen(m->package_sha256) < 12)
 		return err_set(e, EXIT_UNEXPECTED, "publish: bad manifest");
-	/* The flavour is part of the identity: the same version in the other flavour is another. */
-	if (m->module_type)
-		snprintf(ret_id, size, "%s-%s-%.12s", m->driver_version, m->module_type,
-			 m->package_sha256);
-	else
-		snprintf(ret_id, size, "%s-%.12s", m->driver_version, m->package_sha256);
+	publish_version_id(m->driver_version, m->module_type, m->package_sha256, ret_id, size);
 	if (staging_finish(staging_fd, m, e) < 0)
 		return err_wrap(e, "publish: staging");
 	if (staging_install(d, staging, ret_id, e) < 0)
@@ -639,6 +668,8 @@ int publish_remove(struct installdir *d, struct err *e)
 	}
 	if (unlinkat(d->fd, CURRENT, 0) < 0 && errno != ENOENT)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "uninstall: remove '%s'", CURRENT);
+	if (pending_clear(d->fd, e) < 0)
+		return err_wrap(e, "uninstall");
 	if (fsync(d->fd) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "uninstall: fsync");
 	if (fs_rm_rf_at(d->fd, VERSIONS, e) < 0 || helpers_remove(d->fd, e) < 0 ||

@@ -69,7 +69,11 @@ _must_check_ int publish_check_takeover(struct installdir *d, const char *instal
 /* The install dir's fd (owned by D), for callers that inspect it. */
 int publish_fd(const struct installdir *d);
 
-/* Removes what an interrupted run left: staging trees, temp links, versions not current. */
+/*
+ * Removes what an interrupted run left: staging trees, temp links, and every version
+ * but the current one and the pending one (installer/pending.h): at most two versions
+ * stay on disk between runs.
+ */
 _must_check_ int publish_cleanup(struct installdir *d, struct err *e);
 
 /* Reads the current version's manifest. Returns 0, 1 when nothing is installed, or -1. */
@@ -108,6 +112,13 @@ void publish_flush_end(struct publish_flush *f);
  */
 _must_check_ int publish_stage(struct installdir *d, const char *staging, int staging_fd,
 			       const struct manifest *m, char *ret_id, size_t size, struct err *e);
+
+/* The id publish_stage gives a package: "<version>[-<module type>]-<sha12>". */
+void publish_version_id(const char *version, const char *module_type, const char *sha256, char *buf,
+			size_t size);
+
+/* Whether version ID is staged whole under .versions/ (its manifest is there). */
+bool publish_has_version(struct installdir *d, const char *id);
 
 /* Makes version ID current with one rename of .current, then repairs the links. 0 or -1. */
 _must_check_ int publish_activate(struct installdir *d, const char *id, struct err *e);

@@ -12,6 +12,7 @@
 #include "expose.h"
 #include "hostpath.h"
 #include "kernel.h"
+#include "pending.h"
 #include "source.h"
 #include "util/err.h"
 
@@ -82,3 +83,13 @@ enum repo_kmt_policy session_kmt_policy(const struct config *c);
  */
 void session_print_json(json_object *o);
 json_object *session_json_string(const char *s);
+
+/*
+ * The upgrade that waits on this node (installer/pending.h), read from the install dir
+ * under ROOT_FD: 1 and RET filled, 0 when none (or no install dir, or a damaged record).
+ */
+int session_pending(const struct config *c, int root_fd, struct pending *ret);
+/* RET as docs/json.md's "pending_upgrade" object, or null for NULL. */
+json_object *session_pending_json(const struct pending *p);
+/* "550.90.07 (open modules): driver_in_use since T: WHY" for the text forms, into BUF. */
+void session_pending_text(const struct pending *p, char *buf, size_t size);

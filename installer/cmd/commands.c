@@ -249,11 +249,15 @@ int list_versions_run(const struct config *c, struct err *e)
 	enum repo_kmt_policy policy = session_kmt_policy(c);
 	struct host h;
 	struct source src;
+	struct pending pending;
+	const struct pending *pd = NULL;
 	int r;
 
 	root_fd = session_open_root(c, e);
 	if (root_fd < 0)
 		return -1;
+	if (session_pending(c, root_fd, &pending) == 1)
+		pd = &pending;
 	if (host_probe(root_fd, c->kernel_release, &h, e) < 0)
 		return err_wrap(e, "host");
 	if (cache_open(root_fd, c->cache_dir, false, &cache, e) < 0 ||
@@ -288,9 +292,16 @@ int list_versions_run(const struct config *c, struct err *e)
 			json_object_array_add(arr, driver_json(&src.idx->drivers[i], &h, policy,
 							       def, latest, &car[i], &src));
 		json_object_object_add(o, "versions", arr);
+		json_object_object_add(o, "pending_upgrade", session_pending_json(pd));
 		session_print_json(o);
 	} else {
 		list_text(src.idx, &h, policy, def, latest, car);
+		if (pd) {
+			char line[1600];
+
+			session_pending_text(pd, line, sizeof(line));
+			printf("pending: %s\n", line);
+		}
 	}
 	r = nothing_installable(src.idx, &h, policy, car, e);
 	source_done(&src);

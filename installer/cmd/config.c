@@ -171,8 +171,9 @@ const struct config_option config_options[] = {
 		  ON(CFG_COVERAGE,
 		     "the node's kernel module flavour policy: auto, open or proprietary"))},
 	{"install-dir", 0, "NVIDIA_INSTALL_DIR_HOST", CONFIG_STRING, F(install_dir), 0, 0,
-	 CFG_INSTALL | CFG_STATUS | CFG_UNINSTALL | CFG_DOCTOR, CONFIG_NONEMPTY, "PATH",
-	 DEFAULT_INSTALL_DIR, NULL, "install_dir", "host install dir"},
+	 CFG_INSTALL | CFG_LIST | CFG_STATUS | CFG_UNINSTALL | CFG_DOCTOR, CONFIG_NONEMPTY, "PATH",
+	 DEFAULT_INSTALL_DIR, NULL, "install_dir", "host install dir",
+	 HELP_FOR(ON(CFG_LIST, "host install dir, whose pending upgrade is shown"))},
 	{"container-dir", 0, "NVIDIA_INSTALL_DIR_CONTAINER", CONFIG_STRING, F(container_dir), 0, 0,
 	 CFG_INSTALL | CFG_STATUS | CFG_DOCTOR, CONFIG_NONEMPTY, "PATH", DEFAULT_CONTAINER_DIR,
 	 NULL, "container_dir", "where workloads see it"},
@@ -198,6 +199,9 @@ const struct config_option config_options[] = {
 	{"no-unload-conflicts", 0, "NVIDIA_NO_UNLOAD_CONFLICTS", CONFIG_BOOL,
 	 F(no_unload_conflicts), 0, 0, CFG_INSTALL, 0, NULL, NULL, NULL, "no_unload_conflicts",
 	 "refuse instead of unloading nouveau"},
+	{"when-busy", 0, "NVIDIA_WHEN_BUSY", CONFIG_STRING, F(when_busy), 0, 0, CFG_INSTALL,
+	 CONFIG_NONEMPTY, "POLICY", "fail", NULL, "when_busy",
+	 "a new driver while the loaded one is in use: fail (exit 7) or defer (stage and verify it, keep the old one serving, switch when the GPUs are idle or at boot)"},
 	{"cdi-dir", 0, "NVIDIA_CDI_DIR", CONFIG_STRING, F(cdi_dir), 0, 0,
 	 CFG_INSTALL | CFG_STATUS | CFG_UNINSTALL | CFG_DOCTOR, CONFIG_NONEMPTY, "PATH",
 	 DEFAULT_CDI_DIR, NULL, "cdi_dir", "host dir of the CDI spec"},
@@ -717,6 +721,10 @@ static int check_all(const struct config *c, struct problems *p)
 	if (repo_kmt_policy_parse(c->kernel_module_type, &kmt) < 0 &&
 	    problem(p, "%s: '%s' is not auto, open or proprietary",
 		    label_of("kernel-module-type", buf, sizeof(buf)), c->kernel_module_type) < 0)
+		return -1;
+	if (strcmp(c->when_busy, "defer") != 0 && strcmp(c->when_busy, "fail") != 0 &&
+	    problem(p, "%s: '%s' is not defer or fail", label_of("when-busy", buf, sizeof(buf)),
+		    c->when_busy) < 0)
 		return -1;
 	if (c->kernel_release && (strchr(c->kernel_release, '/') || !*c->kernel_release) &&
 	    problem(p, "%s: kernel release '%s' is not a release name",

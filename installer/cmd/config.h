@@ -51,6 +51,7 @@ struct config {
 	struct strv module_args;  /* MODULE.KEY=VALUE */
 	char *kernel_keyring_cert;
 	bool no_unload_conflicts;
+	char *when_busy; /* defer or fail: a new driver while the loaded one is busy */
 	char *cdi_dir;
 	char *cdi_kind;		 /* the CDI kind our spec declares */
 	bool cdi_replace;	 /* set aside another producer's spec of that kind */

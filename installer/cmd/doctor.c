@@ -352,6 +352,20 @@ static void check_installed(struct doctor *d, const struct nodestate *s)
 	    "%s", s->firmware_how);
 }
 
+/* A change that waits for idle GPUs (--when-busy defer): a warning that says how to finish. */
+static void check_pending(struct doctor *d, const struct config *c, int root_fd)
+{
+	struct pending p;
+
+	if (session_pending(c, root_fd, &p) != 1)
+		return;
+	add(d, V_WARN, "upgrade pending",
+	    "drain the node's GPU workloads (cordon, then evict its GPU pods), then delete the installer pod: its next run switches; or reboot the node, which loads the pending version",
+	    "%s%s waits (%s) since %s: %s",
+	    strcmp(p.reason, PENDING_MODULE_ARGS) == 0 ? "new module parameters for " : "driver ",
+	    p.driver_version, p.reason, p.since[0] ? p.since : "?", p.waiting_for);
+}
+
 static void check_host_side(struct doctor *d, const struct nodestate *s)
 {
 	if (s->has_mount)
@@ -465,6 +479,7 @@ int doctor_run(const struct config *c, struct err *e)
 	check_trust(&d, c, root_fd, &s);
 	check_installed(&d, &s);
 	check_module_type(&d, &s);
+	check_pending(&d, c, root_fd);
 	check_host_side(&d, &s);
 	report(c, &d);
 	nodestate_done(&s);

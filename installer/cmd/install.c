@@ -19,6 +19,7 @@
 #include "ktrust.h"
 #include "mounts.h"
 #include "nodeinfo.h"
+#include "pending.h"
 #include "publish.h"
 #include "source.h"
 #include "stage.h"
@@ -40,10 +41,14 @@ struct plan {
 	bool cached;	   /* the package is in the node cache */
 	bool stage_failed; /* downloading or unpacking the choice failed */
 	bool has_mount;
-	struct mount_info mount; /* of the install dir */
-	struct kernel *kernel;	 /* trust and loaded state, for the plan */
-	char not_writable[512];	 /* dry run: why install could not write, or "" */
-	struct timing times;	 /* each stage's time, for the metrics file */
+	struct pending pending; /* valid when has_pending */
+	bool has_pending;
+	bool pending_damaged;	      /* a record that does not parse: cleared */
+	char choice_id[NAME_MAX + 1]; /* the id the choice has (or would have) in .versions/ */
+	struct mount_info mount;      /* of the install dir */
+	struct kernel *kernel;	      /* trust and loaded state, for the plan */
+	char not_writable[512];	      /* dry run: why install could not write, or "" */
+	struct timing times;	      /* each stage's time, for the metrics file */
 };
 
 static void plan_done(struct plan *p)
@@ -158,6 +163,12 @@ static void print_plan(const struct config *c, const struct plan *p)
 		printf("  action:      %s, unpack, verify, publish%s\n",
 		       p->cached ? "use the cached package" : "download",
 		       p->has_current ? " (replacing the installed version)" : "");
+	if (p->has_pending) {
+		char line[1600];
+
+		session_pending_text(&p->pending, line, sizeof(line));
+		printf("  pending:     %s\n", line);
+	}
 	printf("  install dir: %s (host root %s)\n", c->install_dir, c->root);
 	if (p->not_writable[0])
 		printf("  WARNING:     %s: install will fail\n", p->not_writable);
@@ -353,6 +364,8 @@ static void print_plan_json(const struct config *c, const struct plan *p, const 
 						      : p->links_ok  ? "none"
 								     : "repair_links"));
 	json_object_object_add(o, "not_writable", jstr(p->not_writable));
+	json_object_object_add(o, "pending_upgrade",
+			       session_pending_json(p->has_pending ? &p->pending : NULL));
 	if (p->has_mount) {
 		mnt = json_object_new_object();
 		json_object_object_add(mnt, "target", json_object_new_string(p->mount.target));
@@ -397,8 +410,12 @@ static int kernel_from_version(const struct config *c, struct plan *p, int root_
 	struct kernel_opts ko = session_kernel_opts(c);
 	uint64_t t0 = now_ns(), ms;
 
+	/*
+	 * 1: another version is loaded and busy. Here that is a failure (exit 7): what waits
+	 * under --when-busy defer is a staged new version, not the installed one.
+	 */
 	if (drivers_fd < 0 || kernel_prepare(&ko, root_fd, p->host.kernel, drivers_fd, version,
-					     module_type, true, &kn, e) < 0)
+					     module_type, true, &kn, e) != 0)
 		return -1;
 	ms = ms_since(t0);
 	if (kernel_unload_old(kn, e) < 0)
@@ -423,6 +440,16 @@ static int expose(const struct config *c, struct plan *p, int root_fd, struct in
 	return r < 0 ? -1 : 0;
 }
 
+/* Removes the pending record and its labels (the version goes at the next cleanup). */
+static int pending_withdraw(struct plan *p, int root_fd, struct installdir *dir, struct err *e)
+{
+	if (pending_clear(publish_fd(dir), e) < 0 ||
+	    labels_pending_write(root_fd, NULL, NULL, e) < 0)
+		return -1;
+	p->has_pending = false;
+	return 0;
+}
+
 /*
  * After a failed load of the new version: the previous version current again
  * (or none), the new one gone, and the previous driver reloaded when it was
@@ -433,6 +460,10 @@ static void roll_back(const struct config *c, struct plan *p, int root_fd, struc
 {
 	struct err re;
 
+	err_clear(&re);
+	/* A pending version that failed to load waits no more: the next run stages it again. */
+	if (p->has_pending && pending_withdraw(p, root_fd, dir, &re) < 0)
+		log_msg(LOG_WARN, "install", "%s", re.msg);
 	err_clear(&re);
 	if ((p->current_id[0] ? publish_activate(dir, p->current_id, &re)
 			      : publish_deactivate(dir, &re)) < 0 ||
@@ -450,52 +481,167 @@ static void roll_back(const struct config *c, struct plan *p, int root_fd, struc
 	       p->current_id[0] ? p->current.driver_version : "nothing", LOG_END);
 }
 
+static int ensure_installed(const struct config *c, struct plan *p, int root_fd,
+			    struct installdir *dir, struct err *e);
+
+/* The modules' parameters, space-separated, for the pending record. */
+static void join_args(const struct config *c, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < c->module_args.n && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? " " : "",
+					c->module_args.v[i]);
+}
+
+/* Records what waits (atomically), and shows it to the cluster. Returns 0 or -1. */
+static int pending_record(const struct config *c, struct plan *p, int root_fd,
+			  struct installdir *dir, const char *id, const char *version,
+			  const char *module_type, const char *reason, const char *why,
+			  struct err *e)
+{
+	struct pending pd = {.id = ""};
+	time_t t = time(NULL);
+	struct tm tm;
+
+	snprintf(pd.id, sizeof(pd.id), "%s", id);
+	snprintf(pd.driver_version, sizeof(pd.driver_version), "%s", version);
+	snprintf(pd.module_type, sizeof(pd.module_type), "%s", module_type ? module_type : "");
+	snprintf(pd.reason, sizeof(pd.reason), "%s", reason);
+	str_fmt_cut(pd.requested, sizeof(pd.requested), "%s", c->driver_version);
+	join_args(c, pd.module_args, sizeof(pd.module_args));
+	str_fmt_cut(pd.waiting_for, sizeof(pd.waiting_for), "%s", why);
+	/* Since the first run that deferred this very change. */
+	if (p->has_pending && strcmp(p->pending.id, id) == 0 &&
+	    strcmp(p->pending.reason, reason) == 0)
+		snprintf(pd.since, sizeof(pd.since), "%s", p->pending.since);
+	else {
+		gmtime_r(&t, &tm);
+		strftime(pd.since, sizeof(pd.since), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	}
+	if (pending_write(publish_fd(dir), &pd, e) < 0)
+		return -1;
+	p->pending = pd;
+	p->has_pending = true;
+	if (labels_pending_write(root_fd, version, reason, e) < 0)
+		return -1;
+	log_kv(LOG_WARN, "install",
+	       "the loaded driver is busy: the change waits for idle GPUs or the next boot",
+	       "pending", version, "reason", reason, "current",
+	       p->has_current ? p->current.driver_version : "none", "waiting_for", why, LOG_END);
+	return 0;
+}
+
 /*
- * The switch to a staged version. Everything that can be checked is checked
- * first (modules, conflicts, a busy old driver); then the old driver goes,
- * the new tree becomes current and its modules load. A load failure rolls
- * both back.
+ * The loaded driver is busy (--when-busy defer): the new version, its modules verified,
+ * goes into .versions/ beside the current one and is recorded as pending; the current
+ * version stays loaded and is made sure of (links, CDI, labels, readiness as they were).
  */
+static int defer_switch(const struct config *c, struct plan *p, int root_fd, struct installdir *dir,
+			const char *staging, int sfd, const char *why, struct err *e)
+{
+	char id[NAME_MAX + 1], now[32];
+	struct manifest m;
+
+	if (staging) {
+		manifest_fill(c, p, &m, now);
+		if (publish_stage(dir, staging, sfd, &m, id, sizeof(id), e) < 0) {
+			publish_staging_abort(dir, staging);
+			return -1;
+		}
+	} else {
+		snprintf(id, sizeof(id), "%s", p->pending.id);
+	}
+	if (pending_record(c, p, root_fd, dir, id, p->choice.driver->version,
+			   repo_module_type_name(p->choice.pkg->module_type), PENDING_DRIVER_IN_USE,
+			   why, e) < 0 ||
+	    publish_cleanup(dir, e) < 0)
+		return -1;
+	return p->has_current ? ensure_installed(c, p, root_fd, dir, e) : 0;
+}
+
+/*
+ * The switch to a staged version: STAGING (a fresh staging tree, SFD on it), or, when
+ * STAGING is NULL, the pending version already under .versions/. Everything that can be
+ * checked is checked first (modules, conflicts, a busy old driver: exit 7, or with
+ * --when-busy defer the version waits); then the old driver goes, the new tree becomes
+ * current and its modules load. A load failure rolls both back.
+ */
+/*
+ * The kernel side of a switch, checked before anything changes: the modules of STAGING (or
+ * of the staged pending version when STAGING is NULL) verified, conflicts judged, the old
+ * driver's users found. Returns 0 (*RET set, or NULL with --skip-modules), 1 when the old
+ * driver is busy and --when-busy defer lets the change wait (*RET set, E says who holds
+ * it), or -1 (the staging tree removed).
+ */
+static int switch_prepare(const struct config *c, struct plan *p, int root_fd,
+			  struct installdir *dir, const char *staging, int sfd,
+			  struct publish_flush *flush, struct kernel **ret, struct err *e)
+{
+	struct kernel_opts ko = session_kernel_opts(c);
+	_cleanup_close_ int drivers_fd = -1;
+	uint64_t t0 = now_ns();
+	int r;
+
+	*ret = NULL;
+	if (c->skip_modules)
+		return 0;
+	drivers_fd =
+		staging ? openat(sfd, "kernel", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+			: publish_version_subdir(dir, p->pending.id, "drivers", e);
+	if (drivers_fd < 0 && staging)
+		err_set(e, EXIT_VERIFY, "kernel: the package has no kernel/ directory");
+	/* A staged pending version is verified again: it is what gets loaded now. */
+	r = drivers_fd < 0 ? -1
+			   : kernel_prepare(&ko, root_fd, p->host.kernel, drivers_fd,
+					    p->choice.driver->version,
+					    repo_module_type_name(p->choice.pkg->module_type),
+					    false, ret, e);
+	if (r != 0)
+		publish_flush_end(flush);
+	if (r < 0 && staging)
+		publish_staging_abort(dir, staging);
+	if (r >= 0)
+		timing_add(&p->times, TIMING_KERNEL, ms_since(t0));
+	return r;
+}
+
 static int switch_version(const struct config *c, struct plan *p, int root_fd,
 			  struct installdir *dir, const char *staging, int sfd, struct err *e)
 {
 	_cleanup_(kernel_freep) struct kernel *kn = NULL;
-	_cleanup_close_ int drivers_fd = -1;
 	char id[NAME_MAX + 1], now[32];
-	struct publish_flush flush;
+	struct publish_flush flush = {.started = false};
 	struct manifest m;
 	bool reload = false;
 	uint64_t t0, ms;
+	int r;
 
 	/* The tree goes to disk while the modules are checked (CPU against I/O). */
-	publish_flush_begin(&flush, sfd);
-	if (!c->skip_modules) {
-		struct kernel_opts ko = session_kernel_opts(c);
+	if (staging)
+		publish_flush_begin(&flush, sfd);
+	r = switch_prepare(c, p, root_fd, dir, staging, sfd, &flush, &kn, e);
+	if (r < 0)
+		return -1;
+	if (r > 0) {
+		char why[1024];
 
-		drivers_fd = openat(sfd, "kernel", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (drivers_fd < 0) {
-			publish_flush_end(&flush);
-			publish_staging_abort(dir, staging);
-			return err_set(e, EXIT_VERIFY,
-				       "kernel: the package has no kernel/ directory");
-		}
-		t0 = now_ns();
-		if (kernel_prepare(
-			    &ko, root_fd, p->host.kernel, drivers_fd, p->choice.driver->version,
-			    repo_module_type_name(p->choice.pkg->module_type), false, &kn, e) < 0) {
-			publish_flush_end(&flush);
-			publish_staging_abort(dir, staging);
-			return -1;
-		}
-		timing_add(&p->times, TIMING_KERNEL, ms_since(t0));
-		reload = kernel_will_reload(kn);
+		str_fmt_cut(why, sizeof(why), "%s", kernel_busy_reason(kn));
+		err_clear(e);
+		return defer_switch(c, p, root_fd, dir, staging, sfd, why, e);
 	}
+	reload = kn && kernel_will_reload(kn);
 	publish_flush_end(&flush);
 	t0 = now_ns();
 	manifest_fill(c, p, &m, now);
-	if (publish_stage(dir, staging, sfd, &m, id, sizeof(id), e) < 0) {
-		publish_staging_abort(dir, staging);
-		return -1;
+	if (staging) {
+		if (publish_stage(dir, staging, sfd, &m, id, sizeof(id), e) < 0) {
+			publish_staging_abort(dir, staging);
+			return -1;
+		}
+	} else {
+		snprintf(id, sizeof(id), "%s", p->pending.id);
 	}
 	/*
 	 * Every check passed (a busy old driver refused above leaves the node serving and
@@ -517,7 +663,8 @@ static int switch_version(const struct config *c, struct plan *p, int root_fd,
 	}
 	if (kn)
 		timing_add(&p->times, TIMING_KERNEL, ms_since(t0));
-	if (publish_cleanup(dir, e) < 0)
+	/* The switch is done: nothing waits any more (a record left by a crash here names current). */
+	if (pending_withdraw(p, root_fd, dir, e) < 0 || publish_cleanup(dir, e) < 0)
 		return -1;
 	return expose(c, p, root_fd, dir, p->choice.driver->version, e);
 }
@@ -583,6 +730,9 @@ static int plan_source(const struct config *c, struct cache *cache, struct plan 
 /* Whether the choice is what is installed, and whether its package is in the cache. */
 static void plan_compare(struct cache *cache, struct plan *p)
 {
+	publish_version_id(p->choice.driver->version,
+			   repo_module_type_name(p->choice.pkg->module_type), p->choice.pkg->sha256,
+			   p->choice_id, sizeof(p->choice_id));
 	p->up_to_date = p->has_current &&
 			strcmp(p->current.package_sha256, p->choice.pkg->sha256) == 0 &&
 			strcmp(p->current.kernel_release, p->host.kernel) == 0;
@@ -624,6 +774,15 @@ static int plan_make(const struct config *c, struct cache *cache, struct install
 		p->has_current = r == 0;
 		p->links_ok = publish_links_ok(dir);
 		publish_current_id(dir, p->current_id, sizeof(p->current_id));
+		r = pending_read(publish_fd(dir), &p->pending, e);
+		if (r < 0) {
+			log_kv(LOG_WARN, "install",
+			       "the pending upgrade's record is damaged: it is withdrawn", "reason",
+			       e->msg, LOG_END);
+			err_clear(e);
+			p->pending_damaged = true;
+		}
+		p->has_pending = r == 0;
 	}
 	plan_compare(cache, p);
 	return 0;
@@ -692,15 +851,89 @@ static void keep_going(int r, struct err *e)
 	}
 }
 
+/*
+ * The live driver is the installed version with other module parameters than asked for
+ * (DIFF says which): it is loaded again with them when idle; when busy, the change waits
+ * (--when-busy defer) or the run fails with exit 7.
+ */
+static int reload_args(const struct config *c, struct plan *p, int root_fd, struct installdir *dir,
+		       const char *diff, struct err *e)
+{
+	_cleanup_(kernel_freep) struct kernel *kn = NULL;
+	_cleanup_close_ int drivers_fd = publish_version_subdir(dir, p->current_id, "drivers", e);
+	struct kernel_opts ko = session_kernel_opts(c);
+	char why[1024];
+
+	log_kv(LOG_INFO, "kernel", "the live driver runs with other module parameters", "changes",
+	       diff, LOG_END);
+	if (drivers_fd < 0 ||
+	    kernel_prepare(&ko, root_fd, p->host.kernel, drivers_fd, p->current.driver_version,
+			   p->current.module_type, false, &kn, e) != 0)
+		return -1;
+	if (kernel_unload_current(kn, e) < 0) {
+		if (e->code != EXIT_IN_USE || !ko.defer_busy)
+			return -1;
+		str_fmt_cut(why, sizeof(why), "%s", e->msg);
+		err_clear(e);
+		if (pending_record(c, p, root_fd, dir, p->current_id, p->current.driver_version,
+				   p->current.module_type, PENDING_MODULE_ARGS, why, e) < 0)
+			return -1;
+		return ensure_installed(c, p, root_fd, dir, e);
+	}
+	readiness_remove(root_fd);
+	if (kernel_load(kn, c->install_dir, e) < 0)
+		return -1;
+	if (p->has_pending && pending_withdraw(p, root_fd, dir, e) < 0)
+		return -1;
+	log_kv(LOG_INFO, "kernel", "driver loaded again with the new module parameters", "version",
+	       p->current.driver_version, LOG_END);
+	return expose(c, p, root_fd, dir, p->current.driver_version, e);
+}
+
+/* Whether the live driver (the installed version) runs with other parameters; DIFF says. */
+static bool args_differ(const struct config *c, const struct plan *p, int root_fd, char *diff,
+			size_t size)
+{
+	_cleanup_(kernel_freep) struct kernel *kn = NULL;
+	struct kernel_opts ko = session_kernel_opts(c);
+	struct err e;
+
+	err_clear(&e);
+	diff[0] = '\0';
+	if (c->skip_modules || !p->has_current || c->module_args.n == 0 ||
+	    kernel_probe(&ko, root_fd, p->host.kernel, &kn, &e) < 0)
+		return false;
+	return kernel_args_differ(kn, p->current.driver_version, diff, size);
+}
+
+/* A pending change the request no longer asks for: withdrawn, its version removed. */
+static int pending_obsolete(const struct config *c, struct plan *p, int root_fd,
+			    struct installdir *dir, struct err *e)
+{
+	log_kv(LOG_INFO, "install", "the pending change is no longer asked for: withdrawn",
+	       "pending", p->has_pending ? p->pending.driver_version : "damaged record", "reason",
+	       p->has_pending ? p->pending.reason : "", "request", c->driver_version, LOG_END);
+	p->pending_damaged = false;
+	return pending_withdraw(p, root_fd, dir, e) < 0 || publish_cleanup(dir, e) < 0 ? -1 : 0;
+}
+
 /* What the plan calls for: make sure of what is installed, or install the choice. */
 static int act(const struct config *c, struct plan *p, int root_fd, struct installdir *dir,
 	       struct cache *cache, uint64_t t0, struct err *e)
 {
-	char staging[NAME_MAX + 1];
+	char staging[NAME_MAX + 1], diff[512];
 	_cleanup_close_ int sfd = -1;
+	bool differ = p->up_to_date && args_differ(c, p, root_fd, diff, sizeof(diff));
+	struct pending_plan pp =
+		pending_decide(p->up_to_date, p->current_id, p->has_pending ? &p->pending : NULL,
+			       p->choice_id, differ);
 	int r;
 
-	if (p->up_to_date) {
+	if ((pp.clear || p->pending_damaged) && pending_obsolete(c, p, root_fd, dir, e) < 0)
+		return -1;
+	if (pp.action == PENDING_RELOAD_ARGS)
+		return reload_args(c, p, root_fd, dir, diff, e);
+	if (pp.action == PENDING_ENSURE) {
 		r = ensure_installed(c, p, root_fd, dir, e);
 		/* A run killed after its switch left the previous package in the cache. */
 		if (r == 0 && cache && p->current.package_sha256)
@@ -711,16 +944,23 @@ static int act(const struct config *c, struct plan *p, int root_fd, struct insta
 			       LOG_END);
 		return r;
 	}
-	sfd = stage_package(&p->src, cache, p->choice.pkg, root_fd, dir, staging, sizeof(staging),
-			    &p->times, e);
-	if (sfd < 0) {
-		p->stage_failed = true;
-		return -1;
+	if (pp.action == PENDING_USE_STAGED && publish_has_version(dir, p->pending.id)) {
+		log_kv(LOG_INFO, "install", "the pending version is staged and verified", "version",
+		       p->pending.driver_version, "since", p->pending.since, LOG_END);
+		r = switch_version(c, p, root_fd, dir, NULL, -1, e);
+	} else {
+		sfd = stage_package(&p->src, cache, p->choice.pkg, root_fd, dir, staging,
+				    sizeof(staging), &p->times, e);
+		if (sfd < 0) {
+			p->stage_failed = true;
+			return -1;
+		}
+		r = switch_version(c, p, root_fd, dir, staging, sfd, e);
 	}
-	r = switch_version(c, p, root_fd, dir, staging, sfd, e);
-	if (r == 0)
+	/* A deferred version keeps its package in the cache beside the current one's. */
+	if (r == 0 && !p->has_pending)
 		keep_going(cache_prune(cache, p->choice.pkg->sha256, e), e);
-	if (r == 0)
+	if (r == 0 && !p->has_pending)
 		log_kv(LOG_INFO, "install", "driver installed", "version",
 		       p->choice.driver->version, "previous",
 		       p->has_current ? p->current.driver_version : "none",
@@ -823,6 +1063,8 @@ int install_run(const struct config *c, struct err *e)
 out:
 	if (c->metrics_file && !c->dry_run && root_fd >= 0) {
 		struct err me;
+		/* What is on disk now, also when the run failed before it read the record. */
+		bool has_pending = dir && pending_read(publish_fd(dir), &p.pending, &me) == 0;
 
 		err_clear(&me);
 		if (metrics_write(root_fd, c->metrics_file, r == 0 ? 0 : e->code,
@@ -831,7 +1073,8 @@ out:
 					       : NULL,
 				  p.host.kernel,
 				  p.src.from_cache ? source_fallback_name(p.src.fallback) : NULL,
-				  &p.times, &me) < 0)
+				  &p.times, has_pending ? p.pending.driver_version : NULL,
+				  has_pending ? p.pending.reason : NULL, &me) < 0)
 			log_msg(LOG_WARN, "metrics", "%s", me.msg);
 	}
 	plan_done(&p);

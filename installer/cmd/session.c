@@ -8,9 +8,11 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "publish.h"
 #include "runenv.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/str.h"
 
 #define LOCK_PATH "/run/nvidia-driver-installer.lock"
 
@@ -61,8 +63,15 @@ const char *session_release(const struct config *c, struct utsname *u)
 	return u->release;
 }
 
+/*
+ * The installer's own processes, which no idle check counts as users of the driver:
+ * this one (it runs no daemon of its own; one that it starts joins this list).
+ */
+static pid_t self;
+
 struct kernel_opts session_kernel_opts(const struct config *c)
 {
+	self = getpid();
 	return (struct kernel_opts){.module_certs = c->module_certs.v,
 				    .n_module_certs = c->module_certs.n,
 				    .modules = c->modules.v,
@@ -71,7 +80,11 @@ struct kernel_opts session_kernel_opts(const struct config *c)
 				    .n_module_args = c->module_args.n,
 				    .keyring_cert = c->kernel_keyring_cert,
 				    .no_unload_conflicts = c->no_unload_conflicts,
-				    .install_dir = c->install_dir};
+				    .install_dir = c->install_dir,
+				    .defer_busy =
+					    c->when_busy && strcmp(c->when_busy, "defer") == 0,
+				    .own_pids = &self,
+				    .n_own_pids = 1};
 }
 
 struct expose_opts session_expose_opts(const struct config *c)
@@ -182,4 +195,47 @@ void session_print_json(json_object *o)
 json_object *session_json_string(const char *s)
 {
 	return s ? json_object_new_string(s) : NULL;
+}
+
+int session_pending(const struct config *c, int root_fd, struct pending *ret)
+{
+	_cleanup_(publish_freep) struct installdir *dir = NULL;
+	struct err e;
+
+	err_clear(&e);
+	if (publish_open(root_fd, c->install_dir, false, &dir, &e) != 0)
+		return 0;
+	return pending_read(publish_fd(dir), ret, &e) == 0;
+}
+
+json_object *session_pending_json(const struct pending *p)
+{
+	json_object *o;
+
+	if (!p)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "driver_version", json_object_new_string(p->driver_version));
+	json_object_object_add(o, "module_type",
+			       session_json_string(p->module_type[0] ? p->module_type : NULL));
+	json_object_object_add(o, "reason", json_object_new_string(p->reason));
+	json_object_object_add(o, "waiting_for", json_object_new_string(p->waiting_for));
+	json_object_object_add(o, "since", session_json_string(p->since[0] ? p->since : NULL));
+	json_object_object_add(o, "requested",
+			       session_json_string(p->requested[0] ? p->requested : NULL));
+	json_object_object_add(o, "module_args",
+			       session_json_string(p->module_args[0] ? p->module_args : NULL));
+	json_object_object_add(o, "staged_id", json_object_new_string(p->id));
+	return o;
+}
+
+void session_pending_text(const struct pending *p, char *buf, size_t size)
+{
+	str_fmt_cut(buf, size, "%s%s%s%s: %s since %s (%s)", p->driver_version,
+		    p->module_type[0] ? " (" : "", p->module_type,
+		    p->module_type[0] ? " modules)" : "",
+		    strcmp(p->reason, PENDING_MODULE_ARGS) == 0
+			    ? "new module parameters wait for idle GPUs or the next boot"
+			    : "staged and verified, waits for idle GPUs or the next boot",
+		    p->since[0] ? p->since : "?", p->waiting_for);
 }

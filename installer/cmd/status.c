@@ -189,7 +189,7 @@ static int by_string(const void *a, const void *b)
 }
 
 static void status_json(const struct config *c, const struct nodestate *s, const char *running,
-			const struct verdict *v, json_object *fallback)
+			const struct verdict *v, json_object *fallback, const struct pending *pd)
 {
 	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 	json_object *mods = json_object_new_array(), *nodes = json_object_new_array();
@@ -234,13 +234,15 @@ static void status_json(const struct config *c, const struct nodestate *s, const
 	json_object_object_add(o, "ready_marker", file_json(READY_FILE, s->ready_present));
 	json_object_object_add(o, "nvml", nvml_json(s, v));
 	json_object_object_add(o, "repository_fallback", fallback_json(fallback));
+	json_object_object_add(o, "pending_upgrade", session_pending_json(pd));
 	session_print_json(o);
 }
 
 static void status_text(const struct config *c, const struct nodestate *s, const char *running,
-			const struct verdict *v, json_object *fallback)
+			const struct verdict *v, json_object *fallback, const struct pending *pd)
 {
 	const struct manifest *m = &s->manifest;
+	char line[1600];
 
 	printf("installed:      %s\n", s->installed ? "yes" : "no");
 	if (s->installed) {
@@ -255,6 +257,10 @@ static void status_text(const struct config *c, const struct nodestate *s, const
 		printf("package_sha256: %s\n", m->package_sha256);
 		printf("repository:     %s\n", m->repository ? m->repository : "?");
 		printf("installed_at:   %s\n", m->installed_at);
+	}
+	if (pd) {
+		session_pending_text(pd, line, sizeof(line));
+		printf("pending:        %s\n", line);
 	}
 	if (fallback)
 		printf("index:          from the node cache at the last install (%s, %s): %s\n",
@@ -304,6 +310,8 @@ int status_run(const struct config *c, struct err *e)
 	struct nodestate s;
 	struct verdict v;
 	struct utsname u;
+	struct pending pd;
+	bool has_pending;
 	const char *running;
 	int r = 0;
 
@@ -317,11 +325,12 @@ int status_run(const struct config *c, struct err *e)
 	qsort(s.host.modules, s.host.n_modules, sizeof(s.host.modules[0]), by_name);
 	qsort(s.nodes, s.n_nodes, sizeof(s.nodes[0]), by_string);
 	fallback = fallback_record(c, root_fd);
+	has_pending = session_pending(c, root_fd, &pd) == 1;
 	judge(&s, &v);
 	if (c->json)
-		status_json(c, &s, running, &v, fallback);
+		status_json(c, &s, running, &v, fallback, has_pending ? &pd : NULL);
 	else
-		status_text(c, &s, running, &v, fallback);
+		status_text(c, &s, running, &v, fallback, has_pending ? &pd : NULL);
 	if (!s.installed) {
 		err_set(e, EXIT_NO_MATCH, "no driver is installed in '%s'", c->install_dir);
 		err_hint(e, "run 'nvidia-driver-installer install'");

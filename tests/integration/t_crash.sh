@@ -1,6 +1,7 @@
 # Crash consistency: the installer is killed (SIGKILL, tests/tools/crashpoint.c) at its Nth
-# file-system change, for N spread over every stage of a fresh install and of an upgrade
-# (with the fake kernel: modules are unloaded and loaded too). After each kill the host
+# file-system change, for N spread over every stage of a fresh install, of an upgrade (with
+# the fake kernel: modules are unloaded and loaded too), of an upgrade deferred on a busy
+# node (--when-busy defer) and of the switch to the pending version once the node is idle. After each kill the host
 # shows a whole install (the previous one, or the new one once it was switched in) or,
 # on a fresh host, none; the next plain run converges to exactly the state of a run that
 # was never interrupted: same files, modules, nodes and cache, no leftovers.
@@ -106,7 +107,32 @@ inst install "${args[@]}" --driver-version "$V_NEW"
 ref_new=$(state)
 tree_new=$(current_tree)
 
+# The deferred path (--when-busy defer): a process holds the old driver, so the new version
+# is staged, verified and recorded as pending while the old one keeps serving; a crash at any
+# point leaves the old version current (never a half-switched node), and the run after it
+# converges to the uninterrupted deferral. Then the holder is gone: the switch from the
+# staged copy, crashed anywhere, leaves the old or the new version whole and converges to
+# exactly the state of a plain upgrade.
+cp -a "$T/old" "$T/busy"
+mkdir -p "$T/busy/proc/4242/fd"
+ln -s /dev/nvidiactl "$T/busy/proc/4242/fd/3"
+echo cuda-app >"$T/busy/proc/4242/comm"
+rm -rf "$T/root" && cp -a "$T/busy" "$T/root"
+inst install "${args[@]}" --when-busy defer --driver-version "$V_NEW"
+[ "$RC" = 0 ] || fail "deferral: $(cat "$T/err")"
+[ -f "$T/root/$IDIR_REL/.pending.json" ] || fail "deferral: nothing pending"
+assert_eq "$(current_tree)" "$tree_old" "the tree served while the new version waits"
+ref_deferred=$(state)
+cp -a "$T/root" "$T/deferred"
+rm -rf "$T/deferred/proc/4242"
+rm -rf "$T/root" && cp -a "$T/deferred" "$T/root"
+inst install "${args[@]}" --when-busy defer --driver-version "$V_NEW"
+[ "$RC" = 0 ] || fail "switch to the pending version: $(cat "$T/err")"
+assert_eq "$(state)" "$ref_new" "the state after switching to the pending version (a plain upgrade's)"
+
 run_trials install "$T/empty" "$ref_old" none "$tree_old" -- install "${args[@]}" --driver-version "$V_OLD"
 run_trials upgrade "$T/old" "$ref_new" "$tree_old" "$tree_new" -- install "${args[@]}" --driver-version "$V_NEW"
+run_trials defer "$T/busy" "$ref_deferred" "$tree_old" -- install "${args[@]}" --when-busy defer --driver-version "$V_NEW"
+run_trials pending-switch "$T/deferred" "$ref_new" "$tree_old" "$tree_new" -- install "${args[@]}" --when-busy defer --driver-version "$V_NEW"
 echo "crash trials: $trials, every one consistent and converged"
-[ "$trials" -ge 50 ] || fail "only $trials trials"
+[ "$trials" -ge 100 ] || fail "only $trials trials"

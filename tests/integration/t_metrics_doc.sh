@@ -7,7 +7,7 @@ command -v promtool >/dev/null || fail "promtool not found (package prometheus; 
 FAKE_KERNEL=1
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
 mkkernel "$T/root"
-new_signed_repo "$T/repo" "$V_OLD:default"
+new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"
 REL=var/lib/node_exporter/textfile_collector
 prom="$T/root/$REL/nvidia-driver-installer.prom"
 run_install() {
@@ -17,6 +17,15 @@ run_install() {
 run_install 0 "file://$T/repo" ok
 NVML_STANDIN_FAIL=init run_install 8 "file://$T/repo" failed
 run_install 0 "file://$T/no-such-repo" notfound
+# A new version while a process holds the driver (--when-busy defer): upgrade_pending.
+mkdir -p "$T/root/proc/4242/fd"
+ln -s /dev/nvidiactl "$T/root/proc/4242/fd/3"
+expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --metrics-file "/$REL/nvidia-driver-installer.prom" \
+    --when-busy defer --driver-version "$V_NEW"
+cp "$prom" "$T/pending.prom"
+rm -rf "$T/root/proc/4242"
+grep -qx "nvidia_driver_installer_upgrade_pending{version=\"$V_NEW\",reason=\"driver_in_use\"} 1" "$T/pending.prom" ||
+    fail "the pending upgrade did not show: $(cat "$T/pending.prom")"
 # An index that states the package's kernel module flavour: driver_info's module_type.
 echo 10de:2330 >"$T/prop.ids"
 "$SRC/scripts/make-repo" add --repo "$T/repo-kmt" --key "$FIX/keys/key.pem" --kernel "$KERNEL" \
@@ -31,7 +40,7 @@ grep -qx 'nvidia_driver_installer_index_from_cache{reason="not_found"} 1' "$T/no
 # The doc's table against the files: metric names, label names and the label values the doc
 # enumerates (stage, reason), both ways (a good install runs every stage).
 compare() {
-    python3 - "$1" "$T/ok.prom" "$T/failed.prom" "$T/notfound.prom" "$T/flavour.prom" <<'EOF'
+    python3 - "$1" "$T/ok.prom" "$T/failed.prom" "$T/notfound.prom" "$T/flavour.prom" "$T/pending.prom" <<'EOF'
 import re, sys
 doc, files = sys.argv[1], sys.argv[2:]
 written = {}

@@ -147,9 +147,17 @@ assert_eq "$(pod_runs)" "$runs" "pods replaced by upgrade-set (OnDelete must com
 python3 -c 'import sys, yaml; u = yaml.safe_load(open(sys.argv[1]))["spec"]["updateStrategy"]
 assert u == {"type": "OnDelete"}, u' "$CLUSTER/ds/DaemonSet-nvidia-driver-installer.yaml"
 assert_eq "$(installed_version)" "$V_OLD" "the node after upgrade-set"
-# Without the drain the new pod's install refuses to unload a driver in use (exit 7).
+# Without the drain the new pod's install does not unload a driver in use: the manifests'
+# NVIDIA_WHEN_BUSY=defer stages and verifies the new version, keeps the old one serving
+# (exit 0, the pod Ready) and leaves the new one pending until the drain.
 kubectl -n kube-system delete pod --field-selector spec.nodeName=$NODE -l k8s-app=nvidia-driver-installer >/dev/null
-assert_eq "$(last_run)" "nvidia-driver-installer 7" "an undrained node"
+assert_eq "$(last_run)" "nvidia-driver-installer 0" "an undrained node"
+assert_eq "$(installed_version)" "$V_OLD" "the undrained node's driver"
+# (status exits 8 here: NVML is not faked outside the pod; its document still says.)
+st=$("$BIN" --root "$T/root" status --json 2>/dev/null || true)
+python3 -c 'import json, sys
+p = json.loads(sys.argv[1])["pending_upgrade"]
+assert p and p["driver_version"] == sys.argv[2] and p["reason"] == "driver_in_use", p' "$st" "$V_NEW"
 run_block upgrade-node 0
 block_out "condition met"
 assert_eq "$(installed_version)" "$V_NEW" "the node after upgrade-node"

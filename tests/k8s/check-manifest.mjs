@@ -151,6 +151,9 @@ for (const ds of daemonsets) {
   const metricsDir = metrics.slice(0, metrics.lastIndexOf("/"));
   assert.ok(TEXTFILE_DIRS.includes(metricsDir),
     `${name}: metrics file ${metrics} is not in a node-exporter textfile directory (${TEXTFILE_DIRS.join(", ")})`);
+  // A rollout must not crash-loop a busy node (docs/configuration.md, "Busy nodes"): the new
+  // driver waits, staged and verified, while the old one keeps serving.
+  assert.equal(env.NVIDIA_WHEN_BUSY, "defer", `${name}: NVIDIA_WHEN_BUSY=defer`);
   installers.push({ args: inst.args, env });
   const installDir = env.NVIDIA_INSTALL_DIR_HOST;
   assert.ok(installDir, `${name}: NVIDIA_INSTALL_DIR_HOST`);
