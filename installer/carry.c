@@ -123,7 +123,8 @@ int carry_record(int version_fd, struct err *e)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "open '" LIB64 "'");
 	if (collect(lfd, "", 0, &l, e) < 0)
 		goto out;
-	qsort(l.v, l.n, sizeof(*l.v), by_string);
+	if (l.n) /* an empty lib64/: no array (qsort's NULL is undefined even for 0) */
+		qsort(l.v, l.n, sizeof(*l.v), by_string);
 	for (size_t i = 0; i < l.n; i++)
 		len += strlen(l.v[i]) + 1;
 	buf = malloc(len + 1);
@@ -160,7 +161,8 @@ static int own_load(int version_fd, struct names *l)
 			names_done(l);
 			return 1;
 		}
-	qsort(l->v, l->n, sizeof(*l->v), by_string);
+	if (l->n)
+		qsort(l->v, l->n, sizeof(*l->v), by_string);
 	return 0;
 }
 
