@@ -12,6 +12,7 @@
 #include "carry.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/str.h"
 
 #define LIB64 "lib64"
 /* Where a replacement or a copy is made before its rename; never carried itself. */
@@ -31,48 +32,18 @@ bool carry_is_driver_file(const char *name)
 
 /* ---- the list of a version's own files ---------------------------------- */
 
-struct names {
-	char **v;
-	size_t n, cap;
-};
-
-static void names_done(struct names *l)
-{
-	for (size_t i = 0; i < l->n; i++)
-		free(l->v[i]);
-	free(l->v);
-	memset(l, 0, sizeof(*l));
-}
-
-static int names_add(struct names *l, const char *s)
-{
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		char **v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		l->v = v;
-		l->cap = cap;
-	}
-	if (!(l->v[l->n] = strdup(s)))
-		return -1;
-	l->n++;
-	return 0;
-}
-
 static int by_string(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static bool names_has(const struct names *l, const char *s)
+static bool names_has(const struct strv *l, const char *s)
 {
 	return l->n && bsearch(&s, l->v, l->n, sizeof(*l->v), by_string);
 }
 
 /* Collects the files and links under dirfd, as paths below PREFIX. */
-static int collect(int dirfd, const char *prefix, unsigned depth, struct names *l, struct err *e)
+static int collect(int dirfd, const char *prefix, unsigned depth, struct strv *l, struct err *e)
 {
 	_cleanup_closedir_ DIR *dir = NULL;
 	struct dirent *de;
@@ -103,7 +74,7 @@ static int collect(int dirfd, const char *prefix, unsigned depth, struct names *
 						 path);
 			if (collect(sub, path, depth + 1, l, e) < 0)
 				return -1;
-		} else if (names_add(l, path) < 0) {
+		} else if (strv_push(l, path) < 0) {
 			return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "lib64");
 		}
 	}
@@ -114,7 +85,7 @@ int carry_record(int version_fd, struct err *e)
 {
 	_cleanup_close_ int lfd =
 		openat(version_fd, LIB64, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	struct names l = {0};
+	struct strv l = {0};
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0, off = 0;
 	int r = -1;
@@ -137,12 +108,12 @@ int carry_record(int version_fd, struct err *e)
 	/* Synced with the rest of the version before it is renamed into place. */
 	r = fs_replace_at(version_fd, CARRY_OWN_LIST, buf, off, 0644, e);
 out:
-	names_done(&l);
+	strv_clear(&l);
 	return r < 0 ? err_wrap(e, "record lib64's files") : 0;
 }
 
 /* Reads a version's list into L (sorted). 1 when the version has none (an older install). */
-static int own_load(int version_fd, struct names *l)
+static int own_load(int version_fd, struct strv *l)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len;
@@ -157,8 +128,8 @@ static int own_load(int version_fd, struct names *l)
 		return 1;
 	}
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if (names_add(l, line) < 0) {
-			names_done(l);
+		if (strv_push(l, line) < 0) {
+			strv_clear(l);
 			return 1;
 		}
 	if (l->n)
@@ -169,13 +140,13 @@ static int own_load(int version_fd, struct names *l)
 /* ---- carrying ------------------------------------------------------------ */
 
 struct carry {
-	struct names from, to;
+	struct strv from, to;
 	bool from_legacy, to_legacy;
 	int from_lib; /* the old version's lib64/, where its links are judged */
 	unsigned carried, kept, failed;
 };
 
-static bool is_own(const struct names *l, bool legacy, const char *path, const char *base)
+static bool is_own(const struct strv *l, bool legacy, const char *path, const char *base)
 {
 	return legacy ? carry_is_driver_file(base) : names_has(l, path);
 }
@@ -477,7 +448,7 @@ unsigned carry_foreign(int from_version_fd, int to_version_fd)
 		       U64("carried", c.carried), U64("kept_new", c.kept),
 		       U64("not_carried", c.failed), "own_list",
 		       c.from_legacy ? "none: NVIDIA's file names" : CARRY_OWN_LIST, LOG_END);
-	names_done(&c.from);
-	names_done(&c.to);
+	strv_clear(&c.from);
+	strv_clear(&c.to);
 	return c.carried;
 }

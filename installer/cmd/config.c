@@ -17,42 +17,6 @@
 #include "repo.h"
 #include "util/log.h"
 #include "verify.h"
-int strv_push(struct strv *s, const char *value)
-{
-	char **v = reallocarray(s->v, s->n + 2, sizeof(char *));
-
-	if (!v)
-		return -ENOMEM;
-	s->v = v;
-	if (!(v[s->n] = strdup(value)))
-		return -ENOMEM;
-	v[++s->n] = NULL;
-	return 0;
-}
-
-int strv_push_split(struct strv *s, const char *list)
-{
-	_cleanup_free_ char *copy = strdup(list);
-	char *tok, *save = NULL;
-
-	if (!copy)
-		return -ENOMEM;
-	for (tok = strtok_r(copy, ", \t\n", &save); tok; tok = strtok_r(NULL, ", \t\n", &save)) {
-		if (strv_push(s, tok) < 0)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-void strv_clear(struct strv *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		free(s->v[i]);
-	free(s->v);
-	s->v = NULL;
-	s->n = 0;
-}
-
 int config_set(char **field, const char *value, struct err *e)
 {
 	char *v = strdup(value);

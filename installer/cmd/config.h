@@ -17,6 +17,7 @@
 
 #include "util/err.h"
 #include "util/log.h"
+#include "util/str.h"
 
 /* Defaults: config_options[] applies them and documents them (--help, the docs). */
 #define DEFAULT_INSTALL_DIR "/home/kubernetes/bin/nvidia"
@@ -25,17 +26,6 @@
 #define DEFAULT_CDI_DIR "/var/run/cdi"
 /* --index-max-age unset: the repository's "max_age" decides (docs/repository-format.md). */
 #define INDEX_MAX_AGE_REPO UINT_MAX
-
-/* A growable list of owned strings. */
-struct strv {
-	char **v;
-	size_t n;
-};
-
-int strv_push(struct strv *s, const char *value);
-/* Pushes each non-empty element of LIST, separated by commas or white space. */
-int strv_push_split(struct strv *s, const char *list);
-void strv_clear(struct strv *s);
 
 struct config {
 	/* global */

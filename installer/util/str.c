@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/str.h"
@@ -34,4 +36,40 @@ void str_fmt_cut(char *buf, size_t size, const char *fmt, ...)
 	va_end(ap);
 	if (r < 0 && size >= sizeof(mark))
 		memcpy(buf + size - sizeof(mark), mark, sizeof(mark));
+}
+
+int strv_push(struct strv *s, const char *value)
+{
+	char **v = reallocarray(s->v, s->n + 2, sizeof(char *));
+
+	if (!v)
+		return -ENOMEM;
+	s->v = v;
+	if (!(v[s->n] = strdup(value)))
+		return -ENOMEM;
+	v[++s->n] = NULL;
+	return 0;
+}
+
+int strv_push_split(struct strv *s, const char *list)
+{
+	_cleanup_free_ char *copy = strdup(list);
+	char *tok, *save = NULL;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ", \t\n", &save); tok; tok = strtok_r(NULL, ", \t\n", &save)) {
+		if (strv_push(s, tok) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+void strv_clear(struct strv *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	s->v = NULL;
+	s->n = 0;
 }

@@ -18,3 +18,15 @@ _must_check_ int str_fmt(char *buf, size_t size, const char *fmt, ...) _printf_(
 
 /* snprintf for text shown to a person: what does not fit is cut and replaced by "...". */
 void str_fmt_cut(char *buf, size_t size, const char *fmt, ...) _printf_(3, 4);
+
+/* A growable list of owned strings, NULL-terminated once it has one. */
+struct strv {
+	char **v;
+	size_t n;
+};
+
+/* Appends a copy of VALUE. Returns 0, or -ENOMEM (the list keeps what it had). */
+_must_check_ int strv_push(struct strv *s, const char *value);
+/* Pushes each non-empty element of LIST, separated by commas or white space. */
+_must_check_ int strv_push_split(struct strv *s, const char *list);
+void strv_clear(struct strv *s);
