@@ -273,6 +273,9 @@ defer_1() {
 
 defer_2() {
     check stateful-disk stateful_mounted
+    # Boot 1 unmounted the disk: ext4 had no journal to replay.
+    dmesg | grep 'EXT4-fs (vda)' | sed 's/^/VMTEST | dmesg: /'
+    check disk-was-clean sh -c '! dmesg | grep -q "EXT4-fs (vda): recovery complete"'
     # A new boot: nothing loaded, /run empty; the disk kept the install dir and the
     # pending record.
     check boot-nothing-loaded no_nvidia
