@@ -27,9 +27,10 @@ packages=(
     # the repository tools (make-repo, build-driver-package), the demo's HTTP server and keys
     python3 openssl zstd xz-utils binutils
     # the VM step: sign-file, depmod and modinfo, Debian's kernel under qemu, its headers
-    # to build the stand-in modules against, busybox and cpio for the initramfs
+    # to build the stand-in modules against, busybox and cpio for the initramfs, mkfs.ext4
+    # for the defer scenario's disk (two boots of one stateful partition)
     linux-kbuild-6.1 kmod linux-image-amd64 linux-headers-amd64 qemu-system-x86
-    busybox-static cpio
+    busybox-static cpio e2fsprogs
 )
 
 # What make check, make fuzz and make bench add.

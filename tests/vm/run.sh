@@ -4,6 +4,18 @@
 # against the real kernel (tests/vm/test.sh): run.sh BINARY [SCENARIO...]
 #
 #   main      install, order, parameters, nodes, re-run, in use (exit 7), upgrade, uninstall
+#   defer     --when-busy defer over two boots (defer-1, defer-2) of one disk made anew per
+#             run (build/vm/stateful.img, ext4, qemu's virtio drive; /init loads virtio_blk
+#             and ext4 from the initramfs and binds the disk's home/, var/ and etc/kubernetes/
+#             as a COS node's stateful partition): boot 1 installs the old version, a holder
+#             of /dev/nvidiactl makes fail exit 7 with nothing changed and defer exit 0 with
+#             the old driver serving byte for byte and the new one pending (record, status,
+#             label, metric); the kernel itself refuses delete_module while a node is open;
+#             the holder gone, a re-run switches through delete_module and finit_module;
+#             held again, the old version is asked for and left pending at poweroff (disk
+#             unmounted first). Boot 2 finds nothing loaded and no package anywhere but the
+#             staged copy: the pending version is the one that loads, then the published
+#             state is checked whole
 #   enforce   module.sig_enforce=1: the kernel rejects the test key (exit 6, nothing loaded)
 #   lockdown  lockdown=integrity: the kernel refuses (exit 6, nothing loaded)
 #   vendor-sig  module.sig_enforce=1: one of Debian's own signed modules, packaged with
@@ -30,7 +42,7 @@ export PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
 BIN=$(realpath "${1:?usage: run.sh BINARY [SCENARIO...]}")
 shift
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(main enforce lockdown vendor-sig)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(main defer enforce lockdown vendor-sig)
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 W="$SRC/build/vm"
 V_OLD=535.261.03
@@ -51,9 +63,10 @@ done
 SIGN_FILE=$(ls /usr/lib/linux-kbuild-*/scripts/sign-file 2>/dev/null | tail -1)
 [ -x "$SIGN_FILE" ] || fail "no sign-file (apt-get install linux-kbuild-6.1)"
 command -v qemu-system-x86_64 >/dev/null || fail "no qemu (apt-get install qemu-system-x86)"
+command -v mkfs.ext4 >/dev/null || fail "no mkfs.ext4 (apt-get install e2fsprogs)"
 BUSYBOX=$(command -v busybox) || fail "no busybox (apt-get install busybox-static)"
 
-rm -rf "$W/initrd" "$W/repo" "$W"/*.log
+rm -rf "$W/initrd" "$W/repo" "$W"/*.log "$W/stateful.img"
 mkdir -p "$W/keys" "$W/initrd"
 
 make_keys() {
@@ -141,10 +154,13 @@ copy_in() {
 }
 
 # The host's in-tree modules the driver needs (drm, drm_kms_helper; video for the real
-# nvidia-modeset) with their dependencies from modules.dep, indexed by depmod.
+# nvidia-modeset), and what the defer scenario's disk needs (Debian builds virtio_pci,
+# virtio_blk, ext4 and the crc32c its checksums ask the crypto API for as modules; /init
+# loads them for that scenario only), with their dependencies from modules.dep, indexed by
+# depmod.
 copy_kernel_modules() {
     local m dep base="/lib/modules/$R" todo=()
-    for m in drm drm_kms_helper video; do
+    for m in drm drm_kms_helper video virtio_pci virtio_blk ext4 crc32c_generic; do
         todo+=("$(grep -o "^[^:]*/$m\.ko" "$base/modules.dep")")
     done
     while [ ${#todo[@]} -gt 0 ]; do
@@ -245,11 +261,13 @@ print("OPEN_GPU=%s" % (both[0] if both else ""))
 EOF
 }
 
+# boot SCENARIO KERNEL_ARGS [QEMU_ARG...]
 boot() {
     local scenario=$1 extra=$2 log="$W/$1.log" initrd=$W/initrd.gz mem=1024
+    shift 2
     case $scenario in real-*) initrd=$W/initrd-real.gz mem=3072 ;; esac
     timeout 900 qemu-system-x86_64 -accel tcg -cpu max -m $mem -smp 2 -nographic -no-reboot \
-        -kernel "/boot/vmlinuz-$R" -initrd "$initrd" \
+        -kernel "/boot/vmlinuz-$R" -initrd "$initrd" "$@" \
         -append "console=ttyS0 quiet panic=-1 ndi_scenario=$scenario $extra" </dev/null >"$log" 2>&1 ||
         true
     tr -d '\r' <"$log" | grep '^VMTEST' || true
@@ -299,6 +317,25 @@ for s in "${scenarios[@]}"; do
         tr -d '\r' <"$W/demo.log" | sed -n '/VMTEST BEGIN/,/^VMTEST END/p' |
             sed -e 's/.*VMTEST BEGIN demo /booted kernel /' -e '/^VMTEST END/d'
         grep -q "^VMTEST END demo pass=1" <(tr -d '\r' <"$W/demo.log") || failed=1
+        continue
+    fi
+    if [ "$s" = defer ]; then
+        # Two boots of one disk, made anew: the second finds what the first left.
+        disk=$W/stateful.img
+        rm -f "$disk"
+        truncate -s 1G "$disk"
+        mkfs.ext4 -q -F -L stateful "$disk"
+        for b in defer-1 defer-2; do
+            t2=$(date +%s)
+            out=$(boot "$b" "" -drive "file=$disk,if=virtio,format=raw")
+            echo "$out"
+            if ! grep -q "^VMTEST END $b pass=[0-9]* fail=0$" <<<"$out"; then
+                echo "vm: scenario $s, boot $b failed (console log: $W/$b.log)"
+                failed=1
+            fi
+            echo "vm: scenario $s, boot $b: $(($(date +%s) - t2)) s"
+        done
+        echo "vm: scenario $s: $(($(date +%s) - t1)) s"
         continue
     fi
     out=$(boot "$s" "$extra")

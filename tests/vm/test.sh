@@ -129,6 +129,178 @@ main() {
     check uninstall-firmware-path [ -z "$(cat /sys/module/firmware_class/parameters/path)" ]
 }
 
+# --when-busy defer against the real kernel's finit_module and delete_module, over two
+# boots of one disk (tests/vm/init: the node's stateful partition on /dev/vda carries
+# /home, /var and /etc/kubernetes; /run, /dev and /tmp start empty). tests/integration/
+# t_defer.sh proves the same on the fake kernel, which does not model the kernel's own
+# refusal: here an open device node holds a reference on its module (the file's owner),
+# and delete_module fails while it does.
+IDIR=/home/kubernetes/bin/nvidia
+FEAT=/etc/kubernetes/node-feature-discovery/features.d
+PROM=/var/lib/metrics/installer.prom
+DA="$ARGS --metrics-file $PROM"
+MARKER=/run/nvidia/validations/driver-ready
+CDI=/var/run/cdi/nvidia-driver-installer.json
+# source_of PATH: the device of the file system mounted at PATH (its top mount).
+source_of() {
+    awk -v p="$1" '$5 == p { for (i = 7; $i != "-"; i++) ; s = $(i + 2) } END { print s }' \
+        /proc/self/mountinfo
+}
+# What the node serves: the loaded modules and their version, the marker, the CDI spec,
+# the labels, byte for byte, and the current version's directory.
+served() {
+    cut -d' ' -f1 /proc/modules | sort | tr '\n' ' '
+    cat /sys/module/nvidia/version
+    md5sum "$MARKER" "$CDI" "$FEAT/00-nvidia-driver"
+    readlink "$IDIR/.current"
+}
+refcount() { awk -v m="$1" '$1 == m {print $3}' /proc/modules; }
+# pending_field KEY: the key of status --json's pending_upgrade object ("null" if none).
+pending_field() {
+    "$I" status --json 2>/dev/null >/tmp/status
+    if grep -q '"pending_upgrade": null' /tmp/status; then
+        echo null
+        return
+    fi
+    sed -n '/"pending_upgrade": {/,/}/p' /tmp/status | sed -n "s/^ *\"$1\": \"\\([^\"]*\\)\".*/\\1/p"
+}
+waits_for() { case "$(pending_field waiting_for)" in *"$1"*) ;; *) false ;; esac; }
+pending_record_names() { grep -q "\"driver_version\": \"$1\"" "$IDIR/.pending.json"; }
+nothing_pending() {
+    [ ! -e "$IDIR/.pending.json" ] && [ ! -e "$FEAT/00-nvidia-driver-pending" ] &&
+        [ "$(pending_field driver_version)" = null ]
+}
+metric_is() { grep -qx "nvidia_driver_installer_upgrade_pending{$1} $2" "$PROM" || { grep upgrade_pending "$PROM" | sed 's/^/VMTEST | /'; false; }; }
+hold() { # hold NODE: a process keeps /dev/NODE open on fd 3; its pid in $held
+    sh -c "exec 3</dev/$1; exec sleep 600" &
+    held=$!
+    wait_for 10 sh -c "[ \"\$(readlink /proc/$held/fd/3)\" = /dev/$1 ]"
+}
+stateful_mounted() {
+    for p in /home /var /etc/kubernetes; do
+        [ "$(source_of "$p")" = /dev/vda ] || { echo "VMTEST | $p is on $(source_of "$p")"; return 1; }
+    done
+    grep " /home " /proc/self/mountinfo | grep -q noexec
+}
+
+defer_1() {
+    check stateful-disk stateful_mounted
+    check fresh-disk [ ! -e "$IDIR" ]
+    run install $DA --driver-version "$V_OLD"
+    check install rc_is 0
+    check version [ "$(cat /sys/module/nvidia/version)" = "$V_OLD" ]
+    check ready grep -qx "NVIDIA_DRIVER_VERSION=$V_OLD" "$MARKER"
+    idle_refs=$(refcount nvidia)
+
+    # A workload holds /dev/nvidiactl: the kernel counts the open file as references on
+    # nvidia.ko (chrdev_open takes the cdev's and the file operations').
+    hold nvidiactl
+    holder=$held
+    check holder-open holds_nvidiactl "$holder"
+    check holder-refs [ "$(refcount nvidia)" -gt "$idle_refs" ]
+    # The kernel's own refusal, shown on nvidia_uvm (no module depends on it, so only the
+    # open node keeps it): delete_module fails while /dev/nvidia-uvm is open.
+    hold nvidia-uvm
+    rmmod nvidia_uvm 2>/tmp/rmmod
+    check kernel-refuses-delete [ $? != 0 ]
+    sed 's/^/VMTEST | rmmod: /' /tmp/rmmod
+    check kernel-kept-uvm grep -q '^nvidia_uvm ' /proc/modules
+    kill "$held"
+    wait "$held" 2>/dev/null
+    before=$(served)
+    dir_before=$(ls -A "$IDIR" "$IDIR/.versions")
+
+    # fail: exit 7 and nothing changed.
+    run install $DA --when-busy fail --driver-version "$V_NEW"
+    check fail-in-use rc_is 7
+    check fail-names-holder err_has "driver in use: .*/dev/nvidiactl open in pid $holder"
+    check fail-served [ "$(served)" = "$before" ]
+    check fail-dir [ "$(ls -A "$IDIR" "$IDIR/.versions")" = "$dir_before" ]
+    check fail-nothing-pending nothing_pending
+
+    # defer: exit 0, the old driver serves (loaded, marker, CDI spec, labels byte for byte),
+    # the new one is staged, verified and pending.
+    run install $DA --when-busy defer --driver-version "$V_NEW"
+    check defer rc_is 0
+    check defer-verified err_has "module signature verified (module=nvidia version=$V_NEW"
+    check defer-waits err_has "the change waits for idle GPUs or the next boot (pending=$V_NEW reason=driver_in_use current=$V_OLD"
+    check defer-loaded [ "$(cat /sys/module/nvidia/version)" = "$V_OLD" ]
+    check defer-served [ "$(served)" = "$before" ]
+    check defer-record pending_record_names "$V_NEW"
+    check defer-staged sh -c "ls '$IDIR/.versions' | grep -q '^$V_NEW-'"
+    check defer-status [ "$(pending_field driver_version)" = "$V_NEW" ]
+    check defer-status-reason [ "$(pending_field reason)" = driver_in_use ]
+    check defer-status-holder waits_for "/dev/nvidiactl open in pid $holder"
+    check defer-label grep -qx "nvidia.com/gpu.driver-installer.upgrade-pending=$V_NEW" "$FEAT/00-nvidia-driver-pending"
+    check defer-metric metric_is "version=\"$V_NEW\",reason=\"driver_in_use\"" 1
+
+    # The holder exits: the next run switches through the real delete_module and
+    # finit_module.
+    kill "$holder"
+    wait "$holder" 2>/dev/null
+    check holder-gone [ "$(refcount nvidia)" = "$idle_refs" ]
+    run install $DA --when-busy defer --driver-version "$V_NEW"
+    check switch rc_is 0
+    check switch-unloaded err_has "module unloaded (module=nvidia)"
+    check switch-loaded err_has "driver loaded (version=$V_NEW"
+    check switched [ "$(cat /sys/module/nvidia/version)" = "$V_NEW" ]
+    check switch-ready grep -qx "NVIDIA_DRIVER_VERSION=$V_NEW" "$MARKER"
+    check switch-nothing-pending nothing_pending
+    check switch-metric metric_is 'version="",reason=""' 0
+    check switch-one-version [ "$(ls "$IDIR/.versions" | wc -l)" = 1 ]
+
+    # Busy again, and a request for $V_OLD (a rollback is a request like any other): it is
+    # pending when the node goes down, with the holder still running (the reboot ends it).
+    hold nvidiactl
+    holder=$held
+    check holder-again holds_nvidiactl "$holder"
+    run install $DA --when-busy defer --driver-version "$V_OLD"
+    check defer-old rc_is 0
+    check defer-old-loaded [ "$(cat /sys/module/nvidia/version)" = "$V_NEW" ]
+    check defer-old-record pending_record_names "$V_OLD"
+    check defer-old-status [ "$(pending_field driver_version)" = "$V_OLD" ]
+    check defer-old-label grep -qx "nvidia.com/gpu.driver-installer.upgrade-pending=$V_OLD" "$FEAT/00-nvidia-driver-pending"
+
+    # Down cleanly: every mount of the disk, the installer's exec mount first.
+    sync
+    for m in $(awk '{ for (i = 7; $i != "-"; i++) ; if ($(i + 2) == "/dev/vda") print $5 }' \
+        /proc/self/mountinfo | sed -n '1!G;h;$p'); do
+        umount "$m" || echo "VMTEST | umount $m failed"
+    done
+    check disk-unmounted sh -c '! grep -q " /dev/vda " /proc/self/mountinfo'
+    check holder-at-poweroff holds_nvidiactl "$holder"
+}
+
+defer_2() {
+    check stateful-disk stateful_mounted
+    # Boot 1 unmounted the disk: ext4 had no journal to replay.
+    dmesg | grep 'EXT4-fs (vda)' | sed 's/^/VMTEST | dmesg: /'
+    check disk-was-clean sh -c '! dmesg | grep -q "EXT4-fs (vda): recovery complete"'
+    # A new boot: nothing loaded, /run empty; the disk kept the install dir and the
+    # pending record.
+    check boot-nothing-loaded no_nvidia
+    check boot-no-marker [ ! -e "$MARKER" ]
+    check boot-no-cdi [ ! -e "$CDI" ]
+    check boot-pending-kept pending_record_names "$V_OLD"
+    check boot-current-kept sh -c "readlink '$IDIR/.current' | grep -q '$V_NEW-'"
+    # Only the staged copy can serve: the repository's packages are moved away (back for
+    # doctor below), the cache's removed.
+    echo "VMTEST cached packages: $(find /var/cache/nvidia-driver-installer/packages -type f | tr '\n' ' ')"
+    mv /repo/packages /repo-packages
+    rm -rf /var/cache/nvidia-driver-installer/packages
+    run install $DA --when-busy defer --driver-version "$V_OLD"
+    check install rc_is 0
+    check staged-used err_has "the pending version is staged and verified (version=$V_OLD"
+    check loaded-pending err_has "driver loaded (version=$V_OLD"
+    check new-never-loaded sh -c "! grep -q 'driver loaded (version=$V_NEW' /tmp/err"
+    check version [ "$(cat /sys/module/nvidia/version)" = "$V_OLD" ]
+    check nothing-pending nothing_pending
+    check metric metric_is 'version="",reason=""' 0
+    check one-version sh -c "[ \"\$(ls '$IDIR/.versions')\" = \"\$(basename \"\$(readlink '$IDIR/.current')\")\" ] && ls '$IDIR/.versions' | grep -q '^$V_OLD-'"
+    mv /repo-packages /repo/packages
+    published
+}
+
 enforce() {
     check sig-enforce-on [ "$(cat /sys/module/module/parameters/sig_enforce)" = Y ]
     # Predicted before anything changes, from the index's signer and this kernel's keys.
@@ -312,6 +484,8 @@ real_flavours() {
 
 case "$S" in
 main | enforce | lockdown | demo) "$S" ;;
+defer-1) defer_1 ;;
+defer-2) defer_2 ;;
 vendor-sig) vendor_sig ;;
 real-proprietary | real-open) real ;;
 real-flavours) real_flavours ;;
