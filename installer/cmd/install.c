@@ -560,6 +560,68 @@ static void keep_going(int r, struct err *e)
 }
 
 /*
+ * The kernel refused the driver with the new module parameters (E says why; DIFF names the
+ * change): the same version is loaded again with BEFORE, the values the kernel showed for
+ * the changed parameters while the old driver ran (kernel_live_args). That is the sound
+ * source: nothing records what the last load was given (the manifest describes the
+ * package, the pending record only a change that waits), and the kernel's own values are
+ * what the driver ran with, whoever set them. A parameter the request does not name is not
+ * read back (the kernel shows defaults and set values alike, and nvidia's registry keys
+ * only as a whole table): it takes its default, as the new request has it too. Restored,
+ * the node is ready again; if that load fails too, the node is left as roll_back leaves a
+ * failed switch: the version current, no driver loaded, no readiness. Either way nothing
+ * pending claims the refused parameters, and the run fails with the load's error.
+ * Returns -1.
+ */
+static int reload_restore(const struct config *c, struct plan *p, int root_fd,
+			  struct installdir *dir, const struct strv *before, const char *diff,
+			  struct err *e)
+{
+	_cleanup_(kernel_freep) struct kernel *kn = NULL;
+	_cleanup_close_ int drivers_fd = -1;
+	struct kernel_opts ko = session_kernel_opts(c);
+	char args[512] = "";
+	size_t len = 0;
+	struct err re;
+
+	err_clear(&re);
+	if (p->has_pending && pending_withdraw(p, root_fd, dir, &re) < 0)
+		log_msg(LOG_WARN, "install", "%s", re.msg);
+	err_clear(&re);
+	ko.module_args = before->v;
+	ko.n_module_args = before->n;
+	for (size_t i = 0; i < before->n && len < sizeof(args); i++)
+		len += (size_t)snprintf(args + len, sizeof(args) - len, "%s%s", i ? " " : "",
+					before->v[i]);
+	drivers_fd = publish_version_subdir(dir, p->current_id, "drivers", &re);
+	if (drivers_fd < 0 ||
+	    kernel_prepare(&ko, root_fd, p->host.kernel, drivers_fd, p->current.driver_version,
+			   p->current.module_type, true, &kn, &re) != 0 ||
+	    kernel_load(kn, c->install_dir, &re) < 0 ||
+	    expose(c, p, root_fd, dir, p->current.driver_version, &re) < 0) {
+		log_msg(LOG_ERROR, "kernel",
+			"the driver did not load again with its previous module parameters either: %s",
+			re.msg);
+		err_wrap(
+			e,
+			"new module parameters refused (%s), and the driver did not come back with the previous ones",
+			diff);
+		snprintf(e->hint, sizeof(e->hint),
+			 "correct NVIDIA_MODULE_ARGS (--module-arg), then run the installer again");
+		return -1;
+	}
+	log_kv(LOG_WARN, "kernel", "the driver runs again with its previous module parameters",
+	       "version", p->current.driver_version, "parameters", args, LOG_END);
+	err_wrap(e,
+		 "new module parameters refused (%s); the driver runs again with the previous ones",
+		 diff);
+	snprintf(
+		e->hint, sizeof(e->hint),
+		"correct NVIDIA_MODULE_ARGS (--module-arg): the kernel refused a value; see dmesg");
+	return -1;
+}
+
+/*
  * The live driver is the installed version with other module parameters than asked for
  * (DIFF says which): it is loaded again with them when idle; when busy, the change waits
  * (--when-busy defer) or the run fails with exit 7.
@@ -570,7 +632,9 @@ static int reload_args(const struct config *c, struct plan *p, int root_fd, stru
 	_cleanup_(kernel_freep) struct kernel *kn = NULL;
 	_cleanup_close_ int drivers_fd = publish_version_subdir(dir, p->current_id, "drivers", e);
 	struct kernel_opts ko = session_kernel_opts(c);
+	_cleanup_(strv_clear) struct strv before = {0};
 	char why[1024];
+	int r;
 
 	log_kv(LOG_INFO, "kernel", "the live driver runs with other module parameters", "changes",
 	       diff, LOG_END);
@@ -578,6 +642,9 @@ static int reload_args(const struct config *c, struct plan *p, int root_fd, stru
 	    kernel_prepare(&ko, root_fd, p->host.kernel, drivers_fd, p->current.driver_version,
 			   p->current.module_type, false, &kn, e) != 0)
 		return -1;
+	/* What the driver runs with, read while it still runs: reload_restore's parameters. */
+	if ((r = kernel_live_args(kn, &before)) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, -r, "kernel: the live module parameters");
 	if (kernel_unload_current(kn, e) < 0) {
 		if (e->code != EXIT_IN_USE || !ko.defer_busy)
 			return -1;
@@ -590,7 +657,7 @@ static int reload_args(const struct config *c, struct plan *p, int root_fd, stru
 	}
 	readiness_remove(root_fd);
 	if (kernel_load(kn, c->install_dir, e) < 0)
-		return -1;
+		return reload_restore(c, p, root_fd, dir, &before, diff, e);
 	if (p->has_pending && pending_withdraw(p, root_fd, dir, e) < 0)
 		return -1;
 	log_kv(LOG_INFO, "kernel", "driver loaded again with the new module parameters", "version",
