@@ -569,7 +569,8 @@ static void keep_going(int r, struct err *e)
  * read back (the kernel shows defaults and set values alike, and nvidia's registry keys
  * only as a whole table): it takes its default, as the new request has it too. Restored,
  * the node is ready again; if that load fails too, the node is left as roll_back leaves a
- * failed switch: the version current, no driver loaded, no readiness. Either way nothing
+ * failed switch: the version current, no driver loaded, no readiness, and the load's own
+ * fix stands (the cause is not the new values alone). Either way nothing
  * pending claims the refused parameters, and the run fails with the load's error.
  * Returns -1.
  */
@@ -602,13 +603,11 @@ static int reload_restore(const struct config *c, struct plan *p, int root_fd,
 		log_msg(LOG_ERROR, "kernel",
 			"the driver did not load again with its previous module parameters either: %s",
 			re.msg);
-		err_wrap(
+		/* Not the new values alone, then: the load's own cause and fix stand. */
+		return err_wrap(
 			e,
-			"new module parameters refused (%s), and the driver did not come back with the previous ones",
+			"the driver loaded neither with the new module parameters (%s) nor with the previous ones",
 			diff);
-		snprintf(e->hint, sizeof(e->hint),
-			 "correct NVIDIA_MODULE_ARGS (--module-arg), then run the installer again");
-		return -1;
 	}
 	log_kv(LOG_WARN, "kernel", "the driver runs again with its previous module parameters",
 	       "version", p->current.driver_version, "parameters", args, LOG_END);
