@@ -10,6 +10,7 @@
 
 #include "cdi.h"
 #include "util/fs.h"
+#include "util/jsonfile.h"
 
 DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
@@ -245,9 +246,7 @@ char *cdi_render(const struct cdi_input *in)
 	text = json_object_to_json_string(spec);
 	json_object_object_add(spec, "cdiVersion",
 			       json_object_new_string(cdi_min_version_of(text)));
-	return strdup(json_object_to_json_string_ext(spec, JSON_C_TO_STRING_PRETTY |
-								   JSON_C_TO_STRING_SPACED |
-								   JSON_C_TO_STRING_NOSLASHESCAPE));
+	return jsonfile_text(spec);
 }
 
 /* ---- other producers --------------------------------------------------------------- */

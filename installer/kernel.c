@@ -225,6 +225,18 @@ static bool live_param(const struct kernel *kn, const char *module, const char *
 	return false;
 }
 
+/* MODULE.KEY=VALUE into MOD and KEY; VALUE is returned, or NULL for another shape. */
+static const char *split_arg(const char *a, char mod[64], char key[128])
+{
+	const char *dot = strchr(a, '.'), *eq = dot ? strchr(dot, '=') : NULL;
+
+	if (!dot || !eq || (size_t)(dot - a) >= 64 || (size_t)(eq - dot - 1) >= 128)
+		return NULL;
+	snprintf(mod, 64, "%.*s", (int)(dot - a), a);
+	snprintf(key, 128, "%.*s", (int)(eq - dot - 1), dot + 1);
+	return eq + 1;
+}
+
 bool kernel_args_differ(const struct kernel *kn, const char *version, char *buf, size_t size)
 {
 	size_t len = 0;
@@ -234,21 +246,32 @@ bool kernel_args_differ(const struct kernel *kn, const char *version, char *buf,
 		return false;
 	for (size_t i = 0; i < kn->o.n_module_args; i++) {
 		char mod[64], key[128], live[256];
-		const char *a = kn->o.module_args[i], *dot = strchr(a, '.'),
-			   *eq = dot ? strchr(dot, '=') : NULL;
+		const char *value = split_arg(kn->o.module_args[i], mod, key);
 
-		if (!dot || !eq || (size_t)(dot - a) >= sizeof(mod) ||
-		    (size_t)(eq - dot - 1) >= sizeof(key))
-			continue;
-		snprintf(mod, sizeof(mod), "%.*s", (int)(dot - a), a);
-		snprintf(key, sizeof(key), "%.*s", (int)(eq - dot - 1), dot + 1);
-		if (!live_param(kn, mod, key, live, sizeof(live)) || strcmp(live, eq + 1) == 0)
+		if (!value || !live_param(kn, mod, key, live, sizeof(live)) ||
+		    strcmp(live, value) == 0)
 			continue;
 		if (len < size)
 			len += (size_t)snprintf(buf + len, size - len, "%s%s.%s: %s -> %s",
-						len ? ", " : "", mod, key, live, eq + 1);
+						len ? ", " : "", mod, key, live, value);
 	}
 	return buf[0] != '\0';
+}
+
+int kernel_live_args(const struct kernel *kn, struct strv *ret)
+{
+	for (size_t i = 0; i < kn->o.n_module_args; i++) {
+		char mod[64], key[128], live[256], arg[512];
+		int r;
+
+		if (!split_arg(kn->o.module_args[i], mod, key) ||
+		    !live_param(kn, mod, key, live, sizeof(live)))
+			continue;
+		snprintf(arg, sizeof(arg), "%s.%s=%s", mod, key, live);
+		if ((r = strv_push(ret, arg)) < 0)
+			return r;
+	}
+	return 0;
 }
 
 int kernel_unload_current(struct kernel *kn, struct err *e)

@@ -19,6 +19,7 @@
 #include "kmods.h"
 #include "ktrust.h"
 #include "util/err.h"
+#include "util/str.h"
 
 #define KERNEL_DEFAULT_MODULES "nvidia,nvidia-modeset,nvidia-drm,nvidia-uvm"
 /* The same set as a list (kmods takes writable-typed names; nobody writes them). */
@@ -82,6 +83,13 @@ const char *kernel_busy_reason(const struct kernel *kn);
  * ones go to BUF ("nvidia.NVreg_X: 0 -> 1").
  */
 bool kernel_args_differ(const struct kernel *kn, const char *version, char *buf, size_t size);
+
+/*
+ * The live values of the parameters o->module_args names, read as kernel_args_differ reads
+ * them, pushed to RET as MODULE.KEY=VALUE; one the kernel does not show is left out. Read
+ * before kernel_unload_current, they load the driver again as it ran. Returns 0 or -ENOMEM.
+ */
+_must_check_ int kernel_live_args(const struct kernel *kn, struct strv *ret);
 
 /* Whether a driver of another version is loaded (and kernel_unload_old will remove it). */
 bool kernel_will_reload(const struct kernel *kn);

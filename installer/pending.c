@@ -8,6 +8,7 @@
 
 #include "pending.h"
 #include "util/fs.h"
+#include "util/jsonfile.h"
 #include "util/str.h"
 
 DEFINE_POINTER_CLEANUP(json_object, json_object_put)
@@ -71,7 +72,7 @@ int pending_read(int dir_fd, struct pending *ret, struct err *e)
 int pending_write(int dir_fd, const struct pending *p, struct err *e)
 {
 	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
-	const char *s;
+	_cleanup_free_ char *s = NULL;
 
 	if (!o)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "pending upgrade record");
@@ -79,8 +80,7 @@ int pending_write(int dir_fd, const struct pending *p, struct err *e)
 #define ADD_FIELD(name, req) json_object_object_add(o, #name, json_object_new_string(p->name));
 	PENDING_FIELDS(ADD_FIELD)
 #undef ADD_FIELD
-	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-						      JSON_C_TO_STRING_NOSLASHESCAPE);
+	s = jsonfile_text(o);
 	if (!s)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "pending upgrade record");
 	if (fs_write_atomic_at(dir_fd, PENDING_FILE, s, strlen(s), 0644, e) < 0)

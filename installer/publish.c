@@ -15,6 +15,7 @@
 #include "pending.h"
 #include "publish.h"
 #include "util/fs.h"
+#include "util/jsonfile.h"
 #include "util/log.h"
 #include "version.h"
 #include "wrap.h"
@@ -93,7 +94,6 @@ int manifest_parse(const char *buf, size_t len, struct manifest *m, struct err *
 char *manifest_to_json(const struct manifest *m)
 {
 	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
-	char *out;
 
 	if (!o)
 		return NULL;
@@ -104,10 +104,7 @@ char *manifest_to_json(const struct manifest *m)
 	MANIFEST_STRINGS(ADD_FIELD)
 #undef ADD_FIELD
 	json_object_object_add(o, "package_size", json_object_new_int64((int64_t)m->package_size));
-	out = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-							       JSON_C_TO_STRING_SPACED |
-							       JSON_C_TO_STRING_NOSLASHESCAPE));
-	return out;
+	return jsonfile_text(o);
 }
 
 /* ---- the directory ------------------------------------------------------- */

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 #include "host.h"
 #include "hostpath.h"
 #include "cmd/cmd.h"
+#include "cmd/install_plan.h"
 #include "kernel.h"
 #include "ktrust.h"
 #include "mounts.h"
@@ -29,27 +29,7 @@
 
 /* ---- install -------------------------------------------------------------- */
 
-struct plan {
-	struct host host;
-	struct source src;
-	struct repo_choice choice;
-	struct manifest current; /* valid when has_current */
-	char current_id[NAME_MAX + 1];
-	bool has_current;
-	bool up_to_date; /* the chosen package is the current one */
-	bool links_ok;
-	bool cached;	   /* the package is in the node cache */
-	bool stage_failed; /* downloading or unpacking the choice failed */
-	bool has_mount;
-	struct pending pending; /* valid when has_pending */
-	bool has_pending;
-	bool pending_damaged;	      /* a record that does not parse: cleared */
-	char choice_id[NAME_MAX + 1]; /* the id the choice has (or would have) in .versions/ */
-	struct mount_info mount;      /* of the install dir */
-	struct kernel *kernel;	      /* trust and loaded state, for the plan */
-	char not_writable[512];	      /* dry run: why install could not write, or "" */
-	struct timing times;	      /* each stage's time, for the metrics file */
-};
+/* struct plan: cmd/install_plan.h */
 
 static void plan_done(struct plan *p)
 {
@@ -59,23 +39,11 @@ static void plan_done(struct plan *p)
 	kernel_free(p->kernel);
 }
 
-/* "nvidia 550.90.07, nouveau", "none", or "unknown" without module support. */
-static void describe_modules(const struct host *h, char *buf, size_t size)
-{
-	size_t len = 0;
-
-	snprintf(buf, size, "%s", h->modules_known ? "none" : "unknown (no /proc/modules)");
-	for (size_t i = 0; i < h->n_modules && len < size; i++)
-		len += (size_t)snprintf(buf + len, size - len, "%s%s%s%s", i ? ", " : "",
-					h->modules[i].name, h->modules[i].version[0] ? " " : "",
-					h->modules[i].version);
-}
-
 static void log_host(const struct host *h, uint64_t ms)
 {
 	char mods[512];
 
-	describe_modules(h, mods, sizeof(mods));
+	install_describe_modules(h, mods, sizeof(mods));
 	log_kv(LOG_INFO, "host", "host probed", "os", h->os_id, "version",
 	       h->os_version_id ? h->os_version_id : "", "build",
 	       h->os_build_id ? h->os_build_id : "", "kernel", h->kernel, "arch", h->arch,
@@ -116,266 +84,6 @@ static int probe_host(const struct config *c, int root_fd, struct host *h, struc
 		return -1;
 	}
 	return 0;
-}
-
-static void print_plan(const struct config *c, const struct plan *p)
-{
-	const struct repo_package *pkg = p->choice.pkg;
-	const struct host *h = &p->host;
-	char mods[512];
-
-	printf("plan (dry run, nothing changed):\n");
-	printf("  host:        %s%s%s, kernel %s (%s), %zu NVIDIA GPU(s)\n",
-	       h->os_pretty ? h->os_pretty : h->os_id, h->os_build_id ? " build " : "",
-	       h->os_build_id ? h->os_build_id : "", h->kernel, h->arch, h->n_gpus);
-	for (size_t i = 0; i < h->n_gpus; i++)
-		printf("               GPU %04x:%04x at %s\n", h->gpus[i].vendor, h->gpus[i].device,
-		       h->gpus[i].bdf);
-	if (p->src.fresh)
-		printf("  repository:  %s (index signed by key %s; the node's copy, fetched %llds ago, fresh for %us)\n",
-		       p->src.mirrors[p->src.mirror], p->src.fingerprint, (long long)p->src.age_s,
-		       p->src.max_age_s);
-	else if (p->src.from_cache)
-		printf("  repository:  node cache, the mirrors' index unusable: %s (index signed by key %s)\n",
-		       source_fallback_name(p->src.fallback), p->src.fingerprint);
-	else
-		printf("  repository:  %s (index signed by key %s)\n",
-		       p->src.mirrors[p->src.mirror], p->src.fingerprint);
-	printf("  request:     %s -> driver %s%s%s%s\n", c->driver_version,
-	       p->choice.driver->version, repo_module_type_name(pkg->module_type) ? ", " : "",
-	       repo_module_type_name(pkg->module_type) ? repo_module_type_name(pkg->module_type)
-						       : "",
-	       repo_module_type_name(pkg->module_type) ? " modules" : "");
-	printf("  package:     %s (%llu bytes, sha256 %s)\n", pkg->path,
-	       (unsigned long long)pkg->size, pkg->sha256);
-	if (p->has_current)
-		printf("  installed:   %s%s%s%s for kernel %s (sha256 %.12s...)\n",
-		       p->current.driver_version, p->current.module_type ? ", " : "",
-		       p->current.module_type ? p->current.module_type : "",
-		       p->current.module_type ? " modules" : "", p->current.kernel_release,
-		       p->current.package_sha256);
-	else
-		printf("  installed:   nothing\n");
-	if (p->up_to_date)
-		printf("  action:      %s\n",
-		       p->links_ok ? "none, already installed" : "repair the install dir's links");
-	else
-		printf("  action:      %s, unpack, verify, publish%s\n",
-		       p->cached ? "use the cached package" : "download",
-		       p->has_current ? " (replacing the installed version)" : "");
-	if (p->has_pending) {
-		char line[1600];
-
-		session_pending_text(&p->pending, line, sizeof(line));
-		printf("  pending:     %s\n", line);
-	}
-	printf("  install dir: %s (host root %s)\n", c->install_dir, c->root);
-	if (p->not_writable[0])
-		printf("  WARNING:     %s: install will fail\n", p->not_writable);
-	if (p->has_mount)
-		printf("  mount:       %s (%s, %s)%s\n", p->mount.target, p->mount.fstype,
-		       p->mount.options,
-		       p->mount.noexec ? ": noexec, to be bind-mounted exec" : "");
-	describe_modules(h, mods, sizeof(mods));
-	printf("  modules now: %s\n", mods);
-	if (p->kernel)
-		kernel_describe(p->kernel, stdout);
-	else
-		printf("  kernel:      untouched (--skip-modules)\n");
-}
-
-/* ---- the plan as JSON: docs/json.md, "install --dry-run --json" ---------------- */
-
-DEFINE_POINTER_CLEANUP(json_object, json_object_put)
-
-static json_object *jstr(const char *s)
-{
-	return s && *s ? json_object_new_string(s) : NULL;
-}
-
-static int by_str(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static int by_key(const void *a, const void *b, const char *key)
-{
-	json_object *x, *y;
-
-	json_object_object_get_ex(*(json_object *const *)a, key, &x);
-	json_object_object_get_ex(*(json_object *const *)b, key, &y);
-	return strcmp(json_object_get_string(x), json_object_get_string(y));
-}
-
-static int by_bdf(const void *a, const void *b)
-{
-	return by_key(a, b, "bdf");
-}
-
-static int by_name(const void *a, const void *b)
-{
-	return by_key(a, b, "name");
-}
-
-static json_object *strings_json(const char *const *v, size_t n, bool sort)
-{
-	json_object *a = json_object_new_array();
-	const char **copy = calloc(n ? n : 1, sizeof(*copy));
-
-	for (size_t i = 0; copy && i < n; i++)
-		copy[i] = v[i];
-	if (copy && sort)
-		qsort(copy, n, sizeof(*copy), by_str);
-	for (size_t i = 0; copy && i < n; i++)
-		json_object_array_add(a, json_object_new_string(copy[i]));
-	free(copy);
-	return a;
-}
-
-static json_object *plan_host_json(const struct host *h)
-{
-	json_object *o = json_object_new_object(), *gpus = json_object_new_array(),
-		    *mods = json_object_new_array();
-
-	json_object_object_add(o, "os", json_object_new_string(h->os_id));
-	json_object_object_add(o, "os_build", jstr(h->os_build_id));
-	json_object_object_add(o, "kernel", json_object_new_string(h->kernel));
-	json_object_object_add(o, "arch", json_object_new_string(h->arch));
-	for (size_t i = 0; i < h->n_gpus; i++) {
-		json_object *g = json_object_new_object();
-		char id[16];
-
-		snprintf(id, sizeof(id), "%04x:%04x", h->gpus[i].vendor, h->gpus[i].device);
-		json_object_object_add(g, "bdf", json_object_new_string(h->gpus[i].bdf));
-		json_object_object_add(g, "pci_id", json_object_new_string(id));
-		json_object_array_add(gpus, g);
-	}
-	json_object_array_sort(gpus, by_bdf);
-	json_object_object_add(o, "gpus", gpus);
-	for (size_t i = 0; i < h->n_modules; i++) {
-		json_object *m = json_object_new_object();
-
-		json_object_object_add(m, "name", json_object_new_string(h->modules[i].name));
-		json_object_object_add(m, "version", jstr(h->modules[i].version));
-		json_object_array_add(mods, m);
-	}
-	json_object_array_sort(mods, by_name);
-	json_object_object_add(o, "modules", mods);
-	return o;
-}
-
-static json_object *plan_repository_json(const struct source *src)
-{
-	json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "source",
-			       json_object_new_string(src->fresh	? "node_cache_fresh"
-						      : src->from_cache ? "node_cache_fallback"
-									: "mirror"));
-	json_object_object_add(o, "mirror",
-			       src->from_cache ? NULL : jstr(src->mirrors[src->mirror]));
-	json_object_object_add(o, "fallback_reason",
-			       src->from_cache ? jstr(source_fallback_name(src->fallback)) : NULL);
-	json_object_object_add(o, "key_fingerprint", json_object_new_string(src->fingerprint));
-	return o;
-}
-
-/* Whether the chosen package's modules will load (kernel_predict), or null. */
-static json_object *plan_prediction_json(const struct kernel *kn)
-{
-	const struct ktrust_prediction *pr = kernel_prediction(kn);
-	json_object *o;
-
-	if (!pr)
-		return NULL;
-	o = json_object_new_object();
-	json_object_object_add(o, "verdict",
-			       json_object_new_string(ktrust_verdict_name(pr->verdict)));
-	json_object_object_add(o, "rule", json_object_new_string(pr->rule));
-	json_object_object_add(o, "reason", json_object_new_string(pr->why));
-	json_object_object_add(o, "needs", jstr(pr->need));
-	return o;
-}
-
-static json_object *plan_kernel_json(const struct config *c, const struct plan *p,
-				     const struct ktrust *t)
-{
-	json_object *o;
-
-	if (!p->kernel)
-		return NULL;
-	o = json_object_new_object();
-	json_object_object_add(o, "sig_enforce", json_object_new_string(t->sig_enforce));
-	json_object_object_add(o, "lockdown", json_object_new_string(t->lockdown));
-	json_object_object_add(o, "secure_boot", json_object_new_string(t->secure_boot));
-	json_object_object_add(o, "loadpin", json_object_new_string(t->loadpin));
-	json_object_object_add(o, "trusted_keys",
-			       t->has_keys ? json_object_new_int((int)t->n_keys) : NULL);
-	json_object_object_add(o, "keyrings", t->has_keys ? jstr(t->keyrings) : NULL);
-	json_object_object_add(o, "prediction", plan_prediction_json(p->kernel));
-	json_object_object_add(o, "loaded_version", jstr(kernel_loaded_version(p->kernel)));
-	json_object_object_add(o, "loaded_module_type", jstr(kernel_loaded_module_type(p->kernel)));
-	json_object_object_add(
-		o, "modules",
-		c->modules.n ? strings_json((const char *const *)c->modules.v, c->modules.n, true)
-			     : strings_json((const char *const *)kernel_default_modules,
-					    kernel_n_default_modules, true));
-	json_object_object_add(
-		o, "module_args",
-		strings_json((const char *const *)c->module_args.v, c->module_args.n, false));
-	json_object_object_add(
-		o, "module_certs",
-		strings_json((const char *const *)c->module_certs.v, c->module_certs.n, false));
-	return o;
-}
-
-static void print_plan_json(const struct config *c, const struct plan *p, const struct ktrust *t)
-{
-	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
-	const struct repo_package *pkg = p->choice.pkg;
-	json_object *po = json_object_new_object(), *cur = NULL, *mnt = NULL;
-
-	json_object_object_add(o, "root", json_object_new_string(c->root));
-	json_object_object_add(o, "install_dir", json_object_new_string(c->install_dir));
-	json_object_object_add(o, "host", plan_host_json(&p->host));
-	json_object_object_add(o, "repository", plan_repository_json(&p->src));
-	json_object_object_add(o, "request", json_object_new_string(c->driver_version));
-	json_object_object_add(o, "driver_version",
-			       json_object_new_string(p->choice.driver->version));
-	json_object_object_add(po, "path", json_object_new_string(pkg->path));
-	json_object_object_add(po, "size", json_object_new_int64((int64_t)pkg->size));
-	json_object_object_add(po, "sha256", json_object_new_string(pkg->sha256));
-	json_object_object_add(po, "module_type", jstr(repo_module_type_name(pkg->module_type)));
-	json_object_object_add(po, "cached", json_object_new_boolean(p->cached));
-	json_object_object_add(o, "package", po);
-	if (p->has_current) {
-		cur = json_object_new_object();
-		json_object_object_add(cur, "driver_version",
-				       json_object_new_string(p->current.driver_version));
-		json_object_object_add(cur, "kernel_release",
-				       json_object_new_string(p->current.kernel_release));
-		json_object_object_add(cur, "package_sha256",
-				       json_object_new_string(p->current.package_sha256));
-		json_object_object_add(cur, "module_type", jstr(p->current.module_type));
-	}
-	json_object_object_add(o, "installed", cur);
-	json_object_object_add(o, "action",
-			       json_object_new_string(!p->up_to_date ? "install"
-						      : p->links_ok  ? "none"
-								     : "repair_links"));
-	json_object_object_add(o, "not_writable", jstr(p->not_writable));
-	json_object_object_add(o, "pending_upgrade",
-			       session_pending_json(p->has_pending ? &p->pending : NULL));
-	if (p->has_mount) {
-		mnt = json_object_new_object();
-		json_object_object_add(mnt, "target", json_object_new_string(p->mount.target));
-		json_object_object_add(mnt, "fstype", json_object_new_string(p->mount.fstype));
-		json_object_object_add(mnt, "options", json_object_new_string(p->mount.options));
-		json_object_object_add(mnt, "noexec", json_object_new_boolean(p->mount.noexec));
-	}
-	json_object_object_add(o, "mount", mnt);
-	json_object_object_add(o, "kernel", plan_kernel_json(c, p, t));
-	session_print_json(o);
 }
 
 static void manifest_fill(const struct config *c, struct plan *p, struct manifest *m, char now[32])
@@ -852,6 +560,67 @@ static void keep_going(int r, struct err *e)
 }
 
 /*
+ * The kernel refused the driver with the new module parameters (E says why; DIFF names the
+ * change): the same version is loaded again with BEFORE, the values the kernel showed for
+ * the changed parameters while the old driver ran (kernel_live_args). That is the sound
+ * source: nothing records what the last load was given (the manifest describes the
+ * package, the pending record only a change that waits), and the kernel's own values are
+ * what the driver ran with, whoever set them. A parameter the request does not name is not
+ * read back (the kernel shows defaults and set values alike, and nvidia's registry keys
+ * only as a whole table): it takes its default, as the new request has it too. Restored,
+ * the node is ready again; if that load fails too, the node is left as roll_back leaves a
+ * failed switch: the version current, no driver loaded, no readiness, and the load's own
+ * fix stands (the cause is not the new values alone). Either way nothing
+ * pending claims the refused parameters, and the run fails with the load's error.
+ * Returns -1.
+ */
+static int reload_restore(const struct config *c, struct plan *p, int root_fd,
+			  struct installdir *dir, const struct strv *before, const char *diff,
+			  struct err *e)
+{
+	_cleanup_(kernel_freep) struct kernel *kn = NULL;
+	_cleanup_close_ int drivers_fd = -1;
+	struct kernel_opts ko = session_kernel_opts(c);
+	char args[512] = "";
+	size_t len = 0;
+	struct err re;
+
+	err_clear(&re);
+	if (p->has_pending && pending_withdraw(p, root_fd, dir, &re) < 0)
+		log_msg(LOG_WARN, "install", "%s", re.msg);
+	err_clear(&re);
+	ko.module_args = before->v;
+	ko.n_module_args = before->n;
+	for (size_t i = 0; i < before->n && len < sizeof(args); i++)
+		len += (size_t)snprintf(args + len, sizeof(args) - len, "%s%s", i ? " " : "",
+					before->v[i]);
+	drivers_fd = publish_version_subdir(dir, p->current_id, "drivers", &re);
+	if (drivers_fd < 0 ||
+	    kernel_prepare(&ko, root_fd, p->host.kernel, drivers_fd, p->current.driver_version,
+			   p->current.module_type, true, &kn, &re) != 0 ||
+	    kernel_load(kn, c->install_dir, &re) < 0 ||
+	    expose(c, p, root_fd, dir, p->current.driver_version, &re) < 0) {
+		log_msg(LOG_ERROR, "kernel",
+			"the driver did not load again with its previous module parameters either: %s",
+			re.msg);
+		/* Not the new values alone, then: the load's own cause and fix stand. */
+		return err_wrap(
+			e,
+			"the driver loaded neither with the new module parameters (%s) nor with the previous ones",
+			diff);
+	}
+	log_kv(LOG_WARN, "kernel", "the driver runs again with its previous module parameters",
+	       "version", p->current.driver_version, "parameters", args, LOG_END);
+	err_wrap(e,
+		 "new module parameters refused (%s); the driver runs again with the previous ones",
+		 diff);
+	snprintf(
+		e->hint, sizeof(e->hint),
+		"correct NVIDIA_MODULE_ARGS (--module-arg): the kernel refused a value; see dmesg");
+	return -1;
+}
+
+/*
  * The live driver is the installed version with other module parameters than asked for
  * (DIFF says which): it is loaded again with them when idle; when busy, the change waits
  * (--when-busy defer) or the run fails with exit 7.
@@ -862,7 +631,9 @@ static int reload_args(const struct config *c, struct plan *p, int root_fd, stru
 	_cleanup_(kernel_freep) struct kernel *kn = NULL;
 	_cleanup_close_ int drivers_fd = publish_version_subdir(dir, p->current_id, "drivers", e);
 	struct kernel_opts ko = session_kernel_opts(c);
+	_cleanup_(strv_clear) struct strv before = {0};
 	char why[1024];
+	int r;
 
 	log_kv(LOG_INFO, "kernel", "the live driver runs with other module parameters", "changes",
 	       diff, LOG_END);
@@ -870,6 +641,9 @@ static int reload_args(const struct config *c, struct plan *p, int root_fd, stru
 	    kernel_prepare(&ko, root_fd, p->host.kernel, drivers_fd, p->current.driver_version,
 			   p->current.module_type, false, &kn, e) != 0)
 		return -1;
+	/* What the driver runs with, read while it still runs: reload_restore's parameters. */
+	if ((r = kernel_live_args(kn, &before)) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, -r, "kernel: the live module parameters");
 	if (kernel_unload_current(kn, e) < 0) {
 		if (e->code != EXIT_IN_USE || !ko.defer_busy)
 			return -1;
@@ -882,7 +656,7 @@ static int reload_args(const struct config *c, struct plan *p, int root_fd, stru
 	}
 	readiness_remove(root_fd);
 	if (kernel_load(kn, c->install_dir, e) < 0)
-		return -1;
+		return reload_restore(c, p, root_fd, dir, &before, diff, e);
 	if (p->has_pending && pending_withdraw(p, root_fd, dir, e) < 0)
 		return -1;
 	log_kv(LOG_INFO, "kernel", "driver loaded again with the new module parameters", "version",
@@ -1032,9 +806,9 @@ int install_run(const struct config *c, struct err *e)
 			struct ktrust t = {.sig_enforce = ""};
 
 			ktrust_probe(root_fd, &t);
-			print_plan_json(c, &p, &t);
+			install_plan_print_json(c, &p, &t);
 		} else {
-			print_plan(c, &p);
+			install_plan_print(c, &p);
 		}
 		r = 0;
 	} else {

@@ -133,8 +133,24 @@ reboot_node() { # the kernel forgets its modules and the processes go; disks sta
 }
 reboot_node
 # Only the staged copy can serve now: the repository's and the cache's packages are gone.
-rm -rf "$T/repo/packages" "$T/root/var/cache/nvidia-driver-installer/packages"
-expect_rc 0 install --repo "$R" $(kernel_args) --when-busy defer --driver-version "$V_OLD"
+cache=$T/root/var/cache/nvidia-driver-installer
+rm -rf "$T/repo/packages" "$cache/packages"
+# And the repository does not answer at boot (docs/configuration.md, Busy nodes): without
+# the node's cached index as well, the boot fails (exit 4) and loads nothing; the pending
+# version stays recorded and staged for the next run.
+dead=(--repo "http://127.0.0.1:$(dead_port)/repo" $(kernel_args) --fetch-timeout 3)
+mv "$cache/index.json" "$T/index.json.kept"
+expect_rc 4 install "${dead[@]}" --when-busy defer --driver-version "$V_OLD" "${m[@]}"
+expect_err "no repository answered after"
+assert_eq "$(loaded_modules)" "" "loaded at a boot without repository or cached index"
+[ ! -e "$T/root/run/nvidia/validations/driver-ready" ] || fail "ready at a boot that loaded nothing"
+assert_eq "$(pending_key driver_version)" "$V_OLD" "pending after a boot without an index"
+# With the node's cached index, the pending version loads from its staged copy.
+mv "$T/index.json.kept" "$cache/index.json"
+expect_rc 0 install "${dead[@]}" --when-busy defer --driver-version "$V_OLD" "${m[@]}"
+expect_err "no repository answered; using the cached index"
+grep -qx 'nvidia_driver_installer_index_from_cache{reason="unreachable"} 1' "$T/root$prom" ||
+    fail "metric at a boot from the cached index: $(grep index_from_cache "$T/root$prom")"
 expect_err "the pending version is staged and verified (version=$V_OLD"
 expect_err "driver loaded (version=$V_OLD"
 ! grep -q "driver loaded (version=$V_NEW" "$T/err" || fail "the old current version was loaded at boot"

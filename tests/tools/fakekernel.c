@@ -17,7 +17,9 @@
  * open nvidia.ko ("Dual MIT/GPL") shows "O", the proprietary one "PO". Errors are
  * injected with $FAKE_KERNEL_FAIL, a comma-separated list of "NAME:ERRNO",
  * "NAME@VERSION:ERRNO" or "NAME@VERSION~FLAVOUR:ERRNO" (insertion; FLAVOUR "open" for a
- * GPL-compatible license, else "proprietary"), "rm:NAME:ERRNO" (removal) and
+ * GPL-compatible license, else "proprietary"), "NAME.PARAM=VALUE:ERRNO" (an insertion
+ * given that parameter value, as the kernel refuses a value a module cannot parse with
+ * EINVAL; the same module loads with other values), "rm:NAME:ERRNO" (removal) and
  * "add_key:ERRNO", with ERRNO a name such as EKEYREJECTED.
  *
  * LoadPin, as the kernel's LSM behaves, when the file $FAKE_KERNEL_ROOT/.fake-loadpin
@@ -531,6 +533,24 @@ static void module_appears(const struct modinfo *mi, const char *args)
 	write_proc_modules();
 }
 
+/* The errno injected for a parameter value of module NAME in ARGS ("NAME.PARAM=VALUE"), or 0. */
+static int param_refused(const char *name, const char *args)
+{
+	char a[1024], key[1200], *tok, *save = NULL;
+	int err;
+
+	if (!args)
+		return 0;
+	snprintf(a, sizeof(a), "%s", args);
+	for (tok = strtok_r(a, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		snprintf(key, sizeof(key), "%s.%s", name, tok);
+		normalise(key);
+		if ((err = injected(key)))
+			return err;
+	}
+	return 0;
+}
+
 static int fake_load(const unsigned char *img, size_t len, const char *args)
 {
 	char deps[256], key[160], fkey[192], *tok, *save = NULL;
@@ -543,7 +563,8 @@ static int fake_load(const unsigned char *img, size_t len, const char *args)
 	snprintf(key, sizeof(key), "%s@%s", mi.name, mi.version);
 	snprintf(fkey, sizeof(fkey), "%s~%s", key,
 		 gpl_compatible(mi.license) ? "open" : "proprietary");
-	if ((err = injected(mi.name)) || (err = injected(key)) || (err = injected(fkey)))
+	if ((err = injected(mi.name)) || (err = injected(key)) || (err = injected(fkey)) ||
+	    (err = param_refused(mi.name, args)))
 		return errno = err, -1;
 	if (is_loaded(mi.name))
 		return errno = EEXIST, -1;

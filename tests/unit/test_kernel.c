@@ -224,6 +224,41 @@ static void test_old_driver(void **state)
 	assert_non_null(strstr(e.msg, "535.261.03"));
 }
 
+/*
+ * The live driver's parameters, as kernel_args_differ compares them and kernel_live_args
+ * gives them back for a restore: from /sys/module/MODULE/parameters, for nvidia's NVreg_
+ * keys also /proc/driver/nvidia/params; one the kernel does not show is left out.
+ */
+static void test_live_args(void **state)
+{
+	struct scratch_fixture *f = *state;
+	static char a_mode[] = "nvidia.NVreg_DeviceFileMode=abc",
+		    a_gid[] = "nvidia.NVreg_DeviceFileGID=7", a_unseen[] = "nvidia.NVreg_Unseen=1";
+	static char *const args[] = {a_mode, a_gid, a_unseen};
+	struct kernel_opts o = {
+		.modules = two, .n_modules = 2, .module_args = args, .n_module_args = 3};
+	_cleanup_(kernel_freep) struct kernel *kn = NULL;
+	_cleanup_(strv_clear) struct strv live = {0};
+	char diff[256];
+	struct err e;
+
+	load(f, "nvidia", VERSION, 0);
+	assert_int_equal(
+		scratch_write(f->fd, "sys/module/nvidia/parameters/NVreg_DeviceFileGID", "44\n"),
+		0);
+	assert_int_equal(scratch_write(f->fd, "proc/driver/nvidia/params",
+				       "ModifyDeviceFiles: 1\nDeviceFileMode: 432\n"),
+			 0);
+	assert_int_equal(prepare(f, &o, RELEASE, &kn, &e), 0);
+	assert_true(kernel_args_differ(kn, VERSION, diff, sizeof(diff)));
+	assert_string_equal(diff, "nvidia.NVreg_DeviceFileMode: 432 -> abc, "
+				  "nvidia.NVreg_DeviceFileGID: 44 -> 7");
+	assert_int_equal(kernel_live_args(kn, &live), 0);
+	assert_int_equal(live.n, 2);
+	assert_string_equal(live.v[0], "nvidia.NVreg_DeviceFileMode=432");
+	assert_string_equal(live.v[1], "nvidia.NVreg_DeviceFileGID=44");
+}
+
 /* The default set is written twice (a string for help and docs, a list for kmods): the same. */
 static void test_default_set(void **state)
 {
@@ -250,6 +285,7 @@ int main(void)
 						scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_conflict_refused, setup, scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_old_driver, setup, scratch_teardown),
+		cmocka_unit_test_setup_teardown(test_live_args, setup, scratch_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
