@@ -157,6 +157,7 @@ sees() {
     assert_eq "$(echo "$out" | awk '$1 == "cuda" {print $2}')" "$v" "$1: libcuda.so.1 beside it"
     assert_eq "$(echo "$out" | awk '$1 == "node" && $3 != "ok"')" "" "$1: device nodes the plugin hands out"
     assert_eq "$(echo "$out" | grep -c '^node /dev/nvidia[0-9]')" 2 "$1: one device node per GPU"
+    assert_eq "$(echo "$out" | awk '$1 == "devnodes" {print $2}')" 2 "$1: GPU device nodes in /dev (GKE's count)"
 }
 labels=$T/root/etc/kubernetes/node-feature-discovery/features.d
 
@@ -173,6 +174,12 @@ for profile in gke generic; do
         "$SRC/scripts/make-repo" add --repo "$T/repo" --key "$FIX/keys/key.pem" --version "$pinned" \
             --kernel "$KERNEL" "$T/pinned.tar.zst" >/dev/null
         metrics=$T/root$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["daemonsets"][0]["init"]["env"]["NVIDIA_METRICS_FILE"])' "$T/pods.json")
+        # The probe can fail: nothing installed yet, no marker.
+        set +e
+        ready "$ds"
+        RC=$?
+        set -e
+        assert_eq "$RC" 1 "$ds: the readiness probe before any install (test -s: false)"
         # Before the rollout: the fleet's previous version, installed by this pod.
         init "$ds" "$V_OLD"
         assert_eq "$RC" 0 "$ds: the first install: $(tail -2 "$T/init.log")"

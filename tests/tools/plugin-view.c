@@ -13,9 +13,12 @@
  * Prints one "key value" line each: library (the loaded file, links resolved), nvml (the
  * driver version NVML reports), cuda (the version libcuda.so.1 beside it was built as),
  * then "node PATH ok|missing" for /dev/nvidiactl, /dev/nvidia-uvm and each GPU's
- * /dev/nvidiaMINOR. Exits 1 when the library cannot be loaded or NVML fails.
+ * /dev/nvidiaMINOR, and "devnodes N": the entries of /dev that GKE's plugin counts as GPUs
+ * (^nvidia[0-9]*$, not directories), which it restarts on when they outnumber NVML's.
+ * Exits 1 when the library cannot be loaded or NVML fails.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <limits.h>
 #include <link.h>
@@ -37,6 +40,27 @@ static void node(const char *path)
 
 	printf("node %s %s\n", path,
 	       stat(path, &st) == 0 && S_ISCHR(st.st_mode) ? "ok" : "missing");
+}
+
+/* GKE's plugin, discoverNumGPUs: /dev entries named nvidia followed by digits only. */
+static unsigned count_gpu_nodes(void)
+{
+	DIR *d = opendir("/dev");
+	struct dirent *de;
+	unsigned n = 0;
+
+	while (d && (de = readdir(d))) {
+		const char *s = de->d_name;
+
+		if (strncmp(s, "nvidia", 6) != 0 || de->d_type == DT_DIR)
+			continue;
+		for (s += 6; *s >= '0' && *s <= '9'; s++)
+			;
+		n += *s == '\0';
+	}
+	if (d)
+		closedir(d);
+	return n;
 }
 
 /* NVIDIA's plugin: the first of its directories under ROOT that holds NAME, resolved. */
@@ -102,5 +126,6 @@ int main(int argc, char **argv)
 		snprintf(p, sizeof(p), "/dev/nvidia%u", minor);
 		node(p);
 	}
+	printf("devnodes %u\n", count_gpu_nodes());
 	return 0;
 }

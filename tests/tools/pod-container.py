@@ -20,6 +20,12 @@ import sys
 IMAGE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
+def die(msg):
+    """The stand-in's own failure: exit 97, never a status the command could give."""
+    sys.stderr.write("pod-container: %s\n" % msg)
+    sys.exit(97)
+
+
 def main():
     pods, ds_name, c_name, root, ctr = sys.argv[1:6]
     rest = sys.argv[6:]
@@ -32,15 +38,15 @@ def main():
             k, v = val.split("=", 1)
             extra_env[k] = v
         else:
-            sys.exit("pod-container: unknown option %s" % opt)
+            die("unknown option %s" % opt)
         rest = rest[2:]
     cmd = rest[1:]
     ds = [d for d in json.load(open(pods))["daemonsets"] if d["name"] == ds_name]
     if not ds:
-        sys.exit("pod-container: no DaemonSet %s" % ds_name)
+        die("no DaemonSet %s" % ds_name)
     cs = [c for c in ds[0]["containers"] if c["name"] == c_name]
     if not cs:
-        sys.exit("pod-container: DaemonSet %s has no container %s" % (ds_name, c_name))
+        die("DaemonSet %s has no container %s" % (ds_name, c_name))
     c = cs[0]
     q = shlex.quote
     sh = ["c=%s" % q(ctr), "mkdir -p \"$c\"", "mount -t tmpfs ctr \"$c\""]
@@ -50,12 +56,12 @@ def main():
     mounted = set()
     for m in c["mounts"]:
         if m["hostPath"] is None:
-            sys.exit("pod-container: %s: only hostPath volumes are stood in for (%s)" % (c_name, m["path"]))
+            die("%s: only hostPath volumes are stood in for (%s)" % (c_name, m["path"]))
         src = os.path.normpath(root + "/" + m["hostPath"])
         if not os.path.exists(src):
             if m["hostPathType"] != "DirectoryOrCreate":
                 # The kubelet would not start the pod: a Directory that is not there.
-                sys.exit("pod-container: hostPath %s (%s) is not on the node" % (m["hostPath"], m["hostPathType"]))
+                die("hostPath %s (%s) is not on the node" % (m["hostPath"], m["hostPathType"]))
             os.makedirs(src)
         sh += ["mkdir -p \"$c\"%s" % q(m["path"]), "mount --bind %s \"$c\"%s" % (q(src), q(m["path"]))]
         if m["readOnly"]:
