@@ -55,7 +55,7 @@ done
 # Every DaemonSet: a rolling update one node at a time, an installer deferring, and one
 # container gating readiness.
 python3 - "$T/gke.json" "$T/generic.json" <<'PY'
-import json, sys
+import json, os, sys
 for f in sys.argv[1:]:
     for d in json.load(open(f))["daemonsets"]:
         assert d["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}}, d
@@ -81,7 +81,7 @@ cp "$FIX/keys/pub.pem" "$T/keys/repo.pem" # the ConfigMap's repo.pem, as the ope
 # ours (the README's first adaptation); the node's kernel is the fake one's.
 init() {
     python3 - "$T/pods.json" "$1" "$2" "$T" "$FAKEKERNEL" "$KERNEL" >"$T/init.env" <<'PY'
-import json, sys
+import json, os, sys
 pods, name, version, t, fk, kernel = sys.argv[1:]
 d = [d for d in json.load(open(pods))["daemonsets"] if d["name"] == name][0]["init"]
 mounts = {m["path"]: (t + "/root" + m["hostPath"] if m["hostPath"] else t + "/keys") for m in d["mounts"]}
@@ -94,7 +94,10 @@ env = {k: mapped(v) if v.startswith("/") else v for k, v in d["env"].items()}
 env["NVIDIA_DRIVER_REPO"] = "file://%s/repo" % t
 env["NVIDIA_DRIVER_VERSION"] = version
 env.update(PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NVIDIA_KERNEL_RELEASE=kernel,
-           LD_PRELOAD=fk, FAKE_KERNEL_ROOT=t + "/root")
+           LD_PRELOAD=fk, FAKE_KERNEL_ROOT=t + "/root", FAKE_KERNEL_FAIL="", NVML_STANDIN_FAIL="")
+# As lib.sh's inst: under ASan (make asan) the preloaded fake kernel comes first.
+asan = os.environ.get("ASAN_OPTIONS", "")
+env["ASAN_OPTIONS"] = (asan + ":" if asan else "") + "verify_asan_link_order=0"
 for k, v in env.items():
     print("%s=%s" % (k, v))
 print(" ".join(d["args"]))
