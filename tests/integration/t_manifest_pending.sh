@@ -28,7 +28,6 @@
 #   (/driver-root) that resolves (filepath.EvalSymlinks), loaded by that path.
 #   internal/rm/nvml_manager.go, GetDevicePaths: /dev/nvidiactl, /dev/nvidia-uvm (and the
 #   optional uvm-tools, modeset) plus each device's /dev/nvidia<minor>.
-FAKE_KERNEL=1
 command -v node >/dev/null || fail "node is needed (scripts/deps.sh installs nodejs)"
 (cd "$SRC/tests/k8s" && { [ -d node_modules/kubernetes-models ] || npm ci --no-audit --no-fund --silent; })
 check() { node "$SRC/tests/k8s/check-manifest.mjs" "$@"; }
