@@ -218,6 +218,56 @@ run_block upgrade-done 0
 MANIFEST=daemonset-generic.yaml
 NODE_LABELS='{"nvidia.com/gpu.present": "true", "cloud.google.com/gke-nodepool": "training"}'
 
+# ---- 2, the plain rollout under the manifests' defer, on both manifests: the busy node's
+# new pod keeps the old driver serving with the new version pending, exits 0 and is Ready,
+# so the rollout goes on; the node is finished as step 3 says. A pod that is not Ready stops
+# the rollout there. ----
+for MANIFEST in daemonset-generic.yaml daemonset-preloaded.yaml; do
+    fresh_cluster "file://$T/repo" "$V_OLD"
+    [ "$MANIFEST" = daemonset-generic.yaml ] || NODE_LABELS=$GKE_LABELS
+    kubectl apply -f "$T/ws/$MANIFEST" >/dev/null
+    assert_eq "$(last_run)" "nvidia-driver-installer 0" "$MANIFEST: before the plain rollout"
+    gpu_workload
+    VERSION=$V_NEW
+    runs=$(pod_runs)
+    run_block rollout-plain 0
+    assert_eq "$(pod_runs)" "$((runs + 1))" "$MANIFEST: pods replaced by the plain rollout (the node's one)"
+    assert_eq "$(last_run)" "nvidia-driver-installer 0" "$MANIFEST: the busy node's new pod"
+    block_out 'daemon set "nvidia-driver-installer" successfully rolled out'
+    # Each DaemonSet: the version set on its init container, still rolling one node at a time
+    # under defer.
+    for f in "$CLUSTER"/ds/DaemonSet-*.yaml; do
+        python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1]))["spec"]
+u, e = d["updateStrategy"], d["template"]["spec"]["initContainers"][0]["env"]
+assert u == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}}, u
+assert {"name": "NVIDIA_DRIVER_VERSION", "value": sys.argv[2]} in e, e
+assert {"name": "NVIDIA_WHEN_BUSY", "value": "defer"} in e, e' "$f" "$V_NEW"
+    done
+    [ "$MANIFEST" = daemonset-generic.yaml ] ||
+        block_out 'daemon set "nvidia-driver-installer-plugin" successfully rolled out'
+    assert_eq "$(installed_version)" "$V_OLD" "$MANIFEST: the busy node's driver"
+    st=$("$BIN" --root "$T/root" status --json 2>/dev/null || true)
+    python3 -c 'import json, sys
+p = json.loads(sys.argv[1])["pending_upgrade"]
+assert p and p["driver_version"] == sys.argv[2] and p["reason"] == "driver_in_use", p' "$st" "$V_NEW"
+    # Step 3: the node finished now, with "Node by node" step 4 as written.
+    run_block upgrade-node 0
+    block_out "condition met"
+    assert_eq "$(installed_version)" "$V_NEW" "$MANIFEST: the node after its drain"
+    # A pod that does not become Ready (here the policy turned to fail: exit 7 on the busy
+    # node) stops the rollout: rollout status does not finish, and the loop stops.
+    kubectl -n kube-system set env daemonset/nvidia-driver-installer -c nvidia-driver-installer NVIDIA_WHEN_BUSY=fail >/dev/null
+    assert_eq "$(last_run)" "nvidia-driver-installer 0" "$MANIFEST: the same version under fail"
+    gpu_workload
+    VERSION=$V_OLD
+    run_block rollout-plain 1
+    assert_eq "$(last_run)" "nvidia-driver-installer 7" "$MANIFEST: the busy node under fail"
+    block_out 'Waiting for daemon set "nvidia-driver-installer" rollout to finish: 0 of 1 updated pods are available'
+    grep -q "timed out waiting for the condition" "$T/block.out" || fail "$MANIFEST: rollout status did not fail"
+done
+MANIFEST=daemonset-generic.yaml
+NODE_LABELS='{"nvidia.com/gpu.present": "true", "cloud.google.com/gke-nodepool": "training"}'
+
 # ---- 4: a new kernel coming ----
 fresh_cluster "file://$T/repo2" "$V_NEW"
 new_signed_repo "$T/repo2" "$V_NEW:default"

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Validates a DaemonSet manifest offline against the Kubernetes schemas (kubernetes-models)
 // and asserts what it must do on its kind of cluster; prints the installer init container's
-// args and env as JSON, for the binary's own parser to check.
+// args and env as JSON, for the binary's own parser to check. With --pods it prints instead,
+// per DaemonSet, what its pod runs and sees (t_manifest_pending runs it on a fake node): the
+// update strategy, and for the init container and each container its command or args,
+// literal env, readiness probe's exec command, privilege, the device plugin it is (if any),
+// and each volume mount with the host path behind it.
 //
 //   node check-manifest.mjs gke daemonset-preloaded.yaml
 //   node check-manifest.mjs generic daemonset-generic.yaml
+//   node check-manifest.mjs gke daemonset-preloaded.yaml --pods
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import yaml from "js-yaml";
@@ -14,8 +19,9 @@ import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
 import { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
 import { ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
 
-const [profile, file] = process.argv.slice(2);
-assert.ok(profile === "gke" || profile === "generic", "usage: check-manifest.mjs gke|generic FILE");
+const [profile, file, mode] = process.argv.slice(2);
+assert.ok((profile === "gke" || profile === "generic") && (mode === undefined || mode === "--pods"),
+  "usage: check-manifest.mjs gke|generic FILE [--pods]");
 const docs = yaml.loadAll(readFileSync(file, "utf8")).filter(Boolean);
 const models = { DaemonSet, ConfigMap, ServiceAccount, ClusterRole, ClusterRoleBinding };
 for (const d of docs) {
@@ -99,7 +105,25 @@ const envOf = (c) => Object.fromEntries((c.env ?? []).map((e) => [e.name, e.valu
 const daemonsets = docs.filter((d) => d.kind === "DaemonSet");
 assert.ok(daemonsets.length > 0, "no DaemonSet");
 const installers = [];
+const pods = [];
 let pluginSets = 0;
+// What a container runs and sees: mounts with the hostPath volume behind each (a ConfigMap
+// volume as its name), only literal env values (valueFrom is the kubelet's).
+const containerView = (spec, c) => ({
+  name: c.name,
+  image: c.image,
+  plugin: imageOf(c).plugin ?? null,
+  command: c.command ?? null,
+  args: c.args ?? null,
+  env: Object.fromEntries((c.env ?? []).filter((e) => "value" in e).map((e) => [e.name, e.value])),
+  readinessProbe: c.readinessProbe?.exec?.command ?? null,
+  privileged: c.securityContext?.privileged === true,
+  mounts: (c.volumeMounts ?? []).map((m) => {
+    const v = volumeOf(spec, m.name);
+    return { path: m.mountPath, readOnly: m.readOnly === true, hostPath: v.hostPath?.path ?? null,
+      hostPathType: v.hostPath?.type ?? null, configMap: v.configMap?.name ?? null };
+  }),
+});
 for (const ds of daemonsets) {
   const spec = ds.spec.template.spec;
   const name = ds.metadata.name;
@@ -155,6 +179,8 @@ for (const ds of daemonsets) {
   // driver waits, staged and verified, while the old one keeps serving.
   assert.equal(env.NVIDIA_WHEN_BUSY, "defer", `${name}: NVIDIA_WHEN_BUSY=defer`);
   installers.push({ args: inst.args, env });
+  pods.push({ name, updateStrategy: ds.spec.updateStrategy, init: containerView(spec, inst),
+    containers: spec.containers.map((c) => containerView(spec, c)) });
   const installDir = env.NVIDIA_INSTALL_DIR_HOST;
   assert.ok(installDir, `${name}: NVIDIA_INSTALL_DIR_HOST`);
 
@@ -254,4 +280,4 @@ if (profile === "gke") {
 // The installer is the same wherever it runs.
 for (const i of installers) assert.deepEqual(i, installers[0], "every DaemonSet runs the same installer");
 
-process.stdout.write(JSON.stringify(installers[0]) + "\n");
+process.stdout.write(JSON.stringify(mode === "--pods" ? { daemonsets: pods } : installers[0]) + "\n");

@@ -13,7 +13,8 @@
 # $NODE_LABELS as JSON, kernel $NODE_KERNEL), pods/*.rc and *.log (the init containers'
 # runs). kubectl runs for real where it can offline: `apply --dry-run=client` and `debug`
 # against tests/tools/kube-stub.py (port $KUBE_PORT, pods in $KUBE_PODS), `set env` and
-# `patch` with --local on the applied DaemonSet. The kubectl is $KUBECTL, else PATH's; where
+# `patch` with --local on the applied DaemonSet; `wait` and `rollout status` answer from the
+# pods' runs what kubectl would read in the objects' status. The kubectl is $KUBECTL, else PATH's; where
 # it is older than the runbooks' 1.30 and lacks debug's sysadmin profile or set env on init
 # containers (kubectl is asked), that verb is carried out as kubectl 1.30+ does (the source
 # is cited below), and said on stderr. A verb the runbooks use that this file does not know
@@ -373,6 +374,9 @@ def run_init(o):
         r = subprocess.run([os.environ["BIN"]] + init.get("args", []), env=env,
                            stdout=f, stderr=subprocess.STDOUT)
     open(os.path.join(CLUSTER, "pods", name + ".rc"), "w").write("%d\n" % r.returncode)
+    # The template the pod was made from: it is an updated pod while the DaemonSet's is the same.
+    json.dump(o["spec"]["template"], open(os.path.join(CLUSTER, "pods", name + ".template.json"), "w"),
+              sort_keys=True)
     with open(os.path.join(CLUSTER, "pods", "runs"), "a") as f:
         f.write("%s %d\n" % (name, r.returncode))
     sys.stderr.write("stand-in: pod of daemonset/%s on %s: installer exit %d\n"
@@ -394,6 +398,50 @@ def ready(o):
             return os.path.getsize(map_path(cmd[2], mount_map(o, c))) > 0 \
                 if os.path.exists(map_path(cmd[2], mount_map(o, c))) else False
     return True
+
+
+def rollout_status(opts, pos):
+    """kubectl rollout status DAEMONSET: what kubectl prints and exits with, from the status
+    the DaemonSet controller would give the object. Debian 12's kubectl 1.20 and 1.30+ do the
+    same here (no emulation): kubectl's pkg/cmd/rollout/rollout_status.go watches the object
+    until DaemonSetStatusViewer.Status (pkg/polymorphichelpers/rollout_status.go) says done,
+    printing each message; that viewer refuses any strategy but RollingUpdate, then waits
+    while updatedNumberScheduled, then numberAvailable, is below desiredNumberScheduled. On
+    the stand-in's node of one the controller has already acted when kubectl is asked (it
+    replaces the pod within the command that changed the template), so nothing changes while
+    kubectl would watch: a rollout not done now ends as kubectl's does at its --timeout."""
+    if len(pos) != 2:
+        die("kubectl rollout status takes one DaemonSet")
+    kind, name = pos[1].split("/", 1) if "/" in pos[1] else (pos[1], None)
+    if kind not in ("daemonset", "ds", "daemonsets", "daemonset.apps") or not name:
+        die("kubectl rollout status of %s: the runbooks watch DaemonSets" % pos[1])
+    f = state_file("DaemonSet", name)
+    if not os.path.exists(f):
+        sys.stderr.write('Error from server (NotFound): daemonsets.apps "%s" not found\n' % name)
+        return 1
+    o = yaml.safe_load(open(f))
+    strategy = o["spec"].get("updateStrategy", {}).get("type", "RollingUpdate")
+    if strategy != "RollingUpdate":
+        sys.stderr.write("error: rollout status is only available for RollingUpdate strategy type\n")
+        return 1
+    # The status: the node is the one node; its pod is updated when made from this
+    # template, available when Ready (the manifests set no minReadySeconds).
+    desired = 1 if selects(o, node_labels()) else 0
+    tpl = os.path.join(CLUSTER, "pods", name + ".template.json")
+    updated = desired if desired and os.path.exists(tpl) and \
+        json.load(open(tpl)) == json.loads(json.dumps(o["spec"]["template"], sort_keys=True)) else 0
+    available = updated if updated and ready(o) else 0
+    if updated < desired:
+        print('Waiting for daemon set "%s" rollout to finish: %d out of %d new pods have been '
+              'updated...' % (name, updated, desired))
+    elif available < desired:
+        print('Waiting for daemon set "%s" rollout to finish: %d of %d updated pods are '
+              'available...' % (name, available, desired))
+    else:
+        print('daemon set "%s" successfully rolled out' % name)
+        return 0
+    sys.stderr.write("error: timed out waiting for the condition\n")
+    return 1
 
 
 def kube_debug(opts, pos, rest):
@@ -606,6 +654,10 @@ def kubectl(args):
         if "-f" not in opts and ns != "kube-system":
             die("kubectl delete pod outside kube-system")
         return kube_delete(opts, pos)
+    if verb == "rollout" and pos[:1] == ["status"]:
+        if ns != "kube-system":
+            die("kubectl rollout status outside kube-system")
+        return rollout_status(opts, pos)
     if verb == "wait":
         node_of(opts.get("--field-selector"))
         found = pods_on_node(opts.get("-l", ""))
