@@ -153,11 +153,15 @@ assert_eq "$(installed_version)" "$V_OLD" "the node after upgrade-set"
 kubectl -n kube-system delete pod --field-selector spec.nodeName=$NODE -l k8s-app=nvidia-driver-installer >/dev/null
 assert_eq "$(last_run)" "nvidia-driver-installer 0" "an undrained node"
 assert_eq "$(installed_version)" "$V_OLD" "the undrained node's driver"
-# (status exits 8 here: NVML is not faked outside the pod; its document still says.)
-st=$("$BIN" --root "$T/root" status --json 2>/dev/null || true)
-python3 -c 'import json, sys
+# pending_is VERSION: status --json says VERSION waits for the busy driver (status exits 8
+# here: NVML is not faked outside the pod; its document still says).
+pending_is() {
+    python3 -c 'import json, sys
 p = json.loads(sys.argv[1])["pending_upgrade"]
-assert p and p["driver_version"] == sys.argv[2] and p["reason"] == "driver_in_use", p' "$st" "$V_NEW"
+assert p and p["driver_version"] == sys.argv[2] and p["reason"] == "driver_in_use", p' \
+        "$("$BIN" --root "$T/root" status --json 2>/dev/null || true)" "$1"
+}
+pending_is "$V_NEW"
 run_block upgrade-node 0
 block_out "condition met"
 assert_eq "$(installed_version)" "$V_NEW" "the node after upgrade-node"
@@ -246,10 +250,7 @@ assert {"name": "NVIDIA_WHEN_BUSY", "value": "defer"} in e, e' "$f" "$V_NEW"
     [ "$MANIFEST" = daemonset-generic.yaml ] ||
         block_out 'daemon set "nvidia-driver-installer-plugin" successfully rolled out'
     assert_eq "$(installed_version)" "$V_OLD" "$MANIFEST: the busy node's driver"
-    st=$("$BIN" --root "$T/root" status --json 2>/dev/null || true)
-    python3 -c 'import json, sys
-p = json.loads(sys.argv[1])["pending_upgrade"]
-assert p and p["driver_version"] == sys.argv[2] and p["reason"] == "driver_in_use", p' "$st" "$V_NEW"
+    pending_is "$V_NEW"
     # Step 3: the node finished now, with "Node by node" step 4 as written.
     run_block upgrade-node 0
     block_out "condition met"
