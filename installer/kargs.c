@@ -33,16 +33,40 @@ static int string_field(json_object *o, const char *key, char *out, size_t size)
 	return str_fmt(out, size, "%s", json_object_get_string(v));
 }
 
+/*
+ * The record's directory (made if need be with CREATE), once it is known to resolve
+ * inside the host's /run: a link planted there that leads elsewhere could make a record
+ * outlive the boot. Returns an fd, or -1: *OUTSIDE tells that case from a failure.
+ */
+static int record_dir(int root_fd, bool create, bool *outside, struct err *e)
+{
+	char canon[PATH_MAX];
+
+	*outside = false;
+	if (hostpath_resolve(root_fd, KARGS_RECORD_DIR, canon, sizeof(canon), e) < 0)
+		return -1;
+	if (strncmp(canon, "/run/", 5) != 0) {
+		*outside = true;
+		return err_set(
+			e, EXIT_UNEXPECTED,
+			"'%s' resolves to '%s', outside the host's /run: no record kept there",
+			KARGS_RECORD_DIR, canon);
+	}
+	return fs_dir_in_root(root_fd, KARGS_RECORD_DIR, create, e);
+}
+
 int kargs_read(int root_fd, struct kargs_record *ret, struct err *e)
 {
 	_cleanup_(json_object_putp) json_object *o = NULL;
-	_cleanup_close_ int dfd = fs_dir_in_root(root_fd, KARGS_RECORD_DIR, false, e);
 	_cleanup_free_ char *buf = NULL;
 	struct kargs_record r = {.driver_version = ""};
 	json_object *list;
+	bool outside;
+	_cleanup_close_ int dfd = record_dir(root_fd, false, &outside, e);
 	size_t len;
 
-	if (dfd < 0 && err_errnum(e) == ENOENT)
+	/* None where none can be kept (and none is read from where a link leads). */
+	if (dfd < 0 && (outside || err_errnum(e) == ENOENT))
 		return err_clear(e), 1;
 	if (dfd < 0 || fs_read_at(dfd, KARGS_RECORD_NAME, 64 << 10, &buf, &len, e) < 0)
 		return err_errnum(e) == ENOENT ? (err_clear(e), 1)
@@ -74,27 +98,13 @@ int kargs_read(int root_fd, struct kargs_record *ret, struct err *e)
 	return 0;
 }
 
-/* The record's directory, made if need be, once it is known to resolve inside /run. */
-static int record_dir(int root_fd, bool create, struct err *e)
-{
-	char canon[PATH_MAX];
-
-	if (hostpath_resolve(root_fd, KARGS_RECORD_DIR, canon, sizeof(canon), e) < 0)
-		return -1;
-	if (strncmp(canon, "/run/", 5) != 0)
-		return err_set(
-			e, EXIT_UNEXPECTED,
-			"'%s' resolves to '%s', outside the host's /run: no record kept there",
-			KARGS_RECORD_DIR, canon);
-	return fs_dir_in_root(root_fd, KARGS_RECORD_DIR, create, e);
-}
-
 int kargs_write(int root_fd, const struct kargs_record *r, struct err *e)
 {
 	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 	json_object *list = json_object_new_array();
 	_cleanup_close_ int dfd = -1;
 	_cleanup_free_ char *s = NULL;
+	bool outside;
 
 	if (!o || !list) {
 		json_object_put(list);
@@ -109,7 +119,7 @@ int kargs_write(int root_fd, const struct kargs_record *r, struct err *e)
 	s = jsonfile_text(o);
 	if (!s)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "module parameters record");
-	dfd = record_dir(root_fd, true, e);
+	dfd = record_dir(root_fd, true, &outside, e);
 	if (dfd < 0 || fs_write_atomic_at(dfd, KARGS_RECORD_NAME, s, strlen(s), 0644, e) < 0)
 		return err_wrap(e, "module parameters record");
 	return 0;
@@ -117,11 +127,12 @@ int kargs_write(int root_fd, const struct kargs_record *r, struct err *e)
 
 int kargs_remove(int root_fd, struct err *e)
 {
-	_cleanup_close_ int dfd = fs_dir_in_root(root_fd, KARGS_RECORD_DIR, false, e);
+	bool outside;
+	_cleanup_close_ int dfd = record_dir(root_fd, false, &outside, e);
 
 	if (dfd < 0)
-		return err_errnum(e) == ENOENT ? (err_clear(e), 0)
-					       : err_wrap(e, "module parameters record");
+		return outside || err_errnum(e) == ENOENT ? (err_clear(e), 0)
+							  : err_wrap(e, "module parameters record");
 	if (unlinkat(dfd, KARGS_RECORD_NAME, 0) < 0 && errno != ENOENT)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "remove '%s'", RECORD_PATH);
 	return 0;

@@ -118,6 +118,7 @@ static void test_record_outside_run(void **state)
 {
 	struct scratch_fixture *f = *state;
 	struct kargs_record w = {.driver_version = "535.261.03"};
+	struct kargs_record r = {.driver_version = ""};
 	char link[1024];
 	struct err e;
 
@@ -130,6 +131,13 @@ static void test_record_outside_run(void **state)
 	assert_non_null(strstr(e.msg, "outside the host's /run"));
 	snprintf(link, sizeof(link), "%s/var/lib/x/%s", f->root, KARGS_RECORD_NAME);
 	assert_int_equal(access(link, F_OK), -1);
+	/* One found where the link leads is neither taken nor removed. */
+	assert_int_equal(scratch_write(f->fd, "var/lib/x/" KARGS_RECORD_NAME,
+				       "{\"driver_version\": \"1\", \"module_args\": []}"),
+			 0);
+	assert_int_equal(kargs_read(f->fd, &r, &e), 1);
+	assert_int_equal(kargs_remove(f->fd, &e), 0);
+	assert_int_equal(access(link, F_OK), 0);
 }
 
 int main(void)
