@@ -7,6 +7,7 @@
 
 #include "devnodes.h"
 #include "firmware.h"
+#include "kargs.h"
 #include "kernel.h"
 #include "modsig.h"
 #include "util/fs.h"
@@ -237,13 +238,50 @@ static const char *split_arg(const char *a, char mod[64], char key[128])
 	return eq + 1;
 }
 
-bool kernel_args_differ(const struct kernel *kn, const char *version, char *buf, size_t size)
+/*
+ * The record of the live driver's load (kargs.h) into *RET when it describes this very
+ * driver (its version, and its flavour where both are known); false when there is none
+ * (a driver loaded by hand, by an older installer, or the record damaged).
+ */
+static bool load_record(const struct kernel *kn, struct kargs_record *ret)
+{
+	struct err e;
+	int r;
+
+	err_clear(&e);
+	if (!kn->loaded_version[0])
+		return false;
+	r = kargs_read(kn->root_fd, ret, &e);
+	if (r < 0)
+		log_kv(LOG_WARN, "kernel",
+		       "the module parameters record is damaged: comparing with what the kernel shows",
+		       "reason", e.msg, LOG_END);
+	if (r != 0)
+		return false;
+	if (strcmp(ret->driver_version, kn->loaded_version) == 0 &&
+	    (!ret->module_type[0] || !kn->loaded_type[0] ||
+	     strcmp(ret->module_type, kn->loaded_type) == 0))
+		return true;
+	kargs_record_done(ret);
+	return false;
+}
+
+/* The driver went out: its record goes too (a stale one is refused by version anyway). */
+static void record_forget(const struct kernel *kn)
+{
+	struct err e;
+
+	err_clear(&e);
+	if (kargs_remove(kn->root_fd, &e) < 0)
+		log_kv(LOG_WARN, "kernel", "the module parameters record could not be removed",
+		       "reason", e.msg, LOG_END);
+}
+
+/* Without a record: the named parameters against what the kernel shows for them. */
+static bool live_args_differ(const struct kernel *kn, char *buf, size_t size)
 {
 	size_t len = 0;
 
-	buf[0] = '\0';
-	if (!kn->loaded_version[0] || strcmp(kn->loaded_version, version) != 0)
-		return false;
 	for (size_t i = 0; i < kn->o.n_module_args; i++) {
 		char mod[64], key[128], live[256];
 		const char *value = split_arg(kn->o.module_args[i], mod, key);
@@ -258,11 +296,35 @@ bool kernel_args_differ(const struct kernel *kn, const char *version, char *buf,
 	return buf[0] != '\0';
 }
 
-int kernel_live_args(const struct kernel *kn, struct strv *ret)
+bool kernel_args_differ(const struct kernel *kn, const char *version, char *buf, size_t size)
 {
+	struct kargs_record rec = {.driver_version = ""};
+	bool differ;
+
+	buf[0] = '\0';
+	if (!kn->loaded_version[0] || strcmp(kn->loaded_version, version) != 0)
+		return false;
+	if (!load_record(kn, &rec))
+		return live_args_differ(kn, buf, size);
+	differ = kargs_diff(rec.args.v, rec.args.n, kn->o.module_args, kn->o.n_module_args, buf,
+			    size);
+	kargs_record_done(&rec);
+	return differ;
+}
+
+int kernel_previous_args(const struct kernel *kn, struct strv *ret)
+{
+	struct kargs_record rec = {.driver_version = ""};
+	int r = 0;
+
+	if (load_record(kn, &rec)) {
+		for (size_t i = 0; i < rec.args.n && r == 0; i++)
+			r = strv_push(ret, rec.args.v[i]);
+		kargs_record_done(&rec);
+		return r;
+	}
 	for (size_t i = 0; i < kn->o.n_module_args; i++) {
 		char mod[64], key[128], live[256], arg[512];
-		int r;
 
 		if (!split_arg(kn->o.module_args[i], mod, key) ||
 		    !live_param(kn, mod, key, live, sizeof(live)))
@@ -282,6 +344,7 @@ int kernel_unload_current(struct kernel *kn, struct err *e)
 	       kn->loaded_version, LOG_END);
 	if (kmods_unload_driver(kn->k, e) < 0)
 		return err_wrap(e, "kernel");
+	record_forget(kn);
 	/* Every module of the set is to be inserted again. */
 	for (size_t i = 0; i < kn->set.n; i++)
 		kn->set.e[i].was_live = false;
@@ -383,6 +446,56 @@ void kernel_describe(const struct kernel *kn, FILE *out)
 		fprintf(out, "  needs:       %s\n", p->need);
 }
 
+/*
+ * After a load that inserted modules: records the arguments this load gave each module
+ * it inserted (INSERTED[i] for the set's entry i); a module left live keeps what the
+ * record said of it. With part of the driver live and no record of it (FRESH false),
+ * what that part runs with is not known: no record then (the live comparison serves).
+ */
+static void record_load(struct kernel *kn, const bool *inserted, bool fresh)
+{
+	struct kargs_record old = {.driver_version = ""}, rec = {.driver_version = ""};
+	bool has_old = !fresh && load_record(kn, &old);
+	struct err e;
+	int r = 0;
+
+	err_clear(&e);
+	if (!fresh && !has_old) {
+		record_forget(kn);
+		return;
+	}
+	snprintf(rec.driver_version, sizeof(rec.driver_version), "%s", kn->version);
+	if (kmods_loaded_module_type(kn->k, "nvidia", rec.module_type, sizeof(rec.module_type)) < 0)
+		rec.module_type[0] = '\0';
+	for (size_t i = 0; i < kn->set.n && r == 0; i++) {
+		const char *name = kn->set.e[i].name;
+		char opts[sizeof(kn->set.e[i].options)], arg[600], *save = NULL;
+		size_t nlen = strlen(name);
+
+		if (!inserted[i]) {
+			for (size_t j = 0; j < old.args.n && r == 0; j++)
+				if (strncmp(old.args.v[j], name, nlen) == 0 &&
+				    old.args.v[j][nlen] == '.')
+					r = strv_push(&rec.args, old.args.v[j]);
+			continue;
+		}
+		snprintf(opts, sizeof(opts), "%s", kn->set.e[i].options);
+		for (char *t = strtok_r(opts, " ", &save); t && r == 0;
+		     t = strtok_r(NULL, " ", &save)) {
+			snprintf(arg, sizeof(arg), "%s.%s", name, t);
+			r = strv_push(&rec.args, arg);
+		}
+	}
+	if (r < 0 || kargs_write(kn->root_fd, &rec, &e) < 0) {
+		log_kv(LOG_WARN, "kernel",
+		       "the module parameters of this load are not recorded: later changes are compared with what the kernel shows",
+		       "reason", r < 0 ? "out of memory" : e.msg, LOG_END);
+		record_forget(kn);
+	}
+	kargs_record_done(&old);
+	kargs_record_done(&rec);
+}
+
 int kernel_unload_old(struct kernel *kn, struct err *e)
 {
 	if (!kn->reload)
@@ -391,6 +504,7 @@ int kernel_unload_old(struct kernel *kn, struct err *e)
 	       "module_type", kn->loaded_type[0] ? kn->loaded_type : "unknown", LOG_END);
 	if (kmods_unload_driver(kn->k, e) < 0)
 		return err_wrap(e, "kernel");
+	record_forget(kn);
 	kn->loaded_version[0] = '\0';
 	kn->loaded_type[0] = '\0';
 	return 0;
@@ -400,6 +514,7 @@ int kernel_load(struct kernel *kn, const char *install_dir, struct err *e)
 {
 	struct devnodes_report dr;
 	uint64_t t0 = now_ns();
+	bool inserted[KMODS_MAX], fresh = kmods_get_state(kn->k, "nvidia") != KMODS_LIVE;
 	int loaded;
 
 	if (kmods_resolve_conflicts(kn->k, !kn->o.no_unload_conflicts, false, e) < 0)
@@ -408,6 +523,11 @@ int kernel_load(struct kernel *kn, const char *install_dir, struct err *e)
 		return err_wrap(e, "kernel");
 	if (firmware_expose(kn->root_fd, install_dir, kn->version, e) < 0)
 		return -1;
+	for (size_t i = 0; i < kn->set.n; i++)
+		inserted[i] = kmods_get_state(kn->k, kn->set.e[i].name) != KMODS_LIVE;
+	/* A record left without its driver (unloaded by hand) describes nothing. */
+	if (fresh)
+		record_forget(kn);
 	loaded = kmods_load_set(kn->k, &kn->set, &kn->trust, e);
 	if (loaded < 0)
 		return err_wrap(e, "kernel");
@@ -418,8 +538,12 @@ int kernel_load(struct kernel *kn, const char *install_dir, struct err *e)
 		err_clear(&ue);
 		if (kmods_unload_driver(kn->k, &ue) < 0)
 			log_msg(LOG_WARN, "kernel", "rollback: %s", ue.msg);
+		else
+			record_forget(kn);
 		return -1;
 	}
+	if (loaded > 0)
+		record_load(kn, inserted, fresh);
 	log_kv(LOG_INFO, "devices", "device nodes in place", U64("created", dr.created),
 	       U64("replaced", dr.replaced), U64("fixed", dr.fixed), U64("kept", dr.kept),
 	       U64("links", dr.links), LOG_END);
@@ -441,6 +565,8 @@ int kernel_remove(const struct kernel_opts *o, int root_fd, const char *release,
 	if (dry)
 		return 0;
 	if (kn->loaded_version[0] && kmods_unload_driver(kn->k, e) < 0)
+		return err_wrap(e, "kernel");
+	if (kargs_remove(root_fd, e) < 0)
 		return err_wrap(e, "kernel");
 	if (devnodes_remove(root_fd, e) < 0 || firmware_withdraw(root_fd, o->install_dir, e) < 0)
 		return -1;

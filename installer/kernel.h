@@ -75,21 +75,25 @@ DEFINE_POINTER_CLEANUP(struct kernel, kernel_free)
 const char *kernel_busy_reason(const struct kernel *kn);
 
 /*
- * Whether the live driver, at VERSION (kernel_probe's KN will do), runs with other module parameters
- * than o->module_args asks for: each MODULE.KEY=VALUE is compared with
+ * Whether the live driver, at VERSION (kernel_probe's KN will do), runs with other module
+ * parameters than o->module_args asks for. The set is compared with the record of the
+ * load the installer made (kargs.h): a parameter added, changed or no longer asked for
+ * is a difference. Without a record of this driver (loaded by hand, by an older
+ * installer), each MODULE.KEY=VALUE asked for is compared with what the kernel shows,
  * /sys/module/MODULE/parameters/KEY, and nvidia's NVreg_KEY also with
- * /proc/driver/nvidia/params. A parameter the kernel does not show counts as unchanged
- * (it cannot be told); one no longer asked for cannot be told either. The differing
- * ones go to BUF ("nvidia.NVreg_X: 0 -> 1").
+ * /proc/driver/nvidia/params: a parameter the kernel does not show counts as unchanged,
+ * and one no longer asked for cannot be told. The differences go to BUF (kargs_diff's
+ * form: "nvidia.NVreg_X: 0 -> 1", "... -> (default)", "(default) -> ...").
  */
 bool kernel_args_differ(const struct kernel *kn, const char *version, char *buf, size_t size);
 
 /*
- * The live values of the parameters o->module_args names, read as kernel_args_differ reads
- * them, pushed to RET as MODULE.KEY=VALUE; one the kernel does not show is left out. Read
- * before kernel_unload_current, they load the driver again as it ran. Returns 0 or -ENOMEM.
+ * The parameters the live driver was loaded with, pushed to RET as MODULE.KEY=VALUE: the
+ * whole recorded set, or without a record the live values of those o->module_args names
+ * (one the kernel does not show is left out). Read before kernel_unload_current, they
+ * load the driver again as it ran. Returns 0 or -ENOMEM.
  */
-_must_check_ int kernel_live_args(const struct kernel *kn, struct strv *ret);
+_must_check_ int kernel_previous_args(const struct kernel *kn, struct strv *ret);
 
 /* Whether a driver of another version is loaded (and kernel_unload_old will remove it). */
 bool kernel_will_reload(const struct kernel *kn);
@@ -129,13 +133,14 @@ _must_check_ int kernel_unload_current(struct kernel *kn, struct err *e);
 /*
  * Loads the prepared set and makes its device nodes; INSTALL_DIR is the host
  * path whose firmware/ the kernel will read. On failure no module of the set
- * stays loaded. Returns 0 or -1.
+ * stays loaded. The arguments each inserted module was given are recorded (kargs.h);
+ * every unload here removes that record. Returns 0 or -1.
  */
 _must_check_ int kernel_load(struct kernel *kn, const char *install_dir, struct err *e);
 
 /*
- * uninstall: unloads the driver (EXIT_IN_USE when busy), removes its nodes and
- * firmware links. DRY only checks that the driver could be unloaded.
+ * uninstall: unloads the driver (EXIT_IN_USE when busy), removes its nodes,
+ * firmware links and the record of its module parameters. DRY only checks that the driver could be unloaded.
  */
 _must_check_ int kernel_remove(const struct kernel_opts *o, int root_fd, const char *release,
 			       bool dry, struct err *e);

@@ -561,17 +561,15 @@ static void keep_going(int r, struct err *e)
 
 /*
  * The kernel refused the driver with the new module parameters (E says why; DIFF names the
- * change): the same version is loaded again with BEFORE, the values the kernel showed for
- * the changed parameters while the old driver ran (kernel_live_args). That is the sound
- * source: nothing records what the last load was given (the manifest describes the
- * package, the pending record only a change that waits), and the kernel's own values are
- * what the driver ran with, whoever set them. A parameter the request does not name is not
- * read back (the kernel shows defaults and set values alike, and nvidia's registry keys
- * only as a whole table): it takes its default, as the new request has it too. Restored,
- * the node is ready again; if that load fails too, the node is left as roll_back leaves a
- * failed switch: the version current, no driver loaded, no readiness, and the load's own
- * fix stands (the cause is not the new values alone). Either way nothing
- * pending claims the refused parameters, and the run fails with the load's error.
+ * change): the same version is loaded again with BEFORE, what the driver was loaded with
+ * (kernel_previous_args): the whole set the installer recorded at that load, every
+ * parameter of it, named by the new request or not. Without a record (a driver loaded by
+ * hand or by an older installer), the values the kernel showed for the parameters the
+ * request names stand in, and the others take their defaults. Restored, the node is
+ * ready again; if that load fails too, the node is left as roll_back leaves a failed
+ * switch: the version current, no driver loaded, no readiness, and the load's own fix
+ * stands (the cause is not the new values alone). Either way nothing pending claims the
+ * refused parameters, and the run fails with the load's error.
  * Returns -1.
  */
 static int reload_restore(const struct config *c, struct plan *p, int root_fd,
@@ -642,7 +640,7 @@ static int reload_args(const struct config *c, struct plan *p, int root_fd, stru
 			   p->current.module_type, false, &kn, e) != 0)
 		return -1;
 	/* What the driver runs with, read while it still runs: reload_restore's parameters. */
-	if ((r = kernel_live_args(kn, &before)) < 0)
+	if ((r = kernel_previous_args(kn, &before)) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, -r, "kernel: the live module parameters");
 	if (kernel_unload_current(kn, e) < 0) {
 		if (e->code != EXIT_IN_USE || !ko.defer_busy)
@@ -674,7 +672,7 @@ static bool args_differ(const struct config *c, const struct plan *p, int root_f
 
 	err_clear(&e);
 	diff[0] = '\0';
-	if (c->skip_modules || !p->has_current || c->module_args.n == 0 ||
+	if (c->skip_modules || !p->has_current ||
 	    kernel_probe(&ko, root_fd, p->host.kernel, &kn, &e) < 0)
 		return false;
 	return kernel_args_differ(kn, p->current.driver_version, diff, size);

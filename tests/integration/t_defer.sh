@@ -191,7 +191,7 @@ expect_rc 7 install --repo "$R" $(kernel_args) --driver-version "$V_OLD" --modul
 expect_err "driver in use: /dev/nvidiactl open in pid 4244 (cuda-app)"
 assert_eq "$(served)" "$before" "what the node serves after refused module parameters"
 expect_rc 0 install --repo "$R" $(kernel_args) --when-busy defer --driver-version "$V_OLD" --module-arg nvidia.NVreg_DeviceFileMode=432
-expect_err "the live driver runs with other module parameters (changes=nvidia.NVreg_DeviceFileMode: 438 -> 432)"
+expect_err "the live driver runs with other module parameters (changes=nvidia.NVreg_DeviceFileMode: (default) -> 432)"
 assert_eq "$(pending_key reason)" "module_args" "pending reason for new parameters"
 assert_eq "$(pending_key driver_version)" "$V_OLD" "pending version for new parameters"
 assert_eq "$(params)" 438 "DeviceFileMode while they wait"
@@ -209,8 +209,11 @@ mkdir -p "$T/root/proc/4245/fd"
 ln -s /dev/nvidiactl "$T/root/proc/4245/fd/3"
 expect_rc 0 install --repo "$R" $(kernel_args) --when-busy defer --driver-version "$V_NEW"
 [ -e "$I/.pending.json" ] || fail "nothing pending before uninstall"
+kargs_rec=$T/root/run/nvidia-driver-installer/module-args.json
+[ -e "$kargs_rec" ] || fail "no record of the loaded driver's module parameters before uninstall"
 rm -rf "$T/root/proc/4245"
 expect_rc 0 uninstall --kernel-release "$KERNEL"
+[ ! -e "$kargs_rec" ] || fail "the record of the module parameters outlives the driver uninstall unloaded"
 [ ! -e "$I/.pending.json" ] && [ ! -e "$features/00-nvidia-driver-pending" ] && [ ! -e "$I/.versions" ] ||
     fail "pending state left after uninstall: $(ls -A "$I" "$features")"
 

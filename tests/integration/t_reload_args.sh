@@ -1,7 +1,10 @@
 # New module parameters for the live driver that the kernel refuses: the driver is loaded
-# again with the values it ran with (readiness back, nothing pending) and the run fails
+# again with the values it was loaded with (readiness back, nothing pending) and the run fails
 # with exit 6, naming the refused parameter and the fix. If that load fails too, the node
-# is left as a failed switch leaves it: the version current, no driver, no readiness.
+# is left as a failed switch leaves it: the version current, no driver, no readiness. Then
+# the record of each load (/run/nvidia-driver-installer/module-args.json): a parameter no
+# longer asked for is a change, a refused reload restores every recorded parameter, the
+# record goes with a reboot, and without one the kernel's live values are compared.
 FAKE_KERNEL=1
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
 mkkernel "$T/root"
@@ -50,3 +53,77 @@ assert_eq "$(installed_version)" "$V_OLD" "current after both loads failed"
 expect_rc 0 install --repo "$R" $(kernel_args) "${good[@]}"
 assert_eq "$(param DeviceFileMode) $(param DeviceFileGID)" "432 44" "parameters after the fix"
 [ -e "$ready" ] || fail "no readiness marker after the fix"
+
+# The record of the load: exactly the arguments it gave, in the host's /run.
+rec=$T/root/run/nvidia-driver-installer/module-args.json
+recorded() { python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["module_args"]))' "$rec"; }
+assert_eq "$(recorded)" "nvidia.NVreg_DeviceFileMode=432 nvidia.NVreg_DeviceFileGID=44" "the record of the load"
+
+# A refused reload restores every recorded parameter, the one the new request leaves out too.
+FAKE_KERNEL_FAIL=$refuse expect_rc 6 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=abc
+expect_err "ERROR install: new module parameters refused (nvidia.NVreg_DeviceFileMode: 432 -> abc, nvidia.NVreg_DeviceFileGID: 44 -> (default)); the driver runs again with the previous ones"
+assert_eq "$(param DeviceFileMode) $(param DeviceFileGID)" "432 44" "parameters restored, the unnamed one too"
+assert_eq "$(recorded)" "nvidia.NVreg_DeviceFileMode=432 nvidia.NVreg_DeviceFileGID=44" "the record after the restore"
+[ -e "$ready" ] || fail "no readiness marker after the restore"
+
+# A parameter no longer asked for is a change: busy under defer it waits (module_args),
+# named; idle, the driver is loaded again without it, and it is back at its default.
+mkdir -p "$T/root/proc/4243/fd"
+ln -s /dev/nvidiactl "$T/root/proc/4243/fd/3"
+expect_rc 0 install --repo "$R" $(kernel_args) --when-busy defer --module-arg nvidia.NVreg_DeviceFileMode=432
+expect_err "the live driver runs with other module parameters (changes=nvidia.NVreg_DeviceFileGID: 44 -> (default))"
+assert_eq "$(pending_reason)" "module_args" "pending for a parameter no longer asked for"
+assert_eq "$(param DeviceFileGID)" 44 "DeviceFileGID while the change waits"
+rm -rf "$T/root/proc/4243"
+expect_rc 0 install --repo "$R" $(kernel_args) --when-busy defer --module-arg nvidia.NVreg_DeviceFileMode=432
+expect_err "driver loaded again with the new module parameters (version=$V_OLD"
+assert_eq "$(param DeviceFileMode) $(param DeviceFileGID)" "432 0" "parameters after one was dropped"
+[ ! -e "$T/root/sys/module/nvidia/parameters/NVreg_DeviceFileGID" ] || fail "the dropped parameter is still given"
+assert_eq "$(pending_reason)" "" "pending after the reload"
+assert_eq "$(recorded)" "nvidia.NVreg_DeviceFileMode=432" "the record after one was dropped"
+# None asked for any more: loaded again with none.
+expect_rc 0 install --repo "$R" $(kernel_args)
+expect_err "the live driver runs with other module parameters (changes=nvidia.NVreg_DeviceFileMode: 432 -> (default))"
+assert_eq "$(param DeviceFileMode)" 438 "DeviceFileMode with none asked for"
+assert_eq "$(recorded)" "" "the record of a load without parameters"
+expect_rc 0 install --repo "$R" $(kernel_args)
+expect_err "already installed (version=$V_OLD"
+
+# A record that would resolve outside /run (a link planted there) is not written: the
+# load goes on, and changes are compared with what the kernel shows.
+mv "$T/root/run/nvidia-driver-installer" "$T/run-kept"
+mkdir -p "$T/root/var/lib/elsewhere"
+ln -s /var/lib/elsewhere "$T/root/run/nvidia-driver-installer"
+expect_rc 0 install --repo "$R" $(kernel_args) "${good[@]}"
+expect_err "the module parameters of this load are not recorded: later changes are compared with what the kernel shows (reason=module parameters record: '/run/nvidia-driver-installer' resolves to '/var/lib/elsewhere', outside the host's /run"
+[ ! -e "$T/root/var/lib/elsewhere/module-args.json" ] || fail "a record was written outside /run"
+assert_eq "$(param DeviceFileMode) $(param DeviceFileGID)" "432 44" "parameters loaded without a record"
+# The directory back, without the record the link's place held before (it described a
+# load the driver has since left).
+rm "$T/root/run/nvidia-driver-installer" "$T/run-kept/module-args.json"
+mv "$T/run-kept" "$T/root/run/nvidia-driver-installer"
+
+# Without a record (a driver loaded by hand, by an older installer, or as above), the
+# request is compared with what the kernel shows: a value named is told, one left out is not.
+[ ! -e "$rec" ] || fail "a record of a load that made none"
+expect_rc 0 install --repo "$R" $(kernel_args) "${good[@]}"
+expect_err "already installed (version=$V_OLD"
+expect_rc 0 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=432
+expect_err "already installed (version=$V_OLD"
+expect_rc 0 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=420
+expect_err "the live driver runs with other module parameters (changes=nvidia.NVreg_DeviceFileMode: 432 -> 420)"
+assert_eq "$(param DeviceFileMode) $(param DeviceFileGID)" "420 0" "parameters after a change told by the kernel"
+assert_eq "$(recorded)" "nvidia.NVreg_DeviceFileMode=420" "the record after a load without one before"
+
+# A reboot: the record goes with /run and the modules; the boot's load is a first load
+# (no reload, no change waiting), recorded anew, and the next run has nothing to do.
+expect_rc 0 install --repo "$R" $(kernel_args) "${good[@]}"
+rm -rf "$T/root/proc/modules" "$T/root/proc/driver" "$T/root/run" "$T/root/sys/module/"nvidia* \
+    "$T/root/sys/module/drm" "$T/root/sys/module/drm_kms_helper" "$T/root/dev/"nvidia*
+assert_eq "$(loaded_modules)" "" "modules after the simulated reboot"
+expect_rc 0 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=432
+expect_err "driver loaded (version=$V_OLD"
+! grep -q "other module parameters" "$T/err" || fail "a parameter change at the boot's first load"
+assert_eq "$(recorded)" "nvidia.NVreg_DeviceFileMode=432" "the record of the boot's load"
+expect_rc 0 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=432
+expect_err "already installed (version=$V_OLD"

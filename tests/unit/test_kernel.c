@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kargs.h"
 #include "kernel.h"
 
 #define RELEASE "6.1.0-57-amd64"
@@ -225,9 +226,10 @@ static void test_old_driver(void **state)
 }
 
 /*
- * The live driver's parameters, as kernel_args_differ compares them and kernel_live_args
- * gives them back for a restore: from /sys/module/MODULE/parameters, for nvidia's NVreg_
- * keys also /proc/driver/nvidia/params; one the kernel does not show is left out.
+ * Without a record, the live driver's parameters, as kernel_args_differ compares them and
+ * kernel_previous_args gives them back for a restore: from /sys/module/MODULE/parameters,
+ * for nvidia's NVreg_ keys also /proc/driver/nvidia/params; one the kernel does not show
+ * is left out.
  */
 static void test_live_args(void **state)
 {
@@ -253,10 +255,49 @@ static void test_live_args(void **state)
 	assert_true(kernel_args_differ(kn, VERSION, diff, sizeof(diff)));
 	assert_string_equal(diff, "nvidia.NVreg_DeviceFileMode: 432 -> abc, "
 				  "nvidia.NVreg_DeviceFileGID: 44 -> 7");
-	assert_int_equal(kernel_live_args(kn, &live), 0);
+	assert_int_equal(kernel_previous_args(kn, &live), 0);
 	assert_int_equal(live.n, 2);
 	assert_string_equal(live.v[0], "nvidia.NVreg_DeviceFileMode=432");
 	assert_string_equal(live.v[1], "nvidia.NVreg_DeviceFileGID=44");
+}
+
+/*
+ * With the record of the load (kargs.h), the request is compared with the whole recorded
+ * set, a parameter no longer asked for included, and the restore gets the whole set; a
+ * record of another version describes another load and is not taken.
+ */
+static void test_recorded_args(void **state)
+{
+	struct scratch_fixture *f = *state;
+	static char a_mode[] = "nvidia.NVreg_DeviceFileMode=432";
+	static char *const args[] = {a_mode};
+	struct kernel_opts o = {
+		.modules = two, .n_modules = 2, .module_args = args, .n_module_args = 1};
+	struct kargs_record rec = {.driver_version = VERSION};
+	_cleanup_(kernel_freep) struct kernel *kn = NULL;
+	_cleanup_(strv_clear) struct strv before = {0};
+	char diff[256];
+	struct err e;
+
+	load(f, "nvidia", VERSION, 0);
+	/* What the kernel shows agrees with the request: only the record tells the change. */
+	assert_int_equal(scratch_write(f->fd, "proc/driver/nvidia/params", "DeviceFileMode: 432\n"),
+			 0);
+	assert_int_equal(strv_push(&rec.args, "nvidia.NVreg_DeviceFileMode=432"), 0);
+	assert_int_equal(strv_push(&rec.args, "nvidia.NVreg_DeviceFileGID=44"), 0);
+	err_clear(&e);
+	assert_int_equal(kargs_write(f->fd, &rec, &e), 0);
+	assert_int_equal(prepare(f, &o, RELEASE, &kn, &e), 0);
+	assert_true(kernel_args_differ(kn, VERSION, diff, sizeof(diff)));
+	assert_string_equal(diff, "nvidia.NVreg_DeviceFileGID: 44 -> (default)");
+	assert_int_equal(kernel_previous_args(kn, &before), 0);
+	assert_int_equal(before.n, 2);
+	assert_string_equal(before.v[1], "nvidia.NVreg_DeviceFileGID=44");
+	/* Another version's record: the live comparison, which cannot tell a dropped one. */
+	snprintf(rec.driver_version, sizeof(rec.driver_version), "%s", "535.261.03");
+	assert_int_equal(kargs_write(f->fd, &rec, &e), 0);
+	kargs_record_done(&rec);
+	assert_false(kernel_args_differ(kn, VERSION, diff, sizeof(diff)));
 }
 
 /* The default set is written twice (a string for help and docs, a list for kmods): the same. */
@@ -286,6 +327,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_conflict_refused, setup, scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_old_driver, setup, scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_live_args, setup, scratch_teardown),
+		cmocka_unit_test_setup_teardown(test_recorded_args, setup, scratch_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The module parameters the live driver was loaded with: every load the installer makes
+ * records the exact MODULE.KEY=VALUE arguments it gave, in the host's /run (a tmpfs),
+ * so the record vanishes at reboot together with the modules it describes. A request
+ * is compared with that record, not with what the kernel shows, so a parameter no
+ * longer asked for, or one the kernel does not show, is a change too; a refused reload
+ * loads the driver again with exactly the recorded set.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/err.h"
+#include "util/str.h"
+
+/* Host paths (under the host root): the directory is per boot, shared with the mounts record. */
+#define KARGS_RECORD_DIR "/run/nvidia-driver-installer"
+#define KARGS_RECORD_NAME "module-args.json"
+
+struct kargs_record {
+	char driver_version[64]; /* of the load the record describes */
+	char module_type[16];	 /* "open", "proprietary", or "" when not known */
+	struct strv args;	 /* MODULE.KEY=VALUE, module names with '_' */
+};
+
+void kargs_record_done(struct kargs_record *r);
+
+/*
+ * Reads the record under the host root ROOT_FD into *RET (to be kargs_record_done'd).
+ * Returns 0, 1 when there is none (also where KARGS_RECORD_DIR resolves outside the
+ * host's /run: what a link leads to is not taken), or -1 for a damaged record (E says why).
+ */
+_must_check_ int kargs_read(int root_fd, struct kargs_record *ret, struct err *e);
+
+/*
+ * Replaces the record, atomically, after KARGS_RECORD_DIR was checked to resolve inside
+ * the host's /run (a link elsewhere could make it outlive the boot). Returns 0 or -1.
+ */
+_must_check_ int kargs_write(int root_fd, const struct kargs_record *r, struct err *e);
+
+/* Removes the record (none, or a directory outside /run, is success). Returns 0 or -1. */
+_must_check_ int kargs_remove(int root_fd, struct err *e);
+
+/*
+ * Whether the set REQUESTED (N_REQUESTED MODULE.KEY=VALUE) differs from the set
+ * RECORDED, order aside (module names in either spelling; a key given twice counts
+ * once, with its last value, as the kernel takes it). The differences go to BUF, comma
+ * separated: "nvidia.NVreg_X: 1 -> 2" for a changed value, "nvidia.NVreg_X: 1 ->
+ * (default)" for one no longer asked for, "nvidia.NVreg_Y: (default) -> 2" for a new one.
+ */
+bool kargs_diff(char *const *recorded, size_t n_recorded, char *const *requested,
+		size_t n_requested, char *buf, size_t size);

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * installer/kargs.h: the record of the module parameters a load gave, and the comparison
+ * of a request with it (a set: order aside, a key added, changed or no longer asked for).
+ */
+#include "cmocka_prelude.h"
+#include "scratch.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kargs.h"
+
+static bool diff(char *const *old, size_t n_old, char *const *new, size_t n_new, char *buf)
+{
+	return kargs_diff(old, n_old, new, n_new, buf, 512);
+}
+
+static void test_same_set_in_any_order(void **state)
+{
+	static char a[] = "nvidia.NVreg_A=1", b[] = "nvidia_uvm.uvm_B=2",
+		    b2[] = "nvidia-uvm.uvm_B=2";
+	char *const old[] = {a, b}, *const new[] = {b2, a};
+	char buf[512];
+
+	(void)state;
+	assert_false(diff(old, 2, new, 2, buf));
+	assert_string_equal(buf, "");
+	assert_false(diff(NULL, 0, NULL, 0, buf));
+}
+
+static void test_added_changed_removed(void **state)
+{
+	static char x[] = "nvidia.NVreg_X=1", z[] = "nvidia.NVreg_Z=3", z4[] = "nvidia.NVreg_Z=4",
+		    y[] = "nvidia.NVreg_Y=2";
+	char *const old[] = {x, z}, *const new[] = {z4, y};
+	char buf[512];
+
+	(void)state;
+	assert_true(diff(old, 2, new, 2, buf));
+	assert_string_equal(buf, "nvidia.NVreg_X: 1 -> (default), nvidia.NVreg_Z: 3 -> 4, "
+				 "nvidia.NVreg_Y: (default) -> 2");
+	/* Each alone. */
+	assert_true(diff(old, 1, NULL, 0, buf));
+	assert_string_equal(buf, "nvidia.NVreg_X: 1 -> (default)");
+	assert_true(diff(NULL, 0, new + 1, 1, buf));
+	assert_string_equal(buf, "nvidia.NVreg_Y: (default) -> 2");
+}
+
+/* A key given twice is what the kernel takes: the last value. */
+static void test_repeated_key(void **state)
+{
+	static char x1[] = "nvidia.NVreg_X=1", x2[] = "nvidia.NVreg_X=2";
+	char *const old[] = {x2}, *const new[] = {x1, x2};
+	char buf[512];
+
+	(void)state;
+	assert_false(diff(old, 1, new, 2, buf));
+	assert_true(diff(new, 2, new, 1, buf));
+	assert_string_equal(buf, "nvidia.NVreg_X: 2 -> 1");
+}
+
+/* A buffer too small for the text still says that the sets differ. */
+static void test_small_buffer(void **state)
+{
+	static char x[] = "nvidia.NVreg_X=1";
+	char *const old[] = {x};
+	char buf[8];
+
+	(void)state;
+	assert_true(kargs_diff(old, 1, NULL, 0, buf, sizeof(buf)));
+	assert_int_equal(strlen(buf), sizeof(buf) - 1);
+}
+
+static void test_record_round_trip(void **state)
+{
+	struct scratch_fixture *f = *state;
+	struct kargs_record w = {.driver_version = "535.261.03", .module_type = "open"};
+	struct kargs_record r = {.driver_version = ""};
+	char text[1024];
+	struct err e;
+
+	err_clear(&e);
+	assert_int_equal(kargs_read(f->fd, &r, &e), 1);
+	assert_int_equal(strv_push(&w.args, "nvidia.NVreg_X=1"), 0);
+	assert_int_equal(strv_push(&w.args, "nvidia_uvm.uvm_Y=2"), 0);
+	assert_int_equal(kargs_write(f->fd, &w, &e), 0);
+	assert_int_equal(kargs_read(f->fd, &r, &e), 0);
+	assert_string_equal(r.driver_version, "535.261.03");
+	assert_string_equal(r.module_type, "open");
+	assert_int_equal(r.args.n, 2);
+	assert_string_equal(r.args.v[0], "nvidia.NVreg_X=1");
+	assert_string_equal(r.args.v[1], "nvidia_uvm.uvm_Y=2");
+	kargs_record_done(&r);
+	/* An empty set is a record too: a load given no parameters. */
+	strv_clear(&w.args);
+	assert_int_equal(kargs_write(f->fd, &w, &e), 0);
+	assert_int_equal(kargs_read(f->fd, &r, &e), 0);
+	assert_int_equal(r.args.n, 0);
+	kargs_record_done(&r);
+	assert_int_equal(kargs_remove(f->fd, &e), 0);
+	assert_int_equal(kargs_read(f->fd, &r, &e), 1);
+	assert_int_equal(kargs_remove(f->fd, &e), 0);
+	/* Damaged: said, not taken. */
+	snprintf(text, sizeof(text), "%s/%s", KARGS_RECORD_DIR + 1, KARGS_RECORD_NAME);
+	assert_int_equal(
+		scratch_write(f->fd, text, "{\"driver_version\": \"1\", \"module_args\": [1]}"), 0);
+	assert_int_equal(kargs_read(f->fd, &r, &e), -1);
+	assert_non_null(strstr(e.msg, "damaged"));
+	err_clear(&e);
+	assert_int_equal(scratch_write(f->fd, text, "not json"), 0);
+	assert_int_equal(kargs_read(f->fd, &r, &e), -1);
+}
+
+/* A directory that resolves outside /run (a planted link) gets no record. */
+static void test_record_outside_run(void **state)
+{
+	struct scratch_fixture *f = *state;
+	struct kargs_record w = {.driver_version = "535.261.03"};
+	struct kargs_record r = {.driver_version = ""};
+	char link[1024];
+	struct err e;
+
+	err_clear(&e);
+	assert_int_equal(scratch_mkdirs(f->fd, "run"), 0);
+	assert_int_equal(scratch_mkdirs(f->fd, "var/lib/x"), 0);
+	snprintf(link, sizeof(link), "%s%s", f->root, KARGS_RECORD_DIR);
+	assert_int_equal(symlink("/var/lib/x", link), 0);
+	assert_int_equal(kargs_write(f->fd, &w, &e), -1);
+	assert_non_null(strstr(e.msg, "outside the host's /run"));
+	snprintf(link, sizeof(link), "%s/var/lib/x/%s", f->root, KARGS_RECORD_NAME);
+	assert_int_equal(access(link, F_OK), -1);
+	/* One found where the link leads is neither taken nor removed. */
+	assert_int_equal(scratch_write(f->fd, "var/lib/x/" KARGS_RECORD_NAME,
+				       "{\"driver_version\": \"1\", \"module_args\": []}"),
+			 0);
+	assert_int_equal(kargs_read(f->fd, &r, &e), 1);
+	assert_int_equal(kargs_remove(f->fd, &e), 0);
+	assert_int_equal(access(link, F_OK), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_same_set_in_any_order),
+		cmocka_unit_test(test_added_changed_removed),
+		cmocka_unit_test(test_repeated_key),
+		cmocka_unit_test(test_small_buffer),
+		scratch_unit_test(test_record_round_trip),
+		scratch_unit_test(test_record_outside_run),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
