@@ -3,7 +3,9 @@
 # Boots Debian's kernel under qemu with the installer in the initramfs and runs scenarios
 # against the real kernel (tests/vm/test.sh): run.sh BINARY [SCENARIO...]
 #
-#   main      install, order, parameters, nodes, re-run, in use (exit 7), upgrade, uninstall
+#   main      install, order, parameters, nodes, re-run, a parameter dropped (loaded again
+#             without it), a value the kernel refuses (exit 6, the recorded set restored),
+#             in use (exit 7), upgrade, uninstall
 #   defer     --when-busy defer over two boots (defer-1, defer-2) of one disk made anew per
 #             run (build/vm/stateful.img, ext4, qemu's virtio drive; /init loads virtio_blk
 #             and ext4 from the initramfs and binds the disk's home/, var/ and etc/kubernetes/

@@ -96,10 +96,28 @@ main() {
 
 
     before=$(cat /proc/modules | cut -d' ' -f1,3 | sort)
-    run install $ARGS --driver-version "$V_OLD"
+    run install $ARGS --driver-version "$V_OLD" --module-arg nvidia.NVreg_DeviceFileMode=432 \
+        --module-arg nvidia-uvm.uvm_perf_prefetch_enable=0
     check rerun rc_is 0
     check rerun-nothing-loaded err_has "driver already loaded"
     check rerun-same [ "$(cat /proc/modules | cut -d' ' -f1,3 | sort)" = "$before" ]
+
+    # A parameter dropped from the request: the kernel alone cannot tell it was ever set (it
+    # shows a value either way); the record of the last load in /run can. The idle driver is
+    # loaded again without it, back at the module's default.
+    check args-record grep -q 'uvm_perf_prefetch_enable=0' /run/nvidia-driver-installer/module-args.json
+    run install $ARGS --driver-version "$V_OLD" --module-arg nvidia.NVreg_DeviceFileMode=432
+    check args-dropped rc_is 0
+    check args-dropped-named err_has "changes=nvidia.uvm.uvm_perf_prefetch_enable: 0 -> (default))"
+    check args-dropped-default [ "$(cat /sys/module/nvidia_uvm/parameters/uvm_perf_prefetch_enable)" = 1 ]
+    check args-dropped-kept [ "$(cat /sys/module/nvidia/parameters/NVreg_DeviceFileMode)" = 432 ]
+    # A value the kernel itself refuses (parse_args: not a uint): exit 6, and the driver
+    # runs again with the recorded set, ready.
+    run install $ARGS --driver-version "$V_OLD" --module-arg nvidia.NVreg_DeviceFileMode=abc
+    check args-refused rc_is 6
+    check args-refused-named err_has "new module parameters refused (nvidia.NVreg_DeviceFileMode: 432 -> abc)"
+    check args-restored [ "$(cat /sys/module/nvidia/parameters/NVreg_DeviceFileMode)" = 432 ]
+    check args-restored-ready grep -qx "NVIDIA_DRIVER_VERSION=$V_OLD" /run/nvidia/validations/driver-ready
 
     # A process holding /dev/nvidiactl: the upgrade is refused and the driver stays.
     sh -c 'exec 3</dev/nvidiactl; sleep 600' &
