@@ -163,10 +163,12 @@ sees() {
 }
 labels=$T/root/etc/kubernetes/node-feature-discovery/features.d
 
+ran=""
 for profile in gke generic; do
     cp "$T/$profile.json" "$T/pods.json"
     for ds in $(python3 -c 'import json,sys; print(" ".join(d["name"] for d in json.load(open(sys.argv[1]))["daemonsets"]))' "$T/pods.json"); do
         echo "== $profile: daemonset/$ds"
+        ran="$ran $profile/$ds"
         rm -rf "$T/root" "$T/repo"
         mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330 --gpu 10de:2330
         mkkernel "$T/root"
@@ -220,3 +222,5 @@ nvidia.com/gpu.driver-installer.upgrade-pending-reason=driver_in_use" "$ds: pend
             fail "$ds: metric after the switch: $(grep upgrade_pending "$metrics")"
     done
 done
+# Every DaemonSet was run: GKE's two, the generic one.
+assert_eq "$ran" " gke/nvidia-driver-installer gke/nvidia-driver-installer-plugin generic/nvidia-driver-installer" "the DaemonSets the rollout ran on"

@@ -156,10 +156,13 @@ assert_eq "$(installed_version)" "$V_OLD" "the undrained node's driver"
 # pending_is VERSION: status --json says VERSION waits for the busy driver (status exits 8
 # here: NVML is not faked outside the pod; its document still says).
 pending_is() {
+    local st rc=0
+    st=$("$BIN" --root "$T/root" status --json 2>"$T/status.err") || rc=$?
+    [ $rc = 0 ] || [ $rc = 8 ] || fail "status exited $rc: $(cat "$T/status.err")"
+    ! grep -q Sanitizer "$T/status.err" || fail "status: $(cat "$T/status.err")"
     python3 -c 'import json, sys
 p = json.loads(sys.argv[1])["pending_upgrade"]
-assert p and p["driver_version"] == sys.argv[2] and p["reason"] == "driver_in_use", p' \
-        "$("$BIN" --root "$T/root" status --json 2>/dev/null || true)" "$1"
+assert p and p["driver_version"] == sys.argv[2] and p["reason"] == "driver_in_use", p' "$st" "$1"
 }
 pending_is "$V_NEW"
 run_block upgrade-node 0

@@ -50,7 +50,8 @@ def main():
     c = cs[0]
     q = shlex.quote
     sh = ["c=%s" % q(ctr), "mkdir -p \"$c\"", "mount -t tmpfs ctr \"$c\""]
-    for d in ("lib", "lib64", "bin"):
+    # What the build host has of them (/usr/lib64: amd64's loader; not on every architecture).
+    for d in (d for d in ("lib", "lib64", "bin") if os.path.isdir("/usr/" + d)):
         sh += ["mkdir -p \"$c/usr/%s\"" % d, "mount --bind -o ro /usr/%s \"$c/usr/%s\"" % (d, d),
                "mount -o remount,bind,ro \"$c/usr/%s\"" % d, "ln -s usr/%s \"$c/%s\"" % (d, d)]
     mounted = set()

@@ -325,7 +325,7 @@ for s in "${scenarios[@]}"; do
         # Two boots of one disk, made anew: the second finds what the first left.
         disk=$W/stateful.img
         rm -f "$disk"
-        truncate -s 1G "$disk"
+        truncate -s 2G "$disk"
         mkfs.ext4 -q -F -L stateful "$disk"
         for b in defer-1 defer-2; do
             t2=$(date +%s)

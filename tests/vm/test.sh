@@ -108,7 +108,7 @@ main() {
     check args-record grep -q 'uvm_perf_prefetch_enable=0' /run/nvidia-driver-installer/module-args.json
     run install $ARGS --driver-version "$V_OLD" --module-arg nvidia.NVreg_DeviceFileMode=432
     check args-dropped rc_is 0
-    check args-dropped-named err_has "changes=nvidia.uvm.uvm_perf_prefetch_enable: 0 -> (default))"
+    check args-dropped-named err_has "changes=nvidia_uvm.uvm_perf_prefetch_enable: 0 -> (default))"
     check args-dropped-default [ "$(cat /sys/module/nvidia_uvm/parameters/uvm_perf_prefetch_enable)" = 1 ]
     check args-dropped-kept [ "$(cat /sys/module/nvidia/parameters/NVreg_DeviceFileMode)" = 432 ]
     # A value the kernel itself refuses (parse_args: not a uint): exit 6, and the driver
@@ -218,7 +218,7 @@ defer_1() {
     check holder-refs [ "$(refcount nvidia)" -gt "$idle_refs" ]
     # The kernel's own refusal, shown on nvidia_uvm (no module depends on it, so only the
     # open node keeps it): delete_module fails while /dev/nvidia-uvm is open.
-    hold nvidia-uvm
+    check holder-uvm-open hold nvidia-uvm
     rmmod nvidia_uvm 2>/tmp/rmmod
     check kernel-refuses-delete [ $? != 0 ]
     sed 's/^/VMTEST | rmmod: /' /tmp/rmmod
