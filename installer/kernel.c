@@ -208,7 +208,10 @@ static bool live_param(const struct kernel *kn, const char *module, const char *
 		snprintf(buf, size, "%.*s", (int)strcspn(text, "\n"), text);
 		return true;
 	}
-	/* nvidia's registry keys: "Key: value" lines of /proc/driver/nvidia/params. */
+	/*
+	 * nvidia's registry keys: "Key: value" lines of /proc/driver/nvidia/params. Its
+	 * string parameters (not in sysfs) show there quoted: "RegistryDwords: \"a=1\"".
+	 */
 	if (strcmp(mod, "nvidia") != 0 || strncmp(key, "NVreg_", 6) != 0)
 		return false;
 	text = fs_read_in_root(kn->root_fd, "/proc/driver/nvidia/params", 1 << 16, NULL);
@@ -219,7 +222,13 @@ static bool live_param(const struct kernel *kn, const char *module, const char *
 		if (*next)
 			*next++ = '\0';
 		if (strncmp(line, key + 6, klen) == 0 && line[klen] == ':') {
-			snprintf(buf, size, "%s", line + klen + 1 + strspn(line + klen + 1, " \t"));
+			const char *v = line + klen + 1 + strspn(line + klen + 1, " \t");
+			size_t vlen = strlen(v);
+
+			if (vlen >= 2 && v[0] == '"' && v[vlen - 1] == '"')
+				snprintf(buf, size, "%.*s", (int)(vlen - 2), v + 1);
+			else
+				snprintf(buf, size, "%s", v);
 			return true;
 		}
 	}
@@ -326,8 +335,9 @@ int kernel_previous_args(const struct kernel *kn, struct strv *ret)
 	for (size_t i = 0; i < kn->o.n_module_args; i++) {
 		char mod[64], key[128], live[256], arg[512];
 
+		/* An empty live value is the default (a string parameter not given). */
 		if (!split_arg(kn->o.module_args[i], mod, key) ||
-		    !live_param(kn, mod, key, live, sizeof(live)))
+		    !live_param(kn, mod, key, live, sizeof(live)) || !live[0])
 			continue;
 		snprintf(arg, sizeof(arg), "%s.%s=%s", mod, key, live);
 		if ((r = strv_push(ret, arg)) < 0)

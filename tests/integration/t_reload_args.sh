@@ -127,3 +127,24 @@ expect_err "driver loaded (version=$V_OLD"
 assert_eq "$(recorded)" "nvidia.NVreg_DeviceFileMode=432" "the record of the boot's load"
 expect_rc 0 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=432
 expect_err "already installed (version=$V_OLD"
+
+# nvidia's string parameters are not in sysfs, and /proc/driver/nvidia/params shows them
+# quoted: without a record, the live value is compared and restored without its quotes,
+# and an empty one (the default) is not restored at all.
+expect_rc 0 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_RegistryDwords=RMFoo=1
+assert_eq "$(param RegistryDwords)" '"RMFoo=1"' "a string parameter as the kernel shows it"
+[ ! -e "$T/root/sys/module/nvidia/parameters/NVreg_RegistryDwords" ] || fail "a string parameter in sysfs"
+rm "$rec"
+expect_rc 0 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_RegistryDwords=RMFoo=1
+expect_err "already installed (version=$V_OLD"
+rm -f "$rec"
+FAKE_KERNEL_FAIL=nvidia.NVreg_RegistryDwords=RMBar=2:EINVAL expect_rc 6 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_RegistryDwords=RMBar=2
+expect_err "the driver runs again with its previous module parameters (version=$V_OLD parameters=nvidia.NVreg_RegistryDwords=RMFoo=1)"
+assert_eq "$(param RegistryDwords)" '"RMFoo=1"' "a string parameter restored without a record"
+expect_rc 0 install --repo "$R" $(kernel_args)
+assert_eq "$(param RegistryDwords)" '""' "a string parameter no longer given"
+rm "$rec"
+FAKE_KERNEL_FAIL=nvidia.NVreg_RegistryDwords=RMBar=2:EINVAL expect_rc 6 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_RegistryDwords=RMBar=2
+expect_err "the driver runs again with its previous module parameters (version=$V_OLD parameters=)"
+assert_eq "$(param RegistryDwords)" '""' "an empty string parameter left at its default"
+[ -e "$ready" ] || fail "no readiness marker after an empty string parameter was restored"
