@@ -327,8 +327,18 @@ int kernel_previous_args(const struct kernel *kn, struct strv *ret)
 	int r = 0;
 
 	if (load_record(kn, &rec)) {
-		for (size_t i = 0; i < rec.args.n && r == 0; i++)
-			r = strv_push(ret, rec.args.v[i]);
+		/* The set to load is the request's: a module left out of it takes nothing. */
+		for (size_t i = 0; i < rec.args.n && r == 0; i++) {
+			char mod[64], key[128];
+
+			if (!split_arg(rec.args.v[i], mod, key))
+				continue;
+			for (char *c = mod; *c; c++)
+				if (*c == '-')
+					*c = '_';
+			if (kmods_set_has(&kn->set, mod))
+				r = strv_push(ret, rec.args.v[i]);
+		}
 		kargs_record_done(&rec);
 		return r;
 	}

@@ -563,7 +563,7 @@ static void keep_going(int r, struct err *e)
  * The kernel refused the driver with the new module parameters (E says why; DIFF names the
  * change): the same version is loaded again with BEFORE, what the driver was loaded with
  * (kernel_previous_args): the whole set the installer recorded at that load, every
- * parameter of it, named by the new request or not. Without a record (a driver loaded by
+ * parameter of it, named by the new request or not, of the modules the request loads. Without a record (a driver loaded by
  * hand or by an older installer), the values the kernel showed for the parameters the
  * request names stand in, and the others take their defaults. Restored, the node is
  * ready again; if that load fails too, the node is left as roll_back leaves a failed

@@ -148,3 +148,12 @@ FAKE_KERNEL_FAIL=nvidia.NVreg_RegistryDwords=RMBar=2:EINVAL expect_rc 6 install 
 expect_err "the driver runs again with its previous module parameters (version=$V_OLD parameters=)"
 assert_eq "$(param RegistryDwords)" '""' "an empty string parameter left at its default"
 [ -e "$ready" ] || fail "no readiness marker after an empty string parameter was restored"
+
+# A refused reload restores only what the modules now asked for take: a recorded parameter
+# of a module left out of --modules is not given (nvidia-uvm spelled with '-' here).
+expect_rc 0 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=432 --module-arg nvidia-uvm.uvm_perf_prefetch_enable=0
+assert_eq "$(recorded)" "nvidia.NVreg_DeviceFileMode=432 nvidia_uvm.uvm_perf_prefetch_enable=0" "the record with a uvm parameter"
+FAKE_KERNEL_FAIL=$refuse expect_rc 6 install --repo "$R" $(kernel_args) --modules nvidia,nvidia-modeset,nvidia-drm --module-arg nvidia.NVreg_DeviceFileMode=abc
+expect_err "the driver runs again with its previous module parameters (version=$V_OLD parameters=nvidia.NVreg_DeviceFileMode=432)"
+assert_eq "$(param DeviceFileMode)" 432 "restored without the module left out"
+[ -e "$ready" ] || fail "no readiness marker after a restore without the module left out"
