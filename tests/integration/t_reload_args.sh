@@ -157,3 +157,26 @@ FAKE_KERNEL_FAIL=$refuse expect_rc 6 install --repo "$R" $(kernel_args) --module
 expect_err "the driver runs again with its previous module parameters (version=$V_OLD parameters=nvidia.NVreg_DeviceFileMode=432)"
 assert_eq "$(param DeviceFileMode)" 432 "restored without the module left out"
 [ -e "$ready" ] || fail "no readiness marker after a restore without the module left out"
+
+# A new value the load fails for another reason than a refused parameter (ENOMEM): the
+# driver runs again with the previous values, and the error keeps the load's own cause and
+# fix, not the one for a refused parameter.
+expect_rc 0 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=432
+FAKE_KERNEL_FAIL=nvidia.NVreg_DeviceFileMode=420:ENOMEM expect_rc 6 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=420
+expect_err "ERROR install: the driver did not load with the new module parameters (nvidia.NVreg_DeviceFileMode: 432 -> 420); it runs again with the previous ones: kernel: the kernel refused module nvidia: Cannot allocate memory; fix: see dmesg (exit 6)"
+! grep -q "correct NVIDIA_MODULE_ARGS" "$T/err" || fail "a refused parameter's fix for an ENOMEM"
+assert_eq "$(param DeviceFileMode)" 432 "restored after ENOMEM"
+[ -e "$ready" ] || fail "no readiness marker after ENOMEM"
+
+# Restored, but exposing it fails (readiness cannot be written): the driver runs, said so,
+# not that it did not load.
+rm -rf "$T/root/run/nvidia/validations"
+touch "$T/root/run/nvidia/validations"
+FAKE_KERNEL_FAIL=$refuse expect_rc 6 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=abc
+expect_err "ERROR kernel: the driver runs again with its previous module parameters, but it is not ready: "
+! grep -q "did not load again" "$T/err" || fail "a restored driver said not loaded"
+expect_err "ERROR install: new module parameters refused (nvidia.NVreg_DeviceFileMode: 432 -> abc); the driver runs again with the previous ones but is not ready (see the error above): kernel: "
+assert_eq "$(param DeviceFileMode)" 432 "restored, not exposed"
+rm "$T/root/run/nvidia/validations"
+expect_rc 0 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=432
+[ -e "$ready" ] || fail "no readiness marker once it can be written"
