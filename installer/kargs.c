@@ -36,15 +36,19 @@ static int string_field(json_object *o, const char *key, char *out, size_t size)
 /*
  * The record's directory (made if need be with CREATE), once it is known to resolve
  * inside the host's /run: a link planted there that leads elsewhere could make a record
- * outlive the boot. Returns an fd, or -1: *OUTSIDE tells that case from a failure.
+ * outlive the boot. Returns an fd, or -1: *OUTSIDE tells that case, and a path that
+ * resolves nowhere (a dangling link, a file on the way), where no record can be kept
+ * either, from a failure.
  */
 static int record_dir(int root_fd, bool create, bool *outside, struct err *e)
 {
 	char canon[PATH_MAX];
 
 	*outside = false;
-	if (hostpath_resolve(root_fd, KARGS_RECORD_DIR, canon, sizeof(canon), e) < 0)
+	if (hostpath_resolve(root_fd, KARGS_RECORD_DIR, canon, sizeof(canon), e) < 0) {
+		*outside = true;
 		return -1;
+	}
 	if (strncmp(canon, "/run/", 5) != 0) {
 		*outside = true;
 		return err_set(

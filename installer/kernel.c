@@ -586,8 +586,8 @@ int kernel_remove(const struct kernel_opts *o, int root_fd, const char *release,
 		return 0;
 	if (kn->loaded_version[0] && kmods_unload_driver(kn->k, e) < 0)
 		return err_wrap(e, "kernel");
-	if (kargs_remove(root_fd, e) < 0)
-		return err_wrap(e, "kernel");
+	/* The record is advisory (a stale one is discarded at the next fresh load). */
+	record_forget(kn);
 	if (devnodes_remove(root_fd, e) < 0 || firmware_withdraw(root_fd, o->install_dir, e) < 0)
 		return -1;
 	log_kv(LOG_INFO, "kernel", "driver unloaded", "version",

@@ -180,3 +180,14 @@ assert_eq "$(param DeviceFileMode)" 432 "restored, not exposed"
 rm "$T/root/run/nvidia/validations"
 expect_rc 0 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=432
 [ -e "$ready" ] || fail "no readiness marker once it can be written"
+
+# The record's directory a dangling link: no record can be kept there, so nothing stops an
+# uninstall (it unloads the driver and removes the device nodes), nor the next one.
+mv "$T/root/run/nvidia-driver-installer" "$T/run-kept"
+ln -s /run/gone "$T/root/run/nvidia-driver-installer"
+expect_rc 0 uninstall --kernel-release "$KERNEL"
+assert_eq "$(loaded_modules | grep -c '^nvidia' || true)" 0 "nvidia modules after an uninstall past a dangling link"
+[ -z "$(ls "$T/root/dev" | grep '^nvidia' || true)" ] || fail "device nodes left by an uninstall past a dangling link"
+expect_rc 0 uninstall --kernel-release "$KERNEL"
+rm "$T/root/run/nvidia-driver-installer"
+mv "$T/run-kept" "$T/root/run/nvidia-driver-installer"

@@ -138,6 +138,13 @@ static void test_record_outside_run(void **state)
 	assert_int_equal(kargs_read(f->fd, &r, &e), 1);
 	assert_int_equal(kargs_remove(f->fd, &e), 0);
 	assert_int_equal(access(link, F_OK), 0);
+	/* A link that leads nowhere: none there either, and nothing to remove. */
+	snprintf(link, sizeof(link), "%s%s", f->root, KARGS_RECORD_DIR);
+	assert_int_equal(unlink(link), 0);
+	assert_int_equal(symlink("/run/gone", link), 0);
+	assert_int_equal(kargs_read(f->fd, &r, &e), 1);
+	assert_int_equal(kargs_remove(f->fd, &e), 0);
+	assert_int_equal(kargs_write(f->fd, &w, &e), -1);
 }
 
 int main(void)
