@@ -30,8 +30,9 @@ void kargs_record_done(struct kargs_record *r);
 /*
  * Reads the record under the host root ROOT_FD into *RET (to be kargs_record_done'd).
  * Returns 0, 1 when there is none (also where KARGS_RECORD_DIR resolves outside the
- * host's /run, or nowhere: what a link leads to is not taken), or -1 for a damaged
- * record (E says why).
+ * host's /run, or nowhere: what a link leads to is not taken), or -1 for a damaged or
+ * unreadable record, which is removed then, so that it is told once (E says which, and
+ * whether it went).
  */
 _must_check_ int kargs_read(int root_fd, struct kargs_record *ret, struct err *e);
 

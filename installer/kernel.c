@@ -263,7 +263,7 @@ static bool load_record(const struct kernel *kn, struct kargs_record *ret)
 	r = kargs_read(kn->root_fd, ret, &e);
 	if (r < 0)
 		log_kv(LOG_WARN, "kernel",
-		       "the module parameters record is damaged: comparing with what the kernel shows",
+		       "the module parameters record cannot be used: comparing with what the kernel shows",
 		       "reason", e.msg, LOG_END);
 	if (r != 0)
 		return false;

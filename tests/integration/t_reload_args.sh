@@ -191,3 +191,13 @@ assert_eq "$(loaded_modules | grep -c '^nvidia' || true)" 0 "nvidia modules afte
 expect_rc 0 uninstall --kernel-release "$KERNEL"
 rm "$T/root/run/nvidia-driver-installer"
 mv "$T/run-kept" "$T/root/run/nvidia-driver-installer"
+
+# A damaged record is said once and removed: a reload compares with what the kernel shows,
+# and the next run finds no record to warn about.
+expect_rc 0 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=432
+echo "not json" > "$rec"
+expect_rc 0 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=420
+assert_eq "$(grep -c "module parameters record .*damaged" "$T/err")" 1 "warnings of a damaged record in a reload"
+expect_err "damaged, removed"
+assert_eq "$(param DeviceFileMode)" 420 "reloaded past a damaged record"
+assert_eq "$(recorded)" "nvidia.NVreg_DeviceFileMode=420" "the record after a damaged one"
