@@ -300,7 +300,8 @@ static bool live_args_differ(const struct kernel *kn, char *buf, size_t size)
 			continue;
 		if (len < size)
 			len += (size_t)snprintf(buf + len, size - len, "%s%s.%s: %s -> %s",
-						len ? ", " : "", mod, key, live, value);
+						len ? ", " : "", mod, key,
+						live[0] ? live : "(default)", value);
 	}
 	return buf[0] != '\0';
 }

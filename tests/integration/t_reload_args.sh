@@ -146,6 +146,7 @@ assert_eq "$(param RegistryDwords)" '""' "a string parameter no longer given"
 rm "$rec"
 FAKE_KERNEL_FAIL=nvidia.NVreg_RegistryDwords=RMBar=2:EINVAL expect_rc 6 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_RegistryDwords=RMBar=2
 expect_err "the driver runs again with its previous module parameters (version=$V_OLD parameters=)"
+expect_err "changes=nvidia.NVreg_RegistryDwords: (default) -> RMBar=2)"
 assert_eq "$(param RegistryDwords)" '""' "an empty string parameter left at its default"
 [ -e "$ready" ] || fail "no readiness marker after an empty string parameter was restored"
 
