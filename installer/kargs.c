@@ -36,15 +36,19 @@ static int string_field(json_object *o, const char *key, char *out, size_t size)
 /*
  * The record's directory (made if need be with CREATE), once it is known to resolve
  * inside the host's /run: a link planted there that leads elsewhere could make a record
- * outlive the boot. Returns an fd, or -1: *OUTSIDE tells that case from a failure.
+ * outlive the boot. Returns an fd, or -1: *OUTSIDE tells that case, and a path that
+ * resolves nowhere (a dangling link, a file on the way), where no record can be kept
+ * either, from a failure.
  */
 static int record_dir(int root_fd, bool create, bool *outside, struct err *e)
 {
 	char canon[PATH_MAX];
 
 	*outside = false;
-	if (hostpath_resolve(root_fd, KARGS_RECORD_DIR, canon, sizeof(canon), e) < 0)
+	if (hostpath_resolve(root_fd, KARGS_RECORD_DIR, canon, sizeof(canon), e) < 0) {
+		*outside = true;
 		return -1;
+	}
 	if (strncmp(canon, "/run/", 5) != 0) {
 		*outside = true;
 		return err_set(
@@ -53,6 +57,22 @@ static int record_dir(int root_fd, bool create, bool *outside, struct err *e)
 			KARGS_RECORD_DIR, canon);
 	}
 	return fs_dir_in_root(root_fd, KARGS_RECORD_DIR, create, e);
+}
+
+/*
+ * A record that cannot serve (WHAT: "damaged", or "unreadable" with E's cause kept) is
+ * removed when found, so that it is said once: it is ours, in the checked directory, and
+ * without it a change is compared with what the kernel shows. Returns -1.
+ */
+static int unusable(int dfd, const char *what, bool keep_cause, struct err *e)
+{
+	bool gone = err_errnum(e) != ENOMEM && unlinkat(dfd, KARGS_RECORD_NAME, 0) == 0;
+
+	if (keep_cause)
+		return err_wrap(e, "module parameters record '%s': %s%s", RECORD_PATH, what,
+				gone ? ", removed" : "");
+	return err_set(e, EXIT_UNEXPECTED, "module parameters record '%s': %s%s", RECORD_PATH, what,
+		       gone ? ", removed" : "");
 }
 
 int kargs_read(int root_fd, struct kargs_record *ret, struct err *e)
@@ -68,9 +88,11 @@ int kargs_read(int root_fd, struct kargs_record *ret, struct err *e)
 	/* None where none can be kept (and none is read from where a link leads). */
 	if (dfd < 0 && (outside || err_errnum(e) == ENOENT))
 		return err_clear(e), 1;
-	if (dfd < 0 || fs_read_at(dfd, KARGS_RECORD_NAME, 64 << 10, &buf, &len, e) < 0)
+	if (dfd < 0)
+		return err_wrap(e, "module parameters record");
+	if (fs_read_at(dfd, KARGS_RECORD_NAME, 64 << 10, &buf, &len, e) < 0)
 		return err_errnum(e) == ENOENT ? (err_clear(e), 1)
-					       : err_wrap(e, "module parameters record");
+					       : unusable(dfd, "unreadable", true, e);
 	o = json_tokener_parse(buf);
 	if (!o || !json_object_is_type(o, json_type_object) ||
 	    string_field(o, "driver_version", r.driver_version, sizeof(r.driver_version)) < 0 ||
@@ -78,16 +100,14 @@ int kargs_read(int root_fd, struct kargs_record *ret, struct err *e)
 	    string_field(o, "module_type", r.module_type, sizeof(r.module_type)) < 0 ||
 	    !json_object_object_get_ex(o, "module_args", &list) ||
 	    !json_object_is_type(list, json_type_array))
-		return err_set(e, EXIT_UNEXPECTED, "module parameters record '%s': damaged",
-			       RECORD_PATH);
+		return unusable(dfd, "damaged", false, e);
 	for (size_t i = 0; i < json_object_array_length(list); i++) {
 		json_object *a = json_object_array_get_idx(list, i);
 		int r2;
 
 		if (!json_object_is_type(a, json_type_string)) {
 			strv_clear(&r.args);
-			return err_set(e, EXIT_UNEXPECTED, "module parameters record '%s': damaged",
-				       RECORD_PATH);
+			return unusable(dfd, "damaged", false, e);
 		}
 		if ((r2 = strv_push(&r.args, json_object_get_string(a))) < 0) {
 			strv_clear(&r.args);

@@ -30,7 +30,9 @@ void kargs_record_done(struct kargs_record *r);
 /*
  * Reads the record under the host root ROOT_FD into *RET (to be kargs_record_done'd).
  * Returns 0, 1 when there is none (also where KARGS_RECORD_DIR resolves outside the
- * host's /run: what a link leads to is not taken), or -1 for a damaged record (E says why).
+ * host's /run, or nowhere: what a link leads to is not taken), or -1 for a damaged or
+ * unreadable record, which is removed then, so that it is told once (E says which, and
+ * whether it went).
  */
 _must_check_ int kargs_read(int root_fd, struct kargs_record *ret, struct err *e);
 
@@ -40,7 +42,10 @@ _must_check_ int kargs_read(int root_fd, struct kargs_record *ret, struct err *e
  */
 _must_check_ int kargs_write(int root_fd, const struct kargs_record *r, struct err *e);
 
-/* Removes the record (none, or a directory outside /run, is success). Returns 0 or -1. */
+/*
+ * Removes the record (none, or a directory outside /run or resolving nowhere, is success).
+ * Returns 0 or -1.
+ */
 _must_check_ int kargs_remove(int root_fd, struct err *e);
 
 /*

@@ -208,7 +208,10 @@ static bool live_param(const struct kernel *kn, const char *module, const char *
 		snprintf(buf, size, "%.*s", (int)strcspn(text, "\n"), text);
 		return true;
 	}
-	/* nvidia's registry keys: "Key: value" lines of /proc/driver/nvidia/params. */
+	/*
+	 * nvidia's registry keys: "Key: value" lines of /proc/driver/nvidia/params. Its
+	 * string parameters (not in sysfs) show there quoted: "RegistryDwords: \"a=1\"".
+	 */
 	if (strcmp(mod, "nvidia") != 0 || strncmp(key, "NVreg_", 6) != 0)
 		return false;
 	text = fs_read_in_root(kn->root_fd, "/proc/driver/nvidia/params", 1 << 16, NULL);
@@ -219,7 +222,13 @@ static bool live_param(const struct kernel *kn, const char *module, const char *
 		if (*next)
 			*next++ = '\0';
 		if (strncmp(line, key + 6, klen) == 0 && line[klen] == ':') {
-			snprintf(buf, size, "%s", line + klen + 1 + strspn(line + klen + 1, " \t"));
+			const char *v = line + klen + 1 + strspn(line + klen + 1, " \t");
+			size_t vlen = strlen(v);
+
+			if (vlen >= 2 && v[0] == '"' && v[vlen - 1] == '"')
+				snprintf(buf, size, "%.*s", (int)(vlen - 2), v + 1);
+			else
+				snprintf(buf, size, "%s", v);
 			return true;
 		}
 	}
@@ -254,7 +263,7 @@ static bool load_record(const struct kernel *kn, struct kargs_record *ret)
 	r = kargs_read(kn->root_fd, ret, &e);
 	if (r < 0)
 		log_kv(LOG_WARN, "kernel",
-		       "the module parameters record is damaged: comparing with what the kernel shows",
+		       "the module parameters record cannot be used: comparing with what the kernel shows",
 		       "reason", e.msg, LOG_END);
 	if (r != 0)
 		return false;
@@ -291,7 +300,8 @@ static bool live_args_differ(const struct kernel *kn, char *buf, size_t size)
 			continue;
 		if (len < size)
 			len += (size_t)snprintf(buf + len, size - len, "%s%s.%s: %s -> %s",
-						len ? ", " : "", mod, key, live, value);
+						len ? ", " : "", mod, key,
+						live[0] ? live : "(default)", value);
 	}
 	return buf[0] != '\0';
 }
@@ -318,16 +328,27 @@ int kernel_previous_args(const struct kernel *kn, struct strv *ret)
 	int r = 0;
 
 	if (load_record(kn, &rec)) {
-		for (size_t i = 0; i < rec.args.n && r == 0; i++)
-			r = strv_push(ret, rec.args.v[i]);
+		/* The set to load is the request's: a module left out of it takes nothing. */
+		for (size_t i = 0; i < rec.args.n && r == 0; i++) {
+			char mod[64], key[128];
+
+			if (!split_arg(rec.args.v[i], mod, key))
+				continue;
+			for (char *c = mod; *c; c++)
+				if (*c == '-')
+					*c = '_';
+			if (kmods_set_has(&kn->set, mod))
+				r = strv_push(ret, rec.args.v[i]);
+		}
 		kargs_record_done(&rec);
 		return r;
 	}
 	for (size_t i = 0; i < kn->o.n_module_args; i++) {
 		char mod[64], key[128], live[256], arg[512];
 
+		/* An empty live value is the default (a string parameter not given). */
 		if (!split_arg(kn->o.module_args[i], mod, key) ||
-		    !live_param(kn, mod, key, live, sizeof(live)))
+		    !live_param(kn, mod, key, live, sizeof(live)) || !live[0])
 			continue;
 		snprintf(arg, sizeof(arg), "%s.%s=%s", mod, key, live);
 		if ((r = strv_push(ret, arg)) < 0)
@@ -566,8 +587,8 @@ int kernel_remove(const struct kernel_opts *o, int root_fd, const char *release,
 		return 0;
 	if (kn->loaded_version[0] && kmods_unload_driver(kn->k, e) < 0)
 		return err_wrap(e, "kernel");
-	if (kargs_remove(root_fd, e) < 0)
-		return err_wrap(e, "kernel");
+	/* The record is advisory (a stale one is discarded at the next fresh load). */
+	record_forget(kn);
 	if (devnodes_remove(root_fd, e) < 0 || firmware_withdraw(root_fd, o->install_dir, e) < 0)
 		return -1;
 	log_kv(LOG_INFO, "kernel", "driver unloaded", "version",

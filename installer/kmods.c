@@ -860,8 +860,12 @@ static int insert(struct kmods *k, struct kmod_module *m, const char *name, cons
 
 	if (r == -EEXIST)
 		return 0; /* loaded meanwhile */
-	if (r < 0)
-		return explain(k, -r, name, path, options, trust, kmsg_fd, e);
+	if (r < 0) {
+		explain(k, -r, name, path, options, trust, kmsg_fd, e);
+		/* The kernel's errno travels with the words (EINVAL: a parameter refused). */
+		e->sys_errno = -r;
+		return -1;
+	}
 	if (l->n < ARRAY_SIZE(l->names))
 		snprintf(l->names[l->n++], KMODS_NAME_MAX, "%s", name);
 	log_kv(LOG_INFO, "kernel", "module loaded", "module", name, "options",

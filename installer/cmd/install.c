@@ -563,7 +563,7 @@ static void keep_going(int r, struct err *e)
  * The kernel refused the driver with the new module parameters (E says why; DIFF names the
  * change): the same version is loaded again with BEFORE, what the driver was loaded with
  * (kernel_previous_args): the whole set the installer recorded at that load, every
- * parameter of it, named by the new request or not. Without a record (a driver loaded by
+ * parameter of it, named by the new request or not, of the modules the request loads. Without a record (a driver loaded by
  * hand or by an older installer), the values the kernel showed for the parameters the
  * request names stand in, and the others take their defaults. Restored, the node is
  * ready again; if that load fails too, the node is left as roll_back leaves a failed
@@ -579,6 +579,7 @@ static int reload_restore(const struct config *c, struct plan *p, int root_fd,
 	_cleanup_(kernel_freep) struct kernel *kn = NULL;
 	_cleanup_close_ int drivers_fd = -1;
 	struct kernel_opts ko = session_kernel_opts(c);
+	bool refused = err_errnum(e) == EINVAL, exposed;
 	char args[512] = "";
 	size_t len = 0;
 	struct err re;
@@ -596,8 +597,7 @@ static int reload_restore(const struct config *c, struct plan *p, int root_fd,
 	if (drivers_fd < 0 ||
 	    kernel_prepare(&ko, root_fd, p->host.kernel, drivers_fd, p->current.driver_version,
 			   p->current.module_type, true, &kn, &re) != 0 ||
-	    kernel_load(kn, c->install_dir, &re) < 0 ||
-	    expose(c, p, root_fd, dir, p->current.driver_version, &re) < 0) {
+	    kernel_load(kn, c->install_dir, &re) < 0) {
 		log_msg(LOG_ERROR, "kernel",
 			"the driver did not load again with its previous module parameters either: %s",
 			re.msg);
@@ -609,9 +609,21 @@ static int reload_restore(const struct config *c, struct plan *p, int root_fd,
 	}
 	log_kv(LOG_WARN, "kernel", "the driver runs again with its previous module parameters",
 	       "version", p->current.driver_version, "parameters", args, LOG_END);
-	err_wrap(e,
-		 "new module parameters refused (%s); the driver runs again with the previous ones",
-		 diff);
+	exposed = expose(c, p, root_fd, dir, p->current.driver_version, &re) == 0;
+	if (!exposed)
+		log_msg(LOG_ERROR, "kernel",
+			"the driver runs again with its previous module parameters, but it is not ready: %s",
+			re.msg);
+	/* EINVAL is the kernel's parse_args refusing a value; any other cause keeps its fix. */
+	if (!refused)
+		return err_wrap(
+			e,
+			"the driver did not load with the new module parameters (%s); it runs again with the previous ones%s",
+			diff, exposed ? "" : " but is not ready (see the error above)");
+	err_wrap(
+		e,
+		"new module parameters refused (%s); the driver runs again with the previous ones%s",
+		diff, exposed ? "" : " but is not ready (see the error above)");
 	snprintf(
 		e->hint, sizeof(e->hint),
 		"correct NVIDIA_MODULE_ARGS (--module-arg): the kernel refused a value; see dmesg");

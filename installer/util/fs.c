@@ -305,10 +305,17 @@ int fs_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len, struct err *
 int fs_read_at(int dirfd, const char *name, size_t max, char **ret_buf, size_t *ret_len,
 	       struct err *e)
 {
-	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO planted there is refused below, not waited on for a writer. */
+	_cleanup_close_ int fd =
+		openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
 
 	if (fd < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "open '%s'", name);
+	if (fstat(fd, &st) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "stat '%s'", name);
+	if (!S_ISREG(st.st_mode))
+		return err_errno(e, EXIT_UNEXPECTED, EINVAL, "'%s' is not a regular file", name);
 	if (fs_read_fd(fd, max, ret_buf, ret_len, e) < 0)
 		return err_wrap(e, "'%s'", name);
 	return 0;

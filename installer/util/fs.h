@@ -64,7 +64,11 @@ _must_check_ int fs_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len,
  */
 char *fs_read_in_root(int root_fd, const char *path, size_t max, size_t *ret_len);
 
-/* Reads the file NAME under dirfd, not following a symlink in NAME's last component. */
+/*
+ * Reads the file NAME under dirfd, not following a symlink in NAME's last component; what
+ * is not a regular file (a FIFO, a device, a directory) is refused with EINVAL before any
+ * read, so none can make a reader wait.
+ */
 _must_check_ int fs_read_at(int dirfd, const char *name, size_t max, char **ret_buf,
 			    size_t *ret_len, struct err *e);
 

@@ -127,3 +127,78 @@ expect_err "driver loaded (version=$V_OLD"
 assert_eq "$(recorded)" "nvidia.NVreg_DeviceFileMode=432" "the record of the boot's load"
 expect_rc 0 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=432
 expect_err "already installed (version=$V_OLD"
+
+# nvidia's string parameters are not in sysfs, and /proc/driver/nvidia/params shows them
+# quoted: without a record, the live value is compared and restored without its quotes,
+# and an empty one (the default) is not restored at all.
+expect_rc 0 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_RegistryDwords=RMFoo=1
+assert_eq "$(param RegistryDwords)" '"RMFoo=1"' "a string parameter as the kernel shows it"
+[ ! -e "$T/root/sys/module/nvidia/parameters/NVreg_RegistryDwords" ] || fail "a string parameter in sysfs"
+rm "$rec"
+expect_rc 0 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_RegistryDwords=RMFoo=1
+expect_err "already installed (version=$V_OLD"
+rm -f "$rec"
+FAKE_KERNEL_FAIL=nvidia.NVreg_RegistryDwords=RMBar=2:EINVAL expect_rc 6 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_RegistryDwords=RMBar=2
+expect_err "the driver runs again with its previous module parameters (version=$V_OLD parameters=nvidia.NVreg_RegistryDwords=RMFoo=1)"
+assert_eq "$(param RegistryDwords)" '"RMFoo=1"' "a string parameter restored without a record"
+expect_rc 0 install --repo "$R" $(kernel_args)
+assert_eq "$(param RegistryDwords)" '""' "a string parameter no longer given"
+rm "$rec"
+FAKE_KERNEL_FAIL=nvidia.NVreg_RegistryDwords=RMBar=2:EINVAL expect_rc 6 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_RegistryDwords=RMBar=2
+expect_err "the driver runs again with its previous module parameters (version=$V_OLD parameters=)"
+expect_err "changes=nvidia.NVreg_RegistryDwords: (default) -> RMBar=2)"
+assert_eq "$(param RegistryDwords)" '""' "an empty string parameter left at its default"
+[ -e "$ready" ] || fail "no readiness marker after an empty string parameter was restored"
+
+# A refused reload restores only what the modules now asked for take: a recorded parameter
+# of a module left out of --modules is not given (nvidia-uvm spelled with '-' here).
+expect_rc 0 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=432 --module-arg nvidia-uvm.uvm_perf_prefetch_enable=0
+assert_eq "$(recorded)" "nvidia.NVreg_DeviceFileMode=432 nvidia_uvm.uvm_perf_prefetch_enable=0" "the record with a uvm parameter"
+FAKE_KERNEL_FAIL=$refuse expect_rc 6 install --repo "$R" $(kernel_args) --modules nvidia,nvidia-modeset,nvidia-drm --module-arg nvidia.NVreg_DeviceFileMode=abc
+expect_err "the driver runs again with its previous module parameters (version=$V_OLD parameters=nvidia.NVreg_DeviceFileMode=432)"
+assert_eq "$(param DeviceFileMode)" 432 "restored without the module left out"
+[ -e "$ready" ] || fail "no readiness marker after a restore without the module left out"
+
+# A new value the load fails for another reason than a refused parameter (ENOMEM): the
+# driver runs again with the previous values, and the error keeps the load's own cause and
+# fix, not the one for a refused parameter.
+expect_rc 0 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=432
+FAKE_KERNEL_FAIL=nvidia.NVreg_DeviceFileMode=420:ENOMEM expect_rc 6 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=420
+expect_err "ERROR install: the driver did not load with the new module parameters (nvidia.NVreg_DeviceFileMode: 432 -> 420); it runs again with the previous ones: kernel: the kernel refused module nvidia: Cannot allocate memory; fix: see dmesg (exit 6)"
+! grep -q "correct NVIDIA_MODULE_ARGS" "$T/err" || fail "a refused parameter's fix for an ENOMEM"
+assert_eq "$(param DeviceFileMode)" 432 "restored after ENOMEM"
+[ -e "$ready" ] || fail "no readiness marker after ENOMEM"
+
+# Restored, but exposing it fails (readiness cannot be written): the driver runs, said so,
+# not that it did not load.
+rm -rf "$T/root/run/nvidia/validations"
+touch "$T/root/run/nvidia/validations"
+FAKE_KERNEL_FAIL=$refuse expect_rc 6 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=abc
+expect_err "ERROR kernel: the driver runs again with its previous module parameters, but it is not ready: "
+! grep -q "did not load again" "$T/err" || fail "a restored driver said not loaded"
+expect_err "ERROR install: new module parameters refused (nvidia.NVreg_DeviceFileMode: 432 -> abc); the driver runs again with the previous ones but is not ready (see the error above): kernel: "
+assert_eq "$(param DeviceFileMode)" 432 "restored, not exposed"
+rm "$T/root/run/nvidia/validations"
+expect_rc 0 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=432
+[ -e "$ready" ] || fail "no readiness marker once it can be written"
+
+# The record's directory a dangling link: no record can be kept there, so nothing stops an
+# uninstall (it unloads the driver and removes the device nodes), nor the next one.
+mv "$T/root/run/nvidia-driver-installer" "$T/run-kept"
+ln -s /run/gone "$T/root/run/nvidia-driver-installer"
+expect_rc 0 uninstall --kernel-release "$KERNEL"
+assert_eq "$(loaded_modules | grep -c '^nvidia' || true)" 0 "nvidia modules after an uninstall past a dangling link"
+[ -z "$(ls "$T/root/dev" | grep '^nvidia' || true)" ] || fail "device nodes left by an uninstall past a dangling link"
+expect_rc 0 uninstall --kernel-release "$KERNEL"
+rm "$T/root/run/nvidia-driver-installer"
+mv "$T/run-kept" "$T/root/run/nvidia-driver-installer"
+
+# A damaged record is said once and removed: a reload compares with what the kernel shows,
+# and the next run finds no record to warn about.
+expect_rc 0 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=432
+echo "not json" > "$rec"
+expect_rc 0 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=420
+assert_eq "$(grep -c "module parameters record .*damaged" "$T/err")" 1 "warnings of a damaged record in a reload"
+expect_err "damaged, removed"
+assert_eq "$(param DeviceFileMode)" 420 "reloaded past a damaged record"
+assert_eq "$(recorded)" "nvidia.NVreg_DeviceFileMode=420" "the record after a damaged one"

@@ -10,6 +10,9 @@
  *   proc/modules, proc/devices, proc/keys
  *   proc/driver/nvidia/{version,params,gpus/BDF/information,capabilities/mig/}
  *
+ * As with the real nvidia.ko, its string parameter NVreg_RegistryDwords is not in
+ * sysfs and params shows it quoted ("RegistryDwords: \"\"" when not given).
+ *
  * Modules are ELF files whose .modinfo gives name, depends, version and license; a
  * dependency that is not loaded fails as the kernel does (ENOENT, "Unknown
  * symbol"). As the kernel does, a module whose license is not GPL-compatible ("NVIDIA",
@@ -370,9 +373,10 @@ static void devices_set(const char *name, int major, bool add)
 /* What the real nvidia.ko shows: version, params, one information file per GPU. */
 static void nvidia_appears(const struct modinfo *mi, const char *args)
 {
-	char p[4096], text[1024], mode[16] = "438", gid[16] = "0";
+	char p[4096], text[1024], mode[16] = "438", gid[16] = "0", reg[256] = "";
 	const char *m = args ? strstr(args, "NVreg_DeviceFileMode=") : NULL;
 	const char *g = args ? strstr(args, "NVreg_DeviceFileGID=") : NULL;
+	const char *r = args ? strstr(args, "NVreg_RegistryDwords=") : NULL;
 	struct dirent *de;
 	int minor = 0;
 	DIR *d;
@@ -381,6 +385,8 @@ static void nvidia_appears(const struct modinfo *mi, const char *args)
 		sscanf(m + strlen("NVreg_DeviceFileMode="), "%15[0-9]", mode);
 	if (g)
 		sscanf(g + strlen("NVreg_DeviceFileGID="), "%15[0-9]", gid);
+	if (r)
+		sscanf(r + strlen("NVreg_RegistryDwords="), "%255[^ ]", reg);
 	pathf(p, sizeof(p), "proc/driver/nvidia/version");
 	snprintf(text, sizeof(text),
 		 "NVRM version: NVIDIA UNIX x86_64 Kernel Module  %s  (fake kernel)\n"
@@ -390,8 +396,8 @@ static void nvidia_appears(const struct modinfo *mi, const char *args)
 	pathf(p, sizeof(p), "proc/driver/nvidia/params");
 	snprintf(text, sizeof(text),
 		 "ResmanDebugLevel: 4294967295\nModifyDeviceFiles: %d\nDeviceFileUID: 0\n"
-		 "DeviceFileGID: %s\nDeviceFileMode: %s\n",
-		 args && strstr(args, "NVreg_ModifyDeviceFiles=0") ? 0 : 1, gid, mode);
+		 "DeviceFileGID: %s\nDeviceFileMode: %s\nRegistryDwords: \"%s\"\n",
+		 args && strstr(args, "NVreg_ModifyDeviceFiles=0") ? 0 : 1, gid, mode, reg);
 	put(p, text);
 	for (const char *cap = "config"; cap; cap = strcmp(cap, "config") == 0 ? "monitor" : NULL) {
 		pathf(p, sizeof(p), "proc/driver/nvidia/capabilities/mig/%s", cap);
@@ -508,6 +514,10 @@ static void module_appears(const struct modinfo *mi, const char *args)
 			if (!eq)
 				continue;
 			*eq = '\0';
+			/* nvidia's string (charp) parameters are not in sysfs: /proc shows them. */
+			if (strcmp(mi->name, "nvidia") == 0 &&
+			    strcmp(tok, "NVreg_RegistryDwords") == 0)
+				continue;
 			snprintf(v, sizeof(v), "%s\n", eq + 1);
 			pathf(p, sizeof(p), "sys/module/%s/parameters/%s", mi->name, tok);
 			put(p, v);

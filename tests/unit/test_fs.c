@@ -218,6 +218,18 @@ static void test_errors_carry_errno(void **state)
 	errno = EBADF;
 	assert_int_equal(err_errnum(&e), ELOOP);
 
+	/* A FIFO (or any other non-file) is refused at once: opening it would wait for a writer. */
+	assert_int_equal(mkfifoat(f->fd, "fifo", 0600), 0);
+	alarm(10);
+	assert_int_equal(fs_read_at(f->fd, "fifo", 100, &buf, &len, &e), -1);
+	alarm(0);
+	errno = 0;
+	assert_int_equal(err_errnum(&e), EINVAL);
+	assert_non_null(strstr(e.msg, "'fifo'"));
+	assert_null(buf);
+	assert_int_equal(fs_read_at(f->fd, "private", 100, &buf, &len, &e), -1);
+	assert_int_equal(err_errnum(&e), EINVAL);
+
 	assert_null(fs_opendir_at(f->fd, "missing", &e));
 	errno = 0;
 	assert_int_equal(err_errnum(&e), ENOENT);

@@ -107,10 +107,22 @@ static void test_record_round_trip(void **state)
 	assert_int_equal(
 		scratch_write(f->fd, text, "{\"driver_version\": \"1\", \"module_args\": [1]}"), 0);
 	assert_int_equal(kargs_read(f->fd, &r, &e), -1);
-	assert_non_null(strstr(e.msg, "damaged"));
+	assert_non_null(strstr(e.msg, "damaged, removed"));
+	/* Removed when found: said once, not at every run. */
 	err_clear(&e);
+	assert_int_equal(kargs_read(f->fd, &r, &e), 1);
 	assert_int_equal(scratch_write(f->fd, text, "not json"), 0);
 	assert_int_equal(kargs_read(f->fd, &r, &e), -1);
+	assert_non_null(strstr(e.msg, "damaged, removed"));
+	assert_int_equal(kargs_read(f->fd, &r, &e), 1);
+	/* Unreadable (a link in its place): told apart from damaged, and removed too. */
+	snprintf(text, sizeof(text), "%s%s/%s", f->root, KARGS_RECORD_DIR, KARGS_RECORD_NAME);
+	assert_int_equal(symlink("/etc/passwd", text), 0);
+	err_clear(&e);
+	assert_int_equal(kargs_read(f->fd, &r, &e), -1);
+	assert_non_null(strstr(e.msg, "unreadable, removed"));
+	assert_null(strstr(e.msg, "damaged"));
+	assert_int_equal(kargs_read(f->fd, &r, &e), 1);
 }
 
 /* A directory that resolves outside /run (a planted link) gets no record. */
@@ -138,6 +150,13 @@ static void test_record_outside_run(void **state)
 	assert_int_equal(kargs_read(f->fd, &r, &e), 1);
 	assert_int_equal(kargs_remove(f->fd, &e), 0);
 	assert_int_equal(access(link, F_OK), 0);
+	/* A link that leads nowhere: none there either, and nothing to remove. */
+	snprintf(link, sizeof(link), "%s%s", f->root, KARGS_RECORD_DIR);
+	assert_int_equal(unlink(link), 0);
+	assert_int_equal(symlink("/run/gone", link), 0);
+	assert_int_equal(kargs_read(f->fd, &r, &e), 1);
+	assert_int_equal(kargs_remove(f->fd, &e), 0);
+	assert_int_equal(kargs_write(f->fd, &w, &e), -1);
 }
 
 int main(void)
