@@ -13,9 +13,14 @@ R="file://$T/repo"
 I=$(idir)
 ready=$T/root/run/nvidia/validations/driver-ready
 param() { awk -F': ' -v k="$1" '$1 == k {print $2}' "$T/root/proc/driver/nvidia/params"; }
+# The reason a change waits ("" when none); status exits 8 here (no NVML outside a pod), its
+# document still says; a sanitizer's report fails the test.
 pending_reason() {
-    ${INST_WRAP:-} "$BIN" --root "$T/root" status --json 2>/dev/null | python3 -c \
-        'import json,sys; p=json.load(sys.stdin)["pending_upgrade"]; print(p and p["reason"] or "")'
+    local st rc=0
+    st=$(${INST_WRAP:-} "$BIN" --root "$T/root" status --json 2>"$T/status.err") || rc=$?
+    [ $rc = 0 ] || [ $rc = 8 ] || fail "status exited $rc: $(cat "$T/status.err")"
+    ! grep -q Sanitizer "$T/status.err" || fail "status: $(cat "$T/status.err")"
+    python3 -c 'import json,sys; p=json.loads(sys.argv[1])["pending_upgrade"]; print(p and p["reason"] or "")' "$st"
 }
 good=(--module-arg nvidia.NVreg_DeviceFileMode=432 --module-arg nvidia.NVreg_DeviceFileGID=44)
 bad=(--module-arg nvidia.NVreg_DeviceFileMode=abc --module-arg nvidia.NVreg_DeviceFileGID=44)
