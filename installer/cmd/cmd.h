@@ -79,10 +79,12 @@ enum repo_kmt_policy session_kmt_policy(const struct config *c);
 
 /*
  * Every command's --json document, printed one way: pretty, with spaces, "/" unescaped
- * (docs/json.md). session_json_string: a JSON string, or null for NULL.
+ * (docs/json.md). session_json_string: a JSON string, or null for NULL;
+ * session_json_nonempty: the same, and null for "" too (a field not known).
  */
 void session_print_json(json_object *o);
 json_object *session_json_string(const char *s);
+json_object *session_json_nonempty(const char *s);
 
 /*
  * The upgrade that waits on this node (installer/pending.h), read from the install dir

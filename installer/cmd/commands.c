@@ -22,12 +22,6 @@
 
 DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
-/* "" is not known: null. */
-static json_object *json_string_or_empty(const char *s)
-{
-	return s && *s ? json_object_new_string(s) : NULL;
-}
-
 /* ---- list-versions ------------------------------------------------------- */
 
 /*
@@ -389,15 +383,16 @@ static json_object *report_json(const char *file, const struct kmods_report *r, 
 	bool info = r->has_info;
 
 	json_object_object_add(o, "file", json_object_new_string(file));
-	json_object_object_add(o, "name", info ? json_string_or_empty(r->info.name) : NULL);
-	json_object_object_add(o, "version", info ? json_string_or_empty(r->info.version) : NULL);
-	json_object_object_add(o, "vermagic", info ? json_string_or_empty(r->info.vermagic) : NULL);
+	json_object_object_add(o, "name", info ? session_json_nonempty(r->info.name) : NULL);
+	json_object_object_add(o, "version", info ? session_json_nonempty(r->info.version) : NULL);
+	json_object_object_add(o, "vermagic",
+			       info ? session_json_nonempty(r->info.vermagic) : NULL);
 	json_object_object_add(o, "signed", json_object_new_boolean(r->sig.is_signed));
 	json_object_object_add(o, "verified", json_object_new_boolean(r->sig.verified));
-	json_object_object_add(o, "signer", json_string_or_empty(r->sig.signer));
-	json_object_object_add(o, "key_id", json_string_or_empty(r->sig.key_id));
-	json_object_object_add(o, "signer_cert_sha256", json_string_or_empty(r->sig.cert_sha256));
-	json_object_object_add(o, "hash", json_string_or_empty(r->sig.hash_algo));
+	json_object_object_add(o, "signer", session_json_nonempty(r->sig.signer));
+	json_object_object_add(o, "key_id", session_json_nonempty(r->sig.key_id));
+	json_object_object_add(o, "signer_cert_sha256", session_json_nonempty(r->sig.cert_sha256));
+	json_object_object_add(o, "hash", session_json_nonempty(r->sig.hash_algo));
 	json_object_object_add(o, "pass", json_object_new_boolean(pass));
 	json_object_object_add(o, "verdict", json_object_new_string(r->verdict));
 	return o;

@@ -90,11 +90,6 @@ void install_plan_print(const struct config *c, const struct plan *p)
 
 DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
-static json_object *jstr(const char *s)
-{
-	return s && *s ? json_object_new_string(s) : NULL;
-}
-
 static int by_str(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -140,7 +135,7 @@ static json_object *plan_host_json(const struct host *h)
 		    *mods = json_object_new_array();
 
 	json_object_object_add(o, "os", json_object_new_string(h->os_id));
-	json_object_object_add(o, "os_build", jstr(h->os_build_id));
+	json_object_object_add(o, "os_build", session_json_nonempty(h->os_build_id));
 	json_object_object_add(o, "kernel", json_object_new_string(h->kernel));
 	json_object_object_add(o, "arch", json_object_new_string(h->arch));
 	for (size_t i = 0; i < h->n_gpus; i++) {
@@ -158,7 +153,7 @@ static json_object *plan_host_json(const struct host *h)
 		json_object *m = json_object_new_object();
 
 		json_object_object_add(m, "name", json_object_new_string(h->modules[i].name));
-		json_object_object_add(m, "version", jstr(h->modules[i].version));
+		json_object_object_add(m, "version", session_json_nonempty(h->modules[i].version));
 		json_object_array_add(mods, m);
 	}
 	json_object_array_sort(mods, by_name);
@@ -175,9 +170,12 @@ static json_object *plan_repository_json(const struct source *src)
 						      : src->from_cache ? "node_cache_fallback"
 									: "mirror"));
 	json_object_object_add(o, "mirror",
-			       src->from_cache ? NULL : jstr(src->mirrors[src->mirror]));
+			       src->from_cache ? NULL
+					       : session_json_nonempty(src->mirrors[src->mirror]));
 	json_object_object_add(o, "fallback_reason",
-			       src->from_cache ? jstr(source_fallback_name(src->fallback)) : NULL);
+			       src->from_cache
+				       ? session_json_nonempty(source_fallback_name(src->fallback))
+				       : NULL);
 	json_object_object_add(o, "key_fingerprint", json_object_new_string(src->fingerprint));
 	return o;
 }
@@ -195,7 +193,7 @@ static json_object *plan_prediction_json(const struct kernel *kn)
 			       json_object_new_string(ktrust_verdict_name(pr->verdict)));
 	json_object_object_add(o, "rule", json_object_new_string(pr->rule));
 	json_object_object_add(o, "reason", json_object_new_string(pr->why));
-	json_object_object_add(o, "needs", jstr(pr->need));
+	json_object_object_add(o, "needs", session_json_nonempty(pr->need));
 	return o;
 }
 
@@ -213,10 +211,13 @@ static json_object *plan_kernel_json(const struct config *c, const struct plan *
 	json_object_object_add(o, "loadpin", json_object_new_string(t->loadpin));
 	json_object_object_add(o, "trusted_keys",
 			       t->has_keys ? json_object_new_int((int)t->n_keys) : NULL);
-	json_object_object_add(o, "keyrings", t->has_keys ? jstr(t->keyrings) : NULL);
+	json_object_object_add(o, "keyrings",
+			       t->has_keys ? session_json_nonempty(t->keyrings) : NULL);
 	json_object_object_add(o, "prediction", plan_prediction_json(p->kernel));
-	json_object_object_add(o, "loaded_version", jstr(kernel_loaded_version(p->kernel)));
-	json_object_object_add(o, "loaded_module_type", jstr(kernel_loaded_module_type(p->kernel)));
+	json_object_object_add(o, "loaded_version",
+			       session_json_nonempty(kernel_loaded_version(p->kernel)));
+	json_object_object_add(o, "loaded_module_type",
+			       session_json_nonempty(kernel_loaded_module_type(p->kernel)));
 	json_object_object_add(
 		o, "modules",
 		c->modules.n ? strings_json((const char *const *)c->modules.v, c->modules.n, true)
@@ -247,7 +248,8 @@ void install_plan_print_json(const struct config *c, const struct plan *p, const
 	json_object_object_add(po, "path", json_object_new_string(pkg->path));
 	json_object_object_add(po, "size", json_object_new_int64((int64_t)pkg->size));
 	json_object_object_add(po, "sha256", json_object_new_string(pkg->sha256));
-	json_object_object_add(po, "module_type", jstr(repo_module_type_name(pkg->module_type)));
+	json_object_object_add(po, "module_type",
+			       session_json_nonempty(repo_module_type_name(pkg->module_type)));
 	json_object_object_add(po, "cached", json_object_new_boolean(p->cached));
 	json_object_object_add(o, "package", po);
 	if (p->has_current) {
@@ -258,14 +260,15 @@ void install_plan_print_json(const struct config *c, const struct plan *p, const
 				       json_object_new_string(p->current.kernel_release));
 		json_object_object_add(cur, "package_sha256",
 				       json_object_new_string(p->current.package_sha256));
-		json_object_object_add(cur, "module_type", jstr(p->current.module_type));
+		json_object_object_add(cur, "module_type",
+				       session_json_nonempty(p->current.module_type));
 	}
 	json_object_object_add(o, "installed", cur);
 	json_object_object_add(o, "action",
 			       json_object_new_string(!p->up_to_date ? "install"
 						      : p->links_ok  ? "none"
 								     : "repair_links"));
-	json_object_object_add(o, "not_writable", jstr(p->not_writable));
+	json_object_object_add(o, "not_writable", session_json_nonempty(p->not_writable));
 	json_object_object_add(o, "pending_upgrade",
 			       session_pending_json(p->has_pending ? &p->pending : NULL));
 	if (p->has_mount) {

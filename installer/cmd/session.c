@@ -11,6 +11,7 @@
 #include "publish.h"
 #include "runenv.h"
 #include "util/fs.h"
+#include "util/jsonfile.h"
 #include "util/log.h"
 #include "util/str.h"
 
@@ -188,13 +189,17 @@ enum repo_kmt_policy session_kmt_policy(const struct config *c)
 
 void session_print_json(json_object *o)
 {
-	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-						       JSON_C_TO_STRING_NOSLASHESCAPE));
+	puts(json_object_to_json_string_ext(o, JSONFILE_FORMAT));
 }
 
 json_object *session_json_string(const char *s)
 {
 	return s ? json_object_new_string(s) : NULL;
+}
+
+json_object *session_json_nonempty(const char *s)
+{
+	return s && *s ? json_object_new_string(s) : NULL;
 }
 
 int session_pending(const struct config *c, int root_fd, struct pending *ret)
@@ -216,15 +221,12 @@ json_object *session_pending_json(const struct pending *p)
 		return NULL;
 	o = json_object_new_object();
 	json_object_object_add(o, "driver_version", json_object_new_string(p->driver_version));
-	json_object_object_add(o, "module_type",
-			       session_json_string(p->module_type[0] ? p->module_type : NULL));
+	json_object_object_add(o, "module_type", session_json_nonempty(p->module_type));
 	json_object_object_add(o, "reason", json_object_new_string(p->reason));
 	json_object_object_add(o, "waiting_for", json_object_new_string(p->waiting_for));
-	json_object_object_add(o, "since", session_json_string(p->since[0] ? p->since : NULL));
-	json_object_object_add(o, "requested",
-			       session_json_string(p->requested[0] ? p->requested : NULL));
-	json_object_object_add(o, "module_args",
-			       session_json_string(p->module_args[0] ? p->module_args : NULL));
+	json_object_object_add(o, "since", session_json_nonempty(p->since));
+	json_object_object_add(o, "requested", session_json_nonempty(p->requested));
+	json_object_object_add(o, "module_args", session_json_nonempty(p->module_args));
 	json_object_object_add(o, "staged_id", json_object_new_string(p->id));
 	return o;
 }

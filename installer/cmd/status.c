@@ -15,11 +15,6 @@
 
 DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
-static json_object *str_or_null(const char *s)
-{
-	return s && *s ? json_object_new_string(s) : NULL;
-}
-
 static json_object *file_json(const char *path, bool present)
 {
 	json_object *o = json_object_new_object();
@@ -79,9 +74,9 @@ static json_object *nvml_json(const struct nodestate *s, const struct verdict *v
 	arr = json_object_new_array();
 	json_object_object_add(o, "answers", json_object_new_boolean(v->nvml_answers));
 	json_object_object_add(o, "expected", json_object_new_boolean(v->nvml_expected));
-	json_object_object_add(o, "error", str_or_null(v->nvml_error));
+	json_object_object_add(o, "error", session_json_nonempty(v->nvml_error));
 	json_object_object_add(o, "driver_version",
-			       s->nvml_ok ? str_or_null(s->nvml.driver_version) : NULL);
+			       s->nvml_ok ? session_json_nonempty(s->nvml.driver_version) : NULL);
 	json_object_object_add(o, "cuda_version",
 			       s->nvml_ok ? json_object_new_int(s->nvml.cuda_version) : NULL);
 	memcpy(gpus, s->nvml.gpus, sizeof(gpus[0]) * n);
@@ -106,20 +101,25 @@ static void add_installed(json_object *o, const struct nodestate *s, const char 
 	const struct manifest *m = &s->manifest;
 	bool in = s->installed;
 
-	json_object_object_add(o, "driver_version", in ? str_or_null(m->driver_version) : NULL);
-	json_object_object_add(o, "kernel_release", in ? str_or_null(m->kernel_release) : NULL);
+	json_object_object_add(o, "driver_version",
+			       in ? session_json_nonempty(m->driver_version) : NULL);
+	json_object_object_add(o, "kernel_release",
+			       in ? session_json_nonempty(m->kernel_release) : NULL);
 	json_object_object_add(o, "kernel_matches",
 			       in ? json_object_new_boolean(strcmp(m->kernel_release, running) == 0)
 				  : NULL);
-	json_object_object_add(o, "package_sha256", in ? str_or_null(m->package_sha256) : NULL);
+	json_object_object_add(o, "package_sha256",
+			       in ? session_json_nonempty(m->package_sha256) : NULL);
 	json_object_object_add(o, "package_size",
 			       in ? json_object_new_int64((int64_t)m->package_size) : NULL);
-	json_object_object_add(o, "installed_at", in ? str_or_null(m->installed_at) : NULL);
+	json_object_object_add(o, "installed_at",
+			       in ? session_json_nonempty(m->installed_at) : NULL);
 	json_object_object_add(o, "requested_version",
-			       in ? str_or_null(m->requested_version) : NULL);
-	json_object_object_add(o, "repository", in ? str_or_null(m->repository) : NULL);
-	json_object_object_add(o, "key_fingerprint", in ? str_or_null(m->key_fingerprint) : NULL);
-	json_object_object_add(o, "module_type", in ? str_or_null(m->module_type) : NULL);
+			       in ? session_json_nonempty(m->requested_version) : NULL);
+	json_object_object_add(o, "repository", in ? session_json_nonempty(m->repository) : NULL);
+	json_object_object_add(o, "key_fingerprint",
+			       in ? session_json_nonempty(m->key_fingerprint) : NULL);
+	json_object_object_add(o, "module_type", in ? session_json_nonempty(m->module_type) : NULL);
 }
 
 /*
@@ -203,13 +203,14 @@ static void status_json(const struct config *c, const struct nodestate *s, const
 	json_object_object_add(o, "running_kernel", json_object_new_string(running));
 	json_object_object_add(o, "pci_gpus", json_object_new_int((int)s->host.n_gpus));
 	add_installed(o, s, running);
-	json_object_object_add(o, "loaded_version", str_or_null(s->loaded_version));
-	json_object_object_add(o, "loaded_module_type", str_or_null(s->loaded_type));
+	json_object_object_add(o, "loaded_version", session_json_nonempty(s->loaded_version));
+	json_object_object_add(o, "loaded_module_type", session_json_nonempty(s->loaded_type));
 	for (size_t i = 0; i < s->host.n_modules; i++) {
 		json_object *m = json_object_new_object();
 
 		json_object_object_add(m, "name", json_object_new_string(s->host.modules[i].name));
-		json_object_object_add(m, "version", str_or_null(s->host.modules[i].version));
+		json_object_object_add(m, "version",
+				       session_json_nonempty(s->host.modules[i].version));
 		json_object_array_add(mods, m);
 	}
 	json_object_object_add(o, "modules", mods);
@@ -229,7 +230,7 @@ static void status_json(const struct config *c, const struct nodestate *s, const
 	}
 	snprintf(cdi, sizeof(cdi), "%s/%s", c->cdi_dir, CDI_FILE);
 	json_object_object_add(o, "cdi_spec", file_json(cdi, s->cdi_present));
-	json_object_object_add(o, "cdi_conflict", str_or_null(s->cdi_other));
+	json_object_object_add(o, "cdi_conflict", session_json_nonempty(s->cdi_other));
 	json_object_object_add(o, "labels", file_json(LABELS_FILE, s->labels_present));
 	json_object_object_add(o, "ready_marker", file_json(READY_FILE, s->ready_present));
 	json_object_object_add(o, "nvml", nvml_json(s, v));

@@ -6,9 +6,7 @@
 
 char *jsonfile_text(json_object *o)
 {
-	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-								  JSON_C_TO_STRING_SPACED |
-								  JSON_C_TO_STRING_NOSLASHESCAPE);
+	const char *s = json_object_to_json_string_ext(o, JSONFILE_FORMAT);
 
 	return s ? strdup(s) : NULL;
 }

@@ -9,5 +9,9 @@
 
 #include <json-c/json.h>
 
+/* json-c's flags for that form (the commands' --json documents are printed in it too). */
+#define JSONFILE_FORMAT                                                                            \
+	(JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
+
 /* O in that form, without a trailing newline. Returns a malloc'd string, or NULL (ENOMEM). */
 char *jsonfile_text(json_object *o);
