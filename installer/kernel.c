@@ -197,11 +197,9 @@ static bool live_param(const struct kernel *kn, const char *module, const char *
 {
 	char path[512], mod[64];
 	_cleanup_free_ char *text = NULL;
-	size_t i;
 
-	for (i = 0; module[i] && i + 1 < sizeof(mod); i++)
-		mod[i] = module[i] == '-' ? '_' : module[i];
-	mod[i] = '\0';
+	snprintf(mod, sizeof(mod), "%s", module);
+	kmods_normalise_name(mod);
 	snprintf(path, sizeof(path), "/sys/module/%s/parameters/%s", mod, key);
 	text = fs_read_in_root(kn->root_fd, path, 4096, NULL);
 	if (text) {
@@ -334,9 +332,7 @@ int kernel_previous_args(const struct kernel *kn, struct strv *ret)
 
 			if (!split_arg(rec.args.v[i], mod, key))
 				continue;
-			for (char *c = mod; *c; c++)
-				if (*c == '-')
-					*c = '_';
+			kmods_normalise_name(mod);
 			if (kmods_set_has(&kn->set, mod))
 				r = strv_push(ret, rec.args.v[i]);
 		}
@@ -357,20 +353,28 @@ int kernel_previous_args(const struct kernel *kn, struct strv *ret)
 	return 0;
 }
 
+/* The live driver out, and with it its record and what KN knew of it. */
+static int unload_live(struct kernel *kn, struct err *e)
+{
+	if (kmods_unload_driver(kn->k, e) < 0)
+		return err_wrap(e, "kernel");
+	record_forget(kn);
+	kn->loaded_version[0] = '\0';
+	kn->loaded_type[0] = '\0';
+	return 0;
+}
+
 int kernel_unload_current(struct kernel *kn, struct err *e)
 {
 	if (kmods_check_idle(kn->k, kn->o.own_pids, kn->o.n_own_pids, e) < 0)
 		return err_wrap(e, "kernel: nvidia %s is loaded", kn->loaded_version);
 	log_kv(LOG_INFO, "kernel", "unloading the driver to load it with new parameters", "version",
 	       kn->loaded_version, LOG_END);
-	if (kmods_unload_driver(kn->k, e) < 0)
-		return err_wrap(e, "kernel");
-	record_forget(kn);
+	if (unload_live(kn, e) < 0)
+		return -1;
 	/* Every module of the set is to be inserted again. */
 	for (size_t i = 0; i < kn->set.n; i++)
 		kn->set.e[i].was_live = false;
-	kn->loaded_version[0] = '\0';
-	kn->loaded_type[0] = '\0';
 	return 0;
 }
 
@@ -523,12 +527,7 @@ int kernel_unload_old(struct kernel *kn, struct err *e)
 		return 0;
 	log_kv(LOG_INFO, "kernel", "unloading the loaded driver", "version", kn->loaded_version,
 	       "module_type", kn->loaded_type[0] ? kn->loaded_type : "unknown", LOG_END);
-	if (kmods_unload_driver(kn->k, e) < 0)
-		return err_wrap(e, "kernel");
-	record_forget(kn);
-	kn->loaded_version[0] = '\0';
-	kn->loaded_type[0] = '\0';
-	return 0;
+	return unload_live(kn, e);
 }
 
 int kernel_load(struct kernel *kn, const char *install_dir, struct err *e)
