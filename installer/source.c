@@ -289,10 +289,8 @@ static void fallback_record(struct cache *cache, const struct source *s)
 {
 	_cleanup_(json_object_putp) json_object *o = NULL;
 	json_object *mirrors;
-	char at[32];
+	char at[STR_UTC_SIZE];
 	struct err e;
-	struct tm tm;
-	time_t t = time(NULL);
 
 	err_clear(&e);
 	if (!s->from_cache) {
@@ -300,8 +298,7 @@ static void fallback_record(struct cache *cache, const struct source *s)
 			log_msg(LOG_WARN, "cache", "%s", e.msg);
 		return;
 	}
-	gmtime_r(&t, &tm);
-	strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	str_utc_now(at);
 	o = json_object_new_object();
 	mirrors = json_object_new_array();
 	for (size_t i = 0; i < s->n_mirrors; i++)

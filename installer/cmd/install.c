@@ -86,13 +86,10 @@ static int probe_host(const struct config *c, int root_fd, struct host *h, struc
 	return 0;
 }
 
-static void manifest_fill(const struct config *c, struct plan *p, struct manifest *m, char now[32])
+static void manifest_fill(const struct config *c, struct plan *p, struct manifest *m,
+			  char now[STR_UTC_SIZE])
 {
-	time_t t = time(NULL);
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(now, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	str_utc_now(now);
 	memset(m, 0, sizeof(*m));
 	m->driver_version = p->choice.driver->version;
 	m->kernel_release = p->host.kernel;
@@ -210,8 +207,6 @@ static int pending_record(const struct config *c, struct plan *p, int root_fd,
 			  struct err *e)
 {
 	struct pending pd = {.id = ""};
-	time_t t = time(NULL);
-	struct tm tm;
 
 	snprintf(pd.id, sizeof(pd.id), "%s", id);
 	snprintf(pd.driver_version, sizeof(pd.driver_version), "%s", version);
@@ -224,10 +219,8 @@ static int pending_record(const struct config *c, struct plan *p, int root_fd,
 	if (p->has_pending && strcmp(p->pending.id, id) == 0 &&
 	    strcmp(p->pending.reason, reason) == 0)
 		snprintf(pd.since, sizeof(pd.since), "%s", p->pending.since);
-	else {
-		gmtime_r(&t, &tm);
-		strftime(pd.since, sizeof(pd.since), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	}
+	else
+		str_utc_now(pd.since);
 	if (pending_write(publish_fd(dir), &pd, e) < 0)
 		return -1;
 	p->pending = pd;
@@ -242,6 +235,26 @@ static int pending_record(const struct config *c, struct plan *p, int root_fd,
 }
 
 /*
+ * The version's id under .versions/ into ID: STAGING published there with manifest M, or,
+ * when STAGING is NULL, the pending version already there. Returns 0, or -1 (the staging
+ * tree removed).
+ */
+static int version_in_place(struct installdir *dir, const char *staging, int sfd,
+			    const struct manifest *m, const struct plan *p, char *id, size_t size,
+			    struct err *e)
+{
+	if (!staging) {
+		snprintf(id, size, "%s", p->pending.id); /* both NAME_MAX + 1 */
+		return 0;
+	}
+	if (publish_stage(dir, staging, sfd, m, id, size, e) < 0) {
+		publish_staging_abort(dir, staging);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * The loaded driver is busy (--when-busy defer): the new version, its modules verified,
  * goes into .versions/ beside the current one and is recorded as pending; the current
  * version stays loaded and is made sure of (links, CDI, labels, readiness as they were).
@@ -249,18 +262,12 @@ static int pending_record(const struct config *c, struct plan *p, int root_fd,
 static int defer_switch(const struct config *c, struct plan *p, int root_fd, struct installdir *dir,
 			const char *staging, int sfd, const char *why, struct err *e)
 {
-	char id[NAME_MAX + 1], now[32];
+	char id[NAME_MAX + 1], now[STR_UTC_SIZE];
 	struct manifest m;
 
-	if (staging) {
-		manifest_fill(c, p, &m, now);
-		if (publish_stage(dir, staging, sfd, &m, id, sizeof(id), e) < 0) {
-			publish_staging_abort(dir, staging);
-			return -1;
-		}
-	} else {
-		snprintf(id, sizeof(id), "%s", p->pending.id);
-	}
+	manifest_fill(c, p, &m, now);
+	if (version_in_place(dir, staging, sfd, &m, p, id, sizeof(id), e) < 0)
+		return -1;
 	if (pending_record(c, p, root_fd, dir, id, p->choice.driver->version,
 			   repo_module_type_name(p->choice.pkg->module_type), PENDING_DRIVER_IN_USE,
 			   why, e) < 0 ||
@@ -269,13 +276,6 @@ static int defer_switch(const struct config *c, struct plan *p, int root_fd, str
 	return p->has_current ? ensure_installed(c, p, root_fd, dir, e) : 0;
 }
 
-/*
- * The switch to a staged version: STAGING (a fresh staging tree, SFD on it), or, when
- * STAGING is NULL, the pending version already under .versions/. Everything that can be
- * checked is checked first (modules, conflicts, a busy old driver: exit 7, or with
- * --when-busy defer the version waits); then the old driver goes, the new tree becomes
- * current and its modules load. A load failure rolls both back.
- */
 /*
  * The kernel side of a switch, checked before anything changes: the modules of STAGING (or
  * of the staged pending version when STAGING is NULL) verified, conflicts judged, the old
@@ -315,11 +315,18 @@ static int switch_prepare(const struct config *c, struct plan *p, int root_fd,
 	return r;
 }
 
+/*
+ * The switch to a staged version: STAGING (a fresh staging tree, SFD on it), or, when
+ * STAGING is NULL, the pending version already under .versions/. Everything that can be
+ * checked is checked first (modules, conflicts, a busy old driver: exit 7, or with
+ * --when-busy defer the version waits); then the old driver goes, the new tree becomes
+ * current and its modules load. A load failure rolls both back.
+ */
 static int switch_version(const struct config *c, struct plan *p, int root_fd,
 			  struct installdir *dir, const char *staging, int sfd, struct err *e)
 {
 	_cleanup_(kernel_freep) struct kernel *kn = NULL;
-	char id[NAME_MAX + 1], now[32];
+	char id[NAME_MAX + 1], now[STR_UTC_SIZE];
 	struct publish_flush flush = {.started = false};
 	struct manifest m;
 	bool reload = false;
@@ -343,14 +350,8 @@ static int switch_version(const struct config *c, struct plan *p, int root_fd,
 	publish_flush_end(&flush);
 	t0 = now_ns();
 	manifest_fill(c, p, &m, now);
-	if (staging) {
-		if (publish_stage(dir, staging, sfd, &m, id, sizeof(id), e) < 0) {
-			publish_staging_abort(dir, staging);
-			return -1;
-		}
-	} else {
-		snprintf(id, sizeof(id), "%s", p->pending.id);
-	}
+	if (version_in_place(dir, staging, sfd, &m, p, id, sizeof(id), e) < 0)
+		return -1;
 	/*
 	 * Every check passed (a busy old driver refused above leaves the node serving and
 	 * ready): from here until the new driver is verified, the node is not ready.

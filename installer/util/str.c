@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util/str.h"
 
@@ -72,4 +73,13 @@ void strv_clear(struct strv *s)
 	free(s->v);
 	s->v = NULL;
 	s->n = 0;
+}
+
+void str_utc_now(char buf[STR_UTC_SIZE])
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || strftime(buf, STR_UTC_SIZE, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		buf[0] = '\0';
 }

@@ -19,6 +19,10 @@ _must_check_ int str_fmt(char *buf, size_t size, const char *fmt, ...) _printf_(
 /* snprintf for text shown to a person: what does not fit is cut and replaced by "...". */
 void str_fmt_cut(char *buf, size_t size, const char *fmt, ...) _printf_(3, 4);
 
+/* The time now, UTC, as the files and documents we write give it: "2026-12-01T14:38:59Z". */
+#define STR_UTC_SIZE 32
+void str_utc_now(char buf[STR_UTC_SIZE]);
+
 /* A growable list of owned strings, NULL-terminated once it has one. */
 struct strv {
 	char **v;
