@@ -123,7 +123,12 @@ enum config_kind {
 /* Per-command wordings a row may carry (struct config_option.help_for). */
 #define CONFIG_HELP_FOR_MAX 7
 
-/* An empty value of the variable is refused (a default must not stand in for it). */
+/*
+ * An empty value of the variable is refused; without the flag it is as if unset
+ * (env_apply, the one place the rule is applied). Set where the value names a place the
+ * installer writes on the host, or the CDI kind it publishes under: a default standing in
+ * for a value emptied by mistake would put the driver somewhere the operator did not choose.
+ */
 #define CONFIG_NONEMPTY (1u << 0)
 
 struct config_option {

@@ -177,7 +177,8 @@ static void usage(FILE *f, const struct command *cmd)
 /*
  * --help-options (not listed): the table as tab-separated lines, one an option, for
  * tests/tools/options-doc.py, which holds docs/configuration.md and the README to it:
- * name, argument, variable, default (as the docs write it), kind, commands, help.
+ * name, argument, variable, default (as the docs write it), kind, commands, help, and what
+ * an empty value of the variable does ("refused", "unset"; "" without a variable).
  */
 static void help_options(void)
 {
@@ -212,7 +213,10 @@ static void help_options(void)
 				sep = ",";
 			}
 		}
-		printf("\t%s\n", right);
+		printf("\t%s\t%s\n", right,
+		       !o->env			      ? ""
+		       : (o->flags & CONFIG_NONEMPTY) ? "refused"
+						      : "unset");
 	}
 }
 

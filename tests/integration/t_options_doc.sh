@@ -17,6 +17,17 @@ grep -v '^| `--cdi-replace` |' "$SRC/docs/configuration.md" >"$T/conf.md"
 python3 "$SRC/tests/tools/options-doc.py" "$T/options.tsv" "$T/conf.md" "$SRC/README.md" >"$T/out" &&
     fail "a dropped row passed"
 grep -q "install, list-versions: --cdi-replace is missing" "$T/out" || fail "$(cat "$T/out")"
+# The empty-value rule names exactly the variables the table refuses empty: one left out
+# of the list is caught, and so is one the table takes empty as unset.
+sed 's/`NVIDIA_CDI_DIR`, `NVIDIA_CDI_KIND`), which/`NVIDIA_CDI_DIR`), which/' "$SRC/docs/configuration.md" >"$T/conf.md"
+python3 "$SRC/tests/tools/options-doc.py" "$T/options.tsv" "$T/conf.md" "$SRC/README.md" >"$T/out" &&
+    fail "a variable left out of the empty-value rule passed"
+grep -q "the empty-value rule does not name NVIDIA_CDI_KIND" "$T/out" || fail "$(cat "$T/out")"
+sed 's/(`ROOT_MOUNT_DIR`,/(`ROOT_MOUNT_DIR`, `NVIDIA_WHEN_BUSY`,/' "$SRC/docs/configuration.md" >"$T/conf.md"
+python3 "$SRC/tests/tools/options-doc.py" "$T/options.tsv" "$T/conf.md" "$SRC/README.md" >"$T/out" &&
+    fail "a variable the table takes empty as unset passed"
+grep -q "the empty-value rule names NVIDIA_WHEN_BUSY, which the table takes empty as unset" "$T/out" ||
+    fail "$(cat "$T/out")"
 # --help shows each option's variable and default from the same table.
 "$BIN" install --help >"$T/help"
 grep -q -- "--cache-dir PATH .*(NVIDIA_CACHE_DIR, default /var/cache/nvidia-driver-installer)" "$T/help" ||

@@ -4,8 +4,8 @@
 
 Usage: options-doc.py HELP_OPTIONS_TSV CONFIGURATION_MD README_MD
 The TSV is `nvidia-driver-installer --help-options`: name, argument, variable, default
-(as the docs write it), kind, commands, help. Prints each disagreement and exits 1, or
-prints nothing and exits 0.
+(as the docs write it), kind, commands, help, and what an empty value of the variable does
+(refused, unset). Prints each disagreement and exits 1, or prints nothing and exits 0.
 """
 import re
 import sys
@@ -16,9 +16,9 @@ NO_DEFAULT = {"count", "help", "version"}
 def load_table(path):
     rows = []
     for line in open(path, encoding="utf-8"):
-        name, arg, env, default, kind, cmds, helptext = line.rstrip("\n").split("\t")
+        name, arg, env, default, kind, cmds, helptext, empty = line.rstrip("\n").split("\t")
         rows.append(dict(name=name, arg=arg, env=env, default=default, kind=kind,
-                         cmds=set(cmds.split(",")), help=helptext))
+                         cmds=set(cmds.split(",")), help=helptext, empty=empty))
     return rows
 
 
@@ -108,6 +108,20 @@ def check_reference(rows, text, bad):
                        % (cmd, sorted(said), sorted(table)))
 
 
+def check_empty_rule(rows, text, bad):
+    """The "Empty values" rule names exactly the variables whose empty value is refused."""
+    m = re.search(r"^\* \*\*Empty values\*\*:(.*?)(?=^\* |^$)", text, re.S | re.M)
+    if not m:
+        bad.append("configuration.md: no '**Empty values**' rule")
+        return
+    said = set(re.findall(r"`([A-Z][A-Z0-9_]*)`", m.group(1)))
+    table = {r["env"] for r in rows if r["empty"] == "refused"}
+    for v in sorted(table - said):
+        bad.append("configuration.md: the empty-value rule does not name %s, which the table refuses empty" % v)
+    for v in sorted(said - table):
+        bad.append("configuration.md: the empty-value rule names %s, which the table takes empty as unset" % v)
+
+
 def check_readme(rows, text, bad):
     m = re.search(r"^\| option \| environment \| default \|\n\|[-|]+\|\n((?:\|.*\n)+)", text, re.M)
     if not m:
@@ -135,7 +149,9 @@ def check_readme(rows, text, bad):
 def main():
     rows = load_table(sys.argv[1])
     bad = []
-    check_reference(rows, open(sys.argv[2], encoding="utf-8").read(), bad)
+    reference = open(sys.argv[2], encoding="utf-8").read()
+    check_reference(rows, reference, bad)
+    check_empty_rule(rows, reference, bad)
     check_readme(rows, open(sys.argv[3], encoding="utf-8").read(), bad)
     for b in bad:
         print("options-doc: " + b)

@@ -167,6 +167,92 @@ static void test_empty_values(void **state)
 	config_done(&c);
 }
 
+/* Whether the setting of row O is the same in A and B. */
+static bool same_setting(const struct config *a, const struct config *b,
+			 const struct config_option *o)
+{
+	const void *fa = (const char *)a + o->offset, *fb = (const char *)b + o->offset;
+	const struct strv *la = fa, *lb = fb;
+	const char *sa, *sb;
+
+	switch (o->kind) {
+	case CONFIG_STRING:
+		sa = *(char *const *)fa, sb = *(char *const *)fb;
+		return (!sa && !sb) || (sa && sb && strcmp(sa, sb) == 0);
+	case CONFIG_LIST:
+		for (size_t i = 0; i < la->n && la->n == lb->n; i++)
+			if (strcmp(la->v[i], lb->v[i]) != 0)
+				return false;
+		return la->n == lb->n;
+	case CONFIG_BOOL:
+		return *(const bool *)fa == *(const bool *)fb;
+	case CONFIG_UINT:
+	case CONFIG_MAX_AGE:
+		return *(const unsigned *)fa == *(const unsigned *)fb;
+	case CONFIG_LOG_FORMAT:
+		return a->log_format == b->log_format;
+	case CONFIG_SPEED_FLOOR:
+		return a->speed_floor_bytes == b->speed_floor_bytes &&
+		       a->speed_floor_s == b->speed_floor_s;
+	case CONFIG_COUNT:
+	case CONFIG_HELP:
+	case CONFIG_VERSION:
+		break;
+	}
+	return true;
+}
+
+/*
+ * The empty-value rule, for every variable of the table (a new one cannot skip it): an
+ * empty variable of a CONFIG_NONEMPTY row is refused, naming it; any other is as if unset,
+ * every setting the default's, and the configuration passes as the default one does.
+ */
+static void test_empty_rule_every_variable(void **state)
+{
+	struct config base, c;
+	struct err e;
+	size_t n = 0;
+
+	(void)state;
+	err_clear(&e);
+	assert_int_equal(config_init(&base, &e), 0);
+	assert_int_equal(config_validate(&base, &e), 0);
+	for (size_t i = 0; i < config_n_options; i++) {
+		const struct config_option *o = &config_options[i];
+
+		if (!o->env)
+			continue;
+		n++;
+		if (o->flags & CONFIG_NONEMPTY) {
+			assert_int_equal(init_with(&c, o->env, "", &e), -1);
+			assert_int_equal(e.code, EXIT_USAGE);
+			assert_non_null(strstr(e.msg, o->env));
+			assert_non_null(strstr(e.msg, "is set but empty"));
+			config_done(&c);
+			continue;
+		}
+		if (init_with(&c, o->env, "", &e) != 0)
+			fail_msg("%s=\"\": refused (%s), but the table takes it as unset", o->env,
+				 e.msg);
+		for (size_t j = 0; j < config_n_options; j++)
+			if (!same_setting(&base, &c, &config_options[j]))
+				fail_msg("%s=\"\" changed --%s from its default", o->env,
+					 config_options[j].name);
+		if (config_validate(&c, &e) != 0)
+			fail_msg("%s=\"\": refused later (%s)", o->env, e.msg);
+		config_done(&c);
+	}
+	assert_true(n > 20);
+	config_done(&base);
+	/* The two docs/configuration.md names as examples (they were refused). */
+	assert_int_equal(init_with(&c, "NVIDIA_WHEN_BUSY", "", &e), 0);
+	assert_string_equal(c.when_busy, "fail");
+	config_done(&c);
+	assert_int_equal(init_with(&c, "NVIDIA_KERNEL_MODULE_TYPE", "", &e), 0);
+	assert_string_equal(c.kernel_module_type, "auto");
+	config_done(&c);
+}
+
 static void test_kinds_and_limits(void **state)
 {
 	struct config c;
@@ -396,13 +482,20 @@ static void test_manifest(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_strv),	     cmocka_unit_test(test_env),
-		cmocka_unit_test(test_validate),     cmocka_unit_test(test_bool_spellings),
-		cmocka_unit_test(test_empty_values), cmocka_unit_test(test_kinds_and_limits),
-		cmocka_unit_test(test_list_rule),    cmocka_unit_test(test_near_miss),
-		cmocka_unit_test(test_unknown_env),  cmocka_unit_test(test_table),
-		cmocka_unit_test(test_manifest),     cmocka_unit_test(test_help_for),
+		cmocka_unit_test(test_strv),
+		cmocka_unit_test(test_env),
+		cmocka_unit_test(test_validate),
+		cmocka_unit_test(test_bool_spellings),
+		cmocka_unit_test(test_empty_values),
+		cmocka_unit_test(test_kinds_and_limits),
+		cmocka_unit_test(test_list_rule),
+		cmocka_unit_test(test_near_miss),
+		cmocka_unit_test(test_unknown_env),
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_manifest),
+		cmocka_unit_test(test_help_for),
 		cmocka_unit_test(test_root_given),
+		cmocka_unit_test(test_empty_rule_every_variable),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
