@@ -9,6 +9,7 @@
 
 #include "hostpath.h"
 #include "kargs.h"
+#include "kmods.h"
 #include "util/fs.h"
 #include "util/jsonfile.h"
 
@@ -103,11 +104,21 @@ int kargs_read(int root_fd, struct kargs_record *ret, struct err *e)
 		return unusable(dfd, "damaged", false, e);
 	for (size_t i = 0; i < json_object_array_length(list); i++) {
 		json_object *a = json_object_array_get_idx(list, i);
+		char module[KMODS_NAME_MAX], kv[512];
 		int r2;
 
 		if (!json_object_is_type(a, json_type_string)) {
 			strv_clear(&r.args);
 			return unusable(dfd, "damaged", false, e);
+		}
+		/*
+		 * What --module-arg refuses, no load of ours gave: a restore that gave it would
+		 * fail on it and leave the node without the driver it had.
+		 */
+		if (kmods_parse_arg(json_object_get_string(a), module, sizeof(module), kv,
+				    sizeof(kv), e) < 0) {
+			strv_clear(&r.args);
+			return unusable(dfd, "damaged", true, e);
 		}
 		if ((r2 = strv_push(&r.args, json_object_get_string(a))) < 0) {
 			strv_clear(&r.args);

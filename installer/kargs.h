@@ -32,7 +32,8 @@ void kargs_record_done(struct kargs_record *r);
  * Returns 0, 1 when there is none (also where KARGS_RECORD_DIR resolves outside the
  * host's /run, or nowhere: what a link leads to is not taken), or -1 for a damaged or
  * unreadable record, which is removed then, so that it is told once (E says which, and
- * whether it went).
+ * whether it went). An entry --module-arg would refuse (kmods_parse_arg: a space, a quote)
+ * makes the record damaged: no load of ours gave it, and a restore cannot.
  */
 _must_check_ int kargs_read(int root_fd, struct kargs_record *ret, struct err *e);
 

@@ -340,13 +340,22 @@ int kernel_previous_args(const struct kernel *kn, struct strv *ret)
 		return r;
 	}
 	for (size_t i = 0; i < kn->o.n_module_args; i++) {
-		char mod[64], key[128], live[256], arg[512];
+		char mod[64], key[128], live[256], arg[512], kv[512];
+		struct err e;
 
 		/* An empty live value is the default (a string parameter not given). */
 		if (!split_arg(kn->o.module_args[i], mod, key) ||
 		    !live_param(kn, mod, key, live, sizeof(live)) || !live[0])
 			continue;
 		snprintf(arg, sizeof(arg), "%s.%s=%s", mod, key, live);
+		/* One the load cannot give (a space: loaded by hand) would fail the restore. */
+		err_clear(&e);
+		if (kmods_parse_arg(arg, mod, sizeof(mod), kv, sizeof(kv), &e) < 0) {
+			log_kv(LOG_WARN, "kernel",
+			       "a live module parameter cannot be given again: a restore leaves it at its default",
+			       "reason", e.msg, LOG_END);
+			continue;
+		}
 		if ((r = strv_push(ret, arg)) < 0)
 			return r;
 	}

@@ -90,8 +90,9 @@ bool kernel_args_differ(const struct kernel *kn, const char *version, char *buf,
 /*
  * The parameters the live driver was loaded with, pushed to RET as MODULE.KEY=VALUE: the
  * recorded set, less the parameters of modules outside the set to load, or without a
- * record the live values of those o->module_args names (one the kernel does not show, or
- * shows empty, is left out). Read before kernel_unload_current, they
+ * record the live values of those o->module_args names (one the kernel does not show,
+ * shows empty, or shows as --module-arg could not give it, is left out, with a warning
+ * for the last). Read before kernel_unload_current, they
  * load the driver again as it ran. Returns 0 or -ENOMEM.
  */
 _must_check_ int kernel_previous_args(const struct kernel *kn, struct strv *ret);

@@ -207,3 +207,30 @@ assert_eq "$(grep -c "module parameters record .*damaged" "$T/err")" 1 "warnings
 expect_err "damaged, removed"
 assert_eq "$(param DeviceFileMode)" 420 "reloaded past a damaged record"
 assert_eq "$(recorded)" "nvidia.NVreg_DeviceFileMode=420" "the record after a damaged one"
+
+# A record entry --module-arg would refuse (a value with a space) is a damaged record: no load
+# of ours gave it, and a restore giving it failed, leaving the node without its driver.
+# Warned about once and removed; a refused reload then restores what the kernel shows.
+expect_rc 0 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=432
+python3 - "$rec" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["module_args"].append("nvidia.NVreg_RegistryDwords=RMFoo=1 RMBar=2")
+json.dump(d, open(sys.argv[1], "w"))
+PY
+FAKE_KERNEL_FAIL=$refuse expect_rc 6 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=abc
+assert_eq "$(grep -c "module parameters record .*damaged" "$T/err")" 1 "warnings of a record with a refused entry"
+expect_err "module parameters record '/run/nvidia-driver-installer/module-args.json': damaged, removed: module argument 'nvidia.NVreg_RegistryDwords=RMFoo=1 RMBar=2': values cannot hold spaces or quotes"
+expect_err "ERROR install: new module parameters refused (nvidia.NVreg_DeviceFileMode: 432 -> abc); the driver runs again with the previous ones"
+assert_eq "$(cat "$T/root/sys/module/nvidia/version")" "$V_OLD" "loaded after a record with a refused entry"
+assert_eq "$(param DeviceFileMode)" 432 "restored past a record with a refused entry"
+[ -e "$ready" ] || fail "no readiness marker after a record with a refused entry"
+# Without a record, a live value --module-arg could not give (a driver loaded by hand with
+# a quoted space) is left at its default, said so; the rest is restored.
+rm -f "$rec"
+sed -i 's/^RegistryDwords: .*/RegistryDwords: "RMFoo=1 RMBar=2"/' "$T/root/proc/driver/nvidia/params"
+FAKE_KERNEL_FAIL=$refuse expect_rc 6 install --repo "$R" $(kernel_args) --module-arg nvidia.NVreg_DeviceFileMode=abc --module-arg nvidia.NVreg_RegistryDwords=RMFoo=1
+expect_err "a live module parameter cannot be given again: a restore leaves it at its default (reason=module argument 'nvidia.NVreg_RegistryDwords=RMFoo=1 RMBar=2': values cannot hold spaces or quotes)"
+expect_err "the driver runs again with its previous module parameters (version=$V_OLD parameters=nvidia.NVreg_DeviceFileMode=432)"
+assert_eq "$(param DeviceFileMode)" 432 "restored past a live value that cannot be given"
+[ -e "$ready" ] || fail "no readiness marker after a live value that cannot be given"

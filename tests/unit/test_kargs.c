@@ -10,7 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "kargs.h"
+
+DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
 static bool diff(char *const *old, size_t n_old, char *const *new, size_t n_new, char *buf)
 {
@@ -159,6 +163,38 @@ static void test_record_outside_run(void **state)
 	assert_int_equal(kargs_write(f->fd, &w, &e), -1);
 }
 
+/*
+ * An entry --module-arg would refuse is damaged: no load of ours gave it, and a restore that
+ * gave it would fail. Said once, naming the entry, and removed.
+ */
+static void test_record_entry_refused(void **state)
+{
+	static const char *const refused[] = {"nvidia.NVreg_X=a b", "nvidia.NVreg_X=\"a\"",
+					      "nvidia.NVreg_X=", "nvidia", "nvidia.X Y=1"};
+	struct scratch_fixture *f = *state;
+	struct kargs_record r = {.driver_version = ""};
+	char path[256], text[512];
+	struct err e;
+
+	snprintf(path, sizeof(path), "%s/%s", KARGS_RECORD_DIR + 1, KARGS_RECORD_NAME);
+	assert_int_equal(scratch_mkdirs(f->fd, KARGS_RECORD_DIR + 1), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(refused); i++) {
+		_cleanup_(json_object_putp) json_object *arg = json_object_new_string(refused[i]);
+
+		snprintf(text, sizeof(text),
+			 "{\"driver_version\": \"1\", \"module_args\": [\"nvidia.NVreg_Y=1\", %s]}",
+			 json_object_to_json_string(arg));
+		assert_int_equal(scratch_write(f->fd, path, text), 0);
+		err_clear(&e);
+		assert_int_equal(kargs_read(f->fd, &r, &e), -1);
+		assert_non_null(strstr(e.msg, "damaged, removed: module argument"));
+		assert_non_null(strstr(e.msg, refused[i]));
+		assert_int_equal(r.args.n, 0);
+		err_clear(&e);
+		assert_int_equal(kargs_read(f->fd, &r, &e), 1);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -168,6 +204,7 @@ int main(void)
 		cmocka_unit_test(test_small_buffer),
 		scratch_unit_test(test_record_round_trip),
 		scratch_unit_test(test_record_outside_run),
+		scratch_unit_test(test_record_entry_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
