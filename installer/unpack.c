@@ -15,6 +15,7 @@
 #include "util/fs.h"
 #include "util/dlib.h"
 #include "util/log.h"
+#include "util/str.h"
 #include "util/tail.h"
 #include "verify.h"
 
@@ -23,43 +24,6 @@
 static const char *const top_dirs[] = {"kernel", "lib64", "bin", "firmware", "share"};
 
 /* ---- path policy ------------------------------------------------------ */
-
-/*
- * Whether S is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
- * past U+10FFFF). Names are compared, printed and published as UTF-8; a name in another
- * encoding would get a different verdict from each archive format and locale.
- */
-static bool is_utf8(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	while (*p) {
-		unsigned n, cp;
-
-		if (*p < 0x80) {
-			p++;
-			continue;
-		}
-		if (*p >= 0xc2 && *p <= 0xdf)
-			n = 1, cp = *p & 0x1f;
-		else if (*p >= 0xe0 && *p <= 0xef)
-			n = 2, cp = *p & 0x0f;
-		else if (*p >= 0xf0 && *p <= 0xf4)
-			n = 3, cp = *p & 0x07;
-		else
-			return false;
-		for (unsigned k = 1; k <= n; k++) {
-			if ((p[k] & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (p[k] & 0x3f);
-		}
-		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		p += n + 1;
-	}
-	return true;
-}
 
 int unpack_check_path(const char *name, char *out, size_t size, struct err *e)
 {
@@ -75,7 +39,11 @@ int unpack_check_path(const char *name, char *out, size_t size, struct err *e)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			return err_set(e, EXIT_VERIFY, "member name has a control character");
 	}
-	if (!is_utf8(name))
+	/*
+	 * Names are compared, printed and published as UTF-8; a name in another encoding
+	 * would get a different verdict from each archive format and locale.
+	 */
+	if (!str_is_utf8(name))
 		return err_set(e, EXIT_VERIFY, "member name '%.64s' is not UTF-8", name);
 	if (p[0] == '/')
 		return err_set(e, EXIT_VERIFY, "member '%s' is an absolute path", name);
@@ -136,7 +104,7 @@ int unpack_check_symlink(const char *name, const char *target, struct err *e)
 			return err_set(e, EXIT_VERIFY,
 				       "symlink '%s' target has a control character", name);
 	}
-	if (!is_utf8(target))
+	if (!str_is_utf8(target))
 		return err_set(e, EXIT_VERIFY, "symlink '%s' target is not UTF-8", name);
 	/* The link's directory is at depth (components of NAME) - 1. */
 	for (c = name; *c; c++)
@@ -858,7 +826,7 @@ static int unpack_stream(struct reader *rd, const struct unpack_limit *limit, in
 	/*
 	 * libarchive converts pax names from UTF-8 to this thread's locale, GNU names are
 	 * raw bytes: in a C locale a pax name "café" failed while the same GNU name passed.
-	 * Read in a UTF-8 locale, both are the same bytes, and is_utf8() judges them alike.
+	 * Read in a UTF-8 locale, both are the same bytes, and str_is_utf8() judges them alike.
 	 */
 	utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
 	if (utf8)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "util/log.h"
+#include "util/str.h"
 
 static enum log_format log_format = LOG_FORMAT_TEXT;
 static enum log_level log_max = LOG_INFO;
@@ -73,31 +74,6 @@ uint64_t peak_rss_kib(void)
 	return 0;
 }
 
-/*
- * The length of the well-formed UTF-8 sequence at S (RFC 3629: no overlong forms, no
- * surrogates, nothing above U+10FFFF), or 0 when S does not start one.
- */
-static size_t utf8_len(const unsigned char *s)
-{
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		unsigned char lo = s[0] == 0xe0 ? 0xa0 : 0x80, hi = s[0] == 0xed ? 0x9f : 0xbf;
-
-		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
-	}
-	if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		unsigned char lo = s[0] == 0xf0 ? 0x90 : 0x80, hi = s[0] == 0xf4 ? 0x8f : 0xbf;
-
-		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80
-			       ? 4
-			       : 0;
-	}
-	return 0;
-}
-
 /* S as a JSON string: quotes, backslashes and control characters escaped, bytes that are
  * not UTF-8 replaced by U+FFFD (a log pipeline rejects the line otherwise). */
 static void json_string(FILE *f, const char *s)
@@ -106,7 +82,7 @@ static void json_string(FILE *f, const char *s)
 
 	fputc('"', f);
 	while (*p) {
-		size_t n = utf8_len(p);
+		size_t n = str_utf8_len((const char *)p);
 
 		if (n == 0) {
 			fputs("\\ufffd", f);

@@ -39,6 +39,38 @@ void str_fmt_cut(char *buf, size_t size, const char *fmt, ...)
 		memcpy(buf + size - sizeof(mark), mark, sizeof(mark));
 }
 
+size_t str_utf8_len(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		unsigned char lo = s[0] == 0xe0 ? 0xa0 : 0x80, hi = s[0] == 0xed ? 0x9f : 0xbf;
+
+		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
+	}
+	if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		unsigned char lo = s[0] == 0xf0 ? 0x90 : 0x80, hi = s[0] == 0xf4 ? 0x8f : 0xbf;
+
+		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80
+			       ? 4
+			       : 0;
+	}
+	return 0;
+}
+
+bool str_is_utf8(const char *s)
+{
+	for (size_t n; *s; s += n) {
+		if ((n = str_utf8_len(s)) == 0)
+			return false;
+	}
+	return true;
+}
+
 int strv_push(struct strv *s, const char *value)
 {
 	char **v = reallocarray(s->v, s->n + 2, sizeof(char *));

@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "util/cleanup.h"
@@ -22,6 +23,15 @@ void str_fmt_cut(char *buf, size_t size, const char *fmt, ...) _printf_(3, 4);
 /* The time now, UTC, as the files and documents we write give it: "2026-12-01T14:38:59Z". */
 #define STR_UTC_SIZE 32
 void str_utc_now(char buf[STR_UTC_SIZE]);
+
+/*
+ * The length of the well-formed UTF-8 sequence at S (RFC 3629: no overlong forms, no
+ * surrogates, nothing above U+10FFFF), 1 for an ASCII byte, or 0 when S does not start one
+ * (a NUL is not looked past: S[0] == 0 is a 1-byte sequence).
+ */
+size_t str_utf8_len(const char *s);
+/* Whether all of S is well-formed UTF-8 (str_utf8_len). */
+bool str_is_utf8(const char *s);
 
 /* A growable list of owned strings, NULL-terminated once it has one. */
 struct strv {

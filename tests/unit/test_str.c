@@ -33,11 +33,47 @@ static void test_fmt_cut(void **state)
 	assert_string_equal(buf, "12");
 }
 
+/* str_utf8_len, str_is_utf8: RFC 3629 (no overlong forms, surrogates, or past U+10FFFF). */
+static void test_utf8(void **state)
+{
+	static const char *const good[] = {"",
+					   "ascii",
+					   "caf\xc3\xa9",
+					   "\xe2\x82\xac",
+					   "\xf0\x9f\x99\x82",
+					   "\xf4\x8f\xbf\xbf",
+					   "\xed\x9f\xbf"};
+	static const char *const bad[] = {"\xff",
+					  "\x80",
+					  "\xc0\xaf",
+					  "\xc3",
+					  "\xe0\x80\xaf",
+					  "\xed\xa0\x80",
+					  "\xf4\x90\x80\x80",
+					  "\xf0\x9f\x99",
+					  "a\xfe"
+					  "b"};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (!str_is_utf8(good[i]))
+			fail_msg("refused good[%zu]", i);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (str_is_utf8(bad[i]))
+			fail_msg("accepted bad[%zu]", i);
+	assert_int_equal(str_utf8_len("a"), 1);
+	assert_int_equal(str_utf8_len("\xc3\xa9"), 2);
+	assert_int_equal(str_utf8_len("\xe2\x82\xac"), 3);
+	assert_int_equal(str_utf8_len("\xf0\x9f\x99\x82"), 4);
+	assert_int_equal(str_utf8_len("\xc3"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fmt_checked),
 		cmocka_unit_test(test_fmt_cut),
+		cmocka_unit_test(test_utf8),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
