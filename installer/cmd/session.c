@@ -189,7 +189,12 @@ enum repo_kmt_policy session_kmt_policy(const struct config *c)
 
 void session_print_json(json_object *o)
 {
-	puts(json_object_to_json_string_ext(o, JSONFILE_FORMAT));
+	_cleanup_free_ char *text = jsonfile_text(o);
+
+	if (text)
+		puts(text);
+	else
+		log_msg(LOG_ERROR, "json", "out of memory printing the document");
 }
 
 json_object *session_json_string(const char *s)

@@ -10,7 +10,8 @@ SECTION is the heading's text without '## ' (e.g. "`status --json`"). Each table
 object or "array of T", then ", sorted", ", sorted by `KEY`" or ", in ... order", and
 " or null" where null may appear. Every object in FILE must carry exactly the keys
 documented for its path; values must have the documented type; sorted arrays must be
-sorted. Exit 1 with one line per violation.
+sorted; the text must be UTF-8, without a lone surrogate escape. Exit 1 with one line per
+violation.
 """
 import json
 import re
@@ -112,6 +113,19 @@ def check(spec, doc, what):
     return problems
 
 
+def strict_text(v):
+    """Raises ValueError (UnicodeEncodeError) for a string or key that is not Unicode text."""
+    if isinstance(v, str):
+        v.encode("utf-8")
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            strict_text(k)
+            strict_text(x)
+    elif isinstance(v, list):
+        for x in v:
+            strict_text(x)
+
+
 def main():
     args = sys.argv[1:]
     lines = "--lines" in args
@@ -119,10 +133,14 @@ def main():
     if len(args) != 3:
         sys.exit(__doc__)
     spec = parse_doc(args[0], args[1])
-    text = sys.stdin.read() if args[2] == "-" else open(args[2], encoding="utf-8").read()
+    raw = sys.stdin.buffer.read() if args[2] == "-" else open(args[2], "rb").read()
     problems = []
     try:
+        # Strictly: the bytes UTF-8, and no escape of a lone surrogate in a string.
+        text = raw.decode("utf-8")
         docs = [json.loads(l) for l in text.splitlines() if l.strip()] if lines else [json.loads(text)]
+        for d in docs:
+            strict_text(d)
     except ValueError as e:
         sys.exit("json-contract: %s: not JSON: %s" % (args[2], e))
     if not docs:
