@@ -208,6 +208,13 @@ int kmods_parse_arg(const char *arg, char *module, size_t msize, char *kv, size_
 
 	if (!dot || !eq || dot > eq || dot == arg || eq == dot + 1 || !eq[1])
 		return err_set(e, EXIT_USAGE, "module argument '%s' is not MODULE.KEY=VALUE", arg);
+	/* Shown in JSON and kept in the record: text, as module names and parameters are. */
+	if (!str_is_utf8(arg))
+		return err_set(e, EXIT_USAGE, "module argument '%s' is not UTF-8", arg);
+	for (const char *c = arg; c < dot; c++) {
+		if (!isalnum((unsigned char)*c) && *c != '_' && *c != '-')
+			return err_set(e, EXIT_USAGE, "module argument '%s': bad module name", arg);
+	}
 	for (const char *c = dot + 1; c < eq; c++) {
 		if (!isalnum((unsigned char)*c) && *c != '_')
 			return err_set(e, EXIT_USAGE, "module argument '%s': bad parameter name",
@@ -218,6 +225,10 @@ int kmods_parse_arg(const char *arg, char *module, size_t msize, char *kv, size_
 			return err_set(e, EXIT_USAGE,
 				       "module argument '%s': values cannot hold spaces or quotes",
 				       arg);
+		if (iscntrl((unsigned char)*c))
+			return err_set(
+				e, EXIT_USAGE,
+				"module argument '%s': values cannot hold control characters", arg);
 	}
 	mlen = (size_t)(dot - arg);
 	if (mlen >= msize || strlen(dot + 1) >= kvsize)

@@ -101,7 +101,9 @@ enum kmods_state { KMODS_ABSENT, KMODS_LIVE, KMODS_COMING, KMODS_GOING, KMODS_BU
 
 /*
  * Splits "MODULE.KEY=VALUE" into the module (normalised) and "KEY=VALUE".
- * Returns 0, or -1 (EXIT_USAGE) when malformed.
+ * Returns 0, or -1 (EXIT_USAGE) when malformed: not UTF-8, a module name of other than
+ * letters, digits, '_' and '-', a key of other than letters, digits and '_', an empty
+ * value, or one with a space, a quote or a control character.
  */
 _must_check_ int kmods_parse_arg(const char *arg, char *module, size_t msize, char *kv,
 				 size_t kvsize, struct err *e);

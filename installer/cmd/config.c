@@ -627,6 +627,9 @@ static int check_host_path(const char *name, const char *p, struct err *e)
 		if ((unsigned char)*c < 0x20)
 			return err_set(e, EXIT_USAGE, "%s holds a control character", name);
 	}
+	/* Written into the CDI spec, the manifest and every --json document: text only. */
+	if (!str_is_utf8(p))
+		return err_set(e, EXIT_USAGE, "%s is not UTF-8; give the path in UTF-8", name);
 	for (const char *c = p; *c; c += strcspn(c, "/")) {
 		c += strspn(c, "/");
 		if (strncmp(c, "..", 2) == 0 && (c[2] == '/' || c[2] == '\0'))
@@ -656,6 +659,50 @@ static int check_path(struct problems *p, const char *name, const char *value)
 	if (check_host_path(label_of(name, buf, sizeof(buf)), value, &one) < 0)
 		return problem_err(p, &one);
 	return 0;
+}
+
+/*
+ * Each MODULE.KEY=VALUE well formed (kmods_parse_arg, as the load and the record take
+ * them), for a module of the set to load: refused before anything is fetched or changed.
+ */
+static int check_module_args(const struct config *c, struct problems *p)
+{
+	struct strv set = {0};
+	char lbl[96];
+	int r = 0;
+
+	label_of("module-arg", lbl, sizeof(lbl));
+	for (size_t i = 0; i < (c->modules.n ? c->modules.n : 1); i++) {
+		if (strv_push_split(&set, c->modules.n ? c->modules.v[i] : KERNEL_DEFAULT_MODULES) <
+		    0) {
+			strv_clear(&set);
+			return err_errno(p->e, EXIT_UNEXPECTED, ENOMEM, "config");
+		}
+	}
+	for (size_t i = 0; i < set.n; i++)
+		kmods_normalise_name(set.v[i]);
+	for (size_t a = 0; a < c->module_args.n && r == 0; a++) {
+		char module[KMODS_NAME_MAX], kv[512], mods[64];
+		bool in_set = false;
+		struct err one;
+
+		err_clear(&one);
+		if (kmods_parse_arg(c->module_args.v[a], module, sizeof(module), kv, sizeof(kv),
+				    &one) < 0) {
+			err_wrap(&one, "%s", lbl);
+			r = problem_err(p, &one);
+			continue;
+		}
+		for (size_t i = 0; i < set.n && !in_set; i++)
+			in_set = strcmp(set.v[i], module) == 0;
+		if (!in_set)
+			r = problem(
+				p, "%s: '%s' names '%s', which is not in the set being loaded (%s)",
+				lbl, c->module_args.v[a], module,
+				label_of("modules", mods, sizeof(mods)));
+	}
+	strv_clear(&set);
+	return r;
 }
 
 static int check_all(const struct config *c, struct problems *p)
@@ -712,7 +759,7 @@ static int check_all(const struct config *c, struct problems *p)
 		if (check_path(p, "host-mount", c->host_mounts.v[i]) < 0)
 			return -1;
 	}
-	return 0;
+	return check_module_args(c, p);
 }
 
 int config_validate(const struct config *c, struct err *e)
@@ -800,47 +847,6 @@ static int check_certs(const struct config *c, struct problems *p)
 	return 0;
 }
 
-/* Each MODULE.KEY=VALUE well formed, for a module of the set to load. */
-static int check_module_args(const struct config *c, struct problems *p)
-{
-	struct strv set = {0};
-	char lbl[96];
-	int r = 0;
-
-	label_of("module-arg", lbl, sizeof(lbl));
-	for (size_t i = 0; i < (c->modules.n ? c->modules.n : 1); i++) {
-		if (strv_push_split(&set, c->modules.n ? c->modules.v[i] : KERNEL_DEFAULT_MODULES) <
-		    0) {
-			strv_clear(&set);
-			return err_errno(p->e, EXIT_UNEXPECTED, ENOMEM, "config");
-		}
-	}
-	for (size_t i = 0; i < set.n; i++)
-		kmods_normalise_name(set.v[i]);
-	for (size_t a = 0; a < c->module_args.n && r == 0; a++) {
-		char module[KMODS_NAME_MAX], kv[512], mods[64];
-		bool in_set = false;
-		struct err one;
-
-		err_clear(&one);
-		if (kmods_parse_arg(c->module_args.v[a], module, sizeof(module), kv, sizeof(kv),
-				    &one) < 0) {
-			err_wrap(&one, "%s", lbl);
-			r = problem_err(p, &one);
-			continue;
-		}
-		for (size_t i = 0; i < set.n && !in_set; i++)
-			in_set = strcmp(set.v[i], module) == 0;
-		if (!in_set)
-			r = problem(
-				p, "%s: '%s' names '%s', which is not in the set being loaded (%s)",
-				lbl, c->module_args.v[a], module,
-				label_of("modules", mods, sizeof(mods)));
-	}
-	strv_clear(&set);
-	return r;
-}
-
 int config_preflight(const struct config *c, struct err *e)
 {
 	struct problems p = {.all = true, .e = e};
@@ -851,7 +857,7 @@ int config_preflight(const struct config *c, struct err *e)
 	if (c->repos.n == 0 &&
 	    problem(&p, "%s: no repository configured", label_of("repo", lbl, sizeof(lbl))) < 0)
 		return -1;
-	if (check_keys(c, &p) < 0 || check_certs(c, &p) < 0 || check_module_args(c, &p) < 0)
+	if (check_keys(c, &p) < 0 || check_certs(c, &p) < 0)
 		return -1;
 	if (c->kernel_keyring_cert && access(c->kernel_keyring_cert, R_OK) < 0 &&
 	    problem(&p, "%s: '%s': %s", label_of("kernel-keyring-cert", lbl, sizeof(lbl)),

@@ -92,6 +92,17 @@ static void test_validate(void **state)
 	strv_clear(&c.repos);
 	assert_int_equal(config_set(&c.kernel_release, "../x", &e), 0);
 	assert_int_equal(config_validate(&c, &e), -1);
+	assert_int_equal(config_set(&c.kernel_release, "6.1.0", &e), 0);
+	/* Not UTF-8: a host path, a module argument, refused where they enter. */
+	assert_int_equal(config_set(&c.cache_dir, "/var/cache/\xff", &e), 0);
+	assert_int_equal(config_validate(&c, &e), -1);
+	assert_non_null(strstr(e.msg, "--cache-dir (NVIDIA_CACHE_DIR) is not UTF-8"));
+	assert_int_equal(config_set(&c.cache_dir, "/var/cache/caf\xc3\xa9", &e), 0);
+	assert_int_equal(config_validate(&c, &e), 0);
+	assert_int_equal(strv_push(&c.module_args, "nvidia.NVreg_X=\xfe"), 0);
+	assert_int_equal(config_validate(&c, &e), -1);
+	assert_non_null(strstr(e.msg, "is not UTF-8"));
+	assert_int_equal(e.code, EXIT_USAGE);
 	config_done(&c);
 
 	unsigned v = 7;

@@ -233,9 +233,11 @@ static void test_module_args(void **state)
 					 sizeof(kv), &e),
 			 0);
 	assert_string_equal(kv, "NVreg_RegistryDwords=a=1;b=2");
-	static const char *const bad[] = {"nvidia",	  "nvidia.x",  ".x=1",
-					  "nvidia.=1",	  "nvidia.x=", "nvidia.a-b=1",
-					  "nvidia.x=a b", "a=b.c",     "nvidia.x=\"1\""};
+	static const char *const bad[] = {"nvidia",	   "nvidia.x",	    ".x=1",
+					  "nvidia.=1",	   "nvidia.x=",	    "nvidia.a-b=1",
+					  "nvidia.x=a b",  "a=b.c",	    "nvidia.x=\"1\"",
+					  "nvidia.x=\xff", "nvidia.x=\x01", "nvidi\xc3.x=1",
+					  "nv idia.x=1",   "nv/x.y=1"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		if (kmods_parse_arg(bad[i], m, sizeof(m), kv, sizeof(kv), &e) != -1)
 			fail_msg("accepted '%s'", bad[i]);
