@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "util/log.h"
+#include "util/out.h"
+#include "util/str.h"
 
 static enum log_format log_format = LOG_FORMAT_TEXT;
 static enum log_level log_max = LOG_INFO;
@@ -73,31 +75,6 @@ uint64_t peak_rss_kib(void)
 	return 0;
 }
 
-/*
- * The length of the well-formed UTF-8 sequence at S (RFC 3629: no overlong forms, no
- * surrogates, nothing above U+10FFFF), or 0 when S does not start one.
- */
-static size_t utf8_len(const unsigned char *s)
-{
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		unsigned char lo = s[0] == 0xe0 ? 0xa0 : 0x80, hi = s[0] == 0xed ? 0x9f : 0xbf;
-
-		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
-	}
-	if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		unsigned char lo = s[0] == 0xf0 ? 0x90 : 0x80, hi = s[0] == 0xf4 ? 0x8f : 0xbf;
-
-		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80
-			       ? 4
-			       : 0;
-	}
-	return 0;
-}
-
 /* S as a JSON string: quotes, backslashes and control characters escaped, bytes that are
  * not UTF-8 replaced by U+FFFD (a log pipeline rejects the line otherwise). */
 static void json_string(FILE *f, const char *s)
@@ -106,7 +83,7 @@ static void json_string(FILE *f, const char *s)
 
 	fputc('"', f);
 	while (*p) {
-		size_t n = utf8_len(p);
+		size_t n = str_utf8_len(p);
 
 		if (n == 0) {
 			fputs("\\ufffd", f);
@@ -144,13 +121,6 @@ static bool is_decimal(const char *v)
 		if (*v < '0' || *v > '9')
 			return false;
 	return true;
-}
-
-/* Text mode keeps one event per line: control characters become '?'. */
-static void text_string(FILE *f, const char *s)
-{
-	for (; *s; s++)
-		fputc((unsigned char)*s < 0x20 ? '?' : *s, f);
 }
 
 /*
@@ -209,13 +179,13 @@ static void log_emit(enum log_level level, const char *stage, const char *msg, v
 		bool first = true;
 
 		fprintf(f, "%s %s: ", level_tags[level], stage);
-		text_string(f, msg);
+		out_text(f, msg);
 		while ((k = va_arg(kv, const char *)) && (v = va_arg(kv, const char *))) {
 			fputs(first ? " (" : " ", f);
 			first = false;
 			key_is_number(&k);
 			fprintf(f, "%s=", k);
-			text_string(f, v);
+			out_text(f, v);
 		}
 		fputs(first ? "\n" : ")\n", f);
 	}

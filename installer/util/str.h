@@ -23,6 +23,13 @@ void str_fmt_cut(char *buf, size_t size, const char *fmt, ...) _printf_(3, 4);
 #define STR_UTC_SIZE 32
 void str_utc_now(char buf[STR_UTC_SIZE]);
 
+/*
+ * The length of the well-formed UTF-8 sequence at S (RFC 3629: no overlong forms, no
+ * surrogates, nothing above U+10FFFF), or 0 when S does not start one. S is
+ * NUL-terminated: a sequence cut short by the end is not well-formed.
+ */
+size_t str_utf8_len(const unsigned char *s);
+
 /* A growable list of owned strings, NULL-terminated once it has one. */
 struct strv {
 	char **v;
