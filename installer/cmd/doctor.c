@@ -17,6 +17,7 @@
 #include "cmd/nodestate.h"
 #include "source.h"
 #include "util/log.h"
+#include "util/out.h"
 #include "util/str.h"
 #include "version.h"
 
@@ -453,9 +454,9 @@ static void report(const struct config *c, const struct doctor *d)
 	for (size_t i = 0; i < d->n; i++) {
 		const struct check *k = &d->checks[i];
 
-		printf("[%-4s] %-13s %s\n", verdict_names[k->v], k->name, k->detail);
+		out_line(stdout, "[%-4s] %-13s %s", verdict_names[k->v], k->name, k->detail);
 		if (k->fix[0])
-			printf("       %-13s fix: %s\n", "", k->fix);
+			out_line(stdout, "       %-13s fix: %s", "", k->fix);
 	}
 }
 
