@@ -72,3 +72,12 @@ shows out "t?]8;;http://x/?ag"
 expect_rc 0 coverage --repo "$R" --repo-key "$FIX/keys/pub.pem"
 out_clean coverage
 shows out "t?]8;;http://x/?ag"
+
+# verify-module: a module's own modinfo (version, vermagic) is shown neutralised.
+printf 'static const char mi[] __attribute__((section(".modinfo"), used, aligned(1))) = "license=GPL\\0name=evil\\0version=1\\033]0;t\\007\\0vermagic=%s SMP \\033[2J";\n' \
+    "$KERNEL" >"$T/evil.c"
+cc -c -o "$T/evil.ko" "$T/evil.c"
+expect_rc 5 verify-module --kernel-release "$KERNEL" "$T/evil.ko"
+out_clean verify-module
+shows out "version:  1?]0;t?"
+shows out "vermagic: $KERNEL SMP ?[2J"
