@@ -13,6 +13,7 @@
 #include "util/fs.h"
 #include "util/dlib.h"
 #include "util/log.h"
+#include "util/out.h"
 #include "util/str.h"
 #include "util/tail.h"
 #include "verify.h"
@@ -264,8 +265,10 @@ static int progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t u
 	if (s->f->tty) {
 		int pct = (int)(done * 100 / total), bars = pct * 30 / 100;
 
-		fprintf(stderr, "\r%s [%.*s%*s] %3d%% %s / %s %s/s ", s->name, bars,
-			"==============================", 30 - bars, "", pct, a, b, rate);
+		/* The name is the repository's: shown neutralised, after the bar's own "\r". */
+		fputc('\r', stderr);
+		out_part(stderr, "%s [%.*s%*s] %3d%% %s / %s %s/s ", s->name, bars,
+			 "==============================", 30 - bars, "", pct, a, b, rate);
 		s->bar_shown = true;
 	} else {
 		char pct[8];

@@ -13,6 +13,7 @@
 #include "util/fs.h"
 #include "util/str.h"
 #include "util/log.h"
+#include "util/out.h"
 
 struct kernel {
 	struct kernel_opts o; /* its strings are the caller's */
@@ -452,32 +453,34 @@ void kernel_describe(const struct kernel *kn, FILE *out)
 
 	const struct ktrust_prediction *p = &kn->prediction;
 
-	fprintf(out, "  kernel:      sig_enforce %s, lockdown %s, Secure Boot %s, LoadPin %s\n",
-		kn->trust.sig_enforce, kn->trust.lockdown, kn->trust.secure_boot,
-		kn->trust.loadpin);
-	fprintf(out, "  kernel keys: %zu in %s\n", kn->trust.n_keys,
-		!kn->trust.has_keys	? "(no /proc/keys)"
-		: kn->trust.keyrings[0] ? kn->trust.keyrings
-					: "(no trusted keyring shown)");
-	fprintf(out, "  loaded:      nvidia %s\n",
-		kn->loaded_version[0] ? kn->loaded_version : "not loaded");
-	fprintf(out, "  modules:     %s%s\n",
-		o->n_modules ? "as --modules lists" : KERNEL_DEFAULT_MODULES,
-		o->n_module_args ? " (with --module-arg)" : "");
+	out_line(out, "  kernel:      sig_enforce %s, lockdown %s, Secure Boot %s, LoadPin %s",
+		 kn->trust.sig_enforce, kn->trust.lockdown, kn->trust.secure_boot,
+		 kn->trust.loadpin);
+	out_line(out, "  kernel keys: %zu in %s", kn->trust.n_keys,
+		 !kn->trust.has_keys	 ? "(no /proc/keys)"
+		 : kn->trust.keyrings[0] ? kn->trust.keyrings
+					 : "(no trusted keyring shown)");
+	out_line(out, "  loaded:      nvidia %s",
+		 kn->loaded_version[0] ? kn->loaded_version : "not loaded");
+	out_line(out, "  modules:     %s%s",
+		 o->n_modules ? "as --modules lists" : KERNEL_DEFAULT_MODULES,
+		 o->n_module_args ? " (with --module-arg)" : "");
 	if (n_certs)
-		fprintf(out,
-			"  signatures:  checked against %zu pinned certificate(s) before insertion\n",
+		out_line(
+			out,
+			"  signatures:  checked against %zu pinned certificate(s) before insertion",
 			n_certs);
 	else
-		fprintf(out, "  signatures:  not checked (no --module-cert)%s\n",
+		out_line(
+			out, "  signatures:  not checked (no --module-cert)%s",
 			ktrust_enforces(&kn->trust)
 				? "; the kernel enforces signatures and will refuse untrusted modules"
 				: "");
 	if (!kn->has_prediction)
 		return;
-	fprintf(out, "  will load:   %s: %s\n", ktrust_verdict_name(p->verdict), p->why);
+	out_line(out, "  will load:   %s: %s", ktrust_verdict_name(p->verdict), p->why);
 	if (p->need[0])
-		fprintf(out, "  needs:       %s\n", p->need);
+		out_line(out, "  needs:       %s", p->need);
 }
 
 /*

@@ -13,6 +13,7 @@
 #include "hostpath.h"
 #include "expose.h"
 #include "cmd/cmd.h"
+#include "util/out.h"
 #include "kernel.h"
 #include "kmods.h"
 #include "modsig.h"
@@ -166,9 +167,10 @@ static void list_text(const struct repo_index *idx, const struct host *h,
 		      enum repo_kmt_policy policy, const struct repo_driver *def,
 		      const struct repo_driver *latest, const struct carried *car)
 {
-	printf("host: kernel %s (%s), os %s%s%s, %zu NVIDIA GPU(s)\n", h->kernel, h->arch, h->os_id,
-	       h->os_build_id ? " build " : "", h->os_build_id ? h->os_build_id : "", h->n_gpus);
-	printf("%-14s %-20s %s\n", "VERSION", "TAGS", "STATUS");
+	out_line(stdout, "host: kernel %s (%s), os %s%s%s, %zu NVIDIA GPU(s)", h->kernel, h->arch,
+		 h->os_id, h->os_build_id ? " build " : "", h->os_build_id ? h->os_build_id : "",
+		 h->n_gpus);
+	out_line(stdout, "%-14s %-20s %s", "VERSION", "TAGS", "STATUS");
 	for (size_t i = 0; i < idx->n_drivers; i++) {
 		const struct repo_driver *d = &idx->drivers[i];
 		struct repo_judgement j;
@@ -183,24 +185,26 @@ static void list_text(const struct repo_index *idx, const struct host *h,
 						t ? "," : "", d->tags[t]);
 		if (v == REPO_OK && car[i].r == 0) {
 			not_carried_reason(pkg, reason, sizeof(reason));
-			printf("%-14s %-20s excluded: %s\n", d->version, tags, reason);
+			out_line(stdout, "%-14s %-20s excluded: %s", d->version, tags, reason);
 		} else if (v == REPO_OK) {
-			printf("%-14s %-20s installable%s%s%s%s\n", d->version, tags,
-			       d == def ? " (default)" : "", d == latest ? " (latest)" : "",
-			       mt ? ": " : "", mt ? mt : "");
+			out_line(stdout, "%-14s %-20s installable%s%s%s%s", d->version, tags,
+				 d == def ? " (default)" : "", d == latest ? " (latest)" : "",
+				 mt ? ": " : "", mt ? mt : "");
 			if (pkg->has_signer)
-				printf("%-14s %-20s modules signed by '%s' (key %s, certificate sha256 %s)\n",
-				       "", "", pkg->signer_subject, pkg->signer_key_id,
-				       pkg->signer_sha256);
+				out_line(
+					stdout,
+					"%-14s %-20s modules signed by '%s' (key %s, certificate sha256 %s)",
+					"", "", pkg->signer_subject, pkg->signer_key_id,
+					pkg->signer_sha256);
 		} else {
 			verdict_reason(&j, h, reason, sizeof(reason));
-			printf("%-14s %-20s excluded: %s\n", d->version, tags, reason);
+			out_line(stdout, "%-14s %-20s excluded: %s", d->version, tags, reason);
 		}
 		for (unsigned t = REPO_MT_PROPRIETARY; t < REPO_MT_COUNT; t++) {
 			if (j.kmt.excluded[t][0])
-				printf("%-14s %-20s %s modules excluded: %s\n", "", "",
-				       repo_module_type_name((enum repo_module_type)t),
-				       j.kmt.excluded[t]);
+				out_line(stdout, "%-14s %-20s %s modules excluded: %s", "", "",
+					 repo_module_type_name((enum repo_module_type)t),
+					 j.kmt.excluded[t]);
 		}
 	}
 }
@@ -294,7 +298,7 @@ int list_versions_run(const struct config *c, struct err *e)
 			char line[1600];
 
 			session_pending_text(pd, line, sizeof(line));
-			printf("pending: %s\n", line);
+			out_line(stdout, "pending: %s", line);
 		}
 	}
 	r = nothing_installable(src.idx, &h, policy, car, e);
@@ -364,16 +368,18 @@ int uninstall_run(const struct config *c, struct err *e)
 
 static void report_print(const struct kmods_report *r, bool pass)
 {
-	printf("%s\n", r->file);
-	printf("  name:     %s\n", r->has_info ? r->info.name : "?");
-	printf("  version:  %s\n", r->has_info && r->info.version[0] ? r->info.version : "-");
-	printf("  vermagic: %s\n", r->has_info && r->info.vermagic[0] ? r->info.vermagic : "-");
-	printf("  signed:   %s\n", r->sig.is_signed ? "yes" : "no");
-	printf("  signer:   %s\n", r->sig.signer[0] ? r->sig.signer : "-");
-	printf("  key id:   %s\n", r->sig.key_id[0] ? r->sig.key_id : "-");
-	printf("  cert:     %s\n", r->sig.cert_sha256[0] ? r->sig.cert_sha256 : "-");
-	printf("  hash:     %s\n", r->sig.hash_algo[0] ? r->sig.hash_algo : "-");
-	printf("  verdict:  %s%s\n", pass ? "" : "FAIL: ", r->verdict);
+	out_line(stdout, "%s", r->file);
+	out_line(stdout, "  name:     %s", r->has_info ? r->info.name : "?");
+	out_line(stdout, "  version:  %s",
+		 r->has_info && r->info.version[0] ? r->info.version : "-");
+	out_line(stdout, "  vermagic: %s",
+		 r->has_info && r->info.vermagic[0] ? r->info.vermagic : "-");
+	out_line(stdout, "  signed:   %s", r->sig.is_signed ? "yes" : "no");
+	out_line(stdout, "  signer:   %s", r->sig.signer[0] ? r->sig.signer : "-");
+	out_line(stdout, "  key id:   %s", r->sig.key_id[0] ? r->sig.key_id : "-");
+	out_line(stdout, "  cert:     %s", r->sig.cert_sha256[0] ? r->sig.cert_sha256 : "-");
+	out_line(stdout, "  hash:     %s", r->sig.hash_algo[0] ? r->sig.hash_algo : "-");
+	out_line(stdout, "  verdict:  %s%s", pass ? "" : "FAIL: ", r->verdict);
 }
 
 /* FILE as given on the command line (the report names the file alone). */

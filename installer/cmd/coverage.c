@@ -14,6 +14,7 @@
 
 #include "cache.h"
 #include "cmd/cmd.h"
+#include "util/out.h"
 #include "host.h"
 #include "repo.h"
 #include "source.h"
@@ -98,21 +99,21 @@ static void tags_text(const struct repo_driver *d, char *buf, size_t size)
 
 static void table_text(const struct source *src, const struct row *rows, size_t n, size_t n_kernels)
 {
-	printf("repository: %s (index signed by key %s, generated %s)\n", index_origin(src),
-	       src->fingerprint, src->idx->has_generated ? src->idx->generated : "unknown");
-	printf("%-24s %-8s %-8s %-16s %-14s %-12s %s\n", "KERNEL", "ARCH", "OS", "OS_BUILD",
-	       "VERSION", "MODULES", "TAGS");
+	out_line(stdout, "repository: %s (index signed by key %s, generated %s)", index_origin(src),
+		 src->fingerprint, src->idx->has_generated ? src->idx->generated : "unknown");
+	out_line(stdout, "%-24s %-8s %-8s %-16s %-14s %-12s %s", "KERNEL", "ARCH", "OS", "OS_BUILD",
+		 "VERSION", "MODULES", "TAGS");
 	for (size_t i = 0; i < n; i++) {
 		const struct repo_package *p = rows[i].p;
 		char tags[128];
 
 		tags_text(rows[i].d, tags, sizeof(tags));
-		printf("%-24s %-8s %-8s %-16s %-14s %-12s %s\n", p->kernel, p->arch,
-		       p->os ? p->os : "any", p->os_build ? p->os_build : "any", rows[i].d->version,
-		       module_type_text(p), tags);
+		out_line(stdout, "%-24s %-8s %-8s %-16s %-14s %-12s %s", p->kernel, p->arch,
+			 p->os ? p->os : "any", p->os_build ? p->os_build : "any",
+			 rows[i].d->version, module_type_text(p), tags);
 	}
-	printf("%zu package(s): %zu kernel(s), %zu version(s)\n", n, n_kernels,
-	       src->idx->n_drivers);
+	out_line(stdout, "%zu package(s): %zu kernel(s), %zu version(s)", n, n_kernels,
+		 src->idx->n_drivers);
 }
 
 static json_object *version_json(const struct repo_driver *d)
@@ -239,12 +240,13 @@ static int query(const struct config *c, const struct source *src, const struct 
 	if (c->json)
 		query_json(c, src, h, &choice, e);
 	else if (r == 0)
-		printf("served: %s%s%s, kernel %s (%s): '%s' is driver %s, package %s%s%s\n",
-		       h->os_id, h->os_build_id ? " build " : "",
-		       h->os_build_id ? h->os_build_id : "", h->kernel, h->arch, c->driver_version,
-		       choice.driver->version, choice.pkg->path,
-		       choice.pkg->module_type ? ", modules " : "",
-		       choice.pkg->module_type ? module_type_text(choice.pkg) : "");
+		out_line(stdout,
+			 "served: %s%s%s, kernel %s (%s): '%s' is driver %s, package %s%s%s",
+			 h->os_id, h->os_build_id ? " build " : "",
+			 h->os_build_id ? h->os_build_id : "", h->kernel, h->arch,
+			 c->driver_version, choice.driver->version, choice.pkg->path,
+			 choice.pkg->module_type ? ", modules " : "",
+			 choice.pkg->module_type ? module_type_text(choice.pkg) : "");
 	return r;
 }
 

@@ -17,6 +17,7 @@
 #include "cmd/nodestate.h"
 #include "source.h"
 #include "util/log.h"
+#include "util/out.h"
 #include "util/str.h"
 #include "version.h"
 
@@ -41,22 +42,39 @@ struct doctor {
 	size_t n;
 };
 
+_printf_(5, 0) static void set_va(struct check *c, enum verdict v, const char *name,
+				  const char *fix, const char *fmt, va_list ap)
+{
+	c->v = v;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	snprintf(c->fix, sizeof(c->fix), "%s", v == V_OK || v == V_SKIP || !fix ? "" : fix);
+	vsnprintf(c->detail, sizeof(c->detail), fmt, ap);
+}
+
+/* Sets check C anew: a later check can change what an earlier line concludes. */
+static void set(struct check *c, enum verdict v, const char *name, const char *fix, const char *fmt,
+		...) _printf_(5, 6);
+static void set(struct check *c, enum verdict v, const char *name, const char *fix, const char *fmt,
+		...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	set_va(c, v, name, fix, fmt, ap);
+	va_end(ap);
+}
+
 static void add(struct doctor *d, enum verdict v, const char *name, const char *fix,
 		const char *fmt, ...) _printf_(5, 6);
 static void add(struct doctor *d, enum verdict v, const char *name, const char *fix,
 		const char *fmt, ...)
 {
-	struct check *c;
 	va_list ap;
 
 	if (d->n == MAX_CHECKS)
 		return;
-	c = &d->checks[d->n++];
-	c->v = v;
-	snprintf(c->name, sizeof(c->name), "%s", name);
-	snprintf(c->fix, sizeof(c->fix), "%s", v == V_OK || v == V_SKIP || !fix ? "" : fix);
 	va_start(ap, fmt);
-	vsnprintf(c->detail, sizeof(c->detail), fmt, ap);
+	set_va(&d->checks[d->n++], v, name, fix, fmt, ap);
 	va_end(ap);
 }
 
@@ -198,60 +216,55 @@ static void check_module_type_suits(struct doctor *d, const struct repo_index *i
 		    kd.reason);
 }
 
-/* The repository: a package for this kernel, else the kernels nearest to it. */
-static void check_repository(struct doctor *d, const struct config *c, int root_fd,
-			     const struct nodestate *s)
+/* What the repository has for the running kernel: the kernel check's fix follows it. */
+enum answer { ANSWER_NOT_ASKED, ANSWER_UNKNOWN, ANSWER_NOTHING, ANSWER_SERVES };
+
+struct repo_answer {
+	enum answer what;
+	char version[64]; /* with ANSWER_SERVES: the driver install would install */
+};
+
+/*
+ * The index has a package of CHOICE for this kernel: whether a mirror carries it (a
+ * partial mirror keeps the whole index).
+ */
+static void check_repository_carried(struct doctor *d, struct source *src,
+				     const struct nodestate *s, const struct repo_choice *choice,
+				     struct repo_answer *ret)
 {
-	_cleanup_(cache_freep) struct cache *cache = NULL;
+	char fix[sizeof(d->checks[0].fix)];
+	size_t mirror;
+	struct err e;
+
+	err_clear(&e);
+	if (source_probe_package(src, choice->pkg, &mirror, &e) != 0) {
+		ret->what = ANSWER_SERVES;
+		str_fmt_cut(ret->version, sizeof(ret->version), "%s", choice->driver->version);
+		add(d, V_OK, "repository", NULL, "driver %s has a package for kernel %s",
+		    choice->driver->version, s->host.kernel);
+		return;
+	}
+	ret->what = ANSWER_NOTHING;
+	str_fmt_cut(
+		fix, sizeof(fix),
+		"add it to the mirror ('nvidia-driver-installer mirror --kernel %s --driver-version %s'), or ask for a version a mirror carries ('list-versions')",
+		s->host.kernel, choice->driver->version);
+	add(d, V_FAIL, "repository", fix,
+	    "driver %s has a package for kernel %s in the index, but no mirror carries it ('%s')",
+	    choice->driver->version, s->host.kernel, choice->pkg->path);
+}
+
+/* Nothing for this kernel (WHY, from repo_select): the kernels nearest to it that have one. */
+static void check_repository_nearest(struct doctor *d, const struct repo_index *idx,
+				     const struct nodestate *s, const struct err *why)
+{
 	const char *names[256];
 	long scored[256][2];
-	struct source_opts so = session_source_opts(c);
-	struct repo_choice choice;
-	struct source src;
-	struct err e;
 	char near[400] = "";
 	size_t n = 0, len = 0;
 
-	if (c->repos.n == 0) {
-		add(d, V_SKIP, "repository", NULL, "no --repo given");
-		return;
-	}
-	err_clear(&e);
-	if (cache_open(root_fd, c->cache_dir, false, &cache, &e) < 0 ||
-	    source_open(&so, cache, 0, &src, &e) < 0) {
-		add(d, V_FAIL, "repository", e.hint[0] ? e.hint : "check --repo and --repo-key",
-		    "%s", e.msg);
-		return;
-	}
-	if (src.from_cache) {
-		/* Never "ok": this node is served, a node without a cache is not. */
-		check_repository_fallback(d, &src);
-		source_done(&src);
-		return;
-	}
-	check_module_type_suits(d, src.idx, s);
-	if (repo_select(src.idx, &s->host, c->driver_version, session_kmt_policy(c), &choice, &e) ==
-	    0) {
-		char fix[384];
-		size_t mirror;
-
-		/* A partial mirror keeps the whole index: ask whether one carries the package. */
-		str_fmt_cut(
-			fix, sizeof(fix),
-			"add it to the mirror ('nvidia-driver-installer mirror --kernel %s --driver-version %s'), or ask for a version a mirror carries ('list-versions')",
-			s->host.kernel, choice.driver->version);
-		if (source_probe_package(&src, choice.pkg, &mirror, &e) == 0)
-			add(d, V_FAIL, "repository", fix,
-			    "driver %s has a package for kernel %s in the index, but no mirror carries it ('%s')",
-			    choice.driver->version, s->host.kernel, choice.pkg->path);
-		else
-			add(d, V_OK, "repository", NULL, "driver %s has a package for kernel %s",
-			    choice.driver->version, s->host.kernel);
-		source_done(&src);
-		return;
-	}
-	for (size_t i = 0; i < src.idx->n_drivers; i++) {
-		const struct repo_driver *dr = &src.idx->drivers[i];
+	for (size_t i = 0; i < idx->n_drivers; i++) {
+		const struct repo_driver *dr = &idx->drivers[i];
 
 		for (size_t p = 0; p < dr->n_pkgs && n < ARRAY_SIZE(names); p++) {
 			bool dup = false;
@@ -270,8 +283,50 @@ static void check_repository(struct doctor *d, const struct config *c, int root_
 	for (size_t i = 0; i < n && i < 3; i++)
 		len += (size_t)snprintf(near + len, sizeof(near) - len, "%s%s", i ? ", " : "",
 					names[scored[i][1]]);
-	add(d, V_FAIL, "repository", e.hint, "%s%s%s", e.msg,
+	add(d, V_FAIL, "repository", why->hint, "%s%s%s", why->msg,
 	    n ? "; nearest kernels with one: " : "", near);
+}
+
+/*
+ * The repository: a package for this kernel, else the kernels nearest to it. RET says
+ * what it answered.
+ */
+static void check_repository(struct doctor *d, const struct config *c, int root_fd,
+			     const struct nodestate *s, struct repo_answer *ret)
+{
+	_cleanup_(cache_freep) struct cache *cache = NULL;
+	struct source_opts so = session_source_opts(c);
+	struct repo_choice choice;
+	struct source src;
+	struct err e;
+
+	ret->what = ANSWER_NOT_ASKED;
+	if (c->repos.n == 0) {
+		add(d, V_SKIP, "repository", NULL, "no --repo given");
+		return;
+	}
+	ret->what = ANSWER_UNKNOWN;
+	err_clear(&e);
+	if (cache_open(root_fd, c->cache_dir, false, &cache, &e) < 0 ||
+	    source_open(&so, cache, 0, &src, &e) < 0) {
+		add(d, V_FAIL, "repository", e.hint[0] ? e.hint : "check --repo and --repo-key",
+		    "%s", e.msg);
+		return;
+	}
+	if (src.from_cache) {
+		/* Never "ok": this node is served, a node without a cache is not. */
+		check_repository_fallback(d, &src);
+		source_done(&src);
+		return;
+	}
+	check_module_type_suits(d, src.idx, s);
+	if (repo_select(src.idx, &s->host, c->driver_version, session_kmt_policy(c), &choice, &e) ==
+	    0) {
+		check_repository_carried(d, &src, s, &choice, ret);
+	} else {
+		ret->what = ANSWER_NOTHING;
+		check_repository_nearest(d, src.idx, s, &e);
+	}
 	source_done(&src);
 }
 
@@ -332,15 +387,21 @@ static void check_module_type(struct doctor *d, const struct nodestate *s)
 static void check_installed(struct doctor *d, const struct nodestate *s)
 {
 	const char *want = s->manifest.driver_version;
+	char other[sizeof(d->checks[0].fix)];
 
 	if (!s->installed) {
 		add(d, V_FAIL, "installed", "run 'nvidia-driver-installer install'",
 		    "no driver is installed");
 		return;
 	}
+	str_fmt_cut(other, sizeof(other),
+		    "its modules are for kernel %s, not %s: see the kernel check",
+		    s->manifest.kernel_release, s->host.kernel);
 	if (!s->loaded_version[0])
 		add(d, V_FAIL, "loaded",
-		    "run install: it loads the installed modules (after a reboot too)",
+		    strcmp(s->manifest.kernel_release, s->host.kernel) != 0
+			    ? other
+			    : "run install: it loads the installed modules (after a reboot too)",
 		    "driver %s is installed but not loaded", want);
 	else if (strcmp(s->loaded_version, want) != 0)
 		add(d, V_FAIL, "loaded", "drain the node and re-run install, or reboot",
@@ -406,6 +467,51 @@ static void check_host_side(struct doctor *d, const struct nodestate *s)
 	    s->ready_present ? "present" : "absent");
 }
 
+/*
+ * The running kernel against the one the driver was installed for. After the node boots
+ * another kernel no installed module can load, and install is the fix only where the
+ * repository has a package for the new kernel (ANSWER, from check_repository). Check K
+ * is the kernel line, first in the list: set here once the repository has answered.
+ */
+static void check_kernel(struct check *k, const struct nodestate *s,
+			 const struct repo_answer *answer)
+{
+	const char *inst = s->manifest.kernel_release, *run = s->host.kernel;
+	char head[sizeof(k->detail)], fix[sizeof(k->fix)];
+
+	str_fmt_cut(head, sizeof(head), "%s (%s), os %s%s%s", run, s->host.arch,
+		    s->host.os_id ? s->host.os_id : "?", s->host.os_build_id ? " build " : "",
+		    s->host.os_build_id ? s->host.os_build_id : "");
+	if (!s->installed || strcmp(inst, run) == 0) {
+		set(k, V_OK, "kernel", NULL, "%s", head);
+		return;
+	}
+	if (answer->what == ANSWER_SERVES)
+		str_fmt_cut(
+			fix, sizeof(fix),
+			"run install: it installs driver %s, which the repository has for kernel %s",
+			answer->version, run);
+	else if (answer->what == ANSWER_NOTHING)
+		str_fmt_cut(
+			fix, sizeof(fix),
+			"the repository has nothing to install on kernel %s (see the repository check): add a package for it (" DOC_DIR
+			"/building-packages.md) and run install, or boot kernel %s again",
+			run, inst);
+	else if (answer->what == ANSWER_UNKNOWN)
+		str_fmt_cut(
+			fix, sizeof(fix),
+			"run install once the repository answers (see the repository check): it installs a package for kernel %s if the repository has one; or boot kernel %s again",
+			run, inst);
+	else
+		str_fmt_cut(
+			fix, sizeof(fix),
+			"run install with the node's repository (--repo): it installs a package for kernel %s if the repository has one, which 'doctor --repo URL' tells; or boot kernel %s again",
+			run, inst);
+	set(k, V_FAIL, "kernel", fix,
+	    "%s: the installed driver %s is for kernel %s: no installed package fits this kernel",
+	    head, s->manifest.driver_version, inst);
+}
+
 /* fail when a check failed, warn when one warns, else ok: what --json calls the verdict. */
 static enum verdict overall(const struct doctor *d, size_t *ret_failed, size_t *ret_warned)
 {
@@ -453,9 +559,9 @@ static void report(const struct config *c, const struct doctor *d)
 	for (size_t i = 0; i < d->n; i++) {
 		const struct check *k = &d->checks[i];
 
-		printf("[%-4s] %-13s %s\n", verdict_names[k->v], k->name, k->detail);
+		out_line(stdout, "[%-4s] %-13s %s", verdict_names[k->v], k->name, k->detail);
 		if (k->fix[0])
-			printf("       %-13s fix: %s\n", "", k->fix);
+			out_line(stdout, "       %-13s fix: %s", "", k->fix);
 	}
 }
 
@@ -463,19 +569,21 @@ int doctor_run(const struct config *c, struct err *e)
 {
 	_cleanup_close_ int root_fd = -1;
 	struct doctor d = {.n = 0};
+	struct repo_answer answer;
+	struct check *kernel;
 	struct nodestate s;
 	size_t failed, warned;
 
 	root_fd = session_open_root(c, e);
 	if (root_fd < 0 || nodestate_collect(c, root_fd, &s, e) < 0)
 		return -1;
-	add(&d, V_OK, "kernel", NULL, "%s (%s), os %s%s%s", s.host.kernel, s.host.arch,
-	    s.host.os_id ? s.host.os_id : "?", s.host.os_build_id ? " build " : "",
-	    s.host.os_build_id ? s.host.os_build_id : "");
+	/* The kernel line leads; its verdict waits for the repository's answer. */
+	kernel = &d.checks[d.n++];
 	check_host_paths(&d, c, root_fd);
 	check_gpus(&d, &s);
 	check_conflicts(&d, &s);
-	check_repository(&d, c, root_fd, &s);
+	check_repository(&d, c, root_fd, &s, &answer);
+	check_kernel(kernel, &s, &answer);
 	check_trust(&d, c, root_fd, &s);
 	check_installed(&d, &s);
 	check_module_type(&d, &s);

@@ -7,6 +7,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/install_plan.h"
+#include "util/out.h"
 #include "util/cleanup.h"
 
 void install_describe_modules(const struct host *h, char *buf, size_t size)
@@ -26,64 +27,69 @@ void install_plan_print(const struct config *c, const struct plan *p)
 	const struct host *h = &p->host;
 	char mods[512];
 
-	printf("plan (dry run, nothing changed):\n");
-	printf("  host:        %s%s%s, kernel %s (%s), %zu NVIDIA GPU(s)\n",
-	       h->os_pretty ? h->os_pretty : h->os_id, h->os_build_id ? " build " : "",
-	       h->os_build_id ? h->os_build_id : "", h->kernel, h->arch, h->n_gpus);
+	out_line(stdout, "plan (dry run, nothing changed):");
+	out_line(stdout, "  host:        %s%s%s, kernel %s (%s), %zu NVIDIA GPU(s)",
+		 h->os_pretty ? h->os_pretty : h->os_id, h->os_build_id ? " build " : "",
+		 h->os_build_id ? h->os_build_id : "", h->kernel, h->arch, h->n_gpus);
 	for (size_t i = 0; i < h->n_gpus; i++)
-		printf("               GPU %04x:%04x at %s\n", h->gpus[i].vendor, h->gpus[i].device,
-		       h->gpus[i].bdf);
+		out_line(stdout, "               GPU %04x:%04x at %s", h->gpus[i].vendor,
+			 h->gpus[i].device, h->gpus[i].bdf);
 	if (p->src.fresh)
-		printf("  repository:  %s (index signed by key %s; the node's copy, fetched %llds ago, fresh for %us)\n",
-		       p->src.mirrors[p->src.mirror], p->src.fingerprint, (long long)p->src.age_s,
-		       p->src.max_age_s);
+		out_line(
+			stdout,
+			"  repository:  %s (index signed by key %s; the node's copy, fetched %llds ago, fresh for %us)",
+			p->src.mirrors[p->src.mirror], p->src.fingerprint, (long long)p->src.age_s,
+			p->src.max_age_s);
 	else if (p->src.from_cache)
-		printf("  repository:  node cache, the mirrors' index unusable: %s (index signed by key %s)\n",
-		       source_fallback_name(p->src.fallback), p->src.fingerprint);
+		out_line(
+			stdout,
+			"  repository:  node cache, the mirrors' index unusable: %s (index signed by key %s)",
+			source_fallback_name(p->src.fallback), p->src.fingerprint);
 	else
-		printf("  repository:  %s (index signed by key %s)\n",
-		       p->src.mirrors[p->src.mirror], p->src.fingerprint);
-	printf("  request:     %s -> driver %s%s%s%s\n", c->driver_version,
-	       p->choice.driver->version, repo_module_type_name(pkg->module_type) ? ", " : "",
-	       repo_module_type_name(pkg->module_type) ? repo_module_type_name(pkg->module_type)
-						       : "",
-	       repo_module_type_name(pkg->module_type) ? " modules" : "");
-	printf("  package:     %s (%llu bytes, sha256 %s)\n", pkg->path,
-	       (unsigned long long)pkg->size, pkg->sha256);
+		out_line(stdout, "  repository:  %s (index signed by key %s)",
+			 p->src.mirrors[p->src.mirror], p->src.fingerprint);
+	out_line(stdout, "  request:     %s -> driver %s%s%s%s", c->driver_version,
+		 p->choice.driver->version, repo_module_type_name(pkg->module_type) ? ", " : "",
+		 repo_module_type_name(pkg->module_type) ? repo_module_type_name(pkg->module_type)
+							 : "",
+		 repo_module_type_name(pkg->module_type) ? " modules" : "");
+	out_line(stdout, "  package:     %s (%llu bytes, sha256 %s)", pkg->path,
+		 (unsigned long long)pkg->size, pkg->sha256);
 	if (p->has_current)
-		printf("  installed:   %s%s%s%s for kernel %s (sha256 %.12s...)\n",
-		       p->current.driver_version, p->current.module_type ? ", " : "",
-		       p->current.module_type ? p->current.module_type : "",
-		       p->current.module_type ? " modules" : "", p->current.kernel_release,
-		       p->current.package_sha256);
+		out_line(stdout, "  installed:   %s%s%s%s for kernel %s (sha256 %.12s...)",
+			 p->current.driver_version, p->current.module_type ? ", " : "",
+			 p->current.module_type ? p->current.module_type : "",
+			 p->current.module_type ? " modules" : "", p->current.kernel_release,
+			 p->current.package_sha256);
 	else
-		printf("  installed:   nothing\n");
+		out_line(stdout, "  installed:   nothing");
 	if (p->up_to_date)
-		printf("  action:      %s\n",
-		       p->links_ok ? "none, already installed" : "repair the install dir's links");
+		out_line(stdout, "  action:      %s",
+			 p->links_ok ? "none, already installed"
+				     : "repair the install dir's links");
 	else
-		printf("  action:      %s, unpack, verify, publish%s\n",
-		       p->cached ? "use the cached package" : "download",
-		       p->has_current ? " (replacing the installed version)" : "");
+		out_line(stdout, "  action:      %s, unpack, verify, publish%s",
+			 p->cached ? "use the cached package" : "download",
+			 p->has_current ? " (replacing the installed version)" : "");
 	if (p->has_pending) {
 		char line[1600];
 
 		session_pending_text(&p->pending, line, sizeof(line));
-		printf("  pending:     %s\n", line);
+		out_line(stdout, "  pending:     %s", line);
 	}
-	printf("  install dir: %s (host root %s)\n", c->install_dir, c->root);
+	out_line(stdout, "  install dir: %s (host root %s)", c->install_dir, c->root);
 	if (p->not_writable[0])
-		printf("  WARNING:     %s: install will fail\n", p->not_writable);
+		out_line(stdout, "  WARNING:     %s: install will fail", p->not_writable);
 	if (p->has_mount)
-		printf("  mount:       %s (%s, %s)%s\n", p->mount.target, p->mount.fstype,
-		       p->mount.options,
-		       p->mount.noexec ? ": noexec, to be bind-mounted exec" : "");
+		out_line(stdout, "  mount:       %s (%s, %s)%s", p->mount.target, p->mount.fstype,
+			 p->mount.options,
+			 p->mount.noexec ? ": noexec, to be bind-mounted exec" : "");
 	install_describe_modules(h, mods, sizeof(mods));
-	printf("  modules now: %s\n", mods);
+	out_line(stdout, "  modules now: %s", mods);
 	if (p->kernel)
 		kernel_describe(p->kernel, stdout);
 	else
-		printf("  kernel:      untouched (--skip-modules)\n");
+		out_line(stdout, "  kernel:      untouched (--skip-modules)");
 }
 
 /* ---- the plan as JSON: docs/json.md, "install --dry-run --json" ---------------- */

@@ -18,6 +18,7 @@
 #include "repo.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "util/out.h"
 
 #ifndef INSTALLER_VERSION
 #define INSTALLER_VERSION "dev"
@@ -261,8 +262,8 @@ static int usage_error(const struct command *cmd, const char *fmt, ...)
 		       U64("exit_code", EXIT_USAGE), LOG_END);
 		return EXIT_USAGE;
 	}
-	fprintf(stderr, "%s: %s%s%s\nT%s.\n", PROG, cmd ? cmd->name : "", cmd ? ": " : "", msg,
-		fix + 1);
+	out_line(stderr, "%s: %s%s%s", PROG, cmd ? cmd->name : "", cmd ? ": " : "", msg);
+	out_line(stderr, "T%s.", fix + 1);
 	return EXIT_USAGE;
 }
 
@@ -335,10 +336,8 @@ static int report(const struct command *cmd, const struct err *e)
 		log_kv(LOG_ERROR, cmd->name, e->msg, "fix", e->hint, U64("exit_code", e->code),
 		       LOG_END);
 	} else {
-		fprintf(stderr, "ERROR %s: %s", cmd->name, e->msg);
-		if (e->hint[0])
-			fprintf(stderr, "; fix: %s", e->hint);
-		fprintf(stderr, " (exit %d)\n", e->code);
+		out_line(stderr, "ERROR %s: %s%s%s (exit %d)", cmd->name, e->msg,
+			 e->hint[0] ? "; fix: " : "", e->hint, e->code);
 	}
 	return e->code ? e->code : EXIT_UNEXPECTED;
 }

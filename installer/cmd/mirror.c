@@ -14,6 +14,7 @@
 #include "source.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/out.h"
 #include "verify.h"
 
 /* Whether DRIVER is wanted: no --driver-version given, or one of them matches it. */
@@ -284,8 +285,8 @@ int mirror_run(const struct config *c, struct err *e)
 	if (c->json)
 		print_json(c, &src, pkgs, copied, kept, net);
 	else
-		printf("mirrored %u package(s), %u already present, to %s\n", copied, kept,
-		       c->mirror_to);
+		out_line(stdout, "mirrored %u package(s), %u already present, to %s", copied, kept,
+			 c->mirror_to);
 	r = 0;
 out:
 	source_done(&src);

@@ -11,6 +11,7 @@
 #include "cmd/cmd.h"
 #include "nodeinfo.h"
 #include "cmd/nodestate.h"
+#include "util/out.h"
 #include "util/str.h"
 
 DEFINE_POINTER_CLEANUP(json_object, json_object_put)
@@ -245,62 +246,73 @@ static void status_text(const struct config *c, const struct nodestate *s, const
 	const struct manifest *m = &s->manifest;
 	char line[1600];
 
-	printf("installed:      %s\n", s->installed ? "yes" : "no");
+	out_line(stdout, "installed:      %s", s->installed ? "yes" : "no");
 	if (s->installed) {
-		printf("driver_version: %s (requested: %s)\n", m->driver_version,
-		       m->requested_version ? m->requested_version : "?");
-		printf("kernel_release: %s%s\n", m->kernel_release,
-		       strcmp(m->kernel_release, running) == 0
-			       ? ""
-			       : " (differs from the running kernel: reinstall)");
+		out_line(stdout, "driver_version: %s (requested: %s)", m->driver_version,
+			 m->requested_version ? m->requested_version : "?");
+		out_line(stdout, "kernel_release: %s%s", m->kernel_release,
+			 strcmp(m->kernel_release, running) == 0
+				 ? ""
+				 : " (differs from the running kernel: reinstall)");
 		if (m->module_type)
-			printf("module_type:    %s\n", m->module_type);
-		printf("package_sha256: %s\n", m->package_sha256);
-		printf("repository:     %s\n", m->repository ? m->repository : "?");
-		printf("installed_at:   %s\n", m->installed_at);
+			out_line(stdout, "module_type:    %s", m->module_type);
+		out_line(stdout, "package_sha256: %s", m->package_sha256);
+		out_line(stdout, "repository:     %s", m->repository ? m->repository : "?");
+		out_line(stdout, "installed_at:   %s", m->installed_at);
 	}
 	if (pd) {
 		session_pending_text(pd, line, sizeof(line));
-		printf("pending:        %s\n", line);
+		out_line(stdout, "pending:        %s", line);
 	}
 	if (fallback)
-		printf("index:          from the node cache at the last install (%s, %s): %s\n",
-		       json_str(fallback, "reason"), json_str(fallback, "at"),
-		       json_str(fallback, "detail"));
-	printf("install_dir:    %s", c->install_dir);
+		out_line(stdout,
+			 "index:          from the node cache at the last install (%s, %s): %s",
+			 json_str(fallback, "reason"), json_str(fallback, "at"),
+			 json_str(fallback, "detail"));
 	if (s->has_mount)
-		printf(" (on %s, %s %s)", s->mount.target, s->mount.fstype, s->mount.options);
-	printf("\nloaded_version: %s%s%s%s\nmodules:       ",
-	       s->loaded_version[0] ? s->loaded_version : "not loaded",
-	       s->loaded_type[0] ? " (" : "", s->loaded_type, s->loaded_type[0] ? " modules)" : "");
+		out_line(stdout, "install_dir:    %s (on %s, %s %s)", c->install_dir,
+			 s->mount.target, s->mount.fstype, s->mount.options);
+	else
+		out_line(stdout, "install_dir:    %s", c->install_dir);
+	out_line(stdout, "loaded_version: %s%s%s%s",
+		 s->loaded_version[0] ? s->loaded_version : "not loaded",
+		 s->loaded_type[0] ? " (" : "", s->loaded_type,
+		 s->loaded_type[0] ? " modules)" : "");
+	out_part(stdout, "modules:       ");
 	for (size_t i = 0; i < s->host.n_modules; i++)
-		printf(" %s%s%s%s", s->host.modules[i].name,
-		       s->host.modules[i].version[0] ? " " : "", s->host.modules[i].version,
-		       i + 1 < s->host.n_modules ? "," : "");
-	printf("%s\ndevice_nodes:  ", s->host.n_modules ? "" : " none");
+		out_part(stdout, " %s%s%s%s", s->host.modules[i].name,
+			 s->host.modules[i].version[0] ? " " : "", s->host.modules[i].version,
+			 i + 1 < s->host.n_modules ? "," : "");
+	out_line(stdout, "%s", s->host.n_modules ? "" : " none");
+	out_part(stdout, "device_nodes:  ");
 	for (size_t i = 0; i < s->n_nodes; i++)
-		printf(" %s", s->nodes[i]);
-	printf("%s\n", s->n_nodes ? "" : " none");
-	printf("cdi_spec:       %s/%s (%s)\n", c->cdi_dir, CDI_FILE,
-	       s->cdi_present ? "present" : "absent");
+		out_part(stdout, " %s", s->nodes[i]);
+	out_line(stdout, "%s", s->n_nodes ? "" : " none");
+	out_line(stdout, "cdi_spec:       %s/%s (%s)", c->cdi_dir, CDI_FILE,
+		 s->cdi_present ? "present" : "absent");
 	if (s->cdi_other[0])
-		printf("cdi_conflict:   %s, another producer's, declares %s: the node's devices are theirs (--cdi-kind or --cdi-replace)\n",
-		       s->cdi_other, c->cdi_kind);
-	printf("labels:         %s (%s)\n", LABELS_FILE, s->labels_present ? "present" : "absent");
-	printf("ready:          %s\n",
-	       s->ready_present && v->nvml_answers ? "yes"
-	       : s->ready_present ? "no (the readiness marker is present, but NVML does not answer)"
-				  : "no");
+		out_line(
+			stdout,
+			"cdi_conflict:   %s, another producer's, declares %s: the node's devices are theirs (--cdi-kind or --cdi-replace)",
+			s->cdi_other, c->cdi_kind);
+	out_line(stdout, "labels:         %s (%s)", LABELS_FILE,
+		 s->labels_present ? "present" : "absent");
+	out_line(stdout, "ready:          %s",
+		 s->ready_present && v->nvml_answers ? "yes"
+		 : s->ready_present
+			 ? "no (the readiness marker is present, but NVML does not answer)"
+			 : "no");
 	if (s->nvml_ok && v->nvml_answers) {
-		printf("nvml:           driver %s, CUDA %d.%d, %u GPU(s)\n", s->nvml.driver_version,
-		       s->nvml.cuda_version / 1000, s->nvml.cuda_version % 1000 / 10,
-		       s->nvml.n_gpus);
+		out_line(stdout, "nvml:           driver %s, CUDA %d.%d, %u GPU(s)",
+			 s->nvml.driver_version, s->nvml.cuda_version / 1000,
+			 s->nvml.cuda_version % 1000 / 10, s->nvml.n_gpus);
 		for (unsigned i = 0; i < s->nvml.n_gpus; i++)
-			printf("                %u: %s, %s, %llu MiB\n", i, s->nvml.gpus[i].name,
-			       s->nvml.gpus[i].uuid,
-			       (unsigned long long)s->nvml.gpus[i].memory_mib);
+			out_line(stdout, "                %u: %s, %s, %llu MiB", i,
+				 s->nvml.gpus[i].name, s->nvml.gpus[i].uuid,
+				 (unsigned long long)s->nvml.gpus[i].memory_mib);
 	} else {
-		printf("nvml:           %s\n", v->nvml_error[0] ? v->nvml_error : "not checked");
+		out_line(stdout, "nvml:           %s",
+			 v->nvml_error[0] ? v->nvml_error : "not checked");
 	}
 }
 

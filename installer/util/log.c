@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "util/log.h"
+#include "util/out.h"
 #include "util/str.h"
 
 static enum log_format log_format = LOG_FORMAT_TEXT;
@@ -122,13 +123,6 @@ static bool is_decimal(const char *v)
 	return true;
 }
 
-/* Text mode keeps one event per line: control characters become '?'. */
-static void text_string(FILE *f, const char *s)
-{
-	for (; *s; s++)
-		fputc((unsigned char)*s < 0x20 ? '?' : *s, f);
-}
-
 /*
  * One record, one write(2): lines from processes sharing a pipe (a node's log collector,
  * many installers under test) never interleave mid-line.
@@ -185,13 +179,13 @@ static void log_emit(enum log_level level, const char *stage, const char *msg, v
 		bool first = true;
 
 		fprintf(f, "%s %s: ", level_tags[level], stage);
-		text_string(f, msg);
+		out_text(f, msg);
 		while ((k = va_arg(kv, const char *)) && (v = va_arg(kv, const char *))) {
 			fputs(first ? " (" : " ", f);
 			first = false;
 			key_is_number(&k);
 			fprintf(f, "%s=", k);
-			text_string(f, v);
+			out_text(f, v);
 		}
 		fputs(first ? "\n" : ")\n", f);
 	}

@@ -6,7 +6,8 @@
  * Key/value pairs are passed as strings, and a value is a JSON string whatever it
  * looks like ("550.90", "nan", "1e5" stay strings). The caller types a number:
  * U64("bytes", n) is the pair, written as a JSON number. Every line is valid JSON:
- * control characters are escaped and bytes that are not UTF-8 become U+FFFD.
+ * control characters are escaped and bytes that are not UTF-8 become U+FFFD. A text
+ * line shows each control character and each byte that is not UTF-8 as '?' (out_text).
  */
 #pragma once
 
