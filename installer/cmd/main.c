@@ -77,6 +77,10 @@ static const struct command commands[] =
 		 "check kernel modules' signatures and vermagic as the kernel would",
 		 "Checks each kernel module FILE as the kernel would before loading it: its signature against the --module-cert certificates and its vermagic against the kernel release. Exit status 5 when a module fails; without --module-cert no signature can be checked, so a signed module fails as not verified.",
 		 SESSION_HOST_NONE, false},
+		{"pause", CFG_PAUSE, false, false, pause_run,
+		 "wait for SIGTERM or SIGINT, then exit 0 (a pod's holding container)",
+		 "Does nothing until SIGTERM or SIGINT, then exits 0: the process of the DaemonSets' driver-ready container, whose readiness probe reads the installer's marker. As its container's PID 1 it reaps the processes that end under it. Reads and changes nothing.",
+		 SESSION_HOST_NONE, false, true},
 };
 
 /* "--repo URL", "-v, --verbose". */

@@ -10,6 +10,8 @@
 #      each one ends 143 (or, for the refused reload, with its own exit 6 once the previous
 #      parameters run again); a signal before the switch leaves the old version serving;
 #      the next run converges to the state of a run never signalled.
+#   3. The manifests' long-running containers of our image (driver-ready) end on SIGTERM
+#      as PID 1, at once and with exit 0.
 FAKE_KERNEL=1
 TRIALS=${SIGTERM_TRIALS:-11}
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
@@ -175,6 +177,41 @@ echo '[]' >"$HTTP_FAULTS"
 "$BIN" --root "$T/h" install --repo "$HTTP/repo" $(install_args) --driver-version latest >/dev/null 2>"$T/term.err" ||
     fail "the run after SIGTERM: $(cat "$T/term.err")"
 case $(readlink "$T/h/$IDIR_REL/.current") in *"$V_NEW"*) ;; *) fail "not upgraded by the run after SIGTERM" ;; esac
+
+# 3. Each container of our image that the DaemonSets start and keep running, as PID 1 of a
+#    new PID namespace: SIGTERM ends it at once (`sleep infinity` there would ignore it).
+holders=$(python3 - "$SRC"/daemonset-*.yaml <<'EOF'
+import json, sys, yaml
+for path in sys.argv[1:]:
+    for doc in yaml.safe_load_all(open(path)):
+        spec = (doc or {}).get("spec", {}).get("template", {}).get("spec", {})
+        for c in spec.get("containers", []):
+            if "nvidia-driver-installer:" in c["image"]:
+                print(json.dumps([path.rsplit("/", 1)[1] + ":" + c["name"]] + c["command"]))
+EOF
+)
+[ "$(grep -c . <<<"$holders")" -ge 2 ] || fail "fewer holding containers in the manifests than two: $holders"
+holder_pid() { ps -o pid= --ppid "$1" | tr -d ' '; }
+holder_runs() { [ "$(readlink "/proc/$(holder_pid "$1")/exe")" = "$2" ]; }
+gone() { ! kill -0 "$1" 2>/dev/null; }
+while read -r h; do
+    name=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])[0])' "$h")
+    mapfile -t cmd < <(python3 -c 'import json,sys; [print(a) for a in json.loads(sys.argv[1])[1:]]' "$h")
+    [ "${cmd[0]}" = /usr/bin/nvidia-driver-installer ] && cmd[0]=$BIN
+    # --kill-child: one that ignores SIGTERM goes with unshare when the test fails.
+    unshare -fp --mount-proc --kill-child "${cmd[@]}" >"$T/holder.out" 2>&1 &
+    pid=$!
+    trap 'kill -KILL "$pid" 2>/dev/null || true' EXIT
+    wait_for "$name to run" 10 holder_runs "$pid" "$(realpath "$(command -v "${cmd[0]}")")"
+    kill -TERM "$(holder_pid "$pid")"
+    wait_for "$name to end on SIGTERM as PID 1" 10 gone "$pid"
+    set +e
+    wait "$pid"
+    rc=$?
+    set -e
+    assert_eq "$rc" 0 "$name: exit on SIGTERM"
+    trap - EXIT
+done <<<"$holders"
 
 # 2. SIGTERM at the Nth change, PID 1.
 run_trials upgrade "$T/old" "$ref_new" "$tree_old" 143 0 "$tree_old" "$tree_new" -- \
