@@ -7,6 +7,7 @@
 #include "util/interrupt.h"
 
 static volatile sig_atomic_t received;
+static bool installed;
 
 static void on_signal(int sig)
 {
@@ -15,17 +16,32 @@ static void on_signal(int sig)
 		received = sig;
 }
 
-int interrupt_setup(void)
+static int install(bool restart)
 {
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESTART;
+	sa.sa_flags = restart ? SA_RESTART : 0;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGTERM, &sa, NULL) < 0 || sigaction(SIGINT, &sa, NULL) < 0)
 		return -errno;
 	return 0;
+}
+
+int interrupt_setup(void)
+{
+	int r = install(true);
+
+	installed = r == 0;
+	return r;
+}
+
+void interrupt_wakes(bool wakes)
+{
+	/* Cannot fail with this handler and these signals. */
+	if (installed)
+		(void)install(!wakes);
 }
 
 int interrupt_signal(void)

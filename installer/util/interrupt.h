@@ -27,6 +27,15 @@ _must_check_ int interrupt_setup(void);
 int interrupt_signal(void);
 
 /*
+ * WAKES true: SIGTERM and SIGINT end a blocking call with EINTR (no SA_RESTART), for a wait
+ * that may last (another run's lock), whose loop checks interrupt_signal() before each
+ * call; false: back to SA_RESTART. A signal between that check and the call is seen once
+ * the call returns. Does nothing before interrupt_setup (a command that does not handle
+ * the signals dies of it, waiting or not).
+ */
+void interrupt_wakes(bool wakes);
+
+/*
  * A safe point, before NEXT (the step the run would take now: "the download", "the switch").
  * Returns 0 when no signal came, else -1 with E set: code 128 + the signal, a message naming
  * the signal and NEXT, and a hint saying that the next run completes what this one began.

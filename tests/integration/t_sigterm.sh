@@ -10,6 +10,7 @@
 #      each one ends 143 (or, for the refused reload, with its own exit 6 once the previous
 #      parameters run again); a signal before the switch leaves the old version serving;
 #      the next run converges to the state of a run never signalled.
+#   4. SIGTERM while the run waits for another one's lock: the wait ends, exit 143.
 #   3. The manifests' long-running containers of our image (driver-ready) end on SIGTERM
 #      as PID 1, at once and with exit 0.
 FAKE_KERNEL=1
@@ -140,6 +141,7 @@ start_httpd "$T/srv"
     fail "install over HTTP"
 before=$(snapshot "$T/h/$IDIR_REL")
 pkg=$(cd "$T/srv" && ls repo/packages/*/*/nvidia-$V_NEW.tar.zst)
+gone() { ! kill -0 "$1" 2>/dev/null; }
 # The child of `unshare -f`, once it runs the installer.
 ns_child() {
     local c
@@ -178,6 +180,40 @@ echo '[]' >"$HTTP_FAULTS"
     fail "the run after SIGTERM: $(cat "$T/term.err")"
 case $(readlink "$T/h/$IDIR_REL/.current") in *"$V_NEW"*) ;; *) fail "not upgraded by the run after SIGTERM" ;; esac
 
+# 4. SIGTERM to an installer (PID 1) that waits for the lock another run holds (a holder
+#    of flock(2) on the same file, as session.c takes it, until the test releases it).
+lockf="$T/h/run/nvidia-driver-installer.lock"
+mkfifo "$T/release"
+python3 -c 'import fcntl, sys
+f = open(sys.argv[1], "a")
+fcntl.flock(f, fcntl.LOCK_EX)
+open(sys.argv[2], "w").close()
+open(sys.argv[3]).read()' "$lockf" "$T/held" "$T/release" &
+holder=$!
+trap 'echo >"$T/release"' EXIT
+wait_for "the lock to be held" 10 test -e "$T/held"
+before=$(snapshot "$T/h/$IDIR_REL")
+unshare -fp --mount-proc "$BIN" --root "$T/h" install --repo "$HTTP/repo" $(install_args) \
+    --driver-version "$V_OLD" >/dev/null 2>"$T/term.err" &
+pid=$!
+waits() { grep -q "another installer is running; waiting for it" "$T/term.err"; }
+wait_for "the installer to wait for the lock" 10 waits
+target=$(ns_child "$pid") || fail "no installer under unshare"
+kill -TERM "$target"
+# Not `wait` at once: an installer that went on waiting would wait for this test.
+wait_for "the installer to end on SIGTERM while it waits for the lock" 10 gone "$pid"
+set +e
+wait "$pid"
+rc=$?
+set -e
+assert_eq "$rc" 143 "exit after SIGTERM during the wait for the lock"
+grep -q "^ERROR install: lock: stopped by SIGTERM before the other installer released the lock; fix: none needed: the node keeps a state the next run completes (exit 143)$" "$T/term.err" ||
+    fail "the wait for the lock: $(cat "$T/term.err")"
+assert_eq "$(snapshot "$T/h/$IDIR_REL")" "$before" "install dir after SIGTERM during the wait for the lock"
+echo >"$T/release"
+trap - EXIT
+wait "$holder"
+
 # 3. Each container of our image that the DaemonSets start and keep running, as PID 1 of a
 #    new PID namespace: SIGTERM ends it at once (`sleep infinity` there would ignore it).
 holders=$(python3 - "$SRC"/daemonset-*.yaml <<'EOF'
@@ -193,7 +229,6 @@ EOF
 [ "$(grep -c . <<<"$holders")" -ge 2 ] || fail "fewer holding containers in the manifests than two: $holders"
 holder_pid() { ps -o pid= --ppid "$1" | tr -d ' '; }
 holder_runs() { [ "$(readlink "/proc/$(holder_pid "$1")/exe")" = "$2" ]; }
-gone() { ! kill -0 "$1" 2>/dev/null; }
 while read -r h; do
     name=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])[0])' "$h")
     mapfile -t cmd < <(python3 -c 'import json,sys; [print(a) for a in json.loads(sys.argv[1])[1:]]' "$h")
