@@ -10,8 +10,9 @@
 #      each one ends 143 (or, for the refused reload, with its own exit 6 once the previous
 #      parameters run again); a signal before the switch leaves the old version serving;
 #      the next run converges to the state of a run never signalled.
+#   3. SIGTERM to `mirror` while a package streams: the same stop; the next run completes.
 #   4. SIGTERM while the run waits for another one's lock: the wait ends, exit 143.
-#   3. The manifests' long-running containers of our image (driver-ready) end on SIGTERM
+#   5. The manifests' long-running containers of our image (driver-ready) end on SIGTERM
 #      as PID 1, at once and with exit 0.
 FAKE_KERNEL=1
 TRIALS=${SIGTERM_TRIALS:-11}
@@ -180,6 +181,26 @@ echo '[]' >"$HTTP_FAULTS"
     fail "the run after SIGTERM: $(cat "$T/term.err")"
 case $(readlink "$T/h/$IDIR_REL/.current") in *"$V_NEW"*) ;; *) fail "not upgraded by the run after SIGTERM" ;; esac
 
+# 3. mirror, signalled while the package streams into its .part file.
+printf '[{"path": "/%s", "action": "stall", "seconds": 60, "times": 1, "run": "mirror"}]\n' "$pkg" >"$HTTP_FAULTS"
+mirror_args=(mirror --repo "$HTTP/repo" --repo-key "$FIX/keys/pub.pem" --to "$T/m" --kernel "$KERNEL" --driver-version "$V_NEW")
+"$BIN" "${mirror_args[@]}" >/dev/null 2>"$T/term.err" &
+pid=$!
+wait_for "mirror to open its .part file" 10 has_file "$T/m/packages/*/*/*.part"
+kill -TERM "$pid"
+wait_for "mirror to end on SIGTERM" 10 gone "$pid"
+set +e
+wait "$pid"
+rc=$?
+set -e
+assert_eq "$rc" 143 "mirror's exit after SIGTERM"
+grep -q "^ERROR mirror: .*stopped by SIGTERM before the end of the transfer; fix: none needed: the node keeps a state the next run completes (exit 143)$" "$T/term.err" ||
+    fail "mirror's stop: $(cat "$T/term.err")"
+! has_file "$T/m/packages/*/*/*.tar.zst" || fail "mirror: a package in place after SIGTERM"
+echo '[]' >"$HTTP_FAULTS"
+"$BIN" "${mirror_args[@]}" >/dev/null 2>"$T/term.err" || fail "mirror after SIGTERM: $(cat "$T/term.err")"
+has_file "$T/m/packages/*/*/*.tar.zst" || fail "mirror after SIGTERM: no package"
+
 # 4. SIGTERM to an installer (PID 1) that waits for the lock another run holds (a holder
 #    of flock(2) on the same file, as session.c takes it, until the test releases it).
 lockf="$T/h/run/nvidia-driver-installer.lock"
@@ -214,7 +235,7 @@ echo >"$T/release"
 trap - EXIT
 wait "$holder"
 
-# 3. Each container of our image that the DaemonSets start and keep running, as PID 1 of a
+# 5. Each container of our image that the DaemonSets start and keep running, as PID 1 of a
 #    new PID namespace: SIGTERM ends it at once (`sleep infinity` there would ignore it).
 holders=$(python3 - "$SRC"/daemonset-*.yaml <<'EOF'
 import json, sys, yaml
