@@ -862,6 +862,19 @@ static int mirrors_fail(struct mirror_state *st, size_t n, unsigned attempts, ui
 	return -1;
 }
 
+/* The attempt at mirror BASE ended with R and E: kept in ST, and said. */
+static void mirror_failed(struct mirror_state *st, const char *base, enum fetch_result r,
+			  const struct err *e)
+{
+	st->permanent = r != FETCH_TRANSIENT;
+	st->missing = r == FETCH_MISSING;
+	st->code = e->code;
+	str_fmt_cut(st->msg, sizeof(st->msg), "%s", e->msg);
+	snprintf(st->hint, sizeof(st->hint), "%s", e->hint);
+	log_kv(LOG_WARN, "fetch", e->msg, "mirror", base, "retry", st->permanent ? "no" : "yes",
+	       LOG_END);
+}
+
 int fetch_mirrors(struct fetcher *f, char *const *bases, size_t n, size_t first,
 		  fetch_attempt_fn fn, void *userdata, size_t *ret_mirror, struct err *e)
 {
@@ -903,13 +916,7 @@ int fetch_mirrors(struct fetcher *f, char *const *bases, size_t n, size_t first,
 			/* A transfer the signal ended is no mirror's fault: no retry, no other mirror. */
 			if (interrupt_check(e, "the end of the transfer") < 0)
 				return -1;
-			st[i].permanent = r != FETCH_TRANSIENT;
-			st[i].missing = r == FETCH_MISSING;
-			st[i].code = e->code;
-			str_fmt_cut(st[i].msg, sizeof(st[i].msg), "%s", e->msg);
-			snprintf(st[i].hint, sizeof(st[i].hint), "%s", e->hint);
-			log_kv(LOG_WARN, "fetch", e->msg, "mirror", bases[i], "retry",
-			       st[i].permanent ? "no" : "yes", LOG_END);
+			mirror_failed(&st[i], bases[i], r, e);
 			any_left |= !st[i].permanent;
 			any_slow |= f->share_spent;
 			any_fault |= !st[i].permanent && !f->share_spent;
