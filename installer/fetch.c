@@ -12,6 +12,7 @@
 #include "fetch.h"
 #include "util/fs.h"
 #include "util/dlib.h"
+#include "util/interrupt.h"
 #include "util/log.h"
 #include "util/out.h"
 #include "util/str.h"
@@ -256,6 +257,9 @@ static int progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t u
 	char a[32], b[32], rate[32];
 
 	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	/* libcurl calls this about once a second even while nothing arrives. */
+	if (interrupt_signal())
+		return 1; /* CURLE_ABORTED_BY_CALLBACK: fetch_mirrors says why */
 	if (total == 0 || now - s->last_report_ns < (s->f->tty ? 200000000u : PROGRESS_EVERY_NS))
 		return 0;
 	s->last_report_ns = now;
@@ -279,6 +283,14 @@ static int progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t u
 		       "total", b, "rate", rate, LOG_END);
 	}
 	return 0;
+}
+
+/* The transfer into S ends soon after SIGTERM or SIGINT (interrupt.h), and shows progress. */
+static void watch(struct fetcher *f, struct sink *s)
+{
+	sym_curl_easy_setopt(f->curl, CURLOPT_NOPROGRESS, 0L);
+	sym_curl_easy_setopt(f->curl, CURLOPT_XFERINFOFUNCTION, progress);
+	sym_curl_easy_setopt(f->curl, CURLOPT_XFERINFODATA, s);
 }
 
 static void set_common(struct fetcher *f, const char *url)
@@ -439,6 +451,7 @@ enum fetch_result fetch_to_memory(struct fetcher *f, const char *url, size_t max
 	set_common(f, url);
 	sym_curl_easy_setopt(f->curl, CURLOPT_WRITEFUNCTION, write_memory);
 	sym_curl_easy_setopt(f->curl, CURLOPT_WRITEDATA, &s);
+	watch(f, &s);
 	rc = sym_curl_easy_perform(f->curl);
 	if (rc != CURLE_OK || s.io_errno || s.too_large) {
 		r = classify(f, rc, &s, url, e);
@@ -463,6 +476,7 @@ enum fetch_result fetch_probe(struct fetcher *f, const char *url, uint64_t size,
 
 	set_common(f, url);
 	sym_curl_easy_setopt(f->curl, CURLOPT_NOBODY, 1L);
+	watch(f, &s);
 	rc = sym_curl_easy_perform(f->curl);
 	if (rc != CURLE_OK)
 		return classify(f, rc, &s, url, e);
@@ -583,9 +597,7 @@ static CURLcode transfer_file(struct fetcher *f, const char *url, struct sink *s
 	sym_curl_easy_setopt(f->curl, CURLOPT_WRITEDATA, s);
 	sym_curl_easy_setopt(f->curl, CURLOPT_BUFFERSIZE, FETCH_FILE_BUFFER);
 	sym_curl_easy_setopt(f->curl, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)s->resume_from);
-	sym_curl_easy_setopt(f->curl, CURLOPT_NOPROGRESS, 0L);
-	sym_curl_easy_setopt(f->curl, CURLOPT_XFERINFOFUNCTION, progress);
-	sym_curl_easy_setopt(f->curl, CURLOPT_XFERINFODATA, s);
+	watch(f, s);
 	s->status_checked = false;
 	s->started_ns = s->last_report_ns = now_ns();
 	rc = sym_curl_easy_perform(f->curl);
@@ -753,13 +765,20 @@ static uint64_t backoff_ms(unsigned round, long retry_after_s)
 	return d;
 }
 
+/*
+ * Sleeps MS, or less when SIGTERM or SIGINT comes (interrupt.h): in slices of at most
+ * 100 ms, since the signal may interrupt another thread (the unpacker's) than this one.
+ */
 static void sleep_ms(uint64_t ms)
 {
-	struct timespec ts = {.tv_sec = (time_t)(ms / 1000),
-			      .tv_nsec = (long)(ms % 1000) * 1000000};
+	uint64_t end = now_ns() + ms * 1000000u, now;
 
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+	while (!interrupt_signal() && (now = now_ns()) < end) {
+		uint64_t slice = end - now < 100000000u ? end - now : 100000000u;
+		struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)slice};
+
+		nanosleep(&ts, NULL);
+	}
 }
 
 struct mirror_state {
@@ -846,6 +865,19 @@ static int mirrors_fail(struct mirror_state *st, size_t n, unsigned attempts, ui
 	return -1;
 }
 
+/* The attempt at mirror BASE ended with R and E: kept in ST, and said. */
+static void mirror_failed(struct mirror_state *st, const char *base, enum fetch_result r,
+			  const struct err *e)
+{
+	st->permanent = r != FETCH_TRANSIENT;
+	st->missing = r == FETCH_MISSING;
+	st->code = e->code;
+	str_fmt_cut(st->msg, sizeof(st->msg), "%s", e->msg);
+	snprintf(st->hint, sizeof(st->hint), "%s", e->hint);
+	log_kv(LOG_WARN, "fetch", e->msg, "mirror", base, "retry", st->permanent ? "no" : "yes",
+	       LOG_END);
+}
+
 int fetch_mirrors(struct fetcher *f, char *const *bases, size_t n, size_t first,
 		  fetch_attempt_fn fn, void *userdata, size_t *ret_mirror, struct err *e)
 {
@@ -871,6 +903,8 @@ int fetch_mirrors(struct fetcher *f, char *const *bases, size_t n, size_t first,
 
 			if (st[i].permanent)
 				continue;
+			if (interrupt_check(e, "the next attempt") < 0)
+				return -1;
 			if (remaining_ms(f) == 0)
 				return mirrors_fail(st, n, attempts, t0, e);
 			attempts++;
@@ -882,13 +916,10 @@ int fetch_mirrors(struct fetcher *f, char *const *bases, size_t n, size_t first,
 				*ret_mirror = i;
 				return 0;
 			}
-			st[i].permanent = r != FETCH_TRANSIENT;
-			st[i].missing = r == FETCH_MISSING;
-			st[i].code = e->code;
-			str_fmt_cut(st[i].msg, sizeof(st[i].msg), "%s", e->msg);
-			snprintf(st[i].hint, sizeof(st[i].hint), "%s", e->hint);
-			log_kv(LOG_WARN, "fetch", e->msg, "mirror", bases[i], "retry",
-			       st[i].permanent ? "no" : "yes", LOG_END);
+			/* A transfer the signal ended is no mirror's fault: no retry, no other mirror. */
+			if (interrupt_check(e, "the end of the transfer") < 0)
+				return -1;
+			mirror_failed(&st[i], bases[i], r, e);
 			any_left |= !st[i].permanent;
 			any_slow |= f->share_spent;
 			any_fault |= !st[i].permanent && !f->share_spent;

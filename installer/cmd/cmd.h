@@ -46,6 +46,8 @@ _must_check_ int doctor_run(const struct config *c, struct err *e);
 
 /* verify-module: per module, what the kernel would check; EXIT_VERIFY if any fails. */
 _must_check_ int verify_module_run(const struct config *c, struct err *e);
+/* Waits for SIGTERM or SIGINT (util/interrupt.h), then returns 0. */
+_must_check_ int pause_run(const struct config *c, struct err *e);
 
 /* Shared by the subcommands: the host root, and the lock that serialises runs. */
 _must_check_ int session_open_root(const struct config *c, struct err *e);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The read-mostly subcommands: list-versions, status, uninstall. */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "modsig.h"
 #include "publish.h"
 #include "source.h"
+#include "util/interrupt.h"
 #include "util/log.h"
 
 DEFINE_POINTER_CLEANUP(json_object, json_object_put)
@@ -305,6 +307,25 @@ int list_versions_run(const struct config *c, struct err *e)
 	source_done(&src);
 	host_done(&h);
 	return r;
+}
+
+/* ---- pause ---------------------------------------------------------------- */
+
+/*
+ * The process of a container that only holds its pod (the DaemonSets' driver-ready, whose
+ * readiness probe reads the marker): PID 1 there, so `sleep infinity` would ignore the
+ * kubelet's SIGTERM and make it wait out the grace period.
+ */
+int pause_run(const struct config *c, struct err *e)
+{
+	int sig;
+
+	(void)c, (void)e;
+	log_msg(LOG_DEBUG, "pause", "waiting for SIGTERM or SIGINT");
+	sig = interrupt_wait();
+	log_kv(LOG_DEBUG, "pause", "stopping", "signal", sig == SIGINT ? "SIGINT" : "SIGTERM",
+	       LOG_END);
+	return 0;
 }
 
 /* ---- uninstall ------------------------------------------------------------ */

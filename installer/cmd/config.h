@@ -103,8 +103,9 @@ enum config_cmd {
 	CFG_MIRROR = 1 << 6,
 	CFG_GLOBAL = 1 << 7, /* accepted before the command too */
 	CFG_COVERAGE = 1 << 8,
+	CFG_PAUSE = 1 << 9,
 	CFG_ALL = CFG_INSTALL | CFG_LIST | CFG_STATUS | CFG_UNINSTALL | CFG_VERIFY | CFG_DOCTOR |
-		  CFG_MIRROR | CFG_GLOBAL | CFG_COVERAGE,
+		  CFG_MIRROR | CFG_GLOBAL | CFG_COVERAGE | CFG_PAUSE,
 };
 
 enum config_kind {

@@ -24,6 +24,7 @@
 #include "source.h"
 #include "stage.h"
 #include "util/fs.h"
+#include "util/interrupt.h"
 #include "util/log.h"
 #include "util/str.h"
 
@@ -348,6 +349,12 @@ static int switch_version(const struct config *c, struct plan *p, int root_fd,
 	}
 	reload = kn && kernel_will_reload(kn);
 	publish_flush_end(&flush);
+	/* The last safe point before the switch: the old driver still serves, untouched. */
+	if (interrupt_check(e, "the switch") < 0) {
+		if (staging)
+			publish_staging_abort(dir, staging);
+		return -1;
+	}
 	t0 = now_ns();
 	manifest_fill(c, p, &m, now);
 	if (version_in_place(dir, staging, sfd, &m, p, id, sizeof(id), e) < 0)
@@ -655,6 +662,9 @@ static int reload_args(const struct config *c, struct plan *p, int root_fd, stru
 	/* What the driver runs with, read while it still runs: reload_restore's parameters. */
 	if ((r = kernel_previous_args(kn, &before)) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, -r, "kernel: the live module parameters");
+	/* From the unload on, a signal waits until the driver runs again (new or restored). */
+	if (interrupt_check(e, "the reload") < 0)
+		return -1;
 	if (kernel_unload_current(kn, e) < 0) {
 		if (e->code != EXIT_IN_USE || !ko.defer_busy)
 			return -1;
@@ -714,6 +724,8 @@ static int act(const struct config *c, struct plan *p, int root_fd, struct insta
 			       p->choice_id, differ);
 	int r;
 
+	if (interrupt_check(e, "any change to the node") < 0)
+		return -1;
 	if ((pp.clear || p->pending_damaged) && pending_obsolete(c, p, root_fd, dir, e) < 0)
 		return -1;
 	if (pp.action == PENDING_RELOAD_ARGS)
@@ -863,7 +875,8 @@ out:
 			log_msg(LOG_WARN, "metrics", "%s", me.msg);
 	}
 	plan_done(&p);
+	/* The driver is installed; a signal since the last safe point only stops the hand-over. */
 	if (r == 0 && c->exec_argv.n > 0 && !c->dry_run)
-		r = hand_over(c, root_fd, e); /* returns only on failure */
+		r = interrupt_check(e, "the hand-over") < 0 ? -1 : hand_over(c, root_fd, e);
 	return r;
 }

@@ -17,6 +17,7 @@
 #include "cmd/mirror.h"
 #include "repo.h"
 #include "util/err.h"
+#include "util/interrupt.h"
 #include "util/log.h"
 #include "util/out.h"
 
@@ -37,6 +38,8 @@ struct command {
 	const char *about;
 	enum session_host host; /* how it uses --root (session_check_container) */
 	bool hands_over;	/* install ... -- CMD [ARGS]: CMD runs after a success */
+	/* SIGTERM and SIGINT stop it at its next safe point (util/interrupt.h), exit 128 + N. */
+	bool stops_safely;
 };
 
 static const struct command commands[] =
@@ -44,7 +47,7 @@ static const struct command commands[] =
 		{"install", CFG_INSTALL, false, false, install_run,
 		 "install the driver this host needs",
 		 "Installs the driver this host needs from the signed repository: picks the version (--driver-version) for this OS, kernel and GPUs, verifies the package and its modules' signatures, loads the modules and publishes the driver to workloads (install dir, CDI spec, node labels, readiness). Run again with that version in place, it changes nothing. With -- CMD [ARGS], CMD then runs in the installer's place with the driver's bin/ and lib64/ first on PATH and LD_LIBRARY_PATH, and the exit status is CMD's (127 or 126 when it cannot be run).",
-		 SESSION_HOST_WRITES, true},
+		 SESSION_HOST_WRITES, true, true},
 		{"list-versions", CFG_LIST, false, false, list_versions_run,
 		 "show the versions this host could install",
 		 "Lists the driver versions the repository offers for this host's OS and kernel, each with whether it can be installed here and, if not, why. Reads the repository and the host; changes nothing. Exit status 3 when none can be installed here.",
@@ -67,7 +70,7 @@ static const struct command commands[] =
 		{"mirror", CFG_MIRROR, false, false, mirror_run,
 		 "copy the signed index and the packages some kernels and versions need, for air gaps",
 		 "Copies the repository's signed index and the packages that the kernels (--kernel) and drivers (--driver-version) asked for need into --to, verifying each against the index, for nodes that cannot reach the repository. The host root is not read.",
-		 SESSION_HOST_NONE, false},
+		 SESSION_HOST_NONE, false, true},
 		{"config", CFG_INSTALL,
 		 false, true, config_run, "print the configuration install would use, from flags and environment, and check it as install would before it starts", "Prints, as JSON, the configuration install would use from the command line and the environment, and checks it as install would before it starts: paths, repository keys, module certificates, module arguments and unknown NVIDIA_* variables. It takes install's options (--dry-run and --json change nothing here). Exit status 2 when a problem is found; each is logged.",
 		 SESSION_HOST_READS, false},
@@ -75,6 +78,10 @@ static const struct command commands[] =
 		 "check kernel modules' signatures and vermagic as the kernel would",
 		 "Checks each kernel module FILE as the kernel would before loading it: its signature against the --module-cert certificates and its vermagic against the kernel release. Exit status 5 when a module fails; without --module-cert no signature can be checked, so a signed module fails as not verified.",
 		 SESSION_HOST_NONE, false},
+		{"pause", CFG_PAUSE, false, false, pause_run,
+		 "wait for SIGTERM or SIGINT, then exit 0 (a pod's holding container)",
+		 "Does nothing until SIGTERM or SIGINT, then exits 0: the process of the DaemonSets' driver-ready container, whose readiness probe reads the installer's marker. As its container's PID 1 it reaps the processes that end under it. Reads and changes nothing.",
+		 SESSION_HOST_NONE, false, true},
 };
 
 /* "--repo URL", "-v, --verbose". */
@@ -417,6 +424,11 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (session_check_container(&cfg, cmd->name, cmd->host, &e) < 0) {
+		r = report(cmd, &e);
+		goto out;
+	}
+	if (cmd->stops_safely && (r = interrupt_setup()) < 0) {
+		err_errno(&e, EXIT_UNEXPECTED, -r, "signal handlers");
 		r = report(cmd, &e);
 		goto out;
 	}

@@ -11,6 +11,7 @@
 #include "publish.h"
 #include "runenv.h"
 #include "util/fs.h"
+#include "util/interrupt.h"
 #include "util/jsonfile.h"
 #include "util/log.h"
 #include "util/str.h"
@@ -155,6 +156,26 @@ static int lock_open(int root_fd, struct err *e)
 			       FS_MKDIRS | FS_NOFOLLOW_LAST, e);
 }
 
+/* Waits for the lock on FD, or for SIGTERM or SIGINT (util/interrupt.h). Returns 0 or -1. */
+static int lock_wait(int fd, struct err *e)
+{
+	int r = -1, errnum = 0;
+
+	interrupt_wakes(true);
+	while (!interrupt_signal()) {
+		r = flock(fd, LOCK_EX);
+		errnum = errno;
+		if (r == 0 || errnum != EINTR)
+			break;
+	}
+	interrupt_wakes(false);
+	if (r == 0)
+		return 0;
+	if (interrupt_check(e, "the other installer released the lock") < 0)
+		return err_wrap(e, "lock");
+	return err_errno(e, EXIT_UNEXPECTED, errnum, "lock '%s'", LOCK_PATH);
+}
+
 int session_lock(int root_fd, struct err *e)
 {
 	int fd = lock_open(root_fd, e);
@@ -168,11 +189,9 @@ int session_lock(int root_fd, struct err *e)
 		}
 		log_kv(LOG_INFO, "lock", "another installer is running; waiting for it", "lock",
 		       LOCK_PATH, LOG_END);
-		while (flock(fd, LOCK_EX) < 0) {
-			if (errno != EINTR) {
-				close(fd);
-				return err_errno(e, EXIT_UNEXPECTED, errno, "lock '%s'", LOCK_PATH);
-			}
+		if (lock_wait(fd, e) < 0) {
+			close(fd);
+			return -1;
 		}
 	}
 	return fd;

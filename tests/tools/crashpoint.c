@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * LD_PRELOAD: kill the process with SIGKILL at its Nth file-system change, to test that a
- * crash at any point leaves a consistent host (tests/integration/t_crash.sh).
+ * crash at any point leaves a consistent host (tests/integration/t_crash.sh), or send it
+ * SIGTERM there, to test that it stops at its next safe point (t_sigterm.sh).
  *
  *   CRASH_AT=N        the Nth counted call does not happen: the process dies instead
+ *   CRASH_SIGNAL=TERM at the Nth call, the process sends itself SIGTERM, and the call
+ *                     happens: what the handler does next is the program's
  *   CRASH_TRACE=FILE  at exit, write the count, and for each line the program wrote to
  *                     stderr, the count at that moment (so a test can tell the stages)
  *
@@ -27,6 +30,7 @@
 #include <unistd.h>
 
 static unsigned long counter, crash_at;
+static int crash_signal = SIGKILL;
 static pid_t self; /* children (a forked ldconfig) are not counted */
 static bool initialised;
 static FILE *trace;
@@ -42,6 +46,8 @@ static void init(void)
 	self = getpid();
 	at = getenv("CRASH_AT");
 	crash_at = at ? strtoul(at, NULL, 10) : 0;
+	if (getenv("CRASH_SIGNAL") && strcmp(getenv("CRASH_SIGNAL"), "TERM") == 0)
+		crash_signal = SIGTERM;
 	path = getenv("CRASH_TRACE");
 	if (path) {
 		int (*real_open)(const char *, int, ...) = dlsym(RTLD_NEXT, "open");
@@ -75,8 +81,9 @@ static void tick(const void *caller)
 		return;
 	/* The unpacker writes from its own thread while the download writes from the main. */
 	if (__atomic_add_fetch(&counter, 1, __ATOMIC_SEQ_CST) == crash_at) {
-		kill(getpid(), SIGKILL);
-		pause();
+		kill(getpid(), crash_signal);
+		if (crash_signal == SIGKILL)
+			pause();
 	}
 }
 

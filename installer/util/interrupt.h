@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * SIGTERM and SIGINT, handled: the kubelet stops a pod with SIGTERM, and in the pod the
+ * installer is its container's PID 1, for which the kernel has no default action (the
+ * signal would be dropped, and the kubelet would wait out the grace period, then kill).
+ * The handler only records the signal; the run stops at its next safe point
+ * (interrupt_check), where what it leaves is a state the next run completes. Between two
+ * safe points (an unload and the load that follows it) the signal waits.
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "util/cleanup.h"
+#include "util/err.h"
+
+/* A run stopped by signal N exits 128 + N (143 for SIGTERM, 130 for SIGINT), as a shell says. */
+#define INTERRUPT_EXIT_BASE 128
+
+/*
+ * Installs the handler for SIGTERM and SIGINT (SA_RESTART: no system call of the run sees
+ * EINTR for it). Returns 0, or -errno.
+ */
+_must_check_ int interrupt_setup(void);
+
+/* The signal received since interrupt_setup (SIGTERM, SIGINT), or 0. Async-signal-safe. */
+int interrupt_signal(void);
+
+/*
+ * WAKES true: SIGTERM and SIGINT end a blocking call with EINTR (no SA_RESTART), for a wait
+ * that may last (another run's lock), whose loop checks interrupt_signal() before each
+ * call; false: back to SA_RESTART. A signal between that check and the call is seen once
+ * the call returns. Does nothing before interrupt_setup (a command that does not handle
+ * the signals dies of it, waiting or not).
+ */
+void interrupt_wakes(bool wakes);
+
+/*
+ * A safe point, before NEXT (the step the run would take now: "the download", "the switch").
+ * Returns 0 when no signal came, else -1 with E set: code 128 + the signal, a message naming
+ * the signal and NEXT, and a hint saying that the next run completes what this one began.
+ */
+_must_check_ int interrupt_check(struct err *e, const char *next);
+
+/*
+ * Waits, doing nothing, for SIGTERM or SIGINT and returns it; children that end meanwhile
+ * are reaped (a PID 1 inherits orphans). For a process that only holds its container open.
+ */
+int interrupt_wait(void);
