@@ -917,6 +917,16 @@ int install_run(const struct config *c, struct err *e)
 		}
 	}
 out:
+	/*
+	 * A failed run that manages the kernel side, holds the lock and finds no driver loaded
+	 * withdraws what says one is ready (without the lock, another run may be between its
+	 * unload and its load).
+	 */
+	if (r < 0 && lock_fd >= 0 && !c->skip_modules && p.host.kernel[0]) {
+		struct expose_opts xo = session_expose_opts(c);
+
+		expose_withdraw_unloaded(&xo, root_fd, p.host.kernel);
+	}
 	if (c->metrics_file && !c->dry_run && root_fd >= 0) {
 		struct err me;
 		/* What is on disk now, also when the run failed before it read the record. */
