@@ -299,6 +299,23 @@ static int version_in_place(struct installdir *dir, const char *staging, int sfd
 }
 
 /*
+ * A deferral that failed after it staged version ID (a full disk at the record or its
+ * labels): nothing waits that the node does not show, so a record naming ID is withdrawn
+ * and the version goes with the cleanup; a record left by an earlier run stays. Best
+ * effort: the deferral's error is the one reported.
+ */
+static void drop_deferred(struct plan *p, int root_fd, struct installdir *dir, const char *id)
+{
+	struct err ce;
+
+	err_clear(&ce);
+	if ((p->has_pending && strcmp(p->pending.id, id) == 0 &&
+	     pending_withdraw(p, root_fd, dir, &ce) < 0) ||
+	    publish_cleanup(dir, &ce) < 0)
+		log_msg(LOG_WARN, "install", "%s", ce.msg);
+}
+
+/*
  * The loaded driver is busy (--when-busy defer): the new version, its modules verified,
  * goes into .versions/ beside the current one and is recorded as pending; the current
  * version stays loaded and is made sure of (links, CDI, labels, readiness as they were).
@@ -314,8 +331,12 @@ static int defer_switch(const struct config *c, struct plan *p, int root_fd, str
 		return -1;
 	if (pending_record(c, p, root_fd, dir, id, p->choice.driver->version,
 			   repo_module_type_name(p->choice.pkg->module_type), PENDING_DRIVER_IN_USE,
-			   why, e) < 0 ||
-	    publish_cleanup(dir, e) < 0)
+			   why, e) < 0) {
+		if (staging)
+			drop_deferred(p, root_fd, dir, id);
+		return -1;
+	}
+	if (publish_cleanup(dir, e) < 0)
 		return -1;
 	return p->has_current ? ensure_installed(c, p, root_fd, dir, e) : 0;
 }
