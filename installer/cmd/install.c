@@ -846,6 +846,19 @@ static int act(const struct config *c, struct plan *p, int root_fd, struct insta
 	return r;
 }
 
+/*
+ * A failed run that manages the kernel side and finds no driver loaded withdraws what says
+ * one is ready (expose_withdraw_unloaded). Only under the node lock: without it, another
+ * run may be between its unload and its load.
+ */
+static void no_driver_not_ready(const struct config *c, const struct plan *p, int root_fd)
+{
+	struct expose_opts xo = session_expose_opts(c);
+
+	if (!c->skip_modules && p->host.kernel[0])
+		expose_withdraw_unloaded(&xo, root_fd, p->host.kernel);
+}
+
 int install_run(const struct config *c, struct err *e)
 {
 	_cleanup_close_ int root_fd = -1, lock_fd = -1;
@@ -938,16 +951,8 @@ int install_run(const struct config *c, struct err *e)
 		}
 	}
 out:
-	/*
-	 * A failed run that manages the kernel side, holds the lock and finds no driver loaded
-	 * withdraws what says one is ready (without the lock, another run may be between its
-	 * unload and its load).
-	 */
-	if (r < 0 && lock_fd >= 0 && !c->skip_modules && p.host.kernel[0]) {
-		struct expose_opts xo = session_expose_opts(c);
-
-		expose_withdraw_unloaded(&xo, root_fd, p.host.kernel);
-	}
+	if (r < 0 && lock_fd >= 0)
+		no_driver_not_ready(c, &p, root_fd);
 	if (c->metrics_file && !c->dry_run && root_fd >= 0) {
 		struct err me;
 		/* What is on disk now, also when the run failed before it read the record. */
