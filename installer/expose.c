@@ -220,6 +220,34 @@ int expose_run(const struct expose_opts *o, int root_fd, int install_fd, const s
 	return 1;
 }
 
+static bool notice_exists(int root_fd, const char *path)
+{
+	struct err e;
+	_cleanup_close_ int fd = fs_open_in_root(root_fd, path, O_PATH | O_CLOEXEC, 0, 0, &e);
+
+	return fd >= 0;
+}
+
+int expose_withdraw_unloaded(const struct expose_opts *o, int root_fd, const char *release)
+{
+	_cleanup_(kmods_freep) struct kmods *k = NULL;
+	struct err we;
+
+	/* A kernel whose state cannot be read proves nothing either way: nothing changes. */
+	if (kmods_new(root_fd, release, &k, &we) < 0 ||
+	    kmods_get_state(k, "nvidia") != KMODS_ABSENT)
+		return 0;
+	/* Said when there was something to say it (a fresh install that failed had none). */
+	if (notice_exists(root_fd, READY_FILE) || notice_exists(root_fd, LABELS_FILE))
+		log_msg(LOG_WARN, "expose",
+			"no nvidia module is loaded: the readiness marker, the labels and the CDI spec are withdrawn");
+	if (nodeinfo_remove_driver(root_fd, &we) < 0)
+		log_msg(LOG_WARN, "expose", "withdrawing without a driver: %s", we.msg);
+	if (cdi_remove(root_fd, o->cdi_dir, o->install_dir, &we) < 0)
+		log_msg(LOG_WARN, "expose", "withdrawing without a driver: %s", we.msg);
+	return 1;
+}
+
 int expose_withdraw_notices(const struct expose_opts *o, int root_fd, struct err *e)
 {
 	if (nodeinfo_remove(root_fd, e) < 0 ||

@@ -41,6 +41,16 @@ struct expose_opts {
 _must_check_ int expose_run(const struct expose_opts *o, int root_fd, int install_fd,
 			    const struct host *h, const char *version, struct err *e);
 
+/*
+ * After a failed install: when no nvidia module is loaded on RELEASE (a manual rmmod, a
+ * run killed during a reload, a load that failed), nothing may keep saying that a driver
+ * is here: the readiness marker, the driver's labels and the CDI spec are withdrawn, as
+ * after a failed NVML check (the pending-upgrade labels stay with their record). Nothing
+ * changes while a driver is loaded, or when the kernel's state cannot be read. Returns 1
+ * when withdrawn, else 0; a file that cannot be removed is a warning.
+ */
+int expose_withdraw_unloaded(const struct expose_opts *o, int root_fd, const char *release);
+
 /* uninstall, first: the readiness marker, the labels, the CDI spec. Returns 0 or -1. */
 _must_check_ int expose_withdraw_notices(const struct expose_opts *o, int root_fd, struct err *e);
 

@@ -265,12 +265,19 @@ int labels_pending_write(int root_fd, const char *version, const char *reason, s
 									   : 0;
 }
 
-int nodeinfo_remove(int root_fd, struct err *e)
+int nodeinfo_remove_driver(int root_fd, struct err *e)
 {
 	return remove_file(root_fd, READY_FILE, e) < 0 ||
 			       remove_file(root_fd, LABELS_FILE, e) < 0 ||
-			       remove_file(root_fd, LABELS_PENDING_FILE, e) < 0 ||
 			       remove_old_labels(root_fd, e) < 0
+		       ? -1
+		       : 0;
+}
+
+int nodeinfo_remove(int root_fd, struct err *e)
+{
+	return nodeinfo_remove_driver(root_fd, e) < 0 ||
+			       remove_file(root_fd, LABELS_PENDING_FILE, e) < 0
 		       ? -1
 		       : 0;
 }

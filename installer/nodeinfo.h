@@ -60,6 +60,11 @@ _must_check_ int readiness_write(int root_fd, const char *install_dir, const cha
 
 /* Removes the readiness marker and the labels files. Returns 0 or -1. */
 _must_check_ int nodeinfo_remove(int root_fd, struct err *e);
+/*
+ * Removes the readiness marker and the driver's labels, not the pending-upgrade labels (the
+ * record they show stays). Returns 0 or -1.
+ */
+_must_check_ int nodeinfo_remove_driver(int root_fd, struct err *e);
 void readiness_remove(int root_fd);
 
 /* How a metrics file of ours starts: hostpath.c replaces no file that starts otherwise. */

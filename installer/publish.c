@@ -581,6 +581,10 @@ bool publish_has_version(struct installdir *d, const char *id)
 	char path[NAME_MAX + sizeof(VERSIONS) + sizeof(MANIFEST_NAME) + 3];
 	struct stat st;
 
+	/* The version's own directory, not a link to a tree that is not ours. */
+	snprintf(path, sizeof(path), VERSIONS "/%s", id);
+	if (fstatat(d->fd, path, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		return false;
 	snprintf(path, sizeof(path), VERSIONS "/%s/" MANIFEST_NAME, id);
 	return fstatat(d->fd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
 }

@@ -117,7 +117,10 @@ _must_check_ int publish_stage(struct installdir *d, const char *staging, int st
 void publish_version_id(const char *version, const char *module_type, const char *sha256, char *buf,
 			size_t size);
 
-/* Whether version ID is staged whole under .versions/ (its manifest is there). */
+/*
+ * Whether version ID is staged whole under .versions/: a directory of its own (not a link),
+ * its manifest there.
+ */
 bool publish_has_version(struct installdir *d, const char *id);
 
 /* Makes version ID current with one rename of .current, then repairs the links. 0 or -1. */

@@ -159,10 +159,11 @@ static int pending_withdraw(struct plan *p, int root_fd, struct installdir *dir,
 /*
  * After a failed load of the new version: the previous version current again
  * (or none), the new one gone, and the previous driver reloaded when it was
- * loaded before. Best effort; the original error stands.
+ * loaded before. Best effort; the original error stands. Returns 0, or -1 when the
+ * previous version could not be made current again (logged).
  */
-static void roll_back(const struct config *c, struct plan *p, int root_fd, struct installdir *dir,
-		      bool reload_old)
+static int roll_back(const struct config *c, struct plan *p, int root_fd, struct installdir *dir,
+		     bool reload_old)
 {
 	struct err re;
 
@@ -175,20 +176,63 @@ static void roll_back(const struct config *c, struct plan *p, int root_fd, struc
 			      : publish_deactivate(dir, &re)) < 0 ||
 	    publish_cleanup(dir, &re) < 0) {
 		log_msg(LOG_ERROR, "publish", "rollback failed: %s", re.msg);
-		return;
+		return -1;
 	}
 	if (reload_old && p->current_id[0] &&
 	    kernel_from_version(c, p, root_fd, dir, p->current_id, p->current.driver_version,
 				p->current.module_type, &re) < 0) {
 		log_msg(LOG_ERROR, "kernel", "the previous driver did not load again: %s", re.msg);
-		return;
+		return 0;
 	}
 	log_kv(LOG_WARN, "install", "rolled back", "current",
 	       p->current_id[0] ? p->current.driver_version : "nothing", LOG_END);
+	return 0;
 }
 
 static int ensure_installed(const struct config *c, struct plan *p, int root_fd,
 			    struct installdir *dir, struct err *e);
+
+/*
+ * The pending version (the choice) failed, as E says: its staged copy did not verify or
+ * could not be staged again, or its switch or load failed (rolled back). It waits no
+ * more: the record goes (status, labels and metric show nothing pending), its tree goes
+ * with the cleanup, and the current version loads and is made ready as if nothing had
+ * been pending, so a bad staged copy never costs the node its verified driver. The run
+ * still fails with the pending version's own error and exit code, so the next run stages
+ * the version again from the repository. Returns -1.
+ */
+static int pending_failed(const struct config *c, struct plan *p, int root_fd,
+			  struct installdir *dir, struct err *e)
+{
+	const char *version = p->choice.driver->version;
+	const char *current = p->has_current ? p->current.driver_version : "none";
+	struct err re;
+
+	log_kv(LOG_WARN, "install",
+	       "the pending version failed: it is withdrawn and the current version loads",
+	       "pending", version, "current", current, "reason", e->msg, LOG_END);
+	err_clear(&re);
+	if ((p->has_pending && pending_withdraw(p, root_fd, dir, &re) < 0) ||
+	    publish_cleanup(dir, &re) < 0)
+		log_msg(LOG_WARN, "install", "%s", re.msg);
+	err_clear(&re);
+	if (!p->has_current)
+		return err_wrap(e,
+				"pending version %s withdrawn, no current version to load instead",
+				version);
+	if (ensure_installed(c, p, root_fd, dir, &re) < 0) {
+		log_msg(LOG_ERROR, "install", "the current version did not load instead: %s",
+			re.msg);
+		return err_wrap(
+			e,
+			"pending version %s withdrawn, and the current version %s did not load instead (see the error above)",
+			version, current);
+	}
+	return err_wrap(
+		e,
+		"pending version %s withdrawn, the current version %s loaded instead; the next run stages %s again",
+		version, current, version);
+}
 
 /* The modules' parameters, space-separated, for the pending record. */
 static void join_args(const struct config *c, char *buf, size_t size)
@@ -256,6 +300,23 @@ static int version_in_place(struct installdir *dir, const char *staging, int sfd
 }
 
 /*
+ * A deferral that failed after it staged version ID (a full disk at the record or its
+ * labels): nothing waits that the node does not show, so a record naming ID is withdrawn
+ * and the version goes with the cleanup; a record left by an earlier run stays. Best
+ * effort: the deferral's error is the one reported.
+ */
+static void drop_deferred(struct plan *p, int root_fd, struct installdir *dir, const char *id)
+{
+	struct err ce;
+
+	err_clear(&ce);
+	if ((p->has_pending && strcmp(p->pending.id, id) == 0 &&
+	     pending_withdraw(p, root_fd, dir, &ce) < 0) ||
+	    publish_cleanup(dir, &ce) < 0)
+		log_msg(LOG_WARN, "install", "%s", ce.msg);
+}
+
+/*
  * The loaded driver is busy (--when-busy defer): the new version, its modules verified,
  * goes into .versions/ beside the current one and is recorded as pending; the current
  * version stays loaded and is made sure of (links, CDI, labels, readiness as they were).
@@ -271,8 +332,12 @@ static int defer_switch(const struct config *c, struct plan *p, int root_fd, str
 		return -1;
 	if (pending_record(c, p, root_fd, dir, id, p->choice.driver->version,
 			   repo_module_type_name(p->choice.pkg->module_type), PENDING_DRIVER_IN_USE,
-			   why, e) < 0 ||
-	    publish_cleanup(dir, e) < 0)
+			   why, e) < 0) {
+		if (staging)
+			drop_deferred(p, root_fd, dir, id);
+		return -1;
+	}
+	if (publish_cleanup(dir, e) < 0)
 		return -1;
 	return p->has_current ? ensure_installed(c, p, root_fd, dir, e) : 0;
 }
@@ -321,10 +386,13 @@ static int switch_prepare(const struct config *c, struct plan *p, int root_fd,
  * STAGING is NULL, the pending version already under .versions/. Everything that can be
  * checked is checked first (modules, conflicts, a busy old driver: exit 7, or with
  * --when-busy defer the version waits); then the old driver goes, the new tree becomes
- * current and its modules load. A load failure rolls both back.
+ * current and its modules load. A load failure rolls both back. With IS_PENDING (the
+ * choice is the pending version) any failure of the version falls back to the current
+ * one (pending_failed).
  */
 static int switch_version(const struct config *c, struct plan *p, int root_fd,
-			  struct installdir *dir, const char *staging, int sfd, struct err *e)
+			  struct installdir *dir, const char *staging, int sfd, bool is_pending,
+			  struct err *e)
 {
 	_cleanup_(kernel_freep) struct kernel *kn = NULL;
 	char id[NAME_MAX + 1], now[STR_UTC_SIZE];
@@ -339,7 +407,8 @@ static int switch_version(const struct config *c, struct plan *p, int root_fd,
 		publish_flush_begin(&flush, sfd);
 	r = switch_prepare(c, p, root_fd, dir, staging, sfd, &flush, &kn, e);
 	if (r < 0)
-		return -1;
+		return is_pending && e->code != EXIT_IN_USE ? pending_failed(c, p, root_fd, dir, e)
+							    : -1;
 	if (r > 0) {
 		char why[1024];
 
@@ -365,7 +434,8 @@ static int switch_version(const struct config *c, struct plan *p, int root_fd,
 	 */
 	readiness_remove(root_fd);
 	if ((kn && kernel_unload_old(kn, e) < 0) || publish_activate(dir, id, e) < 0) {
-		roll_back(c, p, root_fd, dir, false);
+		if (roll_back(c, p, root_fd, dir, false) == 0 && is_pending)
+			return pending_failed(c, p, root_fd, dir, e);
 		return -1;
 	}
 	ms = ms_since(t0);
@@ -374,7 +444,8 @@ static int switch_version(const struct config *c, struct plan *p, int root_fd,
 	       c->install_dir, U64("duration_ms", ms), LOG_END);
 	t0 = now_ns();
 	if (kn && kernel_load(kn, c->install_dir, e) < 0) {
-		roll_back(c, p, root_fd, dir, reload);
+		if (roll_back(c, p, root_fd, dir, reload) == 0 && is_pending)
+			return pending_failed(c, p, root_fd, dir, e);
 		return -1;
 	}
 	if (kn)
@@ -712,12 +783,45 @@ static int pending_obsolete(const struct config *c, struct plan *p, int root_fd,
 	return pending_withdraw(p, root_fd, dir, e) < 0 || publish_cleanup(dir, e) < 0 ? -1 : 0;
 }
 
+/*
+ * Installs the choice: from its staged copy when it is the pending version (IS_PENDING)
+ * and that copy is whole, else from its package. A staged copy that is missing or not a
+ * directory of ours (a link) is staged again, the record and what it named removed first;
+ * any failure of the pending version falls back to the current one (pending_failed).
+ */
+static int install_choice(const struct config *c, struct plan *p, int root_fd,
+			  struct installdir *dir, struct cache *cache, bool is_pending,
+			  struct err *e)
+{
+	char staging[NAME_MAX + 1];
+	_cleanup_close_ int sfd = -1;
+
+	if (is_pending && publish_has_version(dir, p->pending.id)) {
+		log_kv(LOG_INFO, "install", "the pending version is staged and verified", "version",
+		       p->pending.driver_version, "since", p->pending.since, LOG_END);
+		return switch_version(c, p, root_fd, dir, NULL, -1, true, e);
+	}
+	if (is_pending) {
+		log_kv(LOG_WARN, "install",
+		       "the pending version's staged copy is missing or not a directory: staging it again",
+		       "pending", p->pending.driver_version, "id", p->pending.id, LOG_END);
+		if (pending_withdraw(p, root_fd, dir, e) < 0 || publish_cleanup(dir, e) < 0)
+			return -1;
+	}
+	sfd = stage_package(&p->src, cache, p->choice.pkg, root_fd, dir, staging, sizeof(staging),
+			    &p->times, e);
+	if (sfd < 0) {
+		p->stage_failed = true;
+		return is_pending ? pending_failed(c, p, root_fd, dir, e) : -1;
+	}
+	return switch_version(c, p, root_fd, dir, staging, sfd, is_pending, e);
+}
+
 /* What the plan calls for: make sure of what is installed, or install the choice. */
 static int act(const struct config *c, struct plan *p, int root_fd, struct installdir *dir,
 	       struct cache *cache, uint64_t t0, struct err *e)
 {
-	char staging[NAME_MAX + 1], diff[512];
-	_cleanup_close_ int sfd = -1;
+	char diff[512];
 	bool differ = p->up_to_date && args_differ(c, p, root_fd, diff, sizeof(diff));
 	struct pending_plan pp =
 		pending_decide(p->up_to_date, p->current_id, p->has_pending ? &p->pending : NULL,
@@ -741,19 +845,7 @@ static int act(const struct config *c, struct plan *p, int root_fd, struct insta
 			       LOG_END);
 		return r;
 	}
-	if (pp.action == PENDING_USE_STAGED && publish_has_version(dir, p->pending.id)) {
-		log_kv(LOG_INFO, "install", "the pending version is staged and verified", "version",
-		       p->pending.driver_version, "since", p->pending.since, LOG_END);
-		r = switch_version(c, p, root_fd, dir, NULL, -1, e);
-	} else {
-		sfd = stage_package(&p->src, cache, p->choice.pkg, root_fd, dir, staging,
-				    sizeof(staging), &p->times, e);
-		if (sfd < 0) {
-			p->stage_failed = true;
-			return -1;
-		}
-		r = switch_version(c, p, root_fd, dir, staging, sfd, e);
-	}
+	r = install_choice(c, p, root_fd, dir, cache, pp.action == PENDING_USE_STAGED, e);
 	/* A deferred version keeps its package in the cache beside the current one's. */
 	if (r == 0 && !p->has_pending)
 		keep_going(cache_prune(cache, p->choice.pkg->sha256, e), e);
@@ -764,6 +856,19 @@ static int act(const struct config *c, struct plan *p, int root_fd, struct insta
 		       U64("peak_rss_kib", peak_rss_kib()), U64("duration_ms", ms_since(t0)),
 		       LOG_END);
 	return r;
+}
+
+/*
+ * A failed run that manages the kernel side and finds no driver loaded withdraws what says
+ * one is ready (expose_withdraw_unloaded). Only under the node lock: without it, another
+ * run may be between its unload and its load.
+ */
+static void no_driver_not_ready(const struct config *c, const struct plan *p, int root_fd)
+{
+	struct expose_opts xo = session_expose_opts(c);
+
+	if (!c->skip_modules && p->host.kernel[0])
+		expose_withdraw_unloaded(&xo, root_fd, p->host.kernel);
 }
 
 int install_run(const struct config *c, struct err *e)
@@ -858,6 +963,8 @@ int install_run(const struct config *c, struct err *e)
 		}
 	}
 out:
+	if (r < 0 && lock_fd >= 0)
+		no_driver_not_ready(c, &p, root_fd);
 	if (c->metrics_file && !c->dry_run && root_fd >= 0) {
 		struct err me;
 		/* What is on disk now, also when the run failed before it read the record. */

@@ -1,7 +1,9 @@
 # Crash consistency: the installer is killed (SIGKILL, tests/tools/crashpoint.c) at its Nth
 # file-system change, for N spread over every stage of a fresh install, of an upgrade (with
 # the fake kernel: modules are unloaded and loaded too), of an upgrade deferred on a busy
-# node (--when-busy defer) and of the switch to the pending version once the node is idle. After each kill the host
+# node (--when-busy defer), of the switch to the pending version once the node is idle, and
+# of a pending version that fails at boot (its withdrawal and the fallback load of the
+# current version). After each kill the host
 # shows a whole install (the previous one, or the new one once it was switched in) or,
 # on a fresh host, none; the next plain run converges to exactly the state of a run that
 # was never interrupted: same files, modules, nodes and cache, no leftovers.
@@ -130,9 +132,77 @@ inst install "${args[@]}" --when-busy defer --driver-version "$V_NEW"
 [ "$RC" = 0 ] || fail "switch to the pending version: $(cat "$T/err")"
 assert_eq "$(state)" "$ref_new" "the state after switching to the pending version (a plain upgrade's)"
 
+# A pending version that fails (tests/integration/t_pending_failure.sh): the node boots
+# (nothing loaded, /run gone) with the staged copy damaged (one module's signature gone:
+# exit 5), or with the kernel refusing the pending version (exit 6, rolled back). The run
+# withdraws the record and loads the current version instead. Killed at any change of
+# the switch, the withdrawal and the fallback load, the install dir holds the old
+# version whole (or, during the refused switch, the new one), and the runs
+# after the kill converge: to a loaded, verified, ready driver at once (the fallback
+# again, or the version staged again), and then to exactly a plain upgrade's state.
+reboot() { # DIR: the kernel forgets its modules, /run goes, the disk stays
+    rm -rf "$1/proc/modules" "$1/proc/driver" "$1/run" "$1/sys/module/"nvidia* \
+        "$1/sys/module/drm" "$1/sys/module/drm_kms_helper" "$1/dev/"nvidia*
+}
+cp -a "$T/deferred" "$T/refused" && reboot "$T/refused"
+cp -a "$T/refused" "$T/damaged"
+staged=$(ls "$T/damaged/$IDIR_REL/.versions" | grep "^$V_NEW-")
+cp "$FIX/drv-$V_NEW/kernel/nvidia-uvm.ko" "$T/damaged/$IDIR_REL/.versions/$staged/drivers/nvidia-uvm.ko"
+serving() { # the driver loaded is the current version, verified and ready; nothing pending
+    local v
+    v=$(cat "$T/root/sys/module/nvidia/version" 2>/dev/null) || return 1
+    [ "$(installed_version)" = "$v" ] &&
+        grep -qx "NVIDIA_DRIVER_VERSION=$v" "$T/root/run/nvidia/validations/driver-ready" &&
+        [ ! -e "$T/root/$IDIR_REL/.pending.json" ]
+}
+# pending_trials NAME TEMPLATE EXIT OK_TREES...: crash the failing run (FAKE_KERNEL_FAIL
+# as set) at each planned change; the runs after it have a kernel that accepts the new
+# version.
+pending_trials() {
+    local name=$1 tmpl=$2 want=$3 n points ref_fallback fail_env=${FAKE_KERNEL_FAIL:-} cur t ok
+    shift 3
+    rm -rf "$T/root" && cp -a "$tmpl" "$T/root"
+    crash_run 0 install "${args[@]}" --when-busy defer --driver-version "$V_NEW"
+    [ "$(cat "$T/crash.rc")" = "$want" ] || fail "$name: the counting run exited $(cat "$T/crash.rc"): $(tail -2 "$T/err")"
+    serving || fail "$name: no verified driver after the fallback: $(tail -2 "$T/err")"
+    assert_eq "$(current_tree)" "$tree_old" "$name: the tree served after the fallback"
+    ref_fallback=$(state)
+    FAKE_KERNEL_FAIL= inst install "${args[@]}" --when-busy defer --driver-version "$V_NEW"
+    [ "$RC" = 0 ] && [ "$(state)" = "$ref_new" ] || fail "$name: the run after the fallback (exit $RC) did not converge:
+$(diff <(echo "$ref_new") <(state) || true)"
+    # Fewer than the others' (each trial takes up to three runs), still two per stage.
+    points=$(plan "$T/trace" "$((TRIALS / 3))" 2>"$T/stages")
+    echo "$name: $(grep -c . <<<"${points// /$'\n'}") crash points over: $(cat "$T/stages")"
+    for n in $points; do
+        rm -rf "$T/root" && cp -a "$tmpl" "$T/root"
+        FAKE_KERNEL_FAIL=$fail_env crash_run "$n" install "${args[@]}" --when-busy defer --driver-version "$V_NEW"
+        [ "$(cat "$T/crash.rc")" = 137 ] || fail "$name@$n: exit $(cat "$T/crash.rc"), not killed"
+        cur=$(current_tree)
+        ok=0
+        for t in "$@"; do [ "$cur" = "$t" ] && ok=1; done
+        [ $ok = 1 ] || fail "$name@$n: the install dir holds neither a whole old nor a whole new install:
+$cur"
+        FAKE_KERNEL_FAIL= inst install "${args[@]}" --when-busy defer --driver-version "$V_NEW"
+        case $RC in
+        0) [ "$(state)" = "$ref_new" ] || fail "$name@$n: staged again, but not a plain upgrade's state:
+$(diff <(echo "$ref_new") <(state) || true)" ;;
+        "$want") [ "$(state)" = "$ref_fallback" ] || fail "$name@$n: the fallback again, but not its state:
+$(diff <(echo "$ref_fallback") <(state) || true)" ;;
+        *) fail "$name@$n: the run after the kill exited $RC: $(tail -2 "$T/err")" ;;
+        esac
+        serving || fail "$name@$n: no verified driver after the run that followed the kill"
+        [ "$RC" = 0 ] || FAKE_KERNEL_FAIL= inst install "${args[@]}" --when-busy defer --driver-version "$V_NEW"
+        [ "$RC" = 0 ] && [ "$(state)" = "$ref_new" ] || fail "$name@$n: did not converge (exit $RC):
+$(diff <(echo "$ref_new") <(state) || true)"
+        trials=$((trials + 1))
+    done
+}
+
 run_trials install "$T/empty" "$ref_old" none "$tree_old" -- install "${args[@]}" --driver-version "$V_OLD"
 run_trials upgrade "$T/old" "$ref_new" "$tree_old" "$tree_new" -- install "${args[@]}" --driver-version "$V_NEW"
 run_trials defer "$T/busy" "$ref_deferred" "$tree_old" -- install "${args[@]}" --when-busy defer --driver-version "$V_NEW"
 run_trials pending-switch "$T/deferred" "$ref_new" "$tree_old" "$tree_new" -- install "${args[@]}" --when-busy defer --driver-version "$V_NEW"
+pending_trials pending-damaged "$T/damaged" 5 "$tree_old"
+FAKE_KERNEL_FAIL=nvidia@$V_NEW:EKEYREJECTED pending_trials pending-refused "$T/refused" 6 "$tree_old" "$tree_new"
 echo "crash trials: $trials, every one consistent and converged"
 [ "$trials" -ge 100 ] || fail "only $trials trials"
