@@ -180,6 +180,15 @@ static json_object *mount(const char *host, const char *container)
 	return m;
 }
 
+/*
+ * The hook's deadline for the ldconfig it runs on the image, and the runtime's for the
+ * hook (the OCI hook "timeout", in CDI's Hook since its first version: no newer
+ * cdiVersion is needed). The hook's comes first, so that a hostile image ends in the
+ * hook's own error, not in a bare kill; neither lets it hold a container's creation.
+ */
+#define HOOK_LDCONFIG_TIMEOUT "20"
+#define HOOK_TIMEOUT_S 30
+
 /* The ld-cache hook: helpers/cdi-hook.c says what it does with its arguments. */
 static json_object *ldcache_hook(const char *path, const char *folder)
 {
@@ -187,9 +196,11 @@ static json_object *ldcache_hook(const char *path, const char *folder)
 
 	json_object_object_add(h, "hookName", json_object_new_string("createContainer"));
 	json_object_object_add(h, "path", json_object_new_string(path));
-	json_object_object_add(h, "args",
-			       strings((const char *const[]){"nvidia-cdi-hook", "update-ldcache",
-							     "--folder", folder, NULL}));
+	json_object_object_add(
+		h, "args",
+		strings((const char *const[]){"nvidia-cdi-hook", "update-ldcache", "--folder",
+					      folder, "--timeout", HOOK_LDCONFIG_TIMEOUT, NULL}));
+	json_object_object_add(h, "timeout", json_object_new_int(HOOK_TIMEOUT_S));
 	return h;
 }
 

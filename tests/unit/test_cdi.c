@@ -116,6 +116,10 @@ static void test_render(void **state)
 	assert_true(has(s, "\"hookName\": \"createContainer\""));
 	assert_true(has(s, "\"update-ldcache\""));
 	assert_true(has(s, "\"--folder\""));
+	/* The hook's deadline for ldconfig (20 s) before the runtime's for the hook. */
+	assert_true(has(s, "\"--timeout\","));
+	assert_true(has(s, "\"20\"\n"));
+	assert_true(has(s, "\"timeout\": 30"));
 	assert_true(has(s, "\"/home/kubernetes/bin/nvidia/.helpers/nvidia-cdi-hook\""));
 	assert_false(has(s, "LD_LIBRARY_PATH"));
 	assert_false(has(s, "\"env\""));
