@@ -4,13 +4,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cdi.h"
 #include "util/fs.h"
 #include "util/jsonfile.h"
+#include "util/str.h"
 
 DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
@@ -177,6 +180,15 @@ static json_object *mount(const char *host, const char *container)
 	return m;
 }
 
+/*
+ * The hook's deadline for the ldconfig it runs on the image, and the runtime's for the
+ * hook (the OCI hook "timeout", in CDI's Hook since its first version: no newer
+ * cdiVersion is needed). The hook's comes first, so that a hostile image ends in the
+ * hook's own error, not in a bare kill; neither lets it hold a container's creation.
+ */
+#define HOOK_LDCONFIG_TIMEOUT "20"
+#define HOOK_TIMEOUT_S 30
+
 /* The ld-cache hook: helpers/cdi-hook.c says what it does with its arguments. */
 static json_object *ldcache_hook(const char *path, const char *folder)
 {
@@ -184,9 +196,11 @@ static json_object *ldcache_hook(const char *path, const char *folder)
 
 	json_object_object_add(h, "hookName", json_object_new_string("createContainer"));
 	json_object_object_add(h, "path", json_object_new_string(path));
-	json_object_object_add(h, "args",
-			       strings((const char *const[]){"nvidia-cdi-hook", "update-ldcache",
-							     "--folder", folder, NULL}));
+	json_object_object_add(
+		h, "args",
+		strings((const char *const[]){"nvidia-cdi-hook", "update-ldcache", "--folder",
+					      folder, "--timeout", HOOK_LDCONFIG_TIMEOUT, NULL}));
+	json_object_object_add(h, "timeout", json_object_new_int(HOOK_TIMEOUT_S));
 	return h;
 }
 
@@ -327,110 +341,325 @@ static bool mounts_from(const char *text, const char *install_dir)
 	return false;
 }
 
-/* Whether file NAME in DIR (host path) is our spec: ours by name, or by content. */
-static bool is_ours(const char *dir, const char *cdi_dir, const char *install_dir, const char *name,
-		    const char *text)
+/*
+ * A file as the kernel knows it. A name is no proof: --cdi-dir /run/cdi and the runtimes'
+ * /var/run/cdi are one directory where /var/run links to /run (every systemd host), so
+ * are /var/run/cdi and /var/run/cdi/, and a spec may be a link to another.
+ */
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+};
+
+static bool is_one_of(const struct stat *st, const struct file_id *ids, size_t n)
 {
-	if (strcmp(dir, cdi_dir) != 0)
-		return false;
-	if (strcmp(name, CDI_FILE) == 0)
-		return true;
-	return strcmp(name, CDI_LEGACY_FILE) == 0 && mounts_from(text, install_dir);
+	for (size_t i = 0; i < n; i++)
+		if (st->st_dev == ids[i].dev && st->st_ino == ids[i].ino)
+			return true;
+	return false;
+}
+
+/*
+ * Our specs in CDI_DIR: CDI_FILE, and a legacy CDI_LEGACY_FILE that mounts from
+ * INSTALL_DIR, each a regular file there (written by rename, never a link).
+ * Returns how many of IDS it filled.
+ */
+static size_t our_files(int root_fd, const char *cdi_dir, const char *install_dir,
+			struct file_id ids[2])
+{
+	struct err e;
+	_cleanup_close_ int dir = fs_dir_in_root(root_fd, cdi_dir, false, &e);
+	_cleanup_free_ char *text = NULL;
+	struct stat st;
+	size_t n = 0, len;
+
+	if (dir < 0)
+		return 0;
+	if (fstatat(dir, CDI_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+		ids[n++] = (struct file_id){st.st_dev, st.st_ino};
+	if (fs_read_at(dir, CDI_LEGACY_FILE, CDI_SPEC_MAX, &text, &len, &e) == 0 &&
+	    mounts_from(text, install_dir) &&
+	    fstatat(dir, CDI_LEGACY_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		ids[n++] = (struct file_id){st.st_dev, st.st_ino};
+	return n;
+}
+
+/* The directories the runtimes read, and ours: each once, however it is named. */
+struct spec_dirs {
+	const char *name[3];
+	int fd[3];
+	size_t n;
+};
+
+static void spec_dirs_close(struct spec_dirs *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		close(d->fd[i]);
+	d->n = 0;
+}
+
+/*
+ * The CDI library walks a directory only where its name is one (filepath.Walk lstat()s
+ * its root, pkg/cdi/spec-dirs.go): a standard directory that is a link is not read, and
+ * is not opened here either. A link on the way (/var/run) is followed, inside the root.
+ */
+static void spec_dirs_open(int root_fd, const char *cdi_dir, struct spec_dirs *d)
+{
+	const char *names[] = {CDI_STATIC_DIR, CDI_DYNAMIC_DIR, cdi_dir};
+	struct file_id seen[ARRAY_SIZE(names)];
+
+	d->n = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		struct err e;
+		struct stat st;
+		int fd = fs_open_in_root(root_fd, names[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0,
+					 i < 2 ? FS_NOFOLLOW_LAST : 0, &e);
+
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) < 0 || is_one_of(&st, seen, d->n)) {
+			close(fd);
+			continue;
+		}
+		seen[d->n] = (struct file_id){st.st_dev, st.st_ino};
+		d->name[d->n] = names[i];
+		d->fd[d->n++] = fd;
+	}
+}
+
+/* DIR/NAME into BUF, without the trailing slashes DIR may be given with. 0, or -1 (too long). */
+static int join(char *buf, size_t size, const char *dir, const char *name)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return str_fmt(buf, size, "%.*s/%s", (int)n, strcmp(dir, "/") == 0 ? "" : dir, name);
+}
+
+/*
+ * The spec NAME in DIR (host path) as the CDI library reads it (os.ReadFile: a link is
+ * followed, here inside the host root), when it is a regular file of at most
+ * CDI_SPEC_MAX bytes and none of OURS. A FIFO (which would make the reader wait for a
+ * writer), a device or a directory is not a spec. Returns 0 with *ret_text (malloc'd)
+ * and *ret_len, or -1.
+ */
+static int read_candidate(int root_fd, const char *dir, const char *name,
+			  const struct file_id *ours, size_t n_ours, char **ret_text,
+			  size_t *ret_len)
+{
+	_cleanup_close_ int fd = -1;
+	char path[PATH_MAX];
+	struct stat st;
+	struct err e;
+
+	if (join(path, sizeof(path), dir, name) < 0)
+		return -1;
+	fd = fs_open_in_root(root_fd, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0, 0, &e);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > CDI_SPEC_MAX ||
+	    is_one_of(&st, ours, n_ours))
+		return -1;
+	return fs_read_fd(fd, CDI_SPEC_MAX, ret_text, ret_len, &e);
 }
 
 int cdi_find_other(int root_fd, const char *cdi_dir, const char *install_dir, const char *kind,
 		   char *ret, size_t size)
 {
-	const char *dirs[] = {CDI_STATIC_DIR, CDI_DYNAMIC_DIR, cdi_dir};
+	_cleanup_(spec_dirs_close) struct spec_dirs d = {.n = 0};
+	struct file_id ours[2];
+	size_t n_ours = our_files(root_fd, cdi_dir, install_dir, ours);
 
-	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+	spec_dirs_open(root_fd, cdi_dir, &d);
+	for (size_t i = 0; i < d.n; i++) {
 		struct err e;
-		int fd = fs_dir_in_root(root_fd, dirs[i], false, &e);
+		_cleanup_closedir_ DIR *dir = fs_opendir_at(d.fd[i], ".", &e);
 		struct dirent *de;
-		DIR *d;
 
-		if (fd < 0)
-			continue;
-		d = fdopendir(fd);
-		if (!d) {
-			close(fd);
-			continue;
-		}
-		while ((de = readdir(d))) {
+		while (dir && (de = readdir(dir))) {
 			bool yaml = has_suffix(de->d_name, ".yaml");
 			_cleanup_free_ char *text = NULL;
 			char k[256];
 			size_t len;
 
-			if (!yaml && !has_suffix(de->d_name, ".json"))
-				continue;
-			if (fs_read_at(dirfd(d), de->d_name, 1 << 20, &text, &len, &e) < 0 ||
+			if ((!yaml && !has_suffix(de->d_name, ".json")) ||
+			    read_candidate(root_fd, d.name[i], de->d_name, ours, n_ours, &text,
+					   &len) < 0 ||
 			    cdi_spec_kind(text, len, yaml, k, sizeof(k)) < 0 ||
-			    strcmp(k, kind) != 0 ||
-			    is_ours(dirs[i], cdi_dir, install_dir, de->d_name, text))
+			    strcmp(k, kind) != 0)
 				continue;
-			snprintf(ret, size, "%s/%s", dirs[i], de->d_name);
-			closedir(d);
+			if (join(ret, size, d.name[i], de->d_name) < 0)
+				continue;
 			return 1;
 		}
-		closedir(d);
 	}
 	return 0;
 }
 
-int cdi_set_aside(int root_fd, const char *path, struct err *e)
-{
-	char aside[4200];
-	_cleanup_close_ int fd = -1;
-	const char *slash = strrchr(path, '/');
-	_cleanup_free_ char *dir = strndup(path, slash ? (size_t)(slash - path) : 0);
+/* ---- what --cdi-replace set aside -------------------------------------------------- */
 
-	if (!dir || !slash)
+/*
+ * The record of it, in the install dir (ours, and kept across reboots as /etc/cdi is):
+ * each spec's host path and the inode of the file moved, so that uninstall puts back that
+ * file and nothing else. No device number: it may change at a reboot (btrfs).
+ */
+#define CDI_RECORD ".cdi-set-aside.json"
+
+static json_object *record_read(int install_fd)
+{
+	_cleanup_free_ char *text = NULL;
+	json_object *r = NULL;
+	struct err e;
+	size_t len;
+
+	if (fs_read_at(install_fd, CDI_RECORD, CDI_SPEC_MAX, &text, &len, &e) == 0)
+		r = json_tokener_parse(text);
+	if (!json_object_is_type(member(r, "set_aside"), json_type_array)) {
+		json_object_put(r);
+		r = json_object_new_object();
+		json_object_object_add(r, "set_aside", json_object_new_array());
+	}
+	return r;
+}
+
+static int record_write(int install_fd, json_object *record, struct err *e)
+{
+	_cleanup_free_ char *json = jsonfile_text(record), *text = NULL;
+
+	if (!json || asprintf(&text, "%s\n", json) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "cdi");
+	if (fs_write_atomic_at(install_fd, CDI_RECORD, text, strlen(text), 0644, e) < 0)
+		return err_wrap(e, "cdi: record what is set aside");
+	return 0;
+}
+
+/* PATH's directory (host path), opened, and its last component in *ret_base. */
+static int open_parent(int root_fd, const char *path, const char **ret_base, struct err *e)
+{
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *dir = slash ? strndup(path, (size_t)(slash - path)) : NULL;
+
+	if (!dir || !slash[1])
 		return err_set(e, EXIT_UNEXPECTED, "cdi: bad path '%s'", path);
-	fd = fs_dir_in_root(root_fd, *dir ? dir : "/", false, e);
+	*ret_base = slash + 1;
+	return fs_dir_in_root(root_fd, *dir ? dir : "/", false, e);
+}
+
+int cdi_set_aside(int root_fd, const char *install_dir, const char *path, struct err *e)
+{
+	_cleanup_(json_object_putp) json_object *record = NULL;
+	_cleanup_close_ int fd = -1, install_fd = -1;
+	json_object *entry;
+	char aside[NAME_MAX + 1];
+	const char *base;
+	struct stat st;
+
+	fd = open_parent(root_fd, path, &base, e);
 	if (fd < 0)
 		return err_wrap(e, "cdi");
-	snprintf(aside, sizeof(aside), "%s%s", slash + 1, CDI_SET_ASIDE);
-	if (renameat(fd, slash + 1, fd, aside) < 0)
-		return err_errno(e, EXIT_UNEXPECTED, errno, "cdi: set %s aside", path);
+	if (str_fmt(aside, sizeof(aside), "%s%s", base, CDI_SET_ASIDE) < 0)
+		return err_set(e, EXIT_UNEXPECTED, "cdi: name too long to set aside: '%s'", path);
+	if (fstatat(fd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "cdi: stat '%s'", path);
+	install_fd = fs_dir_in_root(root_fd, install_dir, false, e);
+	if (install_fd < 0)
+		return err_wrap(e, "cdi");
+	/* The record first: a crash between the two leaves an entry naming nothing. */
+	record = record_read(install_fd);
+	entry = json_object_new_object();
+	json_object_object_add(entry, "spec", json_object_new_string(path));
+	json_object_object_add(entry, "inode", json_object_new_int64((int64_t)st.st_ino));
+	json_object_array_add(member(record, "set_aside"), entry);
+	if (record_write(install_fd, record, e) < 0)
+		return -1;
+	if (renameat(fd, base, fd, aside) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "cdi: set '%s' aside", path);
 	return 0;
 }
 
-int cdi_restore_set_aside(int root_fd, const char *cdi_dir, struct err *e)
+/* Puts back the file recorded as set aside from PATH, if it is still the one moved. */
+static int restore_one(int root_fd, const char *path, int64_t inode, struct err *e)
 {
-	const char *dirs[] = {CDI_STATIC_DIR, CDI_DYNAMIC_DIR, cdi_dir};
+	_cleanup_close_ int fd = -1;
+	char aside[NAME_MAX + 1];
+	const char *base;
+	struct stat st;
 
-	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
-		int fd = fs_dir_in_root(root_fd, dirs[i], false, e);
+	fd = open_parent(root_fd, path, &base, e);
+	if (fd < 0 || str_fmt(aside, sizeof(aside), "%s%s", base, CDI_SET_ASIDE) < 0) {
+		err_clear(e);
+		return 0;
+	}
+	if (fstatat(fd, aside, &st, AT_SYMLINK_NOFOLLOW) < 0 || (int64_t)st.st_ino != inode)
+		return 0;
+	/* RENAME_NOREPLACE: a spec written since then stays; ours is not the judge. */
+	if (renameat2(fd, aside, fd, base, RENAME_NOREPLACE) < 0 && errno != EEXIST)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "cdi: restore '%s'", path);
+	return 0;
+}
+
+/*
+ * What is still set aside in the spec directories once the record is done: a spec of
+ * ours (it mounts from INSTALL_DIR: one that an earlier version took for another's) is
+ * removed; the first other one goes to RET, for a warning. 0 or -1.
+ */
+static int find_left_aside(int root_fd, const char *cdi_dir, const char *install_dir, char *ret,
+			   size_t size, struct err *e)
+{
+	_cleanup_(spec_dirs_close) struct spec_dirs d = {.n = 0};
+
+	spec_dirs_open(root_fd, cdi_dir, &d);
+	for (size_t i = 0; i < d.n; i++) {
+		_cleanup_closedir_ DIR *dir = fs_opendir_at(d.fd[i], ".", e);
 		struct dirent *de;
-		DIR *d;
 
 		err_clear(e);
-		if (fd < 0 || !(d = fdopendir(fd))) {
-			if (fd >= 0)
-				close(fd);
-			continue;
-		}
-		while ((de = readdir(d))) {
-			char orig[NAME_MAX + 1];
-			size_t n = strlen(de->d_name), m = strlen(CDI_SET_ASIDE);
+		while (dir && (de = readdir(dir))) {
+			_cleanup_free_ char *text = NULL;
+			size_t len;
 
-			if (n <= m || !has_suffix(de->d_name, CDI_SET_ASIDE))
+			if (!has_suffix(de->d_name, CDI_SET_ASIDE))
 				continue;
-			snprintf(orig, sizeof(orig), "%.*s", (int)(n - m), de->d_name);
-			/* RENAME_NOREPLACE: a spec written since then stays; ours is not the judge. */
-			if (renameat2(dirfd(d), de->d_name, dirfd(d), orig, RENAME_NOREPLACE) < 0 &&
-			    errno != EEXIST) {
-				int saved = errno;
-
-				closedir(d);
-				return err_errno(e, EXIT_UNEXPECTED, saved, "cdi: restore %s/%s",
-						 dirs[i], orig);
+			if (fs_read_at(d.fd[i], de->d_name, CDI_SPEC_MAX, &text, &len, e) == 0 &&
+			    mounts_from(text, install_dir)) {
+				if (unlinkat(d.fd[i], de->d_name, 0) < 0 && errno != ENOENT)
+					return err_errno(e, EXIT_UNEXPECTED, errno,
+							 "cdi: remove %s/%s", d.name[i],
+							 de->d_name);
+			} else if (!ret[0] && join(ret, size, d.name[i], de->d_name) < 0) {
+				ret[0] = '\0';
 			}
+			err_clear(e);
 		}
-		closedir(d);
 	}
 	return 0;
+}
+
+int cdi_restore_set_aside(int root_fd, const char *cdi_dir, const char *install_dir, char *ret_left,
+			  size_t size, struct err *e)
+{
+	_cleanup_close_ int install_fd = fs_dir_in_root(root_fd, install_dir, false, e);
+	_cleanup_(json_object_putp) json_object *record = NULL;
+	json_object *list;
+
+	ret_left[0] = '\0';
+	err_clear(e);
+	if (install_fd >= 0) {
+		record = record_read(install_fd);
+		list = member(record, "set_aside");
+		for (size_t i = 0; i < json_object_array_length(list); i++) {
+			json_object *entry = json_object_array_get_idx(list, i);
+			const char *spec = json_object_get_string(member(entry, "spec"));
+
+			if (spec &&
+			    restore_one(root_fd, spec,
+					json_object_get_int64(member(entry, "inode")), e) < 0)
+				return -1;
+		}
+		if (unlinkat(install_fd, CDI_RECORD, 0) < 0 && errno != ENOENT)
+			return err_errno(e, EXIT_UNEXPECTED, errno, "cdi: remove %s/%s",
+					 install_dir, CDI_RECORD);
+	}
+	return find_left_aside(root_fd, cdi_dir, install_dir, ret_left, size, e);
 }
 
 /* ---- our file ---------------------------------------------------------------------- */
@@ -441,7 +670,7 @@ static int remove_legacy(int dir, const char *cdi_dir, const char *install_dir, 
 	_cleanup_free_ char *text = NULL;
 	size_t len;
 
-	if (fs_read_at(dir, CDI_LEGACY_FILE, 1 << 20, &text, &len, e) < 0) {
+	if (fs_read_at(dir, CDI_LEGACY_FILE, CDI_SPEC_MAX, &text, &len, e) < 0) {
 		err_clear(e);
 		return 0;
 	}
@@ -466,7 +695,7 @@ int cdi_write(int root_fd, const char *cdi_dir, const struct cdi_input *in, stru
 		return err_wrap(e, "cdi");
 	if (remove_legacy(dir, cdi_dir, in->install_dir, e) < 0)
 		return -1;
-	if (fs_read_at(dir, CDI_FILE, 1 << 20, &old, &len, e) == 0 && strcmp(old, text) == 0)
+	if (fs_read_at(dir, CDI_FILE, CDI_SPEC_MAX, &old, &len, e) == 0 && strcmp(old, text) == 0)
 		return 0;
 	err_clear(e);
 	if (fs_write_atomic_at(dir, CDI_FILE, text, strlen(text), 0644, e) < 0)

@@ -64,20 +64,37 @@ char *cdi_render(const struct cdi_input *in);
 #define CDI_DYNAMIC_DIR "/var/run/cdi"
 int cdi_spec_kind(const char *text, size_t len, bool yaml, char *ret, size_t size);
 
+/* The most a spec file may hold to be read: what is bigger is nobody's spec. */
+#define CDI_SPEC_MAX (1 << 20)
+
 /*
  * Another producer's spec of KIND on the node: the first *.json or *.yaml in
- * /etc/cdi, /var/run/cdi and CDI_DIR (under root_fd) that declares KIND and is
- * not ours (CDI_DIR/CDI_FILE, or a legacy CDI_DIR/nvidia.json that mounts from
- * INSTALL_DIR). Writes its host path to ret. Returns 1 found, 0 none.
+ * /etc/cdi, /var/run/cdi and CDI_DIR (under root_fd; each directory once, however
+ * it is named) that declares KIND and is not ours. Files are read as the CDI library
+ * reads them, a link followed (inside the root), but only regular files of at most
+ * CDI_SPEC_MAX bytes; ours are told by what they resolve to (device and inode), not by
+ * name: CDI_DIR/CDI_FILE, or a legacy CDI_DIR/nvidia.json that mounts from
+ * INSTALL_DIR, under any name that leads to them. Writes its host path to ret.
+ * Returns 1 found, 0 none.
  */
 int cdi_find_other(int root_fd, const char *cdi_dir, const char *install_dir, const char *kind,
 		   char *ret, size_t size);
 
-/* Moves another producer's spec at host path PATH aside (PATH + CDI_SET_ASIDE). 0 or -1. */
-_must_check_ int cdi_set_aside(int root_fd, const char *path, struct err *e);
+/*
+ * Moves another producer's spec at host path PATH aside (PATH + CDI_SET_ASIDE), and
+ * records it (path and inode) in INSTALL_DIR for cdi_restore_set_aside. 0 or -1.
+ */
+_must_check_ int cdi_set_aside(int root_fd, const char *install_dir, const char *path,
+			       struct err *e);
 
-/* Puts back what cdi_set_aside moved in the standard directories and CDI_DIR. 0 or -1. */
-_must_check_ int cdi_restore_set_aside(int root_fd, const char *cdi_dir, struct err *e);
+/*
+ * Puts back what INSTALL_DIR's record says cdi_set_aside moved, where the file set
+ * aside is still the one moved and its name is free, and drops the record. A spec of
+ * ours found set aside (by a version that took it for another's) is removed; the
+ * first other one set aside that stays goes to RET_LEFT ("" when none). 0 or -1.
+ */
+_must_check_ int cdi_restore_set_aside(int root_fd, const char *cdi_dir, const char *install_dir,
+				       char *ret_left, size_t size, struct err *e);
 
 /*
  * Writes CDI_DIR/CDI_FILE under root_fd atomically, only when it changes, and

@@ -77,7 +77,7 @@ static int cdi_yield(const struct expose_opts *o, int root_fd, struct err *e)
 			       LOG_END);
 			return cdi_remove(root_fd, o->cdi_dir, o->install_dir, e) < 0 ? -1 : 0;
 		}
-		if (cdi_set_aside(root_fd, other, e) < 0)
+		if (cdi_set_aside(root_fd, o->install_dir, other, e) < 0)
 			return -1;
 		log_kv(LOG_WARN, "cdi", "another producer's CDI spec set aside (--cdi-replace)",
 		       "spec", other, "now", CDI_SET_ASIDE, LOG_END);
@@ -250,10 +250,18 @@ int expose_withdraw_unloaded(const struct expose_opts *o, int root_fd, const cha
 
 int expose_withdraw_notices(const struct expose_opts *o, int root_fd, struct err *e)
 {
+	char left[PATH_MAX];
+
 	if (nodeinfo_remove(root_fd, e) < 0 ||
 	    cdi_remove(root_fd, o->cdi_dir, o->install_dir, e) < 0 ||
-	    cdi_restore_set_aside(root_fd, o->cdi_dir, e) < 0)
+	    cdi_restore_set_aside(root_fd, o->cdi_dir, o->install_dir, left, sizeof(left), e) < 0)
 		return err_wrap(e, "uninstall");
+	if (left[0])
+		log_kv(LOG_WARN, "uninstall",
+		       "a CDI spec set aside stays set aside: no record of ours names it, or its name is taken again",
+		       "spec", left, "fix",
+		       "rename it back without .replaced-by-nvidia-driver-installer if its producer still serves the node",
+		       LOG_END);
 	return 0;
 }
 

@@ -50,7 +50,10 @@ assert mounts == {"/usr/local/nvidia/lib64": "/home/kubernetes/bin/nvidia/lib64"
 assert "env" not in common, common
 assert common["hooks"] == [{"hookName": "createContainer",
     "path": "/home/kubernetes/bin/nvidia/.helpers/nvidia-cdi-hook",
-    "args": ["nvidia-cdi-hook", "update-ldcache", "--folder", "/usr/local/nvidia/lib64"]}], common
+    "args": ["nvidia-cdi-hook", "update-ldcache", "--folder", "/usr/local/nvidia/lib64",
+             "--timeout", "20"], "timeout": 30}], common
+# The hook's own deadline for ldconfig comes before the runtime's for the hook.
+assert int(common["hooks"][0]["args"][-1]) < common["hooks"][0]["timeout"], common
 PY
 # The hook and the ldconfig it runs are in the install dir, static (the host may be COS).
 for h in nvidia-cdi-hook ldconfig; do

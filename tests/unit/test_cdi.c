@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -115,6 +116,10 @@ static void test_render(void **state)
 	assert_true(has(s, "\"hookName\": \"createContainer\""));
 	assert_true(has(s, "\"update-ldcache\""));
 	assert_true(has(s, "\"--folder\""));
+	/* The hook's deadline for ldconfig (20 s) before the runtime's for the hook. */
+	assert_true(has(s, "\"--timeout\","));
+	assert_true(has(s, "\"20\"\n"));
+	assert_true(has(s, "\"timeout\": 30"));
 	assert_true(has(s, "\"/home/kubernetes/bin/nvidia/.helpers/nvidia-cdi-hook\""));
 	assert_false(has(s, "LD_LIBRARY_PATH"));
 	assert_false(has(s, "\"env\""));
@@ -243,10 +248,14 @@ static void test_find_other(void **state)
 
 	/* Set aside, it is read no more; uninstall puts it back. */
 	struct err e;
-	assert_int_equal(cdi_set_aside(f->fd, "/etc/cdi/nvidia.yaml", &e), 0);
+	char left[512];
+	assert_int_equal(scratch_mkdirs(f->fd, "home/kubernetes/bin/nvidia"), 0);
+	assert_int_equal(cdi_set_aside(f->fd, install, "/etc/cdi/nvidia.yaml", &e), 0);
 	assert_int_equal(
 		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 0);
-	assert_int_equal(cdi_restore_set_aside(f->fd, "/var/run/cdi", &e), 0);
+	assert_int_equal(
+		cdi_restore_set_aside(f->fd, "/var/run/cdi", install, left, sizeof(left), &e), 0);
+	assert_string_equal(left, "");
 	assert_int_equal(
 		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 1);
 
@@ -264,12 +273,194 @@ static void test_find_other(void **state)
 	assert_int_not_equal(faccessat(f->fd, "var/run/cdi/" CDI_FILE, F_OK, 0), 0);
 }
 
+/* Our spec at DIR/CDI_FILE (root-relative), mounting from the install dir as ours does. */
+static void put_ours(struct scratch_fixture *f, const char *dir)
+{
+	char rel[256];
+
+	snprintf(rel, sizeof(rel), "%s/" CDI_FILE, dir);
+	put(f, rel,
+	    "{\"kind\":\"nvidia.com/gpu\",\"containerEdits\":{\"mounts\":[{\"hostPath\":"
+	    "\"/home/kubernetes/bin/nvidia/lib64\",\"containerPath\":\"/usr/local/nvidia/lib64\"}]}}");
+}
+
+/*
+ * Ours is told by what it resolves to. Seen red before the fix: --cdi-dir /run/cdi where
+ * /var/run links to /run, and /var/run/cdi/ with its slash, found our own spec as
+ * another producer's (the install then withdrew it every other run).
+ */
+static void test_ours_by_identity(void **state)
+{
+	struct scratch_fixture *f = *state;
+	const char *install = "/home/kubernetes/bin/nvidia";
+	char other[512];
+
+	assert_int_equal(scratch_mkdirs(f->fd, "etc/cdi"), 0);
+	assert_int_equal(scratch_mkdirs(f->fd, "run/cdi"), 0);
+	assert_int_equal(scratch_mkdirs(f->fd, "var"), 0);
+	/* Absolute, as on systemd hosts: it resolves inside the root. */
+	assert_int_equal(symlinkat("/run", f->fd, "var/run"), 0);
+	put_ours(f, "run/cdi");
+	assert_int_equal(cdi_find_other(f->fd, "/run/cdi", install, CDI_KIND, other, sizeof(other)),
+			 0);
+	assert_int_equal(
+		cdi_find_other(f->fd, "/var/run/cdi/", install, CDI_KIND, other, sizeof(other)), 0);
+	assert_int_equal(
+		cdi_find_other(f->fd, "/run//cdi/", install, CDI_KIND, other, sizeof(other)), 0);
+	/* A link in /etc/cdi to our spec is ours too: the runtime reads one file twice. */
+	assert_int_equal(symlinkat("/var/run/cdi/" CDI_FILE, f->fd, "etc/cdi/link.json"), 0);
+	assert_int_equal(cdi_find_other(f->fd, "/run/cdi", install, CDI_KIND, other, sizeof(other)),
+			 0);
+	/* A copy of it is another file, and the runtime sees two producers. */
+	unlinkat(f->fd, "etc/cdi/link.json", 0);
+	put_ours(f, "etc/cdi");
+	assert_int_equal(cdi_find_other(f->fd, "/run/cdi", install, CDI_KIND, other, sizeof(other)),
+			 1);
+	assert_string_equal(other, "/etc/cdi/" CDI_FILE);
+	/* Written with --cdi-dir /etc/cdi/, it is ours, and the one in /run is the other. */
+	assert_int_equal(
+		cdi_find_other(f->fd, "/etc/cdi/", install, CDI_KIND, other, sizeof(other)), 1);
+	assert_string_equal(other, "/var/run/cdi/" CDI_FILE);
+}
+
+/*
+ * Another producer's spec is found however it is stored, as the CDI library reads it
+ * (a link followed); what is no regular file, or too big, is skipped without a wait.
+ * Seen red before the fix: a spec in /etc/cdi that links elsewhere was skipped.
+ */
+static void test_other_through_links(void **state)
+{
+	struct scratch_fixture *f = *state;
+	const char *install = "/home/kubernetes/bin/nvidia";
+	char other[512], *big = malloc(CDI_SPEC_MAX + 64);
+
+	assert_int_equal(scratch_mkdirs(f->fd, "etc/cdi"), 0);
+	assert_int_equal(scratch_mkdirs(f->fd, "var/run/cdi"), 0);
+	assert_int_equal(scratch_mkdirs(f->fd, "opt/ctk"), 0);
+	put_ours(f, "var/run/cdi");
+	/* What makes a reader wait or never end, and what is too big, is nobody's spec. */
+	assert_int_equal(mkfifoat(f->fd, "etc/cdi/fifo.json", 0644), 0);
+	assert_int_equal(mkfifoat(f->fd, "opt/ctk/fifo", 0644), 0);
+	assert_int_equal(symlinkat("/opt/ctk/fifo", f->fd, "etc/cdi/to-fifo.yaml"), 0);
+	assert_int_equal(symlinkat("/opt/ctk", f->fd, "etc/cdi/dir.json"), 0);
+	assert_int_equal(symlinkat("/nowhere.yaml", f->fd, "etc/cdi/dangling.yaml"), 0);
+	assert_non_null(big);
+	memset(big, ' ', CDI_SPEC_MAX + 63);
+	big[CDI_SPEC_MAX + 63] = '\0';
+	memcpy(big, "kind: nvidia.com/gpu\n", 21);
+	put(f, "opt/ctk/big.yaml", big);
+	free(big);
+	assert_int_equal(symlinkat("/opt/ctk/big.yaml", f->fd, "etc/cdi/big.yaml"), 0);
+	assert_int_equal(
+		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 0);
+
+	/* nvidia-ctk's spec kept elsewhere and linked: found, by the name the runtime reads. */
+	put(f, "opt/ctk/nvidia.yaml", "---\ncdiVersion: 0.5.0\nkind: nvidia.com/gpu\n");
+	assert_int_equal(symlinkat("/opt/ctk/nvidia.yaml", f->fd, "var/run/cdi/nvidia.yaml"), 0);
+	assert_int_equal(
+		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 1);
+	assert_string_equal(other, "/var/run/cdi/nvidia.yaml");
+	/* A relative link, in /etc/cdi. */
+	unlinkat(f->fd, "var/run/cdi/nvidia.yaml", 0);
+	assert_int_equal(symlinkat("../../opt/ctk/nvidia.yaml", f->fd, "etc/cdi/ctk.yaml"), 0);
+	assert_int_equal(
+		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 1);
+	assert_string_equal(other, "/etc/cdi/ctk.yaml");
+
+	/* A spec directory that is itself a link is not read by the CDI library, nor here. */
+	unlinkat(f->fd, "etc/cdi/ctk.yaml", 0);
+	assert_int_equal(renameat(f->fd, "etc/cdi", f->fd, "opt/cdi"), 0);
+	assert_int_equal(symlinkat("/opt/cdi", f->fd, "etc/cdi"), 0);
+	assert_int_equal(symlinkat("/opt/ctk/nvidia.yaml", f->fd, "opt/cdi/ctk.yaml"), 0);
+	assert_int_equal(
+		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 0);
+}
+
+static bool exists(struct scratch_fixture *f, const char *rel)
+{
+	struct stat st;
+
+	return fstatat(f->fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/*
+ * --cdi-replace sets aside only another producer's spec and records it; uninstall puts
+ * back what the record names and nothing else. Seen red before the fix: with --cdi-dir
+ * /run/cdi, our own spec was set aside, and put back at uninstall (naming a hook that
+ * uninstall had just removed).
+ */
+static void test_set_aside_record(void **state)
+{
+	struct scratch_fixture *f = *state;
+	const char *install = "/home/kubernetes/bin/nvidia";
+	char other[512], left[512];
+	struct err e;
+
+	assert_int_equal(scratch_mkdirs(f->fd, "etc/cdi"), 0);
+	assert_int_equal(scratch_mkdirs(f->fd, "run/cdi"), 0);
+	assert_int_equal(scratch_mkdirs(f->fd, "var"), 0);
+	assert_int_equal(scratch_mkdirs(f->fd, "home/kubernetes/bin/nvidia"), 0);
+	assert_int_equal(symlinkat("/run", f->fd, "var/run"), 0);
+	put_ours(f, "run/cdi");
+	put(f, "etc/cdi/nvidia.yaml", "kind: nvidia.com/gpu\n");
+	/* An earlier version's: another producer's, and ours (it took ours for another's). */
+	put(f, "etc/cdi/old.yaml" CDI_SET_ASIDE, "kind: nvidia.com/gpu\n");
+	put_ours(f, "run/cdi/x");
+	assert_int_equal(renameat(f->fd, "run/cdi/x/" CDI_FILE, f->fd,
+				  "run/cdi/" CDI_FILE ".json" CDI_SET_ASIDE),
+			 0);
+
+	/* What --cdi-replace does: set aside every other, until none is found. */
+	while (cdi_find_other(f->fd, "/run/cdi", install, CDI_KIND, other, sizeof(other)) == 1)
+		assert_int_equal(cdi_set_aside(f->fd, install, other, &e), 0);
+	assert_true(exists(f, "etc/cdi/nvidia.yaml" CDI_SET_ASIDE));
+	assert_true(exists(f, "run/cdi/" CDI_FILE));
+	assert_false(exists(f, "run/cdi/" CDI_FILE CDI_SET_ASIDE));
+	assert_true(exists(f, "home/kubernetes/bin/nvidia/.cdi-set-aside.json"));
+
+	/* Their producer writes its spec again, and it is set aside again: that one comes back. */
+	put(f, "etc/cdi/nvidia.yaml", "kind: nvidia.com/gpu # again\n");
+	assert_int_equal(cdi_find_other(f->fd, "/run/cdi", install, CDI_KIND, other, sizeof(other)),
+			 1);
+	assert_int_equal(cdi_set_aside(f->fd, install, other, &e), 0);
+
+	assert_int_equal(cdi_restore_set_aside(f->fd, "/run/cdi", install, left, sizeof(left), &e),
+			 0);
+	assert_true(exists(f, "etc/cdi/nvidia.yaml"));
+	assert_false(exists(f, "etc/cdi/nvidia.yaml" CDI_SET_ASIDE));
+	assert_int_equal(cdi_find_other(f->fd, "/run/cdi", install, CDI_KIND, other, sizeof(other)),
+			 1);
+	assert_string_equal(other, "/etc/cdi/nvidia.yaml");
+	/* The earlier version's: theirs named, not put back; ours removed. */
+	assert_string_equal(left, "/etc/cdi/old.yaml" CDI_SET_ASIDE);
+	assert_true(exists(f, "etc/cdi/old.yaml" CDI_SET_ASIDE));
+	assert_false(exists(f, "etc/cdi/old.yaml"));
+	assert_false(exists(f, "run/cdi/" CDI_FILE ".json" CDI_SET_ASIDE));
+	assert_false(exists(f, "home/kubernetes/bin/nvidia/.cdi-set-aside.json"));
+
+	/* The file at a recorded set-aside name is another one now: it is not put back. */
+	unlinkat(f->fd, "etc/cdi/old.yaml" CDI_SET_ASIDE, 0);
+	assert_int_equal(cdi_set_aside(f->fd, install, "/etc/cdi/nvidia.yaml", &e), 0);
+	put(f, "etc/cdi/copy", "kind: nvidia.com/gpu\n");
+	assert_int_equal(
+		renameat(f->fd, "etc/cdi/copy", f->fd, "etc/cdi/nvidia.yaml" CDI_SET_ASIDE), 0);
+	assert_int_equal(cdi_restore_set_aside(f->fd, "/run/cdi", install, left, sizeof(left), &e),
+			 0);
+	assert_false(exists(f, "etc/cdi/nvidia.yaml"));
+	assert_string_equal(left, "/etc/cdi/nvidia.yaml" CDI_SET_ASIDE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_min_version), cmocka_unit_test(test_render),
-		cmocka_unit_test(test_kind),	    cmocka_unit_test(test_spec_kind),
+		cmocka_unit_test(test_min_version),
+		cmocka_unit_test(test_render),
+		cmocka_unit_test(test_kind),
+		cmocka_unit_test(test_spec_kind),
 		scratch_unit_test(test_find_other),
+		scratch_unit_test(test_ours_by_identity),
+		scratch_unit_test(test_other_through_links),
+		scratch_unit_test(test_set_aside_record),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
