@@ -17,14 +17,11 @@
 /* firmware_class.path now, without its newline; "" when unset or unreadable. */
 static void param_get(int root_fd, char *buf, size_t size)
 {
-	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *v = NULL;
-	size_t len;
 	struct err e;
 
 	buf[0] = '\0';
-	fd = fs_open_in_root(root_fd, FW_PARAM, O_RDONLY, 0, 0, &e);
-	if (fd < 0 || fs_read_fd(fd, PATH_MAX, &v, &len, &e) < 0)
+	if (fs_read_file_in_root(root_fd, FW_PARAM, PATH_MAX, &v, NULL, &e) < 0)
 		return;
 	v[strcspn(v, "\n")] = '\0';
 	snprintf(buf, size, "%s", v);

@@ -134,7 +134,7 @@ static void installed(const struct config *c, int root_fd, struct nodestate *s)
 	s->installed = true;
 	publish_current_id(dir, s->install_id, sizeof(s->install_id));
 	snprintf(path, sizeof(path), "/proc/self/fd/%d/drivers/nvidia.ko", publish_fd(dir));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = fs_open_regular_at(AT_FDCWD, path, 0, &e);
 	if (fd >= 0 && modsig_check_fd(fd, NULL, &sig, &e) == 0) {
 		s->signed_module = sig.is_signed;
 		snprintf(s->signer, sizeof(s->signer), "%s", sig.signer);
