@@ -78,3 +78,23 @@ mirrored "$T/m4"
 mkroot "$T/root"
 expect_rc 0 install --repo "file://$T/m4" $(install_args)
 assert_eq "$(installed_version)" "$V_OLD" "installed from the mirror"
+
+# An index.json in --to that is a FIFO: not waited on, replaced by the source's.
+M="$T/m6"
+mkdir -p "$M"
+mkfifo "$M/index.json"
+mirror_to "$M"
+[ "$RC" = 0 ] || { cat "$T/err"; fail "a FIFO at --to's index.json: exit $RC"; }
+cmp -s "$M/index.json" "$T/srv/repo/index.json" || fail "the FIFO at index.json was not replaced"
+mirrored "$M"
+
+# A hostile source: a FIFO where the file:// repository's package should be. Refused
+# without opening it (exit 4, naming it); nothing is published in --to.
+mv "$T/srv/repo/$PKG" "$T/pkg.keep"
+mkfifo "$T/srv/repo/$PKG"
+mirror_to "$T/m7"
+[ "$RC" = 4 ] || { cat "$T/err"; fail "a FIFO at the source's package: exit $RC, expected 4"; }
+expect_err "'$SRCREPO/$PKG' is not a regular file"
+[ ! -e "$T/m7/index.json" ] || fail "an index was published for a mirror without its package"
+rm "$T/srv/repo/$PKG"
+mv "$T/pkg.keep" "$T/srv/repo/$PKG"
