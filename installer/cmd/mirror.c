@@ -142,8 +142,8 @@ static int open_part(int dfd, const char *part, struct err *e)
 	return fd;
 }
 
-static int copy_package(struct source *src, int dir_fd, const struct repo_package *pkg,
-			uint64_t *net, struct err *e)
+static int copy_package(struct source *src, const char *to, int dir_fd,
+			const struct repo_package *pkg, uint64_t *net, struct err *e)
 {
 	char dir[PATH_MAX], part[PATH_MAX];
 	const char *slash = strrchr(pkg->path, '/');
@@ -153,6 +153,14 @@ static int copy_package(struct source *src, int dir_fd, const struct repo_packag
 	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - pkg->path) : 1,
 		 slash ? pkg->path : ".");
 	dfd = fs_dir_in_root(dir_fd, dir, true, e);
+	if (dfd < 0 && err_errnum(e) == ENOTDIR) {
+		/* Something of --to's own is in the way: the fix is there, not in the repository. */
+		e->code = EXIT_USAGE;
+		err_hint(
+			e,
+			"remove the file in '%s' that stands where '%s' needs a directory, then run mirror again",
+			to, dir);
+	}
 	if (dfd < 0)
 		return err_wrap(e, "mirror");
 	snprintf(part, sizeof(part), "%s.part", slash ? slash + 1 : pkg->path);
@@ -312,7 +320,7 @@ static int copy_wanted(const struct config *c, struct source *src, int dir_fd, j
 			if (!package_wanted(c, src->idx, d, pkg))
 				continue;
 			have = have_package(dir_fd, pkg);
-			if (!have && copy_package(src, dir_fd, pkg, net, e) < 0)
+			if (!have && copy_package(src, c->mirror_to, dir_fd, pkg, net, e) < 0)
 				return -1;
 			(*(have ? kept : copied))++;
 			json_object_array_add(pkgs, package_json(d, pkg, !have));

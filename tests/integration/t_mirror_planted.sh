@@ -98,3 +98,12 @@ expect_err "'$SRCREPO/$PKG' is not a regular file"
 [ ! -e "$T/m7/index.json" ] || fail "an index was published for a mirror without its package"
 rm "$T/srv/repo/$PKG"
 mv "$T/pkg.keep" "$T/srv/repo/$PKG"
+
+# A file where the mirror needs a directory (a copy of another tree left there): exit 2,
+# naming it and the fix; nothing published.
+mkdir -p "$T/m8/packages"
+echo stray >"$T/m8/packages/$KERNEL"
+mirror_to "$T/m8"
+[ "$RC" = 2 ] || { cat "$T/err"; fail "a file at packages/$KERNEL: exit $RC, expected 2"; }
+expect_err "Not a directory; fix: remove the file in '$T/m8' that stands where 'packages/$KERNEL/x86_64' needs a directory, then run mirror again"
+[ ! -e "$T/m8/index.json" ] || fail "an index was published over a stray file"
