@@ -105,11 +105,9 @@ static bool is_package(int fd, const struct repo_package *pkg)
 static bool have_package(int dir_fd, const struct repo_package *pkg)
 {
 	struct err e;
-	_cleanup_close_ int fd =
-		fs_open_in_root(dir_fd, pkg->path, O_RDONLY | O_NONBLOCK, 0, FS_NOFOLLOW_LAST, &e);
-	struct stat st;
+	_cleanup_close_ int fd = fs_open_regular_in_root(dir_fd, pkg->path, FS_NOFOLLOW_LAST, &e);
 
-	return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && is_package(fd, pkg);
+	return fd >= 0 && is_package(fd, pkg);
 }
 
 /*

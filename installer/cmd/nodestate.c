@@ -100,8 +100,7 @@ static void firmware(int root_fd, const struct config *c, struct nodestate *s)
 		str_fmt_cut(s->firmware_how, sizeof(s->firmware_how), "%s", path);
 		return;
 	}
-	fd = fs_open_in_root(root_fd, "/sys/module/firmware_class/parameters/path", O_RDONLY, 0, 0,
-			     &e);
+	fd = fs_open_regular_in_root(root_fd, "/sys/module/firmware_class/parameters/path", 0, &e);
 	if (fd >= 0) {
 		ssize_t n = read(fd, param, sizeof(param) - 1);
 

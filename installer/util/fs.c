@@ -360,13 +360,22 @@ int fs_read_path(const char *path, size_t max, char **ret_buf, size_t *ret_len, 
 	return 0;
 }
 
+int fs_open_regular_in_root(int root_fd, const char *path, unsigned fs_flags, struct err *e)
+{
+	_cleanup_close_ int fd = fs_open_in_root(root_fd, path, READ_FLAGS, 0, fs_flags, e);
+
+	if (fd < 0 || only_regular(fd, path, e) < 0)
+		return -1;
+	return TAKE_FD(fd);
+}
+
 int fs_read_file_in_root(int root_fd, const char *path, size_t max, char **ret_buf, size_t *ret_len,
 			 struct err *e)
 {
-	_cleanup_close_ int fd = fs_open_in_root(root_fd, path, READ_FLAGS, 0, 0, e);
+	_cleanup_close_ int fd = fs_open_regular_in_root(root_fd, path, 0, e);
 	size_t len = 0;
 
-	if (fd < 0 || only_regular(fd, path, e) < 0)
+	if (fd < 0)
 		return -1;
 	if (fs_read_fd(fd, max, ret_buf, ret_len ? ret_len : &len, e) < 0)
 		return err_wrap(e, "'%s'", path);

@@ -78,6 +78,13 @@ _must_check_ int fs_read_at(int dirfd, const char *name, size_t max, char **ret_
 			    size_t *ret_len, struct err *e);
 
 /*
+ * Opens PATH under root_fd (resolved inside it; FS_NOFOLLOW_LAST in FS_FLAGS as for
+ * fs_open_in_root) for reading. Returns the fd, or -1 with e set.
+ */
+_must_check_ int fs_open_regular_in_root(int root_fd, const char *path, unsigned fs_flags,
+					 struct err *e);
+
+/*
  * Reads the file PATH of this process's (a --repo-key, a --module-cert: links followed)
  * whole, NUL-terminated. Returns 0 and sets *ret_buf and *ret_len, or -1 with e set.
  */

@@ -52,6 +52,18 @@ bounded install --repo "$R" $(install_args) --dry-run
 expect_err "host: '/etc/os-release' is not a regular file: Invalid argument; fix: put the distribution's os-release file back at /etc/os-release"
 rm "$T/root/etc/os-release"
 mv "$T/os-release" "$T/root/etc/os-release"
+# A FIFO at the installed version's manifest and at firmware_class.path: status and
+# install do not wait on them either.
+mkdir -p "$T/root/sys/module/firmware_class/parameters"
+mv "$m" "$T/manifest.keep"
+mkfifo "$m" "$T/root/sys/module/firmware_class/parameters/path"
+bounded status
+[ "$RC" != 124 ] || fail "status waited on a FIFO at the manifest"
+bounded install --repo "$R" $(install_args)
+[ "$RC" = 0 ] || { cat "$T/err"; fail "a FIFO at the manifest: install exit $RC"; }
+[ -f "$m" ] && [ ! -p "$m" ] || fail "the manifest is still not a regular file"
+assert_eq "$(installed_version)" "$V_NEW" "installed again over a FIFO at the manifest"
+rm "$T/root/sys/module/firmware_class/parameters/path" "$T/manifest.keep"
 
 # A PCI function that vanished during the scan: its sysfs entry points nowhere, or lost
 # its attributes. Skipped; the GPU next to it is found.
