@@ -275,6 +275,7 @@ static void test_read_in_root_regular_only(void **state)
 	char *buf = NULL, big[64];
 	size_t len = 7;
 	struct err e;
+	int fd;
 
 	err_clear(&e);
 	assert_int_equal(mkdirat(f->fd, "proc", 0755), 0);
@@ -300,6 +301,18 @@ static void test_read_in_root_regular_only(void **state)
 	assert_int_equal(fs_read_file_in_root(f->fd, "/../policy", 64, &buf, NULL, &e), 0);
 	assert_int_equal(strlen(buf), 64);
 	free(buf);
+
+	/* The opener keeps the fd; FS_NOFOLLOW_LAST refuses a link at the end (ELOOP). */
+	assert_int_equal(symlinkat("/policy", f->fd, "proc/link"), 0);
+	fd = fs_open_regular_in_root(f->fd, "/proc/link", 0, &e);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(fs_open_regular_in_root(f->fd, "/proc/link", FS_NOFOLLOW_LAST, &e), -1);
+	assert_int_equal(err_errnum(&e), ELOOP);
+	alarm(10);
+	assert_int_equal(fs_open_regular_in_root(f->fd, "/proc/cmdline", 0, &e), -1);
+	alarm(0);
+	assert_int_equal(err_errnum(&e), EINVAL);
 }
 
 int main(void)
