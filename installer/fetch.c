@@ -410,19 +410,24 @@ static CURLcode perform(struct fetcher *f, const char *url)
 	return f->not_regular ? CURLE_READ_ERROR : sym_curl_easy_perform(f->curl);
 }
 
+/* What perform() refused: permanent for this mirror, whose copy is not a file. */
+static enum fetch_result not_regular(const char *url, struct err *e)
+{
+	err_errno(e, EXIT_UNREACHABLE, EINVAL, "'%s' is not a regular file", url);
+	err_hint(
+		e,
+		"a file:// mirror holds the repository's files themselves: put the file there in place of the FIFO, device or directory (mirror --to writes them)");
+	return FETCH_PERMANENT;
+}
+
 static enum fetch_result classify(struct fetcher *f, CURLcode rc, const struct sink *s,
 				  const char *url, struct err *e)
 {
 	long code = 0;
 	curl_off_t retry_after = 0;
 
-	if (f->not_regular) {
-		err_errno(e, EXIT_UNREACHABLE, EINVAL, "'%s' is not a regular file", url);
-		err_hint(
-			e,
-			"a file:// mirror holds the repository's files themselves: put the file there in place of the FIFO, device or directory (mirror --to writes them)");
-		return FETCH_PERMANENT;
-	}
+	if (f->not_regular)
+		return not_regular(url, e);
 
 	sym_curl_easy_getinfo(f->curl, CURLINFO_RESPONSE_CODE, &code);
 	if (sym_curl_easy_getinfo(f->curl, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK)
