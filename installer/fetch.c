@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,7 @@ struct fetcher {
 	bool share_spent; /* the last attempt ended because its share was spent */
 	uint64_t transfer_started_ns;
 	bool tty;
+	bool not_regular; /* the last file:// URL named what is not a regular file */
 	char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -382,11 +384,65 @@ static enum fetch_result too_slow(struct fetcher *f, const struct sink *s, const
 }
 
 /* Maps a finished transfer to a fetch_result and a message naming URL and cause. */
+/* The path a file:// URL names (file:///P or file://localhost/P, %XX decoded), or NULL. */
+static char *file_url_path(const char *url)
+{
+	const char *p = url + 7;
+	char *path, *o;
+
+	if (strncasecmp(url, "file://", 7) != 0)
+		return NULL;
+	if (strncasecmp(p, "localhost/", 10) == 0)
+		p += 9;
+	if (*p != '/' || !(path = malloc(strlen(p) + 1)))
+		return NULL;
+	for (o = path; *p && *p != '?' && *p != '#'; o++) {
+		unsigned v;
+
+		if (p[0] == '%' && isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2]) &&
+		    sscanf(p + 1, "%2x", &v) == 1) {
+			*o = (char)v;
+			p += 3;
+		} else {
+			*o = *p++;
+		}
+	}
+	*o = '\0';
+	return path;
+}
+
+/*
+ * curl_easy_perform, but never on a file:// URL that names a FIFO, a device or a
+ * directory: libcurl opens the path with a blocking open(2), so a FIFO there would hold
+ * the run for a writer past every timeout. stat(2) does not wait.
+ */
+static CURLcode perform(struct fetcher *f, const char *url)
+{
+	_cleanup_free_ char *path = file_url_path(url);
+	struct stat st;
+
+	f->not_regular = path && stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+	return f->not_regular ? CURLE_READ_ERROR : sym_curl_easy_perform(f->curl);
+}
+
+/* What perform() refused: permanent for this mirror, whose copy is not a file. */
+static enum fetch_result not_regular(const char *url, struct err *e)
+{
+	err_errno(e, EXIT_UNREACHABLE, EINVAL, "'%s' is not a regular file", url);
+	err_hint(
+		e,
+		"a file:// mirror holds the repository's files themselves: put the file there in place of the FIFO, device or directory (mirror --to writes them)");
+	return FETCH_PERMANENT;
+}
+
 static enum fetch_result classify(struct fetcher *f, CURLcode rc, const struct sink *s,
 				  const char *url, struct err *e)
 {
 	long code = 0;
 	curl_off_t retry_after = 0;
+
+	if (f->not_regular)
+		return not_regular(url, e);
 
 	sym_curl_easy_getinfo(f->curl, CURLINFO_RESPONSE_CODE, &code);
 	if (sym_curl_easy_getinfo(f->curl, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK)
@@ -452,7 +508,7 @@ enum fetch_result fetch_to_memory(struct fetcher *f, const char *url, size_t max
 	sym_curl_easy_setopt(f->curl, CURLOPT_WRITEFUNCTION, write_memory);
 	sym_curl_easy_setopt(f->curl, CURLOPT_WRITEDATA, &s);
 	watch(f, &s);
-	rc = sym_curl_easy_perform(f->curl);
+	rc = perform(f, url);
 	if (rc != CURLE_OK || s.io_errno || s.too_large) {
 		r = classify(f, rc, &s, url, e);
 		free(s.buf);
@@ -477,7 +533,7 @@ enum fetch_result fetch_probe(struct fetcher *f, const char *url, uint64_t size,
 	set_common(f, url);
 	sym_curl_easy_setopt(f->curl, CURLOPT_NOBODY, 1L);
 	watch(f, &s);
-	rc = sym_curl_easy_perform(f->curl);
+	rc = perform(f, url);
 	if (rc != CURLE_OK)
 		return classify(f, rc, &s, url, e);
 	if (sym_curl_easy_getinfo(f->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len) == CURLE_OK &&
@@ -600,7 +656,7 @@ static CURLcode transfer_file(struct fetcher *f, const char *url, struct sink *s
 	watch(f, s);
 	s->status_checked = false;
 	s->started_ns = s->last_report_ns = now_ns();
-	rc = sym_curl_easy_perform(f->curl);
+	rc = perform(f, url);
 	if (s->bar_shown)
 		fputc('\n', stderr);
 	s->bar_shown = false;

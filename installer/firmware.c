@@ -17,14 +17,11 @@
 /* firmware_class.path now, without its newline; "" when unset or unreadable. */
 static void param_get(int root_fd, char *buf, size_t size)
 {
-	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *v = NULL;
-	size_t len;
 	struct err e;
 
 	buf[0] = '\0';
-	fd = fs_open_in_root(root_fd, FW_PARAM, O_RDONLY, 0, 0, &e);
-	if (fd < 0 || fs_read_fd(fd, PATH_MAX, &v, &len, &e) < 0)
+	if (fs_read_file_in_root(root_fd, FW_PARAM, PATH_MAX, &v, NULL, &e) < 0)
 		return;
 	v[strcspn(v, "\n")] = '\0';
 	snprintf(buf, size, "%s", v);
@@ -33,12 +30,20 @@ static void param_get(int root_fd, char *buf, size_t size)
 /* Writes firmware_class.path; VALUE "" clears it (a lone NUL: a 0-byte write stores nothing). */
 static int param_set(int root_fd, const char *value, struct err *e)
 {
-	/* O_TRUNC is a no-op on sysfs; it keeps a plain file (a test root) exact. */
-	_cleanup_close_ int fd = fs_open_in_root(root_fd, FW_PARAM, O_WRONLY | O_TRUNC, 0, 0, e);
+	/*
+	 * O_TRUNC is a no-op on sysfs; it keeps a plain file (a test root) exact. O_NONBLOCK:
+	 * a FIFO planted there is refused (ENXIO without a reader), not waited on.
+	 */
+	_cleanup_close_ int fd =
+		fs_open_in_root(root_fd, FW_PARAM, O_WRONLY | O_TRUNC | O_NONBLOCK, 0, 0, e);
+	struct stat st;
 	int r;
 
 	if (fd < 0)
 		return err_wrap(e, "firmware");
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return err_errno(e, EXIT_UNEXPECTED, EINVAL, "firmware: '%s' is not a regular file",
+				 FW_PARAM);
 	r = value[0] ? fs_write_all(fd, value, strlen(value)) : fs_write_all(fd, "", 1);
 	if (r < 0)
 		return err_errno(e, EXIT_UNEXPECTED, -r, "firmware: write %s", FW_PARAM);

@@ -168,15 +168,12 @@ bool host_module_is_relevant(const char *name)
 static void module_version(int root_fd, const char *name, char *out, size_t size)
 {
 	_cleanup_free_ char *path = NULL, *buf = NULL;
-	_cleanup_close_ int fd = -1;
 	struct err e;
-	size_t len;
 
 	out[0] = '\0';
 	if (asprintf(&path, "/sys/module/%s/version", name) < 0)
 		return;
-	fd = fs_open_in_root(root_fd, path, O_RDONLY, 0, 0, &e);
-	if (fd < 0 || fs_read_fd(fd, 256, &buf, &len, &e) < 0)
+	if (fs_read_file_in_root(root_fd, path, 256, &buf, NULL, &e) < 0)
 		return;
 	buf[strcspn(buf, "\n")] = '\0';
 	snprintf(out, size, "%s", buf);
@@ -185,19 +182,16 @@ static void module_version(int root_fd, const char *name, char *out, size_t size
 int host_scan_modules(int root_fd, struct host *h, struct err *e)
 {
 	_cleanup_free_ char *buf = NULL;
-	_cleanup_close_ int fd = -1;
 	char *line, *save = NULL;
-	size_t len;
 
-	fd = fs_open_in_root(root_fd, "/proc/modules", O_RDONLY, 0, 0, e);
-	if (fd < 0) {
+	if (fs_read_file_in_root(root_fd, "/proc/modules", 4 << 20, &buf, NULL, e) < 0) {
+		if (err_errnum(e) == EFBIG)
+			return err_wrap(e, "host");
 		log_msg(LOG_DEBUG, "host", "no list of loaded modules: %s", e->msg);
 		err_clear(e);
 		h->modules_known = false;
 		return 0;
 	}
-	if (fs_read_fd(fd, 4 << 20, &buf, &len, e) < 0)
-		return err_wrap(e, "/proc/modules");
 	h->modules_known = true;
 	/* "name size refcount holders state address", one module a line. */
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -218,13 +212,10 @@ static int read_pci_attr(int root_fd, const char *bdf, const char *attr, unsigne
 			 uint32_t *ret, struct err *e)
 {
 	_cleanup_free_ char *path = NULL, *buf = NULL;
-	_cleanup_close_ int fd = -1;
-	size_t len;
 
 	if (asprintf(&path, "/sys/bus/pci/devices/%s/%s", bdf, attr) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "pci");
-	fd = fs_open_in_root(root_fd, path, O_RDONLY, 0, 0, e);
-	if (fd < 0 || fs_read_fd(fd, 64, &buf, &len, e) < 0) {
+	if (fs_read_file_in_root(root_fd, path, 64, &buf, NULL, e) < 0) {
 		/* Removed while we looked (hot unplug, a VF going away): not there. */
 		if (err_errnum(e) == ENOENT || err_errnum(e) == ENODEV) {
 			log_msg(LOG_DEBUG, "host", "PCI function %s vanished during the scan: %s",
@@ -314,12 +305,14 @@ static int host_read_os_release(int root_fd, struct host *h, struct err *e)
 	size_t len;
 
 	for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
-		_cleanup_close_ int fd = fs_open_in_root(root_fd, paths[i], O_RDONLY, 0, 0, e);
-
-		if (fd < 0)
-			continue;
-		if (fs_read_fd(fd, 64 * 1024, &buf, &len, e) < 0)
-			return err_wrap(e, "%s", paths[i]);
+		if (fs_read_file_in_root(root_fd, paths[i], 64 * 1024, &buf, &len, e) < 0) {
+			/* Not there (or not ours to read): the next candidate. */
+			if (err_errnum(e) != EINVAL && err_errnum(e) != EFBIG)
+				continue;
+			e->code = EXIT_USAGE;
+			err_hint(e, "put the distribution's os-release file back at %s", paths[i]);
+			return err_wrap(e, "host");
+		}
 		err_clear(e); /* an earlier candidate may have failed */
 		if (memchr(buf, '\0', len))
 			return err_set(e, EXIT_USAGE, "%s: contains NUL bytes", paths[i]);

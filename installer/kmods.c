@@ -168,9 +168,14 @@ int kmods_inspect(struct kmods *k, const char *path, const struct modsig_certs *
 	/* A libkmod that cannot be loaded is the image's fault, not the module's. */
 	if (!kmods_ctx(k, e))
 		return -1;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return err_errno(e, EXIT_UNEXPECTED, errno, "module '%s'", path);
+	fd = fs_open_regular_at(AT_FDCWD, path, 0, e);
+	if (fd < 0) {
+		if (err_errnum(e) == EINVAL)
+			err_hint(
+				e,
+				"pass the module's .ko file itself, not a FIFO, device or directory");
+		return err_wrap(e, "module");
+	}
 	if (modsig_check_fd(fd, certs, &ret->sig, e) < 0)
 		return err_wrap(e, "module '%s'", path);
 	err_clear(&ie);
@@ -202,14 +207,11 @@ int kmods_inspect(struct kmods *k, const char *path, const struct modsig_certs *
 
 static char *sys_read(struct kmods *k, const char *name, const char *attr)
 {
-	_cleanup_close_ int fd = -1;
 	char path[256], *buf = NULL;
-	size_t len;
 	struct err e;
 
 	snprintf(path, sizeof(path), "/sys/module/%s/%s", name, attr);
-	fd = fs_open_in_root(k->root_fd, path, O_RDONLY, 0, 0, &e);
-	if (fd < 0 || fs_read_fd(fd, 4096, &buf, &len, &e) < 0)
+	if (fs_read_file_in_root(k->root_fd, path, 4096, &buf, NULL, &e) < 0)
 		return NULL;
 	buf[strcspn(buf, "\n")] = '\0';
 	return buf;
@@ -602,9 +604,9 @@ static int explain(const struct kmods *k, int errnum, const char *name, const ch
 		   const char *options, const struct ktrust *trust, int kmsg_fd, struct err *e)
 {
 	struct modsig_result sig = {0};
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	char said[512];
 	struct err ie;
+	_cleanup_close_ int fd = fs_open_regular_at(AT_FDCWD, path, 0, &ie);
+	char said[512];
 
 	/* Words only: with the trailer unreadable the message names no signer, as unsigned. */
 	if (fd >= 0 && modsig_check_fd(fd, NULL, &sig, &ie) < 0)

@@ -373,11 +373,23 @@ int ktrust_find_keyring(const char *proc_keys, const char *name, long *ret_id)
 
 static int cert_der(const char *path, unsigned char **ret, int *ret_len, struct err *e)
 {
-	_cleanup_(BIO_freep) BIO *bio = BIO_new_file(path, "rb");
+	_cleanup_(BIO_freep) BIO *bio = NULL;
 	_cleanup_(X509_freep) X509 *x = NULL;
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
 
+	/* Read by the installer's one reader: a FIFO given there makes nobody wait. */
+	if (fs_read_path(path, 1u << 20, &text, &len, e) < 0) {
+		e->code = EXIT_USAGE;
+		if (err_errnum(e) == EINVAL)
+			err_hint(
+				e,
+				"pass the certificate file itself, not a FIFO, device or directory");
+		return err_wrap(e, "kernel keyring certificate");
+	}
+	bio = BIO_new_mem_buf(text, (int)len);
 	if (!bio)
-		return err_openssl(e, EXIT_USAGE, "kernel keyring certificate '%s'", path);
+		return err_openssl(e, EXIT_UNEXPECTED, "kernel keyring certificate '%s'", path);
 	ERR_clear_error();
 	x = PEM_read_bio_X509(bio, NULL, NULL, NULL);
 	if (x) {

@@ -16,6 +16,7 @@
 
 #include "modsig.h"
 #include "verify.h"
+#include "util/fs.h"
 #include "util/str.h"
 
 #define PKEY_ID_PKCS7 2
@@ -64,14 +65,29 @@ int modsig_parse_tail(const uint8_t *tail, size_t tail_len, uint64_t file_len,
 
 /* ---- certificates ----------------------------------------------------------- */
 
+/* Certificate files are small: a bundle of a few hundred certificates fits. */
+#define MODSIG_CERT_FILE_MAX (4u << 20)
+
 static int certs_add_file(struct modsig_certs *c, const char *path, struct err *e)
 {
-	_cleanup_(BIO_freep) BIO *bio = BIO_new_file(path, "rb");
+	_cleanup_(BIO_freep) BIO *bio = NULL;
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
 	X509 *x;
 	int n = 0;
 
+	/* Read by the installer's one reader: a FIFO given there makes nobody wait. */
+	if (fs_read_path(path, MODSIG_CERT_FILE_MAX, &text, &len, e) < 0) {
+		e->code = EXIT_USAGE;
+		if (err_errnum(e) == EINVAL)
+			err_hint(
+				e,
+				"pass the certificate file itself, not a FIFO, device or directory");
+		return err_wrap(e, "module certificate");
+	}
+	bio = BIO_new_mem_buf(text, (int)len);
 	if (!bio)
-		return err_openssl(e, EXIT_USAGE, "module certificate '%s'", path);
+		return err_openssl(e, EXIT_UNEXPECTED, "module certificate '%s'", path);
 	ERR_clear_error();
 	while ((x = PEM_read_bio_X509(bio, NULL, NULL, NULL))) {
 		if (!sk_X509_push(c->certs, x)) {

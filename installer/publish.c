@@ -236,7 +236,7 @@ int publish_current(struct installdir *d, struct manifest *ret, struct err *e)
 	if (!cur[0])
 		return 1;
 	snprintf(path, sizeof(path), VERSIONS "/%s/" MANIFEST_NAME, cur);
-	fd = fs_open_in_root(d->fd, path, O_RDONLY, 0, FS_NOFOLLOW_LAST, e);
+	fd = fs_open_regular_in_root(d->fd, path, FS_NOFOLLOW_LAST, e);
 	if (fd < 0)
 		return err_errnum(e) == ENOENT ? (err_clear(e), 1) : err_wrap(e, "install dir");
 	if (fs_read_fd(fd, 1 << 20, &buf, &len, e) < 0 || manifest_parse(buf, len, ret, e) < 0)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 
 #include "fetch.h"
 #include "source.h"
+#include "util/fs.h"
 #include "util/log.h"
 #include "util/str.h"
 #include "verify.h"
@@ -282,6 +284,28 @@ static int index_store(const struct source_opts *o, struct cache *cache, struct 
 }
 
 /*
+ * --ca-file as libcurl will read it, opened the installer's way: libcurl (OpenSSL's
+ * file loader) opens it blocking, and a FIFO there would hold the first https transfer
+ * past every timeout.
+ */
+static int ca_file_check(const char *path, struct err *e)
+{
+	struct err ie;
+	int fd = fs_open_regular_at(AT_FDCWD, path, 0, &ie);
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (err_errnum(&ie) != EINVAL)
+		return err_errno(e, EXIT_USAGE, err_errnum(&ie), "--ca-file '%s'", path);
+	err_set(e, EXIT_USAGE,
+		"--ca-file '%s' is not a regular file (a FIFO, a device or a directory)", path);
+	err_hint(e, "pass the PEM file of the CA certificates itself");
+	return -1;
+}
+
+/*
  * Keeps (or, after a run that used a mirror's index, removes) the record of why the
  * cached index served, for status and doctor. Only a report: a failure is logged.
  */
@@ -347,10 +371,8 @@ int source_open(const struct source_opts *o, struct cache *cache, unsigned flags
 		return -1;
 	}
 	/* Checked on every run, not when a transfer first needs it (a fresh index needs none). */
-	if (o->fetch.ca_file && access(o->fetch.ca_file, R_OK) < 0) {
-		err_errno(e, EXIT_USAGE, errno, "--ca-file '%s'", o->fetch.ca_file);
+	if (o->fetch.ca_file && ca_file_check(o->fetch.ca_file, e) < 0)
 		goto fail;
-	}
 	if (verify_keys_load(o->keys, o->n_keys, VERIFY_KEYS_DIR, &s->keys, e) < 0)
 		goto fail;
 	j.keys = s->keys;

@@ -70,13 +70,22 @@ struct unpack_stats {
 _must_check_ int unpack_check_xattr(const char *path, bool is_file, const char *name,
 				    const void *value, size_t len, struct err *e);
 
+/* The IMA policy as /sys/kernel/security/ima/policy lists it. */
+struct unpack_ima_policy {
+	const char *text; /* LEN bytes; NULL when not there or not shown (EACCES) */
+	size_t len;
+	const char *unreadable; /* why it is there but could not be read whole, or NULL */
+};
+
 /*
  * Whether the host enforces IMA appraisal on the files a package carries (firmware
- * loads, module loads), from CMDLINE (/proc/cmdline) and POLICY (the IMA policy as
- * /sys/kernel/security/ima/policy lists it; NULL when unreadable). Writes the reason
- * either way into WHY (SIZE bytes). docs/design.md, "IMA signatures", says why these.
+ * loads, module loads), from CMDLINE (/proc/cmdline) and POLICY. A policy that is there
+ * but unreadable counts as enforcing unless the command line turns appraisal to log, fix
+ * or off. Writes the reason either way into WHY (SIZE bytes). docs/design.md, "IMA
+ * signatures", says why these.
  */
-bool unpack_ima_enforced(const char *cmdline, const char *policy, char *why, size_t size);
+bool unpack_ima_enforced(const char *cmdline, const struct unpack_ima_policy *policy, char *why,
+			 size_t size);
 
 /*
  * After an unpack whose stats ST count files whose security.ima the host could not store:

@@ -61,38 +61,52 @@ static bool list_has(const char *list, const char *item)
 	return false;
 }
 
-/*
- * The first rule of POLICY that appraises firmware or module loads ("appraise" with
- * func=FIRMWARE_CHECK, func=MODULE_CHECK, or no func=, which means every hook), into
- * OUT; false when none does.
- */
-static bool policy_appraises(const char *policy, char *out, size_t size)
+/* Whether the func= value at FUNC, in a line that ends at END, is HOOK. */
+static bool hook_is(const char *func, const char *end, const char *hook)
 {
-	for (const char *line = policy; *line;) {
-		size_t n = strcspn(line, "\n");
+	size_t n = strlen(hook);
+
+	return (size_t)(end - func) >= n && strncmp(func, hook, n) == 0 &&
+	       (func + n == end || func[n] == ' ');
+}
+
+/*
+ * The first rule of POLICY (LEN bytes) that appraises firmware or module loads
+ * ("appraise" with func=FIRMWARE_CHECK, func=MODULE_CHECK, or no func=, which means
+ * every hook), into OUT; false when none does. A NUL ends a line as '\n' does: bytes
+ * the kernel never writes there hide no rule after them.
+ */
+static bool policy_appraises(const char *policy, size_t len, char *out, size_t size)
+{
+	const char *end = policy + len;
+
+	for (const char *line = policy; line < end;) {
+		size_t n = 0;
 		const char *func = NULL;
 
+		while (line + n < end && line[n] != '\n' && line[n] != '\0')
+			n++;
 		if (n > 9 && strncmp(line, "appraise ", 9) == 0) {
-			for (const char *c = line; c < line + n; c++) {
+			for (const char *c = line; c + 5 <= line + n; c++) {
 				if ((c == line || c[-1] == ' ') && strncmp(c, "func=", 5) == 0) {
 					func = c + 5;
 					break;
 				}
 			}
-			if (!func || strncmp(func, "FIRMWARE_CHECK", 14) == 0 ||
-			    strncmp(func, "MODULE_CHECK", 12) == 0) {
+			if (!func || hook_is(func, line + n, "FIRMWARE_CHECK") ||
+			    hook_is(func, line + n, "MODULE_CHECK")) {
 				snprintf(out, size, "the IMA policy has '%.*s'",
 					 (int)(n < 120 ? n : 120), line);
 				return true;
 			}
 		}
-		line += n;
-		line += *line == '\n';
+		line += n + 1;
 	}
 	return false;
 }
 
-bool unpack_ima_enforced(const char *cmdline, const char *policy, char *why, size_t size)
+bool unpack_ima_enforced(const char *cmdline, const struct unpack_ima_policy *policy, char *why,
+			 size_t size)
 {
 	char mode[32] = "", list[256] = "";
 	bool has_mode = cmdline_param(cmdline, "ima_appraise", mode, sizeof(mode));
@@ -102,8 +116,13 @@ bool unpack_ima_enforced(const char *cmdline, const char *policy, char *why, siz
 		snprintf(why, size, "ima_appraise=%s on the kernel command line", mode);
 		return false;
 	}
-	if (policy) {
-		if (policy_appraises(policy, why, size))
+	/* There, but not a policy one can read whole: appraisal is not ruled out. */
+	if (policy->unreadable) {
+		snprintf(why, size, "the IMA policy cannot be read whole (%s)", policy->unreadable);
+		return true;
+	}
+	if (policy->text) {
+		if (policy_appraises(policy->text, policy->len, why, size))
 			return true;
 		snprintf(why, size, "the IMA policy appraises neither firmware nor modules");
 		return false;
@@ -130,8 +149,10 @@ bool unpack_ima_enforced(const char *cmdline, const char *policy, char *why, siz
 
 int unpack_ima_verdict(int root_fd, const struct unpack_stats *st, struct err *e)
 {
-	_cleanup_free_ char *cmdline = NULL, *policy = NULL;
+	_cleanup_free_ char *cmdline = NULL, *text = NULL;
+	struct unpack_ima_policy policy = {0};
 	char why[192];
+	struct err pe;
 	const char *cause =
 		st->ima_errno == EPERM
 			? "no CAP_SYS_ADMIN, which setting security.* needs"
@@ -140,8 +161,16 @@ int unpack_ima_verdict(int root_fd, const struct unpack_stats *st, struct err *e
 	if (st->ima_unstored == 0)
 		return 0;
 	cmdline = fs_read_in_root(root_fd, "/proc/cmdline", POLICY_MAX, NULL);
-	policy = fs_read_in_root(root_fd, IMA_POLICY, POLICY_MAX, NULL);
-	if (unpack_ima_enforced(cmdline ? cmdline : "", policy, why, sizeof(why))) {
+	/*
+	 * Not there (no securityfs, no IMA) or not shown (EACCES: no CONFIG_IMA_READ_POLICY):
+	 * the command line tells. Anything else (a FIFO, a policy past the limit, a read
+	 * error) is a policy this run cannot read, which is not one that does not appraise.
+	 */
+	if (fs_read_file_in_root(root_fd, IMA_POLICY, POLICY_MAX, &text, &policy.len, &pe) == 0)
+		policy.text = text;
+	else if (err_errnum(&pe) != ENOENT && err_errnum(&pe) != EACCES)
+		policy.unreadable = pe.msg;
+	if (unpack_ima_enforced(cmdline ? cmdline : "", &policy, why, sizeof(why))) {
 		err_set(e, EXIT_KERNEL_REFUSED,
 			"cannot store security.ima on '%s' and %u more (%s: %s), and this host enforces IMA appraisal (%s): the kernel would refuse those files",
 			st->ima_first, st->ima_unstored - 1, strerror(st->ima_errno), cause, why);

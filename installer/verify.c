@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/fs.h"
 #include "util/log.h"
 #include "verify.h"
 
@@ -154,18 +155,36 @@ bool verify_pem_at_end(void)
 	return ERR_GET_LIB(l) == ERR_LIB_PEM && ERR_GET_REASON(l) == PEM_R_NO_START_LINE;
 }
 
+/* Key files are small: a bundle of a few hundred keys and certificates fits. */
+#define VERIFY_KEY_FILE_MAX (4u << 20)
+
 /*
  * Trusts every public key and certificate in PATH: all of them, or, when any block is
  * damaged, none (the caller drops the keyset).
  */
 static int keyset_add(struct keyset *ks, const char *path, struct err *e)
 {
-	_cleanup_(BIO_freep) BIO *bio = BIO_new_file(path, "r");
-	size_t first = ks->n;
+	_cleanup_(BIO_freep) BIO *bio = NULL;
+	_cleanup_free_ char *text = NULL;
+	size_t first = ks->n, text_len = 0;
 	unsigned number = 0;
+	struct err re;
 
+	/* Read by the installer's one reader: a FIFO given there makes nobody wait. */
+	if (fs_read_path(path, VERIFY_KEY_FILE_MAX, &text, &text_len, &re) < 0) {
+		if (err_errnum(&re) == EINVAL) {
+			err_set(e, EXIT_USAGE,
+				"repository key '%s' is not a regular file (a FIFO, a device or a directory)",
+				path);
+			err_hint(e, "pass the PEM file of the repository's public key itself");
+			return -1;
+		}
+		return err_errno(e, EXIT_USAGE, err_errnum(&re) ? err_errnum(&re) : EFBIG,
+				 "repository key '%s'", path);
+	}
+	bio = BIO_new_mem_buf(text, (int)text_len);
 	if (!bio)
-		return err_openssl(e, EXIT_USAGE, "repository key '%s'", path);
+		return err_openssl(e, EXIT_UNEXPECTED, "repository key '%s'", path);
 	for (;;) {
 		char *name = NULL, *header = NULL;
 		unsigned char *der = NULL;

@@ -15,6 +15,7 @@
 #include "kmods.h"
 #include "modsig.h"
 #include "repo.h"
+#include "util/fs.h"
 #include "util/log.h"
 #include "verify.h"
 int config_set(char **field, const char *value, struct err *e)
@@ -772,7 +773,8 @@ int config_validate(const struct config *c, struct err *e)
 /* A file the shipped manifests carry until the operator puts a real key there. */
 static int check_placeholder(struct problems *p, const char *name, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct err e;
+	int fd = fs_open_regular_at(AT_FDCWD, path, 0, &e);
 	char buf[4096], lbl[96];
 	ssize_t n;
 

@@ -87,24 +87,62 @@ static bool module_type_wanted(const struct config *c, const struct repo_package
 	       pkg->module_type == (policy == REPO_KMT_OPEN ? REPO_MT_OPEN : REPO_MT_PROPRIETARY);
 }
 
-/* Whether DIR/PATH already is PKG: its size, then its digest. */
-static bool have_package(int dir_fd, const struct repo_package *pkg)
+/* Whether the file at FD has PKG's size and digest. */
+static bool is_package(int fd, const struct repo_package *pkg)
 {
 	_cleanup_(sha256_freep) struct sha256 *sha = sha256_new();
-	_cleanup_close_ int fd = openat(dir_fd, pkg->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	char buf[1 << 16], got[65];
 	struct stat st;
 	ssize_t n;
 
-	if (fd < 0 || !sha || fstat(fd, &st) < 0 || (uint64_t)st.st_size != pkg->size)
+	if (!sha || fstat(fd, &st) < 0 || (uint64_t)st.st_size != pkg->size)
 		return false;
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
 		sha256_update(sha, buf, (size_t)n);
 	return n == 0 && sha256_final_hex(sha, got) == 0 && strcmp(got, pkg->sha256) == 0;
 }
 
-static int copy_package(struct source *src, int dir_fd, const struct repo_package *pkg,
-			uint64_t *net, struct err *e)
+/* Whether DIR/PATH (resolved inside DIR, a regular file) already is PKG. */
+static bool have_package(int dir_fd, const struct repo_package *pkg)
+{
+	struct err e;
+	_cleanup_close_ int fd = fs_open_regular_in_root(dir_fd, pkg->path, FS_NOFOLLOW_LAST, &e);
+
+	return fd >= 0 && is_package(fd, pkg);
+}
+
+/*
+ * The partial file PART in DFD, for this run to write. One an interrupted run left is
+ * resumed only when it is a regular file with no other link: the package's bytes go
+ * into whatever inode the name holds, so a hard link planted there would have a file
+ * outside the mirror receive them. Anything else at that name is removed (the name,
+ * never what it links to), and the file made fresh.
+ */
+static int open_part(int dfd, const char *part, struct err *e)
+{
+	struct stat st, fst;
+	int fd;
+
+	if (fstatat(dfd, part, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_nlink == 1) {
+		fd = openat(dfd, part, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		/* The same file as the one judged, and still alone. */
+		if (fd >= 0 && fstat(fd, &fst) == 0 && fst.st_ino == st.st_ino &&
+		    fst.st_dev == st.st_dev && S_ISREG(fst.st_mode) && fst.st_nlink == 1)
+			return fd;
+		if (fd >= 0)
+			close(fd);
+	}
+	if (unlinkat(dfd, part, 0) < 0 && errno != ENOENT)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "mirror: remove '%s'", part);
+	fd = openat(dfd, part, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "mirror: create '%s'", part);
+	return fd;
+}
+
+static int copy_package(struct source *src, const char *to, int dir_fd,
+			const struct repo_package *pkg, uint64_t *net, struct err *e)
 {
 	char dir[PATH_MAX], part[PATH_MAX];
 	const char *slash = strrchr(pkg->path, '/');
@@ -114,18 +152,57 @@ static int copy_package(struct source *src, int dir_fd, const struct repo_packag
 	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - pkg->path) : 1,
 		 slash ? pkg->path : ".");
 	dfd = fs_dir_in_root(dir_fd, dir, true, e);
+	if (dfd < 0 && err_errnum(e) == ENOTDIR) {
+		/* Something of --to's own is in the way: the fix is there, not in the repository. */
+		e->code = EXIT_USAGE;
+		err_hint(
+			e,
+			"remove the file in '%s' that stands where '%s' needs a directory, then run mirror again",
+			to, dir);
+	}
 	if (dfd < 0)
 		return err_wrap(e, "mirror");
 	snprintf(part, sizeof(part), "%s.part", slash ? slash + 1 : pkg->path);
-	fd = openat(dfd, part, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	fd = open_part(dfd, part, e);
 	if (fd < 0)
-		return err_errno(e, EXIT_UNEXPECTED, errno, "mirror: '%s'", part);
+		return -1;
 	if (source_download(src, pkg, fd, NULL, &got, e) < 0)
 		return -1;
 	*net += got;
 	if (fsync(fd) < 0 || renameat(dfd, part, dfd, slash ? slash + 1 : pkg->path) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "mirror: publish '%s'", pkg->path);
 	return 0;
+}
+
+/*
+ * The mirror as a node reads it: TO/PATH opened as file:// (or a static HTTP server
+ * serving TO) opens it, following every link in it as the file system does. What was
+ * written inside TO is not what a node gets when a link planted in TO (packages/, a
+ * kernel's directory) leads elsewhere: then the mirror cannot serve, and says so.
+ */
+static int served_as_written(const struct config *c, const struct repo_package *pkg, struct err *e)
+{
+	char path[PATH_MAX];
+	_cleanup_close_ int fd = -1;
+	const char *why = "other bytes than the index's";
+	struct err ie;
+
+	if (snprintf(path, sizeof(path), "%s/%s", c->mirror_to, pkg->path) >= (int)sizeof(path))
+		return err_set(e, EXIT_USAGE, "mirror: '%s/%s': path too long", c->mirror_to,
+			       pkg->path);
+	fd = fs_open_regular_at(AT_FDCWD, path, 0, &ie);
+	if (fd >= 0 && is_package(fd, pkg))
+		return 0;
+	if (fd < 0)
+		why = err_errnum(&ie) ? strerror(err_errnum(&ie)) : ie.msg;
+	err_set(e, EXIT_USAGE,
+		"mirror: '%s' does not read back as the package copied there (%s): a node would not get it from this mirror",
+		path, why);
+	err_hint(
+		e,
+		"remove the link planted in '%s' (a package's directory there leads outside it), then run mirror again",
+		c->mirror_to);
+	return -1;
 }
 
 /*
@@ -221,6 +298,68 @@ static void print_json(const struct config *c, const struct source *src, json_ob
 	session_print_json(o);
 }
 
+static bool package_wanted(const struct config *c, const struct repo_index *idx,
+			   const struct repo_driver *d, const struct repo_package *pkg)
+{
+	return driver_wanted(c, idx, d) && kernel_wanted(c, pkg->kernel) &&
+	       module_type_wanted(c, pkg);
+}
+
+/* Copies what is wanted and not there yet; counts both into the totals. */
+static int copy_wanted(const struct config *c, struct source *src, int dir_fd, json_object *pkgs,
+		       unsigned *copied, unsigned *kept, uint64_t *net, struct err *e)
+{
+	for (size_t i = 0; i < src->idx->n_drivers; i++) {
+		const struct repo_driver *d = &src->idx->drivers[i];
+
+		for (size_t p = 0; p < d->n_pkgs; p++) {
+			const struct repo_package *pkg = &d->pkgs[p];
+			bool have;
+
+			if (!package_wanted(c, src->idx, d, pkg))
+				continue;
+			have = have_package(dir_fd, pkg);
+			if (!have && copy_package(src, c->mirror_to, dir_fd, pkg, net, e) < 0)
+				return -1;
+			(*(have ? kept : copied))++;
+			json_object_array_add(pkgs, package_json(d, pkg, !have));
+		}
+	}
+	if (*copied + *kept == 0)
+		return err_set(
+			e, EXIT_NO_MATCH,
+			"mirror: no package matches the --kernel, --driver-version and --kernel-module-type given");
+	return 0;
+}
+
+/* Every package copied or kept, read back as a node would, before the index says it is there. */
+static int mirror_serves(const struct config *c, const struct repo_index *idx, struct err *e)
+{
+	for (size_t i = 0; i < idx->n_drivers; i++) {
+		for (size_t p = 0; p < idx->drivers[i].n_pkgs; p++) {
+			const struct repo_package *pkg = &idx->drivers[i].pkgs[p];
+
+			if (package_wanted(c, idx, &idx->drivers[i], pkg) &&
+			    served_as_written(c, pkg, e) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* --to, a path of this process's (not of the host root), made when missing. */
+static int open_to(const struct config *c, struct err *e)
+{
+	_cleanup_close_ int base =
+		open(c->mirror_to[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd;
+
+	if (base < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "mirror");
+	fd = fs_dir_in_root(base, c->mirror_to, true, e);
+	return fd < 0 ? err_wrap(e, "mirror: --to") : fd;
+}
+
 int mirror_run(const struct config *c, struct err *e)
 {
 	_cleanup_(json_object_putp) json_object *pkgs = json_object_new_array();
@@ -233,46 +372,15 @@ int mirror_run(const struct config *c, struct err *e)
 
 	if (!c->mirror_to)
 		return err_set(e, EXIT_USAGE, "mirror: --to DIR is required");
-	{
-		/* --to is a path of this process's, not of the host root. */
-		_cleanup_close_ int base = open(c->mirror_to[0] == '/' ? "/" : ".",
-						O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-		dir_fd = base < 0 ? -1 : fs_dir_in_root(base, c->mirror_to, true, e);
-		if (dir_fd < 0)
-			return base < 0 ? err_errno(e, EXIT_UNEXPECTED, errno, "mirror")
-					: err_wrap(e, "mirror: --to");
-	}
+	dir_fd = open_to(c, e);
+	if (dir_fd < 0)
+		return -1;
 	if (source_open(&so, NULL, 0, &src, e) < 0)
 		return -1;
-	if (kernels_known(c, src.idx, e) < 0 || mirror_not_older(c, dir_fd, &src, e) < 0)
+	if (kernels_known(c, src.idx, e) < 0 || mirror_not_older(c, dir_fd, &src, e) < 0 ||
+	    copy_wanted(c, &src, dir_fd, pkgs, &copied, &kept, &net, e) < 0 ||
+	    mirror_serves(c, src.idx, e) < 0)
 		goto out;
-	for (size_t i = 0; i < src.idx->n_drivers; i++) {
-		const struct repo_driver *d = &src.idx->drivers[i];
-
-		if (!driver_wanted(c, src.idx, d))
-			continue;
-		for (size_t p = 0; p < d->n_pkgs; p++) {
-			const struct repo_package *pkg = &d->pkgs[p];
-
-			if (!kernel_wanted(c, pkg->kernel) || !module_type_wanted(c, pkg))
-				continue;
-			if (have_package(dir_fd, pkg)) {
-				kept++;
-				json_object_array_add(pkgs, package_json(d, pkg, false));
-				continue;
-			}
-			if (copy_package(&src, dir_fd, pkg, &net, e) < 0)
-				goto out;
-			copied++;
-			json_object_array_add(pkgs, package_json(d, pkg, true));
-		}
-	}
-	if (copied + kept == 0) {
-		err_set(e, EXIT_NO_MATCH,
-			"mirror: no package matches the --kernel, --driver-version and --kernel-module-type given");
-		goto out;
-	}
 	/* The index last, byte for byte: its signature is the original's. */
 	if (fs_write_atomic_at(dir_fd, "index.json", src.index_json, src.index_len, 0644, e) < 0 ||
 	    fs_write_atomic_at(dir_fd, "index.json.sig", src.index_sig, src.sig_len, 0644, e) < 0) {

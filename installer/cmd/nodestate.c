@@ -100,8 +100,7 @@ static void firmware(int root_fd, const struct config *c, struct nodestate *s)
 		str_fmt_cut(s->firmware_how, sizeof(s->firmware_how), "%s", path);
 		return;
 	}
-	fd = fs_open_in_root(root_fd, "/sys/module/firmware_class/parameters/path", O_RDONLY, 0, 0,
-			     &e);
+	fd = fs_open_regular_in_root(root_fd, "/sys/module/firmware_class/parameters/path", 0, &e);
 	if (fd >= 0) {
 		ssize_t n = read(fd, param, sizeof(param) - 1);
 
@@ -134,7 +133,7 @@ static void installed(const struct config *c, int root_fd, struct nodestate *s)
 	s->installed = true;
 	publish_current_id(dir, s->install_id, sizeof(s->install_id));
 	snprintf(path, sizeof(path), "/proc/self/fd/%d/drivers/nvidia.ko", publish_fd(dir));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = fs_open_regular_at(AT_FDCWD, path, 0, &e);
 	if (fd >= 0 && modsig_check_fd(fd, NULL, &sig, &e) == 0) {
 		s->signed_module = sig.is_signed;
 		snprintf(s->signer, sizeof(s->signer), "%s", sig.signer);

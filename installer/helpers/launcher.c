@@ -31,43 +31,65 @@
 
 #define REAL_DIR ".real"
 
-/* This file's absolute path, links resolved, into SELF. Returns 0 or -1. */
+/*
+ * This file's absolute path, links resolved, into SELF. Returns 0, ENAMETOOLONG when the
+ * path does not fit in SIZE (the kernel's readlink of /proc/self/exe fills or refuses the
+ * buffer; realpath refuses it too), or ENOENT when neither /proc nor AT_EXECFN tells.
+ */
 static int find_self(char *self, size_t size)
 {
-	ssize_t n = readlink("/proc/self/exe", self, size - 1);
+	ssize_t n = readlink("/proc/self/exe", self, size);
+	int proc_err = n < 0 ? errno : ENAMETOOLONG;
 	const char *fn;
 
-	if (n > 0 && (size_t)n < size - 1) {
+	if (n >= 0 && (size_t)n < size) {
 		self[n] = '\0';
 		return 0;
 	}
 	/* No /proc (a chroot into a host root, as the Operator's validator does). */
 	fn = (const char *)getauxval(AT_EXECFN);
-	if (!fn || !strchr(fn, '/') || !realpath(fn, self))
-		return -1;
-	return 0;
+	if (fn && strchr(fn, '/') && realpath(fn, self))
+		return 0;
+	if (proc_err == ENAMETOOLONG || (fn && strchr(fn, '/') && errno == ENAMETOOLONG))
+		return ENAMETOOLONG;
+	return ENOENT;
+}
+
+static int too_long(const char *name)
+{
+	fprintf(stderr,
+		"%s: its own path is longer than the %d bytes a path may have (PATH_MAX): reach the driver's install dir by a shorter path\n",
+		name, PATH_MAX - 1);
+	return 126;
 }
 
 int main(int argc, char **argv)
 {
-	char self[PATH_MAX], real[PATH_MAX + sizeof(REAL_DIR) + 2], lib[PATH_MAX + 8];
+	char self[PATH_MAX], real[PATH_MAX], lib[PATH_MAX];
 	/* A copy made setuid (or given file capabilities) does not pass its caller's path on. */
 	const char *old = secure_getenv("LD_LIBRARY_PATH"), *base, *name;
 	char *slash, *parent, *value;
 	size_t len;
+	int r;
 
 	(void)argc;
 	name = argv[0] && argv[0][0] ? argv[0] : "launcher";
-	if (find_self(self, sizeof(self)) < 0 || !(slash = strrchr(self, '/'))) {
+	r = find_self(self, sizeof(self));
+	if (r == ENAMETOOLONG)
+		return too_long(name);
+	if (r != 0 || !(slash = strrchr(self, '/'))) {
 		fprintf(stderr, "%s: cannot find its own path (/proc/self/exe): mount /proc\n",
 			name);
 		return 127;
 	}
 	*slash = '\0';
 	base = slash + 1;
-	snprintf(real, sizeof(real), "%s/" REAL_DIR "/%s", self, base);
 	parent = strrchr(self, '/');
-	snprintf(lib, sizeof(lib), "%.*s/lib64", (int)(parent ? parent - self : 0), self);
+	/* Cut short, either would name another file: never run or point at that. */
+	if (snprintf(real, sizeof(real), "%s/" REAL_DIR "/%s", self, base) >= (int)sizeof(real) ||
+	    snprintf(lib, sizeof(lib), "%.*s/lib64", (int)(parent ? parent - self : 0), self) >=
+		    (int)sizeof(lib))
+		return too_long(name);
 	len = strlen(lib) + (old && *old ? strlen(old) + 1 : 0) + 1;
 	value = malloc(len);
 	if (!value) {

@@ -263,6 +263,14 @@ int fs_dir_in_root(int root_fd, const char *path, bool create, struct err *e)
 	return fs_open_in_root(root_fd, path, O_RDONLY | O_DIRECTORY, 0, create ? FS_MKDIRS : 0, e);
 }
 
+/* EFBIG travels with it: a reader can tell a file too large from one that is not there. */
+static int too_large(size_t max, struct err *e)
+{
+	err_set(e, EXIT_UNEXPECTED, "file larger than %zu bytes", max);
+	e->sys_errno = EFBIG;
+	return -1;
+}
+
 int fs_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len, struct err *e)
 {
 	_cleanup_free_ char *buf = NULL;
@@ -275,8 +283,7 @@ int fs_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len, struct err *
 			char *nb;
 
 			if (cap > max)
-				return err_set(e, EXIT_UNEXPECTED, "file larger than %zu bytes",
-					       max);
+				return too_large(max, e);
 			cap = cap ? cap * 2 : 4096;
 			nb = realloc(buf, cap + 1);
 			if (!nb)
@@ -293,7 +300,7 @@ int fs_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len, struct err *
 		len += (size_t)n;
 	}
 	if (len > max)
-		return err_set(e, EXIT_UNEXPECTED, "file larger than %zu bytes", max);
+		return too_large(max, e);
 	if (!buf && !(buf = malloc(1)))
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "read");
 	buf[len] = '\0';
@@ -302,22 +309,76 @@ int fs_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len, struct err *
 	return 0;
 }
 
-int fs_read_at(int dirfd, const char *name, size_t max, char **ret_buf, size_t *ret_len,
-	       struct err *e)
+/* FD, opened from NAME, when it is a regular file; else -1 with EINVAL (a FIFO, a device). */
+static int only_regular(int fd, const char *name, struct err *e)
 {
-	/* O_NONBLOCK: a FIFO planted there is refused below, not waited on for a writer. */
-	_cleanup_close_ int fd =
-		openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 
-	if (fd < 0)
-		return err_errno(e, EXIT_UNEXPECTED, errno, "open '%s'", name);
 	if (fstat(fd, &st) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "stat '%s'", name);
 	if (!S_ISREG(st.st_mode))
 		return err_errno(e, EXIT_UNEXPECTED, EINVAL, "'%s' is not a regular file", name);
+	return fd;
+}
+
+/*
+ * O_NONBLOCK: a FIFO planted where a file is expected is refused by only_regular, not
+ * waited on for a writer (it means nothing to a regular file's reads). O_NOCTTY: a
+ * terminal planted there does not become ours.
+ */
+#define READ_FLAGS (O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+
+int fs_open_regular_at(int dirfd, const char *path, int flags, struct err *e)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, READ_FLAGS | (flags & O_NOFOLLOW));
+
+	if (fd < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "open '%s'", path);
+	return only_regular(fd, path, e) < 0 ? -1 : TAKE_FD(fd);
+}
+
+int fs_read_at(int dirfd, const char *name, size_t max, char **ret_buf, size_t *ret_len,
+	       struct err *e)
+{
+	_cleanup_close_ int fd = fs_open_regular_at(dirfd, name, O_NOFOLLOW, e);
+
+	if (fd < 0)
+		return -1;
 	if (fs_read_fd(fd, max, ret_buf, ret_len, e) < 0)
 		return err_wrap(e, "'%s'", name);
+	return 0;
+}
+
+int fs_read_path(const char *path, size_t max, char **ret_buf, size_t *ret_len, struct err *e)
+{
+	_cleanup_close_ int fd = fs_open_regular_at(AT_FDCWD, path, 0, e);
+
+	if (fd < 0)
+		return -1;
+	if (fs_read_fd(fd, max, ret_buf, ret_len, e) < 0)
+		return err_wrap(e, "'%s'", path);
+	return 0;
+}
+
+int fs_open_regular_in_root(int root_fd, const char *path, unsigned fs_flags, struct err *e)
+{
+	_cleanup_close_ int fd = fs_open_in_root(root_fd, path, READ_FLAGS, 0, fs_flags, e);
+
+	if (fd < 0 || only_regular(fd, path, e) < 0)
+		return -1;
+	return TAKE_FD(fd);
+}
+
+int fs_read_file_in_root(int root_fd, const char *path, size_t max, char **ret_buf, size_t *ret_len,
+			 struct err *e)
+{
+	_cleanup_close_ int fd = fs_open_regular_in_root(root_fd, path, 0, e);
+	size_t len = 0;
+
+	if (fd < 0)
+		return -1;
+	if (fs_read_fd(fd, max, ret_buf, ret_len ? ret_len : &len, e) < 0)
+		return err_wrap(e, "'%s'", path);
 	return 0;
 }
 
@@ -586,16 +647,11 @@ int fs_sync_tree(int dirfd, struct err *e)
 
 char *fs_read_in_root(int root_fd, const char *path, size_t max, size_t *ret_len)
 {
-	_cleanup_close_ int fd = -1;
 	char *buf = NULL;
-	size_t len = 0;
 	struct err e;
 
-	fd = fs_open_in_root(root_fd, path, O_RDONLY, 0, 0, &e);
-	if (fd < 0 || fs_read_fd(fd, max, &buf, &len, &e) < 0)
+	if (fs_read_file_in_root(root_fd, path, max, &buf, ret_len, &e) < 0)
 		return NULL;
-	if (ret_len)
-		*ret_len = len;
 	return buf;
 }
 

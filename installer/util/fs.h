@@ -58,19 +58,54 @@ _must_check_ int fs_dir_in_root(int root_fd, const char *path, bool create, stru
 _must_check_ int fs_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len, struct err *e);
 
 /*
- * The whole file PATH under root_fd (resolved inside it), NUL-terminated, if it can be
- * read and holds at most MAX bytes; else NULL, for the host files whose absence is an
- * answer (sysfs, procfs, the ld configuration). Its length goes to *ret_len when given.
+ * The one reader of files the installer expects to be regular (host files under the root,
+ * records, a module given on the command line): opened without blocking, and what is not
+ * a regular file (a FIFO, a device, a directory) refused with EINVAL before any read, so
+ * none can make a reader wait; at most MAX bytes, more is an error with EFBIG.
  */
-char *fs_read_in_root(int root_fd, const char *path, size_t max, size_t *ret_len);
 
 /*
- * Reads the file NAME under dirfd, not following a symlink in NAME's last component; what
- * is not a regular file (a FIFO, a device, a directory) is refused with EINVAL before any
- * read, so none can make a reader wait.
+ * Opens PATH (relative to dirfd, or absolute) for reading; O_NOFOLLOW in FLAGS refuses a
+ * symlink in its last component (ELOOP). Returns the fd, or -1 with e set.
+ */
+_must_check_ int fs_open_regular_at(int dirfd, const char *path, int flags, struct err *e);
+
+/*
+ * Reads the file NAME under dirfd whole, not following a symlink in NAME's last component;
+ * NUL-terminated. Returns 0 and sets *ret_buf and *ret_len, or -1 with e set.
  */
 _must_check_ int fs_read_at(int dirfd, const char *name, size_t max, char **ret_buf,
 			    size_t *ret_len, struct err *e);
+
+/*
+ * Opens PATH under root_fd (resolved inside it; FS_NOFOLLOW_LAST in FS_FLAGS as for
+ * fs_open_in_root) for reading. Returns the fd, or -1 with e set.
+ */
+_must_check_ int fs_open_regular_in_root(int root_fd, const char *path, unsigned fs_flags,
+					 struct err *e);
+
+/*
+ * Reads the file PATH of this process's (a --repo-key, a --module-cert: links followed)
+ * whole, NUL-terminated. Returns 0 and sets *ret_buf and *ret_len, or -1 with e set.
+ */
+_must_check_ int fs_read_path(const char *path, size_t max, char **ret_buf, size_t *ret_len,
+			      struct err *e);
+
+/*
+ * Reads the file PATH under root_fd (resolved inside it) whole, NUL-terminated. Returns 0
+ * and sets *ret_buf and *ret_len (when given), or -1 with e set: err_errnum(e) is ENOENT
+ * for a file that is not there, EINVAL for one that is not a regular file, EFBIG for one
+ * larger than MAX, or the errno of the open or read.
+ */
+_must_check_ int fs_read_file_in_root(int root_fd, const char *path, size_t max, char **ret_buf,
+				      size_t *ret_len, struct err *e);
+
+/*
+ * fs_read_file_in_root for the host files whose absence is an answer (sysfs, procfs, the
+ * ld configuration): the buffer, or NULL whatever the cause. Its length goes to *ret_len
+ * when given.
+ */
+char *fs_read_in_root(int root_fd, const char *path, size_t max, size_t *ret_len);
 
 /* Writes all of BUF to fd, retrying short writes and EINTR. 0 or -errno. */
 int fs_write_all(int fd, const void *buf, size_t len);

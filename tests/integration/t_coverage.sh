@@ -186,3 +186,32 @@ expect_rc 2 coverage "${R[@]}" --os cos --kernel "$KERNEL" --driver-version v1
 # An unreachable repository is not "not served": exit 4, as install.
 expect_rc 4 coverage --repo "file://$T/nothing" --repo-key "$FIX/keys/pub.pem" --fetch-timeout 2 \
     --fetch-retries 0 --os cos --kernel "$KERNEL"
+
+# Hostile file:// repositories: a FIFO or a directory at index.json (also named through
+# file://localhost and %-escapes), a FIFO at its signature: refused at once with exit 4,
+# naming the file and the fix; never waited on (libcurl's file:// opens with a blocking
+# open: the old run hung there, past --fetch-timeout; hence the timeout). A mirror whose
+# index a copy left half-written does not verify (exit 5).
+bounded() {
+    set +e
+    timeout 60 "$BIN" --root "$T/root" coverage --repo-key "$FIX/keys/pub.pem" --fetch-timeout 5 \
+        --fetch-retries 0 "$@" >"$T/out" 2>"$T/err"
+    RC=$?
+    set -e
+}
+mkdir -p "$T/hostile/fifo" "$T/hostile/dir y/index.json" "$T/hostile/sig"
+mkfifo "$T/hostile/fifo/index.json"
+cp "$T/repo/index.json" "$T/hostile/sig/"
+mkfifo "$T/hostile/sig/index.json.sig"
+for url in "file://$T/hostile/fifo" "file://localhost$T/hostile/fifo" "file://$T/hostile/dir%20y" \
+    "file://$T/hostile/sig"; do
+    bounded --repo "$url"
+    [ "$RC" = 4 ] || { cat "$T/err"; fail "$url: exit $RC, expected 4"; }
+    expect_err "is not a regular file: Invalid argument; fix: a file:// mirror holds the repository's files themselves"
+done
+mkdir -p "$T/hostile/torn"
+head -c 300 "$T/repo/index.json" >"$T/hostile/torn/index.json"
+cp "$T/repo/index.json.sig" "$T/hostile/torn/"
+bounded --repo "file://$T/hostile/torn"
+[ "$RC" = 5 ] || { cat "$T/err"; fail "a half-written index: exit $RC, expected 5"; }
+expect_err "signature does not verify"

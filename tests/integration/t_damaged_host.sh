@@ -28,6 +28,43 @@ expect_rc 2 install --repo "$R" $(install_args)
 expect_err "unterminated quote in BUILD_ID"
 sed -i '/^BUILD_ID="17800$/d' "$T/root/etc/os-release"
 
+# FIFOs where the host has files: nobody waits for a writer (the old readers did, forever:
+# hence the timeout). At /proc/cmdline, /proc/modules and a module's version they read as
+# absent; at os-release the run is refused (exit 2) naming it.
+bounded() {
+    set +e
+    timeout 60 "$BIN" --root "$T/root" "$@" >"$T/out" 2>"$T/err"
+    RC=$?
+    set -e
+}
+mkdir -p "$T/root/proc" "$T/root/sys/module/nvidia"
+rm -f "$T/root/proc/cmdline" "$T/root/proc/modules" "$T/root/sys/module/nvidia/version"
+mkfifo "$T/root/proc/cmdline" "$T/root/proc/modules" "$T/root/sys/module/nvidia/version"
+bounded install --repo "$R" $(install_args) --dry-run
+[ "$RC" = 0 ] || { cat "$T/err"; fail "FIFOs in /proc and /sys: exit $RC"; }
+bounded doctor --repo "$R" $(install_args)
+[ "$RC" != 124 ] || fail "doctor waited on a FIFO"
+rm "$T/root/proc/cmdline" "$T/root/proc/modules" "$T/root/sys/module/nvidia/version"
+mv "$T/root/etc/os-release" "$T/os-release"
+mkfifo "$T/root/etc/os-release"
+bounded install --repo "$R" $(install_args) --dry-run
+[ "$RC" = 2 ] || { cat "$T/err"; fail "a FIFO at os-release: exit $RC, expected 2"; }
+expect_err "host: '/etc/os-release' is not a regular file: Invalid argument; fix: put the distribution's os-release file back at /etc/os-release"
+rm "$T/root/etc/os-release"
+mv "$T/os-release" "$T/root/etc/os-release"
+# A FIFO at the installed version's manifest and at firmware_class.path: status and
+# install do not wait on them either.
+mkdir -p "$T/root/sys/module/firmware_class/parameters"
+mv "$m" "$T/manifest.keep"
+mkfifo "$m" "$T/root/sys/module/firmware_class/parameters/path"
+bounded status
+[ "$RC" != 124 ] || fail "status waited on a FIFO at the manifest"
+bounded install --repo "$R" $(install_args)
+[ "$RC" = 0 ] || { cat "$T/err"; fail "a FIFO at the manifest: install exit $RC"; }
+[ -f "$m" ] && [ ! -p "$m" ] || fail "the manifest is still not a regular file"
+assert_eq "$(installed_version)" "$V_NEW" "installed again over a FIFO at the manifest"
+rm "$T/root/sys/module/firmware_class/parameters/path" "$T/manifest.keep"
+
 # A PCI function that vanished during the scan: its sysfs entry points nowhere, or lost
 # its attributes. Skipped; the GPU next to it is found.
 add_pci "$T/root" 0000:00:05.0 10de 2330 0x030200

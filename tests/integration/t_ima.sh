@@ -102,3 +102,37 @@ printf 'measure func=BPRM_CHECK\n' >"$T/r2/sys/kernel/security/ima/policy"
 run_nocap
 [ "$RC" = 0 ] || { cat "$T/err"; fail "a policy without appraise rules: exit $RC"; }
 expect_err "host=the IMA policy appraises neither firmware nor modules)"
+
+# A hostile policy. The installer reads it whole, without waiting: a NUL before the
+# appraise rule hides nothing, and a policy it cannot read whole (a FIFO, one past its
+# limit) is not one that does not appraise: exit 6. A FIFO at proc/cmdline makes nobody
+# wait either. (timeout: the old reader waited on a FIFO for a writer forever.)
+run_nocap_bounded() {
+    set +e
+    rm -rf "$T/r2/$IDIR_REL" "$T/r2/var/cache"
+    timeout 60 setpriv --bounding-set=-sys_admin "$BIN" --root "$T/r2" install \
+        --repo "file://$T/repo" $(install_args) --driver-version "$V" >"$T/out" 2>"$T/err"
+    RC=$?
+    set -e
+}
+POL="$T/r2/sys/kernel/security/ima/policy"
+printf 'measure func=BPRM_CHECK\n\0appraise func=MODULE_CHECK appraise_type=imasig\n' >"$POL"
+run_nocap_bounded
+[ "$RC" = 6 ] || { cat "$T/err"; fail "a NUL before the appraise rule: exit $RC, expected 6"; }
+expect_err "this host enforces IMA appraisal (the IMA policy has 'appraise func=MODULE_CHECK appraise_type=imasig')"
+rm "$POL"
+mkfifo "$POL"
+run_nocap_bounded
+[ "$RC" = 6 ] || { cat "$T/err"; fail "a FIFO at the IMA policy: exit $RC, expected 6"; }
+expect_err "this host enforces IMA appraisal (the IMA policy cannot be read whole ('/sys/kernel/security/ima/policy' is not a regular file"
+rm "$POL"
+python3 -c 'import sys; sys.stdout.write("measure func=BPRM_CHECK\n" * 50000 + "appraise func=MODULE_CHECK\n")' >"$POL"
+run_nocap_bounded
+[ "$RC" = 6 ] || { cat "$T/err"; fail "an oversized IMA policy: exit $RC, expected 6"; }
+expect_err "the IMA policy cannot be read whole ('/sys/kernel/security/ima/policy': file larger than 1048576 bytes)"
+[ ! -e "$T/r2/$IDIR_REL/$FW" ] || fail "a package refused for its IMA values was installed"
+rm "$POL" "$T/r2/proc/cmdline"
+mkfifo "$T/r2/proc/cmdline"
+run_nocap_bounded
+[ "$RC" = 0 ] || { cat "$T/err"; fail "a FIFO at proc/cmdline: exit $RC, expected 0"; }
+expect_err "host=neither the kernel command line nor a readable IMA policy appraises)"

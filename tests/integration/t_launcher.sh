@@ -120,6 +120,24 @@ assert_eq "$(cat "$T/err")" \
     "$d/bin/show-env: $v/bin/.real/show-env is missing: the driver's install is incomplete (re-run the installer)" \
     "the launcher's message"
 
+# At a path longer than PATH_MAX (reached by a relative path from deep inside, as a deep
+# mount can be): one line saying so, exit 126, and not that /proc is missing, which it is
+# not (the kernel refuses to show /proc/self/exe for such a path).
+long=$(printf 'd%.0s' $(seq 250))
+(
+    mkdir "$T/deep" && cd "$T/deep"
+    for _ in $(seq 17); do mkdir "$long" && cd "$long"; done
+    cp -a "$v" ver
+    set +e
+    env -i ./ver/bin/nvidia-smi >"$T/out" 2>"$T/err"
+    echo $? >"$T/rc"
+)
+assert_eq "$(cat "$T/rc")" 126 "exit status at a path past PATH_MAX"
+assert_eq "$(cat "$T/err")" \
+    "./ver/bin/nvidia-smi: its own path is longer than the 4095 bytes a path may have (PATH_MAX): reach the driver's install dir by a shorter path" \
+    "the launcher's message at a path past PATH_MAX"
+rm -rf "$T/deep"
+
 # A package with a bin/.real of its own is refused (exit 5); an installer without its
 # launcher beside it says where it looked (exit 1). Neither publishes anything.
 cp -a "$FIX/drv-$V_OLD" "$T/drv2"

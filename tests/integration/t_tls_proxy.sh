@@ -36,6 +36,16 @@ expect_err "no repository answered after 1 attempt(s)"
 [ $((($(date +%s%N) - t0) / 1000000)) -lt 3000 ] || fail "an untrusted certificate was retried"
 expect_rc 2 install --repo "$TLS/repo" $(install_args) --ca-file "$T/nowhere.pem"
 expect_err "--ca-file '$T/nowhere.pem'"
+# A FIFO as --ca-file: refused before any transfer (OpenSSL's loader would wait for a
+# writer forever under libcurl: hence the timeout).
+mkfifo "$T/fifo-ca.pem"
+set +e
+timeout 60 "$BIN" --root "$T/root" install --repo "$TLS/repo" $(install_args) --ca-file "$T/fifo-ca.pem" \
+    >"$T/out" 2>"$T/err"
+RC=$?
+set -e
+[ "$RC" = 2 ] || { cat "$T/err"; fail "a FIFO as --ca-file: exit $RC, expected 2"; }
+expect_err "--ca-file '$T/fifo-ca.pem' is not a regular file (a FIFO, a device or a directory); fix: pass the PEM file"
 
 # The CA given: installed over TLS.
 expect_rc 0 install --repo "$TLS/repo" $(install_args) --ca-file "$T/ca.pem"

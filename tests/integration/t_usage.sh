@@ -23,6 +23,16 @@ expect_rc 2 install --skip-modules --kernel-release "$KERNEL"
 expect_err "no repository configured"
 expect_rc 2 install --skip-modules --kernel-release "$KERNEL" --repo "file://$T" --repo-key /nonexistent.pem
 expect_err "repository key '/nonexistent.pem'"
+# A FIFO as --repo-key: refused at once (the old reader waited for a writer forever:
+# hence the timeout).
+mkfifo "$T/fifo.pem"
+set +e
+timeout 60 "$BIN" --root "$T/root" install --skip-modules --kernel-release "$KERNEL" --repo "file://$T" \
+    --repo-key "$T/fifo.pem" >"$T/out" 2>"$T/err"
+RC=$?
+set -e
+[ "$RC" = 2 ] || { cat "$T/err"; fail "a FIFO as --repo-key: exit $RC, expected 2"; }
+expect_err "repository key '$T/fifo.pem' is not a regular file (a FIFO, a device or a directory); fix: pass the PEM file"
 echo "not a key" >"$T/bad.pem"
 expect_rc 2 install --skip-modules --kernel-release "$KERNEL" --repo "file://$T" --repo-key "$T/bad.pem"
 expect_err "not a PEM public key or certificate"

@@ -100,3 +100,18 @@ vm 2 --module-cert "$FIX/keys/modkey.crt"
 expect_err "missing FILE arguments"
 vm 2 --module-cert "$FIX/keys/modkey.key-missing" "$T/serial.ko"
 vm 1 --module-cert "$FIX/keys/modkey.crt" "$T/nonexistent.ko"
+# A FIFO given as the module or as --module-cert: refused at once, naming it (the old
+# open waited for a writer forever: hence the timeout).
+mkfifo "$T/fifo.ko" "$T/fifo.crt"
+vm_bounded() {
+    set +e
+    timeout 60 "$BIN" --root "$T/root" verify-module --kernel-release "$KERNEL" "$@" >"$T/out" 2>"$T/err"
+    RC=$?
+    set -e
+}
+vm_bounded --module-cert "$FIX/keys/modkey.crt" "$T/fifo.ko"
+[ "$RC" = 1 ] || { cat "$T/err"; fail "a FIFO as the module: exit $RC, expected 1"; }
+expect_err "ERROR verify-module: module: '$T/fifo.ko' is not a regular file"
+vm_bounded --module-cert "$T/fifo.crt" "$T/serial.ko"
+[ "$RC" = 2 ] || { cat "$T/err"; fail "a FIFO as --module-cert: exit $RC, expected 2"; }
+expect_err "module certificate: '$T/fifo.crt' is not a regular file"

@@ -264,6 +264,57 @@ static void test_errors_carry_errno(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/*
+ * The host-file reader under a root: a FIFO planted at a /proc or securityfs path is
+ * refused at once, one past the limit says EFBIG, one that is not there ENOENT; and the
+ * opener verify-module and status use refuses a FIFO the same way.
+ */
+static void test_read_in_root_regular_only(void **state)
+{
+	struct scratch_fixture *f = *state;
+	char *buf = NULL, big[64];
+	size_t len = 7;
+	struct err e;
+	int fd;
+
+	err_clear(&e);
+	assert_int_equal(mkdirat(f->fd, "proc", 0755), 0);
+	assert_int_equal(mkfifoat(f->fd, "proc/cmdline", 0600), 0);
+	alarm(10);
+	assert_int_equal(fs_read_file_in_root(f->fd, "/proc/cmdline", 100, &buf, &len, &e), -1);
+	assert_int_equal(err_errnum(&e), EINVAL);
+	assert_non_null(strstr(e.msg, "'/proc/cmdline' is not a regular file"));
+	assert_null(fs_read_in_root(f->fd, "/proc/cmdline", 100, NULL));
+	assert_int_equal(fs_open_regular_at(f->fd, "proc/cmdline", 0, &e), -1);
+	assert_int_equal(err_errnum(&e), EINVAL);
+	alarm(0);
+	assert_null(buf);
+	assert_int_equal(len, 7);
+
+	memset(big, 'x', sizeof(big));
+	assert_int_equal(fs_write_atomic_at(f->fd, "policy", big, sizeof(big), 0644, &e), 0);
+	assert_int_equal(fs_read_file_in_root(f->fd, "/policy", 63, &buf, &len, &e), -1);
+	assert_int_equal(err_errnum(&e), EFBIG);
+	assert_non_null(strstr(e.msg, "larger than 63 bytes"));
+	assert_int_equal(fs_read_file_in_root(f->fd, "/missing", 63, &buf, &len, &e), -1);
+	assert_int_equal(err_errnum(&e), ENOENT);
+	assert_int_equal(fs_read_file_in_root(f->fd, "/../policy", 64, &buf, NULL, &e), 0);
+	assert_int_equal(strlen(buf), 64);
+	free(buf);
+
+	/* The opener keeps the fd; FS_NOFOLLOW_LAST refuses a link at the end (ELOOP). */
+	assert_int_equal(symlinkat("/policy", f->fd, "proc/link"), 0);
+	fd = fs_open_regular_in_root(f->fd, "/proc/link", 0, &e);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(fs_open_regular_in_root(f->fd, "/proc/link", FS_NOFOLLOW_LAST, &e), -1);
+	assert_int_equal(err_errnum(&e), ELOOP);
+	alarm(10);
+	assert_int_equal(fs_open_regular_in_root(f->fd, "/proc/cmdline", 0, &e), -1);
+	alarm(0);
+	assert_int_equal(err_errnum(&e), EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -271,6 +322,7 @@ int main(void)
 		scratch_unit_test(test_in_root_walked),
 		scratch_unit_test(test_atomic_write_and_rm),
 		scratch_unit_test(test_errors_carry_errno),
+		scratch_unit_test(test_read_in_root_regular_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

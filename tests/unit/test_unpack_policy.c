@@ -234,14 +234,21 @@ static void test_xattr_policy(void **state)
 	assert_int_equal(xattr_ok("firmware/f", true, "security.ima", "\x05x", 2, "type 5"), -1);
 }
 
-static bool enforced(const char *cmdline, const char *policy, const char *want)
+static bool enforced_len(const char *cmdline, const char *policy, size_t len,
+			 const char *unreadable, const char *want)
 {
+	struct unpack_ima_policy p = {.text = policy, .len = len, .unreadable = unreadable};
 	char why[192];
-	bool r = unpack_ima_enforced(cmdline, policy, why, sizeof(why));
+	bool r = unpack_ima_enforced(cmdline, &p, why, sizeof(why));
 
 	if (!strstr(why, want))
 		fail_msg("cmdline '%s': reason '%s' lacks '%s'", cmdline, why, want);
 	return r;
+}
+
+static bool enforced(const char *cmdline, const char *policy, const char *want)
+{
+	return enforced_len(cmdline, policy, policy ? strlen(policy) : 0, NULL, want);
 }
 
 /* When the host enforces IMA appraisal of firmware and modules, from what it shows. */
@@ -284,6 +291,28 @@ static void test_ima_enforced(void **state)
 	assert_false(enforced("ro -- ima_policy=appraise_tcb", NULL, "neither"));
 }
 
+/* A policy with bytes the kernel never writes, or one that cannot be read whole. */
+static void test_ima_hostile_policy(void **state)
+{
+	static const char nul[] = "measure func=BPRM_CHECK\0\nappraise func=MODULE_CHECK\n";
+	static const char nul_in_line[] = "measure\0appraise func=FIRMWARE_CHECK";
+
+	(void)state;
+	/* A NUL before the appraise rule hides nothing after it. */
+	assert_true(enforced_len("", nul, sizeof(nul) - 1, NULL, "'appraise func=MODULE_CHECK'"));
+	assert_true(enforced_len("", nul_in_line, sizeof(nul_in_line) - 1, NULL,
+				 "'appraise func=FIRMWARE_CHECK'"));
+	/* A rule cut short at the end of the bytes is read up to there, not past. */
+	assert_false(
+		enforced_len("", "appraise func=MODULE_CHECKX", 14, NULL, "appraises neither"));
+	assert_false(enforced_len("", "\0\0\0", 3, NULL, "appraises neither"));
+	/* Unreadable is not "does not appraise"; log, fix and off still refuse nothing. */
+	assert_true(enforced_len("", NULL, 0, "not a regular file", "cannot be read whole (not a"));
+	assert_true(enforced_len("ima_policy=tcb", NULL, 0, "larger than 1048576 bytes",
+				 "cannot be read whole (larger"));
+	assert_false(enforced_len("ima_appraise=log", NULL, 0, "larger", "ima_appraise=log"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,6 +323,7 @@ int main(void)
 		cmocka_unit_test(test_utf8_and_long_targets),
 		cmocka_unit_test(test_xattr_policy),
 		cmocka_unit_test(test_ima_enforced),
+		cmocka_unit_test(test_ima_hostile_policy),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
