@@ -181,6 +181,9 @@ static int index_from_cache(struct index_job *j, struct cache *cache, struct sou
 		return -1;
 	}
 	/* The mirrors' cause and its fix, in the warning: the run itself succeeds. */
+	s->fallback_err = *e;
+	if (fetched != FETCH_ALL_MISSING) /* that one already says "index" */
+		err_wrap(&s->fallback_err, "index");
 	str_fmt_cut(s->fallback_reason, sizeof(s->fallback_reason), "%s%s%s", e->msg,
 		    e->hint[0] ? "; fix: " : "", e->hint);
 	if (why == SOURCE_FALLBACK_NOT_FOUND) {
@@ -395,6 +398,20 @@ int source_open(const struct source_opts *o, struct cache *cache, unsigned flags
 fail:
 	index_job_clear(&j);
 	source_done(s);
+	return -1;
+}
+
+int source_fallback_failed(const struct source *s, struct err *e)
+{
+	char why[ERR_MSG_MAX];
+
+	if (!s->from_cache)
+		return -1;
+	snprintf(why, sizeof(why), "%s", e->msg);
+	*e = s->fallback_err;
+	str_fmt_cut(e->msg, sizeof(e->msg),
+		    "%s; the node's cached index, the fallback, cannot serve the request: %s",
+		    s->fallback_err.msg, why);
 	return -1;
 }
 
