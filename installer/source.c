@@ -36,22 +36,55 @@ static void index_job_clear(struct index_job *j)
 }
 
 /*
+ * The record an index without a repository is judged by: the newest of every trusted key's
+ * (each key's record holds what that key signed). The keys this node trusts for its --repo
+ * stand for one repository, so while a rotation trusts two, a replayed older index signed
+ * by the other one is refused too. Returns 0 with the newest in IDENT, *RET_US and SEEN, 1
+ * when no key has a record, or -1.
+ */
+static int index_newest_of_keys(struct index_job *j, char ident[REPO_IDENTITY_SIZE],
+				int64_t *ret_us, char seen[40], struct err *e)
+{
+	int found = 1;
+
+	for (size_t i = 0; i < verify_keys_count(j->keys); i++) {
+		const char *fpr = verify_keys_fingerprint(j->keys, i);
+		char text[40];
+		int64_t us;
+		int r = cache_index_time_get(j->cache, fpr, &us, text, sizeof(text), e);
+
+		if (r < 0)
+			return -1;
+		if (r == 1 || (found == 0 && us <= *ret_us))
+			continue;
+		found = 0;
+		*ret_us = us;
+		snprintf(seen, 40, "%s", text);
+		snprintf(ident, REPO_IDENTITY_SIZE, "%s", fpr);
+	}
+	return found;
+}
+
+/*
  * Anti-rollback: an index must not be older than the newest one this node accepted from
  * the same repository (repo_index_identity: the identity signed into the index, else the
- * signing key), or a replay of an old (validly signed) index could downgrade it to a
- * driver with known flaws.
+ * trusted keys: index_newest_of_keys), or a replay of an old (validly signed) index could
+ * downgrade it to a driver with known flaws.
  */
 static int index_not_older(struct index_job *j, struct err *e)
 {
 	const struct repo_index *idx = j->idx;
 	char seen[40], ident[REPO_IDENTITY_SIZE];
-	int64_t seen_us;
+	int64_t seen_us = 0;
 	int r;
 
 	if (!j->cache)
 		return 0;
 	repo_index_identity(idx, j->fpr, ident, sizeof(ident));
-	r = cache_index_time_get(j->cache, ident, &seen_us, seen, sizeof(seen), e);
+	if (idx->repository)
+		r = cache_index_time_get(j->cache, ident, &seen_us, seen, sizeof(seen), e);
+	else
+		r = index_newest_of_keys(j, ident, &seen_us, seen, e);
 	if (r != 0)
 		return r < 0 ? -1 : 0;
 	if (repo_check_not_older(idx, ident, seen_us, seen, "this node accepted before", e) == 0)
@@ -382,8 +415,12 @@ int source_open(const struct source_opts *o, struct cache *cache, unsigned flags
 	s->index_len = j.json_len;
 	s->sig_len = j.sig_len;
 	index_job_clear(&j);
-	/* Anti-rollback's identity for it: the signed name, else the key (repo_index_identity). */
+	/* Anti-rollback's identity: the signed name, else the keys (index_not_older). */
 	repository = s->idx->repository ? s->idx->repository : "none (the key)";
+	if (source_keys_share_record(s))
+		log_kv(LOG_WARN, "index", SOURCE_KEYS_SHARE_RECORD,
+		       U64("keys", verify_keys_count(s->keys)), "fix", SOURCE_KEYS_SHARE_FIX,
+		       LOG_END);
 	if (s->fresh)
 		log_kv(LOG_INFO, "index", "index verified", "source", index_origin(s), "mirror",
 		       s->mirrors[s->mirror], U64("age_s", (uint64_t)s->age_s),
@@ -399,6 +436,11 @@ fail:
 	index_job_clear(&j);
 	source_done(s);
 	return -1;
+}
+
+bool source_keys_share_record(const struct source *s)
+{
+	return s->idx && !s->idx->repository && verify_keys_count(s->keys) > 1;
 }
 
 int source_fallback_failed(const struct source *s, struct err *e)
