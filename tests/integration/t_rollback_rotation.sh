@@ -19,7 +19,7 @@ add_new() {
         --kernel "$KERNEL" --tag default "$@" "$FIX/pkg-$V_NEW.tar.zst" >"$T/make-repo.out" 2>&1
 }
 add_new && fail "make-repo signed an unnamed index with a second key"
-grep -q "names no repository and is signed by another key than $FIX/keys/key.pem" "$T/make-repo.out" ||
+grep -q "names no repository and its signature does not verify with $FIX/keys/key.pem: another key signed it" "$T/make-repo.out" ||
     fail "make-repo: $(cat "$T/make-repo.out")"
 cmp -s "$T/repo/index.json" "$T/old.json" || fail "a refused make-repo add changed the index"
 add_new --new-key || fail "make-repo add --new-key: $(cat "$T/make-repo.out")"
