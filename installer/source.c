@@ -363,11 +363,33 @@ static const char *index_origin(const struct source *s)
 	return s->from_cache ? "cache" : s->mirrors[s->mirror];
 }
 
+/* The verified index, as a log line; and the warning when its keys share a record. */
+static void index_log_verified(const struct source *s, uint64_t t0)
+{
+	const char *repository;
+
+	/* Anti-rollback's identity: the signed name, else the keys (index_not_older). */
+	repository = s->idx->repository ? s->idx->repository : "none (the key)";
+	if (source_keys_share_record(s))
+		log_kv(LOG_WARN, "index", SOURCE_KEYS_SHARE_RECORD,
+		       U64("keys", verify_keys_count(s->keys)), "fix", SOURCE_KEYS_SHARE_FIX,
+		       LOG_END);
+	if (s->fresh)
+		log_kv(LOG_INFO, "index", "index verified", "source", index_origin(s), "mirror",
+		       s->mirrors[s->mirror], U64("age_s", (uint64_t)s->age_s),
+		       U64("max_age_s", s->max_age_s), "key", s->fingerprint, "repository",
+		       repository, U64("drivers", s->idx->n_drivers),
+		       U64("duration_ms", ms_since(t0)), LOG_END);
+	else
+		log_kv(LOG_INFO, "index", "index verified", "source", index_origin(s), "key",
+		       s->fingerprint, "repository", repository, U64("drivers", s->idx->n_drivers),
+		       U64("duration_ms", ms_since(t0)), LOG_END);
+}
+
 int source_open(const struct source_opts *o, struct cache *cache, unsigned flags, struct source *s,
 		struct err *e)
 {
 	struct index_job j = {0};
-	const char *repository;
 	uint64_t t0 = now_ns();
 	int r;
 
@@ -415,22 +437,7 @@ int source_open(const struct source_opts *o, struct cache *cache, unsigned flags
 	s->index_len = j.json_len;
 	s->sig_len = j.sig_len;
 	index_job_clear(&j);
-	/* Anti-rollback's identity: the signed name, else the keys (index_not_older). */
-	repository = s->idx->repository ? s->idx->repository : "none (the key)";
-	if (source_keys_share_record(s))
-		log_kv(LOG_WARN, "index", SOURCE_KEYS_SHARE_RECORD,
-		       U64("keys", verify_keys_count(s->keys)), "fix", SOURCE_KEYS_SHARE_FIX,
-		       LOG_END);
-	if (s->fresh)
-		log_kv(LOG_INFO, "index", "index verified", "source", index_origin(s), "mirror",
-		       s->mirrors[s->mirror], U64("age_s", (uint64_t)s->age_s),
-		       U64("max_age_s", s->max_age_s), "key", s->fingerprint, "repository",
-		       repository, U64("drivers", s->idx->n_drivers),
-		       U64("duration_ms", ms_since(t0)), LOG_END);
-	else
-		log_kv(LOG_INFO, "index", "index verified", "source", index_origin(s), "key",
-		       s->fingerprint, "repository", repository, U64("drivers", s->idx->n_drivers),
-		       U64("duration_ms", ms_since(t0)), LOG_END);
+	index_log_verified(s, t0);
 	return 0;
 fail:
 	index_job_clear(&j);
