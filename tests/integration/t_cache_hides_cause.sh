@@ -34,3 +34,7 @@ expect_err "ERROR install: index: every mirror answered that it has no such file
 expect_rc 5 install --repo "file://$T/repo" $(install_args) --kernel-release "$OTHER_KERNEL" --driver-version "$V_OLD"
 expect_err "ERROR install: index: file://$T/repo/index.json: index.json signature does not verify with any of the 1 trusted key(s); the node's cached index, the fallback, cannot serve the request: driver $V_OLD has no package for kernel $OTHER_KERNEL"
 assert_eq "$(installed_version)" "$V_OLD" "kept"
+
+# coverage answers the same question as install, so it names the same cause.
+expect_rc 5 coverage --repo "file://$T/repo" --repo-key "$FIX/keys/pub.pem" --root "$T/root" --os cos --kernel "$KERNEL" --driver-version "$V_NEW"
+expect_err "ERROR coverage: .*index.json signature does not verify with any of the 1 trusted key(s); the node's cached index, the fallback, cannot serve the request: no driver in the repository matches version '$V_NEW'"
