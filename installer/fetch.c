@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -383,6 +384,24 @@ static enum fetch_result too_slow(struct fetcher *f, const struct sink *s, const
 	return FETCH_TRANSIENT;
 }
 
+/* The node could not keep what URL sent: named with the file it was writing, when known. */
+static void sink_write_error(const struct sink *s, const char *url, struct err *e)
+{
+	char link[64], path[PATH_MAX];
+	ssize_t n = -1;
+
+	if (s->fd >= 0) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", s->fd);
+		n = readlink(link, path, sizeof(path) - 1);
+	}
+	if (n <= 0) {
+		err_errno(e, EXIT_UNEXPECTED, s->io_errno, "'%s': writing download", url);
+		return;
+	}
+	path[n] = '\0';
+	err_errno(e, EXIT_UNEXPECTED, s->io_errno, "'%s': writing the download to '%s'", url, path);
+}
+
 /* Maps a finished transfer to a fetch_result and a message naming URL and cause. */
 /* The path a file:// URL names (file:///P or file://localhost/P, %XX decoded), or NULL. */
 static char *file_url_path(const char *url)
@@ -448,7 +467,7 @@ static enum fetch_result classify(struct fetcher *f, CURLcode rc, const struct s
 	if (sym_curl_easy_getinfo(f->curl, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK)
 		f->retry_after_s = (long)retry_after;
 	if (s->io_errno) {
-		err_errno(e, EXIT_UNEXPECTED, s->io_errno, "'%s': writing download", url);
+		sink_write_error(s, url, e);
 		return FETCH_PERMANENT;
 	}
 	if (s->too_large) {
@@ -910,8 +929,12 @@ static int mirrors_fail(struct mirror_state *st, size_t n, unsigned attempts, ui
 	}
 	if (len == 0)
 		snprintf(detail, sizeof(detail), "the time budget of the run was spent");
-	err_set(e, code, "no repository answered after %u attempt(s) in %.1f s: %s", attempts,
-		(double)ms_since(t0) / 1000.0, detail);
+	/* Local trouble (a full cache disk): a mirror answered, this node could not keep it. */
+	if (code != EXIT_UNREACHABLE)
+		err_set(e, code, "%s", detail);
+	else
+		err_set(e, code, "no repository answered after %u attempt(s) in %.1f s: %s",
+			attempts, (double)ms_since(t0) / 1000.0, detail);
 	if (other_hint)
 		err_hint(e, "%s", other_hint);
 	else if (code == EXIT_UNREACHABLE)

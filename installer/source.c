@@ -38,22 +38,55 @@ static void index_job_clear(struct index_job *j)
 }
 
 /*
+ * The record an index without a repository is judged by: the newest of every trusted key's
+ * (each key's record holds what that key signed). The keys this node trusts for its --repo
+ * stand for one repository, so while a rotation trusts two, a replayed older index signed
+ * by the other one is refused too. Returns 0 with the newest in IDENT, *RET_US and SEEN, 1
+ * when no key has a record, or -1.
+ */
+static int index_newest_of_keys(struct index_job *j, char ident[REPO_IDENTITY_SIZE],
+				int64_t *ret_us, char seen[40], struct err *e)
+{
+	int found = 1;
+
+	for (size_t i = 0; i < verify_keys_count(j->keys); i++) {
+		const char *fpr = verify_keys_fingerprint(j->keys, i);
+		char text[40];
+		int64_t us;
+		int r = cache_index_time_get(j->cache, fpr, &us, text, sizeof(text), e);
+
+		if (r < 0)
+			return -1;
+		if (r == 1 || (found == 0 && us <= *ret_us))
+			continue;
+		found = 0;
+		*ret_us = us;
+		snprintf(seen, 40, "%s", text);
+		snprintf(ident, REPO_IDENTITY_SIZE, "%s", fpr);
+	}
+	return found;
+}
+
+/*
  * Anti-rollback: an index must not be older than the newest one this node accepted from
  * the same repository (repo_index_identity: the identity signed into the index, else the
- * signing key), or a replay of an old (validly signed) index could downgrade it to a
- * driver with known flaws.
+ * trusted keys: index_newest_of_keys), or a replay of an old (validly signed) index could
+ * downgrade it to a driver with known flaws.
  */
 static int index_not_older(struct index_job *j, struct err *e)
 {
 	const struct repo_index *idx = j->idx;
 	char seen[40], ident[REPO_IDENTITY_SIZE];
-	int64_t seen_us;
+	int64_t seen_us = 0;
 	int r;
 
 	if (!j->cache)
 		return 0;
 	repo_index_identity(idx, j->fpr, ident, sizeof(ident));
-	r = cache_index_time_get(j->cache, ident, &seen_us, seen, sizeof(seen), e);
+	if (idx->repository)
+		r = cache_index_time_get(j->cache, ident, &seen_us, seen, sizeof(seen), e);
+	else
+		r = index_newest_of_keys(j, ident, &seen_us, seen, e);
 	if (r != 0)
 		return r < 0 ? -1 : 0;
 	if (repo_check_not_older(idx, ident, seen_us, seen, "this node accepted before", e) == 0)
@@ -183,6 +216,9 @@ static int index_from_cache(struct index_job *j, struct cache *cache, struct sou
 		return -1;
 	}
 	/* The mirrors' cause and its fix, in the warning: the run itself succeeds. */
+	s->fallback_err = *e;
+	if (fetched != FETCH_ALL_MISSING) /* that one already says "index" */
+		err_wrap(&s->fallback_err, "index");
 	str_fmt_cut(s->fallback_reason, sizeof(s->fallback_reason), "%s%s%s", e->msg,
 		    e->hint[0] ? "; fix: " : "", e->hint);
 	if (why == SOURCE_FALLBACK_NOT_FOUND) {
@@ -351,11 +387,33 @@ static const char *index_origin(const struct source *s)
 	return s->from_cache ? "cache" : s->mirrors[s->mirror];
 }
 
+/* The verified index, as a log line; and the warning when its keys share a record. */
+static void index_log_verified(const struct source *s, uint64_t t0)
+{
+	const char *repository;
+
+	/* Anti-rollback's identity: the signed name, else the keys (index_not_older). */
+	repository = s->idx->repository ? s->idx->repository : "none (the key)";
+	if (source_keys_share_record(s))
+		log_kv(LOG_WARN, "index", SOURCE_KEYS_SHARE_RECORD,
+		       U64("keys", verify_keys_count(s->keys)), "fix", SOURCE_KEYS_SHARE_FIX,
+		       LOG_END);
+	if (s->fresh)
+		log_kv(LOG_INFO, "index", "index verified", "source", index_origin(s), "mirror",
+		       s->mirrors[s->mirror], U64("age_s", (uint64_t)s->age_s),
+		       U64("max_age_s", s->max_age_s), "key", s->fingerprint, "repository",
+		       repository, U64("drivers", s->idx->n_drivers),
+		       U64("duration_ms", ms_since(t0)), LOG_END);
+	else
+		log_kv(LOG_INFO, "index", "index verified", "source", index_origin(s), "key",
+		       s->fingerprint, "repository", repository, U64("drivers", s->idx->n_drivers),
+		       U64("duration_ms", ms_since(t0)), LOG_END);
+}
+
 int source_open(const struct source_opts *o, struct cache *cache, unsigned flags, struct source *s,
 		struct err *e)
 {
 	struct index_job j = {0};
-	const char *repository;
 	uint64_t t0 = now_ns();
 	int r;
 
@@ -401,22 +459,30 @@ int source_open(const struct source_opts *o, struct cache *cache, unsigned flags
 	s->index_len = j.json_len;
 	s->sig_len = j.sig_len;
 	index_job_clear(&j);
-	/* Anti-rollback's identity for it: the signed name, else the key (repo_index_identity). */
-	repository = s->idx->repository ? s->idx->repository : "none (the key)";
-	if (s->fresh)
-		log_kv(LOG_INFO, "index", "index verified", "source", index_origin(s), "mirror",
-		       s->mirrors[s->mirror], U64("age_s", (uint64_t)s->age_s),
-		       U64("max_age_s", s->max_age_s), "key", s->fingerprint, "repository",
-		       repository, U64("drivers", s->idx->n_drivers),
-		       U64("duration_ms", ms_since(t0)), LOG_END);
-	else
-		log_kv(LOG_INFO, "index", "index verified", "source", index_origin(s), "key",
-		       s->fingerprint, "repository", repository, U64("drivers", s->idx->n_drivers),
-		       U64("duration_ms", ms_since(t0)), LOG_END);
+	index_log_verified(s, t0);
 	return 0;
 fail:
 	index_job_clear(&j);
 	source_done(s);
+	return -1;
+}
+
+bool source_keys_share_record(const struct source *s)
+{
+	return s->idx && !s->idx->repository && verify_keys_count(s->keys) > 1;
+}
+
+int source_fallback_failed(const struct source *s, struct err *e)
+{
+	char why[ERR_MSG_MAX];
+
+	if (!s->from_cache)
+		return -1;
+	snprintf(why, sizeof(why), "%s", e->msg);
+	*e = s->fallback_err;
+	str_fmt_cut(e->msg, sizeof(e->msg),
+		    "%s; the node's cached index, the fallback, cannot serve the request: %s",
+		    s->fallback_err.msg, why);
 	return -1;
 }
 

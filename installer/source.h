@@ -64,6 +64,8 @@ struct source {
 	enum source_fallback fallback; /* from_cache: why */
 	char fallback_reason[ERR_MSG_MAX +
 			     ERR_HINT_MAX]; /* from_cache: the mirrors' causes, and the fix */
+	struct err
+		fallback_err; /* from_cache: the mirrors' error, as it would have ended the run */
 	bool fresh;	      /* the index is the cached copy, still fresh: no mirror asked */
 	int64_t age_s;	      /* fresh: seconds since it was fetched */
 	unsigned max_age_s;   /* fresh: how old it may be */
@@ -93,6 +95,26 @@ enum {
 _must_check_ int source_open(const struct source_opts *o, struct cache *cache, unsigned flags,
 			     struct source *ret, struct err *e);
 void source_done(struct source *s);
+
+/*
+ * Whether S's index names no repository while several keys are trusted: anti-rollback then
+ * judges it by the newest record of all those keys (docs/repository-format.md), which holds
+ * only while they all sign this one repository. Logged by source_open, checked by doctor.
+ */
+bool source_keys_share_record(const struct source *s);
+#define SOURCE_KEYS_SHARE_RECORD                                                                   \
+	"the index names no repository and several keys are trusted: anti-rollback judges it by the newest index any of them signed, so they must all sign this one repository"
+#define SOURCE_KEYS_SHARE_FIX                                                                      \
+	"name the repository in its index ('make-repo sign --repository ID'), then each index is judged by its own repository's record"
+
+/*
+ * For E, a request that S's index cannot serve (repo_select's no match): when that index is
+ * the node's cached copy, the cause is the mirrors' failure, not the older copy's lack. E
+ * becomes the mirrors' error (its exit code and fix), saying that the cached index, the
+ * fallback, cannot serve the request and why. Returns -1; E is unchanged when the index came
+ * from a mirror or is the fresh copy.
+ */
+int source_fallback_failed(const struct source *s, struct err *e);
 
 /*
  * Downloads PKG into FD (a partial file, resumed), from the mirror that served

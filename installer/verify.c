@@ -292,6 +292,11 @@ size_t verify_keys_count(const struct keyset *ks)
 	return ks->n;
 }
 
+const char *verify_keys_fingerprint(const struct keyset *ks, size_t i)
+{
+	return ks->fpr[i];
+}
+
 static int verify_one(EVP_PKEY *k, const void *data, size_t len, const void *sig, size_t sig_len)
 {
 	_cleanup_(EVP_MD_CTX_freep) EVP_MD_CTX *ctx = EVP_MD_CTX_new();

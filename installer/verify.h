@@ -27,6 +27,8 @@ _must_check_ int verify_keys_load(char *const *paths, size_t n, const char *dir,
 void verify_keys_free(struct keyset *ks);
 DEFINE_POINTER_CLEANUP(struct keyset, verify_keys_free)
 size_t verify_keys_count(const struct keyset *ks);
+/* The fingerprint (16 hex digits) of key I, I < verify_keys_count(KS). */
+const char *verify_keys_fingerprint(const struct keyset *ks, size_t i);
 
 /*
  * After a PEM read failed: whether it failed because no block is left (true), rather than

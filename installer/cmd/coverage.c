@@ -237,6 +237,9 @@ static int query(const struct config *c, const struct source *src, const struct 
 
 	if (r < 0 && e->code != EXIT_NO_MATCH)
 		return -1; /* a malformed request: nothing to report on */
+	/* The node's older copy answered: the mirrors' failure is why it is not served. */
+	if (r < 0 && src->from_cache)
+		r = source_fallback_failed(src, e);
 	if (c->json)
 		query_json(c, src, h, &choice, e);
 	else if (r == 0)

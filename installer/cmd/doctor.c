@@ -20,6 +20,7 @@
 #include "util/out.h"
 #include "util/str.h"
 #include "version.h"
+#include "verify.h"
 
 #define MAX_CHECKS 24
 #define LOW_DISK_MIB 1024
@@ -319,6 +320,9 @@ static void check_repository(struct doctor *d, const struct config *c, int root_
 		source_done(&src);
 		return;
 	}
+	if (source_keys_share_record(&src))
+		add(d, V_WARN, "repository keys", SOURCE_KEYS_SHARE_FIX, "%s (%zu keys)",
+		    SOURCE_KEYS_SHARE_RECORD, verify_keys_count(src.keys));
 	check_module_type_suits(d, src.idx, s);
 	if (repo_select(src.idx, &s->host, c->driver_version, session_kmt_policy(c), &choice, &e) ==
 	    0) {

@@ -501,6 +501,9 @@ static int plan_source(const struct config *c, struct cache *cache, struct plan 
 		r = repo_select(p->src.idx, &p->host, c->driver_version, session_kmt_policy(c),
 				&p->choice, e);
 	}
+	/* Not the older copy's lack: why the mirrors' index could not be used (source.h). */
+	if (r < 0 && e->code == EXIT_NO_MATCH && p->src.from_cache)
+		return source_fallback_failed(&p->src, e);
 	if (r < 0)
 		return err_wrap(e, "select");
 	ms = ms_since(t0);

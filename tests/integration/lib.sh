@@ -253,7 +253,8 @@ big_package_repo() {
     size=$(stat -c %s "$T/srv/$pkg")
 }
 
-# Rewrites index.json with a Python expression over `idx`, then re-signs it.
+# Rewrites index.json with a Python expression over `idx`, then re-signs it (--new-key: the
+# edit is ours, so the old signature no longer verifying is no sign of another key).
 edit_index() {
     local repo=$1 expr=$2
     python3 - "$repo/index.json" "$expr" <<'EOF'
@@ -263,7 +264,7 @@ idx = json.load(open(path))
 exec(expr)
 open(path, "w").write(json.dumps(idx, indent=2))
 EOF
-    "$SRC/scripts/make-repo" sign --repo "$repo" --key "$FIX/keys/key.pem"
+    "$SRC/scripts/make-repo" sign --repo "$repo" --key "$FIX/keys/key.pem" --new-key
 }
 
 # Starts the test HTTP server on DIR; sets HTTP (base URL), HTTP_LOG and HTTP_FAULTS.

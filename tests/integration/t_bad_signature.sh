@@ -12,7 +12,7 @@ expect_err "signature does not verify"
 expect_err "fix:"
 
 # Signed by a key that is not trusted.
-"$SRC/scripts/make-repo" sign --repo "$T/repo" --key "$FIX/keys/other.pem"
+"$SRC/scripts/make-repo" sign --repo "$T/repo" --key "$FIX/keys/other.pem" --new-key
 expect_rc 5 install --repo "file://$T/repo" $(install_args) --cache-dir /var/cache/empty
 expect_err "signature does not verify with any of the 1 trusted key"
 # ... and accepted once that key is trusted too.

@@ -32,4 +32,15 @@ $INST_WRAP mount -o remount,size=32m "$(idir)"
 expect_rc 0 install --repo "file://$T/repo" $(install_args) --driver-version "$V_NEW"
 expect_err "package found in the node cache"
 assert_eq "$(installed_version)" "$V_NEW" "installed once there was room"
+
+# A full cache disk: the mirror answered, this node could not keep what it sent. The cause is
+# the node's file system (exit 1, its own fix), not "no repository answered".
+mkdir -p "$T/root/var/cache/small"
+$INST_WRAP mount -t tmpfs -o size=2m tmpfs "$T/root/var/cache/small"
+expect_rc 0 uninstall
+expect_rc 1 install --repo "file://$T/repo" $(install_args) --driver-version "$V_NEW" --cache-dir /var/cache/small
+expect_err "No space left on device"
+expect_err "fix: a file system is full: free space on the one holding the file named"
+grep -q "no repository answered" "$T/err" && cat "$T/err" >&2 && fail "a full cache disk is blamed on the repository"
+assert_eq "$(installed_version)" "" "nothing installed after a full cache disk"
 kill "$NS_PID"

@@ -118,7 +118,7 @@ expect_rc 2 install --repo "$HTTP/repo" $(install_args) --ca-file "$T/missing-ca
 expect_err "ca-file"
 
 # A new signing key: the copy does not verify with it, so the mirror is asked.
-"$SRC/scripts/make-repo" sign --repo "$T/srv/repo" --key "$FIX/keys/other.pem" --max-age 300
+"$SRC/scripts/make-repo" sign --repo "$T/srv/repo" --key "$FIX/keys/other.pem" --max-age 300 --new-key
 : >"$HTTP_LOG"
 expect_rc 0 install --repo "$HTTP/repo" --repo-key "$FIX/keys/other-pub.pem" \
     --kernel-release "$KERNEL" --skip-modules --fetch-timeout 20

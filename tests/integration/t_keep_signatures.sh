@@ -37,6 +37,34 @@ cp "$FIX/drv-$V_NEW/kernel/"*.ko "$T/unsigned/"
 bdp --keep-signatures --vendor-cert "$FIX/keys/modkey.crt" --prebuilt-modules "$T/unsigned"
 assert_eq "$RC" 1 "exit with unsigned modules"
 bdp_has "nvidia.ko from $T/unsigned has no appended signature: --keep-signatures takes modules the vendor signed"
+# Modules that cannot be the vendor's as shipped, each named for what it is: cut short
+# (not "no appended signature"), signed again after signing (the kernel checks only the
+# last signature), one module signed by a foreign key among the vendor's.
+spoilt() { rm -rf "$T/$1" && cp -a "$T/vendor" "$T/$1"; }
+spoilt cut
+size=$(stat -c %s "$T/cut/nvidia.ko")
+unsigned=$(stat -c %s "$FIX/drv-$V_NEW/kernel/nvidia.ko")
+truncate -s $((size - 100)) "$T/cut/nvidia.ko"
+bdp --keep-signatures --vendor-cert "$FIX/keys/modkey.crt" --prebuilt-modules "$T/cut"
+assert_eq "$RC" 1 "exit with a cut signature"
+bdp_has "nvidia.ko from $T/cut has $((size - 100 - unsigned)) bytes after its ELF data but no signature trailer: its appended signature is cut short"
+truncate -s $((unsigned - 100)) "$T/cut/nvidia.ko"
+bdp --keep-signatures --vendor-cert "$FIX/keys/modkey.crt" --prebuilt-modules "$T/cut"
+assert_eq "$RC" 1 "exit with a truncated module"
+bdp_has "nvidia.ko from $T/cut is truncated ($((unsigned - 100)) bytes; its ELF section headers end at byte $unsigned)"
+spoilt twice
+"$SIGN_FILE" sha256 "$FIX/keys/modkey.pem" "$FIX/keys/modkey.crt" "$T/twice/nvidia.ko"
+bdp --keep-signatures --vendor-cert "$FIX/keys/modkey.crt" --prebuilt-modules "$T/twice"
+assert_eq "$RC" 1 "exit with a module signed twice"
+bdp_has "nvidia.ko from $T/twice carries 2 appended signatures (signed again after it was signed): the kernel checks only the last one"
+spoilt foreign
+cp "$FIX/drv-$V_NEW/kernel/nvidia-drm.ko" "$T/foreign/"
+"$SIGN_FILE" sha256 "$FIX/keys/othermodkey.pem" "$FIX/keys/othermodkey.crt" "$T/foreign/nvidia-drm.ko"
+bdp --keep-signatures --vendor-cert "$FIX/keys/modkey.crt" --prebuilt-modules "$T/foreign"
+assert_eq "$RC" 1 "exit with a foreign signature"
+bdp_has "nvidia-drm.ko does not verify with --vendor-cert $FIX/keys/modkey.crt: signature rejected: signed by 'Test othermodkey'"
+[ ! -e "$T/repo/index.json" ] || fail "a refused package reached the index"
+
 # Options that do not go together.
 bdp --keep-signatures --vendor-cert "$FIX/keys/modkey.crt" --sign-key "$FIX/keys/modkey.pem" --sign-cert "$FIX/keys/modkey.crt"
 bdp_has "keeps the vendor's signatures: drop --sign-key"

@@ -7,7 +7,9 @@
 #                 clang for gcc-built Debian's kernel is refused up front
 #   detached      a module linked twice is byte-identical, the detached signature made for
 #                 the first attaches to the second and verify-module passes, a differing
-#                 link is refused
+#                 link is refused; so are signatures that are truncated, empty, doubled,
+#                 made with another key or for another module, and a bundle holding one
+#                 twice, each with its own cause
 #   ubuntu        a linux-modules-nvidia-535-server .deb: the package keeps its .ko bytes
 # Usage: tests/packaging/run.sh BIN [SCENARIO...]. Needs Debian's linux-headers-R, clang/lld,
 # linux-kbuild (sign-file), dpkg-deb, openssl. Work files under build/packaging.
@@ -128,6 +130,39 @@ t_detached() {
     rc 0 "$w/verify.log" "$BIN" verify-module --kernel-release "$R" --module-cert \
         "$W/keys/vendor.crt" "$w/pkg/kernel/"*.ko
     has "$w/verify.log" "signer:   Stand-in vendor"
+    # Bundles that cannot be attached, each refused with its own cause (the build is cached:
+    # no relink). bundle_with NAME: the good bundle as a directory, for NAME to spoil.
+    bundle_with() { rm -rf "$w/$1" && cp -a "$w/bundle" "$w/$1"; }
+    bundle_with truncated
+    head -c 200 "$w/bundle/nvidia.ko.sig" >"$w/truncated/nvidia.ko.sig"
+    rc 1 "$w/truncated.log" bdp "${args[@]}" --detached-signatures "$w/truncated"
+    has "$w/truncated.log" "nvidia.ko.sig in $w/truncated is truncated (200 of the $(stat -c %s "$w/bundle/nvidia.ko.sig") bytes its header announces)"
+    bundle_with empty-sig
+    : >"$w/empty-sig/nvidia.ko.sig"
+    rc 1 "$w/empty-sig.log" bdp "${args[@]}" --detached-signatures "$w/empty-sig"
+    has "$w/empty-sig.log" "nvidia.ko.sig in $w/empty-sig is not a detached signature (0 bytes, not a DER PKCS#7 message)"
+    bundle_with twice
+    cat "$w/bundle/nvidia.ko.sig" >>"$w/twice/nvidia.ko.sig"
+    rc 1 "$w/twice.log" bdp "${args[@]}" --detached-signatures "$w/twice"
+    has "$w/twice.log" "nvidia.ko.sig in $w/twice has $(stat -c %s "$w/bundle/nvidia.ko.sig") bytes after its signature (two signatures, or another file, in one)"
+    # Made with another key: named as such, with the signer the signature names.
+    "$SRC/tests/tools/make-module-key" "Foreign vendor" "$W/keys/foreign" >/dev/null 2>&1
+    bundle_with foreign
+    cp "$w/first/nvidia.ko" "$w/foreign.ko"
+    "$SIGN_FILE" -d sha256 "$W/keys/foreign.pem" "$W/keys/foreign.crt" "$w/foreign.ko"
+    mv "$w/foreign.ko.p7s" "$w/foreign/nvidia.ko.sig"
+    rc 1 "$w/foreign.log" bdp "${args[@]}" --detached-signatures "$w/foreign"
+    has "$w/foreign.log" "nvidia.ko.sig in $w/foreign was not made with the key of $w/foreign/gpu-driver-cert.pem (it names the signer issuer 'O=nvidia-driver-installer tests, CN=Foreign vendor', serial 0x"
+    # The vendor's signature of another module: made for other bytes, the link differs.
+    bundle_with swapped
+    cp "$w/bundle/nvidia-uvm.ko.sig" "$w/swapped/nvidia.ko.sig"
+    rc 1 "$w/swapped.log" bdp "${args[@]}" --detached-signatures "$w/swapped"
+    has "$w/swapped.log" "is not the module nvidia.ko.sig was made for: the link differs"
+    # A tarball that holds one signature twice would unpack to the last one, silently.
+    cp "$w/gpu-driver-signature.tar.gz" "$w/dup.tar.gz" && gunzip -f "$w/dup.tar.gz"
+    tar -C "$w/swapped" -rf "$w/dup.tar" ./nvidia.ko.sig
+    rc 1 "$w/dup.log" bdp "${args[@]}" --detached-signatures "$w/dup.tar"
+    has "$w/dup.log" "$w/dup.tar holds nvidia.ko.sig twice"
     # A link that differs (another source byte) is refused before anything is attached.
     printf '%s\n' '--- a/nvidia.c' '+++ b/nvidia.c' '@@ -1,2 +1,3 @@' \
         ' // SPDX-License-Identifier: GPL-2.0' '+/* another link */' ' /*' >"$w/differ.patch"
