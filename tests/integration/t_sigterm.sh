@@ -278,7 +278,7 @@ run_trials pending-switch "$T/deferred" "$ref_new" "$tree_old" 143 0 "$tree_old"
     install "${args[@]}" "${good[@]}" --when-busy defer --driver-version "$V_NEW"
 FAKE_KERNEL_FAIL=$refuse run_trials refused-reload "$T/old" "$ref_refused" "$tree_old" "143 6" 6 "$tree_old" -- \
     install "${args[@]}" "${bad[@]}" --driver-version "$V_OLD"
-echo "SIGTERM trials: $trials, each stopped at a safe point and converged"
+echo "SIGTERM trials: $trials, each stopped at a safe point and converged; $restored of them ended 6 with the previous module parameters restored"
 [ "$trials" -ge 40 ] || fail "only $trials trials"
 # Some signals came between the unload and the restore: those runs ended as refused ones.
 [ "$restored" -ge 1 ] || fail "no SIGTERM landed during the refused reload's restore"
