@@ -970,12 +970,13 @@ int install_run(const struct config *c, struct err *e)
 out:
 	if (r < 0 && lock_fd >= 0)
 		no_driver_not_ready(c, &p, root_fd);
+	/* Every run that holds the lock judges the failure report (a damaged one goes). */
+	struct pending_failure pf;
+	bool has_failed = dir && lock_fd >= 0 && pfail_load(root_fd, publish_fd(dir), &pf);
 	if (c->metrics_file && !c->dry_run && root_fd >= 0) {
 		struct err me;
-		struct pending_failure pf;
 		/* What is on disk now, also when the run failed before it read the record. */
 		bool has_pending = dir && pending_read(publish_fd(dir), &p.pending, &me) == 0;
-		bool has_failed = dir && lock_fd >= 0 && pfail_load(root_fd, publish_fd(dir), &pf);
 
 		err_clear(&me);
 		if (metrics_write(root_fd, c->metrics_file, r == 0 ? 0 : e->code,

@@ -105,13 +105,15 @@ mv "$T/packages.kept" "$T/repo/packages"
 expect_rc 0 uninstall --kernel-release "$KERNEL"
 [ ! -e "$I/.pending-failed.json" ] && [ ! -e "$label" ] || fail "failure report left after uninstall: $(ls -A "$I" "$features")"
 
-# A damaged report (wrong types, a FIFO, a link): warned of once, removed, never shown.
+# A damaged report (wrong types, a FIFO, a link): warned of once, removed with its label,
+# never shown.
+# Judged by every install run, with or without a metrics file.
 damaged() {
-    expect_rc 0 install --repo "$R" $(kernel_args) --metrics-file "$prom"
+    expect_rc 0 install --repo "$R" $(kernel_args) "${@:2}"
     expect_err "the pending failure report is damaged: it is removed"
     [ ! -e "$I/.pending-failed.json" ] && [ ! -L "$I/.pending-failed.json" ] || fail "$1: damaged report left"
     [ ! -e "$label" ] || fail "$1: label left"
-    expect_rc 0 install --repo "$R" $(kernel_args) --metrics-file "$prom"
+    expect_rc 0 install --repo "$R" $(kernel_args) "${@:2}"
     ! grep -q "pending failure report" "$T/err" || fail "$1: warned twice"
 }
 expect_rc 0 install --repo "$R" $(kernel_args)
@@ -119,7 +121,7 @@ printf '{"driver_version": 5, "cause": "x", "exit_code": 5}' >"$I/.pending-faile
 echo "nvidia.com/gpu.driver-installer.upgrade-failed=$V_NEW" >"$label"
 expect_rc 0 status --json
 j 'assert d["pending_failure"] is None, d' || fail "status shows a damaged report"
-damaged "wrong types"
+damaged "wrong types" --metrics-file "$prom"
 mkfifo "$I/.pending-failed.json"
 damaged "a FIFO"
 printf '{"driver_version": "%s", "cause": "x", "exit_code": 5}' "$V_NEW" >"$T/outside.json"
