@@ -265,6 +265,21 @@ int labels_pending_write(int root_fd, const char *version, const char *reason, s
 									   : 0;
 }
 
+int labels_pending_failed_write(int root_fd, const char *version, struct err *e)
+{
+	_cleanup_free_ char *text = NULL;
+
+	if (!version)
+		return remove_file(root_fd, LABELS_PENDING_FAILED_FILE, e) < 0
+			       ? err_wrap(e, "labels")
+			       : 0;
+	if (asprintf(&text, PENDING_FAILED_LABEL_KEY "=%s\n", version) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "labels");
+	return write_if_changed(root_fd, LABELS_PENDING_FAILED_FILE, text, e) < 0
+		       ? err_wrap(e, "labels")
+		       : 0;
+}
+
 int nodeinfo_remove_driver(int root_fd, struct err *e)
 {
 	return remove_file(root_fd, READY_FILE, e) < 0 ||
@@ -277,7 +292,8 @@ int nodeinfo_remove_driver(int root_fd, struct err *e)
 int nodeinfo_remove(int root_fd, struct err *e)
 {
 	return nodeinfo_remove_driver(root_fd, e) < 0 ||
-			       remove_file(root_fd, LABELS_PENDING_FILE, e) < 0
+			       remove_file(root_fd, LABELS_PENDING_FILE, e) < 0 ||
+			       remove_file(root_fd, LABELS_PENDING_FAILED_FILE, e) < 0
 		       ? -1
 		       : 0;
 }
@@ -336,9 +352,9 @@ static const char *label_escape(const char *in, char *out, size_t size)
 int metrics_write(int root_fd, const char *path, int exit_code, const char *version,
 		  const char *module_type, const char *kernel, const char *index_fallback,
 		  const struct timing *t, const char *pending_version, const char *pending_reason,
-		  struct err *e)
+		  const struct pending_failure *failed, struct err *e)
 {
-	char buf[8192], v[256], k[256], mt[96] = "", pv[256], pr[64];
+	char buf[8192], v[256], k[256], mt[96] = "", pv[256], pr[64], fv[256];
 	struct metrics_buf m = {.buf = buf, .size = sizeof(buf)};
 
 	/* The flavour where the index states it; no label otherwise (the series as before). */
@@ -372,6 +388,14 @@ int metrics_write(int root_fd, const char *path, int exit_code, const char *vers
 			"nvidia_driver_installer_upgrade_pending{version=\"%s\",reason=\"%s\"} %d\n",
 			label_escape(pending_version, pv, sizeof(pv)),
 			label_escape(pending_reason, pr, sizeof(pr)), pending_version != NULL);
+	if (m.len < m.size)
+		m.len += (size_t)snprintf(
+			buf + m.len, m.size - m.len,
+			"# HELP nvidia_driver_installer_upgrade_failed Whether a pending driver version failed (verification, its staged tree, publish or load) and was withdrawn, the current version loaded instead; exit_code is the failure's.\n"
+			"# TYPE nvidia_driver_installer_upgrade_failed gauge\n"
+			"nvidia_driver_installer_upgrade_failed{version=\"%s\",exit_code=\"%d\"} %d\n",
+			label_escape(failed ? failed->driver_version : NULL, fv, sizeof(fv)),
+			failed ? failed->exit_code : 0, failed != NULL);
 	if (m.len < m.size)
 		m.len += (size_t)snprintf(buf + m.len, m.size - m.len, "%s", stage_help);
 	metric_stages(&m, t);

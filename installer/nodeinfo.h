@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "nvml.h"
+#include "pending.h"
 #include "timing.h"
 #include "util/err.h"
 
@@ -27,6 +28,10 @@
 	"/etc/kubernetes/node-feature-discovery/features.d/00-nvidia-driver-pending"
 #define PENDING_LABEL_KEY "nvidia.com/gpu.driver-installer.upgrade-pending"
 #define PENDING_REASON_LABEL_KEY "nvidia.com/gpu.driver-installer.upgrade-pending-reason"
+/* A pending version that failed and was withdrawn (struct pending_failure), in a file of its own. */
+#define LABELS_PENDING_FAILED_FILE                                                                 \
+	"/etc/kubernetes/node-feature-discovery/features.d/00-nvidia-driver-pending-failed"
+#define PENDING_FAILED_LABEL_KEY "nvidia.com/gpu.driver-installer.upgrade-failed"
 
 /*
  * Writes the pending-upgrade labels (VERSION waits for REASON, PENDING_DRIVER_IN_USE or
@@ -34,6 +39,11 @@
  */
 _must_check_ int labels_pending_write(int root_fd, const char *version, const char *reason,
 				      struct err *e);
+/*
+ * Writes the label of a pending version that failed (VERSION), or removes it when VERSION
+ * is NULL. Returns 0 or -1.
+ */
+_must_check_ int labels_pending_failed_write(int root_fd, const char *version, struct err *e);
 
 /*
  * The labels as "key=value" lines: from NVML when R is not NULL, else what
@@ -75,10 +85,11 @@ void readiness_remove(int root_fd);
  * exit code, driver version and module flavour (MODULE_TYPE, or NULL: ""), whether the node's cached index served although the
  * mirrors were asked (INDEX_FALLBACK: source_fallback_name, or NULL), and the
  * time of each stage of this run that T saw to its end (T may be NULL), and the upgrade
- * that waits (PENDING_VERSION for PENDING_REASON, or NULL: none). Returns 0 or -1.
+ * that waits (PENDING_VERSION for PENDING_REASON, or NULL: none), and the pending version
+ * that failed and was withdrawn (FAILED, or NULL: none). Returns 0 or -1.
  */
 _must_check_ int metrics_write(int root_fd, const char *path, int exit_code, const char *version,
 			       const char *module_type, const char *kernel,
 			       const char *index_fallback, const struct timing *t,
 			       const char *pending_version, const char *pending_reason,
-			       struct err *e);
+			       const struct pending_failure *failed, struct err *e);

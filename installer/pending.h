@@ -14,6 +14,8 @@
 #include "util/err.h"
 
 #define PENDING_FILE ".pending.json"
+/* The report of a pending version that failed and was withdrawn (struct pending_failure). */
+#define PENDING_FAILED_FILE ".pending-failed.json"
 
 /* Why the change waits: the docs' names (docs/json.md), and the record's. */
 #define PENDING_DRIVER_IN_USE "driver_in_use"
@@ -39,6 +41,31 @@ _must_check_ int pending_read(int dir_fd, struct pending *ret, struct err *e);
 _must_check_ int pending_write(int dir_fd, const struct pending *p, struct err *e);
 /* Removes the record; none is success. Returns 0 or -1. */
 _must_check_ int pending_clear(int dir_fd, struct err *e);
+
+/*
+ * A pending version that failed (verification, a missing or linked tree, publish, load)
+ * and was withdrawn, the current version loaded instead: kept in
+ * INSTALL_DIR/.pending-failed.json so that status, doctor, the metrics and the labels say
+ * so until that version or a newer one is staged or installed, or uninstall runs.
+ */
+struct pending_failure {
+	char driver_version[64]; /* the version that failed */
+	char module_type[16];	 /* its flavour, or "" */
+	int exit_code;		 /* the failure's exit code (docs/exit-codes.md) */
+	char cause[512];	 /* the failure, one line */
+	char failed_at[32];	 /* RFC 3339, UTC */
+};
+
+/*
+ * Reads the failure report in the install dir DIR_FD. Returns 0, 1 when there is none, or
+ * -1 (EXIT_UNEXPECTED) for a damaged one (not a regular file, too large, wrong types);
+ * RET is untouched unless 0.
+ */
+_must_check_ int pending_failure_read(int dir_fd, struct pending_failure *ret, struct err *e);
+/* Replaces the report atomically (temp file, fsync, rename). Returns 0 or -1. */
+_must_check_ int pending_failure_write(int dir_fd, const struct pending_failure *f, struct err *e);
+/* Removes the report; none is success. Returns 0 or -1. */
+_must_check_ int pending_failure_clear(int dir_fd, struct err *e);
 
 /* What an install run does, given what is current, pending and chosen. */
 enum pending_action {

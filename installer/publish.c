@@ -669,7 +669,7 @@ int publish_remove(struct installdir *d, struct err *e)
 	}
 	if (unlinkat(d->fd, CURRENT, 0) < 0 && errno != ENOENT)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "uninstall: remove '%s'", CURRENT);
-	if (pending_clear(d->fd, e) < 0)
+	if (pending_clear(d->fd, e) < 0 || pending_failure_clear(d->fd, e) < 0)
 		return err_wrap(e, "uninstall");
 	if (fsync(d->fd) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "uninstall: fsync");

@@ -431,6 +431,20 @@ static void check_pending(struct doctor *d, const struct config *c, int root_fd)
 	    p.driver_version, p.reason, p.since[0] ? p.since : "?", p.waiting_for);
 }
 
+/* A pending version that failed and was withdrawn: the node serves, so a warning. */
+static void check_pending_failed(struct doctor *d, const struct config *c, int root_fd)
+{
+	struct pending_failure f;
+
+	if (pfail_read(c, root_fd, &f) != 1)
+		return;
+	add(d, V_WARN, "pending version failed",
+	    "fix the cause (" DOC_DIR
+	    "/exit-codes.md says what each exit code asks for), then delete the installer pod: its next run stages the version again from the repository",
+	    "driver %s failed at %s (exit %d) and was withdrawn, the current version serves: %s",
+	    f.driver_version, f.failed_at[0] ? f.failed_at : "?", f.exit_code, f.cause);
+}
+
 static void check_host_side(struct doctor *d, const struct nodestate *s)
 {
 	if (s->has_mount)
@@ -592,6 +606,7 @@ int doctor_run(const struct config *c, struct err *e)
 	check_installed(&d, &s);
 	check_module_type(&d, &s);
 	check_pending(&d, c, root_fd);
+	check_pending_failed(&d, c, root_fd);
 	check_host_side(&d, &s);
 	report(c, &d);
 	nodestate_done(&s);

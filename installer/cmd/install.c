@@ -195,8 +195,8 @@ static int ensure_installed(const struct config *c, struct plan *p, int root_fd,
 /*
  * The pending version (the choice) failed, as E says: its staged copy did not verify or
  * could not be staged again, or its switch or load failed (rolled back). It waits no
- * more: the record goes (status, labels and metric show nothing pending), its tree goes
- * with the cleanup, and the current version loads and is made ready as if nothing had
+ * more: the record goes, a report of the failure takes its place (status, doctor, labels
+ * and metric show it: pfail_record), its tree goes with the cleanup, and the current version loads and is made ready as if nothing had
  * been pending, so a bad staged copy never costs the node its verified driver. The run
  * still fails with the pending version's own error and exit code, so the next run stages
  * the version again from the repository. Returns -1.
@@ -215,6 +215,8 @@ static int pending_failed(const struct config *c, struct plan *p, int root_fd,
 	if ((p->has_pending && pending_withdraw(p, root_fd, dir, &re) < 0) ||
 	    publish_cleanup(dir, &re) < 0)
 		log_msg(LOG_WARN, "install", "%s", re.msg);
+	pfail_record(root_fd, publish_fd(dir), version,
+		     repo_module_type_name(p->choice.pkg->module_type), e);
 	err_clear(&re);
 	if (!p->has_current)
 		return err_wrap(e,
@@ -270,7 +272,9 @@ static int pending_record(const struct config *c, struct plan *p, int root_fd,
 		return -1;
 	p->pending = pd;
 	p->has_pending = true;
-	if (labels_pending_write(root_fd, version, reason, e) < 0)
+	if (labels_pending_write(root_fd, version, reason, e) < 0 ||
+	    (strcmp(reason, PENDING_DRIVER_IN_USE) == 0 &&
+	     pfail_clear(root_fd, publish_fd(dir), e) < 0))
 		return -1;
 	log_kv(LOG_WARN, "install",
 	       "the loaded driver is busy: the change waits for idle GPUs or the next boot",
@@ -451,7 +455,8 @@ static int switch_version(const struct config *c, struct plan *p, int root_fd,
 	if (kn)
 		timing_add(&p->times, TIMING_KERNEL, ms_since(t0));
 	/* The switch is done: nothing waits any more (a record left by a crash here names current). */
-	if (pending_withdraw(p, root_fd, dir, e) < 0 || publish_cleanup(dir, e) < 0)
+	if (pending_withdraw(p, root_fd, dir, e) < 0 ||
+	    pfail_clear(root_fd, publish_fd(dir), e) < 0 || publish_cleanup(dir, e) < 0)
 		return -1;
 	return expose(c, p, root_fd, dir, p->choice.driver->version, e);
 }
@@ -968,6 +973,9 @@ int install_run(const struct config *c, struct err *e)
 out:
 	if (r < 0 && lock_fd >= 0)
 		no_driver_not_ready(c, &p, root_fd);
+	/* Every run that holds the lock judges the failure report (a damaged one goes). */
+	struct pending_failure pf;
+	bool has_failed = dir && lock_fd >= 0 && pfail_load(root_fd, publish_fd(dir), &pf);
 	if (c->metrics_file && !c->dry_run && root_fd >= 0) {
 		struct err me;
 		/* What is on disk now, also when the run failed before it read the record. */
@@ -981,7 +989,8 @@ out:
 				  p.host.kernel,
 				  p.src.from_cache ? source_fallback_name(p.src.fallback) : NULL,
 				  &p.times, has_pending ? p.pending.driver_version : NULL,
-				  has_pending ? p.pending.reason : NULL, &me) < 0)
+				  has_pending ? p.pending.reason : NULL, has_failed ? &pf : NULL,
+				  &me) < 0)
 			log_msg(LOG_WARN, "metrics", "%s", me.msg);
 	}
 	plan_done(&p);

@@ -190,7 +190,8 @@ static int by_string(const void *a, const void *b)
 }
 
 static void status_json(const struct config *c, const struct nodestate *s, const char *running,
-			const struct verdict *v, json_object *fallback, const struct pending *pd)
+			const struct verdict *v, json_object *fallback, const struct pending *pd,
+			const struct pending_failure *pf)
 {
 	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 	json_object *mods = json_object_new_array(), *nodes = json_object_new_array();
@@ -237,11 +238,13 @@ static void status_json(const struct config *c, const struct nodestate *s, const
 	json_object_object_add(o, "nvml", nvml_json(s, v));
 	json_object_object_add(o, "repository_fallback", fallback_json(fallback));
 	json_object_object_add(o, "pending_upgrade", session_pending_json(pd));
+	json_object_object_add(o, "pending_failure", pfail_json(pf));
 	session_print_json(o);
 }
 
 static void status_text(const struct config *c, const struct nodestate *s, const char *running,
-			const struct verdict *v, json_object *fallback, const struct pending *pd)
+			const struct verdict *v, json_object *fallback, const struct pending *pd,
+			const struct pending_failure *pf)
 {
 	const struct manifest *m = &s->manifest;
 	char line[1600];
@@ -263,6 +266,10 @@ static void status_text(const struct config *c, const struct nodestate *s, const
 	if (pd) {
 		session_pending_text(pd, line, sizeof(line));
 		out_line(stdout, "pending:        %s", line);
+	}
+	if (pf) {
+		pfail_text(pf, line, sizeof(line));
+		out_line(stdout, "pending failed: %s", line);
 	}
 	if (fallback)
 		out_line(stdout,
@@ -324,7 +331,8 @@ int status_run(const struct config *c, struct err *e)
 	struct verdict v;
 	struct utsname u;
 	struct pending pd;
-	bool has_pending;
+	struct pending_failure pf;
+	bool has_pending, has_failed;
 	const char *running;
 	int r = 0;
 
@@ -339,11 +347,14 @@ int status_run(const struct config *c, struct err *e)
 	qsort(s.nodes, s.n_nodes, sizeof(s.nodes[0]), by_string);
 	fallback = fallback_record(c, root_fd);
 	has_pending = session_pending(c, root_fd, &pd) == 1;
+	has_failed = pfail_read(c, root_fd, &pf) == 1;
 	judge(&s, &v);
 	if (c->json)
-		status_json(c, &s, running, &v, fallback, has_pending ? &pd : NULL);
+		status_json(c, &s, running, &v, fallback, has_pending ? &pd : NULL,
+			    has_failed ? &pf : NULL);
 	else
-		status_text(c, &s, running, &v, fallback, has_pending ? &pd : NULL);
+		status_text(c, &s, running, &v, fallback, has_pending ? &pd : NULL,
+			    has_failed ? &pf : NULL);
 	if (!s.installed) {
 		err_set(e, EXIT_NO_MATCH, "no driver is installed in '%s'", c->install_dir);
 		err_hint(e, "run 'nvidia-driver-installer install'");

@@ -9,8 +9,10 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmd/cmd.h"
 #include "kmods.h"
 #include "pending.h"
 #include "publish.h"
@@ -124,6 +126,76 @@ static void test_record(void **state)
 	assert_int_equal(pending_read(f->fd, &q, &e), 1);
 }
 
+/* The report of a withdrawn pending version: read back whole; a hostile one is damaged. */
+static void test_failure_record(void **state)
+{
+	struct scratch_fixture *f = *state;
+	struct pending_failure w = {.exit_code = 5}, q;
+	static const char *const bad[] = {
+		"[1]",
+		"{\"driver_version\": 5, \"cause\": \"x\", \"exit_code\": 5}",
+		"{\"driver_version\": \"1\", \"cause\": [], \"exit_code\": 5}",
+		"{\"driver_version\": \"1\", \"cause\": \"x\", \"exit_code\": \"5\"}",
+		"{\"driver_version\": \"1\", \"cause\": \"x\", \"exit_code\": 0}",
+		"{\"driver_version\": \"1\", \"cause\": \"x\", \"exit_code\": 4294967301}",
+		"{\"driver_version\": \"1\", \"cause\": \"x\"}",
+	};
+	char big[20 << 10];
+	struct err e;
+
+	err_clear(&e);
+	assert_int_equal(pending_failure_read(f->fd, &q, &e), 1);
+	snprintf(w.driver_version, sizeof(w.driver_version), "550.90.07");
+	snprintf(w.cause, sizeof(w.cause), "verify: module \"nvidia_uvm\": signature rejected");
+	snprintf(w.failed_at, sizeof(w.failed_at), "2026-12-01T12:00:00Z");
+	assert_int_equal(pending_failure_write(f->fd, &w, &e), 0);
+	memset(&q, 0, sizeof(q));
+	assert_int_equal(pending_failure_read(f->fd, &q, &e), 0);
+	assert_string_equal(q.driver_version, w.driver_version);
+	assert_string_equal(q.module_type, "");
+	assert_string_equal(q.cause, w.cause);
+	assert_string_equal(q.failed_at, w.failed_at);
+	assert_int_equal(q.exit_code, 5);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(scratch_write(f->fd, PENDING_FAILED_FILE, bad[i]), 0);
+		q.exit_code = 99;
+		assert_int_equal(pending_failure_read(f->fd, &q, &e), -1);
+		assert_int_equal(q.exit_code, 99); /* untouched */
+		err_clear(&e);
+	}
+	/* Larger than any report: refused, not parsed. */
+	memset(big, ' ', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	big[0] = '{';
+	big[sizeof(big) - 2] = '}';
+	assert_int_equal(scratch_write(f->fd, PENDING_FAILED_FILE, big), 0);
+	assert_int_equal(pending_failure_read(f->fd, &q, &e), -1);
+	err_clear(&e);
+	/* A link to a sound report, and a FIFO (not waited on): neither is ours. */
+	assert_int_equal(
+		scratch_write(f->fd, "elsewhere.json",
+			      "{\"driver_version\": \"1\", \"cause\": \"x\", \"exit_code\": 5}"),
+		0);
+	assert_int_equal(unlinkat(f->fd, PENDING_FAILED_FILE, 0), 0);
+	assert_int_equal(symlinkat("elsewhere.json", f->fd, PENDING_FAILED_FILE), 0);
+	assert_int_equal(pending_failure_read(f->fd, &q, &e), -1);
+	err_clear(&e);
+	/* The install run's reader: a damaged report is removed (the link, not its target). */
+	assert_int_equal(pfail_load(f->fd, f->fd, &q), 0);
+	assert_int_equal(faccessat(f->fd, PENDING_FAILED_FILE, F_OK, AT_SYMLINK_NOFOLLOW), -1);
+	assert_int_equal(faccessat(f->fd, "elsewhere.json", F_OK, 0), 0);
+	assert_int_equal(mkfifoat(f->fd, PENDING_FAILED_FILE, 0644), 0);
+	assert_int_equal(pending_failure_read(f->fd, &q, &e), -1);
+	err_clear(&e);
+	assert_int_equal(pfail_load(f->fd, f->fd, &q), 0);
+	assert_int_equal(pending_failure_read(f->fd, &q, &e), 1);
+	assert_int_equal(pending_failure_write(f->fd, &w, &e), 0);
+	assert_int_equal(pfail_load(f->fd, f->fd, &q), 1);
+	assert_int_equal(pending_failure_clear(f->fd, &e), 0);
+	assert_int_equal(pending_failure_clear(f->fd, &e), 0);
+	assert_int_equal(pending_failure_read(f->fd, &q, &e), 1);
+}
+
 /* publish_cleanup keeps the current version and the pending one, and only those. */
 static void test_cleanup_keeps_pending(void **state)
 {
@@ -185,6 +257,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decide),
 		scratch_unit_test(test_record),
+		scratch_unit_test(test_failure_record),
 		scratch_unit_test(test_cleanup_keeps_pending),
 		scratch_unit_test(test_idle_ours),
 	};

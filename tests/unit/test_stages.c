@@ -137,7 +137,7 @@ static void test_metrics_timing(void **state)
 	err_clear(&e);
 	assert_int_equal(mkdirat(f->fd, "m", 0755), 0);
 	assert_int_equal(metrics_write(f->fd, "/m/x.prom", 0, "550.90", "proprietary", "6.1", NULL,
-				       &t, NULL, NULL, &e),
+				       &t, NULL, NULL, NULL, &e),
 			 0);
 	snprintf(path, sizeof(path), "%s/m/x.prom", f->root);
 	in = fopen(path, "r");
