@@ -27,7 +27,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt /var/log/dpkg.log \
  && mkdir -p /etc/nvidia-driver-installer/keys
 COPY --from=build /src/build/nvidia-driver-installer /usr/bin/nvidia-driver-installer
-# Its static helpers, found beside it (installer/helpers.h): the CDI hook and ldconfig it
+# Its static helpers, found beside it (installer/stage/libexec.h): the CDI hook and ldconfig it
 # copies to the install dir, and the launcher that stands in bin/ for the driver's programs.
 COPY --from=build /src/build/libexec/nvidia-driver-installer /usr/libexec/nvidia-driver-installer
 # The documents its messages and --help name, and those they link (the Makefile's

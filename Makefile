@@ -42,18 +42,20 @@ ALL_CFLAGS = -std=gnu11 $(OPT) $(WARNINGS) -pthread -fstack-protector-strong -fP
 	$(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -pthread $(SAN_LDFLAGS) $(LDFLAGS)
 
+# The stage folders, lowest first (docs/hacking.md; scripts/check-layers holds the order).
+STAGE_DIRS := host source stage kernel expose
 LIB_SRCS := $(filter-out installer/cmd/main.c,\
-	$(wildcard installer/cmd/*.c installer/*.c installer/util/*.c))
+	$(wildcard installer/cmd/*.c $(STAGE_DIRS:%=installer/%/*.c) installer/util/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/installer/cmd/main.o
 LIB := $(BUILD)/libinstaller.a
 BIN := $(BUILD)/nvidia-driver-installer
 TYPECHECK := $(BUILD)/typecheck/fetch.o
 # Programs the container runtime runs on the host for our CDI spec, whatever the host's
-# OS: static, never sanitized, shipped into the install dir (installer/helpers.h).
+# OS: static, never sanitized, shipped into the install dir (installer/stage/libexec.h).
 # ldconfig is Debian's (static-pie), run by the hook on the container's root. The
 # launcher stands in bin/ for each of the driver's dynamically linked programs
-# (installer/wrap.h): it runs on the host, in containers and in driver roots alike.
+# (installer/stage/wrap.h): it runs on the host, in containers and in driver roots alike.
 HELPERS_DIR := $(BUILD)/libexec/nvidia-driver-installer
 HELPERS := $(HELPERS_DIR)/nvidia-cdi-hook $(HELPERS_DIR)/ldconfig $(HELPERS_DIR)/launcher
 HELPER_CFLAGS := -std=gnu11 -O2 -g -D_FORTIFY_SOURCE=2 $(WARNINGS) -fstack-protector-strong -fPIE
@@ -83,7 +85,7 @@ $(BUILD)/%.o: %.c
 # fetch.c once more, calling curl_easy_setopt directly, for curl's compile-time check of
 # its argument types, which calls through a pointer lose (installer/util/dlib.h). The check
 # warns from curl's own (system) header: -Wsystem-headers shows it, and only it fails.
-$(TYPECHECK): installer/fetch.c
+$(TYPECHECK): installer/source/fetch.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DDLIB_TYPECHECK $(ALL_CFLAGS) -Wsystem-headers -Wno-format-nonliteral \
 		-Wno-error -Werror=attribute-warning -c -o $@ $<
@@ -242,7 +244,7 @@ demo:
 	$(MAKE) all
 	scripts/demo.sh $(BIN)
 
-FORMAT_SRCS = $(wildcard installer/cmd/*.[ch] installer/*.[ch] installer/util/*.[ch] installer/helpers/*.c tests/unit/*.[ch] tests/tools/*.c \
+FORMAT_SRCS = $(wildcard installer/cmd/*.[ch] $(STAGE_DIRS:%=installer/%/*.[ch]) installer/util/*.[ch] installer/helpers/*.c tests/unit/*.[ch] tests/tools/*.c \
 	tests/fuzz/*.c)
 
 format:
@@ -253,8 +255,9 @@ format-check:
 
 # cppcheck does not model __attribute__((cleanup)), so its leak reports are noise here;
 # leaks are caught by LeakSanitizer in `make asan`.
-lint:
-	scripts/check-layers
+# check-layers reads the call graph from the objects' symbol tables, so it builds them.
+lint: $(LIB_OBJS)
+	scripts/check-layers --build $(BUILD)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		--suppress=missingIncludeSystem --suppress=memleak -D_GNU_SOURCE -Iinstaller installer
 

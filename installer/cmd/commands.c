@@ -9,17 +9,14 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "cache.h"
-#include "host.h"
-#include "hostpath.h"
-#include "expose.h"
+#include "source/source.h"
+#include "host/host.h"
+#include "expose/expose.h"
 #include "cmd/cmd.h"
+#include "cmd/session.h"
 #include "util/out.h"
-#include "kernel.h"
-#include "kmods.h"
-#include "modsig.h"
-#include "publish.h"
-#include "source.h"
+#include "kernel/kernel.h"
+#include "stage/stage.h"
 #include "util/interrupt.h"
 #include "util/log.h"
 

@@ -9,15 +9,12 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
-#include "cdi.h"
+#include "expose/expose.h"
 #include "cmd/config.h"
-#include "kernel.h"
-#include "kmods.h"
-#include "modsig.h"
-#include "repo.h"
+#include "kernel/kernel.h"
+#include "source/source.h"
 #include "util/fs.h"
 #include "util/log.h"
-#include "verify.h"
 int config_set(char **field, const char *value, struct err *e)
 {
 	char *v = strdup(value);

@@ -12,13 +12,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cache.h"
+#include "source/source.h"
 #include "cmd/cmd.h"
+#include "cmd/session.h"
 #include "util/out.h"
-#include "host.h"
-#include "repo.h"
-#include "source.h"
-#include "version.h"
+#include "host/host.h"
 
 DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 

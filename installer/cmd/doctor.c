@@ -10,17 +10,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cache.h"
-#include "hostpath.h"
-#include "kernel.h"
+#include "source/source.h"
+#include "host/host.h"
+#include "kernel/kernel.h"
 #include "cmd/cmd.h"
 #include "cmd/nodestate.h"
-#include "source.h"
+#include "cmd/pending_failed.h"
+#include "cmd/session.h"
 #include "util/log.h"
 #include "util/out.h"
 #include "util/str.h"
-#include "version.h"
-#include "verify.h"
 
 #define MAX_CHECKS 24
 #define LOW_DISK_MIB 1024

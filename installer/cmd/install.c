@@ -9,20 +9,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache.h"
-#include "expose.h"
-#include "host.h"
-#include "hostpath.h"
+#include "source/source.h"
+#include "expose/expose.h"
+#include "host/host.h"
 #include "cmd/cmd.h"
 #include "cmd/install_plan.h"
-#include "kernel.h"
-#include "ktrust.h"
-#include "mounts.h"
-#include "nodeinfo.h"
-#include "pending.h"
-#include "publish.h"
-#include "source.h"
-#include "stage.h"
+#include "cmd/pending_failed.h"
+#include "cmd/session.h"
+#include "kernel/kernel.h"
+#include "stage/stage.h"
 #include "util/fs.h"
 #include "util/interrupt.h"
 #include "util/log.h"
@@ -802,6 +797,7 @@ static int install_choice(const struct config *c, struct plan *p, int root_fd,
 			  struct err *e)
 {
 	char staging[NAME_MAX + 1];
+	struct stage_times st = {0};
 	_cleanup_close_ int sfd = -1;
 
 	if (is_pending && publish_has_version(dir, p->pending.id)) {
@@ -817,7 +813,11 @@ static int install_choice(const struct config *c, struct plan *p, int root_fd,
 			return -1;
 	}
 	sfd = stage_package(&p->src, cache, p->choice.pkg, root_fd, dir, staging, sizeof(staging),
-			    &p->times, e);
+			    &st, e);
+	if (st.downloaded)
+		timing_add(&p->times, TIMING_DOWNLOAD, st.download_ms);
+	if (st.unpacked)
+		timing_add(&p->times, TIMING_UNPACK, st.unpack_ms);
 	if (sfd < 0) {
 		p->stage_failed = true;
 		return is_pending ? pending_failed(c, p, root_fd, dir, e) : -1;

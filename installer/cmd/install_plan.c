@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/cmd.h"
 #include "cmd/install_plan.h"
+#include "cmd/session.h"
 #include "util/out.h"
 #include "util/cleanup.h"
 

@@ -10,15 +10,11 @@
 #include <stddef.h>
 
 #include "cmd/config.h"
-#include "host.h"
-#include "kernel.h"
-#include "ktrust.h"
-#include "mounts.h"
-#include "pending.h"
-#include "publish.h"
-#include "repo.h"
-#include "source.h"
-#include "timing.h"
+#include "host/host.h"
+#include "kernel/kernel.h"
+#include "expose/expose.h"
+#include "stage/stage.h"
+#include "source/source.h"
 
 struct plan {
 	struct host host;

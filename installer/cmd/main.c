@@ -12,10 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/config.h"
 #include "cmd/cmd.h"
+#include "cmd/config.h"
 #include "cmd/mirror.h"
-#include "repo.h"
+#include "cmd/session.h"
+#include "source/source.h"
 #include "util/err.h"
 #include "util/interrupt.h"
 #include "util/log.h"

@@ -8,14 +8,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cmd/cmd.h"
 #include "cmd/mirror.h"
-#include "repo.h"
-#include "source.h"
+#include "cmd/session.h"
+#include "source/source.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/out.h"
-#include "verify.h"
 
 /* Whether DRIVER is wanted: no --driver-version given, or one of them matches it. */
 static bool driver_wanted(const struct config *c, const struct repo_index *idx,

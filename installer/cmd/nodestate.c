@@ -10,12 +10,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "cdi.h"
-#include "devnodes.h"
-#include "kmods.h"
-#include "ldcache.h"
-#include "modsig.h"
-#include "nodeinfo.h"
+#include "expose/expose.h"
+#include "kernel/kernel.h"
 #include "cmd/nodestate.h"
 #include "util/fs.h"
 #include "util/log.h"

@@ -9,11 +9,10 @@
 #include <stdint.h>
 
 #include "cmd/config.h"
-#include "host.h"
-#include "ktrust.h"
-#include "mounts.h"
-#include "nvml.h"
-#include "publish.h"
+#include "host/host.h"
+#include "kernel/kernel.h"
+#include "expose/expose.h"
+#include "stage/stage.h"
 #include "util/err.h"
 
 #define NODESTATE_MAX_NODES 32

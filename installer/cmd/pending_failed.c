@@ -8,9 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd/cmd.h"
-#include "nodeinfo.h"
-#include "publish.h"
+#include "cmd/pending_failed.h"
+#include "cmd/session.h"
+#include "expose/expose.h"
+#include "stage/stage.h"
 #include "util/log.h"
 #include "util/str.h"
 

@@ -7,9 +7,9 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "cmd/cmd.h"
-#include "publish.h"
-#include "runenv.h"
+#include "cmd/session.h"
+#include "stage/stage.h"
+#include "host/host.h"
 #include "util/fs.h"
 #include "util/interrupt.h"
 #include "util/jsonfile.h"
@@ -126,7 +126,8 @@ struct hostpath_opts session_hostpath_opts(const struct config *c)
 				      .cdi_dir = c->cdi_dir,
 				      .host_mounts = c->host_mounts.v,
 				      .n_host_mounts = c->host_mounts.n,
-				      .metrics_file = c->metrics_file};
+				      .metrics_file = c->metrics_file,
+				      .metrics_mark = METRICS_MARK};
 }
 
 /*

@@ -6,11 +6,12 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "cache.h"
-#include "cdi.h"
+#include "source/source.h"
+#include "expose/expose.h"
 #include "cmd/cmd.h"
-#include "nodeinfo.h"
 #include "cmd/nodestate.h"
+#include "cmd/pending_failed.h"
+#include "cmd/session.h"
 #include "util/out.h"
 #include "util/str.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The launcher: what bin/NAME is in a published version when the driver's
- * NAME is a dynamically linked program (installer/wrap.h). NVIDIA's programs
+ * NAME is a dynamically linked program (installer/stage/wrap.h). NVIDIA's programs
  * have no RUNPATH and find libnvidia-ml.so.1 and the rest by name, so where
  * nothing names the driver's lib64 (GKE's device plugin mounts the install dir
  * at /usr/local/nvidia and sets no LD_LIBRARY_PATH; the Operator's validator

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "util/dlib.h"
 
@@ -285,4 +289,52 @@ int dlib_kmod(struct err *e)
 int dlib_mount(struct err *e)
 {
 	return dlib_load(&mount_lib, e);
+}
+
+int dlib_err_curl(struct err *e, int code, int curl_rc, const char *errbuf, const char *fmt, ...)
+{
+	char reason[CURL_ERROR_SIZE + 64];
+	va_list ap;
+
+	if (errbuf && *errbuf)
+		snprintf(reason, sizeof(reason), "%s", errbuf);
+	else
+		snprintf(reason, sizeof(reason), "%s", sym_curl_easy_strerror((CURLcode)curl_rc));
+	/* curl's buffer often ends with a newline; keep messages on one line. */
+	reason[strcspn(reason, "\r\n")] = '\0';
+	va_start(ap, fmt);
+	err_vset_reason(e, code, 0, reason, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int dlib_err_libmount(struct err *e, int code, struct libmnt_context *cxt, int rc, const char *fmt,
+		      ...)
+{
+	char reason[512] = "";
+	int sys = sym_mnt_context_get_syscall_errno(cxt);
+	va_list ap;
+
+	if (!sys && rc < 0 && rc > -4096)
+		sys = -rc;
+	if (sym_mnt_context_get_excode(cxt, rc, reason, sizeof(reason)) == 0 || !reason[0])
+		snprintf(reason, sizeof(reason), "%s", strerror(sys ? sys : EIO));
+	va_start(ap, fmt);
+	err_vset_reason(e, code, sys, reason, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int dlib_err_archive(struct err *e, int code, struct archive *a, const char *fmt, ...)
+{
+	const char *reason = a ? sym_archive_error_string(a) : NULL;
+	int sys = a ? sym_archive_errno(a) : 0;
+	va_list ap;
+
+	if (sys < 0)
+		sys = 0; /* ARCHIVE_ERRNO_MISC and friends are not system errors */
+	va_start(ap, fmt);
+	err_vset_reason(e, code, sys, reason ? reason : "unknown archive error", fmt, ap);
+	va_end(ap);
+	return -1;
 }

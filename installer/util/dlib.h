@@ -139,3 +139,21 @@ _must_check_ int dlib_curl(struct err *e);
 _must_check_ int dlib_archive(struct err *e);
 _must_check_ int dlib_kmod(struct err *e);
 _must_check_ int dlib_mount(struct err *e);
+
+/*
+ * The error setters of the loaded libraries (each returns -1, as util/err.h's): they read
+ * the library's own reason through the pointers above, so they live with them.
+ */
+/* Appends curl's error buffer when filled, else curl_easy_strerror(rc). */
+int dlib_err_curl(struct err *e, int code, int curl_rc, const char *errbuf, const char *fmt, ...)
+	_printf_(5, 6);
+/*
+ * Appends libmount's reason for RC from mnt_context_mount/umount (it returns
+ * -errno, a positive syscall errno, or its own codes): mnt_context_get_excode.
+ * Carries the syscall errno (or -RC when RC is a negative errno).
+ */
+int dlib_err_libmount(struct err *e, int code, struct libmnt_context *cxt, int rc, const char *fmt,
+		      ...) _printf_(5, 6);
+/* Appends archive_error_string(a); carries archive_errno(a). */
+int dlib_err_archive(struct err *e, int code, struct archive *a, const char *fmt, ...)
+	_printf_(4, 5);

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "util/dlib.h"
 #include "util/err.h"
 #include "util/str.h"
 
@@ -94,54 +93,12 @@ int err_openssl(struct err *e, int code, const char *fmt, ...)
 	return -1;
 }
 
-int err_curl(struct err *e, int code, int curl_rc, const char *errbuf, const char *fmt, ...)
+int err_vset_reason(struct err *e, int code, int sys_errno, const char *reason, const char *fmt,
+		    va_list ap)
 {
-	char reason[CURL_ERROR_SIZE + 64];
-	va_list ap;
-
-	va_start(ap, fmt);
 	err_vset(e, code, fmt, ap);
-	va_end(ap);
-	if (errbuf && *errbuf)
-		snprintf(reason, sizeof(reason), "%s", errbuf);
-	else
-		snprintf(reason, sizeof(reason), "%s", sym_curl_easy_strerror((CURLcode)curl_rc));
-	/* curl's buffer often ends with a newline; keep messages on one line. */
-	reason[strcspn(reason, "\r\n")] = '\0';
+	e->sys_errno = sys_errno;
 	err_append(e, reason);
-	return -1;
-}
-
-int err_libmount(struct err *e, int code, struct libmnt_context *cxt, int rc, const char *fmt, ...)
-{
-	char reason[512] = "";
-	int sys = sym_mnt_context_get_syscall_errno(cxt);
-	va_list ap;
-
-	va_start(ap, fmt);
-	err_vset(e, code, fmt, ap);
-	va_end(ap);
-	if (!sys && rc < 0 && rc > -4096)
-		sys = -rc;
-	e->sys_errno = sys;
-	if (sym_mnt_context_get_excode(cxt, rc, reason, sizeof(reason)) == 0 || !reason[0])
-		snprintf(reason, sizeof(reason), "%s", strerror(sys ? sys : EIO));
-	err_append(e, reason);
-	return -1;
-}
-
-int err_archive(struct err *e, int code, struct archive *a, const char *fmt, ...)
-{
-	const char *reason = a ? sym_archive_error_string(a) : NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	err_vset(e, code, fmt, ap);
-	va_end(ap);
-	e->sys_errno = a ? sym_archive_errno(a) : 0;
-	if (e->sys_errno < 0)
-		e->sys_errno = 0; /* ARCHIVE_ERRNO_MISC and friends are not system errors */
-	err_append(e, reason ? reason : "unknown archive error");
 	return -1;
 }
 

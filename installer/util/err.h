@@ -11,6 +11,7 @@
  */
 #pragma once
 
+#include <stdarg.h>
 #include <stdbool.h>
 
 #include "util/cleanup.h"
@@ -68,19 +69,12 @@ int err_set(struct err *e, int code, const char *fmt, ...) _printf_(3, 4);
 int err_errno(struct err *e, int code, int errnum, const char *fmt, ...) _printf_(4, 5);
 /* Appends the first (most specific) reason from OpenSSL's error queue, then drains it. */
 int err_openssl(struct err *e, int code, const char *fmt, ...) _printf_(3, 4);
-/* Appends curl's error buffer when filled, else curl_easy_strerror(rc). */
-int err_curl(struct err *e, int code, int curl_rc, const char *errbuf, const char *fmt, ...)
-	_printf_(5, 6);
 /*
- * Appends libmount's reason for RC from mnt_context_mount/umount (it returns
- * -errno, a positive syscall errno, or its own codes): mnt_context_get_excode.
- * Carries the syscall errno (or -RC when RC is a negative errno).
+ * For the setters of a loaded library (util/dlib.h, dlib_err_*): the message from FMT, then
+ * ": REASON" when REASON is not empty; carries SYS_ERRNO.
  */
-struct libmnt_context;
-int err_libmount(struct err *e, int code, struct libmnt_context *cxt, int rc, const char *fmt, ...)
-	_printf_(5, 6);
-/* Appends archive_error_string(a); carries archive_errno(a). */
-int err_archive(struct err *e, int code, struct archive *a, const char *fmt, ...) _printf_(4, 5);
+int err_vset_reason(struct err *e, int code, int sys_errno, const char *reason, const char *fmt,
+		    va_list ap) _printf_(5, 0);
 
 /* Prefixes "context: " to the message; keeps code, hint and errno. Returns -1. */
 int err_wrap(struct err *e, const char *fmt, ...) _printf_(2, 3);

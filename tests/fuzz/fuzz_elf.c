@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-/* libFuzzer: the ELF and program headers of a package's bin/ file (installer/wrap.h). */
+/* libFuzzer: the ELF and program headers of a package's bin/ file (installer/stage/wrap.h). */
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "util/fs.h"
-#include "wrap.h"
+#include "stage/wrap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

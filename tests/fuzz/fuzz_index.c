@@ -3,8 +3,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "repo.h"
-#include "unpack.h"
+#include "source/repo.h"
+#include "stage/unpack.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

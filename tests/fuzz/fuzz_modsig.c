@@ -5,7 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "modsig.h"
+#include "kernel/modsig.h"
 #include "util/fs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devnodes.h"
-#include "host.h"
-#include "ktrust.h"
+#include "kernel/devnodes.h"
+#include "host/host.h"
+#include "kernel/ktrust.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "repo.h"
-#include "version.h"
+#include "source/repo.h"
+#include "source/version.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -26,7 +26,7 @@ validator / 2>/dev/null && fail "the validator found a driver under /"
 chmod -x "$T/root/home/kubernetes/bin/nvidia/bin/nvidia-smi"
 validator "$root" 2>/dev/null && fail "the validator accepted a nvidia-smi without execute bits"
 chmod +x "$T/root/home/kubernetes/bin/nvidia/bin/nvidia-smi"
-# It runs nvidia-smi (the launcher, installer/wrap.h) with the library on LD_PRELOAD: with
+# It runs nvidia-smi (the launcher, installer/stage/wrap.h) with the library on LD_PRELOAD: with
 # NVIDIA's program gone from behind the launcher, it fails.
 real=$(realpath "$T/root/home/kubernetes/bin/nvidia/bin")/.real/nvidia-smi
 mv "$real" "$T/smi.real"

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cache.h"
+#include "source/cache.h"
 #include "util/fs.h"
 
 struct fixture {

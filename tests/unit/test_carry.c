@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Other installers' files in lib64/, carried from one version to the next (installer/carry.h):
+ * Other installers' files in lib64/, carried from one version to the next (installer/stage/carry.h):
  * the list of a version's own files, the copy where a hard link cannot cross file systems
  * (the old version on /dev/shm's tmpfs, the new one in the scratch directory on /tmp), and
  * the rule for a version that has no list.
@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "carry.h"
+#include "stage/carry.h"
 #include "scratch.h"
 
 static char *read_text(int dirfd, const char *rel)

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cdi.h"
+#include "expose/cdi.h"
 
 static void test_min_version(void **state)
 {

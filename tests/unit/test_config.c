@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cmd/config.h"
-#include "publish.h"
+#include "stage/publish.h"
 
 static void test_strv(void **state)
 {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fetch.h"
+#include "source/fetch.h"
 #include "util/log.h"
 
 static void test_url_join(void **state)

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "host.h"
+#include "host/host.h"
 #include "util/fs.h"
 
 static void test_os_release(void **state)

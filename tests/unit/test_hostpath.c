@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hostpath.h"
+#include "host/hostpath.h"
 #include "util/fs.h"
 
 /* A host: /usr/local, /home/kubernetes/bin, links to / and into /usr, a dangling one. */

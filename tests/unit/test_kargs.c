@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * installer/kargs.h: the record of the module parameters a load gave, and the comparison
+ * installer/kernel/kargs.h: the record of the module parameters a load gave, and the comparison
  * of a request with it (a set: order aside, a key added, changed or no longer asked for).
  */
 #include "cmocka_prelude.h"
@@ -12,7 +12,7 @@
 
 #include <json-c/json.h>
 
-#include "kargs.h"
+#include "kernel/kargs.h"
 
 DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 

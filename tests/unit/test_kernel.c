@@ -18,8 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kargs.h"
-#include "kernel.h"
+#include "kernel/kargs.h"
+#include "kernel/kernel.h"
 
 #define RELEASE "6.1.0-57-amd64"
 #define VERSION "550.90.07"

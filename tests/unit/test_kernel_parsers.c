@@ -10,9 +10,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "devnodes.h"
-#include "kmods.h"
-#include "ktrust.h"
+#include "kernel/devnodes.h"
+#include "kernel/kmods.h"
+#include "kernel/ktrust.h"
 #include "util/fs.h"
 
 static void test_params(void **state)

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "repo.h"
+#include "source/repo.h"
+#include "source/repo_kmt.h"
 
 #define SHA_P "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 #define SHA_O "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"

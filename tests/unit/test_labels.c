@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nodeinfo.h"
+#include "expose/nodeinfo.h"
 
 /* The gpu.product value labels_render writes for NAME, or NULL when it writes none. */
 static char *product_for(const char *name)

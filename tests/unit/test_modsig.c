@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ktrust.h"
-#include "modsig.h"
+#include "kernel/ktrust.h"
+#include "kernel/modsig.h"
 
 /* The last 40 bytes of a module: info struct, then the magic. */
 static void make_tail(uint8_t *t, uint8_t id_type, uint32_t sig_len, uint8_t junk_at)

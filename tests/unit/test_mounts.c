@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "mounts.h"
+#include "expose/mounts.h"
 
 /* A mountinfo of our own: /tmp is noexec, / is not. */
 static void test_lookup(void **state)

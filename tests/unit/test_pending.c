@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * installer/pending.h: what an install run does with a change that waits for idle GPUs
+ * installer/stage/pending.h: what an install run does with a change that waits for idle GPUs
  * (the decisions, the record, its protection from the cleanup), and the idle check that
  * does not count the installer's own processes as users of the driver.
  */
@@ -12,10 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cmd/cmd.h"
-#include "kmods.h"
-#include "pending.h"
-#include "publish.h"
+#include "cmd/pending_failed.h"
+#include "kernel/kmods.h"
+#include "stage/pending.h"
+#include "stage/publish.h"
 #include "scratch.h"
 
 static struct pending rec(const char *id, const char *reason)

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cdi.h"
-#include "nodeinfo.h"
+#include "expose/cdi.h"
+#include "expose/nodeinfo.h"
 
 static bool has_line(const char *text, const char *line)
 {

@@ -13,11 +13,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "expose.h"
-#include "hostpath.h"
-#include "nodeinfo.h"
-#include "source.h"
-#include "timing.h"
+#include "expose/expose.h"
+#include "host/hostpath.h"
+#include "expose/nodeinfo.h"
+#include "source/source.h"
+#include "expose/timing.h"
 #include "util/fs.h"
 
 static void put(struct scratch_fixture *f, const char *rel, const char *text)

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "unpack.h"
+#include "stage/unpack.h"
 
 static int check(const char *name, char *out)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "verify.h"
+#include "source/verify.h"
 
 /* The running test's scratch directory (its fixture's root). */
 static const char *dir;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cmocka_prelude.h"
 
-#include "version.h"
+#include "source/version.h"
 
 static void test_valid(void **state)
 {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Which of the driver's files get the launcher: the ELF PT_INTERP reader (installer/wrap.h). */
+/* Which of the driver's files get the launcher: the ELF PT_INTERP reader (installer/stage/wrap.h). */
 #include "cmocka_prelude.h"
 
 #include <elf.h>
@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "wrap.h"
+#include "stage/wrap.h"
 
 static int verdict_fd(int fd)
 {

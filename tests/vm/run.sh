@@ -189,7 +189,7 @@ make_initrd() {
     mkdir -p "$W/initrd/bin" "$W/initrd/usr/bin" "$W/initrd/etc" "$W/initrd/keys"
     cp "$BUSYBOX" "$W/initrd/bin/busybox"
     cp "$BIN" "$W/initrd/usr/bin/nvidia-driver-installer"
-    # Its static helpers (installer/helpers.h), found at ../libexec from /usr/bin.
+    # Its static helpers (installer/stage/libexec.h), found at ../libexec from /usr/bin.
     mkdir -p "$W/initrd/usr/libexec"
     cp -r "$(dirname "$BIN")/libexec/nvidia-driver-installer" "$W/initrd/usr/libexec/"
     copy_in $(ldd "$BIN" | grep -o '/[^ ]*' | sort -u)

@@ -1,0 +1,719 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "expose/cdi.h"
+#include "util/fs.h"
+#include "util/jsonfile.h"
+#include "util/str.h"
+
+DEFINE_POINTER_CLEANUP(json_object, json_object_put)
+
+/* ---- kinds and versions, by the CDI library's rules ------------------------------- */
+
+/* cncf-tags/container-device-interface, pkg/parser/parser.go, validateVendorOrClassName. */
+static bool name_is_valid(const char *s, size_t len)
+{
+	if (len == 0 || !isalpha((unsigned char)s[0]) || !isalnum((unsigned char)s[len - 1]))
+		return false;
+	for (size_t i = 1; i + 1 < len; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("_-.", s[i]))
+			return false;
+	return true;
+}
+
+bool cdi_kind_is_valid(const char *kind)
+{
+	const char *slash = strchr(kind, '/');
+
+	return slash && name_is_valid(kind, (size_t)(slash - kind)) &&
+	       name_is_valid(slash + 1, strlen(slash + 1));
+}
+
+static size_t array_len(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_array)
+		       ? json_object_array_length(v)
+		       : 0;
+}
+
+static size_t object_len(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return o && json_object_object_get_ex(o, key, &v) &&
+			       json_object_is_type(v, json_type_object)
+		       ? (size_t)json_object_object_length(v)
+		       : 0;
+}
+
+static json_object *member(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static bool string_set(json_object *o, const char *key)
+{
+	const char *s = json_object_get_string(member(o, key));
+
+	return member(o, key) && s && *s;
+}
+
+/* Whether any element of EDITS' array KEY has a non-empty string FIELD. */
+static bool any_field(json_object *edits, const char *key, const char *field)
+{
+	for (size_t i = 0; i < array_len(edits, key); i++)
+		if (string_set(json_object_array_get_idx(member(edits, key), i), field))
+			return true;
+	return false;
+}
+
+enum { V030, V040, V050, V060, V070, V110 };
+static const char *const version_names[] = {"0.3.0", "0.4.0", "0.5.0", "0.6.0", "0.7.0", "1.1.0"};
+
+/* What one containerEdits needs (specs-go/version.go: requiresV040 ... requiresV110). */
+static int edits_need(json_object *edits)
+{
+	json_object *rdt = member(edits, "intelRdt");
+
+	if (array_len(edits, "netDevices") > 0 ||
+	    (rdt &&
+	     (member(rdt, "schemata") || json_object_get_boolean(member(rdt, "enableMonitoring")))))
+		return V110;
+	if (rdt || array_len(edits, "additionalGids") > 0)
+		return V070;
+	if (any_field(edits, "deviceNodes", "hostPath"))
+		return V050;
+	if (any_field(edits, "mounts", "type"))
+		return V040;
+	return V030;
+}
+
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+const char *cdi_min_version_of(const char *json)
+{
+	_cleanup_(json_object_putp) json_object *spec = json_tokener_parse(json);
+	json_object *devices = member(spec, "devices");
+	const char *kind = json_object_get_string(member(spec, "kind")), *class;
+	int need;
+
+	if (!spec)
+		return version_names[V030];
+	need = edits_need(member(spec, "containerEdits"));
+	if (object_len(spec, "annotations") > 0)
+		need = MAX(need, V060);
+	class = kind ? strchr(kind, '/') : NULL;
+	if (class && strchr(class + 1, '.'))
+		need = MAX(need, V060);
+	for (size_t i = 0; i < array_len(spec, "devices"); i++) {
+		json_object *d = json_object_array_get_idx(devices, i);
+		const char *name = json_object_get_string(member(d, "name"));
+
+		need = MAX(need, edits_need(member(d, "containerEdits")));
+		if (object_len(d, "annotations") > 0)
+			need = MAX(need, V060);
+		if (name && isdigit((unsigned char)name[0]))
+			need = MAX(need, V050);
+	}
+	return version_names[need];
+}
+
+/* ---- the spec ---------------------------------------------------------------------- */
+
+static json_object *node(const char *path)
+{
+	json_object *n = json_object_new_object();
+
+	json_object_object_add(n, "path", json_object_new_string(path));
+	return n;
+}
+
+static json_object *gpu_node(unsigned minor)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/dev/nvidia%u", minor);
+	return node(path);
+}
+
+static json_object *device(const char *name, json_object *nodes)
+{
+	json_object *d = json_object_new_object(), *edits = json_object_new_object();
+
+	json_object_object_add(edits, "deviceNodes", nodes);
+	json_object_object_add(d, "name", json_object_new_string(name));
+	json_object_object_add(d, "containerEdits", edits);
+	return d;
+}
+
+static json_object *strings(const char *const *v)
+{
+	json_object *a = json_object_new_array();
+
+	for (; *v; v++)
+		json_object_array_add(a, json_object_new_string(*v));
+	return a;
+}
+
+static json_object *mount(const char *host, const char *container)
+{
+	json_object *m = json_object_new_object();
+
+	json_object_object_add(m, "hostPath", json_object_new_string(host));
+	json_object_object_add(m, "containerPath", json_object_new_string(container));
+	json_object_object_add(
+		m, "options",
+		strings((const char *const[]){"ro", "nosuid", "nodev", "bind", NULL}));
+	return m;
+}
+
+/*
+ * The hook's deadline for the ldconfig it runs on the image, and the runtime's for the
+ * hook (the OCI hook "timeout", in CDI's Hook since its first version: no newer
+ * cdiVersion is needed). The hook's comes first, so that a hostile image ends in the
+ * hook's own error, not in a bare kill; neither lets it hold a container's creation.
+ */
+#define HOOK_LDCONFIG_TIMEOUT "20"
+#define HOOK_TIMEOUT_S 30
+
+/* The ld-cache hook: helpers/cdi-hook.c says what it does with its arguments. */
+static json_object *ldcache_hook(const char *path, const char *folder)
+{
+	json_object *h = json_object_new_object();
+
+	json_object_object_add(h, "hookName", json_object_new_string("createContainer"));
+	json_object_object_add(h, "path", json_object_new_string(path));
+	json_object_object_add(
+		h, "args",
+		strings((const char *const[]){"nvidia-cdi-hook", "update-ldcache", "--folder",
+					      folder, "--timeout", HOOK_LDCONFIG_TIMEOUT, NULL}));
+	json_object_object_add(h, "timeout", json_object_new_int(HOOK_TIMEOUT_S));
+	return h;
+}
+
+static json_object *common_edits(const struct cdi_input *in)
+{
+	json_object *edits = json_object_new_object(), *nodes = json_object_new_array();
+	json_object *mounts = json_object_new_array();
+	char host[4096], ctr[4096];
+
+	for (size_t i = 0; i < in->n_shared; i++)
+		json_object_array_add(nodes, node(in->shared_nodes[i]));
+	for (const char *const *sub = (const char *const[]){"lib64", "bin", NULL}; *sub; sub++) {
+		snprintf(host, sizeof(host), "%s/%s", in->install_dir, *sub);
+		snprintf(ctr, sizeof(ctr), "%s/%s", in->container_dir, *sub);
+		json_object_array_add(mounts, mount(host, ctr));
+	}
+	json_object_object_add(edits, "deviceNodes", nodes);
+	json_object_object_add(edits, "mounts", mounts);
+	if (in->hook_path) {
+		json_object *hooks = json_object_new_array();
+
+		snprintf(ctr, sizeof(ctr), "%s/lib64", in->container_dir);
+		json_object_array_add(hooks, ldcache_hook(in->hook_path, ctr));
+		json_object_object_add(edits, "hooks", hooks);
+	}
+	return edits;
+}
+
+char *cdi_render(const struct cdi_input *in)
+{
+	_cleanup_(json_object_putp) json_object *spec = json_object_new_object();
+	json_object *devices = json_object_new_array(), *all = json_object_new_array();
+	const char *text;
+	char name[sizeof("18446744073709551615")]; /* any size_t */
+
+	for (size_t i = 0; i < in->n_gpus; i++) {
+		json_object *by_index = json_object_new_array();
+
+		json_object_array_add(by_index, gpu_node(in->gpus[i].minor));
+		snprintf(name, sizeof(name), "%zu", i);
+		json_object_array_add(devices, device(name, by_index));
+		if (in->gpus[i].uuid[0]) {
+			json_object *by_uuid = json_object_new_array();
+
+			json_object_array_add(by_uuid, gpu_node(in->gpus[i].minor));
+			json_object_array_add(devices, device(in->gpus[i].uuid, by_uuid));
+		}
+		json_object_array_add(all, gpu_node(in->gpus[i].minor));
+	}
+	json_object_array_add(devices, device("all", all));
+	/* A placeholder first, so that the key leads the file; the content decides it. */
+	json_object_object_add(spec, "cdiVersion", json_object_new_string(""));
+	json_object_object_add(spec, "kind",
+			       json_object_new_string(in->kind ? in->kind : CDI_KIND));
+	json_object_object_add(spec, "devices", devices);
+	json_object_object_add(spec, "containerEdits", common_edits(in));
+	text = json_object_to_json_string(spec);
+	json_object_object_add(spec, "cdiVersion",
+			       json_object_new_string(cdi_min_version_of(text)));
+	return jsonfile_text(spec);
+}
+
+/* ---- other producers --------------------------------------------------------------- */
+
+/* A YAML scalar as written after "kind:": quotes and a trailing comment dropped. */
+static int yaml_scalar(const char *p, const char *end, char *ret, size_t size)
+{
+	const char *q;
+	size_t n;
+
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (p < end && (*p == '"' || *p == '\'')) {
+		q = memchr(p + 1, *p, (size_t)(end - p - 1));
+		if (!q)
+			return -1;
+		p++;
+	} else {
+		for (q = p; q < end && *q != '#' && *q != '\r'; q++)
+			;
+		while (q > p && (q[-1] == ' ' || q[-1] == '\t'))
+			q--;
+	}
+	n = (size_t)(q - p);
+	if (n == 0 || n >= size)
+		return -1;
+	memcpy(ret, p, n);
+	ret[n] = '\0';
+	return 0;
+}
+
+int cdi_spec_kind(const char *text, size_t len, bool yaml, char *ret, size_t size)
+{
+	if (!yaml) {
+		_cleanup_(json_object_putp) json_object *o = json_tokener_parse(text);
+		const char *k = json_object_get_string(member(o, "kind"));
+
+		if (!o || !json_object_is_type(member(o, "kind"), json_type_string) ||
+		    strlen(k) >= size)
+			return -1;
+		snprintf(ret, size, "%s", k);
+		return 0;
+	}
+	/* YAML: the top-level mapping's "kind" (a line that starts with it, unindented). */
+	for (const char *p = text, *end = text + len; p < end;) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+
+		if (!eol)
+			eol = end;
+		if ((size_t)(eol - p) > 5 && strncmp(p, "kind:", 5) == 0)
+			return yaml_scalar(p + 5, eol, ret, size);
+		p = eol + 1;
+	}
+	return -1;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* Whether TEXT (a spec of ours or not) mounts something from under INSTALL_DIR. */
+static bool mounts_from(const char *text, const char *install_dir)
+{
+	_cleanup_(json_object_putp) json_object *o = json_tokener_parse(text);
+	json_object *edits = member(o, "containerEdits"), *mounts = member(edits, "mounts");
+	size_t n = strlen(install_dir);
+
+	for (size_t i = 0; i < array_len(edits, "mounts"); i++) {
+		const char *h = json_object_get_string(
+			member(json_object_array_get_idx(mounts, i), "hostPath"));
+
+		if (h && strncmp(h, install_dir, n) == 0 && h[n] == '/')
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A file as the kernel knows it. A name is no proof: --cdi-dir /run/cdi and the runtimes'
+ * /var/run/cdi are one directory where /var/run links to /run (every systemd host), so
+ * are /var/run/cdi and /var/run/cdi/, and a spec may be a link to another.
+ */
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+};
+
+static bool is_one_of(const struct stat *st, const struct file_id *ids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (st->st_dev == ids[i].dev && st->st_ino == ids[i].ino)
+			return true;
+	return false;
+}
+
+/*
+ * Our specs in CDI_DIR: CDI_FILE, and a legacy CDI_LEGACY_FILE that mounts from
+ * INSTALL_DIR, each a regular file there (written by rename, never a link).
+ * Returns how many of IDS it filled.
+ */
+static size_t our_files(int root_fd, const char *cdi_dir, const char *install_dir,
+			struct file_id ids[2])
+{
+	struct err e;
+	_cleanup_close_ int dir = fs_dir_in_root(root_fd, cdi_dir, false, &e);
+	_cleanup_free_ char *text = NULL;
+	struct stat st;
+	size_t n = 0, len;
+
+	if (dir < 0)
+		return 0;
+	if (fstatat(dir, CDI_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+		ids[n++] = (struct file_id){st.st_dev, st.st_ino};
+	if (fs_read_at(dir, CDI_LEGACY_FILE, CDI_SPEC_MAX, &text, &len, &e) == 0 &&
+	    mounts_from(text, install_dir) &&
+	    fstatat(dir, CDI_LEGACY_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		ids[n++] = (struct file_id){st.st_dev, st.st_ino};
+	return n;
+}
+
+/* The directories the runtimes read, and ours: each once, however it is named. */
+struct spec_dirs {
+	const char *name[3];
+	int fd[3];
+	size_t n;
+};
+
+static void spec_dirs_close(struct spec_dirs *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		close(d->fd[i]);
+	d->n = 0;
+}
+
+/*
+ * The CDI library walks a directory only where its name is one (filepath.Walk lstat()s
+ * its root, pkg/cdi/spec-dirs.go): a standard directory that is a link is not read, and
+ * is not opened here either. A link on the way (/var/run) is followed, inside the root.
+ */
+static void spec_dirs_open(int root_fd, const char *cdi_dir, struct spec_dirs *d)
+{
+	const char *names[] = {CDI_STATIC_DIR, CDI_DYNAMIC_DIR, cdi_dir};
+	struct file_id seen[ARRAY_SIZE(names)];
+
+	d->n = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		struct err e;
+		struct stat st;
+		int fd = fs_open_in_root(root_fd, names[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0,
+					 i < 2 ? FS_NOFOLLOW_LAST : 0, &e);
+
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) < 0 || is_one_of(&st, seen, d->n)) {
+			close(fd);
+			continue;
+		}
+		seen[d->n] = (struct file_id){st.st_dev, st.st_ino};
+		d->name[d->n] = names[i];
+		d->fd[d->n++] = fd;
+	}
+}
+
+/* DIR/NAME into BUF, without the trailing slashes DIR may be given with. 0, or -1 (too long). */
+static int join(char *buf, size_t size, const char *dir, const char *name)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return str_fmt(buf, size, "%.*s/%s", (int)n, strcmp(dir, "/") == 0 ? "" : dir, name);
+}
+
+/*
+ * The spec NAME in DIR (host path) as the CDI library reads it (os.ReadFile: a link is
+ * followed, here inside the host root), when it is a regular file of at most
+ * CDI_SPEC_MAX bytes and none of OURS. A FIFO (which would make the reader wait for a
+ * writer), a device or a directory is not a spec. Returns 0 with *ret_text (malloc'd)
+ * and *ret_len, or -1.
+ */
+static int read_candidate(int root_fd, const char *dir, const char *name,
+			  const struct file_id *ours, size_t n_ours, char **ret_text,
+			  size_t *ret_len)
+{
+	_cleanup_close_ int fd = -1;
+	char path[PATH_MAX];
+	struct stat st;
+	struct err e;
+
+	if (join(path, sizeof(path), dir, name) < 0)
+		return -1;
+	fd = fs_open_in_root(root_fd, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0, 0, &e);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > CDI_SPEC_MAX ||
+	    is_one_of(&st, ours, n_ours))
+		return -1;
+	return fs_read_fd(fd, CDI_SPEC_MAX, ret_text, ret_len, &e);
+}
+
+int cdi_find_other(int root_fd, const char *cdi_dir, const char *install_dir, const char *kind,
+		   char *ret, size_t size)
+{
+	_cleanup_(spec_dirs_close) struct spec_dirs d = {.n = 0};
+	struct file_id ours[2];
+	size_t n_ours = our_files(root_fd, cdi_dir, install_dir, ours);
+
+	spec_dirs_open(root_fd, cdi_dir, &d);
+	for (size_t i = 0; i < d.n; i++) {
+		struct err e;
+		_cleanup_closedir_ DIR *dir = fs_opendir_at(d.fd[i], ".", &e);
+		struct dirent *de;
+
+		while (dir && (de = readdir(dir))) {
+			bool yaml = has_suffix(de->d_name, ".yaml");
+			_cleanup_free_ char *text = NULL;
+			char k[256];
+			size_t len;
+
+			if ((!yaml && !has_suffix(de->d_name, ".json")) ||
+			    read_candidate(root_fd, d.name[i], de->d_name, ours, n_ours, &text,
+					   &len) < 0 ||
+			    cdi_spec_kind(text, len, yaml, k, sizeof(k)) < 0 ||
+			    strcmp(k, kind) != 0)
+				continue;
+			if (join(ret, size, d.name[i], de->d_name) < 0)
+				continue;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* ---- what --cdi-replace set aside -------------------------------------------------- */
+
+/*
+ * The record of it, in the install dir (ours, and kept across reboots as /etc/cdi is):
+ * each spec's host path and the inode of the file moved, so that uninstall puts back that
+ * file and nothing else. No device number: it may change at a reboot (btrfs).
+ */
+#define CDI_RECORD ".cdi-set-aside.json"
+
+static json_object *record_read(int install_fd)
+{
+	_cleanup_free_ char *text = NULL;
+	json_object *r = NULL;
+	struct err e;
+	size_t len;
+
+	if (fs_read_at(install_fd, CDI_RECORD, CDI_SPEC_MAX, &text, &len, &e) == 0)
+		r = json_tokener_parse(text);
+	if (!json_object_is_type(member(r, "set_aside"), json_type_array)) {
+		json_object_put(r);
+		r = json_object_new_object();
+		json_object_object_add(r, "set_aside", json_object_new_array());
+	}
+	return r;
+}
+
+static int record_write(int install_fd, json_object *record, struct err *e)
+{
+	_cleanup_free_ char *json = jsonfile_text(record), *text = NULL;
+
+	if (!json || asprintf(&text, "%s\n", json) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "cdi");
+	if (fs_write_atomic_at(install_fd, CDI_RECORD, text, strlen(text), 0644, e) < 0)
+		return err_wrap(e, "cdi: record what is set aside");
+	return 0;
+}
+
+/* PATH's directory (host path), opened, and its last component in *ret_base. */
+static int open_parent(int root_fd, const char *path, const char **ret_base, struct err *e)
+{
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *dir = slash ? strndup(path, (size_t)(slash - path)) : NULL;
+
+	if (!dir || !slash[1])
+		return err_set(e, EXIT_UNEXPECTED, "cdi: bad path '%s'", path);
+	*ret_base = slash + 1;
+	return fs_dir_in_root(root_fd, *dir ? dir : "/", false, e);
+}
+
+int cdi_set_aside(int root_fd, const char *install_dir, const char *path, struct err *e)
+{
+	_cleanup_(json_object_putp) json_object *record = NULL;
+	_cleanup_close_ int fd = -1, install_fd = -1;
+	json_object *entry;
+	char aside[NAME_MAX + 1];
+	const char *base;
+	struct stat st;
+
+	fd = open_parent(root_fd, path, &base, e);
+	if (fd < 0)
+		return err_wrap(e, "cdi");
+	if (str_fmt(aside, sizeof(aside), "%s%s", base, CDI_SET_ASIDE) < 0)
+		return err_set(e, EXIT_UNEXPECTED, "cdi: name too long to set aside: '%s'", path);
+	if (fstatat(fd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "cdi: stat '%s'", path);
+	install_fd = fs_dir_in_root(root_fd, install_dir, false, e);
+	if (install_fd < 0)
+		return err_wrap(e, "cdi");
+	/* The record first: a crash between the two leaves an entry naming nothing. */
+	record = record_read(install_fd);
+	entry = json_object_new_object();
+	json_object_object_add(entry, "spec", json_object_new_string(path));
+	json_object_object_add(entry, "inode", json_object_new_int64((int64_t)st.st_ino));
+	json_object_array_add(member(record, "set_aside"), entry);
+	if (record_write(install_fd, record, e) < 0)
+		return -1;
+	if (renameat(fd, base, fd, aside) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "cdi: set '%s' aside", path);
+	return 0;
+}
+
+/* Puts back the file recorded as set aside from PATH, if it is still the one moved. */
+static int restore_one(int root_fd, const char *path, int64_t inode, struct err *e)
+{
+	_cleanup_close_ int fd = -1;
+	char aside[NAME_MAX + 1];
+	const char *base;
+	struct stat st;
+
+	fd = open_parent(root_fd, path, &base, e);
+	if (fd < 0 || str_fmt(aside, sizeof(aside), "%s%s", base, CDI_SET_ASIDE) < 0) {
+		err_clear(e);
+		return 0;
+	}
+	if (fstatat(fd, aside, &st, AT_SYMLINK_NOFOLLOW) < 0 || (int64_t)st.st_ino != inode)
+		return 0;
+	/* RENAME_NOREPLACE: a spec written since then stays; ours is not the judge. */
+	if (renameat2(fd, aside, fd, base, RENAME_NOREPLACE) < 0 && errno != EEXIST)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "cdi: restore '%s'", path);
+	return 0;
+}
+
+/*
+ * What is still set aside in the spec directories once the record is done: a spec of
+ * ours (it mounts from INSTALL_DIR: one that an earlier version took for another's) is
+ * removed; the first other one goes to RET, for a warning. 0 or -1.
+ */
+static int find_left_aside(int root_fd, const char *cdi_dir, const char *install_dir, char *ret,
+			   size_t size, struct err *e)
+{
+	_cleanup_(spec_dirs_close) struct spec_dirs d = {.n = 0};
+
+	spec_dirs_open(root_fd, cdi_dir, &d);
+	for (size_t i = 0; i < d.n; i++) {
+		_cleanup_closedir_ DIR *dir = fs_opendir_at(d.fd[i], ".", e);
+		struct dirent *de;
+
+		err_clear(e);
+		while (dir && (de = readdir(dir))) {
+			_cleanup_free_ char *text = NULL;
+			size_t len;
+
+			if (!has_suffix(de->d_name, CDI_SET_ASIDE))
+				continue;
+			if (fs_read_at(d.fd[i], de->d_name, CDI_SPEC_MAX, &text, &len, e) == 0 &&
+			    mounts_from(text, install_dir)) {
+				if (unlinkat(d.fd[i], de->d_name, 0) < 0 && errno != ENOENT)
+					return err_errno(e, EXIT_UNEXPECTED, errno,
+							 "cdi: remove %s/%s", d.name[i],
+							 de->d_name);
+			} else if (!ret[0] && join(ret, size, d.name[i], de->d_name) < 0) {
+				ret[0] = '\0';
+			}
+			err_clear(e);
+		}
+	}
+	return 0;
+}
+
+int cdi_restore_set_aside(int root_fd, const char *cdi_dir, const char *install_dir, char *ret_left,
+			  size_t size, struct err *e)
+{
+	_cleanup_close_ int install_fd = fs_dir_in_root(root_fd, install_dir, false, e);
+	_cleanup_(json_object_putp) json_object *record = NULL;
+	json_object *list;
+
+	ret_left[0] = '\0';
+	err_clear(e);
+	if (install_fd >= 0) {
+		record = record_read(install_fd);
+		list = member(record, "set_aside");
+		for (size_t i = 0; i < json_object_array_length(list); i++) {
+			json_object *entry = json_object_array_get_idx(list, i);
+			const char *spec = json_object_get_string(member(entry, "spec"));
+
+			if (spec &&
+			    restore_one(root_fd, spec,
+					json_object_get_int64(member(entry, "inode")), e) < 0)
+				return -1;
+		}
+		if (unlinkat(install_fd, CDI_RECORD, 0) < 0 && errno != ENOENT)
+			return err_errno(e, EXIT_UNEXPECTED, errno, "cdi: remove %s/%s",
+					 install_dir, CDI_RECORD);
+	}
+	return find_left_aside(root_fd, cdi_dir, install_dir, ret_left, size, e);
+}
+
+/* ---- our file ---------------------------------------------------------------------- */
+
+/* Removes DIR's legacy spec when it is ours (mounts from INSTALL_DIR). */
+static int remove_legacy(int dir, const char *cdi_dir, const char *install_dir, struct err *e)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+
+	if (fs_read_at(dir, CDI_LEGACY_FILE, CDI_SPEC_MAX, &text, &len, e) < 0) {
+		err_clear(e);
+		return 0;
+	}
+	if (!mounts_from(text, install_dir))
+		return 0;
+	if (unlinkat(dir, CDI_LEGACY_FILE, 0) < 0 && errno != ENOENT)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "cdi: remove %s/%s", cdi_dir,
+				 CDI_LEGACY_FILE);
+	return 0;
+}
+
+int cdi_write(int root_fd, const char *cdi_dir, const struct cdi_input *in, struct err *e)
+{
+	_cleanup_free_ char *json = cdi_render(in), *old = NULL, *text = NULL;
+	_cleanup_close_ int dir = -1;
+	size_t len;
+
+	if (!json || asprintf(&text, "%s\n", json) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "cdi");
+	dir = fs_dir_in_root(root_fd, cdi_dir, true, e);
+	if (dir < 0)
+		return err_wrap(e, "cdi");
+	if (remove_legacy(dir, cdi_dir, in->install_dir, e) < 0)
+		return -1;
+	if (fs_read_at(dir, CDI_FILE, CDI_SPEC_MAX, &old, &len, e) == 0 && strcmp(old, text) == 0)
+		return 0;
+	err_clear(e);
+	if (fs_write_atomic_at(dir, CDI_FILE, text, strlen(text), 0644, e) < 0)
+		return err_wrap(e, "cdi");
+	return 1;
+}
+
+int cdi_remove(int root_fd, const char *cdi_dir, const char *install_dir, struct err *e)
+{
+	_cleanup_close_ int dir = fs_dir_in_root(root_fd, cdi_dir, false, e);
+
+	if (dir < 0) {
+		err_clear(e);
+		return 0;
+	}
+	if (remove_legacy(dir, cdi_dir, install_dir, e) < 0)
+		return -1;
+	if (unlinkat(dir, CDI_FILE, 0) < 0 && errno != ENOENT)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "cdi: remove %s/%s", cdi_dir, CDI_FILE);
+	return 0;
+}

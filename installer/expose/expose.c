@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "expose/cdi.h"
+#include "kernel/kernel.h"
+#include "expose/expose.h"
+#include "stage/stage.h"
+#include "expose/ldcache.h"
+#include "expose/mounts.h"
+#include "expose/nodeinfo.h"
+#include "expose/nvml.h"
+#include "util/fs.h"
+#include "util/log.h"
+
+static int do_mounts(const struct expose_opts *o, int root_fd, int install_fd, struct err *e)
+{
+	_cleanup_close_ int record_fd = -1;
+	char paths[8][PATH_MAX], *targets[8];
+	size_t n = 0;
+	int made;
+
+	if (mkdir(EXPOSE_RUN_DIR, 0700) < 0 && errno != EEXIST)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "mounts: create %s", EXPOSE_RUN_DIR);
+	record_fd = fs_dir_in_root(root_fd, EXPOSE_RUN_DIR, true, e);
+	if (record_fd < 0)
+		return err_wrap(e, "mounts");
+	for (size_t i = 0; i < o->n_host_mounts && n < ARRAY_SIZE(paths); i++) {
+		_cleanup_close_ int fd = fs_dir_in_root(root_fd, o->host_mounts[i], true, e);
+
+		if (fd < 0 || fs_fd_path(fd, paths[n], sizeof(paths[n])) < 0)
+			return err_wrap(e, "mounts: --host-mount");
+		targets[n] = paths[n];
+		n++;
+	}
+	made = mounts_expose(install_fd, EXPOSE_RUN_DIR, targets, n, record_fd, e);
+	return made < 0 ? -1 : 0;
+}
+
+/* GPUs for the CDI spec: from NVML, else from /proc/driver/nvidia/gpus. */
+static void cdi_gpus(int root_fd, const struct nvml_report *r, struct cdi_input *in)
+{
+	for (unsigned i = 0; r && i < r->n_gpus && in->n_gpus < CDI_MAX_GPUS; i++) {
+		in->gpus[in->n_gpus].minor = r->gpus[i].minor;
+		snprintf(in->gpus[in->n_gpus].uuid, sizeof(in->gpus[0].uuid), "%s",
+			 r->gpus[i].uuid);
+		in->n_gpus++;
+	}
+	(void)root_fd;
+}
+
+/*
+ * Another producer's spec of our kind on the node (NVIDIA Container Toolkit's
+ * `nvidia-ctk cdi generate`): two specs defining nvidia.com/gpu=0 conflict, and a
+ * runtime then drops the device for every container. By default the node is
+ * left to the other producer (ours withdrawn, a warning); --cdi-replace sets
+ * theirs aside; --cdi-kind writes ours under a kind of its own.
+ * Returns 1 when ours is to be written, 0 when not, -1 on error.
+ */
+static int cdi_yield(const struct expose_opts *o, int root_fd, struct err *e)
+{
+	char other[4200];
+
+	while (cdi_find_other(root_fd, o->cdi_dir, o->install_dir, o->cdi_kind, other,
+			      sizeof(other)) == 1) {
+		if (!o->cdi_replace) {
+			log_kv(LOG_WARN, "cdi",
+			       "another producer's CDI spec declares our kind: not writing ours, the node's devices are theirs",
+			       "spec", other, "kind", o->cdi_kind, "fix",
+			       "--cdi-kind for a kind of our own, or --cdi-replace to set theirs aside",
+			       LOG_END);
+			return cdi_remove(root_fd, o->cdi_dir, o->install_dir, e) < 0 ? -1 : 0;
+		}
+		if (cdi_set_aside(root_fd, o->install_dir, other, e) < 0)
+			return -1;
+		log_kv(LOG_WARN, "cdi", "another producer's CDI spec set aside (--cdi-replace)",
+		       "spec", other, "now", CDI_SET_ASIDE, LOG_END);
+	}
+	return 1;
+}
+
+static int publish_cdi(const struct expose_opts *o, int root_fd, int install_fd,
+		       const struct nvml_report *r, struct err *e)
+{
+	static const char *const shared[] = {"/dev/nvidiactl", "/dev/nvidia-uvm",
+					     "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset"};
+	char hook[PATH_MAX + 64];
+	struct cdi_input in = {.kind = o->cdi_kind,
+			       .install_dir = o->install_dir,
+			       .container_dir = o->container_dir,
+			       .hook_path = hook};
+	int w = cdi_yield(o, root_fd, e);
+
+	if (w <= 0)
+		return w;
+	for (size_t i = 0; i < ARRAY_SIZE(shared); i++) {
+		struct err ie;
+		_cleanup_close_ int fd = fs_open_in_root(root_fd, shared[i], O_PATH, 0, 0, &ie);
+
+		if (fd >= 0)
+			in.shared_nodes[in.n_shared++] = shared[i];
+	}
+	cdi_gpus(root_fd, r, &in);
+	/* The hook the spec names is there before the spec is. */
+	if (libexec_install(install_fd, e) < 0)
+		return -1;
+	snprintf(hook, sizeof(hook), "%s/" HELPERS_DIR "/" HELPER_CDI_HOOK,
+		 strcmp(o->install_dir, "/") == 0 ? "" : o->install_dir);
+	w = cdi_write(root_fd, o->cdi_dir, &in, e);
+	if (w < 0)
+		return -1;
+	log_kv(LOG_INFO, "cdi", w ? "CDI spec written" : "CDI spec unchanged", "file", o->cdi_dir,
+	       "kind", o->cdi_kind, U64("devices", in.n_gpus), LOG_END);
+	return 0;
+}
+
+/* The version of the live nvidia module, or "", and its flavour (TYPE), or "". */
+static void loaded_version(int root_fd, const char *release, char *buf, size_t size, char *type,
+			   size_t type_size)
+{
+	_cleanup_(kmods_freep) struct kmods *k = NULL;
+	struct err e;
+
+	buf[0] = '\0';
+	type[0] = '\0';
+	if (kmods_new(root_fd, release, &k, &e) < 0 ||
+	    kmods_loaded_version(k, "nvidia", buf, size) < 0)
+		buf[0] = '\0';
+	if (k && kmods_loaded_module_type(k, "nvidia", type, type_size) < 0)
+		type[0] = '\0';
+}
+
+static int verify(const struct expose_opts *o, int install_fd, const struct host *h,
+		  const char *version, struct nvml_report *r, struct err *e)
+{
+	char lib[PATH_MAX];
+
+	if (o->skip_verify) {
+		if (h->n_gpus > 0)
+			return err_set(e, EXIT_USAGE,
+				       "--skip-verify is for hosts without a GPU; this one has %zu",
+				       h->n_gpus);
+		log_msg(LOG_INFO, "verify", "NVML check skipped (--skip-verify, no GPU)");
+		return 0;
+	}
+	snprintf(lib, sizeof(lib), "/proc/self/fd/%d/lib64/libnvidia-ml.so.1", install_fd);
+	if (nvml_query(lib, r, e) < 0 || nvml_check(r, version, h->n_gpus, e) < 0)
+		return err_wrap(e, "verify");
+	for (unsigned i = 0; i < r->n_gpus; i++)
+		log_kv(LOG_INFO, "verify", "GPU", U64("index", i), "name", r->gpus[i].name, "uuid",
+		       r->gpus[i].uuid, U64("memory_mib", r->gpus[i].memory_mib), LOG_END);
+	return 1;
+}
+
+/*
+ * The NVML check failed: nothing may keep saying that a working driver is here. The
+ * marker goes first, then the labels and the CDI spec (withdrawn, not rewritten: NFD
+ * drops labels that are gone, and a runtime then refuses a GPU pod instead of starting
+ * it without a driver). The check's error is the one reported; these only warn.
+ */
+static void withdraw_after_failure(const struct expose_opts *o, int root_fd)
+{
+	struct err we;
+
+	if (nodeinfo_remove(root_fd, &we) < 0)
+		log_msg(LOG_WARN, "expose", "withdrawing after the failed check: %s", we.msg);
+	if (cdi_remove(root_fd, o->cdi_dir, o->install_dir, &we) < 0)
+		log_msg(LOG_WARN, "expose", "withdrawing after the failed check: %s", we.msg);
+}
+
+int expose_run(const struct expose_opts *o, int root_fd, int install_fd, const struct host *h,
+	       const char *version, struct err *e)
+{
+	_cleanup_close_ int fresh_fd = -1;
+	struct nvml_report r;
+	char loaded[64], type[16];
+	uint64_t t0 = now_ns();
+	int verified;
+
+	if (do_mounts(o, root_fd, install_fd, e) < 0 ||
+	    ldcache_update(root_fd, o->root, o->install_dir, e) < 0)
+		return -1;
+	/*
+	 * INSTALL_FD was opened before the exec bind mount and still goes through the
+	 * noexec mount beneath it: libraries are mapped from a fresh lookup instead.
+	 */
+	fresh_fd = fs_dir_in_root(root_fd, o->install_dir, false, e);
+	if (fresh_fd < 0)
+		return err_wrap(e, "expose");
+	loaded_version(root_fd, h->kernel, loaded, sizeof(loaded), type, sizeof(type));
+	if (strcmp(loaded, version) != 0) {
+		log_kv(LOG_INFO, "expose",
+		       "the driver is not loaded: verification, CDI, labels and readiness wait for it",
+		       "loaded", loaded[0] ? loaded : "none", "installed", version, LOG_END);
+		return 0;
+	}
+	verified = verify(o, fresh_fd, h, version, &r, e);
+	if (verified < 0) {
+		withdraw_after_failure(o, root_fd);
+		return -1;
+	}
+	if (publish_cdi(o, root_fd, fresh_fd, verified ? &r : NULL, e) < 0 ||
+	    labels_write(root_fd, version, type[0] ? type : NULL, verified ? &r : NULL, h->n_gpus,
+			 e) < 0 ||
+	    readiness_write(root_fd, o->install_dir, version, e) < 0)
+		return -1;
+	if (verified)
+		log_kv(LOG_INFO, "expose", "driver ready", "version", version,
+		       U64("cuda", r.cuda_version), U64("gpus", r.n_gpus),
+		       U64("duration_ms", ms_since(t0)), LOG_END);
+	else
+		log_kv(LOG_INFO, "expose", "driver ready", "version", version, "cuda", "unknown",
+		       U64("gpus", 0), U64("duration_ms", ms_since(t0)), LOG_END);
+	return 1;
+}
+
+static bool notice_exists(int root_fd, const char *path)
+{
+	struct err e;
+	_cleanup_close_ int fd = fs_open_in_root(root_fd, path, O_PATH | O_CLOEXEC, 0, 0, &e);
+
+	return fd >= 0;
+}
+
+int expose_withdraw_unloaded(const struct expose_opts *o, int root_fd, const char *release)
+{
+	_cleanup_(kmods_freep) struct kmods *k = NULL;
+	struct err we;
+
+	/* A kernel whose state cannot be read proves nothing either way: nothing changes. */
+	if (kmods_new(root_fd, release, &k, &we) < 0 ||
+	    kmods_get_state(k, "nvidia") != KMODS_ABSENT)
+		return 0;
+	/* Said when there was something to say it (a fresh install that failed had none). */
+	if (notice_exists(root_fd, READY_FILE) || notice_exists(root_fd, LABELS_FILE))
+		log_msg(LOG_WARN, "expose",
+			"no nvidia module is loaded: the readiness marker, the labels and the CDI spec are withdrawn");
+	if (nodeinfo_remove_driver(root_fd, &we) < 0)
+		log_msg(LOG_WARN, "expose", "withdrawing without a driver: %s", we.msg);
+	if (cdi_remove(root_fd, o->cdi_dir, o->install_dir, &we) < 0)
+		log_msg(LOG_WARN, "expose", "withdrawing without a driver: %s", we.msg);
+	return 1;
+}
+
+int expose_withdraw_notices(const struct expose_opts *o, int root_fd, struct err *e)
+{
+	char left[PATH_MAX];
+
+	if (nodeinfo_remove(root_fd, e) < 0 ||
+	    cdi_remove(root_fd, o->cdi_dir, o->install_dir, e) < 0 ||
+	    cdi_restore_set_aside(root_fd, o->cdi_dir, o->install_dir, left, sizeof(left), e) < 0)
+		return err_wrap(e, "uninstall");
+	if (left[0])
+		log_kv(LOG_WARN, "uninstall",
+		       "a CDI spec set aside stays set aside: no record of ours names it, or its name is taken again",
+		       "spec", left, "fix",
+		       "rename it back without .replaced-by-nvidia-driver-installer if its producer still serves the node",
+		       LOG_END);
+	return 0;
+}
+
+int expose_withdraw_host(const struct expose_opts *o, int root_fd, struct err *e)
+{
+	_cleanup_close_ int record_fd = fs_dir_in_root(root_fd, EXPOSE_RUN_DIR, false, e);
+
+	if (record_fd < 0)
+		err_clear(e);
+	if (ldcache_remove(root_fd, o->root, e) < 0 ||
+	    (record_fd >= 0 && mounts_withdraw(record_fd, e) < 0))
+		return err_wrap(e, "uninstall");
+	return 0;
+}

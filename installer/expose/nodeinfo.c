@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "expose/nodeinfo.h"
+#include "util/fs.h"
+#include "util/log.h"
+
+/* Earlier releases' labels file: it sorted after GFD's "gfd" and overrode GFD's labels. */
+#define LABELS_FILE_OLD "/etc/kubernetes/node-feature-discovery/features.d/nvidia-driver"
+/* The label only we write: how a labels file of ours is known. */
+#define OUR_LABEL_KEY "nvidia.com/gpu.driver-installer.version"
+#define OUR_LABEL OUR_LABEL_KEY "="
+/*
+ * The loaded driver's module flavour. GPU feature discovery writes no label for it (its
+ * labels are gpu.*, cuda.*, mig.*, mps.*, vgpu.* and gfd.timestamp), so it goes under
+ * our own prefix, beside our version label, where no GFD key can ever override it.
+ */
+#define MODULE_TYPE_LABEL_KEY "nvidia.com/gpu.driver-installer.kernel-module-type"
+
+/*
+ * nvidia.com/gpu.product as GPU feature discovery writes it (k8s-device-plugin,
+ * internal/lm/resource.go, sanitise()): characters outside [A-Za-z0-9-_. ] deleted,
+ * the words between runs of blanks joined with '-', nothing cut or trimmed. Returns
+ * false when that is no Kubernetes label value (over 63 characters, or not beginning
+ * and ending with a letter or digit): NFD ignores GFD's label then, and we write none.
+ */
+static bool is_alnum(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+}
+
+static bool gfd_product(const char *name, char *out, size_t size)
+{
+	size_t n = 0;
+	bool blank = false;
+
+	for (; *name; name++) {
+		char c = *name;
+
+		if (c == ' ') {
+			blank = n > 0;
+			continue;
+		}
+		if (!is_alnum(c) && c != '-' && c != '_' && c != '.')
+			continue;
+		if (blank && n + 1 < size)
+			out[n++] = '-';
+		blank = false;
+		if (n + 1 < size)
+			out[n++] = c;
+	}
+	out[n] = '\0';
+	return n == 0 || (n <= 63 && is_alnum(out[0]) && is_alnum(out[n - 1]));
+}
+
+/* FILE's body is "KEY=VALUE" lines; appends one. */
+static void add(char *buf, size_t size, size_t *len, const char *key, const char *value)
+{
+	if (*len < size)
+		*len += (size_t)snprintf(buf + *len, size - *len, "%s=%s\n", key, value);
+}
+
+char *labels_render(const char *version, const char *module_type, const struct nvml_report *r,
+		    size_t pci_gpus)
+{
+	char buf[4096], v[96], parts[3][16] = {"", "", ""};
+	size_t len = 0;
+
+	buf[0] = '\0';
+	add(buf, sizeof(buf), &len, "nvidia.com/gpu.present", pci_gpus ? "true" : "false");
+	snprintf(v, sizeof(v), "%zu", r ? (size_t)r->n_gpus : pci_gpus);
+	add(buf, sizeof(buf), &len, "nvidia.com/gpu.count", v);
+	if (r && r->n_gpus > 0) {
+		if (gfd_product(r->gpus[0].name, v, sizeof(v)))
+			add(buf, sizeof(buf), &len, "nvidia.com/gpu.product", v);
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)r->gpus[0].memory_mib);
+		add(buf, sizeof(buf), &len, "nvidia.com/gpu.memory", v);
+		snprintf(v, sizeof(v), "%d", r->gpus[0].cc_major);
+		add(buf, sizeof(buf), &len, "nvidia.com/gpu.compute.major", v);
+		snprintf(v, sizeof(v), "%d", r->gpus[0].cc_minor);
+		add(buf, sizeof(buf), &len, "nvidia.com/gpu.compute.minor", v);
+	}
+	/* GFD's cuda.driver-version is the driver's version; runtime-version is CUDA's. */
+	sscanf(version, "%15[0-9].%15[0-9].%15[0-9]", parts[0], parts[1], parts[2]);
+	add(buf, sizeof(buf), &len, "nvidia.com/cuda.driver-version.full", version);
+	add(buf, sizeof(buf), &len, "nvidia.com/cuda.driver-version.major", parts[0]);
+	add(buf, sizeof(buf), &len, "nvidia.com/cuda.driver-version.minor", parts[1]);
+	add(buf, sizeof(buf), &len, "nvidia.com/cuda.driver-version.revision", parts[2]);
+	if (r && r->cuda_version > 0) {
+		snprintf(v, sizeof(v), "%d.%d", r->cuda_version / 1000,
+			 r->cuda_version % 1000 / 10);
+		add(buf, sizeof(buf), &len, "nvidia.com/cuda.runtime-version.full", v);
+		snprintf(v, sizeof(v), "%d", r->cuda_version / 1000);
+		add(buf, sizeof(buf), &len, "nvidia.com/cuda.runtime-version.major", v);
+		snprintf(v, sizeof(v), "%d", r->cuda_version % 1000 / 10);
+		add(buf, sizeof(buf), &len, "nvidia.com/cuda.runtime-version.minor", v);
+	}
+	add(buf, sizeof(buf), &len, OUR_LABEL_KEY, version);
+	if (module_type)
+		add(buf, sizeof(buf), &len, MODULE_TYPE_LABEL_KEY, module_type);
+	return strdup(buf);
+}
+
+/*
+ * Opens the directory of PATH, one of our fixed absolute paths, under root_fd (made
+ * with CREATE); its last component goes to *BASE. Returns an fd or -1.
+ */
+static int open_parent(int root_fd, const char *path, bool create, const char **base, struct err *e)
+{
+	char dir[PATH_MAX];
+
+	*base = strrchr(path, '/') + 1;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(*base - path - 1), path);
+	return fs_dir_in_root(root_fd, dir, create, e);
+}
+
+/* Writes TEXT to PATH (under root) when it differs; 1 written, 0 unchanged, -1. */
+static int write_if_changed(int root_fd, const char *path, const char *text, struct err *e)
+{
+	const char *base;
+	_cleanup_close_ int dfd = open_parent(root_fd, path, true, &base, e);
+	_cleanup_free_ char *old = NULL;
+	size_t len;
+
+	if (dfd < 0)
+		return -1;
+	if (fs_read_at(dfd, base, 1 << 20, &old, &len, e) == 0 && strcmp(old, text) == 0)
+		return 0;
+	err_clear(e);
+	return fs_write_atomic_at(dfd, base, text, strlen(text), 0644, e) < 0 ? -1 : 1;
+}
+
+static int remove_file(int root_fd, const char *path, struct err *e);
+
+/* Removes the old release's labels file: only one that carries our own label. */
+static int remove_old_labels(int root_fd, struct err *e)
+{
+	const char *base;
+	_cleanup_close_ int dfd = open_parent(root_fd, LABELS_FILE_OLD, false, &base, e);
+	_cleanup_free_ char *old = NULL;
+	size_t len;
+
+	if (dfd < 0 || fs_read_at(dfd, base, 1 << 20, &old, &len, e) < 0) {
+		err_clear(e);
+		return 0;
+	}
+	if (strncmp(old, OUR_LABEL, strlen(OUR_LABEL)) != 0 && !strstr(old, "\n" OUR_LABEL))
+		return 0;
+	return remove_file(root_fd, LABELS_FILE_OLD, e);
+}
+
+int labels_write(int root_fd, const char *version, const char *module_type,
+		 const struct nvml_report *r, size_t pci_gpus, struct err *e)
+{
+	_cleanup_free_ char *text = labels_render(version, module_type, r, pci_gpus);
+	int w;
+
+	if (!text)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "labels");
+	w = write_if_changed(root_fd, LABELS_FILE, text, e);
+	if (w < 0 || remove_old_labels(root_fd, e) < 0)
+		return err_wrap(e, "labels");
+	return w;
+}
+
+/*
+ * Where the GPU Operator's driver validator looks for a host driver's nvidia-smi
+ * (gpu-operator cmd/nvidia-validator/main.go, hostNvidiaSMISearchPaths, taken by
+ * resolveHostNvidiaSMI(): a regular, non-empty file with an execute bit, inside the host root).
+ */
+static bool host_nvidia_smi(int root_fd)
+{
+	static const char *const paths[] = {
+		"/usr/bin/nvidia-smi", "/usr/sbin/nvidia-smi",	      "/bin/nvidia-smi",
+		"/sbin/nvidia-smi",    "/usr/lib/wsl/lib/nvidia-smi", "/opt/bin/nvidia-smi"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
+		struct err e;
+		struct stat st;
+		_cleanup_close_ int fd =
+			fs_open_in_root(root_fd, paths[i], O_PATH | O_CLOEXEC, 0, 0, &e);
+
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+		    (st.st_mode & 0111))
+			return true;
+	}
+	return false;
+}
+
+/* Whether INSTALL_DIR has a dev/ directory (the validator's driver.Root.GetDevRoot()). */
+static bool has_dev_root(int root_fd, const char *install_dir)
+{
+	char path[PATH_MAX];
+	struct err e;
+	_cleanup_close_ int fd = -1;
+
+	snprintf(path, sizeof(path), "%s/dev", install_dir);
+	fd = fs_dir_in_root(root_fd, path, false, &e);
+	return fd >= 0;
+}
+
+int readiness_write(int root_fd, const char *install_dir, const char *version, struct err *e)
+{
+	_cleanup_free_ char *text = NULL;
+	bool host = host_nvidia_smi(root_fd), dev = !host && has_dev_root(root_fd, install_dir);
+
+	/*
+	 * The five keys the Operator's validator writes (createStatusFile(), getDriverInfo()),
+	 * with the values it finds for our layout: a host driver where a standard path has a
+	 * nvidia-smi, else a driver root at INSTALL_DIR (hostPaths.driverInstallDir); then
+	 * ours. Consumers source the file with sh: config.c admits no control characters in
+	 * INSTALL_DIR, and the validator writes it unquoted too.
+	 */
+	if (asprintf(&text,
+		     "IS_HOST_DRIVER=%s\nNVIDIA_DRIVER_ROOT=%s\nDRIVER_ROOT_CTR_PATH=%s\n"
+		     "NVIDIA_DEV_ROOT=%s\nDEV_ROOT_CTR_PATH=%s\nNVIDIA_DRIVER_VERSION=%s\n"
+		     "NVIDIA_INSTALL_DIR=%s\n",
+		     host ? "true" : "false", host ? "/" : install_dir,
+		     host ? "/host" : "/driver-root", dev ? install_dir : "/",
+		     dev ? "/driver-root" : "/host", version, install_dir) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "readiness");
+	return write_if_changed(root_fd, READY_FILE, text, e) < 0 ? err_wrap(e, "readiness") : 0;
+}
+
+static int remove_file(int root_fd, const char *path, struct err *e)
+{
+	const char *base;
+	_cleanup_close_ int dfd = open_parent(root_fd, path, false, &base, e);
+
+	if (dfd < 0) {
+		err_clear(e);
+		return 0;
+	}
+	if (unlinkat(dfd, base, 0) < 0 && errno != ENOENT)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "remove '%s'", path);
+	return 0;
+}
+
+void readiness_remove(int root_fd)
+{
+	struct err e;
+
+	if (remove_file(root_fd, READY_FILE, &e) < 0)
+		log_msg(LOG_WARN, "readiness", "%s", e.msg);
+}
+
+int labels_pending_write(int root_fd, const char *version, const char *reason, struct err *e)
+{
+	_cleanup_free_ char *text = NULL;
+
+	if (!version)
+		return remove_file(root_fd, LABELS_PENDING_FILE, e) < 0 ? err_wrap(e, "labels") : 0;
+	if (asprintf(&text, PENDING_LABEL_KEY "=%s\n" PENDING_REASON_LABEL_KEY "=%s\n", version,
+		     reason) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "labels");
+	return write_if_changed(root_fd, LABELS_PENDING_FILE, text, e) < 0 ? err_wrap(e, "labels")
+									   : 0;
+}
+
+int labels_pending_failed_write(int root_fd, const char *version, struct err *e)
+{
+	_cleanup_free_ char *text = NULL;
+
+	if (!version)
+		return remove_file(root_fd, LABELS_PENDING_FAILED_FILE, e) < 0
+			       ? err_wrap(e, "labels")
+			       : 0;
+	if (asprintf(&text, PENDING_FAILED_LABEL_KEY "=%s\n", version) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "labels");
+	return write_if_changed(root_fd, LABELS_PENDING_FAILED_FILE, text, e) < 0
+		       ? err_wrap(e, "labels")
+		       : 0;
+}
+
+int nodeinfo_remove_driver(int root_fd, struct err *e)
+{
+	return remove_file(root_fd, READY_FILE, e) < 0 ||
+			       remove_file(root_fd, LABELS_FILE, e) < 0 ||
+			       remove_old_labels(root_fd, e) < 0
+		       ? -1
+		       : 0;
+}
+
+int nodeinfo_remove(int root_fd, struct err *e)
+{
+	return nodeinfo_remove_driver(root_fd, e) < 0 ||
+			       remove_file(root_fd, LABELS_PENDING_FILE, e) < 0 ||
+			       remove_file(root_fd, LABELS_PENDING_FAILED_FILE, e) < 0
+		       ? -1
+		       : 0;
+}
+
+struct metrics_buf {
+	char *buf;
+	size_t size, len;
+};
+
+/* One gauge per stage that ran to its end, in pipeline order. */
+static void metric_stages(struct metrics_buf *m, const struct timing *t)
+{
+	for (int i = 0; t && i < TIMING_N && m->len < m->size; i++) {
+		if (t->seen[i])
+			m->len += (size_t)snprintf(
+				m->buf + m->len, m->size - m->len,
+				"nvidia_driver_installer_stage_duration_seconds{stage=\"%s\"} %.3f\n",
+				timing_name((enum timing_stage)i), (double)t->ms[i] / 1000.0);
+	}
+}
+
+static const char stage_help[] =
+	"# HELP nvidia_driver_installer_stage_duration_seconds Time spent per stage.\n"
+	"# TYPE nvidia_driver_installer_stage_duration_seconds gauge\n";
+
+/* One gauge per reason the cached index served (source_fallback_name), 1 for REASON. */
+static void metric_fallback(struct metrics_buf *m, const char *reason)
+{
+	static const char *const reasons[] = {"unreachable", "unverified", "not_found"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(reasons) && m->len < m->size; i++)
+		m->len += (size_t)snprintf(
+			m->buf + m->len, m->size - m->len,
+			"nvidia_driver_installer_index_from_cache{reason=\"%s\"} %d\n", reasons[i],
+			reason && strcmp(reason, reasons[i]) == 0);
+}
+
+/*
+ * A label value as the text exposition format wants it: backslash, double quote and line
+ * feed escaped. One bad line makes Prometheus and node-exporter's textfile collector drop
+ * the whole file, every series of it.
+ */
+static const char *label_escape(const char *in, char *out, size_t size)
+{
+	size_t n = 0;
+
+	for (; in && *in && n + 3 < size; in++) {
+		if (*in == '\\' || *in == '"' || *in == '\n')
+			out[n++] = '\\';
+		out[n++] = *in == '\n' ? 'n' : *in;
+	}
+	out[n] = '\0';
+	return out;
+}
+
+int metrics_write(int root_fd, const char *path, int exit_code, const char *version,
+		  const char *module_type, const char *kernel, const char *index_fallback,
+		  const struct timing *t, const char *pending_version, const char *pending_reason,
+		  const struct pending_failure *failed, struct err *e)
+{
+	char buf[8192], v[256], k[256], mt[96] = "", pv[256], pr[64], fv[256];
+	struct metrics_buf m = {.buf = buf, .size = sizeof(buf)};
+
+	/* The flavour where the index states it; no label otherwise (the series as before). */
+	if (module_type)
+		snprintf(mt, sizeof(mt), ",module_type=\"%s\"", module_type);
+	m.len = (size_t)snprintf(
+		buf, sizeof(buf),
+		METRICS_MARK
+		"success Whether the last install succeeded.\n"
+		"# TYPE nvidia_driver_installer_success gauge\n"
+		"nvidia_driver_installer_success %d\n"
+		"# HELP nvidia_driver_installer_exit_code The last install's exit code.\n"
+		"# TYPE nvidia_driver_installer_exit_code gauge\n"
+		"nvidia_driver_installer_exit_code %d\n"
+		"# HELP nvidia_driver_installer_last_run_timestamp_seconds When it ended.\n"
+		"# TYPE nvidia_driver_installer_last_run_timestamp_seconds gauge\n"
+		"nvidia_driver_installer_last_run_timestamp_seconds %lld\n"
+		"# HELP nvidia_driver_installer_driver_info The driver the last install wanted.\n"
+		"# TYPE nvidia_driver_installer_driver_info gauge\n"
+		"nvidia_driver_installer_driver_info{version=\"%s\",kernel=\"%s\"%s} 1\n"
+		"# HELP nvidia_driver_installer_index_from_cache Whether the last install asked the mirrors and used the node's cached index instead, by reason: unreachable, unverified, not_found (a likely wrong repository URL).\n"
+		"# TYPE nvidia_driver_installer_index_from_cache gauge\n",
+		exit_code == 0, exit_code, (long long)time(NULL),
+		label_escape(version, v, sizeof(v)), label_escape(kernel, k, sizeof(k)), mt);
+	metric_fallback(&m, index_fallback);
+	if (m.len < m.size)
+		m.len += (size_t)snprintf(
+			buf + m.len, m.size - m.len,
+			"# HELP nvidia_driver_installer_upgrade_pending Whether a driver version (or new module parameters) is staged and verified, waiting for the GPUs to be idle or the node to boot.\n"
+			"# TYPE nvidia_driver_installer_upgrade_pending gauge\n"
+			"nvidia_driver_installer_upgrade_pending{version=\"%s\",reason=\"%s\"} %d\n",
+			label_escape(pending_version, pv, sizeof(pv)),
+			label_escape(pending_reason, pr, sizeof(pr)), pending_version != NULL);
+	if (m.len < m.size)
+		m.len += (size_t)snprintf(
+			buf + m.len, m.size - m.len,
+			"# HELP nvidia_driver_installer_upgrade_failed Whether a pending driver version failed (verification, its staged tree, publish or load) and was withdrawn, the current version loaded instead; exit_code is the failure's.\n"
+			"# TYPE nvidia_driver_installer_upgrade_failed gauge\n"
+			"nvidia_driver_installer_upgrade_failed{version=\"%s\",exit_code=\"%d\"} %d\n",
+			label_escape(failed ? failed->driver_version : NULL, fv, sizeof(fv)),
+			failed ? failed->exit_code : 0, failed != NULL);
+	if (m.len < m.size)
+		m.len += (size_t)snprintf(buf + m.len, m.size - m.len, "%s", stage_help);
+	metric_stages(&m, t);
+	return write_if_changed(root_fd, path, buf, e) < 0 ? err_wrap(e, "metrics") : 0;
+}

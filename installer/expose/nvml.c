@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "expose/nvml.h"
+#include "util/log.h"
+
+/* The slice of NVML's ABI we use, declared here: no NVML header is needed to build. */
+typedef int nvml_ret;
+typedef void *nvml_device;
+struct nvml_memory {
+	unsigned long long total, free, used;
+};
+
+struct nvml_api {
+	nvml_ret (*init)(void);
+	nvml_ret (*shutdown)(void);
+	const char *(*error_string)(nvml_ret);
+	nvml_ret (*driver_version)(char *, unsigned);
+	nvml_ret (*cuda_version)(int *);
+	nvml_ret (*count)(unsigned *);
+	nvml_ret (*by_index)(unsigned, nvml_device *);
+	nvml_ret (*name)(nvml_device, char *, unsigned);
+	nvml_ret (*uuid)(nvml_device, char *, unsigned);
+	nvml_ret (*minor)(nvml_device, unsigned *);
+	nvml_ret (*memory)(nvml_device, struct nvml_memory *);
+	nvml_ret (*compute)(nvml_device, int *, int *);
+};
+
+static int resolve(void *h, struct nvml_api *a, struct err *e)
+{
+	static const struct {
+		const char *name;
+		size_t offset;
+	} syms[] = {
+		{"nvmlInit_v2", offsetof(struct nvml_api, init)},
+		{"nvmlShutdown", offsetof(struct nvml_api, shutdown)},
+		{"nvmlErrorString", offsetof(struct nvml_api, error_string)},
+		{"nvmlSystemGetDriverVersion", offsetof(struct nvml_api, driver_version)},
+		{"nvmlSystemGetCudaDriverVersion_v2", offsetof(struct nvml_api, cuda_version)},
+		{"nvmlDeviceGetCount_v2", offsetof(struct nvml_api, count)},
+		{"nvmlDeviceGetHandleByIndex_v2", offsetof(struct nvml_api, by_index)},
+		{"nvmlDeviceGetName", offsetof(struct nvml_api, name)},
+		{"nvmlDeviceGetUUID", offsetof(struct nvml_api, uuid)},
+		{"nvmlDeviceGetMinorNumber", offsetof(struct nvml_api, minor)},
+		{"nvmlDeviceGetMemoryInfo", offsetof(struct nvml_api, memory)},
+		{"nvmlDeviceGetCudaComputeCapability", offsetof(struct nvml_api, compute)},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(syms); i++) {
+		void *f = dlsym(h, syms[i].name);
+
+		if (!f)
+			return err_set(e, EXIT_DRIVER_CHECK, "libnvidia-ml.so.1 lacks %s",
+				       syms[i].name);
+		/* POSIX guarantees a function pointer survives the trip through void *. */
+		memcpy((char *)a + syms[i].offset, &f, sizeof(f));
+	}
+	return 0;
+}
+
+static int failed(const struct nvml_api *a, nvml_ret r, const char *what, struct err *e)
+{
+	return err_set(e, EXIT_DRIVER_CHECK, "NVML %s failed: %s (%d)", what, a->error_string(r),
+		       r);
+}
+
+static int query_gpu(const struct nvml_api *a, unsigned i, struct nvml_gpu *g, struct err *e)
+{
+	struct nvml_memory mem;
+	nvml_device d;
+	nvml_ret r;
+
+	if ((r = a->by_index(i, &d)) != 0)
+		return failed(a, r, "nvmlDeviceGetHandleByIndex", e);
+	if ((r = a->name(d, g->name, sizeof(g->name))) != 0 ||
+	    (r = a->uuid(d, g->uuid, sizeof(g->uuid))) != 0 || (r = a->minor(d, &g->minor)) != 0 ||
+	    (r = a->memory(d, &mem)) != 0 || (r = a->compute(d, &g->cc_major, &g->cc_minor)) != 0)
+		return failed(a, r, "device query", e);
+	g->memory_mib = mem.total >> 20;
+	return 0;
+}
+
+static int query(const struct nvml_api *a, struct nvml_report *rep, struct err *e)
+{
+	nvml_ret r;
+
+	if ((r = a->driver_version(rep->driver_version, sizeof(rep->driver_version))) != 0)
+		return failed(a, r, "nvmlSystemGetDriverVersion", e);
+	if ((r = a->cuda_version(&rep->cuda_version)) != 0)
+		return failed(a, r, "nvmlSystemGetCudaDriverVersion", e);
+	if ((r = a->count(&rep->n_gpus)) != 0)
+		return failed(a, r, "nvmlDeviceGetCount", e);
+	if (rep->n_gpus > NVML_MAX_GPUS)
+		rep->n_gpus = NVML_MAX_GPUS;
+	for (unsigned i = 0; i < rep->n_gpus; i++) {
+		if (query_gpu(a, i, &rep->gpus[i], e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int nvml_query(const char *lib, struct nvml_report *rep, struct err *e)
+{
+	struct nvml_api a;
+	void *h;
+	nvml_ret r;
+	int rc;
+
+	memset(rep, 0, sizeof(*rep));
+	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		err_set(e, EXIT_DRIVER_CHECK, "cannot load %s: %s", lib, dlerror());
+		err_hint(
+			e,
+			"the package's lib64/ must hold libnvidia-ml.so.1 built for this architecture");
+		return -1;
+	}
+	if (resolve(h, &a, e) < 0) {
+		dlclose(h);
+		return -1;
+	}
+	if ((r = a.init()) != 0) {
+		failed(&a, r, "initialisation", e);
+		err_hint(
+			e,
+			"the kernel module and the user-space libraries must be the same version and /dev/nvidiactl must exist; see dmesg");
+		dlclose(h);
+		return -1;
+	}
+	rc = query(&a, rep, e);
+	a.shutdown();
+	dlclose(h);
+	return rc;
+}
+
+int nvml_check(const struct nvml_report *r, const char *version, size_t pci_gpus, struct err *e)
+{
+	if (strcmp(r->driver_version, version) != 0) {
+		err_set(e, EXIT_DRIVER_CHECK,
+			"NVML reports driver %s, but %s is installed: the loaded kernel module is another version",
+			r->driver_version, version);
+		err_hint(e, "drain the node and re-run, or reboot, so that the %s modules load",
+			 version);
+		return -1;
+	}
+	if (r->n_gpus != pci_gpus) {
+		err_set(e, EXIT_DRIVER_CHECK,
+			"NVML sees %u GPU(s), but %zu NVIDIA GPU(s) are on the PCI bus", r->n_gpus,
+			pci_gpus);
+		err_hint(
+			e,
+			"a GPU the driver does not initialise: check dmesg for NVRM errors, and that this driver version supports every GPU");
+		return -1;
+	}
+	return 0;
+}

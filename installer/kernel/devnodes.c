@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "kernel/devnodes.h"
+#include "util/fs.h"
+#include "util/log.h"
+#include "util/str.h"
+
+#define MAX_NODES 64
+
+struct node {
+	char name[64]; /* under /dev: "nvidia0", "nvidia-caps/nvidia-cap1" */
+	unsigned major, minor;
+	mode_t mode;
+};
+
+/* "Key: value" lines; returns the value of KEY as a number, or DEF. */
+static long field(const char *buf, const char *key, long def)
+{
+	size_t kl = strlen(key);
+
+	for (const char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (strncmp(l, key, kl) == 0 && l[kl] == ':') {
+			char *end;
+			long v = strtol(l + kl + 1, &end, 10);
+
+			if (end != l + kl + 1)
+				return v;
+		}
+	}
+	return def;
+}
+
+void devnodes_parse_params(const char *buf, struct nv_params *p)
+{
+	p->modify = field(buf, "ModifyDeviceFiles", 1) != 0;
+	p->uid = (uid_t)field(buf, "DeviceFileUID", 0);
+	p->gid = (gid_t)field(buf, "DeviceFileGID", 0);
+	/* The driver prints the mode in decimal (438 = 0666). */
+	p->mode = (mode_t)field(buf, "DeviceFileMode", 0666) & 07777;
+}
+
+int devnodes_parse_major(const char *proc_devices, const char *name)
+{
+	const char *l = strstr(proc_devices, "Character devices:");
+
+	for (l = l ? l : proc_devices; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		char n[64];
+		int major;
+
+		if (strncmp(l, "Block devices:", 14) == 0)
+			break;
+		if (sscanf(l, " %d %63s", &major, n) == 2 && strcmp(n, name) == 0)
+			return major;
+	}
+	return -1;
+}
+
+int devnodes_parse_minor(const char *information)
+{
+	return (int)field(information, "Device Minor", -1);
+}
+
+static int add_node(struct node *nodes, size_t *n, const char *name, unsigned major, unsigned minor,
+		    mode_t mode)
+{
+	if (*n == MAX_NODES)
+		return -1;
+	snprintf(nodes[*n].name, sizeof(nodes[*n].name), "%s", name);
+	nodes[*n].major = major;
+	nodes[*n].minor = minor;
+	nodes[*n].mode = mode;
+	(*n)++;
+	return 0;
+}
+
+/* One nvidiaN per GPU the driver reports. */
+static int add_gpu_nodes(int root_fd, struct node *nodes, size_t *n, mode_t mode, struct err *e)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	int fd;
+
+	fd = fs_dir_in_root(root_fd, "/proc/driver/nvidia/gpus", false, e);
+	if (fd < 0) {
+		err_clear(e);
+		return 0;
+	}
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return err_errno(e, EXIT_UNEXPECTED, errno, "read /proc/driver/nvidia/gpus");
+	}
+	while ((de = readdir(d))) {
+		_cleanup_free_ char *info = NULL;
+		char path[300], name[32];
+		int minor;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/driver/nvidia/gpus/%s/information", de->d_name);
+		info = fs_read_in_root(root_fd, path, 1 << 20, NULL);
+		minor = info ? devnodes_parse_minor(info) : -1;
+		if (minor < 0 || minor >= NV_MODESET_MINOR)
+			return err_set(e, EXIT_UNEXPECTED, "%s: no valid \"Device Minor\"", path);
+		snprintf(name, sizeof(name), "nvidia%d", minor);
+		if (add_node(nodes, n, name, NV_MAJOR, (unsigned)minor, mode) < 0)
+			return err_set(e, EXIT_UNEXPECTED, "too many GPUs");
+	}
+	return 0;
+}
+
+/* nvidia-caps nodes: minor and mode from capabilities/mig/{config,monitor}. */
+static void add_caps_nodes(int root_fd, int major, struct node *nodes, size_t *n)
+{
+	static const struct {
+		const char *file, *node;
+	} caps[] = {
+		{"/proc/driver/nvidia/capabilities/mig/config", "nvidia-caps/nvidia-cap1"},
+		{"/proc/driver/nvidia/capabilities/mig/monitor", "nvidia-caps/nvidia-cap2"},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(caps); i++) {
+		_cleanup_free_ char *buf = fs_read_in_root(root_fd, caps[i].file, 1 << 20, NULL);
+		long minor = buf ? field(buf, "DeviceFileMinor", -1) : -1;
+
+		if (minor >= 0)
+			add_node(nodes, n, caps[i].node, (unsigned)major, (unsigned)minor,
+				 (mode_t)field(buf, "DeviceFileMode", 0400) & 07777);
+	}
+}
+
+/* Creates or fixes one node. */
+static int sync_node(int dev_fd, const struct node *nd, const struct nv_params *p,
+		     struct devnodes_report *r, struct err *e)
+{
+	dev_t want = makedev(nd->major, nd->minor);
+	char tmp[128];
+	struct stat st;
+	const char *slash = strrchr(nd->name, '/');
+
+	if (slash) {
+		char dir[64];
+
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - nd->name), nd->name);
+		if (mkdirat(dev_fd, dir, 0755) < 0 && errno != EEXIST)
+			return err_errno(e, EXIT_UNEXPECTED, errno, "create /dev/%s", dir);
+	}
+	if (fstatat(dev_fd, nd->name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISCHR(st.st_mode) && st.st_rdev == want) {
+			if ((st.st_mode & 07777) == nd->mode && st.st_uid == p->uid &&
+			    st.st_gid == p->gid) {
+				r->kept++;
+				return 0;
+			}
+			if (fchownat(dev_fd, nd->name, p->uid, p->gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+			    fchmodat(dev_fd, nd->name, nd->mode, 0) < 0)
+				return err_errno(e, EXIT_UNEXPECTED, errno, "chmod /dev/%s",
+						 nd->name);
+			r->fixed++;
+			return 0;
+		}
+		/* Wrong type or numbers: replaced, whatever it was. */
+		if (S_ISDIR(st.st_mode) && fs_rm_rf_at(dev_fd, nd->name, e) < 0)
+			return -1;
+		r->replaced++;
+	} else if (errno != ENOENT) {
+		return err_errno(e, EXIT_UNEXPECTED, errno, "stat /dev/%s", nd->name);
+	} else {
+		r->created++;
+	}
+	/* A new node under a temporary name, then rename(2): never a moment without one. */
+	if (str_fmt(tmp, sizeof(tmp), "%s.tmp-ndi", nd->name) < 0)
+		return err_set(e, EXIT_UNEXPECTED, "/dev/%s: name too long", nd->name);
+	unlinkat(dev_fd, tmp, 0);
+	if (mknodat(dev_fd, tmp, S_IFCHR | nd->mode, want) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "mknod /dev/%s (%u:%u)", nd->name,
+				 nd->major, nd->minor);
+	if (fchownat(dev_fd, tmp, p->uid, p->gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    fchmodat(dev_fd, tmp, nd->mode, 0) < 0 || renameat(dev_fd, tmp, dev_fd, nd->name) < 0) {
+		int r_errno = errno;
+
+		unlinkat(dev_fd, tmp, 0);
+		return err_errno(e, EXIT_UNEXPECTED, r_errno, "install /dev/%s", nd->name);
+	}
+	return 0;
+}
+
+static int sync_char_link(int dev_fd, const struct node *nd, struct devnodes_report *r,
+			  struct err *e)
+{
+	_cleanup_close_ int char_fd = -1;
+	char link[32], target[96];
+
+	if (mkdirat(dev_fd, "char", 0755) < 0 && errno != EEXIST)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "create /dev/char");
+	char_fd = openat(dev_fd, "char", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (char_fd < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "open /dev/char");
+	snprintf(link, sizeof(link), "%u:%u", nd->major, nd->minor);
+	if (str_fmt(target, sizeof(target), "../%s", nd->name) < 0)
+		return err_set(e, EXIT_UNEXPECTED, "/dev/%s: name too long", nd->name);
+	if (fs_symlink_is(char_fd, link, target))
+		return 0;
+	r->links++;
+	return fs_symlink_replace_at(char_fd, target, link, e);
+}
+
+/* The nodes the loaded driver calls for. */
+static int wanted_nodes(int root_fd, bool with_modeset, mode_t mode, struct node *nodes, size_t *n,
+			struct err *e)
+{
+	_cleanup_free_ char *devices = fs_read_in_root(root_fd, "/proc/devices", 1 << 20, NULL);
+	int uvm = devices ? devnodes_parse_major(devices, "nvidia-uvm") : -1;
+	int caps = devices ? devnodes_parse_major(devices, "nvidia-caps") : -1;
+
+	add_node(nodes, n, "nvidiactl", NV_MAJOR, NV_CTL_MINOR, mode);
+	if (with_modeset)
+		add_node(nodes, n, "nvidia-modeset", NV_MAJOR, NV_MODESET_MINOR, mode);
+	if (uvm > 0) {
+		add_node(nodes, n, "nvidia-uvm", (unsigned)uvm, 0, mode);
+		add_node(nodes, n, "nvidia-uvm-tools", (unsigned)uvm, 1, mode);
+	}
+	if (caps > 0)
+		add_caps_nodes(root_fd, caps, nodes, n);
+	return add_gpu_nodes(root_fd, nodes, n, mode, e);
+}
+
+int devnodes_sync(int root_fd, bool with_modeset, struct devnodes_report *r, struct err *e)
+{
+	_cleanup_free_ char *params =
+		fs_read_in_root(root_fd, "/proc/driver/nvidia/params", 1 << 20, NULL);
+	_cleanup_close_ int dev_fd = -1;
+	struct nv_params p;
+	struct node nodes[MAX_NODES];
+	size_t n = 0;
+
+	memset(r, 0, sizeof(*r));
+	devnodes_parse_params(params ? params : "", &p);
+	if (!p.modify) {
+		log_msg(LOG_INFO, "devices",
+			"ModifyDeviceFiles is 0: the driver's device files are managed elsewhere");
+		return 0;
+	}
+	if (wanted_nodes(root_fd, with_modeset, p.mode, nodes, &n, e) < 0)
+		return err_wrap(e, "devices");
+	dev_fd = fs_dir_in_root(root_fd, "/dev", true, e);
+	if (dev_fd < 0)
+		return err_wrap(e, "devices");
+	for (size_t i = 0; i < n; i++) {
+		if (sync_node(dev_fd, &nodes[i], &p, r, e) < 0 ||
+		    sync_char_link(dev_fd, &nodes[i], r, e) < 0)
+			return err_wrap(e, "devices");
+	}
+	return 0;
+}
+
+static bool is_driver_node(const char *name)
+{
+	static const char *const fixed[] = {"nvidiactl", "nvidia-modeset", "nvidia-uvm",
+					    "nvidia-uvm-tools"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++) {
+		if (strcmp(name, fixed[i]) == 0)
+			return true;
+	}
+	if (strncmp(name, "nvidia", 6) != 0 || !name[6])
+		return false;
+	for (const char *c = name + 6; *c; c++) {
+		if (!isdigit((unsigned char)*c))
+			return false;
+	}
+	return true;
+}
+
+/* Removes /dev/char links that point at the driver's nodes. */
+static void remove_char_links(int dev_fd)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	struct err e;
+	struct dirent *de;
+
+	d = fs_opendir_at(dev_fd, "char", &e);
+	while (d && (de = readdir(d))) {
+		char target[128];
+		ssize_t n = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
+
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (strncmp(target, "../", 3) == 0 &&
+		    (is_driver_node(target + 3) || strncmp(target + 3, "nvidia-caps/", 12) == 0))
+			unlinkat(dirfd(d), de->d_name, 0);
+	}
+}
+
+int devnodes_remove(int root_fd, struct err *e)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	_cleanup_close_ int dev_fd = fs_dir_in_root(root_fd, "/dev", false, e);
+	struct dirent *de;
+
+	if (dev_fd < 0) {
+		err_clear(e);
+		return 0;
+	}
+	remove_char_links(dev_fd);
+	d = fs_opendir_at(dev_fd, ".", e);
+	if (!d)
+		return err_wrap(e, "devices");
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (fstatat(dev_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if ((S_ISCHR(st.st_mode) && is_driver_node(de->d_name)) ||
+		    (S_ISDIR(st.st_mode) && strcmp(de->d_name, "nvidia-caps") == 0)) {
+			if (fs_rm_rf_at(dev_fd, de->d_name, e) < 0)
+				return err_wrap(e, "devices");
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Kernel modules with libkmod: what a .ko file is (modinfo), whether the
+ * kernel can take it (vermagic, signature), the in-tree modules the driver's
+ * set needs (the kernel's modules.dep), unloading what conflicts (nouveau),
+ * checking that a loaded driver is idle (holders, processes with /dev/nvidia*
+ * open), and inserting and removing the driver's set in dependency order, the
+ * kernel's refusals put into words. The host's module tree is
+ * ROOT/lib/modules/RELEASE; the kernel's live state is read from ROOT/proc and
+ * ROOT/sys without libkmod, which is loaded only when a module is inspected,
+ * inserted or removed. No insmod or modprobe process is ever run.
+ */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "kernel/ktrust.h"
+#include "kernel/modsig.h"
+#include "util/err.h"
+
+#define KMODS_NAME_MAX 64
+
+struct kmods_info {
+	char name[KMODS_NAME_MAX]; /* "nvidia_uvm": modinfo's name, '-' as '_' */
+	char version[64];
+	char vermagic[256];
+	char depends[512]; /* comma-separated module names */
+};
+
+struct kmods_report {
+	char file[256];
+	bool has_info;
+	struct kmods_info info;
+	struct modsig_result sig;
+	bool vermagic_ok;
+	bool ok;	   /* signature (when required) and vermagic pass */
+	int code;	   /* when !ok: EXIT_VERIFY or EXIT_KERNEL_REFUSED */
+	char verdict[640]; /* "ok", or why not */
+};
+
+struct kmods;
+
+/*
+ * Opens libkmod for RELEASE with the host's module tree under root_fd (which
+ * may be missing: modules from files still work, in-tree lookups do not).
+ * Returns 0 or -1.
+ */
+_must_check_ int kmods_new(int root_fd, const char *release, struct kmods **ret, struct err *e);
+void kmods_free(struct kmods *k);
+DEFINE_POINTER_CLEANUP(struct kmods, kmods_free)
+
+/*
+ * Whether the file or directory open as FD is on another file system than the kernel's
+ * own modules (ROOT/lib/modules/RELEASE), the one LoadPin pins when the kernel loads its
+ * first module at boot: 1, 0, or -1 when either cannot be read.
+ */
+int kmods_other_fs(const struct kmods *k, int fd);
+
+/* Normalises a module name in place: '-' becomes '_', as the kernel does. */
+void kmods_normalise_name(char *name);
+
+/* Reads a module file's .modinfo. Returns 0, or -1 (EXIT_VERIFY: not a module). */
+_must_check_ int kmods_modinfo(struct kmods *k, const char *path, struct kmods_info *ret,
+			       struct err *e);
+
+/*
+ * Everything the kernel would check before it runs the module at PATH:
+ * modinfo, vermagic against RELEASE, and the signature against CERTS (only
+ * required when CERTS holds any). Returns 0 with the verdict in *ret, or -1
+ * on I/O trouble.
+ */
+_must_check_ int kmods_inspect(struct kmods *k, const char *path, const struct modsig_certs *certs,
+			       const char *release, struct kmods_report *ret, struct err *e);
+
+/* ---- the driver's set, and loading it --------------------------------------- */
+
+#define KMODS_MAX 12
+
+struct kmods_entry {
+	char name[KMODS_NAME_MAX]; /* "nvidia_uvm" */
+	char path[PATH_MAX];	   /* the .ko, as this process can open it */
+	char options[512];	   /* "KEY=VALUE ..." from --module-arg */
+	struct kmods_info info;
+	/*
+	 * Live when the set was checked, so neither verified nor (kmods_set_build without
+	 * modinfo) read: kmods_load_set refuses to insert it should it be gone by then.
+	 */
+	bool was_live;
+};
+
+/* The modules to load, dependencies first. */
+struct kmods_set {
+	struct kmods_entry e[KMODS_MAX];
+	size_t n;
+};
+
+enum kmods_state { KMODS_ABSENT, KMODS_LIVE, KMODS_COMING, KMODS_GOING, KMODS_BUILTIN };
+
+/*
+ * Splits "MODULE.KEY=VALUE" into the module (normalised) and "KEY=VALUE".
+ * Returns 0, or -1 (EXIT_USAGE) when malformed: not UTF-8, a module name of other than
+ * letters, digits, '_' and '-', a key of other than letters, digits and '_', an empty
+ * value, or one with a space, a quote or a control character.
+ */
+_must_check_ int kmods_parse_arg(const char *arg, char *module, size_t msize, char *kv,
+				 size_t kvsize, struct err *e);
+
+/*
+ * Builds the set NAMES (e.g. nvidia, nvidia-modeset, ...) from the .ko files
+ * in drivers_fd, ordered by their dependencies, with the options ARGS give
+ * their modules. Returns 0, or -1: EXIT_USAGE for an argument naming a module
+ * outside the set, EXIT_VERIFY for a missing or unreadable module file.
+ *
+ * With MODINFO false the files are found but not read: each entry's info holds
+ * its name only, and the set keeps the order of NAMES. For a set that is live
+ * at the version to install (kmods_all_live), where nothing will be inserted
+ * and the dependencies are loaded by definition.
+ */
+_must_check_ int kmods_set_build(struct kmods *k, int drivers_fd, char *const *names,
+				 size_t n_names, char *const *args, size_t n_args, bool modinfo,
+				 struct kmods_set *ret, struct err *e);
+
+/* Whether every module of NAMES (any spelling) is live in the kernel. */
+bool kmods_all_live(struct kmods *k, char *const *names, size_t n_names);
+
+/* Whether the set holds module NAME (normalised). */
+bool kmods_set_has(const struct kmods_set *set, const char *name);
+
+/* The state of module NAME, from ROOT/sys/module/NAME. */
+enum kmods_state kmods_get_state(struct kmods *k, const char *name);
+
+/* The version of loaded module NAME (ROOT/sys/module/NAME/version). 0, or -1 if none. */
+int kmods_loaded_version(struct kmods *k, const char *name, char *buf, size_t size);
+
+/*
+ * The flavour of loaded module NAME, by its license as the kernel judged it: "proprietary"
+ * when ROOT/sys/module/NAME/taint carries P (a license that is not GPL-compatible, as
+ * NVIDIA's proprietary nvidia.ko has, "NVIDIA"), "open" when it does not (the open
+ * nvidia.ko is "Dual MIT/GPL"). Returns 0, or -1 when NAME is not live or shows no taint.
+ */
+int kmods_loaded_module_type(struct kmods *k, const char *name, char *buf, size_t size);
+/*
+ * Reads kernel log records (one per read(2), as /dev/kmsg gives them) from FD until none
+ * is left, and joins the text of those that carry NVIDIA's "NVRM: " prefix into BUF.
+ * FD < 0 gives "".
+ */
+void kmods_driver_log(int fd, char *buf, size_t size);
+
+/*
+ * Checks that the loaded driver (every live nvidia* module) can be unloaded:
+ * nothing outside it holds it, no reference beyond its own, and no process
+ * has /dev/nvidia* open. OURS (N_OURS pids, may be NULL) are the installer's own
+ * processes: they are no workload and do not count (the caller stops any of them that
+ * holds the driver before unloading it). Returns 0, or -1 with EXIT_IN_USE naming the
+ * users.
+ */
+_must_check_ int kmods_check_idle(struct kmods *k, const pid_t *ours, size_t n_ours, struct err *e);
+
+/* Unloads the loaded driver, holders first. Returns 0, or -1 (EXIT_IN_USE on EBUSY). */
+_must_check_ int kmods_unload_driver(struct kmods *k, struct err *e);
+
+/*
+ * Checks, before anything changes, that every module the set depends on outside itself is
+ * built in, loaded, or in the kernel's /lib/modules; BUF gets those to load, with their
+ * own dependencies, comma-separated, dependencies first. 0, or -1 (EXIT_KERNEL_REFUSED)
+ * naming the missing one.
+ */
+_must_check_ int kmods_resolve_intree(struct kmods *k, const struct kmods_set *set, char *buf,
+				      size_t size, struct err *e);
+/*
+ * Loads SET: in-tree dependencies first (from ROOT/lib/modules through
+ * libkmod's index), then the set in order; live modules are left as they are.
+ * On failure everything this call loaded is unloaded again, and the kernel's
+ * errno becomes a message (EXIT_KERNEL_REFUSED) naming the module and the
+ * cause; TRUST (signature enforcement, lockdown, LoadPin) says which rule an
+ * EPERM comes from. Returns the number of modules loaded.
+ */
+_must_check_ int kmods_load_set(struct kmods *k, const struct kmods_set *set,
+				const struct ktrust *trust, struct err *e);
+
+/*
+ * Unloads conflicting drivers (nouveau, nova_core, nova_drm) when loaded and
+ * unused; with !MAY_UNLOAD, or when they are in use, fails (EXIT_IN_USE)
+ * saying what to do. DRY checks without unloading. Returns 0 or -1.
+ */
+_must_check_ int kmods_resolve_conflicts(struct kmods *k, bool may_unload, bool dry, struct err *e);

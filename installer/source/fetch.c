@@ -1,0 +1,1021 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "source/fetch.h"
+#include "util/fs.h"
+#include "util/dlib.h"
+#include "util/interrupt.h"
+#include "util/log.h"
+#include "util/out.h"
+#include "util/str.h"
+#include "util/tail.h"
+#include "source/verify.h"
+
+#ifndef INSTALLER_VERSION
+#define INSTALLER_VERSION "dev"
+#endif
+
+#define BACKOFF_BASE_MS 500
+#define BACKOFF_CAP_MS 30000
+#define CONNECT_TIMEOUT_MS 15000
+/* No share of the budget is smaller than this (or than what is left, when that is less). */
+#define SHARE_MIN_MS 1000
+#define PROGRESS_EVERY_NS (5ull * 1000000000u)
+/* Packages are hundreds of MB: fewer, larger writes than libcurl's default 16 KiB. */
+#define FETCH_FILE_BUFFER (512L * 1024)
+
+struct fetcher {
+	CURL *curl;
+	uint64_t deadline_ns;
+	unsigned timeout_s;
+	unsigned retries;
+	unsigned low_speed_bytes, low_speed_s;
+	char *ca_file;
+	long retry_after_s; /* from the last response, 0 when none */
+	/*
+	 * This attempt's share of the budget (0: the whole budget): with K mirrors still in
+	 * play an attempt may take 1/K of what is left, so that a mirror that stays just
+	 * above the speed floor cannot spend the time of the mirrors after it.
+	 */
+	uint64_t share_deadline_ns;
+	unsigned share_of;	/* K */
+	uint64_t share_left_ms; /* what was left of the budget when the share was given */
+	bool share_binding;	/* the transfer's timeout is the share, not the budget */
+	uint64_t transfer_timeout_ms;
+	bool share_spent; /* the last attempt ended because its share was spent */
+	uint64_t transfer_started_ns;
+	bool tty;
+	bool not_regular; /* the last file:// URL named what is not a regular file */
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+/* Where a transfer's bytes go. */
+struct sink {
+	struct fetcher *f;
+	/* memory */
+	char *buf;
+	size_t len, cap, max;
+	/* file */
+	int fd;
+	struct sha256 *sha;
+	uint64_t have;	   /* bytes in the file */
+	struct tail *tail; /* told of every change of HAVE; may be NULL */
+	uint64_t expected; /* total size the index promises */
+	uint64_t resume_from;
+	uint64_t net; /* bytes received in this transfer */
+	bool status_checked;
+	bool restarted; /* the server ignored our Range: this transfer began at byte 0 */
+	bool too_large;
+	int io_errno;
+	/* progress */
+	uint64_t started_ns, last_report_ns;
+	bool bar_shown; /* a bar is on the terminal's current line */
+	const char *name;
+};
+
+/* The file now holds N bytes; a reader following it is told. */
+static void sink_have(struct sink *s, uint64_t n)
+{
+	s->have = n;
+	if (s->tail)
+		tail_written(s->tail, n);
+}
+
+/* Empties the file and the digest: the download starts over. 0 or -errno. */
+static int sink_rewind(struct sink *s)
+{
+	if (ftruncate(s->fd, 0) < 0 || lseek(s->fd, 0, SEEK_SET) < 0 || sha256_reset(s->sha) < 0)
+		return -errno ?: -EIO;
+	sink_have(s, 0);
+	s->resume_from = 0;
+	return 0;
+}
+
+static uint64_t remaining_ms(const struct fetcher *f)
+{
+	uint64_t now = now_ns();
+
+	return now >= f->deadline_ns ? 0 : (f->deadline_ns - now) / 1000000u;
+}
+
+char *fetch_url_join(const char *base, const char *rel)
+{
+	size_t bl = strlen(base);
+	char *out;
+
+	while (bl > 0 && base[bl - 1] == '/')
+		bl--;
+	while (*rel == '/')
+		rel++;
+	if (asprintf(&out, "%.*s/%s", (int)bl, base, rel) < 0)
+		return NULL;
+	return out;
+}
+
+static int curl_debug(CURL *c, curl_infotype type, char *data, size_t size, void *ud)
+{
+	(void)c;
+	(void)ud;
+	if (type == CURLINFO_TEXT) {
+		int n = (int)size;
+
+		while (n > 0 && (data[n - 1] == '\n' || data[n - 1] == '\r'))
+			n--;
+		log_msg(LOG_DEBUG, "curl", "%.*s", n, data);
+	}
+	return 0;
+}
+
+int fetcher_new(const struct fetch_opts *opts, struct fetcher **ret, struct err *e)
+{
+	_cleanup_(fetcher_freep) struct fetcher *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "fetch");
+	if (dlib_curl(e) < 0)
+		return -1;
+	f->curl = sym_curl_easy_init();
+	if (!f->curl)
+		return err_set(e, EXIT_UNEXPECTED, "fetch: curl_easy_init failed");
+	f->timeout_s = opts->timeout_s;
+	f->retries = opts->retries;
+	f->low_speed_bytes = opts->low_speed_bytes ? opts->low_speed_bytes : 1024;
+	f->low_speed_s = opts->low_speed_s ? opts->low_speed_s : 30;
+	if (opts->ca_file && !(f->ca_file = strdup(opts->ca_file)))
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "fetch");
+	f->deadline_ns = now_ns() + (uint64_t)opts->timeout_s * 1000000000u;
+	f->tty = isatty(STDERR_FILENO) && log_get_format() == LOG_FORMAT_TEXT;
+	*ret = TAKE_PTR(f);
+	return 0;
+}
+
+void fetcher_free(struct fetcher *f)
+{
+	if (!f)
+		return;
+	if (f->curl)
+		sym_curl_easy_cleanup(f->curl);
+	free(f->ca_file);
+	free(f);
+}
+
+/* ---- one transfer ------------------------------------------------------ */
+
+static size_t write_memory(char *data, size_t size, size_t nmemb, void *ud)
+{
+	struct sink *s = ud;
+	size_t n = size * nmemb;
+
+	if (s->len + n > s->max) {
+		s->too_large = true;
+		return 0;
+	}
+	if (s->len + n + 1 > s->cap) {
+		size_t cap = s->cap ? s->cap : 16384;
+		char *nb;
+
+		while (cap < s->len + n + 1)
+			cap *= 2;
+		if (!(nb = realloc(s->buf, cap))) {
+			s->io_errno = ENOMEM;
+			return 0;
+		}
+		s->buf = nb;
+		s->cap = cap;
+	}
+	memcpy(s->buf + s->len, data, n);
+	s->len += n;
+	s->net += n;
+	return n;
+}
+
+/* A server that ignores Range answers 200 with the whole file: start over. */
+static int restart_if_not_partial(struct sink *s)
+{
+	long code = 0;
+	int r;
+
+	s->status_checked = true;
+	if (s->resume_from == 0)
+		return 0;
+	sym_curl_easy_getinfo(s->f->curl, CURLINFO_RESPONSE_CODE, &code);
+	if (code != 200)
+		return 0;
+	log_kv(LOG_INFO, "fetch", "server ignored the range request; downloading from the start",
+	       LOG_END);
+	if ((r = sink_rewind(s)) < 0)
+		return r;
+	s->restarted = true;
+	return 0;
+}
+
+static size_t write_file(char *data, size_t size, size_t nmemb, void *ud)
+{
+	struct sink *s = ud;
+	size_t n = size * nmemb;
+	int r;
+
+	if (!s->status_checked && (r = restart_if_not_partial(s)) < 0) {
+		s->io_errno = -r;
+		return 0;
+	}
+	if (s->have + n > s->expected) {
+		s->too_large = true;
+		return 0;
+	}
+	if ((r = fs_write_all(s->fd, data, n)) < 0) {
+		s->io_errno = -r;
+		return 0;
+	}
+	sha256_update(s->sha, data, n);
+	sink_have(s, s->have + n);
+	s->net += n;
+	return n;
+}
+
+static void human(uint64_t bytes, char *buf, size_t size)
+{
+	if (bytes >= 10u << 20)
+		snprintf(buf, size, "%.1f MiB", (double)bytes / (1 << 20));
+	else
+		snprintf(buf, size, "%.1f KiB", (double)bytes / 1024);
+}
+
+static int progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		    curl_off_t ulnow)
+{
+	struct sink *s = ud;
+	uint64_t now = now_ns(), total = s->expected, done = s->have;
+	double secs = (double)(now - s->started_ns) / 1e9;
+	char a[32], b[32], rate[32];
+
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	/* libcurl calls this about once a second even while nothing arrives. */
+	if (interrupt_signal())
+		return 1; /* CURLE_ABORTED_BY_CALLBACK: fetch_mirrors says why */
+	if (total == 0 || now - s->last_report_ns < (s->f->tty ? 200000000u : PROGRESS_EVERY_NS))
+		return 0;
+	s->last_report_ns = now;
+	human(done, a, sizeof(a));
+	human(total, b, sizeof(b));
+	human(secs > 0 ? (uint64_t)((double)s->net / secs) : 0, rate, sizeof(rate));
+	if (s->f->tty) {
+		int pct = (int)(done * 100 / total), bars = pct * 30 / 100;
+
+		/* The name is the repository's: shown neutralised, after the bar's own "\r". */
+		fputc('\r', stderr);
+		out_part(stderr, "%s [%.*s%*s] %3d%% %s / %s %s/s ", s->name, bars,
+			 "==============================", 30 - bars, "", pct, a, b, rate);
+		s->bar_shown = true;
+	} else {
+		char pct[8];
+
+		snprintf(pct, sizeof(pct), "%d", (int)(done * 100 / total));
+		strcat(rate, "/s");
+		log_kv(LOG_INFO, "fetch", "downloading", "file", s->name, "percent", pct, "done", a,
+		       "total", b, "rate", rate, LOG_END);
+	}
+	return 0;
+}
+
+/* The transfer into S ends soon after SIGTERM or SIGINT (interrupt.h), and shows progress. */
+static void watch(struct fetcher *f, struct sink *s)
+{
+	sym_curl_easy_setopt(f->curl, CURLOPT_NOPROGRESS, 0L);
+	sym_curl_easy_setopt(f->curl, CURLOPT_XFERINFOFUNCTION, progress);
+	sym_curl_easy_setopt(f->curl, CURLOPT_XFERINFODATA, s);
+}
+
+static void set_common(struct fetcher *f, const char *url)
+{
+	CURL *c = f->curl;
+	uint64_t left = remaining_ms(f), now = now_ns();
+
+	f->transfer_started_ns = now;
+	f->share_binding = false;
+	if (f->share_deadline_ns) {
+		uint64_t share =
+			now >= f->share_deadline_ns ? 0 : (f->share_deadline_ns - now) / 1000000u;
+
+		if (share < left) {
+			left = share;
+			f->share_binding = true;
+		}
+	}
+	f->transfer_timeout_ms = left;
+
+	sym_curl_easy_reset(c);
+	f->errbuf[0] = '\0';
+	sym_curl_easy_setopt(c, CURLOPT_URL, url);
+	sym_curl_easy_setopt(c, CURLOPT_ERRORBUFFER, f->errbuf);
+	sym_curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https,file");
+	/* Redirects stay on http(s), and one that started on https never downgrades. */
+	sym_curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR,
+			     strncasecmp(url, "https://", 8) == 0 ? "https" : "http,https");
+	sym_curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+	sym_curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
+	sym_curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
+	sym_curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	sym_curl_easy_setopt(c, CURLOPT_USERAGENT, "nvidia-driver-installer/" INSTALLER_VERSION);
+	sym_curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(left ? left : 1));
+	sym_curl_easy_setopt(
+		c, CURLOPT_CONNECTTIMEOUT_MS,
+		(long)(left < CONNECT_TIMEOUT_MS ? (left ? left : 1) : CONNECT_TIMEOUT_MS));
+	sym_curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, (long)f->low_speed_bytes);
+	sym_curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)f->low_speed_s);
+	sym_curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+	sym_curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+	/* The file replaces libcurl's CA bundle; the system's CA directory stays trusted. */
+	if (f->ca_file)
+		sym_curl_easy_setopt(c, CURLOPT_CAINFO, f->ca_file);
+	if (log_enabled(LOG_DEBUG)) {
+		sym_curl_easy_setopt(c, CURLOPT_VERBOSE, 1L);
+		sym_curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, curl_debug);
+	}
+}
+
+static long http_code(struct fetcher *f)
+{
+	long code = 0;
+
+	sym_curl_easy_getinfo(f->curl, CURLINFO_RESPONSE_CODE, &code);
+	return code;
+}
+
+static bool http_code_transient(long code)
+{
+	return code == 408 || code == 425 || code == 429 || code >= 500;
+}
+
+/*
+ * The transfer used up its time: this attempt's share of the budget (the next mirror
+ * resumes), or what was left of the whole budget.
+ */
+static enum fetch_result too_slow(struct fetcher *f, const struct sink *s, const char *url,
+				  struct err *e)
+{
+	double secs = (double)(now_ns() - f->transfer_started_ns) / 1e9;
+	char got[32], rate[32];
+
+	human(s->net, got, sizeof(got));
+	human(secs > 0 ? (uint64_t)((double)s->net / secs) : 0, rate, sizeof(rate));
+	if (f->share_binding)
+		err_set(e, EXIT_UNREACHABLE,
+			"'%s': too slow: %s in %.1f s (%s/s); this mirror's share of the time budget (1/%u of the %.1f s left) is spent",
+			url, got, secs, rate, f->share_of, (double)f->share_left_ms / 1000.0);
+	else
+		err_set(e, EXIT_UNREACHABLE,
+			"'%s': too slow: %s in %.1f s (%s/s); the time budget of the run (--fetch-timeout %u s) is spent",
+			url, got, secs, rate, f->timeout_s);
+	err_hint(
+		e,
+		"a mirror is too slow for --fetch-timeout (NVIDIA_FETCH_TIMEOUT): fix or drop the slow mirror named, or raise the timeout");
+	f->share_spent = f->share_binding;
+	return FETCH_TRANSIENT;
+}
+
+/* The node could not keep what URL sent: named with the file it was writing, when known. */
+static void sink_write_error(const struct sink *s, const char *url, struct err *e)
+{
+	char link[64], path[PATH_MAX];
+	ssize_t n = -1;
+
+	if (s->fd >= 0) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", s->fd);
+		n = readlink(link, path, sizeof(path) - 1);
+	}
+	if (n <= 0) {
+		err_errno(e, EXIT_UNEXPECTED, s->io_errno, "'%s': writing download", url);
+		return;
+	}
+	path[n] = '\0';
+	err_errno(e, EXIT_UNEXPECTED, s->io_errno, "'%s': writing the download to '%s'", url, path);
+}
+
+/* Maps a finished transfer to a fetch_result and a message naming URL and cause. */
+/* The path a file:// URL names (file:///P or file://localhost/P, %XX decoded), or NULL. */
+static char *file_url_path(const char *url)
+{
+	const char *p = url + 7;
+	char *path, *o;
+
+	if (strncasecmp(url, "file://", 7) != 0)
+		return NULL;
+	if (strncasecmp(p, "localhost/", 10) == 0)
+		p += 9;
+	if (*p != '/' || !(path = malloc(strlen(p) + 1)))
+		return NULL;
+	for (o = path; *p && *p != '?' && *p != '#'; o++) {
+		unsigned v;
+
+		if (p[0] == '%' && isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2]) &&
+		    sscanf(p + 1, "%2x", &v) == 1) {
+			*o = (char)v;
+			p += 3;
+		} else {
+			*o = *p++;
+		}
+	}
+	*o = '\0';
+	return path;
+}
+
+/*
+ * curl_easy_perform, but never on a file:// URL that names a FIFO, a device or a
+ * directory: libcurl opens the path with a blocking open(2), so a FIFO there would hold
+ * the run for a writer past every timeout. stat(2) does not wait.
+ */
+static CURLcode perform(struct fetcher *f, const char *url)
+{
+	_cleanup_free_ char *path = file_url_path(url);
+	struct stat st;
+
+	f->not_regular = path && stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+	return f->not_regular ? CURLE_READ_ERROR : sym_curl_easy_perform(f->curl);
+}
+
+/* What perform() refused: permanent for this mirror, whose copy is not a file. */
+static enum fetch_result not_regular(const char *url, struct err *e)
+{
+	err_errno(e, EXIT_UNREACHABLE, EINVAL, "'%s' is not a regular file", url);
+	err_hint(
+		e,
+		"a file:// mirror holds the repository's files themselves: put the file there in place of the FIFO, device or directory (mirror --to writes them)");
+	return FETCH_PERMANENT;
+}
+
+static enum fetch_result classify(struct fetcher *f, CURLcode rc, const struct sink *s,
+				  const char *url, struct err *e)
+{
+	long code = 0;
+	curl_off_t retry_after = 0;
+
+	if (f->not_regular)
+		return not_regular(url, e);
+
+	sym_curl_easy_getinfo(f->curl, CURLINFO_RESPONSE_CODE, &code);
+	if (sym_curl_easy_getinfo(f->curl, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK)
+		f->retry_after_s = (long)retry_after;
+	if (s->io_errno) {
+		sink_write_error(s, url, e);
+		return FETCH_PERMANENT;
+	}
+	if (s->too_large) {
+		err_set(e, EXIT_VERIFY, "'%s': larger than %llu bytes", url,
+			(unsigned long long)(s->max ? s->max : s->expected));
+		return FETCH_PERMANENT;
+	}
+	/* The speed floor and the connect timeout end a transfer with the same code: */
+	if (rc == CURLE_OPERATION_TIMEDOUT && s->net > 0 &&
+	    ms_since(f->transfer_started_ns) + 100 >= f->transfer_timeout_ms)
+		return too_slow(f, s, url, e);
+	switch (rc) {
+	case CURLE_HTTP_RETURNED_ERROR:
+		err_set(e, EXIT_UNREACHABLE, "'%s': HTTP %ld", url, code);
+		/* S3 and GCS answer 403 for an object that is not there. */
+		if (code == 403 || code == 404 || code == 410)
+			return FETCH_MISSING;
+		return http_code_transient(code) ? FETCH_TRANSIENT : FETCH_PERMANENT;
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CACERT_BADFILE:
+		/* TLS is never relaxed: the fix is trust, given explicitly. */
+		dlib_err_curl(e, EXIT_UNREACHABLE, (int)rc, f->errbuf, "'%s'", url);
+		err_hint(
+			e,
+			"the mirror's certificate does not verify for this host name: if a private CA issued it, pass that CA with --ca-file (NVIDIA_CA_FILE)");
+		return FETCH_PERMANENT;
+	case CURLE_UNSUPPORTED_PROTOCOL:
+		dlib_err_curl(e, EXIT_UNREACHABLE, (int)rc, f->errbuf, "'%s'", url);
+		err_hint(
+			e,
+			"repositories are https://, http:// or file://, and a redirect may only lead to https:// (or http:// from http://)");
+		return FETCH_PERMANENT;
+	case CURLE_FILE_COULDNT_READ_FILE:
+	case CURLE_REMOTE_FILE_NOT_FOUND:
+		dlib_err_curl(e, EXIT_UNREACHABLE, (int)rc, f->errbuf, "'%s'", url);
+		return FETCH_MISSING;
+	case CURLE_URL_MALFORMAT:
+	case CURLE_LOGIN_DENIED:
+	case CURLE_TOO_MANY_REDIRECTS:
+	case CURLE_SSL_CERTPROBLEM:
+		dlib_err_curl(e, EXIT_UNREACHABLE, (int)rc, f->errbuf, "'%s'", url);
+		return FETCH_PERMANENT;
+	default:
+		dlib_err_curl(e, EXIT_UNREACHABLE, (int)rc, f->errbuf, "'%s'", url);
+		return FETCH_TRANSIENT;
+	}
+}
+
+enum fetch_result fetch_to_memory(struct fetcher *f, const char *url, size_t max, char **ret_buf,
+				  size_t *ret_len, struct err *e)
+{
+	struct sink s = {.f = f, .max = max, .fd = -1};
+	enum fetch_result r;
+	CURLcode rc;
+
+	set_common(f, url);
+	sym_curl_easy_setopt(f->curl, CURLOPT_WRITEFUNCTION, write_memory);
+	sym_curl_easy_setopt(f->curl, CURLOPT_WRITEDATA, &s);
+	watch(f, &s);
+	rc = perform(f, url);
+	if (rc != CURLE_OK || s.io_errno || s.too_large) {
+		r = classify(f, rc, &s, url, e);
+		free(s.buf);
+		return r;
+	}
+	if (!s.buf && !(s.buf = malloc(1))) {
+		err_errno(e, EXIT_UNEXPECTED, ENOMEM, "'%s'", url);
+		return FETCH_PERMANENT;
+	}
+	s.buf[s.len] = '\0';
+	*ret_buf = s.buf;
+	*ret_len = s.len;
+	return FETCH_OK;
+}
+
+enum fetch_result fetch_probe(struct fetcher *f, const char *url, uint64_t size, struct err *e)
+{
+	struct sink s = {.f = f, .fd = -1};
+	curl_off_t len = -1;
+	CURLcode rc;
+
+	set_common(f, url);
+	sym_curl_easy_setopt(f->curl, CURLOPT_NOBODY, 1L);
+	watch(f, &s);
+	rc = perform(f, url);
+	if (rc != CURLE_OK)
+		return classify(f, rc, &s, url, e);
+	if (sym_curl_easy_getinfo(f->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len) == CURLE_OK &&
+	    len >= 0 && size > 0 && (uint64_t)len != size) {
+		err_set(e, EXIT_VERIFY,
+			"'%s': the mirror's copy has %lld bytes; the index says %llu", url,
+			(long long)len, (unsigned long long)size);
+		return FETCH_PERMANENT;
+	}
+	return FETCH_OK;
+}
+
+/* Hashes the first HAVE bytes of fd (a previous attempt's) into SHA; leaves fd at HAVE. */
+static int hash_existing(int fd, uint64_t have, struct sha256 *sha)
+{
+	char buf[1 << 16];
+	uint64_t done = 0;
+
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return -errno;
+	while (done < have) {
+		size_t want = have - done < sizeof(buf) ? (size_t)(have - done) : sizeof(buf);
+		ssize_t n = read(fd, buf, want);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		sha256_update(sha, buf, (size_t)n);
+		done += (uint64_t)n;
+	}
+	return 0;
+}
+
+static enum fetch_result empty_file(struct sink *s, const char *url, struct err *e)
+{
+	int r = sink_rewind(s);
+
+	if (r < 0) {
+		err_errno(e, EXIT_UNEXPECTED, -r, "'%s': truncating partial download", url);
+		return FETCH_PERMANENT;
+	}
+	return FETCH_OK;
+}
+
+/*
+ * Checks the completed file against the index; on mismatch empties it. SHORT_IS_FINAL:
+ * the whole file was just read from its start, so fewer bytes than the index promises
+ * mean the mirror's copy is short, not that a transfer was cut.
+ */
+static enum fetch_result check_complete(struct sink *s, const char *url, const char *sha256,
+					bool short_is_final, struct err *e)
+{
+	char got[65];
+
+	/*
+	 * Fewer bytes than promised from a transfer that ended "cleanly": the server's
+	 * Content-Length was short, or it closed early. What arrived is kept; the next
+	 * attempt resumes after it (and a copy that is really short answers that with 416).
+	 */
+	if (s->have < s->expected && !short_is_final) {
+		err_set(e, EXIT_UNREACHABLE, "'%s': the transfer ended after %llu of %llu bytes",
+			url, (unsigned long long)s->have, (unsigned long long)s->expected);
+		return FETCH_TRANSIENT;
+	}
+	if (s->have != s->expected) {
+		err_set(e, EXIT_VERIFY, "'%s': size mismatch (index says %llu bytes, got %llu)",
+			url, (unsigned long long)s->expected, (unsigned long long)s->have);
+		err_hint(
+			e,
+			"the mirror serves other bytes than the signed index describes: upload the package again, or re-add it with make-repo and re-sign");
+		empty_file(s, url, e);
+		return FETCH_PERMANENT;
+	}
+	if (sha256_final_hex(s->sha, got) < 0) {
+		err_openssl(e, EXIT_UNEXPECTED, "'%s': sha256", url);
+		return FETCH_PERMANENT;
+	}
+	if (strcmp(got, sha256) != 0) {
+		err_set(e, EXIT_VERIFY, "'%s': sha256 mismatch (expected %.12s..., got %.12s...)",
+			url, sha256, got);
+		err_hint(
+			e,
+			"the mirror serves other bytes than the signed index describes: upload the package again, or re-add it with make-repo and re-sign");
+		empty_file(s, url, e);
+		return FETCH_PERMANENT;
+	}
+	return FETCH_OK;
+}
+
+static enum fetch_result prepare_resume(struct sink *s, const char *url, struct err *e)
+{
+	struct stat st;
+	int r;
+
+	if (fstat(s->fd, &st) < 0) {
+		err_errno(e, EXIT_UNEXPECTED, errno, "'%s': partial download", url);
+		return FETCH_PERMANENT;
+	}
+	sink_have(s, (uint64_t)st.st_size);
+	if (s->have > s->expected && empty_file(s, url, e) != FETCH_OK)
+		return FETCH_PERMANENT;
+	if ((r = hash_existing(s->fd, s->have, s->sha)) < 0) {
+		err_errno(e, EXIT_UNEXPECTED, -r, "'%s': reading partial download", url);
+		return FETCH_PERMANENT;
+	}
+	s->resume_from = s->have;
+	return FETCH_OK;
+}
+
+static CURLcode transfer_file(struct fetcher *f, const char *url, struct sink *s)
+{
+	CURLcode rc;
+
+	set_common(f, url);
+	sym_curl_easy_setopt(f->curl, CURLOPT_WRITEFUNCTION, write_file);
+	sym_curl_easy_setopt(f->curl, CURLOPT_WRITEDATA, s);
+	sym_curl_easy_setopt(f->curl, CURLOPT_BUFFERSIZE, FETCH_FILE_BUFFER);
+	sym_curl_easy_setopt(f->curl, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)s->resume_from);
+	watch(f, s);
+	s->status_checked = false;
+	s->started_ns = s->last_report_ns = now_ns();
+	rc = perform(f, url);
+	if (s->bar_shown)
+		fputc('\n', stderr);
+	s->bar_shown = false;
+	return rc;
+}
+
+/*
+ * One transfer of URL into S's file, resumed after its bytes, and the check of the
+ * result. *RET_MIXED: the bytes checked were not all from this transfer (it resumed
+ * after bytes already in the file), so a mismatch does not tell whose bytes were bad.
+ */
+static enum fetch_result transfer_and_check(struct fetcher *f, const char *url, struct sink *s,
+					    const char *sha256, bool *ret_mixed, struct err *e)
+{
+	uint64_t size = s->expected;
+	bool from_start = false;
+	CURLcode rc;
+
+	*ret_mixed = s->have > 0;
+	if (s->have == size)
+		return check_complete(s, url, sha256, false, e);
+	if (s->have > 0)
+		log_kv(LOG_INFO, "fetch", "resuming partial download", "url", url,
+		       U64("offset", s->have), LOG_END);
+	rc = transfer_file(f, url, s);
+	/*
+	 * Nothing to send after the bytes we have (HTTP 416, or a file:// read that ends
+	 * where it started): the mirror's copy is short, whoever wrote the bytes before.
+	 */
+	if (s->resume_from > 0 && s->have < size &&
+	    ((rc == CURLE_HTTP_RETURNED_ERROR && http_code(f) == 416) ||
+	     (rc == CURLE_OK && s->net == 0))) {
+		*ret_mixed = false;
+		err_set(e, EXIT_VERIFY,
+			"'%s': the mirror's copy ends before byte %llu; the index says %llu bytes",
+			url, (unsigned long long)s->resume_from, (unsigned long long)size);
+		err_hint(
+			e,
+			"the mirror serves other bytes than the signed index describes: upload the package again, or re-add it with make-repo and re-sign");
+		empty_file(s, url, e);
+		return FETCH_PERMANENT;
+	}
+	if ((rc == CURLE_RANGE_ERROR || rc == CURLE_BAD_DOWNLOAD_RESUME) && s->resume_from > 0) {
+		/* curl saw a 200 to our Range request (or a range past the end): start over now. */
+		log_kv(LOG_INFO, "fetch",
+		       "server ignored the range request; downloading from the start", "url", url,
+		       LOG_END);
+		if (empty_file(s, url, e) != FETCH_OK)
+			return FETCH_PERMANENT;
+		rc = transfer_file(f, url, s);
+		from_start = true;
+	}
+	if (from_start || s->restarted)
+		*ret_mixed = false;
+	if (rc != CURLE_OK || s->io_errno || s->too_large)
+		return classify(f, rc, s, url, e);
+	return check_complete(s, url, sha256, from_start || s->restarted, e);
+}
+
+/* FF's file now holds bytes from MIRROR after those of FF->origin. */
+static void note_origin(struct fetch_file *ff, uint64_t had, uint64_t have, const char *mirror)
+{
+	size_t len;
+
+	if (have == 0) {
+		ff->origin[0] = '\0';
+		return;
+	}
+	if (have == had)
+		return;
+	if (had == 0 || !ff->origin[0]) {
+		snprintf(ff->origin, sizeof(ff->origin), "%s", mirror);
+		return;
+	}
+	len = strlen(ff->origin);
+	if (len >= strlen(mirror) && strcmp(ff->origin + len - strlen(mirror), mirror) == 0)
+		return;
+	if (len < sizeof(ff->origin))
+		snprintf(ff->origin + len, sizeof(ff->origin) - len, ", then %s", mirror);
+}
+
+enum fetch_result fetch_to_file(struct fetcher *f, const char *mirror, const char *url,
+				struct fetch_file *ff, struct err *e)
+{
+	_cleanup_(sha256_freep) struct sha256 *sha = sha256_new();
+	const char *slash = strrchr(url, '/');
+	struct sink s = {.f = f,
+			 .fd = ff->fd,
+			 .sha = sha,
+			 .expected = ff->size,
+			 .tail = ff->tail,
+			 .name = slash ? slash + 1 : url};
+	char before[sizeof(ff->origin)], msg[ERR_MSG_MAX];
+	enum fetch_result r;
+	uint64_t had;
+	bool mixed;
+
+	if (!sha) {
+		err_openssl(e, EXIT_UNEXPECTED, "sha256");
+		return FETCH_PERMANENT;
+	}
+	if ((r = prepare_resume(&s, url, e)) != FETCH_OK)
+		return r;
+	had = s.have;
+	if (had > 0 && !ff->origin[0])
+		snprintf(ff->origin, sizeof(ff->origin),
+			 "a partial download left by an earlier run");
+	if (had == 0)
+		ff->origin[0] = '\0';
+	snprintf(before, sizeof(before), "%s", ff->origin);
+	r = transfer_and_check(f, url, &s, ff->sha256, &mixed, e);
+	note_origin(ff, had, s.have, mirror);
+	if (r != FETCH_PERMANENT || e->code != EXIT_VERIFY || !mixed) {
+		ff->net += s.net;
+		return r;
+	}
+	/*
+	 * The bytes before HAD came from someone else (another mirror, an earlier run): the
+	 * mismatch may be theirs. The whole file from this mirror decides.
+	 */
+	snprintf(
+		msg, sizeof(msg),
+		"'%s': the file failed verification after resuming at byte %llu (the bytes before it came from %s); downloading it again from byte 0 from this mirror",
+		url, (unsigned long long)had, before);
+	log_kv(LOG_WARN, "fetch", msg, "reason", e->msg, LOG_END);
+	err_clear(e);
+	if (empty_file(&s, url, e) != FETCH_OK) {
+		ff->net += s.net;
+		return FETCH_PERMANENT;
+	}
+	s.restarted = false;
+	r = transfer_and_check(f, url, &s, ff->sha256, &mixed, e);
+	note_origin(ff, 0, s.have, mirror);
+	ff->net += s.net;
+	if (r == FETCH_OK)
+		log_msg(LOG_WARN, "fetch",
+			"the whole file from %s verified: the bad bytes came from %s, before byte %llu",
+			mirror, before, (unsigned long long)had);
+	else if (r == FETCH_PERMANENT && e->code == EXIT_VERIFY)
+		snprintf(e->msg + strlen(e->msg), sizeof(e->msg) - strlen(e->msg), "%s",
+			 "; this mirror served every byte, from byte 0");
+	return r;
+}
+
+/* ---- mirrors, rounds and backoff ---------------------------------------- */
+
+/* Exponential backoff with "equal jitter": half fixed, half random. */
+static uint64_t backoff_ms(unsigned round, long retry_after_s)
+{
+	uint64_t d = BACKOFF_BASE_MS;
+	uint32_t rnd = 0;
+
+	for (unsigned i = 0; i < round && d < BACKOFF_CAP_MS; i++)
+		d *= 2;
+	if (d > BACKOFF_CAP_MS)
+		d = BACKOFF_CAP_MS;
+	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+		rnd = (uint32_t)now_ns();
+	d = d / 2 + rnd % (d / 2 + 1);
+	if (retry_after_s > 0 && (uint64_t)retry_after_s * 1000u > d)
+		d = (uint64_t)retry_after_s * 1000u;
+	return d;
+}
+
+/*
+ * Sleeps MS, or less when SIGTERM or SIGINT comes (interrupt.h): in slices of at most
+ * 100 ms, since the signal may interrupt another thread (the unpacker's) than this one.
+ */
+static void sleep_ms(uint64_t ms)
+{
+	uint64_t end = now_ns() + ms * 1000000u, now;
+
+	while (!interrupt_signal() && (now = now_ns()) < end) {
+		uint64_t slice = end - now < 100000000u ? end - now : 100000000u;
+		struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)slice};
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+struct mirror_state {
+	bool permanent;
+	bool missing; /* its last answer: the file is not there */
+	int code;
+	char msg[512];
+	char hint[ERR_HINT_MAX];
+};
+
+/*
+ * Gives the next attempt 1/K of what is left, K the mirrors not retired (all when K is 1),
+ * but not less than SHARE_MIN_MS.
+ */
+static void share_begin(struct fetcher *f, const struct mirror_state *st, size_t n)
+{
+	uint64_t share;
+	unsigned k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += !st[i].permanent;
+	f->share_deadline_ns = 0;
+	f->share_spent = false;
+	f->share_of = k;
+	f->share_left_ms = remaining_ms(f);
+	share = k > 1 ? f->share_left_ms / k : f->share_left_ms;
+	if (share < SHARE_MIN_MS)
+		share = SHARE_MIN_MS;
+	if (share < f->share_left_ms)
+		f->share_deadline_ns = now_ns() + share * 1000000u;
+}
+
+/* The worst cause wins: bad content over local trouble over an unreachable mirror. */
+static int mirrors_fail(struct mirror_state *st, size_t n, unsigned attempts, uint64_t t0,
+			struct err *e)
+{
+	char detail[ERR_MSG_MAX - 128];
+	const char *hint = NULL, *other_hint = NULL;
+	size_t len = 0;
+	int code = EXIT_UNREACHABLE;
+	bool all_missing = n > 0;
+
+	detail[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		all_missing &= st[i].missing;
+		if (st[i].msg[0] == '\0')
+			continue; /* the time ran out before its turn */
+		if (st[i].code == EXIT_VERIFY && !hint)
+			hint = st[i].hint;
+		if (st[i].code != EXIT_VERIFY && !other_hint && st[i].hint[0])
+			other_hint = st[i].hint;
+		if (st[i].code == EXIT_VERIFY)
+			code = EXIT_VERIFY;
+		else if (st[i].code != EXIT_UNREACHABLE && code != EXIT_VERIFY)
+			code = st[i].code;
+		if (len < sizeof(detail))
+			len += (size_t)snprintf(detail + len, sizeof(detail) - len, "%s%s",
+						len ? "; " : "", st[i].msg);
+	}
+	if (code == EXIT_VERIFY) {
+		err_set(e, EXIT_VERIFY, "%s", detail);
+		if (hint && *hint)
+			err_hint(e, "%s", hint);
+		return -1;
+	}
+	if (all_missing) {
+		err_set(e, EXIT_UNREACHABLE, "every mirror answered that it has no such file: %s",
+			detail);
+		err_hint(
+			e,
+			"check the URL in --repo (NVIDIA_DRIVER_REPO): every mirror answered that the file is not there");
+		return FETCH_ALL_MISSING;
+	}
+	if (len == 0)
+		snprintf(detail, sizeof(detail), "the time budget of the run was spent");
+	/* Local trouble (a full cache disk): a mirror answered, this node could not keep it. */
+	if (code != EXIT_UNREACHABLE)
+		err_set(e, code, "%s", detail);
+	else
+		err_set(e, code, "no repository answered after %u attempt(s) in %.1f s: %s",
+			attempts, (double)ms_since(t0) / 1000.0, detail);
+	if (other_hint)
+		err_hint(e, "%s", other_hint);
+	else if (code == EXIT_UNREACHABLE)
+		err_hint(
+			e,
+			"check --repo (NVIDIA_DRIVER_REPO) and the node's network; for an air gap, use a file:// mirror");
+	return -1;
+}
+
+/* The attempt at mirror BASE ended with R and E: kept in ST, and said. */
+static void mirror_failed(struct mirror_state *st, const char *base, enum fetch_result r,
+			  const struct err *e)
+{
+	st->permanent = r != FETCH_TRANSIENT;
+	st->missing = r == FETCH_MISSING;
+	st->code = e->code;
+	str_fmt_cut(st->msg, sizeof(st->msg), "%s", e->msg);
+	snprintf(st->hint, sizeof(st->hint), "%s", e->hint);
+	log_kv(LOG_WARN, "fetch", e->msg, "mirror", base, "retry", st->permanent ? "no" : "yes",
+	       LOG_END);
+}
+
+int fetch_mirrors(struct fetcher *f, char *const *bases, size_t n, size_t first,
+		  fetch_attempt_fn fn, void *userdata, size_t *ret_mirror, struct err *e)
+{
+	_cleanup_free_ struct mirror_state *st = calloc(n ? n : 1, sizeof(*st));
+	uint64_t t0 = now_ns();
+	unsigned attempts = 0, failed_rounds = 0;
+
+	if (!st)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "fetch");
+	/*
+	 * A round in which some mirror only spent its share of the budget (slow, but making
+	 * progress) is not a failed one: it does not count against --fetch-retries, so the
+	 * slow mirror gets what the others leave of the budget. The budget bounds the rounds.
+	 */
+	for (unsigned round = 0; failed_rounds <= f->retries; round++) {
+		bool any_left = false, any_fault = false, any_slow = false;
+		uint64_t wait;
+
+		f->retry_after_s = 0;
+		for (size_t k = 0; k < n; k++) {
+			size_t i = (first + k) % n;
+			enum fetch_result r;
+
+			if (st[i].permanent)
+				continue;
+			if (interrupt_check(e, "the next attempt") < 0)
+				return -1;
+			if (remaining_ms(f) == 0)
+				return mirrors_fail(st, n, attempts, t0, e);
+			attempts++;
+			err_clear(e);
+			share_begin(f, st, n);
+			r = fn(f, bases[i], userdata, e);
+			f->share_deadline_ns = 0;
+			if (r == FETCH_OK) {
+				*ret_mirror = i;
+				return 0;
+			}
+			/* A transfer the signal ended is no mirror's fault: no retry, no other mirror. */
+			if (interrupt_check(e, "the end of the transfer") < 0)
+				return -1;
+			mirror_failed(&st[i], bases[i], r, e);
+			any_left |= !st[i].permanent;
+			any_slow |= f->share_spent;
+			any_fault |= !st[i].permanent && !f->share_spent;
+		}
+		if (!any_slow)
+			failed_rounds++;
+		if (!any_left || failed_rounds > f->retries)
+			break;
+		/* Only a fault is waited for; a slow mirror is asked again at once. */
+		if (!any_fault)
+			continue;
+		wait = backoff_ms(round, f->retry_after_s);
+		if (wait >= remaining_ms(f))
+			break;
+		log_kv(LOG_INFO, "fetch", "waiting before the next attempt", U64("ms", wait),
+		       LOG_END);
+		sleep_ms(wait);
+	}
+	return mirrors_fail(st, n, attempts, t0, e);
+}
