@@ -1,0 +1,78 @@
+# scripts/check-layers (make lint) on a copy of the tree: the tree as it is passes, and each
+# rule fails on the break it exists for: a stage's inner header included from cmd/, an
+# include of a folder above, a cycle by includes, a cycle by a call alone (a declaration
+# written by hand, seen only in the objects), a function over 80 lines.
+CHECK=$SRC/scripts/check-layers
+OBJS=$(dirname "$BIN")
+[ -d "$OBJS/installer" ] || fail "no objects under $OBJS/installer"
+
+# fresh: a copy of the sources and objects to break one way. The objects are hard links:
+# one is only ever replaced (rm, then written anew), never written through.
+fresh() {
+    rm -rf "$T/tree"
+    mkdir -p "$T/tree/build"
+    cp -a "$SRC/installer" "$T/tree/installer"
+    cp -al "$OBJS/installer" "$T/tree/build/installer"
+}
+# expect_red WHAT PATTERN: the check fails and names PATTERN.
+expect_red() {
+    local what=$1 pattern=$2
+    "$CHECK" --src "$T/tree/installer" --build "$T/tree/build" >"$T/out" 2>&1 &&
+        fail "check-layers passed $what"
+    grep -q -- "$pattern" "$T/out" || fail "$what: $(cat "$T/out")"
+}
+
+fresh
+"$CHECK" --src "$T/tree/installer" --build "$T/tree/build" >"$T/out" 2>&1 ||
+    fail "the tree as it is: $(cat "$T/out")"
+[ ! -s "$T/out" ] || fail "a passing check printed: $(cat "$T/out")"
+
+# cmd/ sees a stage only through its face.
+fresh
+sed -i '0,/^#include "cmd\/cmd.h"/s//#include "cmd\/cmd.h"\n#include "expose\/cdi.h"/' \
+    "$T/tree/installer/cmd/status.c"
+expect_red "an inner header from cmd/" \
+    'cmd/status.c: includes "expose/cdi.h", inside expose/: include its face, "expose/expose.h"'
+
+# A stage includes only what is below it.
+fresh
+sed -i '0,/^#include "host\/host.h"/s//#include "host\/host.h"\n#include "expose\/expose.h"/' \
+    "$T/tree/installer/host/host.c"
+expect_red "an upward include" 'host/host.c: includes "expose/expose.h", a folder above its own'
+
+# A cycle by includes: util/log.c uses util/str.h; str.c including log.h closes it.
+fresh
+sed -i '0,/^#include "util\/str.h"/s//#include "util\/str.h"\n#include "util\/log.h"/' \
+    "$T/tree/installer/util/str.c"
+expect_red "an include cycle" 'a cycle between util/log, .*util/str -> util/log (util/str.c includes util/log.h)'
+
+# A cycle by a call alone: str.o calls now_ns (util/log.c) through a declaration written by
+# hand, so no include shows it; the object does.
+fresh
+cat >>"$T/tree/installer/util/str.c" <<'EOF'
+
+unsigned long long str_probe_now(void);
+extern unsigned long long now_ns(void);
+unsigned long long str_probe_now(void)
+{
+	return now_ns();
+}
+EOF
+rm "$T/tree/build/installer/util/str.o"
+cc -std=gnu11 -D_GNU_SOURCE -I"$T/tree/installer" -c -o "$T/tree/build/installer/util/str.o" \
+    "$T/tree/installer/util/str.c"
+expect_red "a call cycle" 'util/str -> util/log (calls now_ns)'
+
+# A function over 80 lines.
+fresh
+{
+    printf '\nint str_probe_long(int x);\nint str_probe_long(int x)\n{\n'
+    for i in $(seq 1 80); do printf '\tx += %d;\n' "$i"; done
+    printf '\treturn x;\n}\n'
+} >>"$T/tree/installer/util/str.c"
+expect_red "a long function" 'str_probe_long is 84 lines (at most 80)'
+
+# Without the objects, the call edges cannot be read: the check fails, it does not pass.
+fresh
+rm "$T/tree/build/installer/util/log.o"
+expect_red "missing objects" 'log.o is missing'
