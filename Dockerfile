@@ -32,7 +32,8 @@ COPY --from=build /src/build/nvidia-driver-installer /usr/bin/nvidia-driver-inst
 COPY --from=build /src/build/libexec/nvidia-driver-installer /usr/libexec/nvidia-driver-installer
 # The documents its messages and --help name, and those they link (the Makefile's
 # DOCS_SHIPPED, at its DOCDIR; t_doc_paths): what an exit code means, every option, the
-# --json formats, the metrics, the repository format, the runbooks, and the design notes.
-COPY docs/benchmarks.md docs/building-packages.md docs/configuration.md docs/design.md docs/exit-codes.md docs/json.md docs/metrics.md docs/operations.md docs/reliability.md docs/repository-format.md docs/testing.md /usr/share/doc/nvidia-driver-installer/
+# --json formats, the metrics, the repository format, the runbooks, troubleshooting, the
+# design notes and the layout of the source tree.
+COPY docs/benchmarks.md docs/building-packages.md docs/command-line.md docs/configuration.md docs/design.md docs/exit-codes.md docs/hacking.md docs/json.md docs/metrics.md docs/operations.md docs/reliability.md docs/repository-format.md docs/testing.md docs/troubleshooting.md /usr/share/doc/nvidia-driver-installer/
 ENTRYPOINT ["/usr/bin/nvidia-driver-installer"]
 CMD ["install"]

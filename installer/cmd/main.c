@@ -185,7 +185,7 @@ static void usage(FILE *f, const struct command *cmd)
 
 /*
  * --help-options (not listed): the table as tab-separated lines, one an option, for
- * tests/tools/options-doc.py, which holds docs/configuration.md and the README to it:
+ * tests/tools/options-doc.py, which holds docs/configuration.md and docs/command-line.md to it:
  * name, argument, variable, default (as the docs write it), kind, commands, help, and what
  * an empty value of the variable does ("refused", "unset"; "" without a variable).
  */

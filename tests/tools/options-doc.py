@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Holds docs/configuration.md and README.md to the installer's option table.
+"""Holds docs/configuration.md and docs/command-line.md to the installer's option table.
 
-Usage: options-doc.py HELP_OPTIONS_TSV CONFIGURATION_MD README_MD
+Usage: options-doc.py HELP_OPTIONS_TSV CONFIGURATION_MD COMMAND_LINE_MD
 The TSV is `nvidia-driver-installer --help-options`: name, argument, variable, default
 (as the docs write it), kind, commands, help, and what an empty value of the variable does
 (refused, unset). Prints each disagreement and exits 1, or prints nothing and exits 0.
@@ -122,10 +122,10 @@ def check_empty_rule(rows, text, bad):
         bad.append("configuration.md: the empty-value rule names %s, which the table takes empty as unset" % v)
 
 
-def check_readme(rows, text, bad):
+def check_command_line(rows, text, bad):
     m = re.search(r"^\| option \| environment \| default \|\n\|[-|]+\|\n((?:\|.*\n)+)", text, re.M)
     if not m:
-        bad.append("README.md: no option table")
+        bad.append("command-line.md: no option table")
         return
     seen = set()
     for line in m.group(1).splitlines():
@@ -133,17 +133,17 @@ def check_readme(rows, text, bad):
         name = first_option(c[0])
         row = find(rows, name, "install") or find(rows, name, "global")
         if not row:
-            bad.append("README.md: %s is not an option of install" % c[0])
+            bad.append("command-line.md: %s is not an option of install" % c[0])
             continue
         seen.add(name)
         env = "`%s`" % row["env"] if row["env"] else ""
         for what, got, exp in (("option", c[0], option_cell(row)), ("environment", c[1], env),
                                ("default", c[2], row["default"])):
             if not (got == exp or (exp and got.startswith(exp) and got[len(exp)] in " :;(")):
-                bad.append("README.md: --%s: %s is '%s', the table says '%s'" % (name, what, got, exp))
+                bad.append("command-line.md: --%s: %s is '%s', the table says '%s'" % (name, what, got, exp))
     for r in rows:
         if r["env"] and r["name"] not in seen:
-            bad.append("README.md: --%s (%s) is missing" % (r["name"], r["env"]))
+            bad.append("command-line.md: --%s (%s) is missing" % (r["name"], r["env"]))
 
 
 def main():
@@ -152,7 +152,7 @@ def main():
     reference = open(sys.argv[2], encoding="utf-8").read()
     check_reference(rows, reference, bad)
     check_empty_rule(rows, reference, bad)
-    check_readme(rows, open(sys.argv[3], encoding="utf-8").read(), bad)
+    check_command_line(rows, open(sys.argv[3], encoding="utf-8").read(), bad)
     for b in bad:
         print("options-doc: " + b)
     return 1 if bad else 0
