@@ -361,9 +361,63 @@ static int report(const struct command *cmd, const struct err *e)
 	return e->code ? e->code : EXIT_UNEXPECTED;
 }
 
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+		if (strcmp(name, commands[i].name) == 0)
+			return &commands[i];
+	}
+	return NULL;
+}
+
+/*
+ * What follows CMD's options in argv (from optind): install's "-- CMD [ARGS]", a
+ * command's FILEs, and nothing else. Returns -1 to go on, else an exit code.
+ */
+static int take_operands(const struct command *cmd, int argc, char **argv, struct config *c)
+{
+	/* install ... -- CMD [ARGS]: CMD runs after a successful install. */
+	if (cmd->hands_over && optind < argc && optind > 1 && strcmp(argv[optind - 1], "--") == 0) {
+		for (; optind < argc; optind++) {
+			if (strv_push(&c->exec_argv, argv[optind]) < 0)
+				return usage_error(cmd, "out of memory");
+		}
+	}
+	for (; optind < argc && cmd->takes_files; optind++) {
+		if (strv_push(&c->files, argv[optind]) < 0)
+			return usage_error(cmd, "out of memory");
+	}
+	if (optind < argc)
+		return usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if (cmd->takes_files && c->files.n == 0)
+		return usage_error(cmd, "missing FILE arguments");
+	return -1;
+}
+
+/* Checks the configuration as CMD needs it, then runs CMD. Returns the exit code. */
+static int run_command(const struct command *cmd, struct config *c)
+{
+	struct err e;
+	int r;
+
+	err_clear(&e);
+	log_setup(c->log_format, c->log_level);
+	/* config checks everything itself, naming each problem; install refuses near misses. */
+	if (!cmd->preflight &&
+	    (config_validate(c, &e) < 0 || config_check_env(c, cmd->run == install_run, &e) < 0))
+		return usage_error(cmd, "%s", e.msg);
+	if (session_check_container(c, cmd->name, cmd->host, &e) < 0)
+		return report(cmd, &e);
+	if (cmd->stops_safely && (r = interrupt_setup()) < 0) {
+		err_errno(&e, EXIT_UNEXPECTED, -r, "signal handlers");
+		return report(cmd, &e);
+	}
+	return cmd->run(c, &e) < 0 ? report(cmd, &e) : EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
-	const struct command *cmd = NULL;
+	const struct command *cmd;
 	_cleanup_free_ bool *cleared = calloc(config_n_options, sizeof(bool));
 	struct config cfg;
 	struct err e;
@@ -392,10 +446,7 @@ int main(int argc, char **argv)
 		r = usage_error(NULL, "missing COMMAND");
 		goto out;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(commands) && !cmd; i++) {
-		if (strcmp(argv[optind], commands[i].name) == 0)
-			cmd = &commands[i];
-	}
+	cmd = find_command(argv[optind]);
 	if (!cmd) {
 		r = usage_error(NULL, "unknown command '%s'", argv[optind]);
 		goto out;
@@ -403,48 +454,10 @@ int main(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	r = parse(argc, argv, cmd, &cfg, cleared);
-	if (r >= 0)
-		goto out;
-	/* install ... -- CMD [ARGS]: CMD runs after a successful install. */
-	if (cmd->hands_over && optind < argc && optind > 1 && strcmp(argv[optind - 1], "--") == 0) {
-		for (; optind < argc; optind++) {
-			if (strv_push(&cfg.exec_argv, argv[optind]) < 0) {
-				r = usage_error(cmd, "out of memory");
-				goto out;
-			}
-		}
-	}
-	for (; optind < argc && cmd->takes_files; optind++) {
-		if (strv_push(&cfg.files, argv[optind]) < 0) {
-			r = usage_error(cmd, "out of memory");
-			goto out;
-		}
-	}
-	if (optind < argc) {
-		r = usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-		goto out;
-	}
-	if (cmd->takes_files && cfg.files.n == 0) {
-		r = usage_error(cmd, "missing FILE arguments");
-		goto out;
-	}
-	log_setup(cfg.log_format, cfg.log_level);
-	/* config checks everything itself, naming each problem; install refuses near misses. */
-	if (!cmd->preflight && (config_validate(&cfg, &e) < 0 ||
-				config_check_env(&cfg, cmd->run == install_run, &e) < 0)) {
-		r = usage_error(cmd, "%s", e.msg);
-		goto out;
-	}
-	if (session_check_container(&cfg, cmd->name, cmd->host, &e) < 0) {
-		r = report(cmd, &e);
-		goto out;
-	}
-	if (cmd->stops_safely && (r = interrupt_setup()) < 0) {
-		err_errno(&e, EXIT_UNEXPECTED, -r, "signal handlers");
-		r = report(cmd, &e);
-		goto out;
-	}
-	r = cmd->run(&cfg, &e) < 0 ? report(cmd, &e) : EXIT_OK;
+	if (r < 0)
+		r = take_operands(cmd, argc, argv, &cfg);
+	if (r < 0)
+		r = run_command(cmd, &cfg);
 out:
 	config_done(&cfg);
 	return r;
