@@ -613,7 +613,13 @@ enum repo_verdict repo_driver_judge(const struct repo_driver *d, const struct ho
 	}
 	for (size_t g = 0; g < h->n_gpus; g++)
 		ids[g] = (uint32_t)h->gpus[g].vendor << 16 | h->gpus[g].device;
-	repo_kmt_decide(d, ids, h->n_gpus, policy, avail, h->kernel, &ret->kmt);
+	repo_kmt_decide(&(struct repo_kmt_request){.driver = d,
+						   .gpus = ids,
+						   .n_gpus = h->n_gpus,
+						   .policy = policy,
+						   .avail = avail,
+						   .kernel = h->kernel},
+			&ret->kmt);
 	if (!ret->kmt.ok)
 		return ret->verdict = REPO_MODULE_TYPE;
 	ret->pkg = best[ret->kmt.type];

@@ -342,32 +342,32 @@ static void take(struct repo_kmt_decision *r, enum repo_module_type t)
 }
 
 /* --kernel-module-type open or proprietary: that flavour, for every GPU it lists. */
-static void decide_explicit(const struct repo_driver *d, const uint32_t *gpus, size_t n,
-			    enum repo_module_type want, unsigned avail, const char *kernel,
+static void decide_explicit(const struct repo_kmt_request *q, enum repo_module_type want,
 			    struct repo_kmt_decision *r)
 {
+	const struct repo_driver *d = q->driver;
 	enum repo_module_type other = want == REPO_MT_OPEN ? REPO_MT_PROPRIETARY : REPO_MT_OPEN;
 	const char *wname = repo_module_type_name(want), *oname = repo_module_type_name(other);
 	struct repo_pci_list tmp;
 	const struct repo_pci_list *l = flavour_list(d, want, &tmp);
 	char g[192];
 
-	if (!HAS(avail, want)) {
+	if (!HAS(q->avail, want)) {
 		refuse(r,
 		       "--kernel-module-type %s: this repository has no %s modules of %s for kernel %s%s%s%s",
-		       wname, wname, d->version, kernel, HAS(avail, other) ? " (only " : "",
-		       HAS(avail, other) ? oname : "", HAS(avail, other) ? ")" : "");
+		       wname, wname, d->version, q->kernel, HAS(q->avail, other) ? " (only " : "",
+		       HAS(q->avail, other) ? oname : "", HAS(q->avail, other) ? ")" : "");
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (supports(l, gpus[i]) == 0) {
+	for (size_t i = 0; i < q->n_gpus; i++) {
+		if (supports(l, q->gpus[i]) == 0) {
 			refuse(r, "%s is not supported by the %s modules of %s",
-			       gpu_desc(d, gpus[i], g, sizeof(g)), wname, d->version);
+			       gpu_desc(d, q->gpus[i], g, sizeof(g)), wname, d->version);
 			return;
 		}
 	}
 	take(r, want);
-	if (HAS(avail, other))
+	if (HAS(q->avail, other))
 		snprintf(r->excluded[other], sizeof(r->excluded[other]),
 			 "--kernel-module-type %s asks for the %s modules", wname, wname);
 }
@@ -379,9 +379,13 @@ static void decide_explicit(const struct repo_driver *d, const uint32_t *gpus, s
  * GPUs it supports; a proprietary flavour without a list is judged as every driver
  * without "supported_pci_ids" always was: it supports every GPU.
  */
-static void decide_auto(const struct repo_driver *d, const uint32_t *gpus, size_t n, unsigned avail,
-			const char *kernel, struct repo_kmt_decision *r)
+static void decide_auto(const struct repo_kmt_request *q, struct repo_kmt_decision *r)
 {
+	const struct repo_driver *d = q->driver;
+	const uint32_t *gpus = q->gpus;
+	size_t n = q->n_gpus;
+	unsigned avail = q->avail;
+	const char *kernel = q->kernel;
 	struct repo_pci_list tmp;
 	const struct repo_pci_list *lo = flavour_list(d, REPO_MT_OPEN, NULL),
 				   *lp = flavour_list(d, REPO_MT_PROPRIETARY, &tmp);
@@ -474,20 +478,18 @@ static void decide_auto(const struct repo_driver *d, const uint32_t *gpus, size_
 			d->version, branch, REPO_OPEN_DEFAULT_BRANCH);
 }
 
-void repo_kmt_decide(const struct repo_driver *d, const uint32_t *gpus, size_t n_gpus,
-		     enum repo_kmt_policy policy, unsigned avail, const char *kernel,
-		     struct repo_kmt_decision *ret)
+void repo_kmt_decide(const struct repo_kmt_request *q, struct repo_kmt_decision *ret)
 {
 	memset(ret, 0, sizeof(*ret));
-	switch (policy) {
+	switch (q->policy) {
 	case REPO_KMT_OPEN:
-		decide_explicit(d, gpus, n_gpus, REPO_MT_OPEN, avail, kernel, ret);
+		decide_explicit(q, REPO_MT_OPEN, ret);
 		break;
 	case REPO_KMT_PROPRIETARY:
-		decide_explicit(d, gpus, n_gpus, REPO_MT_PROPRIETARY, avail, kernel, ret);
+		decide_explicit(q, REPO_MT_PROPRIETARY, ret);
 		break;
 	case REPO_KMT_AUTO:
-		decide_auto(d, gpus, n_gpus, avail, kernel, ret);
+		decide_auto(q, ret);
 		break;
 	}
 }
