@@ -223,7 +223,11 @@ static int mirror_not_older(const struct config *c, int dir_fd, const struct sou
 		return 0;
 	if (fs_read_at(dir_fd, "index.json", REPO_INDEX_MAX, &json, &len, &ie) < 0 ||
 	    fs_read_at(dir_fd, "index.json.sig", VERIFY_SIG_MAX, &sig, &sig_len, &ie) < 0 ||
-	    verify_index_signature(src->keys, json, len, sig, sig_len, fpr, &ie) < 0 ||
+	    verify_index_signature(
+		    src->keys,
+		    &(struct verify_signed){
+			    .data = json, .len = len, .sig = sig, .sig_len = sig_len},
+		    fpr, &ie) < 0 ||
 	    repo_index_parse(json, len, &held, &ie) < 0) {
 		log_kv(LOG_WARN, "mirror", "replacing an index that does not verify", "to",
 		       c->mirror_to, "reason", ie.msg, LOG_END);

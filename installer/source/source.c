@@ -103,8 +103,12 @@ static int index_not_older(struct index_job *j, struct err *e)
 /* Verifies before parsing: no byte of an unsigned index reaches the JSON parser. */
 static int index_accept(struct index_job *j, const char *where, struct err *e)
 {
-	if (verify_index_signature(j->keys, j->json, j->json_len, j->sig, j->sig_len, j->fpr, e) <
-		    0 ||
+	if (verify_index_signature(j->keys,
+				   &(struct verify_signed){.data = j->json,
+							   .len = j->json_len,
+							   .sig = j->sig,
+							   .sig_len = j->sig_len},
+				   j->fpr, e) < 0 ||
 	    repo_index_parse(j->json, j->json_len, &j->idx, e) < 0 || index_not_older(j, e) < 0)
 		return err_wrap(e, "%s", where);
 	return 0;

@@ -306,11 +306,11 @@ static int verify_one(EVP_PKEY *k, const void *data, size_t len, const void *sig
 	return EVP_DigestVerify(ctx, sig, sig_len, data, len) == 1 ? 0 : -1;
 }
 
-int verify_index_signature(const struct keyset *ks, const void *data, size_t len, const void *sig,
-			   size_t sig_len, char ret_fpr[17], struct err *e)
+int verify_index_signature(const struct keyset *ks, const struct verify_signed *s, char ret_fpr[17],
+			   struct err *e)
 {
 	for (size_t i = 0; i < ks->n; i++) {
-		if (verify_one(ks->keys[i], data, len, sig, sig_len) == 0) {
+		if (verify_one(ks->keys[i], s->data, s->len, s->sig, s->sig_len) == 0) {
 			ERR_clear_error();
 			memcpy(ret_fpr, ks->fpr[i], 17);
 			return 0;
