@@ -902,9 +902,10 @@ struct unpack_limit unpack_limit_for(uint64_t size, uint64_t unpacked_size)
 	return l;
 }
 
-int unpack_package(int pkg_fd, uint64_t size, const char *sha256, const struct unpack_limit *limit,
-		   int staging_fd, struct unpack_stats *ret, struct err *e)
+int unpack_package(const struct unpack_request *q, struct unpack_stats *ret, struct err *e)
 {
+	uint64_t size = q->size;
+	const char *sha256 = q->sha256;
 	_cleanup_(sha256_freep) struct sha256 *sha = sha256_new();
 	_cleanup_free_ struct reader *rd = calloc(1, sizeof(*rd));
 	struct unpack_stats st = {0};
@@ -913,9 +914,9 @@ int unpack_package(int pkg_fd, uint64_t size, const char *sha256, const struct u
 
 	if (!sha || !rd)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "unpack");
-	rd->fd = pkg_fd;
+	rd->fd = q->pkg_fd;
 	rd->sha = sha;
-	r = unpack_stream(rd, limit, staging_fd, &st, e);
+	r = unpack_stream(rd, q->limit, q->staging_fd, &st, e);
 	/* A digest mismatch explains any other failure: report it first. */
 	if (reader_drain(rd) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, rd->io_errno, "reading package");
@@ -931,7 +932,7 @@ int unpack_package(int pkg_fd, uint64_t size, const char *sha256, const struct u
 			       got);
 	if (r < 0)
 		return -1;
-	if (check_links_resolve(staging_fd, e) < 0)
+	if (check_links_resolve(q->staging_fd, e) < 0)
 		return -1;
 	*ret = st;
 	return 0;
