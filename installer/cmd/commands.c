@@ -115,13 +115,27 @@ static json_object *excluded_json(const struct repo_judgement *j)
 	return arr;
 }
 
-static json_object *driver_json(const struct repo_driver *d, const struct host *h,
-				enum repo_kmt_policy policy, const struct repo_driver *def,
-				const struct repo_driver *latest, const struct carried *car,
-				const struct source *src)
+/*
+ * What list-versions judges each driver of the index by, in both forms: the host, the
+ * setting, the drivers the tags name (or NULL), and which mirror carries each driver's
+ * package (CAR, one per driver of SRC's index).
+ */
+struct listing {
+	const struct source *src;
+	const struct host *h;
+	enum repo_kmt_policy policy;
+	const struct repo_driver *def, *latest;
+	const struct carried *car;
+};
+
+/* Driver I of the index. */
+static json_object *driver_json(const struct listing *l, size_t i)
 {
+	const struct repo_driver *d = &l->src->idx->drivers[i];
+	const struct host *h = l->h;
+	const struct carried *car = &l->car[i];
 	struct repo_judgement j;
-	enum repo_verdict v = repo_driver_judge(d, h, policy, &j);
+	enum repo_verdict v = repo_driver_judge(d, h, l->policy, &j);
 	const struct repo_package *pkg = j.pkg;
 	json_object *o = json_object_new_object(), *tags = json_object_new_array();
 	char reason[640];
@@ -133,8 +147,8 @@ static json_object *driver_json(const struct repo_driver *d, const struct host *
 	json_object_object_add(o, "tags", tags);
 	json_object_object_add(o, "installable",
 			       json_object_new_boolean(v == REPO_OK && !not_carried));
-	json_object_object_add(o, "default", json_object_new_boolean(d == def));
-	json_object_object_add(o, "latest", json_object_new_boolean(d == latest));
+	json_object_object_add(o, "default", json_object_new_boolean(d == l->def));
+	json_object_object_add(o, "latest", json_object_new_boolean(d == l->latest));
 	json_object_object_add(
 		o, "module_type",
 		session_json_string(v == REPO_OK ? repo_module_type_name(pkg->module_type) : NULL));
@@ -153,7 +167,7 @@ static json_object *driver_json(const struct repo_driver *d, const struct host *
 		/* The mirror that has it; null: not known (no mirror answered the question). */
 		json_object_object_add(
 			o, "mirror",
-			car->r == 1 ? json_object_new_string(src->mirrors[car->mirror]) : NULL);
+			car->r == 1 ? json_object_new_string(l->src->mirrors[car->mirror]) : NULL);
 		json_object_object_add(o, "reason", NULL);
 	} else {
 		verdict_reason(&j, h, reason, sizeof(reason));
@@ -162,10 +176,12 @@ static json_object *driver_json(const struct repo_driver *d, const struct host *
 	return o;
 }
 
-static void list_text(const struct repo_index *idx, const struct host *h,
-		      enum repo_kmt_policy policy, const struct repo_driver *def,
-		      const struct repo_driver *latest, const struct carried *car)
+static void list_text(const struct listing *l)
 {
+	const struct repo_index *idx = l->src->idx;
+	const struct host *h = l->h;
+	const struct carried *car = l->car;
+
 	out_line(stdout, "host: kernel %s (%s), os %s%s%s, %zu NVIDIA GPU(s)", h->kernel, h->arch,
 		 h->os_id, h->os_build_id ? " build " : "", h->os_build_id ? h->os_build_id : "",
 		 h->n_gpus);
@@ -173,7 +189,7 @@ static void list_text(const struct repo_index *idx, const struct host *h,
 	for (size_t i = 0; i < idx->n_drivers; i++) {
 		const struct repo_driver *d = &idx->drivers[i];
 		struct repo_judgement j;
-		enum repo_verdict v = repo_driver_judge(d, h, policy, &j);
+		enum repo_verdict v = repo_driver_judge(d, h, l->policy, &j);
 		const struct repo_package *pkg = j.pkg;
 		const char *mt = v == REPO_OK ? repo_module_type_name(pkg->module_type) : NULL;
 		char tags[128] = "-", reason[640];
@@ -187,7 +203,7 @@ static void list_text(const struct repo_index *idx, const struct host *h,
 			out_line(stdout, "%-14s %-20s excluded: %s", d->version, tags, reason);
 		} else if (v == REPO_OK) {
 			out_line(stdout, "%-14s %-20s installable%s%s%s%s", d->version, tags,
-				 d == def ? " (default)" : "", d == latest ? " (latest)" : "",
+				 d == l->def ? " (default)" : "", d == l->latest ? " (latest)" : "",
 				 mt ? ": " : "", mt ? mt : "");
 			if (pkg->has_signer)
 				out_line(
@@ -248,6 +264,7 @@ int list_versions_run(const struct config *c, struct err *e)
 	struct source src;
 	struct pending pending;
 	const struct pending *pd = NULL;
+	struct listing ls;
 	int r;
 
 	root_fd = session_open_root(c, e);
@@ -270,6 +287,8 @@ int list_versions_run(const struct config *c, struct err *e)
 	}
 	def = repo_resolve_tag(src.idx, &h, policy, "default");
 	latest = repo_resolve_tag(src.idx, &h, policy, "latest");
+	ls = (struct listing){
+		.src = &src, .h = &h, .policy = policy, .def = def, .latest = latest, .car = car};
 	if (c->json) {
 		_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 		json_object *arr = json_object_new_array();
@@ -286,13 +305,12 @@ int list_versions_run(const struct config *c, struct err *e)
 		json_object_object_add(o, "latest",
 				       session_json_string(latest ? latest->version : NULL));
 		for (size_t i = 0; i < src.idx->n_drivers; i++)
-			json_object_array_add(arr, driver_json(&src.idx->drivers[i], &h, policy,
-							       def, latest, &car[i], &src));
+			json_object_array_add(arr, driver_json(&ls, i));
 		json_object_object_add(o, "versions", arr);
 		json_object_object_add(o, "pending_upgrade", session_pending_json(pd));
 		session_print_json(o);
 	} else {
-		list_text(src.idx, &h, policy, def, latest, car);
+		list_text(&ls);
 		if (pd) {
 			char line[1600];
 

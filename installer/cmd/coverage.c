@@ -277,8 +277,13 @@ int coverage_run(const struct config *c, struct err *e)
 
 	if (is_query < 0)
 		return -1;
-	if (is_query && host_describe(c->image_os, c->image_os_build, c->image_kernel,
-				      c->image_arch, c->image_gpus.v, c->image_gpus.n, &h, e) < 0)
+	if (is_query && host_describe(&(struct host_image){.os = c->image_os,
+							   .os_build = c->image_os_build,
+							   .kernel = c->image_kernel,
+							   .arch = c->image_arch,
+							   .gpu_ids = c->image_gpus.v,
+							   .n_gpus = c->image_gpus.n},
+				      &h, e) < 0)
 		return -1;
 	/* The node's cache, as list-versions reads it: the fallback when no mirror answers. */
 	root_fd = session_open_root(c, e);

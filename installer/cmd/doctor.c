@@ -202,9 +202,15 @@ static void check_module_type_suits(struct doctor *d, const struct repo_index *i
 		return;
 	for (size_t g = 0; g < s->host.n_gpus && n < ARRAY_SIZE(ids); g++)
 		ids[n++] = (uint32_t)s->host.gpus[g].vendor << 16 | s->host.gpus[g].device;
-	repo_kmt_decide(dr, ids, n, want,
-			1u << (want == REPO_KMT_OPEN ? REPO_MT_OPEN : REPO_MT_PROPRIETARY),
-			s->host.kernel, &kd);
+	repo_kmt_decide(
+		&(struct repo_kmt_request){
+			.driver = dr,
+			.gpus = ids,
+			.n_gpus = n,
+			.policy = want,
+			.avail = 1u << (want == REPO_KMT_OPEN ? REPO_MT_OPEN : REPO_MT_PROPRIETARY),
+			.kernel = s->host.kernel},
+		&kd);
 	if (kd.ok)
 		add(d, V_OK, "module type", NULL,
 		    "the %s modules of %s are loaded; the index lists every GPU for them",

@@ -43,47 +43,58 @@ struct command {
 	bool stops_safely;
 };
 
-static const struct command commands[] =
-	{
-		{"install", CFG_INSTALL, false, false, install_run,
-		 "install the driver this host needs",
-		 "Installs the driver this host needs from the signed repository: picks the version (--driver-version) for this OS, kernel and GPUs, verifies the package and its modules' signatures, loads the modules and publishes the driver to workloads (install dir, CDI spec, node labels, readiness). Run again with that version in place, it changes nothing. With -- CMD [ARGS], CMD then runs in the installer's place with the driver's bin/ and lib64/ first on PATH and LD_LIBRARY_PATH, and the exit status is CMD's (127 or 126 when it cannot be run).",
-		 SESSION_HOST_WRITES, true, true},
-		{"list-versions", CFG_LIST, false, false, list_versions_run,
-		 "show the versions this host could install",
-		 "Lists the driver versions the repository offers for this host's OS and kernel, each with whether it can be installed here and, if not, why. Reads the repository and the host; changes nothing. Exit status 3 when none can be installed here.",
-		 SESSION_HOST_READS, false},
-		{"status", CFG_STATUS, false, false, status_run, "show what is installed",
-		 "Shows the installed driver: its version, whether its modules are loaded, what is published to workloads and whether the node is ready. Exit status 3 when nothing is installed, and 8 when a driver is installed but NVML does not answer where it must.",
-		 SESSION_HOST_READS, false},
-		{"uninstall", CFG_UNINSTALL, false, false, uninstall_run,
-		 "remove the installed driver (cache kept)",
-		 "Withdraws the node's readiness, labels and CDI spec, unloads the driver's modules (not with --skip-modules) and removes the installed driver; the package cache stays for a later install. Exit status 7, with nothing removed, when the driver is in use.",
-		 SESSION_HOST_WRITES, false},
-		{"doctor", CFG_DOCTOR, false, false, doctor_run,
-		 "check this node and say how to fix what is wrong",
-		 "Checks what an install needs and what it left (the OS, kernel, GPUs and module signing, the repository, the install and what it publishes), one line per check with a fix for each that fails. Changes nothing. Exit status 9 when a check fails.",
-		 SESSION_HOST_READS, false},
-		{"coverage", CFG_COVERAGE, false, false, coverage_run,
-		 "show what the repository serves, or whether it serves one node image",
-		 "Without --os and --kernel, lists every package of the repository's verified index by kernel, architecture, OS, OS build and driver version. With them, answers whether the repository serves that node image (--os, --os-build, --kernel, --arch, --gpu) by the selection install makes there: exit status 0 with the version and package install would pick, 3 with install's reason and what is closest. The host root is not read; run it anywhere before upgrading a node pool.",
-		 SESSION_HOST_NONE, false},
-		{"mirror", CFG_MIRROR, false, false, mirror_run,
-		 "copy the signed index and the packages some kernels and versions need, for air gaps",
-		 "Copies the repository's signed index and the packages that the kernels (--kernel) and drivers (--driver-version) asked for need into --to, verifying each against the index, for nodes that cannot reach the repository. The host root is not read.",
-		 SESSION_HOST_NONE, false, true},
-		{"config", CFG_INSTALL,
-		 false, true, config_run, "print the configuration install would use, from flags and environment, and check it as install would before it starts", "Prints, as JSON, the configuration install would use from the command line and the environment, and checks it as install would before it starts: paths, repository keys, module certificates, module arguments and unknown NVIDIA_* variables. It takes install's options (--dry-run and --json change nothing here). Exit status 2 when a problem is found; each is logged.",
-		 SESSION_HOST_READS, false},
-		{"verify-module", CFG_VERIFY, true, false, verify_module_run,
-		 "check kernel modules' signatures and vermagic as the kernel would",
-		 "Checks each kernel module FILE as the kernel would before loading it: its signature against the --module-cert certificates and its vermagic against the kernel release. Exit status 5 when a module fails; without --module-cert no signature can be checked, so a signed module fails as not verified.",
-		 SESSION_HOST_NONE, false},
-		{"pause", CFG_PAUSE, false, false, pause_run,
-		 "wait for SIGTERM or SIGINT, then exit 0 (a pod's holding container)",
-		 "Does nothing until SIGTERM or SIGINT, then exits 0: the process of the DaemonSets' driver-ready container, whose readiness probe reads the installer's marker. As its container's PID 1 it reaps the processes that end under it. Reads and changes nothing.",
-		 SESSION_HOST_NONE, false, true},
+/*
+ * A row: COMMAND("name", .bit = ..., .run = ..., ...), every field by its name as config.c's
+ * OPTION rows are; a flag a command does not have is left out (false). Laid out by hand:
+ * clang-format joins a row whose summary is longer than a line into one line, and then
+ * indents the whole table by another level.
+ */
+// clang-format off
+#define COMMAND(command_name, ...) {.name = (command_name), __VA_ARGS__}
+
+static const struct command commands[] = {
+	COMMAND("install", .bit = CFG_INSTALL, .run = install_run,
+		.summary = "install the driver this host needs",
+		.about = "Installs the driver this host needs from the signed repository: picks the version (--driver-version) for this OS, kernel and GPUs, verifies the package and its modules' signatures, loads the modules and publishes the driver to workloads (install dir, CDI spec, node labels, readiness). Run again with that version in place, it changes nothing. With -- CMD [ARGS], CMD then runs in the installer's place with the driver's bin/ and lib64/ first on PATH and LD_LIBRARY_PATH, and the exit status is CMD's (127 or 126 when it cannot be run).",
+		.host = SESSION_HOST_WRITES, .hands_over = true, .stops_safely = true),
+	COMMAND("list-versions", .bit = CFG_LIST, .run = list_versions_run,
+		.summary = "show the versions this host could install",
+		.about = "Lists the driver versions the repository offers for this host's OS and kernel, each with whether it can be installed here and, if not, why. Reads the repository and the host; changes nothing. Exit status 3 when none can be installed here.",
+		.host = SESSION_HOST_READS),
+	COMMAND("status", .bit = CFG_STATUS, .run = status_run,
+		.summary = "show what is installed",
+		.about = "Shows the installed driver: its version, whether its modules are loaded, what is published to workloads and whether the node is ready. Exit status 3 when nothing is installed, and 8 when a driver is installed but NVML does not answer where it must.",
+		.host = SESSION_HOST_READS),
+	COMMAND("uninstall", .bit = CFG_UNINSTALL, .run = uninstall_run,
+		.summary = "remove the installed driver (cache kept)",
+		.about = "Withdraws the node's readiness, labels and CDI spec, unloads the driver's modules (not with --skip-modules) and removes the installed driver; the package cache stays for a later install. Exit status 7, with nothing removed, when the driver is in use.",
+		.host = SESSION_HOST_WRITES),
+	COMMAND("doctor", .bit = CFG_DOCTOR, .run = doctor_run,
+		.summary = "check this node and say how to fix what is wrong",
+		.about = "Checks what an install needs and what it left (the OS, kernel, GPUs and module signing, the repository, the install and what it publishes), one line per check with a fix for each that fails. Changes nothing. Exit status 9 when a check fails.",
+		.host = SESSION_HOST_READS),
+	COMMAND("coverage", .bit = CFG_COVERAGE, .run = coverage_run,
+		.summary = "show what the repository serves, or whether it serves one node image",
+		.about = "Without --os and --kernel, lists every package of the repository's verified index by kernel, architecture, OS, OS build and driver version. With them, answers whether the repository serves that node image (--os, --os-build, --kernel, --arch, --gpu) by the selection install makes there: exit status 0 with the version and package install would pick, 3 with install's reason and what is closest. The host root is not read; run it anywhere before upgrading a node pool.",
+		.host = SESSION_HOST_NONE),
+	COMMAND("mirror", .bit = CFG_MIRROR, .run = mirror_run,
+		.summary = "copy the signed index and the packages some kernels and versions need, for air gaps",
+		.about = "Copies the repository's signed index and the packages that the kernels (--kernel) and drivers (--driver-version) asked for need into --to, verifying each against the index, for nodes that cannot reach the repository. The host root is not read.",
+		.host = SESSION_HOST_NONE, .stops_safely = true),
+	COMMAND("config", .bit = CFG_INSTALL, .preflight = true, .run = config_run,
+		.summary = "print the configuration install would use, from flags and environment, and check it as install would before it starts",
+		.about = "Prints, as JSON, the configuration install would use from the command line and the environment, and checks it as install would before it starts: paths, repository keys, module certificates, module arguments and unknown NVIDIA_* variables. It takes install's options (--dry-run and --json change nothing here). Exit status 2 when a problem is found; each is logged.",
+		.host = SESSION_HOST_READS),
+	COMMAND("verify-module", .bit = CFG_VERIFY, .takes_files = true, .run = verify_module_run,
+		.summary = "check kernel modules' signatures and vermagic as the kernel would",
+		.about = "Checks each kernel module FILE as the kernel would before loading it: its signature against the --module-cert certificates and its vermagic against the kernel release. Exit status 5 when a module fails; without --module-cert no signature can be checked, so a signed module fails as not verified.",
+		.host = SESSION_HOST_NONE),
+	COMMAND("pause", .bit = CFG_PAUSE, .run = pause_run,
+		.summary = "wait for SIGTERM or SIGINT, then exit 0 (a pod's holding container)",
+		.about = "Does nothing until SIGTERM or SIGINT, then exits 0: the process of the DaemonSets' driver-ready container, whose readiness probe reads the installer's marker. As its container's PID 1 it reaps the processes that end under it. Reads and changes nothing.",
+		.host = SESSION_HOST_NONE, .stops_safely = true),
 };
+// clang-format on
 
 /* "--repo URL", "-v, --verbose". */
 static void option_left(const struct config_option *o, char *buf, size_t size)
@@ -350,9 +361,63 @@ static int report(const struct command *cmd, const struct err *e)
 	return e->code ? e->code : EXIT_UNEXPECTED;
 }
 
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+		if (strcmp(name, commands[i].name) == 0)
+			return &commands[i];
+	}
+	return NULL;
+}
+
+/*
+ * What follows CMD's options in argv (from optind): install's "-- CMD [ARGS]", a
+ * command's FILEs, and nothing else. Returns -1 to go on, else an exit code.
+ */
+static int take_operands(const struct command *cmd, int argc, char **argv, struct config *c)
+{
+	/* install ... -- CMD [ARGS]: CMD runs after a successful install. */
+	if (cmd->hands_over && optind < argc && optind > 1 && strcmp(argv[optind - 1], "--") == 0) {
+		for (; optind < argc; optind++) {
+			if (strv_push(&c->exec_argv, argv[optind]) < 0)
+				return usage_error(cmd, "out of memory");
+		}
+	}
+	for (; optind < argc && cmd->takes_files; optind++) {
+		if (strv_push(&c->files, argv[optind]) < 0)
+			return usage_error(cmd, "out of memory");
+	}
+	if (optind < argc)
+		return usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if (cmd->takes_files && c->files.n == 0)
+		return usage_error(cmd, "missing FILE arguments");
+	return -1;
+}
+
+/* Checks the configuration as CMD needs it, then runs CMD. Returns the exit code. */
+static int run_command(const struct command *cmd, struct config *c)
+{
+	struct err e;
+	int r;
+
+	err_clear(&e);
+	log_setup(c->log_format, c->log_level);
+	/* config checks everything itself, naming each problem; install refuses near misses. */
+	if (!cmd->preflight &&
+	    (config_validate(c, &e) < 0 || config_check_env(c, cmd->run == install_run, &e) < 0))
+		return usage_error(cmd, "%s", e.msg);
+	if (session_check_container(c, cmd->name, cmd->host, &e) < 0)
+		return report(cmd, &e);
+	if (cmd->stops_safely && (r = interrupt_setup()) < 0) {
+		err_errno(&e, EXIT_UNEXPECTED, -r, "signal handlers");
+		return report(cmd, &e);
+	}
+	return cmd->run(c, &e) < 0 ? report(cmd, &e) : EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
-	const struct command *cmd = NULL;
+	const struct command *cmd;
 	_cleanup_free_ bool *cleared = calloc(config_n_options, sizeof(bool));
 	struct config cfg;
 	struct err e;
@@ -381,10 +446,7 @@ int main(int argc, char **argv)
 		r = usage_error(NULL, "missing COMMAND");
 		goto out;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(commands) && !cmd; i++) {
-		if (strcmp(argv[optind], commands[i].name) == 0)
-			cmd = &commands[i];
-	}
+	cmd = find_command(argv[optind]);
 	if (!cmd) {
 		r = usage_error(NULL, "unknown command '%s'", argv[optind]);
 		goto out;
@@ -392,48 +454,10 @@ int main(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	r = parse(argc, argv, cmd, &cfg, cleared);
-	if (r >= 0)
-		goto out;
-	/* install ... -- CMD [ARGS]: CMD runs after a successful install. */
-	if (cmd->hands_over && optind < argc && optind > 1 && strcmp(argv[optind - 1], "--") == 0) {
-		for (; optind < argc; optind++) {
-			if (strv_push(&cfg.exec_argv, argv[optind]) < 0) {
-				r = usage_error(cmd, "out of memory");
-				goto out;
-			}
-		}
-	}
-	for (; optind < argc && cmd->takes_files; optind++) {
-		if (strv_push(&cfg.files, argv[optind]) < 0) {
-			r = usage_error(cmd, "out of memory");
-			goto out;
-		}
-	}
-	if (optind < argc) {
-		r = usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-		goto out;
-	}
-	if (cmd->takes_files && cfg.files.n == 0) {
-		r = usage_error(cmd, "missing FILE arguments");
-		goto out;
-	}
-	log_setup(cfg.log_format, cfg.log_level);
-	/* config checks everything itself, naming each problem; install refuses near misses. */
-	if (!cmd->preflight && (config_validate(&cfg, &e) < 0 ||
-				config_check_env(&cfg, cmd->run == install_run, &e) < 0)) {
-		r = usage_error(cmd, "%s", e.msg);
-		goto out;
-	}
-	if (session_check_container(&cfg, cmd->name, cmd->host, &e) < 0) {
-		r = report(cmd, &e);
-		goto out;
-	}
-	if (cmd->stops_safely && (r = interrupt_setup()) < 0) {
-		err_errno(&e, EXIT_UNEXPECTED, -r, "signal handlers");
-		r = report(cmd, &e);
-		goto out;
-	}
-	r = cmd->run(&cfg, &e) < 0 ? report(cmd, &e) : EXIT_OK;
+	if (r < 0)
+		r = take_operands(cmd, argc, argv, &cfg);
+	if (r < 0)
+		r = run_command(cmd, &cfg);
 out:
 	config_done(&cfg);
 	return r;

@@ -223,7 +223,11 @@ static int mirror_not_older(const struct config *c, int dir_fd, const struct sou
 		return 0;
 	if (fs_read_at(dir_fd, "index.json", REPO_INDEX_MAX, &json, &len, &ie) < 0 ||
 	    fs_read_at(dir_fd, "index.json.sig", VERIFY_SIG_MAX, &sig, &sig_len, &ie) < 0 ||
-	    verify_index_signature(src->keys, json, len, sig, sig_len, fpr, &ie) < 0 ||
+	    verify_index_signature(
+		    src->keys,
+		    &(struct verify_signed){
+			    .data = json, .len = len, .sig = sig, .sig_len = sig_len},
+		    fpr, &ie) < 0 ||
 	    repo_index_parse(json, len, &held, &ie) < 0) {
 		log_kv(LOG_WARN, "mirror", "replacing an index that does not verify", "to",
 		       c->mirror_to, "reason", ie.msg, LOG_END);
@@ -278,21 +282,28 @@ static int by_path(const void *a, const void *b)
 	return strcmp(json_object_get_string(x), json_object_get_string(y));
 }
 
+/* What a mirror run came to: the packages the mirror holds, and how many it copied. */
+struct mirror_tally {
+	json_object *pkgs; /* each package wanted, copied or kept (package_json) */
+	unsigned copied, kept;
+	uint64_t net; /* bytes downloaded */
+};
+
 /* What the mirror holds now: docs/json.md, "mirror --json". */
-static void print_json(const struct config *c, const struct source *src, json_object *pkgs,
-		       unsigned copied, unsigned kept, uint64_t net)
+static void print_json(const struct config *c, const struct source *src,
+		       const struct mirror_tally *t)
 {
 	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 
-	json_object_array_sort(pkgs, by_path);
+	json_object_array_sort(t->pkgs, by_path);
 	json_object_object_add(o, "to", json_object_new_string(c->mirror_to));
 	json_object_object_add(o, "index_generated",
 			       src->idx->has_generated ? json_object_new_string(src->idx->generated)
 						       : NULL);
-	json_object_object_add(o, "copied", json_object_new_int64(copied));
-	json_object_object_add(o, "kept", json_object_new_int64(kept));
-	json_object_object_add(o, "network_bytes", json_object_new_int64((int64_t)net));
-	json_object_object_add(o, "packages", json_object_get(pkgs));
+	json_object_object_add(o, "copied", json_object_new_int64(t->copied));
+	json_object_object_add(o, "kept", json_object_new_int64(t->kept));
+	json_object_object_add(o, "network_bytes", json_object_new_int64((int64_t)t->net));
+	json_object_object_add(o, "packages", json_object_get(t->pkgs));
 	session_print_json(o);
 }
 
@@ -303,9 +314,9 @@ static bool package_wanted(const struct config *c, const struct repo_index *idx,
 	       module_type_wanted(c, pkg);
 }
 
-/* Copies what is wanted and not there yet; counts both into the totals. */
-static int copy_wanted(const struct config *c, struct source *src, int dir_fd, json_object *pkgs,
-		       unsigned *copied, unsigned *kept, uint64_t *net, struct err *e)
+/* Copies what is wanted and not there yet; counts both into T. */
+static int copy_wanted(const struct config *c, struct source *src, int dir_fd,
+		       struct mirror_tally *t, struct err *e)
 {
 	for (size_t i = 0; i < src->idx->n_drivers; i++) {
 		const struct repo_driver *d = &src->idx->drivers[i];
@@ -317,13 +328,13 @@ static int copy_wanted(const struct config *c, struct source *src, int dir_fd, j
 			if (!package_wanted(c, src->idx, d, pkg))
 				continue;
 			have = have_package(dir_fd, pkg);
-			if (!have && copy_package(src, c->mirror_to, dir_fd, pkg, net, e) < 0)
+			if (!have && copy_package(src, c->mirror_to, dir_fd, pkg, &t->net, e) < 0)
 				return -1;
-			(*(have ? kept : copied))++;
-			json_object_array_add(pkgs, package_json(d, pkg, !have));
+			(*(have ? &t->kept : &t->copied))++;
+			json_object_array_add(t->pkgs, package_json(d, pkg, !have));
 		}
 	}
-	if (*copied + *kept == 0)
+	if (t->copied + t->kept == 0)
 		return err_set(
 			e, EXIT_NO_MATCH,
 			"mirror: no package matches the --kernel, --driver-version and --kernel-module-type given");
@@ -364,8 +375,8 @@ int mirror_run(const struct config *c, struct err *e)
 	_cleanup_close_ int dir_fd = -1;
 	struct source_opts so = session_source_opts(c);
 	struct source src;
-	unsigned copied = 0, kept = 0;
-	uint64_t net = 0, t0 = now_ns();
+	struct mirror_tally t = {.pkgs = pkgs};
+	uint64_t t0 = now_ns();
 	int r = -1;
 
 	if (!c->mirror_to)
@@ -376,8 +387,7 @@ int mirror_run(const struct config *c, struct err *e)
 	if (source_open(&so, NULL, 0, &src, e) < 0)
 		return -1;
 	if (kernels_known(c, src.idx, e) < 0 || mirror_not_older(c, dir_fd, &src, e) < 0 ||
-	    copy_wanted(c, &src, dir_fd, pkgs, &copied, &kept, &net, e) < 0 ||
-	    mirror_serves(c, src.idx, e) < 0)
+	    copy_wanted(c, &src, dir_fd, &t, e) < 0 || mirror_serves(c, src.idx, e) < 0)
 		goto out;
 	/* The index last, byte for byte: its signature is the original's. */
 	if (fs_write_atomic_at(dir_fd, "index.json", src.index_json, src.index_len, 0644, e) < 0 ||
@@ -385,14 +395,14 @@ int mirror_run(const struct config *c, struct err *e)
 		err_wrap(e, "mirror");
 		goto out;
 	}
-	log_kv(LOG_INFO, "mirror", "mirror complete", "to", c->mirror_to, U64("copied", copied),
-	       U64("kept", kept), U64("network_bytes", net), U64("duration_ms", ms_since(t0)),
+	log_kv(LOG_INFO, "mirror", "mirror complete", "to", c->mirror_to, U64("copied", t.copied),
+	       U64("kept", t.kept), U64("network_bytes", t.net), U64("duration_ms", ms_since(t0)),
 	       LOG_END);
 	if (c->json)
-		print_json(c, &src, pkgs, copied, kept, net);
+		print_json(c, &src, &t);
 	else
-		out_line(stdout, "mirrored %u package(s), %u already present, to %s", copied, kept,
-			 c->mirror_to);
+		out_line(stdout, "mirrored %u package(s), %u already present, to %s", t.copied,
+			 t.kept, c->mirror_to);
 	r = 0;
 out:
 	source_done(&src);

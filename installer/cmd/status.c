@@ -190,10 +190,23 @@ static int by_string(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
-static void status_json(const struct config *c, const struct nodestate *s, const char *running,
-			const struct verdict *v, json_object *fallback, const struct pending *pd,
-			const struct pending_failure *pf)
+/*
+ * What status reports: the node as collected and as judged, the running kernel's release,
+ * and the records beside the install, each NULL where there is none.
+ */
+struct status_report {
+	const struct nodestate *node;
+	const struct verdict *verdict;
+	const char *running;
+	json_object *fallback; /* the repository fallback record of the last install */
+	const struct pending *pending;
+	const struct pending_failure *failure;
+};
+
+static void status_json(const struct config *c, const struct status_report *r)
 {
+	const struct nodestate *s = r->node;
+	const struct verdict *v = r->verdict;
 	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 	json_object *mods = json_object_new_array(), *nodes = json_object_new_array();
 	char cdi[4200];
@@ -203,9 +216,9 @@ static void status_json(const struct config *c, const struct nodestate *s, const
 			       json_object_new_boolean(s->ready_present && v->nvml_answers));
 	json_object_object_add(o, "install_dir", json_object_new_string(c->install_dir));
 	json_object_object_add(o, "container_dir", json_object_new_string(c->container_dir));
-	json_object_object_add(o, "running_kernel", json_object_new_string(running));
+	json_object_object_add(o, "running_kernel", json_object_new_string(r->running));
 	json_object_object_add(o, "pci_gpus", json_object_new_int((int)s->host.n_gpus));
-	add_installed(o, s, running);
+	add_installed(o, s, r->running);
 	json_object_object_add(o, "loaded_version", session_json_nonempty(s->loaded_version));
 	json_object_object_add(o, "loaded_module_type", session_json_nonempty(s->loaded_type));
 	for (size_t i = 0; i < s->host.n_modules; i++) {
@@ -237,16 +250,16 @@ static void status_json(const struct config *c, const struct nodestate *s, const
 	json_object_object_add(o, "labels", file_json(LABELS_FILE, s->labels_present));
 	json_object_object_add(o, "ready_marker", file_json(READY_FILE, s->ready_present));
 	json_object_object_add(o, "nvml", nvml_json(s, v));
-	json_object_object_add(o, "repository_fallback", fallback_json(fallback));
-	json_object_object_add(o, "pending_upgrade", session_pending_json(pd));
-	json_object_object_add(o, "pending_failure", pfail_json(pf));
+	json_object_object_add(o, "repository_fallback", fallback_json(r->fallback));
+	json_object_object_add(o, "pending_upgrade", session_pending_json(r->pending));
+	json_object_object_add(o, "pending_failure", pfail_json(r->failure));
 	session_print_json(o);
 }
 
-static void status_text(const struct config *c, const struct nodestate *s, const char *running,
-			const struct verdict *v, json_object *fallback, const struct pending *pd,
-			const struct pending_failure *pf)
+static void status_text(const struct config *c, const struct status_report *r)
 {
+	const struct nodestate *s = r->node;
+	const struct verdict *v = r->verdict;
 	const struct manifest *m = &s->manifest;
 	char line[1600];
 
@@ -255,7 +268,7 @@ static void status_text(const struct config *c, const struct nodestate *s, const
 		out_line(stdout, "driver_version: %s (requested: %s)", m->driver_version,
 			 m->requested_version ? m->requested_version : "?");
 		out_line(stdout, "kernel_release: %s%s", m->kernel_release,
-			 strcmp(m->kernel_release, running) == 0
+			 strcmp(m->kernel_release, r->running) == 0
 				 ? ""
 				 : " (differs from the running kernel: reinstall)");
 		if (m->module_type)
@@ -264,19 +277,19 @@ static void status_text(const struct config *c, const struct nodestate *s, const
 		out_line(stdout, "repository:     %s", m->repository ? m->repository : "?");
 		out_line(stdout, "installed_at:   %s", m->installed_at);
 	}
-	if (pd) {
-		session_pending_text(pd, line, sizeof(line));
+	if (r->pending) {
+		session_pending_text(r->pending, line, sizeof(line));
 		out_line(stdout, "pending:        %s", line);
 	}
-	if (pf) {
-		pfail_text(pf, line, sizeof(line));
+	if (r->failure) {
+		pfail_text(r->failure, line, sizeof(line));
 		out_line(stdout, "pending failed: %s", line);
 	}
-	if (fallback)
+	if (r->fallback)
 		out_line(stdout,
 			 "index:          from the node cache at the last install (%s, %s): %s",
-			 json_str(fallback, "reason"), json_str(fallback, "at"),
-			 json_str(fallback, "detail"));
+			 json_str(r->fallback, "reason"), json_str(r->fallback, "at"),
+			 json_str(r->fallback, "detail"));
 	if (s->has_mount)
 		out_line(stdout, "install_dir:    %s (on %s, %s %s)", c->install_dir,
 			 s->mount.target, s->mount.fstype, s->mount.options);
@@ -333,6 +346,7 @@ int status_run(const struct config *c, struct err *e)
 	struct utsname u;
 	struct pending pd;
 	struct pending_failure pf;
+	struct status_report rep;
 	bool has_pending, has_failed;
 	const char *running;
 	int r = 0;
@@ -350,12 +364,16 @@ int status_run(const struct config *c, struct err *e)
 	has_pending = session_pending(c, root_fd, &pd) == 1;
 	has_failed = pfail_read(c, root_fd, &pf) == 1;
 	judge(&s, &v);
+	rep = (struct status_report){.node = &s,
+				     .verdict = &v,
+				     .running = running,
+				     .fallback = fallback,
+				     .pending = has_pending ? &pd : NULL,
+				     .failure = has_failed ? &pf : NULL};
 	if (c->json)
-		status_json(c, &s, running, &v, fallback, has_pending ? &pd : NULL,
-			    has_failed ? &pf : NULL);
+		status_json(c, &rep);
 	else
-		status_text(c, &s, running, &v, fallback, has_pending ? &pd : NULL,
-			    has_failed ? &pf : NULL);
+		status_text(c, &rep);
 	if (!s.installed) {
 		err_set(e, EXIT_NO_MATCH, "no driver is installed in '%s'", c->install_dir);
 		err_hint(e, "run 'nvidia-driver-installer install'");

@@ -359,29 +359,34 @@ static bool is_one_of(const struct stat *st, const struct file_id *ids, size_t n
 	return false;
 }
 
+/* Our spec files, as the kernel knows them: what a search for another producer's skips. */
+struct our_specs {
+	struct file_id id[2];
+	size_t n;
+};
+
 /*
  * Our specs in CDI_DIR: CDI_FILE, and a legacy CDI_LEGACY_FILE that mounts from
  * INSTALL_DIR, each a regular file there (written by rename, never a link).
- * Returns how many of IDS it filled.
  */
-static size_t our_files(int root_fd, const char *cdi_dir, const char *install_dir,
-			struct file_id ids[2])
+static void our_files(int root_fd, const char *cdi_dir, const char *install_dir,
+		      struct our_specs *ret)
 {
 	struct err e;
 	_cleanup_close_ int dir = fs_dir_in_root(root_fd, cdi_dir, false, &e);
 	_cleanup_free_ char *text = NULL;
 	struct stat st;
-	size_t n = 0, len;
+	size_t len;
 
+	ret->n = 0;
 	if (dir < 0)
-		return 0;
+		return;
 	if (fstatat(dir, CDI_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
-		ids[n++] = (struct file_id){st.st_dev, st.st_ino};
+		ret->id[ret->n++] = (struct file_id){st.st_dev, st.st_ino};
 	if (fs_read_at(dir, CDI_LEGACY_FILE, CDI_SPEC_MAX, &text, &len, &e) == 0 &&
 	    mounts_from(text, install_dir) &&
 	    fstatat(dir, CDI_LEGACY_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0)
-		ids[n++] = (struct file_id){st.st_dev, st.st_ino};
-	return n;
+		ret->id[ret->n++] = (struct file_id){st.st_dev, st.st_ino};
 }
 
 /* The directories the runtimes read, and ours: each once, however it is named. */
@@ -445,8 +450,7 @@ static int join(char *buf, size_t size, const char *dir, const char *name)
  * and *ret_len, or -1.
  */
 static int read_candidate(int root_fd, const char *dir, const char *name,
-			  const struct file_id *ours, size_t n_ours, char **ret_text,
-			  size_t *ret_len)
+			  const struct our_specs *ours, char **ret_text, size_t *ret_len)
 {
 	_cleanup_close_ int fd = -1;
 	char path[PATH_MAX];
@@ -457,7 +461,7 @@ static int read_candidate(int root_fd, const char *dir, const char *name,
 		return -1;
 	fd = fs_open_in_root(root_fd, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0, 0, &e);
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > CDI_SPEC_MAX ||
-	    is_one_of(&st, ours, n_ours))
+	    is_one_of(&st, ours->id, ours->n))
 		return -1;
 	return fs_read_fd(fd, CDI_SPEC_MAX, ret_text, ret_len, &e);
 }
@@ -466,9 +470,9 @@ int cdi_find_other(int root_fd, const char *cdi_dir, const char *install_dir, co
 		   char *ret, size_t size)
 {
 	_cleanup_(spec_dirs_close) struct spec_dirs d = {.n = 0};
-	struct file_id ours[2];
-	size_t n_ours = our_files(root_fd, cdi_dir, install_dir, ours);
+	struct our_specs ours;
 
+	our_files(root_fd, cdi_dir, install_dir, &ours);
 	spec_dirs_open(root_fd, cdi_dir, &d);
 	for (size_t i = 0; i < d.n; i++) {
 		struct err e;
@@ -482,8 +486,8 @@ int cdi_find_other(int root_fd, const char *cdi_dir, const char *install_dir, co
 			size_t len;
 
 			if ((!yaml && !has_suffix(de->d_name, ".json")) ||
-			    read_candidate(root_fd, d.name[i], de->d_name, ours, n_ours, &text,
-					   &len) < 0 ||
+			    read_candidate(root_fd, d.name[i], de->d_name, &ours, &text, &len) <
+				    0 ||
 			    cdi_spec_kind(text, len, yaml, k, sizeof(k)) < 0 ||
 			    strcmp(k, kind) != 0)
 				continue;

@@ -364,9 +364,12 @@ static int describe_name(const char *name, const char *value, struct err *e)
 	return 0;
 }
 
-int host_describe(const char *os, const char *build, const char *kernel, const char *arch,
-		  char *const *gpu_ids, size_t n_gpus, struct host *h, struct err *e)
+int host_describe(const struct host_image *img, struct host *h, struct err *e)
 {
+	const char *os = img->os, *build = img->os_build, *kernel = img->kernel, *arch = img->arch;
+	char *const *gpu_ids = img->gpu_ids;
+	size_t n_gpus = img->n_gpus;
+
 	memset(h, 0, sizeof(*h));
 	if (describe_name("os", os, e) < 0 || (build && describe_name("os-build", build, e) < 0) ||
 	    describe_name("kernel", kernel, e) < 0 || describe_name("arch", arch, e) < 0)

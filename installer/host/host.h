@@ -94,15 +94,22 @@ _must_check_ int host_scan_pci(int root_fd, struct host *h, struct err *e);
  */
 _must_check_ int host_probe(int root_fd, const char *kernel, struct host *h, struct err *e);
 
+/* A node image, as coverage's options name it. */
+struct host_image {
+	const char *os;	      /* os-release ID */
+	const char *os_build; /* os-release BUILD_ID, or NULL */
+	const char *kernel;   /* kernel release */
+	const char *arch;     /* uname -m; amd64, arm64 too */
+	char *const *gpu_ids; /* "10de:2330" */
+	size_t n_gpus;
+};
+
 /*
- * A host as its node image describes it, not probed: os-release ID OS and BUILD_ID BUILD
- * (may be NULL), kernel release KERNEL, architecture ARCH (uname -m; amd64, arm64 too),
- * and the GPUs GPU_IDS ("10de:2330"), for asking the repository about a node that is not
- * this one. Returns 0, or -1 (EXIT_USAGE naming the value) with *h holding nothing.
+ * A host as its node image IMG describes it, not probed, for asking the repository about
+ * a node that is not this one. Returns 0, or -1 (EXIT_USAGE naming the value) with *h
+ * holding nothing.
  */
-_must_check_ int host_describe(const char *os, const char *build, const char *kernel,
-			       const char *arch, char *const *gpu_ids, size_t n_gpus,
-			       struct host *h, struct err *e);
+_must_check_ int host_describe(const struct host_image *img, struct host *h, struct err *e);
 
 /* Frees what host_probe allocated; the struct may be reused. */
 void host_done(struct host *h);

@@ -157,13 +157,27 @@ static int in_root_path(const char *root, int fd, char *ret, size_t size)
 }
 
 /*
- * The walk behind hostpath_resolve. With ret_dir_fd, it also hands out an O_PATH fd on the
- * deepest directory of PATH that exists (the root when none does), its canonical path in
- * ret_at (PATH_MAX bytes), and whether that directory is PATH itself: what the writability
- * and metrics checks look at, without walking again.
+ * The deepest directory of a path that exists (the root when none does): what the
+ * writability and metrics checks look at, without walking again.
  */
-static int resolve_walk(int root_fd, const char *path, char *ret, size_t size, int *ret_dir_fd,
-			char *ret_at, bool *ret_whole, struct err *e)
+struct deepest_dir {
+	int fd;		   /* O_PATH; -1 until the walk hands one out */
+	char at[PATH_MAX]; /* its canonical path */
+	bool is_whole;	   /* it is the path itself */
+};
+
+static void deepest_dir_close(struct deepest_dir *d)
+{
+	if (d->fd >= 0)
+		close(d->fd);
+}
+
+/*
+ * The walk behind hostpath_resolve. With RET_DEEPEST, it also hands out the deepest
+ * directory of PATH that exists.
+ */
+static int resolve_walk(int root_fd, const char *path, char *ret, size_t size,
+			struct deepest_dir *ret_deepest, struct err *e)
 {
 	char root[PATH_MAX], prefix[PATH_MAX] = "/", canon[PATH_MAX] = "/", at[PATH_MAX] = "/";
 	_cleanup_close_ int dir_fd = -1;
@@ -173,7 +187,7 @@ static int resolve_walk(int root_fd, const char *path, char *ret, size_t size, i
 
 	if ((r = fs_fd_path(root_fd, root, sizeof(root))) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, -r, "host root");
-	if (ret_dir_fd && (dir_fd = fcntl(root_fd, F_DUPFD_CLOEXEC, 3)) < 0)
+	if (ret_deepest && (dir_fd = fcntl(root_fd, F_DUPFD_CLOEXEC, 3)) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "host root");
 	/* Down the path while it exists: each prefix opened as the installer will open it. */
 	while (*(c += strspn(c, "/"))) {
@@ -212,7 +226,7 @@ static int resolve_walk(int root_fd, const char *path, char *ret, size_t size, i
 		if ((r = in_root_path(root, fd, canon, sizeof(canon))) < 0)
 			return err_errno(e, EXIT_UNEXPECTED, -r, "'%s'", path);
 		c += len;
-		if (ret_dir_fd && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (ret_deepest && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
 			close(dir_fd);
 			dir_fd = TAKE_FD(fd);
 			snprintf(at, sizeof(at), "%s", canon);
@@ -233,17 +247,17 @@ static int resolve_walk(int root_fd, const char *path, char *ret, size_t size, i
 	if (strlen(canon) >= size)
 		return err_set(e, EXIT_USAGE, "'%s' is too long", path);
 	snprintf(ret, size, "%s", canon);
-	if (ret_dir_fd) {
-		*ret_dir_fd = TAKE_FD(dir_fd);
-		snprintf(ret_at, PATH_MAX, "%s", at);
-		*ret_whole = whole;
+	if (ret_deepest) {
+		ret_deepest->fd = TAKE_FD(dir_fd);
+		snprintf(ret_deepest->at, sizeof(ret_deepest->at), "%s", at);
+		ret_deepest->is_whole = whole;
 	}
 	return 0;
 }
 
 int hostpath_resolve(int root_fd, const char *path, char *ret, size_t size, struct err *e)
 {
-	return resolve_walk(root_fd, path, ret, size, NULL, NULL, NULL, e);
+	return resolve_walk(root_fd, path, ret, size, NULL, e);
 }
 
 /* Refuses PATH (option NAME) when CANON, where it resolves, is a system directory. */
@@ -279,13 +293,13 @@ static int check_dir(int root_fd, const char *name, const char *path, char *cano
  */
 static int check_metrics(int root_fd, const char *path, const char *mark, struct err *e)
 {
-	char canon[PATH_MAX], dir[PATH_MAX], at[PATH_MAX];
+	char canon[PATH_MAX], dir[PATH_MAX];
 	const char *base = strrchr(path, '/') + 1;
 	size_t blen = strlen(base);
-	_cleanup_close_ int dfd = -1, fd = -1;
+	_cleanup_(deepest_dir_close) struct deepest_dir d = {.fd = -1};
+	_cleanup_close_ int fd = -1;
 	char head[128] = "";
 	size_t mlen = strnlen(mark, sizeof(head) - 1);
-	bool whole;
 	struct stat st;
 	ssize_t n;
 
@@ -296,18 +310,18 @@ static int check_metrics(int root_fd, const char *path, const char *mark, struct
 			"--metrics-file '%s' must name a *.prom file (the only files node-exporter's textfile collector reads)",
 			path);
 	snprintf(dir, sizeof(dir), "%.*s", (int)(base - path), path);
-	if (resolve_walk(root_fd, dir, canon, sizeof(canon), &dfd, at, &whole, e) < 0)
+	if (resolve_walk(root_fd, dir, canon, sizeof(canon), &d, e) < 0)
 		return err_wrap(e, "--metrics-file's directory");
 	if (refuse_system(e, "--metrics-file's directory", dir, canon) < 0)
 		return -1;
-	if (!whole)
+	if (!d.is_whole)
 		return 0; /* the directory is created later, the file with it */
-	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (fstatat(d.fd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT
 			       ? 0
 			       : err_errno(e, EXIT_UNEXPECTED, errno, "--metrics-file '%s'", path);
 	if (S_ISREG(st.st_mode)) {
-		fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		fd = openat(d.fd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		/* Without a mark, no existing file is taken for ours. */
 		n = fd < 0 || mlen == 0 ? -1 : read(fd, head, mlen);
 		if (n >= 0)
@@ -344,29 +358,28 @@ int hostpath_check_config(const struct hostpath_opts *o, int root_fd, struct err
 
 int hostpath_check_writable(int root_fd, const char *name, const char *path, struct err *e)
 {
-	char canon[PATH_MAX], at[PATH_MAX], proc[64];
-	_cleanup_close_ int fd = -1;
+	char canon[PATH_MAX], proc[64];
+	_cleanup_(deepest_dir_close) struct deepest_dir d = {.fd = -1};
 	struct statvfs sv;
-	bool whole;
 
 	/* The nearest directory that exists decides: the rest is created in it. */
-	if (resolve_walk(root_fd, path, canon, sizeof(canon), &fd, at, &whole, e) < 0)
+	if (resolve_walk(root_fd, path, canon, sizeof(canon), &d, e) < 0)
 		return err_wrap(e, "%s", name);
-	if (fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_RDONLY)) {
+	if (fstatvfs(d.fd, &sv) == 0 && (sv.f_flag & ST_RDONLY)) {
 		err_set(e, EXIT_USAGE, "%s '%s' is on a read-only file system (at '%s')", name,
-			path, at);
+			path, d.at);
 		err_hint(
 			e,
 			"mount the host's / read-write at --root (the DaemonSet's hostPath volume, not readOnly), or give a %s on a writable file system",
 			name);
 		return -1;
 	}
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", d.fd);
 	if (faccessat(AT_FDCWD, proc, W_OK | X_OK, AT_EACCESS) < 0) {
 		int r = errno;
 
 		err_errno(e, EXIT_USAGE, r, "%s '%s': '%s' is not writable by uid %u", name, path,
-			  at, (unsigned)geteuid());
+			  d.at, (unsigned)geteuid());
 		err_hint(
 			e,
 			"run the installer as root (a privileged init container, as the DaemonSet does)");

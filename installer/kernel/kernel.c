@@ -155,7 +155,13 @@ int kernel_prepare(const struct kernel_opts *o, int root_fd, const char *release
 	 * file and parses its signature: most of what this stage costs a re-run).
 	 */
 	live = installed && live_is_wanted(kn) && kmods_all_live(kn->k, v, n);
-	r = kmods_set_build(kn->k, kn->drivers_fd, v, n, o->module_args, o->n_module_args, !live,
+	r = kmods_set_build(kn->k,
+			    &(struct kmods_set_request){.drivers_fd = kn->drivers_fd,
+							.names = v,
+							.n_names = n,
+							.args = o->module_args,
+							.n_args = o->n_module_args,
+							.modinfo = !live},
 			    &kn->set, e);
 	if (r < 0 || verify_set(kn, release, e) < 0 ||
 	    kmods_resolve_intree(kn->k, &kn->set, intree, sizeof(intree), e) < 0)

@@ -599,13 +599,25 @@ static int explain_eperm(const struct kmods *k, const char *name, int fd, const 
 	return -1;
 }
 
+/*
+ * A module to insert: libkmod's handle on it, its name, its file, and the parameters it is
+ * given (NULL or "": none).
+ */
+struct insertion {
+	struct kmod_module *m;
+	const char *name;
+	const char *path;
+	const char *options;
+};
+
 /* The kernel's errno, as a message a node operator can act on. */
-static int explain(const struct kmods *k, int errnum, const char *name, const char *path,
-		   const char *options, const struct ktrust *trust, int kmsg_fd, struct err *e)
+static int explain(const struct kmods *k, int errnum, const struct insertion *in,
+		   const struct ktrust *trust, int kmsg_fd, struct err *e)
 {
+	const char *name = in->name, *options = in->options;
 	struct modsig_result sig = {0};
 	struct err ie;
-	_cleanup_close_ int fd = fs_open_regular_at(AT_FDCWD, path, 0, &ie);
+	_cleanup_close_ int fd = fs_open_regular_at(AT_FDCWD, in->path, 0, &ie);
 	char said[512];
 
 	/* Words only: with the trailer unreadable the message names no signer, as unsigned. */
@@ -688,16 +700,17 @@ static bool already_loaded(struct loaded *l, const char *name)
 	return false;
 }
 
-static int insert(struct kmods *k, struct kmod_module *m, const char *name, const char *path,
-		  const char *options, struct loaded *l, const struct ktrust *trust, struct err *e)
+static int insert(struct kmods *k, const struct insertion *in, struct loaded *l,
+		  const struct ktrust *trust, struct err *e)
 {
+	const char *name = in->name, *options = in->options;
 	_cleanup_close_ int kmsg_fd = kmsg_open_end();
-	int r = sym_kmod_module_insert_module(m, 0, options && *options ? options : NULL);
+	int r = sym_kmod_module_insert_module(in->m, 0, options && *options ? options : NULL);
 
 	if (r == -EEXIST)
 		return 0; /* loaded meanwhile */
 	if (r < 0) {
-		explain(k, -r, name, path, options, trust, kmsg_fd, e);
+		explain(k, -r, in, trust, kmsg_fd, e);
 		/* The kernel's errno travels with the words (EINVAL: a parameter refused). */
 		e->sys_errno = -r;
 		return -1;
@@ -812,7 +825,9 @@ static int ensure_intree(struct kmods *k, const char *name, struct loaded *l, in
 	sym_kmod_module_unref_list(deps);
 	if (r < 0)
 		return -1;
-	return insert(k, m, name, sym_kmod_module_get_path(m), NULL, l, trust, e);
+	return insert(
+		k, &(struct insertion){.m = m, .name = name, .path = sym_kmod_module_get_path(m)},
+		l, trust, e);
 }
 
 static int load_entry(struct kmods *k, const struct kmods_set *set, const struct kmods_entry *en,
@@ -833,7 +848,10 @@ static int load_entry(struct kmods *k, const struct kmods_set *set, const struct
 	r = sym_kmod_module_new_from_path(k->ctx, en->path, &m);
 	if (r < 0)
 		return err_errno(e, EXIT_UNEXPECTED, -r, "module %s", en->name);
-	return insert(k, m, en->name, en->path, en->options, l, trust, e);
+	return insert(k,
+		      &(struct insertion){
+			      .m = m, .name = en->name, .path = en->path, .options = en->options},
+		      l, trust, e);
 }
 
 int kmods_load_set(struct kmods *k, const struct kmods_set *set, const struct ktrust *trust,

@@ -108,19 +108,28 @@ enum kmods_state { KMODS_ABSENT, KMODS_LIVE, KMODS_COMING, KMODS_GOING, KMODS_BU
 _must_check_ int kmods_parse_arg(const char *arg, char *module, size_t msize, char *kv,
 				 size_t kvsize, struct err *e);
 
+/* The set to build: which modules, where their files are, and what they are given. */
+struct kmods_set_request {
+	int drivers_fd;	    /* the package's kernel modules directory */
+	char *const *names; /* nvidia, nvidia-modeset, ... (any spelling) */
+	size_t n_names;
+	char *const *args; /* --module-arg: "MODULE.KEY=VALUE" */
+	size_t n_args;
+	bool modinfo; /* read each file's .modinfo (see kmods_set_build) */
+};
+
 /*
- * Builds the set NAMES (e.g. nvidia, nvidia-modeset, ...) from the .ko files
- * in drivers_fd, ordered by their dependencies, with the options ARGS give
- * their modules. Returns 0, or -1: EXIT_USAGE for an argument naming a module
- * outside the set, EXIT_VERIFY for a missing or unreadable module file.
+ * Builds the set Q->names from the .ko files in Q->drivers_fd, ordered by their
+ * dependencies, with the options Q->args give their modules. Returns 0, or -1:
+ * EXIT_USAGE for an argument naming a module outside the set, EXIT_VERIFY for a
+ * missing or unreadable module file.
  *
- * With MODINFO false the files are found but not read: each entry's info holds
- * its name only, and the set keeps the order of NAMES. For a set that is live
+ * With Q->modinfo false the files are found but not read: each entry's info holds
+ * its name only, and the set keeps the order of the names. For a set that is live
  * at the version to install (kmods_all_live), where nothing will be inserted
  * and the dependencies are loaded by definition.
  */
-_must_check_ int kmods_set_build(struct kmods *k, int drivers_fd, char *const *names,
-				 size_t n_names, char *const *args, size_t n_args, bool modinfo,
+_must_check_ int kmods_set_build(struct kmods *k, const struct kmods_set_request *q,
 				 struct kmods_set *ret, struct err *e);
 
 /* Whether every module of NAMES (any spelling) is live in the kernel. */

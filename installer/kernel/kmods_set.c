@@ -139,32 +139,31 @@ static int set_apply_args(struct kmods_set *s, char *const *args, size_t n_args,
 	return 0;
 }
 
-int kmods_set_build(struct kmods *k, int drivers_fd, char *const *names, size_t n_names,
-		    char *const *args, size_t n_args, bool modinfo, struct kmods_set *s,
+int kmods_set_build(struct kmods *k, const struct kmods_set_request *q, struct kmods_set *s,
 		    struct err *e)
 {
 	memset(s, 0, sizeof(*s));
-	if (n_names > KMODS_MAX)
+	if (q->n_names > KMODS_MAX)
 		return err_set(e, EXIT_USAGE, "at most %d modules", KMODS_MAX);
-	for (size_t i = 0; i < n_names; i++) {
+	for (size_t i = 0; i < q->n_names; i++) {
 		struct kmods_entry *en = &s->e[s->n];
 
-		snprintf(en->name, sizeof(en->name), "%s", names[i]);
+		snprintf(en->name, sizeof(en->name), "%s", q->names[i]);
 		kmods_normalise_name(en->name);
 		for (size_t j = 0; j < s->n; j++) {
 			if (strcmp(s->e[j].name, en->name) == 0)
 				return err_set(e, EXIT_USAGE, "module %s is listed twice",
 					       en->name);
 		}
-		if (find_module_file(drivers_fd, en->name, en->path, sizeof(en->path)) < 0) {
-			err_set(e, EXIT_VERIFY, "the package has no %s.ko in kernel/", names[i]);
+		if (find_module_file(q->drivers_fd, en->name, en->path, sizeof(en->path)) < 0) {
+			err_set(e, EXIT_VERIFY, "the package has no %s.ko in kernel/", q->names[i]);
 			err_hint(
 				e,
 				"pick modules the package has with --modules, or rebuild the package with them");
 			return -1;
 		}
 		_Static_assert(sizeof(en->info.name) == sizeof(en->name), "module name sizes");
-		if (!modinfo)
+		if (!q->modinfo)
 			memcpy(en->info.name, en->name, sizeof(en->name));
 		else if (kmods_modinfo(k, en->path, &en->info, e) < 0)
 			return -1;
@@ -172,7 +171,7 @@ int kmods_set_build(struct kmods *k, int drivers_fd, char *const *names, size_t 
 	}
 	if (set_sort(s, e) < 0)
 		return -1;
-	return set_apply_args(s, args, n_args, e);
+	return set_apply_args(s, q->args, q->n_args, e);
 }
 
 bool kmods_all_live(struct kmods *k, char *const *names, size_t n_names)

@@ -957,9 +957,11 @@ static void mirror_failed(struct mirror_state *st, const char *base, enum fetch_
 	       LOG_END);
 }
 
-int fetch_mirrors(struct fetcher *f, char *const *bases, size_t n, size_t first,
-		  fetch_attempt_fn fn, void *userdata, size_t *ret_mirror, struct err *e)
+int fetch_mirrors(struct fetcher *f, const struct fetch_request *q, size_t *ret_mirror,
+		  struct err *e)
 {
+	char *const *bases = q->bases;
+	size_t n = q->n_bases;
 	_cleanup_free_ struct mirror_state *st = calloc(n ? n : 1, sizeof(*st));
 	uint64_t t0 = now_ns();
 	unsigned attempts = 0, failed_rounds = 0;
@@ -977,7 +979,7 @@ int fetch_mirrors(struct fetcher *f, char *const *bases, size_t n, size_t first,
 
 		f->retry_after_s = 0;
 		for (size_t k = 0; k < n; k++) {
-			size_t i = (first + k) % n;
+			size_t i = (q->first + k) % n;
 			enum fetch_result r;
 
 			if (st[i].permanent)
@@ -989,7 +991,7 @@ int fetch_mirrors(struct fetcher *f, char *const *bases, size_t n, size_t first,
 			attempts++;
 			err_clear(e);
 			share_begin(f, st, n);
-			r = fn(f, bases[i], userdata, e);
+			r = q->attempt(f, bases[i], q->userdata, e);
 			f->share_deadline_ns = 0;
 			if (r == FETCH_OK) {
 				*ret_mirror = i;

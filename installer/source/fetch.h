@@ -50,8 +50,17 @@ _must_check_ int fetcher_new(const struct fetch_opts *opts, struct fetcher **ret
 void fetcher_free(struct fetcher *f);
 DEFINE_POINTER_CLEANUP(struct fetcher, fetcher_free)
 
+/* One fetch over the mirrors: where, starting where, and the attempt to make at each. */
+struct fetch_request {
+	char *const *bases; /* the mirrors' base URLs */
+	size_t n_bases;
+	size_t first; /* the index of the mirror to try first */
+	fetch_attempt_fn attempt;
+	void *userdata; /* the attempt's */
+};
+
 /*
- * Runs FN against the N mirrors BASES, starting with index FIRST, in rounds
+ * Runs Q's attempt against Q's mirrors, starting with Q->first, in rounds
  * separated by backoff, until one succeeds, every mirror failed permanently,
  * the retries are spent or the time budget is. Each attempt may take 1/K of
  * what is left of the budget, K the mirrors not yet retired. Returns 0 and the
@@ -60,8 +69,7 @@ DEFINE_POINTER_CLEANUP(struct fetcher, fetcher_free)
  * a message naming each mirror's last cause; FETCH_ALL_MISSING (EXIT_UNREACHABLE)
  * when every mirror answered that the file is not there.
  */
-_must_check_ int fetch_mirrors(struct fetcher *f, char *const *bases, size_t n, size_t first,
-			       fetch_attempt_fn fn, void *userdata, size_t *ret_mirror,
+_must_check_ int fetch_mirrors(struct fetcher *f, const struct fetch_request *q, size_t *ret_mirror,
 			       struct err *e);
 
 /* Joins a base URL and a relative path with exactly one '/'. NULL on ENOMEM. */

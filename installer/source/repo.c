@@ -613,7 +613,13 @@ enum repo_verdict repo_driver_judge(const struct repo_driver *d, const struct ho
 	}
 	for (size_t g = 0; g < h->n_gpus; g++)
 		ids[g] = (uint32_t)h->gpus[g].vendor << 16 | h->gpus[g].device;
-	repo_kmt_decide(d, ids, h->n_gpus, policy, avail, h->kernel, &ret->kmt);
+	repo_kmt_decide(&(struct repo_kmt_request){.driver = d,
+						   .gpus = ids,
+						   .n_gpus = h->n_gpus,
+						   .policy = policy,
+						   .avail = avail,
+						   .kernel = h->kernel},
+			&ret->kmt);
 	if (!ret->kmt.ok)
 		return ret->verdict = REPO_MODULE_TYPE;
 	ret->pkg = best[ret->kmt.type];
@@ -828,13 +834,80 @@ static int select_fail_no_package(const struct repo_index *idx, const struct hos
 	return -1;
 }
 
+/*
+ * What the drivers REQUEST names came to when none was taken: the first of them, the first
+ * module flavour refusal, and the first GPU a driver does not support (with that driver).
+ */
+struct select_misses {
+	const struct repo_driver *first_wanted;
+	const struct gpu *bad_gpu;
+	const struct repo_driver *gpu_driver;
+	char kmt_reason[REPO_REASON_MAX];
+};
+
+/* No driver of the index matches REQUEST at all: what the index has instead. */
+static int select_fail_no_driver(const struct repo_index *idx, const struct host *h,
+				 const char *request, struct err *e)
+{
+	char offer[1024];
+
+	repo_describe_offer(idx, h, offer, sizeof(offer));
+	if (strcmp(request, "default") == 0) {
+		err_set(e, EXIT_NO_MATCH, "no driver in the repository is tagged 'default'; %s",
+			offer);
+		err_hint(e, "pass --driver-version latest or a version; see list-versions");
+	} else {
+		err_set(e, EXIT_NO_MATCH, "no driver in the repository matches version '%s'; %s",
+			request, offer);
+		err_hint(e, "pass one of those to --driver-version; see list-versions");
+	}
+	return -1;
+}
+
+/*
+ * Why no driver REQUEST names was taken, from M: none matches, a module flavour was
+ * refused, a GPU is not supported, or (the rest) no package is built for this host.
+ */
+static int select_fail(const struct repo_index *idx, const struct host *h, const char *request,
+		       const struct select_misses *m, struct err *e)
+{
+	const struct repo_driver *first = m->first_wanted;
+	char what[128];
+
+	if (!first)
+		return select_fail_no_driver(idx, h, request, e);
+	if (m->kmt_reason[0]) {
+		err_set(e, EXIT_NO_MATCH, "%s", m->kmt_reason);
+		err_hint(
+			e,
+			"see each flavour's GPUs with list-versions; choose a driver or --kernel-module-type (NVIDIA_KERNEL_MODULE_TYPE) that suits every GPU of the node");
+		return -1;
+	}
+	if (m->bad_gpu) {
+		err_set(e, EXIT_NO_MATCH, "driver %s does not support GPU %04x:%04x at %s",
+			m->gpu_driver->version, m->bad_gpu->vendor, m->bad_gpu->device,
+			m->bad_gpu->bdf);
+		err_hint(
+			e,
+			"choose a driver that lists %04x:%04x in supported_pci_ids; see list-versions",
+			m->bad_gpu->vendor, m->bad_gpu->device);
+		return -1;
+	}
+	if (strcmp(request, "latest") == 0)
+		snprintf(what, sizeof(what), "no driver in the repository has a");
+	else if (strcmp(request, "default") == 0)
+		snprintf(what, sizeof(what), "the default driver %s has no", first->version);
+	else if (version_compare(request, first->version) == 0)
+		snprintf(what, sizeof(what), "driver %s has no", first->version);
+	else
+		snprintf(what, sizeof(what), "no driver of branch %s has a", request);
+	return select_fail_no_package(idx, h, request, what, e);
+}
+
 int repo_select(const struct repo_index *idx, const struct host *h, const char *request,
 		enum repo_kmt_policy policy, struct repo_choice *ret, struct err *e)
 {
-	const struct repo_driver *first_wanted = NULL;
-	const struct gpu *bad_gpu = NULL;
-	const struct repo_driver *gpu_driver = NULL;
-	char what[128], kmt_reason[REPO_REASON_MAX] = "";
+	struct select_misses m = {.first_wanted = NULL};
 	struct repo_judgement j;
 
 	if (!repo_request_is_valid(request))
@@ -847,67 +920,26 @@ int repo_select(const struct repo_index *idx, const struct host *h, const char *
 
 		if (!repo_driver_wanted(idx, d, request))
 			continue;
-		if (!first_wanted)
-			first_wanted = d;
+		if (!m.first_wanted)
+			m.first_wanted = d;
 		switch (repo_driver_judge(d, h, policy, &j)) {
 		case REPO_OK:
 			ret->driver = d;
 			ret->pkg = j.pkg;
 			return 0;
 		case REPO_GPU_UNSUPPORTED:
-			if (!bad_gpu) {
-				bad_gpu = j.gpu;
-				gpu_driver = d;
+			if (!m.bad_gpu) {
+				m.bad_gpu = j.gpu;
+				m.gpu_driver = d;
 			}
 			break;
 		case REPO_MODULE_TYPE:
-			if (!kmt_reason[0])
-				snprintf(kmt_reason, sizeof(kmt_reason), "%s", j.kmt.reason);
+			if (!m.kmt_reason[0])
+				snprintf(m.kmt_reason, sizeof(m.kmt_reason), "%s", j.kmt.reason);
 			break;
 		case REPO_NO_PACKAGE:
 			break;
 		}
 	}
-
-	if (!first_wanted) {
-		char offer[1024];
-
-		repo_describe_offer(idx, h, offer, sizeof(offer));
-		if (strcmp(request, "default") == 0) {
-			err_set(e, EXIT_NO_MATCH,
-				"no driver in the repository is tagged 'default'; %s", offer);
-			err_hint(e, "pass --driver-version latest or a version; see list-versions");
-		} else {
-			err_set(e, EXIT_NO_MATCH,
-				"no driver in the repository matches version '%s'; %s", request,
-				offer);
-			err_hint(e, "pass one of those to --driver-version; see list-versions");
-		}
-		return -1;
-	}
-	if (kmt_reason[0]) {
-		err_set(e, EXIT_NO_MATCH, "%s", kmt_reason);
-		err_hint(
-			e,
-			"see each flavour's GPUs with list-versions; choose a driver or --kernel-module-type (NVIDIA_KERNEL_MODULE_TYPE) that suits every GPU of the node");
-		return -1;
-	}
-	if (bad_gpu) {
-		err_set(e, EXIT_NO_MATCH, "driver %s does not support GPU %04x:%04x at %s",
-			gpu_driver->version, bad_gpu->vendor, bad_gpu->device, bad_gpu->bdf);
-		err_hint(
-			e,
-			"choose a driver that lists %04x:%04x in supported_pci_ids; see list-versions",
-			bad_gpu->vendor, bad_gpu->device);
-		return -1;
-	}
-	if (strcmp(request, "latest") == 0)
-		snprintf(what, sizeof(what), "no driver in the repository has a");
-	else if (strcmp(request, "default") == 0)
-		snprintf(what, sizeof(what), "the default driver %s has no", first_wanted->version);
-	else if (version_compare(request, first_wanted->version) == 0)
-		snprintf(what, sizeof(what), "driver %s has no", first_wanted->version);
-	else
-		snprintf(what, sizeof(what), "no driver of branch %s has a", request);
-	return select_fail_no_package(idx, h, request, what, e);
+	return select_fail(idx, h, request, &m, e);
 }

@@ -342,34 +342,162 @@ static void take(struct repo_kmt_decision *r, enum repo_module_type t)
 }
 
 /* --kernel-module-type open or proprietary: that flavour, for every GPU it lists. */
-static void decide_explicit(const struct repo_driver *d, const uint32_t *gpus, size_t n,
-			    enum repo_module_type want, unsigned avail, const char *kernel,
+static void decide_explicit(const struct repo_kmt_request *q, enum repo_module_type want,
 			    struct repo_kmt_decision *r)
 {
+	const struct repo_driver *d = q->driver;
 	enum repo_module_type other = want == REPO_MT_OPEN ? REPO_MT_PROPRIETARY : REPO_MT_OPEN;
 	const char *wname = repo_module_type_name(want), *oname = repo_module_type_name(other);
 	struct repo_pci_list tmp;
 	const struct repo_pci_list *l = flavour_list(d, want, &tmp);
 	char g[192];
 
-	if (!HAS(avail, want)) {
+	if (!HAS(q->avail, want)) {
 		refuse(r,
 		       "--kernel-module-type %s: this repository has no %s modules of %s for kernel %s%s%s%s",
-		       wname, wname, d->version, kernel, HAS(avail, other) ? " (only " : "",
-		       HAS(avail, other) ? oname : "", HAS(avail, other) ? ")" : "");
+		       wname, wname, d->version, q->kernel, HAS(q->avail, other) ? " (only " : "",
+		       HAS(q->avail, other) ? oname : "", HAS(q->avail, other) ? ")" : "");
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (supports(l, gpus[i]) == 0) {
+	for (size_t i = 0; i < q->n_gpus; i++) {
+		if (supports(l, q->gpus[i]) == 0) {
 			refuse(r, "%s is not supported by the %s modules of %s",
-			       gpu_desc(d, gpus[i], g, sizeof(g)), wname, d->version);
+			       gpu_desc(d, q->gpus[i], g, sizeof(g)), wname, d->version);
 			return;
 		}
 	}
 	take(r, want);
-	if (HAS(avail, other))
+	if (HAS(q->avail, other))
 		snprintf(r->excluded[other], sizeof(r->excluded[other]),
 			 "--kernel-module-type %s asks for the %s modules", wname, wname);
+}
+
+/* Why the open flavour cannot be judged for a GPU: the index gives no list for it. */
+static const char *const unknown_open = "its open modules do not list the GPUs they support";
+
+/* The GPUs that decide under auto, by index: -1 where none does. */
+struct auto_needs {
+	long open; /* the first GPU only the open modules support */
+	long prop; /* the first GPU the open modules do not (or may not) support */
+};
+
+/*
+ * Under auto, which GPU needs which flavour, from the open and proprietary lists LO and LP
+ * (NULL: not known). False, with R refused, when a GPU has no flavour that supports it or
+ * two GPUs need different ones.
+ */
+static bool auto_needs(const struct repo_kmt_request *q, const struct repo_pci_list *lo,
+		       const struct repo_pci_list *lp, struct auto_needs *ret,
+		       struct repo_kmt_decision *r)
+{
+	const struct repo_driver *d = q->driver;
+	char g[192], g2[192];
+
+	*ret = (struct auto_needs){.open = -1, .prop = -1};
+	for (size_t i = 0; i < q->n_gpus; i++) {
+		int o = supports(lo, q->gpus[i]), p = supports(lp, q->gpus[i]);
+
+		if (o != 1 && p == 0) {
+			if (o == 0)
+				refuse(r, "%s is not supported by %s in any flavour",
+				       gpu_desc(d, q->gpus[i], g, sizeof(g)), d->version);
+			else
+				refuse(r,
+				       "%s is not supported by the proprietary modules of %s, and %s",
+				       gpu_desc(d, q->gpus[i], g, sizeof(g)), d->version,
+				       unknown_open);
+			return false;
+		}
+		if (o == 1 && p == 0 && ret->open < 0)
+			ret->open = (long)i;
+		if (o != 1 && ret->prop < 0)
+			ret->prop = (long)i;
+	}
+	if (ret->open >= 0 && ret->prop >= 0) {
+		refuse(r,
+		       "%s needs the open modules and %s the proprietary ones: no flavour of %s drives both",
+		       gpu_desc(d, q->gpus[ret->open], g, sizeof(g)),
+		       gpu_desc(d, q->gpus[ret->prop], g2, sizeof(g2)), d->version);
+		return false;
+	}
+	return true;
+}
+
+/* Under auto, GPU I needs the open modules. */
+static void auto_take_open(const struct repo_kmt_request *q, size_t i, struct repo_kmt_decision *r)
+{
+	const struct repo_driver *d = q->driver;
+	char g[192];
+
+	gpu_desc(d, q->gpus[i], g, sizeof(g));
+	if (!HAS(q->avail, REPO_MT_OPEN)) {
+		refuse(r,
+		       "%s needs the open modules; this repository has only proprietary modules of %s for kernel %s",
+		       g, d->version, q->kernel);
+		return;
+	}
+	take(r, REPO_MT_OPEN);
+	if (HAS(q->avail, REPO_MT_PROPRIETARY))
+		snprintf(r->excluded[REPO_MT_PROPRIETARY], REPO_REASON_MAX,
+			 "%s is not supported by the proprietary modules of %s", g, d->version);
+}
+
+/* Under auto, GPU I needs the proprietary modules (LO: the open list, NULL: not known). */
+static void auto_take_proprietary(const struct repo_kmt_request *q, size_t i,
+				  const struct repo_pci_list *lo, struct repo_kmt_decision *r)
+{
+	const struct repo_driver *d = q->driver;
+	char g[192];
+
+	gpu_desc(d, q->gpus[i], g, sizeof(g));
+	if (!HAS(q->avail, REPO_MT_PROPRIETARY)) {
+		if (lo)
+			refuse(r,
+			       "%s needs the proprietary modules; this repository has only open modules of %s for kernel %s",
+			       g, d->version, q->kernel);
+		else
+			refuse(r,
+			       "this repository has only open modules of %s for kernel %s, and %s; --kernel-module-type open takes them anyway",
+			       d->version, q->kernel, unknown_open);
+		return;
+	}
+	take(r, REPO_MT_PROPRIETARY);
+	if (!HAS(q->avail, REPO_MT_OPEN))
+		return;
+	if (lo)
+		snprintf(r->excluded[REPO_MT_OPEN], REPO_REASON_MAX,
+			 "%s is not supported by the open modules of %s", g, d->version);
+	else
+		snprintf(r->excluded[REPO_MT_OPEN], REPO_REASON_MAX,
+			 "%s (module_types.open); --kernel-module-type open takes them",
+			 unknown_open);
+}
+
+/*
+ * Under auto, every GPU (if any) is supported by both flavours, or the open list is not
+ * known (LO NULL): the branch decides.
+ */
+static void auto_take_by_branch(const struct repo_kmt_request *q, const struct repo_pci_list *lo,
+				struct repo_kmt_decision *r)
+{
+	const struct repo_driver *d = q->driver;
+	unsigned branch = branch_of(d->version);
+	enum repo_module_type pref;
+
+	pref = branch >= REPO_OPEN_DEFAULT_BRANCH && lo ? REPO_MT_OPEN : REPO_MT_PROPRIETARY;
+	if (!HAS(q->avail, pref))
+		pref = pref == REPO_MT_OPEN ? REPO_MT_PROPRIETARY : REPO_MT_OPEN;
+	take(r, pref);
+	if (pref == REPO_MT_OPEN && HAS(q->avail, REPO_MT_PROPRIETARY))
+		snprintf(
+			r->excluded[REPO_MT_PROPRIETARY], REPO_REASON_MAX,
+			"from branch %d NVIDIA installs the open modules where the GPUs support them (%s is of branch %u)",
+			REPO_OPEN_DEFAULT_BRANCH, d->version, branch);
+	else if (pref == REPO_MT_PROPRIETARY && HAS(q->avail, REPO_MT_OPEN))
+		snprintf(
+			r->excluded[REPO_MT_OPEN], REPO_REASON_MAX,
+			"%s is of branch %u: before %d NVIDIA installs the proprietary modules where the GPUs support both; --kernel-module-type open takes the open ones",
+			d->version, branch, REPO_OPEN_DEFAULT_BRANCH);
 }
 
 /*
@@ -379,115 +507,35 @@ static void decide_explicit(const struct repo_driver *d, const uint32_t *gpus, s
  * GPUs it supports; a proprietary flavour without a list is judged as every driver
  * without "supported_pci_ids" always was: it supports every GPU.
  */
-static void decide_auto(const struct repo_driver *d, const uint32_t *gpus, size_t n, unsigned avail,
-			const char *kernel, struct repo_kmt_decision *r)
+static void decide_auto(const struct repo_kmt_request *q, struct repo_kmt_decision *r)
 {
 	struct repo_pci_list tmp;
-	const struct repo_pci_list *lo = flavour_list(d, REPO_MT_OPEN, NULL),
-				   *lp = flavour_list(d, REPO_MT_PROPRIETARY, &tmp);
-	const char *unknown_open = "its open modules do not list the GPUs they support";
-	long needs_open = -1, needs_prop = -1;
-	char g[192], g2[192];
-	unsigned branch = branch_of(d->version);
-	enum repo_module_type pref;
+	const struct repo_pci_list *lo = flavour_list(q->driver, REPO_MT_OPEN, NULL),
+				   *lp = flavour_list(q->driver, REPO_MT_PROPRIETARY, &tmp);
+	struct auto_needs needs;
 
-	for (size_t i = 0; i < n; i++) {
-		int o = supports(lo, gpus[i]), p = supports(lp, gpus[i]);
-
-		if (o != 1 && p == 0) {
-			if (o == 0)
-				refuse(r, "%s is not supported by %s in any flavour",
-				       gpu_desc(d, gpus[i], g, sizeof(g)), d->version);
-			else
-				refuse(r,
-				       "%s is not supported by the proprietary modules of %s, and %s",
-				       gpu_desc(d, gpus[i], g, sizeof(g)), d->version,
-				       unknown_open);
-			return;
-		}
-		if (o == 1 && p == 0 && needs_open < 0)
-			needs_open = (long)i;
-		if (o != 1 && needs_prop < 0)
-			needs_prop = (long)i;
-	}
-	if (needs_open >= 0 && needs_prop >= 0) {
-		refuse(r,
-		       "%s needs the open modules and %s the proprietary ones: no flavour of %s drives both",
-		       gpu_desc(d, gpus[needs_open], g, sizeof(g)),
-		       gpu_desc(d, gpus[needs_prop], g2, sizeof(g2)), d->version);
+	if (!auto_needs(q, lo, lp, &needs, r))
 		return;
-	}
-	if (needs_open >= 0) {
-		gpu_desc(d, gpus[needs_open], g, sizeof(g));
-		if (!HAS(avail, REPO_MT_OPEN)) {
-			refuse(r,
-			       "%s needs the open modules; this repository has only proprietary modules of %s for kernel %s",
-			       g, d->version, kernel);
-			return;
-		}
-		take(r, REPO_MT_OPEN);
-		if (HAS(avail, REPO_MT_PROPRIETARY))
-			snprintf(r->excluded[REPO_MT_PROPRIETARY], REPO_REASON_MAX,
-				 "%s is not supported by the proprietary modules of %s", g,
-				 d->version);
-		return;
-	}
-	if (needs_prop >= 0) {
-		gpu_desc(d, gpus[needs_prop], g, sizeof(g));
-		if (!HAS(avail, REPO_MT_PROPRIETARY)) {
-			if (lo)
-				refuse(r,
-				       "%s needs the proprietary modules; this repository has only open modules of %s for kernel %s",
-				       g, d->version, kernel);
-			else
-				refuse(r,
-				       "this repository has only open modules of %s for kernel %s, and %s; --kernel-module-type open takes them anyway",
-				       d->version, kernel, unknown_open);
-			return;
-		}
-		take(r, REPO_MT_PROPRIETARY);
-		if (!HAS(avail, REPO_MT_OPEN))
-			return;
-		if (lo)
-			snprintf(r->excluded[REPO_MT_OPEN], REPO_REASON_MAX,
-				 "%s is not supported by the open modules of %s", g, d->version);
-		else
-			snprintf(r->excluded[REPO_MT_OPEN], REPO_REASON_MAX,
-				 "%s (module_types.open); --kernel-module-type open takes them",
-				 unknown_open);
-		return;
-	}
-	/* Every GPU (if any) is supported by both flavours, or the open list is unknown. */
-	pref = branch >= REPO_OPEN_DEFAULT_BRANCH && lo ? REPO_MT_OPEN : REPO_MT_PROPRIETARY;
-	if (!HAS(avail, pref))
-		pref = pref == REPO_MT_OPEN ? REPO_MT_PROPRIETARY : REPO_MT_OPEN;
-	take(r, pref);
-	if (pref == REPO_MT_OPEN && HAS(avail, REPO_MT_PROPRIETARY))
-		snprintf(
-			r->excluded[REPO_MT_PROPRIETARY], REPO_REASON_MAX,
-			"from branch %d NVIDIA installs the open modules where the GPUs support them (%s is of branch %u)",
-			REPO_OPEN_DEFAULT_BRANCH, d->version, branch);
-	else if (pref == REPO_MT_PROPRIETARY && HAS(avail, REPO_MT_OPEN))
-		snprintf(
-			r->excluded[REPO_MT_OPEN], REPO_REASON_MAX,
-			"%s is of branch %u: before %d NVIDIA installs the proprietary modules where the GPUs support both; --kernel-module-type open takes the open ones",
-			d->version, branch, REPO_OPEN_DEFAULT_BRANCH);
+	if (needs.open >= 0)
+		auto_take_open(q, (size_t)needs.open, r);
+	else if (needs.prop >= 0)
+		auto_take_proprietary(q, (size_t)needs.prop, lo, r);
+	else
+		auto_take_by_branch(q, lo, r);
 }
 
-void repo_kmt_decide(const struct repo_driver *d, const uint32_t *gpus, size_t n_gpus,
-		     enum repo_kmt_policy policy, unsigned avail, const char *kernel,
-		     struct repo_kmt_decision *ret)
+void repo_kmt_decide(const struct repo_kmt_request *q, struct repo_kmt_decision *ret)
 {
 	memset(ret, 0, sizeof(*ret));
-	switch (policy) {
+	switch (q->policy) {
 	case REPO_KMT_OPEN:
-		decide_explicit(d, gpus, n_gpus, REPO_MT_OPEN, avail, kernel, ret);
+		decide_explicit(q, REPO_MT_OPEN, ret);
 		break;
 	case REPO_KMT_PROPRIETARY:
-		decide_explicit(d, gpus, n_gpus, REPO_MT_PROPRIETARY, avail, kernel, ret);
+		decide_explicit(q, REPO_MT_PROPRIETARY, ret);
 		break;
 	case REPO_KMT_AUTO:
-		decide_auto(d, gpus, n_gpus, avail, kernel, ret);
+		decide_auto(q, ret);
 		break;
 	}
 }

@@ -44,11 +44,21 @@ int repo_kmt_policy_parse(const char *s, enum repo_kmt_policy *ret);
 const char *repo_gpu_name(const struct repo_driver *d, uint32_t id);
 
 /*
- * The module flavour decision, a pure function of the host's GPUs (GPUS, N_GPUS: vendor
- * << 16 | device), the driver entry D and POLICY. AVAIL has bit (1u << t) set for each
- * flavour t that has a package for the host; KERNEL names the host's kernel in messages.
- * Only REPO_MT_OPEN and REPO_MT_PROPRIETARY are decided between. Fills *RET.
+ * What the module flavour decision is a pure function of: the driver entry, the host's
+ * GPUs (vendor << 16 | device), the setting, the flavours that have a package for the host
+ * (AVAIL: bit 1u << t for each flavour t) and the host's kernel, named in messages.
  */
-void repo_kmt_decide(const struct repo_driver *d, const uint32_t *gpus, size_t n_gpus,
-		     enum repo_kmt_policy policy, unsigned avail, const char *kernel,
-		     struct repo_kmt_decision *ret);
+struct repo_kmt_request {
+	const struct repo_driver *driver;
+	const uint32_t *gpus;
+	size_t n_gpus;
+	enum repo_kmt_policy policy;
+	unsigned avail;
+	const char *kernel;
+};
+
+/*
+ * The module flavour decision for Q. Only REPO_MT_OPEN and REPO_MT_PROPRIETARY are decided
+ * between. Fills *RET.
+ */
+void repo_kmt_decide(const struct repo_kmt_request *q, struct repo_kmt_decision *ret);

@@ -103,8 +103,12 @@ static int index_not_older(struct index_job *j, struct err *e)
 /* Verifies before parsing: no byte of an unsigned index reaches the JSON parser. */
 static int index_accept(struct index_job *j, const char *where, struct err *e)
 {
-	if (verify_index_signature(j->keys, j->json, j->json_len, j->sig, j->sig_len, j->fpr, e) <
-		    0 ||
+	if (verify_index_signature(j->keys,
+				   &(struct verify_signed){.data = j->json,
+							   .len = j->json_len,
+							   .sig = j->sig,
+							   .sig_len = j->sig_len},
+				   j->fpr, e) < 0 ||
 	    repo_index_parse(j->json, j->json_len, &j->idx, e) < 0 || index_not_older(j, e) < 0)
 		return err_wrap(e, "%s", where);
 	return 0;
@@ -441,7 +445,12 @@ int source_open(const struct source_opts *o, struct cache *cache, unsigned flags
 	} else {
 		if (source_fetcher(s, e) < 0)
 			goto fail;
-		r = fetch_mirrors(s->fetcher, s->mirrors, s->n_mirrors, 0, index_attempt, &j,
+		r = fetch_mirrors(s->fetcher,
+				  &(struct fetch_request){.bases = s->mirrors,
+							  .n_bases = s->n_mirrors,
+							  .first = 0,
+							  .attempt = index_attempt,
+							  .userdata = &j},
 				  &s->mirror, e);
 		if (r < 0 && index_from_cache(&j, cache, s, r, e) < 0)
 			goto fail;
@@ -577,7 +586,12 @@ int source_download(struct source *s, const struct repo_package *pkg, int fd, st
 
 	if (source_fetcher(s, e) < 0)
 		return err_wrap(e, "download: package '%s'", pkg->path);
-	r = fetch_mirrors(s->fetcher, s->mirrors, s->n_mirrors, s->mirror, package_attempt, &j,
+	r = fetch_mirrors(s->fetcher,
+			  &(struct fetch_request){.bases = s->mirrors,
+						  .n_bases = s->n_mirrors,
+						  .first = s->mirror,
+						  .attempt = package_attempt,
+						  .userdata = &j},
 			  &used, e);
 	*ret_net_bytes = j.ff.net;
 	if (r == FETCH_ALL_MISSING) {

@@ -117,14 +117,24 @@ oom:
 	return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "repository keys");
 }
 
+/* A PEM block as PEM_read_bio hands it out, and its place in its file. */
+struct pem_block {
+	char *name; /* "PUBLIC KEY", "CERTIFICATE", ... */
+	unsigned char *der;
+	long len;
+	unsigned number; /* 1: the file's first block */
+};
+
 /*
- * Block NUMBER of PATH, named NAME: a public key or a certificate is trusted; a private
- * key, a key in another form, or one that does not parse refuses the file; other blocks
- * (EC PARAMETERS) are skipped.
+ * Block B of PATH: a public key or a certificate is trusted; a private key, a key in
+ * another form, or one that does not parse refuses the file; other blocks (EC PARAMETERS)
+ * are skipped.
  */
-static int keyset_add_block(struct keyset *ks, const char *path, unsigned number, const char *name,
-			    const unsigned char *der, long len, struct err *e)
+static int keyset_add_block(struct keyset *ks, const char *path, const struct pem_block *b,
+			    struct err *e)
 {
+	const char *name = b->name;
+	unsigned number = b->number;
 	bool is_key = strcmp(name, PEM_STRING_PUBLIC) == 0 || strcmp(name, PEM_STRING_X509) == 0 ||
 		      strcmp(name, PEM_STRING_X509_OLD) == 0;
 	EVP_PKEY *k = NULL;
@@ -137,7 +147,7 @@ static int keyset_add_block(struct keyset *ks, const char *path, unsigned number
 	}
 	if (!is_key && !strstr(name, "PUBLIC KEY") && !strstr(name, "CERTIFICATE"))
 		return 0;
-	if (!is_key || pem_block_key(name, der, len, &k, fpr) < 0) {
+	if (!is_key || pem_block_key(name, b->der, b->len, &k, fpr) < 0) {
 		err_openssl(e, EXIT_USAGE, "repository key '%s': block %u (%s) does not parse",
 			    path, number, name);
 		err_hint(
@@ -186,13 +196,12 @@ static int keyset_add(struct keyset *ks, const char *path, struct err *e)
 	if (!bio)
 		return err_openssl(e, EXIT_UNEXPECTED, "repository key '%s'", path);
 	for (;;) {
-		char *name = NULL, *header = NULL;
-		unsigned char *der = NULL;
-		long len = 0;
+		struct pem_block b = {.name = NULL};
+		char *header = NULL;
 		int r;
 
 		ERR_clear_error();
-		if (!PEM_read_bio(bio, &name, &header, &der, &len)) {
+		if (!PEM_read_bio(bio, &b.name, &header, &b.der, &b.len)) {
 			if (verify_pem_at_end())
 				break;
 			err_openssl(
@@ -204,10 +213,11 @@ static int keyset_add(struct keyset *ks, const char *path, struct err *e)
 				"copy the key file again whole; each block runs from -----BEGIN to -----END");
 			return -1;
 		}
-		r = keyset_add_block(ks, path, ++number, name, der, len, e);
-		OPENSSL_free(name);
+		b.number = ++number;
+		r = keyset_add_block(ks, path, &b, e);
+		OPENSSL_free(b.name);
 		OPENSSL_free(header);
-		OPENSSL_free(der);
+		OPENSSL_free(b.der);
 		if (r < 0)
 			return -1;
 	}
@@ -306,11 +316,11 @@ static int verify_one(EVP_PKEY *k, const void *data, size_t len, const void *sig
 	return EVP_DigestVerify(ctx, sig, sig_len, data, len) == 1 ? 0 : -1;
 }
 
-int verify_index_signature(const struct keyset *ks, const void *data, size_t len, const void *sig,
-			   size_t sig_len, char ret_fpr[17], struct err *e)
+int verify_index_signature(const struct keyset *ks, const struct verify_signed *s, char ret_fpr[17],
+			   struct err *e)
 {
 	for (size_t i = 0; i < ks->n; i++) {
-		if (verify_one(ks->keys[i], data, len, sig, sig_len) == 0) {
+		if (verify_one(ks->keys[i], s->data, s->len, s->sig, s->sig_len) == 0) {
 			ERR_clear_error();
 			memcpy(ret_fpr, ks->fpr[i], 17);
 			return 0;

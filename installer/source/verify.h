@@ -36,14 +36,21 @@ const char *verify_keys_fingerprint(const struct keyset *ks, size_t i);
  */
 bool verify_pem_at_end(void);
 
+/* Bytes and their detached signature. */
+struct verify_signed {
+	const void *data;
+	size_t len;
+	const void *sig;
+	size_t sig_len;
+};
+
 /*
- * Checks SIG over DATA with SHA-256 against each key. Returns 0 and writes the
- * matching key's fingerprint (16 hex digits) to ret_fpr, or -1 with
+ * Checks S's signature over S's data with SHA-256 against each key. Returns 0 and
+ * writes the matching key's fingerprint (16 hex digits) to ret_fpr, or -1 with
  * EXIT_VERIFY.
  */
-_must_check_ int verify_index_signature(const struct keyset *ks, const void *data, size_t len,
-					const void *sig, size_t sig_len, char ret_fpr[17],
-					struct err *e);
+_must_check_ int verify_index_signature(const struct keyset *ks, const struct verify_signed *s,
+					char ret_fpr[17], struct err *e);
 
 /* Streaming SHA-256. */
 struct sha256;

@@ -323,44 +323,58 @@ static int carry_entry(int src, int dst, const char *name, const struct stat *st
 	return r;
 }
 
-static void carry_dir(struct carry *c, int src, int dst, const char *prefix, unsigned depth);
+/*
+ * Where the walk is: a directory of the old version's lib64/, the same directory in the new
+ * version's, its path under lib64/ ("" at the top) and how deep it is.
+ */
+struct carry_dirs {
+	int src, dst;
+	const char *prefix;
+	unsigned depth;
+};
 
-static void carry_subdir(struct carry *c, int src, int dst, const char *name, const char *path,
-			 const struct stat *st, unsigned depth)
+static void carry_dir(struct carry *c, const struct carry_dirs *in);
+
+/* Directory NAME of IN (PATH under lib64/, ST its lstat), walked into. */
+static void carry_subdir(struct carry *c, const struct carry_dirs *in, const char *name,
+			 const char *path, const struct stat *st)
 {
 	_cleanup_close_ int s = -1, d = -1;
 	bool created;
 
-	if (depth >= MAX_DEPTH) {
+	if (in->depth >= MAX_DEPTH) {
 		not_carried(c, path, "too deep", 0);
 		return;
 	}
-	s = openat(src, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	s = openat(in->src, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (s < 0) {
 		not_carried(c, path, NULL, errno);
 		return;
 	}
-	created = mkdirat(dst, name, st->st_mode & 07777) == 0;
+	created = mkdirat(in->dst, name, st->st_mode & 07777) == 0;
 	if (!created && errno != EEXIST) {
 		not_carried(c, path, NULL, errno);
 		return;
 	}
 	/* What stands at that name in the new version must be a directory, not a link to one. */
-	d = openat(dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	d = openat(in->dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (d < 0) {
 		not_carried(c, path, "the new version has a file of that name", 0);
 		return;
 	}
-	carry_dir(c, s, d, path, depth + 1);
+	carry_dir(c,
+		  &(struct carry_dirs){.src = s, .dst = d, .prefix = path, .depth = in->depth + 1});
 	if (fsync(d) < 0)
 		not_carried(c, path, NULL, errno);
 	/* A directory of the old package's own, with nothing carried into it, is not made. */
 	if (created)
-		(void)unlinkat(dst, name, AT_REMOVEDIR); /* fails while it holds something */
+		(void)unlinkat(in->dst, name, AT_REMOVEDIR); /* fails while it holds something */
 }
 
-static void carry_dir(struct carry *c, int src, int dst, const char *prefix, unsigned depth)
+static void carry_dir(struct carry *c, const struct carry_dirs *in)
 {
+	int src = in->src, dst = in->dst;
+	const char *prefix = in->prefix;
 	_cleanup_closedir_ DIR *dir = NULL;
 	struct dirent *de;
 	struct err e;
@@ -389,7 +403,7 @@ static void carry_dir(struct carry *c, int src, int dst, const char *prefix, uns
 			continue;
 		}
 		if (S_ISDIR(st.st_mode)) {
-			carry_subdir(c, src, dst, de->d_name, path, &st, depth);
+			carry_subdir(c, in, de->d_name, path, &st);
 			continue;
 		}
 		if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
@@ -440,7 +454,7 @@ unsigned carry_foreign(int from_version_fd, int to_version_fd)
 	c.from_lib = src;
 	c.from_legacy = own_load(from_version_fd, &c.from) != 0;
 	c.to_legacy = own_load(to_version_fd, &c.to) != 0;
-	carry_dir(&c, src, dst, "", 0);
+	carry_dir(&c, &(struct carry_dirs){.src = src, .dst = dst, .prefix = ""});
 	if (fsync(dst) < 0)
 		not_carried(&c, LIB64, NULL, errno);
 	if (c.carried || c.kept || c.failed)

@@ -50,7 +50,12 @@ static int stage_from_file(const struct repo_package *pkg, int root_fd, struct i
 	sfd = publish_staging(dir, staging, size, e);
 	if (sfd < 0)
 		return -1;
-	if (unpack_package(pkg_fd, pkg->size, pkg->sha256, &limit, sfd, &st, e) < 0 ||
+	if (unpack_package(&(struct unpack_request){.pkg_fd = pkg_fd,
+						    .size = pkg->size,
+						    .sha256 = pkg->sha256,
+						    .limit = &limit,
+						    .staging_fd = sfd},
+			   &st, e) < 0 ||
 	    unpack_ima_verdict(root_fd, &st, e) < 0)
 		return unpack_failed(pkg, dir, staging, e);
 	log_unpacked(&st, "file", t0, t);

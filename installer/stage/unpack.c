@@ -442,10 +442,23 @@ static void writeback_stop(struct writeback *w)
 	pthread_mutex_destroy(&w->lock);
 }
 
-static int extract_file(struct archive *a, struct archive_entry *ae, int dirfd, const char *base,
-			const char *name, struct unpack_stats *st, struct writeback *wb,
-			struct err *e)
+/*
+ * One unpack under way: the tar stream, the staging directory its members go to, the bound
+ * on what they unpack to, what they came to so far, and the write-back of the files written.
+ */
+struct extraction {
+	struct archive *a;
+	int staging_fd;
+	const struct unpack_limit *limit;
+	struct unpack_stats *st;
+	struct writeback *wb;
+};
+
+/* Member AE, a regular file NAME, as BASE in DIRFD. */
+static int extract_file(const struct extraction *x, struct archive_entry *ae, int dirfd,
+			const char *base, const char *name, struct err *e)
 {
+	struct unpack_stats *st = x->st;
 	mode_t mode = (sym_archive_entry_perm(ae) & 0111) ? 0755 : 0644;
 	_cleanup_close_ int fd = -1;
 	struct timespec ts[2];
@@ -458,7 +471,7 @@ static int extract_file(struct archive *a, struct archive_entry *ae, int dirfd, 
 		return err_set(e, EXIT_VERIFY, "member '%s' appears twice", name);
 	if (fd < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "create '%s'", name);
-	if (write_data(a, fd, name, &st->bytes, e) < 0)
+	if (write_data(x->a, fd, name, &st->bytes, e) < 0)
 		return -1;
 	/* Sparse members end in a hole: give the file its full length. */
 	if (sym_archive_entry_size_is_set(ae) && ftruncate(fd, sym_archive_entry_size(ae)) < 0)
@@ -472,7 +485,7 @@ static int extract_file(struct archive *a, struct archive_entry *ae, int dirfd, 
 	ts[0].tv_nsec = ts[1].tv_nsec = 0;
 	if (sym_archive_entry_mtime_is_set(ae))
 		(void)futimens(fd, ts);
-	writeback_push(wb, fd);
+	writeback_push(x->wb, fd);
 	st->files++;
 	return 0;
 }
@@ -499,10 +512,10 @@ static int over_limit(const struct unpack_limit *limit, const char *name, struct
 	return -1;
 }
 
-static int extract_entry(struct archive *a, struct archive_entry *ae, int staging_fd,
-			 const struct unpack_limit *limit, struct unpack_stats *st,
-			 struct writeback *wb, struct err *e)
+static int extract_entry(const struct extraction *x, struct archive_entry *ae, struct err *e)
 {
+	const struct unpack_limit *limit = x->limit;
+	struct unpack_stats *st = x->st;
 	const char *raw = sym_archive_entry_pathname(ae), *base = NULL;
 	char name[PATH_MAX];
 	_cleanup_close_ int dirfd = -1;
@@ -536,7 +549,7 @@ static int extract_entry(struct archive *a, struct archive_entry *ae, int stagin
 	if (type == AE_IFREG && sym_archive_entry_size_is_set(ae) &&
 	    (st->declared += (uint64_t)sym_archive_entry_size(ae)) > limit->bytes)
 		return over_limit(limit, name, e);
-	dirfd = open_parent(staging_fd, name, &base, e);
+	dirfd = open_parent(x->staging_fd, name, &base, e);
 	if (dirfd < 0)
 		return -1;
 	switch (type) {
@@ -553,7 +566,7 @@ static int extract_entry(struct archive *a, struct archive_entry *ae, int stagin
 		st->symlinks++;
 		return 0;
 	default:
-		return extract_file(a, ae, dirfd, base, name, st, wb, e);
+		return extract_file(x, ae, dirfd, base, name, e);
 	}
 }
 
@@ -777,22 +790,21 @@ static void inflater_stop(struct inflater *z)
 	ring_destroy(&z->ring);
 }
 
-static int unpack_members_to(struct archive *a, int staging_fd, const struct unpack_limit *limit,
-			     struct unpack_stats *st, struct writeback *wb, struct err *e)
+static int unpack_members_to(const struct extraction *x, struct err *e)
 {
 	struct archive_entry *ae;
 	unsigned n = 0;
 	int r;
 
-	while ((r = sym_archive_read_next_header(a, &ae)) == ARCHIVE_OK) {
+	while ((r = sym_archive_read_next_header(x->a, &ae)) == ARCHIVE_OK) {
 		if (++n > UNPACK_MAX_ENTRIES)
 			return err_set(e, EXIT_VERIFY, "package has more than %u members",
 				       UNPACK_MAX_ENTRIES);
-		if (extract_entry(a, ae, staging_fd, limit, st, wb, e) < 0)
+		if (extract_entry(x, ae, e) < 0)
 			return -1;
 	}
 	if (r != ARCHIVE_EOF)
-		return dlib_err_archive(e, EXIT_VERIFY, a, "package is not a valid archive");
+		return dlib_err_archive(e, EXIT_VERIFY, x->a, "package is not a valid archive");
 	if (n == 0)
 		return err_set(e, EXIT_VERIFY, "package is an empty archive");
 	return 0;
@@ -802,10 +814,12 @@ static int unpack_members(struct archive *a, int staging_fd, const struct unpack
 			  struct unpack_stats *st, struct err *e)
 {
 	struct writeback wb;
+	const struct extraction x = {
+		.a = a, .staging_fd = staging_fd, .limit = limit, .st = st, .wb = &wb};
 	int r;
 
 	writeback_start(&wb);
-	r = unpack_members_to(a, staging_fd, limit, st, &wb, e);
+	r = unpack_members_to(&x, e);
 	writeback_stop(&wb);
 	return r;
 }
@@ -888,9 +902,10 @@ struct unpack_limit unpack_limit_for(uint64_t size, uint64_t unpacked_size)
 	return l;
 }
 
-int unpack_package(int pkg_fd, uint64_t size, const char *sha256, const struct unpack_limit *limit,
-		   int staging_fd, struct unpack_stats *ret, struct err *e)
+int unpack_package(const struct unpack_request *q, struct unpack_stats *ret, struct err *e)
 {
+	uint64_t size = q->size;
+	const char *sha256 = q->sha256;
 	_cleanup_(sha256_freep) struct sha256 *sha = sha256_new();
 	_cleanup_free_ struct reader *rd = calloc(1, sizeof(*rd));
 	struct unpack_stats st = {0};
@@ -899,9 +914,9 @@ int unpack_package(int pkg_fd, uint64_t size, const char *sha256, const struct u
 
 	if (!sha || !rd)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "unpack");
-	rd->fd = pkg_fd;
+	rd->fd = q->pkg_fd;
 	rd->sha = sha;
-	r = unpack_stream(rd, limit, staging_fd, &st, e);
+	r = unpack_stream(rd, q->limit, q->staging_fd, &st, e);
 	/* A digest mismatch explains any other failure: report it first. */
 	if (reader_drain(rd) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, rd->io_errno, "reading package");
@@ -917,7 +932,7 @@ int unpack_package(int pkg_fd, uint64_t size, const char *sha256, const struct u
 			       got);
 	if (r < 0)
 		return -1;
-	if (check_links_resolve(staging_fd, e) < 0)
+	if (check_links_resolve(q->staging_fd, e) < 0)
 		return -1;
 	*ret = st;
 	return 0;

@@ -112,16 +112,24 @@ _must_check_ int unpack_check_path(const char *name, char *out, size_t size, str
  */
 _must_check_ int unpack_check_symlink(const char *name, const char *target, struct err *e);
 
+/* A package to unpack: its file, what the index says it is, its bound, and where it goes. */
+struct unpack_request {
+	int pkg_fd;	    /* read from its current offset */
+	uint64_t size;	    /* the bytes read must number this ... */
+	const char *sha256; /* ... and hash to this */
+	const struct unpack_limit *limit;
+	int staging_fd;
+};
+
 /*
- * Unpacks the package in pkg_fd (read from its current offset) into
- * staging_fd. The bytes read must number SIZE and hash to SHA256, or the
- * call fails with EXIT_VERIFY; so does any policy violation, and a package
- * that unpacks beyond LIMIT (decompression stops there). On failure the
- * staging directory holds a partial tree that the caller removes.
+ * Unpacks the package Q->pkg_fd into Q->staging_fd. The bytes read must number
+ * Q->size and hash to Q->sha256, or the call fails with EXIT_VERIFY; so does any
+ * policy violation, and a package that unpacks beyond Q->limit (decompression
+ * stops there). On failure the staging directory holds a partial tree that the
+ * caller removes.
  */
-_must_check_ int unpack_package(int pkg_fd, uint64_t size, const char *sha256,
-				const struct unpack_limit *limit, int staging_fd,
-				struct unpack_stats *ret, struct err *e);
+_must_check_ int unpack_package(const struct unpack_request *q, struct unpack_stats *ret,
+				struct err *e);
 
 /*
  * Unpacks the package another thread is writing to pkg_fd, following TAIL

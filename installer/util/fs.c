@@ -415,9 +415,20 @@ static void random_suffix(char *buf, size_t size)
 	buf[i] = '\0';
 }
 
-static int replace_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
-		      bool durable, struct err *e)
+/* A file to put in place: NAME in DIRFD, its bytes and its mode. */
+struct replacement {
+	int dirfd;
+	const char *name;
+	const void *buf;
+	size_t len;
+	mode_t mode;
+};
+
+/* F put in place through a temporary file; DURABLE: fsync the file and the directory. */
+static int replace_at(const struct replacement *f, bool durable, struct err *e)
 {
+	int dirfd = f->dirfd;
+	const char *name = f->name;
 	char tmp[NAME_MAX + 1], sfx[9];
 	_cleanup_close_ int fd = -1;
 	int r;
@@ -425,11 +436,11 @@ static int replace_at(int dirfd, const char *name, const void *buf, size_t len, 
 	random_suffix(sfx, sizeof(sfx));
 	if (snprintf(tmp, sizeof(tmp), ".%s.tmp-%s", name, sfx) >= (int)sizeof(tmp))
 		return err_set(e, EXIT_UNEXPECTED, "write '%s': name too long", name);
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, f->mode);
 	if (fd < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "create '%s'", tmp);
-	r = fs_write_all(fd, buf, len);
-	if (r == 0 && fchmod(fd, mode) < 0)
+	r = fs_write_all(fd, f->buf, f->len);
+	if (r == 0 && fchmod(fd, f->mode) < 0)
 		r = -errno;
 	if (r == 0 && durable && fsync(fd) < 0)
 		r = -errno;
@@ -447,13 +458,19 @@ static int replace_at(int dirfd, const char *name, const void *buf, size_t len, 
 int fs_write_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
 		       struct err *e)
 {
-	return replace_at(dirfd, name, buf, len, mode, true, e);
+	return replace_at(
+		&(struct replacement){
+			.dirfd = dirfd, .name = name, .buf = buf, .len = len, .mode = mode},
+		true, e);
 }
 
 int fs_replace_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
 		  struct err *e)
 {
-	return replace_at(dirfd, name, buf, len, mode, false, e);
+	return replace_at(
+		&(struct replacement){
+			.dirfd = dirfd, .name = name, .buf = buf, .len = len, .mode = mode},
+		false, e);
 }
 
 static int rm_rf_children(int dfd, dev_t dev, struct err *e);

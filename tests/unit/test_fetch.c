@@ -57,7 +57,11 @@ static int run(unsigned retries, size_t n, size_t first, size_t *ret_mirror, str
 	int r;
 
 	assert_int_equal(fetcher_new(&o, &f, e), 0);
-	r = fetch_mirrors(f, bases, n, first, scripted, NULL, ret_mirror, e);
+	r = fetch_mirrors(
+		f,
+		&(struct fetch_request){
+			.bases = bases, .n_bases = n, .first = first, .attempt = scripted},
+		ret_mirror, e);
 	fetcher_free(f);
 	return r;
 }

@@ -111,8 +111,14 @@ static void test_describe(void **state)
 
 	(void)state;
 	err_clear(&e);
-	assert_int_equal(
-		host_describe("cos", "17800.66.78", "6.1.0-57-amd64", "arm64", gpus, 2, &h, &e), 0);
+	assert_int_equal(host_describe(&(struct host_image){.os = "cos",
+							    .os_build = "17800.66.78",
+							    .kernel = "6.1.0-57-amd64",
+							    .arch = "arm64",
+							    .gpu_ids = gpus,
+							    .n_gpus = 2},
+				       &h, &e),
+			 0);
 	assert_string_equal(h.os_id, "cos");
 	assert_string_equal(h.os_build_id, "17800.66.78");
 	assert_string_equal(h.kernel, "6.1.0-57-amd64");
@@ -122,25 +128,44 @@ static void test_describe(void **state)
 	assert_string_equal(h.gpus[1].bdf, "--gpu #2");
 	host_done(&h);
 
-	assert_int_equal(host_describe("ubuntu", NULL, "k", "x86_64", NULL, 0, &h, &e), 0);
+	assert_int_equal(
+		host_describe(&(struct host_image){.os = "ubuntu", .kernel = "k", .arch = "x86_64"},
+			      &h, &e),
+		0);
 	assert_null(h.os_build_id);
 	assert_int_equal(h.n_gpus, 0);
 	host_done(&h);
 
-	assert_int_equal(host_describe("cos", NULL, "k", "x86_64", badgpu, 2, &h, &e), -1);
+	assert_int_equal(host_describe(&(struct host_image){.os = "cos",
+							    .kernel = "k",
+							    .arch = "x86_64",
+							    .gpu_ids = badgpu,
+							    .n_gpus = 2},
+				       &h, &e),
+			 -1);
 	assert_int_equal(e.code, EXIT_USAGE);
 	assert_non_null(strstr(e.msg, "--gpu 'nvidia' is not a PCI id"));
 	assert_null(h.os_id); /* nothing held on failure */
 	err_clear(&e);
-	assert_int_equal(host_describe("cos", NULL, "../k", "x86_64", NULL, 0, &h, &e), -1);
+	assert_int_equal(
+		host_describe(&(struct host_image){.os = "cos", .kernel = "../k", .arch = "x86_64"},
+			      &h, &e),
+		-1);
 	assert_non_null(strstr(e.msg, "--kernel '../k'"));
 	err_clear(&e);
-	assert_int_equal(host_describe("", NULL, "k", "x86_64", NULL, 0, &h, &e), -1);
+	assert_int_equal(
+		host_describe(&(struct host_image){.os = "", .kernel = "k", .arch = "x86_64"}, &h,
+			      &e),
+		-1);
 	assert_non_null(strstr(e.msg, "--os ''"));
 	memset(long_name, 'a', sizeof(long_name) - 1);
 	long_name[sizeof(long_name) - 1] = '\0';
 	err_clear(&e);
-	assert_int_equal(host_describe("cos", NULL, long_name, "x86_64", NULL, 0, &h, &e), -1);
+	assert_int_equal(
+		host_describe(
+			&(struct host_image){.os = "cos", .kernel = long_name, .arch = "x86_64"},
+			&h, &e),
+		-1);
 	assert_int_equal(e.code, EXIT_USAGE);
 }
 

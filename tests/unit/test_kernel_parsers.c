@@ -316,6 +316,7 @@ static void test_live_set(void **state)
 	struct scratch_fixture *f = *state;
 	char n1[] = "nvidia", n2[] = "nvidia-uvm", *names[] = {n1, n2};
 	struct ktrust trust = {.sig_enforce = "no", .lockdown = "none", .loadpin = "off"};
+	struct kmods_set_request q;
 	struct kmods_set set;
 	struct kmods *k = NULL;
 	struct err e;
@@ -332,17 +333,20 @@ static void test_live_set(void **state)
 
 	drivers_fd = fs_dir_in_root(root_fd, "/drivers", false, &e);
 	assert_true(drivers_fd >= 0);
-	assert_int_equal(kmods_set_build(k, drivers_fd, names, 2, NULL, 0, false, &set, &e), 0);
+	q = (struct kmods_set_request){.drivers_fd = drivers_fd, .names = names, .n_names = 2};
+	assert_int_equal(kmods_set_build(k, &q, &set, &e), 0);
 	assert_int_equal(set.n, 2);
 	assert_string_equal(set.e[0].name, "nvidia");
 	assert_string_equal(set.e[1].name, "nvidia_uvm");
 	assert_string_equal(set.e[1].info.name, "nvidia_uvm");
 	/* Reading them is what fails: they are not modules. */
-	assert_int_equal(kmods_set_build(k, drivers_fd, names, 2, NULL, 0, true, &set, &e), -1);
+	q.modinfo = true;
+	assert_int_equal(kmods_set_build(k, &q, &set, &e), -1);
 	assert_int_equal(e.code, EXIT_VERIFY);
 
 	err_clear(&e);
-	assert_int_equal(kmods_set_build(k, drivers_fd, names, 2, NULL, 0, false, &set, &e), 0);
+	q.modinfo = false;
+	assert_int_equal(kmods_set_build(k, &q, &set, &e), 0);
 	set.e[0].was_live = set.e[1].was_live = true;
 	/* Both still live: nothing to load. */
 	assert_int_equal(kmods_load_set(k, &set, &trust, &e), 0);

@@ -118,7 +118,13 @@ static void expect_type(struct fixture *f, const char *version, enum repo_kmt_po
 	struct repo_kmt_decision d;
 	enum repo_module_type other = want == REPO_MT_OPEN ? REPO_MT_PROPRIETARY : REPO_MT_OPEN;
 
-	repo_kmt_decide(driver(f, version), ids, n, policy, avail, K, &d);
+	repo_kmt_decide(&(struct repo_kmt_request){.driver = driver(f, version),
+						   .gpus = ids,
+						   .n_gpus = n,
+						   .policy = policy,
+						   .avail = avail,
+						   .kernel = K},
+			&d);
 	if (!d.ok)
 		fail_msg("%s: refused: %s", version, d.reason);
 	assert_int_equal(d.type, want);
@@ -133,7 +139,13 @@ static void expect_refusal(struct fixture *f, const char *version, enum repo_kmt
 {
 	struct repo_kmt_decision d;
 
-	repo_kmt_decide(driver(f, version), ids, n, policy, avail, K, &d);
+	repo_kmt_decide(&(struct repo_kmt_request){.driver = driver(f, version),
+						   .gpus = ids,
+						   .n_gpus = n,
+						   .policy = policy,
+						   .avail = avail,
+						   .kernel = K},
+			&d);
 	if (d.ok)
 		fail_msg("%s: took %s", version, repo_module_type_name(d.type));
 	assert_string_equal(d.reason, reason);
