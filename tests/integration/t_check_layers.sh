@@ -1,7 +1,8 @@
 # scripts/check-layers (make lint) on a copy of the tree: the tree as it is passes, and each
 # rule fails on the break it exists for: a stage's inner header included from cmd/, an
 # include of a folder above, a cycle by includes, a cycle by a call alone (a declaration
-# written by hand, seen only in the objects), a function over 80 lines.
+# written by hand, seen only in the objects), a function over 80 lines, one that takes
+# more than 6 parameters.
 CHECK=$SRC/scripts/check-layers
 OBJS=$(dirname "$BIN")
 [ -d "$OBJS/installer" ] || fail "no objects under $OBJS/installer"
@@ -71,6 +72,18 @@ fresh
     printf '\treturn x;\n}\n'
 } >>"$T/tree/installer/util/str.c"
 expect_red "a long function" 'str_probe_long is 84 lines (at most 80)'
+
+# A function that takes more than 6 parameters.
+fresh
+cat >>"$T/tree/installer/util/str.c" <<'EOF'
+
+int str_probe_wide(int a, int b, int c, int d, int e, int f, int g);
+int str_probe_wide(int a, int b, int c, int d, int e, int f, int g)
+{
+	return a + b + c + d + e + f + g;
+}
+EOF
+expect_red "a long parameter list" 'str_probe_wide takes 7 parameters (at most 6: pass a record)'
 
 # Without the objects, the call edges cannot be read: the check fails, it does not pass.
 fresh
