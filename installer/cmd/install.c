@@ -291,7 +291,10 @@ static int version_in_place(struct installdir *dir, const char *staging, int sfd
 		snprintf(id, size, "%s", p->pending.id); /* both NAME_MAX + 1 */
 		return 0;
 	}
-	if (publish_stage(dir, staging, sfd, m, id, size, e) < 0) {
+	if (publish_stage(
+		    dir,
+		    &(struct publish_request){.staging = staging, .staging_fd = sfd, .manifest = m},
+		    id, size, e) < 0) {
 		publish_staging_abort(dir, staging);
 		return -1;
 	}
@@ -520,9 +523,10 @@ static int plan_source(const struct config *c, struct cache *cache, struct plan 
 /* Whether the choice is what is installed, and whether its package is in the cache. */
 static void plan_compare(struct cache *cache, struct plan *p)
 {
-	publish_version_id(p->choice.driver->version,
-			   repo_module_type_name(p->choice.pkg->module_type), p->choice.pkg->sha256,
-			   p->choice_id, sizeof(p->choice_id));
+	publish_version_id(&(struct driver_id){.version = p->choice.driver->version,
+					       .module_type = repo_module_type_name(
+						       p->choice.pkg->module_type)},
+			   p->choice.pkg->sha256, p->choice_id, sizeof(p->choice_id));
 	p->up_to_date = p->has_current &&
 			strcmp(p->current.package_sha256, p->choice.pkg->sha256) == 0 &&
 			strcmp(p->current.kernel_release, p->host.kernel) == 0;
