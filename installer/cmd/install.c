@@ -816,8 +816,12 @@ static int install_choice(const struct config *c, struct plan *p, int root_fd,
 		if (pending_withdraw(p, root_fd, dir, e) < 0 || publish_cleanup(dir, e) < 0)
 			return -1;
 	}
-	sfd = stage_package(&p->src, cache, p->choice.pkg, root_fd, dir, staging, sizeof(staging),
-			    &st, e);
+	sfd = stage_package(&(struct stage_request){.src = &p->src,
+						    .cache = cache,
+						    .pkg = p->choice.pkg,
+						    .root_fd = root_fd,
+						    .dir = dir},
+			    staging, sizeof(staging), &st, e);
 	if (st.downloaded)
 		timing_add(&p->times, TIMING_DOWNLOAD, st.download_ms);
 	if (st.unpacked)
