@@ -115,8 +115,15 @@ static int kernel_from_version(const struct config *c, struct plan *p, int root_
 	 * 1: another version is loaded and busy. Here that is a failure (exit 7): what waits
 	 * under --when-busy defer is a staged new version, not the installed one.
 	 */
-	if (drivers_fd < 0 || kernel_prepare(&ko, root_fd, p->host.kernel, drivers_fd, version,
-					     module_type, true, &kn, e) != 0)
+	if (drivers_fd < 0 ||
+	    kernel_prepare(&(struct kernel_request){.opts = &ko,
+						    .root_fd = root_fd,
+						    .drivers_fd = drivers_fd,
+						    .driver = {.version = version,
+							       .module_type = module_type,
+							       .kernel = p->host.kernel},
+						    .installed = true},
+			   &kn, e) != 0)
 		return -1;
 	ms = ms_since(t0);
 	if (kernel_unload_old(kn, e) < 0)
@@ -370,10 +377,16 @@ static int switch_prepare(const struct config *c, struct plan *p, int root_fd,
 		err_set(e, EXIT_VERIFY, "kernel: the package has no kernel/ directory");
 	/* A staged pending version is verified again: it is what gets loaded now. */
 	r = drivers_fd < 0 ? -1
-			   : kernel_prepare(&ko, root_fd, p->host.kernel, drivers_fd,
-					    p->choice.driver->version,
-					    repo_module_type_name(p->choice.pkg->module_type),
-					    false, ret, e);
+			   : kernel_prepare(
+				     &(struct kernel_request){
+					     .opts = &ko,
+					     .root_fd = root_fd,
+					     .drivers_fd = drivers_fd,
+					     .driver = {.version = p->choice.driver->version,
+							.module_type = repo_module_type_name(
+								p->choice.pkg->module_type),
+							.kernel = p->host.kernel}},
+				     ret, e);
 	if (r != 0)
 		publish_flush_end(flush);
 	if (r < 0 && staging)
@@ -681,8 +694,15 @@ static int reload_restore(const struct config *c, struct plan *p, int root_fd,
 					before->v[i]);
 	drivers_fd = publish_version_subdir(dir, p->current_id, "drivers", &re);
 	if (drivers_fd < 0 ||
-	    kernel_prepare(&ko, root_fd, p->host.kernel, drivers_fd, p->current.driver_version,
-			   p->current.module_type, true, &kn, &re) != 0 ||
+	    kernel_prepare(
+		    &(struct kernel_request){.opts = &ko,
+					     .root_fd = root_fd,
+					     .drivers_fd = drivers_fd,
+					     .driver = {.version = p->current.driver_version,
+							.module_type = p->current.module_type,
+							.kernel = p->host.kernel},
+					     .installed = true},
+		    &kn, &re) != 0 ||
 	    kernel_load(kn, c->install_dir, &re) < 0) {
 		log_msg(LOG_ERROR, "kernel",
 			"the driver did not load again with its previous module parameters either: %s",
@@ -734,8 +754,14 @@ static int reload_args(const struct config *c, struct plan *p, int root_fd, stru
 	log_kv(LOG_INFO, "kernel", "the live driver runs with other module parameters", "changes",
 	       diff, LOG_END);
 	if (drivers_fd < 0 ||
-	    kernel_prepare(&ko, root_fd, p->host.kernel, drivers_fd, p->current.driver_version,
-			   p->current.module_type, false, &kn, e) != 0)
+	    kernel_prepare(
+		    &(struct kernel_request){.opts = &ko,
+					     .root_fd = root_fd,
+					     .drivers_fd = drivers_fd,
+					     .driver = {.version = p->current.driver_version,
+							.module_type = p->current.module_type,
+							.kernel = p->host.kernel}},
+		    &kn, e) != 0)
 		return -1;
 	/* What the driver runs with, read while it still runs: reload_restore's parameters. */
 	if ((r = kernel_previous_args(kn, &before)) < 0)
