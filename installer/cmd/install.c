@@ -1016,15 +1016,20 @@ out:
 		bool has_pending = dir && pending_read(publish_fd(dir), &p.pending, &me) == 0;
 
 		err_clear(&me);
-		if (metrics_write(root_fd, c->metrics_file, r == 0 ? 0 : e->code,
-				  p.choice.driver ? p.choice.driver->version : NULL,
-				  p.choice.pkg ? repo_module_type_name(p.choice.pkg->module_type)
-					       : NULL,
-				  p.host.kernel,
-				  p.src.from_cache ? source_fallback_name(p.src.fallback) : NULL,
-				  &p.times, has_pending ? p.pending.driver_version : NULL,
-				  has_pending ? p.pending.reason : NULL, has_failed ? &pf : NULL,
-				  &me) < 0)
+		struct metrics_report mr = {
+			.exit_code = r == 0 ? 0 : e->code,
+			.driver = {.version = p.choice.driver ? p.choice.driver->version : NULL,
+				   .module_type = p.choice.pkg ? repo_module_type_name(
+									 p.choice.pkg->module_type)
+							       : NULL,
+				   .kernel = p.host.kernel},
+			.index_fallback =
+				p.src.from_cache ? source_fallback_name(p.src.fallback) : NULL,
+			.times = &p.times,
+			.pending = has_pending ? &p.pending : NULL,
+			.failed = has_failed ? &pf : NULL};
+
+		if (metrics_write(root_fd, c->metrics_file, &mr, &me) < 0)
 			log_msg(LOG_WARN, "metrics", "%s", me.msg);
 	}
 	plan_done(&p);
