@@ -217,8 +217,11 @@ static int pending_failed(const struct config *c, struct plan *p, int root_fd,
 	if ((p->has_pending && pending_withdraw(p, root_fd, dir, &re) < 0) ||
 	    publish_cleanup(dir, &re) < 0)
 		log_msg(LOG_WARN, "install", "%s", re.msg);
-	pfail_record(root_fd, publish_fd(dir), version,
-		     repo_module_type_name(p->choice.pkg->module_type), e);
+	pfail_record(root_fd, publish_fd(dir),
+		     &(struct driver_id){.version = version,
+					 .module_type =
+						 repo_module_type_name(p->choice.pkg->module_type)},
+		     e);
 	err_clear(&re);
 	if (!p->has_current)
 		return err_wrap(e,
