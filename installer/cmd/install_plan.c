@@ -1,14 +1,166 @@
 // SPDX-License-Identifier: Apache-2.0
-/* install's plan as it is shown by a dry run: text, and JSON (docs/json.md). */
+/*
+ * install's plan, what it knows before it acts: the index, the choice, what is installed
+ * and what waits; and the plan as a dry run shows it: text, and JSON (docs/json.md).
+ */
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "cmd/install_plan.h"
+#include "cmd/install.h"
 #include "cmd/session.h"
-#include "util/out.h"
 #include "util/cleanup.h"
+#include "util/log.h"
+#include "util/out.h"
+#include "util/str.h"
+
+struct driver_id install_chosen(const struct plan *p)
+{
+	return (struct driver_id){.version = p->choice.driver->version,
+				  .module_type = repo_module_type_name(p->choice.pkg->module_type),
+				  .kernel = p->host.kernel};
+}
+
+struct driver_id install_current(const struct plan *p)
+{
+	return (struct driver_id){.version = p->current.driver_version,
+				  .module_type = p->current.module_type,
+				  .kernel = p->host.kernel};
+}
+
+static void inspect_mount(struct installdir *dir, struct plan *p)
+{
+	struct err e;
+
+	err_clear(&e);
+	if (mounts_lookup_fd(publish_fd(dir), "/proc/self/mountinfo", &p->mount, &e) < 0) {
+		log_msg(LOG_DEBUG, "mounts", "%s", e.msg);
+		return;
+	}
+	p->has_mount = true;
+}
+
+/* The choice, logged; its time counts as the select stage's. */
+static void log_choice(struct plan *p, const char *request, uint64_t t0)
+{
+	const char *type = repo_module_type_name(p->choice.pkg->module_type);
+	uint64_t ms = ms_since(t0);
+
+	timing_add(&p->times, TIMING_SELECT, ms);
+	log_kv(LOG_INFO, "select", "driver selected", "request", request, "version",
+	       p->choice.driver->version, "module_type", type ? type : "unstated", "package",
+	       p->choice.pkg->path, U64("duration_ms", ms), LOG_END);
+}
+
+/*
+ * The index and the choice. With REUSE the node's fresh copy of the index may serve
+ * (SOURCE_REUSE); it may predate what is asked for (a version published since), so a
+ * request it cannot satisfy is asked of the repository: freshness saves a request, it
+ * never refuses what the repository has.
+ */
+int install_plan_source(struct run *run, bool reuse, struct err *e)
+{
+	const struct config *c = run->c;
+	struct plan *p = &run->p;
+	unsigned flags = c->dry_run ? 0 : SOURCE_STORE;
+	uint64_t t0 = now_ns(), t_index;
+	int r;
+
+	if (source_open(&run->so, run->cache, flags | (reuse ? SOURCE_REUSE : 0), &p->src, e) < 0)
+		return -1;
+	timing_add(&p->times, TIMING_INDEX, ms_since(t0));
+	t0 = now_ns();
+	r = repo_select(p->src.idx, &p->host, c->driver_version, session_kmt_policy(c), &p->choice,
+			e);
+	if (r < 0 && e->code == EXIT_NO_MATCH && p->src.fresh) {
+		log_kv(LOG_INFO, "index",
+		       "no match in the node's copy of the index: asking the repository", "request",
+		       c->driver_version, LOG_END);
+		err_clear(e);
+		source_done(&p->src);
+		t_index = now_ns();
+		if (source_open(&run->so, run->cache, flags, &p->src, e) < 0)
+			return -1;
+		timing_add(&p->times, TIMING_INDEX, ms_since(t_index));
+		r = repo_select(p->src.idx, &p->host, c->driver_version, session_kmt_policy(c),
+				&p->choice, e);
+	}
+	/* Not the older copy's lack: why the mirrors' index could not be used (source.h). */
+	if (r < 0 && e->code == EXIT_NO_MATCH && p->src.from_cache)
+		return source_fallback_failed(&p->src, e);
+	if (r < 0)
+		return err_wrap(e, "select");
+	log_choice(p, c->driver_version, t0);
+	return 0;
+}
+
+void install_plan_compare(struct run *run)
+{
+	struct plan *p = &run->p;
+	struct driver_id chosen = install_chosen(p);
+
+	publish_version_id(&chosen, p->choice.pkg->sha256, p->choice_id, sizeof(p->choice_id));
+	p->up_to_date = p->has_current &&
+			strcmp(p->current.package_sha256, p->choice.pkg->sha256) == 0 &&
+			strcmp(p->current.kernel_release, p->host.kernel) == 0;
+	p->cached = false;
+	if (run->cache) {
+		int fd = cache_package_open(run->cache, p->choice.pkg->sha256);
+
+		p->cached = fd >= 0;
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+/* What is installed now, and what waits. */
+static void plan_installed(struct run *run, struct err *e)
+{
+	struct plan *p = &run->p;
+	int r;
+
+	/* For the plan; an install learns it when it exposes the tree (mounts_expose). */
+	if (run->c->dry_run)
+		inspect_mount(run->dir, p);
+	r = publish_current(run->dir, &p->current, e);
+	if (r < 0) {
+		/*
+		 * The record of the current version is damaged (a torn write, a hand edit): it
+		 * proves nothing, so the version is installed again, which writes a sound one.
+		 */
+		log_kv(LOG_WARN, "install",
+		       "the installed version's manifest is damaged: installing again", "reason",
+		       e->msg, LOG_END);
+		err_clear(e);
+		manifest_done(&p->current);
+	}
+	p->has_current = r == 0;
+	p->links_ok = publish_links_ok(run->dir);
+	publish_current_id(run->dir, p->current_id, sizeof(p->current_id));
+	r = pending_read(publish_fd(run->dir), &p->pending, e);
+	if (r < 0) {
+		log_kv(LOG_WARN, "install",
+		       "the pending upgrade's record is damaged: it is withdrawn", "reason", e->msg,
+		       LOG_END);
+		err_clear(e);
+		p->pending_damaged = true;
+	}
+	p->has_pending = r == 0;
+}
+
+int install_plan_make(struct run *run, struct err *e)
+{
+	if (install_plan_source(run, true, e) < 0)
+		return -1;
+	if (run->dir)
+		plan_installed(run, e);
+	install_plan_compare(run);
+	return 0;
+}
+
+/* ---- the plan as text: install --dry-run ---------------------------------------- */
 
 void install_describe_modules(const struct host *h, char *buf, size_t size)
 {
@@ -21,7 +173,7 @@ void install_describe_modules(const struct host *h, char *buf, size_t size)
 					h->modules[i].version);
 }
 
-void install_plan_print(const struct config *c, const struct plan *p)
+static void plan_print(const struct config *c, const struct plan *p)
 {
 	const struct repo_package *pkg = p->choice.pkg;
 	const struct host *h = &p->host;
@@ -238,7 +390,7 @@ static json_object *plan_kernel_json(const struct config *c, const struct plan *
 	return o;
 }
 
-void install_plan_print_json(const struct config *c, const struct plan *p, const struct ktrust *t)
+static void plan_print_json(const struct config *c, const struct plan *p, const struct ktrust *t)
 {
 	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
 	const struct repo_package *pkg = p->choice.pkg;
@@ -287,4 +439,50 @@ void install_plan_print_json(const struct config *c, const struct plan *p, const
 	json_object_object_add(o, "mount", mnt);
 	json_object_object_add(o, "kernel", plan_kernel_json(c, p, t));
 	session_print_json(o);
+}
+
+/*
+ * Whether the kernel will take the choice's modules (kernel_predict). The signer is known
+ * when the choice is the installed version (its nvidia.ko); otherwise it is what the
+ * signed index says of the package, if anything.
+ */
+static void predict(struct run *run)
+{
+	struct plan *p = &run->p;
+	const struct repo_package *pkg = p->choice.pkg;
+	_cleanup_close_ int drv = -1;
+	struct ktrust_prediction pred;
+	struct err we;
+
+	err_clear(&we);
+	if (run->dir && p->up_to_date)
+		drv = publish_version_subdir(run->dir, p->current_id, "drivers", &we);
+	kernel_predict(p->kernel, run->dir ? publish_fd(run->dir) : -1, drv,
+		       pkg->has_signer ? pkg->signer_subject : NULL,
+		       pkg->has_signer ? pkg->signer_key_id : NULL, &pred);
+}
+
+int install_dry_run(struct run *run, struct err *e)
+{
+	const struct config *c = run->c;
+	struct plan *p = &run->p;
+	struct err we;
+
+	if (!c->skip_modules &&
+	    kernel_probe(&run->ko, run->root_fd, p->host.kernel, &p->kernel, e) < 0)
+		return -1;
+	if (p->kernel)
+		predict(run);
+	err_clear(&we);
+	if (hostpath_check_install_writable(&run->ho, run->root_fd, &we) < 0)
+		str_fmt_cut(p->not_writable, sizeof(p->not_writable), "%s", we.msg);
+	if (c->json) {
+		struct ktrust t = {.sig_enforce = ""};
+
+		ktrust_probe(run->root_fd, &t);
+		plan_print_json(c, p, &t);
+	} else {
+		plan_print(c, p);
+	}
+	return 0;
 }

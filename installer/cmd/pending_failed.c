@@ -15,19 +15,18 @@
 #include "util/log.h"
 #include "util/str.h"
 
-void pfail_record(int root_fd, int dir_fd, const char *version, const char *module_type,
-		  const struct err *cause)
+void pfail_record(int root_fd, int dir_fd, const struct driver_id *d, const struct err *cause)
 {
 	struct pending_failure f = {.exit_code = cause->code};
 	struct err e;
 
-	snprintf(f.driver_version, sizeof(f.driver_version), "%s", version);
-	snprintf(f.module_type, sizeof(f.module_type), "%s", module_type ? module_type : "");
+	snprintf(f.driver_version, sizeof(f.driver_version), "%s", d->version);
+	snprintf(f.module_type, sizeof(f.module_type), "%s", d->module_type ? d->module_type : "");
 	str_fmt_cut(f.cause, sizeof(f.cause), "%s", cause->msg);
 	str_utc_now(f.failed_at);
 	err_clear(&e);
 	if (pending_failure_write(dir_fd, &f, &e) < 0 ||
-	    labels_pending_failed_write(root_fd, version, &e) < 0)
+	    labels_pending_failed_write(root_fd, d->version, &e) < 0)
 		log_msg(LOG_WARN, "install", "%s", e.msg);
 }
 

@@ -205,8 +205,11 @@ int expose_run(const struct expose_opts *o, int root_fd, int install_fd, const s
 		return -1;
 	}
 	if (publish_cdi(o, root_fd, fresh_fd, verified ? &r : NULL, e) < 0 ||
-	    labels_write(root_fd, version, type[0] ? type : NULL, verified ? &r : NULL, h->n_gpus,
-			 e) < 0 ||
+	    labels_write(root_fd,
+			 &(struct driver_id){.version = version,
+					     .module_type = type[0] ? type : NULL,
+					     .kernel = h->kernel},
+			 verified ? &r : NULL, h->n_gpus, e) < 0 ||
 	    readiness_write(root_fd, o->install_dir, version, e) < 0)
 		return -1;
 	if (verified)

@@ -68,9 +68,9 @@ static void add(char *buf, size_t size, size_t *len, const char *key, const char
 		*len += (size_t)snprintf(buf + *len, size - *len, "%s=%s\n", key, value);
 }
 
-char *labels_render(const char *version, const char *module_type, const struct nvml_report *r,
-		    size_t pci_gpus)
+char *labels_render(const struct driver_id *d, const struct nvml_report *r, size_t pci_gpus)
 {
+	const char *version = d->version;
 	char buf[4096], v[96], parts[3][16] = {"", "", ""};
 	size_t len = 0;
 
@@ -104,8 +104,8 @@ char *labels_render(const char *version, const char *module_type, const struct n
 		add(buf, sizeof(buf), &len, "nvidia.com/cuda.runtime-version.minor", v);
 	}
 	add(buf, sizeof(buf), &len, OUR_LABEL_KEY, version);
-	if (module_type)
-		add(buf, sizeof(buf), &len, MODULE_TYPE_LABEL_KEY, module_type);
+	if (d->module_type)
+		add(buf, sizeof(buf), &len, MODULE_TYPE_LABEL_KEY, d->module_type);
 	return strdup(buf);
 }
 
@@ -157,10 +157,10 @@ static int remove_old_labels(int root_fd, struct err *e)
 	return remove_file(root_fd, LABELS_FILE_OLD, e);
 }
 
-int labels_write(int root_fd, const char *version, const char *module_type,
-		 const struct nvml_report *r, size_t pci_gpus, struct err *e)
+int labels_write(int root_fd, const struct driver_id *d, const struct nvml_report *r,
+		 size_t pci_gpus, struct err *e)
 {
-	_cleanup_free_ char *text = labels_render(version, module_type, r, pci_gpus);
+	_cleanup_free_ char *text = labels_render(d, r, pci_gpus);
 	int w;
 
 	if (!text)
@@ -349,17 +349,16 @@ static const char *label_escape(const char *in, char *out, size_t size)
 	return out;
 }
 
-int metrics_write(int root_fd, const char *path, int exit_code, const char *version,
-		  const char *module_type, const char *kernel, const char *index_fallback,
-		  const struct timing *t, const char *pending_version, const char *pending_reason,
-		  const struct pending_failure *failed, struct err *e)
+int metrics_write(int root_fd, const char *path, const struct metrics_report *r, struct err *e)
 {
+	const struct pending *pd = r->pending;
+	const struct pending_failure *failed = r->failed;
 	char buf[8192], v[256], k[256], mt[96] = "", pv[256], pr[64], fv[256];
 	struct metrics_buf m = {.buf = buf, .size = sizeof(buf)};
 
 	/* The flavour where the index states it; no label otherwise (the series as before). */
-	if (module_type)
-		snprintf(mt, sizeof(mt), ",module_type=\"%s\"", module_type);
+	if (r->driver.module_type)
+		snprintf(mt, sizeof(mt), ",module_type=\"%s\"", r->driver.module_type);
 	m.len = (size_t)snprintf(
 		buf, sizeof(buf),
 		METRICS_MARK
@@ -377,17 +376,18 @@ int metrics_write(int root_fd, const char *path, int exit_code, const char *vers
 		"nvidia_driver_installer_driver_info{version=\"%s\",kernel=\"%s\"%s} 1\n"
 		"# HELP nvidia_driver_installer_index_from_cache Whether the last install asked the mirrors and used the node's cached index instead, by reason: unreachable, unverified, not_found (a likely wrong repository URL).\n"
 		"# TYPE nvidia_driver_installer_index_from_cache gauge\n",
-		exit_code == 0, exit_code, (long long)time(NULL),
-		label_escape(version, v, sizeof(v)), label_escape(kernel, k, sizeof(k)), mt);
-	metric_fallback(&m, index_fallback);
+		r->exit_code == 0, r->exit_code, (long long)time(NULL),
+		label_escape(r->driver.version, v, sizeof(v)),
+		label_escape(r->driver.kernel, k, sizeof(k)), mt);
+	metric_fallback(&m, r->index_fallback);
 	if (m.len < m.size)
 		m.len += (size_t)snprintf(
 			buf + m.len, m.size - m.len,
 			"# HELP nvidia_driver_installer_upgrade_pending Whether a driver version (or new module parameters) is staged and verified, waiting for the GPUs to be idle or the node to boot.\n"
 			"# TYPE nvidia_driver_installer_upgrade_pending gauge\n"
 			"nvidia_driver_installer_upgrade_pending{version=\"%s\",reason=\"%s\"} %d\n",
-			label_escape(pending_version, pv, sizeof(pv)),
-			label_escape(pending_reason, pr, sizeof(pr)), pending_version != NULL);
+			label_escape(pd ? pd->driver_version : NULL, pv, sizeof(pv)),
+			label_escape(pd ? pd->reason : NULL, pr, sizeof(pr)), pd != NULL);
 	if (m.len < m.size)
 		m.len += (size_t)snprintf(
 			buf + m.len, m.size - m.len,
@@ -398,6 +398,6 @@ int metrics_write(int root_fd, const char *path, int exit_code, const char *vers
 			failed ? failed->exit_code : 0, failed != NULL);
 	if (m.len < m.size)
 		m.len += (size_t)snprintf(buf + m.len, m.size - m.len, "%s", stage_help);
-	metric_stages(&m, t);
+	metric_stages(&m, r->times);
 	return write_if_changed(root_fd, path, buf, e) < 0 ? err_wrap(e, "metrics") : 0;
 }

@@ -46,19 +46,19 @@ _must_check_ int labels_pending_write(int root_fd, const char *version, const ch
 _must_check_ int labels_pending_failed_write(int root_fd, const char *version, struct err *e);
 
 /*
- * The labels as "key=value" lines: from NVML when R is not NULL, else what
- * PCI and the version alone tell. MODULE_TYPE ("open", "proprietary") is the loaded
- * driver's flavour, or NULL when not known (no label then). Returns a malloc'd string or NULL.
+ * The labels as "key=value" lines for the loaded driver D: from NVML when R is not NULL,
+ * else what PCI and the version alone tell. D's module_type ("open", "proprietary") is
+ * NULL when not known (no label then); its kernel is not read. Returns a malloc'd string
+ * or NULL.
  */
-char *labels_render(const char *version, const char *module_type, const struct nvml_report *r,
-		    size_t pci_gpus);
+char *labels_render(const struct driver_id *d, const struct nvml_report *r, size_t pci_gpus);
 
 /*
  * Writes the labels file (only when it changes), and removes the one releases before
  * 00-nvidia-driver wrote. Returns 1 written, 0 unchanged, -1.
  */
-_must_check_ int labels_write(int root_fd, const char *version, const char *module_type,
-			      const struct nvml_report *r, size_t pci_gpus, struct err *e);
+_must_check_ int labels_write(int root_fd, const struct driver_id *d, const struct nvml_report *r,
+			      size_t pci_gpus, struct err *e);
 
 /*
  * Writes the readiness marker: what the GPU Operator's driver validator writes for our
@@ -80,16 +80,23 @@ void readiness_remove(int root_fd);
 /* How a metrics file of ours starts: hostpath.c replaces no file that starts otherwise. */
 #define METRICS_MARK "# HELP nvidia_driver_installer_"
 
+/* What the last install run did, for the metrics file. */
+struct metrics_report {
+	int exit_code;
+	struct driver_id driver;       /* the driver the run wanted; a NULL field: not known */
+	const char *index_fallback;    /* why the cached index served (or NULL) */
+	const struct timing *times;    /* the stages that ran to their end, or NULL */
+	const struct pending *pending; /* the upgrade that waits, or NULL */
+	/* the pending version that failed and was withdrawn, or NULL */
+	const struct pending_failure *failed;
+};
+
 /*
- * Writes a Prometheus textfile at PATH (a host path under root_fd): success,
- * exit code, driver version and module flavour (MODULE_TYPE, or NULL: ""), whether the node's cached index served although the
- * mirrors were asked (INDEX_FALLBACK: source_fallback_name, or NULL), and the
- * time of each stage of this run that T saw to its end (T may be NULL), and the upgrade
- * that waits (PENDING_VERSION for PENDING_REASON, or NULL: none), and the pending version
- * that failed and was withdrawn (FAILED, or NULL: none). Returns 0 or -1.
+ * Writes a Prometheus textfile at PATH (a host path under root_fd) from R: success, exit
+ * code, driver version, kernel and module flavour (no label without one), whether the
+ * node's cached index served although the mirrors were asked (index_fallback:
+ * source_fallback_name), the time of each stage, the upgrade that waits and its reason,
+ * and the pending version that failed and was withdrawn. Returns 0 or -1.
  */
-_must_check_ int metrics_write(int root_fd, const char *path, int exit_code, const char *version,
-			       const char *module_type, const char *kernel,
-			       const char *index_fallback, const struct timing *t,
-			       const char *pending_version, const char *pending_reason,
-			       const struct pending_failure *failed, struct err *e);
+_must_check_ int metrics_write(int root_fd, const char *path, const struct metrics_report *r,
+			       struct err *e);

@@ -129,10 +129,10 @@ static char m0[] = "nvidia", m1[] = "nvidia-modeset", m2[] = "nvidia-drm", m3[] 
 char *const kernel_default_modules[] = {m0, m1, m2, m3};
 const size_t kernel_n_default_modules = ARRAY_SIZE(kernel_default_modules);
 
-int kernel_prepare(const struct kernel_opts *o, int root_fd, const char *release, int drivers_fd,
-		   const char *version, const char *module_type, bool installed,
-		   struct kernel **ret, struct err *e)
+int kernel_prepare(const struct kernel_request *rq, struct kernel **ret, struct err *e)
 {
+	const struct kernel_opts *o = rq->opts;
+	const char *release = rq->driver.kernel, *module_type = rq->driver.module_type;
 	_cleanup_(kernel_freep) struct kernel *kn = NULL;
 	char *const *v = o->n_modules ? o->modules : kernel_default_modules;
 	size_t n = o->n_modules ? o->n_modules : kernel_n_default_modules;
@@ -141,12 +141,12 @@ int kernel_prepare(const struct kernel_opts *o, int root_fd, const char *release
 	bool live;
 	int r;
 
-	if (kernel_probe(o, root_fd, release, &kn, e) < 0)
+	if (kernel_probe(o, rq->root_fd, release, &kn, e) < 0)
 		return err_wrap(e, "kernel");
-	snprintf(kn->version, sizeof(kn->version), "%s", version);
+	snprintf(kn->version, sizeof(kn->version), "%s", rq->driver.version);
 	snprintf(kn->module_type, sizeof(kn->module_type), "%s", module_type ? module_type : "");
-	kn->installed = installed;
-	kn->drivers_fd = dup(drivers_fd);
+	kn->installed = rq->installed;
+	kn->drivers_fd = dup(rq->drivers_fd);
 	if (kn->drivers_fd < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "kernel: drivers dir");
 	/*
@@ -154,7 +154,7 @@ int kernel_prepare(const struct kernel_opts *o, int root_fd, const char *release
 	 * will be inserted, so the module files' modinfo is not read (libkmod maps each
 	 * file and parses its signature: most of what this stage costs a re-run).
 	 */
-	live = installed && live_is_wanted(kn) && kmods_all_live(kn->k, v, n);
+	live = rq->installed && live_is_wanted(kn) && kmods_all_live(kn->k, v, n);
 	r = kmods_set_build(kn->k,
 			    &(struct kmods_set_request){.drivers_fd = kn->drivers_fd,
 							.names = v,

@@ -18,6 +18,7 @@
 
 #include "kernel/kmods.h"
 #include "kernel/ktrust.h"
+#include "stage/stage.h"
 #include "util/err.h"
 #include "util/str.h"
 
@@ -59,22 +60,32 @@ _must_check_ int kernel_probe(const struct kernel_opts *o, int root_fd, const ch
 			      struct kernel **ret, struct err *e);
 
 /*
- * Prepares loading VERSION from DRIVERS_FD (duplicated; the caller keeps its
- * fd). MODULE_TYPE is its flavour ("open", "proprietary"), or NULL when not known: a
- * loaded driver of the same version in the other flavour is another driver, unloaded
- * and replaced as one of another version is. INSTALLED says the files are the installed version's, verified when it
- * was installed: modules live at VERSION are then not checked again. A new
+ * What kernel_prepare is asked: load DRIVER (its version; its flavour, or NULL when not
+ * known; the running release, whose modules and rules are read) from DRIVERS_FD, the
+ * version's drivers/ (duplicated; the caller keeps its fd), under OPTS.
+ */
+struct kernel_request {
+	const struct kernel_opts *opts;
+	int root_fd;
+	int drivers_fd;
+	struct driver_id driver;
+	bool installed; /* the files are the installed version's, verified when it was installed */
+};
+
+/*
+ * Prepares loading RQ's driver. A loaded driver of the same version in the other
+ * flavour is another driver, unloaded and replaced as one of another version is. For
+ * INSTALLED files, modules live at the version are not checked again. A new
  * package's files are always checked, even where a module of the same version
  * is live. Fails (changing nothing) with EXIT_VERIFY or EXIT_KERNEL_REFUSED for
  * a module the kernel would refuse, EXIT_IN_USE for a busy old driver or a
- * conflicting one. With o->defer_busy, a busy old driver (and only that) gives 1
+ * conflicting one. With opts->defer_busy, a busy old driver (and only that) gives 1
  * instead: everything else was checked (the modules verified), *RET is set, and E holds
  * the EXIT_IN_USE error naming what holds the driver (kernel_busy_reason). Returns 0,
  * 1 or -1.
  */
-_must_check_ int kernel_prepare(const struct kernel_opts *o, int root_fd, const char *release,
-				int drivers_fd, const char *version, const char *module_type,
-				bool installed, struct kernel **ret, struct err *e);
+_must_check_ int kernel_prepare(const struct kernel_request *rq, struct kernel **ret,
+				struct err *e);
 void kernel_free(struct kernel *kn);
 DEFINE_POINTER_CLEANUP(struct kernel, kernel_free)
 

@@ -107,6 +107,13 @@ char *manifest_to_json(const struct manifest *m)
 	return jsonfile_text(o);
 }
 
+struct driver_id manifest_driver(const struct manifest *m)
+{
+	return (struct driver_id){.version = m->driver_version,
+				  .module_type = m->module_type,
+				  .kernel = m->kernel_release};
+}
+
 /* ---- the directory ------------------------------------------------------- */
 
 int publish_open(int root_fd, const char *install_dir, bool create, struct installdir **ret,
@@ -566,14 +573,13 @@ void publish_flush_end(struct publish_flush *f)
 	f->started = false;
 }
 
-void publish_version_id(const char *version, const char *module_type, const char *sha256, char *buf,
-			size_t size)
+void publish_version_id(const struct driver_id *d, const char *sha256, char *buf, size_t size)
 {
 	/* The flavour is part of the identity: the same version in the other flavour is another. */
-	if (module_type)
-		snprintf(buf, size, "%s-%s-%.12s", version, module_type, sha256);
+	if (d->module_type)
+		snprintf(buf, size, "%s-%s-%.12s", d->version, d->module_type, sha256);
 	else
-		snprintf(buf, size, "%s-%.12s", version, sha256);
+		snprintf(buf, size, "%s-%.12s", d->version, sha256);
 }
 
 bool publish_has_version(struct installdir *d, const char *id)
@@ -589,15 +595,18 @@ bool publish_has_version(struct installdir *d, const char *id)
 	return fstatat(d->fd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
 }
 
-int publish_stage(struct installdir *d, const char *staging, int staging_fd,
-		  const struct manifest *m, char *ret_id, size_t size, struct err *e)
+int publish_stage(struct installdir *d, const struct publish_request *rq, char *ret_id, size_t size,
+		  struct err *e)
 {
+	const struct manifest *m = rq->manifest;
+	struct driver_id driver = manifest_driver(m);
+
 	if (!version_is_valid(m->driver_version) || strlen(m->package_sha256) < 12)
 		return err_set(e, EXIT_UNEXPECTED, "publish: bad manifest");
-	publish_version_id(m->driver_version, m->module_type, m->package_sha256, ret_id, size);
-	if (staging_finish(staging_fd, m, e) < 0)
+	publish_version_id(&driver, m->package_sha256, ret_id, size);
+	if (staging_finish(rq->staging_fd, m, e) < 0)
 		return err_wrap(e, "publish: staging");
-	if (staging_install(d, staging, ret_id, e) < 0)
+	if (staging_install(d, rq->staging, ret_id, e) < 0)
 		return err_wrap(e, "publish");
 	return 0;
 }

@@ -24,6 +24,19 @@
 
 #define MANIFEST_NAME ".install.json"
 
+/*
+ * Which driver: its version, its module flavour ("open", "proprietary", or NULL where the
+ * package does not state one) and the kernel release it is for. The three travel together,
+ * from the choice to the version's id, the kernel stage, the labels, the pending record
+ * and the metrics: one record, so that one cannot be passed in another's place. The
+ * strings are borrowed from whoever fills it.
+ */
+struct driver_id {
+	const char *version;
+	const char *module_type;
+	const char *kernel;
+};
+
 struct manifest {
 	char *driver_version;
 	char *kernel_release;
@@ -44,6 +57,8 @@ void manifest_done(struct manifest *m);
 _must_check_ int manifest_parse(const char *buf, size_t len, struct manifest *m, struct err *e);
 /* Serialises M; returns a malloc'd JSON string or NULL on ENOMEM. */
 char *manifest_to_json(const struct manifest *m);
+/* The driver M records, its strings M's (the kernel release it was installed for). */
+struct driver_id manifest_driver(const struct manifest *m);
 
 struct installdir;
 
@@ -102,6 +117,13 @@ struct publish_flush {
 void publish_flush_begin(struct publish_flush *f, int staging_fd);
 void publish_flush_end(struct publish_flush *f);
 
+/* What publish_stage makes a version: a staging tree (publish_staging) and its manifest. */
+struct publish_request {
+	const char *staging; /* the tree's name in the install dir */
+	int staging_fd;
+	const struct manifest *manifest;
+};
+
 /*
  * Makes the staged tree a version: moves kernel/ to drivers/, adds the
  * missing standard directories, puts the launcher in front of the programs in
@@ -110,12 +132,14 @@ void publish_flush_end(struct publish_flush *f);
  * that states its module type) goes to ret_id. Nothing current
  * changes. Returns 0 or -1.
  */
-_must_check_ int publish_stage(struct installdir *d, const char *staging, int staging_fd,
-			       const struct manifest *m, char *ret_id, size_t size, struct err *e);
+_must_check_ int publish_stage(struct installdir *d, const struct publish_request *rq, char *ret_id,
+			       size_t size, struct err *e);
 
-/* The id publish_stage gives a package: "<version>[-<module type>]-<sha12>". */
-void publish_version_id(const char *version, const char *module_type, const char *sha256, char *buf,
-			size_t size);
+/*
+ * The id publish_stage gives a package of driver D: "<version>[-<module type>]-<sha12>"
+ * (D's kernel is not part of it).
+ */
+void publish_version_id(const struct driver_id *d, const char *sha256, char *buf, size_t size);
 
 /*
  * Whether version ID is staged whole under .versions/: a directory of its own (not a link),

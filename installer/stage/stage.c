@@ -23,23 +23,22 @@ static void log_unpacked(const struct unpack_stats *st, const char *how, uint64_
 	}
 }
 
-static int unpack_failed(const struct repo_package *pkg, struct installdir *dir,
-			 const char *staging, struct err *e)
+static int unpack_failed(const struct stage_request *rq, const char *staging, struct err *e)
 {
-	publish_staging_abort(dir, staging);
+	publish_staging_abort(rq->dir, staging);
 	if (e->code == EXIT_VERIFY)
 		err_hint(
 			e,
 			"rebuild the package to " DOC_DIR
 			"/repository-format.md (make-repo pack), add it to the repository again and re-sign the index");
-	return err_wrap(e, "unpack: package '%s'", pkg->path);
+	return err_wrap(e, "unpack: package '%s'", rq->pkg->path);
 }
 
 /* Unpacks the whole package in PKG_FD, hashing it; on failure no staging is left. */
-static int stage_from_file(const struct repo_package *pkg, int root_fd, struct installdir *dir,
-			   int pkg_fd, char *staging, size_t size, struct stage_times *t,
-			   struct err *e)
+static int stage_from_file(const struct stage_request *rq, int pkg_fd, char *staging, size_t size,
+			   struct stage_times *t, struct err *e)
 {
+	const struct repo_package *pkg = rq->pkg;
 	struct unpack_limit limit = unpack_limit_for(pkg->size, pkg->unpacked_size);
 	_cleanup_close_ int sfd = -1;
 	struct unpack_stats st;
@@ -47,7 +46,7 @@ static int stage_from_file(const struct repo_package *pkg, int root_fd, struct i
 
 	if (lseek(pkg_fd, 0, SEEK_SET) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "unpack: rewind");
-	sfd = publish_staging(dir, staging, size, e);
+	sfd = publish_staging(rq->dir, staging, size, e);
 	if (sfd < 0)
 		return -1;
 	if (unpack_package(&(struct unpack_request){.pkg_fd = pkg_fd,
@@ -56,8 +55,8 @@ static int stage_from_file(const struct repo_package *pkg, int root_fd, struct i
 						    .limit = &limit,
 						    .staging_fd = sfd},
 			   &st, e) < 0 ||
-	    unpack_ima_verdict(root_fd, &st, e) < 0)
-		return unpack_failed(pkg, dir, staging, e);
+	    unpack_ima_verdict(rq->root_fd, &st, e) < 0)
+		return unpack_failed(rq, staging, e);
 	log_unpacked(&st, "file", t0, t);
 	return TAKE_FD(sfd);
 }
@@ -85,10 +84,10 @@ static void *follower_main(void *ud)
  * as the download never cut the file back below them (the tail says when it
  * did), so the download's digest covers what was unpacked.
  */
-static int stage_streaming(struct source *src, struct cache *cache, const struct repo_package *pkg,
-			   int root_fd, struct installdir *dir, char *staging, size_t size,
+static int stage_streaming(const struct stage_request *rq, char *staging, size_t size,
 			   struct stage_times *t, struct err *e)
 {
+	const struct repo_package *pkg = rq->pkg;
 	_cleanup_close_ int fd = -1, sfd = -1;
 	struct follower f = {.r = -1};
 	struct tail tail;
@@ -96,10 +95,10 @@ static int stage_streaming(struct source *src, struct cache *cache, const struct
 	uint64_t net = 0, t0 = now_ns(), t_download;
 	int r, perr;
 
-	fd = cache_partial_open(cache, pkg->sha256, e);
+	fd = cache_partial_open(rq->cache, pkg->sha256, e);
 	if (fd < 0)
 		return err_wrap(e, "download");
-	sfd = publish_staging(dir, staging, size, e);
+	sfd = publish_staging(rq->dir, staging, size, e);
 	if (sfd < 0)
 		return -1;
 	tail_init(&tail);
@@ -110,23 +109,23 @@ static int stage_streaming(struct source *src, struct cache *cache, const struct
 	err_clear(&f.e);
 	perr = pthread_create(&thread, NULL, follower_main, &f);
 	t_download = now_ns();
-	r = source_download(src, pkg, fd, perr == 0 ? &tail : NULL, &net, e);
+	r = source_download(rq->src, pkg, fd, perr == 0 ? &tail : NULL, &net, e);
 	if (r == 0 && t) {
 		t->download_ms += ms_since(t_download);
 		t->downloaded = true;
 	}
 	if (r == 0)
-		r = cache_commit(cache, pkg->sha256, e);
+		r = cache_commit(rq->cache, pkg->sha256, e);
 	if (perr == 0) {
 		tail_finish(&tail, r == 0 ? TAIL_COMPLETE : TAIL_FAILED);
 		pthread_join(thread, NULL);
 	}
 	tail_destroy(&tail);
 	if (r < 0) {
-		publish_staging_abort(dir, staging);
+		publish_staging_abort(rq->dir, staging);
 		return -1;
 	}
-	if (perr == 0 && f.r == 0 && unpack_ima_verdict(root_fd, &f.st, &f.e) < 0)
+	if (perr == 0 && f.r == 0 && unpack_ima_verdict(rq->root_fd, &f.st, &f.e) < 0)
 		f.r = -1;
 	if (perr == 0 && f.r == 0) {
 		log_unpacked(&f.st, "download", t0, t);
@@ -134,35 +133,35 @@ static int stage_streaming(struct source *src, struct cache *cache, const struct
 	}
 	if (perr == 0 && f.r < 0) {
 		*e = f.e;
-		return unpack_failed(pkg, dir, staging, e);
+		return unpack_failed(rq, staging, e);
 	}
-	publish_staging_abort(dir, staging);
+	publish_staging_abort(rq->dir, staging);
 	/* No thread, or the download started over under the unpacker: unpack the file. */
 	log_kv(LOG_INFO, "unpack",
 	       perr ? "no unpacker thread; unpacking after the download"
 		    : "the download started over under the unpacker; unpacking the file again",
 	       "reason", perr ? strerror(perr) : "file cut back", LOG_END);
-	return stage_from_file(pkg, root_fd, dir, fd, staging, size, t, e);
+	return stage_from_file(rq, fd, staging, size, t, e);
 }
 
-int stage_package(struct source *src, struct cache *cache, const struct repo_package *pkg,
-		  int root_fd, struct installdir *dir, char *staging, size_t size,
-		  struct stage_times *t, struct err *e)
+int stage_package(const struct stage_request *rq, char *staging, size_t size, struct stage_times *t,
+		  struct err *e)
 {
-	_cleanup_close_ int fd = cache_package_open(cache, pkg->sha256);
+	const struct repo_package *pkg = rq->pkg;
+	_cleanup_close_ int fd = cache_package_open(rq->cache, pkg->sha256);
 	int sfd;
 
 	if (fd < 0)
-		return stage_streaming(src, cache, pkg, root_fd, dir, staging, size, t, e);
+		return stage_streaming(rq, staging, size, t, e);
 	log_kv(LOG_INFO, "download", "package found in the node cache", "sha256", pkg->sha256,
 	       LOG_END);
-	sfd = stage_from_file(pkg, root_fd, dir, fd, staging, size, t, e);
+	sfd = stage_from_file(rq, fd, staging, size, t, e);
 	if (sfd >= 0 || e->code != EXIT_VERIFY)
 		return sfd;
 	/* A cached copy that fails verification is dropped and downloaded once more. */
 	log_kv(LOG_WARN, "unpack", "cached package failed verification; downloading again",
 	       "reason", e->msg, LOG_END);
-	cache_drop(cache, pkg->sha256);
+	cache_drop(rq->cache, pkg->sha256);
 	err_clear(e);
-	return stage_streaming(src, cache, pkg, root_fd, dir, staging, size, t, e);
+	return stage_streaming(rq, staging, size, t, e);
 }

@@ -38,11 +38,22 @@ struct stage_times {
 };
 
 /*
- * Stages PKG: writes the staging directory's name to STAGING (SIZE bytes) and
- * returns an fd on it, or -1 with e set and no staging left behind. Adds the
- * download's and the unpacking's times to T (may be NULL). The host under ROOT_FD
+ * What stage_package stages: PKG, from CACHE when it holds the package, else downloaded
+ * from SRC's mirrors into CACHE; into a staging tree of DIR. The host under ROOT_FD
  * decides what a security.ima it cannot store means (unpack_ima_verdict).
  */
-_must_check_ int stage_package(struct source *src, struct cache *cache,
-			       const struct repo_package *pkg, int root_fd, struct installdir *dir,
-			       char *staging, size_t size, struct stage_times *t, struct err *e);
+struct stage_request {
+	struct source *src;
+	struct cache *cache;
+	const struct repo_package *pkg;
+	int root_fd;
+	struct installdir *dir;
+};
+
+/*
+ * Stages RQ's package: writes the staging directory's name to STAGING (SIZE bytes) and
+ * returns an fd on it, or -1 with e set and no staging left behind. Adds the
+ * download's and the unpacking's times to T (may be NULL).
+ */
+_must_check_ int stage_package(const struct stage_request *rq, char *staging, size_t size,
+			       struct stage_times *t, struct err *e);

@@ -95,7 +95,12 @@ static int prepare(struct scratch_fixture *f, const struct kernel_opts *o, const
 	_cleanup_close_ int drivers = openat(f->fd, "drivers", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	err_clear(e);
-	return kernel_prepare(o, f->fd, release, drivers, VERSION, NULL, false, kn, e);
+	return kernel_prepare(
+		&(struct kernel_request){.opts = o,
+					 .root_fd = f->fd,
+					 .drivers_fd = drivers,
+					 .driver = {.version = VERSION, .kernel = release}},
+		kn, e);
 }
 
 static void test_ready_to_load(void **state)

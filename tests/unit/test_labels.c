@@ -38,7 +38,7 @@ static char *product_for(const char *name)
 	char *l, *p, *v = NULL;
 
 	snprintf(r.gpus[0].name, sizeof(r.gpus[0].name), "%s", name);
-	l = labels_render("550.90.07", NULL, &r, 1);
+	l = labels_render(&(struct driver_id){.version = "550.90.07"}, &r, 1);
 	assert_non_null(l);
 	for (p = l; (p = strstr(p, key)); p++) {
 		if (p == l || p[-1] == '\n') {

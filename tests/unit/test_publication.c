@@ -29,7 +29,8 @@ static void test_labels(void **state)
 	snprintf(r.gpus[0].name, sizeof(r.gpus[0].name), "NVIDIA H100 80GB HBM3");
 	r.gpus[0].memory_mib = 81559;
 	r.gpus[0].cc_major = 9;
-	l = labels_render("550.90.07", "open", &r, 8);
+	l = labels_render(&(struct driver_id){.version = "550.90.07", .module_type = "open"}, &r,
+			  8);
 	assert_true(has_line(l, "nvidia.com/gpu.driver-installer.kernel-module-type=open"));
 	assert_true(has_line(l, "nvidia.com/gpu.present=true"));
 	assert_true(has_line(l, "nvidia.com/gpu.count=8"));
@@ -49,7 +50,7 @@ static void test_labels(void **state)
 	/* Product names against GFD's rule: test_labels.c. */
 
 	/* Without NVML: what PCI and the version tell. */
-	l = labels_render("535.261.03", NULL, NULL, 0);
+	l = labels_render(&(struct driver_id){.version = "535.261.03"}, NULL, 0);
 	assert_true(has_line(l, "nvidia.com/gpu.present=false"));
 	assert_true(has_line(l, "nvidia.com/gpu.count=0"));
 	assert_null(strstr(l, "gpu.product"));

@@ -136,9 +136,14 @@ static void test_metrics_timing(void **state)
 	timing_add(NULL, TIMING_KERNEL, 1);
 	err_clear(&e);
 	assert_int_equal(mkdirat(f->fd, "m", 0755), 0);
-	assert_int_equal(metrics_write(f->fd, "/m/x.prom", 0, "550.90", "proprietary", "6.1", NULL,
-				       &t, NULL, NULL, NULL, &e),
-			 0);
+	assert_int_equal(
+		metrics_write(f->fd, "/m/x.prom",
+			      &(struct metrics_report){.driver = {.version = "550.90",
+								  .module_type = "proprietary",
+								  .kernel = "6.1"},
+						       .times = &t},
+			      &e),
+		0);
 	snprintf(path, sizeof(path), "%s/m/x.prom", f->root);
 	in = fopen(path, "r");
 	assert_non_null(in);
