@@ -12,6 +12,17 @@
 
 #include "source/verify.h"
 
+/* verify_index_signature over the string DATA. */
+static int check_sig(const struct keyset *ks, const char *data, const void *sig, size_t sig_len,
+		     char fpr[17], struct err *e)
+{
+	return verify_index_signature(
+		ks,
+		&(struct verify_signed){
+			.data = data, .len = strlen(data), .sig = sig, .sig_len = sig_len},
+		fpr, e);
+}
+
 /* The running test's scratch directory (its fixture's root). */
 static const char *dir;
 
@@ -118,13 +129,7 @@ static void test_key_files(void **state)
 	for (int i = 0; i < 2; i++) {
 		paths[0] = i == 0 ? pub : cert;
 		assert_int_equal(verify_keys_load(paths, 1, "/nonexistent", &ks, &e), 0);
-		assert_int_equal(verify_index_signature(ks,
-							&(struct verify_signed){.data = data,
-										.len = strlen(data),
-										.sig = sig,
-										.sig_len = sig_len},
-							fpr, &e),
-				 0);
+		assert_int_equal(check_sig(ks, data, sig, sig_len, fpr, &e), 0);
 		assert_string_equal(fpr, want);
 		verify_keys_free(ks);
 	}
@@ -159,21 +164,9 @@ static void test_signatures(void **state)
 
 	/* Only the EC key trusted. */
 	assert_int_equal(verify_keys_load(paths, 1, "/nonexistent", &ks, &e), 0);
-	assert_int_equal(verify_index_signature(ks,
-						&(struct verify_signed){.data = data,
-									.len = strlen(data),
-									.sig = sig_ec,
-									.sig_len = ec_len},
-						fpr, &e),
-			 0);
+	assert_int_equal(check_sig(ks, data, sig_ec, ec_len, fpr, &e), 0);
 	assert_int_equal(strlen(fpr), 16);
-	assert_int_equal(verify_index_signature(ks,
-						&(struct verify_signed){.data = data,
-									.len = strlen(data),
-									.sig = sig_rsa,
-									.sig_len = rsa_len},
-						fpr, &e),
-			 -1);
+	assert_int_equal(check_sig(ks, data, sig_rsa, rsa_len, fpr, &e), -1);
 	assert_int_equal(e.code, EXIT_VERIFY);
 	/* One changed byte of content or signature. */
 	assert_int_equal(verify_index_signature(
@@ -185,32 +178,14 @@ static void test_signatures(void **state)
 				 fpr, &e),
 			 -1);
 	sig_ec[10] ^= 1;
-	assert_int_equal(verify_index_signature(ks,
-						&(struct verify_signed){.data = data,
-									.len = strlen(data),
-									.sig = sig_ec,
-									.sig_len = ec_len},
-						fpr, &e),
-			 -1);
-	assert_int_equal(verify_index_signature(ks,
-						&(struct verify_signed){.data = data,
-									.len = strlen(data),
-									.sig = sig_ec,
-									.sig_len = 0},
-						fpr, &e),
-			 -1);
+	assert_int_equal(check_sig(ks, data, sig_ec, ec_len, fpr, &e), -1);
+	assert_int_equal(check_sig(ks, data, sig_ec, 0, fpr, &e), -1);
 	verify_keys_free(ks);
 
 	/* A directory of keys: both trusted, RSA verifies. */
 	assert_int_equal(verify_keys_load(NULL, 0, dir, &ks, &e), 0);
 	assert_int_equal(verify_keys_count(ks), 2);
-	assert_int_equal(verify_index_signature(ks,
-						&(struct verify_signed){.data = data,
-									.len = strlen(data),
-									.sig = sig_rsa,
-									.sig_len = rsa_len},
-						fpr, &e),
-			 0);
+	assert_int_equal(check_sig(ks, data, sig_rsa, rsa_len, fpr, &e), 0);
 	verify_keys_free(ks);
 
 	/* No key at all is a configuration error. */
@@ -282,27 +257,9 @@ static void test_key_bundle(void **state)
 	append_file(bundle, cert);
 	assert_int_equal(verify_keys_load(paths, 1, "/nonexistent", &ks, &e), 0);
 	assert_int_equal(verify_keys_count(ks), 3);
-	assert_int_equal(verify_index_signature(ks,
-						&(struct verify_signed){.data = data,
-									.len = strlen(data),
-									.sig = sig_ec,
-									.sig_len = ec_len},
-						fpr, &e),
-			 0);
-	assert_int_equal(verify_index_signature(ks,
-						&(struct verify_signed){.data = data,
-									.len = strlen(data),
-									.sig = sig_rsa,
-									.sig_len = rsa_len},
-						fpr, &e),
-			 0);
-	assert_int_equal(verify_index_signature(ks,
-						&(struct verify_signed){.data = data,
-									.len = strlen(data),
-									.sig = sig_ec2,
-									.sig_len = ec2_len},
-						fpr, &e),
-			 0);
+	assert_int_equal(check_sig(ks, data, sig_ec, ec_len, fpr, &e), 0);
+	assert_int_equal(check_sig(ks, data, sig_rsa, rsa_len, fpr, &e), 0);
+	assert_int_equal(check_sig(ks, data, sig_ec2, ec2_len, fpr, &e), 0);
 	verify_keys_free(ks);
 
 	/* A key after one that does not parse, or a block cut short: refused, not half-read. */
