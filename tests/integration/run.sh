@@ -5,7 +5,10 @@
 # a failing one. KUBECTL=PATH runs t_manifest and t_runbooks with that kubectl (/usr/bin
 # comes first on PATH here), e.g. Debian 12's 1.20.2 unpacked beside a newer one.
 # Each tests/integration/t_*.sh runs in a subshell with `set -e`, in a fresh scratch
-# directory; the run fails if any test fails.
+# directory; the run fails if any test fails. NDI_JOBS=N (2) tests run at once; a test whose
+# leading comment block has a line "# serial: WHY" runs alone, after the others (see
+# docs/testing.md, "Tests that run alone"). Each test's lines are printed whole, in the order
+# the tests started: those that share the machine, then those that run alone.
 set -euo pipefail
 
 # Debian's python3 first: a version manager's shim on PATH costs a fork chain per call.
@@ -25,13 +28,37 @@ SRC=$(cd "$(dirname "$0")/../.." && pwd)
 # Where the t_*.sh files are: this directory, or the self-test's fixtures.
 TESTS_DIR=${NDI_TESTS_DIR:-$SRC/tests/integration}
 WORK=$(mktemp -d /tmp/ndi-it.XXXXXX)
-FIX=$WORK/fixtures
 # Built beside the fake kernel (tests/tools/crashpoint.c).
 CRASHPOINT=$(dirname "$FAKEKERNEL")/crashpoint.so
-export BIN SRC FIX FAKEKERNEL CRASHPOINT
-trap 'rm -rf "$WORK"' EXIT
+export BIN SRC FAKEKERNEL CRASHPOINT
+# Tests still running when the runner stops early (interrupted, or a runner error) are
+# stopped with what they started, before their scratch directories go.
+declare -A index_of=()
+status=()
+kill_tree() {
+    local c
+    for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do kill_tree "$c"; done
+    kill "$1" 2>/dev/null || true
+}
+cleanup() {
+    local pid
+    [ -z "${ticker:-}" ] || kill_tree "$ticker"
+    for pid in "${!index_of[@]}"; do
+        [ -n "${status[${index_of[$pid]}]:-}" ] || kill_tree "$pid"
+    done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 . "$SRC/tests/integration/lib.sh"
+
+JOBS=${NDI_JOBS:-2}
+[[ $JOBS =~ ^[1-9][0-9]*$ ]] || {
+    echo "run.sh: NDI_JOBS must be a whole number of tests at once, 1 or more, not '$JOBS'" >&2
+    exit 2
+}
 
 # Fixtures shared by all tests: a signing key pair, an untrusted one, three stand-in drivers.
 build_fixtures() {
@@ -60,42 +87,133 @@ build_fixtures() {
 }
 
 # The harness's self-test (tests/integration/selftest/) runs fixture tests that need none.
+FIX=$WORK/fixtures
 [ -n "${NDI_NO_FIXTURES:-}" ] || build_fixtures
+export FIX
 
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
     mapfile -t tests < <(cd "$TESTS_DIR" && ls t_*.sh | sed 's/\.sh$//')
 fi
 
+# "# serial" in the test's leading comment block: it must not share the machine.
+runs_alone() {
+    awk '!/^#/ { exit } /^# serial([: ]|$)/ { found = 1; exit } END { exit !found }' \
+        "$TESTS_DIR/$1.sh"
+}
+order=()
+shared=${#tests[@]}
+if [ "$JOBS" -gt 1 ]; then
+    alone=()
+    for name in "${tests[@]}"; do
+        if runs_alone "$name"; then alone+=("$name"); else order+=("$name"); fi
+    done
+    shared=${#order[@]}
+    order+=(${alone[@]+"${alone[@]}"})
+    echo "integration: ${#order[@]} tests, $JOBS at a time; $((${#order[@]} - shared)) of them alone, after the others"
+else
+    order=("${tests[@]}")
+fi
+
+# Each test's wrapper says on this FIFO that it ended ("I STATUS"): the runner reads the
+# ends as they come (`wait -n` can miss a job that ended while the runner was busy). A
+# ticker writes "tick" there every 5 s, so that the runner also notices a wrapper that died
+# without a word; the runner's reads never time out (`read -t` can cut a line in two).
+mkfifo "$WORK/.ended"
+exec {ended}<>"$WORK/.ended"
+(
+    exec </dev/null >/dev/null 2>&1
+    while sleep 5 && kill -0 $$; do echo tick >&"$ended"; done
+) &
+ticker=$!
+
+# start I: runs test order[I] in the background. Its output goes to $T.log, its time (ms) to
+# $T.ms, its status to $T.rc, and then "I STATUS" to the FIFO.
+start_test() {
+    local name=${order[$1]}
+    local T="$WORK/$name"
+    mkdir -p "$T"
+    (
+        set +e
+        t0=$(date +%s%N)
+        # Not `if ( set -e; ... )`: bash ignores errexit in a subshell whose status a
+        # condition tests, so a failing command in the middle of a test would not fail it.
+        # The test runs as a command of its own and its status is read afterwards.
+        (
+            set -e
+            shopt -s inherit_errexit
+            export T
+            cd "$T"
+            . "$TESTS_DIR/$name.sh"
+        ) >"$T.log" 2>&1 {ended}>&-
+        rc=$?
+        echo $((($(date +%s%N) - t0) / 1000000)) >"$T.ms"
+        echo "$rc" >"$T.rc"
+        echo "$1 $rc" >&"$ended"
+    ) &
+    index_of[$!]=$1
+    pid_of[$1]=$!
+}
+
+# A wrapper that is gone without a word (killed from outside): its test failed.
+reap_silent() {
+    local i rc
+    for i in "${!pid_of[@]}"; do
+        [ -z "${status[$i]:-}" ] && ! kill -0 "${pid_of[$i]}" 2>/dev/null &&
+            [ ! -e "$WORK/${order[$i]}.rc" ] || continue
+        rc=0
+        wait "${pid_of[$i]}" 2>/dev/null || rc=$?
+        [ "$rc" -ne 0 ] || rc=1
+        echo "run.sh: the wrapper of ${order[$i]} ended without its status" >>"$WORK/${order[$i]}.log"
+        status[$i]=$rc
+        running=$((running - 1))
+    done
+}
+
+# report I: the test's lines, whole: ok or FAIL with its time, and its log (the tail of it
+# when it failed, all of it with VERBOSE).
 pass=0
 failed=()
-start=$(date +%s)
-for name in "${tests[@]}"; do
-    T="$WORK/$name"
-    mkdir -p "$T"
-    t0=$(date +%s%N)
-    # Not `if ( set -e; ... )`: bash ignores errexit in a subshell whose status a
-    # condition tests, so a failing command in the middle of a test would not fail it.
-    # The test runs as a command of its own and its status is read afterwards.
-    set +e
-    (
-        set -e
-        shopt -s inherit_errexit
-        export T
-        cd "$T"
-        . "$TESTS_DIR/$name.sh"
-    ) >"$T.log" 2>&1
-    rc=$?
-    set -e
-    if [ $rc -eq 0 ]; then
+report() {
+    local name=${order[$1]} rc=${status[$1]}
+    local T="$WORK/$name" ms
+    ms=$(cat "$T.ms" 2>/dev/null || echo 0)
+    if [ "$rc" -eq 0 ]; then
         pass=$((pass + 1))
-        printf 'ok   %-40s %5d ms\n' "$name" $((($(date +%s%N) - t0) / 1000000))
+        printf 'ok   %-40s %5d ms\n' "$name" "$ms"
         [ -z "${VERBOSE:-}" ] || sed 's/^/     | /' "$T.log"
     else
         failed+=("$name")
-        printf 'FAIL %-40s (exit %d)\n' "$name" $rc
+        printf 'FAIL %-40s %5d ms (exit %d)\n' "$name" "$ms" "$rc"
         sed 's/^/     | /' "$T.log" | tail -"${NDI_FAIL_LINES:-40}"
     fi
+}
+
+pid_of=()
+next=0
+shown=0
+running=0
+start=$(date +%s)
+while [ "$shown" -lt ${#order[@]} ]; do
+    # The shared tests, JOBS at a time; then each of the others with the machine to itself.
+    while [ "$next" -lt ${#order[@]} ] &&
+        { [ "$next" -lt "$shared" ] && [ "$running" -lt "$JOBS" ] || [ "$running" -eq 0 ]; }; do
+        start_test "$next"
+        next=$((next + 1))
+        running=$((running + 1))
+    done
+    read -r i rc <&"$ended"
+    if [ "$i" = tick ]; then
+        reap_silent
+    elif [ -n "${pid_of[$i]:-}" ] && [ -z "${status[$i]:-}" ]; then
+        wait "${pid_of[$i]}" 2>/dev/null || true
+        status[$i]=$rc
+        running=$((running - 1))
+    fi
+    while [ "$shown" -lt ${#order[@]} ] && [ -n "${status[$shown]:-}" ]; do
+        report "$shown"
+        shown=$((shown + 1))
+    done
 done
 echo "integration: $pass passed, ${#failed[@]} failed in $(($(date +%s) - start)) s"
 [ ${#failed[@]} -eq 0 ]
