@@ -86,9 +86,64 @@ build_fixtures() {
     "$SRC/scripts/make-repo" pack "$FIX/odrv" "$FIX/opkg.tar.zst"
 }
 
+# The fixtures are data, the same for every binary under test: they are built once for the
+# inputs that make them and kept in build/fixtures/KEY (NDI_FIXTURES_CACHE: another parent),
+# where the plain and the ASan suites and later runs find them. KEY is a digest of those
+# inputs: the scripts and test tools that build them, lib.sh (the versions, sign_modules),
+# build_fixtures itself, and the versions of the tools they call.
+fixtures_key() {
+    {
+        cat "$SRC/scripts/make-standin-driver" "$SRC/scripts/make-repo" \
+            "$SRC/scripts/make-signing-key" "$SRC/tests/tools/make-module-key" \
+            "$SRC/tests/integration/lib.sh" "$SRC"/tests/standin/*
+        declare -f build_fixtures
+        echo "$SIGN_FILE"
+        cc --version
+        openssl version
+        python3 --version
+        zstd --version
+    } 2>&1 | sha256sum | cut -c1-16
+}
+
+# What the fixtures hold, to the byte: recorded when they are built, compared before a run
+# uses them and after it (a test that changed them fails the run: other runs share them).
+fixtures_manifest() {
+    (cd "$1" && find . ! -name MANIFEST -printf '%p %y %m %s %l\n' | LC_ALL=C sort &&
+        find . -type f ! -name MANIFEST -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+}
+# fixtures_intact DIR: DIR is a whole set, as its manifest recorded it.
+fixtures_intact() {
+    [ -f "$1/MANIFEST" ] && fixtures_manifest "$1" >"$WORK/manifest" &&
+        cmp -s "$WORK/manifest" "$1/MANIFEST"
+}
+
+# Sets FIX to a whole set of fixtures for this tree, building it if there is none.
+use_fixtures() {
+    local cache=${NDI_FIXTURES_CACHE:-$SRC/build/fixtures} key
+    key=$(fixtures_key)
+    FIX=$cache/$key
+    if fixtures_intact "$FIX"; then
+        touch "$FIX" # in use: kept while other sets age out
+        echo "integration: fixtures $FIX (reused)"
+        return 0
+    fi
+    [ ! -e "$FIX" ] || echo "integration: fixtures $FIX differ from their manifest: built again"
+    mkdir -p "$cache"
+    # Built aside and renamed into place, so that a run never sees half of them; leftovers
+    # of killed builds and sets for other inputs go after a day.
+    find "$cache" -mindepth 1 -maxdepth 1 -mmin +1440 -exec rm -rf {} + 2>/dev/null || true
+    local t0=$SECONDS tmp
+    tmp=$(mktemp -d "$cache/.build-$key.XXXXXX")
+    FIX=$tmp build_fixtures
+    fixtures_manifest "$tmp" >"$tmp/MANIFEST"
+    rm -rf "$FIX"
+    mv -T "$tmp" "$FIX" 2>/dev/null || rm -rf "$tmp" # another run's, built as this one
+    echo "integration: fixtures $FIX (built in $((SECONDS - t0)) s)"
+}
+
 # The harness's self-test (tests/integration/selftest/) runs fixture tests that need none.
 FIX=$WORK/fixtures
-[ -n "${NDI_NO_FIXTURES:-}" ] || build_fixtures
+[ -n "${NDI_NO_FIXTURES:-}" ] || use_fixtures
 export FIX
 
 tests=("$@")
@@ -215,5 +270,9 @@ while [ "$shown" -lt ${#order[@]} ]; do
         shown=$((shown + 1))
     done
 done
+if [ -z "${NDI_NO_FIXTURES:-}" ] && ! fixtures_intact "$FIX"; then
+    failed+=("(fixtures)")
+    echo "FAIL the shared fixtures in $FIX changed during the run: a test wrote into \$FIX"
+fi
 echo "integration: $pass passed, ${#failed[@]} failed in $(($(date +%s) - start)) s"
 [ ${#failed[@]} -eq 0 ]
