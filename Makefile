@@ -7,6 +7,18 @@ BUILD ?= build
 SANITIZE ?= 0
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo 0.1.0)
 
+# Quiet by default: one line per step ("  CC      build/installer/x.o"); `make V=1` shows
+# the commands.
+V ?= 0
+ifeq ($(V),1)
+Q :=
+say :=
+else
+Q := @
+say = @printf '  %-7s %s\n' '$(1)' '$(2)';
+MAKEFLAGS += --no-print-directory
+endif
+
 # libcurl, libarchive and libkmod are compiled against but not linked: the binary loads them
 # when it first downloads, unpacks or works on modules (installer/util/dlib.h), so that a
 # re-run needing none of them does not pay for loading them and the libraries behind them.
@@ -78,54 +90,67 @@ all: $(BIN) $(TYPECHECK) $(HELPERS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
 # fetch.c once more, calling curl_easy_setopt directly, for curl's compile-time check of
 # its argument types, which calls through a pointer lose (installer/util/dlib.h). The check
 # warns from curl's own (system) header: -Wsystem-headers shows it, and only it fails.
+# The project's warnings are not asked for here (fetch.c's own compile has them, as
+# errors): in system headers they would only print glibc's conversions.
 $(TYPECHECK): installer/fetch.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -DDLIB_TYPECHECK $(ALL_CFLAGS) -Wsystem-headers -Wno-format-nonliteral \
-		-Wno-error -Werror=attribute-warning -c -o $@ $<
+	$(call say,CHECK,$@)
+	$(Q)$(CC) $(CPPFLAGS) -DDLIB_TYPECHECK -std=gnu11 $(OPT) -pthread -fPIE -MMD -MP $(PKG_CFLAGS) \
+		$(CFLAGS) -Wsystem-headers -Werror=attribute-warning -c -o $@ $<
 
 $(LIB): $(LIB_OBJS)
 	@rm -f $@
-	ar rcs $@ $^
+	$(call say,AR,$@)
+	$(Q)ar rcs $@ $^
 
 $(BIN): $(MAIN_OBJ) $(LIB) | $(HELPERS)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 $(HELPERS_DIR)/nvidia-cdi-hook: installer/helpers/cdi-hook.c
 	@mkdir -p $(@D)
-	$(CC) -D_GNU_SOURCE $(HELPER_CFLAGS) $$(pkg-config --cflags json-c) -static-pie \
+	$(call say,CCLD,$@)
+	$(Q)$(CC) -D_GNU_SOURCE $(HELPER_CFLAGS) $$(pkg-config --cflags json-c) -static-pie \
 		-Wl,-z,relro,-z,now -o $@ $< $$(pkg-config --static --libs json-c)
 
 $(HELPERS_DIR)/launcher: installer/helpers/launcher.c
 	@mkdir -p $(@D)
-	$(CC) -D_GNU_SOURCE $(HELPER_CFLAGS) -static-pie -s -Wl,-z,relro,-z,now -o $@ $<
+	$(call say,CCLD,$@)
+	$(Q)$(CC) -D_GNU_SOURCE $(HELPER_CFLAGS) -static-pie -s -Wl,-z,relro,-z,now -o $@ $<
 	@readelf -l $@ | grep -q INTERP && { echo "$@: not static" >&2; exit 1; } || true
 
 $(HELPERS_DIR)/ldconfig: /sbin/ldconfig
 	@mkdir -p $(@D)
 	@readelf -l $< | grep -q INTERP && { echo "$<: not static" >&2; exit 1; } || true
-	install -m 0755 $< $@
+	$(call say,INSTALL,$@)
+	$(Q)install -m 0755 $< $@
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(PKG_LIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(PKG_LIBS)
 
 $(FAKEKERNEL): tests/tools/fakekernel.c
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O2 -g $(WARNINGS) -fPIC -shared -o $@ $< -ldl
+	$(call say,CCLD,$@)
+	$(Q)$(CC) -std=gnu11 -O2 -g $(WARNINGS) -fPIC -shared -o $@ $< -ldl
 
 # Never sanitized: it is preloaded into the ASan build too.
 $(CRASHPOINT): tests/tools/crashpoint.c
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O2 -g $(WARNINGS) -fPIC -shared -o $@ $< -ldl
+	$(call say,CCLD,$@)
+	$(Q)$(CC) -std=gnu11 -O2 -g $(WARNINGS) -fPIC -shared -o $@ $< -ldl
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< $(LIB) $(PKG_LIBS)
+	$(call say,CCLD,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< $(LIB) $(PKG_LIBS)
 
 fuzz-bins: $(FUZZ_BINS)
 
@@ -180,11 +205,12 @@ COMPAT_COMMIT := 47a6795
 COMPAT_DIR := build/compat/$(COMPAT_COMMIT)
 COMPAT_BIN := $(COMPAT_DIR)/obj/nvidia-driver-installer
 $(COMPAT_BIN):
-	rm -rf $(COMPAT_DIR)
-	mkdir -p $(COMPAT_DIR)/src
-	git archive $(COMPAT_COMMIT) | tar -x -C $(COMPAT_DIR)/src
-	$(MAKE) -C $(COMPAT_DIR)/src BUILD=$(abspath $(COMPAT_DIR))/obj SANITIZE=0 \
-		$(abspath $(COMPAT_BIN))
+	$(call say,MAKE,$@ (the installer at $(COMPAT_COMMIT)))
+	$(Q)rm -rf $(COMPAT_DIR)
+	$(Q)mkdir -p $(COMPAT_DIR)/src
+	$(Q)git archive $(COMPAT_COMMIT) | tar -x -C $(COMPAT_DIR)/src
+	$(Q)$(MAKE) $(if $(Q),-s) -C $(COMPAT_DIR)/src BUILD=$(abspath $(COMPAT_DIR))/obj \
+		SANITIZE=0 $(abspath $(COMPAT_BIN))
 
 integration: $(BIN) $(FAKEKERNEL) $(CRASHPOINT) $(COMPAT_BIN)
 	tests/integration/selftest.sh
@@ -241,8 +267,8 @@ demo:
 		"Debian's packages for the build and the VM, then building the installer and stand-in" \
 		"kernel modules and booting Debian's kernel under qemu); later runs about 1 minute"
 	@scripts/deps.sh demo
-	$(MAKE) all
-	scripts/demo.sh $(BIN)
+	$(Q)$(MAKE) all
+	$(Q)scripts/demo.sh $(BIN)
 
 FORMAT_SRCS = $(wildcard installer/cmd/*.[ch] installer/*.[ch] installer/util/*.[ch] installer/helpers/*.c tests/unit/*.[ch] tests/tools/*.c \
 	tests/fuzz/*.c)
@@ -251,13 +277,15 @@ format:
 	clang-format -i $(FORMAT_SRCS)
 
 format-check:
-	clang-format --dry-run -Werror $(FORMAT_SRCS)
+	$(call say,FORMAT,$(words $(FORMAT_SRCS)) files (clang-format --dry-run))
+	$(Q)clang-format --dry-run -Werror $(FORMAT_SRCS)
 
 # cppcheck does not model __attribute__((cleanup)), so its leak reports are noise here;
 # leaks are caught by LeakSanitizer in `make asan`.
 lint:
-	scripts/check-layers
-	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
+	$(call say,LINT,installer (check-layers and cppcheck))
+	$(Q)scripts/check-layers
+	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		--suppress=missingIncludeSystem --suppress=memleak -D_GNU_SOURCE -Iinstaller installer
 
 PREFIX ?= /usr/local
