@@ -246,16 +246,18 @@ image-test:
 asan:
 	$(MAKE) BUILD=build-asan SANITIZE=1 unit integration
 
-check: deps
-	$(MAKE) format-check lint
-	$(MAKE) all
-	$(MAKE) unit
-	$(MAKE) integration
-	$(MAKE) packaging
-	$(MAKE) vm
-	$(MAKE) image-test
-	$(MAKE) asan
-	$(MAKE) fuzz-replay
+# Each phase timed (scripts/check-phases), and a table of the times at the end, green or
+# not; the first failing phase fails the check with its status. The builds run CHECK_JOBS
+# compilers at once (the machine's cores), unless `make -jN check` shares its own.
+CHECK_JOBS ?= $(shell nproc)
+CHECK_J = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(CHECK_JOBS))
+ASAN_MAKE = $(MAKE) $(CHECK_J) BUILD=build-asan SANITIZE=1
+check:
+	@scripts/check-phases 'deps=$(MAKE) deps' 'format=$(MAKE) format-check' 'lint=$(MAKE) lint' \
+		'build=$(MAKE) $(CHECK_J) all' 'unit=$(MAKE) $(CHECK_J) unit' \
+		'integration=$(MAKE) $(CHECK_J) integration' 'packaging=$(MAKE) packaging' \
+		'vm=$(MAKE) vm' 'image-test=$(MAKE) image-test' 'asan-unit=$(ASAN_MAKE) unit' \
+		'asan-integration=$(ASAN_MAKE) integration' 'fuzz-replay=$(MAKE) $(CHECK_J) fuzz-replay'
 
 # Only the demo's packages (scripts/deps.sh demo), not the CI toolchain. The estimate is
 # measured in a minimal Debian 12 (mmdebstrap) on 2 cores: 112 s for the packages (165,
