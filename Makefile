@@ -5,7 +5,16 @@
 CC ?= cc
 BUILD ?= build
 SANITIZE ?= 0
-VERSION := $(shell git describe --always --dirty 2>/dev/null || echo 0.1.0)
+# The release, from the VERSION file (docs/releasing.md), and the commit it is built from:
+# HEAD's abbreviated hash, "-dirty" with uncommitted changes. Outside a git checkout (a
+# tarball, the Dockerfile's build stage, which gets no .git) the builder may say which
+# commit it was (make COMMIT=...); else "unknown". Both reach the objects through a
+# generated header, $(BUILD)/gen/build_info.h, rewritten only when they change.
+VERSION := $(shell cat VERSION)
+ifneq ($(wildcard .git),)
+COMMIT ?= $(shell git describe --always --dirty --exclude='*' 2>/dev/null)
+endif
+COMMIT := $(or $(COMMIT),unknown)
 
 # Quiet by default: one line per step ("  CC      build/installer/x.o"); `make V=1` shows
 # the commands.
@@ -48,8 +57,7 @@ CFLAGS ?=
 # them (installer/util/err.h, DOC_DIR): a node has no source tree to point at.
 DOCDIR ?= /usr/share/doc/nvidia-driver-installer
 DOCS_SHIPPED := docs/benchmarks.md docs/building-packages.md docs/configuration.md docs/design.md docs/exit-codes.md docs/json.md docs/metrics.md docs/operations.md docs/reliability.md docs/repository-format.md docs/testing.md
-CPPFLAGS += -Iinstaller -DINSTALLER_VERSION='"$(VERSION)"' -DINSTALLER_DOC_DIR='"$(DOCDIR)"' \
-	-D_GNU_SOURCE
+CPPFLAGS += -Iinstaller -I$(BUILD)/gen -DINSTALLER_DOC_DIR='"$(DOCDIR)"' -D_GNU_SOURCE
 ALL_CFLAGS = -std=gnu11 $(OPT) $(WARNINGS) -pthread -fstack-protector-strong -fPIE -MMD -MP \
 	$(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -pthread $(SAN_LDFLAGS) $(LDFLAGS)
@@ -61,6 +69,7 @@ MAIN_OBJ := $(BUILD)/installer/cmd/main.o
 LIB := $(BUILD)/libinstaller.a
 BIN := $(BUILD)/nvidia-driver-installer
 TYPECHECK := $(BUILD)/typecheck/fetch.o
+BUILD_INFO := $(BUILD)/gen/build_info.h
 # Programs the container runtime runs on the host for our CDI spec, whatever the host's
 # OS: static, never sanitized, shipped into the install dir (installer/helpers.h).
 # ldconfig is Debian's (static-pie), run by the hook on the container's root. The
@@ -80,15 +89,24 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SECONDS ?= 60
 
-.PHONY: all check check-real unit integration packaging asan vm image-test demo deps format format-check lint clean \
+.PHONY: FORCE all check check-real unit integration packaging asan vm image-test demo deps format format-check lint clean \
 	install install-docs fuzz fuzz-replay fuzz-bins fleet reliability-report bench golden-refresh
 .DEFAULT_GOAL := all
+FORCE:
 # Keep test objects between runs.
 .SECONDARY:
 
 all: $(BIN) $(TYPECHECK) $(HELPERS)
 
-$(BUILD)/%.o: %.c
+# The release and the commit, for --version, the User-Agent, the metrics and status --json.
+# Rewritten only when they change, so that only the objects that include it are rebuilt.
+$(BUILD_INFO): FORCE
+	@mkdir -p $(@D)
+	@printf '/* Made by the Makefile: the VERSION file and the commit. */\n#define INSTALLER_VERSION "%s"\n#define INSTALLER_COMMIT "%s"\n' \
+		'$(VERSION)' '$(COMMIT)' >$@.tmp
+	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+
+$(BUILD)/%.o: %.c | $(BUILD_INFO)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
@@ -98,7 +116,7 @@ $(BUILD)/%.o: %.c
 # warns from curl's own (system) header: -Wsystem-headers shows it, and only it fails.
 # The project's warnings are not asked for here (fetch.c's own compile has them, as
 # errors): in system headers they would only print glibc's conversions.
-$(TYPECHECK): installer/fetch.c
+$(TYPECHECK): installer/fetch.c | $(BUILD_INFO)
 	@mkdir -p $(@D)
 	$(call say,CHECK,$@)
 	$(Q)$(CC) $(CPPFLAGS) -DDLIB_TYPECHECK -std=gnu11 $(OPT) -pthread -fPIE -MMD -MP $(PKG_CFLAGS) \
@@ -240,7 +258,7 @@ check-real: deps
 
 # The Dockerfile, built with buildah and run (no container engine needed).
 image-test:
-	scripts/image-test.sh
+	COMMIT=$(COMMIT) scripts/image-test.sh
 
 # The unit and integration suites again, built with ASan and UBSan.
 asan:
@@ -284,11 +302,12 @@ format-check:
 
 # cppcheck does not model __attribute__((cleanup)), so its leak reports are noise here;
 # leaks are caught by LeakSanitizer in `make asan`.
-lint:
+lint: $(BUILD_INFO)
 	$(call say,LINT,installer (check-layers and cppcheck))
 	$(Q)scripts/check-layers
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
-		--suppress=missingIncludeSystem --suppress=memleak -D_GNU_SOURCE -Iinstaller installer
+		--suppress=missingIncludeSystem --suppress=memleak -D_GNU_SOURCE -Iinstaller \
+		-I$(BUILD)/gen installer
 
 PREFIX ?= /usr/local
 install: $(BIN) $(HELPERS) install-docs

@@ -6,6 +6,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "build_info.h" /* INSTALLER_VERSION, INSTALLER_COMMIT: the Makefile makes it */
 #include "cache.h"
 #include "cdi.h"
 #include "cmd/cmd.h"
@@ -189,6 +190,16 @@ static int by_string(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
+/* The installer that answers: its release and the commit it was built from. */
+static json_object *installer_json(void)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "version", json_object_new_string(INSTALLER_VERSION));
+	json_object_object_add(o, "commit", json_object_new_string(INSTALLER_COMMIT));
+	return o;
+}
+
 static void status_json(const struct config *c, const struct nodestate *s, const char *running,
 			const struct verdict *v, json_object *fallback, const struct pending *pd,
 			const struct pending_failure *pf)
@@ -239,6 +250,7 @@ static void status_json(const struct config *c, const struct nodestate *s, const
 	json_object_object_add(o, "repository_fallback", fallback_json(fallback));
 	json_object_object_add(o, "pending_upgrade", session_pending_json(pd));
 	json_object_object_add(o, "pending_failure", pfail_json(pf));
+	json_object_object_add(o, "installer", installer_json());
 	session_print_json(o);
 }
 
