@@ -1,7 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # nvidia-driver-installer: build on Debian 12, run from a slim Debian 12 image.
 #
-#   buildah bud -t nvidia-driver-installer .     (or docker build)
+#   buildah bud -t nvidia-driver-installer \
+#       --build-arg VERSION="$(cat VERSION)" --build-arg COMMIT="$(git describe --always --dirty --exclude='*')" .
+#                                                 (or docker build; make image-test passes both)
+#
+# The build stage gets no .git (.dockerignore): the binary takes its release from the VERSION
+# file, and the commit from COMMIT ("unknown" without it). VERSION and COMMIT label the image
+# (org.opencontainers.image.version and .revision).
 #
 # The image holds the binary, its static helpers, its runtime libraries, CA certificates, the
 # reference documents its messages name (/usr/share/doc/nvidia-driver-installer) and
@@ -16,8 +22,9 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 COPY . /src
 WORKDIR /src
+ARG COMMIT=unknown
 # The unit tests run here; the integration suites need a host (make check).
-RUN make -j"$(nproc)" all unit
+RUN make -j"$(nproc)" COMMIT="$COMMIT" all unit
 
 FROM docker.io/library/debian:bookworm-slim
 RUN apt-get update \
@@ -35,5 +42,11 @@ COPY --from=build /src/build/libexec/nvidia-driver-installer /usr/libexec/nvidia
 # --json formats, the metrics, the repository format, the runbooks, troubleshooting, the
 # design notes and the layout of the source tree.
 COPY docs/benchmarks.md docs/building-packages.md docs/command-line.md docs/configuration.md docs/design.md docs/exit-codes.md docs/hacking.md docs/json.md docs/metrics.md docs/operations.md docs/reliability.md docs/repository-format.md docs/testing.md docs/troubleshooting.md /usr/share/doc/nvidia-driver-installer/
+# Last, so that a new commit does not invalidate the cached layers above.
+ARG VERSION=""
+ARG COMMIT=unknown
+LABEL org.opencontainers.image.title="nvidia-driver-installer" \
+      org.opencontainers.image.version="$VERSION" \
+      org.opencontainers.image.revision="$COMMIT"
 ENTRYPOINT ["/usr/bin/nvidia-driver-installer"]
 CMD ["install"]

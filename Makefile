@@ -5,7 +5,28 @@
 CC ?= cc
 BUILD ?= build
 SANITIZE ?= 0
-VERSION := $(shell git describe --always --dirty 2>/dev/null || echo 0.1.0)
+# The release, from the VERSION file (docs/releasing.md), and the commit it is built from:
+# HEAD's abbreviated hash, "-dirty" with uncommitted changes. Outside a git checkout (a
+# tarball, the Dockerfile's build stage, which gets no .git) the builder may say which
+# commit it was (make COMMIT=...); else "unknown". Both reach the objects through a
+# generated header, $(BUILD)/gen/build_info.h, rewritten only when they change.
+VERSION := $(shell cat VERSION)
+ifneq ($(wildcard .git),)
+COMMIT ?= $(shell git describe --always --dirty --exclude='*' 2>/dev/null)
+endif
+COMMIT := $(or $(COMMIT),unknown)
+
+# Quiet by default: one line per step ("  CC      build/installer/x.o"); `make V=1` shows
+# the commands.
+V ?= 0
+ifeq ($(V),1)
+Q :=
+say :=
+else
+Q := @
+say = @printf '  %-7s %s\n' '$(1)' '$(2)';
+MAKEFLAGS += --no-print-directory
+endif
 
 # libcurl, libarchive and libkmod are compiled against but not linked: the binary loads them
 # when it first downloads, unpacks or works on modules (installer/util/dlib.h), so that a
@@ -36,8 +57,7 @@ CFLAGS ?=
 # them (installer/util/err.h, DOC_DIR): a node has no source tree to point at.
 DOCDIR ?= /usr/share/doc/nvidia-driver-installer
 DOCS_SHIPPED := docs/benchmarks.md docs/building-packages.md docs/command-line.md docs/configuration.md docs/design.md docs/exit-codes.md docs/hacking.md docs/json.md docs/metrics.md docs/operations.md docs/reliability.md docs/repository-format.md docs/testing.md docs/troubleshooting.md
-CPPFLAGS += -Iinstaller -DINSTALLER_VERSION='"$(VERSION)"' -DINSTALLER_DOC_DIR='"$(DOCDIR)"' \
-	-D_GNU_SOURCE
+CPPFLAGS += -Iinstaller -I$(BUILD)/gen -DINSTALLER_DOC_DIR='"$(DOCDIR)"' -D_GNU_SOURCE
 ALL_CFLAGS = -std=gnu11 $(OPT) $(WARNINGS) -pthread -fstack-protector-strong -fPIE -MMD -MP \
 	$(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -pthread $(SAN_LDFLAGS) $(LDFLAGS)
@@ -51,6 +71,7 @@ MAIN_OBJ := $(BUILD)/installer/cmd/main.o
 LIB := $(BUILD)/libinstaller.a
 BIN := $(BUILD)/nvidia-driver-installer
 TYPECHECK := $(BUILD)/typecheck/fetch.o
+BUILD_INFO := $(BUILD)/gen/build_info.h
 # Programs the container runtime runs on the host for our CDI spec, whatever the host's
 # OS: static, never sanitized, shipped into the install dir (installer/stage/libexec.h).
 # ldconfig is Debian's (static-pie), run by the hook on the container's root. The
@@ -70,64 +91,86 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SECONDS ?= 60
 
-.PHONY: all check check-real unit integration packaging asan vm image-test demo deps format format-check lint clean \
+.PHONY: FORCE all check check-real unit integration packaging asan vm image-test demo deps format format-check lint clean \
 	install install-docs fuzz fuzz-replay fuzz-bins fleet reliability-report bench golden-refresh
 .DEFAULT_GOAL := all
+FORCE:
 # Keep test objects between runs.
 .SECONDARY:
 
 all: $(BIN) $(TYPECHECK) $(HELPERS)
 
-$(BUILD)/%.o: %.c
+# The release and the commit, for --version, the User-Agent, the metrics and status --json.
+# Rewritten only when they change, so that only the objects that include it are rebuilt.
+$(BUILD_INFO): FORCE
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+	@printf '/* Made by the Makefile: the VERSION file and the commit. */\n#define INSTALLER_VERSION "%s"\n#define INSTALLER_COMMIT "%s"\n' \
+		'$(VERSION)' '$(COMMIT)' >$@.tmp
+	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+
+$(BUILD)/%.o: %.c | $(BUILD_INFO)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
 # fetch.c once more, calling curl_easy_setopt directly, for curl's compile-time check of
 # its argument types, which calls through a pointer lose (installer/util/dlib.h). The check
 # warns from curl's own (system) header: -Wsystem-headers shows it, and only it fails.
-$(TYPECHECK): installer/source/fetch.c
+# The project's warnings are not asked for here (fetch.c's own compile has them, as
+# errors): in system headers they would only print glibc's conversions.
+$(TYPECHECK): installer/source/fetch.c | $(BUILD_INFO)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -DDLIB_TYPECHECK $(ALL_CFLAGS) -Wsystem-headers -Wno-format-nonliteral \
-		-Wno-error -Werror=attribute-warning -c -o $@ $<
+	$(call say,CHECK,$@)
+	$(Q)$(CC) $(CPPFLAGS) -DDLIB_TYPECHECK -std=gnu11 $(OPT) -pthread -fPIE -MMD -MP $(PKG_CFLAGS) \
+		$(CFLAGS) -Wsystem-headers -Werror=attribute-warning -c -o $@ $<
 
 $(LIB): $(LIB_OBJS)
 	@rm -f $@
-	ar rcs $@ $^
+	$(call say,AR,$@)
+	$(Q)ar rcs $@ $^
 
 $(BIN): $(MAIN_OBJ) $(LIB) | $(HELPERS)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 $(HELPERS_DIR)/nvidia-cdi-hook: installer/helpers/cdi-hook.c
 	@mkdir -p $(@D)
-	$(CC) -D_GNU_SOURCE $(HELPER_CFLAGS) $$(pkg-config --cflags json-c) -static-pie \
+	$(call say,CCLD,$@)
+	$(Q)$(CC) -D_GNU_SOURCE $(HELPER_CFLAGS) $$(pkg-config --cflags json-c) -static-pie \
 		-Wl,-z,relro,-z,now -o $@ $< $$(pkg-config --static --libs json-c)
 
 $(HELPERS_DIR)/launcher: installer/helpers/launcher.c
 	@mkdir -p $(@D)
-	$(CC) -D_GNU_SOURCE $(HELPER_CFLAGS) -static-pie -s -Wl,-z,relro,-z,now -o $@ $<
+	$(call say,CCLD,$@)
+	$(Q)$(CC) -D_GNU_SOURCE $(HELPER_CFLAGS) -static-pie -s -Wl,-z,relro,-z,now -o $@ $<
 	@readelf -l $@ | grep -q INTERP && { echo "$@: not static" >&2; exit 1; } || true
 
 $(HELPERS_DIR)/ldconfig: /sbin/ldconfig
 	@mkdir -p $(@D)
 	@readelf -l $< | grep -q INTERP && { echo "$<: not static" >&2; exit 1; } || true
-	install -m 0755 $< $@
+	$(call say,INSTALL,$@)
+	$(Q)install -m 0755 $< $@
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(PKG_LIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(PKG_LIBS)
 
 $(FAKEKERNEL): tests/tools/fakekernel.c
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O2 -g $(WARNINGS) -fPIC -shared -o $@ $< -ldl
+	$(call say,CCLD,$@)
+	$(Q)$(CC) -std=gnu11 -O2 -g $(WARNINGS) -fPIC -shared -o $@ $< -ldl
 
 # Never sanitized: it is preloaded into the ASan build too.
 $(CRASHPOINT): tests/tools/crashpoint.c
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O2 -g $(WARNINGS) -fPIC -shared -o $@ $< -ldl
+	$(call say,CCLD,$@)
+	$(Q)$(CC) -std=gnu11 -O2 -g $(WARNINGS) -fPIC -shared -o $@ $< -ldl
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< $(LIB) $(PKG_LIBS)
+	$(call say,CCLD,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< $(LIB) $(PKG_LIBS)
 
 fuzz-bins: $(FUZZ_BINS)
 
@@ -176,15 +219,18 @@ unit: $(UNIT_BINS)
 
 # The installer as it was before module flavours, for t_old_installer (an older installer
 # against a both-flavours index: docs/testing.md). Built once from git (about 45 s on two
-# cores), then kept under $(BUILD)/compat.
+# cores), then kept under build/compat. It is test data, not the binary under test: one
+# plain build serves every BUILD, the ASan run's too.
 COMPAT_COMMIT := 47a6795
-COMPAT_DIR := $(BUILD)/compat/$(COMPAT_COMMIT)
+COMPAT_DIR := build/compat/$(COMPAT_COMMIT)
 COMPAT_BIN := $(COMPAT_DIR)/obj/nvidia-driver-installer
 $(COMPAT_BIN):
-	rm -rf $(COMPAT_DIR)
-	mkdir -p $(COMPAT_DIR)/src
-	git archive $(COMPAT_COMMIT) | tar -x -C $(COMPAT_DIR)/src
-	$(MAKE) -C $(COMPAT_DIR)/src BUILD=$(abspath $(COMPAT_DIR))/obj $(abspath $(COMPAT_BIN))
+	$(call say,MAKE,$@ (the installer at $(COMPAT_COMMIT)))
+	$(Q)rm -rf $(COMPAT_DIR)
+	$(Q)mkdir -p $(COMPAT_DIR)/src
+	$(Q)git archive $(COMPAT_COMMIT) | tar -x -C $(COMPAT_DIR)/src
+	$(Q)$(MAKE) $(if $(Q),-s) -C $(COMPAT_DIR)/src BUILD=$(abspath $(COMPAT_DIR))/obj \
+		SANITIZE=0 $(abspath $(COMPAT_BIN))
 
 integration: $(BIN) $(FAKEKERNEL) $(CRASHPOINT) $(COMPAT_BIN)
 	tests/integration/selftest.sh
@@ -214,22 +260,24 @@ check-real: deps
 
 # The Dockerfile, built with buildah and run (no container engine needed).
 image-test:
-	scripts/image-test.sh
+	COMMIT=$(COMMIT) scripts/image-test.sh
 
 # The unit and integration suites again, built with ASan and UBSan.
 asan:
 	$(MAKE) BUILD=build-asan SANITIZE=1 unit integration
 
-check: deps
-	$(MAKE) format-check lint
-	$(MAKE) all
-	$(MAKE) unit
-	$(MAKE) integration
-	$(MAKE) packaging
-	$(MAKE) vm
-	$(MAKE) image-test
-	$(MAKE) asan
-	$(MAKE) fuzz-replay
+# Each phase timed (scripts/check-phases), and a table of the times at the end, green or
+# not; the first failing phase fails the check with its status. The builds run CHECK_JOBS
+# compilers at once (the machine's cores), unless `make -jN check` shares its own.
+CHECK_JOBS ?= $(shell nproc)
+CHECK_J = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(CHECK_JOBS))
+ASAN_MAKE = $(MAKE) $(CHECK_J) BUILD=build-asan SANITIZE=1
+check:
+	@scripts/check-phases 'deps=$(MAKE) deps' 'format=$(MAKE) format-check' 'lint=$(MAKE) lint' \
+		'build=$(MAKE) $(CHECK_J) all' 'unit=$(MAKE) $(CHECK_J) unit' \
+		'integration=$(MAKE) $(CHECK_J) integration' 'packaging=$(MAKE) packaging' \
+		'vm=$(MAKE) vm' 'image-test=$(MAKE) image-test' 'asan-unit=$(ASAN_MAKE) unit' \
+		'asan-integration=$(ASAN_MAKE) integration' 'fuzz-replay=$(MAKE) $(CHECK_J) fuzz-replay'
 
 # Only the demo's packages (scripts/deps.sh demo), not the CI toolchain. The estimate is
 # measured in a minimal Debian 12 (mmdebstrap) on 2 cores: 112 s for the packages (165,
@@ -241,8 +289,8 @@ demo:
 		"Debian's packages for the build and the VM, then building the installer and stand-in" \
 		"kernel modules and booting Debian's kernel under qemu); later runs about 1 minute"
 	@scripts/deps.sh demo
-	$(MAKE) all
-	scripts/demo.sh $(BIN)
+	$(Q)$(MAKE) all
+	$(Q)scripts/demo.sh $(BIN)
 
 FORMAT_SRCS = $(wildcard installer/cmd/*.[ch] $(STAGE_DIRS:%=installer/%/*.[ch]) installer/util/*.[ch] installer/helpers/*.c tests/unit/*.[ch] tests/tools/*.c \
 	tests/fuzz/*.c)
@@ -251,15 +299,18 @@ format:
 	clang-format -i $(FORMAT_SRCS)
 
 format-check:
-	clang-format --dry-run -Werror $(FORMAT_SRCS)
+	$(call say,FORMAT,$(words $(FORMAT_SRCS)) files (clang-format --dry-run))
+	$(Q)clang-format --dry-run -Werror $(FORMAT_SRCS)
 
 # cppcheck does not model __attribute__((cleanup)), so its leak reports are noise here;
 # leaks are caught by LeakSanitizer in `make asan`.
 # check-layers reads the call graph from the objects' symbol tables, so it builds them.
-lint: $(LIB_OBJS)
-	scripts/check-layers --build $(BUILD)
-	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
-		--suppress=missingIncludeSystem --suppress=memleak -D_GNU_SOURCE -Iinstaller installer
+lint: $(BUILD_INFO) $(LIB_OBJS)
+	$(call say,LINT,installer (check-layers and cppcheck))
+	$(Q)scripts/check-layers --build $(BUILD)
+	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
+		--suppress=missingIncludeSystem --suppress=memleak -D_GNU_SOURCE -Iinstaller \
+		-I$(BUILD)/gen installer
 
 PREFIX ?= /usr/local
 install: $(BIN) $(HELPERS) install-docs

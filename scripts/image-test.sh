@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Builds the Dockerfile with buildah and runs the image's binary (make image-test):
+# the release (VERSION) and commit as build arguments, in the image's labels and --version,
 # --help and the documents it names, no compiler or package cache in the image, and an install with --skip-modules
 # into a scratch host root from a file:// repository, with the repository key in the
 # image's default key directory. No container engine is needed: the base image is made
@@ -12,6 +13,10 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 BASE=docker.io/library/debian:bookworm-slim
 IMAGE=localhost/nvidia-driver-installer:test
 KERNEL=6.1.0-57-amd64
+# What the Makefile builds into the binary: the VERSION file, and the commit (COMMIT, as
+# make passes it, else git's; the build stage gets no .git).
+version=$(cat "$SRC/VERSION")
+commit=${COMMIT:-$(git -C "$SRC" describe --always --dirty --exclude='*' 2>/dev/null || echo unknown)}
 W=$(mktemp -d)
 ctr=""
 cleanup() {
@@ -40,12 +45,22 @@ if ! podman image exists "$BASE"; then
     rm -f "$W/rootfs.tar"
 fi
 echo "image-test: building $IMAGE"
-buildah bud --isolation chroot --pull=never --layers -q -t "$IMAGE" "$SRC" >"$W/build.log" 2>&1 ||
+buildah bud --isolation chroot --pull=never --layers -q -t "$IMAGE" \
+    --build-arg VERSION="$version" --build-arg COMMIT="$commit" "$SRC" >"$W/build.log" 2>&1 ||
     { tail -30 "$W/build.log"; fail "buildah bud"; }
 t1=$(date +%s)
 ctr=$(buildah from --pull=never "$IMAGE")
 
 run /usr/bin/nvidia-driver-installer --help | grep -q "Commands:" || fail "--help"
+# The release and the commit: in the binary (built without .git) and on the image.
+got=$(run /usr/bin/nvidia-driver-installer --version)
+[ "$got" = "nvidia-driver-installer $version ($commit)" ] ||
+    fail "--version in the image: '$got', not 'nvidia-driver-installer $version ($commit)'"
+label() { buildah inspect --format "{{index .OCIv1.Config.Labels \"$1\"}}" "$IMAGE"; }
+[ "$(label org.opencontainers.image.version)" = "$version" ] ||
+    fail "label org.opencontainers.image.version: '$(label org.opencontainers.image.version)', not '$version'"
+[ "$(label org.opencontainers.image.revision)" = "$commit" ] ||
+    fail "label org.opencontainers.image.revision: '$(label org.opencontainers.image.revision)', not '$commit'"
 # Every document the binary's messages and --help name is in the image, where they say.
 docs=$(run sh -c 'grep -aoE "/usr/share/doc/nvidia-driver-installer/[a-z-]+\.md" \
     /usr/bin/nvidia-driver-installer | sort -u')
@@ -84,4 +99,4 @@ run /scratch/home/kubernetes/bin/nvidia/bin/nvidia-smi | grep -q "Driver Version
     fail "the installed nvidia-smi does not run"
 
 size=$(podman image inspect --format '{{.Size}}' "$IMAGE")
-echo "image-test: ok: $IMAGE is $((size / 1024 / 1024)) MiB; built in $((t1 - t0)) s, tested in $(($(date +%s) - t1)) s"
+echo "image-test: ok: $IMAGE ($version, $commit) is $((size / 1024 / 1024)) MiB; built in $((t1 - t0)) s, tested in $(($(date +%s) - t1)) s"

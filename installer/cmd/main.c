@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "build_info.h" /* INSTALLER_VERSION, INSTALLER_COMMIT: the Makefile makes it */
 #include "cmd/cmd.h"
 #include "cmd/config.h"
 #include "cmd/mirror.h"
@@ -21,10 +22,6 @@
 #include "util/interrupt.h"
 #include "util/log.h"
 #include "util/out.h"
-
-#ifndef INSTALLER_VERSION
-#define INSTALLER_VERSION "dev"
-#endif
 
 #define PROG "nvidia-driver-installer"
 
@@ -340,7 +337,7 @@ static int parse(int argc, char **argv, const struct command *cmd, struct config
 			return EXIT_OK;
 		}
 		if (o->kind == CONFIG_VERSION) {
-			printf("%s %s\n", PROG, INSTALLER_VERSION);
+			printf("%s %s (%s)\n", PROG, INSTALLER_VERSION, INSTALLER_COMMIT);
 			return EXIT_OK;
 		}
 		if (config_apply_arg(c, o, o->arg ? optarg : NULL, cleared, &e) < 0)

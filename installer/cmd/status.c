@@ -6,6 +6,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "build_info.h" /* INSTALLER_VERSION, INSTALLER_COMMIT: the Makefile makes it */
 #include "source/source.h"
 #include "expose/expose.h"
 #include "cmd/cmd.h"
@@ -190,6 +191,16 @@ static int by_string(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
+/* The installer that answers: its release and the commit it was built from. */
+static json_object *installer_json(void)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "version", json_object_new_string(INSTALLER_VERSION));
+	json_object_object_add(o, "commit", json_object_new_string(INSTALLER_COMMIT));
+	return o;
+}
+
 /*
  * What status reports: the node as collected and as judged, the running kernel's release,
  * and the records beside the install, each NULL where there is none.
@@ -253,6 +264,7 @@ static void status_json(const struct config *c, const struct status_report *r)
 	json_object_object_add(o, "repository_fallback", fallback_json(r->fallback));
 	json_object_object_add(o, "pending_upgrade", session_pending_json(r->pending));
 	json_object_object_add(o, "pending_failure", pfail_json(r->failure));
+	json_object_object_add(o, "installer", installer_json());
 	session_print_json(o);
 }
 

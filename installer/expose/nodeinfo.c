@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "build_info.h" /* INSTALLER_VERSION, INSTALLER_COMMIT: the Makefile makes it */
 #include "expose/nodeinfo.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -353,7 +354,7 @@ int metrics_write(int root_fd, const char *path, const struct metrics_report *r,
 {
 	const struct pending *pd = r->pending;
 	const struct pending_failure *failed = r->failed;
-	char buf[8192], v[256], k[256], mt[96] = "", pv[256], pr[64], fv[256];
+	char buf[8192], v[256], k[256], mt[96] = "", pv[256], pr[64], fv[256], bv[64], bc[64];
 	struct metrics_buf m = {.buf = buf, .size = sizeof(buf)};
 
 	/* The flavour where the index states it; no label otherwise (the series as before). */
@@ -374,11 +375,16 @@ int metrics_write(int root_fd, const char *path, const struct metrics_report *r,
 		"# HELP nvidia_driver_installer_driver_info The driver the last install wanted.\n"
 		"# TYPE nvidia_driver_installer_driver_info gauge\n"
 		"nvidia_driver_installer_driver_info{version=\"%s\",kernel=\"%s\"%s} 1\n"
+		"# HELP nvidia_driver_installer_build_info The installer's release and the commit it was built from.\n"
+		"# TYPE nvidia_driver_installer_build_info gauge\n"
+		"nvidia_driver_installer_build_info{version=\"%s\",commit=\"%s\"} 1\n"
 		"# HELP nvidia_driver_installer_index_from_cache Whether the last install asked the mirrors and used the node's cached index instead, by reason: unreachable, unverified, not_found (a likely wrong repository URL).\n"
 		"# TYPE nvidia_driver_installer_index_from_cache gauge\n",
 		r->exit_code == 0, r->exit_code, (long long)time(NULL),
 		label_escape(r->driver.version, v, sizeof(v)),
-		label_escape(r->driver.kernel, k, sizeof(k)), mt);
+		label_escape(r->driver.kernel, k, sizeof(k)), mt,
+		label_escape(INSTALLER_VERSION, bv, sizeof(bv)),
+		label_escape(INSTALLER_COMMIT, bc, sizeof(bc)));
 	metric_fallback(&m, r->index_fallback);
 	if (m.len < m.size)
 		m.len += (size_t)snprintf(

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "build_info.h" /* INSTALLER_VERSION, INSTALLER_COMMIT: the Makefile makes it */
 #include "source/fetch.h"
 #include "util/fs.h"
 #include "util/dlib.h"
@@ -21,10 +22,8 @@
 #include "util/tail.h"
 #include "source/verify.h"
 
-#ifndef INSTALLER_VERSION
-#define INSTALLER_VERSION "dev"
-#endif
-
+/* The release and the commit, as --version shows them: "nvidia-driver-installer/0.25.0 (e148ca9)". */
+#define USER_AGENT "nvidia-driver-installer/" INSTALLER_VERSION " (" INSTALLER_COMMIT ")"
 #define BACKOFF_BASE_MS 500
 #define BACKOFF_CAP_MS 30000
 #define CONNECT_TIMEOUT_MS 15000
@@ -326,7 +325,7 @@ static void set_common(struct fetcher *f, const char *url)
 	sym_curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
 	sym_curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
 	sym_curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	sym_curl_easy_setopt(c, CURLOPT_USERAGENT, "nvidia-driver-installer/" INSTALLER_VERSION);
+	sym_curl_easy_setopt(c, CURLOPT_USERAGENT, USER_AGENT);
 	sym_curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(left ? left : 1));
 	sym_curl_easy_setopt(
 		c, CURLOPT_CONNECTTIMEOUT_MS,

@@ -301,7 +301,20 @@ served_requests() {
     grep -c -- "$1" "$HTTP_LOG" || true
 }
 
-# A port on 127.0.0.1 where nothing listens.
+# A port on 127.0.0.1 where nothing listens. Chosen below the kernel's ephemeral range, so
+# that a server of a test running beside this one, which binds port 0, cannot be given it.
 dead_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+    python3 - <<'EOF'
+import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+while True:
+    port = random.randrange(min(10000, low // 2), low)
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+    print(port)
+    break
+EOF
 }

@@ -2,32 +2,53 @@
 # SPDX-License-Identifier: Apache-2.0
 # The integration harness's self-test: run.sh, given fixture tests that fail in the middle
 # (tests/integration/selftest/), must report each one FAIL, never run past the failing
-# command, report the passing one ok, and exit non-zero. selftest.sh exits 0 when it does.
+# command, report the passing ones ok, and exit non-zero; one test at a time and
+# NDI_JOBS=2 at once, where each test's lines come whole, in the order the tests started,
+# and a test marked "# serial" runs alone, after the others. selftest.sh exits 0 when it does.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
-set +e
-NDI_NO_FIXTURES=1 NDI_TESTS_DIR="$SRC/tests/integration/selftest" VERBOSE=1 \
-    "$SRC/tests/integration/run.sh" /bin/true /bin/true >"$out" 2>&1
-rc=$?
-set -e
-
 bad=0
 no() {
-    echo "harness self-test: $*" >&2
+    echo "harness self-test (NDI_JOBS=$jobs): $*" >&2
     bad=1
 }
-[ $rc -ne 0 ] || no "run.sh exited 0 although tests failed"
-for t in t_assert_midway t_grep_midway t_subst_midway; do
-    grep -q "^FAIL $t " "$out" || no "$t was not reported FAIL"
-done
-grep -q "^ok   t_passes " "$out" || no "t_passes was not reported ok"
-! grep -q "after: reached" "$out" || no "a test ran past its failing command"
-grep -qx "integration: 1 passed, 3 failed in [0-9]* s" "$out" || no "wrong totals"
-if [ $bad -ne 0 ]; then
-    sed 's/^/  | /' "$out" >&2
-    exit 1
-fi
-echo "harness self-test: 3 failing fixtures reported FAIL, 1 passing reported ok, exit $rc"
+# check JOBS EXPECTED-ORDER...: runs the fixtures with JOBS at once and checks the report.
+check() {
+    jobs=$1
+    shift
+    local rc
+    set +e
+    NDI_JOBS=$jobs NDI_NO_FIXTURES=1 NDI_TESTS_DIR="$SRC/tests/integration/selftest" VERBOSE=1 \
+        "$SRC/tests/integration/run.sh" /bin/true /bin/true >"$out" 2>&1
+    rc=$?
+    set -e
+    [ $rc -ne 0 ] || no "run.sh exited 0 although tests failed"
+    for t in t_assert_midway t_grep_midway t_subst_midway t_serial_midway; do
+        grep -q "^FAIL $t " "$out" || no "$t was not reported FAIL"
+    done
+    for t in t_passes t_concurrent t_serial_alone; do
+        grep -q "^ok   $t " "$out" || no "$t was not reported ok"
+    done
+    ! grep -q "after: reached" "$out" || no "a test ran past its failing command"
+    grep -qx "integration: 3 passed, 4 failed in [0-9]* s" "$out" || no "wrong totals"
+    [ "$(sed -n 's/^\(ok  \|FAIL\) \(t_[a-z_]*\) .*/\2/p' "$out" | tr '\n' ' ')" = "$* " ] ||
+        no "the tests were not reported in the order they started: $*"
+    # Each passing test's log follows its own ok line (VERBOSE): nothing interleaves.
+    grep -A1 "^ok   t_concurrent " "$out" | grep -q "| concurrent: done" ||
+        no "t_concurrent's log does not follow its ok line"
+    grep -A1 "^ok   t_serial_alone " "$out" | grep -q "| alone: every other test" ||
+        no "t_serial_alone's log does not follow its ok line"
+    if [ $bad -ne 0 ]; then
+        sed 's/^/  | /' "$out" >&2
+        exit 1
+    fi
+    echo "harness self-test (NDI_JOBS=$jobs): 4 failing fixtures reported FAIL, 3 passing reported ok, in order, exit $rc"
+}
+
+check 1 t_assert_midway t_concurrent t_grep_midway t_passes t_serial_alone t_serial_midway t_subst_midway
+# t_concurrent ends after t_passes (it waits for it) and is still reported first; the two
+# marked "# serial" run last, alone.
+check 2 t_assert_midway t_concurrent t_grep_midway t_passes t_subst_midway t_serial_alone t_serial_midway

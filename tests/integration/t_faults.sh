@@ -1,3 +1,4 @@
+# serial: wall-clock bounds: retry waits within 250 ms of their jittered range, permanent faults failing within 2 s
 # Network faults beyond a cut and a 503 (t_resume, t_unreachable): a TCP reset mid-body, a
 # short Content-Length, a trickle under the speed floor, 500s with exponential backoff and
 # jitter, redirects, an index that is huge or not JSON, a mirror with a short copy. Each

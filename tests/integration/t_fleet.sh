@@ -1,3 +1,4 @@
+# serial: 64 installers at once against one throttled server: it takes both cores, and its figures are the machine's own
 # A node pool scaling up: 64 installers at once against one server throttled to 32 MiB/s
 # that fails 10% of requests at random (503s, resets mid-body). All finish with a whole
 # install (tests/scale/fleet.sh checks each node's nvidia-smi); the figures are printed.

@@ -1,3 +1,4 @@
+# serial: wall-clock bound: the re-run in under 1 s, the ASan build included
 # Fresh install over HTTP; the re-run downloads nothing and takes milliseconds.
 mkroot "$T/root"
 new_repo "$T/srv/repo" "$V_NEW:default"

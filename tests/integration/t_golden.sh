@@ -13,7 +13,12 @@ for v in $(compgen -e | grep -E '^(NVIDIA_|ROOT_MOUNT_DIR$)' || true); do unset 
 
 version=$("$BIN" --version | awk '{print $2}')
 [ -n "$version" ] || fail "--version printed no version"
-norm=(--literal "$FIX=<FIX>" --literal "$T=<T>" --literal "$SRC=<SRC>" --word "$version=<VERSION>")
+# The commit it was built from, in parentheses ("unknown" outside git): replaced where it is
+# shown, not as a word ("unknown" is one).
+commit=$("$BIN" --version | sed -n 's/^[^ ]* [^ ]* (\([^()]*\))$/\1/p')
+[ -n "$commit" ] || fail "--version printed no commit: $("$BIN" --version)"
+norm=(--literal "$FIX=<FIX>" --literal "$T=<T>" --literal "$SRC=<SRC>" --word "$version=<VERSION>"
+    --literal "($commit)=(<COMMIT>)" --literal "\"commit\": \"$commit\"=\"commit\": \"<COMMIT>\"")
 host=$(hostname 2>/dev/null || true)
 # A short or generic hostname ("vm") would replace ordinary words; it is left alone.
 [ ${#host} -ge 4 ] && [ "$host" != localhost ] && norm+=(--word "$host=<HOSTNAME>")

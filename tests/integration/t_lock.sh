@@ -1,3 +1,4 @@
+# serial: a time window: the second installer must reach the lock while the first stalls for 2 s
 # Two installers on one host serialise on the lock: the second says it waits, then finds
 # the driver installed and downloads nothing.
 mkroot "$T/root"

@@ -4,7 +4,7 @@
 # it is not stranded (the index verifies and parses), takes the proprietary package (listed
 # first) and judges it by supported_pci_ids, the proprietary list. The same index with the
 # version listed twice, which the rules forbid, is refused whole by it.
-OLD=${NDI_OLD_BIN:-$(dirname "$BIN")/compat/47a6795/obj/nvidia-driver-installer}
+OLD=${NDI_OLD_BIN:-$SRC/build/compat/47a6795/obj/nvidia-driver-installer}
 [ -x "$OLD" ] || fail "no old installer at $OLD: build it with 'make $OLD' (the integration target does)"
 FAKE_KERNEL=1
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:1db1

@@ -1,3 +1,4 @@
+# serial: a time window: staging must be seen while a 3 s download runs, by a poll every 50 ms
 # One pass: the package is unpacked into staging while it downloads, and nothing is
 # published until the download's digest matched. Bytes that fail the digest leave no
 # staging, no cache entry, and the installed driver as it was.

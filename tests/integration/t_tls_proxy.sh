@@ -1,3 +1,4 @@
+# serial: wall-clock bound: an untrusted certificate refused within 3 s (no retry)
 # TLS is always verified: a throwaway CA made here is trusted only through --ca-file, a
 # certificate for another name is refused, and https never redirects down to http. Proxies
 # come from the usual environment variables (http_proxy, https_proxy, no_proxy).

@@ -1,3 +1,4 @@
+# serial: wall-clock bounds: exit 4 between 1 and 5 s of a 3 s budget, Retry-After waits of 1 s
 # With no repository reachable, install fails with exit 4 inside the time budget.
 mkroot "$T/root"
 dead="http://127.0.0.1:$(dead_port)/repo"

@@ -6,7 +6,8 @@ golden-normalise.py [--literal VALUE=TOKEN]... [--word VALUE=TOKEN]... <OUTPUT >
 
 What varies from run to run or machine to machine becomes a token, and nothing else is
 touched, so that a golden file still shows every word the user reads:
-  --literal  a scratch path (the test's directory, the fixtures), replaced wherever it occurs
+  --literal  a scratch path (the test's directory, the fixtures), or the commit the binary
+             was built from where it is shown, replaced wherever it occurs
   --word     a value replaced only as a whole word (the installer's version, the hostname)
   always     sha256 digests <SHA256>, key fingerprints <KEYID>, UTC times <TIME>, durations,
              the free space and the mount under the scratch directory (<MOUNT>), package

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "build_info.h"
 #include "expose/expose.h"
 #include "host/hostpath.h"
 #include "expose/nodeinfo.h"
@@ -153,6 +154,10 @@ static void test_metrics_timing(void **state)
 	assert_non_null(strstr(
 		text,
 		"nvidia_driver_installer_driver_info{version=\"550.90\",kernel=\"6.1\",module_type=\"proprietary\"} 1\n"));
+	/* The installer's own release and commit, whatever the run did. */
+	assert_non_null(strstr(text,
+			       "nvidia_driver_installer_build_info{version=\"" INSTALLER_VERSION
+			       "\",commit=\"" INSTALLER_COMMIT "\"} 1\n"));
 	p = strstr(text,
 		   "nvidia_driver_installer_stage_duration_seconds{stage=\"host\"} 0.000\n"
 		   "nvidia_driver_installer_stage_duration_seconds{stage=\"index\"} 1.234\n"
