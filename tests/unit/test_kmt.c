@@ -111,20 +111,28 @@ static void gpus(struct fixture *f, size_t n, const uint32_t *ids)
 
 #define AVAIL_BOTH (1u << REPO_MT_PROPRIETARY | 1u << REPO_MT_OPEN)
 
+/* The question for driver VERSION of F, asked for N GPUS under POLICY with AVAIL. */
+static struct repo_kmt_request request(struct fixture *f, const char *version,
+				       enum repo_kmt_policy policy, unsigned avail, size_t n,
+				       const uint32_t *ids)
+{
+	return (struct repo_kmt_request){.driver = driver(f, version),
+					 .gpus = ids,
+					 .n_gpus = n,
+					 .policy = policy,
+					 .avail = avail,
+					 .kernel = K};
+}
+
 static void expect_type(struct fixture *f, const char *version, enum repo_kmt_policy policy,
 			unsigned avail, size_t n, const uint32_t *ids, enum repo_module_type want,
 			const char *excluded)
 {
+	struct repo_kmt_request rq = request(f, version, policy, avail, n, ids);
 	struct repo_kmt_decision d;
 	enum repo_module_type other = want == REPO_MT_OPEN ? REPO_MT_PROPRIETARY : REPO_MT_OPEN;
 
-	repo_kmt_decide(&(struct repo_kmt_request){.driver = driver(f, version),
-						   .gpus = ids,
-						   .n_gpus = n,
-						   .policy = policy,
-						   .avail = avail,
-						   .kernel = K},
-			&d);
+	repo_kmt_decide(&rq, &d);
 	if (!d.ok)
 		fail_msg("%s: refused: %s", version, d.reason);
 	assert_int_equal(d.type, want);
@@ -137,15 +145,10 @@ static void expect_type(struct fixture *f, const char *version, enum repo_kmt_po
 static void expect_refusal(struct fixture *f, const char *version, enum repo_kmt_policy policy,
 			   unsigned avail, size_t n, const uint32_t *ids, const char *reason)
 {
+	struct repo_kmt_request rq = request(f, version, policy, avail, n, ids);
 	struct repo_kmt_decision d;
 
-	repo_kmt_decide(&(struct repo_kmt_request){.driver = driver(f, version),
-						   .gpus = ids,
-						   .n_gpus = n,
-						   .policy = policy,
-						   .avail = avail,
-						   .kernel = K},
-			&d);
+	repo_kmt_decide(&rq, &d);
 	if (d.ok)
 		fail_msg("%s: took %s", version, repo_module_type_name(d.type));
 	assert_string_equal(d.reason, reason);
