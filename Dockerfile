@@ -41,7 +41,7 @@ COPY --from=build /src/build/libexec/nvidia-driver-installer /usr/libexec/nvidia
 # DOCS_SHIPPED, at its DOCDIR; t_doc_paths): what an exit code means, every option, the
 # --json formats, the metrics, the repository format, the runbooks, troubleshooting, the
 # design notes and the layout of the source tree.
-COPY docs/benchmarks.md docs/building-packages.md docs/command-line.md docs/configuration.md docs/design.md docs/exit-codes.md docs/hacking.md docs/json.md docs/metrics.md docs/operations.md docs/reliability.md docs/repository-format.md docs/testing.md docs/troubleshooting.md /usr/share/doc/nvidia-driver-installer/
+COPY docs/benchmarks.md docs/building-packages.md docs/command-line.md docs/configuration.md docs/design.md docs/exit-codes.md docs/hacking.md docs/json.md docs/metrics.md docs/operations.md docs/reliability.md docs/releasing.md docs/repository-format.md docs/testing.md docs/troubleshooting.md /usr/share/doc/nvidia-driver-installer/
 # Last, so that a new commit does not invalidate the cached layers above.
 ARG VERSION=""
 ARG COMMIT=unknown
