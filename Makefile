@@ -101,12 +101,13 @@ FORCE:
 all: $(BIN) $(TYPECHECK) $(HELPERS)
 
 # The release and the commit, for --version, the User-Agent, the metrics and status --json.
-# Rewritten only when they change, so that only the objects that include it are rebuilt.
+# Rewritten only when they change, so that only the objects that include it are rebuilt;
+# the temporary file is the shell's own (make check runs two makes at once).
 $(BUILD_INFO): FORCE
 	@mkdir -p $(@D)
 	@printf '/* Made by the Makefile: the VERSION file and the commit. */\n#define INSTALLER_VERSION "%s"\n#define INSTALLER_COMMIT "%s"\n' \
-		'$(VERSION)' '$(COMMIT)' >$@.tmp
-	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+		'$(VERSION)' '$(COMMIT)' >$@.$$$$; \
+		if cmp -s $@.$$$$ $@; then rm $@.$$$$; else mv $@.$$$$ $@; fi
 
 $(BUILD)/%.o: %.c | $(BUILD_INFO)
 	@mkdir -p $(@D)
@@ -267,17 +268,21 @@ asan:
 	$(MAKE) BUILD=build-asan SANITIZE=1 unit integration
 
 # Each phase timed (scripts/check-phases), and a table of the times at the end, green or
-# not; the first failing phase fails the check with its status. The builds run CHECK_JOBS
-# compilers at once (the machine's cores), unless `make -jN check` shares its own.
+# not; the first failing phase fails the check with its status. The VM test boots one qemu
+# at a time, about one core: it runs in the background beside the phases that have no
+# wall-clock bound (packaging to asan-unit), never beside the integration suites. The
+# builds run CHECK_JOBS compilers at once (the machine's cores), unless `make -jN check`
+# shares its own.
 CHECK_JOBS ?= $(shell nproc)
 CHECK_J = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(CHECK_JOBS))
 ASAN_MAKE = $(MAKE) $(CHECK_J) BUILD=build-asan SANITIZE=1
 check:
 	@scripts/check-phases 'deps=$(MAKE) deps' 'format=$(MAKE) format-check' 'lint=$(MAKE) lint' \
 		'build=$(MAKE) $(CHECK_J) all' 'unit=$(MAKE) $(CHECK_J) unit' \
-		'integration=$(MAKE) $(CHECK_J) integration' 'packaging=$(MAKE) packaging' \
-		'vm=$(MAKE) vm' 'image-test=$(MAKE) image-test' 'asan-unit=$(ASAN_MAKE) unit' \
-		'asan-integration=$(ASAN_MAKE) integration' 'fuzz-replay=$(MAKE) $(CHECK_J) fuzz-replay'
+		'integration=$(MAKE) $(CHECK_J) integration' '&vm=$(MAKE) vm' \
+		'packaging=$(MAKE) packaging' 'image-test=$(MAKE) image-test' \
+		'fuzz-replay=$(MAKE) $(CHECK_J) fuzz-replay' 'asan-unit=$(ASAN_MAKE) unit' wait \
+		'asan-integration=$(ASAN_MAKE) integration'
 
 # Only the demo's packages (scripts/deps.sh demo), not the CI toolchain. The estimate is
 # measured in a minimal Debian 12 (mmdebstrap) on 2 cores: 112 s for the packages (165,
