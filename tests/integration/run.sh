@@ -30,7 +30,12 @@ TESTS_DIR=${NDI_TESTS_DIR:-$SRC/tests/integration}
 WORK=$(mktemp -d /tmp/ndi-it.XXXXXX)
 # Built beside the fake kernel (tests/tools/crashpoint.c).
 CRASHPOINT=$(dirname "$FAKEKERNEL")/crashpoint.so
-export BIN SRC FAKEKERNEL CRASHPOINT
+# NDI_SANITIZED=1 when BIN is the ASan build (make asan): the crash tests take fewer kill
+# points there (docs/testing.md, "The sanitizer pass"). grep reads all of ldd's output (with
+# -q leaving at the first match, ldd could die of SIGPIPE and fail the pipeline).
+NDI_SANITIZED=
+if ldd "$BIN" | grep libasan >/dev/null; then NDI_SANITIZED=1; fi
+export BIN SRC FAKEKERNEL CRASHPOINT NDI_SANITIZED
 # Tests still running when the runner stops early (interrupted, or a runner error) are
 # stopped with what they started, before their scratch directories go.
 declare -A index_of=()
