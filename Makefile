@@ -268,20 +268,22 @@ asan:
 	$(MAKE) BUILD=build-asan SANITIZE=1 unit integration
 
 # Each phase timed (scripts/check-phases), and a table of the times at the end, green or
-# not; the first failing phase fails the check with its status. The VM test boots one qemu
-# at a time, about one core: it runs in the background beside the phases that have no
-# wall-clock bound (packaging to asan-unit), never beside the integration suites. The
-# builds run CHECK_JOBS compilers at once (the machine's cores), unless `make -jN check`
-# shares its own.
+# not; the first failing phase fails the check with its status. The phases with no
+# wall-clock bound (the VM test, packaging, the image, the fuzz replay, the ASan build and
+# its unit tests) run in the background at nice 19, one after the other, beside the plain
+# integration suite, which leaves about a quarter of the CPU idle waiting on its servers
+# and timers; the ASan integration suite starts once they have ended. The builds run
+# CHECK_JOBS compilers at once (the machine's cores), unless `make -jN check` shares its
+# own.
 CHECK_JOBS ?= $(shell nproc)
 CHECK_J = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(CHECK_JOBS))
 ASAN_MAKE = $(MAKE) $(CHECK_J) BUILD=build-asan SANITIZE=1
 check:
 	@scripts/check-phases 'deps=$(MAKE) deps' 'format=$(MAKE) format-check' 'lint=$(MAKE) lint' \
 		'build=$(MAKE) $(CHECK_J) all' 'unit=$(MAKE) $(CHECK_J) unit' \
-		'integration=$(MAKE) $(CHECK_J) integration' '&vm=$(MAKE) vm' \
-		'packaging=$(MAKE) packaging' 'image-test=$(MAKE) image-test' \
-		'fuzz-replay=$(MAKE) $(CHECK_J) fuzz-replay' 'asan-unit=$(ASAN_MAKE) unit' wait \
+		'&vm=$(MAKE) vm' '&packaging=$(MAKE) packaging' '&image-test=$(MAKE) image-test' \
+		'&fuzz-replay=$(MAKE) $(CHECK_J) fuzz-replay' '&asan-unit=$(ASAN_MAKE) unit' \
+		'integration=$(MAKE) $(CHECK_J) integration' wait \
 		'asan-integration=$(ASAN_MAKE) integration'
 
 # Only the demo's packages (scripts/deps.sh demo), not the CI toolchain. The estimate is
