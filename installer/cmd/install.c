@@ -41,6 +41,9 @@ static void log_host(const struct host *h, uint64_t ms)
 		log_kv(LOG_INFO, "host", "NVIDIA GPU", "address", h->gpus[i].bdf, "pci_id", id,
 		       LOG_END);
 	}
+	if (h->n_nvswitches > 0)
+		log_kv(LOG_INFO, "host", "NVSwitch system: CUDA waits for Fabric Manager",
+		       U64("nvswitches", h->n_nvswitches), LOG_END);
 }
 
 /*

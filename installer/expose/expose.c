@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "expose/cdi.h"
+#include "expose/cuda.h"
 #include "kernel/kernel.h"
 #include "expose/expose.h"
 #include "stage/stage.h"
@@ -135,6 +136,29 @@ static void loaded_version(int root_fd, const char *release, char *buf, size_t s
 		type[0] = '\0';
 }
 
+/* What a CUDA job sees: libcuda initialises and takes a context on every GPU. */
+static int verify_cuda(int install_fd, const struct host *h, struct err *e)
+{
+	struct cuda_report c;
+	char lib[PATH_MAX];
+	uint64_t t0 = now_ns();
+
+	/* No GPU: cuInit would say CUDA_ERROR_NO_DEVICE; NVML has answered for the driver. */
+	if (h->n_gpus == 0) {
+		log_msg(LOG_INFO, "verify", "CUDA check skipped: no NVIDIA GPU on the PCI bus");
+		return 0;
+	}
+	snprintf(lib, sizeof(lib), "/proc/self/fd/%d/lib64/libcuda.so.1", install_fd);
+	if (cuda_probe(lib, CUDA_CHECK_TIMEOUT_S, &c, e) < 0 ||
+	    cuda_check(&c, h->n_gpus, h->n_nvswitches, e) < 0)
+		return err_wrap(e, "verify");
+	log_kv(LOG_INFO, "verify", "CUDA ready: a context on every GPU",
+	       U64("cuda_driver_version", (uint64_t)c.driver_version),
+	       U64("devices", (uint64_t)c.n_devices), U64("nvswitches", h->n_nvswitches),
+	       U64("duration_ms", (now_ns() - t0) / 1000000), LOG_END);
+	return 0;
+}
+
 static int verify(const struct expose_opts *o, int install_fd, const struct host *h,
 		  const char *version, struct nvml_report *r, struct err *e)
 {
@@ -154,7 +178,7 @@ static int verify(const struct expose_opts *o, int install_fd, const struct host
 	for (unsigned i = 0; i < r->n_gpus; i++)
 		log_kv(LOG_INFO, "verify", "GPU", U64("index", i), "name", r->gpus[i].name, "uuid",
 		       r->gpus[i].uuid, U64("memory_mib", r->gpus[i].memory_mib), LOG_END);
-	return 1;
+	return verify_cuda(install_fd, h, e) < 0 ? -1 : 1;
 }
 
 /*

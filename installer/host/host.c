@@ -152,6 +152,11 @@ int host_is_nvidia_gpu(uint16_t vendor, uint32_t pci_class)
 	return vendor == PCI_VENDOR_NVIDIA && (cls == 0x0300 || cls == 0x0302);
 }
 
+int host_is_nvidia_nvswitch(uint16_t vendor, uint32_t pci_class)
+{
+	return vendor == PCI_VENDOR_NVIDIA && pci_class >> 8 == 0x0680;
+}
+
 bool host_module_is_relevant(const char *name)
 {
 	static const char *const conflicts[] = {"nouveau", "nova_core", "nova_drm", "nvidiafb"};
@@ -236,7 +241,10 @@ static int gpu_cmp(const void *a, const void *b)
 	return strcmp(((const struct gpu *)a)->bdf, ((const struct gpu *)b)->bdf);
 }
 
-/* Function BDF as an NVIDIA GPU: 0 when it is one, 1 when not (or gone), -1 on error. */
+/*
+ * Function BDF as an NVIDIA GPU: 0 when it is one, 2 when it is an NVSwitch, 1 when
+ * neither (or gone), -1 on error.
+ */
 static int read_gpu(int root_fd, const char *bdf, struct gpu *ret, struct err *e)
 {
 	uint32_t vendor, device, cls;
@@ -249,6 +257,8 @@ static int read_gpu(int root_fd, const char *bdf, struct gpu *ret, struct err *e
 	if ((r = read_pci_attr(root_fd, bdf, "class", 6, &cls, e)) != 0 ||
 	    (r = read_pci_attr(root_fd, bdf, "device", 4, &device, e)) != 0)
 		return r;
+	if (host_is_nvidia_nvswitch((uint16_t)vendor, cls))
+		return 2;
 	if (!host_is_nvidia_gpu((uint16_t)vendor, cls))
 		return 1; /* the GPU's audio or USB functions */
 	if (str_fmt(ret->bdf, sizeof(ret->bdf), "%s", bdf) < 0)
@@ -285,6 +295,8 @@ int host_scan_pci(int root_fd, struct host *h, struct err *e)
 		r = read_gpu(root_fd, de->d_name, &gpu, e);
 		if (r < 0)
 			return -1;
+		if (r == 2)
+			h->n_nvswitches++;
 		if (r > 0)
 			continue;
 		g = reallocarray(h->gpus, h->n_gpus + 1, sizeof(*g));

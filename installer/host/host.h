@@ -48,7 +48,8 @@ struct host {
 	char arch[64];	     /* uname -m */
 	struct gpu *gpus;
 	size_t n_gpus;
-	bool modules_known; /* false where the kernel has no module support */
+	size_t n_nvswitches; /* NVIDIA functions of PCI class "bridge, other": NVSwitch */
+	bool modules_known;  /* false where the kernel has no module support */
 	struct loaded_module modules[HOST_MAX_MODULES];
 	size_t n_modules;
 };
@@ -74,6 +75,12 @@ int host_parse_pci_id(const char *s, uint16_t *ret_vendor, uint16_t *ret_device)
 
 /* Whether a PCI function is an NVIDIA display controller (VGA or 3D class). */
 int host_is_nvidia_gpu(uint16_t vendor, uint32_t pci_class);
+
+/*
+ * Whether a PCI function is an NVSwitch: NVIDIA's, of class 0x0680 ("bridge, other"), as
+ * HGX systems show theirs (lspci: "Bridge: NVIDIA Corporation", 22a3 on H100 and H200).
+ */
+int host_is_nvidia_nvswitch(uint16_t vendor, uint32_t pci_class);
 
 /* Whether module NAME is NVIDIA's (nvidia*) or a driver that conflicts with it. */
 bool host_module_is_relevant(const char *name);

@@ -36,8 +36,8 @@ enum exit_code {
 	EXIT_VERIFY = 5,	 /* signature, size, digest or archive policy */
 	EXIT_KERNEL_REFUSED = 6, /* the kernel refused, or cannot accept, a module */
 	EXIT_IN_USE = 7,	 /* the loaded driver is in use */
-	EXIT_DRIVER_CHECK = 8,	 /* the installed driver does not answer as it should (NVML) */
-	EXIT_UNHEALTHY = 9,	 /* doctor: a check failed */
+	EXIT_DRIVER_CHECK = 8, /* the installed driver does not answer as it should (NVML, CUDA) */
+	EXIT_UNHEALTHY = 9,    /* doctor: a check failed */
 };
 
 #define ERR_MSG_MAX 2048

@@ -9,6 +9,7 @@
  *   sys/module/NAME/{initstate,refcnt,version,taint,holders/,parameters/}
  *   proc/modules, proc/devices, proc/keys
  *   proc/driver/nvidia/{version,params,gpus/BDF/information,capabilities/mig/}
+ *   proc/driver/nvidia-nvswitch/devices/BDF/information (an NVSwitch on the PCI bus)
  *
  * As with the real nvidia.ko, its string parameter NVreg_RegistryDwords is not in
  * sysfs and params shows it quoted ("RegistryDwords: \"\"" when not given).
@@ -430,6 +431,14 @@ static void nvidia_appears(const struct modinfo *mi, const char *args)
 				cls = 0;
 			fclose(f);
 		}
+		if (vendor == 0x10de && (cls >> 8) == 0x680) {
+			/* An NVSwitch: nvidia.ko's nvswitch part lists it. */
+			pathf(p, sizeof(p), "proc/driver/nvidia-nvswitch/devices/%s/information",
+			      de->d_name);
+			snprintf(text, sizeof(text), "Bus Location: \t %s\n", de->d_name);
+			put(p, text);
+			continue;
+		}
 		if (vendor != 0x10de || ((cls >> 8) != 0x300 && (cls >> 8) != 0x302))
 			continue;
 		pathf(p, sizeof(p), "proc/driver/nvidia/gpus/%s/information", de->d_name);
@@ -652,6 +661,8 @@ static int fake_delete(const char *name_in, unsigned flags)
 	rm_rf(p);
 	if (strcmp(name, "nvidia") == 0) {
 		pathf(p, sizeof(p), "proc/driver/nvidia");
+		rm_rf(p);
+		pathf(p, sizeof(p), "proc/driver/nvidia-nvswitch");
 		rm_rf(p);
 		devices_set("nvidia", 0, false);
 		devices_set("nvidia-caps", 0, false);

@@ -75,6 +75,12 @@ static void test_pci_hex(void **state)
 	assert_false(host_is_nvidia_gpu(0x10de, 0x040300)); /* HDMI audio */
 	assert_false(host_is_nvidia_gpu(0x10de, 0x0c0330)); /* USB */
 	assert_false(host_is_nvidia_gpu(0x1002, 0x030000)); /* another vendor */
+
+	assert_true(host_is_nvidia_nvswitch(0x10de, 0x068000));	 /* HGX H100's 22a3 */
+	assert_false(host_is_nvidia_nvswitch(0x10de, 0x030200)); /* a GPU */
+	assert_false(host_is_nvidia_nvswitch(0x10de, 0x060400)); /* a PCI-to-PCI bridge */
+	assert_false(host_is_nvidia_nvswitch(0x8086, 0x068000)); /* another vendor's */
+	assert_false(host_is_nvidia_gpu(0x10de, 0x068000));
 }
 
 static void test_pci_id(void **state)
