@@ -13,6 +13,7 @@
 
 #include "expose/cuda.h"
 #include "util/cleanup.h"
+#include "util/dlbind.h"
 #include "util/log.h"
 
 /* The slice of the CUDA driver API we call, declared here: no CUDA header is needed. */
@@ -34,10 +35,7 @@ struct cuda_api {
 
 static int resolve(void *h, struct cuda_api *a, struct cuda_report *r)
 {
-	static const struct {
-		const char *name;
-		size_t offset;
-	} syms[] = {
+	static const struct dlbind_sym syms[] = {
 		{"cuInit", offsetof(struct cuda_api, init)},
 		{"cuDriverGetVersion", offsetof(struct cuda_api, driver_version)},
 		{"cuDeviceGetCount", offsetof(struct cuda_api, count)},
@@ -48,16 +46,12 @@ static int resolve(void *h, struct cuda_api *a, struct cuda_report *r)
 		{"cuGetErrorName", offsetof(struct cuda_api, error_name)},
 		{"cuGetErrorString", offsetof(struct cuda_api, error_string)},
 	};
+	const char *missing = dlbind(h, syms, ARRAY_SIZE(syms), a);
 
-	for (size_t i = 0; i < ARRAY_SIZE(syms); i++) {
-		void *f = dlsym(h, syms[i].name);
-
-		if (!f) {
-			snprintf(r->call, sizeof(r->call), "dlsym");
-			snprintf(r->error, sizeof(r->error), "libcuda.so.1 lacks %s", syms[i].name);
-			return -1;
-		}
-		memcpy((char *)a + syms[i].offset, &f, sizeof(f));
+	if (missing) {
+		snprintf(r->call, sizeof(r->call), "dlsym");
+		snprintf(r->error, sizeof(r->error), "libcuda.so.1 lacks %s", missing);
+		return -1;
 	}
 	return 0;
 }

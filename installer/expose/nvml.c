@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "expose/nvml.h"
+#include "util/dlbind.h"
 #include "util/log.h"
 
 /* The slice of NVML's ABI we use, declared here: no NVML header is needed to build. */
@@ -30,10 +31,7 @@ struct nvml_api {
 
 static int resolve(void *h, struct nvml_api *a, struct err *e)
 {
-	static const struct {
-		const char *name;
-		size_t offset;
-	} syms[] = {
+	static const struct dlbind_sym syms[] = {
 		{"nvmlInit_v2", offsetof(struct nvml_api, init)},
 		{"nvmlShutdown", offsetof(struct nvml_api, shutdown)},
 		{"nvmlErrorString", offsetof(struct nvml_api, error_string)},
@@ -47,16 +45,10 @@ static int resolve(void *h, struct nvml_api *a, struct err *e)
 		{"nvmlDeviceGetMemoryInfo", offsetof(struct nvml_api, memory)},
 		{"nvmlDeviceGetCudaComputeCapability", offsetof(struct nvml_api, compute)},
 	};
+	const char *missing = dlbind(h, syms, ARRAY_SIZE(syms), a);
 
-	for (size_t i = 0; i < ARRAY_SIZE(syms); i++) {
-		void *f = dlsym(h, syms[i].name);
-
-		if (!f)
-			return err_set(e, EXIT_DRIVER_CHECK, "libnvidia-ml.so.1 lacks %s",
-				       syms[i].name);
-		/* POSIX guarantees a function pointer survives the trip through void *. */
-		memcpy((char *)a + syms[i].offset, &f, sizeof(f));
-	}
+	if (missing)
+		return err_set(e, EXIT_DRIVER_CHECK, "libnvidia-ml.so.1 lacks %s", missing);
 	return 0;
 }
 
