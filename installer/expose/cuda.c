@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -8,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "expose/cuda.h"
@@ -85,7 +85,7 @@ static int ask_device(const struct cuda_api *a, struct cuda_report *r, int i)
 	if ((res = a->bus_id(r->bdf[i], (int)sizeof(r->bdf[i]), dev)) != 0)
 		return failed(a, r, res, "cuDeviceGetPCIBusId", i);
 	for (char *p = r->bdf[i]; *p; p++)
-		*p = (char)((*p >= 'A' && *p <= 'F') ? *p - 'A' + 'a' : *p);
+		*p = (char)tolower((unsigned char)*p);
 	if ((res = a->ctx_create(&ctx, 0, dev)) != 0)
 		return failed(a, r, res, "cuCtxCreate", i);
 	if ((res = a->ctx_destroy(ctx)) != 0)
@@ -117,8 +117,11 @@ static void ask(const char *lib, struct cuda_report *r)
 		failed(&a, r, res, "cuInit", -1);
 		return;
 	}
-	if ((res = a.driver_version(&r->driver_version)) != 0 ||
-	    (res = a.count(&r->n_devices)) != 0) {
+	if ((res = a.driver_version(&r->driver_version)) != 0) {
+		failed(&a, r, res, "cuDriverGetVersion", -1);
+		return;
+	}
+	if ((res = a.count(&r->n_devices)) != 0) {
 		failed(&a, r, res, "cuDeviceGetCount", -1);
 		return;
 	}
@@ -128,20 +131,12 @@ static void ask(const char *lib, struct cuda_report *r)
 	}
 }
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Reads the child's report from FD within DEADLINE (CLOCK_MONOTONIC ms). 1 on time, 0 late. */
+/* Reads the child's report from FD within DEADLINE (now_ns() ms). 1 on time, 0 late. */
 static int read_report(int fd, int64_t deadline, struct cuda_report *r, size_t *got)
 {
 	while (*got < sizeof(*r)) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
-		int64_t left = deadline - mono_ms();
+		int64_t left = deadline - (int64_t)(now_ns() / 1000000);
 		ssize_t n;
 		int pr;
 
@@ -188,7 +183,8 @@ int cuda_probe(const char *lib, unsigned timeout_s, struct cuda_report *report, 
 	}
 	close(fds[1]);
 	rd = fds[0];
-	on_time = read_report(rd, mono_ms() + (int64_t)timeout_s * 1000, report, &got);
+	on_time = read_report(rd, (int64_t)(now_ns() / 1000000) + (int64_t)timeout_s * 1000, report,
+			      &got);
 	if (!on_time)
 		kill(pid, SIGKILL);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
