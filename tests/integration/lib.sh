@@ -150,6 +150,19 @@ cdi_schema_dir() {
     return 0
 }
 
+# tests/k8s's node modules (kubernetes-models, js-yaml), for the tests that check manifests.
+# Several such tests run at once, and `npm ci` empties node_modules before it fills it: the
+# install holds a lock (on the tracked lock file, which npm ci only reads), and a stamp
+# written after it succeeds, not a directory that appears early, says it is complete.
+k8s_node_modules() {
+    local dir=$SRC/tests/k8s
+    flock "$dir/package-lock.json" sh -c '
+        cd "$1" || exit 1
+        [ -f node_modules/.ndi-complete ] && [ ! package-lock.json -nt node_modules/.ndi-complete ] && exit 0
+        npm ci --no-audit --no-fund --silent && touch node_modules/.ndi-complete' sh "$dir" ||
+        fail "npm ci in tests/k8s failed (the npm registry must be reachable once)"
+}
+
 kernel_args() {
     echo --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL" --fetch-timeout 20 \
         --module-cert "$FIX/keys/modkey.crt"

@@ -8,7 +8,7 @@ command -v node >/dev/null || fail "node is needed (scripts/deps.sh installs nod
 # The kubectl: $KUBECTL, else PATH's (run.sh puts /usr/bin first).
 KUBECTL=${KUBECTL:-kubectl}
 command -v "$KUBECTL" >/dev/null || fail "kubectl is needed (scripts/deps.sh installs kubernetes-client)"
-(cd "$SRC/tests/k8s" && { [ -d node_modules/kubernetes-models ] || npm ci --no-audit --no-fund --silent; })
+k8s_node_modules
 check() { node "$SRC/tests/k8s/check-manifest.mjs" "$@"; }
 gke=$SRC/daemonset-preloaded.yaml
 generic=$SRC/daemonset-generic.yaml

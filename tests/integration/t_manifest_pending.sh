@@ -29,7 +29,7 @@
 #   internal/rm/nvml_manager.go, GetDevicePaths: /dev/nvidiactl, /dev/nvidia-uvm (and the
 #   optional uvm-tools, modeset) plus each device's /dev/nvidia<minor>.
 command -v node >/dev/null || fail "node is needed (scripts/deps.sh installs nodejs)"
-(cd "$SRC/tests/k8s" && { [ -d node_modules/kubernetes-models ] || npm ci --no-audit --no-fund --silent; })
+k8s_node_modules
 check() { node "$SRC/tests/k8s/check-manifest.mjs" "$@"; }
 cc -O1 -o "$T/plugin-view" "$SRC/tests/tools/plugin-view.c" -ldl
 

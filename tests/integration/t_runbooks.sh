@@ -326,7 +326,7 @@ for MANIFEST in daemonset-generic.yaml daemonset-preloaded.yaml; do
     assert_eq "$(installed_version)" "$V_OLD" "$MANIFEST: the pinned pool's node"
     # The pinned DaemonSet runs the same installer as the fleet's, but for the version
     # (tests/k8s/check-manifest.mjs on the pool's DaemonSets beside the shared objects).
-    (cd "$SRC/tests/k8s" && { [ -d node_modules/kubernetes-models ] || npm ci --no-audit --no-fund --silent; })
+    k8s_node_modules
     python3 - "$T/ws/pools/$MANIFEST" "$T/ws/pools/${MANIFEST%.yaml}-pool-training.yaml" "$T/check.yaml" <<'PY'
 import sys
 import yaml
