@@ -7,7 +7,8 @@
 # Each tests/integration/t_*.sh runs in a subshell with `set -e`, in a fresh scratch
 # directory; the run fails if any test fails. NDI_JOBS=N (2) tests run at once; a test whose
 # leading comment block has a line "# serial: WHY" runs alone, after the others (see
-# docs/testing.md, "Tests that run alone"). Each test's lines are printed whole, in the order
+# docs/testing.md, "Tests that run alone"); one with "# plain build: WHY" is not run for
+# the ASan build. Each test's lines are printed whole, in the order
 # the tests started: those that share the machine, then those that run alone.
 set -euo pipefail
 
@@ -33,8 +34,9 @@ CRASHPOINT=$(dirname "$FAKEKERNEL")/crashpoint.so
 # NDI_SANITIZED=1 when BIN is the ASan build (make asan): the crash tests take fewer kill
 # points there (docs/testing.md, "The sanitizer pass"). grep reads all of ldd's output (with
 # -q leaving at the first match, ldd could die of SIGPIPE and fail the pipeline).
-NDI_SANITIZED=
-if ldd "$BIN" | grep libasan >/dev/null; then NDI_SANITIZED=1; fi
+# (selftest.sh sets it itself, for a BIN that is no ASan build.)
+NDI_SANITIZED=${NDI_SANITIZED:-}
+if [ -z "$NDI_SANITIZED" ] && ldd "$BIN" | grep libasan >/dev/null; then NDI_SANITIZED=1; fi
 export BIN SRC FAKEKERNEL CRASHPOINT NDI_SANITIZED
 # Tests still running when the runner stops early (interrupted, or a runner error) are
 # stopped with what they started, before their scratch directories go.
@@ -156,11 +158,25 @@ if [ ${#tests[@]} -eq 0 ]; then
     mapfile -t tests < <(cd "$TESTS_DIR" && ls t_*.sh | sed 's/\.sh$//')
 fi
 
-# "# serial" in the test's leading comment block: it must not share the machine.
-runs_alone() {
-    awk '!/^#/ { exit } /^# serial([: ]|$)/ { found = 1; exit } END { exit !found }' \
-        "$TESTS_DIR/$1.sh"
+# has_mark NAME MARK: the test's leading comment block has a line "# MARK: WHY".
+has_mark() {
+    awk -v m="# $2" '!/^#/ { exit } index($0, m) == 1 && substr($0, length(m) + 1, 1) ~ /^(:| |)$/ {
+        found = 1; exit } END { exit !found }' "$TESTS_DIR/$1.sh"
 }
+# "# serial": the test must not share the machine.
+runs_alone() { has_mark "$1" serial; }
+# "# plain build": the test checks what the binary's memory safety does not touch (a
+# document, a manifest, another memory checker): the ASan build leaves it to the plain one.
+if [ -n "$NDI_SANITIZED" ]; then
+    kept=()
+    plain_only=()
+    for name in "${tests[@]}"; do
+        if has_mark "$name" "plain build"; then plain_only+=("$name"); else kept+=("$name"); fi
+    done
+    [ ${#plain_only[@]} -eq 0 ] ||
+        echo "integration: ASan build: ${plain_only[*]} left to the plain build (# plain build)"
+    tests=(${kept[@]+"${kept[@]}"})
+fi
 order=()
 shared=${#tests[@]}
 if [ "$JOBS" -gt 1 ]; then

@@ -4,7 +4,8 @@
 # (tests/integration/selftest/), must report each one FAIL, never run past the failing
 # command, report the passing ones ok, and exit non-zero; one test at a time and
 # NDI_JOBS=2 at once, where each test's lines come whole, in the order the tests started,
-# and a test marked "# serial" runs alone, after the others. selftest.sh exits 0 when it does.
+# and a test marked "# serial" runs alone, after the others; with NDI_SANITIZED=1 (the ASan
+# build), a test marked "# plain build" does not run. selftest.sh exits 0 when it does.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(mktemp)
@@ -15,13 +16,15 @@ no() {
     echo "harness self-test (NDI_JOBS=$jobs): $*" >&2
     bad=1
 }
-# check JOBS EXPECTED-ORDER...: runs the fixtures with JOBS at once and checks the report.
+# check JOBS EXPECTED-ORDER...: runs the fixtures with JOBS at once and checks the report;
+# SANITIZED=1 in the environment: as for the ASan build.
 check() {
     jobs=$1
     shift
-    local rc
+    local rc passed=4
+    [ -z "${SANITIZED:-}" ] || passed=3
     set +e
-    NDI_JOBS=$jobs NDI_NO_FIXTURES=1 NDI_TESTS_DIR="$SRC/tests/integration/selftest" VERBOSE=1 \
+    NDI_SANITIZED=${SANITIZED:-} NDI_JOBS=$jobs NDI_NO_FIXTURES=1 NDI_TESTS_DIR="$SRC/tests/integration/selftest" VERBOSE=1 \
         "$SRC/tests/integration/run.sh" /bin/true /bin/true >"$out" 2>&1
     rc=$?
     set -e
@@ -33,7 +36,15 @@ check() {
         grep -q "^ok   $t " "$out" || no "$t was not reported ok"
     done
     ! grep -q "after: reached" "$out" || no "a test ran past its failing command"
-    grep -qx "integration: 3 passed, 4 failed in [0-9]* s" "$out" || no "wrong totals"
+    grep -qx "integration: $passed passed, 4 failed in [0-9]* s" "$out" || no "wrong totals"
+    if [ -n "${SANITIZED:-}" ]; then
+        ! grep -q "^[a-zA-Z]* *t_plain_build \|plain build: ran" "$out" || no "t_plain_build ran for the ASan build"
+        grep -qx "integration: ASan build: t_plain_build left to the plain build (# plain build)" "$out" ||
+            no "the ASan run did not say which test it left to the plain build"
+    else
+        grep -A1 "^ok   t_plain_build " "$out" | grep -q "| plain build: ran" ||
+            no "t_plain_build did not run for the plain build"
+    fi
     [ "$(sed -n 's/^\(ok  \|FAIL\) \(t_[a-z_]*\) .*/\2/p' "$out" | tr '\n' ' ')" = "$* " ] ||
         no "the tests were not reported in the order they started: $*"
     # Each passing test's log follows its own ok line (VERBOSE): nothing interleaves.
@@ -45,10 +56,11 @@ check() {
         sed 's/^/  | /' "$out" >&2
         exit 1
     fi
-    echo "harness self-test (NDI_JOBS=$jobs): 4 failing fixtures reported FAIL, 3 passing reported ok, in order, exit $rc"
+    echo "harness self-test (NDI_JOBS=$jobs${SANITIZED:+, as ASan}): 4 failing fixtures reported FAIL, $passed passing reported ok, in order, exit $rc"
 }
 
-check 1 t_assert_midway t_concurrent t_grep_midway t_passes t_serial_alone t_serial_midway t_subst_midway
+check 1 t_assert_midway t_concurrent t_grep_midway t_passes t_plain_build t_serial_alone t_serial_midway t_subst_midway
 # t_concurrent ends after t_passes (it waits for it) and is still reported first; the two
 # marked "# serial" run last, alone.
-check 2 t_assert_midway t_concurrent t_grep_midway t_passes t_subst_midway t_serial_alone t_serial_midway
+check 2 t_assert_midway t_concurrent t_grep_midway t_passes t_plain_build t_subst_midway t_serial_alone t_serial_midway
+SANITIZED=1 check 2 t_assert_midway t_concurrent t_grep_midway t_passes t_subst_midway t_serial_alone t_serial_midway

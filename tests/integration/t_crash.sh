@@ -11,7 +11,7 @@ FAKE_KERNEL=1
 # Under ASan (NDI_SANITIZED) fewer points, still at least two per stage: the sanitizer looks
 # for memory errors on the recovery paths, which every stage's points reach; the plain run
 # takes the full spread.
-TRIALS=${CRASH_TRIALS:-$([ -n "${NDI_SANITIZED:-}" ] && echo 24 || echo 60)}
+TRIALS=${CRASH_TRIALS:-$([ -n "${NDI_SANITIZED:-}" ] && echo 16 || echo 60)}
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
 mkkernel "$T/root"
 new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"

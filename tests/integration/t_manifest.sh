@@ -1,3 +1,5 @@
+# plain build: the manifests against the Kubernetes schemas and kubectl; the binary paths
+# they take (the configuration, a first install) have tests of their own
 # daemonset-preloaded.yaml (GKE) and daemonset-generic.yaml (other clusters): valid against
 # the Kubernetes schemas (offline, kubernetes-models), with the scheduling, tolerations,
 # privilege, mounts, env and device plugin each kind of cluster needs

@@ -1,3 +1,5 @@
+# plain build: the manifests as the kubelet would run them; the binary paths they take
+# are t_defer's and t_pending_*'s
 # A rollout of a new driver version over a busy node, as the shipped manifests run it
 # (issue 18, "the DaemonSet's policy and the plugin's behaviour while a version is pending").
 # Everything the kubelet and the device plugin do here is taken from the manifests, through

@@ -1,3 +1,4 @@
+# plain build: docs/operations.md followed as written; each command it runs has a test of its own
 # docs/operations.md, followed as written: each ```sh test=NAME block of the document is
 # extracted and run here, unchanged, in a shell where only the document's variables (REPO,
 # KEY, IMAGE, MANIFEST, GPU_NODES, NODE, VERSION, MIRROR_DIR) take this test's values.
