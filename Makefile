@@ -63,7 +63,7 @@ ALL_CFLAGS = -std=gnu11 $(OPT) $(WARNINGS) -pthread -fstack-protector-strong -fP
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -pthread $(SAN_LDFLAGS) $(LDFLAGS)
 
 # The stage folders, lowest first (docs/hacking.md; scripts/check-layers holds the order).
-STAGE_DIRS := host source stage kernel expose
+STAGE_DIRS := host source stage kernel expose agent
 LIB_SRCS := $(filter-out installer/cmd/main.c,\
 	$(wildcard installer/cmd/*.c $(STAGE_DIRS:%=installer/%/*.c) installer/util/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)

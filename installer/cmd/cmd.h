@@ -40,3 +40,8 @@ _must_check_ int doctor_run(const struct config *c, struct err *e);
 _must_check_ int verify_module_run(const struct config *c, struct err *e);
 /* Waits for SIGTERM or SIGINT (util/interrupt.h), then returns 0. */
 _must_check_ int pause_run(const struct config *c, struct err *e);
+/*
+ * agent: the node agent; looks at the node every --interval, keeps its readiness, labels and
+ * metrics true to it, and serves them over HTTP until SIGTERM or SIGINT, then returns 0.
+ */
+_must_check_ int agent_run(const struct config *c, struct err *e);

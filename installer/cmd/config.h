@@ -43,10 +43,14 @@ struct config {
 	bool no_unload_conflicts;
 	char *when_busy; /* defer or fail: a new driver while the loaded one is busy */
 	char *cdi_dir;
-	char *cdi_kind;		 /* the CDI kind our spec declares */
-	bool cdi_replace;	 /* set aside another producer's spec of that kind */
-	char *metrics_file;	 /* host path of a Prometheus textfile, or NULL */
-	struct strv host_mounts; /* more host paths to bind the install dir onto */
+	char *cdi_kind;		   /* the CDI kind our spec declares */
+	bool cdi_replace;	   /* set aside another producer's spec of that kind */
+	char *metrics_file;	   /* host path of a Prometheus textfile, or NULL */
+	char *agent_listen;	   /* agent: HOST:PORT of its HTTP endpoint, or NULL */
+	char *agent_metrics_file;  /* agent: host path of its Prometheus textfile, or NULL */
+	unsigned agent_interval_s; /* agent: seconds between two looks at the node */
+	unsigned cuda_interval_s;  /* agent: seconds between two CUDA checks while ready */
+	struct strv host_mounts;   /* more host paths to bind the install dir onto */
 	bool skip_verify;
 	struct strv env_used;	 /* the environment variables that were set and read */
 	struct strv env_unknown; /* NVIDIA_* variables set that the installer does not know */
@@ -104,8 +108,9 @@ enum config_cmd {
 	CFG_GLOBAL = 1 << 7, /* accepted before the command too */
 	CFG_COVERAGE = 1 << 8,
 	CFG_PAUSE = 1 << 9,
+	CFG_AGENT = 1 << 10,
 	CFG_ALL = CFG_INSTALL | CFG_LIST | CFG_STATUS | CFG_UNINSTALL | CFG_VERIFY | CFG_DOCTOR |
-		  CFG_MIRROR | CFG_GLOBAL | CFG_COVERAGE | CFG_PAUSE,
+		  CFG_MIRROR | CFG_GLOBAL | CFG_COVERAGE | CFG_PAUSE | CFG_AGENT,
 };
 
 enum config_kind {

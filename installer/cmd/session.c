@@ -157,6 +157,18 @@ static int lock_open(int root_fd, struct err *e)
 			       FS_MKDIRS | FS_NOFOLLOW_LAST, e);
 }
 
+bool session_installer_running(int root_fd)
+{
+	struct err e;
+	_cleanup_close_ int fd =
+		fs_open_in_root(root_fd, LOCK_PATH, O_RDONLY | O_CLOEXEC, 0, FS_NOFOLLOW_LAST, &e);
+
+	/* A shared lock is refused while a run holds its exclusive one; ours goes at once. */
+	if (fd < 0 || flock(fd, LOCK_SH | LOCK_NB) == 0)
+		return false;
+	return errno == EWOULDBLOCK;
+}
+
 /* Waits for the lock on FD, or for SIGTERM or SIGINT (util/interrupt.h). Returns 0 or -1. */
 static int lock_wait(int fd, struct err *e)
 {

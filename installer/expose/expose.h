@@ -21,6 +21,7 @@
  * above and its parts, for the commands that read what it made (status, doctor).
  */
 #include "expose/cdi.h"
+#include "expose/cuda.h"
 #include "expose/ldcache.h"
 #include "expose/mounts.h"
 #include "expose/nodeinfo.h"

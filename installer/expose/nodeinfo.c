@@ -123,8 +123,8 @@ static int open_parent(int root_fd, const char *path, bool create, const char **
 	return fs_dir_in_root(root_fd, dir, create, e);
 }
 
-/* Writes TEXT to PATH (under root) when it differs; 1 written, 0 unchanged, -1. */
-static int write_if_changed(int root_fd, const char *path, const char *text, struct err *e)
+/* nodeinfo.h */
+int nodeinfo_write_file(int root_fd, const char *path, const char *text, struct err *e)
 {
 	const char *base;
 	_cleanup_close_ int dfd = open_parent(root_fd, path, true, &base, e);
@@ -166,7 +166,7 @@ int labels_write(int root_fd, const struct driver_id *d, const struct nvml_repor
 
 	if (!text)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "labels");
-	w = write_if_changed(root_fd, LABELS_FILE, text, e);
+	w = nodeinfo_write_file(root_fd, LABELS_FILE, text, e);
 	if (w < 0 || remove_old_labels(root_fd, e) < 0)
 		return err_wrap(e, "labels");
 	return w;
@@ -228,7 +228,7 @@ int readiness_write(int root_fd, const char *install_dir, const char *version, s
 		     host ? "/host" : "/driver-root", dev ? install_dir : "/",
 		     dev ? "/driver-root" : "/host", version, install_dir) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "readiness");
-	return write_if_changed(root_fd, READY_FILE, text, e) < 0 ? err_wrap(e, "readiness") : 0;
+	return nodeinfo_write_file(root_fd, READY_FILE, text, e) < 0 ? err_wrap(e, "readiness") : 0;
 }
 
 static int remove_file(int root_fd, const char *path, struct err *e)
@@ -262,8 +262,9 @@ int labels_pending_write(int root_fd, const char *version, const char *reason, s
 	if (asprintf(&text, PENDING_LABEL_KEY "=%s\n" PENDING_REASON_LABEL_KEY "=%s\n", version,
 		     reason) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "labels");
-	return write_if_changed(root_fd, LABELS_PENDING_FILE, text, e) < 0 ? err_wrap(e, "labels")
-									   : 0;
+	return nodeinfo_write_file(root_fd, LABELS_PENDING_FILE, text, e) < 0
+		       ? err_wrap(e, "labels")
+		       : 0;
 }
 
 int labels_pending_failed_write(int root_fd, const char *version, struct err *e)
@@ -276,7 +277,7 @@ int labels_pending_failed_write(int root_fd, const char *version, struct err *e)
 			       : 0;
 	if (asprintf(&text, PENDING_FAILED_LABEL_KEY "=%s\n", version) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "labels");
-	return write_if_changed(root_fd, LABELS_PENDING_FAILED_FILE, text, e) < 0
+	return nodeinfo_write_file(root_fd, LABELS_PENDING_FAILED_FILE, text, e) < 0
 		       ? err_wrap(e, "labels")
 		       : 0;
 }
@@ -337,7 +338,7 @@ static void metric_fallback(struct metrics_buf *m, const char *reason)
  * feed escaped. One bad line makes Prometheus and node-exporter's textfile collector drop
  * the whole file, every series of it.
  */
-static const char *label_escape(const char *in, char *out, size_t size)
+const char *metrics_label_escape(const char *in, char *out, size_t size)
 {
 	size_t n = 0;
 
@@ -381,10 +382,10 @@ int metrics_write(int root_fd, const char *path, const struct metrics_report *r,
 		"# HELP nvidia_driver_installer_index_from_cache Whether the last install asked the mirrors and used the node's cached index instead, by reason: unreachable, unverified, not_found (a likely wrong repository URL).\n"
 		"# TYPE nvidia_driver_installer_index_from_cache gauge\n",
 		r->exit_code == 0, r->exit_code, (long long)time(NULL),
-		label_escape(r->driver.version, v, sizeof(v)),
-		label_escape(r->driver.kernel, k, sizeof(k)), mt,
-		label_escape(INSTALLER_VERSION, bv, sizeof(bv)),
-		label_escape(INSTALLER_COMMIT, bc, sizeof(bc)));
+		metrics_label_escape(r->driver.version, v, sizeof(v)),
+		metrics_label_escape(r->driver.kernel, k, sizeof(k)), mt,
+		metrics_label_escape(INSTALLER_VERSION, bv, sizeof(bv)),
+		metrics_label_escape(INSTALLER_COMMIT, bc, sizeof(bc)));
 	metric_fallback(&m, r->index_fallback);
 	if (m.len < m.size)
 		m.len += (size_t)snprintf(
@@ -392,18 +393,19 @@ int metrics_write(int root_fd, const char *path, const struct metrics_report *r,
 			"# HELP nvidia_driver_installer_upgrade_pending Whether a driver version (or new module parameters) is staged and verified, waiting for the GPUs to be idle or the node to boot.\n"
 			"# TYPE nvidia_driver_installer_upgrade_pending gauge\n"
 			"nvidia_driver_installer_upgrade_pending{version=\"%s\",reason=\"%s\"} %d\n",
-			label_escape(pd ? pd->driver_version : NULL, pv, sizeof(pv)),
-			label_escape(pd ? pd->reason : NULL, pr, sizeof(pr)), pd != NULL);
+			metrics_label_escape(pd ? pd->driver_version : NULL, pv, sizeof(pv)),
+			metrics_label_escape(pd ? pd->reason : NULL, pr, sizeof(pr)), pd != NULL);
 	if (m.len < m.size)
 		m.len += (size_t)snprintf(
 			buf + m.len, m.size - m.len,
 			"# HELP nvidia_driver_installer_upgrade_failed Whether a pending driver version failed (verification, its staged tree, publish or load) and was withdrawn, the current version loaded instead; exit_code is the failure's.\n"
 			"# TYPE nvidia_driver_installer_upgrade_failed gauge\n"
 			"nvidia_driver_installer_upgrade_failed{version=\"%s\",exit_code=\"%d\"} %d\n",
-			label_escape(failed ? failed->driver_version : NULL, fv, sizeof(fv)),
+			metrics_label_escape(failed ? failed->driver_version : NULL, fv,
+					     sizeof(fv)),
 			failed ? failed->exit_code : 0, failed != NULL);
 	if (m.len < m.size)
 		m.len += (size_t)snprintf(buf + m.len, m.size - m.len, "%s", stage_help);
 	metric_stages(&m, r->times);
-	return write_if_changed(root_fd, path, buf, e) < 0 ? err_wrap(e, "metrics") : 0;
+	return nodeinfo_write_file(root_fd, path, buf, e) < 0 ? err_wrap(e, "metrics") : 0;
 }

@@ -100,3 +100,12 @@ struct metrics_report {
  */
 _must_check_ int metrics_write(int root_fd, const char *path, const struct metrics_report *r,
 			       struct err *e);
+
+/*
+ * Writes TEXT to the host path PATH under ROOT_FD when it differs from what is there (a
+ * new file, renamed into place). Returns 1 written, 0 unchanged, -1.
+ */
+_must_check_ int nodeinfo_write_file(int root_fd, const char *path, const char *text,
+				     struct err *e);
+/* IN as a Prometheus label value (backslash, quote and newline escaped) into OUT. */
+const char *metrics_label_escape(const char *in, char *out, size_t size);

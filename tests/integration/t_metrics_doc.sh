@@ -40,55 +40,8 @@ grep -qx 'nvidia_driver_installer_index_from_cache{reason="not_found"} 1' "$T/no
 # The doc's table against the files: metric names, label names and the label values the doc
 # enumerates (stage, reason), both ways (a good install runs every stage).
 compare() {
-    python3 - "$1" "$T/ok.prom" "$T/failed.prom" "$T/notfound.prom" "$T/flavour.prom" "$T/pending.prom" <<'EOF'
-import re, sys
-doc, files = sys.argv[1], sys.argv[2:]
-written = {}
-for f in files:
-    for line in open(f):
-        if line.startswith("#") or not line.strip():
-            continue
-        m = re.match(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? \S+$', line.rstrip("\n"))
-        assert m, "%s: not a sample line: %r" % (f, line)
-        labels = dict(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"', m.group(2) or ""))
-        w = written.setdefault(m.group(1), {})
-        for k, v in labels.items():
-            w.setdefault(k, set()).add(v)
-documented = {}
-text = open(doc).read()
-section = text.split("\n## Series\n", 1)[1].split("\n## ", 1)[0]
-for row in section.splitlines():
-    cells = [c.strip() for c in row.strip().strip("|").split("|")]
-    if len(cells) < 4 or not cells[0].startswith("`nvidia_"):
-        continue
-    name = cells[0].strip("`")
-    labels = {}
-    if cells[2] != "none":
-        # `key`, `key` or `key` = `v1`, `v2`
-        key, _, values = cells[2].partition("=")
-        for k in re.findall(r"`([^`]+)`", key):
-            labels[k] = set(re.findall(r"`([^`]+)`", values)) or None
-    documented[name] = labels
-errors = []
-for name in sorted(set(written) - set(documented)):
-    errors.append("written but not in %s: %s" % (doc, name))
-for name in sorted(set(documented) - set(written)):
-    errors.append("in %s but never written: %s" % (doc, name))
-for name in sorted(set(written) & set(documented)):
-    w, d = written[name], documented[name]
-    if set(w) != set(d):
-        errors.append("%s: labels written %s, documented %s" % (name, sorted(w), sorted(d)))
-        continue
-    for k, values in d.items():
-        if values is not None and w[k] != values:
-            errors.append("%s: %s values written but not documented: %s; documented but "
-                          "never written: %s" % (name, k, sorted(w[k] - values),
-                                                 sorted(values - w[k])))
-if errors:
-    print("\n".join(errors))
-    sys.exit(1)
-print("%d metrics, as documented" % len(documented))
-EOF
+    python3 "$SRC/tests/tools/metrics-doc.py" "$1" Series "$T/ok.prom" "$T/failed.prom" "$T/notfound.prom" \
+        "$T/flavour.prom" "$T/pending.prom"
 }
 compare "$SRC/docs/metrics.md" >"$T/compare.out" 2>&1 || fail "docs/metrics.md: $(cat "$T/compare.out")"
 

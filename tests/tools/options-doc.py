@@ -83,7 +83,7 @@ def check_reference(rows, text, bad):
             if owned and r["name"] not in seen:
                 bad.append("configuration.md %s: --%s is missing" % (heading, r["name"]))
     # Commands with a table of their own: every option they take, and no other.
-    for cmd in ("mirror", "coverage"):
+    for cmd in ("mirror", "coverage", "agent"):
         doc = tables_in(text, cmd) or []
         for c in doc:
             for name in re.findall(r"--([a-z][a-z-]*)", c[0]):
@@ -131,9 +131,10 @@ def check_command_line(rows, text, bad):
     for line in m.group(1).splitlines():
         c = cells(line)
         name = first_option(c[0])
-        row = find(rows, name, "install") or find(rows, name, "global")
+        row = (find(rows, name, "install") or find(rows, name, "global")
+               or find(rows, name, "agent"))
         if not row:
-            bad.append("command-line.md: %s is not an option of install" % c[0])
+            bad.append("command-line.md: %s is not an option of install or agent" % c[0])
             continue
         seen.add(name)
         env = "`%s`" % row["env"] if row["env"] else ""

@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The node agent's parts, below the command that runs them (cmd/agent.c): the kernel
+ * log's Xids, the health judgement and its metrics, the HTTP endpoint. The face of
+ * agent/, the only header of it that cmd/ includes.
+ */
+#pragma once
+
+#include "agent/health.h"
+#include "agent/httpd.h"
+#include "agent/xid.h"

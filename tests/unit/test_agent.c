@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * installer/agent/: the kernel log's Xid records (a /dev/kmsg record, a plain line, the
+ * driver's load line, lookalikes that are not Xids), their classes, the kernel log read
+ * from a file in pieces, the HTTP request line and listen address, and the health
+ * judgement's order and history. t_agent runs them in the agent.
+ */
+#include "cmocka_prelude.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+
+static enum kmsg_kind parse(const char *s, struct xid_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	return xid_parse(s, strlen(s), ev);
+}
+
+static void test_xid_records(void **state)
+{
+	struct xid_event ev;
+
+	(void)state;
+	assert_int_equal(
+		parse("3,1202,52000000,-;NVRM: Xid (PCI:0000:3B:00): 79, pid=0, name=x, GPU has fallen off the bus.",
+		      &ev),
+		KMSG_XID);
+	assert_string_equal(ev.bdf, "0000:3b:00");
+	assert_int_equal(ev.code, 79);
+	/* A plain line (a saved log), and a code followed by a space. */
+	assert_int_equal(parse("NVRM: Xid (PCI:0000:c6:00.0): 13 Graphics Exception", &ev),
+			 KMSG_XID);
+	assert_string_equal(ev.bdf, "0000:c6:00.0");
+	assert_int_equal(ev.code, 13);
+	assert_int_equal(
+		parse("6,1,2,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.261.03", &ev),
+		KMSG_DRIVER_LOADED);
+	/* Lookalikes. */
+	assert_int_equal(parse("6,1,2,-;nvidia: Xid (PCI:0000:3b:00): 79, x", &ev), KMSG_OTHER);
+	assert_int_equal(
+		parse("6,1,2,-;NVRM: something about NVRM: Xid (PCI:0000:3b:00): 79,", &ev),
+		KMSG_OTHER);
+	assert_int_equal(parse("NVRM: Xid (PCI:0000:3b:00): , x", &ev), KMSG_OTHER);
+	assert_int_equal(parse("NVRM: Xid (PCI:0000:3b:00) 79, x", &ev), KMSG_OTHER);
+	assert_int_equal(parse("NVRM: Xid (PCI:0000:3b:00): 79x, x", &ev), KMSG_OTHER);
+	assert_int_equal(parse("NVRM: Xid (PCI:zz): 79, x", &ev), KMSG_OTHER);
+	assert_int_equal(parse("NVRM: Xid (PCI:0000:3b:00): 1234567, x", &ev), KMSG_OTHER);
+	assert_int_equal(parse("NVRM: Xid (PCI:0000:3b:00:00:00:00:00): 79, x", &ev), KMSG_OTHER);
+	assert_int_equal(parse("", &ev), KMSG_OTHER);
+}
+
+static void test_xid_classes(void **state)
+{
+	static const unsigned fatal[] = {48, 62, 64, 74, 79, 95, 119, 120, 140, 143};
+	static const unsigned app[] = {13, 31, 43, 45, 68, 109};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+		assert_int_equal(xid_classify(fatal[i]), XID_FATAL);
+	for (size_t i = 0; i < sizeof(app) / sizeof(app[0]); i++)
+		assert_int_equal(xid_classify(app[i]), XID_APPLICATION);
+	assert_int_equal(xid_classify(63), XID_OTHER);
+	assert_int_equal(xid_classify(92), XID_OTHER);
+	assert_string_equal(xid_class_name(XID_FATAL), "fatal");
+}
+
+static char seen[8][128];
+static int n_seen;
+
+static void collect(const char *rec, size_t len, void *arg)
+{
+	(void)arg;
+	if (n_seen < 8)
+		snprintf(seen[n_seen++], sizeof(seen[0]), "%.*s", (int)len, rec);
+}
+
+/* A file's lines come whole, however the writes cut them. */
+static void test_kmsg_file(void **state)
+{
+	char dir[] = "/tmp/test_agent.XXXXXX";
+	struct kmsg_reader r;
+	struct err e;
+	int root, fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	root = open(dir, O_RDONLY | O_DIRECTORY);
+	fd = openat(root, "kmsg", O_WRONLY | O_CREAT, 0644);
+	assert_true(root >= 0 && fd >= 0);
+	assert_int_equal(write(fd, "one\ntw", 6), 6);
+	assert_int_equal(kmsg_open(&r, root, "/kmsg", &e), 0);
+	assert_false(r.is_device);
+	n_seen = 0;
+	assert_int_equal(kmsg_read(&r, collect, NULL, &e), 1);
+	assert_int_equal(write(fd, "o\nthree\n", 8), 8);
+	assert_int_equal(kmsg_read(&r, collect, NULL, &e), 2);
+	assert_int_equal(kmsg_read(&r, collect, NULL, &e), 0);
+	assert_int_equal(n_seen, 3);
+	assert_string_equal(seen[0], "one");
+	assert_string_equal(seen[1], "two");
+	assert_string_equal(seen[2], "three");
+	kmsg_close(&r);
+	close(fd);
+	assert_int_equal(unlinkat(root, "kmsg", 0), 0);
+	close(root);
+	assert_int_equal(rmdir(dir), 0);
+	assert_int_equal(kmsg_open(&r, AT_FDCWD, "/nonexistent/kmsg", &e), -1);
+}
+
+static int req(const char *s, char *path, int *head)
+{
+	return httpd_parse_request(s, strlen(s), path, 64, head);
+}
+
+static void test_http_request(void **state)
+{
+	char path[64], host[64];
+	unsigned port;
+	int head;
+
+	(void)state;
+	assert_int_equal(req("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", path, &head), 200);
+	assert_string_equal(path, "/metrics");
+	assert_false(head);
+	assert_int_equal(req("HEAD /readyz?x=1 HTTP/1.0\r\n\r\n", path, &head), 200);
+	assert_string_equal(path, "/readyz");
+	assert_true(head);
+	assert_int_equal(req("POST /metrics HTTP/1.1\r\n\r\n", path, &head), 405);
+	assert_int_equal(req("GET /metrics HTTP/2.0\r\n\r\n", path, &head), 505);
+	assert_int_equal(req("GET metrics HTTP/1.1\r\n\r\n", path, &head), 400);
+	assert_int_equal(req("GET  HTTP/1.1\r\n\r\n", path, &head), 400);
+	assert_int_equal(req("garbage\r\n\r\n", path, &head), 400);
+	assert_int_equal(
+		req("GET /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa HTTP/1.1\r\n\r\n",
+		    path, &head),
+		414);
+	assert_int_equal(httpd_parse_addr("0.0.0.0:9470", host, sizeof(host), &port), 0);
+	assert_string_equal(host, "0.0.0.0");
+	assert_int_equal(port, 9470);
+	assert_int_equal(httpd_parse_addr("[::]:0", host, sizeof(host), &port), 0);
+	assert_string_equal(host, "::");
+	assert_int_equal(port, 0);
+	assert_int_equal(httpd_parse_addr("9470", host, sizeof(host), &port), -1);
+	assert_int_equal(httpd_parse_addr(":9470", host, sizeof(host), &port), -1);
+	assert_int_equal(httpd_parse_addr("h:65536", host, sizeof(host), &port), -1);
+	assert_int_equal(httpd_parse_addr("h:-1", host, sizeof(host), &port), -1);
+	assert_int_equal(httpd_parse_addr("::1:80", host, sizeof(host), &port), -1);
+	assert_int_equal(httpd_parse_addr("h:", host, sizeof(host), &port), -1);
+}
+
+/* The first failing check is the reason, in the documented order. */
+static void test_health_judge(void **state)
+{
+	struct health_input in = {.installed = "550.90.07",
+				  .loaded = "550.90.07",
+				  .nvml_error = "NVML: no",
+				  .fatal_xid = "Xid 79 on GPU 0000:3b:00",
+				  .cuda_error = "CUDA: no"};
+	char cause[256];
+
+	(void)state;
+	assert_int_equal(health_judge(&in, cause, sizeof(cause)), HEALTH_NVML);
+	assert_string_equal(cause, "NVML: no");
+	in.nvml_error = NULL;
+	assert_int_equal(health_judge(&in, cause, sizeof(cause)), HEALTH_XID);
+	assert_string_equal(cause,
+			    "Xid 79 on GPU 0000:3b:00: the GPU needs a reset or the node a reboot");
+	in.fatal_xid = NULL;
+	assert_int_equal(health_judge(&in, cause, sizeof(cause)), HEALTH_CUDA);
+	in.cuda_error = NULL;
+	assert_int_equal(health_judge(&in, cause, sizeof(cause)), HEALTH_READY);
+	assert_string_equal(cause, "");
+	in.loaded = "535.261.03";
+	assert_int_equal(health_judge(&in, cause, sizeof(cause)), HEALTH_OTHER_LOADED);
+	assert_string_equal(cause, "the loaded driver is 535.261.03, the installed one 550.90.07");
+	in.loaded = "";
+	assert_int_equal(health_judge(&in, cause, sizeof(cause)), HEALTH_NOT_LOADED);
+	in.installed = NULL;
+	assert_int_equal(health_judge(&in, cause, sizeof(cause)), HEALTH_NOT_INSTALLED);
+	assert_string_equal(health_reason_name(HEALTH_OTHER_LOADED), "other_version_loaded");
+}
+
+static void test_health_history(void **state)
+{
+	struct health h;
+	struct xid_event ev = {.bdf = "0000:3b:00", .code = 13};
+	char *text;
+
+	(void)state;
+	memset(&h, 0, sizeof(h));
+	assert_true(health_update(&h, HEALTH_NOT_LOADED, "x", 1.0));
+	assert_false(health_update(&h, HEALTH_NVML, "y", 2.0));
+	assert_false(h.ever_ready);
+	assert_true(health_update(&h, HEALTH_READY, "", 3.5));
+	assert_true(h.ever_ready);
+	assert_true(h.time_to_ready_s == 3.5);
+	assert_true(health_update(&h, HEALTH_XID, "z", 9.0));
+	assert_true(health_update(&h, HEALTH_READY, "", 10.0));
+	assert_true(h.time_to_ready_s == 3.5);
+	assert_int_equal(h.transitions, 3);
+	health_count_xid(&h, &ev);
+	health_count_xid(&h, &ev);
+	ev.code = 79;
+	health_count_xid(&h, &ev);
+	assert_int_equal(h.n_xids, 2);
+	text = health_render(&h, "550.90.07");
+	assert_non_null(text);
+	assert_non_null(
+		strstr(text, "nvidia_driver_installer_agent_ready{version=\"550.90.07\"} 1\n"));
+	assert_non_null(strstr(
+		text,
+		"nvidia_driver_installer_agent_xid_errors_total{gpu=\"0000:3b:00\",xid=\"13\",class=\"application\"} 2\n"));
+	assert_non_null(strstr(
+		text,
+		"nvidia_driver_installer_agent_xid_errors_total{gpu=\"0000:3b:00\",xid=\"79\",class=\"fatal\"} 1\n"));
+	assert_non_null(
+		strstr(text, "nvidia_driver_installer_agent_time_to_ready_seconds 3.500\n"));
+	assert_non_null(
+		strstr(text, "nvidia_driver_installer_agent_not_ready{reason=\"xid\"} 0\n"));
+	free(text);
+	for (unsigned i = 0; i < HEALTH_MAX_XID_SERIES + 3; i++) {
+		ev.code = 1000 + i;
+		health_count_xid(&h, &ev);
+	}
+	assert_int_equal(h.n_xids, HEALTH_MAX_XID_SERIES);
+	assert_int_equal(h.xids_dropped, 5);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_xid_records),  cmocka_unit_test(test_xid_classes),
+		cmocka_unit_test(test_kmsg_file),    cmocka_unit_test(test_http_request),
+		cmocka_unit_test(test_health_judge), cmocka_unit_test(test_health_history),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
