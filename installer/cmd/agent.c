@@ -125,6 +125,9 @@ static void publish(struct agent *a, const struct nodestate *s, bool ready)
 {
 	struct err e;
 
+	/* Without an install of ours, a marker or labels there are someone else's. */
+	if (!ready && !s->installed)
+		return;
 	if (!ready) {
 		if (nodeinfo_remove_driver(a->root_fd, &e) < 0)
 			log_kv(LOG_WARN, "agent", "withdrawing readiness", "error", e.msg, LOG_END);

@@ -190,7 +190,20 @@ edit "$generic" 'value: "550.90.07"' 'value: default' "$T/moving.yaml"
 rejects generic "$T/moving.yaml" "the generic manifest on default"
 edit "$generic" 'args: ["install"]' 'args: ["install", "--driver-version=latest"]' "$T/moving.yaml"
 rejects generic "$T/moving.yaml" "a --driver-version beside the pinned variable"
-# The readiness gate lost.
-edit "$generic" "\"test\", \"-s\", \"/run/nvidia/validations/driver-ready\"" "\"true\"" "$T/nogate.yaml"
-rejects generic "$T/nogate.yaml" "a pod Ready without the driver's marker"
+# The agent's readiness gate lost, its view of the node not the installer's, its textfile
+# over the installer's.
+edit "$generic" "path: /readyz" "path: /healthz" "$T/nogate.yaml"
+rejects generic "$T/nogate.yaml" "a pod Ready whatever the agent judged"
+grep -q "the agent's readiness probe is GET /readyz on 9470" "$T/err" || fail "$(cat "$T/err")"
+python3 - "$gke" "$T/agentroot.yaml" <<'PY'
+import sys
+t = open(sys.argv[1]).read()
+i = t.index("args: [\"agent\"]")
+j = t.index("value: /root", i)
+open(sys.argv[2], "w").write(t[:j] + "value: /host" + t[j + len("value: /root"):])
+PY
+rejects gke "$T/agentroot.yaml" "an agent looking at another root than the installer's"
+grep -q "the agent's ROOT_MOUNT_DIR is the installer's" "$T/err" || fail "$(cat "$T/err")"
+edit "$generic" "nvidia-driver-installer-agent.prom" "nvidia-driver-installer.prom" "$T/sameprom.yaml"
+rejects generic "$T/sameprom.yaml" "the agent's textfile over the installer's"
 true

@@ -54,14 +54,15 @@ for p in gke:daemonset-preloaded.yaml generic:daemonset-generic.yaml; do
     grep -q "NVIDIA_WHEN_BUSY=defer" "$T/err" || fail "$profile: no policy refused for another reason: $(cat "$T/err")"
 done
 # Every DaemonSet: a rolling update one node at a time, an installer deferring, and one
-# container gating readiness.
+# container gating readiness: the agent's /readyz.
 python3 - "$T/gke.json" "$T/generic.json" <<'PY'
 import json, os, sys
 for f in sys.argv[1:]:
     for d in json.load(open(f))["daemonsets"]:
         assert d["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}}, d
         assert d["init"]["env"]["NVIDIA_WHEN_BUSY"] == "defer", d["name"]
-        assert len([c for c in d["containers"] if c["readinessProbe"]]) == 1, d["name"]
+        assert [c["readinessHttp"] for c in d["containers"] if c["readinessHttp"] or c["readinessProbe"]] == [
+            {"path": "/readyz", "port": 9470}], d["name"]
 PY
 
 # The version the manifests pin is what the rollout brings; the node runs an older one.
@@ -80,11 +81,14 @@ cp "$FIX/keys/pub.pem" "$T/keys/repo.pem" # the ConfigMap's repo.pem, as the ope
 # manifest's args and env. Container paths under the container's mounts are where the stand-in
 # has them (the host's / is the fake root, the ConfigMap a directory); the repository is
 # ours (the README's first adaptation); the node's kernel is the fake one's.
-init() {
-    python3 - "$T/pods.json" "$1" "$2" "$T" "$FAKEKERNEL" "$KERNEL" >"$T/init.env" <<'PY'
+# container_env DS VERSION CONTAINER: that env (CONTAINER "init": the init container's), one
+# line each, then the args.
+container_env() {
+    python3 - "$T/pods.json" "$1" "$2" "$T" "$FAKEKERNEL" "$KERNEL" "$3" <<'PY'
 import json, os, sys
-pods, name, version, t, fk, kernel = sys.argv[1:]
-d = [d for d in json.load(open(pods))["daemonsets"] if d["name"] == name][0]["init"]
+pods, name, version, t, fk, kernel, cname = sys.argv[1:]
+ds = [d for d in json.load(open(pods))["daemonsets"] if d["name"] == name][0]
+d = ds["init"] if cname == "init" else [c for c in ds["containers"] if c["name"] == cname][0]
 mounts = {m["path"]: (t + "/root" + m["hostPath"] if m["hostPath"] else t + "/keys") for m in d["mounts"]}
 def mapped(v):
     for mp in sorted(mounts, key=len, reverse=True):
@@ -92,8 +96,9 @@ def mapped(v):
             return mounts[mp].rstrip("/") + v[len(mp.rstrip("/")):]
     return v
 env = {k: mapped(v) if v.startswith("/") else v for k, v in d["env"].items()}
-env["NVIDIA_DRIVER_REPO"] = "file://%s/repo" % t
-env["NVIDIA_DRIVER_VERSION"] = version
+if cname == "init":
+    env["NVIDIA_DRIVER_REPO"] = "file://%s/repo" % t
+    env["NVIDIA_DRIVER_VERSION"] = version
 env.update(PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NVIDIA_KERNEL_RELEASE=kernel,
            LD_PRELOAD=fk, FAKE_KERNEL_ROOT=t + "/root", FAKE_KERNEL_FAIL="", NVML_STANDIN_FAIL="")
 # As lib.sh's inst: under ASan (make asan) the preloaded fake kernel comes first.
@@ -103,6 +108,9 @@ for k, v in env.items():
     print("%s=%s" % (k, v))
 print(" ".join(d["args"]))
 PY
+}
+init() {
+    container_env "$1" "$2" init >"$T/init.env"
     local args
     args=$(tail -1 "$T/init.env")
     mapfile -t envs < <(head -n -1 "$T/init.env")
@@ -118,14 +126,26 @@ in_ctr() {
     python3 "$SRC/tests/tools/pod-container.py" "$T/pods.json" "$ds" "$c" "$T/root" "$T/ctr" \
         --file "$T/plugin-view=/plugin-view" -- "$@"
 }
-# ready DS: the readiness probe's command, in the container that has it.
+# ready DS: the pod's readiness probe, as the kubelet runs it: the agent container runs
+# with the manifest's args and env (host paths as init maps them; on 127.0.0.1, a look a
+# second) until its first judgement, then the probe's GET: 0 for a 2xx or 3xx.
 ready() {
-    local c cmd
-    read -r c cmd < <(python3 -c 'import json,sys
+    local ds=$1 c args apid port rc
+    c=$(python3 -c 'import json,sys
 d = [d for d in json.load(open(sys.argv[1]))["daemonsets"] if d["name"] == sys.argv[2]][0]
-c = [c for c in d["containers"] if c["readinessProbe"]][0]
-print(c["name"], " ".join(c["readinessProbe"]))' "$T/pods.json" "$1")
-    in_ctr "$1" "$c" $cmd
+print([c["name"] for c in d["containers"] if c["readinessHttp"]][0])' "$T/pods.json" "$ds")
+    container_env "$ds" "" "$c" >"$T/agent.env"
+    args=$(tail -1 "$T/agent.env")
+    mapfile -t envs < <(head -n -1 "$T/agent.env")
+    env -i "${envs[@]}" NVIDIA_AGENT_LISTEN=127.0.0.1:0 NVIDIA_AGENT_INTERVAL=1 "$BIN" $args 2>"$T/agent.log" &
+    apid=$!
+    judged() { grep -q '"msg":"node \(not \)\?ready' "$T/agent.log"; }
+    wait_for "$ds: the agent's first judgement" 20 judged
+    port=$(sed -n 's/.*"msg":"watching the node".*"port":\([0-9]*\).*/\1/p' "$T/agent.log")
+    rc=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")
+    kill -TERM "$apid"
+    wait "$apid" || fail "$ds: the agent's exit: $(tail -2 "$T/agent.log")"
+    [ "$rc" -ge 200 ] && [ "$rc" -lt 400 ]
 }
 # view DS: what the node's device plugin finds. Where the DaemonSet runs none, GKE runs its
 # own, which ours copies (mounts, LD_LIBRARY_PATH: check-manifest.mjs asserts them), so the
@@ -185,7 +205,7 @@ for profile in gke generic; do
         ready "$ds"
         RC=$?
         set -e
-        assert_eq "$RC" 1 "$ds: the readiness probe before any install (test -s: false)"
+        assert_eq "$RC" 1 "$ds: the readiness probe before any install (/readyz: 503)"
         # Before the rollout: the fleet's previous version, installed by this pod.
         init "$ds" "$V_OLD"
         assert_eq "$RC" 0 "$ds: the first install: $(tail -2 "$T/init.log")"

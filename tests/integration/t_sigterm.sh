@@ -237,15 +237,26 @@ trap - EXIT
 wait "$holder"
 
 # 5. Each container of our image that the DaemonSets start and keep running, as PID 1 of a
-#    new PID namespace: SIGTERM ends it at once (`sleep infinity` there would ignore it).
-holders=$(python3 - "$SRC"/daemonset-*.yaml <<'EOF'
+#    new PID namespace: SIGTERM ends it at once (`sleep infinity` there would ignore it). It
+#    runs as the manifest says (the image's entrypoint, the Dockerfile's, unless a command is
+#    given; its args and env), with a scratch host root as its ROOT_MOUNT_DIR and its HTTP
+#    on 127.0.0.1.
+mkroot "$T/holder-root" cos 17800.66.78
+holders=$(python3 - "$T/holder-root" "$SRC"/daemonset-*.yaml <<'EOF'
 import json, sys, yaml
-for path in sys.argv[1:]:
+root = sys.argv[1]
+for path in sys.argv[2:]:
     for doc in yaml.safe_load_all(open(path)):
         spec = (doc or {}).get("spec", {}).get("template", {}).get("spec", {})
         for c in spec.get("containers", []):
             if "nvidia-driver-installer:" in c["image"]:
-                print(json.dumps([path.rsplit("/", 1)[1] + ":" + c["name"]] + c["command"]))
+                env = {e["name"]: e["value"] for e in c.get("env", []) if "value" in e}
+                if "ROOT_MOUNT_DIR" in env:
+                    env["ROOT_MOUNT_DIR"] = root
+                env["NVIDIA_AGENT_LISTEN"] = "127.0.0.1:0"
+                cmd = c.get("command", ["/usr/bin/nvidia-driver-installer"]) + c.get("args", [])
+                print(json.dumps([path.rsplit("/", 1)[1] + ":" + c["name"]] +
+                                 ["env", "-i"] + ["%s=%s" % kv for kv in sorted(env.items())] + cmd))
 EOF
 )
 [ "$(grep -c . <<<"$holders")" -ge 2 ] || fail "fewer holding containers in the manifests than two: $holders"
@@ -254,12 +265,12 @@ holder_runs() { [ "$(readlink "/proc/$(holder_pid "$1")/exe")" = "$2" ]; }
 while read -r h; do
     name=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])[0])' "$h")
     mapfile -t cmd < <(python3 -c 'import json,sys; [print(a) for a in json.loads(sys.argv[1])[1:]]' "$h")
-    [ "${cmd[0]}" = /usr/bin/nvidia-driver-installer ] && cmd[0]=$BIN
+    for i in "${!cmd[@]}"; do [ "${cmd[$i]}" != /usr/bin/nvidia-driver-installer ] || cmd[$i]=$BIN; done
     # --kill-child: one that ignores SIGTERM goes with unshare when the test fails.
     unshare -fp --mount-proc --kill-child "${cmd[@]}" >"$T/holder.out" 2>&1 &
     pid=$!
     trap 'kill -KILL "$pid" 2>/dev/null || true' EXIT
-    wait_for "$name to run" 10 holder_runs "$pid" "$(realpath "$(command -v "${cmd[0]}")")"
+    wait_for "$name to run" 10 holder_runs "$pid" "$(realpath "$BIN")"
     kill -TERM "$(holder_pid "$pid")"
     wait_for "$name to end on SIGTERM as PID 1" 10 gone "$pid"
     set +e

@@ -100,6 +100,9 @@ const hostPathAt = (spec, c, path) => {
   assert.ok(m, `container ${c.name}: nothing mounted at ${path}`);
   return volumeOf(spec, m.name).hostPath.path;
 };
+// A probe's port: a number, or the name of one of the container's ports.
+const portOf = (c, port) => (typeof port === "number" ? port
+  : (c.ports ?? []).find((p) => p.name === port)?.containerPort ?? null);
 const envOf = (c) => Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value]));
 
 const daemonsets = docs.filter((d) => d.kind === "DaemonSet");
@@ -117,6 +120,10 @@ const containerView = (spec, c) => ({
   args: c.args ?? null,
   env: Object.fromEntries((c.env ?? []).filter((e) => "value" in e).map((e) => [e.name, e.value])),
   readinessProbe: c.readinessProbe?.exec?.command ?? null,
+  // An HTTP probe: its path, and the port it names resolved to the container's number.
+  readinessHttp: c.readinessProbe?.httpGet
+    ? { path: c.readinessProbe.httpGet.path, port: portOf(c, c.readinessProbe.httpGet.port) } : null,
+  ports: (c.ports ?? []).map((p) => p.containerPort),
   privileged: c.securityContext?.privileged === true,
   mounts: (c.volumeMounts ?? []).map((m) => {
     const v = volumeOf(spec, m.name);
@@ -184,13 +191,35 @@ for (const ds of daemonsets) {
   const installDir = env.NVIDIA_INSTALL_DIR_HOST;
   assert.ok(installDir, `${name}: NVIDIA_INSTALL_DIR_HOST`);
 
-  // Every container can run what it is asked to; one of them makes the pod Ready only
-  // while the installer's marker is there.
+  // Every container can run what it is asked to. The node agent (docs/design.md, "The node
+  // agent") runs in the installer's image with the installer's view of the node, and alone
+  // makes the pod Ready: its /readyz on the port it listens on by default (--listen
+  // 0.0.0.0:9470), its /healthz the liveness probe; HTTP, so no shell is run.
   const images = spec.containers.map(checkRunnable);
-  const gates = spec.containers.filter((c) =>
-    /\/run\/nvidia\/validations\/driver-ready/.test(c.readinessProbe?.exec?.command.join(" ") ?? ""));
-  assert.equal(gates.length, 1, `${name}: one container gates readiness on the marker`);
-  assert.equal(hostPathAt(spec, gates[0], "/run/nvidia/validations"), "/run/nvidia/validations");
+  const agents = spec.containers.filter((c) => c.image === inst.image &&
+    JSON.stringify([...(c.command ?? ["/usr/bin/nvidia-driver-installer"]).slice(1), ...(c.args ?? [])]) ===
+    JSON.stringify(["agent"]));
+  assert.equal(agents.length, 1, `${name}: one container runs the agent, in the installer's image`);
+  const agent = agents[0];
+  const gates = spec.containers.filter((c) => c.readinessProbe);
+  assert.ok(gates.length === 1 && gates[0] === agent, `${name}: the agent alone gates the pod's readiness`);
+  assert.deepEqual(agent.readinessProbe.httpGet && { path: agent.readinessProbe.httpGet.path,
+    port: portOf(agent, agent.readinessProbe.httpGet.port) }, { path: "/readyz", port: 9470 },
+  `${name}: the agent's readiness probe is GET /readyz on 9470`);
+  assert.deepEqual(agent.livenessProbe?.httpGet && { path: agent.livenessProbe.httpGet.path,
+    port: portOf(agent, agent.livenessProbe.httpGet.port) }, { path: "/healthz", port: 9470 },
+  `${name}: the agent's liveness probe is GET /healthz on 9470`);
+  assert.equal(agent.securityContext?.privileged, true, `${name}: the agent is privileged (/dev/kmsg)`);
+  const agentEnv = envOf(agent);
+  for (const k of ["ROOT_MOUNT_DIR", "NVIDIA_INSTALL_DIR_HOST", "NVIDIA_INSTALL_DIR_CONTAINER"])
+    assert.equal(agentEnv[k], env[k], `${name}: the agent's ${k} is the installer's`);
+  assert.equal(hostPathAt(spec, agent, agentEnv.ROOT_MOUNT_DIR), "/", `${name}: the host's / at the agent's ROOT_MOUNT_DIR`);
+  assert.equal(hostPathAt(spec, agent, "/dev"), "/dev", `${name}: the host's /dev in the agent`);
+  const agentMetrics = agentEnv.NVIDIA_AGENT_METRICS_FILE;
+  assert.ok(agentMetrics && TEXTFILE_DIRS.includes(agentMetrics.slice(0, agentMetrics.lastIndexOf("/"))) &&
+    agentMetrics !== metrics, `${name}: the agent's textfile beside, not over, the installer's`);
+  assert.ok(agent.resources?.requests?.memory && agent.resources?.limits?.memory,
+    `${name}: the agent's memory requested and limited`);
 
   const plugins = spec.containers.filter((c, i) => images[i].plugin);
   assert.ok(plugins.length <= 1, `${name}: at most one device plugin`);

@@ -28,6 +28,8 @@ import re
 import shlex
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 
 import yaml
 
@@ -352,22 +354,7 @@ def run_init(o):
     """The DaemonSet's pod starts on the node: its init container runs as the manifest says."""
     spec = o["spec"]["template"]["spec"]
     init = spec["initContainers"][0]
-    mounts = mount_map(o, init)
-    env = {"PATH": IMAGE_PATH}
-    for e in init.get("env", []):
-        v = e.get("value", "")
-        if e["name"] == "ROOT_MOUNT_DIR" or (e["name"].endswith("_FILE") and v.startswith("/")):
-            v = map_path(v, mounts)
-        elif e["name"] in ("NVIDIA_DRIVER_REPO_KEY", "NVIDIA_MODULE_CERT"):
-            v = ",".join(map_path(x, mounts) for x in v.split(","))
-        elif e["name"] == "NVIDIA_DRIVER_REPO":
-            # file:// is opened inside the container: its path is a container path.
-            v = ",".join("file://" + map_path(u[len("file://"):], mounts)
-                         if u.startswith("file://") else u for u in v.split(","))
-        env[e["name"]] = v
-    # The node's running kernel (uname -r of the fake root's host).
-    env["NVIDIA_KERNEL_RELEASE"] = os.environ["NODE_KERNEL"]
-    env.update(fake_kernel_env())
+    env = container_env(o, init)
     name = o["metadata"]["name"]
     log = os.path.join(CLUSTER, "pods", name + ".log")
     with open(log, "w") as f:
@@ -383,20 +370,71 @@ def run_init(o):
                      % (name, os.environ["NODE"], r.returncode))
 
 
+def container_env(o, c):
+    """A container's env as the stand-in runs it: host paths under the fake root (run_init)."""
+    mounts = mount_map(o, c)
+    env = {"PATH": IMAGE_PATH}
+    for e in c.get("env", []):
+        v = e.get("value", "")
+        if e["name"] == "ROOT_MOUNT_DIR" or (e["name"].endswith("_FILE") and v.startswith("/")):
+            v = map_path(v, mounts)
+        elif e["name"] in ("NVIDIA_DRIVER_REPO_KEY", "NVIDIA_MODULE_CERT"):
+            v = ",".join(map_path(x, mounts) for x in v.split(","))
+        elif e["name"] == "NVIDIA_DRIVER_REPO":
+            # file:// is opened inside the container: its path is a container path.
+            v = ",".join("file://" + map_path(u[len("file://"):], mounts)
+                         if u.startswith("file://") else u for u in v.split(","))
+        env[e["name"]] = v
+    # The node's running kernel (uname -r of the fake root's host).
+    env["NVIDIA_KERNEL_RELEASE"] = os.environ["NODE_KERNEL"]
+    env.update(fake_kernel_env())
+    return env
+
+
+def http_probe(o, c, probe):
+    """An httpGet probe of the agent: the container's command runs as the manifest gives it
+    (its env, the port the probe names on 127.0.0.1, a look every second) until its first
+    judgement; the probe's path is then asked, as the kubelet asks it (200 to 399: success)."""
+    port = probe["port"]
+    named = {p.get("name"): p["containerPort"] for p in c.get("ports", [])}
+    if named.get(port, port) != 9470:
+        die("the probe's port %s is not the agent's default (9470)" % port)
+    env = container_env(o, c)
+    env.update(NVIDIA_AGENT_LISTEN="127.0.0.1:0", NVIDIA_AGENT_INTERVAL="1")
+    p = subprocess.Popen([os.environ["BIN"]] + c.get("command", [])[1:] + c.get("args", []), env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        listen = None
+        for line in p.stderr:
+            rec = json.loads(line)
+            if rec.get("msg") == "watching the node":
+                listen = rec["port"]
+            elif rec.get("msg", "").startswith(("node ready", "node not ready")):
+                break
+        if listen is None:
+            die("the agent did not start")
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d%s" % (listen, probe["path"]), timeout=5) as r:
+                return 200 <= r.status < 400
+        except urllib.error.HTTPError as e:
+            return 200 <= e.code < 400
+    finally:
+        p.terminate()
+        p.wait()
+
+
 def ready(o):
-    """The pod's readiness: its init container succeeded and the probe's command holds."""
+    """The pod's readiness: its init container succeeded and the readiness probe holds."""
     name = o["metadata"]["name"]
     rc = os.path.join(CLUSTER, "pods", name + ".rc")
     if not os.path.exists(rc) or open(rc).read().strip() != "0":
         return False
     for c in o["spec"]["template"]["spec"]["containers"]:
-        probe = (c.get("readinessProbe") or {}).get("exec")
+        probe = c.get("readinessProbe") or {}
+        if probe.get("httpGet") and "nvidia-driver-installer:" in c["image"]:
+            return http_probe(o, c, probe["httpGet"])
         if probe:
-            cmd = probe["command"]
-            if cmd[:2] != ["test", "-s"]:
-                die("a readiness probe the stand-in cannot run: %s" % cmd)
-            return os.path.getsize(map_path(cmd[2], mount_map(o, c))) > 0 \
-                if os.path.exists(map_path(cmd[2], mount_map(o, c))) else False
+            die("a readiness probe the stand-in cannot run: %s" % probe)
     return True
 
 
