@@ -6,6 +6,8 @@
  */
 #pragma once
 
+#include "agent/control.h"
+#include "agent/daemons.h"
 #include "agent/health.h"
 #include "agent/httpd.h"
 #include "agent/xid.h"

@@ -15,7 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
@@ -29,6 +32,9 @@
 #include "util/str.h"
 
 #define KMSG_PATH "/dev/kmsg"
+#define MAX_HOLDS 4
+/* NVIDIA's persistence daemon, in the driver's bin/; persistence mode on, as root. */
+#define PERSISTENCED "nvidia-persistenced"
 
 struct agent {
 	const struct config *c;
@@ -39,6 +45,10 @@ struct agent {
 	uint64_t cuda_ok_ns; /* the last CUDA check that passed, 0 for none since a change */
 	char fatal_xid[96];  /* the fatal Xid in effect since the driver loaded, or "" */
 	char version[64];    /* the installed version at the last look, or "" */
+	struct daemon persistenced;
+	int ctl_fd;	      /* the control socket (agent/control.h), or -1 */
+	int holds[MAX_HOLDS]; /* installers holding the daemons stopped */
+	size_t n_holds;
 };
 
 /* ---- the kernel log -------------------------------------------------------- */
@@ -83,6 +93,126 @@ static void read_kmsg(struct agent *a)
 		       e.msg, LOG_END);
 		kmsg_close(&a->kmsg);
 	}
+}
+
+/* ---- the daemons ----------------------------------------------------------- */
+
+/*
+ * A child of ours that no daemon knows: what a daemon's first process left when it forked
+ * into the background and exited (we are a child subreaper). 0 when there is none.
+ */
+static pid_t orphan_child(const struct agent *a)
+{
+	char path[64], buf[512], *p, *end;
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	struct err e;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	if (fs_read_path(path, 4096, &text, &len, &e) < 0)
+		return 0;
+	snprintf(buf, sizeof(buf), "%s", text);
+	for (p = buf;; p = end) {
+		long pid = strtol(p, &end, 10);
+
+		if (end == p)
+			return 0;
+		if (pid > 0 && pid != a->persistenced.pid && pid != a->persistenced.launcher)
+			return (pid_t)pid;
+	}
+}
+
+static void reap(struct agent *a)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		pid_t orphan = pid == a->persistenced.launcher ? orphan_child(a) : 0;
+
+		(void)daemon_reaped(&a->persistenced, pid, status, orphan);
+	}
+}
+
+/*
+ * The persistence daemon runs while the installed driver is loaded, no installer holds it,
+ * and the installed driver has one. It does not count in readiness: without it the GPUs
+ * still run jobs, each start paying the driver's initialisation.
+ */
+static void run_daemons(struct agent *a, const struct nodestate *s, enum health_reason r)
+{
+	_cleanup_close_ int dir_fd = -1;
+	char path[PATH_MAX];
+	bool loaded =
+		r != HEALTH_NOT_INSTALLED && r != HEALTH_NOT_LOADED && r != HEALTH_OTHER_LOADED;
+	struct err e;
+
+	if (!loaded || a->n_holds > 0) {
+		if (daemon_stop(&a->persistenced, CONTROL_STOP_TIMEOUT_S))
+			log_kv(LOG_INFO, "agent",
+			       "the persistence daemon stopped: the driver is not loaded", "daemon",
+			       PERSISTENCED, LOG_END);
+		return;
+	}
+	if (!daemon_due(&a->persistenced, now_ns()))
+		return;
+	dir_fd = fs_dir_in_root(a->root_fd, a->c->install_dir, false, &e);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/bin/" PERSISTENCED, dir_fd);
+	if (dir_fd < 0 || access(path, X_OK) < 0)
+		return;
+	(void)s;
+	if (daemon_start(&a->persistenced, path, &e) < 0)
+		log_kv(LOG_WARN, "agent", "the persistence daemon could not be started", "error",
+		       e.msg, LOG_END);
+}
+
+/* An installer asks: the daemons stop, and stay stopped while it holds the connection. */
+static void on_control(struct agent *a)
+{
+	int fd = accept4(a->ctl_fd, NULL, NULL, SOCK_CLOEXEC);
+	char why[CONTROL_MAX_LINE], reply[32];
+	unsigned stopped = 0;
+
+	if (fd < 0)
+		return;
+	if (a->n_holds == MAX_HOLDS || control_read_request(fd, why, sizeof(why)) != 1) {
+		close(fd);
+		return;
+	}
+	stopped += daemon_stop(&a->persistenced, CONTROL_STOP_TIMEOUT_S);
+	log_kv(LOG_INFO, "agent", "an installer holds the daemons stopped", "why", why,
+	       U64("stopped", stopped), LOG_END);
+	snprintf(reply, sizeof(reply), "held %u\n", stopped);
+	if (fs_write_all(fd, reply, strlen(reply)) < 0) {
+		close(fd);
+		return;
+	}
+	a->holds[a->n_holds++] = fd;
+}
+
+/* A holder's connection readable: its end (or stray bytes, ignored). */
+static void on_hold(struct agent *a, size_t i)
+{
+	char buf[64];
+	ssize_t n = read(a->holds[i], buf, sizeof(buf));
+
+	if (n > 0 || (n < 0 && (errno == EINTR || errno == EAGAIN)))
+		return;
+	close(a->holds[i]);
+	a->holds[i] = a->holds[--a->n_holds];
+	if (a->n_holds == 0)
+		log_msg(LOG_INFO, "agent", "the installer released the daemons");
+}
+
+static char *render(const struct agent *a)
+{
+	const struct daemon *ds[] = {&a->persistenced};
+	_cleanup_free_ char *h = health_render(&a->h, a->version), *d = daemon_render(ds, 1);
+	char *all = NULL;
+
+	if (!h || !d || asprintf(&all, "%s%s", h, d) < 0)
+		return NULL;
+	return all;
 }
 
 /* ---- one look at the node --------------------------------------------------- */
@@ -189,6 +319,7 @@ static void look(struct agent *a)
 			       health_reason_name(r), "cause", cause, LOG_END);
 	}
 	publish(a, &s, r == HEALTH_READY);
+	run_daemons(a, &s, r);
 }
 
 static void write_textfile(struct agent *a)
@@ -198,7 +329,7 @@ static void write_textfile(struct agent *a)
 
 	if (!a->c->agent_metrics_file)
 		return;
-	text = health_render(&a->h, a->version);
+	text = render(a);
 	if (!text || nodeinfo_write_file(a->root_fd, a->c->agent_metrics_file, text, &e) < 0)
 		log_kv(LOG_WARN, "agent", "metrics textfile not written", "file",
 		       a->c->agent_metrics_file, "error", text ? e.msg : "out of memory", LOG_END);
@@ -214,7 +345,7 @@ static void route(const char *path, struct httpd_reply *reply, void *arg)
 	reply->status = 200;
 	if (strcmp(path, "/metrics") == 0) {
 		reply->content_type = "text/plain; version=0.0.4; charset=utf-8";
-		reply->body = health_render(&a->h, a->version);
+		reply->body = render(a);
 		if (!reply->body)
 			reply->status = 503;
 	} else if (strcmp(path, "/healthz") == 0) {
@@ -249,8 +380,11 @@ static int signals_fd(struct err *e)
 	return fd;
 }
 
-/* Reads the pending signals: the one that stops the agent (SIGTERM, SIGINT), or 0. */
-static int take_signals(int fd)
+/*
+ * Reads the pending signals, reaping the children that ended: the signal that stops the
+ * agent (SIGTERM, SIGINT), or 0.
+ */
+static int take_signals(struct agent *a, int fd)
 {
 	struct signalfd_siginfo si;
 	int stop = 0;
@@ -258,6 +392,7 @@ static int take_signals(int fd)
 	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
 		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
 			stop = (int)si.ssi_signo;
+	reap(a);
 	return stop;
 }
 
@@ -266,33 +401,47 @@ static int loop(struct agent *a, int sig_fd, int http_fd)
 	uint64_t next = now_ns();
 
 	for (;;) {
-		struct pollfd p[3] = {
+		struct pollfd p[4 + MAX_HOLDS] = {
 			{.fd = sig_fd, .events = POLLIN},
 			{.fd = http_fd, .events = POLLIN},
-			{.fd = a->kmsg.is_device ? a->kmsg.fd : -1, .events = POLLIN}};
+			{.fd = a->kmsg.is_device ? a->kmsg.fd : -1, .events = POLLIN},
+			{.fd = a->ctl_fd, .events = POLLIN}};
 		uint64_t now = now_ns();
 		int stop;
 
+		for (size_t i = 0; i < a->n_holds; i++)
+			p[4 + i] = (struct pollfd){.fd = a->holds[i], .events = POLLIN};
 		if (now >= next) {
 			look(a);
 			write_textfile(a);
 			next = now_ns() + (uint64_t)a->c->agent_interval_s * 1000000000ull;
 			continue;
 		}
-		if (poll(p, 3, (int)((next - now) / 1000000) + 1) < 0 && errno != EINTR)
+		if (poll(p, 4 + a->n_holds, (int)((next - now) / 1000000) + 1) < 0 &&
+		    errno != EINTR)
 			return -errno;
-		if ((p[0].revents & POLLIN) && (stop = take_signals(sig_fd)) != 0)
+		if ((p[0].revents & POLLIN) && (stop = take_signals(a, sig_fd)) != 0)
 			return stop;
 		if (p[1].revents & POLLIN)
 			httpd_serve(http_fd, route, a);
 		if (p[2].revents & POLLIN)
 			read_kmsg(a);
+		if (p[3].revents & POLLIN)
+			on_control(a);
+		/* From the last: a hold that ends moves the last one into its place. */
+		for (size_t i = a->n_holds; i-- > 0;)
+			if (p[4 + i].revents)
+				on_hold(a, i);
 	}
 }
 
 int agent_run(const struct config *c, struct err *e)
 {
-	struct agent a = {.c = c, .start_ns = now_ns(), .kmsg = {.fd = -1}};
+	struct agent a = {.c = c,
+			  .start_ns = now_ns(),
+			  .kmsg = {.fd = -1},
+			  .ctl_fd = -1,
+			  .persistenced = {.name = PERSISTENCED, .args = {"--persistence-mode"}}};
 	_cleanup_close_ int root_fd = -1, sig_fd = -1, http_fd = -1;
 	unsigned port = 0;
 	struct err ke;
@@ -308,6 +457,12 @@ int agent_run(const struct config *c, struct err *e)
 	http_fd = httpd_listen(c->agent_listen, &port, e);
 	if (http_fd < 0)
 		return err_wrap(e, "agent");
+	/* A daemon forks into the background: its process stays our child all the same. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "agent: PR_SET_CHILD_SUBREAPER");
+	a.ctl_fd = control_listen(root_fd, e);
+	if (a.ctl_fd < 0)
+		return -1;
 	if (kmsg_open(&a.kmsg, root_fd, KMSG_PATH, &ke) < 0)
 		log_kv(LOG_WARN, "agent", "the kernel log cannot be read: Xids are not watched",
 		       "error", ke.msg, "fix", "run the agent privileged, with the host's /dev",
@@ -317,6 +472,11 @@ int agent_run(const struct config *c, struct err *e)
 	       a.kmsg.fd >= 0 ? KMSG_PATH : "none", LOG_END);
 	stop = loop(&a, sig_fd, http_fd);
 	kmsg_close(&a.kmsg);
+	/* The daemons end before the agent, in order; holders see their connections close. */
+	daemon_stop(&a.persistenced, CONTROL_STOP_TIMEOUT_S);
+	for (size_t i = 0; i < a.n_holds; i++)
+		close(a.holds[i]);
+	close(a.ctl_fd);
 	if (stop < 0)
 		return err_errno(e, EXIT_UNEXPECTED, -stop, "agent: waiting for events");
 	log_kv(LOG_INFO, "agent", "stopping", "signal", stop == SIGINT ? "SIGINT" : "SIGTERM",

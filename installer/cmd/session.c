@@ -7,6 +7,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "agent/agent.h"
 #include "cmd/session.h"
 #include "stage/stage.h"
 #include "host/host.h"
@@ -71,6 +72,37 @@ const char *session_release(const struct config *c, struct utsname *u)
  */
 static pid_t self;
 
+/*
+ * The connection that holds the node agent's daemons stopped (agent/control.h), open for
+ * the rest of the run: the kernel closes it when the run ends, however it ends, and the
+ * agent then starts them again.
+ */
+static int agent_hold_fd = -1;
+
+/* kernel_opts.before_idle_check: the agent's daemons stop before the driver is judged idle. */
+static int hold_agent_daemons(void *arg, struct err *e)
+{
+	const struct config *c = arg;
+	_cleanup_close_ int root_fd = -1;
+	unsigned stopped;
+	int fd;
+
+	if (agent_hold_fd >= 0)
+		return 0;
+	root_fd = session_open_root(c, e);
+	if (root_fd < 0)
+		return -1;
+	fd = control_hold(root_fd, "the installer checks that the driver is idle", &stopped, e);
+	if (fd == -2)
+		return 0;
+	if (fd < 0)
+		return err_wrap(e, "kernel");
+	agent_hold_fd = fd;
+	log_kv(LOG_INFO, "kernel", "the node agent's daemons are stopped for this run",
+	       U64("stopped", stopped), LOG_END);
+	return 0;
+}
+
 struct kernel_opts session_kernel_opts(const struct config *c)
 {
 	self = getpid();
@@ -86,7 +118,9 @@ struct kernel_opts session_kernel_opts(const struct config *c)
 				    .defer_busy =
 					    c->when_busy && strcmp(c->when_busy, "defer") == 0,
 				    .own_pids = &self,
-				    .n_own_pids = 1};
+				    .n_own_pids = 1,
+				    .before_idle_check = hold_agent_daemons,
+				    .before_idle_arg = (void *)c};
 }
 
 struct expose_opts session_expose_opts(const struct config *c)

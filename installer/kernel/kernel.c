@@ -74,6 +74,17 @@ int kernel_probe(const struct kernel_opts *o, int root_fd, const char *release, 
  * Whether the live driver is the one to load: its version, and its flavour where both
  * are known (the same version in the other flavour is another driver).
  */
+/*
+ * Whether the loaded driver is idle, after the caller's hook has let daemons of ours let go
+ * of it (the node agent's: cmd/session.c). Returns 0, or -1 (EXIT_IN_USE when busy).
+ */
+static int check_idle(const struct kernel_opts *o, struct kmods *k, struct err *e)
+{
+	if (o->before_idle_check && o->before_idle_check(o->before_idle_arg, e) < 0)
+		return -1;
+	return kmods_check_idle(k, o->own_pids, o->n_own_pids, e);
+}
+
 static bool live_is_wanted(const struct kernel *kn)
 {
 	return strcmp(kn->loaded_version, kn->version) == 0 &&
@@ -174,7 +185,7 @@ int kernel_prepare(const struct kernel_request *rq, struct kernel **ret, struct 
 	if (o->keyring_cert && ktrust_check_cert(o->keyring_cert, e) < 0)
 		return err_wrap(e, "kernel");
 	kn->reload = kn->loaded_version[0] && !live_is_wanted(kn);
-	if (kn->reload && kmods_check_idle(kn->k, o->own_pids, o->n_own_pids, e) < 0) {
+	if (kn->reload && check_idle(o, kn->k, e) < 0) {
 		err_wrap(e, "kernel: nvidia %s is loaded", kn->loaded_version);
 		if (!o->defer_busy || e->code != EXIT_IN_USE)
 			return -1;
@@ -382,7 +393,7 @@ static int unload_live(struct kernel *kn, struct err *e)
 
 int kernel_unload_current(struct kernel *kn, struct err *e)
 {
-	if (kmods_check_idle(kn->k, kn->o.own_pids, kn->o.n_own_pids, e) < 0)
+	if (check_idle(&kn->o, kn->k, e) < 0)
 		return err_wrap(e, "kernel: nvidia %s is loaded", kn->loaded_version);
 	log_kv(LOG_INFO, "kernel", "unloading the driver to load it with new parameters", "version",
 	       kn->loaded_version, LOG_END);
@@ -598,7 +609,7 @@ int kernel_remove(const struct kernel_opts *o, int root_fd, const char *release,
 
 	if (kernel_probe(o, root_fd, release, &kn, e) < 0)
 		return err_wrap(e, "kernel");
-	if (kn->loaded_version[0] && kmods_check_idle(kn->k, o->own_pids, o->n_own_pids, e) < 0)
+	if (kn->loaded_version[0] && check_idle(o, kn->k, e) < 0)
 		return err_wrap(e, "kernel");
 	if (dry)
 		return 0;

@@ -51,6 +51,14 @@ struct kernel_opts {
 	bool defer_busy;	  /* kernel_prepare: a busy old driver is an answer (1), not -1 */
 	const pid_t *own_pids;	  /* the installer's own processes: no users of the driver */
 	size_t n_own_pids;
+	/*
+	 * Called before each check that the loaded driver is idle (a reload, an unload): lets
+	 * the daemons the node agent runs (persistence daemon, Fabric Manager) stop first, so
+	 * that they neither hold the driver nor count as its users. NULL: none. Returns 0, or
+	 * -1 with E set (the check is not made then).
+	 */
+	int (*before_idle_check)(void *arg, struct err *e);
+	void *before_idle_arg;
 };
 
 struct kernel;

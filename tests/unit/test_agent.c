@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
@@ -231,12 +233,72 @@ static void test_health_history(void **state)
 	assert_int_equal(h.xids_dropped, 5);
 }
 
+/* 1, 2, 4, ... 60 s while it keeps failing; back to 1 s once it stayed up a minute. */
+static void test_daemon_backoff(void **state)
+{
+	unsigned b = 0;
+	char how[32];
+
+	(void)state;
+	b = daemon_next_backoff(b, 0);
+	assert_int_equal(b, 1);
+	b = daemon_next_backoff(b, 0);
+	assert_int_equal(b, 2);
+	b = daemon_next_backoff(b, 3);
+	assert_int_equal(b, 4);
+	for (int i = 0; i < 10; i++)
+		b = daemon_next_backoff(b, 0);
+	assert_int_equal(b, DAEMON_BACKOFF_MAX_S);
+	assert_int_equal(daemon_next_backoff(b, DAEMON_STABLE_S), 1);
+	daemon_describe_status(9, how, sizeof(how)); /* killed by SIGKILL */
+	assert_string_equal(how, "signal 9");
+	daemon_describe_status(1 << 8, how, sizeof(how));
+	assert_string_equal(how, "exit 1");
+}
+
+static int request(const char *line, char *why)
+{
+	int sv[2], r;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(write(sv[1], line, strlen(line)), (ssize_t)strlen(line));
+	close(sv[1]);
+	r = control_read_request(sv[0], why, 64);
+	close(sv[0]);
+	return r;
+}
+
+static void test_control(void **state)
+{
+	char why[64], dir[] = "/tmp/test_agent.XXXXXX";
+	unsigned stopped = 7;
+	struct err e;
+	int root;
+
+	(void)state;
+	assert_int_equal(request("hold an upgrade\n", why), 1);
+	assert_string_equal(why, "an upgrade");
+	assert_int_equal(request("hold\n", why), 1);
+	assert_string_equal(why, "");
+	assert_int_equal(request("holdx\n", why), 0);
+	assert_int_equal(request("release\n", why), 0);
+	assert_int_equal(request("hold but no newline", why), 0);
+	/* No agent: nothing to hold. */
+	assert_non_null(mkdtemp(dir));
+	root = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_int_equal(control_hold(root, "x", &stopped, &e), -2);
+	assert_int_equal(stopped, 0);
+	close(root);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_xid_records),  cmocka_unit_test(test_xid_classes),
-		cmocka_unit_test(test_kmsg_file),    cmocka_unit_test(test_http_request),
-		cmocka_unit_test(test_health_judge), cmocka_unit_test(test_health_history),
+		cmocka_unit_test(test_xid_records),    cmocka_unit_test(test_xid_classes),
+		cmocka_unit_test(test_kmsg_file),      cmocka_unit_test(test_http_request),
+		cmocka_unit_test(test_health_judge),   cmocka_unit_test(test_health_history),
+		cmocka_unit_test(test_daemon_backoff), cmocka_unit_test(test_control),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

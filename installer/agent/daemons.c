@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/daemons.h"
+#include "util/log.h"
+
+unsigned daemon_next_backoff(unsigned backoff_s, uint64_t up_s)
+{
+	if (up_s >= DAEMON_STABLE_S || backoff_s == 0)
+		return 1;
+	return backoff_s * 2 > DAEMON_BACKOFF_MAX_S ? DAEMON_BACKOFF_MAX_S : backoff_s * 2;
+}
+
+void daemon_describe_status(int status, char *buf, size_t size)
+{
+	if (WIFSIGNALED(status))
+		snprintf(buf, size, "signal %d", WTERMSIG(status));
+	else
+		snprintf(buf, size, "exit %d", WEXITSTATUS(status));
+}
+
+/* The child: the agent's blocked signals unblocked, nothing of its fds but 0-2, then exec. */
+static _noreturn_ void exec_daemon(const struct daemon *d, const char *path)
+{
+	const char *argv[DAEMON_MAX_ARGS + 2] = {d->name};
+	sigset_t none;
+	int null = open("/dev/null", O_RDONLY);
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+		close(null);
+	}
+	for (size_t i = 0; i < DAEMON_MAX_ARGS && d->args[i]; i++)
+		argv[i + 1] = d->args[i];
+	execv(path, (char *const *)argv);
+	fprintf(stderr, "%s: exec %s: %s\n", d->name, path, strerror(errno));
+	_exit(127);
+}
+
+int daemon_start(struct daemon *d, const char *path, struct err *e)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "agent: start %s", d->name);
+	if (pid == 0)
+		exec_daemon(d, path);
+	if (d->starts++ > 0)
+		d->restarts++;
+	d->state = DAEMON_STARTING;
+	d->launcher = pid;
+	d->pid = 0;
+	d->started_ns = now_ns();
+	return 0;
+}
+
+/* D ended (STATUS): backoff, and the next start. */
+static void ended(struct daemon *d, int status)
+{
+	uint64_t up_s = (now_ns() - d->started_ns) / 1000000000ull;
+
+	daemon_describe_status(status, d->last_end, sizeof(d->last_end));
+	d->backoff_s = daemon_next_backoff(d->backoff_s, up_s);
+	d->next_start_ns = now_ns() + (uint64_t)d->backoff_s * 1000000000ull;
+	d->state = DAEMON_BACKOFF;
+	d->launcher = d->pid = 0;
+	log_kv(LOG_WARN, "agent", "daemon ended: starting it again after the backoff", "daemon",
+	       d->name, "how", d->last_end, U64("up_s", up_s), U64("backoff_s", d->backoff_s),
+	       U64("restarts", d->restarts), LOG_END);
+}
+
+bool daemon_reaped(struct daemon *d, pid_t pid, int status, pid_t new_child)
+{
+	if (d->state == DAEMON_STARTING && pid == d->launcher) {
+		/* Forked into the background: the daemon is the child it left to us. */
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && new_child > 0) {
+			d->state = DAEMON_RUNNING;
+			d->pid = new_child;
+			d->launcher = 0;
+			log_kv(LOG_INFO, "agent", "daemon running", "daemon", d->name,
+			       U64("pid", new_child), U64("restarts", d->restarts), LOG_END);
+			return true;
+		}
+		ended(d, status);
+		return true;
+	}
+	if (d->state == DAEMON_RUNNING && pid == d->pid) {
+		ended(d, status);
+		return true;
+	}
+	return false;
+}
+
+/* Waits up to TIMEOUT_MS for PID to end; returns true when it was reaped. */
+static bool reap_within(pid_t pid, unsigned timeout_ms)
+{
+	for (unsigned waited = 0;; waited += 20) {
+		pid_t r = waitpid(pid, NULL, WNOHANG);
+
+		if (r == pid || (r < 0 && errno == ECHILD))
+			return true;
+		if (waited >= timeout_ms)
+			return false;
+		nanosleep(&(struct timespec){.tv_nsec = 20 * 1000000}, NULL);
+	}
+}
+
+bool daemon_stop(struct daemon *d, unsigned timeout_s)
+{
+	pid_t pid = d->state == DAEMON_RUNNING	  ? d->pid
+		    : d->state == DAEMON_STARTING ? d->launcher
+						  : 0;
+	bool forced = false;
+
+	d->state = DAEMON_STOPPED;
+	d->launcher = d->pid = 0;
+	d->backoff_s = 0;
+	if (pid <= 0)
+		return false;
+	kill(pid, SIGTERM);
+	if (!reap_within(pid, timeout_s * 1000)) {
+		forced = true;
+		kill(pid, SIGKILL);
+		reap_within(pid, 5000);
+	}
+	log_kv(forced ? LOG_WARN : LOG_INFO, "agent",
+	       forced ? "daemon stopped: killed, SIGTERM was not enough" : "daemon stopped",
+	       "daemon", d->name, U64("pid", pid), LOG_END);
+	return true;
+}
+
+bool daemon_due(const struct daemon *d, uint64_t now)
+{
+	return d->state == DAEMON_STOPPED ||
+	       (d->state == DAEMON_BACKOFF && now >= d->next_start_ns);
+}
+
+char *daemon_render(const struct daemon *const *ds, size_t n)
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&s, &len);
+
+	if (!f)
+		return NULL;
+	fputs("# HELP nvidia_driver_installer_agent_daemon_up Whether the agent's daemon runs (1), is being started (1), or not (0).\n"
+	      "# TYPE nvidia_driver_installer_agent_daemon_up gauge\n",
+	      f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "nvidia_driver_installer_agent_daemon_up{daemon=\"%s\"} %d\n",
+			ds[i]->name,
+			ds[i]->state == DAEMON_RUNNING || ds[i]->state == DAEMON_STARTING);
+	fputs("# HELP nvidia_driver_installer_agent_daemon_restarts_total Starts of the daemon after its first, since the agent started: after it ended, or after a hold.\n"
+	      "# TYPE nvidia_driver_installer_agent_daemon_restarts_total counter\n",
+	      f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f,
+			"nvidia_driver_installer_agent_daemon_restarts_total{daemon=\"%s\"} %llu\n",
+			ds[i]->name, (unsigned long long)ds[i]->restarts);
+	if (fclose(f) != 0) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
