@@ -20,6 +20,7 @@ enum health_reason {
 	HEALTH_OTHER_LOADED,  /* a module of another version than the installed one */
 	HEALTH_NVML,	      /* NVML does not answer as the installed driver should */
 	HEALTH_XID,	      /* a GPU reported an Xid that needs a reset or a reboot */
+	HEALTH_FABRIC,	      /* an NVSwitch system without Fabric Manager running */
 	HEALTH_CUDA,	      /* CUDA does not initialise or take a context on every GPU */
 	HEALTH_N_REASONS,
 };
@@ -28,11 +29,12 @@ const char *health_reason_name(enum health_reason r);
 
 /* What the agent observed in one look at the node; a string is "" when not known. */
 struct health_input {
-	const char *installed;	/* the installed version, or NULL */
-	const char *loaded;	/* the live nvidia module's version, or "" */
-	const char *nvml_error; /* NULL when NVML answered as it should */
-	const char *fatal_xid;	/* the fatal Xid in effect ("Xid 79 on 0000:3b:00"), or NULL */
-	const char *cuda_error; /* NULL when CUDA answered (or was not asked this time) */
+	const char *installed;	  /* the installed version, or NULL */
+	const char *loaded;	  /* the live nvidia module's version, or "" */
+	const char *nvml_error;	  /* NULL when NVML answered as it should */
+	const char *fatal_xid;	  /* the fatal Xid in effect ("Xid 79 on 0000:3b:00"), or NULL */
+	const char *fabric_error; /* NVSwitches and no Fabric Manager running: why, or NULL */
+	const char *cuda_error;	  /* NULL when CUDA answered (or was not asked this time) */
 };
 
 /* Judges IN: HEALTH_READY, or the first reason it is not, with the cause into CAUSE. */

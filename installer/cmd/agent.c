@@ -33,8 +33,15 @@
 
 #define KMSG_PATH "/dev/kmsg"
 #define MAX_HOLDS 4
-/* NVIDIA's persistence daemon, in the driver's bin/; persistence mode on, as root. */
+/*
+ * The driver's daemons, in the order they start (and stop in reverse): NVIDIA's persistence
+ * daemon, persistence mode on, as root; on NVSwitch systems Fabric Manager, with the
+ * installed config when the package has one (its default path otherwise).
+ */
+enum { D_PERSISTENCED, D_FABRICMANAGER, N_DAEMONS };
 #define PERSISTENCED "nvidia-persistenced"
+#define FABRICMANAGER EXPOSE_FABRICMANAGER
+#define FABRICMANAGER_CFG "share/nvidia/nvswitch/fabricmanager.cfg"
 
 struct agent {
 	const struct config *c;
@@ -45,7 +52,9 @@ struct agent {
 	uint64_t cuda_ok_ns; /* the last CUDA check that passed, 0 for none since a change */
 	char fatal_xid[96];  /* the fatal Xid in effect since the driver loaded, or "" */
 	char version[64];    /* the installed version at the last look, or "" */
-	struct daemon persistenced;
+	struct daemon daemons[N_DAEMONS];
+	char fm_cfg[PATH_MAX +
+		    64];      /* the config Fabric Manager is started with ("": its default) */
 	int ctl_fd;	      /* the control socket (agent/control.h), or -1 */
 	int holds[MAX_HOLDS]; /* installers holding the daemons stopped */
 	size_t n_holds;
@@ -101,6 +110,14 @@ static void read_kmsg(struct agent *a)
  * A child of ours that no daemon knows: what a daemon's first process left when it forked
  * into the background and exited (we are a child subreaper). 0 when there is none.
  */
+static bool known(const struct agent *a, pid_t pid)
+{
+	for (int i = 0; i < N_DAEMONS; i++)
+		if (pid == a->daemons[i].pid || pid == a->daemons[i].launcher)
+			return true;
+	return false;
+}
+
 static pid_t orphan_child(const struct agent *a)
 {
 	char path[64], buf[512], *p, *end;
@@ -117,7 +134,7 @@ static pid_t orphan_child(const struct agent *a)
 
 		if (end == p)
 			return 0;
-		if (pid > 0 && pid != a->persistenced.pid && pid != a->persistenced.launcher)
+		if (pid > 0 && !known(a, (pid_t)pid))
 			return (pid_t)pid;
 	}
 }
@@ -127,43 +144,105 @@ static void reap(struct agent *a)
 	int status;
 	pid_t pid;
 
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		pid_t orphan = pid == a->persistenced.launcher ? orphan_child(a) : 0;
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+		for (int i = 0; i < N_DAEMONS; i++) {
+			struct daemon *d = &a->daemons[i];
+			pid_t orphan = pid == d->launcher ? orphan_child(a) : 0;
 
-		(void)daemon_reaped(&a->persistenced, pid, status, orphan);
-	}
+			if (daemon_reaped(d, pid, status, orphan))
+				break;
+		}
+}
+
+/* Stops every daemon, Fabric Manager first. Returns how many ran. */
+static unsigned stop_daemons(struct agent *a)
+{
+	unsigned n = 0;
+
+	for (int i = N_DAEMONS; i-- > 0;)
+		n += daemon_stop(&a->daemons[i], CONTROL_STOP_TIMEOUT_S);
+	return n;
+}
+
+/* Starts D from the install dir's bin/ (resolved as it is now, under --root), when due. */
+static void start_daemon(struct daemon *d, const char *dir)
+{
+	char path[PATH_MAX];
+	struct err e;
+
+	if (!daemon_due(d, now_ns()))
+		return;
+	snprintf(path, sizeof(path), "%s/bin/%s", dir, d->name);
+	if (access(path, X_OK) < 0)
+		return;
+	if (daemon_start(d, path, &e) < 0)
+		log_kv(LOG_WARN, "agent", "a daemon could not be started", "daemon", d->name,
+		       "error", e.msg, LOG_END);
 }
 
 /*
- * The persistence daemon runs while the installed driver is loaded, no installer holds it,
- * and the installed driver has one. It does not count in readiness: without it the GPUs
- * still run jobs, each start paying the driver's initialisation.
+ * The daemons run while the installed driver is loaded and no installer holds them: the
+ * persistence daemon where the driver has one, Fabric Manager where the host has NVSwitches.
+ * The persistence daemon does not count in readiness (the GPUs run jobs without it, each
+ * start paying the driver's initialisation); Fabric Manager does (health_input.fabric).
  */
-static void run_daemons(struct agent *a, const struct nodestate *s, enum health_reason r)
+static void run_daemons(struct agent *a, const struct nodestate *s)
 {
 	_cleanup_close_ int dir_fd = -1;
-	char path[PATH_MAX];
-	bool loaded =
-		r != HEALTH_NOT_INSTALLED && r != HEALTH_NOT_LOADED && r != HEALTH_OTHER_LOADED;
+	char dir[PATH_MAX], cfg[PATH_MAX + 64];
 	struct err e;
 
-	if (!loaded || a->n_holds > 0) {
-		if (daemon_stop(&a->persistenced, CONTROL_STOP_TIMEOUT_S))
-			log_kv(LOG_INFO, "agent",
-			       "the persistence daemon stopped: the driver is not loaded", "daemon",
-			       PERSISTENCED, LOG_END);
+	if (!s->installed || strcmp(s->loaded_version, s->manifest.driver_version) != 0 ||
+	    a->n_holds > 0) {
+		if (stop_daemons(a) > 0)
+			log_msg(LOG_INFO, "agent",
+				"the daemons stopped: the installed driver is not loaded");
 		return;
 	}
-	if (!daemon_due(&a->persistenced, now_ns()))
-		return;
 	dir_fd = fs_dir_in_root(a->root_fd, a->c->install_dir, false, &e);
-	snprintf(path, sizeof(path), "/proc/self/fd/%d/bin/" PERSISTENCED, dir_fd);
-	if (dir_fd < 0 || access(path, X_OK) < 0)
+	if (dir_fd < 0 || fs_fd_path(dir_fd, dir, sizeof(dir)) < 0)
 		return;
-	(void)s;
-	if (daemon_start(&a->persistenced, path, &e) < 0)
-		log_kv(LOG_WARN, "agent", "the persistence daemon could not be started", "error",
-		       e.msg, LOG_END);
+	start_daemon(&a->daemons[D_PERSISTENCED], dir);
+	if (s->host.n_nvswitches == 0)
+		return;
+	snprintf(cfg, sizeof(cfg), "%s/" FABRICMANAGER_CFG, dir);
+	snprintf(a->fm_cfg, sizeof(a->fm_cfg), "%s", access(cfg, R_OK) == 0 ? cfg : "");
+	a->daemons[D_FABRICMANAGER].args[0] = a->fm_cfg[0] ? "-c" : NULL;
+	a->daemons[D_FABRICMANAGER].args[1] = a->fm_cfg[0] ? a->fm_cfg : NULL;
+	start_daemon(&a->daemons[D_FABRICMANAGER], dir);
+}
+
+/*
+ * On an NVSwitch system, why Fabric Manager does not serve (into BUF), or NULL when it
+ * runs or the host has no NVSwitch.
+ */
+static const char *fabric_error(const struct agent *a, const struct nodestate *s, char *buf,
+				size_t size)
+{
+	const struct daemon *d = &a->daemons[D_FABRICMANAGER];
+	_cleanup_close_ int dir_fd = -1;
+	char path[PATH_MAX];
+	struct err e;
+
+	if (s->host.n_nvswitches == 0 || d->state == DAEMON_RUNNING)
+		return NULL;
+	dir_fd = fs_dir_in_root(a->root_fd, a->c->install_dir, false, &e);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/bin/" FABRICMANAGER, dir_fd);
+	if (dir_fd < 0 || access(path, X_OK) < 0)
+		snprintf(
+			buf, size,
+			"this node has %zu NVSwitch(es) and the installed driver has no Fabric Manager (bin/" FABRICMANAGER
+			")",
+			s->host.n_nvswitches);
+	else if (d->state == DAEMON_BACKOFF)
+		snprintf(
+			buf, size,
+			"Fabric Manager ended (%s) on this node of %zu NVSwitch(es); started again in %u s",
+			d->last_end, s->host.n_nvswitches, d->backoff_s);
+	else
+		snprintf(buf, size, "Fabric Manager is starting on this node of %zu NVSwitch(es)",
+			 s->host.n_nvswitches);
+	return buf;
 }
 
 /* An installer asks: the daemons stop, and stay stopped while it holds the connection. */
@@ -179,7 +258,7 @@ static void on_control(struct agent *a)
 		close(fd);
 		return;
 	}
-	stopped += daemon_stop(&a->persistenced, CONTROL_STOP_TIMEOUT_S);
+	stopped = stop_daemons(a);
 	log_kv(LOG_INFO, "agent", "an installer holds the daemons stopped", "why", why,
 	       U64("stopped", stopped), LOG_END);
 	snprintf(reply, sizeof(reply), "held %u\n", stopped);
@@ -206,8 +285,9 @@ static void on_hold(struct agent *a, size_t i)
 
 static char *render(const struct agent *a)
 {
-	const struct daemon *ds[] = {&a->persistenced};
-	_cleanup_free_ char *h = health_render(&a->h, a->version), *d = daemon_render(ds, 1);
+	const struct daemon *ds[] = {&a->daemons[D_PERSISTENCED], &a->daemons[D_FABRICMANAGER]};
+	_cleanup_free_ char *h = health_render(&a->h, a->version),
+			    *d = daemon_render(ds, ARRAY_SIZE(ds));
 	char *all = NULL;
 
 	if (!h || !d || asprintf(&all, "%s%s", h, d) < 0)
@@ -276,7 +356,7 @@ static void publish(struct agent *a, const struct nodestate *s, bool ready)
 static void look(struct agent *a)
 {
 	_cleanup_(nodestate_done) struct nodestate s;
-	char nvml_err[512] = "", cuda_err[512] = "", cause[512];
+	char nvml_err[512] = "", cuda_err[512] = "", fm_err[256], cause[512];
 	struct health_input in = {0};
 	enum health_reason r;
 	struct err e;
@@ -304,6 +384,8 @@ static void look(struct agent *a)
 		str_fmt_cut(nvml_err, sizeof(nvml_err), "%s", e.msg);
 	in.nvml_error = nvml_err[0] ? nvml_err : NULL;
 	in.fatal_xid = a->fatal_xid[0] ? a->fatal_xid : NULL;
+	run_daemons(a, &s);
+	in.fabric_error = fabric_error(a, &s, fm_err, sizeof(fm_err));
 	r = health_judge(&in, cause, sizeof(cause));
 	if (r == HEALTH_READY) {
 		check_cuda(a, &s, cuda_err, sizeof(cuda_err));
@@ -319,7 +401,6 @@ static void look(struct agent *a)
 			       health_reason_name(r), "cause", cause, LOG_END);
 	}
 	publish(a, &s, r == HEALTH_READY);
-	run_daemons(a, &s, r);
 }
 
 static void write_textfile(struct agent *a)
@@ -441,7 +522,9 @@ int agent_run(const struct config *c, struct err *e)
 			  .start_ns = now_ns(),
 			  .kmsg = {.fd = -1},
 			  .ctl_fd = -1,
-			  .persistenced = {.name = PERSISTENCED, .args = {"--persistence-mode"}}};
+			  .daemons = {[D_PERSISTENCED] = {.name = PERSISTENCED,
+							  .args = {"--persistence-mode"}},
+				      [D_FABRICMANAGER] = {.name = FABRICMANAGER}}};
 	_cleanup_close_ int root_fd = -1, sig_fd = -1, http_fd = -1;
 	unsigned port = 0;
 	struct err ke;
@@ -473,7 +556,7 @@ int agent_run(const struct config *c, struct err *e)
 	stop = loop(&a, sig_fd, http_fd);
 	kmsg_close(&a.kmsg);
 	/* The daemons end before the agent, in order; holders see their connections close. */
-	daemon_stop(&a.persistenced, CONTROL_STOP_TIMEOUT_S);
+	stop_daemons(&a);
 	for (size_t i = 0; i < a.n_holds; i++)
 		close(a.holds[i]);
 	close(a.ctl_fd);

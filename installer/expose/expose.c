@@ -136,7 +136,13 @@ static void loaded_version(int root_fd, const char *release, char *buf, size_t s
 		type[0] = '\0';
 }
 
-/* What a CUDA job sees: libcuda initialises and takes a context on every GPU. */
+/*
+ * What a CUDA job sees: libcuda initialises and takes a context on every GPU. On an NVSwitch
+ * system whose package has Fabric Manager, 802 (the fabric not trained) is not a failure
+ * here: Fabric Manager is the node agent's to start, after this run, and the agent makes
+ * the node ready once the fabric is trained. Returns 1 when CUDA is ready (or there is no
+ * GPU to ask), 2 when it waits for the agent's Fabric Manager, -1 otherwise.
+ */
 static int verify_cuda(int install_fd, const struct host *h, struct err *e)
 {
 	struct cuda_report c;
@@ -146,17 +152,25 @@ static int verify_cuda(int install_fd, const struct host *h, struct err *e)
 	/* No GPU: cuInit would say CUDA_ERROR_NO_DEVICE; NVML has answered for the driver. */
 	if (h->n_gpus == 0) {
 		log_msg(LOG_INFO, "verify", "CUDA check skipped: no NVIDIA GPU on the PCI bus");
-		return 0;
+		return 1;
 	}
 	snprintf(lib, sizeof(lib), "/proc/self/fd/%d/lib64/libcuda.so.1", install_fd);
-	if (cuda_probe(lib, CUDA_CHECK_TIMEOUT_S, &c, e) < 0 ||
-	    cuda_check(&c, h->n_gpus, h->n_nvswitches, e) < 0)
+	if (cuda_probe(lib, CUDA_CHECK_TIMEOUT_S, &c, e) < 0)
+		return err_wrap(e, "verify");
+	if (c.result == CUDA_SYSTEM_NOT_READY && h->n_nvswitches > 0 &&
+	    faccessat(install_fd, "bin/" EXPOSE_FABRICMANAGER, X_OK, 0) == 0) {
+		log_kv(LOG_INFO, "verify",
+		       "CUDA waits for Fabric Manager (802: the NVLink fabric is not trained): the node agent starts it and makes the node ready",
+		       U64("nvswitches", h->n_nvswitches), LOG_END);
+		return 2;
+	}
+	if (cuda_check(&c, h->n_gpus, h->n_nvswitches, e) < 0)
 		return err_wrap(e, "verify");
 	log_kv(LOG_INFO, "verify", "CUDA ready: a context on every GPU",
 	       U64("cuda_driver_version", (uint64_t)c.driver_version),
 	       U64("devices", (uint64_t)c.n_devices), U64("nvswitches", h->n_nvswitches),
 	       U64("duration_ms", (now_ns() - t0) / 1000000), LOG_END);
-	return 0;
+	return 1;
 }
 
 static int verify(const struct expose_opts *o, int install_fd, const struct host *h,
@@ -178,7 +192,7 @@ static int verify(const struct expose_opts *o, int install_fd, const struct host
 	for (unsigned i = 0; i < r->n_gpus; i++)
 		log_kv(LOG_INFO, "verify", "GPU", U64("index", i), "name", r->gpus[i].name, "uuid",
 		       r->gpus[i].uuid, U64("memory_mib", r->gpus[i].memory_mib), LOG_END);
-	return verify_cuda(install_fd, h, e) < 0 ? -1 : 1;
+	return verify_cuda(install_fd, h, e);
 }
 
 /*
@@ -227,6 +241,13 @@ int expose_run(const struct expose_opts *o, int root_fd, int install_fd, const s
 	if (verified < 0) {
 		withdraw_after_failure(o, root_fd);
 		return -1;
+	}
+	if (verified == 2) {
+		/* The devices are there: the spec; the labels and the marker are the agent's. */
+		if (nodeinfo_remove_driver(root_fd, e) < 0 ||
+		    publish_cdi(o, root_fd, fresh_fd, &r, e) < 0)
+			return -1;
+		return 0;
 	}
 	if (publish_cdi(o, root_fd, fresh_fd, verified ? &r : NULL, e) < 0 ||
 	    labels_write(root_fd,

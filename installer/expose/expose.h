@@ -29,6 +29,8 @@
 #include "expose/timing.h"
 
 #define EXPOSE_RUN_DIR "/run/nvidia-driver-installer" /* this process's own, for staging */
+/* NVIDIA's Fabric Manager, in the installed bin/: the node agent runs it on NVSwitch hosts. */
+#define EXPOSE_FABRICMANAGER "nv-fabricmanager"
 
 /* What the expose stage reads of the configuration: host paths, and the CDI choices. */
 struct expose_opts {
@@ -47,8 +49,9 @@ struct expose_opts {
  * Exposes VERSION, installed in the directory open as INSTALL_FD. Without a
  * loaded driver of that version (--skip-modules), stops after the ld cache.
  * Returns 1 when the driver was made ready (the marker written), 0 when it
- * stopped after the ld cache, or -1 (EXIT_DRIVER_CHECK when NVML disagrees; no
- * marker then).
+ * stopped after the ld cache, or after the CDI spec on an NVSwitch system whose CUDA waits
+ * for Fabric Manager (the node agent's to start; the labels and marker are then its), or
+ * -1 (EXIT_DRIVER_CHECK when NVML or CUDA disagrees; no marker then).
  */
 _must_check_ int expose_run(const struct expose_opts *o, int root_fd, int install_fd,
 			    const struct host *h, const char *version, struct err *e);

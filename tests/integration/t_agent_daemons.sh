@@ -1,4 +1,4 @@
-# The node agent's daemons (tests/standin/nvidia-persistenced.c stands in for NVIDIA's: it
+# The node agent's daemons (tests/standin/daemon.c stands in for NVIDIA's: it
 # forks into the background as the real one does, holds /dev/nvidiactl in the fake kernel's
 # /proc, and records its starts and stops):
 #   1. the agent starts the persistence daemon from the installed bin/ once the driver is
@@ -17,7 +17,7 @@ mkkernel "$T/root"
 # Two versions of a driver whose bin/ has the persistence daemon.
 for v in "$V_OLD" "$V_NEW"; do
     "$SRC/scripts/make-standin-driver" "$v" "$T/drv-$v" 4
-    cc -O1 -o "$T/drv-$v/bin/nvidia-persistenced" "$SRC/tests/standin/nvidia-persistenced.c"
+    cc -O1 -o "$T/drv-$v/bin/nvidia-persistenced" "$SRC/tests/standin/daemon.c"
     sign_modules "$T/drv-$v/kernel"
     "$SRC/scripts/make-repo" pack "$T/drv-$v" "$T/pkg-$v.tar.zst"
     "$SRC/scripts/make-repo" add --repo "$T/repo" --key "$FIX/keys/key.pem" --version "$v" \
@@ -52,13 +52,13 @@ said() { grep -c -- "$1" "$T/agent.log" || true; }
 count() { grep -c "^$1 " "$dlog" || true; }
 at_least() { [ "$(count "$1")" -ge "$2" ]; }
 said_at_least() { [ "$(said "$1")" -ge "$2" ]; }
-daemon_pid() { sed -n 's/^start pid=\([0-9]*\) .*/\1/p' "$dlog" | tail -1; }
+daemon_pid() { sed -n 's/^start nvidia-persistenced pid=\([0-9]*\) .*/\1/p' "$dlog" | tail -1; }
 port() { sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log" | tail -1; }
 metric() { curl -s "http://127.0.0.1:$(port)/metrics" | grep -F -- "$1" >/dev/null; }
 
 # 1. Started, forked away, known by its pid.
 wait_for "the daemon's start" 10 at_least start 1
-grep -qx "start pid=[0-9]* args=--persistence-mode" "$dlog" || fail "its arguments: $(cat "$dlog")"
+grep -qx "start nvidia-persistenced pid=[0-9]* args=--persistence-mode" "$dlog" || fail "its arguments: $(cat "$dlog")"
 wait_for "the agent to know it" 5 said_at_least "daemon running (daemon=nvidia-persistenced pid=$(daemon_pid) restarts=0)" 1
 [ -d "$T/root/proc/$(daemon_pid)/fd" ] || fail "the stand-in does not hold the driver"
 metric 'nvidia_driver_installer_agent_daemon_up{daemon="nvidia-persistenced"} 1' || fail "daemon_up"
@@ -78,7 +78,7 @@ grep -q "node not ready" "$T/agent.log" && fail "not ready for the persistence d
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_NEW"
 expect_err "kernel: the node agent's daemons are stopped for this run (stopped=1)"
 [ "$(count stop)" = 1 ] || fail "not stopped once: $(cat "$dlog")"
-grep -q "^stop pid=$pid\|^stop pid=[0-9]* signal=TERM$" "$dlog" || fail "$(cat "$dlog")"
+grep -q "^stop nvidia-persistenced pid=[0-9]* signal=TERM$" "$dlog" || fail "$(cat "$dlog")"
 assert_eq "$(installed_version)" "$V_NEW" "the upgrade"
 wait_for "the new version's daemon" 10 at_least start 3
 wait_for "ready on the new version" 10 metric "nvidia_driver_installer_agent_ready{version=\"$V_NEW\"} 1"

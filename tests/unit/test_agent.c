@@ -162,6 +162,7 @@ static void test_health_judge(void **state)
 				  .loaded = "550.90.07",
 				  .nvml_error = "NVML: no",
 				  .fatal_xid = "Xid 79 on GPU 0000:3b:00",
+				  .fabric_error = "no Fabric Manager",
 				  .cuda_error = "CUDA: no"};
 	char cause[256];
 
@@ -173,6 +174,9 @@ static void test_health_judge(void **state)
 	assert_string_equal(cause,
 			    "Xid 79 on GPU 0000:3b:00: the GPU needs a reset or the node a reboot");
 	in.fatal_xid = NULL;
+	assert_int_equal(health_judge(&in, cause, sizeof(cause)), HEALTH_FABRIC);
+	assert_string_equal(cause, "no Fabric Manager");
+	in.fabric_error = NULL;
 	assert_int_equal(health_judge(&in, cause, sizeof(cause)), HEALTH_CUDA);
 	in.cuda_error = NULL;
 	assert_int_equal(health_judge(&in, cause, sizeof(cause)), HEALTH_READY);
@@ -185,6 +189,7 @@ static void test_health_judge(void **state)
 	in.installed = NULL;
 	assert_int_equal(health_judge(&in, cause, sizeof(cause)), HEALTH_NOT_INSTALLED);
 	assert_string_equal(health_reason_name(HEALTH_OTHER_LOADED), "other_version_loaded");
+	assert_string_equal(health_reason_name(HEALTH_FABRIC), "fabric_manager");
 }
 
 static void test_health_history(void **state)

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * A stand-in for NVIDIA's nvidia-persistenced, for the node agent's tests: it starts as
- * the real one does (the first process forks the daemon and exits 0; the daemon makes
- * its own session) and holds the driver open as the real one does, in the fake kernel's
- * terms: a /proc/PID/fd link to /dev/nvidiactl under $STANDIN_ROOT, which the installer's
- * idle check reads. It records each start (its pid and arguments) and each stop (the
- * signal) in $STANDIN_DAEMON_LOG, and on SIGTERM or SIGINT lets go and exits 0.
- * STANDIN_DAEMON_FAIL=start: the first process exits 1 (a daemon that cannot start).
+ * A stand-in for NVIDIA's daemons, for the node agent's tests: nvidia-persistenced, and
+ * built with -DSTANDIN_FABRIC nv-fabricmanager. It starts as the real ones do (the first
+ * process forks the daemon and exits 0; the daemon makes its own session) and holds the
+ * driver open as they do, in the fake kernel's terms: a /proc/PID/fd link to
+ * /dev/nvidiactl under $STANDIN_ROOT, which the installer's idle check reads. It records
+ * each start (its pid and arguments) and each stop (the signal) in $STANDIN_DAEMON_LOG,
+ * and on SIGTERM or SIGINT lets go and exits 0. STANDIN_DAEMON_FAIL=start: the first
+ * process exits 1 (a daemon that cannot start). The Fabric Manager trains the NVLink
+ * fabric: it writes "trained" to $STANDIN_ROOT/run/nvidia-fabricmanager/standin-fabric,
+ * which the stand-in libcuda reads (802 until then), and "stopped" when it stops.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -19,6 +22,13 @@
 static char proc_dir[4096];
 static volatile sig_atomic_t stop;
 
+#ifdef STANDIN_FABRIC
+#define NAME "nv-fabricmanager"
+#else
+#define NAME "nvidia-persistenced"
+#endif
+
+/* A line of the log: "EVENT NAME pid=PID WHAT". */
 static void record(const char *fmt, const char *what, int pid)
 {
 	const char *log = getenv("STANDIN_DAEMON_LOG");
@@ -27,13 +37,42 @@ static void record(const char *fmt, const char *what, int pid)
 
 	if (!log)
 		return;
-	n = snprintf(line, sizeof(line), fmt, pid, what);
+	n = snprintf(line, sizeof(line), fmt, NAME, pid, what);
 	fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd >= 0 && n > 0) {
 		if (write(fd, line, (size_t)n) < 0)
 			perror("stand-in: log");
 		close(fd);
 	}
+}
+
+#ifdef STANDIN_FABRIC
+#define COMM "nv-fabricmanage"
+#else
+#define COMM "nvidia-persiste"
+#endif
+
+/* The fabric's state, for the stand-in libcuda. */
+static void fabric(const char *state)
+{
+#ifdef STANDIN_FABRIC
+	const char *root = getenv("STANDIN_ROOT");
+	char path[4200];
+	FILE *f;
+
+	if (!root)
+		return;
+	snprintf(path, sizeof(path), "%s/run/nvidia-fabricmanager", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/run/nvidia-fabricmanager/standin-fabric", root);
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "%s\n", state);
+		fclose(f);
+	}
+#else
+	(void)state;
+#endif
 }
 
 /* /proc/PID/fd/3 -> /dev/nvidiactl and /proc/PID/comm under the fake root. */
@@ -55,7 +94,7 @@ static void hold_driver(int pid)
 	snprintf(path, sizeof(path), "%s/comm", proc_dir);
 	f = fopen(path, "w");
 	if (f) {
-		fputs("nvidia-persiste\n", f);
+		fprintf(f, "%s\n", COMM);
 		fclose(f);
 	}
 }
@@ -91,7 +130,7 @@ int main(int argc, char **argv)
 		snprintf(args + strlen(args), sizeof(args) - strlen(args), "%s%s", i > 1 ? " " : "",
 			 argv[i]);
 	if (fail && strcmp(fail, "start") == 0) {
-		record("fail pid=%d args=%s\n", args, getpid());
+		record("fail %s pid=%d args=%s\n", args, getpid());
 		return 1;
 	}
 	pid = fork();
@@ -109,10 +148,12 @@ int main(int argc, char **argv)
 	sigaddset(&term, SIGINT);
 	sigprocmask(SIG_SETMASK, &term, NULL);
 	hold_driver(getpid());
-	record("start pid=%d args=%s\n", args, getpid());
+	fabric("trained");
+	record("start %s pid=%d args=%s\n", args, getpid());
 	while (!stop)
 		sigsuspend(&none);
+	fabric("stopped");
 	let_go();
-	record("stop pid=%d signal=%s\n", stop == SIGTERM ? "TERM" : "INT", getpid());
+	record("stop %s pid=%d signal=%s\n", stop == SIGTERM ? "TERM" : "INT", getpid());
 	return 0;
 }

@@ -1,0 +1,119 @@
+# Fabric Manager on NVSwitch systems (HGX-like: two GPUs and two NVSwitches, PCI class
+# 0x0680), run by the node agent. tests/standin/daemon.c built as nv-fabricmanager trains
+# the stand-in fabric when it starts; the stand-in libcuda answers 802 until then.
+#   1. A package without Fabric Manager on an NVSwitch node: install exits 8 naming it,
+#      and the agent says not ready, reason fabric_manager, naming what is missing.
+#   2. A package with it: install exits 0 without the marker or labels (CUDA waits for
+#      the Fabric Manager the agent starts); the agent starts it with the installed
+#      config, the fabric trains, the node is ready, marker and labels written by the agent.
+#   3. Fabric Manager killed: readiness withdrawn while it is started again, then restored.
+#   4. An upgrade's hold and the agent's SIGTERM stop Fabric Manager before the persistence
+#      daemon; a node without NVSwitch starts no Fabric Manager from the same package.
+FAKE_KERNEL=1
+# mkhost DIR [--switches]: a host root with two GPUs, and two NVSwitches if asked.
+mkhost() {
+    rm -rf "$T/root"
+    mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330 --gpu 10de:2330
+    mkkernel "$T/root"
+    if [ "${1:-}" = --switches ]; then
+        add_pci "$T/root" 0000:00:0a.0 10de 22a3 0x068000
+        add_pci "$T/root" 0000:00:0b.0 10de 22a3 0x068000
+    fi
+    : >"$T/root/dev/kmsg"
+}
+# Two versions of a driver with both daemons and Fabric Manager's config.
+for v in "$V_OLD" "$V_NEW"; do
+    "$SRC/scripts/make-standin-driver" "$v" "$T/drv-$v" 4
+    cc -O1 -o "$T/drv-$v/bin/nvidia-persistenced" "$SRC/tests/standin/daemon.c"
+    cc -O1 -DSTANDIN_FABRIC -o "$T/drv-$v/bin/nv-fabricmanager" "$SRC/tests/standin/daemon.c"
+    mkdir -p "$T/drv-$v/share/nvidia/nvswitch"
+    printf 'LOG_LEVEL=4\nDAEMONIZE=1\n' >"$T/drv-$v/share/nvidia/nvswitch/fabricmanager.cfg"
+    sign_modules "$T/drv-$v/kernel"
+    "$SRC/scripts/make-repo" pack "$T/drv-$v" "$T/pkg-$v.tar.zst"
+    "$SRC/scripts/make-repo" add --repo "$T/repo" --key "$FIX/keys/key.pem" --version "$v" \
+        --kernel "$KERNEL" "$T/pkg-$v.tar.zst" >/dev/null
+done
+marker=$T/root/run/nvidia/validations/driver-ready
+labels=$T/root/etc/kubernetes/node-feature-discovery/features.d/00-nvidia-driver
+dlog=$T/daemons.log
+: >"$dlog"
+start_agent() {
+    env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" STANDIN_ROOT="$T/root" STANDIN_DAEMON_LOG="$dlog" \
+        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+        "$BIN" --root "$T/root" agent --listen 127.0.0.1:0 --interval 1 --kernel-release "$KERNEL" \
+        2>>"$T/agent.log" &
+    apid=$!
+}
+stop_agent() {
+    kill -TERM "$apid"
+    wait "$apid" || fail "the agent's exit on SIGTERM"
+}
+kill_leftovers() {
+    local p
+    for p in /proc/[0-9]*; do
+        case $(readlink "$p/exe" 2>/dev/null) in "$T"/*) kill -KILL "${p#/proc/}" 2>/dev/null || true ;; esac
+    done
+}
+apid=
+trap 'rc=$?; [ -z "$apid" ] || kill "$apid" 2>/dev/null || true; sleep 0.2; kill_leftovers
+[ $rc = 0 ] || { tail -8 "$T/agent.log"; cat "$dlog"; }' EXIT
+said() { grep -c -- "$1" "$T/agent.log" || true; }
+said_at_least() { [ "$(said "$1")" -ge "$2" ]; }
+starts() { grep -c "^start $1 " "$dlog" || true; }
+starts_at_least() { [ "$(starts "$1")" -ge "$2" ]; }
+port() { sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log" | tail -1; }
+readyz() { curl -s "http://127.0.0.1:$(port)/readyz"; }
+readyz_is() { [ "$(readyz)" = "$1" ]; }
+
+# 1. No Fabric Manager in the package (the shared fixtures' driver has none).
+mkhost --switches
+new_signed_repo "$T/repo-nofm" "$V_OLD:default"
+expect_rc 8 install --repo "file://$T/repo-nofm" $(kernel_args)
+expect_err "this node has 2 NVSwitch(es) and its NVLink fabric is not trained"
+start_agent
+wait_for "the agent's judgement" 10 readyz_is "not ready (fabric_manager): this node has 2 NVSwitch(es) and the installed driver has no Fabric Manager (bin/nv-fabricmanager)"
+stop_agent
+
+# 2. With Fabric Manager: the install leaves readiness to the agent, which starts it.
+mkhost --switches
+expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_OLD"
+expect_err "verify: CUDA waits for Fabric Manager (802: the NVLink fabric is not trained): the node agent starts it and makes the node ready (nvswitches=2)"
+[ ! -e "$marker" ] && [ ! -e "$labels" ] || fail "ready before Fabric Manager ran"
+[ -f "$T/root/var/run/cdi/nvidia-driver-installer.json" ] || fail "no CDI spec"
+start_agent
+wait_for "ready once the fabric trained" 10 readyz_is ready
+[ -f "$marker" ] && [ -f "$labels" ] || fail "the agent did not write the marker and labels"
+idir_real=$(realpath "$(idir)")
+grep -qx "start nv-fabricmanager pid=[0-9]* args=-c $idir_real/share/nvidia/nvswitch/fabricmanager.cfg" "$dlog" ||
+    fail "Fabric Manager's arguments: $(cat "$dlog")"
+grep -qx "trained" "$T/root/run/nvidia-fabricmanager/standin-fabric" || fail "the fabric"
+
+# 3. Fabric Manager killed: not ready while it comes back.
+fm=$(sed -n 's/^start nv-fabricmanager pid=\([0-9]*\) .*/\1/p' "$dlog" | tail -1)
+kill -KILL "$fm"
+rm -rf "$T/root/proc/$fm"
+wait_for "readiness withdrawn" 5 test ! -e "$marker"
+said_at_least "node not ready (reason=fabric_manager cause=Fabric Manager ended (signal 9) on this node of 2 NVSwitch(es)" 1 ||
+    fail "no error line: $(tail -3 "$T/agent.log")"
+wait_for "Fabric Manager again" 5 starts_at_least nv-fabricmanager 2
+wait_for "ready again" 10 readyz_is ready
+[ -f "$marker" ] || fail "the marker not restored"
+
+# 4. An upgrade's hold: Fabric Manager stops first, then the persistence daemon.
+expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_NEW"
+expect_err "kernel: the node agent's daemons are stopped for this run (stopped=2)"
+assert_eq "$(grep '^stop ' "$dlog" | awk '{print $2}' | tr '\n' ' ')" "nv-fabricmanager nvidia-persistenced " "the order of the stops"
+wait_for "ready on the new version" 15 readyz_is ready
+stop_agent
+assert_eq "$(grep '^stop ' "$dlog" | awk '{print $2}' | tail -2 | tr '\n' ' ')" "nv-fabricmanager nvidia-persistenced " "SIGTERM's order"
+# The same package on a node without NVSwitch: the persistence daemon only.
+mkhost
+: >"$dlog"
+expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_OLD"
+start_agent
+wait_for "ready" 10 readyz_is ready
+wait_for "the persistence daemon" 5 starts_at_least nvidia-persistenced 1
+sleep 1.5
+assert_eq "$(starts nv-fabricmanager)" 0 "Fabric Manager on a node without NVSwitch"
+stop_agent
+apid=
