@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,4 +174,75 @@ char *daemon_render(const struct daemon *const *ds, size_t n)
 		return NULL;
 	}
 	return s;
+}
+
+int daemon_parse_version(const char *text, char *buf, size_t size)
+{
+	for (const char *p = text; *p; p++) {
+		size_t n = 0, dots = 0;
+
+		if (!isdigit((unsigned char)*p) ||
+		    (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '.')))
+			continue;
+		while (isdigit((unsigned char)p[n]) ||
+		       (p[n] == '.' && isdigit((unsigned char)p[n + 1]) && ++dots))
+			n++;
+		if (dots == 0 || n >= size)
+			continue;
+		memcpy(buf, p, n);
+		buf[n] = '\0';
+		return 0;
+	}
+	return -1;
+}
+
+int daemon_version(const char *path, unsigned timeout_s, char *buf, size_t size)
+{
+	uint64_t deadline = now_ns() + (uint64_t)timeout_s * 1000000000ull;
+	char out[4096];
+	size_t len = 0;
+	int pipefd[2];
+	pid_t pid;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		sigset_t none;
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		dup2(pipefd[1], STDOUT_FILENO);
+		dup2(pipefd[1], STDERR_FILENO);
+		execl(path, path, "--version", (char *)NULL);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	while (len + 1 < sizeof(out)) {
+		struct pollfd p = {.fd = pipefd[0], .events = POLLIN};
+		uint64_t now = now_ns();
+		ssize_t n;
+
+		if (now >= deadline || poll(&p, 1, (int)((deadline - now) / 1000000) + 1) <= 0)
+			break;
+		n = read(pipefd[0], out + len, sizeof(out) - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	out[len] = '\0';
+	close(pipefd[0]);
+	if (!reap_within(pid, 100)) {
+		kill(pid, SIGKILL);
+		reap_within(pid, 5000);
+		return -1;
+	}
+	return daemon_parse_version(out, buf, size);
 }

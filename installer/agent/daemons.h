@@ -66,3 +66,13 @@ bool daemon_due(const struct daemon *d, uint64_t now_ns);
 
 /* The daemons' Prometheus series (docs/metrics.md, "The node agent"), malloc'd, or NULL. */
 char *daemon_render(const struct daemon *const *ds, size_t n);
+
+/*
+ * Runs PATH --version (at most TIMEOUT_S seconds, its output capped at 4 KiB) and puts the
+ * first dotted version in what it printed ("Fabric Manager version is : 535.261.03") into
+ * BUF. Returns 0, or -1 when it could not be run, did not answer in time, or printed none.
+ */
+int daemon_version(const char *path, unsigned timeout_s, char *buf, size_t size);
+
+/* The first "N.N[.N...]" token of TEXT into BUF. Returns 0, or -1 when there is none. */
+int daemon_parse_version(const char *text, char *buf, size_t size);

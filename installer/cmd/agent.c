@@ -53,10 +53,12 @@ struct agent {
 	char fatal_xid[96];  /* the fatal Xid in effect since the driver loaded, or "" */
 	char version[64];    /* the installed version at the last look, or "" */
 	struct daemon daemons[N_DAEMONS];
-	char fm_cfg[PATH_MAX +
-		    64];      /* the config Fabric Manager is started with ("": its default) */
-	int ctl_fd;	      /* the control socket (agent/control.h), or -1 */
-	int holds[MAX_HOLDS]; /* installers holding the daemons stopped */
+	/* The config Fabric Manager is started with ("": its default), and why it was not. */
+	char fm_cfg[PATH_MAX + 64];
+	char fm_refused[256];
+	char fm_refused_for[64]; /* the driver version fm_refused was found for */
+	int ctl_fd;		 /* the control socket (agent/control.h), or -1 */
+	int holds[MAX_HOLDS];	 /* installers holding the daemons stopped */
 	size_t n_holds;
 };
 
@@ -181,6 +183,40 @@ static void start_daemon(struct daemon *d, const char *dir)
 }
 
 /*
+ * Fabric Manager must be the driver's own version (NVIDIA's requirement): asked with
+ * --version before each start. Returns true when it may start; else why not goes to
+ * a->fm_refused.
+ */
+static bool fabric_manager_matches(struct agent *a, const struct nodestate *s, const char *dir)
+{
+	char path[PATH_MAX + 64], v[64];
+
+	if (!daemon_due(&a->daemons[D_FABRICMANAGER], now_ns()))
+		return true;
+	/* Refused once for this driver: the same files, the same answer; said once. */
+	if (a->fm_refused[0] && strcmp(a->fm_refused_for, s->manifest.driver_version) == 0)
+		return false;
+	a->fm_refused[0] = '\0';
+	snprintf(a->fm_refused_for, sizeof(a->fm_refused_for), "%s", s->manifest.driver_version);
+	snprintf(path, sizeof(path), "%s/bin/" FABRICMANAGER, dir);
+	if (access(path, X_OK) < 0)
+		return true;
+	if (daemon_version(path, 5, v, sizeof(v)) < 0)
+		snprintf(a->fm_refused, sizeof(a->fm_refused),
+			 "Fabric Manager's version could not be read (bin/" FABRICMANAGER
+			 " --version): not started");
+	else if (strcmp(v, s->manifest.driver_version) != 0)
+		snprintf(
+			a->fm_refused, sizeof(a->fm_refused),
+			"Fabric Manager %s is not the driver's version %s: not started (NVIDIA requires the same version)",
+			v, s->manifest.driver_version);
+	if (a->fm_refused[0])
+		log_kv(LOG_ERROR, "agent", a->fm_refused, "fix",
+		       "package Fabric Manager of the driver's own version", LOG_END);
+	return !a->fm_refused[0];
+}
+
+/*
  * The daemons run while the installed driver is loaded and no installer holds them: the
  * persistence daemon where the driver has one, Fabric Manager where the host has NVSwitches.
  * The persistence daemon does not count in readiness (the GPUs run jobs without it, each
@@ -205,6 +241,8 @@ static void run_daemons(struct agent *a, const struct nodestate *s)
 	start_daemon(&a->daemons[D_PERSISTENCED], dir);
 	if (s->host.n_nvswitches == 0)
 		return;
+	if (!fabric_manager_matches(a, s, dir))
+		return;
 	snprintf(cfg, sizeof(cfg), "%s/" FABRICMANAGER_CFG, dir);
 	snprintf(a->fm_cfg, sizeof(a->fm_cfg), "%s", access(cfg, R_OK) == 0 ? cfg : "");
 	a->daemons[D_FABRICMANAGER].args[0] = a->fm_cfg[0] ? "-c" : NULL;
@@ -226,6 +264,10 @@ static const char *fabric_error(const struct agent *a, const struct nodestate *s
 
 	if (s->host.n_nvswitches == 0 || d->state == DAEMON_RUNNING)
 		return NULL;
+	if (a->fm_refused[0]) {
+		snprintf(buf, size, "%s", a->fm_refused);
+		return buf;
+	}
 	dir_fd = fs_dir_in_root(a->root_fd, a->c->install_dir, false, &e);
 	snprintf(path, sizeof(path), "/proc/self/fd/%d/bin/" FABRICMANAGER, dir_fd);
 	if (dir_fd < 0 || access(path, X_OK) < 0)

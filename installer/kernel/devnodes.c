@@ -15,12 +15,16 @@
 #include "util/log.h"
 #include "util/str.h"
 
-#define MAX_NODES 64
+#define MAX_NODES 128
+/* nvidia.ko's NVSwitch part (linux_nvswitch.c): its control node's minor, at most 64 switches. */
+#define NVSWITCH_CTL_MINOR 255
+#define NVSWITCH_MAX 64
 
 struct node {
 	char name[64]; /* under /dev: "nvidia0", "nvidia-caps/nvidia-cap1" */
 	unsigned major, minor;
 	mode_t mode;
+	bool root_owned; /* root:root whatever DeviceFileUID/GID say (the NVSwitch nodes) */
 };
 
 /* "Key: value" lines; returns the value of KEY as a number, or DEF. */
@@ -214,6 +218,46 @@ static int sync_char_link(int dev_fd, const struct node *nd, struct devnodes_rep
 	return fs_symlink_replace_at(char_fd, target, link, e);
 }
 
+/*
+ * The NVSwitch nodes, as nvidia-modprobe -s makes them (nvidia_nvswitch_mknod): the major
+ * of "nvidia-nvswitch", nvidia-nvswitchctl at minor 255 and nvidia-nvswitchN per switch,
+ * mode from /proc/driver/nvidia-nvswitch/permissions (DeviceFileMode), owned by root (that
+ * file names no owner). The driver gives each switch it probes the lowest free minor and
+ * says which only through an ioctl on the control node; at load every switch is probed in
+ * turn, so the N switches under /proc/driver/nvidia-nvswitch/devices have minors 0 to N-1.
+ */
+static void add_nvswitch_nodes(int root_fd, int major, struct node *nodes, size_t *n)
+{
+	_cleanup_free_ char *perm =
+		fs_read_in_root(root_fd, "/proc/driver/nvidia-nvswitch/permissions", 4096, NULL);
+	mode_t mode = (mode_t)(perm ? field(perm, "DeviceFileMode", 0666) : 0666) & 07777;
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	struct err e;
+	unsigned switches = 0;
+	int fd = fs_dir_in_root(root_fd, "/proc/driver/nvidia-nvswitch/devices", false, &e);
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d)))
+		switches += de->d_name[0] != '.';
+	if (switches == 0)
+		return;
+	if (add_node(nodes, n, "nvidia-nvswitchctl", (unsigned)major, NVSWITCH_CTL_MINOR, mode) ==
+	    0)
+		nodes[*n - 1].root_owned = true;
+	for (unsigned i = 0; i < switches && i < NVSWITCH_MAX; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "nvidia-nvswitch%u", i);
+		if (add_node(nodes, n, name, (unsigned)major, i, mode) == 0)
+			nodes[*n - 1].root_owned = true;
+	}
+}
+
 /* The nodes the loaded driver calls for. */
 static int wanted_nodes(int root_fd, bool with_modeset, mode_t mode, struct node *nodes, size_t *n,
 			struct err *e)
@@ -221,6 +265,7 @@ static int wanted_nodes(int root_fd, bool with_modeset, mode_t mode, struct node
 	_cleanup_free_ char *devices = fs_read_in_root(root_fd, "/proc/devices", 1 << 20, NULL);
 	int uvm = devices ? devnodes_parse_major(devices, "nvidia-uvm") : -1;
 	int caps = devices ? devnodes_parse_major(devices, "nvidia-caps") : -1;
+	int nvswitch = devices ? devnodes_parse_major(devices, "nvidia-nvswitch") : -1;
 
 	add_node(nodes, n, "nvidiactl", NV_MAJOR, NV_CTL_MINOR, mode);
 	if (with_modeset)
@@ -231,6 +276,8 @@ static int wanted_nodes(int root_fd, bool with_modeset, mode_t mode, struct node
 	}
 	if (caps > 0)
 		add_caps_nodes(root_fd, caps, nodes, n);
+	if (nvswitch > 0)
+		add_nvswitch_nodes(root_fd, nvswitch, nodes, n);
 	return add_gpu_nodes(root_fd, nodes, n, mode, e);
 }
 
@@ -256,7 +303,11 @@ int devnodes_sync(int root_fd, bool with_modeset, struct devnodes_report *r, str
 	if (dev_fd < 0)
 		return err_wrap(e, "devices");
 	for (size_t i = 0; i < n; i++) {
-		if (sync_node(dev_fd, &nodes[i], &p, r, e) < 0 ||
+		struct nv_params np = p;
+
+		if (nodes[i].root_owned)
+			np.uid = 0, np.gid = 0;
+		if (sync_node(dev_fd, &nodes[i], &np, r, e) < 0 ||
 		    sync_char_link(dev_fd, &nodes[i], r, e) < 0)
 			return err_wrap(e, "devices");
 	}
@@ -266,11 +317,17 @@ int devnodes_sync(int root_fd, bool with_modeset, struct devnodes_report *r, str
 static bool is_driver_node(const char *name)
 {
 	static const char *const fixed[] = {"nvidiactl", "nvidia-modeset", "nvidia-uvm",
-					    "nvidia-uvm-tools"};
+					    "nvidia-uvm-tools", "nvidia-nvswitchctl"};
 
 	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++) {
 		if (strcmp(name, fixed[i]) == 0)
 			return true;
+	}
+	if (strncmp(name, "nvidia-nvswitch", 15) == 0 && name[15]) {
+		for (const char *c = name + 15; *c; c++)
+			if (!isdigit((unsigned char)*c))
+				return false;
+		return true;
 	}
 	if (strncmp(name, "nvidia", 6) != 0 || !name[6])
 		return false;

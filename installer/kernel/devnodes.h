@@ -7,6 +7,8 @@
  *   /proc/driver/nvidia/gpus/BDF/information), nvidia-modeset 195:254,
  *   nvidia-uvm M:0 and nvidia-uvm-tools M:1 (M = the "nvidia-uvm" major in
  *   /proc/devices), nvidia-caps/nvidia-cap1 and -cap2 (major "nvidia-caps"),
+ *   on NVSwitch hosts nvidia-nvswitchctl M:255 and nvidia-nvswitchN M:N (M = the
+ *   "nvidia-nvswitch" major; mode from /proc/driver/nvidia-nvswitch/permissions),
  *   and /dev/char/MAJ:MIN links, which container runtimes match device rules by.
  *
  * Modes and owners follow /proc/driver/nvidia/params; ModifyDeviceFiles: 0

@@ -2,13 +2,15 @@
 # 0x0680), run by the node agent. tests/standin/daemon.c built as nv-fabricmanager trains
 # the stand-in fabric when it starts; the stand-in libcuda answers 802 until then.
 #   1. A package without Fabric Manager on an NVSwitch node: install exits 8 naming it,
-#      and the agent says not ready, reason fabric_manager, naming what is missing.
+#      and the agent says not ready, reason fabric_manager, naming what is missing; one
+#      whose Fabric Manager is of another version: not started, both versions named.
 #   2. A package with it: install exits 0 without the marker or labels (CUDA waits for
 #      the Fabric Manager the agent starts); the agent starts it with the installed
 #      config, the fabric trains, the node is ready, marker and labels written by the agent.
 #   3. Fabric Manager killed: readiness withdrawn while it is started again, then restored.
 #   4. An upgrade's hold and the agent's SIGTERM stop Fabric Manager before the persistence
 #      daemon; a node without NVSwitch starts no Fabric Manager from the same package.
+#   The installer makes the NVSwitch device nodes (and uninstall removes them).
 FAKE_KERNEL=1
 # mkhost DIR [--switches]: a host root with two GPUs, and two NVSwitches if asked.
 mkhost() {
@@ -25,7 +27,7 @@ mkhost() {
 for v in "$V_OLD" "$V_NEW"; do
     "$SRC/scripts/make-standin-driver" "$v" "$T/drv-$v" 4
     cc -O1 -o "$T/drv-$v/bin/nvidia-persistenced" "$SRC/tests/standin/daemon.c"
-    cc -O1 -DSTANDIN_FABRIC -o "$T/drv-$v/bin/nv-fabricmanager" "$SRC/tests/standin/daemon.c"
+    cc -O1 -DSTANDIN_FABRIC -DSTANDIN_VERSION="\"$v\"" -o "$T/drv-$v/bin/nv-fabricmanager" "$SRC/tests/standin/daemon.c"
     mkdir -p "$T/drv-$v/share/nvidia/nvswitch"
     printf 'LOG_LEVEL=4\nDAEMONIZE=1\n' >"$T/drv-$v/share/nvidia/nvswitch/fabricmanager.cfg"
     sign_modules "$T/drv-$v/kernel"
@@ -74,12 +76,34 @@ start_agent
 wait_for "the agent's judgement" 10 readyz_is "not ready (fabric_manager): this node has 2 NVSwitch(es) and the installed driver has no Fabric Manager (bin/nv-fabricmanager)"
 stop_agent
 
+# 1b. Fabric Manager of another version than the driver: not started, named.
+"$SRC/scripts/make-standin-driver" "$V_OLD" "$T/drv-mixed" 4
+cc -O1 -DSTANDIN_FABRIC -DSTANDIN_VERSION="\"$V_NEW\"" -o "$T/drv-mixed/bin/nv-fabricmanager" "$SRC/tests/standin/daemon.c"
+sign_modules "$T/drv-mixed/kernel"
+"$SRC/scripts/make-repo" pack "$T/drv-mixed" "$T/pkg-mixed.tar.zst"
+"$SRC/scripts/make-repo" add --repo "$T/repo-mixed" --key "$FIX/keys/key.pem" --version "$V_OLD" \
+    --kernel "$KERNEL" "$T/pkg-mixed.tar.zst" >/dev/null
+mkhost --switches
+expect_rc 0 install --repo "file://$T/repo-mixed" $(kernel_args) --driver-version "$V_OLD"
+start_agent
+wait_for "the version refused" 10 readyz_is "not ready (fabric_manager): Fabric Manager $V_NEW is not the driver's version $V_OLD: not started (NVIDIA requires the same version)"
+sleep 1.5
+assert_eq "$(starts nv-fabricmanager)" 0 "Fabric Manager of another version started"
+assert_eq "$(said "ERROR agent: Fabric Manager $V_NEW is not the driver's version")" 1 "the refusal said once"
+stop_agent
+
 # 2. With Fabric Manager: the install leaves readiness to the agent, which starts it.
 mkhost --switches
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_OLD"
 expect_err "verify: CUDA waits for Fabric Manager (802: the NVLink fabric is not trained): the node agent starts it and makes the node ready (nvswitches=2)"
 [ ! -e "$marker" ] && [ ! -e "$labels" ] || fail "ready before Fabric Manager ran"
 [ -f "$T/root/var/run/cdi/nvidia-driver-installer.json" ] || fail "no CDI spec"
+# The NVSwitch device nodes, as nvidia-modprobe -s makes them (the fake kernel's
+# nvidia-nvswitch major is 508): the control node and one per switch, root's, 0666.
+assert_eq "$(devnode nvidia-nvswitchctl) $(devnode nvidia-nvswitch0) $(devnode nvidia-nvswitch1) $(devnode nvidia-nvswitch2)" \
+    "c 508:255 666 c 508:0 666 c 508:1 666 missing" "the NVSwitch nodes"
+[ "$(stat -c %u:%g "$T/root/dev/nvidia-nvswitch1")" = 0:0 ] || fail "the NVSwitch node's owner"
+[ "$(readlink "$T/root/dev/char/508:255")" = ../nvidia-nvswitchctl ] || fail "the /dev/char link"
 start_agent
 wait_for "ready once the fabric trained" 10 readyz_is ready
 [ -f "$marker" ] && [ -f "$labels" ] || fail "the agent did not write the marker and labels"
@@ -106,7 +130,11 @@ assert_eq "$(grep '^stop ' "$dlog" | awk '{print $2}' | tr '\n' ' ')" "nv-fabric
 wait_for "ready on the new version" 15 readyz_is ready
 stop_agent
 assert_eq "$(grep '^stop ' "$dlog" | awk '{print $2}' | tail -2 | tr '\n' ' ')" "nv-fabricmanager nvidia-persistenced " "SIGTERM's order"
-# The same package on a node without NVSwitch: the persistence daemon only.
+# Uninstall takes the NVSwitch nodes with the others.
+expect_rc 0 uninstall --kernel-release "$KERNEL"
+[ -z "$(ls "$T/root/dev" | grep nvswitch)" ] || fail "NVSwitch nodes left: $(ls "$T/root/dev")"
+[ ! -e "$T/root/dev/char/508:255" ] || fail "the /dev/char link left"
+# The same package on a node without NVSwitch: the persistence daemon only, no NVSwitch node.
 mkhost
 : >"$dlog"
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_OLD"
@@ -115,5 +143,6 @@ wait_for "ready" 10 readyz_is ready
 wait_for "the persistence daemon" 5 starts_at_least nvidia-persistenced 1
 sleep 1.5
 assert_eq "$(starts nv-fabricmanager)" 0 "Fabric Manager on a node without NVSwitch"
+assert_eq "$(devnode nvidia-nvswitchctl)" missing "an NVSwitch control node without a switch"
 stop_agent
 apid=

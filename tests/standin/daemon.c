@@ -10,8 +10,13 @@
  * process exits 1 (a daemon that cannot start). The Fabric Manager trains the NVLink
  * fabric: it writes "trained" to $STANDIN_ROOT/run/nvidia-fabricmanager/standin-fabric,
  * which the stand-in libcuda reads (802 until then), and "stopped" when it stops.
+ * --version prints what the real ones print, for -DSTANDIN_VERSION.
  */
 #include <fcntl.h>
+
+#ifndef STANDIN_VERSION
+#define STANDIN_VERSION "0.0"
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +134,15 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		snprintf(args + strlen(args), sizeof(args) - strlen(args), "%s%s", i > 1 ? " " : "",
 			 argv[i]);
+	/* What the real ones print (STANDIN_VERSION: the version it stands for). */
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+#ifdef STANDIN_FABRIC
+		printf("Fabric Manager version is : %s\n", STANDIN_VERSION);
+#else
+		printf("nvidia-persistenced:  version %s\n", STANDIN_VERSION);
+#endif
+		return 0;
+	}
 	if (fail && strcmp(fail, "start") == 0) {
 		record("fail %s pid=%d args=%s\n", args, getpid());
 		return 1;

@@ -66,6 +66,7 @@ void *dlopen(const char *file, int mode);
 
 #define UVM_MAJOR 511
 #define CAPS_MAJOR 236
+#define NVSWITCH_MAJOR 508
 
 struct modinfo {
 	char name[64];
@@ -410,6 +411,10 @@ static void nvidia_appears(const struct modinfo *mi, const char *args)
 	}
 	devices_set("nvidia", 195, true);
 	devices_set("nvidia-caps", CAPS_MAJOR, true);
+	/* nvidia.ko's NVSwitch part registers its region at load, switches or not. */
+	devices_set("nvidia-nvswitch", NVSWITCH_MAJOR, true);
+	pathf(p, sizeof(p), "proc/driver/nvidia-nvswitch/permissions");
+	put(p, "DeviceFileMode: 438\n");
 	pathf(p, sizeof(p), "sys/bus/pci/devices");
 	d = opendir(p);
 	while (d && (de = readdir(d))) {
@@ -432,11 +437,11 @@ static void nvidia_appears(const struct modinfo *mi, const char *args)
 			fclose(f);
 		}
 		if (vendor == 0x10de && (cls >> 8) == 0x680) {
-			/* An NVSwitch: nvidia.ko's nvswitch part lists it. */
+			/* An NVSwitch: nvidia.ko's nvswitch part lists it, its information
+			 * file as 535's procfs_nvswitch.c writes it (no minor there). */
 			pathf(p, sizeof(p), "proc/driver/nvidia-nvswitch/devices/%s/information",
 			      de->d_name);
-			snprintf(text, sizeof(text), "Bus Location: \t %s\n", de->d_name);
-			put(p, text);
+			put(p, "BIOS Version: N/A\n");
 			continue;
 		}
 		if (vendor != 0x10de || ((cls >> 8) != 0x300 && (cls >> 8) != 0x302))
@@ -666,6 +671,7 @@ static int fake_delete(const char *name_in, unsigned flags)
 		rm_rf(p);
 		devices_set("nvidia", 0, false);
 		devices_set("nvidia-caps", 0, false);
+		devices_set("nvidia-nvswitch", 0, false);
 	}
 	if (strcmp(name, "nvidia_uvm") == 0)
 		devices_set("nvidia-uvm", 0, false);

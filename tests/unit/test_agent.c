@@ -261,6 +261,28 @@ static void test_daemon_backoff(void **state)
 	assert_string_equal(how, "exit 1");
 }
 
+/* The version a daemon's --version prints: the first dotted number, whole. */
+static void test_daemon_version(void **state)
+{
+	char v[16];
+
+	(void)state;
+	assert_int_equal(
+		daemon_parse_version("Fabric Manager version is : 535.261.03\n", v, sizeof(v)), 0);
+	assert_string_equal(v, "535.261.03");
+	assert_int_equal(
+		daemon_parse_version("nvidia-persistenced:  version 535.171.04\n", v, sizeof(v)),
+		0);
+	assert_string_equal(v, "535.171.04");
+	/* Not part of a word, not a lone number, not cut short. */
+	assert_int_equal(daemon_parse_version("v2 x86_64 build 7 version 550.90.07.", v, sizeof(v)),
+			 0);
+	assert_string_equal(v, "550.90.07");
+	assert_int_equal(daemon_parse_version("no version here 42", v, sizeof(v)), -1);
+	assert_int_equal(daemon_parse_version("1.2.3.4.5.6.7.8.9.10.11", v, sizeof(v)), -1);
+	assert_int_equal(daemon_parse_version("", v, sizeof(v)), -1);
+}
+
 static int request(const char *line, char *why)
 {
 	int sv[2], r;
@@ -303,7 +325,8 @@ int main(void)
 		cmocka_unit_test(test_xid_records),    cmocka_unit_test(test_xid_classes),
 		cmocka_unit_test(test_kmsg_file),      cmocka_unit_test(test_http_request),
 		cmocka_unit_test(test_health_judge),   cmocka_unit_test(test_health_history),
-		cmocka_unit_test(test_daemon_backoff), cmocka_unit_test(test_control),
+		cmocka_unit_test(test_daemon_backoff), cmocka_unit_test(test_daemon_version),
+		cmocka_unit_test(test_control),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
