@@ -251,6 +251,34 @@ static void run_daemons(struct agent *a, const struct nodestate *s)
 }
 
 /*
+ * Fabric Manager runs: every GPU whose NVML reports a fabric (Hopper and later) must have
+ * it trained and registered (nvmlDeviceGetGpuFabricInfo). Why not into BUF, or NULL.
+ */
+static const char *fabric_state_error(const struct nodestate *s, char *buf, size_t size)
+{
+	for (unsigned i = 0; s->nvml_ok && i < s->nvml.n_gpus; i++) {
+		const struct nvml_gpu *g = &s->nvml.gpus[i];
+
+		if (g->fabric_state == NVML_FABRIC_NOT_STARTED ||
+		    g->fabric_state == NVML_FABRIC_IN_PROGRESS) {
+			snprintf(
+				buf, size,
+				"the NVLink fabric is not trained: GPU %s reports its fabric %s (Fabric Manager runs)",
+				g->uuid, nvml_fabric_state_name(g->fabric_state));
+			return buf;
+		}
+		if (g->fabric_state == NVML_FABRIC_COMPLETED && g->fabric_status != 0) {
+			snprintf(
+				buf, size,
+				"GPU %s was not registered with the NVLink fabric (NVML status %d): see Fabric Manager's log",
+				g->uuid, g->fabric_status);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/*
  * On an NVSwitch system, why Fabric Manager does not serve (into BUF), or NULL when it
  * runs or the host has no NVSwitch.
  */
@@ -262,8 +290,10 @@ static const char *fabric_error(const struct agent *a, const struct nodestate *s
 	char path[PATH_MAX];
 	struct err e;
 
-	if (s->host.n_nvswitches == 0 || d->state == DAEMON_RUNNING)
+	if (s->host.n_nvswitches == 0)
 		return NULL;
+	if (d->state == DAEMON_RUNNING)
+		return fabric_state_error(s, buf, size);
 	if (a->fm_refused[0]) {
 		snprintf(buf, size, "%s", a->fm_refused);
 		return buf;

@@ -13,6 +13,13 @@ typedef void *nvml_device;
 struct nvml_memory {
 	unsigned long long total, free, used;
 };
+/* nvmlGpuFabricInfo_t as 535's nvml.h lays it out (28 bytes). */
+struct nvml_fabric_info {
+	char cluster_uuid[16];
+	nvml_ret status;
+	unsigned partition_id;
+	unsigned char state;
+};
 
 struct nvml_api {
 	nvml_ret (*init)(void);
@@ -27,7 +34,25 @@ struct nvml_api {
 	nvml_ret (*minor)(nvml_device, unsigned *);
 	nvml_ret (*memory)(nvml_device, struct nvml_memory *);
 	nvml_ret (*compute)(nvml_device, int *, int *);
+	/* Optional: NULL in a library older than R525. */
+	nvml_ret (*fabric)(nvml_device, struct nvml_fabric_info *);
 };
+
+const char *nvml_fabric_state_name(int state)
+{
+	switch (state) {
+	case NVML_FABRIC_NOT_SUPPORTED:
+		return "not supported";
+	case NVML_FABRIC_NOT_STARTED:
+		return "not started";
+	case NVML_FABRIC_IN_PROGRESS:
+		return "in progress";
+	case NVML_FABRIC_COMPLETED:
+		return "completed";
+	default:
+		return "unknown";
+	}
+}
 
 static int resolve(void *h, struct nvml_api *a, struct err *e)
 {
@@ -49,6 +74,7 @@ static int resolve(void *h, struct nvml_api *a, struct err *e)
 
 	if (missing)
 		return err_set(e, EXIT_DRIVER_CHECK, "libnvidia-ml.so.1 lacks %s", missing);
+	*(void **)&a->fabric = dlsym(h, "nvmlDeviceGetGpuFabricInfo");
 	return 0;
 }
 
@@ -71,6 +97,20 @@ static int query_gpu(const struct nvml_api *a, unsigned i, struct nvml_gpu *g, s
 	    (r = a->memory(d, &mem)) != 0 || (r = a->compute(d, &g->cc_major, &g->cc_minor)) != 0)
 		return failed(a, r, "device query", e);
 	g->memory_mib = mem.total >> 20;
+	g->fabric_state = NVML_FABRIC_UNKNOWN;
+	g->fabric_status = 0;
+	if (a->fabric) {
+		struct nvml_fabric_info f;
+
+		memset(&f, 0, sizeof(f));
+		/* A GPU without a fabric answers NVML_ERROR_NOT_SUPPORTED: no fabric to wait for. */
+		if (a->fabric(d, &f) == 0 && f.state <= NVML_FABRIC_COMPLETED) {
+			g->fabric_state = f.state;
+			g->fabric_status = f.status;
+		} else {
+			g->fabric_state = NVML_FABRIC_NOT_SUPPORTED;
+		}
+	}
 	return 0;
 }
 

@@ -20,7 +20,26 @@ struct nvml_gpu {
 	char uuid[96];
 	uint64_t memory_mib;
 	int cc_major, cc_minor;
+	/*
+	 * Its NVLink fabric, as nvmlDeviceGetGpuFabricInfo (R525 and later) says on Hopper and
+	 * later GPUs of NVSwitch systems: NVML_FABRIC_* below; fabric_status is NVML's return
+	 * for the GPU's registration, meaningful once COMPLETED.
+	 */
+	int fabric_state;
+	int fabric_status;
 };
+
+/* nvmlGpuFabricState_t (nvml.h), and UNKNOWN: the library has no such call. */
+enum {
+	NVML_FABRIC_UNKNOWN = -1,
+	NVML_FABRIC_NOT_SUPPORTED = 0,
+	NVML_FABRIC_NOT_STARTED = 1,
+	NVML_FABRIC_IN_PROGRESS = 2,
+	NVML_FABRIC_COMPLETED = 3,
+};
+
+/* "not supported", "not started", "in progress", "completed", "unknown". */
+const char *nvml_fabric_state_name(int state);
 
 struct nvml_report {
 	char driver_version[80];

@@ -112,6 +112,14 @@ grep -qx "start nv-fabricmanager pid=[0-9]* args=-c $idir_real/share/nvidia/nvsw
     fail "Fabric Manager's arguments: $(cat "$dlog")"
 grep -qx "trained" "$T/root/run/nvidia-fabricmanager/standin-fabric" || fail "the fabric"
 
+# 2b. Fabric Manager runs, but NVML says a GPU's fabric is not trained yet
+#     (nvmlDeviceGetGpuFabricInfo): not ready until it is.
+echo training >"$T/root/run/nvidia-fabricmanager/standin-fabric"
+wait_for "the fabric's state" 5 readyz_is "not ready (fabric_manager): the NVLink fabric is not trained: GPU GPU-00000000-0000-0000-0000-000000000000 reports its fabric not started (Fabric Manager runs)"
+[ ! -e "$marker" ] || fail "ready with the fabric untrained"
+echo trained >"$T/root/run/nvidia-fabricmanager/standin-fabric"
+wait_for "ready once trained" 5 readyz_is ready
+
 # 3. Fabric Manager killed: not ready while it comes back.
 fm=$(sed -n 's/^start nv-fabricmanager pid=\([0-9]*\) .*/\1/p' "$dlog" | tail -1)
 kill -KILL "$fm"

@@ -4,7 +4,10 @@
  * calls, answered from the driver's /proc/driver/nvidia files as the stand-in
  * kernel modules (or the fake kernel, under $FAKE_KERNEL_ROOT) show them, so
  * that the same verification code runs against the fake kernel, the VM and a
- * real driver. $NVML_STANDIN_FAIL=init makes nvmlInit fail.
+ * real driver. $NVML_STANDIN_FAIL=init makes nvmlInit fail. The NVLink fabric
+ * (nvmlDeviceGetGpuFabricInfo): not supported without NVSwitches, else completed once
+ * run/nvidia-fabricmanager/standin-fabric says "trained" (what the stand-in Fabric
+ * Manager writes), not started before.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -31,6 +34,15 @@ static char version[80];
 static int initialised;
 
 nvmlReturn_t nvmlInit_v2(void);
+
+/* nvmlGpuFabricInfo_t of 535's nvml.h. */
+typedef struct {
+	char clusterUuid[16];
+	nvmlReturn_t status;
+	unsigned int partitionId;
+	unsigned char state;
+} nvmlGpuFabricInfo_t;
+nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t d, nvmlGpuFabricInfo_t *info);
 nvmlReturn_t nvmlShutdown(void);
 const char *nvmlErrorString(nvmlReturn_t r);
 nvmlReturn_t nvmlSystemGetDriverVersion(char *v, unsigned len);
@@ -213,5 +225,46 @@ nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int *major, int 
 	(void)d;
 	*major = 9;
 	*minor = 0;
+	return OK;
+}
+
+/* Whether the fake kernel lists an NVSwitch, and whether the stand-in Fabric Manager trained. */
+static int fabric_file(const char *rel, const char *want)
+{
+	const char *root = getenv("FAKE_KERNEL_ROOT");
+	char p[512], line[64] = "";
+	struct dirent *de;
+	int n = 0;
+	FILE *f;
+	DIR *d;
+
+	snprintf(p, sizeof(p), "%s/%s", root && *root ? root : "", rel);
+	if (!want) {
+		d = opendir(p);
+		while (d && (de = readdir(d)))
+			n += de->d_name[0] != '.';
+		if (d)
+			closedir(d);
+		return n > 0;
+	}
+	f = fopen(p, "r");
+	if (!f)
+		return 0;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = '\0';
+	fclose(f);
+	return strncmp(line, want, strlen(want)) == 0;
+}
+
+nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t d, nvmlGpuFabricInfo_t *info)
+{
+	if (!initialised)
+		return UNINITIALIZED;
+	if (!d || !info)
+		return INVALID_ARGUMENT;
+	memset(info, 0, sizeof(*info));
+	if (!fabric_file("proc/driver/nvidia-nvswitch/devices", NULL))
+		return 3; /* NVML_ERROR_NOT_SUPPORTED */
+	info->state = fabric_file("run/nvidia-fabricmanager/standin-fabric", "trained") ? 3 : 1;
 	return OK;
 }
