@@ -217,6 +217,62 @@ static bool fabric_manager_matches(struct agent *a, const struct nodestate *s, c
 }
 
 /*
+ * The package's fabricmanager.cfg (PKG_CFG) names its files by the paths of NVIDIA's own
+ * packages (/usr/share/nvidia/nvswitch); in this container they are in the install dir
+ * (DIR). The config Fabric Manager is started with is the package's, with the topology and
+ * database paths pointed there and LOG_FILE_NAME empty (Fabric Manager then logs to stderr,
+ * the container's log), written to our own directory under the host's /run
+ * (CONTROL_DIR/fabricmanager.cfg) into a->fm_cfg. Returns 0 or -1.
+ */
+static int fabric_manager_config(struct agent *a, const char *pkg_cfg, const char *dir)
+{
+	static const char *const ours[] = {
+		"TOPOLOGY_FILE_PATH=", "DATABASE_PATH=", "LOG_FILE_NAME="};
+	_cleanup_free_ char *in = NULL, *out = NULL;
+	_cleanup_close_ int run_fd = -1;
+	size_t len, olen = 0;
+	char run_dir[PATH_MAX];
+	FILE *f;
+	struct err e;
+
+	err_clear(&e);
+	if (fs_read_path(pkg_cfg, 1 << 20, &in, &len, &e) < 0 ||
+	    (run_fd = fs_dir_in_root(a->root_fd, CONTROL_DIR, true, &e)) < 0)
+		goto failed;
+	f = open_memstream(&out, &olen);
+	if (!f)
+		goto failed;
+	for (char *line = in, *next; line && *line; line = next) {
+		bool replaced = false;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		for (size_t i = 0; i < ARRAY_SIZE(ours); i++)
+			replaced |= strncmp(line, ours[i], strlen(ours[i])) == 0;
+		if (!replaced)
+			fprintf(f, "%s\n", line);
+	}
+	fprintf(f,
+		"# nvidia-driver-installer agent: the package's files, logs to stderr\n"
+		"TOPOLOGY_FILE_PATH=%s/share/nvidia/nvswitch\nDATABASE_PATH=%s/share/nvidia/nvswitch\n"
+		"LOG_FILE_NAME=\n",
+		dir, dir);
+	if (fclose(f) != 0 ||
+	    fs_write_atomic_at(run_fd, "fabricmanager.cfg", out, olen, 0644, &e) < 0 ||
+	    fs_fd_path(run_fd, run_dir, sizeof(run_dir)) < 0)
+		goto failed;
+	snprintf(a->fm_cfg, sizeof(a->fm_cfg), "%s/fabricmanager.cfg", run_dir);
+	return 0;
+failed:
+	str_fmt_cut(a->fm_refused, sizeof(a->fm_refused),
+		    "Fabric Manager's config could not be prepared (%s): not started",
+		    e.msg[0] ? e.msg : "out of memory");
+	log_msg(LOG_ERROR, "agent", "%s", a->fm_refused);
+	return -1;
+}
+
+/*
  * The daemons run while the installed driver is loaded and no installer holds them: the
  * persistence daemon where the driver has one, Fabric Manager where the host has NVSwitches.
  * The persistence daemon does not count in readiness (the GPUs run jobs without it, each
@@ -243,8 +299,12 @@ static void run_daemons(struct agent *a, const struct nodestate *s)
 		return;
 	if (!fabric_manager_matches(a, s, dir))
 		return;
+	if (!daemon_due(&a->daemons[D_FABRICMANAGER], now_ns()))
+		return;
 	snprintf(cfg, sizeof(cfg), "%s/" FABRICMANAGER_CFG, dir);
-	snprintf(a->fm_cfg, sizeof(a->fm_cfg), "%s", access(cfg, R_OK) == 0 ? cfg : "");
+	a->fm_cfg[0] = '\0';
+	if (access(cfg, R_OK) == 0 && fabric_manager_config(a, cfg, dir) < 0)
+		return;
 	a->daemons[D_FABRICMANAGER].args[0] = a->fm_cfg[0] ? "-c" : NULL;
 	a->daemons[D_FABRICMANAGER].args[1] = a->fm_cfg[0] ? a->fm_cfg : NULL;
 	start_daemon(&a->daemons[D_FABRICMANAGER], dir);

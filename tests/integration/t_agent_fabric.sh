@@ -29,7 +29,8 @@ for v in "$V_OLD" "$V_NEW"; do
     cc -O1 -o "$T/drv-$v/bin/nvidia-persistenced" "$SRC/tests/standin/daemon.c"
     cc -O1 -DSTANDIN_FABRIC -DSTANDIN_VERSION="\"$v\"" -o "$T/drv-$v/bin/nv-fabricmanager" "$SRC/tests/standin/daemon.c"
     mkdir -p "$T/drv-$v/share/nvidia/nvswitch"
-    printf 'LOG_LEVEL=4\nDAEMONIZE=1\n' >"$T/drv-$v/share/nvidia/nvswitch/fabricmanager.cfg"
+    printf 'LOG_LEVEL=4\nDAEMONIZE=1\nTOPOLOGY_FILE_PATH=/usr/share/nvidia/nvswitch\nLOG_FILE_NAME=/var/log/fabricmanager.log\n' \
+        >"$T/drv-$v/share/nvidia/nvswitch/fabricmanager.cfg"
     sign_modules "$T/drv-$v/kernel"
     "$SRC/scripts/make-repo" pack "$T/drv-$v" "$T/pkg-$v.tar.zst"
     "$SRC/scripts/make-repo" add --repo "$T/repo" --key "$FIX/keys/key.pem" --version "$v" \
@@ -108,8 +109,16 @@ start_agent
 wait_for "ready once the fabric trained" 10 readyz_is ready
 [ -f "$marker" ] && [ -f "$labels" ] || fail "the agent did not write the marker and labels"
 idir_real=$(realpath "$(idir)")
-grep -qx "start nv-fabricmanager pid=[0-9]* args=-c $idir_real/share/nvidia/nvswitch/fabricmanager.cfg" "$dlog" ||
+# Started with the package's config, its paths pointed into the install dir, logging to
+# stderr, from our own directory under the host's /run.
+cfg=$(realpath "$T/root/run/nvidia-driver-installer")/fabricmanager.cfg
+grep -qx "start nv-fabricmanager pid=[0-9]* args=-c $cfg" "$dlog" ||
     fail "Fabric Manager's arguments: $(cat "$dlog")"
+assert_eq "$(grep -v '^#' "$cfg")" "LOG_LEVEL=4
+DAEMONIZE=1
+TOPOLOGY_FILE_PATH=$idir_real/share/nvidia/nvswitch
+DATABASE_PATH=$idir_real/share/nvidia/nvswitch
+LOG_FILE_NAME=" "the config Fabric Manager is given"
 grep -qx "trained" "$T/root/run/nvidia-fabricmanager/standin-fabric" || fail "the fabric"
 
 # 2b. Fabric Manager runs, but NVML says a GPU's fabric is not trained yet

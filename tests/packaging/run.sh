@@ -11,6 +11,9 @@
 #                 made with another key or for another module, and a bundle holding one
 #                 twice, each with its own cause
 #   ubuntu        a linux-modules-nvidia-535-server .deb: the package keeps its .ko bytes
+#   fabricmanager NVIDIA's Fabric Manager archive packed (bin/, the config, topologies);
+#                 one of another version than the driver, or without its binary, refused
+#                 before anything is built
 # Usage: tests/packaging/run.sh BIN [SCENARIO...]. Needs Debian's linux-headers-R, clang/lld,
 # linux-kbuild (sign-file), dpkg-deb, openssl. Work files under build/packaging.
 set -euo pipefail
@@ -220,8 +223,46 @@ t_ubuntu() {
     ok "ubuntu: the .deb's signed modules packed byte for byte, verified with the vendor's certificate"
 }
 
+t_fabricmanager() {
+    local w=$W/fabricmanager a
+    # NVIDIA's archive layout: bin/, etc/fabricmanager.cfg, share/nvidia/nvswitch/ topologies.
+    for v in "$V" 550.90.07; do
+        a=$w/fabricmanager-linux-x86_64-$v-archive
+        mkdir -p "$a/bin" "$a/etc" "$a/share/nvidia/nvswitch"
+        cc -O1 -DSTANDIN_FABRIC -DSTANDIN_VERSION="\"$v\"" -o "$a/bin/nv-fabricmanager" \
+            "$SRC/tests/standin/daemon.c"
+        printf 'LOG_LEVEL=4\nDAEMONIZE=1\n' >"$a/etc/fabricmanager.cfg"
+        echo topology >"$a/share/nvidia/nvswitch/dgxh100_hgxh100_topology"
+        tar -C "$w" -cJf "$a.tar.xz" "$(basename "$a")"
+    done
+    rc 1 "$w/other.log" bdp --source "$W/src" --sign-key "$W/keys/vendor.pem" \
+        --sign-cert "$W/keys/vendor.crt" --work "$w/work" \
+        --fabricmanager "$w/fabricmanager-linux-x86_64-550.90.07-archive.tar.xz"
+    has "$w/other.log" "is Fabric Manager 550.90.07, the driver is $V: Fabric Manager must be the driver's own version"
+    grep -q "compiling\|signing" "$w/other.log" && fail "built before the version was checked"
+    mkdir -p "$w/empty"
+    rc 1 "$w/empty.log" bdp --source "$W/src" --sign-key "$W/keys/vendor.pem" \
+        --sign-cert "$W/keys/vendor.crt" --work "$w/work" --fabricmanager "$w/empty"
+    has "$w/empty.log" "has no bin/nv-fabricmanager: not a Fabric Manager archive"
+    rc 0 "$w/ok.log" bdp --source "$W/src" --sign-key "$W/keys/vendor.pem" \
+        --sign-cert "$W/keys/vendor.crt" --work "$w/work" \
+        --fabricmanager "$w/fabricmanager-linux-x86_64-$V-archive.tar.xz"
+    has "$w/ok.log" "Fabric Manager $V packed: bin/nv-fabricmanager, share/nvidia/nvswitch/ (fabricmanager.cfg, dgxh100_hgxh100_topology)"
+    mkdir -p "$w/pkg"
+    tar -C "$w/pkg" -xf "$(pkg_of "$w/work")"
+    [ -x "$w/pkg/bin/nv-fabricmanager" ] || fail "no bin/nv-fabricmanager in the package"
+    "$w/pkg/bin/nv-fabricmanager" --version | grep -qx "Fabric Manager version is : $V" ||
+        fail "another nv-fabricmanager"
+    cmp "$w/pkg/share/nvidia/nvswitch/fabricmanager.cfg" "$w/fabricmanager-linux-x86_64-$V-archive/etc/fabricmanager.cfg" ||
+        fail "the config"
+    [ -f "$w/pkg/share/nvidia/nvswitch/dgxh100_hgxh100_topology" ] || fail "the topology"
+    python3 -c 'import json,sys; i=json.load(open(sys.argv[1])); assert i["fabricmanager"]["version"] == sys.argv[2], i' \
+        "$w/pkg/share/nvidia/build-info.json" "$V" || fail "build-info.json"
+    ok "fabricmanager: NVIDIA's archive packed; another version and no binary refused before the build"
+}
+
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(cos_headers toolchain detached ubuntu)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(cos_headers toolchain detached ubuntu fabricmanager)
 for s in "${scenarios[@]}"; do
     ( "t_$s" ) || failed=1
 done
