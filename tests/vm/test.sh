@@ -68,6 +68,28 @@ published() {
     check status-nvml grep -q '"cuda_version": 12020' /tmp/status
 }
 
+# The node agent on the real kernel: /dev/kmsg is a character device (a record per read,
+# poll(2) wakes the agent), where the fake kernel's is a file. Records written into it from
+# user space are what the driver's NVRM lines would be. Its metrics textfile shows what it
+# judged (no network in this VM: --listen on 0.0.0.0, port 0).
+agent_on_real_kmsg() {
+    prom=/var/lib/metrics/agent.prom
+    marker=/run/nvidia/validations/driver-ready
+    "$I" agent --listen 0.0.0.0:0 --interval 1 --agent-metrics-file "$prom" 2>/tmp/agent.err &
+    apid=$!
+    check agent-ready wait_for 20 grep -qx "nvidia_driver_installer_agent_ready{version=\"$V_OLD\"} 1" "$prom"
+    check agent-kmsg-device grep -q "kernel_log=/dev/kmsg" /tmp/agent.err
+    echo "NVRM: Xid (PCI:0000:00:04): 79, pid=1, name=vmtest, GPU has fallen off the bus." >/dev/kmsg
+    check agent-xid-withdraws wait_for 10 sh -c "[ ! -e $marker ]"
+    check agent-xid-counted grep -q 'xid_errors_total{gpu="0000:00:04",xid="79",class="fatal"} 1' "$prom"
+    echo "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  $V_OLD  (vmtest)" >/dev/kmsg
+    check agent-reload-restores wait_for 10 sh -c "[ -e $marker ]"
+    kill -TERM "$apid"
+    wait "$apid"
+    check agent-sigterm [ $? = 0 ]
+    sed 's/^/VMTEST | agent: /' /tmp/agent.err | tail -6
+}
+
 main() {
     run install $ARGS --driver-version "$V_OLD" --module-arg nvidia.NVreg_DeviceFileMode=432 \
         --module-arg nvidia-uvm.uvm_perf_prefetch_enable=0
@@ -92,8 +114,7 @@ main() {
     check firmware-path [ "$(cat /sys/module/firmware_class/parameters/path)" = /home/kubernetes/bin/nvidia/firmware ]
     check firmware-file [ -f "/home/kubernetes/bin/nvidia/firmware/nvidia/$V_OLD/gsp_ga10x.bin" ]
     published
-
-
+    agent_on_real_kmsg
 
     before=$(cat /proc/modules | cut -d' ' -f1,3 | sort)
     run install $ARGS --driver-version "$V_OLD" --module-arg nvidia.NVreg_DeviceFileMode=432 \
