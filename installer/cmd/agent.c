@@ -36,7 +36,8 @@
 /*
  * The driver's daemons, in the order they start (and stop in reverse): NVIDIA's persistence
  * daemon, persistence mode on, as root; on NVSwitch systems Fabric Manager, with the
- * installed config when the package has one (its default path otherwise).
+ * package's config made to point into the install dir (fabric_manager_config), or its
+ * default path when the package has none.
  */
 enum { D_PERSISTENCED, D_FABRICMANAGER, N_DAEMONS };
 #define PERSISTENCED "nvidia-persistenced"
@@ -108,10 +109,7 @@ static void read_kmsg(struct agent *a)
 
 /* ---- the daemons ----------------------------------------------------------- */
 
-/*
- * A child of ours that no daemon knows: what a daemon's first process left when it forked
- * into the background and exited (we are a child subreaper). 0 when there is none.
- */
+/* Whether PID is one of our daemons, or the first process of one. */
 static bool known(const struct agent *a, pid_t pid)
 {
 	for (int i = 0; i < N_DAEMONS; i++)
@@ -120,7 +118,31 @@ static bool known(const struct agent *a, pid_t pid)
 	return false;
 }
 
-static pid_t orphan_child(const struct agent *a)
+/* Whether process PID runs the program NAME (its executable's file name). */
+static bool runs(pid_t pid, const char *name)
+{
+	char link[64], exe[PATH_MAX];
+	ssize_t n;
+	const char *base;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	/* An executable replaced since it started reads "PATH (deleted)". */
+	if (n > 10 && strcmp(exe + n - 10, " (deleted)") == 0)
+		exe[n - 10] = '\0';
+	base = strrchr(exe, '/');
+	return strcmp(base ? base + 1 : exe, name) == 0;
+}
+
+/*
+ * A child of ours that no daemon knows and that runs NAME: what a daemon's first process
+ * left when it forked into the background and exited (we are a child subreaper; two
+ * daemons starting at once are told apart by their programs). 0 when there is none.
+ */
+static pid_t orphan_child(const struct agent *a, const char *name)
 {
 	char path[64], buf[512], *p, *end;
 	_cleanup_free_ char *text = NULL;
@@ -136,7 +158,7 @@ static pid_t orphan_child(const struct agent *a)
 
 		if (end == p)
 			return 0;
-		if (pid > 0 && !known(a, (pid_t)pid))
+		if (pid > 0 && !known(a, (pid_t)pid) && runs((pid_t)pid, name))
 			return (pid_t)pid;
 	}
 }
@@ -149,7 +171,7 @@ static void reap(struct agent *a)
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
 		for (int i = 0; i < N_DAEMONS; i++) {
 			struct daemon *d = &a->daemons[i];
-			pid_t orphan = pid == d->launcher ? orphan_child(a) : 0;
+			pid_t orphan = pid == d->launcher ? orphan_child(a, d->name) : 0;
 
 			if (daemon_reaped(d, pid, status, orphan))
 				break;

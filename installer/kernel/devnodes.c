@@ -83,6 +83,7 @@ static int add_node(struct node *nodes, size_t *n, const char *name, unsigned ma
 	nodes[*n].major = major;
 	nodes[*n].minor = minor;
 	nodes[*n].mode = mode;
+	nodes[*n].root_owned = false;
 	(*n)++;
 	return 0;
 }
