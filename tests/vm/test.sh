@@ -81,7 +81,8 @@ agent_on_real_kmsg() {
     check agent-kmsg-device grep -q "kernel_log=/dev/kmsg" /tmp/agent.err
     echo "NVRM: Xid (PCI:0000:00:04): 79, pid=1, name=vmtest, GPU has fallen off the bus." >/dev/kmsg
     check agent-xid-withdraws wait_for 10 sh -c "[ ! -e $marker ]"
-    check agent-xid-counted grep -q 'xid_errors_total{gpu="0000:00:04",xid="79",class="fatal"} 1' "$prom"
+    # The textfile is written after the look that withdrew the marker: waited for too.
+    check agent-xid-counted wait_for 10 grep -q 'xid_errors_total{gpu="0000:00:04",xid="79",class="fatal"} 1' "$prom"
     echo "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  $V_OLD  (vmtest)" >/dev/kmsg
     check agent-reload-restores wait_for 10 sh -c "[ -e $marker ]"
     kill -TERM "$apid"
