@@ -19,6 +19,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
@@ -178,11 +179,31 @@ static void reap(struct agent *a)
 		}
 }
 
+/*
+ * A daemon still starting has its first process running, which is about to leave the
+ * daemon to us: it is given up to 2 s to do so, so that the daemon, not only that first
+ * process, is what gets stopped.
+ */
+static void settle(struct agent *a)
+{
+	for (int tries = 0; tries < 100; tries++) {
+		bool starting = false;
+
+		reap(a);
+		for (int i = 0; i < N_DAEMONS; i++)
+			starting |= a->daemons[i].state == DAEMON_STARTING;
+		if (!starting)
+			return;
+		nanosleep(&(struct timespec){.tv_nsec = 20 * 1000000}, NULL);
+	}
+}
+
 /* Stops every daemon, Fabric Manager first. Returns how many ran. */
 static unsigned stop_daemons(struct agent *a)
 {
 	unsigned n = 0;
 
+	settle(a);
 	for (int i = N_DAEMONS; i-- > 0;)
 		n += daemon_stop(&a->daemons[i], CONTROL_STOP_TIMEOUT_S);
 	return n;

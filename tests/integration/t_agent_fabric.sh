@@ -144,6 +144,9 @@ wait_for "ready again" 10 readyz_is ready
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_NEW"
 expect_err "kernel: the node agent's daemons are stopped for this run (stopped=2)"
 assert_eq "$(grep '^stop ' "$dlog" | awk '{print $2}' | tr '\n' ' ')" "nv-fabricmanager nvidia-persistenced " "the order of the stops"
+# Ready again once the new version's Fabric Manager runs (the last judgement stays while
+# the installer holds the lock).
+wait_for "Fabric Manager on the new version" 15 said_at_least "daemon running (daemon=nv-fabricmanager" 3
 wait_for "ready on the new version" 15 readyz_is ready
 stop_agent
 assert_eq "$(grep '^stop ' "$dlog" | awk '{print $2}' | tail -2 | tr '\n' ' ')" "nv-fabricmanager nvidia-persistenced " "SIGTERM's order"
