@@ -163,6 +163,30 @@ k8s_node_modules() {
         fail "npm ci in tests/k8s failed (the npm registry must be reachable once)"
 }
 
+# The node agent on the fake kernel, in the background (its pid in $apid, its log appended
+# to $T/agent.log), HTTP on 127.0.0.1, a look a second; the stand-in daemons it starts
+# (tests/standin/daemon.c) hold the driver under $T/root and record themselves in $dlog.
+start_agent() {
+    env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" STANDIN_ROOT="$T/root" STANDIN_DAEMON_LOG="$dlog" \
+        STANDIN_DAEMON_FAIL="${STANDIN_DAEMON_FAIL:-}" \
+        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+        "$BIN" --root "$T/root" agent --listen 127.0.0.1:0 --interval 1 --kernel-release "$KERNEL" \
+        2>>"$T/agent.log" &
+    apid=$!
+}
+stop_agent() {
+    kill -TERM "$apid"
+    wait "$apid" || fail "the agent's exit on SIGTERM"
+}
+# A stand-in daemon left behind (an agent that lost it) is found by its executable, which
+# lives under $T.
+kill_leftovers() {
+    local p
+    for p in /proc/[0-9]*; do
+        case $(readlink "$p/exe" 2>/dev/null) in "$T"/*) kill -KILL "${p#/proc/}" 2>/dev/null || true ;; esac
+    done
+}
+
 kernel_args() {
     echo --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL" --fetch-timeout 20 \
         --module-cert "$FIX/keys/modkey.crt"

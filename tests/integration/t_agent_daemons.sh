@@ -28,24 +28,8 @@ marker=$T/root/run/nvidia/validations/driver-ready
 dlog=$T/daemons.log
 : >"$dlog"
 
-start_agent() {
-    env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" STANDIN_ROOT="$T/root" STANDIN_DAEMON_LOG="$dlog" \
-        STANDIN_DAEMON_FAIL="${STANDIN_DAEMON_FAIL:-}" \
-        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
-        "$BIN" --root "$T/root" agent --listen 127.0.0.1:0 --interval 1 --kernel-release "$KERNEL" \
-        2>>"$T/agent.log" &
-    apid=$!
-}
 start_agent
 # Stopped however the test ends; a failing test shows the end of the agent's log.
-# A stand-in daemon left behind (an agent that lost it) is found by its executable, which
-# lives under $T.
-kill_leftovers() {
-    local p
-    for p in /proc/[0-9]*; do
-        case $(readlink "$p/exe" 2>/dev/null) in "$T"/*) kill -KILL "${p#/proc/}" 2>/dev/null || true ;; esac
-    done
-}
 trap 'rc=$?; kill "$apid" 2>/dev/null || true; sleep 0.2; kill_leftovers
 [ $rc = 0 ] || { tail -8 "$T/agent.log"; cat "$dlog"; }' EXIT
 said() { grep -c -- "$1" "$T/agent.log" || true; }
@@ -84,15 +68,13 @@ wait_for "the new version's daemon" 10 at_least start 3
 wait_for "ready on the new version" 10 metric "nvidia_driver_installer_agent_ready{version=\"$V_NEW\"} 1"
 
 # 4. A daemon that cannot start: retried, the backoff doubling.
-kill -TERM "$apid"
-wait "$apid" || fail "the agent's exit on SIGTERM"
+stop_agent
 [ "$(count stop)" = 2 ] || fail "the agent's SIGTERM did not stop the daemon: $(cat "$dlog")"
 STANDIN_DAEMON_FAIL=start start_agent
 wait_for "three failed starts" 15 at_least fail 3
 grep -q "how=exit 1 up_s=0 backoff_s=1 " "$T/agent.log" && grep -q "how=exit 1 up_s=[0-9]* backoff_s=2 " "$T/agent.log" &&
     grep -q "how=exit 1 up_s=[0-9]* backoff_s=4 " "$T/agent.log" || fail "the backoff: $(grep backoff "$T/agent.log")"
-kill -TERM "$apid"
-wait "$apid" || fail "the agent's exit on SIGTERM"
+stop_agent
 
 # 5. The agent again (the node as it is): the daemon; then uninstall stops it, and with
 #    nothing installed none starts.
@@ -104,8 +86,7 @@ expect_err "kernel: the node agent's daemons are stopped for this run (stopped=1
 sleep 2.5
 [ "$(count start)" = 4 ] || fail "a daemon started without an install: $(cat "$dlog")"
 # Without an agent: nothing to stop, and the run says nothing of one.
-kill -TERM "$apid"
-wait "$apid" || fail "the agent's exit on SIGTERM"
+stop_agent
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_OLD"
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_NEW"
 grep -q "daemons are stopped" "$T/err" && fail "a hold without an agent: $(cat "$T/err")"

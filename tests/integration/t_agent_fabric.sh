@@ -40,23 +40,6 @@ marker=$T/root/run/nvidia/validations/driver-ready
 labels=$T/root/etc/kubernetes/node-feature-discovery/features.d/00-nvidia-driver
 dlog=$T/daemons.log
 : >"$dlog"
-start_agent() {
-    env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" STANDIN_ROOT="$T/root" STANDIN_DAEMON_LOG="$dlog" \
-        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
-        "$BIN" --root "$T/root" agent --listen 127.0.0.1:0 --interval 1 --kernel-release "$KERNEL" \
-        2>>"$T/agent.log" &
-    apid=$!
-}
-stop_agent() {
-    kill -TERM "$apid"
-    wait "$apid" || fail "the agent's exit on SIGTERM"
-}
-kill_leftovers() {
-    local p
-    for p in /proc/[0-9]*; do
-        case $(readlink "$p/exe" 2>/dev/null) in "$T"/*) kill -KILL "${p#/proc/}" 2>/dev/null || true ;; esac
-    done
-}
 apid=
 trap 'rc=$?; [ -z "$apid" ] || kill "$apid" 2>/dev/null || true; sleep 0.2; kill_leftovers
 [ $rc = 0 ] || { tail -8 "$T/agent.log"; cat "$dlog"; }' EXIT
