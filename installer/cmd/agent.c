@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -29,6 +28,7 @@
 #include "expose/expose.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
+#include "util/interrupt.h"
 #include "util/log.h"
 #include "util/str.h"
 
@@ -621,37 +621,6 @@ static void route(const char *path, struct httpd_reply *reply, void *arg)
 
 /* ---- the loop --------------------------------------------------------------- */
 
-static int signals_fd(struct err *e)
-{
-	sigset_t set;
-	int fd;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGCHLD);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0 ||
-	    (fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
-		return err_errno(e, EXIT_UNEXPECTED, errno, "agent: signals");
-	return fd;
-}
-
-/*
- * Reads the pending signals, reaping the children that ended: the signal that stops the
- * agent (SIGTERM, SIGINT), or 0.
- */
-static int take_signals(struct agent *a, int fd)
-{
-	struct signalfd_siginfo si;
-	int stop = 0;
-
-	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
-			stop = (int)si.ssi_signo;
-	reap(a);
-	return stop;
-}
-
 static int loop(struct agent *a, int sig_fd, int http_fd)
 {
 	uint64_t next = now_ns();
@@ -663,8 +632,10 @@ static int loop(struct agent *a, int sig_fd, int http_fd)
 			{.fd = a->kmsg.is_device ? a->kmsg.fd : -1, .events = POLLIN},
 			{.fd = a->ctl_fd, .events = POLLIN}};
 		uint64_t now = now_ns();
-		int stop;
 
+		/* Also one that came before the signalfd, while the handler took it. */
+		if (interrupt_signal())
+			return interrupt_signal();
 		for (size_t i = 0; i < a->n_holds; i++)
 			p[4 + i] = (struct pollfd){.fd = a->holds[i], .events = POLLIN};
 		if (now >= next) {
@@ -676,8 +647,11 @@ static int loop(struct agent *a, int sig_fd, int http_fd)
 		if (poll(p, 4 + a->n_holds, (int)((next - now) / 1000000) + 1) < 0 &&
 		    errno != EINTR)
 			return -errno;
-		if ((p[0].revents & POLLIN) && (stop = take_signals(a, sig_fd)) != 0)
-			return stop;
+		if (p[0].revents & POLLIN) {
+			(void)interrupt_read(sig_fd);
+			reap(a);
+			continue;
+		}
 		if (p[1].revents & POLLIN)
 			httpd_serve(http_fd, route, a);
 		if (p[2].revents & POLLIN)
@@ -709,9 +683,9 @@ int agent_run(const struct config *c, struct err *e)
 	if (root_fd < 0)
 		return -1;
 	a.root_fd = root_fd;
-	sig_fd = signals_fd(e);
+	sig_fd = interrupt_fd();
 	if (sig_fd < 0)
-		return -1;
+		return err_errno(e, EXIT_UNEXPECTED, -sig_fd, "agent: signals");
 	http_fd = httpd_listen(c->agent_listen, &port, e);
 	if (http_fd < 0)
 		return err_wrap(e, "agent");

@@ -2,7 +2,9 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "util/interrupt.h"
 
@@ -61,15 +63,43 @@ int interrupt_check(struct err *e, const char *next)
 	return -1;
 }
 
+/* The signals a process that waits takes in order: the two that stop it, and its children's. */
+static void waited_set(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGCHLD);
+}
+
+int interrupt_fd(void)
+{
+	sigset_t set;
+	int fd;
+
+	waited_set(&set);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -errno;
+	fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int interrupt_read(int fd)
+{
+	struct signalfd_siginfo si;
+
+	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		if (!received && (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT))
+			received = (int)si.ssi_signo;
+	return received;
+}
+
 int interrupt_wait(void)
 {
 	sigset_t set;
 	int sig;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGCHLD);
+	waited_set(&set);
 	/* Blocked first, then waited for: a signal between the two is not lost. */
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	while (!received) {

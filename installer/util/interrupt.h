@@ -43,6 +43,19 @@ void interrupt_wakes(bool wakes);
 _must_check_ int interrupt_check(struct err *e, const char *next);
 
 /*
+ * For an event loop: blocks SIGTERM, SIGINT and SIGCHLD and returns a signalfd for them
+ * (non-blocking, close-on-exec), or -errno. One that came before the block was taken by the
+ * handler: interrupt_signal() tells, and the loop checks it before its first wait.
+ */
+_must_check_ int interrupt_fd(void);
+
+/*
+ * Reads what FD (from interrupt_fd) holds: records the first SIGTERM or SIGINT as the
+ * handler would, consumes SIGCHLD (the caller reaps). Returns interrupt_signal().
+ */
+int interrupt_read(int fd);
+
+/*
  * Waits, doing nothing, for SIGTERM or SIGINT and returns it; children that end meanwhile
  * are reaped (a PID 1 inherits orphans). For a process that only holds its container open.
  */

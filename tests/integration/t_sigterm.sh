@@ -262,6 +262,15 @@ EOF
 [ "$(grep -c . <<<"$holders")" -ge 2 ] || fail "fewer holding containers in the manifests than two: $holders"
 holder_pid() { ps -o pid= --ppid "$1" | tr -d ' '; }
 holder_runs() { [ "$(readlink "/proc/$(holder_pid "$1")/exe")" = "$2" ]; }
+# Until it catches or blocks SIGTERM (bit 15 of SigCgt or SigBlk), the kernel drops the
+# signal sent to a PID 1: no process can take it earlier (an ASan build starts slowly).
+takes_term() {
+    local k v
+    while read -r k v; do
+        case $k in SigCgt: | SigBlk:) (((16#$v >> 14) & 1)) && return 0 ;; esac
+    done <"/proc/$(holder_pid "$1")/status"
+    return 1
+}
 while read -r h; do
     name=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])[0])' "$h")
     mapfile -t cmd < <(python3 -c 'import json,sys; [print(a) for a in json.loads(sys.argv[1])[1:]]' "$h")
@@ -271,6 +280,7 @@ while read -r h; do
     pid=$!
     trap 'kill -KILL "$pid" 2>/dev/null || true' EXIT
     wait_for "$name to run" 10 holder_runs "$pid" "$(realpath "$BIN")"
+    wait_for "$name to take SIGTERM" 10 takes_term "$pid"
     kill -TERM "$(holder_pid "$pid")"
     wait_for "$name to end on SIGTERM as PID 1" 10 gone "$pid"
     set +e
