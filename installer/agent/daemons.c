@@ -59,10 +59,19 @@ int daemon_start(struct daemon *d, const char *path, struct err *e)
 		exec_daemon(d, path);
 	if (d->starts++ > 0)
 		d->restarts++;
+	d->started_ns = now_ns();
+	if (d->foreground) {
+		/* The process started is the daemon. */
+		d->state = DAEMON_RUNNING;
+		d->launcher = 0;
+		d->pid = pid;
+		log_kv(LOG_INFO, "agent", "daemon running", "daemon", d->name, U64("pid", pid),
+		       U64("restarts", d->restarts), LOG_END);
+		return 0;
+	}
 	d->state = DAEMON_STARTING;
 	d->launcher = pid;
 	d->pid = 0;
-	d->started_ns = now_ns();
 	return 0;
 }
 

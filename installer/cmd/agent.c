@@ -36,14 +36,25 @@
 #define MAX_HOLDS 4
 /*
  * The driver's daemons, in the order they start (and stop in reverse): NVIDIA's persistence
- * daemon, persistence mode on, as root; on NVSwitch systems Fabric Manager, with the
- * package's config made to point into the install dir (fabric_manager_config), or its
- * default path when the package has none.
+ * daemon, persistence mode on, as root; on NVLink 5 systems NVIDIA's NVLink Subnet Manager
+ * on the first management port, in the foreground, logging to stdout; on NVSwitch systems
+ * Fabric Manager, with the package's config made to point into the install dir
+ * (fabric_manager_config), or its default path when the package has none, and on NVLink 5
+ * the same port's GUID.
  */
-enum { D_PERSISTENCED, D_FABRICMANAGER, N_DAEMONS };
+enum { D_PERSISTENCED, D_NVLSM, D_FABRICMANAGER, N_DAEMONS };
 #define PERSISTENCED "nvidia-persistenced"
+#define NVLSM EXPOSE_NVLSM
 #define FABRICMANAGER EXPOSE_FABRICMANAGER
 #define FABRICMANAGER_CFG "share/nvidia/nvswitch/fabricmanager.cfg"
+#define NVLSM_CFG "share/nvidia/nvlsm/nvlsm.conf"
+/*
+ * Fabric Manager starts once NVLSM has made their IPC socket (FM_SM_IPC_INTERFACE in
+ * Fabric Manager's config, this path by default), or has run NVLSM_SETTLE_S without one,
+ * as NVIDIA's start script waits for it.
+ */
+#define NVLSM_SETTLE_S 5
+#define FM_SM_IPC_DEFAULT "/var/run/nvidia-fabricmanager/fm_sm_ipc.socket"
 
 struct agent {
 	const struct config *c;
@@ -59,8 +70,10 @@ struct agent {
 	char fm_cfg[PATH_MAX + 64];
 	char fm_refused[256];
 	char fm_refused_for[64]; /* the driver version fm_refused was found for */
-	int ctl_fd;		 /* the control socket (agent/control.h), or -1 */
-	int holds[MAX_HOLDS];	 /* installers holding the daemons stopped */
+	char nvlsm_wait[256];	 /* on NVLink 5, why Fabric Manager waits for NVLSM, or "" */
+	char nvlsm_cfg[PATH_MAX + 64];
+	int ctl_fd;	      /* the control socket (agent/control.h), or -1 */
+	int holds[MAX_HOLDS]; /* installers holding the daemons stopped */
 	size_t n_holds;
 };
 
@@ -315,6 +328,100 @@ failed:
 	return -1;
 }
 
+/* Fabric Manager's arguments: its config, and on NVLink 5 the management port NVLSM has. */
+static void fabric_manager_args(struct agent *a, const struct nodestate *s)
+{
+	const char **args = a->daemons[D_FABRICMANAGER].args;
+	size_t n = 0;
+
+	if (a->fm_cfg[0]) {
+		args[n++] = "-c";
+		args[n++] = a->fm_cfg;
+	}
+	if (s->host.nvlink.n_ports > 0) {
+		args[n++] = "-g";
+		args[n++] = s->host.nvlink.ports[0].guid_text;
+	}
+	args[n] = NULL;
+}
+
+/*
+ * Whether NVLSM has made the socket Fabric Manager reaches it by: the Unix path the
+ * package's config names (FM_SM_IPC_INTERFACE), or its default; false for an IP address.
+ */
+static bool nvlsm_socket_ready(const char *dir)
+{
+	_cleanup_free_ char *cfg = NULL;
+	char path[PATH_MAX + 64];
+	const char *sock = FM_SM_IPC_DEFAULT;
+	size_t len;
+	struct err e;
+
+	snprintf(path, sizeof(path), "%s/" FABRICMANAGER_CFG, dir);
+	if (fs_read_path(path, 1 << 20, &cfg, &len, &e) == 0)
+		for (char *line = cfg, *next; line && *line; line = next) {
+			next = strchr(line, '\n');
+			if (next)
+				*next++ = '\0';
+			if (strncmp(line, "FM_SM_IPC_INTERFACE=", 20) == 0)
+				sock = line + 20;
+		}
+	return sock[0] == '/' && access(sock, F_OK) == 0;
+}
+
+/*
+ * On NVLink 5, NVLSM must serve before Fabric Manager starts: ib_umad loaded, bin/nvlsm in
+ * the package, started (when due) on the first management port, and its socket made (or
+ * NVLSM_SETTLE_S passed). Returns true when Fabric Manager may start; else why not goes to
+ * a->nvlsm_wait.
+ */
+static bool nvlsm_serves(struct agent *a, const struct nodestate *s, const char *dir)
+{
+	struct daemon *d = &a->daemons[D_NVLSM];
+	const struct nvlink_port *port = &s->host.nvlink.ports[0];
+	char path[PATH_MAX + 64];
+	uint64_t up_s;
+	size_t n = 0;
+
+	snprintf(path, sizeof(path), "%s/bin/" NVLSM, dir);
+	if (!s->host.nvlink.ib_umad) {
+		snprintf(
+			a->nvlsm_wait, sizeof(a->nvlsm_wait),
+			"ib_umad is not loaded: NVLSM cannot reach the NVLink 5 NVSwitches behind %s",
+			port->ibdev);
+		daemon_stop(d, CONTROL_STOP_TIMEOUT_S);
+		return false;
+	}
+	if (access(path, X_OK) < 0) {
+		snprintf(
+			a->nvlsm_wait, sizeof(a->nvlsm_wait),
+			"this node's NVLink 5 fabric needs NVLSM and the installed driver has none (bin/" NVLSM
+			")");
+		return false;
+	}
+	snprintf(a->nvlsm_cfg, sizeof(a->nvlsm_cfg), "%s/" NVLSM_CFG, dir);
+	if (access(a->nvlsm_cfg, R_OK) == 0) {
+		d->args[n++] = "--config";
+		d->args[n++] = a->nvlsm_cfg;
+	}
+	d->args[n++] = "--guid";
+	d->args[n++] = port->guid_text;
+	d->args[n++] = "--log_file";
+	d->args[n++] = "stdout";
+	d->args[n] = NULL;
+	start_daemon(d, dir);
+	up_s = (now_ns() - d->started_ns) / 1000000000ull;
+	if (d->state == DAEMON_BACKOFF)
+		snprintf(a->nvlsm_wait, sizeof(a->nvlsm_wait),
+			 "NVLSM ended (%s) on management port %s; started again in %u s",
+			 d->last_end, port->guid_text, d->backoff_s);
+	else if (d->state != DAEMON_RUNNING || (up_s < NVLSM_SETTLE_S && !nvlsm_socket_ready(dir)))
+		snprintf(a->nvlsm_wait, sizeof(a->nvlsm_wait),
+			 "NVLSM is starting on management port %s (%s); Fabric Manager follows",
+			 port->guid_text, port->ibdev);
+	return !a->nvlsm_wait[0];
+}
+
 /*
  * The daemons run while the installed driver is loaded and no installer holds them: the
  * persistence daemon where the driver has one, Fabric Manager where the host has NVSwitches.
@@ -324,9 +431,10 @@ failed:
 static void run_daemons(struct agent *a, const struct nodestate *s)
 {
 	_cleanup_close_ int dir_fd = -1;
-	char dir[PATH_MAX], cfg[PATH_MAX + 64];
+	char dir[PATH_MAX], cfg[PATH_MAX + 64], desc[96];
 	struct err e;
 
+	a->nvlsm_wait[0] = '\0';
 	if (!s->installed || strcmp(s->loaded_version, s->manifest.driver_version) != 0 ||
 	    a->n_holds > 0) {
 		if (stop_daemons(a) > 0)
@@ -338,7 +446,9 @@ static void run_daemons(struct agent *a, const struct nodestate *s)
 	if (dir_fd < 0 || fs_fd_path(dir_fd, dir, sizeof(dir)) < 0)
 		return;
 	start_daemon(&a->daemons[D_PERSISTENCED], dir);
-	if (s->host.n_nvswitches == 0)
+	if (!host_fabric(&s->host, desc, sizeof(desc)))
+		return;
+	if (s->host.nvlink.n_ports > 0 && !nvlsm_serves(a, s, dir))
 		return;
 	if (!fabric_manager_matches(a, s, dir))
 		return;
@@ -348,8 +458,7 @@ static void run_daemons(struct agent *a, const struct nodestate *s)
 	a->fm_cfg[0] = '\0';
 	if (access(cfg, R_OK) == 0 && fabric_manager_config(a, cfg, dir) < 0)
 		return;
-	a->daemons[D_FABRICMANAGER].args[0] = a->fm_cfg[0] ? "-c" : NULL;
-	a->daemons[D_FABRICMANAGER].args[1] = a->fm_cfg[0] ? a->fm_cfg : NULL;
+	fabric_manager_args(a, s);
 	start_daemon(&a->daemons[D_FABRICMANAGER], dir);
 }
 
@@ -390,11 +499,17 @@ static const char *fabric_error(const struct agent *a, const struct nodestate *s
 {
 	const struct daemon *d = &a->daemons[D_FABRICMANAGER];
 	_cleanup_close_ int dir_fd = -1;
-	char path[PATH_MAX];
+	char path[PATH_MAX], desc[96];
+	const char *fabric = host_fabric(&s->host, desc, sizeof(desc));
 	struct err e;
 
-	if (s->host.n_nvswitches == 0)
+	if (!fabric)
 		return NULL;
+	/* On NVLink 5, NVLSM first: without it Fabric Manager trains nothing. */
+	if (a->nvlsm_wait[0]) {
+		snprintf(buf, size, "%s", a->nvlsm_wait);
+		return buf;
+	}
 	if (d->state == DAEMON_RUNNING)
 		return fabric_state_error(s, buf, size);
 	if (a->fm_refused[0]) {
@@ -406,17 +521,15 @@ static const char *fabric_error(const struct agent *a, const struct nodestate *s
 	if (dir_fd < 0 || access(path, X_OK) < 0)
 		snprintf(
 			buf, size,
-			"this node has %zu NVSwitch(es) and the installed driver has no Fabric Manager (bin/" FABRICMANAGER
+			"this node has %s and the installed driver has no Fabric Manager (bin/" FABRICMANAGER
 			")",
-			s->host.n_nvswitches);
+			fabric);
 	else if (d->state == DAEMON_BACKOFF)
-		snprintf(
-			buf, size,
-			"Fabric Manager ended (%s) on this node of %zu NVSwitch(es); started again in %u s",
-			d->last_end, s->host.n_nvswitches, d->backoff_s);
+		snprintf(buf, size,
+			 "Fabric Manager ended (%s) on this node of %s; started again in %u s",
+			 d->last_end, fabric, d->backoff_s);
 	else
-		snprintf(buf, size, "Fabric Manager is starting on this node of %zu NVSwitch(es)",
-			 s->host.n_nvswitches);
+		snprintf(buf, size, "Fabric Manager is starting on this node of %s", fabric);
 	return buf;
 }
 
@@ -460,7 +573,8 @@ static void on_hold(struct agent *a, size_t i)
 
 static char *render(const struct agent *a)
 {
-	const struct daemon *ds[] = {&a->daemons[D_PERSISTENCED], &a->daemons[D_FABRICMANAGER]};
+	const struct daemon *ds[] = {&a->daemons[D_PERSISTENCED], &a->daemons[D_NVLSM],
+				     &a->daemons[D_FABRICMANAGER]};
 	_cleanup_free_ char *h = health_render(&a->h, a->version),
 			    *d = daemon_render(ds, ARRAY_SIZE(ds));
 	char *all = NULL;
@@ -483,7 +597,7 @@ static void check_cuda(struct agent *a, const struct nodestate *s, char *err, si
 {
 	_cleanup_close_ int dir_fd = -1;
 	struct cuda_report r;
-	char lib[PATH_MAX];
+	char lib[PATH_MAX], desc[96];
 	struct err e;
 
 	err[0] = '\0';
@@ -497,7 +611,7 @@ static void check_cuda(struct agent *a, const struct nodestate *s, char *err, si
 	}
 	snprintf(lib, sizeof(lib), "/proc/self/fd/%d/lib64/libcuda.so.1", dir_fd);
 	if (cuda_probe(lib, CUDA_CHECK_TIMEOUT_S, &r, &e) < 0 ||
-	    cuda_check(&r, s->host.n_gpus, s->host.n_nvswitches, &e) < 0) {
+	    cuda_check(&r, s->host.n_gpus, host_fabric(&s->host, desc, sizeof(desc)), &e) < 0) {
 		str_fmt_cut(err, size, "%s", e.msg);
 		a->cuda_ok_ns = 0;
 		return;
@@ -673,6 +787,7 @@ int agent_run(const struct config *c, struct err *e)
 			  .ctl_fd = -1,
 			  .daemons = {[D_PERSISTENCED] = {.name = PERSISTENCED,
 							  .args = {"--persistence-mode"}},
+				      [D_NVLSM] = {.name = NVLSM, .foreground = true},
 				      [D_FABRICMANAGER] = {.name = FABRICMANAGER}}};
 	_cleanup_close_ int root_fd = -1, sig_fd = -1, http_fd = -1;
 	unsigned port = 0;

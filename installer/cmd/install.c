@@ -44,6 +44,11 @@ static void log_host(const struct host *h, uint64_t ms)
 	if (h->n_nvswitches > 0)
 		log_kv(LOG_INFO, "host", "NVSwitch system: CUDA waits for Fabric Manager",
 		       U64("nvswitches", h->n_nvswitches), LOG_END);
+	if (h->nvlink.n_ports > 0)
+		log_kv(LOG_INFO, "host",
+		       "NVLink 5 system: CUDA waits for NVLSM and Fabric Manager on its management port",
+		       "guid", h->nvlink.ports[0].guid_text, "device", h->nvlink.ports[0].ibdev,
+		       "ib_umad", h->nvlink.ib_umad ? "loaded" : "not loaded", LOG_END);
 }
 
 /*

@@ -209,28 +209,29 @@ int cuda_probe(const char *lib, unsigned timeout_s, struct cuda_report *report, 
 	return 0;
 }
 
-static int not_ready_802(const struct cuda_report *r, size_t n_nvswitches, struct err *e)
+static int not_ready_802(const struct cuda_report *r, const char *fabric, struct err *e)
 {
-	if (n_nvswitches > 0) {
+	if (fabric) {
 		err_set(e, EXIT_DRIVER_CHECK,
-			"CUDA is not ready (%s returned 802, %s): this node has %zu NVSwitch(es) and its NVLink fabric is not trained",
-			r->call, r->error[0] ? r->error : "system not yet initialized",
-			n_nvswitches);
+			"CUDA is not ready (%s returned 802, %s): this node has %s and its NVLink fabric is not trained",
+			r->call, r->error[0] ? r->error : "system not yet initialized", fabric);
 		err_hint(
 			e,
-			"Fabric Manager (nv-fabricmanager) of the driver's own version must run and finish training the fabric; see its log");
+			"Fabric Manager (nv-fabricmanager) of the driver's own version must run and finish training the fabric (on NVLink 5, after NVLSM); see its log");
 		return -1;
 	}
 	err_set(e, EXIT_DRIVER_CHECK, "CUDA is not ready (%s returned 802, %s)", r->call,
 		r->error[0] ? r->error : "system not yet initialized");
-	err_hint(e, "no NVSwitch is on this node's PCI bus: check dmesg for NVRM errors");
+	err_hint(
+		e,
+		"this node shows no NVSwitch (none on the PCI bus, no NVLink 5 management port): check dmesg for NVRM errors");
 	return -1;
 }
 
-int cuda_check(const struct cuda_report *r, size_t pci_gpus, size_t n_nvswitches, struct err *e)
+int cuda_check(const struct cuda_report *r, size_t pci_gpus, const char *fabric, struct err *e)
 {
 	if (r->result == CUDA_SYSTEM_NOT_READY)
-		return not_ready_802(r, n_nvswitches, e);
+		return not_ready_802(r, fabric, e);
 	if (r->result != 0) {
 		if (r->failed_device >= 0)
 			err_set(e, EXIT_DRIVER_CHECK, "CUDA %s failed on device %d: %s (%d)",

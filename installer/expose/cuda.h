@@ -41,9 +41,9 @@ _must_check_ int cuda_probe(const char *lib, unsigned timeout_s, struct cuda_rep
 			    struct err *e);
 
 /*
- * Judges a report: every one of PCI_GPUS GPUs must be seen and take a context. N_NVSWITCHES
- * (the host's NVSwitch count) names the cause of 802. Returns 0, or -1 with
- * EXIT_DRIVER_CHECK, the cause and the fix.
+ * Judges a report: every one of PCI_GPUS GPUs must be seen and take a context. FABRIC (the
+ * host's NVSwitches as host_fabric names them, or NULL) names the cause of 802. Returns 0,
+ * or -1 with EXIT_DRIVER_CHECK, the cause and the fix.
  */
-_must_check_ int cuda_check(const struct cuda_report *r, size_t pci_gpus, size_t n_nvswitches,
+_must_check_ int cuda_check(const struct cuda_report *r, size_t pci_gpus, const char *fabric,
 			    struct err *e);

@@ -137,6 +137,16 @@ static void loaded_version(int root_fd, const char *release, char *buf, size_t s
 }
 
 /*
+ * Whether the package has what trains this host's fabric, for the node agent to start:
+ * Fabric Manager, and on NVLink 5 NVLSM too.
+ */
+static bool fabric_daemons_shipped(int install_fd, const struct host *h)
+{
+	return faccessat(install_fd, "bin/" EXPOSE_FABRICMANAGER, X_OK, 0) == 0 &&
+	       (h->nvlink.n_ports == 0 || faccessat(install_fd, "bin/" EXPOSE_NVLSM, X_OK, 0) == 0);
+}
+
+/*
  * What a CUDA job sees: libcuda initialises and takes a context on every GPU. On an NVSwitch
  * system whose package has Fabric Manager, 802 (the fabric not trained) is not a failure
  * here: Fabric Manager is the node agent's to start, after this run, and the agent makes
@@ -146,7 +156,8 @@ static void loaded_version(int root_fd, const char *release, char *buf, size_t s
 static int verify_cuda(int install_fd, const struct host *h, struct err *e)
 {
 	struct cuda_report c;
-	char lib[PATH_MAX];
+	char lib[PATH_MAX], desc[96];
+	const char *fabric;
 	uint64_t t0 = now_ns();
 
 	/* No GPU: cuInit would say CUDA_ERROR_NO_DEVICE; NVML has answered for the driver. */
@@ -157,14 +168,29 @@ static int verify_cuda(int install_fd, const struct host *h, struct err *e)
 	snprintf(lib, sizeof(lib), "/proc/self/fd/%d/lib64/libcuda.so.1", install_fd);
 	if (cuda_probe(lib, CUDA_CHECK_TIMEOUT_S, &c, e) < 0)
 		return err_wrap(e, "verify");
-	if (c.result == CUDA_SYSTEM_NOT_READY && h->n_nvswitches > 0 &&
-	    faccessat(install_fd, "bin/" EXPOSE_FABRICMANAGER, X_OK, 0) == 0) {
-		log_kv(LOG_INFO, "verify",
-		       "CUDA waits for Fabric Manager (802: the NVLink fabric is not trained): the node agent starts it and makes the node ready",
-		       U64("nvswitches", h->n_nvswitches), LOG_END);
+	fabric = host_fabric(h, desc, sizeof(desc));
+	if (c.result == CUDA_SYSTEM_NOT_READY && h->nvlink.n_ports > 0 && !h->nvlink.ib_umad) {
+		err_set(e, EXIT_DRIVER_CHECK,
+			"CUDA is not ready (802): this node has %s and ib_umad is not loaded, so NVLSM cannot train its NVLink fabric",
+			fabric);
+		err_hint(
+			e,
+			"load ib_umad on the node (modprobe ib_umad), and list it in /etc/modules-load.d so that it loads at boot");
+		return err_wrap(e, "verify");
+	}
+	if (c.result == CUDA_SYSTEM_NOT_READY && fabric && fabric_daemons_shipped(install_fd, h)) {
+		static const char waits[] =
+			"CUDA waits for Fabric Manager (802: the NVLink fabric is not trained): the node agent starts it and makes the node ready";
+
+		if (h->nvlink.n_ports > 0)
+			log_kv(LOG_INFO, "verify", waits,
+			       U64("nvlink_ports", (uint64_t)h->nvlink.n_ports), LOG_END);
+		else
+			log_kv(LOG_INFO, "verify", waits, U64("nvswitches", h->n_nvswitches),
+			       LOG_END);
 		return 2;
 	}
-	if (cuda_check(&c, h->n_gpus, h->n_nvswitches, e) < 0)
+	if (cuda_check(&c, h->n_gpus, fabric, e) < 0)
 		return err_wrap(e, "verify");
 	log_kv(LOG_INFO, "verify", "CUDA ready: a context on every GPU",
 	       U64("cuda_driver_version", (uint64_t)c.driver_version),

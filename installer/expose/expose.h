@@ -31,6 +31,8 @@
 #define EXPOSE_RUN_DIR "/run/nvidia-driver-installer" /* this process's own, for staging */
 /* NVIDIA's Fabric Manager, in the installed bin/: the node agent runs it on NVSwitch hosts. */
 #define EXPOSE_FABRICMANAGER "nv-fabricmanager"
+/* NVIDIA's NVLink Subnet Manager, which NVLink 5 fabrics need before Fabric Manager. */
+#define EXPOSE_NVLSM "nvlsm"
 
 /* What the expose stage reads of the configuration: host paths, and the CDI choices. */
 struct expose_opts {

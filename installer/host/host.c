@@ -363,6 +363,7 @@ int host_probe(int root_fd, const char *kernel, struct host *h, struct err *e)
 		host_done(h);
 		return -1;
 	}
+	host_scan_nvlink(root_fd, &h->nvlink);
 	return 0;
 }
 
@@ -419,4 +420,16 @@ void host_done(struct host *h)
 	free(h->os_pretty);
 	free(h->gpus);
 	memset(h, 0, sizeof(*h));
+}
+
+const char *host_fabric(const struct host *h, char *buf, size_t size)
+{
+	if (h->n_nvswitches > 0)
+		snprintf(buf, size, "%zu NVSwitch(es)", h->n_nvswitches);
+	else if (h->nvlink.n_ports > 0)
+		snprintf(buf, size, "NVLink 5 NVSwitches behind %zu management port(s)",
+			 h->nvlink.n_ports);
+	else
+		return NULL;
+	return buf;
 }

@@ -18,6 +18,7 @@
  * host paths judged by where they resolve, and whether this process runs in a container.
  */
 #include "host/hostpath.h"
+#include "host/nvlink.h"
 #include "host/runenv.h"
 
 #define PCI_VENDOR_NVIDIA 0x10de
@@ -48,8 +49,9 @@ struct host {
 	char arch[64];	     /* uname -m */
 	struct gpu *gpus;
 	size_t n_gpus;
-	size_t n_nvswitches; /* NVIDIA functions of PCI class "bridge, other": NVSwitch */
-	bool modules_known;  /* false where the kernel has no module support */
+	size_t n_nvswitches;  /* NVIDIA functions of PCI class "bridge, other": NVSwitch */
+	struct nvlink nvlink; /* NVLink 5: the NVSwitches' management ports (host/nvlink.h) */
+	bool modules_known;   /* false where the kernel has no module support */
 	struct loaded_module modules[HOST_MAX_MODULES];
 	size_t n_modules;
 };
@@ -81,6 +83,12 @@ int host_is_nvidia_gpu(uint16_t vendor, uint32_t pci_class);
  * HGX systems show theirs (lspci: "Bridge: NVIDIA Corporation", 22a3 on H100 and H200).
  */
 int host_is_nvidia_nvswitch(uint16_t vendor, uint32_t pci_class);
+
+/*
+ * What the host's NVSwitches are, for messages: "2 NVSwitch(es)" (on the PCI bus) or
+ * "NVLink 5 NVSwitches behind 2 management port(s)", into BUF; NULL when it has none.
+ */
+const char *host_fabric(const struct host *h, char *buf, size_t size);
 
 /* Whether module NAME is NVIDIA's (nvidia*) or a driver that conflicts with it. */
 bool host_module_is_relevant(const char *name);

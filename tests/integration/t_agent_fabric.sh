@@ -10,6 +10,13 @@
 #   3. Fabric Manager killed: readiness withdrawn while it is started again, then restored.
 #   4. An upgrade's hold and the agent's SIGTERM stop Fabric Manager before the persistence
 #      daemon; a node without NVSwitch starts no Fabric Manager from the same package.
+#   5. NVLink 5 (HGX B200-like): no NVSwitch on the PCI bus, two ConnectX-7 management
+#      functions (VPD SMDL=SW_MNG) among plain ones. Without NVLSM in the package, or with
+#      ib_umad not loaded, install exits 8 and the agent says not ready, naming which one; with
+#      both, NVLSM starts on the first port's GUID, Fabric Manager after it with -g GUID
+#      (the stand-in trains nothing without NVLSM on that port), and the node is ready;
+#      NVLSM killed withdraws readiness until it is back; SIGTERM stops Fabric Manager,
+#      NVLSM, then the persistence daemon.
 #   The installer makes the NVSwitch device nodes (and uninstall removes them).
 FAKE_KERNEL=1
 # mkhost DIR [--switches]: a host root with two GPUs, and two NVSwitches if asked.
@@ -22,6 +29,16 @@ mkhost() {
         add_pci "$T/root" 0000:00:0b.0 10de 22a3 0x068000
     fi
     : >"$T/root/dev/kmsg"
+}
+# nvlink_function ROOT IBDEV VPD GUID: an InfiniBand function of Mellanox's under ROOT's
+# sysfs, its VPD carrying VPD, its port 1 GID's interface id GUID (16 hex digits).
+nvlink_function() {
+    local d=$1/sys/devices/pci0000:00/$2 c=$1/sys/class/infiniband/$2 g=$4
+    mkdir -p "$d" "$c/ports/1/gids"
+    echo 0x15b3 >"$d/vendor"
+    printf '\x82\x10Board Id\x90\x20V3\x0b%s\x78\x00' "$3" >"$d/vpd"
+    ln -s "../../../devices/pci0000:00/$2" "$c/device"
+    echo "fe80:0000:0000:0000:${g:0:4}:${g:4:4}:${g:8:4}:${g:12:4}" >"$c/ports/1/gids/0"
 }
 # Two versions of a driver with both daemons and Fabric Manager's config.
 for v in "$V_OLD" "$V_NEW"; do
@@ -148,4 +165,69 @@ sleep 1.5
 assert_eq "$(starts nv-fabricmanager)" 0 "Fabric Manager on a node without NVSwitch"
 assert_eq "$(devnode nvidia-nvswitchctl)" missing "an NVSwitch control node without a switch"
 stop_agent
+apid=
+
+# 5. NVLink 5: NVSwitches behind the ConnectX-7 bridge's management functions.
+mkhost
+nvlink_function "$T/root" mlx5_0 MODL=CX750A b8cef60300000010
+nvlink_function "$T/root" mlx5_2 SMDL=SW_MNG b8cef60300000002
+nvlink_function "$T/root" mlx5_1 SMDL=SW_MNG b8cef60300000001
+guid=0xb8cef60300000001
+: >"$dlog"
+# 5a. ib_umad loaded; the package has Fabric Manager and no NVLSM.
+mkdir -p "$T/root/sys/class/infiniband_mad"
+expect_rc 8 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_OLD"
+expect_err "this node has NVLink 5 NVSwitches behind 2 management port(s) and its NVLink fabric is not trained"
+start_agent
+wait_for "the agent's judgement" 10 readyz_is "not ready (fabric_manager): this node's NVLink 5 fabric needs NVLSM and the installed driver has none (bin/nvlsm)"
+stop_agent
+assert_eq "$(starts nv-fabricmanager)" 0 "Fabric Manager started without NVLSM"
+# 5b. With NVLSM and its config, and ib_umad not loaded.
+for v in "$V_OLD"; do
+    cc -O1 -DSTANDIN_NVLSM -o "$T/drv-$v/bin/nvlsm" "$SRC/tests/standin/daemon.c"
+    mkdir -p "$T/drv-$v/share/nvidia/nvlsm"
+    echo "fm_sm_ipc_socket_path /var/run/nvidia-fabricmanager/fm_sm_ipc.socket" >"$T/drv-$v/share/nvidia/nvlsm/nvlsm.conf"
+    # Where the stand-in NVLSM makes the FM-SM socket.
+    echo "FM_SM_IPC_INTERFACE=$T/root/run/nvidia-fabricmanager/fm_sm_ipc.socket" >>"$T/drv-$v/share/nvidia/nvswitch/fabricmanager.cfg"
+    "$SRC/scripts/make-repo" pack "$T/drv-$v" "$T/pkg-$v.tar.zst"
+    "$SRC/scripts/make-repo" add --repo "$T/repo-nvl5" --key "$FIX/keys/key.pem" --version "$v" \
+        --kernel "$KERNEL" "$T/pkg-$v.tar.zst" >/dev/null
+done
+rmdir "$T/root/sys/class/infiniband_mad"
+expect_rc 8 install --repo "file://$T/repo-nvl5" $(kernel_args) --driver-version "$V_OLD"
+expect_err "this node has NVLink 5 NVSwitches behind 2 management port(s) and ib_umad is not loaded, so NVLSM cannot train its NVLink fabric; fix: load ib_umad on the node (modprobe ib_umad)"
+start_agent
+wait_for "the agent's judgement" 10 readyz_is "not ready (fabric_manager): ib_umad is not loaded: NVLSM cannot reach the NVLink 5 NVSwitches behind mlx5_1"
+stop_agent
+assert_eq "$(starts nvlsm) $(starts nv-fabricmanager)" "0 0" "daemons started without ib_umad"
+# 5c. ib_umad loaded: the install leaves readiness to the agent, which starts NVLSM, then
+#     Fabric Manager on the same port.
+mkdir -p "$T/root/sys/class/infiniband_mad"
+expect_rc 0 install --repo "file://$T/repo-nvl5" $(kernel_args) --driver-version "$V_OLD"
+expect_err "verify: CUDA waits for Fabric Manager (802: the NVLink fabric is not trained): the node agent starts it and makes the node ready (nvlink_ports=2)"
+expect_err "NVLink 5 system: CUDA waits for NVLSM and Fabric Manager on its management port (guid=$guid device=mlx5_1 ib_umad=loaded)"
+: >"$dlog"
+start_agent
+wait_for "ready once NVLSM and Fabric Manager run" 15 readyz_is ready
+idir_real=$(realpath "$(idir)")
+cfg=$(realpath "$T/root/run/nvidia-driver-installer")/fabricmanager.cfg
+# NVLSM before Fabric Manager (the persistence daemon, started first, forks: its line may
+# come later).
+assert_eq "$(grep '^start ' "$dlog" | cut -d' ' -f2 | grep -v persistenced | tr '\n' ' ')" "nvlsm nv-fabricmanager " "the order of the starts"
+grep -qx "start nvlsm pid=[0-9]* args=--config $idir_real/share/nvidia/nvlsm/nvlsm.conf --guid $guid --log_file stdout" "$dlog" ||
+    fail "NVLSM's arguments: $(cat "$dlog")"
+grep -qx "start nv-fabricmanager pid=[0-9]* args=-c $cfg -g $guid" "$dlog" ||
+    fail "Fabric Manager's arguments: $(cat "$dlog")"
+[ -f "$marker" ] || fail "the agent did not write the marker"
+# 5d. NVLSM killed: not ready until it runs again.
+sm=$(sed -n 's/^start nvlsm pid=\([0-9]*\) .*/\1/p' "$dlog" | tail -1)
+kill -KILL "$sm"
+wait_for "readiness withdrawn" 5 test ! -e "$marker"
+said_at_least "node not ready (reason=fabric_manager cause=NVLSM ended (signal 9) on management port $guid" 1 ||
+    fail "no error line: $(tail -3 "$T/agent.log")"
+wait_for "NVLSM again" 5 starts_at_least nvlsm 2
+wait_for "ready again" 10 readyz_is ready
+# 5e. SIGTERM: Fabric Manager, NVLSM, then the persistence daemon.
+stop_agent
+assert_eq "$(grep '^stop ' "$dlog" | awk '{print $2}' | tail -3 | tr '\n' ' ')" "nv-fabricmanager nvlsm nvidia-persistenced " "SIGTERM's order"
 apid=

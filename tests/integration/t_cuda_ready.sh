@@ -37,7 +37,7 @@ rm -rf "$T/root"
 setup --switches
 expect_rc 8 install --repo "$R" $(kernel_args)
 expect_err "host: NVSwitch system: CUDA waits for Fabric Manager (nvswitches=2)"
-expect_err "ERROR install: verify: CUDA is not ready (cuInit returned 802, CUDA_ERROR_SYSTEM_NOT_READY: system not yet initialized): this node has 2 NVSwitch(es) and its NVLink fabric is not trained; fix: Fabric Manager (nv-fabricmanager) of the driver's own version must run and finish training the fabric; see its log (exit 8)"
+expect_err "ERROR install: verify: CUDA is not ready (cuInit returned 802, CUDA_ERROR_SYSTEM_NOT_READY: system not yet initialized): this node has 2 NVSwitch(es) and its NVLink fabric is not trained; fix: Fabric Manager (nv-fabricmanager) of the driver's own version must run and finish training the fabric (on NVLink 5, after NVLSM); see its log (exit 8)"
 [ "$(grep -c '^ERROR' "$T/err")" = 1 ] || fail "not one error line: $(grep '^ERROR' "$T/err")"
 [ ! -e "$ready_marker" ] || fail "ready with an untrained fabric"
 [ ! -e "$cdi_spec" ] || fail "a CDI spec with an untrained fabric"

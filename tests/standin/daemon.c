@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * A stand-in for NVIDIA's daemons, for the node agent's tests: nvidia-persistenced, and
- * built with -DSTANDIN_FABRIC nv-fabricmanager. It starts as the real ones do (the first
- * process forks the daemon and exits 0; the daemon makes its own session) and holds the
- * driver open as they do, in the fake kernel's terms: a /proc/PID/fd link to
- * /dev/nvidiactl under $STANDIN_ROOT, which the installer's idle check reads. It records
- * each start (its pid and arguments) and each stop (the signal) in $STANDIN_DAEMON_LOG,
- * and on SIGTERM or SIGINT lets go and exits 0. STANDIN_DAEMON_FAIL=start: the first
- * process exits 1 (a daemon that cannot start). The Fabric Manager trains the NVLink
- * fabric: it writes "trained" to $STANDIN_ROOT/run/nvidia-fabricmanager/standin-fabric,
- * which the stand-in libcuda reads (802 until then), and "stopped" when it stops.
- * --version prints what the real ones print, for -DSTANDIN_VERSION.
+ * A stand-in for NVIDIA's daemons, for the node agent's tests: nvidia-persistenced, built
+ * with -DSTANDIN_FABRIC nv-fabricmanager, with -DSTANDIN_NVLSM nvlsm. It starts as the real
+ * ones do (the first process forks the daemon and exits 0; the daemon makes its own
+ * session; NVLSM runs in the foreground) and holds the driver open as they do, in the fake
+ * kernel's terms: a /proc/PID/fd link to /dev/nvidiactl under $STANDIN_ROOT, which the
+ * installer's idle check reads (NVLSM holds none: it reaches the switches through
+ * InfiniBand). It records each start (its pid and arguments) and each stop (the signal)
+ * in $STANDIN_DAEMON_LOG, and on SIGTERM or SIGINT lets go and exits 0.
+ * STANDIN_DAEMON_FAIL=start: the first process exits 1 (a daemon that cannot start). The
+ * Fabric Manager trains the NVLink fabric: it writes "trained" to
+ * $STANDIN_ROOT/run/nvidia-fabricmanager/standin-fabric, which the stand-in libcuda reads
+ * (802 until then), and "stopped" when it stops. On NVLink 5 (-g GUID) it trains it only
+ * through a running NVLSM of that GUID, as the real one: without, it exits 1. NVLSM writes
+ * its GUID to .../standin-nvlsm while it runs, and makes the FM-SM socket
+ * .../fm_sm_ipc.socket. --version prints what the real ones print, for -DSTANDIN_VERSION.
  */
 #include <fcntl.h>
 
@@ -27,7 +31,9 @@
 static char proc_dir[4096];
 static volatile sig_atomic_t stop;
 
-#ifdef STANDIN_FABRIC
+#if defined(STANDIN_NVLSM)
+#define NAME "nvlsm"
+#elif defined(STANDIN_FABRIC)
 #define NAME "nv-fabricmanager"
 #else
 #define NAME "nvidia-persistenced"
@@ -56,6 +62,72 @@ static void record(const char *fmt, const char *what, int pid)
 #else
 #define COMM "nvidia-persiste"
 #endif
+
+/* $STANDIN_ROOT/run/nvidia-fabricmanager/NAME into BUF (made), or NULL without a root. */
+static const char *fm_file(const char *name, char *buf, size_t size)
+{
+	const char *root = getenv("STANDIN_ROOT");
+
+	if (!root)
+		return NULL;
+	snprintf(buf, size, "%s/run/nvidia-fabricmanager", root);
+	mkdir(buf, 0755);
+	snprintf(buf, size, "%s/run/nvidia-fabricmanager/%s", root, name);
+	return buf;
+}
+
+/* The value after OPTION in ARGV, or NULL. */
+static const char *option(int argc, char **argv, const char *opt)
+{
+	for (int i = 1; i + 1 < argc; i++)
+		if (strcmp(argv[i], opt) == 0)
+			return argv[i + 1];
+	return NULL;
+}
+
+/* Whether a stand-in NVLSM runs with GUID: the file it keeps while it runs says so. */
+static int nvlsm_serves(const char *guid)
+{
+	char path[4200], line[64] = "";
+	FILE *f;
+
+	if (!fm_file("standin-nvlsm", path, sizeof(path)) || !(f = fopen(path, "r")))
+		return 0;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = '\0';
+	fclose(f);
+	line[strcspn(line, "\n")] = '\0';
+	return strcmp(line, guid) == 0;
+}
+
+/* NVLSM's own files: its GUID and the FM-SM socket while it runs; none once it stops. */
+static void nvlsm_files(const char *guid)
+{
+#ifdef STANDIN_NVLSM
+	char path[4200];
+	FILE *f;
+
+	if (!fm_file("standin-nvlsm", path, sizeof(path)))
+		return;
+	if (!guid) {
+		unlink(path);
+		fm_file("fm_sm_ipc.socket", path, sizeof(path));
+		unlink(path);
+		return;
+	}
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "%s\n", guid);
+		fclose(f);
+	}
+	fm_file("fm_sm_ipc.socket", path, sizeof(path));
+	f = fopen(path, "w");
+	if (f)
+		fclose(f);
+#else
+	(void)guid;
+#endif
+}
 
 /* The fabric's state, for the stand-in libcuda. */
 static void fabric(const char *state)
@@ -147,12 +219,25 @@ int main(int argc, char **argv)
 		record("fail %s pid=%d args=%s\n", args, getpid());
 		return 1;
 	}
+#ifdef STANDIN_FABRIC
+	/* NVLink 5: no fabric without NVLSM on the same port (NV_WARN_NOTHING_TO_DO). */
+	if (option(argc, argv, "-g") && !nvlsm_serves(option(argc, argv, "-g"))) {
+		record("fail %s pid=%d args=%s\n", args, getpid());
+		return 1;
+	}
+#else
+	(void)nvlsm_serves;
+#endif
+#ifndef STANDIN_NVLSM
 	pid = fork();
 	if (pid < 0)
 		return 1;
 	if (pid > 0)
 		return 0;
 	setsid();
+#else
+	(void)pid;
+#endif
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	/* Blocked but while waiting: no signal falls between the check and the wait. */
@@ -161,12 +246,18 @@ int main(int argc, char **argv)
 	sigaddset(&term, SIGTERM);
 	sigaddset(&term, SIGINT);
 	sigprocmask(SIG_SETMASK, &term, NULL);
+#ifdef STANDIN_NVLSM
+	(void)hold_driver;
+#else
 	hold_driver(getpid());
+#endif
 	fabric("trained");
+	nvlsm_files(option(argc, argv, "--guid"));
 	record("start %s pid=%d args=%s\n", args, getpid());
 	while (!stop)
 		sigsuspend(&none);
 	fabric("stopped");
+	nvlsm_files(NULL);
 	let_go();
 	record("stop %s pid=%d signal=%s\n", stop == SIGTERM ? "TERM" : "INT", getpid());
 	return 0;

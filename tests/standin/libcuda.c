@@ -3,15 +3,14 @@
  * A stand-in for NVIDIA's libcuda.so.1: the part of the CUDA driver API the installer's
  * readiness check calls (installer/expose/cuda.c), answered as the NVML stand-in does
  * from /proc/driver/nvidia (under $FAKE_KERNEL_ROOT when set), with the behaviour that
- * matters on NVSwitch systems: while nvidia.ko lists an NVSwitch
- * (/proc/driver/nvidia-nvswitch/devices/) and the fabric is not trained, cuInit returns
- * 802, CUDA_ERROR_SYSTEM_NOT_READY, as the real library does until Fabric Manager has
- * trained the NVLink fabric. The stand-in fabric is trained when
- * run/nvidia-fabricmanager/standin-fabric holds "trained" (what the stand-in Fabric
- * Manager writes; a file of the stand-ins only, no interface of NVIDIA's).
+ * matters on NVSwitch systems: while the host has an NVLink fabric that is not trained
+ * (tests/standin/fabric.h), cuInit returns 802, CUDA_ERROR_SYSTEM_NOT_READY, as the real
+ * library does until Fabric Manager has trained it.
  * $CUDA_STANDIN_FAIL=init makes cuInit fail (999), =ctx:N the context on device N.
  * Error names and texts are CUDA's (cuda.h, cuGetErrorName / cuGetErrorString).
  */
+#include "fabric.h"
+
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,13 +48,6 @@ static char bdfs[16][32];
 static int n_devices, initialised, driver_major;
 static int contexts[16];
 
-static void path(char *buf, size_t size, const char *rel)
-{
-	const char *root = getenv("FAKE_KERNEL_ROOT");
-
-	snprintf(buf, size, "%s/%s", root && *root ? root : "", rel);
-}
-
 static int cmp(const void *a, const void *b)
 {
 	return strcmp(a, b);
@@ -69,7 +61,7 @@ static int entries(const char *rel, char (*out)[32])
 	int n = 0;
 	DIR *d;
 
-	path(p, sizeof(p), rel);
+	standin_path(p, sizeof(p), rel);
 	d = opendir(p);
 	while (d && (de = readdir(d)) && n < 16) {
 		if (de->d_name[0] == '.')
@@ -83,21 +75,6 @@ static int entries(const char *rel, char (*out)[32])
 	return n;
 }
 
-static int fabric_trained(void)
-{
-	char p[512], state[32] = "";
-	FILE *f;
-
-	path(p, sizeof(p), "run/nvidia-fabricmanager/standin-fabric");
-	f = fopen(p, "r");
-	if (!f)
-		return 0;
-	if (!fgets(state, sizeof(state), f))
-		state[0] = '\0';
-	fclose(f);
-	return strncmp(state, "trained", 7) == 0;
-}
-
 CUresult cuInit(unsigned flags)
 {
 	const char *fail = getenv("CUDA_STANDIN_FAIL");
@@ -108,7 +85,7 @@ CUresult cuInit(unsigned flags)
 		return INVALID_VALUE;
 	if (fail && strcmp(fail, "init") == 0)
 		return UNKNOWN;
-	path(p, sizeof(p), "proc/driver/nvidia/version");
+	standin_path(p, sizeof(p), "proc/driver/nvidia/version");
 	f = fopen(p, "r");
 	if (!f)
 		return NO_DEVICE;
@@ -118,7 +95,7 @@ CUresult cuInit(unsigned flags)
 		return UNKNOWN;
 	}
 	fclose(f);
-	if (entries("proc/driver/nvidia-nvswitch/devices", NULL) > 0 && !fabric_trained())
+	if (standin_has_fabric() && !standin_fabric_trained())
 		return SYSTEM_NOT_READY;
 	n_devices = entries("proc/driver/nvidia/gpus", bdfs);
 	qsort(bdfs, (size_t)n_devices, sizeof(bdfs[0]), cmp);

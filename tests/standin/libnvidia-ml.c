@@ -5,10 +5,11 @@
  * kernel modules (or the fake kernel, under $FAKE_KERNEL_ROOT) show them, so
  * that the same verification code runs against the fake kernel, the VM and a
  * real driver. $NVML_STANDIN_FAIL=init makes nvmlInit fail. The NVLink fabric
- * (nvmlDeviceGetGpuFabricInfo): not supported without NVSwitches, else completed once
- * run/nvidia-fabricmanager/standin-fabric says "trained" (what the stand-in Fabric
- * Manager writes), not started before.
+ * (nvmlDeviceGetGpuFabricInfo): not supported on a host without one, else completed once
+ * trained, not started before (tests/standin/fabric.h).
  */
+#include "fabric.h"
+
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,13 +56,6 @@ nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned *minor);
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m);
 nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int *major, int *minor);
 
-static void path(char *buf, size_t size, const char *rel)
-{
-	const char *root = getenv("FAKE_KERNEL_ROOT");
-
-	snprintf(buf, size, "%s/proc/driver/nvidia/%s", root && *root ? root : "", rel);
-}
-
 /* "Key: \t value" from an information file. */
 static void field(const char *file, const char *key, char *out, size_t size)
 {
@@ -99,7 +93,7 @@ nvmlReturn_t nvmlInit_v2(void)
 
 	if (fail && strcmp(fail, "init") == 0)
 		return DRIVER_NOT_LOADED;
-	path(p, sizeof(p), "version");
+	standin_path(p, sizeof(p), "proc/driver/nvidia/version");
 	f = fopen(p, "r");
 	if (!f)
 		return DRIVER_NOT_LOADED;
@@ -110,7 +104,7 @@ nvmlReturn_t nvmlInit_v2(void)
 	}
 	fclose(f);
 	n_gpus = 0;
-	path(p, sizeof(p), "gpus");
+	standin_path(p, sizeof(p), "proc/driver/nvidia/gpus");
 	d = opendir(p);
 	while (d && (de = readdir(d)) && n_gpus < 16) {
 		struct standin_gpu *g = &gpus[n_gpus];
@@ -228,34 +222,6 @@ nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int *major, int 
 	return OK;
 }
 
-/* Whether the fake kernel lists an NVSwitch, and whether the stand-in Fabric Manager trained. */
-static int fabric_file(const char *rel, const char *want)
-{
-	const char *root = getenv("FAKE_KERNEL_ROOT");
-	char p[512], line[64] = "";
-	struct dirent *de;
-	int n = 0;
-	FILE *f;
-	DIR *d;
-
-	snprintf(p, sizeof(p), "%s/%s", root && *root ? root : "", rel);
-	if (!want) {
-		d = opendir(p);
-		while (d && (de = readdir(d)))
-			n += de->d_name[0] != '.';
-		if (d)
-			closedir(d);
-		return n > 0;
-	}
-	f = fopen(p, "r");
-	if (!f)
-		return 0;
-	if (!fgets(line, sizeof(line), f))
-		line[0] = '\0';
-	fclose(f);
-	return strncmp(line, want, strlen(want)) == 0;
-}
-
 nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t d, nvmlGpuFabricInfo_t *info)
 {
 	if (!initialised)
@@ -263,8 +229,8 @@ nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t d, nvmlGpuFabricInfo_t *inf
 	if (!d || !info)
 		return INVALID_ARGUMENT;
 	memset(info, 0, sizeof(*info));
-	if (!fabric_file("proc/driver/nvidia-nvswitch/devices", NULL))
+	if (!standin_has_fabric())
 		return 3; /* NVML_ERROR_NOT_SUPPORTED */
-	info->state = fabric_file("run/nvidia-fabricmanager/standin-fabric", "trained") ? 3 : 1;
+	info->state = standin_fabric_trained() ? 3 : 1;
 	return OK;
 }

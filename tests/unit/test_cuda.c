@@ -29,7 +29,7 @@ static void test_all_good(void **state)
 
 	(void)state;
 	err_clear(&e);
-	assert_int_equal(cuda_check(&r, 8, 4, &e), 0);
+	assert_int_equal(cuda_check(&r, 8, NULL, &e), 0);
 	assert_int_equal(e.code, 0);
 }
 
@@ -42,7 +42,7 @@ static void test_802_names_the_fabric(void **state)
 	r.result = CUDA_SYSTEM_NOT_READY;
 	strcpy(r.call, "cuInit");
 	strcpy(r.error, "CUDA_ERROR_SYSTEM_NOT_READY: system not yet initialized");
-	assert_int_equal(cuda_check(&r, 8, 6, &e), -1);
+	assert_int_equal(cuda_check(&r, 8, "6 NVSwitch(es)", &e), -1);
 	assert_int_equal(e.code, EXIT_DRIVER_CHECK);
 	assert_non_null(strstr(e.msg, "cuInit returned 802"));
 	assert_non_null(strstr(e.msg, "6 NVSwitch(es)"));
@@ -50,7 +50,7 @@ static void test_802_names_the_fabric(void **state)
 	assert_non_null(strstr(e.hint, "Fabric Manager"));
 
 	/* Without an NVSwitch, 802 is not the fabric's: the hint says so. */
-	assert_int_equal(cuda_check(&r, 8, 0, &e), -1);
+	assert_int_equal(cuda_check(&r, 8, NULL, &e), -1);
 	assert_null(strstr(e.msg, "NVSwitch"));
 	assert_null(strstr(e.hint, "Fabric Manager"));
 	assert_non_null(strstr(e.hint, "no NVSwitch"));
@@ -66,7 +66,7 @@ static void test_failed_call(void **state)
 	r.failed_device = 1;
 	strcpy(r.call, "cuCtxCreate");
 	strcpy(r.error, "CUDA_ERROR_UNKNOWN: unknown error");
-	assert_int_equal(cuda_check(&r, 2, 0, &e), -1);
+	assert_int_equal(cuda_check(&r, 2, NULL, &e), -1);
 	assert_int_equal(e.code, EXIT_DRIVER_CHECK);
 	assert_string_equal(
 		e.msg,
@@ -75,7 +75,7 @@ static void test_failed_call(void **state)
 	r.failed_device = -1;
 	r.error[0] = '\0';
 	strcpy(r.call, "cuInit");
-	assert_int_equal(cuda_check(&r, 2, 0, &e), -1);
+	assert_int_equal(cuda_check(&r, 2, NULL, &e), -1);
 	assert_string_equal(e.msg, "CUDA cuInit failed: no text (999)");
 }
 
@@ -85,7 +85,7 @@ static void test_gpus_missing(void **state)
 	struct err e;
 
 	(void)state;
-	assert_int_equal(cuda_check(&r, 8, 0, &e), -1);
+	assert_int_equal(cuda_check(&r, 8, NULL, &e), -1);
 	assert_string_equal(e.msg, "CUDA sees 7 GPU(s), but 8 NVIDIA GPU(s) are on the PCI bus");
 }
 
@@ -99,7 +99,7 @@ static void test_probe_without_libcuda(void **state)
 	assert_int_equal(cuda_probe("/nonexistent/libcuda.so.1", 10, &r, &e), 0);
 	assert_int_equal(r.result, -1);
 	assert_string_equal(r.call, "dlopen");
-	assert_int_equal(cuda_check(&r, 1, 0, &e), -1);
+	assert_int_equal(cuda_check(&r, 1, NULL, &e), -1);
 	assert_non_null(strstr(e.msg, "CUDA dlopen failed: "));
 
 	/* A library that is not libcuda. */

@@ -259,12 +259,118 @@ static void test_probe(void **state)
 	assert_non_null(strstr(e.hint, "--root"));
 }
 
+static void test_gid_guid(void **state)
+{
+	uint64_t g = 1;
+
+	(void)state;
+	assert_int_equal(host_parse_gid_guid("fe80:0000:0000:0000:0002:c903:0031:7b01\n", &g), 0);
+	assert_true(g == 0x0002c90300317b01ull);
+	assert_int_equal(host_parse_gid_guid("FE80:0000:0000:0000:B8CE:F603:00A1:23C4", &g), 0);
+	assert_true(g == 0xb8cef60300a123c4ull);
+	/* Seven groups, five digits, a stray character, text after the newline. */
+	assert_int_equal(host_parse_gid_guid("fe80:0000:0000:0000:0002:c903:0031", &g), -1);
+	assert_int_equal(host_parse_gid_guid("fe80:0000:0000:0000:0002:c903:0031:7b011", &g), -1);
+	assert_int_equal(host_parse_gid_guid("fe80:0000:0000:0000:0002:c903:0031:7b0x", &g), -1);
+	assert_int_equal(host_parse_gid_guid("fe80-0000:0000:0000:0002:c903:0031:7b01", &g), -1);
+	assert_int_equal(host_parse_gid_guid("fe80:0000:0000:0000:0002:c903:0031:7b01\nx", &g), -1);
+	assert_int_equal(host_parse_gid_guid("", &g), -1);
+}
+
+static void test_vpd(void **state)
+{
+	/* A VPD's vendor field "V3", as ConnectX's carry theirs: binary around the text. */
+	static const char mgmt[] = "\x82\x10"
+				   "Board Id\x90\x20V3\x0bSMDL=SW_MNG\x78\x00";
+	static const char nic[] = "\x82\x10"
+				  "Board Id\x90\x20V3\x0bMODL=CX750A\x78\x00";
+
+	(void)state;
+	assert_true(host_vpd_is_nvlink_mgmt(mgmt, sizeof(mgmt) - 1));
+	assert_false(host_vpd_is_nvlink_mgmt(nic, sizeof(nic) - 1));
+	/* Cut before the field ends: not a match. */
+	assert_false(host_vpd_is_nvlink_mgmt(mgmt, 20));
+	assert_false(host_vpd_is_nvlink_mgmt(NULL, 0));
+}
+
+/* An InfiniBand function IBDEV of VENDOR, with VPD text and a port 1 GID (NULL: none). */
+static void add_ib(const char *root, const char *ibdev, const char *vendor, const char *vpd,
+		   const char *gid)
+{
+	char dir[512], path[600];
+
+	snprintf(dir, sizeof(dir), "%s/sys/devices/pci0000:00/%s", root, ibdev);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	put(dir, "vendor", vendor);
+	put(dir, "vpd", vpd);
+	snprintf(dir, sizeof(dir), "%s/sys/class/infiniband/%s", root, ibdev);
+	snprintf(path, sizeof(path), "%s/ports/1/gids", dir);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/ports", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/ports/1", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/ports/1/gids", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	if (gid)
+		put(path, "0", gid);
+	snprintf(path, sizeof(path), "%s/device", dir);
+	snprintf(dir, sizeof(dir), "/sys/devices/pci0000:00/%s", ibdev);
+	assert_int_equal(symlink(dir, path), 0);
+}
+
+static void test_nvlink_scan(void **state)
+{
+	struct scratch_fixture *f = *state;
+	const char *root = f->root;
+	struct host h;
+	char buf[96];
+
+	memset(&h, 0, sizeof(h));
+	/* No InfiniBand: nothing, and no fabric to name. */
+	host_scan_nvlink(f->fd, &h.nvlink);
+	assert_int_equal(h.nvlink.n_ports, 0);
+	assert_false(h.nvlink.ib_umad);
+	assert_null(host_fabric(&h, buf, sizeof(buf)));
+
+	assert_int_equal(scratch_mkdirs(f->fd, "sys/class/infiniband"), 0);
+	assert_int_equal(scratch_mkdirs(f->fd, "sys/devices/pci0000:00"), 0);
+	/* Two management functions (listed out of order), a plain ConnectX-7, one of another
+	 * vendor whose VPD says the same (not read), and a management one without a GID. */
+	add_ib(root, "mlx5_3", "0x15b3\n", "V3SMDL=SW_MNG",
+	       "fe80:0000:0000:0000:0002:c903:0000:0003\n");
+	add_ib(root, "mlx5_1", "0x15b3\n", "V3SMDL=SW_MNG",
+	       "fe80:0000:0000:0000:0002:c903:0000:0001\n");
+	add_ib(root, "mlx5_0", "0x15b3\n", "V3MODL=CX750A",
+	       "fe80:0000:0000:0000:0002:c903:0000:0010\n");
+	add_ib(root, "other_0", "0x8086\n", "V3SMDL=SW_MNG",
+	       "fe80:0000:0000:0000:0000:0000:0000:0020\n");
+	add_ib(root, "mlx5_4", "0x15b3\n", "V3SMDL=SW_MNG", NULL);
+	host_scan_nvlink(f->fd, &h.nvlink);
+	assert_int_equal(h.nvlink.n_ports, 2);
+	assert_string_equal(h.nvlink.ports[0].ibdev, "mlx5_1");
+	assert_int_equal(h.nvlink.ports[0].port, 1);
+	assert_string_equal(h.nvlink.ports[0].guid_text, "0x0002c90300000001");
+	assert_string_equal(h.nvlink.ports[1].ibdev, "mlx5_3");
+	assert_false(h.nvlink.ib_umad);
+	assert_string_equal(host_fabric(&h, buf, sizeof(buf)),
+			    "NVLink 5 NVSwitches behind 2 management port(s)");
+	assert_int_equal(scratch_mkdirs(f->fd, "sys/class/infiniband_mad"), 0);
+	host_scan_nvlink(f->fd, &h.nvlink);
+	assert_true(h.nvlink.ib_umad);
+	/* NVSwitches on the PCI bus are named as such. */
+	h.n_nvswitches = 4;
+	assert_string_equal(host_fabric(&h, buf, sizeof(buf)), "4 NVSwitch(es)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_os_release),	 cmocka_unit_test(test_pci_hex),
 		cmocka_unit_test(test_pci_id),		 cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_relevant_modules), scratch_unit_test(test_probe),
+		cmocka_unit_test(test_gid_guid),	 cmocka_unit_test(test_vpd),
+		scratch_unit_test(test_nvlink_scan),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

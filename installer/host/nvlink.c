@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host/nvlink.h"
+#include "util/cleanup.h"
+#include "util/fs.h"
+#include "util/log.h"
+
+/* The vendor field of the bridge's limited functions, as NVIDIA's guide names it. */
+#define SW_MNG "SMDL=SW_MNG"
+#define IB_CLASS "/sys/class/infiniband"
+
+bool host_vpd_is_nvlink_mgmt(const void *vpd, size_t len)
+{
+	return vpd && memmem(vpd, len, SW_MNG, strlen(SW_MNG)) != NULL;
+}
+
+int host_parse_gid_guid(const char *gid, uint64_t *ret)
+{
+	uint64_t guid = 0;
+	const char *p = gid;
+
+	for (int group = 0; group < 8; group++) {
+		for (int i = 0; i < 4; i++, p++) {
+			int d = *p >= '0' && *p <= '9'	 ? *p - '0'
+				: *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+				: *p >= 'A' && *p <= 'F' ? *p - 'A' + 10
+							 : -1;
+
+			if (d < 0)
+				return -1;
+			/* The last four groups are the interface id. */
+			if (group >= 4)
+				guid = guid << 4 | (uint64_t)d;
+		}
+		if (group < 7 && *p++ != ':')
+			return -1;
+	}
+	if (*p == '\n')
+		p++;
+	if (*p)
+		return -1;
+	*ret = guid;
+	return 0;
+}
+
+static int port_cmp(const void *a, const void *b)
+{
+	const struct nvlink_port *x = a, *y = b;
+	int c = strcmp(x->ibdev, y->ibdev);
+
+	return c ? c : (x->port > y->port) - (x->port < y->port);
+}
+
+/* Whether IBDEV is a Mellanox function whose VPD marks it a management port. */
+static bool is_mgmt_function(int root_fd, const char *ibdev)
+{
+	_cleanup_free_ char *vendor = NULL, *vpd = NULL;
+	char path[256];
+	size_t len;
+
+	snprintf(path, sizeof(path), IB_CLASS "/%s/device/vendor", ibdev);
+	vendor = fs_read_in_root(root_fd, path, 64, NULL);
+	/* The VPD of other functions is not read: on some it is slow, on none is it ours. */
+	if (!vendor || strtoul(vendor, NULL, 16) != PCI_VENDOR_MELLANOX)
+		return false;
+	snprintf(path, sizeof(path), IB_CLASS "/%s/device/vpd", ibdev);
+	vpd = fs_read_in_root(root_fd, path, 64 * 1024, &len);
+	return host_vpd_is_nvlink_mgmt(vpd, vpd ? len : 0);
+}
+
+/* IBDEV's ports with a GUID, into h. */
+static void add_ports(int root_fd, const char *ibdev, struct nvlink *h)
+{
+	for (unsigned port = 1; port <= 2 && h->n_ports < HOST_MAX_NVLINK_PORTS; port++) {
+		_cleanup_free_ char *gid = NULL;
+		struct nvlink_port *p = &h->ports[h->n_ports];
+		char path[256];
+		uint64_t guid;
+
+		snprintf(path, sizeof(path), IB_CLASS "/%s/ports/%u/gids/0", ibdev, port);
+		gid = fs_read_in_root(root_fd, path, 128, NULL);
+		if (!gid || host_parse_gid_guid(gid, &guid) < 0 || guid == 0)
+			continue;
+		snprintf(p->ibdev, sizeof(p->ibdev), "%s", ibdev);
+		p->port = port;
+		p->guid = guid;
+		snprintf(p->guid_text, sizeof(p->guid_text), "0x%016llx", (unsigned long long)guid);
+		h->n_ports++;
+	}
+}
+
+void host_scan_nvlink(int root_fd, struct nvlink *h)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	struct err e;
+	int fd;
+
+	h->n_ports = 0;
+	h->ib_umad = faccessat(root_fd, "sys/class/infiniband_mad", F_OK, 0) == 0;
+	fd = fs_dir_in_root(root_fd, IB_CLASS, false, &e);
+	if (fd < 0)
+		return; /* no InfiniBand on this host */
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(h->ports->ibdev))
+			continue;
+		if (is_mgmt_function(root_fd, de->d_name))
+			add_ports(root_fd, de->d_name, h);
+	}
+	qsort(h->ports, h->n_ports, sizeof(*h->ports), port_cmp);
+	if (h->n_ports > 0)
+		log_kv(LOG_DEBUG, "host", "NVLink 5 management ports",
+		       U64("ports", (uint64_t)h->n_ports), "ib_umad",
+		       h->ib_umad ? "loaded" : "not loaded", LOG_END);
+}
