@@ -13,7 +13,10 @@
 #   ubuntu        a linux-modules-nvidia-535-server .deb: the package keeps its .ko bytes
 #   fabricmanager NVIDIA's Fabric Manager archive packed (bin/, the config, topologies);
 #                 one of another version than the driver, or without its binary, refused
-#                 before anything is built
+#                 before anything is built; with it, an nvlsm .deb of NVIDIA's layout
+#                 (opt/nvidia/nvlsm/sbin/nvlsm, usr/share/nvidia/nvlsm/nvlsm.conf) packed
+#                 into bin/ and share/; one without the binary, one built for another
+#                 architecture, and --nvlsm alone refused before anything is built
 # Usage: tests/packaging/run.sh BIN [SCENARIO...]. Needs Debian's linux-headers-R, clang/lld,
 # linux-kbuild (sign-file), dpkg-deb, openssl. Work files under build/packaging.
 set -euo pipefail
@@ -259,6 +262,39 @@ t_fabricmanager() {
     python3 -c 'import json,sys; i=json.load(open(sys.argv[1])); assert i["fabricmanager"]["version"] == sys.argv[2], i' \
         "$w/pkg/share/nvidia/build-info.json" "$V" || fail "build-info.json"
     ok "fabricmanager: NVIDIA's archive packed; another version and no binary refused before the build"
+
+    # NVLSM, as NVIDIA's nvlsm .deb lays it out (date-versioned, its own package).
+    local d=$w/nvlsm-deb
+    mkdir -p "$d/DEBIAN" "$d/opt/nvidia/nvlsm/sbin" "$d/usr/share/nvidia/nvlsm"
+    printf 'Package: nvlsm\nVersion: 2025.10.14-1\nArchitecture: amd64\nMaintainer: test\nDescription: stand-in\n' \
+        >"$d/DEBIAN/control"
+    cc -O1 -DSTANDIN_NVLSM -o "$d/opt/nvidia/nvlsm/sbin/nvlsm" "$SRC/tests/standin/daemon.c"
+    echo "log_flags 0x03" >"$d/usr/share/nvidia/nvlsm/nvlsm.conf"
+    dpkg-deb -b -Zgzip "$d" "$w/nvlsm_2025.10.14-1_amd64.deb" >/dev/null
+    fm=(--fabricmanager "$w/fabricmanager-linux-x86_64-$V-archive.tar.xz")
+    rc 1 "$w/nvlsm-alone.log" bdp --source "$W/src" --sign-key "$W/keys/vendor.pem" \
+        --sign-cert "$W/keys/vendor.crt" --work "$w/work" --nvlsm "$w/nvlsm_2025.10.14-1_amd64.deb"
+    has "$w/nvlsm-alone.log" "--nvlsm without --fabricmanager: NVLSM only serves Fabric Manager"
+    rc 1 "$w/nvlsm-empty.log" bdp --source "$W/src" --sign-key "$W/keys/vendor.pem" \
+        --sign-cert "$W/keys/vendor.crt" --work "$w/work" "${fm[@]}" --nvlsm "$w/empty"
+    has "$w/nvlsm-empty.log" "has no nvlsm executable (looked for opt/nvidia/nvlsm/sbin/nvlsm"
+    mkdir -p "$w/nvlsm-arm/bin"
+    printf '\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00' >"$w/nvlsm-arm/bin/nvlsm"
+    rc 1 "$w/nvlsm-arm.log" bdp --source "$W/src" --sign-key "$W/keys/vendor.pem" \
+        --sign-cert "$W/keys/vendor.crt" --work "$w/work" "${fm[@]}" --nvlsm "$w/nvlsm-arm"
+    has "$w/nvlsm-arm.log" "bin/nvlsm is not an ELF executable for x86_64"
+    grep -q "compiling\|signing" "$w/nvlsm-empty.log" "$w/nvlsm-arm.log" && fail "built before NVLSM was checked"
+    rc 0 "$w/nvlsm.log" bdp --source "$W/src" --sign-key "$W/keys/vendor.pem" \
+        --sign-cert "$W/keys/vendor.crt" --work "$w/work" "${fm[@]}" --nvlsm "$w/nvlsm_2025.10.14-1_amd64.deb"
+    has "$w/nvlsm.log" "NVLSM 2025.10.14-1 packed: bin/nvlsm, share/nvidia/nvlsm/nvlsm.conf"
+    rm -rf "$w/pkg" && mkdir -p "$w/pkg"
+    tar -C "$w/pkg" -xf "$(pkg_of "$w/work")"
+    cmp "$w/pkg/bin/nvlsm" "$d/opt/nvidia/nvlsm/sbin/nvlsm" || fail "bin/nvlsm is not the package's"
+    cmp "$w/pkg/share/nvidia/nvlsm/nvlsm.conf" "$d/usr/share/nvidia/nvlsm/nvlsm.conf" || fail "nvlsm.conf"
+    [ -x "$w/pkg/bin/nv-fabricmanager" ] || fail "Fabric Manager left out beside NVLSM"
+    python3 -c 'import json,sys; i=json.load(open(sys.argv[1])); assert i["nvlsm"] == {"version": "2025.10.14-1", "config": True}, i' \
+        "$w/pkg/share/nvidia/build-info.json" || fail "build-info.json: nvlsm"
+    ok "fabricmanager: NVIDIA's nvlsm .deb packed beside Fabric Manager; no binary, another architecture and --nvlsm alone refused before the build"
 }
 
 scenarios=("$@")
