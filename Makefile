@@ -269,22 +269,22 @@ asan:
 
 # Each phase timed (scripts/check-phases), and a table of the times at the end, green or
 # not; the first failing phase fails the check with its status. The phases with no
-# wall-clock bound (the VM test, packaging, the image, the fuzz replay, the ASan build and
-# its unit tests) run in the background at nice 19, one after the other, beside the plain
-# integration suite, which leaves about a quarter of the CPU idle waiting on its servers
-# and timers; the ASan integration suite starts once they have ended. The builds run
-# CHECK_JOBS compilers at once (the machine's cores), unless `make -jN check` shares its
-# own.
+# wall-clock bound run in the background at nice 19, one after the other, taking the CPU
+# the integration suites leave idle waiting on their servers and timers: packaging, the
+# fuzz replay, the ASan build and its unit tests beside the plain suite (the ASan suite
+# needs that build); the VM test and the image beside the ASan suite, whose tail of
+# wall-clock tests run alone leaves most of the CPU idle. The builds run CHECK_JOBS
+# compilers at once (the machine's cores), unless `make -jN check` shares its own.
 CHECK_JOBS ?= $(shell nproc)
 CHECK_J = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(CHECK_JOBS))
 ASAN_MAKE = $(MAKE) $(CHECK_J) BUILD=build-asan SANITIZE=1
 check:
 	@scripts/check-phases 'deps=$(MAKE) deps' 'format=$(MAKE) format-check' 'lint=$(MAKE) lint' \
 		'build=$(MAKE) $(CHECK_J) all' 'unit=$(MAKE) $(CHECK_J) unit' \
-		'&vm=$(MAKE) vm' '&packaging=$(MAKE) packaging' '&image-test=$(MAKE) image-test' \
-		'&fuzz-replay=$(MAKE) $(CHECK_J) fuzz-replay' '&asan-unit=$(ASAN_MAKE) unit' \
-		'integration=$(MAKE) $(CHECK_J) integration' wait \
-		'asan-integration=$(ASAN_MAKE) integration'
+		'&packaging=$(MAKE) packaging' '&fuzz-replay=$(MAKE) $(CHECK_J) fuzz-replay' \
+		'&asan-unit=$(ASAN_MAKE) unit' 'integration=$(MAKE) $(CHECK_J) integration' wait \
+		'&vm=$(MAKE) vm' '&image-test=$(MAKE) image-test' \
+		'asan-integration=$(ASAN_MAKE) integration' wait
 
 # Only the demo's packages (scripts/deps.sh demo), not the CI toolchain. The estimate is
 # measured in a minimal Debian 12 (mmdebstrap) on 2 cores: 112 s for the packages (165,

@@ -12,7 +12,7 @@
 #      the next run converges to the state of a run never signalled.
 #   3. SIGTERM to `mirror` while a package streams: the same stop; the next run completes.
 #   4. SIGTERM while the run waits for another one's lock: the wait ends, exit 143.
-#   5. The manifests' long-running containers of our image (driver-ready) end on SIGTERM
+#   5. The manifests' long-running containers of our image (the agent, a holder) end on SIGTERM
 #      as PID 1, at once and with exit 0.
 FAKE_KERNEL=1
 # Fewer under ASan (NDI_SANITIZED), as in t_crash.
