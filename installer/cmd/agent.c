@@ -240,15 +240,13 @@ static void start_daemon(struct daemon *d, const char *dir)
 
 /*
  * Fabric Manager must be the driver's own version (NVIDIA's requirement): asked with
- * --version before each start. Returns true when it may start; else why not goes to
- * a->fm_refused.
+ * --version before each start (the caller asks only when one is due). Returns true when
+ * it may start; else why not goes to a->fm_refused.
  */
 static bool fabric_manager_matches(struct agent *a, const struct nodestate *s, const char *dir)
 {
 	char path[PATH_MAX + 64], v[64];
 
-	if (!daemon_due(&a->daemons[D_FABRICMANAGER], now_ns()))
-		return true;
 	/* Refused once for this driver: the same files, the same answer; said once. */
 	if (a->fm_refused[0] && strcmp(a->fm_refused_for, s->manifest.driver_version) == 0)
 		return false;
@@ -450,9 +448,8 @@ static void run_daemons(struct agent *a, const struct nodestate *s)
 		return;
 	if (s->host.nvlink.n_ports > 0 && !nvlsm_serves(a, s, dir))
 		return;
-	if (!fabric_manager_matches(a, s, dir))
-		return;
-	if (!daemon_due(&a->daemons[D_FABRICMANAGER], now_ns()))
+	if (!daemon_due(&a->daemons[D_FABRICMANAGER], now_ns()) ||
+	    !fabric_manager_matches(a, s, dir))
 		return;
 	snprintf(cfg, sizeof(cfg), "%s/" FABRICMANAGER_CFG, dir);
 	a->fm_cfg[0] = '\0';

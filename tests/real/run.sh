@@ -3,7 +3,8 @@
 # make check-real: NVIDIA's real driver 535.261.03, from Debian's non-free packages, built
 # by scripts/build-driver-package for the installed Debian kernel in both flavours into ONE
 # signed repository, checked on the host, then inserted into that kernel under qemu
-# (tests/vm/run.sh real-proprietary real-open real-flavours).
+# (tests/vm/run.sh real-proprietary real-open real-flavours), and its user space run by the
+# node agent over stand-in modules of its version (real-agent).
 #
 #   tests/real/run.sh BINARY
 #
@@ -238,6 +239,7 @@ echo "real: host checks: $pass passed, $failed failed"
 
 # ---- into the kernel, under qemu --------------------------------------------------------
 t0=$(date +%s)
-NDI_REAL_DIR=$W "$SRC/tests/vm/run.sh" "$BIN" real-proprietary real-open real-flavours || failed=$((failed + 1))
+NDI_REAL_DIR=$W "$SRC/tests/vm/run.sh" "$BIN" real-proprietary real-open real-flavours real-agent ||
+    failed=$((failed + 1))
 echo "real: VM scenarios in $(secs "$t0") s"
 [ $failed = 0 ]

@@ -29,6 +29,12 @@
 #             NVIDIA's real driver (make check-real builds its repository, both flavours,
 #             into build/real first), one flavour asked for: refused with ENODEV and rolled
 #             back, then user space only, its nvidia.ko's license naming the flavour
+#   real-agent
+#             NVIDIA's real 535.261.03 user space (the proprietary package make check-real
+#             built) over the stand-in modules of the same version, which load without a
+#             GPU: installed, then the node agent starts NVIDIA's real nvidia-persistenced
+#             against a loaded driver; what the daemon does there (no GPU, the stand-in's
+#             /dev/nvidiactl) is recorded, with its syslog, and the agent's SIGTERM ends it
 #   real-flavours
 #             the same repository, the fake GPU set to a Hopper (10de:2330), a Volta
 #             (10de:1db1), a Blackwell (10de:2901) and a GPU of the open list in turn; per
@@ -275,6 +281,28 @@ boot() {
     tr -d '\r' <"$log" | grep '^VMTEST' || true
 }
 
+# real-agent's repository (real-agent-repo): the real proprietary package as make
+# check-real unpacked it, its modules replaced by the stand-ins of the same version, signed
+# with the real-driver test key; the real user space, daemons and libraries, unchanged.
+make_real_agent_repo() {
+    local d=$W/real-agent-drv ko
+    [ -x "$REAL/unpacked-proprietary/bin/nvidia-persistenced" ] ||
+        fail "no unpacked real package in $REAL (make check-real makes it)"
+    make_keys
+    build_modules "$V_OLD"
+    rm -rf "$d" "$W/real-agent-repo" && cp -a "$REAL/unpacked-proprietary" "$d"
+    rm -f "$d/kernel/"*.ko
+    for ko in "$W/kmod-$R-$V_OLD/"*.ko; do
+        cp "$ko" "$d/kernel/"
+        strip --strip-debug "$d/kernel/$(basename "$ko")"
+        "$SIGN_FILE" sha256 "$REAL/keys/mod.pem" "$REAL/keys/mod.crt" "$d/kernel/$(basename "$ko")"
+    done
+    "$SRC/scripts/make-repo" pack "$d" "$W/real-agent.tar.zst"
+    "$SRC/scripts/make-repo" add --repo "$W/real-agent-repo" --key "$REAL/keys/repo.pem" \
+        --version "$V_OLD" --kernel "$R" --tag default "$W/real-agent.tar.zst" >/dev/null
+    rm -rf "$d" "$W/real-agent.tar.zst"
+}
+
 t0=$(date +%s)
 standin=0 real=0
 for s in "${scenarios[@]}"; do
@@ -298,7 +326,12 @@ if [ $real = 1 ]; then
     eval "$(real_cases "$REAL/repo/index.json" "$REAL_CASES")"
     [ -n "$OPEN_GPU" ] || fail "$REAL/repo lists no GPU both flavours support: nothing for real-open to fake"
     sed 's/^/vm: real-flavours expects: /' "$REAL_CASES"
-    make_initrd "$W/initrd-real.gz" "$REAL/repo"
+    real_repos=("$REAL/repo")
+    if [[ " ${scenarios[*]} " == *" real-agent "* ]]; then
+        make_real_agent_repo
+        real_repos+=("$W/real-agent-repo")
+    fi
+    make_initrd "$W/initrd-real.gz" "${real_repos[@]}"
     REAL_CASES=""
     echo "vm: kernel $R, real-driver initramfs $(du -h "$W/initrd-real.gz" | cut -f1)," \
         "prepared in $(($(date +%s) - t0)) s"

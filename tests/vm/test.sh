@@ -478,6 +478,56 @@ real() {
     check uninstall rc_is 0
 }
 
+# procs_of NAME: the pids whose executable is named NAME.
+procs_of() {
+    for p in /proc/[0-9]*; do
+        case $(readlink "$p/exe" 2>/dev/null) in */"$1") echo "${p#/proc/}" ;; esac
+    done
+}
+
+supervised() {
+    [ -n "$(procs_of nvidia-persistenced)" ] ||
+        grep -q 'daemon ended: starting it again after the backoff (daemon=nvidia-persistenced' /tmp/agent.err
+}
+
+# NVIDIA's real 535.261.03 user space over the stand-in modules of that version (make
+# check-real's real-agent-repo): the driver loads without a GPU, so the node agent starts
+# NVIDIA's real nvidia-persistenced. What the daemon then does is recorded (it logs to
+# syslog only: busybox's syslogd takes /dev/log here); the agent must supervise it either
+# way and stop it with itself.
+real_agent() {
+    RG="--repo file:///real-agent-repo --repo-key /keys/repo-pub.pem --module-cert /keys/mod.crt --fetch-timeout 300"
+    syslogd -n -O /tmp/syslog &
+    slpid=$!
+    run install $RG
+    grep -E "ERROR|WARN|verify" /tmp/err | sed 's/^/VMTEST | install: /'
+    check agent-driver-loaded [ "$(cat /sys/module/nvidia/version 2>/dev/null)" = "$RV" ]
+    check agent-real-daemon [ -x "$D/bin/nvidia-persistenced" ]
+    prom=/var/lib/metrics/agent.prom
+    "$I" agent --listen 0.0.0.0:0 --interval 1 --agent-metrics-file "$prom" 2>/tmp/agent.err &
+    apid=$!
+    check agent-runs-persistenced wait_for 20 grep -q "daemon=nvidia-persistenced" /tmp/agent.err
+    # Long enough for a running daemon to show it stays, or for two of the backoff's restarts.
+    sleep 6
+    echo "VMTEST real nvidia-persistenced processes: $(procs_of nvidia-persistenced | tr '\n' ' ')"
+    for p in $(procs_of nvidia-persistenced); do
+        echo "VMTEST | pid $p: $(tr '\0' ' ' <"/proc/$p/cmdline"); fds: $(ls -l "/proc/$p/fd" 2>/dev/null | grep -o '/dev/nvidia[a-z0-9-]*' | sort -u | tr '\n' ' ')"
+    done
+    grep -E "daemon|persistenced" /tmp/agent.err | sed 's/^/VMTEST | agent: /'
+    grep -i persistenced /tmp/syslog 2>/dev/null | sed 's/^/VMTEST | syslog: /' | head -12
+    grep 'daemon=\"nvidia-persistenced\"' "$prom" | sed 's/^/VMTEST | metric: /'
+    ls /var/run/nvidia-persistenced 2>/dev/null | sed 's/^/VMTEST | \/var\/run\/nvidia-persistenced: /'
+    # Supervised whichever it does: running under the agent, or ended, reported and due again.
+    check agent-supervises supervised
+    kill -TERM "$apid"
+    wait "$apid"
+    check agent-sigterm [ $? = 0 ]
+    check agent-daemon-gone [ -z "$(procs_of nvidia-persistenced)" ]
+    run uninstall
+    check agent-uninstall rc_is 0
+    kill "$slpid" 2>/dev/null
+}
+
 # set_gpus ID: every fake PCI function (tests/vm/init) becomes vendor:device ID.
 set_gpus() {
     for f in /tmp/pci/*; do
@@ -529,6 +579,7 @@ defer-2) defer_2 ;;
 vendor-sig) vendor_sig ;;
 real-proprietary | real-open) real ;;
 real-flavours) real_flavours ;;
+real-agent) real_agent ;;
 *) bad scenario "unknown scenario '$S'" ;;
 esac
 echo "VMTEST END $S pass=$pass fail=$fail"
