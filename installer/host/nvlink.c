@@ -64,12 +64,12 @@ static bool is_mgmt_function(int root_fd, const char *ibdev)
 	char path[256];
 	size_t len;
 
-	snprintf(path, sizeof(path), IB_CLASS "/%s/device/vendor", ibdev);
+	snprintf(path, sizeof(path), IB_CLASS "/%.63s/device/vendor", ibdev);
 	vendor = fs_read_in_root(root_fd, path, 64, NULL);
 	/* The VPD of other functions is not read: on some it is slow, on none is it ours. */
 	if (!vendor || strtoul(vendor, NULL, 16) != PCI_VENDOR_MELLANOX)
 		return false;
-	snprintf(path, sizeof(path), IB_CLASS "/%s/device/vpd", ibdev);
+	snprintf(path, sizeof(path), IB_CLASS "/%.63s/device/vpd", ibdev);
 	vpd = fs_read_in_root(root_fd, path, 64 * 1024, &len);
 	return host_vpd_is_nvlink_mgmt(vpd, vpd ? len : 0);
 }
@@ -83,11 +83,11 @@ static void add_ports(int root_fd, const char *ibdev, struct nvlink *h)
 		char path[256];
 		uint64_t guid;
 
-		snprintf(path, sizeof(path), IB_CLASS "/%s/ports/%u/gids/0", ibdev, port);
+		snprintf(path, sizeof(path), IB_CLASS "/%.63s/ports/%u/gids/0", ibdev, port);
 		gid = fs_read_in_root(root_fd, path, 128, NULL);
 		if (!gid || host_parse_gid_guid(gid, &guid) < 0 || guid == 0)
 			continue;
-		snprintf(p->ibdev, sizeof(p->ibdev), "%s", ibdev);
+		snprintf(p->ibdev, sizeof(p->ibdev), "%.63s", ibdev);
 		p->port = port;
 		p->guid = guid;
 		snprintf(p->guid_text, sizeof(p->guid_text), "0x%016llx", (unsigned long long)guid);
