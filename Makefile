@@ -63,14 +63,14 @@ ALL_CFLAGS = -std=gnu11 $(OPT) $(WARNINGS) -pthread -fstack-protector-strong -fP
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -pthread $(SAN_LDFLAGS) $(LDFLAGS)
 
 # The stage folders, lowest first (docs/hacking.md; scripts/check-layers holds the order).
-STAGE_DIRS := host source stage kernel expose agent
+STAGE_DIRS := host source stage kernel expose kube agent
 LIB_SRCS := $(filter-out installer/cmd/main.c,\
 	$(wildcard installer/cmd/*.c $(STAGE_DIRS:%=installer/%/*.c) installer/util/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/installer/cmd/main.o
 LIB := $(BUILD)/libinstaller.a
 BIN := $(BUILD)/nvidia-driver-installer
-TYPECHECK := $(BUILD)/typecheck/fetch.o
+TYPECHECK := $(BUILD)/typecheck/fetch.o $(BUILD)/typecheck/client.o
 BUILD_INFO := $(BUILD)/gen/build_info.h
 # Programs the container runtime runs on the host for our CDI spec, whatever the host's
 # OS: static, never sanitized, shipped into the install dir (installer/stage/libexec.h).
@@ -114,16 +114,19 @@ $(BUILD)/%.o: %.c | $(BUILD_INFO)
 	$(call say,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
-# fetch.c once more, calling curl_easy_setopt directly, for curl's compile-time check of
-# its argument types, which calls through a pointer lose (installer/util/dlib.h). The check
+# fetch.c and kube/client.c once more, calling curl_easy_setopt directly, for curl's
+# compile-time check of its argument types, which calls through a pointer lose
+# (installer/util/dlib.h). The check
 # warns from curl's own (system) header: -Wsystem-headers shows it, and only it fails.
 # The project's warnings are not asked for here (fetch.c's own compile has them, as
 # errors): in system headers they would only print glibc's conversions.
-$(TYPECHECK): installer/source/fetch.c | $(BUILD_INFO)
+$(BUILD)/typecheck/fetch.o: installer/source/fetch.c
+$(BUILD)/typecheck/client.o: installer/kube/client.c
+$(TYPECHECK): | $(BUILD_INFO)
 	@mkdir -p $(@D)
 	$(call say,CHECK,$@)
 	$(Q)$(CC) $(CPPFLAGS) -DDLIB_TYPECHECK -std=gnu11 $(OPT) -pthread -fPIE -MMD -MP $(PKG_CFLAGS) \
-		$(CFLAGS) -Wsystem-headers -Werror=attribute-warning -c -o $@ $<
+		$(CFLAGS) -Wsystem-headers -Werror=attribute-warning -c -o $@ $(filter %.c,$^)
 
 $(LIB): $(LIB_OBJS)
 	@rm -f $@

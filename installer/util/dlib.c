@@ -22,6 +22,8 @@ DLSYM_PROTOTYPE(curl_easy_setopt);
 DLSYM_PROTOTYPE(curl_easy_getinfo);
 DLSYM_PROTOTYPE(curl_easy_perform);
 DLSYM_PROTOTYPE(curl_easy_strerror);
+DLSYM_PROTOTYPE(curl_slist_append);
+DLSYM_PROTOTYPE(curl_slist_free_all);
 
 DLSYM_PROTOTYPE(archive_read_new);
 DLSYM_PROTOTYPE(archive_read_free);
@@ -106,9 +108,10 @@ struct dsym {
 	}
 
 static const struct dsym curl_syms[] = {
-	DSYM(curl_global_init),	 DSYM(curl_easy_init),	   DSYM(curl_easy_cleanup),
-	DSYM(curl_easy_reset),	 DSYM(curl_easy_setopt),   DSYM(curl_easy_getinfo),
-	DSYM(curl_easy_perform), DSYM(curl_easy_strerror),
+	DSYM(curl_global_init),	   DSYM(curl_easy_init),     DSYM(curl_easy_cleanup),
+	DSYM(curl_easy_reset),	   DSYM(curl_easy_setopt),   DSYM(curl_easy_getinfo),
+	DSYM(curl_easy_perform),   DSYM(curl_easy_strerror), DSYM(curl_slist_append),
+	DSYM(curl_slist_free_all),
 };
 
 static const struct dsym archive_syms[] = {

@@ -51,6 +51,13 @@ extern DLSYM_PROTOTYPE(curl_easy_getinfo);
 #endif
 extern DLSYM_PROTOTYPE(curl_easy_perform);
 extern DLSYM_PROTOTYPE(curl_easy_strerror);
+#ifdef DLIB_TYPECHECK
+#define sym_curl_slist_append curl_slist_append
+#define sym_curl_slist_free_all curl_slist_free_all
+#else
+extern DLSYM_PROTOTYPE(curl_slist_append);
+extern DLSYM_PROTOTYPE(curl_slist_free_all);
+#endif
 
 extern DLSYM_PROTOTYPE(archive_read_new);
 extern DLSYM_PROTOTYPE(archive_read_free);

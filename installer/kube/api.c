@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * kube/api: the calls the node agent makes, as the API's paths and objects (core/v1 Node,
+ * Pod and Event, policy/v1 Eviction, coordination.k8s.io/v1 Lease). See kube/kube.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "kube/kube.h"
+#include "util/str.h"
+
+DEFINE_POINTER_CLEANUP(json_object, json_object_put)
+
+/* An object name or namespace as the API takes it in a path: a DNS subdomain's characters. */
+static int path_name(const char *what, const char *s, struct err *e)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 253 || strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-.") != n)
+		return err_set(e, EXIT_UNEXPECTED, "kube: %s '%.64s' is not a Kubernetes name",
+			       what, s);
+	return 0;
+}
+
+/* GET PATH's object into *RET. 0, or -1 with R's status (404 for none). */
+static int get(struct kube *k, const char *path, struct kube_reply *r, json_object **ret,
+	       struct err *e)
+{
+	const struct kube_request q = {.method = "GET", .path = path};
+
+	*ret = NULL;
+	if (kube_call(k, &q, r, e) < 0)
+		return -1;
+	if (!r->body)
+		return err_set(e, EXIT_UNEXPECTED, "kube: GET %s: the answer is not JSON", path);
+	*ret = TAKE_PTR(r->body);
+	return 0;
+}
+
+int kube_node_get(struct kube *k, const char *name, json_object **ret, struct err *e)
+{
+	struct kube_reply r;
+	char path[320];
+	int rc;
+
+	if (path_name("node", name, e) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/api/v1/nodes/%s", name);
+	rc = get(k, path, &r, ret, e);
+	kube_reply_done(&r);
+	return rc;
+}
+
+int kube_node_patch(struct kube *k, const char *name, json_object *patch, struct err *e)
+{
+	struct kube_request q = {
+		.method = "PATCH", .content_type = "application/merge-patch+json", .body = patch};
+	struct kube_reply r;
+	char path[320];
+	int rc;
+
+	if (path_name("node", name, e) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/api/v1/nodes/%s", name);
+	q.path = path;
+	rc = kube_call(k, &q, &r, e);
+	kube_reply_done(&r);
+	return rc;
+}
+
+int kube_pods_on_node(struct kube *k, const char *node, json_object **ret, struct err *e)
+{
+	_cleanup_(json_object_putp) json_object *list = NULL;
+	json_object *items;
+	struct kube_reply r;
+	char sel[600], path[700];
+	int rc;
+
+	*ret = NULL;
+	if (path_name("node", node, e) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "spec.nodeName=%s", node);
+	if (kube_query_escape(path, sel, sizeof(sel)) < 0)
+		return err_set(e, EXIT_UNEXPECTED, "kube: node name too long");
+	snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=%s", sel);
+	rc = get(k, path, &r, &list, e);
+	kube_reply_done(&r);
+	if (rc < 0)
+		return -1;
+	if (!json_object_object_get_ex(list, "items", &items) ||
+	    !json_object_is_type(items, json_type_array))
+		return err_set(e, EXIT_UNEXPECTED, "kube: GET %s: not a PodList", path);
+	*ret = json_object_get(items);
+	return 0;
+}
+
+int kube_evict(struct kube *k, const char *ns, const char *name, struct err *e)
+{
+	_cleanup_(json_object_putp) json_object *ev = json_object_new_object(),
+						*meta = json_object_new_object();
+	struct kube_request q = {.method = "POST", .body = ev, .no_retry_429 = true};
+	struct kube_reply r;
+	char path[600];
+	int rc;
+
+	if (path_name("namespace", ns, e) < 0 || path_name("pod", name, e) < 0)
+		return -1;
+	if (!ev || !meta)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "kube");
+	json_object_object_add(meta, "name", json_object_new_string(name));
+	json_object_object_add(meta, "namespace", json_object_new_string(ns));
+	json_object_object_add(ev, "apiVersion", json_object_new_string("policy/v1"));
+	json_object_object_add(ev, "kind", json_object_new_string("Eviction"));
+	json_object_object_add(ev, "metadata", TAKE_PTR(meta));
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/eviction", ns, name);
+	q.path = path;
+	rc = kube_call(k, &q, &r, e);
+	kube_reply_done(&r);
+	if (rc == 0 || r.status == 404) {
+		err_clear(e);
+		return 0;
+	}
+	if (r.status == 429) {
+		err_clear(e);
+		return 1;
+	}
+	return -1;
+}
+
+static void lease_path(char *buf, size_t size, const char *ns, const char *name)
+{
+	snprintf(buf, size, "/apis/coordination.k8s.io/v1/namespaces/%s/leases%s%s", ns,
+		 name ? "/" : "", name ? name : "");
+}
+
+int kube_lease_get(struct kube *k, const char *ns, const char *name, json_object **ret,
+		   struct err *e)
+{
+	struct kube_reply r;
+	char path[600];
+	int rc;
+
+	*ret = NULL;
+	if (path_name("namespace", ns, e) < 0 || path_name("lease", name, e) < 0)
+		return -1;
+	lease_path(path, sizeof(path), ns, name);
+	rc = get(k, path, &r, ret, e);
+	kube_reply_done(&r);
+	if (rc < 0 && r.status == 404) {
+		err_clear(e);
+		return 1;
+	}
+	return rc;
+}
+
+int kube_lease_put(struct kube *k, const char *ns, json_object *lease, bool replace,
+		   json_object **ret, struct err *e)
+{
+	struct kube_request q = {.method = replace ? "PUT" : "POST", .body = lease};
+	json_object *meta, *name;
+	struct kube_reply r;
+	char path[600];
+	int rc;
+
+	if (ret)
+		*ret = NULL;
+	if (!json_object_object_get_ex(lease, "metadata", &meta) ||
+	    !json_object_object_get_ex(meta, "name", &name))
+		return err_set(e, EXIT_UNEXPECTED, "kube: a lease without metadata.name");
+	if (path_name("namespace", ns, e) < 0 ||
+	    path_name("lease", json_object_get_string(name), e) < 0)
+		return -1;
+	lease_path(path, sizeof(path), ns, replace ? json_object_get_string(name) : NULL);
+	q.path = path;
+	rc = kube_call(k, &q, &r, e);
+	if (rc < 0 && r.status == 409) {
+		kube_reply_done(&r);
+		err_clear(e);
+		return 1;
+	}
+	if (rc == 0 && ret)
+		*ret = TAKE_PTR(r.body);
+	kube_reply_done(&r);
+	return rc;
+}
+
+int kube_event(struct kube *k, const char *ns, const struct kube_event *v, struct err *e)
+{
+	_cleanup_(json_object_putp) json_object *ev = json_object_new_object();
+	json_object *meta = json_object_new_object(), *obj = json_object_new_object(),
+		    *src = json_object_new_object();
+	struct kube_request q = {.method = "POST", .body = ev};
+	struct kube_reply r;
+	char path[320], now[32], prefix[300];
+	time_t t = time(NULL);
+	struct tm tm;
+	int rc;
+
+	if (!ev || !meta || !obj || !src) {
+		json_object_put(meta);
+		json_object_put(obj);
+		json_object_put(src);
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "kube");
+	}
+	json_object_object_add(ev, "metadata", meta);
+	json_object_object_add(ev, "involvedObject", obj);
+	json_object_object_add(ev, "source", src);
+	if (path_name("namespace", ns, e) < 0 || path_name("node", v->node, e) < 0)
+		return -1;
+	/* The API server names it: NODE.<random>, as kubelet's events read. */
+	snprintf(prefix, sizeof(prefix), "%s.", v->node);
+	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+	json_object_object_add(meta, "generateName", json_object_new_string(prefix));
+	json_object_object_add(meta, "namespace", json_object_new_string(ns));
+	json_object_object_add(obj, "kind", json_object_new_string("Node"));
+	json_object_object_add(obj, "apiVersion", json_object_new_string("v1"));
+	json_object_object_add(obj, "name", json_object_new_string(v->node));
+	json_object_object_add(src, "component", json_object_new_string(v->component));
+	json_object_object_add(src, "host", json_object_new_string(v->node));
+	json_object_object_add(ev, "apiVersion", json_object_new_string("v1"));
+	json_object_object_add(ev, "kind", json_object_new_string("Event"));
+	json_object_object_add(ev, "type", json_object_new_string(v->type));
+	json_object_object_add(ev, "reason", json_object_new_string(v->reason));
+	json_object_object_add(ev, "message", json_object_new_string(v->message));
+	json_object_object_add(ev, "firstTimestamp", json_object_new_string(now));
+	json_object_object_add(ev, "lastTimestamp", json_object_new_string(now));
+	json_object_object_add(ev, "count", json_object_new_int(1));
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", ns);
+	q.path = path;
+	rc = kube_call(k, &q, &r, e);
+	kube_reply_done(&r);
+	return rc;
+}

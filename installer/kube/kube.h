@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The face of kube/: a Kubernetes API client for the node agent, only as much of it as the
+ * agent needs. It runs in the agent's pod with the pod's service account (in-cluster
+ * configuration, as client-go's rest.InClusterConfig reads it: KUBERNETES_SERVICE_HOST and
+ * KUBERNETES_SERVICE_PORT, and the account's token, ca.crt and namespace files), over
+ * libcurl with the cluster's CA, JSON through json-c.
+ *
+ * A call is retried with a backoff, within KUBE_CALL_DEADLINE_S (or the config's), when the API server may
+ * answer differently later: a transport error, 429 and 5xx (Retry-After, when sent, sets
+ * the wait). 401 re-reads the token, which the kubelet rotates in place (a projected
+ * token: the file is replaced before it expires), and tries once more; the token is also
+ * re-read whenever its file changed. Other answers are the caller's: 404 and 409 (a
+ * resourceVersion conflict: re-read, then decide again) come back as errors with
+ * kube_reply.status set, and an eviction's 429 (a disruption budget forbids it now) is
+ * not retried here: the caller retries it later, and never forces it.
+ */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "util/cleanup.h"
+#include "util/err.h"
+
+#define KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+#define KUBE_CALL_DEADLINE_S 30
+#define KUBE_BACKOFF_FIRST_MS 100
+#define KUBE_BACKOFF_MAX_MS 5000
+
+struct kube_config {
+	char server[300]; /* "https://10.96.0.1:443", "https://[fd00::1]:443" */
+	char ca_file[PATH_MAX];
+	char token_file[PATH_MAX];
+	char namespace[256]; /* the pod's, from the account's namespace file */
+	unsigned deadline_s; /* a call's retries end within it; 0: KUBE_CALL_DEADLINE_S */
+};
+
+/*
+ * The in-cluster configuration: the API server from KUBERNETES_SERVICE_HOST and
+ * KUBERNETES_SERVICE_PORT, the token, CA and namespace from SA_DIR (KUBE_SA_DIR in a pod).
+ * Returns 0, or -1 with EXIT_USAGE and a message naming what is missing.
+ */
+_must_check_ int kube_config_in_cluster(const char *sa_dir, struct kube_config *c, struct err *e);
+
+/* The wait before retry ATTEMPT (1 for the first retry): doubled from the first, capped. */
+unsigned kube_backoff_ms(unsigned attempt);
+
+/*
+ * A Retry-After header's value as the API server sends it (delta seconds), in
+ * milliseconds capped at KUBE_BACKOFF_MAX_MS; 0 for none, an HTTP date or garbage.
+ */
+unsigned kube_retry_after_ms(const char *value);
+
+/* Whether an answer of STATUS (0: no answer at all) may differ when asked again later. */
+bool kube_retryable(long status);
+
+/* Percent-encodes S for a URL query value (RFC 3986 unreserved kept) into BUF. 0 or -1. */
+int kube_query_escape(const char *s, char *buf, size_t size);
+
+struct kube;
+
+/* A client for C (copied). Returns NULL with E set (out of memory, libcurl missing). */
+struct kube *kube_new(const struct kube_config *c, struct err *e);
+void kube_free(struct kube *k);
+DEFINE_POINTER_CLEANUP(struct kube, kube_free)
+
+struct kube_reply {
+	long status;	   /* the last HTTP status, 0 when none came */
+	unsigned attempts; /* requests made */
+	json_object *body; /* the answer parsed, or NULL; the caller puts it */
+};
+void kube_reply_done(struct kube_reply *r);
+
+struct kube_request {
+	const char *method;	  /* "GET", "PATCH", ... */
+	const char *path;	  /* "/api/v1/nodes/n1", with its query */
+	const char *content_type; /* of BODY, or NULL */
+	json_object *body;	  /* sent as JSON, or NULL */
+	bool no_retry_429;	  /* an eviction: a 429 is the budget's answer, the caller's */
+};
+
+/*
+ * Makes request Q, retried as said above. Returns 0 for a 2xx answer, R holding it; else
+ * -1 with E naming the call, the status and the API server's message (its Status), and
+ * R->status set (0 when no answer came).
+ */
+_must_check_ int kube_call(struct kube *k, const struct kube_request *q, struct kube_reply *r,
+			   struct err *e);
+
+/* ---- the calls the agent makes (kube/api.c) --------------------------------------------- */
+
+/* The Node NAME into *RET (the caller puts it). 0 or -1 (404: R status). */
+_must_check_ int kube_node_get(struct kube *k, const char *name, json_object **ret, struct err *e);
+
+/* A JSON merge patch (RFC 7386: null deletes) of Node NAME: labels, annotations, unschedulable. */
+_must_check_ int kube_node_patch(struct kube *k, const char *name, json_object *patch,
+				 struct err *e);
+
+/* The pods bound to Node NAME (a PodList's items) into *RET (the caller puts it). 0 or -1. */
+_must_check_ int kube_pods_on_node(struct kube *k, const char *node, json_object **ret,
+				   struct err *e);
+
+/*
+ * Evicts pod NS/NAME through the Eviction API (policy/v1), so that its disruption budgets
+ * hold. Returns 0 when evicted (or already gone), 1 when a budget forbids it now (429: ask
+ * again later), -1 otherwise.
+ */
+_must_check_ int kube_evict(struct kube *k, const char *ns, const char *name, struct err *e);
+
+/*
+ * Lease NS/NAME (coordination.k8s.io/v1) into *RET; 1 with *RET NULL when there is none,
+ * 0 when found, -1 on error.
+ */
+_must_check_ int kube_lease_get(struct kube *k, const char *ns, const char *name, json_object **ret,
+				struct err *e);
+
+/*
+ * Creates LEASE in NS (1 when one of its name exists: 409 AlreadyExists), or replaces it
+ * when REPLACE (1 when its metadata.resourceVersion is not the stored one any more: 409
+ * Conflict, re-read and decide again). 0 when done, with *RET (may be NULL) the stored
+ * object; -1 on error.
+ */
+_must_check_ int kube_lease_put(struct kube *k, const char *ns, json_object *lease, bool replace,
+				json_object **ret, struct err *e);
+
+struct kube_event {
+	const char *node;      /* the Node it is about */
+	const char *type;      /* "Normal" or "Warning" */
+	const char *reason;    /* "UpgradeCordoned": UpperCamelCase, as the API convention says */
+	const char *message;   /* a sentence for people */
+	const char *component; /* the source: "nvidia-driver-installer" */
+};
+
+/* Records event V about its node in namespace NS (core/v1 Event). 0 or -1. */
+_must_check_ int kube_event(struct kube *k, const char *ns, const struct kube_event *v,
+			    struct err *e);

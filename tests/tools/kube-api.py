@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""A Kubernetes API server stand-in for the node agent's API client (installer/kube/):
+TLS on 127.0.0.1, a bearer token, and the objects and calls the client makes, with the
+API server's own answers to them:
+
+  GET    /api/v1/nodes/NAME                              a Node
+  PATCH  /api/v1/nodes/NAME   (application/merge-patch+json, RFC 7386)
+  GET    /api/v1/pods?fieldSelector=spec.nodeName=NAME   a PodList of that node's pods
+  POST   /api/v1/namespaces/NS/pods/NAME/eviction        policy/v1 Eviction: 201 and the
+         pod gone, or 429 when its disruption budget forbids (annotation
+         "test.invalid/pdb-blocks": "true"), as the eviction subresource answers
+  GET    /apis/coordination.k8s.io/v1/namespaces/NS/leases/NAME
+  POST   /apis/coordination.k8s.io/v1/namespaces/NS/leases          409 AlreadyExists
+  PUT    /apis/coordination.k8s.io/v1/namespaces/NS/leases/NAME     409 Conflict unless
+         metadata.resourceVersion is the stored one (optimistic concurrency)
+  POST   /api/v1/namespaces/NS/events
+
+Every object carries metadata.resourceVersion, one counter for the store, as etcd's
+revision. Errors are metav1.Status objects with the API server's reason and code. The
+token is read from TOKEN_FILE on each request: a client that keeps an old one after the
+file changed gets 401. FAULTS (a JSON file, read on each request, may be absent) makes the
+next requests fail: {"faults": [{"method": "GET", "path": "/api/v1/nodes/n1", "status":
+503, "times": 2, "retry_after": 1}]}; each use counts down "times" in the file. Each
+request is appended to LOG as a JSON line (method, path, query, content type, body,
+status).
+
+  kube-api.py PORT_FILE CERT KEY TOKEN_FILE STATE FAULTS LOG [LIFETIME]
+
+STATE is a JSON file of the initial objects ({"nodes": [...], "pods": [...], "leases":
+[...]}), rewritten after each change, so a test can read what the client did.
+"""
+import json
+import os
+import re
+import ssl
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import serverutil  # noqa: E402
+
+PORT_FILE, CERT, KEY, TOKEN_FILE, STATE, FAULTS, LOG = sys.argv[1:8]
+LIFETIME = float(sys.argv[8]) if len(sys.argv) > 8 else 120
+LOCK = threading.Lock()
+with open(STATE) as f:
+    DB = json.load(f)
+for kind in ("nodes", "pods", "leases", "events"):
+    DB.setdefault(kind, [])
+REV = [1]
+
+
+def bump(obj):
+    REV[0] += 1
+    obj.setdefault("metadata", {})["resourceVersion"] = str(REV[0])
+
+
+for kind in ("nodes", "pods", "leases"):
+    for o in DB[kind]:
+        bump(o)
+
+
+def save():
+    tmp = STATE + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(DB, f, indent=1, sort_keys=True)
+    os.replace(tmp, STATE)
+
+
+def status(code, reason, message):
+    return code, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                  "message": message, "reason": reason, "code": code}
+
+
+def merge_patch(target, patch):
+    """RFC 7386."""
+    if not isinstance(patch, dict):
+        return patch
+    if not isinstance(target, dict):
+        target = {}
+    for k, v in patch.items():
+        if v is None:
+            target.pop(k, None)
+        else:
+            target[k] = merge_patch(target.get(k), v)
+    return target
+
+
+def find(kind, name, ns=None):
+    for o in DB[kind]:
+        m = o["metadata"]
+        if m["name"] == name and (ns is None or m.get("namespace") == ns):
+            return o
+    return None
+
+
+def fault(method, path):
+    """The first fault that matches, counted down in FAULTS; or None."""
+    try:
+        with open(FAULTS) as f:
+            spec = json.load(f)
+    except (OSError, ValueError):
+        return None
+    for fl in spec.get("faults", []):
+        if fl.get("times", 0) > 0 and fl.get("method", method) == method and \
+                re.fullmatch(fl["path"], path):
+            fl["times"] -= 1
+            with open(FAULTS + ".tmp", "w") as f:
+                json.dump(spec, f)
+            os.replace(FAULTS + ".tmp", FAULTS)
+            return fl
+    return None
+
+
+LEASES = re.compile(r"/apis/coordination\.k8s\.io/v1/namespaces/([^/]+)/leases(?:/([^/]+))?")
+EVICTION = re.compile(r"/api/v1/namespaces/([^/]+)/pods/([^/]+)/eviction")
+EVENTS = re.compile(r"/api/v1/namespaces/([^/]+)/events")
+NODE = re.compile(r"/api/v1/nodes/([^/]+)")
+
+
+def handle(method, path, query, ctype, body):
+    """(status, object) for one authorised request, under LOCK."""
+    m = NODE.fullmatch(path)
+    if m:
+        node = find("nodes", m.group(1))
+        if not node:
+            return status(404, "NotFound", 'nodes "%s" not found' % m.group(1))
+        if method == "GET":
+            return 200, node
+        if method == "PATCH":
+            if ctype != "application/merge-patch+json":
+                return status(415, "UnsupportedMediaType",
+                              "the body of the request was in an unknown format")
+            merge_patch(node, body)
+            bump(node)
+            return 200, node
+    if path == "/api/v1/pods" and method == "GET":
+        sel = query.get("fieldSelector", [""])[0]
+        if not sel.startswith("spec.nodeName="):
+            return status(400, "BadRequest", "this stand-in takes fieldSelector=spec.nodeName=NAME")
+        name = sel.split("=", 1)[1]
+        items = [p for p in DB["pods"] if p.get("spec", {}).get("nodeName") == name]
+        return 200, {"kind": "PodList", "apiVersion": "v1",
+                     "metadata": {"resourceVersion": str(REV[0])}, "items": items}
+    m = EVICTION.fullmatch(path)
+    if m and method == "POST":
+        ns, name = m.groups()
+        if body.get("apiVersion") != "policy/v1" or body.get("kind") != "Eviction" or \
+                body.get("metadata", {}).get("name") != name:
+            return status(400, "BadRequest", "not a policy/v1 Eviction of pod %s" % name)
+        pod = find("pods", name, ns)
+        if not pod:
+            return status(404, "NotFound", 'pods "%s" not found' % name)
+        if pod["metadata"].get("annotations", {}).get("test.invalid/pdb-blocks") == "true":
+            return status(429, "TooManyRequests",
+                          "Cannot evict pod as it would violate the pod's disruption budget.")
+        DB["pods"].remove(pod)
+        return 201, {"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 201}
+    m = LEASES.fullmatch(path)
+    if m:
+        ns, name = m.groups()
+        if method == "GET" and name:
+            lease = find("leases", name, ns)
+            return (200, lease) if lease else status(
+                404, "NotFound", 'leases.coordination.k8s.io "%s" not found' % name)
+        if method == "POST" and not name:
+            name = body.get("metadata", {}).get("name", "")
+            if find("leases", name, ns):
+                return status(409, "AlreadyExists",
+                              'leases.coordination.k8s.io "%s" already exists' % name)
+            body.setdefault("metadata", {})["namespace"] = ns
+            body["metadata"].pop("resourceVersion", None)
+            bump(body)
+            DB["leases"].append(body)
+            return 201, body
+        if method == "PUT" and name:
+            lease = find("leases", name, ns)
+            if not lease:
+                return status(404, "NotFound", 'leases.coordination.k8s.io "%s" not found' % name)
+            if body.get("metadata", {}).get("resourceVersion") != lease["metadata"]["resourceVersion"]:
+                return status(409, "Conflict",
+                              'Operation cannot be fulfilled on leases.coordination.k8s.io "%s": '
+                              "the object has been modified; please apply your changes to the "
+                              "latest version and try again" % name)
+            body["metadata"]["namespace"] = ns
+            bump(body)
+            DB["leases"][DB["leases"].index(lease)] = body
+            return 200, body
+    m = EVENTS.fullmatch(path)
+    if m and method == "POST":
+        body.setdefault("metadata", {})["namespace"] = m.group(1)
+        if "generateName" in body["metadata"] and "name" not in body["metadata"]:
+            body["metadata"]["name"] = body["metadata"]["generateName"] + str(REV[0])
+        bump(body)
+        DB["events"].append(body)
+        return 201, body
+    return status(404, "NotFound", "the server could not find the requested resource")
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def answer(self, code, obj, headers=()):
+        data = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in headers:
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def serve(self):
+        url = urlsplit(self.path)
+        n = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(n) if n else b""
+        ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
+        with open(TOKEN_FILE) as f:
+            token = f.read().strip()
+        headers = ()
+        with LOCK:
+            fl = fault(self.command, url.path)
+            if self.headers.get("Authorization") != "Bearer " + token:
+                code, obj = status(401, "Unauthorized", "Unauthorized")
+            elif fl:
+                code, obj = status(fl["status"], "InternalError" if fl["status"] >= 500 else
+                                   "TooManyRequests", "injected by the test")
+                if "retry_after" in fl:
+                    headers = (("Retry-After", str(fl["retry_after"])),)
+            else:
+                try:
+                    body = json.loads(raw) if raw else {}
+                except ValueError:
+                    body = None
+                if body is None:
+                    code, obj = status(400, "BadRequest", "the body is not JSON")
+                else:
+                    code, obj = handle(self.command, url.path, parse_qs(url.query), ctype, body)
+                    if code < 300 and self.command != "GET":
+                        save()
+            with open(LOG, "a") as f:
+                f.write(json.dumps({"method": self.command, "path": url.path,
+                                    "query": url.query, "content_type": ctype,
+                                    "body": raw.decode(errors="replace"),
+                                    "status": code}) + "\n")
+        self.answer(code, obj, headers)
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = serve
+
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(CERT, KEY)
+server.socket = ctx.wrap_socket(server.socket, server_side=True)
+save()
+serverutil.serve(server, PORT_FILE, LIFETIME)

@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * kube/: the decisions (backoff, Retry-After, what is retried, query escaping, the
+ * in-cluster configuration), then every call against tests/tools/kube-api.py, an API
+ * server stand-in on 127.0.0.1 with TLS, a bearer token, resourceVersions, Status errors
+ * and injected faults, started for each test and stopped with it.
+ */
+#include "cmocka_prelude.h"
+#include "scratch.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kube/kube.h"
+#include "util/log.h"
+
+static void test_backoff(void **state)
+{
+	(void)state;
+	assert_int_equal(kube_backoff_ms(1), 100);
+	assert_int_equal(kube_backoff_ms(2), 200);
+	assert_int_equal(kube_backoff_ms(4), 800);
+	assert_int_equal(kube_backoff_ms(7), 5000);
+	assert_int_equal(kube_backoff_ms(100), 5000);
+	assert_int_equal(kube_retry_after_ms(" 2\r\n"), 2000);
+	assert_int_equal(kube_retry_after_ms("0"), 0);
+	assert_int_equal(kube_retry_after_ms("3600"), 5000);
+	assert_int_equal(kube_retry_after_ms("Wed, 21 Oct 2015 07:28:00 GMT"), 0);
+	assert_int_equal(kube_retry_after_ms("2x"), 0);
+	assert_int_equal(kube_retry_after_ms(NULL), 0);
+	assert_true(kube_retryable(0) && kube_retryable(429) && kube_retryable(503));
+	assert_false(kube_retryable(404) || kube_retryable(409) || kube_retryable(401) ||
+		     kube_retryable(422) || kube_retryable(200));
+}
+
+static void test_escape(void **state)
+{
+	char buf[64];
+
+	(void)state;
+	assert_int_equal(kube_query_escape("spec.nodeName=gpu-1", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "spec.nodeName%3Dgpu-1");
+	assert_int_equal(kube_query_escape("a b&c/~", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "a%20b%26c%2F~");
+	assert_int_equal(kube_query_escape("====", buf, 12), -1);
+	assert_int_equal(kube_query_escape("===", buf, 10), 0);
+}
+
+/* ---- against the stand-in ---------------------------------------------------------------- */
+
+struct stub {
+	struct scratch_fixture f;
+	char sa[128], state[160], faults[160], log[160];
+	pid_t pid;
+	struct kube_config c;
+};
+
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Makes, in DIR, a CA (sa/ca.crt) and a certificate for 127.0.0.1 it issued (api.pem). */
+static int make_certs(const char *dir)
+{
+	char cmd[1400];
+
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "
+		 "-days 2 -subj /CN=kube-test-ca -keyout ca.key -out sa/ca.crt 2>/dev/null && "
+		 "openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=api "
+		 "-keyout api.key -out api.csr 2>/dev/null && printf 'subjectAltName=IP:127.0.0.1' "
+		 ">san && openssl x509 -req -in api.csr -CA sa/ca.crt -CAkey ca.key "
+		 "-CAcreateserial -days 2 -extfile san -out api.pem 2>/dev/null",
+		 dir);
+	return system(cmd);
+}
+
+static const char initial[] =
+	"{\"nodes\": [{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"metadata\": {\"name\": "
+	"\"gpu-1\", \"labels\": {\"keep\": \"me\"}}, \"spec\": {}}],\n"
+	" \"pods\": [{\"metadata\": {\"name\": \"train\", \"namespace\": \"ml\"}, \"spec\": "
+	"{\"nodeName\": \"gpu-1\"}},\n"
+	"  {\"metadata\": {\"name\": \"serve\", \"namespace\": \"ml\", \"annotations\": "
+	"{\"test.invalid/pdb-blocks\": \"true\"}}, \"spec\": {\"nodeName\": \"gpu-1\"}},\n"
+	"  {\"metadata\": {\"name\": \"other\", \"namespace\": \"ml\"}, \"spec\": {\"nodeName\": "
+	"\"gpu-2\"}}]}\n";
+
+static int stub_up(void **state)
+{
+	struct stub *s = calloc(1, sizeof(*s));
+	char port_file[160], port[16] = "", path[200];
+	struct err e;
+
+	assert_non_null(s);
+	assert_int_equal(scratch_init(&s->f, "kube"), 0);
+	snprintf(s->sa, sizeof(s->sa), "%s/sa", s->f.root);
+	assert_int_equal(mkdir(s->sa, 0755), 0);
+	/* The CA is the account's ca.crt. */
+	assert_int_equal(make_certs(s->f.root), 0);
+	snprintf(path, sizeof(path), "%s/token", s->sa);
+	put(path, "token-one\n");
+	snprintf(path, sizeof(path), "%s/namespace", s->sa);
+	put(path, "gpu-operator");
+	snprintf(s->state, sizeof(s->state), "%s/state.json", s->f.root);
+	snprintf(s->faults, sizeof(s->faults), "%s/faults.json", s->f.root);
+	snprintf(s->log, sizeof(s->log), "%s/requests.log", s->f.root);
+	put(s->state, initial);
+	snprintf(port_file, sizeof(port_file), "%s/port", s->f.root);
+	s->pid = fork();
+	assert_true(s->pid >= 0);
+	if (s->pid == 0) {
+		char cert[200], key[200], tok[200];
+
+		snprintf(cert, sizeof(cert), "%s/api.pem", s->f.root);
+		snprintf(key, sizeof(key), "%s/api.key", s->f.root);
+		snprintf(tok, sizeof(tok), "%s/token", s->sa);
+		execlp("python3", "python3", "tests/tools/kube-api.py", port_file, cert, key, tok,
+		       s->state, s->faults, s->log, "60", (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 200 && !port[0]; i++) {
+		FILE *f = fopen(port_file, "r");
+
+		if (f) {
+			if (!fgets(port, sizeof(port), f))
+				port[0] = '\0';
+			fclose(f);
+		}
+		if (!port[0])
+			nanosleep(&(struct timespec){.tv_nsec = 50000000}, NULL);
+	}
+	assert_true(port[0]);
+	setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1", 1);
+	setenv("KUBERNETES_SERVICE_PORT", port, 1);
+	err_clear(&e);
+	assert_int_equal(kube_config_in_cluster(s->sa, &s->c, &e), 0);
+	s->c.deadline_s = 3;
+	*state = s;
+	return 0;
+}
+
+static int stub_down(void **state)
+{
+	struct stub *s = *state;
+
+	kill(s->pid, SIGKILL);
+	waitpid(s->pid, NULL, 0);
+	scratch_fini(&s->f);
+	free(s);
+	return 0;
+}
+
+/* Lines of the stand-in's request log that hold NEEDLE. */
+static int logged(const struct stub *s, const char *needle)
+{
+	char line[8192];
+	int n = 0;
+	FILE *f = fopen(s->log, "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* The stand-in's store after the calls, as text. */
+static char *stored(const struct stub *s)
+{
+	static char buf[65536];
+	FILE *f = fopen(s->state, "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+static void test_config(void **state)
+{
+	struct stub *s = *state;
+	struct kube_config c;
+	struct err e;
+
+	assert_string_equal(s->c.namespace, "gpu-operator");
+	assert_non_null(strstr(s->c.server, "https://127.0.0.1:"));
+	setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
+	setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+	assert_int_equal(kube_config_in_cluster(s->sa, &c, &e), 0);
+	assert_string_equal(c.server, "https://[fd00::1]:443");
+	setenv("KUBERNETES_SERVICE_PORT", "443/evil", 1);
+	assert_int_equal(kube_config_in_cluster(s->sa, &c, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	unsetenv("KUBERNETES_SERVICE_HOST");
+	assert_int_equal(kube_config_in_cluster(s->sa, &c, &e), -1);
+	assert_non_null(strstr(e.msg, "not in a Kubernetes pod"));
+	setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1", 1);
+	setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+	assert_int_equal(kube_config_in_cluster("/nonexistent", &c, &e), -1);
+	assert_non_null(strstr(e.hint, "automountServiceAccountToken"));
+}
+
+static void test_node_and_pods(void **state)
+{
+	struct stub *s = *state;
+	_cleanup_(kube_freep) struct kube *k = NULL;
+	json_object *node = NULL, *pods = NULL, *patch, *labels, *v;
+	struct err e;
+
+	err_clear(&e);
+	k = kube_new(&s->c, &e);
+	assert_non_null(k);
+	assert_int_equal(kube_node_get(k, "gpu-1", &node, &e), 0);
+	assert_true(json_object_object_get_ex(node, "metadata", &v));
+	json_object_put(node);
+	/* Cordoned and labelled in one merge patch; a label set to null goes. */
+	patch = json_object_new_object();
+	labels = json_object_new_object();
+	json_object_object_add(labels, "nvidia.com/upgrade-state",
+			       json_object_new_string("cordoned"));
+	json_object_object_add(labels, "keep", NULL);
+	v = json_object_new_object();
+	json_object_object_add(v, "labels", labels);
+	json_object_object_add(patch, "metadata", v);
+	v = json_object_new_object();
+	json_object_object_add(v, "unschedulable", json_object_new_boolean(1));
+	json_object_object_add(patch, "spec", v);
+	assert_int_equal(kube_node_patch(k, "gpu-1", patch, &e), 0);
+	json_object_put(patch);
+	assert_non_null(strstr(stored(s), "\"nvidia.com/upgrade-state\": \"cordoned\""));
+	assert_non_null(strstr(stored(s), "\"unschedulable\": true"));
+	assert_null(strstr(stored(s), "\"keep\""));
+	assert_int_equal(logged(s, "\"content_type\": \"application/merge-patch+json\""), 1);
+	/* The node's pods, by field selector; not another node's. */
+	assert_int_equal(kube_pods_on_node(k, "gpu-1", &pods, &e), 0);
+	assert_int_equal(json_object_array_length(pods), 2);
+	json_object_put(pods);
+	assert_int_equal(logged(s, "fieldSelector=spec.nodeName%3Dgpu-1"), 1);
+	/* A node that is not there: 404, with the API server's message. */
+	assert_int_equal(kube_node_get(k, "gpu-9", &node, &e), -1);
+	assert_non_null(strstr(e.msg, "404: nodes \"gpu-9\" not found"));
+	assert_null(node);
+	/* A name that is not one never reaches the server. */
+	assert_int_equal(kube_node_get(k, "../secrets", &node, &e), -1);
+	assert_int_equal(logged(s, "secrets"), 0);
+}
+
+static void test_evict(void **state)
+{
+	struct stub *s = *state;
+	_cleanup_(kube_freep) struct kube *k = NULL;
+	struct err e;
+
+	err_clear(&e);
+	k = kube_new(&s->c, &e);
+	assert_non_null(k);
+	assert_int_equal(kube_evict(k, "ml", "train", &e), 0);
+	assert_null(strstr(stored(s), "\"train\""));
+	assert_int_equal(logged(s, "Eviction"), 1);
+	/* A disruption budget forbids it: 1, asked once, not retried here. */
+	assert_int_equal(kube_evict(k, "ml", "serve", &e), 1);
+	assert_int_equal(logged(s, "/pods/serve/eviction"), 1);
+	assert_non_null(strstr(stored(s), "\"serve\""));
+	/* Gone already: done. */
+	assert_int_equal(kube_evict(k, "ml", "train", &e), 0);
+}
+
+static void test_leases(void **state)
+{
+	struct stub *s = *state;
+	_cleanup_(kube_freep) struct kube *k = NULL;
+	json_object *lease, *got = NULL, *stale, *meta, *spec;
+	struct err e;
+
+	err_clear(&e);
+	k = kube_new(&s->c, &e);
+	assert_non_null(k);
+	assert_int_equal(kube_lease_get(k, "gpu-operator", "upgrade-slot-0", &got, &e), 1);
+	assert_null(got);
+	lease = json_object_new_object();
+	meta = json_object_new_object();
+	spec = json_object_new_object();
+	json_object_object_add(meta, "name", json_object_new_string("upgrade-slot-0"));
+	json_object_object_add(spec, "holderIdentity", json_object_new_string("gpu-1"));
+	json_object_object_add(spec, "leaseDurationSeconds", json_object_new_int(60));
+	json_object_object_add(lease, "apiVersion",
+			       json_object_new_string("coordination.k8s.io/v1"));
+	json_object_object_add(lease, "kind", json_object_new_string("Lease"));
+	json_object_object_add(lease, "metadata", meta);
+	json_object_object_add(lease, "spec", spec);
+	assert_int_equal(kube_lease_put(k, "gpu-operator", lease, false, NULL, &e), 0);
+	/* Created once only: the second node to try learns it is taken. */
+	assert_int_equal(kube_lease_put(k, "gpu-operator", lease, false, NULL, &e), 1);
+	json_object_put(lease);
+	assert_int_equal(kube_lease_get(k, "gpu-operator", "upgrade-slot-0", &got, &e), 0);
+	stale = json_object_get(got);
+	/* Renewed by its holder with the resourceVersion it read: stored, a new version. */
+	assert_int_equal(kube_lease_put(k, "gpu-operator", got, true, &lease, &e), 0);
+	assert_non_null(lease);
+	json_object_put(lease);
+	/* Taken over with the version read before: a conflict, not an overwrite. */
+	assert_true(json_object_object_get_ex(stale, "spec", &spec));
+	json_object_object_add(spec, "holderIdentity", json_object_new_string("gpu-2"));
+	assert_int_equal(kube_lease_put(k, "gpu-operator", stale, true, NULL, &e), 1);
+	assert_null(strstr(stored(s), "\"holderIdentity\": \"gpu-2\""));
+	json_object_put(stale);
+	json_object_put(got);
+}
+
+static void test_event(void **state)
+{
+	struct stub *s = *state;
+	_cleanup_(kube_freep) struct kube *k = NULL;
+	const struct kube_event v = {.node = "gpu-1",
+				     .type = "Normal",
+				     .reason = "UpgradeCordoned",
+				     .message = "cordoned for driver 550.90.07",
+				     .component = "nvidia-driver-installer"};
+	struct err e;
+
+	err_clear(&e);
+	k = kube_new(&s->c, &e);
+	assert_non_null(k);
+	assert_int_equal(kube_event(k, "gpu-operator", &v, &e), 0);
+	assert_non_null(strstr(stored(s), "\"reason\": \"UpgradeCordoned\""));
+	assert_non_null(strstr(stored(s), "\"generateName\": \"gpu-1.\""));
+	assert_non_null(strstr(stored(s), "\"component\": \"nvidia-driver-installer\""));
+}
+
+static void test_retries(void **state)
+{
+	struct stub *s = *state;
+	_cleanup_(kube_freep) struct kube *k = NULL;
+	json_object *node = NULL;
+	struct kube_reply r;
+	const struct kube_request q = {.method = "GET", .path = "/api/v1/nodes/gpu-1"};
+	struct err e;
+	uint64_t t0;
+
+	err_clear(&e);
+	k = kube_new(&s->c, &e);
+	assert_non_null(k);
+	/* Two 503s, then the answer: three requests, backoff 100 then 200 ms. */
+	put(s->faults, "{\"faults\": [{\"method\": \"GET\", \"path\": \"/api/v1/nodes/gpu-1\", "
+		       "\"status\": 503, \"times\": 2}]}");
+	t0 = now_ns();
+	assert_int_equal(kube_call(k, &q, &r, &e), 0);
+	assert_int_equal(r.attempts, 3);
+	assert_true(now_ns() - t0 >= 300000000ull);
+	kube_reply_done(&r);
+	/* 429 with Retry-After 1: the wait is the server's. */
+	put(s->faults, "{\"faults\": [{\"path\": \"/api/v1/nodes/gpu-1\", \"status\": 429, "
+		       "\"times\": 1, \"retry_after\": 1}]}");
+	t0 = now_ns();
+	assert_int_equal(kube_node_get(k, "gpu-1", &node, &e), 0);
+	assert_true(now_ns() - t0 >= 1000000000ull);
+	json_object_put(node);
+	/* Failing past the deadline (3 s here): an error naming the status. */
+	put(s->faults, "{\"faults\": [{\"path\": \"/api/v1/nodes/gpu-1\", \"status\": 500, "
+		       "\"times\": 1000}]}");
+	assert_int_equal(kube_call(k, &q, &r, &e), -1);
+	assert_int_equal(r.status, 500);
+	assert_true(r.attempts >= 4 && r.attempts <= 6);
+	assert_int_equal(e.code, EXIT_UNREACHABLE);
+	assert_non_null(strstr(e.msg, "kube: GET /api/v1/nodes/gpu-1: 500: injected by the test"));
+	kube_reply_done(&r);
+	/* A conflict is the caller's: not retried. */
+	put(s->faults, "{\"faults\": [{\"path\": \"/api/v1/nodes/gpu-1\", \"status\": 409, "
+		       "\"times\": 5}]}");
+	assert_int_equal(kube_call(k, &q, &r, &e), -1);
+	assert_int_equal(r.attempts, 1);
+	assert_int_equal(r.status, 409);
+	kube_reply_done(&r);
+}
+
+static void test_token(void **state)
+{
+	struct stub *s = *state;
+	_cleanup_(kube_freep) struct kube *k = NULL;
+	json_object *node = NULL;
+	char path[200];
+	struct stat st;
+	struct timespec times[2];
+	struct err e;
+
+	err_clear(&e);
+	k = kube_new(&s->c, &e);
+	assert_non_null(k);
+	assert_int_equal(kube_node_get(k, "gpu-1", &node, &e), 0);
+	json_object_put(node);
+	/* Rotated, the file replaced: the next call reads it first. */
+	snprintf(path, sizeof(path), "%s/token", s->sa);
+	put(path, "token-two\n");
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(kube_node_get(k, "gpu-1", &node, &e), 0);
+	json_object_put(node);
+	assert_int_equal(logged(s, "\"status\": 401"), 0);
+	/* Rotated with the old time on the file: 401, read again, asked once more. */
+	put(path, "token-three\n");
+	times[0] = st.st_atim;
+	times[1] = st.st_mtim;
+	assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
+	assert_int_equal(kube_node_get(k, "gpu-1", &node, &e), 0);
+	json_object_put(node);
+	assert_int_equal(logged(s, "\"status\": 401"), 1);
+	/* The token gone: the call fails before any request, naming it. */
+	unlink(path);
+	assert_int_equal(kube_node_get(k, "gpu-1", &node, &e), -1);
+	assert_non_null(strstr(e.msg, "service account's token"));
+	assert_int_equal(logged(s, "\"status\": 401"), 1);
+}
+
+static void test_tls(void **state)
+{
+	struct stub *s = *state;
+	_cleanup_(kube_freep) struct kube *k = NULL;
+	struct kube_config c = s->c;
+	json_object *node = NULL;
+	struct err e;
+
+	/* Another CA than the one that issued the server's certificate: refused at once. */
+	snprintf(c.ca_file, sizeof(c.ca_file), "/etc/ssl/certs/ca-certificates.crt");
+	err_clear(&e);
+	k = kube_new(&c, &e);
+	assert_non_null(k);
+	assert_int_equal(kube_node_get(k, "gpu-1", &node, &e), -1);
+	assert_non_null(strstr(e.msg, "certificate"));
+	assert_int_equal(logged(s, "nodes"), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_backoff),
+		cmocka_unit_test(test_escape),
+		cmocka_unit_test_setup_teardown(test_config, stub_up, stub_down),
+		cmocka_unit_test_setup_teardown(test_node_and_pods, stub_up, stub_down),
+		cmocka_unit_test_setup_teardown(test_evict, stub_up, stub_down),
+		cmocka_unit_test_setup_teardown(test_leases, stub_up, stub_down),
+		cmocka_unit_test_setup_teardown(test_event, stub_up, stub_down),
+		cmocka_unit_test_setup_teardown(test_retries, stub_up, stub_down),
+		cmocka_unit_test_setup_teardown(test_token, stub_up, stub_down),
+		cmocka_unit_test_setup_teardown(test_tls, stub_up, stub_down),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
