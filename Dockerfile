@@ -9,7 +9,8 @@
 # file, and the commit from COMMIT ("unknown" without it). VERSION and COMMIT label the image
 # (org.opencontainers.image.version and .revision).
 #
-# The image holds the binary, its static helpers, its runtime libraries, CA certificates, the
+# The image holds the binary, its static helpers, its runtime libraries, CA certificates,
+# libtirpc3 (the persistence daemon the node agent runs links it, as Debian builds it), the
 # reference documents its messages name (/usr/share/doc/nvidia-driver-installer) and
 # an empty /etc/nvidia-driver-installer/keys for the repository's public key (a ConfigMap in
 # the DaemonSet). No compiler and no package cache reach it.
@@ -29,7 +30,7 @@ RUN make -j"$(nproc)" COMMIT="$COMMIT" all unit
 FROM docker.io/library/debian:bookworm-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libcurl4 libssl3 libkmod2 libmount1 libarchive13 libjson-c5 ca-certificates \
+      libcurl4 libssl3 libkmod2 libmount1 libarchive13 libjson-c5 ca-certificates libtirpc3 \
  && apt-get clean \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt /var/log/dpkg.log \
  && mkdir -p /etc/nvidia-driver-installer/keys

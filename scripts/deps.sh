@@ -42,6 +42,9 @@ check_packages=(
     ca-certificates
     # make image-test: the Dockerfile built without a container engine
     buildah podman mmdebstrap
+    # make check-real's real-agent VM scenario: Debian's nvidia-persistenced links it (the
+    # image has it too), copied into the VM's initramfs
+    libtirpc3
     # t_cdi_podman: our CDI spec in podman, with runc as its runtime (crun refuses
     # hybrid cgroup hierarchies); unshare and mknod for its private /dev are util-linux's
     runc

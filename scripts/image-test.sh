@@ -71,6 +71,11 @@ done
 buildah inspect --format '{{.OCIv1.Config.Entrypoint}} {{.OCIv1.Config.Cmd}}' "$ctr" |
     grep -q '\[/usr/bin/nvidia-driver-installer\] \[install\]' || fail "entrypoint and command"
 run sh -c '! command -v cc && ! command -v gcc && ! command -v make' >/dev/null || fail "a compiler in the image"
+# What the driver's daemons the node agent starts here link beyond the driver's own
+# libraries (Debian's nvidia-persistenced: libtirpc.so.3), found by the image's loader;
+# and /var/run, where the persistence daemon makes its directory.
+run sh -c 'ldconfig -p | grep -q "libtirpc.so.3 " && test -d /var/run/' ||
+    fail "libtirpc.so.3 or /var/run missing: the persistence daemon cannot start in the image"
 # The CDI spec's hook and its ldconfig, where the installer looks for them, and runnable
 # (the hook without a container's state refuses with its usage, exit 2).
 run sh -c 'test -x /usr/libexec/nvidia-driver-installer/ldconfig &&

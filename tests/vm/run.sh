@@ -88,7 +88,8 @@ make_keys() {
 
 # Stand-in modules for VERSION, built once per kernel and version, then signed.
 build_modules() {
-    local v=$1 dir="$W/kmod-$R-$v"
+    local v=$1
+    local dir="$W/kmod-$R-$v"
     if [ ! -e "$dir/nvidia.ko" ] || [ "$SRC/tests/kmod/nvidia.c" -nt "$dir/nvidia.ko" ]; then
         rm -rf "$dir"
         mkdir -p "$dir"
@@ -209,6 +210,8 @@ make_initrd() {
     done
     # What NVIDIA's own user space links against (nvidia-smi, libcuda, libnvidia-ml).
     copy_in $(ls /lib/x86_64-linux-gnu/{libpthread.so.0,libdl.so.2,librt.so.1,libm.so.6})
+    # and Debian's nvidia-persistenced, which the agent runs in our image, where it is too
+    copy_in /lib/x86_64-linux-gnu/libtirpc.so.3 $(ldd /lib/x86_64-linux-gnu/libtirpc.so.3 | grep -o '/[^ ]*' | sort -u)
     copy_kernel_modules
     for r in "$@"; do
         cp -r "$r" "$W/initrd/$(basename "$r")"

@@ -517,7 +517,9 @@ real_agent() {
     grep -i persistenced /tmp/syslog 2>/dev/null | sed 's/^/VMTEST | syslog: /' | head -12
     grep 'daemon=\"nvidia-persistenced\"' "$prom" | sed 's/^/VMTEST | metric: /'
     ls /var/run/nvidia-persistenced 2>/dev/null | sed 's/^/VMTEST | \/var\/run\/nvidia-persistenced: /'
-    # Supervised whichever it does: running under the agent, or ended, reported and due again.
+    # It ran (its libraries found: Debian's build links libtirpc.so.3), and is supervised
+    # whichever it does: running under the agent, or ended, reported and due again.
+    check agent-daemon-ran grep -q "nvidia-persistenced: Started" /tmp/syslog
     check agent-supervises supervised
     kill -TERM "$apid"
     wait "$apid"
