@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "kube/kube.h"
 #include "util/str.h"
@@ -39,7 +38,9 @@ static int get(struct kube *k, const char *path, struct kube_reply *r, json_obje
 	return 0;
 }
 
-int kube_node_get(struct kube *k, const char *name, json_object **ret, struct err *e)
+/* Q on Node NAME (its path made here); the answer's object into *RET when given. 0 or -1. */
+static int node_call(struct kube *k, const char *name, struct kube_request *q, json_object **ret,
+		     struct err *e)
 {
 	struct kube_reply r;
 	char path[320];
@@ -48,26 +49,29 @@ int kube_node_get(struct kube *k, const char *name, json_object **ret, struct er
 	if (path_name("node", name, e) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "/api/v1/nodes/%s", name);
-	rc = get(k, path, &r, ret, e);
+	q->path = path;
+	rc = kube_call(k, q, &r, e);
+	if (rc == 0 && ret && !(*ret = TAKE_PTR(r.body)))
+		rc = err_set(e, EXIT_UNEXPECTED, "kube: %s %s: the answer is not JSON", q->method,
+			     path);
 	kube_reply_done(&r);
 	return rc;
+}
+
+int kube_node_get(struct kube *k, const char *name, json_object **ret, struct err *e)
+{
+	struct kube_request q = {.method = "GET"};
+
+	*ret = NULL;
+	return node_call(k, name, &q, ret, e);
 }
 
 int kube_node_patch(struct kube *k, const char *name, json_object *patch, struct err *e)
 {
 	struct kube_request q = {
 		.method = "PATCH", .content_type = "application/merge-patch+json", .body = patch};
-	struct kube_reply r;
-	char path[320];
-	int rc;
 
-	if (path_name("node", name, e) < 0)
-		return -1;
-	snprintf(path, sizeof(path), "/api/v1/nodes/%s", name);
-	q.path = path;
-	rc = kube_call(k, &q, &r, e);
-	kube_reply_done(&r);
-	return rc;
+	return node_call(k, name, &q, NULL, e);
 }
 
 int kube_pods_on_node(struct kube *k, const char *node, json_object **ret, struct err *e)
@@ -193,9 +197,7 @@ int kube_event(struct kube *k, const char *ns, const struct kube_event *v, struc
 		    *src = json_object_new_object();
 	struct kube_request q = {.method = "POST", .body = ev};
 	struct kube_reply r;
-	char path[320], now[32], prefix[300];
-	time_t t = time(NULL);
-	struct tm tm;
+	char path[320], now[STR_UTC_SIZE], prefix[300];
 	int rc;
 
 	if (!ev || !meta || !obj || !src) {
@@ -211,7 +213,7 @@ int kube_event(struct kube *k, const char *ns, const struct kube_event *v, struc
 		return -1;
 	/* The API server names it: NODE.<random>, as kubelet's events read. */
 	snprintf(prefix, sizeof(prefix), "%s.", v->node);
-	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+	str_utc_now(now);
 	json_object_object_add(meta, "generateName", json_object_new_string(prefix));
 	json_object_object_add(meta, "namespace", json_object_new_string(ns));
 	json_object_object_add(obj, "kind", json_object_new_string("Node"));

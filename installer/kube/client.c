@@ -217,8 +217,7 @@ void kube_reply_done(struct kube_reply *r)
 }
 
 struct answer {
-	char *buf;
-	size_t len, cap;
+	struct strbuf body;
 	bool too_large;
 	char retry_after[32];
 };
@@ -227,27 +226,10 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
 {
 	struct answer *a = ud;
 	size_t n = size * nmemb;
+	int r = strbuf_append(&a->body, data, n, BODY_MAX);
 
-	if (a->len + n + 1 > BODY_MAX) {
-		a->too_large = true;
-		return 0;
-	}
-	if (a->len + n + 1 > a->cap) {
-		size_t cap = a->cap ? a->cap : 4096;
-		char *nb;
-
-		while (cap < a->len + n + 1)
-			cap *= 2;
-		nb = realloc(a->buf, cap);
-		if (!nb)
-			return 0;
-		a->buf = nb;
-		a->cap = cap;
-	}
-	memcpy(a->buf + a->len, data, n);
-	a->len += n;
-	a->buf[a->len] = '\0';
-	return n;
+	a->too_large |= r == -EFBIG;
+	return r < 0 ? 0 : n;
 }
 
 static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
@@ -346,9 +328,9 @@ int kube_call(struct kube *k, const struct kube_request *q, struct kube_reply *r
 		r->attempts++;
 		rc = request_once(k, q, body, &a, &r->status);
 		kube_reply_done(r);
-		if (rc == CURLE_OK && a.buf)
-			r->body = json_tokener_parse(a.buf);
-		free(a.buf);
+		if (rc == CURLE_OK && a.body.buf)
+			r->body = json_tokener_parse(a.body.buf);
+		free(a.body.buf);
 		if (rc == CURLE_OK && r->status >= 200 && r->status <= 299)
 			return 0;
 		/* A rotated token: the kubelet replaced the file; once. */

@@ -62,8 +62,8 @@ struct fetcher {
 struct sink {
 	struct fetcher *f;
 	/* memory */
-	char *buf;
-	size_t len, cap, max;
+	struct strbuf mem;
+	size_t max;
 	/* file */
 	int fd;
 	struct sha256 *sha;
@@ -175,25 +175,14 @@ static size_t write_memory(char *data, size_t size, size_t nmemb, void *ud)
 	struct sink *s = ud;
 	size_t n = size * nmemb;
 
-	if (s->len + n > s->max) {
-		s->too_large = true;
-		return 0;
-	}
-	if (s->len + n + 1 > s->cap) {
-		size_t cap = s->cap ? s->cap : 16384;
-		char *nb;
+	int r = strbuf_append(&s->mem, data, n, s->max);
 
-		while (cap < s->len + n + 1)
-			cap *= 2;
-		if (!(nb = realloc(s->buf, cap))) {
-			s->io_errno = ENOMEM;
-			return 0;
-		}
-		s->buf = nb;
-		s->cap = cap;
-	}
-	memcpy(s->buf + s->len, data, n);
-	s->len += n;
+	if (r == -EFBIG)
+		s->too_large = true;
+	else if (r < 0)
+		s->io_errno = -r;
+	if (r < 0)
+		return 0;
 	s->net += n;
 	return n;
 }
@@ -529,16 +518,16 @@ enum fetch_result fetch_to_memory(struct fetcher *f, const char *url, size_t max
 	rc = perform(f, url);
 	if (rc != CURLE_OK || s.io_errno || s.too_large) {
 		r = classify(f, rc, &s, url, e);
-		free(s.buf);
+		free(s.mem.buf);
 		return r;
 	}
-	if (!s.buf && !(s.buf = malloc(1))) {
+	if (!s.mem.buf && !(s.mem.buf = malloc(1))) {
 		err_errno(e, EXIT_UNEXPECTED, ENOMEM, "'%s'", url);
 		return FETCH_PERMANENT;
 	}
-	s.buf[s.len] = '\0';
-	*ret_buf = s.buf;
-	*ret_len = s.len;
+	s.mem.buf[s.mem.len] = '\0';
+	*ret_buf = s.mem.buf;
+	*ret_len = s.mem.len;
 	return FETCH_OK;
 }
 

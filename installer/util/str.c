@@ -107,6 +107,28 @@ void strv_clear(struct strv *s)
 	s->n = 0;
 }
 
+int strbuf_append(struct strbuf *b, const void *data, size_t n, size_t max)
+{
+	if (n > max || b->len > max - n)
+		return -EFBIG;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 16384;
+		char *nb;
+
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		nb = realloc(b->buf, cap);
+		if (!nb)
+			return -ENOMEM;
+		b->buf = nb;
+		b->cap = cap;
+	}
+	memcpy(b->buf + b->len, data, n);
+	b->len += n;
+	b->buf[b->len] = '\0';
+	return 0;
+}
+
 void str_utc_now(char buf[STR_UTC_SIZE])
 {
 	time_t t = time(NULL);

@@ -44,3 +44,15 @@ _must_check_ int strv_push(struct strv *s, const char *value);
 /* Pushes each non-empty element of LIST, separated by commas or white space. */
 _must_check_ int strv_push_split(struct strv *s, const char *list);
 void strv_clear(struct strv *s);
+
+/* A growable buffer of bytes, kept NUL-terminated once it has some; the caller frees BUF. */
+struct strbuf {
+	char *buf;
+	size_t len, cap;
+};
+
+/*
+ * Appends N bytes of DATA, the buffer holding MAX bytes at most. Returns 0, -EFBIG when
+ * they would not fit under MAX, or -ENOMEM; either way the buffer keeps what it had.
+ */
+_must_check_ int strbuf_append(struct strbuf *b, const void *data, size_t n, size_t max);

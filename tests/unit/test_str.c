@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-/* util/str.h: formatting into fixed buffers refuses, or visibly marks, what does not fit. */
+/*
+ * util/str.h: formatting into fixed buffers refuses, or visibly marks, what does not fit;
+ * a growable buffer stops at its bound.
+ */
 #include "cmocka_prelude.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/str.h"
@@ -68,12 +73,37 @@ static void test_utf8(void **state)
 	assert_int_equal(str_utf8_len("\xc3"), 0);
 }
 
+static void test_strbuf(void **state)
+{
+	struct strbuf b = {0};
+	char big[20000];
+
+	(void)state;
+	memset(big, 'x', sizeof(big));
+	assert_int_equal(strbuf_append(&b, "ab", 2, 10), 0);
+	assert_int_equal(strbuf_append(&b, "", 0, 10), 0);
+	assert_string_equal(b.buf, "ab");
+	/* Up to MAX exactly, not a byte past it; what it had stays. */
+	assert_int_equal(strbuf_append(&b, "cdefghij", 8, 10), 0);
+	assert_int_equal(b.len, 10);
+	assert_int_equal(strbuf_append(&b, "k", 1, 10), -EFBIG);
+	assert_string_equal(b.buf, "abcdefghij");
+	assert_int_equal(strbuf_append(&b, "k", 1, (size_t)-1), 0);
+	assert_int_equal(strbuf_append(&b, "k", (size_t)-1, (size_t)-1), -EFBIG);
+	/* Grows past its first allocation, NUL-terminated. */
+	assert_int_equal(strbuf_append(&b, big, sizeof(big), 1 << 20), 0);
+	assert_int_equal(b.len, 11 + sizeof(big));
+	assert_true(b.cap > b.len && b.buf[b.len] == '\0');
+	free(b.buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fmt_checked),
 		cmocka_unit_test(test_fmt_cut),
 		cmocka_unit_test(test_utf8),
+		cmocka_unit_test(test_strbuf),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
