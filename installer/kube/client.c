@@ -242,14 +242,14 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-/* One request; the answer's status into *STATUS (0: none), its body into A. CURLcode. */
-static int request_once(struct kube *k, const struct kube_request *q, const char *body,
+/* One request; the answer's status into *STATUS (0: none), its body into A. */
+static CURLcode request_once(struct kube *k, const struct kube_request *q, const char *body,
 			struct answer *a, long *status)
 {
 	_cleanup_free_ char *auth = NULL, *ctype = NULL;
 	struct curl_slist *h = NULL, *t;
 	char url[sizeof(k->c.server) + 2048];
-	int rc;
+	CURLcode rc;
 
 	*status = 0;
 	if (str_fmt(url, sizeof(url), "%s%s", k->c.server, q->path) < 0 ||
@@ -316,7 +316,7 @@ int kube_call(struct kube *k, const struct kube_request *q, struct kube_reply *r
 	unsigned deadline_s = k->c.deadline_s ? k->c.deadline_s : KUBE_CALL_DEADLINE_S;
 	uint64_t deadline = now_ns() + (uint64_t)deadline_s * 1000000000ull;
 	bool reauth = false;
-	int rc;
+	CURLcode rc = CURLE_OK;
 
 	memset(r, 0, sizeof(*r));
 	if (token(k, false, e) < 0)
@@ -353,7 +353,7 @@ int kube_call(struct kube *k, const struct kube_request *q, struct kube_reply *r
 		sleep_ms(wait_ms);
 	}
 	if (rc != CURLE_OK)
-		return dlib_err_curl(e, EXIT_UNREACHABLE, rc, k->errbuf,
+		return dlib_err_curl(e, EXIT_UNREACHABLE, (int)rc, k->errbuf,
 				     "kube: %s %s (%u attempts)", q->method, q->path, r->attempts);
 	err_set(e,
 		r->status == 401 || r->status == 403 ? EXIT_USAGE
