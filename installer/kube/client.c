@@ -244,7 +244,7 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
 
 /* One request; the answer's status into *STATUS (0: none), its body into A. */
 static CURLcode request_once(struct kube *k, const struct kube_request *q, const char *body,
-			struct answer *a, long *status)
+			     struct answer *a, long *status)
 {
 	_cleanup_free_ char *auth = NULL, *ctype = NULL;
 	struct curl_slist *h = NULL, *t;
