@@ -19,12 +19,13 @@ FROM docker.io/library/debian:bookworm-slim AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential pkg-config libcurl4-openssl-dev libssl-dev libkmod-dev libmount-dev \
-      libarchive-dev libjson-c-dev libcmocka-dev \
+      libarchive-dev libjson-c-dev libcmocka-dev openssl python3 \
  && rm -rf /var/lib/apt/lists/*
 COPY . /src
 WORKDIR /src
 ARG COMMIT=unknown
-# The unit tests run here; the integration suites need a host (make check).
+# The unit tests run here (test_kube's API server stand-in is Python, its certificates
+# openssl's); the integration suites need a host (make check).
 RUN make -j"$(nproc)" COMMIT="$COMMIT" all unit
 
 FROM docker.io/library/debian:bookworm-slim
