@@ -49,6 +49,16 @@ static _noreturn_ void exec_daemon(const struct daemon *d, const char *path)
 	_exit(127);
 }
 
+/* D's daemon is PID now: running, and said so. */
+static void running(struct daemon *d, pid_t pid)
+{
+	d->state = DAEMON_RUNNING;
+	d->pid = pid;
+	d->launcher = 0;
+	log_kv(LOG_INFO, "agent", "daemon running", "daemon", d->name, U64("pid", pid),
+	       U64("restarts", d->restarts), LOG_END);
+}
+
 int daemon_start(struct daemon *d, const char *path, struct err *e)
 {
 	pid_t pid = fork();
@@ -62,11 +72,7 @@ int daemon_start(struct daemon *d, const char *path, struct err *e)
 	d->started_ns = now_ns();
 	if (d->foreground) {
 		/* The process started is the daemon. */
-		d->state = DAEMON_RUNNING;
-		d->launcher = 0;
-		d->pid = pid;
-		log_kv(LOG_INFO, "agent", "daemon running", "daemon", d->name, U64("pid", pid),
-		       U64("restarts", d->restarts), LOG_END);
+		running(d, pid);
 		return 0;
 	}
 	d->state = DAEMON_STARTING;
@@ -95,11 +101,7 @@ bool daemon_reaped(struct daemon *d, pid_t pid, int status, pid_t new_child)
 	if (d->state == DAEMON_STARTING && pid == d->launcher) {
 		/* Forked into the background: the daemon is the child it left to us. */
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && new_child > 0) {
-			d->state = DAEMON_RUNNING;
-			d->pid = new_child;
-			d->launcher = 0;
-			log_kv(LOG_INFO, "agent", "daemon running", "daemon", d->name,
-			       U64("pid", new_child), U64("restarts", d->restarts), LOG_END);
+			running(d, new_child);
 			return true;
 		}
 		ended(d, status);

@@ -381,7 +381,6 @@ static bool nvlsm_serves(struct agent *a, const struct nodestate *s, const char 
 	uint64_t up_s;
 	size_t n = 0;
 
-	snprintf(path, sizeof(path), "%s/bin/" NVLSM, dir);
 	if (!s->host.nvlink.ib_umad) {
 		snprintf(
 			a->nvlsm_wait, sizeof(a->nvlsm_wait),
@@ -390,6 +389,7 @@ static bool nvlsm_serves(struct agent *a, const struct nodestate *s, const char 
 		daemon_stop(d, CONTROL_STOP_TIMEOUT_S);
 		return false;
 	}
+	snprintf(path, sizeof(path), "%s/bin/" NVLSM, dir);
 	if (access(path, X_OK) < 0) {
 		snprintf(
 			a->nvlsm_wait, sizeof(a->nvlsm_wait),
