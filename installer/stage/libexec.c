@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -9,6 +10,7 @@
 
 #include "stage/libexec.h"
 #include "util/fs.h"
+#include "util/log.h"
 #include "util/str.h"
 
 static const char *const helpers[] = {HELPER_CDI_HOOK, "ldconfig"};
@@ -70,6 +72,35 @@ static int install_one(int src_dir, const char *where, int dst_dir, const char *
 	return 0;
 }
 
+static bool is_helper(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(helpers); i++)
+		if (strcmp(name, helpers[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The directory is ours: what is not a helper goes (a run killed between a copy's temporary
+ * file and its rename leaves one, and an older release's helper may have been dropped). */
+static int sweep(int dir_fd, struct err *e)
+{
+	_cleanup_closedir_ DIR *dir = fs_opendir_at(dir_fd, ".", e);
+	struct dirent *de;
+
+	if (!dir)
+		return err_wrap(e, "helpers");
+	while ((de = readdir(dir))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    is_helper(de->d_name))
+			continue;
+		log_kv(LOG_INFO, "cdi", "removing a leftover helper file", "name", de->d_name,
+		       LOG_END);
+		if (fs_rm_rf_at(dir_fd, de->d_name, e) < 0)
+			return err_wrap(e, "helpers");
+	}
+	return 0;
+}
+
 int libexec_install(int install_fd, struct err *e)
 {
 	char where[2 * PATH_MAX + 64];
@@ -90,6 +121,8 @@ int libexec_install(int install_fd, struct err *e)
 	dst = openat(install_fd, HELPERS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dst < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "helpers: open %s", HELPERS_DIR);
+	if (sweep(dst, e) < 0)
+		return -1;
 	for (size_t i = 0; i < ARRAY_SIZE(helpers); i++)
 		if (install_one(src, where, dst, helpers[i], e) < 0)
 			return -1;

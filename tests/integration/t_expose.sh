@@ -97,6 +97,14 @@ sleep 1.1
 expect_rc 0 install --repo "$R" $(kernel_args)
 expect_err "CDI spec unchanged"
 assert_eq "$(notices)" "$before" "notices after a re-run"
+# A run killed between a helper's temporary copy and its rename (t_crash found it) leaves
+# the copy behind; the next run removes it and whatever else is not a helper there.
+helpers="$T/root/home/kubernetes/bin/nvidia/.helpers"
+cp "$helpers/ldconfig" "$helpers/.ldconfig.tmp-8uer2i8q"
+mkdir "$helpers/old-helper"
+expect_rc 0 install --repo "$R" $(kernel_args)
+assert_eq "$(ls -A "$helpers" | tr '\n' ' ')" "ldconfig nvidia-cdi-hook " "the helpers after a re-run over leftovers"
+expect_err "removing a leftover helper file"
 
 # NVML disagrees: exit 8, and the node is no longer ready.
 NVML_STANDIN_FAIL=init expect_rc 8 install --repo "$R" $(kernel_args) --metrics-file /var/lib/node_exporter/nvidia.prom
