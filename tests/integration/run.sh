@@ -88,6 +88,11 @@ build_fixtures() {
         sign_modules "$FIX/sdrv-$v/kernel"
         "$SRC/scripts/make-repo" pack "$FIX/sdrv-$v" "$FIX/spkg-$v.tar.zst"
     done
+    # The kernel's own modules mkkernel puts in a host root, for both kernels.
+    for k in "$KERNEL" "$OTHER_KERNEL"; do
+        mkdir -p "$FIX/kmod/$k"
+        for m in drm drm_kms_helper nouveau; do stub_kmod "$m" "$k" "$FIX/kmod/$k/$m.ko"; done
+    done
     KERNEL_RELEASE=$OTHER_KERNEL "$SRC/scripts/make-standin-driver" "$V_NEW" "$FIX/odrv" 4
     sign_modules "$FIX/odrv/kernel"
     "$SRC/scripts/make-repo" pack "$FIX/odrv" "$FIX/opkg.tar.zst"
