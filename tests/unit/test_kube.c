@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/slots.h"
 #include "kube/kube.h"
 #include "util/log.h"
 
@@ -321,6 +322,75 @@ static void test_leases(void **state)
 	json_object_put(got);
 }
 
+/* The fleet's upgrade slots (agent/slots.c) on the stand-in's leases. */
+static void test_slots(void **state)
+{
+	struct stub *s = *state;
+	_cleanup_(kube_freep) struct kube *k = NULL;
+	struct slots a = {.ns = "gpu-operator", .holder = "gpu-1", .duration_s = 30, .held = -1},
+		     b = {.ns = "gpu-operator", .holder = "gpu-2", .duration_s = 30, .held = -1},
+		     c = {.ns = "gpu-operator", .holder = "gpu-3", .duration_s = 30, .held = -1};
+	unsigned n;
+	struct err e;
+
+	(void)state;
+	assert_int_equal(slots_limit("1", 0, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(slots_limit("25%", 10, &n), 0); /* 2.5 rounded up */
+	assert_int_equal(n, 3);
+	assert_int_equal(slots_limit("1%", 3, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(slots_limit("0", 3, &n), 0); /* at least one */
+	assert_int_equal(n, 1);
+	assert_true(slots_limit("101%", 3, &n) < 0 && slots_limit("x", 3, &n) < 0 &&
+		    slots_limit("", 3, &n) < 0 && slots_limit("%", 3, &n) < 0 &&
+		    slots_limit("-1", 3, &n) < 0);
+	assert_true(slots_limit_is_percent("5%") && !slots_limit_is_percent("5"));
+
+	err_clear(&e);
+	k = kube_new(&s->c, &e);
+	assert_non_null(k);
+	a.k = b.k = c.k = k;
+	/* A limit of one: the first node takes it, the second waits. */
+	assert_int_equal(slots_take(&a, 1, 100, &e), 1);
+	assert_int_equal(a.held, 0);
+	assert_non_null(strstr(stored(s), "\"holderIdentity\": \"gpu-1\""));
+	assert_int_equal(slots_take(&b, 1, 100, &e), 0);
+	assert_int_equal(b.held, -1);
+	/* Taking again renews the one held, not a second one. */
+	assert_int_equal(slots_take(&a, 2, 101, &e), 1);
+	assert_int_equal(a.held, 0);
+	assert_int_equal(slots_renew(&a, 101, &e), 1);
+	/* A limit of two: the second node gets the second slot. */
+	assert_int_equal(slots_take(&b, 2, 102, &e), 1);
+	assert_int_equal(b.held, 1);
+	assert_int_equal(slots_take(&c, 2, 102, &e), 0);
+	/* Given back: free for the next node at once. */
+	assert_int_equal(slots_release(&a, 2, &e), 0);
+	assert_int_equal(a.held, -1);
+	assert_null(strstr(stored(s), "\"holderIdentity\": \"gpu-1\""));
+	assert_int_equal(slots_take(&c, 2, 103, &e), 1);
+	assert_int_equal(c.held, 0);
+	/* A node that died holding a slot: free once its lease has not changed for its
+	 * duration, by this agent's own clock from when it first saw that version. */
+	assert_int_equal(slots_take(&a, 2, 200, &e), 0);
+	assert_int_equal(slots_take(&a, 2, 229, &e), 0);
+	assert_int_equal(slots_take(&a, 2, 230, &e), 1);
+	assert_int_equal(a.held, 0);
+	assert_non_null(strstr(stored(s), "\"leaseTransitions\": 2"));
+	/* The node that lost it learns so when it renews, and holds nothing. */
+	assert_int_equal(slots_renew(&c, 231, &e), 0);
+	assert_int_equal(c.held, -1);
+	/* A renewal is a new version: another node's clock starts again from it. */
+	assert_int_equal(slots_renew(&a, 232, &e), 1);
+	assert_int_equal(slots_renew(&b, 232, &e), 1);
+	assert_int_equal(slots_take(&c, 2, 1000, &e), 0);
+	assert_int_equal(slots_take(&c, 2, 1029, &e), 0);
+	assert_int_equal(slots_renew(&b, 1029, &e), 1);
+	assert_int_equal(slots_take(&c, 2, 1030, &e), 1); /* a's, not renewed since */
+	assert_int_equal(c.held, 0);
+}
+
 static void test_event(void **state)
 {
 	struct stub *s = *state;
@@ -451,6 +521,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_node_and_pods, stub_up, stub_down),
 		cmocka_unit_test_setup_teardown(test_evict, stub_up, stub_down),
 		cmocka_unit_test_setup_teardown(test_leases, stub_up, stub_down),
+		cmocka_unit_test_setup_teardown(test_slots, stub_up, stub_down),
 		cmocka_unit_test_setup_teardown(test_event, stub_up, stub_down),
 		cmocka_unit_test_setup_teardown(test_retries, stub_up, stub_down),
 		cmocka_unit_test_setup_teardown(test_token, stub_up, stub_down),

@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * agent/upgrade: a node's driver upgrade as states, decided from what is recorded and what
+ * is seen (see agent/upgrade.h), the GPU pods of a PodList, and the record's JSON.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/upgrade.h"
+#include "util/str.h"
+
+static const char *const state_names[UPG_N_STATES] = {
+	[UPG_IDLE] = "",
+	[UPG_PENDING] = "pending",
+	[UPG_CORDONED] = "cordoned",
+	[UPG_WAITING] = "waiting",
+	[UPG_EVICTING] = "evicting",
+	[UPG_ACTIVATING] = "activating",
+	[UPG_VALIDATING] = "validating",
+	[UPG_DONE] = "done",
+	[UPG_FAILED] = "failed",
+};
+
+const char *upgrade_state_name(enum upgrade_state s)
+{
+	return (unsigned)s < UPG_N_STATES ? state_names[s] : "?";
+}
+
+const char *upgrade_action_name(enum upgrade_action a)
+{
+	static const char *const names[] = {
+		[UPG_ACT_NONE] = "none",	 [UPG_ACT_TAKE_SLOT] = "take-slot",
+		[UPG_ACT_CORDON] = "cordon",	 [UPG_ACT_EVICT] = "evict",
+		[UPG_ACT_ACTIVATE] = "activate", [UPG_ACT_UNCORDON] = "uncordon",
+		[UPG_ACT_RELEASE] = "release",	 [UPG_ACT_ROLLBACK] = "rollback",
+	};
+
+	return (unsigned)a < ARRAY_SIZE(names) ? names[a] : "?";
+}
+
+/* ---- the decision -------------------------------------------------------------------- */
+
+static bool same(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
+static void enter(struct upgrade_step *s, enum upgrade_state state, const struct upgrade_view *v)
+{
+	if (s->next.state != state)
+		s->next.since = v->now;
+	s->next.state = state;
+}
+
+/* A new upgrade to the pending version, from what serves now. */
+static void begin(struct upgrade_step *s, const struct upgrade_view *v)
+{
+	bool cordoned = s->next.cordoned;
+
+	memset(&s->next, 0, sizeof(s->next));
+	s->next.state = UPG_PENDING;
+	s->next.since = v->now;
+	s->next.cordoned = cordoned; /* a failed upgrade's cordon is the new one's to lift */
+	snprintf(s->next.version, sizeof(s->next.version), "%s", v->pending);
+	snprintf(s->next.from, sizeof(s->next.from), "%s", v->current ? v->current : "");
+	snprintf(s->next.reason, sizeof(s->next.reason), "waiting for a slot of the fleet's limit");
+}
+
+/* The end of an upgrade, one action at a time: the cordon lifted, the slot given back. */
+static void wind_down(struct upgrade_step *s, const struct upgrade_view *v,
+		      enum upgrade_state final)
+{
+	if (s->next.cordoned) {
+		s->action = UPG_ACT_UNCORDON;
+		s->next.cordoned = false;
+		return;
+	}
+	if (v->slot) {
+		s->action = UPG_ACT_RELEASE;
+		return;
+	}
+	enter(s, final, v);
+	if (final == UPG_IDLE)
+		memset(&s->next, 0, sizeof(s->next));
+	else
+		s->next.reason[0] = '\0';
+}
+
+static void fail(struct upgrade_step *s, const struct upgrade_view *v, const char *why)
+{
+	enter(s, UPG_FAILED, v);
+	snprintf(s->next.reason, sizeof(s->next.reason), "%s", why);
+}
+
+/* Slot held, node cordoned as the policy says: wait for the GPUs, evict, or activate. */
+static void wait_or_activate(struct upgrade_step *s, const struct upgrade_view *v,
+			     const struct upgrade_policy *p)
+{
+	char *why = s->next.reason;
+	size_t size = sizeof(s->next.reason);
+	bool late;
+
+	if (s->next.wait_from == 0)
+		s->next.wait_from = v->now;
+	if (v->gpu_pods == 0 && v->holders == 0) {
+		enter(s, UPG_ACTIVATING, v);
+		why[0] = '\0';
+		s->action = UPG_ACT_ACTIVATE;
+		return;
+	}
+	late = v->now >= s->next.wait_from + p->deadline_s;
+	if (late && p->on_deadline == UPG_DEADLINE_EVICT && v->evictable > 0) {
+		enter(s, UPG_EVICTING, v);
+		str_fmt_cut(why, size, "past the %us deadline: evicting %u GPU pod(s)",
+			    p->deadline_s, v->evictable);
+		s->action = UPG_ACT_EVICT;
+		return;
+	}
+	if (s->next.state != UPG_EVICTING)
+		enter(s, UPG_WAITING, v);
+	if (late && v->gpu_pods > v->evictable && p->on_deadline == UPG_DEADLINE_EVICT)
+		str_fmt_cut(
+			why, size,
+			"past the deadline: %u GPU pod(s) of DaemonSets and %u other process(es) hold the GPUs",
+			v->gpu_pods - v->evictable, v->holders);
+	else if (late && p->on_deadline == UPG_DEADLINE_EVICT)
+		str_fmt_cut(why, size,
+			    "past the deadline: %u process(es) outside pods hold the GPUs",
+			    v->holders);
+	else
+		str_fmt_cut(why, size, "%s%u GPU pod(s) and %u process(es) hold the GPUs",
+			    late ? "past the deadline, waiting as the policy says: " : "",
+			    v->gpu_pods, v->holders);
+}
+
+/* Switched in: a CUDA job can run (done), or not in time (failed, and back to FROM). */
+static void validate(struct upgrade_step *s, const struct upgrade_record *r,
+		     const struct upgrade_view *v, const struct upgrade_policy *p)
+{
+	char why[sizeof(r->reason)];
+
+	if (!same(v->current, r->version)) {
+		str_fmt_cut(why, sizeof(why), "%s no longer installed while validating (%s is)",
+			    r->version, v->current ? v->current : "nothing");
+		fail(s, v, why);
+	} else if (v->ready) {
+		wind_down(s, v, UPG_DONE);
+	} else if (v->now >= r->since + p->validate_s) {
+		str_fmt_cut(why, sizeof(why), "%s not ready within %us: %s%s%s", r->version,
+			    p->validate_s, v->not_ready ? v->not_ready : "not judged",
+			    r->from[0] ? "; rolled back to " : "", r->from);
+		fail(s, v, why);
+		if (r->from[0])
+			s->action = UPG_ACT_ROLLBACK;
+	}
+}
+
+struct upgrade_step upgrade_decide(const struct upgrade_record *r, const struct upgrade_view *v,
+				   const struct upgrade_policy *p)
+{
+	struct upgrade_step s = {.next = *r, .action = UPG_ACT_NONE};
+	char why[sizeof(r->reason)];
+
+	switch (r->state) {
+	case UPG_IDLE:
+	case UPG_DONE:
+		if (v->pending)
+			begin(&s, v);
+		else if (r->cordoned || v->slot)
+			wind_down(&s, v, r->state);
+		break;
+	case UPG_FAILED:
+		/* Stopped: a person clears the record, or a rollout brings another version. */
+		if (v->pending && !same(v->pending, r->version))
+			begin(&s, v);
+		break;
+	case UPG_PENDING:
+		if (!v->pending) {
+			/* The rollout went back, or the version came in another way (a restart). */
+			wind_down(&s, v, same(v->current, r->version) ? UPG_DONE : UPG_IDLE);
+		} else if (!same(v->pending, r->version)) {
+			begin(&s, v); /* a newer rollout replaced the version */
+		} else if (!v->slot) {
+			s.action = UPG_ACT_TAKE_SLOT;
+		} else if (p->cordon && !v->unschedulable) {
+			enter(&s, UPG_CORDONED, v);
+			s.next.cordoned = true;
+			s.next.reason[0] = '\0';
+			s.action = UPG_ACT_CORDON;
+		} else {
+			enter(&s, UPG_CORDONED, v);
+			s.next.reason[0] = '\0';
+		}
+		break;
+	case UPG_CORDONED:
+	case UPG_WAITING:
+	case UPG_EVICTING:
+		if (!v->pending)
+			wind_down(&s, v, same(v->current, r->version) ? UPG_DONE : UPG_IDLE);
+		else if (!same(v->pending, r->version))
+			begin(&s, v);
+		else if (!v->slot)
+			s.action = UPG_ACT_TAKE_SLOT; /* its lease lapsed: again, before anything */
+		else
+			wait_or_activate(&s, v, p);
+		break;
+	case UPG_ACTIVATING:
+		if (same(v->current, r->version) && !v->pending) {
+			enter(&s, UPG_VALIDATING, v);
+		} else if (!v->pending) {
+			/* The installer withdrew it: what served before serves (its rollback). */
+			str_fmt_cut(why, sizeof(why), "activating %s failed; %s serves: %s",
+				    r->version, v->current ? v->current : "nothing",
+				    v->failed ? v->failed : "see the installer's log");
+			fail(&s, v, why);
+		} else if (!same(v->pending, r->version)) {
+			begin(&s, v);
+		} else {
+			/* Not switched yet (a restart, or a user came back): as when waiting. */
+			wait_or_activate(&s, v, p);
+		}
+		break;
+	case UPG_VALIDATING:
+		validate(&s, r, v, p);
+		break;
+	case UPG_N_STATES:
+		break;
+	}
+	return s;
+}
+
+/* ---- GPU pods ------------------------------------------------------------------------ */
+
+static json_object *get(json_object *o, const char *key)
+{
+	json_object *v = NULL;
+
+	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static const char *get_str(json_object *o, const char *key)
+{
+	json_object *v = get(o, key);
+
+	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+/* An NVIDIA GPU resource the device plugins advertise. */
+static bool gpu_resource(const char *name)
+{
+	return strcmp(name, "nvidia.com/gpu") == 0 || strncmp(name, "nvidia.com/gpu.", 15) == 0 ||
+	       strncmp(name, "nvidia.com/mig-", 15) == 0;
+}
+
+/* A quantity above zero: an extended resource's is a whole number ("1"; "0" asks none). */
+static bool positive(json_object *q)
+{
+	const char *s = json_object_is_type(q, json_type_string) ? json_object_get_string(q) : NULL;
+
+	if (!s)
+		return json_object_is_type(q, json_type_int) && json_object_get_int64(q) > 0;
+	return strpbrk(s, "123456789") != NULL;
+}
+
+static bool asks_gpu(json_object *container)
+{
+	json_object *res = get(container, "resources");
+
+	for (const char *const *k = (const char *const[]){"limits", "requests", NULL}; *k; k++) {
+		json_object *m = get(res, *k);
+
+		if (!m || !json_object_is_type(m, json_type_object))
+			continue;
+		json_object_object_foreach(m, name, q)
+		{
+			if (gpu_resource(name) && positive(q))
+				return true;
+		}
+	}
+	return false;
+}
+
+static bool any_asks_gpu(json_object *list, bool sidecars_only)
+{
+	size_t n = list && json_object_is_type(list, json_type_array)
+			   ? json_object_array_length(list)
+			   : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *c = json_object_array_get_idx(list, i);
+
+		/* A sidecar (an init container restarted Always) runs beside the others. */
+		if (sidecars_only && !same(get_str(c, "restartPolicy"), "Always"))
+			continue;
+		if (asks_gpu(c))
+			return true;
+	}
+	return false;
+}
+
+bool upgrade_pod_holds_gpu(json_object *pod, bool *evictable)
+{
+	json_object *spec = get(pod, "spec"),
+		    *owners = get(get(pod, "metadata"), "ownerReferences");
+	const char *phase = get_str(get(pod, "status"), "phase");
+	size_t n = owners && json_object_is_type(owners, json_type_array)
+			   ? json_object_array_length(owners)
+			   : 0;
+
+	*evictable = true;
+	if (same(phase, "Succeeded") || same(phase, "Failed"))
+		return false;
+	/* Init containers run one by one before the others: while the pod is Pending. */
+	if (!any_asks_gpu(get(spec, "containers"), false) &&
+	    !any_asks_gpu(get(spec, "initContainers"), !same(phase, "Pending") && phase))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (same(get_str(json_object_array_get_idx(owners, i), "kind"), "DaemonSet"))
+			*evictable = false;
+	return true;
+}
+
+unsigned upgrade_gpu_pods(json_object *items, unsigned *evictable, char *names, size_t names_size)
+{
+	size_t n = items && json_object_is_type(items, json_type_array)
+			   ? json_object_array_length(items)
+			   : 0;
+	unsigned count = 0;
+	size_t used = 0;
+	bool full = names_size == 0;
+
+	*evictable = 0;
+	if (names_size)
+		names[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		json_object *pod = json_object_array_get_idx(items, i),
+			    *meta = get(pod, "metadata");
+		const char *ns = get_str(meta, "namespace"), *name = get_str(meta, "name");
+		bool ev;
+		int w;
+
+		if (!upgrade_pod_holds_gpu(pod, &ev))
+			continue;
+		count++;
+		*evictable += ev;
+		/* Whole names only: the first that does not fit ends the list. */
+		if (full)
+			continue;
+		w = snprintf(names + used, names_size - used, "%s%s/%s", used ? ", " : "",
+			     ns ? ns : "?", name ? name : "?");
+		if (w < 0 || (size_t)w >= names_size - used) {
+			names[used] = '\0';
+			full = true;
+		} else {
+			used += (size_t)w;
+		}
+	}
+	return count;
+}
+
+/* ---- the record ---------------------------------------------------------------------- */
+
+int upgrade_record_parse(const char *s, struct upgrade_record *r, struct err *e)
+{
+	json_object *o, *v;
+	const char *state;
+	bool found = false;
+
+	memset(r, 0, sizeof(*r));
+	if (!s)
+		return 0;
+	o = json_tokener_parse(s);
+	if (!o || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return err_set(e, EXIT_UNEXPECTED, "the node's %s annotation is not a JSON object",
+			       UPGRADE_ANNOTATION);
+	}
+	state = get_str(o, "state");
+	for (unsigned i = 1; state && i < UPG_N_STATES && !found; i++)
+		if (strcmp(state, state_names[i]) == 0) {
+			r->state = (enum upgrade_state)i;
+			found = true;
+		}
+	if (!found) {
+		json_object_put(o);
+		return err_set(e, EXIT_UNEXPECTED, "the node's %s annotation has no known state",
+			       UPGRADE_ANNOTATION);
+	}
+	snprintf(r->version, sizeof(r->version), "%s", get_str(o, "version") ?: "");
+	snprintf(r->from, sizeof(r->from), "%s", get_str(o, "from") ?: "");
+	snprintf(r->reason, sizeof(r->reason), "%s", get_str(o, "reason") ?: "");
+	r->cordoned = (v = get(o, "cordoned")) && json_object_get_boolean(v);
+	if ((v = get(o, "since")) && json_object_is_type(v, json_type_int))
+		r->since = (uint64_t)json_object_get_int64(v);
+	if ((v = get(o, "wait_from")) && json_object_is_type(v, json_type_int))
+		r->wait_from = (uint64_t)json_object_get_int64(v);
+	json_object_put(o);
+	return 0;
+}
+
+char *upgrade_record_format(const struct upgrade_record *r)
+{
+	json_object *o = json_object_new_object();
+	char *s = NULL;
+
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "state", json_object_new_string(upgrade_state_name(r->state)));
+	json_object_object_add(o, "version", json_object_new_string(r->version));
+	json_object_object_add(o, "from", json_object_new_string(r->from));
+	json_object_object_add(o, "cordoned", json_object_new_boolean(r->cordoned));
+	json_object_object_add(o, "since", json_object_new_int64((int64_t)r->since));
+	json_object_object_add(o, "wait_from", json_object_new_int64((int64_t)r->wait_from));
+	json_object_object_add(o, "reason", json_object_new_string(r->reason));
+	s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	return s;
+}
+
+json_object *upgrade_node_patch(const struct upgrade_record *r, int unschedulable)
+{
+	json_object *patch = json_object_new_object(), *meta = json_object_new_object(),
+		    *labels = json_object_new_object(), *ann = json_object_new_object();
+	char *rec = r->state == UPG_IDLE ? NULL : upgrade_record_format(r);
+
+	if (!patch || !meta || !labels || !ann || (r->state != UPG_IDLE && !rec)) {
+		json_object_put(patch);
+		json_object_put(meta);
+		json_object_put(labels);
+		json_object_put(ann);
+		free(rec);
+		return NULL;
+	}
+	/* null deletes (RFC 7386): an idle node carries neither. */
+	json_object_object_add(labels, UPGRADE_LABEL,
+			       rec ? json_object_new_string(upgrade_state_name(r->state)) : NULL);
+	json_object_object_add(ann, UPGRADE_ANNOTATION, rec ? json_object_new_string(rec) : NULL);
+	free(rec);
+	json_object_object_add(meta, "labels", labels);
+	json_object_object_add(meta, "annotations", ann);
+	json_object_object_add(patch, "metadata", meta);
+	if (unschedulable >= 0) {
+		json_object *spec = json_object_new_object();
+
+		if (!spec) {
+			json_object_put(patch);
+			return NULL;
+		}
+		json_object_object_add(spec, "unschedulable",
+				       json_object_new_boolean(unschedulable == 1));
+		json_object_object_add(patch, "spec", spec);
+	}
+	return patch;
+}

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A node's driver upgrade, carried out by the node agent (docs/design.md, "Upgrades that
+ * finish by themselves"): when the installer left a version pending on a busy node
+ * (--when-busy defer), the agent takes a slot of the fleet-wide limit, cordons the node,
+ * waits for the GPU pods to end (or, past the deadline and by policy, evicts them through
+ * the Eviction API), activates the pending version in place, validates it, uncordons the
+ * node if it cordoned it, and gives the slot back.
+ *
+ * Pure: the state the node records (its annotation), what the agent observes now, and the
+ * policy go in; the next state and the one action that leads there come out. The agent
+ * carries out the action (cmd/agent.c) and records the state after it, so that an agent,
+ * installer or node restarted at any step decides again from what is recorded and what is
+ * seen: an action already done is seen done and not done twice.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "util/err.h"
+
+/* The label that shows the state, and the annotation that records it whole. */
+#define UPGRADE_LABEL "nvidia.com/gpu.driver-installer.upgrade-state"
+#define UPGRADE_ANNOTATION "nvidia.com/gpu.driver-installer.upgrade"
+
+enum upgrade_state {
+	UPG_IDLE,	/* nothing pending: no label */
+	UPG_PENDING,	/* a version is pending: waiting for a slot */
+	UPG_CORDONED,	/* a slot taken, the node cordoned (or left schedulable, by policy) */
+	UPG_WAITING,	/* waiting for the GPU pods and the driver's other users to end */
+	UPG_EVICTING,	/* past the deadline: the GPU pods asked to leave, budgets honoured */
+	UPG_ACTIVATING, /* the pending version being switched in */
+	UPG_VALIDATING, /* switched in: waiting for a CUDA job to be able to run */
+	UPG_DONE,	/* serving the new version; uncordoned, the slot given back */
+	UPG_FAILED,	/* rolled back, left cordoned, the reason on the node; stopped, the
+			 * slot kept: a fleet's rollout halts after the limit's worth of failures */
+	UPG_N_STATES,
+};
+
+/* The state's name, the label's value: "pending", "cordoned", ... ("" for UPG_IDLE). */
+const char *upgrade_state_name(enum upgrade_state s);
+
+enum upgrade_deadline_policy {
+	UPG_DEADLINE_WAIT,  /* past the deadline, keep waiting (and say so) */
+	UPG_DEADLINE_EVICT, /* past the deadline, evict the GPU pods */
+};
+
+struct upgrade_policy {
+	bool cordon;	     /* cordon the node before waiting */
+	unsigned deadline_s; /* how long the GPU pods may run on before the deadline policy */
+	enum upgrade_deadline_policy on_deadline;
+	unsigned validate_s; /* how long the new version may take to be judged ready */
+};
+
+/* What the node records (its annotation, UPGRADE_ANNOTATION, as JSON). */
+struct upgrade_record {
+	enum upgrade_state state;
+	char version[64];   /* the version being brought in */
+	char from[64];	    /* the version that served when it began */
+	bool cordoned;	    /* the agent cordoned the node (and only then uncordons it) */
+	uint64_t since;	    /* when the state was entered (Unix seconds) */
+	uint64_t wait_from; /* when the waiting began, for the deadline */
+	char reason[256];   /* why it failed, or what it waits for */
+};
+
+/* What the agent sees now. */
+struct upgrade_view {
+	const char *pending;   /* the pending version (.pending.json), or NULL */
+	const char *current;   /* the installed version, or NULL */
+	bool slot;	       /* the agent holds a live slot */
+	bool unschedulable;    /* the Node's spec.unschedulable */
+	unsigned gpu_pods;     /* the node's pods that hold GPUs (upgrade_gpu_pods) */
+	unsigned evictable;    /* of them, those an eviction can move (not a DaemonSet's) */
+	unsigned holders;      /* other processes with the driver open (the kernel's view) */
+	bool ready;	       /* the agent's last judgement: a CUDA job can run */
+	const char *not_ready; /* and why not, or NULL */
+	const char
+		*failed; /* the installer's report of this version failing (its cause), or NULL */
+	uint64_t now;
+};
+
+enum upgrade_action {
+	UPG_ACT_NONE,	   /* record the next state (if it differs), nothing else */
+	UPG_ACT_TAKE_SLOT, /* try to take a slot; the next look sees whether it was */
+	UPG_ACT_CORDON,	   /* set spec.unschedulable */
+	UPG_ACT_EVICT,	   /* ask every evictable GPU pod to leave */
+	UPG_ACT_ACTIVATE,  /* switch the pending version in (the installer, idle check and all) */
+	UPG_ACT_UNCORDON,  /* clear spec.unschedulable (only when the record says we set it) */
+	UPG_ACT_RELEASE,   /* give the slot back */
+	UPG_ACT_ROLLBACK,  /* install the version that served before (from the node's cache) */
+};
+
+const char *upgrade_action_name(enum upgrade_action a);
+
+struct upgrade_step {
+	struct upgrade_record next; /* what to record once the action is done */
+	enum upgrade_action action;
+};
+
+/*
+ * The next step from record R (what the node recorded; all zero when nothing), view V and
+ * policy P. The caller carries out the action and, when it succeeded, records NEXT; when it
+ * failed, it records nothing and decides again at its next look.
+ */
+struct upgrade_step upgrade_decide(const struct upgrade_record *r, const struct upgrade_view *v,
+				   const struct upgrade_policy *p);
+
+/*
+ * The pods of a PodList's ITEMS that hold GPUs: not finished (phase neither Succeeded nor
+ * Failed), with a container or a running init container that asks for an NVIDIA GPU
+ * resource (nvidia.com/gpu, its renamed shares nvidia.com/gpu.*, MIG devices
+ * nvidia.com/mig-*) in its limits or requests. *EVICTABLE counts those not owned by a
+ * DaemonSet (evicting a DaemonSet's pod only brings it back). The first NAMES_SIZE bytes'
+ * worth of "namespace/name" go into NAMES, comma-separated. Returns the count.
+ */
+unsigned upgrade_gpu_pods(json_object *items, unsigned *evictable, char *names, size_t names_size);
+
+/* Whether POD holds a GPU as upgrade_gpu_pods counts it, and whether it can be evicted. */
+bool upgrade_pod_holds_gpu(json_object *pod, bool *evictable);
+
+/* The record from the annotation's value S (NULL: none, the idle record). 0, or -1 with E. */
+int upgrade_record_parse(const char *s, struct upgrade_record *r, struct err *e);
+
+/* The record as the annotation's value (the caller frees it), or NULL without memory. */
+char *upgrade_record_format(const struct upgrade_record *r);
+
+/*
+ * The JSON merge patch that records R on the Node: the label and the annotation (both
+ * removed for UPG_IDLE), and spec.unschedulable when UNSCHEDULABLE is 0 or 1 (-1: as it
+ * is). NULL without memory.
+ */
+json_object *upgrade_node_patch(const struct upgrade_record *r, int unschedulable);
