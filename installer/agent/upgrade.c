@@ -58,8 +58,10 @@ static void enter(struct upgrade_step *s, enum upgrade_state state, const struct
 static void begin(struct upgrade_step *s, const struct upgrade_view *v)
 {
 	bool cordoned = s->next.cordoned;
+	unsigned slot = s->next.slot;
 
 	memset(&s->next, 0, sizeof(s->next));
+	s->next.slot = slot;
 	s->next.state = UPG_PENDING;
 	s->next.since = v->now;
 	s->next.cordoned = cordoned; /* a failed upgrade's cordon is the new one's to lift */
@@ -396,6 +398,9 @@ int upgrade_record_parse(const char *s, struct upgrade_record *r, struct err *e)
 		r->since = (uint64_t)json_object_get_int64(v);
 	if ((v = get(o, "wait_from")) && json_object_is_type(v, json_type_int))
 		r->wait_from = (uint64_t)json_object_get_int64(v);
+	if ((v = get(o, "slot")) && json_object_is_type(v, json_type_int) &&
+	    json_object_get_int64(v) > 0 && json_object_get_int64(v) <= 4096)
+		r->slot = (unsigned)json_object_get_int64(v);
 	json_object_put(o);
 	return 0;
 }
@@ -414,6 +419,7 @@ char *upgrade_record_format(const struct upgrade_record *r)
 	json_object_object_add(o, "since", json_object_new_int64((int64_t)r->since));
 	json_object_object_add(o, "wait_from", json_object_new_int64((int64_t)r->wait_from));
 	json_object_object_add(o, "reason", json_object_new_string(r->reason));
+	json_object_object_add(o, "slot", json_object_new_int64(r->slot));
 	s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 	return s;

@@ -65,6 +65,7 @@ struct upgrade_record {
 	uint64_t since;	    /* when the state was entered (Unix seconds) */
 	uint64_t wait_from; /* when the waiting began, for the deadline */
 	char reason[256];   /* why it failed, or what it waits for */
+	unsigned slot;	    /* the slot held + 1, 0 for none: the caller's, kept for a restart */
 };
 
 /* What the agent sees now. */

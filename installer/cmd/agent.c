@@ -22,10 +22,12 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "cmd/agent_upgrade.h"
 #include "cmd/cmd.h"
 #include "cmd/nodestate.h"
 #include "cmd/session.h"
 #include "expose/expose.h"
+#include "kernel/kernel.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/interrupt.h"
@@ -75,6 +77,7 @@ struct agent {
 	int ctl_fd;	      /* the control socket (agent/control.h), or -1 */
 	int holds[MAX_HOLDS]; /* installers holding the daemons stopped */
 	size_t n_holds;
+	struct upgrader up; /* driver upgrades (cmd/agent_upgrade.h) */
 };
 
 /* ---- the kernel log -------------------------------------------------------- */
@@ -182,7 +185,9 @@ static void reap(struct agent *a)
 	int status;
 	pid_t pid;
 
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (upgrader_reaped(&a->up, pid, status))
+			continue;
 		for (int i = 0; i < N_DAEMONS; i++) {
 			struct daemon *d = &a->daemons[i];
 			pid_t orphan = pid == d->launcher ? orphan_child(a, d->name) : 0;
@@ -190,6 +195,7 @@ static void reap(struct agent *a)
 			if (daemon_reaped(d, pid, status, orphan))
 				break;
 		}
+	}
 }
 
 /*
@@ -573,10 +579,10 @@ static char *render(const struct agent *a)
 	const struct daemon *ds[] = {&a->daemons[D_PERSISTENCED], &a->daemons[D_NVLSM],
 				     &a->daemons[D_FABRICMANAGER]};
 	_cleanup_free_ char *h = health_render(&a->h, a->version),
-			    *d = daemon_render(ds, ARRAY_SIZE(ds));
+			    *d = daemon_render(ds, ARRAY_SIZE(ds)), *u = upgrader_render(&a->up);
 	char *all = NULL;
 
-	if (!h || !d || asprintf(&all, "%s%s", h, d) < 0)
+	if (!h || !d || !u || asprintf(&all, "%s%s%s", h, d, u) < 0)
 		return NULL;
 	return all;
 }
@@ -639,6 +645,22 @@ static void publish(struct agent *a, const struct nodestate *s, bool ready)
 		log_kv(LOG_WARN, "agent", "restoring readiness", "error", e.msg, LOG_END);
 }
 
+/* Processes other than the agent and its daemons with the driver open. */
+static unsigned other_holders(const struct agent *a)
+{
+	pid_t ours[1 + 2 * N_DAEMONS] = {getpid()};
+	size_t n = 1;
+	char why[1024] = "";
+
+	for (int i = 0; i < N_DAEMONS; i++) {
+		if (a->daemons[i].pid > 0)
+			ours[n++] = a->daemons[i].pid;
+		if (a->daemons[i].launcher > 0)
+			ours[n++] = a->daemons[i].launcher;
+	}
+	return (unsigned)kmods_open_users(a->root_fd, ours, n, why, sizeof(why));
+}
+
 static void look(struct agent *a)
 {
 	_cleanup_(nodestate_done) struct nodestate s;
@@ -687,6 +709,8 @@ static void look(struct agent *a)
 			       health_reason_name(r), "cause", cause, LOG_END);
 	}
 	publish(a, &s, r == HEALTH_READY);
+	if (a->up.on)
+		upgrader_look(&a->up, in.installed, r == HEALTH_READY, cause, other_holders(a));
 }
 
 static void write_textfile(struct agent *a)
@@ -807,6 +831,8 @@ int agent_run(const struct config *c, struct err *e)
 	a.ctl_fd = control_listen(root_fd, e);
 	if (a.ctl_fd < 0)
 		return -1;
+	if (upgrader_start(&a.up, c, root_fd, e) < 0)
+		return -1;
 	if (kmsg_open(&a.kmsg, root_fd, KMSG_PATH, &ke) < 0)
 		log_kv(LOG_WARN, "agent", "the kernel log cannot be read: Xids are not watched",
 		       "error", ke.msg, "fix", "run the agent privileged, with the host's /dev",
@@ -821,6 +847,7 @@ int agent_run(const struct config *c, struct err *e)
 	for (size_t i = 0; i < a.n_holds; i++)
 		close(a.holds[i]);
 	close(a.ctl_fd);
+	upgrader_stop(&a.up);
 	if (stop < 0)
 		return err_errno(e, EXIT_UNEXPECTED, -stop, "agent: waiting for events");
 	log_kv(LOG_INFO, "agent", "stopping", "signal", stop == SIGINT ? "SIGINT" : "SIGTERM",

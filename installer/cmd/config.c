@@ -9,9 +9,11 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "agent/agent.h"
 #include "expose/expose.h"
 #include "cmd/config.h"
 #include "kernel/kernel.h"
+#include "kube/kube.h"
 #include "source/source.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -227,6 +229,37 @@ const struct config_option config_options[] = {
 	       .offset = F(cuda_interval_s), .min = 1, .max = 86400, .cmds = CFG_AGENT,
 	       .arg = "SEC", .value = "300",
 	       .help = "seconds between two CUDA checks while the node is ready (each takes a context on every GPU)"),
+	OPTION("upgrades", .env = "NVIDIA_UPGRADES", .kind = CONFIG_STRING, .offset = F(upgrades),
+	       .cmds = CFG_AGENT, .arg = "POLICY", .value = "auto",
+	       .help = "carry out a pending driver upgrade (cordon, wait, activate, validate, uncordon): auto (when in a cluster with --node-name) or off"),
+	OPTION("node-name", .env = "NVIDIA_NODE_NAME", .kind = CONFIG_STRING,
+	       .offset = F(node_name), .cmds = CFG_AGENT, .arg = "NAME",
+	       .help = "this node's Kubernetes name (the downward API's spec.nodeName)"),
+	OPTION("kube-sa-dir", .env = "NVIDIA_KUBE_SA_DIR", .kind = CONFIG_STRING,
+	       .offset = F(kube_sa_dir), .cmds = CFG_AGENT, .arg = "DIR", .value = KUBE_SA_DIR,
+	       .help = "the pod's service account: its token, ca.crt and namespace"),
+	OPTION("upgrade-limit", .env = "NVIDIA_UPGRADE_LIMIT", .kind = CONFIG_STRING,
+	       .offset = F(upgrade_limit), .cmds = CFG_AGENT, .arg = "N|P%", .value = "1",
+	       .help = "at most this many nodes (or this share of the DaemonSet's) upgrading at once"),
+	OPTION("upgrade-daemonset", .env = "NVIDIA_UPGRADE_DAEMONSET", .kind = CONFIG_STRING,
+	       .offset = F(upgrade_daemonset), .cmds = CFG_AGENT, .arg = "NAME",
+	       .value = "nvidia-driver-installer",
+	       .help = "the DaemonSet (in the agent's namespace) whose nodes a P% limit counts"),
+	OPTION("upgrade-cordon", .env = "NVIDIA_UPGRADE_CORDON", .kind = CONFIG_STRING,
+	       .offset = F(upgrade_cordon), .cmds = CFG_AGENT, .arg = "yes|no", .value = "yes",
+	       .help = "cordon the node while it upgrades (and uncordon it after, when it was the agent's cordon)"),
+	OPTION("upgrade-deadline", .env = "NVIDIA_UPGRADE_DEADLINE", .kind = CONFIG_UINT,
+	       .offset = F(upgrade_deadline_s), .min = 0, .max = 30 * 86400, .cmds = CFG_AGENT,
+	       .arg = "SEC", .value = "3600",
+	       .help = "how long the node's GPU pods may run on before --upgrade-on-deadline"),
+	OPTION("upgrade-on-deadline", .env = "NVIDIA_UPGRADE_ON_DEADLINE", .kind = CONFIG_STRING,
+	       .offset = F(upgrade_on_deadline), .cmds = CFG_AGENT, .arg = "POLICY",
+	       .value = "wait",
+	       .help = "past the deadline: wait for the GPU pods, or evict them (Eviction API: disruption budgets hold, a refusal is asked again later)"),
+	OPTION("upgrade-validate-timeout", .env = "NVIDIA_UPGRADE_VALIDATE_TIMEOUT",
+	       .kind = CONFIG_UINT, .offset = F(upgrade_validate_s), .min = 10, .max = 86400,
+	       .cmds = CFG_AGENT, .arg = "SEC", .value = "600",
+	       .help = "how long the new version may take until a CUDA job can run; then it is rolled back"),
 	OPTION("skip-verify", .env = "NVIDIA_SKIP_VERIFY", .kind = CONFIG_BOOL,
 	       .offset = F(skip_verify), .cmds = CFG_INSTALL, .json = "skip_verify",
 	       .help = "no NVML check: hosts without a GPU only"),
@@ -768,6 +801,43 @@ static int check_module_args(const struct config *c, struct problems *p)
 	return r;
 }
 
+static bool str_in(const char *s, const char *a, const char *b)
+{
+	return strcmp(s, a) == 0 || strcmp(s, b) == 0;
+}
+
+/* The node agent's upgrade settings. */
+static int check_agent(const struct config *c, struct problems *p)
+{
+	char buf[96];
+	unsigned n;
+
+	if (!str_in(c->upgrades, "auto", "off") &&
+	    problem(p, "%s: '%s' is not auto or off", label_of("upgrades", buf, sizeof(buf)),
+		    c->upgrades) < 0)
+		return -1;
+	if (slots_limit(c->upgrade_limit, 100, &n) < 0 &&
+	    problem(p, "%s: '%s' is not a number of nodes or a percentage (1, 10%%)",
+		    label_of("upgrade-limit", buf, sizeof(buf)), c->upgrade_limit) < 0)
+		return -1;
+	if (!str_in(c->upgrade_cordon, "yes", "no") &&
+	    problem(p, "%s: '%s' is not yes or no", label_of("upgrade-cordon", buf, sizeof(buf)),
+		    c->upgrade_cordon) < 0)
+		return -1;
+	if (!str_in(c->upgrade_on_deadline, "wait", "evict") &&
+	    problem(p, "%s: '%s' is not wait or evict",
+		    label_of("upgrade-on-deadline", buf, sizeof(buf)), c->upgrade_on_deadline) < 0)
+		return -1;
+	if (c->node_name && !kube_name_ok(c->node_name) &&
+	    problem(p, "%s: '%s' is not a Kubernetes node name",
+		    label_of("node-name", buf, sizeof(buf)), c->node_name) < 0)
+		return -1;
+	if (kube_name_ok(c->upgrade_daemonset))
+		return 0;
+	return problem(p, "%s: '%s' is not a Kubernetes object name",
+		       label_of("upgrade-daemonset", buf, sizeof(buf)), c->upgrade_daemonset);
+}
+
 static int check_all(const struct config *c, struct problems *p)
 {
 	enum repo_kmt_policy kmt;
@@ -799,6 +869,8 @@ static int check_all(const struct config *c, struct problems *p)
 	if (strcmp(c->when_busy, "defer") != 0 && strcmp(c->when_busy, "fail") != 0 &&
 	    problem(p, "%s: '%s' is not defer or fail", label_of("when-busy", buf, sizeof(buf)),
 		    c->when_busy) < 0)
+		return -1;
+	if (check_agent(c, p) < 0)
 		return -1;
 	if (c->kernel_release && (strchr(c->kernel_release, '/') || !*c->kernel_release) &&
 	    problem(p, "%s: kernel release '%s' is not a release name",

@@ -50,6 +50,16 @@ struct config {
 	char *agent_metrics_file;  /* agent: host path of its Prometheus textfile, or NULL */
 	unsigned agent_interval_s; /* agent: seconds between two looks at the node */
 	unsigned cuda_interval_s;  /* agent: seconds between two CUDA checks while ready */
+	/* agent: driver upgrades it carries out (agent/upgrade.h, cmd/agent_upgrade.c) */
+	char *upgrades;		     /* auto (in a cluster, with a node name) or off */
+	char *node_name;	     /* this node's name (the downward API's spec.nodeName) */
+	char *kube_sa_dir;	     /* the pod's service account: token, ca.crt, namespace */
+	char *upgrade_limit;	     /* N or P% of the DaemonSet's nodes upgrading at once */
+	char *upgrade_daemonset;     /* the DaemonSet P% counts the nodes of */
+	char *upgrade_cordon;	     /* yes or no */
+	unsigned upgrade_deadline_s; /* how long GPU pods may run on before on_deadline */
+	char *upgrade_on_deadline;   /* wait or evict */
+	unsigned upgrade_validate_s; /* how long the new version may take to be ready */
 	struct strv host_mounts;   /* more host paths to bind the install dir onto */
 	bool skip_verify;
 	struct strv env_used;	 /* the environment variables that were set and read */

@@ -334,13 +334,13 @@ static size_t loaded_driver(struct kmods *k, char names[][KMODS_NAME_MAX], size_
  * Appends to BUF the processes that hold /dev/nvidia* open (from ROOT/proc), but for
  * OURS: the installer's own processes, which are no workload (kmods_check_idle).
  */
-static size_t open_users(struct kmods *k, const pid_t *ours, size_t n_ours, char *buf, size_t size)
+size_t kmods_open_users(int root_fd, const pid_t *ours, size_t n_ours, char *buf, size_t size)
 {
 	_cleanup_closedir_ DIR *proc = NULL;
 	struct dirent *pe;
 	size_t len = strlen(buf), found = 0;
 	struct err e;
-	int pfd = fs_dir_in_root(k->root_fd, "/proc", false, &e);
+	int pfd = fs_dir_in_root(root_fd, "/proc", false, &e);
 
 	if (pfd < 0 || !(proc = fdopendir(pfd))) {
 		if (pfd >= 0)
@@ -407,7 +407,7 @@ int kmods_check_idle(struct kmods *k, const pid_t *ours, size_t n_ours, struct e
 						"%s%s has %d reference(s) beyond its own modules",
 						len ? "; " : "", names[i], users);
 	}
-	open_users(k, ours, n_ours, why, sizeof(why));
+	kmods_open_users(k->root_fd, ours, n_ours, why, sizeof(why));
 	if (!why[0])
 		return 0;
 	err_set(e, EXIT_IN_USE, "driver in use: %s", why);

@@ -168,6 +168,13 @@ void kmods_driver_log(int fd, char *buf, size_t size);
  */
 _must_check_ int kmods_check_idle(struct kmods *k, const pid_t *ours, size_t n_ours, struct err *e);
 
+/*
+ * The processes under ROOT_FD's /proc, but OURS, with a /dev/nvidia* node open: each
+ * appended to BUF ("/dev/nvidia0 open in pid 42 (python3)", "; " between; BUF holds a
+ * string, "" for none). Returns how many were found.
+ */
+size_t kmods_open_users(int root_fd, const pid_t *ours, size_t n_ours, char *buf, size_t size);
+
 /* Unloads the loaded driver, holders first. Returns 0, or -1 (EXIT_IN_USE on EBUSY). */
 _must_check_ int kmods_unload_driver(struct kmods *k, struct err *e);
 

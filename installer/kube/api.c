@@ -12,12 +12,17 @@
 
 DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
-/* An object name or namespace as the API takes it in a path: a DNS subdomain's characters. */
-static int path_name(const char *what, const char *s, struct err *e)
+bool kube_name_ok(const char *s)
 {
 	size_t n = strlen(s);
 
-	if (n == 0 || n > 253 || strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-.") != n)
+	return n > 0 && n <= 253 && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-.") == n;
+}
+
+/* An object name or namespace as the API takes it in a path: a DNS subdomain's characters. */
+static int path_name(const char *what, const char *s, struct err *e)
+{
+	if (!kube_name_ok(s))
 		return err_set(e, EXIT_UNEXPECTED, "kube: %s '%.64s' is not a Kubernetes name",
 			       what, s);
 	return 0;
@@ -131,6 +136,32 @@ int kube_evict(struct kube *k, const char *ns, const char *name, struct err *e)
 		return 1;
 	}
 	return -1;
+}
+
+int kube_daemonset_desired(struct kube *k, const char *ns, const char *name, unsigned *ret,
+			   struct err *e)
+{
+	_cleanup_(json_object_putp) json_object *ds = NULL;
+	json_object *status, *n;
+	struct kube_reply r;
+	char path[600];
+	int rc;
+
+	*ret = 0;
+	if (path_name("namespace", ns, e) < 0 || path_name("daemonset", name, e) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/apis/apps/v1/namespaces/%s/daemonsets/%s", ns, name);
+	rc = get(k, path, &r, &ds, e);
+	kube_reply_done(&r);
+	if (rc < 0)
+		return -1;
+	if (!json_object_object_get_ex(ds, "status", &status) ||
+	    !json_object_object_get_ex(status, "desiredNumberScheduled", &n) ||
+	    !json_object_is_type(n, json_type_int) || json_object_get_int64(n) < 0)
+		return err_set(e, EXIT_UNEXPECTED, "kube: DaemonSet %s/%s has no node count", ns,
+			       name);
+	*ret = (unsigned)json_object_get_int64(n);
+	return 0;
 }
 
 static void lease_path(char *buf, size_t size, const char *ns, const char *name)

@@ -59,6 +59,9 @@ unsigned kube_retry_after_ms(const char *value);
 /* Whether an answer of STATUS (0: no answer at all) may differ when asked again later. */
 bool kube_retryable(long status);
 
+/* Whether S is a Kubernetes object name (a DNS subdomain: lower case, digits, '-', '.'). */
+bool kube_name_ok(const char *s);
+
 /* Percent-encodes S for a URL query value (RFC 3986 unreserved kept) into BUF. 0 or -1. */
 int kube_query_escape(const char *s, char *buf, size_t size);
 
@@ -104,6 +107,10 @@ _must_check_ int kube_node_patch(struct kube *k, const char *name, json_object *
 /* The pods bound to Node NAME (a PodList's items) into *RET (the caller puts it). 0 or -1. */
 _must_check_ int kube_pods_on_node(struct kube *k, const char *node, json_object **ret,
 				   struct err *e);
+
+/* The nodes DaemonSet NS/NAME runs on (status.desiredNumberScheduled) into *RET. 0 or -1. */
+_must_check_ int kube_daemonset_desired(struct kube *k, const char *ns, const char *name,
+					unsigned *ret, struct err *e);
 
 /*
  * Evicts pod NS/NAME through the Eviction API (policy/v1), so that its disruption budgets

@@ -15,6 +15,8 @@ API server's own answers to them:
   PUT    /apis/coordination.k8s.io/v1/namespaces/NS/leases/NAME     409 Conflict unless
          metadata.resourceVersion is the stored one (optimistic concurrency)
   POST   /api/v1/namespaces/NS/events
+  DELETE /api/v1/namespaces/NS/pods/NAME                 the pod gone (a job that ended)
+  GET    /apis/apps/v1/namespaces/NS/daemonsets/NAME     a DaemonSet (its status)
 
 Every object carries metadata.resourceVersion, one counter for the store, as etcd's
 revision. Errors are metav1.Status objects with the API server's reason and code. The
@@ -28,7 +30,8 @@ status).
   kube-api.py PORT_FILE CERT KEY TOKEN_FILE STATE FAULTS LOG [LIFETIME]
 
 STATE is a JSON file of the initial objects ({"nodes": [...], "pods": [...], "leases":
-[...]}), rewritten after each change, so a test can read what the client did.
+[...], "daemonsets": [...]}), rewritten after each change, so a test can read what the
+client did.
 """
 import json
 import os
@@ -47,7 +50,7 @@ LIFETIME = float(sys.argv[8]) if len(sys.argv) > 8 else 120
 LOCK = threading.Lock()
 with open(STATE) as f:
     DB = json.load(f)
-for kind in ("nodes", "pods", "leases", "events"):
+for kind in ("nodes", "pods", "leases", "events", "daemonsets"):
     DB.setdefault(kind, [])
 REV = [1]
 
@@ -57,7 +60,7 @@ def bump(obj):
     obj.setdefault("metadata", {})["resourceVersion"] = str(REV[0])
 
 
-for kind in ("nodes", "pods", "leases"):
+for kind in ("nodes", "pods", "leases", "daemonsets"):
     for o in DB[kind]:
         bump(o)
 
@@ -117,6 +120,8 @@ def fault(method, path):
 LEASES = re.compile(r"/apis/coordination\.k8s\.io/v1/namespaces/([^/]+)/leases(?:/([^/]+))?")
 EVICTION = re.compile(r"/api/v1/namespaces/([^/]+)/pods/([^/]+)/eviction")
 EVENTS = re.compile(r"/api/v1/namespaces/([^/]+)/events")
+POD = re.compile(r"/api/v1/namespaces/([^/]+)/pods/([^/]+)")
+DAEMONSET = re.compile(r"/apis/apps/v1/namespaces/([^/]+)/daemonsets/([^/]+)")
 NODE = re.compile(r"/api/v1/nodes/([^/]+)")
 
 
@@ -188,6 +193,18 @@ def handle(method, path, query, ctype, body):
             bump(body)
             DB["leases"][DB["leases"].index(lease)] = body
             return 200, body
+    m = POD.fullmatch(path)
+    if m and method == "DELETE":
+        pod = find("pods", m.group(2), m.group(1))
+        if not pod:
+            return status(404, "NotFound", 'pods "%s" not found' % m.group(2))
+        DB["pods"].remove(pod)
+        return 200, pod
+    m = DAEMONSET.fullmatch(path)
+    if m and method == "GET":
+        ds = find("daemonsets", m.group(2), m.group(1))
+        return (200, ds) if ds else status(
+            404, "NotFound", 'daemonsets.apps "%s" not found' % m.group(2))
     m = EVENTS.fullmatch(path)
     if m and method == "POST":
         body.setdefault("metadata", {})["namespace"] = m.group(1)

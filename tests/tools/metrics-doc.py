@@ -4,7 +4,7 @@
 
 Usage: metrics-doc.py DOC HEADING FILE...
 
-The table under '## HEADING' in DOC (metric | type | labels | meaning; labels `k`, `k` or
+The table under '## HEADING' (or '### HEADING') in DOC (metric | type | labels | meaning; labels `k`, `k` or
 `k`, `k` = `v1`, `v2`, the values the last key's) must list exactly the metrics the FILEs hold, with their label names, and
 for a label whose values it enumerates, exactly the values written. Exit 1 and one line
 per difference otherwise.
@@ -24,10 +24,11 @@ for f in files:
             w.setdefault(k, set()).add(v)
 documented = {}
 text = open(doc).read()
-parts = text.split("\n## %s\n" % heading, 1)
+# The section under a heading of any level, up to the next heading of any level.
+parts = re.split(r"\n##+ %s\n" % re.escape(heading), text, maxsplit=1)
 if len(parts) != 2:
     sys.exit("%s: no section '## %s'" % (doc, heading))
-section = parts[1].split("\n## ", 1)[0]
+section = re.split(r"\n##+ ", parts[1], maxsplit=1)[0]
 for row in section.splitlines():
     cells = [c.strip() for c in row.strip().strip("|").split("|")]
     if len(cells) < 4 or not cells[0].startswith("`nvidia_"):

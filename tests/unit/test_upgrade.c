@@ -364,7 +364,8 @@ static void test_record(void **state)
 				   .cordoned = true,
 				   .since = 1733150000,
 				   .wait_from = 1733149000,
-				   .reason = "evicting \"2\" pods"},
+				   .reason = "evicting \"2\" pods",
+				   .slot = 3},
 			      back;
 	char *s = upgrade_record_format(&r);
 	json_object *patch, *meta, *x;

@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The node agent's driver upgrades: decided by agent/upgrade, carried out here (see
+ * cmd/agent_upgrade.h and docs/design.md, "Upgrades that finish by themselves").
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/agent_upgrade.h"
+#include "cmd/pending_failed.h"
+#include "cmd/session.h"
+#include "util/cleanup.h"
+#include "util/log.h"
+#include "util/str.h"
+
+DEFINE_POINTER_CLEANUP(json_object, json_object_put)
+
+/* A look's API calls end within this, so that the agent's loop is never held long. */
+#define UPGRADE_CALL_DEADLINE_S 5
+#define COMPONENT "nvidia-driver-installer"
+
+static uint64_t mono_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec;
+}
+
+int upgrader_start(struct upgrader *u, const struct config *c, int root_fd, struct err *e)
+{
+	struct err ke;
+
+	memset(u, 0, sizeof(*u));
+	u->c = c;
+	u->root_fd = root_fd;
+	u->slots.held = -1;
+	if (strcmp(c->upgrades, "off") == 0) {
+		log_msg(LOG_INFO, "agent", "driver upgrades off (--upgrades off)");
+		return 0;
+	}
+	if (!c->node_name) {
+		log_kv(LOG_INFO, "agent", "driver upgrades off: no node name", "fix",
+		       "set NVIDIA_NODE_NAME from the downward API (fieldRef spec.nodeName), as the shipped DaemonSets do",
+		       LOG_END);
+		return 0;
+	}
+	if (kube_config_in_cluster(c->kube_sa_dir, &u->kc, &ke) < 0) {
+		log_kv(LOG_WARN, "agent", "driver upgrades off: not in a cluster", "error", ke.msg,
+		       "fix", "give the pod a service account (the shipped DaemonSets do)",
+		       LOG_END);
+		return 0;
+	}
+	u->kc.deadline_s = UPGRADE_CALL_DEADLINE_S;
+	u->k = kube_new(&u->kc, e);
+	if (!u->k)
+		return err_wrap(e, "agent: driver upgrades");
+	u->policy = (struct upgrade_policy){
+		.cordon = strcmp(c->upgrade_cordon, "yes") == 0,
+		.deadline_s = c->upgrade_deadline_s,
+		.on_deadline = strcmp(c->upgrade_on_deadline, "evict") == 0 ? UPG_DEADLINE_EVICT
+									    : UPG_DEADLINE_WAIT,
+		.validate_s = c->upgrade_validate_s};
+	/* Renewed at every look: lost only after several looks missed. */
+	u->slots = (struct slots){
+		.k = u->k,
+		.ns = u->kc.namespace,
+		.holder = c->node_name,
+		.duration_s = 6 * c->agent_interval_s < 30 ? 30 : 6 * c->agent_interval_s,
+		.held = -1};
+	u->on = true;
+	log_kv(LOG_INFO, "agent", "driver upgrades on", "node", c->node_name, "namespace",
+	       u->kc.namespace, "limit", c->upgrade_limit, "cordon", c->upgrade_cordon,
+	       U64("deadline_s", c->upgrade_deadline_s), "on_deadline", c->upgrade_on_deadline,
+	       LOG_END);
+	return 0;
+}
+
+void upgrader_stop(struct upgrader *u)
+{
+	kube_free(u->k);
+	u->k = NULL;
+	u->on = false;
+}
+
+/* An API call failed: said once until the error changes, and the look ends. */
+static void api_down(struct upgrader *u, const char *what, const struct err *e)
+{
+	char msg[sizeof(u->api_error)];
+
+	u->api_up = false;
+	str_fmt_cut(msg, sizeof(msg), "%s: %s", what, e->msg);
+	if (strcmp(msg, u->api_error) == 0)
+		return;
+	snprintf(u->api_error, sizeof(u->api_error), "%s", msg);
+	log_kv(LOG_WARN, "agent",
+	       "driver upgrade: the API server did not answer; nothing changes until it does",
+	       "error", msg, LOG_END);
+}
+
+/* The limit now: N, or P% of the DaemonSet's nodes. 0, or -1 (API error said). */
+static int current_limit(struct upgrader *u, unsigned *ret)
+{
+	unsigned total = 0;
+	struct err e;
+
+	if (slots_limit_is_percent(u->c->upgrade_limit) &&
+	    kube_daemonset_desired(u->k, u->kc.namespace, u->c->upgrade_daemonset, &total, &e) <
+		    0) {
+		api_down(u, "the DaemonSet's node count", &e);
+		return -1;
+	}
+	return slots_limit(u->c->upgrade_limit, total, ret) < 0 ? -1 : 0;
+}
+
+/* ---- the installer, run by the agent ------------------------------------------------------ */
+
+static _noreturn_ void exec_installer(const struct config *c, const char *version)
+{
+	const char *argv[24] = {"nvidia-driver-installer", "install", "--when-busy", "defer"};
+	size_t n = 4;
+	sigset_t none;
+	int null = open("/dev/null", O_RDONLY);
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+		close(null);
+	}
+	/* What the agent and the installer share, as the agent has it; the rest from the
+	 * environment, which the DaemonSet gives both containers alike. */
+	if (c->root_given) {
+		argv[n++] = "--root";
+		argv[n++] = c->root;
+	}
+	argv[n++] = "--install-dir";
+	argv[n++] = c->install_dir;
+	argv[n++] = "--container-dir";
+	argv[n++] = c->container_dir;
+	argv[n++] = "--cdi-dir";
+	argv[n++] = c->cdi_dir;
+	argv[n++] = "--cdi-kind";
+	argv[n++] = c->cdi_kind;
+	if (c->kernel_release) {
+		argv[n++] = "--kernel-release";
+		argv[n++] = c->kernel_release;
+	}
+	if (version) {
+		argv[n++] = "--driver-version";
+		argv[n++] = version;
+	}
+	argv[n] = NULL;
+	execv("/proc/self/exe", (char *const *)argv);
+	fprintf(stderr, "nvidia-driver-installer agent: exec the installer: %s\n", strerror(errno));
+	_exit(127);
+}
+
+/* Runs the installer for WHAT (VERSION: that version, else the request in the environment). */
+static int spawn(struct upgrader *u, const char *what, const char *version)
+{
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		log_kv(LOG_WARN, "agent", "driver upgrade: the installer could not be started",
+		       "what", what, "error", strerror(errno), LOG_END);
+		return -1;
+	}
+	if (pid == 0)
+		exec_installer(u->c, version);
+	u->child = pid;
+	u->child_what = what;
+	log_kv(LOG_INFO, "agent", "driver upgrade: the installer runs", "what", what, "version",
+	       version ? version : u->rec.version, U64("pid", pid), LOG_END);
+	return 0;
+}
+
+bool upgrader_reaped(struct upgrader *u, pid_t pid, int status)
+{
+	char how[64];
+
+	if (!u->child || pid != u->child)
+		return false;
+	daemon_describe_status(status, how, sizeof(how));
+	str_fmt_cut(u->last_run, sizeof(u->last_run), "%s: %s", u->child_what, how);
+	log_kv(WIFEXITED(status) && WEXITSTATUS(status) == 0 ? LOG_INFO : LOG_WARN, "agent",
+	       "driver upgrade: the installer ended", "what", u->child_what, "how", how, LOG_END);
+	u->child = 0;
+	return true;
+}
+
+/* ---- recording ---------------------------------------------------------------------------- */
+
+static bool same_record(const struct upgrade_record *a, const struct upgrade_record *b)
+{
+	return a->state == b->state && a->cordoned == b->cordoned && a->since == b->since &&
+	       a->wait_from == b->wait_from && a->slot == b->slot &&
+	       strcmp(a->version, b->version) == 0 && strcmp(a->from, b->from) == 0 &&
+	       strcmp(a->reason, b->reason) == 0;
+}
+
+static void event(struct upgrader *u, const struct upgrade_record *r)
+{
+	static const char *const reasons[UPG_N_STATES] = {
+		[UPG_IDLE] = "DriverUpgradeIdle",
+		[UPG_PENDING] = "DriverUpgradePending",
+		[UPG_CORDONED] = "DriverUpgradeCordoned",
+		[UPG_WAITING] = "DriverUpgradeWaiting",
+		[UPG_EVICTING] = "DriverUpgradeEvicting",
+		[UPG_ACTIVATING] = "DriverUpgradeActivating",
+		[UPG_VALIDATING] = "DriverUpgradeValidating",
+		[UPG_DONE] = "DriverUpgradeDone",
+		[UPG_FAILED] = "DriverUpgradeFailed",
+	};
+	char msg[512];
+	struct err e;
+
+	str_fmt_cut(msg, sizeof(msg), "driver upgrade %s%s%s%s%s%s%s%s",
+		    r->state == UPG_IDLE ? "over" : upgrade_state_name(r->state),
+		    r->version[0] ? ": " : "", r->version, r->from[0] ? " (from " : "", r->from,
+		    r->from[0] ? ")" : "", r->reason[0] ? "; " : "", r->reason);
+	if (kube_event(u->k, u->kc.namespace,
+		       &(struct kube_event){.node = u->c->node_name,
+					    .type = r->state == UPG_FAILED ? "Warning" : "Normal",
+					    .reason = reasons[r->state],
+					    .message = msg,
+					    .component = COMPONENT},
+		       &e) < 0)
+		log_kv(LOG_WARN, "agent", "driver upgrade: the event was not recorded", "error",
+		       e.msg, LOG_END);
+}
+
+/* Records NEXT on the Node (with the cordon as UNSCHEDULABLE: -1 as it is). 0 or -1. */
+static int record(struct upgrader *u, const struct upgrade_record *next, int unschedulable)
+{
+	_cleanup_(json_object_putp) json_object *patch = NULL;
+	bool moved = next->state != u->rec.state;
+	struct err e;
+
+	if (same_record(next, &u->rec) && unschedulable < 0)
+		return 0;
+	patch = upgrade_node_patch(next, unschedulable);
+	if (!patch) {
+		log_msg(LOG_WARN, "agent", "driver upgrade: out of memory");
+		return -1;
+	}
+	if (kube_node_patch(u->k, u->c->node_name, patch, &e) < 0) {
+		api_down(u, "recording the state on the node", &e);
+		return -1;
+	}
+	u->rec = *next;
+	if (moved) {
+		log_kv(next->state == UPG_FAILED ? LOG_ERROR : LOG_INFO, "agent", "driver upgrade",
+		       "state", next->state == UPG_IDLE ? "idle" : upgrade_state_name(next->state),
+		       "version", next->version, "from", next->from, "reason", next->reason,
+		       LOG_END);
+		event(u, next);
+	}
+	return 0;
+}
+
+/* ---- one look ----------------------------------------------------------------------------- */
+
+static void evict(struct upgrader *u, json_object *pods)
+{
+	size_t n = json_object_array_length(pods);
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *pod = json_object_array_get_idx(pods, i), *meta = NULL, *ns, *name;
+		bool evictable;
+		struct err e;
+		int r;
+
+		if (!upgrade_pod_holds_gpu(pod, &evictable) || !evictable ||
+		    !json_object_object_get_ex(pod, "metadata", &meta) ||
+		    !json_object_object_get_ex(meta, "namespace", &ns) ||
+		    !json_object_object_get_ex(meta, "name", &name))
+			continue;
+		r = kube_evict(u->k, json_object_get_string(ns), json_object_get_string(name), &e);
+		if (r < 0) {
+			api_down(u, "an eviction", &e);
+			return;
+		}
+		if (r == 1)
+			u->evictions_refused++;
+		else
+			u->evictions++;
+		log_kv(r == 1 ? LOG_WARN : LOG_INFO, "agent",
+		       r == 1 ? "driver upgrade: a disruption budget refuses the eviction now; asked again at the next look"
+			      : "driver upgrade: GPU pod evicted",
+		       "namespace", json_object_get_string(ns), "pod", json_object_get_string(name),
+		       LOG_END);
+	}
+}
+
+/* The node's record and cordon, from NODE. */
+static void read_node(struct upgrader *u, json_object *node, struct upgrade_view *v)
+{
+	json_object *meta = NULL, *ann = NULL, *val = NULL, *spec = NULL, *un = NULL;
+	struct err e;
+
+	v->unschedulable = json_object_object_get_ex(node, "spec", &spec) &&
+			   json_object_object_get_ex(spec, "unschedulable", &un) &&
+			   json_object_get_boolean(un);
+	if (json_object_object_get_ex(node, "metadata", &meta) &&
+	    json_object_object_get_ex(meta, "annotations", &ann) &&
+	    json_object_object_get_ex(ann, UPGRADE_ANNOTATION, &val) &&
+	    json_object_is_type(val, json_type_string)) {
+		if (upgrade_record_parse(json_object_get_string(val), &u->rec, &e) < 0)
+			log_kv(LOG_WARN, "agent",
+			       "driver upgrade: the node's record is damaged; taken as idle",
+			       "error", e.msg, "fix",
+			       "look at the node, then remove the annotation (kubectl annotate node NODE " UPGRADE_ANNOTATION
+			       "-)",
+			       LOG_END);
+	} else {
+		memset(&u->rec, 0, sizeof(u->rec));
+	}
+	/* A restarted agent knows its slot from the record. */
+	if (u->slots.held < 0 && u->rec.slot > 0)
+		u->slots.held = (int)u->rec.slot - 1;
+}
+
+/* The action of STEP, and its record: first recorded, then done, except for the slot's. */
+static void carry_out(struct upgrader *u, struct upgrade_step *st, json_object *pods)
+{
+	unsigned limit = 0;
+	struct err e;
+
+	switch (st->action) {
+	case UPG_ACT_TAKE_SLOT:
+		if (current_limit(u, &limit) < 0)
+			return;
+		if (slots_take(&u->slots, limit, mono_s(), &e) < 0) {
+			api_down(u, "taking a slot", &e);
+			return;
+		}
+		break;
+	case UPG_ACT_RELEASE:
+		if (current_limit(u, &limit) < 0)
+			return;
+		if (slots_release(&u->slots, limit, &e) < 0) {
+			api_down(u, "giving the slot back", &e);
+			return;
+		}
+		break;
+	default:
+		break;
+	}
+	st->next.slot = u->slots.held < 0 ? 0 : (unsigned)u->slots.held + 1;
+	if (record(u, &st->next,
+		   st->action == UPG_ACT_CORDON	    ? 1
+		   : st->action == UPG_ACT_UNCORDON ? 0
+						    : -1) < 0)
+		return;
+	if (st->action == UPG_ACT_EVICT)
+		evict(u, pods);
+	else if (st->action == UPG_ACT_ACTIVATE)
+		spawn(u, "activation", NULL);
+	else if (st->action == UPG_ACT_ROLLBACK)
+		spawn(u, "rollback", st->next.from);
+}
+
+void upgrader_look(struct upgrader *u, const char *current, bool ready, const char *not_ready,
+		   unsigned holders)
+{
+	_cleanup_(json_object_putp) json_object *node = NULL, *pods = NULL;
+	struct upgrade_view v = {.current = current,
+				 .ready = ready,
+				 .not_ready = not_ready,
+				 .holders = holders,
+				 .now = (uint64_t)time(NULL)};
+	struct upgrade_step st;
+	struct pending pd;
+	struct pending_failure pf;
+	struct err e;
+	int r;
+
+	if (!u->on || u->child)
+		return;
+	if (kube_node_get(u->k, u->c->node_name, &node, &e) < 0) {
+		api_down(u, "reading the node", &e);
+		return;
+	}
+	read_node(u, node, &v);
+	if (session_pending(u->c, u->root_fd, &pd) == 1)
+		v.pending = pd.driver_version;
+	if (pfail_read(u->c, u->root_fd, &pf) == 1 &&
+	    strcmp(pf.driver_version, u->rec.version) == 0)
+		v.failed = pf.cause;
+	if (u->slots.held >= 0) {
+		r = slots_renew(&u->slots, mono_s(), &e);
+		if (r < 0) {
+			api_down(u, "renewing the slot", &e);
+			return;
+		}
+	}
+	v.slot = u->slots.held >= 0;
+	if (kube_pods_on_node(u->k, u->c->node_name, &pods, &e) < 0) {
+		api_down(u, "listing the node's pods", &e);
+		return;
+	}
+	v.gpu_pods = upgrade_gpu_pods(pods, &v.evictable, NULL, 0);
+	if (!u->api_up && u->api_error[0])
+		log_msg(LOG_INFO, "agent", "driver upgrade: the API server answers again");
+	u->api_up = true;
+	u->api_error[0] = '\0';
+	st = upgrade_decide(&u->rec, &v, &u->policy);
+	carry_out(u, &st, pods);
+}
+
+/* ---- metrics ------------------------------------------------------------------------------ */
+
+char *upgrader_render(const struct upgrader *u)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	fputs("# HELP nvidia_driver_installer_agent_upgrades_enabled Whether the agent carries out pending driver upgrades (--upgrades, a node name and a service account).\n"
+	      "# TYPE nvidia_driver_installer_agent_upgrades_enabled gauge\n",
+	      f);
+	fprintf(f, "nvidia_driver_installer_agent_upgrades_enabled %d\n", u->on);
+	if (u->on) {
+		fputs("# HELP nvidia_driver_installer_agent_upgrade_state The node's driver upgrade state as last recorded: 1 for the state it is in.\n"
+		      "# TYPE nvidia_driver_installer_agent_upgrade_state gauge\n",
+		      f);
+		for (int s = 0; s < UPG_N_STATES; s++)
+			fprintf(f, "nvidia_driver_installer_agent_upgrade_state{state=\"%s\"} %d\n",
+				s == UPG_IDLE ? "idle" : upgrade_state_name((enum upgrade_state)s),
+				(int)u->rec.state == s);
+		fprintf(f,
+			"# HELP nvidia_driver_installer_agent_upgrade_api_up Whether the API server answered the agent's last look.\n"
+			"# TYPE nvidia_driver_installer_agent_upgrade_api_up gauge\n"
+			"nvidia_driver_installer_agent_upgrade_api_up %d\n"
+			"# HELP nvidia_driver_installer_agent_upgrade_slot_held Whether this node holds a slot of the fleet's upgrade limit.\n"
+			"# TYPE nvidia_driver_installer_agent_upgrade_slot_held gauge\n"
+			"nvidia_driver_installer_agent_upgrade_slot_held %d\n"
+			"# HELP nvidia_driver_installer_agent_upgrade_evictions_total GPU pods the agent asked to leave, by the API server's answer.\n"
+			"# TYPE nvidia_driver_installer_agent_upgrade_evictions_total counter\n"
+			"nvidia_driver_installer_agent_upgrade_evictions_total{result=\"evicted\"} %llu\n"
+			"nvidia_driver_installer_agent_upgrade_evictions_total{result=\"refused\"} %llu\n",
+			u->api_up, u->slots.held >= 0, (unsigned long long)u->evictions,
+			(unsigned long long)u->evictions_refused);
+	}
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The node agent's driver upgrades (docs/design.md, "Upgrades that finish by themselves"):
+ * at each look, what the node records and what the agent sees go into upgrade_decide
+ * (agent/upgrade.h), and the action that comes out is carried out here through the API
+ * server (kube/) and the installer: a slot taken or given back (agent/slots.h), the node
+ * cordoned or uncordoned, GPU pods evicted, the pending version activated by the
+ * installer itself (`install --when-busy defer`, a child of the agent, so that its switch
+ * can ask the agent to stop the driver's daemons), or the version before brought back.
+ * The new state is then recorded on the Node (a label and an annotation), as an Event
+ * and in the agent's metrics.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "agent/agent.h"
+#include "cmd/config.h"
+#include "kube/kube.h"
+
+struct upgrader {
+	const struct config *c;
+	int root_fd;
+	bool on;
+	struct kube *k;
+	struct kube_config kc;
+	struct upgrade_policy policy;
+	struct slots slots;
+	struct upgrade_record rec; /* as the node recorded it at the last look */
+	bool api_up;		   /* the last look's calls were answered */
+	char api_error[256];	   /* the last API error, logged once until it changes */
+	pid_t child;		   /* the installer run by ACTIVATE or ROLLBACK, or 0 */
+	const char *child_what;	   /* "activation" or "rollback" */
+	char last_run[128];	   /* how the last such run ended */
+	uint64_t evictions, evictions_refused;
+};
+
+/*
+ * Starts upgrades as C says: off, or on when a node name and the pod's service account
+ * are there (auto: without them, off, said once). Returns 0, or -1 with E set.
+ */
+_must_check_ int upgrader_start(struct upgrader *u, const struct config *c, int root_fd,
+				struct err *e);
+void upgrader_stop(struct upgrader *u);
+
+/*
+ * One look: CURRENT is the installed version (or NULL), READY and NOT_READY the agent's
+ * judgement, HOLDERS the processes other than the agent's with the driver open.
+ */
+void upgrader_look(struct upgrader *u, const char *current, bool ready, const char *not_ready,
+		   unsigned holders);
+
+/* A child ended: true when it was the installer run it started. */
+bool upgrader_reaped(struct upgrader *u, pid_t pid, int status);
+
+/* The upgrade's Prometheus series (docs/metrics.md, "The node agent"), malloc'd, or NULL. */
+char *upgrader_render(const struct upgrader *u);

@@ -1,0 +1,109 @@
+# The node agent finishes a deferred upgrade by itself (docs/design.md, "Upgrades that finish
+# by themselves"), against the API server stand-in (tests/tools/kube-api.py) on the fake
+# kernel: a busy node's new version pending, the agent takes the fleet's one slot (a Lease),
+# cordons the node, waits while a GPU pod runs and while a process outside pods holds the
+# driver, activates the version in place once both are gone (the installer as its child, the
+# agent itself never restarted), validates it (a CUDA job can run), uncordons the node and
+# gives the slot back; each state a label, an annotation, an Event and a metric. A CPU pod
+# and a pod that has finished never hold it up.
+FAKE_KERNEL=1
+mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
+mkkernel "$T/root"
+new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"
+export NVIDIA_DRIVER_REPO=file://$T/repo NVIDIA_DRIVER_REPO_KEY=$FIX/keys/pub.pem
+expect_rc 0 install --driver-version "$V_OLD" $(kernel_args)
+# A job holds the driver: the new version waits, staged and verified.
+mkdir -p "$T/root/proc/4242/fd"
+ln -s /dev/nvidiactl "$T/root/proc/4242/fd/3"
+echo cuda-app >"$T/root/proc/4242/comm"
+expect_rc 0 install --when-busy defer --driver-version "$V_NEW" $(kernel_args)
+[ -f "$(idir)/.pending.json" ] || fail "nothing pending"
+
+cat >"$T/cluster.json" <<EOF
+{"nodes": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-node-1",
+   "labels": {"nvidia.com/gpu.present": "true"}}, "spec": {}}],
+ "pods": [
+  {"metadata": {"name": "train", "namespace": "ml"}, "spec": {"nodeName": "gpu-node-1",
+   "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]},
+   "status": {"phase": "Running"}},
+  {"metadata": {"name": "cpu", "namespace": "ml"}, "spec": {"nodeName": "gpu-node-1",
+   "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]},
+   "status": {"phase": "Running"}},
+  {"metadata": {"name": "finished", "namespace": "ml"}, "spec": {"nodeName": "gpu-node-1",
+   "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]},
+   "status": {"phase": "Succeeded"}}]}
+EOF
+kube_stub "$T/cluster.json"
+
+# The agent has the installer's settings in its environment, as the DaemonSet gives them.
+NVIDIA_DRIVER_VERSION=$V_NEW env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" \
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+    "$BIN" --root "$T/root" agent --listen 127.0.0.1:0 --interval 1 --kernel-release "$KERNEL" \
+    --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" 2>"$T/agent.log" &
+apid=$!
+trap 'rc=$?; kill "$apid" 2>/dev/null || true; [ $rc = 0 ] || tail -15 "$T/agent.log"' EXIT
+agent_said() { grep -q -- "$1" "$T/agent.log"; }
+wait_for "the agent's start" 10 agent_said "agent: watching the node"
+agent_said "driver upgrades on (node=gpu-node-1 namespace=kube-system limit=1" || fail "upgrades not on"
+port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
+
+# node_has PY-EXPR: true when the expression holds of the stored Node n (and Lease l).
+node_has() {
+    python3 - "$KUBE_STATE" "$1" <<'PY'
+import json, sys
+db = json.load(open(sys.argv[1]))
+n = db["nodes"][0]
+leases = {x["metadata"]["name"]: x for x in db["leases"]}
+state = n["metadata"].get("labels", {}).get("nvidia.com/gpu.driver-installer.upgrade-state", "")
+rec = json.loads(n["metadata"].get("annotations", {}).get("nvidia.com/gpu.driver-installer.upgrade", "{}"))
+unsched = n.get("spec", {}).get("unschedulable", False)
+slot = leases.get("nvidia-driver-upgrade-slot-0", {}).get("spec", {}).get("holderIdentity", "")
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PY
+}
+wait_for "the node cordoned and waiting" 15 node_has 'state == "waiting" and unsched and slot == "gpu-node-1"'
+node_has 'rec["cordoned"] and rec["version"] == "'"$V_NEW"'" and rec["from"] == "'"$V_OLD"'" and rec["slot"] == 1' ||
+    fail "the record: $(cat "$KUBE_STATE")"
+node_has '"1 GPU pod(s) and 1 process(es)" in rec["reason"]' || fail "the reason: $(cat "$KUBE_STATE")"
+# The process outside pods ends: the GPU pod still holds the upgrade.
+rm -rf "$T/root/proc/4242"
+wait_for "the reason updated" 10 node_has '"1 GPU pod(s) and 0 process(es)" in rec["reason"]'
+[ "$(installed_version)" = "$V_OLD" ] || fail "switched while a GPU pod runs"
+# The job ends: activated in place, validated, uncordoned, the slot given back.
+kube_api DELETE /api/v1/namespaces/ml/pods/train >/dev/null
+assert_eq "$(cat "$T/kube/status")" 200 "the pod's deletion"
+wait_for "the upgrade done" 30 node_has 'state == "done" and not unsched and slot == ""'
+assert_eq "$(installed_version)" "$V_NEW" "the version after the upgrade"
+[ ! -e "$(idir)/.pending.json" ] || fail "still pending"
+kill -0 "$apid" || fail "the agent is gone"
+agent_said "driver upgrade: the installer ended (what=activation how=exit 0)" || fail "no activation run"
+[ "$(grep -c "agent: watching the node" "$T/agent.log")" = 1 ] || fail "the agent started twice"
+# An Event per state, in order, about the node.
+python3 - "$KUBE_STATE" <<'PY' || fail "events: $(cat "$KUBE_STATE")"
+import json, sys
+db = json.load(open(sys.argv[1]))
+reasons = [e["reason"] for e in db["events"]]
+want = ["DriverUpgradePending", "DriverUpgradeCordoned", "DriverUpgradeWaiting",
+        "DriverUpgradeActivating", "DriverUpgradeValidating", "DriverUpgradeDone"]
+assert reasons == want, reasons
+for e in db["events"]:
+    assert e["involvedObject"] == {"kind": "Node", "apiVersion": "v1", "name": "gpu-node-1"}, e
+    assert e["type"] == "Normal" and e["metadata"]["namespace"] == "kube-system", e
+PY
+curl -s "http://127.0.0.1:$port/metrics" >"$T/metrics"
+promtool check metrics <"$T/metrics" >"$T/promtool.out" 2>&1 || fail "promtool: $(cat "$T/promtool.out")"
+grep -qx 'nvidia_driver_installer_agent_upgrade_state{state="done"} 1' "$T/metrics" || fail "metrics: $(cat "$T/metrics")"
+grep -qx 'nvidia_driver_installer_agent_upgrade_slot_held 0' "$T/metrics" || fail "slot metric"
+grep -qx 'nvidia_driver_installer_agent_upgrade_api_up 1' "$T/metrics" || fail "api metric"
+# Done stays done: no more changes to the node.
+before=$(wc -l <"$KUBE_LOG")
+sleep 2.2
+python3 - "$KUBE_LOG" "$before" <<'PY' || fail "writes after done"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()[int(sys.argv[2]):]
+assert all(json.loads(l)["method"] == "GET" for l in lines), lines
+PY
+# docs/metrics.md's table of the upgrade's series against what the agent served, both ways.
+grep '^nvidia_driver_installer_agent_upgrade_' "$T/metrics" >"$T/upgrade.prom"
+python3 "$SRC/tests/tools/metrics-doc.py" "$SRC/docs/metrics.md" "Driver upgrades" "$T/upgrade.prom" \
+    >"$T/doc.out" 2>&1 || fail "docs/metrics.md: $(cat "$T/doc.out")"
