@@ -122,9 +122,15 @@ static int current_limit(struct upgrader *u, unsigned *ret)
 
 /* ---- the installer, run by the agent ------------------------------------------------------ */
 
-static _noreturn_ void exec_installer(const struct config *c, const char *version)
+/*
+ * The installer run: as the agent's own settings say where to work (the rest comes from the
+ * environment, the repository's among it), for VERSION, and with P the pending request
+ * (its flavour and module parameters; NULL for a rollback, which asks for VERSION only).
+ */
+static _noreturn_ void exec_installer(const struct config *c, const char *version,
+				      const struct pending *p)
 {
-	const char *argv[24] = {"nvidia-driver-installer", "install", "--when-busy", "defer"};
+	const char *argv[32] = {"nvidia-driver-installer", "install", "--when-busy", "defer"};
 	size_t n = 4;
 	sigset_t none;
 	int null = open("/dev/null", O_RDONLY);
@@ -153,9 +159,15 @@ static _noreturn_ void exec_installer(const struct config *c, const char *versio
 		argv[n++] = "--kernel-release";
 		argv[n++] = c->kernel_release;
 	}
-	if (version) {
-		argv[n++] = "--driver-version";
-		argv[n++] = version;
+	argv[n++] = "--driver-version";
+	argv[n++] = version;
+	if (p && p->module_type[0]) {
+		argv[n++] = "--kernel-module-type";
+		argv[n++] = p->module_type;
+	}
+	if (p && p->module_args[0]) {
+		argv[n++] = "--module-arg";
+		argv[n++] = p->module_args;
 	}
 	argv[n] = NULL;
 	execv("/proc/self/exe", (char *const *)argv);
@@ -163,22 +175,34 @@ static _noreturn_ void exec_installer(const struct config *c, const char *versio
 	_exit(127);
 }
 
-/* Runs the installer for WHAT (VERSION: that version, else the request in the environment). */
-static int spawn(struct upgrader *u, const char *what, const char *version)
+/* Runs the installer: the pending version as it was requested, or ROLLBACK_TO (not NULL). */
+static int spawn(struct upgrader *u, const char *rollback_to)
 {
-	pid_t pid = fork();
+	const char *what = rollback_to ? "rollback" : "activation";
+	struct pending pd, *p = NULL;
+	const char *version = rollback_to;
+	pid_t pid;
 
+	if (!rollback_to) {
+		if (session_pending(u->c, u->root_fd, &pd) != 1) {
+			log_msg(LOG_WARN, "agent", "driver upgrade: nothing pending to activate");
+			return -1;
+		}
+		p = &pd;
+		version = pd.driver_version;
+	}
+	pid = fork();
 	if (pid < 0) {
 		log_kv(LOG_WARN, "agent", "driver upgrade: the installer could not be started",
 		       "what", what, "error", strerror(errno), LOG_END);
 		return -1;
 	}
 	if (pid == 0)
-		exec_installer(u->c, version);
+		exec_installer(u->c, version, p);
 	u->child = pid;
 	u->child_what = what;
 	log_kv(LOG_INFO, "agent", "driver upgrade: the installer runs", "what", what, "version",
-	       version ? version : u->rec.version, U64("pid", pid), LOG_END);
+	       version, U64("pid", pid), LOG_END);
 	return 0;
 }
 
@@ -363,9 +387,9 @@ static void carry_out(struct upgrader *u, struct upgrade_step *st, json_object *
 	if (st->action == UPG_ACT_EVICT)
 		evict(u, pods);
 	else if (st->action == UPG_ACT_ACTIVATE)
-		spawn(u, "activation", NULL);
+		spawn(u, NULL);
 	else if (st->action == UPG_ACT_ROLLBACK)
-		spawn(u, "rollback", st->next.from);
+		spawn(u, st->next.from);
 }
 
 void upgrader_look(struct upgrader *u, const char *current, bool ready, const char *not_ready,

@@ -16,7 +16,8 @@ expect_rc 0 install --driver-version "$V_OLD" $(kernel_args)
 mkdir -p "$T/root/proc/4242/fd"
 ln -s /dev/nvidiactl "$T/root/proc/4242/fd/3"
 echo cuda-app >"$T/root/proc/4242/comm"
-expect_rc 0 install --when-busy defer --driver-version "$V_NEW" $(kernel_args)
+expect_rc 0 install --when-busy defer --driver-version "$V_NEW" $(kernel_args) \
+    --module-arg nvidia.NVreg_EnableGpuFirmware=1
 [ -f "$(idir)/.pending.json" ] || fail "nothing pending"
 
 cat >"$T/cluster.json" <<EOF
@@ -35,8 +36,9 @@ cat >"$T/cluster.json" <<EOF
 EOF
 kube_stub "$T/cluster.json"
 
-# The agent has the installer's settings in its environment, as the DaemonSet gives them.
-NVIDIA_DRIVER_VERSION=$V_NEW env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" \
+# The agent has the installer's repository settings in its environment, as the DaemonSet
+# gives them; the version and the module parameters come from the pending record.
+env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" \
     ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
     "$BIN" --root "$T/root" agent --listen 127.0.0.1:0 --interval 1 --kernel-release "$KERNEL" \
     --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" 2>"$T/agent.log" &
@@ -75,6 +77,8 @@ assert_eq "$(cat "$T/kube/status")" 200 "the pod's deletion"
 wait_for "the upgrade done" 30 node_has 'state == "done" and not unsched and slot == ""'
 assert_eq "$(installed_version)" "$V_NEW" "the version after the upgrade"
 [ ! -e "$(idir)/.pending.json" ] || fail "still pending"
+grep -q '"nvidia.NVreg_EnableGpuFirmware=1"' "$T/root/run/nvidia-driver-installer/module-args.json" ||
+    fail "the pending request's module parameters not given: $(cat "$T/root/run/nvidia-driver-installer/module-args.json")"
 kill -0 "$apid" || fail "the agent is gone"
 agent_said "driver upgrade: the installer ended (what=activation how=exit 0)" || fail "no activation run"
 [ "$(grep -c "agent: watching the node" "$T/agent.log")" = 1 ] || fail "the agent started twice"
