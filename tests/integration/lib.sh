@@ -373,9 +373,11 @@ EOF
 # 127.0.0.1 with TLS, started with the objects in STATE_JSON; a service account for it in
 # $KUBE_SA (token, ca.crt, namespace kube-system) and KUBERNETES_SERVICE_HOST/PORT exported,
 # as a pod has them. $KUBE_STATE is its store after each change, $KUBE_LOG its requests,
-# $KUBE_FAULTS the faults it injects. It stops with the test (its parent) or its lifetime.
+# $KUBE_FAULTS the faults it injects, all in $KUBE_DIR (a new one each call). It stops with
+# the test (its parent) or its lifetime.
 kube_stub() {
-    local d=$T/kube
+    local d
+    d=$(mktemp -d "$T/kube.XXXXXX")
     mkdir -p "$d/sa"
     (cd "$d" && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
         -subj /CN=kube-test-ca -keyout ca.key -out sa/ca.crt 2>/dev/null &&
@@ -385,7 +387,8 @@ kube_stub() {
             -extfile san -out api.pem 2>/dev/null) || fail "kube_stub: certificates"
     echo "token-$RANDOM" >"$d/sa/token"
     printf kube-system >"$d/sa/namespace"
-    KUBE_SA=$d/sa KUBE_STATE=$d/state.json KUBE_LOG=$d/requests.log KUBE_FAULTS=$d/faults.json
+    KUBE_DIR=$d KUBE_SA=$d/sa KUBE_STATE=$d/state.json KUBE_LOG=$d/requests.log
+    KUBE_FAULTS=$d/faults.json
     cp "$1" "$KUBE_STATE"
     python3 "$SRC/tests/tools/kube-api.py" "$d/port" "$d/api.pem" "$d/api.key" "$d/sa/token" \
         "$KUBE_STATE" "$KUBE_FAULTS" "$KUBE_LOG" "${2:-300}" &
@@ -395,10 +398,10 @@ kube_stub() {
 }
 
 # kube_api METHOD PATH [CURL ARGS...]: a request to the stand-in, as a client with the
-# account's token; the body goes to stdout, the status to $T/kube/status.
+# account's token; the body goes to stdout, the status to $KUBE_DIR/status.
 kube_api() {
     local m=$1 p=$2
     shift 2
     curl -s -X "$m" --cacert "$KUBE_SA/ca.crt" -H "Authorization: Bearer $(cat "$KUBE_SA/token")" \
-        -w '%{stderr}%{http_code}' "$@" "https://127.0.0.1:$KUBERNETES_SERVICE_PORT$p" 2>"$T/kube/status"
+        -w '%{stderr}%{http_code}' "$@" "https://127.0.0.1:$KUBERNETES_SERVICE_PORT$p" 2>"$KUBE_DIR/status"
 }

@@ -6,6 +6,13 @@
 # agent itself never restarted), validates it (a CUDA job can run), uncordons the node and
 # gives the slot back; each state a label, an annotation, an Event and a metric. A CPU pod
 # and a pod that has finished never hold it up.
+# 2. A limit of 50% of the DaemonSet's 4 nodes, both slots held by other nodes, one of them
+# dead (its lease not renewed): the agent waits, then takes the dead node's slot once its
+# lease has expired; past the deadline (0) with the evict policy, a GPU pod is evicted
+# and one whose disruption budget refuses is asked again at each look, never forced;
+# once that job ends, the upgrade finishes.
+# 3. Every call the agent made is one the shipped manifests' RBAC rules allow its service
+# account, and every rule they grant was used.
 FAKE_KERNEL=1
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
 mkkernel "$T/root"
@@ -59,7 +66,9 @@ leases = {x["metadata"]["name"]: x for x in db["leases"]}
 state = n["metadata"].get("labels", {}).get("nvidia.com/gpu.driver-installer.upgrade-state", "")
 rec = json.loads(n["metadata"].get("annotations", {}).get("nvidia.com/gpu.driver-installer.upgrade", "{}"))
 unsched = n.get("spec", {}).get("unschedulable", False)
-slot = leases.get("nvidia-driver-upgrade-slot-0", {}).get("spec", {}).get("holderIdentity", "")
+holders = {k: v["spec"].get("holderIdentity", "") for k, v in leases.items()}
+slot = holders.get("nvidia-driver-upgrade-slot-0", "")
+pods = [p["metadata"]["name"] for p in db["pods"]]
 sys.exit(0 if eval(sys.argv[2]) else 1)
 PY
 }
@@ -73,7 +82,7 @@ wait_for "the reason updated" 10 node_has '"1 GPU pod(s) and 0 process(es)" in r
 [ "$(installed_version)" = "$V_OLD" ] || fail "switched while a GPU pod runs"
 # The job ends: activated in place, validated, uncordoned, the slot given back.
 kube_api DELETE /api/v1/namespaces/ml/pods/train >/dev/null
-assert_eq "$(cat "$T/kube/status")" 200 "the pod's deletion"
+assert_eq "$(cat "$KUBE_DIR/status")" 200 "the pod's deletion"
 wait_for "the upgrade done" 30 node_has 'state == "done" and not unsched and slot == ""'
 assert_eq "$(installed_version)" "$V_NEW" "the version after the upgrade"
 [ ! -e "$(idir)/.pending.json" ] || fail "still pending"
@@ -111,3 +120,64 @@ PY
 grep '^nvidia_driver_installer_agent_upgrade_' "$T/metrics" >"$T/upgrade.prom"
 python3 "$SRC/tests/tools/metrics-doc.py" "$SRC/docs/metrics.md" "Driver upgrades" "$T/upgrade.prom" \
     >"$T/doc.out" 2>&1 || fail "docs/metrics.md: $(cat "$T/doc.out")"
+
+# 2. A percentage limit, a dead node's slot, evictions and a disruption budget.
+kill "$apid"
+wait "$apid" 2>/dev/null || true
+log1=$KUBE_LOG
+mkdir -p "$T/root/proc/4242/fd"
+ln -s /dev/nvidiactl "$T/root/proc/4242/fd/3"
+echo cuda-app >"$T/root/proc/4242/comm"
+expect_rc 0 install --when-busy defer --driver-version "$V_OLD" $(kernel_args)
+[ -f "$(idir)/.pending.json" ] || fail "nothing pending (2)"
+rm -rf "$T/root/proc/4242"
+cat >"$T/cluster2.json" <<EOF
+{"nodes": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-node-1"}, "spec": {}}],
+ "daemonsets": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name":
+   "nvidia-driver-installer", "namespace": "kube-system"}, "status": {"desiredNumberScheduled": 4}}],
+ "leases": [
+  {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name":
+   "nvidia-driver-upgrade-slot-0", "namespace": "kube-system"}, "spec": {"holderIdentity":
+   "gpu-node-2", "leaseDurationSeconds": 3600, "leaseTransitions": 0}},
+  {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name":
+   "nvidia-driver-upgrade-slot-1", "namespace": "kube-system"}, "spec": {"holderIdentity":
+   "gpu-node-9", "leaseDurationSeconds": 3, "leaseTransitions": 4}}],
+ "pods": [
+  {"metadata": {"name": "batch", "namespace": "ml"}, "spec": {"nodeName": "gpu-node-1",
+   "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]},
+   "status": {"phase": "Running"}},
+  {"metadata": {"name": "serve", "namespace": "ml", "annotations": {"test.invalid/pdb-blocks":
+   "true"}}, "spec": {"nodeName": "gpu-node-1", "containers": [{"name": "c", "resources":
+   {"limits": {"nvidia.com/gpu": "2"}}}]}, "status": {"phase": "Running"}}]}
+EOF
+kube_stub "$T/cluster2.json"
+: >"$T/agent.log"
+env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" \
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+    "$BIN" --root "$T/root" agent --listen 127.0.0.1:0 --interval 1 --kernel-release "$KERNEL" \
+    --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" --upgrade-limit 50% \
+    --upgrade-on-deadline evict --upgrade-deadline 0 2>"$T/agent.log" &
+apid=$!
+wait_for "the agent's start (2)" 10 agent_said "agent: watching the node"
+port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
+wait_for "pending, both slots taken" 10 node_has 'state == "pending" and "slot" in rec["reason"]'
+t0=$(date +%s%N)
+wait_for "the dead node's slot taken" 15 node_has 'holders["nvidia-driver-upgrade-slot-1"] == "gpu-node-1"'
+[ $((($(date +%s%N) - t0) / 1000000)) -ge 1500 ] || fail "the dead node's slot taken before its lease expired"
+node_has 'holders["nvidia-driver-upgrade-slot-0"] == "gpu-node-2" and leases["nvidia-driver-upgrade-slot-1"]["spec"]["leaseTransitions"] == 5' ||
+    fail "the slots: $(cat "$KUBE_STATE")"
+wait_for "the evictable pod evicted" 15 node_has 'pods == ["serve"] and state == "evicting"'
+metric2() { curl -s "http://127.0.0.1:$port/metrics" | grep -qx "$1"; }
+wait_for "the budget's refusal asked again" 10 metric2 'nvidia_driver_installer_agent_upgrade_evictions_total{result="refused"} [2-9]'
+metric2 'nvidia_driver_installer_agent_upgrade_evictions_total{result="evicted"} 1' || fail "evicted count"
+node_has 'pods == ["serve"] and state == "evicting" and unsched' || fail "forced: $(cat "$KUBE_STATE")"
+[ "$(installed_version)" = "$V_NEW" ] || fail "switched while a GPU pod runs (2)"
+kube_api DELETE /api/v1/namespaces/ml/pods/serve >/dev/null
+wait_for "the upgrade done (2)" 30 node_has 'state == "done" and not unsched and holders["nvidia-driver-upgrade-slot-1"] == ""'
+assert_eq "$(installed_version)" "$V_OLD" "the version after the second upgrade"
+
+# 3. RBAC: the agent's calls in both runs against both manifests' rules.
+for m in daemonset-preloaded.yaml daemonset-generic.yaml; do
+    python3 "$SRC/tests/tools/rbac-check.py" "$SRC/$m" nvidia-driver-installer "$log1" "$KUBE_LOG" \
+        >"$T/rbac.out" 2>&1 || fail "RBAC ($m): $(cat "$T/rbac.out")"
+done

@@ -31,10 +31,20 @@ assert_eq "$(cat "$T/kubectl.out")" "configmap/nvidia-driver-installer-keys crea
 serviceaccount/nvidia-driver-installer-plugin created (dry run)
 clusterrole.rbac.authorization.k8s.io/nvidia-driver-installer-plugin created (dry run)
 clusterrolebinding.rbac.authorization.k8s.io/nvidia-driver-installer-plugin created (dry run)
+serviceaccount/nvidia-driver-installer created (dry run)
+clusterrole.rbac.authorization.k8s.io/nvidia-driver-installer created (dry run)
+clusterrolebinding.rbac.authorization.k8s.io/nvidia-driver-installer created (dry run)
+role.rbac.authorization.k8s.io/nvidia-driver-installer created (dry run)
+rolebinding.rbac.authorization.k8s.io/nvidia-driver-installer created (dry run)
 daemonset.apps/nvidia-driver-installer created (dry run)
 daemonset.apps/nvidia-driver-installer-plugin created (dry run)" "kubectl on the GKE manifest"
 kube "$generic" >"$T/kubectl.out"
 assert_eq "$(cat "$T/kubectl.out")" "configmap/nvidia-driver-installer-keys created (dry run)
+serviceaccount/nvidia-driver-installer created (dry run)
+clusterrole.rbac.authorization.k8s.io/nvidia-driver-installer created (dry run)
+clusterrolebinding.rbac.authorization.k8s.io/nvidia-driver-installer created (dry run)
+role.rbac.authorization.k8s.io/nvidia-driver-installer created (dry run)
+rolebinding.rbac.authorization.k8s.io/nvidia-driver-installer created (dry run)
 daemonset.apps/nvidia-driver-installer created (dry run)" "kubectl on the generic manifest"
 # kubectl can refuse: a kind it does not know, a document it cannot parse.
 sed 's/^kind: DaemonSet$/kind: DaemonSett/' "$gke" >"$T/kind.yaml"

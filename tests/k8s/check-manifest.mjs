@@ -18,12 +18,14 @@ import { ConfigMap } from "kubernetes-models/v1/ConfigMap";
 import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
 import { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
 import { ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
+import { Role } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
+import { RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
 
 const [profile, file, mode] = process.argv.slice(2);
 assert.ok((profile === "gke" || profile === "generic") && (mode === undefined || mode === "--pods"),
   "usage: check-manifest.mjs gke|generic FILE [--pods]");
 const docs = yaml.loadAll(readFileSync(file, "utf8")).filter(Boolean);
-const models = { DaemonSet, ConfigMap, ServiceAccount, ClusterRole, ClusterRoleBinding };
+const models = { DaemonSet, ConfigMap, ServiceAccount, ClusterRole, ClusterRoleBinding, Role, RoleBinding };
 for (const d of docs) {
   assert.ok(models[d.kind], `unexpected kind ${d.kind}`);
   new models[d.kind](d).validate(); // throws on a schema violation
@@ -220,6 +222,23 @@ for (const ds of daemonsets) {
     agentMetrics !== metrics, `${name}: the agent's textfile beside, not over, the installer's`);
   assert.ok(agent.resources?.requests?.memory && agent.resources?.limits?.memory,
     `${name}: the agent's memory requested and limited`);
+  // Driver upgrades: the node's name from the downward API, the installer's repository, and
+  // a service account bound to the agent's rules (ClusterRole and Role of the same name).
+  const nodeName = (agent.env ?? []).find((e) => e.name === "NVIDIA_NODE_NAME");
+  assert.equal(nodeName?.valueFrom?.fieldRef?.fieldPath, "spec.nodeName",
+    `${name}: the agent's NVIDIA_NODE_NAME from spec.nodeName`);
+  for (const k of ["NVIDIA_DRIVER_REPO", "NVIDIA_DRIVER_REPO_KEY", "NVIDIA_METRICS_FILE"])
+    assert.equal(agentEnv[k], env[k], `${name}: the agent's ${k} is the installer's`);
+  const sa = spec.serviceAccountName;
+  assert.ok(sa, `${name}: a service account for the agent`);
+  for (const [binding, role] of [["ClusterRoleBinding", "ClusterRole"], ["RoleBinding", "Role"]]) {
+    const b = docs.find((d) => d.kind === binding && d.subjects?.some((x) =>
+      x.kind === "ServiceAccount" && x.name === sa && x.namespace === ds.metadata.namespace));
+    assert.ok(b && b.roleRef.kind === role && docs.some((d) => d.kind === role && d.metadata.name === b.roleRef.name),
+      `${name}: the ${role} of service account ${sa}`);
+    if (binding === "RoleBinding")
+      assert.equal(b.metadata.namespace, ds.metadata.namespace, `${name}: its Role in its namespace`);
+  }
 
   const plugins = spec.containers.filter((c, i) => images[i].plugin);
   assert.ok(plugins.length <= 1, `${name}: at most one device plugin`);

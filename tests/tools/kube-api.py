@@ -24,8 +24,8 @@ token is read from TOKEN_FILE on each request: a client that keeps an old one af
 file changed gets 401. FAULTS (a JSON file, read on each request, may be absent) makes the
 next requests fail: {"faults": [{"method": "GET", "path": "/api/v1/nodes/n1", "status":
 503, "times": 2, "retry_after": 1}]}; each use counts down "times" in the file. Each
-request is appended to LOG as a JSON line (method, path, query, content type, body,
-status).
+request is appended to LOG as a JSON line (method, path, query, content type, user agent,
+body, status).
 
   kube-api.py PORT_FILE CERT KEY TOKEN_FILE STATE FAULTS LOG [LIFETIME]
 
@@ -263,6 +263,7 @@ class Handler(BaseHTTPRequestHandler):
             with open(LOG, "a") as f:
                 f.write(json.dumps({"method": self.command, "path": url.path,
                                     "query": url.query, "content_type": ctype,
+                                    "user_agent": self.headers.get("User-Agent", ""),
                                     "body": raw.decode(errors="replace"),
                                     "status": code}) + "\n")
         self.answer(code, obj, headers)

@@ -18,7 +18,8 @@ RESOURCES = {
            ("namespaces", "Namespace", False), ("nodes", "Node", False), ("pods", "Pod", True)],
     "apps/v1": [("daemonsets", "DaemonSet", True)],
     "rbac.authorization.k8s.io/v1": [("clusterroles", "ClusterRole", False),
-                                     ("clusterrolebindings", "ClusterRoleBinding", False)],
+                                     ("clusterrolebindings", "ClusterRoleBinding", False),
+                                     ("roles", "Role", True), ("rolebindings", "RoleBinding", True)],
 }
 
 

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The node agent's API calls against the RBAC rules a manifest grants its service account,
+both ways: every call is allowed, and every rule (each verb of each resource it names) was
+used by some call, so that nothing more is granted than the agent needs.
+
+Usage: rbac-check.py MANIFEST SERVICE_ACCOUNT REQUEST_LOG...
+
+REQUEST_LOGs are tests/tools/kube-api.py's (a JSON line per request); only the agent's
+requests count (its User-Agent starts with "nvidia-driver-installer/"), not the test's own.
+A request is an RBAC request as the API server derives it (k8s.io/apiserver
+pkg/endpoints/request/requestinfo.go: GET of a named object is get, of a collection list;
+POST create, PUT update, PATCH patch, DELETE delete; a subresource is RESOURCE/SUB), and a
+rule allows it as the RBAC authorizer decides (kubernetes plugin/pkg/auth/authorizer/rbac/
+rbac.go, RuleAllows: the group, the resource, the verb, and resourceNames when the rule
+names any; a create cannot be limited by name). A ClusterRole bound by a ClusterRoleBinding
+applies everywhere, a Role (or ClusterRole) bound by a RoleBinding in its namespace only.
+"""
+import json
+import re
+import sys
+
+import yaml
+
+manifest, account, logs = sys.argv[1], sys.argv[2], sys.argv[3:]
+docs = [d for d in yaml.safe_load_all(open(manifest)) if d]
+
+
+def parse(path):
+    """(group, namespace, resource, name) of an API path."""
+    m = re.fullmatch(r"/api/v1(?:/namespaces/([^/]+))?/([^/]+)(?:/([^/]+)(?:/([^/]+))?)?", path)
+    if m:
+        group = ""
+        ns, res, name, sub = m.groups()
+    else:
+        m = re.fullmatch(r"/apis/([^/]+)/[^/]+(?:/namespaces/([^/]+))?/([^/]+)(?:/([^/]+)(?:/([^/]+))?)?", path)
+        assert m, "not an API path: %s" % path
+        group, ns, res, name, sub = m.groups()
+    return group, ns, res + ("/" + sub if sub else ""), name
+
+
+VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+requests = []
+for log in logs:
+    for line in open(log):
+        r = json.loads(line)
+        if not r.get("user_agent", "").startswith("nvidia-driver-installer/"):
+            continue
+        group, ns, res, name = parse(r["path"])
+        verb = VERBS.get(r["method"]) or ("get" if name else "list")
+        requests.append((group, ns, res, verb, name))
+if not requests:
+    sys.exit("rbac-check: no request of the agent's in %s" % logs)
+
+# The rules bound to the account: (rule, namespace or None for everywhere, where it is).
+grants = []
+roles = {(d["kind"], d["metadata"]["name"], d["metadata"].get("namespace")): d for d in docs
+         if d["kind"] in ("ClusterRole", "Role")}
+for d in docs:
+    if d["kind"] not in ("ClusterRoleBinding", "RoleBinding"):
+        continue
+    if not any(s["kind"] == "ServiceAccount" and s["name"] == account for s in d.get("subjects", [])):
+        continue
+    ref = d["roleRef"]
+    ns = d["metadata"].get("namespace") if d["kind"] == "RoleBinding" else None
+    role = roles.get((ref["kind"], ref["name"], ns if ref["kind"] == "Role" else None))
+    assert role, "%s %s binds %s %s, which the manifest lacks" % (
+        d["kind"], d["metadata"]["name"], ref["kind"], ref["name"])
+    for i, rule in enumerate(role.get("rules", [])):
+        grants.append((rule, ns, "%s %s rule %d" % (ref["kind"], ref["name"], i)))
+if not grants:
+    sys.exit("rbac-check: nothing in %s is bound to service account %s" % (manifest, account))
+
+
+def allows(rule, ns_scope, req):
+    group, ns, res, verb, name = req
+    if ns_scope is not None and ns != ns_scope:
+        return False
+    if group not in rule.get("apiGroups", []) and "*" not in rule.get("apiGroups", []):
+        return False
+    if res not in rule.get("resources", []) and "*" not in rule.get("resources", []):
+        return False
+    if verb not in rule.get("verbs", []) and "*" not in rule.get("verbs", []):
+        return False
+    names = rule.get("resourceNames", [])
+    return not names or (verb != "create" and name in names)
+
+
+errors = []
+for req in sorted(set(requests), key=str):
+    if not any(allows(rule, ns, req) for rule, ns, _ in grants):
+        errors.append("not allowed: %s %s%s in %s%s" % (req[3], req[0] + "/" if req[0] else "", req[2],
+                                                         req[1] or "the cluster",
+                                                         " (%s)" % req[4] if req[4] else ""))
+for rule, ns, where in grants:
+    for group in rule.get("apiGroups", []):
+        for res in rule.get("resources", []):
+            for verb in rule.get("verbs", []):
+                if not any(allows({**rule, "apiGroups": [group], "resources": [res], "verbs": [verb]}, ns, r)
+                           for r in requests):
+                    errors.append("granted but never used: %s %s%s (%s)" % (
+                        verb, group + "/" if group else "", res, where))
+for e in errors:
+    print("rbac-check: %s: %s" % (manifest, e))
+sys.exit(1 if errors else 0)
