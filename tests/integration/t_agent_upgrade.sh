@@ -181,3 +181,10 @@ for m in daemonset-preloaded.yaml daemonset-generic.yaml; do
     python3 "$SRC/tests/tools/rbac-check.py" "$SRC/$m" nvidia-driver-installer "$log1" "$KUBE_LOG" \
         >"$T/rbac.out" 2>&1 || fail "RBAC ($m): $(cat "$T/rbac.out")"
 done
+# The bodies it sent, against the Kubernetes OpenAPI schemas (tests/k8s/check-requests.mjs).
+k8s_node_modules
+node "$SRC/tests/k8s/check-requests.mjs" "$log1" "$KUBE_LOG" >"$T/schema.out" 2>&1 ||
+    fail "request bodies: $(cat "$T/schema.out")"
+for kind in Lease Eviction Event Node; do
+    grep -q "$kind [0-9]" "$T/schema.out" || fail "no $kind body checked: $(cat "$T/schema.out")"
+done
