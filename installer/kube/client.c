@@ -340,8 +340,11 @@ int kube_call(struct kube *k, const struct kube_request *q, struct kube_reply *r
 				return -1;
 			continue;
 		}
-		if (rc == CURLE_OUT_OF_MEMORY || a.too_large || !kube_retryable(r->status) ||
-		    (r->status == 429 && q->no_retry_429))
+		/* Trust is never relaxed nor asked again: a certificate that does not verify
+		 * will not verify on the next attempt either. */
+		if (rc == CURLE_OUT_OF_MEMORY || rc == CURLE_PEER_FAILED_VERIFICATION ||
+		    rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_CERTPROBLEM || a.too_large ||
+		    !kube_retryable(r->status) || (r->status == 429 && q->no_retry_429))
 			break;
 		wait_ms = kube_retry_after_ms(a.retry_after);
 		if (!wait_ms)
@@ -352,9 +355,15 @@ int kube_call(struct kube *k, const struct kube_request *q, struct kube_reply *r
 		       U64("status", (uint64_t)r->status), U64("wait_ms", wait_ms), LOG_END);
 		sleep_ms(wait_ms);
 	}
-	if (rc != CURLE_OK)
-		return dlib_err_curl(e, EXIT_UNREACHABLE, (int)rc, k->errbuf,
-				     "kube: %s %s (%u attempts)", q->method, q->path, r->attempts);
+	if (rc != CURLE_OK) {
+		dlib_err_curl(e, EXIT_UNREACHABLE, (int)rc, k->errbuf, "kube: %s %s (%u attempt%s)",
+			      q->method, q->path, r->attempts, r->attempts == 1 ? "" : "s");
+		if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
+			err_hint(
+				e,
+				"the service account's ca.crt must verify the API server's certificate (KUBERNETES_SERVICE_HOST as its name)");
+		return -1;
+	}
 	err_set(e,
 		r->status == 401 || r->status == 403 ? EXIT_USAGE
 		: kube_retryable(r->status)	     ? EXIT_UNREACHABLE

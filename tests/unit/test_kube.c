@@ -509,6 +509,7 @@ static void test_tls(void **state)
 	assert_non_null(k);
 	assert_int_equal(kube_node_get(k, "gpu-1", &node, &e), -1);
 	assert_non_null(strstr(e.msg, "certificate"));
+	assert_non_null(strstr(e.msg, "(1 attempt)"));
 	assert_int_equal(logged(s, "nodes"), 0);
 }
 
