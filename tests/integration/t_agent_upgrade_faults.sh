@@ -1,0 +1,111 @@
+# The node agent's driver upgrade when things go wrong (docs/design.md, "Upgrades that finish
+# by themselves"), against the API server stand-in on the fake kernel:
+#   1. the agent killed (SIGKILL) while the node waits, cordoned: a new agent resumes from
+#      the node's record (its slot, its cordon) and does nothing twice;
+#   2. the API server failing (503) for a while: nothing changes while it does, not even
+#      once the GPU pod is gone (api_up 0, said once), and the upgrade finishes after;
+#   3. the activation failing (the kernel refuses the new version): the installer rolls
+#      back, and the agent stops at failed, the node left cordoned with the reason on it,
+#      a Warning event, the slot kept (a bad version halts a rollout), the old version
+#      serving and the node ready.
+FAKE_KERNEL=1
+mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
+mkkernel "$T/root"
+new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"
+export NVIDIA_DRIVER_REPO=file://$T/repo NVIDIA_DRIVER_REPO_KEY=$FIX/keys/pub.pem
+expect_rc 0 install --driver-version "$V_OLD" $(kernel_args)
+busy() { mkdir -p "$T/root/proc/4242/fd" && ln -sf /dev/nvidiactl "$T/root/proc/4242/fd/3"; }
+busy
+expect_rc 0 install --when-busy defer --driver-version "$V_NEW" $(kernel_args)
+rm -rf "$T/root/proc/4242"
+cat >"$T/cluster.json" <<EOF
+{"nodes": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-node-1"}, "spec": {}}],
+ "pods": [{"metadata": {"name": "train", "namespace": "ml"}, "spec": {"nodeName": "gpu-node-1",
+   "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]},
+   "status": {"phase": "Running"}}]}
+EOF
+kube_stub "$T/cluster.json"
+agent_said() { grep -q -- "$1" "$T/agent.log"; }
+start() {
+    : >"$T/agent.log"
+    env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" FAKE_KERNEL_FAIL="${FAIL:-}" \
+        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+        "$BIN" --root "$T/root" agent --listen 127.0.0.1:0 --interval 1 --kernel-release "$KERNEL" \
+        --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" 2>"$T/agent.log" &
+    apid=$!
+    wait_for "the agent's start" 10 agent_said "agent: watching the node"
+    port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
+}
+trap 'rc=$?; kill "$apid" 2>/dev/null || true; [ $rc = 0 ] || tail -15 "$T/agent.log"' EXIT
+node_has() {
+    python3 - "$KUBE_STATE" "$1" <<'PY'
+import json, sys
+db = json.load(open(sys.argv[1]))
+n = db["nodes"][0]
+state = n["metadata"].get("labels", {}).get("nvidia.com/gpu.driver-installer.upgrade-state", "")
+rec = json.loads(n["metadata"].get("annotations", {}).get("nvidia.com/gpu.driver-installer.upgrade", "{}"))
+unsched = n.get("spec", {}).get("unschedulable", False)
+holders = {l["metadata"]["name"]: l["spec"].get("holderIdentity", "") for l in db["leases"]}
+events = [e["reason"] for e in db["events"]]
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PY
+}
+metric() { curl -s "http://127.0.0.1:$port/metrics" | grep -qx "$1"; }
+
+# 1. Killed while waiting: resumed, nothing twice.
+start
+wait_for "waiting, cordoned" 15 node_has 'state == "waiting" and unsched'
+kill -KILL "$apid"
+wait "$apid" 2>/dev/null || true
+start
+wait_for "the new agent's look" 10 metric 'nvidia_driver_installer_agent_upgrade_state{state="waiting"} 1'
+metric 'nvidia_driver_installer_agent_upgrade_slot_held 1' || fail "the slot not known again"
+node_has 'events.count("DriverUpgradeCordoned") == 1 and holders == {"nvidia-driver-upgrade-slot-0": "gpu-node-1"}' ||
+    fail "done twice: $(cat "$KUBE_STATE")"
+python3 - "$KUBE_LOG" <<'PY' || fail "cordoned twice"
+import json, sys
+cordons = [l for l in map(json.loads, open(sys.argv[1])) if l["method"] == "PATCH" and '"unschedulable":true' in l["body"]]
+assert len(cordons) == 1, cordons
+PY
+
+# 2. The API server fails for a while: nothing changes, then the upgrade finishes.
+echo '{"faults": [{"method": "GET", "path": "/api/v1/nodes/gpu-node-1", "status": 503, "times": 100000}]}' >"$KUBE_FAULTS"
+wait_for "api_up 0" 20 metric 'nvidia_driver_installer_agent_upgrade_api_up 0'
+kube_api DELETE /api/v1/namespaces/ml/pods/train >/dev/null
+sleep 3
+[ "$(installed_version)" = "$V_OLD" ] && [ -f "$(idir)/.pending.json" ] || fail "changed while the API server failed"
+node_has 'state == "waiting" and unsched' || fail "the node changed while the API server failed"
+[ "$(grep -c "the API server did not answer" "$T/agent.log")" = 1 ] || fail "the outage not said once: $(grep -c "did not answer" "$T/agent.log")"
+rm -f "$KUBE_FAULTS"
+wait_for "the upgrade done after the outage" 30 node_has 'state == "done" and not unsched'
+agent_said "driver upgrade: the API server answers again" || fail "the recovery not said"
+assert_eq "$(installed_version)" "$V_NEW" "the version after the outage"
+
+# 3. The activation fails: rolled back, stopped at failed, cordoned, the reason on the node.
+kill "$apid"
+wait "$apid" 2>/dev/null || true
+busy
+expect_rc 0 install --when-busy defer --driver-version "$V_OLD" $(kernel_args)
+rm -rf "$T/root/proc/4242"
+FAIL=nvidia@$V_OLD:EKEYREJECTED start
+wait_for "failed" 30 node_has 'state == "failed"'
+node_has 'unsched and rec["cordoned"] and holders["nvidia-driver-upgrade-slot-0"] == "gpu-node-1"' ||
+    fail "not left cordoned with its slot: $(cat "$KUBE_STATE")"
+node_has '"activating '"$V_OLD"' failed; '"$V_NEW"' serves" in rec["reason"] and "rejected the signature of module nvidia" in rec["reason"]' ||
+    fail "the reason: $(cat "$KUBE_STATE")"
+node_has 'events[-1] == "DriverUpgradeFailed"' || fail "no failure event"
+python3 - "$KUBE_STATE" <<'PY' || fail "the failure event"
+import json, sys
+e = json.load(open(sys.argv[1]))["events"][-1]
+assert e["type"] == "Warning" and "rejected the signature" in e["message"], e
+PY
+assert_eq "$(installed_version)" "$V_NEW" "the version serving after the failed activation"
+wait_for "ready on the version before" 10 metric "nvidia_driver_installer_agent_ready{version=\"$V_NEW\"} 1"
+# Stopped: no more changes to the node.
+before=$(wc -l <"$KUBE_LOG")
+sleep 2.2
+python3 - "$KUBE_LOG" "$before" <<'PY' || fail "writes after failed"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()[int(sys.argv[2]):]
+assert all(json.loads(l)["method"] in ("GET", "PUT") for l in lines), lines  # reads, the slot's renewal
+PY
