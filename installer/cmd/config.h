@@ -60,7 +60,7 @@ struct config {
 	unsigned upgrade_deadline_s; /* how long GPU pods may run on before on_deadline */
 	char *upgrade_on_deadline;   /* wait or evict */
 	unsigned upgrade_validate_s; /* how long the new version may take to be ready */
-	struct strv host_mounts;   /* more host paths to bind the install dir onto */
+	struct strv host_mounts;     /* more host paths to bind the install dir onto */
 	bool skip_verify;
 	struct strv env_used;	 /* the environment variables that were set and read */
 	struct strv env_unknown; /* NVIDIA_* variables set that the installer does not know */

@@ -1,3 +1,4 @@
+# plain build: its code paths run under ASan in t_agent_upgrade and t_agent_upgrade_faults; three agents a second at a time are only slower there
 # A fleet's rollout finishes by itself, a node at a time (docs/design.md, "Upgrades that
 # finish by themselves"): three nodes (three host roots on the fake kernel), each with the
 # new version pending, their three agents against one API server stand-in with the default
