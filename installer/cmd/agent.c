@@ -36,6 +36,8 @@
 
 #define KMSG_PATH "/dev/kmsg"
 #define MAX_HOLDS 4
+/* After an upgrade's step, the next look this soon (a CUDA check may need the time). */
+#define UPGRADE_NEXT_LOOK_MS 200
 /*
  * The driver's daemons, in the order they start (and stop in reverse): NVIDIA's persistence
  * daemon, persistence mode on, as root; on NVLink 5 systems NVIDIA's NVLink Subnet Manager
@@ -78,6 +80,7 @@ struct agent {
 	int holds[MAX_HOLDS]; /* installers holding the daemons stopped */
 	size_t n_holds;
 	struct upgrader up; /* driver upgrades (cmd/agent_upgrade.h) */
+	bool look_soon;	    /* an upgrade moved on: the next look without the interval */
 };
 
 /* ---- the kernel log -------------------------------------------------------- */
@@ -186,8 +189,10 @@ static void reap(struct agent *a)
 	pid_t pid;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		if (upgrader_reaped(&a->up, pid, status))
+		if (upgrader_reaped(&a->up, pid, status)) {
+			a->look_soon = true;
 			continue;
+		}
 		for (int i = 0; i < N_DAEMONS; i++) {
 			struct daemon *d = &a->daemons[i];
 			pid_t orphan = pid == d->launcher ? orphan_child(a, d->name) : 0;
@@ -709,8 +714,9 @@ static void look(struct agent *a)
 			       health_reason_name(r), "cause", cause, LOG_END);
 	}
 	publish(a, &s, r == HEALTH_READY);
-	if (a->up.on)
-		upgrader_look(&a->up, in.installed, r == HEALTH_READY, cause, other_holders(a));
+	if (a->up.on &&
+	    upgrader_look(&a->up, in.installed, r == HEALTH_READY, cause, other_holders(a)))
+		a->look_soon = true;
 }
 
 static void write_textfile(struct agent *a)
@@ -773,10 +779,17 @@ static int loop(struct agent *a, int sig_fd, int http_fd)
 			return interrupt_signal();
 		for (size_t i = 0; i < a->n_holds; i++)
 			p[4 + i] = (struct pollfd){.fd = a->holds[i], .events = POLLIN};
+		if (a->look_soon) {
+			a->look_soon = false;
+			next = now;
+		}
 		if (now >= next) {
 			look(a);
 			write_textfile(a);
-			next = now_ns() + (uint64_t)a->c->agent_interval_s * 1000000000ull;
+			next = now_ns() +
+			       (a->look_soon ? UPGRADE_NEXT_LOOK_MS * 1000000ull
+					     : (uint64_t)a->c->agent_interval_s * 1000000000ull);
+			a->look_soon = false;
 			continue;
 		}
 		if (poll(p, 4 + a->n_holds, (int)((next - now) / 1000000) + 1) < 0 &&

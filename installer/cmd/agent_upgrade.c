@@ -268,7 +268,7 @@ static int record(struct upgrader *u, const struct upgrade_record *next, int uns
 	bool moved = next->state != u->rec.state;
 	struct err e;
 
-	if (same_record(next, &u->rec) && unschedulable < 0)
+	if (same_record(next, &u->rec) && unschedulable < 0 && !u->label_stale)
 		return 0;
 	patch = upgrade_node_patch(next, unschedulable);
 	if (!patch) {
@@ -280,6 +280,7 @@ static int record(struct upgrader *u, const struct upgrade_record *next, int uns
 		return -1;
 	}
 	u->rec = *next;
+	u->label_stale = false;
 	if (moved) {
 		log_kv(next->state == UPG_FAILED ? LOG_ERROR : LOG_INFO, "agent", "driver upgrade",
 		       "state", next->state == UPG_IDLE ? "idle" : upgrade_state_name(next->state),
@@ -347,52 +348,77 @@ static void read_node(struct upgrader *u, json_object *node, struct upgrade_view
 	} else {
 		memset(&u->rec, 0, sizeof(u->rec));
 	}
+	/* The label says the record's state: one left behind (a person removed the
+	 * annotation, as runbook 2 says to release a failed node) is made to agree. */
+	{
+		json_object *labels = NULL, *l = NULL;
+		const char *shown =
+			json_object_object_get_ex(meta, "labels", &labels) &&
+					json_object_object_get_ex(labels, UPGRADE_LABEL, &l)
+				? json_object_get_string(l)
+				: "";
+
+		u->label_stale = strcmp(shown, upgrade_state_name(u->rec.state)) != 0;
+	}
 	/* A restarted agent knows its slot from the record. */
 	if (u->slots.held < 0 && u->rec.slot > 0)
 		u->slots.held = (int)u->rec.slot - 1;
 }
 
-/* The action of STEP, and its record: first recorded, then done, except for the slot's. */
-static void carry_out(struct upgrader *u, struct upgrade_step *st, json_object *pods)
+/*
+ * Carries STEP out. Returns true when the node moved on and the next step may follow at
+ * once (a new record or cordon), false when it waits for time to pass or for the world
+ * (nothing changed, pods asked to leave, the installer running, an API error).
+ */
+static bool carry_out(struct upgrader *u, struct upgrade_step *st, json_object *pods)
 {
+	int unschedulable = st->action == UPG_ACT_CORDON     ? 1
+			    : st->action == UPG_ACT_UNCORDON ? 0
+							     : -1;
 	unsigned limit = 0;
+	bool changed;
 	struct err e;
 
 	switch (st->action) {
 	case UPG_ACT_TAKE_SLOT:
 		if (current_limit(u, &limit) < 0)
-			return;
+			return false;
 		if (slots_take(&u->slots, limit, mono_s(), &e) < 0) {
 			api_down(u, "taking a slot", &e);
-			return;
+			return false;
 		}
 		break;
 	case UPG_ACT_RELEASE:
 		if (current_limit(u, &limit) < 0)
-			return;
+			return false;
 		if (slots_release(&u->slots, limit, &e) < 0) {
 			api_down(u, "giving the slot back", &e);
-			return;
+			return false;
 		}
 		break;
 	default:
 		break;
 	}
 	st->next.slot = u->slots.held < 0 ? 0 : (unsigned)u->slots.held + 1;
-	if (record(u, &st->next,
-		   st->action == UPG_ACT_CORDON	    ? 1
-		   : st->action == UPG_ACT_UNCORDON ? 0
-						    : -1) < 0)
-		return;
-	if (st->action == UPG_ACT_EVICT)
+	changed = !same_record(&st->next, &u->rec) || unschedulable >= 0;
+	if (record(u, &st->next, unschedulable) < 0)
+		return false;
+	switch (st->action) {
+	case UPG_ACT_EVICT:
 		evict(u, pods);
-	else if (st->action == UPG_ACT_ACTIVATE)
+		return false;
+	case UPG_ACT_ACTIVATE:
 		spawn(u, NULL);
-	else if (st->action == UPG_ACT_ROLLBACK)
+		return false;
+	case UPG_ACT_ROLLBACK:
 		spawn(u, st->next.from);
+		return false;
+	default:
+		return changed;
+	}
 }
 
-void upgrader_look(struct upgrader *u, const char *current, bool ready, const char *not_ready,
+bool upgrader_look(struct upgrader *u, const char *current, bool ready, const char *not_ready,
 		   unsigned holders)
 {
 	_cleanup_(json_object_putp) json_object *node = NULL, *pods = NULL;
@@ -408,10 +434,10 @@ void upgrader_look(struct upgrader *u, const char *current, bool ready, const ch
 	int r;
 
 	if (!u->on || u->child)
-		return;
+		return false;
 	if (kube_node_get(u->k, u->c->node_name, &node, &e) < 0) {
 		api_down(u, "reading the node", &e);
-		return;
+		return false;
 	}
 	read_node(u, node, &v);
 	if (session_pending(u->c, u->root_fd, &pd) == 1)
@@ -423,13 +449,13 @@ void upgrader_look(struct upgrader *u, const char *current, bool ready, const ch
 		r = slots_renew(&u->slots, mono_s(), &e);
 		if (r < 0) {
 			api_down(u, "renewing the slot", &e);
-			return;
+			return false;
 		}
 	}
 	v.slot = u->slots.held >= 0;
 	if (kube_pods_on_node(u->k, u->c->node_name, &pods, &e) < 0) {
 		api_down(u, "listing the node's pods", &e);
-		return;
+		return false;
 	}
 	v.gpu_pods = upgrade_gpu_pods(pods, &v.evictable, NULL, 0);
 	if (!u->api_up && u->api_error[0])
@@ -437,7 +463,7 @@ void upgrader_look(struct upgrader *u, const char *current, bool ready, const ch
 	u->api_up = true;
 	u->api_error[0] = '\0';
 	st = upgrade_decide(&u->rec, &v, &u->policy);
-	carry_out(u, &st, pods);
+	return carry_out(u, &st, pods);
 }
 
 /* ---- metrics ------------------------------------------------------------------------------ */

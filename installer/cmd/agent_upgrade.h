@@ -29,6 +29,7 @@ struct upgrader {
 	struct slots slots;
 	struct upgrade_record rec; /* as the node recorded it at the last look */
 	bool api_up;		   /* the last look's calls were answered */
+	bool label_stale;	   /* the node's label does not say the record's state */
 	char api_error[256];	   /* the last API error, logged once until it changes */
 	pid_t child;		   /* the installer run by ACTIVATE or ROLLBACK, or 0 */
 	const char *child_what;	   /* "activation" or "rollback" */
@@ -46,12 +47,14 @@ void upgrader_stop(struct upgrader *u);
 
 /*
  * One look: CURRENT is the installed version (or NULL), READY and NOT_READY the agent's
- * judgement, HOLDERS the processes other than the agent's with the driver open.
+ * judgement, HOLDERS the processes other than the agent's with the driver open. Returns
+ * true when the upgrade moved on and the next look may come at once, not after the
+ * interval (so that an upgrade does not wait an interval per state).
  */
-void upgrader_look(struct upgrader *u, const char *current, bool ready, const char *not_ready,
+bool upgrader_look(struct upgrader *u, const char *current, bool ready, const char *not_ready,
 		   unsigned holders);
 
-/* A child ended: true when it was the installer run it started. */
+/* A child ended: true when it was the installer run it started (look again at once). */
 bool upgrader_reaped(struct upgrader *u, pid_t pid, int status);
 
 /* The upgrade's Prometheus series (docs/metrics.md, "The node agent"), malloc'd, or NULL. */

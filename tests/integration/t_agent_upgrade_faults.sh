@@ -7,7 +7,9 @@
 #   3. the activation failing (the kernel refuses the new version): the installer rolls
 #      back, and the agent stops at failed, the node left cordoned with the reason on it,
 #      a Warning event, the slot kept (a bad version halts a rollout), the old version
-#      serving and the node ready.
+#      serving and the node ready;
+#   4. the new version never ready (a fatal Xid): past the validation timeout the version
+#      before is installed again and the upgrade fails with the cause.
 FAKE_KERNEL=1
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
 mkkernel "$T/root"
@@ -31,7 +33,7 @@ start() {
     env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" FAKE_KERNEL_FAIL="${FAIL:-}" \
         ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
         "$BIN" --root "$T/root" agent --listen 127.0.0.1:0 --interval 1 --kernel-release "$KERNEL" \
-        --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" 2>"$T/agent.log" &
+        --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" ${EXTRA:-} 2>"$T/agent.log" &
     apid=$!
     wait_for "the agent's start" 10 agent_said "agent: watching the node"
     port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
@@ -109,3 +111,30 @@ import json, sys
 lines = open(sys.argv[1]).read().splitlines()[int(sys.argv[2]):]
 assert all(json.loads(l)["method"] in ("GET", "PUT") for l in lines), lines  # reads, the slot's renewal
 PY
+
+# 4. The new version never becomes ready (a fatal Xid in effect, no driver reload line):
+#    past --upgrade-validate-timeout the version before is installed again, and the upgrade
+#    stops at failed with the cause. First a person releases the node of step 3, as
+#    runbook 2 says: the annotation removed, the node uncordoned.
+kill "$apid"
+wait "$apid" 2>/dev/null || true
+kube_api PATCH /api/v1/nodes/gpu-node-1 -H 'Content-Type: application/merge-patch+json' \
+    -d '{"metadata": {"annotations": {"nvidia.com/gpu.driver-installer.upgrade": null}}, "spec": {"unschedulable": false}}' >/dev/null
+assert_eq "$(cat "$KUBE_DIR/status")" 200 "the release by hand"
+# Nothing pending: the agent takes the node as idle, and the label the annotation's removal
+# left behind goes too.
+start
+wait_for "the failed label gone" 10 node_has 'state == "" and "nvidia-driver-installer.upgrade" not in str(n["metadata"].get("annotations"))'
+kill "$apid"
+wait "$apid" 2>/dev/null || true
+busy
+expect_rc 0 install --when-busy defer --driver-version "$V_OLD" $(kernel_args)
+rm -rf "$T/root/proc/4242"
+echo "3,1202,52000000,-;NVRM: Xid (PCI:0000:01:00): 79, pid=0, name=none, GPU has fallen off the bus." >"$T/root/dev/kmsg"
+EXTRA="--upgrade-validate-timeout 10" start
+wait_for "failed after validation" 40 node_has 'state == "failed"'
+node_has '"'"$V_OLD"' not ready within 10s: Xid 79" in rec["reason"] and "rolled back to '"$V_NEW"'" in rec["reason"] and unsched' ||
+    fail "the reason: $(cat "$KUBE_STATE")"
+wait_for "the rollback run" 30 agent_said "driver upgrade: the installer ended (what=rollback how=exit 0)"
+assert_eq "$(installed_version)" "$V_NEW" "the version after the rollback"
+node_has 'events.count("DriverUpgradeValidating") >= 1 and events[-1] == "DriverUpgradeFailed"' || fail "events: $(cat "$KUBE_STATE")"
