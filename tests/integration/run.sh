@@ -171,7 +171,8 @@ has_mark() {
 # "# serial": the test must not share the machine.
 runs_alone() { has_mark "$1" serial; }
 # "# plain build": the test checks what the binary's memory safety does not touch (a
-# document, a manifest, another memory checker): the ASan build leaves it to the plain one.
+# document, a manifest, another memory checker), or runs again, only slower, code that other
+# tests run under ASan (its WHY names them): the ASan build leaves it to the plain one.
 if [ -n "$NDI_SANITIZED" ]; then
     kept=()
     plain_only=()

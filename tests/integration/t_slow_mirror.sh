@@ -1,4 +1,5 @@
 # serial: wall-clock budgets: each mirror's share of a 10 or 12 s budget, and the whole install under 9 s
+# plain build: its failover and resume run under ASan in t_mirror_failover and t_resume; the budgets are wall-clock figures
 # A mirror that stays above the speed floor but is too slow for the budget does not starve
 # the next one: each attempt gets a share of what is left of the budget (1/k with k mirrors
 # still in play), the next mirror resumes after its bytes, and the slow one is named.
