@@ -651,8 +651,9 @@ static void publish(struct agent *a, const struct nodestate *s, bool ready)
 }
 
 /* Processes other than the agent and its daemons with the driver open. */
-static unsigned other_holders(const struct agent *a)
+static unsigned other_holders(void *arg)
 {
+	const struct agent *a = arg;
 	pid_t ours[1 + 2 * N_DAEMONS] = {getpid()};
 	size_t n = 1;
 	char why[1024] = "";
@@ -715,7 +716,7 @@ static void look(struct agent *a)
 	}
 	publish(a, &s, r == HEALTH_READY);
 	if (a->up.on &&
-	    upgrader_look(&a->up, in.installed, r == HEALTH_READY, cause, other_holders(a)))
+	    upgrader_look(&a->up, in.installed, r == HEALTH_READY, cause, other_holders, a))
 		a->look_soon = true;
 }
 

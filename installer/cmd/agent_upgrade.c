@@ -419,13 +419,12 @@ static bool carry_out(struct upgrader *u, struct upgrade_step *st, json_object *
 }
 
 bool upgrader_look(struct upgrader *u, const char *current, bool ready, const char *not_ready,
-		   unsigned holders)
+		   unsigned (*holders)(void *arg), void *arg)
 {
 	_cleanup_(json_object_putp) json_object *node = NULL, *pods = NULL;
 	struct upgrade_view v = {.current = current,
 				 .ready = ready,
 				 .not_ready = not_ready,
-				 .holders = holders,
 				 .now = (uint64_t)time(NULL)};
 	struct upgrade_step st;
 	struct pending pd;
@@ -440,8 +439,11 @@ bool upgrader_look(struct upgrader *u, const char *current, bool ready, const ch
 		return false;
 	}
 	read_node(u, node, &v);
-	if (session_pending(u->c, u->root_fd, &pd) == 1)
+	/* The /proc walk only when a version waits: nothing else asks who holds the driver. */
+	if (session_pending(u->c, u->root_fd, &pd) == 1) {
 		v.pending = pd.driver_version;
+		v.holders = holders(arg);
+	}
 	if (pfail_read(u->c, u->root_fd, &pf) == 1 &&
 	    strcmp(pf.driver_version, u->rec.version) == 0)
 		v.failed = pf.cause;

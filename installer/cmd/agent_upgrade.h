@@ -47,12 +47,13 @@ void upgrader_stop(struct upgrader *u);
 
 /*
  * One look: CURRENT is the installed version (or NULL), READY and NOT_READY the agent's
- * judgement, HOLDERS the processes other than the agent's with the driver open. Returns
- * true when the upgrade moved on and the next look may come at once, not after the
- * interval (so that an upgrade does not wait an interval per state).
+ * judgement; HOLDERS(ARG) counts the processes other than the agent's with the driver open,
+ * asked only while a version is pending. Returns true when the upgrade moved on and the
+ * next look may come at once, not after the interval (so that an upgrade does not wait an
+ * interval per state).
  */
 bool upgrader_look(struct upgrader *u, const char *current, bool ready, const char *not_ready,
-		   unsigned holders);
+		   unsigned (*holders)(void *arg), void *arg);
 
 /* A child ended: true when it was the installer run it started (look again at once). */
 bool upgrader_reaped(struct upgrader *u, pid_t pid, int status);
