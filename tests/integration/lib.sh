@@ -395,6 +395,33 @@ kube_stub() {
     wait_for "the API server stand-in" 10 test -s "$d/port"
     export KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT
     KUBERNETES_SERVICE_PORT=$(cat "$d/port")
+    # For kubectl (kubectl_stub): the same server, CA and token.
+    cat >"$d/kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters: [{name: stub, cluster: {server: "https://127.0.0.1:$KUBERNETES_SERVICE_PORT", certificate-authority: "$d/sa/ca.crt"}}]
+users: [{name: agent, user: {tokenFile: "$d/sa/token"}}]
+contexts: [{name: stub, context: {cluster: stub, user: agent}}]
+current-context: stub
+EOF
+}
+
+# kubectl_stub ARGS...: kubectl itself ($KUBECTL, else PATH's) against the stand-in that
+# kube_stub started last, its discovery cache in $KUBE_DIR.
+kubectl_stub() {
+    KUBECONFIG=$KUBE_DIR/kubeconfig HOME=$KUBE_DIR "${KUBECTL:-kubectl}" "$@"
+}
+
+# run_doc_block NAME: docs/operations.md's ```sh test=NAME block, unchanged, run by `bash -e`
+# with kubectl (kubectl_stub's) against the stand-in and NODE=$NODE; its output goes to
+# $T/NAME.out, its status is returned.
+run_doc_block() {
+    python3 "$SRC/tests/tools/runbook.py" block "$SRC/docs/operations.md" "$1" >"$T/$1.sh" ||
+        fail "docs/operations.md has no block test=$1"
+    mkdir -p "$KUBE_DIR/bin"
+    ln -sf "$(command -v "${KUBECTL:-kubectl}")" "$KUBE_DIR/bin/kubectl"
+    env PATH="$KUBE_DIR/bin:$PATH" KUBECONFIG="$KUBE_DIR/kubeconfig" HOME="$KUBE_DIR" NODE="$NODE" \
+        bash -e "$T/$1.sh" >"$T/$1.out" 2>&1
 }
 
 # kube_api METHOD PATH [CURL ARGS...]: a request to the stand-in, as a client with the

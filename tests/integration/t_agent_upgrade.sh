@@ -116,6 +116,13 @@ import json, sys
 lines = open(sys.argv[1]).read().splitlines()[int(sys.argv[2]):]
 assert all(json.loads(l)["method"] == "GET" for l in lines), lines
 PY
+# What an operator reads, with kubectl itself (docs/operations.md, runbook 2, step 3).
+NODE=gpu-node-1
+run_doc_block agent-watch || fail "agent-watch: $(cat "$T/agent-watch.out")"
+grep -Eq "^gpu-node-1 +[^ ]+ +done$" "$T/agent-watch.out" || fail "kubectl's state column: $(cat "$T/agent-watch.out")"
+grep -q '^{"state":"done",.*"version":"'"$V_NEW"'"' "$T/agent-watch.out" ||
+    fail "kubectl's annotation: $(cat "$T/agent-watch.out")"
+[ "$(grep -c '^gpu-node-1\.' "$T/agent-watch.out")" = 6 ] || fail "kubectl's events: $(cat "$T/agent-watch.out")"
 # docs/metrics.md's table of the upgrade's series against what the agent served, both ways.
 grep '^nvidia_driver_installer_agent_upgrade_' "$T/metrics" >"$T/upgrade.prom"
 python3 "$SRC/tests/tools/metrics-doc.py" "$SRC/docs/metrics.md" "Driver upgrades" "$T/upgrade.prom" \

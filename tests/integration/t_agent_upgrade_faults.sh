@@ -114,13 +114,14 @@ PY
 
 # 4. The new version never becomes ready (a fatal Xid in effect, no driver reload line):
 #    past --upgrade-validate-timeout the version before is installed again, and the upgrade
-#    stops at failed with the cause. First a person releases the node of step 3, as
-#    runbook 2 says: the annotation removed, the node uncordoned.
+#    stops at failed with the cause. First a person releases the node of step 3 with
+#    runbook 2's commands (kubectl itself): the annotation removed, the node uncordoned.
 kill "$apid"
 wait "$apid" 2>/dev/null || true
-kube_api PATCH /api/v1/nodes/gpu-node-1 -H 'Content-Type: application/merge-patch+json' \
-    -d '{"metadata": {"annotations": {"nvidia.com/gpu.driver-installer.upgrade": null}}, "spec": {"unschedulable": false}}' >/dev/null
-assert_eq "$(cat "$KUBE_DIR/status")" 200 "the release by hand"
+NODE=gpu-node-1
+run_doc_block agent-release || fail "agent-release: $(cat "$T/agent-release.out")"
+node_has 'not unsched and "nvidia.com/gpu.driver-installer.upgrade" not in n["metadata"].get("annotations", {})' ||
+    fail "not released by kubectl: $(cat "$T/agent-release.out")"
 # Nothing pending: the agent takes the node as idle, and the label the annotation's removal
 # left behind goes too.
 start

@@ -5,7 +5,8 @@ TLS on 127.0.0.1, a bearer token, and the objects and calls the client makes, wi
 API server's own answers to them:
 
   GET    /api/v1/nodes/NAME                              a Node
-  PATCH  /api/v1/nodes/NAME   (application/merge-patch+json, RFC 7386)
+  PATCH  /api/v1/nodes/NAME   (application/merge-patch+json, RFC 7386; kubectl's strategic
+         merge patches where they mean the same: no lists, no directives)
   GET    /api/v1/pods?fieldSelector=spec.nodeName=NAME   a PodList of that node's pods
   POST   /api/v1/namespaces/NS/pods/NAME/eviction        policy/v1 Eviction: 201 and the
          pod gone, or 429 when its disruption budget forbids (annotation
@@ -18,12 +19,21 @@ API server's own answers to them:
   DELETE /api/v1/namespaces/NS/pods/NAME                 the pod gone (a job that ended)
   GET    /apis/apps/v1/namespaces/NS/daemonsets/NAME     a DaemonSet (its status)
 
+and, for kubectl reading what the agent wrote (`get`, as docs/operations.md's commands do),
+legacy discovery (/api, /apis, each group version's APIResourceList: kubectl 1.32 asks for
+the aggregated form first and takes this one when it is answered) and the lists of nodes,
+pods, leases and events, filtered by labelSelector (key, key=value) and fieldSelector
+(dotted.path=value, joined by commas), as the API server does for the fields named.
+
 Every object carries metadata.resourceVersion, one counter for the store, as etcd's
 revision. Errors are metav1.Status objects with the API server's reason and code. The
 token is read from TOKEN_FILE on each request: a client that keeps an old one after the
 file changed gets 401. FAULTS (a JSON file, read on each request, may be absent) makes the
 next requests fail: {"faults": [{"method": "GET", "path": "/api/v1/nodes/n1", "status":
-503, "times": 2, "retry_after": 1}]}; each use counts down "times" in the file. Each
+503, "times": 2, "retry_after": 1}]}; or, with "delay": SECONDS instead of a status, be
+carried out and answered that much later (a client killed meanwhile has done the write
+and not learnt it). "body": REGEX narrows a fault to the requests whose body it matches
+(a PATCH that records one state). Each use counts down "times" in the file. Each
 request is appended to LOG as a JSON line (method, path, query, content type, user agent,
 body, status).
 
@@ -39,6 +49,7 @@ import re
 import ssl
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -91,6 +102,16 @@ def merge_patch(target, patch):
     return target
 
 
+def plain(patch):
+    """A strategic merge patch that means what the same merge patch means (kubectl
+    uncordon's, annotate's): objects and scalars only, no $-directive keys."""
+    if isinstance(patch, list):
+        return False
+    if isinstance(patch, dict):
+        return all(not k.startswith("$") and plain(v) for k, v in patch.items())
+    return True
+
+
 def find(kind, name, ns=None):
     for o in DB[kind]:
         m = o["metadata"]
@@ -99,7 +120,7 @@ def find(kind, name, ns=None):
     return None
 
 
-def fault(method, path):
+def fault(method, path, raw):
     """The first fault that matches, counted down in FAULTS; or None."""
     try:
         with open(FAULTS) as f:
@@ -108,7 +129,8 @@ def fault(method, path):
         return None
     for fl in spec.get("faults", []):
         if fl.get("times", 0) > 0 and fl.get("method", method) == method and \
-                re.fullmatch(fl["path"], path):
+                re.fullmatch(fl["path"], path) and \
+                re.search(fl.get("body", ""), raw.decode(errors="replace")):
             fl["times"] -= 1
             with open(FAULTS + ".tmp", "w") as f:
                 json.dump(spec, f)
@@ -117,6 +139,55 @@ def fault(method, path):
     return None
 
 
+# Discovery: (resource, kind, namespaced) per group version.
+RESOURCES = {
+    "v1": [("nodes", "Node", False), ("pods", "Pod", True), ("events", "Event", True)],
+    "coordination.k8s.io/v1": [("leases", "Lease", True)],
+    "apps/v1": [("daemonsets", "DaemonSet", True)],
+}
+
+
+def resource_list(gv):
+    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv,
+            "resources": [{"name": r, "singularName": k.lower(), "namespaced": ns, "kind": k,
+                           "verbs": ["get", "list"]} for r, k, ns in RESOURCES[gv]]}
+
+
+DISCOVERY = {
+    "/version": {"major": "1", "minor": "32", "gitVersion": "v1.32.0-kube-api.py"},
+    "/api": {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []},
+    "/apis": {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
+        {"name": g.split("/")[0], "versions": [{"groupVersion": g, "version": g.split("/")[1]}],
+         "preferredVersion": {"groupVersion": g, "version": g.split("/")[1]}}
+        for g in RESOURCES if "/" in g]},
+}
+for _gv in RESOURCES:
+    DISCOVERY[("/api/" if _gv == "v1" else "/apis/") + _gv] = resource_list(_gv)
+
+
+def field(obj, dotted):
+    for k in dotted.split("."):
+        obj = obj.get(k) if isinstance(obj, dict) else None
+    return "" if obj is None else str(obj).lower() if isinstance(obj, bool) else str(obj)
+
+
+def selected(obj, query):
+    """Whether OBJ matches the query's labelSelector and fieldSelector (equality only)."""
+    labels = obj.get("metadata", {}).get("labels", {})
+    for term in filter(None, query.get("labelSelector", [""])[0].split(",")):
+        k, eq, v = term.partition("=")
+        if k not in labels or (eq and labels[k] != v):
+            return False
+    for term in filter(None, query.get("fieldSelector", [""])[0].split(",")):
+        k, _, v = term.partition("=")
+        if field(obj, k.rstrip("=")) != v.lstrip("="):
+            return False
+    return True
+
+
+LISTS = re.compile(r"/api/v1/(nodes|pods)|/api/v1/namespaces/([^/]+)/(pods|events)|"
+                   r"/apis/coordination\.k8s\.io/v1/namespaces/([^/]+)/(leases)")
+LIST_KIND = {"nodes": "NodeList", "pods": "PodList", "events": "EventList", "leases": "LeaseList"}
 LEASES = re.compile(r"/apis/coordination\.k8s\.io/v1/namespaces/([^/]+)/leases(?:/([^/]+))?")
 EVICTION = re.compile(r"/api/v1/namespaces/([^/]+)/pods/([^/]+)/eviction")
 EVENTS = re.compile(r"/api/v1/namespaces/([^/]+)/events")
@@ -135,19 +206,26 @@ def handle(method, path, query, ctype, body):
         if method == "GET":
             return 200, node
         if method == "PATCH":
-            if ctype != "application/merge-patch+json":
+            if ctype == "application/strategic-merge-patch+json" and not plain(body):
+                return status(415, "UnsupportedMediaType", "this stand-in applies a strategic "
+                              "merge patch only where it is a merge patch: no list, no $directive")
+            if ctype not in ("application/merge-patch+json",
+                             "application/strategic-merge-patch+json"):
                 return status(415, "UnsupportedMediaType",
                               "the body of the request was in an unknown format")
             merge_patch(node, body)
             bump(node)
             return 200, node
-    if path == "/api/v1/pods" and method == "GET":
-        sel = query.get("fieldSelector", [""])[0]
-        if not sel.startswith("spec.nodeName="):
-            return status(400, "BadRequest", "this stand-in takes fieldSelector=spec.nodeName=NAME")
-        name = sel.split("=", 1)[1]
-        items = [p for p in DB["pods"] if p.get("spec", {}).get("nodeName") == name]
-        return 200, {"kind": "PodList", "apiVersion": "v1",
+    if method == "GET" and path in DISCOVERY:
+        return 200, DISCOVERY[path]
+    m = LISTS.fullmatch(path)
+    if m and method == "GET":
+        kind = m.group(1) or m.group(3) or m.group(5)
+        ns = m.group(2) or m.group(4)
+        items = [o for o in DB[kind] if (ns is None or o["metadata"].get("namespace") == ns)
+                 and selected(o, query)]
+        return 200, {"kind": LIST_KIND[kind],
+                     "apiVersion": "coordination.k8s.io/v1" if kind == "leases" else "v1",
                      "metadata": {"resourceVersion": str(REV[0])}, "items": items}
     m = EVICTION.fullmatch(path)
     if m and method == "POST":
@@ -241,10 +319,10 @@ class Handler(BaseHTTPRequestHandler):
             token = f.read().strip()
         headers = ()
         with LOCK:
-            fl = fault(self.command, url.path)
+            fl = fault(self.command, url.path, raw)
             if self.headers.get("Authorization") != "Bearer " + token:
                 code, obj = status(401, "Unauthorized", "Unauthorized")
-            elif fl:
+            elif fl and "status" in fl:
                 code, obj = status(fl["status"], "InternalError" if fl["status"] >= 500 else
                                    "TooManyRequests", "injected by the test")
                 if "retry_after" in fl:
@@ -266,6 +344,8 @@ class Handler(BaseHTTPRequestHandler):
                                     "user_agent": self.headers.get("User-Agent", ""),
                                     "body": raw.decode(errors="replace"),
                                     "status": code}) + "\n")
+        if fl and "delay" in fl:
+            time.sleep(fl["delay"])  # done, and answered late: the client may be gone by then
         self.answer(code, obj, headers)
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = serve
