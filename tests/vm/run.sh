@@ -24,6 +24,14 @@
 #             build-driver-package --keep-signatures and verified with Debian's certificate
 #             (extracted from the kernel image), loads; the same module re-signed with the
 #             test key is refused (EKEYREJECTED)
+#   agent-upgrade
+#             the node agent finishes a pending upgrade by itself: a holder of
+#             /dev/nvidiactl leaves the new version pending, the agent (upgrades on, against
+#             tests/tools/kube-api.py on the host's 127.0.0.1, which the guest reaches at
+#             10.0.2.2 through qemu's user network) cordons the node and waits, the holder
+#             ends, the agent activates the version in place through the real kernel and
+#             validates it, one process throughout; the node it leaves on the stand-in is
+#             checked here (done, uncordoned, slot given back, an Event per state)
 #   demo      the install, shown (make demo)
 #   real-proprietary, real-open
 #             NVIDIA's real driver (make check-real builds its repository, both flavours,
@@ -50,7 +58,7 @@ export PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
 BIN=$(realpath "${1:?usage: run.sh BINARY [SCENARIO...]}")
 shift
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(main defer enforce lockdown vendor-sig)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(main defer enforce lockdown vendor-sig agent-upgrade)
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 W="$SRC/build/vm"
 V_OLD=535.261.03
@@ -165,11 +173,11 @@ copy_in() {
 # The host's in-tree modules the driver needs (drm, drm_kms_helper; video for the real
 # nvidia-modeset), and what the defer scenario's disk needs (Debian builds virtio_pci,
 # virtio_blk, ext4 and the crc32c its checksums ask the crypto API for as modules; /init
-# loads them for that scenario only), with their dependencies from modules.dep, indexed by
-# depmod.
+# loads them for that scenario only) and agent-upgrade's network (virtio_net), with their
+# dependencies from modules.dep, indexed by depmod.
 copy_kernel_modules() {
     local m dep base="/lib/modules/$R" todo=()
-    for m in drm drm_kms_helper video virtio_pci virtio_blk ext4 crc32c_generic; do
+    for m in drm drm_kms_helper video virtio_pci virtio_blk ext4 crc32c_generic virtio_net; do
         todo+=("$(grep -o "^[^:]*/$m\.ko" "$base/modules.dep")")
     done
     while [ ${#todo[@]} -gt 0 ]; do
@@ -217,6 +225,8 @@ make_initrd() {
         cp -r "$r" "$W/initrd/$(basename "$r")"
     done
     cp "$KEY_DIR/repo-pub.pem" "$KEY_DIR/mod.crt" "$W/initrd/keys/"
+    # agent-upgrade's service account, for the API stand-in on the host.
+    [ ! -d "$W/kube/sa" ] || cp -r "$W/kube/sa" "$W/initrd/sa"
     [ -z "${REAL_CASES:-}" ] || cp "$REAL_CASES" "$W/initrd/etc/ndi-real-cases"
     [ ! -e "$KEY_DIR/kernel.pem" ] || cp "$KEY_DIR/kernel.pem" "$W/initrd/keys/"
     printf 'VENDOR_MOD=%s\n' "${VENDOR_MOD}" >>"$W/initrd/etc/ndi-vendor"
@@ -232,6 +242,62 @@ make_initrd() {
     # Packages are compressed already: gzip only what is not.
     (cd "$W/initrd" && find . | cpio -o -H newc --quiet) | gzip -1 >"$out"
     rm -rf "$W/initrd"
+}
+
+# agent-upgrade's API server stand-in (tests/tools/kube-api.py): a CA, the server's
+# certificate for the address the guest reaches the host's loopback at (10.0.2.2, qemu's
+# user network), and a service account (token, ca.crt, namespace) for the initramfs.
+make_kube_sa() {
+    local d=$W/kube
+    rm -rf "$d" && mkdir -p "$d/sa"
+    (cd "$d" && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+        -subj /CN=kube-test-ca -keyout ca.key -out sa/ca.crt 2>/dev/null &&
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=api \
+            -keyout api.key -out api.csr 2>/dev/null && printf 'subjectAltName=IP:10.0.2.2' >san &&
+        openssl x509 -req -in api.csr -CA sa/ca.crt -CAkey ca.key -CAcreateserial -days 2 \
+            -extfile san -out api.pem 2>/dev/null) || fail "agent-upgrade: certificates"
+    echo "vm-token-$RANDOM$RANDOM" >"$d/sa/token"
+    printf kube-system >"$d/sa/namespace"
+    printf '{"nodes": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "vm-node"}, "spec": {}}]}\n' \
+        >"$d/cluster.json"
+}
+
+# agent_upgrade_boot: the stand-in on the host's 127.0.0.1, the VM booted with a user
+# network to it, then what the agent left on the node: its record done, uncordoned, the
+# slot given back, an Event per state in order. Prints the boot's VMTEST lines, and a
+# VMTEST FAIL line for each host-side check that fails.
+agent_upgrade_boot() {
+    local d=$W/kube spid
+    rm -f "$d/port" "$d/state.json" "$d/requests.log"
+    cp "$d/cluster.json" "$d/state.json"
+    python3 "$SRC/tests/tools/kube-api.py" "$d/port" "$d/api.pem" "$d/api.key" "$d/sa/token" \
+        "$d/state.json" "$d/faults.json" "$d/requests.log" 900 &
+    spid=$!
+    for _ in $(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
+    [ -s "$d/port" ] || fail "agent-upgrade: the API server stand-in did not start"
+    boot agent-upgrade "ndi_kube_port=$(cat "$d/port")" -netdev user,id=n0 \
+        -device virtio-net-pci,netdev=n0
+    kill "$spid" 2>/dev/null || true
+    wait "$spid" 2>/dev/null || true
+    python3 - "$d/state.json" <<'EOF'
+import json, sys
+db = json.load(open(sys.argv[1]))
+n = db["nodes"][0]
+rec = json.loads(n["metadata"].get("annotations", {}).get("nvidia.com/gpu.driver-installer.upgrade", "{}"))
+reasons = [e["reason"] for e in db["events"]]
+want = ["DriverUpgradePending", "DriverUpgradeCordoned", "DriverUpgradeWaiting",
+        "DriverUpgradeActivating", "DriverUpgradeValidating", "DriverUpgradeDone"]
+checks = [
+    ("host-node-done", n["metadata"].get("labels", {}).get(
+        "nvidia.com/gpu.driver-installer.upgrade-state") == "done" and rec.get("state") == "done"),
+    ("host-uncordoned", not n.get("spec", {}).get("unschedulable", False) and not rec.get("cordoned")),
+    ("host-slot-free", all(not l["spec"].get("holderIdentity") for l in db["leases"]) and db["leases"]),
+    ("host-events", reasons == want),
+]
+for name, ok in checks:
+    print("VMTEST ok %s" % name if ok else "VMTEST FAIL %s: node %s, events %s" % (
+        name, json.dumps(n), reasons))
+EOF
 }
 
 # real_cases INDEX OUT: the real-flavours cases and what the driver's own data predicts for
@@ -316,6 +382,7 @@ if [ $standin = 1 ]; then
     make_keys
     make_repo
     make_vendor_repo
+    make_kube_sa
     make_initrd "$W/initrd.gz" "$W/repo" "$W/vendor-repo"
     echo "vm: kernel $R, initramfs $(du -h "$W/initrd.gz" | cut -f1), prepared in $(($(date +%s) - t0)) s"
 fi
@@ -376,9 +443,13 @@ for s in "${scenarios[@]}"; do
         echo "vm: scenario $s: $(($(date +%s) - t1)) s"
         continue
     fi
-    out=$(boot "$s" "$extra")
+    if [ "$s" = agent-upgrade ]; then
+        out=$(agent_upgrade_boot)
+    else
+        out=$(boot "$s" "$extra")
+    fi
     echo "$out"
-    if ! grep -q "^VMTEST END $s pass=[0-9]* fail=0$" <<<"$out"; then
+    if ! grep -q "^VMTEST END $s pass=[0-9]* fail=0$" <<<"$out" || grep -q "^VMTEST FAIL" <<<"$out"; then
         echo "vm: scenario $s failed (console log: $W/$s.log)"
         failed=1
     fi

@@ -530,6 +530,58 @@ real_agent() {
     kill "$slpid" 2>/dev/null
 }
 
+# The node agent finishes a pending upgrade by itself on the real kernel (docs/design.md,
+# "Upgrades that finish by themselves"), against the API server stand-in on the host
+# (tests/tools/kube-api.py on the host's 127.0.0.1, reached as 10.0.2.2 through qemu's user
+# network; /init brings the network up for this scenario; the service account is in /sa).
+# A process holds /dev/nvidiactl, so the new version is left pending; the agent takes the
+# slot, cordons the node and waits; the process ends, and the agent activates the version
+# in place (delete_module and finit_module on this kernel) and validates it, and is the
+# same process throughout (the pod's containers are not restarted). tests/vm/run.sh then
+# checks what the agent left on the stand-in's node.
+agent_upgrade() {
+    run install $DA --driver-version "$V_OLD"
+    check au-install rc_is 0
+    hold nvidiactl
+    run install $DA --when-busy defer --driver-version "$V_NEW"
+    check au-deferred rc_is 0
+    check au-pending pending_record_names "$V_NEW"
+    NVIDIA_DRIVER_REPO=file:///repo NVIDIA_DRIVER_REPO_KEY=/keys/repo-pub.pem \
+        NVIDIA_MODULE_CERT=/keys/mod.crt NVIDIA_METRICS_FILE=$PROM \
+        KUBERNETES_SERVICE_HOST=10.0.2.2 KUBERNETES_SERVICE_PORT=$ndi_kube_port \
+        "$I" --root / agent --listen 127.0.0.1:9400 --interval 1 --node-name vm-node --kube-sa-dir /sa \
+        2>/tmp/agent.err &
+    apid=$!
+    if ! wait_for 30 grep -q "driver upgrades on (node=vm-node" /tmp/agent.err; then
+        bad au-agent-api "the agent did not turn upgrades on"
+        sed 's/^/VMTEST | agent: /' /tmp/agent.err
+        kill "$apid" "$held" 2>/dev/null
+        return
+    fi
+    ok au-agent-api
+    check au-waiting wait_for 60 upgrade_state waiting
+    check au-old-serves [ "$(cat /sys/module/nvidia/version)" = "$V_OLD" ]
+    check au-still-pending pending_record_names "$V_NEW"
+    kill "$held"
+    wait "$held" 2>/dev/null
+    check au-done wait_for 90 upgrade_state done
+    check au-new-loaded [ "$(cat /sys/module/nvidia/version)" = "$V_NEW" ]
+    check au-nothing-pending nothing_pending
+    check au-ready grep -qx "NVIDIA_DRIVER_VERSION=$V_NEW" "$MARKER"
+    check au-activated grep -q "driver upgrade: the installer ended (what=activation how=exit 0)" /tmp/agent.err
+    check au-same-agent kill -0 "$apid"
+    check au-started-once [ "$(grep -c "agent: watching the node" /tmp/agent.err)" = 1 ]
+    grep "driver upgrade" /tmp/agent.err | sed 's/^/VMTEST | agent: /'
+    kill -TERM "$apid"
+    wait "$apid"
+    check au-sigterm [ $? = 0 ]
+}
+# upgrade_state STATE: the agent's metric says the node's upgrade is at STATE.
+upgrade_state() {
+    wget -q -O - http://127.0.0.1:9400/metrics 2>/dev/null |
+        grep -qx "nvidia_driver_installer_agent_upgrade_state{state=\"$1\"} 1"
+}
+
 # set_gpus ID: every fake PCI function (tests/vm/init) becomes vendor:device ID.
 set_gpus() {
     for f in /tmp/pci/*; do
@@ -582,6 +634,7 @@ vendor-sig) vendor_sig ;;
 real-proprietary | real-open) real ;;
 real-flavours) real_flavours ;;
 real-agent) real_agent ;;
+agent-upgrade) agent_upgrade ;;
 *) bad scenario "unknown scenario '$S'" ;;
 esac
 echo "VMTEST END $S pass=$pass fail=$fail"
