@@ -273,17 +273,17 @@ asan:
 # Each phase timed (scripts/check-phases), and a table of the times at the end, green or
 # not; the first failing phase fails the check with its status. The phases with no
 # wall-clock bound run in the background at nice 19, one after the other, taking the CPU
-# the integration suites leave idle waiting on their servers and timers: packaging, the
-# fuzz replay, the ASan build and its unit tests beside the plain suite (the ASan suite
-# needs that build); the VM test and the image beside the ASan suite, whose tail of
+# the integration suites leave idle waiting on their servers and timers: the lint, the
+# unit tests, packaging, the fuzz replay, the ASan build and its unit tests beside the
+# plain suite (the ASan suite needs that build); the VM test and the image beside the ASan suite, whose tail of
 # wall-clock tests run alone leaves most of the CPU idle. The builds run CHECK_JOBS
 # compilers at once (the machine's cores), unless `make -jN check` shares its own.
 CHECK_JOBS ?= $(shell nproc)
 CHECK_J = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(CHECK_JOBS))
 ASAN_MAKE = $(MAKE) $(CHECK_J) BUILD=build-asan SANITIZE=1
 check:
-	@scripts/check-phases 'deps=$(MAKE) deps' 'format=$(MAKE) format-check' 'lint=$(MAKE) lint' \
-		'build=$(MAKE) $(CHECK_J) all' 'unit=$(MAKE) $(CHECK_J) unit' \
+	@scripts/check-phases 'deps=$(MAKE) deps' 'format=$(MAKE) format-check' \
+		'build=$(MAKE) $(CHECK_J) all' '&lint=$(MAKE) lint' '&unit=$(MAKE) $(CHECK_J) unit' \
 		'&packaging=$(MAKE) packaging' '&fuzz-replay=$(MAKE) $(CHECK_J) fuzz-replay' \
 		'&asan-unit=$(ASAN_MAKE) unit' 'integration=$(MAKE) $(CHECK_J) integration' wait \
 		'&vm=$(MAKE) vm' '&image-test=$(MAKE) image-test' \
