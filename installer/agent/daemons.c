@@ -29,10 +29,8 @@ void daemon_describe_status(int status, char *buf, size_t size)
 		snprintf(buf, size, "exit %d", WEXITSTATUS(status));
 }
 
-/* The child: the agent's blocked signals unblocked, nothing of its fds but 0-2, then exec. */
-static _noreturn_ void exec_daemon(const struct daemon *d, const char *path)
+_noreturn_ void daemon_exec_child(const char *path, const char *const *argv)
 {
-	const char *argv[DAEMON_MAX_ARGS + 2] = {d->name};
 	sigset_t none;
 	int null = open("/dev/null", O_RDONLY);
 
@@ -42,11 +40,19 @@ static _noreturn_ void exec_daemon(const struct daemon *d, const char *path)
 		dup2(null, STDIN_FILENO);
 		close(null);
 	}
+	execv(path, (char *const *)argv);
+	fprintf(stderr, "%s: exec %s: %s\n", argv[0], path, strerror(errno));
+	_exit(127);
+}
+
+/* The child of D: its name and arguments, exec'd from PATH. */
+static _noreturn_ void exec_daemon(const struct daemon *d, const char *path)
+{
+	const char *argv[DAEMON_MAX_ARGS + 2] = {d->name};
+
 	for (size_t i = 0; i < DAEMON_MAX_ARGS && d->args[i]; i++)
 		argv[i + 1] = d->args[i];
-	execv(path, (char *const *)argv);
-	fprintf(stderr, "%s: exec %s: %s\n", d->name, path, strerror(errno));
-	_exit(127);
+	daemon_exec_child(path, argv);
 }
 
 /* D's daemon is PID now: running, and said so. */

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "util/cleanup.h"
 #include "util/err.h"
 
 #define DAEMON_BACKOFF_MAX_S 60
@@ -45,6 +46,13 @@ unsigned daemon_next_backoff(unsigned backoff_s, uint64_t up_s);
 
 /* "exit N" or "signal N" for a wait status. */
 void daemon_describe_status(int status, char *buf, size_t size);
+
+/*
+ * In a child of the agent, after fork: the signals the agent blocks unblocked, stdin from
+ * /dev/null (its other descriptors are close-on-exec), then PATH exec'd with ARGV
+ * (NULL-terminated, ARGV[0] its name). If the exec fails, says so on stderr and exits 127.
+ */
+_noreturn_ void daemon_exec_child(const char *path, const char *const *argv);
 
 /*
  * Starts D from the program at PATH (an executable's path this process can exec: the

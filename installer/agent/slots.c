@@ -9,9 +9,8 @@
 #include <time.h>
 
 #include "agent/slots.h"
+#include "util/jsonc.h"
 #include "util/str.h"
-
-DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
 bool slots_limit_is_percent(const char *spec)
 {

@@ -17,10 +17,9 @@
 #include "cmd/pending_failed.h"
 #include "cmd/session.h"
 #include "util/cleanup.h"
+#include "util/jsonc.h"
 #include "util/log.h"
 #include "util/str.h"
-
-DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
 /* A look's API calls end within this, so that the agent's loop is never held long. */
 #define UPGRADE_CALL_DEADLINE_S 5
@@ -132,15 +131,7 @@ static _noreturn_ void exec_installer(const struct config *c, const char *versio
 {
 	const char *argv[32] = {"nvidia-driver-installer", "install", "--when-busy", "defer"};
 	size_t n = 4;
-	sigset_t none;
-	int null = open("/dev/null", O_RDONLY);
 
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (null >= 0) {
-		dup2(null, STDIN_FILENO);
-		close(null);
-	}
 	/* What the agent and the installer share, as the agent has it; the rest from the
 	 * environment, which the DaemonSet gives both containers alike. */
 	if (c->root_given) {
@@ -170,9 +161,7 @@ static _noreturn_ void exec_installer(const struct config *c, const char *versio
 		argv[n++] = p->module_args;
 	}
 	argv[n] = NULL;
-	execv("/proc/self/exe", (char *const *)argv);
-	fprintf(stderr, "nvidia-driver-installer agent: exec the installer: %s\n", strerror(errno));
-	_exit(127);
+	daemon_exec_child("/proc/self/exe", argv);
 }
 
 /* Runs the installer: the pending version as it was requested, or ROLLBACK_TO (not NULL). */

@@ -3,24 +3,22 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "source/source.h"
-#include "host/host.h"
-#include "expose/expose.h"
 #include "cmd/cmd.h"
 #include "cmd/session.h"
-#include "util/out.h"
+#include "expose/expose.h"
+#include "host/host.h"
 #include "kernel/kernel.h"
+#include "source/source.h"
 #include "stage/stage.h"
 #include "util/interrupt.h"
+#include "util/jsonc.h"
 #include "util/log.h"
-
-DEFINE_POINTER_CLEANUP(json_object, json_object_put)
+#include "util/out.h"
 
 /* ---- list-versions ------------------------------------------------------- */
 

@@ -6,19 +6,17 @@
  * node-pool upgrade on the exit status.
  */
 #include <errno.h>
-#include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "source/source.h"
 #include "cmd/cmd.h"
 #include "cmd/session.h"
-#include "util/out.h"
 #include "host/host.h"
-
-DEFINE_POINTER_CLEANUP(json_object, json_object_put)
+#include "source/source.h"
+#include "util/jsonc.h"
+#include "util/out.h"
 
 static json_object *names_json(const struct repo_names *n)
 {

@@ -3,28 +3,26 @@
  * doctor: a check list for a person at the node, each line a verdict and, when
  * it is not ok, the fix. Reads only; the repository check needs --repo.
  */
-#include <json-c/json.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "source/source.h"
-#include "host/host.h"
-#include "kernel/kernel.h"
 #include "cmd/cmd.h"
 #include "cmd/nodestate.h"
 #include "cmd/pending_failed.h"
 #include "cmd/session.h"
+#include "host/host.h"
+#include "kernel/kernel.h"
+#include "source/source.h"
+#include "util/jsonc.h"
 #include "util/log.h"
 #include "util/out.h"
 #include "util/str.h"
 
 #define MAX_CHECKS 24
 #define LOW_DISK_MIB 1024
-
-DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
 enum verdict { V_OK, V_WARN, V_FAIL, V_SKIP };
 

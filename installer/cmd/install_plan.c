@@ -3,7 +3,6 @@
  * install's plan, what it knows before it acts: the index, the choice, what is installed
  * and what waits; and the plan as a dry run shows it: text, and JSON (docs/json.md).
  */
-#include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include "cmd/install.h"
 #include "cmd/session.h"
 #include "util/cleanup.h"
+#include "util/jsonc.h"
 #include "util/log.h"
 #include "util/out.h"
 #include "util/str.h"
@@ -245,8 +245,6 @@ static void plan_print(const struct config *c, const struct plan *p)
 }
 
 /* ---- the plan as JSON: docs/json.md, "install --dry-run --json" ---------------- */
-
-DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
 static int by_str(const void *a, const void *b)
 {

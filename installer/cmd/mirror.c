@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include "cmd/session.h"
 #include "source/source.h"
 #include "util/fs.h"
+#include "util/jsonc.h"
 #include "util/log.h"
 #include "util/out.h"
 
@@ -251,8 +251,6 @@ static int mirror_not_older(const struct config *c, int dir_fd, const struct sou
 	err_clear(e);
 	return 0;
 }
-
-DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
 static json_object *package_json(const struct repo_driver *d, const struct repo_package *pkg,
 				 bool copied)

@@ -1,22 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 /* status: what is installed, loaded and published on this node. */
-#include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "build_info.h" /* INSTALLER_VERSION, INSTALLER_COMMIT: the Makefile makes it */
-#include "source/source.h"
-#include "expose/expose.h"
 #include "cmd/cmd.h"
 #include "cmd/nodestate.h"
 #include "cmd/pending_failed.h"
 #include "cmd/session.h"
+#include "expose/expose.h"
+#include "source/source.h"
+#include "util/jsonc.h"
 #include "util/out.h"
 #include "util/str.h"
-
-DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
 static json_object *file_json(const char *path, bool present)
 {

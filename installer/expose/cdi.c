@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,10 +11,9 @@
 
 #include "expose/cdi.h"
 #include "util/fs.h"
+#include "util/jsonc.h"
 #include "util/jsonfile.h"
 #include "util/str.h"
-
-DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
 /* ---- kinds and versions, by the CDI library's rules ------------------------------- */
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +10,8 @@
 #include "kernel/kargs.h"
 #include "kernel/kmods.h"
 #include "util/fs.h"
+#include "util/jsonc.h"
 #include "util/jsonfile.h"
-
-DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
 #define RECORD_PATH KARGS_RECORD_DIR "/" KARGS_RECORD_NAME
 

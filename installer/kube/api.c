@@ -8,9 +8,8 @@
 #include <string.h>
 
 #include "kube/kube.h"
+#include "util/jsonc.h"
 #include "util/str.h"
-
-DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
 bool kube_name_ok(const char *s)
 {

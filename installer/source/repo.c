@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <ctype.h>
 #include <errno.h>
-#include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,8 +8,8 @@
 #include "source/repo.h"
 #include "source/repo_kmt.h"
 #include "source/version.h"
+#include "util/jsonc.h"
 
-DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 DEFINE_POINTER_CLEANUP(json_tokener, json_tokener_free)
 
 /* ---- parsing ---------------------------------------------------------- */

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -10,12 +9,11 @@
 
 #include "source/fetch.h"
 #include "source/source.h"
+#include "source/verify.h"
 #include "util/fs.h"
+#include "util/jsonc.h"
 #include "util/log.h"
 #include "util/str.h"
-#include "source/verify.h"
-
-DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
 /* What one index attempt produced. */
 struct index_job {

@@ -1,17 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "stage/pending.h"
 #include "util/fs.h"
+#include "util/jsonc.h"
 #include "util/jsonfile.h"
 #include "util/str.h"
-
-DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
 #define PENDING_FIELDS(X)                                                                          \
 	X(id, true)                                                                                \

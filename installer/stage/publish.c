@@ -2,7 +2,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,23 +9,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "source/source.h"
 #include "stage/carry.h"
 #include "stage/libexec.h"
 #include "stage/pending.h"
 #include "stage/publish.h"
+#include "stage/wrap.h"
 #include "util/fs.h"
+#include "util/jsonc.h"
 #include "util/jsonfile.h"
 #include "util/log.h"
-#include "source/source.h"
-#include "stage/wrap.h"
 
 #define VERSIONS ".versions"
 #define CURRENT ".current"
 #define STAGING_PREFIX ".staging"
 /* Where what an earlier install left that is not the driver's is kept. */
 #define TAKEN_OVER ".taken-over"
-
-DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
 static const char *const subdirs[] = {"bin", "lib64", "drivers", "firmware", "share"};
 

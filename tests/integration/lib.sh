@@ -424,6 +424,45 @@ run_doc_block() {
         bash -e "$T/$1.sh" >"$T/$1.out" 2>&1
 }
 
+# upgrade_node_has PY-EXPR: the expression holds of what the stand-in stores (the node
+# agent's driver upgrade): n (its first Node), state (the upgrade-state label), rec (the
+# upgrade record), unsched, leases (by name), holders (lease name: holder), slot (slot 0's
+# holder), pods (names) and events (reasons, in order).
+upgrade_node_has() {
+    python3 - "$KUBE_STATE" "$1" <<'PY'
+import json, sys
+db = json.load(open(sys.argv[1]))
+n = db["nodes"][0]
+state = n["metadata"].get("labels", {}).get("nvidia.com/gpu.driver-installer.upgrade-state", "")
+rec = json.loads(n["metadata"].get("annotations", {}).get("nvidia.com/gpu.driver-installer.upgrade", "{}"))
+unsched = n.get("spec", {}).get("unschedulable", False)
+leases = {x["metadata"]["name"]: x for x in db["leases"]}
+holders = {k: v["spec"].get("holderIdentity", "") for k, v in leases.items()}
+slot = holders.get("nvidia-driver-upgrade-slot-0", "")
+pods = [p["metadata"]["name"] for p in db["pods"]]
+events = [e["reason"] for e in db["events"]]
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PY
+}
+
+# leave_pending VERSION [ROOT]: the installer (as the DaemonSet's init container) leaves
+# VERSION pending on the node at ROOT ($T/root), busy with a process outside pods that holds
+# /dev/nvidiactl; then that process ends.
+leave_pending() {
+    local r=${2:-$T/root}
+    mkdir -p "$r/proc/4242/fd"
+    ln -sfn /dev/nvidiactl "$r/proc/4242/fd/3"
+    set +e
+    env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$r" \
+        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+        "$BIN" --root "$r" install --when-busy defer --driver-version "$1" $(kernel_args) >"$T/out" 2>"$T/err"
+    RC=$?
+    set -e
+    rm -rf "$r/proc/4242"
+    [ "$RC" = 0 ] && [ -f "$r/$IDIR_REL/.pending.json" ] ||
+        fail "leave_pending $1: exit $RC, $(tail -3 "$T/err")"
+}
+
 # kube_api METHOD PATH [CURL ARGS...]: a request to the stand-in, as a client with the
 # account's token; the body goes to stdout, the status to $KUBE_DIR/status.
 kube_api() {

@@ -56,34 +56,18 @@ wait_for "the agent's start" 10 agent_said "agent: watching the node"
 agent_said "driver upgrades on (node=gpu-node-1 namespace=kube-system limit=1" || fail "upgrades not on"
 port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
 
-# node_has PY-EXPR: true when the expression holds of the stored Node n (and Lease l).
-node_has() {
-    python3 - "$KUBE_STATE" "$1" <<'PY'
-import json, sys
-db = json.load(open(sys.argv[1]))
-n = db["nodes"][0]
-leases = {x["metadata"]["name"]: x for x in db["leases"]}
-state = n["metadata"].get("labels", {}).get("nvidia.com/gpu.driver-installer.upgrade-state", "")
-rec = json.loads(n["metadata"].get("annotations", {}).get("nvidia.com/gpu.driver-installer.upgrade", "{}"))
-unsched = n.get("spec", {}).get("unschedulable", False)
-holders = {k: v["spec"].get("holderIdentity", "") for k, v in leases.items()}
-slot = holders.get("nvidia-driver-upgrade-slot-0", "")
-pods = [p["metadata"]["name"] for p in db["pods"]]
-sys.exit(0 if eval(sys.argv[2]) else 1)
-PY
-}
-wait_for "the node cordoned and waiting" 15 node_has 'state == "waiting" and unsched and slot == "gpu-node-1"'
-node_has 'rec["cordoned"] and rec["version"] == "'"$V_NEW"'" and rec["from"] == "'"$V_OLD"'" and rec["slot"] == 1' ||
+wait_for "the node cordoned and waiting" 15 upgrade_node_has 'state == "waiting" and unsched and slot == "gpu-node-1"'
+upgrade_node_has 'rec["cordoned"] and rec["version"] == "'"$V_NEW"'" and rec["from"] == "'"$V_OLD"'" and rec["slot"] == 1' ||
     fail "the record: $(cat "$KUBE_STATE")"
-node_has '"1 GPU pod(s) and 1 process(es)" in rec["reason"]' || fail "the reason: $(cat "$KUBE_STATE")"
+upgrade_node_has '"1 GPU pod(s) and 1 process(es)" in rec["reason"]' || fail "the reason: $(cat "$KUBE_STATE")"
 # The process outside pods ends: the GPU pod still holds the upgrade.
 rm -rf "$T/root/proc/4242"
-wait_for "the reason updated" 10 node_has '"1 GPU pod(s) and 0 process(es)" in rec["reason"]'
+wait_for "the reason updated" 10 upgrade_node_has '"1 GPU pod(s) and 0 process(es)" in rec["reason"]'
 [ "$(installed_version)" = "$V_OLD" ] || fail "switched while a GPU pod runs"
 # The job ends: activated in place, validated, uncordoned, the slot given back.
 kube_api DELETE /api/v1/namespaces/ml/pods/train >/dev/null
 assert_eq "$(cat "$KUBE_DIR/status")" 200 "the pod's deletion"
-wait_for "the upgrade done" 30 node_has 'state == "done" and not unsched and slot == ""'
+wait_for "the upgrade done" 30 upgrade_node_has 'state == "done" and not unsched and slot == ""'
 assert_eq "$(installed_version)" "$V_NEW" "the version after the upgrade"
 [ ! -e "$(idir)/.pending.json" ] || fail "still pending"
 grep -q '"nvidia.NVreg_EnableGpuFirmware=1"' "$T/root/run/nvidia-driver-installer/module-args.json" ||
@@ -132,12 +116,7 @@ python3 "$SRC/tests/tools/metrics-doc.py" "$SRC/docs/metrics.md" "Driver upgrade
 kill "$apid"
 wait "$apid" 2>/dev/null || true
 log1=$KUBE_LOG
-mkdir -p "$T/root/proc/4242/fd"
-ln -s /dev/nvidiactl "$T/root/proc/4242/fd/3"
-echo cuda-app >"$T/root/proc/4242/comm"
-expect_rc 0 install --when-busy defer --driver-version "$V_OLD" $(kernel_args)
-[ -f "$(idir)/.pending.json" ] || fail "nothing pending (2)"
-rm -rf "$T/root/proc/4242"
+leave_pending "$V_OLD"
 cat >"$T/cluster2.json" <<EOF
 {"nodes": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-node-1"}, "spec": {}}],
  "daemonsets": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name":
@@ -167,20 +146,20 @@ env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" \
 apid=$!
 wait_for "the agent's start (2)" 10 agent_said "agent: watching the node"
 port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
-wait_for "pending, both slots taken" 10 node_has 'state == "pending" and "slot" in rec["reason"]'
+wait_for "pending, both slots taken" 10 upgrade_node_has 'state == "pending" and "slot" in rec["reason"]'
 t0=$(date +%s%N)
-wait_for "the dead node's slot taken" 15 node_has 'holders["nvidia-driver-upgrade-slot-1"] == "gpu-node-1"'
+wait_for "the dead node's slot taken" 15 upgrade_node_has 'holders["nvidia-driver-upgrade-slot-1"] == "gpu-node-1"'
 [ $((($(date +%s%N) - t0) / 1000000)) -ge 1500 ] || fail "the dead node's slot taken before its lease expired"
-node_has 'holders["nvidia-driver-upgrade-slot-0"] == "gpu-node-2" and leases["nvidia-driver-upgrade-slot-1"]["spec"]["leaseTransitions"] == 5' ||
+upgrade_node_has 'holders["nvidia-driver-upgrade-slot-0"] == "gpu-node-2" and leases["nvidia-driver-upgrade-slot-1"]["spec"]["leaseTransitions"] == 5' ||
     fail "the slots: $(cat "$KUBE_STATE")"
-wait_for "the evictable pod evicted" 15 node_has 'pods == ["serve"] and state == "evicting"'
+wait_for "the evictable pod evicted" 15 upgrade_node_has 'pods == ["serve"] and state == "evicting"'
 metric2() { curl -s "http://127.0.0.1:$port/metrics" | grep -qx "$1"; }
 wait_for "the budget's refusal asked again" 10 metric2 'nvidia_driver_installer_agent_upgrade_evictions_total{result="refused"} [2-9]'
 metric2 'nvidia_driver_installer_agent_upgrade_evictions_total{result="evicted"} 1' || fail "evicted count"
-node_has 'pods == ["serve"] and state == "evicting" and unsched' || fail "forced: $(cat "$KUBE_STATE")"
+upgrade_node_has 'pods == ["serve"] and state == "evicting" and unsched' || fail "forced: $(cat "$KUBE_STATE")"
 [ "$(installed_version)" = "$V_NEW" ] || fail "switched while a GPU pod runs (2)"
 kube_api DELETE /api/v1/namespaces/ml/pods/serve >/dev/null
-wait_for "the upgrade done (2)" 30 node_has 'state == "done" and not unsched and holders["nvidia-driver-upgrade-slot-1"] == ""'
+wait_for "the upgrade done (2)" 30 upgrade_node_has 'state == "done" and not unsched and holders["nvidia-driver-upgrade-slot-1"] == ""'
 assert_eq "$(installed_version)" "$V_OLD" "the version after the second upgrade"
 
 # 3. RBAC: the agent's calls in both runs against both manifests' rules.

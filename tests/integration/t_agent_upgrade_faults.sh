@@ -16,10 +16,7 @@ mkkernel "$T/root"
 new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"
 export NVIDIA_DRIVER_REPO=file://$T/repo NVIDIA_DRIVER_REPO_KEY=$FIX/keys/pub.pem
 expect_rc 0 install --driver-version "$V_OLD" $(kernel_args)
-busy() { mkdir -p "$T/root/proc/4242/fd" && ln -sf /dev/nvidiactl "$T/root/proc/4242/fd/3"; }
-busy
-expect_rc 0 install --when-busy defer --driver-version "$V_NEW" $(kernel_args)
-rm -rf "$T/root/proc/4242"
+leave_pending "$V_NEW"
 cat >"$T/cluster.json" <<EOF
 {"nodes": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-node-1"}, "spec": {}}],
  "pods": [{"metadata": {"name": "train", "namespace": "ml"}, "spec": {"nodeName": "gpu-node-1",
@@ -39,30 +36,17 @@ start() {
     port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
 }
 trap 'rc=$?; kill "$apid" 2>/dev/null || true; [ $rc = 0 ] || tail -15 "$T/agent.log"' EXIT
-node_has() {
-    python3 - "$KUBE_STATE" "$1" <<'PY'
-import json, sys
-db = json.load(open(sys.argv[1]))
-n = db["nodes"][0]
-state = n["metadata"].get("labels", {}).get("nvidia.com/gpu.driver-installer.upgrade-state", "")
-rec = json.loads(n["metadata"].get("annotations", {}).get("nvidia.com/gpu.driver-installer.upgrade", "{}"))
-unsched = n.get("spec", {}).get("unschedulable", False)
-holders = {l["metadata"]["name"]: l["spec"].get("holderIdentity", "") for l in db["leases"]}
-events = [e["reason"] for e in db["events"]]
-sys.exit(0 if eval(sys.argv[2]) else 1)
-PY
-}
 metric() { curl -s "http://127.0.0.1:$port/metrics" | grep -qx "$1"; }
 
 # 1. Killed while waiting: resumed, nothing twice.
 start
-wait_for "waiting, cordoned" 15 node_has 'state == "waiting" and unsched'
+wait_for "waiting, cordoned" 15 upgrade_node_has 'state == "waiting" and unsched'
 kill -KILL "$apid"
 wait "$apid" 2>/dev/null || true
 start
 wait_for "the new agent's look" 10 metric 'nvidia_driver_installer_agent_upgrade_state{state="waiting"} 1'
 metric 'nvidia_driver_installer_agent_upgrade_slot_held 1' || fail "the slot not known again"
-node_has 'events.count("DriverUpgradeCordoned") == 1 and holders == {"nvidia-driver-upgrade-slot-0": "gpu-node-1"}' ||
+upgrade_node_has 'events.count("DriverUpgradeCordoned") == 1 and holders == {"nvidia-driver-upgrade-slot-0": "gpu-node-1"}' ||
     fail "done twice: $(cat "$KUBE_STATE")"
 python3 - "$KUBE_LOG" <<'PY' || fail "cordoned twice"
 import json, sys
@@ -76,26 +60,24 @@ wait_for "api_up 0" 20 metric 'nvidia_driver_installer_agent_upgrade_api_up 0'
 kube_api DELETE /api/v1/namespaces/ml/pods/train >/dev/null
 sleep 3
 [ "$(installed_version)" = "$V_OLD" ] && [ -f "$(idir)/.pending.json" ] || fail "changed while the API server failed"
-node_has 'state == "waiting" and unsched' || fail "the node changed while the API server failed"
+upgrade_node_has 'state == "waiting" and unsched' || fail "the node changed while the API server failed"
 [ "$(grep -c "the API server did not answer" "$T/agent.log")" = 1 ] || fail "the outage not said once: $(grep -c "did not answer" "$T/agent.log")"
 rm -f "$KUBE_FAULTS"
-wait_for "the upgrade done after the outage" 30 node_has 'state == "done" and not unsched'
+wait_for "the upgrade done after the outage" 30 upgrade_node_has 'state == "done" and not unsched'
 agent_said "driver upgrade: the API server answers again" || fail "the recovery not said"
 assert_eq "$(installed_version)" "$V_NEW" "the version after the outage"
 
 # 3. The activation fails: rolled back, stopped at failed, cordoned, the reason on the node.
 kill "$apid"
 wait "$apid" 2>/dev/null || true
-busy
-expect_rc 0 install --when-busy defer --driver-version "$V_OLD" $(kernel_args)
-rm -rf "$T/root/proc/4242"
+leave_pending "$V_OLD"
 FAIL=nvidia@$V_OLD:EKEYREJECTED start
-wait_for "failed" 30 node_has 'state == "failed"'
-node_has 'unsched and rec["cordoned"] and holders["nvidia-driver-upgrade-slot-0"] == "gpu-node-1"' ||
+wait_for "failed" 30 upgrade_node_has 'state == "failed"'
+upgrade_node_has 'unsched and rec["cordoned"] and holders["nvidia-driver-upgrade-slot-0"] == "gpu-node-1"' ||
     fail "not left cordoned with its slot: $(cat "$KUBE_STATE")"
-node_has '"activating '"$V_OLD"' failed; '"$V_NEW"' serves" in rec["reason"] and "rejected the signature of module nvidia" in rec["reason"]' ||
+upgrade_node_has '"activating '"$V_OLD"' failed; '"$V_NEW"' serves" in rec["reason"] and "rejected the signature of module nvidia" in rec["reason"]' ||
     fail "the reason: $(cat "$KUBE_STATE")"
-node_has 'events[-1] == "DriverUpgradeFailed"' || fail "no failure event"
+upgrade_node_has 'events[-1] == "DriverUpgradeFailed"' || fail "no failure event"
 python3 - "$KUBE_STATE" <<'PY' || fail "the failure event"
 import json, sys
 e = json.load(open(sys.argv[1]))["events"][-1]
@@ -120,22 +102,20 @@ kill "$apid"
 wait "$apid" 2>/dev/null || true
 NODE=gpu-node-1
 run_doc_block agent-release || fail "agent-release: $(cat "$T/agent-release.out")"
-node_has 'not unsched and "nvidia.com/gpu.driver-installer.upgrade" not in n["metadata"].get("annotations", {})' ||
+upgrade_node_has 'not unsched and "nvidia.com/gpu.driver-installer.upgrade" not in n["metadata"].get("annotations", {})' ||
     fail "not released by kubectl: $(cat "$T/agent-release.out")"
 # Nothing pending: the agent takes the node as idle, and the label the annotation's removal
 # left behind goes too.
 start
-wait_for "the failed label gone" 10 node_has 'state == "" and "nvidia-driver-installer.upgrade" not in str(n["metadata"].get("annotations"))'
+wait_for "the failed label gone" 10 upgrade_node_has 'state == "" and "nvidia-driver-installer.upgrade" not in str(n["metadata"].get("annotations"))'
 kill "$apid"
 wait "$apid" 2>/dev/null || true
-busy
-expect_rc 0 install --when-busy defer --driver-version "$V_OLD" $(kernel_args)
-rm -rf "$T/root/proc/4242"
+leave_pending "$V_OLD"
 echo "3,1202,52000000,-;NVRM: Xid (PCI:0000:01:00): 79, pid=0, name=none, GPU has fallen off the bus." >"$T/root/dev/kmsg"
 EXTRA="--upgrade-validate-timeout 10" start
-wait_for "failed after validation" 40 node_has 'state == "failed"'
-node_has '"'"$V_OLD"' not ready within 10s: Xid 79" in rec["reason"] and "rolled back to '"$V_NEW"'" in rec["reason"] and unsched' ||
+wait_for "failed after validation" 40 upgrade_node_has 'state == "failed"'
+upgrade_node_has '"'"$V_OLD"' not ready within 10s: Xid 79" in rec["reason"] and "rolled back to '"$V_NEW"'" in rec["reason"] and unsched' ||
     fail "the reason: $(cat "$KUBE_STATE")"
 wait_for "the rollback run" 30 agent_said "driver upgrade: the installer ended (what=rollback how=exit 0)"
 assert_eq "$(installed_version)" "$V_NEW" "the version after the rollback"
-node_has 'events.count("DriverUpgradeValidating") >= 1 and events[-1] == "DriverUpgradeFailed"' || fail "events: $(cat "$KUBE_STATE")"
+upgrade_node_has 'events.count("DriverUpgradeValidating") >= 1 and events[-1] == "DriverUpgradeFailed"' || fail "events: $(cat "$KUBE_STATE")"

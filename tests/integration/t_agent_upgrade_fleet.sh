@@ -14,10 +14,7 @@ for n in "${nodes[@]}"; do
     mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
     mkkernel "$T/root"
     expect_rc 0 install --driver-version "$V_OLD" $(kernel_args)
-    mkdir -p "$T/root/proc/4242/fd"
-    ln -s /dev/nvidiactl "$T/root/proc/4242/fd/3"
-    expect_rc 0 install --when-busy defer --driver-version "$V_NEW" $(kernel_args)
-    rm -rf "$T/root/proc/4242"
+    leave_pending "$V_NEW"
     mv "$T/root" "$T/$n"
 done
 python3 - "${nodes[@]}" >"$T/cluster.json" <<'PY'

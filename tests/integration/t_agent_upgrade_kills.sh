@@ -21,15 +21,6 @@ export NVIDIA_DRIVER_REPO=file://$T/repo NVIDIA_DRIVER_REPO_KEY=$FIX/keys/pub.pe
 expect_rc 0 install --driver-version "$V_OLD" $(kernel_args)
 NODE=gpu-node-1
 
-# pend VERSION: VERSION left pending by the installer on a busy node, as the DaemonSet's
-# init container leaves it; then the process outside pods ends.
-pend() {
-    mkdir -p "$T/root/proc/4242/fd"
-    ln -sf /dev/nvidiactl "$T/root/proc/4242/fd/3"
-    expect_rc 0 install --when-busy defer --driver-version "$1" $(kernel_args)
-    rm -rf "$T/root/proc/4242"
-    [ -f "$(idir)/.pending.json" ] || fail "$1 not pending"
-}
 # cluster [GPU_PODS]: a stand-in with the node and GPU_PODS running pods that ask a GPU.
 cluster() {
     python3 - "${1:-0}" >"$T/cluster.json" <<'PY'
@@ -67,20 +58,6 @@ stop() {
     apid=
 }
 trap 'rc=$?; [ -z "${apid:-}" ] || kill -KILL -- "-$apid" 2>/dev/null || true; [ $rc = 0 ] || tail -25 "$T/agent.log"' EXIT
-node_has() {
-    python3 - "$KUBE_STATE" "$1" <<'PY'
-import json, sys
-db = json.load(open(sys.argv[1]))
-n = db["nodes"][0]
-state = n["metadata"].get("labels", {}).get("nvidia.com/gpu.driver-installer.upgrade-state", "")
-rec = json.loads(n["metadata"].get("annotations", {}).get("nvidia.com/gpu.driver-installer.upgrade", "{}"))
-unsched = n.get("spec", {}).get("unschedulable", False)
-holders = {l["metadata"]["name"]: l["spec"].get("holderIdentity", "") for l in db["leases"]}
-pods = [p["metadata"]["name"] for p in db["pods"]]
-events = [e["reason"] for e in db["events"]]
-sys.exit(0 if eval(sys.argv[2]) else 1)
-PY
-}
 # requests METHOD PATH-REGEX BODY-REGEX: how many requests of this stand-in matched.
 requests() {
     python3 - "$KUBE_LOG" "$@" <<'PY'
@@ -92,7 +69,7 @@ PY
 }
 activations() { grep -c "driver upgrade: the installer ended (what=activation how=exit 0)" "$T/agent.log" || true; }
 done_with() {
-    wait_for "the upgrade to $1 done" 40 node_has 'state == "done" and not unsched and not any(holders.values())'
+    wait_for "the upgrade to $1 done" 40 upgrade_node_has 'state == "done" and not unsched and not any(holders.values())'
     assert_eq "$(installed_version)" "$1" "the version after the upgrade"
     [ ! -e "$(idir)/.pending.json" ] || fail "still pending"
 }
@@ -103,7 +80,7 @@ for state in cordoned evicting activating validating; do
     if [ "$version" = "$V_OLD" ]; then version=$V_NEW; else version=$V_OLD; fi
     : >"$T/agent.log"
     starts=0
-    pend "$version"
+    leave_pending "$version"
     pods=0 opts=()
     [ "$state" != evicting ] || pods=1 opts=(--upgrade-on-deadline evict --upgrade-deadline 0)
     cluster "$pods"
@@ -111,7 +88,7 @@ for state in cordoned evicting activating validating; do
     printf '{"faults": [{"method": "PATCH", "path": "/api/v1/nodes/gpu-node-1", "body": "upgrade-state\\": *\\"%s\\"", "delay": 5, "times": 1}]}\n' \
         "$state" >"$KUBE_FAULTS"
     start "${opts[@]}"
-    wait_for "$state recorded" 20 node_has "state == '$state'"
+    wait_for "$state recorded" 20 upgrade_node_has "state == '$state'"
     killed
     grep -q '"times": 0' "$KUBE_FAULTS" || fail "$state: the held PATCH did not match"
     start "${opts[@]}"
@@ -125,12 +102,12 @@ done
 
 # 2. A reboot while the node waits: the pending version loads at boot, the agent winds down.
 version=$V_NEW
-pend "$version"
+leave_pending "$version"
 : >"$T/agent.log"
 starts=0
 cluster 1
 start
-wait_for "waiting, cordoned" 20 node_has 'state == "waiting" and unsched and rec["cordoned"]'
+wait_for "waiting, cordoned" 20 upgrade_node_has 'state == "waiting" and unsched and rec["cordoned"]'
 killed
 rm -rf "$T/root/proc/modules" "$T/root/proc/driver" "$T/root/run" "$T/root/sys/module/"nvidia* \
     "$T/root/sys/module/drm" "$T/root/sys/module/drm_kms_helper" "$T/root/dev/"nvidia*
@@ -140,19 +117,19 @@ assert_eq "$(installed_version)" "$version" "the version the boot loaded"
 start
 done_with "$version"
 assert_eq "$(activations)" 0 "activations after the reboot"
-node_has 'events[-1] == "DriverUpgradeDone"' || fail "no DriverUpgradeDone event: $(cat "$KUBE_STATE")"
+upgrade_node_has 'events[-1] == "DriverUpgradeDone"' || fail "no DriverUpgradeDone event: $(cat "$KUBE_STATE")"
 stop
 
 # 3. Past the deadline with the wait policy: waits, evicts nothing, then finishes.
 version=$V_OLD
-pend "$version"
+leave_pending "$version"
 : >"$T/agent.log"
 starts=0
 cluster 1
 start --upgrade-on-deadline wait --upgrade-deadline 0
-wait_for "waiting past the deadline" 20 node_has '"past the deadline, waiting as the policy says: 1 GPU pod(s)" in rec["reason"]'
+wait_for "waiting past the deadline" 20 upgrade_node_has '"past the deadline, waiting as the policy says: 1 GPU pod(s)" in rec["reason"]'
 sleep 2.2
-node_has 'state == "waiting" and pods == ["job0"]' || fail "not waiting: $(cat "$KUBE_STATE")"
+upgrade_node_has 'state == "waiting" and pods == ["job0"]' || fail "not waiting: $(cat "$KUBE_STATE")"
 assert_eq "$(requests POST '/api/v1/namespaces/ml/pods/[^/]*/eviction' .)" 0 "evictions under the wait policy"
 kube_api DELETE /api/v1/namespaces/ml/pods/job0 >/dev/null
 done_with "$version"

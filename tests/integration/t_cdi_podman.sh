@@ -1,3 +1,4 @@
+# plain build: the hook podman runs is a static helper, built alike for both; the ASan installer writes this spec as in t_cdi_dirs and t_cdi_hook, which run under ASan
 # The CDI spec in a real runtime: Debian's podman 4.3 (its CDI library is older than spec
 # 0.6.0) with runc, on a tiny image built here from the host's glibc and busybox. The
 # image sets its own LD_LIBRARY_PATH. In a private mount namespace (nothing of it reaches

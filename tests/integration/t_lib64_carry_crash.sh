@@ -1,3 +1,4 @@
+# plain build: a crash sweep; the carry runs under ASan in t_lib64_carry, and the recovery from kills in t_crash
 # A crash while other installers' files are carried to the new version (t_lib64_carry) leaves
 # a whole install: the old version current with the files, or the new one current with them
 # (they are carried and synced before the .current rename). The next run converges to what

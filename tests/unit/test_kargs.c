@@ -10,11 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <json-c/json.h>
-
 #include "kernel/kargs.h"
-
-DEFINE_POINTER_CLEANUP(json_object, json_object_put)
+#include "util/jsonc.h"
 
 static bool diff(char *const *old, size_t n_old, char *const *new, size_t n_new, char *buf)
 {
