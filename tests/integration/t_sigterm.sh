@@ -150,6 +150,8 @@ ns_child() {
     c=$(ps -o pid= --ppid "$1" | tr -d ' ')
     [ -n "$c" ] && [ "$(readlink "/proc/$c/exe")" = "$BIN" ] && echo "$c"
 }
+stalls=0
+stalled() { [ "$(grep -c -- "/$pkg\$" "$HTTP_LOG.stalls" 2>/dev/null)" -ge "$1" ]; }
 for as in pid1 plain; do
     printf '[{"path": "/%s", "action": "stall", "seconds": 60, "times": 1, "run": "%s"}]\n' "$pkg" "$as" >"$HTTP_FAULTS"
     if [ $as = pid1 ]; then
@@ -161,6 +163,10 @@ for as in pid1 plain; do
     fi
     pid=$!
     wait_for "the download to open a staging tree ($as)" 10 has_file "$T/h/$IDIR_REL/.staging-*"
+    # and the transfer to have begun (the server stalls it): a SIGTERM before it is a stop
+    # before the first attempt, another message.
+    stalls=$((stalls + 1))
+    wait_for "the package's transfer to stall ($as)" 10 stalled "$stalls"
     target=$pid
     if [ $as = pid1 ]; then
         target=$(ns_child "$pid") || fail "no installer under unshare"

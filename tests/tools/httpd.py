@@ -12,7 +12,9 @@ Every request appends one JSON line to --log: time, method, path, range, status,
   {"path": "/x", "action": "short_length", "at": 1000}           (say `at` bytes, send them)
   {"path": "/x", "action": "reset", "at": 1000}                  (send `at`, then a TCP RST)
   {"path": "/x", "action": "ignore_range"}                         (answer 200, whole file)
-  {"path": "/x", "action": "stall", "seconds": 30, "times": 1}     (send headers, then wait)
+  {"path": "/x", "action": "stall", "seconds": 30, "times": 1}     (send headers, then wait;
+                                                                    the path is appended to
+                                                                    LOG.stalls as it begins)
   {"path": "/x", "action": "slow", "rate": 100000}                 (at most `rate` bytes/s)
   {"path": "/x", "action": "redirect", "location": "URL", "code": 302}
   {"path": "/x", "action": "huge", "bytes": 20000000}              (that many bytes of "x")
@@ -190,6 +192,9 @@ class Handler(BaseHTTPRequestHandler):
         sent = 0
         if action == "stall":
             self.wfile.flush()
+            # Said as it begins (LOG.stalls, a path a line): a test can act while it lasts.
+            with self.state.lock, open(self.state.log_path + ".stalls", "a") as f:
+                f.write(path + "\n")
             time.sleep(fault.get("seconds", 30))
         if self.command == "GET":
             limit = fault.get("at", length) if action in ("truncate", "reset") else length
