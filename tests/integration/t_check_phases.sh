@@ -26,7 +26,9 @@ assert_eq "$(cut -f1,3,4 "$T/times" | tr '\t\n' ',;')" "a,ok,;bg,ok,c;bg2,ok,c;c
 # A background phase that fails: the run stops at the wait with its status; the background
 # phase after it and what follows the wait do not run.
 set +e
-"$CP" 'a=true' '&bg=echo partial; exit 3' '&bg2=echo never-run' 'c=sleep 0.3' wait \
+# (bg lasts 0.5 s: ended at once, it could end before c begins on a loaded machine, and
+# then it ran beside nothing.)
+"$CP" 'a=true' '&bg=echo partial; sleep 0.5; exit 3' '&bg2=echo never-run' 'c=sleep 1' wait \
     'e=echo never-run' >"$T/out" 2>&1
 rc=$?
 set -e
