@@ -378,13 +378,7 @@ EOF
 kube_stub() {
     local d
     d=$(mktemp -d "$T/kube.XXXXXX")
-    mkdir -p "$d/sa"
-    (cd "$d" && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-        -subj /CN=kube-test-ca -keyout ca.key -out sa/ca.crt 2>/dev/null &&
-        openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=api \
-            -keyout api.key -out api.csr 2>/dev/null && printf 'subjectAltName=IP:127.0.0.1' >san &&
-        openssl x509 -req -in api.csr -CA sa/ca.crt -CAkey ca.key -CAcreateserial -days 2 \
-            -extfile san -out api.pem 2>/dev/null) || fail "kube_stub: certificates"
+    "$SRC/tests/tools/kube-certs" "$d" 127.0.0.1 || fail "kube_stub: certificates"
     echo "token-$RANDOM" >"$d/sa/token"
     printf kube-system >"$d/sa/namespace"
     KUBE_DIR=$d KUBE_SA=$d/sa KUBE_STATE=$d/state.json KUBE_LOG=$d/requests.log

@@ -9,6 +9,7 @@
 #include "scratch.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,16 +76,9 @@ static void put(const char *path, const char *text)
 /* Makes, in DIR, a CA (sa/ca.crt) and a certificate for 127.0.0.1 it issued (api.pem). */
 static int make_certs(const char *dir)
 {
-	char cmd[1400];
+	char cmd[PATH_MAX + 64];
 
-	snprintf(cmd, sizeof(cmd),
-		 "cd %s && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "
-		 "-days 2 -subj /CN=kube-test-ca -keyout ca.key -out sa/ca.crt 2>/dev/null && "
-		 "openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=api "
-		 "-keyout api.key -out api.csr 2>/dev/null && printf 'subjectAltName=IP:127.0.0.1' "
-		 ">san && openssl x509 -req -in api.csr -CA sa/ca.crt -CAkey ca.key "
-		 "-CAcreateserial -days 2 -extfile san -out api.pem 2>/dev/null",
-		 dir);
+	snprintf(cmd, sizeof(cmd), "tests/tools/kube-certs '%s' 127.0.0.1", dir);
 	return system(cmd);
 }
 

@@ -249,13 +249,8 @@ make_initrd() {
 # user network), and a service account (token, ca.crt, namespace) for the initramfs.
 make_kube_sa() {
     local d=$W/kube
-    rm -rf "$d" && mkdir -p "$d/sa"
-    (cd "$d" && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-        -subj /CN=kube-test-ca -keyout ca.key -out sa/ca.crt 2>/dev/null &&
-        openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=api \
-            -keyout api.key -out api.csr 2>/dev/null && printf 'subjectAltName=IP:10.0.2.2' >san &&
-        openssl x509 -req -in api.csr -CA sa/ca.crt -CAkey ca.key -CAcreateserial -days 2 \
-            -extfile san -out api.pem 2>/dev/null) || fail "agent-upgrade: certificates"
+    rm -rf "$d"
+    "$SRC/tests/tools/kube-certs" "$d" 10.0.2.2 || fail "agent-upgrade: certificates"
     echo "vm-token-$RANDOM$RANDOM" >"$d/sa/token"
     printf kube-system >"$d/sa/namespace"
     printf '{"nodes": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "vm-node"}, "spec": {}}]}\n' \
