@@ -10,7 +10,13 @@
 #                 link is refused; so are signatures that are truncated, empty, doubled,
 #                 made with another key or for another module, and a bundle holding one
 #                 twice, each with its own cause
-#   ubuntu        a linux-modules-nvidia-535-server .deb: the package keeps its .ko bytes
+#   ubuntu        Canonical's packages as shipped: for the proprietary flavour the objects,
+#                 bits/BUILD and detached signatures (linux-objects-nvidia-535-server-R,
+#                 linux-signatures-nvidia-R), linked here byte-identical to the modules the
+#                 stand-in Canonical signed and verified with its certificate; a link that
+#                 differs, missing signatures, BUILD lines that are not a module link or
+#                 write outside bits/ refused by name; the open flavour's signed .ko kept,
+#                 its unsigned objects package refused alone or beside it
 #   fabricmanager NVIDIA's Fabric Manager archive packed (bin/, the config, topologies);
 #                 one of another version than the driver, or without its binary, refused
 #                 before anything is built; with it, an nvlsm .deb of NVIDIA's layout
@@ -179,21 +185,88 @@ t_detached() {
     ok "detached: relink byte-identical, signature attached and verified, differing link refused"
 }
 
-t_ubuntu() {
-    local w=$W/ubuntu d
-    # Canonical's linux-modules-nvidia-535-server-R: signed .ko under
-    # lib/modules/R/kernel/nvidia-535srv/; stand-ins signed by the stand-in vendor key.
-    d=$w/deb/lib/modules/$R/kernel/nvidia-535srv
-    mkdir -p "$d" "$w/deb/DEBIAN" "$w/user"
-    cp "$W/src/kernel/"* "$w/"
-    make -C "/lib/modules/$R/build" M="$w" NV_VERSION=$V modules >"$w/kbuild.log" 2>&1
-    for ko in "$w/"*.ko; do
-        "$SIGN_FILE" sha256 "$W/keys/vendor.pem" "$W/keys/vendor.crt" "$ko"
-        cp "$ko" "$d/"
+# deb NAME ROOT OUT: a .deb of ROOT (control written here) for the stand-ins of Canonical's.
+deb() {
+    mkdir -p "$2/DEBIAN"
+    printf 'Package: %s\nVersion: %s\nArchitecture: amd64\nMaintainer: stand-in\nDescription: stand-in\n' \
+        "$1" "${R%%-*}-0ubuntu1" >"$2/DEBIAN/control"
+    dpkg-deb -Zxz --build "$2" "$3" >/dev/null
+}
+
+# Canonical's packages for the proprietary flavour, made the way Ubuntu's kernel packaging
+# makes them (debian/scripts/dkms-build--nvidia-N, docs/platforms/ubuntu.md cites it): the
+# DKMS build's objects and .mod response files in bits/, the kernel's module.lds as
+# bits/scripts/module.lds, and bits/BUILD holding the build log's ld.bfd lines (paths
+# made relative) and the steps that check and sign; the kernel build runs `BUILD unsigned
+# nocheck`, signs each .ko with sign-file sha512 and keeps only the appended bytes
+# (NAME.ko.sig) and the unsigned .ko's sha256 (SHA256SUMS). nvidia.ko is composite here,
+# as NVIDIA's is (ld -r @nvidia.mod). Writes $w/debs/{objects,signatures,modules}.deb and
+# $w/reference/NAME.ko, the signed modules as Canonical's build has them.
+canonical_debs() {
+    local dk=$w/dkms base=lib/modules/$R/kernel bits m
+    mkdir -p "$dk" "$w/reference" "$w/debs"
+    cp "$W/src/kernel/"*.c "$dk/"
+    mv "$dk/nvidia.c" "$dk/nv.c"
+    printf '// SPDX-License-Identifier: GPL-2.0\nint nv_extra(void);\nint nv_extra(void) { return 42; }\n' >"$dk/nv-extra.c"
+    printf 'obj-m := nvidia.o nvidia-modeset.o nvidia-uvm.o nvidia-drm.o\nnvidia-y := nv.o nv-extra.o\nccflags-y := -DNV_VERSION=\\"%s\\"\n' "$V" >"$dk/Kbuild"
+    make -C "/lib/modules/$R/build" M="$dk" LD=/usr/bin/ld.bfd V=1 modules >"$w/make.log" 2>&1 ||
+        { tail "$w/make.log"; fail "the DKMS stand-in build"; }
+    bits=$w/objects/$base/nvidia-535srv/bits
+    mkdir -p "$bits/scripts"
+    (cd "$dk" && find . -name '*.o' -o -name '*.mod' | cpio -pdm --quiet "$bits")
+    sed -i "s@$dk/@@g" "$bits/"*.mod
+    cp "/lib/modules/$R/build/$(grep -o -- '-T [^ ]*module.lds' "$w/make.log" | head -1 | cut -d' ' -f2)" \
+        "$bits/scripts/module.lds"
+    {
+        echo '[ "$1" = "unsigned" ] && { signed_only=:; shift; }'
+        echo '[ "$1" = "nocheck" ] && { check_only=:; shift; }'
+        echo "export ELF_PACKAGE_METADATA='{\"type\":\"deb\",\"os\":\"ubuntu\"}'"
+        grep /usr/bin/ld.bfd "$w/make.log" | grep -v genksyms |
+            sed -e "s@$dk/@@g" -e 's@-T [^ ]*module.lds@-T scripts/module.lds@'
+        echo '$check_only sha256sum -c SHA256SUMS || exit 1'
+        for m in nvidia nvidia-drm nvidia-modeset nvidia-uvm; do
+            echo "\$signed_only cat '$m.ko' '$m.ko.sig' >'../$m.ko'"
+            echo "\$signed_only rm -f '$m.ko'"
+        done
+    } >"$bits/BUILD"
+    (cd "$bits" && sh ./BUILD unsigned nocheck) || fail "BUILD unsigned nocheck"
+    : >"$bits/SHA256SUMS"
+    mkdir -p "$w/signatures/$base/nvidia-535srv/bits" "$w/signatures/$base/nvidia-390/bits"
+    for m in nvidia nvidia-drm nvidia-modeset nvidia-uvm; do
+        (cd "$bits" && sha256sum -b "$m.ko" >>SHA256SUMS)
+        "$SIGN_FILE" sha512 "$W/keys/vendor.pem" "$W/keys/vendor.crt" "$bits/$m.ko" "$w/reference/$m.ko"
+        dd if="$w/reference/$m.ko" of="$w/signatures/$base/nvidia-535srv/bits/$m.ko.sig" bs=1 \
+            skip="$(stat -c %s "$bits/$m.ko")" 2>/dev/null
+        # Another branch's signatures, as linux-signatures-nvidia-R carries every branch's.
+        cp "$w/signatures/$base/nvidia-535srv/bits/$m.ko.sig" "$w/signatures/$base/nvidia-390/bits/"
+        rm -f "$bits/$m.ko"
     done
-    printf 'Package: linux-modules-nvidia-535-server-%s\nVersion: %s-0ubuntu1\nArchitecture: amd64\nMaintainer: stand-in\nDescription: stand-in\n' \
-        "$R" "$V" >"$w/deb/DEBIAN/control"
-    dpkg-deb -Zxz --build "$w/deb" "$w/linux-modules-nvidia-535-server-$R.deb" >/dev/null
+    # CLEAN, as dkms-build writes it, and what it leaves: every -o output gone, and the
+    # ../NAME.ko that BUILD's redirection made even where `unsigned` skipped the cat.
+    {
+        sed -n 's/.*-o  *\([^ ]*\) .*/rm -f \1/p' "$bits/BUILD"
+        for m in nvidia nvidia-drm nvidia-modeset nvidia-uvm; do echo "rm -f '../$m.ko'"; done
+    } >"$bits/CLEAN"
+    (cd "$bits" && sh ./CLEAN)
+    [ ! -e "$bits/nvidia.o" ] && [ ! -e "$bits/../nvidia.ko" ] || fail "CLEAN left outputs"
+    mkdir -p "$w/modules/$base/nvidia-535srv"
+    deb "linux-objects-nvidia-535-server-$R" "$w/objects" "$w/debs/objects.deb"
+    deb "linux-signatures-nvidia-$R" "$w/signatures" "$w/debs/signatures.deb"
+    deb "linux-modules-nvidia-535-server-$R" "$w/modules" "$w/debs/modules.deb"
+}
+
+# objects_with NAME SED: the objects package with its BUILD edited by SED.
+objects_with() {
+    rm -rf "$w/objects-$1" && cp -a "$w/objects" "$w/objects-$1"
+    rm -rf "$w/objects-$1/DEBIAN"
+    sed -i "$2" "$w/objects-$1/lib/modules/$R/kernel/nvidia-535srv/bits/BUILD"
+    deb "linux-objects-nvidia-535-server-$R" "$w/objects-$1" "$w/debs/objects-$1.deb"
+}
+
+t_ubuntu() {
+    local w=$W/ubuntu d m
+    mkdir -p "$w/user"
+    canonical_debs
     # libnvidia-compute-535-server and nvidia-utils-535-server: the user space.
     for p in libnvidia-compute-535-server:usr/lib/x86_64-linux-gnu nvidia-utils-535-server:usr/bin; do
         local name=${p%%:*} dir=${p#*:}
@@ -205,25 +278,74 @@ t_ubuntu() {
             "$name" "$V" >"$root/DEBIAN/control"
         dpkg-deb --build "$root" "$w/user/${name}_$V-0ubuntu1_amd64.deb" >/dev/null
     done
-    rc 1 "$w/wrong.log" bdp --kernel 6.8.0-86-generic --work "$w/work" \
-        --ubuntu-modules-deb "$w/linux-modules-nvidia-535-server-$R.deb" --userspace-debs "$w/user" \
-        --vendor-cert "$W/keys/vendor.crt"
+    local debs=(--ubuntu-modules-deb "$w/debs/modules.deb" --ubuntu-modules-deb "$w/debs/objects.deb"
+        --ubuntu-modules-deb "$w/debs/signatures.deb")
+    ubdp() { bdp --work "$w/work" --userspace-debs "$w/user" --vendor-cert "$W/keys/vendor.crt" "$@"; }
+    rc 1 "$w/wrong.log" ubdp --kernel 6.8.0-86-generic "${debs[@]}"
     has "$w/wrong.log" "carries modules for kernel $R, not 6.8.0-86-generic"
-    rc 1 "$w/nocert.log" bdp --work "$w/work" --ubuntu-modules-deb \
-        "$w/linux-modules-nvidia-535-server-$R.deb" --userspace-debs "$w/user"
+    rc 1 "$w/nocert.log" bdp --work "$w/work" "${debs[@]}" --userspace-debs "$w/user"
     has "$w/nocert.log" "--ubuntu-modules-deb needs --vendor-cert FILE"
-    rc 0 "$w/ok.log" bdp --work "$w/work" --ubuntu-modules-deb \
-        "$w/linux-modules-nvidia-535-server-$R.deb" --userspace-debs "$w/user" \
-        --vendor-cert "$W/keys/vendor.crt"
+    # The proprietary flavour: linked here as the package's BUILD links it, byte for byte
+    # the modules Canonical signed, its signatures attached.
+    rc 0 "$w/ok.log" ubdp "${debs[@]}"
+    has "$w/ok.log" "linked from linux-objects-nvidia (nvidia-535srv), signatures attached"
+    has "$w/ok.log" "nvidia: linked (sha256 "
     mkdir -p "$w/pkg"
     tar -C "$w/pkg" -xf "$(pkg_of "$w/work")"
-    for ko in "$d/"*.ko; do
-        cmp "$ko" "$w/pkg/kernel/$(basename "$ko")" || fail "$(basename "$ko") lost its bytes"
+    for m in nvidia nvidia-drm nvidia-modeset nvidia-uvm; do
+        cmp "$w/reference/$m.ko" "$w/pkg/kernel/$m.ko" || fail "$m.ko is not the module Canonical signed"
     done
     [ -e "$w/pkg/lib64/libnvidia-ml.so.$V" ] && [ -e "$w/pkg/bin/nvidia-smi" ] || fail "no user space"
     rc 0 "$w/verify.log" "$BIN" verify-module --kernel-release "$R" --module-cert \
         "$W/keys/vendor.crt" "$w/pkg/kernel/"*.ko
-    ok "ubuntu: the .deb's signed modules packed byte for byte, verified with the vendor's certificate"
+    python3 -c 'import json,sys; i=json.load(open(sys.argv[1])); assert i["module_signatures"].startswith("Canonical'"'"'s: linked from linux-objects-nvidia"), i' \
+        "$w/pkg/share/nvidia/build-info.json" || fail "build-info.json: module_signatures"
+    # A link that differs from Canonical's (another build id than the log's), refused by
+    # name before any signature is attached; the signatures missing; BUILD lines that are
+    # not a module link, or write outside bits/.
+    objects_with differ 's/--build-id=sha1/--build-id=md5/'
+    rc 1 "$w/differ.log" ubdp --ubuntu-modules-deb "$w/debs/modules.deb" \
+        --ubuntu-modules-deb "$w/debs/objects-differ.deb" --ubuntu-modules-deb "$w/debs/signatures.deb"
+    has "$w/differ.log" "nvidia.ko as linked here (sha256 "
+    has "$w/differ.log" "is not the module Canonical signed (SHA256SUMS: "
+    rc 1 "$w/nosig.log" ubdp --ubuntu-modules-deb "$w/debs/modules.deb" --ubuntu-modules-deb "$w/debs/objects.deb"
+    has "$w/nosig.log" "no nvidia.ko.sig in "
+    has "$w/nosig.log" "add linux-signatures-nvidia-$R.deb"
+    objects_with shell '4i rm -rf /tmp/ndi-canonical-was-here'
+    rc 1 "$w/shell.log" ubdp --ubuntu-modules-deb "$w/debs/objects-shell.deb" --ubuntu-modules-deb "$w/debs/signatures.deb"
+    has "$w/shell.log" "BUILD line 4 of "
+    has "$w/shell.log" "runs 'rm -rf /tmp/ndi-canonical-was-here': only its ld.bfd links"
+    objects_with outside 's@-o nvidia-drm.ko@-o ../../../../../../../tmp/ndi-x.ko@'
+    rc 1 "$w/outside.log" ubdp --ubuntu-modules-deb "$w/debs/objects-outside.deb" --ubuntu-modules-deb "$w/debs/signatures.deb"
+    has "$w/outside.log" "names '../../../../../../../tmp/ndi-x.ko', a path outside bits/: refused"
+    [ ! -e /tmp/ndi-x.ko ] || fail "a BUILD line wrote outside bits/"
+    ok "ubuntu: Canonical's late link made as its BUILD makes it, byte-identical to the signed reference, verified; a differing link, missing signatures and foreign BUILD lines refused"
+
+    # The open flavour, as Canonical ships it (prelinked, no bits/):
+    # linux-modules-nvidia-535-server-open-R carries the signed .ko files under
+    # kernel/nvidia-535srv-open/, kept byte for byte; linux-objects-nvidia-*-open carries
+    # the unsigned ones at the same paths, and the two together are refused by name.
+    d=$w/ready/lib/modules/$R/kernel/nvidia-535srv-open
+    mkdir -p "$d" "$w/unsigned/lib/modules/$R/kernel/nvidia-535srv-open"
+    cp "$w/reference/"*.ko "$d/"
+    for m in nvidia nvidia-drm nvidia-modeset nvidia-uvm; do
+        head -c $(($(stat -c %s "$d/$m.ko") - $(stat -c %s "$w/signatures/lib/modules/$R/kernel/nvidia-535srv/bits/$m.ko.sig"))) \
+            "$d/$m.ko" >"$w/unsigned/lib/modules/$R/kernel/nvidia-535srv-open/$m.ko"
+    done
+    deb "linux-modules-nvidia-535-server-open-$R" "$w/ready" "$w/debs/ready.deb"
+    deb "linux-objects-nvidia-535-server-open-$R" "$w/unsigned" "$w/debs/unsigned.deb"
+    rc 1 "$w/both.log" ubdp --ubuntu-modules-deb "$w/debs/unsigned.deb" --ubuntu-modules-deb "$w/debs/ready.deb"
+    has "$w/both.log" "unsigned.deb and ready.deb both ship /lib/modules/$R/kernel/nvidia-535srv-open/nvidia"
+    rc 1 "$w/unsigned.log" ubdp --ubuntu-modules-deb "$w/debs/unsigned.deb"
+    has "$w/unsigned.log" "has no appended signature: Canonical signs the modules of linux-modules-nvidia packages"
+    rc 0 "$w/ready.log" ubdp --ubuntu-modules-deb "$w/debs/ready.deb"
+    has "$w/ready.log" "signed modules as shipped (nvidia-535srv-open)"
+    rm -rf "$w/pkg" && mkdir -p "$w/pkg"
+    tar -C "$w/pkg" -xf "$(pkg_of "$w/work")"
+    for m in nvidia nvidia-drm nvidia-modeset nvidia-uvm; do
+        cmp "$w/reference/$m.ko" "$w/pkg/kernel/$m.ko" || fail "$m.ko lost its bytes"
+    done
+    ok "ubuntu: the open flavour's signed modules packed byte for byte; its unsigned objects package refused, alone or beside it"
 }
 
 t_fabricmanager() {
