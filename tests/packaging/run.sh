@@ -17,6 +17,9 @@
 #                 differs, missing signatures, BUILD lines that are not a module link or
 #                 write outside bits/ refused by name; the open flavour's signed .ko kept,
 #                 its unsigned objects package refused alone or beside it
+#   cos_fetch     scripts/fetch-cos-artifacts against a local server laid out as Google's
+#                 bucket (stand-in artifacts): complete, resumed after a cut, nothing
+#                 fetched twice, a missing build and an MD5 mismatch refused
 #   fabricmanager NVIDIA's Fabric Manager archive packed (bin/, the config, topologies);
 #                 one of another version than the driver, or without its binary, refused
 #                 before anything is built; with it, an nvlsm .deb of NVIDIA's layout
@@ -348,6 +351,69 @@ t_ubuntu() {
     ok "ubuntu: the open flavour's signed modules packed byte for byte; its unsigned objects package refused, alone or beside it"
 }
 
+t_cos_fetch() {
+    local w=$W/cos-fetch b=18244.151.14 port log
+    local bkt=$w/www/cos-tools/$b/lakitu sdk=$w/www/chromiumos-sdk/2025/10/x86_64-cros-linux-gnu
+    mkdir -p "$bkt/extensions/gpu" "$sdk" "$w/www/nvidia/tesla/$V" "$w/tc/bin"
+    # Stand-ins in the bucket's layout (scripts/fetch-cos-artifacts cites GKE's installer for
+    # it): headers, the toolchain named by toolchain_url in the SDK bucket, the build's
+    # default driver, Google's signature bundle of it, and NVIDIA's .run in NVIDIA's bucket.
+    head -c 300000 /dev/urandom >"$w/tc/bin/x86_64-cros-linux-gnu-clang"
+    tar -C "$w/tc" -cJf "$sdk/toolchain.tar.xz" .
+    echo "2025/10/x86_64-cros-linux-gnu/toolchain.tar.xz" >"$bkt/toolchain_url"
+    printf 'CC=x86_64-cros-linux-gnu-clang\nCXX=x86_64-cros-linux-gnu-clang++\n' >"$bkt/toolchain_env"
+    head -c 2000000 /dev/urandom >"$w/headers.bin"
+    tar -C "$w" -czf "$bkt/kernel-headers.tgz" headers.bin
+    echo "$V" >"$bkt/gpu_default_version"
+    tar -C "$W/keys" -czf "$bkt/extensions/gpu/nvidia-drivers-$V-signature.tar.gz" vendor.crt
+    head -c 100000 /dev/urandom >"$w/www/nvidia/tesla/$V/NVIDIA-Linux-x86_64-$V.run"
+    echo '[]' >"$w/faults.json"
+    python3 "$SRC/tests/tools/httpd.py" --dir "$w/www" --port-file "$w/port" --log "$w/http.log" \
+        --faults "$w/faults.json" --lifetime 120 --goog-hash &
+    for _ in $(seq 100); do [ -s "$w/port" ] && break; sleep 0.1; done
+    port=$(cat "$w/port")
+    fca() { "$SRC/scripts/fetch-cos-artifacts" --base-url "http://127.0.0.1:$port/cos-tools" \
+        --sdk-base-url "http://127.0.0.1:$port/chromiumos-sdk" \
+        --driver-base-url "http://127.0.0.1:$port/nvidia" --retries 0 --timeout 10 "$@"; }
+    # A cut transfer: the first run fails naming it, the second resumes where it stopped.
+    echo '[{"path": "/cos-tools/'"$b"'/lakitu/kernel-headers.tgz", "action": "truncate", "at": 700000, "times": 1}]' >"$w/faults.json"
+    rc 1 "$w/cut.log" fca "$b" --out "$w/out" --driver-run
+    has "$w/cut.log" "kernel-headers.tgz: http://127.0.0.1:$port/cos-tools/$b/lakitu/kernel-headers.tgz failed after 1 attempts"
+    [ "$(stat -c %s "$w/out/kernel-headers.tgz.part")" = 700000 ] || fail "no partial file kept"
+    rc 0 "$w/ok.log" fca "$b" --out "$w/out" --driver-run
+    has "$w/ok.log" "kernel-headers.tgz: resuming at byte 700000"
+    grep -q '"path": "/cos-tools/'"$b"'/lakitu/kernel-headers.tgz", "range": "bytes=700000-"' "$w/http.log" ||
+        fail "no Range request"
+    has "$w/ok.log" "toolchain.tar.xz: "
+    has "$w/ok.log" "driver $V: Google's signatures, no precompiled modules"
+    for f in kernel-headers.tgz toolchain_env toolchain.tar.xz "nvidia-drivers-$V-signature.tar.gz" \
+        "NVIDIA-Linux-x86_64-$V.run"; do
+        [ -s "$w/out/$f" ] || fail "no $f"
+    done
+    cmp "$w/out/kernel-headers.tgz" "$bkt/kernel-headers.tgz" || fail "the resumed file differs"
+    cmp "$w/out/toolchain/bin/x86_64-cros-linux-gnu-clang" "$w/tc/bin/x86_64-cros-linux-gnu-clang" ||
+        fail "toolchain/ unpacked wrong"
+    (cd "$w/out" && sha256sum -c --quiet SHA256SUMS) || fail "SHA256SUMS does not match"
+    python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["artifacts"]; assert all(r["md5_checked"] for r in a), a' \
+        "$w/out/artifacts.json" || fail "the server's MD5 was not checked"
+    # A second run fetches nothing.
+    local before
+    before=$(grep -c '"status": 20[06]' "$w/http.log")
+    rc 0 "$w/again.log" fca "$b" --out "$w/out" --driver-run
+    [ "$(grep -c '"status": 20[06]' "$w/http.log")" = "$before" ] || fail "a complete fetch fetched again"
+    # A build with nothing there, a driver version Google has no signatures for, and an
+    # object whose bytes are not what the server's x-goog-hash says.
+    rc 3 "$w/none.log" fca 18244.999.1 --out "$w/none"
+    has "$w/none.log" "COS build 18244.999.1 (lakitu) has no artifacts at http://127.0.0.1:$port/cos-tools/18244.999.1/lakitu (kernel-headers.tgz: "
+    rc 0 "$w/nosig.log" fca "$b" --out "$w/out" --driver-version 550.90.07
+    has "$w/nosig.log" "driver 550.90.07: no signatures (Google signs only the versions it ships for this build"
+    echo '[{"path": "/cos-tools/'"$b"'/lakitu/toolchain_env", "headers": {"x-goog-hash": "crc32c=AAAAAA==,md5=1B2M2Y8AsgTpgAmY7PhCfg=="}}]' >"$w/faults.json"
+    rc 1 "$w/md5.log" fca "$b" --out "$w/md5"
+    has "$w/md5.log" "toolchain_env: the server's MD5 for http://127.0.0.1:$port/cos-tools/$b/lakitu/toolchain_env is d41d8cd98f00b204e9800998ecf8427e, the bytes received hash to"
+    [ ! -e "$w/md5/toolchain_env" ] && [ ! -e "$w/md5/toolchain_env.part" ] || fail "a refused file was kept"
+    ok "cos-fetch: the bucket's layout fetched, resumed after a cut, nothing fetched twice; a missing build, unsigned version and MD5 mismatch named"
+}
+
 t_fabricmanager() {
     local w=$W/fabricmanager a
     # NVIDIA's archive layout: bin/, etc/fabricmanager.cfg, share/nvidia/nvswitch/ topologies.
@@ -420,7 +486,7 @@ t_fabricmanager() {
 }
 
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(cos_headers toolchain detached ubuntu fabricmanager)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(cos_headers toolchain detached ubuntu cos_fetch fabricmanager)
 for s in "${scenarios[@]}"; do
     ( "t_$s" ) || failed=1
 done

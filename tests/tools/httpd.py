@@ -18,7 +18,11 @@ Every request appends one JSON line to --log: time, method, path, range, status,
   {"path": "/x", "action": "slow", "rate": 100000}                 (at most `rate` bytes/s)
   {"path": "/x", "action": "redirect", "location": "URL", "code": 302}
   {"path": "/x", "action": "huge", "bytes": 20000000}              (that many bytes of "x")
-A rule without "times" applies forever. The server exits after --lifetime seconds, or
+  {"path": "/x", "headers": {"x-goog-hash": "md5=..."}}            (headers added, or put in
+                                                                    place of --goog-hash's)
+A rule without "times" applies forever. --goog-hash: each file's response carries
+Cloud Storage's x-goog-hash header, md5=BASE64 of the whole object (whatever the range).
+The server exits after --lifetime seconds, or
 when the process that started it is gone. With --tls-cert it speaks HTTPS only.
 
 For fleet simulations: --rate caps the bytes/s of all responses together (one shared
@@ -27,6 +31,8 @@ a 503 or, for files, a TCP reset halfway; each log line carries "active", the re
 flight when it started.
 """
 import argparse
+import base64
+import hashlib
 import json
 import os
 import random
@@ -73,6 +79,7 @@ class State:
         self.lock = threading.Lock()
         self.bucket = Bucket(args.rate)
         self.fail_rate = args.fail_rate
+        self.goog_hash = args.goog_hash
         self.random = random.Random(args.seed)
         self.active = 0
 
@@ -188,6 +195,14 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Accept-Ranges", "bytes")
         if code == 206:
             self.send_header("Content-Range", "bytes %d-%d/%d" % (start, end, size))
+        headers = {}
+        if self.state.goog_hash:
+            with open(full, "rb") as f:
+                headers["x-goog-hash"] = "md5=" + base64.b64encode(
+                    hashlib.md5(f.read()).digest()).decode()
+        headers.update(fault.get("headers", {}))
+        for k, v in headers.items():
+            self.send_header(k, v)
         self.end_headers()
         sent = 0
         if action == "stall":
@@ -264,6 +279,8 @@ def main():
     ap.add_argument("--rate", type=float, default=0, help="bytes/s for all responses together")
     ap.add_argument("--fail-rate", type=float, default=0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--goog-hash", action="store_true",
+                    help="x-goog-hash: md5=... on file responses, as Cloud Storage sends")
     args = ap.parse_args()
 
     Handler.state = State(args)
