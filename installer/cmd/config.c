@@ -311,6 +311,10 @@ const struct config_option config_options[] = {
 	OPTION("arch", .kind = CONFIG_STRING, .offset = F(image_arch), .cmds = CFG_COVERAGE,
 	       .arg = "A", .value = "x86_64",
 	       .help = "the node image's architecture (uname -m; amd64, arm64 too)"),
+	OPTION("fleet", .kind = CONFIG_STRING, .offset = F(image_fleet), .cmds = CFG_COVERAGE,
+	       .arg = "FILE",
+	       .help = "a fleet file (" DOC_DIR "/building-packages.md): every row's versions "
+		       "and flavours asked; exit 0 only when all are served"),
 	OPTION("gpu", .kind = CONFIG_LIST, .offset = F(image_gpus), .cmds = CFG_COVERAGE,
 	       .arg = "V:D",
 	       .help = "a GPU of the node (10de:2330), judged against supported_pci_ids"),

@@ -83,6 +83,7 @@ struct config {
 	char *image_kernel;
 	char *image_arch;
 	struct strv image_gpus;
+	char *image_fleet; /* coverage --fleet FILE */
 
 	/* install: run this after a successful install (argv after "--") */
 	struct strv exec_argv;

@@ -3,7 +3,8 @@
  * coverage: what a repository serves, by kernel, OS build and architecture, and whether it
  * serves one node image. The question is answered by repo_select, the function install
  * decides with, on a host described by the options instead of probed: a script can gate a
- * node-pool upgrade on the exit status.
+ * node-pool upgrade on the exit status. With --fleet, the same question for every row of a
+ * fleet file, every driver version and flavour it lists.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,7 +15,10 @@
 #include "cmd/cmd.h"
 #include "cmd/session.h"
 #include "host/host.h"
+#include "source/fleet.h"
+#include "source/repo_kmt.h"
 #include "source/source.h"
+#include "util/fs.h"
 #include "util/jsonc.h"
 #include "util/out.h"
 
@@ -249,11 +253,174 @@ static int query(const struct config *c, const struct source *src, const struct 
 	return r;
 }
 
+/* ---- the fleet: every row of a fleet file, every version and flavour -------------- */
+
+struct fleet_answer {
+	const struct fleet_row *row;
+	size_t row_index;
+	const char *request, *flavour;
+	struct repo_choice choice; /* .driver NULL: not served */
+	struct err why;
+};
+
+/*
+ * Whether the pool's kernel can load CHOICE's modules: a row with "module_signer" trusts
+ * only that signer (a COS pool that enforces signatures trusts Google's key, an Ubuntu node
+ * under Secure Boot Canonical's). -1 with WHY set when it cannot.
+ */
+static int signer_check(const struct fleet_row *r, const struct repo_choice *ch, struct err *why)
+{
+	const char *by = ch->pkg->has_signer ? ch->pkg->signer_subject : NULL;
+
+	if (!r->module_signer || (by && strcmp(by, r->module_signer) == 0))
+		return 0;
+	err_set(why, EXIT_NO_MATCH,
+		"its kernel loads only modules signed by '%s'; driver %s's package is signed by %s%s%s",
+		r->module_signer, ch->driver->version, by ? "'" : "", by ? by : "no one it names",
+		by ? "'" : "");
+	if (strcmp(r->os, "cos") == 0)
+		err_hint(why, "Google signs only the driver versions it ships for each COS build: "
+			      "build that version with Google's signatures attached or kept "
+			      "(docs/platforms/cos.md), or serve a version Google signed");
+	return -1;
+}
+
+static void fleet_answer_json(json_object *arr, const struct fleet_answer *a)
+{
+	json_object *o = json_object_new_object(), *gpus = json_object_new_array();
+	bool served = a->choice.driver != NULL;
+	const struct fleet_row *r = a->row;
+
+	for (size_t i = 0; i < r->gpus.n; i++)
+		json_object_array_add(gpus, json_object_new_string(r->gpus.v[i]));
+	json_object_object_add(o, "row", json_object_new_int64((int64_t)a->row_index));
+	json_object_object_add(o, "name", session_json_string(r->name));
+	json_object_object_add(o, "os", json_object_new_string(r->os));
+	json_object_object_add(o, "os_build", session_json_string(r->os_build));
+	json_object_object_add(o, "kernel", json_object_new_string(r->kernel));
+	json_object_object_add(o, "arch", json_object_new_string(r->arch));
+	json_object_object_add(o, "gpus", gpus);
+	json_object_object_add(o, "request", json_object_new_string(a->request));
+	json_object_object_add(o, "flavour", json_object_new_string(a->flavour));
+	json_object_object_add(o, "module_signer", session_json_string(r->module_signer));
+	json_object_object_add(o, "served", json_object_new_boolean(served));
+	json_object_object_add(o, "driver_version",
+			       served ? json_object_new_string(a->choice.driver->version) : NULL);
+	json_object_object_add(o, "package",
+			       served ? package_json(a->choice.driver, a->choice.pkg) : NULL);
+	json_object_object_add(o, "reason", served ? NULL : json_object_new_string(a->why.msg));
+	json_object_object_add(
+		o, "fix", served || !a->why.hint[0] ? NULL : json_object_new_string(a->why.hint));
+	json_object_array_add(arr, o);
+}
+
+static void fleet_answer_text(const struct fleet_answer *a)
+{
+	char label[320];
+
+	fleet_row_label(a->row, label, sizeof(label));
+	if (a->choice.driver)
+		out_line(stdout, "served: %s: '%s' (%s) is driver %s, package %s%s%s", label,
+			 a->request, a->flavour, a->choice.driver->version, a->choice.pkg->path,
+			 a->choice.pkg->module_type ? ", modules " : "",
+			 a->choice.pkg->module_type ? module_type_text(a->choice.pkg) : "");
+	else
+		out_line(stdout, "not served: %s: '%s' (%s): %s%s%s", label, a->request, a->flavour,
+			 a->why.msg, a->why.hint[0] ? "; fix: " : "", a->why.hint);
+}
+
+/* One question: ROW's REQUEST under FLAVOUR, on the host ROW describes. */
+static void fleet_ask(const struct source *src, const struct host *h, struct fleet_answer *a)
+{
+	enum repo_kmt_policy p = REPO_KMT_AUTO;
+
+	if (repo_kmt_policy_parse(a->flavour, &p) < 0 ||
+	    repo_select(src->idx, h, a->request, p, &a->choice, &a->why) < 0 ||
+	    signer_check(a->row, &a->choice, &a->why) < 0)
+		a->choice.driver = NULL;
+}
+
+static int fleet_run(const struct config *c, const struct fleet *f, const struct source *src,
+		     struct err *e)
+{
+	_cleanup_(json_object_putp) json_object *o = c->json ? json_object_new_object() : NULL;
+	json_object *arr = c->json ? json_object_new_array() : NULL;
+	size_t asked = 0, missing = 0;
+	char first[512] = "";
+
+	for (size_t i = 0; i < f->n_rows; i++) {
+		const struct fleet_row *r = &f->rows[i];
+		struct host h = {0};
+		struct err bad = {0};
+
+		if (host_describe(&(struct host_image){.os = r->os,
+						       .os_build = r->os_build,
+						       .kernel = r->kernel,
+						       .arch = r->arch,
+						       .gpu_ids = r->gpus.v,
+						       .n_gpus = r->gpus.n},
+				  &h, &bad) < 0) {
+			char label[320];
+
+			fleet_row_label(r, label, sizeof(label));
+			json_object_put(arr);
+			err_set(e, EXIT_USAGE, "fleet row %zu (%s): %s", i, label, bad.msg);
+			return -1;
+		}
+		for (size_t v = 0; v < r->versions.n; v++) {
+			for (size_t fl = 0; fl < r->flavours.n; fl++) {
+				struct fleet_answer a = {.row = r,
+							 .row_index = i,
+							 .request = r->versions.v[v],
+							 .flavour = r->flavours.v[fl]};
+
+				fleet_ask(src, &h, &a);
+				asked++;
+				if (!a.choice.driver && missing++ == 0) {
+					char label[320];
+
+					fleet_row_label(r, label, sizeof(label));
+					str_fmt_cut(first, sizeof(first), "%s: '%s' (%s)", label,
+						    a.request, a.flavour);
+				}
+				if (c->json)
+					fleet_answer_json(arr, &a);
+				else
+					fleet_answer_text(&a);
+			}
+		}
+		host_done(&h);
+	}
+	if (c->json) {
+		add_index_keys(o, src);
+		json_object_object_add(o, "fleet", json_object_new_string(c->image_fleet));
+		json_object_object_add(o, "asked", json_object_new_int64((int64_t)asked));
+		json_object_object_add(o, "not_served", json_object_new_int64((int64_t)missing));
+		json_object_object_add(o, "answers", arr);
+		session_print_json(o);
+	}
+	if (missing) {
+		err_set(e, EXIT_NO_MATCH,
+			"%zu of the fleet's %zu questions are not served, first %s", missing, asked,
+			first);
+		err_hint(e,
+			 "build what is missing (scripts/build-fleet with the same file), publish "
+			 "it, and ask again");
+		return -1;
+	}
+	return 0;
+}
+
 /* Whether the options ask the question, and if they ask it whole. */
 static int query_wanted(const struct config *c, struct err *e)
 {
 	bool some = c->image_os || c->image_os_build || c->image_kernel || c->image_gpus.n;
 
+	if (c->image_fleet && some) {
+		err_set(e, EXIT_USAGE, "--fleet asks for every row of its file");
+		err_hint(e, "leave out --os, --os-build, --kernel and --gpu, or --fleet");
+		return -1;
+	}
 	if (some && (!c->image_os || !c->image_kernel)) {
 		err_set(e, EXIT_USAGE, "a node image is named by --os and --kernel together");
 		err_hint(
@@ -269,12 +436,21 @@ int coverage_run(const struct config *c, struct err *e)
 	_cleanup_close_ int root_fd = -1;
 	_cleanup_(cache_freep) struct cache *cache = NULL;
 	struct source_opts so = session_source_opts(c);
+	_cleanup_free_ char *fleet_text = NULL;
+	_cleanup_(fleet_freep) struct fleet *f = NULL;
+	size_t fleet_len = 0;
 	struct host h = {0};
 	struct source src;
 	int is_query = query_wanted(c, e), r;
 
 	if (is_query < 0)
 		return -1;
+	/* The fleet file is read, and refused, before any repository is asked. */
+	if (c->image_fleet &&
+	    (fs_read_path(c->image_fleet, FLEET_MAX_BYTES, &fleet_text, &fleet_len, e) < 0 ||
+	     fleet_parse(fleet_text, fleet_len, &f, e) < 0)) {
+		return err_wrap(e, "--fleet %s", c->image_fleet);
+	}
 	if (is_query && host_describe(&(struct host_image){.os = c->image_os,
 							   .os_build = c->image_os_build,
 							   .kernel = c->image_kernel,
@@ -290,7 +466,7 @@ int coverage_run(const struct config *c, struct err *e)
 		host_done(&h);
 		return -1;
 	}
-	r = is_query ? query(c, &src, &h, e) : table(c, &src, e);
+	r = f ? fleet_run(c, f, &src, e) : is_query ? query(c, &src, &h, e) : table(c, &src, e);
 	source_done(&src);
 	host_done(&h);
 	return r;

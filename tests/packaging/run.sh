@@ -20,6 +20,10 @@
 #   cos_fetch     scripts/fetch-cos-artifacts against a local server laid out as Google's
 #                 bucket (stand-in artifacts): complete, resumed after a cut, nothing
 #                 fetched twice, a missing build and an MD5 mismatch refused
+#   fleet         scripts/build-fleet from one fleet file (a Debian pool, a COS build from
+#                 its kernel-headers.tgz, an image with nothing to build from): built,
+#                 failed with why; a second run builds nothing; coverage --fleet answers
+#                 every row and exits 3 naming the one not served
 #   fabricmanager NVIDIA's Fabric Manager archive packed (bin/, the config, topologies);
 #                 one of another version than the driver, or without its binary, refused
 #                 before anything is built; with it, an nvlsm .deb of NVIDIA's layout
@@ -414,6 +418,67 @@ t_cos_fetch() {
     ok "cos-fetch: the bucket's layout fetched, resumed after a cut, nothing fetched twice; a missing build, unsigned version and MD5 mismatch named"
 }
 
+t_fleet() {
+    local w=$W/fleet b=18244.151.14
+    mkdir -p "$w/tgz/usr/src"
+    cp -rL "/usr/src/linux-headers-$R" "$w/tgz/usr/src/"
+    tar -C "$w/tgz" -czf "$w/kernel-headers.tgz" usr && rm -rf "$w/tgz"
+    # A mixed fleet: a Debian pool built from a driver source, a COS build from its
+    # kernel-headers.tgz, and an image nobody can build for here (no build_args).
+    cat >"$w/fleet.json" <<EOF
+{"fleet": 1, "images": [
+  {"name": "debian-pool", "os": "debian", "kernel": "$R", "driver_versions": ["$V"],
+   "flavours": ["proprietary"], "build_args": ["--source", "$W/src"]},
+  {"os": "cos", "build": "$b", "kernel": "$R", "driver_versions": ["$V"],
+   "build_args": ["--source", "$W/src", "--kernel-headers", "$w/kernel-headers.tgz"]},
+  {"name": "next-image", "os": "debian", "kernel": "6.1.0-99-amd64", "driver_versions": ["$V"]}
+]}
+EOF
+    local bf=("$SRC/scripts/build-fleet" --repo "$w/repo" --repo-key "$W/keys/repo.pem"
+        --installer "$BIN" --work "$w/work")
+    local common=(-- --sign-key "$W/keys/vendor.pem" --sign-cert "$W/keys/vendor.crt" --jobs 2)
+    rc 1 "$w/first.log" "${bf[@]}" "$w/fleet.json" "${common[@]}"
+    grep -q "^debian-pool  *$V  *proprietary  *built  *in " "$w/first.log" || { cat "$w/first.log"; fail "debian-pool not built"; }
+    grep -q "^cos $b $R  *$V  *auto  *built " "$w/first.log" || { cat "$w/first.log"; fail "the COS row not built"; }
+    grep -q "^next-image  *$V  *auto  *failed  *not served (.*) and the row has no build_args" "$w/first.log" ||
+        { cat "$w/first.log"; fail "next-image not failed with its reason"; }
+    has "$w/first.log" "build-fleet: 2 built, 1 failed"
+    # A second run builds nothing.
+    rc 1 "$w/second.log" "${bf[@]}" "$w/fleet.json" "${common[@]}"
+    grep -q "build-fleet: building" "$w/second.log" && fail "the second run built again"
+    has "$w/second.log" "build-fleet: 1 failed, 2 skipped"
+    grep -q "^cos $b $R  *$V  *auto  *skipped  *served: driver $V, packages/$R/x86_64/nvidia-$V-cos-$b-proprietary.tar.zst" "$w/second.log" ||
+        { cat "$w/second.log"; fail "the COS row not skipped as served"; }
+    # coverage answers every row from the same file: exit 3 naming the one not served.
+    openssl pkey -in "$W/keys/repo.pem" -pubout -out "$w/repo-pub.pem"
+    local cov=("$BIN" coverage --repo "file://$w/repo" --repo-key "$w/repo-pub.pem")
+    rc 3 "$w/cov.log" "${cov[@]}" --fleet "$w/fleet.json"
+    has "$w/cov.log" "served: debian-pool: '$V' (proprietary) is driver $V, package packages/$R/x86_64/nvidia-$V-debian-proprietary.tar.zst"
+    has "$w/cov.log" "served: cos build $b kernel $R (x86_64): '$V' (auto) is driver $V"
+    has "$w/cov.log" "not served: next-image: '$V' (auto): "
+    has "$w/cov.log" "1 of the fleet's 3 questions are not served, first next-image: '$V' (auto)"
+    python3 - "$w/fleet.json" <<'PY'
+import json, sys
+f = json.load(open(sys.argv[1]))
+f["images"] = f["images"][:2]
+json.dump(f, open(sys.argv[1] + ".served", "w"))
+PY
+    "${cov[@]}" --fleet "$w/fleet.json.served" --json >"$w/cov-ok.json" 2>"$w/cov-ok.log" ||
+        fail "coverage --fleet of the served rows exited $?"
+    python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["asked"] == 2 and o["not_served"] == 0 and all(a["served"] for a in o["answers"]), o' \
+        "$w/cov-ok.json" || fail "coverage --json"
+    # A pool that enforces signatures and trusts only Google's key: our build is not it.
+    python3 - "$w/fleet.json" <<'PY'
+import json, sys
+f = json.load(open(sys.argv[1]))
+f["images"] = [dict(f["images"][1], module_signer="Google Container-Optimized OS GPU driver signing key")]
+json.dump(f, open(sys.argv[1] + ".google", "w"))
+PY
+    rc 3 "$w/cov-google.log" "${cov[@]}" --fleet "$w/fleet.json.google"
+    has "$w/cov-google.log" "not served: cos build $b kernel $R (x86_64): '$V' (auto): its kernel loads only modules signed by 'Google Container-Optimized OS GPU driver signing key'; driver $V's package is signed by 'Stand-in vendor'; fix: Google signs only the driver versions it ships for each COS build"
+    ok "fleet: a mixed list fills the repository, a second run builds nothing, coverage answers every row, the missing one exits 3 by name"
+}
+
 t_fabricmanager() {
     local w=$W/fabricmanager a
     # NVIDIA's archive layout: bin/, etc/fabricmanager.cfg, share/nvidia/nvswitch/ topologies.
@@ -486,7 +551,7 @@ t_fabricmanager() {
 }
 
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(cos_headers toolchain detached ubuntu cos_fetch fabricmanager)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(cos_headers toolchain detached ubuntu cos_fetch fleet fabricmanager)
 for s in "${scenarios[@]}"; do
     ( "t_$s" ) || failed=1
 done
