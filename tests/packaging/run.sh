@@ -467,6 +467,7 @@ PY
         fail "coverage --fleet of the served rows exited $?"
     python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["asked"] == 2 and o["not_served"] == 0 and all(a["served"] for a in o["answers"]), o' \
         "$w/cov-ok.json" || fail "coverage --json"
+
     # A pool that enforces signatures and trusts only Google's key: our build is not it.
     python3 - "$w/fleet.json" <<'PY'
 import json, sys
@@ -476,6 +477,11 @@ json.dump(f, open(sys.argv[1] + ".google", "w"))
 PY
     rc 3 "$w/cov-google.log" "${cov[@]}" --fleet "$w/fleet.json.google"
     has "$w/cov-google.log" "not served: cos build $b kernel $R (x86_64): '$V' (auto): its kernel loads only modules signed by 'Google Container-Optimized OS GPU driver signing key'; driver $V's package is signed by 'Stand-in vendor'; fix: Google signs only the driver versions it ships for each COS build"
+    "${cov[@]}" --fleet "$w/fleet.json.google" --json >"$w/cov-google.json" 2>/dev/null && fail "exit 0 for the Google pool"
+    for j in cov-ok cov-google; do
+        python3 "$SRC/tests/tools/json-contract.py" "$SRC/docs/json.md" '`coverage --fleet FILE --json`' "$w/$j.json" ||
+            fail "coverage --fleet --json ($j) disagrees with docs/json.md"
+    done
     ok "fleet: a mixed list fills the repository, a second run builds nothing, coverage answers every row, the missing one exits 3 by name"
 }
 

@@ -41,25 +41,29 @@ K=(make -C "$T" ARCH=x86_64 LLVM=1 -j"$(nproc)")
 "${K[@]}" tinyconfig >"$OUT/build.log" 2>&1
 c() { "$T/scripts/config" --file "$T/.config" "$@"; }
 # Everything EXPERT hides (multiuser, futex, epoll, signalfd, timerfd, eventfd, shmem,
-# printk, ...) back at its default.
-c -d EXPERT
+# file locking, printk, ...) back at its default: tinyconfig's EMBEDDED selects EXPERT.
+c -d EMBEDDED -d EXPERT
 # The VM: the serial console, the gzip initramfs, /init as a busybox script, the file
 # systems /init mounts, and kernel.org's release suffix off in favour of COS's "+".
-c -e TTY -e SERIAL_8250 -e SERIAL_8250_CONSOLE -e BLK_DEV_INITRD -e RD_GZIP \
+c -e TTY -e SERIAL_8250 -e SERIAL_8250_CONSOLE -e BLK_DEV_INITRD -e RD_GZIP -e ACPI \
     -e BINFMT_ELF -e BINFMT_SCRIPT -e DEVTMPFS -e PROC_FS -e SYSFS -e TMPFS -e SECURITYFS \
     -d LOCALVERSION_AUTO --set-str LOCALVERSION "+"
 # Modules as COS has them: unloadable, versioned symbols, signed (sha256), the signing
 # key built in; enforcement from module.sig_enforce=1 on the command line.
 c -e MODULES -e MODULE_UNLOAD -e MODVERSIONS -e MODULE_SIG -e MODULE_SIG_SHA256 \
     --set-str MODULE_SIG_KEY certs/signing_key.pem -d MODULE_SIG_ALL -d MODULE_SIG_FORCE
-# What NVIDIA's modules look for: PCI and MSI, the MMU notifiers nvidia-uvm registers, and
-# the multiprocessor kernel every GPU node runs.
-c -e PCI -e PCI_MSI -e MMU_NOTIFIER -e SMP -e X86_PAT -e MTRR
+# What NVIDIA's modules look for: PCI and MSI, the MMU notifiers the open nvidia-uvm
+# registers (selected by KVM, which GPU nodes' kernels have), and the multiprocessor
+# kernel every GPU node runs.
+c -e PCI -e PCI_MSI -e SMP -e X86_PAT -e MTRR -e HIGH_RES_TIMERS -e VIRTUALIZATION -e KVM \
+    -e KVM_INTEL
 "${K[@]}" olddefconfig >>"$OUT/build.log" 2>&1
 for want in CONFIG_CC_IS_CLANG=y CONFIG_MODULE_SIG=y CONFIG_MODVERSIONS=y CONFIG_PCI=y \
-    CONFIG_64BIT=y CONFIG_BLK_DEV_INITRD=y CONFIG_SERIAL_8250_CONSOLE=y; do
+    CONFIG_64BIT=y CONFIG_BLK_DEV_INITRD=y CONFIG_SERIAL_8250_CONSOLE=y CONFIG_ACPI=y \
+    CONFIG_FILE_LOCKING=y CONFIG_MMU_NOTIFIER=y CONFIG_FUTEX=y CONFIG_MULTIUSER=y; do
     grep -qx "$want" "$T/.config" || { echo "clang-kernel: the configuration lost $want" >&2; exit 1; }
 done
+! grep -qx CONFIG_EXPERT=y "$T/.config" || { echo "clang-kernel: EXPERT is still on" >&2; exit 1; }
 cp "$KEY" "$T/certs/signing_key.pem"
 echo "clang-kernel: building ($(grep -c '=y$' "$T/.config") options on; log $OUT/build.log)"
 "${K[@]}" bzImage modules_prepare >>"$OUT/build.log" 2>&1 ||

@@ -4,7 +4,10 @@
 # by scripts/build-driver-package for the installed Debian kernel in both flavours into ONE
 # signed repository, checked on the host, then inserted into that kernel under qemu
 # (tests/vm/run.sh real-proprietary real-open real-flavours), and its user space run by the
-# node agent over stand-in modules of its version (real-agent).
+# node agent over stand-in modules of its version (real-agent). The same driver built with
+# --llvm for a clang-built kernel (tests/real/clang-kernel.sh, the stand-in for COS) and
+# inserted into that kernel, with and without sig_enforce (tests/vm/run.sh clang
+# clang-enforce).
 #
 #   tests/real/run.sh BINARY
 #
@@ -236,6 +239,50 @@ expect_fail prebuilt-whose "--prebuilt-modules $W/prebuilt: two flavours are bui
 [ ! -e "$W/repo-x/index.json" ] && ok failures-add-nothing || bad failures-add-nothing "repo-x has an index"
 
 echo "real: host checks: $pass passed, $failed failed"
+
+# ---- a clang-built kernel: the stand-in for COS ------------------------------------------
+# tests/real/clang-kernel.sh: Linux 6.1 from Debian's linux-source, built with clang and
+# LLVM, the real-driver test key built in, its headers in COS's kernel-headers.tgz layout
+# (cached). NVIDIA's 535.261.03, both flavours, built against it with --llvm.
+t0=$(date +%s)
+if "$SRC/tests/real/clang-kernel.sh" "$W/clang-kernel" "$W/keys/mod.pem"; then
+    CR=$(cat "$W/clang-kernel/release")
+    CH=$W/clang-kernel/kernel-headers.tgz
+    echo "real: clang-built kernel $CR ready in $(secs "$t0") s"
+    t0=$(date +%s)
+    rm -rf "$W/clang-repo"
+    if "$BDP" --kernel "$CR" --debs "$W/work/debs" --kernel-headers "$CH" --llvm \
+        --flavour proprietary,open "${open_patch[@]}" --repo "$W/clang-repo" --os cos --tag default \
+        "${common[@]}" --work "$W/clang-work" >"$W/clang-build.log" 2>&1; then
+        ok clang-nvidia-built
+    else
+        bad clang-nvidia-built "$(tail -3 "$W/clang-build.log")"
+    fi
+    echo "real: NVIDIA's $V for $CR, both flavours, --llvm, in $(secs "$t0") s"
+    # What compiled the modules, as they say themselves (.comment): clang, and no gcc.
+    for f in proprietary open; do
+        ko=$W/clang-work/build/$V-$f-$CR/nvidia.ko
+        readelf -p .comment "$ko" >"$W/clang-$f.comment" 2>&1
+        check "clang-$f-compiled-by-clang" grep -q "clang version" "$W/clang-$f.comment"
+        check "clang-$f-no-gcc" sh -c "! grep -q 'GCC:' '$W/clang-$f.comment'"
+    done
+    # The compiler-family check, this way round: gcc for a clang-built kernel is refused up
+    # front, and the refusal is true (kbuild with gcc on these headers fails).
+    expect_fail clang-refuses-gcc "kernel $CR was built with clang (" \
+        "$BDP" --kernel "$CR" --debs "$W/work/debs" --kernel-headers "$CH" --repo "$W/repo-x" \
+        "${common[@]}" --work "$W/clang-work-gcc"
+    rm -rf "$W/clang-raw" && mkdir -p "$W/clang-raw" && cp "$SRC/tests/kmod/"* "$W/clang-raw/"
+    make -C "$W/clang-work/kernel-headers/usr/src/linux-headers-$CR" M="$W/clang-raw" NV_VERSION=$V \
+        CC=gcc modules >"$W/clang-raw.log" 2>&1 && bad clang-gcc-fails "gcc built modules for $CR" ||
+        ok clang-gcc-fails
+    echo "real: gcc on the clang kernel's headers: $(grep -m1 -i 'error' "$W/clang-raw.log" | cut -c1-160)"
+    t0=$(date +%s)
+    NDI_REAL_DIR=$W "$SRC/tests/vm/run.sh" "$BIN" clang clang-enforce && ok clang-vm ||
+        bad clang-vm "tests/vm/run.sh clang clang-enforce"
+    echo "real: clang VM scenarios in $(secs "$t0") s"
+else
+    bad clang-kernel "tests/real/clang-kernel.sh failed"
+fi
 
 # ---- into the kernel, under qemu --------------------------------------------------------
 t0=$(date +%s)

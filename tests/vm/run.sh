@@ -32,6 +32,16 @@
 #             ends, the agent activates the version in place through the real kernel and
 #             validates it, one process throughout; the node it leaves on the stand-in is
 #             checked here (done, uncordoned, slot given back, an Event per state)
+#   clang, clang-enforce
+#             the clang-built stand-in for a COS kernel (tests/real/clang-kernel.sh, made by
+#             make check-real into build/real/clang-kernel; release 6.1.192+, the real-driver
+#             test key built in), booted instead of Debian's; module.sig_enforce=1 for
+#             clang-enforce. The stand-in modules built by build-driver-package --llvm
+#             against its kernel-headers.tgz load (signed with the built-in key); the same
+#             modules signed with another key load only without enforcement (the kernel
+#             refuses them with it, exit 6, nothing loaded); NVIDIA's real 535.261.03 built
+#             --llvm (build/real/clang-repo, both flavours) is refused with ENODEV and
+#             rolled back, as on Debian's kernel without a GPU
 #   demo      the install, shown (make demo)
 #   real-proprietary, real-open
 #             NVIDIA's real driver (make check-real builds its repository, both flavours,
@@ -76,6 +86,7 @@ for d in /lib/modules/*/; do
     [ -e "/lib/modules/$r/build/Makefile" ] && [ -e "/boot/vmlinuz-$r" ] && R=$r
 done
 [ -n "$R" ] || fail "no kernel with headers and image (apt-get install linux-image-amd64 linux-headers-amd64)"
+KIMAGE=/boot/vmlinuz-$R
 SIGN_FILE=$(ls /usr/lib/linux-kbuild-*/scripts/sign-file 2>/dev/null | tail -1)
 [ -x "$SIGN_FILE" ] || fail "no sign-file (apt-get install linux-kbuild-6.1)"
 command -v qemu-system-x86_64 >/dev/null || fail "no qemu (apt-get install qemu-system-x86)"
@@ -225,6 +236,7 @@ make_initrd() {
         cp -r "$r" "$W/initrd/$(basename "$r")"
     done
     cp "$KEY_DIR/repo-pub.pem" "$KEY_DIR/mod.crt" "$W/initrd/keys/"
+    [ ! -e "$KEY_DIR/other.crt" ] || cp "$KEY_DIR/other.crt" "$W/initrd/keys/"
     # agent-upgrade's service account, for the API stand-in on the host.
     [ ! -d "$W/kube/sa" ] || cp -r "$W/kube/sa" "$W/initrd/sa"
     [ -z "${REAL_CASES:-}" ] || cp "$REAL_CASES" "$W/initrd/etc/ndi-real-cases"
@@ -337,9 +349,13 @@ EOF
 boot() {
     local scenario=$1 extra=$2 log="$W/$1.log" initrd=$W/initrd.gz mem=1024
     shift 2
-    case $scenario in real-*) initrd=$W/initrd-real.gz mem=3072 ;; esac
+    local kimage=$KIMAGE
+    case $scenario in
+    real-*) initrd=$W/initrd-real.gz mem=3072 ;;
+    clang*) initrd=$W/initrd-clang.gz mem=3072 kimage=$CLANG/bzImage ;;
+    esac
     timeout 900 qemu-system-x86_64 -accel tcg -cpu max -m $mem -smp 2 -nographic -no-reboot \
-        -kernel "/boot/vmlinuz-$R" -initrd "$initrd" "$@" \
+        -kernel "$kimage" -initrd "$initrd" "$@" \
         -append "console=ttyS0 quiet panic=-1 ndi_scenario=$scenario $extra" </dev/null >"$log" 2>&1 ||
         true
     tr -d '\r' <"$log" | grep '^VMTEST' || true
@@ -367,11 +383,52 @@ make_real_agent_repo() {
     rm -rf "$d" "$W/real-agent.tar.zst"
 }
 
+# The clang scenarios' repository: the stand-in driver source (make-standin-driver's user
+# space, tests/kmod as kernel/), built by build-driver-package --llvm against the clang
+# kernel's kernel-headers.tgz, V_OLD signed with the key that kernel has built in (the
+# real-driver test key) and V_NEW with another; NVIDIA's real packages for it, where
+# make check-real built them (build/real/clang-repo), go in beside.
+make_clang() {
+    local cr v key src
+    [ -s "$CLANG/bzImage" ] && [ -s "$CLANG/kernel-headers.tgz" ] ||
+        fail "no clang-built kernel in $CLANG (make check-real builds it: tests/real/clang-kernel.sh)"
+    cr=$(cat "$CLANG/release")
+    rm -rf "$W/clang-standin-repo"
+    for v in "$V_OLD:mod" "$V_NEW:other"; do
+        key=${v#*:} v=${v%%:*} src=$W/clang-src-$v
+        rm -rf "$src" "$W/clang-work-$v" && mkdir -p "$src/kernel"
+        "$SRC/scripts/make-standin-driver" "$v" "$W/clang-drv-$v" 4 >/dev/null
+        cp -L "$W/clang-drv-$v/lib64/"*.so."$v" "$W/clang-drv-$v/bin/nvidia-smi" "$src/"
+        cp "$SRC/tests/kmod/"*.c "$SRC/tests/kmod/Kbuild" "$src/kernel/"
+        printf 'modules:\n\t$(MAKE) -C $(SYSOUT) M=$(CURDIR) NV_VERSION=%s V=1 modules\n' "$v" >"$src/kernel/Makefile"
+        "$SRC/scripts/build-driver-package" --kernel "$cr" --source "$src" --llvm \
+            --kernel-headers "$CLANG/kernel-headers.tgz" --sign-key "$REAL/keys/$key.pem" \
+            --sign-cert "$REAL/keys/$key.crt" --repo "$W/clang-standin-repo" \
+            --repo-key "$REAL/keys/repo.pem" --installer "$BIN" --work "$W/clang-work-$v" \
+            --quiet >"$W/clang-bdp-$v.log" 2>&1 ||
+            { tail -5 "$W/clang-bdp-$v.log"; fail "build-driver-package --llvm for $cr failed"; }
+        grep -q "ld.lld -r" "$W/clang-work-$v/build/"*/build.log || fail "the $v modules were not linked by ld.lld"
+        rm -rf "$W/clang-drv-$v"
+    done
+}
+
 t0=$(date +%s)
-standin=0 real=0
+standin=0 real=0 clang=0
 for s in "${scenarios[@]}"; do
-    case $s in real-*) real=1 ;; *) standin=1 ;; esac
+    case $s in real-*) real=1 ;; clang*) clang=1 ;; *) standin=1 ;; esac
 done
+if [ $clang = 1 ]; then
+    CLANG=${NDI_CLANG_DIR:-$SRC/build/real/clang-kernel}
+    REAL=${NDI_REAL_DIR:-$SRC/build/real}
+    KEY_DIR=$REAL/keys
+    make_clang
+    clang_repos=("$W/clang-standin-repo")
+    [ ! -s "$REAL/clang-repo/index.json" ] || clang_repos+=("$REAL/clang-repo")
+    make_initrd "$W/initrd-clang.gz" "${clang_repos[@]}"
+    echo "vm: clang kernel $(cat "$CLANG/release"), initramfs $(du -h "$W/initrd-clang.gz" | cut -f1)" \
+        "(${#clang_repos[@]} repositories), prepared in $(($(date +%s) - t0)) s"
+    t0=$(date +%s)
+fi
 if [ $standin = 1 ]; then
     KEY_DIR=$W/keys
     make_keys
@@ -405,7 +462,7 @@ fi
 failed=0
 for s in "${scenarios[@]}"; do
     case $s in
-    enforce | vendor-sig) extra="module.sig_enforce=1" ;;
+    enforce | vendor-sig | clang-enforce) extra="module.sig_enforce=1" ;;
     lockdown) extra="lockdown=integrity" ;;
     real-open) extra="ndi_gpus=$OPEN_GPU,$OPEN_GPU" ;;
     *) extra="" ;;

@@ -626,8 +626,55 @@ real_flavours() {
     check cases-ran [ $((pass + fail)) -gt 0 ]
 }
 
+# clang, clang-enforce: the clang-built COS stand-in (tests/vm/run.sh says what is where).
+clang_kernel() {
+    CA="--repo file:///clang-standin-repo --repo-key /keys/repo-pub.pem --fetch-timeout 120"
+    echo "VMTEST kernel: $(cat /proc/version)"
+    check clang-built grep -q "clang version" /proc/version
+    enforced=$(cat /sys/module/module/parameters/sig_enforce)
+    check enforcement [ "$enforced" = "$([ "$S" = clang-enforce ] && echo Y || echo N)" ]
+    # Signed with the key the kernel has built in: loaded, with or without enforcement.
+    run install $CA --module-cert /keys/mod.crt --driver-version "$V_OLD"
+    check built-in-key rc_is 0
+    check loaded sh -c "grep -q '^nvidia ' /proc/modules && grep -q '^nvidia_uvm ' /proc/modules"
+    check nodes [ -c /dev/nvidiactl ]
+    check version [ "$(cat /sys/module/nvidia/version)" = "$V_OLD" ]
+    run uninstall
+    check uninstall rc_is 0
+    check unloaded no_nvidia
+    # Signed with a key the kernel does not have (the installer's own check is told to
+    # trust it): the kernel decides.
+    run install $CA --module-cert /keys/mod.crt,/keys/other.crt --driver-version "$V_NEW"
+    if [ "$enforced" = Y ]; then
+        check other-key-refused rc_is 6
+        grep ERROR /tmp/err | sed 's/^/VMTEST | /'
+        check other-key-signer err_has "the kernel rejected the signature of module nvidia: signed by 'nvidia-driver-installer other test key'"
+        check other-key-nothing-loaded no_nvidia
+    else
+        check other-key-loaded rc_is 0
+        check other-key-version [ "$(cat /sys/module/nvidia/version)" = "$V_NEW" ]
+        # The kernel took it, marked as unverified (TAINT_UNSIGNED_MODULE, 'E').
+        check other-key-tainted [ $(($(cat /proc/sys/kernel/tainted) & 8192)) = 8192 ]
+        run uninstall
+        check other-key-uninstall rc_is 0
+    fi
+    [ -d /clang-repo ] || { echo "VMTEST no /clang-repo: NVIDIA's modules were not built (make check-real builds them)"; return; }
+    # NVIDIA's real 535.261.03, built with LLVM=1 against this kernel's headers.
+    for f in proprietary open; do
+        run install --repo file:///clang-repo --repo-key /keys/repo-pub.pem --module-cert /keys/mod.crt \
+            --fetch-timeout 300 --kernel-module-type $f --driver-version 535.261.03
+        check nvidia-$f-enodev rc_is 6
+        grep ERROR /tmp/err | sed 's/^/VMTEST | /'
+        check nvidia-$f-no-gpu err_has "module nvidia found no NVIDIA GPU it supports; the driver logged: No NVIDIA GPU found"
+        check nvidia-$f-signature err_has "module signature verified (module=nvidia version=535.261.03 signer=nvidia-driver-installer real-driver test key)"
+        check nvidia-$f-rolled-back no_nvidia
+    done
+    dmesg | grep NVRM | sed 's/^/VMTEST | dmesg: /'
+}
+
 case "$S" in
 main | enforce | lockdown | demo) "$S" ;;
+clang | clang-enforce) clang_kernel ;;
 defer-1) defer_1 ;;
 defer-2) defer_2 ;;
 vendor-sig) vendor_sig ;;
