@@ -285,6 +285,13 @@ reboot_node
 export NODE_KERNEL=$OTHER_KERNEL
 run_block kernel-coverage 3
 block_out "has no package for kernel $OTHER_KERNEL"
+# The fleet: the image the node now runs, and the one it ran.
+printf '{"fleet": 1, "images": [{"name": "old-image", "os": "cos", "build": "17800.66.78", "kernel": "%s", "driver_versions": ["%s"]},
+ {"name": "new-image", "os": "cos", "build": "17800.66.78", "kernel": "%s", "driver_versions": ["%s"]}]}\n' \
+    "$KERNEL" "$V_NEW" "$OTHER_KERNEL" "$V_NEW" >"$T/ws/fleet.json"
+run_block fleet-coverage 3
+block_out "served: old-image: '$V_NEW' (auto) is driver $V_NEW"
+block_out "not served: new-image: '$V_NEW' (auto): driver $V_NEW has no package for kernel $OTHER_KERNEL"
 kubectl -n kube-system delete pod --field-selector spec.nodeName=$NODE -l k8s-app=nvidia-driver-installer >/dev/null
 assert_eq "$(last_run)" "nvidia-driver-installer 3" "a node on a kernel without a package"
 grep -q "has no package for kernel $OTHER_KERNEL" "$CLUSTER/pods/nvidia-driver-installer.log" ||
@@ -293,6 +300,8 @@ grep -q "has no package for kernel $OTHER_KERNEL" "$CLUSTER/pods/nvidia-driver-i
 "$SRC/scripts/make-repo" add --repo "$T/repo2" --key "$FIX/keys/key.pem" --version "$V_NEW" \
     --kernel "$OTHER_KERNEL" "$FIX/opkg.tar.zst" >/dev/null
 run_block kernel-coverage 0
+run_block fleet-coverage 0
+block_out "served: new-image: '$V_NEW' (auto) is driver $V_NEW"
 kubectl -n kube-system delete pod --field-selector spec.nodeName=$NODE -l k8s-app=nvidia-driver-installer >/dev/null
 assert_eq "$(last_run)" "nvidia-driver-installer 0" "the node on the new kernel, once covered"
 export NODE_KERNEL=$KERNEL
