@@ -56,6 +56,9 @@ check_packages=(
     clang libclang-rt-14-dev valgrind
     # tests/packaging (make packaging): LLVM=1 module builds link with ld.lld, llvm-ar, llvm-nm
     lld llvm
+    # make check-real's clang-built kernel (tests/real/clang-kernel.sh): Debian's source of
+    # the 6.1 kernel and what its build needs besides clang
+    linux-source-6.1 flex bison libelf-dev
     # make bench: the shell pipeline it is compared with, and its chart
     curl gnuplot-nox
     # the metrics textfile's real consumers (t_metrics_consumers): promtool (package

@@ -10,8 +10,8 @@
 #
 # Writes OUTDIR/bzImage, OUTDIR/release, OUTDIR/config, OUTDIR/kernel-headers.tgz and
 # OUTDIR/build.log. Cached: nothing is rebuilt while Debian's source, this script and the
-# key are the ones OUTDIR/inputs records. About 6 minutes on 2 cores, 1.6 GB of build tree
-# (OUTDIR/tree, kept for the next cached run to skip).
+# key are the ones OUTDIR/inputs records. About 12 minutes on 2 cores the first time, 1.6 GB of
+# build tree (OUTDIR/tree, kept: a changed script rebuilds only what changed).
 #
 # The configuration: tinyconfig, then EXPERT off so that everything a normal userspace
 # needs comes back at its default, then what the test VM and NVIDIA's modules need
@@ -32,11 +32,18 @@ if [ -s "$OUT/kernel-headers.tgz" ] && [ -s "$OUT/bzImage" ] && [ "$(cat "$OUT/i
     echo "clang-kernel: cached $(cat "$OUT/release") in $OUT"
     exit 0
 fi
-rm -rf "$OUT/tree" "$OUT/inputs" "$OUT/bzImage" "$OUT/kernel-headers.tgz"
+rm -f "$OUT/inputs" "$OUT/bzImage" "$OUT/kernel-headers.tgz"
 t0=$(date +%s)
-mkdir -p "$OUT/tree"
-tar -C "$OUT/tree" --strip-components=1 -xf "$TARBALL"
 T=$OUT/tree
+src_version=$(dpkg-query -W -f '${Version}' linux-source-6.1)
+# The tree of the same source is built again in place (kbuild rebuilds what the new
+# configuration changes); another source is unpacked afresh.
+if [ "$(cat "$T/.ndi-source" 2>/dev/null)" != "$src_version" ]; then
+    rm -rf "$T"
+    mkdir -p "$T"
+    tar -C "$T" --strip-components=1 -xf "$TARBALL"
+    echo "$src_version" >"$T/.ndi-source"
+fi
 K=(make -C "$T" ARCH=x86_64 LLVM=1 -j"$(nproc)")
 "${K[@]}" tinyconfig >"$OUT/build.log" 2>&1
 c() { "$T/scripts/config" --file "$T/.config" "$@"; }
@@ -50,8 +57,13 @@ c -e TTY -e SERIAL_8250 -e SERIAL_8250_CONSOLE -e BLK_DEV_INITRD -e RD_GZIP -e A
     -d LOCALVERSION_AUTO --set-str LOCALVERSION "+"
 # Modules as COS has them: unloadable, versioned symbols, signed (sha256), the signing
 # key built in; enforcement from module.sig_enforce=1 on the command line.
+# The key by an absolute path: kbuild makes certs/signing_key.pem anew (a random key) when
+# it is the default one.
+cp "$KEY" "$OUT/signing_key.pem"
 c -e MODULES -e MODULE_UNLOAD -e MODVERSIONS -e MODULE_SIG -e MODULE_SIG_SHA256 \
-    --set-str MODULE_SIG_KEY certs/signing_key.pem -d MODULE_SIG_ALL -d MODULE_SIG_FORCE
+    --set-str MODULE_SIG_KEY "$OUT/signing_key.pem" -d MODULE_SIG_ALL -d MODULE_SIG_FORCE
+# The installer's own sockets (AF_UNIX), as every node has them.
+c -e NET -e UNIX
 # What NVIDIA's modules look for: PCI and MSI, the MMU notifiers the open nvidia-uvm
 # registers (selected by KVM, which GPU nodes' kernels have), and the multiprocessor
 # kernel every GPU node runs.
@@ -60,17 +72,19 @@ c -e PCI -e PCI_MSI -e SMP -e X86_PAT -e MTRR -e HIGH_RES_TIMERS -e VIRTUALIZATI
 "${K[@]}" olddefconfig >>"$OUT/build.log" 2>&1
 for want in CONFIG_CC_IS_CLANG=y CONFIG_MODULE_SIG=y CONFIG_MODVERSIONS=y CONFIG_PCI=y \
     CONFIG_64BIT=y CONFIG_BLK_DEV_INITRD=y CONFIG_SERIAL_8250_CONSOLE=y CONFIG_ACPI=y \
-    CONFIG_FILE_LOCKING=y CONFIG_MMU_NOTIFIER=y CONFIG_FUTEX=y CONFIG_MULTIUSER=y; do
+    CONFIG_FILE_LOCKING=y CONFIG_MMU_NOTIFIER=y CONFIG_FUTEX=y CONFIG_MULTIUSER=y CONFIG_UNIX=y; do
     grep -qx "$want" "$T/.config" || { echo "clang-kernel: the configuration lost $want" >&2; exit 1; }
 done
 ! grep -qx CONFIG_EXPERT=y "$T/.config" || { echo "clang-kernel: EXPERT is still on" >&2; exit 1; }
-cp "$KEY" "$T/certs/signing_key.pem"
 echo "clang-kernel: building ($(grep -c '=y$' "$T/.config") options on; log $OUT/build.log)"
 "${K[@]}" bzImage modules_prepare >>"$OUT/build.log" 2>&1 ||
     { tail -30 "$OUT/build.log" >&2; echo "clang-kernel: the build failed" >&2; exit 1; }
 # Module.symvers: an empty module build writes it (no modules of its own).
 "${K[@]}" modules >>"$OUT/build.log" 2>&1
 R=$(cat "$T/include/config/kernel.release")
+# The certificate built in is KEY's.
+openssl x509 -in "$KEY" -outform DER | cmp -s - "$T/certs/signing_key.x509" ||
+    { echo "clang-kernel: the kernel's built-in certificate is not KEY's" >&2; exit 1; }
 cp "$T/arch/x86/boot/bzImage" "$OUT/bzImage"
 cp "$T/.config" "$OUT/config"
 echo "$R" >"$OUT/release"

@@ -628,7 +628,7 @@ real_flavours() {
 
 # clang, clang-enforce: the clang-built COS stand-in (tests/vm/run.sh says what is where).
 clang_kernel() {
-    CA="--repo file:///clang-standin-repo --repo-key /keys/repo-pub.pem --fetch-timeout 120"
+    CA="--repo file:///clang-standin-repo --repo-key /keys/repo-pub.pem --fetch-timeout 120 --modules nvidia,nvidia-modeset,nvidia-uvm"
     echo "VMTEST kernel: $(cat /proc/version)"
     check clang-built grep -q "clang version" /proc/version
     enforced=$(cat /sys/module/module/parameters/sig_enforce)
