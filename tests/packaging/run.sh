@@ -89,7 +89,17 @@ t_cos_headers() {
     rc 0 "$w/ok.log" bdp --source "$W/src" --sign-key "$W/keys/vendor.pem" \
         --sign-cert "$W/keys/vendor.crt" --work "$w/work" --kernel-headers "$w/kernel-headers.tgz"
     has "$w/ok.log" "added packages/$R/"
-    ok "COS kernel-headers.tgz: built from it; missing and wrong headers named"
+    # The compiled modules are reused for the same headers, not for another build of the
+    # same release (its Makefile's time unchanged, its configuration not).
+    rc 0 "$w/again.log" bdp --source "$W/src" --sign-key "$W/keys/vendor.pem" \
+        --sign-cert "$W/keys/vendor.crt" --work "$w/work" --kernel-headers "$w/kernel-headers.tgz"
+    has "$w/again.log" "modules for $R already built"
+    echo "# another build of the same release" >>"$w/tgz/usr/src/linux-headers-$R/.config"
+    tar -C "$w/tgz" -czf "$w/kernel-headers.tgz" usr
+    rc 0 "$w/other.log" bdp --source "$W/src" --sign-key "$W/keys/vendor.pem" \
+        --sign-cert "$W/keys/vendor.crt" --work "$w/work" --kernel-headers "$w/kernel-headers.tgz"
+    grep -q "already built" "$w/other.log" && fail "modules of other headers reused"
+    ok "COS kernel-headers.tgz: built from it; missing and wrong headers named; reused only for the same headers"
 }
 
 t_toolchain() {
