@@ -242,7 +242,7 @@ make_initrd() {
     [ -z "${REAL_CASES:-}" ] || cp "$REAL_CASES" "$W/initrd/etc/ndi-real-cases"
     [ ! -e "$KEY_DIR/kernel.pem" ] || cp "$KEY_DIR/kernel.pem" "$W/initrd/keys/"
     printf 'VENDOR_MOD=%s\n' "${VENDOR_MOD}" >>"$W/initrd/etc/ndi-vendor"
-    printf 'ID=debian\nVERSION_ID="12"\nPRETTY_NAME="Debian GNU/Linux 12 (test VM)"\n' \
+    printf '%b' "${OS_RELEASE:-ID=debian\nVERSION_ID="12"\nPRETTY_NAME="Debian GNU/Linux 12 (test VM)"\n}" \
         >"$W/initrd/etc/os-release"
     # The node's own ldconfig (static in Debian), which the installer runs for the host.
     mkdir -p "$W/initrd/sbin"
@@ -427,8 +427,17 @@ if [ $clang = 1 ]; then
     KEY_DIR=$REAL/keys
     make_clang
     clang_repos=("$W/clang-standin-repo")
-    [ ! -s "$REAL/clang-repo/index.json" ] || clang_repos+=("$REAL/clang-repo")
-    make_initrd "$W/initrd-clang.gz" "${clang_repos[@]}"
+    CLANG_GPUS=""
+    if [ -s "$REAL/clang-repo/index.json" ]; then
+        clang_repos+=("$REAL/clang-repo")
+        # A GPU both of NVIDIA's flavours support, so that each is asked for and loaded.
+        eval "$(real_cases "$REAL/clang-repo/index.json" /dev/null)"
+        CLANG_GPUS="ndi_gpus=$OPEN_GPU,$OPEN_GPU"
+    fi
+    # The node says it is COS, as the kernel stands in for one (check-real builds NVIDIA's
+    # packages for os cos).
+    OS_RELEASE='ID=cos\nVERSION_ID=113\nBUILD_ID=18244.151.14\nPRETTY_NAME="Container-Optimized OS (test VM)"\n' \
+        make_initrd "$W/initrd-clang.gz" "${clang_repos[@]}"
     echo "vm: clang kernel $(cat "$CLANG/release"), initramfs $(du -h "$W/initrd-clang.gz" | cut -f1)" \
         "(${#clang_repos[@]} repositories), prepared in $(($(date +%s) - t0)) s"
     t0=$(date +%s)
@@ -466,7 +475,9 @@ fi
 failed=0
 for s in "${scenarios[@]}"; do
     case $s in
-    enforce | vendor-sig | clang-enforce) extra="module.sig_enforce=1" ;;
+    enforce | vendor-sig) extra="module.sig_enforce=1" ;;
+    clang) extra=$CLANG_GPUS ;;
+    clang-enforce) extra="module.sig_enforce=1 $CLANG_GPUS" ;;
     lockdown) extra="lockdown=integrity" ;;
     real-open) extra="ndi_gpus=$OPEN_GPU,$OPEN_GPU" ;;
     *) extra="" ;;

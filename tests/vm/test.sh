@@ -659,10 +659,13 @@ clang_kernel() {
         check other-key-uninstall rc_is 0
     fi
     [ -d /clang-repo ] || { echo "VMTEST no /clang-repo: NVIDIA's modules were not built (make check-real builds them)"; return; }
-    # NVIDIA's real 535.261.03, built with LLVM=1 against this kernel's headers.
+    # NVIDIA's real 535.261.03, built with LLVM=1 against this kernel's headers. Its index is
+    # signed with the same key as the stand-ins' and is older: a cache of its own, or the
+    # node's anti-rollback memory would rightly refuse it.
     for f in proprietary open; do
         run install --repo file:///clang-repo --repo-key /keys/repo-pub.pem --module-cert /keys/mod.crt \
-            --fetch-timeout 300 --kernel-module-type $f --driver-version 535.261.03
+            --cache-dir /var/cache/ndi-clang-real --fetch-timeout 300 --kernel-module-type $f \
+            --driver-version 535.261.03
         check nvidia-$f-enodev rc_is 6
         grep ERROR /tmp/err | sed 's/^/VMTEST | /'
         check nvidia-$f-no-gpu err_has "module nvidia found no NVIDIA GPU it supports; the driver logged: No NVIDIA GPU found"
