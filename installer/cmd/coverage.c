@@ -15,8 +15,6 @@
 #include "cmd/cmd.h"
 #include "cmd/session.h"
 #include "host/host.h"
-#include "source/fleet.h"
-#include "source/repo_kmt.h"
 #include "source/source.h"
 #include "util/fs.h"
 #include "util/jsonc.h"
@@ -279,9 +277,10 @@ static int signer_check(const struct fleet_row *r, const struct repo_choice *ch,
 		r->module_signer, ch->driver->version, by ? "'" : "", by ? by : "no one it names",
 		by ? "'" : "");
 	if (strcmp(r->os, "cos") == 0)
-		err_hint(why, "Google signs only the driver versions it ships for each COS build: "
-			      "build that version with Google's signatures attached or kept "
-			      "(docs/platforms/cos.md), or serve a version Google signed");
+		err_hint(why,
+			 "Google signs only the driver versions it ships for each COS build: "
+			 "build that version with Google's signatures attached or kept "
+			 "(" DOC_DIR "/building-packages.md), or serve a version Google signed");
 	return -1;
 }
 
@@ -403,9 +402,10 @@ static int fleet_run(const struct config *c, const struct fleet *f, const struct
 		err_set(e, EXIT_NO_MATCH,
 			"%zu of the fleet's %zu questions are not served, first %s", missing, asked,
 			first);
-		err_hint(e,
-			 "build what is missing (scripts/build-fleet with the same file), publish "
-			 "it, and ask again");
+		err_hint(
+			e,
+			"build what is missing (the source tree's build-fleet script takes the same "
+			"file), publish it, and ask again");
 		return -1;
 	}
 	return 0;

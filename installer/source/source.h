@@ -20,8 +20,9 @@
 /*
  * The face of source/, the only header of it that other folders include: the index and
  * the transfers above (with the cache, fetch and repo headers), signatures and digests,
- * and version numbers.
+ * version numbers, and the fleet list.
  */
+#include "source/fleet.h"
 #include "source/repo_kmt.h"
 #include "source/verify.h"
 #include "source/version.h"
