@@ -19,7 +19,10 @@
  * It is static (the host, the driver root and the container each have their
  * own libc, or none) and changes nothing else. Exit status: that of the program;
  * 127 when DIR/.real/BASENAME is missing, 126 when it cannot be run, with one
- * line on stderr naming the path.
+ * line on stderr naming the path. Missing is what a container sees where a CDI spec
+ * mounted this file alone (NVIDIA's generated specs mount single programs): the
+ * message points at the whole bin/, or at usr/bin/NAME, the program itself
+ * (installer/stage/locate.h), never at the installer, which cannot help there.
  */
 #include <errno.h>
 #include <limits.h>
@@ -104,7 +107,7 @@ int main(int argc, char **argv)
 	execv(real, argv);
 	if (errno == ENOENT || errno == ENOTDIR) {
 		fprintf(stderr,
-			"%s: %s is missing: the driver's install is incomplete (re-run the installer)\n",
+			"%s: %s is missing: this is the driver's launcher, which runs the program kept in .real/ beside it; mount the install dir's bin/ whole, or the program itself from its usr/bin/\n",
 			name, real);
 		return 127;
 	}

@@ -12,6 +12,7 @@
 #include "source/source.h"
 #include "stage/carry.h"
 #include "stage/libexec.h"
+#include "stage/locate.h"
 #include "stage/pending.h"
 #include "stage/publish.h"
 #include "stage/wrap.h"
@@ -26,7 +27,7 @@
 /* Where what an earlier install left that is not the driver's is kept. */
 #define TAKEN_OVER ".taken-over"
 
-static const char *const subdirs[] = {"bin", "lib64", "drivers", "firmware", "share"};
+static const char *const subdirs[] = {"bin", "lib64", "drivers", "firmware", "share", LOCATE_SUBDIRS};
 
 struct installdir {
 	int fd;
@@ -487,6 +488,9 @@ static int staging_finish(int sfd, const struct manifest *m, struct err *e)
 		return -1;
 	log_kv(LOG_DEBUG, "publish", "programs wrapped in the launcher",
 	       U64("count", (uint64_t)wrapped), LOG_END);
+	/* Where NVIDIA's tools and GKE's plugin look in a driver root. */
+	if (locate_shape(sfd, e) < 0)
+		return -1;
 	/* What is the package's own in lib64/: the rest is carried to the next version. */
 	if (carry_record(sfd, e) < 0)
 		return -1;

@@ -117,7 +117,7 @@ rc=$?
 set -e
 assert_eq "$rc" 127 "exit status without the program"
 assert_eq "$(cat "$T/err")" \
-    "$d/bin/show-env: $v/bin/.real/show-env is missing: the driver's install is incomplete (re-run the installer)" \
+    "$d/bin/show-env: $v/bin/.real/show-env is missing: this is the driver's launcher, which runs the program kept in .real/ beside it; mount the install dir's bin/ whole, or the program itself from its usr/bin/" \
     "the launcher's message"
 
 # At a path longer than PATH_MAX (reached by a relative path from deep inside, as a deep

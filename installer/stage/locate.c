@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "stage/locate.h"
+#include "stage/wrap.h"
+#include "util/fs.h"
+
+#define ICD_DIR "share/vulkan/icd.d"
+/* An ICD file is a few hundred bytes of JSON. */
+#define ICD_MAX (1u << 20)
+
+static int open_dir(int dirfd, const char *name, bool create, struct err *e)
+{
+	int fd;
+
+	if (create && mkdirat(dirfd, name, 0755) < 0 && errno != EEXIST)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "create '%s'", name);
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "open '%s'", name);
+	return fd;
+}
+
+/* Whether NAME in DIRFD is a regular file with an execute bit (links are not). */
+static bool is_program(int dirfd, const char *name)
+{
+	struct stat st;
+
+	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	       (st.st_mode & 0111);
+}
+
+/* usr/bin/NAME: the program itself, one inode with the file in bin/ or bin/.real/. */
+static int link_programs(int sfd, struct err *e)
+{
+	_cleanup_close_ int bin_fd = open_dir(sfd, "bin", false, e), usr_fd = -1, ub_fd = -1,
+			    real_fd = -1;
+	_cleanup_closedir_ DIR *dir = NULL;
+	struct dirent *de;
+
+	if (bin_fd < 0 || (usr_fd = open_dir(sfd, "usr", true, e)) < 0 ||
+	    (ub_fd = open_dir(usr_fd, "bin", true, e)) < 0)
+		return -1;
+	real_fd = openat(bin_fd, WRAP_REAL_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (real_fd < 0 && errno != ENOENT)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "open 'bin/" WRAP_REAL_DIR "'");
+	if (!(dir = fs_opendir_at(bin_fd, ".", e)))
+		return -1;
+	while ((de = readdir(dir))) {
+		int from = real_fd >= 0 && is_program(real_fd, de->d_name) ? real_fd : bin_fd;
+
+		if (de->d_name[0] == '.' || !is_program(from, de->d_name))
+			continue;
+		if (linkat(from, de->d_name, ub_fd, de->d_name, 0) < 0)
+			return err_errno(e, EXIT_UNEXPECTED, errno, "link 'usr/bin/%s'",
+					 de->d_name);
+	}
+	return 0;
+}
+
+static bool is_icd_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 5 && strcmp(name + n - 5, ".json") == 0;
+}
+
+/* vulkan/icd.d/: the package's ICD files, copied (GKE mounts the directory elsewhere). */
+static int copy_icds(int sfd, struct err *e)
+{
+	_cleanup_close_ int v_fd = open_dir(sfd, "vulkan", true, e), icd_fd = -1, src_fd = -1;
+	_cleanup_closedir_ DIR *dir = NULL;
+	struct dirent *de;
+
+	if (v_fd < 0 || (icd_fd = open_dir(v_fd, "icd.d", true, e)) < 0)
+		return -1;
+	src_fd = openat(sfd, ICD_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (src_fd < 0)
+		return errno == ENOENT || errno == ENOTDIR
+			       ? 0
+			       : err_errno(e, EXIT_UNEXPECTED, errno, "open '" ICD_DIR "'");
+	if (!(dir = fs_opendir_at(src_fd, ".", e)))
+		return -1;
+	while ((de = readdir(dir))) {
+		_cleanup_free_ char *buf = NULL;
+		struct stat st;
+		size_t len;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (!is_icd_name(de->d_name) ||
+		    fstatat(src_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode) || st.st_size > (off_t)ICD_MAX)
+			return err_set(e, EXIT_VERIFY,
+				       "package has '" ICD_DIR
+				       "/%s', not a Vulkan ICD file (a regular *.json file of at "
+				       "most 1 MiB)",
+				       de->d_name);
+		if (fs_read_at(src_fd, de->d_name, ICD_MAX, &buf, &len, e) < 0)
+			return err_wrap(e, "package's '" ICD_DIR "/%s'", de->d_name);
+		if (fs_replace_at(icd_fd, de->d_name, buf, len, 0644, e) < 0)
+			return err_wrap(e, "'vulkan/icd.d/%s'", de->d_name);
+	}
+	return 0;
+}
+
+int locate_shape(int sfd, struct err *e)
+{
+	_cleanup_close_ int lib_fd = -1;
+
+	if (link_programs(sfd, e) < 0)
+		return err_wrap(e, "usr/bin");
+	if ((lib_fd = open_dir(sfd, "lib", true, e)) < 0)
+		return err_wrap(e, "lib");
+	if (symlinkat("../firmware", lib_fd, "firmware") < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "link 'lib/firmware'");
+	return copy_icds(sfd, e);
+}
