@@ -7,6 +7,7 @@
  * could not run, restores them when it could again, and serves what it judged over HTTP
  * (/metrics, /healthz, /readyz) and in a textfile. See docs/design.md, "The node agent".
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -26,6 +27,7 @@
 #include "cmd/cmd.h"
 #include "cmd/nodestate.h"
 #include "cmd/session.h"
+#include "expose/cdi.h"
 #include "expose/expose.h"
 #include "kernel/kernel.h"
 #include "util/cleanup.h"
@@ -79,8 +81,10 @@ struct agent {
 	int ctl_fd;	      /* the control socket (agent/control.h), or -1 */
 	int holds[MAX_HOLDS]; /* installers holding the daemons stopped */
 	size_t n_holds;
-	struct upgrader up; /* driver upgrades (cmd/agent_upgrade.h) */
-	bool look_soon;	    /* an upgrade moved on: the next look without the interval */
+	struct upgrader up;   /* driver upgrades (cmd/agent_upgrade.h) */
+	bool look_soon;	      /* an upgrade moved on: the next look without the interval */
+	uint64_t hup_ns;      /* when a stale spec's producer was last asked to rewrite it */
+	char stale[PATH_MAX]; /* the other producer's spec found stale at the last look, or "" */
 };
 
 /* ---- the kernel log -------------------------------------------------------- */
@@ -667,6 +671,72 @@ static unsigned other_holders(void *arg)
 	return (unsigned)kmods_open_users(a->root_fd, ours, n, why, sizeof(why));
 }
 
+/* ---- other producers' CDI specs ------------------------------------------- */
+
+/*
+ * The device plugin writes its CDI spec when it starts and when it restarts its plugins,
+ * which it does on SIGHUP (k8s-device-plugin, cmd/nvidia-device-plugin/main.go, the
+ * restart loop and startPlugins -> GetPlugins -> CreateSpecFile). NVIDIA's discovery
+ * resolves our links, so its spec names .versions/ID/...: after a switch the files it
+ * names are gone. The plugin shares the pod's PID namespace (shareProcessNamespace in
+ * daemonset-generic.yaml), so the agent sees it in /proc.
+ */
+#define CDI_PRODUCER "nvidia-device-plugin"
+/* One request a minute: a plugin that cannot rewrite its spec is not asked in a loop. */
+#define HUP_INTERVAL_NS (60ull * 1000000000ull)
+
+/* SIGHUP to each process running CDI_PRODUCER; how many were signalled. */
+static unsigned hup_producers(void)
+{
+	_cleanup_closedir_ DIR *d = opendir("/proc");
+	struct dirent *de;
+	unsigned n = 0;
+
+	while (d && (de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 1 || pid == (long)getpid() || !runs((pid_t)pid, CDI_PRODUCER))
+			continue;
+		if (kill((pid_t)pid, SIGHUP) == 0) {
+			log_kv(LOG_INFO, "agent", "asked the device plugin to rewrite its CDI spec",
+			       U64("pid", (uint64_t)pid), LOG_END);
+			n++;
+		}
+	}
+	return n;
+}
+
+static void refresh_other_specs(struct agent *a)
+{
+	char spec[PATH_MAX], missing[PATH_MAX];
+	uint64_t now = now_ns();
+
+	if (!cdi_find_stale(a->root_fd, a->c->cdi_dir, a->c->install_dir, spec, sizeof(spec),
+			    missing, sizeof(missing))) {
+		if (a->stale[0])
+			log_kv(LOG_INFO, "agent", "another producer's CDI spec is current again",
+			       "spec", a->stale, LOG_END);
+		a->stale[0] = '\0';
+		return;
+	}
+	if (a->hup_ns && now - a->hup_ns < HUP_INTERVAL_NS && strcmp(a->stale, spec) == 0)
+		return;
+	str_fmt_cut(a->stale, sizeof(a->stale), "%s", spec);
+	a->hup_ns = now;
+	if (hup_producers() > 0)
+		log_kv(LOG_WARN, "agent",
+		       "another producer's CDI spec names files of a driver version no longer "
+		       "installed: its producer was asked to rewrite it",
+		       "spec", spec, "missing", missing, LOG_END);
+	else
+		log_kv(LOG_WARN, "agent",
+		       "another producer's CDI spec names files of a driver version no longer "
+		       "installed, and no " CDI_PRODUCER " runs in this pod: restart its "
+		       "producer, which rewrites it",
+		       "spec", spec, "missing", missing, LOG_END);
+}
+
 static void look(struct agent *a)
 {
 	_cleanup_(nodestate_done) struct nodestate s;
@@ -715,6 +785,8 @@ static void look(struct agent *a)
 			       health_reason_name(r), "cause", cause, LOG_END);
 	}
 	publish(a, &s, r == HEALTH_READY);
+	if (in.installed)
+		refresh_other_specs(a);
 	if (a->up.on &&
 	    upgrader_look(&a->up, in.installed, r == HEALTH_READY, cause, other_holders, a))
 		a->look_soon = true;

@@ -497,6 +497,71 @@ int cdi_find_other(int root_fd, const char *cdi_dir, const char *install_dir, co
 	return 0;
 }
 
+/*
+ * The first host path under INSTALL_DIR that TEXT names and that does not resolve under
+ * root_fd, into RET. A spec names paths as JSON or YAML strings: each starts at
+ * INSTALL_DIR + "/" after a quote, a space or the start of a line, and ends at a quote,
+ * a blank, a comma or a bracket. Returns 1 found, 0 none.
+ */
+static int missing_path(int root_fd, const char *text, const char *install_dir, char *ret,
+			size_t size)
+{
+	size_t n = strlen(install_dir);
+
+	for (const char *p = strstr(text, install_dir); p; p = strstr(p + 1, install_dir)) {
+		char path[PATH_MAX];
+		size_t len;
+		struct err e;
+		int fd;
+
+		if ((p > text && !strchr("\"' \n\t", p[-1])) || p[n] != '/')
+			continue;
+		len = strcspn(p, "\"' \n\t\r,]}");
+		if (len >= sizeof(path))
+			continue;
+		memcpy(path, p, len);
+		path[len] = '\0';
+		fd = fs_open_in_root(root_fd, path, O_PATH | O_CLOEXEC, 0, 0, &e);
+		if (fd >= 0) {
+			close(fd);
+			continue;
+		}
+		str_fmt_cut(ret, size, "%s", path);
+		return 1;
+	}
+	return 0;
+}
+
+int cdi_find_stale(int root_fd, const char *cdi_dir, const char *install_dir, char *ret_spec,
+		   size_t spec_size, char *ret_path, size_t path_size)
+{
+	_cleanup_(spec_dirs_close) struct spec_dirs d = {.n = 0};
+	struct our_specs ours;
+
+	our_files(root_fd, cdi_dir, install_dir, &ours);
+	spec_dirs_open(root_fd, cdi_dir, &d);
+	for (size_t i = 0; i < d.n; i++) {
+		struct err e;
+		_cleanup_closedir_ DIR *dir = fs_opendir_at(d.fd[i], ".", &e);
+		struct dirent *de;
+
+		while (dir && (de = readdir(dir))) {
+			_cleanup_free_ char *text = NULL;
+			size_t len;
+
+			if ((!has_suffix(de->d_name, ".yaml") &&
+			     !has_suffix(de->d_name, ".json")) ||
+			    read_candidate(root_fd, d.name[i], de->d_name, &ours, &text, &len) <
+				    0 ||
+			    !missing_path(root_fd, text, install_dir, ret_path, path_size) ||
+			    join(ret_spec, spec_size, d.name[i], de->d_name) < 0)
+				continue;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* ---- what --cdi-replace set aside -------------------------------------------------- */
 
 /*

@@ -81,6 +81,16 @@ int cdi_find_other(int root_fd, const char *cdi_dir, const char *install_dir, co
 		   char *ret, size_t size);
 
 /*
+ * Another producer's spec (read as cdi_find_other reads them, of any kind) that names a
+ * path under INSTALL_DIR that no longer resolves: NVIDIA's tools resolve our links and
+ * write .versions/ID/... paths, which a switch removes with the version (docs/design.md,
+ * "Specs of others after a switch"). Writes the spec's host path to RET_SPEC and the
+ * first missing path to RET_PATH. Returns 1 found, 0 none.
+ */
+int cdi_find_stale(int root_fd, const char *cdi_dir, const char *install_dir, char *ret_spec,
+		   size_t spec_size, char *ret_path, size_t path_size);
+
+/*
  * Moves another producer's spec at host path PATH aside (PATH + CDI_SET_ASIDE), and
  * records it (path and inode) in INSTALL_DIR for cdi_restore_set_aside. 0 or -1.
  */

@@ -150,6 +150,7 @@ print([c["name"] for c in d["containers"] if c["readinessHttp"]][0])' "$T/pods.j
 # view DS: what the node's device plugin finds. Where the DaemonSet runs none, GKE runs its
 # own, which ours copies (mounts, LD_LIBRARY_PATH: check-manifest.mjs asserts them), so the
 # manifest's plugin container stands in for it.
+plugin_kind() { view "$1" kind; }
 view() {
     local kind ds c args
     read -r kind ds c < <(python3 -c 'import json,sys
@@ -160,7 +161,8 @@ for d in own + ds:
     if p:
         print(p[0]["plugin"], d["name"], p[0]["name"])
         break' "$T/pods.json" "$1")
-    case $kind in
+    [ "${2:-}" != kind ] || { echo "$kind"; return; }
+    case ${2:-$kind} in
     gke) args=(gke) ;;
     # Its driver root: NVIDIA_DRIVER_ROOT mounted at /driver-root (api/config/v1/consts.go).
     nvidia) args=(nvidia /driver-root) ;;
@@ -182,6 +184,14 @@ sees() {
     assert_eq "$(echo "$out" | awk '$1 == "node" && $3 != "ok"')" "" "$1: device nodes the plugin hands out"
     assert_eq "$(echo "$out" | grep -c '^node /dev/nvidia[0-9]')" 2 "$1: one device node per GPU"
     assert_eq "$(echo "$out" | awk '$1 == "devnodes" {print $2}')" 2 "$1: GPU device nodes in /dev (GKE's count)"
+    # NVIDIA's plugin v0.16.0-v0.18.0 first asks go-nvlib's HasNvml, which then dlopened
+    # "libnvidia-ml.so.1" by name (vendor/github.com/NVIDIA/go-nvlib/pkg/nvlib/info/
+    # root.go, assertHasLibrary, without WithRoot until v0.18.1): the manifest's
+    # LD_LIBRARY_PATH must answer it, as GKE's lookup does (plugin-view gke).
+    if [ "$(plugin_kind "$1")" = nvidia ]; then
+        out=$(view "$1" gke) || fail "$1: a plugin before v0.18.1 finds no NVML by name: $out"
+        assert_eq "$(echo "$out" | awk '$1 == "nvml" {print $2}')" "$v" "$1: NVML by name (plugins before v0.18.1)"
+    fi
 }
 labels=$T/root/etc/kubernetes/node-feature-discovery/features.d
 

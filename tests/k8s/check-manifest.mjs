@@ -291,8 +291,18 @@ for (const ds of daemonsets) {
         `${name}: may update node status`);
     }
   } else {
+    // Nodes are found before any driver: node-feature-discovery labels PCI devices by
+    // class and vendor by default (source/pci/pci.go: deviceClassWhitelist 03, 0b40, 12;
+    // deviceLabelFields class, vendor; utils.go: the class is class and subclass, 4 hex
+    // digits), pci-10de.present where it labels by vendor alone (NVIDIA's device plugin
+    // chart, values.yaml), and GPU feature discovery's gpu.present.
+    const gpuLabels = ["feature.node.kubernetes.io/pci-0302_10de.present",
+      "feature.node.kubernetes.io/pci-0300_10de.present", "feature.node.kubernetes.io/pci-10de.present",
+      "nvidia.com/gpu.present"];
+    for (const l of gpuLabels)
+      assert.ok(terms(ds).some((t) => has(t, l, "In", ["true"])), `${name}: nodes labelled ${l}`);
     for (const t of terms(ds)) {
-      assert.ok(has(t, "nvidia.com/gpu.present", "In", ["true"]), `${name}: nodes with an NVIDIA GPU`);
+      assert.ok(gpuLabels.some((l) => has(t, l, "In", ["true"])), `${name}: each term asks for a GPU`);
       // GKE nodes are daemonset-preloaded.yaml's: both applied never double up.
       assert.ok(has(t, "cloud.google.com/gke-accelerator", "DoesNotExist"), `${name}: not GKE nodes`);
     }
@@ -308,6 +318,15 @@ for (const ds of daemonsets) {
     assert.equal(penv.NVIDIA_DRIVER_ROOT, installDir, `${name}: NVIDIA_DRIVER_ROOT is the install dir`);
     assert.equal(hostPathAt(spec, plugin, "/driver-root"), installDir, `${name}: driver root mounted`);
     assert.equal(penv.FAIL_ON_INIT_ERROR, "true");
+    // No toolkit on the node: the spec's hooks (cmd/nvidia-device-plugin/main.go,
+    // --nvidia-cdi-hook-path: NVIDIA_CDI_HOOK_PATH, then NVIDIA_CTK_PATH) run ours, a host path.
+    const hook = `${installDir}/.helpers/nvidia-cdi-hook`;
+    assert.equal(penv.NVIDIA_CDI_HOOK_PATH, hook, `${name}: the CDI hook is ours`);
+    assert.equal(penv.NVIDIA_CTK_PATH, hook, `${name}: the CDI hook is ours (older name)`);
+    // v0.16.0-v0.18.0 check for NVML by name (go-nvlib info HasNvml without WithRoot).
+    assert.equal(penv.LD_LIBRARY_PATH, "/driver-root/lib64", `${name}: older plugins find NVML`);
+    // The agent signals the plugin after a switch (docs/design.md).
+    assert.equal(spec.shareProcessNamespace, true, `${name}: the agent sees the plugin`);
     const strategies = ["envvar", "volume-mounts", "cdi-annotations", "cdi-cri"];
     for (const s of (penv.DEVICE_LIST_STRATEGY ?? "envvar").split(",")) {
       assert.ok(strategies.includes(s), `${name}: unknown DEVICE_LIST_STRATEGY ${s}`);
