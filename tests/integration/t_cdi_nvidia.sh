@@ -1,0 +1,161 @@
+# plain build: podman runs the static hook and launcher, built alike for both; the agent's side runs under ASan in t_agent
+# A CDI spec in the shape NVIDIA's tools write for our install dir as their driver root
+# (tests/tools/nvcdi-shape.py restates nvcdi's rules, cited there: single-file program
+# mounts found in usr/bin, libraries at their resolved .versions/ID/lib64 paths, GSP firmware
+# under lib/firmware, and the create-symlinks, enable-cuda-compat, update-ldcache,
+# disable-device-node-modification and update-application-profile hooks), with the hook
+# path pointing at OUR hook, run by Debian's podman with runc. No NVIDIA Container Toolkit
+# is on this host. In the container:
+#   nvidia-smi (the real program, mounted alone at /usr/bin) runs and finds NVML; libcuda.so.1
+#   and libnvidia-ml.so.1 load by soname from the ld cache our hook wrote; the soname and
+#   libcuda.so links exist; the GSP firmware is where NVIDIA's spec puts it; the
+#   application profile names the container's GPU.
+# The launcher mounted alone (what NVIDIA's locator found before usr/bin existed) says what
+# to mount instead, exit 127.
+# A switch to another version while that spec exists: its .versions/ID paths are gone and
+# podman refuses the container; the agent finds the spec stale, sends SIGHUP to the process
+# running nvidia-device-plugin (a stand-in that rewrites the spec on SIGHUP, as the plugin
+# does), and the new spec's container runs the new version's nvidia-smi. Without such a
+# process the agent says to restart the producer.
+command -v podman >/dev/null && command -v runc >/dev/null || fail "podman and runc are needed (make deps)"
+[ "$(id -u)" = 0 ] || fail "needs root (podman as root, mount namespaces)"
+command -v nvidia-ctk >/dev/null && fail "this host has NVIDIA's toolkit: the test proves its absence does not matter"
+
+FAKE_KERNEL=1
+mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330 --gpu 10de:2330
+mkkernel "$T/root"
+new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"
+R="file://$T/repo"
+expect_rc 0 install --repo "$R" $(kernel_args)
+inst=/home/kubernetes/bin/nvidia
+hook=$inst/.helpers/nvidia-cdi-hook
+spec=$T/root/var/run/cdi/k8s.device-plugin.nvidia.com-gpu.json
+shape() {
+    python3 "$SRC/tests/tools/nvcdi-shape.py" --fs "$T/root" --driver-root "$inst" --hook "$hook" \
+        --gpus 2 --out "$spec" 2>"$T/shape.err" || fail "nvcdi-shape: $(cat "$T/shape.err")"
+}
+shape
+# What NVIDIA's locator found: the real program in usr/bin, the resolved libraries, the firmware.
+grep -q "mount $inst/usr/bin/nvidia-smi -> /usr/bin/nvidia-smi" "$T/shape.err" || fail "nvidia-smi: $(cat "$T/shape.err")"
+grep -q "mount $inst/.versions/[^/]*/lib64/libcuda.so.$V_OLD -> /.versions/" "$T/shape.err" || fail "libcuda: $(cat "$T/shape.err")"
+grep -q "mount $inst/lib/firmware/nvidia/$V_OLD/gsp_ga10x.bin -> /lib/firmware/nvidia/$V_OLD/gsp_ga10x.bin" "$T/shape.err" ||
+    fail "firmware: $(cat "$T/shape.err")"
+cmp -s "$T/root$inst/usr/bin/nvidia-smi" "$T/root$inst/bin/.real/nvidia-smi" || fail "usr/bin/nvidia-smi is not the real program"
+
+. "$SRC/tests/tools/probe-image.sh"
+probe_image_tar "$T/img" "$T/img.tar"
+cat >"$T/ns.sh" <<EOF
+set -euo pipefail
+T='$T' SRC='$SRC'
+. "\$SRC/tests/tools/probe-image.sh"
+run() { probe_podman "\$T" run --rm \$(probe_run_flags) "\$@"; }
+mount --make-rprivate /
+mount -t tmpfs tmpfs /home
+mkdir -p $inst
+mount --bind "\$T/root$inst" $inst
+mount --bind "\$T/root/var/run/cdi" /var/run/cdi
+mkdir -p "\$T/root/etc/cdi"
+mount --bind "\$T/root/etc/cdi" /etc/cdi
+mkdir -p "\$T/dev"
+mount -t tmpfs -o mode=0755 tmpfs "\$T/dev"
+cp -a /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty "\$T/dev/"
+mkdir "\$T/dev/pts" "\$T/dev/shm"
+mount -t devpts -o newinstance,ptmxmode=0666 devpts "\$T/dev/pts"
+ln -s pts/ptmx "\$T/dev/ptmx"
+for n in 0 1; do mknod -m 666 "\$T/dev/nvidia\$n" c 195 \$n; done
+mknod -m 666 "\$T/dev/nvidiactl" c 195 255
+mknod -m 666 "\$T/dev/nvidia-uvm" c 510 0
+mknod -m 666 "\$T/dev/nvidia-uvm-tools" c 510 1
+mknod -m 666 "\$T/dev/nvidia-modeset" c 195 254
+mount --bind "\$T/dev" /dev
+probe_image_import "\$T" "\$T/img.tar"
+. "\$T/steps.sh"
+EOF
+made=()
+for d in /etc/cdi /var/run/cdi; do
+    [ -d "$d" ] || { mkdir -p "$d"; made+=("$d"); }
+done
+cleanup() {
+    for d in "${made[@]}"; do rmdir "$d" 2>/dev/null || true; done
+    rm -rf "$T/storage" 2>/dev/null || true
+    [ -z "${ppid:-}" ] || kill "$ppid" 2>/dev/null || true
+    [ -z "${apid:-}" ] || kill "$apid" 2>/dev/null || true
+}
+trap cleanup EXIT
+in_ns() {
+    printf '%s\n' "$1" >"$T/steps.sh"
+    unshare -m --propagation private bash "$T/ns.sh" >"$T/ns.out" 2>"$T/ns.err"
+}
+# Our own spec is there too (kind nvidia.com/gpu): NVIDIA's kind is another, no conflict.
+[ -s "$T/root/var/run/cdi/nvidia-driver-installer.json" ] || fail "our spec is missing"
+
+workload="ls /dev; probe libcuda.so.1 libnvidia-ml.so.1 libcuda.so; nvidia-smi; echo smi=\$?;
+ls /lib/firmware/nvidia/*/; cat /etc/nvidia/nvidia-application-profiles-rc.d/10-container.conf; echo"
+check_workload() {
+    local v=$1
+    grep -qx "dlopen libcuda.so.1: ok" "$T/ns.out" || fail "libcuda.so.1 by soname: $(cat "$T/ns.out")"
+    grep -qx "dlopen libnvidia-ml.so.1: ok" "$T/ns.out" || fail "libnvidia-ml.so.1 by soname: $(cat "$T/ns.out")"
+    grep -qx "dlopen libcuda.so: ok" "$T/ns.out" || fail "the libcuda.so link (create-symlinks): $(cat "$T/ns.out")"
+    grep -qx "smi=0" "$T/ns.out" || fail "nvidia-smi: $(cat "$T/ns.out") $(cat "$T/ns.err")"
+    grep -q "Driver Version: $v" "$T/ns.out" || fail "nvidia-smi's version, want $v: $(cat "$T/ns.out")"
+    grep -qx "gsp_ga10x.bin" "$T/ns.out" || fail "GSP firmware: $(cat "$T/ns.out")"
+    grep -q '"EGLVisibleDGPUDevices",0x1\]' "$T/ns.out" || fail "application profile: $(cat "$T/ns.out")"
+    ! grep -qx nvidia1 "$T/ns.out" || fail "gpu=0 got nvidia1 too"
+}
+in_ns "run --device k8s.device-plugin.nvidia.com/gpu=0 $PROBE_IMAGE sh -c '$workload'" ||
+    fail "podman with NVIDIA's spec shape: $(cat "$T/ns.err")"
+check_workload "$V_OLD"
+
+# The launcher alone, as a locator without usr/bin would mount it: it says what to mount.
+python3 - "$spec" "$inst" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+for m in s["containerEdits"]["mounts"]:
+    if m["containerPath"] == "/usr/bin/nvidia-smi":
+        m["hostPath"] = sys.argv[2] + "/bin/nvidia-smi"
+json.dump(s, open(sys.argv[1], "w"))
+EOF
+in_ns "run --device k8s.device-plugin.nvidia.com/gpu=0 $PROBE_IMAGE sh -c 'nvidia-smi; echo smi=\$?'" || fail "podman: $(cat "$T/ns.err")"
+grep -qx "smi=127" "$T/ns.out" || fail "the launcher alone: $(cat "$T/ns.out")"
+grep -q "this is the driver's launcher.*mount the install dir's bin/ whole, or the program itself from its usr/bin/" "$T/ns.err" ||
+    fail "the launcher's message: $(cat "$T/ns.err")"
+shape
+
+# A switch: the spec's .versions/ID paths go with the old version.
+expect_rc 0 install --repo "$R" $(kernel_args) --driver-version "$V_NEW"
+in_ns "run --device k8s.device-plugin.nvidia.com/gpu=0 $PROBE_IMAGE true" &&
+    fail "podman ran a container whose spec names removed files: staleness is not what this test thinks"
+
+# The agent, with no producer to ask: it says what to do.
+agent() {
+    env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" \
+        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+        "$BIN" --root "$T/root" agent --listen 127.0.0.1:0 --interval 1 --kernel-release "$KERNEL" 2>"$1" &
+    apid=$!
+}
+agent "$T/agent1.log"
+said() { grep -q -- "$2" "$1"; }
+wait_for "the agent's word on the stale spec" 20 said "$T/agent1.log" \
+    "no nvidia-device-plugin runs in this pod: restart its producer"
+grep -q "spec=/var/run/cdi/k8s.device-plugin.nvidia.com-gpu.json" "$T/agent1.log" || fail "the spec is not named: $(grep stale "$T/agent1.log")"
+kill "$apid"
+wait "$apid" || true
+apid=
+
+# A stand-in of the plugin: a program named nvidia-device-plugin (busybox's sh under that
+# name) that rewrites its spec on SIGHUP, as the plugin's restart loop does.
+cp /bin/busybox "$T/nvidia-device-plugin"
+cat >"$T/plugin.sh" <<EOF
+trap 'python3 "$SRC/tests/tools/nvcdi-shape.py" --fs "$T/root" --driver-root "$inst" --hook "$hook" --gpus 2 --out "$spec" 2>/dev/null; echo rewritten >>"$T/plugin.log"' HUP
+while :; do sleep 0.2; done
+EOF
+(exec -a sh "$T/nvidia-device-plugin" "$T/plugin.sh") &
+ppid=$!
+agent "$T/agent2.log"
+rewritten() { [ -s "$T/plugin.log" ]; }
+wait_for "the plugin's SIGHUP" 20 rewritten
+wait_for "the agent's word" 10 said "$T/agent2.log" "its producer was asked to rewrite it"
+wait_for "the spec current again" 10 said "$T/agent2.log" "another producer's CDI spec is current again"
+in_ns "run --device k8s.device-plugin.nvidia.com/gpu=0 $PROBE_IMAGE sh -c '$workload'" ||
+    fail "podman after the rewrite: $(cat "$T/ns.err")"
+check_workload "$V_NEW"

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""A CDI spec in the shape NVIDIA's tools generate for a driver root.
+
+NVIDIA's device plugin, DRA driver and `nvidia-ctk cdi generate --driver-root` build their
+specs with the container toolkit's nvcdi library (nvml mode). Go cannot build them here, so
+this restates the rules that decide what a spec mounts and runs, from
+NVIDIA/nvidia-container-toolkit at d34b3046758cb1a5db606b2a39519c731bbf9f56 (v1.20.0-27,
+the version the device plugin v0.20.0 vendors):
+- executables (pkg/lookup/executable.go, path.go:36-63, file.go:67-117; the list in
+  internal/discover/driver-nvml.go:272-287): the first of ROOT/{usr/local/sbin,
+  usr/local/bin, usr/sbin, usr/bin, sbin, bin}/NAME that is no directory and has an execute
+  bit, links NOT resolved; mounted alone at that path minus ROOT;
+- libraries (pkg/lookup/library.go:27-58, internal/lookup/root/root.go:146-176,
+  driver-nvml.go:292-315): libcuda.so.*.* first found under ROOT/, ROOT/usr/lib64,
+  ROOT/usr/lib/x86_64-linux-gnu[/nvidia/current], ROOT/lib64,
+  ROOT/lib/x86_64-linux-gnu[/nvidia/current] gives the version and, links resolved
+  (filepath.EvalSymlinks), the library directory; every *.so.VERSION there is mounted at
+  its resolved path minus ROOT;
+- GSP firmware (driver-nvml.go:218-269): ROOT/lib/firmware/nvidia/VERSION/gsp*.bin, links
+  not resolved, at that path minus ROOT;
+- Vulkan ICD (internal/discover/graphics.go:82-139): ROOT/etc/vulkan/icd.d/nvidia_icd.json,
+  else ROOT/vulkan/icd.d/nvidia_icd.json (GKE's layout), at /etc/vulkan/icd.d/;
+- hooks (internal/discover/hooks.go:208-287, symlinks.go:60-207, driver-nvml.go:93-129,
+  common-nvml.go:40-47), all createContainer, path HOOK, args[0] its base name, env
+  NVIDIA_CTK_DEBUG=false, in this order: create-symlinks (libcuda.so.1::DIR/libcuda.so,
+  and each soname link that exists beside its library on the host), enable-cuda-compat
+  --host-driver-version=VERSION, update-ldcache --folder DIR, disable-device-node-
+  modification, update-application-profile;
+- device nodes: /dev/nvidiactl, nvidia-uvm, nvidia-uvm-tools, nvidia-modeset where they
+  exist, and one device per GPU (by index) with its /dev/nvidiaN, plus "all"; mounts with
+  ro, nosuid, nodev, rbind, rprivate (internal/discover/mounts.go:56-113).
+
+Usage: nvcdi-shape.py --fs FS --driver-root ROOT --hook PATH --gpus N --out FILE
+FS is where host paths are read (the fake root, or /): ROOT and the paths written are host
+paths, as the plugin writes them after transformroot. Prints the paths it mounts on stderr.
+"""
+import argparse
+import glob
+import json
+import os
+import sys
+
+BIN_DIRS = ["usr/local/sbin", "usr/local/bin", "usr/sbin", "usr/bin", "sbin", "bin"]
+BINARIES = ["nvidia-smi", "nvidia-debugdump", "nvidia-persistenced", "nvidia-cuda-mps-control",
+            "nvidia-cuda-mps-server", "nvidia-imex", "nvidia-imex-ctl"]
+LIB_DIRS = ["", "usr/lib64", "usr/lib/x86_64-linux-gnu", "usr/lib/x86_64-linux-gnu/nvidia/current",
+            "lib64", "lib/x86_64-linux-gnu", "lib/x86_64-linux-gnu/nvidia/current"]
+OPTIONS = ["ro", "nosuid", "nodev", "rbind", "rprivate"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--fs", required=True)
+    ap.add_argument("--driver-root", required=True)
+    ap.add_argument("--hook", required=True)
+    ap.add_argument("--gpus", type=int, required=True)
+    ap.add_argument("--kind", default="k8s.device-plugin.nvidia.com/gpu")
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    fs = os.path.abspath(a.fs).rstrip("/")
+    root = a.driver_root.rstrip("/")
+    at = lambda p: fs + p  # a host path as this process reads it
+    host = lambda p: p[len(fs):] if fs else p  # back to the host path
+    mounts, links = [], []
+
+    # The version and the library directory: libcuda.so.*.*, links resolved.
+    found = None
+    for d in LIB_DIRS:
+        hits = sorted(glob.glob(at(os.path.join(root, d, "libcuda.so.*.*"))))
+        if hits:
+            found = hits[0]
+            break
+    if not found:
+        sys.exit("nvcdi-shape: no libcuda.so.*.* under %s" % root)
+    version = os.path.basename(found)[len("libcuda.so."):]
+    real_dir = os.path.dirname(os.path.realpath(found))
+    ctr_dir = host(real_dir)[len(root):]
+    for lib in sorted(glob.glob(os.path.join(real_dir, "*.so." + version))):
+        mounts.append((host(lib), host(lib)[len(root):]))
+    # Soname links that exist beside their library on the host (symlinks.go:137-207).
+    for entry in sorted(os.listdir(real_dir)):
+        p = os.path.join(real_dir, entry)
+        if os.path.islink(p) and ".so." in entry and not entry.endswith("." + version):
+            target = os.readlink(p)
+            if target.endswith(".so." + version):
+                links.append("%s::%s/%s" % (target, ctr_dir, entry))
+    links.insert(0, "libcuda.so.1::%s/libcuda.so" % ctr_dir)
+
+    for name in BINARIES:
+        for d in BIN_DIRS:
+            p = os.path.join(root, d, name)
+            if os.path.exists(at(p)) and not os.path.isdir(at(p)) and os.access(at(p), os.X_OK):
+                mounts.append((p, p[len(root):]))
+                break
+    for fw in sorted(glob.glob(at(os.path.join(root, "lib/firmware/nvidia", version, "gsp*.bin")))):
+        mounts.append((host(fw), host(fw)[len(root):]))
+    for rel in ("etc/vulkan/icd.d/nvidia_icd.json", "vulkan/icd.d/nvidia_icd.json"):
+        if os.path.isfile(at(os.path.join(root, rel))):
+            mounts.append((os.path.join(root, rel), "/etc/vulkan/icd.d/nvidia_icd.json"))
+            break
+
+    base = os.path.basename(a.hook)
+
+    def hook(name, *args):
+        lead = ["nvidia-ctk", "hook"] if base == "nvidia-ctk" else [base]
+        return {"hookName": "createContainer", "path": a.hook, "args": lead + [name] + list(args),
+                "env": ["NVIDIA_CTK_DEBUG=false"]}
+
+    hooks = [hook("create-symlinks", *[x for l in links for x in ("--link", l)]),
+             hook("enable-cuda-compat", "--host-driver-version=" + version),
+             hook("update-ldcache", "--folder", ctr_dir),
+             hook("disable-device-node-modification"),
+             hook("update-application-profile")]
+    nodes = [{"path": "/dev/" + n, "hostPath": "/dev/" + n}
+             for n in ("nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset")]
+    devices = [{"name": str(i), "containerEdits": {"deviceNodes": [
+        {"path": "/dev/nvidia%d" % i, "hostPath": "/dev/nvidia%d" % i}]}} for i in range(a.gpus)]
+    devices.append({"name": "all", "containerEdits": {"deviceNodes": [
+        {"path": "/dev/nvidia%d" % i, "hostPath": "/dev/nvidia%d" % i} for i in range(a.gpus)]}})
+    spec = {"cdiVersion": "0.5.0", "kind": a.kind, "devices": devices,
+            "containerEdits": {"env": ["NVIDIA_VISIBLE_DEVICES=void"], "deviceNodes": nodes,
+                               "hooks": hooks,
+                               "mounts": [{"hostPath": h, "containerPath": c, "options": OPTIONS}
+                                          for h, c in mounts]}}
+    tmp = a.out + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(spec, f, indent=1)
+    os.rename(tmp, a.out)
+    for h, c in mounts:
+        print("mount %s -> %s" % (h, c), file=sys.stderr)
+
+
+main()
