@@ -184,6 +184,14 @@ sees() {
     assert_eq "$(echo "$out" | awk '$1 == "node" && $3 != "ok"')" "" "$1: device nodes the plugin hands out"
     assert_eq "$(echo "$out" | grep -c '^node /dev/nvidia[0-9]')" 2 "$1: one device node per GPU"
     assert_eq "$(echo "$out" | awk '$1 == "devnodes" {print $2}')" 2 "$1: GPU device nodes in /dev (GKE's count)"
+    if [ "$(plugin_kind "$1")" = nvidia ]; then
+        # NVML as the plugin and go-nvlib call it (the stand-in answers as NVML does):
+        # the H100's PCI ids from sysfs, Hopper (NVML_DEVICE_ARCH_HOPPER 9), 9.0,
+        # NVML_BRAND_NVIDIA (14); the last shutdown 0, one more NVML_ERROR_UNINITIALIZED.
+        assert_eq "$(echo "$out" | grep -c '^gpu [01] 00000000:[0-9A-F]*:[0-9A-F]*\.0 pci 0x233010de arch 9 cc 9\.0 brand 14$')" 2 \
+            "$1: NVML's PCI info, architecture, capability and brand: $out"
+        assert_eq "$(echo "$out" | awk '$1 == "shutdown"')" "shutdown 0 1" "$1: NVML's reference count"
+    fi
     # NVIDIA's plugin v0.16.0-v0.18.0 first asks go-nvlib's HasNvml, which then dlopened
     # "libnvidia-ml.so.1" by name (vendor/github.com/NVIDIA/go-nvlib/pkg/nvlib/info/
     # root.go, assertHasLibrary, without WithRoot until v0.18.1): the manifest's

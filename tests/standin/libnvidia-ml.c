@@ -7,6 +7,14 @@
  * real driver. $NVML_STANDIN_FAIL=init makes nvmlInit fail. The NVLink fabric
  * (nvmlDeviceGetGpuFabricInfo): not supported on a host without one, else completed once
  * trained, not started before (tests/standin/fabric.h).
+ *
+ * Where NVIDIA's consumers rely on NVML's behaviour, it behaves as NVML does (nvml.h, as
+ * go-nvml vendors it): nvmlInit is reference-counted (each nvmlInit needs its
+ * nvmlShutdown; the last one shuts down, one more is NVML_ERROR_UNINITIALIZED), as
+ * go-nvlib's HasNvml (an init/shutdown pair before the plugin's own) needs; PCI info
+ * (nvmlDeviceGetPciInfo_v3: bus id in both formats, the device and vendor ids and the
+ * subsystem id from sysfs), the architecture and the compute capability by the GPU's PCI
+ * device id, and the brand (NVML_BRAND_NVIDIA, what datacenter GPUs report).
  */
 #include "fabric.h"
 
@@ -26,13 +34,37 @@ enum { OK = 0, UNINITIALIZED = 1, INVALID_ARGUMENT = 2, INSUFFICIENT_SIZE = 7,
 
 struct standin_gpu {
 	char bdf[32], name[96], uuid[96];
-	unsigned minor;
+	unsigned minor, domain, bus, dev, pci_id, subsys_id;
 };
+
+/* nvmlPciInfo_t. */
+typedef struct {
+	char busIdLegacy[16];
+	unsigned domain, bus, device, pciDeviceId, pciSubSystemId;
+	char busId[32];
+} nvmlPciInfo_t;
+
+/* NVML_DEVICE_ARCH_* and the compute capability of the GPUs the tests name. */
+static const struct {
+	unsigned device_id, arch;
+	int major, minor;
+} archs[] = {
+	{0x1eb8, 6, 7, 5},  /* T4: Turing */
+	{0x20b0, 7, 8, 0},  /* A100 SXM4 40GB: Ampere */
+	{0x20b5, 7, 8, 0},  /* A100 80GB PCIe */
+	{0x27b8, 8, 8, 9},  /* L4: Ada */
+	{0x2330, 9, 9, 0},  /* H100 SXM5 80GB: Hopper */
+	{0x2331, 9, 9, 0},  /* H100 PCIe */
+	{0x2335, 9, 9, 0},  /* H200 */
+	{0x2901, 10, 10, 0}, /* B200: Blackwell */
+};
+#define ARCH_HOPPER 9
+#define BRAND_NVIDIA 14
 
 static struct standin_gpu gpus[16];
 static unsigned n_gpus;
 static char version[80];
-static int initialised;
+static int initialised; /* nvmlInit calls not yet shut down */
 
 nvmlReturn_t nvmlInit_v2(void);
 
@@ -55,6 +87,11 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *uuid, unsigned len);
 nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned *minor);
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m);
 nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int *major, int *minor);
+nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t d, unsigned *arch);
+nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t d, int *brand);
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *pci);
+nvmlReturn_t nvmlInit(void);
+nvmlReturn_t nvmlInitWithFlags(unsigned flags);
 
 /* "Key: \t value" from an information file. */
 static void field(const char *file, const char *key, char *out, size_t size)
@@ -83,6 +120,45 @@ static int by_minor(const void *a, const void *b)
 	return (int)((const struct standin_gpu *)a)->minor - (int)((const struct standin_gpu *)b)->minor;
 }
 
+/* A hex number from the sysfs file sys/bus/pci/devices/BDF/NAME, 0 without one. */
+static unsigned sysfs_hex(const char *bdf, const char *name)
+{
+	char rel[128], p[512];
+	unsigned v = 0;
+	FILE *f;
+
+	snprintf(rel, sizeof(rel), "sys/bus/pci/devices/%s/%s", bdf, name);
+	standin_path(p, sizeof(p), rel);
+	f = fopen(p, "r");
+	if (f && fscanf(f, "%x", &v) != 1)
+		v = 0;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static void pci_ids(struct standin_gpu *g)
+{
+	unsigned fn;
+
+	if (sscanf(g->bdf, "%x:%x:%x.%x", &g->domain, &g->bus, &g->dev, &fn) != 4)
+		g->domain = g->bus = g->dev = 0;
+	g->pci_id = sysfs_hex(g->bdf, "device") << 16 | (sysfs_hex(g->bdf, "vendor") ?: 0x10de);
+	g->subsys_id = sysfs_hex(g->bdf, "subsystem_device") << 16 |
+		       sysfs_hex(g->bdf, "subsystem_vendor");
+}
+
+nvmlReturn_t nvmlInit(void)
+{
+	return nvmlInit_v2();
+}
+
+nvmlReturn_t nvmlInitWithFlags(unsigned flags)
+{
+	(void)flags;
+	return nvmlInit_v2();
+}
+
 nvmlReturn_t nvmlInit_v2(void)
 {
 	char p[512], line[256], minor[16];
@@ -93,6 +169,10 @@ nvmlReturn_t nvmlInit_v2(void)
 
 	if (fail && strcmp(fail, "init") == 0)
 		return DRIVER_NOT_LOADED;
+	if (initialised) {
+		initialised++;
+		return OK;
+	}
 	standin_path(p, sizeof(p), "proc/driver/nvidia/version");
 	f = fopen(p, "r");
 	if (!f)
@@ -118,6 +198,7 @@ nvmlReturn_t nvmlInit_v2(void)
 		field(info, "GPU UUID", g->uuid, sizeof(g->uuid));
 		field(info, "Device Minor", minor, sizeof(minor));
 		g->minor = (unsigned)atoi(minor);
+		pci_ids(g);
 		n_gpus++;
 	}
 	if (d)
@@ -129,7 +210,9 @@ nvmlReturn_t nvmlInit_v2(void)
 
 nvmlReturn_t nvmlShutdown(void)
 {
-	initialised = 0;
+	if (!initialised)
+		return UNINITIALIZED;
+	initialised--;
 	return OK;
 }
 
@@ -214,11 +297,57 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
 	return OK;
 }
 
+static int arch_of(nvmlDevice_t d)
+{
+	for (size_t i = 0; i < sizeof(archs) / sizeof(archs[0]); i++)
+		if (archs[i].device_id == d->pci_id >> 16)
+			return (int)i;
+	return -1;
+}
+
 nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int *major, int *minor)
 {
+	int a;
+
+	NEED_INIT();
+	a = arch_of(d);
+	*major = a < 0 ? 9 : archs[a].major;
+	*minor = a < 0 ? 0 : archs[a].minor;
+	return OK;
+}
+
+nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t d, unsigned *arch)
+{
+	int a;
+
+	NEED_INIT();
+	a = arch_of(d);
+	*arch = a < 0 ? ARCH_HOPPER : archs[a].arch;
+	return OK;
+}
+
+nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t d, int *brand)
+{
 	(void)d;
-	*major = 9;
-	*minor = 0;
+	NEED_INIT();
+	*brand = BRAND_NVIDIA;
+	return OK;
+}
+
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *pci)
+{
+	NEED_INIT();
+	if (!pci)
+		return INVALID_ARGUMENT;
+	memset(pci, 0, sizeof(*pci));
+	snprintf(pci->busIdLegacy, sizeof(pci->busIdLegacy), "%04X:%02X:%02X.0", d->domain & 0xffff,
+		 d->bus, d->dev);
+	snprintf(pci->busId, sizeof(pci->busId), "%08X:%02X:%02X.0", d->domain, d->bus, d->dev);
+	pci->domain = d->domain;
+	pci->bus = d->bus;
+	pci->device = d->dev;
+	pci->pciDeviceId = d->pci_id;
+	pci->pciSubSystemId = d->subsys_id;
 	return OK;
 }
 

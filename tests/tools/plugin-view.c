@@ -15,11 +15,17 @@
  * then "node PATH ok|missing" for /dev/nvidiactl, /dev/nvidia-uvm and each GPU's
  * /dev/nvidiaMINOR, and "devnodes N": the entries of /dev that GKE's plugin counts as GPUs
  * (^nvidia[0-9]*$, not directories), which it restarts on when they outnumber NVML's.
+ * With nvidia, also what the plugin and go-nvlib ask of NVML (the stand-in must answer as
+ * NVML does, tests/standin/libnvidia-ml.c): an nvmlInit/nvmlShutdown pair first (go-nvlib's
+ * HasNvml), then per GPU "gpu INDEX BUSID pci 0xDEVVEND arch N cc M.m brand B"
+ * (nvmlDeviceGetPciInfo_v3, GetArchitecture, GetCudaComputeCapability, GetBrand), and at
+ * the end "shutdown OK-STATUS AGAIN-STATUS": the last nvmlShutdown, then one too many.
  * Exits 1 when the library cannot be loaded or NVML fails.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <link.h>
 #include <stdio.h>
@@ -33,6 +39,16 @@ typedef int (*count_fn)(unsigned *);
 typedef int (*handle_fn)(unsigned, void **);
 typedef int (*minor_fn)(void *, unsigned *);
 typedef const char *(*cuda_fn)(void);
+typedef int (*shutdown_fn)(void);
+typedef int (*uint_fn)(void *, unsigned *);
+typedef int (*int_fn)(void *, int *);
+typedef int (*cc_fn)(void *, int *, int *);
+typedef struct {
+	char busIdLegacy[16];
+	unsigned domain, bus, device, pciDeviceId, pciSubSystemId;
+	char busId[32];
+} pci_info;
+typedef int (*pci_fn)(void *, pci_info *);
 
 static void node(const char *path)
 {
@@ -86,6 +102,7 @@ int main(int argc, char **argv)
 	struct link_map *lm = NULL;
 	unsigned n = 0;
 	void *h, *cuda;
+	bool nvidia;
 
 	if (argc == 3 && strcmp(argv[1], "nvidia") == 0) {
 		if (resolve_under(argv[2], "libnvidia-ml.so.1", nvml_path) < 0 ||
@@ -103,6 +120,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("library %s\n", real);
+	nvidia = strcmp(argv[1], "nvidia") == 0;
+	/* go-nvlib's HasNvml: an init and its shutdown, before the plugin's own init. */
+	if (nvidia && (((init_fn)dlsym(h, "nvmlInit_v2"))() != 0 ||
+		       ((shutdown_fn)dlsym(h, "nvmlShutdown"))() != 0)) {
+		printf("nvml none (HasNvml)\n");
+		return 1;
+	}
 	if (((init_fn)dlsym(h, "nvmlInit_v2"))() != 0 ||
 	    ((version_fn)dlsym(h, "nvmlSystemGetDriverVersion"))(version, sizeof(version)) != 0) {
 		printf("nvml none\n");
@@ -125,7 +149,26 @@ int main(int argc, char **argv)
 			return 1;
 		snprintf(p, sizeof(p), "/dev/nvidia%u", minor);
 		node(p);
+		if (nvidia) {
+			pci_info pci;
+			unsigned arch;
+			int major, cminor, brand;
+
+			if (((pci_fn)dlsym(h, "nvmlDeviceGetPciInfo_v3"))(dev, &pci) != 0 ||
+			    ((uint_fn)dlsym(h, "nvmlDeviceGetArchitecture"))(dev, &arch) != 0 ||
+			    ((cc_fn)dlsym(h, "nvmlDeviceGetCudaComputeCapability"))(dev, &major,
+										    &cminor) != 0 ||
+			    ((int_fn)dlsym(h, "nvmlDeviceGetBrand"))(dev, &brand) != 0)
+				return 1;
+			printf("gpu %u %s pci 0x%08x arch %u cc %d.%d brand %d\n", i, pci.busId,
+			       pci.pciDeviceId, arch, major, cminor, brand);
+		}
 	}
 	printf("devnodes %u\n", count_gpu_nodes());
+	if (nvidia) {
+		int last = ((shutdown_fn)dlsym(h, "nvmlShutdown"))();
+
+		printf("shutdown %d %d\n", last, ((shutdown_fn)dlsym(h, "nvmlShutdown"))());
+	}
 	return 0;
 }

@@ -6,8 +6,9 @@
 # glibc and coreutils, as GKE's distroless plugin image and the installer's Debian image
 # have them), and the container's volume mounts exactly as the manifest gives them
 # (tests/k8s/check-manifest.mjs --pods): each hostPath bound from under the fake root at its
-# mountPath, read-only where the mount says so. The runtime's part: /proc is the node
-# kernel's (the fake kernel keeps it at ROOT/proc) unless the manifest mounts one, and a
+# mountPath, read-only where the mount says so. The runtime's part: /proc and /sys are the
+# node kernel's (the fake kernel keeps them at ROOT/proc, ROOT/sys) unless the manifest
+# mounts them, and a
 # privileged container sees the node's device nodes (ROOT/dev) at /dev. The command runs
 # chrooted there with the container's literal env and the image's PATH.
 #   pod-container.py PODS DAEMONSET CONTAINER ROOT CTR [--file SRC=DEST]... [--env K=V]... -- CMD...
@@ -70,6 +71,8 @@ def main():
         mounted.add(m["path"])
     if "/proc" not in mounted:
         sh += ["mkdir -p \"$c/proc\"", "mount --bind %s \"$c/proc\"" % q(root + "/proc")]
+    if "/sys" not in mounted:
+        sh += ["mkdir -p \"$c/sys\"", "mount --bind %s \"$c/sys\"" % q(root + "/sys")]
     if "/dev" not in mounted and c["privileged"]:
         sh += ["mkdir -p \"$c/dev\"", "mount --bind %s \"$c/dev\"" % q(root + "/dev")]
     for src, dest in files:
