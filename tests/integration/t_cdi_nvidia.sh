@@ -11,7 +11,7 @@
 #   libcuda.so links exist; the GSP firmware is where NVIDIA's spec puts it; the
 #   application profile names the container's GPU.
 # The launcher mounted alone (what NVIDIA's locator found before usr/bin existed) says what
-# to mount instead, exit 127.
+# to mount instead, exit 127. NVIDIA's DRA driver's start check passes on the install dir.
 # A switch to another version while that spec exists: its .versions/ID paths are gone and
 # podman refuses the container; the agent finds the spec stale, sends SIGHUP to the process
 # running nvidia-device-plugin (a stand-in that rewrites the spec on SIGHUP, as the plugin
@@ -41,6 +41,21 @@ grep -q "mount $inst/.versions/[^/]*/lib64/libcuda.so.$V_OLD -> /.versions/" "$T
 grep -q "mount $inst/lib/firmware/nvidia/$V_OLD/gsp_ga10x.bin -> /lib/firmware/nvidia/$V_OLD/gsp_ga10x.bin" "$T/shape.err" ||
     fail "firmware: $(cat "$T/shape.err")"
 cmp -s "$T/root$inst/usr/bin/nvidia-smi" "$T/root$inst/bin/.real/nvidia-smi" || fail "usr/bin/nvidia-smi is not the real program"
+
+# NVIDIA's DRA driver's kubelet plugin waits in its init container until the driver root
+# passes this check (NVIDIA/k8s-dra-driver-gpu @2240711, hack/kubelet-plugin-prestart.sh:
+# 44-106, its commands with /driver-root as our install dir): nvidia-smi a regular file
+# (find -type f: links are not followed, and our bin/ is one), libnvidia-ml.so.1 found
+# following links, and nvidia-smi --version with only LD_PRELOAD set exits 0.
+dr=$T/root$inst
+nv_path=$(find "$dr/opt/bin" "$dr/usr/bin" "$dr/usr/sbin" "$dr/bin" "$dr/sbin" \
+    -maxdepth 1 -type f -name nvidia-smi 2>/dev/null | head -n1 || true)
+nv_lib=$(find -L "$dr/usr/lib64" "$dr/usr/lib/x86_64-linux-gnu" "$dr/usr/lib/aarch64-linux-gnu" \
+    "$dr/lib64" "$dr/lib/x86_64-linux-gnu" "$dr/lib/aarch64-linux-gnu" \
+    -maxdepth 1 -type f -name libnvidia-ml.so.1 2>/dev/null | head -n1 || true)
+assert_eq "$nv_path" "$dr/usr/bin/nvidia-smi" "the DRA driver's nvidia-smi"
+assert_eq "$nv_lib" "$dr/lib64/libnvidia-ml.so.1" "the DRA driver's libnvidia-ml.so.1"
+env -i LD_PRELOAD="$nv_lib" "$nv_path" --version >"$T/dra.out" 2>&1 || fail "the DRA driver's check: $(cat "$T/dra.out")"
 
 . "$SRC/tests/tools/probe-image.sh"
 probe_image_tar "$T/img" "$T/img.tar"

@@ -1,0 +1,46 @@
+# What a published version holds for the tools that look for a driver in a driver root
+# (installer/stage/locate.h): usr/bin/NAME the real program (one inode with bin/.real/NAME;
+# NVIDIA's locator tries usr/bin before bin and mounts the file alone), lib/firmware leading
+# to firmware/ (NVIDIA's discovery's GSP path), vulkan/icd.d (GKE's plugin mounts it on
+# every allocation): empty without Vulkan, the package's ICD files copied with it; a
+# package whose share/vulkan/icd.d holds anything else is refused; uninstall takes the new
+# links too.
+mkroot "$T/root"
+new_repo "$T/repo" "$V_OLD:default"
+expect_rc 0 install --repo "file://$T/repo" $(install_args)
+d=$(idir)
+assert_eq "$(stat -c %i "$d/usr/bin/nvidia-smi")" "$(stat -c %i "$d/bin/.real/nvidia-smi")" "usr/bin/nvidia-smi is the program"
+[ -f "$d/usr/bin/nvidia-smi" ] && [ ! -L "$d/.current/usr/bin/nvidia-smi" ] || fail "usr/bin/nvidia-smi is no regular file"
+[ ! -e "$d/usr/bin/.real" ] || fail "usr/bin has the launcher's directory"
+assert_eq "$(readlink "$d/.current/lib/firmware")" ../firmware "lib/firmware"
+[ -f "$d/lib/firmware/nvidia/$V_OLD/gsp_ga10x.bin" ] || fail "GSP firmware under lib/firmware"
+[ -d "$d/vulkan/icd.d" ] && [ -z "$(ls -A "$d/vulkan/icd.d")" ] || fail "vulkan/icd.d: not an empty directory"
+for l in usr lib vulkan; do assert_eq "$(readlink "$d/$l")" ".current/$l" "the install dir's $l"; done
+
+# A package with Vulkan: its ICD file, copied (GKE mounts the directory at /etc/vulkan/icd.d,
+# where a link into share/ would lead nowhere).
+cp -a "$FIX/drv-$V_NEW" "$T/drv"
+mkdir -p "$T/drv/share/vulkan/icd.d"
+echo '{"file_format_version": "1.0.0", "ICD": {"library_path": "libGLX_nvidia.so.0", "api_version": "1.3.242"}}' \
+    >"$T/drv/share/vulkan/icd.d/nvidia_icd.json"
+"$SRC/scripts/make-repo" pack "$T/drv" "$T/vk.tar.zst"
+"$SRC/scripts/make-repo" add --repo "$T/repo" --key "$FIX/keys/key.pem" --version "$V_NEW" \
+    --kernel "$KERNEL" "$T/vk.tar.zst" >/dev/null
+expect_rc 0 install --repo "file://$T/repo" $(install_args) --driver-version "$V_NEW"
+[ -f "$d/vulkan/icd.d/nvidia_icd.json" ] && [ ! -L "$d/.current/vulkan/icd.d/nvidia_icd.json" ] ||
+    fail "the ICD file is not a copy: $(ls -l "$d/vulkan/icd.d/")"
+cmp -s "$d/vulkan/icd.d/nvidia_icd.json" "$T/drv/share/vulkan/icd.d/nvidia_icd.json" || fail "the ICD file differs"
+
+# Anything else there: refused, naming it, the node left on its version.
+rm -rf "$T/repo2"
+new_repo "$T/repo2"
+echo x >"$T/drv/share/vulkan/icd.d/README"
+"$SRC/scripts/make-repo" pack "$T/drv" "$T/bad.tar.zst"
+"$SRC/scripts/make-repo" add --repo "$T/repo2" --key "$FIX/keys/key.pem" --version "$V_OLD" \
+    --kernel "$KERNEL" --tag default "$T/bad.tar.zst" >/dev/null
+expect_rc 5 install --repo "file://$T/repo2" $(install_args)
+expect_err "package has 'share/vulkan/icd.d/README', not a Vulkan ICD file"
+assert_eq "$(installed_version)" "$V_NEW" "still installed"
+
+expect_rc 0 uninstall
+for l in usr lib vulkan; do [ ! -e "$d/$l" ] && [ ! -L "$d/$l" ] || fail "uninstall left $l"; done
