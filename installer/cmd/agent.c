@@ -27,7 +27,6 @@
 #include "cmd/cmd.h"
 #include "cmd/nodestate.h"
 #include "cmd/session.h"
-#include "expose/cdi.h"
 #include "expose/expose.h"
 #include "kernel/kernel.h"
 #include "util/cleanup.h"
@@ -709,32 +708,31 @@ static unsigned hup_producers(void)
 
 static void refresh_other_specs(struct agent *a)
 {
-	char spec[PATH_MAX], missing[PATH_MAX];
+	struct cdi_stale st;
 	uint64_t now = now_ns();
 
-	if (!cdi_find_stale(a->root_fd, a->c->cdi_dir, a->c->install_dir, spec, sizeof(spec),
-			    missing, sizeof(missing))) {
+	if (!cdi_find_stale(a->root_fd, a->c->cdi_dir, a->c->install_dir, &st)) {
 		if (a->stale[0])
 			log_kv(LOG_INFO, "agent", "another producer's CDI spec is current again",
 			       "spec", a->stale, LOG_END);
 		a->stale[0] = '\0';
 		return;
 	}
-	if (a->hup_ns && now - a->hup_ns < HUP_INTERVAL_NS && strcmp(a->stale, spec) == 0)
+	if (a->hup_ns && now - a->hup_ns < HUP_INTERVAL_NS && strcmp(a->stale, st.spec) == 0)
 		return;
-	str_fmt_cut(a->stale, sizeof(a->stale), "%s", spec);
+	str_fmt_cut(a->stale, sizeof(a->stale), "%s", st.spec);
 	a->hup_ns = now;
 	if (hup_producers() > 0)
 		log_kv(LOG_WARN, "agent",
 		       "another producer's CDI spec names files of a driver version no longer "
 		       "installed: its producer was asked to rewrite it",
-		       "spec", spec, "missing", missing, LOG_END);
+		       "spec", st.spec, "missing", st.missing, LOG_END);
 	else
 		log_kv(LOG_WARN, "agent",
 		       "another producer's CDI spec names files of a driver version no longer "
 		       "installed, and no " CDI_PRODUCER " runs in this pod: restart its "
 		       "producer, which rewrites it",
-		       "spec", spec, "missing", missing, LOG_END);
+		       "spec", st.spec, "missing", st.missing, LOG_END);
 }
 
 static void look(struct agent *a)

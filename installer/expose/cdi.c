@@ -532,8 +532,7 @@ static int missing_path(int root_fd, const char *text, const char *install_dir, 
 	return 0;
 }
 
-int cdi_find_stale(int root_fd, const char *cdi_dir, const char *install_dir, char *ret_spec,
-		   size_t spec_size, char *ret_path, size_t path_size)
+int cdi_find_stale(int root_fd, const char *cdi_dir, const char *install_dir, struct cdi_stale *ret)
 {
 	_cleanup_(spec_dirs_close) struct spec_dirs d = {.n = 0};
 	struct our_specs ours;
@@ -553,8 +552,9 @@ int cdi_find_stale(int root_fd, const char *cdi_dir, const char *install_dir, ch
 			     !has_suffix(de->d_name, ".json")) ||
 			    read_candidate(root_fd, d.name[i], de->d_name, &ours, &text, &len) <
 				    0 ||
-			    !missing_path(root_fd, text, install_dir, ret_path, path_size) ||
-			    join(ret_spec, spec_size, d.name[i], de->d_name) < 0)
+			    !missing_path(root_fd, text, install_dir, ret->missing,
+					  sizeof(ret->missing)) ||
+			    join(ret->spec, sizeof(ret->spec), d.name[i], de->d_name) < 0)
 				continue;
 			return 1;
 		}

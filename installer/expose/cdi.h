@@ -14,6 +14,8 @@
  */
 #pragma once
 
+#include <limits.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -80,15 +82,20 @@ int cdi_spec_kind(const char *text, size_t len, bool yaml, char *ret, size_t siz
 int cdi_find_other(int root_fd, const char *cdi_dir, const char *install_dir, const char *kind,
 		   char *ret, size_t size);
 
+/* What cdi_find_stale found: the spec's host path, and the first path it names that is gone. */
+struct cdi_stale {
+	char spec[PATH_MAX];
+	char missing[PATH_MAX];
+};
+
 /*
  * Another producer's spec (read as cdi_find_other reads them, of any kind) that names a
  * path under INSTALL_DIR that no longer resolves: NVIDIA's tools resolve our links and
  * write .versions/ID/... paths, which a switch removes with the version (docs/design.md,
- * "Specs of others after a switch"). Writes the spec's host path to RET_SPEC and the
- * first missing path to RET_PATH. Returns 1 found, 0 none.
+ * "Specs of others after a switch"). Fills RET. Returns 1 found, 0 none.
  */
-int cdi_find_stale(int root_fd, const char *cdi_dir, const char *install_dir, char *ret_spec,
-		   size_t spec_size, char *ret_path, size_t path_size);
+int cdi_find_stale(int root_fd, const char *cdi_dir, const char *install_dir,
+		   struct cdi_stale *ret);
 
 /*
  * Moves another producer's spec at host path PATH aside (PATH + CDI_SET_ASIDE), and

@@ -27,7 +27,8 @@
 /* Where what an earlier install left that is not the driver's is kept. */
 #define TAKEN_OVER ".taken-over"
 
-static const char *const subdirs[] = {"bin", "lib64", "drivers", "firmware", "share", LOCATE_SUBDIRS};
+static const char *const subdirs[] = {"bin",	  "lib64", "drivers",
+				      "firmware", "share", LOCATE_SUBDIRS};
 
 struct installdir {
 	int fd;

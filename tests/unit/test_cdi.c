@@ -460,11 +460,12 @@ static void test_find_stale(void **state)
 {
 	struct scratch_fixture *f = *state;
 	const char *install = "/home/kubernetes/bin/nvidia";
-	char spec[512], missing[512];
+	struct cdi_stale st;
 
 	assert_int_equal(scratch_mkdirs(f->fd, "etc/cdi"), 0);
 	assert_int_equal(scratch_mkdirs(f->fd, "var/run/cdi"), 0);
-	assert_int_equal(scratch_mkdirs(f->fd, "home/kubernetes/bin/nvidia/.versions/new/lib64"), 0);
+	assert_int_equal(scratch_mkdirs(f->fd, "home/kubernetes/bin/nvidia/.versions/new/lib64"),
+			 0);
 	put(f, "home/kubernetes/bin/nvidia/.versions/new/lib64/libcuda.so.2", "x");
 	put(f, "var/run/cdi/k8s.device-plugin.nvidia.com-gpu.json",
 	    "{\"kind\":\"k8s.device-plugin.nvidia.com/gpu\",\"containerEdits\":{\"mounts\":["
@@ -474,28 +475,23 @@ static void test_find_stale(void **state)
 	/* Ours names a missing path too: ours is never another producer's stale spec. */
 	put(f, "var/run/cdi/" CDI_FILE,
 	    "{\"kind\":\"nvidia.com/gpu\",\"mounts\":[\"/home/kubernetes/bin/nvidia/gone\"]}");
-	assert_int_equal(cdi_find_stale(f->fd, "/var/run/cdi", install, spec, sizeof(spec), missing,
-					sizeof(missing)),
-			 0);
+	assert_int_equal(cdi_find_stale(f->fd, "/var/run/cdi", install, &st), 0);
 	/* nvidia-ctk's YAML in /etc/cdi, after a switch removed .versions/old. */
 	put(f, "etc/cdi/nvidia.yaml",
 	    "kind: nvidia.com/gpu\ncontainerEdits:\n  mounts:\n  - hostPath: "
 	    "/home/kubernetes/bin/nvidia/.versions/new/lib64/libcuda.so.2\n  - hostPath: "
 	    "/home/kubernetes/bin/nvidia/.versions/old/lib64/libcuda.so.1\n    options: [ro]\n");
-	assert_int_equal(cdi_find_stale(f->fd, "/var/run/cdi", install, spec, sizeof(spec), missing,
-					sizeof(missing)),
-			 1);
-	assert_string_equal(spec, "/etc/cdi/nvidia.yaml");
-	assert_string_equal(missing, "/home/kubernetes/bin/nvidia/.versions/old/lib64/libcuda.so.1");
+	assert_int_equal(cdi_find_stale(f->fd, "/var/run/cdi", install, &st), 1);
+	assert_string_equal(st.spec, "/etc/cdi/nvidia.yaml");
+	assert_string_equal(st.missing,
+			    "/home/kubernetes/bin/nvidia/.versions/old/lib64/libcuda.so.1");
 	/* Quoted in JSON, ended by the quote. */
 	unlinkat(f->fd, "etc/cdi/nvidia.yaml", 0);
 	put(f, "etc/cdi/nvidia.json",
 	    "{\"hooks\":[{\"args\":[\"x\",\"--folder\",\"/home/kubernetes/bin/nvidia/.versions/"
 	    "old/lib64\"]}]}");
-	assert_int_equal(cdi_find_stale(f->fd, "/var/run/cdi", install, spec, sizeof(spec), missing,
-					sizeof(missing)),
-			 1);
-	assert_string_equal(missing, "/home/kubernetes/bin/nvidia/.versions/old/lib64");
+	assert_int_equal(cdi_find_stale(f->fd, "/var/run/cdi", install, &st), 1);
+	assert_string_equal(st.missing, "/home/kubernetes/bin/nvidia/.versions/old/lib64");
 }
 
 int main(void)

@@ -98,8 +98,8 @@ static void test_icd_refusals(void **state)
 		if (i == 0)
 			put_mode(f->fd, "share/vulkan/icd.d/README", "x", 0644);
 		else if (i == 1)
-			assert_int_equal(symlinkat("/etc/passwd", f->fd, "share/vulkan/icd.d/link.json"),
-					 0);
+			assert_int_equal(
+				symlinkat("/etc/passwd", f->fd, "share/vulkan/icd.d/link.json"), 0);
 		else
 			assert_int_equal(scratch_mkdirs(f->fd, "share/vulkan/icd.d/dir.json"), 0);
 		assert_int_equal(locate_shape(f->fd, &e), -1);
