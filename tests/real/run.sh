@@ -149,6 +149,55 @@ probe_podman "$pw" run --rm $(probe_run_flags) -v "$pw/root/home/kubernetes/bin/
 grep -q "couldn't communicate with the NVIDIA driver" "$pw/smi.out" && ! grep -q "couldn't find" "$pw/smi.out" &&
     ok podman-gke-nvidia-smi || bad podman-gke-nvidia-smi "exit $smi: $(head -3 "$pw/smi.out")"
 echo "real: nvidia-smi under /usr/local/nvidia in a container: exit $smi: $(head -1 "$pw/smi.out")"
+# As NVIDIA's device plugin presents it: the spec its nvcdi would write for the install dir
+# as driver root (tests/tools/nvcdi-shape.py), every program mounted alone at /usr/bin, the
+# libraries at their resolved paths, our hook for NVIDIA's (no toolkit on this host). In a
+# private mount namespace holding the install dir and /var/run/cdi where the host's would
+# be, and a /dev with the nodes the spec names (no driver behind them): NVIDIA's nvidia-smi
+# must find libnvidia-ml.so.1 through the hooks' ld cache and fail only for want of a driver.
+inst=/home/kubernetes/bin/nvidia
+for t in nvidia-smi nvidia-debugdump nvidia-persistenced nvidia-cuda-mps-control nvidia-cuda-mps-server; do
+    check "usr-bin-$t" [ "$(stat -c %i "$pw/root$inst/usr/bin/$t")" = "$(stat -c %i "$pw/root$inst/bin/.real/$t")" ]
+done
+mkdir -p "$pw/root/var/run/cdi"
+# The hook the installer ships into .helpers/ once a driver is loaded (here none is): the
+# build's own, with its ldconfig beside it.
+hook=$(dirname "$BIN")/libexec/nvidia-driver-installer/nvidia-cdi-hook
+python3 "$SRC/tests/tools/nvcdi-shape.py" --fs "$pw/root" --driver-root "$inst" --hook "$hook" \
+    --gpus 1 --out "$pw/root/var/run/cdi/k8s.device-plugin.nvidia.com-gpu.json" 2>"$pw/shape.err" &&
+    ok nvidia-shape-spec || bad nvidia-shape-spec "$(cat "$pw/shape.err")"
+cat >"$pw/ns.sh" <<NSEND
+set -eu
+SRC='$SRC'
+. "\$SRC/tests/tools/probe-image.sh"
+mount --make-rprivate /
+mount -t tmpfs tmpfs /home
+mkdir -p $inst /var/run/cdi
+mount --bind "$pw/root$inst" $inst
+mount --bind "$pw/root/var/run/cdi" /var/run/cdi
+mkdir -p "$pw/dev"
+mount -t tmpfs -o mode=0755 tmpfs "$pw/dev"
+cp -a /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty "$pw/dev/"
+mkdir "$pw/dev/pts" "$pw/dev/shm"
+mount -t devpts -o newinstance,ptmxmode=0666 devpts "$pw/dev/pts"
+ln -s pts/ptmx "$pw/dev/ptmx"
+mknod -m 666 "$pw/dev/nvidia0" c 195 0
+mknod -m 666 "$pw/dev/nvidiactl" c 195 255
+mknod -m 666 "$pw/dev/nvidia-uvm" c 510 0
+mknod -m 666 "$pw/dev/nvidia-uvm-tools" c 510 1
+mknod -m 666 "$pw/dev/nvidia-modeset" c 195 254
+mount --bind "$pw/dev" /dev
+probe_podman "$pw" run --rm \$(probe_run_flags) --device k8s.device-plugin.nvidia.com/gpu=0 "\$PROBE_IMAGE" \
+    sh -c 'probe libcuda.so.1 libnvidia-ml.so.1; nvidia-smi; echo smi=\$?'
+NSEND
+made_cdi=""
+[ -d /var/run/cdi ] || { mkdir -p /var/run/cdi; made_cdi=1; }
+unshare -m --propagation private bash "$pw/ns.sh" >"$pw/nsmi.out" 2>&1 || true
+[ -z "$made_cdi" ] || rmdir /var/run/cdi 2>/dev/null || true
+grep -qx "dlopen libcuda.so.1: ok" "$pw/nsmi.out" && grep -qx "dlopen libnvidia-ml.so.1: ok" "$pw/nsmi.out" &&
+    grep -q "couldn't communicate with the NVIDIA driver" "$pw/nsmi.out" && ! grep -q "couldn't find\|is missing" "$pw/nsmi.out" &&
+    ok podman-nvidia-shape-nvidia-smi || bad podman-nvidia-shape-nvidia-smi "$(head -5 "$pw/nsmi.out")"
+echo "real: nvidia-smi at /usr/bin in a container from NVIDIA's spec shape: $(grep -m1 "smi=" "$pw/nsmi.out")"
 rm -rf "$pw"
 
 # ---- the tool's other ways in -----------------------------------------------------------
