@@ -464,8 +464,14 @@ static int read_candidate(int root_fd, const char *dir, const char *name,
 	return fs_read_fd(fd, CDI_SPEC_MAX, ret_text, ret_len, &e);
 }
 
-int cdi_find_other(int root_fd, const char *cdi_dir, const char *install_dir, const char *kind,
-		   char *ret, size_t size)
+/*
+ * Each spec of another producer (read_candidate's rule, every *.json and *.yaml of the
+ * directories the runtimes read) goes to MATCH with its text; the first it takes (1) has
+ * its host path written to RET. Returns 1 taken, 0 none.
+ */
+static int find_spec(int root_fd, const char *cdi_dir, const char *install_dir,
+		     int (*match)(const char *text, size_t len, bool yaml, void *arg), void *arg,
+		     char *ret, size_t size)
 {
 	_cleanup_(spec_dirs_close) struct spec_dirs d = {.n = 0};
 	struct our_specs ours;
@@ -480,21 +486,31 @@ int cdi_find_other(int root_fd, const char *cdi_dir, const char *install_dir, co
 		while (dir && (de = readdir(dir))) {
 			bool yaml = has_suffix(de->d_name, ".yaml");
 			_cleanup_free_ char *text = NULL;
-			char k[256];
 			size_t len;
 
 			if ((!yaml && !has_suffix(de->d_name, ".json")) ||
 			    read_candidate(root_fd, d.name[i], de->d_name, &ours, &text, &len) <
 				    0 ||
-			    cdi_spec_kind(text, len, yaml, k, sizeof(k)) < 0 ||
-			    strcmp(k, kind) != 0)
-				continue;
-			if (join(ret, size, d.name[i], de->d_name) < 0)
+			    !match(text, len, yaml, arg) ||
+			    join(ret, size, d.name[i], de->d_name) < 0)
 				continue;
 			return 1;
 		}
 	}
 	return 0;
+}
+
+static int declares_kind(const char *text, size_t len, bool yaml, void *arg)
+{
+	char k[256];
+
+	return cdi_spec_kind(text, len, yaml, k, sizeof(k)) == 0 && strcmp(k, arg) == 0;
+}
+
+int cdi_find_other(int root_fd, const char *cdi_dir, const char *install_dir, const char *kind,
+		   char *ret, size_t size)
+{
+	return find_spec(root_fd, cdi_dir, install_dir, declares_kind, (void *)kind, ret, size);
 }
 
 /*
@@ -532,34 +548,28 @@ static int missing_path(int root_fd, const char *text, const char *install_dir, 
 	return 0;
 }
 
+struct stale_query {
+	int root_fd;
+	const char *install_dir;
+	struct cdi_stale *ret;
+};
+
+static int names_missing(const char *text, size_t len, bool yaml, void *arg)
+{
+	const struct stale_query *q = arg;
+
+	(void)len;
+	(void)yaml;
+	return missing_path(q->root_fd, text, q->install_dir, q->ret->missing,
+			    sizeof(q->ret->missing));
+}
+
 int cdi_find_stale(int root_fd, const char *cdi_dir, const char *install_dir, struct cdi_stale *ret)
 {
-	_cleanup_(spec_dirs_close) struct spec_dirs d = {.n = 0};
-	struct our_specs ours;
+	struct stale_query q = {root_fd, install_dir, ret};
 
-	our_files(root_fd, cdi_dir, install_dir, &ours);
-	spec_dirs_open(root_fd, cdi_dir, &d);
-	for (size_t i = 0; i < d.n; i++) {
-		struct err e;
-		_cleanup_closedir_ DIR *dir = fs_opendir_at(d.fd[i], ".", &e);
-		struct dirent *de;
-
-		while (dir && (de = readdir(dir))) {
-			_cleanup_free_ char *text = NULL;
-			size_t len;
-
-			if ((!has_suffix(de->d_name, ".yaml") &&
-			     !has_suffix(de->d_name, ".json")) ||
-			    read_candidate(root_fd, d.name[i], de->d_name, &ours, &text, &len) <
-				    0 ||
-			    !missing_path(root_fd, text, install_dir, ret->missing,
-					  sizeof(ret->missing)) ||
-			    join(ret->spec, sizeof(ret->spec), d.name[i], de->d_name) < 0)
-				continue;
-			return 1;
-		}
-	}
-	return 0;
+	return find_spec(root_fd, cdi_dir, install_dir, names_missing, &q, ret->spec,
+			 sizeof(ret->spec));
 }
 
 /* ---- what --cdi-replace set aside -------------------------------------------------- */

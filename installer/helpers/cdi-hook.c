@@ -120,15 +120,21 @@
 
 static int die_status = 1;
 
+/* One line on stderr, "nvidia-cdi-hook: " and FMT. */
+static void say(const char *fmt, va_list ap)
+{
+	fputs("nvidia-cdi-hook: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 static _Noreturn void die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("nvidia-cdi-hook: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(die_status);
 }
 
@@ -136,11 +142,10 @@ static _Noreturn void usage(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("nvidia-cdi-hook: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say(fmt, ap);
 	va_end(ap);
-	fputs("\nusage: nvidia-cdi-hook [hook] update-ldcache --folder DIR... | create-symlinks "
+	fputs("usage: nvidia-cdi-hook [hook] update-ldcache --folder DIR... | create-symlinks "
 	      "--link TARGET::LINK... | chmod --mode OCTAL --path PATH... | enable-cuda-compat "
 	      "[--host-driver-version V] [--host-cuda-version V] [--cuda-compat-container-root "
 	      "DIR] | disable-device-node-modification | update-application-profile | noop "

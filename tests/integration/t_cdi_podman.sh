@@ -36,25 +36,7 @@ T='$T' SRC='$SRC'
 . "\$SRC/tests/tools/probe-image.sh"
 P() { probe_podman "\$T" "\$@"; }
 run() { P run --rm \$(probe_run_flags) "\$@"; }
-mount --make-rprivate /
-mount -t tmpfs tmpfs /home
-mkdir -p /home/kubernetes/bin/nvidia
-mount --bind "\$T/root/home/kubernetes/bin/nvidia" /home/kubernetes/bin/nvidia
-mount --bind "\$T/root/var/run/cdi" /var/run/cdi
-mkdir -p "\$T/root/etc/cdi"
-mount --bind "\$T/root/etc/cdi" /etc/cdi
-mkdir -p "\$T/dev"
-mount -t tmpfs -o mode=0755 tmpfs "\$T/dev"
-cp -a /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty "\$T/dev/"
-mkdir "\$T/dev/pts" "\$T/dev/shm"
-mount -t devpts -o newinstance,ptmxmode=0666 devpts "\$T/dev/pts"
-ln -s pts/ptmx "\$T/dev/ptmx"
-for n in 0 1; do mknod -m 666 "\$T/dev/nvidia\$n" c 195 \$n; done
-mknod -m 666 "\$T/dev/nvidiactl" c 195 255
-mknod -m 666 "\$T/dev/nvidia-uvm" c 510 0
-mknod -m 666 "\$T/dev/nvidia-uvm-tools" c 510 1
-mknod -m 666 "\$T/dev/nvidia-modeset" c 195 254
-mount --bind "\$T/dev" /dev
+probe_node_ns "\$T/root" "\$T" 2
 probe_image_import "\$T" "\$T/img.tar"
 . "\$T/steps.sh"
 EOF

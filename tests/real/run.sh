@@ -170,30 +170,14 @@ cat >"$pw/ns.sh" <<NSEND
 set -eu
 SRC='$SRC'
 . "\$SRC/tests/tools/probe-image.sh"
-mount --make-rprivate /
-mount -t tmpfs tmpfs /home
-mkdir -p $inst /var/run/cdi
-mount --bind "$pw/root$inst" $inst
-mount --bind "$pw/root/var/run/cdi" /var/run/cdi
-mkdir -p "$pw/dev"
-mount -t tmpfs -o mode=0755 tmpfs "$pw/dev"
-cp -a /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty "$pw/dev/"
-mkdir "$pw/dev/pts" "$pw/dev/shm"
-mount -t devpts -o newinstance,ptmxmode=0666 devpts "$pw/dev/pts"
-ln -s pts/ptmx "$pw/dev/ptmx"
-mknod -m 666 "$pw/dev/nvidia0" c 195 0
-mknod -m 666 "$pw/dev/nvidiactl" c 195 255
-mknod -m 666 "$pw/dev/nvidia-uvm" c 510 0
-mknod -m 666 "$pw/dev/nvidia-uvm-tools" c 510 1
-mknod -m 666 "$pw/dev/nvidia-modeset" c 195 254
-mount --bind "$pw/dev" /dev
+probe_node_ns "$pw/root" "$pw" 1
 probe_podman "$pw" run --rm \$(probe_run_flags) --device k8s.device-plugin.nvidia.com/gpu=0 "\$PROBE_IMAGE" \
     sh -c 'probe libcuda.so.1 libnvidia-ml.so.1; nvidia-smi; echo smi=\$?'
 NSEND
-made_cdi=""
-[ -d /var/run/cdi ] || { mkdir -p /var/run/cdi; made_cdi=1; }
+made_cdi=()
+for d in /etc/cdi /var/run/cdi; do [ -d "$d" ] || { mkdir -p "$d"; made_cdi+=("$d"); }; done
 unshare -m --propagation private bash "$pw/ns.sh" >"$pw/nsmi.out" 2>&1 || true
-[ -z "$made_cdi" ] || rmdir /var/run/cdi 2>/dev/null || true
+for d in "${made_cdi[@]}"; do rmdir "$d" 2>/dev/null || true; done
 grep -qx "dlopen libcuda.so.1: ok" "$pw/nsmi.out" && grep -qx "dlopen libnvidia-ml.so.1: ok" "$pw/nsmi.out" &&
     grep -q "couldn't communicate with the NVIDIA driver" "$pw/nsmi.out" && ! grep -q "couldn't find\|is missing" "$pw/nsmi.out" &&
     ok podman-nvidia-shape-nvidia-smi || bad podman-nvidia-shape-nvidia-smi "$(head -5 "$pw/nsmi.out")"

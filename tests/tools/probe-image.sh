@@ -50,3 +50,30 @@ probe_run_flags() {
 probe_image_import() {
     probe_podman "$1" import -q --change 'ENV LD_LIBRARY_PATH=/opt/conda/lib' "$2" "$PROBE_IMAGE" >/dev/null
 }
+
+# probe_node_ns ROOT WORK GPUS: inside a private mount namespace (the caller's unshare -m),
+# puts the fake node ROOT's install dir (/home/kubernetes/bin/nvidia), /var/run/cdi and
+# /etc/cdi where the host's would be, and a /dev of WORK/dev holding the usual nodes and
+# the driver's: GPUS GPUs, nvidiactl, nvidia-uvm(-tools), nvidia-modeset (no driver behind
+# them). The host's /etc/cdi and /var/run/cdi must exist to be mounted over.
+probe_node_ns() {
+    local root=$1 w=$2 gpus=$3 inst=/home/kubernetes/bin/nvidia n
+    mount --make-rprivate /
+    mount -t tmpfs tmpfs /home
+    mkdir -p "$inst" "$root/var/run/cdi" "$root/etc/cdi"
+    mount --bind "$root$inst" "$inst"
+    mount --bind "$root/var/run/cdi" /var/run/cdi
+    mount --bind "$root/etc/cdi" /etc/cdi
+    mkdir -p "$w/dev"
+    mount -t tmpfs -o mode=0755 tmpfs "$w/dev"
+    cp -a /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty "$w/dev/"
+    mkdir "$w/dev/pts" "$w/dev/shm"
+    mount -t devpts -o newinstance,ptmxmode=0666 devpts "$w/dev/pts"
+    ln -s pts/ptmx "$w/dev/ptmx"
+    for ((n = 0; n < gpus; n++)); do mknod -m 666 "$w/dev/nvidia$n" c 195 "$n"; done
+    mknod -m 666 "$w/dev/nvidiactl" c 195 255
+    mknod -m 666 "$w/dev/nvidia-uvm" c 510 0
+    mknod -m 666 "$w/dev/nvidia-uvm-tools" c 510 1
+    mknod -m 666 "$w/dev/nvidia-modeset" c 195 254
+    mount --bind "$w/dev" /dev
+}
