@@ -708,7 +708,7 @@ static unsigned hup_producers(void)
 
 static void refresh_other_specs(struct agent *a)
 {
-	struct cdi_stale st;
+	struct cdi_stale st = {.spec = ""};
 	uint64_t now = now_ns();
 
 	if (!cdi_find_stale(a->root_fd, a->c->cdi_dir, a->c->install_dir, &st)) {

@@ -464,14 +464,19 @@ static int read_candidate(int root_fd, const char *dir, const char *name,
 	return fs_read_fd(fd, CDI_SPEC_MAX, ret_text, ret_len, &e);
 }
 
+/* A question asked of each spec: FN with its text and ARG, 1 when the spec is the one. */
+struct spec_match {
+	int (*fn)(const char *text, size_t len, bool yaml, void *arg);
+	void *arg;
+};
+
 /*
  * Each spec of another producer (read_candidate's rule, every *.json and *.yaml of the
- * directories the runtimes read) goes to MATCH with its text; the first it takes (1) has
- * its host path written to RET. Returns 1 taken, 0 none.
+ * directories the runtimes read) goes to M; the first it takes has its host path written
+ * to RET. Returns 1 taken, 0 none.
  */
 static int find_spec(int root_fd, const char *cdi_dir, const char *install_dir,
-		     int (*match)(const char *text, size_t len, bool yaml, void *arg), void *arg,
-		     char *ret, size_t size)
+		     const struct spec_match *m, char *ret, size_t size)
 {
 	_cleanup_(spec_dirs_close) struct spec_dirs d = {.n = 0};
 	struct our_specs ours;
@@ -491,7 +496,7 @@ static int find_spec(int root_fd, const char *cdi_dir, const char *install_dir,
 			if ((!yaml && !has_suffix(de->d_name, ".json")) ||
 			    read_candidate(root_fd, d.name[i], de->d_name, &ours, &text, &len) <
 				    0 ||
-			    !match(text, len, yaml, arg) ||
+			    !m->fn(text, len, yaml, m->arg) ||
 			    join(ret, size, d.name[i], de->d_name) < 0)
 				continue;
 			return 1;
@@ -510,7 +515,9 @@ static int declares_kind(const char *text, size_t len, bool yaml, void *arg)
 int cdi_find_other(int root_fd, const char *cdi_dir, const char *install_dir, const char *kind,
 		   char *ret, size_t size)
 {
-	return find_spec(root_fd, cdi_dir, install_dir, declares_kind, (void *)kind, ret, size);
+	const struct spec_match m = {declares_kind, (void *)kind};
+
+	return find_spec(root_fd, cdi_dir, install_dir, &m, ret, size);
 }
 
 /*
@@ -567,9 +574,9 @@ static int names_missing(const char *text, size_t len, bool yaml, void *arg)
 int cdi_find_stale(int root_fd, const char *cdi_dir, const char *install_dir, struct cdi_stale *ret)
 {
 	struct stale_query q = {root_fd, install_dir, ret};
+	const struct spec_match m = {names_missing, &q};
 
-	return find_spec(root_fd, cdi_dir, install_dir, names_missing, &q, ret->spec,
-			 sizeof(ret->spec));
+	return find_spec(root_fd, cdi_dir, install_dir, &m, ret->spec, sizeof(ret->spec));
 }
 
 /* ---- what --cdi-replace set aside -------------------------------------------------- */

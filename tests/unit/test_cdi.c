@@ -460,7 +460,7 @@ static void test_find_stale(void **state)
 {
 	struct scratch_fixture *f = *state;
 	const char *install = "/home/kubernetes/bin/nvidia";
-	struct cdi_stale st;
+	struct cdi_stale st = {.spec = ""};
 
 	assert_int_equal(scratch_mkdirs(f->fd, "etc/cdi"), 0);
 	assert_int_equal(scratch_mkdirs(f->fd, "var/run/cdi"), 0);
