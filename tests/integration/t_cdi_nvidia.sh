@@ -68,12 +68,9 @@ probe_node_ns "\$T/root" "\$T" 2
 probe_image_import "\$T" "\$T/img.tar"
 . "\$T/steps.sh"
 EOF
-made=()
-for d in /etc/cdi /var/run/cdi; do
-    [ -d "$d" ] || { mkdir -p "$d"; made+=("$d"); }
-done
+probe_cdi_dirs_take
 cleanup() {
-    for d in "${made[@]}"; do rmdir "$d" 2>/dev/null || true; done
+    probe_cdi_dirs_release
     rm -rf "$T/storage" 2>/dev/null || true
     [ -z "${ppid:-}" ] || kill "$ppid" 2>/dev/null || true
     [ -z "${apid:-}" ] || kill "$apid" 2>/dev/null || true

@@ -42,12 +42,9 @@ probe_image_import "\$T" "\$T/img.tar"
 EOF
 # The spec directories the CDI library reads must exist to be mounted over; made for the
 # test's namespace only when the host has none, and removed after.
-made=()
-for d in /etc/cdi /var/run/cdi; do
-    [ -d "$d" ] || { mkdir -p "$d"; made+=("$d"); }
-done
+probe_cdi_dirs_take
 cleanup() {
-    for d in "${made[@]}"; do rmdir "$d" 2>/dev/null || true; done
+    probe_cdi_dirs_release
     rm -rf "$T/storage" 2>/dev/null || true
 }
 trap cleanup EXIT

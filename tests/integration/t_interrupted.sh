@@ -31,7 +31,7 @@ ln -s .versions/999.0.1-abcdefabcdef "$d/..current.tmp-x1y2z3w4"
 echo '[]' >"$HTTP_FAULTS"
 expect_rc 0 install --repo "$HTTP/repo" $(install_args) --driver-version latest
 assert_eq "$(installed_version)" "$V_NEW" "converged"
-assert_eq "$(ls -A "$d" | sort | tr '\n' ' ')" ".current .versions bin drivers firmware lib64 share " "install dir entries"
+assert_eq "$(ls -A "$d" | sort | tr '\n' ' ')" ".current .versions bin drivers firmware lib lib64 share usr vulkan " "install dir entries"
 assert_eq "$(ls "$d/.versions" | wc -l)" 1 "versions"
 
 # A broken top-level link (killed between the switch and the links) is repaired.

@@ -23,15 +23,20 @@ assert_eq "$(sh -c '. "$1" && echo "$IS_HOST_DRIVER $NVIDIA_DRIVER_ROOT $NVIDIA_
 # The restatement is no rubber stamp: the host root alone (the Operator's default when the
 # marker says NVIDIA_DRIVER_ROOT=/) finds nothing, nor does a nvidia-smi that cannot run.
 validator / 2>/dev/null && fail "the validator found a driver under /"
-chmod -x "$T/root/home/kubernetes/bin/nvidia/bin/nvidia-smi"
+# It finds usr/bin/nvidia-smi first (NVIDIA's program itself, installer/stage/locate.h),
+# then bin/nvidia-smi (the launcher, installer/stage/wrap.h).
+ib=$T/root/home/kubernetes/bin/nvidia
+chmod -x "$ib/usr/bin/nvidia-smi" "$ib/bin/nvidia-smi"
 validator "$root" 2>/dev/null && fail "the validator accepted a nvidia-smi without execute bits"
-chmod +x "$T/root/home/kubernetes/bin/nvidia/bin/nvidia-smi"
-# It runs nvidia-smi (the launcher, installer/stage/wrap.h) with the library on LD_PRELOAD: with
-# NVIDIA's program gone from behind the launcher, it fails.
-real=$(realpath "$T/root/home/kubernetes/bin/nvidia/bin")/.real/nvidia-smi
+chmod +x "$ib/usr/bin/nvidia-smi" "$ib/bin/nvidia-smi"
+# It runs what it found with the library on LD_PRELOAD: with NVIDIA's program gone from
+# usr/bin and from behind the launcher, the launcher it finds next fails, and so does it.
+real=$(realpath "$ib/bin")/.real/nvidia-smi
 mv "$real" "$T/smi.real"
+mv "$ib/usr/bin/nvidia-smi" "$T/smi.usr"
 validator "$root" 2>/dev/null && fail "the validator accepted a nvidia-smi that does not run"
 mv "$T/smi.real" "$real"
+mv "$T/smi.usr" "$ib/usr/bin/nvidia-smi"
 
 # A host whose /usr/bin/nvidia-smi is ours (a link into the install dir): a host driver.
 mkdir -p "$T/root/usr/bin"

@@ -174,10 +174,9 @@ probe_node_ns "$pw/root" "$pw" 1
 probe_podman "$pw" run --rm \$(probe_run_flags) --device k8s.device-plugin.nvidia.com/gpu=0 "\$PROBE_IMAGE" \
     sh -c 'probe libcuda.so.1 libnvidia-ml.so.1; nvidia-smi; echo smi=\$?'
 NSEND
-made_cdi=()
-for d in /etc/cdi /var/run/cdi; do [ -d "$d" ] || { mkdir -p "$d"; made_cdi+=("$d"); }; done
+probe_cdi_dirs_take
 unshare -m --propagation private bash "$pw/ns.sh" >"$pw/nsmi.out" 2>&1 || true
-for d in "${made_cdi[@]}"; do rmdir "$d" 2>/dev/null || true; done
+probe_cdi_dirs_release
 grep -qx "dlopen libcuda.so.1: ok" "$pw/nsmi.out" && grep -qx "dlopen libnvidia-ml.so.1: ok" "$pw/nsmi.out" &&
     grep -q "couldn't communicate with the NVIDIA driver" "$pw/nsmi.out" && ! grep -q "couldn't find\|is missing" "$pw/nsmi.out" &&
     ok podman-nvidia-shape-nvidia-smi || bad podman-nvidia-shape-nvidia-smi "$(head -5 "$pw/nsmi.out")"

@@ -77,3 +77,28 @@ probe_node_ns() {
     mknod -m 666 "$w/dev/nvidia-modeset" c 195 254
     mount --bind "$w/dev" /dev
 }
+
+# The host's /etc/cdi and /var/run/cdi must exist for probe_node_ns to mount over them.
+# probe_cdi_dirs_take makes those missing, under a shared lock that every test using them
+# holds while it runs; probe_cdi_dirs_release removes what tests made once the last of them
+# is done (the one that gets the lock exclusively), so that tests running side by side never
+# pull the directories from under each other and the host is left as it was.
+PROBE_CDI_LOCK=/tmp/ndi-probe-cdi-dirs.lock
+probe_cdi_dirs_take() {
+    local d
+    exec {PROBE_CDI_FD}>>"$PROBE_CDI_LOCK"
+    flock -s "$PROBE_CDI_FD"
+    for d in /etc/cdi /var/run/cdi; do
+        [ -d "$d" ] || { mkdir -p "$d" && echo "$d" >>"$PROBE_CDI_LOCK"; }
+    done
+}
+probe_cdi_dirs_release() {
+    local d
+    [ -n "${PROBE_CDI_FD:-}" ] || return 0
+    if flock -n -x "$PROBE_CDI_FD"; then
+        while read -r d; do rmdir "$d" 2>/dev/null || true; done <"$PROBE_CDI_LOCK"
+        : >"$PROBE_CDI_LOCK"
+    fi
+    exec {PROBE_CDI_FD}>&-
+    PROBE_CDI_FD=
+}
