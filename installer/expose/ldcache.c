@@ -95,9 +95,11 @@ static bool cache_lists(const char *cache, size_t len, const char *install_dir, 
 /*
  * The cache was rebuilt after the current version became current (the switch
  * makes a fresh .current link) and lists our libraries: a re-run need not fork
- * ldconfig again.
+ * ldconfig again. Where the host's /etc/ld.so.conf does not read ld.so.conf.d
+ * (INCLUDED false), no run of ldconfig lists them: a cache rebuilt since the switch
+ * is all a run could give.
  */
-static bool cache_is_current(int root_fd, const char *install_dir)
+static bool cache_is_current(int root_fd, const char *install_dir, bool included)
 {
 	struct err e;
 	_cleanup_close_ int etc = fs_dir_in_root(root_fd, "/etc", false, &e);
@@ -111,6 +113,8 @@ static bool cache_is_current(int root_fd, const char *install_dir)
 	if (built.tv_sec < current.tv_sec ||
 	    (built.tv_sec == current.tv_sec && built.tv_nsec <= current.tv_nsec))
 		return false;
+	if (!included)
+		return true;
 	cache = fs_read_in_root(root_fd, "/etc/ld.so.cache", LDCACHE_MAX, &len);
 	return cache && cache_lists(cache, len, install_dir, "libcuda.so.1") &&
 	       cache_lists(cache, len, install_dir, "libnvidia-ml.so.1");
@@ -122,6 +126,7 @@ int ldcache_update(int root_fd, const char *root_path, const char *install_dir, 
 	_cleanup_close_ int dir = -1;
 	char libs[PATH_MAX];
 	size_t len = 0;
+	bool included;
 
 	snprintf(libs, sizeof(libs), "%s/lib64", install_dir);
 	if (asprintf(&conf, "# The NVIDIA driver, by nvidia-driver-installer.\n%s\n", libs) < 0)
@@ -133,12 +138,13 @@ int ldcache_update(int root_fd, const char *root_path, const char *install_dir, 
 	if ((!old || strcmp(old, conf) != 0) &&
 	    fs_write_atomic_at(dir, "nvidia.conf", conf, strlen(conf), 0644, e) < 0)
 		return err_wrap(e, "ldcache");
-	if (old && strcmp(old, conf) == 0 && cache_is_current(root_fd, install_dir)) {
+	main_conf = fs_read_in_root(root_fd, "/etc/ld.so.conf", 1 << 20, NULL);
+	included = main_conf && strstr(main_conf, "ld.so.conf.d");
+	if (old && strcmp(old, conf) == 0 && cache_is_current(root_fd, install_dir, included)) {
 		log_kv(LOG_DEBUG, "ldcache", "ld cache already current", "libs", libs, LOG_END);
 		return 0;
 	}
-	main_conf = fs_read_in_root(root_fd, "/etc/ld.so.conf", 1 << 20, NULL);
-	if (!main_conf || !strstr(main_conf, "ld.so.conf.d"))
+	if (!included)
 		log_kv(LOG_WARN, "ldcache",
 		       "the host's /etc/ld.so.conf does not include /etc/ld.so.conf.d: workloads must find the libraries through LD_LIBRARY_PATH",
 		       LOG_END);
