@@ -12,7 +12,7 @@ share/), each in a signed repository served on 127.0.0.1 with Range support.
 
 For each payload, in every repetition and in this order (so drift hits all alike):
   ours-cold     the installer, empty cache and install dir, modules "inserted" through
-                the fake kernel (LD_PRELOAD), the NVML check answered by the stand-in
+                the fake kernel (LD_PRELOAD), the NVML and CUDA checks answered by the stand-ins
   base-cold     with --baseline: the same cold install by another build of the installer
                 (an earlier commit's), right after ours, to tell a change of ours from a
                 change of the machine
@@ -298,7 +298,8 @@ class Bench:
         for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy",
                   "ALL_PROXY", "no_proxy", "NO_PROXY"):
             env.pop(k, None)
-        env.update(LD_PRELOAD=self.fake, FAKE_KERNEL_ROOT=root, FAKE_KERNEL_NVML=self.nvml)
+        env.update(LD_PRELOAD=self.fake, FAKE_KERNEL_ROOT=root, FAKE_KERNEL_NVML=self.nvml,
+                   FAKE_KERNEL_CUDA=self.cuda)
         return env
 
     def install(self, p, root, log_path, extra=(), binary=None):
@@ -364,6 +365,11 @@ class Bench:
         self.nvml = os.path.join(self.work, "libnvidia-ml-standin.so")
         sh(["cc", "-shared", "-fPIC", "-O1", "-Wl,-soname,libnvidia-ml.so.1", "-o", self.nvml,
             os.path.join(SRC, "tests", "standin", "libnvidia-ml.c")])
+        # Real libcuda needs a GPU for cuInit: the readiness check runs the CUDA stand-in.
+        self.cuda = os.path.join(self.work, "libcuda-standin.so")
+        sh(["cc", "-shared", "-fPIC", "-O1", "-Wl,-soname,libcuda.so.1",
+            "-DSTANDIN_VERSION=\"%s\"" % VERSION, "-o", self.cuda,
+            os.path.join(SRC, "tests", "standin", "libcuda.c")])
         self.template = host_template(self.work, self.release)
         specs = [("real", "NVIDIA %s (real)" % VERSION, real_pkg)]
         if not self.args.no_x4:
@@ -583,8 +589,9 @@ class Bench:
              "The installer ran against a fake host root with one H100 (10de:2330): modules "
              "verified against their signing certificate, then \"inserted\" through the fake "
              "kernel (tests/tools/fakekernel.c, which reads only their headers, as the real "
-             "kernel reads them into its own memory); the NVML check answered by the stand-in "
-             "NVML (the real one needs a GPU); the ld cache, CDI spec, labels and readiness "
+             "kernel reads them into its own memory); the NVML and CUDA checks answered by the "
+             "stand-ins of tests/standin (the real libraries need a GPU; the CUDA check runs "
+             "in a child process, as on a node); the ld cache, CDI spec, labels and readiness "
              "marker written. The server is tests/tools/httpd.py on 127.0.0.1 (sendfile, "
              "Range). The repositories sign `\"max_age\": 300` into their index, as one that "
              "publishes a few times a day would: the warm re-run reuses the index it fetched "

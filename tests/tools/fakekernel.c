@@ -38,8 +38,9 @@
  * NVIDIA's real libnvidia-ml talks to a real driver through /dev/nvidiactl, which
  * a fake kernel cannot give it. With $FAKE_KERNEL_NVML set to a library (the
  * NVML stand-in of tests/standin, which answers from the state above), a dlopen
- * of any libnvidia-ml.so.1 gets that library instead: the benchmark installs the
- * real package and still runs the installer's NVML check.
+ * of any libnvidia-ml.so.1 gets that library instead, and with $FAKE_KERNEL_CUDA
+ * (the CUDA stand-in) any libcuda.so.1: the benchmark installs the real package and
+ * still runs the installer's NVML and CUDA checks.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -757,12 +758,14 @@ long syscall(long nr, ...)
 void *dlopen(const char *file, int mode)
 {
 	static void *(*real)(const char *, int);
-	const char *nvml = getenv("FAKE_KERNEL_NVML"), *base;
+	const char *nvml = getenv("FAKE_KERNEL_NVML"), *cuda = getenv("FAKE_KERNEL_CUDA"), *base;
 
 	if (!real)
 		real = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
 	base = file ? strrchr(file, '/') : NULL;
 	if (nvml && *nvml && base && strcmp(base + 1, "libnvidia-ml.so.1") == 0)
 		file = nvml;
+	else if (cuda && *cuda && base && strcmp(base + 1, "libcuda.so.1") == 0)
+		file = cuda;
 	return real(file, mode);
 }
