@@ -347,6 +347,14 @@ EOF
 }
 
 # Requests made for paths containing SUBSTR.
+# Empties the server's log once every answer given so far is in it: a file's line is
+# written after its bytes went out, and the client may have exited before (seen as a stray
+# line after the truncation, under load).
+http_log_reset() {
+    curl -sk --max-time 15 -o /dev/null "$HTTP/.settle" || true
+    : >"$HTTP_LOG"
+}
+
 served_requests() {
     grep -c -- "$1" "$HTTP_LOG" || true
 }

@@ -11,7 +11,7 @@ start_httpd "$T/srv"
 fresh() { # forget the install and the cached package
     inst uninstall >/dev/null 2>&1 || true
     rm -rf "$cache"
-    : >"$HTTP_LOG"
+    : >"$HTTP_LOG" # not http_log_reset: a stalled answer of a fault rule may still be running
 }
 faults() { printf '%s\n' "$1" >"$HTTP_FAULTS"; }
 elapsed_ms() { echo $((($(date +%s%N) - $1) / 1000000)); }

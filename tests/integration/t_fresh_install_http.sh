@@ -8,7 +8,7 @@ assert_eq "$(installed_version)" "$V_NEW" "installed version"
 size=$(stat -c %s "$T/srv/repo"/packages/*/*/*.tar.zst)
 assert_eq "$(served_bytes .tar.zst)" "$size" "package bytes served"
 
-: >"$HTTP_LOG"
+http_log_reset
 t0=$(date +%s%N)
 expect_rc 0 install --repo "$HTTP/repo" $(install_args)
 ms=$((($(date +%s%N) - t0) / 1000000))

@@ -12,14 +12,14 @@ index_requests() { served_requests '"/repo/index.json"'; }
 # No max_age: no record, and a re-run asks.
 expect_rc 0 install --repo "$HTTP/repo" $(install_args)
 [ ! -e "$rec" ] || fail "a record for an index without max_age"
-: >"$HTTP_LOG"
+http_log_reset
 expect_rc 0 install --repo "$HTTP/repo" $(install_args)
 assert_eq "$(index_requests)" 1 "index requests of a re-run without max_age"
 
 # The node may opt in with --index-max-age: the next run with it reuses the index.
 expect_rc 0 install --repo "$HTTP/repo" $(install_args) --index-max-age 60
 [ -s "$rec" ] || fail "no record with --index-max-age 60"
-: >"$HTTP_LOG"
+http_log_reset
 expect_rc 0 install --repo "$HTTP/repo" $(install_args) --index-max-age 60
 expect_err "cache (fresh)"
 assert_eq "$(wc -l <"$HTTP_LOG")" 0 "requests of a fresh re-run"
@@ -32,7 +32,7 @@ grep -qx 'max_age 300' "$rec" || fail "record: $(cat "$rec")"
 "$SRC/scripts/make-repo" add --repo "$T/srv/repo" --key "$FIX/keys/key.pem" --version "$V_NEW" \
     --kernel "$KERNEL" --tag default "$FIX/pkg-$V_NEW.tar.zst" >/dev/null
 "$SRC/scripts/make-repo" sign --repo "$T/srv/repo" --key "$FIX/keys/key.pem" --max-age 300
-: >"$HTTP_LOG"
+http_log_reset
 expect_rc 0 install --repo "$HTTP/repo" $(install_args)
 expect_err "already installed"
 assert_eq "$(wc -l <"$HTTP_LOG")" 0 "requests of a fresh re-run"
@@ -43,33 +43,33 @@ sed -i "s/^fetched .*/fetched $(($(date +%s) - 301))/" "$rec"
 expect_rc 0 install --repo "$HTTP/repo" $(install_args)
 assert_eq "$(index_requests)" 1 "index requests past max_age"
 assert_eq "$(installed_version)" "$V_NEW" "version past max_age"
-: >"$HTTP_LOG"
+http_log_reset
 expect_rc 0 install --repo "$HTTP/repo" $(install_args)
 assert_eq "$(wc -l <"$HTTP_LOG")" 0 "requests after the record was renewed"
 
 # A record from the future (the clock went back) is not trusted to be young.
 sed -i "s/^fetched .*/fetched $(($(date +%s) + 3600))/" "$rec"
-: >"$HTTP_LOG"
+http_log_reset
 expect_rc 0 install --repo "$HTTP/repo" $(install_args)
 assert_eq "$(index_requests)" 1 "index requests with a record from the future"
 
 # --index-max-age 0 asks, and does not spoil the record for the next run.
-: >"$HTTP_LOG"
+http_log_reset
 expect_rc 0 install --repo "$HTTP/repo" $(install_args) --index-max-age 0
 assert_eq "$(index_requests)" 1 "index requests with --index-max-age 0"
-: >"$HTTP_LOG"
+http_log_reset
 expect_rc 0 install --repo "$HTTP/repo" $(install_args)
 assert_eq "$(wc -l <"$HTTP_LOG")" 0 "requests after --index-max-age 0"
 
 # Another mirror list is another source: ask.
-: >"$HTTP_LOG"
+http_log_reset
 expect_rc 0 install --repo "$HTTP/repo" --repo "$HTTP/mirror" $(install_args)
 assert_eq "$(index_requests)" 1 "index requests with another mirror list"
 
 # A damaged copy fails verification, with a warning, and the mirror is asked.
 expect_rc 0 install --repo "$HTTP/repo" $(install_args)
 sed -i 's/default/defaulx/' "$cached"
-: >"$HTTP_LOG"
+http_log_reset
 expect_rc 0 install --repo "$HTTP/repo" $(install_args)
 expect_err "cached index unusable"
 assert_eq "$(index_requests)" 1 "index requests with a damaged copy"
@@ -93,7 +93,7 @@ expect_rc 0 install --repo "$HTTP/repo" $(install_args)
 "$SRC/scripts/make-repo" add --repo "$T/srv/repo" --key "$FIX/keys/key.pem" \
     --version "$V_BRANCH_OLD" --kernel "$KERNEL" "$FIX/pkg-$V_BRANCH_OLD.tar.zst" >/dev/null
 "$SRC/scripts/make-repo" sign --repo "$T/srv/repo" --key "$FIX/keys/key.pem" --max-age 300
-: >"$HTTP_LOG"
+http_log_reset
 expect_rc 0 install --repo "$HTTP/repo" $(install_args) --driver-version "$V_BRANCH_OLD"
 expect_err "no match in the node's copy of the index"
 assert_eq "$(index_requests)" 1 "index requests for a version the copy lacks"
@@ -119,7 +119,7 @@ expect_err "ca-file"
 
 # A new signing key: the copy does not verify with it, so the mirror is asked.
 "$SRC/scripts/make-repo" sign --repo "$T/srv/repo" --key "$FIX/keys/other.pem" --max-age 300 --new-key
-: >"$HTTP_LOG"
+http_log_reset
 expect_rc 0 install --repo "$HTTP/repo" --repo-key "$FIX/keys/other-pub.pem" \
     --kernel-release "$KERNEL" --skip-modules --fetch-timeout 20
 expect_err "cached index unusable"

@@ -13,7 +13,7 @@ expect_rc 0 uninstall
 rm -rf "$T/root/var/cache"
 mkdir -p "$T/srv/broken"
 cp "$T/srv/repo/index.json" "$T/srv/repo/index.json.sig" "$T/srv/broken/"
-: >"$HTTP_LOG"
+http_log_reset
 expect_rc 0 install --repo "$HTTP/broken" --repo "$HTTP/repo" $(install_args)
 grep -q '"path": "/broken/packages/.*"status": 404' "$HTTP_LOG" || fail "broken mirror not tried"
 assert_eq "$(installed_version)" "$V_NEW" "installed via failover"

@@ -23,7 +23,7 @@ expect_err "cached index unusable"
 cache="$T/root/var/cache/nvidia-driver-installer/packages"
 pkgfile=$(ls "$cache"/*.pkg)
 printf 'garbage' | dd of="$pkgfile" bs=1 seek=5000 conv=notrunc 2>/dev/null
-: >"$HTTP_LOG"
+http_log_reset
 expect_rc 0 install --repo "$HTTP/repo" $(install_args)
 expect_err "cached package failed verification"
 [ "$(served_bytes .tar.zst)" -gt 0 ] || fail "not downloaded again"

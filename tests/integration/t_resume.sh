@@ -18,7 +18,7 @@ cache="$T/root/var/cache/nvidia-driver-installer/packages"
 sha=$(sha256sum "$T/srv/$pkg" | cut -c1-64)
 rm -f "$cache/$sha.pkg"
 head -c 1000000 "$T/srv/$pkg" >"$cache/$sha.part"
-: >"$HTTP_LOG"
+http_log_reset
 printf '[{"path": "/%s", "action": "ignore_range"}]\n' "$pkg" >"$HTTP_FAULTS"
 expect_rc 0 install --repo "$HTTP/repo" $(install_args)
 expect_err "server ignored the range request"
@@ -30,7 +30,7 @@ assert_eq "$(installed_version)" "$V_NEW" "installed after a 200"
 expect_rc 0 uninstall
 rm -f "$cache/$sha.pkg"
 head -c 1000000 "$T/srv/$pkg" >"$cache/$sha.part"
-: >"$HTTP_LOG"
+http_log_reset
 echo '[]' >"$HTTP_FAULTS"
 expect_rc 0 install --repo "$HTTP/repo" $(install_args)
 assert_eq "$(served_bytes .tar.zst)" $((size - 1000000)) "bytes served on resume"

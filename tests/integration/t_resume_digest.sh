@@ -46,7 +46,7 @@ for at in 4096 $((size - 5000)); do
     printf 'XXXXXXXXXXXXXXXX' | dd of="$T/srv/a/${pkg#repo/}" bs=1 seek=$at conv=notrunc 2>/dev/null
 done
 cut=$((size / 2))
-: >"$HTTP_LOG"
+http_log_reset
 printf '[{"path": "/a/%s", "action": "truncate", "at": %d, "times": 1}]\n' "${pkg#repo/}" "$cut" >"$HTTP_FAULTS"
 expect_rc 0 install --repo "$HTTP/a" --repo "$HTTP/b" $(install_args)
 assert_eq "$(installed_version)" "$V_NEW" "installed from mirror b"

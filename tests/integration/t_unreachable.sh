@@ -26,7 +26,7 @@ assert_eq "$(served_requests '"/repo/index.json"')" 3 "index requests"
 expect_err "HTTP 503"
 
 # A permanent error (404) is not retried.
-: >"$HTTP_LOG"
+http_log_reset
 expect_rc 4 install --repo "$HTTP/missing" $(install_args) --cache-dir /var/cache/other
 assert_eq "$(served_requests '/missing/index.json')" 1 "requests for a 404"
 expect_err "HTTP 404"

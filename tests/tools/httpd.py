@@ -22,6 +22,7 @@ Every request appends one JSON line to --log: time, method, path, range, status,
                                                                     place of --goog-hash's)
 A rule without "times" applies forever. --goog-hash: each file's response carries
 Cloud Storage's x-goog-hash header, md5=BASE64 of the whole object (whatever the range).
+GET /.settle answers 204 (not logged) once no other request is being answered.
 The server exits after --lifetime seconds, or
 when the process that started it is gone. With --tls-cert it speaks HTTPS only.
 
@@ -146,6 +147,9 @@ class Handler(BaseHTTPRequestHandler):
         self.do_GET()
 
     def do_GET(self):
+        if self.path == "/.settle":
+            self.settle()
+            return
         with self.state.lock:
             self.state.active += 1
             active = self.state.active
@@ -154,6 +158,20 @@ class Handler(BaseHTTPRequestHandler):
         finally:
             with self.state.lock:
                 self.state.active -= 1
+
+    def settle(self):
+        """/.settle: answered (204, not logged) once no other request is being answered,
+        so that every answer given so far is in the log. A file's line is written after its
+        bytes: a client can have them and exit first (lib.sh, http_log_reset)."""
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with self.state.lock:
+                if self.state.active == 0:
+                    break
+            time.sleep(0.005)
+        self.send_response(204)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
 
     def serve(self, active):
         path = self.path.split("?", 1)[0]
