@@ -612,24 +612,38 @@ static unsigned parse_timeout(const char *s)
 	return (unsigned)v;
 }
 
-static int update_ldcache(const struct opts *o, unsigned timeout_s)
+/*
+ * RUN in a child chrooted into the container's root (the state from O's --container-spec),
+ * with the capabilities CAPS, until O's --timeout; EXTRA_FD is passed on, or -1. Returns
+ * when it succeeded.
+ */
+static void in_root(const struct opts *o, uint32_t caps, const char *what,
+		    void (*run)(const struct opts *, int), int extra_fd)
+{
+	struct job j = {.caps = caps,
+			.timeout_s = parse_timeout(o->timeout),
+			.what = what,
+			.run = run,
+			.o = o,
+			.extra_fd = extra_fd};
+
+	j.root_fd = open_container_root(o->spec);
+	run_in_root(&j);
+}
+
+static int update_ldcache(const struct opts *o)
 {
 	char self[PATH_MAX], *slash;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 16);
-	struct job j = {.caps = 1u << CAP_DAC_OVERRIDE,
-			.timeout_s = timeout_s,
-			.what = "ldconfig",
-			.run = ldcache_child,
-			.o = o};
+	int ldconfig_fd;
 
 	if (n < 0 || !(self[n] = '\0', slash = strrchr(self, '/')))
 		die("where am I: %s", strerror(errno));
 	strcpy(slash + 1, "ldconfig");
-	j.extra_fd = open(self, O_RDONLY | O_CLOEXEC);
-	if (j.extra_fd < 0)
+	ldconfig_fd = open(self, O_RDONLY | O_CLOEXEC);
+	if (ldconfig_fd < 0)
 		die("%s: %s (it is shipped beside the hook)", self, strerror(errno));
-	j.root_fd = open_container_root(o->spec);
-	run_in_root(&j);
+	in_root(o, 1u << CAP_DAC_OVERRIDE, "ldconfig", ldcache_child, ldconfig_fd);
 	return 0;
 }
 
@@ -1032,20 +1046,6 @@ static const struct flag spec_only[] = {
 	F("timeout", timeout, false),
 };
 
-static void in_root(const struct opts *o, uint32_t caps, const char *what,
-		    void (*run)(const struct opts *, int))
-{
-	struct job j = {.caps = caps,
-			.timeout_s = parse_timeout(o->timeout),
-			.what = what,
-			.run = run,
-			.o = o,
-			.extra_fd = -1};
-
-	j.root_fd = open_container_root(o->spec);
-	run_in_root(&j);
-}
-
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 int main(int argc, char **argv)
@@ -1063,17 +1063,15 @@ int main(int argc, char **argv)
 		usage("no hook named");
 	hook = argv[i++];
 	if (strcmp(hook, "update-ldcache") == 0) {
-		unsigned timeout_s;
-
 		parse_flags(argv + i, argc - i, ldcache_flags, N(ldcache_flags), &o);
-		timeout_s = parse_timeout(o.timeout);
+		(void)parse_timeout(o.timeout); /* a bad one is a usage error before any work */
 		split_commas(&o.folder);
 		if (!o.folder.n)
 			usage("update-ldcache needs --folder");
 		for (size_t k = 0; k < o.folder.n; k++)
 			if (o.folder.v[k][0] != '/')
 				usage("--folder %s: not an absolute path", o.folder.v[k]);
-		return update_ldcache(&o, timeout_s);
+		return update_ldcache(&o);
 	}
 	if (strcmp(hook, "create-symlinks") == 0) {
 		parse_flags(argv + i, argc - i, symlink_flags, N(symlink_flags), &o);
@@ -1084,7 +1082,7 @@ int main(int argc, char **argv)
 				usage("--link %s: not TARGET::/ABSOLUTE-LINK", o.link.v[k]);
 		}
 		if (o.link.n)
-			in_root(&o, 1u << CAP_DAC_OVERRIDE, "create-symlinks", symlinks_child);
+			in_root(&o, 1u << CAP_DAC_OVERRIDE, "create-symlinks", symlinks_child, -1);
 		return 0;
 	}
 	if (strcmp(hook, "chmod") == 0) {
@@ -1096,7 +1094,7 @@ int main(int argc, char **argv)
 			usage("chmod needs --mode OCTAL");
 		if (!o.path.n)
 			usage("chmod needs --path");
-		in_root(&o, 1u << CAP_DAC_OVERRIDE | 1u << CAP_FOWNER, "chmod", chmod_child);
+		in_root(&o, 1u << CAP_DAC_OVERRIDE | 1u << CAP_FOWNER, "chmod", chmod_child, -1);
 		return 0;
 	}
 	if (strcmp(hook, "enable-cuda-compat") == 0) {
@@ -1106,12 +1104,13 @@ int main(int argc, char **argv)
 		if (o.compat_root && o.compat_root[0] != '/')
 			usage("--cuda-compat-container-root %s: not an absolute path",
 			      o.compat_root);
-		in_root(&o, 1u << CAP_DAC_OVERRIDE, "enable-cuda-compat", compat_child);
+		in_root(&o, 1u << CAP_DAC_OVERRIDE, "enable-cuda-compat", compat_child, -1);
 		return 0;
 	}
 	if (strcmp(hook, "update-application-profile") == 0) {
 		parse_flags(argv + i, argc - i, spec_only, N(spec_only), &o);
-		in_root(&o, 1u << CAP_DAC_OVERRIDE, "update-application-profile", profile_child);
+		in_root(&o, 1u << CAP_DAC_OVERRIDE, "update-application-profile", profile_child,
+			-1);
 		return 0;
 	}
 	if (strcmp(hook, "disable-device-node-modification") == 0) {

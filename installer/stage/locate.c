@@ -14,18 +14,6 @@
 /* An ICD file is a few hundred bytes of JSON. */
 #define ICD_MAX (1u << 20)
 
-static int open_dir(int dirfd, const char *name, bool create, struct err *e)
-{
-	int fd;
-
-	if (create && mkdirat(dirfd, name, 0755) < 0 && errno != EEXIST)
-		return err_errno(e, EXIT_UNEXPECTED, errno, "create '%s'", name);
-	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return err_errno(e, EXIT_UNEXPECTED, errno, "open '%s'", name);
-	return fd;
-}
-
 /* Whether NAME in DIRFD is a regular file with an execute bit (links are not). */
 static bool is_program(int dirfd, const char *name)
 {
@@ -38,13 +26,11 @@ static bool is_program(int dirfd, const char *name)
 /* usr/bin/NAME: the program itself, one inode with the file in bin/ or bin/.real/. */
 static int link_programs(int sfd, struct err *e)
 {
-	_cleanup_close_ int bin_fd = open_dir(sfd, "bin", false, e), usr_fd = -1, ub_fd = -1,
-			    real_fd = -1;
+	_cleanup_close_ int bin_fd = fs_dir_in_root(sfd, "bin", false, e), ub_fd = -1, real_fd = -1;
 	_cleanup_closedir_ DIR *dir = NULL;
 	struct dirent *de;
 
-	if (bin_fd < 0 || (usr_fd = open_dir(sfd, "usr", true, e)) < 0 ||
-	    (ub_fd = open_dir(usr_fd, "bin", true, e)) < 0)
+	if (bin_fd < 0 || (ub_fd = fs_dir_in_root(sfd, "usr/bin", true, e)) < 0)
 		return -1;
 	real_fd = openat(bin_fd, WRAP_REAL_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (real_fd < 0 && errno != ENOENT)
@@ -73,11 +59,11 @@ static bool is_icd_name(const char *name)
 /* vulkan/icd.d/: the package's ICD files, copied (GKE mounts the directory elsewhere). */
 static int copy_icds(int sfd, struct err *e)
 {
-	_cleanup_close_ int v_fd = open_dir(sfd, "vulkan", true, e), icd_fd = -1, src_fd = -1;
+	_cleanup_close_ int icd_fd = fs_dir_in_root(sfd, "vulkan/icd.d", true, e), src_fd = -1;
 	_cleanup_closedir_ DIR *dir = NULL;
 	struct dirent *de;
 
-	if (v_fd < 0 || (icd_fd = open_dir(v_fd, "icd.d", true, e)) < 0)
+	if (icd_fd < 0)
 		return -1;
 	src_fd = openat(sfd, ICD_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (src_fd < 0)
@@ -115,7 +101,7 @@ int locate_shape(int sfd, struct err *e)
 
 	if (link_programs(sfd, e) < 0)
 		return err_wrap(e, "usr/bin");
-	if ((lib_fd = open_dir(sfd, "lib", true, e)) < 0)
+	if ((lib_fd = fs_dir_in_root(sfd, "lib", true, e)) < 0)
 		return err_wrap(e, "lib");
 	if (symlinkat("../firmware", lib_fd, "firmware") < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "link 'lib/firmware'");

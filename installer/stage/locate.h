@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A published version as other tools look for a driver in a driver root (docs/design.md,
- * "Where NVIDIA's tools look"). Besides our own layout (bin/ with the launcher, lib64/,
+ * "NVIDIA's tools on our install dir"). Besides our own layout (bin/ with the launcher, lib64/,
  * firmware/), a version holds, made from its own files:
  *
  *   usr/bin/NAME          a hard link to each program of bin/ (the real ELF file from
