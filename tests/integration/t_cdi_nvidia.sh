@@ -58,16 +58,7 @@ assert_eq "$nv_lib" "$dr/lib64/libnvidia-ml.so.1" "the DRA driver's libnvidia-ml
 env -i LD_PRELOAD="$nv_lib" "$nv_path" --version >"$T/dra.out" 2>&1 || fail "the DRA driver's check: $(cat "$T/dra.out")"
 
 . "$SRC/tests/tools/probe-image.sh"
-probe_image_tar "$T/img" "$T/img.tar"
-cat >"$T/ns.sh" <<EOF
-set -euo pipefail
-T='$T' SRC='$SRC'
-. "\$SRC/tests/tools/probe-image.sh"
-run() { probe_podman "\$T" run --rm \$(probe_run_flags) "\$@"; }
-probe_node_ns "\$T/root" "\$T" 2
-probe_image_import "\$T" "\$T/img.tar"
-. "\$T/steps.sh"
-EOF
+probe_ns_setup "$T" 2
 probe_cdi_dirs_take
 cleanup() {
     probe_cdi_dirs_release
@@ -76,10 +67,7 @@ cleanup() {
     [ -z "${apid:-}" ] || kill "$apid" 2>/dev/null || true
 }
 trap cleanup EXIT
-in_ns() {
-    printf '%s\n' "$1" >"$T/steps.sh"
-    unshare -m --propagation private bash "$T/ns.sh" >"$T/ns.out" 2>"$T/ns.err"
-}
+in_ns() { probe_in_ns "$T" "$1"; }
 # Our own spec is there too (kind nvidia.com/gpu): NVIDIA's kind is another, no conflict.
 [ -s "$T/root/var/run/cdi/nvidia-driver-installer.json" ] || fail "our spec is missing"
 

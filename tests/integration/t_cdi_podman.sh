@@ -25,21 +25,10 @@ expect_rc 0 install --repo "$R" $(kernel_args)
 spec="$T/root/var/run/cdi/nvidia-driver-installer.json"
 [ -s "$spec" ] || fail "no spec"
 
-# The image: busybox, the host's glibc, a probe that dlopens what it is given.
+# The image (busybox, the host's glibc, a probe that dlopens what it is given) and the
+# namespace's script, where everything podman does runs.
 . "$SRC/tests/tools/probe-image.sh"
-probe_image_tar "$T/img" "$T/img.tar"
-
-# The namespace's script: everything podman does runs there.
-cat >"$T/ns.sh" <<EOF
-set -euo pipefail
-T='$T' SRC='$SRC'
-. "\$SRC/tests/tools/probe-image.sh"
-P() { probe_podman "\$T" "\$@"; }
-run() { P run --rm \$(probe_run_flags) "\$@"; }
-probe_node_ns "\$T/root" "\$T" 2
-probe_image_import "\$T" "\$T/img.tar"
-. "\$T/steps.sh"
-EOF
+probe_ns_setup "$T" 2
 # The spec directories the CDI library reads must exist to be mounted over; made for the
 # test's namespace only when the host has none, and removed after.
 probe_cdi_dirs_take
@@ -48,10 +37,7 @@ cleanup() {
     rm -rf "$T/storage" 2>/dev/null || true
 }
 trap cleanup EXIT
-in_ns() {
-    printf '%s\n' "$1" >"$T/steps.sh"
-    unshare -m --propagation private bash "$T/ns.sh" >"$T/ns.out" 2>"$T/ns.err"
-}
+in_ns() { probe_in_ns "$T" "$1"; }
 
 # Each device as a workload asks for it.
 uuid0=GPU-00000000-0000-0000-0000-000000000000

@@ -102,3 +102,26 @@ probe_cdi_dirs_release() {
     exec {PROBE_CDI_FD}>&-
     PROBE_CDI_FD=
 }
+
+# probe_ns_setup WORK GPUS: the image (WORK/img.tar) and WORK/ns.sh, the script that makes
+# the private namespace (probe_node_ns over the fake node WORK/root) and imports the image,
+# then runs WORK/steps.sh with P (podman) and run (podman run with probe_run_flags).
+# probe_in_ns WORK STEPS: STEPS run there; stdout and stderr in WORK/ns.out, WORK/ns.err.
+probe_ns_setup() {
+    local w=$1 gpus=$2
+    probe_image_tar "$w/img" "$w/img.tar"
+    cat >"$w/ns.sh" <<EOF
+set -euo pipefail
+T='$w' SRC='$SRC'
+. "\$SRC/tests/tools/probe-image.sh"
+P() { probe_podman "\$T" "\$@"; }
+run() { P run --rm \$(probe_run_flags) "\$@"; }
+probe_node_ns "\$T/root" "\$T" $gpus
+probe_image_import "\$T" "\$T/img.tar"
+. "\$T/steps.sh"
+EOF
+}
+probe_in_ns() {
+    printf '%s\n' "$2" >"$1/steps.sh"
+    unshare -m --propagation private bash "$1/ns.sh" >"$1/ns.out" 2>"$1/ns.err"
+}
