@@ -9,41 +9,33 @@
 # file, and the commit from COMMIT ("unknown" without it). VERSION and COMMIT label the image
 # (org.opencontainers.image.version and .revision).
 #
-# The image holds the binary, its static helpers, its runtime libraries, CA certificates,
-# libtirpc3 (the persistence daemon the node agent runs links it, as Debian builds it), the
-# reference documents its messages name (/usr/share/doc/nvidia-driver-installer) and
-# an empty /etc/nvidia-driver-installer/keys for the repository's public key (a ConfigMap in
-# the DaemonSet). No compiler and no package cache reach it.
+# The image is FROM scratch: the build stage assembles its whole file system (make
+# image-rootfs, scripts/image-rootfs): the binary, its static helpers (the CDI hook, the
+# launcher, ldconfig), the shared libraries it loads and those behind them (libarchive cut
+# down to the tar reader and the zstd, xz and gzip filters), libtirpc (the persistence daemon
+# the node agent runs links it, as Debian builds it), CA certificates, the reference
+# documents its messages name (/usr/share/doc/nvidia-driver-installer) and an empty
+# /etc/nvidia-driver-installer/keys for the repository's public key (a ConfigMap in the
+# DaemonSet). No shell, package manager, compiler or locale data: make image-test checks
+# all of it, and the size against its budget (docs/design.md, "The image").
 
 FROM docker.io/library/debian:bookworm-slim AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential pkg-config libcurl4-openssl-dev libssl-dev libkmod-dev libmount-dev \
-      libarchive-dev libjson-c-dev libcmocka-dev openssl python3 \
+      libarchive-dev libzstd-dev liblzma-dev zlib1g-dev libjson-c-dev libcmocka-dev libtirpc3 \
+      ca-certificates openssl python3 \
  && rm -rf /var/lib/apt/lists/*
 COPY . /src
 WORKDIR /src
 ARG COMMIT=unknown
 # The unit tests run here (test_kube's API server stand-in is Python, its certificates
 # openssl's); the integration suites need a host (make check).
-RUN make -j"$(nproc)" COMMIT="$COMMIT" all unit
+RUN make -j"$(nproc)" COMMIT="$COMMIT" all unit image-rootfs
 
-FROM docker.io/library/debian:bookworm-slim
-RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libcurl4 libssl3 libkmod2 libmount1 libarchive13 libjson-c5 ca-certificates libtirpc3 \
- && apt-get clean \
- && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt /var/log/dpkg.log \
- && mkdir -p /etc/nvidia-driver-installer/keys
-COPY --from=build /src/build/nvidia-driver-installer /usr/bin/nvidia-driver-installer
-# Its static helpers, found beside it (installer/stage/libexec.h): the CDI hook and ldconfig it
-# copies to the install dir, and the launcher that stands in bin/ for the driver's programs.
-COPY --from=build /src/build/libexec/nvidia-driver-installer /usr/libexec/nvidia-driver-installer
-# The documents its messages and --help name, and those they link (the Makefile's
-# DOCS_SHIPPED, at its DOCDIR; t_doc_paths): what an exit code means, every option, the
-# --json formats, the metrics, the repository format, the runbooks, troubleshooting, the
-# design notes and the layout of the source tree.
-COPY docs/benchmarks.md docs/building-packages.md docs/command-line.md docs/configuration.md docs/design.md docs/exit-codes.md docs/hacking.md docs/json.md docs/metrics.md docs/operations.md docs/reliability.md docs/releasing.md docs/repository-format.md docs/testing.md docs/troubleshooting.md /usr/share/doc/nvidia-driver-installer/
+FROM scratch
+COPY --from=build /src/build/rootfs/ /
+ENV PATH=/usr/bin:/usr/sbin
 # Last, so that a new commit does not invalidate the cached layers above.
 ARG VERSION=""
 ARG COMMIT=unknown

@@ -92,7 +92,7 @@ FUZZ_BINS := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SECONDS ?= 60
 
 .PHONY: FORCE all check check-real unit integration packaging asan vm image-test demo deps format format-check lint clean \
-	install install-docs fuzz fuzz-replay fuzz-bins fleet reliability-report bench golden-refresh
+	install install-docs image-rootfs fuzz fuzz-replay fuzz-bins fleet reliability-report bench golden-refresh
 .DEFAULT_GOAL := all
 FORCE:
 # Keep test objects between runs.
@@ -154,6 +154,26 @@ $(HELPERS_DIR)/ldconfig: /sbin/ldconfig
 	@readelf -l $< | grep -q INTERP && { echo "$<: not static" >&2; exit 1; } || true
 	$(call say,INSTALL,$@)
 	$(Q)install -m 0755 $< $@
+
+# The image's libarchive: the objects of Debian's libarchive.a that the symbols the
+# installer loads (installer/util/dlib.c) pull in, and nothing else: the tar and raw
+# readers and the zstd, xz and gzip filters, exporting only those symbols. Debian's
+# libarchive.so.13 links libxml2, and through it 31 MB of ICU data, for formats never read.
+IMAGE_ARCHIVE := $(BUILD)/image/libarchive.so.13
+$(IMAGE_ARCHIVE): installer/util/dlib.c
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)syms=$$(sed -n 's/^DLSYM_PROTOTYPE(\(archive_[a-z_]*\));$$/\1/p' $<); \
+		{ echo '{ global:'; printf '  %s;\n' $$syms; echo 'local: *; };'; } >$@.map; \
+		$(CC) -shared -o $@ -Wl,-soname,libarchive.so.13 -Wl,-z,relro,-z,now \
+		-Wl,--version-script=$@.map -Wl,--gc-sections $$(printf -- '-Wl,-u,%s ' $$syms) \
+		$$(pkg-config --variable=libdir libarchive)/libarchive.a -lzstd -llzma -lz
+	$(Q)! readelf -d $@ | grep -E 'NEEDED.*(xml2|icu|crypto|nettle|acl|bz2|lz4)'
+
+# The image's file system (scripts/image-rootfs), which the Dockerfile copies into an
+# empty image.
+image-rootfs: $(BIN) $(HELPERS) $(IMAGE_ARCHIVE)
+	scripts/image-rootfs $(BUILD) $(BUILD)/rootfs $(DOCS_SHIPPED)
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
 	@mkdir -p $(@D)

@@ -24,6 +24,7 @@ packages=(
     # build (make all); the stand-in driver's libraries and nvidia-smi are compiled too
     build-essential pkg-config
     libcurl4-openssl-dev libssl-dev libkmod-dev libmount-dev libarchive-dev libjson-c-dev
+    libzstd-dev liblzma-dev zlib1g-dev
     # the repository tools (make-repo, build-driver-package), the demo's HTTP server and keys
     python3 openssl zstd xz-utils binutils
     # the VM step: sign-file, depmod and modinfo, Debian's kernel under qemu, its headers

@@ -53,11 +53,12 @@ const IMAGES = [
     busybox: true,
   },
   {
-    // This repository's Dockerfile: FROM debian:bookworm-slim (coreutils, dash as /bin/sh)
-    // with the installer at /usr/bin/nvidia-driver-installer.
+    // This repository's Dockerfile: FROM scratch with what scripts/image-rootfs puts in (no
+    // shell, no coreutils): the installer, ldconfig and the installer's helpers.
     match: /(^|\/)nvidia-driver-installer[@:]/,
-    files: ["/usr/bin/nvidia-driver-installer", "/bin/sh", "/usr/bin/sleep", "/usr/bin/test",
-      "/usr/bin/cat", "/usr/bin/true"],
+    files: ["/usr/bin/nvidia-driver-installer", "/usr/sbin/ldconfig",
+      "/usr/libexec/nvidia-driver-installer/nvidia-cdi-hook", "/usr/libexec/nvidia-driver-installer/launcher",
+      "/usr/libexec/nvidia-driver-installer/ldconfig"],
   },
 ];
 // node-exporter textfile directories on the host: the one node-exporter deployments commonly
