@@ -28,11 +28,11 @@ say = @printf '  %-7s %s\n' '$(1)' '$(2)';
 MAKEFLAGS += --no-print-directory
 endif
 
-# libcurl, libarchive and libkmod are compiled against but not linked: the binary loads them
+# libcurl, libarchive, libzstd, libkmod and libmount are compiled against but not linked: the binary loads them
 # when it first downloads, unpacks or works on modules (installer/util/dlib.h), so that a
 # re-run needing none of them does not pay for loading them and the libraries behind them.
 PKGS_LINKED := libcrypto json-c
-PKGS_LOADED := libcurl libarchive libkmod mount
+PKGS_LOADED := libcurl libarchive libzstd libkmod mount
 # Deferred (=), so that a `make check` which first installs the -dev packages still works.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS_LINKED) $(PKGS_LOADED))
 PKG_LIBS = $(shell pkg-config --libs $(PKGS_LINKED))
@@ -175,10 +175,12 @@ $(IMAGE_ARCHIVE): installer/util/dlib.c
 image-rootfs: $(BIN) $(HELPERS) $(IMAGE_ARCHIVE)
 	scripts/image-rootfs $(BUILD) $(BUILD)/rootfs $(DOCS_SHIPPED)
 
+# test_zframes writes its zstd streams with libzstd's compressor.
+$(BUILD)/tests/test_zframes: TEST_LIBS = $(shell pkg-config --libs libzstd)
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(PKG_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(PKG_LIBS) $(TEST_LIBS)
 
 $(FAKEKERNEL): tests/tools/fakekernel.c
 	@mkdir -p $(@D)

@@ -16,7 +16,8 @@ static void log_unpacked(const struct unpack_stats *st, const char *how, uint64_
 
 	log_kv(LOG_INFO, "unpack", "package unpacked and verified", U64("files", st->files),
 	       U64("symlinks", st->symlinks), U64("bytes", st->bytes), "from", how,
-	       U64("duration_ms", ms), LOG_END);
+	       U64("zstd_frames", st->frames), U64("frames_streamed", st->streamed),
+	       U64("workers", st->workers), U64("duration_ms", ms), LOG_END);
 	if (t) {
 		t->unpack_ms += ms;
 		t->unpacked = true;

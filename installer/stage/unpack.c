@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "stage/unpack.h"
+#include "stage/zframes.h"
 #include "util/fs.h"
 #include "util/dlib.h"
 #include "util/log.h"
@@ -226,13 +227,14 @@ struct reader {
 	struct tail *tail;  /* the file is being written: follow it; else read fd to its end */
 	uint64_t total;
 	int io_errno;
+	size_t replay; /* buf holds this many bytes read (and hashed) already: given first */
 	char buf[READ_BLOCK];
 };
 
 /* The next bytes of a file being written, read at their offset once they are there. */
-static ssize_t reader_follow(struct reader *r)
+static ssize_t reader_follow(struct reader *r, char *dst, size_t cap)
 {
-	int64_t want = tail_claim(r->tail, r->total, sizeof(r->buf));
+	int64_t want = tail_claim(r->tail, r->total, cap);
 	size_t done = 0;
 
 	if (want < 0) {
@@ -240,8 +242,7 @@ static ssize_t reader_follow(struct reader *r)
 		return -1;
 	}
 	while (done < (size_t)want) {
-		ssize_t n =
-			pread(r->fd, r->buf + done, (size_t)want - done, (off_t)(r->total + done));
+		ssize_t n = pread(r->fd, dst + done, (size_t)want - done, (off_t)(r->total + done));
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -254,28 +255,63 @@ static ssize_t reader_follow(struct reader *r)
 	return (ssize_t)done;
 }
 
+/* Up to CAP bytes more of the package into DST, hashed: >0, 0 at its end, -1 (io_errno). */
+static ssize_t reader_get(struct reader *r, char *dst, size_t cap)
+{
+	ssize_t n;
+
+	if (r->tail)
+		n = reader_follow(r, dst, cap);
+	else
+		do {
+			n = read(r->fd, dst, cap);
+		} while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		r->io_errno = errno;
+		return -1;
+	}
+	if (r->sha)
+		sha256_update(r->sha, dst, (size_t)n);
+	r->total += (uint64_t)n;
+	return n;
+}
+
 static la_ssize_t reader_read(struct archive *a, void *ud, const void **ret)
 {
 	struct reader *r = ud;
 	ssize_t n;
 
-	if (r->tail)
-		n = reader_follow(r);
-	else
-		do {
-			n = read(r->fd, r->buf, sizeof(r->buf));
-		} while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		r->io_errno = errno;
+	if (r->replay) {
+		n = (ssize_t)r->replay;
+		r->replay = 0;
+	} else if ((n = reader_get(r, r->buf, sizeof(r->buf))) < 0) {
 		if (a)
-			sym_archive_set_error(a, errno, "reading package");
+			sym_archive_set_error(a, r->io_errno, "reading package");
+		errno = r->io_errno;
 		return -1;
 	}
-	if (r->sha)
-		sha256_update(r->sha, r->buf, (size_t)n);
-	r->total += (uint64_t)n;
 	*ret = r->buf;
 	return n;
+}
+
+static ssize_t reader_next(void *ud, const void **ret)
+{
+	return reader_read(NULL, ud, ret);
+}
+
+/* Reads the package's first MIN bytes (fewer only at its end) into buf, to replay. */
+static int reader_peek(struct reader *r, size_t min)
+{
+	while (r->replay < min) {
+		ssize_t n = reader_get(r, r->buf + r->replay, sizeof(r->buf) - r->replay);
+
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		r->replay += (size_t)n;
+	}
+	return 0;
 }
 
 /* Reads what the decompressor left behind (padding), so the digest covers every byte. */
@@ -824,18 +860,45 @@ static int unpack_members(struct archive *a, int staging_fd, const struct unpack
 	return r;
 }
 
-/* The package in RD, decompressed by a second thread, into staging_fd. */
+/* libarchive's read callback on the frames decompressed in parallel. */
+static la_ssize_t zframes_read(struct archive *a, void *ud, const void **ret)
+{
+	struct zframes *z = ud;
+	ssize_t n = zframes_next(z, ret);
+	const char *msg;
+	int err;
+
+	if (n < 0) {
+		err = zframes_error(z, &msg);
+		sym_archive_set_error(a, err ? err : EIO, "decompressing the package: %s", msg);
+		return -1;
+	}
+	return n;
+}
+
+/*
+ * The package in RD, decompressed by other threads, into staging_fd: a zstd package
+ * frame by frame on every core (stage/zframes.h), xz and gzip by one thread through
+ * libarchive's filters.
+ */
 static int unpack_stream(struct reader *rd, const struct unpack_limit *limit, int staging_fd,
 			 struct unpack_stats *st, struct err *e)
 {
 	_cleanup_free_ struct inflater *z = calloc(1, sizeof(*z));
+	struct zframes *zf = NULL;
 	locale_t utf8 = (locale_t)0, prev = (locale_t)0;
 	struct archive *tar = NULL;
+	bool over_limit = false, framed;
 	int r = -1;
 
 	if (!z)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "unpack");
 	if (dlib_archive(e) < 0)
+		return -1;
+	if (reader_peek(rd, 4) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, rd->io_errno, "reading package");
+	framed = zframes_is_zstd(rd->buf, rd->replay);
+	if (framed && dlib_zstd(e) < 0)
 		return -1;
 	z->limit = limit->bytes;
 	/*
@@ -846,25 +909,38 @@ static int unpack_stream(struct reader *rd, const struct unpack_limit *limit, in
 	utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
 	if (utf8)
 		prev = uselocale(utf8);
-	if (inflater_start(z, rd, e) < 0)
+	if (framed) {
+		size_t first = rd->replay;
+
+		rd->replay = 0;
+		st->workers = zframes_workers();
+		if (zframes_start(&zf, reader_next, rd, rd->buf, first, limit->bytes, st->workers,
+				  e) < 0)
+			goto out;
+	} else if (inflater_start(z, rd, e) < 0) {
 		goto out;
+	}
 	if (!(tar = sym_archive_read_new())) {
 		err_errno(e, EXIT_UNEXPECTED, ENOMEM, "unpack");
 		goto out;
 	}
 	sym_archive_read_support_format_tar(tar);
-	if (sym_archive_read_open(tar, &z->ring, NULL, ring_read, NULL) != ARCHIVE_OK)
+	if (sym_archive_read_open(tar, zf ? (void *)zf : (void *)&z->ring, NULL,
+				  zf ? zframes_read : ring_read, NULL) != ARCHIVE_OK)
 		dlib_err_archive(e, EXIT_VERIFY, tar, "package is not a valid archive");
 	else
 		r = unpack_members(tar, staging_fd, limit, st, e);
 out:
-	inflater_stop(z);
+	if (zf)
+		over_limit = zframes_stop(zf, &st->frames, &st->streamed);
+	if (!framed)
+		inflater_stop(z);
 	/*
 	 * The decompressor stopped at the limit: whatever the tar reader made of that. It reads
 	 * on to the limit after the reader stopped, so the verdict does not depend on which
 	 * of the two threads got there first.
 	 */
-	if (z->over_limit) {
+	if (over_limit || z->over_limit) {
 		err_clear(e);
 		err_set(e, EXIT_VERIFY,
 			"package unpacks to more than %llu bytes, the most %s allows (its decompressed stream passes it)",

@@ -52,6 +52,9 @@ struct unpack_stats {
 	unsigned ima_unstored; /* files whose security.ima the host could not store */
 	int ima_errno;	       /* why the first of those was refused (EOPNOTSUPP, EPERM) */
 	char ima_first[256];   /* and its member name */
+	uint64_t frames;       /* zstd frames (0: an xz or gzip package) */
+	uint64_t streamed;     /* of those, decompressed as a stream: too big to hand over whole */
+	unsigned workers;      /* threads decompressing the frames */
 };
 
 /*

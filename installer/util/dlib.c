@@ -52,6 +52,17 @@ DLSYM_PROTOTYPE(archive_entry_hardlink);
 DLSYM_PROTOTYPE(archive_entry_xattr_reset);
 DLSYM_PROTOTYPE(archive_entry_xattr_next);
 
+DLSYM_PROTOTYPE(ZSTD_createDCtx);
+DLSYM_PROTOTYPE(ZSTD_freeDCtx);
+DLSYM_PROTOTYPE(ZSTD_DCtx_reset);
+DLSYM_PROTOTYPE(ZSTD_decompressDCtx);
+DLSYM_PROTOTYPE(ZSTD_decompressStream);
+DLSYM_PROTOTYPE(ZSTD_findFrameCompressedSize);
+DLSYM_PROTOTYPE(ZSTD_getFrameContentSize);
+DLSYM_PROTOTYPE(ZSTD_isError);
+DLSYM_PROTOTYPE(ZSTD_getErrorName);
+DLSYM_PROTOTYPE(ZSTD_getErrorCode);
+
 DLSYM_PROTOTYPE(kmod_new);
 DLSYM_PROTOTYPE(kmod_unref);
 DLSYM_PROTOTYPE(kmod_set_log_fn);
@@ -143,6 +154,19 @@ static const struct dsym archive_syms[] = {
 	DSYM(archive_entry_xattr_next),
 };
 
+static const struct dsym zstd_syms[] = {
+	DSYM(ZSTD_createDCtx),
+	DSYM(ZSTD_freeDCtx),
+	DSYM(ZSTD_DCtx_reset),
+	DSYM(ZSTD_decompressDCtx),
+	DSYM(ZSTD_decompressStream),
+	DSYM(ZSTD_findFrameCompressedSize),
+	DSYM(ZSTD_getFrameContentSize),
+	DSYM(ZSTD_isError),
+	DSYM(ZSTD_getErrorName),
+	DSYM(ZSTD_getErrorCode),
+};
+
 static const struct dsym kmod_syms[] = {
 	DSYM(kmod_new),
 	DSYM(kmod_unref),
@@ -217,12 +241,14 @@ static int curl_init(struct err *e)
 	}
 static struct dlib curl_lib = LIB(DLIB_CURL_SONAME, "libcurl4", curl_syms, curl_init);
 static struct dlib archive_lib = LIB(DLIB_ARCHIVE_SONAME, "libarchive13", archive_syms, NULL);
+static struct dlib zstd_lib = LIB(DLIB_ZSTD_SONAME, "libzstd1", zstd_syms, NULL);
 static struct dlib kmod_lib = LIB(DLIB_KMOD_SONAME, "libkmod2", kmod_syms, NULL);
 static struct dlib mount_lib = LIB(DLIB_MOUNT_SONAME, "libmount1", mount_syms, NULL);
 
 #define DLIB_MAX_SYMS 32
 _Static_assert(ARRAY_SIZE(curl_syms) <= DLIB_MAX_SYMS &&
 		       ARRAY_SIZE(archive_syms) <= DLIB_MAX_SYMS &&
+		       ARRAY_SIZE(zstd_syms) <= DLIB_MAX_SYMS &&
 		       ARRAY_SIZE(kmod_syms) <= DLIB_MAX_SYMS &&
 		       ARRAY_SIZE(mount_syms) <= DLIB_MAX_SYMS,
 	       "DLIB_MAX_SYMS");
@@ -282,6 +308,11 @@ int dlib_curl(struct err *e)
 int dlib_archive(struct err *e)
 {
 	return dlib_load(&archive_lib, e);
+}
+
+int dlib_zstd(struct err *e)
+{
+	return dlib_load(&zstd_lib, e);
 }
 
 int dlib_kmod(struct err *e)

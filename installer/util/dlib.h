@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libcurl, libarchive, libkmod and libmount, loaded when first needed rather than at exec.
+ * libcurl, libarchive, libzstd, libkmod and libmount, loaded when first needed rather than
+ * at exec.
  *
  * libcurl and libarchive pull about forty shared objects into the process (GnuTLS through
  * librtmp and libldap, Kerberos, libssh2, libxml2, ICU, ...), libkmod and libmount six more
  * (libblkid, libselinux, PCRE2, ...), and mapping and relocating those costs more than
  * everything else a re-run does: a node whose driver is installed and live, with a fresh
  * index in its cache and its mounts in place, needs none of them. The binary therefore
- * does not link them; callers load them with dlib_curl(), dlib_archive(), dlib_kmod() or
- * dlib_mount() before their first use and call through the sym_ pointers below (systemd's
+ * does not link them; callers load them with dlib_curl(), dlib_archive(), dlib_zstd(),
+ * dlib_kmod() or dlib_mount() before their first use and call through the sym_ pointers below (systemd's
  * pattern for optional libraries).
  *
  * The compiler checks each pointer against the library's own prototype (typeof), so a
@@ -27,6 +28,8 @@
 #include <curl/curl.h>
 #include <libkmod.h>
 #include <libmount.h>
+#include <zstd.h>
+#include <zstd_errors.h>
 
 #include "util/err.h"
 
@@ -35,6 +38,7 @@
 #define DLIB_ARCHIVE_SONAME "libarchive.so.13"
 #define DLIB_KMOD_SONAME "libkmod.so.2"
 #define DLIB_MOUNT_SONAME "libmount.so.1"
+#define DLIB_ZSTD_SONAME "libzstd.so.1"
 
 #define DLSYM_PROTOTYPE(f) typeof(f) *sym_##f
 
@@ -131,6 +135,18 @@ extern DLSYM_PROTOTYPE(mnt_context_get_status);
 extern DLSYM_PROTOTYPE(mnt_context_get_excode);
 extern DLSYM_PROTOTYPE(mnt_context_get_syscall_errno);
 
+/* libzstd: the frames of a package decompressed in parallel (stage/zframes.h). */
+extern DLSYM_PROTOTYPE(ZSTD_createDCtx);
+extern DLSYM_PROTOTYPE(ZSTD_freeDCtx);
+extern DLSYM_PROTOTYPE(ZSTD_DCtx_reset);
+extern DLSYM_PROTOTYPE(ZSTD_decompressDCtx);
+extern DLSYM_PROTOTYPE(ZSTD_decompressStream);
+extern DLSYM_PROTOTYPE(ZSTD_findFrameCompressedSize);
+extern DLSYM_PROTOTYPE(ZSTD_getFrameContentSize);
+extern DLSYM_PROTOTYPE(ZSTD_isError);
+extern DLSYM_PROTOTYPE(ZSTD_getErrorName);
+extern DLSYM_PROTOTYPE(ZSTD_getErrorCode);
+
 /* libkmod's list macros call kmod_list_next and kmod_list_prev by name. */
 #define dlib_kmod_list_foreach(it, first)                                                          \
 	for ((it) = (first); (it); (it) = sym_kmod_list_next((first), (it)))
@@ -144,6 +160,7 @@ extern DLSYM_PROTOTYPE(mnt_context_get_syscall_errno);
  */
 _must_check_ int dlib_curl(struct err *e);
 _must_check_ int dlib_archive(struct err *e);
+_must_check_ int dlib_zstd(struct err *e);
 _must_check_ int dlib_kmod(struct err *e);
 _must_check_ int dlib_mount(struct err *e);
 
