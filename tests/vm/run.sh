@@ -445,8 +445,8 @@ for s in "${scenarios[@]}"; do
     case $s in real-*) real=1 ;; clang*) clang=1 ;; *) standin=1 ;; esac
 done
 if [ $clang = 1 ]; then
-    CLANG=${NDI_CLANG_DIR:-$SRC/build/real/clang-kernel}
     REAL=${NDI_REAL_DIR:-$SRC/build/real}
+    CLANG=${NDI_CLANG_DIR:-$REAL/clang-kernel}
     KEY_DIR=$REAL/keys
     make_clang
     clang_repos=("$W/clang-standin-repo")
