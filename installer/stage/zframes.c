@@ -19,13 +19,28 @@ enum job_state { JOB_FREE, JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 /* A frame in flight; the slot of sequence number S is jobs[S % n_jobs]. */
 struct job {
 	enum job_state state;
-	char *in; /* the whole frame (queued), or NULL (decompressed by the reader) */
-	size_t in_len;
+	/* Both kept from frame to frame (no page is faulted in twice): grown, never shrunk. */
+	char *in; /* the whole frame (queued) */
+	size_t in_len, in_cap;
 	char *out;
-	size_t out_len;
+	size_t out_len, out_cap;
 	int err;
 	char msg[128];
 };
+
+/* Makes *BUF hold at least N bytes. */
+static int reserve(char **buf, size_t *cap, size_t n)
+{
+	char *b;
+
+	if (n <= *cap)
+		return 0;
+	if (!(b = realloc(*buf, n)))
+		return -1;
+	*buf = b;
+	*cap = n;
+	return 0;
+}
 
 struct zframes {
 	pthread_mutex_t lock;
@@ -47,6 +62,7 @@ struct zframes {
 	size_t len, cap;
 	uint64_t limit, out; /* bytes declared or streamed so far */
 	uint64_t frames, streamed;
+	char *scratch; /* what a streamed frame yields once the consumer has stopped */
 	bool over_limit;
 	ZSTD_DCtx *stream;
 
@@ -164,8 +180,8 @@ static ssize_t gather(struct zframes *z)
 
 /*
  * Decompresses the frame at the start of buf here, as a stream, reading on until it
- * ends; its bytes go to the consumer in blocks, each a frame slot of its own. What
- * follows the frame stays in buf. 0, or -1 (failed, said).
+ * ends; its bytes go to the consumer in blocks, each a frame slot of its own, written
+ * into the slot's buffer. What follows the frame stays in buf. 0, or -1 (failed, said).
  */
 static int stream_frame(struct zframes *z)
 {
@@ -173,7 +189,6 @@ static int stream_frame(struct zframes *z)
 	struct job *j = NULL;
 	char *block = NULL;
 	size_t used = 0, r = 1;
-	int ret = -1;
 
 	z->frames++;
 	z->streamed++;
@@ -185,30 +200,41 @@ static int stream_frame(struct zframes *z)
 	for (;;) {
 		ZSTD_outBuffer out;
 
-		if (!block && !(block = malloc(STREAM_BLOCK))) {
-			reader_fail(z, ENOMEM, "out of memory");
-			goto out;
+		if (!block) {
+			/* The next slot's buffer; once the consumer stopped, scratch (counted). */
+			if ((j = slot_take(z))) {
+				if (reserve(&j->out, &j->out_cap, STREAM_BLOCK) < 0) {
+					reader_fail(z, ENOMEM, "out of memory");
+					return -1;
+				}
+				block = j->out;
+			} else {
+				if (!z->scratch && !(z->scratch = malloc(STREAM_BLOCK))) {
+					reader_fail(z, ENOMEM, "out of memory");
+					return -1;
+				}
+				block = z->scratch;
+			}
 		}
 		out = (ZSTD_outBuffer){block, STREAM_BLOCK, used};
 		r = sym_ZSTD_decompressStream(z->stream, &out, &in);
 		if (sym_ZSTD_isError(r)) {
 			reader_fail(z, EBADMSG, "zstd: %s", sym_ZSTD_getErrorName(r));
-			goto out;
+			return -1;
 		}
 		if (!count_out(z, out.pos - used))
-			goto out;
+			return -1;
 		used = out.pos;
 		/* A full block, or the frame's last bytes: the consumer's, in turn. */
 		if (used == STREAM_BLOCK || (r == 0 && used > 0)) {
-			if ((j = slot_take(z))) {
-				j->in = NULL;
-				j->out = block;
+			if (j) {
 				j->out_len = used;
 				j->err = 0;
 				slot_put(z, j, JOB_DONE);
-				block = NULL;
 			}
-			used = 0; /* the consumer stopped: counted, dropped */
+			j = NULL;
+			block = NULL;
+			used = 0;
 		}
 		if (r == 0)
 			break;
@@ -218,21 +244,24 @@ static int stream_frame(struct zframes *z)
 			z->len = 0;
 			in.pos = in.size = 0;
 			if ((n = gather(z)) < 0)
-				goto out;
+				return -1;
 			if (n == 0) {
 				reader_fail(z, EBADMSG, "the last zstd frame is cut short");
-				goto out;
+				return -1;
 			}
 			in.src = z->buf; /* gather may have moved it */
 			in.size = z->len;
 		}
 	}
+	/* An empty frame's slot, taken and not filled: given as empty (skipped). */
+	if (j) {
+		j->out_len = 0;
+		j->err = 0;
+		slot_put(z, j, JOB_DONE);
+	}
 	memmove(z->buf, z->buf + in.pos, in.size - in.pos);
 	z->len = in.size - in.pos;
-	ret = 0;
-out:
-	free(block);
-	return ret;
+	return 0;
 }
 
 /* The complete frame of SIZE bytes at the start of buf, to a worker (or streamed). */
@@ -240,7 +269,6 @@ static int queue_frame(struct zframes *z, size_t size)
 {
 	unsigned long long declared;
 	struct job *j;
-	char *rest;
 
 	if (size >= 4 && (le32(z->buf) & SKIPPABLE_MASK) == SKIPPABLE_MAGIC) {
 		memmove(z->buf, z->buf + size, z->len - size);
@@ -261,26 +289,20 @@ static int queue_frame(struct zframes *z, size_t size)
 		return stream_frame(z);
 	}
 	z->frames++;
-	if (!(j = slot_take(z))) {
-		/* The consumer stopped: the frame is counted, not decompressed. */
-		memmove(z->buf, z->buf + size, z->len - size);
-		z->len -= size;
-		return 0;
+	/* Once the consumer stopped, the frame is counted, not decompressed. */
+	if ((j = slot_take(z))) {
+		if (reserve(&j->in, &j->in_cap, size) < 0) {
+			reader_fail(z, ENOMEM, "out of memory");
+			return -1;
+		}
+		memcpy(j->in, z->buf, size);
+		j->in_len = size;
+		j->out_len = (size_t)declared;
+		j->err = 0;
+		slot_put(z, j, JOB_QUEUED);
 	}
-	/* The worker takes buf; what follows the frame starts a new one. */
-	if (!(rest = malloc(z->cap))) {
-		reader_fail(z, ENOMEM, "out of memory");
-		return -1;
-	}
-	memcpy(rest, z->buf + size, z->len - size);
-	j->in = z->buf;
-	j->in_len = size;
-	j->out = NULL;
-	j->out_len = (size_t)declared;
-	j->err = 0;
-	z->buf = rest;
+	memmove(z->buf, z->buf + size, z->len - size);
 	z->len -= size;
-	slot_put(z, j, JOB_QUEUED);
 	return 0;
 }
 
@@ -306,7 +328,24 @@ static void *reader_main(void *ud)
 			}
 			break;
 		}
-		/* A frame too big to hand over whole is decompressed here, as it comes. */
+		/*
+		 * A frame too big to hand over whole is decompressed here, as it comes: known from
+		 * its header (no size, or a size over the most), else from what was gathered.
+		 */
+		if (z->len >= 4 && (le32(z->buf) & SKIPPABLE_MASK) != SKIPPABLE_MAGIC) {
+			unsigned long long d = sym_ZSTD_getFrameContentSize(z->buf, z->len);
+
+			if (d != ZSTD_CONTENTSIZE_ERROR &&
+			    (d == ZSTD_CONTENTSIZE_UNKNOWN || d > ZFRAMES_FRAME_MAX)) {
+				if (d != ZSTD_CONTENTSIZE_UNKNOWN && !count_out(z, d))
+					goto out;
+				if (d != ZSTD_CONTENTSIZE_UNKNOWN)
+					z->out -= d;
+				if (stream_frame(z) < 0)
+					goto out;
+				continue;
+			}
+		}
 		if (z->len >= ZFRAMES_FRAME_MAX) {
 			if ((le32(z->buf) & SKIPPABLE_MASK) == SKIPPABLE_MAGIC) {
 				reader_fail(z, EBADMSG, "%s",
@@ -343,7 +382,6 @@ static void *worker_main(void *ud)
 	pthread_mutex_lock(&z->lock);
 	for (;;) {
 		struct job *j = NULL;
-		char *out;
 		size_t r;
 
 		/* The oldest queued frame: the consumer waits for it first. */
@@ -361,12 +399,11 @@ static void *worker_main(void *ud)
 		j->state = JOB_RUNNING;
 		pthread_mutex_unlock(&z->lock);
 
-		out = malloc(j->out_len ? j->out_len : 1);
-		if (!dctx || !out) {
+		if (!dctx || reserve(&j->out, &j->out_cap, j->out_len ? j->out_len : 1) < 0) {
 			j->err = ENOMEM;
 			snprintf(j->msg, sizeof(j->msg), "out of memory");
 		} else {
-			r = sym_ZSTD_decompressDCtx(dctx, out, j->out_len, j->in, j->in_len);
+			r = sym_ZSTD_decompressDCtx(dctx, j->out, j->out_len, j->in, j->in_len);
 			if (sym_ZSTD_isError(r)) {
 				j->err = EBADMSG;
 				snprintf(j->msg, sizeof(j->msg), "zstd: %s", sym_ZSTD_getErrorName(r));
@@ -377,10 +414,6 @@ static void *worker_main(void *ud)
 					 j->out_len);
 			}
 		}
-		free(j->in);
-		j->in = NULL;
-		j->out = out;
-
 		pthread_mutex_lock(&z->lock);
 		j->state = JOB_DONE;
 		pthread_cond_broadcast(&z->cond);
@@ -449,8 +482,6 @@ static void release_held(struct zframes *z)
 {
 	struct job *j = &z->jobs[z->take_seq % z->n_jobs];
 
-	free(j->out);
-	j->out = NULL;
 	j->state = JOB_FREE;
 	z->take_seq++;
 	z->held = false;
@@ -518,6 +549,7 @@ bool zframes_stop(struct zframes *z, uint64_t *frames, uint64_t *streamed)
 	*streamed = z->streamed;
 	if (z->stream)
 		sym_ZSTD_freeDCtx(z->stream);
+	free(z->scratch);
 	free(z->jobs);
 	free(z->buf);
 	pthread_cond_destroy(&z->cond);
