@@ -910,12 +910,11 @@ static int unpack_stream(struct reader *rd, const struct unpack_limit *limit, in
 	if (utf8)
 		prev = uselocale(utf8);
 	if (framed) {
-		size_t first = rd->replay;
+		const struct zframes_source src = {reader_next, rd, rd->buf, rd->replay};
 
 		rd->replay = 0;
 		st->workers = zframes_workers();
-		if (zframes_start(&zf, reader_next, rd, rd->buf, first, limit->bytes, st->workers,
-				  e) < 0)
+		if (zframes_start(&zf, &src, limit->bytes, st->workers, e) < 0)
 			goto out;
 	} else if (inflater_start(z, rd, e) < 0) {
 		goto out;

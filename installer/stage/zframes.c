@@ -406,12 +406,13 @@ static void *worker_main(void *ud)
 			r = sym_ZSTD_decompressDCtx(dctx, j->out, j->out_len, j->in, j->in_len);
 			if (sym_ZSTD_isError(r)) {
 				j->err = EBADMSG;
-				snprintf(j->msg, sizeof(j->msg), "zstd: %s", sym_ZSTD_getErrorName(r));
+				snprintf(j->msg, sizeof(j->msg), "zstd: %s",
+					 sym_ZSTD_getErrorName(r));
 			} else if (r != j->out_len) {
 				j->err = EBADMSG;
 				snprintf(j->msg, sizeof(j->msg),
-					 "zstd: a frame holds %zu bytes, not the %zu it declares", r,
-					 j->out_len);
+					 "zstd: a frame holds %zu bytes, not the %zu it declares",
+					 r, j->out_len);
 			}
 		}
 		pthread_mutex_lock(&z->lock);
@@ -426,8 +427,8 @@ static void *worker_main(void *ud)
 
 /* ---- the consumer -------------------------------------------------------------- */
 
-int zframes_start(struct zframes **ret, zframes_read_fn read, void *ud, const void *first,
-		  size_t first_len, uint64_t limit, unsigned workers, struct err *e)
+int zframes_start(struct zframes **ret, const struct zframes_source *src, uint64_t limit,
+		  unsigned workers, struct err *e)
 {
 	struct zframes *z = calloc(1, sizeof(*z));
 	int perr;
@@ -440,11 +441,11 @@ int zframes_start(struct zframes **ret, zframes_read_fn read, void *ud, const vo
 		workers = ZFRAMES_WORKERS_MAX;
 	pthread_mutex_init(&z->lock, NULL);
 	pthread_cond_init(&z->cond, NULL);
-	z->read = read;
-	z->ud = ud;
+	z->read = src->read;
+	z->ud = src->ud;
 	z->limit = limit;
 	z->n_jobs = workers + 2;
-	z->cap = first_len > 0 ? first_len : 1;
+	z->cap = src->first_len > 0 ? src->first_len : 1;
 	z->jobs = calloc(z->n_jobs, sizeof(*z->jobs));
 	z->buf = malloc(z->cap);
 	if (!z->jobs || !z->buf) {
@@ -453,8 +454,8 @@ int zframes_start(struct zframes **ret, zframes_read_fn read, void *ud, const vo
 		free(z);
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "unpack");
 	}
-	memcpy(z->buf, first, first_len);
-	z->len = first_len;
+	memcpy(z->buf, src->first, src->first_len);
+	z->len = src->first_len;
 	*ret = z;
 	if ((perr = pthread_create(&z->reader, NULL, reader_main, z)))
 		goto fail;

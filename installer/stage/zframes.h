@@ -43,13 +43,20 @@ bool zframes_is_zstd(const void *buf, size_t len);
 /* Workers for this process: its CPUs (sched_getaffinity), 1 to ZFRAMES_WORKERS_MAX. */
 unsigned zframes_workers(void);
 
+/* Where the compressed bytes come from: READ(UD), after FIRST_LEN bytes read already. */
+struct zframes_source {
+	zframes_read_fn read;
+	void *ud;
+	const void *first;
+	size_t first_len;
+};
+
 /*
- * Starts reading through READ (FIRST, FIRST_LEN: what the caller read of it already)
- * with WORKERS decompressing; at most LIMIT bytes may come out. libzstd must be loaded
- * (dlib_zstd()).
+ * Starts reading SRC with WORKERS decompressing; at most LIMIT bytes may come out.
+ * libzstd must be loaded (dlib_zstd()).
  */
-int zframes_start(struct zframes **ret, zframes_read_fn read, void *ud, const void *first,
-		  size_t first_len, uint64_t limit, unsigned workers, struct err *e);
+int zframes_start(struct zframes **ret, const struct zframes_source *src, uint64_t limit,
+		  unsigned workers, struct err *e);
 
 /*
  * The next decompressed bytes in stream order: >0 with *ret valid until the next call,

@@ -155,16 +155,11 @@ static const struct dsym archive_syms[] = {
 };
 
 static const struct dsym zstd_syms[] = {
-	DSYM(ZSTD_createDCtx),
-	DSYM(ZSTD_freeDCtx),
-	DSYM(ZSTD_DCtx_reset),
-	DSYM(ZSTD_decompressDCtx),
-	DSYM(ZSTD_decompressStream),
-	DSYM(ZSTD_findFrameCompressedSize),
-	DSYM(ZSTD_getFrameContentSize),
-	DSYM(ZSTD_isError),
-	DSYM(ZSTD_getErrorName),
-	DSYM(ZSTD_getErrorCode),
+	DSYM(ZSTD_createDCtx),		DSYM(ZSTD_freeDCtx),
+	DSYM(ZSTD_DCtx_reset),		DSYM(ZSTD_decompressDCtx),
+	DSYM(ZSTD_decompressStream),	DSYM(ZSTD_findFrameCompressedSize),
+	DSYM(ZSTD_getFrameContentSize), DSYM(ZSTD_isError),
+	DSYM(ZSTD_getErrorName),	DSYM(ZSTD_getErrorCode),
 };
 
 static const struct dsym kmod_syms[] = {

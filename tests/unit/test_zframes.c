@@ -22,7 +22,8 @@ static unsigned char *make_data(size_t n, unsigned seed)
 	assert_non_null(p);
 	for (size_t i = 0; i < n; i++) {
 		x = x * 1103515245u + 12345u;
-		p[i] = (i % 64 < 48) ? (unsigned char)('a' + (i / 64) % 26) : (unsigned char)(x >> 16);
+		p[i] = (i % 64 < 48) ? (unsigned char)('a' + (i / 64) % 26)
+				     : (unsigned char)(x >> 16);
 	}
 	return p;
 }
@@ -68,8 +69,14 @@ static void add_frame(struct buf *b, const unsigned char *data, size_t n, bool d
 
 static void add_skippable(struct buf *b, size_t n)
 {
-	unsigned char h[8] = {0x5a, 0x2a, 0x4d, 0x18, (unsigned char)n, (unsigned char)(n >> 8),
-			      (unsigned char)(n >> 16), (unsigned char)(n >> 24)};
+	unsigned char h[8] = {0x5a,
+			      0x2a,
+			      0x4d,
+			      0x18,
+			      (unsigned char)n,
+			      (unsigned char)(n >> 8),
+			      (unsigned char)(n >> 16),
+			      (unsigned char)(n >> 24)};
 	unsigned char *junk = calloc(1, n + 1);
 
 	buf_add(b, h, sizeof(h));
@@ -122,7 +129,9 @@ static void run(const struct buf *in, size_t chunk, uint64_t limit, unsigned wor
 
 	memset(r, 0, sizeof(*r));
 	assert_true(n > 0);
-	assert_int_equal(zframes_start(&z, src_read, &s, first, (size_t)n, limit, workers, &e), 0);
+	assert_int_equal(zframes_start(&z, &(struct zframes_source){src_read, &s, first, (size_t)n},
+				       limit, workers, &e),
+			 0);
 	while ((n = zframes_next(z, &p)) > 0)
 		buf_add(&r->out, p, (size_t)n);
 	if (n < 0) {
@@ -338,9 +347,10 @@ static void test_damage(void **state)
 		uint64_t frames, streamed;
 		const char *msg;
 
-		assert_int_equal(zframes_start(&z, src_read, &s, first, (size_t)k, UINT64_MAX, 2,
-					       &e),
-				 0);
+		assert_int_equal(
+			zframes_start(&z, &(struct zframes_source){src_read, &s, first, (size_t)k},
+				      UINT64_MAX, 2, &e),
+			0);
 		while ((k = zframes_next(z, &p)) > 0)
 			;
 		assert_int_equal(k, -1);
@@ -369,7 +379,9 @@ static void test_stop_early(void **state)
 	for (size_t off = 0; off < n; off += frame)
 		add_frame(&in, data + off, frame, true);
 	k = src_read(&s, &first);
-	assert_int_equal(zframes_start(&z, src_read, &s, first, (size_t)k, UINT64_MAX, 2, &e), 0);
+	assert_int_equal(zframes_start(&z, &(struct zframes_source){src_read, &s, first, (size_t)k},
+				       UINT64_MAX, 2, &e),
+			 0);
 	assert_true(zframes_next(z, &p) > 0);
 	assert_false(zframes_stop(z, &frames, &streamed));
 	/* It read to the end and counted every frame. */
