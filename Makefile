@@ -28,9 +28,10 @@ say = @printf '  %-7s %s\n' '$(1)' '$(2)';
 MAKEFLAGS += --no-print-directory
 endif
 
-# libcurl, libarchive, libzstd, libkmod and libmount are compiled against but not linked: the binary loads them
-# when it first downloads, unpacks or works on modules (installer/util/dlib.h), so that a
-# re-run needing none of them does not pay for loading them and the libraries behind them.
+# libcurl, libarchive, libzstd, libkmod and libmount are compiled against but not linked:
+# the binary loads them when it first downloads, unpacks, works on modules or mounts
+# (installer/util/dlib.h), so that a re-run needing none of them does not pay for loading
+# them and the libraries behind them.
 PKGS_LINKED := libcrypto json-c
 PKGS_LOADED := libcurl libarchive libzstd libkmod mount
 # Deferred (=), so that a `make check` which first installs the -dev packages still works.

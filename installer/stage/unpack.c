@@ -930,16 +930,18 @@ static int unpack_stream(struct reader *rd, const struct unpack_limit *limit, in
 	else
 		r = unpack_members(tar, staging_fd, limit, st, e);
 out:
-	if (zf)
+	if (zf) {
 		over_limit = zframes_stop(zf, &st->frames, &st->streamed);
-	if (!framed)
+	} else if (!framed) {
 		inflater_stop(z);
+		over_limit = z->over_limit;
+	}
 	/*
 	 * The decompressor stopped at the limit: whatever the tar reader made of that. It reads
 	 * on to the limit after the reader stopped, so the verdict does not depend on which
 	 * of the two threads got there first.
 	 */
-	if (over_limit || z->over_limit) {
+	if (over_limit) {
 		err_clear(e);
 		err_set(e, EXIT_VERIFY,
 			"package unpacks to more than %llu bytes, the most %s allows (its decompressed stream passes it)",

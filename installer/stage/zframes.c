@@ -136,14 +136,22 @@ static void slot_put(struct zframes *z, struct job *j, enum job_state state)
 	pthread_mutex_unlock(&z->lock);
 }
 
-/* Counts N more bytes out; false (and over_limit) past the limit. */
-static bool count_out(struct zframes *z, uint64_t n)
+/* Whether N more bytes may come out; past the limit, false and over_limit. */
+static bool within_limit(struct zframes *z, uint64_t n)
 {
 	if (n > z->limit - z->out) {
 		z->over_limit = true;
 		reader_fail(z, EFBIG, "beyond the unpack limit");
 		return false;
 	}
+	return true;
+}
+
+/* Counts N more bytes out; false (and over_limit) past the limit. */
+static bool count_out(struct zframes *z, uint64_t n)
+{
+	if (!within_limit(z, n))
+		return false;
 	z->out += n;
 	return true;
 }
@@ -264,30 +272,50 @@ static int stream_frame(struct zframes *z)
 	return 0;
 }
 
-/* The complete frame of SIZE bytes at the start of buf, to a worker (or streamed). */
+static bool skippable(const struct zframes *z)
+{
+	return z->len >= 4 && (le32(z->buf) & SKIPPABLE_MASK) == SKIPPABLE_MAGIC;
+}
+
+/*
+ * A frame at the start of buf whose header says it is not one to hand over whole (no
+ * size, or a size over the most) is decompressed here, as it comes, without waiting for
+ * the rest of it; its declared size is judged against the limit first. 1 when streamed,
+ * 0 when not such a frame (or its header is not all there yet), -1 (failed, said).
+ */
+static int stream_if_big(struct zframes *z)
+{
+	unsigned long long declared;
+
+	if (z->len < 4 || skippable(z))
+		return 0;
+	declared = sym_ZSTD_getFrameContentSize(z->buf, z->len);
+	if (declared == ZSTD_CONTENTSIZE_ERROR ||
+	    (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared <= ZFRAMES_FRAME_MAX))
+		return 0;
+	if (declared != ZSTD_CONTENTSIZE_UNKNOWN && !within_limit(z, declared))
+		return -1;
+	return stream_frame(z) < 0 ? -1 : 1;
+}
+
+/* The complete frame of SIZE bytes at the start of buf (not a big one), to a worker. */
 static int queue_frame(struct zframes *z, size_t size)
 {
 	unsigned long long declared;
 	struct job *j;
 
-	if (size >= 4 && (le32(z->buf) & SKIPPABLE_MASK) == SKIPPABLE_MAGIC) {
+	if (skippable(z)) {
 		memmove(z->buf, z->buf + size, z->len - size);
 		z->len -= size;
 		return 0;
 	}
 	declared = sym_ZSTD_getFrameContentSize(z->buf, size);
-	if (declared == ZSTD_CONTENTSIZE_ERROR) {
+	if (declared == ZSTD_CONTENTSIZE_ERROR || declared == ZSTD_CONTENTSIZE_UNKNOWN) {
 		reader_fail(z, EBADMSG, "zstd: a frame header is not valid");
 		return -1;
 	}
-	if (declared != ZSTD_CONTENTSIZE_UNKNOWN && !count_out(z, declared))
+	if (!count_out(z, declared))
 		return -1;
-	if (declared == ZSTD_CONTENTSIZE_UNKNOWN || declared > ZFRAMES_FRAME_MAX) {
-		/* Counted as it comes out: what was declared is taken back first. */
-		if (declared != ZSTD_CONTENTSIZE_UNKNOWN)
-			z->out -= declared;
-		return stream_frame(z);
-	}
 	z->frames++;
 	/* Once the consumer stopped, the frame is counted, not decompressed. */
 	if ((j = slot_take(z))) {
@@ -311,11 +339,17 @@ static void *reader_main(void *ud)
 	struct zframes *z = ud;
 
 	for (;;) {
-		size_t size = 1;
 		ssize_t n;
+		int r;
 
-		/* Every complete frame gathered so far goes. */
+		/* Every frame gathered so far goes: big ones streamed, complete ones queued. */
 		while (z->len > 0) {
+			size_t size;
+
+			if ((r = stream_if_big(z)) < 0)
+				goto out;
+			if (r > 0)
+				continue;
 			size = sym_ZSTD_findFrameCompressedSize(z->buf, z->len);
 			if (!sym_ZSTD_isError(size)) {
 				if (queue_frame(z, size) < 0)
@@ -328,27 +362,10 @@ static void *reader_main(void *ud)
 			}
 			break;
 		}
-		/*
-		 * A frame too big to hand over whole is decompressed here, as it comes: known from
-		 * its header (no size, or a size over the most), else from what was gathered.
-		 */
-		if (z->len >= 4 && (le32(z->buf) & SKIPPABLE_MASK) != SKIPPABLE_MAGIC) {
-			unsigned long long d = sym_ZSTD_getFrameContentSize(z->buf, z->len);
-
-			if (d != ZSTD_CONTENTSIZE_ERROR &&
-			    (d == ZSTD_CONTENTSIZE_UNKNOWN || d > ZFRAMES_FRAME_MAX)) {
-				if (d != ZSTD_CONTENTSIZE_UNKNOWN && !count_out(z, d))
-					goto out;
-				if (d != ZSTD_CONTENTSIZE_UNKNOWN)
-					z->out -= d;
-				if (stream_frame(z) < 0)
-					goto out;
-				continue;
-			}
-		}
+		/* A frame whose compressed bytes outgrow the most it may have is streamed too. */
 		if (z->len >= ZFRAMES_FRAME_MAX) {
-			if ((le32(z->buf) & SKIPPABLE_MASK) == SKIPPABLE_MAGIC) {
-				reader_fail(z, EBADMSG, "%s",
+			if (skippable(z)) {
+				reader_fail(z, EBADMSG,
 					    "zstd: a skippable frame is larger than 8 MiB");
 				goto out;
 			}

@@ -146,6 +146,21 @@ static void run(const struct buf *in, size_t chunk, uint64_t limit, unsigned wor
 		assert_int_equal(s.off, in->len);
 }
 
+/* IN comes out whole as DATA (N bytes), from FRAMES[0] frames, FRAMES[1] of them streamed. */
+static void expect_whole(const struct buf *in, size_t chunk, unsigned workers,
+			 const unsigned char *data, size_t n, const uint64_t frames[2])
+{
+	struct result r;
+
+	run(in, chunk, UINT64_MAX, workers, &r);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.out.len, n);
+	assert_memory_equal(r.out.p, data, n);
+	assert_int_equal(r.frames, frames[0]);
+	assert_int_equal(r.streamed, frames[1]);
+	free(r.out.p);
+}
+
 static void test_setup_lib(void **state)
 {
 	struct err e = {0};
@@ -161,22 +176,15 @@ static void test_frames_in_order(void **state)
 	const size_t n = 10u << 20, frame = 300000;
 	unsigned char *data = make_data(n, 1);
 	struct buf in = {0};
-	struct result r;
 	size_t chunks[] = {0, 1 << 20, 4096};
 
 	(void)state;
 	for (size_t off = 0; off < n; off += frame)
 		add_frame(&in, data + off, n - off < frame ? n - off : frame, true);
 	for (unsigned w = 1; w <= 4; w++)
-		for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
-			run(&in, chunks[i], UINT64_MAX, w, &r);
-			assert_int_equal(r.rc, 0);
-			assert_int_equal(r.out.len, n);
-			assert_memory_equal(r.out.p, data, n);
-			assert_int_equal(r.frames, (n + frame - 1) / frame);
-			assert_int_equal(r.streamed, 0);
-			free(r.out.p);
-		}
+		for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++)
+			expect_whole(&in, chunks[i], w, data, n,
+				     (uint64_t[2]){(n + frame - 1) / frame, 0});
 	free(in.p);
 	free(data);
 }
@@ -187,17 +195,11 @@ static void test_byte_at_a_time(void **state)
 	const size_t n = 200000;
 	unsigned char *data = make_data(n, 2);
 	struct buf in = {0};
-	struct result r;
 
 	(void)state;
 	add_frame(&in, data, n / 2, true);
 	add_frame(&in, data + n / 2, n - n / 2, true);
-	run(&in, 1, UINT64_MAX, 2, &r);
-	assert_int_equal(r.rc, 0);
-	assert_int_equal(r.out.len, n);
-	assert_memory_equal(r.out.p, data, n);
-	assert_int_equal(r.frames, 2);
-	free(r.out.p);
+	expect_whole(&in, 1, 2, data, n, (uint64_t[2]){2, 0});
 	free(in.p);
 	free(data);
 }
@@ -211,19 +213,12 @@ static void test_big_and_undeclared_frames_stream(void **state)
 	const size_t big = 3 * ZFRAMES_FRAME_MAX + 12345, small = 100000;
 	unsigned char *data = make_data(big + 2 * small, 3);
 	struct buf in = {0};
-	struct result r;
 
 	(void)state;
 	add_frame(&in, data, small, true);
 	add_frame(&in, data + small, big, true);
 	add_frame(&in, data + small + big, small, false);
-	run(&in, 0, UINT64_MAX, 2, &r);
-	assert_int_equal(r.rc, 0);
-	assert_int_equal(r.out.len, big + 2 * small);
-	assert_memory_equal(r.out.p, data, big + 2 * small);
-	assert_int_equal(r.frames, 3);
-	assert_int_equal(r.streamed, 2);
-	free(r.out.p);
+	expect_whole(&in, 0, 2, data, big + 2 * small, (uint64_t[2]){3, 2});
 	free(in.p);
 	free(data);
 }
@@ -234,7 +229,6 @@ static void test_skippable_frames(void **state)
 	const size_t n = 50000;
 	unsigned char *data = make_data(n, 4);
 	struct buf in = {0};
-	struct result r;
 
 	(void)state;
 	add_skippable(&in, 4);
@@ -242,12 +236,7 @@ static void test_skippable_frames(void **state)
 	add_skippable(&in, 1000);
 	add_frame(&in, data + n / 2, n - n / 2, true);
 	add_skippable(&in, 0);
-	run(&in, 333, UINT64_MAX, 2, &r);
-	assert_int_equal(r.rc, 0);
-	assert_int_equal(r.out.len, n);
-	assert_memory_equal(r.out.p, data, n);
-	assert_int_equal(r.frames, 2);
-	free(r.out.p);
+	expect_whole(&in, 333, 2, data, n, (uint64_t[2]){2, 0});
 	free(in.p);
 	free(data);
 }
