@@ -72,13 +72,13 @@ static int probe_host(struct run *run, struct err *e)
 {
 	const struct config *c = run->c;
 	struct host *h = &run->p.host;
-	uint64_t t0 = now_ns(), ms;
+	uint64_t t0 = now_ns(), us;
 
 	if (host_probe(run->root_fd, c->kernel_release, h, e) < 0)
 		return err_wrap(e, "host");
-	ms = ms_since(t0);
-	timing_add(&run->p.times, TIMING_HOST, ms);
-	log_host(h, ms);
+	us = us_since(t0);
+	timing_add(&run->p.times, TIMING_HOST, us);
+	log_host(h, us / 1000u);
 	/* Refused here, before anything changes, not when verification comes after the switch. */
 	if (c->skip_verify && h->n_gpus > 0) {
 		err_set(e, EXIT_USAGE, "--skip-verify is for hosts without a GPU; this one has %zu",
@@ -129,7 +129,8 @@ int install_load_current(struct run *run, struct err *e)
 	_cleanup_(kernel_freep) struct kernel *kn = NULL;
 	_cleanup_close_ int drivers_fd =
 		publish_version_subdir(run->dir, p->current_id, "drivers", e);
-	uint64_t t0 = now_ns(), ms;
+	uint64_t t0 = now_ns(), us;
+	int r;
 
 	/* 1 (a busy driver of another version) is a failure here, as -1 is. */
 	if (drivers_fd < 0 || kernel_prepare(&(struct kernel_request){.opts = &run->ko,
@@ -139,14 +140,27 @@ int install_load_current(struct run *run, struct err *e)
 								      .installed = true},
 					     &kn, e) != 0)
 		return -1;
-	ms = ms_since(t0);
+	us = us_since(t0);
 	if (kernel_unload_old(kn, e) < 0)
 		return -1;
 	t0 = now_ns();
-	if (kernel_load(kn, run->c->install_dir, e) < 0)
-		return -1;
-	timing_add(&p->times, TIMING_KERNEL, ms + ms_since(t0));
-	return 0;
+	r = kernel_load(kn, run->c->install_dir, e);
+	install_time_load(&p->times, kn, us + us_since(t0), r == 0);
+	return r;
+}
+
+void install_time_load(struct timing *t, const struct kernel *kn, uint64_t us, bool done)
+{
+	const struct kernel_load_times *lt = kernel_load_times(kn);
+	uint64_t nodes = lt->devices_us < us ? lt->devices_us : us;
+
+	t->insert_us += lt->insert_us;
+	if (!done) {
+		timing_add_failed(t, TIMING_KERNEL, us);
+		return;
+	}
+	timing_add(t, TIMING_KERNEL, us - nodes);
+	timing_add(t, TIMING_DEVICES, nodes);
 }
 
 int install_expose(struct run *run, const char *version, struct err *e)
@@ -155,7 +169,7 @@ int install_expose(struct run *run, const char *version, struct err *e)
 	int r = expose_run(&run->xo, run->root_fd, publish_fd(run->dir), &run->p.host, version, e);
 
 	if (r > 0)
-		timing_add(&run->p.times, TIMING_EXPOSE, ms_since(t0));
+		timing_add(&run->p.times, TIMING_EXPOSE, us_since(t0));
 	return r < 0 ? -1 : 0;
 }
 
@@ -244,9 +258,9 @@ static int install_choice(struct run *run, bool is_pending, struct err *e)
 						    .dir = run->dir},
 			    staging, sizeof(staging), &st, e);
 	if (st.downloaded)
-		timing_add(&p->times, TIMING_DOWNLOAD, st.download_ms);
+		timing_add(&p->times, TIMING_DOWNLOAD, st.download_us);
 	if (st.unpacked)
-		timing_add(&p->times, TIMING_UNPACK, st.unpack_ms);
+		timing_add(&p->times, TIMING_UNPACK, st.unpack_us);
 	if (sfd < 0) {
 		p->stage_failed = true;
 		return is_pending ? install_pending_failed(run, e) : -1;
@@ -459,6 +473,9 @@ int install_run(const struct config *c, struct err *e)
 		r = install_plan_make(&run, e); /* the index, the choice, what is installed */
 	if (r == 0)
 		r = c->dry_run ? install_dry_run(&run, e) : act_once_more(&run, e);
+	/* Also for a failed run: the stages it finished, and the kernel's part of a refusal. */
+	if (!c->dry_run && run.p.times.seen[TIMING_HOST])
+		timing_log(&run.p.times, us_since(run.t0));
 	report(&run, r, e);
 	plan_done(&run.p);
 	/* The driver is installed; a signal since the last safe point only stops the hand-over. */

@@ -46,12 +46,12 @@ static void inspect_mount(struct installdir *dir, struct plan *p)
 static void log_choice(struct plan *p, const char *request, uint64_t t0)
 {
 	const char *type = repo_module_type_name(p->choice.pkg->module_type);
-	uint64_t ms = ms_since(t0);
+	uint64_t us = us_since(t0);
 
-	timing_add(&p->times, TIMING_SELECT, ms);
+	timing_add(&p->times, TIMING_SELECT, us);
 	log_kv(LOG_INFO, "select", "driver selected", "request", request, "version",
 	       p->choice.driver->version, "module_type", type ? type : "unstated", "package",
-	       p->choice.pkg->path, U64("duration_ms", ms), LOG_END);
+	       p->choice.pkg->path, U64("duration_ms", us / 1000u), LOG_END);
 }
 
 /*
@@ -70,7 +70,7 @@ int install_plan_source(struct run *run, bool reuse, struct err *e)
 
 	if (source_open(&run->so, run->cache, flags | (reuse ? SOURCE_REUSE : 0), &p->src, e) < 0)
 		return -1;
-	timing_add(&p->times, TIMING_INDEX, ms_since(t0));
+	timing_add(&p->times, TIMING_INDEX, us_since(t0));
 	t0 = now_ns();
 	r = repo_select(p->src.idx, &p->host, c->driver_version, session_kmt_policy(c), &p->choice,
 			e);
@@ -83,7 +83,7 @@ int install_plan_source(struct run *run, bool reuse, struct err *e)
 		t_index = now_ns();
 		if (source_open(&run->so, run->cache, flags, &p->src, e) < 0)
 			return -1;
-		timing_add(&p->times, TIMING_INDEX, ms_since(t_index));
+		timing_add(&p->times, TIMING_INDEX, us_since(t_index));
 		r = repo_select(p->src.idx, &p->host, c->driver_version, session_kmt_policy(c),
 				&p->choice, e);
 	}

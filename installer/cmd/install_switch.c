@@ -282,7 +282,7 @@ static int switch_prepare(struct run *run, const struct staged *st, struct publi
 	if (r < 0 && st)
 		publish_staging_abort(run->dir, st->name);
 	if (r >= 0)
-		timing_add(&p->times, TIMING_KERNEL, ms_since(t0));
+		timing_add(&p->times, TIMING_KERNEL, us_since(t0));
 	return r;
 }
 
@@ -298,7 +298,8 @@ static int switch_to(struct run *run, const struct staged *st, struct kernel *kn
 	struct plan *p = &run->p;
 	bool reload = kn && kernel_will_reload(kn);
 	char id[NAME_MAX + 1];
-	uint64_t t0 = now_ns(), ms;
+	uint64_t t0 = now_ns(), us;
+	int r;
 
 	if (version_in_place(run, st, id, sizeof(id), e) < 0)
 		return -1;
@@ -312,18 +313,20 @@ static int switch_to(struct run *run, const struct staged *st, struct kernel *kn
 			return install_pending_failed(run, e);
 		return -1;
 	}
-	ms = ms_since(t0);
-	timing_add(&p->times, TIMING_PUBLISH, ms);
+	us = us_since(t0);
+	timing_add(&p->times, TIMING_PUBLISH, us);
 	log_kv(LOG_INFO, "publish", "driver published", "version", p->choice.driver->version,
-	       "install_dir", run->c->install_dir, U64("duration_ms", ms), LOG_END);
+	       "install_dir", run->c->install_dir, U64("duration_ms", us / 1000u), LOG_END);
 	t0 = now_ns();
-	if (kn && kernel_load(kn, run->c->install_dir, e) < 0) {
+	if (!kn)
+		return 0;
+	r = kernel_load(kn, run->c->install_dir, e);
+	install_time_load(&p->times, kn, us_since(t0), r == 0);
+	if (r < 0) {
 		if (roll_back(run, reload) == 0 && is_pending)
 			return install_pending_failed(run, e);
 		return -1;
 	}
-	if (kn)
-		timing_add(&p->times, TIMING_KERNEL, ms_since(t0));
 	return 0;
 }
 

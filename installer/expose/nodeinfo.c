@@ -305,16 +305,24 @@ struct metrics_buf {
 	size_t size, len;
 };
 
-/* One gauge per stage that ran to its end, in pipeline order. */
+/* One gauge per stage that ran to its end, in pipeline order; with the kernel stage, the
+ * part of it the kernel spent in the module insertion calls. */
 static void metric_stages(struct metrics_buf *m, const struct timing *t)
 {
 	for (int i = 0; t && i < TIMING_N && m->len < m->size; i++) {
 		if (t->seen[i])
 			m->len += (size_t)snprintf(
 				m->buf + m->len, m->size - m->len,
-				"nvidia_driver_installer_stage_duration_seconds{stage=\"%s\"} %.3f\n",
-				timing_name((enum timing_stage)i), (double)t->ms[i] / 1000.0);
+				"nvidia_driver_installer_stage_duration_seconds{stage=\"%s\"} %.6f\n",
+				timing_name((enum timing_stage)i), (double)t->us[i] / 1e6);
 	}
+	if (t && t->seen[TIMING_KERNEL] && m->len < m->size)
+		m->len += (size_t)snprintf(
+			m->buf + m->len, m->size - m->len,
+			"# HELP nvidia_driver_installer_module_insert_duration_seconds Time the kernel spent in the run's module insertion calls (signature check, relocation, the modules' init), part of the kernel stage.\n"
+			"# TYPE nvidia_driver_installer_module_insert_duration_seconds gauge\n"
+			"nvidia_driver_installer_module_insert_duration_seconds %.6f\n",
+			(double)t->insert_us / 1e6);
 }
 
 static const char stage_help[] =

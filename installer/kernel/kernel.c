@@ -34,6 +34,7 @@ struct kernel {
 	char signer[256]; /* of the predicted package's nvidia.ko, or "" */
 	char key_id[160];
 	char busy[1024]; /* what holds the old driver when kernel_prepare gave 1, or "" */
+	struct kernel_load_times times; /* of the last kernel_load */
 };
 
 void kernel_free(struct kernel *kn)
@@ -562,9 +563,11 @@ int kernel_unload_old(struct kernel *kn, struct err *e)
 int kernel_load(struct kernel *kn, const char *install_dir, struct err *e)
 {
 	struct devnodes_report dr;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(), insert0 = kmods_insert_ns(kn->k), t_nodes;
 	bool inserted[KMODS_MAX], fresh = kmods_get_state(kn->k, "nvidia") != KMODS_LIVE;
-	int loaded;
+	int loaded, r;
+
+	kn->times = (struct kernel_load_times){0};
 
 	if (kmods_resolve_conflicts(kn->k, !kn->o.no_unload_conflicts, false, e) < 0)
 		return err_wrap(e, "kernel");
@@ -578,9 +581,13 @@ int kernel_load(struct kernel *kn, const char *install_dir, struct err *e)
 	if (fresh)
 		record_forget(kn);
 	loaded = kmods_load_set(kn->k, &kn->set, &kn->trust, e);
+	kn->times.insert_us = (kmods_insert_ns(kn->k) - insert0) / 1000u;
 	if (loaded < 0)
 		return err_wrap(e, "kernel");
-	if (devnodes_sync(kn->root_fd, kmods_set_has(&kn->set, "nvidia_modeset"), &dr, e) < 0) {
+	t_nodes = now_ns();
+	r = devnodes_sync(kn->root_fd, kmods_set_has(&kn->set, "nvidia_modeset"), &dr, e);
+	kn->times.devices_us = us_since(t_nodes);
+	if (r < 0) {
 		struct err ue;
 
 		/* A driver without its nodes is half an install: take it out again. */
@@ -600,6 +607,11 @@ int kernel_load(struct kernel *kn, const char *install_dir, struct err *e)
 	       kn->version, U64("modules_loaded", loaded), U64("duration_ms", ms_since(t0)),
 	       LOG_END);
 	return 0;
+}
+
+const struct kernel_load_times *kernel_load_times(const struct kernel *kn)
+{
+	return &kn->times;
 }
 
 int kernel_remove(const struct kernel_opts *o, int root_fd, const char *release, bool dry,

@@ -166,6 +166,15 @@ _must_check_ int kernel_unload_current(struct kernel *kn, struct err *e);
  */
 _must_check_ int kernel_load(struct kernel *kn, const char *install_dir, struct err *e);
 
+/* Where the last kernel_load spent its time, in microseconds: inside the kernel's module
+ * insertion calls (the kernel's own: signature check, relocation, the modules' init), and
+ * making the device nodes. Zero before any load. */
+struct kernel_load_times {
+	uint64_t insert_us;
+	uint64_t devices_us;
+};
+const struct kernel_load_times *kernel_load_times(const struct kernel *kn);
+
 /*
  * uninstall: unloads the driver (EXIT_IN_USE when busy), removes its nodes,
  * firmware links and the record of its module parameters. DRY only checks that the driver could be unloaded.

@@ -24,6 +24,7 @@ struct kmods {
 	int root_fd;	      /* not owned */
 	int moddir_fd;	      /* ROOT/lib/modules/RELEASE, or -1 */
 	char release[128];
+	uint64_t insert_ns; /* inside the kernel's insertion calls, summed */
 };
 
 /* libkmod's logger: FORMAT is libkmod's own. */
@@ -705,7 +706,10 @@ static int insert(struct kmods *k, const struct insertion *in, struct loaded *l,
 {
 	const char *name = in->name, *options = in->options;
 	_cleanup_close_ int kmsg_fd = kmsg_open_end();
+	uint64_t t0 = now_ns();
 	int r = sym_kmod_module_insert_module(in->m, 0, options && *options ? options : NULL);
+
+	k->insert_ns += now_ns() - t0;
 
 	if (r == -EEXIST)
 		return 0; /* loaded meanwhile */
@@ -852,6 +856,11 @@ static int load_entry(struct kmods *k, const struct kmods_set *set, const struct
 		      &(struct insertion){
 			      .m = m, .name = en->name, .path = en->path, .options = en->options},
 		      l, trust, e);
+}
+
+uint64_t kmods_insert_ns(const struct kmods *k)
+{
+	return k->insert_ns;
 }
 
 int kmods_load_set(struct kmods *k, const struct kmods_set *set, const struct ktrust *trust,

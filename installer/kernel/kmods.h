@@ -196,6 +196,9 @@ _must_check_ int kmods_resolve_intree(struct kmods *k, const struct kmods_set *s
  */
 _must_check_ int kmods_load_set(struct kmods *k, const struct kmods_set *set,
 				const struct ktrust *trust, struct err *e);
+/* Nanoseconds K's insertions spent inside the kernel (libkmod's finit_module or
+ * init_module call: signature check, relocation, the module's init), summed. */
+uint64_t kmods_insert_ns(const struct kmods *k);
 
 /*
  * Unloads conflicting drivers (nouveau, nova_core, nova_drm) when loaded and

@@ -27,12 +27,15 @@
 #include "stage/pending.h"
 
 /*
- * The time the download and the unpacking took, each summed when it ran twice, and
- * whether each ran to its end (the metrics list only those: expose/timing.h).
+ * The microseconds the download and the unpacking took, each summed when it ran twice,
+ * and whether each ran to its end (the metrics list only those: expose/timing.h). When
+ * the unpacking follows the download as it is written, the download's time includes the
+ * unpacking alongside and the unpacking's is only what it took after the download ended:
+ * the stages do not overlap.
  */
 struct stage_times {
-	uint64_t download_ms;
-	uint64_t unpack_ms;
+	uint64_t download_us;
+	uint64_t unpack_us;
 	bool downloaded;
 	bool unpacked;
 };

@@ -63,6 +63,11 @@ uint64_t ms_since(uint64_t t0_ns)
 	return (now_ns() - t0_ns) / 1000000u;
 }
 
+uint64_t us_since(uint64_t t0_ns)
+{
+	return (now_ns() - t0_ns) / 1000u;
+}
+
 uint64_t peak_rss_kib(void)
 {
 	_cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");

@@ -42,9 +42,10 @@ char *fmt_u64(char *buf, uint64_t v);
 #define LOG_NUMBER_MARK "\x01"
 #define U64(key, v) LOG_NUMBER_MARK key, fmt_u64((char[24]){0}, (uint64_t)(v))
 
-/* Monotonic clock in nanoseconds, and milliseconds elapsed since t0. */
+/* Monotonic clock in nanoseconds, and milliseconds or microseconds elapsed since t0. */
 uint64_t now_ns(void);
 uint64_t ms_since(uint64_t t0_ns);
+uint64_t us_since(uint64_t t0_ns);
 /* This process's peak resident memory (VmHWM, KiB: what it touched, not its parent's
  * before exec), or 0 when /proc does not say. */
 uint64_t peak_rss_kib(void);

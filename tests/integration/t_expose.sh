@@ -10,6 +10,20 @@ R="file://$T/repo"
 expect_rc 0 install --repo "$R" $(kernel_args) --metrics-file /var/lib/node_exporter/nvidia.prom
 expect_err "verify: GPU (index=0 name=NVIDIA H100 80GB HBM3 uuid=GPU-00000000-0000-0000-0000-000000000000 memory_mib=81559)"
 expect_err "expose: driver ready (version=$V_OLD cuda=12020 gpus=2"
+# The run's stage times, last: every stage of a cold install ran; the stages do not add up
+# to more than the whole, nor the kernel's insertion calls to more than the kernel stage.
+python3 - "$T/err" <<'PY' || fail "stage times: $(grep 'stage times' "$T/err")"
+import re, sys
+lines = [l for l in open(sys.argv[1]) if "install: stage times (" in l]
+assert len(lines) == 1, lines
+f = {k: int(v) for k, v in re.findall(r"(\w+)_us=(\d+)", lines[0])}
+stages = ["host", "index", "select", "download", "unpack", "kernel", "devices", "publish", "expose"]
+assert list(f) == stages + ["in_kernel", "own", "total"], list(f)
+assert all(f[s] > 0 for s in stages), f
+assert sum(f[s] for s in stages) <= f["total"], f
+assert 0 < f["in_kernel"] <= f["kernel"], f
+assert f["own"] == f["total"] - f["in_kernel"], f
+PY
 
 # The host's ld cache finds the driver.
 assert_eq "$(cat "$T/root/etc/ld.so.conf.d/nvidia.conf" | tail -1)" "/home/kubernetes/bin/nvidia/lib64" "ld.so.conf.d"
@@ -82,10 +96,11 @@ grep -qx IS_HOST_DRIVER=false "$ready" && grep -qx NVIDIA_DRIVER_ROOT=/home/kube
 # Metrics: success and the time per stage.
 prom="$T/root/var/lib/node_exporter/nvidia.prom"
 grep -qx "nvidia_driver_installer_success 1" "$prom" || fail "metrics: $(cat "$prom")"
-for stage in host index download unpack kernel publish expose; do
+for stage in host index download unpack kernel devices publish expose; do
     grep -q "nvidia_driver_installer_stage_duration_seconds{stage=\"$stage\"} [0-9.]*" "$prom" ||
         fail "no duration for $stage"
 done
+grep -qE "^nvidia_driver_installer_module_insert_duration_seconds 0\.[0-9]{6}$" "$prom" || fail "no module insertion time"
 grep -q "nvidia_driver_installer_driver_info{version=\"$V_OLD\",kernel=\"$KERNEL\"} 1" "$prom" || fail "driver_info"
 
 # Re-run: nothing changes (the metrics file's own timestamps aside).

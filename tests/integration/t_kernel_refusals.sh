@@ -35,6 +35,17 @@ expect_err "fix: sign the modules with a key the kernel trusts"
 assert_eq "$(loaded_modules)" "" "modules after a rejected signature (drm too: this run loaded it)"
 [ ! -e "$T/root/$IDIR_REL/.current" ] || fail "user space left current after a failed load"
 expect_err "rolled back (current=nothing)"
+# The failed run's stage times: the stages before the refusal, the kernel stage's time
+# until the refusal, with the kernel's part in the insertions it made (and refused); no
+# device nodes, nothing exposed. The metrics list only the stages that ended.
+python3 - "$T/err" <<'PY' || fail "stage times of a refused load: $(grep 'stage times' "$T/err")"
+import re, sys
+line = [l for l in open(sys.argv[1]) if "install: stage times (" in l][-1]
+f = {k: int(v) for k, v in re.findall(r"(\w+)_us=(\d+)", line)}
+assert f["unpack"] > 0 and f["publish"] > 0, f
+assert f["devices"] == 0 and f["expose"] == 0, f
+assert 0 < f["in_kernel"] <= f["kernel"], f
+PY
 
 # Under lockdown, EPERM names it.
 echo "none [integrity] confidentiality" >"$T/root/sys/kernel/security/lockdown"

@@ -49,7 +49,7 @@ series "nvidia_driver_installer_driver_info{kernel=\"$KERNEL\",version=\"$V_OLD\
 for r in not_found unreachable unverified; do
     series "nvidia_driver_installer_index_from_cache{reason=\"$r\"}" 0
 done
-for stage in host index download unpack kernel publish expose; do
+for stage in host index download unpack kernel devices publish expose; do
     grep -qE "^nvidia_driver_installer_stage_duration_seconds\{stage=\"$stage\"\} [0-9.e+-]+$" "$T/scrape" ||
         fail "no duration for $stage: $(grep stage_duration "$T/scrape")"
 done

@@ -130,11 +130,12 @@ static void test_metrics_timing(void **state)
 	size_t n;
 	struct err e;
 
-	timing_add(&t, TIMING_EXPOSE, 5);
-	timing_add(&t, TIMING_INDEX, 1200);
-	timing_add(&t, TIMING_INDEX, 34); /* asked again: sums */
+	timing_add(&t, TIMING_EXPOSE, 5000);
+	timing_add(&t, TIMING_INDEX, 1200000);
+	timing_add(&t, TIMING_INDEX, 34001); /* asked again: sums */
 	timing_add(&t, TIMING_HOST, 0);
 	timing_add(NULL, TIMING_KERNEL, 1);
+	t.insert_us = 777; /* not reported without the kernel stage */
 	err_clear(&e);
 	assert_int_equal(mkdirat(f->fd, "m", 0755), 0);
 	assert_int_equal(
@@ -159,23 +160,55 @@ static void test_metrics_timing(void **state)
 			       "nvidia_driver_installer_build_info{version=\"" INSTALLER_VERSION
 			       "\",commit=\"" INSTALLER_COMMIT "\"} 1\n"));
 	p = strstr(text,
-		   "nvidia_driver_installer_stage_duration_seconds{stage=\"host\"} 0.000\n"
-		   "nvidia_driver_installer_stage_duration_seconds{stage=\"index\"} 1.234\n"
-		   "nvidia_driver_installer_stage_duration_seconds{stage=\"expose\"} 0.005\n");
+		   "nvidia_driver_installer_stage_duration_seconds{stage=\"host\"} 0.000000\n"
+		   "nvidia_driver_installer_stage_duration_seconds{stage=\"index\"} 1.234001\n"
+		   "nvidia_driver_installer_stage_duration_seconds{stage=\"expose\"} 0.005000\n");
 	if (!p)
 		fail_msg("stage lines: %s", text);
 	q = strstr(text, "stage=\"kernel\"");
 	assert_null(q);
-	assert_string_equal(p + strlen(p) - strlen("0.005\n"), "0.005\n"); /* the last lines */
+	assert_null(strstr(text, "module_insert"));
+	assert_string_equal(p + strlen(p) - strlen("0.005000\n"),
+			    "0.005000\n"); /* the last lines */
+}
+
+/* With the kernel stage, its part in the kernel's insertion calls follows the stages. */
+static void test_metrics_insert(void **state)
+{
+	struct scratch_fixture *f = *state;
+	struct timing t = {0};
+	char path[160], text[8192];
+	FILE *in;
+	size_t n;
+	struct err e;
+
+	timing_add(&t, TIMING_KERNEL, 250000);
+	timing_add(&t, TIMING_DEVICES, 1500);
+	t.insert_us = 200125;
+	err_clear(&e);
+	assert_int_equal(mkdirat(f->fd, "m", 0755), 0);
+	assert_int_equal(
+		metrics_write(f->fd, "/m/x.prom", &(struct metrics_report){.times = &t}, &e), 0);
+	snprintf(path, sizeof(path), "%s/m/x.prom", f->root);
+	in = fopen(path, "r");
+	assert_non_null(in);
+	n = fread(text, 1, sizeof(text) - 1, in);
+	fclose(in);
+	text[n] = '\0';
+	if (!strstr(text,
+		    "nvidia_driver_installer_stage_duration_seconds{stage=\"kernel\"} 0.250000\n"
+		    "nvidia_driver_installer_stage_duration_seconds{stage=\"devices\"} 0.001500\n"
+		    "# HELP nvidia_driver_installer_module_insert_duration_seconds ") ||
+	    !strstr(text, "\nnvidia_driver_installer_module_insert_duration_seconds 0.200125\n"))
+		fail_msg("kernel lines: %s", text);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		scratch_unit_test(test_hostpath_opts),
-		scratch_unit_test(test_source_opts),
-		scratch_unit_test(test_expose_withdraw),
-		scratch_unit_test(test_metrics_timing),
+		scratch_unit_test(test_hostpath_opts),	 scratch_unit_test(test_source_opts),
+		scratch_unit_test(test_expose_withdraw), scratch_unit_test(test_metrics_timing),
+		scratch_unit_test(test_metrics_insert),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -42,6 +42,12 @@
 #             refuses them with it, exit 6, nothing loaded); NVIDIA's real 535.261.03 built
 #             --llvm (build/real/clang-repo, both flavours) is refused with ENODEV and
 #             rolled back, as on Debian's kernel without a GPU
+#   timing    time to ready, for make bench (bench/run.py): NDI_TIMING_ROUNDS (1) rounds of
+#             two boots of one disk made anew (timing-1, timing-2), the kernel's
+#             initcall_debug on, the repository served by the host (tests/tools/httpd.py on
+#             127.0.0.1, the guest's 10.0.2.2): a cold install; after the reboot, the
+#             reload from the node's disk, then an upgrade. Each run's stage times, wall
+#             time and the kernel's module-init time in a "VMTIME round=N RUN" line
 #   demo      the install, shown (make demo)
 #   real-proprietary, real-open
 #             NVIDIA's real driver (make check-real builds its repository, both flavours,
@@ -381,7 +387,39 @@ boot() {
         wait "$pid" 2>/dev/null || true
         break
     done
-    tr -d '\r' <"$log" | grep '^VMTEST' || true
+    tr -d '\r' <"$log" | grep -E '^VM(TEST|TIME) ' || true
+}
+
+# timing: NDI_TIMING_ROUNDS rounds (1 unless set) of the two boots of one disk made anew
+# (timing-1, timing-2), the kernel's initcall_debug on, the repository served from the
+# host's 127.0.0.1 (tests/tools/httpd.py) to the guest at 10.0.2.2. Prints each boot's
+# VMTEST lines and its VMTIME lines as "VMTIME round=N RUN ..." (bench/run.py reads them).
+timing_rounds() {
+    local d=$W/timing disk=$W/stateful.img r b spid out bad=0
+    rm -rf "$d" && mkdir -p "$d"
+    python3 "$SRC/tests/tools/httpd.py" --dir "$W/repo" --port-file "$d/port" \
+        --log "$d/requests.log" --lifetime 3600 &
+    spid=$!
+    for _ in $(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
+    [ -s "$d/port" ] || fail "timing: the repository server did not start"
+    for r in $(seq "${NDI_TIMING_ROUNDS:-1}"); do
+        rm -f "$disk"
+        truncate -s 2G "$disk"
+        mkfs.ext4 -q -F -L stateful "$disk"
+        for b in timing-1 timing-2; do
+            out=$(boot "$b" "initcall_debug ndi_repo_port=$(cat "$d/port")" \
+                -drive "file=$disk,if=virtio,format=raw" -netdev user,id=n0 -device virtio-net-pci,netdev=n0)
+            grep -v '^VMTIME ' <<<"$out" || true
+            grep '^VMTIME ' <<<"$out" | sed "s/^VMTIME /VMTIME round=$r /" || true
+            if ! grep -q "^VMTEST END $b pass=[0-9]* fail=0$" <<<"$out"; then
+                echo "vm: timing round $r, boot $b failed (console log: $W/$b.log)"
+                bad=1
+            fi
+        done
+    done
+    kill "$spid" 2>/dev/null || true
+    wait "$spid" 2>/dev/null || true
+    return $bad
 }
 
 # real-agent's repository (real-agent-repo): the real proprietary package as make
@@ -530,6 +568,11 @@ for s in "${scenarios[@]}"; do
             fi
             echo "vm: scenario $s, boot $b: $(($(date +%s) - t2)) s"
         done
+        echo "vm: scenario $s: $(($(date +%s) - t1)) s"
+        continue
+    fi
+    if [ "$s" = timing ]; then
+        timing_rounds || failed=1
         echo "vm: scenario $s: $(($(date +%s) - t1)) s"
         continue
     fi

@@ -301,14 +301,18 @@ defer_1() {
     check defer-old-status [ "$(pending_field driver_version)" = "$V_OLD" ]
     check defer-old-label grep -qx "nvidia.com/gpu.driver-installer.upgrade-pending=$V_OLD" "$FEAT/00-nvidia-driver-pending"
 
-    # Down cleanly: every mount of the disk, the installer's exec mount first.
+    down_cleanly
+    check holder-at-poweroff holds_nvidiactl "$holder"
+}
+
+# Before poweroff: every mount of the disk unmounted, the installer's exec mount first.
+down_cleanly() {
     sync
     for m in $(awk '{ for (i = 7; $i != "-"; i++) ; if ($(i + 2) == "/dev/vda") print $5 }' \
         /proc/self/mountinfo | sed -n '1!G;h;$p'); do
         umount "$m" || echo "VMTEST | umount $m failed"
     done
     check disk-unmounted sh -c '! grep -q " /dev/vda " /proc/self/mountinfo'
-    check holder-at-poweroff holds_nvidiactl "$holder"
 }
 
 defer_2() {
@@ -576,6 +580,65 @@ agent_upgrade() {
     wait "$apid"
     check au-sigterm [ $? = 0 ]
 }
+# Time to ready (make bench: bench/run.py, tests/vm/run.sh timing), over two boots of one
+# disk laid out as COS's stateful partition (as defer's) with the kernel's initcall_debug
+# on, the repository served by the host (http://10.0.2.2, qemu's user network). Boot 1: a
+# cold install. Boot 2, a reboot: the reload from the node's disk, then an upgrade to
+# V_NEW. Each run's times in one VMTIME line: the installer's stage times (its own clock,
+# from the start of the install command), the wall time of the whole process (from
+# /proc/uptime, 10 ms steps), and the time the kernel spent in the modules' init
+# functions (initcall_debug's lines for [nvidia*]).
+TA="--repo http://10.0.2.2:${ndi_repo_port:-0} --repo-key /keys/repo-pub.pem --module-cert /keys/mod.crt --fetch-timeout 60 --metrics-file $PROM"
+
+# timed NAME INSTALLER_ARGS...: runs the installer as run does and prints NAME's VMTIME line.
+timed() {
+    name=$1
+    shift
+    dmesg -c >/dev/null
+    u0=$(cut -d' ' -f1 /proc/uptime)
+    "$I" "$@" >/tmp/out 2>/tmp/err
+    echo $? >/tmp/rc
+    u1=$(cut -d' ' -f1 /proc/uptime)
+    dmesg | sed -n 's/.*initcall .* \[nvidia[a-z_]*\] returned -*[0-9]* after \([0-9]*\) usecs.*/\1/p' >/tmp/inits
+    inits=$(wc -l </tmp/inits)
+    init_us=$(awk '{ s += $1 } END { printf "%d", s }' /tmp/inits)
+    times=$(sed -n 's/.*install: stage times (\(.*\))$/\1/p' /tmp/err)
+    echo "VMTIME $name $times wall_ms=$(awk -v a="$u0" -v b="$u1" 'BEGIN { printf "%d", (b - a) * 1000 }') init_us=$init_us inits=$inits"
+    echo "VMTEST ran '$*' -> exit $(cat /tmp/rc)"
+}
+
+timing_1() {
+    check stateful-disk stateful_mounted
+    check fresh-disk [ ! -e "$IDIR" ]
+    check initcall-debug grep -qw initcall_debug /proc/cmdline
+    timed cold install $TA --driver-version "$V_OLD"
+    check cold rc_is 0
+    check cold-downloaded err_has "package downloaded"
+    check cold-loaded [ "$(cat /sys/module/nvidia/version)" = "$V_OLD" ]
+    check cold-ready grep -qx "NVIDIA_DRIVER_VERSION=$V_OLD" "$MARKER"
+    check cold-inits-seen [ "$inits" -ge 3 ]
+    down_cleanly
+}
+
+timing_2() {
+    check stateful-disk stateful_mounted
+    check boot-nothing-loaded no_nvidia
+    check boot-no-marker [ ! -e "$MARKER" ]
+    timed reboot install $TA --driver-version "$V_OLD"
+    check reboot rc_is 0
+    check reboot-no-download sh -c '! grep -q "package downloaded" /tmp/err'
+    check reboot-loaded err_has "driver loaded (version=$V_OLD"
+    check reboot-ready grep -qx "NVIDIA_DRIVER_VERSION=$V_OLD" "$MARKER"
+    check reboot-inits-seen [ "$inits" -ge 3 ]
+    timed upgrade install $TA --driver-version "$V_NEW"
+    check upgrade rc_is 0
+    check upgrade-unloaded err_has "module unloaded (module=nvidia)"
+    check upgrade-loaded [ "$(cat /sys/module/nvidia/version)" = "$V_NEW" ]
+    check upgrade-ready grep -qx "NVIDIA_DRIVER_VERSION=$V_NEW" "$MARKER"
+    check upgrade-inits-seen [ "$inits" -ge 3 ]
+    down_cleanly
+}
+
 # upgrade_state STATE: the agent's metric says the node's upgrade is at STATE.
 upgrade_state() {
     wget -q -O - http://127.0.0.1:9400/metrics 2>/dev/null |
@@ -680,6 +743,8 @@ main | enforce | lockdown | demo) "$S" ;;
 clang | clang-enforce) clang_kernel ;;
 defer-1) defer_1 ;;
 defer-2) defer_2 ;;
+timing-1) timing_1 ;;
+timing-2) timing_2 ;;
 vendor-sig) vendor_sig ;;
 real-proprietary | real-open) real ;;
 real-flavours) real_flavours ;;
