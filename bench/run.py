@@ -76,6 +76,9 @@ TARGET_RSS_MIB = 64.0
 TARGET_REBOOT_OWN_S = 1.0
 VM_RUNS = (("cold", "cold install"), ("reboot", "reboot: reload from the node's disk"),
            ("upgrade", "upgrade"))
+VM_REAL_RUNS = (("real-cold", "cold install, to the kernel's refusal"),
+                ("real-cached", "from the node's cache, to the kernel's refusal"),
+                ("real-user-space", "user space alone (`--skip-modules`)"))
 VM_STAGES = ("host", "index", "select", "download", "unpack", "kernel", "devices", "publish",
              "expose")
 STAGES = ("download", "sha256", "zstd", "extract")
@@ -573,18 +576,28 @@ class Bench:
             self.server.stop()
         log("the image (scripts/image-test.sh)")
         self.image_bytes = image_size()
-        self.vm = self.vm_timing() if self.args.vm_rounds > 0 else None
+        self.vm = self.vm_real = None
+        if self.args.vm_rounds > 0:
+            log("time to ready in the VM: %d rounds of two boots (tests/vm/run.sh timing)" %
+                self.args.vm_rounds)
+            self.vm = self.vm_timing("timing", VM_RUNS)
+            real = os.environ.get("NDI_REAL_DIR", os.path.join(SRC, "build", "real"))
+            if os.path.isfile(os.path.join(real, "repo", "index.json")):
+                log("NVIDIA's real driver in the VM: %d rounds (tests/vm/run.sh real-timing)" %
+                    self.args.vm_rounds)
+                self.vm_real = self.vm_timing("real-timing", VM_REAL_RUNS)
+            else:
+                log("no %s/repo (make check-real builds it): the real driver is not timed "
+                    "in the VM" % real)
         return self.report()
 
-    def vm_timing(self):
-        """tests/vm/run.sh BINARY timing: {run: [{field: value}, ...]}, one per round."""
-        log("time to ready in the VM: %d rounds of two boots (tests/vm/run.sh timing)" %
-            self.args.vm_rounds)
+    def vm_timing(self, scenario, names):
+        """tests/vm/run.sh BINARY SCENARIO: {run: [{field: value}, ...]}, one per round."""
         env = dict(os.environ, NDI_TIMING_ROUNDS=str(self.args.vm_rounds))
-        r = subprocess.run([os.path.join(SRC, "tests", "vm", "run.sh"), self.bin, "timing"],
+        r = subprocess.run([os.path.join(SRC, "tests", "vm", "run.sh"), self.bin, scenario],
                            env=env, capture_output=True, text=True)
         if r.returncode != 0:
-            die("tests/vm/run.sh timing failed:\n" + (r.stdout + r.stderr)[-4000:])
+            die("tests/vm/run.sh %s failed:\n%s" % (scenario, (r.stdout + r.stderr)[-4000:]))
         runs = {}
         for line in r.stdout.splitlines():
             if not line.startswith("VMTIME round="):
@@ -592,10 +605,11 @@ class Bench:
             words = line.split()
             f = dict(w.split("=", 1) for w in words[1:] if "=" in w)
             runs.setdefault(words[2], []).append({k: int(v) for k, v in f.items()})
-        for name, _ in VM_RUNS:
+        for name, _ in names:
             if len(runs.get(name, [])) != self.args.vm_rounds:
-                die("tests/vm/run.sh timing: %d '%s' lines for %d rounds:\n%s" %
-                    (len(runs.get(name, [])), name, self.args.vm_rounds, r.stdout[-3000:]))
+                die("tests/vm/run.sh %s: %d '%s' lines for %d rounds:\n%s" %
+                    (scenario, len(runs.get(name, [])), name, self.args.vm_rounds,
+                     r.stdout[-3000:]))
         self.vm_kernel = next((l.split("kernel ", 1)[1].split(",")[0]
                                for l in r.stdout.splitlines() if l.startswith("vm: kernel ")),
                               "unknown")
@@ -664,13 +678,42 @@ class Bench:
         print(text)
         return 0 if all(ok for _, _, ok in verdicts) else 1
 
-    def vm_own(self, run):
+    def vm_own(self, run, data=None):
         """Seconds of each round's RUN that were ours: the process's wall time (its start to
         its exit) less the kernel's module insertion calls."""
-        return [(f["wall_ms"] * 1000 - f["in_kernel_us"]) / 1e6 for f in self.vm[run]]
+        return [(f["wall_ms"] * 1000 - f["in_kernel_us"]) / 1e6 for f in (data or self.vm)[run]]
+
+    def vm_table(self, data, names, to_what):
+        med = statistics.median
+        L = ["| stage | " + " | ".join(label for _, label in names) + " |",
+             "|---|" + "---|" * len(names)]
+
+        def row(label, fn):
+            L.append("| %s | %s |" % (label, " | ".join(fn(n) for n, _ in names)))
+
+        def ms(key):
+            return lambda n: "%.1f ms" % (med(f[key] for f in data[n]) / 1000)
+
+        for st in VM_STAGES:
+            row(st, ms(st + "_us"))
+            if st == "kernel":
+                row("&nbsp;&nbsp;of which in the kernel's insertion calls (signature check, "
+                    "relocation, init)", ms("in_kernel_us"))
+                row("&nbsp;&nbsp;of which the modules' init functions (initcall_debug)",
+                    ms("init_us"))
+        row("the rest (lock, plan, cache, logs)",
+            lambda n: "%.1f ms" % (med(f["total_us"] - sum(f[s + "_us"] for s in VM_STAGES)
+                                       for f in data[n]) / 1000))
+        row("**%s, the installer's clock**" % to_what, ms("total_us"))
+        row("**%s, the process's wall time**" % to_what,
+            lambda n: "%d ms" % med(f["wall_ms"] for f in data[n]))
+        row("our own time (wall time less the kernel's insertion calls)",
+            lambda n: "%.0f ms (%.0f - %.0f)" % (med(self.vm_own(n, data)) * 1000,
+                                                 min(self.vm_own(n, data)) * 1000,
+                                                 max(self.vm_own(n, data)) * 1000))
+        return L
 
     def vm_markdown(self):
-        med = statistics.median
         rounds = self.args.vm_rounds
         L = ["## Time to ready on a real kernel", "",
              "`tests/vm/run.sh timing`, in this run: Debian's kernel %s under qemu (TCG: no "
@@ -687,33 +730,21 @@ class Bench:
              "/proc/uptime (10 ms steps); the modules' init functions are timed by the "
              "kernel (`initcall_debug`). Medians over the rounds." %
              (self.vm_kernel, rounds, "" if rounds == 1 else "s"),
-             "", "| stage | " + " | ".join(label for _, label in VM_RUNS) + " |",
-             "|---|" + "---|" * len(VM_RUNS)]
-
-        def row(label, fn):
-            L.append("| %s | %s |" % (label, " | ".join(fn(n) for n, _ in VM_RUNS)))
-
-        def ms(key):
-            return lambda n: "%.1f ms" % (med(f[key] for f in self.vm[n]) / 1000)
-
-        for st in VM_STAGES:
-            row(st, ms(st + "_us"))
-            if st == "kernel":
-                row("&nbsp;&nbsp;of which in the kernel's insertion calls (signature check, "
-                    "relocation, init)", ms("in_kernel_us"))
-                row("&nbsp;&nbsp;of which the modules' init functions (initcall_debug)",
-                    ms("init_us"))
-        row("the rest (lock, plan, cache, logs)",
-            lambda n: "%.1f ms" % (med(f["total_us"] - sum(f[s + "_us"] for s in VM_STAGES)
-                                       for f in self.vm[n]) / 1000))
-        row("**to ready, the installer's clock**", ms("total_us"))
-        row("**to ready, the process's wall time**",
-            lambda n: "%d ms" % med(f["wall_ms"] for f in self.vm[n]))
-        row("our own time (wall time less the kernel's insertion calls)",
-            lambda n: "%.0f ms (%.0f - %.0f)" % (med(self.vm_own(n)) * 1000,
-                                                 min(self.vm_own(n)) * 1000,
-                                                 max(self.vm_own(n)) * 1000))
+             ""]
+        L += self.vm_table(self.vm, VM_RUNS, "to ready")
         L.append("")
+        if self.vm_real:
+            L += ["### NVIDIA's real 535.261.03 in the same VM", "",
+                  "`tests/vm/run.sh real-timing`: make check-real's repository (NVIDIA's "
+                  "proprietary modules built for this kernel and signed with the test key, "
+                  "its user space, its GSP firmware) served the same way, one boot per round. "
+                  "Without a GPU no run reaches ready: nvidia.ko's init finds no device and "
+                  "the kernel answers ENODEV, so the first two runs are timed up to that "
+                  "refusal (the installer then rolls back: nothing stays loaded or "
+                  "published), and the third publishes the user space without the kernel "
+                  "(`--skip-modules`; nothing loaded, so no verification and no marker).", ""]
+            L += self.vm_table(self.vm_real, VM_REAL_RUNS, "to the end")
+            L.append("")
         return L
 
     def machine(self):

@@ -168,7 +168,8 @@ int install_expose(struct run *run, const char *version, struct err *e)
 	uint64_t t0 = now_ns();
 	int r = expose_run(&run->xo, run->root_fd, publish_fd(run->dir), &run->p.host, version, e);
 
-	if (r > 0)
+	/* Also when it stopped short of ready (no driver loaded, Fabric Manager to wait for). */
+	if (r >= 0)
 		timing_add(&run->p.times, TIMING_EXPOSE, us_since(t0));
 	return r < 0 ? -1 : 0;
 }

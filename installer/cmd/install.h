@@ -100,7 +100,7 @@ _must_check_ int install_load_current(struct run *run, struct err *e);
  * device nodes' part as their own stage, the kernel's insertion calls noted apart. When
  * the load failed (!DONE), the time counts as the kernel stage's without ending it. */
 void install_time_load(struct timing *t, const struct kernel *kn, uint64_t us, bool done);
-/* Makes VERSION usable and visible (expose_run); its time counts when ready. 0 or -1. */
+/* Makes VERSION usable and visible (expose_run); its time counts unless it failed. 0 or -1. */
 _must_check_ int install_expose(struct run *run, const char *version, struct err *e);
 
 /*

@@ -48,6 +48,12 @@
 #             127.0.0.1, the guest's 10.0.2.2): a cold install; after the reboot, the
 #             reload from the node's disk, then an upgrade. Each run's stage times, wall
 #             time and the kernel's module-init time in a "VMTIME round=N RUN" line
+#   real-timing
+#             timing's measurement for NVIDIA's real 535.261.03 (make check-real's
+#             repository, served by the host), one boot per round: without a GPU no run
+#             reaches ready, so a cold install, the same from the node's cache and the
+#             user space alone are timed up to the kernel's refusal (ENODEV) or, for the
+#             user space, to its end
 #   demo      the install, shown (make demo)
 #   real-proprietary, real-open
 #             NVIDIA's real driver (make check-real builds its repository, both flavours,
@@ -394,10 +400,12 @@ boot() {
 # (timing-1, timing-2), the kernel's initcall_debug on, the repository served from the
 # host's 127.0.0.1 (tests/tools/httpd.py) to the guest at 10.0.2.2. Prints each boot's
 # VMTEST lines and its VMTIME lines as "VMTIME round=N RUN ..." (bench/run.py reads them).
+#   timing_rounds REPOSITORY BOOT...
 timing_rounds() {
-    local d=$W/timing disk=$W/stateful.img r b spid out bad=0
+    local d=$W/timing disk=$W/stateful.img repo=$1 r b spid out bad=0
+    shift
     rm -rf "$d" && mkdir -p "$d"
-    python3 "$SRC/tests/tools/httpd.py" --dir "$W/repo" --port-file "$d/port" \
+    python3 "$SRC/tests/tools/httpd.py" --dir "$repo" --port-file "$d/port" \
         --log "$d/requests.log" --lifetime 3600 &
     spid=$!
     for _ in $(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
@@ -406,7 +414,7 @@ timing_rounds() {
         rm -f "$disk"
         truncate -s 2G "$disk"
         mkfs.ext4 -q -F -L stateful "$disk"
-        for b in timing-1 timing-2; do
+        for b in "$@"; do
             out=$(boot "$b" "initcall_debug ndi_repo_port=$(cat "$d/port")" \
                 -drive "file=$disk,if=virtio,format=raw" -netdev user,id=n0 -device virtio-net-pci,netdev=n0)
             grep -v '^VMTIME ' <<<"$out" || true
@@ -571,8 +579,12 @@ for s in "${scenarios[@]}"; do
         echo "vm: scenario $s: $(($(date +%s) - t1)) s"
         continue
     fi
-    if [ "$s" = timing ]; then
-        timing_rounds || failed=1
+    if [ "$s" = timing ] || [ "$s" = real-timing ]; then
+        if [ "$s" = timing ]; then
+            timing_rounds "$W/repo" timing-1 timing-2 || failed=1
+        else
+            timing_rounds "$REAL/repo" real-timing || failed=1
+        fi
         echo "vm: scenario $s: $(($(date +%s) - t1)) s"
         continue
     fi

@@ -639,6 +639,30 @@ timing_2() {
     down_cleanly
 }
 
+# NVIDIA's real 535.261.03 (make check-real's repository, served by the host as timing's):
+# without a GPU no run reaches ready, so each is timed up to the kernel's refusal (ENODEV
+# from nvidia.ko's init), which the kernel's own times show apart: a cold install, the
+# same from the node's cache, then the user space alone (--skip-modules), which publishes
+# without the kernel. Proprietary modules, as GKE's default.
+real_timing() {
+    check stateful-disk stateful_mounted
+    check initcall-debug grep -qw initcall_debug /proc/cmdline
+    TR="$TA --fetch-timeout 300 --kernel-module-type proprietary --driver-version $RV"
+    timed real-cold install $TR
+    check real-cold-refused rc_is 6
+    check real-cold-enodev err_has "module nvidia found no NVIDIA GPU it supports"
+    check real-cold-downloaded err_has "package downloaded"
+    check real-cold-nvidia-init [ "$inits" -ge 1 ]
+    timed real-cached install $TR
+    check real-cached-refused rc_is 6
+    check real-cached-no-download sh -c '! grep -q "package downloaded" /tmp/err'
+    timed real-user-space install $TR --skip-modules
+    check real-user-space rc_is 0
+    check real-user-space-ld sh -c "/sbin/ldconfig -p | grep -q 'libcuda.so.1 .*=> $D/lib64/libcuda.so.1'"
+    check real-nothing-loaded sh -c "! grep -qE '$real_mods' /proc/modules"
+    down_cleanly
+}
+
 # upgrade_state STATE: the agent's metric says the node's upgrade is at STATE.
 upgrade_state() {
     wget -q -O - http://127.0.0.1:9400/metrics 2>/dev/null |
@@ -745,6 +769,7 @@ defer-1) defer_1 ;;
 defer-2) defer_2 ;;
 timing-1) timing_1 ;;
 timing-2) timing_2 ;;
+real-timing) real_timing ;;
 vendor-sig) vendor_sig ;;
 real-proprietary | real-open) real ;;
 real-flavours) real_flavours ;;
