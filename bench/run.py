@@ -656,7 +656,9 @@ class Bench:
                      "%d bytes" % p.warm_bytes, p.warm_bytes == 0),
                     ("%s: warm re-run asking the repository median < %d ms" %
                      (p.name, TARGET_WARM_ASK_MS),
-                     "%.1f ms" % p.warm_ask_ms, p.warm_ask_ms < TARGET_WARM_ASK_MS),
+                     "%.1f ms (a program that only links the libraries: %.1f ms)" %
+                     (p.warm_ask_ms, med(p.floor_all) * 1000),
+                     p.warm_ask_ms < TARGET_WARM_ASK_MS),
                     ("%s: warm re-run, ld.so.conf without ld.so.conf.d, median < %d ms" %
                      (p.name, TARGET_WARM_MS),
                      "%.1f ms" % p.warm_noinc_ms, p.warm_noinc_ms < TARGET_WARM_MS),
