@@ -2,8 +2,29 @@
 # One non-recursive Makefile. Objects go to $(BUILD); `make SANITIZE=1 BUILD=build-asan`
 # builds the same tree under ASan and UBSan.
 
+# ARCH: the machine the build is for, amd64 (native) or arm64 (cross-built on an amd64
+# host with Debian's aarch64-linux-gnu toolchain and the :arm64 development packages,
+# objects in build-arm64, the unit tests run under qemu-user: docs/hacking.md).
+ARCH ?= amd64
+ifeq ($(ARCH),arm64)
+ifeq ($(origin CC),default)
+CC := aarch64-linux-gnu-gcc
+endif
+BUILD ?= build-arm64
+PKG_CONFIG := PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig pkg-config
+# Each test binary through qemu-user, the arm64 loader and libraries from their multiarch
+# paths (-L /): no binfmt_misc registration, nothing changed on the host.
+RUN_TARGET := qemu-aarch64 -L /
+MULTIARCH := aarch64-linux-gnu
+else ifeq ($(ARCH),amd64)
 CC ?= cc
 BUILD ?= build
+PKG_CONFIG := pkg-config
+RUN_TARGET :=
+MULTIARCH := x86_64-linux-gnu
+else
+$(error ARCH=$(ARCH): give amd64 or arm64)
+endif
 SANITIZE ?= 0
 # The release, from the VERSION file (docs/releasing.md), and the commit it is built from:
 # HEAD's abbreviated hash, "-dirty" with uncommitted changes. Outside a git checkout (a
@@ -35,9 +56,9 @@ endif
 PKGS_LINKED := libcrypto json-c
 PKGS_LOADED := libcurl libarchive libzstd libkmod mount
 # Deferred (=), so that a `make check` which first installs the -dev packages still works.
-PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS_LINKED) $(PKGS_LOADED))
-PKG_LIBS = $(shell pkg-config --libs $(PKGS_LINKED))
-CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
+PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS_LINKED) $(PKGS_LOADED))
+PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS_LINKED))
+CMOCKA_LIBS = $(shell $(PKG_CONFIG) --libs cmocka)
 
 WARNINGS := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wstrict-prototypes \
 	-Wvla -Wwrite-strings -Wconversion -Wsign-conversion -Wno-missing-field-initializers -Werror
@@ -141,8 +162,8 @@ $(BIN): $(MAIN_OBJ) $(LIB) | $(HELPERS)
 $(HELPERS_DIR)/nvidia-cdi-hook: installer/helpers/cdi-hook.c
 	@mkdir -p $(@D)
 	$(call say,CCLD,$@)
-	$(Q)$(CC) -D_GNU_SOURCE $(HELPER_CFLAGS) $$(pkg-config --cflags json-c) -static-pie \
-		-Wl,-z,relro,-z,now -o $@ $< $$(pkg-config --static --libs json-c)
+	$(Q)$(CC) -D_GNU_SOURCE $(HELPER_CFLAGS) $$($(PKG_CONFIG) --cflags json-c) -static-pie \
+		-Wl,-z,relro,-z,now -o $@ $< $$($(PKG_CONFIG) --static --libs json-c)
 
 $(HELPERS_DIR)/launcher: installer/helpers/launcher.c
 	@mkdir -p $(@D)
@@ -150,7 +171,21 @@ $(HELPERS_DIR)/launcher: installer/helpers/launcher.c
 	$(Q)$(CC) -D_GNU_SOURCE $(HELPER_CFLAGS) -static-pie -s -Wl,-z,relro,-z,now -o $@ $<
 	@readelf -l $@ | grep -q INTERP && { echo "$@: not static" >&2; exit 1; } || true
 
-$(HELPERS_DIR)/ldconfig: /sbin/ldconfig
+# The target's ldconfig: the host's, or for arm64 that of libc-bin:arm64, which cannot be
+# installed beside the host's own: its .deb, of the installed libc6:arm64's version, is
+# fetched by apt and unpacked under $(BUILD)/debs.
+ifeq ($(ARCH),arm64)
+LDCONFIG_SRC := $(BUILD)/debs/libc-bin/sbin/ldconfig
+$(LDCONFIG_SRC):
+	$(call say,FETCH,libc-bin:arm64)
+	$(Q)rm -rf $(BUILD)/debs/libc-bin && mkdir -p $(BUILD)/debs
+	$(Q)cd $(BUILD)/debs && rm -f libc-bin_*_arm64.deb && \
+		apt-get download -q=2 "libc-bin:arm64=$$(dpkg-query -W -f='$${Version}' libc6:arm64)" \
+		2>/dev/null && dpkg-deb -x libc-bin_*_arm64.deb libc-bin && rm libc-bin_*_arm64.deb
+else
+LDCONFIG_SRC := /sbin/ldconfig
+endif
+$(HELPERS_DIR)/ldconfig: $(LDCONFIG_SRC)
 	@mkdir -p $(@D)
 	@readelf -l $< | grep -q INTERP && { echo "$<: not static" >&2; exit 1; } || true
 	$(call say,INSTALL,$@)
@@ -168,7 +203,7 @@ $(IMAGE_ARCHIVE): installer/util/dlib.c
 		{ echo '{ global:'; printf '  %s;\n' $$syms; echo 'local: *; };'; } >$@.map; \
 		$(CC) -shared -o $@ -Wl,-soname,libarchive.so.13 -Wl,-z,relro,-z,now \
 		-Wl,--version-script=$@.map -Wl,--gc-sections $$(printf -- '-Wl,-u,%s ' $$syms) \
-		$$(pkg-config --variable=libdir libarchive)/libarchive.a -lzstd -llzma -lz
+		$$($(PKG_CONFIG) --variable=libdir libarchive)/libarchive.a -lzstd -llzma -lz
 	$(Q)! readelf -d $@ | grep -E 'NEEDED.*(xml2|icu|crypto|nettle|acl|bz2|lz4)'
 
 # The image's file system (scripts/image-rootfs), which the Dockerfile copies into an
@@ -177,7 +212,7 @@ image-rootfs: $(BIN) $(HELPERS) $(IMAGE_ARCHIVE)
 	scripts/image-rootfs $(BUILD) $(BUILD)/rootfs $(DOCS_SHIPPED)
 
 # test_zframes writes its zstd streams with libzstd's compressor.
-$(BUILD)/tests/test_zframes: TEST_LIBS = $(shell pkg-config --libs libzstd)
+$(BUILD)/tests/test_zframes: TEST_LIBS = $(shell $(PKG_CONFIG) --libs libzstd)
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
@@ -242,7 +277,7 @@ deps:
 	@scripts/deps.sh check
 
 unit: $(UNIT_BINS)
-	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $(RUN_TARGET) $$t; done
 
 # The installer as it was before module flavours, for t_old_installer (an older installer
 # against a both-flavours index: docs/testing.md). Built once from git (about 45 s on two
@@ -308,7 +343,8 @@ check:
 	@scripts/check-phases 'deps=$(MAKE) deps' 'format=$(MAKE) format-check' \
 		'build=$(MAKE) $(CHECK_J) all' '&lint=$(MAKE) lint' '&unit=$(MAKE) $(CHECK_J) unit' \
 		'&packaging=$(MAKE) packaging' '&fuzz-replay=$(MAKE) $(CHECK_J) fuzz-replay' \
-		'&asan-unit=$(ASAN_MAKE) unit' 'integration=$(MAKE) $(CHECK_J) integration' wait \
+		'&asan-unit=$(ASAN_MAKE) unit' '&arm64-unit=$(MAKE) ARCH=arm64 $(CHECK_J) unit' \
+		'integration=$(MAKE) $(CHECK_J) integration' wait \
 		'&vm=$(MAKE) vm' '&image-test=$(MAKE) image-test' \
 		'asan-integration=$(ASAN_MAKE) integration' wait
 

@@ -67,6 +67,13 @@ check_packages=(
     prometheus prometheus-node-exporter
     # t_runbooks: its stand-in cluster reads the DaemonSets that docs/operations.md derives
     python3-yaml
+    # make ARCH=arm64 (the arm64-unit phase): Debian's cross compiler, the :arm64
+    # development packages beside the host's (multiarch: dpkg --add-architecture arm64,
+    # done below when missing), and qemu-user, which runs the arm64 unit tests one by one
+    # (qemu-user-static is not used: its package registers binfmt_misc handlers host-wide)
+    gcc-aarch64-linux-gnu qemu-user libc6-dev:arm64
+    libcurl4-openssl-dev:arm64 libssl-dev:arm64 libkmod-dev:arm64 libmount-dev:arm64
+    libarchive-dev:arm64 libjson-c-dev:arm64 libzstd-dev:arm64 libcmocka-dev:arm64
 )
 
 if [ "$profile" = check ]; then
@@ -82,10 +89,17 @@ if [ "$profile" = check ]; then
     command -v kubectl >/dev/null || packages+=(kubernetes-client)
 fi
 
+# A name without an architecture is the host's (or an Architecture: all package); with
+# multiarch, dpkg-query lists every architecture installed under it.
+native=$(dpkg --print-architecture)
 missing=()
 for p in "${packages[@]}"; do
-    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-    [ "$status" = "install ok installed" ] || missing+=("$p")
+    case $p in
+    *:*) want="[a-z0-9]+" ;;
+    *) want="($native|all)" ;;
+    esac
+    dpkg-query -W -f='${Architecture} ${Status}\n' "$p" 2>/dev/null |
+        grep -qE "^$want install ok installed$" || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
@@ -96,5 +110,8 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
+case " ${missing[*]}" in
+*:arm64*) dpkg --print-foreign-architectures | grep -qx arm64 || dpkg --add-architecture arm64 ;;
+esac
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

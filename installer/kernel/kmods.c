@@ -299,7 +299,12 @@ static int holders(struct kmods *k, const char *name, char *buf, size_t size)
 {
 	char path[256];
 
-	snprintf(path, sizeof(path), "/sys/module/%s/holders", name);
+	/* No module has a name that long (MODULE_NAME_LEN is 64): none holds it. */
+	if (snprintf(path, sizeof(path), "/sys/module/%s/holders", name) >= (int)sizeof(path)) {
+		if (size)
+			buf[0] = '\0';
+		return 0;
+	}
 	return list_dir(k, path, NULL, buf, size);
 }
 
