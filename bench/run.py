@@ -365,11 +365,12 @@ class Bench:
         return env
 
     def install(self, p, root, log_path, extra=(), binary=None):
+        """The installer, checked for exit 0: (seconds, its peak RSS in KiB, CPU seconds)."""
         cmd = [binary or self.bin, "--root", root, "--log-format", "json", "install", "--repo",
                self.server.url + "/" + p.name, "--repo-key", self.pub, "--kernel-release",
                self.release, "--module-cert", self.cert] + list(extra)
         with open(log_path, "w") as log_f:
-            dt, _, rc, self.last_cpu = timed(cmd, env=self.installer_env(root), stderr=log_f)
+            dt, _, rc, cpu = timed(cmd, env=self.installer_env(root), stderr=log_f)
         with open(log_path) as f:
             text = f.read()
         if rc != 0:
@@ -380,7 +381,7 @@ class Bench:
         for line in text.splitlines():
             if '"peak_rss_kib"' in line:
                 rss = json.loads(line)["peak_rss_kib"]
-        return dt, rss
+        return dt, rss, cpu
 
     def fresh_root(self, root, keep_cache=None):
         drop_tree(root)
@@ -465,9 +466,9 @@ class Bench:
         # Ours, cold.
         self.fresh_root(root)
         log_path = os.path.join(w, "cold.log")
-        dt, rss = self.install(p, root, log_path)
+        dt, rss, cpu = self.install(p, root, log_path)
         p.times["ours-cold"].append(dt)
-        p.cpu.append(self.last_cpu)
+        p.cpu.append(cpu)
         p.rss.append(rss)
         for k, v in self.stage_times(log_path).items():
             p.stage_ms.setdefault(k, []).append(v)
@@ -479,7 +480,7 @@ class Bench:
         # The baseline build, cold, under the same conditions.
         if self.baseline:
             self.fresh_root(root)
-            dt, _ = self.install(p, root, os.path.join(w, "base.log"), binary=self.baseline)
+            dt, _, _ = self.install(p, root, os.path.join(w, "base.log"), binary=self.baseline)
             p.times["base-cold"].append(dt)
             sh(["sync"])
 
@@ -519,7 +520,7 @@ class Bench:
 
         # Ours, package in the node cache.
         self.fresh_root(root, keep_cache=cache)
-        dt, rss = self.install(p, root, os.path.join(w, "cached.log"))
+        dt, rss, _ = self.install(p, root, os.path.join(w, "cached.log"))
         p.times["ours-cached"].append(dt)
         p.rss_cached.append(rss)
 
@@ -536,14 +537,14 @@ class Bench:
         before = {p.name: self.server.bytes_sent(p.repo_path) for p in self.payloads}
         for _ in range(self.args.warm_reps):
             for p in self.payloads:
-                dt, _ = self.install(p, p.root, os.path.join(w, "warm.log"))
+                dt, _, _ = self.install(p, p.root, os.path.join(w, "warm.log"))
                 p.warm.append(dt)
                 with open(os.path.join(w, "warm.log")) as f:
                     text = f.read()
                 if '"source":"cache (fresh)"' not in text or "already installed" not in text:
                     die("%s: the warm re-run did not find the driver installed and its index "
                         "fresh" % p.name)
-                dt, _ = self.install(p, p.root, os.path.join(w, "warm-ask.log"),
+                dt, _, _ = self.install(p, p.root, os.path.join(w, "warm-ask.log"),
                                      ["--index-max-age", "0"])
                 p.warm_ask.append(dt)
                 p.floor_true.append(timed(["/bin/true"])[0])
@@ -557,7 +558,7 @@ class Bench:
             self.install(p, p.root, os.path.join(w, "warm-noinc.log"))
         for _ in range(self.args.warm_reps):
             for p in self.payloads:
-                dt, _ = self.install(p, p.root, os.path.join(w, "warm-noinc.log"))
+                dt, _, _ = self.install(p, p.root, os.path.join(w, "warm-noinc.log"))
                 p.warm_noinc.append(dt)
         for p in self.payloads:
             p.warm_bytes = self.server.bytes_sent(p.repo_path) - before[p.name]

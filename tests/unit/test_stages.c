@@ -119,15 +119,28 @@ static void test_expose_withdraw(void **state)
 	assert_true(exists(f, "var/run/cdi/other.json"));
 }
 
+/* The metrics file test_metrics_* wrote, /m/x.prom under F's root, into TEXT. */
+static void read_metrics(const struct scratch_fixture *f, char *text, size_t size)
+{
+	char path[160];
+	FILE *in;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/m/x.prom", f->root);
+	in = fopen(path, "r");
+	assert_non_null(in);
+	n = fread(text, 1, size - 1, in);
+	fclose(in);
+	text[n] = '\0';
+}
+
 /* The stages that ran to their end, in pipeline order, with their summed seconds. */
 static void test_metrics_timing(void **state)
 {
 	struct scratch_fixture *f = *state;
 	struct timing t = {0};
-	char path[160], text[8192];
+	char text[8192];
 	const char *p, *q;
-	FILE *in;
-	size_t n;
 	struct err e;
 
 	timing_add(&t, TIMING_EXPOSE, 5000);
@@ -146,12 +159,7 @@ static void test_metrics_timing(void **state)
 						       .times = &t},
 			      &e),
 		0);
-	snprintf(path, sizeof(path), "%s/m/x.prom", f->root);
-	in = fopen(path, "r");
-	assert_non_null(in);
-	n = fread(text, 1, sizeof(text) - 1, in);
-	fclose(in);
-	text[n] = '\0';
+	read_metrics(f, text, sizeof(text));
 	assert_non_null(strstr(
 		text,
 		"nvidia_driver_installer_driver_info{version=\"550.90\",kernel=\"6.1\",module_type=\"proprietary\"} 1\n"));
@@ -177,9 +185,7 @@ static void test_metrics_insert(void **state)
 {
 	struct scratch_fixture *f = *state;
 	struct timing t = {0};
-	char path[160], text[8192];
-	FILE *in;
-	size_t n;
+	char text[8192];
 	struct err e;
 
 	timing_add(&t, TIMING_KERNEL, 250000);
@@ -189,12 +195,7 @@ static void test_metrics_insert(void **state)
 	assert_int_equal(mkdirat(f->fd, "m", 0755), 0);
 	assert_int_equal(
 		metrics_write(f->fd, "/m/x.prom", &(struct metrics_report){.times = &t}, &e), 0);
-	snprintf(path, sizeof(path), "%s/m/x.prom", f->root);
-	in = fopen(path, "r");
-	assert_non_null(in);
-	n = fread(text, 1, sizeof(text) - 1, in);
-	fclose(in);
-	text[n] = '\0';
+	read_metrics(f, text, sizeof(text));
 	if (!strstr(text,
 		    "nvidia_driver_installer_stage_duration_seconds{stage=\"kernel\"} 0.250000\n"
 		    "nvidia_driver_installer_stage_duration_seconds{stage=\"devices\"} 0.001500\n"

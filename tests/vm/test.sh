@@ -607,16 +607,22 @@ timed() {
     echo "VMTEST ran '$*' -> exit $(cat /tmp/rc)"
 }
 
+# ready_as RUN VERSION: the timed run RUN ended with VERSION loaded and the node ready, the
+# modules' init functions seen by initcall_debug.
+ready_as() {
+    check "$1" rc_is 0
+    check "$1-loaded" [ "$(cat /sys/module/nvidia/version)" = "$2" ]
+    check "$1-ready" grep -qx "NVIDIA_DRIVER_VERSION=$2" "$MARKER"
+    check "$1-inits-seen" [ "$inits" -ge 3 ]
+}
+
 timing_1() {
     check stateful-disk stateful_mounted
     check fresh-disk [ ! -e "$IDIR" ]
     check initcall-debug grep -qw initcall_debug /proc/cmdline
     timed cold install $TA --driver-version "$V_OLD"
-    check cold rc_is 0
+    ready_as cold "$V_OLD"
     check cold-downloaded err_has "package downloaded"
-    check cold-loaded [ "$(cat /sys/module/nvidia/version)" = "$V_OLD" ]
-    check cold-ready grep -qx "NVIDIA_DRIVER_VERSION=$V_OLD" "$MARKER"
-    check cold-inits-seen [ "$inits" -ge 3 ]
     down_cleanly
 }
 
@@ -625,17 +631,12 @@ timing_2() {
     check boot-nothing-loaded no_nvidia
     check boot-no-marker [ ! -e "$MARKER" ]
     timed reboot install $TA --driver-version "$V_OLD"
-    check reboot rc_is 0
+    ready_as reboot "$V_OLD"
     check reboot-no-download sh -c '! grep -q "package downloaded" /tmp/err'
-    check reboot-loaded err_has "driver loaded (version=$V_OLD"
-    check reboot-ready grep -qx "NVIDIA_DRIVER_VERSION=$V_OLD" "$MARKER"
-    check reboot-inits-seen [ "$inits" -ge 3 ]
+    check reboot-load-logged err_has "driver loaded (version=$V_OLD"
     timed upgrade install $TA --driver-version "$V_NEW"
-    check upgrade rc_is 0
+    ready_as upgrade "$V_NEW"
     check upgrade-unloaded err_has "module unloaded (module=nvidia)"
-    check upgrade-loaded [ "$(cat /sys/module/nvidia/version)" = "$V_NEW" ]
-    check upgrade-ready grep -qx "NVIDIA_DRIVER_VERSION=$V_NEW" "$MARKER"
-    check upgrade-inits-seen [ "$inits" -ge 3 ]
     down_cleanly
 }
 
