@@ -566,8 +566,69 @@ t_fabricmanager() {
     ok "fabricmanager: NVIDIA's nvlsm .deb packed beside Fabric Manager; no binary, another architecture and --nvlsm alone refused before the build"
 }
 
+# arm64: Debian's arm64 kernel fetched and unpacked (scripts/fetch-debian-kernel, cached
+# in build/kernels), the stand-in driver cross-built for it (the user space with
+# aarch64-linux-gnu-gcc, the modules by build-driver-package --arch arm64 through Debian's
+# cross toolchain) into the same repository as the amd64 package of the same version: one
+# index serves both, and the installer's coverage answers each architecture with its own.
+# Refused by name: the amd64 headers for --arch arm64 (and the other way round), amd64
+# user space in an arm64 package, an architecture the index does not know.
+t_arm64() {
+    local w=$W/arm64 ar h k
+    rm -rf "$w" && mkdir -p "$w/src/kernel"
+    ar=$("$SRC/scripts/fetch-debian-kernel" arm64 "$SRC/build/kernels") || fail "fetch-debian-kernel arm64"
+    h=$SRC/build/kernels/$ar/root/usr/src/linux-headers-$ar
+    CC=aarch64-linux-gnu-gcc KERNEL_RELEASE=$ar "$SRC/scripts/make-standin-driver" "$V" "$w/standin" >/dev/null
+    cp -L "$w/standin/lib64/"*.so."$V" "$w/standin/bin/nvidia-smi" "$w/src/"
+    cp "$W/src/kernel/"* "$w/src/kernel/"
+    local sign=(--sign-key "$W/keys/vendor.pem" --sign-cert "$W/keys/vendor.crt")
+    a64() { "$BDP" --kernel "$ar" --installer "$BIN" --repo "$w/repo" --repo-key "$W/keys/repo.pem" \
+        --jobs 2 "$@"; }
+    rc 1 "$w/arch.log" a64 --arch sparc64 --headers "$h" --source "$w/src" "${sign[@]}" --work "$w/work"
+    has "$w/arch.log" "--arch sparc64: give the node's uname -m, x86_64 or aarch64 (or amd64 or arm64)"
+    rc 1 "$w/amd64-headers.log" a64 --arch arm64 --headers "/lib/modules/$R/build" --source "$w/src" \
+        "${sign[@]}" --work "$w/work"
+    has "$w/amd64-headers.log" "are an x86_64 kernel's (CONFIG_X86_64=y), not an aarch64 one's (--arch aarch64)"
+    rc 1 "$w/arm64-headers.log" a64 --arch x86_64 --headers "$h" --source "$w/src" "${sign[@]}" --work "$w/work"
+    has "$w/arm64-headers.log" "are an aarch64 kernel's (CONFIG_ARM64=y), not an x86_64 one's (--arch x86_64)"
+    rm -rf "$w/mixed" && cp -r "$w/src" "$w/mixed" && cp -L "$W/standin/lib64/libcuda.so.$V" "$w/mixed/"
+    rc 1 "$w/mixed.log" a64 --arch arm64 --headers "$h" --source "$w/mixed" "${sign[@]}" --work "$w/work"
+    has "$w/mixed.log" "libcuda.so.$V is built for x86_64, not an ELF file for aarch64 (--arch)"
+    [ ! -e "$w/repo/index.json" ] || fail "a refused build published"
+    rc 0 "$w/arm64.log" a64 --arch arm64 --headers "$h" --source "$w/src" "${sign[@]}" --work "$w/work" --tag default
+    has "$w/arm64.log" "added packages/$ar/aarch64/nvidia-$V-proprietary.tar.zst"
+    grep -q "aarch64-linux-gnu-gcc" "$w/work/build/$V-proprietary-$ar/build.log" ||
+        fail "the arm64 modules were not built with the cross toolchain"
+    rm -rf "$w/pkg" && mkdir -p "$w/pkg"
+    tar -C "$w/pkg" -xf "$w/work/nvidia-$V-proprietary-$ar.tar.zst"
+    for k in "$w/pkg/kernel/"*.ko; do
+        [ "$(modinfo -F vermagic "$k")" = "$ar SMP mod_unload modversions aarch64" ] ||
+            fail "$(basename "$k"): vermagic $(modinfo -F vermagic "$k")"
+    done
+    for k in "$w/pkg/kernel/"*.ko "$w/pkg/lib64/libcuda.so.1" "$w/pkg/bin/nvidia-smi"; do
+        readelf -h "$k" | grep -q "Machine: *AArch64" || fail "$k is not an aarch64 object"
+    done
+    python3 -c 'import json,sys; i=json.load(open(sys.argv[1])); assert i["arch"] == "aarch64" and i["toolchain"]["cross_compile"] == "aarch64-linux-gnu-", i' \
+        "$w/pkg/share/nvidia/build-info.json" || fail "build-info.json: arch, cross_compile"
+    # The amd64 package of the same version into the same repository.
+    rc 0 "$w/amd64.log" a64 --kernel "$R" --source "$W/src" "${sign[@]}" --work "$w/work-amd64" --tag default
+    python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))["drivers"]
+got = sorted((p["arch"], p["kernel"]) for v in d for p in v["packages"])
+assert [v["version"] for v in d] == [sys.argv[2]] and got == sorted(
+    [("aarch64", sys.argv[3]), ("x86_64", sys.argv[4])]), got' "$w/repo/index.json" "$V" "$ar" "$R" ||
+        fail "one index does not list both architectures' packages"
+    local cov=("$BIN" coverage --repo "file://$w/repo" --repo-key "$W/keys/repo-pub.pem" --os debian)
+    openssl pkey -in "$W/keys/repo.pem" -pubout -out "$W/keys/repo-pub.pem" 2>/dev/null
+    rc 0 "$w/cov-arm64.log" "${cov[@]}" --kernel "$ar" --arch arm64
+    rc 0 "$w/cov-amd64.log" "${cov[@]}" --kernel "$R" --arch x86_64
+    rc 3 "$w/cov-cross.log" "${cov[@]}" --kernel "$ar" --arch x86_64
+    ok "arm64: stand-ins cross-built against Debian's arm64 headers ($ar), aarch64 throughout; one index for both architectures, coverage answers each; wrong headers, mixed user space, an unknown --arch refused"
+}
+
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(cos_headers toolchain detached ubuntu cos_fetch fleet fabricmanager)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(cos_headers toolchain detached ubuntu cos_fetch fleet fabricmanager arm64)
 for s in "${scenarios[@]}"; do
     ( "t_$s" ) || failed=1
 done
