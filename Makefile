@@ -311,7 +311,8 @@ packaging: $(BIN)
 
 # Debian's kernel under qemu, with stand-in modules signed by a throwaway key.
 vm: $(BIN)
-	tests/vm/run.sh $(BIN)
+	$(MAKE) ARCH=arm64 all
+	NDI_VM_ARM64_BIN=build-arm64/nvidia-driver-installer tests/vm/run.sh $(BIN)
 
 # NVIDIA's real driver (Debian's non-free 535.261.03): packages built for the installed
 # kernel by scripts/build-driver-package, checked, then inserted under qemu. The fetch and

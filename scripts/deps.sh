@@ -72,6 +72,9 @@ check_packages=(
     # done below when missing), and qemu-user, which runs the arm64 unit tests one by one
     # (qemu-user-static is not used: its package registers binfmt_misc handlers host-wide)
     gcc-aarch64-linux-gnu qemu-user libc6-dev:arm64
+    # the arm64 VM scenarios (make vm): qemu-system-aarch64; Debian's arm64 kernel, its
+    # headers and busybox-static:arm64 are fetched, not installed (scripts/fetch-debian-kernel)
+    qemu-system-arm
     libcurl4-openssl-dev:arm64 libssl-dev:arm64 libkmod-dev:arm64 libmount-dev:arm64
     libarchive-dev:arm64 libjson-c-dev:arm64 libzstd-dev:arm64 libcmocka-dev:arm64
 )

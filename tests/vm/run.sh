@@ -54,6 +54,11 @@
 #             reaches ready, so a cold install, the same from the node's cache and the
 #             user space alone are timed up to the kernel's refusal (ENODEV) or, for the
 #             user space, to its end
+#   arm64-main, arm64-enforce
+#             main and enforce on Debian's current arm64 kernel under qemu-system-aarch64
+#             (virt, cortex-a57, TCG): the installer cross-built (make ARCH=arm64, given as
+#             NDI_VM_ARM64_BIN), the stand-in driver built for that kernel by
+#             build-driver-package --arch arm64 (make_arm64)
 #   demo      the install, shown (make demo)
 #   real-proprietary, real-open
 #             NVIDIA's real driver (make check-real builds its repository, both flavours,
@@ -80,7 +85,7 @@ export PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
 BIN=$(realpath "${1:?usage: run.sh BINARY [SCENARIO...]}")
 shift
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(main defer enforce lockdown vendor-sig agent-upgrade)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(main defer enforce lockdown vendor-sig agent-upgrade arm64-main arm64-enforce)
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 W="$SRC/build/vm"
 V_OLD=535.261.03
@@ -107,6 +112,11 @@ command -v qemu-system-x86_64 >/dev/null || fail "no qemu (apt-get install qemu-
 FIRST_LINE_S=${NDI_VM_FIRST_LINE_S:-300}
 command -v mkfs.ext4 >/dev/null || fail "no mkfs.ext4 (apt-get install e2fsprogs)"
 BUSYBOX=$(command -v busybox) || fail "no busybox (apt-get install busybox-static)"
+
+# What the guest runs: the host's own architecture, unless an arm64 scenario sets these
+# (make_arm64).
+GUEST_ARCH=amd64 GUEST_BIN=$BIN GUEST_BUSYBOX=$BUSYBOX GUEST_LDCONFIG=/usr/sbin/ldconfig
+MULTIARCH=x86_64-linux-gnu KROOT=""
 
 rm -rf "$W/initrd" "$W/repo" "$W"/*.log "$W/stateful.img"
 mkdir -p "$W/keys" "$W/initrd"
@@ -187,6 +197,52 @@ make_vendor_repo() {
     rm -rf "$src" "$W/vendor-drv"
 }
 
+# The arm64 scenarios' initramfs (initrd-arm64.gz): Debian's current arm64 kernel
+# (scripts/fetch-debian-kernel, cached in build/kernels: image, modules, headers and
+# busybox-static:arm64), the cross-built installer (make ARCH=arm64, or NDI_VM_ARM64_BIN),
+# its libraries from this machine's :arm64 packages, the arm64 ldconfig it ships, and a
+# repository of the stand-in driver built for that kernel the way an operator builds one:
+# the user space cross-compiled (make-standin-driver with aarch64-linux-gnu-gcc), the
+# modules compiled, signed and packed by build-driver-package --arch arm64.
+make_arm64() {
+    local v src ar
+    ar=$("$SRC/scripts/fetch-debian-kernel" arm64 "$SRC/build/kernels") ||
+        fail "could not fetch Debian's arm64 kernel (scripts/fetch-debian-kernel arm64)"
+    command -v qemu-system-aarch64 >/dev/null || fail "no qemu-system-aarch64 (apt-get install qemu-system-arm)"
+    command -v aarch64-linux-gnu-gcc >/dev/null || fail "no aarch64-linux-gnu-gcc (apt-get install gcc-aarch64-linux-gnu)"
+    local GUEST_ARCH=arm64 MULTIARCH=aarch64-linux-gnu R=$ar KROOT=$SRC/build/kernels/$ar/root
+    local GUEST_BIN GUEST_BUSYBOX GUEST_LDCONFIG
+    GUEST_BIN=$(realpath "${NDI_VM_ARM64_BIN:-$SRC/build-arm64/nvidia-driver-installer}")
+    [ -x "$GUEST_BIN" ] || fail "no arm64 installer at $GUEST_BIN (make ARCH=arm64)"
+    readelf -h "$GUEST_BIN" | grep -q "Machine: *AArch64" || fail "$GUEST_BIN is not an arm64 binary"
+    GUEST_LDCONFIG=$(dirname "$GUEST_BIN")/libexec/nvidia-driver-installer/ldconfig
+    GUEST_BUSYBOX=$KROOT/bin/busybox
+    AKIMAGE=$KROOT/boot/vmlinuz-$ar
+    rm -rf "$W/arm64" && mkdir -p "$W/arm64"
+    echo "10de:2330 NVIDIA H100 80GB HBM3" >"$W/arm64/gpus"
+    for v in "$V_OLD" "$V_NEW"; do
+        src=$W/arm64/src-$v
+        mkdir -p "$src/kernel-open" "$src/firmware"
+        CC=aarch64-linux-gnu-gcc KERNEL_RELEASE=$ar "$SRC/scripts/make-standin-driver" "$v" "$W/arm64/drv" 64 >/dev/null
+        cp -L "$W/arm64/drv/lib64/"*.so."$v" "$W/arm64/drv/bin/nvidia-smi" "$src/"
+        cp "$W/arm64/drv/firmware/nvidia/$v/"*.bin "$src/firmware/"
+        cp "$SRC/tests/kmod/"*.c "$SRC/tests/kmod/Kbuild" "$src/kernel-open/"
+        printf 'modules:\n\t$(MAKE) -C $(SYSOUT) M=$(CURDIR) NV_VERSION=%s modules\n' "$v" >"$src/kernel-open/Makefile"
+        # The stand-ins are GPL (no 'P' taint, as NVIDIA's open modules): packed as the
+        # open flavour, for the GPU the VM fakes.
+        "$SRC/scripts/build-driver-package" --kernel "$ar" --arch arm64 --flavour open \
+            --pci-ids "open=$W/arm64/gpus" \
+            --headers "$KROOT/usr/src/linux-headers-$ar" --source "$src" \
+            --sign-key "$W/keys/mod.pem" --sign-cert "$W/keys/mod.crt" --repo "$W/arm64/repo" \
+            --repo-key "$W/keys/repo.pem" --installer "$BIN" --work "$W/arm64/work" \
+            $([ "$v" = "$V_OLD" ] && echo --tag default) --quiet >"$W/arm64/bdp-$v.log" 2>&1 ||
+            { tail -5 "$W/arm64/bdp-$v.log"; fail "build-driver-package --arch arm64 ($v) failed"; }
+    done
+    rm -rf "$W/arm64/drv" "$W/arm64/work"/*.tar.zst
+    make_initrd "$W/initrd-arm64.gz" "$W/arm64/repo"
+    echo "vm: arm64 kernel $ar, initramfs $(du -h "$W/initrd-arm64.gz" | cut -f1)"
+}
+
 # Copies FILE (and, for a binary, its libraries) to the same path in the initramfs.
 copy_in() {
     local f
@@ -201,24 +257,48 @@ copy_in() {
 # virtio_blk, ext4 and the crc32c its checksums ask the crypto API for as modules; /init
 # loads them for that scenario only) and agent-upgrade's network (virtio_net), with their
 # dependencies from modules.dep, indexed by depmod.
+# On arm64 (GUEST_ARCH), Debian's arm64 kernel as fetched and unpacked under $KROOT; the
+# main and enforce scenarios need drm and drm_kms_helper only.
 copy_kernel_modules() {
-    local m dep base="/lib/modules/$R" todo=()
-    for m in drm drm_kms_helper video virtio_pci virtio_blk ext4 crc32c_generic virtio_net; do
+    local m dep rel="/lib/modules/$R" base="$KROOT/lib/modules/$R" todo=() want=(drm drm_kms_helper)
+    [ "$GUEST_ARCH" = arm64 ] || want+=(video virtio_pci virtio_blk ext4 crc32c_generic virtio_net)
+    for m in "${want[@]}"; do
         todo+=("$(grep -o "^[^:]*/$m\.ko" "$base/modules.dep")")
     done
     while [ ${#todo[@]} -gt 0 ]; do
         m=${todo[0]}
         todo=("${todo[@]:1}")
-        [ -e "$W/initrd$base/$m" ] && continue
-        copy_in "$base/$m"
+        [ -e "$W/initrd$rel/$m" ] && continue
+        mkdir -p "$(dirname "$W/initrd$rel/$m")"
+        cp "$base/$m" "$W/initrd$rel/$m"
         for dep in $(grep "^$m:" "$base/modules.dep" | cut -d: -f2); do
             todo+=("$dep")
         done
     done
     for f in modules.order modules.builtin modules.builtin.modinfo; do
-        [ -e "$base/$f" ] && copy_in "$base/$f"
+        [ -e "$base/$f" ] && cp "$base/$f" "$W/initrd$rel/$f"
     done
     depmod -b "$W/initrd" "$R"
+}
+
+# elf_libs FILE...: the shared libraries FILE... need, transitively, found in the guest
+# architecture's multiarch directories of this machine (the :arm64 packages), and the
+# program interpreter; what ldd tells for the host's own binaries, without running them.
+elf_libs() {
+    local todo=("$@") seen=" " f n p
+    while [ ${#todo[@]} -gt 0 ]; do
+        f=${todo[0]}
+        todo=("${todo[@]:1}")
+        for n in $(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'); do
+            case $seen in *" $n "*) continue ;; esac
+            seen="$seen$n "
+            p=$(ls "/lib/$MULTIARCH/$n" "/usr/lib/$MULTIARCH/$n" 2>/dev/null | head -1)
+            [ -n "$p" ] || fail "$n (which $f needs) is not installed for $MULTIARCH"
+            echo "$p"
+            todo+=("$p")
+        done
+    done
+    readelf -l "$1" | sed -n 's/.*Requesting program interpreter: \(.*\)\]$/\1/p'
 }
 
 # make_initrd OUT REPO_DIR... : the installer, the kernel's modules, the repositories
@@ -228,24 +308,37 @@ make_initrd() {
     shift
     rm -rf "$W/initrd"
     mkdir -p "$W/initrd/bin" "$W/initrd/usr/bin" "$W/initrd/etc" "$W/initrd/keys"
-    cp "$BUSYBOX" "$W/initrd/bin/busybox"
-    cp "$BIN" "$W/initrd/usr/bin/nvidia-driver-installer"
+    cp "$GUEST_BUSYBOX" "$W/initrd/bin/busybox"
+    cp "$GUEST_BIN" "$W/initrd/usr/bin/nvidia-driver-installer"
     # Its static helpers (installer/stage/libexec.h), found at ../libexec from /usr/bin.
     mkdir -p "$W/initrd/usr/libexec"
-    cp -r "$(dirname "$BIN")/libexec/nvidia-driver-installer" "$W/initrd/usr/libexec/"
-    copy_in $(ldd "$BIN" | grep -o '/[^ ]*' | sort -u)
-    # And the libraries it loads on first use (their sonames as installer/util/dlib.h
-    # names them), with what those link.
-    local so lib
-    for so in $(grep -o '"lib[a-z]*\.so\.[0-9]*"' "$SRC/installer/util/dlib.h" | tr -d '"'); do
-        lib=$(ldconfig -p | awk -v s="$so" '$1 == s && /x86-64/ && !found {print $NF; found = 1}')
-        [ -n "$lib" ] || fail "$so is not installed"
-        copy_in "$lib" $(ldd "$lib" | grep -o '/[^ ]*' | sort -u)
-    done
-    # What NVIDIA's own user space links against (nvidia-smi, libcuda, libnvidia-ml).
-    copy_in $(ls /lib/x86_64-linux-gnu/{libpthread.so.0,libdl.so.2,librt.so.1,libm.so.6})
-    # and Debian's nvidia-persistenced, which the agent runs in our image, where it is too
-    copy_in /lib/x86_64-linux-gnu/libtirpc.so.3 $(ldd /lib/x86_64-linux-gnu/libtirpc.so.3 | grep -o '/[^ ]*' | sort -u)
+    cp -r "$(dirname "$GUEST_BIN")/libexec/nvidia-driver-installer" "$W/initrd/usr/libexec/"
+    local so lib sonames
+    sonames=$(grep -o '"lib[a-z]*\.so\.[0-9]*"' "$SRC/installer/util/dlib.h" | tr -d '"')
+    if [ "$GUEST_ARCH" = arm64 ]; then
+        # The libraries it links and loads on first use, and what NVIDIA's user space links
+        # against, from this machine's :arm64 packages.
+        local dl=()
+        for so in $sonames libpthread.so.0 libdl.so.2 librt.so.1 libm.so.6; do
+            lib=$(ls "/lib/$MULTIARCH/$so" "/usr/lib/$MULTIARCH/$so" 2>/dev/null | head -1)
+            [ -n "$lib" ] || fail "$so is not installed for $MULTIARCH"
+            dl+=("$lib")
+        done
+        copy_in $(elf_libs "$GUEST_BIN" "${dl[@]}" | sort -u) "${dl[@]}"
+    else
+        copy_in $(ldd "$GUEST_BIN" | grep -o '/[^ ]*' | sort -u)
+        # And the libraries it loads on first use (their sonames as installer/util/dlib.h
+        # names them), with what those link.
+        for so in $sonames; do
+            lib=$(ldconfig -p | awk -v s="$so" '$1 == s && /x86-64/ && !found {print $NF; found = 1}')
+            [ -n "$lib" ] || fail "$so is not installed"
+            copy_in "$lib" $(ldd "$lib" | grep -o '/[^ ]*' | sort -u)
+        done
+        # What NVIDIA's own user space links against (nvidia-smi, libcuda, libnvidia-ml).
+        copy_in $(ls /lib/x86_64-linux-gnu/{libpthread.so.0,libdl.so.2,librt.so.1,libm.so.6})
+        # and Debian's nvidia-persistenced, which the agent runs in our image, where it is too
+        copy_in /lib/x86_64-linux-gnu/libtirpc.so.3 $(ldd /lib/x86_64-linux-gnu/libtirpc.so.3 | grep -o '/[^ ]*' | sort -u)
+    fi
     copy_kernel_modules
     for r in "$@"; do
         cp -r "$r" "$W/initrd/$(basename "$r")"
@@ -261,7 +354,7 @@ make_initrd() {
         >"$W/initrd/etc/os-release"
     # The node's own ldconfig (static in Debian), which the installer runs for the host.
     mkdir -p "$W/initrd/sbin"
-    cp /usr/sbin/ldconfig "$W/initrd/sbin/ldconfig"
+    cp "$GUEST_LDCONFIG" "$W/initrd/sbin/ldconfig"
     echo "include /etc/ld.so.conf.d/*.conf" >"$W/initrd/etc/ld.so.conf"
     printf 'V_OLD=%s\nV_NEW=%s\n' "$V_OLD" "$V_NEW" >"$W/initrd/etc/ndi-versions"
     install -m 0755 "$SRC/tests/vm/init" "$W/initrd/init"
@@ -364,10 +457,14 @@ EOF
 boot() {
     local scenario=$1 extra=$2 log="$W/$1.log" initrd=$W/initrd.gz mem=1024
     shift 2
-    local kimage=$KIMAGE
+    local kimage=$KIMAGE qemu=(qemu-system-x86_64 -accel tcg -cpu max) console=ttyS0
     case $scenario in
     real-*) initrd=$W/initrd-real.gz mem=3072 ;;
     clang*) initrd=$W/initrd-clang.gz mem=3072 kimage=$CLANG/bzImage ;;
+    arm64-*)
+        initrd=$W/initrd-arm64.gz kimage=$AKIMAGE console=ttyAMA0
+        qemu=(qemu-system-aarch64 -M virt -accel tcg -cpu cortex-a57)
+        ;;
     esac
     local try pid waited
     # A boot that prints no VMTEST line within FIRST_LINE_S has hung before the test began
@@ -375,9 +472,9 @@ boot() {
     # firmware's, the same boot 11 s when run again): it is killed and booted once more, and
     # said so. A hang after the test began is the test's and is not retried.
     for try in 1 2; do
-        timeout 900 qemu-system-x86_64 -accel tcg -cpu max -m $mem -smp 2 -nographic -no-reboot \
+        timeout 900 "${qemu[@]}" -m $mem -smp 2 -nographic -no-reboot \
             -kernel "$kimage" -initrd "$initrd" "$@" \
-            -append "console=ttyS0 quiet panic=-1 ndi_scenario=$scenario $extra" </dev/null >"$log" 2>&1 &
+            -append "console=$console quiet panic=-1 ndi_scenario=$scenario $extra" </dev/null >"$log" 2>&1 &
         pid=$!
         waited=0
         while kill -0 "$pid" 2>/dev/null && ! grep -q VMTEST "$log" && [ $waited -lt "$FIRST_LINE_S" ]; do
@@ -486,9 +583,9 @@ make_clang() {
 }
 
 t0=$(date +%s)
-standin=0 real=0 clang=0
+standin=0 real=0 clang=0 arm64=0
 for s in "${scenarios[@]}"; do
-    case $s in real-*) real=1 ;; clang*) clang=1 ;; *) standin=1 ;; esac
+    case $s in real-*) real=1 ;; clang*) clang=1 ;; arm64-*) arm64=1 ;; *) standin=1 ;; esac
 done
 if [ $clang = 1 ]; then
     REAL=${NDI_REAL_DIR:-$SRC/build/real}
@@ -520,6 +617,13 @@ if [ $standin = 1 ]; then
     make_initrd "$W/initrd.gz" "$W/repo" "$W/vendor-repo"
     echo "vm: kernel $R, initramfs $(du -h "$W/initrd.gz" | cut -f1), prepared in $(($(date +%s) - t0)) s"
 fi
+if [ $arm64 = 1 ]; then
+    t0=$(date +%s)
+    KEY_DIR=$W/keys
+    make_keys
+    make_arm64
+    echo "vm: arm64 prepared in $(($(date +%s) - t0)) s"
+fi
 if [ $real = 1 ]; then
     REAL=${NDI_REAL_DIR:-$SRC/build/real}
     KEY_DIR=$REAL/keys
@@ -544,7 +648,7 @@ fi
 failed=0
 for s in "${scenarios[@]}"; do
     case $s in
-    enforce | vendor-sig) extra="module.sig_enforce=1" ;;
+    enforce | vendor-sig | arm64-enforce) extra="module.sig_enforce=1" ;;
     clang) extra=$CLANG_GPUS ;;
     clang-enforce) extra="module.sig_enforce=1 $CLANG_GPUS" ;;
     lockdown) extra="lockdown=integrity" ;;

@@ -83,7 +83,7 @@ agent_on_real_kmsg() {
     check agent-xid-withdraws wait_for 10 sh -c "[ ! -e $marker ]"
     # The textfile is written after the look that withdrew the marker: waited for too.
     check agent-xid-counted wait_for 10 grep -q 'xid_errors_total{gpu="0000:00:04",xid="79",class="fatal"} 1' "$prom"
-    echo "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  $V_OLD  (vmtest)" >/dev/kmsg
+    echo "NVRM: loading NVIDIA UNIX $(uname -m) Kernel Module  $V_OLD  (vmtest)" >/dev/kmsg
     check agent-reload-restores wait_for 10 sh -c "[ -e $marker ]"
     kill -TERM "$apid"
     wait "$apid"
@@ -765,6 +765,11 @@ clang_kernel() {
 
 case "$S" in
 main | enforce | lockdown | demo) "$S" ;;
+arm64-main | arm64-enforce)
+    # Debian's arm64 kernel under qemu-system-aarch64, the cross-built installer.
+    check arch-aarch64 [ "$(uname -m)" = aarch64 ]
+    ${S#arm64-}
+    ;;
 clang | clang-enforce) clang_kernel ;;
 defer-1) defer_1 ;;
 defer-2) defer_2 ;;
