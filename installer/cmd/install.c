@@ -205,6 +205,7 @@ static bool args_differ(const struct run *run, char *diff, size_t size)
 {
 	const struct plan *p = &run->p;
 	_cleanup_(kernel_freep) struct kernel *kn = NULL;
+	_cleanup_close_ int drivers_fd = -1;
 	struct err e;
 
 	err_clear(&e);
@@ -212,6 +213,12 @@ static bool args_differ(const struct run *run, char *diff, size_t size)
 	if (run->c->skip_modules || !p->has_current ||
 	    kernel_probe(&run->ko, run->root_fd, p->host.kernel, &kn, &e) < 0)
 		return false;
+	/* The installed package's defaults count as asked for (kernel_use_package_args). */
+	drivers_fd = publish_version_subdir(run->dir, p->current_id, "drivers", &e);
+	if (drivers_fd < 0 || kernel_use_package_args(kn, drivers_fd, &e) < 0)
+		log_kv(LOG_WARN, "install",
+		       "the installed package's module parameters could not be read: compared without them",
+		       "reason", e.msg, LOG_END);
 	return kernel_args_differ(kn, p->current.driver_version, diff, size);
 }
 

@@ -244,3 +244,107 @@ bool kargs_diff(char *const *recorded, size_t n_recorded, char *const *requested
 	}
 	return differ;
 }
+
+/* "MODULE.KEY" of A (module with '_'), or "" when A has no '='. */
+static void param_name(const char *a, char name[192])
+{
+	const char *eq = strchr(a, '=');
+
+	snprintf(name, 192, "%.*s", eq ? (int)(eq - a) : 0, a);
+	for (char *c = name; *c && *c != '.'; c++)
+		if (*c == '-')
+			*c = '_';
+}
+
+int kargs_merge(char *const *defaults, size_t n_defaults, char *const *requested,
+		size_t n_requested, struct strv *ret, size_t *n_overridden)
+{
+	*n_overridden = 0;
+	for (size_t i = 0; i < n_defaults; i++) {
+		char dn[192], rn[192];
+		bool given = false;
+
+		param_name(defaults[i], dn);
+		for (size_t j = 0; j < n_requested && !given; j++) {
+			param_name(requested[j], rn);
+			given = strcmp(dn, rn) == 0;
+		}
+		if (given) {
+			(*n_overridden)++;
+			continue;
+		}
+		if (strv_push(ret, defaults[i]) < 0)
+			return -ENOMEM;
+	}
+	for (size_t j = 0; j < n_requested; j++)
+		if (strv_push(ret, requested[j]) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+/* One "options MODULE KEY=VALUE..." line (LINE, number NO) pushed to RET. */
+static int package_line(char *line, unsigned no, struct strv *ret, struct err *e)
+{
+	char *save = NULL, *word = strtok_r(line, " \t", &save), *module;
+	size_t n = 0;
+
+	if (!word || word[0] == '#')
+		return 0;
+	if (strcmp(word, "options") != 0)
+		return err_set(
+			e, EXIT_VERIFY,
+			"%s line %u: '%s': a package may give only 'options MODULE KEY=VALUE...'",
+			KARGS_PACKAGE_FILE, no, word);
+	module = strtok_r(NULL, " \t", &save);
+	if (!module)
+		return err_set(e, EXIT_VERIFY, "%s line %u: 'options' without a module",
+			       KARGS_PACKAGE_FILE, no);
+	for (char *kv = strtok_r(NULL, " \t", &save); kv; kv = strtok_r(NULL, " \t", &save)) {
+		char arg[600], mod[KMODS_NAME_MAX], parsed[512];
+
+		if (kv[0] == '#')
+			break;
+		if (str_fmt(arg, sizeof(arg), "%s.%s", module, kv) < 0 || !strchr(kv, '=') ||
+		    kmods_parse_arg(arg, mod, sizeof(mod), parsed, sizeof(parsed), e) < 0) {
+			err_clear(e);
+			return err_set(
+				e, EXIT_VERIFY,
+				"%s line %u: '%s %s' is not a module parameter --module-arg could give",
+				KARGS_PACKAGE_FILE, no, module, kv);
+		}
+		if (strv_push(ret, arg) < 0)
+			return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "%s", KARGS_PACKAGE_FILE);
+		n++;
+	}
+	if (!n)
+		return err_set(e, EXIT_VERIFY, "%s line %u: 'options %s' gives no KEY=VALUE",
+			       KARGS_PACKAGE_FILE, no, module);
+	return 0;
+}
+
+int kargs_package_defaults(int drivers_fd, struct strv *ret, struct err *e)
+{
+	_cleanup_free_ char *buf = NULL;
+	unsigned no = 0;
+	size_t len;
+
+	if (fs_read_at(drivers_fd, KARGS_PACKAGE_FILE, KARGS_PACKAGE_MAX, &buf, &len, e) < 0) {
+		if (err_errnum(e) == ENOENT)
+			return err_clear(e), 0;
+		e->code = EXIT_VERIFY;
+		return err_wrap(e, "the package's %s", KARGS_PACKAGE_FILE);
+	}
+	if (strlen(buf) != len)
+		return err_set(e, EXIT_VERIFY, "the package's %s holds a NUL byte",
+			       KARGS_PACKAGE_FILE);
+	/* strtok_r would merge empty lines and miscount: lines are cut by hand. */
+	for (char *line = buf, *next; line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		no++;
+		if (package_line(line, no, ret, e) < 0)
+			return err_wrap(e, "package");
+	}
+	return 0;
+}

@@ -58,3 +58,30 @@ _must_check_ int kargs_remove(int root_fd, struct err *e);
  */
 bool kargs_diff(char *const *recorded, size_t n_recorded, char *const *requested,
 		size_t n_requested, char *buf, size_t size);
+
+/*
+ * The package's default module parameters: what NVIDIA requires on a platform (docs/
+ * repository-format.md), shipped as kernel/module-params.conf (on the host drivers/
+ * module-params.conf) beside the modules. modprobe.d's syntax, limited to what a package
+ * may ask: "options MODULE KEY=VALUE..." lines, blank lines and '#' comments; every
+ * KEY=VALUE is held to --module-arg's rules (kmods_parse_arg).
+ */
+#define KARGS_PACKAGE_FILE "module-params.conf"
+#define KARGS_PACKAGE_MAX (64u << 10)
+
+/*
+ * Pushes the parameters DRIVERS_FD's KARGS_PACKAGE_FILE gives to RET as MODULE.KEY=VALUE,
+ * in file order. None (no such file) is 0 with nothing pushed. A file that is not a
+ * regular one, too large, or with a line outside the syntax refuses the package
+ * (EXIT_VERIFY, naming the line). Returns 0 or -1.
+ */
+_must_check_ int kargs_package_defaults(int drivers_fd, struct strv *ret, struct err *e);
+
+/*
+ * The set a load gives: DEFAULTS (the package's) less each MODULE.KEY that REQUESTED
+ * (--module-arg) gives too, then REQUESTED, pushed to RET; *N_OVERRIDDEN counts the
+ * defaults REQUESTED replaced. Module names compare in either spelling. Returns 0 or
+ * -ENOMEM.
+ */
+_must_check_ int kargs_merge(char *const *defaults, size_t n_defaults, char *const *requested,
+			     size_t n_requested, struct strv *ret, size_t *n_overridden);

@@ -35,7 +35,37 @@ struct kernel {
 	char key_id[160];
 	char busy[1024]; /* what holds the old driver when kernel_prepare gave 1, or "" */
 	struct kernel_load_times times; /* of the last kernel_load */
+	/*
+	 * What a load gives (kernel_use_package_args): the package's defaults, less those
+	 * --module-arg replaces, then --module-arg's; until then o.module_args alone.
+	 */
+	struct strv args;
+	bool has_args;
+	size_t n_defaults, n_overridden;
 };
+
+/* The parameters a load of KN gives, MODULE.KEY=VALUE. */
+static char *const *load_args(const struct kernel *kn, size_t *n)
+{
+	*n = kn->has_args ? kn->args.n : kn->o.n_module_args;
+	return kn->has_args ? kn->args.v : kn->o.module_args;
+}
+
+int kernel_use_package_args(struct kernel *kn, int drivers_fd, struct err *e)
+{
+	_cleanup_(strv_clear) struct strv defaults = {0};
+
+	strv_clear(&kn->args);
+	kn->has_args = false;
+	if (kargs_package_defaults(drivers_fd, &defaults, e) < 0)
+		return err_wrap(e, "kernel");
+	if (kargs_merge(defaults.v, defaults.n, kn->o.module_args, kn->o.n_module_args, &kn->args,
+			&kn->n_overridden) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "kernel: module parameters");
+	kn->n_defaults = defaults.n;
+	kn->has_args = true;
+	return 0;
+}
 
 void kernel_free(struct kernel *kn)
 {
@@ -43,6 +73,7 @@ void kernel_free(struct kernel *kn)
 		return;
 	kmods_free(kn->k);
 	modsig_certs_free(kn->certs);
+	strv_clear(&kn->args);
 	if (kn->drivers_fd >= 0)
 		close(kn->drivers_fd);
 	free(kn);
@@ -161,6 +192,19 @@ int kernel_prepare(const struct kernel_request *rq, struct kernel **ret, struct 
 	kn->drivers_fd = dup(rq->drivers_fd);
 	if (kn->drivers_fd < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "kernel: drivers dir");
+	if (kernel_use_package_args(kn, kn->drivers_fd, e) < 0)
+		return -1;
+	if (kn->n_defaults) {
+		char list[1024] = "";
+		size_t len = 0;
+
+		for (size_t i = 0; i < kn->args.n && len < sizeof(list); i++)
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+						i ? " " : "", kn->args.v[i]);
+		log_kv(LOG_INFO, "kernel", "module parameters with the package's defaults",
+		       U64("defaults", kn->n_defaults), U64("overridden", kn->n_overridden), "args",
+		       list, LOG_END);
+	}
 	/*
 	 * The driver live at this very version, every module of the set with it: nothing
 	 * will be inserted, so the module files' modinfo is not read (libkmod maps each
@@ -171,8 +215,8 @@ int kernel_prepare(const struct kernel_request *rq, struct kernel **ret, struct 
 			    &(struct kmods_set_request){.drivers_fd = kn->drivers_fd,
 							.names = v,
 							.n_names = n,
-							.args = o->module_args,
-							.n_args = o->n_module_args,
+							.args = kn->args.v,
+							.n_args = kn->args.n,
 							.modinfo = !live},
 			    &kn->set, e);
 	if (r < 0 || verify_set(kn, release, e) < 0 ||
@@ -306,11 +350,12 @@ static void record_forget(const struct kernel *kn)
 /* Without a record: the named parameters against what the kernel shows for them. */
 static bool live_args_differ(const struct kernel *kn, char *buf, size_t size)
 {
-	size_t len = 0;
+	size_t len = 0, n;
+	char *const *args = load_args(kn, &n);
 
-	for (size_t i = 0; i < kn->o.n_module_args; i++) {
+	for (size_t i = 0; i < n; i++) {
 		char mod[64], key[128], live[256];
-		const char *value = split_arg(kn->o.module_args[i], mod, key);
+		const char *value = split_arg(args[i], mod, key);
 
 		if (!value || !live_param(kn, mod, key, live, sizeof(live)) ||
 		    strcmp(live, value) == 0)
@@ -326,6 +371,8 @@ static bool live_args_differ(const struct kernel *kn, char *buf, size_t size)
 bool kernel_args_differ(const struct kernel *kn, const char *version, char *buf, size_t size)
 {
 	struct kargs_record rec = {.driver_version = ""};
+	size_t n;
+	char *const *args = load_args(kn, &n);
 	bool differ;
 
 	buf[0] = '\0';
@@ -333,8 +380,7 @@ bool kernel_args_differ(const struct kernel *kn, const char *version, char *buf,
 		return false;
 	if (!load_record(kn, &rec))
 		return live_args_differ(kn, buf, size);
-	differ = kargs_diff(rec.args.v, rec.args.n, kn->o.module_args, kn->o.n_module_args, buf,
-			    size);
+	differ = kargs_diff(rec.args.v, rec.args.n, args, n, buf, size);
 	kargs_record_done(&rec);
 	return differ;
 }
@@ -358,12 +404,15 @@ int kernel_previous_args(const struct kernel *kn, struct strv *ret)
 		kargs_record_done(&rec);
 		return r;
 	}
-	for (size_t i = 0; i < kn->o.n_module_args; i++) {
+	size_t n;
+	char *const *args = load_args(kn, &n);
+
+	for (size_t i = 0; i < n; i++) {
 		char mod[64], key[128], live[256], arg[512], kv[512];
 		struct err e;
 
 		/* An empty live value is the default (a string parameter not given). */
-		if (!split_arg(kn->o.module_args[i], mod, key) ||
+		if (!split_arg(args[i], mod, key) ||
 		    !live_param(kn, mod, key, live, sizeof(live)) || !live[0])
 			continue;
 		snprintf(arg, sizeof(arg), "%s.%s=%s", mod, key, live);

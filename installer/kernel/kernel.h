@@ -102,7 +102,8 @@ const char *kernel_busy_reason(const struct kernel *kn);
 
 /*
  * Whether the live driver, at VERSION (kernel_probe's KN will do), runs with other module
- * parameters than o->module_args asks for. The set is compared with the record of the
+ * parameters than o->module_args asks for (with kernel_use_package_args, than the package's
+ * defaults and o->module_args). The set is compared with the record of the
  * load the installer made (kargs.h): a parameter added, changed or no longer asked for
  * is a difference. Without a record of this driver (loaded by hand, by an older
  * installer), each MODULE.KEY=VALUE asked for is compared with what the kernel shows,
@@ -112,6 +113,16 @@ const char *kernel_busy_reason(const struct kernel *kn);
  * form: "nvidia.NVreg_X: 0 -> 1", "... -> (default)", "(default) -> ...").
  */
 bool kernel_args_differ(const struct kernel *kn, const char *version, char *buf, size_t size);
+
+/*
+ * Makes the parameters KN compares and loads those of the package in DRIVERS_FD: its
+ * default module parameters (kargs.h, drivers/module-params.conf), each replaced where
+ * o->module_args gives the same MODULE.KEY, then o->module_args. kernel_prepare does it
+ * for the driver it loads; a kernel_probe'd KN compares o->module_args alone until then
+ * (kernel_args_differ on an installed version: pass that version's drivers/). Returns 0,
+ * or -1 (EXIT_VERIFY for a malformed file).
+ */
+_must_check_ int kernel_use_package_args(struct kernel *kn, int drivers_fd, struct err *e);
 
 /*
  * The parameters the live driver was loaded with, pushed to RET as MODULE.KEY=VALUE: the

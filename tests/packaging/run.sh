@@ -595,7 +595,12 @@ t_arm64() {
     rc 1 "$w/mixed.log" a64 --arch arm64 --headers "$h" --source "$w/mixed" "${sign[@]}" --work "$w/work"
     has "$w/mixed.log" "libcuda.so.$V is built for x86_64, not an ELF file for aarch64 (--arch)"
     [ ! -e "$w/repo/index.json" ] || fail "a refused build published"
-    rc 0 "$w/arm64.log" a64 --arch arm64 --headers "$h" --source "$w/src" "${sign[@]}" --work "$w/work" --tag default
+    rc 1 "$w/param.log" a64 --arch arm64 --headers "$h" --source "$w/src" "${sign[@]}" --work "$w/work" \
+        --module-param "nvidia.NVreg_X=a b"
+    has "$w/param.log" "--module-param nvidia.NVreg_X=a b: give MODULE.KEY=VALUE"
+    rc 0 "$w/arm64.log" a64 --arch arm64 --headers "$h" --source "$w/src" "${sign[@]}" --work "$w/work" --tag default \
+        --module-param nvidia-drm.modeset=1 --module-param nvidia.NVreg_DeviceFileMode=432 \
+        --module-param nvidia-drm.fbdev=1
     has "$w/arm64.log" "added packages/$ar/aarch64/nvidia-$V-proprietary.tar.zst"
     grep -q "aarch64-linux-gnu-gcc" "$w/work/build/$V-proprietary-$ar/build.log" ||
         fail "the arm64 modules were not built with the cross toolchain"
@@ -608,8 +613,11 @@ t_arm64() {
     for k in "$w/pkg/kernel/"*.ko "$w/pkg/lib64/libcuda.so.1" "$w/pkg/bin/nvidia-smi"; do
         readelf -h "$k" | grep -q "Machine: *AArch64" || fail "$k is not an aarch64 object"
     done
-    python3 -c 'import json,sys; i=json.load(open(sys.argv[1])); assert i["arch"] == "aarch64" and i["toolchain"]["cross_compile"] == "aarch64-linux-gnu-", i' \
-        "$w/pkg/share/nvidia/build-info.json" || fail "build-info.json: arch, cross_compile"
+    python3 -c 'import json,sys; i=json.load(open(sys.argv[1])); assert i["arch"] == "aarch64" and i["toolchain"]["cross_compile"] == "aarch64-linux-gnu-" and i["module_params"] == ["nvidia-drm.modeset=1", "nvidia.NVreg_DeviceFileMode=432", "nvidia-drm.fbdev=1"], i' \
+        "$w/pkg/share/nvidia/build-info.json" || fail "build-info.json: arch, cross_compile, module_params"
+    # The defaults as the installer reads them: one options line per module.
+    [ "$(grep -v '^#' "$w/pkg/kernel/module-params.conf")" = "$(printf 'options nvidia_drm modeset=1 fbdev=1\noptions nvidia NVreg_DeviceFileMode=432')" ] ||
+        fail "kernel/module-params.conf: $(cat "$w/pkg/kernel/module-params.conf")"
     # The amd64 package of the same version into the same repository.
     rc 0 "$w/amd64.log" a64 --kernel "$R" --source "$W/src" "${sign[@]}" --work "$w/work-amd64" --tag default
     python3 -c '

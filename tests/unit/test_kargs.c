@@ -192,6 +192,100 @@ static void test_record_entry_refused(void **state)
 	}
 }
 
+/*
+ * The package's defaults, then --module-arg: a default the request gives too (in either
+ * spelling of the module) is replaced, not repeated; the rest keep their order.
+ */
+static void test_merge_defaults(void **state)
+{
+	static char d1[] = "nvidia.NVreg_A=1", d2[] = "nvidia_uvm.uvm_B=2",
+		    d3[] = "nvidia.NVreg_C=3", r1[] = "nvidia-uvm.uvm_B=5",
+		    r2[] = "nvidia.NVreg_D=4";
+	char *const defaults[] = {d1, d2, d3}, *const requested[] = {r1, r2};
+	struct strv out = {0};
+	size_t overridden;
+
+	(void)state;
+	assert_int_equal(kargs_merge(defaults, 3, requested, 2, &out, &overridden), 0);
+	assert_int_equal(overridden, 1);
+	assert_int_equal(out.n, 4);
+	assert_string_equal(out.v[0], "nvidia.NVreg_A=1");
+	assert_string_equal(out.v[1], "nvidia.NVreg_C=3");
+	assert_string_equal(out.v[2], "nvidia-uvm.uvm_B=5");
+	assert_string_equal(out.v[3], "nvidia.NVreg_D=4");
+	strv_clear(&out);
+	assert_int_equal(kargs_merge(NULL, 0, requested, 2, &out, &overridden), 0);
+	assert_int_equal(overridden, 0);
+	assert_int_equal(out.n, 2);
+	strv_clear(&out);
+	assert_int_equal(kargs_merge(defaults, 3, NULL, 0, &out, &overridden), 0);
+	assert_int_equal(out.n, 3);
+	strv_clear(&out);
+}
+
+/* drivers/module-params.conf: modprobe.d's "options" lines, comments and blank lines. */
+static void test_package_defaults(void **state)
+{
+	struct scratch_fixture *f = *state;
+	struct strv out = {0};
+	struct err e;
+
+	err_clear(&e);
+	assert_int_equal(kargs_package_defaults(f->fd, &out, &e), 0);
+	assert_int_equal(out.n, 0);
+	assert_int_equal(scratch_write(f->fd, KARGS_PACKAGE_FILE,
+				       "# what the platform needs\n"
+				       "\n"
+				       "options nvidia NVreg_A=1 NVreg_B=two\n"
+				       "  options\tnvidia-uvm uvm_C=0 # trailing comment\n"),
+			 0);
+	assert_int_equal(kargs_package_defaults(f->fd, &out, &e), 0);
+	assert_int_equal(out.n, 3);
+	assert_string_equal(out.v[0], "nvidia.NVreg_A=1");
+	assert_string_equal(out.v[1], "nvidia.NVreg_B=two");
+	assert_string_equal(out.v[2], "nvidia-uvm.uvm_C=0");
+	strv_clear(&out);
+}
+
+/* What a package may not say refuses it (exit 5), naming the line. */
+static void test_package_defaults_refused(void **state)
+{
+	static const struct {
+		const char *text, *says;
+	} bad[] = {
+		{"options nvidia NVreg_A=1\ninstall nvidia /bin/sh\n",
+		 "line 2: 'install': a package may give only 'options MODULE KEY=VALUE...'"},
+		{"blacklist nouveau\n", "line 1: 'blacklist'"},
+		{"options\n", "line 1: 'options' without a module"},
+		{"options nvidia\n", "line 1: 'options nvidia' gives no KEY=VALUE"},
+		{"options nvidia NVreg_A\n", "'nvidia NVreg_A' is not a module parameter"},
+		{"options nvidia NVreg_A=\"x\"\n",
+		 "'nvidia NVreg_A=\"x\"' is not a module parameter"},
+		{"options nvidia NVreg_A=\n", "'nvidia NVreg_A=' is not a module parameter"},
+		{"options nv/idia NVreg_A=1\n", "is not a module parameter"},
+	};
+	struct scratch_fixture *f = *state;
+	struct strv out = {0};
+	struct err e;
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		assert_int_equal(scratch_write(f->fd, KARGS_PACKAGE_FILE, bad[i].text), 0);
+		err_clear(&e);
+		assert_int_equal(kargs_package_defaults(f->fd, &out, &e), -1);
+		assert_int_equal(e.code, EXIT_VERIFY);
+		if (!strstr(e.msg, bad[i].says))
+			fail_msg("'%s': got '%s'", bad[i].text, e.msg);
+		strv_clear(&out);
+	}
+	/* Not a regular file: refused too, not followed. */
+	assert_int_equal(unlinkat(f->fd, KARGS_PACKAGE_FILE, 0), 0);
+	assert_int_equal(symlinkat("/etc/passwd", f->fd, KARGS_PACKAGE_FILE), 0);
+	err_clear(&e);
+	assert_int_equal(kargs_package_defaults(f->fd, &out, &e), -1);
+	assert_int_equal(e.code, EXIT_VERIFY);
+	assert_int_equal(out.n, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -202,6 +296,9 @@ int main(void)
 		scratch_unit_test(test_record_round_trip),
 		scratch_unit_test(test_record_outside_run),
 		scratch_unit_test(test_record_entry_refused),
+		cmocka_unit_test(test_merge_defaults),
+		scratch_unit_test(test_package_defaults),
+		scratch_unit_test(test_package_defaults_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -58,7 +58,8 @@
 #             main and enforce on Debian's current arm64 kernel under qemu-system-aarch64
 #             (virt, cortex-a57, TCG): the installer cross-built (make ARCH=arm64, given as
 #             NDI_VM_ARM64_BIN), the stand-in driver built for that kernel by
-#             build-driver-package --arch arm64 (make_arm64)
+#             build-driver-package --arch arm64 (make_arm64), with a default module
+#             parameter of the package's own (--module-param nvidia-drm.modeset=1)
 #   demo      the install, shown (make demo)
 #   real-proprietary, real-open
 #             NVIDIA's real driver (make check-real builds its repository, both flavours,
@@ -231,7 +232,7 @@ make_arm64() {
         # The stand-ins are GPL (no 'P' taint, as NVIDIA's open modules): packed as the
         # open flavour, for the GPU the VM fakes.
         "$SRC/scripts/build-driver-package" --kernel "$ar" --arch arm64 --flavour open \
-            --pci-ids "open=$W/arm64/gpus" \
+            --pci-ids "open=$W/arm64/gpus" --module-param nvidia-drm.modeset=1 \
             --headers "$KROOT/usr/src/linux-headers-$ar" --source "$src" \
             --sign-key "$W/keys/mod.pem" --sign-cert "$W/keys/mod.crt" --repo "$W/arm64/repo" \
             --repo-key "$W/keys/repo.pem" --installer "$BIN" --work "$W/arm64/work" \

@@ -99,6 +99,11 @@ main() {
     check version [ "$(cat /sys/module/nvidia/version)" = "$V_OLD" ]
     check param-nvidia [ "$(cat /sys/module/nvidia/parameters/NVreg_DeviceFileMode)" = 432 ]
     check param-uvm [ "$(cat /sys/module/nvidia_uvm/parameters/uvm_perf_prefetch_enable)" = 0 ]
+    if [ -n "${PKG_DEFAULTS:-}" ]; then
+        # The package's own default (build-driver-package --module-param), beside ours.
+        check param-package-default [ "$(cat /sys/module/nvidia_drm/parameters/modeset)" = Y ]
+        check param-package-logged err_has "module parameters with the package's defaults (defaults=1 overridden=0"
+    fi
     order=$(sed -n 's/.*module loaded (module=\([a-z_]*\).*/\1/p' /tmp/err | tr '\n' ' ')
     echo "VMTEST load order: $order"
     check load-order [ "$order" = "nvidia nvidia_modeset drm drm_kms_helper nvidia_drm nvidia_uvm " ]
@@ -768,6 +773,7 @@ main | enforce | lockdown | demo) "$S" ;;
 arm64-main | arm64-enforce)
     # Debian's arm64 kernel under qemu-system-aarch64, the cross-built installer.
     check arch-aarch64 [ "$(uname -m)" = aarch64 ]
+    PKG_DEFAULTS=1
     ${S#arm64-}
     ;;
 clang | clang-enforce) clang_kernel ;;
