@@ -34,8 +34,9 @@ export IMAGE=registry.example.com/nvidia-driver-installer:1 NODE=gpu-node-1 NODE
 KEY=$FIX/keys/pub.pem
 GPU_NODES=nvidia.com/gpu.present=true
 MANIFEST=daemonset-generic.yaml
-export NODE_LABELS='{"nvidia.com/gpu.present": "true", "cloud.google.com/gke-nodepool": "training"}'
-GKE_LABELS='{"cloud.google.com/gke-accelerator": "nvidia-tesla-t4", "cloud.google.com/gke-nodepool": "training"}'
+# The kubelet labels every node with its architecture (kubernetes.io/arch).
+export NODE_LABELS='{"nvidia.com/gpu.present": "true", "cloud.google.com/gke-nodepool": "training", "kubernetes.io/arch": "amd64"}'
+GKE_LABELS='{"cloud.google.com/gke-accelerator": "nvidia-tesla-t4", "cloud.google.com/gke-nodepool": "training", "kubernetes.io/arch": "amd64"}'
 
 kubectl() { python3 "$RB" kubectl "$@"; }
 nvidia-driver-installer() { "$BIN" "$@"; }
@@ -204,7 +205,7 @@ run_block debug-doctor 0
 # DaemonSet's; the upgrade's loops change both DaemonSets ----
 fresh_cluster "file://$T/repo" "$V_OLD"
 MANIFEST=daemonset-preloaded.yaml
-NODE_LABELS='{"cloud.google.com/gke-accelerator": "nvidia-tesla-t4", "gke-no-default-nvidia-gpu-device-plugin": "true"}'
+NODE_LABELS='{"cloud.google.com/gke-accelerator": "nvidia-tesla-t4", "gke-no-default-nvidia-gpu-device-plugin": "true", "kubernetes.io/arch": "amd64"}'
 kubectl apply -f "$T/ws/$MANIFEST" >/dev/null
 assert_eq "$(last_run)" "nvidia-driver-installer-plugin 0" "GKE: the plugin DaemonSet's first install"
 assert_eq "$(installed_version)" "$V_OLD" "GKE: before the upgrade"
@@ -224,7 +225,7 @@ assert_eq "$(last_run)" "nvidia-driver-installer-plugin 0" "GKE: the plugin Daem
 assert_eq "$(installed_version)" "$V_NEW" "GKE: after the upgrade"
 run_block upgrade-done 0
 MANIFEST=daemonset-generic.yaml
-NODE_LABELS='{"nvidia.com/gpu.present": "true", "cloud.google.com/gke-nodepool": "training"}'
+NODE_LABELS='{"nvidia.com/gpu.present": "true", "cloud.google.com/gke-nodepool": "training", "kubernetes.io/arch": "amd64"}'
 
 # ---- 2, the plain rollout under the manifests' defer, on both manifests: the busy node's
 # new pod keeps the old driver serving with the new version pending, exits 0 and is Ready,
@@ -271,7 +272,7 @@ assert {"name": "NVIDIA_WHEN_BUSY", "value": "defer"} in e, e' "$f" "$V_NEW"
     grep -q "timed out waiting for the condition" "$T/block.out" || fail "$MANIFEST: rollout status did not fail"
 done
 MANIFEST=daemonset-generic.yaml
-NODE_LABELS='{"nvidia.com/gpu.present": "true", "cloud.google.com/gke-nodepool": "training"}'
+NODE_LABELS='{"nvidia.com/gpu.present": "true", "cloud.google.com/gke-nodepool": "training", "kubernetes.io/arch": "amd64"}'
 
 # ---- 4: a new kernel coming ----
 fresh_cluster "file://$T/repo2" "$V_NEW"
@@ -350,7 +351,7 @@ PY
     python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["env"]; assert e["NVIDIA_DRIVER_VERSION"] == sys.argv[2], e' \
         "$T/pool.json" "$V_OLD"
 done
-NODE_LABELS='{"nvidia.com/gpu.present": "true", "cloud.google.com/gke-nodepool": "training"}'
+NODE_LABELS='{"nvidia.com/gpu.present": "true", "cloud.google.com/gke-nodepool": "training", "kubernetes.io/arch": "amd64"}'
 MANIFEST=daemonset-generic.yaml
 
 # ---- 6: air-gapped mirror: a host directory, as the container sees it ----

@@ -246,6 +246,12 @@ for (const ds of daemonsets) {
   const plugin = plugins[0];
   const kind = plugin && imageOf(plugin).plugin;
   if (plugin) pluginSets++;
+  // One image for both architectures (a manifest list, make image-multiarch): every term
+  // keeps the nodes of any other architecture out, where no image could run.
+  for (const t of terms(ds)) {
+    assert.ok(has(t, "kubernetes.io/arch", "In", ["amd64", "arm64"]),
+      `${name}: amd64 and arm64 nodes only, the image's architectures`);
+  }
 
   if (profile === "gke") {
     for (const t of terms(ds)) {
