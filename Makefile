@@ -16,12 +16,14 @@ PKG_CONFIG := PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/
 # paths (-L /): no binfmt_misc registration, nothing changed on the host.
 RUN_TARGET := qemu-aarch64 -L /
 MULTIARCH := aarch64-linux-gnu
+STRIP := aarch64-linux-gnu-strip
 else ifeq ($(ARCH),amd64)
 CC ?= cc
 BUILD ?= build
 PKG_CONFIG := pkg-config
 RUN_TARGET :=
 MULTIARCH := x86_64-linux-gnu
+STRIP := strip
 else
 $(error ARCH=$(ARCH): give amd64 or arm64)
 endif
@@ -114,7 +116,7 @@ FUZZ_BINS := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SECONDS ?= 60
 
 .PHONY: FORCE all check check-real unit integration packaging asan vm image-test demo deps format format-check lint clean \
-	install install-docs image-rootfs fuzz fuzz-replay fuzz-bins fleet reliability-report bench golden-refresh
+	install install-docs image-rootfs image-multiarch fuzz fuzz-replay fuzz-bins fleet reliability-report bench golden-refresh
 .DEFAULT_GOAL := all
 FORCE:
 # Keep test objects between runs.
@@ -209,7 +211,8 @@ $(IMAGE_ARCHIVE): installer/util/dlib.c
 # The image's file system (scripts/image-rootfs), which the Dockerfile copies into an
 # empty image.
 image-rootfs: $(BIN) $(HELPERS) $(IMAGE_ARCHIVE)
-	scripts/image-rootfs $(BUILD) $(BUILD)/rootfs $(DOCS_SHIPPED)
+	MULTIARCH=$(MULTIARCH) STRIP=$(STRIP) RUN_TARGET='$(RUN_TARGET)' \
+		scripts/image-rootfs $(BUILD) $(BUILD)/rootfs $(DOCS_SHIPPED)
 
 # test_zframes writes its zstd streams with libzstd's compressor.
 $(BUILD)/tests/test_zframes: TEST_LIBS = $(shell $(PKG_CONFIG) --libs libzstd)
@@ -322,8 +325,14 @@ check-real: deps
 	tests/real/run.sh $(BIN)
 
 # The Dockerfile, built with buildah and run (no container engine needed).
+# It also builds and tests the image for both architectures under one tag, the manifest
+# list localhost/nvidia-driver-installer:multi (scripts/image-multiarch: the arm64 image
+# from the cross build); make image-multiarch is that name for it. Publish it with
+# buildah manifest push --all localhost/nvidia-driver-installer:multi docker://REGISTRY/nvidia-driver-installer:TAG
+image-multiarch: image-test
 image-test:
-	COMMIT=$(COMMIT) scripts/image-test.sh
+	$(MAKE) ARCH=arm64 image-rootfs
+	COMMIT=$(COMMIT) ARM64_ROOTFS=build-arm64/rootfs scripts/image-test.sh
 
 # The unit and integration suites again, built with ASan and UBSan.
 asan:

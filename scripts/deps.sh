@@ -77,6 +77,9 @@ check_packages=(
     qemu-system-arm
     libcurl4-openssl-dev:arm64 libssl-dev:arm64 libkmod-dev:arm64 libmount-dev:arm64
     libarchive-dev:arm64 libjson-c-dev:arm64 libzstd-dev:arm64 libcmocka-dev:arm64
+    # the arm64 image (make image-multiarch): the cut-down libarchive links these
+    # statically, and libtirpc goes in beside the persistence daemon, as on amd64
+    liblzma-dev:arm64 zlib1g-dev:arm64 libtirpc3:arm64
 )
 
 if [ "$profile" = check ]; then

@@ -9,7 +9,10 @@
 # scratch host root from a file:// repository with the key in the image's default key
 # directory, status, list-versions, coverage, config, doctor, verify-module, mirror, the
 # node agent with its /healthz, /readyz and /metrics, pause, uninstall, the CDI hook, the
-# static ldconfig, and the launcher in front of the installed nvidia-smi. No container
+# static ldconfig, and the launcher in front of the installed nvidia-smi. Then the arm64
+# image and the manifest list of both (scripts/image-multiarch), the arm64 binary run from
+# the image's own files under qemu-user: --version, the hook, the ld cache, an install
+# (--skip-modules) of an arm64 package, status, uninstall. No container
 # engine is needed: the build stage's base image is made from Debian's packages with
 # mmdebstrap and imported with podman, as docs/testing.md says.
 set -euo pipefail
@@ -188,5 +191,86 @@ agent=""
 run "${I[@]}" uninstall >/dev/null 2>&1 || fail "uninstall in the image"
 [ ! -e "$M/scratch/home/kubernetes/bin/nvidia/bin/nvidia-smi" ] || fail "uninstall left nvidia-smi"
 
+buildah umount "$ctr" >/dev/null
+buildah rm "$ctr" >/dev/null
+ctr=""
 
-echo "image-test: ok: $IMAGE ($version, $commit) is $size bytes ($shown); built in $((t1 - t0)) s, tested in $(($(date +%s) - t1)) s"
+# ---- The arm64 image and the manifest list (scripts/image-multiarch) ----
+# Assembled from the cross build's file system (ARM64_ROOTFS, make ARCH=arm64
+# image-rootfs) and run here under qemu-user, explicitly: no binfmt_misc handler is
+# registered (that would change how the whole host runs arm64 files). The binary runs from
+# the image's own files: in a mount namespace of its own, where this machine's arm64
+# libraries (the :arm64 packages, /usr/lib/aarch64-linux-gnu) are hidden under an empty
+# tmpfs, so that a library missing from the image fails here and not on a Grace node.
+ARM64_ROOTFS=${ARM64_ROOTFS:-$SRC/build-arm64/rootfs}
+LIST=localhost/nvidia-driver-installer:multi
+t2=$(date +%s)
+arm64=$("$SRC/scripts/image-multiarch" "$IMAGE" "$ARM64_ROOTFS" "$LIST") || fail "image-multiarch"
+buildah manifest inspect "$LIST" >"$W/list.json"
+python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))
+got = sorted((e["platform"]["os"], e["platform"]["architecture"]) for e in m["manifests"])
+assert got == [("linux", "amd64"), ("linux", "arm64")], got
+' "$W/list.json" || fail "the manifest list: $(cat "$W/list.json")"
+[ "$(podman image inspect --format '{{.Architecture}}/{{.Os}}' "$arm64")" = arm64/linux ] ||
+    fail "$arm64 is not linux/arm64"
+size64=$(podman image inspect --format '{{.Size}}' "$arm64")
+[ "$size64" -le "$BUDGET" ] || fail "the arm64 image is $size64 bytes, over its budget of $BUDGET"
+for k in Entrypoint Cmd Env Labels; do
+    a=$(podman image inspect --format "{{.Config.$k}}" "$IMAGE")
+    b=$(podman image inspect --format "{{.Config.$k}}" "$arm64")
+    [ "$a" = "$b" ] || fail "the arm64 image's $k is $b, the amd64 one's $a"
+done
+ctr=$(buildah from --pull=never --arch arm64 "$arm64")
+M=$(buildah mount "$ctr")
+for f in bin/sh bin/bash bin/busybox usr/bin/apt usr/bin/dpkg usr/bin/gcc usr/share/locale; do
+    [ ! -e "$M/$f" ] && [ ! -L "$M/$f" ] || fail "the arm64 image has /$f"
+done
+readelf -h "$M/usr/bin/nvidia-driver-installer" | grep -q "Machine: *AArch64" ||
+    fail "the arm64 image's binary is not arm64"
+! readelf -d "$M/usr/lib/aarch64-linux-gnu/libarchive.so.13" | grep -q xml2 ||
+    fail "the arm64 image's libarchive links libxml2"
+# run64 PROGRAM ARG...: the image's PROGRAM under qemu-aarch64, its absolute paths looked
+# up in the image first (-L); paths outside it are given as this machine's ($W/...).
+run64() {
+    local p=$1
+    shift
+    unshare -m sh -c 'mount -t tmpfs -o ro,size=4k none /usr/lib/aarch64-linux-gnu && exec "$@"' run64 \
+        qemu-aarch64 -L "$M" "$M$p" "$@"
+}
+got=$(run64 /usr/bin/nvidia-driver-installer --version)
+[ "$got" = "nvidia-driver-installer $version ($commit)" ] ||
+    fail "--version in the arm64 image: '$got', not 'nvidia-driver-installer $version ($commit)'"
+rc=0
+run64 /usr/libexec/nvidia-driver-installer/nvidia-cdi-hook >/dev/null 2>&1 || rc=$?
+[ $rc = 2 ] || fail "the arm64 image's CDI hook exits $rc without a container's state, not 2"
+run64 /usr/sbin/ldconfig -p >"$W/ldcache64"
+for so in libcurl.so.4 libkmod.so.2 libmount.so.1 libarchive.so.13 libtirpc.so.3; do
+    grep -q "^[[:space:]]*$so .*AArch64" "$W/ldcache64" || fail "the arm64 image's ld cache lacks $so"
+done
+# An arm64 repository (the stand-in user space cross-compiled) and a scratch host root:
+# the binary takes its architecture from uname -m, which qemu-user answers aarch64.
+CC=aarch64-linux-gnu-gcc KERNEL_RELEASE=6.1.0-57-arm64 "$SRC/scripts/make-standin-driver" 550.90.07 \
+    "$W/drv64" 16 >/dev/null
+"$SRC/scripts/make-repo" pack "$W/drv64" "$W/pkg64.tar.zst"
+"$SRC/scripts/make-repo" add --repo "$W/repo64" --key "$W/key.pem" --version 550.90.07 \
+    --kernel 6.1.0-57-arm64 --arch aarch64 --tag default "$W/pkg64.tar.zst" >/dev/null
+mkdir -p "$W/scratch64/etc"
+printf 'ID=cos\nBUILD_ID=18244.151.14\n' >"$W/scratch64/etc/os-release"
+cp "$W/pub.pem" "$M/etc/nvidia-driver-installer/keys/repo.pem"
+I64=(/usr/bin/nvidia-driver-installer --root "$W/scratch64")
+run64 "${I64[@]}" install --repo "file://$W/repo64" --skip-modules --kernel-release 6.1.0-57-arm64 \
+    >"$W/install64.log" 2>&1 || fail "install in the arm64 image: $(tail -5 "$W/install64.log")"
+grep -q "arch=aarch64" "$W/install64.log" ||
+    fail "the arm64 install did not see aarch64: $(grep 'host probed' "$W/install64.log")"
+run64 "${I64[@]}" status --json >"$W/status64.json" 2>/dev/null || true
+grep -q '"driver_version": "550.90.07"' "$W/status64.json" ||
+    fail "status in the arm64 image: $(cat "$W/status64.json")"
+readelf -h "$W/scratch64/home/kubernetes/bin/nvidia/bin/nvidia-smi" | grep -q "Machine: *AArch64" ||
+    fail "the arm64 package's nvidia-smi was not installed"
+run64 "${I64[@]}" uninstall >/dev/null 2>&1 || fail "uninstall in the arm64 image"
+[ ! -e "$W/scratch64/home/kubernetes/bin/nvidia/bin/nvidia-smi" ] || fail "the arm64 uninstall left nvidia-smi"
+echo "image-test: ok: $LIST holds linux/amd64 and linux/arm64; $arm64 is $size64 bytes, tested under qemu-user in $(($(date +%s) - t2)) s"
+
+echo "image-test: ok: $IMAGE ($version, $commit) is $size bytes ($shown); built in $((t1 - t0)) s, tested in $((t2 - t1)) s"
