@@ -322,7 +322,8 @@ vm: $(BIN)
 # the compile happen once per build/real (minutes); CI runs it after `make check`.
 check-real: deps
 	$(MAKE) all
-	tests/real/run.sh $(BIN)
+	$(MAKE) ARCH=arm64 all
+	NDI_VM_ARM64_BIN=build-arm64/nvidia-driver-installer tests/real/run.sh $(BIN)
 
 # The Dockerfile, built with buildah and run (no container engine needed).
 # It also builds and tests the image for both architectures under one tag, the manifest

@@ -22,6 +22,13 @@ static uint NVreg_DeviceFileGID;
 module_param(NVreg_DeviceFileGID, uint, 0444);
 static uint NVreg_ModifyDeviceFiles = 1;
 module_param(NVreg_ModifyDeviceFiles, uint, 0444);
+/*
+ * NVIDIA's nvidia.ko has it from branch 580 on (nv-reg.h, CoherentGPUMemoryMode): on a
+ * coherent platform (Grace) "driver" keeps GPU memory from the OS as a NUMA node. The
+ * stand-in takes it, so that build-driver-package's Grace default can be proven here.
+ */
+static char *NVreg_CoherentGPUMemoryMode;
+module_param(NVreg_CoherentGPUMemoryMode, charp, 0444);
 static char *gpus = "0000:00:04.0,0000:00:05.0";
 module_param(gpus, charp, 0444);
 MODULE_PARM_DESC(gpus, "PCI addresses of the fake GPUs, comma-separated");

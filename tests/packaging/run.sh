@@ -613,13 +613,27 @@ t_arm64() {
     for k in "$w/pkg/kernel/"*.ko "$w/pkg/lib64/libcuda.so.1" "$w/pkg/bin/nvidia-smi"; do
         readelf -h "$k" | grep -q "Machine: *AArch64" || fail "$k is not an aarch64 object"
     done
-    python3 -c 'import json,sys; i=json.load(open(sys.argv[1])); assert i["arch"] == "aarch64" and i["toolchain"]["cross_compile"] == "aarch64-linux-gnu-" and i["module_params"] == ["nvidia-drm.modeset=1", "nvidia.NVreg_DeviceFileMode=432", "nvidia-drm.fbdev=1"], i' \
+    python3 -c 'import json,sys; i=json.load(open(sys.argv[1])); assert i["arch"] == "aarch64" and i["toolchain"]["cross_compile"] == "aarch64-linux-gnu-" and i["module_params"] == ["nvidia-drm.modeset=1", "nvidia.NVreg_DeviceFileMode=432", "nvidia-drm.fbdev=1", "nvidia.NVreg_CoherentGPUMemoryMode=driver"] and i["platform_params"] == ["nvidia.NVreg_CoherentGPUMemoryMode=driver"], i' \
         "$w/pkg/share/nvidia/build-info.json" || fail "build-info.json: arch, cross_compile, module_params"
-    # The defaults as the installer reads them: one options line per module.
-    [ "$(grep -v '^#' "$w/pkg/kernel/module-params.conf")" = "$(printf 'options nvidia_drm modeset=1 fbdev=1\noptions nvidia NVreg_DeviceFileMode=432')" ] ||
+    # The defaults as the installer reads them: one options line per module; on arm64 the
+    # Grace default too, as the stand-in nvidia.ko takes NVreg_CoherentGPUMemoryMode.
+    [ "$(grep -v '^#' "$w/pkg/kernel/module-params.conf")" = "$(printf 'options nvidia_drm modeset=1 fbdev=1\noptions nvidia NVreg_DeviceFileMode=432 NVreg_CoherentGPUMemoryMode=driver')" ] ||
         fail "kernel/module-params.conf: $(cat "$w/pkg/kernel/module-params.conf")"
+    has "$w/arm64.log" "the platform's defaults (aarch64): nvidia.NVreg_CoherentGPUMemoryMode=driver"
+    # Left out on request, and replaced by the operator's own value.
+    rc 0 "$w/noplat.log" a64 --arch arm64 --headers "$h" --source "$w/src" "${sign[@]}" --work "$w/work" \
+        --repo "$w/repo-noplat" --no-platform-params
+    ! tar -tf "$w/work/nvidia-$V-proprietary-$ar.tar.zst" | grep -q module-params.conf ||
+        fail "--no-platform-params: the package still has module-params.conf"
+    rc 0 "$w/ownplat.log" a64 --arch arm64 --headers "$h" --source "$w/src" "${sign[@]}" --work "$w/work" \
+        --repo "$w/repo-noplat" --module-param nvidia.NVreg_CoherentGPUMemoryMode=numa
+    [ "$(tar -xOf "$w/work/nvidia-$V-proprietary-$ar.tar.zst" kernel/module-params.conf | grep -v '^#')" = \
+        "options nvidia NVreg_CoherentGPUMemoryMode=numa" ] || fail "the operator's own NVreg_CoherentGPUMemoryMode"
     # The amd64 package of the same version into the same repository.
     rc 0 "$w/amd64.log" a64 --kernel "$R" --source "$W/src" "${sign[@]}" --work "$w/work-amd64" --tag default
+    # No Grace default on x86, where it would not apply.
+    ! tar -tf "$w/work-amd64/nvidia-$V-proprietary-$R.tar.zst" | grep -q module-params.conf ||
+        fail "the amd64 package has module-params.conf"
     python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))["drivers"]

@@ -9,7 +9,9 @@
 # bench measures). The same driver built with
 # --llvm for a clang-built kernel (tests/real/clang-kernel.sh, the stand-in for COS) and
 # inserted into that kernel, with and without sig_enforce (tests/vm/run.sh clang
-# clang-enforce).
+# clang-enforce). And NVIDIA's arm64 535.261.03 cross-built for Debian's arm64 kernel, both
+# flavours, inserted into it under qemu-system-aarch64 (arm64-real-proprietary,
+# arm64-real-open).
 #
 #   tests/real/run.sh BINARY
 #
@@ -337,4 +339,53 @@ t0=$(date +%s)
 NDI_REAL_DIR=$W "$SRC/tests/vm/run.sh" "$BIN" real-proprietary real-open real-flavours real-agent real-timing ||
     failed=$((failed + 1))
 echo "real: VM scenarios in $(secs "$t0") s"
+# ---- arm64: NVIDIA's arm64 535.261.03 for Debian's arm64 kernel -------------------------
+# Debian's current arm64 kernel (scripts/fetch-debian-kernel, kept in $W/kernels so that
+# the modules' build stays cached between checkouts), the driver's arm64 packages fetched
+# from non-free and cross-compiled by build-driver-package --arch arm64 (Debian's
+# aarch64-linux-gnu toolchain), both flavours into one repository; checked here, the real
+# arm64 nvidia-smi run under qemu-user, then inserted into that kernel under
+# qemu-system-aarch64 (tests/vm/run.sh arm64-real-proprietary arm64-real-open).
+t0=$(date +%s)
+AR=$("$SRC/scripts/fetch-debian-kernel" arm64 "$W/kernels")
+AK=$W/kernels/$AR/root
+a64_patch=()
+if grep -A1 "int __must_check pci_resize_resource(" "$AK"/usr/src/linux-headers-*-common/include/linux/pci.h |
+    grep -q exclude_bars; then
+    a64_patch=(--patch "open=$SRC/tests/real/patches/pci-resize-resource-exclude-bars.patch")
+fi
+rm -rf "$W/arm64/repo"
+if "$BDP" --kernel "$AR" --arch arm64 --headers "$AK/usr/src/linux-headers-$AR" --debian "$V" \
+    --flavour proprietary,open --repo "$W/arm64/repo" --tag default "${a64_patch[@]}" "${common[@]}" \
+    --work "$W/work-arm64" >"$W/arm64-build.log" 2>&1; then
+    echo "real: both arm64 flavours for $AR built in $(secs "$t0") s"
+    for f in proprietary open; do
+        u=$W/arm64/unpacked-$f
+        rm -rf "$u" && mkdir -p "$u"
+        tar -C "$u" --zstd -xf "$W/arm64/repo/$(index "$W/arm64/repo" \
+            "[p['path'] for p in i['drivers'][0]['packages'] if p.get('module_type') == '$f'][0]")"
+        aarch64=1
+        for e in "$u"/kernel/*.ko "$u/lib64/libcuda.so.$V" "$u/lib64/libnvidia-ml.so.$V" "$u/bin/nvidia-smi"; do
+            readelf -h "$e" | grep -q "Machine: *AArch64" || aarch64=0
+        done
+        check "arm64-$f-aarch64" [ $aarch64 = 1 ]
+        check "arm64-$f-vermagic" [ "$(modinfo -F vermagic "$u/kernel/nvidia.ko")" = "$AR SMP mod_unload modversions aarch64" ]
+        check "arm64-$f-signed" "$BIN" verify-module --kernel-release "$AR" --module-cert "$W/keys/mod.crt" "$u"/kernel/*.ko
+        check "arm64-$f-license" [ "$(modinfo -F license "$u/kernel/nvidia.ko")" = "${license[$f]}" ]
+        check "arm64-$f-gsp" [ -s "$u/firmware/nvidia/$V/gsp_ga10x.bin" ]
+        check "arm64-$f-nvml" [ "$(readlink "$u/lib64/libnvidia-ml.so.1")" = "libnvidia-ml.so.$V" ]
+        qemu-aarch64 -L / -E "LD_LIBRARY_PATH=$u/lib64" "$u/bin/nvidia-smi" >"$W/smi-arm64.out" 2>&1 && smi=0 || smi=$?
+        check "arm64-$f-smi-runs" grep -q "couldn't communicate with the NVIDIA driver" "$W/smi-arm64.out"
+        echo "real: arm64 $f package: nvidia.ko $(($(stat -c %s "$u/kernel/nvidia.ko") >> 20)) MiB, nvidia-smi (qemu-user) exit $smi"
+    done
+    check arm64-index-arch [ "$(index "$W/arm64/repo" 'sorted(set(p["arch"] for p in i["drivers"][0]["packages"]))')" = "['aarch64']" ]
+    check arm64-index-flavours [ "$(index "$W/arm64/repo" '[p["module_type"] for p in i["drivers"][0]["packages"]]')" = "['proprietary', 'open']" ]
+    t0=$(date +%s)
+    NDI_REAL_DIR=$W "$SRC/tests/vm/run.sh" "$BIN" arm64-real-proprietary arm64-real-open && ok arm64-vm ||
+        bad arm64-vm "tests/vm/run.sh arm64-real-proprietary arm64-real-open"
+    echo "real: arm64 VM scenarios in $(secs "$t0") s"
+else
+    tail -20 "$W/arm64-build.log"
+    bad arm64-build "build-driver-package --arch arm64 --debian $V failed (log $W/arm64-build.log)"
+fi
 [ $failed = 0 ]

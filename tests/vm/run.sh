@@ -60,6 +60,11 @@
 #             NDI_VM_ARM64_BIN), the stand-in driver built for that kernel by
 #             build-driver-package --arch arm64 (make_arm64), with a default module
 #             parameter of the package's own (--module-param nvidia-drm.modeset=1)
+#   arm64-real-proprietary, arm64-real-open
+#             NVIDIA's real arm64 535.261.03 (make check-real cross-builds it into
+#             build/real/arm64/repo for the same arm64 kernel), one flavour asked for, as
+#             real-proprietary and real-open: refused with ENODEV and rolled back, then
+#             the user space only, the real arm64 nvidia-smi run
 #   demo      the install, shown (make demo)
 #   real-proprietary, real-open
 #             NVIDIA's real driver (make check-real builds its repository, both flavours,
@@ -198,19 +203,17 @@ make_vendor_repo() {
     rm -rf "$src" "$W/vendor-drv"
 }
 
-# The arm64 scenarios' initramfs (initrd-arm64.gz): Debian's current arm64 kernel
-# (scripts/fetch-debian-kernel, cached in build/kernels: image, modules, headers and
-# busybox-static:arm64), the cross-built installer (make ARCH=arm64, or NDI_VM_ARM64_BIN),
-# its libraries from this machine's :arm64 packages, the arm64 ldconfig it ships, and a
-# repository of the stand-in driver built for that kernel the way an operator builds one:
-# the user space cross-compiled (make-standin-driver with aarch64-linux-gnu-gcc), the
-# modules compiled, signed and packed by build-driver-package --arch arm64.
-make_arm64() {
-    local v src ar
+# with_arm64 COMMAND...: runs COMMAND (make_arm64, make_arm64_real) with what the guest
+# runs set for arm64: Debian's current arm64 kernel (scripts/fetch-debian-kernel, cached in
+# build/kernels: image, modules, headers and busybox-static:arm64), the cross-built
+# installer (make ARCH=arm64, or NDI_VM_ARM64_BIN), its libraries from this machine's
+# :arm64 packages, the arm64 ldconfig it ships. Sets AKIMAGE, the kernel boot() gives the
+# arm64 scenarios.
+with_arm64() {
+    local ar
     ar=$("$SRC/scripts/fetch-debian-kernel" arm64 "$SRC/build/kernels") ||
         fail "could not fetch Debian's arm64 kernel (scripts/fetch-debian-kernel arm64)"
     command -v qemu-system-aarch64 >/dev/null || fail "no qemu-system-aarch64 (apt-get install qemu-system-arm)"
-    command -v aarch64-linux-gnu-gcc >/dev/null || fail "no aarch64-linux-gnu-gcc (apt-get install gcc-aarch64-linux-gnu)"
     local GUEST_ARCH=arm64 MULTIARCH=aarch64-linux-gnu R=$ar KROOT=$SRC/build/kernels/$ar/root
     local GUEST_BIN GUEST_BUSYBOX GUEST_LDCONFIG
     GUEST_BIN=$(realpath "${NDI_VM_ARM64_BIN:-$SRC/build-arm64/nvidia-driver-installer}")
@@ -219,21 +222,31 @@ make_arm64() {
     GUEST_LDCONFIG=$(dirname "$GUEST_BIN")/libexec/nvidia-driver-installer/ldconfig
     GUEST_BUSYBOX=$KROOT/bin/busybox
     AKIMAGE=$KROOT/boot/vmlinuz-$ar
+    "$@"
+}
+
+# The arm64 scenarios' initramfs (initrd-arm64.gz): a repository of the stand-in driver
+# built for the arm64 kernel the way an operator builds one: the user space
+# cross-compiled (make-standin-driver with aarch64-linux-gnu-gcc), the modules compiled,
+# signed and packed by build-driver-package --arch arm64.
+make_arm64() {
+    local v src
+    command -v aarch64-linux-gnu-gcc >/dev/null || fail "no aarch64-linux-gnu-gcc (apt-get install gcc-aarch64-linux-gnu)"
     rm -rf "$W/arm64" && mkdir -p "$W/arm64"
     echo "10de:2330 NVIDIA H100 80GB HBM3" >"$W/arm64/gpus"
     for v in "$V_OLD" "$V_NEW"; do
         src=$W/arm64/src-$v
         mkdir -p "$src/kernel-open" "$src/firmware"
-        CC=aarch64-linux-gnu-gcc KERNEL_RELEASE=$ar "$SRC/scripts/make-standin-driver" "$v" "$W/arm64/drv" 64 >/dev/null
+        CC=aarch64-linux-gnu-gcc KERNEL_RELEASE=$R "$SRC/scripts/make-standin-driver" "$v" "$W/arm64/drv" 64 >/dev/null
         cp -L "$W/arm64/drv/lib64/"*.so."$v" "$W/arm64/drv/bin/nvidia-smi" "$src/"
         cp "$W/arm64/drv/firmware/nvidia/$v/"*.bin "$src/firmware/"
         cp "$SRC/tests/kmod/"*.c "$SRC/tests/kmod/Kbuild" "$src/kernel-open/"
         printf 'modules:\n\t$(MAKE) -C $(SYSOUT) M=$(CURDIR) NV_VERSION=%s modules\n' "$v" >"$src/kernel-open/Makefile"
         # The stand-ins are GPL (no 'P' taint, as NVIDIA's open modules): packed as the
         # open flavour, for the GPU the VM fakes.
-        "$SRC/scripts/build-driver-package" --kernel "$ar" --arch arm64 --flavour open \
+        "$SRC/scripts/build-driver-package" --kernel "$R" --arch arm64 --flavour open \
             --pci-ids "open=$W/arm64/gpus" --module-param nvidia-drm.modeset=1 \
-            --headers "$KROOT/usr/src/linux-headers-$ar" --source "$src" \
+            --headers "$KROOT/usr/src/linux-headers-$R" --source "$src" \
             --sign-key "$W/keys/mod.pem" --sign-cert "$W/keys/mod.crt" --repo "$W/arm64/repo" \
             --repo-key "$W/keys/repo.pem" --installer "$BIN" --work "$W/arm64/work" \
             $([ "$v" = "$V_OLD" ] && echo --tag default) --quiet >"$W/arm64/bdp-$v.log" 2>&1 ||
@@ -241,7 +254,17 @@ make_arm64() {
     done
     rm -rf "$W/arm64/drv" "$W/arm64/work"/*.tar.zst
     make_initrd "$W/initrd-arm64.gz" "$W/arm64/repo"
-    echo "vm: arm64 kernel $ar, initramfs $(du -h "$W/initrd-arm64.gz" | cut -f1)"
+    echo "vm: arm64 kernel $R, initramfs $(du -h "$W/initrd-arm64.gz" | cut -f1)"
+}
+
+# The arm64 real scenarios' initramfs (initrd-arm64-real.gz): NVIDIA's real arm64
+# 535.261.03 as make check-real built it for the same arm64 kernel, both flavours in one
+# repository ($REAL/arm64/repo).
+make_arm64_real() {
+    [ -s "$REAL/arm64/repo/index.json" ] || fail "no arm64 real-driver repository in $REAL/arm64 (make check-real builds it)"
+    grep -q "\"$R\"" "$REAL/arm64/repo/index.json" || fail "$REAL/arm64/repo has no package for $R"
+    make_initrd "$W/initrd-arm64-real.gz" "$REAL/arm64/repo"
+    echo "vm: arm64 kernel $R, real-driver initramfs $(du -h "$W/initrd-arm64-real.gz" | cut -f1)"
 }
 
 # Copies FILE (and, for a binary, its libraries) to the same path in the initramfs.
@@ -462,6 +485,10 @@ boot() {
     case $scenario in
     real-*) initrd=$W/initrd-real.gz mem=3072 ;;
     clang*) initrd=$W/initrd-clang.gz mem=3072 kimage=$CLANG/bzImage ;;
+    arm64-real-*)
+        initrd=$W/initrd-arm64-real.gz mem=3072 kimage=$AKIMAGE console=ttyAMA0
+        qemu=(qemu-system-aarch64 -M virt -accel tcg -cpu cortex-a57)
+        ;;
     arm64-*)
         initrd=$W/initrd-arm64.gz kimage=$AKIMAGE console=ttyAMA0
         qemu=(qemu-system-aarch64 -M virt -accel tcg -cpu cortex-a57)
@@ -584,9 +611,15 @@ make_clang() {
 }
 
 t0=$(date +%s)
-standin=0 real=0 clang=0 arm64=0
+standin=0 real=0 clang=0 arm64=0 arm64real=0
 for s in "${scenarios[@]}"; do
-    case $s in real-*) real=1 ;; clang*) clang=1 ;; arm64-*) arm64=1 ;; *) standin=1 ;; esac
+    case $s in
+    real-*) real=1 ;;
+    clang*) clang=1 ;;
+    arm64-real-*) arm64real=1 ;;
+    arm64-*) arm64=1 ;;
+    *) standin=1 ;;
+    esac
 done
 if [ $clang = 1 ]; then
     REAL=${NDI_REAL_DIR:-$SRC/build/real}
@@ -622,8 +655,18 @@ if [ $arm64 = 1 ]; then
     t0=$(date +%s)
     KEY_DIR=$W/keys
     make_keys
-    make_arm64
+    with_arm64 make_arm64
     echo "vm: arm64 prepared in $(($(date +%s) - t0)) s"
+fi
+if [ $arm64real = 1 ]; then
+    t0=$(date +%s)
+    REAL=${NDI_REAL_DIR:-$SRC/build/real}
+    KEY_DIR=$REAL/keys
+    # A GPU both flavours' lists have, faked for arm64-real-open (535's open list lacks
+    # the H100 the VM fakes by default).
+    eval "$(real_cases "$REAL/arm64/repo/index.json" /dev/null | sed 's/^OPEN_GPU=/A64_OPEN_GPU=/')"
+    with_arm64 make_arm64_real
+    echo "vm: arm64 real driver prepared in $(($(date +%s) - t0)) s"
 fi
 if [ $real = 1 ]; then
     REAL=${NDI_REAL_DIR:-$SRC/build/real}
@@ -654,6 +697,7 @@ for s in "${scenarios[@]}"; do
     clang-enforce) extra="module.sig_enforce=1 $CLANG_GPUS" ;;
     lockdown) extra="lockdown=integrity" ;;
     real-open) extra="ndi_gpus=$OPEN_GPU,$OPEN_GPU" ;;
+    arm64-real-open) extra="ndi_gpus=$A64_OPEN_GPU,$A64_OPEN_GPU" ;;
     *) extra="" ;;
     esac
     t1=$(date +%s)
