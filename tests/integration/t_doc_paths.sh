@@ -12,7 +12,7 @@ named=$( (grep -aoE "$docdir/[a-z-]+\.md" "$BIN" | sed "s|$docdir/||"
     sed -n 's|^Documentation: [^(]*(\(.*\))\.$|\1|p' "$T/out" | tr ',' '\n') | tr -d ' ' | sort -u)
 [ "$(echo "$named" | wc -w)" -ge 4 ] || fail "too few documents named: $named"
 shipped=$(sed -n 's/^DOCS_SHIPPED := //p' "$SRC/Makefile")
-grep -q '^	scripts/image-rootfs .* \$(DOCS_SHIPPED)$' "$SRC/Makefile" ||
+grep -qE '^[[:space:]]+scripts/image-rootfs .* \$\(DOCS_SHIPPED\)$' "$SRC/Makefile" ||
     fail "make image-rootfs does not put DOCS_SHIPPED into the image"
 for d in $named; do
     [ -f "$SRC/docs/$d" ] || fail "the binary names $docdir/$d; docs/$d does not exist"
