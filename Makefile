@@ -343,8 +343,10 @@ asan:
 # not; the first failing phase fails the check with its status. The phases with no
 # wall-clock bound run in the background at nice 19, one after the other, taking the CPU
 # the integration suites leave idle waiting on their servers and timers: the lint, the
-# unit tests, packaging, the fuzz replay, the ASan build and its unit tests beside the
-# plain suite (the ASan suite needs that build); the VM test and the image beside the ASan suite, whose tail of
+# unit tests, packaging, the fuzz replay, the ASan build and its unit tests, the arm64
+# build and its unit tests beside the plain suite (the ASan suite needs that build; the
+# VM test and the image need the arm64 one, which they then only check is up to date);
+# the VM test and the image beside the ASan suite, whose tail of
 # wall-clock tests run alone leaves most of the CPU idle. The builds run CHECK_JOBS
 # compilers at once (the machine's cores), unless `make -jN check` shares its own.
 CHECK_JOBS ?= $(shell nproc)
@@ -354,7 +356,7 @@ check:
 	@scripts/check-phases 'deps=$(MAKE) deps' 'format=$(MAKE) format-check' \
 		'build=$(MAKE) $(CHECK_J) all' '&lint=$(MAKE) lint' '&unit=$(MAKE) $(CHECK_J) unit' \
 		'&packaging=$(MAKE) packaging' '&fuzz-replay=$(MAKE) $(CHECK_J) fuzz-replay' \
-		'&asan-unit=$(ASAN_MAKE) unit' '&arm64-unit=$(MAKE) ARCH=arm64 $(CHECK_J) unit' \
+		'&asan-unit=$(ASAN_MAKE) unit' '&arm64-unit=$(MAKE) ARCH=arm64 $(CHECK_J) all unit' \
 		'integration=$(MAKE) $(CHECK_J) integration' wait \
 		'&vm=$(MAKE) vm' '&image-test=$(MAKE) image-test' \
 		'asan-integration=$(ASAN_MAKE) integration' wait
