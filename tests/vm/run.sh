@@ -281,11 +281,12 @@ copy_in() {
 # virtio_blk, ext4 and the crc32c its checksums ask the crypto API for as modules; /init
 # loads them for that scenario only) and agent-upgrade's network (virtio_net), with their
 # dependencies from modules.dep, indexed by depmod.
-# On arm64 (GUEST_ARCH), Debian's arm64 kernel as fetched and unpacked under $KROOT; the
-# main and enforce scenarios need drm and drm_kms_helper only.
+# On arm64 (GUEST_ARCH), Debian's arm64 kernel as fetched and unpacked under $KROOT, and
+# what its scenarios need: drm, drm_kms_helper and ACPI's video (NVIDIA's arm64
+# nvidia-modeset depends on it too).
 copy_kernel_modules() {
-    local m dep rel="/lib/modules/$R" base="$KROOT/lib/modules/$R" todo=() want=(drm drm_kms_helper)
-    [ "$GUEST_ARCH" = arm64 ] || want+=(video virtio_pci virtio_blk ext4 crc32c_generic virtio_net)
+    local m dep rel="/lib/modules/$R" base="$KROOT/lib/modules/$R" todo=() want=(drm drm_kms_helper video)
+    [ "$GUEST_ARCH" = arm64 ] || want+=(virtio_pci virtio_blk ext4 crc32c_generic virtio_net)
     for m in "${want[@]}"; do
         todo+=("$(grep -o "^[^:]*/$m\.ko" "$base/modules.dep")")
     done

@@ -457,9 +457,9 @@ real() {
     check no-gpu err_has "module nvidia found no NVIDIA GPU it supports; the driver logged: No NVIDIA GPU found"
     intree=$(sed -n 's/.*in-tree dependencies found (modules=\([a-z_,]*\)).*/\1/p' /tmp/err | tr , '\n' | sort | tr '\n' ' ')
     echo "VMTEST in-tree dependencies: $intree"
-    # x86's nvidia-modeset uses ACPI's video (and through it wmi); arm64 has neither.
+    # nvidia-modeset uses ACPI's video on both; on x86 video depends on wmi, on arm64 not.
     case $(uname -m) in
-    aarch64) check deps-found [ "$intree" = "drm drm_kms_helper " ] ;;
+    aarch64) check deps-found [ "$intree" = "drm drm_kms_helper video " ] ;;
     *) check deps-found [ "$intree" = "drm drm_kms_helper video wmi " ] ;;
     esac
     check signatures err_has "module signature verified (module=nvidia version=$RV signer=nvidia-driver-installer real-driver test key)"
