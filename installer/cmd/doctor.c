@@ -120,6 +120,69 @@ static void check_gpus(struct doctor *d, const struct nodestate *s)
 		add(d, V_OK, "gpus", NULL, "%s", list);
 }
 
+/* What the pool's GPU sharing asks of the node beyond the device plugin (MPS's daemon). */
+static void check_sharing(struct doctor *d, const struct mig_request *req, const char *what)
+{
+	if (req->sharing == MIG_SHARING_MPS)
+		add(d, V_WARN, "partitions",
+		    "run the MPS control daemon (nvidia-cuda-mps-control -d, from the install dir's bin/) on the node, or use time-sharing",
+		    "%s; MPS with %u clients per GPU: this installer does not run the MPS control daemon yet",
+		    what, req->max_shared_clients);
+	else if (req->sharing == MIG_SHARING_TIME)
+		add(d, V_OK, "partitions", NULL,
+		    "%s; time-sharing with %u clients per GPU (the device plugin's part)", what,
+		    req->max_shared_clients);
+	else
+		add(d, V_OK, "partitions", NULL, "%s", what);
+}
+
+/*
+ * A pool's GPU partitioning request (GKE's gpu_config.json): a MIG size each GPU has, and
+ * that it is not applied here yet (the GPUs are served whole); no line without the file.
+ */
+static void check_partitions(struct doctor *d, int root_fd, const struct nodestate *s)
+{
+	const struct mig_size *size = NULL;
+	const struct mig_model *m = NULL;
+	struct mig_request req;
+	char what[160];
+	struct err e;
+	int r;
+
+	err_clear(&e);
+	r = mig_read_gke_config(root_fd, &req, &e);
+	if (r == 1)
+		return;
+	if (r < 0) {
+		add(d, V_WARN, "partitions",
+		    "correct it: GKE writes it from the node pool's gpu-partition-size and GPU sharing settings",
+		    "%s; GKE's device plugin ignores such a file too", e.msg);
+		return;
+	}
+	for (size_t i = 0; i < s->host.n_gpus && req.partition_size[0]; i++) {
+		if (mig_size_for_gpu(&req, s->host.gpus[i].vendor, s->host.gpus[i].device, &size,
+				     &e) < 0) {
+			add(d, V_FAIL, "partitions",
+			    "ask for a size the GPU has (the node pool's gpu-partition-size)", "%s",
+			    e.msg);
+			return;
+		}
+		m = mig_model_of(s->host.gpus[i].vendor, s->host.gpus[i].device);
+	}
+	if (!size) {
+		check_sharing(d, &req, "whole GPUs (no partition size asked for)");
+		return;
+	}
+	snprintf(what, sizeof(what),
+		 "MIG %s asked for: %u instances of GPU-instance profile %u on each of %zu %s",
+		 size->name, size->count, size->profile_id, s->host.n_gpus, m->name);
+	add(d, V_WARN, "partitions",
+	    "create the partitions after the driver (NVIDIA's MIG manager, GKE's partition-gpus step), or use a pool without gpu-partition-size",
+	    "%s; this installer does not partition GPUs yet: they are served whole", what);
+	if (req.sharing != MIG_SHARING_NONE)
+		check_sharing(d, &req, what);
+}
+
 static void check_conflicts(struct doctor *d, const struct nodestate *s)
 {
 	for (size_t i = 0; i < s->host.n_modules; i++) {
@@ -602,6 +665,7 @@ int doctor_run(const struct config *c, struct err *e)
 	kernel = &d.checks[d.n++];
 	check_host_paths(&d, c, root_fd);
 	check_gpus(&d, &s);
+	check_partitions(&d, root_fd, &s);
 	check_conflicts(&d, &s);
 	check_repository(&d, c, root_fd, &s, &answer);
 	check_kernel(kernel, &s, &answer);

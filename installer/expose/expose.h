@@ -23,6 +23,7 @@
 #include "expose/cdi.h"
 #include "expose/cuda.h"
 #include "expose/ldcache.h"
+#include "expose/mig.h"
 #include "expose/mounts.h"
 #include "expose/nodeinfo.h"
 #include "expose/nvml.h"
