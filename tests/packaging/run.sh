@@ -629,6 +629,13 @@ t_arm64() {
         --repo "$w/repo-noplat" --module-param nvidia.NVreg_CoherentGPUMemoryMode=numa
     [ "$(tar -xOf "$w/work/nvidia-$V-proprietary-$ar.tar.zst" kernel/module-params.conf | grep -v '^#')" = \
         "options nvidia NVreg_CoherentGPUMemoryMode=numa" ] || fail "the operator's own NVreg_CoherentGPUMemoryMode"
+    # The build is cached by what went into it, the sources' bytes among them: the same
+    # tree is not compiled again, one changed in place under the same version is.
+    has "$w/ownplat.log" "modules for $ar already built"
+    echo "/* changed in place */" >>"$w/src/kernel/nvidia.c"
+    rc 0 "$w/changed.log" a64 --arch arm64 --headers "$h" --source "$w/src" "${sign[@]}" --work "$w/work" \
+        --repo "$w/repo-noplat"
+    has "$w/changed.log" "compiling the proprietary modules of $V for $ar"
     # The amd64 package of the same version into the same repository.
     rc 0 "$w/amd64.log" a64 --kernel "$R" --source "$W/src" "${sign[@]}" --work "$w/work-amd64" --tag default
     # No Grace default on x86, where it would not apply.
