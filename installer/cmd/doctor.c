@@ -147,6 +147,7 @@ static void check_partitions(struct doctor *d, int root_fd, const struct nodesta
 	struct mig_request req;
 	char what[160];
 	struct err e;
+	unsigned n;
 	int r;
 
 	err_clear(&e);
@@ -176,9 +177,14 @@ static void check_partitions(struct doctor *d, int root_fd, const struct nodesta
 	snprintf(what, sizeof(what),
 		 "MIG %s asked for: %u instances of GPU-instance profile %u on each of %zu %s",
 		 size->name, size->count, size->profile_id, s->host.n_gpus, m->name);
-	add(d, V_WARN, "partitions",
-	    "create the partitions after the driver (NVIDIA's MIG manager, GKE's partition-gpus step), or use a pool without gpu-partition-size",
-	    "%s; this installer does not partition GPUs yet: they are served whole", what);
+	if ((n = mig_count_instances(root_fd)) > 0)
+		add(d, n == size->count * s->host.n_gpus ? V_OK : V_WARN, "partitions",
+		    "make the partitions match the request (NVIDIA's MIG manager, GKE's partition-gpus step)",
+		    "%s; the driver has %u GPU instances, made outside this installer", what, n);
+	else
+		add(d, V_WARN, "partitions",
+		    "create the partitions after the driver (NVIDIA's MIG manager, GKE's partition-gpus step), or use a pool without gpu-partition-size",
+		    "%s; this installer does not partition GPUs yet: they are served whole", what);
 	if (req.sharing != MIG_SHARING_NONE)
 		check_sharing(d, &req, what);
 }

@@ -1,6 +1,7 @@
 # doctor and a pool's GPU partitioning request (GKE's /etc/nvidia/gpu_config.json): a MIG
 # size the node's GPUs have is named with what it means (instances, GPU-instance profile)
-# and reported as not applied (the GPUs are served whole: warn); a size the GPU lacks
+# and reported as not applied (the GPUs are served whole: warn), or, where another tool
+# made partitions, whether their number matches (ok) or not (warn); a size the GPU lacks
 # fails naming the sizes it has; a GPU without known MIG sizes, a file GKE's plugin would
 # not take, MPS (no daemon run here) warn or fail with their cause; no file, no line.
 FAKE_KERNEL=1
@@ -22,6 +23,17 @@ conf '{"GPUPartitionSize": "1g.10gb"}'
 doc 0
 line warn "MIG 1g.10gb asked for: 7 instances of GPU-instance profile 19 on each of 2 H100 80GB; this installer does not partition GPUs yet: they are served whole"
 grep -q "fix: create the partitions after the driver" "$T/out" || fail "no fix for the unapplied partitions"
+# Partitions made outside the installer (NVIDIA's MIG manager): as the driver lists them
+# (/proc/driver/nvidia/capabilities/gpuN/mig/giM, which GKE's device plugin reads).
+caps=$T/root/proc/driver/nvidia/capabilities
+for g in 0 1; do for i in 1 2 3 4 5 6 7; do mkdir -p "$caps/gpu$g/mig/gi$i/ci0"; done; done
+doc 0
+line ok "MIG 1g.10gb asked for: .*; the driver has 14 GPU instances, made outside this installer"
+rm -rf "$caps/gpu1/mig"
+doc 0
+line warn "MIG 1g.10gb asked for: .*; the driver has 7 GPU instances, made outside this installer"
+grep -q "fix: make the partitions match the request" "$T/out" || fail "no fix for partitions that do not match"
+rm -rf "$caps"
 conf '{"gpupartitionsize": "3g.40gb", "GPUSharingConfig": {"GPUSharingStrategy": "time-sharing", "MaxSharedClientsPerGPU": 2}}'
 doc 0
 line warn "MIG 3g.40gb asked for: 2 instances of GPU-instance profile 9"
