@@ -735,6 +735,22 @@ static void refresh_other_specs(struct agent *a)
 		       "spec", st.spec, "missing", st.missing, LOG_END);
 }
 
+/* Partitions made since the install (a MIG manager's): their device nodes. */
+static void sync_mig_nodes(struct agent *a)
+{
+	struct devnodes_report r;
+	struct err e;
+
+	err_clear(&e);
+	if (devnodes_sync_mig(a->root_fd, &r, &e) < 0)
+		log_kv(LOG_WARN, "agent", "the MIG instances' device nodes could not be made",
+		       "error", e.msg, LOG_END);
+	else if (r.created || r.replaced || r.fixed)
+		log_kv(LOG_INFO, "agent", "MIG instances' device nodes made",
+		       U64("created", r.created), U64("replaced", r.replaced),
+		       U64("fixed", r.fixed), LOG_END);
+}
+
 static void look(struct agent *a)
 {
 	_cleanup_(nodestate_done) struct nodestate s;
@@ -756,6 +772,8 @@ static void look(struct agent *a)
 	}
 	in.installed = s.installed ? s.manifest.driver_version : NULL;
 	in.loaded = s.loaded_version;
+	if (in.loaded && in.loaded[0])
+		sync_mig_nodes(a);
 	if (in.installed && strcmp(in.installed, a->version) != 0) {
 		snprintf(a->version, sizeof(a->version), "%s", in.installed);
 		a->cuda_ok_ns = 0;

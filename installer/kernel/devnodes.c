@@ -15,7 +15,10 @@
 #include "util/log.h"
 #include "util/str.h"
 
-#define MAX_NODES 128
+/* 8 GPUs of 7 MIG instances (a node each for the GPU instance and its compute instance), 64
+ * NVSwitches and the rest. */
+#define MAX_NODES 512
+#define CAPS_DIR "/proc/driver/nvidia/capabilities"
 /* nvidia.ko's NVSwitch part (linux_nvswitch.c): its control node's minor, at most 64 switches. */
 #define NVSWITCH_CTL_MINOR 255
 #define NVSWITCH_MAX 64
@@ -140,6 +143,82 @@ static void add_caps_nodes(int root_fd, int major, struct node *nodes, size_t *n
 		if (minor >= 0)
 			add_node(nodes, n, caps[i].node, (unsigned)major, (unsigned)minor,
 				 (mode_t)field(buf, "DeviceFileMode", 0400) & 07777);
+	}
+}
+
+/* One nvidia-caps/nvidia-capMINOR for the capability file PATH (DeviceFileMinor, DeviceFileMode). */
+static void add_cap_node(int root_fd, const char *path, int major, struct node *nodes, size_t *n)
+{
+	_cleanup_free_ char *buf = fs_read_in_root(root_fd, path, 1 << 16, NULL);
+	long minor = buf ? field(buf, "DeviceFileMinor", -1) : -1;
+	char name[64];
+
+	/* nvidia-caps' minors are the driver's (nv-caps.c: at most NV_CAP_DRV_MINOR_COUNT). */
+	if (minor < 0 || minor > (1 << 20))
+		return;
+	snprintf(name, sizeof(name), "nvidia-caps/nvidia-cap%ld", minor);
+	add_node(nodes, n, name, (unsigned)major, (unsigned)minor,
+		 (mode_t)field(buf, "DeviceFileMode", 0444) & 07777);
+}
+
+/*
+ * The entries of the directory REL (under the host's /proc/driver/nvidia/capabilities)
+ * named PREFIX followed by digits, into NAMES (at most MAX); returns how many.
+ */
+static size_t cap_entries(int root_fd, const char *rel, const char *prefix, char (*names)[16],
+			  size_t max)
+{
+	char path[300];
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	size_t k = 0, pl = strlen(prefix);
+	struct err e;
+
+	int fd;
+
+	err_clear(&e);
+	snprintf(path, sizeof(path), CAPS_DIR "/%s", rel);
+	fd = fs_dir_in_root(root_fd, path, false, &e);
+	if (fd < 0)
+		return 0;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return 0;
+	}
+	while (k < max && (de = readdir(d))) {
+		if (strncmp(de->d_name, prefix, pl) == 0 && de->d_name[pl] &&
+		    strspn(de->d_name + pl, "0123456789") == strlen(de->d_name + pl) &&
+		    strlen(de->d_name) < 16)
+			snprintf(names[k++], 16, "%s", de->d_name);
+	}
+	return k;
+}
+
+/*
+ * The nodes of the MIG instances the driver has now (GPU instance and compute instance
+ * capabilities, capabilities/gpuN/mig/giM/access and .../ciK/access): what the device
+ * plugins and the CDI spec of MIG devices name, made here as nvidia-modprobe -f would.
+ */
+static void add_mig_caps_nodes(int root_fd, int major, struct node *nodes, size_t *n)
+{
+	char gpus[64][16], gis[16][16], cis[16][16];
+
+	for (size_t g = 0, ng = cap_entries(root_fd, "", "gpu", gpus, 64); g < ng; g++) {
+		char mig[32];
+
+		snprintf(mig, sizeof(mig), "%s/mig", gpus[g]);
+		for (size_t i = 0, ni = cap_entries(root_fd, mig, "gi", gis, 16); i < ni; i++) {
+			char gi[64], path[160];
+
+			snprintf(gi, sizeof(gi), "%s/%s", mig, gis[i]);
+			snprintf(path, sizeof(path), CAPS_DIR "/%s/access", gi);
+			add_cap_node(root_fd, path, major, nodes, n);
+			for (size_t c = 0, nc = cap_entries(root_fd, gi, "ci", cis, 16); c < nc;
+			     c++) {
+				snprintf(path, sizeof(path), CAPS_DIR "/%s/%s/access", gi, cis[c]);
+				add_cap_node(root_fd, path, major, nodes, n);
+			}
+		}
 	}
 }
 
@@ -275,14 +354,34 @@ static int wanted_nodes(int root_fd, bool with_modeset, mode_t mode, struct node
 		add_node(nodes, n, "nvidia-uvm", (unsigned)uvm, 0, mode);
 		add_node(nodes, n, "nvidia-uvm-tools", (unsigned)uvm, 1, mode);
 	}
-	if (caps > 0)
+	if (caps > 0) {
 		add_caps_nodes(root_fd, caps, nodes, n);
+		add_mig_caps_nodes(root_fd, caps, nodes, n);
+	}
 	if (nvswitch > 0)
 		add_nvswitch_nodes(root_fd, nvswitch, nodes, n);
 	return add_gpu_nodes(root_fd, nodes, n, mode, e);
 }
 
-int devnodes_sync(int root_fd, bool with_modeset, struct devnodes_report *r, struct err *e)
+/* The nodes of devnodes_sync (WHICH: the driver's), or of devnodes_sync_mig (MIG only). */
+enum which { ALL_NODES, ALL_NODES_MODESET, MIG_NODES };
+
+static int wanted(int root_fd, enum which w, mode_t mode, struct node *nodes, size_t *n,
+		  struct err *e)
+{
+	_cleanup_free_ char *devices = NULL;
+	int caps;
+
+	if (w != MIG_NODES)
+		return wanted_nodes(root_fd, w == ALL_NODES_MODESET, mode, nodes, n, e);
+	devices = fs_read_in_root(root_fd, "/proc/devices", 1 << 20, NULL);
+	caps = devices ? devnodes_parse_major(devices, "nvidia-caps") : -1;
+	if (caps > 0)
+		add_mig_caps_nodes(root_fd, caps, nodes, n);
+	return 0;
+}
+
+static int sync_nodes(int root_fd, enum which w, struct devnodes_report *r, struct err *e)
 {
 	_cleanup_free_ char *params =
 		fs_read_in_root(root_fd, "/proc/driver/nvidia/params", 1 << 20, NULL);
@@ -298,7 +397,7 @@ int devnodes_sync(int root_fd, bool with_modeset, struct devnodes_report *r, str
 			"ModifyDeviceFiles is 0: the driver's device files are managed elsewhere");
 		return 0;
 	}
-	if (wanted_nodes(root_fd, with_modeset, p.mode, nodes, &n, e) < 0)
+	if (wanted(root_fd, w, p.mode, nodes, &n, e) < 0)
 		return err_wrap(e, "devices");
 	dev_fd = fs_dir_in_root(root_fd, "/dev", true, e);
 	if (dev_fd < 0)
@@ -313,6 +412,16 @@ int devnodes_sync(int root_fd, bool with_modeset, struct devnodes_report *r, str
 			return err_wrap(e, "devices");
 	}
 	return 0;
+}
+
+int devnodes_sync(int root_fd, bool with_modeset, struct devnodes_report *r, struct err *e)
+{
+	return sync_nodes(root_fd, with_modeset ? ALL_NODES_MODESET : ALL_NODES, r, e);
+}
+
+int devnodes_sync_mig(int root_fd, struct devnodes_report *r, struct err *e)
+{
+	return sync_nodes(root_fd, MIG_NODES, r, e);
 }
 
 static bool is_driver_node(const char *name)

@@ -6,7 +6,9 @@
  *   nvidiactl 195:255, nvidiaN 195:N (N = "Device Minor" of each GPU in
  *   /proc/driver/nvidia/gpus/BDF/information), nvidia-modeset 195:254,
  *   nvidia-uvm M:0 and nvidia-uvm-tools M:1 (M = the "nvidia-uvm" major in
- *   /proc/devices), nvidia-caps/nvidia-cap1 and -cap2 (major "nvidia-caps"),
+ *   /proc/devices), nvidia-caps/nvidia-cap1 and -cap2 (major "nvidia-caps"), and
+ *   nvidia-caps/nvidia-capN of every MIG instance the driver has (its GPU instance's and
+ *   compute instances' capabilities, capabilities/gpuN/mig/giM[/ciK]/access),
  *   on NVSwitch hosts nvidia-nvswitchctl M:255 and nvidia-nvswitchN M:N (M = the
  *   "nvidia-nvswitch" major; mode from /proc/driver/nvidia-nvswitch/permissions),
  *   and /dev/char/MAJ:MIN links, which container runtimes match device rules by.
@@ -51,6 +53,13 @@ int devnodes_parse_minor(const char *information);
  */
 _must_check_ int devnodes_sync(int root_fd, bool with_modeset, struct devnodes_report *ret,
 			       struct err *e);
+
+/*
+ * Makes only the nodes of the MIG instances the driver has now (nvidia-caps/nvidia-capN of
+ * each capabilities/gpuN/mig/giM and its ciK): for partitions made after the install, by
+ * whatever tool; the node agent calls it on each look. Returns 0 and what it did, or -1.
+ */
+_must_check_ int devnodes_sync_mig(int root_fd, struct devnodes_report *ret, struct err *e);
 
 /* Removes the driver's nodes and their /dev/char links. Returns 0 or -1. */
 _must_check_ int devnodes_remove(int root_fd, struct err *e);
