@@ -186,10 +186,11 @@ static size_t cap_entries(int root_fd, const char *rel, const char *prefix, char
 		return 0;
 	}
 	while (k < max && (de = readdir(d))) {
-		if (strncmp(de->d_name, prefix, pl) == 0 && de->d_name[pl] &&
-		    strspn(de->d_name + pl, "0123456789") == strlen(de->d_name + pl) &&
-		    strlen(de->d_name) < 16)
-			snprintf(names[k++], 16, "%s", de->d_name);
+		size_t len = strlen(de->d_name);
+
+		if (len < 16 && len > pl && strncmp(de->d_name, prefix, pl) == 0 &&
+		    strspn(de->d_name + pl, "0123456789") == len - pl)
+			memcpy(names[k++], de->d_name, len + 1);
 	}
 	return k;
 }
