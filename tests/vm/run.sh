@@ -306,23 +306,11 @@ copy_kernel_modules() {
     depmod -b "$W/initrd" "$R"
 }
 
-# elf_libs FILE...: the shared libraries FILE... need, transitively, found in the guest
-# architecture's multiarch directories of this machine (the :arm64 packages), and the
-# program interpreter; what ldd tells for the host's own binaries, without running them.
+# elf_libs FILE...: the shared libraries FILE... need, transitively, from the guest
+# architecture's multiarch directories of this machine (scripts/elf-needed: what ldd tells
+# for the host's own binaries, without running them), and the program interpreter.
 elf_libs() {
-    local todo=("$@") seen=" " f n p
-    while [ ${#todo[@]} -gt 0 ]; do
-        f=${todo[0]}
-        todo=("${todo[@]:1}")
-        for n in $(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'); do
-            case $seen in *" $n "*) continue ;; esac
-            seen="$seen$n "
-            p=$(ls "/lib/$MULTIARCH/$n" "/usr/lib/$MULTIARCH/$n" 2>/dev/null | head -1)
-            [ -n "$p" ] || fail "$n (which $f needs) is not installed for $MULTIARCH"
-            echo "$p"
-            todo+=("$p")
-        done
-    done
+    "$SRC/scripts/elf-needed" "$MULTIARCH" "$@" || return 1
     readelf -l "$1" | sed -n 's/.*Requesting program interpreter: \(.*\)\]$/\1/p'
 }
 
@@ -338,7 +326,7 @@ make_initrd() {
     # Its static helpers (installer/stage/libexec.h), found at ../libexec from /usr/bin.
     mkdir -p "$W/initrd/usr/libexec"
     cp -r "$(dirname "$GUEST_BIN")/libexec/nvidia-driver-installer" "$W/initrd/usr/libexec/"
-    local so lib sonames
+    local so lib sonames libs
     sonames=$(grep -o '"lib[a-z]*\.so\.[0-9]*"' "$SRC/installer/util/dlib.h" | tr -d '"')
     if [ "$GUEST_ARCH" = arm64 ]; then
         # The libraries it links and loads on first use, and what NVIDIA's user space links
@@ -349,7 +337,8 @@ make_initrd() {
             [ -n "$lib" ] || fail "$so is not installed for $MULTIARCH"
             dl+=("$lib")
         done
-        copy_in $(elf_libs "$GUEST_BIN" "${dl[@]}" | sort -u) "${dl[@]}"
+        libs=$(elf_libs "$GUEST_BIN" "${dl[@]}") || fail "the arm64 libraries of $GUEST_BIN"
+        copy_in $libs "${dl[@]}"
     else
         copy_in $(ldd "$GUEST_BIN" | grep -o '/[^ ]*' | sort -u)
         # And the libraries it loads on first use (their sonames as installer/util/dlib.h
