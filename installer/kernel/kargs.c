@@ -172,6 +172,20 @@ struct param {
 	const char *value;
 };
 
+/*
+ * "MODULE.KEY" of A, the module spelled as the kernel names it ('_' for '-'); all of A when
+ * it has no '=' (parse_set's value is empty then).
+ */
+static void param_name(const char *a, char name[192])
+{
+	const char *eq = strchr(a, '=');
+
+	snprintf(name, 192, "%.*s", eq ? (int)(eq - a) : (int)strlen(a), a);
+	for (char *c = name; *c && *c != '.'; c++)
+		if (*c == '-')
+			*c = '_';
+}
+
 /* The set ARGS as (name, value) pairs, a repeated name keeping its last value. */
 static size_t parse_set(char *const *args, size_t n, struct param *out)
 {
@@ -179,15 +193,10 @@ static size_t parse_set(char *const *args, size_t n, struct param *out)
 
 	for (size_t i = 0; i < n; i++) {
 		const char *eq = strchr(args[i], '=');
-		size_t nlen = eq ? (size_t)(eq - args[i]) : strlen(args[i]);
 		struct param p = {.value = eq ? eq + 1 : ""};
 		size_t j;
 
-		snprintf(p.name, sizeof(p.name), "%.*s", (int)nlen, args[i]);
-		/* The module part spelled as the kernel names it. */
-		for (char *c = p.name; *c && *c != '.'; c++)
-			if (*c == '-')
-				*c = '_';
+		param_name(args[i], p.name);
 		for (j = 0; j < m && strcmp(out[j].name, p.name) != 0; j++)
 			;
 		out[j] = p;
@@ -243,17 +252,6 @@ bool kargs_diff(char *const *recorded, size_t n_recorded, char *const *requested
 		differ = true;
 	}
 	return differ;
-}
-
-/* "MODULE.KEY" of A (module with '_'), or "" when A has no '='. */
-static void param_name(const char *a, char name[192])
-{
-	const char *eq = strchr(a, '=');
-
-	snprintf(name, 192, "%.*s", eq ? (int)(eq - a) : 0, a);
-	for (char *c = name; *c && *c != '.'; c++)
-		if (*c == '-')
-			*c = '_';
 }
 
 int kargs_merge(char *const *defaults, size_t n_defaults, char *const *requested,
