@@ -177,7 +177,7 @@ static void check_partitions(struct doctor *d, int root_fd, const struct nodesta
 	snprintf(what, sizeof(what),
 		 "MIG %s asked for: %u instances of GPU-instance profile %u on each of %zu %s",
 		 size->name, size->count, size->profile_id, s->host.n_gpus, m->name);
-	if ((n = mig_count_instances(root_fd)) > 0)
+	if ((n = devnodes_mig_instances(root_fd)) > 0)
 		add(d, n == size->count * s->host.n_gpus ? V_OK : V_WARN, "partitions",
 		    "make the partitions match the request (NVIDIA's MIG manager, GKE's partition-gpus step)",
 		    "%s; the driver has %u GPU instances, made outside this installer", what, n);

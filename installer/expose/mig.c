@@ -1,9 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
-#include <unistd.h>
 #include <strings.h>
 
 #include "expose/mig.h"
@@ -205,44 +202,4 @@ int mig_size_for_gpu(const struct mig_request *req, uint16_t vendor, uint16_t de
 	}
 	return err_set(e, EXIT_USAGE, "the %s (%s) has no MIG partition size %s; it has %s",
 		       m->name, m->gke_type, req->partition_size, have);
-}
-
-/*
- * The entries of the directory NAME under DFD whose names start with PREFIX; with DESCEND,
- * for each of those the "gi" entries of its mig/ directory instead.
- */
-static unsigned count_entries(int dfd, const char *name, const char *prefix, bool descend)
-{
-	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	_cleanup_closedir_ DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	unsigned n = 0;
-	struct dirent *de;
-
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return 0;
-	}
-	while ((de = readdir(d))) {
-		char sub[300];
-
-		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
-			continue;
-		/* gpuN: its mig/ directory's giM entries. */
-		if (descend && snprintf(sub, sizeof(sub), "%s/mig", de->d_name) < (int)sizeof(sub))
-			n += count_entries(dirfd(d), sub, "gi", false);
-		else if (!descend)
-			n++;
-	}
-	return n;
-}
-
-unsigned mig_count_instances(int root_fd)
-{
-	_cleanup_close_ int fd = -1;
-	struct err e;
-
-	err_clear(&e);
-	fd = fs_dir_in_root(root_fd, "/proc/driver/nvidia/capabilities", false, &e);
-	return fd < 0 ? 0 : count_entries(fd, ".", "gpu", true);
 }

@@ -71,10 +71,3 @@ _must_check_ int mig_read_gke_config(int root_fd, struct mig_request *ret, struc
  */
 _must_check_ int mig_size_for_gpu(const struct mig_request *req, uint16_t vendor, uint16_t device,
 				  const struct mig_size **ret, struct err *e);
-
-/*
- * The GPU instances the driver has now, as it lists them under ROOT_FD's
- * /proc/driver/nvidia/capabilities/gpuN/mig/giM (what GKE's device plugin reads), made by
- * whatever tool: 0 when there are none or no such directory.
- */
-unsigned mig_count_instances(int root_fd);

@@ -173,7 +173,6 @@ static size_t cap_entries(int root_fd, const char *rel, const char *prefix, char
 	struct dirent *de;
 	size_t k = 0, pl = strlen(prefix);
 	struct err e;
-
 	int fd;
 
 	err_clear(&e);
@@ -221,6 +220,18 @@ static void add_mig_caps_nodes(int root_fd, int major, struct node *nodes, size_
 			}
 		}
 	}
+}
+
+unsigned devnodes_mig_instances(int root_fd)
+{
+	char gpus[64][16], gis[16][16], mig[32];
+	unsigned n = 0;
+
+	for (size_t g = 0, ng = cap_entries(root_fd, "", "gpu", gpus, 64); g < ng; g++) {
+		snprintf(mig, sizeof(mig), "%s/mig", gpus[g]);
+		n += (unsigned)cap_entries(root_fd, mig, "gi", gis, 16);
+	}
+	return n;
 }
 
 /* Creates or fixes one node. */

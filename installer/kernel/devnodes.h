@@ -61,5 +61,11 @@ _must_check_ int devnodes_sync(int root_fd, bool with_modeset, struct devnodes_r
  */
 _must_check_ int devnodes_sync_mig(int root_fd, struct devnodes_report *ret, struct err *e);
 
+/*
+ * The GPU instances the driver has now, made by whatever tool: the giM entries of its
+ * capabilities/gpuN/mig/ (what GKE's device plugin reads); 0 where there are none.
+ */
+unsigned devnodes_mig_instances(int root_fd);
+
 /* Removes the driver's nodes and their /dev/char links. Returns 0 or -1. */
 _must_check_ int devnodes_remove(int root_fd, struct err *e);
