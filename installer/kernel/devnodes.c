@@ -206,7 +206,8 @@ static void add_mig_caps_nodes(int root_fd, int major, struct node *nodes, size_
 	for (size_t g = 0, ng = cap_entries(root_fd, "", "gpu", gpus, 64); g < ng; g++) {
 		char mig[32];
 
-		snprintf(mig, sizeof(mig), "%s/mig", gpus[g]);
+		if (str_fmt(mig, sizeof(mig), "%s/mig", gpus[g]) < 0)
+			continue;
 		for (size_t i = 0, ni = cap_entries(root_fd, mig, "gi", gis, 16); i < ni; i++) {
 			char gi[64], path[160];
 
@@ -228,7 +229,8 @@ unsigned devnodes_mig_instances(int root_fd)
 	unsigned n = 0;
 
 	for (size_t g = 0, ng = cap_entries(root_fd, "", "gpu", gpus, 64); g < ng; g++) {
-		snprintf(mig, sizeof(mig), "%s/mig", gpus[g]);
+		if (str_fmt(mig, sizeof(mig), "%s/mig", gpus[g]) < 0)
+			continue;
 		n += (unsigned)cap_entries(root_fd, mig, "gi", gis, 16);
 	}
 	return n;
