@@ -120,6 +120,38 @@ static bool cache_is_current(int root_fd, const char *install_dir, bool included
 	       cache_lists(cache, len, install_dir, "libnvidia-ml.so.1");
 }
 
+/*
+ * File times come from the kernel's coarse clock (one tick, 4 ms on many kernels): on a
+ * fast machine the cache just rebuilt can carry the very time of the switch, and a
+ * re-run would find it "not newer" and rebuild it again; a clock set back would do the
+ * same on every run. The order the times stand for is known here, so .current (our own
+ * link, whose time nothing else reads) is dated just before the cache. Where the file
+ * system cannot hold that time, nothing worse than that extra rebuild follows.
+ */
+static void order_after_switch(int root_fd, const char *install_dir)
+{
+	struct err e;
+	_cleanup_close_ int etc = fs_dir_in_root(root_fd, "/etc", false, &e);
+	_cleanup_close_ int dir = fs_dir_in_root(root_fd, install_dir, false, &e);
+	struct timespec built, current, ts[2];
+
+	if (!mtime_of(etc, "ld.so.cache", &built) || !mtime_of(dir, ".current", &current) ||
+	    built.tv_sec > current.tv_sec ||
+	    (built.tv_sec == current.tv_sec && built.tv_nsec > current.tv_nsec))
+		return;
+	ts[0] = (struct timespec){.tv_nsec = UTIME_OMIT};
+	ts[1] = built;
+	if (ts[1].tv_nsec > 0) {
+		ts[1].tv_nsec--;
+	} else {
+		ts[1].tv_sec--;
+		ts[1].tv_nsec = 999999999;
+	}
+	if (utimensat(dir, ".current", ts, AT_SYMLINK_NOFOLLOW) < 0)
+		log_kv(LOG_DEBUG, "ldcache", "could not date the switch before the ld cache",
+		       "errno", strerror(errno), LOG_END);
+}
+
 int ldcache_update(int root_fd, const char *root_path, const char *install_dir, struct err *e)
 {
 	_cleanup_free_ char *conf = NULL, *old = NULL, *main_conf = NULL;
@@ -150,6 +182,7 @@ int ldcache_update(int root_fd, const char *root_path, const char *install_dir, 
 		       LOG_END);
 	if (run_ldconfig(root_fd, root_path, e) < 0)
 		return err_wrap(e, "ldcache");
+	order_after_switch(root_fd, install_dir);
 	log_kv(LOG_INFO, "ldcache", "ld cache updated", "conf", LDCACHE_CONF, "libs", libs,
 	       LOG_END);
 	return 0;

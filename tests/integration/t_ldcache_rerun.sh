@@ -26,3 +26,13 @@ expect_rc 0 install --repo "file://$T/repo" $(install_args) -v
 expect_err "ld cache rebuilt"
 ldconfig -r "$T/root" -p | grep -q "libcuda.so.1 .*=> /home/kubernetes/bin/nvidia/lib64/libcuda.so.1" ||
     fail "the cache after the configuration changed: $(ldconfig -r "$T/root" -p | grep -i nvidia)"
+# The switch and the rebuild in one clock tick, or a clock set back after the switch: the
+# cache's time is not after .current's. The rebuild dates .current before the cache, so
+# the next run finds the cache current (without that, every run rebuilt it).
+cur=$T/root/home/kubernetes/bin/nvidia/.current
+touch -h -d '+1 hour' "$cur"
+expect_rc 0 install --repo "file://$T/repo" $(install_args) -v
+expect_err "ld cache rebuilt"
+[ "$(stat -c %Y "$cur")" -le "$(stat -c %Y "$cache")" ] || fail ".current is still dated after the cache"
+expect_rc 0 install --repo "file://$T/repo" $(install_args) -v
+expect_err "ld cache already current"
