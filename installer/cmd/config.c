@@ -207,6 +207,10 @@ const struct config_option config_options[] = {
 	OPTION("cdi-kind", .env = "NVIDIA_CDI_KIND", .kind = CONFIG_STRING, .offset = F(cdi_kind),
 	       .cmds = CFG_INSTALL | CFG_STATUS | CFG_DOCTOR | CFG_AGENT, .flags = CONFIG_NONEMPTY,
 	       .arg = "KIND", .value = CDI_KIND, .json = "cdi_kind", .help = "the spec's CDI kind"),
+	OPTION("mig-layout", .env = "NVIDIA_MIG_LAYOUT", .kind = CONFIG_STRING,
+	       .offset = F(mig_layout), .cmds = CFG_INSTALL | CFG_DOCTOR, .flags = CONFIG_NONEMPTY,
+	       .arg = "LAYOUT", .value = "gke", .json = "mig_layout",
+	       .help = "GPU partitions (MIG) once the driver answers: gke (the node pool's /etc/nvidia/gpu_config.json), none (as they are), all-disabled, all-enabled or all-PROFILE (all-1g.10gb)"),
 	OPTION("cdi-replace", .env = "NVIDIA_CDI_REPLACE", .kind = CONFIG_BOOL,
 	       .offset = F(cdi_replace), .cmds = CFG_INSTALL, .json = "cdi_replace",
 	       .help = "set aside another producer's spec of that kind"),
@@ -888,6 +892,16 @@ static int check_all(const struct config *c, struct problems *p)
 		    "%s: '%s' is not a CDI kind: VENDOR/CLASS, each starting with a letter, ending with a letter or digit, of letters, digits, '-', '_', '.'",
 		    label_of("cdi-kind", buf, sizeof(buf)), c->cdi_kind) < 0)
 		return -1;
+	if (strcmp(c->mig_layout, "gke") != 0) {
+		struct part_layout l;
+		struct err le;
+
+		if (part_layout_parse(c->mig_layout, -1, &l, &le) < 0 &&
+		    problem(p,
+			    "%s: '%s' is not a layout: gke, none, all-disabled, all-enabled or all-PROFILE (all-1g.10gb)",
+			    label_of("mig-layout", buf, sizeof(buf)), c->mig_layout) < 0)
+			return -1;
+	}
 	if (check_path(p, "install-dir", c->install_dir) < 0 ||
 	    check_path(p, "container-dir", c->container_dir) < 0 ||
 	    check_path(p, "cache-dir", c->cache_dir) < 0 ||

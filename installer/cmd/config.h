@@ -44,6 +44,7 @@ struct config {
 	char *when_busy; /* defer or fail: a new driver while the loaded one is busy */
 	char *cdi_dir;
 	char *cdi_kind;		   /* the CDI kind our spec declares */
+	char *mig_layout;	   /* --mig-layout: "gke", "none", "all-1g.10gb", ... */
 	bool cdi_replace;	   /* set aside another producer's spec of that kind */
 	char *metrics_file;	   /* host path of a Prometheus textfile, or NULL */
 	char *agent_listen;	   /* agent: HOST:PORT of its HTTP endpoint, or NULL */

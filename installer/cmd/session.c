@@ -133,6 +133,7 @@ struct expose_opts session_expose_opts(const struct config *c)
 				    .cdi_dir = c->cdi_dir,
 				    .cdi_kind = c->cdi_kind,
 				    .cdi_replace = c->cdi_replace,
+				    .mig_layout = c->mig_layout,
 				    .skip_verify = c->skip_verify};
 }
 

@@ -227,6 +227,46 @@ static json_object *common_edits(const struct cdi_input *in)
 	return edits;
 }
 
+/* A MIG device's nodes: its GPU's, and the capabilities of its two instances. */
+static json_object *mig_nodes(const struct cdi_mig *m)
+{
+	json_object *nodes = json_object_new_array();
+	char path[64];
+
+	json_object_array_add(nodes, gpu_node(m->gpu_minor));
+	snprintf(path, sizeof(path), "/dev/nvidia-caps/nvidia-cap%ld", m->gi_cap);
+	json_object_array_add(nodes, node(path));
+	snprintf(path, sizeof(path), "/dev/nvidia-caps/nvidia-cap%ld", m->ci_cap);
+	json_object_array_add(nodes, node(path));
+	return nodes;
+}
+
+/*
+ * The MIG devices, by "GPU:INDEX" and by UUID, each also in "all" (whose nodes are a set:
+ * a GPU's node once). A GPU in MIG mode has no device of its own: a container given it
+ * whole could not use it (nvidia-container-toolkit, pkg/nvcdi: MIG-enabled GPUs are left
+ * out of the full GPUs).
+ */
+static void add_migs(const struct cdi_input *in, json_object *devices, json_object *all)
+{
+	char name[32], path[64];
+
+	for (size_t i = 0; i < in->n_migs; i++) {
+		const struct cdi_mig *m = &in->migs[i];
+
+		snprintf(name, sizeof(name), "%u:%u", m->gpu, m->index);
+		json_object_array_add(devices, device(name, mig_nodes(m)));
+		if (m->uuid[0])
+			json_object_array_add(devices, device(m->uuid, mig_nodes(m)));
+		if (i == 0 || in->migs[i - 1].gpu_minor != m->gpu_minor)
+			json_object_array_add(all, gpu_node(m->gpu_minor));
+		snprintf(path, sizeof(path), "/dev/nvidia-caps/nvidia-cap%ld", m->gi_cap);
+		json_object_array_add(all, node(path));
+		snprintf(path, sizeof(path), "/dev/nvidia-caps/nvidia-cap%ld", m->ci_cap);
+		json_object_array_add(all, node(path));
+	}
+}
+
 char *cdi_render(const struct cdi_input *in)
 {
 	_cleanup_(json_object_putp) json_object *spec = json_object_new_object();
@@ -238,7 +278,7 @@ char *cdi_render(const struct cdi_input *in)
 		json_object *by_index = json_object_new_array();
 
 		json_object_array_add(by_index, gpu_node(in->gpus[i].minor));
-		snprintf(name, sizeof(name), "%zu", i);
+		snprintf(name, sizeof(name), "%u", in->gpus[i].index);
 		json_object_array_add(devices, device(name, by_index));
 		if (in->gpus[i].uuid[0]) {
 			json_object *by_uuid = json_object_new_array();
@@ -248,6 +288,7 @@ char *cdi_render(const struct cdi_input *in)
 		}
 		json_object_array_add(all, gpu_node(in->gpus[i].minor));
 	}
+	add_migs(in, devices, all);
 	json_object_array_add(devices, device("all", all));
 	/* A placeholder first, so that the key leads the file; the content decides it. */
 	json_object_object_add(spec, "cdiVersion", json_object_new_string(""));

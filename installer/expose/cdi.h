@@ -30,9 +30,20 @@
 #define CDI_MAX_GPUS 16
 
 struct cdi_gpu {
+	unsigned index; /* NVML's: the device's name */
 	unsigned minor;
 	char uuid[96];
 };
+
+/* A MIG device: named "GPU:INDEX" and by its UUID, as NVIDIA's CDI generator names them. */
+struct cdi_mig {
+	unsigned gpu;	     /* its GPU's index (the spec's GPU device name) */
+	unsigned index;	     /* its index among the GPU's MIG devices */
+	unsigned gpu_minor;  /* /dev/nvidiaN of its GPU */
+	long gi_cap, ci_cap; /* /dev/nvidia-caps/nvidia-capN of its instances */
+	char uuid[96];	     /* "MIG-..." */
+};
+#define CDI_MAX_MIGS (CDI_MAX_GPUS * 7)
 
 struct cdi_input {
 	const char *kind;
@@ -41,6 +52,8 @@ struct cdi_input {
 	const char *hook_path;	   /* host path of the ld-cache hook; NULL: none */
 	struct cdi_gpu gpus[CDI_MAX_GPUS];
 	size_t n_gpus;
+	struct cdi_mig migs[CDI_MAX_MIGS];
+	size_t n_migs;
 	const char *shared_nodes[8]; /* /dev paths every device needs: nvidiactl, nvidia-uvm, ... */
 	size_t n_shared;
 };

@@ -43,16 +43,35 @@ static int do_mounts(const struct expose_opts *o, int root_fd, int install_fd, s
 	return made < 0 ? -1 : 0;
 }
 
-/* GPUs for the CDI spec: from NVML, else from /proc/driver/nvidia/gpus. */
+/*
+ * The devices for the CDI spec, from NVML: the GPUs served whole, and the MIG devices of
+ * those in MIG mode with the capability nodes of their instances (a MIG device whose
+ * capabilities the driver does not show is left out: a container could not open it).
+ */
 static void cdi_gpus(int root_fd, const struct nvml_report *r, struct cdi_input *in)
 {
 	for (unsigned i = 0; r && i < r->n_gpus && in->n_gpus < CDI_MAX_GPUS; i++) {
+		if (r->gpus[i].mig_mode == 1)
+			continue;
+		in->gpus[in->n_gpus].index = i;
 		in->gpus[in->n_gpus].minor = r->gpus[i].minor;
 		snprintf(in->gpus[in->n_gpus].uuid, sizeof(in->gpus[0].uuid), "%s",
 			 r->gpus[i].uuid);
 		in->n_gpus++;
 	}
-	(void)root_fd;
+	for (unsigned i = 0; r && i < r->n_migs && in->n_migs < CDI_MAX_MIGS; i++) {
+		const struct part_mig *m = &r->migs[i];
+		struct cdi_mig *c = &in->migs[in->n_migs];
+
+		c->gpu = m->gpu;
+		c->index = m->index;
+		c->gpu_minor = r->gpus[m->gpu].minor;
+		c->gi_cap = devnodes_mig_cap_minor(root_fd, c->gpu_minor, m->gi, -1);
+		c->ci_cap = devnodes_mig_cap_minor(root_fd, c->gpu_minor, m->gi, (int)m->ci);
+		snprintf(c->uuid, sizeof(c->uuid), "%s", m->uuid);
+		if (c->gi_cap >= 0 && c->ci_cap >= 0)
+			in->n_migs++;
+	}
 }
 
 /*
@@ -116,7 +135,8 @@ static int publish_cdi(const struct expose_opts *o, int root_fd, int install_fd,
 	if (w < 0)
 		return -1;
 	log_kv(LOG_INFO, "cdi", w ? "CDI spec written" : "CDI spec unchanged", "file", o->cdi_dir,
-	       "kind", o->cdi_kind, U64("devices", in.n_gpus), LOG_END);
+	       "kind", o->cdi_kind, U64("devices", in.n_gpus), U64("mig_devices", in.n_migs),
+	       LOG_END);
 	return 0;
 }
 
@@ -222,6 +242,53 @@ static int verify(const struct expose_opts *o, int install_fd, const struct host
 }
 
 /*
+ * The layout --mig-layout asks for (partition.h), once NVML answers: applied, then NVML
+ * asked again so that the CDI spec and the labels name the MIG devices there now, whose
+ * capability nodes are made. A GPU whose mode waits for a reset leaves the node as it was
+ * (its marker, spec and labels untouched) and the run ends EXIT_RESET_REQUIRED: the run
+ * after the reboot makes the instances. Returns 0 or -1.
+ */
+static int partition(const struct expose_opts *o, int root_fd, int install_fd,
+		     struct nvml_report *r, struct err *e)
+{
+	struct part_layout l;
+	struct part_result res;
+	struct devnodes_report dr;
+	char lib[PATH_MAX], name[MIG_SIZE_MAX + 8];
+	pid_t self = getpid();
+
+	if (part_layout_parse(o->mig_layout, root_fd, &l, e) < 0)
+		return err_wrap(e, "partition");
+	if (l.kind == PART_KEEP)
+		return 0;
+	part_layout_name(&l, name, sizeof(name));
+	snprintf(lib, sizeof(lib), "/proc/self/fd/%d/lib64/libnvidia-ml.so.1", install_fd);
+	if (partition_apply(
+		    &(struct part_apply){
+			    .lib = lib, .root_fd = root_fd, .ours = &self, .n_ours = 1},
+		    &l, &res, e) < 0)
+		return err_wrap(e, "partition %s (from %s)", name, l.source);
+	if (res.reset_pending) {
+		err_set(e, EXIT_RESET_REQUIRED,
+			"partition %s (from %s): MIG mode waits for a GPU reset on GPU %s", name,
+			l.source, res.pending);
+		err_hint(
+			e,
+			"reboot the node (or, with the GPUs idle, nvidia-smi -r); the next run makes the instances");
+		return -1;
+	}
+	log_kv(LOG_INFO, "partition",
+	       res.changed ? "GPU layout applied" : "GPU layout already in place", "layout", name,
+	       "from", l.source, U64("changed", res.changed), U64("unchanged", res.unchanged),
+	       LOG_END);
+	if (!res.changed)
+		return 0;
+	if (nvml_query(lib, r, e) < 0 || devnodes_sync_mig(root_fd, &dr, e) < 0)
+		return err_wrap(e, "partition");
+	return 0;
+}
+
+/*
  * The NVML check failed: nothing may keep saying that a working driver is here. The
  * marker goes first, then the labels and the CDI spec (withdrawn, not rewritten: NFD
  * drops labels that are gone, and a runtime then refuses a GPU pod instead of starting
@@ -268,6 +335,8 @@ int expose_run(const struct expose_opts *o, int root_fd, int install_fd, const s
 		withdraw_after_failure(o, root_fd);
 		return -1;
 	}
+	if (verified == 1 && partition(o, root_fd, fresh_fd, &r, e) < 0)
+		return -1;
 	if (verified == 2) {
 		/* The devices are there: the spec; the labels and the marker are the agent's. */
 		if (nodeinfo_remove_driver(root_fd, e) < 0 ||

@@ -27,6 +27,7 @@
 #include "expose/mounts.h"
 #include "expose/nodeinfo.h"
 #include "expose/nvml.h"
+#include "expose/partition.h"
 #include "expose/timing.h"
 
 #define EXPOSE_RUN_DIR "/run/nvidia-driver-installer" /* this process's own, for staging */
@@ -42,10 +43,11 @@ struct expose_opts {
 	const char *container_dir; /* where containers see the install dir */
 	char *const *host_mounts;  /* more host paths to bind the install dir onto */
 	size_t n_host_mounts;
-	const char *cdi_dir;  /* host path of the CDI spec directory */
-	const char *cdi_kind; /* the kind our spec declares */
-	bool cdi_replace;     /* set aside another producer's spec of that kind */
-	bool skip_verify;     /* no NVML check (hosts without a GPU) */
+	const char *cdi_dir;	/* host path of the CDI spec directory */
+	const char *cdi_kind;	/* the kind our spec declares */
+	bool cdi_replace;	/* set aside another producer's spec of that kind */
+	const char *mig_layout; /* --mig-layout (partition.h); NULL: none */
+	bool skip_verify;	/* no NVML check (hosts without a GPU) */
 };
 
 /*

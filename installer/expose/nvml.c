@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "expose/nvml.h"
@@ -36,6 +37,8 @@ struct nvml_api {
 	nvml_ret (*compute)(nvml_device, int *, int *);
 	/* Optional: NULL in a library older than R525. */
 	nvml_ret (*fabric)(nvml_device, struct nvml_fabric_info *);
+	/* MIG's calls; NULL in a library without them. */
+	struct part_api *mig;
 };
 
 const char *nvml_fabric_state_name(int state)
@@ -75,6 +78,7 @@ static int resolve(void *h, struct nvml_api *a, struct err *e)
 	if (missing)
 		return err_set(e, EXIT_DRIVER_CHECK, "libnvidia-ml.so.1 lacks %s", missing);
 	*(void **)&a->fabric = dlsym(h, "nvmlDeviceGetGpuFabricInfo");
+	a->mig = partition_bind(h);
 	return 0;
 }
 
@@ -84,8 +88,10 @@ static int failed(const struct nvml_api *a, nvml_ret r, const char *what, struct
 		       r);
 }
 
-static int query_gpu(const struct nvml_api *a, unsigned i, struct nvml_gpu *g, struct err *e)
+static int query_gpu(const struct nvml_api *a, unsigned i, struct nvml_report *rep, struct err *e)
 {
+	struct nvml_gpu *g = &rep->gpus[i];
+	struct part_gpu mig = {.migs = rep->migs + rep->n_migs, .max = NVML_MAX_MIGS - rep->n_migs};
 	struct nvml_memory mem;
 	nvml_device d;
 	nvml_ret r;
@@ -111,6 +117,10 @@ static int query_gpu(const struct nvml_api *a, unsigned i, struct nvml_gpu *g, s
 			g->fabric_state = NVML_FABRIC_NOT_SUPPORTED;
 		}
 	}
+	partition_query_gpu(a->mig, d, i, &mig);
+	g->mig_mode = mig.mode;
+	g->mig_pending = mig.pending;
+	rep->n_migs += mig.n;
 	return 0;
 }
 
@@ -127,7 +137,7 @@ static int query(const struct nvml_api *a, struct nvml_report *rep, struct err *
 	if (rep->n_gpus > NVML_MAX_GPUS)
 		rep->n_gpus = NVML_MAX_GPUS;
 	for (unsigned i = 0; i < rep->n_gpus; i++) {
-		if (query_gpu(a, i, &rep->gpus[i], e) < 0)
+		if (query_gpu(a, i, rep, e) < 0)
 			return -1;
 	}
 	return 0;
@@ -149,7 +159,9 @@ int nvml_query(const char *lib, struct nvml_report *rep, struct err *e)
 			"the package's lib64/ must hold libnvidia-ml.so.1 built for this architecture");
 		return -1;
 	}
+	memset(&a, 0, sizeof(a));
 	if (resolve(h, &a, e) < 0) {
+		free(a.mig);
 		dlclose(h);
 		return -1;
 	}
@@ -158,11 +170,13 @@ int nvml_query(const char *lib, struct nvml_report *rep, struct err *e)
 		err_hint(
 			e,
 			"the kernel module and the user-space libraries must be the same version and /dev/nvidiactl must exist; see dmesg");
+		free(a.mig);
 		dlclose(h);
 		return -1;
 	}
 	rc = query(&a, rep, e);
 	a.shutdown();
+	free(a.mig);
 	dlclose(h);
 	return rc;
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "expose/partition.h"
 #include "util/err.h"
 
 #define NVML_MAX_GPUS 16
@@ -27,7 +28,11 @@ struct nvml_gpu {
 	 */
 	int fabric_state;
 	int fabric_status;
+	/* MIG mode (nvmlDeviceGetMigMode): 0 off, 1 on; -1 where the GPU has no MIG. */
+	int mig_mode, mig_pending;
 };
+
+#define NVML_MAX_MIGS (NVML_MAX_GPUS * 7) /* seven instances each at most */
 
 /* nvmlGpuFabricState_t (nvml.h), and UNKNOWN: the library has no such call. */
 enum {
@@ -46,6 +51,8 @@ struct nvml_report {
 	int cuda_version; /* 12020 for CUDA 12.2 */
 	unsigned n_gpus;
 	struct nvml_gpu gpus[NVML_MAX_GPUS];
+	unsigned n_migs;
+	struct part_mig migs[NVML_MAX_MIGS];
 };
 
 /*

@@ -223,6 +223,20 @@ static void add_mig_caps_nodes(int root_fd, int major, struct node *nodes, size_
 	}
 }
 
+long devnodes_mig_cap_minor(int root_fd, unsigned gpu_minor, unsigned gi, int ci)
+{
+	char path[160];
+	_cleanup_free_ char *buf = NULL;
+
+	if (ci < 0)
+		snprintf(path, sizeof(path), CAPS_DIR "/gpu%u/mig/gi%u/access", gpu_minor, gi);
+	else
+		snprintf(path, sizeof(path), CAPS_DIR "/gpu%u/mig/gi%u/ci%d/access", gpu_minor, gi,
+			 ci);
+	buf = fs_read_in_root(root_fd, path, 1 << 16, NULL);
+	return buf ? field(buf, "DeviceFileMinor", -1) : -1;
+}
+
 unsigned devnodes_mig_instances(int root_fd)
 {
 	char gpus[64][16], gis[16][16], mig[32];

@@ -67,5 +67,11 @@ _must_check_ int devnodes_sync_mig(int root_fd, struct devnodes_report *ret, str
  */
 unsigned devnodes_mig_instances(int root_fd);
 
+/*
+ * The nvidia-caps minor of GPU instance GI (CI < 0) or of its compute instance CI on the
+ * GPU /dev/nvidiaGPU_MINOR, from the driver's capability file; -1 where there is none.
+ */
+long devnodes_mig_cap_minor(int root_fd, unsigned gpu_minor, unsigned gi, int ci);
+
 /* Removes the driver's nodes and their /dev/char links. Returns 0 or -1. */
 _must_check_ int devnodes_remove(int root_fd, struct err *e);

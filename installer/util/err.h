@@ -38,6 +38,7 @@ enum exit_code {
 	EXIT_IN_USE = 7,	 /* the loaded driver is in use */
 	EXIT_DRIVER_CHECK = 8, /* the installed driver does not answer as it should (NVML, CUDA) */
 	EXIT_UNHEALTHY = 9,    /* doctor: a check failed */
+	EXIT_RESET_REQUIRED = 10, /* a GPU's MIG mode waits for a GPU reset or a reboot */
 };
 
 #define ERR_MSG_MAX 2048

@@ -102,7 +102,8 @@ static void test_render(void **state)
 			       .install_dir = "/home/kubernetes/bin/nvidia",
 			       .container_dir = "/usr/local/nvidia",
 			       .hook_path = "/home/kubernetes/bin/nvidia/.helpers/nvidia-cdi-hook",
-			       .gpus = {{.minor = 0, .uuid = "GPU-a"}, {.minor = 1, .uuid = ""}},
+			       .gpus = {{.index = 0, .minor = 0, .uuid = "GPU-a"},
+					{.index = 1, .minor = 1, .uuid = ""}},
 			       .n_gpus = 2,
 			       .shared_nodes = {"/dev/nvidiactl"},
 			       .n_shared = 1};

@@ -71,8 +71,8 @@ static void test_cdi(void **state)
 	char *json;
 
 	(void)state;
-	in.gpus[0] = (struct cdi_gpu){.minor = 0, .uuid = "GPU-aaaa"};
-	in.gpus[1] = (struct cdi_gpu){.minor = 3, .uuid = ""};
+	in.gpus[0] = (struct cdi_gpu){.index = 0, .minor = 0, .uuid = "GPU-aaaa"};
+	in.gpus[1] = (struct cdi_gpu){.index = 1, .minor = 3, .uuid = ""};
 	json = cdi_render(&in);
 	spec = json_tokener_parse(json);
 	assert_non_null(spec);
