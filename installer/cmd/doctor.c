@@ -137,54 +137,122 @@ static void check_sharing(struct doctor *d, const struct mig_request *req, const
 }
 
 /*
- * A pool's GPU partitioning request (GKE's gpu_config.json): a MIG size each GPU has, and
- * that it is not applied here yet (the GPUs are served whole); no line without the file.
+ * What the layout means on the node's GPUs, by their PCI ids (GKE's partitioner's
+ * tables): WHAT says it ("MIG 1g.10gb: 7 instances of GPU-instance profile 19 on each of
+ * 2 H100 80GB"), *EXPECTED the MIG devices it makes (0 where the model is not known
+ * here). Returns 0, or -1 with E naming the sizes a GPU has.
  */
-static void check_partitions(struct doctor *d, int root_fd, const struct nodestate *s)
+static int layout_on_gpus(const struct part_layout *l, const struct nodestate *s, char *what,
+			  size_t size, unsigned *expected, struct err *e)
 {
-	const struct mig_size *size = NULL;
+	struct mig_request req = {.sharing = MIG_SHARING_NONE};
+	const struct mig_size *ms = NULL;
 	const struct mig_model *m = NULL;
-	struct mig_request req;
-	char what[160];
+
+	*expected = 0;
+	snprintf(req.partition_size, sizeof(req.partition_size), "%s", l->profile);
+	snprintf(what, size, "MIG %s", l->profile);
+	for (size_t i = 0; i < s->host.n_gpus; i++) {
+		m = mig_model_of(s->host.gpus[i].vendor, s->host.gpus[i].device);
+		/* A model not known here is judged by NVML's answer alone. */
+		if (!m && s->nvml_ok)
+			return 0;
+		if (mig_size_for_gpu(&req, s->host.gpus[i].vendor, s->host.gpus[i].device, &ms, e) <
+		    0)
+			return -1;
+	}
+	if (ms && m) {
+		*expected = ms->count * (unsigned)s->host.n_gpus;
+		snprintf(what, size,
+			 "MIG %s: %u instances of GPU-instance profile %u on each of %zu %s",
+			 ms->name, ms->count, ms->profile_id, s->host.n_gpus, m->name);
+	}
+	return 0;
+}
+
+/* Whether NVML shows L in place: the MIG modes, the MIG devices and their profiles. */
+static void check_layout_live(struct doctor *d, const struct part_layout *l,
+			      const struct nodestate *s, const char *what, unsigned expected)
+{
+	const struct nvml_report *r = &s->nvml;
+	unsigned on = 0, pending = 0, match = 0;
+
+	if (!s->nvml_ok) {
+		add(d, V_WARN, "partitions", "see the nvml line",
+		    "%s asked for (%s); NVML does not answer: not checked", what, l->source);
+		return;
+	}
+	for (unsigned i = 0; i < r->n_gpus; i++) {
+		on += r->gpus[i].mig_mode == 1;
+		pending += r->gpus[i].mig_pending >= 0 &&
+			   r->gpus[i].mig_pending != r->gpus[i].mig_mode;
+	}
+	for (unsigned i = 0; i < r->n_migs; i++)
+		match += strcmp(r->migs[i].profile, l->profile) == 0;
+	if (pending)
+		add(d, V_FAIL, "partitions",
+		    "reboot the node (or, with the GPUs idle, nvidia-smi -r); the installer's next run makes the instances",
+		    "%s asked for (%s); MIG mode waits for a GPU reset on %u GPU(s)", what,
+		    l->source, pending);
+	else if (l->kind == PART_DISABLED)
+		add(d, on ? V_WARN : V_OK, "partitions",
+		    "run the installer again (the DaemonSet's next start), with the GPUs idle",
+		    "whole GPUs asked for (%s); %u GPU(s) in MIG mode", l->source, on);
+	else if (on == r->n_gpus && r->n_migs > 0 && match == r->n_migs &&
+		 (!expected || r->n_migs == expected))
+		add(d, V_OK, "partitions", NULL, "%s (%s); in place: %u MIG devices", what,
+		    l->source, r->n_migs);
+	else
+		add(d, V_WARN, "partitions",
+		    "run the installer again (the DaemonSet's next start), with the GPUs idle: it makes the layout",
+		    "%s asked for (%s); not in place: %u of %u GPUs in MIG mode, %u MIG devices, %u of them %s",
+		    what, l->source, on, r->n_gpus, r->n_migs, match, l->profile);
+}
+
+/*
+ * The GPU layout asked for (--mig-layout; by default GKE's gpu_config.json): a MIG size
+ * each GPU has, and whether NVML shows it in place; a pool's sharing; no line when no
+ * layout and no sharing is asked for.
+ */
+static void check_partitions(struct doctor *d, int root_fd, const struct config *c,
+			     const struct nodestate *s)
+{
+	struct mig_request req = {.sharing = MIG_SHARING_NONE};
+	struct part_layout l;
+	unsigned expected;
+	char what[200];
 	struct err e;
-	unsigned n;
 	int r;
 
 	err_clear(&e);
-	r = mig_read_gke_config(root_fd, &req, &e);
-	if (r == 1)
-		return;
+	r = strcmp(c->mig_layout, "gke") == 0 ? mig_read_gke_config(root_fd, &req, &e) : 1;
 	if (r < 0) {
 		add(d, V_WARN, "partitions",
 		    "correct it: GKE writes it from the node pool's gpu-partition-size and GPU sharing settings",
 		    "%s; GKE's device plugin ignores such a file too", e.msg);
 		return;
 	}
-	for (size_t i = 0; i < s->host.n_gpus && req.partition_size[0]; i++) {
-		if (mig_size_for_gpu(&req, s->host.gpus[i].vendor, s->host.gpus[i].device, &size,
-				     &e) < 0) {
-			add(d, V_FAIL, "partitions",
-			    "ask for a size the GPU has (the node pool's gpu-partition-size)", "%s",
-			    e.msg);
-			return;
-		}
-		m = mig_model_of(s->host.gpus[i].vendor, s->host.gpus[i].device);
-	}
-	if (!size) {
-		check_sharing(d, &req, "whole GPUs (no partition size asked for)");
+	if (part_layout_parse(c->mig_layout, root_fd, &l, &e) < 0) {
+		add(d, V_FAIL, "partitions", "correct --mig-layout", "%s", e.msg);
 		return;
 	}
-	snprintf(what, sizeof(what),
-		 "MIG %s asked for: %u instances of GPU-instance profile %u on each of %zu %s",
-		 size->name, size->count, size->profile_id, s->host.n_gpus, m->name);
-	if ((n = devnodes_mig_instances(root_fd)) > 0)
-		add(d, n == size->count * s->host.n_gpus ? V_OK : V_WARN, "partitions",
-		    "make the partitions match the request (NVIDIA's MIG manager, GKE's partition-gpus step)",
-		    "%s; the driver has %u GPU instances, made outside this installer", what, n);
-	else
-		add(d, V_WARN, "partitions",
-		    "create the partitions after the driver (NVIDIA's MIG manager, GKE's partition-gpus step), or use a pool without gpu-partition-size",
-		    "%s; this installer does not partition GPUs yet: they are served whole", what);
+	if (l.kind == PART_KEEP) {
+		if (r == 0)
+			check_sharing(d, &req, "whole GPUs (no partition size asked for)");
+		return;
+	}
+	snprintf(what, sizeof(what), "whole GPUs");
+	expected = 0;
+	if (l.kind == PART_PROFILE &&
+	    layout_on_gpus(&l, s, what, sizeof(what), &expected, &e) < 0) {
+		add(d, V_FAIL, "partitions",
+		    "ask for a size the GPU has (the node pool's gpu-partition-size, or --mig-layout)",
+		    "%s", e.msg);
+		return;
+	}
+	if (l.kind == PART_ENABLED)
+		snprintf(what, sizeof(what), "MIG mode");
+	check_layout_live(d, &l, s, what, expected);
 	if (req.sharing != MIG_SHARING_NONE)
 		check_sharing(d, &req, what);
 }
@@ -671,7 +739,7 @@ int doctor_run(const struct config *c, struct err *e)
 	kernel = &d.checks[d.n++];
 	check_host_paths(&d, c, root_fd);
 	check_gpus(&d, &s);
-	check_partitions(&d, root_fd, &s);
+	check_partitions(&d, root_fd, c, &s);
 	check_conflicts(&d, &s);
 	check_repository(&d, c, root_fd, &s, &answer);
 	check_kernel(kernel, &s, &answer);

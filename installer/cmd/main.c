@@ -189,7 +189,7 @@ static void usage(FILE *f, const struct command *cmd)
 		print_options(f, "Global options", CFG_GLOBAL, true);
 	}
 	fprintf(f,
-		"\nExit codes: 0 ok, 1 unexpected, 2 usage, 3 no match, 4 unreachable, 5 verification failed, 6 kernel refused the module, 7 driver in use, 8 driver check (NVML) failed, 9 doctor found problems (" DOC_DIR
+		"\nExit codes: 0 ok, 1 unexpected, 2 usage, 3 no match, 4 unreachable, 5 verification failed, 6 kernel refused the module, 7 driver in use, 8 driver check (NVML) failed, 9 doctor found problems, 10 a GPU reset is required (MIG) (" DOC_DIR
 		"/exit-codes.md).\n"
 		"Documentation: " DOC_DIR
 		"/ (configuration.md, exit-codes.md, json.md, repository-format.md).\n");

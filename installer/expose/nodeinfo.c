@@ -69,21 +69,118 @@ static void add(char *buf, size_t size, size_t *len, const char *key, const char
 		*len += (size_t)snprintf(buf + *len, size - *len, "%s=%s\n", key, value);
 }
 
+/*
+ * MIG's labels as GFD writes them (k8s-device-plugin, internal/lm/nvml.go and
+ * mig-strategy.go, resource.go): mig.capable for the node; the MIG devices' product
+ * ("MODEL-MIG-PROFILE", '+' written '.'), count, memory (MiB), multiprocessors, slices and
+ * engines from each device's attributes. GFD's strategy is a setting; ours follows the
+ * layout, as the device plugin would advertise it: none while no GPU is in MIG mode (no
+ * mig.strategy), "single" (those labels under gpu.*, over the whole GPUs') when every GPU
+ * holds MIG devices of one profile, else "mixed" (one mig-PROFILE.* set per profile).
+ */
+static void mig_attrs(char *buf, size_t size, size_t *len, const char *prefix,
+		      const struct part_mig *m, unsigned count)
+{
+	static const char *const keys[] = {"count",	      "memory",		 "multiprocessors",
+					   "slices.gi",	      "slices.ci",	 "engines.copy",
+					   "engines.decoder", "engines.encoder", "engines.jpeg",
+					   "engines.ofa"};
+	unsigned long long values[] = {count,	     (unsigned long long)m->memory_mib,
+				       m->sms,	     m->gi_slices,
+				       m->ci_slices, m->copy,
+				       m->decoders,  m->encoders,
+				       m->jpegs,     m->ofas};
+	char key[128], v[32];
+
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		snprintf(key, sizeof(key), "%s.%s", prefix, keys[i]);
+		snprintf(v, sizeof(v), "%llu", values[i]);
+		add(buf, size, len, key, v);
+	}
+}
+
+static void mig_product(const struct nvml_report *r, const struct part_mig *m, char *out,
+			size_t size)
+{
+	char model[96], name[192];
+
+	if (!gfd_product(r->gpus[m->gpu].name, model, sizeof(model)) ||
+	    snprintf(name, sizeof(name), "%s-MIG-%s", model, m->profile) >= (int)sizeof(name)) {
+		out[0] = '\0';
+		return;
+	}
+	for (char *c = name; *c; c++)
+		*c = *c == '+' ? '.' : *c;
+	if (!gfd_product(name, out, size))
+		out[0] = '\0';
+}
+
+/* Whether R's GPUs are all in MIG mode, holding MIG devices of one profile. */
+static bool mig_single(const struct nvml_report *r)
+{
+	bool single = r && r->n_migs > 0;
+
+	for (unsigned i = 0; single && i < r->n_gpus; i++)
+		single = r->gpus[i].mig_mode == 1;
+	for (unsigned i = 1; single && i < r->n_migs; i++)
+		single = strcmp(r->migs[i].profile, r->migs[0].profile) == 0;
+	return single;
+}
+
+static void mig_labels(char *buf, size_t size, size_t *len, const struct nvml_report *r)
+{
+	bool capable = false, single = mig_single(r);
+	char v[96], prefix[96];
+
+	for (unsigned i = 0; i < r->n_gpus; i++)
+		capable |= r->gpus[i].mig_mode >= 0;
+	add(buf, size, len, "nvidia.com/mig.capable", capable ? "true" : "false");
+	if (r->n_migs == 0)
+		return;
+	add(buf, size, len, "nvidia.com/mig.strategy", single ? "single" : "mixed");
+	for (unsigned i = 0; i < r->n_migs; i++) {
+		unsigned count = 0;
+		bool first = true;
+
+		for (unsigned j = 0; j < r->n_migs; j++) {
+			first &= j >= i || strcmp(r->migs[j].profile, r->migs[i].profile) != 0;
+			count += strcmp(r->migs[j].profile, r->migs[i].profile) == 0;
+		}
+		if (!first)
+			continue;
+		snprintf(prefix, sizeof(prefix), "nvidia.com/%s%s", single ? "gpu" : "mig-",
+			 single ? "" : r->migs[i].profile);
+		for (char *c = prefix; *c; c++)
+			*c = *c == '+' ? '.' : *c;
+		mig_product(r, &r->migs[i], v, sizeof(v));
+		if (v[0]) {
+			char key[128];
+
+			snprintf(key, sizeof(key), "%s.product", prefix);
+			add(buf, size, len, key, v);
+		}
+		mig_attrs(buf, size, len, prefix, &r->migs[i], count);
+	}
+}
+
 char *labels_render(const struct driver_id *d, const struct nvml_report *r, size_t pci_gpus)
 {
 	const char *version = d->version;
-	char buf[4096], v[96], parts[3][16] = {"", "", ""};
+	char buf[16384], v[96], parts[3][16] = {"", "", ""};
 	size_t len = 0;
 
 	buf[0] = '\0';
 	add(buf, sizeof(buf), &len, "nvidia.com/gpu.present", pci_gpus ? "true" : "false");
 	snprintf(v, sizeof(v), "%zu", r ? (size_t)r->n_gpus : pci_gpus);
-	add(buf, sizeof(buf), &len, "nvidia.com/gpu.count", v);
+	/* Under MIG's single strategy, product, count and memory are the MIG devices'. */
+	if (!mig_single(r))
+		add(buf, sizeof(buf), &len, "nvidia.com/gpu.count", v);
 	if (r && r->n_gpus > 0) {
-		if (gfd_product(r->gpus[0].name, v, sizeof(v)))
+		if (!mig_single(r) && gfd_product(r->gpus[0].name, v, sizeof(v)))
 			add(buf, sizeof(buf), &len, "nvidia.com/gpu.product", v);
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)r->gpus[0].memory_mib);
-		add(buf, sizeof(buf), &len, "nvidia.com/gpu.memory", v);
+		if (!mig_single(r))
+			add(buf, sizeof(buf), &len, "nvidia.com/gpu.memory", v);
 		snprintf(v, sizeof(v), "%d", r->gpus[0].cc_major);
 		add(buf, sizeof(buf), &len, "nvidia.com/gpu.compute.major", v);
 		snprintf(v, sizeof(v), "%d", r->gpus[0].cc_minor);
@@ -104,6 +201,8 @@ char *labels_render(const struct driver_id *d, const struct nvml_report *r, size
 		snprintf(v, sizeof(v), "%d", r->cuda_version % 1000 / 10);
 		add(buf, sizeof(buf), &len, "nvidia.com/cuda.runtime-version.minor", v);
 	}
+	if (r)
+		mig_labels(buf, sizeof(buf), &len, r);
 	add(buf, sizeof(buf), &len, OUR_LABEL_KEY, version);
 	if (d->module_type)
 		add(buf, sizeof(buf), &len, MODULE_TYPE_LABEL_KEY, d->module_type);

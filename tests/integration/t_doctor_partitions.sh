@@ -1,9 +1,10 @@
-# doctor and a pool's GPU partitioning request (GKE's /etc/nvidia/gpu_config.json): a MIG
-# size the node's GPUs have is named with what it means (instances, GPU-instance profile)
-# and reported as not applied (the GPUs are served whole: warn), or, where another tool
-# made partitions, whether their number matches (ok) or not (warn); a size the GPU lacks
-# fails naming the sizes it has; a GPU without known MIG sizes, a file GKE's plugin would
-# not take, MPS (no daemon run here) warn or fail with their cause; no file, no line.
+# doctor and the GPU layout asked for (--mig-layout; by default the pool's
+# /etc/nvidia/gpu_config.json): a MIG size the node's GPUs have is named with what it means
+# (instances, GPU-instance profile) and judged by what NVML shows: in place (ok), not (yet)
+# in place (warn: the installer's next run makes it), a mode waiting for a GPU reset
+# (fail: reboot); a size the GPU lacks fails naming the sizes it has; a GPU without known
+# MIG sizes, a file GKE's plugin would not take, MPS warn or fail with their cause; no
+# layout and no sharing asked for, no line.
 FAKE_KERNEL=1
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330 --gpu 10de:2330
 mkkernel "$T/root"
@@ -18,26 +19,32 @@ conf() { mkdir -p "$T/root/etc/nvidia" && printf '%s\n' "$1" >"$T/root/etc/nvidi
 doc 0
 ! grep -q "partitions" "$T/out" || fail "a partitions line without gpu_config.json"
 
-# GKE writes Go's field names; its plugin matches them in any case.
+# GKE writes Go's field names; its plugin matches them in any case. Asked for, not yet made
+# (the installer makes it at its next run): warn, with the fix.
 conf '{"GPUPartitionSize": "1g.10gb"}'
 doc 0
-line warn "MIG 1g.10gb asked for: 7 instances of GPU-instance profile 19 on each of 2 H100 80GB; this installer does not partition GPUs yet: they are served whole"
-grep -q "fix: create the partitions after the driver" "$T/out" || fail "no fix for the unapplied partitions"
-# Partitions made outside the installer (NVIDIA's MIG manager): as the driver lists them
-# (/proc/driver/nvidia/capabilities/gpuN/mig/giM, which GKE's device plugin reads).
-caps=$T/root/proc/driver/nvidia/capabilities
-for g in 0 1; do for i in 1 2 3 4 5 6 7; do mkdir -p "$caps/gpu$g/mig/gi$i/ci0"; done; done
+line warn "MIG 1g.10gb: 7 instances of GPU-instance profile 19 on each of 2 H100 80GB asked for \(/etc/nvidia/gpu_config.json\); not in place: 0 of 2 GPUs in MIG mode, 0 MIG devices, 0 of them 1g.10gb"
+grep -q "fix: run the installer again" "$T/out" || fail "no fix for the layout not in place"
+expect_rc 0 install --repo "$R" $(kernel_args)
 doc 0
-line ok "MIG 1g.10gb asked for: .*; the driver has 14 GPU instances, made outside this installer"
-rm -rf "$caps/gpu1/mig"
+line ok "MIG 1g.10gb: 7 instances of GPU-instance profile 19 on each of 2 H100 80GB \(/etc/nvidia/gpu_config.json\); in place: 14 MIG devices"
+# Another tool changed it behind the installer's back (one GPU's instances gone).
+for f in "$T/root/proc/driver/nvidia/gpus/0000:00:05.0/standin-mig"; do echo "mode 1 1" >"$f"; done
 doc 0
-line warn "MIG 1g.10gb asked for: .*; the driver has 7 GPU instances, made outside this installer"
-grep -q "fix: make the partitions match the request" "$T/out" || fail "no fix for partitions that do not match"
-rm -rf "$caps"
+line warn "MIG 1g.10gb: .* not in place: 2 of 2 GPUs in MIG mode, 7 MIG devices, 7 of them 1g.10gb"
+# A mode that waits for a GPU reset: fails, the fix a reboot.
+echo "mode 0 1" >"$T/root/proc/driver/nvidia/gpus/0000:00:05.0/standin-mig"
+doc 9
+line fail "MIG 1g.10gb: .*; MIG mode waits for a GPU reset on 1 GPU\(s\)"
+grep -q "fix: reboot the node" "$T/out" || fail "no fix for the pending reset"
+# --mig-layout over the file; all-disabled undoes it.
+expect_rc 0 install --repo "$R" $(kernel_args) --mig-layout all-disabled
+expect_rc 0 doctor --repo "$R" --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL" --mig-layout all-disabled
+line ok "whole GPUs asked for \(--mig-layout\); 0 GPU\(s\) in MIG mode"
 conf '{"gpupartitionsize": "3g.40gb", "GPUSharingConfig": {"GPUSharingStrategy": "time-sharing", "MaxSharedClientsPerGPU": 2}}'
 doc 0
-line warn "MIG 3g.40gb asked for: 2 instances of GPU-instance profile 9"
-line ok "MIG 3g.40gb .*; time-sharing with 2 clients per GPU"
+line warn "MIG 3g.40gb: 2 instances of GPU-instance profile 9"
+line ok "MIG 3g.40gb: .*; time-sharing with 2 clients per GPU"
 
 # A size the H100 does not have (an H200's): fails, naming the ones it has.
 conf '{"GPUPartitionSize": "1g.18gb"}'

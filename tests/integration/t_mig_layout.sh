@@ -50,6 +50,16 @@ for m in 12 13 66 67 147 148; do
     assert_eq "$(devnode nvidia-caps/nvidia-cap$m)" "c 236:$m 444" "nvidia-cap$m"
 done
 
+# The labels, as GFD's single strategy writes them (what NFD makes of the file).
+labels=$(python3 "$SRC/tests/tools/nfd-local.py" "$T/root/etc/kubernetes/node-feature-discovery/features.d")
+for l in nvidia.com/mig.capable=true nvidia.com/mig.strategy=single \
+    nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3-MIG-1g.10gb nvidia.com/gpu.count=14 \
+    nvidia.com/gpu.memory=9984 nvidia.com/gpu.multiprocessors=16 nvidia.com/gpu.slices.gi=1 \
+    nvidia.com/gpu.slices.ci=1 nvidia.com/gpu.engines.copy=1 nvidia.com/gpu.engines.ofa=0; do
+    grep -qxF "$l" <<<"$labels" || fail "label $l missing: $labels"
+done
+[ "$(grep -c '^nvidia.com/gpu.count=' <<<"$labels")" = 1 ] || fail "two gpu.count labels"
+
 # The same layout again: nothing changes, not even the instances' ids.
 before=$(state)
 expect_rc 0 install --repo "$R" $(kernel_args)
@@ -79,6 +89,9 @@ assert_eq "$(names | wc -w)" 9 "CDI devices of 3g.40gb"
 expect_rc 0 install --repo "$R" $(kernel_args) --mig-layout all-disabled
 assert_eq "$(state)" "mode 0 0 mode 0 0 " "MIG state after all-disabled"
 assert_eq "$(names)" "0 GPU-00000000-0000-0000-0000-000000000000 1 GPU-00000000-0000-0000-0000-000000000001 all" "devices after all-disabled"
+labels=$(python3 "$SRC/tests/tools/nfd-local.py" "$T/root/etc/kubernetes/node-feature-discovery/features.d")
+grep -qx "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3" <<<"$labels" && grep -qx "nvidia.com/mig.capable=true" <<<"$labels" &&
+    ! grep -q "mig.strategy" <<<"$labels" || fail "labels after all-disabled: $labels"
 [ -z "$(find "$T/root/proc/driver/nvidia/capabilities" -path '*/mig/gi*')" ] || fail "instances' capabilities left"
 
 # A GPU that enters MIG mode only after a reset (a pass-through VM): exit 10, nothing made,

@@ -19,7 +19,7 @@ python3 "$SRC/tests/tools/options-doc.py" "$T/options.tsv" "$T/conf.md" "$SRC/do
 grep -q "install, list-versions: --cdi-replace is missing" "$T/out" || fail "$(cat "$T/out")"
 # The empty-value rule names exactly the variables the table refuses empty: one left out
 # of the list is caught, and so is one the table takes empty as unset.
-sed 's/`NVIDIA_CDI_DIR`, `NVIDIA_CDI_KIND`), which/`NVIDIA_CDI_DIR`), which/' "$SRC/docs/configuration.md" >"$T/conf.md"
+sed 's/`NVIDIA_CDI_KIND`, `NVIDIA_MIG_LAYOUT`), which/`NVIDIA_MIG_LAYOUT`), which/' "$SRC/docs/configuration.md" >"$T/conf.md"
 python3 "$SRC/tests/tools/options-doc.py" "$T/options.tsv" "$T/conf.md" "$SRC/docs/command-line.md" >"$T/out" &&
     fail "a variable left out of the empty-value rule passed"
 grep -q "the empty-value rule does not name NVIDIA_CDI_KIND" "$T/out" || fail "$(cat "$T/out")"

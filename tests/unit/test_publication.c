@@ -60,6 +60,81 @@ static void test_labels(void **state)
 	free(l);
 }
 
+static void mig(struct nvml_report *r, unsigned gpu, const char *profile, unsigned slices)
+{
+	struct part_mig *m = &r->migs[r->n_migs++];
+
+	*m = (struct part_mig){.gpu = gpu,
+			       .memory_mib = 9984 * slices,
+			       .sms = 16 * slices,
+			       .gi_slices = slices,
+			       .ci_slices = slices,
+			       .copy = slices,
+			       .decoders = slices,
+			       .jpegs = slices};
+	snprintf(m->profile, sizeof(m->profile), "%s", profile);
+}
+
+/* MIG's labels: GFD's single strategy when one profile fills every GPU, else mixed. */
+static void test_mig_labels(void **state)
+{
+	struct nvml_report r = {.driver_version = "550.90.07", .cuda_version = 12040, .n_gpus = 2};
+	char *l;
+
+	(void)state;
+	for (unsigned i = 0; i < 2; i++) {
+		snprintf(r.gpus[i].name, sizeof(r.gpus[i].name), "NVIDIA H100 80GB HBM3");
+		r.gpus[i].memory_mib = 81559;
+		r.gpus[i].mig_mode = 1;
+	}
+	mig(&r, 0, "1g.10gb", 1);
+	mig(&r, 0, "1g.10gb", 1);
+	mig(&r, 1, "1g.10gb", 1);
+	l = labels_render(&(struct driver_id){.version = "550.90.07"}, &r, 2);
+	assert_true(has_line(l, "nvidia.com/mig.capable=true"));
+	assert_true(has_line(l, "nvidia.com/mig.strategy=single"));
+	assert_true(has_line(l, "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3-MIG-1g.10gb"));
+	assert_true(has_line(l, "nvidia.com/gpu.count=3"));
+	assert_false(has_line(l, "nvidia.com/gpu.count=2"));
+	assert_true(has_line(l, "nvidia.com/gpu.memory=9984"));
+	assert_false(has_line(l, "nvidia.com/gpu.memory=81559"));
+	assert_true(has_line(l, "nvidia.com/gpu.multiprocessors=16"));
+	assert_true(has_line(l, "nvidia.com/gpu.engines.decoder=1"));
+	free(l);
+
+	/* Two profiles: one set of labels each, the whole GPUs' as they are. */
+	mig(&r, 1, "3g.40gb", 3);
+	mig(&r, 1, "1g.10gb+me", 1);
+	l = labels_render(&(struct driver_id){.version = "550.90.07"}, &r, 2);
+	assert_true(has_line(l, "nvidia.com/mig.strategy=mixed"));
+	assert_true(has_line(l, "nvidia.com/gpu.count=2"));
+	assert_true(has_line(l, "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3"));
+	assert_true(has_line(l, "nvidia.com/mig-1g.10gb.count=3"));
+	assert_true(has_line(l, "nvidia.com/mig-3g.40gb.count=1"));
+	assert_true(has_line(l, "nvidia.com/mig-3g.40gb.memory=29952"));
+	assert_true(has_line(l, "nvidia.com/mig-3g.40gb.slices.gi=3"));
+	assert_true(
+		has_line(l, "nvidia.com/mig-3g.40gb.product=NVIDIA-H100-80GB-HBM3-MIG-3g.40gb"));
+	/* '+' is no character of a label: GFD writes '.'. */
+	assert_true(has_line(
+		l, "nvidia.com/mig-1g.10gb.me.product=NVIDIA-H100-80GB-HBM3-MIG-1g.10gb.me"));
+	assert_true(has_line(l, "nvidia.com/mig-1g.10gb.me.count=1"));
+	assert_null(strstr(l, "+"));
+	free(l);
+
+	/* No GPU in MIG mode: capable, and no strategy. */
+	r.n_migs = 0;
+	r.gpus[0].mig_mode = r.gpus[1].mig_mode = 0;
+	l = labels_render(&(struct driver_id){.version = "550.90.07"}, &r, 2);
+	assert_true(has_line(l, "nvidia.com/mig.capable=true"));
+	assert_null(strstr(l, "mig.strategy"));
+	free(l);
+	r.gpus[0].mig_mode = r.gpus[1].mig_mode = -1;
+	l = labels_render(&(struct driver_id){.version = "550.90.07"}, &r, 2);
+	assert_true(has_line(l, "nvidia.com/mig.capable=false"));
+	free(l);
+}
+
 static void test_cdi(void **state)
 {
 	struct cdi_input in = {.install_dir = "/home/kubernetes/bin/nvidia",
@@ -95,6 +170,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_labels),
+		cmocka_unit_test(test_mig_labels),
 		cmocka_unit_test(test_cdi),
 	};
 
