@@ -160,6 +160,10 @@ static _noreturn_ void exec_installer(const struct config *c, const char *versio
 		argv[n++] = "--module-arg";
 		argv[n++] = p->module_args;
 	}
+	if (p && p->mig_layout[0]) {
+		argv[n++] = "--mig-layout";
+		argv[n++] = p->mig_layout;
+	}
 	argv[n] = NULL;
 	daemon_exec_child("/proc/self/exe", argv);
 }

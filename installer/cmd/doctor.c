@@ -566,9 +566,13 @@ static void check_pending(struct doctor *d, const struct config *c, int root_fd)
 		return;
 	add(d, V_WARN, "upgrade pending",
 	    "drain the node's GPU workloads (cordon, then evict its GPU pods), then delete the installer pod: its next run switches; or reboot the node, which loads the pending version",
-	    "%s%s waits (%s) since %s: %s",
-	    strcmp(p.reason, PENDING_MODULE_ARGS) == 0 ? "new module parameters for " : "driver ",
-	    p.driver_version, p.reason, p.since[0] ? p.since : "?", p.waiting_for);
+	    "%s%s%s%s waits (%s) since %s: %s",
+	    strcmp(p.reason, PENDING_MODULE_ARGS) == 0	? "new module parameters for "
+	    : strcmp(p.reason, PENDING_MIG_LAYOUT) == 0 ? "the GPU layout "
+							: "driver ",
+	    strcmp(p.reason, PENDING_MIG_LAYOUT) == 0 ? p.mig_layout : "",
+	    strcmp(p.reason, PENDING_MIG_LAYOUT) == 0 ? " for driver " : "", p.driver_version,
+	    p.reason, p.since[0] ? p.since : "?", p.waiting_for);
 }
 
 /* A pending version that failed and was withdrawn: the node serves, so a warning. */

@@ -166,11 +166,15 @@ void install_time_load(struct timing *t, const struct kernel *kn, uint64_t us, b
 int install_expose(struct run *run, const char *version, struct err *e)
 {
 	uint64_t t0 = now_ns();
-	int r = expose_run(&run->xo, run->root_fd, publish_fd(run->dir), &run->p.host, version, e);
+	int r;
 
+	memset(&run->xr, 0, sizeof(run->xr));
+	r = expose_run(&run->xo, run->root_fd, publish_fd(run->dir), &run->p.host, version, e);
 	/* Also when it stopped short of ready (no driver loaded, Fabric Manager to wait for). */
 	if (r >= 0)
 		timing_add(&run->p.times, TIMING_EXPOSE, us_since(t0));
+	if (r >= 0 && install_layout_settle(run, e) < 0)
+		return -1;
 	return r < 0 ? -1 : 0;
 }
 
@@ -467,6 +471,7 @@ int install_run(const struct config *c, struct err *e)
 					      .t0 = now_ns()};
 	int r;
 
+	run.xo.result = &run.xr;
 	if (c->json && !c->dry_run) {
 		err_set(e, EXIT_USAGE, "install: --json goes with --dry-run");
 		err_hint(e, "an install reports through its log lines: --log-format json");

@@ -53,6 +53,7 @@ struct run {
 	const struct config *c;
 	struct kernel_opts ko;
 	struct expose_opts xo;
+	struct expose_result xr; /* what xo's publication left waiting (xo.result) */
 	struct source_opts so;
 	struct hostpath_opts ho;
 	int root_fd;
@@ -73,6 +74,13 @@ struct staged {
 struct driver_id install_chosen(const struct plan *p);
 /* The current version as the driver to load: for the running kernel, not the manifest's. */
 struct driver_id install_current(const struct plan *p);
+
+/*
+ * install_switch.c: after a publication, a GPU layout that waits for idle GPUs is recorded
+ * as pending (reason PENDING_MIG_LAYOUT), and a record of one that no longer waits (made,
+ * or no longer asked for) is withdrawn. Returns 0 or -1.
+ */
+_must_check_ int install_layout_settle(struct run *run, struct err *e);
 
 /* install_plan.c: with the host probed, the index, the choice and what is installed. 0 or -1. */
 _must_check_ int install_plan_make(struct run *run, struct err *e);

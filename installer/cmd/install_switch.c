@@ -138,8 +138,9 @@ static void join_args(char *const *v, size_t n, char *buf, size_t size)
 struct deferral {
 	const char *id;
 	struct driver_id driver;
-	const char *reason; /* PENDING_DRIVER_IN_USE or PENDING_MODULE_ARGS */
+	const char *reason; /* PENDING_DRIVER_IN_USE, PENDING_MODULE_ARGS, PENDING_MIG_LAYOUT */
 	const char *why;
+	const char *mig_layout; /* PENDING_MIG_LAYOUT's layout, or NULL */
 };
 
 /* Records what waits (atomically), and shows it to the cluster. Returns 0 or -1. */
@@ -157,6 +158,7 @@ static int pending_record(struct run *run, const struct deferral *d, struct err 
 	join_args(run->ko.module_args, run->ko.n_module_args, pd.module_args,
 		  sizeof(pd.module_args));
 	str_fmt_cut(pd.waiting_for, sizeof(pd.waiting_for), "%s", d->why);
+	snprintf(pd.mig_layout, sizeof(pd.mig_layout), "%s", d->mig_layout ? d->mig_layout : "");
 	/* Since the first run that deferred this very change. */
 	if (p->has_pending && strcmp(p->pending.id, d->id) == 0 &&
 	    strcmp(p->pending.reason, d->reason) == 0)
@@ -176,6 +178,32 @@ static int pending_record(struct run *run, const struct deferral *d, struct err 
 	       "pending", d->driver.version, "reason", d->reason, "current",
 	       p->has_current ? p->current.driver_version : "none", "waiting_for", d->why, LOG_END);
 	return 0;
+}
+
+int install_layout_settle(struct run *run, struct err *e)
+{
+	struct plan *p = &run->p;
+	bool recorded = p->has_pending && strcmp(p->pending.reason, PENDING_MIG_LAYOUT) == 0;
+
+	/* Another change that waits goes first: the layout is made after it, at its switch. */
+	if (run->xr.layout_deferred && p->has_pending && !recorded) {
+		log_kv(LOG_INFO, "install", "the GPU layout waits behind the pending change",
+		       "layout", run->xr.layout, "pending", p->pending.driver_version, LOG_END);
+		return 0;
+	}
+	if (run->xr.layout_deferred && p->has_current)
+		return pending_record(run,
+				      &(struct deferral){.id = p->current_id,
+							 .driver = install_current(p),
+							 .reason = PENDING_MIG_LAYOUT,
+							 .why = run->xr.why,
+							 .mig_layout = run->xr.layout},
+				      e);
+	if (!recorded || run->xr.layout_deferred)
+		return 0;
+	log_kv(LOG_INFO, "install", "the GPU layout that waited no longer waits", "layout",
+	       p->pending.mig_layout, LOG_END);
+	return install_pending_withdraw(run, e);
 }
 
 /*

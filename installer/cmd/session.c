@@ -134,6 +134,10 @@ struct expose_opts session_expose_opts(const struct config *c)
 				    .cdi_kind = c->cdi_kind,
 				    .cdi_replace = c->cdi_replace,
 				    .mig_layout = c->mig_layout,
+				    .defer_busy =
+					    c->when_busy && strcmp(c->when_busy, "defer") == 0,
+				    .before_busy_check = hold_agent_daemons,
+				    .before_busy_arg = (void *)c,
 				    .skip_verify = c->skip_verify};
 }
 
@@ -299,6 +303,7 @@ json_object *session_pending_json(const struct pending *p)
 	json_object_object_add(o, "since", session_json_nonempty(p->since));
 	json_object_object_add(o, "requested", session_json_nonempty(p->requested));
 	json_object_object_add(o, "module_args", session_json_nonempty(p->module_args));
+	json_object_object_add(o, "mig_layout", session_json_nonempty(p->mig_layout));
 	json_object_object_add(o, "staged_id", json_object_new_string(p->id));
 	return o;
 }
@@ -310,6 +315,8 @@ void session_pending_text(const struct pending *p, char *buf, size_t size)
 		    p->module_type[0] ? " modules)" : "",
 		    strcmp(p->reason, PENDING_MODULE_ARGS) == 0
 			    ? "new module parameters wait for idle GPUs or the next boot"
+		    : strcmp(p->reason, PENDING_MIG_LAYOUT) == 0
+			    ? "the GPU layout asked for waits for idle GPUs"
 			    : "staged and verified, waits for idle GPUs or the next boot",
 		    p->since[0] ? p->since : "?", p->waiting_for);
 }

@@ -18,6 +18,7 @@
 #include "expose/nvml.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/str.h"
 
 static int do_mounts(const struct expose_opts *o, int root_fd, int install_fd, struct err *e)
 {
@@ -263,11 +264,25 @@ static int partition(const struct expose_opts *o, int root_fd, int install_fd,
 		return 0;
 	part_layout_name(&l, name, sizeof(name));
 	snprintf(lib, sizeof(lib), "/proc/self/fd/%d/lib64/libnvidia-ml.so.1", install_fd);
-	if (partition_apply(
-		    &(struct part_apply){
-			    .lib = lib, .root_fd = root_fd, .ours = &self, .n_ours = 1},
-		    &l, &res, e) < 0)
-		return err_wrap(e, "partition %s (from %s)", name, l.source);
+	if (partition_apply(&(struct part_apply){.lib = lib,
+						 .root_fd = root_fd,
+						 .ours = &self,
+						 .n_ours = 1,
+						 .before_busy_check = o->before_busy_check,
+						 .before_busy_arg = o->before_busy_arg},
+			    &l, &res, e) < 0) {
+		if (e->code != EXIT_IN_USE || !o->defer_busy || !o->result)
+			return err_wrap(e, "partition %s (from %s)", name, l.source);
+		/* The GPUs keep their layout and serve; the change waits for them to be idle. */
+		o->result->layout_deferred = true;
+		snprintf(o->result->layout, sizeof(o->result->layout), "%s", name);
+		str_fmt_cut(o->result->why, sizeof(o->result->why), "%s", e->msg);
+		log_kv(LOG_WARN, "partition",
+		       "the GPUs are busy: the layout waits for them to be idle", "layout", name,
+		       "from", l.source, "waiting_for", e->msg, LOG_END);
+		err_clear(e);
+		return 0;
+	}
 	if (res.reset_pending) {
 		err_set(e, EXIT_RESET_REQUIRED,
 			"partition %s (from %s): MIG mode waits for a GPU reset on GPU %s", name,

@@ -37,6 +37,13 @@
 #define EXPOSE_NVLSM "nvlsm"
 
 /* What the expose stage reads of the configuration: host paths, and the CDI choices. */
+/* What a run of expose_run left waiting, for the caller to record. */
+struct expose_result {
+	bool layout_deferred; /* the GPU layout asked for waits for idle GPUs */
+	char layout[48];      /* its name ("all-1g.10gb") */
+	char why[1024];	      /* who holds the GPUs */
+};
+
 struct expose_opts {
 	const char *root;	   /* the host's / as this process sees it (--root) */
 	const char *install_dir;   /* host path */
@@ -47,7 +54,16 @@ struct expose_opts {
 	const char *cdi_kind;	/* the kind our spec declares */
 	bool cdi_replace;	/* set aside another producer's spec of that kind */
 	const char *mig_layout; /* --mig-layout (partition.h); NULL: none */
-	bool skip_verify;	/* no NVML check (hosts without a GPU) */
+	/*
+	 * --when-busy defer: a layout change refused for busy GPUs leaves the layout as it is
+	 * and says so in *RESULT (not NULL then), the run going on; else it fails (exit 7).
+	 */
+	bool defer_busy;
+	struct expose_result *result;
+	/* Called before GPUs are judged busy (the node agent's daemons stop), or NULL. */
+	int (*before_busy_check)(void *arg, struct err *e);
+	void *before_busy_arg;
+	bool skip_verify; /* no NVML check (hosts without a GPU) */
 };
 
 /*

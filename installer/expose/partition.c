@@ -524,6 +524,8 @@ static int apply_all(const struct part_api *p, const struct part_apply *a,
 			return -1;
 		change |= plans[i].act != ACT_NONE;
 	}
+	if (change && a->before_busy_check && a->before_busy_check(a->before_busy_arg, e) < 0)
+		return -1;
 	if (change && refuse_busy(a, e) < 0)
 		return -1;
 	for (unsigned i = 0; i < n; i++) {

@@ -60,6 +60,9 @@ struct part_apply {
 	int root_fd;
 	const pid_t *ours;
 	size_t n_ours;
+	/* Called once a change is due, before the GPUs are judged busy; or NULL. */
+	int (*before_busy_check)(void *arg, struct err *e);
+	void *before_busy_arg;
 };
 _must_check_ int partition_apply(const struct part_apply *a, const struct part_layout *l,
 				 struct part_result *res, struct err *e);

@@ -19,7 +19,8 @@
 	X(requested, false)                                                                        \
 	X(module_args, false)                                                                      \
 	X(since, false)                                                                            \
-	X(waiting_for, false)
+	X(waiting_for, false)                                                                      \
+	X(mig_layout, false)
 
 static int field(json_object *o, const char *key, bool required, char *out, size_t size,
 		 struct err *e)
@@ -55,7 +56,7 @@ int pending_read(int dir_fd, struct pending *ret, struct err *e)
 	PENDING_FIELDS(READ_FIELD)
 #undef READ_FIELD
 	if (strcmp(p.reason, PENDING_DRIVER_IN_USE) != 0 &&
-	    strcmp(p.reason, PENDING_MODULE_ARGS) != 0)
+	    strcmp(p.reason, PENDING_MODULE_ARGS) != 0 && strcmp(p.reason, PENDING_MIG_LAYOUT) != 0)
 		return err_set(e, EXIT_UNEXPECTED,
 			       "pending upgrade record '%s': unknown reason '%s'", PENDING_FILE,
 			       p.reason);
@@ -169,8 +170,10 @@ struct pending_plan pending_decide(bool is_current, const char *current_id, cons
 		 * parameter change pending stays only while the parameters still differ.
 		 */
 		r.action = args_differ ? PENDING_RELOAD_ARGS : PENDING_ENSURE;
-		r.clear = p && (strcmp(p->reason, PENDING_DRIVER_IN_USE) == 0 || !args_differ ||
-				strcmp(p->id, current_id) != 0);
+		r.clear = p && (strcmp(p->reason, PENDING_DRIVER_IN_USE) == 0 ||
+				(strcmp(p->reason, PENDING_MODULE_ARGS) == 0 &&
+				 (!args_differ || strcmp(p->id, current_id) != 0)));
+		/* A layout that waits is settled by the publication that follows (expose). */
 		return r;
 	}
 	if (p && strcmp(p->reason, PENDING_DRIVER_IN_USE) == 0 && strcmp(p->id, choice_id) == 0)

@@ -20,6 +20,8 @@
 /* Why the change waits: the docs' names (docs/json.md), and the record's. */
 #define PENDING_DRIVER_IN_USE "driver_in_use"
 #define PENDING_MODULE_ARGS "module_args"
+/* A GPU layout (--mig-layout) for the current version, refused while the GPUs are busy. */
+#define PENDING_MIG_LAYOUT "mig_layout"
 
 struct pending {
 	char id[NAME_MAX + 1]; /* the staged version under .versions/ (the current one for args) */
@@ -30,6 +32,7 @@ struct pending {
 	char module_args[512];	 /* the parameters asked for, space-separated */
 	char since[32];		 /* RFC 3339, UTC: when it was first deferred */
 	char waiting_for[1024];	 /* what holds the driver, as the idle check said */
+	char mig_layout[48];	 /* PENDING_MIG_LAYOUT: the layout that waits ("all-1g.10gb") */
 };
 
 /*

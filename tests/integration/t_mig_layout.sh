@@ -80,8 +80,23 @@ echo trainer >"$T/root/proc/4242/comm"
 expect_rc 7 install --repo "$R" $(kernel_args) --mig-layout all-3g.40gb
 expect_err "GPU partitioning refused: the GPUs are in use: /dev/nvidia0 open in pid 4242 (trainer)"
 assert_eq "$(state)" "$before" "MIG state after a busy refusal"
+# Under --when-busy defer (the DaemonSets' setting) the change waits: the GPUs keep their
+# layout and serve, the run ends 0, the record says what waits (the agent's upgrade flow
+# finishes it: t_agent_mig); a run with the GPUs idle makes it and clears the record.
+expect_rc 0 install --repo "$R" $(kernel_args) --mig-layout all-3g.40gb --when-busy defer
+expect_err "the GPUs are busy: the layout waits for them to be idle (layout=all-3g.40gb"
+assert_eq "$(state)" "$before" "MIG state while the layout waits"
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); assert p["reason"]=="mig_layout" and p["mig_layout"]=="all-3g.40gb" and "pid 4242 (trainer)" in p["waiting_for"], p' "$(idir)/.pending.json"
+assert_eq "$(names | wc -w)" 29 "devices while the layout waits"
+grep -qx "nvidia.com/gpu.driver-installer.upgrade-pending-reason=mig_layout" "$T/root/etc/kubernetes/node-feature-discovery/features.d/00-nvidia-driver-pending" ||
+    fail "no pending label: $(cat "$T/root/etc/kubernetes/node-feature-discovery/features.d/"*)"
+expect_rc 0 status --json
+python3 -c 'import json,sys; p=json.load(sys.stdin)["pending_upgrade"]; assert p["reason"]=="mig_layout" and p["mig_layout"]=="all-3g.40gb", p' <"$T/out"
 rm -rf "$T/root/proc/4242"
-expect_rc 0 install --repo "$R" $(kernel_args) --mig-layout all-3g.40gb
+expect_rc 0 install --repo "$R" $(kernel_args) --mig-layout all-3g.40gb --when-busy defer
+expect_err "the GPU layout that waited no longer waits (layout=all-3g.40gb)"
+[ ! -e "$(idir)/.pending.json" ] || fail "still pending: $(cat "$(idir)/.pending.json")"
+[ ! -e "$T/root/etc/kubernetes/node-feature-discovery/features.d/00-nvidia-driver-pending" ] || fail "pending labels left"
 assert_eq "$(grep -c '^gi ' "$gpus/0000:00:04.0/standin-mig")" 2 "3g.40gb instances on GPU 0"
 assert_eq "$(names | wc -w)" 9 "CDI devices of 3g.40gb"
 

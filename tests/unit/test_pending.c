@@ -82,6 +82,20 @@ static void test_decide(void **state)
 	/* The same package for another kernel is not current: it is staged again. */
 	r = pending_decide(false, cur, NULL, cur, false);
 	assert_int_equal(r.action, PENDING_STAGE);
+	/*
+	 * A GPU layout that waits: the run makes sure of the current version and its
+	 * publication settles the record (made, or still busy), so it is not cleared here,
+	 * with or without new parameters; a new version is staged beside it.
+	 */
+	l = rec(cur, PENDING_MIG_LAYOUT);
+	r = pending_decide(true, cur, &l, cur, false);
+	assert_int_equal(r.action, PENDING_ENSURE);
+	assert_false(r.clear);
+	r = pending_decide(true, cur, &l, cur, true);
+	assert_int_equal(r.action, PENDING_RELOAD_ARGS);
+	assert_false(r.clear);
+	r = pending_decide(false, cur, &l, other, false);
+	assert_int_equal(r.action, PENDING_STAGE);
 }
 
 /* The record: written atomically, read back whole; a damaged or hostile one is refused. */
