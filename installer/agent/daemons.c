@@ -52,6 +52,9 @@ static _noreturn_ void exec_daemon(const struct daemon *d, const char *path)
 
 	for (size_t i = 0; i < DAEMON_MAX_ARGS && d->args[i]; i++)
 		argv[i + 1] = d->args[i];
+	/* In the child only: the agent's own environment stays as it is. */
+	for (size_t i = 0; i < ARRAY_SIZE(d->env) && d->env[i]; i++)
+		putenv((char *)d->env[i]);
 	daemon_exec_child(path, argv);
 }
 

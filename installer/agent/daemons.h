@@ -30,6 +30,7 @@ enum daemon_state {
 struct daemon {
 	const char *name;		   /* "nvidia-persistenced" */
 	const char *args[DAEMON_MAX_ARGS]; /* after the program, NULL-ended */
+	const char *env[4];		   /* "NAME=VALUE" added to its environment, NULL-ended */
 	bool foreground;		   /* runs as started (NVLSM), or forks (the others) */
 	enum daemon_state state;
 	pid_t launcher; /* the process started, while STARTING */

@@ -45,13 +45,16 @@
  * on the first management port, in the foreground, logging to stdout; on NVSwitch systems
  * Fabric Manager, with the package's config made to point into the install dir
  * (fabric_manager_config), or its default path when the package has none, and on NVLink 5
- * the same port's GUID.
+ * the same port's GUID; where the node pool asks for MPS (GKE's gpu_config.json), the MPS
+ * control daemon in the foreground, its pipe directory where GKE's device plugin mounts it
+ * from.
  */
-enum { D_PERSISTENCED, D_NVLSM, D_FABRICMANAGER, N_DAEMONS };
+enum { D_PERSISTENCED, D_NVLSM, D_FABRICMANAGER, D_MPS, N_DAEMONS };
 #define PERSISTENCED "nvidia-persistenced"
 #define NVLSM EXPOSE_NVLSM
 #define FABRICMANAGER EXPOSE_FABRICMANAGER
 #define FABRICMANAGER_CFG "share/nvidia/nvswitch/fabricmanager.cfg"
+#define MPS_CONTROL "nvidia-cuda-mps-control"
 #define NVLSM_CFG "share/nvidia/nvlsm/nvlsm.conf"
 /*
  * Fabric Manager starts once NVLSM has made their IPC socket (FM_SM_IPC_INTERFACE in
@@ -77,6 +80,8 @@ struct agent {
 	char fm_refused_for[64]; /* the driver version fm_refused was found for */
 	char nvlsm_wait[256];	 /* on NVLink 5, why Fabric Manager waits for NVLSM, or "" */
 	char nvlsm_cfg[PATH_MAX + 64];
+	/* MPS's directories on the host, resolved, as its environment gives them. */
+	char mps_pipe_env[PATH_MAX + 32], mps_log_env[PATH_MAX + 32];
 	int ctl_fd;	      /* the control socket (agent/control.h), or -1 */
 	int holds[MAX_HOLDS]; /* installers holding the daemons stopped */
 	size_t n_holds;
@@ -435,6 +440,56 @@ static bool nvlsm_serves(struct agent *a, const struct nodestate *s, const char 
 }
 
 /*
+ * MIG_MPS_PIPE_DIR or MIG_MPS_LOG_DIR under the host root, made where missing and judged
+ * where it resolves (a link planted there cannot send the daemon's sockets elsewhere),
+ * as "VAR=PATH" into BUF. Returns 0 or -1.
+ */
+static int mps_dir_env(const struct agent *a, const char *var, const char *dir, char *buf,
+		       size_t size, struct err *e)
+{
+	_cleanup_close_ int fd = mig_mps_dir(a->root_fd, dir, e);
+	char path[PATH_MAX];
+
+	if (fd < 0 || fs_fd_path(fd, path, sizeof(path)) < 0)
+		return -1;
+	return str_fmt(buf, size, "%s=%s", var, path) < 0
+		       ? err_set(e, EXIT_UNEXPECTED, "%s: path too long", dir)
+		       : 0;
+}
+
+/*
+ * The MPS control daemon runs while the node pool asks for MPS sharing; it stops when the
+ * pool no longer does (a file that GKE's plugin would not take asks for nothing).
+ */
+static void run_mps(struct agent *a, const char *dir)
+{
+	struct daemon *d = &a->daemons[D_MPS];
+	struct mig_request req;
+	struct err e;
+
+	err_clear(&e);
+	if (mig_read_gke_config(a->root_fd, &req, &e) != 0 || req.sharing != MIG_SHARING_MPS) {
+		if (daemon_stop(d, CONTROL_STOP_TIMEOUT_S))
+			log_msg(LOG_INFO, "agent",
+				"the MPS control daemon stopped: the node pool no longer asks for MPS");
+		return;
+	}
+	if (!daemon_due(d, now_ns()))
+		return;
+	if (mps_dir_env(a, "CUDA_MPS_PIPE_DIRECTORY", MIG_MPS_PIPE_DIR, a->mps_pipe_env,
+			sizeof(a->mps_pipe_env), &e) < 0 ||
+	    mps_dir_env(a, "CUDA_MPS_LOG_DIRECTORY", MIG_MPS_LOG_DIR, a->mps_log_env,
+			sizeof(a->mps_log_env), &e) < 0) {
+		log_kv(LOG_WARN, "agent", "MPS's directories cannot be made: no MPS control daemon",
+		       "error", e.msg, LOG_END);
+		return;
+	}
+	d->env[0] = a->mps_pipe_env;
+	d->env[1] = a->mps_log_env;
+	start_daemon(d, dir);
+}
+
+/*
  * The daemons run while the installed driver is loaded and no installer holds them: the
  * persistence daemon where the driver has one, Fabric Manager where the host has NVSwitches.
  * The persistence daemon does not count in readiness (the GPUs run jobs without it, each
@@ -458,6 +513,7 @@ static void run_daemons(struct agent *a, const struct nodestate *s)
 	if (dir_fd < 0 || fs_fd_path(dir_fd, dir, sizeof(dir)) < 0)
 		return;
 	start_daemon(&a->daemons[D_PERSISTENCED], dir);
+	run_mps(a, dir);
 	if (!host_fabric(&s->host, desc, sizeof(desc)))
 		return;
 	if (s->host.nvlink.n_ports > 0 && !nvlsm_serves(a, s, dir))
@@ -585,7 +641,7 @@ static void on_hold(struct agent *a, size_t i)
 static char *render(const struct agent *a)
 {
 	const struct daemon *ds[] = {&a->daemons[D_PERSISTENCED], &a->daemons[D_NVLSM],
-				     &a->daemons[D_FABRICMANAGER]};
+				     &a->daemons[D_FABRICMANAGER], &a->daemons[D_MPS]};
 	_cleanup_free_ char *h = health_render(&a->h, a->version),
 			    *d = daemon_render(ds, ARRAY_SIZE(ds)), *u = upgrader_render(&a->up);
 	char *all = NULL;
@@ -904,14 +960,16 @@ static int loop(struct agent *a, int sig_fd, int http_fd)
 
 int agent_run(const struct config *c, struct err *e)
 {
-	struct agent a = {.c = c,
-			  .start_ns = now_ns(),
-			  .kmsg = {.fd = -1},
-			  .ctl_fd = -1,
-			  .daemons = {[D_PERSISTENCED] = {.name = PERSISTENCED,
-							  .args = {"--persistence-mode"}},
-				      [D_NVLSM] = {.name = NVLSM, .foreground = true},
-				      [D_FABRICMANAGER] = {.name = FABRICMANAGER}}};
+	struct agent a = {
+		.c = c,
+		.start_ns = now_ns(),
+		.kmsg = {.fd = -1},
+		.ctl_fd = -1,
+		.daemons = {
+			[D_PERSISTENCED] = {.name = PERSISTENCED, .args = {"--persistence-mode"}},
+			[D_NVLSM] = {.name = NVLSM, .foreground = true},
+			[D_FABRICMANAGER] = {.name = FABRICMANAGER},
+			[D_MPS] = {.name = MPS_CONTROL, .args = {"-f"}, .foreground = true}}};
 	_cleanup_close_ int root_fd = -1, sig_fd = -1, http_fd = -1;
 	unsigned port = 0;
 	struct err ke;

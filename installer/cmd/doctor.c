@@ -3,10 +3,12 @@
  * doctor: a check list for a person at the node, each line a verdict and, when
  * it is not ok, the fix. Reads only; the repository check needs --repo.
  */
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
@@ -17,6 +19,7 @@
 #include "kernel/kernel.h"
 #include "source/source.h"
 #include "util/jsonc.h"
+#include "util/fs.h"
 #include "util/log.h"
 #include "util/out.h"
 #include "util/str.h"
@@ -120,14 +123,30 @@ static void check_gpus(struct doctor *d, const struct nodestate *s)
 		add(d, V_OK, "gpus", NULL, "%s", list);
 }
 
-/* What the pool's GPU sharing asks of the node beyond the device plugin (MPS's daemon). */
-static void check_sharing(struct doctor *d, const struct mig_request *req, const char *what)
+/* Whether MPS's control daemon serves: its control socket in the pipe directory. */
+static bool mps_serves(int root_fd)
 {
-	if (req->sharing == MIG_SHARING_MPS)
+	struct err e;
+	struct stat st;
+	_cleanup_close_ int fd = fs_open_in_root(root_fd, MIG_MPS_PIPE_DIR "/control",
+						 O_PATH | O_NOFOLLOW | O_CLOEXEC, 0, 0, &e);
+
+	return fd >= 0 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+/* What the pool's GPU sharing asks of the node beyond the device plugin (MPS's daemon). */
+static void check_sharing(struct doctor *d, int root_fd, const struct mig_request *req,
+			  const char *what)
+{
+	if (req->sharing == MIG_SHARING_MPS && mps_serves(root_fd))
+		add(d, V_OK, "partitions", NULL,
+		    "%s; MPS with %u clients per GPU: the control daemon serves (%s)", what,
+		    req->max_shared_clients, MIG_MPS_PIPE_DIR);
+	else if (req->sharing == MIG_SHARING_MPS)
 		add(d, V_WARN, "partitions",
-		    "run the MPS control daemon (nvidia-cuda-mps-control -d, from the install dir's bin/) on the node, or use time-sharing",
-		    "%s; MPS with %u clients per GPU: this installer does not run the MPS control daemon yet",
-		    what, req->max_shared_clients);
+		    "the node agent runs it (nvidia-cuda-mps-control from the install dir's bin/) while the pool asks for MPS: see the agent's log and its metrics",
+		    "%s; MPS with %u clients per GPU: no control daemon serves (%s/control)", what,
+		    req->max_shared_clients, MIG_MPS_PIPE_DIR);
 	else if (req->sharing == MIG_SHARING_TIME)
 		add(d, V_OK, "partitions", NULL,
 		    "%s; time-sharing with %u clients per GPU (the device plugin's part)", what,
@@ -238,7 +257,7 @@ static void check_partitions(struct doctor *d, int root_fd, const struct config 
 	}
 	if (l.kind == PART_KEEP) {
 		if (r == 0)
-			check_sharing(d, &req, "whole GPUs (no partition size asked for)");
+			check_sharing(d, root_fd, &req, "whole GPUs (no partition size asked for)");
 		return;
 	}
 	snprintf(what, sizeof(what), "whole GPUs");
@@ -254,7 +273,7 @@ static void check_partitions(struct doctor *d, int root_fd, const struct config 
 		snprintf(what, sizeof(what), "MIG mode");
 	check_layout_live(d, &l, s, what, expected);
 	if (req.sharing != MIG_SHARING_NONE)
-		check_sharing(d, &req, what);
+		check_sharing(d, root_fd, &req, what);
 }
 
 static void check_conflicts(struct doctor *d, const struct nodestate *s)

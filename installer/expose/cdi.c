@@ -166,7 +166,7 @@ static json_object *strings(const char *const *v)
 	return a;
 }
 
-static json_object *mount(const char *host, const char *container)
+static json_object *mount_with(const char *host, const char *container, const char *mode)
 {
 	json_object *m = json_object_new_object();
 
@@ -174,8 +174,13 @@ static json_object *mount(const char *host, const char *container)
 	json_object_object_add(m, "containerPath", json_object_new_string(container));
 	json_object_object_add(
 		m, "options",
-		strings((const char *const[]){"ro", "nosuid", "nodev", "bind", NULL}));
+		strings((const char *const[]){mode, "nosuid", "nodev", "bind", NULL}));
 	return m;
+}
+
+static json_object *mount(const char *host, const char *container)
+{
+	return mount_with(host, container, "ro");
 }
 
 /*
@@ -215,6 +220,9 @@ static json_object *common_edits(const struct cdi_input *in)
 		snprintf(ctr, sizeof(ctr), "%s/%s", in->container_dir, *sub);
 		json_object_array_add(mounts, mount(host, ctr));
 	}
+	/* MPS's clients talk to its daemon through sockets there: read-write, at its path. */
+	if (in->mps_pipe_dir)
+		json_object_array_add(mounts, mount_with(in->mps_pipe_dir, in->mps_pipe_dir, "rw"));
 	json_object_object_add(edits, "deviceNodes", nodes);
 	json_object_object_add(edits, "mounts", mounts);
 	if (in->hook_path) {

@@ -55,6 +55,7 @@ struct cdi_input {
 	struct cdi_mig migs[CDI_MAX_MIGS];
 	size_t n_migs;
 	const char *shared_nodes[8]; /* /dev paths every device needs: nvidiactl, nvidia-uvm, ... */
+	const char *mps_pipe_dir;    /* MPS's pipe directory (host path), mounted alike; NULL */
 	size_t n_shared;
 };
 

@@ -105,6 +105,28 @@ static int cdi_yield(const struct expose_opts *o, int root_fd, struct err *e)
 	return 1;
 }
 
+/*
+ * MPS's pipe directory when the node pool asks for MPS (made here, so that a runtime can
+ * mount it before the node agent's daemon has started), else NULL.
+ */
+static const char *mps_pipe_dir(int root_fd)
+{
+	struct mig_request req;
+	struct err e;
+	_cleanup_close_ int fd = -1;
+
+	err_clear(&e);
+	if (mig_read_gke_config(root_fd, &req, &e) != 0 || req.sharing != MIG_SHARING_MPS)
+		return NULL;
+	fd = mig_mps_dir(root_fd, MIG_MPS_PIPE_DIR, &e);
+	if (fd < 0) {
+		log_kv(LOG_WARN, "cdi", "MPS's pipe directory cannot be made: not in the spec",
+		       "dir", MIG_MPS_PIPE_DIR, "error", e.msg, LOG_END);
+		return NULL;
+	}
+	return MIG_MPS_PIPE_DIR;
+}
+
 static int publish_cdi(const struct expose_opts *o, int root_fd, int install_fd,
 		       const struct nvml_report *r, struct err *e)
 {
@@ -127,6 +149,7 @@ static int publish_cdi(const struct expose_opts *o, int root_fd, int install_fd,
 			in.shared_nodes[in.n_shared++] = shared[i];
 	}
 	cdi_gpus(root_fd, r, &in);
+	in.mps_pipe_dir = mps_pipe_dir(root_fd);
 	/* The hook the spec names is there before the spec is. */
 	if (libexec_install(install_fd, e) < 0)
 		return -1;

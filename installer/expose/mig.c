@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include <strings.h>
 
 #include "expose/mig.h"
+#include "host/host.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/jsonc.h"
@@ -202,4 +204,16 @@ int mig_size_for_gpu(const struct mig_request *req, uint16_t vendor, uint16_t de
 	}
 	return err_set(e, EXIT_USAGE, "the %s (%s) has no MIG partition size %s; it has %s",
 		       m->name, m->gke_type, req->partition_size, have);
+}
+
+int mig_mps_dir(int root_fd, const char *dir, struct err *e)
+{
+	char canon[PATH_MAX];
+
+	if (hostpath_resolve(root_fd, dir, canon, sizeof(canon), e) < 0)
+		return -1;
+	if (strcmp(canon, dir) != 0)
+		return err_set(e, EXIT_USAGE, "'%s' resolves to '%s', not a directory of MPS's own",
+			       dir, canon);
+	return fs_dir_in_root(root_fd, dir, true, e);
 }

@@ -19,6 +19,14 @@
 #include "util/err.h"
 
 #define MIG_GKE_CONFIG "/etc/nvidia/gpu_config.json"
+/*
+ * MPS's pipe directory on the host: where GKE's device plugin mounts it from into the
+ * containers of an MPS pool, at the same path, the MPS default (container-engine-
+ * accelerators, pkg/gpu/nvidia/manager.go, nvidiaMpsDir); and its log directory, MPS's
+ * default (NVIDIA's MPS documentation, CUDA_MPS_LOG_DIRECTORY).
+ */
+#define MIG_MPS_PIPE_DIR "/tmp/nvidia-mps"
+#define MIG_MPS_LOG_DIR "/var/log/nvidia-mps"
 #define MIG_SIZE_MAX 32
 
 /* GPUSharingConfig.GPUSharingStrategy (gpusharing.go): none, "time-sharing", "mps". */
@@ -60,6 +68,13 @@ const char *mig_sharing_name(enum mig_sharing s);
  */
 _must_check_ int mig_parse_gke_config(const char *json, size_t len, struct mig_request *ret,
 				      struct err *e);
+
+/*
+ * Opens MPS's directory DIR (MIG_MPS_PIPE_DIR, MIG_MPS_LOG_DIR) under ROOT_FD, made if
+ * need be, only where it is what it says: a link on the way that leads elsewhere (to /etc)
+ * is refused (EXIT_USAGE), so that nothing of MPS's lands there. Returns an fd or -1.
+ */
+_must_check_ int mig_mps_dir(int root_fd, const char *dir, struct err *e);
 
 /* Reads and parses MIG_GKE_CONFIG under ROOT_FD. Returns 0, 1 when there is none, or -1. */
 _must_check_ int mig_read_gke_config(int root_fd, struct mig_request *ret, struct err *e);

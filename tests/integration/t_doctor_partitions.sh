@@ -51,13 +51,13 @@ conf '{"GPUPartitionSize": "1g.18gb"}'
 doc 9
 line fail "the H100 80GB \(nvidia-h100-80gb\) has no MIG partition size 1g.18gb; it has 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb"
 
-# Whole GPUs, shared: time-sharing is the device plugin's; MPS needs a daemon not run here.
+# Whole GPUs, shared: time-sharing is the device plugin's; MPS needs the agent's daemon (t_agent_mps).
 conf '{"GPUSharingConfig": {"GPUSharingStrategy": "time-sharing", "MaxSharedClientsPerGPU": 4}}'
 doc 0
 line ok "whole GPUs \(no partition size asked for\); time-sharing with 4 clients per GPU"
 conf '{"GPUSharingConfig": {"GPUSharingStrategy": "mps", "MaxSharedClientsPerGPU": 4}}'
 doc 0
-line warn "whole GPUs .*; MPS with 4 clients per GPU: this installer does not run the MPS control daemon yet"
+line warn "whole GPUs .*; MPS with 4 clients per GPU: no control daemon serves \(/tmp/nvidia-mps/control\)"
 # The deprecated field still means time-sharing.
 conf '{"MaxTimeSharedClientsPerGPU": 3}'
 doc 0

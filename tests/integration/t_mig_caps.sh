@@ -35,8 +35,12 @@ assert_eq "$(devnode nvidia-caps/nvidia-cap1)" "c 236:1 400" nvidia-cap1
 # Partitions made while the node agent runs: it makes their nodes at its next look.
 dlog=$T/daemons.log
 start_agent
-cap gpu1/mig/gi2 156
-cap gpu1/mig/gi2/ci0 157
+# The instance and its compute instance appear at once, as the driver makes them (a look
+# between two files would see half an instance).
+mkdir -p "$caps/gpu1/mig/.new/ci0"
+printf 'DeviceFileMinor: 156\nDeviceFileMode: 292\nDeviceFileModify: 1\n' >"$caps/gpu1/mig/.new/access"
+printf 'DeviceFileMinor: 157\nDeviceFileMode: 292\nDeviceFileModify: 1\n' >"$caps/gpu1/mig/.new/ci0/access"
+mv "$caps/gpu1/mig/.new" "$caps/gpu1/mig/gi2"
 wait_for "the agent to make the new MIG instance's nodes" 20 test -c "$T/root/dev/nvidia-caps/nvidia-cap157"
 assert_eq "$(devnode nvidia-caps/nvidia-cap156)" "c 236:156 444" "nvidia-cap156 by the agent"
 grep -q "MIG instances' device nodes made (created=2 " "$T/agent.log" || fail "the agent did not say it: $(tail -5 "$T/agent.log")"

@@ -15,6 +15,12 @@
  * through a running NVLSM of that GUID, as the real one: without, it exits 1. NVLSM writes
  * its GUID to .../standin-nvlsm while it runs, and makes the FM-SM socket
  * .../fm_sm_ipc.socket. --version prints what the real ones print, for -DSTANDIN_VERSION.
+ * With -DSTANDIN_MPS it is nvidia-cuda-mps-control: -f runs the control daemon in the
+ * foreground, which holds the driver and makes its control socket and pid file in
+ * $CUDA_MPS_PIPE_DIRECTORY (NVIDIA's names) and control.log in $CUDA_MPS_LOG_DIRECTORY;
+ * without -d or -f it is a client, as GKE's device plugin runs it to ask whether MPS
+ * serves: it reads a command on stdin, answers get_default_active_thread_percentage with
+ * "100.0" when the control socket takes a connection, and exits 1 when none does.
  */
 #include <fcntl.h>
 
@@ -25,13 +31,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 static char proc_dir[4096];
 static volatile sig_atomic_t stop;
 
-#if defined(STANDIN_NVLSM)
+#if defined(STANDIN_MPS)
+#define NAME "nvidia-cuda-mps-control"
+#elif defined(STANDIN_NVLSM)
 #define NAME "nvlsm"
 #elif defined(STANDIN_FABRIC)
 #define NAME "nv-fabricmanager"
@@ -57,8 +67,10 @@ static void record(const char *fmt, const char *what, int pid)
 	}
 }
 
-#ifdef STANDIN_FABRIC
+#if defined(STANDIN_FABRIC)
 #define COMM "nv-fabricmanage"
+#elif defined(STANDIN_MPS)
+#define COMM "nvidia-cuda-mps"
 #else
 #define COMM "nvidia-persiste"
 #endif
@@ -191,6 +203,77 @@ static void let_go(void)
 	rmdir(proc_dir);
 }
 
+/* $CUDA_MPS_PIPE_DIRECTORY/NAME into BUF (MPS's default without it). */
+static const char *mps_path(const char *name, char *buf, size_t size)
+{
+	const char *dir = getenv("CUDA_MPS_PIPE_DIRECTORY");
+
+	snprintf(buf, size, "%s/%s", dir && *dir ? dir : "/tmp/nvidia-mps", name);
+	return buf;
+}
+
+/* The control daemon's files while it runs (UP), gone once it stops; its socket's fd. */
+static int mps_files(int up, int sock)
+{
+#ifdef STANDIN_MPS
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	const char *logdir = getenv("CUDA_MPS_LOG_DIRECTORY");
+	char path[4200];
+	FILE *f;
+
+	mps_path("control", sa.sun_path, sizeof(sa.sun_path));
+	if (!up) {
+		unlink(sa.sun_path);
+		unlink(mps_path("nvidia-cuda-mps-control.pid", path, sizeof(path)));
+		if (sock >= 0)
+			close(sock);
+		return -1;
+	}
+	unlink(sa.sun_path);
+	sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (sock < 0 || bind(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(sock, 8) < 0)
+		perror("stand-in: control socket");
+	f = fopen(mps_path("nvidia-cuda-mps-control.pid", path, sizeof(path)), "w");
+	if (f) {
+		fprintf(f, "%d\n", getpid());
+		fclose(f);
+	}
+	if (logdir && *logdir) {
+		snprintf(path, sizeof(path), "%s/control.log", logdir);
+		f = fopen(path, "a");
+		if (f) {
+			fprintf(f, "[stand-in] Starting control daemon on socket %s\n", sa.sun_path);
+			fclose(f);
+		}
+	}
+	return sock;
+#else
+	(void)up;
+	(void)mps_path;
+	return sock;
+#endif
+}
+
+/* A client of the control daemon: one command from stdin, answered if the daemon serves. */
+static int mps_client(void)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char cmd[256] = "";
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	mps_path("control", sa.sun_path, sizeof(sa.sun_path));
+	if (!fgets(cmd, sizeof(cmd), stdin))
+		cmd[0] = '\0';
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fprintf(stderr, "Cannot find MPS control daemon process\n");
+		return 1;
+	}
+	close(fd);
+	if (strncmp(cmd, "get_default_active_thread_percentage", 36) == 0)
+		printf("100.0\n");
+	return 0;
+}
+
 static void on_signal(int sig)
 {
 	stop = sig;
@@ -201,6 +284,7 @@ int main(int argc, char **argv)
 	char args[4096] = "";
 	const char *fail = getenv("STANDIN_DAEMON_FAIL");
 	sigset_t none, term;
+	int sock = -1;
 	pid_t pid;
 
 	for (int i = 1; i < argc; i++)
@@ -215,6 +299,12 @@ int main(int argc, char **argv)
 #endif
 		return 0;
 	}
+#ifdef STANDIN_MPS
+	if (argc < 2 || (strcmp(argv[1], "-f") != 0 && strcmp(argv[1], "-d") != 0))
+		return mps_client();
+#else
+	(void)mps_client;
+#endif
 	if (fail && strcmp(fail, "start") == 0) {
 		record("fail %s pid=%d args=%s\n", args, getpid());
 		return 1;
@@ -228,7 +318,7 @@ int main(int argc, char **argv)
 #else
 	(void)nvlsm_serves;
 #endif
-#ifndef STANDIN_NVLSM
+#if !defined(STANDIN_NVLSM) && !defined(STANDIN_MPS)
 	pid = fork();
 	if (pid < 0)
 		return 1;
@@ -253,11 +343,13 @@ int main(int argc, char **argv)
 #endif
 	fabric("trained");
 	nvlsm_files(option(argc, argv, "--guid"));
+	sock = mps_files(1, sock);
 	record("start %s pid=%d args=%s\n", args, getpid());
 	while (!stop)
 		sigsuspend(&none);
 	fabric("stopped");
 	nvlsm_files(NULL);
+	mps_files(0, sock);
 	let_go();
 	record("stop %s pid=%d signal=%s\n", stop == SIGTERM ? "TERM" : "INT", getpid());
 	return 0;
