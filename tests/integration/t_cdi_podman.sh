@@ -117,3 +117,24 @@ expect_err "another producer's CDI spec set aside"
 check_device 0 nvidia0
 expect_rc 0 uninstall
 [ -e "$T/root/etc/cdi/nvidia.yaml" ] || fail "uninstall did not put their spec back"
+
+# MIG devices (the node pool's partitions, made through NVML by the install): each by
+# GPU:INDEX and by its MIG UUID, with its GPU's node and its two instances' capability
+# nodes (nothing of the other GPU); a GPU in MIG mode is no device of its own any more.
+rm -f "$T/root/etc/cdi/nvidia.yaml"
+mkdir -p "$T/root/etc/nvidia"
+echo '{"GPUPartitionSize": "1g.10gb"}' >"$T/root/etc/nvidia/gpu_config.json"
+expect_rc 0 install --repo "$R" $(kernel_args)
+in_ns "run --device 'nvidia.com/gpu=1:0' localhost/ndi-cdi-probe:1 sh -c 'ls /dev /dev/nvidia-caps; probe libcuda.so.1'" ||
+    fail "podman --device nvidia.com/gpu=1:0: $(cat "$T/ns.err")"
+for n in nvidia1 nvidia-cap147 nvidia-cap148 nvidiactl "dlopen libcuda.so.1: ok"; do
+    grep -qx "$n" "$T/ns.out" || fail "=1:0: $n missing: $(cat "$T/ns.out")"
+done
+! grep -qx nvidia0 "$T/ns.out" && ! grep -qx nvidia-cap12 "$T/ns.out" || fail "=1:0: got GPU 0's nodes: $(cat "$T/ns.out")"
+mig=$(python3 -c 'import json,sys; print(next(d["name"] for d in json.load(open(sys.argv[1]))["devices"] if d["name"].startswith("MIG-") and any(n["path"].endswith("/nvidia-cap12") for n in d["containerEdits"]["deviceNodes"])))' "$spec")
+in_ns "run --device 'nvidia.com/gpu=$mig' localhost/ndi-cdi-probe:1 ls /dev /dev/nvidia-caps" ||
+    fail "podman --device nvidia.com/gpu=$mig: $(cat "$T/ns.err")"
+grep -qx nvidia0 "$T/ns.out" && grep -qx nvidia-cap12 "$T/ns.out" && grep -qx nvidia-cap13 "$T/ns.out" ||
+    fail "=$mig: $(cat "$T/ns.out")"
+in_ns "run --device nvidia.com/gpu=0 localhost/ndi-cdi-probe:1 true" && fail "a GPU in MIG mode was given whole"
+grep -q "nvidia.com/gpu=0" "$T/ns.err" || fail "the whole GPU in MIG mode: $(cat "$T/ns.err")"

@@ -55,7 +55,7 @@ probe_image_import() {
 # puts the fake node ROOT's install dir (/home/kubernetes/bin/nvidia), /var/run/cdi and
 # /etc/cdi where the host's would be, and a /dev of WORK/dev holding the usual nodes and
 # the driver's: GPUS GPUs, nvidiactl, nvidia-uvm(-tools), nvidia-modeset (no driver behind
-# them). The host's /etc/cdi and /var/run/cdi must exist to be mounted over.
+# them), and the node's nvidia-caps/ as the installer made it. The host's /etc/cdi and /var/run/cdi must exist to be mounted over.
 probe_node_ns() {
     local root=$1 w=$2 gpus=$3 inst=/home/kubernetes/bin/nvidia n
     mount --make-rprivate /
@@ -75,6 +75,8 @@ probe_node_ns() {
     mknod -m 666 "$w/dev/nvidia-uvm" c 510 0
     mknod -m 666 "$w/dev/nvidia-uvm-tools" c 510 1
     mknod -m 666 "$w/dev/nvidia-modeset" c 195 254
+    # The MIG instances' capability nodes, as the installer made them on the fake node.
+    [ ! -d "$root/dev/nvidia-caps" ] || cp -a "$root/dev/nvidia-caps" "$w/dev/"
     mount --bind "$w/dev" /dev
 }
 
