@@ -77,7 +77,8 @@ upgrade_node_has 'unsched and rec["cordoned"] and holders["nvidia-driver-upgrade
     fail "not left cordoned with its slot: $(cat "$KUBE_STATE")"
 upgrade_node_has '"activating '"$V_OLD"' failed; '"$V_NEW"' serves" in rec["reason"] and "rejected the signature of module nvidia" in rec["reason"]' ||
     fail "the reason: $(cat "$KUBE_STATE")"
-upgrade_node_has 'events[-1] == "DriverUpgradeFailed"' || fail "no failure event"
+# The Event follows the state's PATCH (agent_upgrade.c, record): it may land just after.
+wait_for "the failure event" 10 upgrade_node_has 'events[-1] == "DriverUpgradeFailed"'
 python3 - "$KUBE_STATE" <<'PY' || fail "the failure event"
 import json, sys
 e = json.load(open(sys.argv[1]))["events"][-1]
@@ -118,4 +119,4 @@ upgrade_node_has '"'"$V_OLD"' not ready within 10s: Xid 79" in rec["reason"] and
     fail "the reason: $(cat "$KUBE_STATE")"
 wait_for "the rollback run" 30 agent_said "driver upgrade: the installer ended (what=rollback how=exit 0)"
 assert_eq "$(installed_version)" "$V_NEW" "the version after the rollback"
-upgrade_node_has 'events.count("DriverUpgradeValidating") >= 1 and events[-1] == "DriverUpgradeFailed"' || fail "events: $(cat "$KUBE_STATE")"
+wait_for "the validation's failure event" 10 upgrade_node_has 'events.count("DriverUpgradeValidating") >= 1 and events[-1] == "DriverUpgradeFailed"'

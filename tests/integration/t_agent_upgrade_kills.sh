@@ -117,7 +117,8 @@ assert_eq "$(installed_version)" "$version" "the version the boot loaded"
 start
 done_with "$version"
 assert_eq "$(activations)" 0 "activations after the reboot"
-upgrade_node_has 'events[-1] == "DriverUpgradeDone"' || fail "no DriverUpgradeDone event: $(cat "$KUBE_STATE")"
+# The Event follows the state's PATCH (agent_upgrade.c, record): it may land just after.
+wait_for "the DriverUpgradeDone event" 10 upgrade_node_has 'events[-1] == "DriverUpgradeDone"'
 stop
 
 # 3. Past the deadline with the wait policy: waits, evicts nothing, then finishes.
