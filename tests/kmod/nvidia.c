@@ -5,14 +5,25 @@
  * the real driver), shows /proc/driver/nvidia/{version,params} and one
  * gpus/BDF/information per fake GPU, and exports a symbol the other
  * stand-ins use, so that their dependency on it is real.
+ *
+ * MIG, as far as the installer meets it: a character major "nvidia-caps", the driver's
+ * capabilities/mig/{config,monitor}, and per GPU a gpus/BDF/standin-mig file (a file of the
+ * stand-ins only) that the NVML stand-in (tests/standin/libnvidia-ml.c) writes its MIG
+ * state to: its "gi ID PROFILE" and "ci GI CI PROFILE" lines become the capabilities the
+ * real driver makes for its instances (capabilities/gpuMINOR/mig/giN/access,
+ * .../ciK/access), with the driver's mig-minors numbering.
  */
 #include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 #include <linux/string.h>
+#include <linux/uaccess.h>
 
 #define NV_MAJOR 195
+#define NV_MAX_GPUS 4
+#define NV_MAX_GI 8
+#define NV_MIG_STATE 1024
 
 static uint NVreg_DeviceFileMode = 0666;
 module_param(NVreg_DeviceFileMode, uint, 0444);
@@ -34,6 +45,16 @@ module_param(gpus, charp, 0444);
 MODULE_PARM_DESC(gpus, "PCI addresses of the fake GPUs, comma-separated");
 
 static struct proc_dir_entry *nv_proc;
+static int caps_major;
+
+struct nv_gpu {
+	long minor;
+	struct proc_dir_entry *mig; /* capabilities/gpuMINOR/mig */
+	struct proc_dir_entry *gi[NV_MAX_GI];
+	char state[NV_MIG_STATE];
+};
+static struct nv_gpu nv_gpus[NV_MAX_GPUS];
+static DEFINE_MUTEX(mig_lock);
 
 const char *nvidia_standin_version(void)
 {
@@ -84,6 +105,103 @@ static int information_show(struct seq_file *m, void *v)
 	return 0;
 }
 
+/* An access file: "DeviceFileMinor" and the mode nv-caps.c gives it (0400 or 0444). */
+static int access_show(struct seq_file *m, void *v)
+{
+	long minor = (long)m->private;
+
+	seq_printf(m, "DeviceFileMinor: %ld\nDeviceFileMode: %d\nDeviceFileModify: 1\n", minor,
+		   minor == 1 ? 256 : 292);
+	return 0;
+}
+
+static struct proc_dir_entry *cap_dir(struct proc_dir_entry *parent, const char *name,
+				      long minor)
+{
+	struct proc_dir_entry *d = proc_mkdir(name, parent);
+
+	if (d)
+		proc_create_single_data("access", 0444, d, access_show, (void *)minor);
+	return d;
+}
+
+/* The instances' capabilities, made anew from G's state lines. */
+static void mig_rebuild(struct nv_gpu *g)
+{
+	char *s = g->state, *line, name[16];
+	unsigned int a, b, c;
+
+	for (a = 0; a < NV_MAX_GI; a++) {
+		proc_remove(g->gi[a]);
+		g->gi[a] = NULL;
+	}
+	while ((line = strsep(&s, "\n")) != NULL) {
+		if (sscanf(line, "gi %u %u", &a, &b) == 2 && a < NV_MAX_GI && !g->gi[a]) {
+			snprintf(name, sizeof(name), "gi%u", a);
+			g->gi[a] = cap_dir(g->mig, name, 3 + 135 * g->minor + 9 * a);
+		} else if (sscanf(line, "ci %u %u %u", &a, &b, &c) == 3 && a < NV_MAX_GI &&
+			   g->gi[a] && b < 8) {
+			snprintf(name, sizeof(name), "ci%u", b);
+			cap_dir(g->gi[a], name, 3 + 135 * g->minor + 9 * a + 1 + b);
+		}
+		if (s)
+			s[-1] = '\n';
+	}
+}
+
+static int mig_show(struct seq_file *m, void *v)
+{
+	struct nv_gpu *g = m->private;
+
+	mutex_lock(&mig_lock);
+	seq_puts(m, g->state);
+	mutex_unlock(&mig_lock);
+	return 0;
+}
+
+static int mig_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, mig_show, pde_data(inode));
+}
+
+/* One write is the whole state (the NVML stand-in writes it at once, truncating). */
+static ssize_t mig_write(struct file *file, const char __user *buf, size_t len, loff_t *pos)
+{
+	struct nv_gpu *g = pde_data(file_inode(file));
+
+	if (len >= NV_MIG_STATE)
+		return -ENOSPC;
+	mutex_lock(&mig_lock);
+	if (copy_from_user(g->state, buf, len)) {
+		mutex_unlock(&mig_lock);
+		return -EFAULT;
+	}
+	g->state[len] = '\0';
+	mig_rebuild(g);
+	mutex_unlock(&mig_lock);
+	return len;
+}
+
+static const struct proc_ops mig_ops = {
+	.proc_open = mig_open,
+	.proc_read = seq_read,
+	.proc_write = mig_write,
+	.proc_lseek = seq_lseek,
+	.proc_release = single_release,
+};
+
+static void caps_init(void)
+{
+	struct proc_dir_entry *caps = proc_mkdir("capabilities", nv_proc), *mig;
+
+	mig = caps ? proc_mkdir("mig", caps) : NULL;
+	/* The driver's two: files of their own, where an instance's is giN/access. */
+	if (mig) {
+		proc_create_single_data("config", 0444, mig, access_show, (void *)1L);
+		proc_create_single_data("monitor", 0444, mig, access_show, (void *)2L);
+	}
+}
+
 static int nv_proc_init(void)
 {
 	struct proc_dir_entry *gdir;
@@ -96,13 +214,25 @@ static int nv_proc_init(void)
 	proc_create_single("version", 0444, nv_proc, version_show);
 	proc_create_single("params", 0444, nv_proc, params_show);
 	gdir = proc_mkdir("gpus", nv_proc);
+	caps_init();
 	strscpy(list, gpus, sizeof(list));
 	while (gdir && (bdf = strsep(&p, ",")) != NULL) {
 		struct proc_dir_entry *d = *bdf ? proc_mkdir(bdf, gdir) : NULL;
+		char name[48];
 
-		if (d)
-			proc_create_single_data("information", 0444, d, information_show,
-						(void *)minor++);
+		if (!d)
+			continue;
+		if (minor < NV_MAX_GPUS) {
+			struct nv_gpu *g = &nv_gpus[minor];
+
+			g->minor = minor;
+			snprintf(name, sizeof(name), "capabilities/gpu%ld", minor);
+			g->mig = proc_mkdir(name, nv_proc);
+			g->mig = g->mig ? proc_mkdir("mig", g->mig) : NULL;
+			proc_create_data("standin-mig", 0644, d, &mig_ops, g);
+		}
+		proc_create_single_data("information", 0444, d, information_show,
+					(void *)minor++);
 	}
 	return 0;
 }
@@ -113,8 +243,14 @@ static int __init nv_init(void)
 
 	if (r < 0)
 		return r;
+	caps_major = register_chrdev(0, "nvidia-caps", &nv_fops);
+	if (caps_major < 0) {
+		unregister_chrdev(NV_MAJOR, "nvidia");
+		return caps_major;
+	}
 	r = nv_proc_init();
 	if (r < 0) {
+		unregister_chrdev(caps_major, "nvidia-caps");
 		unregister_chrdev(NV_MAJOR, "nvidia");
 		return r;
 	}
@@ -124,6 +260,7 @@ static int __init nv_init(void)
 static void __exit nv_exit(void)
 {
 	proc_remove(nv_proc);
+	unregister_chrdev(caps_major, "nvidia-caps");
 	unregister_chrdev(NV_MAJOR, "nvidia");
 }
 

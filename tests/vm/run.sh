@@ -19,6 +19,9 @@
 #             staged copy: the pending version is the one that loads, then the published
 #             state is checked whole
 #   enforce   module.sig_enforce=1: the kernel rejects the test key (exit 6, nothing loaded)
+#   mig       GPU partitions: the pool's gpu_config.json made through the NVML stand-in, the
+#             stand-in nvidia.ko making the instances' capabilities, their nvidia-caps
+#             nodes with the kernel's major, CDI, labels, a busy refusal, undo, uninstall
 #   lockdown  lockdown=integrity: the kernel refuses (exit 6, nothing loaded)
 #   vendor-sig  module.sig_enforce=1: one of Debian's own signed modules, packaged with
 #             build-driver-package --keep-signatures and verified with Debian's certificate
@@ -91,7 +94,7 @@ export PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
 BIN=$(realpath "${1:?usage: run.sh BINARY [SCENARIO...]}")
 shift
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(main defer enforce lockdown vendor-sig agent-upgrade arm64-main arm64-enforce)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(main defer enforce lockdown vendor-sig agent-upgrade mig arm64-main arm64-enforce)
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 W="$SRC/build/vm"
 V_OLD=535.261.03

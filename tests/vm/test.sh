@@ -681,6 +681,46 @@ upgrade_state() {
         grep -qx "nvidia_driver_installer_agent_upgrade_state{state=\"$1\"} 1"
 }
 
+# GPU partitions on the real kernel: the stand-in nvidia.ko registers "nvidia-caps" and makes
+# each instance's capability files from what the NVML stand-in writes (tests/kmod/nvidia.c):
+# the pool's gpu_config.json makes seven 1g.10gb instances per H100, whose nvidia-caps nodes
+# get the kernel's major; the CDI spec names them; a process holding /dev/nvidia0 refuses
+# another layout (exit 7, named), all-disabled removes the instances (the driver's
+# capability files gone), and uninstall unloads the driver with the partitions gone.
+mig() {
+    mkdir -p /etc/nvidia
+    echo '{"GPUPartitionSize": "1g.10gb"}' >/etc/nvidia/gpu_config.json
+    run install $ARGS --driver-version "$V_OLD"
+    check mig-install rc_is 0
+    check mig-applied err_has "GPU layout applied (layout=all-1g.10gb from=/etc/nvidia/gpu_config.json changed=2 unchanged=0"
+    caps=$(sed -n 's/^ *\([0-9]*\) nvidia-caps$/\1/p' /proc/devices)
+    check mig-caps-major [ -n "$caps" ]
+    check mig-driver-caps [ -f /proc/driver/nvidia/capabilities/gpu1/mig/gi7/ci0/access ]
+    check mig-node-gi [ "$(node nvidia-caps/nvidia-cap12)" = "$caps:12 444" ]
+    check mig-node-ci [ "$(node nvidia-caps/nvidia-cap148)" = "$caps:148 444" ]
+    check mig-node-config [ "$(node nvidia-caps/nvidia-cap1)" = "$caps:1 400" ]
+    check mig-cdi grep -q '"name": "1:6"' /var/run/cdi/nvidia-driver-installer.json
+    check mig-cdi-whole-gone sh -c '! grep -q "\"name\": \"0\"," /var/run/cdi/nvidia-driver-installer.json'
+    check mig-labels grep -qx "nvidia.com/gpu.product=NVIDIA-stand-in-GPU-MIG-1g.10gb" "$FEAT/00-nvidia-driver"
+    run install $ARGS --driver-version "$V_OLD"
+    check mig-rerun err_has "GPU layout already in place"
+    hold nvidia0
+    run install $ARGS --driver-version "$V_OLD" --mig-layout all-3g.40gb
+    check mig-busy rc_is 7
+    check mig-busy-named err_has "GPU partitioning refused: the GPUs are in use: /dev/nvidia0 open in pid $held (sleep)"
+    check mig-busy-unchanged [ -f /proc/driver/nvidia/capabilities/gpu0/mig/gi7/access ]
+    kill "$held"
+    wait "$held" 2>/dev/null
+    run install $ARGS --driver-version "$V_OLD" --mig-layout all-disabled
+    check mig-undo rc_is 0
+    check mig-undo-caps-gone sh -c '! ls /proc/driver/nvidia/capabilities/gpu0/mig | grep -q gi'
+    check mig-undo-cdi grep -q '"name": "0",' /var/run/cdi/nvidia-driver-installer.json
+    run uninstall
+    check mig-uninstall rc_is 0
+    check mig-uninstall-unloaded no_nvidia
+    check mig-uninstall-nodes [ ! -e /dev/nvidia-caps ]
+}
+
 # set_gpus ID: every fake PCI function (tests/vm/init) becomes vendor:device ID.
 set_gpus() {
     for f in /tmp/pci/*; do
@@ -775,7 +815,7 @@ clang_kernel() {
 }
 
 case "$S" in
-main | enforce | lockdown | demo) "$S" ;;
+main | enforce | lockdown | demo | mig) "$S" ;;
 arm64-real-proprietary | arm64-real-open)
     check arch-aarch64 [ "$(uname -m)" = aarch64 ]
     S=${S#arm64-}
