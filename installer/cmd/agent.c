@@ -64,6 +64,18 @@ enum { D_PERSISTENCED, D_NVLSM, D_FABRICMANAGER, D_MPS, N_DAEMONS };
 #define NVLSM_SETTLE_S 5
 #define FM_SM_IPC_DEFAULT "/var/run/nvidia-fabricmanager/fm_sm_ipc.socket"
 
+/* What NVML showed of MIG at the last look that it answered: the agent's MIG series. */
+#define MIG_PROFILE_SERIES 16
+struct mig_view {
+	unsigned n_gpus;
+	int mode[NVML_MAX_GPUS], pending[NVML_MAX_GPUS]; /* -1: the GPU has no MIG */
+	struct {
+		char profile[MIG_SIZE_MAX];
+		unsigned count;
+	} profiles[MIG_PROFILE_SERIES];
+	size_t n_profiles;
+};
+
 struct agent {
 	const struct config *c;
 	int root_fd;
@@ -89,6 +101,7 @@ struct agent {
 	bool look_soon;	      /* an upgrade moved on: the next look without the interval */
 	uint64_t hup_ns;      /* when a stale spec's producer was last asked to rewrite it */
 	char stale[PATH_MAX]; /* the other producer's spec found stale at the last look, or "" */
+	struct mig_view mig;
 };
 
 /* ---- the kernel log -------------------------------------------------------- */
@@ -638,15 +651,76 @@ static void on_hold(struct agent *a, size_t i)
 		log_msg(LOG_INFO, "agent", "the installer released the daemons");
 }
 
+/* The MIG modes and MIG devices by profile of REP (an NVML report that answered). */
+static void mig_view_of(const struct nvml_report *rep, struct mig_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->n_gpus = rep->n_gpus;
+	for (unsigned i = 0; i < rep->n_gpus; i++) {
+		v->mode[i] = rep->gpus[i].mig_mode;
+		v->pending[i] = rep->gpus[i].mig_pending;
+	}
+	for (unsigned i = 0; i < rep->n_migs; i++) {
+		size_t j = 0;
+
+		while (j < v->n_profiles && strcmp(v->profiles[j].profile, rep->migs[i].profile))
+			j++;
+		if (j == v->n_profiles && j < MIG_PROFILE_SERIES)
+			snprintf(v->profiles[v->n_profiles++].profile, MIG_SIZE_MAX, "%s",
+				 rep->migs[i].profile);
+		if (j < v->n_profiles)
+			v->profiles[j].count++;
+	}
+}
+
+/* The MIG series (docs/metrics.md, "GPU partitions"); none while NVML has not answered. */
+static char *mig_render(const struct mig_view *v)
+{
+	char *text = NULL, p[96];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	fputs("# HELP nvidia_driver_installer_agent_gpu_mig_mode Each MIG-capable GPU's MIG mode as NVML reported it at the agent's last look: 1 on, 0 off.\n"
+	      "# TYPE nvidia_driver_installer_agent_gpu_mig_mode gauge\n",
+	      f);
+	for (unsigned i = 0; i < v->n_gpus; i++)
+		if (v->mode[i] >= 0)
+			fprintf(f, "nvidia_driver_installer_agent_gpu_mig_mode{gpu=\"%u\"} %d\n", i,
+				v->mode[i]);
+	fputs("# HELP nvidia_driver_installer_agent_gpu_mig_reset_pending Whether the GPU's MIG mode waits for a GPU reset (its pending mode is not its current one).\n"
+	      "# TYPE nvidia_driver_installer_agent_gpu_mig_reset_pending gauge\n",
+	      f);
+	for (unsigned i = 0; i < v->n_gpus; i++)
+		if (v->mode[i] >= 0)
+			fprintf(f,
+				"nvidia_driver_installer_agent_gpu_mig_reset_pending{gpu=\"%u\"} %d\n",
+				i, v->pending[i] >= 0 && v->pending[i] != v->mode[i]);
+	fputs("# HELP nvidia_driver_installer_agent_mig_devices The MIG devices NVML lists, by profile.\n"
+	      "# TYPE nvidia_driver_installer_agent_mig_devices gauge\n",
+	      f);
+	for (size_t i = 0; i < v->n_profiles; i++)
+		fprintf(f, "nvidia_driver_installer_agent_mig_devices{profile=\"%s\"} %u\n",
+			metrics_label_escape(v->profiles[i].profile, p, sizeof(p)),
+			v->profiles[i].count);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
 static char *render(const struct agent *a)
 {
 	const struct daemon *ds[] = {&a->daemons[D_PERSISTENCED], &a->daemons[D_NVLSM],
 				     &a->daemons[D_FABRICMANAGER], &a->daemons[D_MPS]};
 	_cleanup_free_ char *h = health_render(&a->h, a->version),
-			    *d = daemon_render(ds, ARRAY_SIZE(ds)), *u = upgrader_render(&a->up);
+			    *d = daemon_render(ds, ARRAY_SIZE(ds)), *u = upgrader_render(&a->up),
+			    *m = mig_render(&a->mig);
 	char *all = NULL;
 
-	if (!h || !d || !u || asprintf(&all, "%s%s%s", h, d, u) < 0)
+	if (!h || !d || !u || !m || asprintf(&all, "%s%s%s%s", h, d, u, m) < 0)
 		return NULL;
 	return all;
 }
@@ -828,6 +902,10 @@ static void look(struct agent *a)
 	}
 	in.installed = s.installed ? s.manifest.driver_version : NULL;
 	in.loaded = s.loaded_version;
+	if (s.nvml_ok)
+		mig_view_of(&s.nvml, &a->mig);
+	else
+		memset(&a->mig, 0, sizeof(a->mig));
 	if (in.loaded && in.loaded[0])
 		sync_mig_nodes(a);
 	if (in.installed && strcmp(in.installed, a->version) != 0) {

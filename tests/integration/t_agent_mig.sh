@@ -60,3 +60,12 @@ kill -0 "$apid" || fail "the agent is gone"
 # (the persistence daemon holds them open, and is no workload).
 agent_said "an installer holds the daemons stopped (why=the installer checks that the driver is idle" ||
     fail "the daemons were not held for the layout"
+# The agent's MIG series (docs/metrics.md, "GPU partitions"), against the table both ways.
+port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
+mig_served() { curl -s "http://127.0.0.1:$port/metrics" | grep '_mig_' >"$T/mig.prom" && grep -qx 'nvidia_driver_installer_agent_mig_devices{profile="1g.10gb"} 7' "$T/mig.prom"; }
+wait_for "the MIG series" 10 mig_served
+grep -qx 'nvidia_driver_installer_agent_gpu_mig_mode{gpu="0"} 1' "$T/mig.prom" &&
+    grep -qx 'nvidia_driver_installer_agent_gpu_mig_reset_pending{gpu="0"} 0' "$T/mig.prom" || fail "MIG series: $(cat "$T/mig.prom")"
+promtool check metrics <"$T/mig.prom" >"$T/promtool.out" 2>&1 || fail "promtool: $(cat "$T/promtool.out")"
+python3 "$SRC/tests/tools/metrics-doc.py" "$SRC/docs/metrics.md" "GPU partitions" "$T/mig.prom" \
+    >"$T/doc.out" 2>&1 || fail "docs/metrics.md: $(cat "$T/doc.out")"
