@@ -210,7 +210,7 @@ const struct config_option config_options[] = {
 	OPTION("mig-layout", .env = "NVIDIA_MIG_LAYOUT", .kind = CONFIG_STRING,
 	       .offset = F(mig_layout), .cmds = CFG_INSTALL | CFG_DOCTOR, .flags = CONFIG_NONEMPTY,
 	       .arg = "LAYOUT", .value = "gke", .json = "mig_layout",
-	       .help = "GPU partitions (MIG) once the driver answers: gke (the node pool's /etc/nvidia/gpu_config.json), none (as they are), all-disabled, all-enabled or all-PROFILE (all-1g.10gb)"),
+	       .help = "GPU partitions (MIG) once the driver answers: gke (the node pool's /etc/nvidia/gpu_config.json), none (as they are), all-disabled, all-enabled or all-PROFILE (all-1g.10gb), for every GPU or per GPU index (all-disabled,0=all-1g.10gb)"),
 	OPTION("cdi-replace", .env = "NVIDIA_CDI_REPLACE", .kind = CONFIG_BOOL,
 	       .offset = F(cdi_replace), .cmds = CFG_INSTALL, .json = "cdi_replace",
 	       .help = "set aside another producer's spec of that kind"),
@@ -898,7 +898,7 @@ static int check_all(const struct config *c, struct problems *p)
 
 		if (part_layout_parse(c->mig_layout, -1, &l, &le) < 0 &&
 		    problem(p,
-			    "%s: '%s' is not a layout: gke, none, all-disabled, all-enabled or all-PROFILE (all-1g.10gb)",
+			    "%s: '%s' is not a layout: gke, none, all-disabled, all-enabled or all-PROFILE (all-1g.10gb), for every GPU or per GPU index (all-disabled,0=all-1g.10gb)",
 			    label_of("mig-layout", buf, sizeof(buf)), c->mig_layout) < 0)
 			return -1;
 	}

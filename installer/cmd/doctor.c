@@ -156,45 +156,60 @@ static void check_sharing(struct doctor *d, int root_fd, const struct mig_reques
 }
 
 /*
- * What the layout means on the node's GPUs, by their PCI ids (GKE's partitioner's
- * tables): WHAT says it ("MIG 1g.10gb: 7 instances of GPU-instance profile 19 on each of
- * 2 H100 80GB"), *EXPECTED the MIG devices it makes (0 where the model is not known
- * here). Returns 0, or -1 with E naming the sizes a GPU has.
+ * What the layout ONE means on GPU, by its PCI id (GKE's partitioner's tables): its size
+ * and model into *MS and *M (both NULL where the model is not known here and NVML answers,
+ * which then judges alone). Returns 0, or -1 with E naming the sizes the GPU has.
  */
-static int layout_on_gpus(const struct part_layout *l, const struct nodestate *s, char *what,
-			  size_t size, unsigned *expected, struct err *e)
+static int profile_on_gpu(const struct part_one *one, const struct gpu *gpu, bool nvml_ok,
+			  const struct mig_size **ms, const struct mig_model **m, struct err *e)
 {
 	struct mig_request req = {.sharing = MIG_SHARING_NONE};
-	const struct mig_size *ms = NULL;
-	const struct mig_model *m = NULL;
 
-	*expected = 0;
-	snprintf(req.partition_size, sizeof(req.partition_size), "%s", l->profile);
-	snprintf(what, size, "MIG %s", l->profile);
-	for (size_t i = 0; i < s->host.n_gpus; i++) {
-		m = mig_model_of(s->host.gpus[i].vendor, s->host.gpus[i].device);
-		/* A model not known here is judged by NVML's answer alone. */
-		if (!m && s->nvml_ok)
-			return 0;
-		if (mig_size_for_gpu(&req, s->host.gpus[i].vendor, s->host.gpus[i].device, &ms, e) <
-		    0)
-			return -1;
+	*ms = NULL;
+	*m = mig_model_of(gpu->vendor, gpu->device);
+	if (!*m && nvml_ok)
+		return 0;
+	snprintf(req.partition_size, sizeof(req.partition_size), "%s", one->profile);
+	return mig_size_for_gpu(&req, gpu->vendor, gpu->device, ms, e);
+}
+
+static bool names_gpus(const struct part_layout *l)
+{
+	for (unsigned i = 0; i < PART_LAYOUT_GPUS; i++)
+		if (l->named[i])
+			return true;
+	return false;
+}
+
+/* Whether GPU I of R holds what ONE asks for (EXPECTED MIG devices, 0: any number). */
+static bool gpu_in_place(const struct nvml_report *r, unsigned i, const struct part_one *one,
+			 unsigned expected)
+{
+	unsigned n = 0, match = 0;
+
+	for (unsigned k = 0; k < r->n_migs; k++) {
+		n += r->migs[k].gpu == i;
+		match += r->migs[k].gpu == i && strcmp(r->migs[k].profile, one->profile) == 0;
 	}
-	if (ms && m) {
-		*expected = ms->count * (unsigned)s->host.n_gpus;
-		snprintf(what, size,
-			 "MIG %s: %u instances of GPU-instance profile %u on each of %zu %s",
-			 ms->name, ms->count, ms->profile_id, s->host.n_gpus, m->name);
+	switch (one->kind) {
+	case PART_KEEP:
+		return true;
+	case PART_DISABLED:
+		return r->gpus[i].mig_mode <= 0;
+	case PART_ENABLED:
+		return r->gpus[i].mig_mode == 1;
+	case PART_PROFILE:
+		break;
 	}
-	return 0;
+	return r->gpus[i].mig_mode == 1 && n > 0 && match == n && (!expected || n == expected);
 }
 
 /* Whether NVML shows L in place: the MIG modes, the MIG devices and their profiles. */
 static void check_layout_live(struct doctor *d, const struct part_layout *l,
-			      const struct nodestate *s, const char *what, unsigned expected)
+			      const struct nodestate *s, const char *what, const unsigned *expected)
 {
 	const struct nvml_report *r = &s->nvml;
-	unsigned on = 0, pending = 0, match = 0;
+	unsigned on = 0, pending = 0, match = 0, off = 0;
 
 	if (!s->nvml_ok) {
 		add(d, V_WARN, "partitions", "see the nvml line",
@@ -202,30 +217,32 @@ static void check_layout_live(struct doctor *d, const struct part_layout *l,
 		return;
 	}
 	for (unsigned i = 0; i < r->n_gpus; i++) {
+		struct part_one one = part_layout_for(l, i);
+
 		on += r->gpus[i].mig_mode == 1;
 		pending += r->gpus[i].mig_pending >= 0 &&
 			   r->gpus[i].mig_pending != r->gpus[i].mig_mode;
+		off += !gpu_in_place(r, i, &one, i < NVML_MAX_GPUS ? expected[i] : 0);
 	}
-	for (unsigned i = 0; i < r->n_migs; i++)
-		match += strcmp(r->migs[i].profile, l->profile) == 0;
+	for (unsigned i = 0; i < r->n_migs; i++) {
+		struct part_one one = part_layout_for(l, r->migs[i].gpu);
+
+		match += strcmp(r->migs[i].profile, one.profile) == 0;
+	}
 	if (pending)
 		add(d, V_FAIL, "partitions",
 		    "reboot the node (or, with the GPUs idle, nvidia-smi -r); the installer's next run makes the instances",
 		    "%s asked for (%s); MIG mode waits for a GPU reset on %u GPU(s)", what,
 		    l->source, pending);
-	else if (l->kind == PART_DISABLED)
-		add(d, on ? V_WARN : V_OK, "partitions",
-		    "run the installer again (the DaemonSet's next start), with the GPUs idle",
-		    "whole GPUs asked for (%s); %u GPU(s) in MIG mode", l->source, on);
-	else if (on == r->n_gpus && r->n_migs > 0 && match == r->n_migs &&
-		 (!expected || r->n_migs == expected))
-		add(d, V_OK, "partitions", NULL, "%s (%s); in place: %u MIG devices", what,
-		    l->source, r->n_migs);
+	else if (!off)
+		add(d, V_OK, "partitions", NULL,
+		    "%s (%s); in place: %u GPU(s) in MIG mode, %u MIG devices", what, l->source, on,
+		    r->n_migs);
 	else
 		add(d, V_WARN, "partitions",
 		    "run the installer again (the DaemonSet's next start), with the GPUs idle: it makes the layout",
-		    "%s asked for (%s); not in place: %u of %u GPUs in MIG mode, %u MIG devices, %u of them %s",
-		    what, l->source, on, r->n_gpus, r->n_migs, match, l->profile);
+		    "%s asked for (%s); not in place: %u of %u GPUs in MIG mode, %u MIG devices, %u of them as asked",
+		    what, l->source, on, r->n_gpus, r->n_migs, match);
 }
 
 /*
@@ -237,9 +254,9 @@ static void check_partitions(struct doctor *d, int root_fd, const struct config 
 			     const struct nodestate *s)
 {
 	struct mig_request req = {.sharing = MIG_SHARING_NONE};
+	unsigned expected[NVML_MAX_GPUS] = {0};
 	struct part_layout l;
-	unsigned expected;
-	char what[200];
+	char what[PART_LAYOUT_NAME_MAX + 96];
 	struct err e;
 	int r;
 
@@ -255,22 +272,35 @@ static void check_partitions(struct doctor *d, int root_fd, const struct config 
 		add(d, V_FAIL, "partitions", "correct --mig-layout", "%s", e.msg);
 		return;
 	}
-	if (l.kind == PART_KEEP) {
+	if (part_layout_keeps(&l)) {
 		if (r == 0)
 			check_sharing(d, root_fd, &req, "whole GPUs (no partition size asked for)");
 		return;
 	}
-	snprintf(what, sizeof(what), "whole GPUs");
-	expected = 0;
-	if (l.kind == PART_PROFILE &&
-	    layout_on_gpus(&l, s, what, sizeof(what), &expected, &e) < 0) {
-		add(d, V_FAIL, "partitions",
-		    "ask for a size the GPU has (the node pool's gpu-partition-size, or --mig-layout)",
-		    "%s", e.msg);
-		return;
+	part_layout_name(&l, what, sizeof(what));
+	if (l.kind == PART_DISABLED && !names_gpus(&l))
+		snprintf(what, sizeof(what), "whole GPUs");
+	for (size_t i = 0; i < s->host.n_gpus && i < NVML_MAX_GPUS; i++) {
+		struct part_one one = part_layout_for(&l, (unsigned)i);
+		const struct mig_size *ms;
+		const struct mig_model *m;
+
+		if (one.kind != PART_PROFILE)
+			continue;
+		if (profile_on_gpu(&one, &s->host.gpus[i], s->nvml_ok, &ms, &m, &e) < 0) {
+			add(d, V_FAIL, "partitions",
+			    "ask for a size the GPU has (the node pool's gpu-partition-size, or --mig-layout)",
+			    "%s", e.msg);
+			return;
+		}
+		expected[i] = ms ? ms->count : 0;
+		/* One profile for every GPU: what it means, in GKE's terms. */
+		if (i == 0 && ms && l.kind == PART_PROFILE && !names_gpus(&l))
+			snprintf(
+				what, sizeof(what),
+				"MIG %s: %u instances of GPU-instance profile %u on each of %zu %s",
+				ms->name, ms->count, ms->profile_id, s->host.n_gpus, m->name);
 	}
-	if (l.kind == PART_ENABLED)
-		snprintf(what, sizeof(what), "MIG mode");
 	check_layout_live(d, &l, s, what, expected);
 	if (req.sharing != MIG_SHARING_NONE)
 		check_sharing(d, root_fd, &req, what);

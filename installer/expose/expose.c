@@ -278,12 +278,12 @@ static int partition(const struct expose_opts *o, int root_fd, int install_fd,
 	struct part_layout l;
 	struct part_result res;
 	struct devnodes_report dr;
-	char lib[PATH_MAX], name[MIG_SIZE_MAX + 8];
+	char lib[PATH_MAX], name[PART_LAYOUT_NAME_MAX];
 	pid_t self = getpid();
 
 	if (part_layout_parse(o->mig_layout, root_fd, &l, e) < 0)
 		return err_wrap(e, "partition");
-	if (l.kind == PART_KEEP)
+	if (part_layout_keeps(&l))
 		return 0;
 	part_layout_name(&l, name, sizeof(name));
 	snprintf(lib, sizeof(lib), "/proc/self/fd/%d/lib64/libnvidia-ml.so.1", install_fd);

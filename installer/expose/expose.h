@@ -39,9 +39,9 @@
 /* What the expose stage reads of the configuration: host paths, and the CDI choices. */
 /* What a run of expose_run left waiting, for the caller to record. */
 struct expose_result {
-	bool layout_deferred; /* the GPU layout asked for waits for idle GPUs */
-	char layout[48];      /* its name ("all-1g.10gb") */
-	char why[1024];	      /* who holds the GPUs */
+	bool layout_deferred;		   /* the GPU layout asked for waits for idle GPUs */
+	char layout[PART_LAYOUT_NAME_MAX]; /* its name ("all-1g.10gb") */
+	char why[1024];			   /* who holds the GPUs */
 };
 
 struct expose_opts {

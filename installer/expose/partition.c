@@ -382,14 +382,16 @@ enum action { ACT_NONE, ACT_DISABLE, ACT_ENABLE, ACT_FILL };
 
 struct gpu_plan {
 	struct gpu_ctx g;
+	struct part_one want;
 	unsigned cur, pend;
 	enum action act;
 };
 
-/* What GPU G needs for L. Returns 0, or -1 (EXIT_USAGE) for MIG asked of a GPU without it. */
-static int plan_gpu(struct gpu_plan *pl, const struct part_layout *l, struct err *e)
+/* What GPU G needs for its layout. Returns 0, or -1 (EXIT_USAGE) for MIG asked of a GPU without it. */
+static int plan_gpu(struct gpu_plan *pl, struct err *e)
 {
 	const struct gpu_ctx *g = &pl->g;
+	const struct part_one *l = &pl->want;
 	struct gi_profile_info want;
 	nvml_ret r = g->p->mig_mode(g->dev, &pl->cur, &pl->pend);
 
@@ -428,9 +430,10 @@ static int plan_gpu(struct gpu_plan *pl, const struct part_layout *l, struct err
 }
 
 /* Carries out PL. Returns 0 done, 1 waiting for a reset, or -1. */
-static int apply_gpu(const struct gpu_plan *pl, const struct part_layout *l, struct err *e)
+static int apply_gpu(const struct gpu_plan *pl, struct err *e)
 {
 	const struct gpu_ctx *g = &pl->g;
+	const struct part_one *l = &pl->want;
 	struct gi_profile_info want;
 	int m;
 
@@ -520,7 +523,8 @@ static int apply_all(const struct part_api *p, const struct part_apply *a,
 			       p->error_string(r), r);
 	n = n > PART_MAX_GPUS ? PART_MAX_GPUS : n;
 	for (unsigned i = 0; i < n; i++) {
-		if (gpu_ctx_of(p, i, &plans[i].g, e) < 0 || plan_gpu(&plans[i], l, e) < 0)
+		plans[i].want = part_layout_for(l, i);
+		if (gpu_ctx_of(p, i, &plans[i].g, e) < 0 || plan_gpu(&plans[i], e) < 0)
 			return -1;
 		change |= plans[i].act != ACT_NONE;
 	}
@@ -529,7 +533,7 @@ static int apply_all(const struct part_api *p, const struct part_apply *a,
 	if (change && refuse_busy(a, e) < 0)
 		return -1;
 	for (unsigned i = 0; i < n; i++) {
-		int rc = apply_gpu(&plans[i], l, e);
+		int rc = apply_gpu(&plans[i], e);
 		size_t len = strlen(res->pending);
 
 		if (rc < 0)
@@ -559,7 +563,7 @@ int partition_apply(const struct part_apply *a, const struct part_layout *l,
 	int rc;
 
 	memset(res, 0, sizeof(*res));
-	if (l->kind == PART_KEEP)
+	if (part_layout_keeps(l))
 		return 0;
 	h = dlopen(a->lib, RTLD_NOW | RTLD_LOCAL);
 	if (!h)
@@ -680,6 +684,73 @@ static bool profile_name_is_valid(const char *s)
 	return true;
 }
 
+/* One layout: "none", "all-disabled", "all-enabled", "all-PROFILE". Returns 0 or -1. */
+static int one_parse(const char *spec, struct part_one *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	if (strcmp(spec, "none") == 0)
+		return 0;
+	if (strcmp(spec, "all-disabled") == 0)
+		ret->kind = PART_DISABLED;
+	else if (strcmp(spec, "all-enabled") == 0)
+		ret->kind = PART_ENABLED;
+	else if (strncmp(spec, "all-", 4) == 0 && profile_name_is_valid(spec + 4))
+		ret->kind = PART_PROFILE;
+	else
+		return -1;
+	if (ret->kind == PART_PROFILE)
+		snprintf(ret->profile, sizeof(ret->profile), "%s", spec + 4);
+	return 0;
+}
+
+/* An item of a list: "N=LAYOUT" for GPU N, or LAYOUT for the others. Returns 0 or -1. */
+static int item_parse(char *item, struct part_layout *l, bool *have_default)
+{
+	struct part_one one;
+	char *eq = strchr(item, '=');
+	unsigned long n;
+	char *end;
+
+	if (!eq) {
+		if (*have_default || one_parse(item, &one) < 0)
+			return -1;
+		*have_default = true;
+		l->kind = one.kind;
+		memcpy(l->profile, one.profile, sizeof(l->profile));
+		return 0;
+	}
+	*eq = '\0';
+	/* An index in decimal digits, without a sign, blanks or a leading zero. */
+	if (item[0] < '0' || item[0] > '9' || (item[0] == '0' && item[1]))
+		return -1;
+	n = strtoul(item, &end, 10);
+	if (*end || n >= PART_LAYOUT_GPUS || l->named[n] || one_parse(eq + 1, &l->gpu[n]) < 0)
+		return -1;
+	l->named[n] = true;
+	return 0;
+}
+
+static int list_parse(const char *spec, struct part_layout *l, struct err *e)
+{
+	char buf[PART_LAYOUT_NAME_MAX], *save = NULL;
+	bool have_default = false;
+
+	if (strlen(spec) >= sizeof(buf))
+		goto bad;
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save))
+		if (item_parse(it, l, &have_default) < 0)
+			goto bad;
+	if (spec[0] && spec[strlen(spec) - 1] != ',' && !strstr(spec, ",,") && spec[0] != ',')
+		return 0;
+bad:
+	err_set(e, EXIT_USAGE, "--mig-layout '%s': not a layout", spec);
+	err_hint(
+		e,
+		"gke, none, all-disabled, all-enabled, all-PROFILE (all-1g.10gb), or per GPU: all-disabled,0=all-1g.10gb");
+	return -1;
+}
+
 int part_layout_parse(const char *spec, int root_fd, struct part_layout *ret, struct err *e)
 {
 	struct mig_request req;
@@ -687,26 +758,10 @@ int part_layout_parse(const char *spec, int root_fd, struct part_layout *ret, st
 
 	memset(ret, 0, sizeof(*ret));
 	ret->source = "--mig-layout";
-	if (!spec || !*spec || strcmp(spec, "none") == 0)
+	if (!spec || !*spec)
 		return 0;
-	if (strcmp(spec, "all-disabled") == 0) {
-		ret->kind = PART_DISABLED;
-		return 0;
-	}
-	if (strcmp(spec, "all-enabled") == 0) {
-		ret->kind = PART_ENABLED;
-		return 0;
-	}
-	if (strncmp(spec, "all-", 4) == 0 && profile_name_is_valid(spec + 4)) {
-		ret->kind = PART_PROFILE;
-		snprintf(ret->profile, sizeof(ret->profile), "%s", spec + 4);
-		return 0;
-	}
-	if (strcmp(spec, "gke") != 0) {
-		err_set(e, EXIT_USAGE, "--mig-layout '%s': not a layout", spec);
-		err_hint(e, "gke, none, all-disabled, all-enabled or all-PROFILE (all-1g.10gb)");
-		return -1;
-	}
+	if (strcmp(spec, "gke") != 0)
+		return list_parse(spec, ret, e);
 	ret->source = MIG_GKE_CONFIG;
 	r = mig_read_gke_config(root_fd, &req, e);
 	if (r < 0)
@@ -718,9 +773,9 @@ int part_layout_parse(const char *spec, int root_fd, struct part_layout *ret, st
 	return 0;
 }
 
-void part_layout_name(const struct part_layout *l, char *buf, size_t size)
+static void one_name(const struct part_one *o, char *buf, size_t size)
 {
-	switch (l->kind) {
+	switch (o->kind) {
 	case PART_KEEP:
 		snprintf(buf, size, "none");
 		break;
@@ -731,7 +786,48 @@ void part_layout_name(const struct part_layout *l, char *buf, size_t size)
 		snprintf(buf, size, "all-enabled");
 		break;
 	case PART_PROFILE:
-		snprintf(buf, size, "all-%s", l->profile);
+		snprintf(buf, size, "all-%s", o->profile);
 		break;
 	}
+}
+
+void part_layout_name(const struct part_layout *l, char *buf, size_t size)
+{
+	struct part_one all = {.kind = l->kind};
+	size_t len = 0;
+	bool any = false;
+	char one[MIG_SIZE_MAX + 8];
+
+	memcpy(all.profile, l->profile, sizeof(all.profile));
+	for (unsigned i = 0; i < PART_LAYOUT_GPUS; i++)
+		any |= l->named[i];
+	buf[0] = '\0';
+	if (l->kind != PART_KEEP || !any) {
+		one_name(&all, one, sizeof(one));
+		len = (size_t)snprintf(buf, size, "%s", one);
+	}
+	for (unsigned i = 0; i < PART_LAYOUT_GPUS && len < size; i++) {
+		if (!l->named[i])
+			continue;
+		one_name(&l->gpu[i], one, sizeof(one));
+		len += (size_t)snprintf(buf + len, size - len, "%s%u=%s", len ? "," : "", i, one);
+	}
+}
+
+struct part_one part_layout_for(const struct part_layout *l, unsigned index)
+{
+	struct part_one o = {.kind = l->kind};
+
+	if (index < PART_LAYOUT_GPUS && l->named[index])
+		return l->gpu[index];
+	memcpy(o.profile, l->profile, sizeof(o.profile));
+	return o;
+}
+
+bool part_layout_keeps(const struct part_layout *l)
+{
+	for (unsigned i = 0; i < PART_LAYOUT_GPUS; i++)
+		if (l->named[i] && l->gpu[i].kind != PART_KEEP)
+			return false;
+	return l->kind == PART_KEEP;
 }

@@ -24,22 +24,42 @@ enum part_kind {
 	PART_PROFILE,  /* MIG on, the GPU filled with one profile: "all-1g.10gb" */
 };
 
-struct part_layout {
+/* One GPU's layout. */
+struct part_one {
 	enum part_kind kind;
 	char profile[MIG_SIZE_MAX]; /* PART_PROFILE: go-nvlib's name, "1g.10gb" */
-	const char *source;	    /* where it was asked for: "--mig-layout", gpu_config.json */
+};
+
+#define PART_LAYOUT_GPUS 16	 /* GPUs a layout can name (nvml.h's NVML_MAX_GPUS) */
+#define PART_LAYOUT_NAME_MAX 512 /* the longest name part_layout_name gives */
+
+/* A layout for the node: one for every GPU, and those of the GPUs named by index. */
+struct part_layout {
+	enum part_kind kind;	    /* the GPUs not named */
+	char profile[MIG_SIZE_MAX]; /* PART_PROFILE: go-nvlib's name, "1g.10gb" */
+	struct part_one gpu[PART_LAYOUT_GPUS];
+	bool named[PART_LAYOUT_GPUS];
+	const char *source; /* where it was asked for: "--mig-layout", gpu_config.json */
 };
 
 /*
- * --mig-layout: "all-disabled", "all-enabled", "all-PROFILE" (mig-parted's names),
- * "none" (keep), or "gke": GKE's gpu_config.json under ROOT_FD (no file, or one without a
- * GPUPartitionSize: keep). Returns 0, or -1 (EXIT_USAGE) naming what is wrong.
+ * --mig-layout: "all-disabled", "all-enabled", "all-PROFILE" (mig-parted's names), "none"
+ * (keep) for every GPU; a comma-separated list of such layouts for GPUs by NVML index,
+ * "N=LAYOUT", with at most one for the GPUs not named ("all-disabled,0=all-1g.10gb"); or
+ * "gke": GKE's gpu_config.json under ROOT_FD (no file, or one without a GPUPartitionSize:
+ * keep). Returns 0, or -1 (EXIT_USAGE) naming what is wrong.
  */
 _must_check_ int part_layout_parse(const char *spec, int root_fd, struct part_layout *ret,
 				   struct err *e);
 
-/* "all-disabled", "all-enabled", "all-1g.10gb", "none". */
+/* "all-disabled", "all-1g.10gb", "0=all-1g.10gb,1=all-disabled", "none". */
 void part_layout_name(const struct part_layout *l, char *buf, size_t size);
+
+/* The layout of GPU INDEX: its own where L names it, else that of the GPUs not named. */
+struct part_one part_layout_for(const struct part_layout *l, unsigned index);
+
+/* Whether L leaves every GPU as it is. */
+bool part_layout_keeps(const struct part_layout *l);
 
 struct part_result {
 	unsigned changed;	/* GPUs whose mode or instances this run changed */

@@ -32,7 +32,7 @@ struct pending {
 	char module_args[512];	 /* the parameters asked for, space-separated */
 	char since[32];		 /* RFC 3339, UTC: when it was first deferred */
 	char waiting_for[1024];	 /* what holds the driver, as the idle check said */
-	char mig_layout[48];	 /* PENDING_MIG_LAYOUT: the layout that waits ("all-1g.10gb") */
+	char mig_layout[512];	 /* PENDING_MIG_LAYOUT: the layout that waits ("all-1g.10gb") */
 };
 
 /*

@@ -23,15 +23,15 @@ doc 0
 # (the installer makes it at its next run): warn, with the fix.
 conf '{"GPUPartitionSize": "1g.10gb"}'
 doc 0
-line warn "MIG 1g.10gb: 7 instances of GPU-instance profile 19 on each of 2 H100 80GB asked for \(/etc/nvidia/gpu_config.json\); not in place: 0 of 2 GPUs in MIG mode, 0 MIG devices, 0 of them 1g.10gb"
+line warn "MIG 1g.10gb: 7 instances of GPU-instance profile 19 on each of 2 H100 80GB asked for \(/etc/nvidia/gpu_config.json\); not in place: 0 of 2 GPUs in MIG mode, 0 MIG devices, 0 of them as asked"
 grep -q "fix: run the installer again" "$T/out" || fail "no fix for the layout not in place"
 expect_rc 0 install --repo "$R" $(kernel_args)
 doc 0
-line ok "MIG 1g.10gb: 7 instances of GPU-instance profile 19 on each of 2 H100 80GB \(/etc/nvidia/gpu_config.json\); in place: 14 MIG devices"
+line ok "MIG 1g.10gb: 7 instances of GPU-instance profile 19 on each of 2 H100 80GB \(/etc/nvidia/gpu_config.json\); in place: 2 GPU\(s\) in MIG mode, 14 MIG devices"
 # Another tool changed it behind the installer's back (one GPU's instances gone).
 for f in "$T/root/proc/driver/nvidia/gpus/0000:00:05.0/standin-mig"; do echo "mode 1 1" >"$f"; done
 doc 0
-line warn "MIG 1g.10gb: .* not in place: 2 of 2 GPUs in MIG mode, 7 MIG devices, 7 of them 1g.10gb"
+line warn "MIG 1g.10gb: .* not in place: 2 of 2 GPUs in MIG mode, 7 MIG devices, 7 of them as asked"
 # A mode that waits for a GPU reset: fails, the fix a reboot.
 echo "mode 0 1" >"$T/root/proc/driver/nvidia/gpus/0000:00:05.0/standin-mig"
 doc 9
@@ -40,7 +40,14 @@ grep -q "fix: reboot the node" "$T/out" || fail "no fix for the pending reset"
 # --mig-layout over the file; all-disabled undoes it.
 expect_rc 0 install --repo "$R" $(kernel_args) --mig-layout all-disabled
 expect_rc 0 doctor --repo "$R" --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL" --mig-layout all-disabled
-line ok "whole GPUs asked for \(--mig-layout\); 0 GPU\(s\) in MIG mode"
+line ok "whole GPUs \(--mig-layout\); in place: 0 GPU\(s\) in MIG mode, 0 MIG devices"
+# A layout per GPU (--mig-layout over the file): GPU 0 partitioned, GPU 1 whole.
+expect_rc 0 install --repo "$R" $(kernel_args) --mig-layout all-disabled,0=all-3g.40gb
+expect_rc 0 doctor --repo "$R" --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL" --mig-layout all-disabled,0=all-3g.40gb
+line ok "all-disabled,0=all-3g.40gb \(--mig-layout\); in place: 1 GPU\(s\) in MIG mode, 2 MIG devices"
+expect_rc 0 doctor --repo "$R" --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL" --mig-layout 1=all-3g.40gb
+line warn "1=all-3g.40gb asked for \(--mig-layout\); not in place: 1 of 2 GPUs in MIG mode, 2 MIG devices, 0 of them as asked"
+expect_rc 0 install --repo "$R" $(kernel_args) --mig-layout all-disabled
 conf '{"gpupartitionsize": "3g.40gb", "GPUSharingConfig": {"GPUSharingStrategy": "time-sharing", "MaxSharedClientsPerGPU": 2}}'
 doc 0
 line warn "MIG 3g.40gb: 2 instances of GPU-instance profile 9"

@@ -109,6 +109,17 @@ grep -qx "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3" <<<"$labels" && grep -qx
     ! grep -q "mig.strategy" <<<"$labels" || fail "labels after all-disabled: $labels"
 [ -z "$(find "$T/root/proc/driver/nvidia/capabilities" -path '*/mig/gi*')" ] || fail "instances' capabilities left"
 
+# A layout per GPU: GPU 0 partitioned, GPU 1 whole; CDI offers both kinds, the labels
+# follow GFD's mixed strategy.
+expect_rc 0 install --repo "$R" $(kernel_args) --mig-layout all-disabled,0=all-1g.10gb
+expect_err "GPU layout applied (layout=all-disabled,0=all-1g.10gb from=--mig-layout changed=1 unchanged=1"
+assert_eq "$(names | tr ' ' '\n' | grep -c '^0:')" 7 "MIG devices of GPU 0"
+names | tr ' ' '\n' | grep -qx 1 || fail "GPU 1 not offered whole: $(names)"
+labels=$(python3 "$SRC/tests/tools/nfd-local.py" "$T/root/etc/kubernetes/node-feature-discovery/features.d")
+grep -qx "nvidia.com/mig.strategy=mixed" <<<"$labels" && grep -qx "nvidia.com/mig-1g.10gb.count=7" <<<"$labels" &&
+    grep -qx "nvidia.com/gpu.count=2" <<<"$labels" || fail "labels of a mixed node: $labels"
+expect_rc 0 install --repo "$R" $(kernel_args) --mig-layout all-disabled
+
 # A GPU that enters MIG mode only after a reset (a pass-through VM): exit 10, nothing made,
 # the node as it was; after the reset (the mode made current) the next run fills the GPUs.
 marker=$T/root/run/nvidia/validations/driver-ready

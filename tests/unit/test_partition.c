@@ -93,6 +93,57 @@ static void test_layouts(void **state)
 	layout("all-1g.100000000000000000000000000000gb", -1, PART_KEEP, "");
 }
 
+/* A layout per GPU: "N=LAYOUT" items, and at most one for the GPUs not named. */
+static void test_layouts_per_gpu(void **state)
+{
+	static const char *const bad[] = {"0=all-1g.10gb,0=all-disabled",
+					  "16=all-disabled",
+					  "01=all-disabled",
+					  "+1=all-disabled",
+					  " 1=all-disabled",
+					  "all-disabled,all-enabled",
+					  "0=gke",
+					  ",",
+					  "all-disabled,",
+					  ",all-disabled",
+					  "0=",
+					  "=all-disabled",
+					  "0=all-1g.10gb,,1=none",
+					  "x=all-disabled",
+					  "0=all-1g.10gb=x"};
+	struct part_layout l;
+	struct part_one one;
+	struct err e;
+	char back[PART_LAYOUT_NAME_MAX];
+
+	(void)state;
+	assert_int_equal(part_layout_parse("all-disabled,0=all-1g.10gb,3=all-3g.40gb", -1, &l, &e),
+			 0);
+	part_layout_name(&l, back, sizeof(back));
+	assert_string_equal(back, "all-disabled,0=all-1g.10gb,3=all-3g.40gb");
+	one = part_layout_for(&l, 0);
+	assert_int_equal(one.kind, PART_PROFILE);
+	assert_string_equal(one.profile, "1g.10gb");
+	assert_int_equal(part_layout_for(&l, 1).kind, PART_DISABLED);
+	assert_string_equal(part_layout_for(&l, 3).profile, "3g.40gb");
+	assert_int_equal(part_layout_for(&l, 99).kind, PART_DISABLED);
+	assert_false(part_layout_keeps(&l));
+	/* Items in any order; the GPUs not named kept as they are. */
+	assert_int_equal(part_layout_parse("1=all-enabled,0=none", -1, &l, &e), 0);
+	part_layout_name(&l, back, sizeof(back));
+	assert_string_equal(back, "0=none,1=all-enabled");
+	assert_int_equal(part_layout_for(&l, 2).kind, PART_KEEP);
+	assert_false(part_layout_keeps(&l));
+	assert_int_equal(part_layout_parse("0=none,none", -1, &l, &e), 0);
+	assert_true(part_layout_keeps(&l));
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		err_clear(&e);
+		if (part_layout_parse(bad[i], -1, &l, &e) != -1)
+			fail_msg("'%s' was taken", bad[i]);
+		assert_int_equal(e.code, EXIT_USAGE);
+	}
+}
+
 /* "gke": the pool's file under the host root; none, or no partition size: keep. */
 static void test_gke_layout(void **state)
 {
@@ -189,9 +240,8 @@ static void test_cdi_migs(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_profile_names),
-		cmocka_unit_test(test_layouts),
-		cmocka_unit_test(test_gke_layout),
+		cmocka_unit_test(test_profile_names),	cmocka_unit_test(test_layouts),
+		cmocka_unit_test(test_layouts_per_gpu), cmocka_unit_test(test_gke_layout),
 		cmocka_unit_test(test_cdi_migs),
 	};
 
