@@ -12,35 +12,42 @@
 #include "util/str.h"
 
 /*
- * The sizes, profile ids and counts of GKE's partitioner (container-engine-accelerators,
- * partition_gpu/partition_gpu.go, partitionSizeToProfileID and partitionSizeMaxCount),
- * for the GPUs it recognises by name (its checkGpuType prefixes), here by PCI id (pci.ids:
- * 20b0 A100 SXM4 40GB, 20b2 A100 SXM4 80GB, 2330 H100 SXM5 80GB, 2335 H200 SXM 141GB,
- * 2901 B200, 2941 HGX GB200).
+ * Each model's GPU-instance profiles: name, the id `nvidia-smi mig -lgip` shows (NVML's
+ * nvmlGpuInstanceProfileInfo_t.id) and how many instances a GPU holds, from NVIDIA's MIG
+ * user guide ("Supported MIG Profiles": the A100, H100, H200 and B200 tables; its "Getting
+ * Started" lists the ids 19, 20, 15, 14, 9, 5, 0 of an A100 40GB, and an H100 80GB's
+ * `nvidia-smi mig -lgip` the same), as GKE's partitioner has them for the sizes it
+ * creates (container-engine-accelerators, partition_gpu/partition_gpu.go,
+ * partitionSizeToProfileID and partitionSizeMaxCount), plus the guide's "+me" profiles
+ * (one per GPU, with the media engines), which GKE does not create. The ids of H200, B200
+ * and GB200 follow the same shapes; the guide shows no `-lgip` of those, so the installer
+ * takes the ids from NVML on the node, not from here (partition.c): this table is what
+ * doctor explains a request with. By PCI id (pci.ids: 20b0 A100 SXM4 40GB, 20b2 A100 SXM4
+ * 80GB, 2330 H100 SXM5 80GB, 2335 H200 SXM 141GB, 2901 B200, 2941 HGX GB200).
  */
 static const struct mig_size a100_40[] = {
-	{"1g.5gb", 19, 7}, {"2g.10gb", 14, 3}, {"3g.20gb", 9, 2},
-	{"4g.20gb", 5, 1}, {"7g.40gb", 0, 1},
+	{"1g.5gb", 19, 7}, {"1g.5gb+me", 20, 1}, {"1g.10gb", 15, 4}, {"2g.10gb", 14, 3},
+	{"3g.20gb", 9, 2}, {"4g.20gb", 5, 1},	 {"7g.40gb", 0, 1},
 };
 static const struct mig_size a100_80[] = {
-	{"1g.10gb", 19, 7}, {"2g.20gb", 14, 3}, {"3g.40gb", 9, 2},
-	{"4g.40gb", 5, 1},  {"7g.80gb", 0, 1},
+	{"1g.10gb", 19, 7}, {"1g.10gb+me", 20, 1}, {"1g.20gb", 15, 4}, {"2g.20gb", 14, 3},
+	{"3g.40gb", 9, 2},  {"4g.40gb", 5, 1},	   {"7g.80gb", 0, 1},
 };
 static const struct mig_size h100_80[] = {
-	{"1g.10gb", 19, 7}, {"1g.20gb", 15, 4}, {"2g.20gb", 14, 3},
-	{"3g.40gb", 9, 2},  {"4g.40gb", 5, 1},	{"7g.80gb", 0, 1},
+	{"1g.10gb", 19, 7}, {"1g.10gb+me", 20, 1}, {"1g.20gb", 15, 4}, {"2g.20gb", 14, 3},
+	{"3g.40gb", 9, 2},  {"4g.40gb", 5, 1},	   {"7g.80gb", 0, 1},
 };
 static const struct mig_size h200[] = {
-	{"1g.18gb", 19, 7}, {"1g.35gb", 15, 4}, {"2g.35gb", 14, 3},
-	{"3g.71gb", 9, 2},  {"4g.71gb", 5, 1},	{"7g.141gb", 0, 1},
+	{"1g.18gb", 19, 7}, {"1g.18gb+me", 20, 1}, {"1g.35gb", 15, 4}, {"2g.35gb", 14, 3},
+	{"3g.71gb", 9, 2},  {"4g.71gb", 5, 1},	   {"7g.141gb", 0, 1},
 };
 static const struct mig_size b200[] = {
-	{"1g.23gb", 19, 7}, {"1g.45gb", 15, 4}, {"2g.45gb", 14, 3},
-	{"3g.90gb", 9, 2},  {"4g.90gb", 5, 1},	{"7g.180gb", 0, 1},
+	{"1g.23gb", 19, 7}, {"1g.23gb+me", 20, 1}, {"1g.45gb", 15, 4}, {"2g.45gb", 14, 3},
+	{"3g.90gb", 9, 2},  {"4g.90gb", 5, 1},	   {"7g.180gb", 0, 1},
 };
 static const struct mig_size gb200[] = {
-	{"1g.23gb", 19, 7}, {"1g.47gb", 15, 4}, {"2g.47gb", 14, 3},
-	{"3g.93gb", 9, 2},  {"4g.93gb", 5, 1},	{"7g.186gb", 0, 1},
+	{"1g.23gb", 19, 7}, {"1g.23gb+me", 20, 1}, {"1g.47gb", 15, 4}, {"2g.47gb", 14, 3},
+	{"3g.93gb", 9, 2},  {"4g.93gb", 5, 1},	   {"7g.186gb", 0, 1},
 };
 
 static const struct mig_model models[] = {

@@ -6,10 +6,9 @@
  * partitioner read it: container-engine-accelerators, pkg/gpu/nvidia/manager.go
  * GPUConfig, partition_gpu/partition_gpu.go). The sizes each GPU model offers, with the
  * GPU-instance profile id (as `nvidia-smi mig -lgip` shows it) and the number of instances
- * a GPU holds, are those GKE's partitioner creates (partition_gpu.go's tables), by PCI id.
- *
- * Applying a layout is not built yet: `doctor` says what a request means on the node's
- * GPUs, and that the GPUs are served whole.
+ * a GPU holds, are NVIDIA's MIG user guide's, as GKE's partitioner has them (mig.c), by
+ * PCI id: what `doctor` explains a request with. Layouts are made through NVML
+ * (expose/partition.h), which names the profiles of the GPU on the node itself.
  */
 #pragma once
 

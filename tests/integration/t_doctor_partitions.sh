@@ -56,7 +56,7 @@ line ok "MIG 3g.40gb: .*; time-sharing with 2 clients per GPU"
 # A size the H100 does not have (an H200's): fails, naming the ones it has.
 conf '{"GPUPartitionSize": "1g.18gb"}'
 doc 9
-line fail "the H100 80GB \(nvidia-h100-80gb\) has no MIG partition size 1g.18gb; it has 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb"
+line fail "the H100 80GB \(nvidia-h100-80gb\) has no MIG partition size 1g.18gb; it has 1g.10gb, 1g.10gb\+me, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb"
 
 # Whole GPUs, shared: time-sharing is the device plugin's; MPS needs the agent's daemon (t_agent_mps).
 conf '{"GPUSharingConfig": {"GPUSharingStrategy": "time-sharing", "MaxSharedClientsPerGPU": 4}}'

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * installer/expose/mig.h: GKE's gpu_config.json as its device plugin reads it, and the MIG
- * sizes each GPU model has (GKE's partitioner's tables).
+ * sizes each GPU model has (NVIDIA's MIG user guide, as GKE's partitioner has them, and
+ * the +me profiles).
  */
 #include "cmocka_prelude.h"
 
@@ -85,9 +86,11 @@ static void test_sizes_by_gpu(void **state)
 		const char *size;
 		unsigned profile, count;
 	} ok[] = {
-		{0x20b0, "1g.5gb", 19, 7},  {0x20b2, "7g.80gb", 0, 1},	{0x2330, "1g.20gb", 15, 4},
-		{0x2330, "3g.40gb", 9, 2},  {0x2335, "1g.18gb", 19, 7}, {0x2335, "4g.71gb", 5, 1},
-		{0x2901, "2g.45gb", 14, 3}, {0x2941, "7g.186gb", 0, 1},
+		{0x20b0, "1g.5gb", 19, 7},     {0x20b2, "7g.80gb", 0, 1},
+		{0x2330, "1g.20gb", 15, 4},    {0x2330, "3g.40gb", 9, 2},
+		{0x2335, "1g.18gb", 19, 7},    {0x2335, "4g.71gb", 5, 1},
+		{0x2901, "2g.45gb", 14, 3},    {0x2941, "7g.186gb", 0, 1},
+		{0x2330, "1g.10gb+me", 20, 1}, {0x20b0, "1g.10gb", 15, 4},
 	};
 	struct mig_request r = {.partition_size = ""};
 	const struct mig_size *s;
@@ -104,9 +107,9 @@ static void test_sizes_by_gpu(void **state)
 	}
 	snprintf(r.partition_size, sizeof(r.partition_size), "1g.18gb");
 	assert_int_equal(mig_size_for_gpu(&r, 0x10de, 0x2330, &s, &e), -1);
-	assert_string_equal(e.msg,
-			    "the H100 80GB (nvidia-h100-80gb) has no MIG partition size 1g.18gb; "
-			    "it has 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb");
+	assert_string_equal(
+		e.msg, "the H100 80GB (nvidia-h100-80gb) has no MIG partition size 1g.18gb; "
+		       "it has 1g.10gb, 1g.10gb+me, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb");
 	assert_null(s);
 	err_clear(&e);
 	assert_int_equal(mig_size_for_gpu(&r, 0x10de, 0x27b8, &s, &e), -1);
