@@ -92,6 +92,8 @@ int host_parse_os_release(const char *buf, struct host *h, struct err *e)
 			field = &h->os_build_id;
 		else if (strcmp(key, "PRETTY_NAME") == 0)
 			field = &h->os_pretty;
+		else if (strcmp(key, "ID_LIKE") == 0)
+			field = &h->os_like;
 		if (!field)
 			continue; /* a field we do not read: however it is written, it is not ours */
 		if (os_release_unquote(eq + 1, &value) < 0)
@@ -412,12 +414,31 @@ int host_describe(const struct host_image *img, struct host *h, struct err *e)
 	return 0;
 }
 
+bool host_os_is(const struct host *h, const char *id)
+{
+	size_t n = strlen(id);
+
+	if (h->os_id && strcmp(h->os_id, id) == 0)
+		return true;
+	for (const char *p = h->os_like; p && *p;) {
+		size_t w;
+
+		p += strspn(p, " \t");
+		w = strcspn(p, " \t");
+		if (w == n && n && strncmp(p, id, n) == 0)
+			return true;
+		p += w;
+	}
+	return false;
+}
+
 void host_done(struct host *h)
 {
 	free(h->os_id);
 	free(h->os_version_id);
 	free(h->os_build_id);
 	free(h->os_pretty);
+	free(h->os_like);
 	free(h->gpus);
 	memset(h, 0, sizeof(*h));
 }

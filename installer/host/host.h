@@ -45,6 +45,7 @@ struct host {
 	char *os_version_id; /* VERSION_ID, or NULL */
 	char *os_build_id;   /* BUILD_ID, or NULL */
 	char *os_pretty;     /* PRETTY_NAME, or NULL */
+	char *os_like;	     /* ID_LIKE: the IDs it derives from, blank-separated, or NULL */
 	char kernel[256];    /* kernel release, as uname -r prints it */
 	char arch[64];	     /* uname -m */
 	struct gpu *gpus;
@@ -55,6 +56,12 @@ struct host {
 	struct loaded_module modules[HOST_MAX_MODULES];
 	size_t n_modules;
 };
+
+/*
+ * Whether the host is of the distribution ID: its own ID, or one ID_LIKE names (a rebuild:
+ * Rocky Linux's "rhel centos fedora"), as os-release(5) means it.
+ */
+bool host_os_is(const struct host *h, const char *id);
 
 /*
  * Parses os-release(5) text into h's os_* fields (shell-like quoting and

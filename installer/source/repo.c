@@ -534,7 +534,8 @@ static bool package_fits_image(const struct repo_package *p, const struct host *
 {
 	if (strcmp(p->arch, arch_normalise(h->arch)) != 0)
 		return false;
-	if (p->os && (!h->os_id || strcmp(p->os, h->os_id) != 0))
+	/* A package for a distribution serves its rebuilds too (ID_LIKE), kernel for kernel. */
+	if (p->os && !host_os_is(h, p->os))
 		return false;
 	return !p->os_build || (h->os_build_id && strcmp(p->os_build, h->os_build_id) == 0);
 }

@@ -34,6 +34,17 @@ static void test_os_release(void **state)
 	assert_string_equal(h.os_pretty, "COS \"117\" $x");
 	host_done(&h);
 
+	/* A rebuild: of its own ID and of those ID_LIKE names, whole words only. */
+	assert_int_equal(
+		host_parse_os_release("ID=rocky\nID_LIKE=\"rhel centos  fedora\"\n", &h, &e), 0);
+	assert_true(host_os_is(&h, "rocky"));
+	assert_true(host_os_is(&h, "rhel"));
+	assert_true(host_os_is(&h, "fedora"));
+	assert_false(host_os_is(&h, "rh"));
+	assert_false(host_os_is(&h, "centos fedora"));
+	assert_false(host_os_is(&h, ""));
+	host_done(&h);
+
 	/* No ID: "linux", as os-release(5) says. */
 	assert_int_equal(host_parse_os_release("NAME=x\n", &h, &e), 0);
 	assert_string_equal(h.os_id, "linux");

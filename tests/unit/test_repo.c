@@ -320,6 +320,13 @@ static void test_select(void **state)
 	f->host.os_id = (char *)"ubuntu";
 	f->host.os_build_id = NULL;
 	expect_choice(f, "latest", "560.1.1", "aaaa");
+	/* A derivative (ID_LIKE ubuntu) takes Ubuntu's package for its kernel. */
+	f->host.os_id = (char *)"pop";
+	f->host.os_like = (char *)"ubuntu debian";
+	expect_choice(f, "latest", "560.1.1", "aaaa");
+	f->host.os_like = (char *)"debian";
+	expect_choice(f, "latest", "550.90.07", "aaaa");
+	f->host.os_like = NULL;
 	f->host.os_id = (char *)"cos";
 	f->host.os_build_id = (char *)"17800.66.78";
 }
