@@ -51,6 +51,9 @@ check_packages=(
     runc
     # t_ima: getfattr/setfattr read back the security.ima the installer sets on firmware
     attr
+    # build-driver-package --kernel-devel-rpm (rpm2cpio); tests/packaging's stand-in
+    # kernel-devel RPM (rpmbuild)
+    rpm2cpio rpm
     # make format-check, make lint
     clang-format cppcheck
     # make fuzz, make fuzz-replay (libFuzzer is clang's); the memcheck integration test
