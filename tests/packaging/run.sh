@@ -657,44 +657,13 @@ assert [v["version"] for v in d] == [sys.argv[2]] and got == sorted(
 }
 
 # RHEL's kernel-devel RPM: a stand-in built with Debian's rpm tools from Debian's headers of
-# this kernel, laid out as Red Hat lays the build tree out (usr/src/kernels/RELEASE/, self-
-# contained: Debian's -common tree inside it and the kbuild scripts beside it in the payload,
-# where Red Hat's ships one tree). build-driver-package unpacks it with rpm2cpio, no RPM
-# database, builds the modules against it, and names an RPM of another release.
+# this kernel, laid out as Red Hat lays the build tree out (tests/tools/make-kernel-devel-rpm).
+# build-driver-package unpacks it with rpm2cpio, no RPM database, builds the modules against
+# it, and names an RPM of another release.
 t_rhel() {
-    local w=$W/rhel k
-    k=$w/root/usr/src/kernels/$R
-    mkdir -p "$w/root/usr/src/kernels" "$w/root/usr/lib" "$w/rpm"
-    cp -a "/usr/src/linux-headers-$R" "$k"
-    cp -a "/usr/src/linux-headers-${R%-*}-common" "$k/common"
-    cp -a /usr/lib/linux-kbuild-6.1 "$w/root/usr/lib/"
-    ln -sfn ../../../lib/linux-kbuild-6.1/scripts "$k/scripts"
-    ln -sfn ../../../lib/linux-kbuild-6.1/tools "$k/tools"
-    ln -sfn ../../../../lib/linux-kbuild-6.1/scripts "$k/common/scripts"
-    ln -sfn ../../../../lib/linux-kbuild-6.1/tools "$k/common/tools"
-    # Debian's "include /usr/src/linux-headers-R-common/Makefile", made relative.
-    printf 'include $(dir $(realpath $(firstword $(MAKEFILE_LIST))))common/Makefile\n' >"$k/Makefile"
-    cat >"$w/kernel-devel.spec" <<SPEC
-Name: kernel-devel
-Version: ${R%%-*}
-Release: standin
-Summary: Stand-in for the kernel-devel RPM of $R
-License: GPL-2.0-only
-AutoReqProv: no
-%define __os_install_post %{nil}
-%define debug_package %{nil}
-%define _build_id_links none
-%description
-Debian's headers of $R laid out as Red Hat's kernel-devel.
-%install
-cp -a $w/root/. %{buildroot}/
-%files
-/usr/src/kernels/$R
-/usr/lib/linux-kbuild-6.1
-SPEC
-    rc 0 "$w/rpmbuild.log" rpmbuild --quiet -bb --define "_topdir $w/rpm" \
-        --define "_binary_payload w2.xzdio" "$w/kernel-devel.spec"
-    rpm=$(ls "$w"/rpm/RPMS/*/kernel-devel-*.rpm)
+    local w=$W/rhel rpm pkg
+    mkdir -p "$w"
+    rpm=$("$SRC/tests/tools/make-kernel-devel-rpm" "$R" "$w") || fail "the stand-in kernel-devel RPM"
     rc 1 "$w/wrong.log" bdp --source "$W/src" --sign-key "$W/keys/vendor.pem" \
         --sign-cert "$W/keys/vendor.crt" --work "$w/work" --kernel-devel-rpm "$rpm" \
         --kernel 5.14.0-427.13.1.el9_4.x86_64 --os rhel

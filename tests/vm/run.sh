@@ -19,6 +19,10 @@
 #             staged copy: the pending version is the one that loads, then the published
 #             state is checked whole
 #   enforce   module.sig_enforce=1: the kernel rejects the test key (exit 6, nothing loaded)
+#   rhel      a node that says it is Rocky Linux (ID_LIKE rhel): the package built by
+#             build-driver-package --kernel-devel-rpm from a stand-in of Red Hat's
+#             kernel-devel RPM of this kernel (os rhel) is chosen, verified and loaded;
+#             a node that says it is Debian has no package there
 #   mig       GPU partitions: the pool's gpu_config.json made through the NVML stand-in, the
 #             stand-in nvidia.ko making the instances' capabilities, their nvidia-caps
 #             nodes with the kernel's major, CDI, labels, a busy refusal, undo, uninstall
@@ -94,7 +98,7 @@ export PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
 BIN=$(realpath "${1:?usage: run.sh BINARY [SCENARIO...]}")
 shift
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(main defer enforce lockdown vendor-sig agent-upgrade mig arm64-main arm64-enforce)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(main defer enforce lockdown vendor-sig agent-upgrade mig rhel arm64-main arm64-enforce)
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 W="$SRC/build/vm"
 V_OLD=535.261.03
@@ -204,6 +208,28 @@ make_vendor_repo() {
         --sign-cert "$W/keys/mod.pem" --work "$W/vendor-work" >"$W/vendor-ours.log" 2>&1 ||
         { cat "$W/vendor-ours.log"; fail "build-driver-package (re-signed) failed"; }
     rm -rf "$src" "$W/vendor-drv"
+}
+
+# rhel-repo: the stand-ins built by build-driver-package --kernel-devel-rpm from a stand-in
+# of Red Hat's kernel-devel RPM of this kernel (tests/tools/make-kernel-devel-rpm), for os
+# rhel, signed with the VM's test key.
+make_rhel_repo() {
+    local w=$W/rhel src rpm
+    rm -rf "$w" "$W/rhel-repo" && mkdir -p "$w"
+    rpm=$("$SRC/tests/tools/make-kernel-devel-rpm" "$R" "$w") || fail "the stand-in kernel-devel RPM"
+    src=$w/src
+    mkdir -p "$src/kernel" "$src/firmware"
+    "$SRC/scripts/make-standin-driver" "$V_OLD" "$w/drv" 4 >/dev/null
+    cp -L "$w/drv/lib64/"*.so."$V_OLD" "$w/drv/bin/nvidia-smi" "$src/"
+    cp "$w/drv/firmware/nvidia/$V_OLD/"*.bin "$src/firmware/"
+    cp "$SRC/tests/kmod/"*.c "$SRC/tests/kmod/Kbuild" "$src/kernel/"
+    printf 'modules:\n\t$(MAKE) -C $(SYSOUT) M=$(CURDIR) NV_VERSION=%s modules\n' "$V_OLD" >"$src/kernel/Makefile"
+    "$SRC/scripts/build-driver-package" --kernel "$R" --kernel-devel-rpm "$rpm" --os rhel \
+        --source "$src" --sign-key "$W/keys/mod.pem" --sign-cert "$W/keys/mod.crt" \
+        --repo "$W/rhel-repo" --repo-key "$W/keys/repo.pem" --installer "$BIN" --work "$w/work" \
+        --tag default --quiet >"$w/bdp.log" 2>&1 ||
+        { tail -5 "$w/bdp.log"; fail "build-driver-package --kernel-devel-rpm failed"; }
+    rm -rf "$w/drv" "$w/root" "$w/rpm"
 }
 
 # with_arm64 COMMAND...: runs COMMAND (make_arm64, make_arm64_real) with what the guest
@@ -641,7 +667,12 @@ if [ $standin = 1 ]; then
     make_repo
     make_vendor_repo
     make_kube_sa
-    make_initrd "$W/initrd.gz" "$W/repo" "$W/vendor-repo"
+    rhel_repo=()
+    if [[ " ${scenarios[*]} " == *" rhel "* ]]; then
+        make_rhel_repo
+        rhel_repo=("$W/rhel-repo")
+    fi
+    make_initrd "$W/initrd.gz" "$W/repo" "$W/vendor-repo" "${rhel_repo[@]}"
     echo "vm: kernel $R, initramfs $(du -h "$W/initrd.gz" | cut -f1), prepared in $(($(date +%s) - t0)) s"
 fi
 if [ $arm64 = 1 ]; then

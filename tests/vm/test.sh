@@ -721,6 +721,24 @@ mig() {
     check mig-uninstall-nodes [ ! -e /dev/nvidia-caps ]
 }
 
+# A RHEL rebuild: the package for os rhel, built from a kernel-devel RPM, is the node's.
+rhel() {
+    RA="--repo file:///rhel-repo --repo-key /keys/repo-pub.pem --module-cert /keys/mod.crt --fetch-timeout 60"
+    run install $RA
+    check rhel-debian-none rc_is 3
+    printf 'NAME="Rocky Linux"\nID="rocky"\nID_LIKE="rhel centos fedora"\nVERSION_ID="9.4"\n' >/etc/os-release
+    run install $RA
+    check rhel-install rc_is 0
+    check rhel-chosen err_has "host probed (os=rocky version=9.4"
+    check rhel-loaded [ "$(loaded)" = "drm drm_kms_helper nvidia nvidia_drm nvidia_modeset nvidia_uvm " ]
+    check rhel-verified err_has "module signature verified (module=nvidia version=$V_OLD signer=nvidia-driver-installer VM test key)"
+    check rhel-vermagic [ "$(cat /sys/module/nvidia/version)" = "$V_OLD" ]
+    check rhel-manifest grep -q '"os_id": "rocky"' /home/kubernetes/bin/nvidia/.current/.install.json
+    run uninstall
+    check rhel-uninstall rc_is 0
+    check rhel-unloaded no_nvidia
+}
+
 # set_gpus ID: every fake PCI function (tests/vm/init) becomes vendor:device ID.
 set_gpus() {
     for f in /tmp/pci/*; do
@@ -815,7 +833,7 @@ clang_kernel() {
 }
 
 case "$S" in
-main | enforce | lockdown | demo | mig) "$S" ;;
+main | enforce | lockdown | demo | mig | rhel) "$S" ;;
 arm64-real-proprietary | arm64-real-open)
     check arch-aarch64 [ "$(uname -m)" = aarch64 ]
     S=${S#arm64-}
