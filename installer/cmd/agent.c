@@ -654,23 +654,21 @@ static void on_hold(struct agent *a, size_t i)
 /* The MIG modes and MIG devices by profile of REP (an NVML report that answered). */
 static void mig_view_of(const struct nvml_report *rep, struct mig_view *v)
 {
+	struct part_profile_count ps[MIG_PROFILE_SERIES];
+	size_t n;
+
 	memset(v, 0, sizeof(*v));
 	v->n_gpus = rep->n_gpus;
 	for (unsigned i = 0; i < rep->n_gpus; i++) {
 		v->mode[i] = rep->gpus[i].mig_mode;
 		v->pending[i] = rep->gpus[i].mig_pending;
 	}
-	for (unsigned i = 0; i < rep->n_migs; i++) {
-		size_t j = 0;
-
-		while (j < v->n_profiles && strcmp(v->profiles[j].profile, rep->migs[i].profile))
-			j++;
-		if (j == v->n_profiles && j < MIG_PROFILE_SERIES)
-			snprintf(v->profiles[v->n_profiles++].profile, MIG_SIZE_MAX, "%s",
-				 rep->migs[i].profile);
-		if (j < v->n_profiles)
-			v->profiles[j].count++;
+	n = partition_profiles(rep->migs, rep->n_migs, ps, MIG_PROFILE_SERIES);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(v->profiles[i].profile, MIG_SIZE_MAX, "%s", ps[i].first->profile);
+		v->profiles[i].count = ps[i].count;
 	}
+	v->n_profiles = n;
 }
 
 /* The MIG series (docs/metrics.md, "GPU partitions"); none while NVML has not answered. */

@@ -268,7 +268,10 @@ static void check_partitions(struct doctor *d, int root_fd, const struct config 
 		    "%s; GKE's device plugin ignores such a file too", e.msg);
 		return;
 	}
-	if (part_layout_parse(c->mig_layout, root_fd, &l, &e) < 0) {
+	/* The file, read once: its layout, or (no file) none. */
+	if (strcmp(c->mig_layout, "gke") == 0)
+		part_layout_of_gke(r == 0 ? &req : &(struct mig_request){.partition_size = ""}, &l);
+	else if (part_layout_parse(c->mig_layout, root_fd, &l, &e) < 0) {
 		add(d, V_FAIL, "partitions", "correct --mig-layout", "%s", e.msg);
 		return;
 	}

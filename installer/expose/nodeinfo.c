@@ -127,9 +127,12 @@ static bool mig_single(const struct nvml_report *r)
 	return single;
 }
 
-static void mig_labels(char *buf, size_t size, size_t *len, const struct nvml_report *r)
+static void mig_labels(char *buf, size_t size, size_t *len, const struct nvml_report *r,
+		       bool single)
 {
-	bool capable = false, single = mig_single(r);
+	struct part_profile_count ps[NVML_MAX_MIGS];
+	size_t n = partition_profiles(r->migs, r->n_migs, ps, ARRAY_SIZE(ps));
+	bool capable = false;
 	char v[96], prefix[96];
 
 	for (unsigned i = 0; i < r->n_gpus; i++)
@@ -138,28 +141,19 @@ static void mig_labels(char *buf, size_t size, size_t *len, const struct nvml_re
 	if (r->n_migs == 0)
 		return;
 	add(buf, size, len, "nvidia.com/mig.strategy", single ? "single" : "mixed");
-	for (unsigned i = 0; i < r->n_migs; i++) {
-		unsigned count = 0;
-		bool first = true;
-
-		for (unsigned j = 0; j < r->n_migs; j++) {
-			first &= j >= i || strcmp(r->migs[j].profile, r->migs[i].profile) != 0;
-			count += strcmp(r->migs[j].profile, r->migs[i].profile) == 0;
-		}
-		if (!first)
-			continue;
+	for (size_t i = 0; i < n; i++) {
 		snprintf(prefix, sizeof(prefix), "nvidia.com/%s%s", single ? "gpu" : "mig-",
-			 single ? "" : r->migs[i].profile);
+			 single ? "" : ps[i].first->profile);
 		for (char *c = prefix; *c; c++)
 			*c = *c == '+' ? '.' : *c;
-		mig_product(r, &r->migs[i], v, sizeof(v));
+		mig_product(r, ps[i].first, v, sizeof(v));
 		if (v[0]) {
 			char key[128];
 
 			snprintf(key, sizeof(key), "%s.product", prefix);
 			add(buf, size, len, key, v);
 		}
-		mig_attrs(buf, size, len, prefix, &r->migs[i], count);
+		mig_attrs(buf, size, len, prefix, ps[i].first, ps[i].count);
 	}
 }
 
@@ -168,18 +162,19 @@ char *labels_render(const struct driver_id *d, const struct nvml_report *r, size
 	const char *version = d->version;
 	char buf[16384], v[96], parts[3][16] = {"", "", ""};
 	size_t len = 0;
+	bool single = mig_single(r);
 
 	buf[0] = '\0';
 	add(buf, sizeof(buf), &len, "nvidia.com/gpu.present", pci_gpus ? "true" : "false");
 	snprintf(v, sizeof(v), "%zu", r ? (size_t)r->n_gpus : pci_gpus);
 	/* Under MIG's single strategy, product, count and memory are the MIG devices'. */
-	if (!mig_single(r))
+	if (!single)
 		add(buf, sizeof(buf), &len, "nvidia.com/gpu.count", v);
 	if (r && r->n_gpus > 0) {
-		if (!mig_single(r) && gfd_product(r->gpus[0].name, v, sizeof(v)))
+		if (!single && gfd_product(r->gpus[0].name, v, sizeof(v)))
 			add(buf, sizeof(buf), &len, "nvidia.com/gpu.product", v);
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)r->gpus[0].memory_mib);
-		if (!mig_single(r))
+		if (!single)
 			add(buf, sizeof(buf), &len, "nvidia.com/gpu.memory", v);
 		snprintf(v, sizeof(v), "%d", r->gpus[0].cc_major);
 		add(buf, sizeof(buf), &len, "nvidia.com/gpu.compute.major", v);
@@ -202,7 +197,7 @@ char *labels_render(const struct driver_id *d, const struct nvml_report *r, size
 		add(buf, sizeof(buf), &len, "nvidia.com/cuda.runtime-version.minor", v);
 	}
 	if (r)
-		mig_labels(buf, sizeof(buf), &len, r);
+		mig_labels(buf, sizeof(buf), &len, r, single);
 	add(buf, sizeof(buf), &len, OUR_LABEL_KEY, version);
 	if (d->module_type)
 		add(buf, sizeof(buf), &len, MODULE_TYPE_LABEL_KEY, d->module_type);

@@ -103,6 +103,7 @@ static int query_gpu(const struct nvml_api *a, unsigned i, struct nvml_report *r
 	    (r = a->memory(d, &mem)) != 0 || (r = a->compute(d, &g->cc_major, &g->cc_minor)) != 0)
 		return failed(a, r, "device query", e);
 	g->memory_mib = mem.total >> 20;
+	mig.total_bytes = mem.total;
 	g->fabric_state = NVML_FABRIC_UNKNOWN;
 	g->fabric_status = 0;
 	if (a->fabric) {

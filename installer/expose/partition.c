@@ -588,26 +588,46 @@ int partition_apply(const struct part_apply *a, const struct part_layout *l,
 
 /* ---- MIG devices, for nvml_query --------------------------------------------------- */
 
-/* The suffix of the profile of MIG device MIG's GPU instance ("+me"), or "". */
-static const char *mig_suffix(const struct gpu_ctx *g, nvml_device mig)
-{
-	struct gi_info info;
-	unsigned id;
-	nvml_gi gi;
+/* A GPU's GPU-instance profiles: each id with its suffix, asked once per GPU. */
+struct gpu_profiles {
+	unsigned n;
+	struct {
+		unsigned id;
+		const char *suffix;
+	} p[GI_PROFILES];
+};
 
-	if (g->p->gi_id(mig, &id) != NVML_OK || g->p->gi_by_id(g->dev, id, &gi) != NVML_OK ||
-	    g->p->gi_get_info(gi, &info) != NVML_OK)
-		return "";
+static void profiles_of(const struct gpu_ctx *g, struct gpu_profiles *ret)
+{
+	ret->n = 0;
 	for (unsigned i = 0; i < GI_PROFILES; i++) {
 		struct gi_profile_info pi;
 
-		if (g->p->gi_profile(g->dev, i, &pi) == NVML_OK && pi.id == info.profile_id)
-			return gi_suffix(i);
+		if (g->p->gi_profile(g->dev, i, &pi) != NVML_OK)
+			continue;
+		ret->p[ret->n].id = pi.id;
+		ret->p[ret->n++].suffix = gi_suffix(i);
 	}
+}
+
+/* The suffix of the profile of GPU instance GI_ID ("+me"), or "". */
+static const char *mig_suffix(const struct gpu_ctx *g, const struct gpu_profiles *ps,
+			      unsigned gi_id)
+{
+	struct gi_info info;
+	nvml_gi gi;
+
+	if (g->p->gi_by_id(g->dev, gi_id, &gi) != NVML_OK ||
+	    g->p->gi_get_info(gi, &info) != NVML_OK)
+		return "";
+	for (unsigned i = 0; i < ps->n; i++)
+		if (ps->p[i].id == info.profile_id)
+			return ps->p[i].suffix;
 	return "";
 }
 
-static bool query_mig(const struct gpu_ctx *g, nvml_device dev, struct part_mig *m)
+static bool query_mig(const struct gpu_ctx *g, const struct gpu_profiles *ps, nvml_device dev,
+		      struct part_mig *m)
 {
 	struct device_attributes at;
 
@@ -628,15 +648,15 @@ static bool query_mig(const struct gpu_ctx *g, nvml_device dev, struct part_mig 
 						    .gi_slices = at.gi_slices,
 						    .mem_mib = at.memory_mb,
 						    .total_bytes = g->total_bytes,
-						    .suffix = mig_suffix(g, dev)},
+						    .suffix = mig_suffix(g, ps, m->gi)},
 			       m->profile, sizeof(m->profile));
 	return true;
 }
 
 void partition_query_gpu(const struct part_api *p, void *dev, unsigned index, struct part_gpu *ret)
 {
-	struct gpu_ctx g = {.p = p, .dev = dev, .index = index};
-	struct nvml_memory mem = {0};
+	struct gpu_ctx g = {.p = p, .dev = dev, .index = index, .total_bytes = ret->total_bytes};
+	struct gpu_profiles ps;
 	unsigned cur, pend, max = 0;
 
 	ret->mode = ret->pending = -1;
@@ -644,9 +664,9 @@ void partition_query_gpu(const struct part_api *p, void *dev, unsigned index, st
 		return;
 	ret->mode = (int)cur;
 	ret->pending = (int)pend;
-	if (!cur || p->memory(dev, &mem) != NVML_OK || p->max_migs(dev, &max) != NVML_OK)
+	if (!cur || p->max_migs(dev, &max) != NVML_OK)
 		return;
-	g.total_bytes = mem.total;
+	profiles_of(&g, &ps);
 	for (unsigned j = 0; j < max && ret->n < ret->max; j++) {
 		struct part_mig *m = &ret->migs[ret->n];
 		nvml_device mig;
@@ -657,9 +677,27 @@ void partition_query_gpu(const struct part_api *p, void *dev, unsigned index, st
 		memset(m, 0, sizeof(*m));
 		m->gpu = index;
 		m->index = j;
-		if (query_mig(&g, mig, m))
+		if (query_mig(&g, &ps, mig, m))
 			ret->n++;
 	}
+}
+
+size_t partition_profiles(const struct part_mig *migs, unsigned n, struct part_profile_count *ret,
+			  size_t max)
+{
+	size_t k = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		size_t j = 0;
+
+		while (j < k && strcmp(ret[j].first->profile, migs[i].profile) != 0)
+			j++;
+		if (j == k && k < max)
+			ret[k++] = (struct part_profile_count){.first = &migs[i], .count = 0};
+		if (j < k)
+			ret[j].count++;
+	}
+	return k;
 }
 
 /* ---- asking for a layout ------------------------------------------------------------ */
@@ -762,15 +800,23 @@ int part_layout_parse(const char *spec, int root_fd, struct part_layout *ret, st
 		return 0;
 	if (strcmp(spec, "gke") != 0)
 		return list_parse(spec, ret, e);
-	ret->source = MIG_GKE_CONFIG;
 	r = mig_read_gke_config(root_fd, &req, e);
 	if (r < 0)
 		return err_wrap(e, "%s", MIG_GKE_CONFIG);
-	if (r == 0 && req.partition_size[0]) {
-		ret->kind = PART_PROFILE;
-		snprintf(ret->profile, sizeof(ret->profile), "%s", req.partition_size);
-	}
+	if (r == 0)
+		part_layout_of_gke(&req, ret);
+	ret->source = MIG_GKE_CONFIG;
 	return 0;
+}
+
+void part_layout_of_gke(const struct mig_request *req, struct part_layout *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->source = MIG_GKE_CONFIG;
+	if (req->partition_size[0]) {
+		ret->kind = PART_PROFILE;
+		snprintf(ret->profile, sizeof(ret->profile), "%s", req->partition_size);
+	}
 }
 
 static void one_name(const struct part_one *o, char *buf, size_t size)

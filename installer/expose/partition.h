@@ -52,6 +52,9 @@ struct part_layout {
 _must_check_ int part_layout_parse(const char *spec, int root_fd, struct part_layout *ret,
 				   struct err *e);
 
+/* The layout of GKE's request REQ (already read): its partition size on every GPU, or keep. */
+void part_layout_of_gke(const struct mig_request *req, struct part_layout *ret);
+
 /* "all-disabled", "all-1g.10gb", "0=all-1g.10gb,1=all-disabled", "none". */
 void part_layout_name(const struct part_layout *l, char *buf, size_t size);
 
@@ -101,10 +104,24 @@ struct part_mig {
 
 /* What nvml_query learns of one GPU's MIG: its mode and its MIG devices, appended. */
 struct part_gpu {
-	int mode, pending; /* nvmlDeviceGetMigMode; -1 where the GPU has no MIG */
+	uint64_t total_bytes; /* in: the GPU's memory as NVML reported it (names by it) */
+	int mode, pending;    /* nvmlDeviceGetMigMode; -1 where the GPU has no MIG */
 	struct part_mig *migs;
 	unsigned n, max;
 };
+
+/* A profile among MIG devices: its first device, and how many have it. */
+struct part_profile_count {
+	const struct part_mig *first;
+	unsigned count;
+};
+
+/*
+ * The distinct profiles of the N devices MIGS, in the order they first appear, into RET (at
+ * most MAX). Returns how many.
+ */
+size_t partition_profiles(const struct part_mig *migs, unsigned n, struct part_profile_count *ret,
+			  size_t max);
 
 /*
  * nvml.c's hooks: the MIG calls of an NVML handle from dlopen (NULL where the library has
