@@ -177,14 +177,14 @@ k8s_node_modules() {
 }
 
 # The node agent on the fake kernel, in the background (its pid in $apid, its log appended
-# to $T/agent.log), HTTP on 127.0.0.1, a look a second; the stand-in daemons it starts
+# to $T/agent.log), HTTP on 127.0.0.1, a look a second, with the options given; the stand-in daemons it starts
 # (tests/standin/daemon.c) hold the driver under $T/root and record themselves in $dlog.
 start_agent() {
-    env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" STANDIN_ROOT="$T/root" STANDIN_DAEMON_LOG="$dlog" \
+    env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" STANDIN_ROOT="$T/root" STANDIN_DAEMON_LOG="${dlog:-}" \
         STANDIN_DAEMON_FAIL="${STANDIN_DAEMON_FAIL:-}" \
         ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
         "$BIN" --root "$T/root" agent --listen 127.0.0.1:0 --interval 1 --kernel-release "$KERNEL" \
-        2>>"$T/agent.log" &
+        "$@" 2>>"$T/agent.log" &
     apid=$!
 }
 stop_agent() {

@@ -33,11 +33,7 @@ cat >"$T/cluster.json" <<EOF
 EOF
 kube_stub "$T/cluster.json"
 dlog=$T/daemons.log
-env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" STANDIN_ROOT="$T/root" STANDIN_DAEMON_LOG="$dlog" \
-    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
-    "$BIN" --root "$T/root" agent --listen 127.0.0.1:0 --interval 1 --kernel-release "$KERNEL" \
-    --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" 2>"$T/agent.log" &
-apid=$!
+start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA"
 trap 'rc=$?; kill "$apid" 2>/dev/null || true; [ $rc = 0 ] || tail -25 "$T/agent.log"' EXIT
 agent_said() { grep -q -- "$1" "$T/agent.log"; }
 wait_for "the agent's start" 10 agent_said "agent: watching the node"

@@ -45,11 +45,7 @@ kube_stub "$T/cluster.json"
 
 # The agent has the installer's repository settings in its environment, as the DaemonSet
 # gives them; the version and the module parameters come from the pending record.
-env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" \
-    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
-    "$BIN" --root "$T/root" agent --listen 127.0.0.1:0 --interval 1 --kernel-release "$KERNEL" \
-    --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" 2>"$T/agent.log" &
-apid=$!
+start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA"
 trap 'rc=$?; kill "$apid" 2>/dev/null || true; [ $rc = 0 ] || tail -15 "$T/agent.log"' EXIT
 agent_said() { grep -q -- "$1" "$T/agent.log"; }
 wait_for "the agent's start" 10 agent_said "agent: watching the node"
@@ -138,12 +134,8 @@ cat >"$T/cluster2.json" <<EOF
 EOF
 kube_stub "$T/cluster2.json"
 : >"$T/agent.log"
-env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" \
-    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
-    "$BIN" --root "$T/root" agent --listen 127.0.0.1:0 --interval 1 --kernel-release "$KERNEL" \
-    --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" --upgrade-limit 50% \
-    --upgrade-on-deadline evict --upgrade-deadline 0 2>"$T/agent.log" &
-apid=$!
+start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" --upgrade-limit 50% \
+    --upgrade-on-deadline evict --upgrade-deadline 0
 wait_for "the agent's start (2)" 10 agent_said "agent: watching the node"
 port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
 wait_for "pending, both slots taken" 10 upgrade_node_has 'state == "pending" and "slot" in rec["reason"]'
