@@ -4,6 +4,7 @@
  * it is not ok, the fix. Reads only; the repository check needs --repo.
  */
 #include <fcntl.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +25,7 @@
 #include "util/out.h"
 #include "util/str.h"
 
-#define MAX_CHECKS 24
+#define MAX_CHECKS 28
 #define LOW_DISK_MIB 1024
 
 enum verdict { V_OK, V_WARN, V_FAIL, V_SKIP };
@@ -681,6 +682,67 @@ static void check_host_side(struct doctor *d, const struct nodestate *s)
 	    s->ready_present ? "present" : "absent");
 }
 
+/* The install dir's labels against the one containers need (host/selinux.h). */
+static void check_labels(struct doctor *d, const struct config *c, int root_fd,
+			 const struct selinux *se)
+{
+	_cleanup_(publish_freep) struct installdir *dir = NULL;
+	struct selinux_mislabel m;
+	char fix[384];
+	struct err e;
+	int r;
+
+	err_clear(&e);
+	if (publish_open(root_fd, c->install_dir, false, &dir, &e) != 0)
+		return; /* nothing installed: nothing to label */
+	r = publish_find_mislabelled(dir, se->context, &m);
+	if (r == -EOPNOTSUPP) {
+		add(d, V_WARN, "selinux labels",
+		    "put the install dir on a file system with extended attributes, or mount it with context=\"" SELINUX_CONTAINER_TYPE
+		    "\"",
+		    "the install dir's file system keeps no SELinux labels: containers see its mount's context");
+		return;
+	}
+	if (r < 0 || !m.count) {
+		add(d, r < 0 ? V_WARN : V_OK, "selinux labels", "re-run install",
+		    r < 0 ? "the install dir's labels cannot be read: %s" : "%s",
+		    r < 0 ? strerror(-r)
+			  : "every entry of the install dir carries the container label");
+		return;
+	}
+	snprintf(fix, sizeof(fix), "re-run install (it labels them), or: chcon -R -h %s %s",
+		 se->context, c->install_dir);
+	add(d, se->mode == SELINUX_ENFORCING ? V_FAIL : V_WARN, "selinux labels", fix,
+	    "%zu of %zu entries of the install dir are not %s, containers %s read them: %s is %s",
+	    m.count, m.total, se->context,
+	    se->mode == SELINUX_ENFORCING ? "cannot" : "could not, once enforcing,", m.first,
+	    m.first_label[0] ? m.first_label : "unlabelled");
+}
+
+/* SELinux's mode, and whether what we publish carries the label containers need. */
+static void check_selinux(struct doctor *d, const struct config *c, int root_fd,
+			  const struct nodestate *s)
+{
+	const struct selinux *se = &s->host.selinux;
+
+	if (se->mode == SELINUX_DISABLED) {
+		add(d, V_OK, "selinux", NULL, "disabled: no labels needed");
+		return;
+	}
+	if (!se->context[0]) {
+		add(d, V_OK, "selinux", NULL,
+		    "%s; the policy has no " SELINUX_CONTAINER_TYPE
+		    " (no container policy): nothing is labelled",
+		    selinux_mode_name(se->mode));
+		return;
+	}
+	add(d, V_OK, "selinux", NULL, "%s; containers read what we publish as %s%s",
+	    selinux_mode_name(se->mode), se->context,
+	    se->checked ? "" : " (not confirmed by the policy: selinuxfs is read-only here)");
+	if (s->installed)
+		check_labels(d, c, root_fd, se);
+}
+
 /*
  * The running kernel against the one the driver was installed for. After the node boots
  * another kernel no installed module can load, and install is the fix only where the
@@ -805,6 +867,7 @@ int doctor_run(const struct config *c, struct err *e)
 	check_pending(&d, c, root_fd);
 	check_pending_failed(&d, c, root_fd);
 	check_host_side(&d, &s);
+	check_selinux(&d, c, root_fd, &s);
 	report(c, &d);
 	nodestate_done(&s);
 	if (overall(&d, &failed, &warned) == V_FAIL) {

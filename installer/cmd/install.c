@@ -41,6 +41,13 @@ static void log_host(const struct host *h, uint64_t ms)
 		log_kv(LOG_INFO, "host", "NVIDIA GPU", "address", h->gpus[i].bdf, "pci_id", id,
 		       LOG_END);
 	}
+	if (h->selinux.mode != SELINUX_DISABLED)
+		log_kv(LOG_INFO, "host",
+		       h->selinux.context[0]
+			       ? "SELinux: what containers read is published with the container label"
+			       : "SELinux: the policy has no container_file_t: nothing is labelled",
+		       "mode", selinux_mode_name(h->selinux.mode), "label",
+		       h->selinux.context[0] ? h->selinux.context : "none", LOG_END);
 	if (h->n_nvswitches > 0)
 		log_kv(LOG_INFO, "host", "NVSwitch system: CUDA waits for Fabric Manager",
 		       U64("nvswitches", h->n_nvswitches), LOG_END);
@@ -166,9 +173,14 @@ void install_time_load(struct timing *t, const struct kernel *kn, uint64_t us, b
 int install_expose(struct run *run, const char *version, struct err *e)
 {
 	uint64_t t0 = now_ns();
+	const char *label;
 	int r;
 
 	memset(&run->xr, 0, sizeof(run->xr));
+	/* Every run: a label lost since (a restorecon, a copy) is put back before Ready. */
+	label = selinux_label(&run->p.host.selinux);
+	if (label && publish_label(run->dir, label, e) < 0)
+		return -1;
 	r = expose_run(&run->xo, run->root_fd, publish_fd(run->dir), &run->p.host, version, e);
 	/* Also when it stopped short of ready (no driver loaded, Fabric Manager to wait for). */
 	if (r >= 0)

@@ -223,8 +223,11 @@ static int version_in_place(struct run *run, const struct staged *st, char *id, 
 	}
 	manifest_fill(run, &m, now);
 	if (publish_stage(run->dir,
-			  &(struct publish_request){
-				  .staging = st->name, .staging_fd = st->fd, .manifest = &m},
+			  &(struct publish_request){.staging = st->name,
+						    .staging_fd = st->fd,
+						    .manifest = &m,
+						    .selinux_context =
+							    selinux_label(&run->p.host.selinux)},
 			  id, size, e) < 0) {
 		publish_staging_abort(run->dir, st->name);
 		return -1;

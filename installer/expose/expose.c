@@ -109,7 +109,7 @@ static int cdi_yield(const struct expose_opts *o, int root_fd, struct err *e)
  * MPS's pipe directory when the node pool asks for MPS (made here, so that a runtime can
  * mount it before the node agent's daemon has started), else NULL.
  */
-static const char *mps_pipe_dir(int root_fd)
+static const char *mps_pipe_dir(int root_fd, const char *label)
 {
 	struct mig_request req;
 	struct err e;
@@ -124,11 +124,30 @@ static const char *mps_pipe_dir(int root_fd)
 		       "dir", MIG_MPS_PIPE_DIR, "error", e.msg, LOG_END);
 		return NULL;
 	}
+	/* Its clients' containers make their sockets there: the container label, as a volume's. */
+	if (label && selinux_label_one(fd, NULL, label, &e) < 0)
+		log_kv(LOG_WARN, "cdi", "MPS's pipe directory cannot be labelled for containers",
+		       "dir", MIG_MPS_PIPE_DIR, "error", e.msg, LOG_END);
 	return MIG_MPS_PIPE_DIR;
 }
 
+/*
+ * The helpers libexec_install just wrote (the CDI hook the runtime runs) carry the label
+ * of the rest of the install dir (host/selinux.h). Returns 0 or -1.
+ */
+static int label_helpers(int install_fd, const struct host *h, struct err *e)
+{
+	const char *label = selinux_label(&h->selinux);
+	int r = label ? selinux_label_tree(install_fd, HELPERS_DIR, label, e) : 0;
+
+	if (r >= 0 || err_errnum(e) != EOPNOTSUPP)
+		return r < 0 ? err_wrap(e, "cdi") : 0;
+	err_clear(e); /* publish_label said so for the whole install dir */
+	return 0;
+}
+
 static int publish_cdi(const struct expose_opts *o, int root_fd, int install_fd,
-		       const struct nvml_report *r, struct err *e)
+		       const struct host *h, const struct nvml_report *r, struct err *e)
 {
 	static const char *const shared[] = {"/dev/nvidiactl", "/dev/nvidia-uvm",
 					     "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset"};
@@ -149,9 +168,9 @@ static int publish_cdi(const struct expose_opts *o, int root_fd, int install_fd,
 			in.shared_nodes[in.n_shared++] = shared[i];
 	}
 	cdi_gpus(root_fd, r, &in);
-	in.mps_pipe_dir = mps_pipe_dir(root_fd);
+	in.mps_pipe_dir = mps_pipe_dir(root_fd, selinux_label(&h->selinux));
 	/* The hook the spec names is there before the spec is. */
-	if (libexec_install(install_fd, e) < 0)
+	if (libexec_install(install_fd, e) < 0 || label_helpers(install_fd, h, e) < 0)
 		return -1;
 	snprintf(hook, sizeof(hook), "%s/" HELPERS_DIR "/" HELPER_CDI_HOOK,
 		 strcmp(o->install_dir, "/") == 0 ? "" : o->install_dir);
@@ -378,11 +397,11 @@ int expose_run(const struct expose_opts *o, int root_fd, int install_fd, const s
 	if (verified == 2) {
 		/* The devices are there: the spec; the labels and the marker are the agent's. */
 		if (nodeinfo_remove_driver(root_fd, e) < 0 ||
-		    publish_cdi(o, root_fd, fresh_fd, &r, e) < 0)
+		    publish_cdi(o, root_fd, fresh_fd, h, &r, e) < 0)
 			return -1;
 		return 0;
 	}
-	if (publish_cdi(o, root_fd, fresh_fd, verified ? &r : NULL, e) < 0 ||
+	if (publish_cdi(o, root_fd, fresh_fd, h, verified ? &r : NULL, e) < 0 ||
 	    labels_write(root_fd,
 			 &(struct driver_id){.version = version,
 					     .module_type = type[0] ? type : NULL,

@@ -366,6 +366,7 @@ int host_probe(int root_fd, const char *kernel, struct host *h, struct err *e)
 		return -1;
 	}
 	host_scan_nvlink(root_fd, &h->nvlink);
+	selinux_probe(root_fd, &h->selinux);
 	return 0;
 }
 

@@ -20,6 +20,7 @@
 #include "host/hostpath.h"
 #include "host/nvlink.h"
 #include "host/runenv.h"
+#include "host/selinux.h"
 
 #define PCI_VENDOR_NVIDIA 0x10de
 
@@ -55,6 +56,7 @@ struct host {
 	bool modules_known;   /* false where the kernel has no module support */
 	struct loaded_module modules[HOST_MAX_MODULES];
 	size_t n_modules;
+	struct selinux selinux; /* its mode, and the label published files carry (selinux.h) */
 };
 
 /*

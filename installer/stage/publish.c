@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "host/host.h"
 #include "source/source.h"
 #include "stage/carry.h"
 #include "stage/libexec.h"
@@ -598,6 +599,76 @@ bool publish_has_version(struct installdir *d, const char *id)
 	return fstatat(d->fd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
 }
 
+/*
+ * Labels DIRFD/NAME's tree with CONTEXT; a file system that keeps no labels is a warning
+ * (containers then see the label its mount gives every file: its context= option).
+ */
+static int label_or_warn(int dirfd, const char *name, const char *context, struct err *e)
+{
+	int changed = selinux_label_tree(dirfd, name, context, e);
+
+	if (changed >= 0 || err_errnum(e) != EOPNOTSUPP)
+		return changed < 0 ? -1 : 0;
+	log_kv(LOG_WARN, "publish",
+	       "the install dir's file system keeps no SELinux labels: containers see its mount's context",
+	       "label", context, LOG_END);
+	err_clear(e);
+	return 0;
+}
+
+int publish_label(struct installdir *d, const char *context, struct err *e)
+{
+	_cleanup_closedir_ DIR *dir = fs_opendir_at(d->fd, ".", e);
+	struct dirent *de;
+
+	if (!dir)
+		return err_wrap(e, "publish: label");
+	/* The dir itself only: its entries are judged one by one below. */
+	if (selinux_label_one(d->fd, NULL, context, e) < 0) {
+		if (err_errnum(e) != EOPNOTSUPP)
+			return err_wrap(e, "publish: label");
+		return label_or_warn(d->fd, NULL, context, e); /* says so, and fails no more */
+	}
+	while ((de = readdir(dir))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    strcmp(de->d_name, TAKEN_OVER) == 0 || is_leftover(de->d_name))
+			continue;
+		if (label_or_warn(d->fd, de->d_name, context, e) < 0)
+			return err_wrap(e, "publish: label");
+	}
+	return 0;
+}
+
+/* A census of the install dir's entries, as publish_label walks them; at most this many. */
+#define LABEL_CENSUS_MAX 100000
+
+int publish_find_mislabelled(struct installdir *d, const char *context,
+			     struct selinux_mislabel *ret)
+{
+	_cleanup_closedir_ DIR *dir = NULL;
+	struct selinux_mislabel one;
+	struct dirent *de;
+	struct err e;
+	int r = selinux_find_mislabelled(d->fd, NULL, context, 1, ret);
+
+	if (r < 0 || !(dir = fs_opendir_at(d->fd, ".", &e)))
+		return r < 0 ? r : -EIO;
+	while ((de = readdir(dir)) && ret->total < LABEL_CENSUS_MAX) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    strcmp(de->d_name, TAKEN_OVER) == 0 || is_leftover(de->d_name) ||
+		    selinux_find_mislabelled(d->fd, de->d_name, context,
+					     LABEL_CENSUS_MAX - ret->total, &one) < 0)
+			continue;
+		if (one.count && !ret->count) {
+			snprintf(ret->first, sizeof(ret->first), "%s", one.first);
+			snprintf(ret->first_label, sizeof(ret->first_label), "%s", one.first_label);
+		}
+		ret->count += one.count;
+		ret->total += one.total;
+	}
+	return 0;
+}
+
 int publish_stage(struct installdir *d, const struct publish_request *rq, char *ret_id, size_t size,
 		  struct err *e)
 {
@@ -608,6 +679,9 @@ int publish_stage(struct installdir *d, const struct publish_request *rq, char *
 		return err_set(e, EXIT_UNEXPECTED, "publish: bad manifest");
 	publish_version_id(&driver, m->package_sha256, ret_id, size);
 	if (staging_finish(rq->staging_fd, m, e) < 0)
+		return err_wrap(e, "publish: staging");
+	/* Labelled before it is published, so that no container meets it unlabelled. */
+	if (rq->selinux_context && label_or_warn(rq->staging_fd, NULL, rq->selinux_context, e) < 0)
 		return err_wrap(e, "publish: staging");
 	if (staging_install(d, rq->staging, ret_id, e) < 0)
 		return err_wrap(e, "publish");

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "host/host.h"
 #include "util/err.h"
 
 #define MANIFEST_NAME ".install.json"
@@ -122,6 +123,7 @@ struct publish_request {
 	const char *staging; /* the tree's name in the install dir */
 	int staging_fd;
 	const struct manifest *manifest;
+	const char *selinux_context; /* the tree's label (host/selinux.h); NULL: none */
 };
 
 /*
@@ -134,6 +136,24 @@ struct publish_request {
  */
 _must_check_ int publish_stage(struct installdir *d, const struct publish_request *rq, char *ret_id,
 			       size_t size, struct err *e);
+
+/*
+ * Labels what the install dir holds for containers with CONTEXT (host/selinux.h): the dir,
+ * its links and versions, the helpers; not what an earlier install left that was not the
+ * driver's (.taken-over/), nor a staging tree. Entries that carry it already are left as
+ * they are. A file system that keeps no labels is a warning. Returns 0 or -1 (EXIT_USAGE
+ * when the kernel refuses: the installer runs confined).
+ */
+_must_check_ int publish_label(struct installdir *d, const char *context, struct err *e);
+
+/*
+ * Counts what publish_label would change: the entries, under the ones it labels, whose
+ * type or level is not CONTEXT's (host/selinux.h), the first named in RET. Returns 0, or
+ * -errno when the install dir's own label cannot be read (EOPNOTSUPP: its file system
+ * keeps none).
+ */
+int publish_find_mislabelled(struct installdir *d, const char *context,
+			     struct selinux_mislabel *ret);
 
 /*
  * The id publish_stage gives a package of driver D: "<version>[-<module type>]-<sha12>"

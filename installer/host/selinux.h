@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * SELinux on the node, and the label of what we publish for containers.
+ *
+ * On a host that runs SELinux (RHEL and its rebuilds; Fedora), a container process runs as
+ * container_t with a pair of MCS categories of its own, and reads a host file only when its
+ * type is one the container policy grants: container_file_t, the type container-selinux
+ * gives files made for containers (its container_contexts: file =
+ * "system_u:object_r:container_file_t:s0"; container.te: container_domain may read, map and
+ * execute it, and container_t may enter it). At level s0 the file is dominated by every
+ * container's categories, so each container may read it (policy/mcs, "h1 dom h2"). The
+ * install dir, its firmware and the CDI hook carry that label, set here from the
+ * installer without a policy module of our own (docs/platforms/rhel.md).
+ *
+ * The state is read from the host's selinuxfs (/sys/fs/selinux under the host root);
+ * labels are written as the security.selinux extended attribute, never through a path
+ * that follows a link.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/err.h"
+
+enum selinux_mode {
+	SELINUX_DISABLED, /* no selinuxfs with a policy: no label matters */
+	SELINUX_PERMISSIVE,
+	SELINUX_ENFORCING,
+};
+
+/* The type that containers may read and execute (container-selinux, refpolicy). */
+#define SELINUX_CONTAINER_TYPE "container_file_t"
+#define SELINUX_CONTEXT_MAX 256
+
+struct selinux {
+	enum selinux_mode mode;
+	bool mls; /* the policy has levels (MCS or MLS): contexts end in one */
+	/*
+	 * The label to publish with ("system_u:object_r:container_file_t:s0"), or "" where
+	 * SELinux is disabled or its policy has no container_file_t (no container policy:
+	 * containers do not run confined by it).
+	 */
+	char context[SELINUX_CONTEXT_MAX];
+	bool checked; /* the policy confirmed CONTEXT (selinuxfs's context file) */
+};
+
+/*
+ * Reads SELinux's state under ROOT_FD (enforce, mls) and asks the policy whether it knows
+ * the label (a write to selinuxfs's context file, which the kernel answers EINVAL for a
+ * type it has not). A selinuxfs that cannot be written (mounted read-only in a container)
+ * cannot say: the label is then taken as valid, and CHECKED is false.
+ */
+void selinux_probe(int root_fd, struct selinux *ret);
+
+/* The label to publish with, or NULL where none is to be set. */
+static inline const char *selinux_label(const struct selinux *s)
+{
+	return s->context[0] ? s->context : NULL;
+}
+
+/* "disabled", "permissive" or "enforcing". */
+const char *selinux_mode_name(enum selinux_mode m);
+
+/* Parses an enforce or mls file's contents ("0" or "1", a newline allowed). -EINVAL else. */
+int selinux_parse_flag(const char *buf, size_t len);
+
+/* The context for TYPE at level s0 where the policy has levels: BUF, or NULL if too long. */
+char *selinux_context_of(const char *type, bool mls, char *buf, size_t size);
+
+/*
+ * Labels DIRFD's NAME (NULL or "": DIRFD itself) and, for a directory, everything under it
+ * with CONTEXT, where it carries another, never following a link (a link is labelled
+ * itself). Returns the number of entries changed, or -1 with e set: EXIT_USAGE when the
+ * kernel refused (the installer runs confined), EXIT_UNEXPECTED else. A file system
+ * without labels (EOPNOTSUPP) is -1 with e's errno EOPNOTSUPP, for the caller to judge.
+ */
+_must_check_ int selinux_label_tree(int dirfd, const char *name, const char *context,
+				    struct err *e);
+
+/* Labels DIRFD/NAME itself (NULL: DIRFD), as selinux_label_tree does each entry. */
+_must_check_ int selinux_label_one(int dirfd, const char *name, const char *context, struct err *e);
+
+/* The label of DIRFD/NAME (not followed; NULL: DIRFD) into BUF. 0, or -errno (-ENODATA). */
+int selinux_label_of(int dirfd, const char *name, char *buf, size_t size);
+
+/* What selinux_find_mislabelled found: how many, and the first, by path under DIRFD. */
+struct selinux_mislabel {
+	size_t count;
+	size_t total;
+	char first[512];
+	char first_label[SELINUX_CONTEXT_MAX]; /* "" when it has none */
+};
+
+/*
+ * Counts the entries of DIRFD/NAME's tree (NULL: DIRFD's; itself included, links not
+ * followed, at most MAX_ENTRIES) whose type or level is not CONTEXT's. Returns 0, or -errno
+ * when its own label cannot be read (EOPNOTSUPP: a file system without labels).
+ */
+int selinux_find_mislabelled(int dirfd, const char *name, const char *context, size_t max_entries,
+			     struct selinux_mislabel *ret);
