@@ -54,6 +54,9 @@ check_packages=(
     # build-driver-package --kernel-devel-rpm (rpm2cpio); tests/packaging's stand-in
     # kernel-devel RPM (rpmbuild)
     rpm2cpio rpm
+    # tests/vm selinux: Debian's reference policy (stock), its source for the container
+    # module and the headers and tools it builds with; semodule builds the test policy
+    selinux-policy-default selinux-policy-src selinux-policy-dev policycoreutils checkpolicy m4 gawk
     # make format-check, make lint
     clang-format cppcheck
     # make fuzz, make fuzz-replay (libFuzzer is clang's); the memcheck integration test

@@ -23,6 +23,18 @@
 #             build-driver-package --kernel-devel-rpm from a stand-in of Red Hat's
 #             kernel-devel RPM of this kernel (os rhel) is chosen, verified and loaded;
 #             a node that says it is Debian has no package there
+#   selinux   SELinux on (security=selinux), Debian's reference policy with its container
+#             module (built here from selinux-policy-src, with a test-only module that makes
+#             kernel_t, the domain /init and the installer run in, permissive): the installer
+#             labels what containers read (permissive, then enforcing), the labels read back
+#             with coreutils' stat (libselinux); a process in container_t with its own
+#             categories, chrooted into a container rootfs labelled as an engine labels one,
+#             with the install dir's lib64/ and bin/ bound at /usr/local/nvidia as the CDI
+#             spec binds them, runs nvidia-smi; relabelled tmpfs_t (the label the install
+#             dir's tmpfs gives files) it is refused, the kernel's AVC denial naming
+#             container_t, and doctor fails naming the entries; a re-run puts the labels
+#             back; Debian's stock policy (no container module) makes the installer label
+#             nothing and say why
 #   mig       GPU partitions: the pool's gpu_config.json made through the NVML stand-in, the
 #             stand-in nvidia.ko making the instances' capabilities, their nvidia-caps
 #             nodes with the kernel's major, CDI, labels, a busy refusal, undo, uninstall
@@ -98,7 +110,7 @@ export PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
 BIN=$(realpath "${1:?usage: run.sh BINARY [SCENARIO...]}")
 shift
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(main defer enforce lockdown vendor-sig agent-upgrade mig rhel arm64-main arm64-enforce)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(main defer enforce lockdown vendor-sig agent-upgrade mig rhel selinux arm64-main arm64-enforce)
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 W="$SRC/build/vm"
 V_OLD=535.261.03
@@ -230,6 +242,46 @@ make_rhel_repo() {
         --tag default --quiet >"$w/bdp.log" 2>&1 ||
         { tail -5 "$w/bdp.log"; fail "build-driver-package --kernel-devel-rpm failed"; }
     rm -rf "$w/drv" "$w/root" "$w/rpm"
+}
+
+# The selinux scenario's policies ($W/selinux): Debian's reference policy as
+# selinux-policy-default built it (policy.stock: no container module), and the same with
+# refpolicy's container module (container.te and container.fc from selinux-policy-src,
+# compiled against selinux-policy-dev's headers) and a test-only CIL module that makes
+# kernel_t (/init's domain) permissive and the container engine (policy.container), built by semodule in a copy of the policy store
+# (the host's own is not touched). And what reads labels back in the guest: coreutils' stat
+# and chcon, which libselinux makes SELinux-aware.
+SE_TOOLS=(/usr/bin/stat /usr/bin/chcon)
+make_selinux() {
+    local d=$W/selinux stock=/etc/selinux/default/policy/policy.33 dev=/usr/share/selinux/devel/Makefile
+    local src=/usr/src/selinux-policy-src.tar.zst mod=selinux-policy-src/policy/modules/services/container
+    [ -s "$stock" ] || fail "no SELinux reference policy (apt-get install selinux-policy-default)"
+    [ -e "$dev" ] || fail "no reference policy headers (apt-get install selinux-policy-dev)"
+    [ -e "$src" ] || fail "no reference policy source (apt-get install selinux-policy-src)"
+    command -v semodule >/dev/null || fail "no semodule (apt-get install policycoreutils)"
+    [ -s "$d/policy.container" ] && [ "$d/policy.container" -nt "$stock" ] &&
+        [ "$d/policy.container" -nt "$SRC/tests/vm/run.sh" ] && return
+    rm -rf "$d" && mkdir -p "$d/mod" "$d/root/etc/selinux" "$d/root/var/lib/selinux"
+    tar -xf "$src" -C "$d" "$mod.te" "$mod.fc"
+    cp "$d/$mod.te" "$d/$mod.fc" "$d/mod/"
+    make -s -C "$d/mod" -f "$dev" container.pp >"$d/build.log" 2>&1 ||
+        { cat "$d/build.log"; fail "refpolicy's container module did not build"; }
+    # kernel_t stands in for the container engine that starts a container's process: what
+    # the container module grants container_t toward the engine's domain
+    # (container_engine_system_domain: its descriptors, its SIGCHLD) goes to kernel_t.
+    printf '%s\n' '(typepermissive kernel_t)' '(allow container_t kernel_t (fd (use)))' \
+        '(allow container_t kernel_t (process (sigchld)))' >"$d/mod/ndi_vm_permissive.cil"
+    cp -a /etc/selinux/default /etc/selinux/config /etc/selinux/semanage.conf "$d/root/etc/selinux/"
+    cp -a /var/lib/selinux/default "$d/root/var/lib/selinux/"
+    # -S is taken under -p: the store copied into $d/root. -D: without the dontaudit rules,
+    # as semodule -DB debugs a host, so that every denial is logged (refpolicy hides a
+    # container's reads of files it may not read).
+    semodule -D -p "$d/root" -S /var/lib/selinux -i "$d/mod/container.pp" "$d/mod/ndi_vm_permissive.cil" \
+        >>"$d/build.log" 2>&1 || { cat "$d/build.log"; fail "semodule could not build the test policy"; }
+    cp "$stock" "$d/policy.stock"
+    cp "$d/root/etc/selinux/default/policy/policy.33" "$d/policy.container.tmp"
+    rm -rf "$d/root" "$d/selinux-policy-src"
+    mv "$d/policy.container.tmp" "$d/policy.container"
 }
 
 # with_arm64 COMMAND...: runs COMMAND (make_arm64, make_arm64_real) with what the guest
@@ -392,6 +444,15 @@ make_initrd() {
     [ ! -d "$W/kube/sa" ] || cp -r "$W/kube/sa" "$W/initrd/sa"
     [ -z "${REAL_CASES:-}" ] || cp "$REAL_CASES" "$W/initrd/etc/ndi-real-cases"
     [ ! -e "$KEY_DIR/kernel.pem" ] || cp "$KEY_DIR/kernel.pem" "$W/initrd/keys/"
+    # The selinux scenario's policies and tools (make_selinux), the tools beside busybox's.
+    if [ -n "${SELINUX_DIR:-}" ]; then
+        mkdir -p "$W/initrd/selinux" "$W/initrd/usr/lib/ndi-selinux"
+        cp "$SELINUX_DIR/policy.stock" "$SELINUX_DIR/policy.container" "$W/initrd/selinux/"
+        cp "${SE_TOOLS[@]}" "$W/initrd/usr/lib/ndi-selinux/"
+        gcc -O1 -Wall -Werror -static -o "$W/initrd/usr/lib/ndi-selinux/ctr-exec" "$SRC/tests/vm/ctr-exec.c" ||
+            fail "tests/vm/ctr-exec.c did not build"
+        copy_in $(ldd "${SE_TOOLS[@]}" | grep -v ":$" | grep -o '/[^ ]*' | sort -u)
+    fi
     printf 'VENDOR_MOD=%s\n' "${VENDOR_MOD}" >>"$W/initrd/etc/ndi-vendor"
     printf '%b' "${OS_RELEASE:-ID=debian\nVERSION_ID="12"\nPRETTY_NAME="Debian GNU/Linux 12 (test VM)"\n}" \
         >"$W/initrd/etc/os-release"
@@ -672,6 +733,11 @@ if [ $standin = 1 ]; then
         make_rhel_repo
         rhel_repo=("$W/rhel-repo")
     fi
+    SELINUX_DIR=""
+    if [[ " ${scenarios[*]} " == *" selinux "* ]]; then
+        make_selinux
+        SELINUX_DIR=$W/selinux
+    fi
     make_initrd "$W/initrd.gz" "$W/repo" "$W/vendor-repo" "${rhel_repo[@]}"
     echo "vm: kernel $R, initramfs $(du -h "$W/initrd.gz" | cut -f1), prepared in $(($(date +%s) - t0)) s"
 fi
@@ -720,6 +786,7 @@ for s in "${scenarios[@]}"; do
     clang) extra=$CLANG_GPUS ;;
     clang-enforce) extra="module.sig_enforce=1 $CLANG_GPUS" ;;
     lockdown) extra="lockdown=integrity" ;;
+    selinux) extra="security=selinux selinux=1" ;;
     real-open) extra="ndi_gpus=$OPEN_GPU,$OPEN_GPU" ;;
     arm64-real-open) extra="ndi_gpus=$A64_OPEN_GPU,$A64_OPEN_GPU" ;;
     *) extra="" ;;

@@ -739,6 +739,117 @@ rhel() {
     check rhel-unloaded no_nvidia
 }
 
+# SELinux (booted with security=selinux; the policies and tools from tests/vm/run.sh,
+# make_selinux). The label containers need, read back with coreutils' stat (libselinux),
+# and a container's process: container_t with categories of its own, chrooted into a
+# rootfs labelled as a container engine labels one (container_file_t), the install dir's
+# lib64/ and bin/ bound at /usr/local/nvidia as our CDI spec binds them, running nvidia-smi
+# (the launcher, then NVIDIA's program, which dlopens libnvidia-ml.so.1 from lib64/).
+SE=/usr/lib/ndi-selinux
+SE_FILE=system_u:object_r:container_file_t:s0
+SE_PROC=system_u:system_r:container_t:s0:c1,c2
+D=/home/kubernetes/bin/nvidia
+# The entries of the install dir whose label is not $1: "LABEL PATH" lines.
+se_wrong() { find $D/ -exec $SE/stat -c '%C %n' {} + | grep -v "^$1 "; }
+se_labelled() { ! se_wrong "$1" | sed 's/^/VMTEST | /' | grep -q .; }
+se_ctr_make() {
+    mkdir -p /ctr/bin /ctr/lib64 /ctr/lib/x86_64-linux-gnu /ctr/proc /ctr/tmp /ctr/dev \
+        /ctr/usr/local/nvidia/lib64 /ctr/usr/local/nvidia/bin
+    cp /bin/busybox /ctr/bin/
+    # The /dev/null an engine gives every container (the process's inherited descriptors
+    # are the installer's side's, which container_t may not use: the kernel revokes them).
+    mknod -m 666 /ctr/dev/null c 1 3
+    for a in sh cat; do ln -sf busybox /ctr/bin/$a; done
+    cp /lib64/ld-linux-x86-64.so.2 /ctr/lib64/
+    for l in libc.so.6 libdl.so.2 libpthread.so.0 libm.so.6 librt.so.1; do
+        cp /lib/x86_64-linux-gnu/$l /ctr/lib/x86_64-linux-gnu/
+    done
+    $SE/chcon -R $SE_FILE /ctr
+    mount -t proc proc /ctr/proc
+    mount --bind $D/lib64 /ctr/usr/local/nvidia/lib64
+    mount --bind $D/bin /ctr/usr/local/nvidia/bin
+}
+# se_ctr_run PROGRAM [ARG...]: PROGRAM as a container's process (tests/vm/ctr-exec.c: its
+# own session, chrooted into /ctr, in $SE_PROC); its exit status in /tmp/ctr.rc.
+se_ctr_run() {
+    $SE/ctr-exec /ctr $SE_PROC "$@"
+    echo $? >/tmp/ctr.rc
+    [ "$(cat /tmp/ctr.rc)" = 0 ]
+}
+# nvidia-smi from the install dir: the launcher, NVIDIA's program from bin/.real, and
+# libnvidia-ml.so.1 it dlopens from lib64/ (exit 12 when that cannot be loaded).
+se_smi() { se_ctr_run /usr/local/nvidia/bin/nvidia-smi || { echo "VMTEST | nvidia-smi in container_t: exit $(cat /tmp/ctr.rc)"; false; }; }
+se_smi_exit() {
+    se_ctr_run /usr/local/nvidia/bin/nvidia-smi
+    echo "VMTEST | nvidia-smi in container_t: exit $(cat /tmp/ctr.rc)"
+    [ "$(cat /tmp/ctr.rc)" = "$1" ]
+}
+# The process's own domain, written by it into its rootfs.
+se_domain() {
+    rm -f /ctr/tmp/domain
+    se_ctr_run /bin/sh -c 'cat /proc/self/attr/current >/tmp/domain'
+    [ "$(tr -d '\0' </ctr/tmp/domain)" = $SE_PROC ] || { echo "VMTEST | domain: $(cat /ctr/tmp/domain), exit $(cat /tmp/ctr.rc)"; false; }
+}
+se_doctor() {
+    "$I" doctor --repo file:///repo --repo-key /keys/repo-pub.pem >/tmp/doctor 2>/tmp/doctor.err
+    echo $? >/tmp/doctor.rc
+}
+doctor_has() { grep -qE -- "$1" /tmp/doctor || { sed 's/^/VMTEST | /' /tmp/doctor; false; }; }
+selinux() {
+    # Without auditd the kernel prints its AVC records through printk_ratelimit(): every
+    # one is wanted here (kernel_t's permissive records come in bursts).
+    echo 0 >/proc/sys/kernel/printk_ratelimit
+    mount -t selinuxfs selinuxfs /sys/fs/selinux
+    check se-policy sh -c 'dd if=/selinux/policy.container of=/sys/fs/selinux/load bs=16M 2>/dev/null'
+    check se-permissive [ "$(cat /sys/fs/selinux/enforce)" = 0 ]
+    check se-container-type sh -c "printf %s $SE_FILE >/sys/fs/selinux/context"
+    run install $ARGS
+    check se-install rc_is 0
+    check se-said err_has "SELinux: what containers read is published with the container label (mode=permissive label=$SE_FILE)"
+    check se-labels se_labelled $SE_FILE
+    check se-hook-label [ "$($SE/stat -c %C $D/.helpers/nvidia-cdi-hook)" = $SE_FILE ]
+    check se-spec-binds grep -q "\"hostPath\": \"$D/lib64\"" /var/run/cdi/nvidia-driver-installer.json
+    se_ctr_make
+    echo 1 >/sys/fs/selinux/enforce
+    check se-enforcing [ "$(cat /sys/fs/selinux/enforce)" = 1 ]
+    check se-ctr-smi se_smi
+    check se-ctr-domain se_domain
+    se_doctor
+    check se-doctor-healthy [ "$(cat /tmp/doctor.rc)" = 0 ]
+    check se-doctor-mode doctor_has "^\[ok *\] selinux +enforcing; containers read what we publish as $SE_FILE"
+    check se-doctor-labels doctor_has "^\[ok *\] selinux labels +every entry of the install dir carries the container label"
+    # The label a file of the install dir's tmpfs has without us, on the libraries only:
+    # the program runs, the loader cannot read libnvidia-ml.so.1 (NVIDIA's exit 12), and
+    # the kernel says why; on everything: the exec itself is refused.
+    find $D/.versions/ -path '*/lib64/*' -exec $SE/chcon -h -t tmpfs_t {} +
+    check se-libs-unlabelled [ "$($SE/stat -c %C $D/lib64/libnvidia-ml.so.1)" = system_u:object_r:tmpfs_t:s0 ]
+    check se-ctr-libs-refused se_smi_exit 12
+    check se-ctr-avc sh -c "dmesg | grep 'avc:  denied' | grep 'scontext=$SE_PROC' | grep -q 'tcontext=system_u:object_r:tmpfs_t:s0'"
+    dmesg | grep 'avc:  denied' | grep 'tmpfs_t' | tail -2 | sed 's/^/VMTEST | /'
+    $SE/chcon -R -h -t tmpfs_t $D
+    check se-unlabelled se_labelled system_u:object_r:tmpfs_t:s0
+    check se-ctr-refused se_smi_exit 126
+    se_doctor
+    check se-doctor-fails [ "$(cat /tmp/doctor.rc)" = 9 ]
+    check se-doctor-names doctor_has "^\[fail\] selinux labels +[0-9]+ of [0-9]+ entries of the install dir are not $SE_FILE, containers cannot read them"
+    check se-doctor-fix doctor_has "chcon -R -h $SE_FILE $D"
+    run install $ARGS
+    check se-relabel rc_is 0
+    check se-relabelled se_labelled $SE_FILE
+    check se-ctr-again se_smi
+    # Debian's stock policy, which has no container module: nothing to label, and said so.
+    echo 0 >/sys/fs/selinux/enforce
+    check se-stock-policy sh -c 'dd if=/selinux/policy.stock of=/sys/fs/selinux/load bs=16M 2>/dev/null'
+    run install $ARGS
+    check se-stock-install rc_is 0
+    check se-stock-said err_has "SELinux: the policy has no container_file_t: nothing is labelled (mode=permissive label=none)"
+    se_doctor
+    check se-stock-doctor doctor_has "^\[ok *\] selinux +permissive; the policy has no container_file_t"
+    umount /ctr/usr/local/nvidia/lib64 /ctr/usr/local/nvidia/bin /ctr/proc
+    run uninstall
+    check se-uninstall rc_is 0
+}
+
 # set_gpus ID: every fake PCI function (tests/vm/init) becomes vendor:device ID.
 set_gpus() {
     for f in /tmp/pci/*; do
@@ -833,7 +944,7 @@ clang_kernel() {
 }
 
 case "$S" in
-main | enforce | lockdown | demo | mig | rhel) "$S" ;;
+main | enforce | lockdown | demo | mig | rhel | selinux) "$S" ;;
 arm64-real-proprietary | arm64-real-open)
     check arch-aarch64 [ "$(uname -m)" = aarch64 ]
     S=${S#arm64-}
