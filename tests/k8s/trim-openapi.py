@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Cuts one of Kubernetes' OpenAPI v3 documents (api/openapi-spec/v3/*.json in
-kubernetes/kubernetes) down to the schemas that ROOT... reach through $ref, as they are
-(no schema is changed): what tests/k8s/check-dra.mjs validates against, small enough to
+kubernetes/kubernetes), or of its "components" alone, down to the schemas that ROOT...
+reach through $ref, as they are (no schema is changed): what tests/k8s/check-dra.mjs validates against, small enough to
 keep in the tree.
 
   trim-openapi.py FULL.json OUT.json ROOT...
@@ -26,8 +26,8 @@ def refs(node, out):
 
 def main():
     full, out, roots = sys.argv[1], sys.argv[2], sys.argv[3:]
-    raw = open(full, "rb").read()
-    schemas = json.loads(raw)["components"]["schemas"]
+    components = json.load(open(full))["components"]
+    schemas = components["schemas"]
     keep, todo = set(), list(roots)
     while todo:
         name = todo.pop()
@@ -39,7 +39,10 @@ def main():
         found = set()
         refs(schemas[name], found)
         todo.extend(found - keep)
-    doc = {"x-source-sha256": hashlib.sha256(raw).hexdigest(),
+    # The components whole, canonically serialised: the same from the document or from its
+    # components alone.
+    canon = json.dumps(components, sort_keys=True, separators=(",", ":")).encode()
+    doc = {"x-components-sha256": hashlib.sha256(canon).hexdigest(),
            "components": {"schemas": {k: schemas[k] for k in sorted(keep)}}}
     with open(out, "w") as f:
         json.dump(doc, f, indent=1, sort_keys=True)
