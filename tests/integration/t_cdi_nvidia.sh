@@ -129,10 +129,15 @@ apid=
 cp /bin/busybox "$T/nvidia-device-plugin"
 cat >"$T/plugin.sh" <<EOF
 trap 'python3 "$SRC/tests/tools/nvcdi-shape.py" --fs "$T/root" --driver-root "$inst" --hook "$hook" --gpus 2 --out "$spec" 2>/dev/null; echo rewritten >>"$T/plugin.log"' HUP
+echo ready >"$T/plugin.ready"
 while :; do sleep 0.2; done
 EOF
 (exec -a sh "$T/nvidia-device-plugin" "$T/plugin.sh") &
 ppid=$!
+# Its trap set before the agent can signal it (a SIGHUP before that would end it, and the
+# agent asks a producer at most once a minute): seen under a loaded make check.
+plugin_ready() { [ -s "$T/plugin.ready" ]; }
+wait_for "the plugin stand-in's trap" 20 plugin_ready
 agent "$T/agent2.log"
 rewritten() { [ -s "$T/plugin.log" ]; }
 wait_for "the plugin's SIGHUP" 20 rewritten
