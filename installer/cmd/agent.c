@@ -455,16 +455,24 @@ static bool nvlsm_serves(struct agent *a, const struct nodestate *s, const char 
 /*
  * MIG_MPS_PIPE_DIR or MIG_MPS_LOG_DIR under the host root, made where missing and judged
  * where it resolves (a link planted there cannot send the daemon's sockets elsewhere),
- * as "VAR=PATH" into BUF. Returns 0 or -1.
+ * as "VAR=PATH" into BUF; the pipe directory with SELinux's container label where the host
+ * has one (host/selinux.h). Returns 0 or -1.
  */
 static int mps_dir_env(const struct agent *a, const char *var, const char *dir, char *buf,
 		       size_t size, struct err *e)
 {
 	_cleanup_close_ int fd = mig_mps_dir(a->root_fd, dir, e);
 	char path[PATH_MAX];
+	struct selinux se;
 
 	if (fd < 0 || fs_fd_path(fd, path, sizeof(path)) < 0)
 		return -1;
+	/* The pipe directory is mounted into containers: labelled as the install labels it. */
+	if (strcmp(dir, MIG_MPS_PIPE_DIR) == 0) {
+		selinux_probe(a->root_fd, &se);
+		if (selinux_label(&se) && selinux_label_one(fd, NULL, se.context, e) < 0)
+			return -1;
+	}
 	return str_fmt(buf, size, "%s=%s", var, path) < 0
 		       ? err_set(e, EXIT_UNEXPECTED, "%s: path too long", dir)
 		       : 0;

@@ -6,7 +6,8 @@
 # nvidia-cuda-mps-control makes its control socket there); GKE's plugin's own check (the
 # control program asked get_default_active_thread_percentage) then answers; doctor says
 # it serves; killed, it is started again; the pool no longer asking for MPS stops it; a
-# pipe directory planted as a link to /etc is refused, nothing made there.
+# pipe directory planted as a link to /etc is refused, nothing made there. On an SELinux
+# host the agent labels the pipe directory for containers (host/selinux.h).
 FAKE_KERNEL=1
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
 mkkernel "$T/root"
@@ -53,11 +54,18 @@ plugin_check && grep -qx "100.0" "$T/check.out" || fail "GKE's plugin's check: $
 expect_rc 0 doctor --repo "file://$T/repo" --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL" --driver-version "$V_OLD"
 grep -Eq "^\[ok  \] partitions +whole GPUs \(no partition size asked for\); MPS with 4 clients per GPU: the control daemon serves \(/tmp/nvidia-mps\)" "$T/out" ||
     fail "doctor: $(grep partitions "$T/out")"
-# Killed: started again after the backoff.
+# Killed: started again after the backoff. The host now runs SELinux (a fake selinuxfs):
+# the pipe directory, which containers mount, gets the container label at the restart.
+mkdir -p "$T/root/sys/fs/selinux"
+echo 1 >"$T/root/sys/fs/selinux/enforce"
+echo 1 >"$T/root/sys/fs/selinux/mls"
+: >"$T/root/sys/fs/selinux/context"
 pid=$(mps_pid)
 kill -KILL "$pid"
 rm -rf "$T/root/proc/$pid" "$T/root/tmp/nvidia-mps/control"
 wait_for "the restart" 6 at_least start 2
+[ "$(getfattr --only-values -n security.selinux "$T/root/tmp/nvidia-mps" 2>/dev/null | tr -d '\0')" = \
+    system_u:object_r:container_file_t:s0 ] || fail "the pipe directory is not labelled for containers"
 # The pool no longer asks for MPS: the daemon stops, and GKE's plugin's check fails.
 echo '{"GPUSharingConfig": {"GPUSharingStrategy": "time-sharing", "MaxSharedClientsPerGPU": 4}}' >"$T/root/etc/nvidia/gpu_config.json"
 agent_said() { grep -q -- "$1" "$T/agent.log"; }
