@@ -682,20 +682,20 @@ static void check_host_side(struct doctor *d, const struct nodestate *s)
 	    s->ready_present ? "present" : "absent");
 }
 
-/* The install dir's labels against the one containers need (host/selinux.h). */
+/* The install dir's labels against those containers and the kernel need (host/selinux.h). */
 static void check_labels(struct doctor *d, const struct config *c, int root_fd,
 			 const struct selinux *se)
 {
 	_cleanup_(publish_freep) struct installdir *dir = NULL;
 	struct selinux_mislabel m;
-	char fix[384];
+	char fix[384], want[300];
 	struct err e;
 	int r;
 
 	err_clear(&e);
 	if (publish_open(root_fd, c->install_dir, false, &dir, &e) != 0)
 		return; /* nothing installed: nothing to label */
-	r = publish_find_mislabelled(dir, se->context, &m);
+	r = publish_find_mislabelled(dir, se, &m);
 	if (r == -EOPNOTSUPP) {
 		add(d, V_WARN, "selinux labels",
 		    "put the install dir on a file system with extended attributes, or mount it with context=\"" SELINUX_CONTAINER_TYPE
@@ -707,16 +707,24 @@ static void check_labels(struct doctor *d, const struct config *c, int root_fd,
 		add(d, r < 0 ? V_WARN : V_OK, "selinux labels", "re-run install",
 		    r < 0 ? "the install dir's labels cannot be read: %s" : "%s",
 		    r < 0 ? strerror(-r)
-			  : "every entry of the install dir carries the container label");
+			  : "every entry of the install dir carries its label (containers', or the kernel modules')");
 		return;
 	}
-	snprintf(fix, sizeof(fix), "re-run install (it labels them), or: chcon -R -h %s %s",
-		 se->context, c->install_dir);
+	str_fmt_cut(want, sizeof(want), "%s%s%s", se->context,
+		    se->modules_context[0] ? "; drivers/ " : "", se->modules_context);
+	str_fmt_cut(fix, sizeof(fix), "re-run install (it labels them), or: chcon -R -h %s %s%s%s",
+		    se->context, c->install_dir, se->modules_context[0] ? " && chcon -R -h " : "",
+		    se->modules_context);
+	if (se->modules_context[0])
+		str_fmt_cut(fix + strlen(fix), sizeof(fix) - strlen(fix), " %s/.versions/*/drivers",
+			    c->install_dir);
 	add(d, se->mode == SELINUX_ENFORCING ? V_FAIL : V_WARN, "selinux labels", fix,
-	    "%zu of %zu entries of the install dir are not %s, containers %s read them: %s is %s",
-	    m.count, m.total, se->context,
-	    se->mode == SELINUX_ENFORCING ? "cannot" : "could not, once enforcing,", m.first,
-	    m.first_label[0] ? m.first_label : "unlabelled");
+	    "%zu of %zu entries of the install dir lack their label (%s): %s: %s is %s", m.count,
+	    m.total, want,
+	    se->mode == SELINUX_ENFORCING
+		    ? "containers, and the kernel for drivers/, are refused them"
+		    : "once enforcing, containers, and the kernel for drivers/, would be refused them",
+	    m.first, m.first_label[0] ? m.first_label : "unlabelled");
 }
 
 /* SELinux's mode, and whether what we publish carries the label containers need. */
@@ -736,8 +744,9 @@ static void check_selinux(struct doctor *d, const struct config *c, int root_fd,
 		    selinux_mode_name(se->mode));
 		return;
 	}
-	add(d, V_OK, "selinux", NULL, "%s; containers read what we publish as %s%s",
+	add(d, V_OK, "selinux", NULL, "%s; containers read what we publish as %s%s%s%s",
 	    selinux_mode_name(se->mode), se->context,
+	    se->modules_context[0] ? ", the kernel loads our modules as " : "", se->modules_context,
 	    se->checked ? "" : " (not confirmed by the policy: selinuxfs is read-only here)");
 	if (s->installed)
 		check_labels(d, c, root_fd, se);

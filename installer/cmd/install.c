@@ -173,13 +173,11 @@ void install_time_load(struct timing *t, const struct kernel *kn, uint64_t us, b
 int install_expose(struct run *run, const char *version, struct err *e)
 {
 	uint64_t t0 = now_ns();
-	const char *label;
 	int r;
 
 	memset(&run->xr, 0, sizeof(run->xr));
 	/* Every run: a label lost since (a restorecon, a copy) is put back before Ready. */
-	label = selinux_label(&run->p.host.selinux);
-	if (label && publish_label(run->dir, label, e) < 0)
+	if (publish_label(run->dir, &run->p.host.selinux, e) < 0)
 		return -1;
 	r = expose_run(&run->xo, run->root_fd, publish_fd(run->dir), &run->p.host, version, e);
 	/* Also when it stopped short of ready (no driver loaded, Fabric Manager to wait for). */

@@ -226,8 +226,7 @@ static int version_in_place(struct run *run, const struct staged *st, char *id, 
 			  &(struct publish_request){.staging = st->name,
 						    .staging_fd = st->fd,
 						    .manifest = &m,
-						    .selinux_context =
-							    selinux_label(&run->p.host.selinux)},
+						    .selinux = &run->p.host.selinux},
 			  id, size, e) < 0) {
 		publish_staging_abort(run->dir, st->name);
 		return -1;

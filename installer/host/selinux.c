@@ -90,9 +90,15 @@ void selinux_probe(int root_fd, struct selinux *ret)
 				sizeof(ret->context)))
 		return;
 	known = policy_knows(root_fd, ret->context);
-	if (known == 0)
+	if (known == 0) {
 		ret->context[0] = '\0';
+		return;
+	}
 	ret->checked = known == 1;
+	if (selinux_context_of(SELINUX_MODULES_TYPE, ret->mls, ret->modules_context,
+			       sizeof(ret->modules_context)) &&
+	    policy_knows(root_fd, ret->modules_context) == 0)
+		ret->modules_context[0] = '\0';
 }
 
 /* An O_PATH fd of DIRFD/NAME, not followed (NULL or "": DIRFD itself). */

@@ -31,6 +31,12 @@ enum selinux_mode {
 
 /* The type that containers may read and execute (container-selinux, refpolicy). */
 #define SELINUX_CONTAINER_TYPE "container_file_t"
+/*
+ * The type of kernel modules: the one the policy lets a module be loaded from
+ * (refpolicy's can_load_kernmodule: modules_object_t:system module_load), which NVIDIA's
+ * driver container gives its modules too (gpu-driver-container, rhel9/ocp_dtk_entrypoint).
+ */
+#define SELINUX_MODULES_TYPE "modules_object_t"
 #define SELINUX_CONTEXT_MAX 256
 
 struct selinux {
@@ -42,6 +48,11 @@ struct selinux {
 	 * containers do not run confined by it).
 	 */
 	char context[SELINUX_CONTEXT_MAX];
+	/*
+	 * The kernel modules' label (drivers/ of each version): modules_object_t at s0, or ""
+	 * where CONTEXT is, or the policy has no such type (drivers/ then gets CONTEXT).
+	 */
+	char modules_context[SELINUX_CONTEXT_MAX];
 	bool checked; /* the policy confirmed CONTEXT (selinuxfs's context file) */
 };
 

@@ -600,73 +600,139 @@ bool publish_has_version(struct installdir *d, const char *id)
 }
 
 /*
- * Labels DIRFD/NAME's tree with CONTEXT; a file system that keeps no labels is a warning
- * (containers then see the label its mount gives every file: its context= option).
+ * What a labelling pass does with one entry: DIRFD/NAME (NULL: DIRFD itself) gets CONTEXT,
+ * with all under it where TREE. Nonzero stops the pass.
  */
-static int label_or_warn(int dirfd, const char *name, const char *context, struct err *e)
-{
-	int changed = selinux_label_tree(dirfd, name, context, e);
+typedef int (*label_fn)(int dirfd, const char *name, const char *context, bool tree, void *ud);
 
-	if (changed >= 0 || err_errnum(e) != EOPNOTSUPP)
-		return changed < 0 ? -1 : 0;
+/*
+ * A version's tree (a staging tree, or .versions/ID): the container label, but for
+ * drivers/, which the kernel loads and no container reads: the modules' label.
+ */
+static int each_in_version(int parent, const char *name, const struct selinux *se, label_fn fn,
+			   void *ud)
+{
+	_cleanup_close_ int vfd = fs_dir_nofollow(parent, name ? name : ".");
+	_cleanup_closedir_ DIR *dir = NULL;
+	struct dirent *de;
+	int r = fn(parent, name, se->context, false, ud);
+
+	if (r || vfd < 0 || !(dir = fdopendir(vfd)))
+		return r;
+	vfd = -1; /* the DIR's now */
+	while (!r && (de = readdir(dir))) {
+		bool mod = strcmp(de->d_name, "drivers") == 0 && se->modules_context[0];
+
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			r = fn(dirfd(dir), de->d_name, mod ? se->modules_context : se->context,
+			       true, ud);
+	}
+	return r;
+}
+
+/* The install dir's entries, as publish_label labels them. */
+static int each_labelled(struct installdir *d, const struct selinux *se, label_fn fn, void *ud)
+{
+	_cleanup_closedir_ DIR *dir = NULL;
+	struct dirent *de;
+	struct err e;
+	int r = fn(d->fd, NULL, se->context, false, ud);
+
+	if (r || !(dir = fs_opendir_at(d->fd, ".", &e)))
+		return r;
+	while (!r && (de = readdir(dir))) {
+		const char *n = de->d_name;
+
+		if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0 || strcmp(n, TAKEN_OVER) == 0 ||
+		    is_leftover(n))
+			continue;
+		if (strcmp(n, VERSIONS) != 0) {
+			r = fn(d->fd, n, se->context, true, ud);
+			continue;
+		}
+		_cleanup_closedir_ DIR *vs = fs_opendir_at(d->fd, VERSIONS, &e);
+		struct dirent *v;
+
+		r = fn(d->fd, n, se->context, false, ud);
+		while (!r && vs && (v = readdir(vs)))
+			if (strcmp(v->d_name, ".") != 0 && strcmp(v->d_name, "..") != 0)
+				r = each_in_version(dirfd(vs), v->d_name, se, fn, ud);
+	}
+	return r;
+}
+
+struct relabel {
+	struct err *e;
+	bool unsupported; /* the file system keeps no labels: said once, the pass ended */
+};
+
+static int relabel_entry(int dirfd, const char *name, const char *context, bool tree, void *ud)
+{
+	struct relabel *l = ud;
+	int r = tree ? selinux_label_tree(dirfd, name, context, l->e)
+		     : selinux_label_one(dirfd, name, context, l->e);
+
+	if (r >= 0)
+		return 0;
+	if (err_errnum(l->e) != EOPNOTSUPP)
+		return -1;
 	log_kv(LOG_WARN, "publish",
 	       "the install dir's file system keeps no SELinux labels: containers see its mount's context",
 	       "label", context, LOG_END);
-	err_clear(e);
-	return 0;
+	err_clear(l->e);
+	l->unsupported = true;
+	return 1;
 }
 
-int publish_label(struct installdir *d, const char *context, struct err *e)
+int publish_label(struct installdir *d, const struct selinux *se, struct err *e)
 {
-	_cleanup_closedir_ DIR *dir = fs_opendir_at(d->fd, ".", e);
-	struct dirent *de;
+	struct relabel l = {.e = e};
 
-	if (!dir)
-		return err_wrap(e, "publish: label");
-	/* The dir itself only: its entries are judged one by one below. */
-	if (selinux_label_one(d->fd, NULL, context, e) < 0) {
-		if (err_errnum(e) != EOPNOTSUPP)
-			return err_wrap(e, "publish: label");
-		return label_or_warn(d->fd, NULL, context, e); /* says so, and fails no more */
-	}
-	while ((de = readdir(dir))) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
-		    strcmp(de->d_name, TAKEN_OVER) == 0 || is_leftover(de->d_name))
-			continue;
-		if (label_or_warn(d->fd, de->d_name, context, e) < 0)
-			return err_wrap(e, "publish: label");
-	}
-	return 0;
+	if (!selinux_label(se))
+		return 0;
+	return each_labelled(d, se, relabel_entry, &l) < 0 ? err_wrap(e, "publish: label") : 0;
 }
 
 /* A census of the install dir's entries, as publish_label walks them; at most this many. */
 #define LABEL_CENSUS_MAX 100000
 
-int publish_find_mislabelled(struct installdir *d, const char *context,
+struct census {
+	struct selinux_mislabel *m;
+	int error;
+};
+
+static int census_entry(int dirfd, const char *name, const char *context, bool tree, void *ud)
+{
+	struct census *c = ud;
+	struct selinux_mislabel one;
+	int r;
+
+	if (c->m->total >= LABEL_CENSUS_MAX)
+		return 1;
+	r = selinux_find_mislabelled(dirfd, name, context,
+				     tree ? LABEL_CENSUS_MAX - c->m->total : 1, &one);
+	if (r < 0) {
+		/* The dir's own label decides whether labels can be read at all. */
+		c->error = name ? 0 : r;
+		return name ? 0 : 1;
+	}
+	if (one.count && !c->m->count) {
+		snprintf(c->m->first, sizeof(c->m->first), "%s", one.first);
+		snprintf(c->m->first_label, sizeof(c->m->first_label), "%s", one.first_label);
+	}
+	c->m->count += one.count;
+	c->m->total += one.total;
+	return 0;
+}
+
+int publish_find_mislabelled(struct installdir *d, const struct selinux *se,
 			     struct selinux_mislabel *ret)
 {
-	_cleanup_closedir_ DIR *dir = NULL;
-	struct selinux_mislabel one;
-	struct dirent *de;
-	struct err e;
-	int r = selinux_find_mislabelled(d->fd, NULL, context, 1, ret);
+	struct census c = {.m = ret};
 
-	if (r < 0 || !(dir = fs_opendir_at(d->fd, ".", &e)))
-		return r < 0 ? r : -EIO;
-	while ((de = readdir(dir)) && ret->total < LABEL_CENSUS_MAX) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
-		    strcmp(de->d_name, TAKEN_OVER) == 0 || is_leftover(de->d_name) ||
-		    selinux_find_mislabelled(d->fd, de->d_name, context,
-					     LABEL_CENSUS_MAX - ret->total, &one) < 0)
-			continue;
-		if (one.count && !ret->count) {
-			snprintf(ret->first, sizeof(ret->first), "%s", one.first);
-			snprintf(ret->first_label, sizeof(ret->first_label), "%s", one.first_label);
-		}
-		ret->count += one.count;
-		ret->total += one.total;
-	}
-	return 0;
+	*ret = (struct selinux_mislabel){0};
+	(void)each_labelled(d, se, census_entry, &c);
+	return c.error;
 }
 
 int publish_stage(struct installdir *d, const struct publish_request *rq, char *ret_id, size_t size,
@@ -681,7 +747,9 @@ int publish_stage(struct installdir *d, const struct publish_request *rq, char *
 	if (staging_finish(rq->staging_fd, m, e) < 0)
 		return err_wrap(e, "publish: staging");
 	/* Labelled before it is published, so that no container meets it unlabelled. */
-	if (rq->selinux_context && label_or_warn(rq->staging_fd, NULL, rq->selinux_context, e) < 0)
+	if (rq->selinux && selinux_label(rq->selinux) &&
+	    each_in_version(rq->staging_fd, NULL, rq->selinux, relabel_entry,
+			    &(struct relabel){.e = e}) < 0)
 		return err_wrap(e, "publish: staging");
 	if (staging_install(d, rq->staging, ret_id, e) < 0)
 		return err_wrap(e, "publish");

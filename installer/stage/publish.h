@@ -123,7 +123,7 @@ struct publish_request {
 	const char *staging; /* the tree's name in the install dir */
 	int staging_fd;
 	const struct manifest *manifest;
-	const char *selinux_context; /* the tree's label (host/selinux.h); NULL: none */
+	const struct selinux *selinux; /* the tree's labels (host/selinux.h); NULL: none */
 };
 
 /*
@@ -138,21 +138,22 @@ _must_check_ int publish_stage(struct installdir *d, const struct publish_reques
 			       size_t size, struct err *e);
 
 /*
- * Labels what the install dir holds for containers with CONTEXT (host/selinux.h): the dir,
- * its links and versions, the helpers; not what an earlier install left that was not the
- * driver's (.taken-over/), nor a staging tree. Entries that carry it already are left as
- * they are. A file system that keeps no labels is a warning. Returns 0 or -1 (EXIT_USAGE
- * when the kernel refuses: the installer runs confined).
+ * Labels what the install dir holds with SE's labels (host/selinux.h): the dir, its links,
+ * the helpers and every version with the container label, each version's drivers/ with
+ * the kernel modules' (where the policy has it); not what an earlier install left that
+ * was not the driver's (.taken-over/), nor a staging tree. Entries that carry their label
+ * already are left as they are; none is set where SE has no container label. A file
+ * system that keeps no labels is a warning. Returns 0 or -1 (EXIT_USAGE when the kernel
+ * refuses: the installer runs confined).
  */
-_must_check_ int publish_label(struct installdir *d, const char *context, struct err *e);
+_must_check_ int publish_label(struct installdir *d, const struct selinux *se, struct err *e);
 
 /*
- * Counts what publish_label would change: the entries, under the ones it labels, whose
- * type or level is not CONTEXT's (host/selinux.h), the first named in RET. Returns 0, or
- * -errno when the install dir's own label cannot be read (EOPNOTSUPP: its file system
- * keeps none).
+ * Counts what publish_label would change: the entries it labels whose type or level is not
+ * the one it gives them, the first named in RET. Returns 0, or -errno when the install
+ * dir's own label cannot be read (EOPNOTSUPP: its file system keeps none).
  */
-int publish_find_mislabelled(struct installdir *d, const char *context,
+int publish_find_mislabelled(struct installdir *d, const struct selinux *se,
 			     struct selinux_mislabel *ret);
 
 /*

@@ -16,24 +16,28 @@ new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"
 R="file://$T/repo"
 D=$(idir)
 CTX=system_u:object_r:container_file_t:s0
+MCTX=system_u:object_r:modules_object_t:s0
 doc() { expect_rc "$1" doctor --repo "$R" --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL"; }
 line() { grep -E "^\[$1 *\] $2" "$T/out" || fail "no [$1] '$2' line: $(cat "$T/out")"; }
-# The entries of the install dir whose security.selinux is not $1 (none: "-"), one per line.
+# The entries of the install dir whose security.selinux is not $1 (none: "-"), or $2 for a
+# version's drivers/ and what it holds (default: $1), one per line.
 mislabelled() {
-    python3 - "$D" "$1" <<'EOF'
-import os, sys
-top, want = sys.argv[1], sys.argv[2]
+    python3 - "$D" "$1" "${2:-$1}" <<'EOF'
+import os, re, sys
+top, ctr, mod = sys.argv[1], sys.argv[2], sys.argv[3]
 def label(p):
     try:
         return os.getxattr(p, "security.selinux", follow_symlinks=False).rstrip(b"\0").decode()
     except OSError:
         return "-"
-out = [] if label(top) == want else [top]
+out = [] if label(top) == ctr else [top]
 for dp, dns, fns in os.walk(top):
     for n in dns + fns:
         p = os.path.join(dp, n)
+        rel = os.path.relpath(p, top)
+        want = mod if re.match(r"\.versions/[^/]+/drivers(/|$)", rel) else ctr
         if label(p) != want:
-            out.append("%s (%s)" % (os.path.relpath(p, top), label(p)))
+            out.append("%s (%s, not %s)" % (rel, label(p), want))
 print("\n".join(out))
 EOF
 }
@@ -54,14 +58,15 @@ expect_rc 0 install --repo "$R" $(kernel_args)
 grep -q '"SELinux: what containers read is published with the container label".*"mode":"enforcing".*"label":"system_u:object_r:container_file_t:s0"' "$T/err" ||
     grep -q "SELinux: what containers read is published with the container label.*mode=enforcing.*label=$CTX" "$T/err" ||
     fail "no SELinux line in the log: $(grep -i selinux "$T/err")"
-left=$(mislabelled "$CTX")
+left=$(mislabelled "$CTX" "$MCTX")
 [ -z "$left" ] || fail "not labelled $CTX: $left"
 [ -x "$D/.helpers/nvidia-cdi-hook" ] || [ -n "$(ls "$D/.helpers")" ] || fail "no helpers to check"
-# The selinuxfs context file was asked (the kernel answers EINVAL for an unknown type).
-[ "$(tr -d '\0' <"$T/root/sys/fs/selinux/context")" = "$CTX" ] || fail "the policy was not asked: $(cat -v "$T/root/sys/fs/selinux/context")"
+# The selinuxfs context file was asked (the kernel answers EINVAL for an unknown type),
+# the modules' context last.
+[ "$(tr -d '\0' <"$T/root/sys/fs/selinux/context")" = "$MCTX" ] || fail "the policy was not asked: $(cat -v "$T/root/sys/fs/selinux/context")"
 doc 0
 line ok "selinux +enforcing; containers read what we publish as $CTX"
-line ok "selinux labels +every entry of the install dir carries the container label"
+line ok "selinux labels +every entry of the install dir carries its label"
 
 # Relabelled behind our back (restorecon with the host's file contexts, a copy): doctor
 # names it and fails while enforcing, the fix a re-run or chcon; permissive only warns.
@@ -69,16 +74,16 @@ lib=$(cd "$D/lib64" && ls libcuda.so.* | head -1)
 setfattr -h -n security.selinux -v "system_u:object_r:user_home_t:s0" "$D/.current/lib64/$lib"
 setfattr -h -n security.selinux -v "system_u:object_r:container_file_t:s0:c1,c2" "$D/bin"
 doc 9
-line fail "selinux labels +2 of [0-9]+ entries of the install dir are not $CTX, containers cannot read them: .*(lib64/$lib is system_u:object_r:user_home_t:s0|bin is system_u:object_r:container_file_t:s0:c1,c2)"
-grep -q "fix: re-run install (it labels them), or: chcon -R -h $CTX /home/kubernetes/bin/nvidia" "$T/out" ||
+line fail "selinux labels +2 of [0-9]+ entries of the install dir lack their label \($CTX; drivers/ $MCTX\): containers, and the kernel for drivers/, are refused them: .*(lib64/$lib is system_u:object_r:user_home_t:s0|bin is system_u:object_r:container_file_t:s0:c1,c2)"
+grep -q "fix: re-run install (it labels them), or: chcon -R -h $CTX /home/kubernetes/bin/nvidia && chcon -R -h $MCTX /home/kubernetes/bin/nvidia/.versions/\*/drivers" "$T/out" ||
     fail "no fix for the labels: $(cat "$T/out")"
 echo 0 >"$T/root/sys/fs/selinux/enforce"
 doc 0
 line ok "selinux +permissive"
-line warn "selinux labels +2 of [0-9]+ entries .* containers could not, once enforcing, read them"
+line warn "selinux labels +2 of [0-9]+ entries .*: once enforcing, containers, and the kernel for drivers/, would be refused them"
 echo 1 >"$T/root/sys/fs/selinux/enforce"
 expect_rc 0 install --repo "$R" $(kernel_args)
-left=$(mislabelled "$CTX")
+left=$(mislabelled "$CTX" "$MCTX")
 [ -z "$left" ] || fail "a re-run left these unlabelled: $left"
 doc 0
 line ok "selinux labels"
@@ -89,15 +94,15 @@ export NVIDIA_DRIVER_REPO=$R NVIDIA_DRIVER_REPO_KEY=$FIX/keys/pub.pem
 leave_pending "$V_NEW"
 staged=$(cd "$D/.versions" && ls -d "$V_NEW"-*)
 [ "$(readlink "$D/.current")" != ".versions/$staged" ] || fail "the pending version is current"
-left=$(mislabelled "$CTX")
+left=$(mislabelled "$CTX" "$MCTX")
 [ -z "$left" ] || fail "the staged version is not labelled: $left"
 expect_rc 0 install --repo "$R" $(kernel_args) --driver-version "$V_NEW"
 [ "$(installed_version)" = "$V_NEW" ] || fail "not upgraded: $(installed_version)"
-left=$(mislabelled "$CTX")
+left=$(mislabelled "$CTX" "$MCTX")
 [ -z "$left" ] || fail "the upgrade left these unlabelled: $left"
 
 # A policy without levels (no MCS): the context has none.
 echo 0 >"$T/root/sys/fs/selinux/mls"
 expect_rc 0 install --repo "$R" $(kernel_args) --driver-version "$V_NEW"
-left=$(mislabelled system_u:object_r:container_file_t)
+left=$(mislabelled system_u:object_r:container_file_t system_u:object_r:modules_object_t)
 [ -z "$left" ] || fail "not relabelled without a level: $left"

@@ -20,6 +20,7 @@
 #include "scratch.h"
 
 #define CTX "system_u:object_r:container_file_t:s0"
+#define MCTX "system_u:object_r:modules_object_t:s0"
 
 /* Sets F's REL's label (not followed) to CONTEXT, its NUL included, as libselinux does. */
 static int set_label(const struct scratch_fixture *f, const char *rel, const char *context)
@@ -87,13 +88,14 @@ static void test_probe(void **state)
 	assert_true(s.mls);
 	assert_true(s.checked);
 	assert_string_equal(selinux_label(&s), CTX);
-	/* What the kernel is asked: the context, with its NUL, as libselinux writes it. */
+	assert_string_equal(s.modules_context, MCTX);
+	/* What the kernel is asked, last the modules' context: with its NUL, as libselinux writes it. */
 	fd = openat(f->fd, "sys/fs/selinux/context", O_RDONLY);
 	assert_true(fd >= 0);
 	n = read(fd, buf, sizeof(buf));
 	close(fd);
-	assert_int_equal(n, sizeof(CTX));
-	assert_memory_equal(buf, CTX, sizeof(CTX));
+	assert_true(n >= (ssize_t)sizeof(MCTX));
+	assert_memory_equal(buf, MCTX, sizeof(MCTX));
 	/* Permissive, without levels; a context file that cannot be written cannot say. */
 	assert_int_equal(scratch_write(f->fd, "sys/fs/selinux/enforce", "0\n"), 0);
 	assert_int_equal(scratch_write(f->fd, "sys/fs/selinux/mls", "0\n"), 0);
@@ -152,7 +154,11 @@ static void test_label_tree(void **state)
 	assert_string_equal(label(f, "host/etc/shadow"), "-");
 }
 
-/* A staged version carries the label when it lands in .versions/, before any switch. */
+/*
+ * A staged version carries its labels when it lands in .versions/, before any switch: the
+ * container label, and the modules' on drivers/ (the package's kernel/); then the install
+ * dir's own entries, and the census doctor reads.
+ */
 static void test_staged_labelled(void **state)
 {
 	struct scratch_fixture *f = *state;
@@ -166,6 +172,7 @@ static void test_staged_labelled(void **state)
 			     .installed_at = (char *)"2026-12-03T00:00:00Z",
 			     .os_id = (char *)"rhel",
 			     .arch = (char *)"x86_64"};
+	struct selinux se = {.mode = SELINUX_ENFORCING, .context = CTX, .modules_context = MCTX};
 	char staging[NAME_MAX + 1], id[NAME_MAX + 1], rel[NAME_MAX + 64];
 	struct selinux_mislabel census;
 	struct stat st;
@@ -179,26 +186,51 @@ static void test_staged_labelled(void **state)
 	assert_true(sfd >= 0);
 	snprintf(rel, sizeof(rel), "idir/%s/lib64/libcuda.so.535.261.03", staging);
 	assert_int_equal(scratch_write(f->fd, rel, "elf"), 0);
+	snprintf(rel, sizeof(rel), "idir/%s/kernel/nvidia.ko", staging);
+	assert_int_equal(scratch_write(f->fd, rel, "elf"), 0);
 	assert_int_equal(publish_stage(d,
 				       &(struct publish_request){.staging = staging,
 								 .staging_fd = sfd,
 								 .manifest = &m,
-								 .selinux_context = CTX},
+								 .selinux = &se},
 				       id, sizeof(id), &e),
 			 0);
 	close(sfd);
 	assert_int_equal(fstatat(f->fd, "idir/.current", &st, AT_SYMLINK_NOFOLLOW), -1);
-	snprintf(rel, sizeof(rel), "idir/.versions/%s", id);
-	assert_int_equal(selinux_find_mislabelled(f->fd, rel, CTX, 1000, &census), 0);
-	assert_true(census.total >= 4); /* the version, lib64/, the library, the manifest */
-	assert_int_equal(census.count, 0);
 	snprintf(rel, sizeof(rel), "idir/.versions/%s/lib64/libcuda.so.535.261.03", id);
 	assert_string_equal(label(f, rel), CTX);
+	snprintf(rel, sizeof(rel), "idir/.versions/%s/drivers", id);
+	assert_string_equal(label(f, rel), MCTX);
+	snprintf(rel, sizeof(rel), "idir/.versions/%s/drivers/nvidia.ko", id);
+	assert_string_equal(label(f, rel), MCTX);
+	snprintf(rel, sizeof(rel), "idir/.versions/%s/lib64", id);
+	assert_int_equal(selinux_find_mislabelled(f->fd, rel, CTX, 1000, &census), 0);
+	assert_int_equal(census.count, 0);
 	/* The install dir's own entries are publish_label's, at the switch's run. */
 	assert_string_equal(label(f, "idir"), "-");
-	assert_int_equal(publish_label(d, CTX, &e), 0);
+	assert_int_equal(publish_find_mislabelled(d, &se, &census), 0);
+	assert_int_equal(census.count, 2); /* idir, .versions */
+	assert_int_equal(publish_label(d, &se, &e), 0);
 	assert_string_equal(label(f, "idir"), CTX);
 	assert_string_equal(label(f, "idir/.versions"), CTX);
+	assert_int_equal(publish_find_mislabelled(d, &se, &census), 0);
+	assert_int_equal(census.count, 0);
+	assert_true(
+		census.total >=
+		8); /* idir, .versions, the version, drivers/ and its module, lib64/ and its library, the manifest */
+	/* The modules relabelled as container files: counted, and put back. */
+	snprintf(rel, sizeof(rel), "idir/.versions/%s/drivers/nvidia.ko", id);
+	assert_int_equal(set_label(f, rel, CTX), 0);
+	assert_int_equal(publish_find_mislabelled(d, &se, &census), 0);
+	assert_int_equal(census.count, 1);
+	assert_non_null(strstr(census.first, "drivers/nvidia.ko"));
+	assert_int_equal(publish_label(d, &se, &e), 0);
+	assert_string_equal(label(f, rel), MCTX);
+	/* Without a container label, nothing is labelled. */
+	se.context[0] = '\0';
+	assert_int_equal(set_label(f, rel, CTX), 0);
+	assert_int_equal(publish_label(d, &se, &e), 0);
+	assert_string_equal(label(f, rel), CTX);
 }
 
 int main(void)

@@ -747,11 +747,19 @@ rhel() {
 # (the launcher, then NVIDIA's program, which dlopens libnvidia-ml.so.1 from lib64/).
 SE=/usr/lib/ndi-selinux
 SE_FILE=system_u:object_r:container_file_t:s0
+SE_MOD=system_u:object_r:modules_object_t:s0
 SE_PROC=system_u:system_r:container_t:s0:c1,c2
 D=/home/kubernetes/bin/nvidia
-# The entries of the install dir whose label is not $1: "LABEL PATH" lines.
-se_wrong() { find $D/ -exec $SE/stat -c '%C %n' {} + | grep -v "^$1 "; }
-se_labelled() { ! se_wrong "$1" | sed 's/^/VMTEST | /' | grep -q .; }
+# The entries of the install dir whose label is not $1 (a version's drivers/ and what it
+# holds: not $2, by default $1): "LABEL PATH" lines.
+se_wrong() {
+    find $D/ -exec $SE/stat -c '%C %n' {} + |
+        awk -v c="$1" -v m="${2:-$1}" -v d="$D/.versions/" '{ want = c; p = $2
+            if (index(p, d) == 1) { r = substr(p, length(d) + 1); sub(/^[^\/]*\//, "", r)
+                if (r ~ /^drivers(\/|$)/) want = m }
+            if ($1 != want) print }'
+}
+se_labelled() { ! se_wrong "$@" | sed 's/^/VMTEST | /' | grep -q .; }
 se_ctr_make() {
     mkdir -p /ctr/bin /ctr/lib64 /ctr/lib/x86_64-linux-gnu /ctr/proc /ctr/tmp /ctr/dev \
         /ctr/usr/local/nvidia/lib64 /ctr/usr/local/nvidia/bin
@@ -806,7 +814,11 @@ selinux() {
     run install $ARGS
     check se-install rc_is 0
     check se-said err_has "SELinux: what containers read is published with the container label (mode=permissive label=$SE_FILE)"
-    check se-labels se_labelled $SE_FILE
+    check se-labels se_labelled $SE_FILE $SE_MOD
+    # The kernel loaded the modules from files of the type it may load them from: no
+    # module_load denial (kernel_t is permissive: one would be logged) names the install dir.
+    check se-modules-loadable sh -c "! dmesg | grep 'module_load' | grep -q '$D/'"
+    dmesg | grep 'module_load' | sed 's/^/VMTEST | /'
     check se-hook-label [ "$($SE/stat -c %C $D/.helpers/nvidia-cdi-hook)" = $SE_FILE ]
     check se-spec-binds grep -q "\"hostPath\": \"$D/lib64\"" /var/run/cdi/nvidia-driver-installer.json
     se_ctr_make
@@ -817,7 +829,7 @@ selinux() {
     se_doctor
     check se-doctor-healthy [ "$(cat /tmp/doctor.rc)" = 0 ]
     check se-doctor-mode doctor_has "^\[ok *\] selinux +enforcing; containers read what we publish as $SE_FILE"
-    check se-doctor-labels doctor_has "^\[ok *\] selinux labels +every entry of the install dir carries the container label"
+    check se-doctor-labels doctor_has "^\[ok *\] selinux labels +every entry of the install dir carries its label"
     # The label a file of the install dir's tmpfs has without us, on the libraries only:
     # the program runs, the loader cannot read libnvidia-ml.so.1 (NVIDIA's exit 12), and
     # the kernel says why; on everything: the exec itself is refused.
@@ -831,11 +843,11 @@ selinux() {
     check se-ctr-refused se_smi_exit 126
     se_doctor
     check se-doctor-fails [ "$(cat /tmp/doctor.rc)" = 9 ]
-    check se-doctor-names doctor_has "^\[fail\] selinux labels +[0-9]+ of [0-9]+ entries of the install dir are not $SE_FILE, containers cannot read them"
+    check se-doctor-names doctor_has "^\[fail\] selinux labels +[0-9]+ of [0-9]+ entries of the install dir lack their label \($SE_FILE; drivers/ $SE_MOD\): containers, and the kernel for drivers/, are refused them"
     check se-doctor-fix doctor_has "chcon -R -h $SE_FILE $D"
     run install $ARGS
     check se-relabel rc_is 0
-    check se-relabelled se_labelled $SE_FILE
+    check se-relabelled se_labelled $SE_FILE $SE_MOD
     check se-ctr-again se_smi
     # Debian's stock policy, which has no container module: nothing to label, and said so.
     echo 0 >/sys/fs/selinux/enforce
