@@ -112,7 +112,7 @@ in_ns "run --device k8s.device-plugin.nvidia.com/gpu=0 $PROBE_IMAGE true" &&
 agent() {
     env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" \
         ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
-        "$BIN" --root "$T/root" agent --listen 127.0.0.1:0 --interval 1 --kernel-release "$KERNEL" 2>"$1" &
+        "$BIN" --root "$T/root" -v agent --listen 127.0.0.1:0 --interval 1 --kernel-release "$KERNEL" 2>"$1" &
     apid=$!
 }
 agent "$T/agent1.log"
@@ -132,7 +132,9 @@ trap 'python3 "$SRC/tests/tools/nvcdi-shape.py" --fs "$T/root" --driver-root "$i
 echo ready >"$T/plugin.ready"
 while :; do sleep 0.2; done
 EOF
-(exec -a sh "$T/nvidia-device-plugin" "$T/plugin.sh") &
+# SIGHUP at its default first: a shell cannot trap a signal ignored when it started, and
+# a run under nohup (or a CI runner that ignores SIGHUP) passes that on to every child.
+env --default-signal=HUP bash -c 'exec -a sh "$0" "$1"' "$T/nvidia-device-plugin" "$T/plugin.sh" &
 ppid=$!
 # Its trap set before the agent can signal it (a SIGHUP before that would end it, and the
 # agent asks a producer at most once a minute): seen under a loaded make check.
@@ -144,7 +146,12 @@ rewritten() { [ -s "$T/plugin.log" ]; }
 rewritten_or_say() {
     rewritten && return 0
     [ "$(date +%s%N)" -lt "$hup_deadline" ] && return 1
-    fail "no SIGHUP reached the plugin stand-in (pid $ppid, $(cat "/proc/$ppid/status" 2>/dev/null | grep -E '^(State|SigCgt)' | tr '\n' ' ')); the agent said: $(grep -v ' DEBUG ' "$T/agent2.log" | tail -6)"
+    local holders="" f
+    for f in /proc/[0-9]*/fd/*; do
+        [ "$(readlink "$f" 2>/dev/null)" = "$T/root/run/nvidia-driver-installer.lock" ] &&
+            holders="$holders ${f#/proc/} ($(tr '\0' ' ' <"${f%/fd/*}/cmdline" | cut -c1-80))"
+    done
+    fail "no SIGHUP reached the plugin stand-in (pid $ppid, $(cat "/proc/$ppid/status" 2>/dev/null | grep -E '^(State|SigCgt|SigIgn)' | tr '\n' ' '), exe $(readlink "/proc/$ppid/exe")); the lock's holders:${holders:- none}; the agent said: $(tail -8 "$T/agent2.log")"
 }
 hup_deadline=$(($(date +%s%N) + 20000000000))
 wait_for "the plugin's SIGHUP" 25 rewritten_or_say
