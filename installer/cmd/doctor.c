@@ -710,14 +710,19 @@ static void check_labels(struct doctor *d, const struct config *c, int root_fd,
 			  : "every entry of the install dir carries its label (containers', or the kernel modules')");
 		return;
 	}
-	str_fmt_cut(want, sizeof(want), "%s%s%s", se->context,
-		    se->modules_context[0] ? "; drivers/ " : "", se->modules_context);
-	str_fmt_cut(fix, sizeof(fix), "re-run install (it labels them), or: chcon -R -h %s %s%s%s",
-		    se->context, c->install_dir, se->modules_context[0] ? " && chcon -R -h " : "",
-		    se->modules_context);
-	if (se->modules_context[0])
-		str_fmt_cut(fix + strlen(fix), sizeof(fix) - strlen(fix), " %s/.versions/*/drivers",
+	if (se->modules_context[0]) {
+		str_fmt_cut(want, sizeof(want), "%s; drivers/ %s", se->context,
+			    se->modules_context);
+		str_fmt_cut(
+			fix, sizeof(fix),
+			"re-run install (it labels them), or: chcon -R -h %s %s && chcon -R -h %s %s/.versions/*/drivers",
+			se->context, c->install_dir, se->modules_context, c->install_dir);
+	} else {
+		str_fmt_cut(want, sizeof(want), "%s", se->context);
+		str_fmt_cut(fix, sizeof(fix),
+			    "re-run install (it labels them), or: chcon -R -h %s %s", se->context,
 			    c->install_dir);
+	}
 	add(d, se->mode == SELINUX_ENFORCING ? V_FAIL : V_WARN, "selinux labels", fix,
 	    "%zu of %zu entries of the install dir lack their label (%s): %s: %s is %s", m.count,
 	    m.total, want,

@@ -125,14 +125,6 @@ static int label_of_fd(int fd, char *buf, size_t size)
 	return 0;
 }
 
-int selinux_label_of(int dirfd, const char *name, char *buf, size_t size)
-{
-	_cleanup_close_ int fd = open_entry(dirfd, name);
-
-	buf[0] = '\0';
-	return fd < 0 ? -errno : label_of_fd(fd, buf, size);
-}
-
 /* Whether A and B name the same type and level: the user and role do not decide access. */
 static bool same_label(const char *a, const char *b)
 {
@@ -212,7 +204,7 @@ static int relabel_one(int fd, const char *path, void *ud)
 
 static int relabel_report(const struct relabel *w, const char *context, struct err *e);
 
-int selinux_label_tree(int dirfd, const char *name, const char *context, struct err *e)
+int selinux_label_at(int dirfd, const char *name, const char *context, bool tree, struct err *e)
 {
 	_cleanup_close_ int fd = open_entry(dirfd, name);
 	const char *shown = name && *name ? name : ".";
@@ -220,19 +212,7 @@ int selinux_label_tree(int dirfd, const char *name, const char *context, struct 
 
 	if (fd < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "open '%s' to label it", shown);
-	(void)walk(fd, shown, 0, relabel_one, &w);
-	return relabel_report(&w, context, e);
-}
-
-int selinux_label_one(int dirfd, const char *name, const char *context, struct err *e)
-{
-	_cleanup_close_ int fd = open_entry(dirfd, name);
-	const char *shown = name && *name ? name : ".";
-	struct relabel w = {.context = context};
-
-	if (fd < 0)
-		return err_errno(e, EXIT_UNEXPECTED, errno, "open '%s' to label it", shown);
-	(void)relabel_one(fd, shown, &w);
+	(void)(tree ? walk(fd, shown, 0, relabel_one, &w) : relabel_one(fd, shown, &w));
 	return relabel_report(&w, context, e);
 }
 

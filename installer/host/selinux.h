@@ -80,20 +80,15 @@ int selinux_parse_flag(const char *buf, size_t len);
 char *selinux_context_of(const char *type, bool mls, char *buf, size_t size);
 
 /*
- * Labels DIRFD's NAME (NULL or "": DIRFD itself) and, for a directory, everything under it
- * with CONTEXT, where it carries another, never following a link (a link is labelled
- * itself). Returns the number of entries changed, or -1 with e set: EXIT_USAGE when the
- * kernel refused (the installer runs confined), EXIT_UNEXPECTED else. A file system
- * without labels (EOPNOTSUPP) is -1 with e's errno EOPNOTSUPP, for the caller to judge.
+ * Labels DIRFD's NAME (NULL or "": DIRFD itself) and, where TREE and it is a directory,
+ * everything under it with CONTEXT, where it carries another, never following a link (a
+ * link is labelled itself). Returns the number of entries changed, or -1 with e set:
+ * EXIT_USAGE when the kernel refused (the installer runs confined), EXIT_UNEXPECTED else. A
+ * file system without labels (EOPNOTSUPP) is -1 with e's errno EOPNOTSUPP, for the caller
+ * to judge.
  */
-_must_check_ int selinux_label_tree(int dirfd, const char *name, const char *context,
-				    struct err *e);
-
-/* Labels DIRFD/NAME itself (NULL: DIRFD), as selinux_label_tree does each entry. */
-_must_check_ int selinux_label_one(int dirfd, const char *name, const char *context, struct err *e);
-
-/* The label of DIRFD/NAME (not followed; NULL: DIRFD) into BUF. 0, or -errno (-ENODATA). */
-int selinux_label_of(int dirfd, const char *name, char *buf, size_t size);
+_must_check_ int selinux_label_at(int dirfd, const char *name, const char *context, bool tree,
+				  struct err *e);
 
 /* What selinux_find_mislabelled found: how many, and the first, by path under DIRFD. */
 struct selinux_mislabel {

@@ -661,36 +661,30 @@ static int each_labelled(struct installdir *d, const struct selinux *se, label_f
 	return r;
 }
 
-struct relabel {
-	struct err *e;
-	bool unsupported; /* the file system keeps no labels: said once, the pass ended */
-};
-
+/*
+ * A labelling pass's step (UD: its struct err). A file system that keeps no labels is
+ * said once, and ends the pass without an error.
+ */
 static int relabel_entry(int dirfd, const char *name, const char *context, bool tree, void *ud)
 {
-	struct relabel *l = ud;
-	int r = tree ? selinux_label_tree(dirfd, name, context, l->e)
-		     : selinux_label_one(dirfd, name, context, l->e);
+	struct err *e = ud;
 
-	if (r >= 0)
+	if (selinux_label_at(dirfd, name, context, tree, e) >= 0)
 		return 0;
-	if (err_errnum(l->e) != EOPNOTSUPP)
+	if (err_errnum(e) != EOPNOTSUPP)
 		return -1;
 	log_kv(LOG_WARN, "publish",
 	       "the install dir's file system keeps no SELinux labels: containers see its mount's context",
 	       "label", context, LOG_END);
-	err_clear(l->e);
-	l->unsupported = true;
+	err_clear(e);
 	return 1;
 }
 
 int publish_label(struct installdir *d, const struct selinux *se, struct err *e)
 {
-	struct relabel l = {.e = e};
-
 	if (!selinux_label(se))
 		return 0;
-	return each_labelled(d, se, relabel_entry, &l) < 0 ? err_wrap(e, "publish: label") : 0;
+	return each_labelled(d, se, relabel_entry, e) < 0 ? err_wrap(e, "publish: label") : 0;
 }
 
 /* A census of the install dir's entries, as publish_label walks them; at most this many. */
@@ -748,8 +742,7 @@ int publish_stage(struct installdir *d, const struct publish_request *rq, char *
 		return err_wrap(e, "publish: staging");
 	/* Labelled before it is published, so that no container meets it unlabelled. */
 	if (rq->selinux && selinux_label(rq->selinux) &&
-	    each_in_version(rq->staging_fd, NULL, rq->selinux, relabel_entry,
-			    &(struct relabel){.e = e}) < 0)
+	    each_in_version(rq->staging_fd, NULL, rq->selinux, relabel_entry, e) < 0)
 		return err_wrap(e, "publish: staging");
 	if (staging_install(d, rq->staging, ret_id, e) < 0)
 		return err_wrap(e, "publish");

@@ -126,17 +126,17 @@ static void test_label_tree(void **state)
 				   "tree/bin/escape"),
 			 0);
 	assert_int_equal(symlinkat("../host", f->fd, "tree/up"), 0);
-	assert_int_equal(selinux_label_tree(f->fd, "tree", CTX, &e), 6);
+	assert_int_equal(selinux_label_at(f->fd, "tree", CTX, true, &e), 6);
 	assert_string_equal(label(f, "tree"), CTX);
 	assert_string_equal(label(f, "tree/lib64/libcuda.so.1"), CTX);
 	assert_string_equal(label(f, "tree/bin/escape"), CTX);
 	assert_string_equal(label(f, "tree/up"), CTX);
 	assert_string_equal(label(f, "host/etc/shadow"), "-");
 	assert_string_equal(label(f, "host"), "-");
-	assert_int_equal(selinux_label_tree(f->fd, "tree", CTX, &e), 0);
+	assert_int_equal(selinux_label_at(f->fd, "tree", CTX, true, &e), 0);
 	/* The user and role do not decide access: a chcon -t label is left as it is. */
 	assert_int_equal(set_label(f, "tree/bin", "unconfined_u:object_r:container_file_t:s0"), 0);
-	assert_int_equal(selinux_label_tree(f->fd, "tree", CTX, &e), 0);
+	assert_int_equal(selinux_label_at(f->fd, "tree", CTX, true, &e), 0);
 	/* Another level (one container's categories, :Z) or type is counted and put back. */
 	assert_int_equal(set_label(f, "tree/lib64", "system_u:object_r:container_file_t:s0:c1,c2"),
 			 0);
@@ -147,8 +147,8 @@ static void test_label_tree(void **state)
 	assert_non_null(strstr(m.first, "tree/"));
 	assert_int_equal(selinux_find_mislabelled(f->fd, "tree", CTX, 3, &m), 0);
 	assert_int_equal(m.total, 3);
-	assert_int_equal(selinux_label_one(f->fd, "tree/up", CTX, &e), 1);
-	assert_int_equal(selinux_label_tree(f->fd, "tree", CTX, &e), 1);
+	assert_int_equal(selinux_label_at(f->fd, "tree/up", CTX, false, &e), 1);
+	assert_int_equal(selinux_label_at(f->fd, "tree", CTX, true, &e), 1);
 	assert_int_equal(selinux_find_mislabelled(f->fd, "tree", CTX, 100, &m), 0);
 	assert_int_equal(m.count, 0);
 	assert_string_equal(label(f, "host/etc/shadow"), "-");
