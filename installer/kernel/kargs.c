@@ -280,6 +280,27 @@ int kargs_merge(char *const *defaults, size_t n_defaults, char *const *requested
 	return 0;
 }
 
+int kargs_for_modules(char *const *defaults, size_t n_defaults, char *const *modules,
+		      size_t n_modules, struct strv *ret, struct strv *ret_ignored)
+{
+	for (size_t i = 0; i < n_defaults; i++) {
+		char dn[192], mn[KMODS_NAME_MAX];
+		bool loaded = false;
+
+		/* "MODULE.KEY", the module as the kernel spells it: cut at the dot. */
+		param_name(defaults[i], dn);
+		*strchrnul(dn, '.') = '\0';
+		for (size_t j = 0; j < n_modules && !loaded; j++) {
+			snprintf(mn, sizeof(mn), "%s", modules[j]);
+			kmods_normalise_name(mn);
+			loaded = strcmp(dn, mn) == 0;
+		}
+		if (strv_push(loaded ? ret : ret_ignored, defaults[i]) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* One "options MODULE KEY=VALUE..." line (LINE, number NO) pushed to RET. */
 static int package_line(char *line, unsigned no, struct strv *ret, struct err *e)
 {

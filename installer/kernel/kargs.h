@@ -78,6 +78,16 @@ bool kargs_diff(char *const *recorded, size_t n_recorded, char *const *requested
 _must_check_ int kargs_package_defaults(int drivers_fd, struct strv *ret, struct err *e);
 
 /*
+ * The package's DEFAULTS split by the modules a load gives (MODULES, either spelling):
+ * those for one of MODULES pushed to RET, the others to RET_IGNORED. A package's
+ * default for a module the request leaves out (--modules, a documented subset) is no
+ * reason to refuse the load; what --module-arg gives for one stays an error
+ * (kmods_set_build). Returns 0 or -ENOMEM.
+ */
+_must_check_ int kargs_for_modules(char *const *defaults, size_t n_defaults, char *const *modules,
+				   size_t n_modules, struct strv *ret, struct strv *ret_ignored);
+
+/*
  * The set a load gives: DEFAULTS (the package's) less each MODULE.KEY that REQUESTED
  * (--module-arg) gives too, then REQUESTED, pushed to RET; *N_OVERRIDDEN counts the
  * defaults REQUESTED replaced. Module names compare in either spelling. Returns 0 or

@@ -42,6 +42,7 @@ struct kernel {
 	struct strv args;
 	bool has_args;
 	size_t n_defaults, n_overridden;
+	struct strv ignored; /* the package's defaults for modules the set leaves out */
 };
 
 /* The parameters a load of KN gives, MODULE.KEY=VALUE. */
@@ -53,13 +54,17 @@ static char *const *load_args(const struct kernel *kn, size_t *n)
 
 int kernel_use_package_args(struct kernel *kn, int drivers_fd, struct err *e)
 {
-	_cleanup_(strv_clear) struct strv defaults = {0};
+	_cleanup_(strv_clear) struct strv all = {0}, defaults = {0};
+	char *const *v = kn->o.n_modules ? kn->o.modules : kernel_default_modules;
+	size_t n = kn->o.n_modules ? kn->o.n_modules : kernel_n_default_modules;
 
 	strv_clear(&kn->args);
+	strv_clear(&kn->ignored);
 	kn->has_args = false;
-	if (kargs_package_defaults(drivers_fd, &defaults, e) < 0)
+	if (kargs_package_defaults(drivers_fd, &all, e) < 0)
 		return err_wrap(e, "kernel");
-	if (kargs_merge(defaults.v, defaults.n, kn->o.module_args, kn->o.n_module_args, &kn->args,
+	if (kargs_for_modules(all.v, all.n, v, n, &defaults, &kn->ignored) < 0 ||
+	    kargs_merge(defaults.v, defaults.n, kn->o.module_args, kn->o.n_module_args, &kn->args,
 			&kn->n_overridden) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "kernel: module parameters");
 	kn->n_defaults = defaults.n;
@@ -74,6 +79,7 @@ void kernel_free(struct kernel *kn)
 	kmods_free(kn->k);
 	modsig_certs_free(kn->certs);
 	strv_clear(&kn->args);
+	strv_clear(&kn->ignored);
 	if (kn->drivers_fd >= 0)
 		close(kn->drivers_fd);
 	free(kn);
@@ -168,6 +174,22 @@ static int verify_set(struct kernel *kn, const char *release, struct err *e)
 	return 0;
 }
 
+/* One line for each of the package's defaults the set leaves out (kernel_use_package_args). */
+static void log_ignored_defaults(const struct kernel *kn)
+{
+	for (size_t i = 0; i < kn->ignored.n; i++) {
+		char module[KMODS_NAME_MAX], kv[512];
+		struct err pe;
+
+		/* kargs_package_defaults held each to kmods_parse_arg's rules already. */
+		if (kmods_parse_arg(kn->ignored.v[i], module, sizeof(module), kv, sizeof(kv),
+				    &pe) == 0)
+			log_kv(LOG_INFO, "kernel",
+			       "the package's default parameter is for a module not loaded: ignored",
+			       "module", module, "param", kv, LOG_END);
+	}
+}
+
 static char m0[] = "nvidia", m1[] = "nvidia-modeset", m2[] = "nvidia-drm", m3[] = "nvidia-uvm";
 char *const kernel_default_modules[] = {m0, m1, m2, m3};
 const size_t kernel_n_default_modules = ARRAY_SIZE(kernel_default_modules);
@@ -194,6 +216,7 @@ int kernel_prepare(const struct kernel_request *rq, struct kernel **ret, struct 
 		return err_errno(e, EXIT_UNEXPECTED, errno, "kernel: drivers dir");
 	if (kernel_use_package_args(kn, kn->drivers_fd, e) < 0)
 		return -1;
+	log_ignored_defaults(kn);
 	if (kn->n_defaults) {
 		char list[1024] = "";
 		size_t len = 0;

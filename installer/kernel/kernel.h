@@ -116,8 +116,9 @@ bool kernel_args_differ(const struct kernel *kn, const char *version, char *buf,
 
 /*
  * Makes the parameters KN compares and loads those of the package in DRIVERS_FD: its
- * default module parameters (kargs.h, drivers/module-params.conf), each replaced where
- * o->module_args gives the same MODULE.KEY, then o->module_args. kernel_prepare does it
+ * default module parameters (kargs.h, drivers/module-params.conf) for the modules of
+ * o->modules (kargs_for_modules: the others are set apart, and kernel_prepare logs each),
+ * each replaced where o->module_args gives the same MODULE.KEY, then o->module_args. kernel_prepare does it
  * for the driver it loads; a kernel_probe'd KN compares o->module_args alone until then
  * (kernel_args_differ on an installed version: pass that version's drivers/). Returns 0,
  * or -1 (EXIT_VERIFY for a malformed file).

@@ -3,7 +3,8 @@
 # leaves the rest, a re-run with the same request changes nothing, and the record compares
 # the defaults as asked for. A package whose file says what a package may not (a command,
 # a malformed value) is refused before the kernel sees anything, exit 5, the live driver
-# kept.
+# kept. A default for a module --modules leaves out is ignored, one line each, and costs
+# the node nothing.
 FAKE_KERNEL=1
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
 mkkernel "$T/root"
@@ -51,3 +52,24 @@ for bad in "install nvidia /bin/sh -c reboot\n:line 1: 'install': a package may 
     assert_eq "$(cat "$T/root/sys/module/nvidia/version")" "$V_OLD" "the live driver after the refusal"
     assert_eq "$(param DeviceFileMode) $(param DeviceFileGID)" "420 44" "parameters after the refusal"
 done
+
+# Defaults for a module the request does not load (--modules, a documented subset) are
+# ignored and said so, one line each; the rest are given. A re-run changes nothing.
+rm -rf "$T/repo" && mkdir -p "$T/repo"
+pkg_with "$V_NEW" "options nvidia NVreg_DeviceFileMode=432\noptions nvidia_drm modeset=1 fbdev=1\n"
+expect_rc 0 install --repo "$R" $(kernel_args) --driver-version "$V_NEW" --modules nvidia,nvidia-uvm
+expect_err "the package's default parameter is for a module not loaded: ignored (module=nvidia_drm param=modeset=1)"
+expect_err "the package's default parameter is for a module not loaded: ignored (module=nvidia_drm param=fbdev=1)"
+expect_err "module parameters with the package's defaults (defaults=1 overridden=0 args=nvidia.NVreg_DeviceFileMode=432)"
+case " $(loaded_modules)" in
+*" nvidia_drm "* | *" nvidia_modeset "*) fail "a module left out is loaded: $(loaded_modules)" ;;
+*" nvidia nvidia_uvm "*) ;;
+*) fail "the subset is not loaded: $(loaded_modules)" ;;
+esac
+assert_eq "$(cat "$T/root/sys/module/nvidia/version")" "$V_NEW" "the new driver live"
+assert_eq "$(param DeviceFileMode)" "432" "the loaded module's default given"
+expect_rc 0 install --repo "$R" $(kernel_args) --driver-version "$V_NEW" --modules nvidia,nvidia-uvm
+expect_err "driver already loaded"
+# What the operator asks for a module not loaded stays an error (t_kernel_refusals).
+expect_rc 2 install --repo "$R" $(kernel_args) --driver-version "$V_NEW" --modules nvidia,nvidia-uvm --module-arg nvidia_drm.modeset=1
+expect_err "'nvidia_drm.modeset=1' names 'nvidia_drm', which is not in the set being loaded"

@@ -223,6 +223,46 @@ static void test_merge_defaults(void **state)
 	strv_clear(&out);
 }
 
+/*
+ * The package's defaults split by the modules a load gives (--modules nvidia,nvidia-uvm):
+ * those of modules left out are set apart, in order; module names in either spelling.
+ */
+static void test_defaults_for_modules(void **state)
+{
+	static char d1[] = "nvidia.NVreg_A=1", d2[] = "nvidia_drm.modeset=1",
+		    d3[] = "nvidia-uvm.uvm_B=2", d4[] = "nvidia-drm.fbdev=1",
+		    d5[] = "nvidia_modeset.x=3", m1[] = "nvidia", m2[] = "nvidia_uvm",
+		    m3[] = "nvidia-modeset";
+	char *const defaults[] = {d1, d2, d3, d4, d5}, *const modules[] = {m1, m2, m3};
+	struct strv kept = {0}, ignored = {0};
+
+	(void)state;
+	assert_int_equal(kargs_for_modules(defaults, 5, modules, 2, &kept, &ignored), 0);
+	assert_int_equal(kept.n, 2);
+	assert_string_equal(kept.v[0], "nvidia.NVreg_A=1");
+	assert_string_equal(kept.v[1], "nvidia-uvm.uvm_B=2");
+	assert_int_equal(ignored.n, 3);
+	assert_string_equal(ignored.v[0], "nvidia_drm.modeset=1");
+	assert_string_equal(ignored.v[1], "nvidia-drm.fbdev=1");
+	assert_string_equal(ignored.v[2], "nvidia_modeset.x=3");
+	strv_clear(&kept);
+	strv_clear(&ignored);
+	/* nvidia-modeset in the set, spelled with '-': its default is kept. */
+	assert_int_equal(kargs_for_modules(defaults, 5, modules, 3, &kept, &ignored), 0);
+	assert_int_equal(kept.n, 3);
+	assert_string_equal(kept.v[2], "nvidia_modeset.x=3");
+	assert_int_equal(ignored.n, 2);
+	strv_clear(&kept);
+	strv_clear(&ignored);
+	/* A module name that only begins like a loaded one is another module. */
+	assert_int_equal(kargs_for_modules(defaults, 5, (char *const[]){m1}, 1, &kept, &ignored),
+			 0);
+	assert_int_equal(kept.n, 1);
+	assert_int_equal(ignored.n, 4);
+	strv_clear(&kept);
+	strv_clear(&ignored);
+}
+
 /* drivers/module-params.conf: modprobe.d's "options" lines, comments and blank lines. */
 static void test_package_defaults(void **state)
 {
@@ -297,6 +337,7 @@ int main(void)
 		scratch_unit_test(test_record_outside_run),
 		scratch_unit_test(test_record_entry_refused),
 		cmocka_unit_test(test_merge_defaults),
+		cmocka_unit_test(test_defaults_for_modules),
 		scratch_unit_test(test_package_defaults),
 		scratch_unit_test(test_package_defaults_refused),
 	};
