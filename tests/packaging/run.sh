@@ -30,6 +30,13 @@
 #                 (opt/nvidia/nvlsm/sbin/nvlsm, usr/share/nvidia/nvlsm/nvlsm.conf) packed
 #                 into bin/ and share/; one without the binary, one built for another
 #                 architecture, and --nvlsm alone refused before anything is built
+#   hostile       a build machine's inputs are hostile too (scripts/unpack_confined.py): a
+#                 kernel-devel RPM with a link out of the work directory and a file
+#                 through it, a world-writable device node, a setuid-root file; .debs whose
+#                 GSP firmware is a link (absolute, or climbing out) to a private key of
+#                 the build machine; tar archives with every hostile member of
+#                 tests/tools/evil-tar.py: each refused with one line, nothing written
+#                 outside, no device node or set-id bit left, the key in no output
 # Usage: tests/packaging/run.sh BIN [SCENARIO...]. Needs Debian's linux-headers-R, clang/lld,
 # linux-kbuild (sign-file), dpkg-deb, openssl. Work files under build/packaging.
 set -euo pipefail
@@ -686,8 +693,144 @@ PY2
     ok "RHEL kernel-devel RPM: unpacked with rpm2cpio, the modules built against it ($R), an RPM of another release named"
 }
 
+# hostile_rpm NAME SPEC-LINES: a kernel-devel RPM of $hr (usr/src/kernels/$hr/Makefile and
+# the %files lines SPEC-LINES, made in $w/br-NAME beforehand), built by rpmbuild.
+hostile_rpm() {
+    cat >"$w/$1.spec" <<SPEC
+Name: kernel-devel
+Version: 6.1.0
+Release: $1
+Summary: hostile stand-in
+License: GPL-2.0-only
+AutoReqProv: no
+%define __os_install_post %{nil}
+%define debug_package %{nil}
+%define _build_id_links none
+%description
+A kernel-devel RPM crafted to reach outside the directory it is unpacked in.
+%files
+/usr/src/kernels/$hr/Makefile
+$2
+SPEC
+    rpmbuild --quiet -bb --buildroot "$w/br-$1" --define "_topdir $w/rpm-$1" "$w/$1.spec" \
+        >"$w/$1.rpmbuild.log" 2>&1 || { cat "$w/$1.rpmbuild.log"; fail "rpmbuild of $1"; }
+    ls "$w/rpm-$1"/RPMS/*/kernel-devel-*.rpm
+}
+
+# nothing_left WHERE: no device node and no set-id file under WHERE, nothing in $w/outside.
+nothing_left() {
+    local found
+    found=$(find "$1" \( -type b -o -type c -o -type p -o \( -type f -perm /6000 \) \) -print 2>/dev/null)
+    [ -z "$found" ] || fail "left under $1: $found"
+    [ -z "$(ls -A "$w/outside")" ] || fail "written outside the work directory: $(ls -A "$w/outside")"
+}
+
+# hdeb NAME ROOT: NAME_${V}-1_amd64.deb of ROOT into $w/debs-$variant.
+hdeb() {
+    mkdir -p "$2/DEBIAN" "$w/debs-$variant"
+    printf 'Package: %s\nVersion: %s-1\nArchitecture: amd64\nMaintainer: stand-in\nDescription: stand-in\n' \
+        "$1" "$V" >"$2/DEBIAN/control"
+    dpkg-deb -Zxz --build "$2" "$w/debs-$variant/$1_$V-1_amd64.deb" >/dev/null
+}
+
+t_hostile() {
+    local w=$W/hostile hr=6.1.0-0hostile rpm k variant kind log secret
+    local rpm_args=(--source "$W/src" --sign-key "$W/keys/vendor.pem" --sign-cert "$W/keys/vendor.crt"
+        --os rhel --repo "$W/hostile/repo")
+    mkdir -p "$w/outside" "$w/secret"
+    for b in escape device suid; do
+        k=$w/br-$b/usr/src/kernels/$hr
+        mkdir -p "$k"
+        echo "all:" >"$k/Makefile"
+        echo "setuid root" >"$k/a-suid"
+    done
+    # A link out (absolute, as cpio --no-absolute-filenames leaves it) and a file through
+    # it: rpmbuild reads the file through the link, so it is there while the RPM is built.
+    ln -s "$w/outside" "$w/br-escape/usr/src/kernels/$hr/esc"
+    echo "written through a link" >"$w/outside/pwned"
+    rpm=$(hostile_rpm escape "%attr(4755, root, root) /usr/src/kernels/$hr/a-suid
+/usr/src/kernels/$hr/esc
+/usr/src/kernels/$hr/esc/pwned")
+    rm -f "$w/outside/pwned"
+    rc 1 "$w/escape.log" bdp "${rpm_args[@]}" --work "$w/work" --kernel-devel-rpm "$rpm"
+    has "$w/escape.log" "member usr/src/kernels/$hr/esc/pwned lies under usr/src/kernels/$hr/esc, which is a link or not a directory: nothing is written through it; refused"
+    nothing_left "$w/work"
+    [ ! -e "$w/work/kernel-devel" ] || fail "a refused RPM left $w/work/kernel-devel"
+    rpm=$(hostile_rpm device "%attr(4755, root, root) /usr/src/kernels/$hr/a-suid
+%dev(c, 1, 3) %attr(0666, root, root) /usr/src/kernels/$hr/null")
+    rc 1 "$w/device.log" bdp "${rpm_args[@]}" --work "$w/work" --kernel-devel-rpm "$rpm"
+    has "$w/device.log" "member usr/src/kernels/$hr/null is a character device: refused"
+    nothing_left "$w/work"
+    # Unpacked (the set-id bit dropped), then refused as another release's.
+    rpm=$(hostile_rpm suid "%attr(4755, root, root) /usr/src/kernels/$hr/a-suid")
+    rc 1 "$w/suid.log" bdp "${rpm_args[@]}" --work "$w/work" --kernel-devel-rpm "$rpm"
+    has "$w/suid.log" "is the kernel-devel of $hr, not of $R"
+    [ -f "$w/work/kernel-devel/usr/src/kernels/$hr/a-suid" ] || fail "the RPM was not unpacked"
+    nothing_left "$w/work"
+    for log in escape device suid; do
+        ! grep -q Traceback "$w/$log.log" || fail "$log: a traceback, not one line"
+    done
+
+    # Debian's packages (--debs) with modules built elsewhere (--prebuilt-modules): the GSP
+    # firmware a link to the build machine's private key, absolute or climbing out of the
+    # directory the packages are unpacked in ($w/work-rel/debroot).
+    openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$w/secret/key.pem" 2>/dev/null
+    secret=$(sed -n 2p "$w/secret/key.pem")
+    mkdir -p "$w/kmod"
+    cp "$SRC/tests/kmod/"*.c "$SRC/tests/kmod/Kbuild" "$w/kmod/"
+    make -C "/lib/modules/$R/build" M="$w/kmod" NV_VERSION=$V modules >"$w/kmod.log" 2>&1 ||
+        { tail "$w/kmod.log"; fail "the stand-in modules"; }
+    for variant in abs rel; do
+        local r=$w/deb-$variant fw=lib/firmware/nvidia/$V
+        mkdir -p "$r/ml/usr/lib/x86_64-linux-gnu/nvidia/current" "$r/cuda/usr/lib/x86_64-linux-gnu/nvidia/current" \
+            "$r/smi/usr/lib/nvidia/current" "$r/gsp/$fw"
+        cp "$W/src/libnvidia-ml.so.$V" "$r/ml/usr/lib/x86_64-linux-gnu/nvidia/current/"
+        cp "$W/src/libcuda.so.$V" "$r/cuda/usr/lib/x86_64-linux-gnu/nvidia/current/"
+        cp "$W/src/nvidia-smi" "$r/smi/usr/lib/nvidia/current/"
+        echo "GSP firmware stand-in" >"$r/gsp/$fw/gsp_tu10x.bin"
+        if [ $variant = abs ]; then
+            ln -s "$w/secret/key.pem" "$r/gsp/$fw/gsp_ga10x.bin"
+        else
+            ln -s ../../../../../../secret/key.pem "$r/gsp/$fw/gsp_ga10x.bin"
+        fi
+        hdeb libnvidia-ml1 "$r/ml"
+        hdeb libcuda1 "$r/cuda"
+        hdeb nvidia-smi "$r/smi"
+        hdeb firmware-nvidia-gsp "$r/gsp"
+        rc 1 "$w/deb-$variant.log" bdp --debs "$w/debs-$variant" --prebuilt-modules "$w/kmod" \
+            --sign-key "$W/keys/vendor.pem" --sign-cert "$W/keys/vendor.crt" \
+            --work "$w/work-$variant" --repo "$w/repo"
+        ! grep -q Traceback "$w/deb-$variant.log" || fail "deb-$variant: a traceback, not one line"
+    done
+    has "$w/deb-abs.log" "$fw/gsp_ga10x.bin in the packages of $w/debs-abs is a link to $w/secret/key.pem, which is not in it: refused"
+    has "$w/deb-rel.log" "firmware-nvidia-gsp_$V-1_amd64.deb: member $fw/gsp_ga10x.bin is a link out of the archive (to ../../../../../../secret/key.pem): refused"
+    # The key's bytes are in no output: the repository, its packages, the work directories.
+    ! grep -rqsF -- "$secret" "$w/repo" "$w/work-abs" "$w/work-rel" || fail "the key's bytes are in an output"
+    for p in $(find "$w/repo" "$w/work-abs" "$w/work-rel" -name '*.tar.zst' 2>/dev/null); do
+        ! zstd -dc "$p" | grep -qaF -- "$secret" || fail "the key's bytes are in $p"
+    done
+    nothing_left "$w/work-abs"
+
+    # The helper itself, on every hostile tar member tests/tools/evil-tar.py makes: refused,
+    # or (a set-id or world-writable mode, an absolute link) made harmless.
+    for kind in traversal absolute symlink-escape through-link device fifo; do
+        python3 "$SRC/tests/tools/evil-tar.py" "$kind" >"$w/evil-$kind.tar"
+        rc 1 "$w/evil-$kind.log" python3 "$SRC/scripts/unpack_confined.py" tar "$w/evil-$kind.tar" "$w/evil-$kind"
+        [ "$(wc -l <"$w/evil-$kind.log")" = 1 ] || fail "evil-tar $kind: not one line: $(cat "$w/evil-$kind.log")"
+        [ ! -e "$w/evil-$kind" ] || fail "evil-tar $kind: a refused archive left $w/evil-$kind"
+    done
+    for kind in setuid setgid world-writable symlink-abs hardlink valid; do
+        python3 "$SRC/tests/tools/evil-tar.py" "$kind" >"$w/evil-$kind.tar"
+        rc 0 "$w/evil-$kind.log" python3 "$SRC/scripts/unpack_confined.py" tar "$w/evil-$kind.tar" "$w/evil-$kind"
+        [ -z "$(find "$w/evil-$kind" -type f -perm /7022)" ] || fail "evil-tar $kind: a mode kept"
+    done
+    [ "$(realpath -m "$w/evil-symlink-abs/lib64/passwd")" = "$w/evil-symlink-abs/etc/passwd" ] ||
+        fail "an absolute link does not resolve inside: $(readlink "$w/evil-symlink-abs/lib64/passwd")"
+    ok "hostile inputs: an RPM's link out, device node and setuid file, a .deb's firmware link to a key, evil tar members: refused with one line or made harmless, nothing outside, the key in no output"
+}
+
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(cos_headers toolchain detached ubuntu cos_fetch fleet fabricmanager arm64 rhel)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(cos_headers toolchain detached ubuntu cos_fetch fleet fabricmanager arm64 rhel hostile)
 for s in "${scenarios[@]}"; do
     ( "t_$s" ) || failed=1
 done
