@@ -352,7 +352,12 @@ def newc_members(f, what, w):
         head = read_exact(f, 110, what)
         if head[:6] not in NEWC_MAGIC:
             raise Refused("%s: not a cpio newc archive (magic %r)" % (what, head[:6]))
-        h = {k: int(head[6 + 8 * i:14 + 8 * i], 16) for i, k in enumerate(NEWC_FIELDS)}
+        try:
+            h = {k: int(head[6 + 8 * i:14 + 8 * i], 16) for i, k in enumerate(NEWC_FIELDS)}
+        except ValueError:
+            raise Refused("%s: a cpio header that is not hexadecimal" % what)
+        if not 1 < h["namesize"] <= 4096:
+            raise Refused("%s: a cpio member name of %d bytes" % (what, h["namesize"]))
         name = read_exact(f, h["namesize"], what).rstrip(b"\0").decode("utf-8", "surrogateescape")
         read_exact(f, (-(110 + h["namesize"])) % 4, what)
         size = h["filesize"]
