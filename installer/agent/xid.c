@@ -11,6 +11,7 @@
 #include "agent/xid.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
+#include "util/kmsg.h"
 
 /*
  * NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors/, "Analyzing Xid Errors with the
@@ -50,22 +51,6 @@ const char *xid_class_name(enum xid_class c)
 	return c == XID_FATAL ? "fatal" : c == XID_APPLICATION ? "application" : "other";
 }
 
-/* The message of a /dev/kmsg record ("6,1234,567890,-;MESSAGE"), or the line itself. */
-static const char *message_of(const char *rec, size_t len, size_t *ret_len)
-{
-	size_t i = 0;
-
-	while (i < len && (isdigit((unsigned char)rec[i]) || rec[i] == ',' || rec[i] == '-' ||
-			   rec[i] == '+' || rec[i] == 'c'))
-		i++;
-	if (i > 0 && i < len && rec[i] == ';' && isdigit((unsigned char)rec[0])) {
-		*ret_len = len - i - 1;
-		return rec + i + 1;
-	}
-	*ret_len = len;
-	return rec;
-}
-
 /* Finds NEEDLE in the LEN bytes at HAY; returns what follows it, or NULL. */
 static const char *after(const char *hay, size_t len, const char *needle)
 {
@@ -103,10 +88,10 @@ static bool parse_xid(const char *p, const char *end, struct xid_event *ev)
 	return true;
 }
 
-enum kmsg_kind xid_parse(const char *rec, size_t len, struct xid_event *ev)
+/* What MSG (LEN bytes, a record's message) says of the driver. */
+static enum kmsg_kind driver_line(const char *msg, size_t mlen, struct xid_event *ev)
 {
-	size_t mlen;
-	const char *msg = message_of(rec, len, &mlen), *end = msg + mlen, *p;
+	const char *end = msg + mlen, *p;
 
 	if (mlen < 6 || memcmp(msg, "NVRM: ", 6) != 0)
 		return KMSG_OTHER;
@@ -115,6 +100,21 @@ enum kmsg_kind xid_parse(const char *rec, size_t len, struct xid_event *ev)
 	if (after(msg, mlen, "NVRM: loading NVIDIA UNIX") == msg + 25)
 		return KMSG_DRIVER_LOADED;
 	return KMSG_OTHER;
+}
+
+enum kmsg_kind xid_parse(const char *rec, size_t len, struct xid_event *ev)
+{
+	struct kmsg_record r;
+	enum kmsg_kind kind;
+
+	if (kmsg_parse_record(rec, len, &r) < 0)
+		return KMSG_OTHER;
+	kind = driver_line(r.msg, r.msg_len, ev);
+	if (kind != KMSG_OTHER && r.facility != KMSG_FACILITY_KERNEL) {
+		ev->facility = r.facility;
+		return KMSG_FROM_USER;
+	}
+	return kind;
 }
 
 int kmsg_open(struct kmsg_reader *r, int root_fd, const char *path, struct err *e)

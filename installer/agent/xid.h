@@ -3,10 +3,12 @@
  * GPU health from the kernel log: the NVIDIA driver reports a GPU error as an Xid line,
  *   NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.
  * read from /dev/kmsg (one record per read: "PRIORITY,SEQ,USEC,FLAGS;MESSAGE") or from a
- * file of such records or plain lines. Each Xid is counted; the ones NVIDIA's Xid catalog
- * resolves by a GPU reset or a reboot make the GPU unusable until then, and the driver's
- * "loading NVIDIA UNIX" line, printed when the module loads (a reload resets the GPUs),
- * ends them.
+ * file of such records, one a line. Only the kernel writes the driver's lines: a record
+ * whose PRIORITY names another facility than the kernel's (util/kmsg.h) was written by user
+ * space into /dev/kmsg, and neither counts nor clears anything. Each Xid is counted; the
+ * ones NVIDIA's Xid catalog resolves by a GPU reset or a reboot make the GPU unusable
+ * until then, and the driver's "loading NVIDIA UNIX" line, printed when the module loads
+ * (a reload resets the GPUs), ends them.
  */
 #pragma once
 
@@ -21,6 +23,7 @@
 struct xid_event {
 	char bdf[XID_BDF_SIZE]; /* "0000:3b:00", as the driver prints it, lower case */
 	unsigned code;
+	unsigned facility; /* KMSG_FROM_USER: the facility the record carries */
 };
 
 enum xid_class {
@@ -29,10 +32,16 @@ enum xid_class {
 	XID_OTHER,	 /* counted and logged; readiness stays */
 };
 
-/* What a kernel log record says: nothing of ours, an Xid (*EV filled), or a driver load. */
-enum kmsg_kind { KMSG_OTHER, KMSG_XID, KMSG_DRIVER_LOADED };
+/*
+ * What a kernel log record says: nothing of ours, an Xid (*EV filled), a driver load, or
+ * the driver's words in a record that user space wrote (not the kernel's: ignored).
+ */
+enum kmsg_kind { KMSG_OTHER, KMSG_XID, KMSG_DRIVER_LOADED, KMSG_FROM_USER };
 
-/* Reads one record (a /dev/kmsg record or a plain line, without its newline). */
+/*
+ * Reads one /dev/kmsg record (without its newline). Only the kernel's own records
+ * (facility 0) are the driver's; a plain line, with no record's prefix, is nothing.
+ */
 enum kmsg_kind xid_parse(const char *rec, size_t len, struct xid_event *ev);
 enum xid_class xid_classify(unsigned code);
 const char *xid_class_name(enum xid_class c);

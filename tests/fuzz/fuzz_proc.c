@@ -3,13 +3,15 @@
  * libFuzzer: what the kernel stage reads from /proc and /sys: /proc/devices (majors),
  * /proc/driver/nvidia/params and gpus/.../information, /proc/keys (keyrings and key
  * lines), the lockdown file, LoadPin's files and /proc/cmdline,
- * and PCI sysfs attributes (vendor, device, class).
+ * and PCI sysfs attributes (vendor, device, class); and a /dev/kmsg record, as the node
+ * agent reads it for Xids.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/xid.h"
 #include "kernel/devnodes.h"
 #include "host/host.h"
 #include "kernel/ktrust.h"
@@ -22,6 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct nv_params p;
 	uint32_t v;
 	struct ktrust_key k;
+	struct xid_event ev;
 	long id;
 
 	if (!buf)
@@ -38,6 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ktrust_parse_loadpin(buf, NULL, buf, out, sizeof(out));
 	host_parse_pci_hex(buf, 4, &v);
 	host_parse_pci_hex(buf, 6, &v);
+	(void)xid_parse((const char *)data, size, &ev);
 	free(buf);
 	return 0;
 }

@@ -5,7 +5,8 @@
 #   2. an application Xid (13) in the kernel log is counted and changes nothing;
 #   3. a fatal Xid (79) withdraws the marker and the driver's labels, /readyz says 503 and
 #      why, the metrics say not_ready{reason="xid"}; the driver's "loading" line (a
-#      reload resets the GPUs) restores them;
+#      reload resets the GPUs) restores them; the same lines written into /dev/kmsg from
+#      user space (not the kernel's facility) neither withdraw nor restore anything;
 #   4. the driver unloaded (a reboot's state): not ready, reason not_loaded; the
 #      installer's next run loads it and the agent follows; while an installer run holds
 #      the lock the agent leaves the node alone (a fatal Xid then counts once it is free);
@@ -59,6 +60,16 @@ agent_said "GPU error (Xid) (gpu=0000:01:00 xid=13 class=application)" || fail "
 sleep 1.2
 [ -f "$marker" ] || fail "an application Xid withdrew readiness"
 assert_eq "$(code /readyz)" 200 "/readyz after an application Xid"
+# The driver's words written from user space (echo >/dev/kmsg: facility LOG_USER, priority
+# 12; "<3>..." is 11): not the kernel's, so no Xid. The kernel's Xid after it is read after it.
+echo "12,1211,51500000,-;NVRM: Xid (PCI:0000:02:00): 79, pid=0, name=none, GPU has fallen off the bus." >>"$T/root/dev/kmsg"
+echo "4,1212,51500001,-;NVRM: Xid (PCI:0000:01:00): 13, pid=4243, name=python, Graphics Exception" >>"$T/root/dev/kmsg"
+wait_for "the kernel's Xid after the user's" 5 metric 'xid_errors_total{gpu="0000:01:00",xid="13",class="application"} 2'
+[ -f "$marker" ] || fail "an Xid written from user space withdrew readiness"
+assert_eq "$(code /readyz)" 200 "/readyz after an Xid written from user space"
+! metric 'xid="79"' || fail "an Xid written from user space was counted"
+agent_said "agent: the driver's words in a record user space wrote to the kernel log: ignored (facility=1)" ||
+    fail "the ignored record not logged"
 
 # 3. A fatal Xid: readiness withdrawn, then restored by the driver's reload.
 echo "3,1202,52000000,-;NVRM: Xid (PCI:0000:02:00): 79, pid=0, name=none, GPU has fallen off the bus." >>"$T/root/dev/kmsg"
@@ -72,6 +83,12 @@ agent_said 'ERROR agent: node not ready (reason=xid cause=Xid 79 on GPU 0000:02:
 metric 'nvidia_driver_installer_agent_not_ready{reason="xid"} 1' || fail "not_ready{reason=xid}"
 metric "nvidia_driver_installer_agent_ready{version=\"$V_OLD\"} 0" || fail "ready 0"
 curl -s "$url/metrics" | grep -v '_mig_' >"$T/xid.prom"
+# A driver load line written from user space restores nothing.
+echo "11,1213,52500000,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  $V_OLD  Mon Jan  1 00:00:00 UTC 2024" >>"$T/root/dev/kmsg"
+echo "4,1214,52500001,-;NVRM: Xid (PCI:0000:01:00): 13, pid=4244, name=python, Graphics Exception" >>"$T/root/dev/kmsg"
+wait_for "the kernel's Xid after the user's load line" 5 metric 'xid_errors_total{gpu="0000:01:00",xid="13",class="application"} 3'
+[ ! -e "$marker" ] || fail "a driver load line written from user space restored readiness"
+assert_eq "$(code /readyz)" 503 "/readyz after a load line written from user space"
 echo "6,1203,53000000,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  $V_OLD  Mon Jan  1 00:00:00 UTC 2024" >>"$T/root/dev/kmsg"
 wait_for "readiness restored" 5 test -f "$marker"
 wait_for "the labels restored" 5 test -f "$labels"

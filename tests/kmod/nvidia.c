@@ -12,6 +12,9 @@
  * state to: its "gi ID PROFILE" and "ci GI CI PROFILE" lines become the capabilities the
  * real driver makes for its instances (capabilities/gpuMINOR/mig/giN/access,
  * .../ciK/access), with the driver's mig-minors numbering.
+ *
+ * /proc/driver/nvidia/standin-kmsg (the stand-ins' too): a line written there is logged by
+ * the kernel, as the driver's own lines are.
  */
 #include <linux/fs.h>
 #include <linux/module.h>
@@ -190,6 +193,29 @@ static const struct proc_ops mig_ops = {
 	.proc_release = single_release,
 };
 
+/*
+ * standin-kmsg (a file of the stand-ins only): the kernel logs each line written to it, as
+ * the real driver logs its own ("NVRM: Xid ...", "NVRM: loading NVIDIA UNIX ..."), so that a
+ * test can put the driver's words into /dev/kmsg as the kernel's (facility 0), where a
+ * write to /dev/kmsg from user space is LOG_USER's (printk.c, devkmsg_write).
+ */
+static ssize_t kmsg_write(struct file *file, const char __user *buf, size_t len, loff_t *pos)
+{
+	char line[256];
+	size_t n = min(len, sizeof(line) - 1);
+
+	if (copy_from_user(line, buf, n))
+		return -EFAULT;
+	line[n] = '\0';
+	line[strcspn(line, "\n")] = '\0';
+	printk(KERN_ERR "%s\n", line);
+	return len;
+}
+
+static const struct proc_ops kmsg_ops = {
+	.proc_write = kmsg_write,
+};
+
 static void caps_init(void)
 {
 	struct proc_dir_entry *caps = proc_mkdir("capabilities", nv_proc), *mig;
@@ -213,6 +239,7 @@ static int nv_proc_init(void)
 		return -ENOMEM;
 	proc_create_single("version", 0444, nv_proc, version_show);
 	proc_create_single("params", 0444, nv_proc, params_show);
+	proc_create("standin-kmsg", 0200, nv_proc, &kmsg_ops);
 	gdir = proc_mkdir("gpus", nv_proc);
 	caps_init();
 	strscpy(list, gpus, sizeof(list));

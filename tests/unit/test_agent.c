@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * installer/agent/: the kernel log's Xid records (a /dev/kmsg record, a plain line, the
- * driver's load line, lookalikes that are not Xids), their classes, the kernel log read
+ * installer/agent/: the kernel log's Xid records (a /dev/kmsg record, the driver's load
+ * line, lookalikes that are not Xids, the driver's words written by user space, a plain
+ * line), their classes, the kernel log read
  * from a file in pieces, the HTTP request line and listen address, and the health
  * judgement's order and history. t_agent runs them in the agent.
  */
@@ -34,25 +35,54 @@ static void test_xid_records(void **state)
 		KMSG_XID);
 	assert_string_equal(ev.bdf, "0000:3b:00");
 	assert_int_equal(ev.code, 79);
-	/* A plain line (a saved log), and a code followed by a space. */
-	assert_int_equal(parse("NVRM: Xid (PCI:0000:c6:00.0): 13 Graphics Exception", &ev),
-			 KMSG_XID);
+	/* A code followed by a space; a field a later kernel adds after the flags. */
+	assert_int_equal(
+		parse("4,7,8,-,caller=T1;NVRM: Xid (PCI:0000:c6:00.0): 13 Graphics Exception", &ev),
+		KMSG_XID);
 	assert_string_equal(ev.bdf, "0000:c6:00.0");
 	assert_int_equal(ev.code, 13);
 	assert_int_equal(
 		parse("6,1,2,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.261.03", &ev),
 		KMSG_DRIVER_LOADED);
+	/*
+	 * Only the kernel's records (facility 0) are the driver's. What user space writes into
+	 * /dev/kmsg carries LOG_USER (1) or the facility it names (printk.c, devkmsg_write):
+	 * "echo 'NVRM: Xid ...' >/dev/kmsg" reads back as 12,..., "<3>NVRM: ..." as 11,...
+	 */
+	assert_int_equal(
+		parse("12,1300,60000000,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=0, name=x, GPU has fallen off the bus.",
+		      &ev),
+		KMSG_FROM_USER);
+	assert_int_equal(ev.facility, 1);
+	assert_int_equal(
+		parse("11,1301,1,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  1.0", &ev),
+		KMSG_FROM_USER);
+	assert_int_equal(parse("190,1302,1,-;NVRM: Xid (PCI:0000:3b:00): 79, x", &ev),
+			 KMSG_FROM_USER);
+	assert_int_equal(ev.facility, 23); /* LOG_LOCAL7 */
+	assert_int_equal(parse("14,1303,1,-;a user's line, nothing of the driver's", &ev),
+			 KMSG_OTHER);
+	/* No record's prefix (a plain line, a saved log), or a broken one: nothing. */
+	assert_int_equal(parse("NVRM: Xid (PCI:0000:c6:00.0): 13 Graphics Exception", &ev),
+			 KMSG_OTHER);
+	assert_int_equal(parse("3,1202;NVRM: Xid (PCI:0000:3b:00): 79, x", &ev), KMSG_OTHER);
+	assert_int_equal(parse(",1,2,-;NVRM: Xid (PCI:0000:3b:00): 79, x", &ev), KMSG_OTHER);
+	assert_int_equal(parse("3,1,2,-NVRM: Xid (PCI:0000:3b:00): 79, x", &ev), KMSG_OTHER);
+	assert_int_equal(parse("99999999999,1,2,-;NVRM: Xid (PCI:0000:3b:00): 79, x", &ev),
+			 KMSG_OTHER);
+	assert_int_equal(parse("3,1,2,-\n;NVRM: Xid (PCI:0000:3b:00): 79, x", &ev), KMSG_OTHER);
 	/* Lookalikes. */
 	assert_int_equal(parse("6,1,2,-;nvidia: Xid (PCI:0000:3b:00): 79, x", &ev), KMSG_OTHER);
 	assert_int_equal(
 		parse("6,1,2,-;NVRM: something about NVRM: Xid (PCI:0000:3b:00): 79,", &ev),
 		KMSG_OTHER);
-	assert_int_equal(parse("NVRM: Xid (PCI:0000:3b:00): , x", &ev), KMSG_OTHER);
-	assert_int_equal(parse("NVRM: Xid (PCI:0000:3b:00) 79, x", &ev), KMSG_OTHER);
-	assert_int_equal(parse("NVRM: Xid (PCI:0000:3b:00): 79x, x", &ev), KMSG_OTHER);
-	assert_int_equal(parse("NVRM: Xid (PCI:zz): 79, x", &ev), KMSG_OTHER);
-	assert_int_equal(parse("NVRM: Xid (PCI:0000:3b:00): 1234567, x", &ev), KMSG_OTHER);
-	assert_int_equal(parse("NVRM: Xid (PCI:0000:3b:00:00:00:00:00): 79, x", &ev), KMSG_OTHER);
+	assert_int_equal(parse("3,1,2,-;NVRM: Xid (PCI:0000:3b:00): , x", &ev), KMSG_OTHER);
+	assert_int_equal(parse("3,1,2,-;NVRM: Xid (PCI:0000:3b:00) 79, x", &ev), KMSG_OTHER);
+	assert_int_equal(parse("3,1,2,-;NVRM: Xid (PCI:0000:3b:00): 79x, x", &ev), KMSG_OTHER);
+	assert_int_equal(parse("3,1,2,-;NVRM: Xid (PCI:zz): 79, x", &ev), KMSG_OTHER);
+	assert_int_equal(parse("3,1,2,-;NVRM: Xid (PCI:0000:3b:00): 1234567, x", &ev), KMSG_OTHER);
+	assert_int_equal(parse("3,1,2,-;NVRM: Xid (PCI:0000:3b:00:00:00:00:00): 79, x", &ev),
+			 KMSG_OTHER);
 	assert_int_equal(parse("", &ev), KMSG_OTHER);
 }
 

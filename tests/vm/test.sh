@@ -69,21 +69,30 @@ published() {
 }
 
 # The node agent on the real kernel: /dev/kmsg is a character device (a record per read,
-# poll(2) wakes the agent), where the fake kernel's is a file. Records written into it from
-# user space are what the driver's NVRM lines would be. Its metrics textfile shows what it
-# judged (no network in this VM: --listen on 0.0.0.0, port 0).
+# poll(2) wakes the agent), where the fake kernel's is a file. The driver's lines come from
+# the kernel (the stand-in nvidia.ko's standin-kmsg logs what is written to it); the same
+# lines written into /dev/kmsg from user space get LOG_USER from the kernel and change
+# nothing. Its metrics textfile shows what it judged (no network in this VM: --listen on
+# 0.0.0.0, port 0).
 agent_on_real_kmsg() {
     prom=/var/lib/metrics/agent.prom
     marker=/run/nvidia/validations/driver-ready
+    driver_says() { echo "$1" >/proc/driver/nvidia/standin-kmsg; }
     "$I" agent --listen 0.0.0.0:0 --interval 1 --agent-metrics-file "$prom" 2>/tmp/agent.err &
     apid=$!
     check agent-ready wait_for 20 grep -qx "nvidia_driver_installer_agent_ready{version=\"$V_OLD\"} 1" "$prom"
     check agent-kmsg-device grep -q "kernel_log=/dev/kmsg" /tmp/agent.err
     echo "NVRM: Xid (PCI:0000:00:04): 79, pid=1, name=vmtest, GPU has fallen off the bus." >/dev/kmsg
+    check agent-user-xid-ignored wait_for 10 grep -q "record user space wrote to the kernel log: ignored (facility=1)" /tmp/agent.err
+    check agent-user-xid-ready [ -e $marker ]
+    driver_says "NVRM: Xid (PCI:0000:00:04): 79, pid=1, name=vmtest, GPU has fallen off the bus."
     check agent-xid-withdraws wait_for 10 sh -c "[ ! -e $marker ]"
     # The textfile is written after the look that withdrew the marker: waited for too.
     check agent-xid-counted wait_for 10 grep -q 'xid_errors_total{gpu="0000:00:04",xid="79",class="fatal"} 1' "$prom"
-    echo "NVRM: loading NVIDIA UNIX $(uname -m) Kernel Module  $V_OLD  (vmtest)" >/dev/kmsg
+    echo "<6>NVRM: loading NVIDIA UNIX $(uname -m) Kernel Module  $V_OLD  (vmtest)" >/dev/kmsg
+    check agent-user-load-ignored wait_for 10 sh -c "[ \$(grep -c 'user space wrote to the kernel log: ignored' /tmp/agent.err) = 2 ]"
+    check agent-user-load-not-ready [ ! -e $marker ]
+    driver_says "NVRM: loading NVIDIA UNIX $(uname -m) Kernel Module  $V_OLD  (vmtest)"
     check agent-reload-restores wait_for 10 sh -c "[ -e $marker ]"
     kill -TERM "$apid"
     wait "$apid"
