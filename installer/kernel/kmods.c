@@ -13,6 +13,7 @@
 #include "kernel/kmods.h"
 #include "util/dlib.h"
 #include "util/fs.h"
+#include "util/kmsg.h"
 #include "util/log.h"
 #include "util/str.h"
 
@@ -515,7 +516,7 @@ static int kmsg_open_end(void)
 	return fd;
 }
 
-/* The "NVRM: " lines logged since FD was opened, joined, without their prefix. */
+/* The kernel's "NVRM: " lines logged since FD was opened, joined, without their prefix. */
 void kmods_driver_log(int fd, char *buf, size_t size)
 {
 	char rec[8192]; /* a record longer than the buffer fails with EINVAL: ends the loop */
@@ -524,19 +525,23 @@ void kmods_driver_log(int fd, char *buf, size_t size)
 	buf[0] = '\0';
 	while (fd >= 0) {
 		ssize_t n = read(fd, rec, sizeof(rec) - 1);
-		char *msg, *nv;
+		struct kmsg_record r;
+		char *nv;
 
 		if (n < 0 && errno == EPIPE)
 			continue; /* overwritten before we read it: go on with the next */
 		if (n <= 0)
 			break;
 		rec[n] = '\0';
-		msg = strchr(rec, ';');
-		nv = msg ? strstr(msg, "NVRM: ") : NULL;
+		rec[strcspn(rec, "\n")] = '\0'; /* the continuation lines (" KEY=VALUE") go */
+		/* The kernel's records only: user space may write anything into /dev/kmsg. */
+		if (kmsg_parse_record(rec, strlen(rec), &r) < 0 ||
+		    r.facility != KMSG_FACILITY_KERNEL)
+			continue;
+		nv = strstr(r.msg, "NVRM: ");
 		if (!nv)
 			continue;
 		nv += strlen("NVRM: ");
-		nv[strcspn(nv, "\n")] = '\0';
 		while (*nv == ' ')
 			nv++;
 		if (*nv && len + 1 < size)

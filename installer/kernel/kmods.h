@@ -153,8 +153,8 @@ int kmods_loaded_version(struct kmods *k, const char *name, char *buf, size_t si
 int kmods_loaded_module_type(struct kmods *k, const char *name, char *buf, size_t size);
 /*
  * Reads kernel log records (one per read(2), as /dev/kmsg gives them) from FD until none
- * is left, and joins the text of those that carry NVIDIA's "NVRM: " prefix into BUF.
- * FD < 0 gives "".
+ * is left, and joins the text of the kernel's own (facility 0, util/kmsg.h) that carry
+ * NVIDIA's "NVRM: " prefix into BUF. FD < 0 gives "".
  */
 void kmods_driver_log(int fd, char *buf, size_t size);
 
