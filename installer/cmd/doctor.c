@@ -135,11 +135,30 @@ static bool mps_serves(int root_fd)
 	return fd >= 0 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
+/*
+ * Whether MPS's pipe directory, where there is one, is root's alone (installer/expose/mig.h):
+ * false with E saying whose it is. Looked at, never made.
+ */
+static bool mps_dir_ours(int root_fd, struct err *e)
+{
+	_cleanup_close_ int fd = fs_own_dir_in_root(root_fd, MIG_MPS_PIPE_DIR, 0, false, e);
+
+	return fd >= 0 || err_errnum(e) == ENOENT;
+}
+
 /* What the pool's GPU sharing asks of the node beyond the device plugin (MPS's daemon). */
 static void check_sharing(struct doctor *d, int root_fd, const struct mig_request *req,
 			  const char *what)
 {
-	if (req->sharing == MIG_SHARING_MPS && mps_serves(root_fd))
+	struct err e;
+
+	err_clear(&e);
+	if (req->sharing == MIG_SHARING_MPS && !mps_dir_ours(root_fd, &e))
+		add(d, V_FAIL, "partitions",
+		    "remove the directory (rm -r " MIG_MPS_PIPE_DIR
+		    "): the node agent makes it again, root's alone, and starts MPS's control daemon",
+		    "%s; MPS with %u clients per GPU: %s", what, req->max_shared_clients, e.msg);
+	else if (req->sharing == MIG_SHARING_MPS && mps_serves(root_fd))
 		add(d, V_OK, "partitions", NULL,
 		    "%s; MPS with %u clients per GPU: the control daemon serves (%s)", what,
 		    req->max_shared_clients, MIG_MPS_PIPE_DIR);

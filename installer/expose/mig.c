@@ -222,5 +222,5 @@ int mig_mps_dir(int root_fd, const char *dir, struct err *e)
 	if (strcmp(canon, dir) != 0)
 		return err_set(e, EXIT_USAGE, "'%s' resolves to '%s', not a directory of MPS's own",
 			       dir, canon);
-	return fs_dir_in_root(root_fd, dir, true, e);
+	return fs_own_dir_in_root(root_fd, dir, 0755, true, e);
 }

@@ -71,7 +71,10 @@ _must_check_ int mig_parse_gke_config(const char *json, size_t len, struct mig_r
 /*
  * Opens MPS's directory DIR (MIG_MPS_PIPE_DIR, MIG_MPS_LOG_DIR) under ROOT_FD, made if
  * need be, only where it is what it says: a link on the way that leads elsewhere (to /etc)
- * is refused (EXIT_USAGE), so that nothing of MPS's lands there. Returns an fd or -1.
+ * is refused (EXIT_USAGE), so that nothing of MPS's lands there; and one that is not ours
+ * alone (another user's, made first in the sticky /tmp, or one others may write) is refused
+ * (EXIT_USAGE, util/fs.h fs_own_dir_in_root), so that no one can replace the root
+ * daemon's sockets in it. Returns an fd or -1.
  */
 _must_check_ int mig_mps_dir(int root_fd, const char *dir, struct err *e);
 

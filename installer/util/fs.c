@@ -263,6 +263,66 @@ int fs_dir_in_root(int root_fd, const char *path, bool create, struct err *e)
 	return fs_open_in_root(root_fd, path, O_RDONLY | O_DIRECTORY, 0, create ? FS_MKDIRS : 0, e);
 }
 
+/* Whether FD (the directory PATH) is this process's user's and no one else may write it. */
+static int judge_own_dir(int fd, const char *path, struct err *e)
+{
+	struct stat st;
+	char whose[32];
+
+	if (fstat(fd, &st) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "stat '%s'", path);
+	if (st.st_uid == geteuid() && !(st.st_mode & (S_IWGRP | S_IWOTH)))
+		return 0;
+	if (geteuid() == 0)
+		snprintf(whose, sizeof(whose), "root's");
+	else
+		snprintf(whose, sizeof(whose), "uid %u's", (unsigned)geteuid());
+	return err_set(
+		e, EXIT_USAGE,
+		"'%s' is uid %u's with mode %04o, not %s alone: another user could replace what is made in it; remove the directory, it is made again",
+		path, (unsigned)st.st_uid, (unsigned)st.st_mode & 07777, whose);
+}
+
+int fs_own_dir_in_root(int root_fd, const char *path, mode_t mode, bool create, struct err *e)
+{
+	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+	char parent[PATH_MAX];
+	_cleanup_close_ int pfd = -1, fd = -1;
+	bool made = false;
+
+	if (!*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return err_set(e, EXIT_UNEXPECTED, "'%s': no directory name", path);
+	if (!slash || slash == path)
+		snprintf(parent, sizeof(parent), "%s", slash ? "/" : ".");
+	else
+		snprintf(parent, sizeof(parent), "%.*s", (int)(slash - path), path);
+	pfd = fs_dir_in_root(root_fd, parent, create, e);
+	if (pfd < 0)
+		return -1;
+	/*
+	 * In a sticky directory (/tmp) no one else can rename or remove what we made, and
+	 * what someone else made first is theirs: the directory opened is judged by its fd.
+	 */
+	if (create && mkdirat(pfd, name, mode) == 0)
+		made = true;
+	else if (create && errno != EEXIST)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "mkdir '%s'", path);
+	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR))
+		return err_set(
+			e, EXIT_USAGE,
+			"'%s' is not a directory (a link, or a file): remove it, it is made again",
+			path);
+	if (fd < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "open '%s'", path);
+	if (judge_own_dir(fd, path, e) < 0)
+		return -1;
+	/* What we made has MODE whatever the umask; through the fd, the one judged. */
+	if (made && fchmod(fd, mode) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "chmod '%s'", path);
+	return TAKE_FD(fd);
+}
+
 /* EFBIG travels with it: a reader can tell a file too large from one that is not there. */
 static int too_large(size_t max, struct err *e)
 {

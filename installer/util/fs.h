@@ -52,6 +52,17 @@ unsigned long fs_in_root_kernel_answers(void);
 _must_check_ int fs_dir_in_root(int root_fd, const char *path, bool create, struct err *e);
 
 /*
+ * Opens the directory PATH under ROOT_FD (with CREATE, makes it with MODE, and its parents)
+ * only where it is this process's user's alone: its last component a directory, not a link,
+ * owned by our effective uid, writable by no group or other. For a directory that others
+ * may make first (one in /tmp) and where we put what must stay ours (a daemon's socket).
+ * Returns an O_DIRECTORY fd, or -1: EXIT_USAGE naming the owner, the mode and the fix
+ * (remove it) for one not ours, err_errnum ENOENT where it is missing and not CREATE.
+ */
+_must_check_ int fs_own_dir_in_root(int root_fd, const char *path, mode_t mode, bool create,
+				    struct err *e);
+
+/*
  * Reads at most MAX bytes of fd (whole file); NUL-terminates the buffer.
  * Returns 0 and sets *ret_buf and *ret_len, or -1 (file larger than MAX is an error).
  */

@@ -6,7 +6,9 @@
 # nvidia-cuda-mps-control makes its control socket there); GKE's plugin's own check (the
 # control program asked get_default_active_thread_percentage) then answers; doctor says
 # it serves; killed, it is started again; the pool no longer asking for MPS stops it; a
-# pipe directory planted as a link to /etc is refused, nothing made there. On an SELinux
+# pipe directory another user made first (or one others may write) is refused by the
+# installer, the agent and doctor, and made again, root's alone, once removed; a pipe
+# directory planted as a link to /etc is refused, nothing made there. On an SELinux
 # host the agent labels the pipe directory for containers (host/selinux.h).
 FAKE_KERNEL=1
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
@@ -73,6 +75,34 @@ wait_for "the daemon's stop, said" 6 agent_said "the MPS control daemon stopped:
 at_least stop 1 || fail "the daemon did not stop: $(cat "$dlog")"
 ! plugin_check || fail "MPS still answers"
 stop_agent
+# A pipe directory another user made first (anyone may, in a sticky /tmp), with mode 0777:
+# that user could replace the daemon's sockets in it. The installer refuses it (the spec
+# names none), so does the agent (no daemon started), and doctor fails with the fix; the
+# same for one of root's that others may write. Removed, it is made again, root's alone.
+rm -rf "$T/root/tmp/nvidia-mps"
+mkdir -m 0777 "$T/root/tmp/nvidia-mps"
+chown 65534:65534 "$T/root/tmp/nvidia-mps"
+echo '{"GPUSharingConfig": {"GPUSharingStrategy": "mps", "MaxSharedClientsPerGPU": 4}}' >"$T/root/etc/nvidia/gpu_config.json"
+expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_OLD"
+expect_err "MPS's pipe directory cannot be made: not in the spec (dir=/tmp/nvidia-mps error='/tmp/nvidia-mps' is uid 65534's with mode 0777, not root's alone: another user could replace what is made in it; remove the directory, it is made again"
+! grep -q nvidia-mps "$spec" || fail "the spec mounts another user's pipe directory"
+: >"$T/agent.log"
+n=$(count start)
+start_agent
+wait_for "the agent's refusal" 6 agent_said "MPS's directories cannot be made: no MPS control daemon (error='/tmp/nvidia-mps' is uid 65534's with mode 0777"
+stop_agent
+[ "$(count start)" = "$n" ] || fail "the daemon started with another user's pipe directory: $(cat "$dlog")"
+expect_rc 9 doctor --repo "file://$T/repo" --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL" --driver-version "$V_OLD"
+grep -Eq "^\[fail\] partitions +whole GPUs \(no partition size asked for\); MPS with 4 clients per GPU: '/tmp/nvidia-mps' is uid 65534's with mode 0777, not root's alone" "$T/out" ||
+    fail "doctor: $(grep partitions "$T/out")"
+grep -q "fix: remove the directory (rm -r /tmp/nvidia-mps)" "$T/out" || fail "doctor's fix: $(cat "$T/out")"
+chown 0:0 "$T/root/tmp/nvidia-mps"
+expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_OLD"
+expect_err "error='/tmp/nvidia-mps' is uid 0's with mode 0777, not root's alone"
+rm -rf "$T/root/tmp/nvidia-mps"
+expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_OLD"
+[ "$(stat -c '%u %a' "$T/root/tmp/nvidia-mps")" = "0 755" ] || fail "the pipe directory made again: $(stat -c '%u %a' "$T/root/tmp/nvidia-mps")"
+grep -q nvidia-mps "$spec" || fail "the spec lacks the pipe directory made again"
 # A pipe directory planted as a link to /etc: refused (the spec names none), nothing made there.
 rm -rf "$T/root/tmp/nvidia-mps"
 ln -s /etc "$T/root/tmp/nvidia-mps"

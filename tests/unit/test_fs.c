@@ -315,6 +315,59 @@ static void test_read_in_root_regular_only(void **state)
 	assert_int_equal(err_errnum(&e), EINVAL);
 }
 
+/*
+ * A directory others may make first (MPS's in /tmp): made with its mode whatever the umask,
+ * taken again when ours alone, refused when another user's, writable by others, a link or
+ * a file; looked at without CREATE, a missing one is ENOENT.
+ */
+static void test_own_dir(void **state)
+{
+	struct scratch_fixture *f = *state;
+	struct stat st;
+	struct err e;
+	mode_t old;
+	int fd;
+
+	err_clear(&e);
+	old = umask(077);
+	fd = fs_own_dir_in_root(f->fd, "/tmp/mps", 0755, true, &e);
+	umask(old);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	close(fd);
+	fd = fs_own_dir_in_root(f->fd, "/tmp/mps", 0755, true, &e);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(fchmodat(f->fd, "tmp/mps", 0777, 0), 0);
+	assert_int_equal(fs_own_dir_in_root(f->fd, "/tmp/mps", 0755, true, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "with mode 0777, not "));
+	assert_non_null(strstr(e.msg, "remove the directory"));
+	if (geteuid() == 0) {
+		assert_int_equal(fchmodat(f->fd, "tmp/mps", 0755, 0), 0);
+		assert_int_equal(fchownat(f->fd, "tmp/mps", 65534, 65534, 0), 0);
+		assert_int_equal(fs_own_dir_in_root(f->fd, "/tmp/mps", 0755, true, &e), -1);
+		assert_non_null(strstr(
+			e.msg, "'/tmp/mps' is uid 65534's with mode 0755, not root's alone"));
+	}
+	assert_int_equal(unlinkat(f->fd, "tmp/mps", AT_REMOVEDIR), 0);
+	assert_int_equal(symlinkat("/etc", f->fd, "tmp/mps"), 0);
+	assert_int_equal(fs_own_dir_in_root(f->fd, "/tmp/mps", 0755, true, &e), -1);
+	assert_non_null(strstr(e.msg, "is not a directory (a link, or a file)"));
+	assert_int_equal(unlinkat(f->fd, "tmp/mps", 0), 0);
+	assert_int_equal(fs_own_dir_in_root(f->fd, "/tmp/mps", 0, false, &e), -1);
+	assert_int_equal(err_errnum(&e), ENOENT);
+	assert_int_equal(fs_own_dir_in_root(f->fd, "/nowhere/mps", 0, false, &e), -1);
+	assert_int_equal(err_errnum(&e), ENOENT);
+	/* At the top of the root. */
+	fd = fs_own_dir_in_root(f->fd, "/top", 0700, true, &e);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(fstatat(f->fd, "top", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_true(S_ISDIR(st.st_mode));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -323,6 +376,7 @@ int main(void)
 		scratch_unit_test(test_atomic_write_and_rm),
 		scratch_unit_test(test_errors_carry_errno),
 		scratch_unit_test(test_read_in_root_regular_only),
+		scratch_unit_test(test_own_dir),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
