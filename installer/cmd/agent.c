@@ -476,7 +476,8 @@ static int mps_dir_env(const struct agent *a, const char *var, const char *dir, 
 	/* The pipe directory is mounted into containers: labelled as the install labels it. */
 	if (strcmp(dir, MIG_MPS_PIPE_DIR) == 0) {
 		selinux_probe(a->root_fd, &se);
-		if (selinux_label(&se) && selinux_label_at(fd, NULL, se.context, false, e) < 0)
+		if (selinux_label(&se) &&
+		    selinux_label_at(fd, NULL, se.context, false, NULL, e) < 0)
 			return -1;
 	}
 	return str_fmt(buf, size, "%s=%s", var, path) < 0

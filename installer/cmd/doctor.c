@@ -722,6 +722,12 @@ static void check_labels(struct doctor *d, const struct config *c, int root_fd,
 		    "the install dir's file system keeps no SELinux labels: containers see its mount's context");
 		return;
 	}
+	if (r == 0 && m.foreign)
+		add(d, V_WARN, "selinux links",
+		    "remove it: the installer makes no such link, and containers must not read the file it names",
+		    "%zu entr%s of the install dir %s a hard link to a file that is not the installer's, left unlabelled: %s",
+		    m.foreign, m.foreign == 1 ? "y" : "ies", m.foreign == 1 ? "is" : "are",
+		    m.first_foreign);
 	if (r < 0 || !m.count) {
 		add(d, r < 0 ? V_WARN : V_OK, "selinux labels", "re-run install",
 		    r < 0 ? "the install dir's labels cannot be read: %s" : "%s",

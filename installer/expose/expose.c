@@ -125,7 +125,7 @@ static const char *mps_pipe_dir(int root_fd, const char *label)
 		return NULL;
 	}
 	/* Its clients' containers make their sockets there: the container label, as a volume's. */
-	if (label && selinux_label_at(fd, NULL, label, false, &e) < 0)
+	if (label && selinux_label_at(fd, NULL, label, false, NULL, &e) < 0)
 		log_kv(LOG_WARN, "cdi", "MPS's pipe directory cannot be labelled for containers",
 		       "dir", MIG_MPS_PIPE_DIR, "error", e.msg, LOG_END);
 	return MIG_MPS_PIPE_DIR;
@@ -138,7 +138,7 @@ static const char *mps_pipe_dir(int root_fd, const char *label)
 static int label_helpers(int install_fd, const struct host *h, struct err *e)
 {
 	const char *label = selinux_label(&h->selinux);
-	int r = label ? selinux_label_at(install_fd, HELPERS_DIR, label, true, e) : 0;
+	int r = label ? selinux_label_at(install_fd, HELPERS_DIR, label, true, NULL, e) : 0;
 
 	if (r >= 0 || err_errnum(e) != EOPNOTSUPP)
 		return r < 0 ? err_wrap(e, "cdi") : 0;

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -18,6 +19,8 @@
 #define SELINUXFS "/sys/fs/selinux"
 /* Directories deeper than this are not walked: our trees are a few levels deep. */
 #define MAX_DEPTH 16
+/* Hard links counted at most; past these, the tree's other linked entries are not ours. */
+#define MAX_LINKS 65536
 
 const char *selinux_mode_name(enum selinux_mode m)
 {
@@ -181,8 +184,104 @@ static int walk(int fd, const char *path, unsigned depth, visit_fn visit, void *
 	return r;
 }
 
+struct selinux_link {
+	dev_t dev;
+	ino_t ino;
+	nlink_t names; /* in the tree counted */
+};
+
+static int link_cmp(const void *a, const void *b)
+{
+	const struct selinux_link *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+static int count_link(int fd, const char *path, void *ud)
+{
+	struct selinux_links *l = ud;
+	struct stat st;
+
+	(void)path;
+	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode) || st.st_nlink < 2)
+		return 0;
+	if (l->n == MAX_LINKS)
+		return 1;
+	if (l->n % 256 == 0) {
+		struct selinux_link *v = reallocarray(l->v, l->n + 256, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+	}
+	l->v[l->n++] = (struct selinux_link){.dev = st.st_dev, .ino = st.st_ino, .names = 1};
+	return 0;
+}
+
+void selinux_links_free(struct selinux_links *l)
+{
+	if (!l)
+		return;
+	free(l->v);
+	free(l);
+}
+
+/* The hard links of the tree open as FD (O_PATH, not followed; a file is a tree of one). */
+static int links_of(int fd, struct selinux_links **ret, struct err *e)
+{
+	_cleanup_(selinux_links_freep) struct selinux_links *l = calloc(1, sizeof(*l));
+	size_t n = 0;
+
+	if (!l || walk(fd, ".", 0, count_link, l) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "count hard links");
+	/* One entry per inode, with the number of its names met. */
+	if (l->n)
+		qsort(l->v, l->n, sizeof(*l->v), link_cmp);
+	for (size_t i = 0; i < l->n; i++) {
+		if (n && link_cmp(&l->v[n - 1], &l->v[i]) == 0)
+			l->v[n - 1].names++;
+		else
+			l->v[n++] = l->v[i];
+	}
+	l->n = n;
+	*ret = TAKE_PTR(l);
+	return 0;
+}
+
+int selinux_links_new(int dirfd, const char *name, struct selinux_links **ret, struct err *e)
+{
+	_cleanup_close_ int fd = open_entry(dirfd, name);
+
+	if (fd < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "open '%s' to count its hard links",
+				 name && *name ? name : ".");
+	return links_of(fd, ret, e);
+}
+
+/*
+ * Whether the entry ST is the installer's to label (struct selinux_links): a directory, or a
+ * regular file or symbolic link with one name, or with all its names in the tree LINKS
+ * counted (NULL: none counted).
+ */
+static bool is_ours(const struct stat *st, const struct selinux_links *links)
+{
+	struct selinux_link key = {.dev = st->st_dev, .ino = st->st_ino}, *found;
+
+	if (S_ISDIR(st->st_mode))
+		return true;
+	if (!S_ISREG(st->st_mode) && !S_ISLNK(st->st_mode))
+		return false;
+	if (st->st_nlink < 2)
+		return true;
+	found = links && links->n ? bsearch(&key, links->v, links->n, sizeof(key), link_cmp) : NULL;
+	return found && found->names >= st->st_nlink;
+}
+
 struct relabel {
 	const char *context;
+	struct selinux_links *links;
 	size_t changed;
 	int error; /* the first errno */
 	char where[512];
@@ -191,7 +290,22 @@ struct relabel {
 static int relabel_one(int fd, const char *path, void *ud)
 {
 	struct relabel *w = ud;
-	int r = label_fd(fd, w->context);
+	struct stat st;
+	int r;
+
+	if (fstat(fd, &st) < 0) {
+		w->error = errno;
+		snprintf(w->where, sizeof(w->where), "%s", path);
+		return 1;
+	}
+	/* Checked on the entry itself: a name added outside since the count shows here. */
+	if (!is_ours(&st, w->links)) {
+		if (w->links && w->links->skipped++ == 0)
+			snprintf(w->links->first_skipped, sizeof(w->links->first_skipped), "%s",
+				 path);
+		return 0;
+	}
+	r = label_fd(fd, w->context);
 
 	if (r < 0) {
 		w->error = -r;
@@ -204,14 +318,21 @@ static int relabel_one(int fd, const char *path, void *ud)
 
 static int relabel_report(const struct relabel *w, const char *context, struct err *e);
 
-int selinux_label_at(int dirfd, const char *name, const char *context, bool tree, struct err *e)
+int selinux_label_at(int dirfd, const char *name, const char *context, bool tree,
+		     struct selinux_links *links, struct err *e)
 {
+	_cleanup_(selinux_links_freep) struct selinux_links *own = NULL;
 	_cleanup_close_ int fd = open_entry(dirfd, name);
 	const char *shown = name && *name ? name : ".";
-	struct relabel w = {.context = context};
+	struct relabel w = {.context = context, .links = links};
 
 	if (fd < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "open '%s' to label it", shown);
+	if (!links && tree) {
+		if (links_of(fd, &own, e) < 0)
+			return -1;
+		w.links = own;
+	}
 	(void)(tree ? walk(fd, shown, 0, relabel_one, &w) : relabel_one(fd, shown, &w));
 	return relabel_report(&w, context, e);
 }
@@ -239,6 +360,7 @@ static int relabel_report(const struct relabel *w, const char *context, struct e
 struct census {
 	const char *context;
 	size_t max;
+	const struct selinux_links *links;
 	struct selinux_mislabel *m;
 };
 
@@ -246,10 +368,16 @@ static int census_one(int fd, const char *path, void *ud)
 {
 	struct census *c = ud;
 	char have[SELINUX_CONTEXT_MAX];
+	struct stat st;
 
 	if (c->m->total >= c->max)
 		return 1;
 	c->m->total++;
+	if (fstat(fd, &st) == 0 && !is_ours(&st, c->links)) {
+		if (c->m->foreign++ == 0)
+			snprintf(c->m->first_foreign, sizeof(c->m->first_foreign), "%s", path);
+		return 0;
+	}
 	if (label_of_fd(fd, have, sizeof(have)) < 0)
 		have[0] = '\0';
 	if ((!have[0] || !same_label(have, c->context)) && c->m->count++ == 0) {
@@ -260,11 +388,13 @@ static int census_one(int fd, const char *path, void *ud)
 }
 
 int selinux_find_mislabelled(int dirfd, const char *name, const char *context, size_t max_entries,
-			     struct selinux_mislabel *ret)
+			     const struct selinux_links *links, struct selinux_mislabel *ret)
 {
+	_cleanup_(selinux_links_freep) struct selinux_links *own = NULL;
 	_cleanup_close_ int fd = open_entry(dirfd, name);
-	struct census c = {.context = context, .max = max_entries, .m = ret};
+	struct census c = {.context = context, .max = max_entries, .links = links, .m = ret};
 	char have[SELINUX_CONTEXT_MAX];
+	struct err e;
 	int r;
 
 	*ret = (struct selinux_mislabel){0};
@@ -273,6 +403,8 @@ int selinux_find_mislabelled(int dirfd, const char *name, const char *context, s
 	r = label_of_fd(fd, have, sizeof(have));
 	if (r < 0 && r != -ENODATA)
 		return r;
+	if (!links && links_of(fd, &own, &e) == 0)
+		c.links = own;
 	(void)walk(fd, name && *name ? name : ".", 0, census_one, &c);
 	return 0;
 }

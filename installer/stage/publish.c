@@ -661,15 +661,22 @@ static int each_labelled(struct installdir *d, const struct selinux *se, label_f
 	return r;
 }
 
+/* A labelling pass: the hard links of the tree it labels (host/selinux.h), and its error. */
+struct relabel {
+	struct selinux_links *links;
+	struct err *e;
+};
+
 /*
- * A labelling pass's step (UD: its struct err). A file system that keeps no labels is
+ * A labelling pass's step (UD: its struct relabel). A file system that keeps no labels is
  * said once, and ends the pass without an error.
  */
 static int relabel_entry(int dirfd, const char *name, const char *context, bool tree, void *ud)
 {
-	struct err *e = ud;
+	struct relabel *w = ud;
+	struct err *e = w->e;
 
-	if (selinux_label_at(dirfd, name, context, tree, e) >= 0)
+	if (selinux_label_at(dirfd, name, context, tree, w->links, e) >= 0)
 		return 0;
 	if (err_errnum(e) != EOPNOTSUPP)
 		return -1;
@@ -680,17 +687,37 @@ static int relabel_entry(int dirfd, const char *name, const char *context, bool 
 	return 1;
 }
 
+/* Says what a labelling pass left as it was: hard links to files not the installer's. */
+static void say_skipped(const struct selinux_links *links)
+{
+	if (links->skipped)
+		log_kv(LOG_WARN, "publish",
+		       "a hard link to a file that is not the installer's is left unlabelled (containers must not read it): remove it",
+		       "path", links->first_skipped, U64("entries", links->skipped), LOG_END);
+}
+
 int publish_label(struct installdir *d, const struct selinux *se, struct err *e)
 {
+	_cleanup_(selinux_links_freep) struct selinux_links *links = NULL;
+	struct relabel w = {.e = e};
+
 	if (!selinux_label(se))
 		return 0;
-	return each_labelled(d, se, relabel_entry, e) < 0 ? err_wrap(e, "publish: label") : 0;
+	/* The install dir's names are the installer's: links between its versions are ours. */
+	if (selinux_links_new(d->fd, NULL, &links, e) < 0)
+		return err_wrap(e, "publish: label");
+	w.links = links;
+	if (each_labelled(d, se, relabel_entry, &w) < 0)
+		return err_wrap(e, "publish: label");
+	say_skipped(links);
+	return 0;
 }
 
 /* A census of the install dir's entries, as publish_label walks them; at most this many. */
 #define LABEL_CENSUS_MAX 100000
 
 struct census {
+	const struct selinux_links *links;
 	struct selinux_mislabel *m;
 	int error;
 };
@@ -704,7 +731,7 @@ static int census_entry(int dirfd, const char *name, const char *context, bool t
 	if (c->m->total >= LABEL_CENSUS_MAX)
 		return 1;
 	r = selinux_find_mislabelled(dirfd, name, context,
-				     tree ? LABEL_CENSUS_MAX - c->m->total : 1, &one);
+				     tree ? LABEL_CENSUS_MAX - c->m->total : 1, c->links, &one);
 	if (r < 0) {
 		/* The dir's own label decides whether labels can be read at all. */
 		c->error = name ? 0 : r;
@@ -714,7 +741,10 @@ static int census_entry(int dirfd, const char *name, const char *context, bool t
 		snprintf(c->m->first, sizeof(c->m->first), "%s", one.first);
 		snprintf(c->m->first_label, sizeof(c->m->first_label), "%s", one.first_label);
 	}
+	if (one.foreign && !c->m->foreign)
+		snprintf(c->m->first_foreign, sizeof(c->m->first_foreign), "%s", one.first_foreign);
 	c->m->count += one.count;
+	c->m->foreign += one.foreign;
 	c->m->total += one.total;
 	return 0;
 }
@@ -722,11 +752,31 @@ static int census_entry(int dirfd, const char *name, const char *context, bool t
 int publish_find_mislabelled(struct installdir *d, const struct selinux *se,
 			     struct selinux_mislabel *ret)
 {
+	_cleanup_(selinux_links_freep) struct selinux_links *links = NULL;
 	struct census c = {.m = ret};
+	struct err e;
 
 	*ret = (struct selinux_mislabel){0};
+	/* Without it (no memory), each part counts its own links: more are said, none lost. */
+	if (selinux_links_new(d->fd, NULL, &links, &e) == 0)
+		c.links = links;
 	(void)each_labelled(d, se, census_entry, &c);
 	return c.error;
+}
+
+/* The staging tree, labelled as a version; its hard links are the ones made in it. */
+static int label_staging(const struct publish_request *rq, struct err *e)
+{
+	_cleanup_(selinux_links_freep) struct selinux_links *links = NULL;
+	struct relabel w = {.e = e};
+
+	if (selinux_links_new(rq->staging_fd, NULL, &links, e) < 0)
+		return -1;
+	w.links = links;
+	if (each_in_version(rq->staging_fd, NULL, rq->selinux, relabel_entry, &w) < 0)
+		return -1;
+	say_skipped(links);
+	return 0;
 }
 
 int publish_stage(struct installdir *d, const struct publish_request *rq, char *ret_id, size_t size,
@@ -741,8 +791,7 @@ int publish_stage(struct installdir *d, const struct publish_request *rq, char *
 	if (staging_finish(rq->staging_fd, m, e) < 0)
 		return err_wrap(e, "publish: staging");
 	/* Labelled before it is published, so that no container meets it unlabelled. */
-	if (rq->selinux && selinux_label(rq->selinux) &&
-	    each_in_version(rq->staging_fd, NULL, rq->selinux, relabel_entry, e) < 0)
+	if (rq->selinux && selinux_label(rq->selinux) && label_staging(rq, e) < 0)
 		return err_wrap(e, "publish: staging");
 	if (staging_install(d, rq->staging, ret_id, e) < 0)
 		return err_wrap(e, "publish");

@@ -141,17 +141,20 @@ _must_check_ int publish_stage(struct installdir *d, const struct publish_reques
  * Labels what the install dir holds with SE's labels (host/selinux.h): the dir, its links,
  * the helpers and every version with the container label, each version's drivers/ with
  * the kernel modules' (where the policy has it); not what an earlier install left that
- * was not the driver's (.taken-over/), nor a staging tree. Entries that carry their label
- * already are left as they are; none is set where SE has no container label. A file
- * system that keeps no labels is a warning. Returns 0 or -1 (EXIT_USAGE when the kernel
+ * was not the driver's (.taken-over/), nor a staging tree, nor what the installer did not
+ * make (host/selinux.h, struct selinux_links: a hard link to a file outside the install
+ * dir, a device), which a WARN line names. Entries that carry their label already are
+ * left as they are; none is set where SE has no container label. A file system that
+ * keeps no labels is a warning. Returns 0 or -1 (EXIT_USAGE when the kernel
  * refuses: the installer runs confined).
  */
 _must_check_ int publish_label(struct installdir *d, const struct selinux *se, struct err *e);
 
 /*
  * Counts what publish_label would change: the entries it labels whose type or level is not
- * the one it gives them, the first named in RET. Returns 0, or -errno when the install
- * dir's own label cannot be read (EOPNOTSUPP: its file system keeps none).
+ * the one it gives them, the first named in RET; and apart (RET's foreign) those it leaves
+ * as not the installer's. Returns 0, or -errno when the install dir's own label cannot
+ * be read (EOPNOTSUPP: its file system keeps none).
  */
 int publish_find_mislabelled(struct installdir *d, const struct selinux *se,
 			     struct selinux_mislabel *ret);

@@ -4,7 +4,9 @@
 # names) carries system_u:object_r:container_file_t:s0 as security.selinux, a new version
 # carries it before it is made current, a policy without levels gets the context without
 # one, an entry relabelled behind our back is named by doctor (fail when enforcing, warn
-# when permissive, the fix chcon or a re-run) and put back by the next install; without
+# when permissive, the fix chcon or a re-run) and put back by the next install; a hard link
+# in it to a host file (/etc/shadow) is left unlabelled, the host's file too, and doctor
+# warns with the fix (remove it), while the installer's own links are labelled; without
 # selinuxfs nothing is labelled and doctor says SELinux is disabled. The kernel's own answers
 # (a policy that lacks the type, a confined process refused) are the VM's (tests/vm, selinux);
 # that a staged version is labelled before it can be made current is test_selinux's.
@@ -87,6 +89,30 @@ left=$(mislabelled "$CTX" "$MCTX")
 [ -z "$left" ] || fail "a re-run left these unlabelled: $left"
 doc 0
 line ok "selinux labels"
+
+# A hard link in the install dir to a file of the host's (/etc/shadow): the installer made
+# no such link, so the run labels neither it nor the host's file (containers may read what
+# carries the container label), and doctor names it with the fix; the links the installer
+# makes itself (a version's usr/bin/ to its bin/) carry the label, as every check above saw.
+[ "$(find "$D/.versions" -path '*/usr/bin/*' -type f -links +1 | wc -l)" -gt 0 ] ||
+    fail "no hard link of the installer's own to check: $(ls -lR "$D/.current/" | head -20)"
+printf 'root:*:19000:0:99999:7:::\n' >"$T/root/etc/shadow"
+setfattr -h -n security.selinux -v system_u:object_r:shadow_t:s0 "$T/root/etc/shadow"
+ln "$T/root/etc/shadow" "$D/.current/lib64/libshadow.so.1"
+expect_rc 0 install --repo "$R" $(kernel_args)
+expect_err "a hard link to a file that is not the installer's is left unlabelled (containers must not read it): remove it (path=lib64/libshadow.so.1 entries=1)"
+shadow=$(getfattr --only-values -h -n security.selinux "$T/root/etc/shadow" | tr -d '\0')
+[ "$shadow" = system_u:object_r:shadow_t:s0 ] || fail "the host's /etc/shadow was labelled $shadow through a hard link in the install dir"
+left=$(mislabelled "$CTX" "$MCTX" | grep -v "lib64/libshadow.so.1 " || true)
+[ -z "$left" ] || fail "not labelled $CTX beside the foreign link: $left"
+doc 0
+line warn "selinux links +1 entry of the install dir is a hard link to a file that is not the installer's, left unlabelled: .*lib64/libshadow.so.1"
+grep -q "fix: remove it: the installer makes no such link, and containers must not read the file it names" "$T/out" ||
+    fail "no fix for the foreign link: $(cat "$T/out")"
+line ok "selinux labels"
+rm "$D/.current/lib64/libshadow.so.1"
+doc 0
+! grep -q "selinux links" "$T/out" || fail "a links line without a foreign link: $(cat "$T/out")"
 
 # An upgrade left pending (a process holds the driver): the staged version is labelled
 # before it is ever current; then made current by the next run.

@@ -126,32 +126,92 @@ static void test_label_tree(void **state)
 				   "tree/bin/escape"),
 			 0);
 	assert_int_equal(symlinkat("../host", f->fd, "tree/up"), 0);
-	assert_int_equal(selinux_label_at(f->fd, "tree", CTX, true, &e), 6);
+	assert_int_equal(selinux_label_at(f->fd, "tree", CTX, true, NULL, &e), 6);
 	assert_string_equal(label(f, "tree"), CTX);
 	assert_string_equal(label(f, "tree/lib64/libcuda.so.1"), CTX);
 	assert_string_equal(label(f, "tree/bin/escape"), CTX);
 	assert_string_equal(label(f, "tree/up"), CTX);
 	assert_string_equal(label(f, "host/etc/shadow"), "-");
 	assert_string_equal(label(f, "host"), "-");
-	assert_int_equal(selinux_label_at(f->fd, "tree", CTX, true, &e), 0);
+	assert_int_equal(selinux_label_at(f->fd, "tree", CTX, true, NULL, &e), 0);
 	/* The user and role do not decide access: a chcon -t label is left as it is. */
 	assert_int_equal(set_label(f, "tree/bin", "unconfined_u:object_r:container_file_t:s0"), 0);
-	assert_int_equal(selinux_label_at(f->fd, "tree", CTX, true, &e), 0);
+	assert_int_equal(selinux_label_at(f->fd, "tree", CTX, true, NULL, &e), 0);
 	/* Another level (one container's categories, :Z) or type is counted and put back. */
 	assert_int_equal(set_label(f, "tree/lib64", "system_u:object_r:container_file_t:s0:c1,c2"),
 			 0);
 	assert_int_equal(set_label(f, "tree/up", "system_u:object_r:user_home_t:s0"), 0);
-	assert_int_equal(selinux_find_mislabelled(f->fd, "tree", CTX, 100, &m), 0);
+	assert_int_equal(selinux_find_mislabelled(f->fd, "tree", CTX, 100, NULL, &m), 0);
 	assert_int_equal(m.count, 2);
 	assert_int_equal(m.total, 6);
 	assert_non_null(strstr(m.first, "tree/"));
-	assert_int_equal(selinux_find_mislabelled(f->fd, "tree", CTX, 3, &m), 0);
+	assert_int_equal(selinux_find_mislabelled(f->fd, "tree", CTX, 3, NULL, &m), 0);
 	assert_int_equal(m.total, 3);
-	assert_int_equal(selinux_label_at(f->fd, "tree/up", CTX, false, &e), 1);
-	assert_int_equal(selinux_label_at(f->fd, "tree", CTX, true, &e), 1);
-	assert_int_equal(selinux_find_mislabelled(f->fd, "tree", CTX, 100, &m), 0);
+	assert_int_equal(selinux_label_at(f->fd, "tree/up", CTX, false, NULL, &e), 1);
+	assert_int_equal(selinux_label_at(f->fd, "tree", CTX, true, NULL, &e), 1);
+	assert_int_equal(selinux_find_mislabelled(f->fd, "tree", CTX, 100, NULL, &m), 0);
 	assert_int_equal(m.count, 0);
 	assert_string_equal(label(f, "host/etc/shadow"), "-");
+}
+
+/*
+ * Hard links: a label is the inode's, so a name in the tree labels every other. Those whose
+ * every name is in the tree counted (bin/ and usr/bin/) are labelled; one to a file of the
+ * host (/etc/shadow) is not, nor the host's file; a FIFO is never the installer's. A subtree
+ * labelled alone counts its own links, unless given the whole tree's. The census counts
+ * them apart.
+ */
+static void test_label_links(void **state)
+{
+	struct scratch_fixture *f = *state;
+	_cleanup_(selinux_links_freep) struct selinux_links *links = NULL;
+	struct selinux_mislabel m;
+	char a[512], b[512];
+	struct err e;
+
+	err_clear(&e);
+	assert_int_equal(scratch_write(f->fd, "host/etc/shadow", "root:*:"), 0);
+	assert_int_equal(set_label(f, "host/etc/shadow", "system_u:object_r:shadow_t:s0"), 0);
+	assert_int_equal(scratch_write(f->fd, "tree/bin/nvidia-smi", "elf"), 0);
+	assert_int_equal(scratch_mkdirs(f->fd, "tree/usr/bin"), 0);
+	assert_int_equal(scratch_mkdirs(f->fd, "tree/lib64"), 0);
+	assert_int_equal(link(scratch_path(f, "tree/bin/nvidia-smi", a, sizeof(a)),
+			      scratch_path(f, "tree/usr/bin/nvidia-smi", b, sizeof(b))),
+			 0);
+	assert_int_equal(link(scratch_path(f, "host/etc/shadow", a, sizeof(a)),
+			      scratch_path(f, "tree/lib64/libshadow.so.1", b, sizeof(b))),
+			 0);
+	assert_int_equal(mkfifoat(f->fd, "tree/lib64/fifo", 0600), 0);
+	/* A subtree alone: usr/bin/nvidia-smi's other name is outside it. */
+	assert_int_equal(selinux_label_at(f->fd, "tree/usr", CTX, true, NULL, &e), 2);
+	assert_string_equal(label(f, "tree/usr/bin/nvidia-smi"), "-");
+	/* The whole tree's links, given to each part's pass (as publish_label does). */
+	assert_int_equal(selinux_links_new(f->fd, "tree", &links, &e), 0);
+	assert_int_equal(selinux_label_at(f->fd, "tree/usr", CTX, true, links, &e), 1);
+	assert_string_equal(label(f, "tree/usr/bin/nvidia-smi"), CTX);
+	assert_string_equal(label(f, "tree/bin/nvidia-smi"), CTX);
+	assert_int_equal(selinux_label_at(f->fd, "tree/lib64", CTX, true, links, &e), 1);
+	assert_string_equal(label(f, "tree/lib64"), CTX);
+	assert_string_equal(label(f, "tree/lib64/libshadow.so.1"), "system_u:object_r:shadow_t:s0");
+	assert_string_equal(label(f, "host/etc/shadow"), "system_u:object_r:shadow_t:s0");
+	assert_string_equal(label(f, "tree/lib64/fifo"), "-");
+	assert_int_equal(links->skipped, 2);
+	assert_non_null(strstr(links->first_skipped, "tree/lib64/"));
+	/* The whole tree, its own links counted. */
+	assert_int_equal(selinux_label_at(f->fd, "tree", CTX, true, NULL, &e), 2);
+	assert_string_equal(label(f, "host/etc/shadow"), "system_u:object_r:shadow_t:s0");
+	/* The census: nothing mislabelled, the link to the host's file and the FIFO apart. */
+	assert_int_equal(selinux_find_mislabelled(f->fd, "tree", CTX, 100, NULL, &m), 0);
+	assert_int_equal(m.count, 0);
+	assert_int_equal(m.foreign, 2);
+	assert_non_null(strstr(m.first_foreign, "tree/lib64/"));
+	/* A third name outside, after the count: seen on the entry itself. */
+	assert_int_equal(set_label(f, "tree/bin/nvidia-smi", "system_u:object_r:bin_t:s0"), 0);
+	assert_int_equal(link(scratch_path(f, "tree/bin/nvidia-smi", a, sizeof(a)),
+			      scratch_path(f, "host/nvidia-smi", b, sizeof(b))),
+			 0);
+	assert_int_equal(selinux_label_at(f->fd, "tree/bin", CTX, true, links, &e), 0);
+	assert_string_equal(label(f, "host/nvidia-smi"), "system_u:object_r:bin_t:s0");
 }
 
 /*
@@ -204,7 +264,7 @@ static void test_staged_labelled(void **state)
 	snprintf(rel, sizeof(rel), "idir/.versions/%s/drivers/nvidia.ko", id);
 	assert_string_equal(label(f, rel), MCTX);
 	snprintf(rel, sizeof(rel), "idir/.versions/%s/lib64", id);
-	assert_int_equal(selinux_find_mislabelled(f->fd, rel, CTX, 1000, &census), 0);
+	assert_int_equal(selinux_find_mislabelled(f->fd, rel, CTX, 1000, NULL, &census), 0);
 	assert_int_equal(census.count, 0);
 	/* The install dir's own entries are publish_label's, at the switch's run. */
 	assert_string_equal(label(f, "idir"), "-");
@@ -236,9 +296,8 @@ static void test_staged_labelled(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parsers),
-		scratch_unit_test(test_probe),
-		scratch_unit_test(test_label_tree),
+		cmocka_unit_test(test_parsers),		 scratch_unit_test(test_probe),
+		scratch_unit_test(test_label_tree),	 scratch_unit_test(test_label_links),
 		scratch_unit_test(test_staged_labelled),
 	};
 
