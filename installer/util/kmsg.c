@@ -13,9 +13,9 @@ static bool number_then_comma(const char *rec, size_t len, size_t *i, unsigned l
 	size_t start = *i;
 	unsigned long v = 0;
 
+	/* Past any priority the value no longer matters: it stops growing there. */
 	for (; *i < len && isdigit((unsigned char)rec[*i]); (*i)++)
-		if (v <=
-		    PRIO_MAX * 10) /* beyond any priority; SEQUENCE and MICROSECONDS only count */
+		if (v <= PRIO_MAX * 10)
 			v = v * 10 + (unsigned long)(rec[*i] - '0');
 	if (*i == start || *i >= len || rec[*i] != ',')
 		return false;
