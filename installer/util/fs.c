@@ -283,6 +283,26 @@ static int judge_own_dir(int fd, const char *path, struct err *e)
 		path, (unsigned)st.st_uid, (unsigned)st.st_mode & 07777, whose);
 }
 
+/*
+ * Whether the parent PFD (PARENT) keeps others from renaming PATH away and putting theirs
+ * there, after it was judged: root's or ours, and sticky where anyone may write it (/tmp).
+ * A group that may write it is the host's choice (Ubuntu's /var/log is root:syslog 0775).
+ */
+static int judge_parent(int pfd, const char *path, const char *parent, struct err *e)
+{
+	struct stat st;
+
+	if (fstat(pfd, &st) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "stat '%s'", parent);
+	if ((st.st_uid == 0 || st.st_uid == geteuid()) &&
+	    (!(st.st_mode & S_IWOTH) || (st.st_mode & S_ISVTX)))
+		return 0;
+	return err_set(
+		e, EXIT_USAGE,
+		"'%s' can be replaced by another user: '%s' is uid %u's with mode %04o (root's, and sticky where anyone may write, is safe)",
+		path, parent, (unsigned)st.st_uid, (unsigned)st.st_mode & 07777);
+}
+
 int fs_own_dir_in_root(int root_fd, const char *path, mode_t mode, bool create, struct err *e)
 {
 	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
@@ -297,7 +317,7 @@ int fs_own_dir_in_root(int root_fd, const char *path, mode_t mode, bool create, 
 	else
 		snprintf(parent, sizeof(parent), "%.*s", (int)(slash - path), path);
 	pfd = fs_dir_in_root(root_fd, parent, create, e);
-	if (pfd < 0)
+	if (pfd < 0 || judge_parent(pfd, path, parent, e) < 0)
 		return -1;
 	/*
 	 * In a sticky directory (/tmp) no one else can rename or remove what we made, and

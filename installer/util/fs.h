@@ -53,11 +53,13 @@ _must_check_ int fs_dir_in_root(int root_fd, const char *path, bool create, stru
 
 /*
  * Opens the directory PATH under ROOT_FD (with CREATE, makes it with MODE, and its parents)
- * only where it is this process's user's alone: its last component a directory, not a link,
- * owned by our effective uid, writable by no group or other. For a directory that others
- * may make first (one in /tmp) and where we put what must stay ours (a daemon's socket).
- * Returns an O_DIRECTORY fd, or -1: EXIT_USAGE naming the owner, the mode and the fix
- * (remove it) for one not ours, err_errnum ENOENT where it is missing and not CREATE.
+ * only where it is this process's user's alone: its last component a directory, not a
+ * link, owned by our effective uid, writable by no group or other, in a parent that no one
+ * else can rename it out of (root's or ours, sticky where anyone may write). For a
+ * directory that others may make first (one in /tmp) and where we put what must stay ours
+ * (a daemon's socket). Returns an O_DIRECTORY fd, or -1: EXIT_USAGE naming the owner, the
+ * mode and the fix (remove it) for one not ours, err_errnum ENOENT where it is missing and
+ * not CREATE.
  */
 _must_check_ int fs_own_dir_in_root(int root_fd, const char *path, mode_t mode, bool create,
 				    struct err *e);

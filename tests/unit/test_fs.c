@@ -360,6 +360,18 @@ static void test_own_dir(void **state)
 	assert_int_equal(err_errnum(&e), ENOENT);
 	assert_int_equal(fs_own_dir_in_root(f->fd, "/nowhere/mps", 0, false, &e), -1);
 	assert_int_equal(err_errnum(&e), ENOENT);
+	/* A parent others may write without the sticky bit: ours could be renamed away. */
+	fd = fs_own_dir_in_root(f->fd, "/tmp/mps", 0755, true, &e);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(fchmodat(f->fd, "tmp", 0777, 0), 0);
+	assert_int_equal(fs_own_dir_in_root(f->fd, "/tmp/mps", 0755, true, &e), -1);
+	assert_non_null(
+		strstr(e.msg, "'/tmp/mps' can be replaced by another user: '/tmp' is uid "));
+	assert_int_equal(fchmodat(f->fd, "tmp", 01777, 0), 0);
+	fd = fs_own_dir_in_root(f->fd, "/tmp/mps", 0755, true, &e);
+	assert_true(fd >= 0);
+	close(fd);
 	/* At the top of the root. */
 	fd = fs_own_dir_in_root(f->fd, "/top", 0700, true, &e);
 	assert_true(fd >= 0);
