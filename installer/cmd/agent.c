@@ -740,17 +740,23 @@ static char *render(const struct agent *a)
 
 /* ---- one look at the node --------------------------------------------------- */
 
-/* CUDA, while not ready or every --cuda-interval: a context on every GPU costs seconds. */
+/* CUDA, while not ready or every --cuda-interval: a context on every device costs seconds. */
 static bool cuda_due(const struct agent *a)
 {
 	return a->h.reason != HEALTH_READY || a->cuda_ok_ns == 0 ||
 	       now_ns() - a->cuda_ok_ns >= (uint64_t)a->c->cuda_interval_s * 1000000000ull;
 }
 
+/*
+ * CUDA as the installer asks it (expose/cuda.h): the GPUs NVML shows outside MIG mode in one
+ * process, each MIG device in its own; S's NVML answer says which (the look asks only once
+ * NVML has passed).
+ */
 static void check_cuda(struct agent *a, const struct nodestate *s, char *err, size_t size)
 {
 	_cleanup_close_ int dir_fd = -1;
 	struct cuda_report r;
+	struct cuda_plan plan;
 	char lib[PATH_MAX], desc[96];
 	struct err e;
 
@@ -764,8 +770,8 @@ static void check_cuda(struct agent *a, const struct nodestate *s, char *err, si
 		return;
 	}
 	snprintf(lib, sizeof(lib), "/proc/self/fd/%d/lib64/libcuda.so.1", dir_fd);
-	if (cuda_probe(lib, CUDA_CHECK_TIMEOUT_S, &r, &e) < 0 ||
-	    cuda_check(&r, s->host.n_gpus, host_fabric(&s->host, desc, sizeof(desc)), &e) < 0) {
+	if (cuda_probe_node(lib, &s->nvml, CUDA_CHECK_TIMEOUT_S, &plan, &r, &e) < 0 ||
+	    cuda_check(&r, host_fabric(&s->host, desc, sizeof(desc)), &e) < 0) {
 		str_fmt_cut(err, size, "%s", e.msg);
 		a->cuda_ok_ns = 0;
 		return;

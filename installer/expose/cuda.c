@@ -15,6 +15,7 @@
 #include "util/cleanup.h"
 #include "util/dlbind.h"
 #include "util/log.h"
+#include "util/str.h"
 
 /* The slice of the CUDA driver API we call, declared here: no CUDA header is needed. */
 typedef int cu_result;
@@ -93,15 +94,18 @@ static int ask_device(const struct cuda_api *a, struct cuda_report *r, int i)
 	return 0;
 }
 
-/* The child's work: everything CUDA, written into R. */
+/* The child's work: everything CUDA, written into R (R->visible says which devices). */
 static void ask(const char *lib, struct cuda_report *r)
 {
 	struct cuda_api a;
 	cu_result res;
 	void *h;
 
-	/* Every GPU of the node is asked about, whatever the container was given. */
-	unsetenv("CUDA_VISIBLE_DEVICES");
+	/* The devices the report names, whatever the container was given. */
+	if (r->visible[0])
+		setenv("CUDA_VISIBLE_DEVICES", r->visible, 1);
+	else
+		unsetenv("CUDA_VISIBLE_DEVICES");
 	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		r->result = -1;
@@ -157,54 +161,189 @@ static int read_report(int fd, int64_t deadline, struct cuda_report *r, size_t *
 	return 1;
 }
 
-int cuda_probe(const char *lib, unsigned timeout_s, struct cuda_report *report, struct err *e)
-{
-	_cleanup_close_ int rd = -1;
-	int fds[2], status = 0, on_time;
-	size_t got = 0;
+/* One child asking CUDA: its pid, the read end of its pipe, when it must have answered. */
+struct probe {
 	pid_t pid;
+	int fd;
+	int64_t deadline_ms;
+};
 
-	memset(report, 0, sizeof(*report));
-	report->failed_device = -1;
+/* Starts a child asking what ASK says (its visible, what and expect). Returns 0 or -1. */
+static int probe_start(const char *lib, const struct cuda_report *ask_r, unsigned timeout_s,
+		       struct probe *p, struct err *e)
+{
+	int fds[2];
+
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "cuda: pipe");
-	pid = fork();
-	if (pid < 0) {
+	p->pid = fork();
+	if (p->pid < 0) {
 		close(fds[0]);
 		close(fds[1]);
 		return err_errno(e, EXIT_UNEXPECTED, errno, "cuda: fork");
 	}
-	if (pid == 0) {
-		struct cuda_report r = *report;
+	if (p->pid == 0) {
+		struct cuda_report r = *ask_r;
 
 		close(fds[0]);
 		ask(lib, &r);
 		_exit(write(fds[1], &r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : 1);
 	}
 	close(fds[1]);
-	rd = fds[0];
-	on_time = read_report(rd, (int64_t)(now_ns() / 1000000) + (int64_t)timeout_s * 1000, report,
-			      &got);
-	if (!on_time)
-		kill(pid, SIGKILL);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	p->fd = fds[0];
+	p->deadline_ms = (int64_t)(now_ns() / 1000000) + (int64_t)timeout_s * 1000;
+	return 0;
+}
+
+/* A child no longer waited for: killed and reaped. */
+static void probe_abandon(struct probe *p)
+{
+	kill(p->pid, SIGKILL);
+	while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
 		;
+	close(p->fd);
+}
+
+/*
+ * Waits for P's answer into REPORT (which holds what was asked: the child's copy of it comes
+ * back). Returns 0, or -1 when the child did not answer in TIMEOUT_S or died.
+ */
+static int probe_finish(struct probe *p, unsigned timeout_s, struct cuda_report *report,
+			struct err *e)
+{
+	char what[sizeof(report->what) + 8] = "";
+	int status = 0, on_time;
+	size_t got = 0;
+
+	if (report->what[0])
+		snprintf(what, sizeof(what), " of %s", report->what);
+	on_time = read_report(p->fd, p->deadline_ms, report, &got);
+	if (!on_time)
+		kill(p->pid, SIGKILL);
+	while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	close(p->fd);
 	if (!on_time) {
-		err_set(e, EXIT_DRIVER_CHECK, "the CUDA check did not answer within %u s",
+		err_set(e, EXIT_DRIVER_CHECK, "the CUDA check%s did not answer within %u s", what,
 			timeout_s);
 		err_hint(e, "a GPU or libcuda hangs: check dmesg for NVRM and Xid messages");
 		return -1;
 	}
 	if (got != sizeof(*report) || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		if (WIFSIGNALED(status))
-			err_set(e, EXIT_DRIVER_CHECK, "the CUDA check died of signal %d in libcuda",
+			err_set(e, EXIT_DRIVER_CHECK,
+				"the CUDA check%s died of signal %d in libcuda", what,
 				WTERMSIG(status));
 		else
-			err_set(e, EXIT_DRIVER_CHECK, "the CUDA check ended without an answer");
+			err_set(e, EXIT_DRIVER_CHECK, "the CUDA check%s ended without an answer",
+				what);
 		err_hint(
 			e,
 			"the installed libcuda.so.1 and the loaded kernel module must be one driver version");
 		return -1;
+	}
+	return 0;
+}
+
+int cuda_probe(const char *lib, const char *visible, unsigned timeout_s, struct cuda_report *report,
+	       struct err *e)
+{
+	struct probe p;
+
+	memset(report, 0, sizeof(*report));
+	report->failed_device = -1;
+	if (visible && str_fmt(report->visible, sizeof(report->visible), "%s", visible) < 0)
+		return err_set(e, EXIT_UNEXPECTED, "cuda: CUDA_VISIBLE_DEVICES too long");
+	if (probe_start(lib, report, timeout_s, &p, e) < 0)
+		return -1;
+	return probe_finish(&p, timeout_s, report, e);
+}
+
+void cuda_plan_node(const struct nvml_report *nv, struct cuda_plan *ret)
+{
+	bool mig_on = false;
+	size_t len = 0;
+
+	memset(ret, 0, sizeof(*ret));
+	for (unsigned i = 0; i < nv->n_gpus; i++)
+		mig_on |= nv->gpus[i].mig_mode == 1;
+	for (unsigned i = 0; i < nv->n_gpus; i++) {
+		bool has_migs = false;
+
+		if (nv->gpus[i].mig_mode != 1) {
+			ret->whole++;
+			/* Beside a GPU in MIG mode, unset would enumerate a MIG device too. */
+			if (mig_on && len < sizeof(ret->whole_visible))
+				len += (size_t)snprintf(ret->whole_visible + len,
+							sizeof(ret->whole_visible) - len, "%s%s",
+							len ? "," : "", nv->gpus[i].uuid);
+			continue;
+		}
+		for (unsigned k = 0; k < nv->n_migs && !has_migs; k++)
+			has_migs = nv->migs[k].gpu == i;
+		ret->idle += !has_migs;
+	}
+	ret->migs = nv->n_migs;
+	ret->n = (ret->whole > 0) + ret->migs;
+}
+
+void cuda_plan_ask(const struct nvml_report *nv, const struct cuda_plan *p, unsigned k,
+		   struct cuda_report *ret)
+{
+	const struct part_mig *m;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->failed_device = -1;
+	if (p->whole > 0 && k == 0) {
+		memcpy(ret->visible, p->whole_visible, sizeof(ret->visible));
+		ret->expect = (int)p->whole;
+		return;
+	}
+	m = &nv->migs[k - (p->whole > 0)];
+	snprintf(ret->visible, sizeof(ret->visible), "%s", m->uuid);
+	snprintf(ret->what, sizeof(ret->what),
+		 "MIG device %.60s (GPU %u, %.31s, GPU instance %u, compute instance %u)", m->uuid,
+		 m->gpu, m->profile, m->gi, m->ci);
+	ret->expect = 1;
+}
+
+int cuda_probe_node(const char *lib, const struct nvml_report *nv, unsigned timeout_s,
+		    struct cuda_plan *ret, struct cuda_report *ret_last, struct err *e)
+{
+	struct probe run[CUDA_PROBES_AT_ONCE];
+	struct cuda_report got[CUDA_PROBES_AT_ONCE];
+
+	cuda_plan_node(nv, ret);
+	memset(ret_last, 0, sizeof(*ret_last));
+	ret_last->failed_device = -1;
+	/* A few at a time, each within its own time; the first that fails ends the check. */
+	for (unsigned k = 0; k < ret->n; k += CUDA_PROBES_AT_ONCE) {
+		unsigned n = ret->n - k < CUDA_PROBES_AT_ONCE ? ret->n - k : CUDA_PROBES_AT_ONCE;
+
+		for (unsigned i = 0; i < n; i++) {
+			cuda_plan_ask(nv, ret, k + i, &got[i]);
+			if (probe_start(lib, &got[i], timeout_s, &run[i], e) < 0) {
+				while (i > 0)
+					probe_abandon(&run[--i]);
+				return -1;
+			}
+		}
+		for (unsigned i = 0; i < n; i++) {
+			bool bad;
+
+			if (probe_finish(&run[i], timeout_s, &got[i], e) < 0) {
+				while (++i < n)
+					probe_abandon(&run[i]);
+				return -1;
+			}
+			*ret_last = got[i];
+			bad = got[i].result != 0 || got[i].n_devices != got[i].expect;
+			if (bad) {
+				while (++i < n)
+					probe_abandon(&run[i]);
+				return 0;
+			}
+		}
 	}
 	return 0;
 }
@@ -228,31 +367,50 @@ static int not_ready_802(const struct cuda_report *r, const char *fabric, struct
 	return -1;
 }
 
-int cuda_check(const struct cuda_report *r, size_t pci_gpus, const char *fabric, struct err *e)
+/* A call failed: named with the device (an ordinal, or the MIG device asked). */
+static int call_failed(const struct cuda_report *r, struct err *e)
+{
+	const char *text = r->error[0] ? r->error : "no text";
+
+	if (r->what[0])
+		err_set(e, EXIT_DRIVER_CHECK, "CUDA %s failed on %s: %s (%d)", r->call, r->what,
+			text, r->result);
+	else if (r->failed_device >= 0 && r->failed_device < CUDA_MAX_GPUS &&
+		 r->bdf[r->failed_device][0])
+		err_set(e, EXIT_DRIVER_CHECK, "CUDA %s failed on device %d (%s): %s (%d)", r->call,
+			r->failed_device, r->bdf[r->failed_device], text, r->result);
+	else if (r->failed_device >= 0)
+		err_set(e, EXIT_DRIVER_CHECK, "CUDA %s failed on device %d: %s (%d)", r->call,
+			r->failed_device, text, r->result);
+	else
+		err_set(e, EXIT_DRIVER_CHECK, "CUDA %s failed: %s (%d)", r->call, text, r->result);
+	err_hint(
+		e,
+		"the kernel module and libcuda.so.1 must be one version and the GPUs healthy; check dmesg for NVRM and Xid messages");
+	return -1;
+}
+
+int cuda_check(const struct cuda_report *r, const char *fabric, struct err *e)
 {
 	if (r->result == CUDA_SYSTEM_NOT_READY)
 		return not_ready_802(r, fabric, e);
-	if (r->result != 0) {
-		if (r->failed_device >= 0)
-			err_set(e, EXIT_DRIVER_CHECK, "CUDA %s failed on device %d: %s (%d)",
-				r->call, r->failed_device, r->error[0] ? r->error : "no text",
-				r->result);
-		else
-			err_set(e, EXIT_DRIVER_CHECK, "CUDA %s failed: %s (%d)", r->call,
-				r->error[0] ? r->error : "no text", r->result);
-		err_hint(
-			e,
-			"the kernel module and libcuda.so.1 must be one version and the GPUs healthy; check dmesg for NVRM and Xid messages");
-		return -1;
-	}
-	if ((size_t)r->n_devices != pci_gpus) {
+	if (r->result != 0)
+		return call_failed(r, e);
+	if (r->n_devices == r->expect)
+		return 0;
+	if (r->what[0])
+		err_set(e, EXIT_DRIVER_CHECK, "CUDA sees %d device(s), not 1, asked for %s",
+			r->n_devices, r->what);
+	else if (r->visible[0])
 		err_set(e, EXIT_DRIVER_CHECK,
-			"CUDA sees %d GPU(s), but %zu NVIDIA GPU(s) are on the PCI bus",
-			r->n_devices, pci_gpus);
-		err_hint(
-			e,
-			"a GPU CUDA cannot use (MIG mode with no instance, or a GPU the driver does not support): check nvidia-smi and dmesg");
-		return -1;
-	}
-	return 0;
+			"CUDA sees %d of the %d GPU(s) outside MIG mode (CUDA_VISIBLE_DEVICES=%s)",
+			r->n_devices, r->expect, r->visible);
+	else
+		err_set(e, EXIT_DRIVER_CHECK,
+			"CUDA sees %d GPU(s), but %d NVIDIA GPU(s) are on the PCI bus",
+			r->n_devices, r->expect);
+	err_hint(
+		e,
+		"a GPU CUDA cannot use though NVML sees it (one the driver does not support, or a reset pending): check nvidia-smi and dmesg");
+	return -1;
 }

@@ -209,16 +209,45 @@ static bool fabric_daemons_shipped(int install_fd, const struct host *h)
 	       (h->nvlink.n_ports == 0 || faccessat(install_fd, "bin/" EXPOSE_NVLSM, X_OK, 0) == 0);
 }
 
+/* What verify_cuda found, said once it passed. */
+static void log_cuda_ready(const struct cuda_plan *p, const struct cuda_report *c,
+			   const struct host *h, uint64_t t0)
+{
+	if (p->n == 0) {
+		log_kv(LOG_INFO, "verify",
+		       "CUDA check skipped: every GPU is in MIG mode without a MIG device, none CUDA could open (the instances are the layout's or another tool's to make)",
+		       U64("mig_gpus_without_instances", p->idle), LOG_END);
+		return;
+	}
+	if (p->migs == 0 && p->idle == 0) {
+		log_kv(LOG_INFO, "verify", "CUDA ready: a context on every GPU",
+		       U64("cuda_driver_version", (uint64_t)c->driver_version),
+		       U64("devices", p->whole), U64("nvswitches", h->n_nvswitches),
+		       U64("duration_ms", (now_ns() - t0) / 1000000), LOG_END);
+		return;
+	}
+	log_kv(LOG_INFO, "verify",
+	       "CUDA ready: a context on every GPU outside MIG mode and on every MIG device, each MIG device in a process of its own",
+	       U64("cuda_driver_version", (uint64_t)c->driver_version), U64("devices", p->whole),
+	       U64("mig_devices", p->migs), U64("mig_gpus_without_instances", p->idle),
+	       U64("processes", p->n), U64("nvswitches", h->n_nvswitches),
+	       U64("duration_ms", (now_ns() - t0) / 1000000), LOG_END);
+}
+
 /*
- * What a CUDA job sees: libcuda initialises and takes a context on every GPU. On an NVSwitch
- * system whose package has Fabric Manager, 802 (the fabric not trained) is not a failure
- * here: Fabric Manager is the node agent's to start, after this run, and the agent makes
- * the node ready once the fabric is trained. Returns 1 when CUDA is ready (or there is no
- * GPU to ask), 2 when it waits for the agent's Fabric Manager, -1 otherwise.
+ * What a CUDA job sees, on the devices NVML's report R shows (cuda.h: the GPUs outside MIG
+ * mode in one process, each MIG device in its own): libcuda initialises and takes a context
+ * on each. On an NVSwitch system whose package has Fabric Manager, 802 (the fabric not
+ * trained) is not a failure here: Fabric Manager is the node agent's to start, after this
+ * run, and the agent makes the node ready once the fabric is trained. Returns 1 when CUDA
+ * is ready (or there is no GPU to ask), 2 when it waits for the agent's Fabric Manager, -1
+ * otherwise.
  */
-static int verify_cuda(int install_fd, const struct host *h, struct err *e)
+static int verify_cuda(int install_fd, const struct host *h, const struct nvml_report *r,
+		       struct err *e)
 {
 	struct cuda_report c;
+	struct cuda_plan plan;
 	char lib[PATH_MAX], desc[96];
 	const char *fabric;
 	uint64_t t0 = now_ns();
@@ -229,7 +258,7 @@ static int verify_cuda(int install_fd, const struct host *h, struct err *e)
 		return 1;
 	}
 	snprintf(lib, sizeof(lib), "/proc/self/fd/%d/lib64/libcuda.so.1", install_fd);
-	if (cuda_probe(lib, CUDA_CHECK_TIMEOUT_S, &c, e) < 0)
+	if (cuda_probe_node(lib, r, CUDA_CHECK_TIMEOUT_S, &plan, &c, e) < 0)
 		return err_wrap(e, "verify");
 	fabric = host_fabric(h, desc, sizeof(desc));
 	if (c.result == CUDA_SYSTEM_NOT_READY && h->nvlink.n_ports > 0 && !h->nvlink.ib_umad) {
@@ -253,17 +282,18 @@ static int verify_cuda(int install_fd, const struct host *h, struct err *e)
 			       LOG_END);
 		return 2;
 	}
-	if (cuda_check(&c, h->n_gpus, fabric, e) < 0)
+	if (cuda_check(&c, fabric, e) < 0)
 		return err_wrap(e, "verify");
-	log_kv(LOG_INFO, "verify", "CUDA ready: a context on every GPU",
-	       U64("cuda_driver_version", (uint64_t)c.driver_version),
-	       U64("devices", (uint64_t)c.n_devices), U64("nvswitches", h->n_nvswitches),
-	       U64("duration_ms", (now_ns() - t0) / 1000000), LOG_END);
+	log_cuda_ready(&plan, &c, h, t0);
 	return 1;
 }
 
-static int verify(const struct expose_opts *o, int install_fd, const struct host *h,
-		  const char *version, struct nvml_report *r, struct err *e)
+/*
+ * NVML's check: the installed libnvidia-ml.so.1 answers with VERSION and sees every GPU,
+ * into R. Returns 1 when it passed, 0 when skipped (--skip-verify, no GPU), -1 otherwise.
+ */
+static int verify_nvml(const struct expose_opts *o, int install_fd, const struct host *h,
+		       const char *version, struct nvml_report *r, struct err *e)
 {
 	char lib[PATH_MAX];
 
@@ -281,7 +311,7 @@ static int verify(const struct expose_opts *o, int install_fd, const struct host
 	for (unsigned i = 0; i < r->n_gpus; i++)
 		log_kv(LOG_INFO, "verify", "GPU", U64("index", i), "name", r->gpus[i].name, "uuid",
 		       r->gpus[i].uuid, U64("memory_mib", r->gpus[i].memory_mib), LOG_END);
-	return verify_cuda(install_fd, h, e);
+	return 1;
 }
 
 /*
@@ -387,13 +417,24 @@ int expose_run(const struct expose_opts *o, int root_fd, int install_fd, const s
 		       "loaded", loaded[0] ? loaded : "none", "installed", version, LOG_END);
 		return 0;
 	}
-	verified = verify(o, fresh_fd, h, version, &r, e);
+	verified = verify_nvml(o, fresh_fd, h, version, &r, e);
 	if (verified < 0) {
 		withdraw_after_failure(o, root_fd);
 		return -1;
 	}
+	/*
+	 * The layout first: CUDA can only be asked about what is there once it is made (a GPU
+	 * in MIG mode without instances has no device CUDA can open). A layout refused or
+	 * waiting for a reset leaves the node as it was.
+	 */
 	if (verified == 1 && partition(o, root_fd, fresh_fd, &r, e) < 0)
 		return -1;
+	if (verified == 1)
+		verified = verify_cuda(fresh_fd, h, &r, e);
+	if (verified < 0) {
+		withdraw_after_failure(o, root_fd);
+		return -1;
+	}
 	if (verified == 2) {
 		/* The devices are there: the spec; the labels and the marker are the agent's. */
 		if (nodeinfo_remove_driver(root_fd, e) < 0 ||

@@ -2,7 +2,8 @@
 /*
  * The last stage: making the installed driver usable and visible. In order:
  * the exec bind mount (and --host-mount targets), the host's ld cache, the
- * NVML verification against the loaded driver, the CDI spec, the node
+ * NVML verification against the loaded driver, the GPU layout (MIG), the CUDA
+ * check of what is then there, the CDI spec, the node
  * labels, and last the readiness marker, so that whatever waits for it finds
  * everything else in place. Uninstall withdraws them in the reverse order:
  * the marker, labels and CDI spec before the kernel side, the ld

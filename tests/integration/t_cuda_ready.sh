@@ -63,6 +63,6 @@ CUDA_STANDIN_FAIL=init expect_rc 8 install --repo "$R" $(kernel_args)
 expect_err "ERROR install: verify: CUDA cuInit failed: CUDA_ERROR_UNKNOWN: unknown error (999)"
 [ ! -e "$ready_marker" ] || fail "ready although cuInit failed"
 CUDA_STANDIN_FAIL=ctx:1 expect_rc 8 install --repo "$R" $(kernel_args)
-expect_err "ERROR install: verify: CUDA cuCtxCreate failed on device 1: CUDA_ERROR_UNKNOWN: unknown error (999)"
+expect_err "ERROR install: verify: CUDA cuCtxCreate failed on device 1 (0000:00:05.0): CUDA_ERROR_UNKNOWN: unknown error (999)"
 CUDA_STANDIN_FAIL= expect_rc 0 install --repo "$R" $(kernel_args)
 [ -f "$ready_marker" ] || fail "not ready once libcuda answers"

@@ -6,10 +6,21 @@
  * matters on NVSwitch systems: while the host has an NVLink fabric that is not trained
  * (tests/standin/fabric.h), cuInit returns 802, CUDA_ERROR_SYSTEM_NOT_READY, as the real
  * library does until Fabric Manager has trained it.
- * $CUDA_STANDIN_FAIL=init makes cuInit fail (999), =ctx:N the context on device N.
+ *
+ * Devices are enumerated as CUDA enumerates them beside MIG (NVIDIA's MIG user guide, "CUDA
+ * Device Enumeration"), from the MIG state the NVML stand-in keeps (mig.h): a GPU in MIG
+ * mode is no CUDA device, and a process sees at most one MIG device, the first that
+ * CUDA_VISIBLE_DEVICES names by its MIG-<uuid>, or without that variable the node's first;
+ * where no device is left (every GPU in MIG mode and no instance yet), cuInit returns
+ * CUDA_ERROR_NO_DEVICE. CUDA_VISIBLE_DEVICES is a comma-separated list of GPU-<uuid>,
+ * MIG-<uuid> or ordinals (among the devices seen without it); the list ends at the first
+ * entry that names no device, as CUDA's does, and set but empty it hides every device.
+ * $CUDA_STANDIN_FAIL=init makes cuInit fail (999), =ctx:N the context on device N, and
+ * =ctx:UUID the context on the device with that UUID (GPU-... or MIG-...).
  * Error names and texts are CUDA's (cuda.h, cuGetErrorName / cuGetErrorString).
  */
 #include "fabric.h"
+#include "mig.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -44,16 +55,25 @@ const char *cuDriverGetVersion_version(void)
 	return STANDIN_VERSION;
 }
 
-static char bdfs[16][32];
+#define MAX_GPUS 16
+#define MAX_DEVS (MAX_GPUS * STANDIN_MIG_MAX)
+
+/* A device CUDA can enumerate: a GPU outside MIG mode, or one MIG device. */
+struct dev {
+	char bdf[32], uuid[96];
+	int is_mig;
+};
+
+static struct dev devs[MAX_GPUS + 1]; /* this process's devices, by ordinal */
 static int n_devices, initialised, driver_major;
-static int contexts[16];
+static int contexts[MAX_GPUS + 1];
 
 static int cmp(const void *a, const void *b)
 {
 	return strcmp(a, b);
 }
 
-/* Entries of directory REL (not . and ..), into OUT (up to 16) when given. */
+/* Entries of directory REL (not . and ..), into OUT (up to MAX_GPUS). */
 static int entries(const char *rel, char (*out)[32])
 {
 	char p[512];
@@ -63,11 +83,10 @@ static int entries(const char *rel, char (*out)[32])
 
 	standin_path(p, sizeof(p), rel);
 	d = opendir(p);
-	while (d && (de = readdir(d)) && n < 16) {
+	while (d && (de = readdir(d)) && n < MAX_GPUS) {
 		if (de->d_name[0] == '.')
 			continue;
-		if (out)
-			snprintf(out[n], sizeof(out[n]), "%s", de->d_name);
+		snprintf(out[n], sizeof(out[n]), "%s", de->d_name);
 		n++;
 	}
 	if (d)
@@ -75,9 +94,113 @@ static int entries(const char *rel, char (*out)[32])
 	return n;
 }
 
+/* "KEY: \t value" of the information file of the GPU at BDF, into OUT ("" if none). */
+static void info_field(const char *bdf, const char *key, char *out, size_t size)
+{
+	char rel[128], p[512], line[256];
+	size_t kl = strlen(key);
+	FILE *f;
+
+	out[0] = '\0';
+	snprintf(rel, sizeof(rel), "proc/driver/nvidia/gpus/%s/information", bdf);
+	standin_path(p, sizeof(p), rel);
+	f = fopen(p, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *v;
+
+		if (strncmp(line, key, kl) != 0 || line[kl] != ':')
+			continue;
+		for (v = line + kl + 1; *v == ' ' || *v == '\t'; v++)
+			;
+		v[strcspn(v, "\n")] = '\0';
+		snprintf(out, size, "%s", v);
+	}
+	if (f)
+		fclose(f);
+}
+
+/*
+ * Every device CUDA could enumerate, by PCI address: each GPU outside MIG mode, and the MIG
+ * devices of those in MIG mode, in NVML's order. Returns how many, into ALL.
+ */
+static int all_devices(struct dev *all)
+{
+	char bdfs[MAX_GPUS][32], minor[16];
+	int n_gpus = entries("proc/driver/nvidia/gpus", bdfs), n = 0;
+
+	qsort(bdfs, (size_t)n_gpus, sizeof(bdfs[0]), cmp);
+	for (int i = 0; i < n_gpus; i++) {
+		struct standin_mig_dev migs[STANDIN_MIG_MAX];
+		char uuid[96];
+		unsigned mode, k = standin_mig_read(bdfs[i], &mode, migs, STANDIN_MIG_MAX);
+
+		info_field(bdfs[i], "GPU UUID", uuid, sizeof(uuid));
+		info_field(bdfs[i], "Device Minor", minor, sizeof(minor));
+		if (!mode) {
+			all[n] = (struct dev){.is_mig = 0};
+			snprintf(all[n].bdf, sizeof(all[n].bdf), "%s", bdfs[i]);
+			snprintf(all[n].uuid, sizeof(all[n].uuid), "%s", uuid);
+			n++;
+			continue;
+		}
+		for (unsigned j = 0; j < k; j++, n++) {
+			all[n] = (struct dev){.is_mig = 1};
+			snprintf(all[n].bdf, sizeof(all[n].bdf), "%s", bdfs[i]);
+			standin_mig_uuid(all[n].uuid, sizeof(all[n].uuid), uuid,
+					 (unsigned)atoi(minor), migs[j].gi, migs[j].ci);
+		}
+	}
+	return n;
+}
+
+/* Adds ALL[I] to this process's devices, unless it is there or a second MIG device. */
+static void add_device(const struct dev *all, int i)
+{
+	for (int j = 0; j < n_devices; j++)
+		if (strcmp(devs[j].uuid, all[i].uuid) == 0 || (all[i].is_mig && devs[j].is_mig))
+			return;
+	if (n_devices <= MAX_GPUS)
+		devs[n_devices++] = all[i];
+}
+
+/* The devices this process sees, of the N in ALL, as CUDA_VISIBLE_DEVICES says. */
+static void visible_devices(const struct dev *all, int n)
+{
+	const char *env = getenv("CUDA_VISIBLE_DEVICES");
+	char list[4096], *save = NULL;
+
+	n_devices = 0;
+	if (!env) {
+		for (int i = 0; i < n; i++)
+			add_device(all, i);
+		return;
+	}
+	snprintf(list, sizeof(list), "%s", env);
+	for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long ord = strtol(t, &end, 10);
+		int found = -1;
+
+		for (int i = 0; i < n && found < 0; i++)
+			if (strcmp(all[i].uuid, t) == 0)
+				found = i;
+		/* An ordinal counts the devices seen without the variable: one MIG device. */
+		for (int i = 0, seen = 0, mig = 0; found < 0 && *t && !*end && i < n; i++) {
+			if (all[i].is_mig && mig++)
+				continue;
+			if (seen++ == ord)
+				found = i;
+		}
+		if (found < 0)
+			break;
+		add_device(all, found);
+	}
+}
+
 CUresult cuInit(unsigned flags)
 {
 	const char *fail = getenv("CUDA_STANDIN_FAIL");
+	static struct dev all[MAX_DEVS];
 	char p[512], line[256];
 	FILE *f;
 
@@ -97,8 +220,7 @@ CUresult cuInit(unsigned flags)
 	fclose(f);
 	if (standin_has_fabric() && !standin_fabric_trained())
 		return SYSTEM_NOT_READY;
-	n_devices = entries("proc/driver/nvidia/gpus", bdfs);
-	qsort(bdfs, (size_t)n_devices, sizeof(bdfs[0]), cmp);
+	visible_devices(all, all_devices(all));
 	if (n_devices == 0)
 		return NO_DEVICE;
 	initialised = 1;
@@ -140,7 +262,7 @@ CUresult cuDeviceGetPCIBusId(char *bus, int len, CUdevice d)
 		return INVALID_DEVICE;
 	if (len < 13)
 		return INVALID_VALUE;
-	snprintf(bus, (size_t)len, "%s", bdfs[d]);
+	snprintf(bus, (size_t)len, "%s", devs[d].bdf);
 	for (char *c = bus; *c; c++)
 		if (*c >= 'a' && *c <= 'f')
 			*c = (char)(*c - 'a' + 'A');
@@ -157,7 +279,8 @@ CUresult cuCtxCreate_v2(CUcontext *c, unsigned flags, CUdevice d)
 		return NOT_INITIALIZED;
 	if (d < 0 || d >= n_devices)
 		return INVALID_DEVICE;
-	if (fail && sscanf(fail, "ctx:%d", &bad) == 1 && bad == d)
+	if (fail && ((sscanf(fail, "ctx:%d", &bad) == 1 && bad == d) ||
+		     (strncmp(fail, "ctx:", 4) == 0 && strcmp(fail + 4, devs[d].uuid) == 0)))
 		return UNKNOWN;
 	contexts[d]++;
 	*c = &contexts[d];
@@ -168,7 +291,7 @@ CUresult cuCtxDestroy_v2(CUcontext c)
 {
 	int *n = c;
 
-	if (!n || n < contexts || n >= contexts + 16 || *n == 0)
+	if (!n || n < contexts || n >= contexts + MAX_GPUS + 1 || *n == 0)
 		return INVALID_VALUE;
 	(*n)--;
 	return SUCCESS;

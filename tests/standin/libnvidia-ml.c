@@ -17,6 +17,7 @@
  * device id, and the brand (NVML_BRAND_NVIDIA, what datacenter GPUs report).
  */
 #include "fabric.h"
+#include "mig.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -912,18 +913,14 @@ nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned index,
 		for (unsigned j = 0; m->gi[i].used && j < MAX_CI; j++) {
 			size_t slot = (size_t)(d - gpus) * MAX_GI + n;
 			struct standin_gpu *g = &mig_devs[slot];
-			unsigned long h = 5381;
 
 			if (!m->gi[i].ci[j].used)
 				continue;
 			if (n++ != index)
 				continue;
-			for (const char *s = d->uuid; *s; s++)
-				h = h * 33 + (unsigned char)*s;
 			*g = *d;
-			snprintf(g->uuid, sizeof(g->uuid), "MIG-%08lx-%04x-%04x-%04x-%012lx",
-				 h & 0xffffffff, i, j, 0x4000u | (d->minor & 0xfff),
-				 (h >> 8) & 0xffffffffffffUL);
+			/* The UUID the CUDA stand-in gives the same device (mig.h). */
+			standin_mig_uuid(g->uuid, sizeof(g->uuid), d->uuid, d->minor, i, j);
 			/* go-nvlib's rounding: eighths of the GPU, of its memory in whole GiB. */
 			snprintf(g->name, sizeof(g->name), "%.60s MIG %ug.%llugb", d->name,
 				 m->gi[i].p->slices,
