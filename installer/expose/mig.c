@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "expose/mig.h"
 #include "host/host.h"
@@ -83,54 +85,305 @@ const char *mig_sharing_name(enum mig_sharing s)
 	return "none";
 }
 
-/* O's member KEY, matched without regard to case as Go's encoding/json does; NULL if none. */
-static json_object *member(json_object *o, const char *key)
+/*
+ * gpu_config.json as GKE's device plugin decodes it: Go's encoding/json into its GPUConfig
+ * (container-engine-accelerators, pkg/gpu/nvidia/manager.go). Go's decoder
+ * (src/encoding/json/decode.go, decodeState.object) takes the members in the order of the
+ * text and stores each in the field its key names, exactly or under case folding
+ * (fields.byExactName, else fields.byFoldedName[foldName(key)]): a later key for a field
+ * overwrites an earlier one, whatever its case. null leaves a string, number or struct as it
+ * is (decodeState.literalStore), and an object for a struct field is decoded into the struct
+ * already there, field by field. json-c keeps one value per key, a later duplicate's at the
+ * first one's place, so the members are walked here in the text's order, by JSON's grammar
+ * (RFC 8259, which Go's scanner follows: no single quotes, comments or NaN, which json-c
+ * takes), and only each value read is handed to json-c.
+ */
+#define GO_JSON_DEPTH_MAX 64
+
+static const char *skip_ws(const char *p, const char *end)
 {
-	json_object_object_foreach(o, k, v)
-	{
-		if (strcasecmp(k, key) == 0)
-			return v;
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p;
+}
+
+/* A string at P (its opening quote): past its closing quote, or NULL. */
+static const char *skip_string(const char *p, const char *end)
+{
+	for (p++; p < end; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c == '"')
+			return p + 1;
+		if (c < 0x20)
+			return NULL;
+		if (c != '\\')
+			continue;
+		if (++p >= end)
+			return NULL;
+		if (*p != 'u') {
+			if (!*p || !strchr("\"\\/bfnrt", *p))
+				return NULL;
+			continue;
+		}
+		for (int i = 0; i < 4; i++)
+			if (++p >= end || !isxdigit((unsigned char)*p))
+				return NULL;
 	}
 	return NULL;
 }
 
-/* An integer member (0 when absent). Returns 0, or -1 for another type. */
-static int int_member(json_object *o, const char *key, long long *ret, struct err *e)
+static const char *skip_digits(const char *p, const char *end)
 {
-	json_object *v = member(o, key);
+	while (p < end && isdigit((unsigned char)*p))
+		p++;
+	return p;
+}
 
-	*ret = 0;
-	if (!v)
-		return 0;
-	if (!json_object_is_type(v, json_type_int))
-		return err_set(e, EXIT_USAGE, "%s: %s is not an integer", MIG_GKE_CONFIG, key);
-	*ret = json_object_get_int64(v);
+/* A number at P, by RFC 8259's grammar: past it, or NULL. */
+static const char *skip_number(const char *p, const char *end)
+{
+	if (p < end && *p == '-')
+		p++;
+	if (p >= end || !isdigit((unsigned char)*p))
+		return NULL;
+	p = *p == '0' ? p + 1 : skip_digits(p, end);
+	if (p < end && *p == '.') {
+		if (++p >= end || !isdigit((unsigned char)*p))
+			return NULL;
+		p = skip_digits(p, end);
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		if (++p < end && (*p == '+' || *p == '-'))
+			p++;
+		if (p >= end || !isdigit((unsigned char)*p))
+			return NULL;
+		p = skip_digits(p, end);
+	}
+	return p;
+}
+
+static const char *skip_value(const char *p, const char *end, unsigned depth);
+
+/* An object or an array at P: past its closing bracket, or NULL. */
+static const char *skip_container(const char *p, const char *end, unsigned depth)
+{
+	char close = *p == '{' ? '}' : ']';
+
+	if (depth > GO_JSON_DEPTH_MAX)
+		return NULL;
+	p = skip_ws(p + 1, end);
+	if (p < end && *p == close)
+		return p + 1;
+	for (;;) {
+		if (close == '}') {
+			if (p >= end || *p != '"' || !(p = skip_string(p, end)))
+				return NULL;
+			p = skip_ws(p, end);
+			if (p >= end || *p != ':')
+				return NULL;
+			p = skip_ws(p + 1, end);
+		}
+		if (!(p = skip_value(p, end, depth + 1)))
+			return NULL;
+		p = skip_ws(p, end);
+		if (p < end && *p == close)
+			return p + 1;
+		if (p >= end || *p != ',')
+			return NULL;
+		p = skip_ws(p + 1, end);
+	}
+}
+
+/* A value at P: past it, or NULL. */
+static const char *skip_value(const char *p, const char *end, unsigned depth)
+{
+	static const char *const literals[] = {"true", "false", "null"};
+
+	if (p >= end)
+		return NULL;
+	if (*p == '"')
+		return skip_string(p, end);
+	if (*p == '{' || *p == '[')
+		return skip_container(p, end, depth);
+	for (size_t i = 0; i < ARRAY_SIZE(literals); i++) {
+		size_t n = strlen(literals[i]);
+
+		if ((size_t)(end - p) >= n && memcmp(p, literals[i], n) == 0)
+			return p + n;
+	}
+	return skip_number(p, end);
+}
+
+/* One member as the text has it: the key decoded, the value's text. */
+struct go_member {
+	const char *key;
+	size_t key_len;
+	const char *value, *value_end;
+};
+
+typedef int (*go_member_fn)(const struct go_member *m, void *arg, struct err *e);
+
+/* The text P..END parsed by json-c (a value the walk found well-formed); NULL on ENOMEM. */
+static json_object *parse_text(const char *p, const char *end)
+{
+	_cleanup_free_ char *s = strndup(p, (size_t)(end - p));
+
+	return s ? json_tokener_parse(s) : NULL;
+}
+
+/*
+ * Calls FN for each member of the object at P, up to END, in the order of the text,
+ * duplicates and all. Returns 0, -1 (EXIT_USAGE) where the text is not JSON as Go reads it,
+ * or FN's -1.
+ */
+static int each_member(const char *p, const char *end, go_member_fn fn, void *arg, struct err *e)
+{
+	const char *after;
+
+	p = skip_ws(p, end);
+	if (p >= end || *p != '{' || !(after = skip_container(p, end, 0)) ||
+	    skip_ws(after, end) != end)
+		return err_set(e, EXIT_USAGE, "%s is not a JSON object", MIG_GKE_CONFIG);
+	for (p = skip_ws(p + 1, end); *p != '}'; p = skip_ws(p + 1, end)) {
+		_cleanup_(json_object_putp) json_object *k = NULL;
+		const char *key_end = skip_string(p, end);
+		struct go_member m;
+
+		k = parse_text(p, key_end);
+		if (!k || !json_object_is_type(k, json_type_string))
+			return err_set(e, EXIT_UNEXPECTED, "%s: a key cannot be read",
+				       MIG_GKE_CONFIG);
+		m.key = json_object_get_string(k);
+		m.key_len = (size_t)json_object_get_string_len(k);
+		m.value = skip_ws(skip_ws(key_end, end) + 1, end);
+		m.value_end = skip_value(m.value, end, 1);
+		if (fn(&m, arg, e) < 0)
+			return -1;
+		p = skip_ws(m.value_end, end);
+		if (*p == '}')
+			break;
+	}
 	return 0;
 }
 
-/* GPUSharingConfig, and the deprecated MaxTimeSharedClientsPerGPU (manager.go). */
-static int parse_sharing(json_object *o, struct mig_request *r, struct err *e)
+/*
+ * Whether KEY names the field NAME (ASCII letters) as Go's decoder matches it: ASCII letters
+ * in either case, and the two runes outside ASCII whose case folding is an ASCII letter,
+ * U+017F (long s) for S and U+212A (Kelvin sign) for K (src/encoding/json/fold.go:
+ * foldName, and equalFoldRight before Go 1.21).
+ */
+static bool go_key_is(const struct go_member *m, const char *name)
 {
-	json_object *sc = member(o, "GPUSharingConfig"), *st;
-	long long old, max = 0;
-	const char *s = "";
+	const unsigned char *k = (const unsigned char *)m->key, *end = k + m->key_len;
 
-	if (int_member(o, "MaxTimeSharedClientsPerGPU", &old, e) < 0)
-		return -1;
-	if (sc && !json_object_is_type(sc, json_type_object))
+	for (; *name; name++) {
+		char up = (char)toupper((unsigned char)*name);
+
+		if (k < end && *k < 0x80 && toupper(*k) == up) {
+			k++;
+		} else if (up == 'S' && end - k >= 2 && k[0] == 0xc5 && k[1] == 0xbf) {
+			k += 2;
+		} else if (up == 'K' && end - k >= 3 && k[0] == 0xe2 && k[1] == 0x84 &&
+			   k[2] == 0xaa) {
+			k += 3;
+		} else {
+			return false;
+		}
+	}
+	return k == end;
+}
+
+static bool is_null(const struct go_member *m)
+{
+	return m->value_end - m->value == 4 && memcmp(m->value, "null", 4) == 0;
+}
+
+/* A string field NAME into BUF (SIZE), as Go stores it: null changes nothing. */
+static int go_string(const struct go_member *m, const char *name, char *buf, size_t size,
+		     struct err *e)
+{
+	_cleanup_(json_object_putp) json_object *v = NULL;
+
+	if (is_null(m))
+		return 0;
+	if (*m->value != '"')
+		return err_set(e, EXIT_USAGE, "%s: %s is not a string", MIG_GKE_CONFIG, name);
+	v = parse_text(m->value, m->value_end);
+	if (!v)
+		return err_set(e, EXIT_UNEXPECTED, "%s: %s cannot be read", MIG_GKE_CONFIG, name);
+	if (str_fmt(buf, size, "%s", json_object_get_string(v)) < 0)
+		return err_set(e, EXIT_USAGE, "%s: %s is too long", MIG_GKE_CONFIG, name);
+	return 0;
+}
+
+/* An int field NAME into *RET, as Go stores it (strconv.ParseInt of the number's text). */
+static int go_int(const struct go_member *m, const char *name, long long *ret, struct err *e)
+{
+	char text[32], *stop;
+	size_t n = (size_t)(m->value_end - m->value);
+	long long v;
+
+	if (is_null(m))
+		return 0;
+	if (n >= sizeof(text) || strcspn(m->value, ".eE\"tfn{[") < n)
+		return err_set(e, EXIT_USAGE, "%s: %s is not an integer", MIG_GKE_CONFIG, name);
+	memcpy(text, m->value, n);
+	text[n] = '\0';
+	errno = 0;
+	v = strtoll(text, &stop, 10);
+	if (errno || *stop)
+		return err_set(e, EXIT_USAGE, "%s: %s is not an integer", MIG_GKE_CONFIG, name);
+	*ret = v;
+	return 0;
+}
+
+/* What gpu_config.json says, as Go's GPUConfig holds it once decoded. */
+struct gke_config {
+	char partition_size[MIG_SIZE_MAX];
+	long long max_time_shared; /* MaxTimeSharedClientsPerGPU, deprecated */
+	char strategy[64];	   /* GPUSharingConfig.GPUSharingStrategy */
+	long long max_shared;	   /* GPUSharingConfig.MaxSharedClientsPerGPU */
+};
+
+static int sharing_member(const struct go_member *m, void *arg, struct err *e)
+{
+	struct gke_config *c = arg;
+
+	if (go_key_is(m, "GPUSharingStrategy"))
+		return go_string(m, "GPUSharingStrategy", c->strategy, sizeof(c->strategy), e);
+	if (go_key_is(m, "MaxSharedClientsPerGPU"))
+		return go_int(m, "MaxSharedClientsPerGPU", &c->max_shared, e);
+	return 0;
+}
+
+static int config_member(const struct go_member *m, void *arg, struct err *e)
+{
+	struct gke_config *c = arg;
+
+	if (go_key_is(m, "GPUPartitionSize"))
+		return go_string(m, "GPUPartitionSize", c->partition_size,
+				 sizeof(c->partition_size), e);
+	if (go_key_is(m, "MaxTimeSharedClientsPerGPU"))
+		return go_int(m, "MaxTimeSharedClientsPerGPU", &c->max_time_shared, e);
+	if (!go_key_is(m, "GPUSharingConfig") || is_null(m))
+		return 0;
+	if (*m->value != '{')
 		return err_set(e, EXIT_USAGE, "%s: GPUSharingConfig is not an object",
 			       MIG_GKE_CONFIG);
-	st = sc ? member(sc, "GPUSharingStrategy") : NULL;
-	if (st && !json_object_is_type(st, json_type_string))
-		return err_set(e, EXIT_USAGE, "%s: GPUSharingStrategy is not a string",
-			       MIG_GKE_CONFIG);
-	if (st)
-		s = json_object_get_string(st);
-	if (sc && int_member(sc, "MaxSharedClientsPerGPU", &max, e) < 0)
-		return -1;
-	if (old > 0) {
+	return each_member(m->value, m->value_end, sharing_member, c, e);
+}
+
+/* GKE's judgement of what was decoded (manager.go: the sharing strategy and its clients). */
+static int gke_validate(const struct gke_config *c, struct mig_request *r, struct err *e)
+{
+	const char *s = c->strategy;
+	long long max = c->max_shared;
+
+	/* The deprecated MaxTimeSharedClientsPerGPU, above 0, is time-sharing over the rest. */
+	if (c->max_time_shared > 0) {
 		s = "time-sharing";
-		max = old;
+		max = c->max_time_shared;
 	}
 	if (strcmp(s, "time-sharing") == 0 || strcmp(s, "mps") == 0) {
 		if (max <= 0 || max > 1024)
@@ -155,21 +408,16 @@ static int parse_sharing(json_object *o, struct mig_request *r, struct err *e)
 
 int mig_parse_gke_config(const char *json, size_t len, struct mig_request *ret, struct err *e)
 {
-	_cleanup_(json_object_putp) json_object *o = NULL;
+	struct gke_config c;
 	struct mig_request r = {.partition_size = ""};
-	json_object *size;
 
-	if (strlen(json) != len || !(o = json_tokener_parse(json)) ||
-	    !json_object_is_type(o, json_type_object))
+	memset(&c, 0, sizeof(c));
+	if (strlen(json) != len)
 		return err_set(e, EXIT_USAGE, "%s is not a JSON object", MIG_GKE_CONFIG);
-	size = member(o, "GPUPartitionSize");
-	if (size && !json_object_is_type(size, json_type_string))
-		return err_set(e, EXIT_USAGE, "%s: GPUPartitionSize is not a string",
-			       MIG_GKE_CONFIG);
-	if (size && str_fmt(r.partition_size, sizeof(r.partition_size), "%s",
-			    json_object_get_string(size)) < 0)
-		return err_set(e, EXIT_USAGE, "%s: GPUPartitionSize is too long", MIG_GKE_CONFIG);
-	if (parse_sharing(o, &r, e) < 0)
+	if (each_member(json, json + len, config_member, &c, e) < 0)
+		return -1;
+	memcpy(r.partition_size, c.partition_size, sizeof(r.partition_size));
+	if (gke_validate(&c, &r, e) < 0)
 		return -1;
 	*ret = r;
 	return 0;

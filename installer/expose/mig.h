@@ -59,11 +59,13 @@ const struct mig_model *mig_model_of(uint16_t vendor, uint16_t device);
 const char *mig_sharing_name(enum mig_sharing s);
 
 /*
- * Parses gpu_config.json as GKE's device plugin reads it: its keys matched without regard
- * to case, others ignored; GPUPartitionSize, GPUSharingConfig {GPUSharingStrategy,
- * MaxSharedClientsPerGPU}, and the deprecated MaxTimeSharedClientsPerGPU (above 0: time
- * sharing with that many clients), validated as GKE validates them. Returns 0, or -1 (E:
- * what is wrong) for a file GKE's plugin would not take either.
+ * Parses gpu_config.json as GKE's device plugin reads it (Go's encoding/json into its
+ * GPUConfig): keys matched exactly or under Go's case folding, the last of two for one
+ * field, null changing nothing, others ignored; GPUPartitionSize, GPUSharingConfig
+ * {GPUSharingStrategy, MaxSharedClientsPerGPU}, and the deprecated
+ * MaxTimeSharedClientsPerGPU (above 0: time sharing with that many clients), validated as
+ * GKE validates them. Returns 0, or -1 (E: what is wrong) for a file GKE's plugin would
+ * not take either.
  */
 _must_check_ int mig_parse_gke_config(const char *json, size_t len, struct mig_request *ret,
 				      struct err *e);

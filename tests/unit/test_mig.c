@@ -63,6 +63,19 @@ static void test_refused(void **state)
 		{"{\"GPUSharingConfig\": {\"MaxSharedClientsPerGPU\": 2}}",
 		 "MaxSharedClientsPerGPU without a GPUSharingStrategy"},
 		{"{\"MaxTimeSharedClientsPerGPU\": 1.5}", "is not an integer"},
+		{"{\"MaxTimeSharedClientsPerGPU\": 1e1}", "is not an integer"},
+		{"{\"MaxTimeSharedClientsPerGPU\": 99999999999999999999}", "is not an integer"},
+		/* What Go's scanner refuses, though json-c takes it: the file is no JSON. */
+		{"{'GPUPartitionSize': '1g.10gb'}", "is not a JSON object"},
+		{"{\"GPUPartitionSize\": \"1g.10gb\",}", "is not a JSON object"},
+		{"{/* c */ \"GPUPartitionSize\": \"1g.10gb\"}", "is not a JSON object"},
+		{"{\"x\": NaN}", "is not a JSON object"},
+		{"{\"x\": 1.}", "is not a JSON object"},
+		{"{\"x\": 01}", "is not a JSON object"},
+		{"{\"x\": \"a\tb\"}", "is not a JSON object"},
+		{"{\"x\": \"\\x\"}", "is not a JSON object"},
+		{"{} {}", "is not a JSON object"},
+		{"{\"x\": [1, {\"y\": tru}]}", "is not a JSON object"},
 	};
 	struct mig_request r;
 	struct err e;
@@ -76,6 +89,74 @@ static void test_refused(void **state)
 	/* A NUL inside the file is not JSON. */
 	err_clear(&e);
 	assert_int_equal(mig_parse_gke_config("{}\0{}", 5, &r, &e), -1);
+}
+
+/*
+ * Two keys for one field: GKE's plugin decodes the file with Go's encoding/json
+ * (src/encoding/json/decode.go, decodeState.object): each member in the order of the text
+ * goes to the field its key names (fields.byExactName, else byFoldedName[foldName(key)]),
+ * so the last one wins; null changes nothing (decodeState.literalStore); a nested object
+ * is decoded into the struct that is there, field by field.
+ */
+static void test_last_key_wins(void **state)
+{
+	static const struct {
+		const char *json, *size;
+	} sizes[] = {
+		{"{\"GPUPartitionSize\": \"1g.10gb\", \"gpuPartitionSize\": \"2g.20gb\"}",
+		 "2g.20gb"},
+		{"{\"gpuPartitionSize\": \"2g.20gb\", \"GPUPartitionSize\": \"1g.10gb\"}",
+		 "1g.10gb"},
+		/* The same spelling twice around another: json-c keeps one value per key at the
+		 * first one's place; the text's order decides. */
+		{"{\"GPUPartitionSize\": \"1g.10gb\", \"gpupartitionsize\": \"2g.20gb\", "
+		 "\"GPUPartitionSize\": \"3g.40gb\"}",
+		 "3g.40gb"},
+		{"{\"GPUPartitionSize\": \"1g.10gb\", \"gpuPartitionSize\": null}", "1g.10gb"},
+		{"{\"GPUPartitionSize\": null}", ""},
+		/* Go folds U+017F (long s) to S (fold.go): a key GKE's plugin takes. */
+		{"{\"GPUPartition\xc5\xbfize\": \"1g.10gb\"}", "1g.10gb"},
+		{"{\"GPUPartition\\u017fize\": \"1g.10gb\", \"x\": 1}", "1g.10gb"},
+		/* Other look-alikes are not folded: U+0131 (dotless i), U+0130 (dotted I). */
+		{"{\"GPUPart\xc4\xb1tionSize\": \"1g.10gb\"}", ""},
+		{"{\"GPUPart\xc4\xb0tionSize\": \"1g.10gb\"}", ""},
+		{"{\"GPUPartitionSize \": \"1g.10gb\"}", ""},
+	};
+	struct mig_request r;
+	struct err e;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+		if (parse(sizes[i].json, &r, &e) != 0)
+			fail_msg("%s: %s", sizes[i].json, e.msg);
+		if (strcmp(r.partition_size, sizes[i].size) != 0)
+			fail_msg("%s: got '%s', not '%s'", sizes[i].json, r.partition_size,
+				 sizes[i].size);
+	}
+	/* Sharing: two objects merge, the last of each field; the last strategy. */
+	assert_int_equal(parse("{\"GPUSharingConfig\": {\"GPUSharingStrategy\": \"mps\", "
+			       "\"MaxSharedClientsPerGPU\": 2}, \"gpusharingconfig\": "
+			       "{\"maxsharedclientspergpu\": 4}}",
+			       &r, &e),
+			 0);
+	assert_int_equal(r.sharing, MIG_SHARING_MPS);
+	assert_int_equal(r.max_shared_clients, 4);
+	assert_int_equal(parse("{\"GPUSharingConfig\": {\"GPUSharingStrategy\": \"time-sharing\", "
+			       "\"gpuSharingStrategy\": \"mps\", \"MaxSharedClientsPerGPU\": 2}, "
+			       "\"GPUSharingConfig\": null}",
+			       &r, &e),
+			 0);
+	assert_int_equal(r.sharing, MIG_SHARING_MPS);
+	assert_int_equal(r.max_shared_clients, 2);
+	assert_int_equal(
+		parse("{\"MaxTimeSharedClientsPerGPU\": 3, \"maxTimeSharedClientsPerGPU\": 0}", &r,
+		      &e),
+		0);
+	assert_int_equal(r.sharing, MIG_SHARING_NONE);
+	/* The last value is judged, not the first: a bad one after a good one is refused. */
+	assert_int_equal(
+		parse("{\"GPUPartitionSize\": \"1g.10gb\", \"gpuPartitionSize\": 1}", &r, &e), -1);
+	assert_non_null(strstr(e.msg, "GPUPartitionSize is not a string"));
 }
 
 /* The sizes by PCI id, as GKE's partitioner has them; a size the model lacks names the rest. */
@@ -126,6 +207,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_partition_size_and_sharing),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_last_key_wins),
 		cmocka_unit_test(test_sizes_by_gpu),
 	};
 
