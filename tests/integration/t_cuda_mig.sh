@@ -5,7 +5,8 @@
 # CUDA what it can answer, after the layout is made: the GPUs outside MIG mode in one
 # process, each MIG device in its own (CUDA_VISIBLE_DEVICES=MIG-<uuid>).
 #   1. A partitioned 2-GPU node stays ready at every run after the one that partitioned it
-#      (a pod restart, a DaemonSet update): exit 0, the marker, CDI spec and labels kept.
+#      (a pod restart, a DaemonSet update): exit 0, the marker, CDI spec and labels kept;
+#      a layout change refused while a job holds a GPU (exit 7) keeps them too.
 #   2. GPUs that come up in MIG mode with no instance (after the reboot that turned MIG mode
 #      on): the run makes the instances, then CUDA answers for each; ready.
 #   3. A MIG device whose context fails is named by its UUID: exit 8, nothing says ready.
@@ -52,6 +53,16 @@ for run in restart update; do
     assert_eq "$(cat "$spec")" "$spec_before" "the CDI spec at the $run"
     assert_eq "$(cat "$labels")" "$labels_before" "the labels at the $run"
 done
+# Another layout while a job holds a GPU: refused (exit 7), the node as it was and ready.
+mkdir -p "$T/root/proc/4242/fd"
+ln -s /dev/nvidia0 "$T/root/proc/4242/fd/3"
+echo trainer >"$T/root/proc/4242/comm"
+expect_rc 7 install --repo "$R" $(kernel_args) --mig-layout all-3g.40gb
+expect_err "GPU partitioning refused: the GPUs are in use: /dev/nvidia0 open in pid 4242 (trainer)"
+[ -f "$marker" ] || fail "the readiness marker withdrawn at a busy refusal"
+assert_eq "$(cat "$spec")" "$spec_before" "the CDI spec at a busy refusal"
+assert_eq "$(cat "$labels")" "$labels_before" "the labels at a busy refusal"
+rm -rf "$T/root/proc/4242"
 
 # 2. After the reboot that activates MIG mode: mode on, no instance (what a reset leaves).
 for d in "$gpus"/*/; do echo "mode 1 1" >"$d/standin-mig"; done
