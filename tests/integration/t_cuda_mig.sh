@@ -15,6 +15,8 @@
 #      there CUDA could open; the driver is ready and the run says why CUDA was not asked.
 #   6. The node agent judges as the installer does: ready on the partitioned node; a MIG
 #      device of GPU 1 failing makes it not ready, naming that device.
+#   7. An A100 pool whose MIG mode waits for a reboot: exit 10, then after the reboot the
+#      instances made and the node ready.
 FAKE_KERNEL=1
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330 --gpu 10de:2330
 mkkernel "$T/root"
@@ -115,3 +117,23 @@ wait_for "the agent's judgement" 20 said "agent: node"
 said "agent: node not ready (reason=cuda cause=CUDA cuCtxCreate failed on MIG device $bad (GPU 1, 1g.10gb, GPU instance 7, compute instance 0)" ||
     fail "the agent: $(grep 'agent: node' "$T/agent.log")"
 stop_agent
+
+# 7. An A100 pool, where entering MIG mode waits for a reboot (GKE's A100 nodes): the first
+#    run ends with exit 10, the run after the reboot makes the instances and is ready.
+rm -rf "$T/root"
+mkroot "$T/root" cos 17800.66.78 --gpu 10de:20b0 --gpu 10de:20b0
+mkkernel "$T/root"
+mkdir -p "$T/root/etc/nvidia"
+echo '{"GPUPartitionSize":"1g.5gb"}' >"$T/root/etc/nvidia/gpu_config.json"
+NVML_STANDIN_MIG=reset-required expect_rc 10 install --repo "$R" $(kernel_args)
+expect_err "MIG mode waits for a GPU reset on GPU 0"
+[ ! -e "$marker" ] || fail "ready while MIG mode waits for the reboot"
+sed -i 's/^mode 0 1/mode 1 1/' "$gpus"/*/standin-mig # the reboot
+expect_rc 0 install --repo "$R" $(kernel_args)
+expect_err "GPU layout applied (layout=all-1g.5gb from=/etc/nvidia/gpu_config.json changed=2 unchanged=0"
+expect_err "mig_devices=14 "
+assert_eq "$(instances)" 14 "A100 MIG devices after the reboot"
+[ -f "$marker" ] || fail "the A100 node not ready after the reboot"
+expect_rc 0 install --repo "$R" $(kernel_args)
+expect_err "GPU layout already in place (layout=all-1g.5gb"
+[ -f "$marker" ] || fail "the A100 node not ready at the run after"
