@@ -108,12 +108,12 @@ bad=$(uuid_of 1:6)
 trap 'rc=$?; [ -z "${apid:-}" ] || kill "$apid" 2>/dev/null || true; [ $rc = 0 ] || tail -8 "$T/agent.log"' EXIT
 said() { grep -q -- "$1" "$T/agent.log"; }
 start_agent --cuda-interval 1
-wait_for "the agent's judgement" 20 said "agent: node"
+wait_for "the agent's judgement" 60 said "agent: node"
 said "agent: node ready: a CUDA job can run" || fail "the agent: $(grep 'agent: node' "$T/agent.log")"
 stop_agent
 : >"$T/agent.log"
 CUDA_STANDIN_FAIL=ctx:$bad start_agent
-wait_for "the agent's judgement" 20 said "agent: node"
+wait_for "the agent's judgement" 60 said "agent: node"
 said "agent: node not ready (reason=cuda cause=CUDA cuCtxCreate failed on MIG device $bad (GPU 1, 1g.10gb, GPU instance 7, compute instance 0)" ||
     fail "the agent: $(grep 'agent: node' "$T/agent.log")"
 stop_agent
