@@ -11,6 +11,9 @@
 #include "agent/upgrade.h"
 #include "util/str.h"
 
+/* The kubelet's mark on a static pod's mirror (k8s.io/api core/v1 MirrorPodAnnotationKey). */
+#define MIRROR_POD_ANNOTATION "kubernetes.io/config.mirror"
+
 static const char *const state_names[UPG_N_STATES] = {
 	[UPG_IDLE] = "",
 	[UPG_PENDING] = "pending",
@@ -125,7 +128,7 @@ static void wait_or_activate(struct upgrade_step *s, const struct upgrade_view *
 	if (late && v->gpu_pods > v->evictable && p->on_deadline == UPG_DEADLINE_EVICT)
 		str_fmt_cut(
 			why, size,
-			"past the deadline: %u GPU pod(s) of DaemonSets and %u other process(es) hold the GPUs",
+			"past the deadline: %u GPU pod(s) no eviction moves (DaemonSets', static pods', or already leaving) and %u other process(es) hold the GPUs",
 			v->gpu_pods - v->evictable, v->holders);
 	else if (late && p->on_deadline == UPG_DEADLINE_EVICT)
 		str_fmt_cut(why, size,
@@ -302,14 +305,37 @@ static bool any_asks_gpu(json_object *list, bool sidecars_only)
 	return false;
 }
 
-bool upgrade_pod_holds_gpu(json_object *pod, bool *evictable)
+/*
+ * Whether an eviction can move POD, as kubectl drain judges (kubernetes/kubectl
+ * pkg/drain/filters.go): not a DaemonSet's (daemonSetFilter: its controller brings it back
+ * at once), not a static pod's mirror (mirrorPodFilter: the annotation
+ * kubernetes.io/config.mirror; the kubelet also makes the Node its owner, and deleting the
+ * mirror leaves the static pod running), and not already leaving (a deletionTimestamp: the
+ * eviction was accepted, or the pod deleted; asking again changes nothing, the pod is
+ * waited for).
+ */
+static bool can_evict(json_object *meta)
 {
-	json_object *spec = get(pod, "spec"),
-		    *owners = get(get(pod, "metadata"), "ownerReferences");
-	const char *phase = get_str(get(pod, "status"), "phase");
+	json_object *owners = get(meta, "ownerReferences");
 	size_t n = owners && json_object_is_type(owners, json_type_array)
 			   ? json_object_array_length(owners)
 			   : 0;
+
+	if (get(meta, "deletionTimestamp") || get(get(meta, "annotations"), MIRROR_POD_ANNOTATION))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		const char *kind = get_str(json_object_array_get_idx(owners, i), "kind");
+
+		if (same(kind, "DaemonSet") || same(kind, "Node"))
+			return false;
+	}
+	return true;
+}
+
+bool upgrade_pod_holds_gpu(json_object *pod, bool *evictable)
+{
+	json_object *spec = get(pod, "spec");
+	const char *phase = get_str(get(pod, "status"), "phase");
 
 	*evictable = true;
 	if (same(phase, "Succeeded") || same(phase, "Failed"))
@@ -318,9 +344,7 @@ bool upgrade_pod_holds_gpu(json_object *pod, bool *evictable)
 	if (!any_asks_gpu(get(spec, "containers"), false) &&
 	    !any_asks_gpu(get(spec, "initContainers"), !same(phase, "Pending") && phase))
 		return false;
-	for (size_t i = 0; i < n; i++)
-		if (same(get_str(json_object_array_get_idx(owners, i), "kind"), "DaemonSet"))
-			*evictable = false;
+	*evictable = can_evict(get(pod, "metadata"));
 	return true;
 }
 

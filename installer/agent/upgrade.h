@@ -75,7 +75,7 @@ struct upgrade_view {
 	bool slot;	       /* the agent holds a live slot */
 	bool unschedulable;    /* the Node's spec.unschedulable */
 	unsigned gpu_pods;     /* the node's pods that hold GPUs (upgrade_gpu_pods) */
-	unsigned evictable;    /* of them, those an eviction can move (not a DaemonSet's) */
+	unsigned evictable;    /* of them, those an eviction can move (upgrade_pod_holds_gpu) */
 	unsigned holders;      /* other processes with the driver open (the kernel's view) */
 	bool ready;	       /* the agent's last judgement: a CUDA job can run */
 	const char *not_ready; /* and why not, or NULL */
@@ -114,9 +114,11 @@ struct upgrade_step upgrade_decide(const struct upgrade_record *r, const struct 
  * The pods of a PodList's ITEMS that hold GPUs: not finished (phase neither Succeeded nor
  * Failed), with a container or a running init container that asks for an NVIDIA GPU
  * resource (nvidia.com/gpu, its renamed shares nvidia.com/gpu.*, MIG devices
- * nvidia.com/mig-*) in its limits or requests. *EVICTABLE counts those not owned by a
- * DaemonSet (evicting a DaemonSet's pod only brings it back). The first NAMES_SIZE bytes'
- * worth of "namespace/name" go into NAMES, comma-separated. Returns the count.
+ * nvidia.com/mig-*) in its limits or requests. *EVICTABLE counts those an eviction can move,
+ * as kubectl drain judges: not a DaemonSet's (evicting it only brings it back), not a static
+ * pod's mirror (the annotation kubernetes.io/config.mirror, or a Node as its owner), not one
+ * already leaving (a deletionTimestamp: waited for, not asked again). The first NAMES_SIZE
+ * bytes' worth of "namespace/name" go into NAMES, comma-separated. Returns the count.
  */
 unsigned upgrade_gpu_pods(json_object *items, unsigned *evictable, char *names, size_t names_size);
 

@@ -48,6 +48,15 @@ kube_stub "$T/cluster.json"
 start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA"
 trap 'rc=$?; kill "$apid" 2>/dev/null || true; [ $rc = 0 ] || tail -15 "$T/agent.log"' EXIT
 agent_said() { grep -q -- "$1" "$T/agent.log"; }
+# requests METHOD PATH-REGEX: how many requests of this stand-in matched and were answered.
+requests() {
+    python3 - "$KUBE_LOG" "$@" <<'PY'
+import json, re, sys
+log, method, path = sys.argv[1:]
+print(sum(1 for r in map(json.loads, open(log)) if r["method"] == method and r["status"] < 300
+          and re.fullmatch(path, r["path"])))
+PY
+}
 wait_for "the agent's start" 10 agent_said "agent: watching the node"
 agent_said "driver upgrades on (node=gpu-node-1 namespace=kube-system limit=1" || fail "upgrades not on"
 port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
@@ -130,7 +139,15 @@ cat >"$T/cluster2.json" <<EOF
    "status": {"phase": "Running"}},
   {"metadata": {"name": "serve", "namespace": "ml", "annotations": {"test.invalid/pdb-blocks":
    "true"}}, "spec": {"nodeName": "gpu-node-1", "containers": [{"name": "c", "resources":
-   {"limits": {"nvidia.com/gpu": "2"}}}]}, "status": {"phase": "Running"}}]}
+   {"limits": {"nvidia.com/gpu": "2"}}}]}, "status": {"phase": "Running"}},
+  {"metadata": {"name": "slow", "namespace": "ml"}, "spec": {"nodeName": "gpu-node-1",
+   "terminationGracePeriodSeconds": 600, "containers": [{"name": "c", "resources": {"limits":
+   {"nvidia.com/gpu": "1"}}}]}, "status": {"phase": "Running"}},
+  {"metadata": {"name": "static-gpu-gpu-node-1", "namespace": "kube-system", "annotations":
+   {"kubernetes.io/config.mirror": "5f0c2b"}, "ownerReferences": [{"apiVersion": "v1", "kind":
+   "Node", "name": "gpu-node-1", "uid": "0f4b3a52-1c1e-4a43-9d41-6a1f3c3b7e11", "controller":
+   true}]}, "spec": {"nodeName": "gpu-node-1", "containers": [{"name": "c", "resources":
+   {"limits": {"nvidia.com/gpu": "1"}}}]}, "status": {"phase": "Running"}}]}
 EOF
 kube_stub "$T/cluster2.json"
 : >"$T/agent.log"
@@ -144,13 +161,23 @@ wait_for "the dead node's slot taken" 15 upgrade_node_has 'holders["nvidia-drive
 [ $((($(date +%s%N) - t0) / 1000000)) -ge 1500 ] || fail "the dead node's slot taken before its lease expired"
 upgrade_node_has 'holders["nvidia-driver-upgrade-slot-0"] == "gpu-node-2" and leases["nvidia-driver-upgrade-slot-1"]["spec"]["leaseTransitions"] == 5' ||
     fail "the slots: $(cat "$KUBE_STATE")"
-wait_for "the evictable pod evicted" 15 upgrade_node_has 'pods == ["serve"] and state == "evicting"'
+left='pods == ["serve", "slow", "static-gpu-gpu-node-1"] and state == "evicting"'
+wait_for "the evictable pods evicted" 15 upgrade_node_has "$left"' and "deletionTimestamp" in db["pods"][1]["metadata"]'
 metric2() { curl -s "http://127.0.0.1:$port/metrics" | grep -qx "$1"; }
-wait_for "the budget's refusal asked again" 10 metric2 'nvidia_driver_installer_agent_upgrade_evictions_total{result="refused"} [2-9]'
-metric2 'nvidia_driver_installer_agent_upgrade_evictions_total{result="evicted"} 1' || fail "evicted count"
-upgrade_node_has 'pods == ["serve"] and state == "evicting" and unsched' || fail "forced: $(cat "$KUBE_STATE")"
+wait_for "the budget's refusal asked again" 10 metric2 'nvidia_driver_installer_agent_upgrade_evictions_total{result="refused"} [3-9]'
+metric2 'nvidia_driver_installer_agent_upgrade_evictions_total{result="evicted"} 2' || fail "evicted count"
+upgrade_node_has "$left"' and unsched' || fail "forced: $(cat "$KUBE_STATE")"
+# A pod already leaving is waited for, not asked again at each look; a static pod's mirror
+# is never asked (kubectl drain's mirrorPodFilter): an eviction leaves the static pod there.
+assert_eq "$(requests POST /api/v1/namespaces/ml/pods/slow/eviction)" 1 "evictions of the pod already leaving"
+assert_eq "$(requests POST '/api/v1/namespaces/kube-system/pods/[^/]*/eviction')" 0 "evictions of the static pod"
+upgrade_node_has '"evicting 1 GPU pod(s)" in rec["reason"]' ||
+    fail "the reason: $(cat "$KUBE_STATE")"
 [ "$(installed_version)" = "$V_NEW" ] || fail "switched while a GPU pod runs (2)"
 kube_api DELETE /api/v1/namespaces/ml/pods/serve >/dev/null
+# The kubelet's part: the pod that was leaving has gone, the static pod stopped.
+kube_api DELETE /api/v1/namespaces/ml/pods/slow >/dev/null
+kube_api DELETE /api/v1/namespaces/kube-system/pods/static-gpu-gpu-node-1 >/dev/null
 wait_for "the upgrade done (2)" 30 upgrade_node_has 'state == "done" and not unsched and holders["nvidia-driver-upgrade-slot-1"] == ""'
 assert_eq "$(installed_version)" "$V_OLD" "the version after the second upgrade"
 

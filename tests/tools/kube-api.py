@@ -9,8 +9,10 @@ API server's own answers to them:
          merge patches where they mean the same: no lists, no directives)
   GET    /api/v1/pods?fieldSelector=spec.nodeName=NAME   a PodList of that node's pods
   POST   /api/v1/namespaces/NS/pods/NAME/eviction        policy/v1 Eviction: 201 and the
-         pod gone, or 429 when its disruption budget forbids (annotation
-         "test.invalid/pdb-blocks": "true"), as the eviction subresource answers
+         pod gone (or, with spec.terminationGracePeriodSeconds, marked deleting and left
+         until the test deletes it, as a kubelet would), or 429 when its disruption budget
+         forbids (annotation "test.invalid/pdb-blocks": "true"), as the eviction
+         subresource answers
   GET    /apis/coordination.k8s.io/v1/namespaces/NS/leases/NAME
   POST   /apis/coordination.k8s.io/v1/namespaces/NS/leases          409 AlreadyExists
   PUT    /apis/coordination.k8s.io/v1/namespaces/NS/leases/NAME     409 Conflict unless
@@ -118,6 +120,24 @@ def find(kind, name, ns=None):
         if m["name"] == name and (ns is None or m.get("namespace") == ns):
             return o
     return None
+
+
+def delete_pod(pod):
+    """An eviction's delete. A pod with spec.terminationGracePeriodSeconds above 0 is deleted
+    gracefully, as the pod registry does (k8s.io/apiserver pkg/registry/rest/delete.go,
+    BeforeDelete): metadata.deletionTimestamp and deletionGracePeriodSeconds set, the pod
+    still listed until its kubelet has stopped it (here, the test's DELETE); asked again, it
+    stays as it is. Without a grace period it is gone at once."""
+    grace = pod.get("spec", {}).get("terminationGracePeriodSeconds", 0)
+    if not grace:
+        DB["pods"].remove(pod)
+        return
+    meta = pod["metadata"]
+    if "deletionTimestamp" not in meta:
+        meta["deletionTimestamp"] = time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                  time.gmtime(time.time() + grace))
+        meta["deletionGracePeriodSeconds"] = grace
+        bump(pod)
 
 
 def fault(method, path, raw):
@@ -239,7 +259,7 @@ def handle(method, path, query, ctype, body):
         if pod["metadata"].get("annotations", {}).get("test.invalid/pdb-blocks") == "true":
             return status(429, "TooManyRequests",
                           "Cannot evict pod as it would violate the pod's disruption budget.")
-        DB["pods"].remove(pod)
+        delete_pod(pod)
         return 201, {"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 201}
     m = LEASES.fullmatch(path)
     if m:

@@ -140,12 +140,12 @@ static void test_deadline(void **state)
 	assert_int_equal(step(&r, &v, &evict), UPG_ACT_EVICT);
 	assert_int_equal(r.state, UPG_EVICTING);
 	assert_int_equal(step(&r, &v, &evict), UPG_ACT_EVICT);
-	/* Gone; a DaemonSet's GPU pod remains: no eviction brings it away, so waited for. */
+	/* Gone; a DaemonSet's GPU pod remains: no eviction moves it, so waited for. */
 	v.evictable = 0;
 	v.gpu_pods = 1;
 	assert_int_equal(step(&r, &v, &evict), UPG_ACT_NONE);
 	assert_int_equal(r.state, UPG_EVICTING);
-	assert_non_null(strstr(r.reason, "1 GPU pod(s) of DaemonSets"));
+	assert_non_null(strstr(r.reason, "1 GPU pod(s) no eviction moves"));
 	v.gpu_pods = 0;
 	assert_int_equal(step(&r, &v, &evict), UPG_ACT_ACTIVATE);
 	/* A GPU user came back before the switch (the installer deferred again): waiting. */
@@ -338,18 +338,33 @@ static void test_gpu_pods(void **state)
 		"[{\"kind\": \"DaemonSet\", \"name\": \"dcgm\"}]}, \"spec\": {\"containers\": "
 		"[{\"resources\": {\"limits\": {\"nvidia.com/gpu\": \"1\"}}}]}, \"status\": {\"phase\": "
 		"\"Running\"}},"
+		/* a static pod's mirror (kubectl drain's mirrorPodFilter skips it: evicting it
+		 * leaves the static pod running), by its annotation or its Node owner */
+		" {\"metadata\": {\"namespace\": \"kube-system\", \"name\": \"static-a\", "
+		"\"annotations\": {\"kubernetes.io/config.mirror\": \"5f0c\"}}, \"spec\": "
+		"{\"containers\": [{\"resources\": {\"limits\": {\"nvidia.com/gpu\": \"1\"}}}]}, "
+		"\"status\": {\"phase\": \"Running\"}},"
+		" {\"metadata\": {\"namespace\": \"kube-system\", \"name\": \"static-b\", "
+		"\"ownerReferences\": [{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"name\": "
+		"\"gpu-1\"}]}, \"spec\": {\"containers\": [{\"resources\": {\"limits\": "
+		"{\"nvidia.com/gpu\": \"1\"}}}]}, \"status\": {\"phase\": \"Running\"}},"
+		/* already leaving (an eviction accepted): waited for, not asked again */
+		" {\"metadata\": {\"namespace\": \"ml\", \"name\": \"leaving\", \"deletionTimestamp\": "
+		"\"2026-12-02T15:04:05Z\"}, \"spec\": {\"containers\": [{\"resources\": {\"limits\": "
+		"{\"nvidia.com/gpu\": \"1\"}}}]}, \"status\": {\"phase\": \"Running\"}},"
 		/* not a GPU resource of NVIDIA's */
 		" {\"metadata\": {\"namespace\": \"ml\", \"name\": \"amd\"}, \"spec\": {\"containers\": "
 		"[{\"resources\": {\"limits\": {\"amd.com/gpu\": \"1\", \"nvidia.com/gpux\": \"1\"}}}]}, "
 		"\"status\": {\"phase\": \"Running\"}}]");
 	unsigned evictable = 0;
-	char names[256], small[12];
+	char names[512], small[12];
 
 	(void)state;
-	assert_int_equal(upgrade_gpu_pods(items, &evictable, names, sizeof(names)), 5);
+	assert_int_equal(upgrade_gpu_pods(items, &evictable, names, sizeof(names)), 8);
 	assert_int_equal(evictable, 4);
-	assert_string_equal(names, "ml/train, ml/mig, ml/shared, ml/sidecar, mon/dcgm");
-	assert_int_equal(upgrade_gpu_pods(items, &evictable, small, sizeof(small)), 5);
+	assert_string_equal(names, "ml/train, ml/mig, ml/shared, ml/sidecar, mon/dcgm, "
+				   "kube-system/static-a, kube-system/static-b, ml/leaving");
+	assert_int_equal(upgrade_gpu_pods(items, &evictable, small, sizeof(small)), 8);
 	assert_string_equal(small, "ml/train");
 	assert_int_equal(upgrade_gpu_pods(NULL, &evictable, names, sizeof(names)), 0);
 	assert_string_equal(names, "");
