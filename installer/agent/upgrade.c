@@ -388,6 +388,22 @@ unsigned upgrade_gpu_pods(json_object *items, unsigned *evictable, char *names, 
 
 /* ---- the record ---------------------------------------------------------------------- */
 
+bool upgrade_event_due(const struct upgrade_record *r)
+{
+	return r->state != UPG_IDLE && r->evented != r->state;
+}
+
+/* The state S names ("" names UPG_IDLE) into *RET: true, or false and *RET untouched. */
+static bool state_of(const char *s, enum upgrade_state *ret)
+{
+	for (unsigned i = 0; s && i < UPG_N_STATES; i++)
+		if (strcmp(s, state_names[i]) == 0) {
+			*ret = (enum upgrade_state)i;
+			return true;
+		}
+	return false;
+}
+
 int upgrade_record_parse(const char *s, struct upgrade_record *r, struct err *e)
 {
 	json_object *o, *v;
@@ -425,6 +441,9 @@ int upgrade_record_parse(const char *s, struct upgrade_record *r, struct err *e)
 	if ((v = get(o, "slot")) && json_object_is_type(v, json_type_int) &&
 	    json_object_get_int64(v) > 0 && json_object_get_int64(v) <= 4096)
 		r->slot = (unsigned)json_object_get_int64(v);
+	r->evented = r->state;
+	if (get(o, "event") && !state_of(get_str(o, "event"), &r->evented))
+		r->evented = UPG_IDLE;
 	json_object_put(o);
 	return 0;
 }
@@ -444,6 +463,7 @@ char *upgrade_record_format(const struct upgrade_record *r)
 	json_object_object_add(o, "wait_from", json_object_new_int64((int64_t)r->wait_from));
 	json_object_object_add(o, "reason", json_object_new_string(r->reason));
 	json_object_object_add(o, "slot", json_object_new_int64(r->slot));
+	json_object_object_add(o, "event", json_object_new_string(upgrade_state_name(r->evented)));
 	s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 	return s;

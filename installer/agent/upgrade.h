@@ -66,6 +66,7 @@ struct upgrade_record {
 	uint64_t wait_from; /* when the waiting began, for the deadline */
 	char reason[256];   /* why it failed, or what it waits for */
 	unsigned slot;	    /* the slot held + 1, 0 for none: the caller's, kept for a restart */
+	enum upgrade_state evented; /* the state whose Event was posted (UPG_IDLE: none yet) */
 };
 
 /* What the agent sees now. */
@@ -125,7 +126,18 @@ unsigned upgrade_gpu_pods(json_object *items, unsigned *evictable, char *names, 
 /* Whether POD holds a GPU as upgrade_gpu_pods counts it, and whether it can be evicted. */
 bool upgrade_pod_holds_gpu(json_object *pod, bool *evictable);
 
-/* The record from the annotation's value S (NULL: none, the idle record). 0, or -1 with E. */
+/*
+ * Whether R's state still lacks its Event: recorded, and its Event not yet posted (an agent
+ * killed between the two, or an API server that refused it). The idle record has none to
+ * post: it is not on the node.
+ */
+bool upgrade_event_due(const struct upgrade_record *r);
+
+/*
+ * The record from the annotation's value S (NULL: none, the idle record). A record without
+ * "event" (written by an agent that posted each Event right after recording its state) is
+ * taken as having posted its state's. 0, or -1 with E.
+ */
 int upgrade_record_parse(const char *s, struct upgrade_record *r, struct err *e);
 
 /* The record as the annotation's value (the caller frees it), or NULL without memory. */

@@ -218,12 +218,13 @@ bool upgrader_reaped(struct upgrader *u, pid_t pid, int status)
 static bool same_record(const struct upgrade_record *a, const struct upgrade_record *b)
 {
 	return a->state == b->state && a->cordoned == b->cordoned && a->since == b->since &&
-	       a->wait_from == b->wait_from && a->slot == b->slot &&
+	       a->wait_from == b->wait_from && a->slot == b->slot && a->evented == b->evented &&
 	       strcmp(a->version, b->version) == 0 && strcmp(a->from, b->from) == 0 &&
 	       strcmp(a->reason, b->reason) == 0;
 }
 
-static void event(struct upgrader *u, const struct upgrade_record *r)
+/* Posts R's Event: 0, or -1 (said once until the error changes). */
+static int event(struct upgrader *u, const struct upgrade_record *r)
 {
 	static const char *const reasons[UPG_N_STATES] = {
 		[UPG_IDLE] = "DriverUpgradeIdle",
@@ -249,9 +250,47 @@ static void event(struct upgrader *u, const struct upgrade_record *r)
 					    .reason = reasons[r->state],
 					    .message = msg,
 					    .component = COMPONENT},
-		       &e) < 0)
-		log_kv(LOG_WARN, "agent", "driver upgrade: the event was not recorded", "error",
-		       e.msg, LOG_END);
+		       &e) < 0) {
+		char said[sizeof(u->event_error)];
+
+		str_fmt_cut(said, sizeof(said), "%s", e.msg);
+		if (strcmp(said, u->event_error) != 0)
+			log_kv(LOG_WARN, "agent",
+			       "driver upgrade: the event was not recorded; posted again at the next look",
+			       "error", e.msg, LOG_END);
+		memcpy(u->event_error, said, sizeof(said));
+		return -1;
+	}
+	u->event_error[0] = '\0';
+	return 0;
+}
+
+/*
+ * The Event the recorded state lacks (upgrade_event_due), posted, then its posting recorded
+ * on the Node. Killed between the state's record and its Event, the next agent finds it due
+ * and posts it; killed between the Event and its record, the Event is posted twice: at
+ * least once, never lost. 0, or -1 (an API error, said).
+ */
+static int post_due_event(struct upgrader *u)
+{
+	_cleanup_(json_object_putp) json_object *patch = NULL;
+	struct upgrade_record next = u->rec;
+	struct err e;
+
+	if (!upgrade_event_due(&u->rec) || event(u, &u->rec) < 0)
+		return 0;
+	next.evented = next.state;
+	patch = upgrade_node_patch(&next, -1);
+	if (!patch) {
+		log_msg(LOG_WARN, "agent", "driver upgrade: out of memory");
+		return -1;
+	}
+	if (kube_node_patch(u->k, u->c->node_name, patch, &e) < 0) {
+		api_down(u, "recording the event's posting on the node", &e);
+		return -1;
+	}
+	u->rec = next;
+	return 0;
 }
 
 /* Records NEXT on the Node (with the cordon as UNSCHEDULABLE: -1 as it is). 0 or -1. */
@@ -274,13 +313,17 @@ static int record(struct upgrader *u, const struct upgrade_record *next, int uns
 	}
 	u->rec = *next;
 	u->label_stale = false;
-	if (moved) {
+	if (moved)
 		log_kv(next->state == UPG_FAILED ? LOG_ERROR : LOG_INFO, "agent", "driver upgrade",
 		       "state", next->state == UPG_IDLE ? "idle" : upgrade_state_name(next->state),
 		       "version", next->version, "from", next->from, "reason", next->reason,
 		       LOG_END);
-		event(u, next);
-	}
+	/* Back to idle the record is gone: its Event cannot be recorded as posted, so it is
+	 * posted once, here, and not after a restart. */
+	if (moved && next->state == UPG_IDLE)
+		(void)event(u, next);
+	else
+		(void)post_due_event(u); /* the state is recorded: its action goes on */
 	return 0;
 }
 
@@ -432,6 +475,9 @@ bool upgrader_look(struct upgrader *u, const char *current, bool ready, const ch
 		return false;
 	}
 	read_node(u, node, &v);
+	/* What a restarted agent's state lacks (or a refused Event), before anything else. */
+	if (post_due_event(u) < 0)
+		return false;
 	/* The /proc walk only when a version waits: nothing else asks who holds the driver. */
 	if (session_pending(u->c, u->root_fd, &pd) == 1) {
 		v.pending = pd.driver_version;

@@ -31,6 +31,7 @@ struct upgrader {
 	bool api_up;		   /* the last look's calls were answered */
 	bool label_stale;	   /* the node's label does not say the record's state */
 	char api_error[256];	   /* the last API error, logged once until it changes */
+	char event_error[256];	   /* the last Event's error, logged once until it changes */
 	pid_t child;		   /* the installer run by ACTIVATE or ROLLBACK, or 0 */
 	const char *child_what;	   /* "activation" or "rollback" */
 	char last_run[128];	   /* how the last such run ended */

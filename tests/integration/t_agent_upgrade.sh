@@ -97,7 +97,8 @@ promtool check metrics <"$T/metrics" >"$T/promtool.out" 2>&1 || fail "promtool: 
 grep -qx 'nvidia_driver_installer_agent_upgrade_state{state="done"} 1' "$T/metrics" || fail "metrics: $(cat "$T/metrics")"
 grep -qx 'nvidia_driver_installer_agent_upgrade_slot_held 0' "$T/metrics" || fail "slot metric"
 grep -qx 'nvidia_driver_installer_agent_upgrade_api_up 1' "$T/metrics" || fail "api metric"
-# Done stays done: no more changes to the node.
+# Done stays done: no more changes to the node, once its Event is recorded as posted.
+wait_for "the done event recorded as posted" 10 upgrade_node_has 'rec["event"] == "done"'
 before=$(wc -l <"$KUBE_LOG")
 sleep 2.2
 python3 - "$KUBE_LOG" "$before" <<'PY' || fail "writes after done"

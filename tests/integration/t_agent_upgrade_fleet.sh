@@ -4,8 +4,8 @@
 # new version pending, their three agents against one API server stand-in with the default
 # limit of one slot. Every node ends on the new version, uncordoned, the slot free; and in
 # the order the API server saw the requests, no node was cordoned, activated or validating
-# while another was: each node's span from its first state past pending to its done is
-# apart from the others'.
+# while another was: each node's span from its first state past pending to its last before
+# done (its slot is given back before done is recorded) is apart from the others'.
 FAKE_KERNEL=1
 new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"
 export NVIDIA_DRIVER_REPO=file://$T/repo NVIDIA_DRIVER_REPO_KEY=$FIX/keys/pub.pem
@@ -59,7 +59,7 @@ for line in open(sys.argv[1]):
     node = r["path"].rsplit("/", 1)[1]
     ann = json.loads(r["body"])["metadata"]["annotations"]["nvidia.com/gpu.driver-installer.upgrade"]
     state = json.loads(ann)["state"] if ann else ""
-    if state not in ("", "pending"):
+    if state not in ("", "pending", "done"):
         s = spans.setdefault(node, [order, order])
         s[1] = order
 spans = sorted(spans.items(), key=lambda x: x[1][0])

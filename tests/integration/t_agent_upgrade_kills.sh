@@ -7,7 +7,8 @@
 #      activating, validating): the stand-in carries out the PATCH that records the state
 #      and holds its answer, and the agent is killed meanwhile, so that the state is on the
 #      node and its action not done. A new agent finishes the upgrade, and nothing is done
-#      twice: one cordon, one eviction, one activation over both agents.
+#      twice: one cordon, one eviction, one activation over both agents; and every state
+#      recorded has its Event, once, the killed state's posted by the new agent.
 #   2. The node reboots while it waits (a GPU pod runs): the installer at boot loads the
 #      pending version, and the agent, started after it, finds the node's record done for
 #      it: it uncordons and gives its slot back, and runs no installer of its own.
@@ -67,11 +68,32 @@ print(sum(1 for r in map(json.loads, open(log)) if r["method"] == method and r["
           and re.fullmatch(path, r["path"]) and re.search(body, r["body"])))
 PY
 }
+# each_state_evented: every state the node recorded has its Event, once, in the order
+# recorded, over both agents (one killed between a state's record and its Event).
+each_state_evented() {
+    python3 - "$KUBE_LOG" "$KUBE_STATE" <<'PY'
+import json, sys
+states = []
+for r in map(json.loads, open(sys.argv[1])):
+    if r["method"] == "PATCH" and r["status"] == 200:
+        s = json.loads(r["body"])["metadata"]["labels"]["nvidia.com/gpu.driver-installer.upgrade-state"]
+        if s and (not states or states[-1] != s):
+            states.append(s)
+want = ["DriverUpgrade" + s.capitalize() for s in states]
+got = [e["reason"] for e in json.load(open(sys.argv[2]))["events"]]
+if got != want:
+    print("events %s, states recorded %s" % (got, want), file=sys.stderr)
+    sys.exit(1)
+PY
+}
 activations() { grep -c "driver upgrade: the installer ended (what=activation how=exit 0)" "$T/agent.log" || true; }
 done_with() {
     wait_for "the upgrade to $1 done" 40 upgrade_node_has 'state == "done" and not unsched and not any(holders.values())'
     assert_eq "$(installed_version)" "$1" "the version after the upgrade"
     [ ! -e "$(idir)/.pending.json" ] || fail "still pending"
+    # The Event follows the state's PATCH (agent_upgrade.c, record): it may land just after.
+    wait_for "the done event recorded as posted" 10 upgrade_node_has 'rec["event"] == "done"'
+    each_state_evented 2>"$T/events.err" || fail "$(cat "$T/events.err")"
 }
 
 # 1. Killed at each recorded state, before its action.
@@ -117,8 +139,7 @@ assert_eq "$(installed_version)" "$version" "the version the boot loaded"
 start
 done_with "$version"
 assert_eq "$(activations)" 0 "activations after the reboot"
-# The Event follows the state's PATCH (agent_upgrade.c, record): it may land just after.
-wait_for "the DriverUpgradeDone event" 10 upgrade_node_has 'events[-1] == "DriverUpgradeDone"'
+upgrade_node_has 'events[-1] == "DriverUpgradeDone"' || fail "the last event: $(cat "$KUBE_STATE")"
 stop
 
 # 3. Past the deadline with the wait policy: waits, evicts nothing, then finishes.

@@ -380,7 +380,8 @@ static void test_record(void **state)
 				   .since = 1733150000,
 				   .wait_from = 1733149000,
 				   .reason = "evicting \"2\" pods",
-				   .slot = 3},
+				   .slot = 3,
+				   .evented = UPG_WAITING},
 			      back;
 	char *s = upgrade_record_format(&r);
 	json_object *patch, *meta, *x;
@@ -396,6 +397,17 @@ static void test_record(void **state)
 	assert_int_equal(back.state, UPG_IDLE);
 	assert_int_equal(upgrade_record_parse("{\"state\": \"exploded\"}", &back, &e), -1);
 	assert_non_null(strstr(e.msg, "no known state"));
+	/* Killed between the state's record and its Event: the Event is due. */
+	assert_true(upgrade_event_due(&r));
+	r.evented = UPG_EVICTING;
+	assert_false(upgrade_event_due(&r));
+	/* A record from before "event" was recorded: its agent posted the Event at once. */
+	assert_int_equal(upgrade_record_parse("{\"state\": \"waiting\"}", &back, &e), 0);
+	assert_false(upgrade_event_due(&back));
+	assert_int_equal(
+		upgrade_record_parse("{\"state\": \"waiting\", \"event\": \"\"}", &back, &e), 0);
+	assert_true(upgrade_event_due(&back));
+	assert_false(upgrade_event_due(&(struct upgrade_record){0}));
 	assert_int_equal(upgrade_record_parse("[1]", &back, &e), -1);
 	assert_int_equal(upgrade_record_parse("{\"state\": \"\"}", &back, &e), -1);
 
