@@ -129,7 +129,8 @@ leave_pending "$version"
 starts=0
 cluster 1
 start
-wait_for "waiting, cordoned" 20 upgrade_node_has 'state == "waiting" and unsched and rec["cordoned"]'
+# (Its Event recorded as posted: a kill between the two would post it again, by design.)
+wait_for "waiting, cordoned" 20 upgrade_node_has 'state == "waiting" and unsched and rec["cordoned"] and rec["event"] == "waiting"'
 killed
 rm -rf "$T/root/proc/modules" "$T/root/proc/driver" "$T/root/run" "$T/root/sys/module/"nvidia* \
     "$T/root/sys/module/drm" "$T/root/sys/module/drm_kms_helper" "$T/root/dev/"nvidia*
