@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "agent/slots.h"
+#include "agent/upgrade.h"
 #include "util/jsonc.h"
 #include "util/str.h"
 
@@ -109,6 +110,32 @@ static json_object *lease_new(const struct slots *s, unsigned i, const char *hol
 }
 
 /*
+ * Whether Node HOLDER still records an upgrade under way in slot I (upgrade_node_claims): 1
+ * or 0 (a holder that is no node, or a node gone, claims nothing), -1 on error.
+ */
+static int holder_claims(struct slots *s, const char *holder, unsigned i, struct err *e)
+{
+	struct kube_request q = {.method = "GET"};
+	struct kube_reply r;
+	char path[320];
+	int rc;
+
+	if (!kube_name_ok(holder))
+		return 0;
+	snprintf(path, sizeof(path), "/api/v1/nodes/%s", holder);
+	q.path = path;
+	rc = kube_call(s->k, &q, &r, e);
+	if (rc < 0 && r.status == 404) {
+		err_clear(e);
+		rc = 0;
+	} else if (rc == 0) {
+		rc = upgrade_node_claims(r.body, i);
+	}
+	kube_reply_done(&r);
+	return rc;
+}
+
+/*
  * Slot I for this node: 1 when taken or renewed, 0 when another node holds it (or took it
  * first), -1 on error.
  */
@@ -130,6 +157,8 @@ static int take_one(struct slots *s, unsigned i, uint64_t now, struct err *e)
 		if (!want)
 			return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "upgrade slots");
 		r = kube_lease_put(s->k, s->ns, want, false, NULL, e);
+		if (r == 0)
+			s->renewed = now;
 		return r < 0 ? -1 : r == 1 ? 0 : 1;
 	}
 	holder = str_at(cur, "spec", "holderIdentity");
@@ -150,10 +179,15 @@ static int take_one(struct slots *s, unsigned i, uint64_t now, struct err *e)
 		   now >= s->seen[i].seen + (uint64_t)(duration > 0 ? duration : 0);
 	if (!ours && !free_now)
 		return 0;
+	/* Lapsed, but its node is still cordoned for its upgrade (its agent down): held. */
+	if (!ours && holder && *holder && (r = holder_claims(s, holder, i, e)) != 0)
+		return r < 0 ? -1 : 0;
 	want = lease_new(s, i, s->holder, rv, transitions + !ours, ours ? acquired : NULL);
 	if (!want)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "upgrade slots");
 	r = kube_lease_put(s->k, s->ns, want, true, NULL, e);
+	if (r == 0)
+		s->renewed = now;
 	return r < 0 ? -1 : r == 1 ? 0 : 1;
 }
 
@@ -192,6 +226,11 @@ int slots_renew(struct slots *s, uint64_t now, struct err *e)
 	if (r == 0)
 		s->held = -1;
 	return r;
+}
+
+uint64_t slots_renew_at(const struct slots *s)
+{
+	return s->held < 0 ? 0 : s->renewed + s->duration_s / 3;
 }
 
 int slots_release(struct slots *s, unsigned limit, struct err *e)

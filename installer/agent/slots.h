@@ -5,10 +5,13 @@
  * whose name is its spec.holderIdentity. Taking a free slot is a create (409 AlreadyExists:
  * another node was first) or a replace carrying the resourceVersion read (409 Conflict:
  * another node changed it first); no consensus of our own. A holder renews its lease at
- * every look; a lease not renewed within its leaseDurationSeconds is free, so a node that
- * died holding a slot loses it. As client-go's leader election does, expiry is judged by
- * this agent's own clock from when it first saw the lease's current version, not from the
- * renewTime another node's clock wrote.
+ * every look and whenever a third of its duration has passed (slots_renew_at), whatever
+ * the agent is doing. A lease not renewed within its leaseDurationSeconds has lapsed. As
+ * client-go's leader election does, that is judged by this agent's own clock from when it
+ * first saw the lease's current version, not from the renewTime another node's clock wrote.
+ * A lapsed lease is free unless its holder's Node still records an upgrade under way in
+ * that slot (upgrade_record_claims): a node whose agent died while it was cordoned keeps
+ * its slot until its agent comes back and finishes, or a person removes the record.
  */
 #pragma once
 
@@ -27,6 +30,7 @@ struct slots {
 	const char *holder;    /* this node's name */
 	unsigned duration_s;   /* leaseDurationSeconds */
 	int held;	       /* the slot held, or -1 */
+	uint64_t renewed;      /* when this node last wrote the lease it holds (monotonic s) */
 	struct {	       /* what this agent saw of each slot, for expiry */
 		char rv[32];   /* the lease's resourceVersion when first seen */
 		uint64_t seen; /* when (a monotonic clock's seconds) */
@@ -52,6 +56,12 @@ _must_check_ int slots_take(struct slots *s, unsigned limit, uint64_t now, struc
 /* Renews the slot held, at NOW. 1 when still held, 0 when it was lost (S->held -1), -1 on
  * error. */
 _must_check_ int slots_renew(struct slots *s, uint64_t now, struct err *e);
+
+/*
+ * When the slot held is due for renewal: a third of its duration after it was last written,
+ * so that two renewals may fail before its lease lapses. 0 when no slot is held.
+ */
+uint64_t slots_renew_at(const struct slots *s);
 
 /* Gives every slot among the first LIMIT (and S->held) that this node holds back
  * (holderIdentity cleared). 0 or -1. */

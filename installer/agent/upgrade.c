@@ -388,6 +388,37 @@ unsigned upgrade_gpu_pods(json_object *items, unsigned *evictable, char *names, 
 
 /* ---- the record ---------------------------------------------------------------------- */
 
+bool upgrade_record_claims(const struct upgrade_record *r, unsigned slot)
+{
+	bool under_way = false;
+
+	switch (r->state) {
+	case UPG_CORDONED:
+	case UPG_WAITING:
+	case UPG_EVICTING:
+	case UPG_ACTIVATING:
+	case UPG_VALIDATING:
+	case UPG_FAILED:
+		under_way = true;
+		break;
+	case UPG_IDLE:
+	case UPG_PENDING:
+	case UPG_DONE:
+	case UPG_N_STATES:
+		break;
+	}
+	return r->slot == slot + 1 && (under_way || r->cordoned);
+}
+
+bool upgrade_node_claims(json_object *node, unsigned slot)
+{
+	const char *s = get_str(get(get(node, "metadata"), "annotations"), UPGRADE_ANNOTATION);
+	struct upgrade_record r;
+	struct err e;
+
+	return s && upgrade_record_parse(s, &r, &e) == 0 && upgrade_record_claims(&r, slot);
+}
+
 bool upgrade_event_due(const struct upgrade_record *r)
 {
 	return r->state != UPG_IDLE && r->evented != r->state;

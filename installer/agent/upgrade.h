@@ -127,6 +127,19 @@ unsigned upgrade_gpu_pods(json_object *items, unsigned *evictable, char *names, 
 bool upgrade_pod_holds_gpu(json_object *pod, bool *evictable);
 
 /*
+ * Whether record R holds slot SLOT (0-based) whatever its Lease says: the record names the
+ * slot and the node is in an upgrade's disruptive part, from cordoned to validating, or
+ * failed (which keeps its slot), or still under the agent's cordon. Such a node counts
+ * against the fleet's limit until its agent finishes or a person removes the record, even
+ * when its agent is down and its Lease has lapsed.
+ */
+bool upgrade_record_claims(const struct upgrade_record *r, unsigned slot);
+
+/* The same of the record on NODE (a core/v1 Node); a node without one, or with one that
+ * does not parse, claims nothing. */
+bool upgrade_node_claims(json_object *node, unsigned slot);
+
+/*
  * Whether R's state still lacks its Event: recorded, and its Event not yet posted (an agent
  * killed between the two, or an API server that refused it). The idle record has none to
  * post: it is not on the node.

@@ -1015,6 +1015,7 @@ static int loop(struct agent *a, int sig_fd, int http_fd)
 			{.fd = a->kmsg.is_device ? a->kmsg.fd : -1, .events = POLLIN},
 			{.fd = a->ctl_fd, .events = POLLIN}};
 		uint64_t now = now_ns();
+		int keep_ms, wait_ms;
 
 		/* Also one that came before the signalfd, while the handler took it. */
 		if (interrupt_signal())
@@ -1034,8 +1035,12 @@ static int loop(struct agent *a, int sig_fd, int http_fd)
 			a->look_soon = false;
 			continue;
 		}
-		if (poll(p, 4 + a->n_holds, (int)((next - now) / 1000000) + 1) < 0 &&
-		    errno != EINTR)
+		/* An upgrade's slot is renewed on time, whatever else waits (the installer). */
+		keep_ms = upgrader_keep_slot(&a->up);
+		wait_ms = (int)((next - now) / 1000000) + 1;
+		if (keep_ms >= 0 && keep_ms < wait_ms)
+			wait_ms = keep_ms;
+		if (poll(p, 4 + a->n_holds, wait_ms) < 0 && errno != EINTR)
 			return -errno;
 		if (p[0].revents & POLLIN) {
 			(void)interrupt_read(sig_fd);

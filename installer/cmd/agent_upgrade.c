@@ -119,6 +119,31 @@ static int current_limit(struct upgrader *u, unsigned *ret)
 	return slots_limit(u->c->upgrade_limit, total, ret) < 0 ? -1 : 0;
 }
 
+/* ---- the slot, kept while the agent works -------------------------------------------------- */
+
+int upgrader_keep_slot(struct upgrader *u)
+{
+	uint64_t now = mono_s(), at;
+	struct err e;
+
+	if (!u->on || u->slots.held < 0)
+		return -1;
+	at = slots_renew_at(&u->slots);
+	if (at < u->keep_retry)
+		at = u->keep_retry; /* a renewal failed: not again at once */
+	if (now >= at) {
+		if (slots_renew(&u->slots, now, &e) < 0) {
+			api_down(u, "renewing the slot", &e);
+			u->keep_retry = now + 2;
+			return 2000;
+		}
+		if (u->slots.held < 0)
+			return -1; /* lost: the next look sees it and asks for a slot first */
+		at = slots_renew_at(&u->slots);
+	}
+	return at > now ? (int)(at - now) * 1000 : 1000;
+}
+
 /* ---- the installer, run by the agent ------------------------------------------------------ */
 
 /*
@@ -344,6 +369,8 @@ static void evict(struct upgrader *u, json_object *pods)
 		    !json_object_object_get_ex(meta, "namespace", &ns) ||
 		    !json_object_object_get_ex(meta, "name", &name))
 			continue;
+		/* Each eviction may take a call's deadline: the slot is kept meanwhile. */
+		(void)upgrader_keep_slot(u);
 		r = kube_evict(u->k, json_object_get_string(ns), json_object_get_string(name), &e);
 		if (r < 0) {
 			api_down(u, "an eviction", &e);

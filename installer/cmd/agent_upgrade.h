@@ -36,6 +36,7 @@ struct upgrader {
 	const char *child_what;	   /* "activation" or "rollback" */
 	char last_run[128];	   /* how the last such run ended */
 	uint64_t evictions, evictions_refused;
+	uint64_t keep_retry; /* a failed renewal is tried again from then (monotonic s) */
 };
 
 /*
@@ -55,6 +56,15 @@ void upgrader_stop(struct upgrader *u);
  */
 bool upgrader_look(struct upgrader *u, const char *current, bool ready, const char *not_ready,
 		   unsigned (*holders)(void *arg), void *arg);
+
+/*
+ * Keeps the slot held: renews its Lease when a third of its duration has passed since it
+ * was last written (slots_renew_at), whatever the agent is doing between looks (the
+ * installer's run, which the looks wait for) or within one (an eviction per pod). The
+ * agent's loop calls it at each turn and wakes for it. Returns the milliseconds until it
+ * is due again, or -1 when no slot is held.
+ */
+int upgrader_keep_slot(struct upgrader *u);
 
 /* A child ended: true when it was the installer run it started (look again at once). */
 bool upgrader_reaped(struct upgrader *u, pid_t pid, int status);

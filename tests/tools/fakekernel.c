@@ -26,6 +26,9 @@
  * EINVAL; the same module loads with other values), "rm:NAME:ERRNO" (removal) and
  * "add_key:ERRNO", with ERRNO a name such as EKEYREJECTED.
  *
+ * An insertion waits while $FAKE_KERNEL_ROOT/.fake-hold-insert is a FIFO, until the test
+ * writes it (hold_insert): a slow module init, for as long as a test needs.
+ *
  * LoadPin, as the kernel's LSM behaves, when the file $FAKE_KERNEL_ROOT/.fake-loadpin
  * exists: "always" refuses every insertion with EPERM; "pin" pins the file system of the
  * first module inserted from a file (writing "pin DEV" back) and refuses modules from any
@@ -576,12 +579,38 @@ static int param_refused(const char *name, const char *args)
 	return 0;
 }
 
+/*
+ * A module whose init takes its time (nvidia.ko boots the GSP firmware for seconds): while
+ * $FAKE_KERNEL_ROOT/.fake-hold-insert is a FIFO, an insertion waits on it until the test
+ * opens it for writing and closes it, then removes it and goes on. A test so holds an
+ * installer inside an insertion for as long as it needs and lets it go on an event; its
+ * writer's open returns once the insertion has reached the FIFO.
+ */
+static void hold_insert(void)
+{
+	char p[4096], buf[64];
+	struct stat st;
+	int fd;
+
+	pathf(p, sizeof(p), ".fake-hold-insert");
+	if (stat(p, &st) < 0 || !S_ISFIFO(st.st_mode))
+		return;
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+	unlink(p);
+}
+
 static int fake_load(const unsigned char *img, size_t len, const char *args)
 {
 	char deps[256], key[160], fkey[192], *tok, *save = NULL;
 	struct modinfo mi;
 	int err;
 
+	hold_insert();
 	if (parse_modinfo(img, len, &mi) < 0)
 		return errno = ENOEXEC, -1;
 	normalise(mi.name);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "agent/slots.h"
+#include "agent/upgrade.h"
 #include "kube/kube.h"
 #include "util/log.h"
 
@@ -316,6 +317,76 @@ static void test_leases(void **state)
 	json_object_put(got);
 }
 
+/* Records R on Node gpu-1 as its agent does. */
+static void record_on_node(struct kube *k, const struct upgrade_record *r)
+{
+	json_object *patch = upgrade_node_patch(r, -1);
+	struct err e;
+
+	assert_non_null(patch);
+	assert_int_equal(kube_node_patch(k, "gpu-1", patch, &e), 0);
+	json_object_put(patch);
+}
+
+/*
+ * A lapsed lease is free unless its holder's Node records an upgrade under way in that
+ * slot: A (gpu-1, the stand-in's node) and C (gpu-3, a node the API server does not know)
+ * taking slot 0 from each other.
+ */
+static void test_slot_claimed_by_record(struct kube *k, struct slots *a, struct slots *c)
+{
+	struct upgrade_record r = {.state = UPG_ACTIVATING,
+				   .version = "550.90.07",
+				   .cordoned = true,
+				   .slot = 1,
+				   .evented = UPG_ACTIVATING};
+	struct err e;
+
+	/* C's node is gone (404): its lapsed lease is free. */
+	assert_int_equal(slots_take(a, 1, 2000, &e), 0);
+	assert_int_equal(slots_take(a, 1, 2030, &e), 1);
+	assert_int_equal(a->held, 0);
+	/* Renewed a third of its duration after it was written, whatever the agent does. */
+	assert_int_equal(slots_renew_at(a), 2040);
+	assert_int_equal(slots_renew(a, 2040, &e), 1);
+	assert_int_equal(slots_renew_at(a), 2050);
+	/* A's agent dies while A is activating, cordoned: its lease lapses, its slot does not. */
+	record_on_node(k, &r);
+	assert_int_equal(slots_take(c, 1, 3000, &e), 0);
+	assert_int_equal(slots_take(c, 1, 3030, &e), 0);
+	assert_int_equal(slots_take(c, 1, 9000, &e), 0);
+	assert_int_equal(c->held, -1);
+	assert_int_equal(slots_renew_at(c), 0);
+	/* Failed (the slot kept), or pending with the cordon of a failed upgrade: still held. */
+	r.state = UPG_FAILED;
+	record_on_node(k, &r);
+	assert_int_equal(slots_take(c, 1, 9001, &e), 0);
+	r.state = UPG_PENDING;
+	record_on_node(k, &r);
+	assert_int_equal(slots_take(c, 1, 9002, &e), 0);
+	/* Not cordoned and only pending, or a record of another slot: claims nothing. */
+	r.cordoned = false;
+	record_on_node(k, &r);
+	assert_int_equal(slots_take(c, 1, 9003, &e), 1);
+	assert_int_equal(slots_release(c, 1, &e), 0);
+	r.state = UPG_WAITING;
+	r.slot = 2;
+	record_on_node(k, &r);
+	assert_int_equal(slots_take(a, 1, 9004, &e), 1); /* released: free, no node asked */
+	assert_int_equal(slots_take(c, 1, 9010, &e), 0);
+	assert_int_equal(slots_take(c, 1, 9040, &e), 1);
+	assert_int_equal(slots_release(c, 1, &e), 0);
+	/* A person removed the record (runbook 2): nothing claims the slot. */
+	r.slot = 1;
+	record_on_node(k, &r);
+	assert_int_equal(slots_take(a, 1, 9041, &e), 1);
+	assert_int_equal(slots_take(c, 1, 9050, &e), 0);
+	assert_int_equal(slots_take(c, 1, 9080, &e), 0);
+	r = (struct upgrade_record){0};
+	record_on_node(k, &r);
+	assert_int_equal(slots_take(c, 1, 9081, &e), 1);
+}
+
 /* The fleet's upgrade slots (agent/slots.c) on the stand-in's leases. */
 static void test_slots(void **state)
 {
@@ -383,6 +454,7 @@ static void test_slots(void **state)
 	assert_int_equal(slots_renew(&b, 1029, &e), 1);
 	assert_int_equal(slots_take(&c, 2, 1030, &e), 1); /* a's, not renewed since */
 	assert_int_equal(c.held, 0);
+	test_slot_claimed_by_record(k, &a, &c);
 }
 
 static void test_event(void **state)
