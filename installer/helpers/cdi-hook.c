@@ -17,7 +17,9 @@
  *   update-ldcache --folder DIR...      the folders (repeatable, or comma-separated) into
  *                  [--ldconfig-path P]  the container's ld cache; P (the host's ldconfig for
  *                  [--timeout S]        NVIDIA's hook) is accepted and not used: ours runs
- *                                       the static ldconfig shipped beside it
+ *                                       the static ldconfig shipped beside it; the soname
+ *                                       links of their libraries made in them, as NVIDIA's
+ *                                       ldconfig makes them (specs before 1.18 rely on it)
  *   create-symlinks --link T::L...      L (absolute in the container) a link to T, made
  *                                       or replaced; its directory made
  *   chmod --mode OCTAL --path P...      P's mode; one that is missing, or that the hook may
@@ -546,9 +548,12 @@ static int top_conf_state(void)
 	return r;
 }
 
+static void soname_links(const char *folder);
+
 /*
  * In the chroot: the folders that exist (NVIDIA's specs name every folder they mount into;
- * one missing is said and skipped, none at all is an error) into CONF_FILE, then ldconfig.
+ * one missing is said and skipped, none at all is an error) into CONF_FILE, the soname
+ * links of their libraries beside them, then ldconfig -X for the cache.
  */
 static void ldcache_child(const struct opts *o, int ldconfig_fd)
 {
@@ -581,6 +586,8 @@ static void ldcache_child(const struct opts *o, int ldconfig_fd)
 	if (!present)
 		die("%s%s not in the container: the runtime did not make the CDI spec's mounts before this hook",
 		    o->folder.v[0], o->folder.n > 1 ? " and the other folders are" : " is");
+	for (size_t i = 0; i < o->folder.n; i++)
+		soname_links(o->folder.v[i]);
 	make_dirs(CONF_DIR, 0755);
 	write_file(CONF_FILE, conf, 0644);
 	top = top_conf_state();
@@ -896,6 +903,233 @@ static void compat_child(const struct opts *o, int unused)
 	make_dirs(CONF_DIR, 0755);
 	snprintf(conf, sizeof(conf), "%s\n", dir);
 	write_file(COMPAT_CONF_FILE, conf, 0644);
+}
+
+/* ---- update-ldcache's soname links ------------------------------------------ */
+
+/*
+ * The ELF program header field at OFF64 (ELF64) or OFF32 (ELF32) of the header in P: its
+ * offset, virtual address and size in the file.
+ */
+#define PH_FIELD(p, off64, off32) (is64 ? get((p) + (off64), 8, big) : get((p) + (off32), 4, big))
+
+/* The file offset of the virtual address VADDR, through the PT_LOAD segment holding it. */
+static bool vaddr_offset(int fd, const unsigned char *h, bool is64, bool big, uint64_t vaddr,
+			 uint64_t *ret)
+{
+	uint64_t phoff = is64 ? get(h + 32, 8, big) : get(h + 28, 4, big);
+	uint64_t phentsize = get(h + (is64 ? 54 : 42), 2, big),
+		 phnum = get(h + (is64 ? 56 : 44), 2, big);
+	unsigned char ph[sizeof(Elf64_Phdr)];
+
+	for (uint64_t i = 0; i < phnum && i < ELF_MAX_SECTIONS; i++) {
+		uint64_t off, addr, size;
+
+		if (!pread_all(fd, ph, is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr),
+			       phoff + i * phentsize))
+			return false;
+		if (get(ph, 4, big) != PT_LOAD)
+			continue;
+		off = PH_FIELD(ph, 8, 4);
+		addr = PH_FIELD(ph, 16, 8);
+		size = PH_FIELD(ph, 32, 16);
+		if (vaddr >= addr && vaddr - addr < size) {
+			*ret = off + (vaddr - addr);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The soname (DT_SONAME) of the ELF shared object FD into RET (SIZE bytes), read where
+ * ldconfig reads it (glibc's elf/readelflib.c, process_elf_file): the PT_DYNAMIC segment,
+ * its string table found through DT_STRTAB's address. False where it has none, or one
+ * that is not a plain file name: a soname with a '/' (or "." or "..") would put the link
+ * somewhere else than beside the library.
+ */
+static bool read_soname(int fd, char *ret, size_t size)
+{
+	unsigned char h[sizeof(Elf64_Ehdr)], ph[sizeof(Elf64_Phdr)], dyn[16];
+	uint64_t phoff, phentsize, phnum, dyn_off = 0, dyn_size = 0, strtab = 0, strsz = 0;
+	uint64_t soname = UINT64_MAX, str_off;
+	bool big, is64, found = false;
+	size_t ent;
+	ssize_t got;
+
+	if (!pread_all(fd, h, sizeof(Elf32_Ehdr), 0) || memcmp(h, ELFMAG, SELFMAG) != 0)
+		return false;
+	is64 = h[EI_CLASS] == ELFCLASS64;
+	big = h[EI_DATA] == ELFDATA2MSB;
+	if ((is64 && !pread_all(fd, h, sizeof(Elf64_Ehdr), 0)) || get(h + 16, 2, big) != ET_DYN)
+		return false;
+	phoff = is64 ? get(h + 32, 8, big) : get(h + 28, 4, big);
+	phentsize = get(h + (is64 ? 54 : 42), 2, big);
+	phnum = get(h + (is64 ? 56 : 44), 2, big);
+	if (phnum == 0 || phnum > ELF_MAX_SECTIONS ||
+	    phentsize < (is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)))
+		return false;
+	for (uint64_t i = 0; i < phnum && !found; i++) {
+		if (!pread_all(fd, ph, is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr),
+			       phoff + i * phentsize))
+			return false;
+		if ((found = get(ph, 4, big) == PT_DYNAMIC)) {
+			dyn_off = PH_FIELD(ph, 8, 4);
+			dyn_size = PH_FIELD(ph, 32, 16);
+		}
+	}
+	ent = is64 ? 16 : 8;
+	for (uint64_t at = 0; found && at + ent <= dyn_size && at < NOTE_MAX; at += ent) {
+		uint64_t tag, val;
+
+		if (!pread_all(fd, dyn, ent, dyn_off + at))
+			return false;
+		tag = get(dyn, (unsigned)ent / 2, big);
+		val = get(dyn + ent / 2, (unsigned)ent / 2, big);
+		if (tag == DT_NULL)
+			break;
+		if (tag == DT_SONAME)
+			soname = val;
+		else if (tag == DT_STRTAB)
+			strtab = val;
+		else if (tag == DT_STRSZ)
+			strsz = val;
+	}
+	if (soname == UINT64_MAX || soname >= strsz ||
+	    !vaddr_offset(fd, h, is64, big, strtab, &str_off))
+		return false;
+	if (str_off > (uint64_t)INT64_MAX - soname)
+		return false;
+	memset(ret, 0, size);
+	got = pread(fd, ret, size - 1, (off_t)(str_off + soname));
+	/* Its end inside what was read and inside the string table. */
+	return got > 0 && ret[0] && strlen(ret) < (size_t)got && strlen(ret) < strsz - soname &&
+	       !strchr(ret, '/') && strcmp(ret, ".") != 0 && strcmp(ret, "..") != 0;
+}
+#undef PH_FIELD
+
+/*
+ * ldconfig's order of two library names (glibc's elf/dl-cache.c, _dl_cache_libcmp): runs
+ * of digits compared as numbers, a digit after a non-digit; > 0 when A is the newer.
+ */
+static int libcmp(const char *a, const char *b)
+{
+	while (*a) {
+		bool da = isdigit((unsigned char)*a), db = isdigit((unsigned char)*b);
+
+		if (da && db) {
+			char *ea, *eb;
+			unsigned long long na = strtoull(a, &ea, 10), nb = strtoull(b, &eb, 10);
+
+			if (na != nb)
+				return na < nb ? -1 : 1;
+			a = ea;
+			b = eb;
+		} else if (da || db) {
+			return da ? 1 : -1;
+		} else if (*a != *b) {
+			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+		} else {
+			a++;
+			b++;
+		}
+	}
+	return *b ? -1 : 0;
+}
+
+struct soname_link {
+	char soname[NAME_MAX + 1], file[NAME_MAX + 1];
+};
+
+/*
+ * The libraries of the directory DFD (regular files named lib*.so* or ld-*.so*, as
+ * ldconfig takes them, opened without following a link or waiting on a FIFO) whose soname
+ * is not their name, into RET (at most MAX); of two with one soname, the newer (libcmp).
+ * Returns how many.
+ */
+static size_t soname_list(int dfd, struct soname_link *ret, size_t max)
+{
+	DIR *d = fdopendir(dup(dfd));
+	struct dirent *de;
+	size_t n = 0;
+
+	while (d && (de = readdir(d))) {
+		char soname[NAME_MAX + 1];
+		struct stat st;
+		size_t k;
+		int fd;
+
+		if ((strncmp(de->d_name, "lib", 3) != 0 && strncmp(de->d_name, "ld-", 3) != 0) ||
+		    !strstr(de->d_name, ".so") ||
+		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		fd = openat(dfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+		    !read_soname(fd, soname, sizeof(soname)) || strcmp(soname, de->d_name) == 0) {
+			close(fd);
+			continue;
+		}
+		close(fd);
+		for (k = 0; k < n && strcmp(ret[k].soname, soname) != 0; k++)
+			;
+		if (k == n && n == max)
+			continue;
+		if (k < n && libcmp(de->d_name, ret[k].file) <= 0)
+			continue;
+		snprintf(ret[k].soname, sizeof(ret[k].soname), "%s", soname);
+		snprintf(ret[k].file, sizeof(ret[k].file), "%s", de->d_name);
+		if (k == n)
+			n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/*
+ * In the chroot: the soname links of the libraries in FOLDER, beside them, as the ldconfig
+ * of NVIDIA's hook makes them (it runs without -X: internal/ldconfig/ldconfig.go,
+ * UpdateLDCache, and runLdconfig in cmd/nvidia-cdi-hook/update-ldcache/update-ldcache.go
+ * before 1.18), and as the specs of toolkits before 1.18 rely on: they mount only the
+ * *.so.VERSION files and ask create-symlinks for libcuda.so alone. Only in the folders the
+ * spec names: the cache pass that follows keeps -X, so the image's own directories stay as
+ * the image has them. A link of that name to the same file is left, another link replaced
+ * (atomically), anything else left as it is (ldconfig's create_links); the link is a plain
+ * name in FOLDER and its target a file of FOLDER, so neither leads anywhere else. One that
+ * cannot be made (a read-only folder) is said, as ldconfig says it, and the rest go on.
+ */
+static void soname_links(const char *folder)
+{
+	static struct soname_link links[MAX_VALUES];
+	int dfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	size_t n = dfd >= 0 ? soname_list(dfd, links, MAX_VALUES) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *so = links[i].soname;
+		char tmp[NAME_MAX + 32];
+		struct stat st, lib;
+
+		if (fstatat(dfd, so, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			if (!S_ISLNK(st.st_mode))
+				continue;
+			if (fstatat(dfd, so, &st, 0) == 0 &&
+			    fstatat(dfd, links[i].file, &lib, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    st.st_dev == lib.st_dev && st.st_ino == lib.st_ino)
+				continue;
+		}
+		snprintf(tmp, sizeof(tmp), ".%.*s.tmp-nvidia-cdi-hook", NAME_MAX - 24, so);
+		(void)unlinkat(dfd, tmp, 0);
+		if (symlinkat(links[i].file, dfd, tmp) < 0 || renameat(dfd, tmp, dfd, so) < 0) {
+			fprintf(stderr,
+				"nvidia-cdi-hook: cannot link %s/%s to %s in the container: %s\n",
+				folder, so, links[i].file, strerror(errno));
+			(void)unlinkat(dfd, tmp, 0);
+		}
+	}
+	if (dfd >= 0)
+		close(dfd);
 }
 
 /* ---- update-application-profile ------------------------------------------- */

@@ -5,6 +5,10 @@
 #   commands.go: "nvidia-ctk hook NAME" and "NAME" forms, global --debug/--quiet, an unknown
 #     hook is a warning and exit 0, an unknown flag of a known hook an error;
 #   update-ldcache.go: --folder repeated and comma-separated, --ldconfig-path accepted;
+#     the soname links of the folders' libraries made beside them (its ldconfig runs
+#     without -X: internal/ldconfig/ldconfig.go, UpdateLDCache), which the specs of
+#     toolkits before 1.18 rely on; ours only in those folders, never through a soname
+#     that names another place, and not in the image's own directories;
 #   create-symlinks.go: --link TARGET::LINK, parents made, an existing link with the same
 #     target left, another replaced, a directory in the way an error; an absolute link in
 #     the image never leads out of it;
@@ -68,6 +72,39 @@ ok update-ldcache --folder /a --folder /not-here
 grep -q "/not-here is not a directory in the container" "$T/herr" || fail "missing folder: $(cat "$T/herr")"
 cached libcuda.so.1 /a/ || fail "the folder that is there"
 refused 1 "is not in the container" update-ldcache --folder /not-here
+
+# The soname links, as a spec before 1.18 needs them: only libcuda.so.VERSION and
+# libnvidia-ml.so.VERSION mounted, libnvidia-ml.so.1 a stale link.
+image
+rm "$rootfs/a/libcuda.so.1" "$rootfs/b/libnvidia-ml.so.1"
+ln -s libnvidia-ml.so.1.gone "$rootfs/b/libnvidia-ml.so.1"
+echo 'int f(void) { return 0; }' >"$T/f.c"
+# A library whose soname names another place: no link made there, or anywhere.
+cc -shared -fPIC -Wl,-soname,../escape.so.1 -o "$rootfs/a/libevil.so.1.0" "$T/f.c"
+# A regular file where a soname link would go: left as it is.
+cc -shared -fPIC -Wl,-soname,libkeep.so.4 -o "$rootfs/a/libkeep.so.4.0" "$T/f.c"
+echo image >"$rootfs/a/libkeep.so.4"
+# Two versions of one soname: the link names the newer (ldconfig's order: 10 after 9).
+cc -shared -fPIC -Wl,-soname,libtwo.so.1 -o "$rootfs/a/libtwo.so.1.9" "$T/f.c"
+cc -shared -fPIC -Wl,-soname,libtwo.so.1 -o "$rootfs/a/libtwo.so.1.10" "$T/f.c"
+# The image's own directory, in its ld configuration: left as the image has it.
+mkdir -p "$rootfs/img"
+cc -shared -fPIC -Wl,-soname,libimg.so.2 -o "$rootfs/img/libimg.so.2.0" "$T/f.c"
+echo /img >"$rootfs/etc/ld.so.conf.d/img.conf"
+ok update-ldcache --folder /a --folder /b
+assert_eq "$(readlink "$rootfs/a/libcuda.so.1")" "libcuda.so.$V_OLD" "libcuda.so.1 made"
+assert_eq "$(readlink "$rootfs/b/libnvidia-ml.so.1")" "libnvidia-ml.so.$V_OLD" "a stale soname link replaced"
+assert_eq "$(readlink "$rootfs/a/libtwo.so.1")" libtwo.so.1.10 "the newer of two"
+assert_eq "$(cat "$rootfs/a/libkeep.so.4")" image "a regular file at a soname"
+[ -z "$(find "$rootfs" -name 'escape*')" ] || fail "a link made through a soname naming another place: $(find "$rootfs" -name 'escape*')"
+[ ! -e "$rootfs/img/libimg.so.2" ] && [ ! -L "$rootfs/img/libimg.so.2" ] || fail "a link made in the image's own directory"
+cached libcuda.so.1 /a/libcuda.so.1 && cached libnvidia-ml.so.1 /b/libnvidia-ml.so.1 ||
+    fail "the soname links' cache: $(ldconfig -p -C "$rootfs/etc/ld.so.cache")"
+# Again: the links are there, nothing changes.
+ino=$(stat -c %i "$rootfs/a/libcuda.so.1")
+ok update-ldcache --folder /a --folder /b
+assert_eq "$(stat -c %i "$rootfs/a/libcuda.so.1")" "$ino" "a soname link already right is left"
+! grep -q "nvidia-cdi-hook" "$T/herr" || fail "update-ldcache said: $(cat "$T/herr")"
 
 # commands.go: unknown hook, no-op; unknown flag, an error.
 ok some-future-hook --whatever

@@ -10,6 +10,9 @@
 #   and libnvidia-ml.so.1 load by soname from the ld cache our hook wrote; the soname and
 #   libcuda.so links exist; the GSP firmware is where NVIDIA's spec puts it; the
 #   application profile names the container's GPU.
+# The same with the shapes of the plugins before v0.18 (toolkit 1.16, 1.17.0, 1.17.8: no
+# soname link asked, libcuda.so at most): our hook's update-ldcache makes the soname links
+# as NVIDIA's ldconfig does, and libcuda.so.1, libnvidia-ml.so.1 and nvidia-smi work.
 # The launcher mounted alone (what NVIDIA's locator found before usr/bin existed) says what
 # to mount instead, exit 127. NVIDIA's DRA driver's start check passes on the install dir.
 # A switch to another version while that spec exists: its .versions/ID paths are gone and
@@ -32,7 +35,7 @@ hook=$inst/.helpers/nvidia-cdi-hook
 spec=$T/root/var/run/cdi/k8s.device-plugin.nvidia.com-gpu.json
 shape() {
     python3 "$SRC/tests/tools/nvcdi-shape.py" --fs "$T/root" --driver-root "$inst" --hook "$hook" \
-        --gpus 2 --out "$spec" 2>"$T/shape.err" || fail "nvcdi-shape: $(cat "$T/shape.err")"
+        --gpus 2 --out "$spec" "$@" 2>"$T/shape.err" || fail "nvcdi-shape: $(cat "$T/shape.err")"
 }
 shape
 # What NVIDIA's locator found: the real program in usr/bin, the resolved libraries, the firmware.
@@ -87,6 +90,25 @@ check_workload() {
 in_ns "run --device k8s.device-plugin.nvidia.com/gpu=0 $PROBE_IMAGE sh -c '$workload'" ||
     fail "podman with NVIDIA's spec shape: $(cat "$T/ns.err")"
 check_workload "$V_OLD"
+
+# The shapes of the plugins before v0.18 (toolkit 1.16 and 1.17, cited in nvcdi-shape.py):
+# no create-symlinks for the sonames (1.16 none at all, 1.17 libcuda.so only), so the
+# driver's directory in the container holds only the *.so.VERSION files mounted there;
+# they rely on update-ldcache's ldconfig making libcuda.so.1 and libnvidia-ml.so.1 there.
+# glibc's loader in the container then finds them by soname, and nvidia-smi runs (with
+# ldconfig -X it could not load NVML and exited 12).
+for tk in 1.16 1.17.0 1.17.8; do
+    shape --toolkit "$tk"
+    grep -q '"libcuda.so.1::' "$spec" && [ "$tk" = 1.16 ] && fail "toolkit 1.16's shape asks for libcuda.so"
+    grep -q 'libnvidia-ml.so.1::' "$spec" && fail "toolkit $tk's shape asks for a soname link"
+    in_ns "run --device k8s.device-plugin.nvidia.com/gpu=0 $PROBE_IMAGE sh -c 'probe libcuda.so.1 libnvidia-ml.so.1; nvidia-smi; echo smi=\$?'" ||
+        fail "podman with toolkit $tk's spec shape: $(cat "$T/ns.err")"
+    grep -qx "dlopen libcuda.so.1: ok" "$T/ns.out" || fail "toolkit $tk: libcuda.so.1 by soname: $(cat "$T/ns.out")"
+    grep -qx "dlopen libnvidia-ml.so.1: ok" "$T/ns.out" || fail "toolkit $tk: libnvidia-ml.so.1 by soname: $(cat "$T/ns.out")"
+    grep -qx "smi=0" "$T/ns.out" || fail "toolkit $tk: nvidia-smi: $(cat "$T/ns.out") $(cat "$T/ns.err")"
+    grep -q "Driver Version: $V_OLD" "$T/ns.out" || fail "toolkit $tk: nvidia-smi's version: $(cat "$T/ns.out")"
+done
+shape
 
 # The launcher alone, as a locator without usr/bin would mount it: it says what to mount.
 python3 - "$spec" "$inst" <<'EOF'

@@ -31,7 +31,25 @@ the version the device plugin v0.20.0 vendors):
   exist, and one device per GPU (by index) with its /dev/nvidiaN, plus "all"; mounts with
   ro, nosuid, nodev, rbind, rprivate (internal/discover/mounts.go:56-113).
 
+--toolkit VERSION writes the hooks of an older toolkit, the one a device plugin before
+v0.18 vendors (its go.mod: v0.16.x 1.16, v0.17.0 1.17.0, v0.17.1 1.17.5-rc.1, v0.17.2
+1.17.6, v0.17.3 and v0.17.4 1.17.8); the mounts are the same (pkg/nvcdi/driver-nvml.go,
+getVersionLibs: every *.so.VERSION beside libcuda.so.VERSION, links resolved), the hooks
+are fewer, and none of them makes a soname link: those specs rely on the ldconfig that
+update-ldcache runs making them (ldconfig without -X: runLdconfig in
+cmd/nvidia-cdi-hook/update-ldcache/update-ldcache.go up to 1.17.x):
+- 1.16: update-ldcache --folder DIR only (pkg/nvcdi/driver-nvml.go,
+  NewDriverLibraryDiscoverer: the libraries and NewLDCacheUpdateHook), no env;
+- 1.17.0: create-symlinks only for libcuda.so (internal/discover/symlinks.go,
+  additionalSymlinks.getLinksForMount; its libGLX_indirect.so.0 and
+  libnvidia-opticalflow.so cases need graphics and optical-flow libraries, which a compute
+  package lacks), then update-ldcache, no env;
+- 1.17.5: enable-cuda-compat between them (internal/discover/compat_libs.go);
+- 1.17.8: each hook's env NVIDIA_CTK_DEBUG=false (internal/discover/hooks.go).
+None of them has disable-device-node-modification or update-application-profile.
+
 Usage: nvcdi-shape.py --fs FS --driver-root ROOT --hook PATH --gpus N --out FILE
+       [--toolkit 1.16|1.17.0|1.17.5|1.17.8|1.20]
 FS is where host paths are read (the fake root, or /): ROOT and the paths written are host
 paths, as the plugin writes them after transformroot. Prints the paths it mounts on stderr.
 """
@@ -57,6 +75,8 @@ def main():
     ap.add_argument("--gpus", type=int, required=True)
     ap.add_argument("--kind", default="k8s.device-plugin.nvidia.com/gpu")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--toolkit", choices=["1.16", "1.17.0", "1.17.5", "1.17.8", "1.20"],
+                    default="1.20")
     a = ap.parse_args()
     fs = os.path.abspath(a.fs).rstrip("/")
     root = a.driver_root.rstrip("/")
@@ -78,14 +98,15 @@ def main():
     ctr_dir = host(real_dir)[len(root):]
     for lib in sorted(glob.glob(os.path.join(real_dir, "*.so." + version))):
         mounts.append((host(lib), host(lib)[len(root):]))
-    # Soname links that exist beside their library on the host (symlinks.go:137-207).
-    for entry in sorted(os.listdir(real_dir)):
+    # Soname links that exist beside their library on the host (symlinks.go:137-207), from 1.18.
+    for entry in sorted(os.listdir(real_dir)) if a.toolkit == "1.20" else []:
         p = os.path.join(real_dir, entry)
         if os.path.islink(p) and ".so." in entry and not entry.endswith("." + version):
             target = os.readlink(p)
             if target.endswith(".so." + version):
                 links.append("%s::%s/%s" % (target, ctr_dir, entry))
-    links.insert(0, "libcuda.so.1::%s/libcuda.so" % ctr_dir)
+    if a.toolkit != "1.16":
+        links.insert(0, "libcuda.so.1::%s/libcuda.so" % ctr_dir)
 
     for name in BINARIES:
         for d in BIN_DIRS:
@@ -102,16 +123,23 @@ def main():
 
     base = os.path.basename(a.hook)
 
+    older = a.toolkit != "1.20"
+
     def hook(name, *args):
         lead = ["nvidia-ctk", "hook"] if base == "nvidia-ctk" else [base]
-        return {"hookName": "createContainer", "path": a.hook, "args": lead + [name] + list(args),
-                "env": ["NVIDIA_CTK_DEBUG=false"]}
+        h = {"hookName": "createContainer", "path": a.hook, "args": lead + [name] + list(args)}
+        if a.toolkit in ("1.17.8", "1.20"):
+            h["env"] = ["NVIDIA_CTK_DEBUG=false"]
+        return h
 
-    hooks = [hook("create-symlinks", *[x for l in links for x in ("--link", l)]),
-             hook("enable-cuda-compat", "--host-driver-version=" + version),
-             hook("update-ldcache", "--folder", ctr_dir),
-             hook("disable-device-node-modification"),
-             hook("update-application-profile")]
+    hooks = []
+    if links:
+        hooks.append(hook("create-symlinks", *[x for l in links for x in ("--link", l)]))
+    if a.toolkit not in ("1.16", "1.17.0"):
+        hooks.append(hook("enable-cuda-compat", "--host-driver-version=" + version))
+    hooks.append(hook("update-ldcache", "--folder", ctr_dir))
+    if not older:
+        hooks += [hook("disable-device-node-modification"), hook("update-application-profile")]
     nodes = [{"path": "/dev/" + n, "hostPath": "/dev/" + n}
              for n in ("nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset")]
     devices = [{"name": str(i), "containerEdits": {"deviceNodes": [
