@@ -16,6 +16,7 @@ static const char *const reason_names[HEALTH_N_REASONS] = {
 	[HEALTH_NVML] = "nvml",
 	[HEALTH_XID] = "xid",
 	[HEALTH_FABRIC] = "fabric_manager",
+	[HEALTH_CDI] = "cdi",
 	[HEALTH_CUDA] = "cuda",
 };
 
@@ -52,6 +53,10 @@ enum health_reason health_judge(const struct health_input *in, char *cause, size
 	if (in->fabric_error) {
 		snprintf(cause, size, "%s", in->fabric_error);
 		return HEALTH_FABRIC;
+	}
+	if (in->cdi_error) {
+		snprintf(cause, size, "%s", in->cdi_error);
+		return HEALTH_CDI;
 	}
 	if (in->cuda_error) {
 		snprintf(cause, size, "%s", in->cuda_error);
@@ -156,7 +161,7 @@ char *health_render(const struct health *h, const char *version)
 	    metrics_label_escape(version, v, sizeof(v)), h->reason == HEALTH_READY);
 	add(&s, &len,
 	    "# HELP " P
-	    "not_ready Why the node is not ready: the first failing check (not_installed, not_loaded, other_version_loaded, nvml, xid, fabric_manager, cuda); 0 for the others.\n"
+	    "not_ready Why the node is not ready: the first failing check (not_installed, not_loaded, other_version_loaded, nvml, xid, fabric_manager, cdi, cuda); 0 for the others.\n"
 	    "# TYPE " P "not_ready gauge\n");
 	for (int r = HEALTH_NOT_INSTALLED; r < HEALTH_N_REASONS; r++)
 		add(&s, &len, P "not_ready{reason=\"%s\"} %d\n", reason_names[r],

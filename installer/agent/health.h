@@ -21,6 +21,7 @@ enum health_reason {
 	HEALTH_NVML,	      /* NVML does not answer as the installed driver should */
 	HEALTH_XID,	      /* a GPU reported an Xid that needs a reset or a reboot */
 	HEALTH_FABRIC,	      /* an NVSwitch system without Fabric Manager running */
+	HEALTH_CDI,	      /* two CDI specs define our kind's devices: none resolves */
 	HEALTH_CUDA,	      /* CUDA does not initialise or take a context on every GPU */
 	HEALTH_N_REASONS,
 };
@@ -34,6 +35,7 @@ struct health_input {
 	const char *nvml_error;	  /* NULL when NVML answered as it should */
 	const char *fatal_xid;	  /* the fatal Xid in effect ("Xid 79 on 0000:3b:00"), or NULL */
 	const char *fabric_error; /* NVSwitches and no Fabric Manager running: why, or NULL */
+	const char *cdi_error;	  /* why the node's CDI devices cannot be resolved, or NULL */
 	const char *cuda_error;	  /* NULL when CUDA answered (or was not asked this time) */
 };
 

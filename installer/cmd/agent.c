@@ -884,6 +884,54 @@ static void refresh_other_specs(struct agent *a)
 		       "spec", st.spec, "missing", st.missing, LOG_END);
 }
 
+/*
+ * Another producer's spec of our kind written since the install (nvidia-ctk cdi generate):
+ * the install's rule (cdi_settle: theirs win and ours is withdrawn, or --cdi-replace sets
+ * theirs aside while ours is there), applied at this look, before readiness is judged.
+ * ERR says why the node's devices of our kind cannot be resolved (both specs stay), or
+ * is "". Returns which specs of our kind stand now: "ours", "theirs", "both", "none".
+ */
+static const char *settle_cdi(struct agent *a, const struct nodestate *s, char *err, size_t size)
+{
+	const struct cdi_rule rule = {.dir = a->c->cdi_dir,
+				      .install_dir = a->c->install_dir,
+				      .kind = a->c->cdi_kind,
+				      .replace = a->c->cdi_replace && s->cdi_present};
+	struct cdi_settled st;
+	struct err e;
+
+	err[0] = '\0';
+	err_clear(&e);
+	if (cdi_settle(a->root_fd, &rule, &st, &e) < 0) {
+		if (!st.conflict) {
+			log_kv(LOG_WARN, "agent",
+			       "another producer's CDI spec: the rule not applied", "spec",
+			       st.theirs, "error", e.msg, LOG_END);
+			return st.theirs[0] ? "theirs" : "none";
+		}
+		str_fmt_cut(
+			err, size,
+			"another producer's CDI spec %s declares %s as ours does, and %s (%s): a runtime resolves neither's devices",
+			st.theirs, rule.kind,
+			rule.replace ? "theirs cannot be set aside" : "ours cannot be withdrawn",
+			e.msg);
+		return "both";
+	}
+	if (st.n_set_aside)
+		log_kv(LOG_WARN, "agent", "another producer's CDI spec set aside (--cdi-replace)",
+		       "spec", st.set_aside, "now", CDI_SET_ASIDE, U64("specs", st.n_set_aside),
+		       LOG_END);
+	if (st.withdrew)
+		log_kv(LOG_WARN, "agent",
+		       "another producer's CDI spec declares our kind: ours withdrawn, the node's devices are theirs",
+		       "spec", st.theirs, "kind", rule.kind, "fix",
+		       "--cdi-kind for a kind of our own, or --cdi-replace (installer and agent) to set theirs aside",
+		       LOG_END);
+	if (st.theirs[0])
+		return "theirs";
+	return s->cdi_present ? "ours" : "none";
+}
+
 /* Partitions made since the install (a MIG manager's): their device nodes. */
 static void sync_mig_nodes(struct agent *a)
 {
@@ -903,7 +951,8 @@ static void sync_mig_nodes(struct agent *a)
 static void look(struct agent *a)
 {
 	_cleanup_(nodestate_done) struct nodestate s;
-	char nvml_err[512] = "", cuda_err[512] = "", fm_err[256], cause[512];
+	char nvml_err[512] = "", cuda_err[512] = "", cdi_err[512] = "", fm_err[256], cause[512];
+	const char *cdi = "none";
 	struct health_input in = {0};
 	enum health_reason r;
 	struct err e;
@@ -939,6 +988,9 @@ static void look(struct agent *a)
 	in.fatal_xid = a->fatal_xid[0] ? a->fatal_xid : NULL;
 	run_daemons(a, &s);
 	in.fabric_error = fabric_error(a, &s, fm_err, sizeof(fm_err));
+	if (in.installed)
+		cdi = settle_cdi(a, &s, cdi_err, sizeof(cdi_err));
+	in.cdi_error = cdi_err[0] ? cdi_err : NULL;
 	r = health_judge(&in, cause, sizeof(cause));
 	if (r == HEALTH_READY) {
 		check_cuda(a, &s, cuda_err, sizeof(cuda_err));
@@ -954,6 +1006,8 @@ static void look(struct agent *a)
 			       health_reason_name(r), "cause", cause, LOG_END);
 	}
 	publish(a, &s, r == HEALTH_READY);
+	log_kv(LOG_DEBUG, "agent", "looked", "ready", r == HEALTH_READY ? "yes" : "no", "reason",
+	       health_reason_name(r), "cdi", cdi, LOG_END);
 	if (in.installed)
 		refresh_other_specs(a);
 	if (a->up.on &&

@@ -212,7 +212,7 @@ const struct config_option config_options[] = {
 	       .arg = "LAYOUT", .value = "gke", .json = "mig_layout",
 	       .help = "GPU partitions (MIG) once the driver answers: gke (the node pool's /etc/nvidia/gpu_config.json), none (as they are), all-disabled, all-enabled or all-PROFILE (all-1g.10gb), for every GPU or per GPU index (all-disabled,0=all-1g.10gb)"),
 	OPTION("cdi-replace", .env = "NVIDIA_CDI_REPLACE", .kind = CONFIG_BOOL,
-	       .offset = F(cdi_replace), .cmds = CFG_INSTALL, .json = "cdi_replace",
+	       .offset = F(cdi_replace), .cmds = CFG_INSTALL | CFG_AGENT, .json = "cdi_replace",
 	       .help = "set aside another producer's spec of that kind"),
 	OPTION("host-mount", .env = "NVIDIA_HOST_MOUNT", .kind = CONFIG_LIST,
 	       .offset = F(host_mounts), .cmds = CFG_INSTALL, .arg = "PATH", .json = "host_mounts",

@@ -689,7 +689,12 @@ static void check_host_side(struct doctor *d, const struct nodestate *s)
 		add(d, V_FAIL, "nvml", "see dmesg for NVRM errors; re-run install", "%s",
 		    s->nvml_error);
 	/* Two specs of one kind: the runtime drops the device for every container. */
-	if (s->cdi_other[0])
+	if (s->cdi_other[0] && s->cdi_present)
+		add(d, V_FAIL, "cdi",
+		    "the node agent withdraws ours at its next look (with --cdi-replace it sets theirs aside); without an agent re-run install",
+		    "%s, another producer's spec, declares our CDI kind as ours does: a runtime resolves neither's devices",
+		    s->cdi_other);
+	else if (s->cdi_other[0])
 		add(d, V_WARN, "cdi",
 		    "leave it, or install with --cdi-kind (ours beside theirs) or --cdi-replace",
 		    "%s, another producer's spec, declares our CDI kind: ours is withdrawn and the node's CDI devices are theirs",

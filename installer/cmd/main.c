@@ -88,7 +88,7 @@ static const struct command commands[] = {
 		.host = SESSION_HOST_NONE),
 	COMMAND("agent", .bit = CFG_AGENT, .run = agent_run,
 		.summary = "watch the node after the install and keep its readiness true (the pod's long-running container)",
-		.about = "Looks at the node every --interval: the installed and loaded driver, NVML, the kernel log's Xids, and CUDA (a context on every GPU) while the node is not ready or every --cuda-interval. The readiness marker and the driver's node labels are withdrawn while a CUDA job could not run and restored when it could again; /metrics, /healthz and /readyz are served over HTTP on --listen, and the metrics also written to --agent-metrics-file. Runs until SIGTERM or SIGINT, then exits 0.",
+		.about = "Looks at the node every --interval: the installed and loaded driver, NVML, the kernel log's Xids, and CUDA (a context on every GPU) while the node is not ready or every --cuda-interval. The readiness marker and the driver's node labels are withdrawn while a CUDA job could not run and restored when it could again; another producer's CDI spec of our kind gets the install's rule (--cdi-replace); /metrics, /healthz and /readyz are served over HTTP on --listen, and the metrics also written to --agent-metrics-file. Runs until SIGTERM or SIGINT, then exits 0.",
 		.host = SESSION_HOST_WRITES, .stops_safely = true),
 	COMMAND("pause", .bit = CFG_PAUSE, .run = pause_run,
 		.summary = "wait for SIGTERM or SIGINT, then exit 0 (a pod's holding container)",

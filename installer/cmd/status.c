@@ -266,6 +266,26 @@ static void status_json(const struct config *c, const struct status_report *r)
 	session_print_json(o);
 }
 
+/*
+ * Our CDI spec, and another producer's of our kind: theirs serve once ours is withdrawn;
+ * while both are there a runtime resolves neither's devices.
+ */
+static void cdi_text(const struct config *c, const struct nodestate *s)
+{
+	out_line(stdout, "cdi_spec:       %s/%s (%s)", c->cdi_dir, CDI_FILE,
+		 s->cdi_present ? "present" : "absent");
+	if (s->cdi_other[0] && s->cdi_present)
+		out_line(
+			stdout,
+			"cdi_conflict:   %s, another producer's, declares %s as ours does: a runtime resolves neither's devices (the node agent withdraws ours at its next look; --cdi-kind or --cdi-replace)",
+			s->cdi_other, c->cdi_kind);
+	else if (s->cdi_other[0])
+		out_line(
+			stdout,
+			"cdi_conflict:   %s, another producer's, declares %s: the node's devices are theirs (--cdi-kind or --cdi-replace)",
+			s->cdi_other, c->cdi_kind);
+}
+
 static void status_text(const struct config *c, const struct status_report *r)
 {
 	const struct nodestate *s = r->node;
@@ -319,13 +339,7 @@ static void status_text(const struct config *c, const struct status_report *r)
 	for (size_t i = 0; i < s->n_nodes; i++)
 		out_part(stdout, " %s", s->nodes[i]);
 	out_line(stdout, "%s", s->n_nodes ? "" : " none");
-	out_line(stdout, "cdi_spec:       %s/%s (%s)", c->cdi_dir, CDI_FILE,
-		 s->cdi_present ? "present" : "absent");
-	if (s->cdi_other[0])
-		out_line(
-			stdout,
-			"cdi_conflict:   %s, another producer's, declares %s: the node's devices are theirs (--cdi-kind or --cdi-replace)",
-			s->cdi_other, c->cdi_kind);
+	cdi_text(c, s);
 	out_line(stdout, "labels:         %s (%s)", LABELS_FILE,
 		 s->labels_present ? "present" : "absent");
 	out_line(stdout, "ready:          %s",

@@ -850,3 +850,39 @@ int cdi_remove(int root_fd, const char *cdi_dir, const char *install_dir, struct
 		return err_errno(e, EXIT_UNEXPECTED, errno, "cdi: remove %s/%s", cdi_dir, CDI_FILE);
 	return 0;
 }
+
+/* More specs of our kind set aside in one call than any node holds: a loop, not a node. */
+#define SETTLE_MAX 64
+
+int cdi_settle(int root_fd, const struct cdi_rule *r, struct cdi_settled *ret, struct err *e)
+{
+	struct our_specs ours;
+	bool failed = false;
+
+	memset(ret, 0, sizeof(*ret));
+	for (unsigned i = 0; i < SETTLE_MAX && !failed; i++) {
+		if (cdi_find_other(root_fd, r->dir, r->install_dir, r->kind, ret->theirs,
+				   sizeof(ret->theirs)) != 1) {
+			ret->theirs[0] = '\0';
+			return 1;
+		}
+		our_files(root_fd, r->dir, r->install_dir, &ours);
+		if (!r->replace) {
+			if (ours.n == 0)
+				return 0;
+			failed = cdi_remove(root_fd, r->dir, r->install_dir, e) < 0;
+			ret->withdrew = !failed;
+			if (!failed)
+				return 0;
+		} else if (!(failed = cdi_set_aside(root_fd, r->install_dir, ret->theirs, e) < 0)) {
+			str_fmt_cut(ret->set_aside, sizeof(ret->set_aside), "%s", ret->theirs);
+			ret->n_set_aside++;
+		}
+	}
+	if (!failed)
+		err_set(e, EXIT_UNEXPECTED, "cdi: more than %d specs of kind %s set aside at once",
+			SETTLE_MAX, r->kind);
+	our_files(root_fd, r->dir, r->install_dir, &ours);
+	ret->conflict = ours.n > 0;
+	return -1;
+}

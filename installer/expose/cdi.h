@@ -137,3 +137,32 @@ _must_check_ int cdi_write(int root_fd, const char *cdi_dir, const struct cdi_in
 /* Removes our spec (and a legacy one of ours). Returns 0 or -1. */
 _must_check_ int cdi_remove(int root_fd, const char *cdi_dir, const char *install_dir,
 			    struct err *e);
+
+/* Where our spec lives, of what kind, and the rule for another producer's of that kind. */
+struct cdi_rule {
+	const char *dir;	 /* host path of our spec's directory (--cdi-dir) */
+	const char *install_dir; /* host path */
+	const char *kind;
+	bool replace; /* --cdi-replace: theirs set aside; else theirs win, ours withdrawn */
+};
+
+/* What cdi_settle found and did. */
+struct cdi_settled {
+	char theirs[4200];    /* host path of the other producer's spec that stays, or "" */
+	char set_aside[4200]; /* the last one set aside, or "" */
+	unsigned n_set_aside;
+	bool withdrew; /* ours was there, and is withdrawn */
+	bool conflict; /* on error: ours and theirs both stay, and a runtime resolves neither */
+};
+
+/*
+ * The rule for another producer's spec of R's kind (docs/design.md, "One producer per
+ * kind"), applied at install and at each look of the agent: two specs that define
+ * KIND=0 make a runtime drop the device for every container. Without R->replace theirs
+ * win: ours is withdrawn. With it, each of theirs is set aside (cdi_set_aside). Fills
+ * RET. Returns 1 when no spec of theirs stays (ours may stand), 0 when one does and ours
+ * is withdrawn, -1 when the rule could not be applied (RET->conflict says whether both
+ * stay).
+ */
+_must_check_ int cdi_settle(int root_fd, const struct cdi_rule *r, struct cdi_settled *ret,
+			    struct err *e);

@@ -77,32 +77,30 @@ static void cdi_gpus(int root_fd, const struct nvml_report *r, struct cdi_input 
 
 /*
  * Another producer's spec of our kind on the node (NVIDIA Container Toolkit's
- * `nvidia-ctk cdi generate`): two specs defining nvidia.com/gpu=0 conflict, and a
- * runtime then drops the device for every container. By default the node is
- * left to the other producer (ours withdrawn, a warning); --cdi-replace sets
- * theirs aside; --cdi-kind writes ours under a kind of its own.
- * Returns 1 when ours is to be written, 0 when not, -1 on error.
+ * `nvidia-ctk cdi generate`): the rule of cdi_settle (theirs win, or --cdi-replace sets
+ * them aside; --cdi-kind writes ours under a kind of its own), which the node agent
+ * applies too. Returns 1 when ours is to be written, 0 when not, -1 on error.
  */
 static int cdi_yield(const struct expose_opts *o, int root_fd, struct err *e)
 {
-	char other[4200];
+	const struct cdi_rule rule = {.dir = o->cdi_dir,
+				      .install_dir = o->install_dir,
+				      .kind = o->cdi_kind,
+				      .replace = o->cdi_replace};
+	struct cdi_settled s;
+	int w = cdi_settle(root_fd, &rule, &s, e);
 
-	while (cdi_find_other(root_fd, o->cdi_dir, o->install_dir, o->cdi_kind, other,
-			      sizeof(other)) == 1) {
-		if (!o->cdi_replace) {
-			log_kv(LOG_WARN, "cdi",
-			       "another producer's CDI spec declares our kind: not writing ours, the node's devices are theirs",
-			       "spec", other, "kind", o->cdi_kind, "fix",
-			       "--cdi-kind for a kind of our own, or --cdi-replace to set theirs aside",
-			       LOG_END);
-			return cdi_remove(root_fd, o->cdi_dir, o->install_dir, e) < 0 ? -1 : 0;
-		}
-		if (cdi_set_aside(root_fd, o->install_dir, other, e) < 0)
-			return -1;
+	if (s.n_set_aside)
 		log_kv(LOG_WARN, "cdi", "another producer's CDI spec set aside (--cdi-replace)",
-		       "spec", other, "now", CDI_SET_ASIDE, LOG_END);
-	}
-	return 1;
+		       "spec", s.set_aside, "now", CDI_SET_ASIDE, U64("specs", s.n_set_aside),
+		       LOG_END);
+	if (w == 0)
+		log_kv(LOG_WARN, "cdi",
+		       "another producer's CDI spec declares our kind: not writing ours, the node's devices are theirs",
+		       "spec", s.theirs, "kind", o->cdi_kind, "fix",
+		       "--cdi-kind for a kind of our own, or --cdi-replace to set theirs aside",
+		       LOG_END);
+	return w;
 }
 
 /*

@@ -193,6 +193,7 @@ static void test_health_judge(void **state)
 				  .nvml_error = "NVML: no",
 				  .fatal_xid = "Xid 79 on GPU 0000:3b:00",
 				  .fabric_error = "no Fabric Manager",
+				  .cdi_error = "two CDI specs",
 				  .cuda_error = "CUDA: no"};
 	char cause[256];
 
@@ -207,6 +208,9 @@ static void test_health_judge(void **state)
 	assert_int_equal(health_judge(&in, cause, sizeof(cause)), HEALTH_FABRIC);
 	assert_string_equal(cause, "no Fabric Manager");
 	in.fabric_error = NULL;
+	assert_int_equal(health_judge(&in, cause, sizeof(cause)), HEALTH_CDI);
+	assert_string_equal(cause, "two CDI specs");
+	in.cdi_error = NULL;
 	assert_int_equal(health_judge(&in, cause, sizeof(cause)), HEALTH_CUDA);
 	in.cuda_error = NULL;
 	assert_int_equal(health_judge(&in, cause, sizeof(cause)), HEALTH_READY);
@@ -220,6 +224,7 @@ static void test_health_judge(void **state)
 	assert_int_equal(health_judge(&in, cause, sizeof(cause)), HEALTH_NOT_INSTALLED);
 	assert_string_equal(health_reason_name(HEALTH_OTHER_LOADED), "other_version_loaded");
 	assert_string_equal(health_reason_name(HEALTH_FABRIC), "fabric_manager");
+	assert_string_equal(health_reason_name(HEALTH_CDI), "cdi");
 }
 
 static void test_health_history(void **state)

@@ -452,6 +452,51 @@ static void test_set_aside_record(void **state)
 }
 
 /*
+ * The rule for another producer's spec of our kind, as the install and the agent apply it:
+ * theirs win and ours is withdrawn (once; after that nothing is left to withdraw), or,
+ * with replace, every one of theirs is set aside and ours stays.
+ */
+static void test_settle(void **state)
+{
+	struct scratch_fixture *f = *state;
+	struct cdi_rule rule = {.dir = "/var/run/cdi",
+				.install_dir = "/home/kubernetes/bin/nvidia",
+				.kind = CDI_KIND};
+	struct cdi_settled st;
+	struct err e;
+
+	assert_int_equal(scratch_mkdirs(f->fd, "etc/cdi"), 0);
+	assert_int_equal(scratch_mkdirs(f->fd, "var/run/cdi"), 0);
+	assert_int_equal(scratch_mkdirs(f->fd, "home/kubernetes/bin/nvidia"), 0);
+	put_ours(f, "var/run/cdi");
+	assert_int_equal(cdi_settle(f->fd, &rule, &st, &e), 1);
+	assert_string_equal(st.theirs, "");
+	assert_false(st.withdrew);
+	assert_true(exists(f, "var/run/cdi/" CDI_FILE));
+
+	put(f, "etc/cdi/nvidia.yaml", "kind: nvidia.com/gpu\n");
+	assert_int_equal(cdi_settle(f->fd, &rule, &st, &e), 0);
+	assert_string_equal(st.theirs, "/etc/cdi/nvidia.yaml");
+	assert_true(st.withdrew);
+	assert_false(exists(f, "var/run/cdi/" CDI_FILE));
+	assert_int_equal(cdi_settle(f->fd, &rule, &st, &e), 0);
+	assert_false(st.withdrew);
+	assert_true(exists(f, "etc/cdi/nvidia.yaml"));
+
+	put_ours(f, "var/run/cdi");
+	put(f, "var/run/cdi/ctk.json", "{\"kind\":\"nvidia.com/gpu\"}");
+	rule.replace = true;
+	assert_int_equal(cdi_settle(f->fd, &rule, &st, &e), 1);
+	assert_int_equal(st.n_set_aside, 2);
+	assert_string_equal(st.theirs, "");
+	assert_false(st.withdrew);
+	assert_true(exists(f, "var/run/cdi/" CDI_FILE));
+	assert_true(exists(f, "etc/cdi/nvidia.yaml" CDI_SET_ASIDE));
+	assert_true(exists(f, "var/run/cdi/ctk.json" CDI_SET_ASIDE));
+	assert_false(exists(f, "etc/cdi/nvidia.yaml"));
+}
+
+/*
  * Another producer's spec naming files under the install dir that are gone (NVIDIA's tools
  * write the resolved .versions/ID paths): found in JSON and YAML, the first missing path
  * named; paths that resolve, paths of other trees, a path that only starts like the
@@ -507,6 +552,7 @@ int main(void)
 		scratch_unit_test(test_other_through_links),
 		scratch_unit_test(test_set_aside_record),
 		scratch_unit_test(test_find_stale),
+		scratch_unit_test(test_settle),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
