@@ -887,16 +887,21 @@ static void refresh_other_specs(struct agent *a)
 /*
  * Another producer's spec of our kind written since the install (nvidia-ctk cdi generate):
  * the install's rule (cdi_settle: theirs win and ours is withdrawn, or --cdi-replace sets
- * theirs aside while ours is there), applied at this look, before readiness is judged.
+ * theirs aside while ours is there), applied at this look, before readiness is judged. The
+ * kind is the one ours declares (the install's --cdi-kind), whatever the agent was given.
  * ERR says why the node's devices of our kind cannot be resolved (both specs stay), or
  * is "". Returns which specs of our kind stand now: "ours", "theirs", "both", "none".
  */
 static const char *settle_cdi(struct agent *a, const struct nodestate *s, char *err, size_t size)
 {
-	const struct cdi_rule rule = {.dir = a->c->cdi_dir,
-				      .install_dir = a->c->install_dir,
-				      .kind = a->c->cdi_kind,
-				      .replace = a->c->cdi_replace && s->cdi_present};
+	char kind[256];
+	const struct cdi_rule rule = {
+		.dir = a->c->cdi_dir,
+		.install_dir = a->c->install_dir,
+		.kind = cdi_our_kind(a->root_fd, a->c->cdi_dir, kind, sizeof(kind)) == 0
+				? kind
+				: a->c->cdi_kind,
+		.replace = a->c->cdi_replace && s->cdi_present};
 	struct cdi_settled st;
 	struct err e;
 

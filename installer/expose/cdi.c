@@ -851,6 +851,18 @@ int cdi_remove(int root_fd, const char *cdi_dir, const char *install_dir, struct
 	return 0;
 }
 
+int cdi_our_kind(int root_fd, const char *cdi_dir, char *ret, size_t size)
+{
+	struct err e;
+	_cleanup_close_ int dir = fs_dir_in_root(root_fd, cdi_dir, false, &e);
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+
+	if (dir < 0 || fs_read_at(dir, CDI_FILE, CDI_SPEC_MAX, &text, &len, &e) < 0)
+		return -1;
+	return cdi_spec_kind(text, len, false, ret, size);
+}
+
 /* More specs of our kind set aside in one call than any node holds: a loop, not a node. */
 #define SETTLE_MAX 64
 

@@ -138,6 +138,9 @@ _must_check_ int cdi_write(int root_fd, const char *cdi_dir, const struct cdi_in
 _must_check_ int cdi_remove(int root_fd, const char *cdi_dir, const char *install_dir,
 			    struct err *e);
 
+/* The kind our spec in CDI_DIR declares, into RET. Returns 0, or -1 when there is none. */
+int cdi_our_kind(int root_fd, const char *cdi_dir, char *ret, size_t size);
+
 /* Where our spec lives, of what kind, and the rule for another producer's of that kind. */
 struct cdi_rule {
 	const char *dir;	 /* host path of our spec's directory (--cdi-dir) */

@@ -12,7 +12,9 @@
 #      no readiness is claimed: that look judges "cdi", /readyz says 503 and why, the marker
 #      and the labels go, status says a runtime resolves neither; their spec gone, ready
 #      again at the next look;
-#   3. with --cdi-replace the agent sets theirs aside at that look and ours stays.
+#   3. with --cdi-replace the agent sets theirs aside at that look and ours stays;
+#   4. ours of a kind of its own (the install's --cdi-kind), the agent not told: theirs of
+#      nvidia.com/gpu is no conflict, ours stays (the kind is the one ours declares).
 [ "$(id -u)" = 0 ] || fail "needs root (a mount namespace for the read-only spec directory)"
 FAKE_KERNEL=1
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
@@ -155,4 +157,14 @@ agent_said "another producer's CDI spec set aside (--cdi-replace) (spec=/etc/cdi
 assert_eq "$(code /readyz)" 200 "/readyz under --cdi-replace"
 expect_rc 0 status
 grep -q "^cdi_conflict" "$T/out" && fail "status names a conflict after theirs was set aside: $(cat "$T/out")"
+stop
+
+# 4. The install's --cdi-kind, not the agent's.
+rm -f "$theirs.replaced-by-nvidia-driver-installer"
+expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --cdi-kind example.com/gpu
+grep -q '"kind": *"example.com/gpu"' "$ours" || fail "the install's own kind: $(head -c 300 "$ours")"
+agent 0
+their_spec_first_look
+grep -q "ready=yes reason=ready cdi=ours" "$T/look" || fail "the first look with ours of another kind: $(cat "$T/look")"
+[ -s "$ours" ] && [ -e "$theirs" ] || fail "a spec went although the kinds differ"
 stop

@@ -463,12 +463,16 @@ static void test_settle(void **state)
 				.install_dir = "/home/kubernetes/bin/nvidia",
 				.kind = CDI_KIND};
 	struct cdi_settled st;
+	char kind[64];
 	struct err e;
 
 	assert_int_equal(scratch_mkdirs(f->fd, "etc/cdi"), 0);
 	assert_int_equal(scratch_mkdirs(f->fd, "var/run/cdi"), 0);
 	assert_int_equal(scratch_mkdirs(f->fd, "home/kubernetes/bin/nvidia"), 0);
+	assert_int_equal(cdi_our_kind(f->fd, "/var/run/cdi", kind, sizeof(kind)), -1);
 	put_ours(f, "var/run/cdi");
+	assert_int_equal(cdi_our_kind(f->fd, "/var/run/cdi", kind, sizeof(kind)), 0);
+	assert_string_equal(kind, CDI_KIND);
 	assert_int_equal(cdi_settle(f->fd, &rule, &st, &e), 1);
 	assert_string_equal(st.theirs, "");
 	assert_false(st.withdrew);
