@@ -274,7 +274,8 @@ static int event(struct upgrader *u, const struct upgrade_record *r)
 					    .type = r->state == UPG_FAILED ? "Warning" : "Normal",
 					    .reason = reasons[r->state],
 					    .message = msg,
-					    .component = COMPONENT},
+					    .component = COMPONENT,
+					    .action = "DriverUpgrade"},
 		       &e) < 0) {
 		char said[sizeof(u->event_error)];
 

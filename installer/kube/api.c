@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "kube/kube.h"
 #include "util/jsonc.h"
@@ -220,6 +221,31 @@ int kube_lease_put(struct kube *k, const char *ns, json_object *lease, bool repl
 	return rc;
 }
 
+const char *kube_event_namespace(const char *ns)
+{
+	return strcmp(ns, "kube-system") == 0 ? ns : "default";
+}
+
+/* Now as metav1.MicroTime's JSON (RFC3339Micro: six digits of fraction) into BUF. */
+static void micro_now(char *buf, size_t size)
+{
+	struct timespec ts;
+	struct tm tm;
+	char s[STR_UTC_SIZE];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (!gmtime_r(&ts.tv_sec, &tm) || strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+		snprintf(s, sizeof(s), "1970-01-01T00:00:00");
+	snprintf(buf, size, "%s.%06uZ", s, (unsigned)(ts.tv_nsec / 1000) % 1000000u);
+}
+
+/*
+ * The Event as kube-apiserver takes it about a Node (kubernetes
+ * pkg/apis/core/validation/events.go, legacyValidateEvent): one without eventTime about a
+ * cluster-scoped object only in namespace "default"; with eventTime, also in "kube-system",
+ * and then with reportingComponent (a qualified name), reportingInstance and action (at
+ * most 128 characters each), reason (128) and message (1024).
+ */
 int kube_event(struct kube *k, const char *ns, const struct kube_event *v, struct err *e)
 {
 	_cleanup_(json_object_putp) json_object *ev = json_object_new_object();
@@ -227,7 +253,7 @@ int kube_event(struct kube *k, const char *ns, const struct kube_event *v, struc
 		    *src = json_object_new_object();
 	struct kube_request q = {.method = "POST", .body = ev};
 	struct kube_reply r;
-	char path[320], now[STR_UTC_SIZE], prefix[300];
+	char path[320], now[STR_UTC_SIZE], micro[64], prefix[300], instance[129], message[1025];
 	int rc;
 
 	if (!ev || !meta || !obj || !src) {
@@ -241,9 +267,14 @@ int kube_event(struct kube *k, const char *ns, const struct kube_event *v, struc
 	json_object_object_add(ev, "source", src);
 	if (path_name("namespace", ns, e) < 0 || path_name("node", v->node, e) < 0)
 		return -1;
+	ns = kube_event_namespace(ns);
 	/* The API server names it: NODE.<random>, as kubelet's events read. */
 	snprintf(prefix, sizeof(prefix), "%s.", v->node);
+	/* One agent per node: the node names the instance (cut to the server's 128). */
+	snprintf(instance, sizeof(instance), "%s", v->node);
+	str_fmt_cut(message, sizeof(message), "%s", v->message);
 	str_utc_now(now);
+	micro_now(micro, sizeof(micro));
 	json_object_object_add(meta, "generateName", json_object_new_string(prefix));
 	json_object_object_add(meta, "namespace", json_object_new_string(ns));
 	json_object_object_add(obj, "kind", json_object_new_string("Node"));
@@ -255,7 +286,14 @@ int kube_event(struct kube *k, const char *ns, const struct kube_event *v, struc
 	json_object_object_add(ev, "kind", json_object_new_string("Event"));
 	json_object_object_add(ev, "type", json_object_new_string(v->type));
 	json_object_object_add(ev, "reason", json_object_new_string(v->reason));
-	json_object_object_add(ev, "message", json_object_new_string(v->message));
+	json_object_object_add(ev, "message", json_object_new_string(message));
+	json_object_object_add(ev, "eventTime", json_object_new_string(micro));
+	/* Go's field ReportingController is "reportingComponent" in JSON. */
+	json_object_object_add(ev, "reportingComponent", json_object_new_string(v->component));
+	json_object_object_add(ev, "reportingInstance", json_object_new_string(instance));
+	json_object_object_add(ev, "action",
+			       json_object_new_string(v->action ? v->action : v->reason));
+	/* What kubectl get events shows as LAST SEEN and COUNT, as kubelet's events have. */
 	json_object_object_add(ev, "firstTimestamp", json_object_new_string(now));
 	json_object_object_add(ev, "lastTimestamp", json_object_new_string(now));
 	json_object_object_add(ev, "count", json_object_new_int(1));

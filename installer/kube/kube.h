@@ -140,9 +140,21 @@ struct kube_event {
 	const char *type;      /* "Normal" or "Warning" */
 	const char *reason;    /* "UpgradeCordoned": UpperCamelCase, as the API convention says */
 	const char *message;   /* a sentence for people */
-	const char *component; /* the source: "nvidia-driver-installer" */
+	const char *component; /* the source and reporting controller: a qualified name */
+	const char *action;    /* what was done ("DriverUpgrade"), at most 128; NULL: REASON */
 };
 
-/* Records event V about its node in namespace NS (core/v1 Event). 0 or -1. */
+/*
+ * Where an agent in namespace NS records its Node's Events: NS when kube-apiserver takes
+ * a cluster-scoped object's Event there (kube-system, with eventTime), else "default"
+ * (kubernetes pkg/apis/core/validation/events.go, legacyValidateEvent).
+ */
+const char *kube_event_namespace(const char *ns);
+
+/*
+ * Records event V about its node (core/v1 Event, with eventTime and the reporting fields)
+ * in kube_event_namespace(NS); a message past the server's 1024 characters is cut. 0 or
+ * -1.
+ */
 _must_check_ int kube_event(struct kube *k, const char *ns, const struct kube_event *v,
 			    struct err *e);

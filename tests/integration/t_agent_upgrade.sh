@@ -91,6 +91,8 @@ assert reasons == want, reasons
 for e in db["events"]:
     assert e["involvedObject"] == {"kind": "Node", "apiVersion": "v1", "name": "gpu-node-1"}, e
     assert e["type"] == "Normal" and e["metadata"]["namespace"] == "kube-system", e
+    assert e["reportingComponent"] == "nvidia-driver-installer" and e["action"] == "DriverUpgrade", e
+    assert e["reportingInstance"] == "gpu-node-1" and e["eventTime"].endswith("Z"), e
 PY
 curl -s "http://127.0.0.1:$port/metrics" >"$T/metrics"
 promtool check metrics <"$T/metrics" >"$T/promtool.out" 2>&1 || fail "promtool: $(cat "$T/promtool.out")"
@@ -112,7 +114,7 @@ run_doc_block agent-watch || fail "agent-watch: $(cat "$T/agent-watch.out")"
 grep -Eq "^gpu-node-1 +[^ ]+ +done$" "$T/agent-watch.out" || fail "kubectl's state column: $(cat "$T/agent-watch.out")"
 grep -q '^{"state":"done",.*"version":"'"$V_NEW"'"' "$T/agent-watch.out" ||
     fail "kubectl's annotation: $(cat "$T/agent-watch.out")"
-[ "$(grep -c '^gpu-node-1\.' "$T/agent-watch.out")" = 6 ] || fail "kubectl's events: $(cat "$T/agent-watch.out")"
+[ "$(grep -Ec '^kube-system +gpu-node-1\.' "$T/agent-watch.out")" = 6 ] || fail "kubectl's events: $(cat "$T/agent-watch.out")"
 # docs/metrics.md's table of the upgrade's series against what the agent served, both ways.
 grep '^nvidia_driver_installer_agent_upgrade_' "$T/metrics" >"$T/upgrade.prom"
 python3 "$SRC/tests/tools/metrics-doc.py" "$SRC/docs/metrics.md" "Driver upgrades" "$T/upgrade.prom" \

@@ -17,7 +17,9 @@ API server's own answers to them:
   POST   /apis/coordination.k8s.io/v1/namespaces/NS/leases          409 AlreadyExists
   PUT    /apis/coordination.k8s.io/v1/namespaces/NS/leases/NAME     409 Conflict unless
          metadata.resourceVersion is the stored one (optimistic concurrency)
-  POST   /api/v1/namespaces/NS/events
+  POST   /api/v1/namespaces/NS/events                   422 Invalid where kube-apiserver's
+         validation refuses the Event (event_errors: the namespace, eventTime and the
+         reporting fields, as pkg/apis/core/validation/events.go has them)
   DELETE /api/v1/namespaces/NS/pods/NAME                 the pod gone (a job that ended)
   GET    /apis/apps/v1/namespaces/NS/daemonsets/NAME     a DaemonSet (its status)
 
@@ -205,7 +207,7 @@ def selected(obj, query):
     return True
 
 
-LISTS = re.compile(r"/api/v1/(nodes|pods)|/api/v1/namespaces/([^/]+)/(pods|events)|"
+LISTS = re.compile(r"/api/v1/(nodes|pods|events)|/api/v1/namespaces/([^/]+)/(pods|events)|"
                    r"/apis/coordination\.k8s\.io/v1/namespaces/([^/]+)/(leases)")
 LIST_KIND = {"nodes": "NodeList", "pods": "PodList", "events": "EventList", "leases": "LeaseList"}
 LEASES = re.compile(r"/apis/coordination\.k8s\.io/v1/namespaces/([^/]+)/leases(?:/([^/]+))?")
@@ -214,6 +216,68 @@ EVENTS = re.compile(r"/api/v1/namespaces/([^/]+)/events")
 POD = re.compile(r"/api/v1/namespaces/([^/]+)/pods/([^/]+)")
 DAEMONSET = re.compile(r"/apis/apps/v1/namespaces/([^/]+)/daemonsets/([^/]+)")
 NODE = re.compile(r"/api/v1/nodes/([^/]+)")
+
+
+DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+QUALIFIED_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
+# metav1.MicroTime's JSON (RFC3339Micro): six digits of fraction, exactly.
+MICRO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}(Z|[+-]\d\d:\d\d)")
+
+
+def qualified_name(s):
+    """k8s.io/apimachinery validation.IsQualifiedName: [DNS-subdomain prefix/]name."""
+    prefix, _, name = s.rpartition("/")
+    return bool(QUALIFIED_NAME.fullmatch(name)) and len(name) <= 63 and \
+        (not _ or (len(prefix) <= 253 and bool(DNS1123_SUBDOMAIN.fullmatch(prefix))))
+
+
+def event_errors(ev):
+    """What kube-apiserver refuses in a core/v1 Event it is asked to create: kubernetes
+    pkg/apis/core/validation/events.go, ValidateEventCreate, which for a core/v1 request
+    applies legacyValidateEvent only. An Event without eventTime about a cluster-scoped
+    object (a Node: no involvedObject.namespace) is taken only in namespace "" or
+    "default"; with eventTime, in "default" or "kube-system", and then reportingComponent
+    (a qualified name), reportingInstance (<= 128), action (<= 128), reason (<= 128) are
+    required and message is at most 1024 characters. A list of field errors (422), or a
+    (status, Status) pair for a body that does not decode (400)."""
+    ns = ev["metadata"].get("namespace", "")
+    inv = ev.get("involvedObject") or {}
+    t = ev.get("eventTime")
+    if t is not None and not (isinstance(t, str) and MICRO_TIME.fullmatch(t)):
+        return status(400, "BadRequest", 'Event in version "v1" cannot be handled as a Event: '
+                      'parsing time "%s" as "2006-01-02T15:04:05.000000Z07:00": cannot parse' % t)
+    errs = []
+
+    def invalid(path, value, why):
+        errs.append('%s: Invalid value: "%s": %s' % (path, value, why))
+
+    def required(path):
+        errs.append("%s: Required value" % path)
+    if t is None:
+        if not inv.get("namespace"):
+            if ns not in ("", "default"):
+                invalid("involvedObject.namespace", "", "does not match event.namespace")
+        elif ns != inv["namespace"]:
+            invalid("involvedObject.namespace", inv["namespace"], "does not match event.namespace")
+    else:
+        if not inv.get("namespace") and ns not in ("default", "kube-system"):
+            invalid("involvedObject.namespace", "", "does not match event.namespace")
+        rc = ev.get("reportingComponent", "")
+        if not rc:
+            required("reportingComponent")
+        if not qualified_name(rc):
+            invalid("reportingComponent", rc, "must be a qualified name")
+        for f, limit in (("reportingInstance", 128), ("action", 128), ("reason", 128)):
+            if not ev.get(f):
+                required(f)
+            if len(ev.get(f, "")) > limit:
+                invalid(f, "", "can have at most %d characters" % limit)
+        if len(ev.get("message", "")) > 1024:
+            invalid("message", "", "can have at most 1024 characters")
+    if len(ns) > 253 or not DNS1123_SUBDOMAIN.fullmatch(ns):
+        invalid("namespace", ns, "a lowercase RFC 1123 subdomain must consist of lower case "
+                "alphanumeric characters, '-' or '.'")
+    return errs
 
 
 def handle(method, path, query, ctype, body):
@@ -305,9 +369,19 @@ def handle(method, path, query, ctype, body):
             404, "NotFound", 'daemonsets.apps "%s" not found' % m.group(2))
     m = EVENTS.fullmatch(path)
     if m and method == "POST":
-        body.setdefault("metadata", {})["namespace"] = m.group(1)
-        if "generateName" in body["metadata"] and "name" not in body["metadata"]:
-            body["metadata"]["name"] = body["metadata"]["generateName"] + str(REV[0])
+        meta = body.setdefault("metadata", {})
+        if meta.get("namespace", m.group(1)) != m.group(1):
+            return status(400, "BadRequest", "the namespace of the provided object does not "
+                          "match the namespace sent on the request")
+        meta["namespace"] = m.group(1)
+        if "generateName" in meta and "name" not in meta:
+            meta["name"] = meta["generateName"] + str(REV[0])
+        bad = event_errors(body)
+        if isinstance(bad, tuple):
+            return bad
+        if bad:
+            return status(422, "Invalid", 'Event "%s" is invalid: %s' % (
+                meta.get("name", ""), bad[0] if len(bad) == 1 else "[%s]" % ", ".join(bad)))
         bump(body)
         DB["events"].append(body)
         return 201, body

@@ -24,6 +24,7 @@
 #include "agent/slots.h"
 #include "agent/upgrade.h"
 #include "kube/kube.h"
+#include "util/jsonc.h"
 #include "util/log.h"
 
 static void test_backoff(void **state)
@@ -459,6 +460,23 @@ static void test_slots(void **state)
 	test_slot_claimed_by_record(k, &a, &c);
 }
 
+/* POSTs BODY as an Event into NS; the HTTP status (0 when none came). */
+static long post_event(struct kube *k, const char *ns, const char *body)
+{
+	_cleanup_(json_object_putp) json_object *o = json_tokener_parse(body);
+	char path[200];
+	struct kube_request q = {.method = "POST", .path = path, .body = o};
+	struct kube_reply r;
+	struct err e;
+
+	assert_non_null(o);
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", ns);
+	if (kube_call(k, &q, &r, &e) < 0 && r.status == 422)
+		assert_non_null(strstr(e.msg, "is invalid"));
+	kube_reply_done(&r);
+	return r.status;
+}
+
 static void test_event(void **state)
 {
 	struct stub *s = *state;
@@ -467,16 +485,53 @@ static void test_event(void **state)
 				     .type = "Normal",
 				     .reason = "UpgradeCordoned",
 				     .message = "cordoned for driver 550.90.07",
-				     .component = "nvidia-driver-installer"};
+				     .component = "nvidia-driver-installer",
+				     .action = "DriverUpgrade"};
+	const char *legacy = "{\"metadata\": {\"generateName\": \"gpu-1.\"}, \"involvedObject\": "
+			     "{\"kind\": \"Node\", \"name\": \"gpu-1\"}, \"reason\": \"R\", "
+			     "\"type\": \"Normal\"}";
+	const char *timed = "{\"metadata\": {\"generateName\": \"gpu-1.\"}, \"involvedObject\": "
+			    "{\"kind\": \"Node\", \"name\": \"gpu-1\"}, \"reason\": \"R\", "
+			    "\"type\": \"Normal\", \"eventTime\": \"2026-01-02T03:04:05.000006Z\", "
+			    "\"reportingComponent\": \"x\", \"reportingInstance\": \"i\", "
+			    "\"action\": \"A\"}";
 	struct err e;
 
 	err_clear(&e);
 	k = kube_new(&s->c, &e);
 	assert_non_null(k);
+	/* The stand-in answers as kube-apiserver's validation does (events.go,
+	 * legacyValidateEvent): a Node's Event without eventTime only in "default"; with it,
+	 * in "default" or "kube-system", never in another namespace. */
+	assert_int_equal(post_event(k, "kube-system", legacy), 422);
+	assert_int_equal(post_event(k, "gpu-operator", legacy), 422);
+	assert_int_equal(post_event(k, "default", legacy), 201);
+	assert_int_equal(post_event(k, "gpu-operator", timed), 422);
+	assert_int_equal(post_event(k, "kube-system", timed), 201);
+	/* ... and without the reporting fields an Event with eventTime is refused too. */
+	assert_int_equal(
+		post_event(k, "kube-system",
+			   "{\"metadata\": {\"generateName\": \"gpu-1.\"}, "
+			   "\"involvedObject\": {\"kind\": \"Node\", \"name\": \"gpu-1\"}, "
+			   "\"reason\": \"R\", \"eventTime\": \"2026-01-02T03:04:05.000006Z\"}"),
+		422);
+	assert_int_equal(logged(s, "\"status\": 422"), 4);
+	/* The agent's namespace here (gpu-operator) takes no Node Event: it goes to default. */
+	assert_string_equal(kube_event_namespace("gpu-operator"), "default");
+	assert_string_equal(kube_event_namespace("kube-system"), "kube-system");
 	assert_int_equal(kube_event(k, "gpu-operator", &v, &e), 0);
+	assert_int_equal(logged(s, "/api/v1/namespaces/default/events\", \"query\": \"\", "
+				   "\"content_type\": \"application/json\", \"user_agent\": "
+				   "\"nvidia-driver-installer/"),
+			 2);
 	assert_non_null(strstr(stored(s), "\"reason\": \"UpgradeCordoned\""));
 	assert_non_null(strstr(stored(s), "\"generateName\": \"gpu-1.\""));
-	assert_non_null(strstr(stored(s), "\"component\": \"nvidia-driver-installer\""));
+	assert_non_null(strstr(stored(s), "\"reportingComponent\": \"nvidia-driver-installer\""));
+	assert_non_null(strstr(stored(s), "\"reportingInstance\": \"gpu-1\""));
+	assert_non_null(strstr(stored(s), "\"action\": \"DriverUpgrade\""));
+	/* In kube-system, where the shipped manifests run the agent, it stays there. */
+	assert_int_equal(kube_event(k, "kube-system", &v, &e), 0);
+	assert_int_equal(logged(s, "\"status\": 422"), 4);
 }
 
 static void test_retries(void **state)
