@@ -79,30 +79,114 @@ int kube_node_patch(struct kube *k, const char *name, json_object *patch, struct
 	return node_call(k, name, &q, NULL, e);
 }
 
+/*
+ * What the agent reads of a pod (agent/upgrade.c: which pods hold GPUs, may be evicted, are
+ * leaving): the rest of a pod, its environment and volumes, managedFields and status, any
+ * tenant can make as large as etcd takes, so it is never parsed. (The API server's only
+ * projection, metadata alone, apiserver pkg/endpoints/handlers/response.go
+ * asPartialObjectMetadataList, has no resources and keeps managedFields.) Pages as the
+ * API server pages a list from etcd: apiserver pkg/storage/etcd3/store.go, GetList.
+ */
+static const struct kube_keep container_keep[] = {
+	{"name"}, {"resources"}, {"restartPolicy"}, {NULL}};
+static const struct kube_keep pod_keep[] = {
+	{"metadata", (const struct kube_keep[]){{"name"},
+						{"namespace"},
+						{"annotations"},
+						{"ownerReferences"},
+						{"deletionTimestamp"},
+						{NULL}}},
+	{"spec", (const struct kube_keep[]){{"containers", container_keep, true},
+					    {"initContainers", container_keep, true},
+					    {NULL}}},
+	{"status", (const struct kube_keep[]){{"phase"}, {NULL}}},
+	{NULL}};
+static const struct kube_keep pod_list_keep[] = {
+	{"kind"},
+	{"metadata", (const struct kube_keep[]){{"continue"}, {NULL}}},
+	{"items", pod_keep, true},
+	{NULL}};
+
+/* A page of the list: 50 pods at first; fewer, down to 1, while one is past the bound. */
+#define PODS_PAGE 50
+#define PODS_PAGES_MAX 10000
+
+/* Appends the items of page LIST to ALL; its continue token into NEXT ("" at the end). */
+static int pods_page(json_object *list, json_object *all, char *next, size_t size, const char *path,
+		     struct err *e)
+{
+	json_object *items, *meta, *c;
+	size_t n;
+
+	if (!json_object_object_get_ex(list, "items", &items) ||
+	    !json_object_is_type(items, json_type_array))
+		return err_set(e, EXIT_UNEXPECTED, "kube: GET %s: not a PodList", path);
+	n = json_object_array_length(items);
+	for (size_t i = 0; i < n; i++)
+		if (json_object_array_add(all,
+					  json_object_get(json_object_array_get_idx(items, i))) < 0)
+			return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "kube");
+	next[0] = '\0';
+	if (json_object_object_get_ex(list, "metadata", &meta) &&
+	    json_object_object_get_ex(meta, "continue", &c) &&
+	    json_object_is_type(c, json_type_string) &&
+	    kube_query_escape(json_object_get_string(c), next, size) < 0)
+		return err_set(e, EXIT_UNEXPECTED, "kube: GET %s: the continue token is too long",
+			       path);
+	return 0;
+}
+
 int kube_pods_on_node(struct kube *k, const char *node, json_object **ret, struct err *e)
 {
-	_cleanup_(json_object_putp) json_object *list = NULL;
-	json_object *items;
-	struct kube_reply r;
-	char sel[600], path[700];
-	int rc;
+	_cleanup_(json_object_putp) json_object *all = json_object_new_array();
+	unsigned limit = PODS_PAGE;
+	size_t kept = 0;
+	char sel[600], next[1024] = "", path[2000];
 
 	*ret = NULL;
 	if (path_name("node", node, e) < 0)
 		return -1;
+	if (!all)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "kube");
 	snprintf(path, sizeof(path), "spec.nodeName=%s", node);
 	if (kube_query_escape(path, sel, sizeof(sel)) < 0)
 		return err_set(e, EXIT_UNEXPECTED, "kube: node name too long");
-	snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=%s", sel);
-	rc = get(k, path, &r, &list, e);
-	kube_reply_done(&r);
-	if (rc < 0)
-		return -1;
-	if (!json_object_object_get_ex(list, "items", &items) ||
-	    !json_object_is_type(items, json_type_array))
-		return err_set(e, EXIT_UNEXPECTED, "kube: GET %s: not a PodList", path);
-	*ret = json_object_get(items);
-	return 0;
+	for (unsigned pages = 0; pages < PODS_PAGES_MAX; pages++) {
+		_cleanup_(json_object_putp) json_object *list = NULL;
+		struct kube_request q = {.method = "GET", .path = path, .keep = pod_list_keep};
+		struct kube_reply r;
+		int rc;
+
+		snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=%s&limit=%u%s%s", sel,
+			 limit, next[0] ? "&continue=" : "", next);
+		rc = kube_call(k, &q, &r, e);
+		list = TAKE_PTR(r.body);
+		kube_reply_done(&r);
+		if (rc < 0 && r.too_large && limit > 1) {
+			limit /= 2; /* the same page again, smaller */
+			err_clear(e);
+			continue;
+		}
+		if (rc < 0)
+			return -1;
+		if (!list)
+			return err_set(e, EXIT_UNEXPECTED, "kube: GET %s: the answer is not JSON",
+				       path);
+		kept += r.kept;
+		if (kept > KUBE_PODS_KEPT_MAX)
+			return err_set(
+				e, EXIT_UNEXPECTED,
+				"kube: GET %s: what the agent reads of the node's pods is past its bound of %u MiB",
+				path, KUBE_PODS_KEPT_MAX >> 20);
+		if (pods_page(list, all, next, sizeof(next), path, e) < 0)
+			return -1;
+		if (!next[0]) {
+			*ret = TAKE_PTR(all);
+			return 0;
+		}
+	}
+	return err_set(e, EXIT_UNEXPECTED, "kube: GET %s: more than %u pages", path,
+		       PODS_PAGES_MAX);
 }
 
 int kube_evict(struct kube *k, const char *ns, const char *name, struct err *e)

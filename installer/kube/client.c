@@ -19,9 +19,8 @@
 #include "util/str.h"
 
 #define USER_AGENT "nvidia-driver-installer/" INSTALLER_VERSION " (" INSTALLER_COMMIT ")"
-/* A token is a JWT of a few KiB; an answer the agent reads, a node or a pod list. */
+/* A token is a JWT of a few KiB. */
 #define TOKEN_MAX (64 * 1024)
-#define BODY_MAX (16 << 20)
 
 struct kube {
 	struct kube_config c;
@@ -226,7 +225,8 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
 {
 	struct answer *a = ud;
 	size_t n = size * nmemb;
-	int r = strbuf_append(&a->body, data, n, BODY_MAX);
+	/* Bounded here, while it arrives: a tenant's pods can make a list of any size. */
+	int r = strbuf_append(&a->body, data, n, KUBE_BODY_MAX);
 
 	a->too_large |= r == -EFBIG;
 	return r < 0 ? 0 : n;
@@ -333,8 +333,12 @@ int kube_call(struct kube *k, const struct kube_request *q, struct kube_reply *r
 		r->attempts++;
 		rc = request_once(k, q, body, &a, &r->status);
 		kube_reply_done(r);
+		r->too_large = a.too_large;
 		if (rc == CURLE_OK && a.body.buf)
-			r->body = json_tokener_parse(a.body.buf);
+			r->body =
+				q->keep && r->status >= 200 && r->status <= 299
+					? kube_keep_parse(a.body.buf, a.body.len, q->keep, &r->kept)
+					: json_tokener_parse(a.body.buf);
 		free(a.body.buf);
 		if (rc == CURLE_OK && r->status >= 200 && r->status <= 299)
 			return 0;
@@ -360,6 +364,11 @@ int kube_call(struct kube *k, const struct kube_request *q, struct kube_reply *r
 		       U64("status", (uint64_t)r->status), U64("wait_ms", wait_ms), LOG_END);
 		sleep_ms(wait_ms);
 	}
+	if (r->too_large)
+		return err_set(
+			e, EXIT_UNEXPECTED,
+			"kube: %s %s: the answer is larger than the client's bound of %u MiB",
+			q->method, q->path, KUBE_BODY_MAX >> 20);
 	if (rc != CURLE_OK) {
 		dlib_err_curl(e, EXIT_UNREACHABLE, (int)rc, k->errbuf, "kube: %s %s (%u attempt%s)",
 			      q->method, q->path, r->attempts, r->attempts == 1 ? "" : "s");

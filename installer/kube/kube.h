@@ -31,6 +31,10 @@
 #define KUBE_CALL_DEADLINE_S 30
 #define KUBE_BACKOFF_FIRST_MS 100
 #define KUBE_BACKOFF_MAX_MS 5000
+/* The most of an answer the client reads: past it the call fails, not retried. A Node or
+ * a page of pods is well under it (etcd keeps an object to 1.5 MiB). */
+#define KUBE_BODY_MAX (8u << 20)
+#define KUBE_PODS_KEPT_MAX (4u << 20)
 
 struct kube_config {
 	char server[300]; /* "https://10.96.0.1:443", "https://[fd00::1]:443" */
@@ -76,15 +80,38 @@ struct kube_reply {
 	long status;	   /* the last HTTP status, 0 when none came */
 	unsigned attempts; /* requests made */
 	json_object *body; /* the answer parsed, or NULL; the caller puts it */
+	bool too_large;	   /* the answer was past KUBE_BODY_MAX (the call failed) */
+	size_t kept;	   /* with a request's KEEP: the bytes of the answer kept */
 };
 void kube_reply_done(struct kube_reply *r);
 
+/*
+ * What of an answer to keep (a row per key of an object; a table ends with a NULL key): the
+ * value whole (KEYS NULL), an object with the keys KEYS names, or (EACH) an array of such
+ * objects.
+ */
+struct kube_keep {
+	const char *key;
+	const struct kube_keep *keys;
+	bool each;
+};
+
+/*
+ * TEXT (LEN bytes, a JSON object) with only what KEYS keeps of it parsed; the rest is
+ * stepped over as text, so the memory it takes is that of what is kept. Returns the
+ * object (the caller puts it) with *RET_KEPT the bytes kept whole, or NULL when TEXT is not
+ * a JSON object where it was read.
+ */
+json_object *kube_keep_parse(const char *text, size_t len, const struct kube_keep *keys,
+			     size_t *ret_kept);
+
 struct kube_request {
-	const char *method;	  /* "GET", "PATCH", ... */
-	const char *path;	  /* "/api/v1/nodes/n1", with its query */
-	const char *content_type; /* of BODY, or NULL */
-	json_object *body;	  /* sent as JSON, or NULL */
-	bool no_retry_429;	  /* an eviction: a 429 is the budget's answer, the caller's */
+	const char *method;	      /* "GET", "PATCH", ... */
+	const char *path;	      /* "/api/v1/nodes/n1", with its query */
+	const char *content_type;     /* of BODY, or NULL */
+	json_object *body;	      /* sent as JSON, or NULL */
+	bool no_retry_429;	      /* an eviction: a 429 is the budget's answer, the caller's */
+	const struct kube_keep *keep; /* a 2xx answer parsed with kube_keep_parse, or NULL */
 };
 
 /*
@@ -104,7 +131,14 @@ _must_check_ int kube_node_get(struct kube *k, const char *name, json_object **r
 _must_check_ int kube_node_patch(struct kube *k, const char *name, json_object *patch,
 				 struct err *e);
 
-/* The pods bound to Node NAME (a PodList's items) into *RET (the caller puts it). 0 or -1. */
+/*
+ * The pods bound to Node NAME (a PodList's items) into *RET (the caller puts it), each with
+ * only what the agent reads: metadata's name, namespace, annotations, ownerReferences and
+ * deletionTimestamp, its containers' and init containers' name, resources and
+ * restartPolicy, and status.phase. Listed in pages (limit, continue), a page made smaller
+ * when it is past KUBE_BODY_MAX. 0, or -1 when a single pod is past it or what is kept
+ * of the list is past KUBE_PODS_KEPT_MAX (E names the bound).
+ */
 _must_check_ int kube_pods_on_node(struct kube *k, const char *node, json_object **ret,
 				   struct err *e);
 

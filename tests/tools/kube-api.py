@@ -7,7 +7,9 @@ API server's own answers to them:
   GET    /api/v1/nodes/NAME                              a Node
   PATCH  /api/v1/nodes/NAME   (application/merge-patch+json, RFC 7386; kubectl's strategic
          merge patches where they mean the same: no lists, no directives)
-  GET    /api/v1/pods?fieldSelector=spec.nodeName=NAME   a PodList of that node's pods
+  GET    /api/v1/pods?fieldSelector=spec.nodeName=NAME   a PodList of that node's pods,
+         paged as the API server pages from etcd with limit and continue (page()); a pod
+         annotated "test.invalid/env-entries": "N" is served with N environment entries
   POST   /api/v1/namespaces/NS/pods/NAME/eviction        policy/v1 Eviction: 201 and the
          pod gone (or, with spec.terminationGracePeriodSeconds, marked deleting and left
          until the test deletes it, as a kubelet would), or 429 when its disruption budget
@@ -21,6 +23,7 @@ API server's own answers to them:
          validation refuses the Event (event_errors: the namespace, eventTime and the
          reporting fields, as pkg/apis/core/validation/events.go has them)
   DELETE /api/v1/namespaces/NS/pods/NAME                 the pod gone (a job that ended)
+  POST   /api/v1/namespaces/NS/pods                      a pod made (a tenant's, by a test)
   GET    /apis/apps/v1/namespaces/NS/daemonsets/NAME     a DaemonSet (its status)
 
 and, for kubectl reading what the agent wrote (`get`, as docs/operations.md's commands do),
@@ -47,6 +50,7 @@ STATE is a JSON file of the initial objects ({"nodes": [...], "pods": [...], "le
 [...], "daemonsets": [...]}), rewritten after each change, so a test can read what the
 client did.
 """
+import base64
 import json
 import os
 import re
@@ -213,6 +217,7 @@ LIST_KIND = {"nodes": "NodeList", "pods": "PodList", "events": "EventList", "lea
 LEASES = re.compile(r"/apis/coordination\.k8s\.io/v1/namespaces/([^/]+)/leases(?:/([^/]+))?")
 EVICTION = re.compile(r"/api/v1/namespaces/([^/]+)/pods/([^/]+)/eviction")
 EVENTS = re.compile(r"/api/v1/namespaces/([^/]+)/events")
+PODS = re.compile(r"/api/v1/namespaces/([^/]+)/pods")
 POD = re.compile(r"/api/v1/namespaces/([^/]+)/pods/([^/]+)")
 DAEMONSET = re.compile(r"/apis/apps/v1/namespaces/([^/]+)/daemonsets/([^/]+)")
 NODE = re.compile(r"/api/v1/nodes/([^/]+)")
@@ -280,6 +285,60 @@ def event_errors(ev):
     return errs
 
 
+def page(items, query, meta):
+    """A list's page as the API server serves one from etcd (apiserver's storage/etcd3
+    store.go, GetList): items in key order (namespace/name), at most `limit` of them
+    matching, and metadata.continue, an opaque token (base64 of the last key served),
+    while more remain; remainingItemCount only without selectors. (None, Status) for a
+    token that is not one (410 Expired is what a compacted one gets)."""
+    def key(o):
+        return "%s/%s" % (o["metadata"].get("namespace", ""), o["metadata"]["name"])
+    items = sorted(items, key=key)
+    token = query.get("continue", [""])[0]
+    if token:
+        try:
+            start = json.loads(base64.b64decode(token, validate=True))["start"]
+        except (ValueError, KeyError, TypeError):
+            return None, status(400, "BadRequest", "continue key is not valid: illegal base64 "
+                                "data")
+        items = [o for o in items if key(o) > start]
+    try:
+        limit = int(query.get("limit", ["0"])[0])
+    except ValueError:
+        limit = 0
+    if 0 < limit < len(items):
+        rest = len(items) - limit
+        items = items[:limit]
+        meta["continue"] = base64.b64encode(json.dumps(
+            {"v": "meta.k8s.io/v1", "rv": int(meta["resourceVersion"]),
+             "start": key(items[-1])}).encode()).decode()
+        if "labelSelector" not in query and "fieldSelector" not in query:
+            meta["remainingItemCount"] = rest
+    return items, meta
+
+
+# A tenant's pod of any size, made here, not stored in a test: annotation
+# "test.invalid/env-entries": "N" gives its first container N environment entries when the
+# pod is served in a list (spliced into the answer's text by Handler.answer).
+ENV_MARK = "test.invalid/env-entries"
+ENV_TEXT = {}
+
+
+def tenant_env(pod):
+    n = pod.get("metadata", {}).get("annotations", {}).get(ENV_MARK)
+    if not n or not pod.get("spec", {}).get("containers"):
+        return pod
+    pod = json.loads(json.dumps(pod))
+    pod["spec"]["containers"][0]["env"] = "@@env-%d@@" % int(n)
+    return pod
+
+
+def env_text(n):
+    if n not in ENV_TEXT:
+        ENV_TEXT[n] = "[" + ", ".join('{"name": "E%d"}' % i for i in range(n)) + "]"
+    return ENV_TEXT[n]
+
+
 def handle(method, path, query, ctype, body):
     """(status, object) for one authorised request, under LOCK."""
     m = NODE.fullmatch(path)
@@ -308,9 +367,14 @@ def handle(method, path, query, ctype, body):
         ns = m.group(2) or m.group(4)
         items = [o for o in DB[kind] if (ns is None or o["metadata"].get("namespace") == ns)
                  and selected(o, query)]
+        meta = {"resourceVersion": str(REV[0])}
+        if "limit" in query or "continue" in query:
+            items, meta = page(items, query, meta)
+            if items is None:
+                return meta
         return 200, {"kind": LIST_KIND[kind],
                      "apiVersion": "coordination.k8s.io/v1" if kind == "leases" else "v1",
-                     "metadata": {"resourceVersion": str(REV[0])}, "items": items}
+                     "metadata": meta, "items": [tenant_env(o) for o in items]}
     m = EVICTION.fullmatch(path)
     if m and method == "POST":
         ns, name = m.groups()
@@ -355,6 +419,14 @@ def handle(method, path, query, ctype, body):
             bump(body)
             DB["leases"][DB["leases"].index(lease)] = body
             return 200, body
+    m = PODS.fullmatch(path)
+    if m and method == "POST":
+        body.setdefault("metadata", {})["namespace"] = m.group(1)
+        if find("pods", body["metadata"].get("name", ""), m.group(1)):
+            return status(409, "AlreadyExists", 'pods "%s" already exists' % body["metadata"]["name"])
+        bump(body)
+        DB["pods"].append(body)
+        return 201, body
     m = POD.fullmatch(path)
     if m and method == "DELETE":
         pod = find("pods", m.group(2), m.group(1))
@@ -395,14 +467,20 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def answer(self, code, obj, headers=()):
-        data = json.dumps(obj).encode()
+        data = json.dumps(obj)
+        if '"@@env-' in data:
+            data = re.sub(r'"@@env-(\d+)@@"', lambda m: env_text(int(m.group(1))), data)
+        data = data.encode()
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         for k, v in headers:
             self.send_header(k, v)
         self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.wfile.write(data)
+        except (ssl.SSLError, ConnectionError):
+            pass  # a client that stops reading (one past its bound on an answer)
 
     def serve(self):
         url = urlsplit(self.path)

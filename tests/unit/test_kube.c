@@ -59,6 +59,73 @@ static void test_escape(void **state)
 	assert_int_equal(kube_query_escape("===", buf, 10), 0);
 }
 
+/* kube_keep_parse: only the fields named, whatever surrounds them; not JSON is NULL. */
+static void test_keep(void **state)
+{
+	static const struct kube_keep c_keep[] = {{"name"}, {"resources"}, {NULL}};
+	const struct kube_keep keep[] = {{"kind"},
+					 {"meta", (const struct kube_keep[]){{"continue"}, {NULL}}},
+					 {"items", c_keep, true},
+					 {NULL}};
+	const char *text =
+		"{\"skip\": {\"a\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]"
+		"]]]]]]]]]]]]]]]]]]]]]]], \"q\": \"}]\\\"{\"}, \"kind\" : \"PodList\", \"meta\": "
+		"{\"continue\": \"abc\", \"resourceVersion\": \"7\"},\n \"items\": [{\"name\": "
+		"\"c\", \"env\": [{\"name\": \"E0\"}], \"resources\": {\"limits\": {\"g\": 1}}}, 3, "
+		"{\"name\": \"d\"}], \"n\": -1.5e3}";
+	const char *bad[] = {"",
+			     "[]",
+			     "{\"kind\": \"x\"",
+			     "{\"kind\": \"x\"}}",
+			     "{\"skip\": ]}",
+			     "{\"skip\": [1,}",
+			     "{\"skip\": [1}, \"kind\": 1}",
+			     "{\"items\": [{\"name\": }]}",
+			     "{\"kind\": \"x\\\"}",
+			     "{kind: 1}"};
+	json_object *o, *v;
+	size_t kept = 0;
+
+	(void)state;
+	o = kube_keep_parse(text, strlen(text), keep, &kept);
+	assert_non_null(o);
+	assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+			    "{\"kind\":\"PodList\",\"meta\":{\"continue\":\"abc\"},\"items\":"
+			    "[{\"name\":\"c\",\"resources\":{\"limits\":{\"g\":1}}},{\"name\":"
+			    "\"d\"}]}");
+	/* The bytes kept whole (each with the character after it): "PodList", "abc", "c", the
+	 * resources, "d". */
+	assert_int_equal(kept, 10 + 6 + 4 + 21 + 4);
+	json_object_put(o);
+	/* A shape not asked for is left out, not refused. */
+	text = "{\"meta\": [1], \"items\": {\"name\": 1}}";
+	o = kube_keep_parse(text, strlen(text), keep, NULL);
+	assert_non_null(o);
+	assert_false(json_object_object_get_ex(o, "meta", &v) ||
+		     json_object_object_get_ex(o, "items", &v));
+	json_object_put(o);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		assert_null(kube_keep_parse(bad[i], strlen(bad[i]), keep, NULL));
+	/* Nesting past 512 in what is skipped is refused; 500 is crossed. */
+	{
+		static char deep[2 * 600 + 32];
+		size_t n;
+
+		for (int depth = 500; depth <= 600; depth += 100) {
+			n = (size_t)snprintf(deep, sizeof(deep), "{\"skip\": ");
+			memset(deep + n, '[', (size_t)depth);
+			memset(deep + n + (size_t)depth, ']', (size_t)depth);
+			snprintf(deep + n + 2 * (size_t)depth, sizeof(deep) - n - 2 * (size_t)depth,
+				 "}");
+			o = kube_keep_parse(deep, strlen(deep), keep, NULL);
+			assert_true((o != NULL) == (depth == 500));
+			json_object_put(o);
+		}
+	}
+	/* LEN bounds the text, whatever follows it. */
+	assert_null(kube_keep_parse("{\"kind\": \"x\"}", 12, keep, NULL));
+}
+
 /* ---- against the stand-in ---------------------------------------------------------------- */
 
 struct stub {
@@ -256,6 +323,82 @@ static void test_node_and_pods(void **state)
 	/* A name that is not one never reaches the server. */
 	assert_int_equal(kube_node_get(k, "../secrets", &node, &e), -1);
 	assert_int_equal(logged(s, "secrets"), 0);
+}
+
+/* Makes pod NAME on gpu-1 through the stand-in, with ENV environment entries (0: none). */
+static void add_pod(struct kube *k, const char *name, unsigned env)
+{
+	char text[512];
+	json_object *o;
+	struct kube_reply r;
+	struct kube_request q = {.method = "POST", .path = "/api/v1/namespaces/ml/pods"};
+	struct err e;
+
+	snprintf(text, sizeof(text),
+		 "{\"metadata\": {\"name\": \"%s\", \"namespace\": \"ml\", \"annotations\": "
+		 "{\"test.invalid/env-entries\": \"%u\"}}, \"spec\": {\"nodeName\": \"gpu-1\", "
+		 "\"containers\": [{\"name\": \"c\", \"resources\": {\"limits\": "
+		 "{\"nvidia.com/gpu\": \"1\"}}}]}, \"status\": {\"phase\": \"Running\"}}",
+		 name, env);
+	o = json_tokener_parse(text);
+	assert_non_null(o);
+	q.body = o;
+	assert_int_equal(kube_call(k, &q, &r, &e), 0);
+	kube_reply_done(&r);
+	json_object_put(o);
+}
+
+/*
+ * The node's pods in pages (limit, continue), each pod with only what the agent reads; a
+ * page past the client's bound asked again smaller; a single pod past it fails the call,
+ * naming the bound, the answer never parsed.
+ */
+static void test_pods_paged(void **state)
+{
+	struct stub *s = *state;
+	_cleanup_(kube_freep) struct kube *k = NULL;
+	json_object *pods = NULL, *pod, *c;
+	const char *text;
+	char name[32];
+	struct err e;
+
+	err_clear(&e);
+	k = kube_new(&s->c, &e);
+	assert_non_null(k);
+	for (int i = 0; i < 110; i++) {
+		snprintf(name, sizeof(name), "p%03d", i);
+		add_pod(k, name, 0);
+	}
+	assert_int_equal(kube_pods_on_node(k, "gpu-1", &pods, &e), 0);
+	assert_int_equal(json_object_array_length(pods), 112);
+	json_object_put(pods);
+	/* 112 pods: pages of 50, 50 and 12. */
+	assert_int_equal(logged(s, "&limit=50"), 3);
+	assert_int_equal(logged(s, "&limit=50&continue="), 2);
+	/* Two pods of 5 MB each (300,000 entries): no page of 50, 25, 12, 6 or 3 holds both
+	 * ... unless they are apart; each of them is read, neither's environment kept. */
+	add_pod(k, "big1", 300000);
+	add_pod(k, "big2", 300000);
+	assert_int_equal(kube_pods_on_node(k, "gpu-1", &pods, &e), 0);
+	assert_int_equal(json_object_array_length(pods), 114);
+	pod = json_object_array_get_idx(pods, 0);
+	text = json_object_to_json_string_ext(pod, JSON_C_TO_STRING_PLAIN |
+							   JSON_C_TO_STRING_NOSLASHESCAPE);
+	assert_string_equal(text,
+			    "{\"metadata\":{\"name\":\"big1\",\"namespace\":\"ml\",\"annotations\":"
+			    "{\"test.invalid/env-entries\":\"300000\"}},\"spec\":{\"containers\":"
+			    "[{\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":"
+			    "\"1\"}}}]},\"status\":{\"phase\":\"Running\"}}");
+	assert_true(json_object_object_get_ex(pod, "spec", &c));
+	json_object_put(pods);
+	assert_true(logged(s, "&limit=25") >= 1);
+	/* One pod past the bound (600,000 entries, 11 MB): the call fails, the bound named. */
+	add_pod(k, "huge", 600000);
+	assert_int_equal(kube_pods_on_node(k, "gpu-1", &pods, &e), -1);
+	assert_null(pods);
+	assert_non_null(strstr(e.msg, "&limit=1&continue="));
+	assert_non_null(strstr(e.msg, ": the answer is larger than the client's bound of 8 MiB"));
+	assert_int_equal(e.code, EXIT_UNEXPECTED);
 }
 
 static void test_evict(void **state)
@@ -694,8 +837,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_backoff),
 		cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_keep),
 		cmocka_unit_test_setup_teardown(test_config, stub_up, stub_down),
 		cmocka_unit_test_setup_teardown(test_node_and_pods, stub_up, stub_down),
+		cmocka_unit_test_setup_teardown(test_pods_paged, stub_up, stub_down),
 		cmocka_unit_test_setup_teardown(test_evict, stub_up, stub_down),
 		cmocka_unit_test_setup_teardown(test_leases, stub_up, stub_down),
 		cmocka_unit_test_setup_teardown(test_slots, stub_up, stub_down),
