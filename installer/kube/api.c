@@ -107,7 +107,8 @@ static const struct kube_keep pod_list_keep[] = {
 	{"items", pod_keep, true},
 	{NULL}};
 
-/* A page of the list: 50 pods at first; fewer, down to 1, while one is past the bound. */
+/* A page of the list: 50 pods; halved, down to 1, while a page is past the bound, and
+ * doubled again after each page read. */
 #define PODS_PAGE 50
 #define PODS_PAGES_MAX 10000
 
@@ -180,6 +181,8 @@ int kube_pods_on_node(struct kube *k, const char *node, json_object **ret, struc
 				path, KUBE_PODS_KEPT_MAX >> 20);
 		if (pods_page(list, all, next, sizeof(next), path, e) < 0)
 			return -1;
+		/* Pods past a large one are read in larger pages again. */
+		limit = limit * 2 < PODS_PAGE ? limit * 2 : PODS_PAGE;
 		if (!next[0]) {
 			*ret = TAKE_PTR(all);
 			return 0;

@@ -360,6 +360,7 @@ static void test_pods_paged(void **state)
 	json_object *pods = NULL, *pod, *c;
 	const char *text;
 	char name[32];
+	int lists;
 	struct err e;
 
 	err_clear(&e);
@@ -379,7 +380,11 @@ static void test_pods_paged(void **state)
 	 * ... unless they are apart; each of them is read, neither's environment kept. */
 	add_pod(k, "big1", 300000);
 	add_pod(k, "big2", 300000);
+	lists = logged(s, "\"path\": \"/api/v1/pods\"");
 	assert_int_equal(kube_pods_on_node(k, "gpu-1", &pods, &e), 0);
+	/* Pages of 50, 25, 12, 6 and 3 refused; then 1 (big1), 2 (big2 and p000), and
+	 * doubled again: 4, 8, 16, 32, 50, 1. */
+	assert_int_equal(logged(s, "\"path\": \"/api/v1/pods\"") - lists, 13);
 	assert_int_equal(json_object_array_length(pods), 114);
 	pod = json_object_array_get_idx(pods, 0);
 	text = json_object_to_json_string_ext(pod, JSON_C_TO_STRING_PLAIN |
