@@ -106,12 +106,13 @@ json_object *kube_keep_parse(const char *text, size_t len, const struct kube_kee
 			     size_t *ret_kept);
 
 struct kube_request {
-	const char *method;	      /* "GET", "PATCH", ... */
-	const char *path;	      /* "/api/v1/nodes/n1", with its query */
-	const char *content_type;     /* of BODY, or NULL */
-	json_object *body;	      /* sent as JSON, or NULL */
-	bool no_retry_429;	      /* an eviction: a 429 is the budget's answer, the caller's */
-	const struct kube_keep *keep; /* a 2xx answer parsed with kube_keep_parse, or NULL */
+	const char *method;	  /* "GET", "PATCH", ... */
+	const char *path;	  /* "/api/v1/nodes/n1", with its query */
+	const char *content_type; /* of BODY, or NULL */
+	json_object *body;	  /* sent as JSON, or NULL */
+	bool no_retry_429;	  /* an eviction: a 429 is the budget's answer, the caller's */
+	/* What of a 2xx answer is parsed (kube_keep_parse), or NULL for all of it. */
+	const struct kube_keep *keep;
 };
 
 /*
