@@ -406,6 +406,51 @@ static void test_pods_paged(void **state)
 	assert_int_equal(e.code, EXIT_UNEXPECTED);
 }
 
+/* What is kept of the list is bounded too: 22 pods with 200 kB of annotations each. */
+static void test_pods_kept_bound(void **state)
+{
+	struct stub *s = *state;
+	_cleanup_(kube_freep) struct kube *k = NULL;
+	_cleanup_free_ char *big = malloc(200001);
+	json_object *pods = NULL;
+	struct err e;
+
+	err_clear(&e);
+	k = kube_new(&s->c, &e);
+	assert_non_null(k);
+	assert_non_null(big);
+	memset(big, 'a', 200000);
+	big[200000] = '\0';
+	for (int i = 0; i < 22; i++) {
+		_cleanup_(json_object_putp) json_object *pod = json_object_new_object();
+		json_object *meta = json_object_new_object(), *ann = json_object_new_object(),
+			    *spec = json_object_new_object();
+		struct kube_request q = {
+			.method = "POST", .path = "/api/v1/namespaces/ml/pods", .body = pod};
+		struct kube_reply r;
+		char name[16];
+
+		snprintf(name, sizeof(name), "a%02d", i);
+		json_object_object_add(ann, "note", json_object_new_string(big));
+		json_object_object_add(meta, "name", json_object_new_string(name));
+		json_object_object_add(meta, "annotations", ann);
+		json_object_object_add(spec, "nodeName", json_object_new_string("gpu-1"));
+		json_object_object_add(pod, "metadata", meta);
+		json_object_object_add(pod, "spec", spec);
+		assert_int_equal(kube_call(k, &q, &r, &e), 0);
+		kube_reply_done(&r);
+		/* Under the bound with 20 of them (4.0 MB), past it with 22. */
+		if (i == 19) {
+			assert_int_equal(kube_pods_on_node(k, "gpu-1", &pods, &e), 0);
+			json_object_put(pods);
+		}
+	}
+	assert_int_equal(kube_pods_on_node(k, "gpu-1", &pods, &e), -1);
+	assert_null(pods);
+	assert_non_null(strstr(e.msg, "what the agent reads of the node's pods is past its bound "
+				      "of 4 MiB"));
+}
+
 static void test_evict(void **state)
 {
 	struct stub *s = *state;
@@ -846,6 +891,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_config, stub_up, stub_down),
 		cmocka_unit_test_setup_teardown(test_node_and_pods, stub_up, stub_down),
 		cmocka_unit_test_setup_teardown(test_pods_paged, stub_up, stub_down),
+		cmocka_unit_test_setup_teardown(test_pods_kept_bound, stub_up, stub_down),
 		cmocka_unit_test_setup_teardown(test_evict, stub_up, stub_down),
 		cmocka_unit_test_setup_teardown(test_leases, stub_up, stub_down),
 		cmocka_unit_test_setup_teardown(test_slots, stub_up, stub_down),
