@@ -83,6 +83,9 @@ static void test_keep(void **state)
 			     "{\"items\": [{\"name\": }]}",
 			     "{\"kind\": \"x\\\"}",
 			     "{kind: 1}"};
+	/* What is stepped over is JSON too (util/jtext.h). */
+	const char *bad_skipped[] = {"{\"skip\": [1 2]}", "{\"skip\": {\"a\" 1}}", "{\"skip\": 01}",
+				     "{\"skip\": \"a\tb\"}", "{\"items\": [{\"env\": [\"\\x\"]}]}"};
 	json_object *o, *v;
 	size_t kept = 0;
 
@@ -106,6 +109,8 @@ static void test_keep(void **state)
 	json_object_put(o);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
 		assert_null(kube_keep_parse(bad[i], strlen(bad[i]), keep, NULL));
+	for (size_t i = 0; i < sizeof(bad_skipped) / sizeof(*bad_skipped); i++)
+		assert_null(kube_keep_parse(bad_skipped[i], strlen(bad_skipped[i]), keep, NULL));
 	/* Nesting past 512 in what is skipped is refused; 500 is crossed. */
 	{
 		static char deep[2 * 600 + 32];
