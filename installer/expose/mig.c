@@ -11,6 +11,7 @@
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/jsonc.h"
+#include "util/jtext.h"
 #include "util/str.h"
 
 /*
@@ -96,124 +97,9 @@ const char *mig_sharing_name(enum mig_sharing s)
  * already there, field by field. json-c keeps one value per key, a later duplicate's at the
  * first one's place, so the members are walked here in the text's order, by JSON's grammar
  * (RFC 8259, which Go's scanner follows: no single quotes, comments or NaN, which json-c
- * takes), and only each value read is handed to json-c.
+ * takes; util/jtext.h), and only each value read is handed to json-c.
  */
-#define GO_JSON_DEPTH_MAX 64
-
-static const char *skip_ws(const char *p, const char *end)
-{
-	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-		p++;
-	return p;
-}
-
-/* A string at P (its opening quote): past its closing quote, or NULL. */
-static const char *skip_string(const char *p, const char *end)
-{
-	for (p++; p < end; p++) {
-		unsigned char c = (unsigned char)*p;
-
-		if (c == '"')
-			return p + 1;
-		if (c < 0x20)
-			return NULL;
-		if (c != '\\')
-			continue;
-		if (++p >= end)
-			return NULL;
-		if (*p != 'u') {
-			if (!*p || !strchr("\"\\/bfnrt", *p))
-				return NULL;
-			continue;
-		}
-		for (int i = 0; i < 4; i++)
-			if (++p >= end || !isxdigit((unsigned char)*p))
-				return NULL;
-	}
-	return NULL;
-}
-
-static const char *skip_digits(const char *p, const char *end)
-{
-	while (p < end && isdigit((unsigned char)*p))
-		p++;
-	return p;
-}
-
-/* A number at P, by RFC 8259's grammar: past it, or NULL. */
-static const char *skip_number(const char *p, const char *end)
-{
-	if (p < end && *p == '-')
-		p++;
-	if (p >= end || !isdigit((unsigned char)*p))
-		return NULL;
-	p = *p == '0' ? p + 1 : skip_digits(p, end);
-	if (p < end && *p == '.') {
-		if (++p >= end || !isdigit((unsigned char)*p))
-			return NULL;
-		p = skip_digits(p, end);
-	}
-	if (p < end && (*p == 'e' || *p == 'E')) {
-		if (++p < end && (*p == '+' || *p == '-'))
-			p++;
-		if (p >= end || !isdigit((unsigned char)*p))
-			return NULL;
-		p = skip_digits(p, end);
-	}
-	return p;
-}
-
-static const char *skip_value(const char *p, const char *end, unsigned depth);
-
-/* An object or an array at P: past its closing bracket, or NULL. */
-static const char *skip_container(const char *p, const char *end, unsigned depth)
-{
-	char close = *p == '{' ? '}' : ']';
-
-	if (depth > GO_JSON_DEPTH_MAX)
-		return NULL;
-	p = skip_ws(p + 1, end);
-	if (p < end && *p == close)
-		return p + 1;
-	for (;;) {
-		if (close == '}') {
-			if (p >= end || *p != '"' || !(p = skip_string(p, end)))
-				return NULL;
-			p = skip_ws(p, end);
-			if (p >= end || *p != ':')
-				return NULL;
-			p = skip_ws(p + 1, end);
-		}
-		if (!(p = skip_value(p, end, depth + 1)))
-			return NULL;
-		p = skip_ws(p, end);
-		if (p < end && *p == close)
-			return p + 1;
-		if (p >= end || *p != ',')
-			return NULL;
-		p = skip_ws(p + 1, end);
-	}
-}
-
-/* A value at P: past it, or NULL. */
-static const char *skip_value(const char *p, const char *end, unsigned depth)
-{
-	static const char *const literals[] = {"true", "false", "null"};
-
-	if (p >= end)
-		return NULL;
-	if (*p == '"')
-		return skip_string(p, end);
-	if (*p == '{' || *p == '[')
-		return skip_container(p, end, depth);
-	for (size_t i = 0; i < ARRAY_SIZE(literals); i++) {
-		size_t n = strlen(literals[i]);
-
-		if ((size_t)(end - p) >= n && memcmp(p, literals[i], n) == 0)
-			return p + n;
-	}
-	return skip_number(p, end);
-}
+#define GO_JSON_DEPTH_MAX 64 /* brackets open at once inside the outermost object */
 
 /* One member as the text has it: the key decoded, the value's text. */
 struct go_member {
@@ -239,32 +125,32 @@ static json_object *parse_text(const char *p, const char *end)
  */
 static int each_member(const char *p, const char *end, go_member_fn fn, void *arg, struct err *e)
 {
+	struct jtext_member jm;
+	struct jtext_walk w;
 	const char *after;
+	int r;
 
-	p = skip_ws(p, end);
-	if (p >= end || *p != '{' || !(after = skip_container(p, end, 0)) ||
-	    skip_ws(after, end) != end)
+	/* The whole text first: Go's decoder checks it all before it stores a field. */
+	p = jtext_ws(p, end);
+	if (p >= end || *p != '{' || !(after = jtext_value(p, end, GO_JSON_DEPTH_MAX + 1)) ||
+	    jtext_ws(after, end) != end || jtext_walk_start(&w, p, end) < 0)
 		return err_set(e, EXIT_USAGE, "%s is not a JSON object", MIG_GKE_CONFIG);
-	for (p = skip_ws(p + 1, end); *p != '}'; p = skip_ws(p + 1, end)) {
+	while ((r = jtext_walk_member(&w, GO_JSON_DEPTH_MAX, &jm)) > 0) {
 		_cleanup_(json_object_putp) json_object *k = NULL;
-		const char *key_end = skip_string(p, end);
 		struct go_member m;
 
-		k = parse_text(p, key_end);
+		k = parse_text(jm.key.p, jm.key.end);
 		if (!k || !json_object_is_type(k, json_type_string))
 			return err_set(e, EXIT_UNEXPECTED, "%s: a key cannot be read",
 				       MIG_GKE_CONFIG);
 		m.key = json_object_get_string(k);
 		m.key_len = (size_t)json_object_get_string_len(k);
-		m.value = skip_ws(skip_ws(key_end, end) + 1, end);
-		m.value_end = skip_value(m.value, end, 1);
+		m.value = jm.value.p;
+		m.value_end = jm.value.end;
 		if (fn(&m, arg, e) < 0)
 			return -1;
-		p = skip_ws(m.value_end, end);
-		if (*p == '}')
-			break;
 	}
-	return 0;
+	return r < 0 ? err_set(e, EXIT_USAGE, "%s is not a JSON object", MIG_GKE_CONFIG) : 0;
 }
 
 /*

@@ -89,6 +89,24 @@ static void test_refused(void **state)
 	/* A NUL inside the file is not JSON. */
 	err_clear(&e);
 	assert_int_equal(mig_parse_gke_config("{}\0{}", 5, &r, &e), -1);
+	/* 64 brackets open inside the file's object are read, 65 are refused; where they are
+	 * (an unknown member, or GPUSharingConfig's) does not matter. */
+	for (int k = 0; k < 2; k++) {
+		for (size_t depth = 64; depth <= 65; depth++) {
+			char text[256];
+			size_t n = (size_t)snprintf(text, sizeof(text), "%s",
+						    k ? "{\"GPUSharingConfig\": {\"x\": "
+						      : "{\"x\": ");
+			size_t open = k ? depth - 1 : depth;
+
+			memset(text + n, '[', open);
+			memset(text + n + open, ']', open);
+			snprintf(text + n + 2 * open, sizeof(text) - n - 2 * open, "%s",
+				 k ? "}}" : "}");
+			if ((parse(text, &r, &e) == 0) != (depth == 64))
+				fail_msg("%zu deep: %s", depth, depth == 64 ? e.msg : "read");
+		}
+	}
 }
 
 /*
