@@ -94,31 +94,6 @@ static int entries(const char *rel, char (*out)[32])
 	return n;
 }
 
-/* "KEY: \t value" of the information file of the GPU at BDF, into OUT ("" if none). */
-static void info_field(const char *bdf, const char *key, char *out, size_t size)
-{
-	char rel[128], p[512], line[256];
-	size_t kl = strlen(key);
-	FILE *f;
-
-	out[0] = '\0';
-	snprintf(rel, sizeof(rel), "proc/driver/nvidia/gpus/%s/information", bdf);
-	standin_path(p, sizeof(p), rel);
-	f = fopen(p, "r");
-	while (f && fgets(line, sizeof(line), f)) {
-		char *v;
-
-		if (strncmp(line, key, kl) != 0 || line[kl] != ':')
-			continue;
-		for (v = line + kl + 1; *v == ' ' || *v == '\t'; v++)
-			;
-		v[strcspn(v, "\n")] = '\0';
-		snprintf(out, size, "%s", v);
-	}
-	if (f)
-		fclose(f);
-}
-
 /*
  * Every device CUDA could enumerate, by PCI address: each GPU outside MIG mode, and the MIG
  * devices of those in MIG mode, in NVML's order. Returns how many, into ALL.
@@ -134,8 +109,8 @@ static int all_devices(struct dev *all)
 		char uuid[96];
 		unsigned mode, k = standin_mig_read(bdfs[i], &mode, migs, STANDIN_MIG_MAX);
 
-		info_field(bdfs[i], "GPU UUID", uuid, sizeof(uuid));
-		info_field(bdfs[i], "Device Minor", minor, sizeof(minor));
+		standin_info_field(bdfs[i], "GPU UUID", uuid, sizeof(uuid));
+		standin_info_field(bdfs[i], "Device Minor", minor, sizeof(minor));
 		if (!mode) {
 			all[n] = (struct dev){.is_mig = 0};
 			snprintf(all[n].bdf, sizeof(all[n].bdf), "%s", bdfs[i]);

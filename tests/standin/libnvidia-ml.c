@@ -94,28 +94,6 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *pci);
 nvmlReturn_t nvmlInit(void);
 nvmlReturn_t nvmlInitWithFlags(unsigned flags);
 
-/* "Key: \t value" from an information file. */
-static void field(const char *file, const char *key, char *out, size_t size)
-{
-	char line[256];
-	FILE *f = fopen(file, "r");
-	size_t kl = strlen(key);
-
-	out[0] = '\0';
-	while (f && fgets(line, sizeof(line), f)) {
-		char *v;
-
-		if (strncmp(line, key, kl) != 0 || line[kl] != ':')
-			continue;
-		for (v = line + kl + 1; *v == ' ' || *v == '\t'; v++)
-			;
-		v[strcspn(v, "\n")] = '\0';
-		snprintf(out, size, "%s", v);
-	}
-	if (f)
-		fclose(f);
-}
-
 static int by_minor(const void *a, const void *b)
 {
 	return (int)((const struct standin_gpu *)a)->minor - (int)((const struct standin_gpu *)b)->minor;
@@ -189,15 +167,13 @@ nvmlReturn_t nvmlInit_v2(void)
 	d = opendir(p);
 	while (d && (de = readdir(d)) && n_gpus < 16) {
 		struct standin_gpu *g = &gpus[n_gpus];
-		char info[512];
 
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(info, sizeof(info), "%s/%s/information", p, de->d_name);
 		snprintf(g->bdf, sizeof(g->bdf), "%s", de->d_name);
-		field(info, "Model", g->name, sizeof(g->name));
-		field(info, "GPU UUID", g->uuid, sizeof(g->uuid));
-		field(info, "Device Minor", minor, sizeof(minor));
+		standin_info_field(g->bdf, "Model", g->name, sizeof(g->name));
+		standin_info_field(g->bdf, "GPU UUID", g->uuid, sizeof(g->uuid));
+		standin_info_field(g->bdf, "Device Minor", minor, sizeof(minor));
 		g->minor = (unsigned)atoi(minor);
 		pci_ids(g);
 		n_gpus++;

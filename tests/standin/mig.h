@@ -4,7 +4,8 @@
  * proc/driver/nvidia/gpus/BDF/standin-mig under $FAKE_KERNEL_ROOT ("mode CURRENT PENDING",
  * "gi ID PROFILE_ID", "ci GI_ID CI_ID CI_PROFILE_ID" lines; a file of the stand-ins only,
  * no interface of NVIDIA's) and the CUDA stand-in reads it, so that the MIG devices NVML
- * lists are those CUDA enumerates, under the same UUIDs.
+ * lists are those CUDA enumerates, under the same UUIDs (made from the GPU's UUID and minor
+ * in its information file, which both read with standin_info_field).
  */
 #pragma once
 
@@ -53,6 +54,32 @@ static inline unsigned standin_mig_read(const char *bdf, unsigned *mode,
 		fclose(f);
 	qsort(out, n, sizeof(out[0]), standin_mig_dev_cmp);
 	return n;
+}
+
+/* "KEY: \t value" of proc/driver/nvidia/gpus/BDF/information, into OUT ("" if none; the last
+ * line for KEY where there are several). */
+static inline void standin_info_field(const char *bdf, const char *key, char *out, size_t size)
+{
+	char rel[128], p[512], line[256];
+	size_t kl = strlen(key);
+	FILE *f;
+
+	out[0] = '\0';
+	snprintf(rel, sizeof(rel), "proc/driver/nvidia/gpus/%s/information", bdf);
+	standin_path(p, sizeof(p), rel);
+	f = fopen(p, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *v;
+
+		if (strncmp(line, key, kl) != 0 || line[kl] != ':')
+			continue;
+		for (v = line + kl + 1; *v == ' ' || *v == '\t'; v++)
+			;
+		v[strcspn(v, "\n")] = '\0';
+		snprintf(out, size, "%s", v);
+	}
+	if (f)
+		fclose(f);
 }
 
 /*
