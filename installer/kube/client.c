@@ -15,12 +15,16 @@
 #include "kube/kube.h"
 #include "util/dlib.h"
 #include "util/fs.h"
+#include "util/interrupt.h"
 #include "util/log.h"
 #include "util/str.h"
 
 #define USER_AGENT "nvidia-driver-installer/" INSTALLER_VERSION " (" INSTALLER_COMMIT ")"
 /* A token is a JWT of a few KiB. */
 #define TOKEN_MAX (64 * 1024)
+/* One attempt's bounds, within what is left of its call's deadline. */
+#define CONNECT_TIMEOUT_MS 5000L
+#define ATTEMPT_TIMEOUT_MS 15000L
 
 struct kube {
 	struct kube_config c;
@@ -242,10 +246,24 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-/* One request; the answer's status into *STATUS (0: none), its body into A. */
-static CURLcode request_once(struct kube *k, const struct kube_request *q, const char *body,
-			     struct answer *a, long *status)
+/* libcurl calls it at least once a second, waiting or not: SIGTERM ends the attempt. */
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
 {
+	(void)ud, (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return interrupt_signal() ? 1 : 0; /* CURLE_ABORTED_BY_CALLBACK */
+}
+
+/*
+ * One request, ended by DEADLINE (now_ns) at the latest; the answer's status into *STATUS
+ * (0: none), its body into A.
+ */
+static CURLcode request_once(struct kube *k, const struct kube_request *q, const char *body,
+			     uint64_t deadline, struct answer *a, long *status)
+{
+	uint64_t now = now_ns();
+	long left_ms = deadline > now ? (long)((deadline - now) / 1000000) + 1 : 1;
+	sigset_t saved;
 	_cleanup_free_ char *auth = NULL, *ctype = NULL;
 	struct curl_slist *h = NULL, *t;
 	char url[sizeof(k->c.server) + 2048];
@@ -278,8 +296,12 @@ static CURLcode request_once(struct kube *k, const struct kube_request *q, const
 	sym_curl_easy_setopt(k->curl, CURLOPT_CAPATH, NULL);
 	sym_curl_easy_setopt(k->curl, CURLOPT_SSL_VERIFYPEER, 1L);
 	sym_curl_easy_setopt(k->curl, CURLOPT_SSL_VERIFYHOST, 2L);
-	sym_curl_easy_setopt(k->curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
-	sym_curl_easy_setopt(k->curl, CURLOPT_TIMEOUT_MS, 15000L);
+	sym_curl_easy_setopt(k->curl, CURLOPT_CONNECTTIMEOUT_MS,
+			     left_ms < CONNECT_TIMEOUT_MS ? left_ms : CONNECT_TIMEOUT_MS);
+	sym_curl_easy_setopt(k->curl, CURLOPT_TIMEOUT_MS,
+			     left_ms < ATTEMPT_TIMEOUT_MS ? left_ms : ATTEMPT_TIMEOUT_MS);
+	sym_curl_easy_setopt(k->curl, CURLOPT_NOPROGRESS, 0L);
+	sym_curl_easy_setopt(k->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
 	sym_curl_easy_setopt(k->curl, CURLOPT_HTTPHEADER, h);
 	sym_curl_easy_setopt(k->curl, CURLOPT_CUSTOMREQUEST, q->method);
 	if (body)
@@ -288,7 +310,10 @@ static CURLcode request_once(struct kube *k, const struct kube_request *q, const
 	sym_curl_easy_setopt(k->curl, CURLOPT_WRITEDATA, a);
 	sym_curl_easy_setopt(k->curl, CURLOPT_HEADERFUNCTION, on_header);
 	sym_curl_easy_setopt(k->curl, CURLOPT_HEADERDATA, a);
+	/* A signal then ends curl's wait at once, not at its next progress call. */
+	interrupt_wake_begin(&saved);
 	rc = sym_curl_easy_perform(k->curl);
+	interrupt_wake_end(&saved);
 	if (rc == CURLE_OK)
 		sym_curl_easy_getinfo(k->curl, CURLINFO_RESPONSE_CODE, status);
 	sym_curl_slist_free_all(h);
@@ -306,12 +331,17 @@ static const char *status_message(json_object *body)
 		       : "";
 }
 
+/* Sleeps MS, or less when SIGTERM or SIGINT comes (a loop may keep them blocked: slices). */
 static void sleep_ms(unsigned ms)
 {
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
+	uint64_t end = now_ns() + (uint64_t)ms * 1000000, now;
 
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+	while (!interrupt_signal() && (now = now_ns()) < end) {
+		uint64_t slice = end - now < 50000000u ? end - now : 50000000u;
+		struct timespec ts = {.tv_nsec = (long)slice};
+
+		nanosleep(&ts, NULL);
+	}
 }
 
 int kube_call(struct kube *k, const struct kube_request *q, struct kube_reply *r, struct err *e)
@@ -330,8 +360,10 @@ int kube_call(struct kube *k, const struct kube_request *q, struct kube_reply *r
 		struct answer a = {0};
 		unsigned wait_ms;
 
+		if (interrupt_check(e, "the API server answered") < 0)
+			return err_wrap(e, "kube: %s %s", q->method, q->path);
 		r->attempts++;
-		rc = request_once(k, q, body, &a, &r->status);
+		rc = request_once(k, q, body, deadline, &a, &r->status);
 		kube_reply_done(r);
 		r->too_large = a.too_large;
 		if (rc == CURLE_OK && a.body.buf)
@@ -358,12 +390,14 @@ int kube_call(struct kube *k, const struct kube_request *q, struct kube_reply *r
 		wait_ms = kube_retry_after_ms(a.retry_after);
 		if (!wait_ms)
 			wait_ms = kube_backoff_ms(r->attempts);
-		if (now_ns() + (uint64_t)wait_ms * 1000000ull >= deadline)
+		if (now_ns() + (uint64_t)wait_ms * 1000000ull >= deadline || interrupt_signal())
 			break;
 		log_kv(LOG_DEBUG, "kube", "retrying", "method", q->method, "path", q->path,
 		       U64("status", (uint64_t)r->status), U64("wait_ms", wait_ms), LOG_END);
 		sleep_ms(wait_ms);
 	}
+	if (rc == CURLE_ABORTED_BY_CALLBACK && interrupt_check(e, "the API server answered") < 0)
+		return err_wrap(e, "kube: %s %s", q->method, q->path);
 	if (r->too_large)
 		return err_set(
 			e, EXIT_UNEXPECTED,

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -48,7 +49,39 @@ void interrupt_wakes(bool wakes)
 
 int interrupt_signal(void)
 {
+	sigset_t pending;
+
+	/* Where a loop keeps them blocked (interrupt_fd), one sent waits here: it counts. */
+	if (!received && sigpending(&pending) == 0) {
+		if (sigismember(&pending, SIGTERM) == 1)
+			received = SIGTERM;
+		else if (sigismember(&pending, SIGINT) == 1)
+			received = SIGINT;
+	}
 	return received;
+}
+
+static void stop_set(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+}
+
+void interrupt_wake_begin(sigset_t *ret_saved)
+{
+	sigset_t set;
+
+	stop_set(&set);
+	if (installed)
+		pthread_sigmask(SIG_UNBLOCK, &set, ret_saved);
+	else
+		pthread_sigmask(SIG_SETMASK, NULL, ret_saved);
+}
+
+void interrupt_wake_end(const sigset_t *saved)
+{
+	pthread_sigmask(SIG_SETMASK, saved, NULL);
 }
 
 int interrupt_check(struct err *e, const char *next)

@@ -9,6 +9,7 @@
  */
 #pragma once
 
+#include <signal.h>
 #include <stdbool.h>
 
 #include "util/cleanup.h"
@@ -23,8 +24,22 @@
  */
 _must_check_ int interrupt_setup(void);
 
-/* The signal received since interrupt_setup (SIGTERM, SIGINT), or 0. Async-signal-safe. */
+/*
+ * The signal received since interrupt_setup (SIGTERM, SIGINT), or 0; also one sent while
+ * blocked (an event loop's, interrupt_fd) and not read yet. Async-signal-safe.
+ */
 int interrupt_signal(void);
+
+/*
+ * Around a blocking call of a library that checks interrupt_signal() whenever it wakes
+ * (libcurl's progress callback): SIGTERM and SIGINT reach this thread's handler for the
+ * call's length, also where a loop keeps them blocked (interrupt_fd), so that the wait the
+ * library is in ends at once with EINTR (poll and its kind are never restarted, SA_RESTART
+ * or not). interrupt_wake_end(SAVED) puts back the mask interrupt_wake_begin saved. Before
+ * interrupt_setup nothing changes (no handler: the signal would kill).
+ */
+void interrupt_wake_begin(sigset_t *ret_saved);
+void interrupt_wake_end(const sigset_t *saved);
 
 /*
  * WAKES true: SIGTERM and SIGINT end a blocking call with EINTR (no SA_RESTART), for a wait

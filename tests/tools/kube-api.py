@@ -44,6 +44,12 @@ and not learnt it). "body": REGEX narrows a fault to the requests whose body it 
 request is appended to LOG as a JSON line (method, path, query, content type, user agent,
 body, status).
 
+A slow peer, as a stalled API server or a congested path to it is: "stall": SECONDS reads
+the request, answers nothing for that long and drops the connection (the request not
+carried out); "trickle": SECONDS carries it out and sends the answer one byte each SECONDS.
+Either is logged before it begins, with "status": "stall" or "trickle", so a test waits for
+the client to be in the slow call, not for time.
+
   kube-api.py PORT_FILE CERT KEY TOKEN_FILE STATE FAULTS LOG [LIFETIME]
 
 STATE is a JSON file of the initial objects ({"nodes": [...], "pods": [...], "leases":
@@ -482,6 +488,21 @@ class Handler(BaseHTTPRequestHandler):
         except (ssl.SSLError, ConnectionError):
             pass  # a client that stops reading (one past its bound on an answer)
 
+    def answer_slowly(self, code, obj, headers, every):
+        """The whole answer, head and body, one byte each EVERY seconds."""
+        data = json.dumps(obj).encode()
+        head = "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n" % (
+            code, self.responses.get(code, ("",))[0], len(data))
+        head += "".join("%s: %s\r\n" % kv for kv in headers) + "\r\n"
+        self.close_connection = True
+        try:
+            for b in head.encode() + data:
+                self.wfile.write(bytes([b]))
+                self.wfile.flush()
+                time.sleep(every)
+        except OSError:
+            pass  # the client gave up: what a slow answer is for
+
     def serve(self):
         url = urlsplit(self.path)
         n = int(self.headers.get("Content-Length") or 0)
@@ -494,6 +515,8 @@ class Handler(BaseHTTPRequestHandler):
             fl = fault(self.command, url.path, raw)
             if self.headers.get("Authorization") != "Bearer " + token:
                 code, obj = status(401, "Unauthorized", "Unauthorized")
+            elif fl and "stall" in fl:
+                code, obj = "stall", None
             elif fl and "status" in fl:
                 code, obj = status(fl["status"], "InternalError" if fl["status"] >= 500 else
                                    "TooManyRequests", "injected by the test")
@@ -510,14 +533,25 @@ class Handler(BaseHTTPRequestHandler):
                     code, obj = handle(self.command, url.path, parse_qs(url.query), ctype, body)
                     if code < 300 and self.command != "GET":
                         save()
+            if fl and "trickle" in fl:
+                logged = "trickle"
+            else:
+                logged = code
             with open(LOG, "a") as f:
                 f.write(json.dumps({"method": self.command, "path": url.path,
                                     "query": url.query, "content_type": ctype,
                                     "user_agent": self.headers.get("User-Agent", ""),
                                     "body": raw.decode(errors="replace"),
-                                    "status": code}) + "\n")
+                                    "status": logged}) + "\n")
+        if code == "stall":
+            time.sleep(fl["stall"])  # no answer: the client's own deadline must end the call
+            self.close_connection = True
+            return
         if fl and "delay" in fl:
             time.sleep(fl["delay"])  # done, and answered late: the client may be gone by then
+        if fl and "trickle" in fl:
+            self.answer_slowly(code, obj, headers, fl["trickle"])
+            return
         self.answer(code, obj, headers)
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = serve

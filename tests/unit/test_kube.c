@@ -778,6 +778,88 @@ static void test_retries(void **state)
 	kube_reply_done(&r);
 }
 
+/*
+ * A slow API server: an answer byte by byte, or none at all. Each call ends within its
+ * deadline (3 s here), not after an attempt's own 15 s.
+ */
+static void test_slow_server(void **state)
+{
+	struct stub *s = *state;
+	_cleanup_(kube_freep) struct kube *k = NULL;
+	struct kube_reply r;
+	const struct kube_request q = {.method = "GET", .path = "/api/v1/nodes/gpu-1"};
+	struct err e;
+	uint64_t t0;
+
+	err_clear(&e);
+	k = kube_new(&s->c, &e);
+	assert_non_null(k);
+	put(s->faults, "{\"faults\": [{\"path\": \"/api/v1/nodes/gpu-1\", \"trickle\": 0.5, "
+		       "\"times\": 1}]}");
+	t0 = now_ns();
+	assert_int_equal(kube_call(k, &q, &r, &e), -1);
+	assert_true(now_ns() - t0 < 5000000000ull);
+	assert_int_equal(e.code, EXIT_UNREACHABLE);
+	kube_reply_done(&r);
+	put(s->faults, "{\"faults\": [{\"path\": \"/api/v1/nodes/gpu-1\", \"stall\": 60, "
+		       "\"times\": 10}]}");
+	t0 = now_ns();
+	assert_int_equal(kube_call(k, &q, &r, &e), -1);
+	assert_true(now_ns() - t0 < 5000000000ull);
+	assert_int_equal(logged(s, "\"status\": \"trickle\""), 1);
+	assert_true(logged(s, "\"status\": \"stall\"") >= 1);
+	kube_reply_done(&r);
+}
+
+/*
+ * SIGTERM while a call waits for a server that never answers, kept pending as the agent's
+ * loop keeps it (blocked, for its signalfd): the call ends at once, exit 143, not at its
+ * deadline (20 s here). Last: the signal stays recorded for the rest of the process.
+ */
+static void test_sigterm_ends_call(void **state)
+{
+	struct stub *s = *state;
+	_cleanup_(kube_freep) struct kube *k = NULL;
+	struct kube_reply r;
+	const struct kube_request q = {.method = "GET", .path = "/api/v1/nodes/gpu-1"};
+	sigset_t term, saved;
+	struct err e;
+	uint64_t t0;
+	pid_t sender;
+
+	err_clear(&e);
+	s->c.deadline_s = 20;
+	k = kube_new(&s->c, &e);
+	assert_non_null(k);
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	assert_int_equal(sigprocmask(SIG_BLOCK, &term, &saved), 0);
+	put(s->faults, "{\"faults\": [{\"path\": \"/api/v1/nodes/gpu-1\", \"stall\": 60, "
+		       "\"times\": 10}]}");
+	/* The signal once the server holds the request: the call is in its wait then. */
+	sender = fork();
+	assert_true(sender >= 0);
+	if (sender == 0) {
+		while (logged(s, "\"status\": \"stall\"") == 0)
+			nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
+		kill(getppid(), SIGTERM);
+		_exit(0);
+	}
+	t0 = now_ns();
+	assert_int_equal(kube_call(k, &q, &r, &e), -1);
+	assert_int_equal(waitpid(sender, NULL, 0), sender);
+	/* Taken, as the loop's signalfd would: a failed assertion then says what failed. */
+	assert_int_equal(sigtimedwait(&term, NULL, &(struct timespec){0}), SIGTERM);
+	assert_int_equal(sigprocmask(SIG_SETMASK, &saved, NULL), 0);
+	assert_true(now_ns() - t0 < 10000000000ull);
+	assert_int_equal(e.code, 143);
+	assert_non_null(strstr(
+		e.msg,
+		"kube: GET /api/v1/nodes/gpu-1: stopped by SIGTERM before the API server answered"));
+	assert_int_equal(r.attempts, 1);
+	kube_reply_done(&r);
+}
+
 static void test_token(void **state)
 {
 	struct stub *s = *state;
@@ -905,6 +987,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_token, stub_up, stub_down),
 		cmocka_unit_test_setup_teardown(test_tls, stub_up, stub_down),
 		cmocka_unit_test_setup_teardown(test_tls_trust_store, stub_up, stub_down),
+		cmocka_unit_test_setup_teardown(test_slow_server, stub_up, stub_down),
+		cmocka_unit_test_setup_teardown(test_sigterm_ends_call, stub_up, stub_down),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
