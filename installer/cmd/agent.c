@@ -37,6 +37,17 @@
 
 #define KMSG_PATH "/dev/kmsg"
 #define MAX_HOLDS 4
+/*
+ * /healthz says the loop is stuck when it has not moved for this long: longer than its
+ * longest step (a CUDA check's 60 s, a look's API calls at 5 s each, the daemons' stops).
+ */
+#define LOOP_STALL_S 180
+/*
+ * How long a request waits for what the loop's step in progress is about to say (its next
+ * share): a scrape, longer than the kubelet's probe may (its timeout is 1 s by default).
+ */
+#define METRICS_WAIT_MS 5000
+#define READYZ_WAIT_MS 500
 /* After an upgrade's step, the next look this soon (a CUDA check may need the time). */
 #define UPGRADE_NEXT_LOOK_MS 200
 /*
@@ -102,7 +113,10 @@ struct agent {
 	uint64_t hup_ns;      /* when a stale spec's producer was last asked to rewrite it */
 	char stale[PATH_MAX]; /* the other producer's spec found stale at the last look, or "" */
 	struct mig_view mig;
+	struct httpd *http; /* serves what share() last gave it */
 };
+
+static void share(struct agent *a);
 
 /* ---- the kernel log -------------------------------------------------------- */
 
@@ -1013,6 +1027,8 @@ static void look(struct agent *a)
 	publish(a, &s, r == HEALTH_READY);
 	log_kv(LOG_DEBUG, "agent", "looked", "ready", r == HEALTH_READY ? "yes" : "no", "reason",
 	       health_reason_name(r), "cdi", cdi, LOG_END);
+	/* /readyz says what the marker says, while the look goes on. */
+	share(a);
 	if (in.installed)
 		refresh_other_specs(a);
 	if (a->up.on &&
@@ -1035,42 +1051,38 @@ static void write_textfile(struct agent *a)
 
 /* ---- HTTP ------------------------------------------------------------------ */
 
-static void route(const char *path, struct httpd_reply *reply, void *arg)
+/* What the probes and Prometheus are answered until the next share. */
+static void share(struct agent *a)
 {
-	const struct agent *a = arg;
+	_cleanup_free_ char *metrics = render(a), *readyz = NULL;
 	bool ready = a->h.judged && a->h.reason == HEALTH_READY;
 
-	reply->status = 200;
-	if (strcmp(path, "/metrics") == 0) {
-		reply->content_type = "text/plain; version=0.0.4; charset=utf-8";
-		reply->body = render(a);
-		if (!reply->body)
-			reply->status = 503;
-	} else if (strcmp(path, "/healthz") == 0) {
-		reply->body = strdup("ok\n");
-	} else if (strcmp(path, "/readyz") == 0) {
-		reply->status = ready ? 200 : 503;
-		if ((ready ? asprintf(&reply->body, "ready\n")
-			   : asprintf(&reply->body, "not ready (%s): %s\n",
-				      health_reason_name(a->h.reason),
-				      a->h.judged ? a->h.cause : "not looked at yet")) < 0)
-			reply->body = NULL;
-	} else {
-		reply->status = 404;
-		reply->body = strdup("not found: /metrics, /healthz, /readyz\n");
-	}
+	if (!ready && asprintf(&readyz, "not ready (%s): %s\n", health_reason_name(a->h.reason),
+			       a->h.judged ? a->h.cause : "not looked at yet") < 0)
+		readyz = NULL;
+	if (httpd_publish(
+		    a->http,
+		    (const struct httpd_page[]){
+			    {"/metrics", metrics ? 200 : 503,
+			     "text/plain; version=0.0.4; charset=utf-8", metrics, METRICS_WAIT_MS},
+			    {"/healthz", 200, "text/plain; charset=utf-8", "ok\n"},
+			    {"/readyz", ready ? 200 : 503, "text/plain; charset=utf-8",
+			     ready ? "ready\n" : readyz, READYZ_WAIT_MS},
+			    {NULL, 404, "text/plain; charset=utf-8",
+			     "not found: /metrics, /healthz, /readyz\n"}},
+		    4) < 0)
+		log_msg(LOG_WARN, "agent", "HTTP's answers not updated: out of memory");
 }
 
 /* ---- the loop --------------------------------------------------------------- */
 
-static int loop(struct agent *a, int sig_fd, int http_fd)
+static int loop(struct agent *a, int sig_fd)
 {
 	uint64_t next = now_ns();
 
 	for (;;) {
-		struct pollfd p[4 + MAX_HOLDS] = {
+		struct pollfd p[3 + MAX_HOLDS] = {
 			{.fd = sig_fd, .events = POLLIN},
-			{.fd = http_fd, .events = POLLIN},
 			{.fd = a->kmsg.is_device ? a->kmsg.fd : -1, .events = POLLIN},
 			{.fd = a->ctl_fd, .events = POLLIN}};
 		uint64_t now = now_ns();
@@ -1080,18 +1092,21 @@ static int loop(struct agent *a, int sig_fd, int http_fd)
 		if (interrupt_signal())
 			return interrupt_signal();
 		for (size_t i = 0; i < a->n_holds; i++)
-			p[4 + i] = (struct pollfd){.fd = a->holds[i], .events = POLLIN};
+			p[3 + i] = (struct pollfd){.fd = a->holds[i], .events = POLLIN};
 		if (a->look_soon) {
 			a->look_soon = false;
 			next = now;
 		}
 		if (now >= next) {
+			httpd_busy(a->http);
 			look(a);
 			write_textfile(a);
 			next = now_ns() +
 			       (a->look_soon ? UPGRADE_NEXT_LOOK_MS * 1000000ull
 					     : (uint64_t)a->c->agent_interval_s * 1000000000ull);
 			a->look_soon = false;
+			share(a);
+			httpd_idle(a->http);
 			continue;
 		}
 		/* An upgrade's slot is renewed on time, whatever else waits (the installer). */
@@ -1099,23 +1114,26 @@ static int loop(struct agent *a, int sig_fd, int http_fd)
 		wait_ms = (int)((next - now) / 1000000) + 1;
 		if (keep_ms >= 0 && keep_ms < wait_ms)
 			wait_ms = keep_ms;
-		if (poll(p, 4 + a->n_holds, wait_ms) < 0 && errno != EINTR)
+		if (poll(p, 3 + a->n_holds, wait_ms) < 0 && errno != EINTR)
 			return -errno;
+		httpd_busy(a->http);
 		if (p[0].revents & POLLIN) {
 			(void)interrupt_read(sig_fd);
 			reap(a);
+			share(a);
+			httpd_idle(a->http);
 			continue;
 		}
 		if (p[1].revents & POLLIN)
-			httpd_serve(http_fd, route, a);
-		if (p[2].revents & POLLIN)
 			read_kmsg(a);
-		if (p[3].revents & POLLIN)
+		if (p[2].revents & POLLIN)
 			on_control(a);
 		/* From the last: a hold that ends moves the last one into its place. */
 		for (size_t i = a->n_holds; i-- > 0;)
-			if (p[4 + i].revents)
+			if (p[3 + i].revents)
 				on_hold(a, i);
+		share(a);
+		httpd_idle(a->http);
 	}
 }
 
@@ -1132,6 +1150,8 @@ int agent_run(const struct config *c, struct err *e)
 			[D_FABRICMANAGER] = {.name = FABRICMANAGER},
 			[D_MPS] = {.name = MPS_CONTROL, .args = {"-f"}, .foreground = true}}};
 	_cleanup_close_ int root_fd = -1, sig_fd = -1, http_fd = -1;
+	/* Before http_fd is closed: its thread serves it. */
+	_cleanup_(httpd_freep) struct httpd *http = NULL;
 	unsigned port = 0;
 	struct err ke;
 	int stop;
@@ -1158,10 +1178,17 @@ int agent_run(const struct config *c, struct err *e)
 		log_kv(LOG_WARN, "agent", "the kernel log cannot be read: Xids are not watched",
 		       "error", ke.msg, "fix", "run the agent privileged, with the host's /dev",
 		       LOG_END);
+	http = httpd_start(
+		http_fd, &(struct httpd_options){.live_path = "/healthz", .stall_s = LOOP_STALL_S},
+		e);
+	if (!http)
+		return err_wrap(e, "agent");
+	a.http = http;
+	share(&a);
 	log_kv(LOG_INFO, "agent", "watching the node", "listen", c->agent_listen, U64("port", port),
 	       U64("interval_s", c->agent_interval_s), "kernel_log",
 	       a.kmsg.fd >= 0 ? KMSG_PATH : "none", LOG_END);
-	stop = loop(&a, sig_fd, http_fd);
+	stop = loop(&a, sig_fd);
 	kmsg_close(&a.kmsg);
 	/* The daemons end before the agent, in order; holders see their connections close. */
 	stop_daemons(&a);
