@@ -75,7 +75,7 @@ agent_said "agent: the driver's words in a record user space wrote to the kernel
 echo "3,1202,52000000,-;NVRM: Xid (PCI:0000:02:00): 79, pid=0, name=none, GPU has fallen off the bus." >>"$T/root/dev/kmsg"
 wait_for "readiness withdrawn" 5 test ! -e "$marker"
 # The marker goes first, the labels right after it.
-wait_for "the driver's labels withdrawn after a fatal Xid" 2 test ! -e "$labels"
+wait_for "the driver's labels withdrawn after a fatal Xid" 10 test ! -e "$labels"
 assert_eq "$(code /readyz)" 503 "/readyz after a fatal Xid"
 grep -q "^not ready (xid): Xid 79 on GPU 0000:02:00: the GPU needs a reset or the node a reboot$" "$T/body" ||
     fail "/readyz's cause: $(cat "$T/body")"

@@ -194,6 +194,10 @@ mirror_args=(mirror --repo "$HTTP/repo" --repo-key "$FIX/keys/pub.pem" --to "$T/
 "$BIN" "${mirror_args[@]}" >/dev/null 2>"$T/term.err" &
 pid=$!
 wait_for "mirror to open its .part file" 10 has_file "$T/m/packages/*/*/*.part"
+# and its transfer to have begun (the server stalls it), as for install above: the .part
+# file is opened before the first attempt, and a SIGTERM there is a stop before it.
+stalls=$((stalls + 1))
+wait_for "the package's transfer to stall (mirror)" 10 stalled "$stalls"
 kill -TERM "$pid"
 wait_for "mirror to end on SIGTERM" 10 gone "$pid"
 set +e
