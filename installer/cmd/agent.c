@@ -1013,6 +1013,9 @@ static void look(struct agent *a)
 	r = health_judge(&in, cause, sizeof(cause));
 	if (r == HEALTH_READY) {
 		check_cuda(a, &s, cuda_err, sizeof(cuda_err));
+		/* Stopped meanwhile: nothing is judged from a check the signal cut short. */
+		if (interrupt_signal())
+			return;
 		in.cuda_error = cuda_err[0] ? cuda_err : NULL;
 		r = health_judge(&in, cause, sizeof(cause));
 	}

@@ -96,6 +96,7 @@ int install_pending_failed(struct run *run, struct err *e)
 	const char *version = failed.version;
 	const char *current = p->has_current ? p->current.driver_version : "none";
 	struct err re;
+	int r;
 
 	log_kv(LOG_WARN, "install",
 	       "the pending version failed: it is withdrawn and the current version loads",
@@ -110,7 +111,11 @@ int install_pending_failed(struct run *run, struct err *e)
 		return err_wrap(e,
 				"pending version %s withdrawn, no current version to load instead",
 				version);
-	if (install_ensure(run, &re) < 0) {
+	/* The fallback is made ready whole (ldconfig, CUDA), a signal or not: see above. */
+	interrupt_hold(true);
+	r = install_ensure(run, &re);
+	interrupt_hold(false);
+	if (r < 0) {
 		log_msg(LOG_ERROR, "install", "the current version did not load instead: %s",
 			re.msg);
 		return err_wrap(
@@ -455,7 +460,10 @@ static int reload_restore(struct run *run, const struct strv *before, const char
 	}
 	log_kv(LOG_WARN, "kernel", "the driver runs again with its previous module parameters",
 	       "version", p->current.driver_version, "parameters", args, LOG_END);
+	/* Its verification too: the run ends with its own outcome, a signal after it. */
+	interrupt_hold(true);
 	exposed = install_expose(run, p->current.driver_version, &re) == 0;
+	interrupt_hold(false);
 	if (!exposed)
 		log_msg(LOG_ERROR, "kernel",
 			"the driver runs again with its previous module parameters, but it is not ready: %s",

@@ -14,6 +14,7 @@
 #include "expose/cuda.h"
 #include "util/cleanup.h"
 #include "util/dlbind.h"
+#include "util/interrupt.h"
 #include "util/log.h"
 #include "util/str.h"
 
@@ -135,7 +136,11 @@ static void ask(const char *lib, struct cuda_report *r)
 	}
 }
 
-/* Reads the child's report from FD within DEADLINE (now_ns() ms). 1 on time, 0 late. */
+/*
+ * Reads the child's report from FD within DEADLINE (now_ns() ms). 1 on time, 0 late or
+ * stopped by SIGTERM or SIGINT (interrupt_ends_waits(): poll is never restarted, and one
+ * kept blocked by the agent's loop is seen at the next slice).
+ */
 static int read_report(int fd, int64_t deadline, struct cuda_report *r, size_t *got)
 {
 	while (*got < sizeof(*r)) {
@@ -144,9 +149,9 @@ static int read_report(int fd, int64_t deadline, struct cuda_report *r, size_t *
 		ssize_t n;
 		int pr;
 
-		if (left <= 0)
+		if (left <= 0 || interrupt_ends_waits())
 			return 0;
-		pr = poll(&p, 1, (int)(left > 1000 ? 1000 : left));
+		pr = poll(&p, 1, (int)(left > 100 ? 100 : left));
 		if (pr < 0 && errno != EINTR)
 			return 1;
 		if (pr <= 0)
@@ -223,6 +228,9 @@ static int probe_finish(struct probe *p, unsigned timeout_s, struct cuda_report 
 	while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
 		;
 	close(p->fd);
+	if (!on_time && interrupt_ends_waits() &&
+	    interrupt_check(e, "the end of the CUDA check") < 0)
+		return -1;
 	if (!on_time) {
 		err_set(e, EXIT_DRIVER_CHECK, "the CUDA check%s did not answer within %u s", what,
 			timeout_s);

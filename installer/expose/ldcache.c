@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 
 #include "expose/ldcache.h"
 #include "util/fs.h"
+#include "util/interrupt.h"
 #include "util/log.h"
 
 /* The host's ldconfig, as a path inside ROOT, or NULL. */
@@ -32,7 +34,7 @@ static const char *host_ldconfig(int root_fd)
 static int run_ldconfig(int root_fd, const char *root_path, struct err *e)
 {
 	const char *host = host_ldconfig(root_fd);
-	int status;
+	int status, r;
 	pid_t pid;
 
 	pid = fork();
@@ -52,10 +54,17 @@ static int run_ldconfig(int root_fd, const char *root_path, struct err *e)
 		execlp("ldconfig", "ldconfig", "-r", root_path, (char *)NULL);
 		_exit(127);
 	}
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR)
-			return err_errno(e, EXIT_UNEXPECTED, errno, "ldconfig: wait");
+	/* ldconfig reads what the host's configuration includes: a FIFO there blocks it. */
+	r = interrupt_waitpid(pid, &status);
+	if (r == -EINTR) {
+		/* It writes its cache to a temporary file and renames it: killed, none is half. */
+		kill(pid, SIGKILL);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		return interrupt_check(e, "the end of ldconfig");
 	}
+	if (r < 0)
+		return err_errno(e, EXIT_UNEXPECTED, -r, "ldconfig: wait");
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return err_set(e, EXIT_UNEXPECTED, "ldconfig (%s) failed with status %d",
 			       host ? host : "ldconfig -r",

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/interrupt.h"
 
 static volatile sig_atomic_t received;
 static bool installed;
+static unsigned held; /* interrupt_hold's depth */
 
 static void on_signal(int sig)
 {
@@ -61,6 +65,19 @@ int interrupt_signal(void)
 	return received;
 }
 
+void interrupt_hold(bool hold)
+{
+	if (hold)
+		held++;
+	else if (held > 0)
+		held--;
+}
+
+bool interrupt_ends_waits(void)
+{
+	return held == 0 && interrupt_signal() != 0;
+}
+
 static void stop_set(sigset_t *set)
 {
 	sigemptyset(set);
@@ -82,6 +99,41 @@ void interrupt_wake_begin(sigset_t *ret_saved)
 void interrupt_wake_end(const sigset_t *saved)
 {
 	pthread_sigmask(SIG_SETMASK, saved, NULL);
+}
+
+int interrupt_waitpid(pid_t pid, int *status)
+{
+	/* A pidfd wakes the wait when the child ends; without one (Linux < 5.3), slices. */
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), r = 0;
+	struct pollfd p = {.fd = pfd, .events = POLLIN};
+	struct timespec slice = {.tv_nsec = 100 * 1000000};
+	sigset_t set, saved;
+
+	stop_set(&set);
+	/*
+	 * Blocked but inside ppoll, which SA_RESTART never restarts: a signal before ppoll
+	 * ends it at once, one during it too (EINTR), and the flag is read after either.
+	 */
+	pthread_sigmask(SIG_BLOCK, &set, &saved);
+	for (;;) {
+		pid_t w = waitpid(pid, status, WNOHANG);
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			r = -errno;
+			break;
+		}
+		if (interrupt_ends_waits()) {
+			r = -EINTR;
+			break;
+		}
+		ppoll(pfd >= 0 ? &p : NULL, pfd >= 0 ? 1 : 0, &slice, &saved);
+	}
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	if (pfd >= 0)
+		close(pfd);
+	return r;
 }
 
 int interrupt_check(struct err *e, const char *next)

@@ -6,11 +6,23 @@
  * The handler only records the signal; the run stops at its next safe point
  * (interrupt_check), where what it leaves is a state the next run completes. Between two
  * safe points (an unload and the load that follows it) the signal waits.
+ *
+ * Restartable where it must be, waking where it must not: the handler has SA_RESTART, so
+ * that the run's own and its libraries' I/O between two safe points (libkmod's
+ * finit_module, whose wait for a module of the same name is interruptible, a write to a
+ * full pipe, a read libarchive makes) completes instead of failing half-way with EINTR.
+ * No wait that may last relies on it: each is made of calls that SA_RESTART never
+ * restarts (poll, ppoll, nanosleep: signal(7)) and looks at interrupt_signal() when it
+ * wakes: a child's end (interrupt_waitpid: ldconfig) or answer (the CUDA check's pipe), a
+ * transfer (libcurl's progress callback; interrupt_wake_begin where a loop blocks the
+ * signals), a backoff; flock, which has no such form, drops SA_RESTART for its wait
+ * (interrupt_wakes). A path that must run whole (a restore) holds them (interrupt_hold).
  */
 #pragma once
 
 #include <signal.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "util/cleanup.h"
 #include "util/err.h"
@@ -19,8 +31,8 @@
 #define INTERRUPT_EXIT_BASE 128
 
 /*
- * Installs the handler for SIGTERM and SIGINT (SA_RESTART: no system call of the run sees
- * EINTR for it). Returns 0, or -errno.
+ * Installs the handler for SIGTERM and SIGINT (SA_RESTART: no call that may be restarted
+ * sees EINTR for it; see above for the waits). Returns 0, or -errno.
  */
 _must_check_ int interrupt_setup(void);
 
@@ -40,6 +52,24 @@ int interrupt_signal(void);
  */
 void interrupt_wake_begin(sigset_t *ret_saved);
 void interrupt_wake_end(const sigset_t *saved);
+
+/*
+ * HOLD true, until as many interrupt_hold(false): a signal waits even in the waits that
+ * would end on it (interrupt_ends_waits), for a path whose steps must all run and whose
+ * outcome is the run's own (the restore of the previous module parameters, the fallback to
+ * the current version): the run stops at the next safe point after it.
+ */
+void interrupt_hold(bool hold);
+
+/* Whether a wait that may last ends now: a signal came (interrupt_signal), none held. */
+bool interrupt_ends_waits(void);
+
+/*
+ * waitpid(PID) that SIGTERM and SIGINT end (interrupt_ends_waits): the child's status into *STATUS and 0, or
+ * -EINTR when a signal came first (the child still runs: the caller ends it), or -errno.
+ * With the handler's SA_RESTART a plain waitpid would wait for the child whatever came.
+ */
+_must_check_ int interrupt_waitpid(pid_t pid, int *status);
 
 /*
  * WAKES true: SIGTERM and SIGINT end a blocking call with EINTR (no SA_RESTART), for a wait

@@ -5,7 +5,10 @@
 #   2. an API server that answers byte by byte: the call ends within its deadline (5 s), not
 #      the 15 s an attempt once had, and the probes answer meanwhile;
 #   3. an API server that reads the request and never answers: the probes answer within 2 s
-#      while the agent's call waits, and SIGTERM ends the agent within 2 s, exit 0.
+#      while the agent's call waits, and SIGTERM ends the agent within 2 s, exit 0;
+#   4. a CUDA check that hangs (a libcuda whose cuInit never returns): the probes answer,
+#      SIGTERM ends the agent within 2 s, and the readiness the install gave stays (a
+#      check the signal cut short judges nothing).
 # Every wait is for an event: the connections open, the stand-in's log of the slow call.
 # serial: wall-clock bounds: the probes and SIGTERM within 2 s (0.5 s and 30 ms here)
 FAKE_KERNEL=1
@@ -93,3 +96,52 @@ assert_eq "$rc" 0 "the agent's exit on SIGTERM during a stalled API call"
 [ "$ms" -lt 2000 ] || fail "SIGTERM during a stalled API call took $ms ms"
 echo "SIGTERM during a stalled API call: exit 0 in $ms ms"
 agent_said "agent: stopping (signal=SIGTERM)" || fail "no stop line"
+
+# 4. A CUDA check that hangs. The installed libcuda.so.1 becomes one whose cuInit marks a
+#    file and never returns (its other functions are there for the binding).
+cat >"$T/hang.c" <<'C'
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+int cuInit(unsigned f) { (void)f; close(open(getenv("CUDA_HANG_MARK"), O_CREAT | O_WRONLY, 0644)); for (;;) pause(); }
+int cuDriverGetVersion(int *v) { (void)v; return 0; }
+int cuDeviceGetCount(int *n) { (void)n; return 0; }
+int cuDeviceGet(int *d, int i) { (void)d, (void)i; return 0; }
+int cuDeviceGetPCIBusId(char *b, int l, int d) { (void)b, (void)l, (void)d; return 0; }
+int cuCtxCreate_v2(void **c, unsigned f, int d) { (void)c, (void)f, (void)d; return 0; }
+int cuCtxDestroy_v2(void *c) { (void)c; return 0; }
+int cuGetErrorName(int e, const char **s) { (void)e, (void)s; return 0; }
+int cuGetErrorString(int e, const char **s) { (void)e, (void)s; return 0; }
+C
+lib=$(realpath "$T/root/$IDIR_REL/.current/lib64/libcuda.so.1")
+rm -f "$lib"
+cc -shared -fPIC -o "$lib" "$T/hang.c"
+marker=$T/root/run/nvidia/validations/driver-ready
+[ -f "$marker" ] || fail "no readiness marker before the hanging CUDA check"
+: >"$T/agent.log"
+env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" CUDA_HANG_MARK="$T/cuda-hangs" \
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+    "$BIN" --root "$T/root" agent --listen 127.0.0.1:0 --interval 1 --kernel-release "$KERNEL" \
+    2>"$T/agent.log" &
+apid=$!
+wait_for "the agent's start" 10 agent_said "agent: watching the node"
+port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
+wait_for "the CUDA check to hang" 20 test -e "$T/cuda-hangs"
+probe /healthz "a CUDA check that hangs"
+probe /readyz "a CUDA check that hangs"
+t0=$(date +%s%N)
+kill -TERM "$apid"
+wait_for "the agent to end on SIGTERM during a hanging CUDA check" 10 gone
+ms=$((($(date +%s%N) - t0) / 1000000))
+set +e
+wait "$apid"
+rc=$?
+set -e
+assert_eq "$rc" 0 "the agent's exit on SIGTERM during a hanging CUDA check"
+[ "$ms" -lt 2000 ] || fail "SIGTERM during a hanging CUDA check took $ms ms"
+echo "SIGTERM during a hanging CUDA check: exit 0 in $ms ms"
+[ -f "$marker" ] || fail "the readiness marker withdrawn for a CUDA check SIGTERM cut short"
+! agent_said "node not ready" || fail "judged from a CUDA check SIGTERM cut short: $(grep 'not ready' "$T/agent.log")"
+# The check's child, which has the library mapped, went with it.
+no_child_in_check() { ! grep -qsF "$lib" /proc/[0-9]*/maps; }
+wait_for "the CUDA check's child to end with the agent" 10 no_child_in_check

@@ -14,6 +14,8 @@
 #   4. SIGTERM while the run waits for another one's lock: the wait ends, exit 143.
 #   5. The manifests' long-running containers of our image (the agent, a holder) end on SIGTERM
 #      as PID 1, at once and with exit 0.
+#   6. SIGTERM while ldconfig, the run's child, blocks in a read: ldconfig is killed, the
+#      run stops at once (exit 143), the next run rebuilds the ld cache.
 FAKE_KERNEL=1
 # Fewer under ASan (NDI_SANITIZED), as in t_crash.
 TRIALS=${SIGTERM_TRIALS:-$([ -n "${NDI_SANITIZED:-}" ] && echo 7 || echo 11)}
@@ -245,6 +247,42 @@ assert_eq "$(snapshot "$T/h/$IDIR_REL")" "$before" "install dir after SIGTERM du
 echo >"$T/release"
 trap - EXIT
 wait "$holder"
+
+# 6. SIGTERM while the run waits for a child blocked in a read: ldconfig, rebuilding the
+#    host's ld cache, reads an included file that is a FIFO nobody writes. The run kills it
+#    and stops (a handler with SA_RESTART would resume the waitpid until ldconfig ends).
+fifo=$T/h/etc/ld.so.conf.d/zz-blocks.conf
+echo "include /etc/ld.so.conf.d/*.conf" >"$T/h/etc/ld.so.conf"
+mkfifo "$fifo"
+rm -f "$T/h/etc/ld.so.cache"
+mkfifo "$T/release-ld"
+# Opening the FIFO's other end returns once ldconfig has opened it: it is blocked there
+# then, in its read, for as long as this writer holds it open.
+(exec 3>"$fifo" && : >"$T/ld-blocked" && read -r _ <"$T/release-ld") &
+writer=$!
+trap 'echo >"$T/release-ld"' EXIT
+"$BIN" --root "$T/h" install --repo "$HTTP/repo" $(install_args) --driver-version latest \
+    >/dev/null 2>"$T/term.err" &
+pid=$!
+wait_for "ldconfig to block on the FIFO" 20 test -e "$T/ld-blocked"
+ldc=$(pgrep -f "^ldconfig -r $T/h\$") || fail "no ldconfig reading the FIFO"
+kill -TERM "$pid"
+wait_for "the installer to end on SIGTERM while ldconfig blocks" 10 gone "$pid"
+set +e
+wait "$pid"
+rc=$?
+set -e
+assert_eq "$rc" 143 "exit after SIGTERM while ldconfig blocks"
+grep -q "^ERROR install: .*stopped by SIGTERM before the end of ldconfig; fix: none needed: the node keeps a state the next run completes (exit 143)$" "$T/term.err" ||
+    fail "the stop while ldconfig blocks: $(cat "$T/term.err")"
+wait_for "ldconfig to end with the run" 10 gone "$ldc"
+echo >"$T/release-ld"
+trap - EXIT
+wait "$writer" || true
+rm -f "$fifo"
+"$BIN" --root "$T/h" install --repo "$HTTP/repo" $(install_args) --driver-version latest >/dev/null 2>"$T/term.err" ||
+    fail "the run after SIGTERM during ldconfig: $(cat "$T/term.err")"
+grep -q "ldcache: ld cache updated" "$T/term.err" || fail "the next run did not rebuild the ld cache: $(cat "$T/term.err")"
 
 # 5. Each container of our image that the DaemonSets start and keep running, as PID 1 of a
 #    new PID namespace: SIGTERM ends it at once (`sleep infinity` there would ignore it). It
