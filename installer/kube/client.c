@@ -396,7 +396,8 @@ int kube_call(struct kube *k, const struct kube_request *q, struct kube_reply *r
 		       U64("status", (uint64_t)r->status), U64("wait_ms", wait_ms), LOG_END);
 		sleep_ms(wait_ms);
 	}
-	if (rc == CURLE_ABORTED_BY_CALLBACK && interrupt_check(e, "the API server answered") < 0)
+	/* Whatever the attempt's end (aborted, cut by EINTR), the run stops: said so. */
+	if (interrupt_check(e, "the API server answered") < 0)
 		return err_wrap(e, "kube: %s %s", q->method, q->path);
 	if (r->too_large)
 		return err_set(
