@@ -72,8 +72,12 @@ stop_agent
 [ "$(count stop)" = 2 ] || fail "the agent's SIGTERM did not stop the daemon: $(cat "$dlog")"
 STANDIN_DAEMON_FAIL=start start_agent
 wait_for "three failed starts" 15 at_least fail 3
-grep -q "how=exit 1 up_s=0 backoff_s=1 " "$T/agent.log" && grep -q "how=exit 1 up_s=[0-9]* backoff_s=2 " "$T/agent.log" &&
-    grep -q "how=exit 1 up_s=[0-9]* backoff_s=4 " "$T/agent.log" || fail "the backoff: $(grep backoff "$T/agent.log")"
+# The agent says a failure once it has reaped it, after the stand-in's line: waited for.
+backoffs() {
+    grep -q "how=exit 1 up_s=0 backoff_s=1 " "$T/agent.log" && grep -q "how=exit 1 up_s=[0-9]* backoff_s=2 " "$T/agent.log" &&
+        grep -q "how=exit 1 up_s=[0-9]* backoff_s=4 " "$T/agent.log"
+}
+wait_for "the three failures' backoffs said (1, 2, 4 s)" 10 backoffs
 stop_agent
 
 # 5. The agent again (the node as it is): the daemon; then uninstall stops it, and with
