@@ -2,21 +2,25 @@
 /*
  * installer/agent/: the kernel log's Xid records (a /dev/kmsg record, the driver's load
  * line, lookalikes that are not Xids, the driver's words written by user space, a plain
- * line), their classes, the kernel log read
- * from a file in pieces, the HTTP request line and listen address, and the health
- * judgement's order and history. t_agent runs them in the agent.
+ * line), their classes, the kernel log read from a file in pieces, the HTTP request line
+ * and listen address, the HTTP server's thread, and the health judgement's order and
+ * history. t_agent runs them in the agent.
  */
 #include "cmocka_prelude.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "util/log.h"
 
 static enum kmsg_kind parse(const char *s, struct xid_event *ev)
 {
@@ -354,6 +358,98 @@ static void test_control(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* ---- the HTTP server's thread ----------------------------------------------------------- */
+
+/* A connection to 127.0.0.1:PORT. */
+static int dial(unsigned port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+/* GET PATH on a connection of its own: the status, the whole answer into BUF. */
+static int get(unsigned port, const char *path, char *buf, size_t size)
+{
+	char req[256];
+	size_t len = 0;
+	ssize_t n;
+	int fd = dial(port), status = 0;
+
+	snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path);
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	while (len + 1 < size && (n = read(fd, buf + len, size - 1 - len)) > 0)
+		len += (size_t)n;
+	buf[len] = '\0';
+	close(fd);
+	assert_int_equal(sscanf(buf, "HTTP/1.1 %d", &status), 1);
+	return status;
+}
+
+/*
+ * The server answers from what was published, every client at once: idle connections,
+ * more than it keeps, cost a probe nothing; a page waits for the loop's next publish only
+ * while the loop is busy, and only its wait_ms; the liveness path says a loop busy for too
+ * long is stalled.
+ */
+static void test_httpd(void **state)
+{
+	_cleanup_(httpd_freep) struct httpd *h = NULL;
+	char buf[1024];
+	int idle[HTTPD_MAX_CONNS + 8];
+	unsigned port = 0;
+	uint64_t t0;
+	struct err e;
+	int fd;
+
+	(void)state;
+	err_clear(&e);
+	fd = httpd_listen("127.0.0.1:0", &port, &e);
+	assert_true(fd >= 0);
+	h = httpd_start(fd, &(struct httpd_options){.live_path = "/healthz", .stall_s = 1}, &e);
+	assert_non_null(h);
+	assert_int_equal(get(port, "/healthz", buf, sizeof(buf)), 503); /* nothing published */
+	assert_int_equal(httpd_publish(h,
+				       (const struct httpd_page[]){
+					       {"/healthz", 200, "text/plain", "ok\n"},
+					       {"/readyz", 200, "text/plain", "ready\n", 300},
+					       {NULL, 404, "text/plain", "not found\n"}},
+				       3),
+			 0);
+	for (size_t i = 0; i < ARRAY_SIZE(idle); i++)
+		idle[i] = dial(port);
+	assert_int_equal(get(port, "/healthz", buf, sizeof(buf)), 200);
+	assert_non_null(strstr(buf, "\r\n\r\nok\n"));
+	assert_int_equal(get(port, "/nope", buf, sizeof(buf)), 404);
+	for (size_t i = 0; i < ARRAY_SIZE(idle); i++)
+		close(idle[i]);
+	/* Busy: /readyz waits its 300 ms for a publish that does not come; /healthz never. */
+	httpd_busy(h);
+	t0 = now_ns();
+	assert_int_equal(get(port, "/healthz", buf, sizeof(buf)), 200);
+	assert_true(now_ns() - t0 < 250000000ull);
+	t0 = now_ns();
+	assert_int_equal(get(port, "/readyz", buf, sizeof(buf)), 200);
+	assert_true(now_ns() - t0 >= 300000000ull);
+	/* Busy past stall_s: the liveness path fails, the others answer as published. */
+	while (now_ns() - t0 < 1200000000ull)
+		nanosleep(&(struct timespec){.tv_nsec = 50000000}, NULL);
+	assert_int_equal(get(port, "/healthz", buf, sizeof(buf)), 503);
+	assert_non_null(strstr(buf, "stalled: the agent's loop has been in one step for 1 s"));
+	httpd_idle(h);
+	t0 = now_ns();
+	assert_int_equal(get(port, "/healthz", buf, sizeof(buf)), 200);
+	assert_int_equal(get(port, "/readyz", buf, sizeof(buf)), 200);
+	assert_true(now_ns() - t0 < 250000000ull);
+	httpd_free(TAKE_PTR(h));
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -361,7 +457,7 @@ int main(void)
 		cmocka_unit_test(test_kmsg_file),      cmocka_unit_test(test_http_request),
 		cmocka_unit_test(test_health_judge),   cmocka_unit_test(test_health_history),
 		cmocka_unit_test(test_daemon_backoff), cmocka_unit_test(test_daemon_version),
-		cmocka_unit_test(test_control),
+		cmocka_unit_test(test_control),	       cmocka_unit_test(test_httpd),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
