@@ -10,10 +10,9 @@
  * Restartable where it must be, waking where it must not: the handler has SA_RESTART, so
  * that the run's own and its libraries' I/O between two safe points (libkmod's
  * finit_module, whose wait for a module of the same name is interruptible, a write to a
- * full pipe, a read libarchive makes) completes instead of failing half-way with EINTR.
- * No wait that may last relies on it: each is made of calls that SA_RESTART never
- * restarts (poll, ppoll, nanosleep: signal(7)) and looks at interrupt_signal() when it
- * wakes: a child's end (interrupt_waitpid: ldconfig) or answer (the CUDA check's pipe), a
+ * full pipe) completes instead of failing half-way with EINTR. No wait that may last
+ * relies on it: each is a safe point of its own, made of calls that SA_RESTART never
+ * restarts (poll, ppoll, nanosleep: signal(7)), that looks at the signal when it wakes: a child's end (interrupt_waitpid: ldconfig) or answer (the CUDA check's pipe), a
  * transfer (libcurl's progress callback; interrupt_wake_begin where a loop blocks the
  * signals), a backoff; flock, which has no such form, drops SA_RESTART for its wait
  * (interrupt_wakes). A path that must run whole (a restore) holds them (interrupt_hold).
