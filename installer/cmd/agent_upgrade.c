@@ -17,6 +17,7 @@
 #include "cmd/pending_failed.h"
 #include "cmd/session.h"
 #include "util/cleanup.h"
+#include "util/interrupt.h"
 #include "util/jsonc.h"
 #include "util/log.h"
 #include "util/str.h"
@@ -95,12 +96,15 @@ static void api_down(struct upgrader *u, const char *what, const struct err *e)
 	char msg[sizeof(u->api_error)];
 
 	u->api_up = false;
+	/* Stopped by SIGTERM: the agent is leaving, its own line says so, nothing failed. */
+	if (e->code > INTERRUPT_EXIT_BASE)
+		return;
 	str_fmt_cut(msg, sizeof(msg), "%s: %s", what, e->msg);
 	if (strcmp(msg, u->api_error) == 0)
 		return;
 	snprintf(u->api_error, sizeof(u->api_error), "%s", msg);
 	log_kv(LOG_WARN, "agent",
-	       "driver upgrade: the API server did not answer; nothing changes until it does",
+	       "driver upgrade: a call to the API server failed; nothing changes until one succeeds",
 	       "error", msg, LOG_END);
 }
 

@@ -51,7 +51,7 @@ recorded() { [ "$(pod_lists)" -ge "$1" ]; }
 
 # 1. A tenant-sized list: the looks go on, the memory stays small.
 wait_for "three looks over the list" 60 recorded 3
-! agent_said "driver upgrade: the API server did not answer" || fail "a look failed: $(grep "did not answer" "$T/agent.log")"
+! agent_said "driver upgrade: a call to the API server failed" || fail "a look failed: $(grep "API server failed" "$T/agent.log")"
 hwm=$(hwm_kib); [ -n "$hwm" ] || fail "no VmHWM in /proc/$apid/status: $(cat /proc/$apid/status 2>&1 | head -3)"
 echo "peak RSS over a 15 MB pod list: $hwm kB"
 [ "$hwm" -lt "$bound_kib" ] || fail "the agent's peak RSS is $hwm kB over a 15 MB pod list"

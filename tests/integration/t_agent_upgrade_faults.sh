@@ -61,7 +61,7 @@ kube_api DELETE /api/v1/namespaces/ml/pods/train >/dev/null
 sleep 3
 [ "$(installed_version)" = "$V_OLD" ] && [ -f "$(idir)/.pending.json" ] || fail "changed while the API server failed"
 upgrade_node_has 'state == "waiting" and unsched' || fail "the node changed while the API server failed"
-[ "$(grep -c "the API server did not answer" "$T/agent.log")" = 1 ] || fail "the outage not said once: $(grep -c "did not answer" "$T/agent.log")"
+[ "$(grep -c "a call to the API server failed" "$T/agent.log")" = 1 ] || fail "the outage not said once: $(grep -c "API server failed" "$T/agent.log")"
 rm -f "$KUBE_FAULTS"
 wait_for "the upgrade done after the outage" 30 upgrade_node_has 'state == "done" and not unsched'
 agent_said "driver upgrade: the API server answers again" || fail "the recovery not said"
