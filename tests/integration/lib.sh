@@ -465,6 +465,29 @@ leave_pending() {
         fail "leave_pending $1: exit $RC, $(tail -3 "$T/err")"
 }
 
+# pending_fleet OLD NEW NODE...: a node root per NODE at $T/NODE (a COS node with one GPU,
+# OLD installed and NEW left pending behind a holder), from one signed repository, and the
+# API stand-in's cluster of those Nodes (kube_stub): the start of every fleet test.
+pending_fleet() {
+    local old=$1 new=$2 n
+    shift 2
+    new_signed_repo "$T/repo" "$old:default" "$new"
+    export NVIDIA_DRIVER_REPO=file://$T/repo NVIDIA_DRIVER_REPO_KEY=$FIX/keys/pub.pem
+    for n in "$@"; do
+        mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
+        mkkernel "$T/root"
+        expect_rc 0 install --driver-version "$old" $(kernel_args)
+        leave_pending "$new"
+        mv "$T/root" "$T/$n"
+    done
+    python3 - "$@" >"$T/cluster.json" <<'PY'
+import json, sys
+print(json.dumps({"nodes": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": n}, "spec": {}}
+                            for n in sys.argv[1:]]}))
+PY
+    kube_stub "$T/cluster.json"
+}
+
 # kube_api METHOD PATH [CURL ARGS...]: a request to the stand-in, as a client with the
 # account's token; the body goes to stdout, the status to $KUBE_DIR/status.
 kube_api() {

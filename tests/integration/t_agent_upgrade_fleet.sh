@@ -7,22 +7,8 @@
 # while another was: each node's span from its first state past pending to its last before
 # done (its slot is given back before done is recorded) is apart from the others'.
 FAKE_KERNEL=1
-new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"
-export NVIDIA_DRIVER_REPO=file://$T/repo NVIDIA_DRIVER_REPO_KEY=$FIX/keys/pub.pem
 nodes=(gpu-a gpu-b gpu-c)
-for n in "${nodes[@]}"; do
-    mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
-    mkkernel "$T/root"
-    expect_rc 0 install --driver-version "$V_OLD" $(kernel_args)
-    leave_pending "$V_NEW"
-    mv "$T/root" "$T/$n"
-done
-python3 - "${nodes[@]}" >"$T/cluster.json" <<'PY'
-import json, sys
-print(json.dumps({"nodes": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": n}, "spec": {}}
-                            for n in sys.argv[1:]]}))
-PY
-kube_stub "$T/cluster.json"
+pending_fleet "$V_OLD" "$V_NEW" "${nodes[@]}"
 pids=()
 for n in "${nodes[@]}"; do
     env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/$n" \

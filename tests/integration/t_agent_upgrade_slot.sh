@@ -13,22 +13,8 @@
 #      gpu-b upgrades. In the order the API server saw them, no node was past pending while
 #      the other was.
 FAKE_KERNEL=1
-new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"
-export NVIDIA_DRIVER_REPO=file://$T/repo NVIDIA_DRIVER_REPO_KEY=$FIX/keys/pub.pem
 nodes=(gpu-a gpu-b)
-for n in "${nodes[@]}"; do
-    mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
-    mkkernel "$T/root"
-    expect_rc 0 install --driver-version "$V_OLD" $(kernel_args)
-    leave_pending "$V_NEW"
-    mv "$T/root" "$T/$n"
-done
-python3 - "${nodes[@]}" >"$T/cluster.json" <<'PY'
-import json, sys
-print(json.dumps({"nodes": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": n}, "spec": {}}
-                            for n in sys.argv[1:]]}))
-PY
-kube_stub "$T/cluster.json"
+pending_fleet "$V_OLD" "$V_NEW" "${nodes[@]}"
 
 declare -A apid=()
 # start NODE: its agent in a process group of its own (as in its container), its log
