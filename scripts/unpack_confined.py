@@ -239,10 +239,12 @@ def is_within(path, top):
     return path == top or path.startswith(top.rstrip("/") + "/")
 
 
-def confined(dest, what, fill):
-    """Runs FILL(writer) into DEST (made empty); on any failure DEST is removed."""
-    shutil.rmtree(dest, ignore_errors=True)
-    os.makedirs(dest)
+def confined(dest, what, fill, fresh=True):
+    """Runs FILL(writer) into DEST, made empty first unless FRESH is false (several packages
+    into one root, as dpkg does); on any failure DEST is removed."""
+    if fresh:
+        shutil.rmtree(dest, ignore_errors=True)
+    os.makedirs(dest, exist_ok=not fresh)
     w = Writer(dest, what)
     try:
         fill(w)
@@ -310,28 +312,17 @@ def piped(cmd, what, reader):
         raise Refused("%s: %d bytes follow the end of its archive: refused" % (what, len(rest)))
 
 
-def unpack_deb(deb, dest, what=None):
+def unpack_deb(deb, dest, what=None, fresh=True):
     """Unpacks the .deb DEB's files (dpkg-deb --fsys-tarfile) into DEST, confined."""
     what = what or os.path.basename(deb)
     confined(dest, what, lambda w: piped(["dpkg-deb", "--fsys-tarfile", deb], what,
-                                         lambda f: tar_members(f, what, None, w)))
+                                         lambda f: tar_members(f, what, None, w)), fresh)
 
 
 def unpack_deb_into(deb, dest, what=None):
     """As unpack_deb, into DEST as it is (several packages into one root, as dpkg does);
     a refused package removes DEST."""
-    what = what or os.path.basename(deb)
-    os.makedirs(dest, exist_ok=True)
-    w = Writer(dest, what)
-    try:
-        piped(["dpkg-deb", "--fsys-tarfile", deb], what,
-              lambda f: tar_members(f, what, None, w))
-        w.finish()
-    except BaseException:
-        w.close()
-        shutil.rmtree(dest, ignore_errors=True)
-        raise
-    w.close()
+    unpack_deb(deb, dest, what, fresh=False)
 
 
 def read_exact(f, n, what):
