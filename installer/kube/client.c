@@ -344,6 +344,40 @@ static void sleep_ms(unsigned ms)
 	}
 }
 
+/* The error of a call that failed: its last attempt's CURLcode RC and reply R. Returns -1. */
+static int call_failed(struct kube *k, const struct kube_request *q, const struct kube_reply *r,
+		       CURLcode rc, struct err *e)
+{
+	/* Whatever the attempt's end (aborted, cut by EINTR), the run stops: said so. */
+	if (interrupt_check(e, "the API server answered") < 0)
+		return err_wrap(e, "kube: %s %s", q->method, q->path);
+	if (r->too_large)
+		return err_set(
+			e, EXIT_UNEXPECTED,
+			"kube: %s %s: the answer is larger than the client's bound of %u MiB",
+			q->method, q->path, KUBE_BODY_MAX >> 20);
+	if (rc != CURLE_OK) {
+		dlib_err_curl(e, EXIT_UNREACHABLE, (int)rc, k->errbuf, "kube: %s %s (%u attempt%s)",
+			      q->method, q->path, r->attempts, r->attempts == 1 ? "" : "s");
+		if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
+			err_hint(
+				e,
+				"the service account's ca.crt must verify the API server's certificate (KUBERNETES_SERVICE_HOST as its name)");
+		return -1;
+	}
+	err_set(e,
+		r->status == 401 || r->status == 403 ? EXIT_USAGE
+		: kube_retryable(r->status)	     ? EXIT_UNREACHABLE
+						     : EXIT_UNEXPECTED,
+		"kube: %s %s: %ld%s%s", q->method, q->path, r->status,
+		*status_message(r->body) ? ": " : "", status_message(r->body));
+	if (r->status == 401 || r->status == 403)
+		err_hint(
+			e,
+			"the DaemonSet's service account and its ClusterRole must allow this call");
+	return -1;
+}
+
 int kube_call(struct kube *k, const struct kube_request *q, struct kube_reply *r, struct err *e)
 {
 	const char *body =
@@ -396,32 +430,5 @@ int kube_call(struct kube *k, const struct kube_request *q, struct kube_reply *r
 		       U64("status", (uint64_t)r->status), U64("wait_ms", wait_ms), LOG_END);
 		sleep_ms(wait_ms);
 	}
-	/* Whatever the attempt's end (aborted, cut by EINTR), the run stops: said so. */
-	if (interrupt_check(e, "the API server answered") < 0)
-		return err_wrap(e, "kube: %s %s", q->method, q->path);
-	if (r->too_large)
-		return err_set(
-			e, EXIT_UNEXPECTED,
-			"kube: %s %s: the answer is larger than the client's bound of %u MiB",
-			q->method, q->path, KUBE_BODY_MAX >> 20);
-	if (rc != CURLE_OK) {
-		dlib_err_curl(e, EXIT_UNREACHABLE, (int)rc, k->errbuf, "kube: %s %s (%u attempt%s)",
-			      q->method, q->path, r->attempts, r->attempts == 1 ? "" : "s");
-		if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
-			err_hint(
-				e,
-				"the service account's ca.crt must verify the API server's certificate (KUBERNETES_SERVICE_HOST as its name)");
-		return -1;
-	}
-	err_set(e,
-		r->status == 401 || r->status == 403 ? EXIT_USAGE
-		: kube_retryable(r->status)	     ? EXIT_UNREACHABLE
-						     : EXIT_UNEXPECTED,
-		"kube: %s %s: %ld%s%s", q->method, q->path, r->status,
-		*status_message(r->body) ? ": " : "", status_message(r->body));
-	if (r->status == 401 || r->status == 403)
-		err_hint(
-			e,
-			"the DaemonSet's service account and its ClusterRole must allow this call");
-	return -1;
+	return call_failed(k, q, r, rc, e);
 }
