@@ -66,8 +66,9 @@ probe_cdi_dirs_take
 cleanup() {
     probe_cdi_dirs_release
     rm -rf "$T/storage" 2>/dev/null || true
-    [ -z "${ppid:-}" ] || kill "$ppid" 2>/dev/null || true
-    [ -z "${apid:-}" ] || kill "$apid" 2>/dev/null || true
+    # The pod's init killed, the kernel ends what runs in its PID namespace (unshare
+    # itself ignores SIGTERM while it waits for its child).
+    [ -z "${pod:-}" ] || pkill -KILL -P "$pod" 2>/dev/null || true
 }
 trap cleanup EXIT
 in_ns() { probe_in_ns "$T" "$1"; }
@@ -132,9 +133,26 @@ expect_rc 0 install --repo "$R" $(kernel_args) --driver-version "$V_NEW"
 in_ns "run --device k8s.device-plugin.nvidia.com/gpu=0 $PROBE_IMAGE true" &&
     fail "podman ran a container whose spec names removed files: staleness is not what this test thinks"
 
+# The pod the agent and the device plugin share (shareProcessNamespace): a PID namespace of
+# this test's own, since the agent asks every nvidia-device-plugin it sees, and a test
+# beside this one (another make check's t_cdi_nvidia) runs a stand-in of its own (seen:
+# this agent found that one and never said there was none).
+unshare --pid --fork --mount-proc --kill-child sleep 1000000 &
+pod=$!
+pod_init() { pgrep -P "$pod" >/dev/null; }
+wait_for "the pod's PID namespace" 10 pod_init
+# in_pod CMD... &: CMD in the pod, nsenter in the background's place (its $!), CMD its
+# child (nsenter forks it inside and waits for it).
+in_pod() { exec nsenter --target "$(pgrep -P "$pod")" --pid --mount -- "$@"; }
+# in_pod_stop PID: SIGTERM to what in_pod started as PID, then its end.
+in_pod_stop() {
+    pkill -TERM -P "$1" || true
+    wait "$1" || true
+}
+
 # The agent, with no producer to ask: it says what to do.
 agent() {
-    env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" \
+    in_pod env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" \
         ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
         "$BIN" --root "$T/root" -v agent --listen 127.0.0.1:0 --interval 1 --kernel-release "$KERNEL" 2>"$1" &
     apid=$!
@@ -144,9 +162,7 @@ said() { grep -q -- "$2" "$1"; }
 wait_for "the agent's word on the stale spec" 20 said "$T/agent1.log" \
     "no nvidia-device-plugin runs in this pod: restart its producer"
 grep -q "spec=/var/run/cdi/k8s.device-plugin.nvidia.com-gpu.json" "$T/agent1.log" || fail "the spec is not named: $(grep stale "$T/agent1.log")"
-kill "$apid"
-wait "$apid" || true
-apid=
+in_pod_stop "$apid"
 
 # A stand-in of the plugin: a program named nvidia-device-plugin (busybox's sh under that
 # name) that rewrites its spec on SIGHUP, as the plugin's restart loop does.
@@ -158,8 +174,7 @@ while :; do sleep 0.2; done
 EOF
 # SIGHUP at its default first: a shell cannot trap a signal ignored when it started, and
 # a run under nohup (or a CI runner that ignores SIGHUP) passes that on to every child.
-env --default-signal=HUP bash -c 'exec -a sh "$0" "$1"' "$T/nvidia-device-plugin" "$T/plugin.sh" &
-ppid=$!
+in_pod env --default-signal=HUP bash -c 'exec -a sh "$0" "$1"' "$T/nvidia-device-plugin" "$T/plugin.sh" &
 # Its trap set before the agent can signal it (a SIGHUP before that would end it, and the
 # agent asks a producer at most once a minute): seen under a loaded make check.
 plugin_ready() { [ -s "$T/plugin.ready" ]; }
@@ -175,6 +190,8 @@ rewritten_or_say() {
         [ "$(readlink "$f" 2>/dev/null)" = "$T/root/run/nvidia-driver-installer.lock" ] &&
             holders="$holders ${f#/proc/} ($(tr '\0' ' ' <"${f%/fd/*}/cmdline" | cut -c1-80))"
     done
+    local ppid
+    ppid=$(pgrep -f "^sh $T/plugin.sh") || true
     fail "no SIGHUP reached the plugin stand-in (pid $ppid, $(cat "/proc/$ppid/status" 2>/dev/null | grep -E '^(State|SigCgt|SigIgn)' | tr '\n' ' '), exe $(readlink "/proc/$ppid/exe")); the lock's holders:${holders:- none}; the agent said: $(tail -8 "$T/agent2.log")"
 }
 hup_deadline=$(($(date +%s%N) + 20000000000))
