@@ -387,7 +387,7 @@ format-check:
 # cppcheck does not model __attribute__((cleanup)), so its leak reports are noise here;
 # leaks are caught by LeakSanitizer in `make asan`.
 # check-layers reads the call graph from the objects' symbol tables, so it builds them.
-lint: $(BUILD_INFO) $(LIB_OBJS)
+lint: $(BUILD_INFO) $(LIB_OBJS) $(MAIN_OBJ)
 	$(call say,LINT,installer (check-layers and cppcheck))
 	$(Q)scripts/check-layers --build $(BUILD)
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "kube/kube.h"
+#include "kube/internal.h"
 #include "util/jsonc.h"
 #include "util/str.h"
 

@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "build_info.h" /* INSTALLER_VERSION, INSTALLER_COMMIT: the Makefile makes it */
-#include "kube/kube.h"
+#include "kube/internal.h"
 #include "util/dlib.h"
 #include "util/fs.h"
 #include "util/interrupt.h"

@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "kube/kube.h"
+#include "kube/internal.h"
 #include "util/jtext.h"
 
 /* Nesting deeper than this in a value skipped is refused: a pod's deepest (managedFields) is

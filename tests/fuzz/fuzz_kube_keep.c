@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/kube.h"
+#include "kube/internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -2,7 +2,9 @@
 # rule fails on the break it exists for: a stage's inner header included from cmd/, an
 # include of a folder above, a cycle by includes, a cycle by a call alone (a declaration
 # written by hand, seen only in the objects), a function over 80 lines, one that takes
-# more than 6 parameters.
+# more than 6 parameters, a file over 1,000 lines, and a face that includes a header of its
+# own folder, does not declare what another folder calls, or declares what only its own
+# folder calls.
 CHECK=$SRC/scripts/check-layers
 OBJS=$(dirname "$BIN")
 [ -d "$OBJS/installer" ] || fail "no objects under $OBJS/installer"
@@ -84,6 +86,31 @@ int str_probe_wide(int a, int b, int c, int d, int e, int f, int g)
 }
 EOF
 expect_red "a long parameter list" 'str_probe_wide takes 7 parameters (at most 6: pass a record)'
+
+# A file over 1,000 lines.
+fresh
+for i in $(seq 1 1000); do printf '/* line %d */\n' "$i"; done >>"$T/tree/installer/util/str.c"
+expect_red "a long file" 'util/str.c: [0-9]* lines (at most 1000: split it along its seams)'
+
+# The faces rule, on kube/: a face that includes a header of its own folder ...
+fresh
+sed -i '0,/^#include "util\/err.h"/s//#include "util\/err.h"\n#include "kube\/internal.h"/' \
+    "$T/tree/installer/kube/kube.h"
+expect_red "a face including its folder" 'kube/kube.h: includes "kube/internal.h"'
+
+# ... one that misses what another folder calls (agent/ and cmd/ call kube_name_ok) ...
+fresh
+grep -q '^bool kube_name_ok(const char \*s);$' "$T/tree/installer/kube/kube.h" ||
+    fail "kube_name_ok is not declared in kube/kube.h as the test expects"
+sed -i '/^bool kube_name_ok(const char \*s);$/d' "$T/tree/installer/kube/kube.h"
+echo 'bool kube_name_ok(const char *s);' >>"$T/tree/installer/kube/internal.h"
+expect_red "an undeclared symbol" 'kube/kube.h: does not declare kube_name_ok, which .* uses'
+
+# ... and one that declares what only its own folder calls.
+fresh
+echo 'unsigned kube_backoff_ms(unsigned attempt);' >>"$T/tree/installer/kube/kube.h"
+expect_red "an internal symbol in the face" \
+    'kube/kube.h: declares kube_backoff_ms, which nothing outside kube/ uses'
 
 # Without the objects, the call edges cannot be read: the check fails, it does not pass.
 fresh

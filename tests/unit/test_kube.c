@@ -23,7 +23,7 @@
 
 #include "agent/slots.h"
 #include "agent/upgrade.h"
-#include "kube/kube.h"
+#include "kube/internal.h"
 #include "util/jsonc.h"
 #include "util/log.h"
 
