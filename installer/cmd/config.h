@@ -68,7 +68,7 @@ struct config {
 	/* Inherited, not options: what the hand-over (install -- CMD) prepends to. */
 	char *inherited_path;
 	char *inherited_ld_library_path;
-	/* Not options either: the variables among a container's signals (runenv.h). */
+	/* Not options either: the variables among a container's signals (host/runenv.c). */
 	char *env_container;
 	char *env_k8s_service_host;
 	bool root_given; /* --root or ROOT_MOUNT_DIR was given, even as "/" */

@@ -28,7 +28,7 @@ bool session_installer_running(int root_fd);
  */
 enum session_host { SESSION_HOST_NONE, SESSION_HOST_READS, SESSION_HOST_WRITES };
 /*
- * A run inside a container (runenv.h) with neither --root nor ROOT_MOUNT_DIR would work on
+ * A run inside a container (host/runenv.c) with neither --root nor ROOT_MOUNT_DIR would work on
  * the container's / instead of the host's: a command that WRITES there is refused
  * (EXIT_USAGE, naming the signal seen); one that READS is warned once (stage NAME) and
  * goes on. An explicit --root, "/" included, is the operator's word. Returns 0 or -1.

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What the installer needs to know about the node: the OS (os-release), the
- * kernel release and architecture, the NVIDIA GPUs on the PCI bus, and the
- * loaded modules that matter here (/proc/modules). Every file is read under
- * the host root fd.
+ * The face of host/, the only header of it that other folders include. What the installer
+ * needs to know about the node: the OS (os-release), the kernel release and architecture,
+ * the NVIDIA GPUs on the PCI bus, NVLink 5's management ports, the loaded modules that
+ * matter here (/proc/modules) and SELinux; every file is read under the host root fd. Host
+ * paths judged by where they resolve, and whether this process runs in a container. What
+ * only host/ uses is in its internal headers (host/probe.h, hostpath.h, nvlink.h,
+ * selinux.h).
  */
 #pragma once
 
@@ -11,16 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/cleanup.h"
 #include "util/err.h"
-
-/*
- * The face of host/, the only header of it that other folders include: the probe above,
- * host paths judged by where they resolve, and whether this process runs in a container.
- */
-#include "host/hostpath.h"
-#include "host/nvlink.h"
-#include "host/runenv.h"
-#include "host/selinux.h"
 
 #define PCI_VENDOR_NVIDIA 0x10de
 
@@ -39,6 +34,51 @@ struct gpu {
 struct loaded_module {
 	char name[64];
 	char version[64]; /* /sys/module/NAME/version, or "" */
+};
+
+/* NVLink 5's management ports (host/nvlink.h). */
+#define HOST_MAX_NVLINK_PORTS 8
+
+struct nvlink_port {
+	char ibdev[64];	    /* the InfiniBand device: "mlx5_0" */
+	unsigned port;	    /* its port number: 1 */
+	uint64_t guid;	    /* the port GUID: the interface id of the port's GID 0 */
+	char guid_text[19]; /* as NVLSM and Fabric Manager take it: "0x0002c90300317b01" */
+};
+
+/* What host_scan_nvlink found: the management ports, and whether ib_umad is loaded. */
+struct nvlink {
+	struct nvlink_port ports[HOST_MAX_NVLINK_PORTS];
+	size_t n_ports;
+	bool ib_umad;
+};
+
+/* SELinux on the node, and the label of what we publish for containers (host/selinux.h). */
+enum selinux_mode {
+	SELINUX_DISABLED, /* no selinuxfs with a policy: no label matters */
+	SELINUX_PERMISSIVE,
+	SELINUX_ENFORCING,
+};
+
+/* The type that containers may read and execute (container-selinux, refpolicy). */
+#define SELINUX_CONTAINER_TYPE "container_file_t"
+#define SELINUX_CONTEXT_MAX 256
+
+struct selinux {
+	enum selinux_mode mode;
+	bool mls; /* the policy has levels (MCS or MLS): contexts end in one */
+	/*
+	 * The label to publish with ("system_u:object_r:container_file_t:s0"), or "" where
+	 * SELinux is disabled or its policy has no container_file_t (no container policy:
+	 * containers do not run confined by it).
+	 */
+	char context[SELINUX_CONTEXT_MAX];
+	/*
+	 * The kernel modules' label (drivers/ of each version): modules_object_t at s0, or ""
+	 * where CONTEXT is, or the policy has no such type (drivers/ then gets CONTEXT).
+	 */
+	char modules_context[SELINUX_CONTEXT_MAX];
+	bool checked; /* the policy confirmed CONTEXT (selinuxfs's context file) */
 };
 
 struct host {
@@ -66,51 +106,16 @@ struct host {
 bool host_os_is(const struct host *h, const char *id);
 
 /*
- * Parses os-release(5) text into h's os_* fields (shell-like quoting and
- * escapes). A missing ID means "linux", as the specification says.
- * Returns 0, or -1 on malformed quoting.
- */
-_must_check_ int host_parse_os_release(const char *buf, struct host *h, struct err *e);
-
-/*
- * Parses one PCI sysfs attribute ("0x10de\n") into *ret. Returns 0, or -1 when
- * it is not a single hexadecimal number of at most MAX_DIGITS digits.
- */
-int host_parse_pci_hex(const char *buf, unsigned max_digits, uint32_t *ret);
-
-/*
  * Parses a PCI id as the index and --gpu write it, "10de:2330" (four hex digits, a colon,
  * four hex digits; either case). Returns 0, or -1 when S is not exactly that.
  */
 int host_parse_pci_id(const char *s, uint16_t *ret_vendor, uint16_t *ret_device);
-
-/* Whether a PCI function is an NVIDIA display controller (VGA or 3D class). */
-int host_is_nvidia_gpu(uint16_t vendor, uint32_t pci_class);
-
-/*
- * Whether a PCI function is an NVSwitch: NVIDIA's, of class 0x0680 ("bridge, other"), as
- * HGX systems show theirs (lspci: "Bridge: NVIDIA Corporation", 22a3 on H100 and H200).
- */
-int host_is_nvidia_nvswitch(uint16_t vendor, uint32_t pci_class);
 
 /*
  * What the host's NVSwitches are, for messages: "2 NVSwitch(es)" (on the PCI bus) or
  * "NVLink 5 NVSwitches behind 2 management port(s)", into BUF; NULL when it has none.
  */
 const char *host_fabric(const struct host *h, char *buf, size_t size);
-
-/* Whether module NAME is NVIDIA's (nvidia*) or a driver that conflicts with it. */
-bool host_module_is_relevant(const char *name);
-
-/*
- * Lists the loaded modules that matter here, from ROOT/proc/modules, with
- * versions from ROOT/sys/module. A kernel without module support leaves
- * modules_known false; that is not an error. Returns 0 or -1.
- */
-_must_check_ int host_scan_modules(int root_fd, struct host *h, struct err *e);
-
-/* Lists NVIDIA GPUs under ROOT/sys/bus/pci/devices, sorted by address. 0 or -1. */
-_must_check_ int host_scan_pci(int root_fd, struct host *h, struct err *e);
 
 /*
  * Probes the host under root_fd. KERNEL (may be NULL) overrides the running
@@ -137,3 +142,159 @@ _must_check_ int host_describe(const struct host_image *img, struct host *h, str
 
 /* Frees what host_probe allocated; the struct may be reused. */
 void host_done(struct host *h);
+
+/* ---- host paths judged by where they resolve (host/hostpath.h) ---- */
+
+/* The host paths a command writes, links, mounts over or deletes in. */
+struct hostpath_opts {
+	const char *install_dir; /* required, as are cache_dir and cdi_dir */
+	const char *cache_dir;
+	const char *cdi_dir;
+	char *const *host_mounts;
+	size_t n_host_mounts;
+	const char *metrics_file; /* or NULL */
+	/*
+	 * How the first line of a metrics file of ours begins (expose/expose.h, METRICS_MARK):
+	 * an existing --metrics-file is taken over only when it does. At most 127 bytes.
+	 */
+	const char *metrics_mark;
+};
+
+/*
+ * The canonical in-root spelling of PATH ("/a/b"): every existing component
+ * resolved inside root_fd (links followed, as the installer will follow them),
+ * the missing tail appended as spelled, without "." or repeated slashes. A link
+ * that dangles or a component that is not a directory is refused. Returns 0, or
+ * -1 with e set (EXIT_USAGE for a path that cannot name a directory).
+ */
+_must_check_ int hostpath_resolve(int root_fd, const char *path, char *ret, size_t size,
+				  struct err *e);
+
+/*
+ * Checks every host-path option of O against the host under root_fd, before
+ * anything is written: each must resolve to a place that is not a system
+ * directory, and --metrics-file must name a *.prom file in such a place that
+ * is absent or ours. Returns 0, or -1 with e set (EXIT_USAGE) naming the
+ * option, its spelling and where it resolves.
+ */
+_must_check_ int hostpath_check_config(const struct hostpath_opts *o, int root_fd, struct err *e);
+
+/*
+ * Whether the installer can write at host path PATH: its nearest existing
+ * ancestor is checked for a read-only file system (fstatvfs) and for write
+ * permission for this process's effective ids. Returns 0 when writable, or -1
+ * with e set (EXIT_USAGE) naming PATH, the directory that decides, and a fix.
+ */
+_must_check_ int hostpath_check_writable(int root_fd, const char *name, const char *path,
+					 struct err *e);
+
+/*
+ * Checks, before anything changes, that install can write what it writes: the
+ * install dir, the cache dir and the host's /run (the lock). Returns 0 or -1
+ * (EXIT_USAGE).
+ */
+_must_check_ int hostpath_check_install_writable(const struct hostpath_opts *o, int root_fd,
+						 struct err *e);
+
+/*
+ * ---- where this process itself runs (host/runenv.c) ----
+ *
+ * Whether it is inside a container, judged from the signals container engines document
+ * (docs/configuration.md, "Running in a container"). Only this process's own file system
+ * and environment are read, never the host root's.
+ */
+
+/* The variables among the signals, as set (NULL or "" when unset); config.c reads them. */
+struct runenv_vars {
+	const char *container;	      /* `container`: podman, systemd-nspawn, LXC */
+	const char *k8s_service_host; /* KUBERNETES_SERVICE_HOST: the kubelet sets it in pods */
+};
+
+/*
+ * Whether this process runs in a container: the first signal seen of the `container`
+ * variable, /run/.containerenv (podman, buildah), /.dockerenv (Docker),
+ * /run/systemd/container (systemd, in the container it runs in) and KUBERNETES_SERVICE_HOST.
+ * The files are looked for under PREFIX: "" for this process's own /, a directory in tests.
+ * Returns true with what was seen in RET_SIGNAL ("container=podman", "/.dockerenv"), or
+ * false with RET_SIGNAL "".
+ */
+bool runenv_in_container(const char *prefix, const struct runenv_vars *vars, char *ret_signal,
+			 size_t size);
+
+/* ---- SELinux (host/selinux.h) ---- */
+
+/*
+ * Reads SELinux's state under ROOT_FD (enforce, mls) and asks the policy whether it knows
+ * the label (a write to selinuxfs's context file, which the kernel answers EINVAL for a
+ * type it has not). A selinuxfs that cannot be written (mounted read-only in a container)
+ * cannot say: the label is then taken as valid, and CHECKED is false.
+ */
+void selinux_probe(int root_fd, struct selinux *ret);
+
+/* The label to publish with, or NULL where none is to be set. */
+static inline const char *selinux_label(const struct selinux *s)
+{
+	return s->context[0] ? s->context : NULL;
+}
+
+/* "disabled", "permissive" or "enforcing". */
+const char *selinux_mode_name(enum selinux_mode m);
+
+/*
+ * The hard links of a tree the installer labels: its entries that are not directories and
+ * have more than one name, each with how many of its names lie in the tree. A label is on
+ * the inode, so labelling a name labels every other: an entry is labelled only where it is
+ * the installer's, a directory, or a regular file or symbolic link whose every name lies in
+ * the tree (the installer links a version's usr/bin/ to its bin/, and carries lib64/ across
+ * versions by link, all inside the install dir). A hard link to a file outside it (the
+ * host's /etc/shadow) would give that file the container label, and is left as it is, as
+ * is any device, FIFO or socket, which the installer never makes there.
+ */
+struct selinux_links {
+	struct selinux_link *v; /* sorted by device and inode */
+	size_t n;
+	/* What the passes given these links left unlabelled: how many, and the first. */
+	size_t skipped;
+	char first_skipped[512];
+};
+
+/*
+ * Counts the hard links under DIRFD/NAME (NULL or "": DIRFD's tree), links not followed.
+ * Returns 0 and *RET (selinux_links_free), or -1 with E set.
+ */
+_must_check_ int selinux_links_new(int dirfd, const char *name, struct selinux_links **ret,
+				   struct err *e);
+void selinux_links_free(struct selinux_links *l);
+DEFINE_POINTER_CLEANUP(struct selinux_links, selinux_links_free)
+
+/*
+ * Labels DIRFD's NAME (NULL or "": DIRFD itself) and, where TREE and it is a directory,
+ * everything under it with CONTEXT, where it carries another, never following a link (a
+ * link is labelled itself), and only what is the installer's by LINKS (above; NULL: the
+ * links of what this call labels), which counts what it skips. Returns the number of
+ * entries changed, or -1 with e set: EXIT_USAGE when the kernel refused (the installer
+ * runs confined), EXIT_UNEXPECTED else. A file system without labels (EOPNOTSUPP) is -1
+ * with e's errno EOPNOTSUPP, for the caller to judge.
+ */
+_must_check_ int selinux_label_at(int dirfd, const char *name, const char *context, bool tree,
+				  struct selinux_links *links, struct err *e);
+
+/* What selinux_find_mislabelled found: how many, and the first, by path under DIRFD. */
+struct selinux_mislabel {
+	size_t count;
+	size_t total;
+	char first[512];
+	char first_label[SELINUX_CONTEXT_MAX]; /* "" when it has none */
+	size_t foreign; /* entries not the installer's, which no pass labels (selinux_links) */
+	char first_foreign[512];
+};
+
+/*
+ * Counts the entries of DIRFD/NAME's tree (NULL: DIRFD's; itself included, links not
+ * followed, at most MAX_ENTRIES) whose type or level is not CONTEXT's, and apart, those
+ * that are not the installer's by LINKS (NULL: the links of that tree), which
+ * selinux_label_at leaves as they are. Returns 0, or -errno when its own label cannot be
+ * read (EOPNOTSUPP: a file system without labels).
+ */
+int selinux_find_mislabelled(int dirfd, const char *name, const char *context, size_t max_entries,
+			     const struct selinux_links *links, struct selinux_mislabel *ret);

@@ -14,22 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HOST_MAX_NVLINK_PORTS 8
+#include "host/host.h"
+
 #define PCI_VENDOR_MELLANOX 0x15b3
-
-struct nvlink_port {
-	char ibdev[64];	    /* the InfiniBand device: "mlx5_0" */
-	unsigned port;	    /* its port number: 1 */
-	uint64_t guid;	    /* the port GUID: the interface id of the port's GID 0 */
-	char guid_text[19]; /* as NVLSM and Fabric Manager take it: "0x0002c90300317b01" */
-};
-
-/* What host_scan_nvlink found: the management ports, and whether ib_umad is loaded. */
-struct nvlink {
-	struct nvlink_port ports[HOST_MAX_NVLINK_PORTS];
-	size_t n_ports;
-	bool ib_umad;
-};
 
 /* Whether VPD (a PCI function's Vital Product Data, LEN bytes) marks an NVLink management port. */
 bool host_vpd_is_nvlink_mgmt(const void *vpd, size_t len);

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "host/runenv.h"
+#include "host/host.h"
 #include "util/cleanup.h"
 
 /* The files an engine leaves in its containers, in the order they are looked for. */

@@ -13,7 +13,7 @@
 
 #include "agent/xid.h"
 #include "kernel/devnodes.h"
-#include "host/host.h"
+#include "host/probe.h"
 #include "kernel/ktrust.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -39,9 +39,9 @@ expect_red "an inner header from cmd/" \
 
 # A stage includes only what is below it.
 fresh
-sed -i '0,/^#include "host\/host.h"/s//#include "host\/host.h"\n#include "expose\/expose.h"/' \
-    "$T/tree/installer/host/host.c"
-expect_red "an upward include" 'host/host.c: includes "expose/expose.h", a folder above its own'
+sed -i '0,/^#include "host\/probe.h"/s//#include "host\/probe.h"\n#include "expose\/expose.h"/' \
+    "$T/tree/installer/host/probe.c"
+expect_red "an upward include" 'host/probe.c: includes "expose/expose.h", a folder above its own'
 
 # A cycle by includes: util/log.c uses util/str.h; str.c including log.h closes it.
 fresh

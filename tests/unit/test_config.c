@@ -429,7 +429,7 @@ static void test_help_for(void **state)
 	assert_non_null(strstr(config_option_help(json, CFG_INSTALL), "--dry-run"));
 }
 
-/* --root or ROOT_MOUNT_DIR given, even as "/", is the operator's word (runenv.h). */
+/* --root or ROOT_MOUNT_DIR given, even as "/", is the operator's word (host/runenv.c). */
 static void test_root_given(void **state)
 {
 	bool cleared[256] = {false};

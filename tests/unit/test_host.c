@@ -9,7 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "host/host.h"
+#include "host/nvlink.h"
+#include "host/probe.h"
 #include "util/fs.h"
 
 static void test_os_release(void **state)

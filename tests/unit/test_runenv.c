@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "host/runenv.h"
+#include "host/host.h"
 #include "util/cleanup.h"
 
 static const struct runenv_vars no_vars = {NULL, NULL};

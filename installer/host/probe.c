@@ -10,7 +10,8 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#include "host/host.h"
+#include "host/nvlink.h"
+#include "host/probe.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/str.h"
