@@ -13,29 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/err.h"
-
-struct cache;
-
-/* Opens the cache directory under root_fd; CREATE makes it. Returns 0, 1 when absent, or -1. */
-_must_check_ int cache_open(int root_fd, const char *dir, bool create, struct cache **ret,
-			    struct err *e);
-void cache_free(struct cache *c);
-DEFINE_POINTER_CLEANUP(struct cache, cache_free)
-
-/* Opens the complete package SHA256 for reading; -1 when absent (no error). */
-int cache_package_open(struct cache *c, const char *sha256);
-/* Opens (creating) the partial download for SHA256, read-write. Returns an fd or -1. */
-_must_check_ int cache_partial_open(struct cache *c, const char *sha256, struct err *e);
-/*
- * Promotes a fully verified partial download to a complete entry (rename). Not synced:
- * a cached package is hashed again whenever it is used.
- */
-_must_check_ int cache_commit(struct cache *c, const char *sha256, struct err *e);
-/* Removes the entry SHA256 (a copy that failed verification). */
-void cache_drop(struct cache *c, const char *sha256);
-/* Removes complete entries and partial downloads other than KEEP. */
-_must_check_ int cache_prune(struct cache *c, const char *keep_sha256, struct err *e);
+#include "source/source.h"
 
 /* Keeps a verified index and its signature for offline runs. */
 _must_check_ int cache_store_index(struct cache *c, const char *json, size_t len, const char *sig,
@@ -76,8 +54,6 @@ _must_check_ int cache_index_fetch_drop(struct cache *c, struct err *e);
  * replaces it (not synced: it is only a report); NULL JSON removes it (none is no error).
  */
 _must_check_ int cache_fallback_put(struct cache *c, const char *json, struct err *e);
-/* The record's text: 0 with a malloc'd *RET_JSON, 1 when there is none, or -1. */
-_must_check_ int cache_fallback_get(struct cache *c, char **ret_json, struct err *e);
 /*
  * The record, when there is one for exactly MIRRORS: 1 and *RET; 0 when there is none, it
  * names other mirrors, or it cannot be read (a damaged record is a missing one).

@@ -11,18 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/err.h"
+#include "source/source.h"
 
 struct fetcher;
 struct tail;
-
-struct fetch_opts {
-	unsigned timeout_s;	  /* total budget for every transfer and wait of this run */
-	unsigned retries;	  /* rounds over the mirrors after the first */
-	unsigned low_speed_bytes; /* a transfer slower than this many bytes/s ... */
-	unsigned low_speed_s;	  /* ... for this long is abandoned (and retried) */
-	const char *ca_file;	  /* CA certificates trusted besides the system's, or NULL */
-};
 
 /* What one attempt against one mirror came to. */
 enum fetch_result {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "source/fleet.h"
+#include "source/source.h"
 
 #include <errno.h>
 #include <json-c/json.h>

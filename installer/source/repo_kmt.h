@@ -8,8 +8,7 @@
 
 #include <json-c/json.h>
 
-#include "source/index.h"
-#include "util/err.h"
+#include "source/source.h"
 
 /* Parses "vvvv:dddd" (hex, any case) into vendor << 16 | device. 0, or -1. */
 int repo_parse_pci_id(const char *s, uint32_t *ret);
@@ -34,31 +33,5 @@ _must_check_ int repo_kmt_check_layout(const struct repo_driver *d, const char *
 /* Frees what repo_kmt_parse_driver allocated in D. */
 void repo_kmt_driver_done(struct repo_driver *d);
 
-/* "open", "proprietary", or NULL for REPO_MT_UNSTATED. */
-const char *repo_module_type_name(enum repo_module_type t);
-
-/* Parses "auto", "open" or "proprietary". Returns 0, or -1 for anything else. */
-int repo_kmt_policy_parse(const char *s, enum repo_kmt_policy *ret);
-
 /* The name "gpu_names" gives GPU ID (vendor << 16 | device) in D, or NULL. */
 const char *repo_gpu_name(const struct repo_driver *d, uint32_t id);
-
-/*
- * What the module flavour decision is a pure function of: the driver entry, the host's
- * GPUs (vendor << 16 | device), the setting, the flavours that have a package for the host
- * (AVAIL: bit 1u << t for each flavour t) and the host's kernel, named in messages.
- */
-struct repo_kmt_request {
-	const struct repo_driver *driver;
-	const uint32_t *gpus;
-	size_t n_gpus;
-	enum repo_kmt_policy policy;
-	unsigned avail;
-	const char *kernel;
-};
-
-/*
- * The module flavour decision for Q. Only REPO_MT_OPEN and REPO_MT_PROPRIETARY are decided
- * between. Fills *RET.
- */
-void repo_kmt_decide(const struct repo_kmt_request *q, struct repo_kmt_decision *ret);

@@ -1,31 +1,436 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
+ * The face of source/, the only header of it that other folders include.
+ *
  * Where the driver comes from: the signed index, fetched from the first
  * mirror that serves one that verifies (or, when none answers, the last
  * verified copy in the node's cache), and the package, downloaded into the
- * cache and checked against the index.
+ * cache and checked against the index. With them: the index as the installer
+ * holds it and the choice of a driver for a host, signatures and digests,
+ * version numbers, the node's cache and the fleet list. What only source/
+ * uses is in its internal headers (cache.h, fetch.h, repo.h, repo_kmt.h,
+ * verify.h, version.h).
  */
 #pragma once
 
+#include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#include <limits.h>
-
-#include "source/cache.h"
-#include "source/fetch.h"
-#include "source/repo.h"
+#include "host/host.h"
+#include "util/cleanup.h"
 #include "util/err.h"
+#include "util/str.h"
 
 /*
- * The face of source/, the only header of it that other folders include: the index and
- * the transfers above (with the cache, fetch and repo headers), signatures and digests,
- * version numbers, and the fleet list.
+ * ---- the repository index as the installer holds it (docs/repository-format.md) ----
+ *
+ * Drivers, their packages and module flavours, and what a driver judged for a host is;
+ * parsing the signed index.json and choosing the driver and package for a host
+ * (source/repo.h); the module flavours (source/repo_kmt.h).
  */
-#include "source/fleet.h"
-#include "source/repo_kmt.h"
-#include "source/verify.h"
-#include "source/version.h"
+
+#define REPO_FORMAT 1
+#define REPO_INDEX_MAX (16u << 20) /* bytes of index.json we accept */
+#define REPO_PACKAGE_MAX (1ull << 40)
+/* The longest "max_age" an index may ask for: a day. */
+#define REPO_MAX_AGE_LIMIT 86400
+/* The longest "repository" identity, and the identity anti-rollback keys records by. */
+#define REPO_ID_MAX 128
+#define REPO_IDENTITY_SIZE (sizeof("repository:") + REPO_ID_MAX)
+
+/* A package's kernel module flavour ("module_type"; docs/repository-format.md). */
+enum repo_module_type {
+	REPO_MT_UNSTATED = 0, /* no "module_type": every index before the field */
+	REPO_MT_PROPRIETARY,
+	REPO_MT_OPEN,
+};
+#define REPO_MT_COUNT 3
+
+/*
+ * The first branch where NVIDIA's own installer installs the open modules by default
+ * wherever the GPUs support them (docs/configuration.md, --kernel-module-type).
+ */
+#define REPO_OPEN_DEFAULT_BRANCH 560
+
+/* The node's --kernel-module-type. */
+enum repo_kmt_policy {
+	REPO_KMT_AUTO = 0,
+	REPO_KMT_OPEN,
+	REPO_KMT_PROPRIETARY,
+};
+
+/* A list of PCI ids (vendor << 16 | device); KNOWN false: the index does not give it. */
+struct repo_pci_list {
+	bool known;
+	uint32_t *ids;
+	size_t n;
+};
+
+/* "gpu_names": a GPU's name, for messages only. */
+struct repo_named_gpu {
+	uint32_t id;
+	char *name;
+};
+
+struct repo_package {
+	enum repo_module_type module_type;
+	char *kernel;	/* exact uname -r */
+	char *arch;	/* uname -m; "amd64"/"arm64" are normalised */
+	char *os;	/* os-release ID, or NULL for any */
+	char *os_build; /* os-release BUILD_ID, or NULL for any */
+	char *path;	/* relative to the repository base URL */
+	char sha256[65];
+	uint64_t size;
+	uint64_t unpacked_size; /* "unpacked_size": the uncompressed tar's bytes; 0 if absent */
+	/* "signer": the certificate that signs the package's modules (information only) */
+	bool has_signer;
+	char signer_subject[256];
+	char signer_key_id[160]; /* hex pairs, as verify-module shows it */
+	char signer_sha256[65];	 /* of the certificate's DER, lower-case hex */
+};
+
+struct repo_driver {
+	char *version;
+	char **tags;
+	size_t n_tags;
+	bool has_pci_ids;
+	uint32_t *pci_ids; /* vendor << 16 | device */
+	size_t n_pci_ids;
+	/* "module_types": the GPUs each flavour supports ([REPO_MT_UNSTATED] is unused). */
+	struct repo_pci_list module_types[REPO_MT_COUNT];
+	struct repo_named_gpu *gpu_names;
+	size_t n_gpu_names;
+	struct repo_package *pkgs;
+	size_t n_pkgs;
+};
+
+struct repo_index {
+	int format;
+	/* "generated": when the index was made, in microseconds since the epoch (UTC). */
+	bool has_generated;
+	int64_t generated_us;
+	char generated[40]; /* as written */
+	/* "max_age": seconds a node may reuse this index without asking a mirror; 0 if absent. */
+	unsigned max_age_s;
+	/* "repository": the identity the repository signs into its index, or NULL. */
+	char *repository;
+	struct repo_driver *drivers; /* sorted, newest version first */
+	size_t n_drivers;
+};
+
+/* Why a driver cannot be installed on a host. */
+enum repo_verdict {
+	REPO_OK,
+	REPO_NO_PACKAGE,      /* nothing for this kernel, arch, OS and build */
+	REPO_GPU_UNSUPPORTED, /* supported_pci_ids lacks a GPU of the host */
+	REPO_MODULE_TYPE      /* no module flavour of the driver suits the host and the policy */
+};
+
+struct repo_choice {
+	const struct repo_driver *driver;
+	const struct repo_package *pkg;
+};
+
+#define REPO_REASON_MAX 384
+
+/*
+ * Which module flavour of a driver a host takes (repo_kmt_decide). OK: TYPE is the
+ * flavour; else REASON is the sentence a user reads. EXCLUDED[t] says why flavour t,
+ * offered for the host, was not taken ("" when it was, or was not offered).
+ */
+struct repo_kmt_decision {
+	bool ok;
+	enum repo_module_type type;
+	char reason[REPO_REASON_MAX];
+	char excluded[REPO_MT_COUNT][REPO_REASON_MAX];
+};
+
+/* A driver judged for a host (repo_driver_judge). */
+struct repo_judgement {
+	enum repo_verdict verdict;
+	const struct repo_package *pkg; /* REPO_OK: the package to install */
+	const struct gpu *gpu;		/* REPO_GPU_UNSUPPORTED: the first unsupported GPU */
+	struct repo_kmt_decision kmt;	/* REPO_MODULE_TYPE: kmt.reason; REPO_OK: kmt.excluded */
+};
+
+/*
+ * Parses index.json. Every field the format defines is validated; unknown
+ * fields are ignored. Returns 0 and a new index in *ret, or -1 with e set
+ * (code EXIT_VERIFY: a signed but malformed index is as bad as a forged one).
+ */
+_must_check_ int repo_index_parse(const char *buf, size_t len, struct repo_index **ret,
+				  struct err *e);
+void repo_index_free(struct repo_index *idx);
+DEFINE_POINTER_CLEANUP(struct repo_index, repo_index_free)
+
+/*
+ * The identity anti-rollback keeps its record under (docs/repository-format.md): for an
+ * index that names its repository, "repository:ID"; else FPR, the fingerprint of the key
+ * that signed it. Writes it to BUF (REPO_IDENTITY_SIZE bytes).
+ */
+void repo_index_identity(const struct repo_index *idx, const char *fpr, char *buf, size_t size);
+
+/*
+ * Anti-rollback: IDX may replace an index of the same identity that was generated SEEN_US
+ * (SEEN as it was written) and is held by HOLDER ("this node accepted before", "the
+ * mirror holds"). Returns 0 when IDX is not older; -1 with EXIT_VERIFY and the fix when
+ * it is older or has no "generated" time. The caller decides about an override.
+ */
+_must_check_ int repo_check_not_older(const struct repo_index *idx, const char *ident,
+				      int64_t seen_us, const char *seen, const char *holder,
+				      struct err *e);
+
+/* Whether DRIVER carries TAG. */
+bool repo_driver_has_tag(const struct repo_driver *d, const char *tag);
+
+/*
+ * Judges DRIVER for HOST under POLICY (--kernel-module-type) and fills *RET. On
+ * REPO_OK ret->pkg is the package to install: of the flavour repo_kmt_decide takes
+ * when the driver states flavours for the host, the most specific (first listed of
+ * equals) of it. Returns ret->verdict.
+ */
+enum repo_verdict repo_driver_judge(const struct repo_driver *d, const struct host *h,
+				    enum repo_kmt_policy policy, struct repo_judgement *ret);
+
+/*
+ * Resolves REQUEST ("default", "latest", "550" or "550.90.07") for HOST under
+ * POLICY. Returns 0 and fills *ret, or -1 with EXIT_NO_MATCH (or EXIT_USAGE for a
+ * malformed request) and a message naming what is missing.
+ */
+_must_check_ int repo_select(const struct repo_index *idx, const struct host *h,
+			     const char *request, enum repo_kmt_policy policy,
+			     struct repo_choice *ret, struct err *e);
+
+/* The driver "default" and "latest" resolve to on HOST under POLICY, or NULL. */
+const struct repo_driver *repo_resolve_tag(const struct repo_index *idx, const struct host *h,
+					   enum repo_kmt_policy policy, const char *request);
+
+/*
+ * Whether DRIVER of IDX answers REQUEST: "latest" every driver, "default" the drivers
+ * tagged so; a version that IDX lists (numerically equal: "550.90.7" is "550.90.07")
+ * means that driver alone; any other version is a prefix ("550", "550.90").
+ */
+bool repo_driver_wanted(const struct repo_index *idx, const struct repo_driver *d,
+			const char *request);
+
+/* Whether REQUEST is a valid --driver-version value. */
+bool repo_request_is_valid(const char *request);
+
+/* "open", "proprietary", or NULL for REPO_MT_UNSTATED. */
+const char *repo_module_type_name(enum repo_module_type t);
+
+/* Parses "auto", "open" or "proprietary". Returns 0, or -1 for anything else. */
+int repo_kmt_policy_parse(const char *s, enum repo_kmt_policy *ret);
+
+/*
+ * What the module flavour decision is a pure function of: the driver entry, the host's
+ * GPUs (vendor << 16 | device), the setting, the flavours that have a package for the host
+ * (AVAIL: bit 1u << t for each flavour t) and the host's kernel, named in messages.
+ */
+struct repo_kmt_request {
+	const struct repo_driver *driver;
+	const uint32_t *gpus;
+	size_t n_gpus;
+	enum repo_kmt_policy policy;
+	unsigned avail;
+	const char *kernel;
+};
+
+/*
+ * The module flavour decision for Q. Only REPO_MT_OPEN and REPO_MT_PROPRIETARY are decided
+ * between. Fills *RET.
+ */
+void repo_kmt_decide(const struct repo_kmt_request *q, struct repo_kmt_decision *ret);
+
+/* ---- what the index offers: list-versions, coverage, mirror and the messages ---- */
+
+/* Names borrowed from an index (valid while it is): V[0..N). */
+struct repo_names {
+	const char **v;
+	size_t n;
+};
+void repo_names_done(struct repo_names *n);
+
+/* How many names a message shows before "and N more". */
+#define REPO_NAMES_SHOWN 8
+
+/*
+ * Adds to RET the distinct kernels of IDX's packages, in index order: of the drivers
+ * REQUEST wants (NULL: all), for HOST's architecture, OS and build whatever its kernel
+ * (HOST NULL: every package). Returns 0, or -1 on ENOMEM (RET keeps what was added).
+ */
+int repo_kernels(const struct repo_index *idx, const struct host *h, const char *request,
+		 struct repo_names *ret);
+
+/*
+ * Adds to RET the versions, newest first, that have a package fitting HOST (kernel,
+ * architecture, OS and build; GPUs are not judged). 0, or -1 on ENOMEM.
+ */
+int repo_versions_for_host(const struct repo_index *idx, const struct host *h,
+			   struct repo_names *ret);
+
+/* Whether any package of IDX is for KERNEL. */
+bool repo_has_kernel(const struct repo_index *idx, const char *kernel);
+
+/* "a, b, c and 4 more" (at most REPO_NAMES_SHOWN shown), or "none", into BUF. */
+void repo_names_join(const struct repo_names *n, char *buf, size_t size);
+
+/* ---- trust: signatures and digests (source/verify.h) ---- */
+
+#define VERIFY_KEYS_DIR "/etc/nvidia-driver-installer/keys"
+#define VERIFY_SIG_MAX (64u * 1024)
+
+struct keyset;
+
+/*
+ * Loads the PEM files PATHS (public keys or X.509 certificates). With N == 0
+ * loads every *.pem of DIR instead. Returns 0 and a new keyset, or -1
+ * (EXIT_USAGE: a key the operator named is unreadable, or there is none).
+ */
+_must_check_ int verify_keys_load(char *const *paths, size_t n, const char *dir,
+				  struct keyset **ret, struct err *e);
+void verify_keys_free(struct keyset *ks);
+DEFINE_POINTER_CLEANUP(struct keyset, verify_keys_free)
+size_t verify_keys_count(const struct keyset *ks);
+
+/*
+ * After a PEM read failed: whether it failed because no block is left (true), rather than
+ * on a damaged or cut-off block. Leaves OpenSSL's error queue as it is.
+ */
+bool verify_pem_at_end(void);
+
+/* Bytes and their detached signature. */
+struct verify_signed {
+	const void *data;
+	size_t len;
+	const void *sig;
+	size_t sig_len;
+};
+
+/*
+ * Checks S's signature over S's data with SHA-256 against each key. Returns 0 and
+ * writes the matching key's fingerprint (16 hex digits) to ret_fpr, or -1 with
+ * EXIT_VERIFY.
+ */
+_must_check_ int verify_index_signature(const struct keyset *ks, const struct verify_signed *s,
+					char ret_fpr[17], struct err *e);
+
+/* Streaming SHA-256. */
+struct sha256;
+struct sha256 *sha256_new(void);
+void sha256_free(struct sha256 *s);
+DEFINE_POINTER_CLEANUP(struct sha256, sha256_free)
+int sha256_update(struct sha256 *s, const void *data, size_t len);
+/* Writes 64 lowercase hex digits and a NUL. The context must be reset before reuse. */
+int sha256_final_hex(struct sha256 *s, char out[65]);
+
+/*
+ * ---- versions (source/version.h) ----
+ *
+ * Driver versions are dotted decimal numbers ("550.90.07", "535.261.03").
+ * They compare numerically component by component; "07" equals "7".
+ */
+
+/* Whether S is 1 to VERSION_MAX_COMPONENTS dot-separated runs of 1 to 9 digits. */
+bool version_is_valid(const char *s);
+
+/*
+ * Orders two valid versions: negative, zero or positive. When one is a prefix
+ * of the other the longer one is greater ("550" < "550.90").
+ */
+int version_compare(const char *a, const char *b);
+
+/*
+ * ---- the node's cache (source/cache.h) ----
+ *
+ * The node-local cache under --cache-dir: packages by SHA-256 (complete
+ * "<sha>.pkg", in progress "<sha>.part" kept for resume), the last index
+ * that verified, so that a node can reinstall while the repository is
+ * unreachable, and per repository (or signing key) the newest index
+ * "generated" time accepted, so that a replayed older index cannot roll a
+ * node back.
+ */
+
+struct cache;
+
+/* Opens the cache directory under root_fd; CREATE makes it. Returns 0, 1 when absent, or -1. */
+_must_check_ int cache_open(int root_fd, const char *dir, bool create, struct cache **ret,
+			    struct err *e);
+void cache_free(struct cache *c);
+DEFINE_POINTER_CLEANUP(struct cache, cache_free)
+
+/* Opens the complete package SHA256 for reading; -1 when absent (no error). */
+int cache_package_open(struct cache *c, const char *sha256);
+/* Opens (creating) the partial download for SHA256, read-write. Returns an fd or -1. */
+_must_check_ int cache_partial_open(struct cache *c, const char *sha256, struct err *e);
+/*
+ * Promotes a fully verified partial download to a complete entry (rename). Not synced:
+ * a cached package is hashed again whenever it is used.
+ */
+_must_check_ int cache_commit(struct cache *c, const char *sha256, struct err *e);
+/* Removes the entry SHA256 (a copy that failed verification). */
+void cache_drop(struct cache *c, const char *sha256);
+/* Removes complete entries and partial downloads other than KEEP. */
+_must_check_ int cache_prune(struct cache *c, const char *keep_sha256, struct err *e);
+
+/*
+ * The record of the last run that asked the mirrors and used the cached index instead
+ * (cache_fallback_put): its text, 0 with a malloc'd *RET_JSON, 1 when there is none, or -1.
+ */
+_must_check_ int cache_fallback_get(struct cache *c, char **ret_json, struct err *e);
+
+/*
+ * ---- the fleet list ----
+ *
+ * A fleet file (docs/building-packages.md, "A fleet"): one row per node image the operator
+ * runs, each with the driver versions and module flavours it must be served. coverage
+ * --fleet answers for every row; scripts/build-fleet builds what the repository lacks
+ * from the same file.
+ */
+
+#define FLEET_MAX_BYTES (4u << 20)
+#define FLEET_MAX_ROWS 4096
+
+struct fleet_row {
+	char *name;	      /* "name", or NULL */
+	char *os;	      /* os-release ID */
+	char *os_build;	      /* os-release BUILD_ID, or NULL */
+	char *kernel;	      /* uname -r */
+	char *arch;	      /* uname -m; "x86_64" when the row says none */
+	struct strv versions; /* "driver_versions": versions, branches or tags; at least one */
+	struct strv flavours; /* "flavours": "proprietary", "open", "auto"; {"auto"} if none */
+	struct strv gpus;     /* "gpus": "10de:2330" */
+	char *module_signer;  /* "module_signer": the only signer the pool's kernel trusts */
+};
+
+struct fleet {
+	struct fleet_row *rows;
+	size_t n_rows;
+};
+
+/*
+ * Parses a fleet file's text (strict JSON, format 1). Returns 0 and *ret, or -1 with
+ * EXIT_USAGE naming the row and key: unknown keys are refused (a misspelt key would
+ * otherwise ask a question nobody meant), as are missing and empty values.
+ */
+_must_check_ int fleet_parse(const char *buf, size_t len, struct fleet **ret, struct err *e);
+void fleet_free(struct fleet *f);
+DEFINE_POINTER_CLEANUP(struct fleet, fleet_free)
+/* A row as the answer names it: its "name", or "OS[ build B] kernel R (ARCH)". */
+void fleet_row_label(const struct fleet_row *r, char *buf, size_t size);
+
+/* ---- the source stage: the index and the package from the mirrors ---- */
+
+/* Transfers (source/fetch.h): timeouts, retries, the speed floor, more CAs. */
+struct fetch_opts {
+	unsigned timeout_s;	  /* total budget for every transfer and wait of this run */
+	unsigned retries;	  /* rounds over the mirrors after the first */
+	unsigned low_speed_bytes; /* a transfer slower than this many bytes/s ... */
+	unsigned low_speed_s;	  /* ... for this long is abandoned (and retried) */
+	const char *ca_file;	  /* CA certificates trusted besides the system's, or NULL */
+};
 
 struct tail;
 

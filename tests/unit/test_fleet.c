@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * source/fleet.h: the fleet file coverage --fleet and scripts/build-fleet read. A row's
+ * source/fleet.c: the fleet file coverage --fleet and scripts/build-fleet read. A row's
  * values and their defaults, and every refusal with the row and key it names.
  */
 #include "cmocka_prelude.h"
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "source/fleet.h"
+#include "source/source.h"
 
 static struct fleet *parse(const char *text, struct err *e)
 {

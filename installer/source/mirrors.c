@@ -7,8 +7,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "source/cache.h"
 #include "source/fetch.h"
-#include "source/source.h"
+#include "source/repo.h"
 #include "source/verify.h"
 #include "util/fs.h"
 #include "util/jsonc.h"
