@@ -12,10 +12,8 @@
 
 #include <stddef.h>
 
-#include "util/err.h"
+#include "stage/stage.h"
 
-#define HELPERS_DIR ".helpers"
-#define HELPER_CDI_HOOK "nvidia-cdi-hook"
 /* Not copied to .helpers/: it stands in each version's bin/ (installer/stage/wrap.h). */
 #define HELPER_LAUNCHER "launcher"
 /*
@@ -24,12 +22,6 @@
  * /usr/bin/nvidia-driver-installer).
  */
 #define HELPERS_LIBEXEC "libexec/nvidia-driver-installer"
-
-/*
- * Makes INSTALL_FD/.helpers/ hold this installer's helpers: each copied (atomically)
- * when its size or time differs from ours. Returns 0, or -1 naming what is missing.
- */
-_must_check_ int libexec_install(int install_fd, struct err *e);
 
 /*
  * Reads helper NAME from the installer's libexec directory into a malloc'd buffer.

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "stage/stage.h"
+#include "stage/publish.h"
 #include "stage/unpack.h"
 #include "util/log.h"
 #include "util/tail.h"
