@@ -20,7 +20,6 @@ struct tail;
 #define UNPACK_MAX_ENTRY_SIZE (4ull << 30)
 #define UNPACK_MAX_TOTAL_SIZE (16ull << 30)
 #define UNPACK_MAX_ENTRIES 100000u
-#define UNPACK_MAX_DEPTH 32
 /*
  * Without a signed "unpacked_size", a package may unpack to this many times its signed
  * size (a real driver: 3 to 4), and to at least UNPACK_MIN_LIMIT (tar pads to 10 KiB).
@@ -57,22 +56,6 @@ struct unpack_stats {
 	unsigned workers;      /* threads decompressing the frames */
 };
 
-/*
- * The most bytes a security.ima value may have. An IMA signature (type 3, version 2) of
- * RSA-4096 is 521 bytes; the kernel's own bound on a signature it verifies is 1 KiB too.
- */
-#define UNPACK_IMA_MAX 1024u
-
-/*
- * The archive policy for one extended attribute NAME (VALUE, LEN bytes) on member PATH
- * (normalised), which IS_FILE when a regular file: only "security.ima", only on a regular
- * file under firmware/ or kernel/, 2 to UNPACK_IMA_MAX bytes whose first byte is an IMA
- * value type (1 digest, 3 signature, 4 digest with algorithm, 6 fs-verity signature).
- * Returns 0, or -1 with EXIT_VERIFY naming the member and the attribute.
- */
-_must_check_ int unpack_check_xattr(const char *path, bool is_file, const char *name,
-				    const void *value, size_t len, struct err *e);
-
 /* The IMA policy as /sys/kernel/security/ima/policy lists it. */
 struct unpack_ima_policy {
 	const char *text; /* LEN bytes; NULL when not there or not shown (EACCES) */
@@ -97,23 +80,6 @@ bool unpack_ima_enforced(const char *cmdline, const struct unpack_ima_policy *po
  * Returns 0 at once when every value was stored.
  */
 _must_check_ int unpack_ima_verdict(int root_fd, const struct unpack_stats *st, struct err *e);
-
-/*
- * Normalises an archive member name into OUT: strips a leading "./" and a
- * trailing "/", then requires a relative path of plain components under one
- * of the allowed top-level directories, with no "..", no empty component and
- * no control character. Returns 0; 1 for the archive's own root ("./"),
- * which carries nothing; or -1 with EXIT_VERIFY.
- */
-_must_check_ int unpack_check_path(const char *name, char *out, size_t size, struct err *e);
-
-/*
- * Checks a symlink member: NAME (normalised) -> TARGET. TARGET must be
- * relative, and its ".." components must all come first and stay inside the
- * package. Together with the rule that no member is written through a
- * symlink, this keeps every link's physical target inside the package.
- */
-_must_check_ int unpack_check_symlink(const char *name, const char *target, struct err *e);
 
 /* A package to unpack: its file, what the index says it is, its bound, and where it goes. */
 struct unpack_request {

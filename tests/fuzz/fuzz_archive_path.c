@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "stage/unpack.h"
+#include "stage/unpack_policy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "stage/unpack.h"
+#include "stage/unpack_policy.h"
 
 static int check(const char *name, char *out)
 {
