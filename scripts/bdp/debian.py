@@ -1,0 +1,191 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Debian: the platform that says nothing otherwise (base.Platform's ways: the kernel's
+build tree from --headers or linux-headers-R, the modules compiled and signed with the
+operator's key), and Debian's non-free packages of NVIDIA's driver, which any platform's
+build may take as the driver (--debian VERSION fetched with an apt state of its own,
+--debs DIR already fetched), staged into the layout of NVIDIA's .run."""
+import glob
+import os
+import re
+import shutil
+
+from bdp.base import Platform
+from bdp.common import (ARCHES, TOOLS, die, inside, progress, run, say,
+                        unpack_confined)
+
+# Debian's non-free packages of one driver version, and where their files go in SRC.
+FLAVOURS = ("proprietary", "open")  # the order packages are built and listed in
+DEBIAN_KERNEL = {"proprietary": ("nvidia-kernel-source", "usr/src/nvidia-kernel.tar.xz",
+                                 "modules/nvidia-kernel", "kernel"),
+                 "open": ("nvidia-open-kernel-source", "usr/src/nvidia-open-kernel.tar.xz",
+                          "modules/nvidia-open-kernel", "kernel-open")}
+DEBIAN_REQUIRED = ["libcuda1", "libnvidia-ml1", "nvidia-smi"]
+DEBIAN_OPTIONAL = ["libcudadebugger1", "libnvidia-ptxjitcompiler1", "libnvidia-nvvm4",
+                   "libnvidia-pkcs11-openssl3", "libnvidia-cfg1", "nvidia-driver-bin",
+                   "nvidia-cuda-mps", "firmware-nvidia-gsp", "nvidia-detect"]
+DEBIAN_ANY_VERSION = ["nvidia-persistenced"]  # versioned on its own, not with the driver
+# nvidia-detect's lists of the GPUs each flavour supports (10DE2330 per line), staged as
+# the SRC layout's supported-pci-ids files.
+DEBIAN_IDS = {"proprietary": ("usr/share/nvidia/nvidia.ids", "supported-pci-ids"),
+              "open": ("usr/share/nvidia/nvidia-open.ids", "supported-pci-ids-open")}
+
+
+class Debian(Platform):
+    name = "debian"
+    title = "Debian (the default: also any other --os)"
+
+    @classmethod
+    def add_options(cls, group, sources):
+        # The driver from Debian's archive serves every platform: these mark none.
+        sources.add_argument("--debian", metavar="VERSION",
+                             help="fetch Debian's packages of VERSION")
+        sources.add_argument("--debs", metavar="DIR", help="Debian's packages, already fetched")
+        group.add_argument("--debian-mirror", default="http://deb.debian.org/debian")
+        group.add_argument("--debian-suite", default="bookworm")
+        return []
+
+
+class Apt:
+    """apt-get with a state of its own: the machine's sources and lists stay as they are."""
+
+    def __init__(self, work, mirror, suite, arch):
+        self.dir = os.path.join(work, "apt")
+        for d in ("lists/partial", "cache/archives/partial", "parts"):
+            os.makedirs(os.path.join(self.dir, d), exist_ok=True)
+        keyring = "/usr/share/keyrings/debian-archive-keyring.gpg"
+        if not os.path.exists(keyring):
+            die("%s is missing: install debian-archive-keyring" % keyring)
+        comps = "main contrib non-free non-free-firmware"
+        lines = ["deb [signed-by=%s] %s %s %s" % (keyring, mirror, s, comps)
+                 for s in (suite, suite + "-updates")]
+        if mirror.rstrip("/").endswith("/debian"):
+            lines.append("deb [signed-by=%s] %s-security %s-security %s" % (
+                keyring, mirror.rstrip("/"), suite, comps))
+        with open(os.path.join(self.dir, "sources.list"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+        status = os.path.join(self.dir, "status")
+        open(status, "a").close()
+        self.opts = ["-o", "Dir::Etc::SourceList=" + os.path.join(self.dir, "sources.list"),
+                     "-o", "Dir::Etc::SourceParts=" + os.path.join(self.dir, "parts"),
+                     "-o", "Dir::State::Lists=" + os.path.join(self.dir, "lists"),
+                     "-o", "Dir::Cache=" + os.path.join(self.dir, "cache"),
+                     "-o", "Dir::State::status=" + status,
+                     "-o", "APT::Sandbox::User=root",
+                     # The node's architecture is the only one: names mean its packages.
+                     "-o", "APT::Architecture=" + arch, "-o", "APT::Architectures::=" + arch]
+
+    def update(self):
+        run(["apt-get"] + self.opts + ["-q", "update"])
+
+    def versions(self, pkg):
+        out = run(["apt-cache"] + self.opts + ["madison", pkg])
+        return [line.split("|")[1].strip() for line in out.splitlines() if "|" in line]
+
+    def download(self, spec, dest):
+        run(["apt-get"] + self.opts + ["-q", "download", spec], cwd=dest)
+
+
+def fetch(b, version):
+    """--debian VERSION: Debian's packages of it (each flavour's module sources, the user
+    space) into the work directory, unless already there. Returns that directory."""
+    dest = os.path.join(b.work, "debs" if b.arch == "x86_64" else "debs-" + b.arch)
+    os.makedirs(dest, exist_ok=True)
+    upstream = version.split("-")[0]
+    wanted = [DEBIAN_KERNEL[f.name][0] for f in b.flavours] + DEBIAN_REQUIRED + DEBIAN_OPTIONAL
+    have = {os.path.basename(p).split("_")[0]: p for p in glob.glob(os.path.join(dest, "*.deb"))
+            if "_%s" % upstream in p}
+    missing = [p for p in wanted if p not in have]
+    if not missing and all(p in have or glob.glob(os.path.join(dest, p + "_*.deb"))
+                           for p in DEBIAN_ANY_VERSION):
+        say("Debian packages of %s already in %s" % (upstream, dest))
+        return dest
+    progress("fetching Debian's packages of %s from %s" % (upstream, b.debian_mirror))
+    apt = Apt(b.work, b.debian_mirror, b.debian_suite, ARCHES[b.arch]["deb"])
+    say("fetching Debian's packages of driver %s (%s, %s, %s)" % (
+        upstream, b.debian_mirror, b.debian_suite, ARCHES[b.arch]["deb"]))
+    apt.update()
+    for pkg in missing:
+        vs = [v for v in apt.versions(pkg) if v == version or v.split("-")[0] == upstream]
+        if not vs:
+            if pkg in DEBIAN_OPTIONAL:
+                say("  %s: not packaged for %s, skipped" % (pkg, upstream))
+                continue
+            known = ", ".join(apt.versions(pkg)) or "none"
+            die("Debian has no %s %s (versions there: %s); check the version and that "
+                "non-free is reachable" % (pkg, upstream, known))
+        apt.download("%s=%s" % (pkg, vs[0]), dest)
+    for pkg in DEBIAN_ANY_VERSION:
+        if not glob.glob(os.path.join(dest, pkg + "_*.deb")) and apt.versions(pkg):
+            apt.download(pkg, dest)
+    return dest
+
+
+def stage_debs(b, debs, stage):
+    """Debian's packages -> the SRC layout. Returns the driver version they carry and the
+    package that lists the GPUs each flavour supports (nvidia-detect)."""
+    root = os.path.join(b.work, "debroot")
+    what = "the packages of " + debs
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(root)
+    pkgs = {}
+    for deb in sorted(glob.glob(os.path.join(debs, "*.deb"))):
+        name, ver = os.path.basename(deb).split("_")[:2]
+        pkgs[name] = ver.replace("%3a", ":").split(":")[-1].split("-")[0]
+        unpack_confined.unpack_deb_into(deb, root)
+    for fl in b.flavours:
+        f = fl.name
+        if not fl.prebuilt and DEBIAN_KERNEL[f][0] not in pkgs:
+            die("%s has no %s_*.deb (the %s module sources)" % (debs, DEBIAN_KERNEL[f][0], f))
+    if "libnvidia-ml1" not in pkgs:
+        die("%s has no libnvidia-ml1_*.deb" % debs)
+    version = pkgs["libnvidia-ml1"]
+    for name, ver in pkgs.items():
+        if name not in DEBIAN_ANY_VERSION and ver != version:
+            die("%s is version %s, the rest %s: give one driver version's packages" % (
+                name, ver, version))
+    shutil.rmtree(stage, ignore_errors=True)
+    os.makedirs(stage)
+    for f in [fl.name for fl in b.flavours]:
+        kpkg, tarball, subdir, target = DEBIAN_KERNEL[f]
+        if kpkg not in pkgs:
+            continue
+        tmp = os.path.join(b.work, "ksrc")
+        unpack_confined.unpack_tar(inside(root, tarball, kpkg), tmp, os.path.basename(tarball))
+        if not os.path.isdir(os.path.join(tmp, subdir)):
+            die("%s's %s has no %s/: not Debian's package of NVIDIA's module sources" % (
+                kpkg, tarball, subdir))
+        ksrc = inside(tmp, subdir, os.path.basename(tarball))
+        os.rename(ksrc, os.path.join(stage, target))
+        # Moved out of its archive's tree: its links must still resolve inside it.
+        unpack_confined.check_links(os.path.join(stage, target), os.path.basename(tarball))
+        shutil.rmtree(tmp)
+    # Debian keeps most libraries under nvidia/current (for its alternatives), some
+    # (libnvidia-pkcs11-openssl3) directly in the multiarch directory.
+    for libdir in glob.glob(os.path.join(root, "usr/lib/*/nvidia/current")) + glob.glob(
+            os.path.join(root, "usr/lib/*-linux-gnu")):
+        for f in os.listdir(libdir):
+            p = os.path.join(libdir, f)
+            if os.path.isfile(p) and not os.path.islink(p) and f.endswith(".so." + version):
+                unpack_confined.copy_out(root, p, os.path.join(stage, f), what)
+    for d in ("usr/lib/nvidia/current", "usr/bin", "usr/sbin"):
+        for t in TOOLS:
+            p = os.path.join(root, d, t)
+            if os.path.isfile(p):
+                unpack_confined.copy_out(root, p, os.path.join(stage, t), what)
+    fw = os.path.join(root, "lib/firmware/nvidia", version)
+    if os.path.lexists(fw):
+        unpack_confined.copy_dir_out(root, fw, os.path.join(stage, "firmware"), what)
+    # nvidia-detect (same version, checked above): its nvidia.ids lists the GPUs the
+    # driver supports, nvidia-open.ids those Debian lists for the open modules. Names come
+    # from the PCI id database where there is one.
+    for f in [fl.name for fl in b.flavours]:
+        ids, staged = DEBIAN_IDS[f]
+        if not os.path.isfile(os.path.join(root, ids)):
+            continue
+        with open(inside(root, ids, what)) as fh:
+            pci = sorted(set("%s:%s" % (t[:4].lower(), t[4:].lower()) for t in fh.read().split()
+                             if re.match(r"^[0-9A-Fa-f]{8}$", t)))
+        with open(os.path.join(stage, staged), "w") as fh:
+            fh.write("".join(i + "\n" for i in pci))
+    shutil.rmtree(root)
+    return version, "nvidia-detect %s" % pkgs.get("nvidia-detect")
