@@ -1,0 +1,153 @@
+# SPDX-License-Identifier: Apache-2.0
+"""One flavour's package, built, signed, checked and packed (build_flavour), and its entry
+in the repository's signed index (publish)."""
+import json
+import os
+import shutil
+
+from bdp import sources, userspace
+from bdp.common import HERE, modinfo, progress, run, say
+
+
+def build_flavours(b, ktree):
+    """The driver staged (sources.stage), every flavour's GPUs established before anything
+    is built, then one package per flavour. Returns (version, the packages built)."""
+    src, version, ids_origin = sources.stage(b)
+    names = sources.pci_names(b.pci_names)
+    gpus = {fl.name: sources.flavour_gpus(fl, src, version, names, ids_origin)
+            for fl in b.flavours}
+    return version, [build_flavour(b, fl, src, version, ktree, gpus[fl.name])
+                     for fl in b.flavours]
+
+
+def build_flavour(b, fl, src, version, ktree, gpus):
+    """Builds, signs, checks and packs flavour FL's package (the driver's files in SRC, the
+    kernel's side in KTREE, the GPUs it supports in GPUS); publishes nothing."""
+    fabric_src = userspace.fabricmanager_source(b, version) if b.fabricmanager else None
+    nvlsm_src = userspace.nvlsm_source(b) if b.nvlsm else None
+    mods = b.platform.modules(b, fl, src, version, ktree)
+    progress("%d modules of %s: %s" % (len(mods), version, ", ".join(sorted(mods)) or "none"))
+    tree = os.path.join(b.work, "tree-%s-%s-%s" % (version, fl.name, b.kernel))
+    shutil.rmtree(tree, ignore_errors=True)
+    os.makedirs(tree)
+    kos, signer = b.platform.sign(b, fl, mods, version, ktree, os.path.join(tree, "kernel"))
+    platform = platform_params(b, fl.params, kos)
+    if platform:
+        say("  the platform's defaults (%s): %s (--no-platform-params leaves them out)" % (
+            b.arch, " ".join(platform)))
+    params = module_params_file(list(fl.params) + platform, os.path.join(tree, "kernel"))
+    progress("collecting the user space of %s" % version)
+    libs, tools, fw = userspace.collect_userspace(b, src, version, tree)
+    fabric = userspace.stage_fabricmanager(fabric_src, tree) if fabric_src else None
+    nvlsm = userspace.stage_nvlsm(nvlsm_src, tree) if nvlsm_src else None
+    if not fw:
+        say("warning: no GSP firmware in the source; GPUs that need it will not initialise")
+
+    ids = None
+    if gpus["ids"]:
+        ids = os.path.join(b.work, "pci-ids-" + fl.name)
+        with open(ids, "w") as f:
+            f.write("".join("%s%s\n" % (i, " " + n if n else "")
+                            for i, n in sorted(gpus["ids"].items())))
+
+    os.makedirs(os.path.join(tree, "share/nvidia"), exist_ok=True)
+    info = {"version": version, "kernel": b.kernel, "arch": b.arch,
+            "flavour": fl.name, "modules": [os.path.basename(k) for k in kos],
+            "libraries": libs, "tools": tools, "firmware": fw, "fabricmanager": fabric,
+            "nvlsm": nvlsm, "module_params": params, "platform_params": platform,
+            "signer_cert_sha256": signer["sha256"], "signer": signer,
+            "signatures": "ours" if b.sign_key else "kept",
+            "source": b.platform.source_kind(b),
+            "patches": [os.path.basename(p) for p in fl.patches],
+            "prebuilt_modules": bool(fl.prebuilt),
+            "supported_gpus": {"source": gpus["source"],
+                               "count": len(gpus["ids"]) if gpus["ids"] else None}}
+    if ktree.toolchain:
+        info["toolchain"] = ktree.toolchain
+    info.update(b.platform.build_info(b))
+    with open(os.path.join(tree, "share/nvidia/build-info.json"), "w") as f:
+        json.dump(info, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+    pkg = os.path.join(b.work, "nvidia-%s-%s-%s.tar.zst" % (version, fl.name, b.kernel))
+    progress("packing %s" % os.path.basename(pkg))
+    run([os.path.join(HERE, "make-repo"), "pack", tree, pkg])
+    shutil.rmtree(tree)
+    return {"flavour": fl.name, "pkg": pkg, "signer": signer, "ids": ids,
+            "explicit_ids": fl.pci_ids is not None,
+            "summary": "%d modules, %d libraries, %s, %d firmware files" % (
+                len(kos), len(libs), ", ".join(tools), len(fw))}
+
+
+# What NVIDIA requires on a platform, given as the package's default module parameters
+# where the driver has the parameter (docs/building-packages.md, "Grace"): on arm64, where
+# the coherent (NVLink-C2C) platforms are, the coherent driver memory management of R580 and
+# later (nv-reg.h's CoherentGPUMemoryMode; "driver": GPU memory is not onlined to the OS as
+# a NUMA node, which Kubernetes would count as the node's memory). (arch, module, key, value)
+PLATFORM_PARAMS = [("aarch64", "nvidia", "NVreg_CoherentGPUMemoryMode", "driver")]
+
+
+def platform_params(b, given_params, kos):
+    """The PLATFORM_PARAMS that apply to this build: its --arch, a module of the package
+    that takes the parameter (modinfo's parmtype), and no --module-param for the same
+    MODULE.KEY. Returns them as MODULE.KEY=VALUE."""
+    if b.no_platform_params:
+        return []
+    given = {p.split("=", 1)[0].replace("-", "_") for p in given_params}
+    out = []
+    for arch, module, key, value in PLATFORM_PARAMS:
+        ko = [k for k in kos if os.path.basename(k) == module + ".ko"]
+        if arch != b.arch or not ko or "%s.%s" % (module, key) in given:
+            continue
+        if any(t.split(":")[0] == key for t in modinfo(ko[0], "parmtype").splitlines()):
+            out.append("%s.%s=%s" % (module, key, value))
+    return out
+
+
+def module_params_file(params, kdir):
+    """--module-param: the package's default module parameters PARAMS, as the installer reads
+    them (kernel/module-params.conf, modprobe.d's "options MODULE KEY=VALUE..." lines, one
+    per module in the order first given). Returns the list, as given."""
+    if not params:
+        return []
+    by_module = {}
+    for p in params:
+        module, kv = p.split(".", 1)
+        by_module.setdefault(module.replace("-", "_"), []).append(kv)
+    with open(os.path.join(kdir, "module-params.conf"), "w") as f:
+        f.write("# Default module parameters of this package (build-driver-package "
+                "--module-param);\n# a node's --module-arg for the same MODULE.KEY replaces "
+                "one.\n")
+        for module, kvs in by_module.items():
+            f.write("options %s %s\n" % (module, " ".join(kvs)))
+    say("  default module parameters: %s" % " ".join(params))
+    return list(params)
+
+
+def publish(b, version, built):
+    """Adds one flavour's package to the repository's index, which make-repo re-signs."""
+    cmd = [os.path.join(HERE, "make-repo"), "add", "--repo", b.repo, "--key", b.repo_key,
+           "--version", version, "--kernel", b.kernel, "--arch", b.arch,
+           "--module-type", built["flavour"], built["pkg"]]
+    for t in b.tags:
+        cmd += ["--tag", t]
+    signer = built["signer"]
+    for opt, val in (("--os", b.os), ("--os-build", b.os_build),
+                     ("--supported-pci-ids", built["ids"]), ("--repository", b.repository),
+                     ("--signer-subject", signer["subject"]),
+                     ("--signer-key-id", signer["key_id"]), ("--signer-sha256", signer["sha256"])):
+        if val:
+            cmd += [opt, val]
+    progress("adding it to %s and signing the index" % b.repo)
+    rel = run(cmd).strip()
+    say("added %s (%d MiB, %s modules): %s%s" % (
+        rel, os.path.getsize(built["pkg"]) >> 20, built["flavour"], built["summary"],
+        ", supported PCI ids from the source" if built["ids"] and not built["explicit_ids"]
+        else ""))
+
+
+def publish_all(b, version, built):
+    """Every flavour's package into the index, then the index signed again."""
+    for pkg in built:
+        publish(b, version, pkg)
+    say("repository %s re-signed" % b.repo)
