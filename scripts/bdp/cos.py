@@ -162,8 +162,13 @@ def cms_signer(sig):
     serial = re.search(r"^\s*serialNumber: (.*)$", out, re.M)
     if issuer and serial:
         return "issuer '%s', serial %s" % (issuer.group(1).strip(), serial.group(1).strip())
-    skid = re.search(r"d.subjectKeyIdentifier:\s*\n?\s*([0-9a-fA-F:. -]+)$", out, re.M)
-    return "key id %s" % skid.group(1).strip() if skid else "unknown"
+    # The key id as openssl dumps it: "0000 - 36 ee ... c3-6f ...   6...o" lines under it.
+    skid = re.search(r"d\.subjectKeyIdentifier:[ \t]*\n((?:[ \t]+[0-9a-f]{4} - .*\n?)+)", out)
+    key = []
+    for line in skid.group(1).splitlines() if skid else []:
+        dump = re.match(r"\s*[0-9a-f]{4} - ((?:[0-9a-f]{2}[ -])*[0-9a-f]{2})", line)
+        key += re.split(r"[ -]", dump.group(1)) if dump else []
+    return "key id " + ":".join(key) if key else "unknown"
 
 
 def openssl_cms_verify(sig, content, cert, extra=()):
