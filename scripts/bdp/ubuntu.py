@@ -172,14 +172,29 @@ def ld_argv(bits, words, env, where):
     return argv
 
 
+def build_lines(text):
+    """TEXT's lines, each with the number of the line it starts on, a line ending in a
+    backslash joined with the next (a space for the backslash and the newline)."""
+    start, parts = None, []
+    for n, line in enumerate(text.splitlines(keepends=True), 1):
+        start = start or n
+        if line.endswith("\\\n"):
+            parts.append(line[:-2] + " ")
+            continue
+        yield start, "".join(parts) + line.rstrip("\r\n")
+        start, parts = None, []
+    if parts:
+        yield start, "".join(parts)
+
+
 def parse_build(bits):
     """Canonical's bits/BUILD: (environment, linker argument vectors, modules to attach
     signatures to), or a refusal naming the line that is not one of those steps."""
     path = os.path.join(bits, "BUILD")
     with open(path, errors="replace") as f:
-        text = f.read().replace("\\\n", " ")
+        text = f.read()
     env, links, kos = {}, [], []
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in build_lines(text):
         line = line.strip()
         where = "BUILD line %d" % n
         if not line or line.startswith("#") or BUILD_IGNORED.match(line) or BUILD_RM.match(line):
