@@ -115,7 +115,7 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SECONDS ?= 60
 
-.PHONY: FORCE all check check-real unit integration packaging asan vm image-test demo deps format format-check lint clean \
+.PHONY: FORCE all check check-real unit script-unit integration packaging asan vm image-test demo deps format format-check lint clean \
 	install install-docs image-rootfs image-multiarch fuzz fuzz-replay fuzz-bins fleet reliability-report bench golden-refresh
 .DEFAULT_GOAL := all
 FORCE:
@@ -306,6 +306,14 @@ integration: $(BIN) $(FAKEKERNEL) $(CRASHPOINT) $(COMPAT_BIN)
 golden-refresh: $(BIN) $(FAKEKERNEL)
 	NDI_GOLDEN_REFRESH=1 tests/integration/run.sh $(BIN) $(FAKEKERNEL) t_golden
 
+# The unit tests of scripts/bdp/, build-driver-package's modules (Python's unittest,
+# tests/scripts/test_bdp_*.py): its parsers (ld's command lines, SHA256SUMS, a CMS signer,
+# the kernel-devel RPM) and the platform --os chooses. A few seconds; make check runs them
+# in the packaging phase.
+script-unit:
+	$(call say,UNIT,scripts/bdp (tests/scripts/test_bdp_*.py))
+	$(Q)PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s tests/scripts -p 'test_bdp_*.py'
+
 # scripts/build-driver-package's COS and Ubuntu paths against stand-ins of Google's and
 # Canonical's artifacts (docs/platforms/): kernel-headers.tgz, LLVM=1, detached signatures,
 # a linux-modules-nvidia .deb. Needs the installed kernel's headers (half a minute).
@@ -355,7 +363,7 @@ ASAN_MAKE = $(MAKE) $(CHECK_J) BUILD=build-asan SANITIZE=1
 check:
 	@scripts/check-phases 'deps=$(MAKE) deps' 'format=$(MAKE) format-check' \
 		'build=$(MAKE) $(CHECK_J) all' '&lint=$(MAKE) lint' '&unit=$(MAKE) $(CHECK_J) unit' \
-		'&packaging=$(MAKE) packaging' '&fuzz-replay=$(MAKE) $(CHECK_J) fuzz-replay' \
+		'&packaging=$(MAKE) script-unit packaging' '&fuzz-replay=$(MAKE) $(CHECK_J) fuzz-replay' \
 		'&asan-unit=$(ASAN_MAKE) unit' '&arm64-unit=$(MAKE) ARCH=arm64 $(CHECK_J) all unit' \
 		'integration=$(MAKE) $(CHECK_J) integration' wait \
 		'&vm=$(MAKE) vm' '&image-test=$(MAKE) image-test' \
