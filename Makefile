@@ -308,8 +308,8 @@ golden-refresh: $(BIN) $(FAKEKERNEL)
 
 # The unit tests of scripts/bdp/, build-driver-package's modules (Python's unittest,
 # tests/scripts/test_bdp_*.py): its parsers (ld's command lines, SHA256SUMS, a CMS signer,
-# the kernel-devel RPM) and the platform --os chooses. A few seconds; make check runs them
-# in the packaging phase.
+# the kernel-devel RPM, Debian's packages fetched) and the platform --os chooses. A few
+# seconds; make check runs them in the packaging phase.
 script-unit:
 	$(call say,UNIT,scripts/bdp (tests/scripts/test_bdp_*.py))
 	$(Q)PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s tests/scripts -p 'test_bdp_*.py'
