@@ -8,7 +8,8 @@ from --headers or the installed headers, the modules compiled from the driver's 
 taken from --prebuilt-modules, signed with --sign-key or kept with --keep-signatures); a
 platform overrides those that differ:
 
-  add_options        its options (an argparse group), the ones that mark it
+  add_sources        its own ways to the driver (options of the exclusive group)
+  add_options        its options (an argparse group)
   headers            where the kernel's build tree comes from
   toolchain          the compiler and the tools' directory the modules are built with
   userspace          where the user space comes from, when not the driver's source
@@ -25,10 +26,16 @@ class Platform:
     title = None        # its options' heading in --help
 
     @classmethod
-    def add_options(cls, group, sources):
-        """Adds the platform's options to GROUP (and its driver sources to the exclusive
-        group SOURCES); returns the argparse actions of those that mark a command line as
-        this platform's."""
+    def add_sources(cls, sources):
+        """Adds the platform's ways to the driver's files to SOURCES, the exclusive group of
+        --source; returns the argparse actions of those that mark a command line as this
+        platform's."""
+        return []
+
+    @classmethod
+    def add_options(cls, group):
+        """Adds the platform's options to GROUP, its heading in --help; returns the argparse
+        actions of those that mark a command line as this platform's."""
         return []
 
     def __init__(self, args):

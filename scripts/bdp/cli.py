@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """build-driver-package's command line: the options every platform shares, each platform's
-own (its module's add_options), the one place the platform is chosen (choose_platform),
+own (its module's add_sources and add_options), the one place the platform is chosen (choose_platform),
 and the build record made from them (record.from_args)."""
 import argparse
 import os
@@ -16,7 +16,9 @@ def parser(doc):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kernel", required=True, help="uname -r of the target kernel")
     ap.add_argument("--headers", help="the kernel's build tree (default /lib/modules/R/build)")
+    # The driver's files: one way of them (contiguous, so that --help shows them as one).
     sources = ap.add_mutually_exclusive_group(required=True)
+    marks = {p: p.add_sources(sources) for p in PLATFORMS}
     sources.add_argument("--source", metavar="DIR", help="a driver source in the layout above")
     ap.add_argument("--cc", metavar="CC", help="the compiler the modules are built with (CC=)")
     ap.add_argument("--llvm", nargs="?", const="1", metavar="VALUE",
@@ -72,9 +74,8 @@ def parser(doc):
                     "latest line)")
     ap.add_argument("--progress-every", type=float, default=15.0, metavar="SECONDS",
                     help="while the modules compile, say so this often (default 15)")
-    marks = {}
     for p in PLATFORMS:
-        marks[p] = p.add_options(ap.add_argument_group(p.title), sources)
+        marks[p] += p.add_options(ap.add_argument_group(p.title))
     return ap, marks
 
 

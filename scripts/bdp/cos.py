@@ -20,7 +20,7 @@ class Cos(Platform):
     title = "COS (docs/platforms/cos.md)"
 
     @classmethod
-    def add_options(cls, group, sources):
+    def add_options(cls, group):
         return [
             group.add_argument("--kernel-headers", metavar="DIR_OR_TGZ", help="COS: the "
                                "build's kernel-headers.tgz (usr/src/linux-headers-R/), instead "

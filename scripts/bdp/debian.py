@@ -34,12 +34,16 @@ class Debian(Platform):
     name = "debian"
     title = "Debian (the default: also any other --os)"
 
+    # The driver from Debian's archive serves every platform: its options mark none.
     @classmethod
-    def add_options(cls, group, sources):
-        # The driver from Debian's archive serves every platform: these mark none.
+    def add_sources(cls, sources):
         sources.add_argument("--debian", metavar="VERSION",
                              help="fetch Debian's packages of VERSION")
         sources.add_argument("--debs", metavar="DIR", help="Debian's packages, already fetched")
+        return []
+
+    @classmethod
+    def add_options(cls, group):
         group.add_argument("--debian-mirror", default="http://deb.debian.org/debian")
         group.add_argument("--debian-suite", default="bookworm")
         return []

@@ -14,7 +14,7 @@ class Rhel(Platform):
     title = "RHEL (docs/platforms/rhel.md)"
 
     @classmethod
-    def add_options(cls, group, sources):
+    def add_options(cls, group):
         return [group.add_argument("--kernel-devel-rpm", metavar="FILE", help="RHEL: the node "
                                    "kernel's kernel-devel RPM, unpacked with rpm2cpio: its "
                                    "usr/src/kernels/RELEASE/ is the build tree")]

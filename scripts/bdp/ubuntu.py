@@ -27,17 +27,18 @@ class Ubuntu(Platform):
     title = "Ubuntu (docs/platforms/ubuntu.md)"
 
     @classmethod
-    def add_options(cls, group, sources):
-        return [
-            group.add_argument("--ubuntu-modules-deb", action="append", default=[],
-                               metavar="FILE.deb", help="Ubuntu: Canonical's "
-                               "linux-modules-nvidia-BRANCH-RELEASE and, where it links at "
-                               "install, linux-objects-nvidia-BRANCH-RELEASE and "
-                               "linux-signatures-nvidia-RELEASE (repeatable)"),
-            sources.add_argument("--userspace-debs", metavar="DIR", help="Ubuntu's "
-                                 "libnvidia-compute-BRANCH, nvidia-utils-BRANCH "
-                                 "(nvidia-firmware-BRANCH-VERSION) .debs"),
-        ]
+    def add_sources(cls, sources):
+        return [sources.add_argument("--userspace-debs", metavar="DIR", help="Ubuntu's "
+                                     "libnvidia-compute-BRANCH, nvidia-utils-BRANCH "
+                                     "(nvidia-firmware-BRANCH-VERSION) .debs")]
+
+    @classmethod
+    def add_options(cls, group):
+        return [group.add_argument("--ubuntu-modules-deb", action="append", default=[],
+                                   metavar="FILE.deb", help="Ubuntu: Canonical's "
+                                   "linux-modules-nvidia-BRANCH-RELEASE and, where it links at "
+                                   "install, linux-objects-nvidia-BRANCH-RELEASE and "
+                                   "linux-signatures-nvidia-RELEASE (repeatable)")]
 
     def __init__(self, args):
         self.modules_debs = args.ubuntu_modules_deb
