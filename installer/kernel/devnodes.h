@@ -21,21 +21,14 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "kernel/kernel.h" /* the face: what other folders call of this module */
 #include "util/err.h"
-
-#define NV_MAJOR 195
-#define NV_CTL_MINOR 255
-#define NV_MODESET_MINOR 254
 
 struct nv_params {
 	bool modify; /* ModifyDeviceFiles */
 	uid_t uid;
 	gid_t gid;
 	mode_t mode;
-};
-
-struct devnodes_report {
-	unsigned created, replaced, fixed, kept, links; /* fixed: mode or owner corrected */
 };
 
 /* Parses /proc/driver/nvidia/params; missing keys keep the driver's defaults (0666, root). */
@@ -55,23 +48,10 @@ _must_check_ int devnodes_sync(int root_fd, bool with_modeset, struct devnodes_r
 			       struct err *e);
 
 /*
- * Makes only the nodes of the MIG instances the driver has now (nvidia-caps/nvidia-capN of
- * each capabilities/gpuN/mig/giM and its ciK): for partitions made after the install, by
- * whatever tool; the node agent calls it on each look. Returns 0 and what it did, or -1.
- */
-_must_check_ int devnodes_sync_mig(int root_fd, struct devnodes_report *ret, struct err *e);
-
-/*
  * The GPU instances the driver has now, made by whatever tool: the giM entries of its
  * capabilities/gpuN/mig/ (what GKE's device plugin reads); 0 where there are none.
  */
 unsigned devnodes_mig_instances(int root_fd);
-
-/*
- * The nvidia-caps minor of GPU instance GI (CI < 0) or of its compute instance CI on the
- * GPU /dev/nvidiaGPU_MINOR, from the driver's capability file; -1 where there is none.
- */
-long devnodes_mig_cap_minor(int root_fd, unsigned gpu_minor, unsigned gi, int ci);
 
 /* Removes the driver's nodes and their /dev/char links. Returns 0 or -1. */
 _must_check_ int devnodes_remove(int root_fd, struct err *e);

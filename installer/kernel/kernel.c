@@ -9,6 +9,8 @@
 #include "kernel/firmware.h"
 #include "kernel/kargs.h"
 #include "kernel/kernel.h"
+#include "kernel/kmods.h"
+#include "kernel/ktrust.h"
 #include "kernel/modsig.h"
 #include "util/fs.h"
 #include "util/str.h"
@@ -529,11 +531,6 @@ void kernel_predict(struct kernel *kn, int install_fd, int drivers_fd, const cha
 const struct ktrust_prediction *kernel_prediction(const struct kernel *kn)
 {
 	return kn->has_prediction ? &kn->prediction : NULL;
-}
-
-const struct ktrust *kernel_trust(const struct kernel *kn)
-{
-	return &kn->trust;
 }
 
 void kernel_describe(const struct kernel *kn, FILE *out)

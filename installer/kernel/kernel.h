@@ -12,22 +12,205 @@
  */
 #pragma once
 
+#include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "kernel/kmods.h"
-#include "kernel/ktrust.h"
 #include "stage/stage.h"
 #include "util/err.h"
 #include "util/str.h"
 
 /*
- * The face of kernel/, the only header of it that other folders include: the stage
- * above, modules and their signatures (kmods.h, modsig.h), the kernel's trust
- * (ktrust.h), and the driver's device nodes.
+ * The face of kernel/, the only header of it that other folders include: what other
+ * folders call of its parts, module signatures, the kernel's trust, modules and the
+ * driver's device nodes, then the stage itself. The rest of each part is in its own
+ * header (modsig.h, ktrust.h, kmods.h, devnodes.h), which only kernel/ and the tests
+ * include.
  */
-#include "kernel/devnodes.h"
+
+/* ---- module signatures (modsig.c) ------------------------------------------- */
+
+/* The certificates modules must be signed with (--module-cert). */
+struct modsig_certs;
+
+/*
+ * Loads certificates from PATHS: PEM (one or more per file) or DER. Returns 0,
+ * or -1 with EXIT_USAGE naming the file.
+ */
+_must_check_ int modsig_certs_load(char *const *paths, size_t n, struct modsig_certs **ret,
+				   struct err *e);
+void modsig_certs_free(struct modsig_certs *c);
+DEFINE_POINTER_CLEANUP(struct modsig_certs, modsig_certs_free)
+
+struct modsig_result {
+	bool is_signed;
+	bool verified;	    /* the signature verifies with a pinned certificate */
+	char signer[256];   /* the matching certificate's subject, else the issuer named */
+	char key_id[160];   /* subject key id, or serial number, as hex pairs */
+	char hash_algo[32]; /* "sha256" */
+	/* SHA-256 of the matching pinned certificate's DER, lower-case hex; "" if none */
+	char cert_sha256[65];
+	char reason[512]; /* why not verified; "" when verified */
+};
+
+/*
+ * Examines the module open as FD: parses the signature and, with CERTS (may
+ * be NULL or empty), verifies it. A module that is unsigned, malformed or
+ * signed by another key is a result, not an error: *ret says why. Returns 0,
+ * or -1 with e set on I/O trouble.
+ */
+_must_check_ int modsig_check_fd(int fd, const struct modsig_certs *certs,
+				 struct modsig_result *ret, struct err *e);
+
+/* ---- what the kernel trusts (ktrust.c) ---------------------------------------- */
+
+#define KTRUST_MAX_KEYS 32
+
+/* An asymmetric key as /proc/keys describes it: "SUBJECT: KEYID". */
+struct ktrust_key {
+	char subject[128]; /* the certificate's CN, or "O: CN" as the kernel names it */
+	char key_id[96];   /* lower-case hex: its subject key id, else its serial number */
+};
+
+struct ktrust {
+	char sig_enforce[16]; /* "yes", "no" or "unknown" */
+	char lockdown[32];    /* "none", "integrity", "confidentiality" or "unknown" */
+	char secure_boot[16]; /* "enabled", "disabled" or "unknown" (no EFI variables) */
+	/*
+	 * LoadPin: "enforcing", "permissive" (the sysctl reads 0), "excluded" (the kernel
+	 * command line exempts kernel modules), "off" (not among the active LSMs) or
+	 * "unknown" (no /sys/kernel/security/lsm to read).
+	 */
+	char loadpin[16];
+	bool has_keys;	    /* /proc/keys could be read */
+	char keyrings[128]; /* the trusted keyrings /proc/keys shows, comma-separated */
+	struct ktrust_key keys[KTRUST_MAX_KEYS]; /* the asymmetric keys it shows */
+	size_t n_keys;
+};
+
+/*
+ * Reads the state from ROOT/sys, ROOT/proc/keys, ROOT/proc/sys/kernel/loadpin and
+ * ROOT/proc/cmdline. Never fails: what cannot be read is "unknown".
+ */
+void ktrust_probe(int root_fd, struct ktrust *ret);
+
+enum ktrust_verdict { KTRUST_LOADS, KTRUST_REFUSED, KTRUST_UNKNOWN };
+
+struct ktrust_prediction {
+	enum ktrust_verdict verdict;
+	char rule
+		[32]; /* what decides: "loadpin", "sig_enforce", "lockdown", "trusted key", "none" */
+	char why[512];	/* a sentence */
+	char need[384]; /* when not KTRUST_LOADS: what the modules need, naming the key; else "" */
+};
+
+/* "loads", "refused" or "unknown". */
+const char *ktrust_verdict_name(enum ktrust_verdict v);
+
+/* ---- kernel modules (kmods.c, kmods_set.c) ----------------------------------- */
+
+#define KMODS_NAME_MAX 64
+
+struct kmods_info {
+	char name[KMODS_NAME_MAX]; /* "nvidia_uvm": modinfo's name, '-' as '_' */
+	char version[64];
+	char vermagic[256];
+	char depends[512]; /* comma-separated module names */
+};
+
+struct kmods_report {
+	char file[256];
+	bool has_info;
+	struct kmods_info info;
+	struct modsig_result sig;
+	bool vermagic_ok;
+	bool ok;	   /* signature (when required) and vermagic pass */
+	int code;	   /* when !ok: EXIT_VERIFY or EXIT_KERNEL_REFUSED */
+	char verdict[640]; /* "ok", or why not */
+};
+
+struct kmods;
+
+/*
+ * Opens libkmod for RELEASE with the host's module tree under root_fd (which
+ * may be missing: modules from files still work, in-tree lookups do not).
+ * Returns 0 or -1.
+ */
+_must_check_ int kmods_new(int root_fd, const char *release, struct kmods **ret, struct err *e);
+void kmods_free(struct kmods *k);
+DEFINE_POINTER_CLEANUP(struct kmods, kmods_free)
+
+/* Normalises a module name in place: '-' becomes '_', as the kernel does. */
+void kmods_normalise_name(char *name);
+
+/*
+ * Everything the kernel would check before it runs the module at PATH:
+ * modinfo, vermagic against RELEASE, and the signature against CERTS (only
+ * required when CERTS holds any). Returns 0 with the verdict in *ret, or -1
+ * on I/O trouble.
+ */
+_must_check_ int kmods_inspect(struct kmods *k, const char *path, const struct modsig_certs *certs,
+			       const char *release, struct kmods_report *ret, struct err *e);
+
+enum kmods_state { KMODS_ABSENT, KMODS_LIVE, KMODS_COMING, KMODS_GOING, KMODS_BUILTIN };
+
+/*
+ * Splits "MODULE.KEY=VALUE" into the module (normalised) and "KEY=VALUE".
+ * Returns 0, or -1 (EXIT_USAGE) when malformed: not UTF-8, a module name of other than
+ * letters, digits, '_' and '-', a key of other than letters, digits and '_', an empty
+ * value, or one with a space, a quote or a control character.
+ */
+_must_check_ int kmods_parse_arg(const char *arg, char *module, size_t msize, char *kv,
+				 size_t kvsize, struct err *e);
+
+/* The state of module NAME, from ROOT/sys/module/NAME. */
+enum kmods_state kmods_get_state(struct kmods *k, const char *name);
+
+/* The version of loaded module NAME (ROOT/sys/module/NAME/version). 0, or -1 if none. */
+int kmods_loaded_version(struct kmods *k, const char *name, char *buf, size_t size);
+
+/*
+ * The flavour of loaded module NAME, by its license as the kernel judged it: "proprietary"
+ * when ROOT/sys/module/NAME/taint carries P (a license that is not GPL-compatible, as
+ * NVIDIA's proprietary nvidia.ko has, "NVIDIA"), "open" when it does not (the open
+ * nvidia.ko is "Dual MIT/GPL"). Returns 0, or -1 when NAME is not live or shows no taint.
+ */
+int kmods_loaded_module_type(struct kmods *k, const char *name, char *buf, size_t size);
+/*
+ * The processes under ROOT_FD's /proc, but OURS, with a /dev/nvidia* node open: each
+ * appended to BUF ("/dev/nvidia0 open in pid 42 (python3)", "; " between; BUF holds a
+ * string, "" for none). Returns how many were found.
+ */
+size_t kmods_open_users(int root_fd, const pid_t *ours, size_t n_ours, char *buf, size_t size);
+
+/* ---- the driver's device nodes (devnodes.c) ---------------------------------- */
+
+/* nvidiaN is NV_MAJOR:N, nvidiactl and nvidia-modeset take the two top minors. */
+#define NV_MAJOR 195
+#define NV_CTL_MINOR 255
+#define NV_MODESET_MINOR 254
+
+struct devnodes_report {
+	unsigned created, replaced, fixed, kept, links; /* fixed: mode or owner corrected */
+};
+
+/*
+ * Makes only the nodes of the MIG instances the driver has now (nvidia-caps/nvidia-capN of
+ * each capabilities/gpuN/mig/giM and its ciK): for partitions made after the install, by
+ * whatever tool; the node agent calls it on each look. Returns 0 and what it did, or -1.
+ */
+_must_check_ int devnodes_sync_mig(int root_fd, struct devnodes_report *ret, struct err *e);
+
+/*
+ * The nvidia-caps minor of GPU instance GI (CI < 0) or of its compute instance CI on the
+ * GPU /dev/nvidiaGPU_MINOR, from the driver's capability file; -1 where there is none.
+ */
+long devnodes_mig_cap_minor(int root_fd, unsigned gpu_minor, unsigned gi, int ci);
+
+/* ---- the stage --------------------------------------------------------------- */
 
 #define KERNEL_DEFAULT_MODULES "nvidia,nvidia-modeset,nvidia-drm,nvidia-uvm"
 /* The same set as a list (kmods takes writable-typed names; nobody writes them). */
@@ -154,9 +337,6 @@ void kernel_predict(struct kernel *kn, int install_fd, int drivers_fd, const cha
 
 /* The prediction kernel_predict made, or NULL before it. */
 const struct ktrust_prediction *kernel_prediction(const struct kernel *kn);
-
-/* The host's rules, as read by kernel_probe. */
-const struct ktrust *kernel_trust(const struct kernel *kn);
 
 /* Prints the kernel part of the plan (dry run), with the prediction once made. */
 void kernel_describe(const struct kernel *kn, FILE *out);

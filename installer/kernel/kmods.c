@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "kernel/kmods.h"
+#include "kernel/ktrust.h"
+#include "kernel/modsig.h"
 #include "util/dlib.h"
 #include "util/fs.h"
 #include "util/kmsg.h"

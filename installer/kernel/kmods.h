@@ -17,40 +17,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "kernel/ktrust.h"
-#include "kernel/modsig.h"
+#include "kernel/kernel.h" /* the face: what other folders call of this module */
 #include "util/err.h"
-
-#define KMODS_NAME_MAX 64
-
-struct kmods_info {
-	char name[KMODS_NAME_MAX]; /* "nvidia_uvm": modinfo's name, '-' as '_' */
-	char version[64];
-	char vermagic[256];
-	char depends[512]; /* comma-separated module names */
-};
-
-struct kmods_report {
-	char file[256];
-	bool has_info;
-	struct kmods_info info;
-	struct modsig_result sig;
-	bool vermagic_ok;
-	bool ok;	   /* signature (when required) and vermagic pass */
-	int code;	   /* when !ok: EXIT_VERIFY or EXIT_KERNEL_REFUSED */
-	char verdict[640]; /* "ok", or why not */
-};
-
-struct kmods;
-
-/*
- * Opens libkmod for RELEASE with the host's module tree under root_fd (which
- * may be missing: modules from files still work, in-tree lookups do not).
- * Returns 0 or -1.
- */
-_must_check_ int kmods_new(int root_fd, const char *release, struct kmods **ret, struct err *e);
-void kmods_free(struct kmods *k);
-DEFINE_POINTER_CLEANUP(struct kmods, kmods_free)
 
 /*
  * Whether the file or directory open as FD is on another file system than the kernel's
@@ -59,21 +27,9 @@ DEFINE_POINTER_CLEANUP(struct kmods, kmods_free)
  */
 int kmods_other_fs(const struct kmods *k, int fd);
 
-/* Normalises a module name in place: '-' becomes '_', as the kernel does. */
-void kmods_normalise_name(char *name);
-
 /* Reads a module file's .modinfo. Returns 0, or -1 (EXIT_VERIFY: not a module). */
 _must_check_ int kmods_modinfo(struct kmods *k, const char *path, struct kmods_info *ret,
 			       struct err *e);
-
-/*
- * Everything the kernel would check before it runs the module at PATH:
- * modinfo, vermagic against RELEASE, and the signature against CERTS (only
- * required when CERTS holds any). Returns 0 with the verdict in *ret, or -1
- * on I/O trouble.
- */
-_must_check_ int kmods_inspect(struct kmods *k, const char *path, const struct modsig_certs *certs,
-			       const char *release, struct kmods_report *ret, struct err *e);
 
 /* ---- the driver's set, and loading it --------------------------------------- */
 
@@ -96,17 +52,6 @@ struct kmods_set {
 	struct kmods_entry e[KMODS_MAX];
 	size_t n;
 };
-
-enum kmods_state { KMODS_ABSENT, KMODS_LIVE, KMODS_COMING, KMODS_GOING, KMODS_BUILTIN };
-
-/*
- * Splits "MODULE.KEY=VALUE" into the module (normalised) and "KEY=VALUE".
- * Returns 0, or -1 (EXIT_USAGE) when malformed: not UTF-8, a module name of other than
- * letters, digits, '_' and '-', a key of other than letters, digits and '_', an empty
- * value, or one with a space, a quote or a control character.
- */
-_must_check_ int kmods_parse_arg(const char *arg, char *module, size_t msize, char *kv,
-				 size_t kvsize, struct err *e);
 
 /* The set to build: which modules, where their files are, and what they are given. */
 struct kmods_set_request {
@@ -138,19 +83,6 @@ bool kmods_all_live(struct kmods *k, char *const *names, size_t n_names);
 /* Whether the set holds module NAME (normalised). */
 bool kmods_set_has(const struct kmods_set *set, const char *name);
 
-/* The state of module NAME, from ROOT/sys/module/NAME. */
-enum kmods_state kmods_get_state(struct kmods *k, const char *name);
-
-/* The version of loaded module NAME (ROOT/sys/module/NAME/version). 0, or -1 if none. */
-int kmods_loaded_version(struct kmods *k, const char *name, char *buf, size_t size);
-
-/*
- * The flavour of loaded module NAME, by its license as the kernel judged it: "proprietary"
- * when ROOT/sys/module/NAME/taint carries P (a license that is not GPL-compatible, as
- * NVIDIA's proprietary nvidia.ko has, "NVIDIA"), "open" when it does not (the open
- * nvidia.ko is "Dual MIT/GPL"). Returns 0, or -1 when NAME is not live or shows no taint.
- */
-int kmods_loaded_module_type(struct kmods *k, const char *name, char *buf, size_t size);
 /*
  * Reads kernel log records (one per read(2), as /dev/kmsg gives them) from FD until none
  * is left, and joins the text of the kernel's own (facility 0, util/kmsg.h) that carry
@@ -167,13 +99,6 @@ void kmods_driver_log(int fd, char *buf, size_t size);
  * users.
  */
 _must_check_ int kmods_check_idle(struct kmods *k, const pid_t *ours, size_t n_ours, struct err *e);
-
-/*
- * The processes under ROOT_FD's /proc, but OURS, with a /dev/nvidia* node open: each
- * appended to BUF ("/dev/nvidia0 open in pid 42 (python3)", "; " between; BUF holds a
- * string, "" for none). Returns how many were found.
- */
-size_t kmods_open_users(int root_fd, const pid_t *ours, size_t n_ours, char *buf, size_t size);
 
 /* Unloads the loaded driver, holders first. Returns 0, or -1 (EXIT_IN_USE on EBUSY). */
 _must_check_ int kmods_unload_driver(struct kmods *k, struct err *e);

@@ -10,37 +10,8 @@
 
 #include <stdbool.h>
 
+#include "kernel/kernel.h" /* the face: what other folders call of this module */
 #include "util/err.h"
-
-#define KTRUST_MAX_KEYS 32
-
-/* An asymmetric key as /proc/keys describes it: "SUBJECT: KEYID". */
-struct ktrust_key {
-	char subject[128]; /* the certificate's CN, or "O: CN" as the kernel names it */
-	char key_id[96];   /* lower-case hex: its subject key id, else its serial number */
-};
-
-struct ktrust {
-	char sig_enforce[16]; /* "yes", "no" or "unknown" */
-	char lockdown[32];    /* "none", "integrity", "confidentiality" or "unknown" */
-	char secure_boot[16]; /* "enabled", "disabled" or "unknown" (no EFI variables) */
-	/*
-	 * LoadPin: "enforcing", "permissive" (the sysctl reads 0), "excluded" (the kernel
-	 * command line exempts kernel modules), "off" (not among the active LSMs) or
-	 * "unknown" (no /sys/kernel/security/lsm to read).
-	 */
-	char loadpin[16];
-	bool has_keys;	    /* /proc/keys could be read */
-	char keyrings[128]; /* the trusted keyrings /proc/keys shows, comma-separated */
-	struct ktrust_key keys[KTRUST_MAX_KEYS]; /* the asymmetric keys it shows */
-	size_t n_keys;
-};
-
-/*
- * Reads the state from ROOT/sys, ROOT/proc/keys, ROOT/proc/sys/kernel/loadpin and
- * ROOT/proc/cmdline. Never fails: what cannot be read is "unknown".
- */
-void ktrust_probe(int root_fd, struct ktrust *ret);
 
 /*
  * The LoadPin state from the text of /sys/kernel/security/lsm (NULL: unreadable), of
@@ -71,8 +42,6 @@ bool ktrust_loadpin_enforces(const struct ktrust *t);
 /* Whether this process holds CAP_SYS_MODULE (/proc/self/status): 1, 0, or -1 unknown. */
 int ktrust_has_cap_sys_module(void);
 
-enum ktrust_verdict { KTRUST_LOADS, KTRUST_REFUSED, KTRUST_UNKNOWN };
-
 /* What is known of the modules to load, for ktrust_predict. */
 struct ktrust_modules {
 	bool known;	/* the files were read; else signer and signature are unknown */
@@ -82,20 +51,9 @@ struct ktrust_modules {
 	int other_fs; /* 1: not on the file system of /lib/modules/RELEASE; 0: on it; -1: unknown */
 };
 
-struct ktrust_prediction {
-	enum ktrust_verdict verdict;
-	char rule
-		[32]; /* what decides: "loadpin", "sig_enforce", "lockdown", "trusted key", "none" */
-	char why[512];	/* a sentence */
-	char need[384]; /* when not KTRUST_LOADS: what the modules need, naming the key; else "" */
-};
-
 /* Predicts whether the kernel will take modules M, by the rules in T. */
 void ktrust_predict(const struct ktrust *t, const struct ktrust_modules *m,
 		    struct ktrust_prediction *ret);
-
-/* "loads", "refused" or "unknown". */
-const char *ktrust_verdict_name(enum ktrust_verdict v);
 
 /* Whether the kernel refuses modules it cannot verify (sig_enforce, or lockdown). */
 bool ktrust_enforces(const struct ktrust *t);

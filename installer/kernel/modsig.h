@@ -14,10 +14,10 @@
  */
 #pragma once
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernel/kernel.h" /* the face: what other folders call of this module */
 #include "util/err.h"
 
 #define MODSIG_MAGIC "~Module signature appended~\n"
@@ -41,35 +41,4 @@ struct modsig_layout {
 _must_check_ int modsig_parse_tail(const uint8_t *tail, size_t tail_len, uint64_t file_len,
 				   struct modsig_layout *ret, struct err *e);
 
-/* The certificates modules must be signed with (--module-cert). */
-struct modsig_certs;
-
-/*
- * Loads certificates from PATHS: PEM (one or more per file) or DER. Returns 0,
- * or -1 with EXIT_USAGE naming the file.
- */
-_must_check_ int modsig_certs_load(char *const *paths, size_t n, struct modsig_certs **ret,
-				   struct err *e);
-void modsig_certs_free(struct modsig_certs *c);
-DEFINE_POINTER_CLEANUP(struct modsig_certs, modsig_certs_free)
 size_t modsig_certs_count(const struct modsig_certs *c);
-
-struct modsig_result {
-	bool is_signed;
-	bool verified;	    /* the signature verifies with a pinned certificate */
-	char signer[256];   /* the matching certificate's subject, else the issuer named */
-	char key_id[160];   /* subject key id, or serial number, as hex pairs */
-	char hash_algo[32]; /* "sha256" */
-	/* SHA-256 of the matching pinned certificate's DER, lower-case hex; "" if none */
-	char cert_sha256[65];
-	char reason[512]; /* why not verified; "" when verified */
-};
-
-/*
- * Examines the module open as FD: parses the signature and, with CERTS (may
- * be NULL or empty), verifies it. A module that is unsigned, malformed or
- * signed by another key is a result, not an error: *ret says why. Returns 0,
- * or -1 with e set on I/O trouble.
- */
-_must_check_ int modsig_check_fd(int fd, const struct modsig_certs *certs,
-				 struct modsig_result *ret, struct err *e);
