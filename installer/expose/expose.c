@@ -15,7 +15,7 @@
 #include "expose/ldcache.h"
 #include "expose/mounts.h"
 #include "expose/nodeinfo.h"
-#include "expose/nvml.h"
+#include "expose/partition.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/str.h"

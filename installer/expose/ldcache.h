@@ -6,8 +6,7 @@
  */
 #pragma once
 
-#include <stdbool.h>
-
+#include "expose/expose.h" /* the face: what other folders call of this module */
 #include "util/err.h"
 
 #define LDCACHE_CONF "/etc/ld.so.conf.d/nvidia.conf"
@@ -22,6 +21,3 @@ _must_check_ int ldcache_update(int root_fd, const char *root_path, const char *
 
 /* Removes the configuration and rebuilds the cache. Returns 0 or -1. */
 _must_check_ int ldcache_remove(int root_fd, const char *root_path, struct err *e);
-
-/* Whether ROOT/etc/ld.so.cache lists SONAME (e.g. "libcuda.so.1") under INSTALL_DIR. */
-bool ldcache_has(int root_fd, const char *install_dir, const char *soname);

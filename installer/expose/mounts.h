@@ -8,24 +8,10 @@
  */
 #pragma once
 
-#include <limits.h>
-#include <stdbool.h>
+#include <stddef.h>
 
+#include "expose/expose.h" /* the face: what other folders call of this module */
 #include "util/err.h"
-
-struct mount_info {
-	char target[PATH_MAX]; /* mount point, as this process sees it */
-	char fstype[64];
-	char options[256]; /* per-mount (VFS) options */
-	bool noexec;
-};
-
-/*
- * Finds the mount that holds the directory open as FD, from MOUNTINFO
- * (normally /proc/self/mountinfo). Returns 0, or -1 with e set.
- */
-_must_check_ int mounts_lookup_fd(int fd, const char *mountinfo, struct mount_info *ret,
-				  struct err *e);
 
 /*
  * Makes the directory open as DIR_FD executable in place and visible to the

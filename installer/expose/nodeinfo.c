@@ -11,6 +11,7 @@
 
 #include "build_info.h" /* INSTALLER_VERSION, INSTALLER_COMMIT: the Makefile makes it */
 #include "expose/nodeinfo.h"
+#include "expose/timing.h"
 #include "util/fs.h"
 #include "util/log.h"
 

@@ -1,10 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
+/*
+ * Verification against the driver: the installed libnvidia-ml.so.1, loaded
+ * with dlopen, must initialise, report the installed version and see every
+ * GPU on the PCI bus. What it reports (names, UUIDs, memory, compute
+ * capability, CUDA version) feeds the CDI spec and the node labels.
+ */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "expose/nvml.h"
+#include "expose/expose.h"
+#include "expose/partition.h"
 #include "util/dlbind.h"
 #include "util/log.h"
 

@@ -10,59 +10,11 @@
  */
 #pragma once
 
-#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "expose/mig.h"
+#include "expose/expose.h" /* the face: what other folders call of this module */
 #include "util/err.h"
-
-enum part_kind {
-	PART_KEEP,     /* no layout asked for: MIG left as it is */
-	PART_DISABLED, /* MIG off, instances destroyed: "all-disabled" */
-	PART_ENABLED,  /* MIG on, instances as they are: "all-enabled" */
-	PART_PROFILE,  /* MIG on, the GPU filled with one profile: "all-1g.10gb" */
-};
-
-/* One GPU's layout. */
-struct part_one {
-	enum part_kind kind;
-	char profile[MIG_SIZE_MAX]; /* PART_PROFILE: go-nvlib's name, "1g.10gb" */
-};
-
-#define PART_LAYOUT_GPUS 16	 /* GPUs a layout can name (nvml.h's NVML_MAX_GPUS) */
-#define PART_LAYOUT_NAME_MAX 512 /* the longest name part_layout_name gives */
-
-/* A layout for the node: one for every GPU, and those of the GPUs named by index. */
-struct part_layout {
-	enum part_kind kind;	    /* the GPUs not named */
-	char profile[MIG_SIZE_MAX]; /* PART_PROFILE: go-nvlib's name, "1g.10gb" */
-	struct part_one gpu[PART_LAYOUT_GPUS];
-	bool named[PART_LAYOUT_GPUS];
-	const char *source; /* where it was asked for: "--mig-layout", gpu_config.json */
-};
-
-/*
- * --mig-layout: "all-disabled", "all-enabled", "all-PROFILE" (mig-parted's names), "none"
- * (keep) for every GPU; a comma-separated list of such layouts for GPUs by NVML index,
- * "N=LAYOUT", with at most one for the GPUs not named ("all-disabled,0=all-1g.10gb"); or
- * "gke": GKE's gpu_config.json under ROOT_FD (no file, or one without a GPUPartitionSize:
- * keep). Returns 0, or -1 (EXIT_USAGE) naming what is wrong.
- */
-_must_check_ int part_layout_parse(const char *spec, int root_fd, struct part_layout *ret,
-				   struct err *e);
-
-/* The layout of GKE's request REQ (already read): its partition size on every GPU, or keep. */
-void part_layout_of_gke(const struct mig_request *req, struct part_layout *ret);
-
-/* "all-disabled", "all-1g.10gb", "0=all-1g.10gb,1=all-disabled", "none". */
-void part_layout_name(const struct part_layout *l, char *buf, size_t size);
-
-/* The layout of GPU INDEX: its own where L names it, else that of the GPUs not named. */
-struct part_one part_layout_for(const struct part_layout *l, unsigned index);
-
-/* Whether L leaves every GPU as it is. */
-bool part_layout_keeps(const struct part_layout *l);
 
 struct part_result {
 	unsigned changed;	/* GPUs whose mode or instances this run changed */
@@ -90,18 +42,6 @@ struct part_apply {
 _must_check_ int partition_apply(const struct part_apply *a, const struct part_layout *l,
 				 struct part_result *res, struct err *e);
 
-/* A MIG device: one compute instance of a GPU instance, what a container is given. */
-struct part_mig {
-	unsigned gpu;	 /* its GPU's NVML index */
-	unsigned index;	 /* among its GPU's MIG devices (nvmlDeviceGetMigDeviceHandleByIndex) */
-	unsigned gi, ci; /* its GPU instance's and compute instance's ids */
-	char uuid[96];	 /* "MIG-..." */
-	char profile[MIG_SIZE_MAX]; /* go-nvlib's name: "1g.10gb", "1g.10gb+me", "1c.2g.20gb" */
-	uint64_t memory_mib;
-	unsigned sms, gi_slices, ci_slices;
-	unsigned copy, decoders, encoders, jpegs, ofas; /* engines, shared within the instance */
-};
-
 /* What nvml_query learns of one GPU's MIG: its mode and its MIG devices, appended. */
 struct part_gpu {
 	uint64_t total_bytes; /* in: the GPU's memory as NVML reported it (names by it) */
@@ -109,19 +49,6 @@ struct part_gpu {
 	struct part_mig *migs;
 	unsigned n, max;
 };
-
-/* A profile among MIG devices: its first device, and how many have it. */
-struct part_profile_count {
-	const struct part_mig *first;
-	unsigned count;
-};
-
-/*
- * The distinct profiles of the N devices MIGS, in the order they first appear, into RET (at
- * most MAX). Returns how many.
- */
-size_t partition_profiles(const struct part_mig *migs, unsigned n, struct part_profile_count *ret,
-			  size_t max);
 
 /*
  * nvml.c's hooks: the MIG calls of an NVML handle from dlopen (NULL where the library has
