@@ -871,10 +871,12 @@ static unsigned hup_producers(void)
 
 static void refresh_other_specs(struct agent *a)
 {
+	const struct cdi_place at = {
+		.root_fd = a->root_fd, .cdi_dir = a->c->cdi_dir, .install_dir = a->c->install_dir};
 	struct cdi_stale st = {.spec = ""};
 	uint64_t now = now_ns();
 
-	if (!cdi_find_stale(a->root_fd, a->c->cdi_dir, a->c->install_dir, &st)) {
+	if (!cdi_find_stale(&at, &st)) {
 		if (a->stale[0])
 			log_kv(LOG_INFO, "agent", "another producer's CDI spec is current again",
 			       "spec", a->stale, LOG_END);
@@ -909,19 +911,17 @@ static void refresh_other_specs(struct agent *a)
 static const char *settle_cdi(struct agent *a, const struct nodestate *s, char *err, size_t size)
 {
 	char kind[256];
+	const struct cdi_place at = {
+		.root_fd = a->root_fd, .cdi_dir = a->c->cdi_dir, .install_dir = a->c->install_dir};
 	const struct cdi_rule rule = {
-		.dir = a->c->cdi_dir,
-		.install_dir = a->c->install_dir,
-		.kind = cdi_our_kind(a->root_fd, a->c->cdi_dir, kind, sizeof(kind)) == 0
-				? kind
-				: a->c->cdi_kind,
+		.kind = cdi_our_kind(&at, kind, sizeof(kind)) == 0 ? kind : a->c->cdi_kind,
 		.replace = a->c->cdi_replace && s->cdi_present};
 	struct cdi_settled st;
 	struct err e;
 
 	err[0] = '\0';
 	err_clear(&e);
-	if (cdi_settle(a->root_fd, &rule, &st, &e) < 0) {
+	if (cdi_settle(&at, &rule, &st, &e) < 0) {
 		if (!st.conflict) {
 			log_kv(LOG_WARN, "agent",
 			       "another producer's CDI spec: the rule not applied", "spec",

@@ -149,6 +149,8 @@ static void installed(const struct config *c, int root_fd, struct nodestate *s)
 int nodestate_collect(const struct config *c, int root_fd, struct nodestate *s, struct err *e)
 {
 	_cleanup_(kmods_freep) struct kmods *k = NULL;
+	const struct cdi_place at = {
+		.root_fd = root_fd, .cdi_dir = c->cdi_dir, .install_dir = c->install_dir};
 	struct err ie;
 	char path[PATH_MAX];
 
@@ -173,8 +175,7 @@ int nodestate_collect(const struct config *c, int root_fd, struct nodestate *s, 
 	s->ld_ok = ldcache_has(root_fd, c->install_dir, "libcuda.so.1");
 	snprintf(path, sizeof(path), "%s/%s", c->cdi_dir, CDI_FILE);
 	s->cdi_present = exists(root_fd, path);
-	if (cdi_find_other(root_fd, c->cdi_dir, c->install_dir, c->cdi_kind, s->cdi_other,
-			   sizeof(s->cdi_other)) != 1)
+	if (cdi_find_other(&at, c->cdi_kind, s->cdi_other, sizeof(s->cdi_other)) != 1)
 		s->cdi_other[0] = '\0';
 	s->labels_present = exists(root_fd, LABELS_FILE);
 	s->ready_present = exists(root_fd, READY_FILE);

@@ -413,14 +413,13 @@ struct our_specs {
 };
 
 /*
- * Our specs in CDI_DIR: CDI_FILE, and a legacy CDI_LEGACY_FILE that mounts from
- * INSTALL_DIR, each a regular file there (written by rename, never a link).
+ * Our specs in P's cdi_dir: CDI_FILE, and a legacy CDI_LEGACY_FILE that mounts from
+ * P's install_dir, each a regular file there (written by rename, never a link).
  */
-static void our_files(int root_fd, const char *cdi_dir, const char *install_dir,
-		      struct our_specs *ret)
+static void our_files(const struct cdi_place *p, struct our_specs *ret)
 {
 	struct err e;
-	_cleanup_close_ int dir = fs_dir_in_root(root_fd, cdi_dir, false, &e);
+	_cleanup_close_ int dir = fs_dir_in_root(p->root_fd, p->cdi_dir, false, &e);
 	_cleanup_free_ char *text = NULL;
 	struct stat st;
 	size_t len;
@@ -431,7 +430,7 @@ static void our_files(int root_fd, const char *cdi_dir, const char *install_dir,
 	if (fstatat(dir, CDI_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
 		ret->id[ret->n++] = (struct file_id){st.st_dev, st.st_ino};
 	if (fs_read_at(dir, CDI_LEGACY_FILE, CDI_SPEC_MAX, &text, &len, &e) == 0 &&
-	    mounts_from(text, install_dir) &&
+	    mounts_from(text, p->install_dir) &&
 	    fstatat(dir, CDI_LEGACY_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		ret->id[ret->n++] = (struct file_id){st.st_dev, st.st_ino};
 }
@@ -455,17 +454,17 @@ static void spec_dirs_close(struct spec_dirs *d)
  * its root, pkg/cdi/spec-dirs.go): a standard directory that is a link is not read, and
  * is not opened here either. A link on the way (/var/run) is followed, inside the root.
  */
-static void spec_dirs_open(int root_fd, const char *cdi_dir, struct spec_dirs *d)
+static void spec_dirs_open(const struct cdi_place *p, struct spec_dirs *d)
 {
-	const char *names[] = {CDI_STATIC_DIR, CDI_DYNAMIC_DIR, cdi_dir};
+	const char *names[] = {CDI_STATIC_DIR, CDI_DYNAMIC_DIR, p->cdi_dir};
 	struct file_id seen[ARRAY_SIZE(names)];
 
 	d->n = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
 		struct err e;
 		struct stat st;
-		int fd = fs_open_in_root(root_fd, names[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0,
-					 i < 2 ? FS_NOFOLLOW_LAST : 0, &e);
+		int fd = fs_open_in_root(p->root_fd, names[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+					 0, i < 2 ? FS_NOFOLLOW_LAST : 0, &e);
 
 		if (fd < 0)
 			continue;
@@ -524,14 +523,13 @@ struct spec_match {
  * directories the runtimes read) goes to M; the first it takes has its host path written
  * to RET. Returns 1 taken, 0 none.
  */
-static int find_spec(int root_fd, const char *cdi_dir, const char *install_dir,
-		     const struct spec_match *m, char *ret, size_t size)
+static int find_spec(const struct cdi_place *p, const struct spec_match *m, char *ret, size_t size)
 {
 	_cleanup_(spec_dirs_close) struct spec_dirs d = {.n = 0};
 	struct our_specs ours;
 
-	our_files(root_fd, cdi_dir, install_dir, &ours);
-	spec_dirs_open(root_fd, cdi_dir, &d);
+	our_files(p, &ours);
+	spec_dirs_open(p, &d);
 	for (size_t i = 0; i < d.n; i++) {
 		struct err e;
 		_cleanup_closedir_ DIR *dir = fs_opendir_at(d.fd[i], ".", &e);
@@ -543,7 +541,7 @@ static int find_spec(int root_fd, const char *cdi_dir, const char *install_dir,
 			size_t len;
 
 			if ((!yaml && !has_suffix(de->d_name, ".json")) ||
-			    read_candidate(root_fd, d.name[i], de->d_name, &ours, &text, &len) <
+			    read_candidate(p->root_fd, d.name[i], de->d_name, &ours, &text, &len) <
 				    0 ||
 			    !m->fn(text, len, yaml, m->arg) ||
 			    join(ret, size, d.name[i], de->d_name) < 0)
@@ -561,23 +559,22 @@ static int declares_kind(const char *text, size_t len, bool yaml, void *arg)
 	return cdi_spec_kind(text, len, yaml, k, sizeof(k)) == 0 && strcmp(k, arg) == 0;
 }
 
-int cdi_find_other(int root_fd, const char *cdi_dir, const char *install_dir, const char *kind,
-		   char *ret, size_t size)
+int cdi_find_other(const struct cdi_place *p, const char *kind, char *ret, size_t size)
 {
 	const struct spec_match m = {declares_kind, (void *)kind};
 
-	return find_spec(root_fd, cdi_dir, install_dir, &m, ret, size);
+	return find_spec(p, &m, ret, size);
 }
 
 /*
- * The first host path under INSTALL_DIR that TEXT names and that does not resolve under
- * root_fd, into RET. A spec names paths as JSON or YAML strings: each starts at
- * INSTALL_DIR + "/" after a quote, a space or the start of a line, and ends at a quote,
+ * The first host path under PLACE's install_dir that TEXT names and that does not resolve
+ * under its root, into RET. A spec names paths as JSON or YAML strings: each starts at
+ * install_dir + "/" after a quote, a space or the start of a line, and ends at a quote,
  * a blank, a comma or a bracket. Returns 1 found, 0 none.
  */
-static int missing_path(int root_fd, const char *text, const char *install_dir, char *ret,
-			size_t size)
+static int missing_path(const struct cdi_place *place, const char *text, char *ret, size_t size)
 {
+	const char *install_dir = place->install_dir;
 	size_t n = strlen(install_dir);
 
 	for (const char *p = strstr(text, install_dir); p; p = strstr(p + 1, install_dir)) {
@@ -593,7 +590,7 @@ static int missing_path(int root_fd, const char *text, const char *install_dir, 
 			continue;
 		memcpy(path, p, len);
 		path[len] = '\0';
-		fd = fs_open_in_root(root_fd, path, O_PATH | O_CLOEXEC, 0, 0, &e);
+		fd = fs_open_in_root(place->root_fd, path, O_PATH | O_CLOEXEC, 0, 0, &e);
 		if (fd >= 0) {
 			close(fd);
 			continue;
@@ -605,8 +602,7 @@ static int missing_path(int root_fd, const char *text, const char *install_dir, 
 }
 
 struct stale_query {
-	int root_fd;
-	const char *install_dir;
+	const struct cdi_place *place;
 	struct cdi_stale *ret;
 };
 
@@ -616,16 +612,15 @@ static int names_missing(const char *text, size_t len, bool yaml, void *arg)
 
 	(void)len;
 	(void)yaml;
-	return missing_path(q->root_fd, text, q->install_dir, q->ret->missing,
-			    sizeof(q->ret->missing));
+	return missing_path(q->place, text, q->ret->missing, sizeof(q->ret->missing));
 }
 
-int cdi_find_stale(int root_fd, const char *cdi_dir, const char *install_dir, struct cdi_stale *ret)
+int cdi_find_stale(const struct cdi_place *p, struct cdi_stale *ret)
 {
-	struct stale_query q = {root_fd, install_dir, ret};
+	struct stale_query q = {p, ret};
 	const struct spec_match m = {names_missing, &q};
 
-	return find_spec(root_fd, cdi_dir, install_dir, &m, ret->spec, sizeof(ret->spec));
+	return find_spec(p, &m, ret->spec, sizeof(ret->spec));
 }
 
 /* ---- what --cdi-replace set aside -------------------------------------------------- */
@@ -677,7 +672,7 @@ static int open_parent(int root_fd, const char *path, const char **ret_base, str
 	return fs_dir_in_root(root_fd, *dir ? dir : "/", false, e);
 }
 
-int cdi_set_aside(int root_fd, const char *install_dir, const char *path, struct err *e)
+int cdi_set_aside(const struct cdi_place *p, const char *path, struct err *e)
 {
 	_cleanup_(json_object_putp) json_object *record = NULL;
 	_cleanup_close_ int fd = -1, install_fd = -1;
@@ -686,14 +681,14 @@ int cdi_set_aside(int root_fd, const char *install_dir, const char *path, struct
 	const char *base;
 	struct stat st;
 
-	fd = open_parent(root_fd, path, &base, e);
+	fd = open_parent(p->root_fd, path, &base, e);
 	if (fd < 0)
 		return err_wrap(e, "cdi");
 	if (str_fmt(aside, sizeof(aside), "%s%s", base, CDI_SET_ASIDE) < 0)
 		return err_set(e, EXIT_UNEXPECTED, "cdi: name too long to set aside: '%s'", path);
 	if (fstatat(fd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "cdi: stat '%s'", path);
-	install_fd = fs_dir_in_root(root_fd, install_dir, false, e);
+	install_fd = fs_dir_in_root(p->root_fd, p->install_dir, false, e);
 	if (install_fd < 0)
 		return err_wrap(e, "cdi");
 	/* The record first: a crash between the two leaves an entry naming nothing. */
@@ -732,15 +727,14 @@ static int restore_one(int root_fd, const char *path, int64_t inode, struct err 
 
 /*
  * What is still set aside in the spec directories once the record is done: a spec of
- * ours (it mounts from INSTALL_DIR: one that an earlier version took for another's) is
- * removed; the first other one goes to RET, for a warning. 0 or -1.
+ * ours (it mounts from P's install_dir: one that an earlier version took for another's)
+ * is removed; the first other one goes to RET, for a warning. 0 or -1.
  */
-static int find_left_aside(int root_fd, const char *cdi_dir, const char *install_dir, char *ret,
-			   size_t size, struct err *e)
+static int find_left_aside(const struct cdi_place *p, char *ret, size_t size, struct err *e)
 {
 	_cleanup_(spec_dirs_close) struct spec_dirs d = {.n = 0};
 
-	spec_dirs_open(root_fd, cdi_dir, &d);
+	spec_dirs_open(p, &d);
 	for (size_t i = 0; i < d.n; i++) {
 		_cleanup_closedir_ DIR *dir = fs_opendir_at(d.fd[i], ".", e);
 		struct dirent *de;
@@ -753,7 +747,7 @@ static int find_left_aside(int root_fd, const char *cdi_dir, const char *install
 			if (!has_suffix(de->d_name, CDI_SET_ASIDE))
 				continue;
 			if (fs_read_at(d.fd[i], de->d_name, CDI_SPEC_MAX, &text, &len, e) == 0 &&
-			    mounts_from(text, install_dir)) {
+			    mounts_from(text, p->install_dir)) {
 				if (unlinkat(d.fd[i], de->d_name, 0) < 0 && errno != ENOENT)
 					return err_errno(e, EXIT_UNEXPECTED, errno,
 							 "cdi: remove %s/%s", d.name[i],
@@ -767,10 +761,9 @@ static int find_left_aside(int root_fd, const char *cdi_dir, const char *install
 	return 0;
 }
 
-int cdi_restore_set_aside(int root_fd, const char *cdi_dir, const char *install_dir, char *ret_left,
-			  size_t size, struct err *e)
+int cdi_restore_set_aside(const struct cdi_place *p, char *ret_left, size_t size, struct err *e)
 {
-	_cleanup_close_ int install_fd = fs_dir_in_root(root_fd, install_dir, false, e);
+	_cleanup_close_ int install_fd = fs_dir_in_root(p->root_fd, p->install_dir, false, e);
 	_cleanup_(json_object_putp) json_object *record = NULL;
 	json_object *list;
 
@@ -784,21 +777,21 @@ int cdi_restore_set_aside(int root_fd, const char *cdi_dir, const char *install_
 			const char *spec = json_object_get_string(member(entry, "spec"));
 
 			if (spec &&
-			    restore_one(root_fd, spec,
+			    restore_one(p->root_fd, spec,
 					json_object_get_int64(member(entry, "inode")), e) < 0)
 				return -1;
 		}
 		if (unlinkat(install_fd, CDI_RECORD, 0) < 0 && errno != ENOENT)
 			return err_errno(e, EXIT_UNEXPECTED, errno, "cdi: remove %s/%s",
-					 install_dir, CDI_RECORD);
+					 p->install_dir, CDI_RECORD);
 	}
-	return find_left_aside(root_fd, cdi_dir, install_dir, ret_left, size, e);
+	return find_left_aside(p, ret_left, size, e);
 }
 
 /* ---- our file ---------------------------------------------------------------------- */
 
-/* Removes DIR's legacy spec when it is ours (mounts from INSTALL_DIR). */
-static int remove_legacy(int dir, const char *cdi_dir, const char *install_dir, struct err *e)
+/* Removes the legacy spec in DIR, P's cdi_dir, when it is ours (mounts from P's install_dir). */
+static int remove_legacy(int dir, const struct cdi_place *p, struct err *e)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len;
@@ -807,15 +800,15 @@ static int remove_legacy(int dir, const char *cdi_dir, const char *install_dir, 
 		err_clear(e);
 		return 0;
 	}
-	if (!mounts_from(text, install_dir))
+	if (!mounts_from(text, p->install_dir))
 		return 0;
 	if (unlinkat(dir, CDI_LEGACY_FILE, 0) < 0 && errno != ENOENT)
-		return err_errno(e, EXIT_UNEXPECTED, errno, "cdi: remove %s/%s", cdi_dir,
+		return err_errno(e, EXIT_UNEXPECTED, errno, "cdi: remove %s/%s", p->cdi_dir,
 				 CDI_LEGACY_FILE);
 	return 0;
 }
 
-int cdi_write(int root_fd, const char *cdi_dir, const struct cdi_input *in, struct err *e)
+int cdi_write(const struct cdi_place *p, const struct cdi_input *in, struct err *e)
 {
 	_cleanup_free_ char *json = cdi_render(in), *old = NULL, *text = NULL;
 	_cleanup_close_ int dir = -1;
@@ -823,10 +816,10 @@ int cdi_write(int root_fd, const char *cdi_dir, const struct cdi_input *in, stru
 
 	if (!json || asprintf(&text, "%s\n", json) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "cdi");
-	dir = fs_dir_in_root(root_fd, cdi_dir, true, e);
+	dir = fs_dir_in_root(p->root_fd, p->cdi_dir, true, e);
 	if (dir < 0)
 		return err_wrap(e, "cdi");
-	if (remove_legacy(dir, cdi_dir, in->install_dir, e) < 0)
+	if (remove_legacy(dir, p, e) < 0)
 		return -1;
 	if (fs_read_at(dir, CDI_FILE, CDI_SPEC_MAX, &old, &len, e) == 0 && strcmp(old, text) == 0)
 		return 0;
@@ -836,25 +829,26 @@ int cdi_write(int root_fd, const char *cdi_dir, const struct cdi_input *in, stru
 	return 1;
 }
 
-int cdi_remove(int root_fd, const char *cdi_dir, const char *install_dir, struct err *e)
+int cdi_remove(const struct cdi_place *p, struct err *e)
 {
-	_cleanup_close_ int dir = fs_dir_in_root(root_fd, cdi_dir, false, e);
+	_cleanup_close_ int dir = fs_dir_in_root(p->root_fd, p->cdi_dir, false, e);
 
 	if (dir < 0) {
 		err_clear(e);
 		return 0;
 	}
-	if (remove_legacy(dir, cdi_dir, install_dir, e) < 0)
+	if (remove_legacy(dir, p, e) < 0)
 		return -1;
 	if (unlinkat(dir, CDI_FILE, 0) < 0 && errno != ENOENT)
-		return err_errno(e, EXIT_UNEXPECTED, errno, "cdi: remove %s/%s", cdi_dir, CDI_FILE);
+		return err_errno(e, EXIT_UNEXPECTED, errno, "cdi: remove %s/%s", p->cdi_dir,
+				 CDI_FILE);
 	return 0;
 }
 
-int cdi_our_kind(int root_fd, const char *cdi_dir, char *ret, size_t size)
+int cdi_our_kind(const struct cdi_place *p, char *ret, size_t size)
 {
 	struct err e;
-	_cleanup_close_ int dir = fs_dir_in_root(root_fd, cdi_dir, false, &e);
+	_cleanup_close_ int dir = fs_dir_in_root(p->root_fd, p->cdi_dir, false, &e);
 	_cleanup_free_ char *text = NULL;
 	size_t len;
 
@@ -866,27 +860,27 @@ int cdi_our_kind(int root_fd, const char *cdi_dir, char *ret, size_t size)
 /* More specs of our kind set aside in one call than any node holds: a loop, not a node. */
 #define SETTLE_MAX 64
 
-int cdi_settle(int root_fd, const struct cdi_rule *r, struct cdi_settled *ret, struct err *e)
+int cdi_settle(const struct cdi_place *p, const struct cdi_rule *r, struct cdi_settled *ret,
+	       struct err *e)
 {
 	struct our_specs ours;
 	bool failed = false;
 
 	memset(ret, 0, sizeof(*ret));
 	for (unsigned i = 0; i < SETTLE_MAX && !failed; i++) {
-		if (cdi_find_other(root_fd, r->dir, r->install_dir, r->kind, ret->theirs,
-				   sizeof(ret->theirs)) != 1) {
+		if (cdi_find_other(p, r->kind, ret->theirs, sizeof(ret->theirs)) != 1) {
 			ret->theirs[0] = '\0';
 			return 1;
 		}
-		our_files(root_fd, r->dir, r->install_dir, &ours);
+		our_files(p, &ours);
 		if (!r->replace) {
 			if (ours.n == 0)
 				return 0;
-			failed = cdi_remove(root_fd, r->dir, r->install_dir, e) < 0;
+			failed = cdi_remove(p, e) < 0;
 			ret->withdrew = !failed;
 			if (!failed)
 				return 0;
-		} else if (!(failed = cdi_set_aside(root_fd, r->install_dir, ret->theirs, e) < 0)) {
+		} else if (!(failed = cdi_set_aside(p, ret->theirs, e) < 0)) {
 			str_fmt_cut(ret->set_aside, sizeof(ret->set_aside), "%s", ret->theirs);
 			ret->n_set_aside++;
 		}
@@ -894,7 +888,7 @@ int cdi_settle(int root_fd, const struct cdi_rule *r, struct cdi_settled *ret, s
 	if (!failed)
 		err_set(e, EXIT_UNEXPECTED, "cdi: more than %d specs of kind %s set aside at once",
 			SETTLE_MAX, r->kind);
-	our_files(root_fd, r->dir, r->install_dir, &ours);
+	our_files(p, &ours);
 	ret->conflict = ours.n > 0;
 	return -1;
 }

@@ -78,28 +78,27 @@ int cdi_spec_kind(const char *text, size_t len, bool yaml, char *ret, size_t siz
 #define CDI_SPEC_MAX (1 << 20)
 
 /*
- * Moves another producer's spec at host path PATH aside (PATH + CDI_SET_ASIDE), and
- * records it (path and inode) in INSTALL_DIR for cdi_restore_set_aside. 0 or -1.
+ * Moves another producer's spec at host path PATH (under P's root) aside (PATH +
+ * CDI_SET_ASIDE), and records it (path and inode) in P's install_dir for
+ * cdi_restore_set_aside. 0 or -1.
  */
-_must_check_ int cdi_set_aside(int root_fd, const char *install_dir, const char *path,
-			       struct err *e);
+_must_check_ int cdi_set_aside(const struct cdi_place *p, const char *path, struct err *e);
 
 /*
- * Puts back what INSTALL_DIR's record says cdi_set_aside moved, where the file set
- * aside is still the one moved and its name is free, and drops the record. A spec of
+ * Puts back what the record in P's install_dir says cdi_set_aside moved, where the file
+ * set aside is still the one moved and its name is free, and drops the record. A spec of
  * ours found set aside (by a version that took it for another's) is removed; the
  * first other one set aside that stays goes to RET_LEFT ("" when none). 0 or -1.
  */
-_must_check_ int cdi_restore_set_aside(int root_fd, const char *cdi_dir, const char *install_dir,
-				       char *ret_left, size_t size, struct err *e);
+_must_check_ int cdi_restore_set_aside(const struct cdi_place *p, char *ret_left, size_t size,
+				       struct err *e);
 
 /*
- * Writes CDI_DIR/CDI_FILE under root_fd atomically, only when it changes, and
- * removes a legacy spec of ours. Returns 1 when written, 0 when unchanged, -1.
+ * Writes P's cdi_dir/CDI_FILE under its root atomically, only when it changes, and
+ * removes a legacy spec of ours (one that mounts from P's install_dir). Returns 1 when
+ * written, 0 when unchanged, -1.
  */
-_must_check_ int cdi_write(int root_fd, const char *cdi_dir, const struct cdi_input *in,
-			   struct err *e);
+_must_check_ int cdi_write(const struct cdi_place *p, const struct cdi_input *in, struct err *e);
 
-/* Removes our spec (and a legacy one of ours). Returns 0 or -1. */
-_must_check_ int cdi_remove(int root_fd, const char *cdi_dir, const char *install_dir,
-			    struct err *e);
+/* Removes our spec at P (and a legacy one of ours). Returns 0 or -1. */
+_must_check_ int cdi_remove(const struct cdi_place *p, struct err *e);

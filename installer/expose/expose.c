@@ -75,20 +75,24 @@ static void cdi_gpus(int root_fd, const struct nvml_report *r, struct cdi_input 
 	}
 }
 
+/* Where our CDI spec goes under ROOT_FD, and what it points at, as O says. */
+static struct cdi_place cdi_place_of(const struct expose_opts *o, int root_fd)
+{
+	return (struct cdi_place){
+		.root_fd = root_fd, .cdi_dir = o->cdi_dir, .install_dir = o->install_dir};
+}
+
 /*
  * Another producer's spec of our kind on the node (NVIDIA Container Toolkit's
  * `nvidia-ctk cdi generate`): the rule of cdi_settle (theirs win, or --cdi-replace sets
  * them aside; --cdi-kind writes ours under a kind of its own), which the node agent
- * applies too. Returns 1 when ours is to be written, 0 when not, -1 on error.
+ * applies too. Returns 1 when ours is to be written at AT, 0 when not, -1 on error.
  */
-static int cdi_yield(const struct expose_opts *o, int root_fd, struct err *e)
+static int cdi_yield(const struct expose_opts *o, const struct cdi_place *at, struct err *e)
 {
-	const struct cdi_rule rule = {.dir = o->cdi_dir,
-				      .install_dir = o->install_dir,
-				      .kind = o->cdi_kind,
-				      .replace = o->cdi_replace};
+	const struct cdi_rule rule = {.kind = o->cdi_kind, .replace = o->cdi_replace};
 	struct cdi_settled s;
-	int w = cdi_settle(root_fd, &rule, &s, e);
+	int w = cdi_settle(at, &rule, &s, e);
 
 	if (s.n_set_aside)
 		log_kv(LOG_WARN, "cdi", "another producer's CDI spec set aside (--cdi-replace)",
@@ -154,7 +158,8 @@ static int publish_cdi(const struct expose_opts *o, int root_fd, int install_fd,
 			       .install_dir = o->install_dir,
 			       .container_dir = o->container_dir,
 			       .hook_path = hook};
-	int w = cdi_yield(o, root_fd, e);
+	const struct cdi_place at = cdi_place_of(o, root_fd);
+	int w = cdi_yield(o, &at, e);
 
 	if (w <= 0)
 		return w;
@@ -172,7 +177,7 @@ static int publish_cdi(const struct expose_opts *o, int root_fd, int install_fd,
 		return -1;
 	snprintf(hook, sizeof(hook), "%s/" HELPERS_DIR "/" HELPER_CDI_HOOK,
 		 strcmp(o->install_dir, "/") == 0 ? "" : o->install_dir);
-	w = cdi_write(root_fd, o->cdi_dir, &in, e);
+	w = cdi_write(&at, &in, e);
 	if (w < 0)
 		return -1;
 	log_kv(LOG_INFO, "cdi", w ? "CDI spec written" : "CDI spec unchanged", "file", o->cdi_dir,
@@ -381,11 +386,12 @@ static int partition(const struct expose_opts *o, int root_fd, int install_fd,
  */
 static void withdraw_after_failure(const struct expose_opts *o, int root_fd)
 {
+	const struct cdi_place at = cdi_place_of(o, root_fd);
 	struct err we;
 
 	if (nodeinfo_remove(root_fd, &we) < 0)
 		log_msg(LOG_WARN, "expose", "withdrawing after the failed check: %s", we.msg);
-	if (cdi_remove(root_fd, o->cdi_dir, o->install_dir, &we) < 0)
+	if (cdi_remove(&at, &we) < 0)
 		log_msg(LOG_WARN, "expose", "withdrawing after the failed check: %s", we.msg);
 }
 
@@ -469,6 +475,7 @@ static bool notice_exists(int root_fd, const char *path)
 int expose_withdraw_unloaded(const struct expose_opts *o, int root_fd, const char *release)
 {
 	_cleanup_(kmods_freep) struct kmods *k = NULL;
+	const struct cdi_place at = cdi_place_of(o, root_fd);
 	struct err we;
 
 	/* A kernel whose state cannot be read proves nothing either way: nothing changes. */
@@ -481,18 +488,18 @@ int expose_withdraw_unloaded(const struct expose_opts *o, int root_fd, const cha
 			"no nvidia module is loaded: the readiness marker, the labels and the CDI spec are withdrawn");
 	if (nodeinfo_remove_driver(root_fd, &we) < 0)
 		log_msg(LOG_WARN, "expose", "withdrawing without a driver: %s", we.msg);
-	if (cdi_remove(root_fd, o->cdi_dir, o->install_dir, &we) < 0)
+	if (cdi_remove(&at, &we) < 0)
 		log_msg(LOG_WARN, "expose", "withdrawing without a driver: %s", we.msg);
 	return 1;
 }
 
 int expose_withdraw_notices(const struct expose_opts *o, int root_fd, struct err *e)
 {
+	const struct cdi_place at = cdi_place_of(o, root_fd);
 	char left[PATH_MAX];
 
-	if (nodeinfo_remove(root_fd, e) < 0 ||
-	    cdi_remove(root_fd, o->cdi_dir, o->install_dir, e) < 0 ||
-	    cdi_restore_set_aside(root_fd, o->cdi_dir, o->install_dir, left, sizeof(left), e) < 0)
+	if (nodeinfo_remove(root_fd, e) < 0 || cdi_remove(&at, e) < 0 ||
+	    cdi_restore_set_aside(&at, left, sizeof(left), e) < 0)
 		return err_wrap(e, "uninstall");
 	if (left[0])
 		log_kv(LOG_WARN, "uninstall",

@@ -349,17 +349,27 @@ _must_check_ int mounts_lookup_fd(int fd, const char *mountinfo, struct mount_in
 bool cdi_kind_is_valid(const char *kind);
 
 /*
+ * Where our spec goes and what it points at: the host root, the directory our spec is
+ * written to and the install dir its mounts come from. Built once by the caller, it is what
+ * the functions that find, write, set aside or remove specs are given, instead of the three.
+ */
+struct cdi_place {
+	int root_fd;		 /* the host's / (not owned) */
+	const char *cdi_dir;	 /* host path of our spec's directory (--cdi-dir) */
+	const char *install_dir; /* host path */
+};
+
+/*
  * Another producer's spec of KIND on the node: the first *.json or *.yaml in
- * /etc/cdi, /var/run/cdi and CDI_DIR (under root_fd; each directory once, however
+ * /etc/cdi, /var/run/cdi and P's cdi_dir (under its root_fd; each directory once, however
  * it is named) that declares KIND and is not ours. Files are read as the CDI library
  * reads them, a link followed (inside the root), but only regular files of at most
  * CDI_SPEC_MAX bytes; ours are told by what they resolve to (device and inode), not by
- * name: CDI_DIR/CDI_FILE, or a legacy CDI_DIR/nvidia.json that mounts from
- * INSTALL_DIR, under any name that leads to them. Writes its host path to ret.
+ * name: cdi_dir/CDI_FILE, or a legacy cdi_dir/nvidia.json that mounts from P's
+ * install_dir, under any name that leads to them. Writes its host path to ret.
  * Returns 1 found, 0 none.
  */
-int cdi_find_other(int root_fd, const char *cdi_dir, const char *install_dir, const char *kind,
-		   char *ret, size_t size);
+int cdi_find_other(const struct cdi_place *p, const char *kind, char *ret, size_t size);
 
 /* What cdi_find_stale found: the spec's host path, and the first path it names that is gone. */
 struct cdi_stale {
@@ -369,20 +379,17 @@ struct cdi_stale {
 
 /*
  * Another producer's spec (read as cdi_find_other reads them, of any kind) that names a
- * path under INSTALL_DIR that no longer resolves: NVIDIA's tools resolve our links and
+ * path under P's install_dir that no longer resolves: NVIDIA's tools resolve our links and
  * write .versions/ID/... paths, which a switch removes with the version (docs/design.md,
  * "Specs of others after a switch"). Fills RET. Returns 1 found, 0 none.
  */
-int cdi_find_stale(int root_fd, const char *cdi_dir, const char *install_dir,
-		   struct cdi_stale *ret);
+int cdi_find_stale(const struct cdi_place *p, struct cdi_stale *ret);
 
-/* The kind our spec in CDI_DIR declares, into RET. Returns 0, or -1 when there is none. */
-int cdi_our_kind(int root_fd, const char *cdi_dir, char *ret, size_t size);
+/* The kind our spec at P declares, into RET. Returns 0, or -1 when there is none. */
+int cdi_our_kind(const struct cdi_place *p, char *ret, size_t size);
 
-/* Where our spec lives, of what kind, and the rule for another producer's of that kind. */
+/* Of what kind our spec is, and the rule for another producer's of that kind. */
 struct cdi_rule {
-	const char *dir;	 /* host path of our spec's directory (--cdi-dir) */
-	const char *install_dir; /* host path */
 	const char *kind;
 	bool replace; /* --cdi-replace: theirs set aside; else theirs win, ours withdrawn */
 };
@@ -398,15 +405,15 @@ struct cdi_settled {
 
 /*
  * The rule for another producer's spec of R's kind (docs/design.md, "One producer per
- * kind"), applied at install and at each look of the agent: two specs that define
- * KIND=0 make a runtime drop the device for every container. Without R->replace theirs
- * win: ours is withdrawn. With it, each of theirs is set aside (cdi_set_aside). Fills
- * RET. Returns 1 when no spec of theirs stays (ours may stand), 0 when one does and ours
- * is withdrawn, -1 when the rule could not be applied (RET->conflict says whether both
- * stay).
+ * kind"), applied to our spec at P at install and at each look of the agent: two specs
+ * that define KIND=0 make a runtime drop the device for every container. Without
+ * R->replace theirs win: ours is withdrawn. With it, each of theirs is set aside
+ * (cdi_set_aside). Fills RET. Returns 1 when no spec of theirs stays (ours may stand), 0
+ * when one does and ours is withdrawn, -1 when the rule could not be applied
+ * (RET->conflict says whether both stay).
  */
-_must_check_ int cdi_settle(int root_fd, const struct cdi_rule *r, struct cdi_settled *ret,
-			    struct err *e);
+_must_check_ int cdi_settle(const struct cdi_place *p, const struct cdi_rule *r,
+			    struct cdi_settled *ret, struct err *e);
 
 /* ---- labels, readiness, metrics (nodeinfo.c) ----------------------------------- */
 

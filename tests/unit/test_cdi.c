@@ -210,10 +210,17 @@ static void put(struct scratch_fixture *f, const char *rel, const char *text)
 	assert_int_equal(scratch_write(f->fd, rel, text), 0);
 }
 
+/* Our spec's place in CDI_DIR under the fixture's root, pointing at the install dir. */
+static struct cdi_place place(struct scratch_fixture *f, const char *cdi_dir)
+{
+	return (struct cdi_place){
+		.root_fd = f->fd, .cdi_dir = cdi_dir, .install_dir = "/home/kubernetes/bin/nvidia"};
+}
+
 static void test_find_other(void **state)
 {
 	struct scratch_fixture *f = *state;
-	const char *install = "/home/kubernetes/bin/nvidia";
+	const struct cdi_place at = place(f, "/var/run/cdi");
 	char other[512];
 
 	assert_int_equal(scratch_mkdirs(f->fd, "etc/cdi"), 0);
@@ -226,50 +233,41 @@ static void test_find_other(void **state)
 	/* Another kind, and a file the CDI library does not read. */
 	put(f, "etc/cdi/other.yaml", "kind: example.com/fpga\n");
 	put(f, "etc/cdi/notes.txt", "kind: nvidia.com/gpu\n");
-	assert_int_equal(
-		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 0);
+	assert_int_equal(cdi_find_other(&at, CDI_KIND, other, sizeof(other)), 0);
 
 	/* nvidia-ctk's spec in /etc/cdi. */
 	put(f, "etc/cdi/nvidia.yaml", "---\ncdiVersion: 0.5.0\nkind: nvidia.com/gpu\n");
-	assert_int_equal(
-		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 1);
+	assert_int_equal(cdi_find_other(&at, CDI_KIND, other, sizeof(other)), 1);
 	assert_string_equal(other, "/etc/cdi/nvidia.yaml");
 	/* Our file's name in another directory than ours is no proof. */
 	unlinkat(f->fd, "etc/cdi/nvidia.yaml", 0);
 	put(f, "etc/cdi/" CDI_FILE, "{\"kind\":\"nvidia.com/gpu\"}");
-	assert_int_equal(
-		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 1);
+	assert_int_equal(cdi_find_other(&at, CDI_KIND, other, sizeof(other)), 1);
 	assert_string_equal(other, "/etc/cdi/" CDI_FILE);
 	unlinkat(f->fd, "etc/cdi/" CDI_FILE, 0);
 	put(f, "etc/cdi/nvidia.yaml", "---\ncdiVersion: 0.5.0\nkind: nvidia.com/gpu\n");
 	/* Under a kind of our own there is no conflict. */
-	assert_int_equal(cdi_find_other(f->fd, "/var/run/cdi", install, "example.com/gpu", other,
-					sizeof(other)),
-			 0);
+	assert_int_equal(cdi_find_other(&at, "example.com/gpu", other, sizeof(other)), 0);
 
 	/* Set aside, it is read no more; uninstall puts it back. */
 	struct err e;
 	char left[512];
 	assert_int_equal(scratch_mkdirs(f->fd, "home/kubernetes/bin/nvidia"), 0);
-	assert_int_equal(cdi_set_aside(f->fd, install, "/etc/cdi/nvidia.yaml", &e), 0);
-	assert_int_equal(
-		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 0);
-	assert_int_equal(
-		cdi_restore_set_aside(f->fd, "/var/run/cdi", install, left, sizeof(left), &e), 0);
+	assert_int_equal(cdi_set_aside(&at, "/etc/cdi/nvidia.yaml", &e), 0);
+	assert_int_equal(cdi_find_other(&at, CDI_KIND, other, sizeof(other)), 0);
+	assert_int_equal(cdi_restore_set_aside(&at, left, sizeof(left), &e), 0);
 	assert_string_equal(left, "");
-	assert_int_equal(
-		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 1);
+	assert_int_equal(cdi_find_other(&at, CDI_KIND, other, sizeof(other)), 1);
 
 	/* A nvidia.json that is not ours (mounts from elsewhere) is another producer's. */
 	unlinkat(f->fd, "etc/cdi/nvidia.yaml", 0);
 	put(f, "var/run/cdi/nvidia.json",
 	    "{\"kind\":\"nvidia.com/gpu\",\"containerEdits\":{\"mounts\":[{\"hostPath\":"
 	    "\"/usr/lib/x86_64-linux-gnu/libcuda.so.1\",\"containerPath\":\"/x\"}]}}");
-	assert_int_equal(
-		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 1);
+	assert_int_equal(cdi_find_other(&at, CDI_KIND, other, sizeof(other)), 1);
 	assert_string_equal(other, "/var/run/cdi/nvidia.json");
 	/* ... and cdi_remove leaves it alone. */
-	assert_int_equal(cdi_remove(f->fd, "/var/run/cdi", install, &e), 0);
+	assert_int_equal(cdi_remove(&at, &e), 0);
 	assert_int_equal(faccessat(f->fd, "var/run/cdi/nvidia.json", F_OK, 0), 0);
 	assert_int_not_equal(faccessat(f->fd, "var/run/cdi/" CDI_FILE, F_OK, 0), 0);
 }
@@ -293,7 +291,10 @@ static void put_ours(struct scratch_fixture *f, const char *dir)
 static void test_ours_by_identity(void **state)
 {
 	struct scratch_fixture *f = *state;
-	const char *install = "/home/kubernetes/bin/nvidia";
+	const struct cdi_place run = place(f, "/run/cdi");
+	const struct cdi_place var_run = place(f, "/var/run/cdi/");
+	const struct cdi_place doubled = place(f, "/run//cdi/");
+	const struct cdi_place etc = place(f, "/etc/cdi/");
 	char other[512];
 
 	assert_int_equal(scratch_mkdirs(f->fd, "etc/cdi"), 0);
@@ -302,25 +303,19 @@ static void test_ours_by_identity(void **state)
 	/* Absolute, as on systemd hosts: it resolves inside the root. */
 	assert_int_equal(symlinkat("/run", f->fd, "var/run"), 0);
 	put_ours(f, "run/cdi");
-	assert_int_equal(cdi_find_other(f->fd, "/run/cdi", install, CDI_KIND, other, sizeof(other)),
-			 0);
-	assert_int_equal(
-		cdi_find_other(f->fd, "/var/run/cdi/", install, CDI_KIND, other, sizeof(other)), 0);
-	assert_int_equal(
-		cdi_find_other(f->fd, "/run//cdi/", install, CDI_KIND, other, sizeof(other)), 0);
+	assert_int_equal(cdi_find_other(&run, CDI_KIND, other, sizeof(other)), 0);
+	assert_int_equal(cdi_find_other(&var_run, CDI_KIND, other, sizeof(other)), 0);
+	assert_int_equal(cdi_find_other(&doubled, CDI_KIND, other, sizeof(other)), 0);
 	/* A link in /etc/cdi to our spec is ours too: the runtime reads one file twice. */
 	assert_int_equal(symlinkat("/var/run/cdi/" CDI_FILE, f->fd, "etc/cdi/link.json"), 0);
-	assert_int_equal(cdi_find_other(f->fd, "/run/cdi", install, CDI_KIND, other, sizeof(other)),
-			 0);
+	assert_int_equal(cdi_find_other(&run, CDI_KIND, other, sizeof(other)), 0);
 	/* A copy of it is another file, and the runtime sees two producers. */
 	unlinkat(f->fd, "etc/cdi/link.json", 0);
 	put_ours(f, "etc/cdi");
-	assert_int_equal(cdi_find_other(f->fd, "/run/cdi", install, CDI_KIND, other, sizeof(other)),
-			 1);
+	assert_int_equal(cdi_find_other(&run, CDI_KIND, other, sizeof(other)), 1);
 	assert_string_equal(other, "/etc/cdi/" CDI_FILE);
 	/* Written with --cdi-dir /etc/cdi/, it is ours, and the one in /run is the other. */
-	assert_int_equal(
-		cdi_find_other(f->fd, "/etc/cdi/", install, CDI_KIND, other, sizeof(other)), 1);
+	assert_int_equal(cdi_find_other(&etc, CDI_KIND, other, sizeof(other)), 1);
 	assert_string_equal(other, "/var/run/cdi/" CDI_FILE);
 }
 
@@ -332,7 +327,7 @@ static void test_ours_by_identity(void **state)
 static void test_other_through_links(void **state)
 {
 	struct scratch_fixture *f = *state;
-	const char *install = "/home/kubernetes/bin/nvidia";
+	const struct cdi_place at = place(f, "/var/run/cdi");
 	char other[512], *big = malloc(CDI_SPEC_MAX + 64);
 
 	assert_int_equal(scratch_mkdirs(f->fd, "etc/cdi"), 0);
@@ -352,20 +347,17 @@ static void test_other_through_links(void **state)
 	put(f, "opt/ctk/big.yaml", big);
 	free(big);
 	assert_int_equal(symlinkat("/opt/ctk/big.yaml", f->fd, "etc/cdi/big.yaml"), 0);
-	assert_int_equal(
-		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 0);
+	assert_int_equal(cdi_find_other(&at, CDI_KIND, other, sizeof(other)), 0);
 
 	/* nvidia-ctk's spec kept elsewhere and linked: found, by the name the runtime reads. */
 	put(f, "opt/ctk/nvidia.yaml", "---\ncdiVersion: 0.5.0\nkind: nvidia.com/gpu\n");
 	assert_int_equal(symlinkat("/opt/ctk/nvidia.yaml", f->fd, "var/run/cdi/nvidia.yaml"), 0);
-	assert_int_equal(
-		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 1);
+	assert_int_equal(cdi_find_other(&at, CDI_KIND, other, sizeof(other)), 1);
 	assert_string_equal(other, "/var/run/cdi/nvidia.yaml");
 	/* A relative link, in /etc/cdi. */
 	unlinkat(f->fd, "var/run/cdi/nvidia.yaml", 0);
 	assert_int_equal(symlinkat("../../opt/ctk/nvidia.yaml", f->fd, "etc/cdi/ctk.yaml"), 0);
-	assert_int_equal(
-		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 1);
+	assert_int_equal(cdi_find_other(&at, CDI_KIND, other, sizeof(other)), 1);
 	assert_string_equal(other, "/etc/cdi/ctk.yaml");
 
 	/* A spec directory that is itself a link is not read by the CDI library, nor here. */
@@ -373,8 +365,7 @@ static void test_other_through_links(void **state)
 	assert_int_equal(renameat(f->fd, "etc/cdi", f->fd, "opt/cdi"), 0);
 	assert_int_equal(symlinkat("/opt/cdi", f->fd, "etc/cdi"), 0);
 	assert_int_equal(symlinkat("/opt/ctk/nvidia.yaml", f->fd, "opt/cdi/ctk.yaml"), 0);
-	assert_int_equal(
-		cdi_find_other(f->fd, "/var/run/cdi", install, CDI_KIND, other, sizeof(other)), 0);
+	assert_int_equal(cdi_find_other(&at, CDI_KIND, other, sizeof(other)), 0);
 }
 
 static bool exists(struct scratch_fixture *f, const char *rel)
@@ -393,7 +384,7 @@ static bool exists(struct scratch_fixture *f, const char *rel)
 static void test_set_aside_record(void **state)
 {
 	struct scratch_fixture *f = *state;
-	const char *install = "/home/kubernetes/bin/nvidia";
+	const struct cdi_place at = place(f, "/run/cdi");
 	char other[512], left[512];
 	struct err e;
 
@@ -412,8 +403,8 @@ static void test_set_aside_record(void **state)
 			 0);
 
 	/* What --cdi-replace does: set aside every other, until none is found. */
-	while (cdi_find_other(f->fd, "/run/cdi", install, CDI_KIND, other, sizeof(other)) == 1)
-		assert_int_equal(cdi_set_aside(f->fd, install, other, &e), 0);
+	while (cdi_find_other(&at, CDI_KIND, other, sizeof(other)) == 1)
+		assert_int_equal(cdi_set_aside(&at, other, &e), 0);
 	assert_true(exists(f, "etc/cdi/nvidia.yaml" CDI_SET_ASIDE));
 	assert_true(exists(f, "run/cdi/" CDI_FILE));
 	assert_false(exists(f, "run/cdi/" CDI_FILE CDI_SET_ASIDE));
@@ -421,16 +412,13 @@ static void test_set_aside_record(void **state)
 
 	/* Their producer writes its spec again, and it is set aside again: that one comes back. */
 	put(f, "etc/cdi/nvidia.yaml", "kind: nvidia.com/gpu # again\n");
-	assert_int_equal(cdi_find_other(f->fd, "/run/cdi", install, CDI_KIND, other, sizeof(other)),
-			 1);
-	assert_int_equal(cdi_set_aside(f->fd, install, other, &e), 0);
+	assert_int_equal(cdi_find_other(&at, CDI_KIND, other, sizeof(other)), 1);
+	assert_int_equal(cdi_set_aside(&at, other, &e), 0);
 
-	assert_int_equal(cdi_restore_set_aside(f->fd, "/run/cdi", install, left, sizeof(left), &e),
-			 0);
+	assert_int_equal(cdi_restore_set_aside(&at, left, sizeof(left), &e), 0);
 	assert_true(exists(f, "etc/cdi/nvidia.yaml"));
 	assert_false(exists(f, "etc/cdi/nvidia.yaml" CDI_SET_ASIDE));
-	assert_int_equal(cdi_find_other(f->fd, "/run/cdi", install, CDI_KIND, other, sizeof(other)),
-			 1);
+	assert_int_equal(cdi_find_other(&at, CDI_KIND, other, sizeof(other)), 1);
 	assert_string_equal(other, "/etc/cdi/nvidia.yaml");
 	/* The earlier version's: theirs named, not put back; ours removed. */
 	assert_string_equal(left, "/etc/cdi/old.yaml" CDI_SET_ASIDE);
@@ -441,12 +429,11 @@ static void test_set_aside_record(void **state)
 
 	/* The file at a recorded set-aside name is another one now: it is not put back. */
 	unlinkat(f->fd, "etc/cdi/old.yaml" CDI_SET_ASIDE, 0);
-	assert_int_equal(cdi_set_aside(f->fd, install, "/etc/cdi/nvidia.yaml", &e), 0);
+	assert_int_equal(cdi_set_aside(&at, "/etc/cdi/nvidia.yaml", &e), 0);
 	put(f, "etc/cdi/copy", "kind: nvidia.com/gpu\n");
 	assert_int_equal(
 		renameat(f->fd, "etc/cdi/copy", f->fd, "etc/cdi/nvidia.yaml" CDI_SET_ASIDE), 0);
-	assert_int_equal(cdi_restore_set_aside(f->fd, "/run/cdi", install, left, sizeof(left), &e),
-			 0);
+	assert_int_equal(cdi_restore_set_aside(&at, left, sizeof(left), &e), 0);
 	assert_false(exists(f, "etc/cdi/nvidia.yaml"));
 	assert_string_equal(left, "/etc/cdi/nvidia.yaml" CDI_SET_ASIDE);
 }
@@ -459,9 +446,8 @@ static void test_set_aside_record(void **state)
 static void test_settle(void **state)
 {
 	struct scratch_fixture *f = *state;
-	struct cdi_rule rule = {.dir = "/var/run/cdi",
-				.install_dir = "/home/kubernetes/bin/nvidia",
-				.kind = CDI_KIND};
+	const struct cdi_place at = place(f, "/var/run/cdi");
+	struct cdi_rule rule = {.kind = CDI_KIND};
 	struct cdi_settled st;
 	char kind[64];
 	struct err e;
@@ -469,28 +455,28 @@ static void test_settle(void **state)
 	assert_int_equal(scratch_mkdirs(f->fd, "etc/cdi"), 0);
 	assert_int_equal(scratch_mkdirs(f->fd, "var/run/cdi"), 0);
 	assert_int_equal(scratch_mkdirs(f->fd, "home/kubernetes/bin/nvidia"), 0);
-	assert_int_equal(cdi_our_kind(f->fd, "/var/run/cdi", kind, sizeof(kind)), -1);
+	assert_int_equal(cdi_our_kind(&at, kind, sizeof(kind)), -1);
 	put_ours(f, "var/run/cdi");
-	assert_int_equal(cdi_our_kind(f->fd, "/var/run/cdi", kind, sizeof(kind)), 0);
+	assert_int_equal(cdi_our_kind(&at, kind, sizeof(kind)), 0);
 	assert_string_equal(kind, CDI_KIND);
-	assert_int_equal(cdi_settle(f->fd, &rule, &st, &e), 1);
+	assert_int_equal(cdi_settle(&at, &rule, &st, &e), 1);
 	assert_string_equal(st.theirs, "");
 	assert_false(st.withdrew);
 	assert_true(exists(f, "var/run/cdi/" CDI_FILE));
 
 	put(f, "etc/cdi/nvidia.yaml", "kind: nvidia.com/gpu\n");
-	assert_int_equal(cdi_settle(f->fd, &rule, &st, &e), 0);
+	assert_int_equal(cdi_settle(&at, &rule, &st, &e), 0);
 	assert_string_equal(st.theirs, "/etc/cdi/nvidia.yaml");
 	assert_true(st.withdrew);
 	assert_false(exists(f, "var/run/cdi/" CDI_FILE));
-	assert_int_equal(cdi_settle(f->fd, &rule, &st, &e), 0);
+	assert_int_equal(cdi_settle(&at, &rule, &st, &e), 0);
 	assert_false(st.withdrew);
 	assert_true(exists(f, "etc/cdi/nvidia.yaml"));
 
 	put_ours(f, "var/run/cdi");
 	put(f, "var/run/cdi/ctk.json", "{\"kind\":\"nvidia.com/gpu\"}");
 	rule.replace = true;
-	assert_int_equal(cdi_settle(f->fd, &rule, &st, &e), 1);
+	assert_int_equal(cdi_settle(&at, &rule, &st, &e), 1);
 	assert_int_equal(st.n_set_aside, 2);
 	assert_string_equal(st.theirs, "");
 	assert_false(st.withdrew);
@@ -509,7 +495,7 @@ static void test_settle(void **state)
 static void test_find_stale(void **state)
 {
 	struct scratch_fixture *f = *state;
-	const char *install = "/home/kubernetes/bin/nvidia";
+	const struct cdi_place at = place(f, "/var/run/cdi");
 	struct cdi_stale st = {.spec = ""};
 
 	assert_int_equal(scratch_mkdirs(f->fd, "etc/cdi"), 0);
@@ -525,13 +511,13 @@ static void test_find_stale(void **state)
 	/* Ours names a missing path too: ours is never another producer's stale spec. */
 	put(f, "var/run/cdi/" CDI_FILE,
 	    "{\"kind\":\"nvidia.com/gpu\",\"mounts\":[\"/home/kubernetes/bin/nvidia/gone\"]}");
-	assert_int_equal(cdi_find_stale(f->fd, "/var/run/cdi", install, &st), 0);
+	assert_int_equal(cdi_find_stale(&at, &st), 0);
 	/* nvidia-ctk's YAML in /etc/cdi, after a switch removed .versions/old. */
 	put(f, "etc/cdi/nvidia.yaml",
 	    "kind: nvidia.com/gpu\ncontainerEdits:\n  mounts:\n  - hostPath: "
 	    "/home/kubernetes/bin/nvidia/.versions/new/lib64/libcuda.so.2\n  - hostPath: "
 	    "/home/kubernetes/bin/nvidia/.versions/old/lib64/libcuda.so.1\n    options: [ro]\n");
-	assert_int_equal(cdi_find_stale(f->fd, "/var/run/cdi", install, &st), 1);
+	assert_int_equal(cdi_find_stale(&at, &st), 1);
 	assert_string_equal(st.spec, "/etc/cdi/nvidia.yaml");
 	assert_string_equal(st.missing,
 			    "/home/kubernetes/bin/nvidia/.versions/old/lib64/libcuda.so.1");
@@ -540,7 +526,7 @@ static void test_find_stale(void **state)
 	put(f, "etc/cdi/nvidia.json",
 	    "{\"hooks\":[{\"args\":[\"x\",\"--folder\",\"/home/kubernetes/bin/nvidia/.versions/"
 	    "old/lib64\"]}]}");
-	assert_int_equal(cdi_find_stale(f->fd, "/var/run/cdi", install, &st), 1);
+	assert_int_equal(cdi_find_stale(&at, &st), 1);
 	assert_string_equal(st.missing, "/home/kubernetes/bin/nvidia/.versions/old/lib64");
 }
 
