@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * install: the pipeline of docs/design.md over one run record (struct run, cmd/install.h):
+ * install: the pipeline of docs/design.md over one run record (struct run, cmd/install_record.h):
  * the host root, the host, the install dir and the lock, the index and the choice
  * (install_plan.c), then what the plan calls for: make sure of the installed version, or
  * stage the choice and switch to it (install_switch.c), exposed last; the report, and the
@@ -14,8 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmd/install.h"
 #include "cmd/cmd.h"
+#include "cmd/install_plan.h"
+#include "cmd/install_switch.h"
 #include "cmd/pending_failed.h"
 #include "cmd/session.h"
 #include "util/fs.h"
@@ -126,81 +127,6 @@ static int lock_node(struct run *run, struct err *e)
 	if (run->dir && !c->dry_run && publish_cleanup(run->dir, e) < 0)
 		return -1;
 	return 0;
-}
-
-/* ---- the installed version ---------------------------------------------------- */
-
-int install_load_current(struct run *run, struct err *e)
-{
-	struct plan *p = &run->p;
-	_cleanup_(kernel_freep) struct kernel *kn = NULL;
-	_cleanup_close_ int drivers_fd =
-		publish_version_subdir(run->dir, p->current_id, "drivers", e);
-	uint64_t t0 = now_ns(), us;
-	int r;
-
-	/* 1 (a busy driver of another version) is a failure here, as -1 is. */
-	if (drivers_fd < 0 || kernel_prepare(&(struct kernel_request){.opts = &run->ko,
-								      .root_fd = run->root_fd,
-								      .drivers_fd = drivers_fd,
-								      .driver = install_current(p),
-								      .installed = true},
-					     &kn, e) != 0)
-		return -1;
-	us = us_since(t0);
-	if (kernel_unload_old(kn, e) < 0)
-		return -1;
-	t0 = now_ns();
-	r = kernel_load(kn, run->c->install_dir, e);
-	install_time_load(&p->times, kn, us + us_since(t0), r == 0);
-	return r;
-}
-
-void install_time_load(struct timing *t, const struct kernel *kn, uint64_t us, bool done)
-{
-	const struct kernel_load_times *lt = kernel_load_times(kn);
-	uint64_t nodes = lt->devices_us < us ? lt->devices_us : us;
-
-	t->insert_us += lt->insert_us;
-	if (!done) {
-		timing_add_failed(t, TIMING_KERNEL, us);
-		return;
-	}
-	timing_add(t, TIMING_KERNEL, us - nodes);
-	timing_add(t, TIMING_DEVICES, nodes);
-}
-
-int install_expose(struct run *run, const char *version, struct err *e)
-{
-	uint64_t t0 = now_ns();
-	int r;
-
-	memset(&run->xr, 0, sizeof(run->xr));
-	/* Every run: a label lost since (a restorecon, a copy) is put back before Ready. */
-	if (publish_label(run->dir, &run->p.host.selinux, e) < 0)
-		return -1;
-	r = expose_run(&run->xo, run->root_fd, publish_fd(run->dir), &run->p.host, version, e);
-	/* Also when it stopped short of ready (no driver loaded, Fabric Manager to wait for). */
-	if (r >= 0)
-		timing_add(&run->p.times, TIMING_EXPOSE, us_since(t0));
-	if (r >= 0 && install_layout_settle(run, e) < 0)
-		return -1;
-	return r < 0 ? -1 : 0;
-}
-
-int install_ensure(struct run *run, struct err *e)
-{
-	struct plan *p = &run->p;
-
-	if (!p->links_ok) {
-		if (publish_links(run->dir, e) < 0)
-			return -1;
-		log_kv(LOG_INFO, "publish", "links repaired", "version", p->current.driver_version,
-		       LOG_END);
-	}
-	if (!run->c->skip_modules && install_load_current(run, e) < 0)
-		return -1;
-	return install_expose(run, p->current.driver_version, e);
 }
 
 /* ---- act: what the plan calls for --------------------------------------------- */

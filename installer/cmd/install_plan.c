@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmd/install.h"
+#include "cmd/install_plan.h"
 #include "cmd/session.h"
 #include "util/cleanup.h"
 #include "util/jsonc.h"

@@ -221,6 +221,16 @@ static char *sys_read(struct kmods *k, const char *name, const char *attr)
 	return buf;
 }
 
+/* Here, not in kmods_set.c: the loading asks it, and kmods_set.c builds on this file. */
+bool kmods_set_has(const struct kmods_set *set, const char *name)
+{
+	for (size_t j = 0; j < set->n; j++) {
+		if (strcmp(set->e[j].name, name) == 0)
+			return true;
+	}
+	return false;
+}
+
 enum kmods_state kmods_get_state(struct kmods *k, const char *name)
 {
 	_cleanup_free_ char *s = sys_read(k, name, "initstate");

@@ -186,12 +186,3 @@ bool kmods_all_live(struct kmods *k, char *const *names, size_t n_names)
 	}
 	return true;
 }
-
-bool kmods_set_has(const struct kmods_set *set, const char *name)
-{
-	for (size_t j = 0; j < set->n; j++) {
-		if (strcmp(set->e[j].name, name) == 0)
-			return true;
-	}
-	return false;
-}

@@ -1,10 +1,10 @@
 # scripts/check-layers (make lint) on a copy of the tree: the tree as it is passes, and each
 # rule fails on the break it exists for: a stage's inner header included from cmd/, an
 # include of a folder above, a cycle by includes, a cycle by a call alone (a declaration
-# written by hand, seen only in the objects), a function over 80 lines, one that takes
-# more than 6 parameters, a file over 1,000 lines, and a face that includes a header of its
-# own folder, does not declare what another folder calls, or declares what only its own
-# folder calls.
+# written by hand, seen only in the objects), a cycle between two files of one folder, a
+# function over 80 lines, one that takes more than 6 parameters, a file over 1,000 lines,
+# and a face that includes a header of its own folder, does not declare what another
+# folder calls, or declares what only its own folder calls.
 CHECK=$SRC/scripts/check-layers
 OBJS=$(dirname "$BIN")
 [ -d "$OBJS/installer" ] || fail "no objects under $OBJS/installer"
@@ -65,6 +65,36 @@ rm "$T/tree/build/installer/util/str.o"
 cc -std=gnu11 -D_GNU_SOURCE -I"$T/tree/installer" -c -o "$T/tree/build/installer/util/str.o" \
     "$T/tree/installer/util/str.c"
 expect_red "a call cycle" 'util/str -> util/log (calls now_ns)'
+
+# Two files of one folder that call each other are two modules in a cycle: util/strx.c, with
+# no header of its own, includes util/str.h and calls str_is_utf8, and str.c calls back
+# through a declaration written by hand.
+fresh
+cat >"$T/tree/installer/util/strx.c" <<'EOF'
+#include <stdbool.h>
+#include "util/str.h"
+int strx_probe(void);
+int strx_probe(void)
+{
+	return str_is_utf8("x") ? 1 : 0;
+}
+EOF
+cat >>"$T/tree/installer/util/str.c" <<'EOF'
+
+int str_probe_back(void);
+extern int strx_probe(void);
+int str_probe_back(void)
+{
+	return strx_probe();
+}
+EOF
+rm "$T/tree/build/installer/util/str.o"
+for f in str strx; do
+    cc -std=gnu11 -D_GNU_SOURCE -I"$T/tree/installer" -c -o "$T/tree/build/installer/util/$f.o" \
+        "$T/tree/installer/util/$f.c"
+done
+expect_red "two files of one folder in a cycle" \
+    'a cycle between util/str, util/strx: util/str -> util/strx (calls strx_probe); util/strx'
 
 # A function over 80 lines.
 fresh
