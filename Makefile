@@ -161,11 +161,15 @@ $(BIN): $(MAIN_OBJ) $(LIB) | $(HELPERS)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(HELPERS_DIR)/nvidia-cdi-hook: installer/helpers/cdi-hook.c
+# The hook's files (installer/helpers/cdi-hook*.c, its own header cdi-hook.h) into one
+# static program.
+CDI_HOOK_SRCS := $(wildcard installer/helpers/cdi-hook*.c)
+$(HELPERS_DIR)/nvidia-cdi-hook: $(CDI_HOOK_SRCS) installer/helpers/cdi-hook.h
 	@mkdir -p $(@D)
 	$(call say,CCLD,$@)
-	$(Q)$(CC) -D_GNU_SOURCE $(HELPER_CFLAGS) $$($(PKG_CONFIG) --cflags json-c) -static-pie \
-		-Wl,-z,relro,-z,now -o $@ $< $$($(PKG_CONFIG) --static --libs json-c)
+	$(Q)$(CC) -D_GNU_SOURCE -Iinstaller $(HELPER_CFLAGS) $$($(PKG_CONFIG) --cflags json-c) \
+		-static-pie -Wl,-z,relro,-z,now -o $@ $(CDI_HOOK_SRCS) \
+		$$($(PKG_CONFIG) --static --libs json-c)
 
 $(HELPERS_DIR)/launcher: installer/helpers/launcher.c
 	@mkdir -p $(@D)
@@ -382,7 +386,7 @@ demo:
 	$(Q)$(MAKE) all
 	$(Q)scripts/demo.sh $(BIN)
 
-FORMAT_SRCS = $(wildcard installer/cmd/*.[ch] $(STAGE_DIRS:%=installer/%/*.[ch]) installer/util/*.[ch] installer/helpers/*.c tests/unit/*.[ch] tests/tools/*.c \
+FORMAT_SRCS = $(wildcard installer/cmd/*.[ch] $(STAGE_DIRS:%=installer/%/*.[ch]) installer/util/*.[ch] installer/helpers/*.[ch] tests/unit/*.[ch] tests/tools/*.c \
 	tests/fuzz/*.c)
 
 format:

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/config_check.h"
 #include "cmd/session.h"
 #include "expose/expose.h"
 #include "host/host.h"

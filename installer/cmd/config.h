@@ -218,22 +218,6 @@ _must_check_ int config_set_log_format(struct config *c, const char *value, stru
 /* Parses a boolean variable: 1/0, true/false, yes/no (any case). Returns 0, or -1 (EXIT_USAGE). */
 _must_check_ int config_set_bool(bool *field, const char *name, const char *value, struct err *e);
 
-/*
- * Checks what the options cannot check one by one: host paths (absolute, UTF-8, no '..'),
- * module arguments (kmods_parse_arg, each for a module of the set), the policies and names.
- * Returns 0, or -1 (EXIT_USAGE).
- */
-_must_check_ int config_validate(const struct config *c, struct err *e);
-
-/*
- * The pre-flight check of `config`: everything config_validate checks, then what
- * install would fail on before it touches anything (no repository, a repository key or
- * module certificate that is missing, unreadable, a placeholder or not a key), and every
- * unknown NVIDIA_* variable. Each problem is
- * logged (ERROR, stage "config"). Returns 0, or -1 (EXIT_USAGE, counting them).
- */
-_must_check_ int config_preflight(const struct config *c, struct err *e);
-
 /* The default as the docs write it: def, else `value`, else "off" (a flag) or "none". */
 const char *config_option_default(const struct config_option *o, char *buf, size_t size);
 

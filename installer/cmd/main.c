@@ -15,6 +15,7 @@
 #include "build_info.h" /* INSTALLER_VERSION, INSTALLER_COMMIT: the Makefile makes it */
 #include "cmd/cmd.h"
 #include "cmd/config.h"
+#include "cmd/config_check.h"
 #include "cmd/mirror.h"
 #include "cmd/session.h"
 #include "source/source.h"

@@ -1,23 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * libFuzzer: what the CDI hook reads of an image's libraries (installer/helpers/cdi-hook.c,
- * a static program of its own, included whole with its main renamed): a library's soname
- * (read_soname, for update-ldcache's links) and NVIDIA's forward-compatibility note
- * (read_fwd_note, for enable-cuda-compat). A soname it returns is a plain file name, ended
- * inside its buffer: the link it names stays beside the library.
+ * libFuzzer: what the CDI hook reads of an image's libraries (installer/helpers/cdi-hook-elf.c,
+ * a file of the static hook program, included whole): a library's soname (read_soname, for
+ * update-ldcache's links) and NVIDIA's forward-compatibility note (read_fwd_note, for
+ * enable-cuda-compat). A soname it returns is a plain file name, ended inside its buffer:
+ * the link it names stays beside the library.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
-int cdi_hook_main(int argc, char **argv);
 /* The hook is built with gcc, whose warnings it is clean of; clang warns of three more. */
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wformat-nonliteral"
 #pragma clang diagnostic ignored "-Wsign-conversion"
 #pragma clang diagnostic ignored "-Wstring-plus-int"
-#define main cdi_hook_main
-#include "helpers/cdi-hook.c"
-#undef main
+#include "helpers/cdi-hook-elf.c"
 #pragma clang diagnostic pop
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd/config.h"
+#include "cmd/config_check.h"
 #include "stage/publish.h"
 
 static void test_strv(void **state)
