@@ -40,14 +40,16 @@ endif
 COMMIT := $(or $(COMMIT),unknown)
 
 # Quiet by default: one line per step ("  CC      build/installer/x.o"); `make V=1` shows
-# the commands.
+# the commands; `make -s` neither, only what a person must read (test results, errors).
+# SILENT: "s" under -s, which the sub-makes get in MAKEFLAGS too.
 V ?= 0
+SILENT := $(findstring s,$(firstword -$(MAKEFLAGS)))
 ifeq ($(V),1)
 Q :=
 say :=
 else
 Q := @
-say = @printf '  %-7s %s\n' '$(1)' '$(2)';
+say = $(if $(SILENT),,@printf '  %-7s %s\n' '$(1)' '$(2)';)
 MAKEFLAGS += --no-print-directory
 endif
 
@@ -283,8 +285,10 @@ reliability-report: $(BIN) $(FAKEKERNEL) $(CRASHPOINT)
 deps:
 	@scripts/deps.sh check
 
+# Every program run, then a total line (tests/unit/run.sh); under -s, only the failures'
+# output and the total.
 unit: $(UNIT_BINS)
-	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $(RUN_TARGET) $$t; done
+	@RUN_TARGET='$(RUN_TARGET)' QUIET=$(if $(SILENT),1,0) tests/unit/run.sh $(UNIT_BINS)
 
 # The installer as it was before module flavours, for t_old_installer (an older installer
 # against a both-flavours index: docs/testing.md). Built once from git (about 45 s on two
