@@ -547,7 +547,9 @@ static int config_from_env(struct config *c, struct err *e)
 
 		if (!o->env || (i > 0 && o == log_format))
 			continue;
-		/* Not followed under secure execution: a setuid copy is not steered by its caller. */
+		/*
+		 * Not followed under secure execution: a setuid copy is not steered by its caller.
+		 */
 		v = secure_getenv(o->env);
 		if (!v)
 			continue;

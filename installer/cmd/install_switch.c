@@ -478,7 +478,9 @@ int install_switch(struct run *run, const struct staged *st, bool is_pending, st
 	}
 	if (switch_to(run, st, kn, is_pending, e) < 0)
 		return -1;
-	/* The switch is done: nothing waits any more (a record left by a crash here names current). */
+	/*
+	 * The switch is done: nothing waits any more (a record left by a crash here names current).
+	 */
 	if (install_pending_withdraw(run, e) < 0 ||
 	    pfail_clear(run->root_fd, publish_fd(run->dir), e) < 0 ||
 	    publish_cleanup(run->dir, e) < 0)

@@ -151,7 +151,9 @@ static int copy_package(struct source *src, const char *to, int dir_fd,
 		 slash ? pkg->path : ".");
 	dfd = fs_dir_in_root(dir_fd, dir, true, e);
 	if (dfd < 0 && err_errnum(e) == ENOTDIR) {
-		/* Something of --to's own is in the way: the fix is there, not in the repository. */
+		/*
+		 * Something of --to's own is in the way: the fix is there, not in the repository.
+		 */
 		e->code = EXIT_USAGE;
 		err_hint(
 			e,

@@ -117,7 +117,9 @@ static int query_gpu(const struct nvml_api *a, unsigned i, struct nvml_report *r
 		struct nvml_fabric_info f;
 
 		memset(&f, 0, sizeof(f));
-		/* A GPU without a fabric answers NVML_ERROR_NOT_SUPPORTED: no fabric to wait for. */
+		/*
+		 * A GPU without a fabric answers NVML_ERROR_NOT_SUPPORTED: no fabric to wait for.
+		 */
 		if (a->fabric(d, &f) == 0 && f.state <= NVML_FABRIC_COMPLETED) {
 			g->fabric_state = f.state;
 			g->fabric_status = f.status;

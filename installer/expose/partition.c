@@ -387,7 +387,10 @@ struct gpu_plan {
 	enum action act;
 };
 
-/* What GPU G needs for its layout. Returns 0, or -1 (EXIT_USAGE) for MIG asked of a GPU without it. */
+/*
+ * What GPU G needs for its layout.
+ * Returns 0, or -1 (EXIT_USAGE) for MIG asked of a GPU without it.
+ */
 static int plan_gpu(struct gpu_plan *pl, struct err *e)
 {
 	const struct gpu_ctx *g = &pl->g;

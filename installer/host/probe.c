@@ -96,7 +96,7 @@ int host_parse_os_release(const char *buf, struct host *h, struct err *e)
 		else if (strcmp(key, "ID_LIKE") == 0)
 			field = &h->os_like;
 		if (!field)
-			continue; /* a field we do not read: however it is written, it is not ours */
+			continue; /* a field we do not read: however written, not ours */
 		if (os_release_unquote(eq + 1, &value) < 0)
 			return err_set(e, EXIT_USAGE,
 				       "os-release line %d: unterminated quote in %s", lineno, key);

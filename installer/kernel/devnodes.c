@@ -146,7 +146,9 @@ static void add_caps_nodes(int root_fd, int major, struct node *nodes, size_t *n
 	}
 }
 
-/* One nvidia-caps/nvidia-capMINOR for the capability file PATH (DeviceFileMinor, DeviceFileMode). */
+/*
+ * One nvidia-caps/nvidia-capMINOR for the capability file PATH (DeviceFileMinor, DeviceFileMode).
+ */
 static void add_cap_node(int root_fd, const char *path, int major, struct node *nodes, size_t *n)
 {
 	_cleanup_free_ char *buf = fs_read_in_root(root_fd, path, 1 << 16, NULL);

@@ -301,7 +301,8 @@ bool kernel_args_differ(const struct kernel *kn, const char *version, char *buf,
  * Makes the parameters KN compares and loads those of the package in DRIVERS_FD: its
  * default module parameters (kargs.h, drivers/module-params.conf) for the modules of
  * o->modules (kargs_for_modules: the others are set apart, and kernel_prepare logs each),
- * each replaced where o->module_args gives the same MODULE.KEY, then o->module_args. kernel_prepare does it
+ * each replaced where o->module_args gives the same MODULE.KEY, then o->module_args.
+ * kernel_prepare does it
  * for the driver it loads; a kernel_probe'd KN compares o->module_args alone until then
  * (kernel_args_differ on an installed version: pass that version's drivers/). Returns 0,
  * or -1 (EXIT_VERIFY for a malformed file).
@@ -369,7 +370,8 @@ const struct kernel_load_times *kernel_load_times(const struct kernel *kn);
 
 /*
  * uninstall: unloads the driver (EXIT_IN_USE when busy), removes its nodes,
- * firmware links and the record of its module parameters. DRY only checks that the driver could be unloaded.
+ * firmware links and the record of its module parameters. DRY only checks that the driver
+ * could be unloaded.
  */
 _must_check_ int kernel_remove(const struct kernel_opts *o, int root_fd, const char *release,
 			       bool dry, struct err *e);

@@ -6,7 +6,8 @@
  * KUBERNETES_SERVICE_PORT, and the account's token, ca.crt and namespace files), over
  * libcurl with the cluster's CA, JSON through json-c.
  *
- * A call is retried with a backoff, within KUBE_CALL_DEADLINE_S (or the config's), when the API server may
+ * A call is retried with a backoff, within KUBE_CALL_DEADLINE_S (or the config's), when the
+ * API server may
  * answer differently later: a transport error, 429 and 5xx (Retry-After, when sent, sets
  * the wait). 401 re-reads the token, which the kubelet rotates in place (a projected
  * token: the file is replaced before it expires), and tries once more; the token is also

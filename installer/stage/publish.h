@@ -2,7 +2,8 @@
 /*
  * The install directory and its atomic switch (docs/design.md):
  *
- *   INSTALL_DIR/.versions/<version>[-<module type>]-<sha12>/{bin,lib64,drivers,firmware,share,.install.json}
+ *   INSTALL_DIR/.versions/<version>[-<module type>]-<sha12>/
+ *       {bin,lib64,drivers,firmware,share,.install.json}
  *   INSTALL_DIR/.versions/<version>-<sha12>/bin/.real/   NVIDIA's programs (installer/stage/wrap.h)
  *   INSTALL_DIR/.current -> .versions/<version>-<sha12>
  *   INSTALL_DIR/{bin,lib64,drivers,firmware,share} -> .current/<name>

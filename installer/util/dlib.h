@@ -9,7 +9,8 @@
  * everything else a re-run does: a node whose driver is installed and live, with a fresh
  * index in its cache and its mounts in place, needs none of them. The binary therefore
  * does not link them; callers load them with dlib_curl(), dlib_archive(), dlib_zstd(),
- * dlib_kmod() or dlib_mount() before their first use and call through the sym_ pointers below (systemd's
+ * dlib_kmod() or dlib_mount() before their first use and call through the sym_ pointers
+ * below (systemd's
  * pattern for optional libraries).
  *
  * The compiler checks each pointer against the library's own prototype (typeof), so a

@@ -142,7 +142,10 @@ _must_check_ int fs_replace_at(int dirfd, const char *name, const void *buf, siz
  */
 _must_check_ int fs_rm_rf_at(int dirfd, const char *name, struct err *e);
 
-/* Creates a fresh private (0700) directory PREFIX-<8 random chars> under dirfd; its name goes to ret_name. */
+/*
+ * Creates a fresh private (0700) directory PREFIX-<8 random chars> under dirfd; its name
+ * goes to ret_name.
+ */
 _must_check_ int fs_mkdtemp_at(int dirfd, const char *prefix, char *ret_name, size_t size,
 			       struct err *e);
 

@@ -12,7 +12,8 @@
  * finit_module, whose wait for a module of the same name is interruptible, a write to a
  * full pipe) completes instead of failing half-way with EINTR. No wait that may last
  * relies on it: each is a safe point of its own, made of calls that SA_RESTART never
- * restarts (poll, ppoll, nanosleep: signal(7)), that looks at the signal when it wakes: a child's end (interrupt_waitpid: ldconfig) or answer (the CUDA check's pipe), a
+ * restarts (poll, ppoll, nanosleep: signal(7)), that looks at the signal when it wakes: a
+ * child's end (interrupt_waitpid: ldconfig) or answer (the CUDA check's pipe), a
  * transfer (libcurl's progress callback; interrupt_wake_begin where a loop blocks the
  * signals), a backoff; flock, which has no such form, drops SA_RESTART for its wait
  * (interrupt_wakes). A path that must run whole (a restore) holds them (interrupt_hold).
@@ -64,7 +65,8 @@ void interrupt_hold(bool hold);
 bool interrupt_ends_waits(void);
 
 /*
- * waitpid(PID) that SIGTERM and SIGINT end (interrupt_ends_waits): the child's status into *STATUS and 0, or
+ * waitpid(PID) that SIGTERM and SIGINT end (interrupt_ends_waits): the child's status into
+ * *STATUS and 0, or
  * -EINTR when a signal came first (the child still runs: the caller ends it), or -errno.
  * With the handler's SA_RESTART a plain waitpid would wait for the child whatever came.
  */

@@ -18,7 +18,8 @@ RESOURCES = {
     "apps/v1": [("daemonsets", "DaemonSet", True)],
     "rbac.authorization.k8s.io/v1": [("clusterroles", "ClusterRole", False),
                                      ("clusterrolebindings", "ClusterRoleBinding", False),
-                                     ("roles", "Role", True), ("rolebindings", "RoleBinding", True)],
+                                     ("roles", "Role", True),
+                                     ("rolebindings", "RoleBinding", True)],
 }
 
 

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Cuts one of Kubernetes' OpenAPI v3 documents (api/openapi-spec/v3/*.json in
 kubernetes/kubernetes), or of its "components" alone, down to the schemas that ROOT...
-reach through $ref, as they are (no schema is changed): what tests/k8s/check-dra.mjs validates against, small enough to
-keep in the tree.
+reach through $ref, as they are (no schema is changed): what tests/k8s/check-dra.mjs
+validates against, small enough to keep in the tree.
 
   trim-openapi.py FULL.json OUT.json ROOT...
 """

@@ -96,7 +96,9 @@ nvmlReturn_t nvmlInitWithFlags(unsigned flags);
 
 static int by_minor(const void *a, const void *b)
 {
-	return (int)((const struct standin_gpu *)a)->minor - (int)((const struct standin_gpu *)b)->minor;
+	const struct standin_gpu *ga = a, *gb = b;
+
+	return (int)ga->minor - (int)gb->minor;
 }
 
 /* A hex number from the sysfs file sys/bus/pci/devices/BDF/NAME, 0 without one. */
@@ -398,7 +400,10 @@ struct mig_model_tab {
 	size_t n;
 };
 
-/* Index (NVML_GPU_INSTANCE_PROFILE_*), id, slices, memory slices, count, SMs, CE, NVDEC, JPEG, OFA. */
+/*
+ * Index (NVML_GPU_INSTANCE_PROFILE_*), id, slices, memory slices, count,
+ * SMs, CE, NVDEC, JPEG, OFA.
+ */
 static const struct mig_profile h100[] = {
 	{0, 19, 1, 1, 7, 16, 1, 1, 1, 0, 9984},	   {7, 20, 1, 1, 1, 16, 1, 1, 1, 1, 9984},
 	{9, 15, 1, 2, 4, 26, 1, 1, 1, 0, 20096},   {1, 14, 2, 2, 3, 32, 2, 2, 2, 0, 20096},
@@ -898,10 +903,11 @@ nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned index,
 			/* The UUID the CUDA stand-in gives the same device (mig.h). */
 			standin_mig_uuid(g->uuid, sizeof(g->uuid), d->uuid, d->minor, i, j);
 			/* go-nvlib's rounding: eighths of the GPU, of its memory in whole GiB. */
+			unsigned long long eighths =
+				(mig_model(d)->total_mb / 1024 + 1) * m->gi[i].p->mem_slices;
+
 			snprintf(g->name, sizeof(g->name), "%.60s MIG %ug.%llugb", d->name,
-				 m->gi[i].p->slices,
-				 (mig_model(d)->total_mb / 1024 + 1) * m->gi[i].p->mem_slices / 8 +
-					 ((mig_model(d)->total_mb / 1024 + 1) * m->gi[i].p->mem_slices % 8 >= 4));
+				 m->gi[i].p->slices, eighths / 8 + (eighths % 8 >= 4));
 			mig_dev_of[slot].parent = d;
 			mig_dev_of[slot].gi = &m->gi[i];
 			mig_dev_of[slot].ci = &m->gi[i].ci[j];

@@ -138,7 +138,8 @@ def main():
     try:
         # Strictly: the bytes UTF-8, and no escape of a lone surrogate in a string.
         text = raw.decode("utf-8")
-        docs = [json.loads(l) for l in text.splitlines() if l.strip()] if lines else [json.loads(text)]
+        docs = ([json.loads(l) for l in text.splitlines() if l.strip()] if lines
+                else [json.loads(text)])
         for d in docs:
             strict_text(d)
     except ValueError as e:

@@ -416,7 +416,8 @@ def handle(method, path, query, ctype, body):
             lease = find("leases", name, ns)
             if not lease:
                 return status(404, "NotFound", 'leases.coordination.k8s.io "%s" not found' % name)
-            if body.get("metadata", {}).get("resourceVersion") != lease["metadata"]["resourceVersion"]:
+            version = body.get("metadata", {}).get("resourceVersion")
+            if version != lease["metadata"]["resourceVersion"]:
                 return status(409, "Conflict",
                               'Operation cannot be fulfilled on leases.coordination.k8s.io "%s": '
                               "the object has been modified; please apply your changes to the "
@@ -429,7 +430,8 @@ def handle(method, path, query, ctype, body):
     if m and method == "POST":
         body.setdefault("metadata", {})["namespace"] = m.group(1)
         if find("pods", body["metadata"].get("name", ""), m.group(1)):
-            return status(409, "AlreadyExists", 'pods "%s" already exists' % body["metadata"]["name"])
+            return status(409, "AlreadyExists",
+                          'pods "%s" already exists' % body["metadata"]["name"])
         bump(body)
         DB["pods"].append(body)
         return 201, body

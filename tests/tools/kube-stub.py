@@ -19,7 +19,8 @@ RESOURCES = {
     "apps/v1": [("daemonsets", "DaemonSet", True)],
     "rbac.authorization.k8s.io/v1": [("clusterroles", "ClusterRole", False),
                                      ("clusterrolebindings", "ClusterRoleBinding", False),
-                                     ("roles", "Role", True), ("rolebindings", "RoleBinding", True)],
+                                     ("roles", "Role", True),
+                                     ("rolebindings", "RoleBinding", True)],
 }
 
 
@@ -132,7 +133,8 @@ def json_pod(p):
     containers = [{"name": c["name"], "image": c.get("image"), "command": c.get("command", []),
                    "args": c.get("args", []),
                    "volumeMounts": [{"name": m["name"], "readOnly": bool(m.get("readOnly")),
-                                     "mountPath": m["mountPath"]} for m in c.get("volumeMounts", [])],
+                                     "mountPath": m["mountPath"]}
+                                    for m in c.get("volumeMounts", [])],
                    "privileged": bool((c.get("securityContext") or {}).get("privileged")),
                    "stdin": bool(c.get("stdin")), "tty": bool(c.get("tty"))}
                   for c in spec.get("containers", [])]
@@ -162,7 +164,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(200, ROUTES[path])
         if path.startswith("/api/v1/nodes/"):
             name = path.rsplit("/", 1)[1]
-            return self.answer(200, {"kind": "Node", "apiVersion": "v1", "metadata": {"name": name}})
+            return self.answer(200, {"kind": "Node", "apiVersion": "v1",
+                                     "metadata": {"name": name}})
         self.answer(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
                           "reason": "NotFound", "code": 404, "message": path + " not found"})
 

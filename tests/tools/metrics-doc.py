@@ -4,8 +4,9 @@
 
 Usage: metrics-doc.py DOC HEADING FILE...
 
-The table under '## HEADING' (or '### HEADING') in DOC (metric | type | labels | meaning; labels `k`, `k` or
-`k`, `k` = `v1`, `v2`, the values the last key's) must list exactly the metrics the FILEs hold, with their label names, and
+The table under '## HEADING' (or '### HEADING') in DOC (metric | type | labels | meaning;
+labels `k`, `k` or `k`, `k` = `v1`, `v2`, the values the last key's) must list exactly the
+metrics the FILEs hold, with their label names, and
 for a label whose values it enumerates, exactly the values written. Exit 1 and one line
 per difference otherwise.
 """

@@ -17,7 +17,8 @@ a22dbf671f2e26f9a1e342f8eea28e196235e110:
   /usr/sbin, /bin, /sbin (findFile: the first that filepath.EvalSymlinks resolves), and runs
   it at that resolved path (validateDriver(): exec.Command) with the library first on
   LD_PRELOAD (internal/utils/utils.go, PrependPathListEnvvar) and nothing on LD_LIBRARY_PATH
-  but what the validator's own environment has; a non-zero exit fails validation. Then getDriverInfo(false, HOST_ROOT, DRIVER_INSTALL_DIR, ...) (driver.go): the dev
+  but what the validator's own environment has; a non-zero exit fails validation. Then
+  getDriverInfo(false, HOST_ROOT, DRIVER_INSTALL_DIR, ...) (driver.go): the dev
   root is the install dir when it has a dev/ directory (GetDevRoot), else the host root.
 - createStatusFile(): IS_HOST_DRIVER, NVIDIA_DRIVER_ROOT, DRIVER_ROOT_CTR_PATH,
   NVIDIA_DEV_ROOT, DEV_ROOT_CTR_PATH, one "KEY=value" line each.
@@ -92,7 +93,8 @@ def main():
         return 1
     # The validator's container sets no LD_LIBRARY_PATH: neither does this run.
     env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
-    env["LD_PRELOAD"] = ":".join([lib] + [p for p in os.environ.get("LD_PRELOAD", "").split(":") if p])
+    env["LD_PRELOAD"] = ":".join(
+        [lib] + [p for p in os.environ.get("LD_PRELOAD", "").split(":") if p])
     run = subprocess.run([smi], env=env, stdout=sys.stderr, stderr=sys.stderr, check=False)
     if run.returncode != 0:
         print(f"validator: {smi} failed (exit {run.returncode})", file=sys.stderr)

@@ -88,7 +88,8 @@ def check_reference(rows, text, bad):
         for c in doc:
             for name in re.findall(r"--([a-z][a-z-]*)", c[0]):
                 if not find(rows, name, cmd):
-                    bad.append("configuration.md %s: --%s is not an option of %s" % (cmd, name, cmd))
+                    bad.append("configuration.md %s: --%s is not an option of %s"
+                               % (cmd, name, cmd))
         for r in rows:
             if r["cmds"] & {cmd, "global"} == {cmd} and not any(
                     r["name"] in re.findall(r"--([a-z][a-z-]*)", c[0]) for c in doc):
@@ -117,9 +118,11 @@ def check_empty_rule(rows, text, bad):
     said = set(re.findall(r"`([A-Z][A-Z0-9_]*)`", m.group(1)))
     table = {r["env"] for r in rows if r["empty"] == "refused"}
     for v in sorted(table - said):
-        bad.append("configuration.md: the empty-value rule does not name %s, which the table refuses empty" % v)
+        bad.append("configuration.md: the empty-value rule does not name %s, "
+                   "which the table refuses empty" % v)
     for v in sorted(said - table):
-        bad.append("configuration.md: the empty-value rule names %s, which the table takes empty as unset" % v)
+        bad.append("configuration.md: the empty-value rule names %s, "
+                   "which the table takes empty as unset" % v)
 
 
 def check_command_line(rows, text, bad):
@@ -141,7 +144,8 @@ def check_command_line(rows, text, bad):
         for what, got, exp in (("option", c[0], option_cell(row)), ("environment", c[1], env),
                                ("default", c[2], row["default"])):
             if not (got == exp or (exp and got.startswith(exp) and got[len(exp)] in " :;(")):
-                bad.append("command-line.md: --%s: %s is '%s', the table says '%s'" % (name, what, got, exp))
+                bad.append("command-line.md: --%s: %s is '%s', the table says '%s'"
+                           % (name, what, got, exp))
     for r in rows:
         if r["env"] and r["name"] not in seen:
             bad.append("command-line.md: --%s (%s) is missing" % (r["name"], r["env"]))

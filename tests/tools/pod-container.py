@@ -65,7 +65,8 @@ def main():
                 # The kubelet would not start the pod: a Directory that is not there.
                 die("hostPath %s (%s) is not on the node" % (m["hostPath"], m["hostPathType"]))
             os.makedirs(src)
-        sh += ["mkdir -p \"$c\"%s" % q(m["path"]), "mount --bind %s \"$c\"%s" % (q(src), q(m["path"]))]
+        sh += ["mkdir -p \"$c\"%s" % q(m["path"]),
+               "mount --bind %s \"$c\"%s" % (q(src), q(m["path"]))]
         if m["readOnly"]:
             sh.append("mount -o remount,bind,ro \"$c\"%s" % q(m["path"]))
         mounted.add(m["path"])

@@ -33,7 +33,8 @@ def parse(path):
         group = ""
         ns, res, name, sub = m.groups()
     else:
-        m = re.fullmatch(r"/apis/([^/]+)/[^/]+(?:/namespaces/([^/]+))?/([^/]+)(?:/([^/]+)(?:/([^/]+))?)?", path)
+        m = re.fullmatch(r"/apis/([^/]+)/[^/]+(?:/namespaces/([^/]+))?"
+                         r"/([^/]+)(?:/([^/]+)(?:/([^/]+))?)?", path)
         assert m, "not an API path: %s" % path
         group, ns, res, name, sub = m.groups()
     return group, ns, res + ("/" + sub if sub else ""), name
@@ -59,7 +60,8 @@ roles = {(d["kind"], d["metadata"]["name"], d["metadata"].get("namespace")): d f
 for d in docs:
     if d["kind"] not in ("ClusterRoleBinding", "RoleBinding"):
         continue
-    if not any(s["kind"] == "ServiceAccount" and s["name"] == account for s in d.get("subjects", [])):
+    if not any(s["kind"] == "ServiceAccount" and s["name"] == account
+               for s in d.get("subjects", [])):
         continue
     ref = d["roleRef"]
     ns = d["metadata"].get("namespace") if d["kind"] == "RoleBinding" else None
@@ -89,15 +91,15 @@ def allows(rule, ns_scope, req):
 errors = []
 for req in sorted(set(requests), key=str):
     if not any(allows(rule, ns, req) for rule, ns, _ in grants):
-        errors.append("not allowed: %s %s%s in %s%s" % (req[3], req[0] + "/" if req[0] else "", req[2],
-                                                         req[1] or "the cluster",
-                                                         " (%s)" % req[4] if req[4] else ""))
+        errors.append("not allowed: %s %s%s in %s%s" % (
+            req[3], req[0] + "/" if req[0] else "", req[2], req[1] or "the cluster",
+            " (%s)" % req[4] if req[4] else ""))
 for rule, ns, where in grants:
     for group in rule.get("apiGroups", []):
         for res in rule.get("resources", []):
             for verb in rule.get("verbs", []):
-                if not any(allows({**rule, "apiGroups": [group], "resources": [res], "verbs": [verb]}, ns, r)
-                           for r in requests):
+                one = {**rule, "apiGroups": [group], "resources": [res], "verbs": [verb]}
+                if not any(allows(one, ns, r) for r in requests):
                     errors.append("granted but never used: %s %s%s (%s)" % (
                         verb, group + "/" if group else "", res, where))
 for e in errors:

@@ -14,7 +14,8 @@
 # runs). kubectl runs for real where it can offline: `apply --dry-run=client` and `debug`
 # against tests/tools/kube-stub.py (port $KUBE_PORT, pods in $KUBE_PODS), `set env` and
 # `patch` with --local on the applied DaemonSet; `wait` and `rollout status` answer from the
-# pods' runs what kubectl would read in the objects' status. The kubectl is $KUBECTL, else PATH's; where
+# pods' runs what kubectl would read in the objects' status. The kubectl is $KUBECTL, else
+# PATH's; where
 # it is older than the runbooks' 1.30 and lacks debug's sysadmin profile or set env on init
 # containers (kubectl is asked), that verb is carried out as kubectl 1.30+ does (the source
 # is cited below), and said on stderr. A verb the runbooks use that this file does not know
@@ -362,8 +363,8 @@ def run_init(o):
                            stdout=f, stderr=subprocess.STDOUT)
     open(os.path.join(CLUSTER, "pods", name + ".rc"), "w").write("%d\n" % r.returncode)
     # The template the pod was made from: it is an updated pod while the DaemonSet's is the same.
-    json.dump(o["spec"]["template"], open(os.path.join(CLUSTER, "pods", name + ".template.json"), "w"),
-              sort_keys=True)
+    json.dump(o["spec"]["template"],
+              open(os.path.join(CLUSTER, "pods", name + ".template.json"), "w"), sort_keys=True)
     with open(os.path.join(CLUSTER, "pods", "runs"), "a") as f:
         f.write("%s %d\n" % (name, r.returncode))
     sys.stderr.write("stand-in: pod of daemonset/%s on %s: installer exit %d\n"
@@ -401,8 +402,8 @@ def http_probe(o, c, probe):
         die("the probe's port %s is not the agent's default (9470)" % port)
     env = container_env(o, c)
     env.update(NVIDIA_AGENT_LISTEN="127.0.0.1:0", NVIDIA_AGENT_INTERVAL="1")
-    p = subprocess.Popen([os.environ["BIN"]] + c.get("command", [])[1:] + c.get("args", []), env=env,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen([os.environ["BIN"]] + c.get("command", [])[1:] + c.get("args", []),
+                         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         listen = None
         for line in p.stderr:
@@ -414,7 +415,8 @@ def http_probe(o, c, probe):
         if listen is None:
             die("the agent did not start")
         try:
-            with urllib.request.urlopen("http://127.0.0.1:%d%s" % (listen, probe["path"]), timeout=5) as r:
+            url = "http://127.0.0.1:%d%s" % (listen, probe["path"])
+            with urllib.request.urlopen(url, timeout=5) as r:
                 return 200 <= r.status < 400
         except urllib.error.HTTPError as e:
             return 200 <= e.code < 400
@@ -460,7 +462,8 @@ def rollout_status(opts, pos):
     o = yaml.safe_load(open(f))
     strategy = o["spec"].get("updateStrategy", {}).get("type", "RollingUpdate")
     if strategy != "RollingUpdate":
-        sys.stderr.write("error: rollout status is only available for RollingUpdate strategy type\n")
+        sys.stderr.write(
+            "error: rollout status is only available for RollingUpdate strategy type\n")
         return 1
     # The status: the node is the one node; its pod is updated when made from this
     # template, available when Ready (the manifests set no minReadySeconds).
@@ -496,7 +499,8 @@ def kube_debug(opts, pos, rest):
     # Not attached: the stand-in records the pod kubectl makes, then runs its command.
     pods = os.environ["KUBE_PODS"]
     before = open(pods).read().count("\n") if os.path.exists(pods) else 0
-    r = real_kubectl(args + ["--"] + rest, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    r = real_kubectl(args + ["--"] + rest, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                     text=True)
     if r.returncode != 0:
         die("kubectl debug: %s" % r.stderr.strip())
     made = open(pods).read().splitlines()
@@ -716,7 +720,8 @@ def kubectl(args):
         return 0
     if verb == "get" and pos == ["daemonset"] and opts.get("-o") == "name":
         for f, o in state_objects():
-            if o["kind"] == "DaemonSet" and label_selector(opts.get("-l", ""), o["metadata"].get("labels", {})):
+            if o["kind"] == "DaemonSet" and label_selector(opts.get("-l", ""),
+                                                           o["metadata"].get("labels", {})):
                 print("daemonset.apps/" + o["metadata"]["name"])
         return 0
     if verb == "get" and pos == ["nodes"] and opts.get("-o") == "name":

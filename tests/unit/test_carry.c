@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Other installers' files in lib64/, carried from one version to the next (installer/stage/carry.h):
+ * Other installers' files in lib64/, carried from one version to the next
+ * (installer/stage/carry.h):
  * the list of a version's own files, the copy where a hard link cannot cross file systems
  * (the old version on /dev/shm's tmpfs, the new one in the scratch directory on /tmp), and
  * the rule for a version that has no list.

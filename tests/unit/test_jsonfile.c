@@ -19,7 +19,7 @@ static void test_form(void **state)
 	json_object_object_add(o, "list", a);
 	text = jsonfile_text(o);
 	json_object_put(o);
-	/* Indented by two, a space after each colon, the slashes as they are, no newline at the end. */
+	/* Indented by two, a space after each colon, slashes as they are, no newline at the end. */
 	assert_string_equal(text, "{\n"
 				  "  \"format\": 1,\n"
 				  "  \"path\": \"/usr/lib/x\",\n"

@@ -258,7 +258,7 @@ static void test_driver_log(void **state)
 		"4,1004,5003,c;NVRM:  NVIDIA 535.261.03 driver release.\n SUBSYSTEM=pci\n",
 		"6,1005,5004,-;usb 1-1: NVRM: not at the start, still the driver's words\n",
 		"3,1006,5005,-;nvidia: probe of 0000:00:04.0 failed with error -1\n",
-		/* Written into /dev/kmsg from user space (LOG_USER), or no record: not the driver's. */
+		/* Written to /dev/kmsg from user space (LOG_USER), or none: not the driver's. */
 		"12,1007,5006,-;NVRM: the user's words\n",
 		"NVRM: a line without a record's prefix\n",
 	};

@@ -34,7 +34,9 @@ static void name(unsigned ci, unsigned gi, uint64_t mem_mib, uint64_t total_mib,
 static void test_profile_names(void **state)
 {
 	(void)state;
-	/* H100 80GB HBM3 (81559 MiB): `nvidia-smi mig -lgip` sizes 9.75, 19.62, 39.50, 79.25 GiB. */
+	/*
+	 * H100 80GB HBM3 (81559 MiB): `nvidia-smi mig -lgip` sizes 9.75, 19.62, 39.50, 79.25 GiB.
+	 */
 	name(1, 1, 9984, 81559, "", "1g.10gb");
 	name(1, 1, 9984, 81559, "+me", "1g.10gb+me");
 	name(1, 1, 20096, 81559, "", "1g.20gb");

@@ -89,7 +89,10 @@ static void test_probe(void **state)
 	assert_true(s.checked);
 	assert_string_equal(selinux_label(&s), CTX);
 	assert_string_equal(s.modules_context, MCTX);
-	/* What the kernel is asked, last the modules' context: with its NUL, as libselinux writes it. */
+	/*
+	 * What the kernel is asked, last the modules' context:
+	 * with its NUL, as libselinux writes it.
+	 */
 	fd = openat(f->fd, "sys/fs/selinux/context", O_RDONLY);
 	assert_true(fd >= 0);
 	n = read(fd, buf, sizeof(buf));
@@ -275,9 +278,8 @@ static void test_staged_labelled(void **state)
 	assert_string_equal(label(f, "idir/.versions"), CTX);
 	assert_int_equal(publish_find_mislabelled(d, &se, &census), 0);
 	assert_int_equal(census.count, 0);
-	assert_true(
-		census.total >=
-		8); /* idir, .versions, the version, drivers/ and its module, lib64/ and its library, the manifest */
+	/* idir, .versions, the version, drivers/ + its module, lib64/ + its library, manifest */
+	assert_true(census.total >= 8);
 	/* The modules relabelled as container files: counted, and put back. */
 	snprintf(rel, sizeof(rel), "idir/.versions/%s/drivers/nvidia.ko", id);
 	assert_int_equal(set_label(f, rel, CTX), 0);

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Which of the driver's files get the launcher: the ELF PT_INTERP reader (installer/stage/wrap.h). */
+/*
+ * Which of the driver's files get the launcher: the ELF PT_INTERP reader
+ * (installer/stage/wrap.h).
+ */
 #include "cmocka_prelude.h"
 
 #include <elf.h>
