@@ -82,7 +82,10 @@ CFLAGS ?=
 # The reference documents messages and --help name, where the image and `make install` put
 # them (installer/util/err.h, DOC_DIR): a node has no source tree to point at.
 DOCDIR ?= /usr/share/doc/nvidia-driver-installer
-DOCS_SHIPPED := docs/benchmarks.md docs/building-packages.md docs/command-line.md docs/configuration.md docs/design.md docs/exit-codes.md docs/hacking.md docs/json.md docs/metrics.md docs/operations.md docs/reliability.md docs/releasing.md docs/repository-format.md docs/testing.md docs/troubleshooting.md
+DOCS_SHIPPED := docs/benchmarks.md docs/building-packages.md docs/command-line.md \
+	docs/configuration.md docs/design.md docs/exit-codes.md docs/hacking.md docs/json.md \
+	docs/metrics.md docs/operations.md docs/reliability.md docs/releasing.md \
+	docs/repository-format.md docs/testing.md docs/troubleshooting.md
 CPPFLAGS += -Iinstaller -I$(BUILD)/gen -DINSTALLER_DOC_DIR='"$(DOCDIR)"' -D_GNU_SOURCE
 ALL_CFLAGS = -std=gnu11 $(OPT) $(WARNINGS) -pthread -fstack-protector-strong -fPIE -MMD -MP \
 	$(PKG_CFLAGS) $(CFLAGS)
@@ -117,8 +120,9 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SECONDS ?= 60
 
-.PHONY: FORCE all check check-real unit script-unit integration packaging asan vm image-test demo deps format format-check lint clean \
-	install install-docs image-rootfs image-multiarch fuzz fuzz-replay fuzz-bins fleet reliability-report bench golden-refresh
+.PHONY: FORCE all check check-real unit script-unit integration packaging asan vm image-test \
+	demo deps format format-check lint clean install install-docs image-rootfs \
+	image-multiarch fuzz fuzz-replay fuzz-bins fleet reliability-report bench golden-refresh
 .DEFAULT_GOAL := all
 FORCE:
 # Keep test objects between runs.
@@ -131,8 +135,9 @@ all: $(BIN) $(TYPECHECK) $(HELPERS)
 # the temporary file is the shell's own (make check runs two makes at once).
 $(BUILD_INFO): FORCE
 	@mkdir -p $(@D)
-	@printf '/* Made by the Makefile: the VERSION file and the commit. */\n#define INSTALLER_VERSION "%s"\n#define INSTALLER_COMMIT "%s"\n' \
-		'$(VERSION)' '$(COMMIT)' >$@.$$$$; \
+	@{ echo '/* Made by the Makefile: the VERSION file and the commit. */'; \
+		printf '#define INSTALLER_VERSION "%s"\n#define INSTALLER_COMMIT "%s"\n' \
+		'$(VERSION)' '$(COMMIT)'; } >$@.$$$$; \
 		if cmp -s $@.$$$$ $@; then rm $@.$$$$; else mv $@.$$$$ $@; fi
 
 $(BUILD)/%.o: %.c | $(BUILD_INFO)
@@ -151,8 +156,9 @@ $(BUILD)/typecheck/client.o: installer/kube/client.c
 $(TYPECHECK): | $(BUILD_INFO)
 	@mkdir -p $(@D)
 	$(call say,CHECK,$@)
-	$(Q)$(CC) $(CPPFLAGS) -DDLIB_TYPECHECK -std=gnu11 $(OPT) -pthread -fPIE -MMD -MP $(PKG_CFLAGS) \
-		$(CFLAGS) -Wsystem-headers -Werror=attribute-warning -c -o $@ $(filter %.c,$^)
+	$(Q)$(CC) $(CPPFLAGS) -DDLIB_TYPECHECK -std=gnu11 $(OPT) -pthread -fPIE -MMD -MP \
+		$(PKG_CFLAGS) $(CFLAGS) -Wsystem-headers -Werror=attribute-warning -c -o $@ \
+		$(filter %.c,$^)
 
 $(LIB): $(LIB_OBJS)
 	@rm -f $@
@@ -188,7 +194,8 @@ $(LDCONFIG_SRC):
 	$(call say,FETCH,libc-bin:arm64)
 	$(Q)rm -rf $(BUILD)/debs/libc-bin && mkdir -p $(BUILD)/debs
 	$(Q)cd $(BUILD)/debs && rm -f libc-bin_*_arm64.deb && \
-		apt-get download -q=2 "libc-bin:arm64=$$(dpkg-query -W -f='$${Version}' libc6:arm64)" \
+		apt-get download -q=2 \
+		"libc-bin:arm64=$$(dpkg-query -W -f='$${Version}' libc6:arm64)" \
 		2>/dev/null && dpkg-deb -x libc-bin_*_arm64.deb libc-bin && rm libc-bin_*_arm64.deb
 else
 LDCONFIG_SRC := /sbin/ldconfig
@@ -249,7 +256,8 @@ fuzz-bins: $(FUZZ_BINS)
 fuzz-replay:
 	$(MAKE) BUILD=build-fuzz SANITIZE=fuzz CC=clang fuzz-bins
 	@set -e; for t in $(FUZZ_TARGETS); do \
-		build-fuzz/fuzz/fuzz_$$t -runs=0 tests/fuzz/corpus/$$t 2>build-fuzz/replay-$$t.log || \
+		build-fuzz/fuzz/fuzz_$$t -runs=0 tests/fuzz/corpus/$$t \
+			2>build-fuzz/replay-$$t.log || \
 			{ tail -30 build-fuzz/replay-$$t.log; exit 1; }; \
 		echo "fuzz-replay: $$t: $$(ls tests/fuzz/corpus/$$t | wc -l) inputs, no crash"; \
 	done
@@ -262,9 +270,11 @@ fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		mkdir -p build-fuzz/corpus/$$t; \
 		build-fuzz/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-			-artifact_prefix=build-fuzz/crash-$$t- build-fuzz/corpus/$$t tests/fuzz/corpus/$$t \
-			2>build-fuzz/stats/$$t.log || { tail -40 build-fuzz/stats/$$t.log; exit 1; }; \
-		echo "fuzz: $$t: $$(sed -n 's/^stat::number_of_executed_units: *//p' build-fuzz/stats/$$t.log) executions in $(FUZZ_SECONDS) s"; \
+			-artifact_prefix=build-fuzz/crash-$$t- build-fuzz/corpus/$$t \
+			tests/fuzz/corpus/$$t 2>build-fuzz/stats/$$t.log || \
+			{ tail -40 build-fuzz/stats/$$t.log; exit 1; }; \
+		n=$$(sed -n 's/^stat::number_of_executed_units: *//p' build-fuzz/stats/$$t.log); \
+		echo "fuzz: $$t: $$n executions in $(FUZZ_SECONDS) s"; \
 	done
 
 # 64 installers against one throttled, failing server (tests/scale/fleet.sh).
@@ -345,7 +355,8 @@ check-real: deps
 # It also builds and tests the image for both architectures under one tag, the manifest
 # list localhost/nvidia-driver-installer:multi (scripts/image-multiarch: the arm64 image
 # from the cross build); make image-multiarch is that name for it. Publish it with
-# buildah manifest push --all localhost/nvidia-driver-installer:multi docker://REGISTRY/nvidia-driver-installer:TAG
+#   buildah manifest push --all localhost/nvidia-driver-installer:multi \
+#       docker://REGISTRY/nvidia-driver-installer:TAG
 image-multiarch: image-test
 image-test:
 	$(MAKE) ARCH=arm64 image-rootfs
@@ -370,9 +381,12 @@ CHECK_J = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(CHECK_JOBS))
 ASAN_MAKE = $(MAKE) $(CHECK_J) BUILD=build-asan SANITIZE=1
 check:
 	@scripts/check-phases 'deps=$(MAKE) deps' 'format=$(MAKE) format-check' \
-		'build=$(MAKE) $(CHECK_J) all' '&lint=$(MAKE) lint' '&unit=$(MAKE) $(CHECK_J) unit' \
-		'&packaging=$(MAKE) script-unit packaging' '&fuzz-replay=$(MAKE) $(CHECK_J) fuzz-replay' \
-		'&asan-unit=$(ASAN_MAKE) unit' '&arm64-unit=$(MAKE) ARCH=arm64 $(CHECK_J) all unit' \
+		'build=$(MAKE) $(CHECK_J) all' '&lint=$(MAKE) lint' \
+		'&unit=$(MAKE) $(CHECK_J) unit' \
+		'&packaging=$(MAKE) script-unit packaging' \
+		'&fuzz-replay=$(MAKE) $(CHECK_J) fuzz-replay' \
+		'&asan-unit=$(ASAN_MAKE) unit' \
+		'&arm64-unit=$(MAKE) ARCH=arm64 $(CHECK_J) all unit' \
 		'integration=$(MAKE) $(CHECK_J) integration' wait \
 		'&vm=$(MAKE) vm' '&image-test=$(MAKE) image-test' \
 		'asan-integration=$(ASAN_MAKE) integration' wait
@@ -383,14 +397,16 @@ check:
 # stand-in modules and the VM; a re-run 55 s. Under a load of 6 to 8 the same took 378 s
 # and 115 s.
 demo:
-	@echo "make demo: the first run takes about 4 minutes on an idle 2-core machine (2 to install" \
-		"Debian's packages for the build and the VM, then building the installer and stand-in" \
-		"kernel modules and booting Debian's kernel under qemu); later runs about 1 minute"
+	@echo "make demo: the first run takes about 4 minutes on an idle 2-core machine" \
+		"(2 to install Debian's packages for the build and the VM, then building the" \
+		"installer and stand-in kernel modules and booting Debian's kernel under qemu);" \
+		"later runs about 1 minute"
 	@scripts/deps.sh demo
 	$(Q)$(MAKE) all
 	$(Q)scripts/demo.sh $(BIN)
 
-FORMAT_SRCS = $(wildcard installer/cmd/*.[ch] $(STAGE_DIRS:%=installer/%/*.[ch]) installer/util/*.[ch] installer/helpers/*.[ch] tests/unit/*.[ch] tests/tools/*.c \
+FORMAT_SRCS = $(wildcard installer/cmd/*.[ch] $(STAGE_DIRS:%=installer/%/*.[ch]) \
+	installer/util/*.[ch] installer/helpers/*.[ch] tests/unit/*.[ch] tests/tools/*.c \
 	tests/fuzz/*.c)
 
 format:
@@ -402,10 +418,12 @@ format-check:
 
 # cppcheck does not model __attribute__((cleanup)), so its leak reports are noise here;
 # leaks are caught by LeakSanitizer in `make asan`.
-# check-layers reads the call graph from the objects' symbol tables, so it builds them.
+# check-layers reads the call graph from the objects' symbol tables, so it builds them;
+# check-lines holds lines under 100 columns.
 lint: $(BUILD_INFO) $(LIB_OBJS) $(MAIN_OBJ)
-	$(call say,LINT,installer (check-layers and cppcheck))
+	$(call say,LINT,installer (check-layers and cppcheck); lines (check-lines))
 	$(Q)scripts/check-layers --build $(BUILD)
+	$(Q)scripts/check-lines
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		--suppress=missingIncludeSystem --suppress=memleak -D_GNU_SOURCE -Iinstaller \
 		-I$(BUILD)/gen installer
@@ -420,4 +438,5 @@ install-docs:
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d) $(TYPECHECK:.o=.d) $(UNIT_BINS:$(BUILD)/tests/%=$(BUILD)/tests/unit/%.d)
+-include $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d) $(TYPECHECK:.o=.d) \
+	$(UNIT_BINS:$(BUILD)/tests/%=$(BUILD)/tests/unit/%.d)

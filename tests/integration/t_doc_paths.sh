@@ -11,7 +11,11 @@ docdir=$(sed -n 's|^Documentation: \(/[^ ]*\)/ .*|\1|p' "$T/out")
 named=$( (grep -aoE "$docdir/[a-z-]+\.md" "$BIN" | sed "s|$docdir/||"
     sed -n 's|^Documentation: [^(]*(\(.*\))\.$|\1|p' "$T/out" | tr ',' '\n') | tr -d ' ' | sort -u)
 [ "$(echo "$named" | wc -w)" -ge 4 ] || fail "too few documents named: $named"
-shipped=$(sed -n 's/^DOCS_SHIPPED := //p' "$SRC/Makefile")
+# DOCS_SHIPPED, its continuation lines joined.
+shipped=$(awk '/^DOCS_SHIPPED := / { on = 1; sub(/^DOCS_SHIPPED := /, "") }
+    on { more = sub(/\\$/, ""); printf "%s ", $0; if (!more) exit }' "$SRC/Makefile" |
+    tr -s ' \t' ' ')
+[ "$(echo "$shipped" | wc -w)" -ge 10 ] || fail "DOCS_SHIPPED read as: $shipped"
 grep -qE '^[[:space:]]+scripts/image-rootfs .* \$\(DOCS_SHIPPED\)$' "$SRC/Makefile" ||
     fail "make image-rootfs does not put DOCS_SHIPPED into the image"
 for d in $named; do
