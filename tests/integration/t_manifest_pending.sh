@@ -137,6 +137,9 @@ print([c["name"] for c in d["containers"] if c["readinessHttp"]][0])' "$T/pods.j
     container_env "$ds" "" "$c" >"$T/agent.env"
     args=$(tail -1 "$T/agent.env")
     mapfile -t envs < <(head -n -1 "$T/agent.env")
+    # Emptied here, before the agent starts: its own redirection happens in the child, which
+    # the waits below may outrun, reading the previous agent's log (its judgement, its port).
+    : >"$T/agent.log"
     env -i "${envs[@]}" NVIDIA_AGENT_LISTEN=127.0.0.1:0 NVIDIA_AGENT_INTERVAL=1 "$BIN" $args 2>"$T/agent.log" &
     apid=$!
     judged() { grep -q '"msg":"node \(not \)\?ready' "$T/agent.log"; }
