@@ -431,7 +431,10 @@ _must_check_ int cdi_settle(const struct cdi_place *p, const struct cdi_rule *r,
 	"/etc/kubernetes/node-feature-discovery/features.d/00-nvidia-driver-pending"
 #define PENDING_LABEL_KEY "nvidia.com/gpu.driver-installer.upgrade-pending"
 #define PENDING_REASON_LABEL_KEY "nvidia.com/gpu.driver-installer.upgrade-pending-reason"
-/* A pending version that failed and was withdrawn (struct pending_failure), in a file of its own. */
+/*
+ * A pending version that failed and was withdrawn (struct pending_failure), in a file of its
+ * own.
+ */
 #define LABELS_PENDING_FAILED_FILE                                                                 \
 	"/etc/kubernetes/node-feature-discovery/features.d/00-nvidia-driver-pending-failed"
 #define PENDING_FAILED_LABEL_KEY "nvidia.com/gpu.driver-installer.upgrade-failed"

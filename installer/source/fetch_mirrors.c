@@ -195,7 +195,10 @@ int fetch_mirrors(struct fetcher *f, const struct fetch_request *q, size_t *ret_
 				*ret_mirror = i;
 				return 0;
 			}
-			/* A transfer the signal ended is no mirror's fault: no retry, no other mirror. */
+			/*
+			 * A transfer the signal ended is no mirror's fault: no retry, no other
+			 * mirror.
+			 */
 			if (interrupt_check(e, "the end of the transfer") < 0)
 				return -1;
 			mirror_failed(&st[i], bases[i], r, e);

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """build-driver-package's command line: the options every platform shares, each platform's
-own (its module's add_sources and add_options), the one place the platform is chosen (choose_platform),
-and the build record made from them (record.from_args)."""
+own (its module's add_sources and add_options), the one place the platform is chosen
+(choose_platform), and the build record made from them (record.from_args)."""
 import argparse
 import os
 

@@ -85,7 +85,8 @@ BUILD = """[ "$1" = "unsigned" ] && { signed_only=:; shift; }
 export ELF_PACKAGE_METADATA='{"type":"deb","os":"ubuntu"}'
 /usr/bin/ld.bfd -r -m elf_x86_64 \\
   -o nvidia.o @nvidia.mod
-/usr/bin/ld.bfd -r -m elf_x86_64 --package-metadata=$ELF_PACKAGE_METADATA -T scripts/module.lds -o nvidia.ko nvidia.o nvidia.mod.o; true
+""" + ("/usr/bin/ld.bfd -r -m elf_x86_64 --package-metadata=$ELF_PACKAGE_METADATA"
+       " -T scripts/module.lds -o nvidia.ko nvidia.o nvidia.mod.o; true\n") + """\
 $check_only sha256sum -c SHA256SUMS || exit 1
 $signed_only cat 'nvidia.ko' 'nvidia.ko.sig' >'../nvidia.ko'
 $signed_only rm -f 'nvidia.ko'
