@@ -564,7 +564,7 @@ static int config_from_env(struct config *c, struct err *e)
 
 /*
  * What the hand-over prepends to (passed on to CMD, never interpreted here), and the
- * variables among a container's signals (runenv.h).
+ * variables among a container's signals (host/host.h, runenv_vars).
  */
 static int inherit(char **field, const char *name, struct err *e)
 {

@@ -136,7 +136,7 @@ static bool mps_serves(int root_fd)
 }
 
 /*
- * Whether MPS's pipe directory, where there is one, is root's alone (installer/expose/mig.h):
+ * Whether MPS's pipe directory, where there is one, is root's alone (expose/expose.h):
  * false with E saying whose it is. Looked at, never made.
  */
 static bool mps_dir_ours(int root_fd, struct err *e)

@@ -12,7 +12,7 @@
 /*
  * The unpacking took from T0 (with the download, when streamed) to now; the unpack stage
  * is the part from T_OWN on (the download's end, when streamed), so that the stages of a
- * run do not overlap (expose/timing.h).
+ * run do not overlap (expose/expose.h).
  */
 static void log_unpacked(const struct unpack_stats *st, const char *how, uint64_t t0,
 			 uint64_t t_own, struct stage_times *t)

@@ -298,7 +298,7 @@ _must_check_ int libexec_install(int install_fd, struct err *e);
 
 /*
  * The microseconds the download and the unpacking took, each summed when it ran twice,
- * and whether each ran to its end (the metrics list only those: expose/timing.h). When
+ * and whether each ran to its end (the metrics list only those: expose/expose.h). When
  * the unpacking follows the download as it is written, the download's time includes the
  * unpacking alongside and the unpacking's is only what it took after the download ended:
  * the stages do not overlap.
