@@ -25,7 +25,6 @@
 #include "agent/agent.h"
 #include "cmd/agent_upgrade.h"
 #include "cmd/cmd.h"
-#include "cmd/nodestate.h"
 #include "cmd/session.h"
 #include "expose/expose.h"
 #include "kernel/kernel.h"
@@ -970,6 +969,7 @@ static void sync_mig_nodes(struct agent *a)
 static void look(struct agent *a)
 {
 	_cleanup_(nodestate_done) struct nodestate s;
+	const struct nodestate_opts no = session_nodestate_opts(a->c);
 	char nvml_err[512] = "", cuda_err[512] = "", cdi_err[512] = "", fm_err[256], cause[512];
 	const char *cdi = "none";
 	struct health_input in = {0};
@@ -983,7 +983,7 @@ static void look(struct agent *a)
 		log_msg(LOG_DEBUG, "agent", "an installer run holds the lock: looking later");
 		return;
 	}
-	if (nodestate_collect(a->c, a->root_fd, &s, &e) < 0) {
+	if (nodestate_collect(&no, a->root_fd, &s, &e) < 0) {
 		log_kv(LOG_WARN, "agent", "the node cannot be read", "error", e.msg, LOG_END);
 		return;
 	}

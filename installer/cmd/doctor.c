@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/agent.h"
 #include "cmd/cmd.h"
-#include "cmd/nodestate.h"
 #include "cmd/pending_failed.h"
 #include "cmd/session.h"
 #include "host/host.h"
@@ -891,11 +891,12 @@ int doctor_run(const struct config *c, struct err *e)
 	struct doctor d = {.n = 0};
 	struct repo_answer answer;
 	struct check *kernel;
+	const struct nodestate_opts no = session_nodestate_opts(c);
 	struct nodestate s;
 	size_t failed, warned;
 
 	root_fd = session_open_root(c, e);
-	if (root_fd < 0 || nodestate_collect(c, root_fd, &s, e) < 0)
+	if (root_fd < 0 || nodestate_collect(&no, root_fd, &s, e) < 0)
 		return -1;
 	/* The kernel line leads; its verdict waits for the repository's answer. */
 	kernel = &d.checks[d.n++];

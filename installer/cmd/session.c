@@ -169,6 +169,14 @@ struct hostpath_opts session_hostpath_opts(const struct config *c)
 				      .metrics_mark = METRICS_MARK};
 }
 
+struct nodestate_opts session_nodestate_opts(const struct config *c)
+{
+	return (struct nodestate_opts){.kernel_release = c->kernel_release,
+				       .install_dir = c->install_dir,
+				       .cdi_dir = c->cdi_dir,
+				       .cdi_kind = c->cdi_kind};
+}
+
 /*
  * Opens the lock file, never through a link planted at its name: such a link is
  * removed and the file made anew.

@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 #include <sys/utsname.h>
 
+#include "agent/agent.h"
 #include "cmd/config.h"
 #include "expose/expose.h"
 #include "host/host.h"
@@ -46,6 +47,7 @@ struct kernel_opts session_kernel_opts(const struct config *c);
 struct expose_opts session_expose_opts(const struct config *c);
 struct source_opts session_source_opts(const struct config *c);
 struct hostpath_opts session_hostpath_opts(const struct config *c);
+struct nodestate_opts session_nodestate_opts(const struct config *c);
 /* --kernel-module-type (validated by config_validate; anything else reads as auto). */
 enum repo_kmt_policy session_kmt_policy(const struct config *c);
 

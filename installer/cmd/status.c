@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "build_info.h" /* INSTALLER_VERSION, INSTALLER_COMMIT: the Makefile makes it */
+#include "agent/agent.h"
 #include "cmd/cmd.h"
-#include "cmd/nodestate.h"
 #include "cmd/pending_failed.h"
 #include "cmd/session.h"
 #include "expose/expose.h"
@@ -365,6 +365,7 @@ int status_run(const struct config *c, struct err *e)
 {
 	_cleanup_(json_object_putp) json_object *fallback = NULL;
 	_cleanup_close_ int root_fd = -1;
+	const struct nodestate_opts no = session_nodestate_opts(c);
 	struct nodestate s;
 	struct verdict v;
 	struct utsname u;
@@ -379,7 +380,7 @@ int status_run(const struct config *c, struct err *e)
 	if (root_fd < 0)
 		return -1;
 	running = session_release(c, &u);
-	if (nodestate_collect(c, root_fd, &s, e) < 0)
+	if (nodestate_collect(&no, root_fd, &s, e) < 0)
 		return -1;
 	/* Both forms list modules and device nodes by name, whatever order the kernel gave. */
 	qsort(s.host.modules, s.host.n_modules, sizeof(s.host.modules[0]), by_name);

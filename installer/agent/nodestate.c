@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
+/*
+ * What the node is, gathered once and read only (agent/agent.h, struct nodestate): what is
+ * installed, what the kernel runs, what was published. The node agent judges it at every
+ * look; status and doctor report it.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,9 +15,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "agent/agent.h"
 #include "expose/expose.h"
 #include "kernel/kernel.h"
-#include "cmd/nodestate.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/str.h"
@@ -76,14 +81,14 @@ static void device_nodes(int root_fd, struct nodestate *s)
 	s->nodes_ok = ctl && per_gpu >= s->host.n_gpus;
 }
 
-static void firmware(int root_fd, const struct config *c, struct nodestate *s)
+static void firmware(int root_fd, const struct nodestate_opts *o, struct nodestate *s)
 {
 	const char *v = s->manifest.driver_version;
 	char path[PATH_MAX], param[PATH_MAX] = "";
 	_cleanup_close_ int fd = -1;
 	struct err e;
 
-	snprintf(path, sizeof(path), "%s/firmware/nvidia/%s", c->install_dir, v);
+	snprintf(path, sizeof(path), "%s/firmware/nvidia/%s", o->install_dir, v);
 	if (!exists(root_fd, path)) {
 		s->firmware_ok = true;
 		snprintf(s->firmware_how, sizeof(s->firmware_how),
@@ -103,12 +108,12 @@ static void firmware(int root_fd, const struct config *c, struct nodestate *s)
 		param[n > 0 ? n : 0] = '\0';
 		param[strcspn(param, "\n")] = '\0';
 	}
-	snprintf(path, sizeof(path), "%s/firmware", c->install_dir);
+	snprintf(path, sizeof(path), "%s/firmware", o->install_dir);
 	s->firmware_ok = strcmp(param, path) == 0;
 	str_fmt_cut(s->firmware_how, sizeof(s->firmware_how), "firmware_class.path '%s'", param);
 }
 
-static void installed(const struct config *c, int root_fd, struct nodestate *s)
+static void installed(const struct nodestate_opts *o, int root_fd, struct nodestate *s)
 {
 	_cleanup_(publish_freep) struct installdir *dir = NULL;
 	struct modsig_result sig;
@@ -118,7 +123,7 @@ static void installed(const struct config *c, int root_fd, struct nodestate *s)
 	int fd;
 
 	err_clear(&e);
-	if (publish_open(root_fd, c->install_dir, false, &dir, &e) != 0)
+	if (publish_open(root_fd, o->install_dir, false, &dir, &e) != 0)
 		return;
 	s->has_mount =
 		mounts_lookup_fd(publish_fd(dir), "/proc/self/mountinfo", &s->mount, &e) == 0;
@@ -146,17 +151,18 @@ static void installed(const struct config *c, int root_fd, struct nodestate *s)
 		str_fmt_cut(s->nvml_error, sizeof(s->nvml_error), "%s", e.msg);
 }
 
-int nodestate_collect(const struct config *c, int root_fd, struct nodestate *s, struct err *e)
+int nodestate_collect(const struct nodestate_opts *o, int root_fd, struct nodestate *s,
+		      struct err *e)
 {
 	_cleanup_(kmods_freep) struct kmods *k = NULL;
 	const struct cdi_place at = {
-		.root_fd = root_fd, .cdi_dir = c->cdi_dir, .install_dir = c->install_dir};
+		.root_fd = root_fd, .cdi_dir = o->cdi_dir, .install_dir = o->install_dir};
 	struct err ie;
 	char path[PATH_MAX];
 
 	memset(s, 0, sizeof(*s));
 	err_clear(&ie);
-	s->host_ok = host_probe(root_fd, c->kernel_release, &s->host, &ie) == 0;
+	s->host_ok = host_probe(root_fd, o->kernel_release, &s->host, &ie) == 0;
 	if (!s->host_ok && ie.code == EXIT_USAGE) {
 		*e = ie;
 		return -1;
@@ -168,14 +174,14 @@ int nodestate_collect(const struct config *c, int root_fd, struct nodestate *s, 
 	if (k && kmods_loaded_module_type(k, "nvidia", s->loaded_type, sizeof(s->loaded_type)) < 0)
 		s->loaded_type[0] = '\0';
 	ktrust_probe(root_fd, &s->trust);
-	installed(c, root_fd, s);
+	installed(o, root_fd, s);
 	device_nodes(root_fd, s);
 	if (s->installed)
-		firmware(root_fd, c, s);
-	s->ld_ok = ldcache_has(root_fd, c->install_dir, "libcuda.so.1");
-	snprintf(path, sizeof(path), "%s/%s", c->cdi_dir, CDI_FILE);
+		firmware(root_fd, o, s);
+	s->ld_ok = ldcache_has(root_fd, o->install_dir, "libcuda.so.1");
+	snprintf(path, sizeof(path), "%s/%s", o->cdi_dir, CDI_FILE);
 	s->cdi_present = exists(root_fd, path);
-	if (cdi_find_other(&at, c->cdi_kind, s->cdi_other, sizeof(s->cdi_other)) != 1)
+	if (cdi_find_other(&at, o->cdi_kind, s->cdi_other, sizeof(s->cdi_other)) != 1)
 		s->cdi_other[0] = '\0';
 	s->labels_present = exists(root_fd, LABELS_FILE);
 	s->ready_present = exists(root_fd, READY_FILE);
