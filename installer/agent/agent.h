@@ -14,6 +14,7 @@
 #include "agent/httpd.h"
 #include "agent/slots.h"
 #include "agent/upgrade.h"
+#include "agent/upgrader.h"
 #include "agent/xid.h"
 
 #include <stdbool.h>

@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
-#include "cmd/agent_upgrade.h"
 #include "cmd/cmd.h"
+#include "cmd/pending_failed.h"
 #include "cmd/session.h"
 #include "expose/expose.h"
 #include "kernel/kernel.h"
@@ -107,8 +107,10 @@ struct agent {
 	int ctl_fd;	      /* the control socket (agent/control.h), or -1 */
 	int holds[MAX_HOLDS]; /* installers holding the daemons stopped */
 	size_t n_holds;
-	struct upgrader up;   /* driver upgrades (cmd/agent_upgrade.h) */
-	bool look_soon;	      /* an upgrade moved on: the next look without the interval */
+	struct agent_upgrade_opts upo; /* what upgrades read of the configuration */
+	struct agent_calls calls;      /* what the program does for them */
+	struct upgrader up;	       /* driver upgrades (agent/upgrader.h) */
+	bool look_soon;		       /* an upgrade moved on: the next look without the interval */
 	uint64_t hup_ns;      /* when a stale spec's producer was last asked to rewrite it */
 	char stale[PATH_MAX]; /* the other producer's spec found stale at the last look, or "" */
 	struct mig_view mig;
@@ -1077,6 +1079,73 @@ static void share(struct agent *a)
 		log_msg(LOG_WARN, "agent", "HTTP's answers not updated: out of memory");
 }
 
+/* ---- what the program does for the agent's upgrades ------------------------- */
+
+static int pending(void *arg, struct pending *ret)
+{
+	const struct agent *a = arg;
+
+	return session_pending(a->c, a->root_fd, ret);
+}
+
+static int pending_failed(void *arg, struct pending_failure *ret)
+{
+	const struct agent *a = arg;
+
+	return pfail_read(a->c, a->root_fd, ret);
+}
+
+/*
+ * The installer run's command line, into ARGV: as the agent's own settings say where to work
+ * (the rest comes from the environment, the repository's among it), for VERSION, and with P
+ * the pending request (its flavour and module parameters; NULL for a rollback, which asks
+ * for VERSION only).
+ */
+static void installer_argv(void *arg, const char *version, const struct pending *p,
+			   const char *argv[AGENT_MAX_ARGV])
+{
+	const struct config *c = ((const struct agent *)arg)->c;
+	size_t n = 0;
+
+	argv[n++] = "nvidia-driver-installer";
+	argv[n++] = "install";
+	argv[n++] = "--when-busy";
+	argv[n++] = "defer";
+	/* What the agent and the installer share, as the agent has it; the rest from the
+	 * environment, which the DaemonSet gives both containers alike. */
+	if (c->root_given) {
+		argv[n++] = "--root";
+		argv[n++] = c->root;
+	}
+	argv[n++] = "--install-dir";
+	argv[n++] = c->install_dir;
+	argv[n++] = "--container-dir";
+	argv[n++] = c->container_dir;
+	argv[n++] = "--cdi-dir";
+	argv[n++] = c->cdi_dir;
+	argv[n++] = "--cdi-kind";
+	argv[n++] = c->cdi_kind;
+	if (c->kernel_release) {
+		argv[n++] = "--kernel-release";
+		argv[n++] = c->kernel_release;
+	}
+	argv[n++] = "--driver-version";
+	argv[n++] = version;
+	if (p && p->module_type[0]) {
+		argv[n++] = "--kernel-module-type";
+		argv[n++] = p->module_type;
+	}
+	if (p && p->module_args[0]) {
+		argv[n++] = "--module-arg";
+		argv[n++] = p->module_args;
+	}
+	if (p && p->mig_layout[0]) {
+		argv[n++] = "--mig-layout";
+		argv[n++] = p->mig_layout;
+	}
+	argv[n] = NULL;
+}
+
 /* ---- the loop --------------------------------------------------------------- */
 
 static int loop(struct agent *a, int sig_fd)
@@ -1175,7 +1244,21 @@ int agent_run(const struct config *c, struct err *e)
 	a.ctl_fd = control_listen(root_fd, e);
 	if (a.ctl_fd < 0)
 		return -1;
-	if (upgrader_start(&a.up, c, root_fd, e) < 0)
+	a.upo = (struct agent_upgrade_opts){.off = strcmp(c->upgrades, "off") == 0,
+					    .node_name = c->node_name,
+					    .sa_dir = c->kube_sa_dir,
+					    .limit = c->upgrade_limit,
+					    .daemonset = c->upgrade_daemonset,
+					    .cordon = strcmp(c->upgrade_cordon, "yes") == 0,
+					    .deadline_s = c->upgrade_deadline_s,
+					    .evict_on_deadline =
+						    strcmp(c->upgrade_on_deadline, "evict") == 0,
+					    .validate_s = c->upgrade_validate_s};
+	a.calls = (struct agent_calls){.arg = &a,
+				       .pending = pending,
+				       .pending_failed = pending_failed,
+				       .installer_argv = installer_argv};
+	if (upgrader_start(&a.up, &a.upo, c->agent_interval_s, &a.calls, e) < 0)
 		return -1;
 	if (kmsg_open(&a.kmsg, root_fd, KMSG_PATH, &ke) < 0)
 		log_kv(LOG_WARN, "agent", "the kernel log cannot be read: Xids are not watched",

@@ -51,7 +51,7 @@ struct config {
 	char *agent_metrics_file;  /* agent: host path of its Prometheus textfile, or NULL */
 	unsigned agent_interval_s; /* agent: seconds between two looks at the node */
 	unsigned cuda_interval_s;  /* agent: seconds between two CUDA checks while ready */
-	/* agent: driver upgrades it carries out (agent/upgrade.h, cmd/agent_upgrade.c) */
+	/* agent: driver upgrades it carries out (agent/upgrade.h, agent/upgrader.c) */
 	char *upgrades;		     /* auto (in a cluster, with a node name) or off */
 	char *node_name;	     /* this node's name (the downward API's spec.nodeName) */
 	char *kube_sa_dir;	     /* the pod's service account: token, ca.crt, namespace */

@@ -77,7 +77,7 @@ upgrade_node_has 'unsched and rec["cordoned"] and holders["nvidia-driver-upgrade
     fail "not left cordoned with its slot: $(cat "$KUBE_STATE")"
 upgrade_node_has '"activating '"$V_OLD"' failed; '"$V_NEW"' serves" in rec["reason"] and "rejected the signature of module nvidia" in rec["reason"]' ||
     fail "the reason: $(cat "$KUBE_STATE")"
-# The Event follows the state's PATCH (agent_upgrade.c, record): it may land just after,
+# The Event follows the state's PATCH (agent/upgrader.c, record): it may land just after,
 # and then its posting is recorded.
 wait_for "the failure event" 10 upgrade_node_has 'events[-1] == "DriverUpgradeFailed" and rec["event"] == "failed"'
 python3 - "$KUBE_STATE" <<'PY' || fail "the failure event"

@@ -91,7 +91,7 @@ done_with() {
     wait_for "the upgrade to $1 done" 40 upgrade_node_has 'state == "done" and not unsched and not any(holders.values())'
     assert_eq "$(installed_version)" "$1" "the version after the upgrade"
     [ ! -e "$(idir)/.pending.json" ] || fail "still pending"
-    # The Event follows the state's PATCH (agent_upgrade.c, record): it may land just after.
+    # The Event follows the state's PATCH (agent/upgrader.c, record): it may land just after.
     wait_for "the done event recorded as posted" 10 upgrade_node_has 'rec["event"] == "done"'
     each_state_evented 2>"$T/events.err" || fail "$(cat "$T/events.err")"
 }

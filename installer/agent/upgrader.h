@@ -6,7 +6,8 @@
  * server (kube/) and the installer: a slot taken or given back (agent/slots.h), the node
  * cordoned or uncordoned, GPU pods evicted, the pending version activated by the
  * installer itself (`install --when-busy defer`, a child of the agent, so that its switch
- * can ask the agent to stop the driver's daemons), or the version before brought back.
+ * can ask the agent to stop the driver's daemons; its command line and the records it
+ * reads are the program's, through struct agent_calls), or the version before brought back.
  * The new state is then recorded on the Node (a label and an annotation), as an Event
  * and in the agent's metrics.
  */
@@ -15,13 +16,45 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "agent/agent.h"
-#include "cmd/config.h"
+#include "agent/slots.h"
+#include "agent/upgrade.h"
 #include "kube/kube.h"
+#include "stage/stage.h"
+
+/* What the agent reads of the configuration about driver upgrades (agent/upgrader.c). */
+struct agent_upgrade_opts {
+	bool off;		/* --upgrades off */
+	const char *node_name;	/* --node-name; NULL: upgrades off, said */
+	const char *sa_dir;	/* the pod's service account: token, ca.crt, namespace */
+	const char *limit;	/* "N" or "P%" of the DaemonSet's nodes upgrading at once */
+	const char *daemonset;	/* the DaemonSet a P% limit counts the nodes of */
+	bool cordon;		/* cordon the node while it upgrades */
+	unsigned deadline_s;	/* how long GPU pods may run on before the deadline's policy */
+	bool evict_on_deadline; /* past it: evict them (else wait) */
+	unsigned validate_s;	/* how long the new version may take to be ready */
+};
+
+#define AGENT_MAX_ARGV 32
+
+/* The command's own work, which the agent asks for: ARG is the command's. */
+struct agent_calls {
+	void *arg;
+	/* The version pending on the node: 1 and RET filled, 0 when none. */
+	int (*pending)(void *arg, struct pending *ret);
+	/* The report of a pending version that failed: 1 and RET filled, 0 when none. */
+	int (*pending_failed)(void *arg, struct pending_failure *ret);
+	/*
+	 * The installer's command line into ARGV (NULL-ended), for VERSION with P's flavour,
+	 * module parameters and layout (P NULL: a rollback, VERSION alone): the agent runs it
+	 * as its child (/proc/self/exe).
+	 */
+	void (*installer_argv)(void *arg, const char *version, const struct pending *p,
+			       const char *argv[AGENT_MAX_ARGV]);
+};
 
 struct upgrader {
-	const struct config *c;
-	int root_fd;
+	const struct agent_upgrade_opts *o;
+	const struct agent_calls *calls;
 	bool on;
 	struct kube *k;
 	struct kube_config kc;
@@ -40,10 +73,13 @@ struct upgrader {
 };
 
 /*
- * Starts upgrades as C says: off, or on when a node name and the pod's service account
- * are there (auto: without them, off, said once). Returns 0, or -1 with E set.
+ * Starts upgrades as O says: off, or on when a node name and the pod's service account
+ * are there (auto: without them, off, said once); the agent looks every INTERVAL_S, and
+ * CALLS run the installer and read its records. O and CALLS must outlive U. Returns 0, or
+ * -1 with E set.
  */
-_must_check_ int upgrader_start(struct upgrader *u, const struct config *c, int root_fd,
+_must_check_ int upgrader_start(struct upgrader *u, const struct agent_upgrade_opts *o,
+				unsigned interval_s, const struct agent_calls *calls,
 				struct err *e);
 void upgrader_stop(struct upgrader *u);
 

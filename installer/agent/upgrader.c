@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The node agent's driver upgrades: decided by agent/upgrade, carried out here (see
- * cmd/agent_upgrade.h and docs/design.md, "Upgrades that finish by themselves").
+ * agent/upgrader.h and docs/design.md, "Upgrades that finish by themselves").
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,9 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmd/agent_upgrade.h"
-#include "cmd/pending_failed.h"
-#include "cmd/session.h"
+#include "agent/upgrader.h"
+#include "agent/daemons.h"
 #include "util/cleanup.h"
 #include "util/interrupt.h"
 #include "util/jsonc.h"
@@ -34,25 +33,26 @@ static uint64_t mono_s(void)
 	return (uint64_t)t.tv_sec;
 }
 
-int upgrader_start(struct upgrader *u, const struct config *c, int root_fd, struct err *e)
+int upgrader_start(struct upgrader *u, const struct agent_upgrade_opts *o, unsigned interval_s,
+		   const struct agent_calls *calls, struct err *e)
 {
 	struct err ke;
 
 	memset(u, 0, sizeof(*u));
-	u->c = c;
-	u->root_fd = root_fd;
+	u->o = o;
+	u->calls = calls;
 	u->slots.held = -1;
-	if (strcmp(c->upgrades, "off") == 0) {
+	if (o->off) {
 		log_msg(LOG_INFO, "agent", "driver upgrades off (--upgrades off)");
 		return 0;
 	}
-	if (!c->node_name) {
+	if (!o->node_name) {
 		log_kv(LOG_INFO, "agent", "driver upgrades off: no node name", "fix",
 		       "set NVIDIA_NODE_NAME from the downward API (fieldRef spec.nodeName), as the shipped DaemonSets do",
 		       LOG_END);
 		return 0;
 	}
-	if (kube_config_in_cluster(c->kube_sa_dir, &u->kc, &ke) < 0) {
+	if (kube_config_in_cluster(o->sa_dir, &u->kc, &ke) < 0) {
 		log_kv(LOG_WARN, "agent", "driver upgrades off: not in a cluster", "error", ke.msg,
 		       "fix", "give the pod a service account (the shipped DaemonSets do)",
 		       LOG_END);
@@ -62,24 +62,22 @@ int upgrader_start(struct upgrader *u, const struct config *c, int root_fd, stru
 	u->k = kube_new(&u->kc, e);
 	if (!u->k)
 		return err_wrap(e, "agent: driver upgrades");
-	u->policy = (struct upgrade_policy){
-		.cordon = strcmp(c->upgrade_cordon, "yes") == 0,
-		.deadline_s = c->upgrade_deadline_s,
-		.on_deadline = strcmp(c->upgrade_on_deadline, "evict") == 0 ? UPG_DEADLINE_EVICT
-									    : UPG_DEADLINE_WAIT,
-		.validate_s = c->upgrade_validate_s};
+	u->policy = (struct upgrade_policy){.cordon = o->cordon,
+					    .deadline_s = o->deadline_s,
+					    .on_deadline = o->evict_on_deadline ? UPG_DEADLINE_EVICT
+										: UPG_DEADLINE_WAIT,
+					    .validate_s = o->validate_s};
 	/* Renewed at every look: lost only after several looks missed. */
-	u->slots = (struct slots){
-		.k = u->k,
-		.ns = u->kc.namespace,
-		.holder = c->node_name,
-		.duration_s = 6 * c->agent_interval_s < 30 ? 30 : 6 * c->agent_interval_s,
-		.held = -1};
+	u->slots = (struct slots){.k = u->k,
+				  .ns = u->kc.namespace,
+				  .holder = o->node_name,
+				  .duration_s = 6 * interval_s < 30 ? 30 : 6 * interval_s,
+				  .held = -1};
 	u->on = true;
-	log_kv(LOG_INFO, "agent", "driver upgrades on", "node", c->node_name, "namespace",
-	       u->kc.namespace, "limit", c->upgrade_limit, "cordon", c->upgrade_cordon,
-	       U64("deadline_s", c->upgrade_deadline_s), "on_deadline", c->upgrade_on_deadline,
-	       LOG_END);
+	log_kv(LOG_INFO, "agent", "driver upgrades on", "node", o->node_name, "namespace",
+	       u->kc.namespace, "limit", o->limit, "cordon", o->cordon ? "yes" : "no",
+	       U64("deadline_s", o->deadline_s), "on_deadline",
+	       o->evict_on_deadline ? "evict" : "wait", LOG_END);
 	return 0;
 }
 
@@ -114,13 +112,12 @@ static int current_limit(struct upgrader *u, unsigned *ret)
 	unsigned total = 0;
 	struct err e;
 
-	if (slots_limit_is_percent(u->c->upgrade_limit) &&
-	    kube_daemonset_desired(u->k, u->kc.namespace, u->c->upgrade_daemonset, &total, &e) <
-		    0) {
+	if (slots_limit_is_percent(u->o->limit) &&
+	    kube_daemonset_desired(u->k, u->kc.namespace, u->o->daemonset, &total, &e) < 0) {
 		api_down(u, "the DaemonSet's node count", &e);
 		return -1;
 	}
-	return slots_limit(u->c->upgrade_limit, total, ret) < 0 ? -1 : 0;
+	return slots_limit(u->o->limit, total, ret) < 0 ? -1 : 0;
 }
 
 /* ---- the slot, kept while the agent works -------------------------------------------------- */
@@ -150,69 +147,23 @@ int upgrader_keep_slot(struct upgrader *u)
 
 /* ---- the installer, run by the agent ------------------------------------------------------ */
 
-/*
- * The installer run: as the agent's own settings say where to work (the rest comes from the
- * environment, the repository's among it), for VERSION, and with P the pending request
- * (its flavour and module parameters; NULL for a rollback, which asks for VERSION only).
- */
-static _noreturn_ void exec_installer(const struct config *c, const char *version,
-				      const struct pending *p)
-{
-	const char *argv[32] = {"nvidia-driver-installer", "install", "--when-busy", "defer"};
-	size_t n = 4;
-
-	/* What the agent and the installer share, as the agent has it; the rest from the
-	 * environment, which the DaemonSet gives both containers alike. */
-	if (c->root_given) {
-		argv[n++] = "--root";
-		argv[n++] = c->root;
-	}
-	argv[n++] = "--install-dir";
-	argv[n++] = c->install_dir;
-	argv[n++] = "--container-dir";
-	argv[n++] = c->container_dir;
-	argv[n++] = "--cdi-dir";
-	argv[n++] = c->cdi_dir;
-	argv[n++] = "--cdi-kind";
-	argv[n++] = c->cdi_kind;
-	if (c->kernel_release) {
-		argv[n++] = "--kernel-release";
-		argv[n++] = c->kernel_release;
-	}
-	argv[n++] = "--driver-version";
-	argv[n++] = version;
-	if (p && p->module_type[0]) {
-		argv[n++] = "--kernel-module-type";
-		argv[n++] = p->module_type;
-	}
-	if (p && p->module_args[0]) {
-		argv[n++] = "--module-arg";
-		argv[n++] = p->module_args;
-	}
-	if (p && p->mig_layout[0]) {
-		argv[n++] = "--mig-layout";
-		argv[n++] = p->mig_layout;
-	}
-	argv[n] = NULL;
-	daemon_exec_child("/proc/self/exe", argv);
-}
-
 /* Runs the installer: the pending version as it was requested, or ROLLBACK_TO (not NULL). */
 static int spawn(struct upgrader *u, const char *rollback_to)
 {
 	const char *what = rollback_to ? "rollback" : "activation";
 	struct pending pd, *p = NULL;
-	const char *version = rollback_to;
+	const char *version = rollback_to, *argv[AGENT_MAX_ARGV];
 	pid_t pid;
 
 	if (!rollback_to) {
-		if (session_pending(u->c, u->root_fd, &pd) != 1) {
+		if (u->calls->pending(u->calls->arg, &pd) != 1) {
 			log_msg(LOG_WARN, "agent", "driver upgrade: nothing pending to activate");
 			return -1;
 		}
 		p = &pd;
 		version = pd.driver_version;
 	}
+	u->calls->installer_argv(u->calls->arg, version, p, argv);
 	pid = fork();
 	if (pid < 0) {
 		log_kv(LOG_WARN, "agent", "driver upgrade: the installer could not be started",
@@ -220,7 +171,7 @@ static int spawn(struct upgrader *u, const char *rollback_to)
 		return -1;
 	}
 	if (pid == 0)
-		exec_installer(u->c, version, p);
+		daemon_exec_child("/proc/self/exe", argv);
 	u->child = pid;
 	u->child_what = what;
 	log_kv(LOG_INFO, "agent", "driver upgrade: the installer runs", "what", what, "version",
@@ -274,7 +225,7 @@ static int event(struct upgrader *u, const struct upgrade_record *r)
 		    r->version[0] ? ": " : "", r->version, r->from[0] ? " (from " : "", r->from,
 		    r->from[0] ? ")" : "", r->reason[0] ? "; " : "", r->reason);
 	if (kube_event(u->k, u->kc.namespace,
-		       &(struct kube_event){.node = u->c->node_name,
+		       &(struct kube_event){.node = u->o->node_name,
 					    .type = r->state == UPG_FAILED ? "Warning" : "Normal",
 					    .reason = reasons[r->state],
 					    .message = msg,
@@ -315,7 +266,7 @@ static int post_due_event(struct upgrader *u)
 		log_msg(LOG_WARN, "agent", "driver upgrade: out of memory");
 		return -1;
 	}
-	if (kube_node_patch(u->k, u->c->node_name, patch, &e) < 0) {
+	if (kube_node_patch(u->k, u->o->node_name, patch, &e) < 0) {
 		api_down(u, "recording the event's posting on the node", &e);
 		return -1;
 	}
@@ -337,7 +288,7 @@ static int record(struct upgrader *u, const struct upgrade_record *next, int uns
 		log_msg(LOG_WARN, "agent", "driver upgrade: out of memory");
 		return -1;
 	}
-	if (kube_node_patch(u->k, u->c->node_name, patch, &e) < 0) {
+	if (kube_node_patch(u->k, u->o->node_name, patch, &e) < 0) {
 		api_down(u, "recording the state on the node", &e);
 		return -1;
 	}
@@ -502,7 +453,7 @@ bool upgrader_look(struct upgrader *u, const char *current, bool ready, const ch
 
 	if (!u->on || u->child)
 		return false;
-	if (kube_node_get(u->k, u->c->node_name, &node, &e) < 0) {
+	if (kube_node_get(u->k, u->o->node_name, &node, &e) < 0) {
 		api_down(u, "reading the node", &e);
 		return false;
 	}
@@ -511,11 +462,11 @@ bool upgrader_look(struct upgrader *u, const char *current, bool ready, const ch
 	if (post_due_event(u) < 0)
 		return false;
 	/* The /proc walk only when a version waits: nothing else asks who holds the driver. */
-	if (session_pending(u->c, u->root_fd, &pd) == 1) {
+	if (u->calls->pending(u->calls->arg, &pd) == 1) {
 		v.pending = pd.driver_version;
 		v.holders = holders(arg);
 	}
-	if (pfail_read(u->c, u->root_fd, &pf) == 1 &&
+	if (u->calls->pending_failed(u->calls->arg, &pf) == 1 &&
 	    strcmp(pf.driver_version, u->rec.version) == 0)
 		v.failed = pf.cause;
 	if (u->slots.held >= 0) {
@@ -526,7 +477,7 @@ bool upgrader_look(struct upgrader *u, const char *current, bool ready, const ch
 		}
 	}
 	v.slot = u->slots.held >= 0;
-	if (kube_pods_on_node(u->k, u->c->node_name, &pods, &e) < 0) {
+	if (kube_pods_on_node(u->k, u->o->node_name, &pods, &e) < 0) {
 		api_down(u, "listing the node's pods", &e);
 		return false;
 	}
