@@ -1,22 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The node agent's parts, below the command that runs them (cmd/agent.c): the kernel
- * log's Xids, the health judgement and its metrics, the HTTP endpoint, a driver upgrade's
- * states and the fleet's upgrade slots, and the node's state as a look reads it, which
- * status and doctor report too. The face of agent/, the only header of it that cmd/
- * includes.
+ * The face of agent/, the node agent's room: what cmd/ calls, and nothing more. cmd/agent.c
+ * parses the options into struct agent_opts, gives the calls only the program can make
+ * (struct agent_calls), and runs the loop and the HTTP routing; agent/ decides what each
+ * look does, which daemons run, and each upgrade's step. status and doctor read the node
+ * the way the agent looks at it (struct nodestate). The rest of agent/ is in its other
+ * headers, which only agent/ and the tests include.
  */
 #pragma once
 
-#include "agent/control.h"
-#include "agent/daemons.h"
-#include "agent/health.h"
-#include "agent/httpd.h"
-#include "agent/slots.h"
-#include "agent/upgrade.h"
-#include "agent/upgrader.h"
-#include "agent/xid.h"
-
+#include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,6 +18,7 @@
 #include "host/host.h"
 #include "kernel/kernel.h"
 #include "stage/stage.h"
+#include "util/cleanup.h"
 #include "util/err.h"
 
 /* ---- the node, as the agent looks at it and status and doctor report it ------------- */
@@ -85,3 +79,161 @@ struct nodestate {
 _must_check_ int nodestate_collect(const struct nodestate_opts *o, int root_fd, struct nodestate *s,
 				   struct err *e);
 void nodestate_done(struct nodestate *s);
+
+/* ---- the agent ------------------------------------------------------------------------ */
+
+/* What the agent reads of the configuration about driver upgrades (agent/upgrader.c). */
+struct agent_upgrade_opts {
+	bool off;		/* --upgrades off */
+	const char *node_name;	/* --node-name; NULL: upgrades off, said */
+	const char *sa_dir;	/* the pod's service account: token, ca.crt, namespace */
+	const char *limit;	/* "N" or "P%" of the DaemonSet's nodes upgrading at once */
+	const char *daemonset;	/* the DaemonSet a P% limit counts the nodes of */
+	bool cordon;		/* cordon the node while it upgrades */
+	unsigned deadline_s;	/* how long GPU pods may run on before the deadline's policy */
+	bool evict_on_deadline; /* past it: evict them (else wait) */
+	unsigned validate_s;	/* how long the new version may take to be ready */
+};
+
+/* What the agent reads of the configuration, built once by the command (cmd/agent.c). */
+struct agent_opts {
+	int root_fd;		    /* the host's /, open (--root) */
+	struct nodestate_opts node; /* where the install, its CDI spec and kind are */
+	bool cdi_replace;	    /* set aside another producer's spec of our kind */
+	const char *metrics_file;   /* a host path for the metrics textfile, or NULL */
+	unsigned interval_s;	    /* between two looks */
+	unsigned cuda_interval_s;   /* between two CUDA checks while ready */
+	struct agent_upgrade_opts upgrade;
+};
+
+#define AGENT_MAX_ARGV 32
+
+/* The command's own work, which the agent asks for: ARG is the command's. */
+struct agent_calls {
+	void *arg;
+	/* Whether an installer run holds the installer's lock now (the look waits for it). */
+	bool (*installer_running)(void *arg);
+	/* The version pending on the node: 1 and RET filled, 0 when none. */
+	int (*pending)(void *arg, struct pending *ret);
+	/* The report of a pending version that failed: 1 and RET filled, 0 when none. */
+	int (*pending_failed)(void *arg, struct pending_failure *ret);
+	/*
+	 * The installer's command line into ARGV (NULL-ended), for VERSION with P's flavour,
+	 * module parameters and layout (P NULL: a rollback, VERSION alone): the agent runs it
+	 * as its child (/proc/self/exe).
+	 */
+	void (*installer_argv)(void *arg, const char *version, const struct pending *p,
+			       const char *argv[AGENT_MAX_ARGV]);
+	/* The look has judged: what HTTP answers is to say so now, while the look goes on. */
+	void (*publish)(void *arg);
+};
+
+struct agent;
+
+/*
+ * The agent, ready to look: a child subreaper (its daemons stay its children), the control
+ * socket listening (agent/control.h), upgrades started as O says, the kernel log open (or
+ * a warning: Xids are not watched). O and CALLS must outlive it. Returns it, or NULL with E.
+ */
+_must_check_ struct agent *agent_new(const struct agent_opts *o, const struct agent_calls *calls,
+				     struct err *e);
+/* Stops the daemons (in order), ends the installers' holds and upgrades, frees A. NULL: none. */
+void agent_free(struct agent *a);
+DEFINE_POINTER_CLEANUP(struct agent, agent_free)
+
+/* "/dev/kmsg" while the kernel log is read, else "none". */
+const char *agent_kernel_log(const struct agent *a);
+
+/* The descriptors the loop waits on for A (POLLIN): at most AGENT_MAX_FDS, into P. */
+#define AGENT_MAX_FDS 6
+size_t agent_fds(const struct agent *a, struct pollfd *p);
+/* Those of agent_fds' descriptors that were ready: the kernel log read, holds taken or ended. */
+void agent_events(struct agent *a, const struct pollfd *p, size_t n);
+/* SIGCHLD: reaps the children that ended (the daemons, the installer an upgrade runs). */
+void agent_reap(struct agent *a);
+
+/*
+ * One look at the node: judged, readiness published (the marker, the labels, the textfile),
+ * the daemons run or stopped, an upgrade moved on. Nothing while an installer runs.
+ */
+void agent_look(struct agent *a);
+/* Whether the next look is due at once (an upgrade moved on), not after the interval; cleared. */
+bool agent_look_soon(struct agent *a);
+/*
+ * Keeps an upgrade's slot held between looks: the milliseconds until it is due again, or -1
+ * when none is held.
+ */
+int agent_keep_slot(struct agent *a);
+
+/* The agent's Prometheus text (docs/metrics.md, "The node agent"), malloc'd, or NULL. */
+char *agent_render(const struct agent *a);
+/*
+ * What /readyz says: "ready\n" (*RET_READY true), or "not ready (REASON): CAUSE\n".
+ * Malloc'd, or NULL without memory.
+ */
+char *agent_readyz(const struct agent *a, bool *ret_ready);
+
+/* ---- the agent's HTTP endpoint (agent/httpd.c) ---------------------------------------- */
+
+/* What a GET of PATH (NULL: of any path no other page has) answers: copied when published. */
+struct httpd_page {
+	const char *path;
+	int status;
+	const char *content_type;
+	const char *body;
+	unsigned wait_ms; /* for the loop's next publish, while it works; 0: never waits */
+};
+
+struct httpd_options {
+	/* The liveness path: 503 once the loop has been busy (httpd_busy) for over STALL_S. */
+	const char *live_path;
+	unsigned stall_s;
+};
+
+struct httpd;
+
+/*
+ * Listens on ADDR ("127.0.0.1:9470", "0.0.0.0:9470", "[::]:9470"; port 0: the kernel
+ * picks). Returns the listening fd (non-blocking, close-on-exec) and the port in *PORT,
+ * or -1 with EXIT_USAGE for an address that cannot be bound.
+ */
+_must_check_ int httpd_listen(const char *addr, unsigned *port, struct err *e);
+
+/*
+ * Serves LISTEN_FD (from httpd_listen; the caller keeps it) from a thread of its own, which
+ * takes no signal, until httpd_free. Until the first httpd_publish every path is 503.
+ * Returns the server, or NULL with E set.
+ */
+_must_check_ struct httpd *httpd_start(int listen_fd, const struct httpd_options *o, struct err *e);
+
+/* The pages served are now copies of PAGES[N]. Returns 0, or -ENOMEM (the old ones stay). */
+int httpd_publish(struct httpd *h, const struct httpd_page *pages, size_t n);
+
+/*
+ * The loop begins a step (a look, an event), and ends it, its pages published: requests
+ * wait for a publish only in between, and the liveness path fails past STALL_S there.
+ */
+void httpd_busy(struct httpd *h);
+void httpd_idle(struct httpd *h);
+
+/* Stops the thread, closes its clients and frees H. httpd_free(NULL) does nothing. */
+void httpd_free(struct httpd *h);
+DEFINE_POINTER_CLEANUP(struct httpd, httpd_free)
+
+/* ---- the installer's side of the control socket (agent/control.c) -------------------- */
+
+/*
+ * Asks the agent under ROOT_FD to hold its daemons, for WHY. Returns the connection (keep it
+ * open while the daemons must stay stopped), -2 when no agent listens (nothing to stop), or
+ * -1 with EXIT_IN_USE when the agent did not answer in time or refused. *STOPPED: how many
+ * daemons it stopped.
+ */
+int control_hold(int root_fd, const char *why, unsigned *stopped, struct err *e);
+
+/* ---- the fleet's upgrade limit (agent/slots.c), which config checks ----------------- */
+
+/*
+ * The limit: "N" nodes, or "P%" of TOTAL (the DaemonSet's nodes), rounded up as Kubernetes
+ * scales maxUnavailable, at least 1 and at most SLOTS_MAX (256). 0 and -1 for a malformed SPEC.
+ */
+int slots_limit(const char *spec, unsigned total, unsigned *ret);

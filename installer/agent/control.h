@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 
+#include "agent/agent.h"
 #include "util/err.h"
 
 #define CONTROL_DIR "/run/nvidia-driver-installer"
@@ -41,11 +42,3 @@ _must_check_ int control_listen(int root_fd, struct err *e);
  * Returns 1 for "hold" (WHY, "" when none, into WHY), 0 for anything else or nothing.
  */
 int control_read_request(int fd, char *why, size_t size);
-
-/*
- * The installer's side: asks the agent under ROOT_FD to hold its daemons, for WHY. Returns
- * the connection (keep it open while the daemons must stay stopped), -2 when no agent
- * listens (nothing to stop), or -1 with EXIT_IN_USE when the agent did not answer in time
- * or refused. *STOPPED: how many daemons it stopped.
- */
-int control_hold(int root_fd, const char *why, unsigned *stopped, struct err *e);

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -265,4 +266,22 @@ int daemon_version(const char *path, unsigned timeout_s, char *buf, size_t size)
 		return -1;
 	}
 	return daemon_parse_version(out, buf, size);
+}
+
+bool daemon_runs(pid_t pid, const char *name)
+{
+	char link[64], exe[PATH_MAX];
+	ssize_t n;
+	const char *base;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	/* An executable replaced since it started reads "PATH (deleted)". */
+	if (n > 10 && strcmp(exe + n - 10, " (deleted)") == 0)
+		exe[n - 10] = '\0';
+	base = strrchr(exe, '/');
+	return strcmp(base ? base + 1 : exe, name) == 0;
 }

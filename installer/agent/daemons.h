@@ -86,3 +86,6 @@ int daemon_version(const char *path, unsigned timeout_s, char *buf, size_t size)
 
 /* The first "N.N[.N...]" token of TEXT into BUF. Returns 0, or -1 when there is none. */
 int daemon_parse_version(const char *text, char *buf, size_t size);
+
+/* Whether process PID runs the program NAME (its executable's file name). */
+bool daemon_runs(pid_t pid, const char *name);

@@ -2,7 +2,7 @@
 /*
  * The node's health as the agent judges it, from what it observed: whether a CUDA job can
  * run now, and if not the first reason why; the Xids seen; and the metrics that say so.
- * Pure: the agent gathers the observations (cmd/agent.c), this decides and renders.
+ * Pure: the agent gathers the observations (agent/look.c), this decides and renders.
  */
 #pragma once
 

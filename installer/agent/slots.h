@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/agent.h"
 #include "kube/kube.h"
 
 #define SLOTS_PREFIX "nvidia-driver-upgrade-slot"
@@ -36,12 +37,6 @@ struct slots {
 		uint64_t seen; /* when (a monotonic clock's seconds) */
 	} seen[SLOTS_MAX];
 };
-
-/*
- * The limit: "N" nodes, or "P%" of TOTAL (the DaemonSet's nodes), rounded up as Kubernetes
- * scales maxUnavailable, at least 1 and at most SLOTS_MAX. 0 and -1 for a malformed SPEC.
- */
-int slots_limit(const char *spec, unsigned total, unsigned *ret);
 
 /* Whether SPEC is a percentage (the DaemonSet's node count is needed for it). */
 bool slots_limit_is_percent(const char *spec);

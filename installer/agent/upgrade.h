@@ -9,7 +9,7 @@
  *
  * Pure: the state the node records (its annotation), what the agent observes now, and the
  * policy go in; the next state and the one action that leads there come out. The agent
- * carries out the action (cmd/agent.c) and records the state after it, so that an agent,
+ * carries out the action (agent/upgrader.c) and records the state after it, so that an agent,
  * installer or node restarted at any step decides again from what is recorded and what is
  * seen: an action already done is seen done and not done twice.
  */

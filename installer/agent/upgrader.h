@@ -16,41 +16,10 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "agent/agent.h"
 #include "agent/slots.h"
 #include "agent/upgrade.h"
 #include "kube/kube.h"
-#include "stage/stage.h"
-
-/* What the agent reads of the configuration about driver upgrades (agent/upgrader.c). */
-struct agent_upgrade_opts {
-	bool off;		/* --upgrades off */
-	const char *node_name;	/* --node-name; NULL: upgrades off, said */
-	const char *sa_dir;	/* the pod's service account: token, ca.crt, namespace */
-	const char *limit;	/* "N" or "P%" of the DaemonSet's nodes upgrading at once */
-	const char *daemonset;	/* the DaemonSet a P% limit counts the nodes of */
-	bool cordon;		/* cordon the node while it upgrades */
-	unsigned deadline_s;	/* how long GPU pods may run on before the deadline's policy */
-	bool evict_on_deadline; /* past it: evict them (else wait) */
-	unsigned validate_s;	/* how long the new version may take to be ready */
-};
-
-#define AGENT_MAX_ARGV 32
-
-/* The command's own work, which the agent asks for: ARG is the command's. */
-struct agent_calls {
-	void *arg;
-	/* The version pending on the node: 1 and RET filled, 0 when none. */
-	int (*pending)(void *arg, struct pending *ret);
-	/* The report of a pending version that failed: 1 and RET filled, 0 when none. */
-	int (*pending_failed)(void *arg, struct pending_failure *ret);
-	/*
-	 * The installer's command line into ARGV (NULL-ended), for VERSION with P's flavour,
-	 * module parameters and layout (P NULL: a rollback, VERSION alone): the agent runs it
-	 * as its child (/proc/self/exe).
-	 */
-	void (*installer_argv)(void *arg, const char *version, const struct pending *p,
-			       const char *argv[AGENT_MAX_ARGV]);
-};
 
 struct upgrader {
 	const struct agent_upgrade_opts *o;

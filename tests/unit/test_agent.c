@@ -20,6 +20,11 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/control.h"
+#include "agent/daemons.h"
+#include "agent/health.h"
+#include "agent/httpd.h"
+#include "agent/xid.h"
 #include "util/log.h"
 
 static enum kmsg_kind parse(const char *s, struct xid_event *ev)
