@@ -14,6 +14,7 @@
 
 #include "agent/daemons.h"
 #include "util/log.h"
+#include "util/prom.h"
 
 unsigned daemon_next_backoff(unsigned backoff_s, uint64_t up_s)
 {
@@ -168,6 +169,13 @@ bool daemon_due(const struct daemon *d, uint64_t now)
 	       (d->state == DAEMON_BACKOFF && now >= d->next_start_ns);
 }
 
+static const struct prom_family
+	fam_up = {"nvidia_driver_installer_agent_daemon_up", PROM_GAUGE,
+		  "Whether the agent's daemon runs (1), is being started (1), or not (0)."},
+	fam_restarts = {
+		"nvidia_driver_installer_agent_daemon_restarts_total", PROM_COUNTER,
+		"Starts of the daemon after its first, since the agent started: after it ended, or after a hold."};
+
 char *daemon_render(const struct daemon *const *ds, size_t n)
 {
 	char *s = NULL;
@@ -176,20 +184,14 @@ char *daemon_render(const struct daemon *const *ds, size_t n)
 
 	if (!f)
 		return NULL;
-	fputs("# HELP nvidia_driver_installer_agent_daemon_up Whether the agent's daemon runs (1), is being started (1), or not (0).\n"
-	      "# TYPE nvidia_driver_installer_agent_daemon_up gauge\n",
-	      f);
+	prom_head(f, &fam_up);
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, "nvidia_driver_installer_agent_daemon_up{daemon=\"%s\"} %d\n",
-			ds[i]->name,
-			ds[i]->state == DAEMON_RUNNING || ds[i]->state == DAEMON_STARTING);
-	fputs("# HELP nvidia_driver_installer_agent_daemon_restarts_total Starts of the daemon after its first, since the agent started: after it ended, or after a hold.\n"
-	      "# TYPE nvidia_driver_installer_agent_daemon_restarts_total counter\n",
-	      f);
+		prom_sample(f, &fam_up, &(struct prom_label){"daemon", ds[i]->name}, 1,
+			    ds[i]->state == DAEMON_RUNNING || ds[i]->state == DAEMON_STARTING);
+	prom_head(f, &fam_restarts);
 	for (size_t i = 0; i < n; i++)
-		fprintf(f,
-			"nvidia_driver_installer_agent_daemon_restarts_total{daemon=\"%s\"} %llu\n",
-			ds[i]->name, (unsigned long long)ds[i]->restarts);
+		prom_sample(f, &fam_restarts, &(struct prom_label){"daemon", ds[i]->name}, 1,
+			    (double)ds[i]->restarts);
 	if (fclose(f) != 0) {
 		free(s);
 		return NULL;

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/health.h"
-#include "expose/expose.h"
 #include "util/cleanup.h"
+#include "util/prom.h"
 
 static const char *const reason_names[HEALTH_N_REASONS] = {
 	[HEALTH_READY] = "ready",
@@ -100,83 +99,67 @@ void health_count_xid(struct health *h, const struct xid_event *ev)
 	h->n_xids++;
 }
 
-/* Appends to a growing string; a failed allocation empties it for good (*S NULL). */
-static void add(char **s, size_t *len, const char *fmt, ...) _printf_(3, 4);
-static void add(char **s, size_t *len, const char *fmt, ...)
-{
-	va_list ap;
-	char *line = NULL, *grown;
-	int n;
-
-	va_start(ap, fmt);
-	n = vasprintf(&line, fmt, ap);
-	va_end(ap);
-	if (n < 0 || !*s) {
-		free(n < 0 ? NULL : line);
-		free(*s);
-		*s = NULL;
-		return;
-	}
-	grown = realloc(*s, *len + (size_t)n + 1);
-	if (!grown) {
-		free(line);
-		free(*s);
-		*s = NULL;
-		return;
-	}
-	memcpy(grown + *len, line, (size_t)n + 1);
-	*len += (size_t)n;
-	*s = grown;
-	free(line);
-}
-
 #define P "nvidia_driver_installer_agent_"
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
-static void render_xids(const struct health *h, char **s, size_t *len)
+static const struct prom_family
+	fam_ready =
+		{P "ready", PROM_GAUGE,
+		 "Whether a CUDA job can run on this node now, as the node agent last judged it."},
+	fam_not_ready =
+		{P "not_ready", PROM_GAUGE,
+		 "Why the node is not ready: the first failing check (not_installed, not_loaded, other_version_loaded, nvml, xid, fabric_manager, cdi, cuda); 0 for the others."},
+	fam_time_to_ready = {P "time_to_ready_seconds", PROM_GAUGE,
+			     "From the agent's start to the node's first ready.", 3},
+	fam_transitions = {P "ready_transitions_total", PROM_COUNTER,
+			   "Changes between ready and not ready since the agent started."},
+	fam_xids =
+		{P "xid_errors_total", PROM_COUNTER,
+		 "Xid errors the driver reported since the agent started, by GPU (PCI address as the driver prints it), Xid and class: fatal (needs a GPU reset or a reboot: readiness withdrawn), application, other."},
+	fam_xids_dropped = {P "xid_series_dropped_total", PROM_COUNTER,
+			    "Xids not counted by series: more than " STR(
+				    HEALTH_MAX_XID_SERIES) " GPU and Xid pairs."};
+
+static void render_xids(const struct health *h, FILE *f)
 {
-	add(s, len,
-	    "# HELP " P
-	    "xid_errors_total Xid errors the driver reported since the agent started, by GPU (PCI address as the driver prints it), Xid and class: fatal (needs a GPU reset or a reboot: readiness withdrawn), application, other.\n"
-	    "# TYPE " P "xid_errors_total counter\n");
-	for (size_t i = 0; i < h->n_xids; i++)
-		add(s, len, P "xid_errors_total{gpu=\"%s\",xid=\"%u\",class=\"%s\"} %llu\n",
-		    h->xids[i].bdf, h->xids[i].code, xid_class_name(xid_classify(h->xids[i].code)),
-		    (unsigned long long)h->xids[i].count);
-	add(s, len,
-	    "# HELP " P
-	    "xid_series_dropped_total Xids not counted by series: more than %d GPU and Xid pairs.\n"
-	    "# TYPE " P "xid_series_dropped_total counter\n" P "xid_series_dropped_total %llu\n",
-	    HEALTH_MAX_XID_SERIES, (unsigned long long)h->xids_dropped);
+	prom_head(f, &fam_xids);
+	for (size_t i = 0; i < h->n_xids; i++) {
+		char code[16];
+
+		snprintf(code, sizeof(code), "%u", h->xids[i].code);
+		prom_sample(f, &fam_xids,
+			    (const struct prom_label[]){
+				    {"gpu", h->xids[i].bdf},
+				    {"xid", code},
+				    {"class", xid_class_name(xid_classify(h->xids[i].code))}},
+			    3, (double)h->xids[i].count);
+	}
+	prom_single(f, &fam_xids_dropped, (double)h->xids_dropped);
 }
 
 char *health_render(const struct health *h, const char *version)
 {
-	char *s = strdup(""), v[256];
+	char *s = NULL;
 	size_t len = 0;
+	FILE *f = open_memstream(&s, &len);
 
-	add(&s, &len,
-	    METRICS_MARK
-	    "agent_ready Whether a CUDA job can run on this node now, as the node agent last judged it.\n"
-	    "# TYPE " P "ready gauge\n" P "ready{version=\"%s\"} %d\n",
-	    metrics_label_escape(version, v, sizeof(v)), h->reason == HEALTH_READY);
-	add(&s, &len,
-	    "# HELP " P
-	    "not_ready Why the node is not ready: the first failing check (not_installed, not_loaded, other_version_loaded, nvml, xid, fabric_manager, cdi, cuda); 0 for the others.\n"
-	    "# TYPE " P "not_ready gauge\n");
+	if (!f)
+		return NULL;
+	prom_head(f, &fam_ready);
+	prom_sample(f, &fam_ready, &(struct prom_label){"version", version}, 1,
+		    h->reason == HEALTH_READY);
+	prom_head(f, &fam_not_ready);
 	for (int r = HEALTH_NOT_INSTALLED; r < HEALTH_N_REASONS; r++)
-		add(&s, &len, P "not_ready{reason=\"%s\"} %d\n", reason_names[r],
-		    h->reason == (enum health_reason)r);
+		prom_sample(f, &fam_not_ready, &(struct prom_label){"reason", reason_names[r]}, 1,
+			    h->reason == (enum health_reason)r);
 	if (h->ever_ready)
-		add(&s, &len,
-		    "# HELP " P
-		    "time_to_ready_seconds From the agent's start to the node's first ready.\n"
-		    "# TYPE " P "time_to_ready_seconds gauge\n" P "time_to_ready_seconds %.3f\n",
-		    h->time_to_ready_s);
-	add(&s, &len,
-	    "# HELP " P
-	    "ready_transitions_total Changes between ready and not ready since the agent started.\n"
-	    "# TYPE " P "ready_transitions_total counter\n" P "ready_transitions_total %llu\n",
-	    (unsigned long long)h->transitions);
-	render_xids(h, &s, &len);
+		prom_single(f, &fam_time_to_ready, h->time_to_ready_s);
+	prom_single(f, &fam_transitions, (double)h->transitions);
+	render_xids(h, f);
+	if (fclose(f) != 0) {
+		free(s);
+		return NULL;
+	}
 	return s;
 }

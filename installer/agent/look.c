@@ -23,6 +23,7 @@
 #include "util/fs.h"
 #include "util/interrupt.h"
 #include "util/log.h"
+#include "util/prom.h"
 #include "util/str.h"
 
 /* ---- the kernel log -------------------------------------------------------- */
@@ -117,37 +118,44 @@ static void mig_view_of(const struct nvml_report *rep, struct mig_view *v)
 	v->n_profiles = n;
 }
 
+static const struct prom_family
+	fam_mig_mode =
+		{"nvidia_driver_installer_agent_gpu_mig_mode", PROM_GAUGE,
+		 "Each MIG-capable GPU's MIG mode as NVML reported it at the agent's last look: 1 on, 0 off."},
+	fam_mig_pending =
+		{"nvidia_driver_installer_agent_gpu_mig_reset_pending", PROM_GAUGE,
+		 "Whether the GPU's MIG mode waits for a GPU reset (its pending mode is not its current one)."},
+	fam_mig_devices = {"nvidia_driver_installer_agent_mig_devices", PROM_GAUGE,
+			   "The MIG devices NVML lists, by profile."};
+
 /* The MIG series (docs/metrics.md, "GPU partitions"); none while NVML has not answered. */
 static char *mig_render(const struct mig_view *v)
 {
-	char *text = NULL, p[96];
+	char *text = NULL, gpu[16];
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 
 	if (!f)
 		return NULL;
-	fputs("# HELP nvidia_driver_installer_agent_gpu_mig_mode Each MIG-capable GPU's MIG mode as NVML reported it at the agent's last look: 1 on, 0 off.\n"
-	      "# TYPE nvidia_driver_installer_agent_gpu_mig_mode gauge\n",
-	      f);
+	prom_head(f, &fam_mig_mode);
 	for (unsigned i = 0; i < v->n_gpus; i++)
-		if (v->mode[i] >= 0)
-			fprintf(f, "nvidia_driver_installer_agent_gpu_mig_mode{gpu=\"%u\"} %d\n", i,
-				v->mode[i]);
-	fputs("# HELP nvidia_driver_installer_agent_gpu_mig_reset_pending Whether the GPU's MIG mode waits for a GPU reset (its pending mode is not its current one).\n"
-	      "# TYPE nvidia_driver_installer_agent_gpu_mig_reset_pending gauge\n",
-	      f);
+		if (v->mode[i] >= 0) {
+			snprintf(gpu, sizeof(gpu), "%u", i);
+			prom_sample(f, &fam_mig_mode, &(struct prom_label){"gpu", gpu}, 1,
+				    v->mode[i]);
+		}
+	prom_head(f, &fam_mig_pending);
 	for (unsigned i = 0; i < v->n_gpus; i++)
-		if (v->mode[i] >= 0)
-			fprintf(f,
-				"nvidia_driver_installer_agent_gpu_mig_reset_pending{gpu=\"%u\"} %d\n",
-				i, v->pending[i] >= 0 && v->pending[i] != v->mode[i]);
-	fputs("# HELP nvidia_driver_installer_agent_mig_devices The MIG devices NVML lists, by profile.\n"
-	      "# TYPE nvidia_driver_installer_agent_mig_devices gauge\n",
-	      f);
+		if (v->mode[i] >= 0) {
+			snprintf(gpu, sizeof(gpu), "%u", i);
+			prom_sample(f, &fam_mig_pending, &(struct prom_label){"gpu", gpu}, 1,
+				    v->pending[i] >= 0 && v->pending[i] != v->mode[i]);
+		}
+	prom_head(f, &fam_mig_devices);
 	for (size_t i = 0; i < v->n_profiles; i++)
-		fprintf(f, "nvidia_driver_installer_agent_mig_devices{profile=\"%s\"} %u\n",
-			metrics_label_escape(v->profiles[i].profile, p, sizeof(p)),
-			v->profiles[i].count);
+		prom_sample(f, &fam_mig_devices,
+			    &(struct prom_label){"profile", v->profiles[i].profile}, 1,
+			    v->profiles[i].count);
 	if (fclose(f) != 0) {
 		free(text);
 		return NULL;

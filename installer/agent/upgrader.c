@@ -19,6 +19,7 @@
 #include "util/interrupt.h"
 #include "util/jsonc.h"
 #include "util/log.h"
+#include "util/prom.h"
 #include "util/str.h"
 
 /* A look's API calls end within this, so that the agent's loop is never held long. */
@@ -492,6 +493,21 @@ bool upgrader_look(struct upgrader *u, const char *current, bool ready, const ch
 
 /* ---- metrics ------------------------------------------------------------------------------ */
 
+#define P "nvidia_driver_installer_agent_"
+
+static const struct prom_family
+	fam_enabled =
+		{P "upgrades_enabled", PROM_GAUGE,
+		 "Whether the agent carries out pending driver upgrades (--upgrades, a node name and a service account)."},
+	fam_state = {P "upgrade_state", PROM_GAUGE,
+		     "The node's driver upgrade state as last recorded: 1 for the state it is in."},
+	fam_api_up = {P "upgrade_api_up", PROM_GAUGE,
+		      "Whether the API server answered the agent's last look."},
+	fam_slot = {P "upgrade_slot_held", PROM_GAUGE,
+		    "Whether this node holds a slot of the fleet's upgrade limit."},
+	fam_evictions = {P "upgrade_evictions_total", PROM_COUNTER,
+			 "GPU pods the agent asked to leave, by the API server's answer."};
+
 char *upgrader_render(const struct upgrader *u)
 {
 	char *text = NULL;
@@ -500,31 +516,23 @@ char *upgrader_render(const struct upgrader *u)
 
 	if (!f)
 		return NULL;
-	fputs("# HELP nvidia_driver_installer_agent_upgrades_enabled Whether the agent carries out pending driver upgrades (--upgrades, a node name and a service account).\n"
-	      "# TYPE nvidia_driver_installer_agent_upgrades_enabled gauge\n",
-	      f);
-	fprintf(f, "nvidia_driver_installer_agent_upgrades_enabled %d\n", u->on);
+	prom_single(f, &fam_enabled, u->on);
 	if (u->on) {
-		fputs("# HELP nvidia_driver_installer_agent_upgrade_state The node's driver upgrade state as last recorded: 1 for the state it is in.\n"
-		      "# TYPE nvidia_driver_installer_agent_upgrade_state gauge\n",
-		      f);
+		prom_head(f, &fam_state);
 		for (int s = 0; s < UPG_N_STATES; s++)
-			fprintf(f, "nvidia_driver_installer_agent_upgrade_state{state=\"%s\"} %d\n",
-				s == UPG_IDLE ? "idle" : upgrade_state_name((enum upgrade_state)s),
-				(int)u->rec.state == s);
-		fprintf(f,
-			"# HELP nvidia_driver_installer_agent_upgrade_api_up Whether the API server answered the agent's last look.\n"
-			"# TYPE nvidia_driver_installer_agent_upgrade_api_up gauge\n"
-			"nvidia_driver_installer_agent_upgrade_api_up %d\n"
-			"# HELP nvidia_driver_installer_agent_upgrade_slot_held Whether this node holds a slot of the fleet's upgrade limit.\n"
-			"# TYPE nvidia_driver_installer_agent_upgrade_slot_held gauge\n"
-			"nvidia_driver_installer_agent_upgrade_slot_held %d\n"
-			"# HELP nvidia_driver_installer_agent_upgrade_evictions_total GPU pods the agent asked to leave, by the API server's answer.\n"
-			"# TYPE nvidia_driver_installer_agent_upgrade_evictions_total counter\n"
-			"nvidia_driver_installer_agent_upgrade_evictions_total{result=\"evicted\"} %llu\n"
-			"nvidia_driver_installer_agent_upgrade_evictions_total{result=\"refused\"} %llu\n",
-			u->api_up, u->slots.held >= 0, (unsigned long long)u->evictions,
-			(unsigned long long)u->evictions_refused);
+			prom_sample(f, &fam_state,
+				    &(struct prom_label){
+					    "state", s == UPG_IDLE ? "idle"
+								   : upgrade_state_name((
+									     enum upgrade_state)s)},
+				    1, (int)u->rec.state == s);
+		prom_single(f, &fam_api_up, u->api_up);
+		prom_single(f, &fam_slot, u->slots.held >= 0);
+		prom_head(f, &fam_evictions);
+		prom_sample(f, &fam_evictions, &(struct prom_label){"result", "evicted"}, 1,
+			    (double)u->evictions);
+		prom_sample(f, &fam_evictions, &(struct prom_label){"result", "refused"}, 1,
+			    (double)u->evictions_refused);
 	}
 	if (fclose(f) != 0) {
 		free(text);

@@ -503,8 +503,6 @@ _must_check_ int metrics_write(int root_fd, const char *path, const struct metri
  */
 _must_check_ int nodeinfo_write_file(int root_fd, const char *path, const char *text,
 				     struct err *e);
-/* IN as a Prometheus label value (backslash, quote and newline escaped) into OUT. */
-const char *metrics_label_escape(const char *in, char *out, size_t size);
 
 /* ---- the stage (expose.c) ------------------------------------------------------ */
 

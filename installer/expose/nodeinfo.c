@@ -14,6 +14,7 @@
 #include "expose/timing.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/prom.h"
 
 /* Earlier releases' labels file: it sorted after GFD's "gfd" and overrode GFD's labels. */
 #define LABELS_FILE_OLD "/etc/kubernetes/node-feature-discovery/features.d/nvidia-driver"
@@ -395,120 +396,107 @@ int nodeinfo_remove(int root_fd, struct err *e)
 		       : 0;
 }
 
-struct metrics_buf {
-	char *buf;
-	size_t size, len;
-};
+#define M "nvidia_driver_installer_"
+
+static const struct prom_family
+	fam_success = {M "success", PROM_GAUGE, "Whether the last install succeeded."},
+	fam_exit_code = {M "exit_code", PROM_GAUGE, "The last install's exit code."},
+	fam_last_run = {M "last_run_timestamp_seconds", PROM_GAUGE, "When it ended."},
+	fam_driver = {M "driver_info", PROM_GAUGE, "The driver the last install wanted."},
+	fam_build = {M "build_info", PROM_GAUGE,
+		     "The installer's release and the commit it was built from."},
+	fam_from_cache =
+		{M "index_from_cache", PROM_GAUGE,
+		 "Whether the last install asked the mirrors and used the node's cached index instead, by reason: unreachable, unverified, not_found (a likely wrong repository URL)."},
+	fam_pending =
+		{M "upgrade_pending", PROM_GAUGE,
+		 "Whether a driver version (or new module parameters) is staged and verified, waiting for the GPUs to be idle or the node to boot."},
+	fam_failed =
+		{M "upgrade_failed", PROM_GAUGE,
+		 "Whether a pending driver version failed (verification, its staged tree, publish or load) and was withdrawn, the current version loaded instead; exit_code is the failure's."},
+	fam_stage = {M "stage_duration_seconds", PROM_GAUGE, "Time spent per stage.", 6},
+	fam_insert = {
+		M "module_insert_duration_seconds", PROM_GAUGE,
+		"Time the kernel spent in the run's module insertion calls (signature check, relocation, the modules' init), part of the kernel stage.",
+		6};
 
 /* One gauge per stage that ran to its end, in pipeline order; with the kernel stage, the
  * part of it the kernel spent in the module insertion calls. */
-static void metric_stages(struct metrics_buf *m, const struct timing *t)
+static void metric_stages(FILE *f, const struct timing *t)
 {
-	for (int i = 0; t && i < TIMING_N && m->len < m->size; i++) {
+	prom_head(f, &fam_stage);
+	for (int i = 0; t && i < TIMING_N; i++)
 		if (t->seen[i])
-			m->len += (size_t)snprintf(
-				m->buf + m->len, m->size - m->len,
-				"nvidia_driver_installer_stage_duration_seconds{stage=\"%s\"} %.6f\n",
-				timing_name((enum timing_stage)i), (double)t->us[i] / 1e6);
-	}
-	if (t && t->seen[TIMING_KERNEL] && m->len < m->size)
-		m->len += (size_t)snprintf(
-			m->buf + m->len, m->size - m->len,
-			"# HELP nvidia_driver_installer_module_insert_duration_seconds Time the kernel spent in the run's module insertion calls (signature check, relocation, the modules' init), part of the kernel stage.\n"
-			"# TYPE nvidia_driver_installer_module_insert_duration_seconds gauge\n"
-			"nvidia_driver_installer_module_insert_duration_seconds %.6f\n",
-			(double)t->insert_us / 1e6);
+			prom_sample(
+				f, &fam_stage,
+				&(struct prom_label){"stage", timing_name((enum timing_stage)i)}, 1,
+				(double)t->us[i] / 1e6);
+	if (t && t->seen[TIMING_KERNEL])
+		prom_single(f, &fam_insert, (double)t->insert_us / 1e6);
 }
 
-static const char stage_help[] =
-	"# HELP nvidia_driver_installer_stage_duration_seconds Time spent per stage.\n"
-	"# TYPE nvidia_driver_installer_stage_duration_seconds gauge\n";
-
 /* One gauge per reason the cached index served (source_fallback_name), 1 for REASON. */
-static void metric_fallback(struct metrics_buf *m, const char *reason)
+static void metric_fallback(FILE *f, const char *reason)
 {
 	static const char *const reasons[] = {"unreachable", "unverified", "not_found"};
 
-	for (size_t i = 0; i < ARRAY_SIZE(reasons) && m->len < m->size; i++)
-		m->len += (size_t)snprintf(
-			m->buf + m->len, m->size - m->len,
-			"nvidia_driver_installer_index_from_cache{reason=\"%s\"} %d\n", reasons[i],
-			reason && strcmp(reason, reasons[i]) == 0);
+	prom_head(f, &fam_from_cache);
+	for (size_t i = 0; i < ARRAY_SIZE(reasons); i++)
+		prom_sample(f, &fam_from_cache, &(struct prom_label){"reason", reasons[i]}, 1,
+			    reason && strcmp(reason, reasons[i]) == 0);
 }
 
-/*
- * A label value as the text exposition format wants it: backslash, double quote and line
- * feed escaped. One bad line makes Prometheus and node-exporter's textfile collector drop
- * the whole file, every series of it.
- */
-const char *metrics_label_escape(const char *in, char *out, size_t size)
+/* The upgrade that waits, and the pending version that failed. */
+static void metric_upgrade(FILE *f, const struct pending *pd, const struct pending_failure *failed)
 {
-	size_t n = 0;
+	char code[16];
 
-	for (; in && *in && n + 3 < size; in++) {
-		if (*in == '\\' || *in == '"' || *in == '\n')
-			out[n++] = '\\';
-		out[n++] = *in == '\n' ? 'n' : *in;
-	}
-	out[n] = '\0';
-	return out;
+	prom_head(f, &fam_pending);
+	prom_sample(f, &fam_pending,
+		    (const struct prom_label[]){{"version", pd ? pd->driver_version : NULL},
+						{"reason", pd ? pd->reason : NULL}},
+		    2, pd != NULL);
+	snprintf(code, sizeof(code), "%d", failed ? failed->exit_code : 0);
+	prom_head(f, &fam_failed);
+	prom_sample(f, &fam_failed,
+		    (const struct prom_label[]){{"version", failed ? failed->driver_version : NULL},
+						{"exit_code", code}},
+		    2, failed != NULL);
+}
+
+/* The run's outcome, and the driver and the installer it was. */
+static void metric_run(FILE *f, const struct metrics_report *r)
+{
+	/* The flavour where the index states it; no label otherwise (the series as before). */
+	const struct prom_label driver[] = {{"version", r->driver.version},
+					    {"kernel", r->driver.kernel},
+					    {"module_type", r->driver.module_type}};
+
+	prom_single(f, &fam_success, r->exit_code == 0);
+	prom_single(f, &fam_exit_code, r->exit_code);
+	prom_single(f, &fam_last_run, (double)time(NULL));
+	prom_head(f, &fam_driver);
+	prom_sample(f, &fam_driver, driver, r->driver.module_type ? 3 : 2, 1);
+	prom_head(f, &fam_build);
+	prom_sample(f, &fam_build,
+		    (const struct prom_label[]){{"version", INSTALLER_VERSION},
+						{"commit", INSTALLER_COMMIT}},
+		    2, 1);
 }
 
 int metrics_write(int root_fd, const char *path, const struct metrics_report *r, struct err *e)
 {
-	const struct pending *pd = r->pending;
-	const struct pending_failure *failed = r->failed;
-	char buf[8192], v[256], k[256], mt[96] = "", pv[256], pr[64], fv[256], bv[64], bc[64];
-	struct metrics_buf m = {.buf = buf, .size = sizeof(buf)};
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
 
-	/* The flavour where the index states it; no label otherwise (the series as before). */
-	if (r->driver.module_type)
-		snprintf(mt, sizeof(mt), ",module_type=\"%s\"", r->driver.module_type);
-	m.len = (size_t)snprintf(
-		buf, sizeof(buf),
-		METRICS_MARK
-		"success Whether the last install succeeded.\n"
-		"# TYPE nvidia_driver_installer_success gauge\n"
-		"nvidia_driver_installer_success %d\n"
-		"# HELP nvidia_driver_installer_exit_code The last install's exit code.\n"
-		"# TYPE nvidia_driver_installer_exit_code gauge\n"
-		"nvidia_driver_installer_exit_code %d\n"
-		"# HELP nvidia_driver_installer_last_run_timestamp_seconds When it ended.\n"
-		"# TYPE nvidia_driver_installer_last_run_timestamp_seconds gauge\n"
-		"nvidia_driver_installer_last_run_timestamp_seconds %lld\n"
-		"# HELP nvidia_driver_installer_driver_info The driver the last install wanted.\n"
-		"# TYPE nvidia_driver_installer_driver_info gauge\n"
-		"nvidia_driver_installer_driver_info{version=\"%s\",kernel=\"%s\"%s} 1\n"
-		"# HELP nvidia_driver_installer_build_info The installer's release and the commit it was built from.\n"
-		"# TYPE nvidia_driver_installer_build_info gauge\n"
-		"nvidia_driver_installer_build_info{version=\"%s\",commit=\"%s\"} 1\n"
-		"# HELP nvidia_driver_installer_index_from_cache Whether the last install asked the mirrors and used the node's cached index instead, by reason: unreachable, unverified, not_found (a likely wrong repository URL).\n"
-		"# TYPE nvidia_driver_installer_index_from_cache gauge\n",
-		r->exit_code == 0, r->exit_code, (long long)time(NULL),
-		metrics_label_escape(r->driver.version, v, sizeof(v)),
-		metrics_label_escape(r->driver.kernel, k, sizeof(k)), mt,
-		metrics_label_escape(INSTALLER_VERSION, bv, sizeof(bv)),
-		metrics_label_escape(INSTALLER_COMMIT, bc, sizeof(bc)));
-	metric_fallback(&m, r->index_fallback);
-	if (m.len < m.size)
-		m.len += (size_t)snprintf(
-			buf + m.len, m.size - m.len,
-			"# HELP nvidia_driver_installer_upgrade_pending Whether a driver version (or new module parameters) is staged and verified, waiting for the GPUs to be idle or the node to boot.\n"
-			"# TYPE nvidia_driver_installer_upgrade_pending gauge\n"
-			"nvidia_driver_installer_upgrade_pending{version=\"%s\",reason=\"%s\"} %d\n",
-			metrics_label_escape(pd ? pd->driver_version : NULL, pv, sizeof(pv)),
-			metrics_label_escape(pd ? pd->reason : NULL, pr, sizeof(pr)), pd != NULL);
-	if (m.len < m.size)
-		m.len += (size_t)snprintf(
-			buf + m.len, m.size - m.len,
-			"# HELP nvidia_driver_installer_upgrade_failed Whether a pending driver version failed (verification, its staged tree, publish or load) and was withdrawn, the current version loaded instead; exit_code is the failure's.\n"
-			"# TYPE nvidia_driver_installer_upgrade_failed gauge\n"
-			"nvidia_driver_installer_upgrade_failed{version=\"%s\",exit_code=\"%d\"} %d\n",
-			metrics_label_escape(failed ? failed->driver_version : NULL, fv,
-					     sizeof(fv)),
-			failed ? failed->exit_code : 0, failed != NULL);
-	if (m.len < m.size)
-		m.len += (size_t)snprintf(buf + m.len, m.size - m.len, "%s", stage_help);
-	metric_stages(&m, r->times);
-	return nodeinfo_write_file(root_fd, path, buf, e) < 0 ? err_wrap(e, "metrics") : 0;
+	if (!f)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "metrics: out of memory");
+	metric_run(f, r);
+	metric_fallback(f, r->index_fallback);
+	metric_upgrade(f, r->pending, r->failed);
+	metric_stages(f, r->times);
+	if (fclose(f) != 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "metrics: out of memory");
+	return nodeinfo_write_file(root_fd, path, text, e) < 0 ? err_wrap(e, "metrics") : 0;
 }
