@@ -154,7 +154,8 @@ void agent_reap(struct agent *a);
 
 /*
  * One look at the node: judged, readiness published (the marker, the labels, the textfile),
- * the daemons run or stopped, an upgrade moved on. Nothing while an installer runs.
+ * the daemons run or stopped, an upgrade moved on. While an installer run holds its lock,
+ * only the kernel log is read and the textfile written: the look waits for the next one.
  */
 void agent_look(struct agent *a);
 /* Whether the next look is due at once (an upgrade moved on), not after the interval; cleared. */
@@ -167,11 +168,10 @@ int agent_keep_slot(struct agent *a);
 
 /* The agent's Prometheus text (docs/metrics.md, "The node agent"), malloc'd, or NULL. */
 char *agent_render(const struct agent *a);
-/*
- * What /readyz says: "ready\n" (*RET_READY true), or "not ready (REASON): CAUSE\n".
- * Malloc'd, or NULL without memory.
- */
-char *agent_readyz(const struct agent *a, bool *ret_ready);
+/* Whether the last look judged that a CUDA job can run (what /readyz answers 200 for). */
+bool agent_ready(const struct agent *a);
+/* Why not, as /readyz says it: "not ready (REASON): CAUSE\n", malloc'd, or NULL without memory. */
+char *agent_not_ready(const struct agent *a);
 
 /* ---- the agent's HTTP endpoint (agent/httpd.c) ---------------------------------------- */
 

@@ -174,13 +174,15 @@ char *agent_render(const struct agent *a)
 	return all;
 }
 
-char *agent_readyz(const struct agent *a, bool *ret_ready)
+bool agent_ready(const struct agent *a)
+{
+	return a->h.judged && a->h.reason == HEALTH_READY;
+}
+
+char *agent_not_ready(const struct agent *a)
 {
 	char *text = NULL;
 
-	*ret_ready = a->h.judged && a->h.reason == HEALTH_READY;
-	if (*ret_ready)
-		return strdup("ready\n");
 	if (asprintf(&text, "not ready (%s): %s\n", health_reason_name(a->h.reason),
 		     a->h.judged ? a->h.cause : "not looked at yet") < 0)
 		return NULL;

@@ -129,8 +129,9 @@ static void installer_argv(void *arg, const char *version, const struct pending 
 static void share(void *arg)
 {
 	const struct agent_cmd *ac = arg;
-	bool ready = false;
-	_cleanup_free_ char *metrics = agent_render(ac->a), *readyz = agent_readyz(ac->a, &ready);
+	bool ready = agent_ready(ac->a);
+	_cleanup_free_ char *metrics = agent_render(ac->a),
+			    *readyz = ready ? NULL : agent_not_ready(ac->a);
 
 	if (httpd_publish(
 		    ac->http,
@@ -138,8 +139,8 @@ static void share(void *arg)
 			    {"/metrics", metrics ? 200 : 503,
 			     "text/plain; version=0.0.4; charset=utf-8", metrics, METRICS_WAIT_MS},
 			    {"/healthz", 200, "text/plain; charset=utf-8", "ok\n"},
-			    {"/readyz", ready ? 200 : 503, "text/plain; charset=utf-8", readyz,
-			     READYZ_WAIT_MS},
+			    {"/readyz", ready ? 200 : 503, "text/plain; charset=utf-8",
+			     ready ? "ready\n" : readyz, READYZ_WAIT_MS},
 			    {NULL, 404, "text/plain; charset=utf-8",
 			     "not found: /metrics, /healthz, /readyz\n"}},
 		    4) < 0)
