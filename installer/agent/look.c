@@ -46,7 +46,10 @@ static void on_record(const char *rec, size_t len, void *arg)
 	case KMSG_XID:
 		break;
 	case KMSG_FROM_USER:
-		/* Any root process can write to /dev/kmsg; only the kernel speaks for the driver. */
+		/*
+		 * Any root process can write to /dev/kmsg; only the kernel speaks for the
+		 * driver.
+		 */
 		log_kv(LOG_WARN, "agent",
 		       "the driver's words in a record user space wrote to the kernel log: ignored",
 		       U64("facility", ev.facility), LOG_END);

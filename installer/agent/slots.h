@@ -43,8 +43,9 @@ bool slots_limit_is_percent(const char *spec);
 
 /*
  * Takes a slot among the first LIMIT: the one S->held names (renewed; the caller restores it
- * from the node's record after a restart), else the first free or expired one. NOW is a monotonic clock's seconds. 1 when held (S->held set), 0 when
- * every slot is taken, -1 on an API error.
+ * from the node's record after a restart), else the first free or expired one. NOW is a
+ * monotonic clock's seconds. 1 when held (S->held set), 0 when every slot is taken, -1 on an
+ * API error.
  */
 _must_check_ int slots_take(struct slots *s, unsigned limit, uint64_t now, struct err *e);
 
