@@ -65,7 +65,9 @@ uint64_t ms_since(uint64_t t0_ns)
 
 uint64_t us_since(uint64_t t0_ns)
 {
-	return (now_ns() - t0_ns) / 1000u;
+	uint64_t us = (now_ns() - t0_ns + 999u) / 1000u;
+
+	return us ? us : 1;
 }
 
 uint64_t peak_rss_kib(void)

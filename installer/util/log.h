@@ -42,7 +42,11 @@ char *fmt_u64(char *buf, uint64_t v);
 #define LOG_NUMBER_MARK "\x01"
 #define U64(key, v) LOG_NUMBER_MARK key, fmt_u64((char[24]){0}, (uint64_t)(v))
 
-/* Monotonic clock in nanoseconds, and milliseconds or microseconds elapsed since t0. */
+/*
+ * Monotonic clock in nanoseconds, and milliseconds or microseconds elapsed since t0. The
+ * microseconds are rounded up, at least 1: a step that ran (the select stage over a small
+ * index, well under a microsecond) never reads as one that did not.
+ */
 uint64_t now_ns(void);
 uint64_t ms_since(uint64_t t0_ns);
 uint64_t us_since(uint64_t t0_ns);

@@ -124,6 +124,17 @@ static void test_u64_is_a_number(void **state)
 	free(line);
 }
 
+/*
+ * A step's time in microseconds is rounded up: a stage that ran never reads as taking
+ * none (the select stage over a small index takes well under a microsecond).
+ */
+static void test_us_since_rounds_up(void **state)
+{
+	(void)state;
+	assert_true(us_since(now_ns()) >= 1);
+	assert_true(us_since(now_ns() - 1500) >= 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -131,6 +142,7 @@ int main(void)
 		cmocka_unit_test(test_strings_escaped),
 		cmocka_unit_test(test_invalid_utf8_replaced),
 		cmocka_unit_test(test_u64_is_a_number),
+		cmocka_unit_test(test_us_since_rounds_up),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
