@@ -198,3 +198,17 @@ def check_bundle_members(option, path):
             die("%s holds %s twice: which signature is Google's cannot be told; take "
                 "gpu-driver-signature.tar.gz as Google publishes it" % (option, n))
         seen.add(n)
+
+
+def copy_tools_and_firmware(root, stage, version, dirs, what):
+    """The driver's programs (TOOLS) found in DIRS of the unpacked tree ROOT, a later
+    directory's copy winning, and its firmware for VERSION, copied out into STAGE through
+    unpack_confined (no link followed out of ROOT)."""
+    for d in dirs:
+        for t in TOOLS:
+            p = os.path.join(root, d, t)
+            if os.path.isfile(p):
+                unpack_confined.copy_out(root, p, os.path.join(stage, t), what)
+    fw = os.path.join(root, "lib/firmware/nvidia", version)
+    if os.path.lexists(fw):
+        unpack_confined.copy_dir_out(root, fw, os.path.join(stage, "firmware"), what)

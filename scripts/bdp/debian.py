@@ -10,7 +10,7 @@ import re
 import shutil
 
 from bdp.base import Platform
-from bdp.common import (ARCHES, TOOLS, die, inside, progress, run, say,
+from bdp.common import (ARCHES, copy_tools_and_firmware, die, inside, progress, run, say,
                         unpack_confined)
 
 # Debian's non-free packages of one driver version, and where their files go in SRC.
@@ -171,14 +171,8 @@ def stage_debs(b, debs, stage):
             p = os.path.join(libdir, f)
             if os.path.isfile(p) and not os.path.islink(p) and f.endswith(".so." + version):
                 unpack_confined.copy_out(root, p, os.path.join(stage, f), what)
-    for d in ("usr/lib/nvidia/current", "usr/bin", "usr/sbin"):
-        for t in TOOLS:
-            p = os.path.join(root, d, t)
-            if os.path.isfile(p):
-                unpack_confined.copy_out(root, p, os.path.join(stage, t), what)
-    fw = os.path.join(root, "lib/firmware/nvidia", version)
-    if os.path.lexists(fw):
-        unpack_confined.copy_dir_out(root, fw, os.path.join(stage, "firmware"), what)
+    copy_tools_and_firmware(root, stage, version,
+                            ("usr/lib/nvidia/current", "usr/bin", "usr/sbin"), what)
     # nvidia-detect (same version, checked above): its nvidia.ids lists the GPUs the
     # driver supports, nvidia-open.ids those Debian lists for the open modules. Names come
     # from the PCI id database where there is one.

@@ -16,7 +16,8 @@ import subprocess
 
 from bdp import signing
 from bdp.base import Platform
-from bdp.common import (MODULES, SIG_MAGIC, TOOLS, die, inside, run, say, unpack_confined)
+from bdp.common import (MODULES, SIG_MAGIC, copy_tools_and_firmware, die, inside, run, say,
+                        unpack_confined)
 
 CANONICAL_UNSIGNED = ("Canonical signs the modules of linux-modules-nvidia packages; take "
                       "the package for this kernel")
@@ -431,13 +432,6 @@ def stage_userspace(b, debs, stage):
         p = os.path.join(libdir, f)
         if f.endswith(".so." + version) and os.path.isfile(p) and not os.path.islink(p):
             unpack_confined.copy_out(root, p, os.path.join(stage, f), what)
-    for t in TOOLS:
-        for d in ("usr/bin", "usr/sbin"):
-            p = os.path.join(root, d, t)
-            if os.path.isfile(p):
-                unpack_confined.copy_out(root, p, os.path.join(stage, t), what)
-    fw = os.path.join(root, "lib/firmware/nvidia", version)
-    if os.path.lexists(fw):
-        unpack_confined.copy_dir_out(root, fw, os.path.join(stage, "firmware"), what)
+    copy_tools_and_firmware(root, stage, version, ("usr/bin", "usr/sbin"), what)
     shutil.rmtree(root)
     return version
