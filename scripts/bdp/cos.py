@@ -48,6 +48,9 @@ class Cos(Platform):
         if b.sign_key or b.sign_cert:
             die("--detached-signatures attaches the vendor's signatures: drop --sign-key and "
                 "--sign-cert")
+        if b.keep_signatures:
+            die("--detached-signatures attaches Google's signatures to the modules linked "
+                "here, --keep-signatures keeps those prebuilt modules carry: give one")
 
     def headers(self, b):
         return kernel_headers(b, self.kernel_headers) if self.kernel_headers else b.headers

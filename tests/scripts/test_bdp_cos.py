@@ -71,5 +71,26 @@ class ToolchainEnv(Case):
                          "%s sets no CC: not a COS toolchain_env (pass --cc)" % p)
 
 
+
+
+class Signatures(Case):
+    def platform(self):
+        p = cos.Cos.__new__(cos.Cos)
+        p.detached_signatures = self.path("gpu-driver-signature.tar.gz")
+        return p
+
+    def test_detached_and_kept(self):
+        """Google's signatures attached and a prebuilt module's kept: one or the other."""
+        b = self.record(sign_key=None, sign_cert=None, keep_signatures=True)
+        self.assertEqual(self.refused(self.platform().check_signatures, b),
+                         "--detached-signatures attaches Google's signatures to the modules "
+                         "linked here, --keep-signatures keeps those prebuilt modules carry: "
+                         "give one")
+
+    def test_detached_alone(self):
+        b = self.record(sign_key=None, sign_cert=None, keep_signatures=False)
+        self.assertIsNone(self.platform().check_signatures(b))
+
+
 if __name__ == "__main__":
     unittest.main()
