@@ -810,10 +810,16 @@ static int remove_legacy(int dir, const struct cdi_place *p, struct err *e)
 
 int cdi_write(const struct cdi_place *p, const struct cdi_input *in, struct err *e)
 {
-	_cleanup_free_ char *json = cdi_render(in), *old = NULL, *text = NULL;
+	_cleanup_free_ char *json = NULL, *old = NULL, *text = NULL;
 	_cleanup_close_ int dir = -1;
 	size_t len;
 
+	/* The legacy spec is judged ours by P's install dir: the spec must name that one. */
+	if (strcmp(in->install_dir, p->install_dir) != 0)
+		return err_set(e, EXIT_UNEXPECTED,
+			       "cdi: a spec of the install dir '%s' placed for '%s'",
+			       in->install_dir, p->install_dir);
+	json = cdi_render(in);
 	if (!json || asprintf(&text, "%s\n", json) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "cdi");
 	dir = fs_dir_in_root(p->root_fd, p->cdi_dir, true, e);

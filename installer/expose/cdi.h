@@ -95,8 +95,8 @@ _must_check_ int cdi_restore_set_aside(const struct cdi_place *p, char *ret_left
 
 /*
  * Writes P's cdi_dir/CDI_FILE under its root atomically, only when it changes, and
- * removes a legacy spec of ours (one that mounts from P's install_dir). Returns 1 when
- * written, 0 when unchanged, -1.
+ * removes a legacy spec of ours (one that mounts from P's install_dir). IN's install_dir
+ * must be P's (else -1, EXIT_UNEXPECTED). Returns 1 when written, 0 when unchanged, -1.
  */
 _must_check_ int cdi_write(const struct cdi_place *p, const struct cdi_input *in, struct err *e);
 

@@ -14,7 +14,6 @@ from bdp.common import (ARCHES, copy_tools_and_firmware, die, inside, progress, 
                         unpack_confined)
 
 # Debian's non-free packages of one driver version, and where their files go in SRC.
-FLAVOURS = ("proprietary", "open")  # the order packages are built and listed in
 DEBIAN_KERNEL = {"proprietary": ("nvidia-kernel-source", "usr/src/nvidia-kernel.tar.xz",
                                  "modules/nvidia-kernel", "kernel"),
                  "open": ("nvidia-open-kernel-source", "usr/src/nvidia-open-kernel.tar.xz",

@@ -530,6 +530,23 @@ static void test_find_stale(void **state)
 	assert_string_equal(st.missing, "/home/kubernetes/bin/nvidia/.versions/old/lib64");
 }
 
+/* The spec names files of the install dir the place points at, or nothing is written. */
+static void test_write_one_install_dir(void **state)
+{
+	struct scratch_fixture *f = *state;
+	const struct cdi_place at = place(f, "/var/run/cdi");
+	const struct cdi_input in = {.kind = CDI_KIND,
+				     .install_dir = "/opt/other",
+				     .container_dir = "/usr/local/nvidia"};
+	struct err e;
+
+	err_clear(&e);
+	assert_int_equal(cdi_write(&at, &in, &e), -1);
+	assert_int_equal(e.code, EXIT_UNEXPECTED);
+	assert_non_null(strstr(e.msg, "/opt/other"));
+	assert_int_not_equal(faccessat(f->fd, "var/run/cdi/" CDI_FILE, F_OK, 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -543,6 +560,7 @@ int main(void)
 		scratch_unit_test(test_set_aside_record),
 		scratch_unit_test(test_find_stale),
 		scratch_unit_test(test_settle),
+		scratch_unit_test(test_write_one_install_dir),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
