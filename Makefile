@@ -329,9 +329,9 @@ golden-refresh: $(BIN) $(FAKEKERNEL)
 # the kernel-devel RPM, Debian's packages fetched) and the platform --os chooses. A few
 # seconds; make check runs them in the packaging phase.
 script-unit:
-	$(call say,UNIT,scripts/bdp (tests/scripts/test_bdp_*.py))
+	$(call say,UNIT,scripts (tests/scripts/test_*.py))
 	$(Q)PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s tests/scripts \
-		-p 'test_bdp_*.py'
+		-p 'test_*.py'
 
 # scripts/build-driver-package's COS and Ubuntu paths against stand-ins of Google's and
 # Canonical's artifacts (docs/platforms/): kernel-headers.tgz, LLVM=1, detached signatures,
