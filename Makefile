@@ -326,8 +326,9 @@ golden-refresh: $(BIN) $(FAKEKERNEL)
 
 # The unit tests of scripts/bdp/, build-driver-package's modules (Python's unittest,
 # tests/scripts/test_bdp_*.py): its parsers (ld's command lines, SHA256SUMS, a CMS signer,
-# the kernel-devel RPM, Debian's packages fetched) and the platform --os chooses. A few
-# seconds; make check runs them in the packaging phase.
+# the kernel-devel RPM, Debian's packages fetched) and the platform --os chooses; and of
+# scripts/privkey.py (keys: a file or a pkcs11: URI). A few seconds; make check runs them
+# in the packaging phase.
 script-unit:
 	$(call say,UNIT,scripts (tests/scripts/test_*.py))
 	$(Q)PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s tests/scripts \

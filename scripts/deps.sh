@@ -51,6 +51,10 @@ check_packages=(
     runc
     # t_ima: getfattr/setfattr read back the security.ima the installer sets on firmware
     attr
+    # t_pkcs11: keys on a PKCS#11 token (scripts/privkey.py): SoftHSM2 is the token, and
+    # OpenSSL's pkcs11 engine signs through it (a builder that signs with a token needs
+    # the engine too, and the token's own PKCS#11 module)
+    softhsm2 libengine-pkcs11-openssl
     # build-driver-package --kernel-devel-rpm (rpm2cpio); tests/packaging's stand-in
     # kernel-devel RPM (rpmbuild)
     rpm2cpio rpm

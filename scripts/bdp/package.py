@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 
+import privkey
 from bdp import sources, userspace
 from bdp.common import HERE, modinfo, progress, run, say
 
@@ -139,7 +140,7 @@ def publish(b, version, built):
         if val:
             cmd += [opt, val]
     progress("adding it to %s and signing the index" % b.repo)
-    rel = run(cmd).strip()
+    rel = run(cmd, env=privkey.child_env()).strip()  # $NVIDIA_PKCS11_PIN for --repo-key
     say("added %s (%d MiB, %s modules): %s%s" % (
         rel, os.path.getsize(built["pkg"]) >> 20, built["flavour"], built["summary"],
         ", supported PCI ids from the source" if built["ids"] and not built["explicit_ids"]

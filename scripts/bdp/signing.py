@@ -4,20 +4,28 @@ key (--sign-key, --sign-cert: any earlier signature replaced), or kept byte for 
 vendor signed them (--keep-signatures, verified with --vendor-cert). Either way the modules
 are checked as a node will check them (installer verify-module) and their one signer goes
 into the build record. A platform's own signatures (Canonical's, Google's detached ones)
-are its module's (base.Platform.sign)."""
+are its module's (base.Platform.sign).
+
+--sign-key (and --repo-key) may name a token's key by a pkcs11: URI (scripts/privkey.py):
+each module's signature is then made through OpenSSL's pkcs11 engine in sign-file's form and
+attached by `sign-file -s`, the PIN never on a command line or in a message."""
 import glob
 import json
 import os
 import shutil
 import subprocess
+import tempfile
 
+import privkey
 from bdp.common import (MODULES, NVIDIA_LICENSE, SIG_MAGIC, check_machine, die, modinfo,
-                        progress, run, say)
+                        progress, run, say, usage)
 
 
 def add_arguments(ap):
-    ap.add_argument("--sign-key", help="PEM private key that signs the modules")
-    ap.add_argument("--sign-cert", help="its certificate (PEM or DER)")
+    ap.add_argument("--sign-key", help="the private key that signs the modules: a PEM file "
+                    "or a pkcs11: URI (pin-source=file:PATH or $%s for its PIN)" %
+                    privkey.PIN_ENV)
+    ap.add_argument("--sign-cert", help="its certificate, a file (PEM or DER)")
     ap.add_argument("--keep-signatures", action="store_true",
                     help="with --prebuilt-modules: keep the modules' own signatures byte for "
                     "byte (no --sign-key), verified with --vendor-cert")
@@ -58,6 +66,63 @@ def check_arguments(b):
             "and --patch")
 
 
+def key_of(value, option):
+    """The key VALUE names (a file or a pkcs11: URI), or the refusal: exit 2 for a URI that
+    cannot work, 1 for a key that is not there."""
+    try:
+        return privkey.parse(value, option)
+    except privkey.Usage as e:
+        usage(str(e))
+    except privkey.Refused as e:
+        die(str(e))
+
+
+def check_keys(b):
+    """--sign-key and --repo-key, before anything is built: a file that is there, or a
+    token's key that signs with its PIN (one login each), --sign-key's matching --sign-cert.
+    A wrong PIN or a missing key fails here, not after the modules compiled."""
+    if privkey.is_uri(b.sign_cert):
+        usage("--sign-cert %s: the certificate comes from a file (nodes get the same file): "
+              "export it from the token, e.g. pkcs11-tool --read-object --type cert --label "
+              "LABEL --output-file mod.der" % privkey.shown(b.sign_cert))
+    keys = [key_of(b.repo_key, "--repo-key")] if b.repo_key else []
+    sign_key = key_of(b.sign_key, "--sign-key") if b.sign_key else None
+    if sign_key is not None and sign_key.is_token and os.path.isfile(b.sign_cert or ""):
+        with tempfile.TemporaryDirectory(prefix="bdp-key-") as d:
+            probe = os.path.join(d, "probe")
+            with open(probe, "wb") as f:
+                f.write(b"build-driver-package: the token signs\n")
+            try:
+                privkey.sign_module_cms(sign_key, b.sign_cert, probe, probe + ".p7s",
+                                        "a trial signature with --sign-cert %s" % b.sign_cert)
+            except privkey.Refused as e:
+                die(str(e))
+    for k in keys:
+        if k.is_token:
+            try:
+                privkey.public_pem(k)
+            except privkey.Refused as e:
+                die(str(e))
+
+
+def sign_module(b, sign_file, path):
+    """Signs the module at PATH with --sign-key as sign-file does: sign-file itself with a
+    key file; with a token's key, the signature made through OpenSSL's engine and attached
+    with `sign-file -s` (Debian 12's sign-file loads pkcs11: keys only through a provider
+    Debian 12 lacks: scripts/privkey.py)."""
+    key = key_of(b.sign_key, "--sign-key")
+    if not key.is_token:
+        run([sign_file, "sha256", b.sign_key, b.sign_cert, path])
+        return
+    p7s = path + ".p7s"
+    try:
+        privkey.sign_module_cms(key, b.sign_cert, path, p7s)
+    except privkey.Refused as e:
+        die(str(e))
+    run([sign_file, "-s", p7s, "sha256", b.sign_cert, path])
+    os.unlink(p7s)
+
+
 def strip_signature(path):
     """Drops an appended signature (a distribution's or DKMS's) so ours can replace it."""
     with open(path, "rb") as f:
@@ -88,7 +153,7 @@ def prepare_modules(b, fl, mods, version, sign_file, outdir):
             say("  %s: its previous signature is replaced with ours" % name)
         check_machine(b, dst, name + ".ko")
         run([b.strip, "--strip-debug", dst])
-        run([sign_file, "sha256", b.sign_key, b.sign_cert, dst])
+        sign_module(b, sign_file, dst)
         check_modinfo(b, fl, name, dst, version)
     # The installer's own check, as a node will run it: signature against the certificate
     # and vermagic against the kernel.
