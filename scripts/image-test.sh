@@ -3,7 +3,7 @@
 # Builds the Dockerfile with buildah and runs the image's binary (make image-test):
 # its size against the budget (NDI_IMAGE_BUDGET bytes, default 40 MB, as `buildah images`
 # counts: uncompressed, 1000-based); what the image holds (no shell, package manager,
-# compiler, locale data, ICU or libxml2); the release (VERSION) and commit as build
+# compiler, locale data, ICU, libxml2 or private key); the release (VERSION) and commit as build
 # arguments, in the image's labels and --version; the documents the binary names; and
 # every command, run as the image runs it, with no shell: install (--skip-modules) into a
 # scratch host root from a file:// repository with the key in the image's default key
@@ -88,6 +88,9 @@ done
     fail "the image's libarchive links libxml2"
 [ -d "$M/var/run/" ] && [ -d "$M/tmp" ] || fail "/var/run or /tmp missing: the persistence daemon cannot start in the image"
 [ -s "$M/etc/ssl/certs/ca-certificates.crt" ] || fail "no CA certificates in the image"
+# No signing key or PIN: none in the image, and .dockerignore keeps the tree's out of the
+# build stage too.
+"$SRC/scripts/image-test-keys.sh" "$M" || fail "keys (scripts/image-test-keys.sh)"
 
 
 run /usr/bin/nvidia-driver-installer --help | grep -q "Commands:" || fail "--help"
