@@ -41,7 +41,8 @@ def parser(doc):
                     "it, R580 and later)")
     signing.add_arguments(ap)
     ap.add_argument("--repo", required=True, help="repository directory (created if missing)")
-    ap.add_argument("--repo-key", required=True, help="PEM private key that signs index.json")
+    ap.add_argument("--repo-key", required=True, help="the private key that signs index.json: "
+                    "a PEM file or a pkcs11: URI")
     ap.add_argument("--tag", action="append", default=[], help="e.g. default (repeatable)")
     ap.add_argument("--repository", help="the repository's identity, signed into its index "
                     "(anti-rollback per repository): e.g. drivers.example.com/nvidia")
