@@ -228,6 +228,9 @@ def token_cause(key, err):
     text = err.decode(errors="replace")
     module = key.module or "p11-kit's proxy (p11-kit list-modules)"
     causes = (
+        # First: without the engine, openssl's own "dso not found" would read as no key.
+        ("Invalid engine \"pkcs11\"", "OpenSSL's pkcs11 engine is not installed: apt-get "
+         "install %s" % ENGINE_PKG),
         ("PIN incorrect", "the token refused the PIN (CKR_PIN_INCORRECT): put the token's "
          "user PIN in %s (each wrong one counts towards the token's lockout)" % key.pin_where()),
         ("PIN locked", "the token has locked its user PIN (CKR_PIN_LOCKED) after wrong ones: "
@@ -243,10 +246,6 @@ def token_cause(key, err):
         ("not found", "no private key on the token(s) of %s matches %s: list them with "
          "pkcs11-tool --module MODULE --login --list-objects, and name one by token= and "
          "object= or id=" % (module, key.uri)),
-        ("invalid engine", "OpenSSL's pkcs11 engine is not installed: apt-get install %s"
-         % ENGINE_PKG),
-        ("dso_dlfcn", "OpenSSL's pkcs11 engine is not installed: apt-get install %s"
-         % ENGINE_PKG),
     )
     for needle, cause in causes:
         if needle in text:

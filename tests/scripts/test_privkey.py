@@ -38,6 +38,12 @@ MISMATCH = b"""Engine "pkcs11" set.
 4067:error:05800073:x509 certificate routines:X509_check_private_key:key type mismatch:x.c:406:
 4067:error:17000088:CMS routines:CMS_add1_signer:private key does not match certificate:x:3:
 """
+NO_ENGINE = b"""Invalid engine "pkcs11"
+4087:error:12800067:DSO support routines:dlfcn_load:could not load the shared library:x:115:
+4087:error:13000084:engine routines:dynamic_load:dso not found:../crypto/engine/eng_dyn.c:433:
+4087:error:13000074:engine routines:ENGINE_by_id:no such engine:eng_list.c:428:id=pkcs11
+No engine specified for loading key
+"""
 # A stand-in openssl: logs its arguments and environment, reads the PIN from -passin fd:N
 # and prints it back in its error (as a careless module might), then crashes as openssl
 # does after libp11's failed login.
@@ -146,6 +152,8 @@ class Openssl(Case):
                           (NO_MODULE, "the PKCS#11 module p11-kit's proxy (p11-kit "
                            "list-modules) does not load"),
                           (MISMATCH, "the token's key is not the key of the certificate"),
+                          (NO_ENGINE, "OpenSSL's pkcs11 engine is not installed: apt-get "
+                           "install libengine-pkcs11-openssl"),
                           (b"x:error:1:a:b:some reason:c:1:\n", "some reason")):
             self.assertIn(want, privkey.token_cause(key, err))
 
