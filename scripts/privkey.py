@@ -178,8 +178,11 @@ def openssl(key, args, key_opt, form_opt, what):
     Returns its stdout; raises Refused naming the cause (WHAT: what openssl was doing) and
     the fix."""
     if not key.is_token:
-        proc = subprocess.run(["openssl"] + with_key(args, [key_opt, key.given]),
-                              stdin=subprocess.DEVNULL, capture_output=True)
+        try:
+            proc = subprocess.run(["openssl"] + with_key(args, [key_opt, key.given]),
+                                  stdin=subprocess.DEVNULL, capture_output=True)
+        except FileNotFoundError:
+            raise Refused("openssl is not installed (apt-get install openssl)")
         if proc.returncode != 0:
             raise Refused("%s failed with %s %s: %s" % (what, key.option, key.given,
                                                        last_error(proc.stderr)))
@@ -205,12 +208,11 @@ def openssl(key, args, key_opt, form_opt, what):
         os.close(r)
         if w is not None:
             os.close(w)
-    err = proc.stderr.replace(secret, b"***")
     # libp11's engine can crash openssl at exit after a failed login (SIGSEGV): the cause
     # is in what it printed before.
     if proc.returncode != 0:
         raise Refused("%s failed with %s %s: %s" % (what, key.option, key.shown(),
-                                                   token_cause(key, err)))
+                                                   token_cause(key, proc.stderr, secret)))
     return proc.stdout
 
 
@@ -223,8 +225,9 @@ def child_env():
     return env
 
 
-def token_cause(key, err):
-    """The cause and fix of a token's failure, from what openssl and libp11 printed."""
+def token_cause(key, err, secret=None):
+    """The cause and fix of a token's failure, from what openssl and libp11 printed (ERR);
+    what is quoted of it has the PIN (SECRET) blanked, should a module have printed it."""
     text = err.decode(errors="replace")
     module = key.module or "p11-kit's proxy (p11-kit list-modules)"
     causes = (
@@ -250,7 +253,7 @@ def token_cause(key, err):
     for needle, cause in causes:
         if needle in text:
             return cause
-    return last_error(err)
+    return last_error(err.replace(secret, b"***") if secret else err)
 
 
 def last_error(err):
