@@ -5,8 +5,9 @@
 # RSA key's module is byte for byte what sign-file makes with the same key in a file.
 # The PIN from the environment works too. A wrong PIN fails before anything is built, one
 # line naming the cause and the fix; pin-value (a PIN on the command line) is refused with
-# the PIN blanked. Every output, log, work file, the repository, and the command lines and
-# environments of openssl and sign-file hold neither the PIN nor the keys' bytes.
+# the PIN blanked. make-signing-key --key makes the certificate of the token's key. Every
+# output, log, work file, the repository, and the command lines and environments of
+# openssl and sign-file hold neither the PIN nor the keys' bytes.
 command -v softhsm2-util >/dev/null || fail "softhsm2-util is needed (scripts/deps.sh installs softhsm2)"
 MODULE=/usr/lib/softhsm/libsofthsm2.so
 [ -f "$MODULE" ] || fail "$MODULE is missing (scripts/deps.sh installs softhsm2)"
@@ -139,6 +140,26 @@ cp "$T/err" "$T/install.err"
 expect_rc 5 list-versions --repo "file://$T/repo" --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL"
 cp "$T/err" "$T/list-otherkey.err"
 expect_rc 5 verify-module --kernel-release "$KERNEL" --module-cert "$FIX/keys/modkey.crt" "$T/unpacked/kernel/nvidia.ko"
+
+# make-signing-key --key: the certificate of the token's key, made by the token, in the
+# kernel key's shape; with a wrong PIN nothing is written.
+set +e
+PATH="$T/bin:$PATH" "$SRC/scripts/make-signing-key" --subject "/CN=Token-made certificate" --key "$bad_uri" "$T/keys/made" >"$T/msk-badpin.out" 2>&1
+rc=$?
+set -e
+assert_eq "$rc" 1 "make-signing-key with a wrong PIN"
+assert_eq "$(wc -l <"$T/msk-badpin.out")" 1 "make-signing-key's lines for a wrong PIN: $(cat "$T/msk-badpin.out")"
+grep -qF "the token refused the PIN (CKR_PIN_INCORRECT)" "$T/msk-badpin.out" || fail "make-signing-key: $(cat "$T/msk-badpin.out")"
+[ ! -e "$T/keys/made.crt" ] && [ ! -e "$T/keys/made.der" ] || fail "make-signing-key wrote a certificate with a wrong PIN"
+PATH="$T/bin:$PATH" "$SRC/scripts/make-signing-key" --subject "/CN=Token-made certificate" --key "$MOD_URI" "$T/keys/made" >"$T/msk.out" 2>&1 ||
+    fail "make-signing-key --key: $(cat "$T/msk.out")"
+grep -q "^make-signing-key: $T/keys/made.crt, $T/keys/made.der (the key stays on the token)$" "$T/msk.out" || fail "$(cat "$T/msk.out")"
+[ ! -e "$T/keys/made.key" ] || fail "make-signing-key --key wrote a key file"
+cmp -s <(openssl x509 -in "$T/keys/made.crt" -noout -pubkey) <(openssl pkey -in "$T/secret/mod.key" -pubout) ||
+    fail "the token-made certificate is not the token key's"
+openssl verify -CAfile "$T/keys/made.crt" "$T/keys/made.crt" >/dev/null || fail "the token-made certificate's self-signature"
+openssl x509 -in "$T/keys/made.crt" -noout -text | grep -qF "Code Signing, 1.3.6.1.4.1.2312.16.1.2" ||
+    fail "the token-made certificate lacks the module-signing key usage"
 
 # make-repo alone, the PIN from the environment too; then from pin-source.
 PATH="$T/bin:$PATH" NVIDIA_PKCS11_PIN=$PIN "$SRC/scripts/make-repo" sign --repo "$T/repo" --key "$env_uri" >"$T/mr-env.out" 2>&1 ||
