@@ -9,7 +9,6 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-import privkey
 from bdp import signing
 from bdp.common import (ARCH_ALIASES, ARCHES, FLAVOURS, HERE, HOST_ARCH, MODULE_PARAM_RE,
                         MODULES, PROGRESS, die)
@@ -172,7 +171,7 @@ def from_args(args, platform):
         work="", jobs=args.jobs, installer="")
     signing.check_arguments(b)
     for f in [b.sign_cert] + b.vendor_cert:
-        if f and not privkey.is_uri(f) and not os.path.isfile(f):
+        if f and not os.path.isfile(f):
             die("%s does not exist" % f)
     signing.check_keys(b)   # --sign-key, --repo-key: files or pkcs11: URIs (privkey.py)
     b.installer = installer_of(args.installer)

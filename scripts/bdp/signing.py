@@ -54,6 +54,10 @@ def check_arguments(b):
         if not b.sign_key or not b.sign_cert:
             die("--sign-key and --sign-cert are needed to sign the modules (or keep their "
                 "own signatures with --keep-signatures --vendor-cert)")
+        if privkey.is_uri(b.sign_cert):
+            usage("--sign-cert %s: the certificate comes from a file (nodes get the same "
+                  "file): export it from the token, e.g. pkcs11-tool --read-object --type "
+                  "cert --label LABEL --output-file mod.der" % privkey.shown(b.sign_cert))
         return
     if not b.prebuilt:
         die("--keep-signatures keeps the signatures of --prebuilt-modules: give the "
@@ -79,15 +83,12 @@ def key_of(value, option):
 
 def check_keys(b):
     """--sign-key and --repo-key, before anything is built: a file that is there, or a
-    token's key that signs with its PIN (one login each), --sign-key's matching --sign-cert.
+    token's key that signs with its PIN (one login each), --sign-key's matching --sign-cert
+    (which check_arguments and from_args found to be a file).
     A wrong PIN or a missing key fails here, not after the modules compiled."""
-    if privkey.is_uri(b.sign_cert):
-        usage("--sign-cert %s: the certificate comes from a file (nodes get the same file): "
-              "export it from the token, e.g. pkcs11-tool --read-object --type cert --label "
-              "LABEL --output-file mod.der" % privkey.shown(b.sign_cert))
     keys = [key_of(b.repo_key, "--repo-key")] if b.repo_key else []
     sign_key = key_of(b.sign_key, "--sign-key") if b.sign_key else None
-    if sign_key is not None and sign_key.is_token and os.path.isfile(b.sign_cert or ""):
+    if sign_key is not None and sign_key.is_token:
         with tempfile.TemporaryDirectory(prefix="bdp-key-") as d:
             probe = os.path.join(d, "probe")
             with open(probe, "wb") as f:
