@@ -4,9 +4,12 @@ ahead of the fleet"): each reads the platform's own index from a configurable mi
 says which node images (os, BUILD_ID, kernel, arch) are coming, and what a build for each
 takes.
 
-  read(conf, http, running=())   the Images of one feed (CONF: its supply.json entry;
+  read(conf, http, running=(), notes=None)
+                                 the Images of one feed (CONF: its supply.json entry;
                                  RUNNING: the BUILD_IDs the fleet's COS nodes run, whose
-                                 milestones the cos feed watches)
+                                 milestones the cos feed watches; NOTES: a list that gets a
+                                 line per kernel left out because the index names it
+                                 without all it depends on, not yet published)
   fetch_inputs(image, cache_dir, http)
                                  {name: local path} of the image's inputs, downloaded once
                                  into CACHE_DIR and checked against the index's digests
@@ -33,8 +36,9 @@ FEEDS = {"cos": cos, "ubuntu": ubuntu, "rhel": rhel, "debian": debian}
 SAFE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9+.~_%-]{0,200}$")
 
 
-def read(conf, http, running=()):
-    """The Images feed CONF says are coming. Raises FeedError (one line)."""
+def read(conf, http, running=(), notes=None):
+    """The Images feed CONF says are coming. Raises FeedError (one line); a kernel whose
+    index is half published is a line in NOTES (a list) where given, an error otherwise."""
     if not isinstance(conf, dict):
         raise FeedError("a feed is %r, not an object" % (conf,))
     mod = FEEDS.get(conf.get("type"))
@@ -43,7 +47,9 @@ def read(conf, http, running=()):
             conf.get("name", "?"), conf.get("type"), ", ".join(sorted(FEEDS))))
     if mod is cos:
         return cos.read(conf, http, running)
-    return mod.read(conf, http)
+    if mod is rhel:
+        return rhel.read(conf, http)
+    return mod.read(conf, http, notes)
 
 
 def fetch_file(inp, cache_dir, http):

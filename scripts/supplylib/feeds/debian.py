@@ -13,7 +13,7 @@ import re
 
 from . import conf as C
 from . import debindex
-from .image import FeedError, Image, check_kernel
+from .image import FeedError, Image, Incomplete, check_kernel
 
 # 6.1.0-28-amd64: the upstream version, the ABI number, the flavour.
 RELEASE_RE = re.compile(r"^([0-9]+\.[0-9]+\.[0-9]+-[0-9]+)-([a-z0-9][a-z0-9-]*)$")
@@ -40,8 +40,8 @@ def resolve(by_name, dep, owner, where):
     """The stanza that satisfies DEP (name, op, version) of OWNER's Depends."""
     st = debindex.newest(by_name.get(dep[0], []), dep[1:])
     if st is None:
-        raise FeedError("%s: %s depends on %s%s, which the index does not have: an incomplete "
-                        "mirror (or add the suite that has it to \"suites\")" % (
+        raise Incomplete("%s: %s depends on %s%s, which the index does not have (yet): left "
+                         "out (if another suite has it, add that to \"suites\")" % (
                             where, owner, dep[0], " (%s %s)" % dep[1:] if dep[1] else ""))
     return st
 
@@ -59,7 +59,7 @@ def newest_per_flavour(found, newest):
     return keep
 
 
-def read(conf, http):
+def read(conf, http, notes=None):
     arch = C.arch(conf)
     flavours = C.words(conf, "kernel_flavours", [C.DEB_ARCH[arch]])
     newest = C.count(conf, "newest", 2)
@@ -77,23 +77,33 @@ def read(conf, http):
         found.append((m.group(2), st["version"], release, st))
     images = []
     for _, version, release, st in newest_per_flavour(found, newest):
-        where = st["_where"]
-        deps = debindex.depends(st)
-        common = [d for d in deps if re.match(r"^linux-headers-.*-common(-rt)?$", d[0])]
-        kbuild = [d for d in deps if d[0].startswith("linux-kbuild-")]
-        if not common or not kbuild:
-            raise FeedError("%s: linux-headers-%s %s depends on no %s: not Debian's split "
-                            "headers" % (where, release, version, "-common headers package"
-                                         if not common else "linux-kbuild"))
-        cst = resolve(by_name, common[0], "linux-headers-" + release, where)
-        kst = resolve(by_name, kbuild[0], "linux-headers-" + release, where)
-        images.append(Image(
-            "debian", None, release, arch,
-            "feed %s: %s linux-headers-%s %s" % (C.name(conf), where, release, version),
-            {"headers_deb": debindex.deb_input(mirror, st, where),
-             "headers_common_deb": debindex.deb_input(mirror, cst, where),
-             "kbuild_deb": debindex.deb_input(mirror, kst, where)}))
+        try:
+            images.append(image(conf, arch, mirror, by_name, release, version, st))
+        except Incomplete as e:
+            if notes is None:
+                raise
+            notes.append(str(e))
     return images
+
+
+def image(conf, arch, mirror, by_name, release, version, st):
+    """The Image of linux-headers-RELEASE (ST, its stanza) and the two it depends on."""
+    where = st["_where"]
+    deps = debindex.depends(st)
+    common = [d for d in deps if re.match(r"^linux-headers-.*-common(-rt)?$", d[0])]
+    kbuild = [d for d in deps if d[0].startswith("linux-kbuild-")]
+    if not common or not kbuild:
+        raise FeedError("%s: linux-headers-%s %s depends on no %s: not Debian's split "
+                        "headers" % (where, release, version, "-common headers package"
+                                     if not common else "linux-kbuild"))
+    cst = resolve(by_name, common[0], "linux-headers-" + release, where)
+    kst = resolve(by_name, kbuild[0], "linux-headers-" + release, where)
+    return Image(
+        "debian", None, release, arch,
+        "feed %s: %s linux-headers-%s %s" % (C.name(conf), where, release, version),
+        {"headers_deb": debindex.deb_input(mirror, st, where),
+         "headers_common_deb": debindex.deb_input(mirror, cst, where),
+         "kbuild_deb": debindex.deb_input(mirror, kst, where)})
 
 
 def fetch(image, cache_dir, http, get):

@@ -18,6 +18,11 @@ class FeedError(Exception):
     """A feed that cannot be read or an input that cannot be trusted: one line."""
 
 
+class Incomplete(FeedError):
+    """One kernel the index names without all it depends on (an archive half published):
+    that kernel is left out and noted, the rest of the feed read."""
+
+
 def check_kernel(name, where):
     """NAME if it is a kernel release; refuses it otherwise (WHERE: what named it)."""
     if not KERNEL_RE.match(name) or ".." in name:

@@ -15,14 +15,14 @@ import re
 from . import conf as C
 from . import debindex
 from .debian import archive, newest_per_flavour, resolve
-from .image import FeedError, Image, check_kernel
+from .image import FeedError, Image, Incomplete, check_kernel
 
 BRANCH_RE = re.compile(r"^[0-9]{3,4}(-server)?$")
 # 6.8.0-45-generic, 5.15.0-1064-oracle: the flavour is what follows the ABI.
 RELEASE_RE = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+-[0-9]+-([a-z0-9][a-z0-9-]*)$")
 
 
-def read(conf, http):
+def read(conf, http, notes=None):
     arch = C.arch(conf)
     branch = C.text(conf, "branch")
     if not BRANCH_RE.match(branch):
@@ -44,8 +44,15 @@ def read(conf, http):
             continue
         st = debindex.newest(sts)
         found.append((m.group(1), st["version"], release, st))
-    return [image(conf, arch, mirror, by_name, branch, release, st)
-            for _, _, release, st in newest_per_flavour(found, newest)]
+    images = []
+    for _, _, release, st in newest_per_flavour(found, newest):
+        try:
+            images.append(image(conf, arch, mirror, by_name, branch, release, st))
+        except Incomplete as e:
+            if notes is None:
+                raise
+            notes.append(str(e))
+    return images
 
 
 def image(conf, arch, mirror, by_name, branch, release, st):
