@@ -158,8 +158,14 @@ def read(conf, http, running=()):
         builds = [p[:-1] for p in prefixes if p.endswith("/") and BUILD_RE.match(p[:-1])
                   and BUILD_RE.match(p[:-1]).group(1) == ms]
         builds.sort(key=lambda b: [int(x) for x in b.split(".")], reverse=True)
-        for build in builds[:newest]:
-            images += build_images(conf, http, base, bucket, build, arches, head, ms)
+        taken = 0
+        for build in builds:
+            if taken == newest:
+                break
+            # A build whose artifacts are not all uploaded yet is not counted.
+            mine = build_images(conf, http, base, bucket, build, arches, head, ms)
+            images += mine
+            taken += 1 if mine else 0
     return images
 
 
