@@ -324,11 +324,12 @@ integration: $(BIN) $(FAKEKERNEL) $(CRASHPOINT) $(COMPAT_BIN)
 golden-refresh: $(BIN) $(FAKEKERNEL)
 	NDI_GOLDEN_REFRESH=1 tests/integration/run.sh $(BIN) $(FAKEKERNEL) t_golden
 
-# The unit tests of scripts/bdp/, build-driver-package's modules (Python's unittest,
-# tests/scripts/test_bdp_*.py): its parsers (ld's command lines, SHA256SUMS, a CMS signer,
-# the kernel-devel RPM, Debian's packages fetched) and the platform --os chooses; and of
-# scripts/privkey.py (keys: a file or a pkcs11: URI). A few seconds; make check runs them
-# in the packaging phase.
+# The unit tests of the Python tools (Python's unittest, tests/scripts/test_*.py):
+# scripts/bdp/, build-driver-package's modules (its parsers: ld's command lines, SHA256SUMS,
+# a CMS signer, the kernel-devel RPM, Debian's packages fetched; the platform --os
+# chooses), scripts/privkey.py (keys: a file or a pkcs11: URI) and scripts/supplylib/ (the
+# supply pass, its feeds, its API client). A few seconds; make check runs them in the
+# packaging phase.
 script-unit:
 	$(call say,UNIT,scripts (tests/scripts/test_*.py))
 	$(Q)PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s tests/scripts \
