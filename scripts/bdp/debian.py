@@ -1,17 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
 """Debian: the platform that says nothing otherwise (base.Platform's ways: the kernel's
 build tree from --headers or linux-headers-R, the modules compiled and signed with the
-operator's key), and Debian's non-free packages of NVIDIA's driver, which any platform's
-build may take as the driver (--debian VERSION fetched with an apt state of its own,
---debs DIR already fetched), staged into the layout of NVIDIA's .run."""
+operator's key; or, --headers-debs, from Debian's split headers packages of a kernel this
+machine never installed, unpacked), and Debian's non-free packages of NVIDIA's driver,
+which any platform's build may take as the driver (--debian VERSION fetched with an apt
+state of its own, --debs DIR already fetched), staged into the layout of NVIDIA's .run."""
 import glob
 import os
 import re
 import shutil
 
 from bdp.base import Platform
-from bdp.common import (ARCHES, copy_tools_and_firmware, die, inside, progress, run, say,
-                        unpack_confined)
+from bdp.common import (ARCHES, HOST_ARCH, copy_tools_and_firmware, die, file_sha256, inside,
+                        progress, run, say, unpack_confined)
 
 # Debian's non-free packages of one driver version, and where their files go in SRC.
 DEBIAN_KERNEL = {"proprietary": ("nvidia-kernel-source", "usr/src/nvidia-kernel.tar.xz",
@@ -45,7 +46,123 @@ class Debian(Platform):
     def add_options(cls, group):
         group.add_argument("--debian-mirror", default="http://deb.debian.org/debian")
         group.add_argument("--debian-suite", default="bookworm")
-        return []
+        return [group.add_argument("--headers-debs", action="append", default=[],
+                                   metavar="DEB_OR_DIR", help="Debian: the kernel's "
+                                   "linux-headers-R, linux-headers-*-common and linux-kbuild-V "
+                                   ".debs (files, or a directory of them; repeatable), "
+                                   "unpacked here as the build tree, instead of --headers")]
+
+    def __init__(self, args):
+        self.headers_debs = getattr(args, "headers_debs", [])
+
+    def check(self, b):
+        if self.headers_debs and b.headers:
+            die("--headers-debs is the build tree: leave out --headers")
+
+    def headers(self, b):
+        return headers_from_debs(b, self.headers_debs) if self.headers_debs else b.headers
+
+
+def deb_files(given):
+    """--headers-debs: each a .deb, or a directory whose *.deb are taken."""
+    debs = []
+    for g in given:
+        if os.path.isdir(g):
+            found = sorted(glob.glob(os.path.join(g, "*.deb")))
+            if not found:
+                die("--headers-debs %s holds no .deb" % g)
+            debs += found
+        elif os.path.isfile(g) and g.endswith(".deb"):
+            debs.append(g)
+        else:
+            die("--headers-debs %s is neither a .deb nor a directory of them" % g)
+    return debs
+
+
+def headers_from_debs(b, given):
+    """--headers-debs: Debian's linux-headers-R, the linux-headers-*-common its Makefile
+    includes and the linux-kbuild-V its scripts/ and tools/ link to, unpacked into one root
+    confined (unpack_confined.py), as scripts/fetch-debian-kernel makes them usable: the
+    Makefile's "include /usr/src/linux-headers-*-common/Makefile" pointed at the unpacked
+    -common tree, the links resolved inside the root. Returns the tree of R; reused while
+    the same packages are given."""
+    debs = deb_files(given)
+    root = os.path.join(b.work, "debian-headers")
+    stamp = os.path.join(root, ".debs")
+    key = "".join("%s %s\n" % (file_sha256(d), os.path.basename(d)) for d in sorted(debs))
+    tree = os.path.join(root, "usr/src/linux-headers-" + b.kernel)
+    if os.path.isfile(stamp) and os.path.isdir(tree):
+        with open(stamp) as f:
+            same = f.read() == key
+    else:
+        same = False
+    if same:
+        say("Debian's headers of %s already unpacked in %s" % (b.kernel, root))
+        return tree
+    shutil.rmtree(root, ignore_errors=True)
+    names = ", ".join(os.path.basename(d) for d in debs)
+    for deb in debs:
+        unpack_confined.unpack_deb_into(deb, root)
+    if not os.path.isfile(os.path.join(tree, "Makefile")):
+        have = [os.path.basename(p) for p in glob.glob(os.path.join(root, "usr/src/*"))]
+        die("%s hold no usr/src/linux-headers-%s/Makefile (they have: %s): give the "
+            "linux-headers-%s package" % (names, b.kernel, ", ".join(have) or "nothing",
+                                          b.kernel))
+    point_at_common(tree, root, names)
+    for link in ("scripts", "tools"):
+        path = os.path.join(tree, link)
+        if os.path.lexists(path):
+            target = os.path.realpath(path)
+            if not os.path.isdir(target):
+                rel = os.path.relpath(target, os.path.realpath(root))
+                die("%s: linux-headers-%s/%s leads to %s, which they do not hold: give the "
+                    "linux-kbuild package it names" % (names, b.kernel, link, rel))
+            inside(root, path, names)   # and never out of ROOT
+    check_kbuild_runs(tree, names)
+    with open(stamp, "w") as f:
+        f.write(key)
+    say("Debian's headers of %s unpacked from %s" % (b.kernel, names))
+    return tree
+
+
+def point_at_common(tree, root, names):
+    """The split tree's "include /usr/src/linux-headers-X-common/Makefile" (Debian's
+    linux-headers-R) pointed at the -common tree unpacked under ROOT."""
+    mk = os.path.join(tree, "Makefile")
+    with open(mk) as f:
+        text = f.read()
+    m = re.search(r"^include[ \t]+/usr/src/(linux-headers-[^/\s]+)/Makefile[ \t]*$", text,
+                  re.M)
+    if not m:
+        return      # not split: the tree is whole
+    common = inside(root, os.path.join("usr/src", m.group(1)), names) \
+        if os.path.lexists(os.path.join(root, "usr/src", m.group(1))) else None
+    if not common or not os.path.isfile(os.path.join(common, "Makefile")):
+        die("%s: linux-headers-%s includes /usr/src/%s/Makefile, which they do not hold: give "
+            "the %s package" % (names, os.path.basename(tree)[len("linux-headers-"):],
+                                m.group(1), m.group(1)))
+    tmp = mk + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text[:m.start()] + "include %s/Makefile" % common + text[m.end():])
+    os.replace(tmp, mk)
+
+
+def check_kbuild_runs(tree, names):
+    """The kbuild helpers (fixdep, modpost) run on this machine: a linux-kbuild .deb of
+    another architecture than this machine's is refused, naming the one to give."""
+    fixdep = os.path.join(tree, "scripts/basic/fixdep")
+    if not os.path.isfile(fixdep):
+        return
+    with open(fixdep, "rb") as f:
+        head = f.read(20)
+    machine = int.from_bytes(head[18:20], "little") if head[:4] == b"\x7fELF" else None
+    if machine is not None and machine != ARCHES[HOST_ARCH]["elf"]:
+        other = next((a for a, v in ARCHES.items() if v["elf"] == machine), "machine %d" %
+                     machine)
+        die("%s: the linux-kbuild package is %s's, its helpers (scripts/basic/fixdep) do not "
+            "run on this %s machine: give this machine's linux-kbuild of the same version "
+            "(apt-get download linux-kbuild-V:%s)" % (names, other, HOST_ARCH,
+                                                        ARCHES[HOST_ARCH]["deb"]))
 
 
 class Apt:
