@@ -85,7 +85,7 @@ DOCDIR ?= /usr/share/doc/nvidia-driver-installer
 DOCS_SHIPPED := docs/benchmarks.md docs/building-packages.md docs/command-line.md \
 	docs/configuration.md docs/design.md docs/exit-codes.md docs/hacking.md docs/json.md \
 	docs/metrics.md docs/operations.md docs/reliability.md docs/releasing.md \
-	docs/repository-format.md docs/testing.md docs/troubleshooting.md
+	docs/repository-format.md docs/testing.md docs/troubleshooting.md docs/feeds.md
 CPPFLAGS += -Iinstaller -I$(BUILD)/gen -DINSTALLER_DOC_DIR='"$(DOCDIR)"' -D_GNU_SOURCE
 ALL_CFLAGS = -std=gnu11 $(OPT) $(WARNINGS) -pthread -fstack-protector-strong -fPIE -MMD -MP \
 	$(PKG_CFLAGS) $(CFLAGS)
