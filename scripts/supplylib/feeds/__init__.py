@@ -53,20 +53,21 @@ def read(conf, http, running=(), notes=None):
 
 
 def fetch_file(inp, cache_dir, http):
-    """One "file" Input into CACHE_DIR/files/, under its own name: downloaded once, then
-    taken again only while its bytes still match the index's digest."""
+    """One "file" Input into CACHE_DIR/files/DIGEST/, under its own name (DIGEST: the first
+    16 hex digits of the index's): downloaded once, then taken again only while its bytes
+    still match the index's digest."""
     name = urllib.parse.unquote(inp.url.rstrip("/").rsplit("/", 1)[-1])
-    if not SAFE_NAME_RE.match(name) or name.endswith((".part",)):
+    if not SAFE_NAME_RE.match(name) or name.endswith(".part"):
         raise FeedError("%s: %r is not a file name to keep: refused" % (inp.url, name[:80]))
-    d = os.path.join(cache_dir, "files")
+    if not inp.sha256 and not inp.md5:
+        raise FeedError("%s: the index states no digest for it: refused" % inp.url)
+    d = os.path.join(cache_dir, "files", (inp.sha256 or inp.md5)[:16].lower())
     os.makedirs(d, exist_ok=True)
     dest = os.path.join(d, name)
     if os.path.isfile(dest) and os.path.getsize(dest) == inp.size and (
             (inp.sha256 and sha256_file(dest) == inp.sha256) or
             (not inp.sha256 and inp.md5 and md5_file(dest) == inp.md5)):
         return dest
-    if not inp.sha256 and not inp.md5:
-        raise FeedError("%s: the index states no digest for it: refused" % inp.url)
     http.download(inp.url, dest, inp)
     return dest
 

@@ -10,6 +10,8 @@ of its own), "component": "main", "arch": "amd64", "kernel_flavours": ["amd64"] 
 after the ABI: 6.1.0-28-cloud-amd64 is cloud-amd64), "newest": 2 (ABIs per flavour)}."""
 import os
 import re
+import shutil
+import tempfile
 
 from . import conf as C
 from . import debindex
@@ -110,11 +112,23 @@ def fetch(image, cache_dir, http, get):
     """The three .debs (GET: the shared download of one input), and "headers": a directory
     holding them, what build-driver-package --headers-debs takes."""
     paths = {n: get(n) for n in ("headers_deb", "headers_common_deb", "kbuild_deb")}
+    # Made aside and renamed into place: a build reading the directory never sees it half
+    # made, and another pass making the same one meanwhile is not disturbed.
     d = os.path.join(cache_dir, "debian-headers-" + image.kernel)
-    os.makedirs(d, exist_ok=True)
-    for old in os.listdir(d):
-        os.unlink(os.path.join(d, old))
+    tmp = tempfile.mkdtemp(prefix=".debian-headers-", dir=cache_dir)
     for p in paths.values():
-        os.link(p, os.path.join(d, os.path.basename(p)))
+        os.link(p, os.path.join(tmp, os.path.basename(p)))
+    want = sorted(os.listdir(tmp))
+    if os.path.isdir(d) and sorted(os.listdir(d)) == want:
+        shutil.rmtree(tmp)
+    else:
+        shutil.rmtree(d, ignore_errors=True)
+        try:
+            os.rename(tmp, d)
+        except OSError:
+            shutil.rmtree(tmp)
+            if not os.path.isdir(d) or sorted(os.listdir(d)) != want:
+                raise FeedError("%s: made by another pass with other packages meanwhile: run "
+                                "again" % d) from None
     paths["headers"] = d
     return paths

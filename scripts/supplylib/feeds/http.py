@@ -7,6 +7,7 @@ local mirrors, file:// URLs. Every failure is one FeedError line naming the URL.
 import hashlib
 import http.client
 import os
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -72,6 +73,8 @@ class Http:
                 seen.append(nxt)
                 url = nxt
             except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
+                if scheme == "file":    # a local file: nothing to wait for
+                    raise FeedError("GET %s: %s" % (url, getattr(e, "reason", e))) from None
                 raise _Transport(url, getattr(e, "reason", e))
 
     def _read(self, url, r, limit, sink, head=None):
@@ -138,13 +141,14 @@ class Http:
         return decode(self.get(url, limit), url)
 
     def download(self, url, dest, expect=None, limit=None):
-        """URL into DEST (through DEST.part, renamed once whole and checked): its size and
+        """URL into DEST (through a .part file, renamed once whole and checked): its size and
         digests must be those EXPECT (an Input) states. Returns DEST's SHA-256."""
         limit = limit or self.limit
         if expect is not None and expect.size is not None and expect.size > limit:
             raise FeedError("%s: the index says %d bytes, more than the %d allowed: refused"
                             % (url, expect.size, limit))
-        part = dest + ".part"
+        # A name of this process's own: two passes sharing a cache never write one file.
+        part = "%s.%d.%d.part" % (dest, os.getpid(), threading.get_ident())
 
         def attempt():
             sha, md5 = hashlib.sha256(), hashlib.md5()
