@@ -5,7 +5,8 @@ memory (Range honoured), answers Cloud Storage's objects.list over the files of 
 (https://cloud.google.com/storage/docs/json_api/v1/objects/list: prefix, delimiter,
 pageToken; a page is PAGE_SIZE entries here, so that every listing pages), logs each
 request, and misbehaves on demand (FAULTS: a status, a body cut short of its
-Content-Length, a redirect, an answer larger than announced)."""
+Content-Length, a redirect, Range ignored, a fixed body in place of the answer)."""
+import base64
 import hashlib
 import json
 import lzma
@@ -47,6 +48,8 @@ class Handler(BaseHTTPRequestHandler):
         fault = srv.faults.get(path)
         if fault and fault[0] == "status":
             return self.answer(fault[1], b"no\n")
+        if fault and fault[0] == "body":
+            return self.answer(200, fault[1])
         if fault and fault[0] == "redirect":
             self.send_response(302)
             self.send_header("Location", fault[1])
@@ -109,7 +112,7 @@ class Handler(BaseHTTPRequestHandler):
                 body = self.server.files["/%s/%s" % (bucket, v)]
                 items.append({"kind": "storage#object", "name": v, "bucket": bucket,
                               "size": str(len(body)), "contentType": "application/octet-stream",
-                              "md5Hash": __import__("base64").b64encode(
+                              "md5Hash": base64.b64encode(
                                   hashlib.md5(body).digest()).decode()})
         if items:
             out["items"] = items

@@ -5,6 +5,7 @@ the milestones asked and of those the fleet runs, by board, each build's kernel 
 read from the head of its kernel-headers.tgz; the artifacts fetched by
 scripts/fetch-cos-artifacts and checked against the listing's size and MD5; hostile
 listings and archives refused in one line."""
+import hashlib
 import io
 import lzma
 import os
@@ -87,7 +88,7 @@ class Cos(Case):
                          self.mirror.url + "/cos-tools/18244.151.14/lakitu")
         body = self.mirror.files["/cos-tools/18244.151.14/lakitu/kernel-headers.tgz"]
         self.assertEqual(inp["kernel_headers"].size, len(body))
-        self.assertEqual(inp["kernel_headers"].md5, __import__("hashlib").md5(body).hexdigest())
+        self.assertEqual(inp["kernel_headers"].md5, hashlib.md5(body).hexdigest())
         # Only the head of each archive was read.
         self.assertIn("milestone 18244", images[0].origin)
 
@@ -128,6 +129,15 @@ class Cos(Case):
         self.mirror.faults["/storage/v1/b/cos-tools/o"] = ("status", 503)
         self.assertIn("storage/v1/b/cos-tools/o?prefix=18244.&delimiter=%2F: HTTP 503",
                       self.refused(feeds.read, conf(self.mirror.url), self.http))
+        for body, want in ((b'{"prefixes": [], "nextPageToken": "again"}', "more than 100 pages"),
+                           (b"<html>", "is not JSON"),
+                           (b'{"items": {"name": "x"}}', "not Cloud Storage's object listing"),
+                           (b'{"prefixes": [], "nextPageToken": 7}', "nextPageToken is not")):
+            with self.subTest(want=want):
+                self.mirror.faults["/storage/v1/b/cos-tools/o"] = ("body", body)
+                self.assertIn(want, self.refused(feeds.read, conf(self.mirror.url), self.http))
+        self.assertIn("\"head_bytes\" is 10", self.refused(
+            feeds.read, conf(self.mirror.url, head_bytes=10), self.http))
         self.assertIn("is neither a COS milestone", self.refused(
             feeds.read, conf(self.mirror.url, milestones=["18244/../x"]), self.http))
 

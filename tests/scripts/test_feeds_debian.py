@@ -3,6 +3,7 @@
 bookworm Packages index (data/feeds/README.md): the newest ABIs of the flavours asked,
 each with the -common headers and the linux-kbuild its Depends names, the three fetched
 and checked against the index's SHA256; a hostile or damaged index refused in one line."""
+import hashlib
 import lzma
 import os
 import re
@@ -53,7 +54,7 @@ class Debian(Case):
             st = re.search(r"(?ms)^Package: %s\n.*?(?=^\n|\Z)" % re.escape(name), text)
             fn = re.search(r"^Filename: (.*)$", st.group(0), re.M).group(1)
             self.mirror.files["/" + fn] = body
-            new = re.sub(r"(?m)^SHA256: .*$", "SHA256: " + __import__("hashlib").sha256(
+            new = re.sub(r"(?m)^SHA256: .*$", "SHA256: " + hashlib.sha256(
                 body).hexdigest(), st.group(0))
             new = re.sub(r"(?m)^Size: .*$", "Size: %d" % len(body), new)
             text = text.replace(st.group(0), new)
@@ -89,6 +90,20 @@ class Debian(Case):
         self.mirror.files[rel] = data[:len(data) // 2]
         self.assertIn("bytes, the index says", self.refused(
             feeds.read, conf(self.mirror.url), self.http))
+
+    def test_release_refused(self):
+        self.serve()
+        rel = "/dists/bookworm/Release"
+        text = self.mirror.files[rel].decode()
+        self.mirror.files[rel] = text.replace("SHA256:\n ", "SHA256:\n xyz ").encode()
+        self.assertIn("is not \"DIGEST SIZE PATH\"", self.refused(
+            feeds.read, conf(self.mirror.url), self.http))
+        self.mirror.files[rel] = RELEASE.encode()
+        self.assertIn("Release has no SHA256 field", self.refused(
+            feeds.read, conf(self.mirror.url), self.http))
+        self.serve()
+        self.assertIn("lists no main/binary-arm64/Packages", self.refused(
+            feeds.read, conf(self.mirror.url, arch="arm64"), self.http))
 
     def test_truncated_and_damaged_xz(self):
         good = lzma.compress(PACKAGES.encode(), format=lzma.FORMAT_XZ)
