@@ -7,6 +7,8 @@ import hashlib
 import lzma
 import os
 import re
+import shutil
+import subprocess
 import unittest
 
 from feeds_test import Case, sample
@@ -104,6 +106,59 @@ class Debian(Case):
         self.serve()
         self.assertIn("lists no main/binary-arm64/Packages", self.refused(
             feeds.read, conf(self.mirror.url, arch="arm64"), self.http))
+
+    def gpg(self, home, *args):
+        return subprocess.run(["gpg", "--homedir", home, "--batch", "--quiet",
+                               "--pinentry-mode", "loopback", "--passphrase", ""] + list(args),
+                              check=True, capture_output=True).stdout
+
+    def key(self, name):
+        """A signing key of its own (ed25519): its GnuPG home and its public keyring."""
+        home = os.path.join(self.dir, "gpg-" + name)
+        os.makedirs(home, mode=0o700)
+        # gpg starts an agent for the home: ended before the home is removed.
+        self.addCleanup(subprocess.run, ["gpgconf", "--homedir", home, "--kill", "gpg-agent"],
+                        capture_output=True)
+        self.gpg(home, "--quick-gen-key", "%s <%s@example.org>" % (name, name), "ed25519",
+                 "sign", "never")
+        ring = os.path.join(self.dir, name + ".gpg")
+        with open(ring, "wb") as f:
+            f.write(self.gpg(home, "--export"))
+        return home, ring
+
+    def sign(self, home):
+        rel = os.path.join(self.dir, "Release")
+        with open(rel, "wb") as f:
+            f.write(self.mirror.files["/dists/bookworm/Release"])
+        self.mirror.files["/dists/bookworm/Release.gpg"] = self.gpg(
+            home, "--armor", "--detach-sign", "--output", "-", rel)
+
+    @unittest.skipUnless(shutil.which("gpg") and shutil.which("gpgv"), "no gpg and gpgv")
+    def test_release_signature(self):
+        archive, ring = self.key("archive")
+        other, _ = self.key("other")
+        self.serve()
+        self.sign(archive)
+        c = conf(self.mirror.url, keyring=ring)
+        self.assertEqual(len(feeds.read(c, self.http)), 2)
+        # Signed by a key the keyring does not hold.
+        self.sign(other)
+        self.assertIn("Release: no signature by a key of %s: refused" % ring, self.refused(
+            feeds.read, c, self.http))
+        # Signed, then altered.
+        self.sign(archive)
+        rel = self.mirror.files["/dists/bookworm/Release"]
+        self.mirror.files["/dists/bookworm/Release"] = rel.replace(b"Debian 12", b"Debian 99")
+        self.assertIn("Release: a bad signature: refused", self.refused(feeds.read, c,
+                                                                        self.http))
+        self.assertIn("does not exist", self.refused(
+            feeds.read, conf(self.mirror.url, keyring=ring + ".no"), self.http))
+
+    def test_release_expired(self):
+        self.debian_archive("bookworm", "main", "amd64", PACKAGES,
+                            RELEASE + "Valid-Until: Sat, 01 Jan 2000 00:00:00 UTC\n")
+        self.assertIn("expired at Sat, 01 Jan 2000 00:00:00 UTC (Valid-Until)", self.refused(
+            feeds.read, conf(self.mirror.url), self.http))
 
     def test_truncated_and_damaged_xz(self):
         good = lzma.compress(PACKAGES.encode(), format=lzma.FORMAT_XZ)

@@ -7,7 +7,9 @@ takes (build-driver-package --headers-debs, scripts/fetch-debian-kernel for why 
 Config: {"type": "debian", "name": N, "url": MIRROR, "suite": "bookworm" (or "suites":
 [...], e.g. bookworm and bookworm-updates; MIRROR-security's bookworm-security is a feed
 of its own), "component": "main", "arch": "amd64", "kernel_flavours": ["amd64"] (the part
-after the ABI: 6.1.0-28-cloud-amd64 is cloud-amd64), "newest": 2 (ABIs per flavour)}."""
+after the ABI: 6.1.0-28-cloud-amd64 is cloud-amd64), "newest": 2 (ABIs per flavour),
+"keyring": "/usr/share/keyrings/debian-archive-keyring.gpg" (Release's signature checked:
+debindex.py)}."""
 import os
 import re
 import shutil
@@ -28,10 +30,11 @@ def archive(http, conf, component):
     suites = C.words(conf, "suites", None) if "suites" in conf else [C.text(conf, "suite")]
     comp = C.text(conf, "component", component)
     deb_arch = C.DEB_ARCH[C.arch(conf)]
+    keyring = C.text(conf, "keyring") if "keyring" in conf else None
     by_name = {}
     for suite in suites:
         where = "%s %s/%s binary-%s" % (mirror, suite, comp, deb_arch)
-        for st in debindex.packages(http, mirror, suite, comp, deb_arch):
+        for st in debindex.packages(http, mirror, suite, comp, deb_arch, keyring):
             name, _ = debindex.check_stanza(st, where)
             st["_where"] = where
             by_name.setdefault(name, []).append(st)

@@ -9,10 +9,19 @@ COMPONENT/binary-ARCH/Packages.xz (or .gz); each Packages stanza names a package
 "Field: value" lines, continuation lines begin with a space or a tab, stanzas are separated
 by blank lines, field names are case-insensitive); versions compare as Debian Policy 5.6.12
 says (https://www.debian.org/doc/debian-policy/ch-controlfields.html#version). The index
-is checked against Release's size and SHA-256; Release itself is taken as the mirror
-serves it (its OpenPGP signature is not checked here: use an https mirror you trust)."""
+is checked against Release's size and SHA-256. Release itself is checked as apt checks it
+(apt's gpgv method, methods/gpgv.cc) where the feed names a keyring: its detached
+signature Release.gpg verified with gpgv against that keyring, at least one good signature
+(VALIDSIG) and no bad one, and a Valid-Until in the past refused (a replayed or stale
+mirror); without a keyring it is taken as the mirror serves it."""
+import email.utils
 import hashlib
+import os
 import re
+import shutil
+import subprocess
+import tempfile
+import time
 
 from .compressed import decompress
 from .http import check, decode
@@ -71,12 +80,55 @@ def release_digests(text, where):
     return digests
 
 
-def packages(http, mirror, suite, component, arch):
+def verify_release(http, rel_url, data, keyring):
+    """Release (DATA, read from REL_URL) signed by a key of KEYRING (Release.gpg, gpgv)."""
+    if not os.path.isfile(keyring):
+        raise FeedError("keyring %s does not exist: give the archive's keyring (Debian: "
+                        "/usr/share/keyrings/debian-archive-keyring.gpg)" % keyring)
+    if not shutil.which("gpgv"):
+        raise FeedError("gpgv is missing, and the feed names a keyring: apt-get install gpgv")
+    sig = http.get(rel_url + ".gpg", limit=1 << 20)
+    with tempfile.TemporaryDirectory(prefix="feed-release-") as d:
+        for name, body in (("Release", data), ("Release.gpg", sig)):
+            with open(os.path.join(d, name), "wb") as f:
+                f.write(body)
+        p = subprocess.run(["gpgv", "--status-fd", "1", "--keyring", os.path.abspath(keyring),
+                            os.path.join(d, "Release.gpg"), os.path.join(d, "Release")],
+                           capture_output=True, text=True, env=dict(os.environ, LC_ALL="C"))
+    status = [line.split()[1] for line in p.stdout.splitlines()
+              if line.startswith("[GNUPG:] ") and len(line.split()) > 1]
+    if "BADSIG" in status or "VALIDSIG" not in status:
+        why = "a bad signature" if "BADSIG" in status else "no signature by a key of " + keyring
+        raise FeedError("%s: %s: refused (an altered or foreign Release)" % (rel_url, why))
+
+
+def check_valid_until(text, where, now=None):
+    """Release's Valid-Until, where it has one, still ahead."""
+    found = stanzas(text, where)
+    until = found[0].get("valid-until") if found else None
+    if not until:
+        return
+    try:
+        t = email.utils.parsedate_to_datetime(until).timestamp()
+    except (TypeError, ValueError):
+        raise FeedError("%s: Valid-Until %r is not a date" % (where, until[:40])) from None
+    if t < (now if now is not None else time.time()):
+        raise FeedError("%s expired at %s (Valid-Until): refused (a replayed or stale mirror)"
+                        % (where, until))
+
+
+def packages(http, mirror, suite, component, arch, keyring=None):
     """The stanzas of MIRROR's SUITE/COMPONENT Packages index for ARCH (Debian's name),
-    the index checked against Release's size and SHA-256."""
+    the index checked against Release's size and SHA-256, Release against KEYRING where
+    given."""
     base = "%s/dists/%s" % (mirror.rstrip("/"), suite)
     rel_url = base + "/Release"
-    digests = release_digests(http.text(rel_url), rel_url)
+    raw = http.get(rel_url, limit=64 << 20)
+    if keyring:
+        verify_release(http, rel_url, raw, keyring)
+    text = decode(raw, rel_url)
+    check_valid_until(text, rel_url)
+    digests = release_digests(text, rel_url)
     for suffix in (".xz", ".gz", ""):
         path = "%s/binary-%s/Packages%s" % (component, arch, suffix)
         if path in digests:

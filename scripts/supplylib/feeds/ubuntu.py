@@ -9,7 +9,8 @@ build-driver-package --ubuntu-modules-deb takes.
 Config: {"type": "ubuntu", "name": N, "url": "http://archive.ubuntu.com/ubuntu" (arm64:
 http://ports.ubuntu.com/ubuntu-ports), "suites": ["noble-updates", "noble-security"],
 "component": "restricted", "arch": "amd64", "branch": "535-server", "kernel_flavours":
-["generic"] (optional: every flavour where absent), "newest": 2 (kernels per flavour)}."""
+["generic"] (optional: every flavour where absent), "newest": 2 (kernels per flavour),
+"keyring": "/usr/share/keyrings/ubuntu-archive-keyring.gpg" (Release's signature checked)}."""
 import re
 
 from . import conf as C
