@@ -10,6 +10,7 @@ platform overrides those that differ:
 
   add_sources        its own ways to the driver (options of the exclusive group)
   add_options        its options (an argparse group)
+  default_flavour    the flavour built where --flavour is not given
   headers            where the kernel's build tree comes from
   toolchain          the compiler and the tools' directory the modules are built with
   userspace          where the user space comes from, when not the driver's source
@@ -53,6 +54,10 @@ class Platform:
 
     def check(self, b):
         """Refuses, once the record B is made, options that contradict the platform's."""
+
+    def default_flavour(self):
+        """The flavour built where --flavour is not given."""
+        return "proprietary"
 
     # ---- the kernel ----
 

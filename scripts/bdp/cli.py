@@ -23,9 +23,10 @@ def parser(doc):
     ap.add_argument("--cc", metavar="CC", help="the compiler the modules are built with (CC=)")
     ap.add_argument("--llvm", nargs="?", const="1", metavar="VALUE",
                     help="LLVM=1 (or LLVM=VALUE) for the module build: LLVM's tools")
-    ap.add_argument("--flavour", "--flavours", default="proprietary", metavar="LIST",
+    ap.add_argument("--flavour", "--flavours", default=None, metavar="LIST",
                     help="proprietary, open, or both (proprietary,open): one package per "
-                    "flavour, all into --repo (default: proprietary)")
+                    "flavour, all into --repo (default: proprietary; with "
+                    "--ubuntu-modules-deb, the flavour of those packages)")
     ap.add_argument("--prebuilt-modules", action="append", default=[], metavar="[F=]DIR",
                     help="take these .ko, do not compile (with two flavours: one F=DIR each)")
     ap.add_argument("--patch", action="append", default=[], metavar="[F=]FILE",
@@ -63,8 +64,8 @@ def parser(doc):
                         ", ".join(p.name for p in PLATFORMS), DEFAULT.name))
     ap.add_argument("--os-build", help="os-release BUILD_ID the package is limited to")
     ap.add_argument("--pci-ids", action="append", default=[], metavar="[F=]FILE",
-                    help="the GPUs flavour F supports (vvvv:dddd [name] lines, or a list), "
-                    "instead of the source's")
+                    help="the GPUs flavour F supports (vvvv:dddd [name] lines, a list, or "
+                    "NVIDIA's supported-gpus.json), instead of the source's")
     ap.add_argument("--pci-names", metavar="FILE", help="a pci.ids database for GPU names "
                     "(default: the host's, %s)" % ", ".join(PCI_IDS_DBS))
     ap.add_argument("--work", default=None, help="work directory, reused between runs")

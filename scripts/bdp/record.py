@@ -36,7 +36,7 @@ class Build:
     strip: str                  # the strip for --arch's objects
     platform: object            # its options, headers, modules, signatures, build-info
     flavours: List[Flavour]
-    flavour_arg: str            # --flavour as given, for the progress line
+    flavour_arg: str            # the flavours built, for the progress line
     modules: List[str]          # the module names taken (--modules)
     source: Optional[str]       # the driver: a directory in the .run layout, or
     debian: Optional[str]       # Debian's packages of VERSION, fetched,
@@ -76,13 +76,15 @@ class Build:
 
 
 def parse_flavours(args, platform):
-    """--flavour LIST -> the flavours, in FLAVOURS' order, each with its [F=]VALUE options."""
-    names = [f for f in re.split(r"[,\s]+", args.flavour.strip()) if f]
+    """--flavour LIST (the platform's default where not given) -> the flavours, in
+    FLAVOURS' order, each with its [F=]VALUE options."""
+    value = args.flavour if args.flavour is not None else platform.default_flavour()
+    names = [f for f in re.split(r"[,\s]+", value.strip()) if f]
     if names == ["both"]:
         names = list(FLAVOURS)
     bad = [f for f in names if f not in FLAVOURS]
     if not names or bad:
-        die("--flavour %r: proprietary, open, proprietary,open or both" % args.flavour)
+        die("--flavour %r: proprietary, open, proprietary,open or both" % value)
     chosen = [f for f in FLAVOURS if f in names]
     if len(chosen) > 1 and platform.brings_signatures():
         die("--ubuntu-modules-deb and --detached-signatures bring one flavour's modules: "
@@ -159,7 +161,8 @@ def from_args(args, platform):
     flavours = parse_flavours(args, platform)
     b = Build(
         kernel=args.kernel, arch=arch, cross=cross, strip=cross + "strip", platform=platform,
-        flavours=flavours, flavour_arg=args.flavour, modules=module_names(args.modules),
+        flavours=flavours, flavour_arg=",".join(f.name for f in flavours),
+        modules=module_names(args.modules),
         source=args.source, debian=args.debian, debs=args.debs,
         debian_mirror=args.debian_mirror, debian_suite=args.debian_suite, headers=args.headers,
         cc=args.cc, llvm=args.llvm,

@@ -174,20 +174,26 @@ def check_modinfo(b, fl, name, path, version):
     if mv and mv != version:
         die("%s.ko is driver %s but the user space is %s: give one version's files" % (
             name, mv, version))
-    check_license(fl, name, path)
+    check_license(b, fl, name, path)
 
 
-def check_license(fl, name, path):
+def check_license(b, fl, name, path):
     """nvidia.ko names its flavour in its license: the index must not call the proprietary
-    module open or the other way round (modules with other licenses, stand-ins, pass)."""
+    module open or the other way round (modules with other licenses, stand-ins, pass). The
+    fix named is one the command line takes: with one flavour built, building it as the
+    flavour the module is; with two, each flavour's own --prebuilt-modules."""
     if name != "nvidia":
         return
     lic = modinfo(path, "license")
     other = [f for f, l in NVIDIA_LICENSE.items() if l == lic and f != fl.name]
-    if other:
-        die("%s.ko carries license '%s': it is the %s flavour's module, not the %s one; give "
-            "each flavour its own modules (--prebuilt-modules %s=DIR)" % (
-                name, lic, other[0], fl.name, fl.name))
+    if not other:
+        return
+    if len(b.flavours) == 1:
+        fix = "build them as --flavour %s" % other[0]
+    else:
+        fix = "give each flavour its own modules (--prebuilt-modules %s=DIR)" % fl.name
+    die("%s.ko carries license '%s': it is the %s flavour's module, not the %s one; %s" % (
+        name, lic, other[0], fl.name, fix))
 
 
 def verified_signer(b, files, certs, option):

@@ -87,12 +87,11 @@ def read_pci_ids(value, what):
     return ids
 
 
-def supported_pci_ids(src, flavour):
-    """The GPUs the source says FLAVOUR supports, {id: name or None}, and the file that
-    says so; (None, None) when it does not say."""
-    js = os.path.join(src, "supported-gpus/supported-gpus.json")
-    if os.path.isfile(js):
-        with open(js) as f:
+def supported_gpus_json(path, flavour):
+    """NVIDIA's supported-gpus.json (the .run's supported-gpus/): {id: name or None} of the
+    GPUs FLAVOUR supports."""
+    try:
+        with open(path) as f:
             chips = json.load(f).get("chips", [])
         ids = {}
         for c in chips:
@@ -104,7 +103,17 @@ def supported_pci_ids(src, flavour):
             i = "10de:%04x" % int(c["devid"], 16)
             if not ids.get(i):
                 ids[i] = c.get("name") or None
-        return ids, "supported-gpus.json"
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        die("%s is not NVIDIA's supported-gpus.json (%s: %s)" % (path, type(e).__name__, e))
+    return ids
+
+
+def supported_pci_ids(src, flavour):
+    """The GPUs the source says FLAVOUR supports, {id: name or None}, and the file that
+    says so; (None, None) when it does not say."""
+    js = os.path.join(src, "supported-gpus/supported-gpus.json")
+    if os.path.isfile(js):
+        return supported_gpus_json(js, flavour), "supported-gpus.json"
     name = "supported-pci-ids" + ("-open" if flavour == "open" else "")
     path = os.path.join(src, name)
     if os.path.isfile(path):
@@ -118,7 +127,9 @@ def flavour_gpus(fl, src, version, names, ids_origin):
     package that said so). An open package without them is refused: the installer could
     not tell which GPUs the open modules drive."""
     flavour = fl.name
-    if fl.pci_ids is not None:
+    if fl.pci_ids is not None and fl.pci_ids.endswith(".json"):
+        ids, origin = supported_gpus_json(fl.pci_ids, flavour), "--pci-ids"
+    elif fl.pci_ids is not None:
         ids, origin = read_pci_ids(fl.pci_ids, "--pci-ids"), "--pci-ids"
     else:
         ids, origin = supported_pci_ids(src, flavour)
@@ -128,8 +139,8 @@ def flavour_gpus(fl, src, version, names, ids_origin):
         if flavour == "open":
             die("the source does not say which GPUs the open modules of %s support (no "
                 "supported-gpus/supported-gpus.json, supported-pci-ids-open or Debian's "
-                "nvidia-detect of that version): pass --pci-ids open=FILE, one vvvv:dddd per "
-                "line, from NVIDIA's list for this release" % version)
+                "nvidia-detect of that version): pass --pci-ids open=FILE, NVIDIA's "
+                "supported-gpus.json of this release or one vvvv:dddd per line" % version)
         say("note: the source does not say which GPUs the %s modules support; the index "
             "will not restrict them (pass --pci-ids to)" % flavour)
         return {"ids": None, "source": None}

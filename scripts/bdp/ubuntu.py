@@ -21,6 +21,11 @@ from bdp.common import (MODULES, SIG_MAGIC, copy_tools_and_firmware, die, inside
 
 CANONICAL_UNSIGNED = ("Canonical signs the modules of linux-modules-nvidia packages; take "
                       "the package for this kernel")
+# Canonical's package names (packages.ubuntu.com, source linux-restricted-modules and
+# linux-restricted-signatures): linux-modules-nvidia-BRANCH-R and linux-objects-nvidia-BRANCH-R
+# for the proprietary flavour, the same with BRANCH-open for the open one (BRANCH: 535,
+# 535-server, ...; R: the kernel release), linux-signatures-nvidia-R for every branch.
+NVIDIA_PACKAGE = re.compile(r"^linux-(modules|objects)-nvidia-([0-9]+(?:-server)?)(-open)?-(.+)$")
 
 
 class Ubuntu(Platform):
@@ -45,6 +50,28 @@ class Ubuntu(Platform):
         self.modules_debs = args.ubuntu_modules_deb
         self.userspace_debs = args.userspace_debs
         self.layout = None      # which of Canonical's layouts the modules came in
+        self.controls = None    # {deb: its control fields}, read once
+
+    def control(self):
+        if self.controls is None:
+            self.controls = {d: deb_control(d) for d in self.modules_debs}
+        return self.controls
+
+    def package_flavours(self):
+        """{package name: flavour} of the --ubuntu-modules-deb packages that are one
+        flavour's (the signatures package is every branch's, so neither's)."""
+        out = {}
+        for fields in self.control().values():
+            m = NVIDIA_PACKAGE.match(fields.get("Package", ""))
+            if m:
+                out[m.group(0)] = "open" if m.group(3) else "proprietary"
+        return out
+
+    def default_flavour(self):
+        """The flavour of the --ubuntu-modules-deb packages: the open one for
+        linux-modules-nvidia-BRANCH-open-R, as docs/platforms/ubuntu.md's command gives it."""
+        found = set(self.package_flavours().values())
+        return found.pop() if len(found) == 1 else super().default_flavour()
 
     def brings_signatures(self):
         return bool(self.modules_debs)
@@ -61,6 +88,18 @@ class Ubuntu(Platform):
         if self.modules_debs and b.prebuilt:
             die("--ubuntu-modules-deb brings its own modules: leave out --prebuilt-modules and "
                 "--detached-signatures")
+        if not self.modules_debs:
+            return
+        pkgs = self.package_flavours()
+        both = [sorted(p for p, f in pkgs.items() if f == fl) for fl in ("proprietary", "open")]
+        if all(both):
+            die("%s and %s are the packages of two flavours: give one flavour's packages (the "
+                "open flavour: linux-modules-nvidia-BRANCH-open-R alone)" % (
+                    both[0][0], both[1][0]))
+        for p, f in sorted(pkgs.items()):
+            if f != b.flavours[0].name:
+                die("%s is the %s flavour's package: build it with --flavour %s (or leave "
+                    "--flavour out)" % (p, f, f))
 
     def needs_headers(self, b):
         return not self.modules_debs and super().needs_headers(b)
@@ -115,6 +154,20 @@ LD_NAMES = ("ld.bfd", "/usr/bin/ld.bfd", "ld", "/usr/bin/ld")
 LD_FLAGS = {"-r", "--relocatable", "--no-warn-rwx-segments", "--no-warn-execstack", "-EL"}
 LD_VALUE = {"-m": False, "-z": False, "-T": True, "-o": True}
 LD_VALUE_EQ = {"--build-id": False, "--package-metadata": False, "--script": True}
+
+
+def deb_control(deb):
+    """The control fields of the .deb DEB (dpkg-deb -f), continuation lines joined."""
+    if not os.path.isfile(deb):
+        die("--ubuntu-modules-deb %s does not exist" % deb)
+    fields, last = {}, None
+    for line in run(["dpkg-deb", "-f", deb]).splitlines():
+        if line[:1] in (" ", "\t") and last:
+            fields[last] += " " + line.strip()
+        elif ":" in line:
+            last, _, value = line.partition(":")
+            fields[last] = value.strip()
+    return fields
 
 
 def bits_path(bits, rel, where):

@@ -348,27 +348,48 @@ t_ubuntu() {
     # The open flavour, as Canonical ships it (prelinked, no bits/):
     # linux-modules-nvidia-535-server-open-R carries the signed .ko files under
     # kernel/nvidia-535srv-open/, kept byte for byte; linux-objects-nvidia-*-open carries
-    # the unsigned ones at the same paths, and the two together are refused by name.
+    # the unsigned ones at the same paths, and the two together are refused by name. Its
+    # nvidia.ko carries the open modules' license, as NVIDIA's kernel-open does
+    # (MODULE_LICENSE("Dual MIT/GPL")): the stand-ins are built again with it.
+    local dk=$w/dkms-open
+    mkdir -p "$dk" "$w/open-ref"
+    cp "$W/src/kernel/"*.c "$SRC/tests/kmod/Kbuild" "$dk/"
+    sed -i 's@^MODULE_LICENSE("GPL");@MODULE_LICENSE("Dual MIT/GPL");@' "$dk/nvidia.c"
+    make -C "/lib/modules/$R/build" M="$dk" NV_VERSION="$V" modules >"$w/make-open.log" 2>&1 ||
+        { tail "$w/make-open.log"; fail "the open stand-in build"; }
     d=$w/ready/lib/modules/$R/kernel/nvidia-535srv-open
     mkdir -p "$d" "$w/unsigned/lib/modules/$R/kernel/nvidia-535srv-open"
-    cp "$w/reference/"*.ko "$d/"
     for m in nvidia nvidia-drm nvidia-modeset nvidia-uvm; do
-        head -c $(($(stat -c %s "$d/$m.ko") - $(stat -c %s "$w/signatures/lib/modules/$R/kernel/nvidia-535srv/bits/$m.ko.sig"))) \
-            "$d/$m.ko" >"$w/unsigned/lib/modules/$R/kernel/nvidia-535srv-open/$m.ko"
+        cp "$dk/$m.ko" "$w/unsigned/lib/modules/$R/kernel/nvidia-535srv-open/$m.ko"
+        "$SIGN_FILE" sha512 "$W/keys/vendor.pem" "$W/keys/vendor.crt" "$dk/$m.ko" "$w/open-ref/$m.ko"
+        cp "$w/open-ref/$m.ko" "$d/"
     done
     deb "linux-modules-nvidia-535-server-open-$R" "$w/ready" "$w/debs/ready.deb"
     deb "linux-objects-nvidia-535-server-open-$R" "$w/unsigned" "$w/debs/unsigned.deb"
-    rc 1 "$w/both.log" ubdp --ubuntu-modules-deb "$w/debs/unsigned.deb" --ubuntu-modules-deb "$w/debs/ready.deb"
+    # The GPUs the open modules drive: NVIDIA's supported-gpus.json of the release (--pci-ids).
+    printf '{"chips": [{"devid": "0x2330", "name": "H100", "features": ["kernelopen"]}]}\n' \
+        >"$w/supported-gpus.json"
+    local ids=(--pci-ids open="$w/supported-gpus.json")
+    rc 1 "$w/both.log" ubdp --ubuntu-modules-deb "$w/debs/unsigned.deb" --ubuntu-modules-deb "$w/debs/ready.deb" "${ids[@]}"
     has "$w/both.log" "unsigned.deb and ready.deb both ship /lib/modules/$R/kernel/nvidia-535srv-open/nvidia"
-    rc 1 "$w/unsigned.log" ubdp --ubuntu-modules-deb "$w/debs/unsigned.deb"
+    rc 1 "$w/unsigned.log" ubdp --ubuntu-modules-deb "$w/debs/unsigned.deb" "${ids[@]}"
     has "$w/unsigned.log" "has no appended signature: Canonical signs the modules of linux-modules-nvidia packages"
-    rc 0 "$w/ready.log" ubdp --ubuntu-modules-deb "$w/debs/ready.deb"
+    # The documented command: the -open package alone, no --flavour.
+    rc 0 "$w/ready.log" ubdp --ubuntu-modules-deb "$w/debs/ready.deb" "${ids[@]}"
     has "$w/ready.log" "signed modules as shipped (nvidia-535srv-open)"
+    has "$w/ready.log" "open flavour: 1 supported GPUs (--pci-ids)"
     rm -rf "$w/pkg" && mkdir -p "$w/pkg"
-    tar -C "$w/pkg" -xf "$(pkg_of "$w/work")"
+    # Packed as the open flavour (the proprietary build above left its own package there).
+    tar -C "$w/pkg" -xf "$(ls "$w/work"/nvidia-"$V"-open-*.tar.zst)" || fail "no open package"
     for m in nvidia nvidia-drm nvidia-modeset nvidia-uvm; do
-        cmp "$w/reference/$m.ko" "$w/pkg/kernel/$m.ko" || fail "$m.ko lost its bytes"
+        cmp "$w/open-ref/$m.ko" "$w/pkg/kernel/$m.ko" || fail "$m.ko lost its bytes"
     done
+    # Each refusal's suggested fix is one the tool takes: the open package under
+    # --flavour proprietary names --flavour open; without the GPU list, --pci-ids open=FILE.
+    rc 1 "$w/asprop.log" ubdp --ubuntu-modules-deb "$w/debs/ready.deb" --flavour proprietary
+    has "$w/asprop.log" "linux-modules-nvidia-535-server-open-$R is the open flavour's package: build it with --flavour open (or leave --flavour out)"
+    rc 1 "$w/noids.log" ubdp --ubuntu-modules-deb "$w/debs/ready.deb" --flavour open
+    has "$w/noids.log" "pass --pci-ids open=FILE"
     ok "ubuntu: the open flavour's signed modules packed byte for byte; its unsigned objects package refused, alone or beside it"
 }
 
