@@ -26,6 +26,11 @@ CANONICAL_UNSIGNED = ("Canonical signs the modules of linux-modules-nvidia packa
 # for the proprietary flavour, the same with BRANCH-open for the open one (BRANCH: 535,
 # 535-server, ...; R: the kernel release), linux-signatures-nvidia-R for every branch.
 NVIDIA_PACKAGE = re.compile(r"^linux-(modules|objects)-nvidia-([0-9]+(?:-server)?)(-open)?-(.+)$")
+# The packages the modules package pins to its own version in Depends (Debian Policy 7.1:
+# "name (= version)"): the objects it links from and the signatures attached to them.
+PINNED = re.compile(r"^linux-(objects|signatures)-nvidia-")
+DEPENDS_ITEM = re.compile(r"^([a-z0-9][a-z0-9+.-]+)(?::[a-z0-9-]+)?\s*(?:\(\s*(<<|<=|=|>=|>>)"
+                          r"\s*([^\s)]+)\s*\))?\s*(?:\[[^]]*\])?$")
 
 
 class Ubuntu(Platform):
@@ -100,6 +105,7 @@ class Ubuntu(Platform):
             if f != b.flavours[0].name:
                 die("%s is the %s flavour's package: build it with --flavour %s (or leave "
                     "--flavour out)" % (p, f, f))
+        check_pins(self.control())
 
     def needs_headers(self, b):
         return not self.modules_debs and super().needs_headers(b)
@@ -168,6 +174,43 @@ def deb_control(deb):
             last, _, value = line.partition(":")
             fields[last] = value.strip()
     return fields
+
+
+def pinned(fields):
+    """{package: version} of the objects and signatures packages a linux-modules-nvidia
+    package's Depends pins with "(= VERSION)" (alternatives, "a | b", pin nothing)."""
+    pins = {}
+    for item in fields.get("Depends", "").split(","):
+        m = DEPENDS_ITEM.match(item.strip())
+        if m and "|" not in item and m.group(2) == "=" and PINNED.match(m.group(1)):
+            pins[m.group(1)] = m.group(3)
+    return pins
+
+
+def check_pins(controls):
+    """CONTROLS ({deb: control fields}) against the version pins of each
+    linux-modules-nvidia package among them: a pinned package of another version is
+    refused naming both versions, and a pinned package not given is named, with the
+    version to take, as the fix."""
+    given = {f.get("Package"): (f.get("Version"), deb) for deb, f in controls.items()}
+    for deb, fields in sorted(controls.items()):
+        m = NVIDIA_PACKAGE.match(fields.get("Package", ""))
+        if not m or m.group(1) != "modules":
+            continue
+        pins = pinned(fields)
+        who = "%s %s" % (fields["Package"], fields.get("Version", "(no Version)"))
+        for name, want in sorted(pins.items()):
+            if name in given and given[name][0] != want:
+                die("%s is %s %s, but %s depends on %s (= %s): take that version "
+                    "(apt-get download %s=%s)" % (
+                        os.path.basename(given[name][1]), name, given[name][0], who, name,
+                        want, name, want))
+        missing = [n for n in sorted(pins) if n not in given]
+        if missing:
+            die("%s depends on %s: add %s to --ubuntu-modules-deb (apt-get download %s)" % (
+                who, " and ".join("%s (= %s)" % (n, pins[n]) for n in missing),
+                "them" if len(missing) > 1 else "it",
+                " ".join("%s=%s" % (n, pins[n]) for n in missing)))
 
 
 def bits_path(bits, rel, where):

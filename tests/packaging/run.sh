@@ -209,11 +209,16 @@ t_detached() {
     ok "detached: relink byte-identical, signature attached and verified, differing link refused"
 }
 
-# deb NAME ROOT OUT: a .deb of ROOT (control written here) for the stand-ins of Canonical's.
+# deb NAME ROOT OUT [DEPENDS [VERSION]]: a .deb of ROOT (control written here) for the
+# stand-ins of Canonical's.
 deb() {
     mkdir -p "$2/DEBIAN"
-    printf 'Package: %s\nVersion: %s\nArchitecture: amd64\nMaintainer: stand-in\nDescription: stand-in\n' \
-        "$1" "${R%%-*}-0ubuntu1" >"$2/DEBIAN/control"
+    {
+        printf 'Package: %s\nVersion: %s\nArchitecture: amd64\nMaintainer: stand-in\n' \
+            "$1" "${5:-${R%%-*}-0ubuntu1}"
+        [ -z "${4:-}" ] || printf 'Depends: %s\n' "$4"
+        echo 'Description: stand-in'
+    } >"$2/DEBIAN/control"
     dpkg-deb -Zxz --build "$2" "$3" >/dev/null
 }
 
@@ -276,7 +281,14 @@ canonical_debs() {
     mkdir -p "$w/modules/$base/nvidia-535srv"
     deb "linux-objects-nvidia-535-server-$R" "$w/objects" "$w/debs/objects.deb"
     deb "linux-signatures-nvidia-$R" "$w/signatures" "$w/debs/signatures.deb"
-    deb "linux-modules-nvidia-535-server-$R" "$w/modules" "$w/debs/modules.deb"
+    # The modules package pins the objects and signatures to its own version, as
+    # Canonical's does (Depends: ... (= VERSION)).
+    local v=${R%%-*}-0ubuntu1
+    deb "linux-modules-nvidia-535-server-$R" "$w/modules" "$w/debs/modules.deb" \
+        "linux-objects-nvidia-535-server-$R (= $v), linux-signatures-nvidia-$R (= $v)"
+    # The signatures of another version (a later upload of linux-restricted-signatures).
+    rm -rf "$w/signatures/DEBIAN"
+    deb "linux-signatures-nvidia-$R" "$w/signatures" "$w/debs/signatures-other.deb" "" "$v+1"
 }
 
 # objects_with NAME SED: the objects package with its BUILD edited by SED.
@@ -332,9 +344,17 @@ t_ubuntu() {
         --ubuntu-modules-deb "$w/debs/objects-differ.deb" --ubuntu-modules-deb "$w/debs/signatures.deb"
     has "$w/differ.log" "nvidia.ko as linked here (sha256 "
     has "$w/differ.log" "is not the module Canonical signed (SHA256SUMS: "
-    rc 1 "$w/nosig.log" ubdp --ubuntu-modules-deb "$w/debs/modules.deb" --ubuntu-modules-deb "$w/debs/objects.deb"
+    rc 1 "$w/nosig.log" ubdp --ubuntu-modules-deb "$w/debs/objects.deb"
     has "$w/nosig.log" "no nvidia.ko.sig in "
     has "$w/nosig.log" "add linux-signatures-nvidia-$R.deb"
+    # The modules package's version pins: the one it names missing, or of another version.
+    local v=${R%%-*}-0ubuntu1
+    rc 1 "$w/pin.log" ubdp --ubuntu-modules-deb "$w/debs/modules.deb" --ubuntu-modules-deb "$w/debs/objects.deb"
+    has "$w/pin.log" "linux-modules-nvidia-535-server-$R $v depends on linux-signatures-nvidia-$R (= $v): add it to --ubuntu-modules-deb"
+    rc 1 "$w/alone.log" ubdp --ubuntu-modules-deb "$w/debs/modules.deb"
+    has "$w/alone.log" "depends on linux-objects-nvidia-535-server-$R (= $v) and linux-signatures-nvidia-$R (= $v): add them"
+    rc 1 "$w/other.log" ubdp "${debs[@]:0:4}" --ubuntu-modules-deb "$w/debs/signatures-other.deb"
+    has "$w/other.log" "signatures-other.deb is linux-signatures-nvidia-$R $v+1, but linux-modules-nvidia-535-server-$R $v depends on linux-signatures-nvidia-$R (= $v)"
     objects_with shell '4i rm -rf /tmp/ndi-canonical-was-here'
     rc 1 "$w/shell.log" ubdp --ubuntu-modules-deb "$w/debs/objects-shell.deb" --ubuntu-modules-deb "$w/debs/signatures.deb"
     has "$w/shell.log" "BUILD line 4 of "

@@ -1,8 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """Canonical's late link, parsed (scripts/bdp/ubuntu.py): the ld command-line parser
 (ld_argv), bits/BUILD (parse_build), SHA256SUMS (read_sums) and a .ko.sig
-(check_sig_file). Each is fed good lines and every kind of line it must refuse."""
+(check_sig_file). Each is fed good lines and every kind of line it must refuse. And
+Canonical's packages as a set: the control fields (deb_control), the version pins of the
+modules package (pinned, check_pins) and the flavour the packages' names give."""
 import os
+import subprocess
+import types
 import unittest
 
 from bdp_test import Case
@@ -171,6 +175,86 @@ class SigFile(Case):
     def test_no_trailer(self):
         self.assertIn("is not a module signature",
                       self.refused(ubuntu.check_sig_file, "nvidia", b"\x30" * 300, "bits"))
+
+
+KREL, KVER = "6.8.0-86-generic", "6.8.0-86.87"
+MODULES_PKG = "linux-modules-nvidia-535-server-" + KREL
+OBJECTS_PKG = "linux-objects-nvidia-535-server-" + KREL
+SIGS_PKG = "linux-signatures-nvidia-" + KREL
+# A Depends of the form of Canonical's linux-modules-nvidia-BRANCH-R: the kernel image, the
+# objects and signatures pinned to the package's own version, the user space's common part.
+DEPENDS = ("debconf (>= 0.5) | debconf-2.0, linux-image-%s | linux-image-unsigned-%s,\n "
+           "%s (= %s), %s (= %s), nvidia-kernel-common-535-server (<= 535.274.02-1)" % (
+               KREL, KREL, OBJECTS_PKG, KVER, SIGS_PKG, KVER))
+
+
+class Packages(Case):
+    def deb(self, name, version, depends=None):
+        """A .deb of no files whose control has NAME, VERSION (and DEPENDS)."""
+        root = self.path("root-" + name)
+        ctl = "Package: %s\nVersion: %s\nArchitecture: amd64\nMaintainer: stand-in\n" % (
+            name, version)
+        ctl += ("Depends: %s\n" % depends if depends else "") + "Description: stand-in\n"
+        self.write("root-%s/DEBIAN/control" % name, ctl)
+        out = self.path("%s_%s_amd64.deb" % (name, version))
+        subprocess.run(["dpkg-deb", "--build", root, out], check=True, capture_output=True)
+        return out
+
+    def controls(self, *debs):
+        return {d: ubuntu.deb_control(d) for d in debs}
+
+    def test_control_continuation(self):
+        f = ubuntu.deb_control(self.deb(MODULES_PKG, KVER, DEPENDS))
+        self.assertEqual((f["Package"], f["Version"]), (MODULES_PKG, KVER))
+        self.assertIn("%s (= %s)" % (OBJECTS_PKG, KVER), f["Depends"])
+
+    def test_pins(self):
+        self.assertEqual(ubuntu.pinned({"Depends": DEPENDS.replace("\n", "")}),
+                         {OBJECTS_PKG: KVER, SIGS_PKG: KVER})
+        # An alternative pins nothing; neither does a version range.
+        self.assertEqual(ubuntu.pinned({"Depends": "%s (= 1) | x, %s (>= 1)" % (
+            OBJECTS_PKG, SIGS_PKG)}), {})
+
+    def test_modules_package_alone(self):
+        ctl = self.controls(self.deb(MODULES_PKG, KVER, DEPENDS))
+        self.assertEqual(
+            self.refused(ubuntu.check_pins, ctl),
+            "%s %s depends on %s (= %s) and %s (= %s): add them to --ubuntu-modules-deb "
+            "(apt-get download %s=%s %s=%s)" % (
+                MODULES_PKG, KVER, OBJECTS_PKG, KVER, SIGS_PKG, KVER, OBJECTS_PKG, KVER,
+                SIGS_PKG, KVER))
+
+    def test_objects_of_another_version(self):
+        other = "6.8.0-86.87+1"
+        objects = self.deb(OBJECTS_PKG, other)
+        ctl = self.controls(self.deb(MODULES_PKG, KVER, DEPENDS), objects,
+                            self.deb(SIGS_PKG, KVER))
+        self.assertEqual(
+            self.refused(ubuntu.check_pins, ctl),
+            "%s is %s %s, but %s %s depends on %s (= %s): take that version (apt-get "
+            "download %s=%s)" % (os.path.basename(objects), OBJECTS_PKG, other, MODULES_PKG,
+                                 KVER, OBJECTS_PKG, KVER, OBJECTS_PKG, KVER))
+
+    def test_signatures_of_another_version(self):
+        sigs = self.deb(SIGS_PKG, "6.8.0-85.86")
+        ctl = self.controls(self.deb(MODULES_PKG, KVER, DEPENDS), self.deb(OBJECTS_PKG, KVER),
+                            sigs)
+        self.assertIn("is %s 6.8.0-85.86, but %s %s depends on %s (= %s)" % (
+            SIGS_PKG, MODULES_PKG, KVER, SIGS_PKG, KVER), self.refused(ubuntu.check_pins, ctl))
+
+    def test_one_version(self):
+        ubuntu.check_pins(self.controls(self.deb(MODULES_PKG, KVER, DEPENDS),
+                                        self.deb(OBJECTS_PKG, KVER), self.deb(SIGS_PKG, KVER)))
+
+    def test_flavour_of_the_packages(self):
+        def flavour(*debs):
+            args = types.SimpleNamespace(ubuntu_modules_deb=list(debs), userspace_debs=None)
+            return ubuntu.Ubuntu(args).default_flavour()
+        self.assertEqual(flavour(self.deb("linux-modules-nvidia-535-server-open-" + KREL,
+                                          KVER)), "open")
+        self.assertEqual(flavour(self.deb(MODULES_PKG, KVER), self.deb(SIGS_PKG, KVER)),
+                         "proprietary")
+        self.assertEqual(flavour(self.deb(SIGS_PKG, KVER)), "proprietary")
 
 
 if __name__ == "__main__":
