@@ -45,11 +45,14 @@ class Ubuntu(Platform):
 
     @classmethod
     def add_options(cls, group):
-        return [group.add_argument("--ubuntu-modules-deb", action="append", default=[],
-                                   metavar="FILE.deb", help="Ubuntu: Canonical's "
+        # One option with every package (a fleet row lists no argument twice, so it cannot
+        # repeat the option), or the option repeated: the files of all of them.
+        return [group.add_argument("--ubuntu-modules-deb", action="extend", nargs="+",
+                                   default=[], metavar="FILE.deb", help="Ubuntu: Canonical's "
                                    "linux-modules-nvidia-BRANCH-RELEASE and, where it links at "
                                    "install, linux-objects-nvidia-BRANCH-RELEASE and "
-                                   "linux-signatures-nvidia-RELEASE (repeatable)")]
+                                   "linux-signatures-nvidia-RELEASE (several files after one "
+                                   "option, or the option repeated)")]
 
     def __init__(self, args):
         self.modules_debs = args.ubuntu_modules_deb
@@ -85,9 +88,13 @@ class Ubuntu(Platform):
         if not b.vendor_cert:
             die("--ubuntu-modules-deb needs --vendor-cert FILE: the certificate Canonical signs "
                 "the modules with, which the node's kernel trusts (docs/platforms/ubuntu.md)")
-        if b.sign_key or b.sign_cert or b.patched:
-            die("--ubuntu-modules-deb keeps Canonical's signatures: drop --sign-key, "
-                "--sign-cert and --patch")
+        if b.patched:
+            die("--ubuntu-modules-deb keeps Canonical's modules as signed: drop --patch")
+        if b.sign_key or b.sign_cert:
+            # A fleet gives one key to every build (build-fleet's arguments after --); the
+            # rows that keep Canonical's signatures have nothing to sign with it.
+            say("note: --sign-key and --sign-cert are not used: --ubuntu-modules-deb keeps "
+                "Canonical's signatures (checked with --vendor-cert)")
 
     def check(self, b):
         if self.modules_debs and b.prebuilt:

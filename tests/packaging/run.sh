@@ -365,6 +365,35 @@ t_ubuntu() {
     [ ! -e /tmp/ndi-x.ko ] || fail "a BUILD line wrote outside bits/"
     ok "ubuntu: Canonical's late link made as its BUILD makes it, byte-identical to the signed reference, verified; a differing link, missing signatures and foreign BUILD lines refused"
 
+    # The Ubuntu row of docs/building-packages.md's fleet example, as written (one
+    # --ubuntu-modules-deb with the three packages: a fleet row lists no argument twice),
+    # through build-fleet --dry-run and a build, with the example's signing key for every
+    # build after --, which the row's build does not use (Canonical's signatures are kept).
+    local fd=$w/fleet
+    mkdir -p "$fd/ubuntu" "$fd/keys"
+    python3 - "$SRC/docs/building-packages.md" "$R" "$V" >"$fd/fleet.json" <<'PY'
+import json, re, sys
+block = re.search(r"## A fleet\n.*?```json\n(.*?)```", open(sys.argv[1]).read(), re.S).group(1)
+row = [r for r in json.loads(block)["images"] if r["os"] == "ubuntu"][0]
+row.update(kernel=sys.argv[2], driver_versions=[sys.argv[3]])
+print(json.dumps({"fleet": 1, "images": [row]}))
+PY
+    ln -sf "$w/debs/modules.deb" "$fd/ubuntu/linux-modules-nvidia-535-server-$R.deb"
+    ln -sf "$w/debs/objects.deb" "$fd/ubuntu/linux-objects-nvidia-535-server-$R.deb"
+    ln -sf "$w/debs/signatures.deb" "$fd/ubuntu/linux-signatures-nvidia-$R.deb"
+    ln -sfn "$w/user" "$fd/ubuntu/user-$V"
+    ln -sf "$W/keys/vendor.crt" "$fd/keys/canonical.pem"
+    local bf=("$SRC/scripts/build-fleet" --repo "$fd/repo" --repo-key "$W/keys/repo.pem"
+        --installer "$BIN" --work "$fd/work")
+    local common=(-- --sign-key "$W/keys/vendor.pem" --sign-cert "$W/keys/vendor.crt" --jobs 2)
+    (cd "$fd" && rc 0 "$fd/dry.log" "${bf[@]}" --dry-run fleet.json "${common[@]}")
+    has "$fd/dry.log" "to build  --kernel $R --os ubuntu"
+    has "$fd/dry.log" "--ubuntu-modules-deb ubuntu/linux-modules-nvidia-535-server-$R.deb ubuntu/linux-objects-nvidia-535-server-$R.deb ubuntu/linux-signatures-nvidia-$R.deb"
+    (cd "$fd" && rc 0 "$fd/build.log" "${bf[@]}" fleet.json "${common[@]}")
+    grep -q "^ubuntu-2204  *$V  *auto  *built  *in " "$fd/build.log" || { cat "$fd/build.log"; fail "the docs' Ubuntu fleet row not built"; }
+    has "$fd/build.log" "build-fleet: 1 built"
+    ok "ubuntu: the fleet example's Ubuntu row (one --ubuntu-modules-deb, three packages) built by build-fleet"
+
     # The open flavour, as Canonical ships it (prelinked, no bits/):
     # linux-modules-nvidia-535-server-open-R carries the signed .ko files under
     # kernel/nvidia-535srv-open/, kept byte for byte; linux-objects-nvidia-*-open carries

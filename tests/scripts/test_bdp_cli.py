@@ -64,9 +64,11 @@ LINES = [
       "--detached-signatures", "cos/nvidia-drivers-535.261.03-signature.tar.gz", "--os", "cos",
       "--os-build", "18244.151.14"]),
     ("docs/platforms/ubuntu.md", ubuntu.Ubuntu,
-     ["--ubuntu-modules-deb", "m.deb", "--ubuntu-modules-deb", "o.deb", "--ubuntu-modules-deb",
-      "s.deb", "--userspace-debs", "user", "--vendor-cert", "canonical.pem", "--os",
-      "ubuntu"]),
+     ["--ubuntu-modules-deb", "m.deb", "o.deb", "s.deb", "--userspace-debs", "user",
+      "--vendor-cert", "canonical.pem", "--os", "ubuntu"]),
+    ("docs/building-packages.md, the fleet's Ubuntu row", ubuntu.Ubuntu,
+     ["--ubuntu-modules-deb", "m.deb", "o.deb", "s.deb", "--userspace-debs", "user-1",
+      "--vendor-cert", "keys/canonical.pem"]),
     ("docs/platforms/rhel.md", rhel.Rhel,
      ["--kernel-devel-rpm", "kernel-devel.rpm", "--os", "rhel", "--source", "src"] + SIGN),
     ("docs/building-packages.md, keep-signatures", debian.Debian,
@@ -92,6 +94,14 @@ class Platform(unittest.TestCase):
         for where, platform, argv in LINES:
             with self.subTest(where):
                 self.assertIs(choose(argv), platform)
+
+    def test_ubuntu_modules_deb_forms(self):
+        # Several files after one option (a fleet row repeats no argument), or repeated.
+        for argv in (["--ubuntu-modules-deb", "m.deb", "o.deb", "s.deb"],
+                     ["--ubuntu-modules-deb", "m.deb", "--ubuntu-modules-deb", "o.deb", "s.deb"]):
+            with self.subTest(argv):
+                args = cli.parse_args(COMMON + argv + ["--userspace-debs", "u"], "doc")[0]
+                self.assertEqual(args.ubuntu_modules_deb, ["m.deb", "o.deb", "s.deb"])
 
     def test_two_platforms(self):
         with self.assertRaises(Usage) as cm:
