@@ -19,7 +19,9 @@
 #                 its unsigned objects package refused alone or beside it
 #   cos_fetch     scripts/fetch-cos-artifacts against a local server laid out as Google's
 #                 bucket (stand-in artifacts): complete, resumed after a cut, nothing
-#                 fetched twice, a missing build and an MD5 mismatch refused
+#                 fetched twice, a missing build and an MD5 mismatch refused; the
+#                 precompiled modules at BUILD_ID/BOARD/ as the installer reads them, a
+#                 build only in the flat layout, an arm64 board from a node's lsb-release
 #   fleet         scripts/build-fleet from one fleet file (a Debian pool, a COS build from
 #                 its kernel-headers.tgz, an image with nothing to build from): built,
 #                 failed with why; a second run builds nothing; coverage --fleet answers
@@ -457,6 +459,20 @@ t_cos_fetch() {
     tar -C "$w" -czf "$bkt/kernel-headers.tgz" headers.bin
     echo "$V" >"$bkt/gpu_default_version"
     tar -C "$W/keys" -czf "$bkt/extensions/gpu/nvidia-drivers-$V-signature.tar.gz" vendor.crt
+    # Google's precompiled (open) modules where cos-gpu-installer v2 reads them:
+    # BUILD_ID/BOARD/nvidia-drivers-V.tgz, beside the headers (not under extensions/gpu/).
+    head -c 50000 /dev/urandom >"$w/open.bin"
+    tar -C "$w" -czf "$bkt/nvidia-drivers-$V.tgz" open.bin
+    # A build in the flat layout of Google's public sources page (BUILD_ID/NAME, no board),
+    # and an arm64 build (board lakitu-arm64) found through a node's /etc/lsb-release.
+    local b2=18244.151.15 b3=18244.151.16
+    mkdir -p "$w/www/cos-tools/$b2/extensions/gpu" "$w/www/cos-tools/$b3/lakitu-arm64"
+    for f in kernel-headers.tgz toolchain_url toolchain_env gpu_default_version "nvidia-drivers-$V.tgz"; do
+        cp "$bkt/$f" "$w/www/cos-tools/$b2/"
+        cp "$bkt/$f" "$w/www/cos-tools/$b3/lakitu-arm64/"
+    done
+    cp "$bkt/extensions/gpu/"* "$w/www/cos-tools/$b2/extensions/gpu/"
+    printf 'CHROMEOS_RELEASE_BOARD=lakitu-arm64\nCHROMEOS_RELEASE_VERSION=%s\n' "$b3" >"$w/lsb-release"
     head -c 100000 /dev/urandom >"$w/www/nvidia/tesla/$V/NVIDIA-Linux-x86_64-$V.run"
     echo '[]' >"$w/faults.json"
     python3 "$SRC/tests/tools/httpd.py" --dir "$w/www" --port-file "$w/port" --log "$w/http.log" \
@@ -476,9 +492,11 @@ t_cos_fetch() {
     grep -q '"path": "/cos-tools/'"$b"'/lakitu/kernel-headers.tgz", "range": "bytes=700000-"' "$w/http.log" ||
         fail "no Range request"
     has "$w/ok.log" "toolchain.tar.xz: "
-    has "$w/ok.log" "driver $V: Google's signatures, no precompiled modules"
+    has "$w/ok.log" "driver $V: Google's signatures, Google's precompiled open modules"
+    grep '"path": "/cos-tools/'"$b"'/lakitu/nvidia-drivers-'"$V"'.tgz"' "$w/http.log" | grep -q '"status": 200' ||
+        fail "the precompiled modules not fetched where the installer reads them"
     for f in kernel-headers.tgz toolchain_env toolchain.tar.xz "nvidia-drivers-$V-signature.tar.gz" \
-        "NVIDIA-Linux-x86_64-$V.run"; do
+        "nvidia-drivers-$V.tgz" "NVIDIA-Linux-x86_64-$V.run"; do
         [ -s "$w/out/$f" ] || fail "no $f"
     done
     cmp "$w/out/kernel-headers.tgz" "$bkt/kernel-headers.tgz" || fail "the resumed file differs"
@@ -495,14 +513,27 @@ t_cos_fetch() {
     # A build with nothing there, a driver version Google has no signatures for, and an
     # object whose bytes are not what the server's x-goog-hash says.
     rc 3 "$w/none.log" fca 18244.999.1 --out "$w/none"
-    has "$w/none.log" "COS build 18244.999.1 (lakitu) has no artifacts at http://127.0.0.1:$port/cos-tools/18244.999.1/lakitu (kernel-headers.tgz: "
+    has "$w/none.log" "COS build 18244.999.1 has no artifacts at http://127.0.0.1:$port/cos-tools/18244.999.1/lakitu/ (board lakitu) nor http://127.0.0.1:$port/cos-tools/18244.999.1/ (the flat layout)"
     rc 0 "$w/nosig.log" fca "$b" --out "$w/out" --driver-version 550.90.07
     has "$w/nosig.log" "driver 550.90.07: no signatures (Google signs only the versions it ships for this build"
     echo '[{"path": "/cos-tools/'"$b"'/lakitu/toolchain_env", "headers": {"x-goog-hash": "crc32c=AAAAAA==,md5=1B2M2Y8AsgTpgAmY7PhCfg=="}}]' >"$w/faults.json"
     rc 1 "$w/md5.log" fca "$b" --out "$w/md5"
     has "$w/md5.log" "toolchain_env: the server's MD5 for http://127.0.0.1:$port/cos-tools/$b/lakitu/toolchain_env is d41d8cd98f00b204e9800998ecf8427e, the bytes received hash to"
     [ ! -e "$w/md5/toolchain_env" ] && [ ! -e "$w/md5/toolchain_env.part" ] || fail "a refused file was kept"
-    ok "cos-fetch: the bucket's layout fetched, resumed after a cut, nothing fetched twice; a missing build, unsigned version and MD5 mismatch named"
+    # The flat layout, tried after the board's and said so; the board from a node's
+    # /etc/lsb-release (CHROMEOS_RELEASE_BOARD, as the installer's EnvReader reads it).
+    echo '[]' >"$w/faults.json"
+    rc 0 "$w/flat.log" fca "$b2" --out "$w/flat"
+    has "$w/flat.log" "COS $b2: no kernel-headers.tgz at http://127.0.0.1:$port/cos-tools/$b2/lakitu/ (the board layout, cos-gpu-installer's), trying the flat layout http://127.0.0.1:$port/cos-tools/$b2/"
+    has "$w/flat.log" "COS $b2 (flat layout, no board) in $w/flat"
+    has "$w/flat.log" "driver $V: Google's signatures, Google's precompiled open modules"
+    cmp "$w/flat/nvidia-drivers-$V.tgz" "$bkt/nvidia-drivers-$V.tgz" || fail "flat: precompiled modules"
+    rc 0 "$w/arm.log" fca "$b3" --out "$w/arm" --lsb-release "$w/lsb-release"
+    has "$w/arm.log" "board lakitu-arm64 (CHROMEOS_RELEASE_BOARD of $w/lsb-release)"
+    has "$w/arm.log" "COS $b3 (lakitu-arm64) in $w/arm"
+    rc 2 "$w/armboth.log" fca "$b3" --out "$w/arm" --lsb-release "$w/lsb-release" --board lakitu
+    has "$w/armboth.log" "--board lakitu and $w/lsb-release's CHROMEOS_RELEASE_BOARD=lakitu-arm64 disagree"
+    ok "cos-fetch: the bucket's layout fetched, resumed after a cut, nothing fetched twice; a missing build, unsigned version and MD5 mismatch named; precompiled modules at BUILD_ID/BOARD/, the flat layout as fallback, the board from lsb-release"
 }
 
 t_fleet() {
