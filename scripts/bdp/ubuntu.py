@@ -112,6 +112,8 @@ class Ubuntu(Platform):
             if f != b.flavours[0].name:
                 die("%s is the %s flavour's package: build it with --flavour %s (or leave "
                     "--flavour out)" % (p, f, f))
+        if b.arch == "aarch64":
+            check_arm64(self.control(), pkgs)
         check_pins(self.control())
 
     def needs_headers(self, b):
@@ -192,6 +194,26 @@ def pinned(fields):
         if m and "|" not in item and m.group(2) == "=" and PINNED.match(m.group(1)):
             pins[m.group(1)] = m.group(3)
     return pins
+
+
+def check_arm64(controls, pkgs):
+    """The proprietary flavour's packages on arm64 without linux-signatures-nvidia, refused
+    plainly: NVIDIA's own precompiled Ubuntu build installs that package on amd64 only,
+    "not available for arm64" (NVIDIA/gpu-driver-container, ubuntu24.04/precompiled at
+    06a208c: local-repo.sh lines 72-75, nvidia-driver lines 435-439), while the open
+    flavour's prelinked modules are Canonical-signed on arm64 too (the source
+    linux-restricted-signatures builds linux-modules-nvidia-*-open-R-generic-64k)."""
+    names = [f.get("Package", "") for f in controls.values()]
+    if any(n.startswith("linux-signatures-nvidia-") for n in names):
+        return
+    prop = sorted(p for p, f in pkgs.items() if f == "proprietary")
+    if prop:
+        name = next((p for p in prop if p.startswith("linux-objects-")), prop[0])
+        die("%s is the proprietary flavour's late link, and Canonical publishes no "
+            "linux-signatures-nvidia for arm64 (NVIDIA's gpu-driver-container installs it on "
+            "amd64 only): its modules would carry no Canonical signature. On arm64 take the "
+            "open flavour (linux-modules-nvidia-BRANCH-open-R, Canonical-signed), or build "
+            "from the driver's sources with your key (no --ubuntu-modules-deb)" % name)
 
 
 def check_pins(controls):

@@ -355,6 +355,9 @@ t_ubuntu() {
     has "$w/pin.log" "linux-modules-nvidia-535-server-$R $v depends on linux-signatures-nvidia-$R (= $v): add it to --ubuntu-modules-deb"
     rc 1 "$w/alone.log" ubdp --ubuntu-modules-deb "$w/debs/modules.deb"
     has "$w/alone.log" "depends on linux-objects-nvidia-535-server-$R (= $v) and linux-signatures-nvidia-$R (= $v): add them"
+    # arm64: Canonical publishes no linux-signatures-nvidia there; said plainly.
+    rc 1 "$w/arm64.log" ubdp --arch arm64 --ubuntu-modules-deb "$w/debs/modules.deb" "$w/debs/objects.deb"
+    has "$w/arm64.log" "linux-objects-nvidia-535-server-$R is the proprietary flavour's late link, and Canonical publishes no linux-signatures-nvidia for arm64"
     rc 1 "$w/other.log" ubdp "${debs[@]:0:4}" --ubuntu-modules-deb "$w/debs/signatures-other.deb"
     has "$w/other.log" "signatures-other.deb is linux-signatures-nvidia-$R $v+1, but linux-modules-nvidia-535-server-$R $v depends on linux-signatures-nvidia-$R (= $v)"
     objects_with shell '4i rm -rf /tmp/ndi-canonical-was-here'

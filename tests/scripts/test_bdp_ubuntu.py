@@ -246,6 +246,34 @@ class Packages(Case):
         ubuntu.check_pins(self.controls(self.deb(MODULES_PKG, KVER, DEPENDS),
                                         self.deb(OBJECTS_PKG, KVER), self.deb(SIGS_PKG, KVER)))
 
+    def check(self, arch, flavour, *debs):
+        """Ubuntu.check of a build for ARCH and FLAVOUR from the packages DEBS."""
+        args = types.SimpleNamespace(ubuntu_modules_deb=list(debs), userspace_debs=None)
+        b = self.record(arch=arch, prebuilt=False,
+                        flavours=[types.SimpleNamespace(name=flavour)])
+        return ubuntu.Ubuntu(args).check(b)
+
+    def test_arm64_proprietary_has_no_signatures(self):
+        # Canonical publishes no linux-signatures-nvidia for arm64: said plainly, before
+        # the pins ask for the package that does not exist.
+        debs = (self.deb(MODULES_PKG, KVER, DEPENDS), self.deb(OBJECTS_PKG, KVER))
+        self.assertEqual(
+            self.refused(self.check, "aarch64", "proprietary", *debs),
+            "%s is the proprietary flavour's late link, and Canonical publishes no "
+            "linux-signatures-nvidia for arm64 (NVIDIA's gpu-driver-container installs it on "
+            "amd64 only): its modules would carry no Canonical signature. On arm64 take the "
+            "open flavour (linux-modules-nvidia-BRANCH-open-R, Canonical-signed), or build "
+            "from the driver's sources with your key (no --ubuntu-modules-deb)" % OBJECTS_PKG)
+        # On amd64 the same packages are asked for their signatures (the pins).
+        self.assertIn("depends on %s (= %s): add it" % (SIGS_PKG, KVER),
+                      self.refused(self.check, "x86_64", "proprietary", *debs))
+
+    def test_arm64_open_and_given_signatures(self):
+        self.check("aarch64", "open", self.deb("linux-modules-nvidia-535-server-open-" + KREL,
+                                               KVER))
+        self.check("aarch64", "proprietary", self.deb(MODULES_PKG, KVER, DEPENDS),
+                   self.deb(OBJECTS_PKG, KVER), self.deb(SIGS_PKG, KVER))
+
     def test_flavour_of_the_packages(self):
         def flavour(*debs):
             args = types.SimpleNamespace(ubuntu_modules_deb=list(debs), userspace_debs=None)
