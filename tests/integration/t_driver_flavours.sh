@@ -50,7 +50,7 @@ bdp_has "--prebuilt-modules proprietary=$T/mods-open: the proprietary flavour is
 # The proprietary nvidia.ko offered as the open flavour: its license says otherwise.
 bdp --flavour open --prebuilt-modules "$T/mods-proprietary" --pci-ids 10de:2330
 assert_eq "$RC" 1 "exit for proprietary modules called open"
-bdp_has "nvidia.ko carries license 'NVIDIA': it is the proprietary flavour's module, not the open one"
+bdp_has "nvidia.ko carries license 'NVIDIA': it is the proprietary flavour's module, not the open one; build them as --flavour proprietary"
 [ ! -e "$T/repo/index.json" ] || fail "a refused build reached the index"
 bdp --flavour turing "${both[@]}"
 bdp_has "--flavour 'turing': proprietary, open, proprietary,open or both"
