@@ -175,8 +175,16 @@ def deb_control(deb):
     """The control fields of the .deb DEB (dpkg-deb -f), continuation lines joined."""
     if not os.path.isfile(deb):
         die("--ubuntu-modules-deb %s does not exist" % deb)
+    try:
+        p = subprocess.run(["dpkg-deb", "-f", deb], capture_output=True, text=True,
+                           errors="replace")
+    except FileNotFoundError:
+        die("dpkg-deb is not installed (apt-get install dpkg)")
+    if p.returncode:
+        why = (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]
+        die("--ubuntu-modules-deb %s is not a .deb dpkg-deb can read (%s)" % (deb, why))
     fields, last = {}, None
-    for line in run(["dpkg-deb", "-f", deb]).splitlines():
+    for line in p.stdout.splitlines():
         if line[:1] in (" ", "\t") and last:
             fields[last] += " " + line.strip()
         elif ":" in line:

@@ -208,6 +208,13 @@ class Packages(Case):
         self.assertEqual((f["Package"], f["Version"]), (MODULES_PKG, KVER))
         self.assertIn("%s (= %s)" % (OBJECTS_PKG, KVER), f["Depends"])
 
+    def test_not_a_deb(self):
+        p = self.write("x.deb", "not an archive\n")
+        msg = self.refused(ubuntu.deb_control, p)
+        self.assertTrue(msg.startswith("--ubuntu-modules-deb %s is not a .deb dpkg-deb can "
+                                       "read (dpkg-deb" % p), msg)
+        self.assertNotIn("\n", msg)
+
     def test_pins(self):
         self.assertEqual(ubuntu.pinned({"Depends": DEPENDS.replace("\n", "")}),
                          {OBJECTS_PKG: KVER, SIGS_PKG: KVER})
