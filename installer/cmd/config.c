@@ -183,8 +183,8 @@ const struct config_option config_options[] = {
 		       ON(CFG_UNINSTALL, "the kernel to unload the driver's modules from"),
 		       ON(CFG_VERIFY, "the kernel whose vermagic the modules must carry"))),
 	OPTION("module-cert", .env = "NVIDIA_MODULE_CERT", .kind = CONFIG_LIST,
-	       .offset = F(module_certs), .cmds = CFG_INSTALL | CFG_VERIFY, .arg = "FILE",
-	       .json = "module_certs",
+	       .offset = F(module_certs), .cmds = CFG_INSTALL | CFG_VERIFY | CFG_DOCTOR,
+	       .arg = "FILE", .json = "module_certs",
 	       .help = "certificate modules must be signed with; others are refused before loading",
 	       .help_for = HELP_FOR(ON(
 		       CFG_VERIFY,

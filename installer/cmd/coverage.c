@@ -263,19 +263,28 @@ struct fleet_answer {
 
 /*
  * Whether the pool's kernel can load CHOICE's modules: a row with "module_signer" trusts
- * only that signer (a COS pool that enforces signatures trusts Google's key, an Ubuntu node
- * under Secure Boot Canonical's). -1 with WHY set when it cannot.
+ * only that key (a COS pool that enforces signatures trusts Google's key, an Ubuntu node
+ * under Secure Boot Canonical's), named by key id or certificate digest, never by subject
+ * (fleet_signer_matches). -1 with WHY set when it cannot.
  */
 static int signer_check(const struct fleet_row *r, const struct repo_choice *ch, struct err *why)
 {
-	const char *by = ch->pkg->has_signer ? ch->pkg->signer_subject : NULL;
+	const struct repo_package *p = ch->pkg;
 
-	if (!r->module_signer || (by && strcmp(by, r->module_signer) == 0))
+	if (fleet_signer_matches(r, p))
 		return 0;
-	err_set(why, EXIT_NO_MATCH,
-		"its kernel loads only modules signed by '%s'; driver %s's package is signed by %s%s%s",
-		r->module_signer, ch->driver->version, by ? "'" : "", by ? by : "no one it names",
-		by ? "'" : "");
+	if (p->has_signer)
+		err_set(why, EXIT_NO_MATCH,
+			"its kernel loads only modules signed by %s%s; driver %s's package is "
+			"signed by '%s' (key %s, certificate sha256:%s)",
+			r->signer_sha256[0] ? "the certificate " : "key ", r->module_signer,
+			ch->driver->version, p->signer_subject, p->signer_key_id, p->signer_sha256);
+	else
+		err_set(why, EXIT_NO_MATCH,
+			"its kernel loads only modules signed by %s%s; driver %s's package names "
+			"no signer (packages[].signer)",
+			r->signer_sha256[0] ? "the certificate " : "key ", r->module_signer,
+			ch->driver->version);
 	if (strcmp(r->os, "cos") == 0)
 		err_hint(why,
 			 "Google signs only the driver versions it ships for each COS build: "

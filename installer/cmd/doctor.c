@@ -581,7 +581,7 @@ static void check_trust(struct doctor *d, const struct config *c, int root_fd,
 	}
 	if (publish_open(root_fd, c->install_dir, false, &dir, &e) == 0 && dir && s->installed)
 		drivers_fd = publish_version_subdir(dir, s->install_id, "drivers", &e);
-	kernel_predict(kn, dir ? publish_fd(dir) : -1, drivers_fd, NULL, NULL, &pr);
+	kernel_predict(kn, dir ? publish_fd(dir) : -1, drivers_fd, NULL, &pr);
 	add(d, of[pr.verdict], "module trust", pr.need, "%s; %s modules: %s (%s)", head,
 	    s->installed ? "the installed" : "a package's", ktrust_verdict_name(pr.verdict),
 	    pr.why);

@@ -448,6 +448,8 @@ static void predict(struct run *run)
 {
 	struct plan *p = &run->p;
 	const struct repo_package *pkg = p->choice.pkg;
+	const struct kernel_signer by = {pkg->signer_subject, pkg->signer_key_id,
+					 pkg->signer_sha256};
 	_cleanup_close_ int drv = -1;
 	struct ktrust_prediction pred;
 	struct err we;
@@ -456,8 +458,7 @@ static void predict(struct run *run)
 	if (run->dir && p->up_to_date)
 		drv = publish_version_subdir(run->dir, p->current_id, "drivers", &we);
 	kernel_predict(p->kernel, run->dir ? publish_fd(run->dir) : -1, drv,
-		       pkg->has_signer ? pkg->signer_subject : NULL,
-		       pkg->has_signer ? pkg->signer_key_id : NULL, &pred);
+		       pkg->has_signer ? &by : NULL, &pred);
 }
 
 int install_dry_run(struct run *run, struct err *e)

@@ -33,7 +33,8 @@ struct kernel {
 	bool reload;
 	bool has_prediction;
 	struct ktrust_prediction prediction;
-	char signer[256]; /* of the predicted package's nvidia.ko, or "" */
+	char signer[256];	  /* of the predicted package's nvidia.ko, or "" */
+	char cert_kernel_id[160]; /* the id the kernel gives its pinned certificate, or "" */
 	char key_id[160];
 	char busy[1024]; /* what holds the old driver when kernel_prepare gave 1, or "" */
 	struct kernel_load_times times; /* of the last kernel_load */
@@ -495,8 +496,8 @@ const char *kernel_loaded_module_type(const struct kernel *kn)
 	return kn->loaded_type[0] ? kn->loaded_type : NULL;
 }
 
-void kernel_predict(struct kernel *kn, int install_fd, int drivers_fd, const char *signer,
-		    const char *key_id, struct ktrust_prediction *ret)
+void kernel_predict(struct kernel *kn, int install_fd, int drivers_fd,
+		    const struct kernel_signer *signer, struct ktrust_prediction *ret)
 {
 	struct ktrust_modules m = {.other_fs = -1};
 	struct modsig_result sig = {0};
@@ -506,22 +507,27 @@ void kernel_predict(struct kernel *kn, int install_fd, int drivers_fd, const cha
 	err_clear(&e);
 	if (drivers_fd >= 0)
 		fd = openat(drivers_fd, "nvidia.ko", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd >= 0 && modsig_check_fd(fd, NULL, &sig, &e) == 0) {
+	/* With the pinned certificates: the one that signed it says which key id is its own. */
+	if (fd >= 0 && modsig_check_fd(fd, kn->certs, &sig, &e) == 0) {
 		m.known = true;
 		m.is_signed = sig.is_signed;
+		m.named_by_skid = sig.named_by_skid;
 		snprintf(kn->signer, sizeof(kn->signer), "%s", sig.signer);
 		snprintf(kn->key_id, sizeof(kn->key_id), "%s", sig.key_id);
-		m.signer = kn->signer;
-		m.key_id = kn->key_id;
-	} else if (signer && key_id) {
+		snprintf(kn->cert_kernel_id, sizeof(kn->cert_kernel_id), "%s", sig.cert_kernel_id);
+	} else if (signer && signer->subject && signer->key_id) {
 		/* Not unpacked yet: the index's word, checked again on the files before loading. */
 		m.known = true;
 		m.is_signed = true;
-		snprintf(kn->signer, sizeof(kn->signer), "%s", signer);
-		snprintf(kn->key_id, sizeof(kn->key_id), "%s", key_id);
-		m.signer = kn->signer;
-		m.key_id = kn->key_id;
+		snprintf(kn->signer, sizeof(kn->signer), "%s", signer->subject);
+		snprintf(kn->key_id, sizeof(kn->key_id), "%s", signer->key_id);
+		if (modsig_certs_kernel_id(kn->certs, signer->sha256, kn->cert_kernel_id,
+					   sizeof(kn->cert_kernel_id)) == 0)
+			kn->cert_kernel_id[0] = '\0';
 	}
+	m.signer = kn->signer;
+	m.key_id = kn->key_id;
+	m.cert_kernel_id = kn->cert_kernel_id;
 	m.other_fs = kmods_other_fs(kn->k, fd >= 0 ? fd : install_fd);
 	ktrust_predict(&kn->trust, &m, &kn->prediction);
 	kn->has_prediction = true;

@@ -50,6 +50,9 @@ struct modsig_result {
 	bool verified;	    /* the signature verifies with a pinned certificate */
 	char signer[256];   /* the matching certificate's subject, else the issuer named */
 	char key_id[160];   /* subject key id, or serial number, as hex pairs */
+	bool named_by_skid; /* key_id is the subject key id the signature names */
+	/* what the kernel shows as the matching pinned cert's id (modsig_certs_kernel_id) */
+	char cert_kernel_id[160];
 	char hash_algo[32]; /* "sha256" */
 	/* SHA-256 of the matching pinned certificate's DER, lower-case hex; "" if none */
 	char cert_sha256[65];
@@ -330,11 +333,15 @@ const char *kernel_loaded_module_type(const struct kernel *kn);
  * Predicts whether the kernel will take the driver's modules (ktrust_predict), kept for
  * kernel_describe: INSTALL_FD is the install dir (its file system, for LoadPin), or -1;
  * DRIVERS_FD the package's drivers/ directory when its files are at hand (its nvidia.ko
- * names the signer), else -1. Without the files, SIGNER and KEY_ID are what the signed
- * index says of the package (packages[].signer), or NULL: the signer is then unknown.
+ * names the signer), else -1. Without the files, SIGNER is what the signed index says of
+ * the package (packages[].signer), or NULL: the signer is then unknown. A pinned
+ * certificate (--module-cert) of the signer's digest tells the key id the kernel shows.
  */
-void kernel_predict(struct kernel *kn, int install_fd, int drivers_fd, const char *signer,
-		    const char *key_id, struct ktrust_prediction *ret);
+struct kernel_signer {
+	const char *subject, *key_id, *sha256; /* packages[].signer */
+};
+void kernel_predict(struct kernel *kn, int install_fd, int drivers_fd,
+		    const struct kernel_signer *signer, struct ktrust_prediction *ret);
 
 /* The prediction kernel_predict made, or NULL before it. */
 const struct ktrust_prediction *kernel_prediction(const struct kernel *kn);

@@ -220,17 +220,22 @@ static void norm_id(const char *key_id, char *out, size_t size)
 	out[n] = '\0';
 }
 
-const struct ktrust_key *ktrust_match(const struct ktrust *t, const char *signer,
-				      const char *key_id)
+const struct ktrust_key *ktrust_match(const struct ktrust *t, const char *key_id)
 {
 	char id[sizeof(t->keys[0].key_id)];
-	size_t sl = signer ? strlen(signer) : 0;
 
 	norm_id(key_id, id, sizeof(id));
 	for (size_t i = 0; id[0] && i < t->n_keys; i++) {
 		if (strcmp(t->keys[i].key_id, id) == 0)
 			return &t->keys[i];
 	}
+	return NULL;
+}
+
+const struct ktrust_key *ktrust_named(const struct ktrust *t, const char *signer)
+{
+	size_t sl = signer ? strlen(signer) : 0;
+
 	for (size_t i = 0; sl && i < t->n_keys; i++) {
 		const char *sub = t->keys[i].subject;
 		size_t n = strlen(sub);
@@ -263,15 +268,26 @@ static void predict_set(struct ktrust_prediction *p, enum ktrust_verdict v, cons
 	va_end(ap);
 }
 
-/* Under enforcement: whether the signer is among the kernel's keys. */
+/*
+ * Under enforcement: whether the signer's key is among the kernel's, by id. /proc/keys shows
+ * a key's subject key identifier, else its serial number (x509_key_preparse); a signature
+ * names its key by subject key identifier (sign-file -k) or by issuer and serial number (the
+ * default). So an id match is the key; with the signer's certificate at hand (pinned) its
+ * kernel id settles it; a signature naming a serial, against a key of the same name shown by
+ * its subject key identifier, cannot be told apart from /proc/keys alone.
+ */
 static void predict_signed(const struct ktrust *t, const struct ktrust_modules *m, const char *rule,
 			   struct ktrust_prediction *p)
 {
 	const char *signer = m->signer && *m->signer ? m->signer : "?";
 	const char *id = m->key_id && *m->key_id ? m->key_id : "?";
-	const struct ktrust_key *k = ktrust_match(t, m->signer, m->key_id);
+	const struct ktrust_key *k = ktrust_match(t, m->key_id), *named;
+	bool settled = m->named_by_skid || (m->cert_kernel_id && *m->cert_kernel_id);
 	char need[384];
 
+	if (!k && m->cert_kernel_id && *m->cert_kernel_id)
+		k = ktrust_match(t, m->cert_kernel_id);
+	named = k ? NULL : ktrust_named(t, m->signer);
 	snprintf(
 		need, sizeof(need),
 		"the kernel must trust '%s' (key %s): enroll its certificate (mokutil, or --kernel-keyring-cert), or use a package signed by a key the kernel holds",
@@ -286,6 +302,17 @@ static void predict_signed(const struct ktrust *t, const struct ktrust_modules *
 			p, KTRUST_UNKNOWN, rule, need,
 			"the kernel enforces signatures (%s) and its keys cannot be read (no /proc/keys): signed by '%s' (key %s)",
 			rule, signer, id);
+	else if (named && !settled)
+		predict_set(
+			p, KTRUST_UNKNOWN, rule,
+			"pin the signer's certificate (--module-cert) so that its key id can be compared with the kernel's keys",
+			"the kernel enforces signatures (%s) and holds a key named '%s' (key %s), but a name is not a key: the modules name theirs by key %s, which may be its serial number, and /proc/keys shows that key by its subject key identifier",
+			rule, named->subject, named->key_id, id);
+	else if (named)
+		predict_set(
+			p, KTRUST_REFUSED, rule, need,
+			"the kernel enforces signatures (%s) and none of its %zu key(s) is '%s' (key %s): its '%s: %s' is another key of that name",
+			rule, t->n_keys, signer, id, named->subject, named->key_id);
 	else
 		predict_set(
 			p, KTRUST_REFUSED, rule, need,

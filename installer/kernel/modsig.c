@@ -154,6 +154,29 @@ size_t modsig_certs_count(const struct modsig_certs *c)
 	return c ? (size_t)sk_X509_num(c->certs) : 0;
 }
 
+/* The id the kernel gives CERT's key (x509_key_preparse): its subject key id, else serial. */
+static void kernel_id_of(X509 *cert, char *out, size_t size);
+
+int modsig_certs_kernel_id(const struct modsig_certs *c, const char *sha256, char *out, size_t size)
+{
+	for (int i = 0; c && sha256 && i < sk_X509_num(c->certs); i++) {
+		X509 *x = sk_X509_value(c->certs, i);
+		unsigned char md[32];
+		unsigned int md_len = 0;
+		char hex[65] = "";
+
+		if (X509_digest(x, EVP_sha256(), md, &md_len) != 1 || md_len != sizeof(md))
+			continue;
+		for (unsigned int j = 0; j < md_len; j++)
+			snprintf(hex + 2 * j, sizeof(hex) - 2 * j, "%02x", md[j]);
+		if (strcmp(hex, sha256) == 0) {
+			kernel_id_of(x, out, size);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* ---- a BIO over a byte range of a file, so that 60 MB modules stream -------- */
 
 struct range {
@@ -221,6 +244,23 @@ static void hex_pairs(const unsigned char *p, int n, char *out, size_t size)
 		len += (size_t)snprintf(out + len, size - len, "%s%02X", i ? ":" : "", p[i]);
 }
 
+/*
+ * Linux's crypto/asymmetric_keys/x509_public_key.c, x509_key_preparse(), describes a key
+ * as "SUBJECT: " and the hex of cert->raw_skid when the certificate has one, else of
+ * cert->raw_serial: that is the id /proc/keys shows.
+ */
+static void kernel_id_of(X509 *cert, char *out, size_t size)
+{
+	const ASN1_OCTET_STRING *skid = X509_get0_subject_key_id(cert);
+	const ASN1_INTEGER *serial = X509_get0_serialNumber(cert);
+
+	out[0] = '\0';
+	if (skid)
+		hex_pairs(ASN1_STRING_get0_data(skid), ASN1_STRING_length(skid), out, size);
+	else if (serial)
+		hex_pairs(ASN1_STRING_get0_data(serial), ASN1_STRING_length(serial), out, size);
+}
+
 static void x509_name_str(const X509_NAME *name, char *out, size_t size)
 {
 	int idx = X509_NAME_get_index_by_NID(name, NID_commonName, -1);
@@ -254,6 +294,7 @@ static X509 *describe_signer(CMS_SignerInfo *si, const struct modsig_certs *cert
 			match = sk_X509_value(certs->certs, i);
 	}
 	if (CMS_SignerInfo_get0_signer_id(si, &keyid, &issuer, &serial) == 1) {
+		r->named_by_skid = keyid != NULL;
 		if (keyid)
 			hex_pairs(ASN1_STRING_get0_data(keyid), ASN1_STRING_length(keyid),
 				  r->key_id, sizeof(r->key_id));
@@ -268,6 +309,7 @@ static X509 *describe_signer(CMS_SignerInfo *si, const struct modsig_certs *cert
 		unsigned int md_len = 0;
 
 		x509_name_str(X509_get_subject_name(match), r->signer, sizeof(r->signer));
+		kernel_id_of(match, r->cert_kernel_id, sizeof(r->cert_kernel_id));
 		if (X509_digest(match, EVP_sha256(), md, &md_len) == 1)
 			for (unsigned int i = 0; i < md_len && i < sizeof(md); i++)
 				snprintf(r->cert_sha256 + 2 * i, sizeof(r->cert_sha256) - 2 * i,

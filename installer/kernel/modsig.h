@@ -42,3 +42,11 @@ _must_check_ int modsig_parse_tail(const uint8_t *tail, size_t tail_len, uint64_
 				   struct modsig_layout *ret, struct err *e);
 
 size_t modsig_certs_count(const struct modsig_certs *c);
+
+/*
+ * The key id the kernel shows (/proc/keys, "SUBJECT: ID") for the pinned certificate whose
+ * DER SHA-256 is SHA256 (lower-case hex): its subject key identifier, else its serial
+ * number, as hex pairs into OUT. Returns 1, or 0 when no pinned certificate has that digest.
+ */
+int modsig_certs_kernel_id(const struct modsig_certs *c, const char *sha256, char *out,
+			   size_t size);

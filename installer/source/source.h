@@ -403,6 +403,9 @@ struct fleet_row {
 	struct strv flavours; /* "flavours": "proprietary", "open", "auto"; {"auto"} if none */
 	struct strv gpus;     /* "gpus": "10de:2330" */
 	char *module_signer;  /* "module_signer": the only signer the pool's kernel trusts */
+	/* module_signer read: a key id (lower-case hex, no ':') or a certificate's SHA-256 */
+	char signer_key_id[160];
+	char signer_sha256[65];
 };
 
 struct fleet {
@@ -418,6 +421,13 @@ struct fleet {
 _must_check_ int fleet_parse(const char *buf, size_t len, struct fleet **ret, struct err *e);
 void fleet_free(struct fleet *f);
 DEFINE_POINTER_CLEANUP(struct fleet, fleet_free)
+
+/*
+ * Whether PKG's modules are signed by the one signer ROW's kernel trusts: its
+ * "module_signer" (a key id or sha256:HEX) against the index's packages[].signer key_id
+ * or sha256, never a subject (a name is not a key). True for a row without one.
+ */
+bool fleet_signer_matches(const struct fleet_row *row, const struct repo_package *pkg);
 /* A row as the answer names it: its "name", or "OS[ build B] kernel R (ARCH)". */
 void fleet_row_label(const struct fleet_row *r, char *buf, size_t size);
 

@@ -171,7 +171,7 @@ static void test_predict(void **state)
 	snprintf(t.keys[0].subject, sizeof(t.keys[0].subject), "Other");
 	snprintf(t.keys[0].key_id, sizeof(t.keys[0].key_id), "abcdef");
 	/* By key id, whatever its spelling. */
-	assert_non_null(ktrust_match(&t, "Test modkey", "AB:CD:EF"));
+	assert_non_null(ktrust_match(&t, "AB:CD:EF"));
 	ktrust_predict(&t, &m, &p);
 	assert_int_equal(p.verdict, KTRUST_LOADS);
 	assert_string_equal(p.need, "");
@@ -181,10 +181,32 @@ static void test_predict(void **state)
 	assert_int_equal(p.verdict, KTRUST_REFUSED);
 	assert_string_equal(p.rule, "sig_enforce");
 	assert_non_null(strstr(p.need, "'Test modkey' (key 01:02)"));
-	/* By name: a key "O: CN" whose CN is the signer. */
+	/* By name: a key "O: CN" whose CN is the signer; never matched as the key. */
 	snprintf(t.keys[0].subject, sizeof(t.keys[0].subject), "Test Org: Test modkey");
-	assert_non_null(ktrust_match(&t, "Test modkey", "01:02"));
-	assert_null(ktrust_match(&t, "modkey", "01:02"));
+	assert_non_null(ktrust_named(&t, "Test modkey"));
+	assert_null(ktrust_named(&t, "modkey"));
+	assert_null(ktrust_match(&t, "01:02"));
+	/* Same name, another id, the signature naming a serial: the name settles nothing. */
+	ktrust_predict(&t, &m, &p);
+	assert_int_equal(p.verdict, KTRUST_UNKNOWN);
+	assert_non_null(strstr(p.why, "holds a key named 'Test Org: Test modkey' (key abcdef), "
+				      "but a name is not a key"));
+	assert_non_null(strstr(p.need, "--module-cert"));
+	/* The signature names its subject key identifier: another key of the same name. */
+	m.named_by_skid = true;
+	ktrust_predict(&t, &m, &p);
+	assert_int_equal(p.verdict, KTRUST_REFUSED);
+	assert_non_null(
+		strstr(p.why, "its 'Test Org: Test modkey: abcdef' is another key of that"));
+	/* The pinned certificate's own id: the kernel's key, or not. */
+	m.named_by_skid = false;
+	m.cert_kernel_id = "AB:CD:EF";
+	ktrust_predict(&t, &m, &p);
+	assert_int_equal(p.verdict, KTRUST_LOADS);
+	m.cert_kernel_id = "AB:CD:EE";
+	ktrust_predict(&t, &m, &p);
+	assert_int_equal(p.verdict, KTRUST_REFUSED);
+	m.cert_kernel_id = NULL;
 	/* Unsigned under lockdown; unknown signer; no keys to read. */
 	snprintf(t.sig_enforce, sizeof(t.sig_enforce), "no");
 	snprintf(t.lockdown, sizeof(t.lockdown), "integrity");
