@@ -25,7 +25,7 @@
 #include "util/out.h"
 #include "util/str.h"
 
-#define MAX_CHECKS 28
+#define MAX_CHECKS 30
 #define LOW_DISK_MIB 1024
 
 enum verdict { V_OK, V_WARN, V_FAIL, V_SKIP };
@@ -435,6 +435,10 @@ enum answer { ANSWER_NOT_ASKED, ANSWER_UNKNOWN, ANSWER_NOTHING, ANSWER_SERVES };
 struct repo_answer {
 	enum answer what;
 	char version[64]; /* with ANSWER_SERVES: the driver install would install */
+	/* The same for the kernel the host boots next, where that is another (host_boot_next) */
+	enum answer next_what;
+	char next_version[64];
+	char next_reason[256]; /* with ANSWER_NOTHING: repo_select's why */
 };
 
 /*
@@ -500,12 +504,31 @@ static void check_repository_nearest(struct doctor *d, const struct repo_index *
 	    n ? "; nearest kernels with one: " : "", near);
 }
 
+/* The question install asks (coverage --kernel), for the kernel NEXT on this host. */
+static void judge_next(const struct config *c, const struct source *src, const struct nodestate *s,
+		       const char *next, struct repo_answer *ret)
+{
+	struct host h = s->host;
+	struct repo_choice ch;
+	struct err e;
+
+	err_clear(&e);
+	snprintf(h.kernel, sizeof(h.kernel), "%s", next);
+	if (repo_select(src->idx, &h, c->driver_version, session_kmt_policy(c), &ch, &e) == 0) {
+		ret->next_what = ANSWER_SERVES;
+		str_fmt_cut(ret->next_version, sizeof(ret->next_version), "%s", ch.driver->version);
+	} else {
+		ret->next_what = ANSWER_NOTHING;
+		str_fmt_cut(ret->next_reason, sizeof(ret->next_reason), "%s", e.msg);
+	}
+}
+
 /*
- * The repository: a package for this kernel, else the kernels nearest to it. RET says
- * what it answered.
+ * The repository: a package for this kernel, else the kernels nearest to it; and for
+ * NEXT, the kernel the host boots next, when it is another. RET says what it answered.
  */
 static void check_repository(struct doctor *d, const struct config *c, int root_fd,
-			     const struct nodestate *s, struct repo_answer *ret)
+			     const struct nodestate *s, const char *next, struct repo_answer *ret)
 {
 	_cleanup_(cache_freep) struct cache *cache = NULL;
 	struct source_opts so = session_source_opts(c);
@@ -513,12 +536,12 @@ static void check_repository(struct doctor *d, const struct config *c, int root_
 	struct source src;
 	struct err e;
 
-	ret->what = ANSWER_NOT_ASKED;
+	ret->what = ret->next_what = ANSWER_NOT_ASKED;
 	if (c->repos.n == 0) {
 		add(d, V_SKIP, "repository", NULL, "no --repo given");
 		return;
 	}
-	ret->what = ANSWER_UNKNOWN;
+	ret->what = ret->next_what = ANSWER_UNKNOWN;
 	err_clear(&e);
 	if (cache_open(root_fd, c->cache_dir, false, &cache, &e) < 0 ||
 	    source_open(&so, cache, 0, &src, &e) < 0) {
@@ -536,6 +559,8 @@ static void check_repository(struct doctor *d, const struct config *c, int root_
 		add(d, V_WARN, "repository keys", SOURCE_KEYS_SHARE_FIX, "%s (%zu keys)",
 		    SOURCE_KEYS_SHARE_RECORD, verify_keys_count(src.keys));
 	check_module_type_suits(d, src.idx, s);
+	if (next[0] && strcmp(next, s->host.kernel) != 0)
+		judge_next(c, &src, s, next, ret);
 	if (repo_select(src.idx, &s->host, c->driver_version, session_kmt_policy(c), &choice, &e) ==
 	    0) {
 		check_repository_carried(d, &src, s, &choice, ret);
@@ -832,6 +857,46 @@ static void check_kernel(struct check *k, const struct nodestate *s,
 	    head, s->manifest.driver_version, inst);
 }
 
+/*
+ * The kernel the host boots next (host_boot_next): a self-managed host that installed a
+ * kernel the repository has no package for comes up without a driver after its reboot.
+ * A warning, as the node serves until then; no line where no installed kernel is found.
+ */
+static void check_next_boot(struct doctor *d, const struct nodestate *s, const struct host_boot *b,
+			    const struct repo_answer *a)
+{
+	const char *run = s->host.kernel;
+	char fix[sizeof(d->checks[0].fix)];
+
+	if (!b->next[0])
+		return;
+	if (strcmp(b->next, run) == 0) {
+		add(d, V_OK, "next boot", NULL, "kernel %s again: %s", run, b->why);
+		return;
+	}
+	if (a->next_what == ANSWER_SERVES) {
+		add(d, V_OK, "next boot", NULL,
+		    "kernel %s (%s): the repository has driver %s for it", b->next, b->why,
+		    a->next_version);
+		return;
+	}
+	str_fmt_cut(
+		fix, sizeof(fix),
+		"build a package for kernel %s before the host reboots (a supply pass, or build-driver-package --kernel %s: " DOC_DIR
+		"/building-packages.md), or pin the boot entry to kernel %s (grub-set-default, grubby --set-default, bootctl set-default)",
+		b->next, b->next, run);
+	if (a->next_what == ANSWER_NOTHING)
+		add(d, V_WARN, "next boot", fix, "the host boots kernel %s next (%s), and %s",
+		    b->next, b->why, a->next_reason);
+	else
+		add(d, V_WARN, "next boot",
+		    a->next_what == ANSWER_NOT_ASKED ? "ask the repository with --repo" : fix,
+		    "the host boots kernel %s next (%s); whether the repository has a package for it is not known (%s)",
+		    b->next, b->why,
+		    a->next_what == ANSWER_NOT_ASKED ? "no --repo given"
+						     : "see the repository check");
+}
+
 /* fail when a check failed, warn when one warns, else ok: what --json calls the verdict. */
 static enum verdict overall(const struct doctor *d, size_t *ret_failed, size_t *ret_warned)
 {
@@ -890,6 +955,7 @@ int doctor_run(const struct config *c, struct err *e)
 	_cleanup_close_ int root_fd = -1;
 	struct doctor d = {.n = 0};
 	struct repo_answer answer;
+	struct host_boot boot;
 	struct check *kernel;
 	const struct nodestate_opts no = session_nodestate_opts(c);
 	struct nodestate s;
@@ -898,14 +964,19 @@ int doctor_run(const struct config *c, struct err *e)
 	root_fd = session_open_root(c, e);
 	if (root_fd < 0 || nodestate_collect(&no, root_fd, &s, e) < 0)
 		return -1;
+	if (host_boot_next(root_fd, &s.host, &boot, e) < 0) {
+		nodestate_done(&s);
+		return -1;
+	}
 	/* The kernel line leads; its verdict waits for the repository's answer. */
 	kernel = &d.checks[d.n++];
 	check_host_paths(&d, c, root_fd);
 	check_gpus(&d, &s);
 	check_partitions(&d, root_fd, c, &s);
 	check_conflicts(&d, &s);
-	check_repository(&d, c, root_fd, &s, &answer);
+	check_repository(&d, c, root_fd, &s, boot.next, &answer);
 	check_kernel(kernel, &s, &answer);
+	check_next_boot(&d, &s, &boot, &answer);
 	check_trust(&d, c, root_fd, &s);
 	check_installed(&d, &s);
 	check_module_type(&d, &s);

@@ -6,7 +6,7 @@
  * matter here (/proc/modules) and SELinux; every file is read under the host root fd. Host
  * paths judged by where they resolve, and whether this process runs in a container. What
  * only host/ uses is in its internal headers (host/probe.h, hostpath.h, nvlink.h,
- * selinux.h).
+ * selinux.h, boot.h).
  */
 #pragma once
 
@@ -98,6 +98,24 @@ struct host {
 	size_t n_modules;
 	struct selinux selinux; /* its mode, and the label published files carry (selinux.h) */
 };
+
+/* The kernel the host boots next (host/boot.c), read from its files, nothing run. */
+struct host_boot {
+	char newest[HOST_RELEASE_MAX + 1]; /* the newest installed kernel with an image, or "" */
+	size_t n_installed;
+	char next[HOST_RELEASE_MAX + 1]; /* the kernel it boots next, or "" when none is known */
+	char why[512];			 /* why NEXT is thought next */
+};
+
+/*
+ * The installed kernels (/lib/modules/R with an image in /boot or the tree), the newest
+ * in the distribution's version order (dpkg's, or rpm's on rpm distributions), and the
+ * kernel of the boot loader's default entry: GRUB (grub.cfg, grubenv; BLS entries with
+ * blscfg), else systemd-boot (loader.conf), else the newest installed. Returns 0 (an
+ * unreadable file is no answer), or -1 with e set when memory runs out.
+ */
+_must_check_ int host_boot_next(int root_fd, const struct host *h, struct host_boot *ret,
+				struct err *e);
 
 /*
  * Whether the host is of the distribution ID: its own ID, or one ID_LIKE names (a rebuild:
