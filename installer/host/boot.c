@@ -282,7 +282,7 @@ static void find_newest(int root_fd, int (*cmp)(const char *, const char *), str
 			continue;
 		b->n_installed++;
 		if (!b->newest[0] || cmp(de->d_name, b->newest) > 0)
-			snprintf(b->newest, sizeof(b->newest), "%s", de->d_name);
+			str_fmt_cut(b->newest, sizeof(b->newest), "%s", de->d_name);
 	}
 }
 
