@@ -84,3 +84,8 @@ expect_rc 0 install "${R[@]}" --kernel-release "$KERNEL" --skip-modules --driver
 expect_rc 9 doctor "${R[@]}" --kernel-release "$KERNEL"
 grep -E "^\[warn *\] module trust .*unknown \(.*but a name is not a key" "$T/out" ||
     fail "module trust: $(grep "module trust" "$T/out")"
+# With the twin's certificate (doctor's --module-cert): the id the kernel would show for it
+# is not the kernel's key: refused, the same-named key named as another.
+expect_rc 9 doctor "${R[@]}" --kernel-release "$KERNEL" --module-cert "$T/twin.crt"
+grep -E "^\[fail *\] module trust .*refused \(the kernel enforces signatures \(sig_enforce\) and none of its 1 key\(s\) is 'Test modkey' \(key $(serial "$T/twin.crt")\): its .* is another key of that name" "$T/out" ||
+    fail "module trust with the certificate: $(grep "module trust" "$T/out")"
