@@ -27,6 +27,11 @@ its --work. argv[0] is build-driver-package (this tree's, or --bdp's). An execut
 the build elsewhere runs the same argv there with the same paths (a volume mounted at the
 pass's --work path, the feed inputs inside it), and brings the log and the stage dir back to
 those paths before returning, so that the pass reads them the same way for every executor.
+
+The executors as cli.py makes them: local.Local() and jobs.Executor(client, kconf) (CLIENT a
+kube.Client, KCONF the configuration's "kubernetes" object, whose keys jobs.py owns and
+judges). In a cluster the publish is held under lease.Lease(client, namespace,
+"nvidia-supply-publish", holder), a context manager (publish.py's GUARD).
 """
 import dataclasses
 import os

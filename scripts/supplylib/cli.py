@@ -1,0 +1,197 @@
+# SPDX-License-Identifier: Apache-2.0
+"""scripts/supply's command line (SPEC47 §3), the pass record made from it and the
+configuration, and the loop of --watch.
+
+--watch SECONDS runs a pass, then the next one SECONDS later, or at once when a node asks
+(its wants annotation appears or changes): the Nodes are listed every ASK_POLL_S seconds
+between passes to see it. A poll, not the API's watch: a list of Nodes every few seconds is
+cheap, and it stands when a watch stream is cut.
+"""
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from supplylib import config, nodes, passes, plan, publish
+from supplylib.local import Local
+
+HERE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+ASK_POLL_S = 5.0
+
+
+class Usage(Exception):
+    """Bad usage: one line, exit 2."""
+
+
+def parser(doc):
+    ap = argparse.ArgumentParser(prog="supply", description=doc.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=doc.split("\n", 2)[2])
+    ap.add_argument("--repo", required=True, help="the repository's directory")
+    ap.add_argument("--repo-key", required=True, help="the repository's signing key (private)")
+    ap.add_argument("--repository", help="the repository's name, recorded with its packages")
+    ap.add_argument("--config", help="supply.json (docs/building-packages.md)")
+    ap.add_argument("--fleet", action="append", default=[], metavar="FLEET.json",
+                    help="a fleet file (more than one: give it again)")
+    ap.add_argument("--nodes", metavar="in-cluster|NODELIST.json",
+                    help="the Nodes: the API (in-cluster, or --kube-*) or a NodeList file")
+    ap.add_argument("--kube-server", help="the API server's https:// URL")
+    ap.add_argument("--kube-token-file", help="a bearer token's file")
+    ap.add_argument("--kube-ca", help="the API server's CA certificate")
+    ap.add_argument("--driver-version", action="append", default=[], metavar="V",
+                    help="a version the DaemonSets pin (replaces the configuration's)")
+    ap.add_argument("--flavour", action="append", default=[], choices=config.FLAVOURS,
+                    help="a flavour to build (replaces the configuration's; default "
+                    "proprietary)")
+    ap.add_argument("--executor", choices=("local", "kubernetes"), default="local")
+    ap.add_argument("--parallel", type=int, metavar="N",
+                    help="builds at once (default: local, the cores / 2; kubernetes, the "
+                    "configuration's kubernetes.parallel)")
+    ap.add_argument("--work", help="work directory, kept between passes (default: a new one)")
+    ap.add_argument("--dry-run", action="store_true", help="say what would be built")
+    ap.add_argument("--json", metavar="FILE", help="write the pass's report there")
+    ap.add_argument("--watch", type=float, metavar="SECONDS",
+                    help="run passes in a loop, SECONDS apart, at once on a node's ask")
+    ap.add_argument("--installer", help="nvidia-driver-installer (default: build/ of this tree)")
+    ap.add_argument("--bdp", help="build-driver-package (default: this tree's)")
+    ap.add_argument("--make-repo", help="make-repo (default: this tree's)")
+    ap.add_argument("bdp_args", nargs=argparse.REMAINDER)
+    return ap
+
+
+def public_key(repo_key, work):
+    pub = os.path.join(work, "repo-pub.pem")
+    if subprocess.run(["openssl", "pkey", "-in", repo_key, "-pubout", "-out", pub],
+                      capture_output=True).returncode:
+        raise Usage("--repo-key %s is not a private key openssl reads" % repo_key)
+    return pub
+
+
+def kube_client(a):
+    from supplylib import kube
+    given = [a.kube_server, a.kube_token_file, a.kube_ca]
+    if any(given) and not all(given):
+        raise Usage("--kube-server, --kube-token-file and --kube-ca go together")
+    try:
+        if a.kube_server:
+            return kube.Client(a.kube_server, a.kube_token_file, a.kube_ca)
+        return kube.Client.in_cluster()
+    except ValueError as e:
+        raise Usage(str(e)) from None
+
+
+def node_source(a, client):
+    if a.nodes is None and not a.kube_server:
+        return None
+    if a.nodes and a.nodes != "in-cluster":
+        path = a.nodes
+        return lambda: nodes.from_file(path)
+    return lambda: nodes.from_api(client())
+
+
+def make_pass(a, conf):
+    """The pass record from the parsed options A and the configuration CONF."""
+    work = os.path.realpath(a.work or tempfile.mkdtemp(prefix="supply-"))
+    os.makedirs(work, exist_ok=True)
+    installer = a.installer or os.path.join(os.path.dirname(HERE), "build",
+                                            "nvidia-driver-installer")
+    if not os.access(installer, os.X_OK):
+        raise Usage("no nvidia-driver-installer at %s (run make, or pass --installer)" %
+                    installer)
+    for v in a.driver_version:
+        if not config.VERSION_RE.match(v):
+            raise Usage("--driver-version '%s' is not a version (535.261.03): a tag or branch "
+                        "names nothing to build" % v)
+    client = _memo(lambda: kube_client(a))
+    extra = a.bdp_args[1:] if a.bdp_args[:1] == ["--"] else a.bdp_args
+    cores = os.cpu_count() or 1
+    if a.executor == "local":
+        parallel = a.parallel or max(1, cores // 2)
+        executor = Local()
+        guard = None
+    else:
+        from supplylib import jobs, lease
+        parallel = a.parallel or int(conf["kubernetes"].get("parallel", 4))
+        executor = jobs.Executor(client(), conf["kubernetes"])
+        ns = conf["kubernetes"].get("namespace", client().namespace)
+        guard = lambda: lease.Lease(client(), ns, "nvidia-supply-publish",  # noqa: E731
+                                    os.environ.get("HOSTNAME", "supply-%d" % os.getpid()))
+    if parallel < 1:
+        raise Usage("--parallel must be at least 1")
+    try:
+        from supplylib import feeds as feeds_mod
+        from supplylib.feeds import http
+        http_client = http.Client() if hasattr(http, "Client") else http
+    except ImportError:
+        feeds_mod, http_client = None, None
+    os.makedirs(a.repo, exist_ok=True)
+    return passes.Pass(
+        repo=a.repo, repo_key=a.repo_key, pub=public_key(a.repo_key, work), installer=installer,
+        bdp=a.bdp or os.path.join(HERE, "build-driver-package"),
+        make_repo=a.make_repo or publish.MAKE_REPO, work=work, conf=conf,
+        versions=a.driver_version or conf["driver_versions"],
+        flavours=a.flavour or conf["flavours"] or ["proprietary"],
+        fleet_files=conf["fleet_files"] + a.fleet, node_source=node_source(a, client),
+        executor=executor, parallel=parallel, jobs=max(1, cores // parallel), extra=extra,
+        dry_run=a.dry_run, json_path=a.json, repository=a.repository, guard=guard,
+        feeds_mod=feeds_mod, http=http_client)
+
+
+def _memo(f):
+    box = []
+    return lambda: box[0] if box else (box.append(f()) or box[0])
+
+
+def watch(p, seconds):
+    """Passes in a loop: the next one SECONDS after the last ended, or at once when the
+    Nodes carry an ask the last pass did not see."""
+    seen = None
+    while True:
+        if p.node_source:
+            try:
+                seen = nodes.asks(p.node_source())
+            except nodes.NodesError as e:
+                passes.say(str(e))
+        try:
+            passes.run_pass(p)
+        except (plan.PlanError, nodes.NodesError) as e:
+            if getattr(e, "exit", 1) == 2:
+                raise
+            passes.say("the pass failed: %s" % e)
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            time.sleep(min(ASK_POLL_S, max(0.0, end - time.monotonic())))
+            if p.node_source and seen is not None:
+                try:
+                    new = nodes.asks(p.node_source()) - seen
+                except nodes.NodesError as e:
+                    passes.say(str(e))
+                    continue
+                if new:
+                    passes.say("a new ask: %s; a pass now" % ", ".join(sorted(
+                        n for n, _ in new)))
+                    break
+
+
+def main(argv, doc):
+    a = parser(doc).parse_args(argv)
+    # SIGTERM (a Job's or a Deployment's stop) unwinds like SIGINT: the executor stops the
+    # builds it started before the pass exits.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        conf = config.load(a.config) if a.config else config.empty()
+        p = make_pass(a, conf)
+        if a.watch is not None:
+            if a.watch <= 0:
+                raise Usage("--watch takes seconds, more than 0")
+            watch(p, a.watch)
+        return passes.run_pass(p)[0]
+    except (Usage, config.ConfigError) as e:
+        sys.stderr.write("supply: %s (try --help)\n" % e)
+        return 2
+    except (plan.PlanError, nodes.NodesError) as e:
+        sys.stderr.write("supply: %s\n" % e)
+        return getattr(e, "exit", 1)

@@ -1,0 +1,131 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The supply pass's configuration file, supply.json (docs/building-packages.md, "Keeping
+ahead of the fleet"): read strictly, as the installer reads a fleet file. An unknown key is
+refused by its path and name (a misspelt key would silently build nothing), a value of the
+wrong type by its path; each refusal is one line (ConfigError), the command's exit 2.
+
+  {"supply": 1,
+   "driver_versions": ["535.261.03"], "flavours": ["proprietary"],
+   "platforms": {"debian": {"build_args": ["--debian", "{version}"]}},
+   "feeds": [{"name": "bookworm", "type": "debian", "url": "...", ...}],
+   "fleet_files": ["fleet.json"],
+   "kubernetes": {"namespace": "nvidia-supply", "image": "...", "parallel": 4, ...}}
+
+A feed's own keys are the feed module's to judge (feeds.read); here only its name and type.
+The kubernetes section's keys are jobs.py's (the Kubernetes executor); here it must be an
+object. Relative paths (fleet_files) are relative to the configuration file's folder.
+"""
+import json
+import os
+import re
+
+VERSION_RE = re.compile(r"^[0-9]{1,9}(\.[0-9]{1,9}){2,5}$")
+FLAVOURS = ("proprietary", "open")
+FEED_TYPES = ("cos", "ubuntu", "rhel", "debian")
+PLACEHOLDERS = ("version", "kernel", "build", "os", "arch", "flavour")
+TOP_KEYS = ("supply", "driver_versions", "flavours", "platforms", "feeds", "fleet_files",
+            "kubernetes")
+
+
+class ConfigError(Exception):
+    """A refused configuration: one line, the key's path and what is wrong."""
+
+
+def empty():
+    return {"supply": 1, "driver_versions": [], "flavours": [], "platforms": {}, "feeds": [],
+            "fleet_files": [], "kubernetes": {}}
+
+
+def _strings(v, where, check=None):
+    if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
+        raise ConfigError("%s: a list of non-empty strings expected" % where)
+    for x in v:
+        if check and not check(x):
+            raise ConfigError("%s: '%s' %s" % (where, x, check.__doc__))
+    return v
+
+
+def _version(v):
+    """is not a driver version (535.261.03): a branch or tag names nothing to build"""
+    return bool(VERSION_RE.match(v))
+
+
+def _flavour(v):
+    """is not a flavour: proprietary or open"""
+    return v in FLAVOURS
+
+
+def check_build_args(args, where):
+    """ARGS' placeholders are {version} {kernel} {build} {os} {arch} {flavour} and
+    {input_NAME}: anything else is refused here, not at the first build."""
+    _strings(args, where)
+    for a in args:
+        for name in re.findall(r"{([^{}]*)}", a):
+            if name not in PLACEHOLDERS and not re.match(r"^input_[A-Za-z0-9_]+$", name):
+                raise ConfigError("%s: '{%s}' is not one of {%s} or {input_NAME}" % (
+                    where, name, "}, {".join(PLACEHOLDERS)))
+    return args
+
+
+def parse(obj, base="."):
+    """The configuration of OBJ (parsed JSON), paths made relative to BASE."""
+    if not isinstance(obj, dict):
+        raise ConfigError("the configuration is not a JSON object")
+    for k in obj:
+        if k not in TOP_KEYS:
+            raise ConfigError("unknown key '%s' (known: %s)" % (k, ", ".join(TOP_KEYS)))
+    if obj.get("supply") != 1:
+        raise ConfigError("'supply' must be 1, the format (got %s)" % json.dumps(
+            obj.get("supply")))
+    c = empty()
+    c["driver_versions"] = _strings(obj.get("driver_versions", []), "driver_versions", _version)
+    c["flavours"] = _strings(obj.get("flavours", []), "flavours", _flavour)
+    plats = obj.get("platforms", {})
+    if not isinstance(plats, dict):
+        raise ConfigError("platforms: an object expected (os-release ID -> {build_args})")
+    for os_id, p in plats.items():
+        where = "platforms.%s" % os_id
+        if not isinstance(p, dict):
+            raise ConfigError("%s: an object expected" % where)
+        for k in p:
+            if k != "build_args":
+                raise ConfigError("%s: unknown key '%s' (known: build_args)" % (where, k))
+        c["platforms"][os_id] = {"build_args": check_build_args(p.get("build_args", []),
+                                                                where + ".build_args")}
+    feeds = obj.get("feeds", [])
+    if not isinstance(feeds, list):
+        raise ConfigError("feeds: a list of objects expected")
+    names = set()
+    for i, f in enumerate(feeds):
+        where = "feeds[%d]" % i
+        if not isinstance(f, dict) or not isinstance(f.get("name"), str) or not f["name"]:
+            raise ConfigError("%s: an object with a name expected" % where)
+        if f.get("type") not in FEED_TYPES:
+            raise ConfigError("%s (%s): type must be one of %s" % (where, f["name"],
+                                                                   ", ".join(FEED_TYPES)))
+        if f["name"] in names:
+            raise ConfigError("%s: a second feed named '%s'" % (where, f["name"]))
+        names.add(f["name"])
+        c["feeds"].append(f)
+    c["fleet_files"] = [os.path.join(base, p) for p in
+                        _strings(obj.get("fleet_files", []), "fleet_files")]
+    kc = obj.get("kubernetes", {})
+    if not isinstance(kc, dict):
+        raise ConfigError("kubernetes: an object expected")
+    c["kubernetes"] = kc
+    return c
+
+
+def load(path):
+    """The configuration in the file PATH; ConfigError naming the file otherwise."""
+    try:
+        with open(path) as f:
+            obj = json.load(f)
+    except OSError as e:
+        raise ConfigError("%s: %s" % (path, e.strerror)) from None
+    except ValueError as e:
+        raise ConfigError("%s: not JSON: %s" % (path, e)) from None
+    try:
+        return parse(obj, os.path.dirname(os.path.abspath(path)))
+    except ConfigError as e:
+        raise ConfigError("%s: %s" % (path, e)) from None

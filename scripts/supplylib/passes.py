@@ -1,0 +1,158 @@
+# SPDX-License-Identifier: Apache-2.0
+"""One supply pass: learn the targets (nodes, fleet files, feeds), ask the repository what it
+serves, build what is missing in order, publish the builds once, ask again, report.
+
+The pass's record (Pass) is made by cli.py from the command line and the configuration; it
+names the tools (installer, build-driver-package, make-repo), the repository and its keys,
+the sources, the executor and where the work goes.
+"""
+import dataclasses
+import os
+import sys
+import time
+
+from supplylib import nodes, plan, publish, report, targets
+from supplylib.executor import Build
+
+
+@dataclasses.dataclass
+class Pass:
+    repo: str
+    repo_key: str
+    pub: str                  # the repository's public key (from repo_key), for coverage
+    installer: str
+    bdp: str
+    make_repo: str
+    work: str
+    conf: dict
+    versions: list
+    flavours: list
+    fleet_files: list
+    node_source: object       # a callable giving the Nodes, or None
+    executor: object
+    parallel: int
+    jobs: int                 # --jobs each build gets unless EXTRA names its own
+    extra: list
+    dry_run: bool = False
+    json_path: str = None
+    repository: str = None
+    guard: object = None      # publish's guard (a Lease in a cluster), or None
+    feeds_mod: object = None
+    http: object = None
+    out: object = sys.stdout
+
+
+def say(msg):
+    print("supply: %s" % msg, file=sys.stderr, flush=True)
+
+
+def learn(p, notes):
+    """Every source's targets, made one list (one target per key, origins joined)."""
+    found = []
+    if p.node_source:
+        found += nodes.targets(p.node_source(), p.versions, p.flavours, notes)
+    root = os.path.join(p.work, "root")
+    os.makedirs(root, exist_ok=True)
+    for f in p.fleet_files:
+        plan.judge_fleet(p.installer, f, p.pub, root)
+        found += plan.fleet_targets(f, notes)
+    if p.conf["feeds"]:
+        if p.feeds_mod is None:
+            raise plan.PlanError("the configuration has feeds and scripts/supplylib/feeds/ "
+                                 "is not in this tree", 2)
+        found += plan.feed_targets(p.feeds_mod, p.conf["feeds"], p.http, p.versions,
+                                   p.flavours, notes)
+    return targets.merge(found)
+
+
+def builds_for(p, missing, entries):
+    """The Build records of MISSING (in order); a target nothing says how to build is an
+    Entry skipped, with why."""
+    builds = []
+    for t in missing:
+        bid = t.build_id()
+        inputs = {}
+        feed = next((o for o in t.origins if o.image is not None), None)
+        try:
+            if feed and p.feeds_mod is not None:
+                inputs = p.feeds_mod.fetch_inputs(feed.image, os.path.join(p.work, "inputs"),
+                                                  p.http)
+            args = plan.build_args(t, p.conf["platforms"], inputs)
+        except Exception as e:  # one target's inputs or arguments, never the pass
+            entries.append(report.Entry(t, "failed", "inputs: %s" % e))
+            continue
+        if args is None:
+            entries.append(report.Entry(t, "skipped", "no fleet row's build_args and no "
+                                        "platforms.%s.build_args in the configuration" % t.os))
+            continue
+        extra = list(p.extra)
+        if not any(a == "--jobs" or a.startswith("--jobs=") for a in extra):
+            extra += ["--jobs", str(p.jobs)]
+        stage = os.path.join(p.work, "stage", bid)
+        work = os.path.join(p.work, "build", bid)
+        builds.append(Build(bid, t, plan.argv(p.bdp, t, args, stage, work, extra), work,
+                            stage, os.path.join(p.work, "log", bid + ".log"), p.jobs))
+    return builds
+
+
+def run_pass(p):
+    """One pass; returns (exit status, the report's document or None)."""
+    started = time.time()
+    notes = []
+    found = learn(p, notes)
+    before = plan.coverage(p.installer, p.repo, p.pub, p.work, found)
+    entries, missing = [], []
+    for t in found:
+        a = before.get(t.key()) or {"served": False, "reason": "coverage gave no answer"}
+        if a["served"]:
+            entries.append(report.Entry(t, "served", "driver %s, %s" % (
+                a["driver_version"], a["package"]["path"])))
+        else:
+            missing.append(t)
+    missing = plan.order(missing)
+    builds = builds_for(p, missing, entries)
+    pub = {"stages": 0, "seconds": None, "error": None}
+    after = before
+    if p.dry_run:
+        entries += [report.Entry(b.target, "to build", " ".join(b.argv[1:])) for b in builds]
+    elif builds:
+        say("%d to build, %d at once: %s" % (len(builds), p.parallel, ", ".join(
+            "%s %s" % (b.target.label(), b.target.driver_version) for b in builds[:5])))
+        results = p.executor.run(builds, p.parallel)
+        done = [(b, r) for b, r in zip(builds, results)]
+        stages = [r.stage for b, r in done if r.ok]
+        pub["stages"] = len(stages)
+        try:
+            pub["seconds"] = round(publish.publish(
+                stages, p.repo, p.repo_key, p.make_repo, p.repository, guard=p.guard,
+                log=os.path.join(p.work, "log", "publish.log")), 1)
+        except publish.PublishError as e:
+            pub["error"] = str(e)
+        after = dict(before)
+        after.update(plan.coverage(p.installer, p.repo, p.pub, p.work,
+                                   [b.target for b in builds]))
+        for b, r in done:
+            a = after.get(b.target.key()) or {}
+            if not r.ok:
+                why = "build-driver-package exit %s: %s (log %s)" % (
+                    r.exit_code, r.last or "see the log", b.log)
+                entries.append(report.Entry(b.target, "failed", why, r.seconds, b.log))
+            elif pub["error"]:
+                entries.append(report.Entry(b.target, "failed", pub["error"], r.seconds, b.log))
+            elif not a.get("served"):
+                entries.append(report.Entry(b.target, "failed", "still not served: %s" % (
+                    a.get("reason") or "no answer"), r.seconds, b.log))
+            else:
+                entries.append(report.Entry(b.target, "built", "in %d s" % r.seconds,
+                                            r.seconds, b.log))
+    rank = {t.key(): i for i, t in enumerate(missing)}
+    entries.sort(key=lambda e: (e.result != "served", rank.get(e.target.key(), -1)))
+    report.print_table(entries, p.out)
+    for n in notes:
+        say(n)
+    say(report.counts(entries) or "no targets")
+    doc = None
+    if p.json_path:
+        doc = report.write_json(p.json_path, entries, notes, after, started, pub)
+    failed = any(e.result == "failed" for e in entries)
+    return (1 if failed else 0), doc

@@ -1,0 +1,41 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Publishing a pass's builds: `make-repo publish` once for every stage dir the pass's builds
+left (SPEC47 §2, docs/repository-format.md): the packages first, then one signed index update
+under the lock, re-read and merged there if another pass published meanwhile.
+
+In a cluster two passes may run on two machines, where a lock file does not reach: GUARD, a
+context manager factory, is held around the command (the Kubernetes mode gives lease.py's
+Lease; a local pass none, the command's own flock on DIR/.publish.lock is enough).
+"""
+import contextlib
+import os
+import subprocess
+import time
+
+HERE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+MAKE_REPO = os.path.join(HERE, "make-repo")
+
+
+class PublishError(Exception):
+    """make-repo publish failed (one line: its last line and its exit status)."""
+
+
+def publish(stages, repo, key, make_repo=None, repository=None, lock=None, guard=None,
+            log=None):
+    """Publishes STAGES (dirs) into REPO signed with KEY; returns seconds taken."""
+    if not stages:
+        return 0.0
+    cmd = [make_repo or MAKE_REPO, "publish", "--repo", repo, "--key", key]
+    cmd += (["--repository", repository] if repository else []) + (
+        ["--lock", lock] if lock else []) + list(stages)
+    t0 = time.monotonic()
+    with (guard() if guard else contextlib.nullcontext()):
+        p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    if log:
+        with open(log, "w") as f:
+            f.write(p.stdout + p.stderr)
+    if p.returncode:
+        lines = [l for l in (p.stderr or p.stdout).splitlines() if l.strip()]
+        raise PublishError("make-repo publish exit %d: %s" % (
+            p.returncode, lines[-1] if lines else "no message"))
+    return time.monotonic() - t0
