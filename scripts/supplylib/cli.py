@@ -58,8 +58,17 @@ def parser(doc):
     ap.add_argument("--installer", help="nvidia-driver-installer (default: build/ of this tree)")
     ap.add_argument("--bdp", help="build-driver-package (default: this tree's)")
     ap.add_argument("--make-repo", help="make-repo (default: this tree's)")
-    ap.add_argument("bdp_args", nargs=argparse.REMAINDER)
     return ap
+
+
+def split_extra(argv):
+    """(the command's own arguments, build-driver-package's: those after the first --), so
+    that options and a file may come in any order before --."""
+    argv = list(argv)
+    if "--" in argv:
+        i = argv.index("--")
+        return argv[:i], argv[i + 1:]
+    return argv, []
 
 
 def public_key(repo_key, work):
@@ -92,7 +101,7 @@ def node_source(a, client):
     return lambda: nodes.from_api(client())
 
 
-def make_pass(a, conf):
+def make_pass(a, conf, extra):
     """The pass record from the parsed options A and the configuration CONF."""
     work = os.path.realpath(a.work or tempfile.mkdtemp(prefix="supply-"))
     os.makedirs(work, exist_ok=True)
@@ -106,7 +115,6 @@ def make_pass(a, conf):
             raise Usage("--driver-version '%s' is not a version (535.261.03): a tag or branch "
                         "names nothing to build" % v)
     client = _memo(lambda: kube_client(a))
-    extra = a.bdp_args[1:] if a.bdp_args[:1] == ["--"] else a.bdp_args
     cores = os.cpu_count() or 1
     if a.executor == "local":
         parallel = a.parallel or max(1, cores // 2)
@@ -177,13 +185,14 @@ def watch(p, seconds):
 
 
 def main(argv, doc):
-    a = parser(doc).parse_args(argv)
+    own, extra = split_extra(argv)
+    a = parser(doc).parse_args(own)
     # SIGTERM (a Job's or a Deployment's stop) unwinds like SIGINT: the executor stops the
     # builds it started before the pass exits.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         conf = config.load(a.config) if a.config else config.empty()
-        p = make_pass(a, conf)
+        p = make_pass(a, conf, extra)
         if a.watch is not None:
             if a.watch <= 0:
                 raise Usage("--watch takes seconds, more than 0")

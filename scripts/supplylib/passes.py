@@ -14,6 +14,8 @@ import time
 from supplylib import nodes, plan, publish, report, targets
 from supplylib.executor import Build
 
+BDP_PREFIX = "build-driver-package: "
+
 
 @dataclasses.dataclass
 class Pass:
@@ -77,9 +79,13 @@ def builds_for(p, missing, entries):
             if feed and p.feeds_mod is not None:
                 inputs = p.feeds_mod.fetch_inputs(feed.image, os.path.join(p.work, "inputs"),
                                                   p.http)
+        except Exception as e:  # one target's inputs, never the pass
+            entries.append(report.Entry(t, "failed", "%s's inputs: %s" % (feed.what, e)))
+            continue
+        try:
             args = plan.build_args(t, p.conf["platforms"], inputs)
-        except Exception as e:  # one target's inputs or arguments, never the pass
-            entries.append(report.Entry(t, "failed", "inputs: %s" % e))
+        except plan.PlanError as e:
+            entries.append(report.Entry(t, "failed", str(e)))
             continue
         if args is None:
             entries.append(report.Entry(t, "skipped", "no fleet row's build_args and no "
@@ -93,6 +99,47 @@ def builds_for(p, missing, entries):
         builds.append(Build(bid, t, plan.argv(p.bdp, t, args, stage, work, extra), work,
                             stage, os.path.join(p.work, "log", bid + ".log"), p.jobs))
     return builds
+
+
+def build_missing(p, missing, before, entries):
+    """Builds MISSING (in order) through the executor, publishes the ok ones at once, asks
+    coverage again; an Entry per target into ENTRIES. Returns (coverage's answers after,
+    the publish's record)."""
+    builds = builds_for(p, missing, entries)
+    pub = {"stages": 0, "seconds": None, "error": None}
+    if p.dry_run:
+        entries += [report.Entry(b.target, "to build", " ".join(b.argv[1:])) for b in builds]
+        return before, pub
+    if not builds:
+        return before, pub
+    results = p.executor.run(builds, p.parallel)
+    stages = [r.stage for r in results if r.ok]
+    pub["stages"] = len(stages)
+    try:
+        pub["seconds"] = round(publish.publish(
+            stages, p.repo, p.repo_key, p.make_repo, p.repository, guard=p.guard,
+            log=os.path.join(p.work, "log", "publish.log")), 1)
+    except publish.PublishError as e:
+        pub["error"] = str(e)
+    after = dict(before)
+    after.update(plan.coverage(p.installer, p.repo, p.pub, p.work, [b.target for b in builds]))
+    for b, r in zip(builds, results):
+        a = after.get(b.target.key()) or {}
+        if not r.ok:
+            last = r.last or "see the log"
+            if last.startswith(BDP_PREFIX):
+                last = last[len(BDP_PREFIX):]
+            why = "build-driver-package exit %s: %s (log %s)" % (r.exit_code, last, b.log)
+            entries.append(report.Entry(b.target, "failed", why, r.seconds, b.log))
+        elif pub["error"]:
+            entries.append(report.Entry(b.target, "failed", pub["error"], r.seconds, b.log))
+        elif not a.get("served"):
+            entries.append(report.Entry(b.target, "failed", "still not served: %s" % (
+                a.get("reason") or "no answer"), r.seconds, b.log))
+        else:
+            entries.append(report.Entry(b.target, "built", "in %d s" % r.seconds, r.seconds,
+                                        b.log))
+    return after, pub
 
 
 def run_pass(p):
@@ -110,41 +157,10 @@ def run_pass(p):
         else:
             missing.append(t)
     missing = plan.order(missing)
-    builds = builds_for(p, missing, entries)
-    pub = {"stages": 0, "seconds": None, "error": None}
-    after = before
-    if p.dry_run:
-        entries += [report.Entry(b.target, "to build", " ".join(b.argv[1:])) for b in builds]
-    elif builds:
-        say("%d to build, %d at once: %s" % (len(builds), p.parallel, ", ".join(
-            "%s %s" % (b.target.label(), b.target.driver_version) for b in builds[:5])))
-        results = p.executor.run(builds, p.parallel)
-        done = [(b, r) for b, r in zip(builds, results)]
-        stages = [r.stage for b, r in done if r.ok]
-        pub["stages"] = len(stages)
-        try:
-            pub["seconds"] = round(publish.publish(
-                stages, p.repo, p.repo_key, p.make_repo, p.repository, guard=p.guard,
-                log=os.path.join(p.work, "log", "publish.log")), 1)
-        except publish.PublishError as e:
-            pub["error"] = str(e)
-        after = dict(before)
-        after.update(plan.coverage(p.installer, p.repo, p.pub, p.work,
-                                   [b.target for b in builds]))
-        for b, r in done:
-            a = after.get(b.target.key()) or {}
-            if not r.ok:
-                why = "build-driver-package exit %s: %s (log %s)" % (
-                    r.exit_code, r.last or "see the log", b.log)
-                entries.append(report.Entry(b.target, "failed", why, r.seconds, b.log))
-            elif pub["error"]:
-                entries.append(report.Entry(b.target, "failed", pub["error"], r.seconds, b.log))
-            elif not a.get("served"):
-                entries.append(report.Entry(b.target, "failed", "still not served: %s" % (
-                    a.get("reason") or "no answer"), r.seconds, b.log))
-            else:
-                entries.append(report.Entry(b.target, "built", "in %d s" % r.seconds,
-                                            r.seconds, b.log))
+    if missing and not p.dry_run:
+        say("%d missing, %d built at once; first %s %s" % (
+            len(missing), p.parallel, missing[0].label(), missing[0].driver_version))
+    after, pub = build_missing(p, missing, before, entries)
     rank = {t.key(): i for i, t in enumerate(missing)}
     entries.sort(key=lambda e: (e.result != "served", rank.get(e.target.key(), -1)))
     report.print_table(entries, p.out)
@@ -154,5 +170,5 @@ def run_pass(p):
     doc = None
     if p.json_path:
         doc = report.write_json(p.json_path, entries, notes, after, started, pub)
-    failed = any(e.result == "failed" for e in entries)
+    failed = any(e.result == "failed" for e in entries) or pub["error"]
     return (1 if failed else 0), doc

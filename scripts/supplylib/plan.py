@@ -77,6 +77,17 @@ def feed_targets(feeds_mod, confs, http, versions, flavours, notes):
     return out
 
 
+def ask(installer, fleet, repo, pub, root):
+    """coverage --fleet FLEET --json's answers (docs/json.md) against the repository REPO."""
+    p = subprocess.run([installer, "coverage", "--fleet", fleet, "--json",
+                        "--repo", "file://" + os.path.realpath(repo), "--repo-key", pub,
+                        "--cache-dir", "/cache", "--root", root], capture_output=True, text=True)
+    if p.returncode not in (0, 3):
+        raise PlanError("coverage --fleet failed (exit %d): %s" % (
+            p.returncode, p.stderr.strip()[-400:]), 2 if p.returncode == 2 else 1)
+    return json.loads(p.stdout)["answers"]
+
+
 def coverage(installer, repo, pub, work, targets):
     """key -> coverage's answer for each of TARGETS (served false, reason said, when the
     repository has no index yet)."""
@@ -97,14 +108,7 @@ def coverage(installer, repo, pub, work, targets):
                 row["build"] = t.os_build
         with open(fleet, "w") as f:
             json.dump({"fleet": 1, "images": rows}, f)
-        p = subprocess.run([installer, "coverage", "--fleet", fleet, "--json",
-                            "--repo", "file://" + os.path.realpath(repo), "--repo-key", pub,
-                            "--cache-dir", "/cache", "--root", root],
-                           capture_output=True, text=True)
-        if p.returncode not in (0, 3):
-            raise PlanError("coverage --fleet failed (exit %d): %s" % (
-                p.returncode, p.stderr.strip()[-400:]), 2 if p.returncode == 2 else 1)
-        for a in json.loads(p.stdout)["answers"]:
+        for a in ask(installer, fleet, repo, pub, root):
             out[part[a["row"]].key()] = a
     return out
 
