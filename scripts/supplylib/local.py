@@ -87,7 +87,7 @@ class Local:
         byid = {b.id: b for b in builds}
         results, waiting, ended = {}, list(builds), queue.Queue()
         try:
-            while waiting or self.running:
+            while len(results) < len(builds):
                 while waiting and len(self.running) < parallel:
                     self._start(waiting.pop(0), ended)
                 bid, rc, t0, why = ended.get()
