@@ -131,8 +131,7 @@ def make_pass(a, conf, extra):
         raise Usage("--parallel must be at least 1")
     try:
         from supplylib import feeds as feeds_mod
-        from supplylib.feeds import http
-        http_client = http.Client() if hasattr(http, "Client") else http
+        http_client = feeds_mod.Http()
     except ImportError:
         feeds_mod, http_client = None, None
     os.makedirs(a.repo, exist_ok=True)

@@ -62,8 +62,9 @@ def learn(p, notes):
         if p.feeds_mod is None:
             raise plan.PlanError("the configuration has feeds and scripts/supplylib/feeds/ "
                                  "is not in this tree", 2)
+        running = sorted({t.os_build for t in found if t.os == "cos" and t.os_build})
         found += plan.feed_targets(p.feeds_mod, p.conf["feeds"], p.http, p.versions,
-                                   p.flavours, notes)
+                                   p.flavours, notes, running)
     return targets.merge(found)
 
 

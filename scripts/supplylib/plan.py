@@ -58,13 +58,14 @@ def fleet_targets(path, notes):
     return out
 
 
-def feed_targets(feeds_mod, confs, http, versions, flavours, notes):
+def feed_targets(feeds_mod, confs, http, versions, flavours, notes, running=()):
     """The targets of the feeds' images times VERSIONS and FLAVOURS; a feed that cannot be
-    read is noted and the pass goes on with the others."""
+    read is noted and the pass goes on with the others. RUNNING: the COS builds the nodes
+    run (the cos feed watches their milestones)."""
     out = []
     for conf in confs:
         try:
-            images = feeds_mod.read(conf, http)
+            images = feeds_mod.read(conf, http, running)
         except Exception as e:  # a feed's failure is its own, never the pass's
             notes.append("feed %s: %s" % (conf["name"], e))
             continue

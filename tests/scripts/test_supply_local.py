@@ -18,15 +18,16 @@ sys.path.insert(0, os.path.join(TOP, "scripts"))
 from supplylib import local  # noqa: E402
 from supplylib.executor import Build  # noqa: E402
 
-# Builds 0 and 1 wait until both run (a serial executor fails them, 60 s on); every build
+# Builds 0 and 1 wait until both have started (a serial executor fails them, 60 s on); every build
 # notes how many run beside it.
 BUILD = r'''
 id=$1 d=$2 stage=$3
 touch "$d/running/$id"
 n=$(ls "$d/running" | wc -l); echo "$n" >>"$d/counts"
 if [ "$id" -lt 2 ]; then
+    touch "$d/arrived/$id"
     i=0
-    while [ "$(ls "$d/running" | wc -l)" -lt 2 ]; do
+    while [ "$(ls "$d/arrived" | wc -l)" -lt 2 ]; do
         i=$((i + 1)); [ $i -lt 1200 ] || { rm "$d/running/$id"; exit 9; }; sleep 0.05
     done
 fi
@@ -54,6 +55,7 @@ class Local(unittest.TestCase):
     def test_parallel_bound_and_results(self):
         with tempfile.TemporaryDirectory() as d:
             os.makedirs(os.path.join(d, "running"))
+            os.makedirs(os.path.join(d, "arrived"))
             bs = builds(d, 6)
             rs = local.Local().run(bs, 2)
             with open(os.path.join(d, "counts")) as f:

@@ -39,7 +39,7 @@ class FakeFeeds:
     def __init__(self):
         self.fetched = []
 
-    def read(self, conf, http):
+    def read(self, conf, http, running=()):
         if conf["name"] == "broken":
             raise OSError("http://mirror/dists/bookworm/main/binary-amd64/Packages.xz: 503")
         return [Image("debian", None, "6.1.0-59-amd64", "x86_64", "bookworm Packages",
