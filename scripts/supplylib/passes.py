@@ -159,7 +159,7 @@ def run_pass(p):
             missing.append(t)
     missing = plan.order(missing)
     if missing and not p.dry_run:
-        say("%d missing, %d built at once; first %s %s" % (
+        say("%d to build, at most %d at once; first %s %s" % (
             len(missing), p.parallel, missing[0].label(), missing[0].driver_version))
     after, pub = build_missing(p, missing, before, entries)
     rank = {t.key(): i for i, t in enumerate(missing)}

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """What a pass did, said twice: a table on stdout (build-fleet's columns: IMAGE VERSION
-FLAVOUR RESULT WHY, then FROM for the supply pass) and a JSON report file (--json) for
+FLAVOUR RESULT, FROM for the supply pass, WHY last) and a JSON report file (--json) for
 machines, its keys in docs/building-packages.md ("Keeping ahead of the fleet").
 
 Results: served (the repository had it), built (and published), failed (the build, the
@@ -46,9 +46,9 @@ def counts(entries):
 
 
 def print_table(entries, out):
-    rows = [(e.target.label(), e.target.driver_version, e.target.flavour, e.result, e.why,
-             "; ".join(o.what for o in e.target.origins)) for e in entries]
-    table(rows, ("IMAGE", "VERSION", "FLAVOUR", "RESULT", "WHY", "FROM"), out)
+    rows = [(e.target.label(), e.target.driver_version, e.target.flavour, e.result,
+             "; ".join(o.what for o in e.target.origins), e.why) for e in entries]
+    table(rows, ("IMAGE", "VERSION", "FLAVOUR", "RESULT", "FROM", "WHY"), out)
 
 
 def asks(entries, after):
