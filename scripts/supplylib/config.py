@@ -116,15 +116,21 @@ def parse(obj, base="."):
     return c
 
 
-def load(path):
-    """The configuration in the file PATH; ConfigError naming the file otherwise."""
+def read_json(path, error):
+    """The JSON document in the file PATH; ERROR (an exception class) naming the file and
+    the cause in one line otherwise."""
     try:
         with open(path) as f:
-            obj = json.load(f)
+            return json.load(f)
     except OSError as e:
-        raise ConfigError("%s: %s" % (path, e.strerror)) from None
+        raise error("%s: %s" % (path, e.strerror)) from None
     except ValueError as e:
-        raise ConfigError("%s: not JSON: %s" % (path, e)) from None
+        raise error("%s: not JSON: %s" % (path, e)) from None
+
+
+def load(path):
+    """The configuration in the file PATH; ConfigError naming the file otherwise."""
+    obj = read_json(path, ConfigError)
     try:
         return parse(obj, os.path.dirname(os.path.abspath(path)))
     except ConfigError as e:

@@ -17,22 +17,10 @@ import subprocess
 import threading
 import time
 
+from bdp.common import last_line
 from supplylib.executor import Result, stage_ok
 
 KILL_GRACE_S = 10
-
-
-def last_line(path, limit=200):
-    """The log's last non-empty line (read from its last 8 KiB), cut to LIMIT characters."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - 8192))
-            lines = [l.strip() for l in f.read().decode(errors="replace").splitlines()]
-    except OSError:
-        return ""
-    lines = [l for l in lines if l]
-    return lines[-1][:limit] if lines else ""
 
 
 class Local:

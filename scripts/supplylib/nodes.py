@@ -22,6 +22,7 @@ only through nodeInfo gives a target not limited to one COS build.
 """
 import json
 
+from supplylib import config
 from supplylib.targets import Origin, Target
 
 ANN_IMAGE = "nvidia.com/gpu.driver-installer.node-image"
@@ -115,13 +116,7 @@ def targets(nodes, versions, flavours, notes):
 
 def from_file(path):
     """The Nodes of a NodeList file (kubectl get nodes -o json), or of a single Node."""
-    try:
-        with open(path) as f:
-            obj = json.load(f)
-    except OSError as e:
-        raise NodesError("%s: %s" % (path, e.strerror)) from None
-    except ValueError as e:
-        raise NodesError("%s: not JSON: %s" % (path, e)) from None
+    obj = config.read_json(path, NodesError)
     if isinstance(obj, dict) and obj.get("kind") == "Node":
         return [obj]
     if not isinstance(obj, dict) or not isinstance(obj.get("items"), list):

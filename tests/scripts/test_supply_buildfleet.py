@@ -23,7 +23,8 @@ rows = json.load(open(a[a.index("--fleet") + 1]))["images"]
 if "--json" not in a:
     sys.exit(0)
 ans = [{"row": i, "request": v, "flavour": f, "served": False, "reason": "no package"}
-       for i, r in enumerate(rows) for v in r["driver_versions"] for f in r.get("flavours", ["auto"])]
+       for i, r in enumerate(rows) for v in r["driver_versions"]
+       for f in r.get("flavours", ["auto"])]
 print(json.dumps({"answers": ans}))
 sys.exit(3)
 '''
