@@ -16,6 +16,7 @@ import tempfile
 import time
 
 from supplylib import config, nodes, passes, plan, publish
+from supplylib.executor import ExecutorError
 from supplylib.local import Local
 
 HERE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
@@ -105,6 +106,7 @@ def make_pass(a, conf, extra):
     """The pass record from the parsed options A and the configuration CONF."""
     work = os.path.realpath(a.work or tempfile.mkdtemp(prefix="supply-"))
     os.makedirs(work, exist_ok=True)
+    a.work_lock = passes.lock_work(work)
     installer = a.installer or os.path.join(os.path.dirname(HERE), "build",
                                             "nvidia-driver-installer")
     if not os.access(installer, os.X_OK):
@@ -123,7 +125,10 @@ def make_pass(a, conf, extra):
     else:
         from supplylib import jobs, lease
         parallel = a.parallel or int(conf["kubernetes"].get("parallel", 4))
-        executor = jobs.Executor(client(), conf["kubernetes"])
+        try:
+            executor = jobs.Executor(client(), conf["kubernetes"])
+        except ExecutorError as e:
+            raise Usage(str(e)) from None
         ns = conf["kubernetes"].get("namespace", client().namespace)
         guard = lambda: lease.Lease(client(), ns, "nvidia-supply-publish",  # noqa: E731
                                     os.environ.get("HOSTNAME", "supply-%d" % os.getpid()))
@@ -164,7 +169,7 @@ def watch(p, seconds):
                 passes.say(str(e))
         try:
             passes.run_pass(p)
-        except (plan.PlanError, nodes.NodesError) as e:
+        except (plan.PlanError, nodes.NodesError, ExecutorError) as e:
             if getattr(e, "exit", 1) == 2:
                 raise
             passes.say("the pass failed: %s" % e)
@@ -200,6 +205,6 @@ def main(argv, doc):
     except (Usage, config.ConfigError) as e:
         sys.stderr.write("supply: %s (try --help)\n" % e)
         return 2
-    except (plan.PlanError, nodes.NodesError) as e:
+    except (plan.PlanError, nodes.NodesError, ExecutorError, passes.Busy) as e:
         sys.stderr.write("supply: %s\n" % e)
         return getattr(e, "exit", 1)

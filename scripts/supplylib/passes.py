@@ -7,6 +7,7 @@ names the tools (installer, build-driver-package, make-repo), the repository and
 the sources, the executor and where the work goes.
 """
 import dataclasses
+import fcntl
 import os
 import sys
 import time
@@ -42,6 +43,28 @@ class Pass:
     feeds_mod: object = None
     http: object = None
     out: object = sys.stdout
+
+
+class Busy(Exception):
+    """Another pass works in the same directory (one line)."""
+
+
+def lock_work(work):
+    """WORK/.supply.lock held (flock) for as long as the returned file stays open: two passes
+    in one work directory would empty each other's stage dirs."""
+    f = open(os.path.join(work, ".supply.lock"), "a+")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.seek(0)
+        holder = f.read().strip() or "?"
+        f.close()
+        raise Busy("another pass (pid %s) works in %s: wait for it, or give another --work" % (
+            holder, work)) from None
+    f.truncate(0)
+    f.write("%d\n" % os.getpid())
+    f.flush()
+    return f
 
 
 def say(msg):

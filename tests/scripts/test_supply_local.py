@@ -2,7 +2,7 @@
 """scripts/supplylib/local.py, the local executor: at most PARALLEL builds at once, each
 build's result kept in order with its exit code and last line (a failure does not stop the
 others; exit 0 without a stage record is no success), and a pass stopped by SIGTERM kills
-its builds' whole process groups before it exits."""
+its builds' whole process groups before it exits; two passes never share a work directory."""
 import os
 import signal
 import subprocess
@@ -15,7 +15,7 @@ sys.dont_write_bytecode = True
 TOP = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 
-from supplylib import local  # noqa: E402
+from supplylib import local, passes  # noqa: E402
 from supplylib.executor import Build  # noqa: E402
 
 # Builds 0 and 1 wait until both have started (a serial executor fails them, 60 s on); every build
@@ -114,6 +114,18 @@ class Local(unittest.TestCase):
             if state not in ("gone", "Z"):
                 os.kill(gc, signal.SIGKILL)
             self.assertIn(state, ("gone", "Z"))
+
+
+class WorkLock(unittest.TestCase):
+    def test_second_pass_in_one_work_dir_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            held = passes.lock_work(d)
+            with self.assertRaises(passes.Busy) as c:
+                passes.lock_work(d)
+            self.assertIn("another pass (pid %d) works in %s" % (os.getpid(), d),
+                          str(c.exception))
+            held.close()
+            passes.lock_work(d).close()
 
 
 if __name__ == "__main__":
