@@ -100,7 +100,9 @@ def builds_for(p, missing, entries):
         inputs = {}
         feed = next((o for o in t.origins if o.image is not None), None)
         try:
-            if feed and p.feeds_mod is not None:
+            if feed and p.dry_run:             # said, not downloaded
+                inputs = {k: "<%s>" % getattr(v, "url", v) for k, v in feed.inputs.items()}
+            elif feed and p.feeds_mod is not None:
                 inputs = p.feeds_mod.fetch_inputs(feed.image, os.path.join(p.work, "inputs"),
                                                   p.http)
         except Exception as e:  # one target's inputs, never the pass

@@ -132,8 +132,16 @@ def build_args(t, platforms, inputs):
     subst.update(("input_" + k, v) for k, v in (inputs or {}).items())
     try:
         return [a.format(**subst) for a in args]
-    except (KeyError, IndexError, ValueError) as e:
-        raise PlanError("build_args: %s is not one of {%s}" % (e, "}, {".join(sorted(subst))))
+    except KeyError as e:
+        name = e.args[0]
+        if str(name).startswith("input_"):
+            raise PlanError("build_args: {%s}: no feed that names this image has an input "
+                            "'%s' (add the feed, or give the file in the row's build_args)" % (
+                                name, name[len("input_"):])) from None
+        raise PlanError("build_args: {%s} is not one of {%s}" % (
+            name, "}, {".join(sorted(subst)))) from None
+    except (IndexError, ValueError) as e:
+        raise PlanError("build_args: %s" % e) from None
 
 
 def argv(bdp, t, args, stage, work, extra):

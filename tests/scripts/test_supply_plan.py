@@ -87,8 +87,13 @@ class Args(unittest.TestCase):
         t = T("6.1.0-58-amd64", Origin("feed", "feed f"))
         self.assertEqual(plan.build_args(t, self.PLATFORMS, {"headers": "/c/h.deb"}),
                          ["--debian", V, "--headers-debs", "/c/h.deb"])
-        with self.assertRaises(plan.PlanError):
+        with self.assertRaises(plan.PlanError) as c:
             plan.build_args(t, self.PLATFORMS, {})
+        self.assertIn("{input_headers}: no feed that names this image has an input 'headers'",
+                      str(c.exception))
+        with self.assertRaises(plan.PlanError) as c:
+            plan.build_args(t, {"debian": {"build_args": ["{kernl}"]}}, {})
+        self.assertIn("{kernl} is not one of {arch}", str(c.exception))
         self.assertIsNone(plan.build_args(T("k", os_="rhel"), self.PLATFORMS, {}))
 
     def test_argv(self):
