@@ -3,9 +3,9 @@
 configuration, and the loop of --watch.
 
 --watch SECONDS runs a pass, then the next one SECONDS later, or at once when a node asks
-(its wants annotation appears or changes): the Nodes are listed every ASK_POLL_S seconds
-between passes to see it. A poll, not the API's watch: a list of Nodes every few seconds is
-cheap, and it stands when a watch stream is cut.
+(its wants annotation appears or changes): between passes the Nodes are listed and then
+watched through the API (GET /api/v1/nodes?watch=1 from the list's resourceVersion), or,
+from a NodeList file, read again every ASK_POLL_S seconds.
 """
 import argparse
 import os
@@ -93,6 +93,13 @@ def kube_client(a):
         raise Usage(str(e)) from None
 
 
+def nodes_api(a, client):
+    """A callable giving the kube.Client the Nodes are read through, or None (a file)."""
+    if a.nodes is None and not a.kube_server:
+        return None
+    return client if not a.nodes or a.nodes == "in-cluster" else None
+
+
 def node_source(a, client):
     if a.nodes is None and not a.kube_server:
         return None
@@ -147,6 +154,7 @@ def make_pass(a, conf, extra):
         versions=a.driver_version or conf["driver_versions"],
         flavours=a.flavour or conf["flavours"] or ["proprietary"],
         fleet_files=conf["fleet_files"] + a.fleet, node_source=node_source(a, client),
+        nodes_api=nodes_api(a, client),
         executor=executor, parallel=parallel, jobs=max(1, cores // parallel), extra=extra,
         dry_run=a.dry_run, json_path=a.json, repository=a.repository, guard=guard,
         feeds_mod=feeds_mod, http=http_client)
@@ -157,11 +165,43 @@ def _memo(f):
     return lambda: box[0] if box else (box.append(f()) or box[0])
 
 
+def wait_for_ask(p, seen, seconds):
+    """Returns after SECONDS, or sooner with the new asks when a node asks what SEEN (the
+    asks the last pass saw) lacks. Nodes from the API: listed, then watched from the list's
+    resourceVersion (a watch ended or failed: listed again, after ASK_POLL_S when it
+    failed); from a NodeList file: read again every ASK_POLL_S seconds."""
+    end = time.monotonic() + seconds
+    while True:
+        left = end - time.monotonic()
+        if left <= 0:
+            return None
+        try:
+            if p.nodes_api is None:
+                time.sleep(min(ASK_POLL_S, left))
+                new = nodes.asks(p.node_source()) - seen
+                if new:
+                    return new
+                continue
+            client = p.nodes_api()
+            items, rv = nodes.list_versioned(client)
+            new = nodes.asks(items) - seen
+            if new:
+                return new
+            for kind, n in nodes.watch(client, rv, left):
+                if kind in ("ADDED", "MODIFIED"):
+                    new = nodes.asks([n]) - seen
+                    if new:
+                        return new
+        except nodes.NodesError as e:
+            passes.say(str(e))
+            time.sleep(min(ASK_POLL_S, max(0.0, end - time.monotonic())))
+
+
 def watch(p, seconds):
     """Passes in a loop: the next one SECONDS after the last ended, or at once when the
     Nodes carry an ask the last pass did not see."""
-    seen = None
     while True:
+        seen = set()
         if p.node_source:
             try:
                 seen = nodes.asks(p.node_source())
@@ -173,19 +213,12 @@ def watch(p, seconds):
             if getattr(e, "exit", 1) == 2:
                 raise
             passes.say("the pass failed: %s" % e)
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            time.sleep(min(ASK_POLL_S, max(0.0, end - time.monotonic())))
-            if p.node_source and seen is not None:
-                try:
-                    new = nodes.asks(p.node_source()) - seen
-                except nodes.NodesError as e:
-                    passes.say(str(e))
-                    continue
-                if new:
-                    passes.say("a new ask: %s; a pass now" % ", ".join(sorted(
-                        n for n, _ in new)))
-                    break
+        if not p.node_source:
+            time.sleep(seconds)
+            continue
+        new = wait_for_ask(p, seen, seconds)
+        if new:
+            passes.say("a new ask: %s; a pass now" % ", ".join(sorted({n for n, _ in new})))
 
 
 def main(argv, doc):

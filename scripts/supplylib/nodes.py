@@ -133,6 +133,54 @@ def from_api(client):
         raise NodesError("%s (the pass's account needs nodes: list)" % e) from None
 
 
+def list_versioned(client):
+    """(the Nodes, the list's resourceVersion) through CLIENT, read in pages: a watch from
+    that version misses no change made after the list."""
+    from supplylib import kube
+    items, query, rv = [], {"limit": kube.PAGE_LIMIT}, None
+    try:
+        while True:
+            page = client.call("GET", "/api/v1/nodes", query=query)
+            items += page.get("items") or []
+            meta = page.get("metadata") or {}
+            rv = rv or meta.get("resourceVersion")
+            if not meta.get("continue"):
+                return items, rv
+            query["continue"] = meta["continue"]
+    except kube.KubeError as e:
+        raise NodesError("%s (the pass's account needs nodes: list)" % e) from None
+
+
+def watch(client, rv, seconds):
+    """The Nodes' WatchEvents after RV, for at most SECONDS: (type, Node) as the API server
+    streams them, one JSON object a line (GET /api/v1/nodes?watch=1, apiserver's
+    endpoints/handlers/watch.go). Ends when the server ends the stream; NodesError when it
+    cannot be read, or on an ERROR event (410 Gone: RV too old; list again)."""
+    import ssl
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+    query = urllib.parse.urlencode({"watch": "1", "resourceVersion": rv,
+                                    "timeoutSeconds": max(1, int(seconds))})
+    req = urllib.request.Request(client.server + "/api/v1/nodes?" + query)
+    req.add_header("Authorization", "Bearer " + client._bearer())
+    req.add_header("Accept", "application/json")
+    try:
+        with urllib.request.urlopen(req, context=client.ctx, timeout=seconds + 30) as r:
+            while True:
+                line = r.readline(1 << 22)
+                if not line:
+                    return
+                ev = json.loads(line)
+                if ev.get("type") == "ERROR":
+                    st = ev.get("object") or {}
+                    raise NodesError("the Nodes' watch: %s %s" % (st.get("code", ""),
+                                                                  st.get("message", "")))
+                yield ev.get("type"), ev.get("object") or {}
+    except (urllib.error.URLError, OSError, ssl.SSLError, ValueError) as e:
+        raise NodesError("the Nodes' watch: %s" % getattr(e, "reason", e)) from None
+
+
 def asks(nodes):
     """The set of (node name, wants annotation) NODES carry: a new member is a new ask."""
     out = set()

@@ -40,6 +40,7 @@ class Pass:
     json_path: str = None
     repository: str = None
     guard: object = None      # publish's guard (a Lease in a cluster), or None
+    nodes_api: object = None  # a callable giving the kube.Client of the Nodes, or None
     feeds_mod: object = None
     http: object = None
     out: object = sys.stdout

@@ -98,7 +98,8 @@ cmp -s "$T/repo/index.json" "$T/index-second.json" || fail "a pass with nothing 
 served "$OTHER_KERNEL" || fail "$OTHER_KERNEL no longer served after a failed pass"
 
 # --watch: a pass at once, then a new ask (node-a's wants annotation, merge-patched as the
-# installer writes it) starts the next pass before the 3600 s are up.
+# installer writes it) starts the next pass before the 3600 s are up, seen through the
+# API's watch of the Nodes.
 "$SRC/scripts/supply" --repo "$T/repo" --repo-key "$FIX/keys/key.pem" --config "$T/supply.json" \
     --kube-server "https://127.0.0.1:$KUBERNETES_SERVICE_PORT" --kube-token-file "$KUBE_SA/token" \
     --kube-ca "$KUBE_SA/ca.crt" --installer "$BIN" --work "$T/work" --json "$T/watch.json" \
@@ -119,5 +120,8 @@ kube_api PATCH /api/v1/nodes/node-a -H 'Content-Type: application/merge-patch+js
 assert_eq "$(cat "$KUBE_DIR/status")" 200 "the ask's patch"
 wait_for "a pass on node-a's ask" 60 asked_by node-a
 grep -q "supply: a new ask: node-a; a pass now" "$T/watch.err" || { cat "$T/watch.err" >&2; fail "the watch did not say why it ran"; }
+# It learnt of the ask through the API's watch, not a poll.
+python3 -c 'import json,sys; sys.exit(0 if any(r["path"] == "/api/v1/nodes" and "watch=1" in r["query"] for r in map(json.loads, open(sys.argv[1]))) else 1)' "$KUBE_LOG" ||
+    fail "no watch of the Nodes in the stand-in's journal"
 kill "$watcher"
 wait "$watcher" || true

@@ -32,6 +32,13 @@ the aggregated form first and takes this one when it is answered) and the lists 
 pods, leases and events, filtered by labelSelector (key, key=value) and fieldSelector
 (dotted.path=value, joined by commas), as the API server does for the fields named.
 
+A watch of the Nodes, GET /api/v1/nodes?watch=1&resourceVersion=RV[&timeoutSeconds=S], is
+answered as the API server streams one (apiserver's endpoints/handlers/watch.go): a chunked
+200 of WatchEvent JSON objects, one a line ({"type": "ADDED"|"MODIFIED"|"DELETED", "object":
+the Node}), every change after RV (without RV, or "0": an ADDED for each Node first), until
+S seconds have passed (default: the stand-in's lifetime); a change made through PATCH,
+POST or DELETE is sent to each watch at once.
+
 Every object carries metadata.resourceVersion, one counter for the store, as etcd's
 revision. Errors are metav1.Status objects with the API server's reason and code. The
 token is read from TOKEN_FILE on each request: a client that keeps an old one after the
@@ -323,6 +330,32 @@ def page(items, query, meta):
     return items, meta
 
 
+# The Nodes' changes as a watch sees them: (resourceVersion, type, Node), every one since the
+# start (no compaction: a watch from any resourceVersion is answered, never 410 Gone).
+NODE_EVENTS = []
+CHANGED = threading.Condition(LOCK)
+
+
+def node_versions():
+    return {n["metadata"]["name"]: n["metadata"].get("resourceVersion") for n in DB["nodes"]}
+
+
+def node_events(before):
+    """The Nodes' changes since BEFORE (node_versions()) recorded, the watches woken; under
+    LOCK."""
+    after = {n["metadata"]["name"]: n for n in DB["nodes"]}
+    for name, n in after.items():
+        if before.get(name) != n["metadata"].get("resourceVersion"):
+            NODE_EVENTS.append((int(n["metadata"]["resourceVersion"]),
+                                "ADDED" if name not in before else "MODIFIED",
+                                json.loads(json.dumps(n))))
+    for name in set(before) - set(after):
+        REV[0] += 1
+        NODE_EVENTS.append((REV[0], "DELETED", {"apiVersion": "v1", "kind": "Node", "metadata": {
+            "name": name, "resourceVersion": str(REV[0])}}))
+    CHANGED.notify_all()
+
+
 # A tenant's pod of any size, made here, not stored in a test: annotation
 # "test.invalid/env-entries": "N" gives its first container N environment entries when the
 # pod is served in a list (spliced into the answer's text by Handler.answer).
@@ -505,6 +538,51 @@ class Handler(BaseHTTPRequestHandler):
         except OSError:
             pass  # the client gave up: what a slow answer is for
 
+    def watch_nodes(self, query, raw_query):
+        """The Nodes' changes after the query's resourceVersion, streamed as WatchEvent lines
+        in chunks until timeoutSeconds, as the API server's watch handler serves them."""
+        try:
+            rv = int(query.get("resourceVersion", ["0"])[0] or 0)
+            timeout = float(query.get("timeoutSeconds", [LIFETIME])[0])
+        except ValueError:
+            self.answer(*status(400, "BadRequest", "resourceVersion and timeoutSeconds are "
+                                "numbers"))
+            return
+        with LOCK:
+            with open(LOG, "a") as f:
+                f.write(json.dumps({"method": "GET", "path": "/api/v1/nodes", "query": raw_query,
+                                    "content_type": "", "body": "", "status": 200,
+                                    "user_agent": self.headers.get("User-Agent", "")}) + "\n")
+            if rv == 0:
+                pending = [(int(n["metadata"]["resourceVersion"]), "ADDED",
+                            json.loads(json.dumps(n))) for n in DB["nodes"]]
+                rv = REV[0]
+            else:
+                pending = []
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.close_connection = True
+        end = time.monotonic() + timeout
+        try:
+            while True:
+                for ev_rv, typ, obj in pending:
+                    line = (json.dumps({"type": typ, "object": obj}) + "\n").encode()
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
+                    rv = max(rv, ev_rv)
+                self.wfile.flush()
+                with CHANGED:
+                    pending = [e for e in NODE_EVENTS if e[0] > rv]
+                    while not pending and time.monotonic() < end:
+                        CHANGED.wait(end - time.monotonic())
+                        pending = [e for e in NODE_EVENTS if e[0] > rv]
+                if not pending:
+                    self.wfile.write(b"0\r\n\r\n")
+                    return
+        except OSError:
+            pass  # the client went away: what ends most watches
+
     def serve(self):
         url = urlsplit(self.path)
         n = int(self.headers.get("Content-Length") or 0)
@@ -512,6 +590,12 @@ class Handler(BaseHTTPRequestHandler):
         ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
         with open(TOKEN_FILE) as f:
             token = f.read().strip()
+        query = parse_qs(url.query)
+        if (self.command == "GET" and url.path == "/api/v1/nodes" and
+                query.get("watch", [""])[0] in ("1", "true") and
+                self.headers.get("Authorization") == "Bearer " + token):
+            self.watch_nodes(query, url.query)
+            return
         headers = ()
         with LOCK:
             fl = fault(self.command, url.path, raw)
@@ -532,9 +616,11 @@ class Handler(BaseHTTPRequestHandler):
                 if body is None:
                     code, obj = status(400, "BadRequest", "the body is not JSON")
                 else:
+                    before = node_versions()
                     code, obj = handle(self.command, url.path, parse_qs(url.query), ctype, body)
                     if code < 300 and self.command != "GET":
                         save()
+                        node_events(before)
             if fl and "trickle" in fl:
                 logged = "trickle"
             else:
