@@ -130,7 +130,11 @@ def make_pass(a, conf, extra):
         executor = Local()
         guard = None
     else:
-        from supplylib import jobs, lease
+        try:
+            from supplylib import jobs, lease
+        except ImportError as e:
+            raise Usage("--executor kubernetes: %s (scripts/supplylib/jobs.py and lease.py)" %
+                        e) from None
         parallel = a.parallel or int(conf["kubernetes"].get("parallel", 4))
         try:
             executor = jobs.Executor(client(), conf["kubernetes"])
