@@ -101,16 +101,14 @@ def builds_for(p, missing, entries):
         inputs = {}
         feed = next((o for o in t.origins if o.image is not None), None)
         try:
-            if feed and p.dry_run:             # said, not downloaded
-                inputs = {k: "<%s>" % getattr(v, "url", v) for k, v in feed.inputs.items()}
-            elif feed and p.feeds_mod is not None:
+            if feed and p.feeds_mod is not None and not p.dry_run:   # a dry run fetches none
                 inputs = p.feeds_mod.fetch_inputs(feed.image, os.path.join(p.work, "inputs"),
                                                   p.http)
         except Exception as e:  # one target's inputs, never the pass
             entries.append(report.Entry(t, "failed", "%s's inputs: %s" % (feed.what, e)))
             continue
         try:
-            args = plan.build_args(t, p.conf["platforms"], inputs)
+            args = plan.build_args(t, p.conf["platforms"], inputs, p.dry_run)
         except plan.PlanError as e:
             entries.append(report.Entry(t, "failed", str(e)))
             continue

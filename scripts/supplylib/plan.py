@@ -119,9 +119,19 @@ def order(missing):
     return sorted(missing, key=lambda t: t.rank())
 
 
-def build_args(t, platforms, inputs):
+class _Said(dict):
+    """A dry run's placeholders: a feed's input not fetched is said by name."""
+
+    def __missing__(self, key):
+        if key.startswith("input_"):
+            return "<%s: the feed's, not fetched>" % key[len("input_"):]
+        raise KeyError(key)
+
+
+def build_args(t, platforms, inputs, dry_run=False):
     """The target's build-driver-package options: its fleet row's, else its platform's
-    (the configuration's platforms.OS), placeholders replaced; None when neither has any."""
+    (the configuration's platforms.OS), placeholders replaced; None when neither has any.
+    DRY_RUN: the inputs were not fetched, their placeholders are said by name."""
     args = next((o.build_args for o in t.origins if o.build_args), None)
     if args is None:
         args = (platforms.get(t.os) or {}).get("build_args") or None
@@ -130,8 +140,10 @@ def build_args(t, platforms, inputs):
     subst = {"version": t.driver_version, "kernel": t.kernel, "build": t.os_build or "",
              "os": t.os, "arch": t.arch, "flavour": t.flavour}
     subst.update(("input_" + k, v) for k, v in (inputs or {}).items())
+    if dry_run and any(o.kind == "feed" for o in t.origins):
+        subst = _Said(subst)
     try:
-        return [a.format(**subst) for a in args]
+        return [a.format_map(subst) for a in args]
     except KeyError as e:
         name = e.args[0]
         if str(name).startswith("input_"):

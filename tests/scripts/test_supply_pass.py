@@ -180,7 +180,7 @@ class OnePass(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(self.p.work, "order")))
         self.assertEqual(doc["counts"]["to build"], 5)
         feed = [t for t in doc["targets"] if t["kernel"] == "6.1.0-59-amd64"][0]
-        self.assertIn("--headers-debs <u>", feed["why"])
+        self.assertIn("--headers-debs <headers: the feed's, not fetched>", feed["why"])
 
 
 if __name__ == "__main__":
