@@ -6,7 +6,6 @@ supply-nodes.json and a stand-in feed. What is served is not built; the asks are
 first, oldest first, then the running images, then the feed's; a target nothing says how
 to build is skipped; one publish for all; the report answers the asks; a second pass builds
 nothing."""
-import dataclasses
 import io
 import json
 import os
@@ -17,6 +16,8 @@ import unittest
 sys.dont_write_bytecode = True
 TOP = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.path.insert(0, os.path.join(TOP, "scripts"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_supply_plan import Image  # noqa: E402  (feeds' Image, as SPEC47 §4 has it)
 
 from supplylib import config, nodes, passes  # noqa: E402
 from supplylib.local import Local  # noqa: E402
@@ -69,16 +70,6 @@ with open(os.path.join(repo, "publishes"), "a") as f:
     f.write("%d\n" % len(stages))
 open(os.path.join(repo, "index.json"), "w").write("{}")
 '''
-
-
-@dataclasses.dataclass
-class Image:
-    os: str
-    os_build: str
-    kernel: str
-    arch: str
-    origin: str
-    inputs: dict
 
 
 class Feeds:
