@@ -29,8 +29,13 @@ def publish(stages, repo, key, make_repo=None, repository=None, lock=None, guard
     cmd += (["--repository", repository] if repository else []) + (
         ["--lock", lock] if lock else []) + list(stages)
     t0 = time.monotonic()
-    with (guard() if guard else contextlib.nullcontext()):
-        p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    try:
+        with (guard() if guard else contextlib.nullcontext()):
+            p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    except OSError as e:
+        raise PublishError("cannot run %s: %s" % (cmd[0], e.strerror)) from None
+    except Exception as e:  # the guard's: its Lease not taken, or lost while publishing
+        raise PublishError("make-repo publish under its lease: %s" % e) from None
     if log:
         with open(log, "w") as f:
             f.write(p.stdout + p.stderr)

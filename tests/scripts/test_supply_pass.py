@@ -6,6 +6,7 @@ supply-nodes.json and a stand-in feed. What is served is not built; the asks are
 first, oldest first, then the running images, then the feed's; a target nothing says how
 to build is skipped; one publish for all; the report answers the asks; a second pass builds
 nothing."""
+import contextlib
 import io
 import json
 import os
@@ -19,7 +20,7 @@ sys.path.insert(0, os.path.join(TOP, "scripts"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_supply_plan import Image  # noqa: E402  (feeds' Image, as SPEC47 §4 has it)
 
-from supplylib import config, nodes, passes  # noqa: E402
+from supplylib import config, nodes, passes, publish  # noqa: E402
 from supplylib.local import Local  # noqa: E402
 
 SAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "supply-nodes.json")
@@ -172,6 +173,29 @@ class OnePass(unittest.TestCase):
         self.assertEqual(doc["counts"]["to build"], 5)
         feed = [t for t in doc["targets"] if t["kernel"] == "6.1.0-59-amd64"][0]
         self.assertIn("--headers-debs <headers: the feed's, not fetched>", feed["why"])
+
+
+class Publish(unittest.TestCase):
+    """publish.publish: make-repo's failure, a tool that cannot run and a guard (the Lease)
+    lost while publishing are each one PublishError line, never a traceback of the pass."""
+
+    def test_failures_are_one_line(self):
+        class Lost(Exception):
+            pass
+
+        @contextlib.contextmanager
+        def lease():
+            yield
+            raise Lost("lease nvidia-supply/nvidia-supply-publish lost")
+        cases = [({"make_repo": "/bin/true", "guard": lease},
+                  "make-repo publish under its lease: lease nvidia-supply/"),
+                 ({"make_repo": "/nonexistent/make-repo"}, "cannot run /nonexistent/make-repo"),
+                 ({"make_repo": "/bin/false"}, "make-repo publish exit 1")]
+        for kw, words in cases:
+            with self.assertRaises(publish.PublishError) as c:
+                publish.publish(["/stage"], "/repo", "/key", **kw)
+            self.assertIn(words, str(c.exception))
+        self.assertEqual(publish.publish([], "/repo", "/key", make_repo="/bin/false"), 0.0)
 
 
 if __name__ == "__main__":
