@@ -21,6 +21,7 @@ from supplylib.local import Local
 
 HERE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 ASK_POLL_S = 5.0
+KUBE_JOBS = 4               # a Job's --jobs (and cpu request) unless the arguments after -- say
 
 
 class Usage(Exception):
@@ -159,7 +160,8 @@ def make_pass(a, conf, extra):
         flavours=a.flavour or conf["flavours"] or ["proprietary"],
         fleet_files=conf["fleet_files"] + a.fleet, node_source=node_source(a, client),
         nodes_api=nodes_api(a, client),
-        executor=executor, parallel=parallel, jobs=max(1, cores // parallel), extra=extra,
+        executor=executor, parallel=parallel, extra=extra,
+        jobs=max(1, cores // parallel) if a.executor == "local" else KUBE_JOBS,
         dry_run=a.dry_run, json_path=a.json, repository=a.repository, guard=guard,
         feeds_mod=feeds_mod, http=http_client)
 

@@ -92,6 +92,16 @@ def learn(p, notes):
     return targets.merge(found)
 
 
+def extra_jobs(extra):
+    """The --jobs the arguments after -- give every build, or None."""
+    for i, a in enumerate(extra):
+        v = a[len("--jobs="):] if a.startswith("--jobs=") else (
+            extra[i + 1] if a == "--jobs" and i + 1 < len(extra) else None)
+        if v is not None:
+            return int(v) if v.isdigit() and int(v) > 0 else 1
+    return None
+
+
 def builds_for(p, missing, entries):
     """The Build records of MISSING (in order); a target nothing says how to build is an
     Entry skipped, with why."""
@@ -116,13 +126,14 @@ def builds_for(p, missing, entries):
             entries.append(report.Entry(t, "skipped", "no fleet row's build_args and no "
                                         "platforms.%s.build_args in the configuration" % t.os))
             continue
-        extra = list(p.extra)
-        if not any(a == "--jobs" or a.startswith("--jobs=") for a in extra):
-            extra += ["--jobs", str(p.jobs)]
+        extra, jobs = list(p.extra), extra_jobs(p.extra)
+        if jobs is None:
+            jobs = p.jobs
+            extra += ["--jobs", str(jobs)]
         stage = os.path.join(p.work, "stage", bid)
         work = os.path.join(p.work, "build", bid)
         builds.append(Build(bid, t, plan.argv(p.bdp, t, args, stage, work, extra), work,
-                            stage, os.path.join(p.work, "log", bid + ".log"), p.jobs))
+                            stage, os.path.join(p.work, "log", bid + ".log"), jobs))
     return builds
 
 

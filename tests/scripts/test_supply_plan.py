@@ -106,6 +106,14 @@ class Args(unittest.TestCase):
                           "--jobs", "4"])
 
 
+class Jobs(unittest.TestCase):
+    def test_extra_jobs(self):
+        from supplylib import passes
+        self.assertIsNone(passes.extra_jobs(["--sign-key", "k"]))
+        self.assertEqual(passes.extra_jobs(["--jobs", "8", "--quiet"]), 8)
+        self.assertEqual(passes.extra_jobs(["--jobs=3"]), 3)
+
+
 class Feeds(unittest.TestCase):
     def test_feed_targets_and_a_broken_feed(self):
         notes = []
