@@ -10,11 +10,11 @@ from a NodeList file, read again every ASK_POLL_S seconds.
 import argparse
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 
+import privkey
 from supplylib import config, nodes, passes, plan, publish
 from supplylib.executor import ExecutorError
 from supplylib.local import Local
@@ -74,10 +74,15 @@ def split_extra(argv):
 
 
 def public_key(repo_key, work):
+    """The public half of --repo-key (a PEM file or a pkcs11: URI: scripts/privkey.py),
+    written into WORK for coverage to verify with; Usage when it cannot be read."""
     pub = os.path.join(work, "repo-pub.pem")
-    if subprocess.run(["openssl", "pkey", "-in", repo_key, "-pubout", "-out", pub],
-                      capture_output=True).returncode:
-        raise Usage("--repo-key %s is not a private key openssl reads" % repo_key)
+    try:
+        pem = privkey.public_pem(privkey.parse(repo_key, "--repo-key"))
+    except privkey.Refused as e:
+        raise Usage(str(e)) from None
+    with open(pub, "wb") as f:
+        f.write(pem)
     return pub
 
 

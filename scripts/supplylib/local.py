@@ -17,6 +17,7 @@ import subprocess
 import threading
 import time
 
+import privkey
 from bdp.common import last_line
 from supplylib.executor import Result, stage_ok
 
@@ -24,11 +25,13 @@ KILL_GRACE_S = 10
 
 
 class Local:
-    """Runs builds as processes here; ENV, when given, is their environment."""
+    """Runs builds as processes here; ENV, when given, is their environment, else this
+    one's with the token PIN given back (privkey.child_env: build-driver-package signs)."""
     name = "local"
 
     def __init__(self, env=None, on_start=None):
-        self.env, self.on_start = env, on_start
+        self.env = env if env is not None else privkey.child_env()
+        self.on_start = on_start
         self.running = {}                      # build id -> Popen
 
     def _start(self, b, ended):

@@ -12,6 +12,8 @@ import os
 import subprocess
 import time
 
+import privkey
+
 HERE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 MAKE_REPO = os.path.join(HERE, "make-repo")
 
@@ -31,7 +33,8 @@ def publish(stages, repo, key, make_repo=None, repository=None, lock=None, guard
     t0 = time.monotonic()
     try:
         with (guard() if guard else contextlib.nullcontext()):
-            p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+            p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                               env=privkey.child_env())
     except OSError as e:
         raise PublishError("cannot run %s: %s" % (cmd[0], e.strerror)) from None
     except Exception as e:  # the guard's: its Lease not taken, or lost while publishing
