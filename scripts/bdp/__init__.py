@@ -9,6 +9,6 @@
   kernel     the kernel's build tree, the toolchain, the modules compiled or taken
   signing    the modules signed with the operator's key, or the vendor's signatures kept
   userspace  the libraries, tools, firmware, Fabric Manager and NVLSM packed
-  package    one flavour's package built and packed, then added to the index
+  package    one flavour's package built and packed, then staged or published
   common     the tables, errors, progress lines and commands all of them share
 """

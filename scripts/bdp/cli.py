@@ -41,9 +41,11 @@ def parser(doc):
                     "platform (arm64: NVreg_CoherentGPUMemoryMode=driver where nvidia.ko has "
                     "it, R580 and later)")
     signing.add_arguments(ap)
-    ap.add_argument("--repo", required=True, help="repository directory (created if missing)")
-    ap.add_argument("--repo-key", required=True, help="the private key that signs index.json: "
+    ap.add_argument("--repo", help="repository directory (created if missing)")
+    ap.add_argument("--repo-key", help="the private key that signs index.json: "
                     "a PEM file or a pkcs11: URI")
+    ap.add_argument("--stage-to", metavar="DIR", help="leave the packages and their record "
+                    "(DIR/stage.json) in DIR for make-repo publish, instead of --repo")
     ap.add_argument("--tag", action="append", default=[], help="e.g. default (repeatable)")
     ap.add_argument("--repository", help="the repository's identity, signed into its index "
                     "(anti-rollback per repository): e.g. drivers.example.com/nvidia")

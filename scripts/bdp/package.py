@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""One flavour's package, built, signed, checked and packed (build_flavour), and its entry
-in the repository's signed index (publish)."""
+"""One flavour's package, built, signed, checked and packed (build_flavour), then staged
+for make-repo publish (stage) and, without --stage-to, published to the repository's
+signed index (publish_all)."""
 import json
 import os
 import shutil
@@ -125,9 +126,10 @@ def module_params_file(params, kdir):
     return list(params)
 
 
-def publish(b, version, built):
-    """Adds one flavour's package to the repository's index, which make-repo re-signs."""
-    cmd = [os.path.join(HERE, "make-repo"), "add", "--repo", b.repo, "--key", b.repo_key,
+def stage(b, version, built, dest):
+    """One flavour's package into the stage directory DEST: its file, and its record in
+    DEST/stage.json (make-repo stage; docs/repository-format.md, "Staged builds")."""
+    cmd = [os.path.join(HERE, "make-repo"), "stage", "--to", dest,
            "--version", version, "--kernel", b.kernel, "--arch", b.arch,
            "--module-type", built["flavour"], built["pkg"]]
     for t in b.tags:
@@ -139,8 +141,10 @@ def publish(b, version, built):
                      ("--signer-key-id", signer["key_id"]), ("--signer-sha256", signer["sha256"])):
         if val:
             cmd += [opt, val]
-    progress("adding it to %s and signing the index" % b.repo)
-    rel = run(cmd, env=privkey.child_env()).strip()  # $NVIDIA_PKCS11_PIN for --repo-key
+    return run(cmd).strip()
+
+
+def added(rel, built):
     say("added %s (%d MiB, %s modules): %s%s" % (
         rel, os.path.getsize(built["pkg"]) >> 20, built["flavour"], built["summary"],
         ", supported PCI ids from the source" if built["ids"] and not built["explicit_ids"]
@@ -148,7 +152,26 @@ def publish(b, version, built):
 
 
 def publish_all(b, version, built):
-    """Every flavour's package into the index, then the index signed again."""
-    for pkg in built:
-        publish(b, version, pkg)
+    """Every flavour's package staged, in --stage-to for make-repo publish, or in the work
+    directory and published from there to --repo: the packages first, then one signed
+    index update under the repository's lock (make-repo publish, the same code)."""
+    dest = b.stage_to or os.path.join(b.work, "stage")
+    if not b.stage_to:
+        shutil.rmtree(dest, ignore_errors=True)
+    progress("staging %d package(s) in %s" % (len(built), dest))
+    rels = [stage(b, version, pkg, dest) for pkg in built]
+    if b.stage_to:
+        for rel in rels:
+            say("staged %s in %s" % (rel, dest))
+        say("publish with: make-repo publish --repo DIR --key KEY.pem|pkcs11:URI %s" % dest)
+        return
+    progress("adding %s to %s and signing the index" % ("it" if len(built) == 1 else "them",
+                                                         b.repo))
+    cmd = [os.path.join(HERE, "make-repo"), "publish", "--repo", b.repo, "--key", b.repo_key,
+           dest]
+    if b.repository:
+        cmd[2:2] = ["--repository", b.repository]
+    out = run(cmd, env=privkey.child_env()).split()  # $NVIDIA_PKCS11_PIN for --repo-key
+    for rel, pkg in zip(out[-len(built):], built):
+        added(rel, pkg)
     say("repository %s re-signed" % b.repo)

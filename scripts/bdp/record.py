@@ -11,7 +11,7 @@ from typing import List, Optional
 
 from bdp import signing
 from bdp.common import (ARCH_ALIASES, ARCHES, FLAVOURS, HERE, HOST_ARCH, MODULE_PARAM_RE,
-                        MODULES, PROGRESS, die)
+                        MODULES, PROGRESS, die, usage)
 
 
 @dataclass
@@ -55,8 +55,9 @@ class Build:
     nvlsm: Optional[str]
     pci_names: Optional[str]
     no_platform_params: bool
-    repo: str
-    repo_key: str
+    repo: Optional[str]         # the repository the packages are published to,
+    repo_key: Optional[str]
+    stage_to: Optional[str]     # or the directory they are staged in (make-repo publish)
     tags: List[str]
     repository: Optional[str]
     os: Optional[str]           # the index's os and os_build of the packages
@@ -141,6 +142,17 @@ def installer_of(given):
     return found
 
 
+def check_destination(b):
+    """--repo with --repo-key (the packages published), or --stage-to (left for make-repo
+    publish): one of them."""
+    if b.stage_to and (b.repo or b.repo_key):
+        usage("--stage-to leaves the index alone: leave out --repo and --repo-key, or "
+              "--stage-to")
+    if not b.stage_to and not (b.repo and b.repo_key):
+        usage("give --repo DIR and --repo-key KEY.pem (publish), or --stage-to DIR (stage "
+              "for make-repo publish)")
+
+
 def from_args(args, platform):
     """The record of the run ARGS (argparse's) asks for on PLATFORM; refuses, one cause at a
     time, a command line that cannot build."""
@@ -170,8 +182,10 @@ def from_args(args, platform):
         keep_signatures=args.keep_signatures, vendor_cert=args.vendor_cert,
         fabricmanager=args.fabricmanager, nvlsm=args.nvlsm, pci_names=args.pci_names,
         no_platform_params=args.no_platform_params, repo=args.repo, repo_key=args.repo_key,
+        stage_to=args.stage_to,
         tags=args.tag, repository=args.repository, os=args.os, os_build=args.os_build,
         work="", jobs=args.jobs, installer="")
+    check_destination(b)
     signing.check_arguments(b)
     for f in [b.sign_cert] + b.vendor_cert:
         if f and not os.path.isfile(f):
