@@ -327,9 +327,10 @@ golden-refresh: $(BIN) $(FAKEKERNEL)
 # The unit tests of the Python tools (Python's unittest, tests/scripts/test_*.py):
 # scripts/bdp/, build-driver-package's modules (its parsers: ld's command lines, SHA256SUMS,
 # a CMS signer, the kernel-devel RPM, Debian's packages fetched; the platform --os
-# chooses), scripts/privkey.py (keys: a file or a pkcs11: URI) and scripts/supplylib/ (the
-# supply pass, its feeds, its API client). A few seconds; make check runs them in the
-# packaging phase.
+# chooses), scripts/privkey.py (keys: a file or a pkcs11: URI), scripts/supplylib/ (the
+# supply pass, its feeds, its API client) and make-repo publish, killed at every step and
+# run twice at once (test_publish.py: half a minute; with build/nvidia-driver-installer
+# built, its reader checks what is served). make check runs them in the packaging phase.
 script-unit:
 	$(call say,UNIT,scripts (tests/scripts/test_*.py))
 	$(Q)PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s tests/scripts \

@@ -16,8 +16,9 @@ it. Generations other than the current one are removed under the lock. A package
 pass placed but never indexed is left where it is: the next pass of the same bytes takes it
 as it is, and one of other bytes takes another name.
 
-MAKE_REPO_CRASH_AT=STEP kills the process with SIGKILL at that step (CRASH_STEPS), for the
-tests that kill a publish at every step (tests/scripts/test_publish.py).
+For the tests (tests/scripts/test_publish.py), MAKE_REPO_CRASH_AT=STEP kills the process
+with SIGKILL at that step (STEPS; step() says how), and MAKE_REPO_STOP_AT=STEP stops it there
+(SIGSTOP) until the test lets it go on: a publish killed at every step, two made to meet.
 """
 import contextlib
 import errno
@@ -28,6 +29,7 @@ import re
 import shutil
 import signal
 import socket
+import sys
 import tempfile
 import time
 
@@ -37,20 +39,32 @@ CURRENT = "current"
 TEMP_PREFIX, TEMP_SUFFIX = ".publish-", ".tmp"
 TEMP_RE = re.compile(r"^\.publish-[A-Za-z0-9_]+\.tmp$")
 GENERATION_RE = re.compile(r"^g-[0-9]{8}T[0-9]{12}Z-[A-Za-z0-9_]+$")
-CRASH_STEPS = ("package-copied", "package-placed", "locked", "migrated-generation",
-               "migrated-sig", "migrated-index", "generation-written", "generation-signed",
-               "link-made", "switched")
+STEPS = ("package-copied", "package-placed", "locked", "merged", "migrated-generation",
+         "migrated-sig", "migrated-index", "generation-written", "generation-signed",
+         "link-made", "switched")
 
 
 class Failure(Exception):
     """A publish that cannot go on: one line naming the cause and the fix (exit 1)."""
 
 
-def crash_point(step):
-    """The test hook: SIGKILL here when MAKE_REPO_CRASH_AT names STEP."""
-    assert step in CRASH_STEPS, step
-    if os.environ.get("MAKE_REPO_CRASH_AT") == step:
+_SEEN = {}
+
+
+def step(name):
+    """The tests' hook at step NAME, the Nth time this process reaches it: SIGKILL when
+    MAKE_REPO_CRASH_AT is NAME#N (or NAME, the first time), SIGSTOP when MAKE_REPO_STOP_AT
+    is; MAKE_REPO_STEPS=FILE has each step reached appended to FILE as NAME#N."""
+    assert name in STEPS, name
+    _SEEN[name] = n = _SEEN.get(name, 0) + 1
+    here = ("%s#%d" % (name, n),) + ((name,) if n == 1 else ())
+    if os.environ.get("MAKE_REPO_STEPS"):
+        with open(os.environ["MAKE_REPO_STEPS"], "a") as f:
+            f.write(here[0] + "\n")
+    if os.environ.get("MAKE_REPO_CRASH_AT") in here:
         os.kill(os.getpid(), signal.SIGKILL)
+    if os.environ.get("MAKE_REPO_STOP_AT") in here:
+        os.kill(os.getpid(), signal.SIGSTOP)
 
 
 def sha256_file(path):
@@ -147,14 +161,14 @@ def place_package(repo, src, rel, sha256):
             if sha256_file(tmp) != sha256:
                 raise Failure("%s changed while it was copied into %s: stage it again" % (
                     src, repo))
-            crash_point("package-copied")
+            step("package-copied")
             try:
                 os.link(tmp, dst)               # never over a file another pass put there
             except FileExistsError:
                 if sha256_file(dst) == sha256:
                     return cand
                 continue
-            crash_point("package-placed")
+            step("package-placed")
         fsync_dir(os.path.dirname(dst))
         return cand
     raise Failure("%s and %s both hold other bytes than %s: remove the one no index names" % (
@@ -162,8 +176,9 @@ def place_package(repo, src, rel, sha256):
 
 
 def holder_line():
-    return "pid %d on %s, since %s\n" % (os.getpid(), socket.gethostname(),
-                                        time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    return "make-repo %s, pid %d on %s, since %s\n" % (
+        sys.argv[1] if len(sys.argv) > 1 else "", os.getpid(), socket.gethostname(),
+        time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
 
 @contextlib.contextmanager
@@ -175,13 +190,22 @@ def locked(path, wait_s):
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            sys.stderr.write("make-repo: waiting for the publish lock %s (%s)\n" % (
+                path, holder_of(path)))
+            sys.stderr.flush()
             wait_for_lock(fd, path, wait_s)
         os.ftruncate(fd, 0)
         os.pwrite(fd, holder_line().encode(), 0)
-        crash_point("locked")
+        step("locked")
         yield
     finally:
         os.close(fd)
+
+
+def holder_of(path):
+    """Who holds the lock PATH, as its holder wrote it."""
+    with open(path, errors="replace") as f:
+        return f.readline(200).strip() or "a process that has not written its name yet"
 
 
 class _Expired(Exception):
@@ -199,11 +223,9 @@ def wait_for_lock(fd, path, wait_s):
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
     except _Expired:
-        with open(path, errors="replace") as f:
-            holder = f.read(200).strip() or "a process that wrote no name"
         raise Failure("the publish lock %s is held by %s, past %g seconds of waiting: let "
                       "that publish end (or stop it), then run again, or wait longer "
-                      "(--lock-wait)" % (path, holder, wait_s)) from None
+                      "(--lock-wait)" % (path, holder_of(path), wait_s)) from None
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
@@ -232,7 +254,7 @@ def replace_link(directory, name, target):
     tmp = os.path.join(directory, "%slink%d_%s%s" % (TEMP_PREFIX, os.getpid(),
                                                      os.urandom(4).hex(), TEMP_SUFFIX))
     os.symlink(target, tmp)
-    crash_point("link-made")
+    step("link-made")
     os.replace(tmp, os.path.join(directory, name))
     fsync_dir(directory)
 
@@ -251,12 +273,12 @@ def new_generation(repo, stamp, index, sig=None, sign=None):
             f.flush()
             os.fsync(f.fileno())
         os.chmod(os.path.join(path, name), 0o644)
-    crash_point("generation-written")
+    step("generation-written")
     if sign is not None:
         sign(os.path.join(path, INDEX), os.path.join(path, SIG))
         fsync_file(os.path.join(path, SIG))
         os.chmod(os.path.join(path, SIG), 0o644)
-        crash_point("generation-signed")
+        step("generation-signed")
     fsync_dir(path)
     fsync_dir(gens)
     return os.path.basename(path)
@@ -274,11 +296,11 @@ def migrate(repo, stamp):
     if index is not None:
         gen = new_generation(repo, stamp, index, sig)
         replace_link(gens, CURRENT, gen)
-        crash_point("migrated-generation")
-    for name, step in ((SIG, "migrated-sig"), (INDEX, "migrated-index")):
+        step("migrated-generation")
+    for name, after in ((SIG, "migrated-sig"), (INDEX, "migrated-index")):
         if index is not None and not is_our_link(repo, name):
             replace_link(repo, name, link_target(name))
-            crash_point(step)
+            step(after)
 
 
 def switch(repo, stamp, index, sign):
@@ -288,7 +310,7 @@ def switch(repo, stamp, index, sign):
     migrate(repo, stamp)
     gen = new_generation(repo, stamp, index, sign=sign)
     replace_link(os.path.join(repo, GENERATIONS), CURRENT, gen)
-    crash_point("switched")
+    step("switched")
     for name in (SIG, INDEX):       # a new repository: its names made last, the index last
         if not is_our_link(repo, name):
             replace_link(repo, name, link_target(name))
