@@ -143,6 +143,46 @@ static int index_record(struct index_job *j, struct err *e)
 	return j->idx->repository ? index_record_one(j, j->fpr, e) : 0;
 }
 
+/* Whether J's signature verifies J's index with a trusted key (index_accept says why not). */
+static bool index_signature_holds(const struct index_job *j)
+{
+	struct err ignored;
+	char fpr[17];
+
+	err_clear(&ignored);
+	return verify_index_signature(j->keys,
+				      &(struct verify_signed){.data = j->json,
+							      .len = j->json_len,
+							      .sig = j->sig,
+							      .sig_len = j->sig_len},
+				      fpr, &ignored) == 0;
+}
+
+/*
+ * A repository switches index.json and its signature together, by one rename of the link
+ * both go through (repository-format.md, "Publishing"), but a reader asks for them one
+ * after the other: an index read before a switch and a signature read after it do not
+ * match, and the index read again, after the signature, is the one it signs. So where the
+ * pair does not verify, the index is asked for once more and, when it changed, takes the
+ * place of the first. A failed request leaves J as it was: the first answer is judged.
+ */
+static void index_read_again(struct fetcher *f, const char *url, struct index_job *j)
+{
+	_cleanup_free_ char *json = NULL;
+	struct err ignored;
+	size_t len = 0;
+
+	err_clear(&ignored);
+	if (fetch_to_memory(f, url, REPO_INDEX_MAX, &json, &len, &ignored) != FETCH_OK ||
+	    (len == j->json_len && memcmp(json, j->json, len) == 0))
+		return;
+	log_kv(LOG_INFO, "index", "the index changed while it was read; judging the new one", "url",
+	       url, LOG_END);
+	free(j->json);
+	j->json = TAKE_PTR(json);
+	j->json_len = len;
+}
+
 static enum fetch_result index_attempt(struct fetcher *f, const char *base, void *ud, struct err *e)
 {
 	_cleanup_free_ char *url = fetch_url_join(base, "index.json");
@@ -162,6 +202,8 @@ static enum fetch_result index_attempt(struct fetcher *f, const char *base, void
 	/* An index without its signature is a broken mirror, not a wrong URL. */
 	if (r != FETCH_OK)
 		return r == FETCH_MISSING ? FETCH_PERMANENT : r;
+	if (!index_signature_holds(j))
+		index_read_again(f, url, j);
 	/* A mirror with a bad index is skipped for the run; another may serve a good one. */
 	return index_accept(j, url, e) < 0 ? FETCH_PERMANENT : FETCH_OK;
 }
