@@ -153,14 +153,17 @@ def place_package(repo, src, rel, sha256):
             continue
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         with own_temp(os.path.dirname(dst)) as (fd, tmp):
+            h = hashlib.sha256()
             with open(src, "rb") as f, os.fdopen(os.dup(fd), "wb") as out:
-                shutil.copyfileobj(f, out, 1 << 20)
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+                    out.write(block)
                 out.flush()
                 os.fsync(out.fileno())
             os.fchmod(fd, 0o644)
-            if sha256_file(tmp) != sha256:
-                raise Failure("%s changed while it was copied into %s: stage it again" % (
-                    src, repo))
+            if h.hexdigest() != sha256:
+                raise Failure("%s is not the package its record names (sha256 %s, not %s): "
+                              "stage it again" % (src, h.hexdigest(), sha256))
             step("package-copied")
             try:
                 os.link(tmp, dst)               # never over a file another pass put there
@@ -185,7 +188,11 @@ def holder_line():
 def locked(path, wait_s):
     """Holds the publish lock PATH (flock(2), exclusive), waiting at most WAIT_S seconds
     for another pass to let it go; the holder writes who it is into the file."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        raise Failure("the publish lock %s cannot be opened (%s): give --lock a file in a "
+                      "directory that exists and this user may write" % (path, e.strerror))
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
