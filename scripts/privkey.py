@@ -265,11 +265,11 @@ def last_error(err):
     return shown(lines[-1]) if lines else "openssl said nothing"
 
 
-def sign_digest(key, path, out):
+def sign_digest(key, path, out, what=None):
     """The SHA-256 signature of PATH with KEY (openssl dgst -sign) written to OUT: what
-    index.json.sig holds (docs/repository-format.md)."""
+    index.json.sig holds (docs/repository-format.md). WHAT names it in a refusal."""
     openssl(key, ["dgst", "-sha256", KEY, "-out", out, path], "-sign", "-keyform",
-            "signing %s" % path)
+            what or "signing %s" % path)
 
 
 def sign_module_cms(key, cert, module, out, what=None):

@@ -271,6 +271,17 @@ def new_generation(repo, stamp, index, sig=None, sign=None):
     what SIGN(index_path, sig_path) writes. Returns its name."""
     gens = os.path.join(repo, GENERATIONS)
     path = tempfile.mkdtemp(prefix="g-%s-" % stamp, dir=gens)
+    try:
+        fill_generation(path, index, sig, sign)
+    except Exception:
+        shutil.rmtree(path, ignore_errors=True)     # a signing that failed leaves nothing
+        raise
+    fsync_dir(gens)
+    return os.path.basename(path)
+
+
+def fill_generation(path, index, sig, sign):
+    """The generation directory PATH given its index and signature, each on disk."""
     os.chmod(path, 0o755)
     for name, data in ((INDEX, index), (SIG, sig)):
         if data is None:
@@ -287,8 +298,6 @@ def new_generation(repo, stamp, index, sig=None, sign=None):
         os.chmod(os.path.join(path, SIG), 0o644)
         step("generation-signed")
     fsync_dir(path)
-    fsync_dir(gens)
-    return os.path.basename(path)
 
 
 def migrate(repo, stamp):

@@ -10,6 +10,7 @@ own reader: `mirror` verifies the signature, refuses an index older than the one
 import fcntl
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -275,6 +276,24 @@ class Publish(unittest.TestCase):
                          "2026-12-06T18:00:00Z, past 0.2 seconds of waiting: let that publish "
                          "end (or stop it), then run again, or wait longer (--lock-wait)" % repo)
         self.assertFalse(os.path.exists(os.path.join(repo, "index.json")))
+
+    def test_signing_fails(self):
+        """A key openssl cannot sign with: exit 1 in one line, the index served as it was,
+        nothing left behind."""
+        repo = self.path("repo")
+        self.ok(self.publish(repo, self.stage("a", "6.1.0-2-amd64")))
+        _, raw = self.served(repo)
+        bad = self.path("bad.pem")
+        with open(bad, "w") as f:
+            f.write("not a key\n")
+        p = run(["publish", "--repo", repo, "--key", bad, "--new-key",
+                 self.stage("b", "6.1.0-3-amd64")])
+        self.assertEqual(p.returncode, 1)
+        self.assertRegex(p.stderr, r"^make-repo: signing the index of %s failed with --key %s: "
+                         r".+: give the repository's private key \(a PEM file or a pkcs11: "
+                         r"URI\)\n$" % (re.escape(repo), re.escape(bad)))
+        self.assertEqual(self.served(repo)[1], raw)
+        self.assertEqual(self.leftovers(repo), [])
 
     def test_generated_moves_forward(self):
         """An index dated ahead of this clock (another publisher's, a clock set back): the
