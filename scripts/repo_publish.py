@@ -171,6 +171,10 @@ def place_package(repo, src, rel, sha256):
                 if sha256_file(dst) == sha256:
                     return cand
                 continue
+            except OSError as e:
+                raise Failure("%s cannot be linked into place (%s): make-repo publishes with "
+                              "link(2), which never replaces a file; keep the repository on a "
+                              "file system with hard links" % (dst, e.strerror)) from None
             step("package-placed")
         fsync_dir(os.path.dirname(dst))
         return cand
