@@ -1,7 +1,8 @@
 # Keys on a PKCS#11 token (docs/building-packages.md, "Keys where builds run"), Debian's
 # SoftHSM2 as the token: build-driver-package signs stand-in modules with the token's key
 # (pkcs11: URI, the PIN from pin-source=file:) and publishes an index the token's other key
-# signs; the installer verifies both (install, the modules against the certificate); an
+# signs (build-driver-package --repo, and make-repo publish of a --stage-to build); the
+# installer verifies both (install, the modules against the certificate); an
 # RSA key's module is byte for byte what sign-file makes with the same key in a file.
 # The PIN from the environment works too. A wrong PIN fails before anything is built, one
 # line naming the cause and the fix; pin-value (a PIN on the command line) is refused with
@@ -173,9 +174,36 @@ openssl dgst -sha256 -verify "$T/keys/repo-pub.pem" -signature "$T/repo/index.js
 grep -q "ARGV .*-passin fd:[0-9]" "$T/exec.log" || fail "openssl got the PIN otherwise than through a pipe"
 grep -q "ARGV -s .*\.p7s sha256 " "$T/exec.log" || fail "sign-file did not attach the token's signatures"
 
+# make-repo publish, the locked path build-fleet and the supply pass take, signs with the
+# token's key too: a build staged with --stage-to (no --repo, no --repo-key), published
+# with the PIN from pin-source; with a wrong PIN, exit 1 in one line before a package is
+# placed.
+PATH="$T/bin:$PATH" "$BDP" --kernel "$KERNEL" --source "$T/src" \
+    --prebuilt-modules "$FIX/drv-$V_NEW/kernel" --installer "$BIN" --sign-file "$T/bin/sign-file" \
+    --work "$T/work" --sign-key "$MOD_URI" --sign-cert "$T/keys/mod.crt" --stage-to "$T/stage" \
+    --tag default >"$T/bdp-stage.out" 2>&1 || fail "build-driver-package --stage-to: $(cat "$T/bdp-stage.out")"
+set +e
+PATH="$T/bin:$PATH" "$SRC/scripts/make-repo" publish --repo "$T/repo-pub" \
+    --key "${REPO_URI/secret\/pin/secret/badpin}" "$T/stage" >"$T/mrp-badpin.out" 2>&1
+rc=$?
+set -e
+assert_eq "$rc" 1 "make-repo publish with a wrong PIN"
+assert_eq "$(wc -l <"$T/mrp-badpin.out")" 1 "make-repo publish's lines for a wrong PIN: $(cat "$T/mrp-badpin.out")"
+grep -qF "the token refused the PIN (CKR_PIN_INCORRECT)" "$T/mrp-badpin.out" || fail "make-repo publish: $(cat "$T/mrp-badpin.out")"
+[ ! -e "$T/repo-pub" ] || fail "make-repo publish wrote $(ls "$T/repo-pub") before finding the PIN wrong"
+PATH="$T/bin:$PATH" "$SRC/scripts/make-repo" publish --repo "$T/repo-pub" --key "$REPO_URI" "$T/stage" \
+    >"$T/mrp.out" 2>&1 || fail "make-repo publish with the token's key: $(cat "$T/mrp.out")"
+[ -L "$T/repo-pub/index.json" ] || fail "make-repo publish did not serve the index through index.gen/current"
+openssl dgst -sha256 -verify "$T/keys/repo-pub.pem" -signature "$T/repo-pub/index.json.sig" "$T/repo-pub/index.json" >/dev/null ||
+    fail "the index make-repo publish signed with the token's key does not verify"
+expect_rc 0 list-versions --repo "file://$T/repo-pub" --repo-key "$T/keys/repo-pub.pem" --kernel-release "$KERNEL"
+expect_out "$V_NEW"
+cp "$T/err" "$T/list-pub.err"
+
 # Neither the PIN nor the keys' bytes anywhere the tools wrote or showed (the shims' log
 # holds openssl's and sign-file's command lines and environments).
-python3 - "$PIN" "$T/secret" "$T"/*.out "$T"/*.err "$T/exec.log" "$T/work" "$T/repo" "$T/unpacked" "$T/root" <<'EOF'
+python3 - "$PIN" "$T/secret" "$T"/*.out "$T"/*.err "$T/exec.log" "$T/work" "$T/repo" "$T/unpacked" "$T/root" \
+    "$T/stage" "$T/repo-pub" <<'EOF'
 import base64, os, sys
 pin, secret, places = sys.argv[1].encode(), sys.argv[2], sys.argv[3:]
 needles = {"the PIN": pin}
