@@ -42,6 +42,10 @@ struct config {
 	char *kernel_keyring_cert;
 	bool no_unload_conflicts;
 	char *when_busy; /* defer or fail: a new driver while the loaded one is busy */
+	/* install: wait for a package of this node's kernel (cmd/install_wait.c) */
+	bool wait_for_package;
+	unsigned wait_max_s;	  /* give up after this long (exit 3); 0: never */
+	unsigned wait_interval_s; /* the backoff's cap between two checks */
 	char *cdi_dir;
 	char *cdi_kind;		   /* the CDI kind our spec declares */
 	char *mig_layout;	   /* --mig-layout: "gke", "none", "all-1g.10gb", ... */

@@ -686,6 +686,20 @@ static void check_pending_failed(struct doctor *d, const struct config *c, int r
 	    f.driver_version, f.failed_at[0] ? f.failed_at : "?", f.exit_code, f.cause);
 }
 
+/* An install that waits for the repository to serve this node's package. */
+static void check_waiting(struct doctor *d, const struct config *c, int root_fd)
+{
+	struct waiting w;
+	char line[1600];
+
+	if (session_waiting(c, root_fd, &w) != 1)
+		return;
+	session_waiting_text(&w, line, sizeof(line));
+	add(d, V_WARN, "package",
+	    "publish a package of that driver for this kernel (scripts/build-driver-package, or the supply pass, docs/building-packages.md): the installer installs it at its next check",
+	    "%s: %s", line, w.reason);
+}
+
 static void check_host_side(struct doctor *d, const struct nodestate *s)
 {
 	if (s->has_mount)
@@ -982,6 +996,7 @@ int doctor_run(const struct config *c, struct err *e)
 	check_module_type(&d, &s);
 	check_pending(&d, c, root_fd);
 	check_pending_failed(&d, c, root_fd);
+	check_waiting(&d, c, root_fd);
 	check_host_side(&d, &s);
 	check_selinux(&d, c, root_fd, &s);
 	report(c, &d);

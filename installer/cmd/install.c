@@ -17,6 +17,7 @@
 #include "cmd/cmd.h"
 #include "cmd/install_plan.h"
 #include "cmd/install_switch.h"
+#include "cmd/install_wait.h"
 #include "cmd/pending_failed.h"
 #include "cmd/session.h"
 #include "util/fs.h"
@@ -308,7 +309,8 @@ static void write_metrics(struct run *run, int exit_code, const struct pending_f
 		.index_fallback = p->src.from_cache ? source_fallback_name(p->src.fallback) : NULL,
 		.times = &p->times,
 		.pending = has_pending ? &p->pending : NULL,
-		.failed = failed};
+		.failed = failed,
+		.waiting = run->is_waiting ? &run->waiting : NULL};
 
 	err_clear(&me);
 	if (metrics_write(run->root_fd, run->c->metrics_file, &mr, &me) < 0)
@@ -334,6 +336,30 @@ static void report(struct run *run, int r, const struct err *e)
 		     pfail_load(run->root_fd, publish_fd(run->dir), &pf);
 	if (c->metrics_file && !c->dry_run)
 		write_metrics(run, r == 0 ? 0 : e->code, has_failed ? &pf : NULL);
+}
+
+/* The metrics file between two checks of a wait: the last check's refusal E, and the wait. */
+static void report_wait(struct run *run, const struct err *e)
+{
+	report(run, -1, e);
+}
+
+/*
+ * The index, the choice and what is installed; with --wait-for-package, a refusal that a new
+ * package lifts waits for it (install_wait). In a pod, the Node learns the node's image
+ * first (cmd/nodeask.h).
+ */
+static int plan(struct run *run, struct err *e)
+{
+	static const struct wait_calls calls = {.report = report_wait};
+
+	if (!run->c->dry_run) {
+		run->ask = nodeask_new(run->c, run->ask_off, sizeof(run->ask_off));
+		(void)nodeask_image(run->ask, &run->p.host);
+	}
+	if (install_plan_make(run, true, e) == 0)
+		return 0;
+	return install_wait(run, &calls, e);
 }
 
 /* Sets variable NAME to DIR/SUB, then OLD (the inherited value, config_init's). */
@@ -387,6 +413,7 @@ static void plan_done(struct plan *p)
 static void run_done(struct run *run)
 {
 	plan_done(&run->p);
+	nodeask_free(run->ask);
 	publish_free(run->dir);
 	cache_free(run->cache);
 	if (run->lock_fd >= 0)
@@ -419,9 +446,12 @@ int install_run(const struct config *c, struct err *e)
 	if (r == 0)
 		r = lock_node(&run, e);
 	if (r == 0)
-		r = install_plan_make(&run, e); /* the index, the choice, what is installed */
+		r = plan(&run, e); /* the index, the choice, what is installed */
 	if (r == 0)
 		r = c->dry_run ? install_dry_run(&run, e) : act_once_more(&run, e);
+	/* Installed: the Node's ask, if any, withdrawn, and the wait's end told. */
+	if (r == 0 && !c->dry_run)
+		(void)nodeask_done(run.ask, run.has_waited ? &run.waiting : NULL);
 	/* Also for a failed run: the stages it finished, and the kernel's part of a refusal. */
 	if (!c->dry_run && run.p.times.seen[TIMING_HOST])
 		timing_log(&run.p.times, us_since(run.t0));

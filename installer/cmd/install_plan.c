@@ -150,9 +150,9 @@ static void plan_installed(struct run *run, struct err *e)
 	p->has_pending = r == 0;
 }
 
-int install_plan_make(struct run *run, struct err *e)
+int install_plan_make(struct run *run, bool reuse, struct err *e)
 {
-	if (install_plan_source(run, true, e) < 0)
+	if (install_plan_source(run, reuse, e) < 0)
 		return -1;
 	if (run->dir)
 		plan_installed(run, e);

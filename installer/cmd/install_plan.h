@@ -15,8 +15,12 @@ struct driver_id install_chosen(const struct plan *p);
 /* The current version as the driver to load: for the running kernel, not the manifest's. */
 struct driver_id install_current(const struct plan *p);
 
-/* With the host probed, the index, the choice and what is installed. 0 or -1. */
-_must_check_ int install_plan_make(struct run *run, struct err *e);
+/*
+ * With the host probed, the index, the choice and what is installed. REUSE: the node's
+ * fresh copy of the index may serve (false: the mirrors are asked, a wait's next check).
+ * 0 or -1.
+ */
+_must_check_ int install_plan_make(struct run *run, bool reuse, struct err *e);
 /*
  * The index and the choice (again, after a failed package: REUSE false asks the mirrors).
  * Returns 0 or -1.

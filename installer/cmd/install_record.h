@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "cmd/config.h"
+#include "cmd/nodeask.h"
 #include "host/host.h"
 #include "kernel/kernel.h"
 #include "expose/expose.h"
@@ -59,7 +60,12 @@ struct run {
 	struct installdir *dir; /* NULL: none yet (a dry run on a fresh node) */
 	struct cache *cache;
 	struct plan p;
-	uint64_t t0; /* when the run began, for the durations it logs */
+	uint64_t t0;		/* when the run began, for the durations it logs */
+	struct nodeask *ask;	/* this node's Node, or NULL (cmd/nodeask.h) */
+	char ask_off[512];	/* why ask is NULL */
+	struct waiting waiting; /* --wait-for-package: what the run waits, or waited, for */
+	bool is_waiting;	/* between two checks: the metrics say so */
+	bool has_waited;	/* the choice came after a wait */
 };
 
 /* A fresh staging tree of the choice (stage_package): its name in the install dir, an fd on it. */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
@@ -327,4 +328,33 @@ void session_pending_text(const struct pending *p, char *buf, size_t size)
 			    ? "the GPU layout asked for waits for idle GPUs"
 			    : "staged and verified, waits for idle GPUs or the next boot",
 		    p->since[0] ? p->since : "?", p->waiting_for);
+}
+
+int session_waiting(const struct config *c, int root_fd, struct waiting *ret)
+{
+	_cleanup_(publish_freep) struct installdir *dir = NULL;
+	struct err e;
+
+	err_clear(&e);
+	if (publish_open(root_fd, c->install_dir, false, &dir, &e) != 0)
+		return 0;
+	return waiting_read(publish_fd(dir), ret, &e) == 0;
+}
+
+/* A wait's next check this far past: the installer that waited is gone (killed, stopped). */
+#define WAITING_STALE_S 60
+
+void session_waiting_text(const struct waiting *w, char *buf, size_t size)
+{
+	char since[STR_UTC_SIZE], last[STR_UTC_SIZE], next[STR_UTC_SIZE];
+	bool stale = (int64_t)time(NULL) > w->next_check + WAITING_STALE_S;
+
+	(void)waiting_time_format(w->since, since);
+	(void)waiting_time_format(w->last_check, last);
+	(void)waiting_time_format(w->next_check, next);
+	str_fmt_cut(
+		buf, size,
+		"waiting for the repository to serve kernel %s (driver %s, %s) since %s; last check %s, next %s%s",
+		w->kernel, w->driver_version, w->flavour, since, last, next,
+		stale ? " (overdue: the waiting installer seems to have stopped)" : "");
 }

@@ -69,3 +69,16 @@ int session_pending(const struct config *c, int root_fd, struct pending *ret);
 json_object *session_pending_json(const struct pending *p);
 /* "550.90.07 (open modules): driver_in_use since T: WHY" for the text forms, into BUF. */
 void session_pending_text(const struct pending *p, char *buf, size_t size);
+
+/*
+ * The wait of an install for its package (install --wait-for-package, stage/waiting.c), read
+ * from the install dir under ROOT_FD: 1 and RET filled, 0 when none (or no install dir, or a
+ * damaged record).
+ */
+int session_waiting(const struct config *c, int root_fd, struct waiting *ret);
+/*
+ * "waiting for the repository to serve kernel K (driver V, FLAVOUR) since T; last check L,
+ * next N", and, when the next check is past by more than a minute, that the waiting
+ * installer seems gone; into BUF.
+ */
+void session_waiting_text(const struct waiting *w, char *buf, size_t size);

@@ -210,6 +210,7 @@ struct status_report {
 	json_object *fallback; /* the repository fallback record of the last install */
 	const struct pending *pending;
 	const struct pending_failure *failure;
+	const struct waiting *waiting; /* an install's wait for its package */
 };
 
 static void status_json(const struct config *c, const struct status_report *r)
@@ -262,6 +263,8 @@ static void status_json(const struct config *c, const struct status_report *r)
 	json_object_object_add(o, "repository_fallback", fallback_json(r->fallback));
 	json_object_object_add(o, "pending_upgrade", session_pending_json(r->pending));
 	json_object_object_add(o, "pending_failure", pfail_json(r->failure));
+	json_object_object_add(o, "waiting_for_package",
+			       r->waiting ? waiting_json(r->waiting) : NULL);
 	json_object_object_add(o, "installer", installer_json());
 	session_print_json(o);
 }
@@ -314,6 +317,11 @@ static void status_text(const struct config *c, const struct status_report *r)
 	if (r->failure) {
 		pfail_text(r->failure, line, sizeof(line));
 		out_line(stdout, "pending failed: %s", line);
+	}
+	if (r->waiting) {
+		session_waiting_text(r->waiting, line, sizeof(line));
+		out_line(stdout, "waiting:        %s", line);
+		out_line(stdout, "                (%s)", r->waiting->reason);
 	}
 	if (r->fallback)
 		out_line(stdout,
@@ -371,8 +379,9 @@ int status_run(const struct config *c, struct err *e)
 	struct utsname u;
 	struct pending pd;
 	struct pending_failure pf;
+	struct waiting w;
 	struct status_report rep;
-	bool has_pending, has_failed;
+	bool has_pending, has_failed, has_waiting;
 	const char *running;
 	int r = 0;
 
@@ -388,13 +397,15 @@ int status_run(const struct config *c, struct err *e)
 	fallback = fallback_record(c, root_fd);
 	has_pending = session_pending(c, root_fd, &pd) == 1;
 	has_failed = pfail_read(c, root_fd, &pf) == 1;
+	has_waiting = session_waiting(c, root_fd, &w) == 1;
 	judge(&s, &v);
 	rep = (struct status_report){.node = &s,
 				     .verdict = &v,
 				     .running = running,
 				     .fallback = fallback,
 				     .pending = has_pending ? &pd : NULL,
-				     .failure = has_failed ? &pf : NULL};
+				     .failure = has_failed ? &pf : NULL,
+				     .waiting = has_waiting ? &w : NULL};
 	if (c->json)
 		status_json(c, &rep);
 	else

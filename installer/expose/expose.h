@@ -485,6 +485,7 @@ struct metrics_report {
 	const struct pending *pending; /* the upgrade that waits, or NULL */
 	/* the pending version that failed and was withdrawn, or NULL */
 	const struct pending_failure *failed;
+	const struct waiting *waiting; /* what the run waits for (--wait-for-package), or NULL */
 };
 
 /*

@@ -414,6 +414,11 @@ static const struct prom_family
 	fam_failed =
 		{M "upgrade_failed", PROM_GAUGE,
 		 "Whether a pending driver version failed (verification, its staged tree, publish or load) and was withdrawn, the current version loaded instead; exit_code is the failure's."},
+	fam_waiting =
+		{M "waiting_for_package", PROM_GAUGE,
+		 "Whether the install waits for the repository to serve a package for this node's kernel (--wait-for-package)."},
+	fam_waiting_since = {M "waiting_since_seconds", PROM_GAUGE,
+			     "When the wait for a package began, Unix time; 0 when none."},
 	fam_stage = {M "stage_duration_seconds", PROM_GAUGE, "Time spent per stage.", 6},
 	fam_insert = {
 		M "module_insert_duration_seconds", PROM_GAUGE,
@@ -464,6 +469,19 @@ static void metric_upgrade(FILE *f, const struct pending *pd, const struct pendi
 		    2, failed != NULL);
 }
 
+/* A wait for a package: what for (empty labels and 0 when none), and since when. */
+static void metric_waiting(FILE *f, const struct waiting *w)
+{
+	prom_head(f, &fam_waiting);
+	prom_sample(f, &fam_waiting,
+		    (const struct prom_label[]){{"kernel", w ? w->kernel : NULL},
+						{"driver_version", w ? w->driver_version : NULL},
+						{"flavour", w ? w->flavour : NULL},
+						{"arch", w ? w->arch : NULL}},
+		    4, w != NULL);
+	prom_single(f, &fam_waiting_since, w ? (double)w->since : 0);
+}
+
 /* The run's outcome, and the driver and the installer it was. */
 static void metric_run(FILE *f, const struct metrics_report *r)
 {
@@ -495,6 +513,7 @@ int metrics_write(int root_fd, const char *path, const struct metrics_report *r,
 	metric_run(f, r);
 	metric_fallback(f, r->index_fallback);
 	metric_upgrade(f, r->pending, r->failed);
+	metric_waiting(f, r->waiting);
 	metric_stages(f, r->times);
 	if (fclose(f) != 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "metrics: out of memory");

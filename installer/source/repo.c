@@ -904,42 +904,70 @@ static int select_fail(const struct repo_index *idx, const struct host *h, const
 	return select_fail_no_package(idx, h, request, what, e);
 }
 
-int repo_select(const struct repo_index *idx, const struct host *h, const char *request,
-		enum repo_kmt_policy policy, struct repo_choice *ret, struct err *e)
+/*
+ * The drivers REQUEST names, judged for H in the index's order: 0 and *RET for the first
+ * that serves, else -1 with M saying why none did.
+ */
+static int select_scan(const struct repo_index *idx, const struct host *h, const char *request,
+		       enum repo_kmt_policy policy, struct repo_choice *ret,
+		       struct select_misses *m)
 {
-	struct select_misses m = {.first_wanted = NULL};
 	struct repo_judgement j;
 
-	if (!repo_request_is_valid(request))
-		return err_set(
-			e, EXIT_USAGE,
-			"driver version '%s' is not 'default', 'latest', a version or a branch",
-			request);
 	for (size_t i = 0; i < idx->n_drivers; i++) {
 		const struct repo_driver *d = &idx->drivers[i];
 
 		if (!repo_driver_wanted(idx, d, request))
 			continue;
-		if (!m.first_wanted)
-			m.first_wanted = d;
+		if (!m->first_wanted)
+			m->first_wanted = d;
 		switch (repo_driver_judge(d, h, policy, &j)) {
 		case REPO_OK:
 			ret->driver = d;
 			ret->pkg = j.pkg;
 			return 0;
 		case REPO_GPU_UNSUPPORTED:
-			if (!m.bad_gpu) {
-				m.bad_gpu = j.gpu;
-				m.gpu_driver = d;
+			if (!m->bad_gpu) {
+				m->bad_gpu = j.gpu;
+				m->gpu_driver = d;
 			}
 			break;
 		case REPO_MODULE_TYPE:
-			if (!m.kmt_reason[0])
-				snprintf(m.kmt_reason, sizeof(m.kmt_reason), "%s", j.kmt.reason);
+			if (!m->kmt_reason[0])
+				snprintf(m->kmt_reason, sizeof(m->kmt_reason), "%s", j.kmt.reason);
 			break;
 		case REPO_NO_PACKAGE:
 			break;
 		}
 	}
+	return -1;
+}
+
+int repo_select(const struct repo_index *idx, const struct host *h, const char *request,
+		enum repo_kmt_policy policy, struct repo_choice *ret, struct err *e)
+{
+	struct select_misses m = {.first_wanted = NULL};
+
+	if (!repo_request_is_valid(request))
+		return err_set(
+			e, EXIT_USAGE,
+			"driver version '%s' is not 'default', 'latest', a version or a branch",
+			request);
+	if (select_scan(idx, h, request, policy, ret, &m) == 0)
+		return 0;
 	return select_fail(idx, h, request, &m, e);
+}
+
+int repo_wanted(const struct repo_index *idx, const struct host *h, const char *request,
+		enum repo_kmt_policy policy, struct repo_want *ret)
+{
+	struct select_misses m = {.first_wanted = NULL};
+	struct repo_choice c;
+
+	if (!repo_request_is_valid(request) || select_scan(idx, h, request, policy, &c, &m) == 0 ||
+	    !m.first_wanted || m.kmt_reason[0] || m.bad_gpu)
+		return 0;
+	ret->driver = m.first_wanted;
+	ret->module_type = repo_kmt_wanted(m.first_wanted, h, policy);
+	return 1;
 }

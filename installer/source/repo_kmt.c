@@ -539,3 +539,41 @@ void repo_kmt_decide(const struct repo_kmt_request *q, struct repo_kmt_decision 
 		break;
 	}
 }
+
+/*
+ * The flavour a package of D for H would have to be: the one POLICY names; under auto,
+ * the one repo_kmt_decide takes for H's GPUs were both built (D's lists of the GPUs each
+ * supports decide), else the one D's packages state, else proprietary (a driver that
+ * states none is judged as before flavours existed).
+ */
+enum repo_module_type repo_kmt_wanted(const struct repo_driver *d, const struct host *h,
+				      enum repo_kmt_policy policy)
+{
+	_cleanup_free_ uint32_t *ids = NULL;
+	struct repo_kmt_decision k;
+	unsigned stated = 0;
+
+	if (policy != REPO_KMT_AUTO)
+		return policy == REPO_KMT_OPEN ? REPO_MT_OPEN : REPO_MT_PROPRIETARY;
+	for (size_t i = 0; i < d->n_pkgs; i++)
+		if (d->pkgs[i].module_type != REPO_MT_UNSTATED)
+			stated |= 1u << d->pkgs[i].module_type;
+	if (!stated)
+		return REPO_MT_PROPRIETARY;
+	ids = calloc(h->n_gpus + 1, sizeof(*ids));
+	for (size_t g = 0; ids && g < h->n_gpus; g++)
+		ids[g] = (uint32_t)h->gpus[g].vendor << 16 | h->gpus[g].device;
+	if (ids) {
+		repo_kmt_decide(&(struct repo_kmt_request){.driver = d,
+							   .gpus = ids,
+							   .n_gpus = h->n_gpus,
+							   .policy = policy,
+							   .avail = 1u << REPO_MT_PROPRIETARY |
+								    1u << REPO_MT_OPEN,
+							   .kernel = h->kernel},
+				&k);
+		if (k.ok)
+			return k.type;
+	}
+	return stated == 1u << REPO_MT_OPEN ? REPO_MT_OPEN : REPO_MT_PROPRIETARY;
+}

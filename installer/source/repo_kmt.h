@@ -35,3 +35,12 @@ void repo_kmt_driver_done(struct repo_driver *d);
 
 /* The name "gpu_names" gives GPU ID (vendor << 16 | device) in D, or NULL. */
 const char *repo_gpu_name(const struct repo_driver *d, uint32_t id);
+
+/*
+ * The flavour a package of D for H would have to be, for a host that has none (repo_wanted):
+ * the one POLICY names; under auto, the one repo_kmt_decide takes for H's GPUs were both
+ * built (D's lists of the GPUs each supports decide), else the one D's packages state, else
+ * proprietary (a driver that states none is judged as before flavours existed).
+ */
+enum repo_module_type repo_kmt_wanted(const struct repo_driver *d, const struct host *h,
+				      enum repo_kmt_policy policy);

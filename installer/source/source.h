@@ -203,6 +203,22 @@ _must_check_ int repo_select(const struct repo_index *idx, const struct host *h,
 			     const char *request, enum repo_kmt_policy policy,
 			     struct repo_choice *ret, struct err *e);
 
+/* What a host would need the repository to add (repo_wanted). */
+struct repo_want {
+	const struct repo_driver *driver;  /* the driver REQUEST resolves to */
+	enum repo_module_type module_type; /* the flavour: REPO_MT_OPEN or REPO_MT_PROPRIETARY */
+};
+
+/*
+ * Whether repo_select's refusal of REQUEST for HOST under POLICY is that the driver it
+ * resolves to has no package for the host's kernel, architecture, OS and build (the
+ * refusal a new package would lift, not a missing version, an unsupported GPU or a
+ * flavour refused): then 1 and *RET, the driver whose package a repository would have to
+ * add (the one the refusal names) and the flavour the host needs; else 0 (RET untouched).
+ */
+int repo_wanted(const struct repo_index *idx, const struct host *h, const char *request,
+		enum repo_kmt_policy policy, struct repo_want *ret);
+
 /* The driver "default" and "latest" resolve to on HOST under POLICY, or NULL. */
 const struct repo_driver *repo_resolve_tag(const struct repo_index *idx, const struct host *h,
 					   enum repo_kmt_policy policy, const char *request);

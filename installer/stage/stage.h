@@ -15,10 +15,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <json-c/json.h>
+
 #include "host/host.h"
 #include "source/source.h"
 #include "util/cleanup.h"
 #include "util/err.h"
+#include "util/str.h"
 
 /*
  * ---- the install dir and its atomic switch (stage/publish.h lays it out) ----
@@ -267,6 +270,42 @@ struct pending_plan {
  */
 struct pending_plan pending_decide(bool is_current, const char *current_id, const struct pending *p,
 				   const char *choice_id, bool args_differ);
+
+/*
+ * ---- an install that waits for its package (stage/waiting.c) ----
+ *
+ * install --wait-for-package: the repository has no package of the chosen driver for this
+ * node's kernel, OS build and architecture, and the run waits for one, checking again with
+ * a backoff. Its record, INSTALL_DIR/.waiting.json (written atomically at each check,
+ * removed when the wait ends), is what status, doctor and the metrics say the node waits
+ * for (docs/json.md, "waiting_for_package").
+ */
+
+#define WAITING_FILE ".waiting.json"
+
+struct waiting {
+	char kernel[256];	  /* uname -r */
+	char arch[64];		  /* uname -m */
+	char os[64];		  /* os-release ID */
+	char os_build[64];	  /* os-release BUILD_ID, or "" */
+	char driver_version[64];  /* the exact version the run chose */
+	char flavour[16];	  /* the module type the node needs: open or proprietary */
+	char reason[ERR_MSG_MAX]; /* the repository's refusal, one line */
+	int64_t since;		  /* Unix time: when the wait began */
+	int64_t last_check;	  /* when the repository was last asked */
+	int64_t next_check;	  /* when it will be asked again */
+};
+
+/* T (Unix time) as RFC 3339 UTC into BUF; 0, or -1 (BUF "") when it cannot be. */
+int waiting_time_format(int64_t t, char buf[STR_UTC_SIZE]);
+/* Reads the record in the install dir DIR_FD: 0, 1 when there is none, or -1 (damaged). */
+_must_check_ int waiting_read(int dir_fd, struct waiting *ret, struct err *e);
+/* The record as status --json shows it (no "format"), or NULL (ENOMEM). */
+json_object *waiting_json(const struct waiting *w);
+/* Replaces the record atomically (temp file, fsync, rename). Returns 0 or -1. */
+_must_check_ int waiting_write(int dir_fd, const struct waiting *w, struct err *e);
+/* Removes the record; none is success. Returns 0 or -1. */
+_must_check_ int waiting_clear(int dir_fd, struct err *e);
 
 /*
  * ---- the helper programs (stage/libexec.h) ----

@@ -136,6 +136,43 @@ int interrupt_waitpid(pid_t pid, int *status)
 	return r;
 }
 
+int interrupt_sleep(uint64_t ms)
+{
+	struct timespec end, now, left;
+	sigset_t set, saved;
+	int r = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += (time_t)(ms / 1000u);
+	end.tv_nsec += (long)(ms % 1000u) * 1000000L;
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	stop_set(&set);
+	/* As interrupt_waitpid: blocked, then ppoll with the old mask, which no signal restarts. */
+	pthread_sigmask(SIG_BLOCK, &set, &saved);
+	for (;;) {
+		if (interrupt_ends_waits()) {
+			r = -EINTR;
+			break;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > end.tv_sec ||
+		    (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
+			break;
+		left.tv_sec = end.tv_sec - now.tv_sec;
+		left.tv_nsec = end.tv_nsec - now.tv_nsec;
+		if (left.tv_nsec < 0) {
+			left.tv_sec--;
+			left.tv_nsec += 1000000000L;
+		}
+		ppoll(NULL, 0, &left, &saved);
+	}
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	return r;
+}
+
 int interrupt_check(struct err *e, const char *next)
 {
 	int sig = received;

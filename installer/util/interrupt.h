@@ -22,6 +22,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "util/cleanup.h"
@@ -71,6 +72,12 @@ bool interrupt_ends_waits(void);
  * With the handler's SA_RESTART a plain waitpid would wait for the child whatever came.
  */
 _must_check_ int interrupt_waitpid(pid_t pid, int *status);
+
+/*
+ * Sleeps MS milliseconds, a wait that SIGTERM and SIGINT end at once (interrupt_ends_waits):
+ * 0 when the time passed, -EINTR when a signal came first (also one that came before).
+ */
+_must_check_ int interrupt_sleep(uint64_t ms);
 
 /*
  * WAKES true: SIGTERM and SIGINT end a blocking call with EINTR (no SA_RESTART), for a wait

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * An install run's word on its own Node (cmd/nodeask.h): two annotations, each a JSON
+ * object in a string (annotations are strings: Kubernetes API conventions,
+ * ObjectMeta.annotations), written with one JSON merge patch each (RFC 7386: null
+ * removes), and Events on the Node through kube/ (core/v1 Event, as the agent posts its
+ * upgrade's).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/nodeask.h"
+#include "kube/kube.h"
+#include "util/jsonc.h"
+#include "util/log.h"
+#include "util/str.h"
+
+#define COMPONENT "nvidia-driver-installer"
+/* A call's retries end within this: an API server that does not answer delays no install long. */
+#define NODEASK_DEADLINE_S 10
+
+struct nodeask {
+	struct kube *k;
+	struct kube_config kc;
+	char node[256];
+	/* What the Node holds as this run last set it. */
+	char wants_sent[1024]; /* the annotation's text, "" when not sent */
+	char event_for[1024];  /* the wants text the Wanted Event was posted for */
+	char last_error[256];  /* the last failure logged, so that a repeat is not */
+};
+
+struct nodeask *nodeask_new(const struct config *c, char *why, size_t size)
+{
+	_cleanup_(nodeask_freep) struct nodeask *a = NULL;
+	struct err e;
+
+	err_clear(&e);
+	if (!c->node_name || !c->node_name[0]) {
+		snprintf(why, size, "no --node-name (NVIDIA_NODE_NAME): not in a pod");
+		return NULL;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a) {
+		snprintf(why, size, "out of memory");
+		return NULL;
+	}
+	snprintf(a->node, sizeof(a->node), "%s", c->node_name);
+	if (kube_config_in_cluster(c->kube_sa_dir, &a->kc, &e) < 0) {
+		snprintf(why, size, "%s", e.msg);
+		return NULL;
+	}
+	a->kc.deadline_s = NODEASK_DEADLINE_S;
+	a->k = kube_new(&a->kc, &e);
+	if (!a->k) {
+		snprintf(why, size, "%s", e.msg);
+		return NULL;
+	}
+	return TAKE_PTR(a);
+}
+
+void nodeask_free(struct nodeask *a)
+{
+	if (!a)
+		return;
+	kube_free(a->k);
+	free(a);
+}
+
+/* A failed call: one warning line, not repeated while the cause stays the same. */
+static int failed(struct nodeask *a, const char *what, const struct err *e)
+{
+	char said[sizeof(a->last_error)];
+
+	str_fmt_cut(said, sizeof(said), "%s", e->msg);
+	if (strcmp(said, a->last_error) != 0)
+		log_kv(LOG_WARN, "node",
+		       "the Node could not be told: the install goes on; told again at the next check",
+		       "what", what, "node", a->node, "error", e->msg, LOG_END);
+	memcpy(a->last_error, said, sizeof(said));
+	return -1;
+}
+
+/* Annotation KEY set to TEXT (NULL: removed) with one merge patch. 0 or -1 (logged). */
+static int annotate(struct nodeask *a, const char *key, const char *text)
+{
+	_cleanup_(json_object_putp) json_object *patch = json_object_new_object();
+	json_object *meta = json_object_new_object(), *ann = json_object_new_object();
+	struct err e;
+
+	err_clear(&e);
+	if (!patch || !meta || !ann) {
+		json_object_put(meta);
+		json_object_put(ann);
+		err_set(&e, EXIT_UNEXPECTED, "out of memory");
+		return failed(a, key, &e);
+	}
+	json_object_object_add(ann, key, text ? json_object_new_string(text) : NULL);
+	json_object_object_add(meta, "annotations", ann);
+	json_object_object_add(patch, "metadata", meta);
+	if (kube_node_patch(a->k, a->node, patch, &e) < 0)
+		return failed(a, key, &e);
+	a->last_error[0] = '\0';
+	return 0;
+}
+
+static json_object *nonempty(const char *s)
+{
+	return s && s[0] ? json_object_new_string(s) : NULL;
+}
+
+/* O as one line of JSON into BUF; 0, or -1 (too long, out of memory). */
+static int compact(json_object *o, char *buf, size_t size)
+{
+	const char *s = o ? json_object_to_json_string_ext(
+				    o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+			  : NULL;
+
+	return s ? str_fmt(buf, size, "%s", s) : -1;
+}
+
+int nodeask_image(struct nodeask *a, const struct host *h)
+{
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
+	char text[1024];
+
+	if (!a)
+		return 0;
+	if (o) {
+		json_object_object_add(o, "os", nonempty(h->os_id));
+		json_object_object_add(o, "os_build", nonempty(h->os_build_id));
+		json_object_object_add(o, "kernel", json_object_new_string(h->kernel));
+		json_object_object_add(o, "arch", json_object_new_string(h->arch));
+	}
+	if (compact(o, text, sizeof(text)) < 0) {
+		struct err e;
+
+		err_set(&e, EXIT_UNEXPECTED, "the node's image is too long to publish");
+		return failed(a, NODEASK_IMAGE, &e);
+	}
+	return annotate(a, NODEASK_IMAGE, text);
+}
+
+/* The annotation's text for W (SPEC: kernel, arch, os, os_build, version, flavour, since). */
+static int wants_text(const struct waiting *w, char *buf, size_t size)
+{
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
+	char since[STR_UTC_SIZE];
+
+	if (!o)
+		return -1;
+	(void)waiting_time_format(w->since, since);
+	json_object_object_add(o, "kernel", json_object_new_string(w->kernel));
+	json_object_object_add(o, "arch", json_object_new_string(w->arch));
+	json_object_object_add(o, "os", json_object_new_string(w->os));
+	json_object_object_add(o, "os_build", nonempty(w->os_build));
+	json_object_object_add(o, "driver_version", json_object_new_string(w->driver_version));
+	json_object_object_add(o, "flavour", json_object_new_string(w->flavour));
+	json_object_object_add(o, "since", json_object_new_string(since));
+	return compact(o, buf, size);
+}
+
+static int event(struct nodeask *a, const char *type, const char *reason, const char *msg)
+{
+	struct err e;
+
+	err_clear(&e);
+	if (kube_event(a->k, a->kc.namespace,
+		       &(struct kube_event){.node = a->node,
+					    .type = type,
+					    .reason = reason,
+					    .message = msg,
+					    .component = COMPONENT,
+					    .action = "DriverPackage"},
+		       &e) < 0)
+		return failed(a, reason, &e);
+	return 0;
+}
+
+int nodeask_wants(struct nodeask *a, const struct waiting *w)
+{
+	char text[1024], msg[1024];
+
+	if (!a)
+		return 0;
+	if (wants_text(w, text, sizeof(text)) < 0) {
+		struct err e;
+
+		err_set(&e, EXIT_UNEXPECTED, "what the node waits for is too long to publish");
+		return failed(a, NODEASK_WANTS, &e);
+	}
+	if (strcmp(text, a->wants_sent) != 0) {
+		if (annotate(a, NODEASK_WANTS, text) < 0)
+			return -1;
+		snprintf(a->wants_sent, sizeof(a->wants_sent), "%s", text);
+	}
+	if (strcmp(text, a->event_for) == 0)
+		return 0;
+	str_fmt_cut(msg, sizeof(msg),
+		    "waiting for the repository to serve kernel %s (driver %s, %s, %s, os %s%s%s)",
+		    w->kernel, w->driver_version, w->flavour, w->arch, w->os,
+		    w->os_build[0] ? " build " : "", w->os_build);
+	if (event(a, "Warning", "DriverPackageWanted", msg) < 0)
+		return -1;
+	snprintf(a->event_for, sizeof(a->event_for), "%s", text);
+	return 0;
+}
+
+int nodeask_done(struct nodeask *a, const struct waiting *w)
+{
+	char msg[1024], since[STR_UTC_SIZE];
+	int r;
+
+	if (!a)
+		return 0;
+	r = annotate(a, NODEASK_WANTS, NULL);
+	if (r == 0)
+		a->wants_sent[0] = '\0';
+	if (!w)
+		return r;
+	(void)waiting_time_format(w->since, since);
+	str_fmt_cut(
+		msg, sizeof(msg),
+		"the repository serves kernel %s (driver %s, %s): installed, after waiting since %s",
+		w->kernel, w->driver_version, w->flavour, since);
+	return event(a, "Normal", "DriverPackageArrived", msg) < 0 ? -1 : r;
+}
