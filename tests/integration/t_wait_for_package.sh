@@ -95,6 +95,8 @@ assert w["flavour"] == "proprietary" and w["arch"] == "x86_64" and w["os"] == "d
 assert w["os_build"] is None and "has no package for kernel" in w["reason"], w
 assert w["since"] <= w["last_check"] <= w["next_check"], w
 PY
+python3 "$SRC/tests/tools/json-contract.py" "$SRC/docs/json.md" '`status --json`' "$T/out" >"$T/contract.out" 2>&1 ||
+    fail "docs/json.md: $(cat "$T/contract.out")"
 inst doctor
 expect_out "^\[warn\] package  *waiting for the repository to serve kernel $KERNEL (driver $V_OLD, proprietary) since "
 expect_out "fix: publish a package of that driver for this kernel"

@@ -171,8 +171,15 @@ for (const ds of daemonsets) {
   assert.ok(!inst.args.some((a) => a === "--driver-version" || a.startsWith("--driver-version=")),
     `${name}: the version is given once, in NVIDIA_DRIVER_VERSION`);
   assert.ok(inst.resources.requests.cpu && inst.resources.requests.memory, "requests");
-  // Each container's env is a list of literal values (no valueFrom the binary cannot see).
-  assert.ok(inst.env.every((e) => "value" in e), "literal env values");
+  // Each container's env is a list of literal values (no valueFrom the binary cannot see),
+  // but the node's name from the downward API (the Node its wait is published on).
+  const fromNodeName = (e) => e.name === "NVIDIA_NODE_NAME" &&
+    e.valueFrom?.fieldRef?.fieldPath === "spec.nodeName";
+  assert.ok(inst.env.every((e) => "value" in e || fromNodeName(e)), "literal env values");
+  // A node whose kernel has no package waits for one, said on its Node (docs/design.md, "A
+  // kernel nobody built for"), instead of exiting 3 into the kubelet's crash-loop back-off.
+  assert.equal(env.NVIDIA_WAIT_FOR_PACKAGE, "yes", `${name}: NVIDIA_WAIT_FOR_PACKAGE=yes`);
+  assert.ok(inst.env.some(fromNodeName), `${name}: the installer's NVIDIA_NODE_NAME from spec.nodeName`);
   // The metrics textfile (docs/metrics.md): the shipped manifests ask for one, a *.prom file
   // directly in a node-exporter textfile directory on the host. The installer writes it under
   // ROOT_MOUNT_DIR (asserted above: the host's / at /root), so the host directory is reachable

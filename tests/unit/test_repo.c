@@ -331,6 +331,55 @@ static void test_select(void **state)
 	f->host.os_build_id = (char *)"17800.66.78";
 }
 
+/* repo_wanted: REQ's refusal on F's host is one a package lifts: DRIVER of flavour TYPE. */
+static void expect_wanted(struct fixture *f, const char *req, enum repo_kmt_policy policy,
+			  const char *driver, enum repo_module_type type)
+{
+	struct repo_want w = {0};
+
+	if (repo_wanted(f->idx, &f->host, req, policy, &w) != 1)
+		fail_msg("%s: no package wanted", req);
+	assert_string_equal(w.driver->version, driver);
+	assert_int_equal(w.module_type, type);
+}
+
+static void expect_not_wanted(struct fixture *f, const char *req)
+{
+	struct repo_want w = {0};
+
+	if (repo_wanted(f->idx, &f->host, req, REPO_KMT_AUTO, &w) != 0)
+		fail_msg("%s: wants driver %s", req, w.driver->version);
+}
+
+/* What a waiting node asks for, and the refusals no package would lift. */
+static void test_wanted(void **state)
+{
+	struct fixture *f = *state;
+
+	f->host.n_gpus = 1;
+	/* Served: nothing wanted. */
+	expect_not_wanted(f, "default");
+	/* A kernel the default driver lacks: that driver, the flavour as before flavours. */
+	snprintf(f->host.kernel, sizeof(f->host.kernel), "6.1.0-58-amd64");
+	expect_wanted(f, "default", REPO_KMT_AUTO, "535.261.03", REPO_MT_PROPRIETARY);
+	expect_wanted(f, "535.261.03", REPO_KMT_OPEN, "535.261.03", REPO_MT_OPEN);
+	/*
+	 * A kernel none has: the newest driver the request names, which the node would install
+	 * were every driver built for it (latest: 560.1.1, though it has Ubuntu's packages only).
+	 */
+	snprintf(f->host.kernel, sizeof(f->host.kernel), "6.1.0-99-amd64");
+	expect_wanted(f, "latest", REPO_KMT_AUTO, "560.1.1", REPO_MT_PROPRIETARY);
+	expect_wanted(f, "535", REPO_KMT_AUTO, "535.261.03", REPO_MT_PROPRIETARY);
+	/* A version the repository lacks, a malformed request: no package lifts them. */
+	expect_not_wanted(f, "470");
+	expect_not_wanted(f, "v1");
+	/* A GPU the driver does not support, on a kernel it serves: not a missing package. */
+	snprintf(f->host.kernel, sizeof(f->host.kernel), "6.1.0-57-amd64");
+	f->gpus[0].device = 0x9999;
+	expect_not_wanted(f, "550.90.07");
+	f->gpus[0].device = 0x2330;
+}
+
 static void test_select_kernels(void **state)
 {
 	struct fixture *f = *state;
@@ -656,6 +705,7 @@ int main(void)
 		cmocka_unit_test(test_max_age),
 		cmocka_unit_test_setup_teardown(test_select, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_select_kernels, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wanted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_select_gpus, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offer, setup, teardown),
 		cmocka_unit_test(test_names_join),
