@@ -293,16 +293,26 @@ printf '{"fleet": 1, "images": [{"name": "old-image", "os": "cos", "build": "178
 run_block fleet-coverage 3
 block_out "served: old-image: '$V_NEW' (auto) is driver $V_NEW"
 block_out "not served: new-image: '$V_NEW' (auto): driver $V_NEW has no package for kernel $OTHER_KERNEL"
-kubectl -n kube-system delete pod --field-selector spec.nodeName=$NODE -l k8s-app=nvidia-driver-installer >/dev/null
-assert_eq "$(last_run)" "nvidia-driver-installer 3" "a node on a kernel without a package"
-grep -q "has no package for kernel $OTHER_KERNEL" "$CLUSTER/pods/nvidia-driver-installer.log" ||
+# The manifests' installer (NVIDIA_WAIT_FOR_PACKAGE=yes) waits for the package, its pod in
+# init: the kubelet's part (the stand-in's delete, which runs the init container) goes on in
+# the background until it ends.
+kubectl -n kube-system delete pod --field-selector spec.nodeName=$NODE -l k8s-app=nvidia-driver-installer \
+    >/dev/null &
+initpid=$!
+pod_log_has() { grep -q -- "$1" "$CLUSTER/pods/nvidia-driver-installer.log" 2>/dev/null; }
+wait_for "the installer waiting for its package" 30 pod_log_has "waiting for the repository to serve this node's package"
+pod_log_has "has no package for kernel $OTHER_KERNEL" ||
     fail "the install on the new kernel: $(tail -2 "$CLUSTER/pods/nvidia-driver-installer.log")"
-# Step 3: the package for that kernel is built and published; the check then passes.
+# Step 3: the package for that kernel is built and published; the check then passes, and the
+# waiting installer installs it at its next check, with no restart of the pod.
 "$SRC/scripts/make-repo" add --repo "$T/repo2" --key "$FIX/keys/key.pem" --version "$V_NEW" \
     --kernel "$OTHER_KERNEL" "$FIX/opkg.tar.zst" >/dev/null
 run_block kernel-coverage 0
 run_block fleet-coverage 0
 block_out "served: new-image: '$V_NEW' (auto) is driver $V_NEW"
+wait "$initpid" || fail "the stand-in's pod deletion"
+assert_eq "$(last_run)" "nvidia-driver-installer 0" "the node on the new kernel, after its wait"
+pod_log_has "the repository serves this node's package" || fail "no wait: $(tail -3 "$CLUSTER/pods/nvidia-driver-installer.log")"
 kubectl -n kube-system delete pod --field-selector spec.nodeName=$NODE -l k8s-app=nvidia-driver-installer >/dev/null
 assert_eq "$(last_run)" "nvidia-driver-installer 0" "the node on the new kernel, once covered"
 export NODE_KERNEL=$KERNEL

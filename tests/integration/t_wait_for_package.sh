@@ -131,6 +131,13 @@ for m in daemonset-preloaded.yaml daemonset-generic.yaml; do
     python3 "$SRC/tests/tools/rbac-check.py" --calls-only "$SRC/$m" nvidia-driver-installer "$KUBE_LOG" \
         >"$T/rbac.out" 2>&1 || fail "RBAC ($m): $(cat "$T/rbac.out")"
 done
+# The bodies it sent, against the Kubernetes OpenAPI schemas (tests/k8s/check-requests.mjs).
+k8s_node_modules
+node "$SRC/tests/k8s/check-requests.mjs" "$KUBE_LOG" >"$T/schema.out" 2>&1 ||
+    fail "request bodies: $(cat "$T/schema.out")"
+for kind in Event Node; do
+    grep -q "$kind [0-9]" "$T/schema.out" || fail "no $kind body checked: $(cat "$T/schema.out")"
+done
 
 # 3. SIGTERM while waiting ends the wait at once, its record cleared.
 rm -rf "$T/root/$IDIR_REL" "$T/root/var/cache/nvidia-driver-installer"
