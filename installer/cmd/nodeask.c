@@ -25,6 +25,8 @@ struct nodeask {
 	struct kube_config kc;
 	char node[256];
 	/* What the Node holds as this run last set it. */
+	char image[1024];      /* the node-image annotation's text, "" when not made */
+	bool image_sent;       /* the Node took it */
 	char wants_sent[1024]; /* the annotation's text, "" when not sent */
 	char event_for[1024];  /* the wants text the Wanted Event was posted for */
 	char last_error[256];  /* the last failure logged, so that a repeat is not */
@@ -122,7 +124,6 @@ static int compact(json_object *o, char *buf, size_t size)
 int nodeask_image(struct nodeask *a, const struct host *h)
 {
 	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
-	char text[1024];
 
 	if (!a)
 		return 0;
@@ -132,13 +133,15 @@ int nodeask_image(struct nodeask *a, const struct host *h)
 		json_object_object_add(o, "kernel", json_object_new_string(h->kernel));
 		json_object_object_add(o, "arch", json_object_new_string(h->arch));
 	}
-	if (compact(o, text, sizeof(text)) < 0) {
+	if (compact(o, a->image, sizeof(a->image)) < 0) {
 		struct err e;
 
+		a->image[0] = '\0';
 		err_set(&e, EXIT_UNEXPECTED, "the node's image is too long to publish");
 		return failed(a, NODEASK_IMAGE, &e);
 	}
-	return annotate(a, NODEASK_IMAGE, text);
+	a->image_sent = annotate(a, NODEASK_IMAGE, a->image) == 0;
+	return a->image_sent ? 0 : -1;
 }
 
 /* The annotation's text for W (SPEC: kernel, arch, os, os_build, version, flavour, since). */
@@ -183,6 +186,9 @@ int nodeask_wants(struct nodeask *a, const struct waiting *w)
 
 	if (!a)
 		return 0;
+	/* The image, when the run's first word did not reach the Node. */
+	if (a->image[0] && !a->image_sent)
+		a->image_sent = annotate(a, NODEASK_IMAGE, a->image) == 0;
 	if (wants_text(w, text, sizeof(text)) < 0) {
 		struct err e;
 

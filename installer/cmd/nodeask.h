@@ -35,9 +35,10 @@ DEFINE_POINTER_CLEANUP(struct nodeask, nodeask_free)
 int nodeask_image(struct nodeask *a, const struct host *h);
 
 /*
- * While the run waits for W: the annotation NODEASK_WANTS, and the Event DriverPackageWanted
- * once per wait (and again when what it waits for changes). Only what is not on the Node
- * yet is sent; 0 when all of it is, -1 when a call failed (logged once per cause).
+ * While the run waits for W, at each check: the annotation NODEASK_WANTS, and the Event
+ * DriverPackageWanted once per wait (and again when what it waits for changes), and the
+ * image when nodeask_image's call failed. Only what is not on the Node yet is sent; 0 when
+ * all of it is, -1 when a call failed (logged once per cause).
  */
 int nodeask_wants(struct nodeask *a, const struct waiting *w);
 

@@ -58,10 +58,17 @@ index_gets() { grep -c '"/repo/index.json"' "$HTTP_LOG" || true; }
 waiting_checks() { grep -c "waiting for the repository to serve this node's package" "$T/wait.log" || true; }
 checks_past() { [ "$(waiting_checks)" -gt "$1" ]; }
 
-# 1. Waiting: on the Node, in the record, status, doctor and the metrics.
+# 1. Waiting: on the Node, in the record, status, doctor and the metrics. The API server
+# refuses the node-image patch twice: one warning, told again at the next checks, the wait
+# unaffected.
+printf '{"faults": [{"method": "PATCH", "path": "/api/v1/nodes/gpu-node-1", "body": "node-image", "status": 403, "times": 2}]}\n' \
+    >"$KUBE_FAULTS"
 wait_bg --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" --wait-for-package-interval 1
 wait_for "the wait's first record" 20 has_file "$T/root/$IDIR_REL/.waiting.json"
 wait_for "the Event DriverPackageWanted" 20 node_has '"DriverPackageWanted" in events'
+wait_for "the node-image annotation, told again" 20 node_has '"nvidia.com/gpu.driver-installer.node-image" in ann'
+[ "$(grep -c "the Node could not be told: the install goes on" "$T/wait.log")" = 1 ] ||
+    fail "the refused patches not said once: $(cat "$T/wait.log")"
 node_has 'json.loads(ann["nvidia.com/gpu.driver-installer.node-image"]) == {"os": "debian", "os_build": None, "kernel": "'"$KERNEL"'", "arch": "x86_64"}' ||
     fail "node-image: $(cat "$KUBE_STATE")"
 python3 - "$KUBE_STATE" "$KERNEL" "$V_OLD" <<'PY' || fail "wants: $(cat "$KUBE_STATE")"
