@@ -171,6 +171,10 @@ int install_wait(struct run *run, const struct wait_calls *calls, struct err *e)
 					c->wait_max_s);
 		}
 		ms = install_wait_next_ms(ms, c->wait_interval_s);
+		/* The last check comes when the limit is reached, not a backoff after it. */
+		if (c->wait_max_s > 0 &&
+		    now + (int64_t)(ms / 1000u) - run->waiting.since > (int64_t)c->wait_max_s)
+			ms = (uint64_t)(run->waiting.since + (int64_t)c->wait_max_s - now) * 1000u;
 		run->waiting.last_check = now;
 		run->waiting.next_check = now + (int64_t)((ms + 999u) / 1000u);
 		record(run, calls, e);

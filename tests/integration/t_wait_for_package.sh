@@ -164,6 +164,14 @@ said "stopped by SIGTERM before the next check for a package" || fail "$(cat "$T
 [ "$(grep -c "the wait is not published on the Node" "$T/wait.log")" = 1 ] ||
     fail "not said once: $(cat "$T/wait.log")"
 
+# --wait-for-package-max: the refusal's exit 3 once the limit is past, the record cleared.
+expect_rc 3 install $(kernel_args) --kernel-release 6.1.0-99-amd64 --wait-for-package \
+    --wait-for-package-max 2 --wait-for-package-interval 1
+expect_err "waited 2 s for a package (--wait-for-package-max): select: the default driver $V_OLD has no package for kernel 6.1.0-99-amd64"
+[ "$(grep -c "waiting for the repository to serve this node's package" "$T/err")" -ge 2 ] ||
+    fail "no check before the limit: $(cat "$T/err")"
+[ ! -e "$T/root/$IDIR_REL/.waiting.json" ] || fail "the record stayed after the limit"
+
 # 4. Refusals a package would not lift exit as before, at once.
 expect_rc 3 install $(kernel_args) --wait-for-package --driver-version 999.1.1
 expect_err "no driver in the repository matches version '999.1.1'"
