@@ -14,6 +14,7 @@
 
 #include "agent/agent.h"
 #include "cmd/cmd.h"
+#include "cmd/doctor_checks.h"
 #include "cmd/pending_failed.h"
 #include "cmd/session.h"
 #include "host/host.h"
@@ -25,60 +26,9 @@
 #include "util/out.h"
 #include "util/str.h"
 
-#define MAX_CHECKS 30
 #define LOW_DISK_MIB 1024
 
-enum verdict { V_OK, V_WARN, V_FAIL, V_SKIP };
-
 static const char *const verdict_names[] = {"ok", "warn", "fail", "skip"};
-
-struct check {
-	enum verdict v;
-	char name[32];
-	char detail[512];
-	char fix[384];
-};
-
-struct doctor {
-	struct check checks[MAX_CHECKS];
-	size_t n;
-};
-
-_printf_(5, 0) static void set_va(struct check *c, enum verdict v, const char *name,
-				  const char *fix, const char *fmt, va_list ap)
-{
-	c->v = v;
-	snprintf(c->name, sizeof(c->name), "%s", name);
-	snprintf(c->fix, sizeof(c->fix), "%s", v == V_OK || v == V_SKIP || !fix ? "" : fix);
-	vsnprintf(c->detail, sizeof(c->detail), fmt, ap);
-}
-
-/* Sets check C anew: a later check can change what an earlier line concludes. */
-static void set(struct check *c, enum verdict v, const char *name, const char *fix, const char *fmt,
-		...) _printf_(5, 6);
-static void set(struct check *c, enum verdict v, const char *name, const char *fix, const char *fmt,
-		...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	set_va(c, v, name, fix, fmt, ap);
-	va_end(ap);
-}
-
-static void add(struct doctor *d, enum verdict v, const char *name, const char *fix,
-		const char *fmt, ...) _printf_(5, 6);
-static void add(struct doctor *d, enum verdict v, const char *name, const char *fix,
-		const char *fmt, ...)
-{
-	va_list ap;
-
-	if (d->n == MAX_CHECKS)
-		return;
-	va_start(ap, fmt);
-	set_va(&d->checks[d->n++], v, name, fix, fmt, ap);
-	va_end(ap);
-}
 
 /* The host-path options, judged as install judges them (hostpath.h). */
 static void check_host_paths(struct doctor *d, const struct config *c, int root_fd)
@@ -88,12 +38,12 @@ static void check_host_paths(struct doctor *d, const struct config *c, int root_
 
 	err_clear(&e);
 	if (hostpath_check_config(&ho, root_fd, &e) < 0)
-		add(d, V_FAIL, "host paths", e.hint, "%s", e.msg);
+		doctor_add(d, V_FAIL, "host paths", e.hint, "%s", e.msg);
 	else if (hostpath_check_install_writable(&ho, root_fd, &e) < 0)
-		add(d, V_WARN, "host paths", e.hint, "%s", e.msg);
+		doctor_add(d, V_WARN, "host paths", e.hint, "%s", e.msg);
 	else
-		add(d, V_OK, "host paths", NULL, "install dir %s, cache %s, CDI %s", c->install_dir,
-		    c->cache_dir, c->cdi_dir);
+		doctor_add(d, V_OK, "host paths", NULL, "install dir %s, cache %s, CDI %s",
+			   c->install_dir, c->cache_dir, c->cdi_dir);
 }
 
 static void check_gpus(struct doctor *d, const struct nodestate *s)
@@ -103,8 +53,8 @@ static void check_gpus(struct doctor *d, const struct nodestate *s)
 	bool nouveau = false;
 
 	if (s->host.n_gpus == 0) {
-		add(d, V_FAIL, "gpus", "run the installer on a GPU node",
-		    "no NVIDIA GPU on the PCI bus");
+		doctor_add(d, V_FAIL, "gpus", "run the installer on a GPU node",
+			   "no NVIDIA GPU on the PCI bus");
 		return;
 	}
 	for (size_t i = 0; i < s->host.n_gpus && len < sizeof(list); i++) {
@@ -117,216 +67,12 @@ static void check_gpus(struct doctor *d, const struct nodestate *s)
 					drv[0] ? drv : "no driver");
 	}
 	if (nouveau)
-		add(d, V_FAIL, "gpus",
-		    "blacklist nouveau (modprobe.blacklist=nouveau) and reboot, then install",
-		    "%s: bound to nouveau", list);
+		doctor_add(
+			d, V_FAIL, "gpus",
+			"blacklist nouveau (modprobe.blacklist=nouveau) and reboot, then install",
+			"%s: bound to nouveau", list);
 	else
-		add(d, V_OK, "gpus", NULL, "%s", list);
-}
-
-/* Whether MPS's control daemon serves: its control socket in the pipe directory. */
-static bool mps_serves(int root_fd)
-{
-	struct err e;
-	struct stat st;
-	_cleanup_close_ int fd = fs_open_in_root(root_fd, MIG_MPS_PIPE_DIR "/control",
-						 O_PATH | O_NOFOLLOW | O_CLOEXEC, 0, 0, &e);
-
-	return fd >= 0 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
-}
-
-/*
- * Whether MPS's pipe directory, where there is one, is root's alone (expose/expose.h):
- * false with E saying whose it is. Looked at, never made.
- */
-static bool mps_dir_ours(int root_fd, struct err *e)
-{
-	_cleanup_close_ int fd = fs_own_dir_in_root(root_fd, MIG_MPS_PIPE_DIR, 0, false, e);
-
-	return fd >= 0 || err_errnum(e) == ENOENT;
-}
-
-/* What the pool's GPU sharing asks of the node beyond the device plugin (MPS's daemon). */
-static void check_sharing(struct doctor *d, int root_fd, const struct mig_request *req,
-			  const char *what)
-{
-	struct err e;
-
-	err_clear(&e);
-	if (req->sharing == MIG_SHARING_MPS && !mps_dir_ours(root_fd, &e))
-		add(d, V_FAIL, "partitions",
-		    "remove the directory (rm -r " MIG_MPS_PIPE_DIR
-		    "): the node agent makes it again, root's alone, and starts MPS's control daemon",
-		    "%s; MPS with %u clients per GPU: %s", what, req->max_shared_clients, e.msg);
-	else if (req->sharing == MIG_SHARING_MPS && mps_serves(root_fd))
-		add(d, V_OK, "partitions", NULL,
-		    "%s; MPS with %u clients per GPU: the control daemon serves (%s)", what,
-		    req->max_shared_clients, MIG_MPS_PIPE_DIR);
-	else if (req->sharing == MIG_SHARING_MPS)
-		add(d, V_WARN, "partitions",
-		    "the node agent runs it (nvidia-cuda-mps-control from the install dir's bin/) while the pool asks for MPS: see the agent's log and its metrics",
-		    "%s; MPS with %u clients per GPU: no control daemon serves (%s/control)", what,
-		    req->max_shared_clients, MIG_MPS_PIPE_DIR);
-	else if (req->sharing == MIG_SHARING_TIME)
-		add(d, V_OK, "partitions", NULL,
-		    "%s; time-sharing with %u clients per GPU (the device plugin's part)", what,
-		    req->max_shared_clients);
-	else
-		add(d, V_OK, "partitions", NULL, "%s", what);
-}
-
-/*
- * What the layout ONE means on GPU, by its PCI id (GKE's partitioner's tables): its size
- * and model into *MS and *M (both NULL where the model is not known here and NVML answers,
- * which then judges alone). Returns 0, or -1 with E naming the sizes the GPU has.
- */
-static int profile_on_gpu(const struct part_one *one, const struct gpu *gpu, bool nvml_ok,
-			  const struct mig_size **ms, const struct mig_model **m, struct err *e)
-{
-	struct mig_request req = {.sharing = MIG_SHARING_NONE};
-
-	*ms = NULL;
-	*m = mig_model_of(gpu->vendor, gpu->device);
-	if (!*m && nvml_ok)
-		return 0;
-	snprintf(req.partition_size, sizeof(req.partition_size), "%s", one->profile);
-	return mig_size_for_gpu(&req, gpu->vendor, gpu->device, ms, e);
-}
-
-static bool names_gpus(const struct part_layout *l)
-{
-	for (unsigned i = 0; i < PART_LAYOUT_GPUS; i++)
-		if (l->named[i])
-			return true;
-	return false;
-}
-
-/* Whether GPU I of R holds what ONE asks for (EXPECTED MIG devices, 0: any number). */
-static bool gpu_in_place(const struct nvml_report *r, unsigned i, const struct part_one *one,
-			 unsigned expected)
-{
-	unsigned n = 0, match = 0;
-
-	for (unsigned k = 0; k < r->n_migs; k++) {
-		n += r->migs[k].gpu == i;
-		match += r->migs[k].gpu == i && strcmp(r->migs[k].profile, one->profile) == 0;
-	}
-	switch (one->kind) {
-	case PART_KEEP:
-		return true;
-	case PART_DISABLED:
-		return r->gpus[i].mig_mode <= 0;
-	case PART_ENABLED:
-		return r->gpus[i].mig_mode == 1;
-	case PART_PROFILE:
-		break;
-	}
-	return r->gpus[i].mig_mode == 1 && n > 0 && match == n && (!expected || n == expected);
-}
-
-/* Whether NVML shows L in place: the MIG modes, the MIG devices and their profiles. */
-static void check_layout_live(struct doctor *d, const struct part_layout *l,
-			      const struct nodestate *s, const char *what, const unsigned *expected)
-{
-	const struct nvml_report *r = &s->nvml;
-	unsigned on = 0, pending = 0, match = 0, off = 0;
-
-	if (!s->nvml_ok) {
-		add(d, V_WARN, "partitions", "see the nvml line",
-		    "%s asked for (%s); NVML does not answer: not checked", what, l->source);
-		return;
-	}
-	for (unsigned i = 0; i < r->n_gpus; i++) {
-		struct part_one one = part_layout_for(l, i);
-
-		on += r->gpus[i].mig_mode == 1;
-		pending += r->gpus[i].mig_pending >= 0 &&
-			   r->gpus[i].mig_pending != r->gpus[i].mig_mode;
-		off += !gpu_in_place(r, i, &one, i < NVML_MAX_GPUS ? expected[i] : 0);
-	}
-	for (unsigned i = 0; i < r->n_migs; i++) {
-		struct part_one one = part_layout_for(l, r->migs[i].gpu);
-
-		match += strcmp(r->migs[i].profile, one.profile) == 0;
-	}
-	if (pending)
-		add(d, V_FAIL, "partitions",
-		    "reboot the node (or, with the GPUs idle, nvidia-smi -r); the installer's next run makes the instances",
-		    "%s asked for (%s); MIG mode waits for a GPU reset on %u GPU(s)", what,
-		    l->source, pending);
-	else if (!off)
-		add(d, V_OK, "partitions", NULL,
-		    "%s (%s); in place: %u GPU(s) in MIG mode, %u MIG devices", what, l->source, on,
-		    r->n_migs);
-	else
-		add(d, V_WARN, "partitions",
-		    "run the installer again (the DaemonSet's next start), with the GPUs idle: it makes the layout",
-		    "%s asked for (%s); not in place: %u of %u GPUs in MIG mode, %u MIG devices, %u of them as asked",
-		    what, l->source, on, r->n_gpus, r->n_migs, match);
-}
-
-/*
- * The GPU layout asked for (--mig-layout; by default GKE's gpu_config.json): a MIG size
- * each GPU has, and whether NVML shows it in place; a pool's sharing; no line when no
- * layout and no sharing is asked for.
- */
-static void check_partitions(struct doctor *d, int root_fd, const struct config *c,
-			     const struct nodestate *s)
-{
-	struct mig_request req = {.sharing = MIG_SHARING_NONE};
-	unsigned expected[NVML_MAX_GPUS] = {0};
-	struct part_layout l;
-	char what[PART_LAYOUT_NAME_MAX + 96];
-	struct err e;
-	int r;
-
-	err_clear(&e);
-	r = strcmp(c->mig_layout, "gke") == 0 ? mig_read_gke_config(root_fd, &req, &e) : 1;
-	if (r < 0) {
-		add(d, V_WARN, "partitions",
-		    "correct it: GKE writes it from the node pool's gpu-partition-size and GPU sharing settings",
-		    "%s; GKE's device plugin ignores such a file too", e.msg);
-		return;
-	}
-	/* The file, read once: its layout, or (no file) none. */
-	if (strcmp(c->mig_layout, "gke") == 0)
-		part_layout_of_gke(r == 0 ? &req : &(struct mig_request){.partition_size = ""}, &l);
-	else if (part_layout_parse(c->mig_layout, root_fd, &l, &e) < 0) {
-		add(d, V_FAIL, "partitions", "correct --mig-layout", "%s", e.msg);
-		return;
-	}
-	if (part_layout_keeps(&l)) {
-		if (r == 0)
-			check_sharing(d, root_fd, &req, "whole GPUs (no partition size asked for)");
-		return;
-	}
-	part_layout_name(&l, what, sizeof(what));
-	if (l.kind == PART_DISABLED && !names_gpus(&l))
-		snprintf(what, sizeof(what), "whole GPUs");
-	for (size_t i = 0; i < s->host.n_gpus && i < NVML_MAX_GPUS; i++) {
-		struct part_one one = part_layout_for(&l, (unsigned)i);
-		const struct mig_size *ms;
-		const struct mig_model *m;
-
-		if (one.kind != PART_PROFILE)
-			continue;
-		if (profile_on_gpu(&one, &s->host.gpus[i], s->nvml_ok, &ms, &m, &e) < 0) {
-			add(d, V_FAIL, "partitions",
-			    "ask for a size the GPU has (the node pool's gpu-partition-size, or --mig-layout)",
-			    "%s", e.msg);
-			return;
-		}
-		expected[i] = ms ? ms->count : 0;
-		/* One profile for every GPU: what it means, in GKE's terms. */
-		if (i == 0 && ms && l.kind == PART_PROFILE && !names_gpus(&l))
-			snprintf(
-				what, sizeof(what),
-				"MIG %s: %u instances of GPU-instance profile %u on each of %zu %s",
-				ms->name, ms->count, ms->profile_id, s->host.n_gpus, m->name);
-	}
-	check_layout_live(d, &l, s, what, expected);
-	if (req.sharing != MIG_SHARING_NONE)
-		check_sharing(d, root_fd, &req, what);
+		doctor_add(d, V_OK, "gpus", NULL, "%s", list);
 }
 
 static void check_conflicts(struct doctor *d, const struct nodestate *s)
@@ -335,16 +81,17 @@ static void check_conflicts(struct doctor *d, const struct nodestate *s)
 		const char *n = s->host.modules[i].name;
 
 		if (strncmp(n, "nvidia", 6) != 0 || strcmp(n, "nvidiafb") == 0) {
-			add(d, V_FAIL, "conflicts",
-			    "install unloads it when idle; if it is in use, blacklist it and reboot",
-			    "%s is loaded", n);
+			doctor_add(
+				d, V_FAIL, "conflicts",
+				"install unloads it when idle; if it is in use, blacklist it and reboot",
+				"%s is loaded", n);
 			return;
 		}
 	}
 	if (s->host.modules_known)
-		add(d, V_OK, "conflicts", NULL, "no nouveau, nova or nvidiafb loaded");
+		doctor_add(d, V_OK, "conflicts", NULL, "no nouveau, nova or nvidiafb loaded");
 	else
-		add(d, V_SKIP, "conflicts", NULL, "not checked: no /proc/modules to read");
+		doctor_add(d, V_SKIP, "conflicts", NULL, "not checked: no /proc/modules to read");
 }
 
 /* How close kernel A is to B: shared leading characters, then numeric distance. */
@@ -377,10 +124,10 @@ static void check_repository_fallback(struct doctor *d, const struct source *src
 	snprintf(cause, sizeof(cause), "%.*s",
 		 fix ? (int)(fix - src->fallback_reason) : (int)strlen(src->fallback_reason),
 		 src->fallback_reason);
-	add(d, src->fallback == SOURCE_FALLBACK_NOT_FOUND ? V_FAIL : V_WARN, "repository",
-	    fix ? fix + strlen("; fix: ") : "check --repo (NVIDIA_DRIVER_REPO)",
-	    "answered from the node's cache, not a mirror (%s): %s",
-	    source_fallback_name(src->fallback), cause);
+	doctor_add(d, src->fallback == SOURCE_FALLBACK_NOT_FOUND ? V_FAIL : V_WARN, "repository",
+		   fix ? fix + strlen("; fix: ") : "check --repo (NVIDIA_DRIVER_REPO)",
+		   "answered from the node's cache, not a mirror (%s): %s",
+		   source_fallback_name(src->fallback), cause);
 }
 
 /*
@@ -419,14 +166,15 @@ static void check_module_type_suits(struct doctor *d, const struct repo_index *i
 			.kernel = s->host.kernel},
 		&kd);
 	if (kd.ok)
-		add(d, V_OK, "module type", NULL,
-		    "the %s modules of %s are loaded; the index lists every GPU for them",
-		    s->loaded_type, s->loaded_version);
+		doctor_add(d, V_OK, "module type", NULL,
+			   "the %s modules of %s are loaded; the index lists every GPU for them",
+			   s->loaded_type, s->loaded_version);
 	else
-		add(d, V_FAIL, "module type",
-		    "install the flavour the GPUs need: --kernel-module-type auto (see list-versions), then drain the node and re-run install",
-		    "the %s modules of %s are loaded: %s", s->loaded_type, s->loaded_version,
-		    kd.reason);
+		doctor_add(
+			d, V_FAIL, "module type",
+			"install the flavour the GPUs need: --kernel-module-type auto (see list-versions), then drain the node and re-run install",
+			"the %s modules of %s are loaded: %s", s->loaded_type, s->loaded_version,
+			kd.reason);
 }
 
 /* What the repository has for the running kernel: the kernel check's fix follows it. */
@@ -457,8 +205,8 @@ static void check_repository_carried(struct doctor *d, struct source *src,
 	if (source_probe_package(src, choice->pkg, &mirror, &e) != 0) {
 		ret->what = ANSWER_SERVES;
 		str_fmt_cut(ret->version, sizeof(ret->version), "%s", choice->driver->version);
-		add(d, V_OK, "repository", NULL, "driver %s has a package for kernel %s",
-		    choice->driver->version, s->host.kernel);
+		doctor_add(d, V_OK, "repository", NULL, "driver %s has a package for kernel %s",
+			   choice->driver->version, s->host.kernel);
 		return;
 	}
 	ret->what = ANSWER_NOTHING;
@@ -466,9 +214,10 @@ static void check_repository_carried(struct doctor *d, struct source *src,
 		fix, sizeof(fix),
 		"add it to the mirror ('nvidia-driver-installer mirror --kernel %s --driver-version %s'), or ask for a version a mirror carries ('list-versions')",
 		s->host.kernel, choice->driver->version);
-	add(d, V_FAIL, "repository", fix,
-	    "driver %s has a package for kernel %s in the index, but no mirror carries it ('%s')",
-	    choice->driver->version, s->host.kernel, choice->pkg->path);
+	doctor_add(
+		d, V_FAIL, "repository", fix,
+		"driver %s has a package for kernel %s in the index, but no mirror carries it ('%s')",
+		choice->driver->version, s->host.kernel, choice->pkg->path);
 }
 
 /* Nothing for this kernel (WHY, from repo_select): the kernels nearest to it that have one. */
@@ -500,8 +249,8 @@ static void check_repository_nearest(struct doctor *d, const struct repo_index *
 	for (size_t i = 0; i < n && i < 3; i++)
 		len += (size_t)snprintf(near + len, sizeof(near) - len, "%s%s", i ? ", " : "",
 					names[scored[i][1]]);
-	add(d, V_FAIL, "repository", why->hint, "%s%s%s", why->msg,
-	    n ? "; nearest kernels with one: " : "", near);
+	doctor_add(d, V_FAIL, "repository", why->hint, "%s%s%s", why->msg,
+		   n ? "; nearest kernels with one: " : "", near);
 }
 
 /* The question install asks (coverage --kernel), for the kernel NEXT on this host. */
@@ -538,15 +287,15 @@ static void check_repository(struct doctor *d, const struct config *c, int root_
 
 	ret->what = ret->next_what = ANSWER_NOT_ASKED;
 	if (c->repos.n == 0) {
-		add(d, V_SKIP, "repository", NULL, "no --repo given");
+		doctor_add(d, V_SKIP, "repository", NULL, "no --repo given");
 		return;
 	}
 	ret->what = ret->next_what = ANSWER_UNKNOWN;
 	err_clear(&e);
 	if (cache_open(root_fd, c->cache_dir, false, &cache, &e) < 0 ||
 	    source_open(&so, cache, 0, &src, &e) < 0) {
-		add(d, V_FAIL, "repository", e.hint[0] ? e.hint : "check --repo and --repo-key",
-		    "%s", e.msg);
+		doctor_add(d, V_FAIL, "repository",
+			   e.hint[0] ? e.hint : "check --repo and --repo-key", "%s", e.msg);
 		return;
 	}
 	if (src.from_cache) {
@@ -556,8 +305,8 @@ static void check_repository(struct doctor *d, const struct config *c, int root_
 		return;
 	}
 	if (source_keys_share_record(&src))
-		add(d, V_WARN, "repository keys", SOURCE_KEYS_SHARE_FIX, "%s (%zu keys)",
-		    SOURCE_KEYS_SHARE_RECORD, verify_keys_count(src.keys));
+		doctor_add(d, V_WARN, "repository keys", SOURCE_KEYS_SHARE_FIX, "%s (%zu keys)",
+			   SOURCE_KEYS_SHARE_RECORD, verify_keys_count(src.keys));
 	check_module_type_suits(d, src.idx, s);
 	if (next[0] && strcmp(next, s->host.kernel) != 0)
 		judge_next(c, &src, s, next, ret);
@@ -594,22 +343,22 @@ static void check_trust(struct doctor *d, const struct config *c, int root_fd,
 	snprintf(head, sizeof(head), "sig_enforce %s, lockdown %s, Secure Boot %s, LoadPin %s",
 		 t->sig_enforce, t->lockdown, t->secure_boot, t->loadpin);
 	if (s->installed && strcmp(s->loaded_version, s->manifest.driver_version) == 0) {
-		add(d, V_OK, "module trust", NULL,
-		    "%s; the kernel accepted the modules (signer '%s')", head,
-		    s->signer[0] ? s->signer : "unsigned");
+		doctor_add(d, V_OK, "module trust", NULL,
+			   "%s; the kernel accepted the modules (signer '%s')", head,
+			   s->signer[0] ? s->signer : "unsigned");
 		return;
 	}
 	err_clear(&e);
 	if (kernel_probe(&ko, root_fd, s->host.kernel, &kn, &e) < 0) {
-		add(d, V_WARN, "module trust", e.hint, "%s; no prediction: %s", head, e.msg);
+		doctor_add(d, V_WARN, "module trust", e.hint, "%s; no prediction: %s", head, e.msg);
 		return;
 	}
 	if (publish_open(root_fd, c->install_dir, false, &dir, &e) == 0 && dir && s->installed)
 		drivers_fd = publish_version_subdir(dir, s->install_id, "drivers", &e);
 	kernel_predict(kn, dir ? publish_fd(dir) : -1, drivers_fd, NULL, &pr);
-	add(d, of[pr.verdict], "module trust", pr.need, "%s; %s modules: %s (%s)", head,
-	    s->installed ? "the installed" : "a package's", ktrust_verdict_name(pr.verdict),
-	    pr.why);
+	doctor_add(d, of[pr.verdict], "module trust", pr.need, "%s; %s modules: %s (%s)", head,
+		   s->installed ? "the installed" : "a package's", ktrust_verdict_name(pr.verdict),
+		   pr.why);
 }
 
 /* The loaded flavour against the installed one (the manifest's). */
@@ -620,9 +369,9 @@ static void check_module_type(struct doctor *d, const struct nodestate *s)
 	if (!s->loaded_type[0] || !inst || strcmp(s->loaded_version, s->manifest.driver_version))
 		return;
 	if (strcmp(inst, s->loaded_type) != 0)
-		add(d, V_FAIL, "module type", "drain the node and re-run install, or reboot",
-		    "the %s modules of %s are loaded, the %s ones are installed", s->loaded_type,
-		    s->loaded_version, inst);
+		doctor_add(d, V_FAIL, "module type", "drain the node and re-run install, or reboot",
+			   "the %s modules of %s are loaded, the %s ones are installed",
+			   s->loaded_type, s->loaded_version, inst);
 }
 
 static void check_installed(struct doctor *d, const struct nodestate *s)
@@ -631,27 +380,29 @@ static void check_installed(struct doctor *d, const struct nodestate *s)
 	char other[sizeof(d->checks[0].fix)];
 
 	if (!s->installed) {
-		add(d, V_FAIL, "installed", "run 'nvidia-driver-installer install'",
-		    "no driver is installed");
+		doctor_add(d, V_FAIL, "installed", "run 'nvidia-driver-installer install'",
+			   "no driver is installed");
 		return;
 	}
 	str_fmt_cut(other, sizeof(other),
 		    "its modules are for kernel %s, not %s: see the kernel check",
 		    s->manifest.kernel_release, s->host.kernel);
 	if (!s->loaded_version[0])
-		add(d, V_FAIL, "loaded",
-		    strcmp(s->manifest.kernel_release, s->host.kernel) != 0
-			    ? other
-			    : "run install: it loads the installed modules (after a reboot too)",
-		    "driver %s is installed but not loaded", want);
+		doctor_add(
+			d, V_FAIL, "loaded",
+			strcmp(s->manifest.kernel_release, s->host.kernel) != 0
+				? other
+				: "run install: it loads the installed modules (after a reboot too)",
+			"driver %s is installed but not loaded", want);
 	else if (strcmp(s->loaded_version, want) != 0)
-		add(d, V_FAIL, "loaded", "drain the node and re-run install, or reboot",
-		    "driver %s is loaded, %s is installed", s->loaded_version, want);
+		doctor_add(d, V_FAIL, "loaded", "drain the node and re-run install, or reboot",
+			   "driver %s is loaded, %s is installed", s->loaded_version, want);
 	else
-		add(d, V_OK, "loaded", NULL, "driver %s installed and loaded", want);
-	add(d, s->firmware_ok ? V_OK : V_FAIL, "firmware",
-	    "re-run install: it links the firmware into /lib/firmware or sets firmware_class.path",
-	    "%s", s->firmware_how);
+		doctor_add(d, V_OK, "loaded", NULL, "driver %s installed and loaded", want);
+	doctor_add(
+		d, s->firmware_ok ? V_OK : V_FAIL, "firmware",
+		"re-run install: it links the firmware into /lib/firmware or sets firmware_class.path",
+		"%s", s->firmware_how);
 }
 
 /* A change that waits for idle GPUs (--when-busy defer): a warning that says how to finish. */
@@ -661,15 +412,16 @@ static void check_pending(struct doctor *d, const struct config *c, int root_fd)
 
 	if (session_pending(c, root_fd, &p) != 1)
 		return;
-	add(d, V_WARN, "upgrade pending",
-	    "drain the node's GPU workloads (cordon, then evict its GPU pods), then delete the installer pod: its next run switches; or reboot the node, which loads the pending version",
-	    "%s%s%s%s waits (%s) since %s: %s",
-	    strcmp(p.reason, PENDING_MODULE_ARGS) == 0	? "new module parameters for "
-	    : strcmp(p.reason, PENDING_MIG_LAYOUT) == 0 ? "the GPU layout "
-							: "driver ",
-	    strcmp(p.reason, PENDING_MIG_LAYOUT) == 0 ? p.mig_layout : "",
-	    strcmp(p.reason, PENDING_MIG_LAYOUT) == 0 ? " for driver " : "", p.driver_version,
-	    p.reason, p.since[0] ? p.since : "?", p.waiting_for);
+	doctor_add(
+		d, V_WARN, "upgrade pending",
+		"drain the node's GPU workloads (cordon, then evict its GPU pods), then delete the installer pod: its next run switches; or reboot the node, which loads the pending version",
+		"%s%s%s%s waits (%s) since %s: %s",
+		strcmp(p.reason, PENDING_MODULE_ARGS) == 0  ? "new module parameters for "
+		: strcmp(p.reason, PENDING_MIG_LAYOUT) == 0 ? "the GPU layout "
+							    : "driver ",
+		strcmp(p.reason, PENDING_MIG_LAYOUT) == 0 ? p.mig_layout : "",
+		strcmp(p.reason, PENDING_MIG_LAYOUT) == 0 ? " for driver " : "", p.driver_version,
+		p.reason, p.since[0] ? p.since : "?", p.waiting_for);
 }
 
 /* A pending version that failed and was withdrawn: the node serves, so a warning. */
@@ -679,11 +431,12 @@ static void check_pending_failed(struct doctor *d, const struct config *c, int r
 
 	if (pfail_read(c, root_fd, &f) != 1)
 		return;
-	add(d, V_WARN, "pending version failed",
-	    "fix the cause (" DOC_DIR
-	    "/exit-codes.md says what each exit code asks for), then delete the installer pod: its next run stages the version again from the repository",
-	    "driver %s failed at %s (exit %d) and was withdrawn, the current version serves: %s",
-	    f.driver_version, f.failed_at[0] ? f.failed_at : "?", f.exit_code, f.cause);
+	doctor_add(
+		d, V_WARN, "pending version failed",
+		"fix the cause (" DOC_DIR
+		"/exit-codes.md says what each exit code asks for), then delete the installer pod: its next run stages the version again from the repository",
+		"driver %s failed at %s (exit %d) and was withdrawn, the current version serves: %s",
+		f.driver_version, f.failed_at[0] ? f.failed_at : "?", f.exit_code, f.cause);
 }
 
 /* An install that waits for the repository to serve this node's package. */
@@ -695,54 +448,61 @@ static void check_waiting(struct doctor *d, const struct config *c, int root_fd)
 	if (session_waiting(c, root_fd, &w) != 1)
 		return;
 	session_waiting_text(&w, line, sizeof(line));
-	add(d, V_WARN, "package",
-	    "publish a package of that driver for this kernel (scripts/build-driver-package, or the supply pass, docs/building-packages.md): the installer installs it at its next check",
-	    "%s: %s", line, w.reason);
+	doctor_add(
+		d, V_WARN, "package",
+		"publish a package of that driver for this kernel (scripts/build-driver-package, or the supply pass, docs/building-packages.md): the installer installs it at its next check",
+		"%s: %s", line, w.reason);
 }
 
 static void check_host_side(struct doctor *d, const struct nodestate *s)
 {
 	if (s->has_mount)
-		add(d, s->mount.noexec ? V_FAIL : V_OK, "exec mount",
-		    "re-run install: it bind-mounts the install dir exec",
-		    "install dir on %s (%s %s)", s->mount.target, s->mount.fstype,
-		    s->mount.options);
+		doctor_add(d, s->mount.noexec ? V_FAIL : V_OK, "exec mount",
+			   "re-run install: it bind-mounts the install dir exec",
+			   "install dir on %s (%s %s)", s->mount.target, s->mount.fstype,
+			   s->mount.options);
 	if (s->has_mount)
-		add(d, s->free_mib < LOW_DISK_MIB ? V_WARN : V_OK, "disk",
-		    "free space for the next version (a driver takes about 400 MiB unpacked)",
-		    "%llu MiB free on the install dir's file system",
-		    (unsigned long long)s->free_mib);
+		doctor_add(
+			d, s->free_mib < LOW_DISK_MIB ? V_WARN : V_OK, "disk",
+			"free space for the next version (a driver takes about 400 MiB unpacked)",
+			"%llu MiB free on the install dir's file system",
+			(unsigned long long)s->free_mib);
 	if (!s->installed)
 		return;
-	add(d, s->nodes_ok ? V_OK : V_FAIL, "device nodes", "re-run install: it makes them",
-	    "%zu /dev/nvidia* node(s)%s", s->n_nodes,
-	    s->nodes_ok ? "" : "; nvidiactl or a per-GPU node is missing");
-	add(d, s->ld_ok ? V_OK : V_FAIL, "ld cache",
-	    "re-run install, and check that the host's /etc/ld.so.conf includes ld.so.conf.d", "%s",
-	    s->ld_ok ? "the host's ld cache finds libcuda.so.1"
-		     : "libcuda.so.1 is not in the host's ld cache");
+	doctor_add(d, s->nodes_ok ? V_OK : V_FAIL, "device nodes", "re-run install: it makes them",
+		   "%zu /dev/nvidia* node(s)%s", s->n_nodes,
+		   s->nodes_ok ? "" : "; nvidiactl or a per-GPU node is missing");
+	doctor_add(
+		d, s->ld_ok ? V_OK : V_FAIL, "ld cache",
+		"re-run install, and check that the host's /etc/ld.so.conf includes ld.so.conf.d",
+		"%s",
+		s->ld_ok ? "the host's ld cache finds libcuda.so.1"
+			 : "libcuda.so.1 is not in the host's ld cache");
 	if (s->nvml_ok)
-		add(d, V_OK, "nvml", NULL, "driver %s answers for %u GPU(s)",
-		    s->nvml.driver_version, s->nvml.n_gpus);
+		doctor_add(d, V_OK, "nvml", NULL, "driver %s answers for %u GPU(s)",
+			   s->nvml.driver_version, s->nvml.n_gpus);
 	else if (s->nvml_error[0])
-		add(d, V_FAIL, "nvml", "see dmesg for NVRM errors; re-run install", "%s",
-		    s->nvml_error);
+		doctor_add(d, V_FAIL, "nvml", "see dmesg for NVRM errors; re-run install", "%s",
+			   s->nvml_error);
 	/* Two specs of one kind: the runtime drops the device for every container. */
 	if (s->cdi_other[0] && s->cdi_present)
-		add(d, V_FAIL, "cdi",
-		    "the node agent withdraws ours at its next look (with --cdi-replace it sets theirs aside); without an agent re-run install",
-		    "%s, another producer's spec, declares our CDI kind as ours does: a runtime resolves neither's devices",
-		    s->cdi_other);
+		doctor_add(
+			d, V_FAIL, "cdi",
+			"the node agent withdraws ours at its next look (with --cdi-replace it sets theirs aside); without an agent re-run install",
+			"%s, another producer's spec, declares our CDI kind as ours does: a runtime resolves neither's devices",
+			s->cdi_other);
 	else if (s->cdi_other[0])
-		add(d, V_WARN, "cdi",
-		    "leave it, or install with --cdi-kind (ours beside theirs) or --cdi-replace",
-		    "%s, another producer's spec, declares our CDI kind: ours is withdrawn and the node's CDI devices are theirs",
-		    s->cdi_other);
+		doctor_add(
+			d, V_WARN, "cdi",
+			"leave it, or install with --cdi-kind (ours beside theirs) or --cdi-replace",
+			"%s, another producer's spec, declares our CDI kind: ours is withdrawn and the node's CDI devices are theirs",
+			s->cdi_other);
 	else if (s->ready_present)
-		add(d, s->cdi_present ? V_OK : V_FAIL, "cdi", "re-run install", "CDI spec %s",
-		    s->cdi_present ? "present" : "absent although the driver is ready");
-	add(d, s->ready_present ? V_OK : V_WARN, "ready", "re-run install", "readiness marker %s",
-	    s->ready_present ? "present" : "absent");
+		doctor_add(d, s->cdi_present ? V_OK : V_FAIL, "cdi", "re-run install",
+			   "CDI spec %s",
+			   s->cdi_present ? "present" : "absent although the driver is ready");
+	doctor_add(d, s->ready_present ? V_OK : V_WARN, "ready", "re-run install",
+		   "readiness marker %s", s->ready_present ? "present" : "absent");
 }
 
 /* The install dir's labels against those containers and the kernel need (host/selinux.h). */
@@ -760,23 +520,26 @@ static void check_labels(struct doctor *d, const struct config *c, int root_fd,
 		return; /* nothing installed: nothing to label */
 	r = publish_find_mislabelled(dir, se, &m);
 	if (r == -EOPNOTSUPP) {
-		add(d, V_WARN, "selinux labels",
-		    "put the install dir on a file system with extended attributes, or mount it with context=\"" SELINUX_CONTAINER_TYPE
-		    "\"",
-		    "the install dir's file system keeps no SELinux labels: containers see its mount's context");
+		doctor_add(
+			d, V_WARN, "selinux labels",
+			"put the install dir on a file system with extended attributes, or mount it with context=\"" SELINUX_CONTAINER_TYPE
+			"\"",
+			"the install dir's file system keeps no SELinux labels: containers see its mount's context");
 		return;
 	}
 	if (r == 0 && m.foreign)
-		add(d, V_WARN, "selinux links",
-		    "remove it: the installer makes no such link, and containers must not read the file it names",
-		    "%zu entr%s of the install dir %s a hard link to a file that is not the installer's, left unlabelled: %s",
-		    m.foreign, m.foreign == 1 ? "y" : "ies", m.foreign == 1 ? "is" : "are",
-		    m.first_foreign);
+		doctor_add(
+			d, V_WARN, "selinux links",
+			"remove it: the installer makes no such link, and containers must not read the file it names",
+			"%zu entr%s of the install dir %s a hard link to a file that is not the installer's, left unlabelled: %s",
+			m.foreign, m.foreign == 1 ? "y" : "ies", m.foreign == 1 ? "is" : "are",
+			m.first_foreign);
 	if (r < 0 || !m.count) {
-		add(d, r < 0 ? V_WARN : V_OK, "selinux labels", "re-run install",
-		    r < 0 ? "the install dir's labels cannot be read: %s" : "%s",
-		    r < 0 ? strerror(-r)
-			  : "every entry of the install dir carries its label (containers', or the kernel modules')");
+		doctor_add(
+			d, r < 0 ? V_WARN : V_OK, "selinux labels", "re-run install",
+			r < 0 ? "the install dir's labels cannot be read: %s" : "%s",
+			r < 0 ? strerror(-r)
+			      : "every entry of the install dir carries its label (containers', or the kernel modules')");
 		return;
 	}
 	if (se->modules_context[0]) {
@@ -792,13 +555,14 @@ static void check_labels(struct doctor *d, const struct config *c, int root_fd,
 			    "re-run install (it labels them), or: chcon -R -h %s %s", se->context,
 			    c->install_dir);
 	}
-	add(d, se->mode == SELINUX_ENFORCING ? V_FAIL : V_WARN, "selinux labels", fix,
-	    "%zu of %zu entries of the install dir lack their label (%s): %s: %s is %s", m.count,
-	    m.total, want,
-	    se->mode == SELINUX_ENFORCING
-		    ? "containers, and the kernel for drivers/, are refused them"
-		    : "once enforcing, containers, and the kernel for drivers/, would be refused them",
-	    m.first, m.first_label[0] ? m.first_label : "unlabelled");
+	doctor_add(
+		d, se->mode == SELINUX_ENFORCING ? V_FAIL : V_WARN, "selinux labels", fix,
+		"%zu of %zu entries of the install dir lack their label (%s): %s: %s is %s",
+		m.count, m.total, want,
+		se->mode == SELINUX_ENFORCING
+			? "containers, and the kernel for drivers/, are refused them"
+			: "once enforcing, containers, and the kernel for drivers/, would be refused them",
+		m.first, m.first_label[0] ? m.first_label : "unlabelled");
 }
 
 /* SELinux's mode, and whether what we publish carries the label containers need. */
@@ -808,20 +572,22 @@ static void check_selinux(struct doctor *d, const struct config *c, int root_fd,
 	const struct selinux *se = &s->host.selinux;
 
 	if (se->mode == SELINUX_DISABLED) {
-		add(d, V_OK, "selinux", NULL, "disabled: no labels needed");
+		doctor_add(d, V_OK, "selinux", NULL, "disabled: no labels needed");
 		return;
 	}
 	if (!se->context[0]) {
-		add(d, V_OK, "selinux", NULL,
-		    "%s; the policy has no " SELINUX_CONTAINER_TYPE
-		    " (no container policy): nothing is labelled",
-		    selinux_mode_name(se->mode));
+		doctor_add(d, V_OK, "selinux", NULL,
+			   "%s; the policy has no " SELINUX_CONTAINER_TYPE
+			   " (no container policy): nothing is labelled",
+			   selinux_mode_name(se->mode));
 		return;
 	}
-	add(d, V_OK, "selinux", NULL, "%s; containers read what we publish as %s%s%s%s",
-	    selinux_mode_name(se->mode), se->context,
-	    se->modules_context[0] ? ", the kernel loads our modules as " : "", se->modules_context,
-	    se->checked ? "" : " (not confirmed by the policy: selinuxfs is read-only here)");
+	doctor_add(d, V_OK, "selinux", NULL, "%s; containers read what we publish as %s%s%s%s",
+		   selinux_mode_name(se->mode), se->context,
+		   se->modules_context[0] ? ", the kernel loads our modules as " : "",
+		   se->modules_context,
+		   se->checked ? ""
+			       : " (not confirmed by the policy: selinuxfs is read-only here)");
 	if (s->installed)
 		check_labels(d, c, root_fd, se);
 }
@@ -842,7 +608,7 @@ static void check_kernel(struct check *k, const struct nodestate *s,
 		    s->host.os_id ? s->host.os_id : "?", s->host.os_build_id ? " build " : "",
 		    s->host.os_build_id ? s->host.os_build_id : "");
 	if (!s->installed || strcmp(inst, run) == 0) {
-		set(k, V_OK, "kernel", NULL, "%s", head);
+		doctor_set(k, V_OK, "kernel", NULL, "%s", head);
 		return;
 	}
 	if (answer->what == ANSWER_SERVES)
@@ -866,9 +632,10 @@ static void check_kernel(struct check *k, const struct nodestate *s,
 			fix, sizeof(fix),
 			"run install with the node's repository (--repo): it installs a package for kernel %s if the repository has one, which 'doctor --repo URL' tells; or boot kernel %s again",
 			run, inst);
-	set(k, V_FAIL, "kernel", fix,
-	    "%s: the installed driver %s is for kernel %s: no installed package fits this kernel",
-	    head, s->manifest.driver_version, inst);
+	doctor_set(
+		k, V_FAIL, "kernel", fix,
+		"%s: the installed driver %s is for kernel %s: no installed package fits this kernel",
+		head, s->manifest.driver_version, inst);
 }
 
 /*
@@ -885,13 +652,13 @@ static void check_next_boot(struct doctor *d, const struct nodestate *s, const s
 	if (!b->next[0])
 		return;
 	if (strcmp(b->next, run) == 0) {
-		add(d, V_OK, "next boot", NULL, "kernel %s again: %s", run, b->why);
+		doctor_add(d, V_OK, "next boot", NULL, "kernel %s again: %s", run, b->why);
 		return;
 	}
 	if (a->next_what == ANSWER_SERVES) {
-		add(d, V_OK, "next boot", NULL,
-		    "kernel %s (%s): the repository has driver %s for it", b->next, b->why,
-		    a->next_version);
+		doctor_add(d, V_OK, "next boot", NULL,
+			   "kernel %s (%s): the repository has driver %s for it", b->next, b->why,
+			   a->next_version);
 		return;
 	}
 	str_fmt_cut(
@@ -900,15 +667,17 @@ static void check_next_boot(struct doctor *d, const struct nodestate *s, const s
 		"/building-packages.md), or pin the boot entry to kernel %s (grub-set-default, grubby --set-default, bootctl set-default)",
 		b->next, b->next, run);
 	if (a->next_what == ANSWER_NOTHING)
-		add(d, V_WARN, "next boot", fix, "the host boots kernel %s next (%s), and %s",
-		    b->next, b->why, a->next_reason);
+		doctor_add(d, V_WARN, "next boot", fix,
+			   "the host boots kernel %s next (%s), and %s", b->next, b->why,
+			   a->next_reason);
 	else
-		add(d, V_WARN, "next boot",
-		    a->next_what == ANSWER_NOT_ASKED ? "ask the repository with --repo" : fix,
-		    "the host boots kernel %s next (%s); whether the repository has a package for it is not known (%s)",
-		    b->next, b->why,
-		    a->next_what == ANSWER_NOT_ASKED ? "no --repo given"
-						     : "see the repository check");
+		doctor_add(
+			d, V_WARN, "next boot",
+			a->next_what == ANSWER_NOT_ASKED ? "ask the repository with --repo" : fix,
+			"the host boots kernel %s next (%s); whether the repository has a package for it is not known (%s)",
+			b->next, b->why,
+			a->next_what == ANSWER_NOT_ASKED ? "no --repo given"
+							 : "see the repository check");
 }
 
 /* fail when a check failed, warn when one warns, else ok: what --json calls the verdict. */
@@ -986,7 +755,7 @@ int doctor_run(const struct config *c, struct err *e)
 	kernel = &d.checks[d.n++];
 	check_host_paths(&d, c, root_fd);
 	check_gpus(&d, &s);
-	check_partitions(&d, root_fd, c, &s);
+	doctor_check_partitions(&d, root_fd, c, &s);
 	check_conflicts(&d, &s);
 	check_repository(&d, c, root_fd, &s, boot.next, &answer);
 	check_kernel(kernel, &s, &answer);

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * doctor's check list, shared by the files its checks live in (cmd/doctor.c, and the GPU
+ * partitions and sharing checks in cmd/doctor_partitions.c; the list itself in
+ * cmd/doctor_checks.c): a line is a verdict, what was
+ * found and, when it is not ok, the fix.
+ */
+#pragma once
+
+#include <stddef.h>
+
+#include "util/cleanup.h"
+
+struct config;
+struct nodestate;
+
+#define MAX_CHECKS 30
+
+enum verdict { V_OK, V_WARN, V_FAIL, V_SKIP };
+
+struct check {
+	enum verdict v;
+	char name[32];
+	char detail[512];
+	char fix[384];
+};
+
+struct doctor {
+	struct check checks[MAX_CHECKS];
+	size_t n;
+};
+
+/* Sets check C anew: a later check can change what an earlier line concludes. */
+void doctor_set(struct check *c, enum verdict v, const char *name, const char *fix, const char *fmt,
+		...) _printf_(5, 6);
+
+/* Adds a line to D (past MAX_CHECKS, nothing); FIX is dropped for ok and skip. */
+void doctor_add(struct doctor *d, enum verdict v, const char *name, const char *fix,
+		const char *fmt, ...) _printf_(5, 6);
+
+/*
+ * The GPU partitions line: the layout asked for (GKE's gpu_config.json or --mig-layout),
+ * what each GPU has and whether NVML shows it in place; a pool's sharing. No line when no
+ * layout and no sharing is asked for.
+ */
+void doctor_check_partitions(struct doctor *d, int root_fd, const struct config *c,
+			     const struct nodestate *s);
