@@ -122,7 +122,7 @@ FUZZ_SECONDS ?= 60
 
 .PHONY: FORCE all check check-real unit script-unit integration packaging asan vm image-test \
 	demo deps format format-check lint clean install install-docs image-rootfs \
-	image-multiarch fuzz fuzz-replay fuzz-bins fleet reliability-report bench golden-refresh
+	image-multiarch fuzz fuzz-replay fuzz-bins fleet reliability-report bench bench-supply golden-refresh
 .DEFAULT_GOAL := all
 FORCE:
 # Keep test objects between runs.
@@ -287,6 +287,13 @@ BENCH_ARGS ?=
 bench: deps
 	$(MAKE) all $(FAKEKERNEL)
 	bench/run.py $(BIN) $(FAKEKERNEL) $(BENCH_ARGS)
+
+# docs/benchmark-supply.md, measured anew: a node that asks for a kernel the repository
+# lacks, a supply pass that builds and publishes it, the node's install (cold and warm
+# build cache; bench/supply.py).
+bench-supply: deps
+	$(MAKE) all $(FAKEKERNEL)
+	bench/supply.py $(BIN) $(FAKEKERNEL) $(BENCH_SUPPLY_ARGS)
 
 # docs/reliability.md, measured anew: fault tests, fuzzing, the fleet.
 reliability-report: $(BIN) $(FAKEKERNEL) $(CRASHPOINT)

@@ -51,6 +51,14 @@
 #             ends, the agent activates the version in place through the real kernel and
 #             validates it, one process throughout; the node it leaves on the stand-in is
 #             checked here (done, uncordoned, slot given back, an Event per state)
+#   supply    a kernel the repository has no package for, end to end with no person: the
+#             repository served by the host (tests/tools/httpd.py) has the driver for
+#             another kernel only; the installer waits and asks on its Node (the API
+#             stand-in, as agent-upgrade's); the host's supply_boot sees the ask, runs
+#             scripts/supply with the local executor, which builds the stand-in modules
+#             from source against this kernel's real headers and publishes; the installer
+#             installs at its next check. The ask answered and the Events are checked on
+#             the host (tests/vm/supply-host.py), and the times printed as VMTIME lines
 #   clang, clang-enforce
 #             the clang-built stand-in for a COS kernel (tests/real/clang-kernel.sh, made by
 #             make check-real into build/real/clang-kernel; release 6.1.192+, the real-driver
@@ -110,7 +118,7 @@ export PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
 BIN=$(realpath "${1:?usage: run.sh BINARY [SCENARIO...]}")
 shift
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(main defer enforce lockdown vendor-sig agent-upgrade mig rhel selinux arm64-main arm64-enforce)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(main defer enforce lockdown vendor-sig agent-upgrade supply mig rhel selinux arm64-main arm64-enforce)
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 W="$SRC/build/vm"
 V_OLD=535.261.03
@@ -474,7 +482,8 @@ make_initrd() {
 make_kube_sa() {
     local d=$W/kube
     rm -rf "$d"
-    "$SRC/tests/tools/kube-certs" "$d" 10.0.2.2 || fail "agent-upgrade: certificates"
+    # The guest reaches the stand-in at 10.0.2.2; supply's pass on the host at 127.0.0.1.
+    "$SRC/tests/tools/kube-certs" "$d" 10.0.2.2,IP:127.0.0.1 || fail "agent-upgrade: certificates"
     echo "vm-token-$RANDOM$RANDOM" >"$d/sa/token"
     printf kube-system >"$d/sa/namespace"
     printf '{"nodes": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "vm-node"}, "spec": {}}]}\n' \
@@ -517,6 +526,61 @@ for name, ok in checks:
     print("VMTEST ok %s" % name if ok else "VMTEST FAIL %s: node %s, events %s" % (
         name, json.dumps(n), reasons))
 EOF
+}
+
+# supply_boot: the VM boots the supply scenario against the API stand-in and a repository
+# the host serves (both on 127.0.0.1, the guest's 10.0.2.2) that has V_OLD for another
+# kernel only. Beside the boot, the host waits for the node's ask (its wants annotation in
+# the stand-in's store: an event, not a time) and runs one supply pass: the Nodes from the
+# stand-in, the local executor, build-driver-package compiling the stand-in modules
+# (tests/kmod) from a --source tree against this kernel's installed headers, signed with
+# the VM's test key, then make-repo publish. Then what the node left: the ask answered
+# (annotation gone), the Events, the pass's report; and the times as VMTIME lines.
+supply_boot() {
+    local d=$W/kube s=$W/supply spid hpid ppid
+    rm -rf "$s" && mkdir -p "$s/src/kernel" "$s/src/firmware"
+    rm -f "$d/port" "$d/state.json" "$d/requests.log"
+    cp "$d/cluster.json" "$d/state.json"
+    # The repository: V_OLD (tagged default) for a kernel no node runs.
+    "$SRC/scripts/make-repo" add --repo "$s/repo" --key "$W/keys/repo.pem" --version "$V_OLD" \
+        --kernel 0.0.0-none --tag default "$W/nvidia-$V_OLD.tar.zst" >/dev/null ||
+        fail "supply: the repository"
+    # The driver's source as NVIDIA's .run extracts it: the stand-in user space and the
+    # stand-in modules' sources, built by the kernel's Makefile (as make_rhel_repo's).
+    "$SRC/scripts/make-standin-driver" "$V_OLD" "$s/drv" 4 >/dev/null
+    cp -L "$s/drv/lib64/"*.so."$V_OLD" "$s/drv/bin/nvidia-smi" "$s/src/"
+    cp "$s/drv/firmware/nvidia/$V_OLD/"*.bin "$s/src/firmware/"
+    cp "$SRC/tests/kmod/"*.c "$SRC/tests/kmod/Kbuild" "$s/src/kernel/"
+    printf 'modules:\n\t$(MAKE) -C $(SYSOUT) M=$(CURDIR) NV_VERSION=%s modules\n' "$V_OLD" \
+        >"$s/src/kernel/Makefile"
+    printf '{"supply": 1, "platforms": {"debian": {"build_args": ["--source", "%s", "--headers", "/lib/modules/{kernel}/build"]}}}\n' \
+        "$s/src" >"$s/supply.json"
+    python3 "$SRC/tests/tools/kube-api.py" "$d/port" "$d/api.pem" "$d/api.key" "$d/sa/token" \
+        "$d/state.json" "$d/faults.json" "$d/requests.log" 1800 &
+    spid=$!
+    python3 "$SRC/tests/tools/httpd.py" --dir "$s/repo" --port-file "$s/port" \
+        --log "$s/requests.log" --lifetime 1800 &
+    hpid=$!
+    for _ in $(seq 100); do [ -s "$d/port" ] && [ -s "$s/port" ] && break; sleep 0.1; done
+    [ -s "$d/port" ] && [ -s "$s/port" ] || fail "supply: the stand-ins did not start"
+    (
+        python3 "$SRC/tests/vm/supply-host.py" wait-ask "$d/state.json" "$s/asked" || exit 1
+        "$SRC/scripts/supply" --repo "$s/repo" --repo-key "$W/keys/repo.pem" \
+            --config "$s/supply.json" --nodes in-cluster \
+            --kube-server "https://127.0.0.1:$(cat "$d/port")" --kube-token-file "$d/sa/token" \
+            --kube-ca "$d/sa/ca.crt" --installer "$BIN" --work "$s/work" --json "$s/report.json" \
+            -- --sign-key "$W/keys/mod.pem" --sign-cert "$W/keys/mod.crt" >"$s/pass.log" 2>&1
+        echo $? >"$s/pass.rc"
+        date +%s.%N >"$s/published"
+    ) &
+    ppid=$!
+    boot supply "ndi_kube_port=$(cat "$d/port") ndi_repo_port=$(cat "$s/port")" \
+        -netdev user,id=n0 -device virtio-net-pci,netdev=n0
+    wait "$ppid" 2>/dev/null || true
+    kill "$spid" "$hpid" 2>/dev/null || true
+    wait "$spid" "$hpid" 2>/dev/null || true
+    sed 's/^/VMTEST | supply: /' "$s/pass.log" | tail -12
+    python3 "$SRC/tests/vm/supply-host.py" check "$d/state.json" "$s" "$R"
 }
 
 # real_cases INDEX OUT: the real-flavours cases and what the driver's own data predicts for
@@ -830,6 +894,8 @@ for s in "${scenarios[@]}"; do
     fi
     if [ "$s" = agent-upgrade ]; then
         out=$(agent_upgrade_boot)
+    elif [ "$s" = supply ]; then
+        out=$(supply_boot)
     else
         out=$(boot "$s" "$extra")
     fi

@@ -964,6 +964,37 @@ clang_kernel() {
     dmesg | grep NVRM | sed 's/^/VMTEST | dmesg: /'
 }
 
+# A node that boots a kernel the repository has no package for (docs/design.md, "A kernel
+# nobody built for"), end to end with no person: the installer, as the init container runs
+# it, asks on its Node (the API stand-in on the host, reached at 10.0.2.2) and waits; on the
+# host, tests/vm/run.sh's supply_boot sees the ask, runs scripts/supply (local executor)
+# with this kernel's real headers and publishes into the repository the host serves at
+# 10.0.2.2; the installer installs at its next check. The wait's own share of the time is
+# printed as "VMTIME supply": from the first refusal (the record's since) to ready.
+supply() {
+    KUBERNETES_SERVICE_HOST=10.0.2.2 KUBERNETES_SERVICE_PORT=$ndi_kube_port \
+        "$I" --root / install $TA --driver-version "$V_OLD" --wait-for-package \
+        --wait-for-package-interval 5 --wait-for-package-max 900 --node-name vm-node \
+        --kube-sa-dir /sa >/tmp/out 2>/tmp/err &
+    ipid=$!
+    check supply-waits wait_for 120 test -e "$IDIR/.waiting.json"
+    "$I" --root / status >/tmp/status.out 2>&1
+    check supply-status out_of_status_has "waiting for the repository to serve kernel $(uname -r)"
+    check supply-metric grep -q "^nvidia_driver_installer_waiting_for_package{.*kernel=\"$(uname -r)\".*} 1" "$PROM"
+    check supply-nothing-loaded no_nvidia
+    wait "$ipid"
+    echo $? >/tmp/rc
+    u1=$(cut -d' ' -f1 /proc/uptime)
+    check supply-installed rc_is 0
+    check supply-loaded [ "$(cat /sys/module/nvidia/version)" = "$V_OLD" ]
+    check supply-ready grep -qx "NVIDIA_DRIVER_VERSION=$V_OLD" "$MARKER"
+    check supply-wait-cleared [ ! -e "$IDIR/.waiting.json" ]
+    check supply-metric-cleared grep -q "^nvidia_driver_installer_waiting_for_package{.*} 0" "$PROM"
+    grep -E "wait|nodeask|package" /tmp/err | sed 's/^/VMTEST | installer: /' | tail -8
+    echo "VMTIME supply installed_uptime_s=$u1"
+}
+out_of_status_has() { grep -q -- "$1" /tmp/status.out || { sed 's/^/VMTEST | /' /tmp/status.out; false; }; }
+
 case "$S" in
 main | enforce | lockdown | demo | mig | rhel | selinux) "$S" ;;
 arm64-real-proprietary | arm64-real-open)
@@ -989,6 +1020,7 @@ real-proprietary | real-open) real ;;
 real-flavours) real_flavours ;;
 real-agent) real_agent ;;
 agent-upgrade) agent_upgrade ;;
+supply) supply ;;
 *) bad scenario "unknown scenario '$S'" ;;
 esac
 echo "VMTEST END $S pass=$pass fail=$fail"
