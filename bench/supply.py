@@ -20,13 +20,17 @@ package, make-repo publishes it; the installer installs at its next check.
   cold   a new build work directory (the modules compiled)
   warm   the previous repetition's (build-driver-package finds the modules it compiled
          for the same inputs and only signs and packs)
+  late   warm, the pass started only once the node's checks are --interval apart (the
+         wait's record says so): a package that comes after a long build meets the node at
+         its longest interval, the worst case of its next look
 
 Parts: ask (the installer's start to its ask on the Node), build (the pass's build of the
 package, from its JSON report), pass (the ask to the package published: the pass's start,
 Nodes, coverage, build, publish), next look (published to the installer's exit, ready),
-total (ask to ready). Targets (the issue's): ready within one package build plus 60 s of
-the ask, and the node's own share (ask plus next look) under 60 s, with the wait's default
-longest interval (30 s). Exits 1 when a target is missed.
+total (ask to ready), held (late: the ask to the pass's start). Targets (the issue's): ready
+within one package build plus 60 s of the ask (total less build and held), and the node's
+own share (ask plus next look) under 60 s, with the wait's default longest interval (30 s).
+Exits 1 when a target is missed.
 """
 import argparse
 import importlib.util
@@ -173,6 +177,24 @@ class SupplyBench:
         self.template = R.host_template(w, self.release)
         self.server = R.Server(w)
 
+    def held_until_longest(self, root, inst, t_ask):
+        """Late: waits until the node's wait record shows checks --interval apart."""
+        rec = os.path.join(root, "home", "kubernetes", "bin", "nvidia", ".waiting.json")
+        while True:
+            try:
+                with open(rec) as f:
+                    w = json.load(f)
+                gap = (time.mktime(time.strptime(w["next_check"], "%Y-%m-%dT%H:%M:%SZ")) -
+                       time.mktime(time.strptime(w["last_check"], "%Y-%m-%dT%H:%M:%SZ")))
+                if gap >= self.args.interval:
+                    return time.monotonic() - t_ask
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
+            if inst.poll() is not None or time.monotonic() - t_ask > 600:
+                R.die("the node's checks never came %d s apart (record %s)" % (
+                    self.args.interval, rec))
+            time.sleep(0.2)
+
     def round(self, n, kind, build_work):
         """One repetition: the parts' seconds."""
         w = self.work
@@ -209,6 +231,7 @@ class SupplyBench:
                 R.die("the installer did not ask (exit %s; log %s)" % (inst.poll(), ilog))
             time.sleep(0.05)
         t_ask = time.monotonic()
+        held = self.held_until_longest(root, inst, t_ask) if kind == "late" else 0.0
         report = os.path.join(w, "report-%d-%s.json" % (n, kind))
         plog = os.path.join(w, "pass-%d-%s.log" % (n, kind))
         with open(plog, "w") as f:
@@ -232,14 +255,15 @@ class SupplyBench:
             built = [e for e in json.load(f)["targets"] if e.get("result") == "built"]
         if len(built) != 1:
             R.die("the pass built %d packages, not 1 (report %s)" % (len(built), report))
-        parts = {"ask": t_ask - t0, "build": built[0]["seconds"], "pass": t_pub - t_ask,
-                 "next look": t_ready - t_pub, "total": t_ready - t_ask}
+        parts = {"ask": t_ask - t0, "held": held, "build": built[0]["seconds"],
+                 "pass": t_pub - t_ask - held, "next look": t_ready - t_pub,
+                 "total": t_ready - t_ask}
         log("%s %d: %s" % (kind, n, ", ".join("%s %.1f s" % kv for kv in parts.items())))
         return parts
 
     def run(self):
         self.setup()
-        res = {"cold": [], "warm": []}
+        res = {"cold": [], "warm": [], "late": []}
         try:
             for n in range(self.args.reps):
                 cold = os.path.join(self.work, "build-cold-%d" % n)
@@ -250,13 +274,18 @@ class SupplyBench:
                 shutil.copytree(cold, warm, symlinks=True,
                                 ignore=shutil.ignore_patterns("stage", "*.lock", "report*"))
                 res["warm"].append(self.round(n, "warm", warm))
+                late = os.path.join(self.work, "build-late-%d" % n)
+                shutil.rmtree(late, ignore_errors=True)
+                shutil.copytree(cold, late, symlinks=True,
+                                ignore=shutil.ignore_patterns("stage", "*.lock", "report*"))
+                res["late"].append(self.round(n, "late", late))
         finally:
             self.server.stop()
         return res
 
     def write(self, res):
         ok = True
-        names = ("ask", "build", "pass", "next look", "total")
+        names = ("ask", "held", "build", "pass", "next look", "total")
         lines = ["# Supply benchmark: a node asks, the repository builds, the node installs",
                  "",
                  "Measured by `make bench-supply` (bench/supply.py) on %d cores, %d "
@@ -264,21 +293,22 @@ class SupplyBench:
                  "brackets. Seconds." % (os.cpu_count(), self.args.reps, self.args.interval),
                  "", "| cache | " + " | ".join(names) + " | node's share | goals |",
                  "|---|" + "---|" * (len(names) + 2)]
-        for kind in ("cold", "warm"):
+        for kind in ("cold", "warm", "late"):
             rows = res[kind]
 
             def cell(k):
                 v = [r[k] for r in rows]
                 return "%.1f [%.1f-%.1f]" % (statistics.median(v), min(v), max(v))
             share = [r["ask"] + r["next look"] for r in rows]
-            over = [r["total"] - r["build"] for r in rows]
+            over = [r["total"] - r["build"] - r["held"] for r in rows]
             good = max(over) <= TARGET_OVER_BUILD_S and max(share) < TARGET_NODE_SHARE_S
             ok = ok and good
             lines.append("| %s | %s | %.1f [%.1f-%.1f] | %s |" % (
                 kind, " | ".join(cell(k) for k in names), statistics.median(share),
                 min(share), max(share), "met" if good else "MISSED"))
-        lines += ["", "Goals: total at most the build plus %d s; the node's share (ask plus "
-                  "next look) under %d s." % (TARGET_OVER_BUILD_S, TARGET_NODE_SHARE_S),
+        lines += ["", "Goals: total, less the build and the time held, at most %d s; the node's "
+                  "share (ask plus next look) under %d s." % (TARGET_OVER_BUILD_S,
+                                                               TARGET_NODE_SHARE_S),
                   "What each part is: bench/supply.py's docstring. The build is the stand-in "
                   "driver (tests/kmod's modules compiled against the installed headers); "
                   "NVIDIA's real modules take 2 to 5 minutes a flavour to compile cold on "

@@ -336,7 +336,7 @@ fi
 
 # ---- into the kernel, under qemu --------------------------------------------------------
 t0=$(date +%s)
-NDI_REAL_DIR=$W "$SRC/tests/vm/run.sh" "$BIN" real-proprietary real-open real-flavours real-agent real-timing ||
+NDI_REAL_DIR=$W "$SRC/tests/vm/run.sh" "$BIN" real-proprietary real-open real-flavours real-agent real-timing real-supply ||
     failed=$((failed + 1))
 echo "real: VM scenarios in $(secs "$t0") s"
 # ---- arm64: NVIDIA's arm64 535.261.03 for Debian's arm64 kernel -------------------------

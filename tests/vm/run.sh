@@ -59,6 +59,12 @@
 #             from source against this kernel's real headers and publishes; the installer
 #             installs at its next check. The ask answered and the Events are checked on
 #             the host (tests/vm/supply-host.py), and the times printed as VMTIME lines
+#   real-supply
+#             supply with NVIDIA's real 535.261.03: the pass builds it from Debian's non-free
+#             packages for this kernel (in make check-real's work directory, whose cache
+#             holds its compiled modules), signs it with the real-driver test key and
+#             publishes; the node that waited installs it, verifies every signature, and the
+#             kernel refuses it with ENODEV (no GPU), as real-proprietary
 #   clang, clang-enforce
 #             the clang-built stand-in for a COS kernel (tests/real/clang-kernel.sh, made by
 #             make check-real into build/real/clang-kernel; release 6.1.192+, the real-driver
@@ -528,59 +534,72 @@ for name, ok in checks:
 EOF
 }
 
-# supply_boot: the VM boots the supply scenario against the API stand-in and a repository
-# the host serves (both on 127.0.0.1, the guest's 10.0.2.2) that has V_OLD for another
-# kernel only. Beside the boot, the host waits for the node's ask (its wants annotation in
-# the stand-in's store: an event, not a time) and runs one supply pass: the Nodes from the
-# stand-in, the local executor, build-driver-package compiling the stand-in modules
-# (tests/kmod) from a --source tree against this kernel's installed headers, signed with
-# the VM's test key, then make-repo publish. Then what the node left: the ask answered
-# (annotation gone), the Events, the pass's report; and the times as VMTIME lines.
+# supply_boot SCENARIO KEYS BUILD_ARGS_JSON [PASS_ARGS...]: the VM boots SCENARIO (supply,
+# real-supply) against the API stand-in and a repository the host serves (both on
+# 127.0.0.1, the guest's 10.0.2.2) that has V_OLD for another kernel only. Beside the boot,
+# the host waits for the node's ask (its wants annotation in the stand-in's store: an
+# event, not a time) and runs one supply pass: the Nodes from the stand-in, the local
+# executor, build-driver-package with BUILD_ARGS_JSON (the platform's build_args of
+# supply.json) and PASS_ARGS after the pass's --, signed with KEYS' mod.pem, published with
+# KEYS' repo.pem. Then what the node left: the ask answered (annotation gone), the Events,
+# the pass's report; and the times as VMTIME lines.
 supply_boot() {
-    local d=$W/kube s=$W/supply spid hpid ppid
-    rm -rf "$s" && mkdir -p "$s/src/kernel" "$s/src/firmware"
+    local scenario=$1 keys=$2 build_args=$3 d=$W/kube s=$W/$1 spid hpid ppid
+    shift 3
+    rm -rf "$s" && mkdir -p "$s"
     rm -f "$d/port" "$d/state.json" "$d/requests.log"
     cp "$d/cluster.json" "$d/state.json"
     # The repository: V_OLD (tagged default) for a kernel no node runs.
-    "$SRC/scripts/make-repo" add --repo "$s/repo" --key "$W/keys/repo.pem" --version "$V_OLD" \
-        --kernel 0.0.0-none --tag default "$W/nvidia-$V_OLD.tar.zst" >/dev/null ||
-        fail "supply: the repository"
-    # The driver's source as NVIDIA's .run extracts it: the stand-in user space and the
-    # stand-in modules' sources, built by the kernel's Makefile (as make_rhel_repo's).
     "$SRC/scripts/make-standin-driver" "$V_OLD" "$s/drv" 4 >/dev/null
-    cp -L "$s/drv/lib64/"*.so."$V_OLD" "$s/drv/bin/nvidia-smi" "$s/src/"
-    cp "$s/drv/firmware/nvidia/$V_OLD/"*.bin "$s/src/firmware/"
-    cp "$SRC/tests/kmod/"*.c "$SRC/tests/kmod/Kbuild" "$s/src/kernel/"
-    printf 'modules:\n\t$(MAKE) -C $(SYSOUT) M=$(CURDIR) NV_VERSION=%s modules\n' "$V_OLD" \
-        >"$s/src/kernel/Makefile"
-    printf '{"supply": 1, "platforms": {"debian": {"build_args": ["--source", "%s", "--headers", "/lib/modules/{kernel}/build"]}}}\n' \
-        "$s/src" >"$s/supply.json"
+    "$SRC/scripts/make-repo" pack "$s/drv" "$s/other.tar.zst"
+    "$SRC/scripts/make-repo" add --repo "$s/repo" --key "$keys/repo.pem" --version "$V_OLD" \
+        --kernel 0.0.0-none --tag default "$s/other.tar.zst" >/dev/null ||
+        fail "$scenario: the repository"
+    printf '{"supply": 1, "platforms": {"debian": {"build_args": %s}}}\n' "$build_args" \
+        >"$s/supply.json"
     python3 "$SRC/tests/tools/kube-api.py" "$d/port" "$d/api.pem" "$d/api.key" "$d/sa/token" \
-        "$d/state.json" "$d/faults.json" "$d/requests.log" 1800 &
+        "$d/state.json" "$d/faults.json" "$d/requests.log" 3600 &
     spid=$!
     python3 "$SRC/tests/tools/httpd.py" --dir "$s/repo" --port-file "$s/port" \
-        --log "$s/requests.log" --lifetime 1800 &
+        --log "$s/requests.log" --lifetime 3600 &
     hpid=$!
     for _ in $(seq 100); do [ -s "$d/port" ] && [ -s "$s/port" ] && break; sleep 0.1; done
-    [ -s "$d/port" ] && [ -s "$s/port" ] || fail "supply: the stand-ins did not start"
+    [ -s "$d/port" ] && [ -s "$s/port" ] || fail "$scenario: the stand-ins did not start"
     (
         python3 "$SRC/tests/vm/supply-host.py" wait-ask "$d/state.json" "$s/asked" || exit 1
-        "$SRC/scripts/supply" --repo "$s/repo" --repo-key "$W/keys/repo.pem" \
+        "$SRC/scripts/supply" --repo "$s/repo" --repo-key "$keys/repo.pem" \
             --config "$s/supply.json" --nodes in-cluster \
             --kube-server "https://127.0.0.1:$(cat "$d/port")" --kube-token-file "$d/sa/token" \
             --kube-ca "$d/sa/ca.crt" --installer "$BIN" --work "$s/work" --json "$s/report.json" \
-            -- --sign-key "$W/keys/mod.pem" --sign-cert "$W/keys/mod.crt" >"$s/pass.log" 2>&1
+            -- --sign-key "$keys/mod.pem" --sign-cert "$keys/mod.crt" "$@" >"$s/pass.log" 2>&1
         echo $? >"$s/pass.rc"
         date +%s.%N >"$s/published"
     ) &
     ppid=$!
-    boot supply "ndi_kube_port=$(cat "$d/port") ndi_repo_port=$(cat "$s/port")" \
+    boot "$scenario" "ndi_kube_port=$(cat "$d/port") ndi_repo_port=$(cat "$s/port")" \
         -netdev user,id=n0 -device virtio-net-pci,netdev=n0
     wait "$ppid" 2>/dev/null || true
     kill "$spid" "$hpid" 2>/dev/null || true
     wait "$spid" "$hpid" 2>/dev/null || true
     sed 's/^/VMTEST | supply: /' "$s/pass.log" | tail -12
     python3 "$SRC/tests/vm/supply-host.py" check "$d/state.json" "$s" "$R"
+}
+
+# The supply scenario's build: the driver's source as NVIDIA's .run extracts it (the
+# stand-in user space, and tests/kmod's sources built by the kernel's Makefile, as
+# make_rhel_repo's), against this kernel's installed headers. Prints supply.json's
+# build_args for it.
+supply_source() {
+    local src=$W/supply-src
+    rm -rf "$src" "$W/supply-drv" && mkdir -p "$src/kernel" "$src/firmware"
+    "$SRC/scripts/make-standin-driver" "$V_OLD" "$W/supply-drv" 4 >/dev/null
+    cp -L "$W/supply-drv/lib64/"*.so."$V_OLD" "$W/supply-drv/bin/nvidia-smi" "$src/"
+    cp "$W/supply-drv/firmware/nvidia/$V_OLD/"*.bin "$src/firmware/"
+    cp "$SRC/tests/kmod/"*.c "$SRC/tests/kmod/Kbuild" "$src/kernel/"
+    printf 'modules:\n\t$(MAKE) -C $(SYSOUT) M=$(CURDIR) NV_VERSION=%s modules\n' "$V_OLD" \
+        >"$src/kernel/Makefile"
+    rm -rf "$W/supply-drv"
+    printf '["--source", "%s", "--headers", "/lib/modules/{kernel}/build"]' "$src"
 }
 
 # real_cases INDEX OUT: the real-flavours cases and what the driver's own data predicts for
@@ -837,6 +856,8 @@ if [ $real = 1 ]; then
         make_real_agent_repo
         real_repos+=("$W/real-agent-repo")
     fi
+    # real-supply's service account, for the API stand-in on the host.
+    make_kube_sa
     make_initrd "$W/initrd-real.gz" "${real_repos[@]}"
     REAL_CASES=""
     echo "vm: kernel $R, real-driver initramfs $(du -h "$W/initrd-real.gz" | cut -f1)," \
@@ -895,7 +916,11 @@ for s in "${scenarios[@]}"; do
     if [ "$s" = agent-upgrade ]; then
         out=$(agent_upgrade_boot)
     elif [ "$s" = supply ]; then
-        out=$(supply_boot)
+        out=$(supply_boot supply "$W/keys" "$(supply_source)")
+    elif [ "$s" = real-supply ]; then
+        # NVIDIA's real 535.261.03 from Debian's non-free, built in make check-real's work
+        # directory ($REAL/work, its build cache: its modules compiled once for this kernel).
+        out=$(supply_boot real-supply "$REAL/keys" '["--debian", "{version}"]' --work "$REAL/work")
     else
         out=$(boot "$s" "$extra")
     fi

@@ -993,6 +993,27 @@ supply() {
     grep -E "wait|nodeask|package" /tmp/err | sed 's/^/VMTEST | installer: /' | tail -8
     echo "VMTIME supply installed_uptime_s=$u1"
 }
+# real-supply: supply's wait and ask, and the pass on the host builds NVIDIA's real driver
+# for this kernel; the installer then meets what real-proprietary meets (no GPU: ENODEV,
+# rolled back), with every signature verified first.
+real_supply() {
+    KUBERNETES_SERVICE_HOST=10.0.2.2 KUBERNETES_SERVICE_PORT=$ndi_kube_port \
+        "$I" --root / install $TA --driver-version "$RV" --kernel-module-type proprietary \
+        --wait-for-package --wait-for-package-interval 5 --wait-for-package-max 1500 \
+        --node-name vm-node --kube-sa-dir /sa >/tmp/out 2>/tmp/err &
+    ipid=$!
+    check rs-waits wait_for 300 test -e "$D/.waiting.json"
+    "$I" --root / status >/tmp/status.out 2>&1
+    check rs-status out_of_status_has "waiting for the repository to serve kernel $(uname -r)"
+    wait "$ipid"
+    echo $? >/tmp/rc
+    check rs-came err_has "wait: the repository serves this node's package"
+    check rs-refused rc_is 6
+    check rs-signatures err_has "module signature verified (module=nvidia version=$RV signer=nvidia-driver-installer real-driver test key)"
+    check rs-no-gpu err_has "module nvidia found no NVIDIA GPU it supports; the driver logged: No NVIDIA GPU found"
+    check rs-nothing-loaded sh -c "! grep -qE '$real_mods' /proc/modules"
+    grep -E "ERROR|wait:" /tmp/err | sed 's/^/VMTEST | /' | tail -6
+}
 out_of_status_has() { grep -q -- "$1" /tmp/status.out || { sed 's/^/VMTEST | /' /tmp/status.out; false; }; }
 
 case "$S" in
@@ -1021,6 +1042,7 @@ real-flavours) real_flavours ;;
 real-agent) real_agent ;;
 agent-upgrade) agent_upgrade ;;
 supply) supply ;;
+real-supply) real_supply ;;
 *) bad scenario "unknown scenario '$S'" ;;
 esac
 echo "VMTEST END $S pass=$pass fail=$fail"
