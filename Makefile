@@ -82,7 +82,8 @@ CFLAGS ?=
 # The reference documents messages and --help name, where the image and `make install` put
 # them (installer/util/err.h, DOC_DIR): a node has no source tree to point at.
 DOCDIR ?= /usr/share/doc/nvidia-driver-installer
-DOCS_SHIPPED := docs/benchmarks.md docs/building-packages.md docs/command-line.md \
+DOCS_SHIPPED := docs/benchmark-supply.md docs/benchmarks.md docs/building-packages.md \
+	docs/command-line.md \
 	docs/configuration.md docs/design.md docs/exit-codes.md docs/hacking.md docs/json.md \
 	docs/metrics.md docs/operations.md docs/reliability.md docs/releasing.md \
 	docs/repository-format.md docs/testing.md docs/troubleshooting.md docs/feeds.md
@@ -122,7 +123,8 @@ FUZZ_SECONDS ?= 60
 
 .PHONY: FORCE all check check-real unit script-unit integration packaging asan vm image-test \
 	demo deps format format-check lint clean install install-docs image-rootfs \
-	image-multiarch fuzz fuzz-replay fuzz-bins fleet reliability-report bench bench-supply golden-refresh
+	image-multiarch fuzz fuzz-replay fuzz-bins fleet reliability-report bench bench-supply \
+	golden-refresh
 .DEFAULT_GOAL := all
 FORCE:
 # Keep test objects between runs.

@@ -450,7 +450,7 @@ static void check_waiting(struct doctor *d, const struct config *c, int root_fd)
 	session_waiting_text(&w, line, sizeof(line));
 	doctor_add(
 		d, V_WARN, "package",
-		"publish a package of that driver for this kernel (scripts/build-driver-package, or the supply pass, docs/building-packages.md): the installer installs it at its next check",
+		"publish a package of that driver for this kernel (build-driver-package, or the supply pass: building-packages.md): the installer installs it at its next check",
 		"%s: %s", line, w.reason);
 }
 
