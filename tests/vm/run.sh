@@ -486,6 +486,9 @@ make_initrd() {
 # certificate for the address the guest reaches the host's loopback at (10.0.2.2, qemu's
 # user network), and a service account (token, ca.crt, namespace) for the initramfs.
 make_kube_sa() {
+    # Once per run: both initramfs images (stand-in and real) carry the same account.
+    [ -z "${KUBE_SA_MADE:-}" ] || return 0
+    KUBE_SA_MADE=1
     local d=$W/kube
     rm -rf "$d"
     # The guest reaches the stand-in at 10.0.2.2; supply's pass on the host at 127.0.0.1.
