@@ -12,6 +12,7 @@
 #include "cmd/install_plan.h"
 #include "cmd/install_wait.h"
 #include "cmd/session.h"
+#include "util/cleanup.h"
 #include "util/interrupt.h"
 #include "util/log.h"
 #include "util/str.h"
@@ -61,13 +62,36 @@ static void record(struct run *run, const struct wait_calls *calls, const struct
 	run->is_waiting = false;
 }
 
-/* The wait is over (installed, or given up): its record goes. */
-static void wait_clear(struct run *run)
+/* Whether the record in the install dir is this run's: its pid and since, not another's. */
+static bool own_record(const struct run *run)
 {
+	struct waiting w;
 	struct err e;
 
 	err_clear(&e);
-	if (run->dir && waiting_clear(publish_fd(run->dir), &e) < 0)
+	return waiting_read(publish_fd(run->dir), &w, &e) == 0 && w.pid == run->waiting.pid &&
+	       w.since == run->waiting.since;
+}
+
+/*
+ * The wait is over (installed, given up, or a signal): its record goes, under the node lock
+ * only. Without it (a signal while it slept unlocked), the lock is tried without waiting: a
+ * run that holds it, or wrote the record since, owns the record now, and it stays.
+ */
+static void wait_clear(struct run *run)
+{
+	_cleanup_close_ int fd = -1;
+	struct err e;
+
+	err_clear(&e);
+	if (!run->dir)
+		return;
+	if (run->lock_fd < 0 && (fd = session_lock_try(run->root_fd, &e)) < 0) {
+		if (err_errnum(&e) != EWOULDBLOCK)
+			log_msg(LOG_WARN, "wait", "%s", e.msg);
+		return;
+	}
+	if (own_record(run) && waiting_clear(publish_fd(run->dir), &e) < 0)
 		log_msg(LOG_WARN, "wait", "%s", e.msg);
 }
 
@@ -157,6 +181,7 @@ int install_wait(struct run *run, const struct wait_calls *calls, struct err *e)
 		return -1;
 	describe(run, &want, e);
 	run->waiting.since = (int64_t)time(NULL);
+	run->waiting.pid = (int64_t)getpid();
 	log_kv(LOG_WARN, "wait", "no package for this node yet: waiting for the repository",
 	       "reason", e->msg, LOG_END);
 	if (!run->ask)

@@ -258,6 +258,20 @@ int session_lock(int root_fd, struct err *e)
 	return fd;
 }
 
+int session_lock_try(int root_fd, struct err *e)
+{
+	int fd = lock_open(root_fd, e), errnum;
+
+	if (fd < 0)
+		return err_wrap(e, "lock");
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		errnum = errno;
+		close(fd);
+		return err_errno(e, EXIT_UNEXPECTED, errnum, "lock '%s'", LOCK_PATH);
+	}
+	return fd;
+}
+
 enum repo_kmt_policy session_kmt_policy(const struct config *c)
 {
 	enum repo_kmt_policy p = REPO_KMT_AUTO;

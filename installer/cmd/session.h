@@ -21,6 +21,8 @@
 /* Shared by the subcommands: the host root, and the lock that serialises runs. */
 _must_check_ int session_open_root(const struct config *c, struct err *e);
 _must_check_ int session_lock(int root_fd, struct err *e);
+/* The lock if it is free now: its fd, or -1 with E (err_errnum EWOULDBLOCK: a run holds it). */
+_must_check_ int session_lock_try(int root_fd, struct err *e);
 /* Whether an install, uninstall or other run holds the lock now (the agent waits for it). */
 bool session_installer_running(int root_fd);
 /*

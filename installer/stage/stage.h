@@ -294,13 +294,14 @@ struct waiting {
 	int64_t since;		  /* Unix time: when the wait began */
 	int64_t last_check;	  /* when the repository was last asked */
 	int64_t next_check;	  /* when it will be asked again */
+	int64_t pid;		  /* the waiting run's process (0: unknown); with since, its mark */
 };
 
 /* T (Unix time) as RFC 3339 UTC into BUF; 0, or -1 (BUF "") when it cannot be. */
 int waiting_time_format(int64_t t, char buf[STR_UTC_SIZE]);
 /* Reads the record in the install dir DIR_FD: 0, 1 when there is none, or -1 (damaged). */
 _must_check_ int waiting_read(int dir_fd, struct waiting *ret, struct err *e);
-/* The record as status --json shows it (no "format"), or NULL (ENOMEM). */
+/* The record as status --json shows it (no "format", no "pid"), or NULL (ENOMEM). */
 json_object *waiting_json(const struct waiting *w);
 /* Replaces the record atomically (temp file, fsync, rename). Returns 0 or -1. */
 _must_check_ int waiting_write(int dir_fd, const struct waiting *w, struct err *e);

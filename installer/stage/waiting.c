@@ -115,6 +115,12 @@ int waiting_parse(const char *buf, struct waiting *ret, struct err *e)
 		return -1;
 	WAITING_TIMES(READ_TIME)
 #undef READ_TIME
+	/* "pid", the run that writes the record (which run may clear it): a record without is 0. */
+	if (json_object_object_get_ex(o, "pid", &v) && !json_object_is_type(v, json_type_null)) {
+		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) <= 0)
+			return err_set(e, EXIT_UNEXPECTED, "\"pid\" is not a process id");
+		w.pid = json_object_get_int64(v);
+	}
 	if (w.last_check < w.since || w.next_check < w.last_check)
 		return err_set(e, EXIT_UNEXPECTED,
 			       "the times are out of order (since, last_check, next_check)");
@@ -170,6 +176,8 @@ int waiting_write(int dir_fd, const struct waiting *w, struct err *e)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "waiting record");
 	json_object_object_add(o, "format", json_object_new_int(1));
 	add_fields(o, w);
+	if (w->pid > 0)
+		json_object_object_add(o, "pid", json_object_new_int64(w->pid));
 	s = jsonfile_text(o);
 	if (!s)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "waiting record");

@@ -33,15 +33,15 @@ metrics=var/lib/node_exporter/textfile_collector/ndi.prom
 mkdir -p "$T/root/${metrics%/*}"
 
 # wait_bg ARGS...: the installer as the DaemonSet's init container runs it, in the
-# background (pid in $wpid, log in $T/wait.log).
+# background (pid in $wpid, log in $wlog or $T/wait.log).
 wait_bg() {
     env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" \
         ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
         NVIDIA_WAIT_FOR_PACKAGE=yes "$BIN" --root "$T/root" install $(kernel_args) \
-        --metrics-file "/$metrics" "$@" >"$T/wait.out" 2>"$T/wait.log" &
+        --metrics-file "/$metrics" "$@" >"$T/wait.out" 2>"${wlog:-$T/wait.log}" &
     wpid=$!
 }
-trap 'rc=$?; kill "${wpid:-}" 2>/dev/null || true; [ $rc = 0 ] || tail -20 "$T/wait.log"' EXIT
+trap 'rc=$?; kill -CONT ${apid:-} ${wpid:-} 2>/dev/null || true; kill ${apid:-} ${wpid:-} 2>/dev/null || true; [ $rc = 0 ] || tail -20 "$T/wait.log"' EXIT
 said() { grep -q -- "$1" "$T/wait.log"; }
 # node_has PY-EXPR over n (the Node), ann (its annotations), events (the Events' reasons).
 node_has() {
@@ -163,6 +163,42 @@ said "stopped by SIGTERM before the next check for a package" || fail "$(cat "$T
 # Without --node-name: waits all the same, and says once that the Node is not told.
 [ "$(grep -c "the wait is not published on the Node" "$T/wait.log")" = 1 ] ||
     fail "not said once: $(cat "$T/wait.log")"
+
+# Two waits on one root (the DaemonSet's and one by hand, started while the first slept
+# without the lock): the record is the last writer's, and a run ends clearing only its own.
+# A is stopped while it sleeps so that B writes last; then B is stopped, A SIGTERMed: B's
+# record stays. Then B is SIGTERMed: its own record goes.
+record_pid() {
+    python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("pid"))' \
+        "$T/root/$IDIR_REL/.waiting.json" 2>/dev/null
+}
+wlog=$T/a.log wait_bg --kernel-release 6.1.0-99-amd64 --driver-version latest
+apid=$wpid
+wait_for "A's wait" 20 grep -q "waiting for the repository to serve" "$T/a.log"
+kill -STOP "$apid"
+wlog=$T/b.log wait_bg --kernel-release 6.1.0-99-amd64 --driver-version latest
+wait_for "B's wait" 20 grep -q "waiting for the repository to serve" "$T/b.log"
+kill -STOP "$wpid"
+assert_eq "$(record_pid)" "$wpid" "the record's pid, B's"
+kill -TERM "$apid"
+kill -CONT "$apid"
+set +e
+wait "$apid"
+rc=$?
+set -e
+apid=
+assert_eq "$rc" 143 "A's exit on SIGTERM"
+[ -e "$T/root/$IDIR_REL/.waiting.json" ] || fail "A removed B's record: $(cat "$T/a.log")"
+assert_eq "$(record_pid)" "$wpid" "the record's pid after A ended"
+kill -TERM "$wpid"
+kill -CONT "$wpid"
+set +e
+wait "$wpid"
+rc=$?
+set -e
+assert_eq "$rc" 143 "B's exit on SIGTERM"
+[ ! -e "$T/root/$IDIR_REL/.waiting.json" ] || fail "B's own record stayed after its SIGTERM"
+unset wlog
 
 # --wait-for-package-max: the refusal's exit 3 once the limit is past, the record cleared.
 expect_rc 3 install $(kernel_args) --kernel-release 6.1.0-99-amd64 --wait-for-package \
