@@ -180,13 +180,20 @@ static void check_module_type_suits(struct doctor *d, const struct repo_index *i
 /* What the repository has for the running kernel: the kernel check's fix follows it. */
 enum answer { ANSWER_NOT_ASKED, ANSWER_UNKNOWN, ANSWER_NOTHING, ANSWER_SERVES };
 
+/* What the repository has for another kernel of this host (judge_kernel). */
+struct kernel_answer {
+	enum answer what;
+	char version[64]; /* with ANSWER_SERVES: the driver install would install */
+	char reason[256]; /* with ANSWER_NOTHING: repo_select's why */
+};
+
 struct repo_answer {
 	enum answer what;
 	char version[64]; /* with ANSWER_SERVES: the driver install would install */
-	/* The same for the kernel the host boots next, where that is another (host_boot_next) */
-	enum answer next_what;
-	char next_version[64];
-	char next_reason[256]; /* with ANSWER_NOTHING: repo_select's why */
+	/* The kernel the host boots next, where that is another (host_boot_next) */
+	struct kernel_answer next;
+	/* The newest installed kernel, where a boot loader default names an older one */
+	struct kernel_answer newest;
 };
 
 /*
@@ -253,22 +260,22 @@ static void check_repository_nearest(struct doctor *d, const struct repo_index *
 		   n ? "; nearest kernels with one: " : "", near);
 }
 
-/* The question install asks (coverage --kernel), for the kernel NEXT on this host. */
-static void judge_next(const struct config *c, const struct source *src, const struct nodestate *s,
-		       const char *next, struct repo_answer *ret)
+/* The question install asks (coverage --kernel), for the kernel K on this host. */
+static void judge_kernel(const struct config *c, const struct source *src,
+			 const struct nodestate *s, const char *k, struct kernel_answer *ret)
 {
 	struct host h = s->host;
 	struct repo_choice ch;
 	struct err e;
 
 	err_clear(&e);
-	snprintf(h.kernel, sizeof(h.kernel), "%s", next);
+	snprintf(h.kernel, sizeof(h.kernel), "%s", k);
 	if (repo_select(src->idx, &h, c->driver_version, session_kmt_policy(c), &ch, &e) == 0) {
-		ret->next_what = ANSWER_SERVES;
-		str_fmt_cut(ret->next_version, sizeof(ret->next_version), "%s", ch.driver->version);
+		ret->what = ANSWER_SERVES;
+		str_fmt_cut(ret->version, sizeof(ret->version), "%s", ch.driver->version);
 	} else {
-		ret->next_what = ANSWER_NOTHING;
-		str_fmt_cut(ret->next_reason, sizeof(ret->next_reason), "%s", e.msg);
+		ret->what = ANSWER_NOTHING;
+		str_fmt_cut(ret->reason, sizeof(ret->reason), "%s", e.msg);
 	}
 }
 
@@ -277,20 +284,23 @@ static void judge_next(const struct config *c, const struct source *src, const s
  * NEXT, the kernel the host boots next, when it is another. RET says what it answered.
  */
 static void check_repository(struct doctor *d, const struct config *c, int root_fd,
-			     const struct nodestate *s, const char *next, struct repo_answer *ret)
+			     const struct nodestate *s, const struct host_boot *b,
+			     struct repo_answer *ret)
 {
+	const char *next = b->next;
+
 	_cleanup_(cache_freep) struct cache *cache = NULL;
 	struct source_opts so = session_source_opts(c);
 	struct repo_choice choice;
 	struct source src;
 	struct err e;
 
-	ret->what = ret->next_what = ANSWER_NOT_ASKED;
+	ret->what = ret->next.what = ret->newest.what = ANSWER_NOT_ASKED;
 	if (c->repos.n == 0) {
 		doctor_add(d, V_SKIP, "repository", NULL, "no --repo given");
 		return;
 	}
-	ret->what = ret->next_what = ANSWER_UNKNOWN;
+	ret->what = ret->next.what = ret->newest.what = ANSWER_UNKNOWN;
 	err_clear(&e);
 	if (cache_open(root_fd, c->cache_dir, false, &cache, &e) < 0 ||
 	    source_open(&so, cache, 0, &src, &e) < 0) {
@@ -309,7 +319,9 @@ static void check_repository(struct doctor *d, const struct config *c, int root_
 			   SOURCE_KEYS_SHARE_RECORD, verify_keys_count(src.keys));
 	check_module_type_suits(d, src.idx, s);
 	if (next[0] && strcmp(next, s->host.kernel) != 0)
-		judge_next(c, &src, s, next, ret);
+		judge_kernel(c, &src, s, next, &ret->next);
+	if (b->newest_after_next && strcmp(b->newest, s->host.kernel) != 0)
+		judge_kernel(c, &src, s, b->newest, &ret->newest);
 	if (repo_select(src.idx, &s->host, c->driver_version, session_kmt_policy(c), &choice, &e) ==
 	    0) {
 		check_repository_carried(d, &src, s, &choice, ret);
@@ -655,10 +667,10 @@ static void check_next_boot(struct doctor *d, const struct nodestate *s, const s
 		doctor_add(d, V_OK, "next boot", NULL, "kernel %s again: %s", run, b->why);
 		return;
 	}
-	if (a->next_what == ANSWER_SERVES) {
+	if (a->next.what == ANSWER_SERVES) {
 		doctor_add(d, V_OK, "next boot", NULL,
 			   "kernel %s (%s): the repository has driver %s for it", b->next, b->why,
-			   a->next_version);
+			   a->next.version);
 		return;
 	}
 	str_fmt_cut(
@@ -666,17 +678,17 @@ static void check_next_boot(struct doctor *d, const struct nodestate *s, const s
 		"build a package for kernel %s before the host reboots (a supply pass, or build-driver-package --kernel %s: " DOC_DIR
 		"/building-packages.md), or pin the boot entry to kernel %s (grub-set-default, grubby --set-default, bootctl set-default)",
 		b->next, b->next, run);
-	if (a->next_what == ANSWER_NOTHING)
+	if (a->next.what == ANSWER_NOTHING)
 		doctor_add(d, V_WARN, "next boot", fix,
 			   "the host boots kernel %s next (%s), and %s", b->next, b->why,
-			   a->next_reason);
+			   a->next.reason);
 	else
 		doctor_add(
 			d, V_WARN, "next boot",
-			a->next_what == ANSWER_NOT_ASKED ? "ask the repository with --repo" : fix,
+			a->next.what == ANSWER_NOT_ASKED ? "ask the repository with --repo" : fix,
 			"the host boots kernel %s next (%s); whether the repository has a package for it is not known (%s)",
 			b->next, b->why,
-			a->next_what == ANSWER_NOT_ASKED ? "no --repo given"
+			a->next.what == ANSWER_NOT_ASKED ? "no --repo given"
 							 : "see the repository check");
 }
 
@@ -757,9 +769,11 @@ int doctor_run(const struct config *c, struct err *e)
 	check_gpus(&d, &s);
 	doctor_check_partitions(&d, root_fd, c, &s);
 	check_conflicts(&d, &s);
-	check_repository(&d, c, root_fd, &s, boot.next, &answer);
+	check_repository(&d, c, root_fd, &s, &boot, &answer);
 	check_kernel(kernel, &s, &answer);
 	check_next_boot(&d, &s, &boot, &answer);
+	if (answer.newest.what == ANSWER_NOTHING)
+		doctor_check_newest_kernel(&d, &s, &boot, answer.newest.reason);
 	check_trust(&d, c, root_fd, &s);
 	check_installed(&d, &s);
 	check_module_type(&d, &s);

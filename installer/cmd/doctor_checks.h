@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * doctor's check list, shared by the files its checks live in (cmd/doctor.c, and the GPU
- * partitions and sharing checks in cmd/doctor_partitions.c; the list itself in
- * cmd/doctor_checks.c): a line is a verdict, what was
+ * doctor's check list, shared by the files its checks live in (cmd/doctor.c, the GPU
+ * partitions and sharing checks in cmd/doctor_partitions.c, the newest installed kernel's
+ * in cmd/doctor_boot.c; the list itself in cmd/doctor_checks.c): a line is a verdict, what was
  * found and, when it is not ok, the fix.
  */
 #pragma once
@@ -12,6 +12,7 @@
 #include "util/cleanup.h"
 
 struct config;
+struct host_boot;
 struct nodestate;
 
 #define MAX_CHECKS 30
@@ -45,3 +46,11 @@ void doctor_add(struct doctor *d, enum verdict v, const char *name, const char *
  */
 void doctor_check_partitions(struct doctor *d, int root_fd, const struct config *c,
 			     const struct nodestate *s);
+
+/*
+ * The newest installed kernel B->newest, later than the boot loader default's B->next and
+ * not the running one, that the repository has no package for (WHY, repo_select's): a
+ * warning, as a kernel update or grub-mkconfig can make it the default.
+ */
+void doctor_check_newest_kernel(struct doctor *d, const struct nodestate *s,
+				const struct host_boot *b, const char *why);

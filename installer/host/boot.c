@@ -433,6 +433,8 @@ int host_boot_next(int root_fd, const struct host *h, struct host_boot *ret, str
 		found = grub_next(root_fd, grub[i], cmp, m, ret);
 	for (size_t i = 0; i < ARRAY_SIZE(esp) && !found && !ret->why[0]; i++)
 		found = sdboot_next(root_fd, esp[i], cmp, m, ret);
+	ret->newest_after_next =
+		found && ret->newest[0] && ret->next[0] && cmp(ret->newest, ret->next) > 0;
 	if (!found && ret->newest[0]) {
 		char why[sizeof(ret->why)];
 

@@ -105,6 +105,7 @@ struct host_boot {
 	size_t n_installed;
 	char next[HOST_RELEASE_MAX + 1]; /* the kernel it boots next, or "" when none is known */
 	char why[512];			 /* why NEXT is thought next */
+	bool newest_after_next; /* a boot loader default read, and NEWEST later than NEXT */
 };
 
 /*

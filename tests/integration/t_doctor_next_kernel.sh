@@ -1,6 +1,6 @@
 # doctor on a self-managed host: the kernel it boots next (the boot loader's default entry,
 # else the newest installed kernel in the distribution's version order) against the
-# repository. Debian-style GRUB (grub.cfg's default, grubenv's saved_entry and next_entry),
+# repository, and a newer installed kernel than the default entry's without a package. Debian-style GRUB (grub.cfg's default, grubenv's saved_entry and next_entry),
 # RHEL-style BLS entries with grubenv's saved_entry, systemd-boot, and no boot loader file.
 FAKE_KERNEL=1
 mkroot "$T/root" debian 12 --gpu 10de:2330
@@ -11,6 +11,16 @@ next() { # next VERDICT TEXT: the next-boot line, or the test fails
     expect_rc "${RC_WANT:-9}" doctor "${R[@]}"
     grep -A1 -E "^\[$1 *\] next boot " "$T/out" | grep -qF -- "$2" ||
         fail "no [$1] next boot line with '$2': $(grep -A1 "next boot" "$T/out")"
+}
+# newest TEXT: after next, the newest-kernel warning (an installed kernel newer than the
+# default entry's, without a package) says TEXT; newest none: there is no such line.
+newest() {
+    if [ "$1" = none ]; then
+        if grep -q "newest kernel" "$T/out"; then fail "a newest-kernel line: $(cat "$T/out")"; fi
+        return 0
+    fi
+    grep -A1 -E "^\[warn\] newest kernel " "$T/out" | grep -qF -- "$1" ||
+        fail "no newest-kernel line with '$1': $(grep -A1 "newest kernel" "$T/out")"
 }
 # No kernel image installed (a container's view, COS): no line at all.
 expect_rc 9 doctor "${R[@]}"
@@ -64,10 +74,21 @@ PY
 grubcfg 0
 grubenv
 next warn "the host boots kernel $OTHER_KERNEL next (GRUB's default in /boot/grub/grub.cfg: '0', entry 'Debian GNU/Linux')"
+newest none # the default entry boots the newest kernel: the next boot line says it all
 # GRUB_DEFAULT=saved, grub-set-default to the running kernel's entry: booted again.
 grubcfg '${saved_entry}'
 grubenv "saved_entry=gnulinux-advanced-$uuid>gnulinux-$KERNEL-advanced-$uuid"
 next ok "kernel $KERNEL again: GRUB's saved_entry in /boot/grub/grubenv: 'gnulinux-advanced-$uuid>gnulinux-$KERNEL-advanced-$uuid', entry 'Debian GNU/Linux, with Linux $KERNEL'"
+# ... while a newer kernel, installed, has no package: a kernel update or grub-mkconfig can
+# make it the default.
+newest "kernel $OTHER_KERNEL is installed and newer than the default entry's kernel $KERNEL, and the default driver $V_OLD has no package for kernel $OTHER_KERNEL"
+newest "fix: build a package for kernel $OTHER_KERNEL before the host boots it (a supply pass, or build-driver-package --kernel $OTHER_KERNEL"
+expect_rc 9 doctor "${R[@]}" --json
+python3 - "$T/out" "$OTHER_KERNEL" <<'PY'
+import json, sys
+c = [c for c in json.load(open(sys.argv[1]))["checks"] if c["check"] == "newest kernel"]
+assert len(c) == 1 and c[0]["status"] == "warn" and sys.argv[2] in c[0]["detail"] and c[0]["fix"], c
+PY
 # By title, as grub-set-default also takes it.
 grubenv "saved_entry=Advanced options for Debian GNU/Linux>Debian GNU/Linux, with Linux 6.1.0-9-amd64"
 next warn "the host boots kernel 6.1.0-9-amd64 next (GRUB's saved_entry"
@@ -82,6 +103,11 @@ next warn "the newest of 3 installed kernel(s), in dpkg's order (GRUB's saved_en
     --kernel "$OTHER_KERNEL" "$FIX/opkg.tar.zst" >/dev/null
 grubenv
 next ok "kernel $OTHER_KERNEL (GRUB's default in /boot/grub/grub.cfg: '0', entry 'Debian GNU/Linux'): the repository has driver $V_OLD for it"
+# The newest kernel served, the default entry back on the running one: no newest-kernel line.
+grubcfg '${saved_entry}'
+grubenv "saved_entry=gnulinux-advanced-$uuid>gnulinux-$KERNEL-advanced-$uuid"
+next ok "kernel $KERNEL again"
+newest none
 # Without --repo: not known, and the fix says to ask.
 rm -rf "$T/root/boot/grub"
 expect_rc 9 doctor --kernel-release "$KERNEL"
