@@ -211,6 +211,9 @@ expect_err "waited 2 s for a package (--wait-for-package-max): select: the defau
 # 4. Refusals a package would not lift exit as before, at once.
 expect_rc 3 install $(kernel_args) --wait-for-package --driver-version 999.1.1
 expect_err "no driver in the repository matches version '999.1.1'"
+# (docs/operations.md, runbook 4: a pinned version the index lacks does not wait.)
+if grep -q "waiting for the repository" "$T/err"; then fail "waited for 999.1.1: $(cat "$T/err")"; fi
+[ ! -e "$T/root/$IDIR_REL/.waiting.json" ] || fail "a record for a version the index lacks"
 expect_rc 5 install --repo-key "$FIX/keys/other-pub.pem" --kernel-release 6.1.0-99-amd64 \
     --wait-for-package --index-max-age 0
 [ ! -e "$T/root/$IDIR_REL/.waiting.json" ] || fail "a record for a refusal that does not wait"
