@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * install --wait-for-package: the backoff between two checks (cmd/install_wait.h) and the
- * wait's record, INSTALL_DIR/.waiting.json (stage/waiting.c): written and read back, and
- * every damaged record refused with the field it names.
+ * wait's record, INSTALL_DIR/.waiting.json (stage/waiting.c): written and read back (the
+ * writer's pid too, which status does not show), and every damaged record refused with the
+ * field it names.
  */
 #include "cmocka_prelude.h"
 
@@ -14,6 +15,7 @@
 #include "cmd/install_wait.h"
 #include "stage/waiting.h"
 #include "util/fs.h"
+#include "util/jsonc.h"
 #include "scratch.h"
 
 /* 5 s, doubling, never past the cap; a cap under 5 s is every wait. */
@@ -73,6 +75,17 @@ static void test_record(void **state)
 	assert_int_equal(waiting_write(f->fd, &w, &e), 0);
 	assert_int_equal(waiting_read(f->fd, &r, &e), 0);
 	assert_string_equal(r.os_build, "18244.151.14");
+	/* The writer's pid is in the file, read back (which run may clear it), not in status. */
+	w.pid = 4242;
+	assert_int_equal(waiting_write(f->fd, &w, &e), 0);
+	assert_int_equal(waiting_read(f->fd, &r, &e), 0);
+	assert_int_equal(r.pid, 4242);
+	{
+		_cleanup_(json_object_putp) json_object *o = waiting_json(&w);
+
+		assert_non_null(o);
+		assert_false(json_object_object_get_ex(o, "pid", NULL));
+	}
 	assert_int_equal(waiting_clear(f->fd, &e), 0);
 	assert_int_equal(waiting_read(f->fd, &r, &e), 1);
 	assert_int_equal(waiting_clear(f->fd, &e), 0);
@@ -121,6 +134,8 @@ static void test_parse(void **state)
 		{GOOD_HEAD GOOD_MID "\"since\": \"2026-12-06T18:00:00Z\", \"last_check\": "
 				    "\"2026-12-06T18:00:05Z\"}",
 		 "missing \"next_check\""},
+		{GOOD_HEAD GOOD_MID GOOD_TIMES ", \"pid\": 0}", "\"pid\" is not a process id"},
+		{GOOD_HEAD GOOD_MID GOOD_TIMES ", \"pid\": \"7\"}", "\"pid\" is not a process id"},
 	};
 	struct waiting w = rec(), before = w;
 	struct err e;
