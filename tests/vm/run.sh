@@ -537,18 +537,19 @@ for name, ok in checks:
 EOF
 }
 
-# supply_boot SCENARIO KEYS BUILD_ARGS_JSON [PASS_ARGS...]: the VM boots SCENARIO (supply,
+# supply_boot SCENARIO OUTCOME KEYS BUILD_ARGS_JSON [PASS_ARGS...]: the VM boots SCENARIO (supply,
 # real-supply) against the API stand-in and a repository the host serves (both on
 # 127.0.0.1, the guest's 10.0.2.2) that has V_OLD for another kernel only. Beside the boot,
 # the host waits for the node's ask (its wants annotation in the stand-in's store: an
 # event, not a time) and runs one supply pass: the Nodes from the stand-in, the local
 # executor, build-driver-package with BUILD_ARGS_JSON (the platform's build_args of
 # supply.json) and PASS_ARGS after the pass's --, signed with KEYS' mod.pem, published with
-# KEYS' repo.pem. Then what the node left: the ask answered (annotation gone), the Events,
-# the pass's report; and the times as VMTIME lines.
+# KEYS' repo.pem. Then what the node left (tests/vm/supply-host.py check, OUTCOME installed
+# or refused): the ask served, withdrawn once installed, the Events, the pass's report; and
+# the times as VMTIME lines.
 supply_boot() {
-    local scenario=$1 keys=$2 build_args=$3 d=$W/kube s=$W/$1 spid hpid ppid
-    shift 3
+    local scenario=$1 outcome=$2 keys=$3 build_args=$4 d=$W/kube s=$W/$1 spid hpid ppid
+    shift 4
     rm -rf "$s" && mkdir -p "$s"
     rm -f "$d/port" "$d/state.json" "$d/requests.log"
     cp "$d/cluster.json" "$d/state.json"
@@ -585,7 +586,7 @@ supply_boot() {
     kill "$spid" "$hpid" 2>/dev/null || true
     wait "$spid" "$hpid" 2>/dev/null || true
     sed 's/^/VMTEST | supply: /' "$s/pass.log" | tail -12
-    python3 "$SRC/tests/vm/supply-host.py" check "$d/state.json" "$s" "$R"
+    python3 "$SRC/tests/vm/supply-host.py" check "$d/state.json" "$s" "$R" "$outcome"
 }
 
 # The supply scenario's build: the driver's source as NVIDIA's .run extracts it (the
@@ -919,11 +920,12 @@ for s in "${scenarios[@]}"; do
     if [ "$s" = agent-upgrade ]; then
         out=$(agent_upgrade_boot)
     elif [ "$s" = supply ]; then
-        out=$(supply_boot supply "$W/keys" "$(supply_source)")
+        out=$(supply_boot supply installed "$W/keys" "$(supply_source)")
     elif [ "$s" = real-supply ]; then
         # NVIDIA's real 535.261.03 from Debian's non-free, built in make check-real's work
         # directory ($REAL/work, its build cache: its modules compiled once for this kernel).
-        out=$(supply_boot real-supply "$REAL/keys" '["--debian", "{version}"]' --work "$REAL/work")
+        out=$(supply_boot real-supply refused "$REAL/keys" '["--debian", "{version}"]' \
+            --work "$REAL/work")
     else
         out=$(boot "$s" "$extra")
     fi

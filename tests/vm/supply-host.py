@@ -5,8 +5,12 @@
   supply-host.py wait-ask STATE.json OUT   waits (up to 900 s) for the first Node of the API
                                            stand-in's store to carry the wants annotation,
                                            then writes "EPOCH ANNOTATION" to OUT
-  supply-host.py check STATE.json DIR R    what the node and the pass left: VMTEST lines
-                                           for each check, a VMTIME line of the host's times
+  supply-host.py check STATE.json DIR R installed|refused
+                                           what the node and the pass left: VMTEST lines
+                                           for each check, a VMTIME line of the host's times;
+                                           refused: the node's install ended refused by the
+                                           kernel (no GPU), so its ask stays and no
+                                           DriverPackageArrived comes
 """
 import json
 import os
@@ -38,7 +42,7 @@ def wait_ask(state, out):
     return 1
 
 
-def check(state, d, release):
+def check(state, d, release, outcome):
     with open(state) as f:
         db = json.load(f)
     n = db["nodes"][0]
@@ -52,16 +56,20 @@ def check(state, d, release):
         except OSError:
             return ""
     asked = read("asked").split(" ", 1)
-    report = read("report.json")
+    report = json.loads(read("report.json") or "{}")
     image = json.loads(ann.get(IMAGE, "{}"))
+    installed = outcome == "installed"
     checks = [
         ("host-asked", len(asked) == 2 and json.loads(asked[1]).get("kernel") == release),
         ("host-pass-ok", read("pass.rc") == "0"),
-        ("host-built", '"built"' in report),
-        ("host-ask-answered", WANTS not in ann),
+        ("host-built", report.get("counts", {}).get("built") == 1),
+        ("host-ask-served", [a.get("answered") for a in report.get("asks", [])] == [True]),
         ("host-node-image", image.get("kernel") == release),
+        # Installed: the ask withdrawn and the arrival told. Refused by the kernel: the node
+        # still has no driver, so its ask stays, and no arrival is told.
+        ("host-ask-" + ("withdrawn" if installed else "kept"), (WANTS in ann) != installed),
         ("host-events", reasons[:1] == ["DriverPackageWanted"] and
-         "DriverPackageArrived" in reasons),
+         ("DriverPackageArrived" in reasons) == installed),
     ]
     for name, ok in checks:
         print("VMTEST ok %s" % name if ok else "VMTEST FAIL %s: annotations %s, events %s, "
@@ -75,6 +83,7 @@ def check(state, d, release):
 if __name__ == "__main__":
     if sys.argv[1:2] == ["wait-ask"] and len(sys.argv) == 4:
         sys.exit(wait_ask(sys.argv[2], sys.argv[3]))
-    if sys.argv[1:2] == ["check"] and len(sys.argv) == 5:
+    if sys.argv[1:2] == ["check"] and len(sys.argv) == 6 and sys.argv[5] in ("installed",
+                                                                              "refused"):
         sys.exit(check(*sys.argv[2:]))
     sys.exit(__doc__)
