@@ -38,12 +38,14 @@ class KubeError(Exception):
 
 
 class Client:
-    def __init__(self, server, token_file, ca_file, namespace="default", deadline_s=DEADLINE_S):
+    def __init__(self, server, token_file, ca_file, namespace="default", deadline_s=DEADLINE_S,
+                 user_agent=USER_AGENT):
         u = urllib.parse.urlsplit(server)
         if u.scheme != "https" or not u.netloc:
             raise ValueError("the API server must be an https:// URL, not '%s'" % server)
         self.server = server.rstrip("/")
         self.token_file, self.namespace, self.deadline_s = token_file, namespace, deadline_s
+        self.user_agent = user_agent
         self.ctx = ssl.create_default_context(cafile=ca_file)
         self._token, self._token_stamp = None, None
 
@@ -84,7 +86,7 @@ class Client:
             req = urllib.request.Request(url, data=data, method=method)
             req.add_header("Authorization", "Bearer " + self._bearer(reauth))
             req.add_header("Accept", "application/json")
-            req.add_header("User-Agent", USER_AGENT)
+            req.add_header("User-Agent", self.user_agent)
             if data is not None:
                 req.add_header("Content-Type", content_type)
             try:

@@ -21,7 +21,7 @@ from supplylib import kube  # noqa: E402
 class Stub:
     """kube-api.py in a directory of its own, with STATE's objects."""
 
-    def __init__(self, state):
+    def __init__(self, state, lifetime=120):
         self.dir = tempfile.mkdtemp(prefix="test-kube-")
         d = self.dir
         subprocess.run([os.path.join(TOP, "tests/tools/kube-certs"), d, "127.0.0.1"], check=True)
@@ -34,7 +34,8 @@ class Stub:
         self.proc = subprocess.Popen([sys.executable, os.path.join(TOP, "tests/tools/kube-api.py"),
                                       os.path.join(d, "port"), os.path.join(d, "api.pem"),
                                       os.path.join(d, "api.key"), os.path.join(d, "sa/token"),
-                                      os.path.join(d, "state.json"), self.faults, self.log, "120"])
+                                      os.path.join(d, "state.json"), self.faults, self.log,
+                                      str(lifetime)])
         port = os.path.join(d, "port")
         end = time.monotonic() + 60
         while not (os.path.exists(port) and os.path.getsize(port)):

@@ -25,6 +25,15 @@ API server's own answers to them:
   DELETE /api/v1/namespaces/NS/pods/NAME                 the pod gone (a job that ended)
   POST   /api/v1/namespaces/NS/pods                      a pod made (a tenant's, by a test)
   GET    /apis/apps/v1/namespaces/NS/daemonsets/NAME     a DaemonSet (its status)
+  POST   /apis/batch/v1/namespaces/NS/jobs               a batch/v1 Job, 422 Invalid where
+         kube-apiserver's validation refuses it (job_errors), defaulted as the Job registry
+         does (a uid, the generated selector and the template's labels, backoffLimit 6)
+  GET    /apis/batch/v1/namespaces/NS/jobs[/NAME]        a Job, or the list (labelSelector)
+  DELETE /apis/batch/v1/namespaces/NS/jobs/NAME          gone at once; its pods would be
+         orphaned unless DeleteOptions.propagationPolicy says Background or Foreground, as
+         batch/v1's default is (the orphan recorded in the state's "orphaned_pods_of")
+  PATCH  /apis/batch/v1/namespaces/NS/jobs/NAME/status   the Job controller's own write
+         (a merge patch), made by a test that acts as the controller and the kubelet
 
 and, for kubectl reading what the agent wrote (`get`, as docs/operations.md's commands do),
 legacy discovery (/api, /apis, each group version's APIResourceList: kubectl 1.32 asks for
@@ -60,8 +69,8 @@ the client to be in the slow call, not for time.
   kube-api.py PORT_FILE CERT KEY TOKEN_FILE STATE FAULTS LOG [LIFETIME]
 
 STATE is a JSON file of the initial objects ({"nodes": [...], "pods": [...], "leases":
-[...], "daemonsets": [...]}), rewritten after each change, so a test can read what the
-client did.
+[...], "daemonsets": [...], "jobs": [...]}), rewritten after each change, so a test can read
+what the client did (and "orphaned_pods_of": the Jobs deleted without their pods).
 """
 import base64
 import json
@@ -82,7 +91,7 @@ LIFETIME = float(sys.argv[8]) if len(sys.argv) > 8 else 120
 LOCK = threading.Lock()
 with open(STATE) as f:
     DB = json.load(f)
-for kind in ("nodes", "pods", "leases", "events", "daemonsets"):
+for kind in ("nodes", "pods", "leases", "events", "daemonsets", "jobs", "orphaned_pods_of"):
     DB.setdefault(kind, [])
 REV = [1]
 
@@ -92,7 +101,7 @@ def bump(obj):
     obj.setdefault("metadata", {})["resourceVersion"] = str(REV[0])
 
 
-for kind in ("nodes", "pods", "leases", "daemonsets"):
+for kind in ("nodes", "pods", "leases", "daemonsets", "jobs"):
     for o in DB[kind]:
         bump(o)
 
@@ -183,6 +192,7 @@ RESOURCES = {
     "v1": [("nodes", "Node", False), ("pods", "Pod", True), ("events", "Event", True)],
     "coordination.k8s.io/v1": [("leases", "Lease", True)],
     "apps/v1": [("daemonsets", "DaemonSet", True)],
+    "batch/v1": [("jobs", "Job", True)],
 }
 
 
@@ -225,8 +235,10 @@ def selected(obj, query):
 
 
 LISTS = re.compile(r"/api/v1/(nodes|pods|events)|/api/v1/namespaces/([^/]+)/(pods|events)|"
-                   r"/apis/coordination\.k8s\.io/v1/namespaces/([^/]+)/(leases)")
-LIST_KIND = {"nodes": "NodeList", "pods": "PodList", "events": "EventList", "leases": "LeaseList"}
+                   r"/apis/(?:coordination\.k8s\.io|batch)/v1/namespaces/([^/]+)/(leases|jobs)")
+LIST_KIND = {"nodes": "NodeList", "pods": "PodList", "events": "EventList", "leases": "LeaseList",
+             "jobs": "JobList"}
+LIST_VERSION = {"leases": "coordination.k8s.io/v1", "jobs": "batch/v1"}
 LEASES = re.compile(r"/apis/coordination\.k8s\.io/v1/namespaces/([^/]+)/leases(?:/([^/]+))?")
 EVICTION = re.compile(r"/api/v1/namespaces/([^/]+)/pods/([^/]+)/eviction")
 EVENTS = re.compile(r"/api/v1/namespaces/([^/]+)/events")
@@ -296,6 +308,201 @@ def event_errors(ev):
         invalid("namespace", ns, "a lowercase RFC 1123 subdomain must consist of lower case "
                 "alphanumeric characters, '-' or '.'")
     return errs
+
+
+JOBS = re.compile(r"/apis/batch/v1/namespaces/([^/]+)/jobs(?:/([^/]+)(/status)?)?")
+DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+SUBDOMAIN_WHY = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+                 "characters, '-' or '.', and must start and end with an alphanumeric character")
+LABEL_WHY = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
+             "'-', and must start and end with an alphanumeric character")
+
+
+def label_errors(labels, path, errs):
+    """k8s.io/apimachinery pkg/api/validation ValidateLabels: each key a qualified name,
+    each value at most 63 characters of LABEL_VALUE."""
+    for k, v in (labels or {}).items():
+        if not qualified_name(k):
+            errs.append('%s: Invalid value: "%s": name part must consist of alphanumeric '
+                        "characters, '-', '_' or '.'" % (path, k))
+        if not isinstance(v, str) or len(v) > 63:
+            errs.append('%s: Invalid value: "%s": must be no more than 63 characters' % (path, v))
+        elif not LABEL_VALUE.fullmatch(v):
+            errs.append('%s: Invalid value: "%s": a valid label must be an empty string or '
+                        "consist of alphanumeric characters, '-', '_' or '.'" % (path, v))
+
+
+def selector_matches(sel, labels):
+    """metav1.LabelSelectorAsSelector(sel).Matches(labels), for matchLabels and the
+    In/NotIn/Exists/DoesNotExist expressions."""
+    for k, v in (sel.get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for e in sel.get("matchExpressions") or []:
+        k, op, vals = e.get("key"), e.get("operator"), e.get("values") or []
+        if (op == "In" and labels.get(k) not in vals) or (op == "NotIn" and labels.get(k) in vals) \
+                or (op == "Exists" and k not in labels) or (op == "DoesNotExist" and k in labels):
+            return False
+    return True
+
+
+def pod_spec_errors(spec, path, errs):
+    """The parts of pkg/apis/core/validation ValidatePodSpec a builder's pod can get wrong:
+    containers required, each named by a DNS-1123 label (unique) with an image; volumes
+    named by DNS-1123 labels, unique; each volumeMount naming a volume, with a mountPath,
+    unique per container; nodeSelector's labels; a toleration's operator Exists or Equal."""
+    names = set()
+    for i, v in enumerate(spec.get("volumes") or []):
+        n = v.get("name", "")
+        if not DNS1123_LABEL.fullmatch(n) or len(n) > 63:
+            errs.append('%s.volumes[%d].name: Invalid value: "%s": %s' % (path, i, n, LABEL_WHY))
+        elif n in names:
+            errs.append('%s.volumes[%d].name: Duplicate value: "%s"' % (path, i, n))
+        names.add(n)
+    containers = spec.get("containers") or []
+    if not containers:
+        errs.append("%s.containers: Required value" % path)
+    seen = set()
+    for i, c in enumerate(containers):
+        cp = "%s.containers[%d]" % (path, i)
+        n = c.get("name", "")
+        if not DNS1123_LABEL.fullmatch(n) or len(n) > 63:
+            errs.append('%s.name: Invalid value: "%s": %s' % (cp, n, LABEL_WHY))
+        elif n in seen:
+            errs.append('%s.name: Duplicate value: "%s"' % (cp, n))
+        seen.add(n)
+        if not c.get("image"):
+            errs.append("%s.image: Required value" % cp)
+        mounts = set()
+        for j, m in enumerate(c.get("volumeMounts") or []):
+            if m.get("name") not in names:
+                errs.append('%s.volumeMounts[%d].name: Not found: "%s"' % (cp, j, m.get("name")))
+            if not m.get("mountPath"):
+                errs.append("%s.volumeMounts[%d].mountPath: Required value" % (cp, j))
+            elif m["mountPath"] in mounts:
+                errs.append('%s.volumeMounts[%d].mountPath: Invalid value: "%s": must be unique'
+                            % (cp, j, m["mountPath"]))
+            mounts.add(m.get("mountPath"))
+    label_errors(spec.get("nodeSelector"), path + ".nodeSelector", errs)
+    for i, t in enumerate(spec.get("tolerations") or []):
+        if t.get("operator", "Equal") not in ("Equal", "Exists"):
+            errs.append('%s.tolerations[%d].operator: Unsupported value: "%s": supported values: '
+                        '"Equal", "Exists"' % (path, i, t.get("operator")))
+
+
+def job_errors(job):
+    """What kube-apiserver refuses in a batch/v1 Job it is asked to create, after the Job
+    registry's defaults (pkg/registry/batch/job/strategy.go, PrepareForCreate and
+    generateSelector: without spec.manualSelector the selector is controller-uid=UID and
+    the template gets the job-name and controller-uid labels, batch.kubernetes.io/ and
+    legacy). kubernetes pkg/apis/batch/validation/validation.go: ValidateJob's
+    ValidateObjectMeta (name a DNS-1123 subdomain), validateGeneratedSelector ("`selector`
+    not auto-generated"), ValidateJobSpec ("`selector` does not match template `labels`")
+    and validateJobSpec (parallelism, completions, activeDeadlineSeconds, backoffLimit,
+    ttlSecondsAfterFinished non-negative; restartPolicy OnFailure or Never, "Required
+    value" when empty or Always, which SetDefaults_PodSpec makes of empty); the template's
+    labels are label values, so a name past 63 characters is refused there."""
+    errs = []
+    meta, spec = job.get("metadata") or {}, job.get("spec") or {}
+    name = meta.get("name", "")
+    if not name:
+        errs.append("metadata.name: Required value: name or generateName is required")
+    elif len(name) > 253 or not DNS1123_SUBDOMAIN.fullmatch(name):
+        errs.append('metadata.name: Invalid value: "%s": %s' % (name, SUBDOMAIN_WHY))
+    label_errors(meta.get("labels"), "metadata.labels", errs)
+    for f in ("parallelism", "completions", "activeDeadlineSeconds", "backoffLimit",
+              "ttlSecondsAfterFinished"):
+        if f in spec and (not isinstance(spec[f], int) or spec[f] < 0):
+            errs.append("spec.%s: Invalid value: %s: must be greater than or equal to 0"
+                        % (f, json.dumps(spec[f])))
+    tmpl = spec.get("template") or {}
+    labels = (tmpl.get("metadata") or {}).get("labels") or {}
+    label_errors(labels, "spec.template.labels", errs)
+    sel = spec.get("selector")
+    if spec.get("manualSelector") is True:
+        if not sel:
+            errs.append("spec.selector: Required value")
+        elif not selector_matches(sel, labels):
+            errs.append("spec.template.metadata.labels: Invalid value: %s: `selector` does not "
+                        "match template `labels`" % json.dumps(labels, sort_keys=True))
+    elif sel is not None and not selector_matches(sel, {"controller-uid": meta.get("uid", ""),
+                                                        "job-name": name}):
+        errs.append("spec.selector: Invalid value: %s: `selector` not auto-generated"
+                    % json.dumps(sel, sort_keys=True))
+    pod = tmpl.get("spec") or {}
+    pod_spec_errors(pod, "spec.template.spec", errs)
+    rp = pod.get("restartPolicy", "")
+    if rp in ("", "Always"):
+        errs.append('spec.template.spec.restartPolicy: Required value: valid values: '
+                    '"OnFailure", "Never"')
+    elif rp not in ("OnFailure", "Never"):
+        errs.append('spec.template.spec.restartPolicy: Unsupported value: "%s": supported '
+                    'values: "OnFailure", "Never"' % rp)
+    return errs
+
+
+def job_create(ns, job):
+    """(status, object) of POST jobs: validated, then defaulted and stored."""
+    meta = job.setdefault("metadata", {})
+    if meta.get("namespace", ns) != ns:
+        return status(400, "BadRequest", "the namespace of the provided object does not match "
+                      "the namespace sent on the request")
+    if job.get("apiVersion") != "batch/v1" or job.get("kind") != "Job":
+        return status(400, "BadRequest", "not a batch/v1 Job")
+    if "generateName" in meta and "name" not in meta:
+        meta["name"] = meta["generateName"] + "%05d" % REV[0]
+    uid = "00000000-0000-4000-8000-%012d" % (REV[0] + 1)
+    spec = job.setdefault("spec", {})
+    labels = spec.setdefault("template", {}).setdefault("metadata", {}).setdefault("labels", {})
+    if spec.get("manualSelector") is not True:
+        for k in ("controller-uid", "batch.kubernetes.io/controller-uid"):
+            labels.setdefault(k, uid)
+        for k in ("job-name", "batch.kubernetes.io/job-name"):
+            labels.setdefault(k, meta.get("name", ""))
+    meta["uid"] = uid
+    bad = job_errors(job)
+    if bad:
+        return status(422, "Invalid", 'Job.batch "%s" is invalid: %s' % (
+            meta.get("name", ""), bad[0] if len(bad) == 1 else "[%s]" % ", ".join(bad)))
+    if find("jobs", meta["name"], ns):
+        return status(409, "AlreadyExists", 'jobs.batch "%s" already exists' % meta["name"])
+    if spec.get("manualSelector") is not True:
+        spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+    for k, v in (("backoffLimit", 6), ("completions", 1), ("parallelism", 1),
+                 ("completionMode", "NonIndexed"), ("suspend", False)):
+        spec.setdefault(k, v)
+    meta["namespace"] = ns
+    meta["creationTimestamp"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    meta["generation"] = 1
+    job["status"] = {}
+    bump(job)
+    DB["jobs"].append(job)
+    return 201, job
+
+
+def jobs(method, ns, name, sub, body):
+    """(status, object) of a Job call, or None for one this stand-in does not serve."""
+    if method == "POST" and not name:
+        return job_create(ns, body)
+    job = find("jobs", name, ns) if name else None
+    if name and not job:
+        return status(404, "NotFound", 'jobs.batch "%s" not found' % name)
+    if method == "GET" and name and not sub:
+        return 200, job
+    if method == "DELETE" and name and not sub:
+        # batch/v1's default is to orphan the pods (pkg/registry/batch/job/strategy.go,
+        # DefaultGarbageCollectionPolicy: OrphanDependents for batch/v1): a client that
+        # means to stop the build must ask for Background or Foreground.
+        if body.get("propagationPolicy") not in ("Background", "Foreground"):
+            DB["orphaned_pods_of"].append(name)
+        DB["jobs"].remove(job)
+        return 200, job
+    if method == "PATCH" and sub:
+        job["status"] = merge_patch(job.get("status") or {}, body.get("status") or {})
+        bump(job)
+        return 200, job
+    return None
 
 
 def page(items, query, meta):
@@ -412,7 +619,7 @@ def handle(method, path, query, ctype, body):
             if items is None:
                 return meta
         return 200, {"kind": LIST_KIND[kind],
-                     "apiVersion": "coordination.k8s.io/v1" if kind == "leases" else "v1",
+                     "apiVersion": LIST_VERSION.get(kind, "v1"),
                      "metadata": meta, "items": [tenant_env(o) for o in items]}
     m = EVICTION.fullmatch(path)
     if m and method == "POST":
@@ -480,6 +687,11 @@ def handle(method, path, query, ctype, body):
         ds = find("daemonsets", m.group(2), m.group(1))
         return (200, ds) if ds else status(
             404, "NotFound", 'daemonsets.apps "%s" not found' % m.group(2))
+    m = JOBS.fullmatch(path)
+    if m:
+        got = jobs(method, m.group(1), m.group(2), m.group(3), body)
+        if got:
+            return got
     m = EVENTS.fullmatch(path)
     if m and method == "POST":
         meta = body.setdefault("metadata", {})

@@ -4,13 +4,15 @@
 both ways: every call is allowed, and every rule (each verb of each resource it names) was
 used by some call, so that nothing more is granted than the agent needs.
 
-Usage: rbac-check.py [--calls-only] MANIFEST SERVICE_ACCOUNT REQUEST_LOG...
+Usage: rbac-check.py [--calls-only] [--user-agent PREFIX] MANIFEST SERVICE_ACCOUNT
+                     REQUEST_LOG...
 
 --calls-only checks the first way only: for a log of one part of what the account does
 (install's calls on its Node, t_wait_for_package), whose rules the agent's logs use whole.
 
-REQUEST_LOGs are tests/tools/kube-api.py's (a JSON line per request); only the agent's
-requests count (its User-Agent starts with "nvidia-driver-installer/"), not the test's own.
+REQUEST_LOGs are tests/tools/kube-api.py's (a JSON line per request); only the client's
+requests count (its User-Agent starts with PREFIX: by default "nvidia-driver-installer/", the
+agent's; the supply pass's is "nvidia-driver-supply"), not the test's own.
 A request is an RBAC request as the API server derives it (k8s.io/apiserver
 pkg/endpoints/request/requestinfo.go: GET of a named object is get, of a collection list;
 POST create, PUT update, PATCH patch, DELETE delete; a subresource is RESOURCE/SUB), and a
@@ -26,9 +28,13 @@ import sys
 import yaml
 
 args = sys.argv[1:]
-calls_only = bool(args) and args[0] == "--calls-only"
-if calls_only:
-    args = args[1:]
+calls_only = False
+agent = "nvidia-driver-installer/"
+while args[:1] in (["--calls-only"], ["--user-agent"]):
+    if args[0] == "--calls-only":
+        calls_only, args = True, args[1:]
+    else:
+        agent, args = args[1], args[2:]
 manifest, account, logs = args[0], args[1], args[2:]
 docs = [d for d in yaml.safe_load_all(open(manifest)) if d]
 
@@ -52,13 +58,13 @@ requests = []
 for log in logs:
     for line in open(log):
         r = json.loads(line)
-        if not r.get("user_agent", "").startswith("nvidia-driver-installer/"):
+        if not r.get("user_agent", "").startswith(agent):
             continue
         group, ns, res, name = parse(r["path"])
         verb = VERBS.get(r["method"]) or ("get" if name else "list")
         requests.append((group, ns, res, verb, name))
 if not requests:
-    sys.exit("rbac-check: no request of the agent's in %s" % logs)
+    sys.exit("rbac-check: no request of %s in %s" % (agent, logs))
 
 # The rules bound to the account: (rule, namespace or None for everywhere, where it is).
 grants = []
