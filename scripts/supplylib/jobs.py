@@ -37,6 +37,9 @@ The configuration's "kubernetes" object (scripts/supply --config):
   resources                 the container's requests and limits (default: requests cpu =
                             the build's --jobs, memory 4Gi)
   keys_secret               the Secret of signing keys (default nvidia-supply-keys; "" none)
+  keys_items                the Secret's keys a builder gets (default mod.key and mod.crt:
+                            never repo.pem, which only the pass's publish uses; null: all);
+                            one the Secret lacks is left out (the volume is optional)
   backoff_limit             retries of a failed build (default 2)
   active_deadline_seconds   a build's limit (default 14400)
   ttl_seconds_after_finished  (default 3600)
@@ -66,7 +69,8 @@ wait $c; r=$?
 while kill -0 $c 2>/dev/null; do wait $c; r=$?; done
 echo $r >"$l.exit"
 exit $r'''
-DEFAULTS = {"keys_secret": "nvidia-supply-keys", "backoff_limit": 2,
+DEFAULTS = {"keys_secret": "nvidia-supply-keys", "keys_items": ["mod.key", "mod.crt"],
+            "backoff_limit": 2,
             "active_deadline_seconds": 14400, "ttl_seconds_after_finished": 3600,
             "poll_seconds": 5, "node_selector": {}, "tolerations": []}
 LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
@@ -153,8 +157,11 @@ class Executor:
         volumes = [{"name": "work", "persistentVolumeClaim": {"claimName": c["cache_pvc"]}}]
         if c.get("keys_secret"):
             mounts.append({"name": "keys", "mountPath": KEYS_DIR, "readOnly": True})
-            volumes.append({"name": "keys", "secret": {"secretName": c["keys_secret"],
-                                                       "defaultMode": 0o400}})
+            secret = {"secretName": c["keys_secret"], "defaultMode": 0o400}
+            if c["keys_items"] is not None:
+                secret["items"] = [{"key": k, "path": k} for k in c["keys_items"]]
+                secret["optional"] = True
+            volumes.append({"name": "keys", "secret": secret})
         container = {"name": "build", "image": c["image"],
                      "command": ["/bin/sh", "-c", WRAP, "supply-build", b.log] + list(b.argv),
                      "workingDir": b.work, "resources": resources, "volumeMounts": mounts}

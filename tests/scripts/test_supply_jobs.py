@@ -281,6 +281,9 @@ class JobsTest(unittest.TestCase):
         vols = {v["name"]: v for v in pod["volumes"]}
         self.assertEqual(vols["work"]["persistentVolumeClaim"]["claimName"], "nvidia-supply-work")
         self.assertEqual(vols["keys"]["secret"]["secretName"], "nvidia-supply-keys")
+        # The module keys only: the index key stays with the pass.
+        self.assertEqual([i["key"] for i in vols["keys"]["secret"]["items"]],
+                         ["mod.key", "mod.crt"])
         self.assertEqual(pod["nodeSelector"], {"nvidia.com/supply-builder": "true"})
         self.assertEqual((job["spec"]["backoffLimit"], job["spec"]["activeDeadlineSeconds"],
                           job["spec"]["ttlSecondsAfterFinished"]), (1, 14400, 3600))
