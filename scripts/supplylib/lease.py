@@ -52,8 +52,9 @@ def micro_time(t=None):
 
 class Lease:
     """HOLDER's hold on Lease NAMESPACE/NAME; a context manager (acquire on entry, renewed by
-    a thread while inside, released on exit). ON_LOST, if given, is called (from the renewing
-    thread) when the lease is lost; `lost` is an Event set then, and check() raises."""
+    a thread while inside, released on exit, LeaseLost out of the exit when it was lost
+    meanwhile). ON_LOST, if given, is called (from the renewing thread) when the lease is
+    lost; `lost` is an Event set then, and check() raises."""
 
     def __init__(self, kube, namespace, name, holder, duration=60, timeout=None,
                  on_lost=None, retry=None, clock=time.monotonic):
@@ -180,9 +181,14 @@ class Lease:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, kind, *exc):
+        """Releases the lease; raises LeaseLost when it was lost while held (what it
+        guarded may have overlapped another holder's), unless another exception is on its
+        way out."""
         self._stop.set()
         self._thread.join()
         if not self.lost.is_set():
             self.release()
+        elif kind is None:
+            self.check()
         return False

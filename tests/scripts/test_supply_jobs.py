@@ -406,10 +406,14 @@ class JobsTest(unittest.TestCase):
     def test_zz_bodies_and_rbac(self):
         """Every body the pass sent in this class's tests against the schemas, and its calls
         against deploy/supply.yaml's rules both ways. The pass's other calls are made here as
-        it makes them: its Nodes read (supplylib/nodes.py from_api: list /api/v1/nodes) and
-        its publish Lease."""
+        it makes them: its Nodes listed (supplylib/nodes.py from_api and list_versioned) and
+        watched from the list's version (nodes.watch, --watch's: GET ?watch=1, nothing
+        changed meanwhile, so an empty stream), and its publish Lease."""
         c = self.stub.client()
         c.list("/api/v1/nodes")
+        rv = c.call("GET", "/api/v1/nodes", query={"limit": "500"})["metadata"]["resourceVersion"]
+        c.call("GET", "/api/v1/nodes", query={"watch": "1", "resourceVersion": rv,
+                                              "timeoutSeconds": "1"})
         with lease.Lease(c, NS, "nvidia-supply-publish", "pass-1", duration=30, retry=0.05):
             pass
         log = self.stub.log

@@ -116,14 +116,15 @@ class LeaseTest(unittest.TestCase):
     def test_lease_taken_away_is_lost(self):
         told = []
         c = self.stub.client()
-        with lease.Lease(c, NS, "taken", "pass-a", duration=30, retry=0.05,
-                         on_lost=told.append) as held:
-            cur = c.get(PATH + "taken")
-            cur["spec"]["holderIdentity"] = "pass-b"
-            c.replace(PATH + "taken", cur)
-            self.assertTrue(held.lost.wait(30))
-            with self.assertRaises(lease.LeaseLost):
-                held.check()
+        with self.assertRaises(lease.LeaseLost):  # out of the exit: the holder is told
+            with lease.Lease(c, NS, "taken", "pass-a", duration=30, retry=0.05,
+                             on_lost=told.append) as held:
+                cur = c.get(PATH + "taken")
+                cur["spec"]["holderIdentity"] = "pass-b"
+                c.replace(PATH + "taken", cur)
+                self.assertTrue(held.lost.wait(30))
+                with self.assertRaises(lease.LeaseLost):
+                    held.check()
         self.assertEqual(told, ["taken by pass-b"])
         # Not ours any more: left as pass-b wrote it.
         self.assertEqual(self.spec("taken")["holderIdentity"], "pass-b")

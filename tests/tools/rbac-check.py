@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""The node agent's API calls against the RBAC rules a manifest grants its service account,
-both ways: every call is allowed, and every rule (each verb of each resource it names) was
-used by some call, so that nothing more is granted than the agent needs.
+"""A client's API calls (the node agent's, the supply pass's) against the RBAC rules a
+manifest grants its service account, both ways: every call is allowed, and every rule (each
+verb of each resource it names) was used by some call, so that nothing more is granted than
+the client needs.
 
 Usage: rbac-check.py [--calls-only] [--user-agent PREFIX] MANIFEST SERVICE_ACCOUNT
                      REQUEST_LOG...
@@ -14,16 +15,18 @@ REQUEST_LOGs are tests/tools/kube-api.py's (a JSON line per request); only the c
 requests count (its User-Agent starts with PREFIX: by default "nvidia-driver-installer/", the
 agent's; the supply pass's is "nvidia-driver-supply"), not the test's own.
 A request is an RBAC request as the API server derives it (k8s.io/apiserver
-pkg/endpoints/request/requestinfo.go: GET of a named object is get, of a collection list;
-POST create, PUT update, PATCH patch, DELETE delete; a subresource is RESOURCE/SUB), and a
-rule allows it as the RBAC authorizer decides (kubernetes plugin/pkg/auth/authorizer/rbac/
-rbac.go, RuleAllows: the group, the resource, the verb, and resourceNames when the rule
-names any; a create cannot be limited by name). A ClusterRole bound by a ClusterRoleBinding
-applies everywhere, a Role (or ClusterRole) bound by a RoleBinding in its namespace only.
+pkg/endpoints/request/requestinfo.go: GET of a named object is get, of a collection list, or
+watch with a watch parameter other than 0 or false; POST create, PUT update, PATCH patch,
+DELETE delete; a subresource is RESOURCE/SUB), and a rule allows it as the RBAC authorizer
+decides (kubernetes plugin/pkg/auth/authorizer/rbac/rbac.go, RuleAllows: the group, the
+resource, the verb, and resourceNames when the rule names any; a create cannot be limited by
+name). A ClusterRole bound by a ClusterRoleBinding applies everywhere, a Role (or
+ClusterRole) bound by a RoleBinding in its namespace only.
 """
 import json
 import re
 import sys
+from urllib.parse import parse_qs
 
 import yaml
 
@@ -62,6 +65,9 @@ for log in logs:
             continue
         group, ns, res, name = parse(r["path"])
         verb = VERBS.get(r["method"]) or ("get" if name else "list")
+        if verb == "list" and (parse_qs(r.get("query", "")).get("watch") or ["0"])[0].lower() \
+                not in ("0", "false"):
+            verb = "watch"
         requests.append((group, ns, res, verb, name))
 if not requests:
     sys.exit("rbac-check: no request of %s in %s" % (agent, logs))
