@@ -137,7 +137,7 @@ class Cluster(threading.Thread):
                 continue
             names = {j["metadata"]["name"] for j in listed}
             for j in listed:
-                n, uid = j["metadata"]["name"], j["metadata"]["uid"]
+                n, uid = j["metadata"]["name"], j["metadata"].get("uid", j["metadata"]["name"])
                 terminal = jobs.condition(j)[0]
                 no_pod = "test.invalid/no-pod" in (j["metadata"].get("annotations") or {})
                 if uid not in self.seen and not terminal and not no_pod:
