@@ -19,11 +19,24 @@ Without the node-image annotation the os-release ID is guessed from PRETTY_NAME'
 (OS_IMAGES); a PRETTY_NAME none of them starts is reported and the node's image skipped. A
 guessed image has no os_build: PRETTY_NAME of COS does not carry BUILD_ID, so a COS node seen
 only through nodeInfo gives a target not limited to one COS build.
+
+Every value a Node gives is checked here (check) before it becomes a target: any account
+that may patch Nodes writes these annotations, and their values reach the command line of
+a pass that holds the signing keys (as --kernel, --os-build, build paths, packages/KERNEL/).
+A kernel is a release name (no '..', no leading '-'), os an os-release ID, os_build a
+BUILD_ID or null, arch a known one, flavour one of config.FLAVOURS, driver_version an exact
+version and, when the pass is given versions, one of them (a node may not make the pass
+build a version the DaemonSets do not pin), since an RFC 3339 time. An ask must name the
+kernel its Node runs (status.nodeInfo.kernelVersion, when given): the installer asks for
+`uname -r`, so another kernel is a stale ask (left by a wait ended before a reboot) or not
+the installer's. A value refused drops that annotation with one note naming the node and
+the field; the pass goes on.
 """
 import json
+import re
 
 from supplylib import config
-from supplylib.targets import Origin, Target
+from supplylib.targets import Origin, Target, since_time
 
 ANN_IMAGE = "nvidia.com/gpu.driver-installer.node-image"
 ANN_WANTS = "nvidia.com/gpu.driver-installer.wants"
@@ -37,6 +50,14 @@ OS_IMAGES = (("Container-Optimized OS", "cos"), ("Debian GNU/Linux", "debian"),
              ("Red Hat Enterprise Linux", "rhel"), ("Rocky Linux", "rocky"),
              ("AlmaLinux", "almalinux"), ("CentOS Stream", "centos"),
              ("Amazon Linux", "amzn"), ("Fedora", "fedora"))
+
+
+# A kernel release (uname -r: "6.1.0-58-amd64", "6.1.100+", "5.14.0-427.13.1.el9_4.x86_64")
+# and an os-release BUILD_ID (os-release(5): "a lower-case string ... no spaces", COS
+# "18244.151.14"): a letter or digit first, so never an option, and no '/'.
+RELEASE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+~-]{0,63}$")
+# os-release(5) ID: "lower-case letters (a-z), digits (0-9), '.', '_' and '-'".
+OS_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 
 
 class NodesError(Exception):
@@ -65,12 +86,37 @@ def _annotation(node, key, notes):
     return v
 
 
+def _release(v):
+    return isinstance(v, str) and bool(RELEASE_RE.match(v)) and ".." not in v
+
+
+def check(fields, values, versions=()):
+    """The first of FIELDS whose value in VALUES is refused, as "FIELD 'VALUE'", or None.
+    VERSIONS: the versions the pass builds (driver_version must be one when given)."""
+    ok = {"kernel": _release, "os": lambda v: isinstance(v, str) and bool(OS_RE.match(v)),
+          "os_build": lambda v: v is None or _release(v),
+          "arch": lambda v: GOARCH.get(v) if isinstance(v, str) else None,
+          "flavour": lambda v: v in config.FLAVOURS,
+          "driver_version": lambda v: isinstance(v, str) and bool(config.VERSION_RE.match(v))
+          and (not versions or v in versions),
+          "since": lambda v: since_time(v) is not None}
+    for f in fields:
+        if not ok[f](values.get(f)):
+            return "%s %s" % (f, json.dumps(values.get(f))[:80])
+    return None
+
+
 def image(node, notes):
     """(os, os_build, kernel, arch) the node runs, or None with the reason in NOTES."""
     name = (node.get("metadata") or {}).get("name", "?")
     a = _annotation(node, ANN_IMAGE, notes)
-    if a and all(isinstance(a.get(k), str) and a[k] for k in ("os", "kernel", "arch")):
-        return a["os"], a.get("os_build") or None, a["kernel"], GOARCH.get(a["arch"], a["arch"])
+    if a:
+        a.setdefault("os_build", None)
+        a["os_build"] = a["os_build"] or None
+        bad = check(("os", "os_build", "kernel", "arch"), a)
+        if not bad:
+            return a["os"], a["os_build"], a["kernel"], GOARCH[a["arch"]]
+        notes.append("node %s: annotation %s: %s refused: ignored" % (name, ANN_IMAGE, bad))
     info = (node.get("status") or {}).get("nodeInfo") or {}
     kernel, pretty = info.get("kernelVersion", ""), info.get("osImage", "")
     arch = GOARCH.get(info.get("architecture", ""))
@@ -78,6 +124,10 @@ def image(node, notes):
     if not kernel or not arch:
         notes.append("node %s: status.nodeInfo has no kernelVersion or a known architecture "
                      "('%s'): skipped" % (name, info.get("architecture", "")))
+        return None
+    if not _release(kernel):
+        notes.append("node %s: status.nodeInfo.kernelVersion %s refused: skipped" % (
+            name, json.dumps(kernel)[:80]))
         return None
     if not ident:
         notes.append("node %s: osImage '%s' names no os-release ID this pass knows, and the "
@@ -95,16 +145,7 @@ def targets(nodes, versions, flavours, notes):
         name = (n.get("metadata") or {}).get("name", "?")
         w = _annotation(n, ANN_WANTS, notes)
         if w:
-            need = ("kernel", "arch", "os", "driver_version", "flavour")
-            if all(isinstance(w.get(k), str) and w[k] for k in need):
-                since = w.get("since") if isinstance(w.get("since"), str) else ""
-                out.append(Target(w["os"], w.get("os_build") or None, w["kernel"],
-                                  GOARCH.get(w["arch"], w["arch"]), w["driver_version"],
-                                  w["flavour"], [Origin("asked", "node %s asked since %s" % (
-                                      name, since or "(no time)"), since=since or None)]))
-            else:
-                notes.append("node %s: annotation %s lacks one of %s: ignored" % (
-                    name, ANN_WANTS, ", ".join(need)))
+            out += _ask(n, name, w, versions, notes)
         img = image(n, notes)
         if img:
             for v in versions:
@@ -112,6 +153,29 @@ def targets(nodes, versions, flavours, notes):
                     out.append(Target(*img, v, fl,
                                       [Origin("running", "node %s runs it" % name)]))
     return out
+
+
+def _ask(node, name, w, versions, notes):
+    """[the Target node NAME asks for in W, its wants annotation], or [] with a note."""
+    w["os_build"] = w.get("os_build") or None
+    bad = check(("kernel", "arch", "os", "os_build", "driver_version", "flavour", "since"),
+                w, versions)
+    if bad:
+        pinned = (" (not one of the versions this pass builds: %s)" % ", ".join(versions)
+                  if bad.startswith("driver_version") and versions else "")
+        notes.append("node %s: annotation %s: %s refused%s: ignored" % (
+            name, ANN_WANTS, bad, pinned))
+        return []
+    running = ((node.get("status") or {}).get("nodeInfo") or {}).get("kernelVersion")
+    if running and running != w["kernel"]:
+        notes.append("node %s: annotation %s: kernel %s refused: the node runs %s (the "
+                     "installer asks for uname -r; a stale ask or not its own): ignored" % (
+                         name, ANN_WANTS, json.dumps(w["kernel"]), running[:80]))
+        return []
+    since = w["since"]
+    return [Target(w["os"], w["os_build"], w["kernel"], GOARCH[w["arch"]], w["driver_version"],
+                   w["flavour"], [Origin("asked", "node %s asked since %s" % (name, since),
+                                         since=since)])]
 
 
 def from_file(path):

@@ -7,6 +7,7 @@ ID, BUILD_ID or None, uname -r, uname -m) a driver version and a flavour are wan
 sources that name the same target are one target with two origins; the pass builds it once.
 """
 import dataclasses
+import datetime
 import hashlib
 import re
 
@@ -16,6 +17,19 @@ FLAVOURS = ("proprietary", "open")
 # The order a missing target is built in (plan.py): a node waiting for it first, then what a
 # node runs, then fleet files, then feeds. Lower is sooner.
 RANK = {"asked": 0, "running": 1, "fleet": 2, "feed": 3}
+NEVER = datetime.datetime.max.replace(tzinfo=datetime.timezone.utc)
+
+
+def since_time(v):
+    """The datetime of an RFC 3339 time V (section 5.6: a 'T' and an offset or 'Z'), or
+    None: what orders the asks, not the string (offsets and fractions differ)."""
+    if not isinstance(v, str) or not re.match(
+            r"^\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(\.\d{1,9})?([Zz]|[+-]\d\d:\d\d)$", v):
+        return None
+    try:
+        return datetime.datetime.fromisoformat(v.upper().replace("Z", "+00:00"))
+    except ValueError:
+        return None
 
 
 @dataclasses.dataclass
@@ -54,10 +68,11 @@ class Target:
                 self.flavour)
 
     def rank(self):
-        """(best origin's rank, oldest ask) for ordering: asked targets oldest ask first."""
+        """(best origin's rank, oldest ask's time) for ordering: asked targets oldest ask
+        first, by the times (since_time), not their strings."""
         best = min(RANK[o.kind] for o in self.origins) if self.origins else len(RANK)
-        asks = sorted(o.since for o in self.origins if o.kind == "asked" and o.since)
-        return (best, asks[0] if asks else "")
+        asks = [since_time(o.since) for o in self.origins if o.kind == "asked"]
+        return (best, min([t for t in asks if t] or [NEVER]))
 
     def build_id(self):
         """A name for the target's files and Jobs: lower case, [a-z0-9-], at most 52

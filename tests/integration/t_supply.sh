@@ -97,9 +97,9 @@ report_has "$T/third.json" '[a["answered"] for a in r["asks"]] == [True, False]'
 cmp -s "$T/repo/index.json" "$T/index-second.json" || fail "a pass with nothing built changed the index"
 served "$OTHER_KERNEL" || fail "$OTHER_KERNEL no longer served after a failed pass"
 
-# --watch: a pass at once, then a new ask (node-a's wants annotation, merge-patched as the
-# installer writes it) starts the next pass before the 3600 s are up, seen through the
-# API's watch of the Nodes.
+# --watch: a pass at once, then a new ask (node-a's wants annotation for the kernel it
+# runs, merge-patched as the installer writes it) starts the next pass before the 3600 s
+# are up, seen through the API's watch of the Nodes.
 "$SRC/scripts/supply" --repo "$T/repo" --repo-key "$FIX/keys/key.pem" --config "$T/supply.json" \
     --kube-server "https://127.0.0.1:$KUBERNETES_SERVICE_PORT" --kube-token-file "$KUBE_SA/token" \
     --kube-ca "$KUBE_SA/ca.crt" --installer "$BIN" --work "$T/work" --json "$T/watch.json" \
@@ -109,7 +109,7 @@ watcher=$!
 wait_for "the watch's first pass" 60 test -s "$T/watch.json"
 asked_by() { python3 -c 'import json,sys; sys.exit(0 if sys.argv[2] in [a["node"] for a in json.load(open(sys.argv[1]))["asks"]] else 1)' "$T/watch.json" "$1"; }
 asked_by node-a && fail "node-a asked before it did"
-python3 - "$OTHER_KERNEL" "$V_NEW" >"$T/patch.json" <<'PY'
+python3 - "$KERNEL" "$V_NEW" >"$T/patch.json" <<'PY'
 import json, sys
 w = {"kernel": sys.argv[1], "arch": "x86_64", "os": "debian", "os_build": None,
      "driver_version": sys.argv[2], "flavour": "proprietary", "since": "2026-12-06T18:10:00Z"}
