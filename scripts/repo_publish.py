@@ -144,9 +144,16 @@ def digest_name(rel, sha256):
 def place_package(repo, src, rel, sha256):
     """The package SRC (of digest SHA256) in REPO at REL, or where REL holds other bytes,
     at REL with its digest in the name. Never replaces a file: a file already there with
-    the same bytes is taken as it is. Returns the path used, relative to REPO."""
+    the same bytes is taken as it is. Returns the path used, relative to REPO. REL is
+    checked by its caller (make-repo's safe_name); that it stays under REPO/packages is
+    checked here too, before anything is written."""
+    top = os.path.join(os.path.realpath(repo), "packages")
     for cand in (rel, digest_name(rel, sha256)):
         dst = os.path.join(repo, cand)
+        where = os.path.realpath(os.path.dirname(dst))
+        if os.path.commonpath([top, where]) != top:
+            raise Failure("%s: the package's place %s is not under %s: stage it again" % (
+                src, where, top))
         if os.path.lexists(dst):
             if os.path.isfile(dst) and not os.path.islink(dst) and sha256_file(dst) == sha256:
                 return cand

@@ -330,6 +330,47 @@ class Publish(unittest.TestCase):
                       p.stderr)
         self.assertEqual(self.publish(repo).returncode, 2)   # usage: no stage directory
 
+    def test_dot_names_refused(self):
+        """'.', '..' and a leading '.' as a kernel, arch, os or build are refused by stage,
+        and by publish in a stage record made by hand: nothing is written outside the
+        repository."""
+        pkg = self.package("p", "p")
+        for opt, value in (("--kernel", ".."), ("--arch", ".."), ("--kernel", "."),
+                           ("--arch", ".hidden"), ("--os", ".."), ("--os-build", "..")):
+            with self.subTest(opt=opt, value=value):
+                d = self.path("s" + opt + value)
+                args = {"--kernel": "6.1.0-2-amd64", "--os": "debian"}
+                args[opt] = value
+                p = run(["stage", "--to", d, "--version", VERSION, "--module-type",
+                         "proprietary"] + [x for kv in args.items() for x in kv] + [pkg])
+                self.assertEqual(p.returncode, 2, p.stderr)        # as any bad option
+                self.assertIn("%s '%s'" % (opt[2:], value), p.stderr)
+                self.assertFalse(os.path.exists(os.path.join(d, "stage.json")))
+        # A stage record made by hand: packages/../../nvidia-....tar.zst
+        st = self.stage("a", "6.1.0-2-amd64")
+        with open(os.path.join(st, "stage.json")) as f:
+            rec = json.load(f)
+        e = rec["packages"][0]
+        base = os.path.basename(e["file"])
+        e.update(kernel="..", arch="..", file="packages/../../" + base)
+        shutil.copyfile(os.path.join(st, "packages", "6.1.0-2-amd64", "x86_64", base),
+                        os.path.join(st, e["file"]))
+        with open(os.path.join(st, "stage.json"), "w") as f:
+            json.dump(rec, f)
+        os.makedirs(self.path("r"))
+        repo = self.path("r", "repo")
+        p = self.publish(repo, st)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("kernel '..' is not a name a path can carry", p.stderr)
+        self.assertEqual(os.listdir(self.path("r")), [])
+        # and the placing itself keeps to REPO/packages, whatever its caller checked
+        import repo_publish
+        os.makedirs(repo)
+        with self.assertRaisesRegex(repo_publish.Failure, "not under .*/packages"):
+            repo_publish.place_package(repo, os.path.join(st, e["file"]), e["file"],
+                                       e["sha256"])
+        self.assertEqual(os.listdir(self.path("r")), ["repo"])
+
     def test_record(self):
         """The stage record: what add would write into the index, and where."""
         st = self.stage("a", "6.1.0-2-amd64", extra=["--tag", "default", "--repository", "r1"])
