@@ -126,9 +126,10 @@ class Client:
                 return None
             raise
 
-    def list(self, path, **query):
-        """Every item of the list at PATH, read in pages (limit, continue)."""
-        items, query = [], dict(query, limit=PAGE_LIMIT)
+    def list(self, path, limit=PAGE_LIMIT, **query):
+        """Every item of the list at PATH, read in pages of LIMIT items (limit, continue):
+        a page must stay under BODY_MAX, so big objects want a smaller LIMIT."""
+        items, query = [], dict(query, limit=limit)
         while True:
             page = self.call("GET", path, query=query)
             items += page.get("items") or []

@@ -58,6 +58,9 @@ OS_IMAGES = (("Container-Optimized OS", "cos"), ("Debian GNU/Linux", "debian"),
 RELEASE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+~-]{0,63}$")
 # os-release(5) ID: "lower-case letters (a-z), digits (0-9), '.', '_' and '-'".
 OS_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+# Nodes a page: a real Node is 10 to 30 KiB (status.images lists the node's images), so 100
+# of them stay well under kube.BODY_MAX where kube.PAGE_LIMIT's 500 would not.
+NODE_PAGE = 100
 
 
 class NodesError(Exception):
@@ -192,7 +195,7 @@ def from_api(client):
     """The cluster's Nodes through CLIENT (kube.Client), read in pages."""
     from supplylib import kube
     try:
-        return client.list("/api/v1/nodes")
+        return client.list("/api/v1/nodes", limit=NODE_PAGE)
     except kube.KubeError as e:
         raise NodesError("%s (the pass's account needs nodes: list)" % e) from None
 
@@ -201,7 +204,7 @@ def list_versioned(client):
     """(the Nodes, the list's resourceVersion) through CLIENT, read in pages: a watch from
     that version misses no change made after the list."""
     from supplylib import kube
-    items, query, rv = [], {"limit": kube.PAGE_LIMIT}, None
+    items, query, rv = [], {"limit": NODE_PAGE}, None
     try:
         while True:
             page = client.call("GET", "/api/v1/nodes", query=query)

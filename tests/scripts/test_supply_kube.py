@@ -10,12 +10,13 @@ import sys
 import tempfile
 import time
 import unittest
+import urllib.parse
 
 sys.dont_write_bytecode = True
 TOP = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 
-from supplylib import kube  # noqa: E402
+from supplylib import kube, nodes  # noqa: E402
 
 
 class Stub:
@@ -79,6 +80,27 @@ class KubeTest(unittest.TestCase):
         self.assertEqual(len({n["metadata"]["name"] for n in items}), 1203)
         pages = [r for r in self.stub.requests() if r["path"] == "/api/v1/nodes"]
         self.assertGreaterEqual(len(pages), 3)
+
+    def test_page_limit_sent(self):
+        """A list's page size is the caller's; the Nodes' pages are of 100 (a real Node is
+        10 to 30 KiB with status.images, and a page must stay under BODY_MAX), for the
+        pass's list and for the watch's."""
+        def limits():
+            out = [urllib.parse.parse_qs(r["query"]).get("limit")
+                   for r in self.stub.requests()[before:] if r["path"] == "/api/v1/nodes"]
+            return [int(x[0]) if x else None for x in out]
+        c = self.stub.client()
+        before = len(self.stub.requests()) if os.path.exists(self.stub.log) else 0
+        self.assertEqual(len(c.list("/api/v1/nodes", limit=7)), 1203)
+        self.assertEqual(set(limits()), {7})
+        self.assertEqual(len(limits()), 172)
+        before = len(self.stub.requests())
+        self.assertEqual(len(nodes.from_api(c)), 1203)
+        self.assertEqual(limits(), [100] * 13)
+        before = len(self.stub.requests())
+        self.assertEqual(len(nodes.list_versioned(c)[0]), 1203)
+        self.assertEqual(limits(), [100] * 13)
+        self.assertLessEqual(nodes.NODE_PAGE * 30 << 10, kube.BODY_MAX)
 
     def test_errors_are_the_callers(self):
         c = self.stub.client()
