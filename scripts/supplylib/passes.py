@@ -150,8 +150,11 @@ def build_missing(p, missing, before, entries):
         return before, pub
     results = p.executor.run(builds, p.parallel)
     stages = [r.stage for r in results if r.ok]
-    pub["stages"] = len(stages)
+    refused = {}
     try:
+        refused = publish.check(stages, p.make_repo, p.repository)
+        stages = [s for s in stages if s not in refused]
+        pub["stages"] = len(stages)
         pub["seconds"] = round(publish.publish(
             stages, p.repo, p.repo_key, p.make_repo, p.repository, guard=p.guard,
             log=os.path.join(p.work, "log", "publish.log")), 1)
@@ -167,6 +170,9 @@ def build_missing(p, missing, before, entries):
                 last = last[len(BDP_PREFIX):]
             why = "build-driver-package exit %s: %s (log %s)" % (r.exit_code, last, b.log)
             entries.append(report.Entry(b.target, "failed", why, r.seconds, b.log))
+        elif r.stage in refused:
+            entries.append(report.Entry(b.target, "failed", "its stage, not published: %s" % (
+                refused[r.stage]), r.seconds, b.log))
         elif pub["error"]:
             entries.append(report.Entry(b.target, "failed", pub["error"], r.seconds, b.log))
         elif not a.get("served"):

@@ -8,6 +8,7 @@ context manager factory, is held around the command (the Kubernetes mode gives l
 Lease; a local pass none, the command's own flock on DIR/.publish.lock is enough).
 """
 import contextlib
+import json
 import os
 import subprocess
 import time
@@ -20,6 +21,29 @@ MAKE_REPO = os.path.join(HERE, "make-repo")
 
 class PublishError(Exception):
     """make-repo publish failed (one line: its last line and its exit status)."""
+
+
+def check(stages, make_repo=None, repository=None):
+    """{stage dir: why} of STAGES that `make-repo check-stage` refuses (a record or file
+    publish would refuse): those are left out of the publish, each failed on its own,
+    instead of one bad build failing the others'."""
+    if not stages:
+        return {}
+    cmd = [make_repo or MAKE_REPO, "check-stage"] + (
+        ["--repository", repository] if repository else []) + list(stages)
+    try:
+        p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    except OSError as e:
+        raise PublishError("cannot run %s: %s" % (cmd[0], e.strerror)) from None
+    try:
+        got = {j["stage"]: j["refused"] for j in map(json.loads, p.stdout.splitlines())}
+    except (ValueError, KeyError, TypeError):
+        got = {}
+    if p.returncode not in (0, 1) or set(got) != set(stages):
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        raise PublishError("make-repo check-stage exit %d: %s" % (
+            p.returncode, lines[-1] if lines else "no answer for every stage"))
+    return {d: why for d, why in got.items() if why}
 
 
 def publish(stages, repo, key, make_repo=None, repository=None, lock=None, guard=None,

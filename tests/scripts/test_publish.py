@@ -330,6 +330,28 @@ class Publish(unittest.TestCase):
                       p.stderr)
         self.assertEqual(self.publish(repo).returncode, 2)   # usage: no stage directory
 
+    def test_check_stage(self):
+        """check-stage judges each stage directory alone, as publish reads it."""
+        good = self.stage("a", "6.1.0-2-amd64")
+        torn = self.stage("b", "6.1.0-3-amd64")
+        with open(os.path.join(torn, "stage.json")) as f:
+            rec = json.load(f)
+        with open(os.path.join(torn, rec["packages"][0]["file"]), "ab") as f:
+            f.write(b"x")
+        empty = self.path("c")
+        os.makedirs(empty)
+        other = self.stage("d", "6.1.0-4-amd64", extra=["--repository", "elsewhere"])
+        p = run(["check-stage", "--repository", "here", good, torn, empty, other])
+        self.assertEqual(p.returncode, 1, p.stderr)
+        got = [json.loads(l) for l in p.stdout.splitlines()]
+        self.assertEqual([g["stage"] for g in got], [good, torn, empty, other])
+        self.assertIsNone(got[0]["refused"])
+        self.assertRegex(got[1]["refused"], r"is missing or not what .*stage\.json says")
+        self.assertIn("stage.json: [Errno 2]", got[2]["refused"])
+        self.assertIn("for repository elsewhere, not --repository here", got[3]["refused"])
+        p = run(["check-stage", good, other])
+        self.assertEqual((p.returncode, p.stderr), (0, ""))
+
     def test_dot_names_refused(self):
         """'.', '..' and a leading '.' as a kernel, arch, os or build are refused by stage,
         and by publish in a stage record made by hand: nothing is written outside the

@@ -61,9 +61,19 @@ json.dump({"key": "%s/%s/%s/%s" % (v("--os"), v("--kernel"), a[a.index("--debian
 MAKE_REPO = r'''#!/usr/bin/env python3
 import json, os, sys
 a = sys.argv[1:]
+if a[0] == "check-stage":       # a stage whose record names a "torn" kernel is refused
+    bad = False
+    for s in a[1:]:
+        why = None
+        if "torn" in json.load(open(os.path.join(s, "stage.json")))["key"]:
+            why, bad = s + "/stage.json: a package record that make-repo stage does not write", True
+        print(json.dumps({"stage": s, "refused": why}))
+    sys.exit(1 if bad else 0)
 assert a[0] == "publish", a
 repo = a[a.index("--repo") + 1]
 stages = a[a.index("--key") + 2:]
+if any("torn" in json.load(open(os.path.join(s, "stage.json")))["key"] for s in stages):
+    sys.exit("make-repo: a package record that make-repo stage does not write")
 with open(os.path.join(repo, "served"), "a") as f:
     for s in stages:
         f.write(json.load(open(os.path.join(s, "stage.json")))["key"] + "\n")
@@ -163,6 +173,31 @@ class OnePass(unittest.TestCase):
         with open(os.path.join(self.p.work, "order")) as f:
             self.assertEqual(f.read().split(), ["6.1.0-bad-amd64"])
         self.assertEqual(doc["counts"]["served"], 4)
+
+    def test_a_bad_stage_fails_alone(self):
+        """A build whose stage make-repo would refuse is failed on its own line; the others
+        are published."""
+        class Torn(Feeds):
+            def read(self, conf, http, running=()):
+                return super().read(conf, http, running) + [
+                    Image("debian", None, "6.1.0-torn-amd64", "x86_64", "Packages",
+                          {"headers": "u"})]
+        self.p.feeds_mod = Torn()
+        rc, doc = passes.run_pass(self.p)
+        self.assertEqual(rc, 1)
+        res = {t["kernel"]: t for t in doc["targets"] if t["os"] != "cos"}
+        torn = res["6.1.0-torn-amd64"]
+        self.assertEqual(torn["result"], "failed")
+        self.assertRegex(torn["why"], r"^its stage, not published: .*/stage\.json: a package "
+                         r"record that make-repo stage does not write$")
+        self.assertEqual(res["6.1.0-59-amd64"]["result"], "built")
+        self.assertEqual(res["6.8.0-87-generic"]["result"], "built")
+        self.assertIsNone(doc["publish"]["error"])
+        self.assertEqual(doc["publish"]["stages"], 3)
+        with open(os.path.join(self.repo, "publishes")) as f:
+            self.assertEqual(f.read().split(), ["3"])
+        self.assertRegex(self.out.getvalue(), r"(?m)^debian 6\.1\.0-torn-amd64 x86_64 .* failed "
+                         r".* its stage, not published: ")
 
     def test_dry_run_builds_nothing(self):
         self.p.dry_run = True
