@@ -5,13 +5,19 @@ memory (Range honoured), answers Cloud Storage's objects.list over the files of 
 (https://cloud.google.com/storage/docs/json_api/v1/objects/list: prefix, delimiter,
 pageToken; a page is PAGE_SIZE entries here, so that every listing pages), logs each
 request, and misbehaves on demand (FAULTS: a status, a body cut short of its
-Content-Length, a redirect, Range ignored, a fixed body in place of the answer)."""
+Content-Length, a redirect, Range ignored, a fixed body in place of the answer). The mirror
+speaks https (a CA of the test's own, made by tests/tools/kube-certs and trusted through
+SSL_CERT_FILE, which OpenSSL's default paths read), as the feeds demand of an index no
+signature vouches for; Mirror(tls=False) is plain http, for a signed Debian archive."""
+import atexit
 import base64
 import hashlib
 import json
 import lzma
 import os
 import shutil
+import ssl
+import subprocess
 import sys
 import tempfile
 import threading
@@ -29,6 +35,19 @@ from supplylib import feeds  # noqa: E402
 from supplylib.feeds import FeedError  # noqa: E402
 
 PAGE_SIZE = 2
+KUBE_CERTS = os.path.join(HERE, "..", "tools", "kube-certs")
+_CERTS = []
+
+
+def certs():
+    """The directory of a CA (sa/ca.crt) and the mirror's certificate for 127.0.0.1
+    (api.pem, api.key), made once for the process."""
+    if not _CERTS:
+        d = tempfile.mkdtemp(prefix="test-feeds-certs-")
+        atexit.register(shutil.rmtree, d, True)
+        subprocess.run([KUBE_CERTS, d, "127.0.0.1"], check=True)
+        _CERTS.append(d)
+    return _CERTS[0]
 
 
 def sample(name):
@@ -122,12 +141,18 @@ class Handler(BaseHTTPRequestHandler):
 
 
 class Mirror:
-    def __init__(self):
+    def __init__(self, tls=True):
         self.srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.srv.daemon_threads = True
         self.srv.files, self.srv.faults, self.srv.log = {}, {}, []
         self.files, self.faults, self.log = self.srv.files, self.srv.faults, self.srv.log
-        self.url = "http://127.0.0.1:%d" % self.srv.server_address[1]
+        if tls:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(os.path.join(certs(), "api.pem"),
+                                os.path.join(certs(), "api.key"))
+            self.srv.socket = ctx.wrap_socket(self.srv.socket, server_side=True)
+        self.url = "%s://127.0.0.1:%d" % ("https" if tls else "http",
+                                          self.srv.server_address[1])
         self.thread = threading.Thread(target=self.srv.serve_forever, args=(0.02,),
                                        daemon=True)
         self.thread.start()
@@ -141,6 +166,10 @@ class Case(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="test-feeds-")
         self.addCleanup(shutil.rmtree, self.dir, True)
+        old = os.environ.get("SSL_CERT_FILE")
+        os.environ["SSL_CERT_FILE"] = os.path.join(certs(), "sa", "ca.crt")
+        self.addCleanup(lambda: os.environ.pop("SSL_CERT_FILE") if old is None else
+                        os.environ.__setitem__("SSL_CERT_FILE", old))
         self.mirror = Mirror()
         self.addCleanup(self.mirror.close)
         self.http = feeds.Http(timeout=10, retries=0, backoff=0)

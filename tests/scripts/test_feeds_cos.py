@@ -92,6 +92,18 @@ class Cos(Case):
         # Only the head of each archive was read.
         self.assertIn("milestone 18244", images[0].origin)
 
+    def test_plain_http_refused(self):
+        """Nothing a COS feed reads is signed: its url and sdk_url are https (or file://)."""
+        self.assertIn("feed gke: \"url\" 'http://storage.googleapis.com' is plain http",
+                      self.refused(feeds.read, conf("http://storage.googleapis.com"),
+                                   self.http))
+        self.assertIn("feed gke: \"sdk_url\" 'http://sdk.example' is plain http",
+                      self.refused(feeds.read, conf(self.mirror.url,
+                                                    sdk_url="http://sdk.example"), self.http))
+        image = feeds.read(conf(self.mirror.url, newest=1, sdk_url=self.mirror.url + "/sdk"),
+                           self.http)[0]
+        self.assertEqual(image.inputs["sdk"].url, self.mirror.url + "/sdk")
+
     def test_milestone_of_the_builds_the_fleet_runs(self):
         images = feeds.read(conf(self.mirror.url, milestones=[], newest=1), self.http,
                             running=["17800.309.24", "18244.85.49"])

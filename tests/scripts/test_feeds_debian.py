@@ -11,9 +11,10 @@ import shutil
 import subprocess
 import unittest
 
-from feeds_test import Case, sample
+from feeds_test import Case, Mirror, sample
 
 from supplylib import feeds
+from supplylib.feeds import conf as C
 from supplylib.feeds import debindex
 
 PACKAGES = sample("debian-bookworm-main-amd64.Packages")
@@ -133,14 +134,27 @@ class Debian(Case):
         self.mirror.files["/dists/bookworm/Release.gpg"] = self.gpg(
             home, "--armor", "--detach-sign", "--output", "-", rel)
 
+    def plain_http(self):
+        """The mirror over plain http from here on."""
+        self.mirror.close()
+        self.mirror = Mirror(tls=False)
+        self.addCleanup(self.mirror.close)
+
     @unittest.skipUnless(shutil.which("gpg") and shutil.which("gpgv"), "no gpg and gpgv")
     def test_release_signature(self):
+        """Over plain http the Release's signature is what vouches for the archive."""
         archive, ring = self.key("archive")
         other, _ = self.key("other")
+        self.plain_http()
         self.serve()
         self.sign(archive)
         c = conf(self.mirror.url, keyring=ring)
         self.assertEqual(len(feeds.read(c, self.http)), 2)
+        # Debian's keyring, where installed, is the default of an http:// debian feed.
+        default = C.DEBIAN_KEYRING
+        self.addCleanup(setattr, C, "DEBIAN_KEYRING", default)
+        C.DEBIAN_KEYRING = ring
+        self.assertEqual(len(feeds.read(conf(self.mirror.url), self.http)), 2)
         # Signed by a key the keyring does not hold.
         self.sign(other)
         self.assertIn("Release: no signature by a key of %s: refused" % ring, self.refused(
@@ -153,6 +167,28 @@ class Debian(Case):
                                                                         self.http))
         self.assertIn("does not exist", self.refused(
             feeds.read, conf(self.mirror.url, keyring=ring + ".no"), self.http))
+
+    def test_plain_http_needs_a_keyring(self):
+        """A debian or ubuntu feed over plain http names a keyring (debian: Debian's own
+        where installed), or is refused before anything is read; https and file:// need
+        none."""
+        self.plain_http()
+        self.serve()
+        default = C.DEBIAN_KEYRING
+        self.addCleanup(setattr, C, "DEBIAN_KEYRING", default)
+        C.DEBIAN_KEYRING = os.path.join(self.dir, "not-installed.gpg")
+        msg = self.refused(feeds.read, conf(self.mirror.url), self.http)
+        self.assertIn("is plain http and the feed names no \"keyring\": give \"keyring\": "
+                      "\"%s\" (apt-get install debian-archive-keyring), or an https:// URL"
+                      % C.DEBIAN_KEYRING, msg)
+        ubuntu = {"type": "ubuntu", "name": "noble", "url": self.mirror.url,
+                  "suites": ["noble-updates"], "arch": "amd64", "branch": "535-server"}
+        msg = self.refused(feeds.read, ubuntu, self.http)
+        self.assertIn("\"keyring\": \"/usr/share/keyrings/ubuntu-archive-keyring.gpg\" "
+                      "(apt-get install ubuntu-keyring)", msg)
+        self.assertEqual(self.mirror.log, [])
+        self.assertIsNone(C.keyring(conf("file:///srv/mirror"), "file:///srv/mirror"))
+        self.assertIsNone(C.keyring(conf("https://m"), "https://m"))
 
     def test_release_expired(self):
         self.debian_archive("bookworm", "main", "amd64", PACKAGES,

@@ -87,6 +87,14 @@ class Rhel(Case):
                 self.serve(gz=comp(text.encode()), suffix=suffix)
                 self.assertEqual(len(feeds.read(conf(self.mirror.url), self.http)), 2)
 
+    def test_plain_http_refused(self):
+        """repomd.xml's signature is not checked: only https (or file://) vouches for it."""
+        msg = self.refused(feeds.read, conf("http://mirror.example"), self.http)
+        self.assertIn("feed rocky9: \"url\" 'http://mirror.example/rocky/9/AppStream/x86_64/os'"
+                      " is plain http, and nothing this feed reads is signed: give the mirror's "
+                      "https:// URL (or a file:// copy)", msg)
+        self.assertEqual(self.mirror.log, [])
+
     def test_hostile_and_damaged(self):
         good = gzip.compress(PRIMARY.encode(), mtime=0)
         for primary, gz, want in (

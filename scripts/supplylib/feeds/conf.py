@@ -1,7 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """A feed's configuration (one entry of supply.json's "feeds", docs/building-packages.md):
 the fields every feed reads, each checked, a wrong one refused in one line."""
+import os
+
 from .image import FeedError
+
+# The archives' keyrings where Debian installs them: debian-archive-keyring's, and
+# ubuntu-keyring's (Debian's package of Ubuntu's archive keys).
+DEBIAN_KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
+UBUNTU_KEYRING = "/usr/share/keyrings/ubuntu-archive-keyring.gpg"
 
 # uname -m <-> Debian's architecture names.
 DEB_ARCH = {"x86_64": "amd64", "aarch64": "arm64"}
@@ -49,8 +56,39 @@ def arch(conf, default="x86_64"):
     return UNAME_ARCH[a]
 
 
-def url(conf, default=None):
-    u = text(conf, "url", default).rstrip("/")
+def url(conf, default=None, key="url"):
+    u = text(conf, key, default).rstrip("/")
     if not u.startswith(("http://", "https://", "file://")):
-        raise FeedError("feed %s: \"url\" %r is not an http, https or file URL" % (name(conf), u))
+        raise FeedError("feed %s: \"%s\" %r is not an http, https or file URL" % (
+            name(conf), key, u))
     return u
+
+
+def https_url(conf, default=None, key="url"):
+    """CONF's url, https:// (or file://, for tests and local mirrors): what the feed reads
+    carries no signature this pass checks, so TLS alone vouches for it, and its headers'
+    Makefiles run where the signing keys are."""
+    u = url(conf, default, key)
+    if u.startswith("http://"):
+        raise FeedError("feed %s: \"%s\" %r is plain http, and nothing this feed reads is "
+                        "signed: give the mirror's https:// URL (or a file:// copy)" % (
+                            name(conf), key, u))
+    return u
+
+
+def keyring(conf, u):
+    """The keyring a Debian-format archive's Release is checked against (or None): the
+    feed's "keyring"; for a plain http:// URL U one is required (Debian's own where the
+    feed names none and DEBIAN_KEYRING is installed): without it anyone on the path could
+    serve headers whose Makefiles run where the signing keys are."""
+    if "keyring" in conf:
+        return text(conf, "keyring")
+    if not u.startswith("http://"):
+        return None
+    if conf.get("type") == "debian" and os.path.isfile(DEBIAN_KEYRING):
+        return DEBIAN_KEYRING
+    ring, pkg = ((UBUNTU_KEYRING, "ubuntu-keyring") if conf.get("type") == "ubuntu" else
+                 (DEBIAN_KEYRING, "debian-archive-keyring"))
+    raise FeedError("feed %s: \"url\" %r is plain http and the feed names no \"keyring\": "
+                    "give \"keyring\": \"%s\" (apt-get install %s), or an https:// URL" % (
+                        name(conf), u, ring, pkg))

@@ -140,7 +140,7 @@ def kernel_release(http, url, head, where):
 
 
 def read(conf, http, running=()):
-    base = C.url(conf, "https://storage.googleapis.com")
+    base = C.https_url(conf, "https://storage.googleapis.com")
     bucket = C.text(conf, "bucket", "cos-tools")
     arches = [C.arch({"arch": a, "name": C.name(conf)}) for a in C.words(
         conf, "arches", [C.arch(conf)])]
@@ -188,7 +188,8 @@ def build_images(conf, http, base, bucket, build, arches, head, ms):
                                          kind="cos-artifacts"),
                   "kernel_headers": headers}
         if conf.get("sdk_url"):
-            inputs["sdk"] = Input(C.text(conf, "sdk_url").rstrip("/"), kind="base")
+            sdk = C.https_url(conf, key="sdk_url")
+            inputs["sdk"] = Input(sdk, kind="base")
         out.append(Image("cos", build, kernel, arch, "feed %s: gs://%s/%s/%s/kernel-headers"
                          ".tgz (milestone %s)" % (C.name(conf), bucket, build, board, ms),
                          inputs))

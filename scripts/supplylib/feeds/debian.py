@@ -9,7 +9,8 @@ Config: {"type": "debian", "name": N, "url": MIRROR, "suite": "bookworm" (or "su
 of its own), "component": "main", "arch": "amd64", "kernel_flavours": ["amd64"] (the part
 after the ABI: 6.1.0-28-cloud-amd64 is cloud-amd64), "newest": 2 (ABIs per flavour),
 "keyring": "/usr/share/keyrings/debian-archive-keyring.gpg" (Release's signature checked:
-debindex.py)}."""
+debindex.py; required for an http:// MIRROR, where it is the default if installed:
+conf.keyring)}."""
 import os
 import re
 import shutil
@@ -30,7 +31,7 @@ def archive(http, conf, component):
     suites = C.words(conf, "suites", None) if "suites" in conf else [C.text(conf, "suite")]
     comp = C.text(conf, "component", component)
     deb_arch = C.DEB_ARCH[C.arch(conf)]
-    keyring = C.text(conf, "keyring") if "keyring" in conf else None
+    keyring = C.keyring(conf, mirror)
     by_name = {}
     for suite in suites:
         where = "%s %s/%s binary-%s" % (mirror, suite, comp, deb_arch)

@@ -15,7 +15,8 @@ http://linux.duke.edu/metadata/common, has a <package type="rpm"> per RPM with <
 
 Config: {"type": "rhel", "name": N, "url": REPO (e.g.
 https://dl.rockylinux.org/pub/rocky/9/AppStream/x86_64/os), "arch": "x86_64",
-"package": "kernel-devel", "newest": 3}."""
+"package": "kernel-devel", "newest": 3}. REPO must be https:// (or file://): repomd.xml's
+signature (repomd.xml.asc) is not checked, so TLS is what vouches for the index."""
 import hashlib
 import re
 import xml.etree.ElementTree as ET
@@ -90,7 +91,7 @@ def rpm_version_key(v):
 
 def read(conf, http):
     arch = C.arch(conf)
-    base = C.url(conf)
+    base = C.https_url(conf)
     want = C.text(conf, "package", "kernel-devel")
     newest = C.count(conf, "newest", 3)
     url, data = primary(http, base)

@@ -10,7 +10,8 @@ Config: {"type": "ubuntu", "name": N, "url": "http://archive.ubuntu.com/ubuntu" 
 http://ports.ubuntu.com/ubuntu-ports), "suites": ["noble-updates", "noble-security"],
 "component": "restricted", "arch": "amd64", "branch": "535-server", "kernel_flavours":
 ["generic"] (optional: every flavour where absent), "newest": 2 (kernels per flavour),
-"keyring": "/usr/share/keyrings/ubuntu-archive-keyring.gpg" (Release's signature checked)}."""
+"keyring": "/usr/share/keyrings/ubuntu-archive-keyring.gpg" (Release's signature checked;
+required for an http:// URL: conf.keyring)}."""
 import re
 
 from . import conf as C
