@@ -232,6 +232,7 @@ def watch(client, rv, seconds):
     req = urllib.request.Request(client.server + "/api/v1/nodes?" + query)
     req.add_header("Authorization", "Bearer " + client._bearer())
     req.add_header("Accept", "application/json")
+    req.add_header("User-Agent", client.user_agent)
     try:
         with urllib.request.urlopen(req, context=client.ctx, timeout=seconds + 30) as r:
             while True:
