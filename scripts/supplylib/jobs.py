@@ -53,6 +53,7 @@ import re
 import shutil
 import time
 
+from bdp.common import last_line
 from supplylib import kube as kubelib
 from supplylib.executor import ExecutorError, Result, stage_ok
 
@@ -90,19 +91,6 @@ def label_value(s):
     """S as a label value (at most 63 characters of [A-Za-z0-9_.-], alphanumeric ends)."""
     s = re.sub(r"[^A-Za-z0-9_.-]+", "-", s)[:63].strip("-_.")
     return s if LABEL_VALUE.fullmatch(s) else ""
-
-
-def last_line(path, limit=200):
-    """The log's last non-empty line (from its last 8 KiB), cut to LIMIT characters."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - 8192))
-            lines = [l.strip() for l in f.read().decode(errors="replace").splitlines()]
-    except OSError:
-        return ""
-    lines = [l for l in lines if l]
-    return lines[-1][:limit] if lines else ""
 
 
 def exit_code(log):

@@ -65,6 +65,21 @@ def newest_per_flavour(found, newest):
     return keep
 
 
+def images_of(found, newest, notes, make):
+    """MAKE(release, version, stanza) for the NEWEST of each flavour in FOUND; a kernel its
+    index lists without what it depends on (Incomplete) is a line of NOTES, or raised when
+    NOTES is None."""
+    images = []
+    for _, version, release, st in newest_per_flavour(found, newest):
+        try:
+            images.append(make(release, version, st))
+        except Incomplete as e:
+            if notes is None:
+                raise
+            notes.append(str(e))
+    return images
+
+
 def read(conf, http, notes=None):
     arch = C.arch(conf)
     flavours = C.words(conf, "kernel_flavours", [C.DEB_ARCH[arch]])
@@ -81,15 +96,9 @@ def read(conf, http, notes=None):
         check_kernel(release, sts[0]["_where"])
         st = debindex.newest(sts)
         found.append((m.group(2), st["version"], release, st))
-    images = []
-    for _, version, release, st in newest_per_flavour(found, newest):
-        try:
-            images.append(image(conf, arch, mirror, by_name, release, version, st))
-        except Incomplete as e:
-            if notes is None:
-                raise
-            notes.append(str(e))
-    return images
+    return images_of(found, newest, notes,
+                     lambda release, version, st: image(conf, arch, mirror, by_name, release,
+                                                        version, st))
 
 
 def image(conf, arch, mirror, by_name, release, version, st):

@@ -16,8 +16,8 @@ import re
 
 from . import conf as C
 from . import debindex
-from .debian import archive, newest_per_flavour, resolve
-from .image import FeedError, Image, Incomplete, check_kernel
+from .debian import archive, images_of, resolve
+from .image import FeedError, Image, check_kernel
 
 BRANCH_RE = re.compile(r"^[0-9]{3,4}(-server)?$")
 # 6.8.0-45-generic, 5.15.0-1064-oracle: the flavour is what follows the ABI.
@@ -46,15 +46,9 @@ def read(conf, http, notes=None):
             continue
         st = debindex.newest(sts)
         found.append((m.group(1), st["version"], release, st))
-    images = []
-    for _, _, release, st in newest_per_flavour(found, newest):
-        try:
-            images.append(image(conf, arch, mirror, by_name, branch, release, st))
-        except Incomplete as e:
-            if notes is None:
-                raise
-            notes.append(str(e))
-    return images
+    return images_of(found, newest, notes,
+                     lambda release, _, st: image(conf, arch, mirror, by_name, branch, release,
+                                                  st))
 
 
 def image(conf, arch, mirror, by_name, branch, release, st):
