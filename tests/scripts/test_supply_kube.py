@@ -38,7 +38,7 @@ class Stub:
                                       os.path.join(d, "state.json"), self.faults, self.log,
                                       str(lifetime)])
         port = os.path.join(d, "port")
-        end = time.monotonic() + 60
+        end = time.monotonic() + 300
         while not (os.path.exists(port) and os.path.getsize(port)):
             if self.proc.poll() is not None or time.monotonic() > end:
                 raise RuntimeError("the API server stand-in did not start")

@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.join(TOP, "scripts"))
 from supplylib import local, passes  # noqa: E402
 from supplylib.executor import Build  # noqa: E402
 
-# Builds 0 and 1 wait until both have started (a serial executor fails them, 60 s on); every build
+# Builds 0 and 1 wait until both have started (a serial executor fails them, 300 s on); every build
 # notes how many run beside it.
 BUILD = r'''
 id=$1 d=$2 stage=$3
@@ -28,7 +28,7 @@ if [ "$id" -lt 2 ]; then
     touch "$d/arrived/$id"
     i=0
     while [ "$(ls "$d/arrived" | wc -l)" -lt 2 ]; do
-        i=$((i + 1)); [ $i -lt 1200 ] || { rm "$d/running/$id"; exit 9; }; sleep 0.05
+        i=$((i + 1)); [ $i -lt 6000 ] || { rm "$d/running/$id"; exit 9; }; sleep 0.05
     done
 fi
 rm "$d/running/$id"
@@ -96,7 +96,7 @@ class Local(unittest.TestCase):
                     os.path.join(TOP, "scripts"), script, os.path.join(d, "w"),
                     os.path.join(d, "s"), os.path.join(d, "k.log")))
             p = subprocess.Popen([sys.executable, "-c", driver])
-            end = time.monotonic() + 60
+            end = time.monotonic() + 600
             while not os.path.exists(pidf):
                 self.assertIsNone(p.poll(), "the pass ended before its build started")
                 self.assertLess(time.monotonic(), end, "the build never started")
@@ -104,7 +104,7 @@ class Local(unittest.TestCase):
             with open(pidf) as f:
                 gc = int(f.read())
             p.send_signal(signal.SIGTERM)
-            self.assertEqual(p.wait(60), 143)
+            self.assertEqual(p.wait(600), 143)
             # The grandchild was killed with its group: gone, or a zombie of init's.
             try:
                 with open("/proc/%d/stat" % gc) as f:

@@ -56,19 +56,19 @@ class Watch(unittest.TestCase):
         ask(self.client, "gpu-a")                  # seen by the last pass: no new ask
         seen = nodes.asks(nodes.from_api(self.client))
         got = []
-        t = threading.Thread(target=lambda: got.append(cli.wait_for_ask(p, seen, 120)),
+        t = threading.Thread(target=lambda: got.append(cli.wait_for_ask(p, seen, 900)),
                              daemon=True)
         t0 = time.monotonic()
         t.start()
-        end = time.monotonic() + 60
+        end = time.monotonic() + 600
         while not self.watches():
             self.assertLess(time.monotonic(), end, "no watch was made")
             time.sleep(0.02)
         ask(self.client, "gpu-b")
-        t.join(60)
+        t.join(600)
         self.assertFalse(t.is_alive(), "the wait did not end on the ask")
         self.assertEqual(got, [{("gpu-b", WANTS)}])
-        self.assertLess(time.monotonic() - t0, 60)
+        self.assertLess(time.monotonic() - t0, 600)  # the ask, not wait_for_ask's 900 s
 
 
 if __name__ == "__main__":
