@@ -68,11 +68,9 @@ def step(name):
 
 
 def sha256_file(path):
-    h = hashlib.sha256()
+    """The SHA-256 of the file PATH, hex (make-repo's too)."""
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def fsync_dir(path):

@@ -29,7 +29,7 @@ import re
 import urllib.parse
 
 from . import cos, debian, rhel, ubuntu
-from .http import Http, sha256_file, md5_file  # noqa: F401
+from .http import Http, file_digest  # noqa: F401
 from .image import FeedError, Image, Input  # noqa: F401
 
 FEEDS = {"cos": cos, "ubuntu": ubuntu, "rhel": rhel, "debian": debian}
@@ -65,8 +65,8 @@ def fetch_file(inp, cache_dir, http):
     os.makedirs(d, exist_ok=True)
     dest = os.path.join(d, name)
     if os.path.isfile(dest) and os.path.getsize(dest) == inp.size and (
-            (inp.sha256 and sha256_file(dest) == inp.sha256) or
-            (not inp.sha256 and inp.md5 and md5_file(dest) == inp.md5)):
+            (inp.sha256 and file_digest(dest, "sha256") == inp.sha256) or
+            (not inp.sha256 and inp.md5 and file_digest(dest, "md5") == inp.md5)):
         return dest
     http.download(inp.url, dest, inp)
     return dest

@@ -41,7 +41,7 @@ import zlib
 from io import BytesIO
 
 from . import conf as C
-from .http import decode, md5_file
+from .http import decode, file_digest
 from .image import FeedError, Image, Input, check_kernel
 
 BOARDS = {"x86_64": "lakitu", "aarch64": "lakitu-arm64"}
@@ -215,9 +215,9 @@ def fetch(image, cache_dir, http, get):
     got = os.path.join(out, "kernel-headers.tgz")
     want = image.inputs["kernel_headers"]
     size = os.path.getsize(got)
-    if size != want.size or (want.md5 and md5_file(got) != want.md5):
+    if size != want.size or (want.md5 and file_digest(got, "md5") != want.md5):
         raise FeedError("%s: %d bytes, md5 %s; the listing says %d bytes, md5 %s: refused" % (
-            got, size, md5_file(got), want.size, want.md5))
+            got, size, file_digest(got, "md5"), want.size, want.md5))
     paths = {"cos_artifacts": out, "kernel_headers": got, "toolchain": os.path.join(out,
                                                                                     "toolchain")}
     if os.path.isfile(os.path.join(out, "toolchain_env")):

@@ -183,20 +183,10 @@ def check(url, expect, size, sha256, md5):
                             "refused, nothing kept" % (url, name, want, got))
 
 
-def md5_file(path):
-    h = hashlib.md5()
+def file_digest(path, algo):
+    """The hex digest ALGO ("sha256", "md5") of the file PATH."""
     with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(CHUNK), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def sha256_file(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(CHUNK), b""):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.file_digest(f, algo).hexdigest()
 
 
 def decode(data, where):
