@@ -377,6 +377,28 @@ while True:
 EOF
 }
 
+# run_source DRV: the stand-in driver DRV ($FIX/drv-$V_NEW, $FIX/odrv) at $T/src as NVIDIA's
+# installer extracts its .run (build-driver-package --source): the libraries and programs,
+# and V_NEW's GSP firmware in firmware/.
+run_source() {
+    mkdir -p "$T/src/firmware"
+    find "$1/lib64" -type f -exec cp {} "$T/src/" \;
+    cp "$1/bin/"* "$T/src/"
+    cp "$1/firmware/nvidia/$V_NEW/"*.bin "$T/src/firmware/"
+}
+
+# flavour_modules: each flavour's modules, the stand-in's of V_NEW, in $T/mods-proprietary
+# and $T/mods-open; the open nvidia.ko says so in its license, as NVIDIA's open sources
+# declare it ("Dual MIT/GPL").
+flavour_modules() {
+    mkdir -p "$T/mods-proprietary" "$T/mods-open"
+    cp "$FIX/drv-$V_NEW/kernel/"*.ko "$T/mods-proprietary/"
+    cp "$FIX/drv-$V_NEW/kernel/"*.ko "$T/mods-open/"
+    objcopy -O binary --only-section=.modinfo "$T/mods-open/nvidia.ko" "$T/modinfo"
+    sed 's|license=NVIDIA|license=Dual MIT/GPL|' "$T/modinfo" >"$T/modinfo-open"
+    objcopy --update-section .modinfo="$T/modinfo-open" "$T/mods-open/nvidia.ko"
+}
+
 # kube_stub STATE_JSON [LIFETIME]: tests/tools/kube-api.py, the API server stand-in, on
 # 127.0.0.1 with TLS, started with the objects in STATE_JSON; a service account for it in
 # $KUBE_SA (token, ca.crt, namespace kube-system) and KUBERNETES_SERVICE_HOST/PORT exported,

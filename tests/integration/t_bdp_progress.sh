@@ -4,10 +4,8 @@
 # stand-in on PATH that prints compiler lines, waits for the test to have seen the
 # heartbeat, then leaves the stand-in driver's modules where Kbuild would.
 BDP=$SRC/scripts/build-driver-package
-mkdir -p "$T/src/firmware" "$T/src/kernel" "$T/headers" "$T/bin"
-find "$FIX/drv-$V_NEW/lib64" -type f -exec cp {} "$T/src/" \;
-cp "$FIX/drv-$V_NEW/bin/"* "$T/src/"
-cp "$FIX/drv-$V_NEW/firmware/nvidia/$V_NEW/"*.bin "$T/src/firmware/"
+mkdir -p "$T/src/kernel" "$T/headers" "$T/bin"
+run_source "$FIX/drv-$V_NEW"
 echo "# the stand-in make on PATH builds these" >"$T/src/kernel/Makefile"
 echo "# headers of the test kernel" >"$T/headers/Makefile"
 cat >"$T/bin/make" <<EOF

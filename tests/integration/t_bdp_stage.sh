@@ -5,15 +5,9 @@
 # time, which the installer reads.
 BDP=$SRC/scripts/build-driver-package
 mkroot "$T/root" debian 12
-mkdir -p "$T/src/firmware" "$T/src/supported-gpus" "$T/mods-proprietary" "$T/mods-open"
-find "$FIX/drv-$V_NEW/lib64" -type f -exec cp {} "$T/src/" \;
-cp "$FIX/drv-$V_NEW/bin/"* "$T/src/"
-cp "$FIX/drv-$V_NEW/firmware/nvidia/$V_NEW/"*.bin "$T/src/firmware/"
-cp "$FIX/drv-$V_NEW/kernel/"*.ko "$T/mods-proprietary/"
-cp "$FIX/drv-$V_NEW/kernel/"*.ko "$T/mods-open/"
-objcopy -O binary --only-section=.modinfo "$T/mods-open/nvidia.ko" "$T/modinfo"
-sed 's|license=NVIDIA|license=Dual MIT/GPL|' "$T/modinfo" >"$T/modinfo-open"
-objcopy --update-section .modinfo="$T/modinfo-open" "$T/mods-open/nvidia.ko"
+mkdir -p "$T/src/supported-gpus"
+run_source "$FIX/drv-$V_NEW"
+flavour_modules
 cat >"$T/src/supported-gpus/supported-gpus.json" <<'JSON'
 {"chips": [
  {"name": "NVIDIA H100 80GB HBM3", "devid": "0x2330", "features": ["kernelopen"]},

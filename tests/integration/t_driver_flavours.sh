@@ -8,16 +8,9 @@ BDP=$SRC/scripts/build-driver-package
 mkroot "$T/root" debian 12
 # A driver source in the .run layout (the stand-in's user space), and each flavour's
 # modules (the stand-in's, signed again here).
-mkdir -p "$T/src/firmware" "$T/src/supported-gpus" "$T/mods-proprietary" "$T/mods-open"
-find "$FIX/drv-$V_NEW/lib64" -type f -exec cp {} "$T/src/" \;
-cp "$FIX/drv-$V_NEW/bin/"* "$T/src/"
-cp "$FIX/drv-$V_NEW/firmware/nvidia/$V_NEW/"*.bin "$T/src/firmware/"
-cp "$FIX/drv-$V_NEW/kernel/"*.ko "$T/mods-proprietary/"
-cp "$FIX/drv-$V_NEW/kernel/"*.ko "$T/mods-open/"
-# The open flavour's nvidia.ko says so in its license, as NVIDIA's open sources declare it.
-objcopy -O binary --only-section=.modinfo "$T/mods-open/nvidia.ko" "$T/modinfo"
-sed 's|license=NVIDIA|license=Dual MIT/GPL|' "$T/modinfo" >"$T/modinfo-open"
-objcopy --update-section .modinfo="$T/modinfo-open" "$T/mods-open/nvidia.ko"
+mkdir -p "$T/src/supported-gpus"
+run_source "$FIX/drv-$V_NEW"
+flavour_modules
 assert_eq "$(modinfo -F license "$T/mods-open/nvidia.ko")" "Dual MIT/GPL" "open stand-in's license"
 cat >"$T/src/supported-gpus/supported-gpus.json" <<'EOF'
 {"chips": [

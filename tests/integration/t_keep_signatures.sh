@@ -5,10 +5,8 @@
 BDP=$SRC/scripts/build-driver-package
 mkroot "$T/root" debian 12
 # A driver source in the .run layout, from the stand-in driver.
-mkdir -p "$T/src/firmware" "$T/vendor"
-find "$FIX/drv-$V_NEW/lib64" -type f -exec cp {} "$T/src/" \;
-cp "$FIX/drv-$V_NEW/bin/"* "$T/src/"
-cp "$FIX/drv-$V_NEW/firmware/nvidia/$V_NEW/"*.bin "$T/src/firmware/"
+mkdir -p "$T/vendor"
+run_source "$FIX/drv-$V_NEW"
 # The vendor's modules: signed by "Test modkey" (the vendor here), one of them compressed.
 cp "$FIX/sdrv-$V_NEW/kernel/"*.ko "$T/vendor/"
 xz "$T/vendor/nvidia-uvm.ko"

@@ -54,10 +54,7 @@ EOF
 done
 
 # A driver source in the .run layout, from the stand-in driver; its unsigned modules.
-mkdir -p "$T/src/firmware"
-find "$FIX/drv-$V_NEW/lib64" -type f -exec cp {} "$T/src/" \;
-cp "$FIX/drv-$V_NEW/bin/"* "$T/src/"
-cp "$FIX/drv-$V_NEW/firmware/nvidia/$V_NEW/"*.bin "$T/src/firmware/"
+run_source "$FIX/drv-$V_NEW"
 bdp() { # OUT [OPTIONS...]
     local out=$1
     shift

@@ -5,10 +5,7 @@
 # again), publishes it with make-repo publish, and `coverage` then serves the asked kernel;
 # the report answers the ask. A second pass builds nothing. A build that fails is reported
 # with its own line, the pass exits 1, and what was served stays served.
-mkdir -p "$T/src/firmware"
-find "$FIX/odrv/lib64" -type f -exec cp {} "$T/src/" \;
-cp "$FIX/odrv/bin/"* "$T/src/"
-cp "$FIX/odrv/firmware/nvidia/$V_NEW/"*.bin "$T/src/firmware/"
+run_source "$FIX/odrv"
 # The repository serves $KERNEL, its package's module type said (a node asks for one).
 "$SRC/scripts/make-repo" add --repo "$T/repo" --key "$FIX/keys/key.pem" --version "$V_NEW" \
     --kernel "$KERNEL" --module-type proprietary "$FIX/spkg-$V_NEW.tar.zst" >/dev/null

@@ -33,10 +33,7 @@ PY
 kube_stub "$T/cluster.json"
 # The driver's source for the pass: the stand-in user space, its modules prebuilt for the
 # node's kernel (build-driver-package signs them again with the pass's key).
-mkdir -p "$T/src/firmware"
-find "$FIX/odrv/lib64" -type f -exec cp {} "$T/src/" \;
-cp "$FIX/odrv/bin/"* "$T/src/"
-cp "$FIX/odrv/firmware/nvidia/$V_NEW/"*.bin "$T/src/firmware/"
+run_source "$FIX/odrv"
 cat >"$T/supply.json" <<EOF
 {"supply": 1, "driver_versions": ["$V_NEW"], "flavours": ["proprietary"],
  "platforms": {"debian": {"build_args": ["--source", "$T/src",

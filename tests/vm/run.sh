@@ -244,18 +244,13 @@ make_rhel_repo() {
     rm -rf "$w" "$W/rhel-repo" && mkdir -p "$w"
     rpm=$("$SRC/tests/tools/make-kernel-devel-rpm" "$R" "$w") || fail "the stand-in kernel-devel RPM"
     src=$w/src
-    mkdir -p "$src/kernel" "$src/firmware"
-    "$SRC/scripts/make-standin-driver" "$V_OLD" "$w/drv" 4 >/dev/null
-    cp -L "$w/drv/lib64/"*.so."$V_OLD" "$w/drv/bin/nvidia-smi" "$src/"
-    cp "$w/drv/firmware/nvidia/$V_OLD/"*.bin "$src/firmware/"
-    cp "$SRC/tests/kmod/"*.c "$SRC/tests/kmod/Kbuild" "$src/kernel/"
-    printf 'modules:\n\t$(MAKE) -C $(SYSOUT) M=$(CURDIR) NV_VERSION=%s modules\n' "$V_OLD" >"$src/kernel/Makefile"
+    standin_source "$src"
     "$SRC/scripts/build-driver-package" --kernel "$R" --kernel-devel-rpm "$rpm" --os rhel \
         --source "$src" --sign-key "$W/keys/mod.pem" --sign-cert "$W/keys/mod.crt" \
         --repo "$W/rhel-repo" --repo-key "$W/keys/repo.pem" --installer "$BIN" --work "$w/work" \
         --tag default --quiet >"$w/bdp.log" 2>&1 ||
         { tail -5 "$w/bdp.log"; fail "build-driver-package --kernel-devel-rpm failed"; }
-    rm -rf "$w/drv" "$w/root" "$w/rpm"
+    rm -rf "$w/root" "$w/rpm"
 }
 
 # The selinux scenario's policies ($W/selinux): Debian's reference policy as
@@ -589,21 +584,26 @@ supply_boot() {
     python3 "$SRC/tests/vm/supply-host.py" check "$d/state.json" "$s" "$R" "$outcome"
 }
 
-# The supply scenario's build: the driver's source as NVIDIA's .run extracts it (the
-# stand-in user space, and tests/kmod's sources built by the kernel's Makefile, as
-# make_rhel_repo's), against this kernel's installed headers. Prints supply.json's
-# build_args for it.
-supply_source() {
-    local src=$W/supply-src
-    rm -rf "$src" "$W/supply-drv" && mkdir -p "$src/kernel" "$src/firmware"
-    "$SRC/scripts/make-standin-driver" "$V_OLD" "$W/supply-drv" 4 >/dev/null
-    cp -L "$W/supply-drv/lib64/"*.so."$V_OLD" "$W/supply-drv/bin/nvidia-smi" "$src/"
-    cp "$W/supply-drv/firmware/nvidia/$V_OLD/"*.bin "$src/firmware/"
+# standin_source DIR: V_OLD's source in DIR as NVIDIA's .run extracts it: the stand-in user
+# space (scripts/make-standin-driver) and tests/kmod's module sources, built by the kernel's
+# Makefile (build-driver-package --source).
+standin_source() {
+    local src=$1
+    rm -rf "$src" "$src.drv" && mkdir -p "$src/kernel" "$src/firmware"
+    "$SRC/scripts/make-standin-driver" "$V_OLD" "$src.drv" 4 >/dev/null
+    cp -L "$src.drv/lib64/"*.so."$V_OLD" "$src.drv/bin/nvidia-smi" "$src/"
+    cp "$src.drv/firmware/nvidia/$V_OLD/"*.bin "$src/firmware/"
     cp "$SRC/tests/kmod/"*.c "$SRC/tests/kmod/Kbuild" "$src/kernel/"
     printf 'modules:\n\t$(MAKE) -C $(SYSOUT) M=$(CURDIR) NV_VERSION=%s modules\n' "$V_OLD" \
         >"$src/kernel/Makefile"
-    rm -rf "$W/supply-drv"
-    printf '["--source", "%s", "--headers", "/lib/modules/{kernel}/build"]' "$src"
+    rm -rf "$src.drv"
+}
+
+# The supply scenario's build: standin_source against this kernel's installed headers.
+# Prints supply.json's build_args for it.
+supply_source() {
+    standin_source "$W/supply-src"
+    printf '["--source", "%s", "--headers", "/lib/modules/{kernel}/build"]' "$W/supply-src"
 }
 
 # real_cases INDEX OUT: the real-flavours cases and what the driver's own data predicts for
