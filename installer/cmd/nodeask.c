@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cmd/nodeask.h"
+#include "cmd/session.h"
 #include "kube/kube.h"
 #include "util/jsonc.h"
 #include "util/log.h"
@@ -106,11 +107,6 @@ static int annotate(struct nodeask *a, const char *key, const char *text)
 	return 0;
 }
 
-static json_object *nonempty(const char *s)
-{
-	return s && s[0] ? json_object_new_string(s) : NULL;
-}
-
 /* O as one line of JSON into BUF; 0, or -1 (too long, out of memory). */
 static int compact(json_object *o, char *buf, size_t size)
 {
@@ -128,8 +124,8 @@ int nodeask_image(struct nodeask *a, const struct host *h)
 	if (!a)
 		return 0;
 	if (o) {
-		json_object_object_add(o, "os", nonempty(h->os_id));
-		json_object_object_add(o, "os_build", nonempty(h->os_build_id));
+		json_object_object_add(o, "os", session_json_nonempty(h->os_id));
+		json_object_object_add(o, "os_build", session_json_nonempty(h->os_build_id));
 		json_object_object_add(o, "kernel", json_object_new_string(h->kernel));
 		json_object_object_add(o, "arch", json_object_new_string(h->arch));
 	}
@@ -156,7 +152,7 @@ static int wants_text(const struct waiting *w, char *buf, size_t size)
 	json_object_object_add(o, "kernel", json_object_new_string(w->kernel));
 	json_object_object_add(o, "arch", json_object_new_string(w->arch));
 	json_object_object_add(o, "os", json_object_new_string(w->os));
-	json_object_object_add(o, "os_build", nonempty(w->os_build));
+	json_object_object_add(o, "os_build", session_json_nonempty(w->os_build));
 	json_object_object_add(o, "driver_version", json_object_new_string(w->driver_version));
 	json_object_object_add(o, "flavour", json_object_new_string(w->flavour));
 	json_object_object_add(o, "since", json_object_new_string(since));
