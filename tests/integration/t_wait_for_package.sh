@@ -35,6 +35,9 @@ mkdir -p "$T/root/${metrics%/*}"
 # wait_bg ARGS...: the installer as the DaemonSet's init container runs it, in the
 # background (pid in $wpid, log in $wlog or $T/wait.log).
 wait_bg() {
+    # A log of an earlier run must not answer a wait for this one's lines: the background
+    # process truncates it only once it starts (seen: SIGTERM sent before the wait began).
+    rm -f "${wlog:-$T/wait.log}"
     env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" \
         ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
         NVIDIA_WAIT_FOR_PACKAGE=yes "$BIN" --root "$T/root" install $(kernel_args) \
