@@ -70,6 +70,9 @@ check_packages=(
     # make check-real's clang-built kernel (tests/real/clang-kernel.sh): Debian's source of
     # the 6.1 kernel and what its build needs besides clang
     linux-source-6.1 flex bison libelf-dev
+    # the OCI registry tests (tests/tools/oci-registry.py): Debian's docker-registry (the CNCF
+    # distribution server, 2.8) as the registry; skopeo pushes and pulls beside our own tools
+    docker-registry skopeo
     # make bench: the shell pipeline it is compared with, and its chart
     curl gnuplot-nox
     # the metrics textfile's real consumers (t_metrics_consumers): promtool (package

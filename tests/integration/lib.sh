@@ -333,6 +333,60 @@ start_httpd() {
     HTTP="$scheme://127.0.0.1:$(cat "$T/$name.port")"
 }
 
+# oci_registry_start MODE [--storage-redirect]: a real OCI registry (Debian's docker-registry,
+# tests/tools/oci-registry.py) on 127.0.0.1 over TLS, MODE anonymous, htpasswd or token, in
+# $T/oci-MODE (-2, -3... for more); its D/env sourced: OCI_HOST, OCI_CA, OCI_CERT_DIR,
+# OCI_USER, OCI_PASS, OCI_AUTH_FILE, OCI_PID, OCI_LOG, OCI_TOKEN_LOG, OCI_STORAGE_LOG, OCI_DIR.
+# As the other test servers, it stops by itself once the test's shell is gone (--owner).
+oci_registry_start() {
+    local mode=$1 d=$T/oci-$1 n=1
+    shift
+    while [ -e "$d" ]; do
+        n=$((n + 1))
+        d=$T/oci-$mode-$n
+    done
+    python3 "$SRC/tests/tools/oci-registry.py" start --dir "$d" --mode "$mode" \
+        --owner "$BASHPID" "$@" || fail "the $mode registry in $d did not start"
+    . "$d/env"
+}
+# oci_registry_stop [DIR]: stops the registry in DIR ($OCI_DIR) and waits until it is gone.
+oci_registry_stop() {
+    python3 "$SRC/tests/tools/oci-registry.py" stop --dir "${1:-$OCI_DIR}" ||
+        fail "the registry in ${1:-$OCI_DIR} did not stop"
+}
+
+# oci_small_layout DIR TAG: an OCI image layout (image-spec's image-layout.md) of one small
+# image (a config and one uncompressed tar layer holding hello.txt), tagged TAG, for skopeo.
+oci_small_layout() {
+    python3 - "$1" "$2" <<'PY'
+import hashlib, io, json, os, sys, tarfile
+d, tag = sys.argv[1], sys.argv[2]
+os.makedirs(d + "/blobs/sha256", exist_ok=True)
+def blob(data, media_type):
+    h = hashlib.sha256(data).hexdigest()
+    with open("%s/blobs/sha256/%s" % (d, h), "wb") as f:
+        f.write(data)
+    return {"mediaType": media_type, "digest": "sha256:" + h, "size": len(data)}
+buf, data = io.BytesIO(), b"hello, registry\n"
+with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
+    info = tarfile.TarInfo("hello.txt")
+    info.size = len(data)
+    t.addfile(info, io.BytesIO(data))
+layer = blob(buf.getvalue(), "application/vnd.oci.image.layer.v1.tar")
+config = blob(json.dumps({"architecture": "amd64", "os": "linux", "rootfs": {
+    "type": "layers", "diff_ids": [layer["digest"]]}}).encode(),
+    "application/vnd.oci.image.config.v1+json")
+mt = "application/vnd.oci.image.manifest.v1+json"
+manifest = blob(json.dumps({"schemaVersion": 2, "mediaType": mt, "config": config,
+                            "layers": [layer]}).encode(), mt)
+manifest["annotations"] = {"org.opencontainers.image.ref.name": tag}
+with open(d + "/index.json", "w") as f:
+    json.dump({"schemaVersion": 2, "manifests": [manifest]}, f)
+with open(d + "/oci-layout", "w") as f:
+    json.dump({"imageLayoutVersion": "1.0.0"}, f)
+PY
+}
+
 # Bytes the server sent for paths containing SUBSTR.
 served_bytes() {
     python3 - "$HTTP_LOG" "$1" <<'EOF'
