@@ -387,6 +387,46 @@ with open(d + "/oci-layout", "w") as f:
 PY
 }
 
+# oci_standin_start NAME REPO [oci-standin.py options]: the hostile registry stand-in
+# (tests/tools/oci-standin.py) serving the repository directory REPO as the OCI artifact,
+# in $T/NAME, its env sourced (STANDIN_REF, STANDIN_CA, STANDIN_AUTH_FILE, STANDIN_FAULTS,
+# STANDIN_LOG, STANDIN_TOKEN_LOG, STANDIN_STORAGE_LOG); the faults: oci_standin_faults.
+# It stops by itself once the test's shell is gone.
+oci_standin_start() {
+    local d=$T/$1 repo=$2 pid
+    shift 2
+    rm -f "$d/env"
+    python3 "$SRC/tests/tools/oci-standin.py" --dir "$d" --repo "$repo" --owner "$BASHPID" \
+        "$@" 2>>"$T/$1.err" &
+    pid=$!
+    wait_for "the registry stand-in in $d to write its env" 60 standin_ready "$d" "$pid"
+    . "$d/env"
+}
+standin_ready() {
+    [ -s "$1/env" ] && return 0
+    kill -0 "$2" 2>/dev/null || fail "the registry stand-in in $1 exited: $(cat "$1.err")"
+    return 1
+}
+# oci_standin_faults AUTH [FAULT[:KEY=VALUE,...]]...: the stand-in's next answers under auth
+# AUTH (none, basic, token) with FAULTs (oci-standin.py's names; numbers and true/false as
+# JSON), e.g. oci_standin_faults none lying-blob:layer=index
+oci_standin_faults() {
+    python3 - "$STANDIN_FAULTS" "$@" <<'PY'
+import json, os, sys
+path, auth, faults = sys.argv[1], sys.argv[2], []
+for spec in sys.argv[3:]:
+    name, _, params = spec.partition(":")
+    fault = {"fault": name}
+    for kv in filter(None, params.split(",")):
+        k, _, v = kv.partition("=")
+        fault[k] = json.loads(v) if v in ("true", "false") or v.isdigit() else v
+    faults.append(fault)
+with open(path + ".tmp", "w") as f:
+    json.dump({"auth": auth, "faults": faults}, f)
+os.replace(path + ".tmp", path)
+PY
+}
+
 # Bytes the server sent for paths containing SUBSTR.
 served_bytes() {
     python3 - "$HTTP_LOG" "$1" <<'EOF'
