@@ -46,6 +46,7 @@ struct sink {
 	bool status_checked;
 	bool restarted; /* the server ignored our Range: this transfer began at byte 0 */
 	bool too_large;
+	bool http_error; /* the answer is an HTTP error: its body is not the file's */
 	int io_errno;
 	/* progress */
 	uint64_t started_ns, last_report_ns;
@@ -128,6 +129,8 @@ void fetcher_free(struct fetcher *f)
 		return;
 	if (f->curl)
 		sym_curl_easy_cleanup(f->curl);
+	if (f->headers)
+		sym_curl_slist_free_all(f->headers);
 	free(f->ca_file);
 	free(f);
 }
@@ -158,9 +161,14 @@ static int restart_if_not_partial(struct sink *s)
 	int r;
 
 	s->status_checked = true;
-	if (s->resume_from == 0)
-		return 0;
 	sym_curl_easy_getinfo(s->f->curl, CURLINFO_RESPONSE_CODE, &code);
+	/*
+	 * FAILONERROR lets a 401 through when credentials were sent (CURLOPT_FAILONERROR(3):
+	 * "not fail-safe ... especially when authentication is involved"): not the file.
+	 */
+	s->http_error = code >= 400;
+	if (s->resume_from == 0 || s->http_error)
+		return 0;
 	if (code != 200)
 		return 0;
 	log_kv(LOG_INFO, "fetch", "server ignored the range request; downloading from the start",
@@ -181,6 +189,8 @@ static size_t write_file(char *data, size_t size, size_t nmemb, void *ud)
 		s->io_errno = -r;
 		return 0;
 	}
+	if (s->http_error)
+		return n;
 	if (s->have + n > s->expected) {
 		s->too_large = true;
 		return 0;
@@ -248,6 +258,125 @@ static void watch(struct fetcher *f, struct sink *s)
 	sym_curl_easy_setopt(f->curl, CURLOPT_XFERINFODATA, s);
 }
 
+void fetch_http_set(struct fetcher *f, const struct fetch_http *h)
+{
+	f->http = h;
+}
+
+/* "Name: value" into FIELD (SIZE bytes), or appended after ", " when JOIN. */
+static void header_keep(char *field, size_t size, const char *v, size_t n, bool join)
+{
+	size_t len = join ? strlen(field) : 0;
+
+	if (len > 0 && len + 2 < size) {
+		memcpy(field + len, ", ", 2);
+		len += 2;
+	}
+	if (len + n >= size)
+		n = size - len - 1; /* cut: what reads it refuses what does not parse */
+	memcpy(field + len, v, n);
+	field[len + n] = '\0';
+}
+
+/* libcurl's header callback: each header line of each response, the status line first. */
+static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
+{
+	struct fetch_http_answer *a = ud;
+	size_t n = size * nmemb, name_len;
+	const char *colon = memchr(data, ':', n), *v;
+
+	if (n >= 5 && strncasecmp(data, "HTTP/", 5) == 0) {
+		/* A new response (after a redirect or a 100): only the last one counts. */
+		memset(a, 0, sizeof(*a));
+		return size * nmemb;
+	}
+	if (!colon)
+		return size * nmemb;
+	name_len = (size_t)(colon - data);
+	for (v = colon + 1; v < data + n && (*v == ' ' || *v == '\t'); v++)
+		;
+	n -= (size_t)(v - data);
+	while (n > 0 && (v[n - 1] == '\r' || v[n - 1] == '\n' || v[n - 1] == ' '))
+		n--;
+#define IS(h) (name_len == sizeof(h) - 1 && strncasecmp(data, h, name_len) == 0)
+	if (IS("WWW-Authenticate"))
+		header_keep(a->www_authenticate, sizeof(a->www_authenticate), v, n, true);
+	else if (IS("Docker-Content-Digest"))
+		header_keep(a->digest, sizeof(a->digest), v, n, false);
+	else if (IS("Content-Type"))
+		header_keep(a->content_type, sizeof(a->content_type), v, n, false);
+	else if (IS("Location"))
+		header_keep(a->location, sizeof(a->location), v, n, false);
+	else if (IS("Content-Length") && n > 0 && n < 20 && isdigit((unsigned char)v[0])) {
+		char num[24];
+
+		memcpy(num, v, n);
+		num[n] = '\0';
+		a->length = strtoull(num, NULL, 10);
+		a->has_length = true;
+	}
+#undef IS
+	return size * nmemb;
+}
+
+/* Reads a request body from a file (fetch_http.body_fd). */
+static size_t read_body(char *buf, size_t size, size_t nmemb, void *ud)
+{
+	const struct fetch_http *h = ud;
+	ssize_t n;
+
+	do
+		n = read(h->body_fd, buf, size * nmemb);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? CURL_READFUNC_ABORT : (size_t)n;
+}
+
+/* H's method, headers, credentials and body on F's handle (set_common's last step). */
+static void set_http(struct fetcher *f, const struct fetch_http *h)
+{
+	CURL *c = f->curl;
+
+	if (f->headers)
+		sym_curl_slist_free_all(f->headers);
+	f->headers = NULL;
+	for (size_t i = 0; h->headers && h->headers[i]; i++) {
+		struct curl_slist *l = sym_curl_slist_append(f->headers, h->headers[i]);
+
+		if (l)
+			f->headers = l;
+	}
+	if (f->headers)
+		sym_curl_easy_setopt(c, CURLOPT_HTTPHEADER, f->headers);
+	if (h->answer) {
+		memset(h->answer, 0, sizeof(*h->answer));
+		sym_curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+		sym_curl_easy_setopt(c, CURLOPT_HEADERDATA, h->answer);
+	}
+	/* Never to another host than the one they are for (libcurl's default, said). */
+	sym_curl_easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);
+	if (h->bearer) {
+		sym_curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
+		sym_curl_easy_setopt(c, CURLOPT_XOAUTH2_BEARER, h->bearer);
+	} else if (h->username) {
+		sym_curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		sym_curl_easy_setopt(c, CURLOPT_USERNAME, h->username);
+		sym_curl_easy_setopt(c, CURLOPT_PASSWORD, h->password ? h->password : "");
+	}
+	if (h->method && strcmp(h->method, "HEAD") == 0) {
+		sym_curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+	} else if (h->body || (h->method && strcmp(h->method, "POST") == 0 && !h->body_size)) {
+		sym_curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)h->body_len);
+		sym_curl_easy_setopt(c, CURLOPT_POSTFIELDS, h->body ? h->body : "");
+	} else if (h->body_size) {
+		sym_curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+		sym_curl_easy_setopt(c, CURLOPT_READFUNCTION, read_body);
+		sym_curl_easy_setopt(c, CURLOPT_READDATA, h);
+		sym_curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)h->body_size);
+	}
+	if (h->method && strcmp(h->method, "HEAD") != 0)
+		sym_curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, h->method);
+}
+
 static void set_common(struct fetcher *f, const char *url)
 {
 	CURL *c = f->curl;
@@ -288,12 +417,16 @@ static void set_common(struct fetcher *f, const char *url)
 	sym_curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
 	sym_curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
 	/* The file replaces libcurl's CA bundle; the system's CA directory stays trusted. */
-	if (f->ca_file)
+	if (f->http && f->http->ca_file)
+		sym_curl_easy_setopt(c, CURLOPT_CAINFO, f->http->ca_file);
+	else if (f->ca_file)
 		sym_curl_easy_setopt(c, CURLOPT_CAINFO, f->ca_file);
 	if (log_enabled(LOG_DEBUG)) {
 		sym_curl_easy_setopt(c, CURLOPT_VERBOSE, 1L);
 		sym_curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, curl_debug);
 	}
+	if (f->http)
+		set_http(f, f->http);
 }
 
 static long http_code(struct fetcher *f)
@@ -392,8 +525,18 @@ static CURLcode perform(struct fetcher *f, const char *url)
 	_cleanup_free_ char *path = file_url_path(url);
 	struct stat st;
 
+	CURLcode rc;
+
 	f->not_regular = path && stat(path, &st) == 0 && !S_ISREG(st.st_mode);
-	return f->not_regular ? CURLE_READ_ERROR : sym_curl_easy_perform(f->curl);
+	if (f->not_regular)
+		return CURLE_READ_ERROR;
+	rc = sym_curl_easy_perform(f->curl);
+	if (f->http && f->http->answer)
+		f->http->answer->status = http_code(f);
+	/* An error answer FAILONERROR let through (write_file's comment) is one all the same. */
+	if (rc == CURLE_OK && http_code(f) >= 400)
+		rc = CURLE_HTTP_RETURNED_ERROR;
+	return rc;
 }
 
 /* What perform() refused: permanent for this mirror, whose copy is not a file. */

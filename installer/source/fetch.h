@@ -83,6 +83,40 @@ _must_check_ enum fetch_result fetch_to_memory(struct fetcher *f, const char *ur
 _must_check_ enum fetch_result fetch_probe(struct fetcher *f, const char *url, uint64_t size,
 					   struct err *e);
 
+/* What a response said besides its body: the header callback's record of the last one. */
+struct fetch_http_answer {
+	long status;
+	char www_authenticate[2048]; /* every WWW-Authenticate, joined by ", " */
+	char digest[80];	     /* Docker-Content-Digest */
+	char content_type[128];
+	char location[2048];
+	bool has_length; /* Content-Length, when given */
+	uint64_t length;
+};
+
+/*
+ * What a fetcher's next transfers carry besides a plain GET, for a registry's API
+ * (source/oci.c). Credentials go through libcurl's own authentication only
+ * (CURLOPT_HTTPAUTH with CURLOPT_USERNAME/PASSWORD or CURLOPT_XOAUTH2_BEARER), never a
+ * hand-made Authorization header, so that libcurl does not send them on to another
+ * host after a redirect (CURLOPT_UNRESTRICTED_AUTH 0).
+ */
+struct fetch_http {
+	const char *method;		 /* "HEAD", "PUT", "POST"; NULL: GET */
+	const char *const *headers;	 /* "Name: value" each, NULL-ended; or NULL */
+	const char *username, *password; /* Basic */
+	const char *bearer;		 /* or a Bearer token */
+	const void *body;		 /* a request body from memory, or NULL */
+	size_t body_len;
+	int body_fd; /* or from this file, when BODY is NULL and BODY_SIZE > 0 */
+	uint64_t body_size;
+	const char *ca_file;		  /* trusted instead of fetch_opts' ca_file, or NULL */
+	struct fetch_http_answer *answer; /* filled from each response; may be NULL */
+};
+
+/* F's next transfers carry H (borrowed until the next call; NULL: plain again). */
+void fetch_http_set(struct fetcher *f, const struct fetch_http *h);
+
 /* A package download into a partial file, carried by the caller across attempts and mirrors. */
 struct fetch_file {
 	int fd;		    /* the partial file, opened O_RDWR: resumed after its bytes */

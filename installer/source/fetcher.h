@@ -34,7 +34,9 @@ struct fetcher {
 	bool share_spent; /* the last attempt ended because its share was spent */
 	uint64_t transfer_started_ns;
 	bool tty;
-	bool not_regular; /* the last file:// URL named what is not a regular file */
+	bool not_regular;	       /* the last file:// URL named what is not a regular file */
+	const struct fetch_http *http; /* what the next transfers carry (fetch_http_set) */
+	struct curl_slist *headers;    /* HTTP's headers, as the transfer under way sends them */
 	char errbuf[CURL_ERROR_SIZE];
 };
 

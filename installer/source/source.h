@@ -459,9 +459,28 @@ struct fetch_opts {
 };
 
 struct tail;
+struct oci_pull;
 
 /* source_opts.index_max_age_s unset: the index's own "max_age" decides. */
 #define SOURCE_MAX_AGE_REPO UINT_MAX
+
+/* --registry-gce-metadata: credentials from the GCE metadata server for Google's registries. */
+enum source_gce {
+	SOURCE_GCE_AUTO = 0, /* for *.pkg.dev and gcr.io hosts, when the server answers */
+	SOURCE_GCE_YES,
+	SOURCE_GCE_NO,
+};
+
+/* How oci:// repositories are reached (docs/configuration.md, --registry-*). */
+struct source_registry {
+	char *const *auth_files; /* Docker config.json files, in order (--registry-auth) */
+	size_t n_auth_files;
+	const char *hosts_dir; /* containerd's hosts.toml directory, or NULL */
+	enum source_gce gce;
+};
+
+/* Where the Secret both DaemonSets mount is read when no --registry-auth is given. */
+#define SOURCE_REGISTRY_AUTH_DEFAULT "/etc/nvidia-driver-installer/registry-auth/.dockerconfigjson"
 
 /* What the source stage reads of the configuration. The strings are the caller's. */
 struct source_opts {
@@ -472,6 +491,7 @@ struct source_opts {
 	struct fetch_opts fetch;  /* transfers: timeouts, retries, the speed floor, more CAs */
 	bool allow_rollback;	  /* accept an index older than one this node accepted */
 	unsigned index_max_age_s; /* reuse a cached index this young; SOURCE_MAX_AGE_REPO */
+	struct source_registry registry; /* oci:// repositories: credentials, hosts, GCE */
 };
 
 /* Why the index is the node's cached copy although the mirrors were asked. */
@@ -516,6 +536,7 @@ struct source {
 	struct keyset *keys;
 	char *index_json, *index_sig; /* the verified bytes, as served */
 	size_t index_len, sig_len;
+	struct oci_pull *oci; /* the oci:// and oci-layout: mirrors' state, or NULL */
 };
 
 enum {
