@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What a registry client reads of the node's configuration before it asks a registry
+ * anything: the credentials of Docker config.json files and of kubernetes.io/dockerconfigjson
+ * Secrets (matched to a host as the kubelet's keyring does), containerd's hosts.toml
+ * mirrors, and the GCE metadata server's token. Internal to source/ (oci.c calls it).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "source/source.h"
+
+struct fetcher;
+
+/*
+ * The largest auth file read: a Kubernetes Secret holds at most 1 MiB
+ * (https://kubernetes.io/docs/concepts/configuration/secret/#restriction-data-size), and a
+ * Docker config.json of many registries stays far below.
+ */
+#define OCI_AUTH_FILE_MAX (1u << 20)
+
+struct oci_cred {
+	char *username;
+	char *password;
+	char *identity_token;
+}; /* any may be NULL */
+/* Frees C's strings, wiped first, and sets them NULL; C itself is the caller's. */
+void oci_cred_done(struct oci_cred *c);
+
+struct oci_auth_files; /* parsed Docker config.json files, in the order given */
+/*
+ * Parses each PATH (missing default path: skipped; a missing named path: EXIT_USAGE).
+ * "auths": {KEY: {"auth": base64(user:pass)} | {"username","password"} | {"identitytoken"}};
+ * "credHelpers"/"credsStore" are noted but not run (logged once: "not used, ...").
+ * A file over OCI_AUTH_FILE_MAX, not JSON, or with an entry that is not what the kubelet
+ * reads (a field not a string, an "auth" that is not base64 of USER:PASS) is EXIT_USAGE
+ * naming the file and the key, never a secret. Returns 0 and *ret (never NULL on success,
+ * possibly empty), or -1 with e set.
+ */
+_must_check_ int oci_auth_files_load(char *const *paths, size_t n, bool default_path,
+				     struct oci_auth_files **ret, struct err *e);
+void oci_auth_files_free(struct oci_auth_files *f);
+DEFINE_POINTER_CLEANUP(struct oci_auth_files, oci_auth_files_free)
+/*
+ * Credentials for HOST[:PORT] and repository NAME by the kubelet's keyring matching
+ * (pkg/credentialprovider/keyring.go: scheme stripped, host glob per label, port exact, path
+ * prefix, longest match first; "https://index.docker.io/v1/" = docker.io): 1 and *ret,
+ * 0 when none, -1 on ENOMEM (*ret all NULL then). The first match with credentials is the
+ * one: the kubelet would try the others after it, a registry client here tries one. *ret's
+ * strings are the caller's, freed with oci_cred_done.
+ */
+int oci_auth_lookup(const struct oci_auth_files *f, const char *host, const char *name,
+		    struct oci_cred *ret);

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cmocka_prelude.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scratch.h"
+#include "source/oci_config.h"
+#include "util/log.h"
+
+/* ---- Docker config.json ---- */
+
+/* Writes TEXT to REL under F; returns its path in BUF. */
+static const char *put(struct scratch_fixture *f, const char *rel, const char *text, char *buf,
+		       size_t size)
+{
+	FILE *fp = fopen(scratch_path(f, rel, buf, size), "w");
+
+	assert_non_null(fp);
+	assert_int_equal(fputs(text, fp) >= 0, 1);
+	assert_int_equal(fclose(fp), 0);
+	return buf;
+}
+
+/* Loads TEXT as one auth file; returns the files (NULL when refused, with E set). */
+static struct oci_auth_files *load_text(struct scratch_fixture *f, const char *text, struct err *e)
+{
+	char path[256];
+	char *paths[1] = {(char *)put(f, "config.json", text, path, sizeof(path))};
+	struct oci_auth_files *a = NULL;
+
+	err_clear(e);
+	if (oci_auth_files_load(paths, 1, false, &a, e) < 0) {
+		assert_null(a);
+		return NULL;
+	}
+	assert_non_null(a);
+	return a;
+}
+
+/* Asserts that HOST and NAME get USER and PASS (USER NULL: no credentials at all). */
+static void expect(const struct oci_auth_files *a, const char *host, const char *name,
+		   const char *user, const char *pass)
+{
+	struct oci_cred c = {0};
+	int r = oci_auth_lookup(a, host, name, &c);
+
+	if (!user) {
+		assert_int_equal(r, 0);
+		assert_null(c.username);
+		return;
+	}
+	assert_int_equal(r, 1);
+	assert_string_equal(c.username, user);
+	if (pass)
+		assert_string_equal(c.password, pass);
+	else
+		assert_null(c.password);
+	oci_cred_done(&c);
+	assert_null(c.username);
+}
+
+/* base64 of "alice:s3cret:x" ("auth"), "bob:pw" */
+#define AUTH_ALICE "YWxpY2U6czNjcmV0Ong="
+#define AUTH_BOB "Ym9iOnB3"
+
+static void test_auth_fields(void **state)
+{
+	struct scratch_fixture *f = *state;
+	struct err e;
+	struct oci_auth_files *a = load_text(
+		f,
+		"{\"auths\": {"
+		"\"a.example\": {\"auth\": \"" AUTH_ALICE "\", \"email\": \"x@y\"},"
+		"\"b.example\": {\"username\": \"u\", \"password\": \"p\"},"
+		"\"c.example\": {\"auth\": \"" AUTH_BOB
+		"\", \"username\": \"u\", \"password\": \"p\"},"
+		"\"d.example\": {\"Username\": \"U\", \"PASSWORD\": \"P\"},"
+		"\"e.example\": {\"identitytoken\": \"tok\"},"
+		"\"f.example\": {\"auth\": \"\", \"username\": \"u2\", \"password\": null},"
+		"\"g.example\": {}"
+		"}, \"credsStore\": \"desktop\", \"credHelpers\": {\"x\": \"y\"}}\n",
+		&e);
+	struct oci_cred c = {0};
+
+	assert_non_null(a);
+	/* the password keeps every ':' after the first */
+	expect(a, "a.example", "r", "alice", "s3cret:x");
+	expect(a, "b.example", "r", "u", "p");
+	/* "auth" wins over the fields (config.go's UnmarshalJSON) */
+	expect(a, "c.example", "r", "bob", "pw");
+	/* names without regard to case, as Go's encoding/json */
+	expect(a, "d.example", "r", "U", "P");
+	expect(a, "f.example", "r", "u2", NULL);
+	assert_int_equal(oci_auth_lookup(a, "e.example", "r", &c), 1);
+	assert_null(c.username);
+	assert_string_equal(c.identity_token, "tok");
+	oci_cred_done(&c);
+	/* an entry with nothing in it (beside a credsStore) gives nothing */
+	expect(a, "g.example", "r", NULL, NULL);
+	expect(a, "h.example", "r", NULL, NULL);
+	oci_auth_files_free(a);
+}
+
+static void test_keys(void **state)
+{
+	struct scratch_fixture *f = *state;
+	struct err e;
+	struct oci_auth_files *a = load_text(
+		f,
+		"{\"auths\": {"
+		"\"https://plain.example\": {\"auth\": \"" AUTH_BOB "\"},"
+		"\"http://other.example/v2/\": {\"username\": \"v2\", \"password\": \"p\"},"
+		"\"reg.example:5000\": {\"username\": \"port\", \"password\": \"p\"},"
+		"\"reg.example\": {\"username\": \"noport\", \"password\": \"p\"},"
+		"\"*.glob.example\": {\"username\": \"glob\", \"password\": \"p\"},"
+		"\"[a-c]x.class.example\": {\"username\": \"class\", \"password\": \"p\"},"
+		"\"[^a-c]x.class.example\": {\"username\": \"neg\", \"password\": \"p\"},"
+		"\"bad[.class.example\": {\"username\": \"bad\", \"password\": \"p\"},"
+		"\"quay.example\": {\"username\": \"host\", \"password\": \"p\"},"
+		"\"quay.example/team\": {\"username\": \"team\", \"password\": \"p\"},"
+		"\"https://quay.example/v1/team/sub\": {\"username\": \"sub\", \"password\": \"p\"},"
+		"\"https://index.docker.io/v1/\": {\"username\": \"hub\", \"password\": \"p\"},"
+		"\"user@at.example\": {\"username\": \"at\", \"password\": \"p\"},"
+		"\"colon.example:abc\": {\"username\": \"x\", \"password\": \"p\"}"
+		"}}",
+		&e);
+
+	assert_non_null(a);
+	expect(a, "plain.example", "r", "bob", "pw");
+	expect(a, "other.example", "r", "v2", "p");
+	/* the port must match, both ways */
+	expect(a, "reg.example:5000", "r", "port", "p");
+	expect(a, "reg.example", "r", "noport", "p");
+	expect(a, "reg.example:5001", "r", NULL, NULL);
+	/* one glob per label, the same number of labels */
+	expect(a, "x.glob.example", "r", "glob", "p");
+	expect(a, "glob.example", "r", NULL, NULL);
+	expect(a, "y.x.glob.example", "r", NULL, NULL);
+	expect(a, "x.glob.example:443", "r", NULL, NULL);
+	expect(a, "bx.class.example", "r", "class", "p");
+	expect(a, "dx.class.example", "r", "neg", "p");
+	expect(a, "bad[.class.example", "r", NULL, NULL);
+	/* the path a prefix of the repository's, the longest first */
+	expect(a, "quay.example", "team/sub/r", "sub", "p");
+	expect(a, "quay.example", "team/r", "team", "p");
+	expect(a, "quay.example", "other/r", "host", "p");
+	/* a string prefix, as the kubelet's strings.HasPrefix */
+	expect(a, "quay.example", "teammate/r", "team", "p");
+	/* the default registry under both its names, and nowhere else */
+	expect(a, "docker.io", "library/x", "hub", "p");
+	expect(a, "index.docker.io", "library/x", "hub", "p");
+	expect(a, "registry-1.docker.io", "library/x", NULL, NULL);
+	/* keys the kubelet could not parse are ignored */
+	expect(a, "at.example", "r", NULL, NULL);
+	expect(a, "colon.example", "r", NULL, NULL);
+	oci_auth_files_free(a);
+	expect(NULL, "plain.example", "r", NULL, NULL);
+}
+
+static void test_files_order(void **state)
+{
+	struct scratch_fixture *f = *state;
+	char p1[256], p2[256], p3[256];
+	char *paths[3] = {
+		(char *)put(f, "one.json",
+			    "{\"auths\": {\"reg.example\": {\"username\": \"one\", \"password\": "
+			    "\"p\"}}}",
+			    p1, sizeof(p1)),
+		(char *)put(f, "two.json",
+			    "{\"auths\": {\"reg.example\": {\"username\": \"two\", \"password\": "
+			    "\"p\"}, \"reg.example/deep\": {\"username\": \"deep\", \"password\": "
+			    "\"p\"}}}",
+			    p2, sizeof(p2)),
+		(char *)scratch_path(f, "missing.json", p3, sizeof(p3)),
+	};
+	struct oci_auth_files *a = NULL;
+	struct err e;
+
+	err_clear(&e);
+	/* one key in two files: the first file's; a more specific key wins across files */
+	assert_int_equal(oci_auth_files_load(paths, 2, false, &a, &e), 0);
+	expect(a, "reg.example", "r", "one", "p");
+	expect(a, "reg.example", "deep/r", "deep", "p");
+	oci_auth_files_free(a);
+	a = NULL;
+	/* the default path may be missing; a path given may not */
+	assert_int_equal(oci_auth_files_load(paths + 2, 1, true, &a, &e), 0);
+	expect(a, "reg.example", "r", NULL, NULL);
+	oci_auth_files_free(a);
+	a = NULL;
+	assert_int_equal(oci_auth_files_load(paths + 2, 1, false, &a, &e), -1);
+	assert_null(a);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "missing.json"));
+	assert_non_null(strstr(e.msg, "registry auth"));
+	oci_auth_files_free(NULL);
+}
+
+/* TEXT refused with EXIT_USAGE, the message naming WANT and never the secret NOT. */
+static void refused(struct scratch_fixture *f, const char *text, const char *want,
+		    const char * not )
+{
+	struct err e;
+
+	assert_null(load_text(f, text, &e));
+	assert_int_equal(e.code, EXIT_USAGE);
+	if (!strstr(e.msg, want))
+		fail_msg("'%s' does not name '%s'", e.msg, want);
+	assert_non_null(strstr(e.msg, "config.json"));
+	if (not &&(strstr(e.msg, not ) || strstr(e.hint, not )))
+		fail_msg("'%s' shows the secret", e.msg);
+}
+
+static void test_refused(void **state)
+{
+	struct scratch_fixture *f = *state;
+	char path[256];
+	char *big = malloc(OCI_AUTH_FILE_MAX + 2);
+	char *paths[1] = {path};
+	struct oci_auth_files *a = NULL;
+	struct err e;
+
+	refused(f, "{\"auths\": {", "not JSON at byte", NULL);
+	refused(f, "{\"auths\": {}} x", "not JSON", NULL);
+	refused(f, "[1]", "not a JSON object", NULL);
+	refused(f, "{\"auths\": []}", "\"auths\" is not a JSON object", NULL);
+	refused(f, "{\"auths\": {\"k.example\": 1}}", "auths 'k.example': not a JSON object", NULL);
+	refused(f, "{\"auths\": {\"k.example\": {\"username\": 7}}}",
+		"auths 'k.example': \"username\" is not a string", NULL);
+	/* not base64: a character out of the alphabet, unpadded, padding inside, too much */
+	refused(f, "{\"auths\": {\"k.example\": {\"auth\": \"Ym9i!nB3\"}}}",
+		"auths 'k.example': \"auth\" is not base64", "Ym9i");
+	refused(f, "{\"auths\": {\"k.example\": {\"auth\": \"Ym9iOnB3YQ\"}}}",
+		"\"auth\" is not base64 (", "Ym9iOnB3YQ");
+	refused(f, "{\"auths\": {\"k.example\": {\"auth\": \"Ym9=iOnB3\"}}}", "is not base64",
+		NULL);
+	refused(f, "{\"auths\": {\"k.example\": {\"auth\": \"Ym9iOnB3=\"}}}", "is not base64",
+		NULL);
+	refused(f, "{\"auths\": {\"k.example\": {\"auth\": \"Ym9iOg==Ym9i\"}}}", "is not base64",
+		NULL);
+	/* base64 of "bobpw" (no ':'), of "b\0:pw" */
+	refused(f, "{\"auths\": {\"k.example\": {\"auth\": \"Ym9icHc=\"}}}",
+		"auths 'k.example': \"auth\" is not base64 of USER:PASSWORD", "bobpw");
+	refused(f, "{\"auths\": {\"k.example\": {\"auth\": \"YgA6cHc=\"}}}", "NUL byte", NULL);
+	/* a file larger than a Secret holds */
+	assert_non_null(big);
+	memset(big, ' ', OCI_AUTH_FILE_MAX + 1);
+	memcpy(big, "{}", 2);
+	big[OCI_AUTH_FILE_MAX + 1] = '\0';
+	put(f, "config.json", big, path, sizeof(path));
+	free(big);
+	err_clear(&e);
+	assert_int_equal(oci_auth_files_load(paths, 1, true, &a, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "larger than 1048576 bytes"));
+	/* the decoder takes what Go's does: line breaks anywhere, "==" padding */
+	a = load_text(f, "{\"auths\": {\"k.example\": {\"auth\": \"Ym9i\\r\\nOg==\"}}}", &e);
+	assert_non_null(a);
+	expect(a, "k.example", "r", "bob", NULL);
+	oci_auth_files_free(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		scratch_unit_test(test_auth_fields),
+		scratch_unit_test(test_keys),
+		scratch_unit_test(test_files_order),
+		scratch_unit_test(test_refused),
+	};
+
+	log_setup(LOG_FORMAT_TEXT, LOG_ERROR);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
