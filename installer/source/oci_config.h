@@ -53,3 +53,39 @@ DEFINE_POINTER_CLEANUP(struct oci_auth_files, oci_auth_files_free)
  */
 int oci_auth_lookup(const struct oci_auth_files *f, const char *host, const char *name,
 		    struct oci_cred *ret);
+
+/* The largest hosts.toml read; containerd's are a few hundred bytes. */
+#define OCI_HOSTS_FILE_MAX (64u << 10)
+
+struct oci_endpoint {
+	/*
+	 * scheme://host[:port][/prefix], no trailing '/'. The API root is URL "/v2" unless
+	 * override_path, in which case it is URL itself (containerd's parseHostConfig: a path
+	 * written with "/v2" at its end has it cut here, so that URL "/v2" is that path).
+	 */
+	char *url;
+	bool pull, resolve, push;
+	char *ca_file;	  /* absolute (a relative "ca" is under the host's directory), or NULL */
+	bool skip_verify; /* always false: skip_verify = true is refused */
+	bool override_path;
+	/* Added to SPEC48 §5: the [header] table's "Name: value" lines, in the file's order. */
+	char **headers;
+	size_t n_headers;
+};
+/*
+ * containerd's hosts.toml for HOST under DIR (DIR/HOST[:PORT]/hosts.toml; a missing file:
+ * 0 and n = 0). Hosts in file order, then the server last. skip_verify: refused (EXIT_USAGE,
+ * "verification cannot be turned off here").
+ *
+ * The directory is containerd's: DIR/HOST_PORT_ (for a HOST with a port), DIR/HOST[:PORT],
+ * then DIR/_default, the first there (core/remotes/docker/config/config_unix.go, hostPaths).
+ * One without hosts.toml is read as Docker's certs.d: its one *.crt the server's CA. With no
+ * "server", the server is HOST itself over https (registry-1.docker.io for docker.io), as
+ * containerd's ConfigureHosts makes it, with the capabilities pull, resolve and push.
+ * Refused (EXIT_USAGE, naming the file and line): text outside oci_toml.c's TOML, an unknown
+ * capability, a value of the wrong type, client certificates, more than one CA file for one
+ * host, an Authorization header. Returns 0, *ret and *ret_n, or -1 with e set.
+ */
+_must_check_ int oci_hosts_load(const char *dir, const char *host, struct oci_endpoint **ret,
+				size_t *ret_n, struct err *e);
+void oci_endpoints_free(struct oci_endpoint *v, size_t n);

@@ -262,13 +262,220 @@ static void test_refused(void **state)
 	oci_auth_files_free(a);
 }
 
+/* ---- containerd's hosts.toml ---- */
+
+/* Makes directory REL under F and writes TEXT to REL/hosts.toml (TEXT NULL: none). */
+static void put_hosts(struct scratch_fixture *f, const char *rel, const char *text)
+{
+	char path[256], file[300];
+
+	assert_int_equal(scratch_mkdirs(f->fd, rel), 0);
+	if (text) {
+		snprintf(file, sizeof(file), "%s/hosts.toml", rel);
+		put(f, file, text, path, sizeof(path));
+	}
+}
+
+/* Loads the hosts of HOST under F's root into *RET; returns their number, or -1. */
+static long hosts_of(struct scratch_fixture *f, const char *host, struct oci_endpoint **ret,
+		     struct err *e)
+{
+	size_t n = 99;
+
+	err_clear(e);
+	*ret = NULL;
+	if (oci_hosts_load(f->root, host, ret, &n, e) < 0)
+		return -1;
+	return (long)n;
+}
+
+static void expect_ep(const struct oci_endpoint *ep, const char *url, const char *caps,
+		      bool override_path)
+{
+	char got[8] = "";
+
+	assert_string_equal(ep->url, url);
+	snprintf(got, sizeof(got), "%s%s%s", ep->pull ? "p" : "", ep->resolve ? "r" : "",
+		 ep->push ? "P" : "");
+	assert_string_equal(got, caps);
+	assert_int_equal(ep->override_path, override_path);
+	assert_false(ep->skip_verify);
+}
+
+static void test_hosts_file(void **state)
+{
+	struct scratch_fixture *f = *state;
+	struct oci_endpoint *v = NULL;
+	char ca[256];
+	struct err e;
+
+	put_hosts(f, "reg.example:5000",
+		  "# a mirror first, then the registry itself\r\n"
+		  "server = \"https://reg.example:5000\"\n"
+		  "capabilities = [\"pull\", \"resolve\"]\n"
+		  "unknown = 3 # ignored, as containerd ignores it\n"
+		  "\n"
+		  "[host.\"https://second.example/v2\".header]\n"
+		  "  x-one = \"caf\\u00e9\"\n"
+		  "  X-Two = ['a\\b', \"c\"]\n"
+		  "[host.\"https://first.example:8443/sub/../pre/v2/\"]\n"
+		  "  capabilities = [\n"
+		  "    \"PULL\", # any case\n"
+		  "    \"referrers\",\n"
+		  "  ]\n"
+		  "  ca = \"mirror.pem\"\n"
+		  "  skip_verify = false\n"
+		  "  dial_timeout = \"1s\"\n"
+		  "[host.\"https://second.example/v2\"]\n"
+		  "  override_path = true\n"
+		  "  ca = [\"/abs/ca.pem\"]\n"
+		  "[host.'http://plain.example']\n"
+		  "[other.table]\n"
+		  "  anything = true\n");
+	assert_int_equal(hosts_of(f, "reg.example:5000", &v, &e), 4);
+	/* in the order of their first table, the server last */
+	expect_ep(&v[0], "https://second.example/v2", "prP", true);
+	assert_string_equal(v[0].ca_file, "/abs/ca.pem");
+	assert_int_equal(v[0].n_headers, 3);
+	assert_string_equal(v[0].headers[0], "x-one: caf\xc3\xa9");
+	assert_string_equal(v[0].headers[1], "X-Two: a\\b");
+	assert_string_equal(v[0].headers[2], "X-Two: c");
+	expect_ep(&v[1], "https://first.example:8443/pre", "p", false);
+	assert_string_equal(v[1].ca_file,
+			    scratch_path(f, "reg.example:5000/mirror.pem", ca, sizeof(ca)));
+	expect_ep(&v[2], "http://plain.example", "prP", false);
+	assert_null(v[2].ca_file);
+	assert_int_equal(v[2].n_headers, 0);
+	expect_ep(&v[3], "https://reg.example:5000", "pr", false);
+	oci_endpoints_free(v, 4);
+}
+
+static void test_hosts_dirs(void **state)
+{
+	struct scratch_fixture *f = *state;
+	struct oci_endpoint *v = NULL;
+	char path[256];
+	struct err e;
+
+	/* no directory for the host: nothing, the host as it is */
+	assert_int_equal(hosts_of(f, "none.example", &v, &e), 0);
+	assert_null(v);
+	/* HOST_PORT_ before HOST:PORT; _default for any other */
+	put_hosts(f, "reg.example_5000_", "server = \"under.example\"\n");
+	put_hosts(f, "reg.example:5000", "server = \"colon.example\"\n");
+	put_hosts(f, "_default", "[host.\"https://mirror.example\"]\ncapabilities = [\"pull\"]\n");
+	assert_int_equal(hosts_of(f, "reg.example:5000", &v, &e), 1);
+	expect_ep(&v[0], "https://under.example", "prP", false);
+	oci_endpoints_free(v, 1);
+	/* no server: the host itself over https, every capability */
+	assert_int_equal(hosts_of(f, "other.example", &v, &e), 2);
+	expect_ep(&v[0], "https://mirror.example", "p", false);
+	expect_ep(&v[1], "https://other.example", "prP", false);
+	oci_endpoints_free(v, 2);
+	/* ... whatever the file's root says of capabilities (ConfigureHosts sets them all) */
+	put_hosts(f, "caps.example", "capabilities = [\"pull\"]\n");
+	assert_int_equal(hosts_of(f, "caps.example", &v, &e), 1);
+	expect_ep(&v[0], "https://caps.example", "prP", false);
+	oci_endpoints_free(v, 1);
+	assert_int_equal(hosts_of(f, "docker.io", &v, &e), 2);
+	expect_ep(&v[1], "https://registry-1.docker.io", "prP", false);
+	oci_endpoints_free(v, 2);
+	/* Docker's certs.d: a directory without hosts.toml, its one *.crt the server's CA */
+	put_hosts(f, "certs.example", NULL);
+	put(f, "certs.example/ca.crt", "x", path, sizeof(path));
+	assert_int_equal(hosts_of(f, "certs.example", &v, &e), 1);
+	expect_ep(&v[0], "https://certs.example", "prP", false);
+	assert_string_equal(v[0].ca_file, path);
+	oci_endpoints_free(v, 1);
+	put(f, "certs.example/two.crt", "x", path, sizeof(path));
+	assert_int_equal(hosts_of(f, "certs.example", &v, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "more than one *.crt"));
+	put_hosts(f, "client.example", NULL);
+	put(f, "client.example/me.cert", "x", path, sizeof(path));
+	assert_int_equal(hosts_of(f, "client.example", &v, &e), -1);
+	assert_non_null(strstr(e.msg, "client certificates are not supported"));
+	/* an empty directory, an empty hosts.toml: the host as it is */
+	put_hosts(f, "empty.example", "");
+	assert_int_equal(hosts_of(f, "empty.example", &v, &e), 0);
+	/* a directory that is not there is refused, not taken for one without mirrors */
+	err_clear(&e);
+	assert_int_equal(oci_hosts_load("/nonexistent-ndi", "x.example", &v, &(size_t){0}, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "/nonexistent-ndi"));
+}
+
+/* TEXT as reg.example's hosts.toml is refused, the message naming WANT. */
+static void hosts_refused(struct scratch_fixture *f, const char *text, const char *want)
+{
+	struct oci_endpoint *v = NULL;
+	struct err e;
+
+	put_hosts(f, "reg.example", text);
+	if (hosts_of(f, "reg.example", &v, &e) != -1)
+		fail_msg("accepted: %s", text);
+	assert_null(v);
+	assert_int_equal(e.code, EXIT_USAGE);
+	if (!strstr(e.msg, want))
+		fail_msg("'%s' does not name '%s'", e.msg, want);
+	assert_non_null(strstr(e.msg, "reg.example/hosts.toml"));
+}
+
+static void test_hosts_refused(void **state)
+{
+	struct scratch_fixture *f = *state;
+
+	/* what TOML refuses */
+	hosts_refused(f, "server = \"https://x\n", "line 1: an unterminated string");
+	hosts_refused(f, "\n\nserver = 'x", "line 3: an unterminated string");
+	hosts_refused(f, "[host.\"a\"]\n[host.\"a\"]\n", "line 2: a table defined twice");
+	hosts_refused(f, "server = \"a\"\nserver = \"b\"\n", "line 2: a key defined twice");
+	hosts_refused(f, "[host.\"a\".header]\nx = \"1\"\n[host.\"a\"]\nheader = \"y\"\n",
+		      "line 4: a key defined twice");
+	hosts_refused(f, "server = \"a\\q\"\n", "a bad escape");
+	hosts_refused(f, "server = \"a\\u0000\"\n", "NUL");
+	hosts_refused(f, "server = \"a\tb\x01\"\n", "a control character");
+	hosts_refused(f, "server = \"\xff\"\n", "not UTF-8 at byte 10");
+	hosts_refused(f, "server = \"a\" \"b\"\n", "after the value");
+	hosts_refused(f, "capabilities = [\"pull\"\n", "an unterminated array");
+	hosts_refused(f, "[host.\"a\"\n", "an unterminated table header");
+	hosts_refused(f, "server\n", "'=' expected");
+	hosts_refused(f, "server = \n", "a value expected");
+	/* what TOML has beyond the subset */
+	hosts_refused(f, "server = \"\"\"x\"\"\"\n", "a multi-line string");
+	hosts_refused(f, "[[host]]\n", "an array of tables");
+	hosts_refused(f, "host.\"a\".capabilities = [\"pull\"]\n", "a dotted key");
+	hosts_refused(f, "[host.\"a\"]\nheader = {x = \"y\"}\n", "an inline table");
+	hosts_refused(f, "x = 1.5\n", "a value this reader does not take");
+	hosts_refused(f, "x = 2026-01-01\n", "a value this reader does not take");
+	/* what containerd refuses, or this installer */
+	hosts_refused(f, "capabilities = [\"pull\", \"fetch\"]\n", "unknown capability 'fetch'");
+	hosts_refused(f, "capabilities = \"pull\"\n", "\"capabilities\": an array of strings");
+	hosts_refused(f, "ca = 1\n", "\"ca\": a string or an array of strings");
+	hosts_refused(f, "[host.\"a\"]\nskip_verify = true\n",
+		      "line 2: skip_verify = true: verification cannot be turned off here");
+	hosts_refused(f, "skip_verify = \"no\"\n", "\"skip_verify\": true or false");
+	hosts_refused(f, "ca = [\"a.pem\", \"b.pem\"]\n", "2 files for one host");
+	hosts_refused(f, "client = \"me.pem\"\n", "client certificates are not supported");
+	hosts_refused(f, "[header]\nAuthorization = \"Bearer x\"\n", "credentials go in");
+	hosts_refused(f, "[header]\n\"a b\" = \"x\"\n", "not a header name");
+	hosts_refused(f, "[header]\nx = \"a\\nb\"\n", "a line break");
+	hosts_refused(f, "[header.sub]\n", "a table under [header]");
+	hosts_refused(f, "[host]\nx = 1\n", "a key of [host]");
+	hosts_refused(f, "server = \"httpx://x\"\n", "not an http:// or https:// URL");
+	hosts_refused(f, "server = \"ftp://x\"\n", "not a registry URL");
+	hosts_refused(f, "server = \"x:port\"\n", "not a registry URL");
+	hosts_refused(f, "server = \"https://u:p@x\"\n", "not a registry URL");
+	hosts_refused(f, "[host.\"https://x/?q\"]\n", "not a registry URL");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		scratch_unit_test(test_auth_fields),
-		scratch_unit_test(test_keys),
-		scratch_unit_test(test_files_order),
-		scratch_unit_test(test_refused),
+		scratch_unit_test(test_auth_fields),   scratch_unit_test(test_keys),
+		scratch_unit_test(test_files_order),   scratch_unit_test(test_refused),
+		scratch_unit_test(test_hosts_file),    scratch_unit_test(test_hosts_dirs),
+		scratch_unit_test(test_hosts_refused),
 	};
 
 	log_setup(LOG_FORMAT_TEXT, LOG_ERROR);
