@@ -30,6 +30,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "source/fetch.h"
 #include "source/oci_config.h"
 #include "util/jsonc.h"
 #include "util/log.h"
@@ -679,4 +680,147 @@ int oci_auth_lookup(const struct oci_auth_files *f, const char *host, const char
 			if (strcmp(f->v[i].key, DOCKER_HUB_KEY) == 0)
 				return copy_cred(&f->v[i].cred, ret);
 	return 0;
+}
+
+/* ---- the GCE metadata server's token ---- */
+
+/*
+ * Where Google's client libraries ask: GCE_METADATA_HOST when set (HOST[:PORT]; Go's
+ * cloud.google.com/go/compute/metadata, metadataHostEnv; google-auth's
+ * google/auth/compute_engine/_metadata.py, _GCE_METADATA_HOST), else metadata.google.internal
+ * (google-auth's default; Go's is the same server's address, 169.254.169.254). The path and
+ * the header: https://cloud.google.com/compute/docs/access/authenticate-workloads#applications
+ */
+#define GCE_METADATA_HOST_DEFAULT "metadata.google.internal"
+#define GCE_TOKEN_PATH "/computeMetadata/v1/instance/service-accounts/default/token"
+#define GCE_USERNAME "oauth2accesstoken"
+
+/* Whether S is HOST[:PORT], nothing more: a name or an address, a port of digits. */
+static bool is_host_port(const char *s)
+{
+	size_t h =
+		s[0] == '['
+			? strcspn(s, "]") + 1
+			: strspn(s,
+				 "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-");
+
+	if (h == 0 || (s[0] == '[' && s[h - 1] != ']'))
+		return false;
+	if (s[h] == '\0')
+		return true;
+	return s[h] == ':' && s[h + 1] && strspn(s + h + 1, "0123456789") == strlen(s + h + 1) &&
+	       strlen(s + h + 1) <= 5;
+}
+
+/* Whether S is an RFC 6750 b64token: 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=" */
+static bool is_b64token(const char *s)
+{
+	size_t n =
+		strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~+/");
+
+	return n > 0 && strspn(s + n, "=") == strlen(s + n);
+}
+
+/* The token endpoint's answer BUF (LEN bytes) into *RET, or -1 naming URL. */
+static int gce_answer(const char *url, const char *buf, size_t len, struct oci_cred *ret,
+		      struct err *e)
+{
+	_cleanup_(json_tokener_freep) json_tokener *tok = json_tokener_new_ex(16);
+	_cleanup_(json_object_putp) json_object *root = NULL;
+	json_object *token = NULL, *type = NULL, *expires = NULL;
+	const char *why = NULL;
+
+	if (!tok)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "'%s'", url);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	root = json_tokener_parse_ex(tok, buf, (int)len);
+	if (!root || json_tokener_get_error(tok) != json_tokener_success ||
+	    strspn(buf + json_tokener_get_parse_end(tok), " \t\r\n") !=
+		    len - json_tokener_get_parse_end(tok))
+		why = "not JSON";
+	else if (!json_object_is_type(root, json_type_object))
+		why = "not a JSON object";
+	else if (!json_object_object_get_ex(root, "access_token", &token) ||
+		 !json_object_is_type(token, json_type_string) ||
+		 !is_b64token(json_object_get_string(token)))
+		why = "no \"access_token\" of token characters (RFC 6750 b64token)";
+	else if (!json_object_object_get_ex(root, "token_type", &type) ||
+		 !json_object_is_type(type, json_type_string) ||
+		 strcasecmp(json_object_get_string(type), "Bearer") != 0)
+		why = "\"token_type\" is not \"Bearer\"";
+	else if (!json_object_object_get_ex(root, "expires_in", &expires) ||
+		 !json_object_is_type(expires, json_type_int) ||
+		 json_object_get_int64(expires) <= 0)
+		why = "\"expires_in\" is not a positive integer";
+	if (why) {
+		err_set(e, EXIT_UNREACHABLE,
+			"GCE metadata server '%s': the answer is not a token: %s", url, why);
+		err_hint(
+			e,
+			"the node's metadata server is not answering as GCE's does; give the registry's credentials with --registry-auth, or turn this off with --registry-gce-metadata=no");
+		return -1;
+	}
+	ret->username = strdup(GCE_USERNAME);
+	ret->password = strdup(json_object_get_string(token));
+	ret->identity_token = NULL;
+	if (!ret->username || !ret->password) {
+		oci_cred_done(ret);
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "'%s'", url);
+	}
+	return 0;
+}
+
+int oci_gce_token(struct fetcher *f, struct oci_cred *ret, struct err *e)
+{
+	static const char *const headers[] = {"Metadata-Flavor: Google", NULL};
+	const char *host = getenv("GCE_METADATA_HOST");
+	struct fetch_http_answer a = {0};
+	struct fetch_http h = {.headers = headers, .answer = &a};
+	_cleanup_free_ char *url = NULL, *buf = NULL;
+	struct oci_cred cred = {0};
+	enum fetch_result r;
+	size_t len = 0;
+
+	if (!host || !*host)
+		host = GCE_METADATA_HOST_DEFAULT;
+	if (!is_host_port(host))
+		return err_set(e, EXIT_USAGE, "GCE_METADATA_HOST '%s': not HOST[:PORT]", host);
+	if (asprintf(&url, "http://%s" GCE_TOKEN_PATH, host) < 0) {
+		url = NULL;
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "GCE metadata server");
+	}
+	fetch_http_set(f, &h);
+	r = fetch_to_memory(f, url, OCI_GCE_TOKEN_MAX, &buf, &len, e);
+	fetch_http_set(f, NULL);
+	if (r != FETCH_OK && ((a.status == 0 && r == FETCH_TRANSIENT) || a.status == 404)) {
+		log_kv(LOG_DEBUG, "source",
+		       a.status ? "GCE metadata server: no service account"
+				: "GCE metadata server: no answer",
+		       "url", url, "reason", e->msg, LOG_END);
+		err_clear(e);
+		return 1;
+	}
+	if (r != FETCH_OK)
+		return err_wrap(e, "GCE metadata server");
+	if (gce_answer(url, buf, len, &cred, e) < 0) {
+		explicit_bzero(buf, len);
+		return -1;
+	}
+	explicit_bzero(buf, len);
+	*ret = cred;
+	return 0;
+}
+
+/* Whether HOST is one label (no dot) followed by SUFFIX, without regard to case. */
+static bool one_label_before(const char *host, const char *suffix)
+{
+	size_t n = strlen(host), k = strlen(suffix);
+
+	return n > k && strcasecmp(host + n - k, suffix) == 0 && !memchr(host, '.', n - k);
+}
+
+bool oci_host_is_gcp(const char *host)
+{
+	return strcasecmp(host, "gcr.io") == 0 || one_label_before(host, ".gcr.io") ||
+	       one_label_before(host, "-docker.pkg.dev");
 }

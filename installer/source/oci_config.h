@@ -89,3 +89,23 @@ struct oci_endpoint {
 _must_check_ int oci_hosts_load(const char *dir, const char *host, struct oci_endpoint **ret,
 				size_t *ret_n, struct err *e);
 void oci_endpoints_free(struct oci_endpoint *v, size_t n);
+
+/* The largest answer of the metadata server's token endpoint read (one is ~300 bytes). */
+#define OCI_GCE_TOKEN_MAX (64u << 10)
+
+/*
+ * The GCE metadata server's token for the default service account: GET
+ * http://$GCE_METADATA_HOST|metadata.google.internal/computeMetadata/v1/instance/
+ * service-accounts/default/token, header Metadata-Flavor: Google; 0 and *ret (username
+ * "oauth2accesstoken", password the access_token), 1 when no metadata server answers,
+ * -1 with e set (garbage, refused). Uses FETCHER (source/fetch.h) for the request.
+ *
+ * "No metadata server": no answer at all (no such host, refused, timed out), or 404 (an
+ * instance without a service account). Refused (EXIT_UNREACHABLE, naming the URL, never the
+ * token): another HTTP error, an answer that is not one JSON object with "access_token" a
+ * b64token (RFC 6750 section 2.1), "token_type" "Bearer" and "expires_in" a positive
+ * integer. A GCE_METADATA_HOST that is not HOST[:PORT]: EXIT_USAGE.
+ */
+_must_check_ int oci_gce_token(struct fetcher *f, struct oci_cred *ret, struct err *e);
+/* Whether HOST is Artifact Registry or Container Registry (*-docker.pkg.dev, *.gcr.io, gcr.io). */
+bool oci_host_is_gcp(const char *host);

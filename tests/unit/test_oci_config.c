@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cmocka_prelude.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
 
 #include "scratch.h"
+#include "source/fetch.h"
 #include "source/oci_config.h"
 #include "util/log.h"
 
@@ -469,13 +476,182 @@ static void test_hosts_refused(void **state)
 	hosts_refused(f, "[host.\"https://x/?q\"]\n", "not a registry URL");
 }
 
+/* ---- the GCE metadata server's token, from tests/tools/gce-metadata.py ---- */
+
+struct gce {
+	struct scratch_fixture f;
+	pid_t pid;
+	char mode[200], log[200], host[64];
+};
+
+static int gce_up(void **state)
+{
+	struct gce *g = calloc(1, sizeof(*g));
+	char port_file[200], port[16] = "";
+
+	assert_non_null(g);
+	assert_int_equal(scratch_init(&g->f, "gce"), 0);
+	snprintf(port_file, sizeof(port_file), "%s/port", g->f.root);
+	snprintf(g->mode, sizeof(g->mode), "%s/mode", g->f.root);
+	snprintf(g->log, sizeof(g->log), "%s/requests.log", g->f.root);
+	g->pid = fork();
+	assert_true(g->pid >= 0);
+	if (g->pid == 0) {
+		execlp("python3", "python3", "tests/tools/gce-metadata.py", "--port-file",
+		       port_file, "--mode-file", g->mode, "--log", g->log, (char *)NULL);
+		_exit(127);
+	}
+	/* the port file appears, whole, once the server listens (serverutil.serve) */
+	for (int i = 0; i < 400 && !port[0]; i++) {
+		FILE *fp = fopen(port_file, "r");
+
+		if (fp) {
+			if (!fgets(port, sizeof(port), fp))
+				port[0] = '\0';
+			fclose(fp);
+		}
+		if (!port[0])
+			nanosleep(&(struct timespec){.tv_nsec = 50000000}, NULL);
+	}
+	assert_true(port[0]);
+	snprintf(g->host, sizeof(g->host), "127.0.0.1:%s", port);
+	setenv("GCE_METADATA_HOST", g->host, 1);
+	*state = g;
+	return 0;
+}
+
+static int gce_down(void **state)
+{
+	struct gce *g = *state;
+
+	kill(g->pid, SIGKILL);
+	waitpid(g->pid, NULL, 0);
+	scratch_fini(&g->f);
+	free(g);
+	unsetenv("GCE_METADATA_HOST");
+	return 0;
+}
+
+/* oci_gce_token with the stand-in answering MODE. */
+static int ask_gce(struct gce *g, const char *mode, struct oci_cred *c, struct err *e)
+{
+	struct fetch_opts o = {.timeout_s = 30};
+	struct fetcher *f = NULL;
+	FILE *fp = fopen(g->mode, "w");
+	int r;
+
+	assert_non_null(fp);
+	fputs(mode, fp);
+	assert_int_equal(fclose(fp), 0);
+	err_clear(e);
+	assert_int_equal(fetcher_new(&o, &f, e), 0);
+	r = oci_gce_token(f, c, e);
+	fetcher_free(f);
+	return r;
+}
+
+static void test_gce_token(void **state)
+{
+	struct gce *g = *state;
+	struct oci_cred c = {0};
+	char line[512] = "";
+	struct err e;
+	FILE *fp;
+
+	assert_int_equal(ask_gce(g, "token", &c, &e), 0);
+	assert_string_equal(c.username, "oauth2accesstoken");
+	assert_string_equal(c.password, "ya29.stand-in_token-0123456789");
+	assert_null(c.identity_token);
+	oci_cred_done(&c);
+	/* the request carried the header the real server insists on */
+	fp = fopen(g->log, "r");
+	assert_non_null(fp);
+	assert_non_null(fgets(line, sizeof(line), fp));
+	fclose(fp);
+	assert_non_null(strstr(line, "\"flavor\": \"Google\""));
+	assert_non_null(
+		strstr(line, "/computeMetadata/v1/instance/service-accounts/default/token"));
+	/* an instance without a service account: no token, not an error */
+	assert_int_equal(ask_gce(g, "none", &c, &e), 1);
+	assert_null(c.username);
+}
+
+/* MODE refused with CODE, the message naming WANT, never the token. */
+static void gce_refused(struct gce *g, const char *mode, int code, const char *want)
+{
+	struct oci_cred c = {0};
+	struct err e;
+
+	assert_int_equal(ask_gce(g, mode, &c, &e), -1);
+	assert_null(c.username);
+	assert_int_equal(e.code, code);
+	if (!strstr(e.msg, want))
+		fail_msg("'%s' does not name '%s'", e.msg, want);
+	assert_null(strstr(e.msg, "ya29"));
+}
+
+static void test_gce_refused(void **state)
+{
+	struct gce *g = *state;
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(sa);
+	struct oci_cred c = {0};
+	char host[64];
+	struct err e;
+	int fd;
+
+	gce_refused(g, "garbage", EXIT_UNREACHABLE, "the answer is not a token: not JSON");
+	gce_refused(g, "basic", EXIT_UNREACHABLE, "\"token_type\" is not \"Bearer\"");
+	gce_refused(g, "spaces", EXIT_UNREACHABLE, "b64token");
+	gce_refused(g, "error", EXIT_UNREACHABLE, "HTTP 500");
+	gce_refused(g, "garbage", EXIT_UNREACHABLE, g->host); /* the server named */
+	/* no metadata server: a port nothing listens on */
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	close(fd);
+	snprintf(host, sizeof(host), "127.0.0.1:%u", ntohs(sa.sin_port));
+	setenv("GCE_METADATA_HOST", host, 1);
+	assert_int_equal(ask_gce(g, "token", &c, &e), 1);
+	setenv("GCE_METADATA_HOST", "127.0.0.1/evil?x", 1);
+	assert_int_equal(ask_gce(g, "token", &c, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "GCE_METADATA_HOST"));
+	setenv("GCE_METADATA_HOST", g->host, 1);
+}
+
+static void test_host_is_gcp(void **state)
+{
+	(void)state;
+	assert_true(oci_host_is_gcp("gcr.io"));
+	assert_true(oci_host_is_gcp("eu.gcr.io"));
+	assert_true(oci_host_is_gcp("us-central1-docker.pkg.dev"));
+	assert_true(oci_host_is_gcp("EUROPE-docker.PKG.dev"));
+	assert_false(oci_host_is_gcp("evil.example/gcr.io"));
+	assert_false(oci_host_is_gcp("a.b.gcr.io"));
+	assert_false(oci_host_is_gcp("gcr.io.evil.example"));
+	assert_false(oci_host_is_gcp("notgcr.io"));
+	assert_false(oci_host_is_gcp("docker.pkg.dev"));
+	assert_false(oci_host_is_gcp("-docker.pkg.dev"));
+	assert_false(oci_host_is_gcp("x.y-docker.pkg.dev"));
+	assert_false(oci_host_is_gcp("gcr.io:443"));
+	assert_false(oci_host_is_gcp("quay.io"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		scratch_unit_test(test_auth_fields),   scratch_unit_test(test_keys),
-		scratch_unit_test(test_files_order),   scratch_unit_test(test_refused),
-		scratch_unit_test(test_hosts_file),    scratch_unit_test(test_hosts_dirs),
+		scratch_unit_test(test_auth_fields),
+		scratch_unit_test(test_keys),
+		scratch_unit_test(test_files_order),
+		scratch_unit_test(test_refused),
+		scratch_unit_test(test_hosts_file),
+		scratch_unit_test(test_hosts_dirs),
 		scratch_unit_test(test_hosts_refused),
+		cmocka_unit_test_setup_teardown(test_gce_token, gce_up, gce_down),
+		cmocka_unit_test_setup_teardown(test_gce_refused, gce_up, gce_down),
+		cmocka_unit_test(test_host_is_gcp),
 	};
 
 	log_setup(LOG_FORMAT_TEXT, LOG_ERROR);
