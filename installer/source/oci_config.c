@@ -23,6 +23,9 @@
  * (keyring.go: "Entry %q in dockercfg invalid"); an entry whose fields it could not decode
  * fails the whole Secret there (json.Unmarshal's error), and the file here. No secret is
  * ever written to a log or an error: the messages name the file, the key and the field.
+ *
+ * Last, the credentials a GKE node has without any file: its service account's token from
+ * the GCE metadata server (oci_gce_token), for Google's registries (oci_host_is_gcp).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -178,7 +181,10 @@ static int bad_entry(const struct auth_ctx *c, struct err *e, const char *what)
 	return -1;
 }
 
-/* The string field NAME of ENTRY (any case, as Go matches), NULL when absent or null. */
+/*
+ * The string field NAME of ENTRY (any case, as Go matches it; of several, the last, as Go
+ * keeps it), NULL when absent.
+ */
 static int entry_string(const struct auth_ctx *c, json_object *entry, const char *name,
 			const char **ret, struct err *e)
 {
@@ -189,10 +195,8 @@ static int entry_string(const struct auth_ctx *c, json_object *entry, const char
 
 		if (strcasecmp(k, name) != 0)
 			continue;
-		if (!v) {
-			*ret = NULL; /* null: Go leaves the field as it was */
-			continue;
-		}
+		if (!v)
+			continue; /* null: Go leaves the field as it was */
 		if (!json_object_is_type(v, json_type_string)) {
 			snprintf(what, sizeof(what), "\"%s\" is not a string", name);
 			return bad_entry(c, e, what);

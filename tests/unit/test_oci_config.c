@@ -86,7 +86,8 @@ static void test_auth_fields(void **state)
 		"\"d.example\": {\"Username\": \"U\", \"PASSWORD\": \"P\"},"
 		"\"e.example\": {\"identitytoken\": \"tok\"},"
 		"\"f.example\": {\"auth\": \"\", \"username\": \"u2\", \"password\": null},"
-		"\"g.example\": {}"
+		"\"g.example\": {},"
+		"\"n.example\": {\"username\": \"u3\", \"USERNAME\": null, \"password\": \"p\"}"
 		"}, \"credsStore\": \"desktop\", \"credHelpers\": {\"x\": \"y\"}}\n",
 		&e);
 	struct oci_cred c = {0};
@@ -100,6 +101,8 @@ static void test_auth_fields(void **state)
 	/* names without regard to case, as Go's encoding/json */
 	expect(a, "d.example", "r", "U", "P");
 	expect(a, "f.example", "r", "u2", NULL);
+	/* a null after a value leaves it, as Go's decoder leaves a field */
+	expect(a, "n.example", "r", "u3", "p");
 	assert_int_equal(oci_auth_lookup(a, "e.example", "r", &c), 1);
 	assert_null(c.username);
 	assert_string_equal(c.identity_token, "tok");
