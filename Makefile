@@ -189,18 +189,23 @@ $(HELPERS_DIR)/launcher: installer/helpers/launcher.c
 
 # The target's ldconfig: the host's, or for arm64 that of libc-bin:arm64, which cannot be
 # installed beside the host's own: its .deb, of the installed libc6:arm64's version, is
-# fetched by apt and unpacked under $(BUILD)/debs.
+# fetched by apt and unpacked under $(BUILD)/debs, its control file beside (the image's
+# record of the package, scripts/image-rootfs).
 ifeq ($(ARCH),arm64)
 LDCONFIG_SRC := $(BUILD)/debs/libc-bin/sbin/ldconfig
-$(LDCONFIG_SRC):
+LDCONFIG_CONTROL := $(BUILD)/debs/libc-bin.control
+$(LDCONFIG_SRC): $(LDCONFIG_CONTROL)
+$(LDCONFIG_CONTROL):
 	$(call say,FETCH,libc-bin:arm64)
 	$(Q)rm -rf $(BUILD)/debs/libc-bin && mkdir -p $(BUILD)/debs
 	$(Q)cd $(BUILD)/debs && rm -f libc-bin_*_arm64.deb && \
 		apt-get download -q=2 \
 		"libc-bin:arm64=$$(dpkg-query -W -f='$${Version}' libc6:arm64)" \
-		2>/dev/null && dpkg-deb -x libc-bin_*_arm64.deb libc-bin && rm libc-bin_*_arm64.deb
+		2>/dev/null && dpkg-deb -x libc-bin_*_arm64.deb libc-bin && \
+		dpkg-deb -f libc-bin_*_arm64.deb >libc-bin.control && rm libc-bin_*_arm64.deb
 else
 LDCONFIG_SRC := /sbin/ldconfig
+LDCONFIG_CONTROL :=
 endif
 $(HELPERS_DIR)/ldconfig: $(LDCONFIG_SRC)
 	@mkdir -p $(@D)
@@ -225,8 +230,9 @@ $(IMAGE_ARCHIVE): installer/util/dlib.c
 
 # The image's file system (scripts/image-rootfs), which the Dockerfile copies into an
 # empty image.
-image-rootfs: $(BIN) $(HELPERS) $(IMAGE_ARCHIVE)
+image-rootfs: $(BIN) $(HELPERS) $(IMAGE_ARCHIVE) $(LDCONFIG_CONTROL)
 	MULTIARCH=$(MULTIARCH) STRIP=$(STRIP) RUN_TARGET='$(RUN_TARGET)' \
+		LDCONFIG_SRC=$(LDCONFIG_SRC) LDCONFIG_CONTROL=$(LDCONFIG_CONTROL) \
 		scripts/image-rootfs $(BUILD) $(BUILD)/rootfs $(DOCS_SHIPPED)
 
 # test_zframes writes its zstd streams with libzstd's compressor.
