@@ -123,7 +123,7 @@ FUZZ_SECONDS ?= 60
 
 .PHONY: FORCE all check check-real unit script-unit integration packaging asan vm image-test \
 	demo deps format format-check lint clean install install-docs image-rootfs \
-	image-multiarch fuzz fuzz-replay fuzz-bins fleet reliability-report bench bench-supply \
+	image-multiarch release fuzz fuzz-replay fuzz-bins fleet reliability-report bench bench-supply \
 	golden-refresh
 .DEFAULT_GOAL := all
 FORCE:
@@ -376,10 +376,32 @@ check-real: deps
 # from the cross build); make image-multiarch is that name for it. Publish it with
 #   buildah manifest push --all localhost/nvidia-driver-installer:multi \
 #       docker://REGISTRY/nvidia-driver-installer:TAG
+# Then the release of that list, pushed to a registry of the test's own and pulled back
+# (tests/release/run.sh, about a minute).
 image-multiarch: image-test
 image-test:
 	$(MAKE) ARCH=arm64 image-rootfs
 	COMMIT=$(COMMIT) ARM64_ROOTFS=build-arm64/rootfs scripts/image-test.sh
+	COMMIT=$(COMMIT) tests/release/run.sh
+
+# The release (docs/releasing.md): the image built and tested (image-test), then pushed with
+# each image's SBOM to REGISTRY/nvidia-driver-installer and the DaemonSets rendered with its
+# digest and the repository key into build/release (scripts/release). RELEASE_CERT_DIR,
+# RELEASE_AUTHFILE and RELEASE_CREDS are skopeo's --dest-cert-dir, --dest-authfile and
+# --dest-creds; RELEASE_KEY the repository's public key; the SBOMs' time is the commit's.
+RELEASE_TAG ?= $(VERSION)
+ifneq ($(filter release,$(MAKECMDGOALS)),)
+ifeq ($(REGISTRY),)
+$(error make release REGISTRY=HOST[:PORT]/PATH: the registry to push the image to)
+endif
+endif
+release: image-test
+	SOURCE_DATE_EPOCH=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct)} scripts/release \
+		--registry '$(REGISTRY)' --version '$(VERSION)' --commit '$(COMMIT)' \
+		--tag '$(RELEASE_TAG)' $(if $(RELEASE_KEY),--key '$(RELEASE_KEY)') \
+		$(if $(RELEASE_CERT_DIR),--cert-dir '$(RELEASE_CERT_DIR)') \
+		$(if $(RELEASE_AUTHFILE),--authfile '$(RELEASE_AUTHFILE)') \
+		$(if $(RELEASE_CREDS),--creds '$(RELEASE_CREDS)') --out build/release
 
 # The unit and integration suites again, built with ASan and UBSan.
 asan:
