@@ -123,8 +123,8 @@ FUZZ_SECONDS ?= 60
 
 .PHONY: FORCE all check check-real unit script-unit integration packaging asan vm image-test \
 	demo deps format format-check lint clean install install-docs image-rootfs \
-	image-multiarch release fuzz fuzz-replay fuzz-bins fleet reliability-report bench bench-supply \
-	golden-refresh
+	image-multiarch release fuzz fuzz-replay fuzz-bins fleet reliability-report bench \
+	bench-supply golden-refresh
 .DEFAULT_GOAL := all
 FORCE:
 # Keep test objects between runs.

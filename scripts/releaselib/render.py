@@ -33,9 +33,9 @@ def key_fingerprint(pem):
     return hashlib.sha256(der).hexdigest()[:16], m.group(0)
 
 
-def render(text, image, key_pem=None, source="manifest"):
-    """TEXT with the installer's image set to IMAGE (REGISTRY/PATH@sha256:HEX) and, given
-    KEY_PEM, the repository key; (text, number of images set)."""
+def render(text, image, note, key_pem=None, source="manifest"):
+    """TEXT with the installer's image set to IMAGE (REGISTRY/PATH@sha256:HEX), NOTE its
+    comment, and, given KEY_PEM, the repository key; (text, number of images set)."""
     out, n, lines = [], 0, text.split("\n")
     fpr, block = key_fingerprint(key_pem) if key_pem else (None, None)
     i = 0
@@ -43,7 +43,7 @@ def render(text, image, key_pem=None, source="manifest"):
         line = lines[i]
         m = IMAGE_RE.match(line)
         if m:
-            out.append("%s%s # release %s" % (m.group("lead"), image, image.rpartition("@")[2][:19]))
+            out.append("%s%s # %s" % (m.group("lead"), image, note))
             n += 1
         elif block and KEY_RE.match(line):
             lead = KEY_RE.match(line).group("lead")
