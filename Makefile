@@ -401,7 +401,8 @@ release: image-test
 		--tag '$(RELEASE_TAG)' $(if $(RELEASE_KEY),--key '$(RELEASE_KEY)') \
 		$(if $(RELEASE_CERT_DIR),--cert-dir '$(RELEASE_CERT_DIR)') \
 		$(if $(RELEASE_AUTHFILE),--authfile '$(RELEASE_AUTHFILE)') \
-		$(if $(RELEASE_CREDS),--creds '$(RELEASE_CREDS)') --out build/release
+		$(if $(RELEASE_CREDS),--creds '$(RELEASE_CREDS)') \
+		$(if $(NDI_IMAGE_LIST),--list '$(NDI_IMAGE_LIST)') --out build/release
 
 # The unit and integration suites again, built with ASan and UBSan.
 asan:

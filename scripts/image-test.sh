@@ -20,7 +20,9 @@ export PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BASE=docker.io/library/debian:bookworm-slim
-IMAGE=localhost/nvidia-driver-installer:test
+# The names it builds under (NDI_IMAGE, NDI_IMAGE_LIST): engineers sharing one machine's
+# container storage give each run names of its own.
+IMAGE=${NDI_IMAGE:-localhost/nvidia-driver-installer:test}
 KERNEL=6.1.0-57-amd64
 BUDGET=${NDI_IMAGE_BUDGET:-40000000}
 # What the Makefile builds into the binary: the VERSION file, and the commit (COMMIT, as
@@ -209,7 +211,7 @@ ctr=""
 # libraries (the :arm64 packages, /usr/lib/aarch64-linux-gnu) are hidden under an empty
 # tmpfs, so that a library missing from the image fails here and not on a Grace node.
 ARM64_ROOTFS=${ARM64_ROOTFS:-$SRC/build-arm64/rootfs}
-LIST=localhost/nvidia-driver-installer:multi
+LIST=${NDI_IMAGE_LIST:-localhost/nvidia-driver-installer:multi}
 t2=$(date +%s)
 arm64=$("$SRC/scripts/image-multiarch" "$IMAGE" "$ARM64_ROOTFS" "$LIST") || fail "image-multiarch"
 buildah manifest inspect "$LIST" >"$W/list.json"

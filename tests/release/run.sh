@@ -20,7 +20,7 @@ set -euo pipefail
 export PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-LIST=${LIST:-localhost/nvidia-driver-installer:multi}
+LIST=${NDI_IMAGE_LIST:-localhost/nvidia-driver-installer:multi}
 version=$(cat "$SRC/VERSION")
 commit=${COMMIT:-$(git -C "$SRC" describe --always --dirty --exclude='*' 2>/dev/null || echo unknown)}
 W=$(mktemp -d)
