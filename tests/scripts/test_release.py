@@ -5,6 +5,7 @@ what cannot be rendered refused), the SBOM artifacts and the referrers tag's ind
 layout (the subject, the empty config, a list the registry held kept, each digest once), and
 registry credentials read as skopeo reads them."""
 import base64
+import hashlib
 import json
 import os
 import subprocess
@@ -33,7 +34,6 @@ class Render(unittest.TestCase):
         openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key)
         cls.pub = openssl("pkey", "-in", key, "-pubout").decode()
         der = openssl("pkey", "-in", key, "-pubout", "-outform", "DER")
-        import hashlib
         cls.fpr = hashlib.sha256(der).hexdigest()[:16]
 
     @classmethod
