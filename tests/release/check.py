@@ -70,6 +70,8 @@ def sbom(path, schema_path, rootfs, arch):
     jsonschema.Draft7Validator(json.loads(load(schema_path))).validate(doc)
     held = set()
     d = os.path.join(rootfs, "var/lib/dpkg/status.d")
+    if not os.path.isdir(d):
+        fail("the %s image pulled has no /var/lib/dpkg/status.d (scripts/image-rootfs)" % arch)
     for n in os.listdir(d):
         if n.endswith(".md5sums"):
             continue

@@ -116,7 +116,8 @@ got=$(unshare -m sh -c 'mount -t tmpfs -o ro,size=4k none /usr/lib/aarch64-linux
 "$SRC/scripts/make-repo" add --repo "$W/repo" --key "$W/key.pem" --version 550.90.07 \
     --kernel 6.1.0-57-amd64 --tag default "$W/pkg.tar.zst" >/dev/null
 "${R[@]}" -v "$W/repo:/repo:ro" -v "$W/pub.pem:/etc/nvidia-driver-installer/keys/repo.pem:ro" \
-    "$image" coverage --repo file:///repo >"$W/coverage.out" || fail "coverage in the image"
+    "$image" coverage --repo file:///repo >"$W/coverage.out" 2>"$W/coverage.log" ||
+    fail "coverage in the image: $(tail -3 "$W/coverage.log")"
 fpr=$(sed -n 's/.*index signed by key \([0-9a-f]*\),.*/\1/p' "$W/coverage.out")
 [ ${#fpr} = 16 ] || fail "no fingerprint in coverage: $(head -1 "$W/coverage.out")"
 grep -q "\"repository_key_fingerprint\": \"$fpr\"" "$W/out/release.json" || fail "release.json's fingerprint is not $fpr"
