@@ -388,7 +388,8 @@ image-test:
 # each image's SBOM to REGISTRY/nvidia-driver-installer and the DaemonSets rendered with its
 # digest and the repository key into build/release (scripts/release). RELEASE_CERT_DIR,
 # RELEASE_AUTHFILE and RELEASE_CREDS are skopeo's --dest-cert-dir, --dest-authfile and
-# --dest-creds; RELEASE_KEY the repository's public key; the SBOMs' time is the commit's.
+# --dest-creds, RELEASE_CA one CA file; RELEASE_KEY the repository's public key; the SBOMs'
+# time is the commit's.
 RELEASE_TAG ?= $(VERSION)
 ifneq ($(filter release,$(MAKECMDGOALS)),)
 ifeq ($(REGISTRY),)
@@ -399,6 +400,7 @@ release: image-test
 	SOURCE_DATE_EPOCH=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct)} scripts/release \
 		--registry '$(REGISTRY)' --version '$(VERSION)' --commit '$(COMMIT)' \
 		--tag '$(RELEASE_TAG)' $(if $(RELEASE_KEY),--key '$(RELEASE_KEY)') \
+		$(if $(RELEASE_CA),--ca-file '$(RELEASE_CA)') \
 		$(if $(RELEASE_CERT_DIR),--cert-dir '$(RELEASE_CERT_DIR)') \
 		$(if $(RELEASE_AUTHFILE),--authfile '$(RELEASE_AUTHFILE)') \
 		$(if $(RELEASE_CREDS),--creds '$(RELEASE_CREDS)') \
