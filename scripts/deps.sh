@@ -38,6 +38,8 @@ packages=(
 check_packages=(
     # unit tests, the index schema test, build-driver-package --patch, bzip2 archives
     libcmocka-dev python3-jsonschema bzip2 patch
+    # the release test: the SBOM's licence expressions parsed as SPDX's (tests/release)
+    node-spdx-expression-parse
     # build-driver-package --debian: apt with a state of its own, checked with this keyring
     debian-archive-keyring
     ca-certificates

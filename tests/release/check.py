@@ -9,7 +9,9 @@
   check.py sbom SBOM.json SCHEMA.json ROOTFS ARCH
       valid against SPDX 2.3's schema; its Debian packages those ROOTFS's status.d names
       (name, version, architecture), libc6 among them; every file of ROOTFS listed with its
-      SHA-256, the installer's among them; no file listed that ROOTFS lacks
+      SHA-256, the installer's among them; no file listed that ROOTFS lacks; each licence
+      expression parsed by Debian's node-spdx-expression-parse (SPDX 2.3 Annex D, against
+      the SPDX licence list's identifiers), each LicenseRef- it uses defined in the document
   check.py manifest RENDERED SOURCE IMAGE FINGERPRINT PUBKEY.pem
       every image line naming the installer is IMAGE, the other lines as SOURCE has them
       but the ConfigMap's key (PUBKEY, its FINGERPRINT beside), and the YAML parses
@@ -18,6 +20,7 @@ import hashlib
 import json
 import os
 import re
+import subprocess
 import sys
 
 import jsonschema
@@ -101,6 +104,30 @@ def sbom(path, schema_path, rootfs, arch):
         fail("the SBOM's files and digests differ from the image's: %s" % diff)
     if "usr/bin/nvidia-driver-installer" not in files:
         fail("the SBOM does not list the installer")
+    licences(doc)
+
+
+# The expressions, one a line on stdin; those spdx-expression-parse refuses, on stdout.
+PARSE_JS = """
+const parse = require('spdx-expression-parse');
+const lines = require('fs').readFileSync(0, 'utf8').split('\\n').filter(Boolean);
+for (const e of lines) { try { parse(e); } catch (x) { console.log(e + ': ' + x.message); } }
+"""
+
+
+def licences(doc):
+    exprs = sorted({p["licenseDeclared"] for p in doc["packages"]} - {"NOASSERTION"})
+    if len(exprs) < 5:
+        fail("the SBOM states licences for too few packages: %s" % exprs)
+    p = subprocess.run(["node", "-e", PARSE_JS], input="\n".join(exprs), text=True,
+                       capture_output=True, env=dict(os.environ, NODE_PATH="/usr/share/nodejs"))
+    if p.returncode != 0 or p.stdout:
+        fail("licence expressions refused by spdx-expression-parse: %s %s"
+             % (p.stdout[:500], p.stderr[-300:]))
+    defined = {e["licenseId"] for e in doc.get("hasExtractedLicensingInfos", [])}
+    used = {r for e in exprs for r in re.findall(r"LicenseRef-[A-Za-z0-9.-]+", e)}
+    if used - defined:
+        fail("LicenseRefs used but not defined: %s" % sorted(used - defined)[:5])
 
 
 IMAGE_LINE = re.compile(r"^\s*(?:-\s+)?image:\s*(\S+)")
