@@ -395,6 +395,9 @@ ifneq ($(filter release,$(MAKECMDGOALS)),)
 ifeq ($(REGISTRY),)
 $(error make release REGISTRY=HOST[:PORT]/PATH: the registry to push the image to)
 endif
+ifneq ($(filter %-dirty unknown,$(COMMIT)),)
+$(error make release: the tree's commit is $(COMMIT): commit or stash the changes first)
+endif
 endif
 release: image-test
 	SOURCE_DATE_EPOCH=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct)} scripts/release \
