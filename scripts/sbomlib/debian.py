@@ -63,6 +63,17 @@ def md5_file(path):
         return hashlib.file_digest(f, "md5").hexdigest()
 
 
+def image_path(rootfs, path):
+    """PATH (as its package ships it: /lib/... under merged /usr) where the image holds it:
+    its directory resolved through the image's own links (lib -> usr/lib), which must stay
+    in the image; None when they lead out."""
+    top = os.path.realpath(rootfs)
+    d = os.path.realpath(os.path.join(top, os.path.dirname(path)))
+    if d != top and not d.startswith(top + os.sep):
+        return None
+    return os.path.join(d, os.path.basename(path))
+
+
 def read_package(rootfs, name):
     """The record of package NAME in the image at ROOTFS, its files checked against their
     MD5 (a file the record names that the image lacks or holds changed: RootfsError)."""
@@ -84,12 +95,12 @@ def read_package(rootfs, name):
         with open(sums, encoding="utf-8") as f:
             for line in f:
                 digest, _, path = line.rstrip("\n").partition("  ")
-                full = os.path.join(rootfs, path)
-                if not os.path.isfile(full) or os.path.islink(full):
+                full = image_path(rootfs, path)
+                if not full or not os.path.isfile(full) or os.path.islink(full):
                     raise RootfsError("%s.md5sums names /%s, which the image lacks" % (name, path))
                 if md5_file(full) != digest:
                     raise RootfsError("/%s differs from package %s's (MD5)" % (path, name))
-                pkg.files.append(path)
+                pkg.files.append(os.path.relpath(full, os.path.realpath(rootfs)))
     cr = os.path.join(rootfs, "usr/share/doc", name, "copyright")
     if os.path.isfile(cr):
         with open(cr, encoding="utf-8", errors="replace") as f:

@@ -104,6 +104,22 @@ def sbom(path, schema_path, rootfs, arch):
         fail("the SBOM's files and digests differ from the image's: %s" % diff)
     if "usr/bin/nvidia-driver-installer" not in files:
         fail("the SBOM does not list the installer")
+    # Every shared library and the ldconfig are a package's (the cut-down libarchive ours).
+    ids = {f["SPDXID"]: f["fileName"][2:] for f in doc["files"]}
+    kinds = {p["SPDXID"]: p for p in doc["packages"]}
+    held_by = {ids[r["relatedSpdxElement"]]: kinds[r["spdxElementId"]]
+               for r in doc["relationships"] if r["relationshipType"] == "CONTAINS" and
+               r["relatedSpdxElement"] in ids and
+               kinds.get(r["spdxElementId"], {}).get("primaryPackagePurpose") != "CONTAINER"}
+    for path in files:
+        if re.search(r"\.so(\.[0-9]+)*$", path) or path.endswith("bin/ldconfig"):
+            want = "APPLICATION" if path.endswith("/libarchive.so.13") else "deb"
+            p = held_by.get(path)
+            got = p and ("deb" if p["SPDXID"].startswith("SPDXRef-Package-deb-") else
+                         p["primaryPackagePurpose"])
+            if got != want:
+                fail("the SBOM gives /%s to %s, not a %s package" % (path, p and p["name"],
+                                                                     want))
     licences(doc)
 
 

@@ -115,6 +115,12 @@ class Document(unittest.TestCase):
         write(r + "/usr/lib/x86_64-linux-gnu/libfoo.so.1", b"\x7fELF foo", "wb")
         os.symlink("libfoo.so.1", r + "/usr/lib/x86_64-linux-gnu/libfoo.so.1.2")
         write(r + "/etc/passwd", "root:x:0:0:root:/root:/usr/sbin/nologin\n")
+        # Merged /usr, and a package that ships its file under /lib.
+        os.symlink("usr/lib", r + "/lib")
+        write(r + "/usr/lib/x86_64-linux-gnu/libbar.so.2", b"\x7fELF bar", "wb")
+        write(r + "/var/lib/dpkg/status.d/libbar2", STANZA.replace("libfoo1", "libbar2"))
+        write(r + "/var/lib/dpkg/status.d/libbar2.md5sums", "%s  lib/x86_64-linux-gnu/libbar.so.2\n"
+              % debian.md5_file(r + "/usr/lib/x86_64-linux-gnu/libbar.so.2"))
         write(r + "/var/lib/dpkg/status.d/libfoo1", STANZA)
         write(r + "/usr/share/doc/libfoo1/copyright", COPYRIGHT)
         md5 = debian.md5_file(r + "/usr/lib/x86_64-linux-gnu/libfoo.so.1")
@@ -172,6 +178,9 @@ class Document(unittest.TestCase):
         holder.update({n: "image" for n in names.values() if n not in holder})
         self.assertEqual(holder, {
             "./usr/lib/x86_64-linux-gnu/libfoo.so.1": "libfoo1",
+            "./usr/lib/x86_64-linux-gnu/libbar.so.2": "libbar2",
+            "./var/lib/dpkg/status.d/libbar2": "image",
+            "./var/lib/dpkg/status.d/libbar2.md5sums": "image",
             "./usr/bin/nvidia-driver-installer": "nvidia-driver-installer",
             "./usr/lib/x86_64-linux-gnu/libarchive.so.13": "nvidia-driver-installer",
             "./usr/share/doc/nvidia-driver-installer/design.md": "nvidia-driver-installer",
@@ -190,6 +199,12 @@ class Document(unittest.TestCase):
         self.assertEqual(c["documentNamespace"], json.loads(a)["documentNamespace"])
         write(self.root + "/etc/group", "root:x:0:\n")
         self.assertNotEqual(self.doc()["documentNamespace"], json.loads(a)["documentNamespace"])
+
+    def test_record_leading_out(self):
+        os.unlink(self.root + "/lib")
+        os.symlink("/usr/lib", self.root + "/lib")  # the host's, not the image's
+        with self.assertRaisesRegex(debian.RootfsError, "libbar2.md5sums names"):
+            debian.read_packages(self.root)
 
     def test_image_disagrees_with_record(self):
         write(self.root + "/usr/lib/x86_64-linux-gnu/libfoo.so.1", b"\x7fELF changed", "wb")
