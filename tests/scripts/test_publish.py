@@ -36,7 +36,10 @@ def run(args, env=None, **kw):
                           env=dict(os.environ, **(env or {})), **kw)
 
 
-class Publish(unittest.TestCase):
+class Case(unittest.TestCase):
+    """A key pair, a scratch directory, and staging, publishing and reading what is served
+    (test_repo_push.py's too)."""
+
     @classmethod
     def setUpClass(cls):
         cls.keys = tempfile.mkdtemp(prefix="test-publish-keys-")
@@ -130,6 +133,8 @@ class Publish(unittest.TestCase):
             proc.wait()
         proc.stderr.close()
 
+
+class Publish(Case):
     # Two publishes at once: the second waits for the first's lock, re-reads the index it
     # wrote and merges; neither loses the other's package.
     def test_two_at_once(self):
