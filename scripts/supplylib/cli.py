@@ -15,6 +15,7 @@ import tempfile
 import time
 
 import privkey
+import repo_push
 from supplylib import config, nodes, passes, plan, publish
 from supplylib.executor import ExecutorError
 from supplylib.local import Local
@@ -60,6 +61,10 @@ def parser(doc):
     ap.add_argument("--installer", help="nvidia-driver-installer (default: build/ of this tree)")
     ap.add_argument("--bdp", help="build-driver-package (default: this tree's)")
     ap.add_argument("--make-repo", help="make-repo (default: this tree's)")
+    ap.add_argument("--publish-to", action="append", default=[],
+                    metavar="oci://HOST/NAME[:TAG]", help="push each publish to this "
+                    "registry repository (more than one: again; replaces the "
+                    "configuration's publish.to)")
     return ap
 
 
@@ -156,6 +161,12 @@ def make_pass(a, conf, extra):
         http_client = feeds_mod.Http()
     except ImportError:
         feeds_mod, http_client = None, None
+    push = dict(conf["publish"])
+    if a.publish_to:
+        try:
+            push["to"] = [repo_push.check_target(t) for t in a.publish_to]
+        except repo_push.Usage as e:
+            raise Usage(str(e).replace("--to ", "--publish-to ", 1)) from None
     os.makedirs(a.repo, exist_ok=True)
     return passes.Pass(
         repo=a.repo, repo_key=a.repo_key, pub=public_key(a.repo_key, work), installer=installer,
@@ -167,7 +178,7 @@ def make_pass(a, conf, extra):
         nodes_api=nodes_api(a, client),
         executor=executor, parallel=parallel, extra=extra,
         jobs=max(1, cores // parallel) if a.executor == "local" else KUBE_JOBS,
-        dry_run=a.dry_run, json_path=a.json, repository=a.repository, guard=guard,
+        dry_run=a.dry_run, json_path=a.json, repository=a.repository, guard=guard, push=push,
         feeds_mod=feeds_mod, http=http_client)
 
 

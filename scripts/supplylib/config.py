@@ -9,22 +9,30 @@ wrong type by its path; each refusal is one line (ConfigError), the command's ex
    "platforms": {"debian": {"build_args": ["--debian", "{version}"]}},
    "feeds": [{"name": "bookworm", "type": "debian", "url": "...", ...}],
    "fleet_files": ["fleet.json"],
-   "kubernetes": {"namespace": "nvidia-supply", "image": "...", "parallel": 4, ...}}
+   "kubernetes": {"namespace": "nvidia-supply", "image": "...", "parallel": 4, ...},
+   "publish": {"to": ["oci://registry.example.com/nvidia/drivers"],
+               "registry_auth": ["/etc/nvidia-supply/registry/.dockerconfigjson"]}}
 
 A feed's own keys are the feed module's to judge (feeds.read); here only its name and type.
 The kubernetes section's keys are jobs.py's (the Kubernetes executor); here it must be an
-object. Relative paths (fleet_files) are relative to the configuration file's folder.
+object. publish names registry repositories each publish is pushed to (make-repo publish
+--to: scripts/repo_push.py judges each reference), with the registry's CA (ca_file) and
+Docker config.json files (registry_auth). Relative paths (fleet_files, ca_file,
+registry_auth) are relative to the configuration file's folder.
 """
 import json
 import os
 import re
+
+import repo_push
 
 VERSION_RE = re.compile(r"^[0-9]{1,9}(\.[0-9]{1,9}){2,5}$")
 FLAVOURS = ("proprietary", "open")
 FEED_TYPES = ("cos", "ubuntu", "rhel", "debian")
 PLACEHOLDERS = ("version", "kernel", "build", "os", "arch", "flavour")
 TOP_KEYS = ("supply", "driver_versions", "flavours", "platforms", "feeds", "fleet_files",
-            "kubernetes")
+            "kubernetes", "publish")
+PUBLISH_KEYS = ("to", "ca_file", "registry_auth")
 
 
 class ConfigError(Exception):
@@ -33,7 +41,7 @@ class ConfigError(Exception):
 
 def empty():
     return {"supply": 1, "driver_versions": [], "flavours": [], "platforms": {}, "feeds": [],
-            "fleet_files": [], "kubernetes": {}}
+            "fleet_files": [], "kubernetes": {}, "publish": push_of({}, ".")}
 
 
 def _strings(v, where, check=None):
@@ -65,6 +73,29 @@ def check_build_args(args, where):
                 raise ConfigError("%s: '{%s}' is not one of {%s} or {input_NAME}" % (
                     where, name, "}, {".join(PLACEHOLDERS)))
     return args
+
+
+def push_of(obj, base):
+    """The publish section OBJ: {"to": [oci://...], "ca_file": path or None,
+    "registry_auth": [paths]}, paths made relative to BASE."""
+    if not isinstance(obj, dict):
+        raise ConfigError("publish: an object expected ({to, ca_file, registry_auth})")
+    for k in obj:
+        if k not in PUBLISH_KEYS:
+            raise ConfigError("publish: unknown key '%s' (known: %s)" % (
+                k, ", ".join(PUBLISH_KEYS)))
+    to = _strings(obj.get("to", []), "publish.to")
+    for t in to:
+        try:
+            repo_push.check_target(t)
+        except repo_push.Usage as e:
+            raise ConfigError("publish.to: %s" % str(e).replace("--to ", "", 1)) from None
+    ca = obj.get("ca_file")
+    if ca is not None and (not isinstance(ca, str) or not ca):
+        raise ConfigError("publish.ca_file: a path expected")
+    auth = _strings(obj.get("registry_auth", []), "publish.registry_auth")
+    return {"to": to, "ca_file": os.path.join(base, ca) if ca else None,
+            "registry_auth": [os.path.join(base, a) for a in auth]}
 
 
 def parse(obj, base="."):
@@ -113,6 +144,7 @@ def parse(obj, base="."):
     if not isinstance(kc, dict):
         raise ConfigError("kubernetes: an object expected")
     c["kubernetes"] = kc
+    c["publish"] = push_of(obj.get("publish", {}), base)
     return c
 
 

@@ -40,6 +40,7 @@ class Pass:
     json_path: str = None
     repository: str = None
     guard: object = None      # publish's guard (a Lease in a cluster), or None
+    push: dict = None         # config's publish section: registries pushed to, or None
     nodes_api: object = None  # a callable giving the kube.Client of the Nodes, or None
     feeds_mod: object = None
     http: object = None
@@ -142,24 +143,23 @@ def build_missing(p, missing, before, entries):
     coverage again; an Entry per target into ENTRIES. Returns (coverage's answers after,
     the publish's record)."""
     builds = builds_for(p, missing, entries)
-    pub = {"stages": 0, "seconds": None, "error": None}
+    pub = {"stages": 0, "seconds": None, "error": None,
+           "to": list((p.push or {}).get("to") or [])}
     if p.dry_run:
         entries += [report.Entry(b.target, "to build", " ".join(b.argv[1:])) for b in builds]
         return before, pub
     if not builds:
+        publish_stages(p, [], pub)      # the registries given what they lack
         return before, pub
     results = p.executor.run(builds, p.parallel)
     stages = [r.stage for r in results if r.ok]
     refused = {}
     try:
         refused = publish.check(stages, p.make_repo, p.repository)
-        stages = [s for s in stages if s not in refused]
-        pub["stages"] = len(stages)
-        pub["seconds"] = round(publish.publish(
-            stages, p.repo, p.repo_key, p.make_repo, p.repository, guard=p.guard,
-            log=os.path.join(p.work, "log", "publish.log")), 1)
     except publish.PublishError as e:
         pub["error"] = str(e)
+    else:
+        publish_stages(p, [s for s in stages if s not in refused], pub)
     after = dict(before)
     after.update(plan.coverage(p.installer, p.repo, p.pub, p.work, [b.target for b in builds]))
     for b, r in zip(builds, results):
@@ -182,6 +182,18 @@ def build_missing(p, missing, before, entries):
             entries.append(report.Entry(b.target, "built", "in %d s" % r.seconds, r.seconds,
                                         b.log))
     return after, pub
+
+
+def publish_stages(p, stages, pub):
+    """STAGES published (and pushed, with registries); the record PUB filled."""
+    pub["stages"] = len(stages)
+    try:
+        pub["seconds"] = round(publish.publish(
+            stages, p.repo, p.repo_key, p.make_repo, p.repository, guard=p.guard,
+            log=os.path.join(p.work, "log", "publish.log"), push=p.push,
+            installer=p.installer), 1)
+    except publish.PublishError as e:
+        pub["error"] = str(e)
 
 
 def run_pass(p):

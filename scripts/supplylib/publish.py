@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """Publishing a pass's builds: `make-repo publish` once for every stage dir the pass's builds
 left (SPEC47 §2, docs/repository-format.md): the packages first, then one signed index update
-under the lock, re-read and merged there if another pass published meanwhile.
+under the lock, re-read and merged there if another pass published meanwhile. With registry
+targets (supply.json's publish.to, --publish-to) the same command pushes the repository to
+each (make-repo publish --to oci://...), and a pass with nothing to publish pushes it as it
+is, so that a push that failed is made good by the next pass.
 
 In a cluster two passes may run on two machines, where a lock file does not reach: GUARD, a
 context manager factory, is held around the command (the Kubernetes mode gives lease.py's
@@ -46,12 +49,26 @@ def check(stages, make_repo=None, repository=None):
     return {d: why for d, why in got.items() if why}
 
 
+def push_args(push, installer=None):
+    """make-repo's --to, --installer, --ca-file and --registry-auth for PUSH (the
+    configuration's publish section; None: no push)."""
+    if not push or not push.get("to"):
+        return []
+    out = [a for t in push["to"] for a in ("--to", t)]
+    out += (["--installer", installer] if installer else []) + (
+        ["--ca-file", push["ca_file"]] if push.get("ca_file") else [])
+    return out + [a for f in push.get("registry_auth") or () for a in ("--registry-auth", f)]
+
+
 def publish(stages, repo, key, make_repo=None, repository=None, lock=None, guard=None,
-            log=None):
-    """Publishes STAGES (dirs) into REPO signed with KEY; returns seconds taken."""
-    if not stages:
+            log=None, push=None, installer=None):
+    """Publishes STAGES (dirs) into REPO signed with KEY, then pushes it to PUSH's
+    registries with INSTALLER (none: the repository pushed as it is); returns seconds
+    taken."""
+    pushing = push_args(push, installer)
+    if not stages and not pushing:
         return 0.0
-    cmd = [make_repo or MAKE_REPO, "publish", "--repo", repo, "--key", key]
+    cmd = [make_repo or MAKE_REPO, "publish"] + pushing + ["--repo", repo, "--key", key]
     cmd += (["--repository", repository] if repository else []) + (
         ["--lock", lock] if lock else []) + list(stages)
     t0 = time.monotonic()

@@ -35,6 +35,24 @@ class Config(unittest.TestCase):
         self.assertEqual(c["platforms"]["debian"]["build_args"][1], "{version}")
         self.assertEqual(c["feeds"][0]["suite"], "bookworm")
 
+    def test_publish(self):
+        c = config.parse(dict(GOOD, publish={
+            "to": ["oci://europe-docker.pkg.dev/p/r/nvidia:latest"], "ca_file": "ca.pem",
+            "registry_auth": ["/etc/registry/.dockerconfigjson"]}), "/etc/supply")
+        self.assertEqual(c["publish"], {"to": ["oci://europe-docker.pkg.dev/p/r/nvidia:latest"],
+                                        "ca_file": "/etc/supply/ca.pem",
+                                        "registry_auth": ["/etc/registry/.dockerconfigjson"]})
+        self.assertEqual(config.parse(GOOD)["publish"], {"to": [], "ca_file": None,
+                                                         "registry_auth": []})
+        self.refused(dict(GOOD, publish={"to": ["https://r.example.com/x"]}),
+                     "publish.to: https://r.example.com/x: give a registry repository")
+        self.refused(dict(GOOD, publish={"to": ["oci://r.example.com/X"]}),
+                     "publish.to: oci://r.example.com/X: the repository name's part 'X'")
+        self.refused(dict(GOOD, publish={"to": "oci://r.example.com/x"}),
+                     "publish.to: a list of non-empty strings expected")
+        self.refused(dict(GOOD, publish={"registry": []}), "publish: unknown key 'registry'")
+        self.refused(dict(GOOD, publish={"ca_file": 1}), "publish.ca_file: a path expected")
+
     def test_unknown_top_key(self):
         self.refused(dict(GOOD, driver_version=["1.2.3"]), "unknown key 'driver_version'")
 

@@ -72,6 +72,8 @@ if a[0] == "check-stage":       # a stage whose record names a "torn" kernel is 
 assert a[0] == "publish", a
 repo = a[a.index("--repo") + 1]
 stages = a[a.index("--key") + 2:]
+with open(os.path.join(repo, "calls"), "a") as f:
+    f.write(json.dumps(a) + "\n")
 if any("torn" in json.load(open(os.path.join(s, "stage.json")))["key"] for s in stages):
     sys.exit("make-repo: a package record that make-repo stage does not write")
 with open(os.path.join(repo, "served"), "a") as f:
@@ -80,6 +82,11 @@ with open(os.path.join(repo, "served"), "a") as f:
 with open(os.path.join(repo, "publishes"), "a") as f:
     f.write("%d\n" % len(stages))
 open(os.path.join(repo, "index.json"), "w").write("{}")
+# The push, after the local publish (which stays when it fails).
+if "--to" in a and os.path.exists(os.path.join(repo, "push-fails")):
+    sys.exit("make-repo: the push to %s failed (nvidia-driver-installer mirror, exit 4: "
+             "ERROR mirror: registry refused the credentials (exit 4)); ..."
+             % a[a.index("--to") + 1])
 '''
 
 
@@ -207,6 +214,57 @@ class OnePass(unittest.TestCase):
         self.assertEqual(doc["counts"]["to build"], 4)
         feed = [t for t in doc["targets"] if t["kernel"] == "6.1.0-59-amd64"][0]
         self.assertIn("--headers-debs <headers: the feed's, not fetched>", feed["why"])
+
+
+class Push(unittest.TestCase):
+    """With registries (the configuration's publish.to): the publish pushes to each, with
+    the pass's installer, CA and auth files; a pass with nothing to build pushes the
+    repository as it is (a push that failed is made good by the next pass); a push that
+    fails is the publish's error, the builds failed with it."""
+
+    tearDown = OnePass.tearDown
+
+    def setUp(self):
+        OnePass.setUp(self)      # the same pass, without OnePass's tests
+        self.p.push = config.parse({"supply": 1, "publish": {
+            "to": ["oci://r.example.com/nvidia/drivers", "oci://m.example.com/nvidia:v1"],
+            "ca_file": "ca.pem", "registry_auth": ["auth.json"]}}, "/etc/supply")["publish"]
+        self.p.conf["feeds"] = []
+        self.p.feeds_mod = None
+
+    def calls(self):
+        with open(os.path.join(self.repo, "calls")) as f:
+            return [json.loads(l) for l in f]
+
+    def test_pushed(self):
+        open(os.path.join(self.repo, "push-fails"), "w").close()
+        rc, doc = passes.run_pass(self.p)
+        self.assertEqual(rc, 1)
+        (call,) = self.calls()
+        self.assertEqual(call[:call.index("--repo")], [
+            "publish", "--to", "oci://r.example.com/nvidia/drivers",
+            "--to", "oci://m.example.com/nvidia:v1", "--installer", self.p.installer,
+            "--ca-file", "/etc/supply/ca.pem", "--registry-auth", "/etc/supply/auth.json"])
+        self.assertRegex(doc["publish"]["error"], r"^make-repo publish exit 1: make-repo: the "
+                         r"push to oci://r\.example\.com/nvidia/drivers failed ")
+        self.assertEqual(doc["publish"]["to"], self.p.push["to"])
+        built = [t for t in doc["targets"] if t["os"] == "ubuntu"][0]
+        self.assertEqual(built["result"], "failed")
+        self.assertIn("the push to oci://r.example.com/nvidia/drivers failed", built["why"])
+        # The next pass builds nothing (the directory serves it all) and pushes again.
+        os.remove(os.path.join(self.repo, "push-fails"))
+        rc, doc = passes.run_pass(self.p)
+        self.assertEqual(doc["counts"]["built"], 0)
+        self.assertEqual(len(self.calls()), 2)
+        self.assertEqual(self.calls()[1][-2:], ["--key", "k"], "no stage: pushed as it is")
+        self.assertIsNone(doc["publish"]["error"])
+
+    def test_no_registry_no_call(self):
+        self.p.push = None
+        passes.run_pass(self.p)
+        passes.run_pass(self.p)
+        self.assertEqual(len(self.calls()), 1, "without registries, nothing to build: no call")
+        self.assertEqual(publish.push_args(None), [])
 
 
 class Publish(unittest.TestCase):
