@@ -9,7 +9,8 @@
 // (a builder Job mounts that claim at --work's path, so both see the same paths); the CronJob
 // runs one pass at a time, its Job template as kube-apiserver takes one (no selector of its
 // own, restartPolicy Never or OnFailure: pkg/apis/batch/validation/validation.go,
-// ValidateJobTemplateSpec). The RBAC rules are held to the pass's calls by
+// ValidateJobTemplateSpec); the files its registry push reads (the configuration's publish)
+// are on read-only Secret or ConfigMap mounts. The RBAC rules are held to the pass's calls by
 // tests/tools/rbac-check.py, not here.
 //
 //   node check-supply.mjs deploy/supply.yaml [deploy/supply-watch.yaml]
@@ -87,6 +88,14 @@ function checkPod(what, spec) {
   const k = JSON.parse(data).kubernetes ?? {};
   assert.ok(k.image && k.cache_pvc, `${what}: kubernetes.image and kubernetes.cache_pvc configured`);
   assert.ok(!k.namespace || k.namespace === ns, `${what}: the Jobs in the pass's namespace, where its Role is`);
+  // The push's files (publish.registry_auth, publish.ca_file: make-repo refuses one it
+  // cannot read before it publishes): each on a read-only mount of a Secret or ConfigMap.
+  const push = JSON.parse(data).publish ?? {};
+  for (const f of [...(push.registry_auth ?? []), ...(push.ca_file ? [push.ca_file] : [])]) {
+    const m = f.startsWith("/") && mountOf(f);
+    assert.ok(m && m.readOnly === true && (volume(m).secret || volume(m).configMap),
+      `${what}: publish's ${f} on a read-only mount of a Secret or ConfigMap`);
+  }
   // The work directory: the claim the builders mount, at --work itself.
   const work = opt(cmd, "work");
   const wm = work && mountOf(work);

@@ -75,7 +75,12 @@ class ManifestTest(unittest.TestCase):
             for v in pod_of(ds, "CronJob")["volumes"]:
                 if v["name"] == "work":
                     v["persistentVolumeClaim"]["claimName"] = "nvidia-driver-repo"
+        def registry_unmounted(ds):
+            c = pod_of(ds, "CronJob")["containers"][0]
+            c["volumeMounts"] = [m for m in c["volumeMounts"] if m["name"] != "registry"]
         cases = [(keys_writable, "keys read-only"),
+                 (registry_unmounted, "publish's /etc/nvidia-supply/registry/.dockerconfigjson "
+                  "on a read-only mount"),
                  (work_elsewhere, "is a volume's mount path"),
                  (two_passes, "one pass at a time"),
                  (not_a_schedule, "schedule must be string"),
