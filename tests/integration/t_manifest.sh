@@ -216,4 +216,49 @@ rejects gke "$T/agentroot.yaml" "an agent looking at another root than the insta
 grep -q "the agent's ROOT_MOUNT_DIR is the installer's" "$T/err" || fail "$(cat "$T/err")"
 edit "$generic" "nvidia-driver-installer-agent.prom" "nvidia-driver-installer.prom" "$T/sameprom.yaml"
 rejects generic "$T/sameprom.yaml" "the agent's textfile over the installer's"
+# The registry's Secret: the kubelet's image pull Secret, and the installer's and the agent's
+# credentials for an oci:// repository, optional (a cluster without one still starts).
+edit "$gke" "      imagePullSecrets:
+        - name: nvidia-driver-installer-registry
+" "" "$T/nopull.yaml"
+rejects gke "$T/nopull.yaml" "a manifest whose installer reads a Secret the kubelet does not pull with"
+grep -q "nvidia-driver-installer reads the image pull Secret, whole, optional" "$T/err" || fail "$(cat "$T/err")"
+edit "$generic" "            optional: true
+" "            optional: false
+" "$T/required.yaml"
+rejects generic "$T/required.yaml" "a registry Secret the pods cannot start without"
+# containerd's hosts.toml directory, uncommented as the manifest says: accepted, the node's
+# directory read-only at its path in the installer; the variable without its mount: refused.
+python3 - "$generic" "$T/hosts.yaml" <<'PY'
+import sys
+out, on = [], None
+for line in open(sys.argv[1]).read().split("\n"):
+    s = line.lstrip()
+    ind = line[:len(line) - len(s)]
+    if s in ("# - name: containerd-certs", "# - name: NVIDIA_REGISTRY_HOSTS"):
+        on = ind
+        out.append(ind + s[2:])
+    elif on is not None and line.startswith(on + "#   "):
+        out.append(on + line[len(on) + 2:])
+    else:
+        on = None
+        out.append(line)
+open(sys.argv[2], "w").write("\n".join(out))
+PY
+check generic "$T/hosts.yaml" --pods >"$T/hosts.json"
+python3 - "$T/hosts.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))["daemonsets"][0]
+for c in (d["init"], [c for c in d["containers"] if c["name"] == "agent"][0]):
+    assert c["env"]["NVIDIA_REGISTRY_HOSTS"] == "/etc/containerd/certs.d", c["env"]
+    m = [m for m in c["mounts"] if m["path"] == "/etc/containerd/certs.d"]
+    assert m == [{"path": "/etc/containerd/certs.d", "readOnly": True, "hostPath": "/etc/containerd/certs.d",
+                  "hostPathType": "Directory", "configMap": None}], m
+PY
+edit "$T/hosts.yaml" "            - name: containerd-certs
+              mountPath: /etc/containerd/certs.d
+              readOnly: true
+" "" "$T/nohosts.yaml"
+rejects generic "$T/nohosts.yaml" "NVIDIA_REGISTRY_HOSTS without the node's directory"
+grep -q "NVIDIA_REGISTRY_HOSTS /etc/containerd/certs.d is the node's" "$T/err" || fail "$(cat "$T/err")"
 true

@@ -65,6 +65,8 @@ const IMAGES = [
 // mount (docs/configuration.md), and Debian's package's default (prometheus-node-exporter,
 // /etc/default/prometheus-node-exporter).
 const TEXTFILE_DIRS = ["/var/lib/node_exporter/textfile_collector", "/var/lib/prometheus/node-exporter"];
+// The installer's default --registry-auth is REGISTRY_AUTH/.dockerconfigjson (docs/configuration.md).
+const REGISTRY_AUTH = "/etc/nvidia-driver-installer/registry-auth";
 const PATH_DIRS = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
 const imageOf = (c) => {
   const img = IMAGES.find((i) => i.match.test(c.image));
@@ -237,6 +239,28 @@ for (const ds of daemonsets) {
     `${name}: the agent's NVIDIA_NODE_NAME from spec.nodeName`);
   for (const k of ["NVIDIA_DRIVER_REPO", "NVIDIA_DRIVER_REPO_KEY", "NVIDIA_METRICS_FILE"])
     assert.equal(agentEnv[k], env[k], `${name}: the agent's ${k} is the installer's`);
+  // A repository in a registry (docs/operations.md, "A repository in a registry"): one
+  // kubernetes.io/dockerconfigjson Secret serves the kubelet's pull of the image
+  // (imagePullSecrets) and, whole (its .dockerconfigjson key where the installer reads it by
+  // default, REGISTRY_AUTH/.dockerconfigjson), an oci:// NVIDIA_DRIVER_REPO: read-only in
+  // the installer and in the agent, whose upgrades run the installer; optional, so that a
+  // cluster without one starts its pods and pulls anonymously.
+  const pullSecrets = (spec.imagePullSecrets ?? []).map((s) => s.name);
+  for (const c of [inst, agent]) {
+    const m = mount(c, REGISTRY_AUTH);
+    const s = m && volumeOf(spec, m.name).secret;
+    assert.ok(m?.readOnly === true && s?.optional === true && !s.items && pullSecrets.includes(s.secretName),
+      `${name}: ${c.name} reads the image pull Secret, whole, optional, read-only at ${REGISTRY_AUTH}`);
+  }
+  // containerd's hosts.toml directory, where given: the node's, read-only, at the same path
+  // (a hosts.toml names its CA files by the node's paths).
+  for (const c of [inst, agent]) {
+    const hosts = envOf(c).NVIDIA_REGISTRY_HOSTS;
+    if (hosts === undefined) continue;
+    const m = mount(c, hosts);
+    assert.ok(m?.readOnly === true && volumeOf(spec, m.name).hostPath?.path === hosts,
+      `${name}: ${c.name}'s NVIDIA_REGISTRY_HOSTS ${hosts} is the node's, read-only at its path`);
+  }
   const sa = spec.serviceAccountName;
   assert.ok(sa, `${name}: a service account for the agent`);
   for (const [binding, role] of [["ClusterRoleBinding", "ClusterRole"], ["RoleBinding", "Role"]]) {
