@@ -98,6 +98,9 @@ class Push(Case):
         p = self.publish(repo, self.stage("s", "6.1.0-1-amd64"),
                          env=dict(self.env, FAKE_RC="4"), extra=self.push_args())
         self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(p.stdout.split(), ["packages/6.1.0-1-amd64/x86_64/"
+                                            "nvidia-535.261.03-debian-proprietary.tar.zst"],
+                         "what was published is said before the push")
         last = p.stderr.strip().splitlines()[-1]
         self.assertRegex(last, r"^make-repo: the push to %s failed \(fake-installer mirror, "
                          r"exit 4: ERROR mirror: registry 127.0.0.1:5000 refused the "
