@@ -81,6 +81,7 @@ def publish(stages, repo, key, make_repo=None, repository=None, lock=None, guard
     except Exception as e:  # the guard's: its Lease not taken, or lost while publishing
         raise PublishError("make-repo publish under its lease: %s" % e) from None
     if log:
+        os.makedirs(os.path.dirname(log), exist_ok=True)    # a pass that built nothing
         with open(log, "w") as f:
             f.write(p.stdout + p.stderr)
     if p.returncode:

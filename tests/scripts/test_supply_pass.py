@@ -259,6 +259,15 @@ class Push(unittest.TestCase):
         self.assertEqual(self.calls()[1][-2:], ["--key", "k"], "no stage: pushed as it is")
         self.assertIsNone(doc["publish"]["error"])
 
+    def test_push_alone_in_a_new_work(self):
+        """A first pass with nothing to build still pushes, and logs it: its work directory
+        has no log/ yet (the executor makes it for builds)."""
+        log = os.path.join(self.d, "fresh", "log", "publish.log")
+        publish.publish([], self.repo, "k", self.p.make_repo, push=self.p.push,
+                        installer=self.p.installer, log=log)
+        self.assertEqual(len(self.calls()), 1)
+        self.assertTrue(os.path.isfile(log))
+
     def test_no_registry_no_call(self):
         self.p.push = None
         passes.run_pass(self.p)
