@@ -77,3 +77,37 @@ expect_out "^$V_NEW "
 expect_out "^$V_OLD "
 expect_rc 0 mirror --from "$REF" --repo-key "$FIX/keys/pub.pem" --to "$T/back" "${pull[@]}"
 cmp "$T/repo/index.json" "$T/back/index.json" || fail "the registry's index is not the directory's"
+
+# The supply pass (scripts/supply) with the registry as its publish.to: a pass with nothing
+# to build pushes the repository as it is, so that a push that failed is made good by the
+# next pass; one whose push the registry refuses fails, saying so in its report's publish.
+python3 - "$KERNEL" >"$T/nodes.json" <<'PY'
+import json, sys
+print(json.dumps({"kind": "NodeList", "items": [{"kind": "Node", "metadata": {"name": "node-a"},
+    "status": {"nodeInfo": {"kernelVersion": sys.argv[1], "architecture": "amd64",
+                            "osImage": "Debian GNU/Linux 12 (bookworm)"}}}]}))
+PY
+SREF=oci://$OCI_HOST/nvidia/supply:v1
+pass() { # AUTH_FILE: one pass, its status in $rc, its report in $T/pass.json
+    cat >"$T/supply.json" <<JSON
+{"supply": 1, "driver_versions": ["$V_NEW"], "flavours": ["proprietary"],
+ "publish": {"to": ["$SREF"], "ca_file": "$OCI_CA", "registry_auth": ["$1"]}}
+JSON
+    rc=0
+    "$SRC/scripts/supply" --repo "$T/repo" --repo-key "$FIX/keys/key.pem" --config "$T/supply.json" \
+        --nodes "$T/nodes.json" --installer "$BIN" --work "$T/work" --json "$T/pass.json" \
+        >"$T/pass.out" 2>"$T/pass.err" || rc=$?
+}
+pass "$T/bad-auth.json"
+assert_eq "$rc" 1 "a pass whose push is refused: $(cat "$T/pass.err")"
+python3 - "$T/pass.json" "$SREF" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))["publish"]
+assert p["stages"] == 0 and p["to"] == [sys.argv[2]], p
+assert p["error"].startswith("make-repo publish exit 1: make-repo: the push to %s failed "
+                             "(nvidia-driver-installer mirror, exit 4: ERROR " % sys.argv[2]), p
+PY
+pass "$OCI_AUTH_FILE"
+assert_eq "$rc" 0 "the next pass: $(cat "$T/pass.err")"
+expect_rc 0 mirror --from "$SREF" --repo-key "$FIX/keys/pub.pem" --to "$T/back-supply" "${pull[@]}"
+cmp "$T/repo/index.json" "$T/back-supply/index.json" || fail "the pass pushed another index"
