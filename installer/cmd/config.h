@@ -105,6 +105,9 @@ struct config {
 	unsigned fetch_retries;
 	unsigned speed_floor_bytes, speed_floor_s;
 	char *ca_file;		   /* more CAs to trust for https:// */
+	struct strv registry_auth; /* Docker config.json files for oci:// (none: the default) */
+	char *registry_hosts;	   /* containerd's hosts.toml directory, or NULL */
+	char *registry_gce;	   /* "auto", "yes" or "no" */
 	bool allow_index_rollback; /* accept an index older than one accepted before */
 	unsigned index_max_age_s;  /* reuse a cached index this young; INDEX_MAX_AGE_REPO */
 

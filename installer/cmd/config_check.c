@@ -81,7 +81,8 @@ static const char *label_of(const char *name, char *buf, size_t size)
 static bool url_scheme_ok(const char *u)
 {
 	return strncmp(u, "https://", 8) == 0 || strncmp(u, "http://", 7) == 0 ||
-	       strncmp(u, "file://", 7) == 0;
+	       strncmp(u, "file://", 7) == 0 || strncmp(u, "oci://", 6) == 0 ||
+	       strncmp(u, "oci-layout:", 11) == 0;
 }
 
 /* file:///abs or file://localhost/abs: a path the repository's files are found under. */
@@ -242,9 +243,16 @@ static int check_all(const struct config *c, struct problems *p)
 	for (size_t i = 0; i < c->repos.n; i++) {
 		const char *u = c->repos.v[i];
 
+		struct err re;
+
 		if (!url_scheme_ok(u) &&
-		    problem(p, "%s: repository '%s' is not an https://, http:// or file:// URL",
+		    problem(p,
+			    "%s: repository '%s' is not an https://, http://, file://, oci:// or oci-layout: URL",
 			    label_of("repo", buf, sizeof(buf)), u) < 0)
+			return -1;
+		err_clear(&re);
+		if (url_scheme_ok(u) && source_repo_check(u, &re) < 0 &&
+		    problem(p, "%s: %s", label_of("repo", buf, sizeof(buf)), re.msg) < 0)
 			return -1;
 		if (url_scheme_ok(u) && !file_url_is_absolute(u) &&
 		    problem(p,
@@ -267,6 +275,10 @@ static int check_all(const struct config *c, struct problems *p)
 		    c->when_busy) < 0)
 		return -1;
 	if (check_agent(c, p) < 0)
+		return -1;
+	if (c->registry_gce && source_gce_parse(c->registry_gce, &(enum source_gce){0}) < 0 &&
+	    problem(p, "%s: '%s' is not auto, yes or no",
+		    label_of("registry-gce-metadata", buf, sizeof(buf)), c->registry_gce) < 0)
 		return -1;
 	if (c->kernel_release && (strchr(c->kernel_release, '/') || !*c->kernel_release) &&
 	    problem(p, "%s: kernel release '%s' is not a release name",

@@ -144,6 +144,11 @@ struct expose_opts session_expose_opts(const struct config *c)
 
 struct source_opts session_source_opts(const struct config *c)
 {
+	enum source_gce gce = SOURCE_GCE_AUTO;
+
+	/* config_validate refused any other value before a command ran. */
+	if (c->registry_gce && source_gce_parse(c->registry_gce, &gce) < 0)
+		gce = SOURCE_GCE_AUTO;
 	return (struct source_opts){.mirrors = c->repos.v,
 				    .n_mirrors = c->repos.n,
 				    .keys = c->repo_keys.v,
@@ -156,7 +161,11 @@ struct source_opts session_source_opts(const struct config *c)
 				    .allow_rollback = c->allow_index_rollback,
 				    .index_max_age_s = c->index_max_age_s == INDEX_MAX_AGE_REPO
 							       ? SOURCE_MAX_AGE_REPO
-							       : c->index_max_age_s};
+							       : c->index_max_age_s,
+				    .registry = {.auth_files = c->registry_auth.v,
+						 .n_auth_files = c->registry_auth.n,
+						 .hosts_dir = c->registry_hosts,
+						 .gce = gce}};
 }
 
 struct hostpath_opts session_hostpath_opts(const struct config *c)

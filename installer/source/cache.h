@@ -60,3 +60,19 @@ _must_check_ int cache_fallback_put(struct cache *c, const char *json, struct er
  */
 int cache_index_fetch_get(struct cache *c, char *const *mirrors, size_t n,
 			  struct cache_index_fetch *ret);
+
+/*
+ * The OCI manifest the kept index came from (source/oci_pull.c): REF, the mirror as
+ * configured, its DIGEST and its bytes, so that a run whose HEAD answers the same digest
+ * asks nothing else. The bytes first, then the record; a NULL REF removes the record.
+ * Not synced: a record lost in a crash only means the next run asks for the manifest.
+ */
+_must_check_ int cache_manifest_put(struct cache *c, const char *ref, const char *digest,
+				    const char *buf, size_t len, struct err *e);
+/*
+ * The record for REF: 1 with its digest (at most 79 characters) in DIGEST and the
+ * malloc'd bytes; 0 when there is none for REF or it cannot be read. The caller checks
+ * the bytes against the digest.
+ */
+int cache_manifest_get(struct cache *c, const char *ref, char digest[80], char **ret_buf,
+		       size_t *ret_len);

@@ -9,6 +9,8 @@
 
 #include "source/cache.h"
 #include "source/fetch.h"
+#include "source/oci_names.h"
+#include "source/oci_pull.h"
 #include "source/repo.h"
 #include "source/verify.h"
 #include "util/fs.h"
@@ -25,6 +27,7 @@ struct index_job {
 	size_t json_len, sig_len;
 	char fpr[17];
 	struct repo_index *idx;
+	struct oci_pull *oci; /* the oci:// and oci-layout: mirrors, or NULL */
 };
 
 static void index_job_clear(struct index_job *j)
@@ -183,6 +186,28 @@ static void index_read_again(struct fetcher *f, const char *url, struct index_jo
 	j->json_len = len;
 }
 
+/* Whether mirror BASE is an OCI registry or layout (oci_pull.c serves it). */
+static bool is_oci(const char *base)
+{
+	return oci_is_registry(base) || oci_is_layout(base);
+}
+
+/* index_attempt at an OCI mirror: the manifest, then the blobs it names. */
+static enum fetch_result index_attempt_oci(struct fetcher *f, const char *base, struct index_job *j,
+					   struct err *e)
+{
+	struct oci_index_read rd = {0};
+	enum fetch_result r = oci_pull_index(j->oci, f, base, &rd, e);
+
+	if (r != FETCH_OK)
+		return r;
+	j->json = rd.json;
+	j->json_len = rd.json_len;
+	j->sig = rd.sig;
+	j->sig_len = rd.sig_len;
+	return index_accept(j, base, e) < 0 ? FETCH_PERMANENT : FETCH_OK;
+}
+
 static enum fetch_result index_attempt(struct fetcher *f, const char *base, void *ud, struct err *e)
 {
 	_cleanup_free_ char *url = fetch_url_join(base, "index.json");
@@ -191,6 +216,8 @@ static enum fetch_result index_attempt(struct fetcher *f, const char *base, void
 	enum fetch_result r;
 
 	index_job_clear(j);
+	if (is_oci(base))
+		return index_attempt_oci(f, base, j, e);
 	if (!url || !sig_url) {
 		err_errno(e, EXIT_UNEXPECTED, ENOMEM, "index");
 		return FETCH_PERMANENT;
@@ -357,7 +384,7 @@ static int index_store(const struct source_opts *o, struct cache *cache, struct 
 
 	/* The index first: a record must never describe an index that is not there. */
 	if (cache_store_index(cache, j->json, j->json_len, j->sig, j->sig_len, e) < 0 ||
-	    index_record(j, e) < 0)
+	    index_record(j, e) < 0 || oci_pull_store(s->oci, s->mirrors[s->mirror], cache, e) < 0)
 		return -1;
 	if (reusable)
 		return cache_index_fetch_put(cache, s->mirrors, s->n_mirrors, &f, e);
@@ -478,6 +505,13 @@ int source_open(const struct source_opts *o, struct cache *cache, unsigned flags
 		goto fail;
 	if (verify_keys_load(o->keys, o->n_keys, VERIFY_KEYS_DIR, &s->keys, e) < 0)
 		goto fail;
+	if (oci_pull_new(&(struct oci_pull_opts){.mirrors = s->mirrors,
+						 .n_mirrors = s->n_mirrors,
+						 .registry = &o->registry,
+						 .cache = cache},
+			 &s->oci, e) < 0)
+		goto fail;
+	j.oci = s->oci;
 	j.keys = s->keys;
 	j.cache = cache;
 	j.allow_rollback = o->allow_rollback;
@@ -543,11 +577,13 @@ void source_done(struct source *s)
 	repo_index_free(s->idx);
 	fetcher_free(s->fetcher);
 	verify_keys_free(s->keys);
+	oci_pull_free(s->oci);
 	memset(s, 0, sizeof(*s));
 }
 
 struct package_job {
 	const struct repo_package *pkg;
+	struct oci_pull *oci;
 	struct fetch_file ff; /* the partial file and who wrote its bytes, across attempts */
 };
 
@@ -563,6 +599,8 @@ static enum fetch_result package_attempt(struct fetcher *f, const char *base, vo
 		err_errno(e, EXIT_UNEXPECTED, ENOMEM, "download");
 		return FETCH_PERMANENT;
 	}
+	if (is_oci(base))
+		return oci_pull_package(j->oci, f, base, j->pkg, &j->ff, e);
 	r = fetch_to_file(f, base, url, &j->ff, e);
 	/* The index lists it, this mirror has not got it: a partial mirror. The next may. */
 	if (r == FETCH_MISSING)
@@ -601,7 +639,10 @@ int source_probe_package(struct source *s, const struct repo_package *pkg, size_
 		if (!url)
 			return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "probe");
 		err_clear(&pe);
-		r = fetch_probe(s->fetcher, url, pkg->size, &pe);
+		if (is_oci(s->mirrors[i]))
+			r = oci_pull_probe(s->oci, s->fetcher, s->mirrors[i], pkg, &pe);
+		else
+			r = fetch_probe(s->fetcher, url, pkg->size, &pe);
 		if (r == FETCH_OK) {
 			*ret_mirror = i;
 			return 1;
@@ -620,6 +661,7 @@ int source_download(struct source *s, const struct repo_package *pkg, int fd, st
 {
 	struct package_job j = {
 		.pkg = pkg,
+		.oci = s->oci,
 		.ff = {.fd = fd, .size = pkg->size, .sha256 = pkg->sha256, .tail = tail}};
 	uint64_t t0 = now_ns();
 	size_t used;

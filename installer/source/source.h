@@ -482,6 +482,16 @@ struct source_registry {
 /* Where the Secret both DaemonSets mount is read when no --registry-auth is given. */
 #define SOURCE_REGISTRY_AUTH_DEFAULT "/etc/nvidia-driver-installer/registry-auth/.dockerconfigjson"
 
+/* Parses "auto", "yes" or "no". Returns 0, or -1 for anything else. */
+int source_gce_parse(const char *s, enum source_gce *ret);
+
+/*
+ * Whether a --repo value is well formed where source/ reads it: an oci:// reference by the
+ * distribution spec's grammar, an oci-layout:PATH[:TAG]; any other URL is 0 here. Returns
+ * 0, or -1 with EXIT_USAGE naming what is wrong.
+ */
+int source_repo_check(const char *url, struct err *e);
+
 /* What the source stage reads of the configuration. The strings are the caller's. */
 struct source_opts {
 	char *const *mirrors; /* repository URLs, in the order they are asked */

@@ -14,7 +14,11 @@ expect_err "missing COMMAND"
 expect_rc 2 install --driver-version 'v550'
 expect_err "is not 'default', 'latest'"
 expect_rc 2 install --repo ftp://example/repo
-expect_err "not an https://, http:// or file:// URL"
+expect_err "not an https://, http://, file://, oci:// or oci-layout: URL"
+expect_rc 2 install --repo oci://registry.example/Drivers/repo
+expect_err "the repository name 'Drivers/repo' has an upper-case letter"
+expect_rc 2 install --repo oci://user:pw@registry.example/drivers
+expect_err "user information in the registry host"
 expect_rc 2 install --install-dir relative/path --repo file:///x
 expect_rc 2 install --install-dir /home/../etc --repo file:///x
 expect_rc 2 install --fetch-timeout 0 --repo file:///x

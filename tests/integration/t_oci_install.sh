@@ -1,0 +1,143 @@
+# Install from a repository in an OCI registry (Debian's docker-registry, real, over TLS):
+# anonymous, htpasswd and behind a token server, each byte-identical to the same repository
+# served over HTTPS (the same package, the same install dir); from an OCI image layout
+# directory; a warm re-run asks the registry once (its log counts); mirrors in order, a dead
+# registry first; a registry that wants credentials refuses a run without them by name.
+
+# oci_layout_from REPO LAYOUT TAG: REPO (the HTTP layout) as an OCI image layout, one
+# manifest tagged TAG by docs/repository-format.md "In an OCI registry" (what skopeo pushes
+# byte for byte: the registry serves the manifest as written here).
+oci_layout_from() {
+    python3 - "$@" <<'PY'
+import hashlib, json, os, sys
+repo, d, tag = sys.argv[1:4]
+os.makedirs(d + "/blobs/sha256", exist_ok=True)
+def blob(data):
+    h = hashlib.sha256(data).hexdigest()
+    with open("%s/blobs/sha256/%s" % (d, h), "wb") as f:
+        f.write(data)
+    return h
+P = "application/vnd.nvidia.driver-installer."
+def layer(mt, path):
+    data = open(os.path.join(repo, path), "rb").read()
+    return {"mediaType": mt, "digest": "sha256:" + blob(data), "size": len(data),
+            "annotations": {"org.opencontainers.image.title": path}}
+idx = json.load(open(repo + "/index.json"))
+layers = [layer(P + "index.v1+json", "index.json"),
+          layer(P + "index.signature.v1", "index.json.sig")]
+seen = set()
+for p in (p for drv in idx["drivers"] for p in drv["packages"]):
+    if p["sha256"] not in seen:
+        seen.add(p["sha256"])
+        layers.append(layer(P + "package.v1.tar+zstd", p["path"]))
+blob(b"{}")
+mt = "application/vnd.oci.image.manifest.v1+json"
+m = {"schemaVersion": 2, "mediaType": mt, "artifactType": P + "repository.v1",
+     "config": {"mediaType": "application/vnd.oci.empty.v1+json", "size": 2,
+                "digest": "sha256:" + hashlib.sha256(b"{}").hexdigest()},
+     "layers": layers, "annotations": {"org.opencontainers.image.created": idx["generated"]}}
+data = json.dumps(m).encode()
+with open(d + "/index.json", "w") as f:
+    json.dump({"schemaVersion": 2, "manifests": [{
+        "mediaType": mt, "digest": "sha256:" + blob(data), "size": len(data),
+        "annotations": {"org.opencontainers.image.ref.name": tag}}]}, f)
+with open(d + "/oci-layout", "w") as f:
+    json.dump({"imageLayoutVersion": "1.0.0"}, f)
+PY
+}
+
+# push REF: the layout to the registry with skopeo, as published (credentials when it wants).
+push() {
+    local creds=()
+    [ -z "$OCI_USER" ] || creds=(--dest-creds "$OCI_USER:$OCI_PASS")
+    skopeo copy --quiet --dest-cert-dir "$OCI_CERT_DIR" "${creds[@]}" "oci:$T/layout:latest" \
+        "docker://$1" || fail "skopeo push to $1"
+}
+
+# What an install left: the package the cache holds and every file of the install dir but
+# .install.json, the record of when and from where.
+installed() {
+    (cd "$T/root/var/cache/nvidia-driver-installer" && find . -name '*.pkg' | sort)
+    (cd "$(idir)/.versions" && find . -type f ! -name .install.json -exec sha256sum {} + | sort)
+}
+
+# fresh_install NAME ARGS...: an install into an empty root; what it left in $T/NAME.
+fresh_install() {
+    local name=$1
+    shift
+    rm -rf "$T/root"
+    mkroot "$T/root"
+    expect_rc 0 install "$@" --ca-file "$OCI_CA" $(install_args)
+    assert_eq "$(installed_version)" "$V_NEW" "$name: installed version"
+    installed >"$T/$name"
+}
+
+# The installer's requests in the registry's access log (what a node asked of it).
+asked() {
+    grep -c '^127\.0\.0\.1 - .*"nvidia-driver-installer/' "$OCI_LOG" || true
+}
+
+new_repo "$T/srv/repo" "$V_NEW:default"
+oci_layout_from "$T/srv/repo" "$T/layout" latest
+
+# The same repository over HTTPS, with the registry's certificate: what every other must equal.
+oci_registry_start anonymous
+start_httpd "$T/srv" tls --tls-cert "$OCI_DIR/server.pem" --tls-key "$OCI_DIR/server.key"
+fresh_install https --repo "$HTTP/repo"
+grep -q "$(sha256sum "$T/srv/repo"/packages/*/*/*.tar.zst | cut -c1-64).pkg" "$T/https" ||
+    fail "the HTTPS install cached another package"
+
+# Anonymous registry.
+push "$OCI_HOST/drivers/repo:latest"
+fresh_install anonymous --repo "oci://$OCI_HOST/drivers/repo"
+cmp "$T/https" "$T/anonymous" || fail "oci:// (anonymous) installed other bytes than https://"
+
+# The warm re-run: the HEAD of the tag answers the digest the cached index came from.
+n=$(asked)
+expect_rc 0 install --repo "oci://$OCI_HOST/drivers/repo" --ca-file "$OCI_CA" \
+    --index-max-age 0 $(install_args)
+expect_err "already installed"
+expect_err "the manifest is the cached index's"
+assert_eq "$(($(asked) - n))" 1 "requests to the registry on the warm re-run"
+
+# By digest, and a dead registry first: the mirrors in order.
+digest=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["manifests"][0]["digest"])' \
+    "$T/layout/index.json")
+dead=127.0.0.1:$(dead_port)
+fresh_install mirrors --repo "oci://$dead/drivers/repo,oci://$OCI_HOST/drivers/repo@$digest"
+cmp "$T/https" "$T/mirrors" || fail "oci:// (second mirror) installed other bytes"
+expect_err "$dead"
+
+# An OCI image layout directory, as skopeo and oras write it.
+fresh_install from-layout --repo "oci-layout:$T/layout:latest"
+cmp "$T/https" "$T/from-layout" || fail "oci-layout: installed other bytes"
+oci_registry_stop
+
+# htpasswd: refused by name without credentials, installed with the pull Secret's file.
+oci_registry_start htpasswd
+push "$OCI_HOST/drivers/repo:latest"
+rm -rf "$T/root"
+mkroot "$T/root"
+expect_rc 4 install --repo "oci://$OCI_HOST/drivers/repo" --ca-file "$OCI_CA" $(install_args)
+expect_err "registry '$OCI_HOST' refused anonymous access for 'drivers/repo'"
+fresh_install htpasswd --repo "oci://$OCI_HOST/drivers/repo" --registry-auth "$OCI_AUTH_FILE"
+cmp "$T/https" "$T/htpasswd" || fail "oci:// (htpasswd) installed other bytes"
+# Wrong credentials: the registry refused them, exit 4 and the fix.
+sed "s/$(printf '%s:%s' "$OCI_USER" "$OCI_PASS" | base64 -w0)/$(printf '%s:wrong' "$OCI_USER" | base64 -w0)/" \
+    "$OCI_AUTH_FILE" >"$T/wrong.json"
+rm -rf "$T/root"
+mkroot "$T/root"
+expect_rc 4 install --repo "oci://$OCI_HOST/drivers/repo" --ca-file "$OCI_CA" \
+    --registry-auth "$T/wrong.json" $(install_args)
+expect_err "refused the credentials"
+expect_err "check the Secret in --registry-auth"
+oci_registry_stop
+
+# Behind a token server: the token asked for repository:drivers/repo:pull.
+oci_registry_start token
+push "$OCI_HOST/drivers/repo:latest"
+fresh_install token --repo "oci://$OCI_HOST/drivers/repo" --registry-auth "$OCI_AUTH_FILE"
+cmp "$T/https" "$T/token" || fail "oci:// (token) installed other bytes"
+grep -q 'repository:drivers/repo:pull' "$OCI_TOKEN_LOG" ||
+    fail "no token for repository:drivers/repo:pull in $OCI_TOKEN_LOG"
+oci_registry_stop
