@@ -511,6 +511,8 @@ int source_open(const struct source_opts *o, struct cache *cache, unsigned flags
 						 .cache = cache},
 			 &s->oci, e) < 0)
 		goto fail;
+	if (s->oci)
+		s->mirrors = oci_pull_mirrors(s->oci, &s->n_mirrors);
 	j.oci = s->oci;
 	j.keys = s->keys;
 	j.cache = cache;

@@ -25,8 +25,10 @@ struct oci_client {
 	char *endpoint, *api; /* API: ENDPOINT/v2/NAME/ */
 	char *host, *name, *actions, *ca_file;
 	char *username, *password, *identity_token; /* copies; NULL: none */
-	bool send_basic;			    /* the registry asked for Basic */
-	char *token;				    /* the Bearer token, or NULL */
+	char **headers;				    /* copies, NULL-ended, or NULL */
+	size_t n_headers;
+	bool send_basic; /* the registry asked for Basic */
+	char *token;	 /* the Bearer token, or NULL */
 	uint64_t token_expiry_ns;
 	struct oci_challenge challenge; /* the last Bearer challenge */
 };
@@ -55,6 +57,12 @@ int oci_client_new(const struct oci_client_opts *o, struct oci_client **ret, str
 	c->username = dup_or_null(o->username, &failed);
 	c->password = dup_or_null(o->password, &failed);
 	c->identity_token = dup_or_null(o->identity_token, &failed);
+	while (o->headers && o->headers[c->n_headers])
+		c->n_headers++;
+	if (c->n_headers && !(c->headers = calloc(c->n_headers + 1, sizeof(char *))))
+		failed = true;
+	for (size_t i = 0; c->headers && i < c->n_headers; i++)
+		c->headers[i] = dup_or_null(o->headers[i], &failed);
 	if (failed || asprintf(&c->api, "%s%s/%s/", o->endpoint, o->override_path ? "" : "/v2",
 			       o->name) < 0) {
 		c->api = NULL;
@@ -83,6 +91,9 @@ void oci_client_free(struct oci_client *c)
 	free(c->name);
 	free(c->actions);
 	free(c->ca_file);
+	for (size_t i = 0; c->headers && i < c->n_headers; i++)
+		free(c->headers[i]);
+	free(c->headers);
 	free(c->username);
 	free_secret(c->password);
 	free_secret(c->identity_token);
@@ -301,11 +312,10 @@ static enum fetch_result send_once(struct oci_client *c, struct fetcher *f, cons
 				   const struct oci_request *q, struct oci_response *ret,
 				   struct err *e)
 {
+	_cleanup_free_ const char **headers = calloc(c->n_headers + 3, sizeof(char *));
 	char accept[256], ctype[256];
-	const char *headers[3] = {NULL};
 	size_t n = 0;
 	struct fetch_http h = {.method = q->method,
-			       .headers = headers,
 			       .body = q->body,
 			       .body_len = q->body_len,
 			       .body_fd = q->body_fd,
@@ -314,6 +324,10 @@ static enum fetch_result send_once(struct oci_client *c, struct fetcher *f, cons
 			       .answer = &ret->hdr};
 	enum fetch_result r;
 
+	if (!headers) {
+		err_errno(e, EXIT_UNEXPECTED, ENOMEM, "registry");
+		return FETCH_PERMANENT;
+	}
 	if (q->accept) {
 		snprintf(accept, sizeof(accept), "Accept: %s", q->accept);
 		headers[n++] = accept;
@@ -322,6 +336,9 @@ static enum fetch_result send_once(struct oci_client *c, struct fetcher *f, cons
 		snprintf(ctype, sizeof(ctype), "Content-Type: %s", q->content_type);
 		headers[n++] = ctype;
 	}
+	for (size_t i = 0; i < c->n_headers; i++)
+		headers[n++] = c->headers[i];
+	h.headers = headers;
 	if (c->token) {
 		h.bearer = c->token;
 	} else if (c->send_basic) {
@@ -397,7 +414,9 @@ enum fetch_result oci_blob_to_file(struct oci_client *c, struct fetcher *f, cons
 		return r;
 	for (;;) {
 		struct fetch_http_answer a = {0};
-		struct fetch_http h = {.ca_file = c->ca_file, .answer = &a};
+		struct fetch_http h = {.ca_file = c->ca_file,
+				       .headers = (const char *const *)c->headers,
+				       .answer = &a};
 		bool had_basic = c->send_basic;
 
 		if (c->token) {

@@ -37,7 +37,8 @@ struct oci_client_opts {
 	bool override_path;
 	/* credentials (source/oci_config.h's struct oci_cred); all NULL: anonymous */
 	const char *username, *password, *identity_token;
-	const char *ca_file; /* hosts.toml's ca for this endpoint, or NULL */
+	const char *ca_file;	    /* hosts.toml's ca for this endpoint, or NULL */
+	const char *const *headers; /* hosts.toml's [header] lines, NULL-ended, or NULL */
 };
 
 /* Returns 0 and a new client, or -1 (ENOMEM). Nothing is asked until a request. */

@@ -19,12 +19,15 @@
 #include "util/log.h"
 
 struct oci_mirror {
-	const char *base; /* as configured (borrowed) */
+	const char *base; /* its entry of the mirror list (oci_pull.list's) */
 	bool is_layout;
 	struct oci_ref ref;	   /* oci:// */
 	char *layout_url;	   /* oci-layout: file:// URL of the directory */
 	char tag[OCI_TAG_MAX + 1]; /* oci-layout: its tag */
-	char *endpoint;		   /* https://HOST */
+	char *endpoint;		   /* https://HOST, or a hosts.toml host's URL */
+	bool override_path;	   /* hosts.toml: ENDPOINT is the API root */
+	char *ca_file;		   /* hosts.toml: the host's CA, or NULL */
+	char **headers;		   /* hosts.toml: its [header] lines, NULL-ended, or NULL */
 	struct oci_client *client; /* made on first use */
 	/* the manifest read from it in this run, its bytes and digest */
 	struct oci_manifest *manifest;
@@ -36,6 +39,8 @@ struct oci_mirror {
 struct oci_pull {
 	struct oci_mirror *m;
 	size_t n;
+	char **list; /* the mirror list, oci:// entries expanded by hosts.toml */
+	size_t n_list;
 	struct oci_auth_files *auth;
 	struct cache *cache; /* where the manifest digest is kept, or NULL */
 };
@@ -100,66 +105,165 @@ static char *layout_url(const char *path)
 	return b.buf;
 }
 
-static int mirror_init(struct oci_mirror *m, const char *base, struct err *e)
+/* Appends a copy of BASE to P's list; the copy, or NULL on ENOMEM. */
+static char *list_add(struct oci_pull *p, const char *base)
+{
+	char **v = realloc(p->list, (p->n_list + 2) * sizeof(*v));
+
+	if (!v)
+		return NULL;
+	p->list = v;
+	if (!(v[p->n_list] = strdup(base)))
+		return NULL;
+	v[++p->n_list] = NULL;
+	return v[p->n_list - 1];
+}
+
+/* A new mirror of P for list entry BASE (added to the list), zeroed; NULL on ENOMEM. */
+static struct oci_mirror *mirror_add(struct oci_pull *p, const char *base)
+{
+	struct oci_mirror *v = realloc(p->m, (p->n + 1) * sizeof(*v));
+	const char *b;
+
+	if (!v)
+		return NULL;
+	p->m = v;
+	if (!(b = list_add(p, base)))
+		return NULL;
+	memset(&v[p->n], 0, sizeof(*v));
+	v[p->n].base = b;
+	return &v[p->n++];
+}
+
+static int layout_init(struct oci_pull *p, const char *base, struct err *e)
 {
 	_cleanup_free_ char *path = NULL;
+	char tag[OCI_TAG_MAX + 1];
+	struct oci_mirror *m;
 
-	m->base = base;
-	if (oci_is_registry(base)) {
-		if (oci_ref_parse(base, &m->ref, e) < 0)
-			return err_wrap(e, "--repo");
-		if (asprintf(&m->endpoint, "https://%s", m->ref.host) < 0) {
-			m->endpoint = NULL;
-			return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "registry");
-		}
-		return 0;
-	}
-	m->is_layout = true;
-	if (oci_layout_parse(base, &path, m->tag, e) < 0)
+	if (oci_layout_parse(base, &path, tag, e) < 0)
 		return err_wrap(e, "--repo");
+	if (!(m = mirror_add(p, base)))
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "oci-layout");
+	m->is_layout = true;
+	snprintf(m->tag, sizeof(m->tag), "%s", tag);
 	if (!(m->layout_url = layout_url(path)))
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "oci-layout");
 	return 0;
 }
 
+/* A mirror for registry REF at endpoint EP (NULL: REF's own host over HTTPS). */
+static int endpoint_add(struct oci_pull *p, const char *base, const struct oci_ref *ref,
+			const struct oci_endpoint *ep, struct err *e)
+{
+	_cleanup_free_ char *own = NULL, *name = NULL;
+	struct oci_mirror *m;
+	bool failed = false;
+
+	if (asprintf(&own, "https://%s", ref->host) < 0)
+		own = NULL;
+	if (own && ep && strcmp(ep->url, own) != 0 &&
+	    asprintf(&name, "%s via %s", base, ep->url) < 0)
+		name = NULL;
+	if (!own || (ep && strcmp(ep->url, own) != 0 && !name) ||
+	    !(m = mirror_add(p, name ? name : base)))
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "registry");
+	m->ref = *ref;
+	m->endpoint = ep ? strdup(ep->url) : TAKE_PTR(own);
+	failed = !m->endpoint;
+	if (ep) {
+		m->override_path = ep->override_path;
+		if (ep->ca_file && !(m->ca_file = strdup(ep->ca_file)))
+			failed = true;
+		if (ep->n_headers && (m->headers = calloc(ep->n_headers + 1, sizeof(char *))))
+			for (size_t i = 0; i < ep->n_headers; i++)
+				failed |= !(m->headers[i] = strdup(ep->headers[i]));
+		failed |= ep->n_headers && !m->headers;
+	}
+	return failed ? err_errno(e, EXIT_UNEXPECTED, ENOMEM, "registry") : 0;
+}
+
+/*
+ * An oci:// entry: one mirror, or with --registry-hosts the hosts its hosts.toml lists
+ * with the pull capability, in the file's order, then its server (containerd's order:
+ * core/remotes/docker/config/hosts.go, ConfigureHosts).
+ */
+static int registry_init(struct oci_pull *p, const char *base, const char *hosts_dir, struct err *e)
+{
+	struct oci_endpoint *eps = NULL;
+	struct oci_ref ref;
+	size_t n = 0, added = 0;
+	int r = 0;
+
+	if (oci_ref_parse(base, &ref, e) < 0)
+		return err_wrap(e, "--repo");
+	if (hosts_dir && oci_hosts_load(hosts_dir, ref.host, &eps, &n, e) < 0)
+		return err_wrap(e, "--registry-hosts");
+	for (size_t i = 0; i < n && r == 0; i++) {
+		if (!eps[i].pull)
+			continue;
+		r = endpoint_add(p, base, &ref, &eps[i], e);
+		added++;
+	}
+	if (r == 0 && added == 0)
+		r = endpoint_add(p, base, &ref, NULL, e);
+	if (r == 0 && n > 0)
+		log_kv(LOG_INFO, "registry", "hosts.toml: the registry's hosts, in order", "repo",
+		       base, U64("hosts", added), LOG_END);
+	oci_endpoints_free(eps, n);
+	return r;
+}
+
+static int auth_load(struct oci_pull *p, const struct source_registry *r, struct err *e)
+{
+	static char *const default_path[] = {(char *)SOURCE_REGISTRY_AUTH_DEFAULT};
+	bool dflt = !r || r->n_auth_files == 0;
+
+	return oci_auth_files_load(dflt ? default_path : r->auth_files, dflt ? 1 : r->n_auth_files,
+				   dflt, &p->auth, e);
+}
+
 int oci_pull_new(const struct oci_pull_opts *o, struct oci_pull **ret, struct err *e)
 {
 	struct oci_pull *p;
-	size_t n = 0;
-	bool any_registry = false;
+	bool any_oci = false, any_registry = false;
 
 	*ret = NULL;
 	for (size_t i = 0; i < o->n_mirrors; i++) {
-		n += oci_is_registry(o->mirrors[i]) || oci_is_layout(o->mirrors[i]);
+		any_oci |= oci_is_registry(o->mirrors[i]) || oci_is_layout(o->mirrors[i]);
 		any_registry |= oci_is_registry(o->mirrors[i]);
 	}
-	if (n == 0)
+	if (!any_oci)
 		return 0;
-	if (!(p = calloc(1, sizeof(*p))) || !(p->m = calloc(n, sizeof(*p->m)))) {
-		free(p);
+	if (!(p = calloc(1, sizeof(*p))))
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "registry");
-	}
 	p->cache = o->cache;
 	for (size_t i = 0; i < o->n_mirrors; i++) {
-		if (!oci_is_registry(o->mirrors[i]) && !oci_is_layout(o->mirrors[i]))
-			continue;
-		if (mirror_init(&p->m[p->n++], o->mirrors[i], e) < 0)
-			goto fail;
-	}
-	if (any_registry) {
-		const struct source_registry *r = o->registry;
-		static char *const default_path[] = {(char *)SOURCE_REGISTRY_AUTH_DEFAULT};
-		bool dflt = !r || r->n_auth_files == 0;
+		const char *b = o->mirrors[i];
+		int r = 0;
 
-		if (oci_auth_files_load(dflt ? default_path : r->auth_files,
-					dflt ? 1 : r->n_auth_files, dflt, &p->auth, e) < 0)
+		if (oci_is_registry(b))
+			r = registry_init(p, b, o->registry ? o->registry->hosts_dir : NULL, e);
+		else if (oci_is_layout(b))
+			r = layout_init(p, b, e);
+		else if (!list_add(p, b))
+			r = err_errno(e, EXIT_UNEXPECTED, ENOMEM, "registry");
+		if (r < 0)
 			goto fail;
 	}
+	if (any_registry && auth_load(p, o->registry, e) < 0)
+		goto fail;
 	*ret = p;
 	return 0;
 fail:
 	oci_pull_free(p);
 	return -1;
+}
+
+char *const *oci_pull_mirrors(const struct oci_pull *p, size_t *ret_n)
+{
+	*ret_n = p->n_list;
+	return p->list;
 }
 
 static void mirror_forget_manifest(struct oci_mirror *m)
@@ -181,7 +285,14 @@ void oci_pull_free(struct oci_pull *p)
 		oci_client_free(p->m[i].client);
 		free(p->m[i].layout_url);
 		free(p->m[i].endpoint);
+		free(p->m[i].ca_file);
+		for (size_t k = 0; p->m[i].headers && p->m[i].headers[k]; k++)
+			free(p->m[i].headers[k]);
+		free(p->m[i].headers);
 	}
+	for (size_t i = 0; i < p->n_list; i++)
+		free(p->list[i]);
+	free(p->list);
 	free(p->m);
 	oci_auth_files_free(p->auth);
 	free(p);
@@ -206,6 +317,9 @@ static int mirror_client(struct oci_pull *p, struct oci_mirror *m, struct err *e
 	if (p->auth && oci_auth_lookup(p->auth, m->ref.host, m->ref.name, &cred) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "registry");
 	r = oci_client_new(&(struct oci_client_opts){.endpoint = m->endpoint,
+						     .override_path = m->override_path,
+						     .ca_file = m->ca_file,
+						     .headers = (const char *const *)m->headers,
 						     .host = m->ref.host,
 						     .name = m->ref.name,
 						     .actions = "pull",

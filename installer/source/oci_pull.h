@@ -31,6 +31,13 @@ struct oci_pull_opts {
 _must_check_ int oci_pull_new(const struct oci_pull_opts *o, struct oci_pull **ret, struct err *e);
 void oci_pull_free(struct oci_pull *p);
 
+/*
+ * The mirror list the source stage asks, in order: the configured one, each oci:// entry
+ * expanded by --registry-hosts into its hosts ("oci://HOST/NAME via https://MIRROR"). Valid
+ * while P is.
+ */
+char *const *oci_pull_mirrors(const struct oci_pull *p, size_t *ret_n);
+
 /* The index and its signature as fetch_mirrors' attempt at OCI mirror BASE reads them. */
 struct oci_index_read {
 	char *json, *sig; /* malloc'd on FETCH_OK */

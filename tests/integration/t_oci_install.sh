@@ -108,6 +108,24 @@ fresh_install mirrors --repo "oci://$dead/drivers/repo,oci://$OCI_HOST/drivers/r
 cmp "$T/https" "$T/mirrors" || fail "oci:// (second mirror) installed other bytes"
 expect_err "$dead"
 
+# containerd's hosts.toml: the registry's name resolves nowhere; its mirrors, a dead one
+# first, then this registry (with its CA), are asked in the file's order.
+mkdir -p "$T/certs.d/registry.invalid"
+cat >"$T/certs.d/registry.invalid/hosts.toml" <<EOF
+server = "https://registry.invalid"
+
+[host."https://$dead"]
+  capabilities = ["pull", "resolve"]
+
+[host."https://$OCI_HOST"]
+  capabilities = ["pull", "resolve"]
+  ca = "$OCI_CA"
+EOF
+fresh_install hosts --repo oci://registry.invalid/drivers/repo --registry-hosts "$T/certs.d"
+cmp "$T/https" "$T/hosts" || fail "oci:// (hosts.toml) installed other bytes"
+expect_err "oci://registry.invalid/drivers/repo via https://$dead"
+expect_err "mirror=oci://registry.invalid/drivers/repo via https://$OCI_HOST bytes="
+
 # An OCI image layout directory, as skopeo and oras write it.
 fresh_install from-layout --repo "oci-layout:$T/layout:latest"
 cmp "$T/https" "$T/from-layout" || fail "oci-layout: installed other bytes"
