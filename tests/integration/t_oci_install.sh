@@ -151,11 +151,22 @@ expect_err "refused the credentials"
 expect_err "check the Secret in --registry-auth"
 oci_registry_stop
 
-# Behind a token server: the token asked for repository:drivers/repo:pull.
-oci_registry_start token
+# Behind a token server, blobs redirected to storage on another host: the token asked for
+# repository:drivers/repo:pull; the storage server saw the blobs asked for, and no
+# Authorization header (libcurl's own auth does not follow a redirect to another host).
+oci_registry_start token --storage-redirect
 push "$OCI_HOST/drivers/repo:latest"
 fresh_install token --repo "oci://$OCI_HOST/drivers/repo" --registry-auth "$OCI_AUTH_FILE"
 cmp "$T/https" "$T/token" || fail "oci:// (token) installed other bytes"
 grep -q 'repository:drivers/repo:pull' "$OCI_TOKEN_LOG" ||
     fail "no token for repository:drivers/repo:pull in $OCI_TOKEN_LOG"
+python3 - "$OCI_STORAGE_LOG" <<'PY' || fail "the storage server saw credentials, or no blob"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+gets = [l for l in lines if l["method"] == "GET" and "nvidia-driver-installer" in
+        l["headers"].get("User-Agent", "")]
+leaked = [l for l in gets if any(k.lower() == "authorization" for k in l["headers"])]
+print("storage: %d requests of ours, %d with credentials" % (len(gets), len(leaked)))
+sys.exit(0 if gets and not leaked else 1)
+PY
 oci_registry_stop
