@@ -43,6 +43,10 @@ struct oci_pull {
 	size_t n_list;
 	struct oci_auth_files *auth;
 	struct cache *cache; /* where the manifest digest is kept, or NULL */
+	enum source_gce gce; /* --registry-gce-metadata */
+	bool gce_asked;	     /* the metadata server was asked (once a run) */
+	bool has_gce;	     /* and answered with GCE_CRED */
+	struct oci_cred gce_cred;
 };
 
 int source_gce_parse(const char *s, enum source_gce *ret)
@@ -238,6 +242,7 @@ int oci_pull_new(const struct oci_pull_opts *o, struct oci_pull **ret, struct er
 	if (!(p = calloc(1, sizeof(*p))))
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "registry");
 	p->cache = o->cache;
+	p->gce = o->registry ? o->registry->gce : SOURCE_GCE_AUTO;
 	for (size_t i = 0; i < o->n_mirrors; i++) {
 		const char *b = o->mirrors[i];
 		int r = 0;
@@ -295,6 +300,7 @@ void oci_pull_free(struct oci_pull *p)
 	free(p->list);
 	free(p->m);
 	oci_auth_files_free(p->auth);
+	oci_cred_done(&p->gce_cred);
 	free(p);
 }
 
@@ -306,16 +312,55 @@ static struct oci_mirror *mirror_of(struct oci_pull *p, const char *base)
 	return NULL;
 }
 
-/* M's client, made with the credentials the auth files give its host and name. */
-static int mirror_client(struct oci_pull *p, struct oci_mirror *m, struct err *e)
+/*
+ * The GCE metadata server's token for a Google registry HOST (--registry-gce-metadata),
+ * asked once a run: 1 with *RET (borrowed), 0 when there is none to use, -1 with e set.
+ */
+static int gce_cred(struct oci_pull *p, struct fetcher *f, const char *host,
+		    const struct oci_cred **ret, struct err *e)
+{
+	int r;
+
+	if (p->gce == SOURCE_GCE_NO || !oci_host_is_gcp(host))
+		return 0;
+	if (!p->gce_asked) {
+		p->gce_asked = true;
+		if ((r = oci_gce_token(f, &p->gce_cred, e)) < 0)
+			return err_wrap(e, "registry '%s': --registry-gce-metadata", host);
+		p->has_gce = r == 0;
+		if (r == 1 && p->gce == SOURCE_GCE_YES)
+			return err_set(
+				e, EXIT_UNREACHABLE,
+				"registry '%s': --registry-gce-metadata yes, but no GCE metadata server answered",
+				host);
+		log_kv(LOG_INFO, "registry",
+		       p->has_gce ? "credentials from the GCE metadata server's token"
+				  : "no GCE metadata server: asking anonymously",
+		       "host", host, LOG_END);
+	}
+	*ret = &p->gce_cred;
+	return p->has_gce;
+}
+
+/*
+ * M's client, made with the credentials the auth files give its host and name, else (for
+ * Google's registries) the GCE metadata server's token.
+ */
+static int mirror_client(struct oci_pull *p, struct oci_mirror *m, struct fetcher *f, struct err *e)
 {
 	struct oci_cred cred = {0};
-	int r;
+	const struct oci_cred *use = &cred, *gce = NULL;
+	int r, found = 0;
 
 	if (m->client)
 		return 0;
-	if (p->auth && oci_auth_lookup(p->auth, m->ref.host, m->ref.name, &cred) < 0)
+	if (p->auth && (found = oci_auth_lookup(p->auth, m->ref.host, m->ref.name, &cred)) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "registry");
+	if (found == 0 && (r = gce_cred(p, f, m->ref.host, &gce, e)) != 0) {
+		if (r < 0)
+			return -1;
+		use = gce;
+	}
 	r = oci_client_new(&(struct oci_client_opts){.endpoint = m->endpoint,
 						     .override_path = m->override_path,
 						     .ca_file = m->ca_file,
@@ -323,12 +368,13 @@ static int mirror_client(struct oci_pull *p, struct oci_mirror *m, struct err *e
 						     .host = m->ref.host,
 						     .name = m->ref.name,
 						     .actions = "pull",
-						     .username = cred.username,
-						     .password = cred.password,
-						     .identity_token = cred.identity_token},
+						     .username = use->username,
+						     .password = use->password,
+						     .identity_token = use->identity_token},
 			   &m->client, e);
 	log_kv(LOG_DEBUG, "registry", "client", "host", m->ref.host, "name", m->ref.name,
-	       "credentials", cred.username || cred.identity_token ? "yes" : "none", LOG_END);
+	       "credentials", found ? "auth file" : (use != &cred ? "GCE metadata server" : "none"),
+	       LOG_END);
 	oci_cred_done(&cred);
 	return r;
 }
@@ -465,7 +511,7 @@ static enum fetch_result registry_manifest(struct oci_pull *p, struct oci_mirror
 	*ret_cached = false;
 	if (m->manifest)
 		return FETCH_OK;
-	if (mirror_client(p, m, e) < 0)
+	if (mirror_client(p, m, f, e) < 0)
 		return FETCH_PERMANENT;
 	if ((r = manifest_head(m, f, digest, e)) != FETCH_OK)
 		return r;

@@ -149,6 +149,27 @@ expect_rc 4 install --repo "oci://$OCI_HOST/drivers/repo" --ca-file "$OCI_CA" \
     --registry-auth "$T/wrong.json" $(install_args)
 expect_err "refused the credentials"
 expect_err "check the Secret in --registry-auth"
+# A Google registry's name (reached through hosts.toml) and no auth file for it: the GCE
+# metadata server's token is the credential (user oauth2accesstoken), asked with its header;
+# this registry refuses it, by name. With --registry-gce-metadata no, nothing is asked.
+mkdir -p "$T/gcp.d/us-docker.pkg.dev"
+printf 'server = "https://%s"\nca = "%s"\n' "$OCI_HOST" "$OCI_CA" \
+    >"$T/gcp.d/us-docker.pkg.dev/hosts.toml"
+echo token >"$T/gce.mode"
+python3 "$SRC/tests/tools/gce-metadata.py" --port-file "$T/gce.port" --mode-file "$T/gce.mode" \
+    --log "$T/gce.log" --lifetime 300 &
+wait_for "the metadata server's port" 10 test -s "$T/gce.port"
+export GCE_METADATA_HOST=127.0.0.1:$(cat "$T/gce.port")
+expect_rc 4 install --repo oci://us-docker.pkg.dev/drivers/repo --registry-hosts "$T/gcp.d" \
+    --ca-file "$OCI_CA" $(install_args)
+expect_err "registry 'us-docker.pkg.dev' refused the credentials"
+grep -q 'Google' "$T/gce.log" || fail "the metadata server was not asked with its header"
+: >"$T/gce.log"
+expect_rc 4 install --repo oci://us-docker.pkg.dev/drivers/repo --registry-hosts "$T/gcp.d" \
+    --registry-gce-metadata no --ca-file "$OCI_CA" $(install_args)
+expect_err "refused anonymous access"
+[ ! -s "$T/gce.log" ] || fail "--registry-gce-metadata no asked the metadata server"
+unset GCE_METADATA_HOST
 oci_registry_stop
 
 # Behind a token server, blobs redirected to storage on another host: the token asked for
