@@ -281,59 +281,79 @@ int cache_index_fetch_get(struct cache *c, char *const *mirrors, size_t n,
 
 /* ---- the OCI manifest of the kept index ------------------------------------------ */
 
-/* "ref REF\ndigest sha256:HEX\n", REF as configured: --repo values hold no newline. */
+/* "ref REF\ndigest sha256:HEX\nauth AUTH\n", REF as configured: --repo values hold no newline. */
 #define MANIFEST_RECORD "oci-manifest"
 #define MANIFEST_BYTES "oci-manifest.json"
+#define MANIFEST_RECORD_MAX 4096
 
-int cache_manifest_put(struct cache *c, const char *ref, const char *digest, const char *buf,
-		       size_t len, struct err *e)
+int cache_manifest_put(struct cache *c, const struct cache_manifest *m, struct err *e)
 {
 	_cleanup_free_ char *rec = NULL, *old = NULL;
 	size_t old_len = 0;
 	struct err ie;
 	int n;
 
-	if (!ref) {
+	if (!m->ref) {
 		if (unlinkat(c->fd, MANIFEST_RECORD, 0) < 0 && errno != ENOENT)
 			return err_errno(e, EXIT_UNEXPECTED, errno, "cache: remove '%s'",
 					 MANIFEST_RECORD);
 		return 0;
 	}
-	if ((n = asprintf(&rec, "ref %s\ndigest %s\n", ref, digest)) < 0) {
+	if (strpbrk(m->ref, "\n") || strpbrk(m->auth, "\n"))
+		return 0; /* not kept: the next run asks */
+	if ((n = asprintf(&rec, "ref %s\ndigest %s\nauth %s\n", m->ref, m->digest, m->auth)) < 0) {
 		rec = NULL;
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "cache");
 	}
-	/* The warm re-run: the same record again, nothing written. */
-	if (fs_read_at(c->fd, MANIFEST_RECORD, 4096, &old, &old_len, &ie) == 0 &&
-	    old_len == (size_t)n && memcmp(old, rec, old_len) == 0 &&
-	    file_equals(c->fd, MANIFEST_BYTES, buf, len))
+	if (n >= MANIFEST_RECORD_MAX)
 		return 0;
-	if (fs_replace_at(c->fd, MANIFEST_BYTES, buf, len, 0644, e) < 0 ||
+	/* The warm re-run: the same record again, nothing written. */
+	if (fs_read_at(c->fd, MANIFEST_RECORD, MANIFEST_RECORD_MAX, &old, &old_len, &ie) == 0 &&
+	    old_len == (size_t)n && memcmp(old, rec, old_len) == 0 &&
+	    file_equals(c->fd, MANIFEST_BYTES, m->buf, m->len))
+		return 0;
+	if (fs_replace_at(c->fd, MANIFEST_BYTES, m->buf, m->len, 0644, e) < 0 ||
 	    fs_replace_at(c->fd, MANIFEST_RECORD, rec, (size_t)n, 0644, e) < 0)
 		return err_wrap(e, "cache");
 	return 0;
 }
 
-int cache_manifest_get(struct cache *c, const char *ref, char digest[80], char **ret_buf,
-		       size_t *ret_len)
+/* Line KEY of REC ("KEY VALUE\n") into BUF (SIZE bytes): true when there and it fits. */
+static bool record_line(const char *rec, const char *key, char *buf, size_t size)
+{
+	size_t k = strlen(key), n;
+	const char *p = rec, *end;
+
+	for (; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		if (strncmp(p, key, k) != 0 || p[k] != ' ')
+			continue;
+		end = strchr(p + k + 1, '\n');
+		n = end ? (size_t)(end - (p + k + 1)) : 0;
+		if (!end || n >= size)
+			return false;
+		memcpy(buf, p + k + 1, n);
+		buf[n] = '\0';
+		return true;
+	}
+	return false;
+}
+
+int cache_manifest_get(struct cache *c, const char *ref, struct cache_manifest_kept *ret)
 {
 	_cleanup_free_ char *rec = NULL, *want = NULL;
 	size_t len;
-	const char *d;
 	struct err e;
 
-	if (asprintf(&want, "ref %s\ndigest ", ref) < 0) {
+	if (asprintf(&want, "ref %s\n", ref) < 0) {
 		want = NULL;
 		return 0;
 	}
-	if (fs_read_at(c->fd, MANIFEST_RECORD, 4096, &rec, &len, &e) < 0 ||
-	    strncmp(rec, want, strlen(want)) != 0)
+	if (fs_read_at(c->fd, MANIFEST_RECORD, MANIFEST_RECORD_MAX, &rec, &len, &e) < 0 ||
+	    strlen(rec) != len || strncmp(rec, want, strlen(want)) != 0 ||
+	    !record_line(rec, "digest", ret->digest, sizeof(ret->digest)) ||
+	    !record_line(rec, "auth", ret->auth, sizeof(ret->auth)))
 		return 0;
-	d = rec + strlen(want);
-	if (strlen(d) < 2 || strlen(d) >= 80 || d[strlen(d) - 1] != '\n')
-		return 0;
-	snprintf(digest, 80, "%.*s", (int)(strlen(d) - 1), d);
-	if (fs_read_at(c->fd, MANIFEST_BYTES, 4u << 20, ret_buf, ret_len, &e) < 0)
+	if (fs_read_at(c->fd, MANIFEST_BYTES, 4u << 20, &ret->buf, &ret->len, &e) < 0)
 		return 0;
 	return 1;
 }

@@ -63,16 +63,32 @@ int cache_index_fetch_get(struct cache *c, char *const *mirrors, size_t n,
 
 /*
  * The OCI manifest the kept index came from (source/oci_pull.c): REF, the mirror as
- * configured, its DIGEST and its bytes, so that a run whose HEAD answers the same digest
- * asks nothing else. The bytes first, then the record; a NULL REF removes the record.
+ * configured, its DIGEST and its BYTES, and AUTH, how the registry asked to be answered
+ * (one line, the client's own words), so that a run whose HEAD answers the same digest
+ * asks nothing else.
+ */
+struct cache_manifest {
+	const char *ref; /* NULL to cache_manifest_put: remove the record */
+	const char *digest;
+	const char *auth; /* "" when the registry asked for nothing */
+	const char *buf;
+	size_t len;
+};
+/*
+ * Keeps M: the bytes first, then the record; nothing is written when it is already there.
  * Not synced: a record lost in a crash only means the next run asks for the manifest.
  */
-_must_check_ int cache_manifest_put(struct cache *c, const char *ref, const char *digest,
-				    const char *buf, size_t len, struct err *e);
+_must_check_ int cache_manifest_put(struct cache *c, const struct cache_manifest *m, struct err *e);
+
+/* A kept record as read (cache_manifest_get). */
+struct cache_manifest_kept {
+	char digest[80];
+	char auth[1536];
+	char *buf; /* malloc'd */
+	size_t len;
+};
 /*
- * The record for REF: 1 with its digest (at most 79 characters) in DIGEST and the
- * malloc'd bytes; 0 when there is none for REF or it cannot be read. The caller checks
- * the bytes against the digest.
+ * The record for REF: 1 and *RET; 0 when there is none for REF or it cannot be read. The
+ * caller checks the bytes against the digest.
  */
-int cache_manifest_get(struct cache *c, const char *ref, char digest[80], char **ret_buf,
-		       size_t *ret_len);
+int cache_manifest_get(struct cache *c, const char *ref, struct cache_manifest_kept *ret);

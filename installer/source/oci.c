@@ -31,6 +31,7 @@ struct oci_client {
 	char *token;	 /* the Bearer token, or NULL */
 	uint64_t token_expiry_ns;
 	struct oci_challenge challenge; /* the last Bearer challenge */
+	bool primed;			/* CHALLENGE is a kept one: ask for a token first */
 };
 
 static char *dup_or_null(const char *s, bool *failed)
@@ -355,11 +356,57 @@ static enum fetch_result send_once(struct oci_client *c, struct fetcher *f, cons
 	return r;
 }
 
-/* An expired token is renewed before it is sent. FRESH: it was. */
+void oci_client_auth_get(const struct oci_client *c, char *buf, size_t size)
+{
+	const struct oci_challenge *ch = &c->challenge;
+
+	if (c->token && !strpbrk(ch->realm, "\t\n") && !strpbrk(ch->service, "\t\n"))
+		str_fmt_cut(buf, size, "bearer\t%s\t%s", ch->realm, ch->service);
+	else
+		snprintf(buf, size, "%s", c->send_basic ? "basic" : "");
+}
+
+void oci_client_auth_prime(struct oci_client *c, const char *auth)
+{
+	const char *realm, *service;
+
+	if (strcmp(auth, "basic") == 0 && c->username) {
+		c->send_basic = true;
+		return;
+	}
+	if (strncmp(auth, "bearer\t", 7) != 0 || !(service = strchr(auth + 7, '\t')))
+		return;
+	realm = auth + 7;
+	if ((size_t)(service - realm) >= sizeof(c->challenge.realm) ||
+	    strlen(service + 1) >= sizeof(c->challenge.service))
+		return;
+	memset(&c->challenge, 0, sizeof(c->challenge));
+	c->challenge.scheme = OCI_AUTH_BEARER;
+	memcpy(c->challenge.realm, realm, (size_t)(service - realm));
+	snprintf(c->challenge.service, sizeof(c->challenge.service), "%s", service + 1);
+	c->primed = true;
+}
+
+/*
+ * An expired token is renewed before it is sent, and a primed client asks for its first
+ * token before its first request. FRESH: a token was got that a 401 means is refused.
+ */
 static enum fetch_result token_current(struct oci_client *c, struct fetcher *f, bool *fresh,
 				       struct err *e)
 {
 	enum fetch_result r;
+
+	if (c->primed) {
+		struct err ignored;
+
+		/* A kept challenge that no longer works: the registry is asked anonymously. */
+		c->primed = false;
+		err_clear(&ignored);
+		if (token_fetch(c, f, &ignored) != FETCH_OK)
+			log_kv(LOG_DEBUG, "registry", "the kept challenge got no token", "host",
+			       c->host, "reason", ignored.msg, LOG_END);
+		return FETCH_OK;
+	}
 
 	if (!c->token || now_ns() < c->token_expiry_ns)
 		return FETCH_OK;

@@ -91,5 +91,17 @@ _must_check_ enum fetch_result oci_blob_to_file(struct oci_client *c, struct fet
 						const char *mirror, struct fetch_file *ff,
 						struct err *e);
 
+/*
+ * How C's registry asked to be answered, as one line for a later client ("" when it asked
+ * for nothing): written to BUF (SIZE bytes).
+ */
+void oci_client_auth_get(const struct oci_client *c, char *buf, size_t size);
+/*
+ * Primes C with AUTH (oci_client_auth_get's words from an earlier run): Basic is sent at
+ * once, a Bearer token asked for before the first request; so a warm re-run asks the
+ * registry once. A token the registry then refuses is renewed once, as any.
+ */
+void oci_client_auth_prime(struct oci_client *c, const char *auth);
+
 /* The URL of PATH under C's repository ("ENDPOINT/v2/NAME/PATH"). NULL on ENOMEM. */
 char *oci_client_url(const struct oci_client *c, const char *path);

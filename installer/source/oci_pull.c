@@ -482,18 +482,16 @@ static enum fetch_result manifest_get(struct oci_mirror *m, struct fetcher *f, c
 }
 
 /* The cached manifest, when it is DIGEST and was read from M: 1 and M's manifest set. */
-static int manifest_cached(struct oci_mirror *m, struct cache *cache, const char *digest)
+static int manifest_cached(struct oci_mirror *m, const struct cache_manifest_kept *k,
+			   const char *digest)
 {
-	_cleanup_free_ char *buf = NULL;
-	char kept[80];
-	size_t len = 0;
 	struct err ignored;
+	char *buf = k->buf;
 
 	err_clear(&ignored);
-	if (!cache || cache_manifest_get(cache, m->base, kept, &buf, &len) != 1 ||
-	    strcmp(kept, digest) != 0)
+	if (!k->buf || strcmp(k->digest, digest) != 0)
 		return 0;
-	if (manifest_take(m, &buf, len, digest, "cached manifest", &ignored) != FETCH_OK) {
+	if (manifest_take(m, &buf, k->len, digest, "cached manifest", &ignored) != FETCH_OK) {
 		log_msg(LOG_WARN, "registry", "%s", ignored.msg);
 		return 0;
 	}
@@ -505,21 +503,31 @@ static enum fetch_result registry_manifest(struct oci_pull *p, struct oci_mirror
 					   struct fetcher *f, struct cache *cache, bool *ret_cached,
 					   struct err *e)
 {
+	struct cache_manifest_kept k = {0};
 	char digest[OCI_DIGEST_SIZE];
 	enum fetch_result r;
+	bool kept;
 
 	*ret_cached = false;
 	if (m->manifest)
 		return FETCH_OK;
-	if (mirror_client(p, m, f, e) < 0)
+	kept = cache && cache_manifest_get(cache, m->base, &k) == 1;
+	if (mirror_client(p, m, f, e) < 0) {
+		free(k.buf);
 		return FETCH_PERMANENT;
-	if ((r = manifest_head(m, f, digest, e)) != FETCH_OK)
-		return r;
-	if (digest[0] && manifest_cached(m, cache, digest)) {
-		*ret_cached = true;
-		return FETCH_OK;
 	}
-	return manifest_get(m, f, digest, e);
+	/* How the registry asked to be answered last time: the HEAD is its one request. */
+	if (kept)
+		oci_client_auth_prime(m->client, k.auth);
+	r = manifest_head(m, f, digest, e);
+	if (r == FETCH_OK && digest[0] && kept && manifest_cached(m, &k, digest)) {
+		k.buf = NULL; /* taken */
+		*ret_cached = true;
+	} else if (r == FETCH_OK) {
+		r = manifest_get(m, f, digest, e);
+	}
+	free(k.buf);
+	return r;
 }
 
 /* An oci-layout: mirror's manifest: index.json's entry for the tag, then its blob. */
@@ -658,10 +666,19 @@ enum fetch_result oci_pull_index(struct oci_pull *p, struct fetcher *f, const ch
 int oci_pull_store(struct oci_pull *p, const char *base, struct cache *cache, struct err *e)
 {
 	struct oci_mirror *m = mirror_of(p, base);
+	char auth[1536] = "";
 
 	if (!m || m->is_layout || !m->manifest_bytes)
-		return cache_manifest_put(cache, NULL, NULL, NULL, 0, e);
-	return cache_manifest_put(cache, m->base, m->digest, m->manifest_bytes, m->manifest_len, e);
+		return cache_manifest_put(cache, &(struct cache_manifest){0}, e);
+	if (m->client)
+		oci_client_auth_get(m->client, auth, sizeof(auth));
+	return cache_manifest_put(cache,
+				  &(struct cache_manifest){.ref = m->base,
+							   .digest = m->digest,
+							   .auth = auth,
+							   .buf = m->manifest_bytes,
+							   .len = m->manifest_len},
+				  e);
 }
 
 /* M's manifest's layer for PKG: FETCH_OK and *RET, FETCH_MISSING, or FETCH_PERMANENT. */

@@ -92,13 +92,19 @@ push "$OCI_HOST/drivers/repo:latest"
 fresh_install anonymous --repo "oci://$OCI_HOST/drivers/repo"
 cmp "$T/https" "$T/anonymous" || fail "oci:// (anonymous) installed other bytes than https://"
 
-# The warm re-run: the HEAD of the tag answers the digest the cached index came from.
-n=$(asked)
-expect_rc 0 install --repo "oci://$OCI_HOST/drivers/repo" --ca-file "$OCI_CA" \
-    --index-max-age 0 $(install_args)
-expect_err "already installed"
-expect_err "the manifest is the cached index's"
-assert_eq "$(($(asked) - n))" 1 "requests to the registry on the warm re-run"
+# warm_rerun MODE ARGS...: the same install again asks the registry once: the HEAD of the
+# tag answers the digest the cached index came from (with the credentials, or a token, the
+# registry asked for last time sent at once).
+warm_rerun() {
+    local mode=$1 n
+    shift
+    n=$(asked)
+    expect_rc 0 install "$@" --ca-file "$OCI_CA" --index-max-age 0 $(install_args)
+    expect_err "already installed"
+    expect_err "the manifest is the cached index's"
+    assert_eq "$(($(asked) - n))" 1 "$mode: requests to the registry on the warm re-run"
+}
+warm_rerun anonymous --repo "oci://$OCI_HOST/drivers/repo"
 
 # By digest, and a dead registry first: the mirrors in order.
 digest=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["manifests"][0]["digest"])' \
@@ -140,6 +146,7 @@ expect_rc 4 install --repo "oci://$OCI_HOST/drivers/repo" --ca-file "$OCI_CA" $(
 expect_err "registry '$OCI_HOST' refused anonymous access for 'drivers/repo'"
 fresh_install htpasswd --repo "oci://$OCI_HOST/drivers/repo" --registry-auth "$OCI_AUTH_FILE"
 cmp "$T/https" "$T/htpasswd" || fail "oci:// (htpasswd) installed other bytes"
+warm_rerun htpasswd --repo "oci://$OCI_HOST/drivers/repo" --registry-auth "$OCI_AUTH_FILE"
 # Wrong credentials: the registry refused them, exit 4 and the fix.
 sed "s/$(printf '%s:%s' "$OCI_USER" "$OCI_PASS" | base64 -w0)/$(printf '%s:wrong' "$OCI_USER" | base64 -w0)/" \
     "$OCI_AUTH_FILE" >"$T/wrong.json"
@@ -179,6 +186,7 @@ oci_registry_start token --storage-redirect
 push "$OCI_HOST/drivers/repo:latest"
 fresh_install token --repo "oci://$OCI_HOST/drivers/repo" --registry-auth "$OCI_AUTH_FILE"
 cmp "$T/https" "$T/token" || fail "oci:// (token) installed other bytes"
+warm_rerun token --repo "oci://$OCI_HOST/drivers/repo" --registry-auth "$OCI_AUTH_FILE"
 grep -q 'repository:drivers/repo:pull' "$OCI_TOKEN_LOG" ||
     fail "no token for repository:drivers/repo:pull in $OCI_TOKEN_LOG"
 python3 - "$OCI_STORAGE_LOG" <<'PY' || fail "the storage server saw credentials, or no blob"
