@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The cache's record of when its index was fetched: what makes the index fresh or not. */
+/*
+ * The cache's record of when its index was fetched: what makes the index fresh or not; and
+ * the OCI manifest the index came from, which makes a warm re-run ask a registry once.
+ */
 #include "cmocka_prelude.h"
 #include "scratch.h"
 
@@ -134,12 +137,56 @@ static void test_fallback_record(void **state)
 	assert_int_equal(cache_fallback_put(f->cache, NULL, &e), 0);
 }
 
+static void test_manifest_record(void **state)
+{
+	struct fixture *f = *state;
+	struct cache_manifest_kept k = {0};
+	struct cache_manifest m = {.ref = "oci://r.example/drivers:latest",
+				   .digest = "sha256:abc",
+				   .auth = "bearer\thttps://auth.example/token\tr.example",
+				   .buf = "{\"m\":1}",
+				   .len = 7};
+	struct err e;
+
+	err_clear(&e);
+	assert_int_equal(cache_manifest_get(f->cache, m.ref, &k), 0);
+	assert_int_equal(cache_manifest_put(f->cache, &m, &e), 0);
+	assert_int_equal(cache_manifest_get(f->cache, m.ref, &k), 1);
+	assert_string_equal(k.digest, "sha256:abc");
+	assert_string_equal(k.auth, m.auth);
+	assert_int_equal(k.len, 7);
+	assert_memory_equal(k.buf, m.buf, 7);
+	free(k.buf);
+	k.buf = NULL;
+	/* Another mirror's reference, or one that only starts like it: none. */
+	assert_int_equal(cache_manifest_get(f->cache, "oci://r.example/drivers:v2", &k), 0);
+	assert_int_equal(cache_manifest_get(f->cache, "oci://r.example/drivers:late", &k), 0);
+	/* No credentials asked for: an empty auth line. */
+	m.auth = "";
+	assert_int_equal(cache_manifest_put(f->cache, &m, &e), 0);
+	assert_int_equal(cache_manifest_get(f->cache, m.ref, &k), 1);
+	assert_string_equal(k.auth, "");
+	free(k.buf);
+	k.buf = NULL;
+	/* A line break would forge the record's lines: not kept, the old one stays. */
+	m.auth = "basic\ndigest sha256:evil";
+	assert_int_equal(cache_manifest_put(f->cache, &m, &e), 0);
+	assert_int_equal(cache_manifest_get(f->cache, m.ref, &k), 1);
+	assert_string_equal(k.digest, "sha256:abc");
+	free(k.buf);
+	k.buf = NULL;
+	/* Removed. */
+	assert_int_equal(cache_manifest_put(f->cache, &(struct cache_manifest){0}, &e), 0);
+	assert_int_equal(cache_manifest_get(f->cache, m.ref, &k), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fetch_record, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fetch_record_damaged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fallback_record, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_manifest_record, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
