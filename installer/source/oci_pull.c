@@ -21,7 +21,13 @@
 struct oci_mirror {
 	const char *base; /* its entry of the mirror list (oci_pull.list's) */
 	bool is_layout;
-	struct oci_ref ref;	   /* oci:// */
+	struct oci_ref ref; /* oci:// */
+	/*
+	 * The HOST[:PORT] whose credentials it is given: the reference's for the registry
+	 * itself (hosts.toml's server stands for it), a mirror's own otherwise: a mirror is
+	 * another operator's host, and the registry's credentials are not sent there.
+	 */
+	char host[OCI_NAME_MAX + 1];
 	char *layout_url;	   /* oci-layout: file:// URL of the directory */
 	char tag[OCI_TAG_MAX + 1]; /* oci-layout: its tag */
 	char *endpoint;		   /* https://HOST, or a hosts.toml host's URL */
@@ -157,8 +163,18 @@ static int layout_init(struct oci_pull *p, const char *base, struct err *e)
 }
 
 /* A mirror for registry REF at endpoint EP (NULL: REF's own host over HTTPS). */
+/* URL's HOST[:PORT] into BUF. */
+static void url_host(const char *url, char *buf, size_t size)
+{
+	const char *h = strstr(url, "://"), *end;
+
+	h = h ? h + 3 : url;
+	end = h + strcspn(h, "/");
+	snprintf(buf, size, "%.*s", (int)(end - h), h);
+}
+
 static int endpoint_add(struct oci_pull *p, const char *base, const struct oci_ref *ref,
-			const struct oci_endpoint *ep, struct err *e)
+			const struct oci_endpoint *ep, bool is_server, struct err *e)
 {
 	_cleanup_free_ char *own = NULL, *name = NULL;
 	struct oci_mirror *m;
@@ -173,6 +189,10 @@ static int endpoint_add(struct oci_pull *p, const char *base, const struct oci_r
 	    !(m = mirror_add(p, name ? name : base)))
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "registry");
 	m->ref = *ref;
+	if (ep && !is_server)
+		url_host(ep->url, m->host, sizeof(m->host));
+	else
+		snprintf(m->host, sizeof(m->host), "%s", ref->host);
 	m->endpoint = ep ? strdup(ep->url) : TAKE_PTR(own);
 	failed = !m->endpoint;
 	if (ep) {
@@ -206,11 +226,12 @@ static int registry_init(struct oci_pull *p, const char *base, const char *hosts
 	for (size_t i = 0; i < n && r == 0; i++) {
 		if (!eps[i].pull)
 			continue;
-		r = endpoint_add(p, base, &ref, &eps[i], e);
+		/* oci_hosts_load gives the server last. */
+		r = endpoint_add(p, base, &ref, &eps[i], i == n - 1, e);
 		added++;
 	}
 	if (r == 0 && added == 0)
-		r = endpoint_add(p, base, &ref, NULL, e);
+		r = endpoint_add(p, base, &ref, NULL, true, e);
 	if (r == 0 && n > 0)
 		log_kv(LOG_INFO, "registry", "hosts.toml: the registry's hosts, in order", "repo",
 		       base, U64("hosts", added), LOG_END);
@@ -354,9 +375,9 @@ static int mirror_client(struct oci_pull *p, struct oci_mirror *m, struct fetche
 
 	if (m->client)
 		return 0;
-	if (p->auth && (found = oci_auth_lookup(p->auth, m->ref.host, m->ref.name, &cred)) < 0)
+	if (p->auth && (found = oci_auth_lookup(p->auth, m->host, m->ref.name, &cred)) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "registry");
-	if (found == 0 && (r = gce_cred(p, f, m->ref.host, &gce, e)) != 0) {
+	if (found == 0 && (r = gce_cred(p, f, m->host, &gce, e)) != 0) {
 		if (r < 0)
 			return -1;
 		use = gce;
@@ -365,16 +386,15 @@ static int mirror_client(struct oci_pull *p, struct oci_mirror *m, struct fetche
 						     .override_path = m->override_path,
 						     .ca_file = m->ca_file,
 						     .headers = (const char *const *)m->headers,
-						     .host = m->ref.host,
+						     .host = m->host,
 						     .name = m->ref.name,
 						     .actions = "pull",
 						     .username = use->username,
 						     .password = use->password,
 						     .identity_token = use->identity_token},
 			   &m->client, e);
-	log_kv(LOG_DEBUG, "registry", "client", "host", m->ref.host, "name", m->ref.name,
-	       "credentials", found ? "auth file" : (use != &cred ? "GCE metadata server" : "none"),
-	       LOG_END);
+	log_kv(LOG_DEBUG, "registry", "client", "host", m->host, "name", m->ref.name, "credentials",
+	       found ? "auth file" : (use != &cred ? "GCE metadata server" : "none"), LOG_END);
 	oci_cred_done(&cred);
 	return r;
 }
@@ -401,13 +421,13 @@ static enum fetch_result manifest_head(struct oci_mirror *m, struct fetcher *f,
 	if (a.hdr.digest[0] && !oci_digest_is_valid(a.hdr.digest)) {
 		err_set(e, EXIT_VERIFY,
 			"registry '%s': the manifest's Docker-Content-Digest '%.80s' is not a sha256 digest",
-			m->ref.host, a.hdr.digest);
+			m->host, a.hdr.digest);
 		return FETCH_PERMANENT;
 	}
 	if (m->ref.digest[0] && a.hdr.digest[0] && strcmp(a.hdr.digest, m->ref.digest) != 0) {
 		err_set(e, EXIT_VERIFY,
 			"registry '%s': asked for manifest %s, it names %s (Docker-Content-Digest)",
-			m->ref.host, m->ref.digest, a.hdr.digest);
+			m->host, m->ref.digest, a.hdr.digest);
 		return FETCH_PERMANENT;
 	}
 	/* Both are valid digests (or the header empty): they fit. */
@@ -464,13 +484,13 @@ static enum fetch_result manifest_get(struct oci_mirror *m, struct fetcher *f, c
 		     &a, e);
 	if (r != FETCH_OK) {
 		if (e->code == EXIT_VERIFY)
-			err_wrap(e, "registry '%s': manifest %s", m->ref.host, m->base);
+			err_wrap(e, "registry '%s': manifest %s", m->host, m->base);
 		return r;
 	}
 	if (a.hdr.digest[0] && digest[0] && strcmp(a.hdr.digest, digest) != 0) {
 		err_set(e, EXIT_VERIFY,
 			"registry '%s': asked for manifest %s, the answer names %.80s (Docker-Content-Digest)",
-			m->ref.host, digest, a.hdr.digest);
+			m->host, digest, a.hdr.digest);
 		oci_response_done(&a);
 		return FETCH_PERMANENT;
 	}
