@@ -156,6 +156,21 @@ expect_rc 4 install --repo "oci://$OCI_HOST/drivers/repo" --ca-file "$OCI_CA" \
     --registry-auth "$T/wrong.json" $(install_args)
 expect_err "refused the credentials"
 expect_err "check the Secret in --registry-auth"
+# The registry as a hosts.toml mirror of registry.invalid: credentials for registry.invalid
+# are not sent to it (refused anonymous access); its own are.
+mkdir -p "$T/mirror.d/registry.invalid"
+printf '[host."https://%s"]\n  capabilities = ["pull", "resolve"]\n  ca = "%s"\n' "$OCI_HOST" \
+    "$OCI_CA" >"$T/mirror.d/registry.invalid/hosts.toml"
+sed "s/$OCI_HOST/registry.invalid/" "$OCI_AUTH_FILE" >"$T/upstream-auth.json"
+rm -rf "$T/root"
+mkroot "$T/root"
+expect_rc 4 install --repo oci://registry.invalid/drivers/repo --registry-hosts "$T/mirror.d" \
+    --registry-auth "$T/upstream-auth.json" --ca-file "$OCI_CA" --fetch-retries 0 $(install_args)
+expect_err "registry '$OCI_HOST' refused anonymous access"
+fresh_install via-mirror --repo oci://registry.invalid/drivers/repo --registry-hosts "$T/mirror.d" \
+    --registry-auth "$OCI_AUTH_FILE"
+cmp "$T/https" "$T/via-mirror" || fail "oci:// (a mirror with its own credentials) installed other bytes"
+
 # A Google registry's name (reached through hosts.toml) and no auth file for it: the GCE
 # metadata server's token is the credential (user oauth2accesstoken), asked with its header;
 # this registry refuses it, by name. With --registry-gce-metadata no, nothing is asked.
@@ -167,6 +182,8 @@ python3 "$SRC/tests/tools/gce-metadata.py" --port-file "$T/gce.port" --mode-file
     --log "$T/gce.log" --lifetime 300 &
 wait_for "the metadata server's port" 10 test -s "$T/gce.port"
 export GCE_METADATA_HOST=127.0.0.1:$(cat "$T/gce.port")
+rm -rf "$T/root"
+mkroot "$T/root"
 expect_rc 4 install --repo oci://us-docker.pkg.dev/drivers/repo --registry-hosts "$T/gcp.d" \
     --ca-file "$OCI_CA" $(install_args)
 expect_err "registry 'us-docker.pkg.dev' refused the credentials"
