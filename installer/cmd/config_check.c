@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
@@ -83,6 +84,13 @@ static bool url_scheme_ok(const char *u)
 	return strncmp(u, "https://", 8) == 0 || strncmp(u, "http://", 7) == 0 ||
 	       strncmp(u, "file://", 7) == 0 || strncmp(u, "oci://", 6) == 0 ||
 	       strncmp(u, "oci-layout:", 11) == 0;
+}
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 /* file:///abs or file://localhost/abs: a path the repository's files are found under. */
@@ -420,6 +428,16 @@ int config_preflight(const struct config *c, struct err *e)
 	if (c->ca_file && access(c->ca_file, R_OK) < 0 &&
 	    problem(&p, "%s: '%s': %s", label_of("ca-file", lbl, sizeof(lbl)), c->ca_file,
 		    strerror(errno)) < 0)
+		return -1;
+	for (size_t i = 0; i < c->registry_auth.n; i++) {
+		if (access(c->registry_auth.v[i], R_OK) < 0 &&
+		    problem(&p, "%s: '%s': %s", label_of("registry-auth", lbl, sizeof(lbl)),
+			    c->registry_auth.v[i], strerror(errno)) < 0)
+			return -1;
+	}
+	if (c->registry_hosts && !is_dir(c->registry_hosts) &&
+	    problem(&p, "%s: '%s' is not a directory", label_of("registry-hosts", lbl, sizeof(lbl)),
+		    c->registry_hosts) < 0)
 		return -1;
 	for (size_t i = 0; i < c->env_unknown.n; i++) {
 		const char *near = config_near_miss(c->env_unknown.v[i]);

@@ -23,6 +23,15 @@ done
 refused "NVIDIA_FETCH_RETRIES: '101' is not a number from 0 to 100" NVIDIA_FETCH_RETRIES=101 status
 # A relative file:// URL.
 refused "repository 'file://relative/repo' is a relative file:// URL" NVIDIA_DRIVER_REPO=file://relative/repo install
+# The registry options: a value of another word, and, at config, files that are not there.
+refused "(NVIDIA_REGISTRY_GCE_METADATA): 'maybe' is not auto, yes or no" \
+    NVIDIA_REGISTRY_GCE_METADATA=maybe install "${good[@]}"
+refused "(NVIDIA_REGISTRY_AUTH): '$T/no-auth.json': No such file or directory" \
+    NVIDIA_REGISTRY_AUTH="$T/no-auth.json" config "${good[@]}"
+refused "(NVIDIA_REGISTRY_HOSTS): '$T/no-certs.d' is not a directory" \
+    NVIDIA_REGISTRY_HOSTS="$T/no-certs.d" config "${good[@]}"
+refused "'oci://h/Repo': the repository name 'Repo' has an upper-case letter" NVIDIA_DRIVER_REPO=oci://h/Repo config \
+    --repo-key "$FIX/keys/pub.pem"
 # install refuses a near miss of a known variable, and only warns about other unknown ones.
 refused "unknown environment variable NVIDIA_DRIVER_VERSON; did you mean NVIDIA_DRIVER_VERSION?" \
     NVIDIA_DRIVER_VERSON=550 install "${good[@]}"
