@@ -397,7 +397,7 @@ oci_standin_start() {
     shift 2
     rm -f "$d/env"
     python3 "$SRC/tests/tools/oci-standin.py" --dir "$d" --repo "$repo" --owner "$BASHPID" \
-        "$@" 2>>"$T/$1.err" &
+        "$@" 2>>"$d.err" &
     pid=$!
     wait_for "the registry stand-in in $d to write its env" 60 standin_ready "$d" "$pid"
     . "$d/env"

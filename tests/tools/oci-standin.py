@@ -18,8 +18,9 @@ request, headers whole. D/faults.json (STANDIN_FAULTS) is read on each request:
 auth basic: every /v2/ request needs Basic STANDIN_USER:STANDIN_PASS (401 with a Basic
 challenge); token: a Bearer challenge naming the realm https://HOST/token, whose tokens
 (for those credentials; none anonymous) the registry then takes. The faults:
-  lying-blob {layer}         the blob of LAYER (index, sig, package: the first package)
-                             answered with other bytes of the same length
+  lying-blob {layer}         the blob of LAYER (index, sig, package: the first package, or
+                             N: the manifest's layers[N]) answered with other bytes of the
+                             same length
   foreign-blob {layer}       this repository lacks LAYER's blob (404 BLOB_UNKNOWN); it is
                              held, and served, under STANDIN_OTHER on the same server
   urls {layer}               LAYER's descriptor carries `urls` (on the storage host)
@@ -29,7 +30,8 @@ challenge); token: a Bearer challenge naming the realm https://HOST/token, whose
   storm                      every /v2/ request 401, whatever token it carries
   huge-manifest {bytes, sized}  the manifest padded to BYTES (5 MiB) with an annotation
                              (its digest true); sized false: no Content-Length (close ends it)
-  digest-header-lies         Docker-Content-Digest names other bytes than the manifest's
+  digest-header-lies         Docker-Content-Digest names other bytes than the manifest's,
+                             and the manifest is served by that digest too (not by its own)
 Manifests are served only to an Accept naming the OCI manifest type (distribution 2.8
 answers 404 otherwise). The server exits after --lifetime seconds (900) or once --owner
 (default: its parent) is gone.
@@ -100,7 +102,9 @@ class Artifact:
                             "annotations": {"org.opencontainers.image.title": title}})
 
     def layer(self, which):
-        """The descriptor of `index`, `sig` or `package` (the first package)."""
+        """The descriptor of `index`, `sig`, `package` (the first package) or layer N."""
+        if isinstance(which, int):
+            return self.layers[which]
         return self.layers[{"index": 0, "sig": 1, "package": 2}[which]]
 
 
@@ -193,7 +197,8 @@ class Registry(ocitest.Handler):
             return True
         value = self.headers.get("Authorization", "")
         if auth == "basic":
-            if ocitest.basic_credentials(self.headers) == (USER, st.password):
+            if ocitest.basic_credentials(self.headers) == (USER, st.password) and \
+                    "storm" not in faults:
                 return True
             challenge = 'Basic realm="ndi-standin"'
         else:
@@ -242,10 +247,11 @@ class Registry(ocitest.Handler):
             return self.error(404, "MANIFEST_UNKNOWN", entry)
         body = st.manifest(faults)
         digest = "sha256:" + hashlib.sha256(body).hexdigest()
+        if "digest-header-lies" in faults:
+            # The lie told throughout: the same bytes by the digest it names too.
+            digest = "sha256:" + hashlib.sha256(body + b" ").hexdigest()
         if name != st.name or ref not in (st.tag, digest):
             return self.error(404, "MANIFEST_UNKNOWN", entry)
-        if "digest-header-lies" in faults:
-            digest = "sha256:" + hashlib.sha256(body + b" ").hexdigest()
         headers = {"Content-Type": MANIFEST_TYPE, "Docker-Content-Digest": digest}
         huge = faults.get("huge-manifest", {})
         if huge and not huge.get("sized", True):

@@ -1,0 +1,138 @@
+# Hostile OCI registries (tests/tools/oci-standin.py): each refused by name, with the exit
+# code docs/exit-codes.md gives its class, and the node's installed driver untouched. A good
+# driver ($V_OLD) is installed first from a good registry; the hostile one serves a newer
+# repository ($V_NEW, default) with one fault at a time:
+#   a blob whose bytes lie about their digest (the index's, the signature's, the package's),
+#   a manifest naming a blob only another repository of the server holds, a `urls`
+#   descriptor, a lying Docker-Content-Digest, a manifest over 4 MiB (with and without
+#   Content-Length): EXIT_VERIFY (5);
+#   a token endpoint answering garbage, one that never answers, 401 to every request even
+#   with a fresh token: EXIT_UNREACHABLE (4), naming the realm or the registry.
+# The blob redirect to another host (127.0.0.2) installs, and the storage host's log shows
+# no Authorization header on any request while the registry's shows one on each blob's.
+mkroot "$T/root"
+new_repo "$T/good" "$V_OLD:default"
+new_repo "$T/new" "$V_OLD" "$V_NEW:default"
+
+oci_standin_start good "$T/good"
+GOOD_REF=$STANDIN_REF
+GOOD_CA=$STANDIN_CA
+expect_rc 0 install --repo "$GOOD_REF" --ca-file "$GOOD_CA" $(install_args)
+assert_eq "$(installed_version)" "$V_OLD" "installed from the good registry"
+before=$(snapshot "$(idir)")
+
+oci_standin_start hostile "$T/new"
+n=0
+# hostile RC MESSAGE AUTH FAULT...: the install from the hostile registry under AUTH and
+# FAULTs exits RC, MESSAGE on one line of its stderr, the installed driver as it was. Each
+# case has a cache of its own (an index verified in one case must not answer for the next).
+hostile() {
+    local rc=$1 msg=$2
+    shift 2
+    n=$((n + 1))
+    oci_standin_faults "$@"
+    : >"$STANDIN_LOG"
+    : >"$STANDIN_TOKEN_LOG"
+    : >"$STANDIN_STORAGE_LOG"
+    expect_rc "$rc" install --repo "$STANDIN_REF" --ca-file "$STANDIN_CA" \
+        --registry-auth "$STANDIN_AUTH_FILE" --cache-dir "/var/cache/hostile-$n" \
+        $(install_args) ${FETCH_TIMEOUT:+--fetch-timeout "$FETCH_TIMEOUT"}
+    expect_err "$msg"
+    echo "$*: exit $RC: $(grep '^ERROR' "$T/err")"
+    assert_eq "$(installed_version)" "$V_OLD" "the installed driver after '$*'"
+    assert_eq "$(snapshot "$(idir)")" "$before" "the install directory after '$*'"
+}
+# no_request PATTERN: the hostile registry's log has no request whose path matches.
+no_request() {
+    ! grep -q "\"path\": \"$1" "$STANDIN_LOG" || fail "a request for $1: $(grep "$1" "$STANDIN_LOG")"
+}
+
+# Blobs whose bytes are not the digest the manifest names (one byte changed, same length).
+layer_of() { # TITLE-SUBSTRING: the index and digest of the hostile manifest's layer
+    curl -s --cacert "$STANDIN_CA" -H "Accept: application/vnd.oci.image.manifest.v1+json" \
+        "https://$STANDIN_HOST/v2/ndi/drivers/manifests/latest" | python3 -c '
+import json, sys
+for i, d in enumerate(json.load(sys.stdin)["layers"]):
+    if sys.argv[1] in d["annotations"]["org.opencontainers.image.title"]:
+        print(i, d["digest"])
+        break' "$1"
+}
+oci_standin_faults none
+read -r _ index_digest < <(layer_of index.json)
+read -r _ sig_digest < <(layer_of index.json.sig)
+read -r new_layer pkg_digest < <(layer_of "nvidia-$V_NEW.")
+[ -n "$new_layer" ] || fail "no layer for $V_NEW in the hostile manifest"
+hostile 5 "the index.json blob ${index_digest:0:19}\.\.\. has [0-9]* bytes that do not hash to its digest" \
+    none lying-blob:layer=index
+hostile 5 "the index.json.sig blob ${sig_digest:0:19}\.\.\. has [0-9]* bytes that do not hash to its digest" \
+    none lying-blob:layer=sig
+hostile 5 "sha256 mismatch" none "lying-blob:layer=$new_layer"
+
+# A manifest naming a blob this repository does not hold (the other repository of the same
+# server does): the registry's 404 for it in this repository is the answer (the mirror does
+# not carry it: EXIT_UNREACHABLE with one mirror), and it is never asked for under the
+# other name.
+hostile 4 "no mirror carries package .*/v2/ndi/drivers/blobs/$pkg_digest': HTTP 404" \
+    none "foreign-blob:layer=$new_layer"
+no_request "/v2/$STANDIN_OTHER/"
+
+# urls on a descriptor: refused before any blob, and the storage host never asked.
+hostile 5 'has "urls": a blob is only read from the registry itself' none "urls:layer=$new_layer"
+[ ! -s "$STANDIN_STORAGE_LOG" ] || fail "the urls host was asked: $(cat "$STANDIN_STORAGE_LOG")"
+no_request "/v2/ndi/drivers/blobs/"
+
+# A Docker-Content-Digest that is not the manifest's: refused.
+hostile 5 "the manifest's bytes do not hash to sha256:[0-9a-f]\{64\}, the digest the registry names" \
+    none digest-header-lies
+
+# A manifest over 4 MiB: refused, with Content-Length and without.
+hostile 5 "manifest $STANDIN_REF: .*: larger than 4194304 bytes" none huge-manifest
+hostile 5 "manifest $STANDIN_REF: .*: larger than 4194304 bytes" none huge-manifest:sized=false
+
+# The token endpoint: garbage, and a stall (the fetch budget ends it); both name the realm.
+realm="https://$STANDIN_HOST/token"
+hostile 4 "$realm" token token-garbage
+grep -q '"status": 200' "$STANDIN_TOKEN_LOG" || fail "the garbage token endpoint was not asked"
+t0=$(date +%s)
+FETCH_TIMEOUT=5 hostile 4 "$realm" token token-stall
+grep -q '"status": "stalled"' "$STANDIN_TOKEN_LOG" || fail "the stalling token endpoint was not asked"
+[ $(($(date +%s) - t0)) -lt 60 ] || fail "the stalled token endpoint held the install $(($(date +%s) - t0)) s"
+
+# 401 to every request, even with a fresh token: the credentials refused, one token asked
+# for per 401 at most, no storm of requests.
+hostile 4 "refused the credentials" basic storm
+hostile 4 "refused the credentials" token storm
+tokens=$(grep -c '"status": 200' "$STANDIN_TOKEN_LOG" || true)
+requests=$(wc -l <"$STANDIN_LOG")
+[ "$tokens" -ge 1 ] && [ "$tokens" -le 3 ] || fail "the 401 storm: $tokens tokens asked for"
+[ "$requests" -le 8 ] || fail "the 401 storm: $requests requests to the registry"
+
+# A blob redirect to another host: installed, the credentials never followed. Under Basic
+# and under token auth, the registry's blob requests carry Authorization; the storage
+# host's requests carry none.
+# Basic first (the default driver, $V_NEW), then token ($V_OLD asked for: its package too
+# comes through the redirect).
+for auth in basic token; do
+    want=$V_NEW
+    [ "$auth" = basic ] || want=$V_OLD
+    oci_standin_faults "$auth" redirect
+    : >"$STANDIN_LOG"
+    : >"$STANDIN_STORAGE_LOG"
+    expect_rc 0 install --repo "$STANDIN_REF" --ca-file "$STANDIN_CA" \
+        --registry-auth "$STANDIN_AUTH_FILE" --cache-dir "/var/cache/redirect-$auth" \
+        $(install_args) --driver-version "$want"
+    assert_eq "$(installed_version)" "$want" "installed through the redirect ($auth)"
+    grep -q '"path": "/blobs/sha256/' "$STANDIN_STORAGE_LOG" ||
+        fail "$auth: no blob came from the storage host"
+    ! grep -qi '"authorization"' "$STANDIN_STORAGE_LOG" ||
+        fail "$auth: credentials followed the redirect: $(grep -i authorization "$STANDIN_STORAGE_LOG")"
+    python3 - "$STANDIN_LOG" "$auth" <<'PY' || fail "$auth: the registry's blob requests"
+import json, sys
+scheme = {"basic": "Basic ", "token": "Bearer "}[sys.argv[2]]
+blobs = [e for e in map(json.loads, open(sys.argv[1])) if "/blobs/" in e["path"]]
+assert any(e["status"] == 307 for e in blobs), blobs
+for e in blobs:
+    if e["status"] == 307:
+        assert e["headers"].get("Authorization", "").startswith(scheme), e
+PY
+done
