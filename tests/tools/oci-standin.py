@@ -29,12 +29,14 @@ challenge); token: a Bearer challenge naming the realm https://HOST/token, whose
   token-stall                the token endpoint accepts the request and never answers
   storm                      every /v2/ request 401, whatever token it carries
   huge-manifest {bytes, sized}  the manifest padded to BYTES (5 MiB) with an annotation
-                             (its digest true); sized false: no Content-Length (close ends it)
+                             (its digest true); sized false: no Content-Length (close ends it);
+                             its log line says the bytes the client took before it stopped
   digest-header-lies         Docker-Content-Digest names other bytes than the manifest's,
                              and the manifest is served by that digest too (not by its own)
 Manifests are served only to an Accept naming the OCI manifest type (distribution 2.8
-answers 404 otherwise). The server exits after --lifetime seconds (900) or once --owner
-(default: its parent) is gone.
+answers 404 otherwise). GET /.settle answers 204 (not logged) once no other request is
+being answered (a request is logged when its answer ends). The server exits after
+--lifetime seconds (900) or once --owner (default: its parent) is gone.
 """
 import argparse
 import base64
@@ -122,6 +124,8 @@ class State:
         self.log = ocitest.Log(os.path.join(args.dir, "registry.log"))
         self.token_log = ocitest.Log(os.path.join(args.dir, "token.log"))
         self.stop = threading.Event()
+        self.last_manifest = (None, b"")
+        self.active = 0
 
     def config(self):
         try:
@@ -149,6 +153,14 @@ class State:
             doc["annotations"]["padding"] = pad
         return json.dumps(doc).encode()
 
+    def manifest_cached(self, faults):
+        """manifest(), made once for each set of faults (a huge one takes time)."""
+        key = json.dumps(faults, sort_keys=True)
+        with self.lock:
+            if self.last_manifest[0] != key:
+                self.last_manifest = (key, self.manifest(faults))
+            return self.last_manifest[1]
+
 
 class Registry(ocitest.Handler):
     state = None
@@ -161,6 +173,28 @@ class Registry(ocitest.Handler):
                 "headers": dict(self.headers.items())}
 
     def do_GET(self):
+        if self.path == "/.settle":
+            return self.settle()
+        with self.state.lock:
+            self.state.active += 1
+        try:
+            self.serve()
+        finally:
+            with self.state.lock:
+                self.state.active -= 1
+
+    def settle(self):
+        """/.settle: answered (204, not logged) once no other request is being answered,
+        so that every answer given so far is in the log (as httpd.py's)."""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with self.state.lock:
+                if self.state.active == 0:
+                    break
+            time.sleep(0.005)
+        self.answer(204)
+
+    def serve(self):
         st = self.state
         auth, faults = st.config()
         entry = self.entry()
@@ -220,8 +254,13 @@ class Registry(ocitest.Handler):
         if "token-stall" in faults:
             entry["status"] = "stalled"
             st.token_log.write(entry)
-            # Accepted, read, and never answered while the server lives.
+            # Accepted, read, and never answered while the server lives (not counted as
+            # being answered: /.settle does not wait for it).
+            with st.lock:
+                st.active -= 1
             st.stop.wait()
+            with st.lock:
+                st.active += 1
             return
         if "token-garbage" in faults:
             body = faults["token-garbage"].get("body", "<html>token service</html>\n")
@@ -245,7 +284,7 @@ class Registry(ocitest.Handler):
         st = self.state
         if MANIFEST_TYPE not in self.headers.get("Accept", ""):
             return self.error(404, "MANIFEST_UNKNOWN", entry)
-        body = st.manifest(faults)
+        body = st.manifest_cached(faults)
         digest = "sha256:" + hashlib.sha256(body).hexdigest()
         if "digest-header-lies" in faults:
             # The lie told throughout: the same bytes by the digest it names too.
@@ -253,26 +292,32 @@ class Registry(ocitest.Handler):
         if name != st.name or ref not in (st.tag, digest):
             return self.error(404, "MANIFEST_UNKNOWN", entry)
         headers = {"Content-Type": MANIFEST_TYPE, "Docker-Content-Digest": digest}
-        huge = faults.get("huge-manifest", {})
-        if huge and not huge.get("sized", True):
-            return self.unsized(entry, body, headers)
-        self.send(200, entry, body, headers)
+        self.counted(entry, body, headers, faults.get("huge-manifest", {}).get("sized", True))
 
-    def unsized(self, entry, body, headers):
-        """BODY with no Content-Length: the connection's end is the body's end."""
-        entry.update(status=200, bytes=len(body), sized=False)
-        self.state.log.write(entry)
+    def counted(self, entry, body, headers, sized):
+        """BODY in 64 KiB writes, logged once they end with the bytes the client took
+        (`bytes`; a client that stops reading ends them); without SIZED no Content-Length:
+        the connection's end is the body's end."""
         self.send_response(200)
         for k, v in headers.items():
             self.send_header(k, v)
-        self.send_header("Connection", "close")
+        if sized:
+            self.send_header("Content-Length", str(len(body)))
+        else:
+            self.send_header("Connection", "close")
+            self.close_connection = True
         self.end_headers()
-        self.close_connection = True
-        if self.command == "GET":
-            try:
-                self.wfile.write(body)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
+        sent = 0
+        try:
+            self.wfile.flush()
+            while self.command == "GET" and sent < len(body):
+                self.wfile.write(body[sent:sent + 65536])
+                sent += min(65536, len(body) - sent)
+            self.wfile.flush()
+        except OSError:
+            self.close_connection = True
+        entry.update(status=200, bytes=sent, size=len(body), sized=sized)
+        self.state.log.write(entry)
 
     def blob(self, name, digest, faults, entry):
         st = self.state
