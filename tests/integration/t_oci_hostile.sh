@@ -9,7 +9,8 @@
 #   a token endpoint answering garbage, one that never answers, 401 to every request even
 #   with a fresh token: EXIT_UNREACHABLE (4), naming the realm or the registry.
 # The blob redirect to another host (127.0.0.2) installs, and the storage host's log shows
-# no Authorization header on any request while the registry's shows one on each blob's.
+# no Authorization header on any request while the registry's shows one on each blob's; the
+# same through the real registry (tests/tools/oci-registry.py --storage-redirect).
 mkroot "$T/root"
 new_repo "$T/good" "$V_OLD:default"
 new_repo "$T/new" "$V_OLD" "$V_NEW:default"
@@ -163,5 +164,42 @@ assert any(e["status"] == 307 for e in blobs), blobs
 for e in blobs:
     if e["status"] == 307:
         assert e["headers"].get("Authorization", "").startswith(scheme), e
+PY
+done
+
+# The same through the real registry: distribution's `redirect` storage middleware sends
+# each blob to the storage host (127.0.0.2) with a 307. The repository copied into it from
+# the stand-in with skopeo (byte for byte: the manifest's digest kept), installed under
+# htpasswd and under token auth: the registry's log says each redirected blob request was
+# authorized (distribution 2.8 logs "authorized request" once the credentials or the token
+# it carries pass), the storage host's log shows no Authorization header.
+oci_standin_faults none
+mkdir -p "$T/standin-certs"
+cp "$STANDIN_CA" "$T/standin-certs/ca.crt"
+for mode in htpasswd token; do
+    want=$V_NEW
+    [ "$mode" = htpasswd ] || want=$V_OLD
+    oci_registry_start "$mode" --storage-redirect
+    skopeo copy --quiet --preserve-digests --src-cert-dir "$T/standin-certs" \
+        --dest-cert-dir "$OCI_CERT_DIR" --dest-creds "$OCI_USER:$OCI_PASS" \
+        "docker://$STANDIN_HOST/ndi/drivers:latest" "docker://$OCI_HOST/ndi/drivers:latest" ||
+        fail "skopeo copy from the stand-in to the $mode registry"
+    expect_rc 0 install --repo "oci://$OCI_HOST/ndi/drivers" --ca-file "$OCI_CA" \
+        --registry-auth "$OCI_AUTH_FILE" --cache-dir "/var/cache/registry-$mode" \
+        $(install_args) --driver-version "$want"
+    assert_eq "$(installed_version)" "$want" "installed through the $mode registry's redirect"
+    grep -q '"path": "/docker/registry/v2/blobs/sha256/' "$OCI_STORAGE_LOG" ||
+        fail "$mode: no blob came from the storage host"
+    ! grep -qi '"authorization"' "$OCI_STORAGE_LOG" ||
+        fail "$mode: credentials followed the redirect: $(grep -i authorization "$OCI_STORAGE_LOG")"
+    python3 - "$OCI_LOG" <<'PY' || fail "$mode: the registry's redirected blob requests"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+authorized = {e["http.request.id"] for e in lines if e.get("msg") == "authorized request"}
+done = [e for e in lines if e.get("msg") == "response completed"
+        and "/blobs/" in e.get("http.request.uri", "") and e.get("http.response.status") == 307]
+assert done, "no blob answered with a redirect"
+for e in done:
+    assert e["http.request.id"] in authorized, e
 PY
 done
