@@ -10,7 +10,9 @@
 #   with a fresh token: EXIT_UNREACHABLE (4), naming the realm or the registry.
 # The blob redirect to another host (127.0.0.2) installs, and the storage host's log shows
 # no Authorization header on any request while the registry's shows one on each blob's; the
-# same through the real registry (tests/tools/oci-registry.py --storage-redirect).
+# same through the real registry (tests/tools/oci-registry.py --storage-redirect). A registry
+# replaying the older, validly signed repository is refused by anti-rollback as a web
+# server's would be (the node keeps its newer index).
 mkroot "$T/root"
 new_repo "$T/good" "$V_OLD:default"
 new_repo "$T/new" "$V_OLD" "$V_NEW:default"
@@ -203,3 +205,17 @@ for e in done:
     assert e["http.request.id"] in authorized, e
 PY
 done
+
+# A replay: a registry serving the older repository ($T/good, validly signed) to a node that
+# has accepted the newer one (the cache of the last install keeps that record): its index
+# refused as replayed, the node's own newer index used instead, the installed driver as it
+# was.
+oci_standin_start replay "$T/good"
+before=$(snapshot "$(idir)")
+have=$(installed_version)
+expect_rc 0 install --repo "$STANDIN_REF" --ca-file "$STANDIN_CA" \
+    --cache-dir /var/cache/registry-token $(install_args) --driver-version "$have"
+expect_err "index generated .* is older than the one generated .*: a replayed or stale index"
+echo "replay: $(grep 'a replayed or stale index' "$T/err" | head -1)"
+assert_eq "$(installed_version)" "$have" "the installed driver after the replay"
+assert_eq "$(snapshot "$(idir)")" "$before" "the install directory after the replay"
