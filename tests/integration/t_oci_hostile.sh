@@ -3,11 +3,13 @@
 # driver ($V_OLD) is installed first from a good registry; the hostile one serves a newer
 # repository ($V_NEW, default) with one fault at a time:
 #   a blob whose bytes lie about their digest (the index's, the signature's, the package's),
-#   a manifest naming a blob only another repository of the server holds, a `urls`
-#   descriptor, a lying Docker-Content-Digest, a manifest over 4 MiB (with and without
-#   Content-Length): EXIT_VERIFY (5);
-#   a token endpoint answering garbage, one that never answers, 401 to every request even
-#   with a fresh token: EXIT_UNREACHABLE (4), naming the realm or the registry.
+#   a `urls` descriptor, a lying Docker-Content-Digest, a manifest over 4 MiB (with and
+#   without Content-Length, and not read to its end): EXIT_VERIFY (5);
+#   a manifest naming a blob only another repository of the server holds (this one answers
+#   404 for it, and the other is never asked), a token endpoint answering garbage, one that
+#   never answers, 401 to every request even with credentials or a fresh token (two
+#   requests, one token, no retry): EXIT_UNREACHABLE (4), naming the blob, the realm or the
+#   registry.
 # The blob redirect to another host (127.0.0.2) installs, and the storage host's log shows
 # no Authorization header on any request while the registry's shows one on each blob's; the
 # same through the real registry (tests/tools/oci-registry.py --storage-redirect). A registry
@@ -69,7 +71,8 @@ hostile 5 "the index.json blob ${index_digest:0:19}\.\.\. has [0-9]* bytes that 
     none lying-blob:layer=index
 hostile 5 "the index.json.sig blob ${sig_digest:0:19}\.\.\. has [0-9]* bytes that do not hash to its digest" \
     none lying-blob:layer=sig
-hostile 5 "sha256 mismatch" none "lying-blob:layer=$new_layer"
+hostile 5 "blobs/$pkg_digest': sha256 mismatch (expected ${pkg_digest:7:12}\.\.\., got" \
+    none "lying-blob:layer=$new_layer"
 
 # A manifest naming a blob this repository does not hold (the other repository of the same
 # server does): the registry's 404 for it in this repository is the answer (the mirror does
