@@ -393,10 +393,11 @@ PY
 # STANDIN_LOG, STANDIN_TOKEN_LOG, STANDIN_STORAGE_LOG); the faults: oci_standin_faults.
 # It stops by itself once the test's shell is gone.
 oci_standin_start() {
-    local d=$T/$1 repo=$2 pid
+    # The owner read here: in the background command, $BASHPID is the stand-in's own pid.
+    local d=$T/$1 repo=$2 owner=$BASHPID pid
     shift 2
     rm -f "$d/env"
-    python3 "$SRC/tests/tools/oci-standin.py" --dir "$d" --repo "$repo" --owner "$BASHPID" \
+    python3 "$SRC/tests/tools/oci-standin.py" --dir "$d" --repo "$repo" --owner "$owner" \
         "$@" 2>>"$d.err" &
     pid=$!
     wait_for "the registry stand-in in $d to write its env" 60 standin_ready "$d" "$pid"
