@@ -330,9 +330,11 @@ const struct config_option config_options[] = {
 	       .help = "accept an index older than one accepted before",
 	       .help_for = HELP_FOR(ON(
 		       CFG_MIRROR, "replace a newer index in --to with the source's older one"))),
+	OPTION("from", .kind = CONFIG_LIST, .offset = F(repos), .cmds = CFG_MIRROR, .arg = "URL",
+	       .help = "another name for --repo: the repository to copy from"),
 	OPTION("to", .kind = CONFIG_STRING, .offset = F(mirror_to), .cmds = CFG_MIRROR,
-	       .arg = "DIR",
-	       .help = "the mirror's directory, in this process's file system (not under --root); required"),
+	       .arg = "DEST",
+	       .help = "where to: a directory of this process's (not under --root) or file://DIR, oci://HOST/NAME[:TAG] (a registry), oci-layout:PATH[:TAG]; required"),
 	OPTION("kernel", .kind = CONFIG_LIST, .offset = F(mirror_kernels), .cmds = CFG_MIRROR,
 	       .arg = "R", .def = "all", .help = "only packages for this kernel"),
 	/* coverage: the node image to ask about; --os and --kernel make the question. */
@@ -447,10 +449,15 @@ int config_apply_arg(struct config *c, const struct config_option *o, const char
 	size_t i = (size_t)(o - config_options);
 
 	snprintf(name, sizeof(name), "--%s", o->name);
-	/* One rule for every list: the command line's replaces the environment's. */
+	/*
+	 * One rule for every list: the command line's replaces the environment's. Two names of
+	 * one list (mirror's --from and --repo) are one list: the first of them clears it.
+	 */
 	if (o->kind == CONFIG_LIST && !cleared[i]) {
 		strv_clear((struct strv *)((char *)c + o->offset));
-		cleared[i] = true;
+		for (size_t j = 0; j < config_n_options; j++)
+			cleared[j] |= config_options[j].offset == o->offset &&
+				      config_options[j].kind == CONFIG_LIST;
 	}
 	c->root_given |= o->offset == F(root);
 	return apply(c, o, name, value, e);

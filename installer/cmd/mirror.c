@@ -3,11 +3,13 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd/mirror.h"
+#include "cmd/mirror_dest.h"
 #include "cmd/session.h"
 #include "source/source.h"
 #include "util/fs.h"
@@ -85,152 +87,32 @@ static bool module_type_wanted(const struct config *c, const struct repo_package
 	       pkg->module_type == (policy == REPO_KMT_OPEN ? REPO_MT_OPEN : REPO_MT_PROPRIETARY);
 }
 
-/* Whether the file at FD has PKG's size and digest. */
-static bool is_package(int fd, const struct repo_package *pkg)
-{
-	_cleanup_(sha256_freep) struct sha256 *sha = sha256_new();
-	char buf[1 << 16], got[65];
-	struct stat st;
-	ssize_t n;
-
-	if (!sha || fstat(fd, &st) < 0 || (uint64_t)st.st_size != pkg->size)
-		return false;
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		sha256_update(sha, buf, (size_t)n);
-	return n == 0 && sha256_final_hex(sha, got) == 0 && strcmp(got, pkg->sha256) == 0;
-}
-
-/* Whether DIR/PATH (resolved inside DIR, a regular file) already is PKG. */
-static bool have_package(int dir_fd, const struct repo_package *pkg)
-{
-	struct err e;
-	_cleanup_close_ int fd = fs_open_regular_in_root(dir_fd, pkg->path, FS_NOFOLLOW_LAST, &e);
-
-	return fd >= 0 && is_package(fd, pkg);
-}
-
 /*
- * The partial file PART in DFD, for this run to write. One an interrupted run left is
- * resumed only when it is a regular file with no other link: the package's bytes go
- * into whatever inode the name holds, so a hard link planted there would have a file
- * outside the mirror receive them. Anything else at that name is removed (the name,
- * never what it links to), and the file made fresh.
- */
-static int open_part(int dfd, const char *part, struct err *e)
-{
-	struct stat st, fst;
-	int fd;
-
-	if (fstatat(dfd, part, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-	    st.st_nlink == 1) {
-		fd = openat(dfd, part, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		/* The same file as the one judged, and still alone. */
-		if (fd >= 0 && fstat(fd, &fst) == 0 && fst.st_ino == st.st_ino &&
-		    fst.st_dev == st.st_dev && S_ISREG(fst.st_mode) && fst.st_nlink == 1)
-			return fd;
-		if (fd >= 0)
-			close(fd);
-	}
-	if (unlinkat(dfd, part, 0) < 0 && errno != ENOENT)
-		return err_errno(e, EXIT_UNEXPECTED, errno, "mirror: remove '%s'", part);
-	fd = openat(dfd, part, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return err_errno(e, EXIT_UNEXPECTED, errno, "mirror: create '%s'", part);
-	return fd;
-}
-
-static int copy_package(struct source *src, const char *to, int dir_fd,
-			const struct repo_package *pkg, uint64_t *net, struct err *e)
-{
-	char dir[PATH_MAX], part[PATH_MAX];
-	const char *slash = strrchr(pkg->path, '/');
-	_cleanup_close_ int dfd = -1, fd = -1;
-	uint64_t got = 0;
-
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - pkg->path) : 1,
-		 slash ? pkg->path : ".");
-	dfd = fs_dir_in_root(dir_fd, dir, true, e);
-	if (dfd < 0 && err_errnum(e) == ENOTDIR) {
-		/*
-		 * Something of --to's own is in the way: the fix is there, not in the repository.
-		 */
-		e->code = EXIT_USAGE;
-		err_hint(
-			e,
-			"remove the file in '%s' that stands where '%s' needs a directory, then run mirror again",
-			to, dir);
-	}
-	if (dfd < 0)
-		return err_wrap(e, "mirror");
-	snprintf(part, sizeof(part), "%s.part", slash ? slash + 1 : pkg->path);
-	fd = open_part(dfd, part, e);
-	if (fd < 0)
-		return -1;
-	if (source_download(src, pkg, fd, NULL, &got, e) < 0)
-		return -1;
-	*net += got;
-	if (fsync(fd) < 0 || renameat(dfd, part, dfd, slash ? slash + 1 : pkg->path) < 0)
-		return err_errno(e, EXIT_UNEXPECTED, errno, "mirror: publish '%s'", pkg->path);
-	return 0;
-}
-
-/*
- * The mirror as a node reads it: TO/PATH opened as file:// (or a static HTTP server
- * serving TO) opens it, following every link in it as the file system does. What was
- * written inside TO is not what a node gets when a link planted in TO (packages/, a
- * kernel's directory) leads elsewhere: then the mirror cannot serve, and says so.
- */
-static int served_as_written(const struct config *c, const struct repo_package *pkg, struct err *e)
-{
-	char path[PATH_MAX];
-	_cleanup_close_ int fd = -1;
-	const char *why = "other bytes than the index's";
-	struct err ie;
-
-	if (snprintf(path, sizeof(path), "%s/%s", c->mirror_to, pkg->path) >= (int)sizeof(path))
-		return err_set(e, EXIT_USAGE, "mirror: '%s/%s': path too long", c->mirror_to,
-			       pkg->path);
-	fd = fs_open_regular_at(AT_FDCWD, path, 0, &ie);
-	if (fd >= 0 && is_package(fd, pkg))
-		return 0;
-	if (fd < 0)
-		why = err_errnum(&ie) ? strerror(err_errnum(&ie)) : ie.msg;
-	err_set(e, EXIT_USAGE,
-		"mirror: '%s' does not read back as the package copied there (%s): a node would not get it from this mirror",
-		path, why);
-	err_hint(
-		e,
-		"remove the link planted in '%s' (a package's directory there leads outside it), then run mirror again",
-		c->mirror_to);
-	return -1;
-}
-
-/*
- * Anti-rollback for the mirror's own index: the one in DIR, when it verifies with the
- * trusted keys, is replaced only by one that is not older under the same identity
+ * Anti-rollback for the mirror's own index: the one the destination holds, when it verifies
+ * with the trusted keys, is replaced only by one that is not older under the same identity
  * (repo_index_identity), or under the key that signed it when it names its repository
  * and the new one does not: what a node that accepted it holds a record of.
  */
-static int mirror_not_older(const struct config *c, int dir_fd, const struct source *src,
+static int mirror_not_older(const struct config *c, struct mirror_dest *d, const struct source *src,
 			    struct err *e)
 {
-	_cleanup_free_ char *json = NULL, *sig = NULL;
+	_cleanup_(mirror_held_done) struct mirror_held h = {0};
 	_cleanup_(repo_index_freep) struct repo_index *held = NULL;
 	char fpr[17], ident[REPO_IDENTITY_SIZE], held_ident[REPO_IDENTITY_SIZE];
-	size_t len = 0, sig_len = 0;
 	struct err ie;
 
 	err_clear(&ie);
-	if (faccessat(dir_fd, "index.json", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+	if (d->ops->held(d, &h, e) < 0)
+		return err_wrap(e, "mirror: '%s': the index it holds", c->mirror_to);
+	if (!h.json)
 		return 0;
-	if (fs_read_at(dir_fd, "index.json", REPO_INDEX_MAX, &json, &len, &ie) < 0 ||
-	    fs_read_at(dir_fd, "index.json.sig", VERIFY_SIG_MAX, &sig, &sig_len, &ie) < 0 ||
-	    verify_index_signature(
-		    src->keys,
-		    &(struct verify_signed){
-			    .data = json, .len = len, .sig = sig, .sig_len = sig_len},
-		    fpr, &ie) < 0 ||
-	    repo_index_parse(json, len, &held, &ie) < 0) {
+	if (verify_index_signature(src->keys,
+				   &(struct verify_signed){.data = h.json,
+							   .len = h.len,
+							   .sig = h.sig ? h.sig : "",
+							   .sig_len = h.sig_len},
+				   fpr, &ie) < 0 ||
+	    repo_index_parse(h.json, h.len, &held, &ie) < 0) {
 		log_kv(LOG_WARN, "mirror", "replacing an index that does not verify", "to",
 		       c->mirror_to, "reason", ie.msg, LOG_END);
 		return 0;
@@ -314,24 +196,25 @@ static bool package_wanted(const struct config *c, const struct repo_index *idx,
 	       module_type_wanted(c, pkg);
 }
 
-/* Copies what is wanted and not there yet; counts both into T. */
-static int copy_wanted(const struct config *c, struct source *src, int dir_fd,
-		       struct mirror_tally *t, struct err *e)
+/* Copies what is wanted and not there yet; counts both into T, lists them in CARRIED. */
+static int copy_wanted(const struct config *c, struct source *src, struct mirror_dest *dst,
+		       struct mirror_tally *t, struct mirror_carried *carried, struct err *e)
 {
 	for (size_t i = 0; i < src->idx->n_drivers; i++) {
 		const struct repo_driver *d = &src->idx->drivers[i];
 
 		for (size_t p = 0; p < d->n_pkgs; p++) {
 			const struct repo_package *pkg = &d->pkgs[p];
-			bool have;
+			int have;
 
 			if (!package_wanted(c, src->idx, d, pkg))
 				continue;
-			have = have_package(dir_fd, pkg);
-			if (!have && copy_package(src, c->mirror_to, dir_fd, pkg, &t->net, e) < 0)
+			have = dst->ops->have(dst, pkg, e);
+			if (have < 0 || (!have && dst->ops->copy(dst, src, pkg, &t->net, e) < 0))
 				return -1;
 			(*(have ? &t->kept : &t->copied))++;
 			json_object_array_add(t->pkgs, package_json(d, pkg, !have));
+			carried->v[carried->n++] = pkg;
 		}
 	}
 	if (t->copied + t->kept == 0)
@@ -341,60 +224,56 @@ static int copy_wanted(const struct config *c, struct source *src, int dir_fd,
 	return 0;
 }
 
-/* Every package copied or kept, read back as a node would, before the index says it is there. */
-static int mirror_serves(const struct config *c, const struct repo_index *idx, struct err *e)
+/* --to: a registry (oci://), an OCI image layout (oci-layout:), else a directory. */
+static int open_dest(const struct config *c, struct mirror_dest *ret, struct err *e)
 {
-	for (size_t i = 0; i < idx->n_drivers; i++) {
-		for (size_t p = 0; p < idx->drivers[i].n_pkgs; p++) {
-			const struct repo_package *pkg = &idx->drivers[i].pkgs[p];
-
-			if (package_wanted(c, idx, &idx->drivers[i], pkg) &&
-			    served_as_written(c, pkg, e) < 0)
-				return -1;
-		}
-	}
-	return 0;
+	if (!c->mirror_to)
+		return err_set(e, EXIT_USAGE, "mirror: --to DIR is required");
+	if (strncmp(c->mirror_to, "oci-layout:", 11) == 0)
+		return mirror_layout_open(c, c->mirror_to, ret, e);
+	if (strncmp(c->mirror_to, "file://", 7) == 0)
+		return mirror_dir_open(c, c->mirror_to + 7, ret, e);
+	if (strstr(c->mirror_to, "://"))
+		return err_set(
+			e, EXIT_USAGE,
+			"mirror: --to '%s': not a directory, file://, oci:// or oci-layout: destination",
+			c->mirror_to);
+	return mirror_dir_open(c, c->mirror_to, ret, e);
 }
 
-/* --to, a path of this process's (not of the host root), made when missing. */
-static int open_to(const struct config *c, struct err *e)
+static size_t count_packages(const struct repo_index *idx)
 {
-	_cleanup_close_ int base =
-		open(c->mirror_to[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int fd;
+	size_t n = 0;
 
-	if (base < 0)
-		return err_errno(e, EXIT_UNEXPECTED, errno, "mirror");
-	fd = fs_dir_in_root(base, c->mirror_to, true, e);
-	return fd < 0 ? err_wrap(e, "mirror: --to") : fd;
+	for (size_t i = 0; i < idx->n_drivers; i++)
+		n += idx->drivers[i].n_pkgs;
+	return n;
 }
 
 int mirror_run(const struct config *c, struct err *e)
 {
 	_cleanup_(json_object_putp) json_object *pkgs = json_object_new_array();
-	_cleanup_close_ int dir_fd = -1;
+	struct mirror_dest dst = {.dir_fd = -1};
+	struct mirror_carried carried = {0};
 	struct source_opts so = session_source_opts(c);
-	struct source src;
+	struct source src = {0};
 	struct mirror_tally t = {.pkgs = pkgs};
 	uint64_t t0 = now_ns();
 	int r = -1;
 
-	if (!c->mirror_to)
-		return err_set(e, EXIT_USAGE, "mirror: --to DIR is required");
-	dir_fd = open_to(c, e);
-	if (dir_fd < 0)
+	if (open_dest(c, &dst, e) < 0)
 		return -1;
 	if (source_open(&so, NULL, 0, &src, e) < 0)
-		return -1;
-	if (kernels_known(c, src.idx, e) < 0 || mirror_not_older(c, dir_fd, &src, e) < 0 ||
-	    copy_wanted(c, &src, dir_fd, &t, e) < 0 || mirror_serves(c, src.idx, e) < 0)
-		goto out;
-	/* The index last, byte for byte: its signature is the original's. */
-	if (fs_write_atomic_at(dir_fd, "index.json", src.index_json, src.index_len, 0644, e) < 0 ||
-	    fs_write_atomic_at(dir_fd, "index.json.sig", src.index_sig, src.sig_len, 0644, e) < 0) {
-		err_wrap(e, "mirror");
+		goto out_dest;
+	carried.v = calloc(count_packages(src.idx) + 1, sizeof(*carried.v));
+	if (!carried.v) {
+		err_errno(e, EXIT_UNEXPECTED, ENOMEM, "mirror");
 		goto out;
 	}
+	if (kernels_known(c, src.idx, e) < 0 || mirror_not_older(c, &dst, &src, e) < 0 ||
+	    copy_wanted(c, &src, &dst, &t, &carried, e) < 0 ||
+	    dst.ops->publish(&dst, &src, &carried, e) < 0)
+		goto out;
 	log_kv(LOG_INFO, "mirror", "mirror complete", "to", c->mirror_to, U64("copied", t.copied),
 	       U64("kept", t.kept), U64("network_bytes", t.net), U64("duration_ms", ms_since(t0)),
 	       LOG_END);
@@ -405,6 +284,9 @@ int mirror_run(const struct config *c, struct err *e)
 			 t.kept, c->mirror_to);
 	r = 0;
 out:
+	free(carried.v);
 	source_done(&src);
+out_dest:
+	dst.ops->close(&dst);
 	return r;
 }

@@ -1,0 +1,112 @@
+# mirror --to oci-layout:PATH[:TAG]: an OCI image layout (image-spec image-layout.md) holding
+# the repository as the artifact docs/repository-format.md describes ("In an OCI registry"):
+# the manifest's types, order and titles, the oci-layout file and index.json's ref.name; skopeo
+# reads it; a re-run writes nothing new; a second tag keeps the first; a partial mirror lists
+# only its packages; an older index is refused; a package failing its digest is never written.
+mkroot "$T/root"
+new_repo "$T/srv/repo" "$V_OLD:default" "$V_NEW"
+"$SRC/scripts/make-repo" add --repo "$T/srv/repo" --key "$FIX/keys/key.pem" --version "$V_NEW" \
+    --kernel "$OTHER_KERNEL" "$FIX/spkg-$V_NEW.tar.zst" >/dev/null
+cp -a "$T/srv/repo" "$T/old"
+L="$T/layout"
+mirror() {
+    expect_rc "$1" mirror --from "file://$2" --repo-key "$FIX/keys/pub.pem" --to "oci-layout:$3" \
+        "${@:4}"
+}
+mirror 0 "$T/srv/repo" "$L:v1"
+expect_out "mirrored 3 package(s), 0 already present, to oci-layout:$L:v1"
+
+# The layout and the manifest, field by field.
+check_layout() { # check_layout LAYOUT TAG REPO KERNEL|all
+    python3 - "$@" <<'EOF' || fail "the layout $1:$2"
+import hashlib, json, os, sys
+lay, tag, repo, kernel = sys.argv[1:]
+blob = lambda d: open(os.path.join(lay, "blobs", "sha256", d.split(":")[1]), "rb").read()
+assert json.load(open(lay + "/oci-layout")) == {"imageLayoutVersion": "1.0.0"}
+index = json.load(open(lay + "/index.json"))
+assert index["schemaVersion"] == 2, index
+assert index["mediaType"] == "application/vnd.oci.image.index.v1+json", index
+descs = [m for m in index["manifests"]
+         if m["annotations"]["org.opencontainers.image.ref.name"] == tag]
+assert len(descs) == 1, descs
+d = descs[0]
+raw = blob(d["digest"])
+assert d["mediaType"] == "application/vnd.oci.image.manifest.v1+json" and d["size"] == len(raw)
+assert "sha256:" + hashlib.sha256(raw).hexdigest() == d["digest"]
+m = json.loads(raw)
+assert m["schemaVersion"] == 2 and m["mediaType"] == d["mediaType"], m
+assert m["artifactType"] == "application/vnd.nvidia.driver-installer.repository.v1", m
+assert m["config"] == {"mediaType": "application/vnd.oci.empty.v1+json", "size": 2,
+    "digest": "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"}, m
+assert blob(m["config"]["digest"]) == b"{}"
+idx = json.load(open(repo + "/index.json"))
+assert m["annotations"] == {"org.opencontainers.image.created": idx["generated"]}, m
+want = [("application/vnd.nvidia.driver-installer.index.v1+json", "index.json"),
+        ("application/vnd.nvidia.driver-installer.index.signature.v1", "index.json.sig")]
+seen = set()
+for p in (p for drv in idx["drivers"] for p in drv["packages"]):
+    if kernel in ("all", p["kernel"]) and p["sha256"] not in seen:  # each digest once
+        seen.add(p["sha256"])
+        want.append(("application/vnd.nvidia.driver-installer.package.v1.tar+zstd", p["path"]))
+got = [(l["mediaType"], l["annotations"]["org.opencontainers.image.title"])
+       for l in m["layers"]]
+assert got == want, (got, want)
+for l in m["layers"]:
+    assert "urls" not in l
+    data = blob(l["digest"])
+    assert len(data) == l["size"]
+    title = l["annotations"]["org.opencontainers.image.title"]
+    assert data == open(os.path.join(repo, title), "rb").read(), title
+EOF
+}
+check_layout "$L" v1 "$T/srv/repo" all
+
+# skopeo reads it (its oci: transport), byte for byte.
+skopeo copy --quiet "oci:$L:v1" "oci:$T/copy:v1" || fail "skopeo could not read the layout"
+assert_eq "$(skopeo inspect --raw "oci:$T/copy:v1" | sha256sum)" \
+    "$(skopeo inspect --raw "oci:$L:v1" | sha256sum)" "the manifest as skopeo copied it"
+
+# A re-run writes nothing: every blob is the file it was.
+stamp() { (cd "$L" && find . -type f -printf '%p %i %T@\n' | sort); }
+before=$(stamp)
+mirror 0 "$T/srv/repo" "$L:v1"
+expect_out "mirrored 0 package(s), 3 already present"
+assert_eq "$(stamp)" "$before" "the layout after a re-run"
+
+# A partial mirror under a second tag lists only its packages; the first tag stays.
+mirror 0 "$T/srv/repo" "$L:k2" --kernel "$OTHER_KERNEL"
+expect_out "mirrored 0 package(s), 1 already present"
+check_layout "$L" k2 "$T/srv/repo" "$OTHER_KERNEL"
+check_layout "$L" v1 "$T/srv/repo" all
+# The default tag is latest.
+mirror 0 "$T/srv/repo" "$L" --kernel "$KERNEL"
+check_layout "$L" latest "$T/srv/repo" "$KERNEL"
+
+# A newer index, then the older one: refused at the destination, the layout as it was.
+"$SRC/scripts/make-repo" add --repo "$T/srv/repo" --key "$FIX/keys/key.pem" --version "$V_BRANCH_OLD" \
+    --kernel "$KERNEL" "$FIX/pkg-$V_BRANCH_OLD.tar.zst" >/dev/null
+mirror 0 "$T/srv/repo" "$L:v1"
+expect_out "mirrored 1 package(s), 3 already present"
+cp "$L/index.json" "$T/index.before"
+mirror 5 "$T/old" "$L:v1"
+expect_err "is older than the one generated"
+expect_err "that the mirror holds"
+cmp "$L/index.json" "$T/index.before" || fail "a refused run changed index.json"
+# Under another tag the older one is welcome (each tag is judged by what it holds).
+mirror 0 "$T/old" "$L:old"
+
+# A package failing its digest never reaches the layout.
+bad="$T/srv/repo/packages/$KERNEL/x86_64/nvidia-$V_BRANCH_OLD.tar.zst"
+sha=$(sha256sum "$bad" | cut -d' ' -f1)
+printf 'X' | dd of="$bad" bs=1 seek=100 conv=notrunc 2>/dev/null
+mirror 5 "$T/srv/repo" "$T/fresh:v1"
+expect_err "sha256 mismatch"
+[ ! -e "$T/fresh/blobs/sha256/$sha" ] || fail "a package that failed its digest entered the layout"
+[ ! -e "$T/fresh/index.json" ] || fail "a failed run wrote index.json"
+
+# What is not a layout, or not a tag, is refused before anything is fetched.
+mkdir "$T/other" && touch "$T/other/file"
+mirror 2 "$T/srv/repo" "$T/other"
+expect_err "is a directory that is not an OCI image layout (it has no oci-layout file)"
+mirror 2 "$T/srv/repo" "$L:-x"
+expect_err "the tag '-x' is not"
