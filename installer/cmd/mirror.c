@@ -229,6 +229,8 @@ static int open_dest(const struct config *c, struct mirror_dest *ret, struct err
 {
 	if (!c->mirror_to)
 		return err_set(e, EXIT_USAGE, "mirror: --to DIR is required");
+	if (strncmp(c->mirror_to, "oci://", 6) == 0)
+		return mirror_push_open(c, c->mirror_to, ret, e);
 	if (strncmp(c->mirror_to, "oci-layout:", 11) == 0)
 		return mirror_layout_open(c, c->mirror_to, ret, e);
 	if (strncmp(c->mirror_to, "file://", 7) == 0)

@@ -16,18 +16,6 @@
 #include "source/source.h"
 #include "util/err.h"
 
-/* The OCI artifact's media types (docs/repository-format.md, "In an OCI registry"). */
-#define MIRROR_MT_MANIFEST "application/vnd.oci.image.manifest.v1+json"
-#define MIRROR_MT_INDEX_OCI "application/vnd.oci.image.index.v1+json"
-#define MIRROR_MT_ARTIFACT "application/vnd.nvidia.driver-installer.repository.v1"
-#define MIRROR_MT_INDEX "application/vnd.nvidia.driver-installer.index.v1+json"
-#define MIRROR_MT_SIG "application/vnd.nvidia.driver-installer.index.signature.v1"
-#define MIRROR_MT_EMPTY "application/vnd.oci.empty.v1+json"
-/* OCI 1.1's empty descriptor: the blob "{}" (image-spec manifest.md, "Guidance for an Empty
- * Descriptor"). */
-#define MIRROR_EMPTY_SHA256 "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
-#define MIRROR_EMPTY_BLOB "{}"
-
 /* The packages a run carries, in the index's order (the manifest lists them so). */
 struct mirror_carried {
 	const struct repo_package **v;
@@ -78,6 +66,8 @@ _must_check_ int mirror_dir_open(const struct config *c, const char *path, struc
 				 struct err *e);
 _must_check_ int mirror_layout_open(const struct config *c, const char *ref,
 				    struct mirror_dest *ret, struct err *e);
+_must_check_ int mirror_push_open(const struct config *c, const char *ref, struct mirror_dest *ret,
+				  struct err *e);
 
 /* Whether the file at FD has PKG's size and digest (it is read from where it is). */
 bool mirror_is_package(int fd, const struct repo_package *pkg);
@@ -87,16 +77,6 @@ bool mirror_is_package(int fd, const struct repo_package *pkg);
  * a regular file with no other link; anything else there removed first. An fd, or -1.
  */
 _must_check_ int mirror_open_part(int dfd, const char *part, struct err *e);
-
-/*
- * The manifest (docs/repository-format.md, "In an OCI registry") for SRC's index with the
- * packages CARRIED: malloc'd JSON text in *RET and its length, or -1 (ENOMEM).
- */
-_must_check_ int mirror_manifest(const struct source *src, const struct mirror_carried *carried,
-				 char **ret, size_t *ret_len, struct err *e);
-
-/* The media type of a package layer, by PATH's suffix. */
-const char *mirror_package_media_type(const char *path);
 
 /* SHA-256 of BUF as 64 hex digits. 0, or -1 (ENOMEM). */
 int mirror_sha256_hex(const void *buf, size_t len, char out[65]);

@@ -606,3 +606,100 @@ _must_check_ int source_download(struct source *s, const struct repo_package *pk
  */
 _must_check_ int source_probe_package(struct source *s, const struct repo_package *pkg,
 				      size_t *ret_mirror, struct err *e);
+
+/*
+ * ---- the repository as an OCI artifact, as mirror writes it (source/oci_write.c) ----
+ *
+ * docs/repository-format.md, "In an OCI registry": the manifest mirror pushes to a registry
+ * or writes into an OCI image layout, and the layout's index.json.
+ */
+
+/* OCI 1.1's empty blob, the manifest's config; an image layout's oci-layout file. */
+#define OCI_EMPTY_BLOB "{}"
+#define OCI_LAYOUT_FILE "{\"imageLayoutVersion\":\"1.0.0\"}"
+
+/*
+ * The manifest of SRC's verified index and signature with the packages PKGS[0..N) (in the
+ * index's order; a digest listed twice is one layer, titled by its first path), as JSON
+ * text: 0 and the malloc'd bytes, or -1 (ENOMEM).
+ */
+_must_check_ int oci_artifact_manifest(const struct source *src,
+				       const struct repo_package *const *pkgs, size_t n, char **ret,
+				       size_t *ret_len, struct err *e);
+
+/*
+ * The index's and the signature's digests (hex) of a repository's manifest BUF, checked
+ * by the reader's rules: 0, or -1 (EXIT_VERIFY: not a repository's manifest).
+ */
+_must_check_ int oci_artifact_index_layers(const char *buf, size_t len, char ret_index[65],
+					   char ret_sig[65], struct err *e);
+
+/*
+ * "oci-layout:PATH[:TAG]" (the tag after the last ':' that follows the last '/', "latest"
+ * when none): 0 and the malloc'd path and tag, or -1 with EXIT_USAGE naming what is wrong.
+ */
+_must_check_ int oci_layout_dest(const char *s, char **ret_path, char **ret_tag, struct err *e);
+
+/*
+ * The manifest an image layout's index.json BUF tags TAG: 1 and its digest's hex, 0 when
+ * none is tagged so, -1 (EXIT_VERIFY) when BUF is not a layout's index.
+ */
+int oci_layout_tagged(const char *buf, size_t len, const char *tag, char ret_hex[65],
+		      struct err *e);
+
+/*
+ * A layout's index.json: OLD's (NULL: none) with TAG's entries replaced by one for the
+ * manifest sha256:HEX of LEN bytes; other entries and annotations kept. 0 and the malloc'd
+ * text, or -1 (EXIT_USAGE: OLD is not JSON).
+ */
+_must_check_ int oci_layout_retag(const char *old, const char *tag, const char *hex, size_t len,
+				  char **ret, struct err *e);
+
+/*
+ * ---- mirror --to oci://: a repository pushed to a registry (source/oci_push.c) ----
+ *
+ * The registry client of the oci:// source, asked for repository:NAME:pull,push, and the
+ * distribution API's push: HEAD of a blob, the monolithic POST-then-PUT upload, the
+ * manifest PUT by tag. Each call retries within O's time budget, as a download does.
+ */
+
+struct oci_push;
+
+/*
+ * A push to REF ("oci://HOST[:PORT]/NAME[:TAG]", over https://) with O's transfers and the
+ * host's credentials from O's registry auth files. Nothing is asked yet. Returns 0 and
+ * *RET, or -1: EXIT_USAGE for a bad reference (a digest in place of a tag too) or auth file.
+ */
+_must_check_ int oci_push_new(const struct source_opts *o, const char *ref, struct oci_push **ret,
+			      struct err *e);
+void oci_push_free(struct oci_push *p);
+DEFINE_POINTER_CLEANUP(struct oci_push, oci_push_free)
+/* The tag pushed ("latest" when REF names none). */
+const char *oci_push_tag(const struct oci_push *p);
+
+/*
+ * The index and its signature the tag holds now, each checked against its digest: 0 and
+ * the malloc'd bytes; *RET_JSON NULL when the tag is not there, "" when what it names is
+ * not a repository's manifest (SPEC48 §2's reader rules). -1 when the registry does not
+ * answer or refuses the credentials (EXIT_UNREACHABLE), or serves other bytes (EXIT_VERIFY).
+ */
+_must_check_ int oci_push_held(struct oci_push *p, char **ret_json, size_t *ret_len, char **ret_sig,
+			       size_t *ret_sig_len, struct err *e);
+
+/* Whether the registry has blob sha256:SHA256 of SIZE bytes: 1, 0, or -1 with e set. */
+_must_check_ int oci_push_has_blob(struct oci_push *p, const char *sha256, uint64_t size,
+				   struct err *e);
+
+/*
+ * Uploads BUF (SIZE bytes, whose SHA-256 the caller has checked is SHA256) as a blob. 0, or
+ * -1 (EXIT_VERIFY when the registry stored it under another digest).
+ */
+_must_check_ int oci_push_blob(struct oci_push *p, const char *sha256, const void *buf,
+			       uint64_t size, struct err *e);
+
+/*
+ * PUTs manifest BUF under the tag: the one switch a reader sees. 0 and its digest's hex in
+ * RET_SHA256, or -1 (EXIT_VERIFY when the registry stored it under another digest).
+ */
+_must_check_ int oci_push_manifest(struct oci_push *p, const char *buf, size_t len,
+				   char ret_sha256[65], struct err *e);

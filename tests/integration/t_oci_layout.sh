@@ -18,46 +18,7 @@ expect_out "mirrored 3 package(s), 0 already present, to oci-layout:$L:v1"
 
 # The layout and the manifest, field by field.
 check_layout() { # check_layout LAYOUT TAG REPO KERNEL|all
-    python3 - "$@" <<'EOF' || fail "the layout $1:$2"
-import hashlib, json, os, sys
-lay, tag, repo, kernel = sys.argv[1:]
-blob = lambda d: open(os.path.join(lay, "blobs", "sha256", d.split(":")[1]), "rb").read()
-assert json.load(open(lay + "/oci-layout")) == {"imageLayoutVersion": "1.0.0"}
-index = json.load(open(lay + "/index.json"))
-assert index["schemaVersion"] == 2, index
-assert index["mediaType"] == "application/vnd.oci.image.index.v1+json", index
-descs = [m for m in index["manifests"]
-         if m["annotations"]["org.opencontainers.image.ref.name"] == tag]
-assert len(descs) == 1, descs
-d = descs[0]
-raw = blob(d["digest"])
-assert d["mediaType"] == "application/vnd.oci.image.manifest.v1+json" and d["size"] == len(raw)
-assert "sha256:" + hashlib.sha256(raw).hexdigest() == d["digest"]
-m = json.loads(raw)
-assert m["schemaVersion"] == 2 and m["mediaType"] == d["mediaType"], m
-assert m["artifactType"] == "application/vnd.nvidia.driver-installer.repository.v1", m
-assert m["config"] == {"mediaType": "application/vnd.oci.empty.v1+json", "size": 2,
-    "digest": "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"}, m
-assert blob(m["config"]["digest"]) == b"{}"
-idx = json.load(open(repo + "/index.json"))
-assert m["annotations"] == {"org.opencontainers.image.created": idx["generated"]}, m
-want = [("application/vnd.nvidia.driver-installer.index.v1+json", "index.json"),
-        ("application/vnd.nvidia.driver-installer.index.signature.v1", "index.json.sig")]
-seen = set()
-for p in (p for drv in idx["drivers"] for p in drv["packages"]):
-    if kernel in ("all", p["kernel"]) and p["sha256"] not in seen:  # each digest once
-        seen.add(p["sha256"])
-        want.append(("application/vnd.nvidia.driver-installer.package.v1.tar+zstd", p["path"]))
-got = [(l["mediaType"], l["annotations"]["org.opencontainers.image.title"])
-       for l in m["layers"]]
-assert got == want, (got, want)
-for l in m["layers"]:
-    assert "urls" not in l
-    data = blob(l["digest"])
-    assert len(data) == l["size"]
-    title = l["annotations"]["org.opencontainers.image.title"]
-    assert data == open(os.path.join(repo, title), "rb").read(), title
-EOF
+    python3 "$SRC/tests/tools/oci-artifact.py" "$@" || fail "the layout $1:$2"
 }
 check_layout "$L" v1 "$T/srv/repo" all
 
