@@ -77,7 +77,7 @@ static const struct command commands[] = {
 		.host = SESSION_HOST_NONE),
 	COMMAND("mirror", .bit = CFG_MIRROR, .run = mirror_run,
 		.summary = "copy the signed index and the packages some kernels and versions need, for air gaps",
-		.about = "Copies the repository's signed index and the packages that the kernels (--kernel) and drivers (--driver-version) asked for need into --to, verifying each against the index, for nodes that cannot reach the repository. The host root is not read.",
+		.about = "Copies the repository's signed index and the packages that the kernels (--kernel) and drivers (--driver-version) asked for need into --to (a directory, an OCI image layout or a registry repository), verifying each against the index, for nodes that cannot reach the repository. The host root is not read.",
 		.host = SESSION_HOST_NONE, .stops_safely = true),
 	COMMAND("config", .bit = CFG_INSTALL, .preflight = true, .run = config_run,
 		.summary = "print the configuration install would use, from flags and environment, and check it as install would before it starts",

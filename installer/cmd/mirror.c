@@ -276,9 +276,9 @@ int mirror_run(const struct config *c, struct err *e)
 	    copy_wanted(c, &src, &dst, &t, &carried, e) < 0 ||
 	    dst.ops->publish(&dst, &src, &carried, e) < 0)
 		goto out;
-	log_kv(LOG_INFO, "mirror", "mirror complete", "to", c->mirror_to, U64("copied", t.copied),
-	       U64("kept", t.kept), U64("network_bytes", t.net), U64("duration_ms", ms_since(t0)),
-	       LOG_END);
+	log_kv(LOG_INFO, "mirror", "mirror complete", "to", c->mirror_to, "kind", dst.ops->kind,
+	       U64("copied", t.copied), U64("kept", t.kept), U64("network_bytes", t.net),
+	       U64("duration_ms", ms_since(t0)), LOG_END);
 	if (c->json)
 		print_json(c, &src, &t);
 	else
