@@ -101,13 +101,18 @@ static int push_call(struct oci_push *p, fetch_attempt_fn attempt, void *ud, str
 	char *const bases[] = {p->endpoint};
 	size_t mirror;
 
-	return fetch_mirrors(
-		       p->f,
-		       &(struct fetch_request){
-			       .bases = bases, .n_bases = 1, .attempt = attempt, .userdata = ud},
-		       &mirror, e) < 0
-		       ? -1
-		       : 0;
+	if (fetch_mirrors(p->f,
+			  &(struct fetch_request){
+				  .bases = bases, .n_bases = 1, .attempt = attempt, .userdata = ud},
+			  &mirror, e) == 0)
+		return 0;
+	/* The rounds' fix speaks of --repo, a source's; here the registry is --to. */
+	if (strstr(e->hint, "--repo"))
+		snprintf(
+			e->hint, sizeof(e->hint),
+			"check --to and this machine's network to %s (its CA in --ca-file, credentials in --registry-auth)",
+			p->ref.host);
+	return -1;
 }
 
 /* A 2xx answer with a status other than WANT: the registry does not speak the protocol. */

@@ -116,3 +116,8 @@ printf '{"auths":{"%s":{"auth":"%s"}}}' "$OCI_HOST" "$(printf '%s:wrong' "$OCI_U
 expect_rc 4 mirror --from "file://$T/srv/repo" --to "oci://$OCI_HOST/drivers/repo:v2" \
     --repo-key "$FIX/keys/pub.pem" --ca-file "$OCI_CA" --registry-auth "$T/wrong.json"
 expect_err "refused"
+# A registry that does not answer: exit 4, the fix naming --to, not --repo.
+dead=127.0.0.1:$(dead_port)
+expect_rc 4 mirror --from "file://$T/old" --to "oci://$dead/drivers/repo:v1" \
+    --repo-key "$FIX/keys/pub.pem" --fetch-timeout 5 --fetch-retries 0
+expect_err "fix: check --to and this machine's network to $dead"
