@@ -36,7 +36,8 @@ pulled() {
 
 # DIR -> oci:// -> DIR in each mode: what comes back is what went.
 for mode in anonymous htpasswd token; do
-    oci_registry_start "$mode"
+    # htpasswd's blobs are a redirect to another host (a storage server that logs headers).
+    oci_registry_start "$mode" $([ "$mode" != htpasswd ] || echo --storage-redirect)
     mirror 0 "file://$T/srv/repo" "oci://$OCI_HOST/drivers/repo:v1"
     expect_out "mirrored 3 package(s), 0 already present, to oci://$OCI_HOST/drivers/repo:v1"
     pulled drivers/repo:v1
@@ -45,6 +46,19 @@ for mode in anonymous htpasswd token; do
     mirror 0 "oci://$OCI_HOST/drivers/repo:v1" "$T/back-$mode"
     expect_out "mirrored 3 package(s), 0 already present"
     same_repo "$T/srv/repo" "$T/back-$mode"
+    if [ "$mode" = htpasswd ]; then
+        # A re-run reads what the tag holds (the index and its signature, through the
+        # redirect): the storage host gets them, never the credentials.
+        idx=$(sha256sum "$T/srv/repo/index.json" | cut -d' ' -f1)
+        stored() { grep -c "\"method\": \"GET\", \"path\": \"/docker/registry/v2/blobs/sha256/../$idx/data" \
+            "$OCI_STORAGE_LOG" || true; }
+        before=$(stored)
+        mirror 0 "file://$T/srv/repo" "oci://$OCI_HOST/drivers/repo:v1"
+        expect_out "mirrored 0 package(s), 3 already present"
+        [ "$(stored)" -gt "$before" ] ||
+            fail "the index was not read through the storage host: $(cat "$OCI_STORAGE_LOG")"
+        ! grep -qi '"authorization"' "$OCI_STORAGE_LOG" || fail "credentials sent to the storage host"
+    fi
     [ "$mode" = token ] || oci_registry_stop
 done
 grep -q '"scope": \["repository:drivers/repo:pull,push"\]' "$OCI_TOKEN_LOG" ||
