@@ -84,6 +84,13 @@ expect_rc 0 install --repo "oci://$OCI_HOST/inside/repo:v1" --ca-file "$OCI_CA" 
     --registry-auth "$OCI_AUTH_FILE" $(install_args)
 assert_eq "$(installed_version)" "$V_OLD" "installed from the repository across the air gap"
 
+# Registry to registry, one command: the same artifact under another name.
+mirror 0 "oci://$OCI_HOST/drivers/repo:v1" "oci://$OCI_HOST/copy/repo:v1"
+expect_out "mirrored 3 package(s), 0 already present"
+pulled copy/repo:v1
+python3 "$SRC/tests/tools/oci-artifact.py" "$T/pulled" v1 "$T/srv/repo" all ||
+    fail "the registry-to-registry copy"
+
 # skopeo's copy of what mirror pushed, read back by mirror --from oci-layout:.
 pulled drivers/repo:v1
 mirror 0 "oci-layout:$T/pulled:v1" "$T/from-skopeo"
