@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -273,6 +274,12 @@ int mirror_layout_open(const struct config *c, const char *ref, struct mirror_de
 	fd = fs_dir_in_root(base, dir, true, e);
 	if (fd < 0)
 		return err_wrap(e, "mirror: --to");
+	/*
+	 * One mirror at a time writes a layout: index.json is read, retagged and replaced, and
+	 * two at once would lose a tag. The lock is the directory's own, gone with the fd.
+	 */
+	if (flock(fd, LOCK_EX) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "mirror: lock '%s'", dir);
 	if (check_layout(c, fd, e) < 0)
 		return -1;
 	*ret = (struct mirror_dest){

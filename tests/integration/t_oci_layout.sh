@@ -56,6 +56,23 @@ cmp "$L/index.json" "$T/index.before" || fail "a refused run changed index.json"
 # Under another tag the older one is welcome (each tag is judged by what it holds).
 mirror 0 "$T/old" "$L:old"
 
+# One writer at a time: a mirror waits for the layout's lock (flock on its directory), and
+# goes on once the holder lets go.
+python3 -c 'import fcntl, os, sys, time
+fcntl.flock(os.open(sys.argv[1], os.O_RDONLY), fcntl.LOCK_EX)
+time.sleep(300)' "$L" &
+holder=$!
+trap 'kill "$holder" 2>/dev/null || true' EXIT
+locked_by() { grep -Eq "^[0-9]+: $2FLOCK +ADVISORY +WRITE $1 " /proc/locks; }
+wait_for "a process to hold $L's lock" 10 locked_by "$holder" ""
+"$BIN" --root "$T/root" mirror --from "file://$T/srv/repo" --repo-key "$FIX/keys/pub.pem" \
+    --to "oci-layout:$L:v1" >"$T/locked.out" 2>&1 &
+waiter=$!
+wait_for "the mirror to wait for the layout's lock" 30 locked_by "$waiter" "-> "
+kill "$holder"
+wait "$waiter" || fail "the mirror that waited: $(cat "$T/locked.out")"
+grep -q "mirrored 0 package(s), 4 already present" "$T/locked.out" || fail "$(cat "$T/locked.out")"
+
 # A package failing its digest never reaches the layout.
 bad="$T/srv/repo/packages/$KERNEL/x86_64/nvidia-$V_BRANCH_OLD.tar.zst"
 sha=$(sha256sum "$bad" | cut -d' ' -f1)
