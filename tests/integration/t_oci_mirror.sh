@@ -67,8 +67,10 @@ grep -q '"scope": \["repository:drivers/repo:pull,push"\]' "$OCI_TOKEN_LOG" ||
 # A re-run uploads nothing: no POST, no PUT (the manifest is the one the tag names).
 posts=$(requests POST /v2/drivers/repo/blobs/uploads/)
 puts=$(requests PUT /v2/drivers/repo/)
-mirror 0 "file://$T/srv/repo" "oci://$OCI_HOST/drivers/repo:v1"
-expect_out "mirrored 0 package(s), 3 already present"
+mirror 0 "file://$T/srv/repo" "oci://$OCI_HOST/drivers/repo:v1" --json
+assert_eq "$(python3 -c 'import json, sys; o = json.load(open(sys.argv[1]))
+print(o["to"], o["copied"], o["kept"], o["network_bytes"], sorted({p["action"] for p in o["packages"]}))' \
+    "$T/out")" "oci://$OCI_HOST/drivers/repo:v1 0 3 0 ['kept']" "a re-run's --json"
 assert_eq "$(requests POST /v2/drivers/repo/blobs/uploads/)" "$posts" "uploads begun by a re-run"
 assert_eq "$(requests PUT /v2/drivers/repo/)" "$puts" "PUTs of a re-run"
 
