@@ -53,7 +53,7 @@ struct mirror_dest {
 	const struct mirror_dest_ops *ops;
 	const struct config *c;
 	int dir_fd; /* directory, layout: the directory */
-	char *tag;  /* layout, registry: the tag written */
+	char *tag;  /* layout: the tag written */
 	void *priv; /* registry: its state (mirror_push.c) */
 };
 
