@@ -88,3 +88,10 @@ mirror 2 "$T/srv/repo" "$T/other"
 expect_err "is a directory that is not an OCI image layout (it has no oci-layout file)"
 mirror 2 "$T/srv/repo" "$L:-x"
 expect_err "the tag '-x' is not"
+# A --to of another scheme is no destination (and is not made a directory named "https:").
+expect_rc 2 mirror --from "file://$T/srv/repo" --repo-key "$FIX/keys/pub.pem" --to "https://mirror.example/x"
+expect_err "mirror: --to 'https://mirror.example/x': not a directory, file://, oci:// or oci-layout: destination"
+[ ! -e https: ] || fail "a directory named https: was made"
+# file://DIR is the directory DIR.
+expect_rc 0 mirror --from "file://$T/old" --repo-key "$FIX/keys/pub.pem" --to "file://$T/fdir"
+cmp "$T/fdir/index.json" "$T/old/index.json" || fail "file:// --to: the index"
