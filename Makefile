@@ -82,8 +82,8 @@ CFLAGS ?=
 # The reference documents messages and --help name, where the image and `make install` put
 # them (installer/util/err.h, DOC_DIR): a node has no source tree to point at.
 DOCDIR ?= /usr/share/doc/nvidia-driver-installer
-DOCS_SHIPPED := docs/benchmark-supply.md docs/benchmarks.md docs/building-packages.md \
-	docs/command-line.md \
+DOCS_SHIPPED := docs/benchmark-oci.md docs/benchmark-supply.md docs/benchmarks.md \
+	docs/building-packages.md docs/command-line.md \
 	docs/configuration.md docs/design.md docs/exit-codes.md docs/hacking.md docs/json.md \
 	docs/metrics.md docs/operations.md docs/reliability.md docs/releasing.md \
 	docs/repository-format.md docs/testing.md docs/troubleshooting.md docs/feeds.md
@@ -124,7 +124,7 @@ FUZZ_SECONDS ?= 60
 .PHONY: FORCE all check check-real unit script-unit integration packaging asan vm image-test \
 	demo deps format format-check lint clean install install-docs image-rootfs \
 	image-multiarch release fuzz fuzz-replay fuzz-bins fleet reliability-report bench \
-	bench-supply golden-refresh
+	bench-supply bench-oci golden-refresh
 .DEFAULT_GOAL := all
 FORCE:
 # Keep test objects between runs.
@@ -302,6 +302,12 @@ bench: deps
 bench-supply: deps
 	$(MAKE) all $(FAKEKERNEL)
 	bench/supply.py $(BIN) $(FAKEKERNEL) $(BENCH_SUPPLY_ARGS)
+
+# docs/benchmark-oci.md, measured anew: a cold install from an OCI registry beside the same
+# package from a static web server, and the requests of a warm re-run (bench/oci.py).
+bench-oci: deps
+	$(MAKE) all $(FAKEKERNEL)
+	bench/oci.py $(BIN) $(FAKEKERNEL) $(BENCH_OCI_ARGS)
 
 # docs/reliability.md, measured anew: fault tests, fuzzing, the fleet.
 reliability-report: $(BIN) $(FAKEKERNEL) $(CRASHPOINT)
