@@ -441,8 +441,23 @@ static enum fetch_result manifest_take(struct oci_mirror *m, char **buf, size_t 
 				       const char *digest, const char *where, struct err *e)
 {
 	struct oci_manifest *man = NULL;
-	int same = digest[0] ? oci_sha256_is(*buf, len, digest + 7) : 0;
+	char own[OCI_DIGEST_SIZE] = "sha256:";
+	int same;
 
+	/*
+	 * A registry that names no digest for a tag (the distribution spec does not require
+	 * Docker-Content-Digest): the bytes' own. The manifest is not trusted either way.
+	 */
+	if (!digest[0]) {
+		if (oci_sha256_hex(*buf, len, own + 7) < 0) {
+			err_openssl(e, EXIT_UNEXPECTED, "sha256");
+			return FETCH_PERMANENT;
+		}
+		log_kv(LOG_DEBUG, "registry", "no digest named: the manifest's own", "mirror",
+		       m->base, "digest", own, LOG_END);
+		digest = own;
+	}
+	same = oci_sha256_is(*buf, len, digest + 7);
 	if (same < 0) {
 		err_openssl(e, EXIT_UNEXPECTED, "sha256");
 		return FETCH_PERMANENT;
@@ -450,7 +465,7 @@ static enum fetch_result manifest_take(struct oci_mirror *m, char **buf, size_t 
 	if (!same) {
 		err_set(e, EXIT_VERIFY,
 			"%s: the manifest's bytes do not hash to %s, the digest the registry names",
-			where, digest[0] ? digest : "(none)");
+			where, digest);
 		return FETCH_PERMANENT;
 	}
 	if (oci_manifest_parse(*buf, len, &man, e) < 0) {
@@ -545,6 +560,8 @@ static enum fetch_result registry_manifest(struct oci_pull *p, struct oci_mirror
 		*ret_cached = true;
 	} else if (r == FETCH_OK) {
 		r = manifest_get(m, f, digest, e);
+		/* A registry that named no digest: the bytes may still be the cached index's. */
+		*ret_cached = r == FETCH_OK && kept && strcmp(m->digest, k.digest) == 0;
 	}
 	free(k.buf);
 	return r;
@@ -664,7 +681,7 @@ enum fetch_result oci_pull_index(struct oci_pull *p, struct fetcher *f, const ch
 	if (cached && index_from_cache(p, m, r)) {
 		r->from_cache = true;
 		log_kv(LOG_INFO, "registry",
-		       "the manifest is the cached index's: nothing else asked", "mirror", base,
+		       "the manifest is the cached index's: no blob asked for", "mirror", base,
 		       "digest", m->digest, LOG_END);
 		return FETCH_OK;
 	}

@@ -101,7 +101,7 @@ warm_rerun() {
     n=$(asked)
     expect_rc 0 install "$@" --ca-file "$OCI_CA" --index-max-age 0 $(install_args)
     expect_err "already installed"
-    expect_err "the manifest is the cached index's"
+    expect_err "the manifest is the cached index's: no blob asked for"
     assert_eq "$(($(asked) - n))" 1 "$mode: requests to the registry on the warm re-run"
 }
 warm_rerun anonymous --repo "oci://$OCI_HOST/drivers/repo"
@@ -131,6 +131,23 @@ fresh_install hosts --repo oci://registry.invalid/drivers/repo --registry-hosts 
 cmp "$T/https" "$T/hosts" || fail "oci:// (hosts.toml) installed other bytes"
 expect_err "oci://registry.invalid/drivers/repo via https://$dead"
 expect_err "mirror=oci://registry.invalid/drivers/repo via https://$OCI_HOST bytes="
+
+# A registry of static files (the test's web server over TLS): it names no digest
+# (Docker-Content-Digest is not required), so the manifest's own is taken, and a warm
+# re-run, which must then read the manifest to know it, asks for no blob.
+mkdir -p "$T/static-reg/v2/drivers/repo/manifests" "$T/static-reg/v2/drivers/repo/blobs"
+for b in "$T/layout/blobs/sha256/"*; do
+    cp "$b" "$T/static-reg/v2/drivers/repo/blobs/sha256:${b##*/}"
+done
+cp "$T/layout/blobs/sha256/${digest#sha256:}" "$T/static-reg/v2/drivers/repo/manifests/latest"
+start_httpd "$T/static-reg" static --tls-cert "$OCI_DIR/server.pem" --tls-key "$OCI_DIR/server.key"
+fresh_install static --repo "oci://${HTTP#https://}/drivers/repo"
+cmp "$T/https" "$T/static" || fail "oci:// (static files) installed other bytes"
+http_log_reset
+expect_rc 0 install --repo "oci://${HTTP#https://}/drivers/repo" --ca-file "$OCI_CA" \
+    --index-max-age 0 $(install_args)
+expect_err "the manifest is the cached index's: no blob asked for"
+assert_eq "$(served_requests /blobs/)" 0 "blob requests on the static registry's warm re-run"
 
 # An OCI image layout directory, as skopeo and oras write it.
 fresh_install from-layout --repo "oci-layout:$T/layout:latest"
