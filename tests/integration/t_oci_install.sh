@@ -148,6 +148,24 @@ expect_rc 0 install --repo "oci://${HTTP#https://}/drivers/repo" --ca-file "$OCI
     --index-max-age 0 $(install_args)
 expect_err "the manifest is the cached index's: no blob asked for"
 assert_eq "$(served_requests /blobs/)" 0 "blob requests on the static registry's warm re-run"
+# Faults on the way: the manifest answered 503 once (retried), the package's blob cut
+# halfway (resumed with Range from where it stopped, not fetched again).
+pkg_sha=$(sha256sum "$T/srv/repo"/packages/*/*/*.tar.zst | cut -c1-64)
+pkg_size=$(stat -c %s "$T/srv/repo"/packages/*/*/*.tar.zst)
+printf '[{"path": "/v2/drivers/repo/manifests/latest", "action": "status", "code": 503, "times": 1},
+ {"path": "/v2/drivers/repo/blobs/sha256:%s", "action": "truncate", "at": %d, "times": 1}]\n' \
+    "$pkg_sha" $((pkg_size / 2)) >"$HTTP_FAULTS"
+http_log_reset
+fresh_install static-faults --repo "oci://${HTTP#https://}/drivers/repo"
+cmp "$T/https" "$T/static-faults" || fail "oci:// (faults, resumed) installed other bytes"
+python3 - "$HTTP_LOG" "$pkg_sha" "$((pkg_size / 2))" <<'PY' || fail "the blob was not resumed"
+import json, sys
+log, sha, half = sys.argv[1], sys.argv[2], int(sys.argv[3])
+gets = [e for e in map(json.loads, open(log)) if e["path"].endswith("sha256:" + sha)]
+print("package blob requests:", [(e["range"], e["status"], e["bytes"]) for e in gets])
+assert len(gets) == 2 and gets[1]["range"] == "bytes=%d-" % half and gets[1]["status"] == 206
+assert sum(e["bytes"] for e in gets) < 2 * half + 1024
+PY
 
 # An OCI image layout directory, as skopeo and oras write it.
 fresh_install from-layout --repo "oci-layout:$T/layout:latest"
