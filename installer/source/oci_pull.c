@@ -759,13 +759,32 @@ enum fetch_result oci_pull_package(struct oci_pull *p, struct fetcher *f, const 
 	}
 	if ((r = package_layer(p, m, f, pkg, &l, e)) != FETCH_OK)
 		return r;
-	if (!m->is_layout)
-		return oci_blob_to_file(m->client, f, base, ff, e);
-	if (asprintf(&url, "%s/blobs/sha256/%s", m->layout_url, l->sha256) < 0) {
-		err_errno(e, EXIT_UNEXPECTED, ENOMEM, "oci-layout");
-		return FETCH_PERMANENT;
+	if (m->is_layout) {
+		if (asprintf(&url, "%s/blobs/sha256/%s", m->layout_url, l->sha256) < 0) {
+			err_errno(e, EXIT_UNEXPECTED, ENOMEM, "oci-layout");
+			return FETCH_PERMANENT;
+		}
+		r = fetch_to_file(f, base, url, ff, e);
+	} else {
+		r = oci_blob_to_file(m->client, f, base, ff, e);
 	}
-	return fetch_to_file(f, base, url, ff, e);
+	if (r != FETCH_MISSING)
+		return r;
+	/*
+	 * The manifest lists the package, yet its blob is not there: not a partial mirror
+	 * (whose manifest would not list it) but a repository that contradicts itself, e.g.
+	 * a blob removed by garbage collection, or a manifest naming a blob that only another
+	 * repository holds. The next mirror is asked; this one is not "missing" it.
+	 */
+	err_wrap(
+		e,
+		"'%s': its manifest lists package '%s' (sha256:%.12s...) but the %s has no such blob",
+		base, pkg->path, pkg->sha256, m->is_layout ? "layout" : "repository");
+	err_hint(
+		e,
+		"the repository contradicts its own manifest (a blob removed, or one only another repository holds): push it again with 'nvidia-driver-installer mirror --to %s', or ask the registry's operator",
+		base);
+	return FETCH_PERMANENT;
 }
 
 enum fetch_result oci_pull_probe(struct oci_pull *p, struct fetcher *f, const char *base,

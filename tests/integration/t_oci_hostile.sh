@@ -75,10 +75,10 @@ hostile 5 "blobs/$pkg_digest': sha256 mismatch (expected ${pkg_digest:7:12}\.\.\
     none "lying-blob:layer=$new_layer"
 
 # A manifest naming a blob this repository does not hold (the other repository of the same
-# server does): the registry's 404 for it in this repository is the answer (the mirror does
-# not carry it: EXIT_UNREACHABLE with one mirror), and it is never asked for under the
-# other name.
-hostile 4 "no mirror carries package .*/v2/ndi/drivers/blobs/$pkg_digest': HTTP 404" \
+# server does): the registry's 404 for it in this repository is a repository that
+# contradicts its manifest, said so (not "a partial mirror": its manifest lists the
+# package), EXIT_UNREACHABLE with one mirror; it is never asked for under the other name.
+hostile 4 "its manifest lists package .* but the repository has no such blob" \
     none "foreign-blob:layer=$new_layer"
 no_request "/v2/$STANDIN_OTHER/"
 
