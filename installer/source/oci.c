@@ -245,11 +245,19 @@ static enum fetch_result token_fetch(struct oci_client *c, struct fetcher *f, st
 				e,
 				"the token endpoint refused the credentials for %s: check the Secret in --registry-auth (NVIDIA_REGISTRY_AUTH)",
 				c->host);
+		else if (e->code != EXIT_VERIFY)
+			err_hint(
+				e,
+				"registry '%s' sends its clients to that token endpoint: the node must reach it too (a firewall, proxy or DNS rule for its host), within --fetch-timeout",
+				c->host);
 		return r;
 	}
 	if (oci_token_parse(buf, len, &token, &expires_s, e) < 0) {
 		err_wrap(e, "registry '%s': the token endpoint '%.300s' answered garbage", c->host,
 			 c->challenge.realm);
+		err_hint(
+			e,
+			"the token endpoint did not answer as the distribution token spec says (JSON with \"token\" or \"access_token\"): a proxy or login page in between, or the registry's auth service misconfigured; check the registry's token service");
 		return FETCH_PERMANENT;
 	}
 	free_secret(c->token);
