@@ -319,18 +319,6 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
 	return size * nmemb;
 }
 
-/* Reads a request body from a file (fetch_http.body_fd). */
-static size_t read_body(char *buf, size_t size, size_t nmemb, void *ud)
-{
-	const struct fetch_http *h = ud;
-	ssize_t n;
-
-	do
-		n = read(h->body_fd, buf, size * nmemb);
-	while (n < 0 && errno == EINTR);
-	return n < 0 ? CURL_READFUNC_ABORT : (size_t)n;
-}
-
 /* H's method, headers, credentials and body on F's handle (set_common's last step). */
 static void set_http(struct fetcher *f, const struct fetch_http *h)
 {
@@ -352,6 +340,8 @@ static void set_http(struct fetcher *f, const struct fetch_http *h)
 		sym_curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
 		sym_curl_easy_setopt(c, CURLOPT_HEADERDATA, h->answer);
 	}
+	if (h->no_proxy)
+		sym_curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
 	/* Never to another host than the one they are for (libcurl's default, said). */
 	sym_curl_easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);
 	if (h->bearer) {
@@ -364,14 +354,9 @@ static void set_http(struct fetcher *f, const struct fetch_http *h)
 	}
 	if (h->method && strcmp(h->method, "HEAD") == 0) {
 		sym_curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
-	} else if (h->body || (h->method && strcmp(h->method, "POST") == 0 && !h->body_size)) {
+	} else if (h->body || (h->method && strcmp(h->method, "POST") == 0)) {
 		sym_curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)h->body_len);
 		sym_curl_easy_setopt(c, CURLOPT_POSTFIELDS, h->body ? h->body : "");
-	} else if (h->body_size) {
-		sym_curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-		sym_curl_easy_setopt(c, CURLOPT_READFUNCTION, read_body);
-		sym_curl_easy_setopt(c, CURLOPT_READDATA, h);
-		sym_curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)h->body_size);
 	}
 	if (h->method && strcmp(h->method, "HEAD") != 0)
 		sym_curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, h->method);

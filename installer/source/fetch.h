@@ -108,10 +108,9 @@ struct fetch_http {
 	const char *bearer;		 /* or a Bearer token */
 	const void *body;		 /* a request body from memory, or NULL */
 	size_t body_len;
-	int body_fd; /* or from this file, when BODY is NULL and BODY_SIZE > 0 */
-	uint64_t body_size;
 	const char *ca_file;		  /* trusted instead of fetch_opts' ca_file, or NULL */
 	struct fetch_http_answer *answer; /* filled from each response; may be NULL */
+	bool no_proxy; /* straight to the host, whatever *_proxy says (a link-local service) */
 };
 
 /* F's next transfers carry H (borrowed until the next call; NULL: plain again). */

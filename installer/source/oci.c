@@ -327,8 +327,6 @@ static enum fetch_result send_once(struct oci_client *c, struct fetcher *f, cons
 	struct fetch_http h = {.method = q->method,
 			       .body = q->body,
 			       .body_len = q->body_len,
-			       .body_fd = q->body_fd,
-			       .body_size = q->body_size,
 			       .ca_file = c->ca_file,
 			       .answer = &ret->hdr};
 	enum fetch_result r;

@@ -56,8 +56,6 @@ struct oci_request {
 	const char *content_type; /* Content-Type of BODY, or NULL */
 	const void *body;	  /* a request body from memory, or NULL */
 	size_t body_len;
-	int body_fd; /* or from a file (when BODY is NULL and BODY_SIZE > 0): its bytes */
-	uint64_t body_size;
 	size_t max; /* the most answer bytes kept */
 };
 

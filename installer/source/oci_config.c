@@ -779,7 +779,12 @@ int oci_gce_token(struct fetcher *f, struct oci_cred *ret, struct err *e)
 	static const char *const headers[] = {"Metadata-Flavor: Google", NULL};
 	const char *host = getenv("GCE_METADATA_HOST");
 	struct fetch_http_answer a = {0};
-	struct fetch_http h = {.headers = headers, .answer = &a};
+	/*
+	 * Straight to the metadata server, never through a proxy the pod's environment
+	 * names: it is a link-local service of the node (Go's metadata client, too, builds its
+	 * transport without a proxy: cloud.google.com/go/compute/metadata, newDefaultHTTPClient).
+	 */
+	struct fetch_http h = {.headers = headers, .answer = &a, .no_proxy = true};
 	_cleanup_free_ char *url = NULL, *buf = NULL;
 	struct oci_cred cred = {0};
 	enum fetch_result r;

@@ -574,6 +574,14 @@ static void test_gce_token(void **state)
 	assert_non_null(strstr(line, "\"flavor\": \"Google\""));
 	assert_non_null(
 		strstr(line, "/computeMetadata/v1/instance/service-accounts/default/token"));
+	/* a proxy the pod's environment names is not asked: the server is the node's own */
+	setenv("http_proxy", "http://127.0.0.1:1", 1);
+	setenv("HTTP_PROXY", "http://127.0.0.1:1", 1);
+	assert_int_equal(ask_gce(g, "token", &c, &e), 0);
+	unsetenv("http_proxy");
+	unsetenv("HTTP_PROXY");
+	assert_string_equal(c.password, "ya29.stand-in_token-0123456789");
+	oci_cred_done(&c);
 	/* an instance without a service account: no token, not an error */
 	assert_int_equal(ask_gce(g, "none", &c, &e), 1);
 	assert_null(c.username);
