@@ -40,7 +40,7 @@
 #include "util/log.h"
 
 #define HOSTS_HINT                                                                                 \
-	"write hosts.toml as containerd's docs/hosts.md describes it, or leave --registry-hosts (NVIDIA_REGISTRY_HOSTS) out"
+	"write hosts.toml as containerd documents it (https://github.com/containerd/containerd/blob/main/docs/hosts.md), or leave --registry-hosts (NVIDIA_REGISTRY_HOSTS) out"
 
 /* One entry of the file: a [host."NAME"] table, or the root's keys for the server. */
 struct host_cfg {
