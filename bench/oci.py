@@ -30,14 +30,14 @@ counted. Goals (the issue's): cold from the registry at most 1.1 times cold from
 server (medians), and a warm re-run asks the registry once. Exits 1 when one is missed.
 """
 import argparse
-import importlib.util
 import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
-import time
+
+import run as R  # bench/run.py's helpers (the package, the node root, timing), one each
 
 SRC = os.path.realpath(os.path.join(os.path.dirname(__file__), ".."))
 TARGET_COLD_RATIO = 1.1
@@ -45,30 +45,8 @@ TARGET_WARM_REQUESTS = 1
 REPO_NAME = "bench/driver-repo"
 
 
-def load_run():
-    """bench/run.py's helpers (the package, the node root, timing), one definition each."""
-    spec = importlib.util.spec_from_file_location("bench_run", os.path.join(SRC, "bench",
-                                                                            "run.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-R = load_run()
-
-
 def log(msg):
     print("bench-oci: %s" % msg, file=sys.stderr, flush=True)
-
-
-def wait_file(path, what, seconds=120):
-    end = time.monotonic() + seconds
-    while not (os.path.exists(path) and os.path.getsize(path)):
-        if time.monotonic() > end:
-            R.die("%s did not start" % what)
-        time.sleep(0.05)
-    with open(path) as f:
-        return f.read().strip()
 
 
 def read_env(path):
@@ -169,7 +147,7 @@ class OciBench:
              os.path.join(w, "static.log"), "--lifetime", "7200", "--tls-cert",
              os.path.join(self.reg_dir, "server.pem"), "--tls-key",
              os.path.join(self.reg_dir, "server.key")], self.server_cores))
-        self.static_url = "https://127.0.0.1:%s/repo" % wait_file(port_file, "the static server")
+        self.static_url = "https://127.0.0.1:%s/repo" % R.wait_file(port_file, "the static server")
         # The push, by the project's own tool.
         R.sh([self.bin, "mirror", "--from", "file://" + self.repo_dir, "--to", self.oci_url,
               "--ca-file", self.ca, "--repo-key", self.pub], stdout=subprocess.DEVNULL)

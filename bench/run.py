@@ -97,6 +97,17 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, check=True, **kw)
 
 
+def wait_file(path, what, seconds=120):
+    """The text of PATH once a server has written it (its port), or die naming WHAT."""
+    end = time.monotonic() + seconds
+    while not (os.path.exists(path) and os.path.getsize(path)):
+        if time.monotonic() > end:
+            die("%s did not start" % what)
+        time.sleep(0.05)
+    with open(path) as f:
+        return f.read().strip()
+
+
 def kernel_release():
     """The installed kernel with headers and an image: the one packages are built for."""
     found = ""

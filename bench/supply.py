@@ -66,16 +66,6 @@ def log(msg):
     print("bench-supply: %s" % msg, file=sys.stderr, flush=True)
 
 
-def wait_file(path, what, seconds=60):
-    end = time.monotonic() + seconds
-    while not (os.path.exists(path) and os.path.getsize(path)):
-        if time.monotonic() > end:
-            R.die("%s did not start" % what)
-        time.sleep(0.05)
-    with open(path) as f:
-        return f.read().strip()
-
-
 class Kube:
     """The API server stand-in with one Node, and its service account."""
 
@@ -98,7 +88,7 @@ class Kube:
              os.path.join(self.dir, "api.key"), os.path.join(self.sa, "token"), self.state,
              os.path.join(self.dir, "faults.json"), os.path.join(self.dir, "requests.log"),
              "7200"])
-        self.port = wait_file(os.path.join(self.dir, "port"), "the API server stand-in")
+        self.port = R.wait_file(os.path.join(self.dir, "port"), "the API server stand-in")
 
     def wants(self):
         try:

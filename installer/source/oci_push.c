@@ -278,6 +278,44 @@ static char *upload_url(const struct oci_push *p, const char *location, const ch
 	return url;
 }
 
+/*
+ * PUT of BODY (LEN bytes of TYPE) to PATH, the registry's WHAT of digest sha256:SHA256: the
+ * answer must be 201, and a Docker-Content-Digest, when the registry gives one, that digest.
+ */
+static enum fetch_result put_stored(struct oci_push *p, struct fetcher *f, const char *path,
+				    const char *type, const void *body, size_t len,
+				    const char *sha256, const char *what, struct err *e)
+{
+	struct oci_response a = {0};
+	enum fetch_result r;
+
+	r = oci_send(p->client, f,
+		     &(struct oci_request){.method = "PUT",
+					   .path = path,
+					   .content_type = type,
+					   .body = body,
+					   .body_len = len,
+					   .max = 4096},
+		     &a, e);
+	oci_response_done(&a);
+	if (r != FETCH_OK)
+		return r;
+	if (a.status != 201) {
+		char step[96];
+
+		snprintf(step, sizeof(step), "the %s's PUT", what);
+		return unexpected(p, step, &a, 201, e);
+	}
+	if (a.hdr.digest[0] &&
+	    (strncmp(a.hdr.digest, "sha256:", 7) != 0 || strcmp(a.hdr.digest + 7, sha256) != 0)) {
+		err_set(e, EXIT_VERIFY,
+			"registry '%s': the %s of '%s:%s' was stored as %s, not sha256:%s (Docker-Content-Digest)",
+			p->ref.host, what, p->ref.name, p->ref.tag, a.hdr.digest, sha256);
+		return FETCH_PERMANENT;
+	}
+	return FETCH_OK;
+}
+
 static enum fetch_result upload_attempt(struct fetcher *f, const char *base, void *ud,
 					struct err *e)
 {
@@ -285,7 +323,6 @@ static enum fetch_result upload_attempt(struct fetcher *f, const char *base, voi
 	struct oci_push *p = b->p;
 	_cleanup_free_ char *url = NULL;
 	struct oci_response a = {0};
-	char want[80];
 	enum fetch_result r;
 
 	(void)base;
@@ -301,27 +338,8 @@ static enum fetch_result upload_attempt(struct fetcher *f, const char *base, voi
 		err_errno(e, EXIT_UNEXPECTED, ENOMEM, "registry");
 		return FETCH_PERMANENT;
 	}
-	r = oci_send(p->client, f,
-		     &(struct oci_request){.method = "PUT",
-					   .path = url,
-					   .content_type = "application/octet-stream",
-					   .body = b->buf ? b->buf : "",
-					   .body_len = (size_t)b->size,
-					   .max = 4096},
-		     &a, e);
-	oci_response_done(&a);
-	if (r != FETCH_OK)
-		return r;
-	if (a.status != 201)
-		return unexpected(p, "the upload's PUT", &a, 201, e);
-	snprintf(want, sizeof(want), "sha256:%s", b->sha256);
-	if (a.hdr.digest[0] && strcmp(a.hdr.digest, want) != 0) {
-		err_set(e, EXIT_VERIFY,
-			"registry '%s': blob %s of '%s' was stored as %s (Docker-Content-Digest)",
-			p->ref.host, want, p->ref.name, a.hdr.digest);
-		return FETCH_PERMANENT;
-	}
-	return FETCH_OK;
+	return put_stored(p, f, url, "application/octet-stream", b->buf ? b->buf : "",
+			  (size_t)b->size, b->sha256, "blob", e);
 }
 
 int oci_push_blob(struct oci_push *p, const char *sha256, const void *buf, uint64_t size,
@@ -350,33 +368,11 @@ static enum fetch_result manifest_attempt(struct fetcher *f, const char *base, v
 {
 	struct manifest_call *m = ud;
 	struct oci_push *p = m->p;
-	struct oci_response a = {0};
 	char path[OCI_TAG_MAX + 16];
-	enum fetch_result r;
 
 	(void)base;
 	snprintf(path, sizeof(path), "manifests/%s", p->ref.tag);
-	r = oci_send(p->client, f,
-		     &(struct oci_request){.method = "PUT",
-					   .path = path,
-					   .content_type = OCI_MT_MANIFEST,
-					   .body = m->buf,
-					   .body_len = m->len,
-					   .max = 4096},
-		     &a, e);
-	oci_response_done(&a);
-	if (r != FETCH_OK)
-		return r;
-	if (a.status != 201)
-		return unexpected(p, "the manifest's PUT", &a, 201, e);
-	if (a.hdr.digest[0] && (strncmp(a.hdr.digest, "sha256:", 7) != 0 ||
-				strcmp(a.hdr.digest + 7, m->sha256) != 0)) {
-		err_set(e, EXIT_VERIFY,
-			"registry '%s': the manifest of '%s:%s' was stored as %s, not sha256:%s",
-			p->ref.host, p->ref.name, p->ref.tag, a.hdr.digest, m->sha256);
-		return FETCH_PERMANENT;
-	}
-	return FETCH_OK;
+	return put_stored(p, f, path, OCI_MT_MANIFEST, m->buf, m->len, m->sha256, "manifest", e);
 }
 
 int oci_push_manifest(struct oci_push *p, const char *buf, size_t len, char ret_sha256[65],
