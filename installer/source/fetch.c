@@ -258,6 +258,59 @@ static void watch(struct fetcher *f, struct sink *s)
 	sym_curl_easy_setopt(f->curl, CURLOPT_XFERINFODATA, s);
 }
 
+/* URL's scheme, host and port, lower-cased, the default port filled in; false if none. */
+static bool url_origin(const char *url, char *scheme, size_t ss, char *host, size_t hs,
+		       unsigned long *port)
+{
+	const char *sep = strstr(url, "://"), *h, *end, *hend, *colon = NULL;
+	char *num_end;
+
+	if (!sep || sep == url || (size_t)(sep - url) >= ss)
+		return false;
+	for (size_t i = 0; url + i < sep; i++)
+		scheme[i] = (char)tolower((unsigned char)url[i]);
+	scheme[sep - url] = '\0';
+	h = sep + 3;
+	end = h + strcspn(h, "/?#");
+	if (memchr(h, '@', (size_t)(end - h)))
+		return false;
+	if (*h == '[') { /* an IPv6 literal */
+		const char *rb = memchr(h, ']', (size_t)(end - h));
+
+		if (!rb)
+			return false;
+		hend = rb + 1;
+		if (hend < end && *hend != ':')
+			return false;
+		colon = hend < end ? hend : NULL;
+	} else {
+		colon = memchr(h, ':', (size_t)(end - h));
+		hend = colon ? colon : end;
+	}
+	if (hend == h || (size_t)(hend - h) >= hs)
+		return false;
+	for (size_t i = 0; h + i < hend; i++)
+		host[i] = (char)tolower((unsigned char)h[i]);
+	host[hend - h] = '\0';
+	if (colon && colon + 1 < end) {
+		errno = 0;
+		*port = strtoul(colon + 1, &num_end, 10);
+		return !errno && num_end == end && *port > 0 && *port <= 65535;
+	}
+	*port = strcmp(scheme, "https") == 0 ? 443 : strcmp(scheme, "http") == 0 ? 80 : 0;
+	return true;
+}
+
+bool fetch_same_origin(const char *a, const char *b)
+{
+	char sa[16], sb[16], ha[256], hb[256];
+	unsigned long pa, pb;
+
+	return url_origin(a, sa, sizeof(sa), ha, sizeof(ha), &pa) &&
+	       url_origin(b, sb, sizeof(sb), hb, sizeof(hb), &pb) && strcmp(sa, sb) == 0 &&
+	       strcmp(ha, hb) == 0 && pa == pb;
+}
+
 void fetch_http_set(struct fetcher *f, const struct fetch_http *h)
 {
 	f->http = h;
@@ -342,6 +395,8 @@ static void set_http(struct fetcher *f, const struct fetch_http *h)
 	}
 	if (h->no_proxy)
 		sym_curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
+	if (h->no_redirect)
+		sym_curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	/* Never to another host than the one they are for (libcurl's default, said). */
 	sym_curl_easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);
 	if (h->bearer) {
@@ -516,8 +571,14 @@ static CURLcode perform(struct fetcher *f, const char *url)
 	if (f->not_regular)
 		return CURLE_READ_ERROR;
 	rc = sym_curl_easy_perform(f->curl);
-	if (f->http && f->http->answer)
+	if (f->http && f->http->answer) {
+		char *eff = NULL;
+
 		f->http->answer->status = http_code(f);
+		sym_curl_easy_getinfo(f->curl, CURLINFO_EFFECTIVE_URL, &eff);
+		snprintf(f->http->answer->effective_url, sizeof(f->http->answer->effective_url),
+			 "%s", eff ? eff : url);
+	}
 	/* An error answer FAILONERROR let through (write_file's comment) is one all the same. */
 	if (rc == CURLE_OK && http_code(f) >= 400)
 		rc = CURLE_HTTP_RETURNED_ERROR;

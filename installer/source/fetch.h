@@ -90,7 +90,8 @@ struct fetch_http_answer {
 	char digest[80];	     /* Docker-Content-Digest */
 	char content_type[128];
 	char location[2048];
-	bool has_length; /* Content-Length, when given */
+	char effective_url[2048]; /* where the last response came from, after redirects */
+	bool has_length;	  /* Content-Length, when given */
 	uint64_t length;
 };
 
@@ -110,8 +111,16 @@ struct fetch_http {
 	size_t body_len;
 	const char *ca_file;		  /* trusted instead of fetch_opts' ca_file, or NULL */
 	struct fetch_http_answer *answer; /* filled from each response; may be NULL */
-	bool no_proxy; /* straight to the host, whatever *_proxy says (a link-local service) */
+	bool no_proxy;	  /* straight to the host, whatever *_proxy says (a link-local service) */
+	bool no_redirect; /* a 3xx is the answer, not followed (a body must not follow it) */
 };
+
+/*
+ * Whether URLs A and B are of one origin (RFC 6454: scheme, host and port, a scheme's
+ * default port filled in, case-insensitive). False for a URL that does not parse or that
+ * carries userinfo.
+ */
+bool fetch_same_origin(const char *a, const char *b);
 
 /* F's next transfers carry H (borrowed until the next call; NULL: plain again). */
 void fetch_http_set(struct fetcher *f, const struct fetch_http *h);

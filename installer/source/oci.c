@@ -165,7 +165,12 @@ static bool realm_allowed(const struct oci_client *c, const char *realm)
 {
 	if (strncasecmp(realm, "https://", 8) == 0)
 		return true;
-	return strncasecmp(realm, "http://", 7) == 0 && strncasecmp(c->endpoint, "http://", 7) == 0;
+	/*
+	 * Over plain http (an endpoint hosts.toml names so) the challenge itself may be
+	 * anyone's: its realm is taken only on the endpoint's own origin.
+	 */
+	return strncasecmp(realm, "http://", 7) == 0 &&
+	       strncasecmp(c->endpoint, "http://", 7) == 0 && fetch_same_origin(realm, c->endpoint);
 }
 
 /* The token request: a GET with the query (Basic when C has credentials), or the OAuth2 POST. */
@@ -177,7 +182,11 @@ static enum fetch_result token_request(struct oci_client *c, struct fetcher *f, 
 	static const char *const form_headers[] = {
 		"Content-Type: application/x-www-form-urlencoded", NULL};
 	struct fetch_http_answer a;
-	struct fetch_http h = {.answer = &a, .ca_file = c->ca_file};
+	/*
+	 * Not redirected: the refresh token is in the POST's body, which libcurl would send on
+	 * to wherever a 307 points (its own credentials it keeps to the host, a body it does not).
+	 */
+	struct fetch_http h = {.answer = &a, .ca_file = c->ca_file, .no_redirect = true};
 	enum fetch_result r;
 
 	if (token_query(c, &q) < 0)
@@ -211,6 +220,14 @@ static enum fetch_result token_request(struct oci_client *c, struct fetcher *f, 
 		explicit_bzero(form, b.len);
 	if (r != FETCH_OK && a.status == 401)
 		r = FETCH_PERMANENT;
+	if (r == FETCH_OK && a.status >= 300 && a.status < 400) {
+		free(*ret_buf);
+		*ret_buf = NULL;
+		err_set(e, EXIT_UNREACHABLE,
+			"HTTP %ld: redirected to '%.300s', not followed (what is sent for a token stays with the host the registry named)",
+			a.status, a.location);
+		r = FETCH_PERMANENT;
+	}
 	return r;
 nomem:
 	free(q.buf);
@@ -299,6 +316,16 @@ static enum fetch_result answer_401(struct oci_client *c, struct fetcher *f,
 {
 	struct oci_challenge ch;
 
+	/*
+	 * A 401 from where a redirect led (blob storage) is that host's: its challenge is not
+	 * the registry's, and answering it would hand the registry's credentials to its realm.
+	 */
+	if (a->effective_url[0] && !fetch_same_origin(a->effective_url, c->api)) {
+		err_set(e, EXIT_UNREACHABLE,
+			"registry '%s': '%.300s', where the registry redirected, answered HTTP 401: not answered with the registry's credentials",
+			c->host, a->effective_url);
+		return FETCH_PERMANENT;
+	}
 	if (fresh)
 		return refused(c, url, e);
 	err_clear(e);
@@ -343,14 +370,20 @@ static enum fetch_result send_once(struct oci_client *c, struct fetcher *f, cons
 		snprintf(ctype, sizeof(ctype), "Content-Type: %s", q->content_type);
 		headers[n++] = ctype;
 	}
-	for (size_t i = 0; i < c->n_headers; i++)
-		headers[n++] = c->headers[i];
 	h.headers = headers;
-	if (c->token) {
-		h.bearer = c->token;
-	} else if (c->send_basic) {
-		h.username = c->username;
-		h.password = c->password;
+	/*
+	 * Credentials and hosts.toml's headers go only to the endpoint's own origin: never to
+	 * another host an answer names (an upload's Location), nor to plain http from https.
+	 */
+	if (fetch_same_origin(url, c->api)) {
+		for (size_t i = 0; i < c->n_headers; i++)
+			headers[n++] = c->headers[i];
+		if (c->token) {
+			h.bearer = c->token;
+		} else if (c->send_basic) {
+			h.username = c->username;
+			h.password = c->password;
+		}
 	}
 	oci_response_done(ret);
 	fetch_http_set(f, &h);

@@ -346,9 +346,12 @@ static int load_entry(struct auth_ctx *c, const char *key, json_object *entry, s
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "registry auth '%s'", c->path);
 	}
 	if (!ikey) {
+		/* A key with userinfo ("https://user:pass@host") is named from its host on. */
+		const char *at = strchr(key, '@'), *shown = at ? at + 1 : key;
+
 		log_kv(LOG_WARN, "source",
 		       "registry auth: a key that is not a registry [scheme://]HOST[:PORT][/PATH], ignored as the kubelet ignores it",
-		       "file", c->path, "key", key, LOG_END);
+		       "file", c->path, "key", shown, LOG_END);
 		oci_cred_done(&cred);
 		return 0;
 	}

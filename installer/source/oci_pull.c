@@ -511,6 +511,13 @@ static enum fetch_result manifest_get(struct oci_mirror *m, struct fetcher *f, c
 	}
 	if (!want[0])
 		want = a.hdr.digest;
+	if (want[0] && !oci_digest_is_valid(want)) {
+		err_set(e, EXIT_VERIFY,
+			"registry '%s': the manifest's Docker-Content-Digest '%.80s' is not sha256:HEX",
+			m->host, want);
+		oci_response_done(&a);
+		return FETCH_PERMANENT;
+	}
 	r = manifest_take(m, &a.body, a.len, want, m->base, e);
 	oci_response_done(&a);
 	return r;

@@ -334,6 +334,16 @@ static enum fetch_result upload_attempt(struct fetcher *f, const char *base, voi
 		return r;
 	if (a.status != 202 || !a.hdr.location[0])
 		return unexpected(p, "the upload's POST (with a Location)", &a, 202, e);
+	if (strncasecmp(a.hdr.location, "http://", 7) == 0 &&
+	    strncasecmp(p->endpoint, "https://", 8) == 0) {
+		err_set(e, EXIT_UNREACHABLE,
+			"registry '%s': the upload's POST answered a Location on plain http://: refused, an https:// registry's upload never goes out in clear",
+			p->ref.host);
+		err_hint(
+			e,
+			"a proxy in front of the registry that terminates TLS must tell it so (X-Forwarded-Proto: https), or the registry's http.host must name https://");
+		return FETCH_PERMANENT;
+	}
 	if (!(url = upload_url(p, a.hdr.location, b->sha256))) {
 		err_errno(e, EXIT_UNEXPECTED, ENOMEM, "registry");
 		return FETCH_PERMANENT;

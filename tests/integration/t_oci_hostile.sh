@@ -121,6 +121,12 @@ hostile 4 "the token endpoint '$realm' answered garbage" token 'token-garbage:bo
 hostile 4 "the token endpoint '$realm' answered garbage" token \
     'token-garbage:body={"token": "t\r\nX-Injected: 1"}'
 ! grep -qi '"x-injected"' "$STANDIN_LOG" || fail "the token's header reached the registry"
+# A token endpoint that redirects elsewhere is not followed: what goes for a token (Basic
+# credentials, a refresh token in a POST's body) stays with the host the registry named.
+hostile 4 "the token endpoint '$realm': HTTP 307: redirected to 'https://127.0.0.2:[0-9]*/token', not followed" \
+    token token-redirect
+! grep -q '"path": "/token' "$STANDIN_STORAGE_LOG" ||
+    fail "the token request followed the redirect: $(grep '/token' "$STANDIN_STORAGE_LOG")"
 t0=$(date +%s)
 FETCH_TIMEOUT=5 hostile 4 "$realm" token token-stall
 expect_err "fix: registry '$STANDIN_HOST' sends its clients to that token endpoint: the node must reach it"
@@ -143,6 +149,18 @@ hostile 4 "registry '$STANDIN_HOST' refused the credentials for 'ndi/drivers'" b
 storm_counts basic
 hostile 4 "registry '$STANDIN_HOST' refused the credentials for 'ndi/drivers'" token storm
 storm_counts token
+
+# The storage host a blob is redirected to answers 401 with a challenge of its own realm:
+# it is that host's, not the registry's, and it is not answered with the registry's
+# credentials (a client that took it for the registry's would send them to that realm).
+for auth in basic token; do
+    hostile 4 "where the registry redirected, answered HTTP 401: not answered with the registry's credentials" \
+        "$auth" redirect storage-challenge
+    ! grep -q '"path": "/token' "$STANDIN_STORAGE_LOG" ||
+        fail "$auth: the storage host's realm was asked: $(grep '/token' "$STANDIN_STORAGE_LOG")"
+    ! grep -qi '"authorization"' "$STANDIN_STORAGE_LOG" ||
+        fail "$auth: credentials reached the storage host: $(grep -i authorization "$STANDIN_STORAGE_LOG")"
+done
 
 # A blob redirect to another host: installed, the credentials never followed. Under Basic
 # and under token auth, the registry's blob requests carry Authorization; the storage

@@ -25,8 +25,13 @@ challenge); token: a Bearer challenge naming the realm https://HOST/token, whose
                              held, and served, under STANDIN_OTHER on the same server
   urls {layer}               LAYER's descriptor carries `urls` (on the storage host)
   redirect                   every blob is a 307 to the storage host
+  storage-challenge          (with redirect) the storage host answers every blob 401 with a
+                             Bearer challenge of its own realm (https://STORAGE/token), and
+                             logs what comes to that realm (a client that took the challenge
+                             for the registry's would send the registry's credentials there)
   token-garbage {body}       the token endpoint answers 200 with BODY (default: not JSON)
   token-stall                the token endpoint accepts the request and never answers
+  token-redirect             the token endpoint answers 307 to the storage host's /token
   storm                      every /v2/ request 401, whatever token it carries
   huge-manifest {bytes, sized}  the manifest padded to BYTES (5 MiB) with an annotation
                              (its digest true); sized false: no Content-Length (close ends it);
@@ -262,6 +267,10 @@ class Registry(ocitest.Handler):
             with st.lock:
                 st.active += 1
             return
+        if "token-redirect" in faults:
+            entry["status"] = 307
+            st.token_log.write(entry)
+            return self.answer(307, b"", {"Location": st.storage_url + "/token"})
         if "token-garbage" in faults:
             body = faults["token-garbage"].get("body", "<html>token service</html>\n")
             entry["status"] = 200
@@ -347,6 +356,31 @@ class Registry(ocitest.Handler):
         self.send(code, entry, data, headers)
 
 
+class StandinStorage(ocitest.StorageHandler):
+    """The storage host, with the storage-challenge fault: a 401 and a realm of its own."""
+    faults_path = None
+
+    def do_GET(self):
+        try:
+            with open(self.faults_path) as f:
+                faults = {x["fault"] for x in json.load(f).get("faults", [])}
+        except (OSError, ValueError):
+            faults = set()
+        if "storage-challenge" not in faults:
+            return super().do_GET()
+        entry = {"method": self.command, "path": self.path, "headers": dict(self.headers.items())}
+        if self.path.startswith("/token"):
+            entry["status"] = 200
+            self.conf["log"].write(entry)
+            return self.answer(200, b'{"token": "storage-token"}\n',
+                               {"Content-Type": "application/json"})
+        entry["status"] = 401
+        self.conf["log"].write(entry)
+        realm = "https://%s:%d/token" % self.server.server_address[:2]
+        self.answer(401, b"", {"WWW-Authenticate":
+                               'Bearer realm="%s",service="storage",scope="x"' % realm})
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dir", required=True)
@@ -374,7 +408,8 @@ def main():
         open(os.path.join(args.dir, log), "w").close()
     ocitest.StorageHandler.conf = {"root": storage,
                                    "log": ocitest.Log(os.path.join(args.dir, "storage.log"))}
-    sserver = ocitest.https_server(ocitest.StorageHandler, args.dir, host="127.0.0.2")
+    StandinStorage.faults_path = os.path.join(args.dir, "faults.json")
+    sserver = ocitest.https_server(StandinStorage, args.dir, host="127.0.0.2")
     state = State(args, artifact, "https://127.0.0.2:%d" % sserver.server_address[1])
     Registry.state = state
     server = ocitest.https_server(Registry, args.dir)

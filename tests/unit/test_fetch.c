@@ -164,9 +164,31 @@ static void test_give_up(void **state)
 	assert_int_equal(e.code, EXIT_UNREACHABLE);
 }
 
+/* Origins as RFC 6454 compares them: what credentials and a challenge are held to. */
+static void test_same_origin(void **state)
+{
+	(void)state;
+	assert_true(fetch_same_origin("https://r.example/v2/a/", "https://R.Example:443/token"));
+	assert_true(fetch_same_origin("http://r.example/x", "http://r.example:80"));
+	assert_true(fetch_same_origin("https://[::1]:5000/v2/", "https://[::1]:5000/upload?x=1"));
+	assert_true(fetch_same_origin("https://r.example?q", "https://r.example#f"));
+	assert_false(fetch_same_origin("https://r.example/", "http://r.example/"));
+	assert_false(fetch_same_origin("https://r.example/", "https://r.example:8443/"));
+	assert_false(fetch_same_origin("https://r.example/", "https://s.example/"));
+	assert_false(fetch_same_origin("https://r.example/", "https://r.example.evil/"));
+	assert_false(fetch_same_origin("https://[::1]:5000/", "https://[::1]:5001/"));
+	/* userinfo, no scheme, a bad port: no origin at all */
+	assert_false(fetch_same_origin("https://u:p@r.example/", "https://r.example/"));
+	assert_false(fetch_same_origin("r.example/v2/", "r.example/v2/"));
+	assert_false(fetch_same_origin("https://r.example:99999/", "https://r.example:99999/"));
+	assert_false(fetch_same_origin("https://r.example:44x/", "https://r.example:44x/"));
+	assert_false(fetch_same_origin("https:///v2/", "https:///v2/"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_same_origin),
 		cmocka_unit_test(test_url_join),
 		cmocka_unit_test(test_failover),
 		cmocka_unit_test(test_give_up),
