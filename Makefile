@@ -392,11 +392,12 @@ image-test:
 
 # The release (docs/releasing.md): the image built and tested (image-test), then pushed with
 # each image's SBOM to REGISTRY/nvidia-driver-installer and the DaemonSets rendered with its
-# digest and the repository key into build/release (scripts/release). RELEASE_CERT_DIR,
-# RELEASE_AUTHFILE and RELEASE_CREDS are skopeo's --dest-cert-dir, --dest-authfile and
-# --dest-creds, RELEASE_CA one CA file; RELEASE_KEY the repository's public key; the SBOMs'
-# time is the commit's.
+# digest and the repository key into build/release (scripts/release). RELEASE_CERT_DIR and
+# RELEASE_AUTHFILE are skopeo's --dest-cert-dir and --dest-authfile, RELEASE_CA one CA file,
+# RELEASE_CREDS (USER:PASS, in the environment: scripts/release writes it to a 0600 auth
+# file); RELEASE_KEY the repository's public key; the SBOMs' time is the commit's.
 RELEASE_TAG ?= $(VERSION)
+export RELEASE_CREDS
 ifneq ($(filter release,$(MAKECMDGOALS)),)
 ifeq ($(REGISTRY),)
 $(error make release REGISTRY=HOST[:PORT]/PATH: the registry to push the image to)
@@ -412,7 +413,6 @@ release: image-test
 		$(if $(RELEASE_CA),--ca-file '$(RELEASE_CA)') \
 		$(if $(RELEASE_CERT_DIR),--cert-dir '$(RELEASE_CERT_DIR)') \
 		$(if $(RELEASE_AUTHFILE),--authfile '$(RELEASE_AUTHFILE)') \
-		$(if $(RELEASE_CREDS),--creds '$(RELEASE_CREDS)') \
 		$(if $(NDI_IMAGE_LIST),--list '$(NDI_IMAGE_LIST)') --out build/release
 
 # The unit and integration suites again, built with ASan and UBSan.

@@ -147,6 +147,23 @@ class Credentials(unittest.TestCase):
         with self.assertRaises(registry.RegistryError):
             registry.credentials("h", "nocolon")
 
+    def test_release_creds_from_the_environment(self):
+        """RELEASE_CREDS reaches skopeo as a 0600 auth file, never as --dest-creds."""
+        from importlib.machinery import SourceFileLoader
+        rel = SourceFileLoader("release_script",
+                               os.path.join(ROOT, "scripts", "release")).load_module()
+        with tempfile.TemporaryDirectory() as tmp:
+            a = type("A", (), {})()
+            a.tmp, a.registry, a.creds = tmp, "registry.example:5000/gpu", "u:p:q"
+            a.cert_dir, a.authfile = "", rel.creds_authfile(a)
+            self.assertEqual(os.stat(a.authfile).st_mode & 0o777, 0o600)
+            self.assertEqual(registry.credentials("registry.example:5000", "", a.authfile),
+                             ("u", "p:q"))
+            self.assertNotIn("u:p:q", " ".join(rel.skopeo_dest(a)))
+            a.creds = "nocolon"
+            with self.assertRaises(rel.Failed):
+                rel.creds_authfile(a)
+
 
 if __name__ == "__main__":
     unittest.main()
