@@ -278,23 +278,30 @@ static char *upload_url(const struct oci_push *p, const char *location, const ch
 	return url;
 }
 
+/* A PUT whose answer must say it stored SHA256: PATH, BODY of LEN bytes of TYPE, WHAT it is. */
+struct stored_put {
+	const char *path, *type;
+	const void *body;
+	size_t len;
+	const char *sha256, *what;
+};
+
 /*
- * PUT of BODY (LEN bytes of TYPE) to PATH, the registry's WHAT of digest sha256:SHA256: the
- * answer must be 201, and a Docker-Content-Digest, when the registry gives one, that digest.
+ * Q's PUT: the answer must be 201, and a Docker-Content-Digest, when the registry gives
+ * one, Q's digest.
  */
-static enum fetch_result put_stored(struct oci_push *p, struct fetcher *f, const char *path,
-				    const char *type, const void *body, size_t len,
-				    const char *sha256, const char *what, struct err *e)
+static enum fetch_result put_stored(struct oci_push *p, struct fetcher *f,
+				    const struct stored_put *q, struct err *e)
 {
 	struct oci_response a = {0};
 	enum fetch_result r;
 
 	r = oci_send(p->client, f,
 		     &(struct oci_request){.method = "PUT",
-					   .path = path,
-					   .content_type = type,
-					   .body = body,
-					   .body_len = len,
+					   .path = q->path,
+					   .content_type = q->type,
+					   .body = q->body,
+					   .body_len = q->len,
 					   .max = 4096},
 		     &a, e);
 	oci_response_done(&a);
@@ -303,14 +310,14 @@ static enum fetch_result put_stored(struct oci_push *p, struct fetcher *f, const
 	if (a.status != 201) {
 		char step[96];
 
-		snprintf(step, sizeof(step), "the %s's PUT", what);
+		snprintf(step, sizeof(step), "the %s's PUT", q->what);
 		return unexpected(p, step, &a, 201, e);
 	}
-	if (a.hdr.digest[0] &&
-	    (strncmp(a.hdr.digest, "sha256:", 7) != 0 || strcmp(a.hdr.digest + 7, sha256) != 0)) {
+	if (a.hdr.digest[0] && (strncmp(a.hdr.digest, "sha256:", 7) != 0 ||
+				strcmp(a.hdr.digest + 7, q->sha256) != 0)) {
 		err_set(e, EXIT_VERIFY,
 			"registry '%s': the %s of '%s:%s' was stored as %s, not sha256:%s (Docker-Content-Digest)",
-			p->ref.host, what, p->ref.name, p->ref.tag, a.hdr.digest, sha256);
+			p->ref.host, q->what, p->ref.name, p->ref.tag, a.hdr.digest, q->sha256);
 		return FETCH_PERMANENT;
 	}
 	return FETCH_OK;
@@ -348,8 +355,14 @@ static enum fetch_result upload_attempt(struct fetcher *f, const char *base, voi
 		err_errno(e, EXIT_UNEXPECTED, ENOMEM, "registry");
 		return FETCH_PERMANENT;
 	}
-	return put_stored(p, f, url, "application/octet-stream", b->buf ? b->buf : "",
-			  (size_t)b->size, b->sha256, "blob", e);
+	return put_stored(p, f,
+			  &(struct stored_put){.path = url,
+					       .type = "application/octet-stream",
+					       .body = b->buf ? b->buf : "",
+					       .len = (size_t)b->size,
+					       .sha256 = b->sha256,
+					       .what = "blob"},
+			  e);
 }
 
 int oci_push_blob(struct oci_push *p, const char *sha256, const void *buf, uint64_t size,
@@ -382,7 +395,14 @@ static enum fetch_result manifest_attempt(struct fetcher *f, const char *base, v
 
 	(void)base;
 	snprintf(path, sizeof(path), "manifests/%s", p->ref.tag);
-	return put_stored(p, f, path, OCI_MT_MANIFEST, m->buf, m->len, m->sha256, "manifest", e);
+	return put_stored(p, f,
+			  &(struct stored_put){.path = path,
+					       .type = OCI_MT_MANIFEST,
+					       .body = m->buf,
+					       .len = m->len,
+					       .sha256 = m->sha256,
+					       .what = "manifest"},
+			  e);
 }
 
 int oci_push_manifest(struct oci_push *p, const char *buf, size_t len, char ret_sha256[65],
