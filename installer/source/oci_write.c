@@ -86,7 +86,7 @@ int oci_artifact_manifest(const struct source *src, const struct repo_package *c
 	json_object_object_add(m, "artifactType", json_object_new_string(OCI_ARTIFACT_TYPE));
 	json_object_object_add(
 		m, "config",
-		descriptor(OCI_MT_EMPTY, OCI_EMPTY_DIGEST + 7, strlen(OCI_EMPTY_BLOB), NULL));
+		descriptor(OCI_MT_EMPTY, &OCI_EMPTY_DIGEST[7], strlen(OCI_EMPTY_BLOB), NULL));
 	json_object_array_add(layers,
 			      descriptor(OCI_MT_INDEX, idx_hex, src->index_len, "index.json"));
 	json_object_array_add(
