@@ -162,6 +162,31 @@ for auth in basic token; do
         fail "$auth: credentials reached the storage host: $(grep -i authorization "$STANDIN_STORAGE_LOG")"
 done
 
+# mirror --to oci://: the registry answers the upload's POST with a Location on another host
+# (the storage host): the PUT goes there without the registry's credentials (the storage
+# host's log has it, with no Authorization), while the POST to the registry carried them.
+for auth in basic token; do
+    oci_standin_faults "$auth" upload-elsewhere
+    : >"$STANDIN_LOG"
+    : >"$STANDIN_STORAGE_LOG"
+    expect_rc 4 mirror --from "file://$T/new" --to "oci://$STANDIN_HOST/ndi/pushed" \
+        --ca-file "$STANDIN_CA" --registry-auth "$STANDIN_AUTH_FILE" \
+        --repo-key "$FIX/keys/pub.pem"
+    expect_err "'https://127.0.0.2:[0-9]*/upload/1?digest=sha256:[0-9a-f]*': HTTP 403"
+    grep -q '"method": "PUT", "path": "/upload/1' "$STANDIN_STORAGE_LOG" ||
+        fail "$auth: no PUT came to the storage host: $(cat "$STANDIN_STORAGE_LOG")"
+    ! grep -qi '"authorization"' "$STANDIN_STORAGE_LOG" ||
+        fail "$auth: credentials went with the upload: $(grep -i authorization "$STANDIN_STORAGE_LOG")"
+    python3 - "$STANDIN_LOG" "$auth" <<'PY' || fail "$auth: the registry's upload POST"
+import json, sys
+scheme = {"basic": "Basic ", "token": "Bearer "}[sys.argv[2]]
+posts = [e for e in map(json.loads, open(sys.argv[1]))
+         if e["method"] == "POST" and e.get("status") == 202]
+assert posts, "no upload POST answered 202"
+assert all(e["headers"].get("Authorization", "").startswith(scheme) for e in posts), posts
+PY
+done
+
 # A blob redirect to another host: installed, the credentials never followed. Under Basic
 # and under token auth, the registry's blob requests carry Authorization; the storage
 # host's requests carry none.

@@ -32,6 +32,9 @@ challenge); token: a Bearer challenge naming the realm https://HOST/token, whose
   token-garbage {body}       the token endpoint answers 200 with BODY (default: not JSON)
   token-stall                the token endpoint accepts the request and never answers
   token-redirect             the token endpoint answers 307 to the storage host's /token
+  upload-elsewhere           a push's POST blobs/uploads/ is answered 202 with a Location on
+                             the storage host, which logs the PUT that follows and refuses
+                             it (403); without it a POST is 405 (the stand-in takes no push)
   storm                      every /v2/ request 401, whatever token it carries
   huge-manifest {bytes, sized}  the manifest padded to BYTES (5 MiB) with an annotation
                              (its digest true); sized false: no Content-Length (close ends it);
@@ -184,6 +187,29 @@ class Registry(ocitest.Handler):
             self.state.active += 1
         try:
             self.serve()
+        finally:
+            with self.state.lock:
+                self.state.active -= 1
+
+    def do_POST(self):
+        """A push's upload start: 202 with a Location on the storage host (upload-elsewhere),
+        as a registry behind a misconfigured proxy or a hostile one may answer."""
+        with self.state.lock:
+            self.state.active += 1
+        try:
+            st = self.state
+            auth, faults = st.config()
+            entry = self.entry()
+            length = int(self.headers.get("Content-Length") or 0)
+            if length:
+                self.rfile.read(length)
+            if not self.authorized(auth, faults, entry):
+                return
+            if "upload-elsewhere" not in faults or \
+                    not urlsplit(self.path).path.endswith("/blobs/uploads/"):
+                return self.error(405, "UNSUPPORTED", entry)
+            self.send(202, entry, b"", {"Location": st.storage_url + "/upload/1",
+                                        "Docker-Upload-UUID": "1"})
         finally:
             with self.state.lock:
                 self.state.active -= 1
@@ -357,8 +383,17 @@ class Registry(ocitest.Handler):
 
 
 class StandinStorage(ocitest.StorageHandler):
-    """The storage host, with the storage-challenge fault: a 401 and a realm of its own."""
+    """The storage host, with the storage-challenge fault: a 401 and a realm of its own;
+    a PUT (upload-elsewhere's) logged whole and refused."""
     faults_path = None
+
+    def do_PUT(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        self.conf["log"].write({"method": "PUT", "path": self.path, "status": 403,
+                                "headers": dict(self.headers.items())})
+        self.answer(403)
 
     def do_GET(self):
         try:
