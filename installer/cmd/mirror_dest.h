@@ -77,6 +77,3 @@ bool mirror_is_package(int fd, const struct repo_package *pkg);
  * a regular file with no other link; anything else there removed first. An fd, or -1.
  */
 _must_check_ int mirror_open_part(int dfd, const char *part, struct err *e);
-
-/* SHA-256 of BUF as 64 hex digits. 0, or -1 (ENOMEM). */
-int mirror_sha256_hex(const void *buf, size_t len, char out[65]);

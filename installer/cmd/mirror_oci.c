@@ -29,15 +29,6 @@
 #define LAYOUT_INDEX_MAX (4u << 20)
 #define OCI_MANIFEST_READ_MAX (4u << 20)
 
-int mirror_sha256_hex(const void *buf, size_t len, char out[65])
-{
-	_cleanup_(sha256_freep) struct sha256 *sha = sha256_new();
-
-	if (!sha || sha256_update(sha, buf, len) < 0 || sha256_final_hex(sha, out) < 0)
-		return -1;
-	return 0;
-}
-
 /* ---- the layout ---- */
 
 /* The layout's blobs/sha256, made when missing. */
@@ -57,7 +48,7 @@ static int read_blob(struct mirror_dest *d, const char *hex, size_t max, char **
 	snprintf(path, sizeof(path), "blobs/sha256/%s", hex);
 	if (fs_read_at(d->dir_fd, path, max, ret, ret_len, e) < 0)
 		return -1;
-	if (mirror_sha256_hex(*ret, *ret_len, got) < 0 || strcmp(got, hex) != 0) {
+	if (sha256_hex_of(*ret, *ret_len, got) < 0 || strcmp(got, hex) != 0) {
 		free(*ret);
 		*ret = NULL;
 		return err_set(e, EXIT_VERIFY, "'%s': its bytes do not hash to its name", path);
@@ -157,7 +148,7 @@ static int put_blob(struct mirror_dest *d, int bfd, const void *buf, size_t len,
 	size_t have_len = 0;
 	struct err ie;
 
-	if (mirror_sha256_hex(buf, len, hex) < 0)
+	if (sha256_hex_of(buf, len, hex) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "mirror");
 	if (read_blob(d, hex, len, &have, &have_len, &ie) == 0)
 		return 0;

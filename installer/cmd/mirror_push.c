@@ -85,7 +85,7 @@ static int put_blob(struct mirror_dest *d, const void *buf, size_t len, struct e
 	char hex[65];
 	int have;
 
-	if (mirror_sha256_hex(buf, len, hex) < 0)
+	if (sha256_hex_of(buf, len, hex) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "mirror");
 	have = oci_push_has_blob(pusher(d), hex, len, e);
 	if (have < 0 || (!have && oci_push_blob(pusher(d), hex, buf, len, e) < 0))

@@ -74,14 +74,6 @@ int oci_client_new(const struct oci_client_opts *o, struct oci_client **ret, str
 }
 
 /* A secret's bytes are wiped before they are freed. */
-static void free_secret(char *s)
-{
-	if (s) {
-		explicit_bzero(s, strlen(s));
-		free(s);
-	}
-}
-
 void oci_client_free(struct oci_client *c)
 {
 	if (!c)
@@ -96,9 +88,9 @@ void oci_client_free(struct oci_client *c)
 		free(c->headers[i]);
 	free(c->headers);
 	free(c->username);
-	free_secret(c->password);
-	free_secret(c->identity_token);
-	free_secret(c->token);
+	str_free_wiped(c->password);
+	str_free_wiped(c->identity_token);
+	str_free_wiped(c->token);
 	free(c);
 }
 
@@ -232,7 +224,7 @@ static enum fetch_result token_request(struct oci_client *c, struct fetcher *f, 
 nomem:
 	free(q.buf);
 nomem_form:
-	free_secret(b.buf);
+	str_free_wiped(b.buf);
 	form = NULL;
 	err_errno(e, EXIT_UNEXPECTED, ENOMEM, "registry '%s': token", c->host);
 	return FETCH_PERMANENT;
@@ -277,7 +269,7 @@ static enum fetch_result token_fetch(struct oci_client *c, struct fetcher *f, st
 			"the token endpoint did not answer as the distribution token spec says (JSON with \"token\" or \"access_token\"): a proxy or login page in between, or the registry's auth service misconfigured; check the registry's token service");
 		return FETCH_PERMANENT;
 	}
-	free_secret(c->token);
+	str_free_wiped(c->token);
 	c->token = token;
 	c->token_expiry_ns = now_ns() + (uint64_t)expires_s * 1000000000u;
 	c->token_expiry_ns -= expires_s > 10 ? TOKEN_SLACK_NS : 0;
@@ -449,7 +441,7 @@ static enum fetch_result token_current(struct oci_client *c, struct fetcher *f, 
 
 	if (!c->token || now_ns() < c->token_expiry_ns)
 		return FETCH_OK;
-	free_secret(c->token);
+	str_free_wiped(c->token);
 	c->token = NULL;
 	r = token_fetch(c, f, e);
 	*fresh = r == FETCH_OK;

@@ -56,21 +56,13 @@ struct oci_auth_files {
 	size_t n, cap;
 };
 
-static void free_wiped(char *s)
-{
-	if (s) {
-		explicit_bzero(s, strlen(s));
-		free(s);
-	}
-}
-
 void oci_cred_done(struct oci_cred *c)
 {
 	if (!c)
 		return;
-	free_wiped(c->username);
-	free_wiped(c->password);
-	free_wiped(c->identity_token);
+	str_free_wiped(c->username);
+	str_free_wiped(c->password);
+	str_free_wiped(c->identity_token);
 	*c = (struct oci_cred){0};
 }
 
@@ -225,8 +217,8 @@ static int decode_auth(const struct auth_ctx *c, const char *auth, struct oci_cr
 		r = bad_entry(c, e, "\"auth\" is not base64 of USER:PASSWORD (no ':')");
 	if (r == 0) {
 		*colon = '\0';
-		free_wiped(cred->username);
-		free_wiped(cred->password);
+		str_free_wiped(cred->username);
+		str_free_wiped(cred->password);
 		cred->username = dup_nonempty(plain);
 		cred->password = dup_nonempty(colon + 1);
 		if ((*plain && !cred->username) || (colon[1] && !cred->password))

@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 
 #include "source/oci_config.h"
+#include "source/oci_names.h"
 #include "source/oci_toml.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -187,18 +188,6 @@ static int strings_of(const struct hosts_doc *d, const char *key, const struct t
 		      one_ok ? "a string or an array of strings" : "an array of strings");
 }
 
-/* A token of RFC 9110 section 5.6.2, as a field name must be. */
-static bool is_token(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
-		      (*s >= '0' && *s <= '9') || strchr("!#$%&'*+-.^_`|~", *s)))
-			return false;
-	return true;
-}
-
 /* One key of a [header] table: "NAME: VALUE" lines into the entry's headers. */
 static int header_value(struct hosts_doc *d, const char *name, const struct toml_value *v,
 			unsigned line, struct err *e)
@@ -209,7 +198,7 @@ static int header_value(struct hosts_doc *d, const char *name, const struct toml
 
 	if (strings_of(d, name, v, true, line, e) < 0)
 		return -1;
-	if (!is_token(name))
+	if (!oci_is_http_token(name))
 		return refuse(d, line, e, "header '%s': not a header name (RFC 9110 token)", name);
 	if (strcasecmp(name, "Authorization") == 0 || strcasecmp(name, "Proxy-Authorization") == 0)
 		return refuse(

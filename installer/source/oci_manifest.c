@@ -43,20 +43,11 @@ static bool is_package_type(const char *t)
 	       strcmp(t, OCI_MT_PACKAGE "+xz") == 0 || strcmp(t, OCI_MT_PACKAGE "+gzip") == 0;
 }
 
-int oci_sha256_hex(const void *buf, size_t len, char ret[65])
-{
-	_cleanup_(sha256_freep) struct sha256 *s = sha256_new();
-
-	if (!s || sha256_update(s, buf, len) < 0 || sha256_final_hex(s, ret) < 0)
-		return -1;
-	return 0;
-}
-
 int oci_sha256_is(const void *buf, size_t len, const char *sha256)
 {
 	char got[65];
 
-	if (oci_sha256_hex(buf, len, got) < 0)
+	if (sha256_hex_of(buf, len, got) < 0)
 		return -1;
 	return strcmp(got, sha256) == 0;
 }

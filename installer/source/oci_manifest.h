@@ -77,7 +77,5 @@ int oci_manifest_package(const struct oci_manifest *m, const struct repo_package
 _must_check_ int oci_layout_find(const char *buf, size_t len, const char *tag,
 				 char ret[OCI_DIGEST_SIZE], bool *ret_missing, struct err *e);
 
-/* BUF's SHA-256 in hex into RET: 0, or -1 on an OpenSSL failure. */
-int oci_sha256_hex(const void *buf, size_t len, char ret[65]);
 /* Whether BUF's SHA-256 is the hex SHA256. -1 on an OpenSSL failure. */
 int oci_sha256_is(const void *buf, size_t len, const char *sha256);

@@ -278,6 +278,13 @@ static const char *token_end(const char *p)
 	return p;
 }
 
+bool oci_is_http_token(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && token_end(s) == s + n;
+}
+
 /* A token or quoted-string at P into OUT (cut to SIZE); the end, or NULL when malformed. */
 static const char *param_value(const char *p, char *out, size_t size)
 {

@@ -56,6 +56,9 @@ _must_check_ int oci_layout_parse(const char *s, char **ret_path, char ret_tag[O
 /* Whether S is "sha256:" and 64 lower-case hex digits. */
 bool oci_digest_is_valid(const char *s);
 
+/* Whether S is a token of RFC 9110 section 5.6.2 (one tchar or more), as a field name is. */
+bool oci_is_http_token(const char *s);
+
 /* ---- the WWW-Authenticate challenge (RFC 7235 section 4.1, RFC 6750 section 3) ---- */
 
 enum oci_scheme {

@@ -449,7 +449,7 @@ static enum fetch_result manifest_take(struct oci_mirror *m, char **buf, size_t 
 	 * Docker-Content-Digest): the bytes' own. The manifest is not trusted either way.
 	 */
 	if (!digest[0]) {
-		if (oci_sha256_hex(*buf, len, own + 7) < 0) {
+		if (sha256_hex_of(*buf, len, own + 7) < 0) {
 			err_openssl(e, EXIT_UNEXPECTED, "sha256");
 			return FETCH_PERMANENT;
 		}

@@ -87,14 +87,6 @@ const char *oci_push_tag(const struct oci_push *p)
 	return p->ref.tag;
 }
 
-/* The SHA-256 of BUF, in hex. 0, or -1 (ENOMEM). */
-static int push_sha256_hex(const void *buf, size_t len, char out[65])
-{
-	_cleanup_(sha256_freep) struct sha256 *sha = sha256_new();
-
-	return !sha || sha256_update(sha, buf, len) < 0 || sha256_final_hex(sha, out) < 0 ? -1 : 0;
-}
-
 /* One call: ATTEMPT over the registry, with retries inside the time budget. */
 static int push_call(struct oci_push *p, fetch_attempt_fn attempt, void *ud, struct err *e)
 {
@@ -185,7 +177,7 @@ static enum fetch_result held_attempt(struct fetcher *f, const char *base, void 
 	}
 	if (r != FETCH_OK)
 		return r;
-	if (push_sha256_hex(a.body, a.len, p->held_sha256) < 0) {
+	if (sha256_hex_of(a.body, a.len, p->held_sha256) < 0) {
 		oci_response_done(&a);
 		err_errno(e, EXIT_UNEXPECTED, ENOMEM, "registry");
 		return FETCH_PERMANENT;
@@ -410,7 +402,7 @@ int oci_push_manifest(struct oci_push *p, const char *buf, size_t len, char ret_
 {
 	struct manifest_call m = {.p = p, .buf = buf, .len = len};
 
-	if (push_sha256_hex(buf, len, m.sha256) < 0)
+	if (sha256_hex_of(buf, len, m.sha256) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "registry");
 	/* The tag names these bytes already (oci_push_held saw them): nothing to switch. */
 	if (strcmp(m.sha256, p->held_sha256) != 0 && push_call(p, manifest_attempt, &m, e) < 0)

@@ -62,13 +62,6 @@ static char *text_of(json_object *o, size_t *ret_len)
 	return s;
 }
 
-static int sha256_hex(const void *buf, size_t len, char out[65])
-{
-	_cleanup_(sha256_freep) struct sha256 *sha = sha256_new();
-
-	return !sha || sha256_update(sha, buf, len) < 0 || sha256_final_hex(sha, out) < 0 ? -1 : 0;
-}
-
 int oci_artifact_manifest(const struct source *src, const struct repo_package *const *pkgs,
 			  size_t n, char **ret, size_t *ret_len, struct err *e)
 {
@@ -76,8 +69,8 @@ int oci_artifact_manifest(const struct source *src, const struct repo_package *c
 	json_object *layers = json_object_new_array(), *a;
 	char idx_hex[65], sig_hex[65];
 
-	if (!m || !layers || sha256_hex(src->index_json, src->index_len, idx_hex) < 0 ||
-	    sha256_hex(src->index_sig, src->sig_len, sig_hex) < 0) {
+	if (!m || !layers || sha256_hex_of(src->index_json, src->index_len, idx_hex) < 0 ||
+	    sha256_hex_of(src->index_sig, src->sig_len, sig_hex) < 0) {
 		json_object_put(layers);
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "manifest");
 	}

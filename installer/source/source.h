@@ -341,6 +341,8 @@ DEFINE_POINTER_CLEANUP(struct sha256, sha256_free)
 int sha256_update(struct sha256 *s, const void *data, size_t len);
 /* Writes 64 lowercase hex digits and a NUL. The context must be reset before reuse. */
 int sha256_final_hex(struct sha256 *s, char out[65]);
+/* The SHA-256 of the LEN bytes at BUF, in hex, into OUT: 0, or -1 (ENOMEM, OpenSSL). */
+int sha256_hex_of(const void *buf, size_t len, char out[65]);
 
 /*
  * ---- versions (source/version.h) ----

@@ -377,3 +377,10 @@ int sha256_final_hex(struct sha256 *s, char out[65])
 	hex(md, 32, out);
 	return 0;
 }
+
+int sha256_hex_of(const void *buf, size_t len, char out[65])
+{
+	_cleanup_(sha256_freep) struct sha256 *s = sha256_new();
+
+	return !s || sha256_update(s, buf, len) < 0 || sha256_final_hex(s, out) < 0 ? -1 : 0;
+}

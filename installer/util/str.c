@@ -62,6 +62,14 @@ size_t str_utf8_len(const char *str)
 	return 0;
 }
 
+void str_free_wiped(char *s)
+{
+	if (s) {
+		explicit_bzero(s, strlen(s));
+		free(s);
+	}
+}
+
 bool str_is_utf8(const char *s)
 {
 	for (size_t n; *s; s += n) {

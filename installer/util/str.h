@@ -32,6 +32,8 @@ void str_utc_now(char buf[STR_UTC_SIZE]);
 size_t str_utf8_len(const char *s);
 /* Whether all of S is well-formed UTF-8 (str_utf8_len). */
 bool str_is_utf8(const char *s);
+/* Frees S (may be NULL) after zeroing it: a password or token not left in freed memory. */
+void str_free_wiped(char *s);
 
 /* A growable list of owned strings, NULL-terminated once it has one. */
 struct strv {
