@@ -4,9 +4,17 @@
 TLS on 127.0.0.1, a bearer token, and the objects and calls the client makes, with the
 API server's own answers to them:
 
-  GET    /api/v1/nodes/NAME                              a Node
-  PATCH  /api/v1/nodes/NAME   (application/merge-patch+json, RFC 7386; kubectl's strategic
-         merge patches where they mean the same: no lists, no directives)
+  GET    /api/v1/nodes/NAME[/status]                     a Node
+  PATCH  /api/v1/nodes/NAME[/status]   application/merge-patch+json (RFC 7386) or
+         application/strategic-merge-patch+json (status.conditions and status.addresses
+         merged by type, other lists replaced; the $-directives answered 415), carried out
+         as kube-apiserver does (kubenode.py, which cites each step): 409 Conflict when the
+         patch's metadata.resourceVersion is not the stored one, 422 Invalid for what
+         validateNodeTaints refuses in spec.taints (and for labels, annotations, and times
+         that are not RFC 3339); a status write changes no spec, a write of the Node itself
+         no status (nodeStatusStrategy and nodeStrategy PrepareForUpdate,
+         pkg/registry/core/node/strategy.go); a write that changes nothing keeps the
+         resourceVersion
   GET    /api/v1/pods?fieldSelector=spec.nodeName=NAME   a PodList of that node's pods,
          paged as the API server pages from etcd with limit and continue (page()); a pod
          annotated "test.invalid/env-entries": "N" is served with N environment entries
@@ -56,9 +64,14 @@ next requests fail: {"faults": [{"method": "GET", "path": "/api/v1/nodes/n1", "s
 503, "times": 2, "retry_after": 1}]}; or, with "delay": SECONDS instead of a status, be
 carried out and answered that much later (a client killed meanwhile has done the write
 and not learnt it). "body": REGEX narrows a fault to the requests whose body it matches
-(a PATCH that records one state). Each use counts down "times" in the file. Each
-request is appended to LOG as a JSON line (method, path, query, content type, user agent,
-body, status).
+(a PATCH that records one state). Each use counts down "times" in the file. Another
+writer's change to a Node, on a PATCH of it, is "race": {"taints": [...]} (spec.taints
+replaced) or "race": {"labels": {...}} (merged; null deletes): made and stored (a new
+resourceVersion, a watch event) just before the PATCH is carried out, so that a PATCH
+carrying the resourceVersion its client read meets the 409 a real concurrent write gives.
+Each request is appended to LOG as a JSON line (method, path, query, content type, user
+agent, body, status); a PATCH of a Node adds "node_before" and "node_after", the stored
+Node before it was carried out (after any race) and after (the same when refused).
 
 A slow peer, as a stalled API server or a congested path to it is: "stall": SECONDS reads
 the request, answers nothing for that long and drops the connection (the request not
@@ -84,7 +97,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kubenode  # noqa: E402
 import serverutil  # noqa: E402
+from kubenode import DNS1123_SUBDOMAIN, LABEL_VALUE, qualified_name  # noqa: E402
 
 PORT_FILE, CERT, KEY, TOKEN_FILE, STATE, FAULTS, LOG = sys.argv[1:8]
 LIFETIME = float(sys.argv[8]) if len(sys.argv) > 8 else 120
@@ -130,16 +145,6 @@ def merge_patch(target, patch):
         else:
             target[k] = merge_patch(target.get(k), v)
     return target
-
-
-def plain(patch):
-    """A strategic merge patch that means what the same merge patch means (kubectl
-    uncordon's, annotate's): objects and scalars only, no $-directive keys."""
-    if isinstance(patch, list):
-        return False
-    if isinstance(patch, dict):
-        return all(not k.startswith("$") and plain(v) for k, v in patch.items())
-    return True
 
 
 def find(kind, name, ns=None):
@@ -245,20 +250,11 @@ EVENTS = re.compile(r"/api/v1/namespaces/([^/]+)/events")
 PODS = re.compile(r"/api/v1/namespaces/([^/]+)/pods")
 POD = re.compile(r"/api/v1/namespaces/([^/]+)/pods/([^/]+)")
 DAEMONSET = re.compile(r"/apis/apps/v1/namespaces/([^/]+)/daemonsets/([^/]+)")
-NODE = re.compile(r"/api/v1/nodes/([^/]+)")
+NODE = re.compile(r"/api/v1/nodes/([^/]+)(/status)?")
 
 
-DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-QUALIFIED_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 # metav1.MicroTime's JSON (RFC3339Micro): six digits of fraction, exactly.
 MICRO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}(Z|[+-]\d\d:\d\d)")
-
-
-def qualified_name(s):
-    """k8s.io/apimachinery validation.IsQualifiedName: [DNS-subdomain prefix/]name."""
-    prefix, _, name = s.rpartition("/")
-    return bool(QUALIFIED_NAME.fullmatch(name)) and len(name) <= 63 and \
-        (not _ or (len(prefix) <= 253 and bool(DNS1123_SUBDOMAIN.fullmatch(prefix))))
 
 
 def event_errors(ev):
@@ -312,7 +308,6 @@ def event_errors(ev):
 
 JOBS = re.compile(r"/apis/batch/v1/namespaces/([^/]+)/jobs(?:/([^/]+)(/status)?)?")
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 SUBDOMAIN_WHY = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
                  "characters, '-' or '.', and must start and end with an alphanumeric character")
 LABEL_WHY = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
@@ -595,16 +590,11 @@ def handle(method, path, query, ctype, body):
         if method == "GET":
             return 200, node
         if method == "PATCH":
-            if ctype == "application/strategic-merge-patch+json" and not plain(body):
-                return status(415, "UnsupportedMediaType", "this stand-in applies a strategic "
-                              "merge patch only where it is a merge patch: no list, no $directive")
-            if ctype not in ("application/merge-patch+json",
-                             "application/strategic-merge-patch+json"):
-                return status(415, "UnsupportedMediaType",
-                              "the body of the request was in an unknown format")
-            merge_patch(node, body)
-            bump(node)
-            return 200, node
+            code, obj, new = kubenode.patch(node, body, ctype, bool(m.group(2)))
+            if new:
+                bump(new)
+                DB["nodes"][DB["nodes"].index(node)] = new
+            return code, obj
     if method == "GET" and path in DISCOVERY:
         return 200, DISCOVERY[path]
     m = LISTS.fullmatch(path)
@@ -713,6 +703,18 @@ def handle(method, path, query, ctype, body):
     return status(404, "NotFound", "the server could not find the requested resource")
 
 
+def raced(name, change):
+    """The fault "race": another writer's change to Node NAME, made and stored (a new
+    resourceVersion, a watch event) before the request is carried out; under LOCK."""
+    node = find("nodes", name)
+    if node:
+        before = node_versions()
+        kubenode.race(node, change)
+        bump(node)
+        save()
+        node_events(before)
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -809,6 +811,8 @@ class Handler(BaseHTTPRequestHandler):
             self.watch_nodes(query, url.query)
             return
         headers = ()
+        node_path = NODE.fullmatch(url.path) if self.command != "GET" else None
+        extra = {}
         with LOCK:
             fl = fault(self.command, url.path, raw)
             if self.headers.get("Authorization") != "Bearer " + token:
@@ -828,11 +832,17 @@ class Handler(BaseHTTPRequestHandler):
                 if body is None:
                     code, obj = status(400, "BadRequest", "the body is not JSON")
                 else:
+                    if fl and "race" in fl and node_path:
+                        raced(node_path.group(1), fl["race"])
                     before = node_versions()
+                    if node_path:
+                        extra["node_before"] = find("nodes", node_path.group(1))
                     code, obj = handle(self.command, url.path, parse_qs(url.query), ctype, body)
                     if code < 300 and self.command != "GET":
                         save()
                         node_events(before)
+            if node_path:
+                extra["node_after"] = find("nodes", node_path.group(1))
             if fl and "trickle" in fl:
                 logged = "trickle"
             else:
@@ -842,7 +852,7 @@ class Handler(BaseHTTPRequestHandler):
                                     "query": url.query, "content_type": ctype,
                                     "user_agent": self.headers.get("User-Agent", ""),
                                     "body": raw.decode(errors="replace"),
-                                    "status": logged}) + "\n")
+                                    "status": logged, **extra}) + "\n")
         if code == "stall":
             time.sleep(fl["stall"])  # no answer: the client's own deadline must end the call
             self.close_connection = True
