@@ -135,7 +135,7 @@ status_is 200 "one key, two effects"
 k8s_node_modules
 node "$SRC/tests/k8s/check-requests.mjs" "$KUBE_LOG" >"$T/schema.out" 2>&1 ||
     fail "request bodies: $(cat "$T/schema.out")"
-grep -q "Node 5" "$T/schema.out" || fail "not the 5 Node patches checked: $(cat "$T/schema.out")"
+grep -q "Node 5, Node/status 3" "$T/schema.out" || fail "not the 5 Node patches checked: $(cat "$T/schema.out")"
 cp "$KUBE_LOG" "$T/log.green"
 red() {
     cp "$T/log.green" "$T/log.$1"

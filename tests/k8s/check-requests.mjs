@@ -14,7 +14,8 @@
 // validateNodeTaints takes them, the conditions as NodeCondition documents them. A status
 // patch that carries spec, or a patch of the Node itself that carries status, fails: the
 // server drops those parts (pkg/registry/core/node/strategy.go, PrepareForUpdate of
-// nodeStatusStrategy and of nodeStrategy), so a client that sends them is mistaken.
+// nodeStatusStrategy and of nodeStrategy), so a client that sends them is mistaken. The
+// count printed for Node covers both; "Node/status N" counts the status patches again.
 //
 //   node check-requests.mjs REQUEST_LOG...
 import assert from "node:assert/strict";
@@ -149,6 +150,7 @@ for (const file of process.argv.slice(2)) {
       throw new Error(`${r.method} ${r.path}: ${e.message}\n${r.body}`);
     }
     seen[call.model.name] = (seen[call.model.name] ?? 0) + 1;
+    if (call.patch && r.path.endsWith("/status")) seen["Node/status"] = (seen["Node/status"] ?? 0) + 1;
   }
 }
 assert.ok(Object.keys(seen).length > 0, "no body of the agent's or the pass's in the logs");

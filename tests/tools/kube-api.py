@@ -14,7 +14,8 @@ API server's own answers to them:
          that are not RFC 3339); a status write changes no spec, a write of the Node itself
          no status (nodeStatusStrategy and nodeStrategy PrepareForUpdate,
          pkg/registry/core/node/strategy.go); a write that changes nothing keeps the
-         resourceVersion
+         resourceVersion. Conditions are taken as sent (types and times decoded): the
+         server validates nothing else of them (ValidateNodeUpdate never looks at them)
   GET    /api/v1/pods?fieldSelector=spec.nodeName=NAME   a PodList of that node's pods,
          paged as the API server pages from etcd with limit and continue (page()); a pod
          annotated "test.invalid/env-entries": "N" is served with N environment entries

@@ -26,8 +26,10 @@ pkg/apis/core/validation/validation.go at 000f2605):
    is not the stored one is apierrors.NewConflict(qualifiedResource, name,
    OptimisticLockErrorMsg)): 409, reason Conflict, `Operation cannot be fulfilled on nodes
    "NAME": the object has been modified; please apply your changes to the latest version
-   and try again`. A patch without metadata.resourceVersion (or with "") is unconditional,
-   as nodeStrategy.AllowUnconditionalUpdate allows.
+   and try again`; the same for the status subresource, whose StatusREST is a copy of the
+   Node's store with UpdateStrategy StatusStrategy (pkg/registry/core/node/storage/
+   storage.go, NewStorage). A patch without metadata.resourceVersion (or with "") is
+   unconditional, as nodeStrategy.AllowUnconditionalUpdate allows.
 4. The strategy (strategy.go, called by rest.BeforeUpdate, which also keeps the stored uid,
    creationTimestamp and generation): nodeStrategy.PrepareForUpdate sets the new Node's
    Status to the stored one, so a PATCH of nodes/NAME changes no status;
