@@ -47,7 +47,9 @@ pkg/apis/core/validation/validation.go at 000f2605):
    Of a NodeCondition the server validates nothing past step 2: ValidateNodeUpdate looks at
    status.addresses, capacity and allocatable, never at conditions, so a status "Maybe" or
    an empty reason is stored as sent (tests/k8s/check-requests.mjs refuses them in the
-   agent's writes). A taint's timeAdded is not validated either.
+   agent's writes); nor does declarative validation, which for a Node covers
+   spec.providerID only (pkg/registry/core/node/declarative_validation_test.go at
+   2dad983f). A taint's timeAdded is not validated either.
 6. Stored with a new resourceVersion, unless nothing changed (etcd3/store.go,
    GuaranteedUpdate: an object that encodes as the stored one is not written; it keeps its
    resourceVersion and no watch event is sent).
