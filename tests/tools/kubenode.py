@@ -97,8 +97,8 @@ def qualified_name_errors(s):
     """validation.IsQualifiedName: [DNS-subdomain prefix/]name, the name at most 63."""
     parts = s.split("/")
     if len(parts) > 2:
-        return ["a qualified name " + NAME_WHY[:NAME_WHY.index(" (e.g.")] + " with an optional "
-                "DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+        return ["a qualified name " + NAME_WHY + " with an optional DNS subdomain prefix and "
+                "'/' (e.g. 'example.com/MyName')"]
     errs = []
     name = parts[-1]
     if len(parts) == 2:
@@ -229,20 +229,30 @@ def decode_errors(node):
             errs.append('%s: parsing time %s as "2006-01-02T15:04:05Z07:00": cannot parse' % (
                 where, json.dumps(v)))
 
-    meta, spec, st = (node.get(k) or {} for k in ("metadata", "spec", "status"))
+    def of(obj, key, kind, where):
+        v = obj.get(key)
+        if v is None:
+            return kind()
+        if not isinstance(v, kind):
+            errs.append("%s: expected %s, got %s" % (
+                where, "object" if kind is dict else "array", json.dumps(v)))
+            return kind()
+        return v
+
+    meta, spec, st = (of(node, k, dict, k) for k in ("metadata", "spec", "status"))
     for m in ("labels", "annotations"):
-        for k, v in (meta.get(m) or {}).items():
+        for k, v in of(meta, m, dict, "metadata." + m).items():
             string(v, "metadata.%s[%s]" % (m, k))
     if not isinstance(spec.get("unschedulable", False), bool):
         errs.append("spec.unschedulable: expected bool")
-    for i, t in enumerate(spec.get("taints") or []):
+    for i, t in enumerate(of(spec, "taints", list, "spec.taints")):
         if not isinstance(t, dict):
             errs.append("spec.taints[%d]: expected object" % i)
             continue
         for f in ("key", "value", "effect"):
             string(t.get(f), "spec.taints[%d].%s" % (i, f))
         time(t.get("timeAdded"), "spec.taints[%d].timeAdded" % i)
-    for i, c in enumerate(st.get("conditions") or []):
+    for i, c in enumerate(of(st, "conditions", list, "status.conditions")):
         if not isinstance(c, dict):
             errs.append("status.conditions[%d]: expected object" % i)
             continue
@@ -322,6 +332,8 @@ def patch(node, body, ctype, sub):
     """(status, object, new Node or None) of a PATCH of NODE (the stored one, not changed
     here) with BODY of content type CTYPE; SUB: the status subresource."""
     name = node["metadata"]["name"]
+    if not isinstance(body, dict) and ctype != "application/json-patch+json":
+        return failure(400, "BadRequest", "the patch is not a JSON object") + (None,)
     if ctype == "application/strategic-merge-patch+json":
         if directives(body):
             return failure(415, "UnsupportedMediaType", "this stand-in does not implement "
@@ -333,6 +345,9 @@ def patch(node, body, ctype, sub):
             return failure(500, "", str(e)) + (None,)
     elif ctype == "application/merge-patch+json":
         new = merge_patch(node, body)
+    elif ctype in ("application/json-patch+json", "application/apply-patch+yaml"):
+        return failure(415, "UnsupportedMediaType", "this stand-in does not implement %s"
+                       % ctype) + (None,)
     else:
         return failure(415, "UnsupportedMediaType", "the body of the request was in an unknown "
                        "format - accepted media types include: application/json-patch+json, "
