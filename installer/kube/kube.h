@@ -164,3 +164,55 @@ struct kube_event {
  */
 _must_check_ int kube_event(struct kube *k, const char *ns, const struct kube_event *v,
 			    struct err *e);
+
+/* ---- Node status and taints (kube/node.c) ----------------------------------------------- */
+
+/* The installer's and the agent's condition on the Node (a domain-prefixed type, as
+ * node-readiness-controller's examples name theirs: projectcalico.org/CalicoReady). */
+#define KUBE_CONDITION_TYPE "nvidia.com/GPUDriverReady"
+
+struct kube_condition {
+	const char *type;    /* KUBE_CONDITION_TYPE */
+	const char *status;  /* "True", "False", "Unknown" */
+	const char *reason;  /* UpperCamelCase, at most 128 */
+	const char *message; /* for people; cut to 1024 */
+};
+
+/* What a write found and did. */
+struct kube_condition_result {
+	bool changed;	   /* status, reason or message differ from what the Node had */
+	bool transitioned; /* status differs (lastTransitionTime set now) */
+	char old_status[16], old_reason[129];
+	unsigned conflicts; /* 409s met and retried */
+};
+
+/*
+ * Sets condition C on Node NAME through its status subresource (PATCH nodes/NAME/status,
+ * application/strategic-merge-patch+json, conditions merged by type): read first, then
+ * lastTransitionTime kept unless the status changes, lastHeartbeatTime now; the patch
+ * carries metadata.resourceVersion, so a write between read and patch is a 409 Conflict:
+ * read again and decide again (at most KUBE_CONFLICT_RETRIES). 0, or -1 with E.
+ */
+#define KUBE_CONFLICT_RETRIES 5
+_must_check_ int kube_node_condition_set(struct kube *k, const char *name,
+					 const struct kube_condition *c,
+					 struct kube_condition_result *ret, struct err *e);
+
+struct kube_taint {
+	const char *key;
+	const char *value;  /* NULL: none */
+	const char *effect; /* "NoSchedule", "PreferNoSchedule", "NoExecute" */
+};
+
+/*
+ * Makes Node NAME carry taint T (ADD: exactly one taint of T's key and effect, with T's
+ * value) or carry no taint of T's key (!ADD: every effect; T's value and effect unused).
+ * Read, the Node's spec.taints changed, written with a JSON merge patch of spec.taints with
+ * metadata.resourceVersion (409: read again, at most KUBE_CONFLICT_RETRIES); other taints
+ * are kept as they are. *CHANGED: a write was made. 0, or -1 with E.
+ */
+_must_check_ int kube_node_taint(struct kube *k, const char *name, const struct kube_taint *t,
+				 bool add, bool *changed, struct err *e);
+
+/* Whether NODE (a core/v1 Node) carries a taint of KEY (any effect). */
+bool kube_node_has_taint(json_object *node, const char *key);
