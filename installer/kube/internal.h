@@ -37,3 +37,23 @@ json_object *kube_keep_parse(const char *text, size_t len, const struct kube_kee
  * (kubernetes pkg/apis/core/validation/events.go, legacyValidateEvent).
  */
 const char *kube_event_namespace(const char *ns);
+
+/*
+ * The condition C as it goes on a Node whose condition of C's type is OLD (a core/v1
+ * NodeCondition, or NULL for none) at NOW (RFC 3339, metav1.Time): lastHeartbeatTime NOW,
+ * lastTransitionTime OLD's unless the status changes (or OLD has none), the message cut to
+ * 1024 bytes. *RET says what differs from OLD (its conflicts 0). Returns the
+ * NodeCondition (the caller puts it), or NULL with E: a status or a reason the API
+ * conventions do not take, or out of memory.
+ */
+json_object *kube_condition_next(json_object *old, const struct kube_condition *c, const char *now,
+				 struct kube_condition_result *ret, struct err *e);
+
+/*
+ * TAINTS (a Node's spec.taints; NULL for none) made to carry T as kube_node_taint says, at
+ * NOW (a NoExecute taint's timeAdded). Returns 1 with *RET the next list (the caller puts
+ * it; the other taints are TAINTS' own objects, written as they were read), 0 when TAINTS
+ * already is as asked (*RET NULL), -1 when out of memory.
+ */
+int kube_taints_next(json_object *taints, const struct kube_taint *t, bool add, const char *now,
+		     json_object **ret);
