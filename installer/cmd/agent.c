@@ -88,6 +88,8 @@ static void installer_argv(void *arg, const char *version, const struct pending 
 	argv[n++] = "install";
 	argv[n++] = "--when-busy";
 	argv[n++] = "defer";
+	/* The agent keeps the Node's condition while it runs its installer (agent/nodecond.c). */
+	argv[n++] = "--node-condition=no";
 	/* What the agent and the installer share, as the agent has it; the rest from the
 	 * environment, which the DaemonSet gives both containers alike. */
 	if (c->root_given) {

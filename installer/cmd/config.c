@@ -256,6 +256,15 @@ const struct config_option config_options[] = {
 	       .help_for = HELP_FOR(ON(
 		       CFG_INSTALL,
 		       "this node's Kubernetes name (the downward API's spec.nodeName): in a pod, the node's image and a wait for a package are published on its Node"))),
+	OPTION("node-condition", .env = "NVIDIA_NODE_CONDITION", .kind = CONFIG_BOOL,
+	       .offset = F(node_condition), .cmds = CFG_AGENT | CFG_INSTALL, .arg = "yes|no",
+	       .value = "yes",
+	       .help = "keep the Node's condition " KUBE_CONDITION_TYPE
+		       " (with --node-name in a pod): whether a CUDA job can run here, and why not",
+	       .help_for = HELP_FOR(ON(
+		       CFG_INSTALL,
+		       "say on the Node's condition " KUBE_CONDITION_TYPE
+		       " (with --node-name in a pod) that the run installs, waits for a package or failed"))),
 	OPTION("kube-sa-dir", .env = "NVIDIA_KUBE_SA_DIR", .kind = CONFIG_STRING,
 	       .offset = F(kube_sa_dir), .cmds = CFG_AGENT | CFG_INSTALL, .arg = "DIR",
 	       .value = KUBE_SA_DIR,

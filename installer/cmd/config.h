@@ -58,6 +58,7 @@ struct config {
 	/* agent: driver upgrades it carries out (agent/upgrade.h, agent/upgrader.c) */
 	char *upgrades;		     /* auto (in a cluster, with a node name) or off */
 	char *node_name;	     /* this node's name (the downward API's spec.nodeName) */
+	bool node_condition;	     /* write the Node's condition (kube/node.c) */
 	char *kube_sa_dir;	     /* the pod's service account: token, ca.crt, namespace */
 	char *upgrade_limit;	     /* N or P% of the DaemonSet's nodes upgrading at once */
 	char *upgrade_daemonset;     /* the DaemonSet P% counts the nodes of */

@@ -217,11 +217,46 @@ static int install_choice(struct run *run, bool is_pending, struct err *e)
 	return install_switch(run, &(struct staged){.name = staging, .fd = sfd}, is_pending, e);
 }
 
+/*
+ * Whether the node serves a driver now, of VERSION (NULL: any): its nvidia module live at
+ * it, in the installed flavour when the version is the installed one; with
+ * --skip-modules, the installed version. Asked only where the Node is told (run->ask).
+ */
+static bool serves(const struct run *run, const char *version)
+{
+	const struct plan *p = &run->p;
+	_cleanup_(kernel_freep) struct kernel *kn = NULL;
+	const char *live, *type;
+	struct err e;
+
+	if (run->c->skip_modules)
+		return p->has_current &&
+		       (!version || strcmp(version, p->current.driver_version) == 0);
+	err_clear(&e);
+	if (kernel_probe(&run->ko, run->root_fd, p->host.kernel, &kn, &e) < 0)
+		return false;
+	live = kernel_loaded_version(kn);
+	type = kernel_loaded_module_type(kn);
+	if (!live || (version && strcmp(live, version) != 0))
+		return false;
+	return !version || !p->has_current || !p->current.module_type || !type ||
+	       strcmp(version, p->current.driver_version) != 0 ||
+	       strcmp(type, p->current.module_type) == 0;
+}
+
 /* The installed version is the one wanted, as it runs: made sure of. */
 static int act_ensure(struct run *run, struct err *e)
 {
 	struct plan *p = &run->p;
-	int r = install_ensure(run, e);
+	char what[512];
+	int r;
+
+	/* A no-op run on a node that serves the version says nothing: the condition stays. */
+	if (run->ask && !serves(run, p->current.driver_version)) {
+		str_fmt_cut(what, sizeof(what), "loading driver %s", p->current.driver_version);
+		(void)nodeask_installing(run->ask, what);
+	}
+	r = install_ensure(run, e);
 
 	/* A run killed after its switch left the previous package in the cache. */
 	if (r == 0 && run->cache && p->current.package_sha256)
@@ -251,6 +286,13 @@ static int act(struct run *run, struct err *e)
 		return install_reload_args(run, diff, e);
 	if (pp.action == PENDING_ENSURE)
 		return act_ensure(run, e);
+	/* No driver serves: installing from now (the download); else from the switch on. */
+	if (run->ask && !serves(run, NULL)) {
+		char what[512];
+
+		str_fmt_cut(what, sizeof(what), "installing driver %s", p->choice.driver->version);
+		(void)nodeask_installing(run->ask, what);
+	}
 	r = install_choice(run, pp.action == PENDING_USE_STAGED, e);
 	/* A deferred version keeps its package in the cache beside the current one's. */
 	if (r == 0 && !p->has_pending)
@@ -353,10 +395,8 @@ static int plan(struct run *run, struct err *e)
 {
 	static const struct wait_calls calls = {.report = report_wait};
 
-	if (!run->c->dry_run) {
-		run->ask = nodeask_new(run->c, run->ask_off, sizeof(run->ask_off));
+	if (!run->c->dry_run)
 		(void)nodeask_image(run->ask, &run->p.host);
-	}
 	if (install_plan_make(run, true, e) == 0)
 		return 0;
 	return install_wait(run, &calls, e);
@@ -440,8 +480,13 @@ int install_run(const struct config *c, struct err *e)
 		err_hint(e, "an install reports through its log lines: --log-format json");
 		return -1;
 	}
-	if (open_root(&run, e) < 0)
+	/* In a pod, the Node is told (cmd/nodeask.h), also of a run that fails from here. */
+	if (!c->dry_run)
+		run.ask = nodeask_new(c, run.ask_off, sizeof(run.ask_off));
+	if (open_root(&run, e) < 0) {
+		(void)nodeask_failed(run.ask, e);
 		return -1;
+	}
 	r = probe_host(&run, e);
 	if (r == 0)
 		r = lock_node(&run, e);
@@ -449,9 +494,11 @@ int install_run(const struct config *c, struct err *e)
 		r = plan(&run, e); /* the index, the choice, what is installed */
 	if (r == 0)
 		r = c->dry_run ? install_dry_run(&run, e) : act_once_more(&run, e);
-	/* Installed: the Node's ask, if any, withdrawn, and the wait's end told. */
+	/* Installed: the Node's ask, if any, withdrawn, and the wait's end told; or the failure. */
 	if (r == 0 && !c->dry_run)
 		(void)nodeask_done(run.ask, run.has_waited ? &run.waiting : NULL);
+	if (r < 0 && !c->dry_run)
+		(void)nodeask_failed(run.ask, e);
 	/* Also for a failed run: the stages it finished, and the kernel's part of a refusal. */
 	if (!c->dry_run && run.p.times.seen[TIMING_HOST])
 		timing_log(&run.p.times, us_since(run.t0));

@@ -409,7 +409,7 @@ static int switch_to(struct run *run, const struct staged *st, struct kernel *kn
 {
 	struct plan *p = &run->p;
 	bool reload = kn && kernel_will_reload(kn);
-	char id[NAME_MAX + 1];
+	char id[NAME_MAX + 1], what[512];
 	uint64_t t0 = now_ns(), us;
 	int r;
 
@@ -417,9 +417,13 @@ static int switch_to(struct run *run, const struct staged *st, struct kernel *kn
 		return -1;
 	/*
 	 * Every check passed (a busy old driver refused before leaves the node serving and
-	 * ready): from here until the new driver is verified, the node is not ready.
+	 * ready): from here until the new driver is verified, the node is not ready, and its
+	 * Node says so (once: a run that found no driver serving said it before the download).
 	 */
 	readiness_remove(run->root_fd);
+	str_fmt_cut(what, sizeof(what), "switching from driver %s to %s",
+		    p->has_current ? p->current.driver_version : "none", p->choice.driver->version);
+	(void)nodeask_installing(run->ask, what);
 	if ((kn && kernel_unload_old(kn, e) < 0) || publish_activate(run->dir, id, e) < 0) {
 		if (roll_back(run, false) == 0 && is_pending)
 			return install_pending_failed(run, e);
@@ -607,6 +611,9 @@ int install_reload_args(struct run *run, const char *diff, struct err *e)
 		return install_ensure(run, e);
 	}
 	readiness_remove(run->root_fd);
+	str_fmt_cut(why, sizeof(why), "reloading driver %s with other module parameters (%s)",
+		    p->current.driver_version, diff);
+	(void)nodeask_installing(run->ask, why);
 	if (kernel_load(kn, run->c->install_dir, e) < 0)
 		return reload_restore(run, &before, diff, e);
 	if (p->has_pending && install_pending_withdraw(run, e) < 0)

@@ -204,6 +204,7 @@ int install_wait(struct run *run, const struct wait_calls *calls, struct err *e)
 		run->waiting.next_check = now + (int64_t)((ms + 999u) / 1000u);
 		record(run, calls, e);
 		log_wait(run, ms);
+		(void)nodeask_waiting(run->ask, &run->waiting);
 		if (sleep_unlocked(run, ms, e) < 0)
 			break;
 		if (check(run, e) == 0) {

@@ -3,8 +3,8 @@
  * An install run's word on its own Node (cmd/nodeask.h): two annotations, each a JSON
  * object in a string (annotations are strings: Kubernetes API conventions,
  * ObjectMeta.annotations), written with one JSON merge patch each (RFC 7386: null
- * removes), and Events on the Node through kube/ (core/v1 Event, as the agent posts its
- * upgrade's).
+ * removes), Events on the Node through kube/ (core/v1 Event, as the agent posts its
+ * upgrade's), and the Node's condition through its status subresource (kube/node.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +14,7 @@
 #include "cmd/session.h"
 #include "kube/kube.h"
 #include "util/jsonc.h"
+#include "util/interrupt.h"
 #include "util/log.h"
 #include "util/str.h"
 
@@ -26,11 +27,14 @@ struct nodeask {
 	struct kube_config kc;
 	char node[256];
 	/* What the Node holds as this run last set it. */
-	char image[1024];      /* the node-image annotation's text, "" when not made */
-	bool image_sent;       /* the Node took it */
-	char wants_sent[1024]; /* the annotation's text, "" when not sent */
-	char event_for[1024];  /* the wants text the Wanted Event was posted for */
-	char last_error[256];  /* the last failure logged, so that a repeat is not */
+	char image[1024];	 /* the node-image annotation's text, "" when not made */
+	bool image_sent;	 /* the Node took it */
+	char wants_sent[1024];	 /* the annotation's text, "" when not sent */
+	char event_for[1024];	 /* the wants text the Wanted Event was posted for */
+	char last_error[256];	 /* the last failure logged, so that a repeat is not */
+	bool condition;		 /* --node-condition: the run writes the Node's condition */
+	char condition_said[32]; /* the reason this run's last condition write put there */
+	bool unreachable;	 /* the last call had no answer (EXIT_UNREACHABLE) */
 };
 
 struct nodeask *nodeask_new(const struct config *c, char *why, size_t size)
@@ -49,6 +53,7 @@ struct nodeask *nodeask_new(const struct config *c, char *why, size_t size)
 		return NULL;
 	}
 	snprintf(a->node, sizeof(a->node), "%s", c->node_name);
+	a->condition = c->node_condition;
 	if (kube_config_in_cluster(c->kube_sa_dir, &a->kc, &e) < 0) {
 		snprintf(why, size, "%s", e.msg);
 		return NULL;
@@ -70,18 +75,25 @@ void nodeask_free(struct nodeask *a)
 	free(a);
 }
 
-/* A failed call: one warning line, not repeated while the cause stays the same. */
+/* A failed call: one warning line, SAID, not repeated while the cause stays the same. */
+static int failed_as(struct nodeask *a, const char *what, const struct err *e, const char *said)
+{
+	char cause[sizeof(a->last_error)];
+
+	a->unreachable = e->code == EXIT_UNREACHABLE;
+	str_fmt_cut(cause, sizeof(cause), "%s", e->msg);
+	if (strcmp(cause, a->last_error) != 0)
+		log_kv(LOG_WARN, "node", said, "what", what, "node", a->node, "error", e->msg,
+		       LOG_END);
+	memcpy(a->last_error, cause, sizeof(cause));
+	return -1;
+}
+
 static int failed(struct nodeask *a, const char *what, const struct err *e)
 {
-	char said[sizeof(a->last_error)];
-
-	str_fmt_cut(said, sizeof(said), "%s", e->msg);
-	if (strcmp(said, a->last_error) != 0)
-		log_kv(LOG_WARN, "node",
-		       "the Node could not be told: the install goes on; told again at the next check",
-		       "what", what, "node", a->node, "error", e->msg, LOG_END);
-	memcpy(a->last_error, said, sizeof(said));
-	return -1;
+	return failed_as(
+		a, what, e,
+		"the Node could not be told: the install goes on; told again at the next check");
 }
 
 /* Annotation KEY set to TEXT (NULL: removed) with one merge patch. 0 or -1 (logged). */
@@ -104,7 +116,57 @@ static int annotate(struct nodeask *a, const char *key, const char *text)
 	if (kube_node_patch(a->k, a->node, patch, &e) < 0)
 		return failed(a, key, &e);
 	a->last_error[0] = '\0';
+	a->unreachable = false;
 	return 0;
+}
+
+/*
+ * The Node's condition False with REASON and MESSAGE (kube_node_condition_set: the
+ * transition time kept while it stays False). 0 or -1 (logged).
+ */
+static int condition(struct nodeask *a, const char *reason, const char *message)
+{
+	const struct kube_condition c = {.type = KUBE_CONDITION_TYPE,
+					 .status = "False",
+					 .reason = reason,
+					 .message = message};
+	struct kube_condition_result r;
+	struct err e;
+
+	err_clear(&e);
+	if (kube_node_condition_set(a->k, a->node, &c, &r, &e) < 0)
+		return strcmp(reason, "WaitingForPackage") == 0
+			       ? failed(a, KUBE_CONDITION_TYPE, &e)
+			       : failed_as(a, KUBE_CONDITION_TYPE, &e,
+					   "the Node could not be told: the install goes on");
+	a->last_error[0] = '\0';
+	a->unreachable = false;
+	snprintf(a->condition_said, sizeof(a->condition_said), "%s", reason);
+	if (r.changed)
+		log_kv(LOG_INFO, "node", "the Node's condition set", "type", KUBE_CONDITION_TYPE,
+		       "status", "False", "reason", reason, "was",
+		       r.old_reason[0] ? r.old_reason : "none", U64("conflicts", r.conflicts),
+		       LOG_END);
+	return 0;
+}
+
+int nodeask_installing(struct nodeask *a, const char *what)
+{
+	if (!a || !a->condition || strcmp(a->condition_said, "Installing") == 0)
+		return 0;
+	if (a->unreachable) /* said once already (failed): no second wait for the same */
+		return -1;
+	return condition(a, "Installing", what);
+}
+
+int nodeask_failed(struct nodeask *a, const struct err *e)
+{
+	char msg[1024];
+
+	if (!a || !a->condition || a->unreachable || e->code > INTERRUPT_EXIT_BASE)
+		return 0;
+	str_fmt_cut(msg, sizeof(msg), "%s (exit %d)", e->msg, e->code);
+	return condition(a, "InstallFailed", msg);
 }
 
 /* O as one line of JSON into BUF; 0, or -1 (too long, out of memory). */
@@ -176,6 +238,15 @@ static int event(struct nodeask *a, const char *type, const char *reason, const 
 	return 0;
 }
 
+/* What the run waits for, for people: the Event's and the condition's message. */
+static void waiting_message(const struct waiting *w, char *buf, size_t size)
+{
+	str_fmt_cut(buf, size,
+		    "waiting for the repository to serve kernel %s (driver %s, %s, %s, os %s%s%s)",
+		    w->kernel, w->driver_version, w->flavour, w->arch, w->os,
+		    w->os_build[0] ? " build " : "", w->os_build);
+}
+
 int nodeask_wants(struct nodeask *a, const struct waiting *w)
 {
 	char text[1024], msg[1024];
@@ -198,14 +269,21 @@ int nodeask_wants(struct nodeask *a, const struct waiting *w)
 	}
 	if (strcmp(text, a->event_for) == 0)
 		return 0;
-	str_fmt_cut(msg, sizeof(msg),
-		    "waiting for the repository to serve kernel %s (driver %s, %s, %s, os %s%s%s)",
-		    w->kernel, w->driver_version, w->flavour, w->arch, w->os,
-		    w->os_build[0] ? " build " : "", w->os_build);
+	waiting_message(w, msg, sizeof(msg));
 	if (event(a, "Warning", "DriverPackageWanted", msg) < 0)
 		return -1;
 	snprintf(a->event_for, sizeof(a->event_for), "%s", text);
 	return 0;
+}
+
+int nodeask_waiting(struct nodeask *a, const struct waiting *w)
+{
+	char msg[1024];
+
+	if (!a || !a->condition)
+		return 0;
+	waiting_message(w, msg, sizeof(msg));
+	return condition(a, "WaitingForPackage", msg);
 }
 
 int nodeask_done(struct nodeask *a, const struct waiting *w)

@@ -5,8 +5,11 @@
  * its service account: the image it runs (annotation NODEASK_IMAGE, each run), the package
  * it waits for (NODEASK_WANTS, while it waits; removed once a run installed), and the
  * Events DriverPackageWanted and DriverPackageArrived. The supply pass reads them
- * (scripts/supply). Nothing here stops a run: a call that fails is one warning line and is
- * made again at the next check.
+ * (scripts/supply). With --node-condition (NVIDIA_NODE_CONDITION, default yes), also the
+ * Node's condition KUBE_CONDITION_TYPE while the run keeps the node from serving: False
+ * with reason Installing, WaitingForPackage or InstallFailed (docs/configuration.md,
+ * --node-condition); the node agent writes it from then on. Nothing here stops a run: a call
+ * that fails is one warning line and, in a wait, is made again at the next check.
  */
 #pragma once
 
@@ -41,6 +44,28 @@ int nodeask_image(struct nodeask *a, const struct host *h);
  * all of it is, -1 when a call failed (logged once per cause).
  */
 int nodeask_wants(struct nodeask *a, const struct waiting *w);
+
+/*
+ * While the run waits for W, at each check: the condition False, reason WaitingForPackage,
+ * written every time, so that its lastHeartbeatTime says the wait goes on. 0, or -1 when
+ * the call failed (logged once per cause).
+ */
+int nodeask_waiting(struct nodeask *a, const struct waiting *w);
+
+/*
+ * The run will load or switch a driver (WHAT says which, for people): the condition False,
+ * reason Installing, once per run (a later call while the Node holds this run's Installing
+ * does nothing). 0, or -1 when the call failed (logged once per cause).
+ */
+int nodeask_installing(struct nodeask *a, const char *what);
+
+/*
+ * The run failed with E: the condition False, reason InstallFailed, its message E's line
+ * and exit code. Not for a run stopped by a signal (it did not fail: the next run goes on
+ * from where it stopped) nor after a call of this run found the API server unreachable
+ * (another would only delay the exit). 0, or -1 when the call failed (logged).
+ */
+int nodeask_failed(struct nodeask *a, const struct err *e);
 
 /*
  * A run that installed: NODEASK_WANTS removed (a merge patch's null: nothing when there

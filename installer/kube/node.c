@@ -387,7 +387,7 @@ int kube_node_taint(struct kube *k, const char *name, const struct kube_taint *t
 			return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "kube");
 		if (r == 0)
 			return 0;
-		/* None left: the field goes (a merge patch's null, RFC 7386), as kubectl leaves it. */
+		/* None left: the field goes (a merge patch's null, RFC 7386). */
 		if (json_object_array_length(next) == 0) {
 			json_object_put(next);
 			next = NULL;
