@@ -10,6 +10,7 @@
 #include "cmocka_prelude.h"
 #include "scratch.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 
 #include "kube/internal.h"
 #include "util/jsonc.h"
+#include "util/str.h"
 
 #define T0 "2026-01-02T03:04:05Z"
 #define NOW "2026-12-07T00:00:00Z"
@@ -239,6 +241,282 @@ static void test_has_taint(void **state)
 	assert_false(kube_node_has_taint(bare, "startup"));
 }
 
+/* ---- against the stand-in (tests/tools/kube-api.py) --------------------------------------- */
+
+struct stub {
+	struct scratch_fixture f;
+	char sa[128], state[160], faults[160], log[160];
+	pid_t pid;
+	struct kube *k;
+};
+
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Another writer's taint, as the API server stores one. */
+#define KEPT "{\"key\":\"other\",\"value\":\"x\",\"effect\":\"NoExecute\",\"timeAdded\":\"" T0 "\"}"
+
+/* A Node with the kubelet's condition and another writer's taint. */
+static const char initial[] =
+	"{\"nodes\": [{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"metadata\": {\"name\": "
+	"\"gpu-1\", \"labels\": {\"keep\": \"me\"}}, \"spec\": {\"taints\": [" KEPT "]}, "
+	"\"status\": {\"conditions\": [{\"type\": \"Ready\", \"status\": \"True\", \"reason\": "
+	"\"KubeletReady\", \"message\": \"kubelet is posting ready status\", "
+	"\"lastHeartbeatTime\": \"" T0 "\", \"lastTransitionTime\": \"" T0 "\"}]}}]}\n";
+
+static int stub_up(void **state)
+{
+	struct stub *s = calloc(1, sizeof(*s));
+	char port_file[160], port[16] = "", path[200], cmd[PATH_MAX + 64];
+	struct kube_config c;
+	struct err e;
+
+	assert_non_null(s);
+	assert_int_equal(scratch_init(&s->f, "kube-node"), 0);
+	snprintf(s->sa, sizeof(s->sa), "%s/sa", s->f.root);
+	assert_int_equal(mkdir(s->sa, 0755), 0);
+	snprintf(cmd, sizeof(cmd), "tests/tools/kube-certs '%s' 127.0.0.1", s->f.root);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/token", s->sa);
+	put(path, "token-one\n");
+	snprintf(path, sizeof(path), "%s/namespace", s->sa);
+	put(path, "kube-system");
+	snprintf(s->state, sizeof(s->state), "%s/state.json", s->f.root);
+	snprintf(s->faults, sizeof(s->faults), "%s/faults.json", s->f.root);
+	snprintf(s->log, sizeof(s->log), "%s/requests.log", s->f.root);
+	put(s->state, initial);
+	snprintf(port_file, sizeof(port_file), "%s/port", s->f.root);
+	s->pid = fork();
+	assert_true(s->pid >= 0);
+	if (s->pid == 0) {
+		char cert[200], key[200], tok[200];
+
+		snprintf(cert, sizeof(cert), "%s/api.pem", s->f.root);
+		snprintf(key, sizeof(key), "%s/api.key", s->f.root);
+		snprintf(tok, sizeof(tok), "%s/token", s->sa);
+		execlp("python3", "python3", "tests/tools/kube-api.py", port_file, cert, key, tok,
+		       s->state, s->faults, s->log, "60", (char *)NULL);
+		_exit(127);
+	}
+	/* The stand-in writes its port once it listens. */
+	for (int i = 0; i < 400 && !port[0]; i++) {
+		FILE *f = fopen(port_file, "r");
+
+		if (f) {
+			if (!fgets(port, sizeof(port), f))
+				port[0] = '\0';
+			fclose(f);
+		}
+		if (!port[0])
+			nanosleep(&(struct timespec){.tv_nsec = 50000000}, NULL);
+	}
+	assert_true(port[0]);
+	setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1", 1);
+	setenv("KUBERNETES_SERVICE_PORT", port, 1);
+	err_clear(&e);
+	assert_int_equal(kube_config_in_cluster(s->sa, &c, &e), 0);
+	c.deadline_s = 5;
+	s->k = kube_new(&c, &e);
+	assert_non_null(s->k);
+	*state = s;
+	return 0;
+}
+
+static int stub_down(void **state)
+{
+	struct stub *s = *state;
+
+	kube_free(s->k);
+	kill(s->pid, SIGKILL);
+	waitpid(s->pid, NULL, 0);
+	scratch_fini(&s->f);
+	free(s);
+	return 0;
+}
+
+/* Lines of the stand-in's request log that hold both NEEDLE and AND (or NULL). */
+static int logged(const struct stub *s, const char *needle, const char *and)
+{
+	char line[65536];
+	int n = 0;
+	FILE *f = fopen(s->log, "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, needle) && (!and || strstr(line, and));
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* The stored Node, parsed (the caller puts it). */
+static json_object *stored_node(const struct stub *s)
+{
+	json_object *db = json_object_from_file(s->state), *nodes, *n;
+
+	assert_non_null(db);
+	assert_true(json_object_object_get_ex(db, "nodes", &nodes));
+	n = json_object_get(json_object_array_get_idx(nodes, 0));
+	json_object_put(db);
+	return n;
+}
+
+/* The stored Node's condition of TYPE (a reference taken), or NULL. */
+static json_object *stored_condition(const struct stub *s, const char *type)
+{
+	_cleanup_(json_object_putp) json_object *n = stored_node(s);
+	json_object *st, *list;
+
+	if (!json_object_object_get_ex(n, "status", &st) ||
+	    !json_object_object_get_ex(st, "conditions", &list))
+		return NULL;
+	for (size_t i = 0; i < json_object_array_length(list); i++) {
+		json_object *c = json_object_array_get_idx(list, i);
+
+		if (strcmp(get_str(c, "type"), type) == 0)
+			return json_object_get(c);
+	}
+	return NULL;
+}
+
+static int set(struct stub *s, const char *status, const char *reason,
+	       struct kube_condition_result *r, struct err *e)
+{
+	const struct kube_condition c = {KUBE_CONDITION_TYPE, status, reason, "why"};
+
+	err_clear(e);
+	return kube_node_condition_set(s->k, "gpu-1", &c, r, e);
+}
+
+/*
+ * Through the status subresource, a strategic merge patch with the resourceVersion read: the
+ * kubelet's condition kept; the transition time kept while the status stays; another
+ * writer between read and patch met by reading again, up to KUBE_CONFLICT_RETRIES.
+ */
+static void test_condition_write(void **state)
+{
+	struct stub *s = *state;
+	_cleanup_(json_object_putp) json_object *ready = NULL, *node = NULL;
+	struct kube_condition_result r;
+	json_object *c, *meta, *labels;
+	char since[STR_UTC_SIZE];
+	struct err e;
+
+	assert_int_equal(set(s, "False", "Installing", &r, &e), 0);
+	assert_true(r.changed && r.transitioned && r.conflicts == 0);
+	assert_int_equal(logged(s, "\"PATCH\"", "/api/v1/nodes/gpu-1/status"), 1);
+	assert_int_equal(logged(s, "application/strategic-merge-patch+json", "resourceVersion"), 1);
+	c = stored_condition(s, KUBE_CONDITION_TYPE);
+	assert_non_null(c);
+	assert_string_equal(get_str(c, "reason"), "Installing");
+	snprintf(since, sizeof(since), "%s", get_str(c, "lastTransitionTime"));
+	json_object_put(c);
+	ready = stored_condition(s, "Ready");
+	assert_non_null(ready);
+	assert_string_equal(get_str(ready, "lastHeartbeatTime"), T0);
+	/* Two other writers, each between a read and its patch: read again, written. */
+	put(s->faults, "{\"faults\": [{\"method\": \"PATCH\", \"path\": "
+		       "\"/api/v1/nodes/gpu-1/status\", \"race\": {\"labels\": {\"w\": \"2\"}}, "
+		       "\"times\": 2}]}");
+	assert_int_equal(set(s, "False", "WaitingForPackage", &r, &e), 0);
+	assert_int_equal(r.conflicts, 2);
+	assert_true(r.changed && !r.transitioned);
+	assert_string_equal(r.old_reason, "Installing");
+	assert_int_equal(logged(s, "\"status\": 409", "/status"), 2);
+	c = stored_condition(s, KUBE_CONDITION_TYPE);
+	assert_string_equal(get_str(c, "reason"), "WaitingForPackage");
+	assert_string_equal(get_str(c, "lastTransitionTime"), since);
+	json_object_put(c);
+	/* The other writer's label is there: the patch went onto what it wrote. */
+	node = stored_node(s);
+	assert_true(json_object_object_get_ex(node, "metadata", &meta) &&
+		    json_object_object_get_ex(meta, "labels", &labels));
+	assert_string_equal(get_str(labels, "w"), "2");
+	/* One writer too many: the last 409 is the error, after 1 + KUBE_CONFLICT_RETRIES. */
+	put(s->faults, "{\"faults\": [{\"method\": \"PATCH\", \"path\": "
+		       "\"/api/v1/nodes/gpu-1/status\", \"race\": {\"labels\": {\"w\": null}}, "
+		       "\"times\": 100}]}");
+	assert_int_equal(set(s, "True", "CUDAReady", &r, &e), -1);
+	assert_non_null(strstr(e.msg, "another writer changed it each time, 6 tries"));
+	assert_non_null(strstr(e.msg, "409"));
+	assert_int_equal(logged(s, "\"status\": 409", "/status"), 2 + KUBE_CONFLICT_RETRIES + 1);
+	put(s->faults, "{\"faults\": []}");
+	assert_int_equal(set(s, "True", "CUDAReady", &r, &e), 0);
+	assert_true(r.transitioned);
+	c = stored_condition(s, KUBE_CONDITION_TYPE);
+	assert_string_equal(get_str(c, "status"), "True");
+	assert_string_equal(get_str(c, "lastTransitionTime"), get_str(c, "lastHeartbeatTime"));
+	json_object_put(c);
+}
+
+static int taint(struct stub *s, const char *key, const char *value, const char *effect, bool add,
+		 bool *changed)
+{
+	const struct kube_taint t = {key, value, effect};
+	struct err e;
+
+	err_clear(&e);
+	return kube_node_taint(s->k, "gpu-1", &t, add, changed, &e);
+}
+
+/* Whether the stored Node's taints are EXPECTED (JSON text; "null": none), as objects. */
+static bool taints_are(const struct stub *s, const char *expected)
+{
+	_cleanup_(json_object_putp) json_object *n = stored_node(s);
+	_cleanup_(json_object_putp) json_object *want = json_tokener_parse(expected);
+	json_object *spec, *list = NULL;
+
+	if (json_object_object_get_ex(n, "spec", &spec))
+		json_object_object_get_ex(spec, "taints", &list);
+	if (!json_object_equal(list, want))
+		print_error("stored taints: %s\n", list ? text(list) : "none");
+	return json_object_equal(list, want);
+}
+
+/* A merge patch of spec.taints with the resourceVersion; no write when nothing changes. */
+static void test_taint_write(void **state)
+{
+	struct stub *s = *state;
+	bool changed;
+
+	assert_int_equal(taint(s, "startup", NULL, "NoSchedule", true, &changed), 0);
+	assert_true(changed);
+	assert_true(taints_are(s, "[" KEPT "," SU "]"));
+	assert_int_equal(logged(s, "application/merge-patch+json", "resourceVersion"), 1);
+	/* There already: read, not written. */
+	assert_int_equal(taint(s, "startup", NULL, "NoSchedule", true, &changed), 0);
+	assert_false(changed);
+	assert_int_equal(logged(s, "\"PATCH\"", NULL), 1);
+	/* Another writer adds the same taint between the read and the patch: 409, read
+	 * again, nothing left to write. */
+	put(s->faults, "{\"faults\": [{\"method\": \"PATCH\", \"path\": \"/api/v1/nodes/gpu-1\", "
+		       "\"race\": {\"taints\": [" KEPT ",{\"key\": \"h\", \"value\": \"FatalXid\", "
+		       "\"effect\": \"NoSchedule\"}]}, \"times\": 1}]}");
+	assert_int_equal(taint(s, "h", "FatalXid", "NoSchedule", true, &changed), 0);
+	assert_false(changed);
+	assert_int_equal(logged(s, "\"status\": 409", NULL), 1);
+	assert_true(taints_are(s, "[" KEPT ",{\"key\":\"h\",\"value\":\"FatalXid\","
+				  "\"effect\":\"NoSchedule\"}]"));
+	/* Removed while another writer adds its own: the other's stays. */
+	put(s->faults, "{\"faults\": [{\"method\": \"PATCH\", \"path\": \"/api/v1/nodes/gpu-1\", "
+		       "\"race\": {\"taints\": [" KEPT ",{\"key\": \"h\", \"value\": \"FatalXid\", "
+		       "\"effect\": \"NoSchedule\"},{\"key\": \"y\", \"effect\": "
+		       "\"NoSchedule\"}]}, \"times\": 1}]}");
+	assert_int_equal(taint(s, "h", NULL, NULL, false, &changed), 0);
+	assert_true(changed);
+	assert_true(taints_are(s, "[" KEPT ",{\"key\":\"y\",\"effect\":\"NoSchedule\"}]"));
+	put(s->faults, "{\"faults\": []}");
+	/* The last of them: spec.taints goes. */
+	assert_int_equal(taint(s, "y", NULL, NULL, false, &changed), 0);
+	assert_int_equal(taint(s, "other", NULL, NULL, false, &changed), 0);
+	assert_true(taints_are(s, "null"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -246,6 +524,8 @@ int main(void)
 		cmocka_unit_test(test_condition_bounds),
 		cmocka_unit_test(test_taints),
 		cmocka_unit_test(test_has_taint),
+		cmocka_unit_test_setup_teardown(test_condition_write, stub_up, stub_down),
+		cmocka_unit_test_setup_teardown(test_taint_write, stub_up, stub_down),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
