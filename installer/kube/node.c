@@ -289,7 +289,11 @@ static json_object *patch_new(const char *rv, const char *where, const char *key
 	return o;
 }
 
-/* Node NAME read into *NODE, with its resourceVersion into *RV (NODE's). 0 or -1. */
+/*
+ * Node NAME read into *NODE, with its resourceVersion into *RV (NODE's). 0 or -1. A read
+ * from etcd, not node-problem-detector's resourceVersion "0" (problem_client.go line 143,
+ * the API server's cache): a stale copy's resourceVersion would only meet a 409.
+ */
 static int node_read(struct kube *k, const char *name, json_object **node, const char **rv,
 		     struct err *e)
 {
