@@ -271,6 +271,14 @@ for (const ds of daemonsets) {
     if (binding === "RoleBinding")
       assert.equal(b.metadata.namespace, ds.metadata.namespace, `${name}: its Role in its namespace`);
   }
+  // The agent's condition goes through its Node's status subresource (a PATCH), its taints
+  // and cordon through the Node (docs/design.md, "Write access limited to the node").
+  const crb = docs.find((d) => d.kind === "ClusterRoleBinding" && d.subjects?.some((x) =>
+    x.kind === "ServiceAccount" && x.name === sa && x.namespace === ds.metadata.namespace));
+  const grants = docs.find((d) => d.kind === "ClusterRole" && d.metadata.name === crb.roleRef.name).rules;
+  for (const [res, verb] of [["nodes", "get"], ["nodes", "patch"], ["nodes/status", "patch"]])
+    assert.ok(grants.some((r) => r.apiGroups.includes("") && r.resources.includes(res) && r.verbs.includes(verb)),
+      `${name}: the agent may ${verb} ${res}`);
 
   const plugins = spec.containers.filter((c, i) => images[i].plugin);
   assert.ok(plugins.length <= 1, `${name}: at most one device plugin`);
