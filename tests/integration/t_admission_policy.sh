@@ -16,12 +16,14 @@ P=$SRC/admission-policy.yaml
 REQ=$SRC/tests/k8s/admission-requests
 adm() {
     node "$SRC/tests/k8s/check-admission.mjs" "$1" "$REQ" --log "$REQ/standin.log" \
+        --log "$REQ/agent-upgrade.log" \
         --manifest "$SRC/daemonset-generic.yaml" --manifest "$SRC/daemonset-preloaded.yaml" \
         >"$T/adm.out" 2>&1
 }
 adm "$P" || fail "admission-policy.yaml: $(cat "$T/adm.out")"
 grep -q "^node.json: \([0-9]*\) of \1 requests as expected$" "$T/adm.out" || fail "$(cat "$T/adm.out")"
 grep -q "standin.log: 3 agent node writes replayed" "$T/adm.out" || fail "$(cat "$T/adm.out")"
+grep -q "agent-upgrade.log: 21 agent node writes replayed" "$T/adm.out" || fail "$(cat "$T/adm.out")"
 grep -q "daemonset-preloaded.yaml: 2 agent(s) as the policy expects" "$T/adm.out" ||
     fail "$(cat "$T/adm.out")"
 # The manifests apply it: their headers say so.

@@ -358,7 +358,7 @@ for (const log of logs) {
   for (const line of readFileSync(log, "utf8").split("\n").filter(Boolean)) {
     const r = JSON.parse(line);
     const m = /^\/api\/v1\/nodes\/([^/]+)(\/status)?$/.exec(r.path);
-    if (!m || !r.node_after) continue;
+    if (!m || !r.node_after || !(r.status >= 200 && r.status < 300)) continue;
     const before = r.node_before ?? after.get(m[1]);
     after.set(m[1], r.node_after);
     if (!(r.user_agent ?? "").startsWith("nvidia-driver-installer/") || !before) continue;
