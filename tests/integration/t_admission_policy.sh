@@ -6,7 +6,8 @@
 # writes allowed, another node's refused, a token without a node name refused, a foreign
 # label, annotation, taint or condition refused, other users untouched) and over the node
 # writes a stand-in API server log records, replayed as the agent's own node and as another
-# (tests/k8s/check-admission.mjs); held to both manifests' service accounts and taint keys.
+# (tests/k8s/check-admission.mjs); held to both manifests' service accounts and taint keys;
+# accepted by kubectl's `apply --dry-run=client`.
 # Each kind of fault put in once is refused: an expression that lets another node through,
 # one that errs, a function outside standard CEL, a reason or binding the server refuses, a
 # recorded agent write that changes a label not its own.
@@ -26,6 +27,19 @@ grep -q "standin.log: 3 agent node writes replayed" "$T/adm.out" || fail "$(cat 
 grep -q "agent-upgrade.log: 21 agent node writes replayed" "$T/adm.out" || fail "$(cat "$T/adm.out")"
 grep -q "daemonset-preloaded.yaml: 2 agent(s) as the policy expects" "$T/adm.out" ||
     fail "$(cat "$T/adm.out")"
+# kubectl takes it (apply --dry-run=client against tests/k8s/discovery.py, offline).
+KUBECTL=${KUBECTL:-kubectl}
+command -v "$KUBECTL" >/dev/null || fail "kubectl is needed (scripts/deps.sh installs kubernetes-client)"
+exec {kfd}< <(exec python3 "$SRC/tests/k8s/discovery.py")
+kpid=$!
+read -r kport <&"$kfd" || fail "the discovery server did not start"
+HOME=$T/kube "$KUBECTL" --server "http://127.0.0.1:$kport" apply --dry-run=client --validate=false \
+    -f "$P" >"$T/kubectl.out" 2>&1 || fail "kubectl: $(cat "$T/kubectl.out")"
+kill "$kpid"
+assert_eq "$(cat "$T/kubectl.out")" \
+    "validatingadmissionpolicy.admissionregistration.k8s.io/nvidia-driver-installer-own-node created (dry run)
+validatingadmissionpolicybinding.admissionregistration.k8s.io/nvidia-driver-installer-own-node created (dry run)" \
+    "kubectl on admission-policy.yaml"
 # The manifests apply it: their headers say so.
 for m in daemonset-generic.yaml daemonset-preloaded.yaml; do
     grep -q "kubectl apply -f admission-policy.yaml" "$SRC/$m" || fail "$m does not apply the policy"

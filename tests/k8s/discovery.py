@@ -20,6 +20,10 @@ RESOURCES = {
                                      ("clusterrolebindings", "ClusterRoleBinding", False),
                                      ("roles", "Role", True),
                                      ("rolebindings", "RoleBinding", True)],
+    # admission-policy.yaml (t_admission_policy)
+    "admissionregistration.k8s.io/v1": [
+        ("validatingadmissionpolicies", "ValidatingAdmissionPolicy", False),
+        ("validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding", False)],
 }
 
 
