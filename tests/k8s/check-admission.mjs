@@ -147,38 +147,40 @@ const STANDARD = new Set(["_&&_", "_||_", "!_", "_==_", "_!=_", "_<_", "_<=_", "
   "_+_", "_-_", "_?_:_", "_[_]", "@in", "@not_strictly_false", "size", "startsWith", "endsWith",
   "contains", "matches", "string", "int"]);
 const ROOTS = new Set(["object", "oldObject", "request", "namespaceObject", "authorizer", "variables"]);
-function walk(e, seen, locals, at) {
+// A messageExpression has no authorizer (validation.go, validateMessageExpression).
+const MESSAGE_ROOTS = new Set([...ROOTS].filter((r) => r !== "authorizer"));
+function walk(e, seen, locals, at, roots = ROOTS) {
   const k = e.exprKind;
   switch (k.case) {
     case "identExpr":
-      assert.ok(ROOTS.has(k.value.name) || locals.has(k.value.name), `${at}: unknown name ${k.value.name}`);
+      assert.ok(roots.has(k.value.name) || locals.has(k.value.name), `${at}: unknown name ${k.value.name}`);
       break;
     case "selectExpr": {
       const op = k.value.operand;
       if (op?.exprKind.case === "identExpr" && op.exprKind.value.name === "variables")
         assert.ok(seen.has(k.value.field), `${at}: variables.${k.value.field} used before its definition`);
-      walk(op, seen, locals, at);
+      walk(op, seen, locals, at, roots);
       break;
     }
     case "callExpr":
       assert.ok(STANDARD.has(k.value.function), `${at}: ${k.value.function} is not standard CEL`);
-      if (k.value.target) walk(k.value.target, seen, locals, at);
-      k.value.args.forEach((a) => walk(a, seen, locals, at));
+      if (k.value.target) walk(k.value.target, seen, locals, at, roots);
+      k.value.args.forEach((a) => walk(a, seen, locals, at, roots));
       break;
     case "listExpr":
-      k.value.elements.forEach((a) => walk(a, seen, locals, at));
+      k.value.elements.forEach((a) => walk(a, seen, locals, at, roots));
       break;
     case "structExpr":
       k.value.entries.forEach((en) => {
-        if (en.keyKind.case === "mapKey") walk(en.keyKind.value, seen, locals, at);
-        walk(en.value, seen, locals, at);
+        if (en.keyKind.case === "mapKey") walk(en.keyKind.value, seen, locals, at, roots);
+        walk(en.value, seen, locals, at, roots);
       });
       break;
     case "comprehensionExpr": {
       const c = k.value;
-      walk(c.iterRange, seen, locals, at);
+      walk(c.iterRange, seen, locals, at, roots);
       const inner = new Set([...locals, c.iterVar, c.accuVar]);
-      for (const x of [c.accuInit, c.loopCondition, c.loopStep, c.result]) walk(x, seen, inner, at);
+      for (const x of [c.accuInit, c.loopCondition, c.loopStep, c.result]) walk(x, seen, inner, at, roots);
       break;
     }
     case "constExpr":
@@ -189,14 +191,14 @@ function walk(e, seen, locals, at) {
 }
 const env = celEnv();
 const compiled = new Map();
-function compile(src, seen, at) {
+function compile(src, seen, at, roots = ROOTS) {
   let parsed;
   try {
     parsed = parse(src);
   } catch (e) {
     assert.fail(`${at}: does not compile: ${e.message}`);
   }
-  walk(parsed.expr, seen, new Set(), at);
+  walk(parsed.expr, seen, new Set(), at, roots);
   const run = plan(env, parsed);
   compiled.set(at, run);
   return run;
@@ -210,7 +212,8 @@ const varPlans = vars.map((v) => {
 const condPlans = conds.map((c) => [c.name, compile(c.expression, new Set(), `matchCondition ${c.name}`)]);
 const valPlans = spec.validations.map((v, i) => ({
   expr: compile(v.expression, seen, `validations[${i}]`),
-  msg: v.messageExpression ? compile(v.messageExpression, seen, `validations[${i}].messageExpression`) : null,
+  msg: v.messageExpression
+    ? compile(v.messageExpression, seen, `validations[${i}].messageExpression`, MESSAGE_ROOTS) : null,
   message: v.message,
   i,
 }));
