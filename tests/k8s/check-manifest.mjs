@@ -93,6 +93,27 @@ function checkRunnable(c) {
   return img;
 }
 
+// The agent's default startup taint (cluster-autoscaler's startup-taint prefix,
+// utils/taints/taints.go StartupTaintPrefix, and its own name), the health taint
+// docs/configuration.md gives as the example, and the NodeReadinessRules' taints.
+const STARTUP_TAINT = "startup-taint.cluster-autoscaler.kubernetes.io/nvidia-gpu-driver";
+const HEALTH_TAINT_EXAMPLE = "nvidia.com/gpu-unhealthy:NoSchedule";
+const READINESS_TAINTS = [
+  { key: "readiness.k8s.io/nvidia-gpu-driver", effect: "NoSchedule" },
+  { key: "readiness.k8s.io/nvidia-gpu-unready", effect: "NoSchedule" },
+];
+// Whether toleration T tolerates TAINT, as the scheduler and the taint manager decide
+// (kubernetes, staging/src/k8s.io/api/core/v1/toleration.go, ToleratesTaint): an effect
+// and a key that are given must match; Exists matches any value, Equal (or no operator)
+// only the same value.
+function tolerates(t, taint) {
+  if (t.effect && t.effect !== taint.effect) return false;
+  if (t.key && t.key !== taint.key) return false;
+  if (t.operator === "Exists") return true;
+  if (!t.operator || t.operator === "Equal") return (t.value ?? "") === (taint.value ?? "");
+  return false;
+}
+
 const terms = (ds) =>
   ds.spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms;
 const has = (t, key, op, values) =>
@@ -142,6 +163,24 @@ for (const ds of daemonsets) {
   assert.equal(ds.metadata.namespace, "kube-system");
   assert.equal(spec.priorityClassName, "system-node-critical");
   assert.equal(ds.spec.updateStrategy.type, "RollingUpdate");
+
+  // The taints a GPU node carries before its driver works or while it is broken
+  // (docs/operations.md, "GPU nodes that register tainted"): the agent's startup taint
+  // (NVIDIA_STARTUP_TAINT, removed in every effect), its health taint (NVIDIA_HEALTH_TAINT, or
+  // the documented example), the NodeReadinessRules' (docs/examples/node-readiness). This pod
+  // must land and stay there through all of them, or nothing would ever take them off.
+  const taintEnv = envOf(spec.containers.find((c) => JSON.stringify(c.args) === '["agent"]') ?? {});
+  const startup = taintEnv.NVIDIA_STARTUP_TAINT ?? STARTUP_TAINT;
+  const health = (taintEnv.NVIDIA_HEALTH_TAINT ?? "none") === "none" ? HEALTH_TAINT_EXAMPLE
+    : taintEnv.NVIDIA_HEALTH_TAINT;
+  const nodeTaints = [...READINESS_TAINTS,
+    { key: health.slice(0, health.lastIndexOf(":")), effect: health.slice(health.lastIndexOf(":") + 1) }];
+  if (startup !== "none")
+    for (const effect of ["NoSchedule", "PreferNoSchedule", "NoExecute"]) nodeTaints.push({ key: startup, effect });
+  for (const taint of nodeTaints) {
+    assert.ok(spec.tolerations.some((t) => tolerates(t, taint)),
+      `${name}: no toleration for the taint ${taint.key}${taint.value ? `=${taint.value}` : ""}:${taint.effect}`);
+  }
 
   // Tolerations: the GPU taint, and every taint (auto-provisioned pools).
   assert.ok(spec.tolerations.some((t) => t.key === "nvidia.com/gpu" && t.operator === "Exists" &&
