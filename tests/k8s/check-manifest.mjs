@@ -5,11 +5,15 @@
 // per DaemonSet, what its pod runs and sees (t_manifest_pending runs it on a fake node): the
 // update strategy, and for the init container and each container its command or args,
 // literal env, readiness probe's exec command, privilege, the device plugin it is (if any),
-// and each volume mount with the host path behind it.
+// and each volume mount with the host path behind it. With --env it prints instead, per
+// DaemonSet, the literal env of the installer and of the agent with every variable the file
+// offers commented out (`# - name: NVIDIA_X` over `#   value: V`) taken in, each marked
+// optional or not (t_manifest_env gives them to the binary's parser and option table).
 //
 //   node check-manifest.mjs gke daemonset-preloaded.yaml
 //   node check-manifest.mjs generic daemonset-generic.yaml
 //   node check-manifest.mjs gke daemonset-preloaded.yaml --pods
+//   node check-manifest.mjs generic daemonset-generic.yaml --env
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import yaml from "js-yaml";
@@ -22,9 +26,41 @@ import { Role } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
 import { RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
 
 const [profile, file, mode] = process.argv.slice(2);
-assert.ok((profile === "gke" || profile === "generic") && (mode === undefined || mode === "--pods"),
-  "usage: check-manifest.mjs gke|generic FILE [--pods]");
-const docs = yaml.loadAll(readFileSync(file, "utf8")).filter(Boolean);
+assert.ok((profile === "gke" || profile === "generic") &&
+  (mode === undefined || mode === "--pods" || mode === "--env"),
+  "usage: check-manifest.mjs gke|generic FILE [--pods|--env]");
+const text = readFileSync(file, "utf8");
+const docs = yaml.loadAll(text).filter(Boolean);
+
+// The file with each env entry it offers commented out taken in: a line `# - name: VAR`
+// (VAR an environment variable's name) over `#   value: V` at the same indent.
+function withOptionalEnv(src) {
+  const lines = src.split("\n");
+  const out = [];
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^(\s*)# - name: ([A-Z][A-Z0-9_]*)$/.exec(lines[i]);
+    const v = m && /^(\s*)#   value: (.*)$/.exec(lines[i + 1] ?? "");
+    if (m && v && v[1] === m[1]) {
+      out.push(`${m[1]}- name: ${m[2]}`, `${m[1]}  value: ${v[2]}`);
+      i++;
+    } else out.push(lines[i]);
+  }
+  return out.join("\n");
+}
+if (mode === "--env") {
+  const literal = (c) => Object.fromEntries((c?.env ?? []).filter((e) => "value" in e).map((e) => [e.name, e.value]));
+  const all = yaml.loadAll(withOptionalEnv(text)).filter((d) => d?.kind === "DaemonSet");
+  const plain = docs.filter((d) => d.kind === "DaemonSet");
+  const view = (c, was) => Object.fromEntries(Object.entries(literal(c)).map(([k, v]) =>
+    [k, { value: String(v), optional: !(k in literal(was)) }]));
+  const agentOf = (ds) => ds.spec.template.spec.containers.find((c) => JSON.stringify(c.args) === '["agent"]');
+  process.stdout.write(JSON.stringify({ daemonsets: all.map((ds, i) => ({
+    name: ds.metadata.name,
+    install: view(ds.spec.template.spec.initContainers[0], plain[i].spec.template.spec.initContainers[0]),
+    agent: view(agentOf(ds), agentOf(plain[i])),
+  })) }) + "\n");
+  process.exit(0);
+}
 const models = { DaemonSet, ConfigMap, ServiceAccount, ClusterRole, ClusterRoleBinding, Role, RoleBinding };
 for (const d of docs) {
   assert.ok(models[d.kind], `unexpected kind ${d.kind}`);
