@@ -225,7 +225,8 @@ if (update) {
       const twin = created.find((c) => c.d.spec?.taint?.key === d.spec?.taint?.key &&
         c.d.spec?.taint?.effect === d.spec?.taint?.effect);
       if (twin && d.spec?.taint)
-        res.errs.push(`spec.taint.key: conflicts with existing rule '${twin.d.metadata.name}' (${twin.file}) - same taint key '${d.spec.taint.key}' and effect '${d.spec.taint.effect}'`);
+        res.errs.push(`spec.taint.key: conflicts with existing rule '${twin.d.metadata.name}' ` +
+          `(${twin.file}) - same taint key '${d.spec.taint.key}' and effect '${d.spec.taint.effect}'`);
       created.push({ file, d });
       report(file, d, res);
     }
