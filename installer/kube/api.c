@@ -81,23 +81,30 @@ int kube_node_patch(struct kube *k, const char *name, json_object *patch, struct
 
 /*
  * What the agent reads of a pod (agent/upgrade.c: which pods hold GPUs, may be evicted, are
- * leaving): the rest of a pod, its environment and volumes, managedFields and status, any
- * tenant can make as large as etcd takes, so it is never parsed. (The API server's only
+ * leaving, match a selector): the rest of a pod, its environment, its volumes but whether
+ * each is an emptyDir, managedFields and status, any tenant can make as large as etcd takes,
+ * so it is never parsed. (The API server's only
  * projection, metadata alone, apiserver pkg/endpoints/handlers/response.go
  * asPartialObjectMetadataList, has no resources and keeps managedFields.) Pages as the
  * API server pages a list from etcd: apiserver pkg/storage/etcd3/store.go, GetList.
  */
 static const struct kube_keep container_keep[] = {
 	{"name"}, {"resources"}, {"restartPolicy"}, {NULL}};
+/* A volume is kept only as whether it is an emptyDir (kubectl drain's localStorageFilter asks
+ * no more): {"emptyDir": {}} or {}. */
+static const struct kube_keep volume_keep[] = {{"emptyDir", (const struct kube_keep[]){{NULL}}},
+					       {NULL}};
 static const struct kube_keep pod_keep[] = {
 	{"metadata", (const struct kube_keep[]){{"name"},
 						{"namespace"},
+						{"labels"},
 						{"annotations"},
 						{"ownerReferences"},
 						{"deletionTimestamp"},
 						{NULL}}},
 	{"spec", (const struct kube_keep[]){{"containers", container_keep, true},
 					    {"initContainers", container_keep, true},
+					    {"volumes", volume_keep, true},
 					    {NULL}}},
 	{"status", (const struct kube_keep[]){{"phase"}, {NULL}}},
 	{NULL}};
@@ -113,7 +120,7 @@ static const struct kube_keep pod_list_keep[] = {
 #define PODS_PAGES_MAX 10000
 
 /* Appends the items of page LIST to ALL; its continue token into NEXT ("" at the end). */
-static int pods_page(json_object *list, json_object *all, char *next, size_t size, const char *path,
+static int list_page(json_object *list, json_object *all, char *next, size_t size, const char *path,
 		     struct err *e)
 {
 	json_object *items, *meta, *c;
@@ -121,7 +128,7 @@ static int pods_page(json_object *list, json_object *all, char *next, size_t siz
 
 	if (!json_object_object_get_ex(list, "items", &items) ||
 	    !json_object_is_type(items, json_type_array))
-		return err_set(e, EXIT_UNEXPECTED, "kube: GET %s: not a PodList", path);
+		return err_set(e, EXIT_UNEXPECTED, "kube: GET %s: not a list", path);
 	n = json_object_array_length(items);
 	for (size_t i = 0; i < n; i++)
 		if (json_object_array_add(all,
@@ -137,29 +144,30 @@ static int pods_page(json_object *list, json_object *all, char *next, size_t siz
 	return 0;
 }
 
-int kube_pods_on_node(struct kube *k, const char *node, json_object **ret, struct err *e)
+/*
+ * The items of the list at BASE (a path, with or without a query), each as KEEP keeps it,
+ * into *RET: read in pages of PODS_PAGE, a page made smaller while it is past KUBE_BODY_MAX,
+ * and -1 when what is kept is past KUBE_PODS_KEPT_MAX (WHAT names the list in the error).
+ */
+static int list_all(struct kube *k, const char *base, const struct kube_keep *keep,
+		    const char *what, json_object **ret, struct err *e)
 {
 	_cleanup_(json_object_putp) json_object *all = json_object_new_array();
 	unsigned limit = PODS_PAGE;
 	size_t kept = 0;
-	char sel[600], next[1024] = "", path[2000];
+	char next[1024] = "", path[2000];
 
 	*ret = NULL;
-	if (path_name("node", node, e) < 0)
-		return -1;
 	if (!all)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "kube");
-	snprintf(path, sizeof(path), "spec.nodeName=%s", node);
-	if (kube_query_escape(path, sel, sizeof(sel)) < 0)
-		return err_set(e, EXIT_UNEXPECTED, "kube: node name too long");
 	for (unsigned pages = 0; pages < PODS_PAGES_MAX; pages++) {
 		_cleanup_(json_object_putp) json_object *list = NULL;
-		struct kube_request q = {.method = "GET", .path = path, .keep = pod_list_keep};
+		struct kube_request q = {.method = "GET", .path = path, .keep = keep};
 		struct kube_reply r;
 		int rc;
 
-		snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=%s&limit=%u%s%s", sel,
-			 limit, next[0] ? "&continue=" : "", next);
+		snprintf(path, sizeof(path), "%s%climit=%u%s%s", base,
+			 strchr(base, '?') ? '&' : '?', limit, next[0] ? "&continue=" : "", next);
 		rc = kube_call(k, &q, &r, e);
 		list = TAKE_PTR(r.body);
 		kube_reply_done(&r);
@@ -177,11 +185,11 @@ int kube_pods_on_node(struct kube *k, const char *node, json_object **ret, struc
 		if (kept > KUBE_PODS_KEPT_MAX)
 			return err_set(
 				e, EXIT_UNEXPECTED,
-				"kube: GET %s: what the agent reads of the node's pods is past its bound of %u MiB",
-				path, KUBE_PODS_KEPT_MAX >> 20);
-		if (pods_page(list, all, next, sizeof(next), path, e) < 0)
+				"kube: GET %s: what the agent reads of %s is past its bound of %u MiB",
+				path, what, KUBE_PODS_KEPT_MAX >> 20);
+		if (list_page(list, all, next, sizeof(next), path, e) < 0)
 			return -1;
-		/* Pods past a large one are read in larger pages again. */
+		/* Items past a large one are read in larger pages again. */
 		limit = limit * 2 < PODS_PAGE ? limit * 2 : PODS_PAGE;
 		if (!next[0]) {
 			*ret = TAKE_PTR(all);
@@ -190,6 +198,123 @@ int kube_pods_on_node(struct kube *k, const char *node, json_object **ret, struc
 	}
 	return err_set(e, EXIT_UNEXPECTED, "kube: GET %s: more than %u pages", path,
 		       PODS_PAGES_MAX);
+}
+
+int kube_pods_on_node(struct kube *k, const char *node, json_object **ret, struct err *e)
+{
+	char sel[600], base[700];
+
+	*ret = NULL;
+	if (path_name("node", node, e) < 0)
+		return -1;
+	snprintf(base, sizeof(base), "spec.nodeName=%s", node);
+	if (kube_query_escape(base, sel, sizeof(sel)) < 0)
+		return err_set(e, EXIT_UNEXPECTED, "kube: node name too long");
+	snprintf(base, sizeof(base), "/api/v1/pods?fieldSelector=%s", sel);
+	return list_all(k, base, pod_list_keep, "the node's pods", ret, e);
+}
+
+/* Whether POD's controller is DaemonSet NAME (metadata.ownerReferences, controller true). */
+static bool of_daemonset(json_object *pod, const char *name)
+{
+	json_object *meta, *owners;
+	size_t n;
+
+	if (!json_object_object_get_ex(pod, "metadata", &meta) ||
+	    !json_object_object_get_ex(meta, "ownerReferences", &owners) ||
+	    !json_object_is_type(owners, json_type_array))
+		return false;
+	n = json_object_array_length(owners);
+	for (size_t i = 0; i < n; i++) {
+		json_object *o = json_object_array_get_idx(owners, i), *v;
+		const char *kind = json_object_object_get_ex(o, "kind", &v)
+					   ? json_object_get_string(v)
+					   : "",
+			   *oname = json_object_object_get_ex(o, "name", &v)
+					    ? json_object_get_string(v)
+					    : "";
+
+		if (json_object_object_get_ex(o, "controller", &v) && json_object_get_boolean(v) &&
+		    strcmp(kind, "DaemonSet") == 0 && strcmp(oname, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Whether a pod of PODS is on the node named NAME. */
+static bool runs_on(json_object *pods, const char *name)
+{
+	size_t n = json_object_array_length(pods);
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *spec, *node;
+
+		if (json_object_object_get_ex(json_object_array_get_idx(pods, i), "spec", &spec) &&
+		    json_object_object_get_ex(spec, "nodeName", &node) &&
+		    strcmp(json_object_get_string(node), name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* What kube_daemonset_nodes reads of its namespace's pods: whose they are, and where. */
+static const struct kube_keep ds_pod_keep[] = {
+	{"metadata", (const struct kube_keep[]){{"ownerReferences"}, {NULL}}},
+	{"spec", (const struct kube_keep[]){{"nodeName"}, {NULL}}},
+	{NULL}};
+static const struct kube_keep ds_pods_keep[] = {
+	{"kind"},
+	{"metadata", (const struct kube_keep[]){{"continue"}, {NULL}}},
+	{"items", ds_pod_keep, true},
+	{NULL}};
+static const struct kube_keep condition_keep[] = {{"type"}, {"status"}, {NULL}};
+
+int kube_daemonset_nodes(struct kube *k, const char *ns, const char *name, const char *annotation,
+			 json_object **ret, struct err *e)
+{
+	const struct kube_keep ann_keep[] = {{annotation}, {NULL}};
+	const struct kube_keep meta_keep[] = {{"name"}, {"annotations", ann_keep}, {NULL}};
+	const struct kube_keep node_keep[] = {
+		{"metadata", meta_keep},
+		{"spec", (const struct kube_keep[]){{"unschedulable"}, {NULL}}},
+		{"status",
+		 (const struct kube_keep[]){{"conditions", condition_keep, true}, {NULL}}},
+		{NULL}};
+	const struct kube_keep nodes_keep[] = {
+		{"kind"},
+		{"metadata", (const struct kube_keep[]){{"continue"}, {NULL}}},
+		{"items", node_keep, true},
+		{NULL}};
+	_cleanup_(json_object_putp) json_object *pods = NULL, *nodes = NULL, *mine = NULL;
+	char path[600];
+	size_t n;
+
+	*ret = NULL;
+	if (path_name("namespace", ns, e) < 0 || path_name("daemonset", name, e) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", ns);
+	if (list_all(k, path, ds_pods_keep, "the namespace's pods", &pods, e) < 0 ||
+	    list_all(k, "/api/v1/nodes", nodes_keep, "the nodes", &nodes, e) < 0)
+		return -1;
+	/* Only the DaemonSet's own pods say where it runs. */
+	n = json_object_array_length(pods);
+	for (size_t i = n; i-- > 0;)
+		if (!of_daemonset(json_object_array_get_idx(pods, i), name))
+			json_object_array_del_idx(pods, i, 1);
+	if (!(mine = json_object_new_array()))
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "kube");
+	n = json_object_array_length(nodes);
+	for (size_t i = 0; i < n; i++) {
+		json_object *node = json_object_array_get_idx(nodes, i), *meta, *nm;
+
+		if (json_object_object_get_ex(node, "metadata", &meta) &&
+		    json_object_object_get_ex(meta, "name", &nm) &&
+		    runs_on(pods, json_object_get_string(nm)) &&
+		    json_object_array_add(mine, json_object_get(node)) < 0)
+			return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "kube");
+	}
+	*ret = TAKE_PTR(mine);
+	return 0;
 }
 
 int kube_evict(struct kube *k, const char *ns, const char *name, struct err *e)

@@ -111,14 +111,25 @@ _must_check_ int kube_node_patch(struct kube *k, const char *name, json_object *
 
 /*
  * The pods bound to Node NAME (a PodList's items) into *RET (the caller puts it), each with
- * only what the agent reads: metadata's name, namespace, annotations, ownerReferences and
- * deletionTimestamp, its containers' and init containers' name, resources and
- * restartPolicy, and status.phase. Listed in pages (limit, continue), a page made smaller
+ * only what the agent reads: metadata's name, namespace, labels, annotations,
+ * ownerReferences and deletionTimestamp, its containers' and init containers' name,
+ * resources and restartPolicy, its volumes as whether each is an emptyDir, and
+ * status.phase. Listed in pages (limit, continue), a page made smaller
  * when it is past KUBE_BODY_MAX. 0, or -1 when a single pod is past it or what is kept
  * of the list is past KUBE_PODS_KEPT_MAX (E names the bound).
  */
 _must_check_ int kube_pods_on_node(struct kube *k, const char *node, json_object **ret,
 				   struct err *e);
+
+/*
+ * The Nodes DaemonSet NS/NAME has a pod on (a pod of NS whose controller, in
+ * ownerReferences, is that DaemonSet; its spec.nodeName), into *RET (a JSON array, the
+ * caller puts it), each with only metadata.name, the annotation ANNOTATION,
+ * spec.unschedulable and status.conditions' type and status: what --upgrade-max-unavailable
+ * counts. Both lists read in pages and bounded as kube_pods_on_node's. 0 or -1.
+ */
+_must_check_ int kube_daemonset_nodes(struct kube *k, const char *ns, const char *name,
+				      const char *annotation, json_object **ret, struct err *e);
 
 /* The nodes DaemonSet NS/NAME runs on (status.desiredNumberScheduled) into *RET. 0 or -1. */
 _must_check_ int kube_daemonset_desired(struct kube *k, const char *ns, const char *name,
