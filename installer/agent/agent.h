@@ -93,6 +93,16 @@ struct agent_upgrade_opts {
 	unsigned deadline_s;	/* how long GPU pods may run on before the deadline's policy */
 	bool evict_on_deadline; /* past it: evict them (else wait) */
 	unsigned validate_s;	/* how long the new version may take to be ready */
+	/* The controls NVIDIA's upgrade policy has (k8s-operator-libs upgrade_spec.go). */
+	const char *wait_for;	  /* a label selector of pods waited for first, or NULL */
+	unsigned wait_timeout_s;  /* how long they are waited for; 0: as long as they run */
+	bool evict_force;	  /* an eviction may move a GPU pod with no controller */
+	bool evict_emptydir;	  /* ... and one with an emptyDir volume */
+	bool drain;		  /* evict the node's other pods before activating */
+	const char *drain_select; /* those of them that match this selector, or NULL: all */
+	bool drain_force, drain_emptydir;
+	unsigned drain_timeout_s;    /* past it with pods left, the upgrade fails; 0: never */
+	const char *max_unavailable; /* "N" or "P%" of the DaemonSet's nodes, or NULL */
 };
 
 /* What the agent reads of the configuration, built once by the command (cmd/agent.c). */
@@ -237,3 +247,16 @@ int control_hold(int root_fd, const char *why, unsigned *stopped, struct err *e)
  * scales maxUnavailable, at least 1 and at most SLOTS_MAX (256). 0 and -1 for a malformed SPEC.
  */
 int slots_limit(const char *spec, unsigned total, unsigned *ret);
+
+/* ---- what config checks of the upgrade controls (agent/labelsel.c, agent/upgrade.c) ---- */
+
+/* Whether S is a label selector (agent/labelsel.h): 0, or -1 with WHY saying what is wrong. */
+int labelsel_check(const char *s, char *why, size_t why_size);
+
+/*
+ * --upgrade-max-unavailable's SPEC as a count of nodes: "N" (at least 1), or "P%" (1 to 100)
+ * of TOTAL, the DaemonSet's nodes, rounded up as k8s-operator-libs rounds maxUnavailable
+ * (upgrade_inplace.go, line 55: intstr.GetScaledValueFromIntOrPercent, roundUp true).
+ * 0, or -1 for a malformed SPEC.
+ */
+int upgrade_max_unavailable(const char *spec, unsigned total, unsigned *ret);

@@ -20,6 +20,7 @@ static const char *const state_names[UPG_N_STATES] = {
 	[UPG_CORDONED] = "cordoned",
 	[UPG_WAITING] = "waiting",
 	[UPG_EVICTING] = "evicting",
+	[UPG_DRAINING] = "draining",
 	[UPG_ACTIVATING] = "activating",
 	[UPG_VALIDATING] = "validating",
 	[UPG_DONE] = "done",
@@ -38,6 +39,7 @@ const char *upgrade_action_name(enum upgrade_action a)
 		[UPG_ACT_CORDON] = "cordon",	 [UPG_ACT_EVICT] = "evict",
 		[UPG_ACT_ACTIVATE] = "activate", [UPG_ACT_UNCORDON] = "uncordon",
 		[UPG_ACT_RELEASE] = "release",	 [UPG_ACT_ROLLBACK] = "rollback",
+		[UPG_ACT_DRAIN] = "drain",
 	};
 
 	return (unsigned)a < ARRAY_SIZE(names) ? names[a] : "?";
@@ -99,7 +101,91 @@ static void fail(struct upgrade_step *s, const struct upgrade_view *v, const cha
 	snprintf(s->next.reason, sizeof(s->next.reason), "%s", why);
 }
 
-/* Slot held, node cordoned as the policy says: wait for the GPUs, evict, or activate. */
+/* What the GPU pods the options keep mean past the deadline (the eviction is all or
+ * nothing, as kubectl drain's: GetPodsForDeletion refuses the lot for one pod kept). */
+static bool evict_blocked(struct upgrade_step *s, const struct upgrade_view *v,
+			  const struct upgrade_policy *p)
+{
+	if (!v->pods || !v->pods->blocked[0])
+		return false;
+	if (s->next.state != UPG_EVICTING)
+		enter(s, UPG_WAITING, v);
+	str_fmt_cut(s->next.reason, sizeof(s->next.reason),
+		    "past the %us deadline, no GPU pod evicted: %s", p->deadline_s,
+		    v->pods->blocked);
+	return true;
+}
+
+/* The pods --upgrade-wait-for names hold the upgrade, until they end or its timeout. */
+static bool waiting_for_selected(struct upgrade_step *s, const struct upgrade_view *v,
+				 const struct upgrade_policy *p)
+{
+	if (!v->pods || v->pods->wait_for == 0)
+		return false;
+	/* Past the timeout, as pod_manager.go HandleTimeoutOnPodCompletions (lines 354-358)
+	 * moves the node on to pod deletion: no longer waited for. */
+	if (p->wait_timeout_s && v->now >= s->next.wait_from + p->wait_timeout_s)
+		return false;
+	enter(s, UPG_WAITING, v);
+	str_fmt_cut(s->next.reason, sizeof(s->next.reason),
+		    "waiting for %u pod(s) matching --upgrade-wait-for (%s)%s", v->pods->wait_for,
+		    v->pods->wait_for_first, p->wait_timeout_s ? ", until its timeout" : "");
+	return true;
+}
+
+static void activate(struct upgrade_step *s, const struct upgrade_view *v)
+{
+	enter(s, UPG_ACTIVATING, v);
+	s->next.reason[0] = '\0';
+	s->action = UPG_ACT_ACTIVATE;
+}
+
+/*
+ * The drain (NVIDIA's drain.enable, drain_manager.go lines 76-132): the pods it moves asked
+ * to leave, budgets honoured; one it may not move fails the upgrade at once, as
+ * kubectl drain refuses the node (the drain's error, line 121-127, is UpgradeStateFailed),
+ * and so does its timeout with pods left.
+ */
+static void drain(struct upgrade_step *s, const struct upgrade_view *v,
+		  const struct upgrade_policy *p)
+{
+	const struct upgrade_pods *pods = v->pods;
+	char why[sizeof(s->next.reason)];
+
+	if (s->next.state != UPG_DRAINING)
+		enter(s, UPG_DRAINING, v);
+	if (pods && pods->drain_blocked[0]) {
+		str_fmt_cut(why, sizeof(why), "the drain refused: %s", pods->drain_blocked);
+		fail(s, v, why);
+		return;
+	}
+	if (!pods || pods->drain_left == 0) {
+		s->next.drained = true;
+		if (v->holders == 0) {
+			activate(s, v);
+		} else {
+			enter(s, UPG_WAITING, v);
+			str_fmt_cut(s->next.reason, sizeof(s->next.reason),
+				    "drained; %u process(es) outside pods hold the GPUs",
+				    v->holders);
+		}
+		return;
+	}
+	if (p->drain_timeout_s && v->now >= s->next.since + p->drain_timeout_s) {
+		str_fmt_cut(
+			why, sizeof(why),
+			"the drain did not end within %us (--upgrade-drain-timeout): %u pod(s) left, %s first",
+			p->drain_timeout_s, pods->drain_left, pods->drain_first);
+		fail(s, v, why);
+		return;
+	}
+	str_fmt_cut(s->next.reason, sizeof(s->next.reason), "draining: %u pod(s) left, %s first",
+		    pods->drain_left, pods->drain_first);
+	if (pods->drain_movable > 0)
+		s->action = UPG_ACT_DRAIN;
+}
+
+/* Slot held, node cordoned as the policy says: wait, evict, drain, or activate. */
 static void wait_or_activate(struct upgrade_step *s, const struct upgrade_view *v,
 			     const struct upgrade_policy *p)
 {
@@ -109,14 +195,20 @@ static void wait_or_activate(struct upgrade_step *s, const struct upgrade_view *
 
 	if (s->next.wait_from == 0)
 		s->next.wait_from = v->now;
+	if (waiting_for_selected(s, v, p))
+		return;
+	if (v->gpu_pods == 0 && p->drain && !s->next.drained) {
+		drain(s, v, p);
+		return;
+	}
 	if (v->gpu_pods == 0 && v->holders == 0) {
-		enter(s, UPG_ACTIVATING, v);
-		why[0] = '\0';
-		s->action = UPG_ACT_ACTIVATE;
+		activate(s, v);
 		return;
 	}
 	late = v->now >= s->next.wait_from + p->deadline_s;
 	if (late && p->on_deadline == UPG_DEADLINE_EVICT && v->evictable > 0) {
+		if (evict_blocked(s, v, p))
+			return;
 		enter(s, UPG_EVICTING, v);
 		str_fmt_cut(why, size, "past the %us deadline: evicting %u GPU pod(s)",
 			    p->deadline_s, v->evictable);
@@ -162,6 +254,23 @@ static void validate(struct upgrade_step *s, const struct upgrade_record *r,
 	}
 }
 
+/* Pending without a slot: one asked for, unless --upgrade-max-unavailable's budget is spent
+ * (GetUpgradesAvailable, common_manager.go lines 761-770: none while the nodes unavailable
+ * reach it). */
+static void take_slot(struct upgrade_step *s, const struct upgrade_view *v)
+{
+	if (v->max_unavailable && v->unavailable >= v->max_unavailable) {
+		str_fmt_cut(
+			s->next.reason, sizeof(s->next.reason),
+			"waiting: %u of the DaemonSet's other nodes unavailable (%s), --upgrade-max-unavailable allows %u",
+			v->unavailable, v->unavailable_names ? v->unavailable_names : "",
+			v->max_unavailable);
+		return;
+	}
+	snprintf(s->next.reason, sizeof(s->next.reason), "waiting for a slot of the fleet's limit");
+	s->action = UPG_ACT_TAKE_SLOT;
+}
+
 struct upgrade_step upgrade_decide(const struct upgrade_record *r, const struct upgrade_view *v,
 				   const struct upgrade_policy *p)
 {
@@ -188,7 +297,7 @@ struct upgrade_step upgrade_decide(const struct upgrade_record *r, const struct 
 		} else if (!same(v->pending, r->version)) {
 			begin(&s, v); /* a newer rollout replaced the version */
 		} else if (!v->slot) {
-			s.action = UPG_ACT_TAKE_SLOT;
+			take_slot(&s, v);
 		} else if (p->cordon && !v->unschedulable) {
 			enter(&s, UPG_CORDONED, v);
 			s.next.cordoned = true;
@@ -202,6 +311,7 @@ struct upgrade_step upgrade_decide(const struct upgrade_record *r, const struct 
 	case UPG_CORDONED:
 	case UPG_WAITING:
 	case UPG_EVICTING:
+	case UPG_DRAINING:
 		if (!v->pending)
 			wind_down(&s, v, same(v->current, r->version) ? UPG_DONE : UPG_IDLE);
 		else if (!same(v->pending, r->version))
@@ -386,6 +496,238 @@ unsigned upgrade_gpu_pods(json_object *items, unsigned *evictable, char *names, 
 	return count;
 }
 
+/* ---- what the options make of the pods ------------------------------------------------ */
+
+static bool has_emptydir(json_object *pod)
+{
+	json_object *vols = get(get(pod, "spec"), "volumes");
+	size_t n = vols && json_object_is_type(vols, json_type_array)
+			   ? json_object_array_length(vols)
+			   : 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (get(json_object_array_get_idx(vols, i), "emptyDir"))
+			return true;
+	return false;
+}
+
+/* metav1.GetControllerOf: an owner reference with controller true. */
+static bool has_controller(json_object *meta)
+{
+	json_object *owners = get(meta, "ownerReferences");
+	size_t n = owners && json_object_is_type(owners, json_type_array)
+			   ? json_object_array_length(owners)
+			   : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *c = get(json_object_array_get_idx(owners, i), "controller");
+
+		if (c && json_object_get_boolean(c))
+			return true;
+	}
+	return false;
+}
+
+char upgrade_pod_kept(json_object *pod, bool force, bool emptydir)
+{
+	if (!emptydir && has_emptydir(pod))
+		return 'e';
+	if (!force && !has_controller(get(pod, "metadata")))
+		return 'f';
+	return 0;
+}
+
+static bool finished(json_object *pod)
+{
+	const char *phase = get_str(get(pod, "status"), "phase");
+
+	return same(phase, "Succeeded") || same(phase, "Failed");
+}
+
+/* "NS/NAME" of POD into BUF. */
+static void pod_name(json_object *pod, char *buf, size_t size)
+{
+	json_object *meta = get(pod, "metadata");
+	const char *ns = get_str(meta, "namespace"), *name = get_str(meta, "name");
+
+	str_fmt_cut(buf, size, "%s/%s", ns ? ns : "?", name ? name : "?");
+}
+
+/* Why POD is kept (KEPT, from upgrade_pod_kept) and the option that would move it. */
+static void kept_why(json_object *pod, char kept, const char *opt, char *buf, size_t size)
+{
+	char name[160];
+
+	pod_name(pod, name, sizeof(name));
+	if (kept == 'e')
+		str_fmt_cut(
+			buf, size,
+			"%s has an emptyDir volume, whose data is lost when it leaves: --upgrade-%s-emptydir=yes moves it",
+			name, opt);
+	else
+		str_fmt_cut(
+			buf, size,
+			"%s has no controller, so nothing makes it again: --upgrade-%s-force=yes moves it",
+			name, opt);
+}
+
+/* Whether the drain under O moves POD (leaving or not); *KEPT as upgrade_pod_kept. */
+static bool drain_takes(json_object *pod, const struct upgrade_pod_opts *o, char *kept)
+{
+	json_object *meta = get(pod, "metadata");
+
+	*kept = 0;
+	if (!o->drain || finished(pod) || get(get(meta, "annotations"), MIRROR_POD_ANNOTATION))
+		return false;
+	for (size_t i = 0, n = get(meta, "ownerReferences") &&
+					       json_object_is_type(get(meta, "ownerReferences"),
+								   json_type_array)
+				       ? json_object_array_length(get(meta, "ownerReferences"))
+				       : 0;
+	     i < n; i++) {
+		const char *kind =
+			get_str(json_object_array_get_idx(get(meta, "ownerReferences"), i), "kind");
+
+		if (same(kind, "DaemonSet") || same(kind, "Node"))
+			return false;
+	}
+	if (o->drain_select && !labelsel_matches(o->drain_select, get(meta, "labels")))
+		return false;
+	if (!get(meta, "deletionTimestamp"))
+		*kept = upgrade_pod_kept(pod, o->drain_force, o->drain_emptydir);
+	return true;
+}
+
+bool upgrade_pod_drains(json_object *pod, const struct upgrade_pod_opts *o)
+{
+	char kept;
+
+	return drain_takes(pod, o, &kept) && !kept &&
+	       !get(get(pod, "metadata"), "deletionTimestamp");
+}
+
+static void count_one(json_object *pod, const struct upgrade_pod_opts *o, struct upgrade_pods *r)
+{
+	json_object *meta = get(pod, "metadata");
+	const char *phase = get_str(get(pod, "status"), "phase");
+	bool ev;
+	char kept;
+
+	if (upgrade_pod_holds_gpu(pod, &ev)) {
+		r->gpu++;
+		r->evictable += ev;
+		kept = ev ? upgrade_pod_kept(pod, o->evict_force, o->evict_emptydir) : 0;
+		if (kept && !r->blocked[0])
+			kept_why(pod, kept, "evict", r->blocked, sizeof(r->blocked));
+	}
+	if (o->wait_for && (same(phase, "Running") || same(phase, "Pending")) &&
+	    labelsel_matches(o->wait_for, get(meta, "labels")) && r->wait_for++ == 0)
+		pod_name(pod, r->wait_for_first, sizeof(r->wait_for_first));
+	if (!drain_takes(pod, o, &kept))
+		return;
+	if (kept) {
+		if (!r->drain_blocked[0])
+			kept_why(pod, kept, "drain", r->drain_blocked, sizeof(r->drain_blocked));
+		return;
+	}
+	if (r->drain_left++ == 0)
+		pod_name(pod, r->drain_first, sizeof(r->drain_first));
+	r->drain_movable += !get(meta, "deletionTimestamp");
+}
+
+void upgrade_pods_count(json_object *items, const struct upgrade_pod_opts *o,
+			struct upgrade_pods *ret)
+{
+	size_t n = items && json_object_is_type(items, json_type_array)
+			   ? json_object_array_length(items)
+			   : 0;
+
+	memset(ret, 0, sizeof(*ret));
+	for (size_t i = 0; i < n; i++)
+		count_one(json_object_array_get_idx(items, i), o, ret);
+}
+
+/* NodeReady not True (a Node without the condition counts as ready, as
+ * isNodeConditionReady, common_manager.go lines 655-664, has it). */
+static bool not_ready(json_object *node)
+{
+	json_object *conds = get(get(node, "status"), "conditions");
+	size_t n = conds && json_object_is_type(conds, json_type_array)
+			   ? json_object_array_length(conds)
+			   : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *c = json_object_array_get_idx(conds, i);
+
+		if (same(get_str(c, "type"), "Ready") && !same(get_str(c, "status"), "True"))
+			return true;
+	}
+	return false;
+}
+
+/* A record that holds a slot: taken (recorded), not yet given back. */
+static bool holds_slot(json_object *node)
+{
+	const char *s = get_str(get(get(node, "metadata"), "annotations"), UPGRADE_ANNOTATION);
+	struct upgrade_record r;
+	struct err e;
+
+	return s && upgrade_record_parse(s, &r, &e) == 0 && r.slot > 0 && r.state != UPG_IDLE &&
+	       r.state != UPG_DONE;
+}
+
+unsigned upgrade_unavailable(json_object *nodes, const char *self, char *names, size_t names_size)
+{
+	size_t n = nodes && json_object_is_type(nodes, json_type_array)
+			   ? json_object_array_length(nodes)
+			   : 0,
+	       used = 0;
+	unsigned count = 0;
+
+	if (names_size)
+		names[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		json_object *node = json_object_array_get_idx(nodes, i);
+		const char *name = get_str(get(node, "metadata"), "name");
+		json_object *un = get(get(node, "spec"), "unschedulable");
+		int w;
+
+		if (!name || same(name, self))
+			continue;
+		if (!(un && json_object_get_boolean(un)) && !not_ready(node) && !holds_slot(node))
+			continue;
+		count++;
+		if (used >= names_size)
+			continue;
+		w = snprintf(names + used, names_size - used, "%s%s", used ? ", " : "", name);
+		if (w < 0 || (size_t)w >= names_size - used) {
+			names[used] = '\0';
+			used = names_size; /* whole names only */
+		} else {
+			used += (size_t)w;
+		}
+	}
+	return count;
+}
+
+int upgrade_max_unavailable(const char *spec, unsigned total, unsigned *ret)
+{
+	size_t n = strlen(spec);
+	bool pct = n > 1 && spec[n - 1] == '%';
+	unsigned long v;
+
+	*ret = 0;
+	n -= pct;
+	if (n == 0 || n > 7 || strspn(spec, "0123456789") != n)
+		return -1;
+	v = strtoul(spec, NULL, 10);
+	if (v == 0 || (pct && v > 100))
+		return -1;
+	/* intstr.GetScaledValueFromIntOrPercent with roundUp: ceil(v * total / 100). */
+	*ret = pct ? (unsigned)((v * total + 99) / 100) : (unsigned)v;
+	return 0;
+}
+
 /* ---- the record ---------------------------------------------------------------------- */
 
 bool upgrade_record_claims(const struct upgrade_record *r, unsigned slot)
@@ -396,6 +738,7 @@ bool upgrade_record_claims(const struct upgrade_record *r, unsigned slot)
 	case UPG_CORDONED:
 	case UPG_WAITING:
 	case UPG_EVICTING:
+	case UPG_DRAINING:
 	case UPG_ACTIVATING:
 	case UPG_VALIDATING:
 	case UPG_FAILED:
@@ -465,6 +808,8 @@ int upgrade_record_parse(const char *s, struct upgrade_record *r, struct err *e)
 	snprintf(r->from, sizeof(r->from), "%s", get_str(o, "from") ?: "");
 	snprintf(r->reason, sizeof(r->reason), "%s", get_str(o, "reason") ?: "");
 	r->cordoned = (v = get(o, "cordoned")) && json_object_get_boolean(v);
+	/* Absent from an older agent's record: no drain done. */
+	r->drained = (v = get(o, "drained")) && json_object_get_boolean(v);
 	if ((v = get(o, "since")) && json_object_is_type(v, json_type_int))
 		r->since = (uint64_t)json_object_get_int64(v);
 	if ((v = get(o, "wait_from")) && json_object_is_type(v, json_type_int))
@@ -490,6 +835,8 @@ char *upgrade_record_format(const struct upgrade_record *r)
 	json_object_object_add(o, "version", json_object_new_string(r->version));
 	json_object_object_add(o, "from", json_object_new_string(r->from));
 	json_object_object_add(o, "cordoned", json_object_new_boolean(r->cordoned));
+	if (r->drained)
+		json_object_object_add(o, "drained", json_object_new_boolean(true));
 	json_object_object_add(o, "since", json_object_new_int64((int64_t)r->since));
 	json_object_object_add(o, "wait_from", json_object_new_int64((int64_t)r->wait_from));
 	json_object_object_add(o, "reason", json_object_new_string(r->reason));

@@ -21,6 +21,7 @@
 
 #include <json-c/json.h>
 
+#include "agent/labelsel.h"
 #include "util/err.h"
 
 /* The label that shows the state, and the annotation that records it whole. */
@@ -33,6 +34,7 @@ enum upgrade_state {
 	UPG_CORDONED,	/* a slot taken, the node cordoned (or left schedulable, by policy) */
 	UPG_WAITING,	/* waiting for the GPU pods and the driver's other users to end */
 	UPG_EVICTING,	/* past the deadline: the GPU pods asked to leave, budgets honoured */
+	UPG_DRAINING,	/* --upgrade-drain: the node's other pods asked to leave, likewise */
 	UPG_ACTIVATING, /* the pending version being switched in */
 	UPG_VALIDATING, /* switched in: waiting for a CUDA job to be able to run */
 	UPG_DONE,	/* serving the new version; uncordoned, the slot given back */
@@ -54,6 +56,31 @@ struct upgrade_policy {
 	unsigned deadline_s; /* how long the GPU pods may run on before the deadline policy */
 	enum upgrade_deadline_policy on_deadline;
 	unsigned validate_s; /* how long the new version may take to be judged ready */
+	/* NVIDIA's waitForCompletion, drain (k8s-operator-libs upgrade_spec.go) */
+	unsigned wait_timeout_s;  /* how long the --upgrade-wait-for pods hold it; 0: no end */
+	bool drain;		  /* drain the node's other pods before activating */
+	unsigned drain_timeout_s; /* past it with pods left, the upgrade fails; 0: no end */
+};
+
+/* Which pods the options name and let be moved (struct agent_upgrade_opts). */
+struct upgrade_pod_opts {
+	const struct labelsel *wait_for; /* the pods waited for first, or NULL: none */
+	bool evict_force, evict_emptydir;
+	bool drain;
+	const struct labelsel *drain_select; /* NULL: every pod */
+	bool drain_force, drain_emptydir;
+};
+
+/* What the node's pods are to the upgrade (upgrade_pods_count). */
+struct upgrade_pods {
+	unsigned gpu, evictable; /* as upgrade_gpu_pods counts them */
+	char blocked[200];	 /* the first evictable GPU pod the options keep, and why; "" */
+	unsigned wait_for;	 /* the pods matching --upgrade-wait-for, Running or Pending */
+	char wait_for_first[160];
+	unsigned drain_left;	 /* the pods the drain moves, still there (leaving or not) */
+	unsigned drain_movable;	 /* of them, those to ask (not yet leaving) */
+	char drain_blocked[200]; /* the first the drain's options keep, and why; "" */
+	char drain_first[160];
 };
 
 /* What the node records (its annotation, UPGRADE_ANNOTATION, as JSON). */
@@ -65,6 +92,7 @@ struct upgrade_record {
 	uint64_t since;	    /* when the state was entered (Unix seconds) */
 	uint64_t wait_from; /* when the waiting began, for the deadline */
 	char reason[256];   /* why it failed, or what it waits for */
+	bool drained;	    /* the drain found nothing left to move */
 	unsigned slot;	    /* the slot held + 1, 0 for none: the caller's, kept for a restart */
 	enum upgrade_state evented; /* the state whose Event was posted (UPG_IDLE: none yet) */
 };
@@ -83,6 +111,10 @@ struct upgrade_view {
 	const char
 		*failed; /* the installer's report of this version failing (its cause), or NULL */
 	uint64_t now;
+	const struct upgrade_pods *pods; /* the options' view of the pods, or NULL: none */
+	unsigned max_unavailable;	 /* --upgrade-max-unavailable as a count; 0: none */
+	unsigned unavailable;		 /* the DaemonSet's other nodes unavailable now */
+	const char *unavailable_names;	 /* the first of them, for the reason */
 };
 
 enum upgrade_action {
@@ -90,6 +122,7 @@ enum upgrade_action {
 	UPG_ACT_TAKE_SLOT, /* try to take a slot; the next look sees whether it was */
 	UPG_ACT_CORDON,	   /* set spec.unschedulable */
 	UPG_ACT_EVICT,	   /* ask every evictable GPU pod to leave */
+	UPG_ACT_DRAIN,	   /* ask every pod the drain moves to leave (upgrade_pod_drains) */
 	UPG_ACT_ACTIVATE,  /* switch the pending version in (the installer, idle check and all) */
 	UPG_ACT_UNCORDON,  /* clear spec.unschedulable (only when the record says we set it) */
 	UPG_ACT_RELEASE,   /* give the slot back */
@@ -125,6 +158,40 @@ unsigned upgrade_gpu_pods(json_object *items, unsigned *evictable, char *names, 
 
 /* Whether POD holds a GPU as upgrade_gpu_pods counts it, and whether it can be evicted. */
 bool upgrade_pod_holds_gpu(json_object *pod, bool *evictable);
+
+/*
+ * What ITEMS (a PodList's items) are to an upgrade under options O into *RET: the GPU pods
+ * and those an eviction may move (upgrade_gpu_pods), the first the options keep
+ * (upgrade_pod_kept), the pods O->wait_for matches that are Running or Pending (as
+ * k8s-operator-libs' pod_manager.go IsPodRunningOrPending, lines 371-391), and with a drain
+ * the pods it moves (upgrade_pod_drains), asked or leaving, and the first it may not.
+ */
+void upgrade_pods_count(json_object *items, const struct upgrade_pod_opts *o,
+			struct upgrade_pods *ret);
+
+/*
+ * Why options FORCE and EMPTYDIR keep an eviction or a drain from moving POD, as kubectl
+ * drain's filters judge (kubernetes/kubectl pkg/drain/filters.go, localStorageFilter then
+ * unreplicatedFilter): 'e' for an emptyDir volume (its data goes with the pod) without
+ * EMPTYDIR, 'f' for no controller (nothing makes the pod again) without FORCE; 0: moved.
+ */
+char upgrade_pod_kept(json_object *pod, bool force, bool emptydir);
+
+/*
+ * Whether a drain under O asks POD to leave now: not finished, not a DaemonSet's or a
+ * static pod's mirror (kubectl drain's daemonSetFilter and mirrorPodFilter), not already
+ * leaving, matching O->drain_select, and not kept by the drain's options.
+ */
+bool upgrade_pod_drains(json_object *pod, const struct upgrade_pod_opts *o);
+
+/*
+ * Nodes NODES (kube_daemonset_nodes' answer) unavailable to --upgrade-max-unavailable, this
+ * node (SELF) left out: cordoned or not Ready, as k8s-operator-libs' common_manager.go
+ * GetCurrentUnavailableNodes (lines 145-165) counts them, or holding a slot of the upgrade
+ * limit and not yet cordoned (its record), as GetUpgradesAvailable adds those about to be
+ * (lines 761-764). The first NAMES_SIZE bytes' worth of names go into NAMES.
+ */
+unsigned upgrade_unavailable(json_object *nodes, const char *self, char *names, size_t names_size);
 
 /*
  * Whether record R holds slot SLOT (0-based) whatever its Lease says: the record names the

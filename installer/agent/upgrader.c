@@ -34,6 +34,28 @@ static uint64_t mono_s(void)
 	return (uint64_t)t.tv_sec;
 }
 
+/* The selectors parsed (config checked them: a failure here is the program's). 0 or -1. */
+static int pod_options(struct upgrader *u, const struct agent_upgrade_opts *o, struct err *e)
+{
+	char why[200];
+
+	if (o->wait_for && o->wait_for[0] &&
+	    labelsel_parse(o->wait_for, &u->wait_for, why, sizeof(why)) < 0)
+		return err_set(e, EXIT_USAGE, "--upgrade-wait-for: %s", why);
+	if (o->drain_select && o->drain_select[0] &&
+	    labelsel_parse(o->drain_select, &u->drain_select, why, sizeof(why)) < 0)
+		return err_set(e, EXIT_USAGE, "--upgrade-drain-selector: %s", why);
+	u->pod_opts = (struct upgrade_pod_opts){
+		.wait_for = o->wait_for && o->wait_for[0] ? &u->wait_for : NULL,
+		.evict_force = o->evict_force,
+		.evict_emptydir = o->evict_emptydir,
+		.drain = o->drain,
+		.drain_select = o->drain_select && o->drain_select[0] ? &u->drain_select : NULL,
+		.drain_force = o->drain_force,
+		.drain_emptydir = o->drain_emptydir};
+	return 0;
+}
+
 int upgrader_start(struct upgrader *u, const struct agent_upgrade_opts *o, unsigned interval_s,
 		   const struct agent_calls *calls, struct err *e)
 {
@@ -60,6 +82,8 @@ int upgrader_start(struct upgrader *u, const struct agent_upgrade_opts *o, unsig
 		return 0;
 	}
 	u->kc.deadline_s = UPGRADE_CALL_DEADLINE_S;
+	if (pod_options(u, o, e) < 0)
+		return -1;
 	u->k = kube_new(&u->kc, e);
 	if (!u->k)
 		return err_wrap(e, "agent: driver upgrades");
@@ -67,7 +91,10 @@ int upgrader_start(struct upgrader *u, const struct agent_upgrade_opts *o, unsig
 					    .deadline_s = o->deadline_s,
 					    .on_deadline = o->evict_on_deadline ? UPG_DEADLINE_EVICT
 										: UPG_DEADLINE_WAIT,
-					    .validate_s = o->validate_s};
+					    .validate_s = o->validate_s,
+					    .wait_timeout_s = o->wait_timeout_s,
+					    .drain = o->drain,
+					    .drain_timeout_s = o->drain_timeout_s};
 	/* Renewed at every look: lost only after several looks missed. */
 	u->slots = (struct slots){.k = u->k,
 				  .ns = u->kc.namespace,
@@ -87,6 +114,8 @@ void upgrader_stop(struct upgrader *u)
 	kube_free(u->k);
 	u->k = NULL;
 	u->on = false;
+	labelsel_free(&u->wait_for);
+	labelsel_free(&u->drain_select);
 }
 
 /* An API call failed: said once until the error changes, and the look ends. */
@@ -213,6 +242,7 @@ static int event(struct upgrader *u, const struct upgrade_record *r)
 		[UPG_CORDONED] = "DriverUpgradeCordoned",
 		[UPG_WAITING] = "DriverUpgradeWaiting",
 		[UPG_EVICTING] = "DriverUpgradeEvicting",
+		[UPG_DRAINING] = "DriverUpgradeDraining",
 		[UPG_ACTIVATING] = "DriverUpgradeActivating",
 		[UPG_VALIDATING] = "DriverUpgradeValidating",
 		[UPG_DONE] = "DriverUpgradeDone",
@@ -311,18 +341,54 @@ static int record(struct upgrader *u, const struct upgrade_record *next, int uns
 
 /* ---- one look ----------------------------------------------------------------------------- */
 
-static void evict(struct upgrader *u, json_object *pods)
+/*
+ * --upgrade-max-unavailable before a slot is taken: the DaemonSet's nodes, its count of
+ * them (a P% of them, rounded up) and those unavailable, into V. 0, or -1 (said).
+ */
+static int budget(struct upgrader *u, struct upgrade_view *v, char *names, size_t size)
+{
+	_cleanup_(json_object_putp) json_object *nodes = NULL;
+	struct err e;
+
+	if (!u->o->max_unavailable || !u->o->max_unavailable[0])
+		return 0;
+	if (kube_daemonset_nodes(u->k, u->kc.namespace, u->o->daemonset, UPGRADE_ANNOTATION, &nodes,
+				 &e) < 0) {
+		api_down(u, "listing the DaemonSet's nodes", &e);
+		return -1;
+	}
+	if (upgrade_max_unavailable(u->o->max_unavailable,
+				    (unsigned)json_object_array_length(nodes),
+				    &v->max_unavailable) < 0)
+		return -1;
+	/* A node counts itself out: upgrading a node already unavailable makes no other so. */
+	v->unavailable = upgrade_unavailable(nodes, u->o->node_name, names, size);
+	v->unavailable_names = names;
+	return 0;
+}
+
+/* Whether the action asks POD to leave: a GPU pod an eviction moves, or a pod the drain does. */
+static bool to_ask(const struct upgrader *u, json_object *pod, bool drain)
+{
+	bool evictable;
+
+	if (drain)
+		return upgrade_pod_drains(pod, &u->pod_opts);
+	return upgrade_pod_holds_gpu(pod, &evictable) && evictable &&
+	       !upgrade_pod_kept(pod, u->pod_opts.evict_force, u->pod_opts.evict_emptydir);
+}
+
+/* Asks the pods the action names to leave (DRAIN: the drain's, else the GPU pods). */
+static void evict(struct upgrader *u, json_object *pods, bool drain)
 {
 	size_t n = json_object_array_length(pods);
 
 	for (size_t i = 0; i < n; i++) {
 		json_object *pod = json_object_array_get_idx(pods, i), *meta = NULL, *ns, *name;
-		bool evictable;
 		struct err e;
 		int r;
 
-		if (!upgrade_pod_holds_gpu(pod, &evictable) || !evictable ||
-		    !json_object_object_get_ex(pod, "metadata", &meta) ||
+		if (!to_ask(u, pod, drain) || !json_object_object_get_ex(pod, "metadata", &meta) ||
 		    !json_object_object_get_ex(meta, "namespace", &ns) ||
 		    !json_object_object_get_ex(meta, "name", &name))
 			continue;
@@ -333,13 +399,14 @@ static void evict(struct upgrader *u, json_object *pods)
 			api_down(u, "an eviction", &e);
 			return;
 		}
-		if (r == 1)
-			u->evictions_refused++;
+		if (drain)
+			*(r == 1 ? &u->drain_refused : &u->drained) += 1;
 		else
-			u->evictions++;
+			*(r == 1 ? &u->evictions_refused : &u->evictions) += 1;
 		log_kv(r == 1 ? LOG_WARN : LOG_INFO, "agent",
 		       r == 1 ? "driver upgrade: a disruption budget refuses the eviction now; asked again at the next look"
-			      : "driver upgrade: GPU pod evicted",
+		       : drain ? "driver upgrade: pod drained"
+			       : "driver upgrade: GPU pod evicted",
 		       "namespace", json_object_get_string(ns), "pod", json_object_get_string(name),
 		       LOG_END);
 	}
@@ -425,7 +492,8 @@ static bool carry_out(struct upgrader *u, struct upgrade_step *st, json_object *
 		return false;
 	switch (st->action) {
 	case UPG_ACT_EVICT:
-		evict(u, pods);
+	case UPG_ACT_DRAIN:
+		evict(u, pods, st->action == UPG_ACT_DRAIN);
 		return false;
 	case UPG_ACT_ACTIVATE:
 		spawn(u, NULL);
@@ -447,6 +515,8 @@ bool upgrader_look(struct upgrader *u, const char *current, bool ready, const ch
 				 .not_ready = not_ready,
 				 .now = (uint64_t)time(NULL)};
 	struct upgrade_step st;
+	struct upgrade_pods counted;
+	char unavailable[200];
 	struct pending pd;
 	struct pending_failure pf;
 	struct err e;
@@ -482,7 +552,12 @@ bool upgrader_look(struct upgrader *u, const char *current, bool ready, const ch
 		api_down(u, "listing the node's pods", &e);
 		return false;
 	}
-	v.gpu_pods = upgrade_gpu_pods(pods, &v.evictable, NULL, 0);
+	upgrade_pods_count(pods, &u->pod_opts, &counted);
+	v.gpu_pods = counted.gpu;
+	v.evictable = counted.evictable;
+	v.pods = &counted;
+	if (!v.slot && v.pending && budget(u, &v, unavailable, sizeof(unavailable)) < 0)
+		return false;
 	if (!u->api_up && u->api_error[0])
 		log_msg(LOG_INFO, "agent", "driver upgrade: the API server answers again");
 	u->api_up = true;
@@ -506,7 +581,10 @@ static const struct prom_family
 	fam_slot = {P "upgrade_slot_held", PROM_GAUGE,
 		    "Whether this node holds a slot of the fleet's upgrade limit."},
 	fam_evictions = {P "upgrade_evictions_total", PROM_COUNTER,
-			 "GPU pods the agent asked to leave, by the API server's answer."};
+			 "GPU pods the agent asked to leave, by the API server's answer."},
+	fam_drain = {
+		P "upgrade_drain_evictions_total", PROM_COUNTER,
+		"Other pods the agent's drain (--upgrade-drain) asked to leave, by the API server's answer."};
 
 char *upgrader_render(const struct upgrader *u)
 {
@@ -533,6 +611,11 @@ char *upgrader_render(const struct upgrader *u)
 			    (double)u->evictions);
 		prom_sample(f, &fam_evictions, &(struct prom_label){"result", "refused"}, 1,
 			    (double)u->evictions_refused);
+		prom_head(f, &fam_drain);
+		prom_sample(f, &fam_drain, &(struct prom_label){"result", "evicted"}, 1,
+			    (double)u->drained);
+		prom_sample(f, &fam_drain, &(struct prom_label){"result", "refused"}, 1,
+			    (double)u->drain_refused);
 	}
 	if (fclose(f) != 0) {
 		free(text);

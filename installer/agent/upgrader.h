@@ -38,6 +38,9 @@ struct upgrader {
 	const char *child_what;	   /* "activation" or "rollback" */
 	char last_run[128];	   /* how the last such run ended */
 	uint64_t evictions, evictions_refused;
+	uint64_t drained, drain_refused; /* the drain's evictions, by the answer */
+	struct labelsel wait_for, drain_select;
+	struct upgrade_pod_opts pod_opts;
 	uint64_t keep_retry; /* a failed renewal is tried again from then (monotonic s) */
 };
 

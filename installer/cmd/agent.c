@@ -222,7 +222,19 @@ static struct agent_opts options(const struct config *c, int root_fd)
 			    .cordon = strcmp(c->upgrade_cordon, "yes") == 0,
 			    .deadline_s = c->upgrade_deadline_s,
 			    .evict_on_deadline = strcmp(c->upgrade_on_deadline, "evict") == 0,
-			    .validate_s = c->upgrade_validate_s}};
+			    .validate_s = c->upgrade_validate_s,
+			    .wait_for = c->upgrade_wait_for,
+			    .wait_timeout_s = c->upgrade_wait_timeout_s,
+			    .evict_force = strcmp(c->upgrade_evict_force, "yes") == 0,
+			    .evict_emptydir = strcmp(c->upgrade_evict_emptydir, "yes") == 0,
+			    .drain = strcmp(c->upgrade_drain, "yes") == 0,
+			    .drain_select = c->upgrade_drain_selector,
+			    .drain_force = strcmp(c->upgrade_drain_force, "yes") == 0,
+			    .drain_emptydir = strcmp(c->upgrade_drain_emptydir, "yes") == 0,
+			    .drain_timeout_s = c->upgrade_drain_timeout_s,
+			    .max_unavailable = strcmp(c->upgrade_max_unavailable, "none") == 0
+						       ? NULL
+						       : c->upgrade_max_unavailable}};
 }
 
 /* The agent's run, from its start to SIGTERM or SIGINT: 0, or -1 with E set. */

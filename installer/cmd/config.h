@@ -67,6 +67,19 @@ struct config {
 	char *upgrade_on_deadline;   /* wait or evict */
 	unsigned upgrade_validate_s; /* how long the new version may take to be ready */
 	struct strv host_mounts;     /* more host paths to bind the install dir onto */
+
+	/* agent: the upgrade controls NVIDIA's upgrade policy has (k8s-operator-libs) */
+	char *upgrade_wait_for;		  /* a label selector of pods waited for first, or NULL */
+	unsigned upgrade_wait_timeout_s;  /* how long they are waited for; 0: no end */
+	char *upgrade_evict_force;	  /* yes or no: a GPU pod with no controller */
+	char *upgrade_evict_emptydir;	  /* yes or no: a GPU pod with an emptyDir volume */
+	char *upgrade_drain;		  /* yes or no: the node's other pods evicted */
+	char *upgrade_drain_selector;	  /* which of them, or NULL: all */
+	char *upgrade_drain_force;	  /* yes or no */
+	char *upgrade_drain_emptydir;	  /* yes or no */
+	unsigned upgrade_drain_timeout_s; /* past it with pods left, failed; 0: no end */
+	char *upgrade_max_unavailable;	  /* N or P% of the DaemonSet's nodes, or "none" */
+
 	bool skip_verify;
 	struct strv env_used;	 /* the environment variables that were set and read */
 	struct strv env_unknown; /* NVIDIA_* variables set that the installer does not know */

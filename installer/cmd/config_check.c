@@ -211,6 +211,43 @@ static bool str_in(const char *s, const char *a, const char *b)
 	return strcmp(s, a) == 0 || strcmp(s, b) == 0;
 }
 
+/* The controls NVIDIA's upgrade policy has: yes|no, the selectors, the budget. */
+static int check_upgrade_controls(const struct config *c, struct problems *p)
+{
+	const struct {
+		const char *name, *value;
+	} yes_no[] = {{"upgrade-evict-force", c->upgrade_evict_force},
+		      {"upgrade-evict-emptydir", c->upgrade_evict_emptydir},
+		      {"upgrade-drain", c->upgrade_drain},
+		      {"upgrade-drain-force", c->upgrade_drain_force},
+		      {"upgrade-drain-emptydir", c->upgrade_drain_emptydir}},
+	  selectors[] = {{"upgrade-wait-for", c->upgrade_wait_for},
+			 {"upgrade-drain-selector", c->upgrade_drain_selector}};
+	char buf[96], why[200];
+	unsigned n;
+
+	for (size_t i = 0; i < ARRAY_SIZE(yes_no); i++)
+		if (!str_in(yes_no[i].value, "yes", "no") &&
+		    problem(p, "%s: '%s' is not yes or no",
+			    label_of(yes_no[i].name, buf, sizeof(buf)), yes_no[i].value) < 0)
+			return -1;
+	for (size_t i = 0; i < ARRAY_SIZE(selectors); i++)
+		if (selectors[i].value &&
+		    labelsel_check(selectors[i].value, why, sizeof(why)) < 0 &&
+		    problem(p,
+			    "%s: '%s' is not a label selector: %s (as kubectl's -l takes: app=a, tier in (x,y), !key)",
+			    label_of(selectors[i].name, buf, sizeof(buf)), selectors[i].value,
+			    why) < 0)
+			return -1;
+	if (strcmp(c->upgrade_max_unavailable, "none") == 0 ||
+	    upgrade_max_unavailable(c->upgrade_max_unavailable, 100, &n) == 0)
+		return 0;
+	return problem(
+		p,
+		"%s: '%s' is not none, a number of nodes (1 or more) or a percentage (1%% to 100%%)",
+		label_of("upgrade-max-unavailable", buf, sizeof(buf)), c->upgrade_max_unavailable);
+}
+
 /* The node agent's upgrade settings. */
 static int check_agent(const struct config *c, struct problems *p)
 {
@@ -232,6 +269,8 @@ static int check_agent(const struct config *c, struct problems *p)
 	if (!str_in(c->upgrade_on_deadline, "wait", "evict") &&
 	    problem(p, "%s: '%s' is not wait or evict",
 		    label_of("upgrade-on-deadline", buf, sizeof(buf)), c->upgrade_on_deadline) < 0)
+		return -1;
+	if (check_upgrade_controls(c, p) < 0)
 		return -1;
 	if (c->node_name && !kube_name_ok(c->node_name) &&
 	    problem(p, "%s: '%s' is not a Kubernetes node name",
