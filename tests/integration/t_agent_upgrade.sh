@@ -9,7 +9,8 @@
 # 2. A limit of 50% of the DaemonSet's 4 nodes, both slots held by other nodes, one of them
 # dead (its lease not renewed): the agent waits, then takes the dead node's slot once its
 # lease has expired; past the deadline (0) with the evict policy, a GPU pod is evicted
-# and one whose disruption budget refuses is asked again at each look, never forced;
+# (each has a controller: --upgrade-evict-force is off) and one whose disruption budget
+# refuses is asked again at each look, never forced;
 # once that job ends, the upgrade finishes.
 # 3. Every call the agent made is one the shipped manifests' RBAC rules allow its service
 # account, and every rule they grant was used.
@@ -137,13 +138,16 @@ cat >"$T/cluster2.json" <<EOF
    "nvidia-driver-upgrade-slot-1", "namespace": "kube-system"}, "spec": {"holderIdentity":
    "gpu-node-9", "leaseDurationSeconds": 3, "leaseTransitions": 4}}],
  "pods": [
-  {"metadata": {"name": "batch", "namespace": "ml"}, "spec": {"nodeName": "gpu-node-1",
+  {"metadata": {"name": "batch", "namespace": "ml", "ownerReferences": [{"apiVersion":
+   "batch/v1", "kind": "Job", "name": "batch", "uid": "1", "controller": true}]}, "spec": {"nodeName": "gpu-node-1",
    "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]},
    "status": {"phase": "Running"}},
   {"metadata": {"name": "serve", "namespace": "ml", "annotations": {"test.invalid/pdb-blocks":
-   "true"}}, "spec": {"nodeName": "gpu-node-1", "containers": [{"name": "c", "resources":
+   "true"}, "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name":
+   "serve", "uid": "2", "controller": true}]}, "spec": {"nodeName": "gpu-node-1", "containers": [{"name": "c", "resources":
    {"limits": {"nvidia.com/gpu": "2"}}}]}, "status": {"phase": "Running"}},
-  {"metadata": {"name": "slow", "namespace": "ml"}, "spec": {"nodeName": "gpu-node-1",
+  {"metadata": {"name": "slow", "namespace": "ml", "ownerReferences": [{"apiVersion":
+   "batch/v1", "kind": "Job", "name": "slow", "uid": "3", "controller": true}]}, "spec": {"nodeName": "gpu-node-1",
    "terminationGracePeriodSeconds": 600, "containers": [{"name": "c", "resources": {"limits":
    {"nvidia.com/gpu": "1"}}}]}, "status": {"phase": "Running"}},
   {"metadata": {"name": "static-gpu-gpu-node-1", "namespace": "kube-system", "annotations":

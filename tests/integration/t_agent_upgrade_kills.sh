@@ -26,7 +26,10 @@ NODE=gpu-node-1
 cluster() {
     python3 - "${1:-0}" >"$T/cluster.json" <<'PY'
 import json, sys
-pods = [{"metadata": {"name": "job%d" % i, "namespace": "ml"}, "spec": {"nodeName": "gpu-node-1",
+# Each a Job's (a controller: --upgrade-evict-force is off).
+pods = [{"metadata": {"name": "job%d" % i, "namespace": "ml", "ownerReferences": [
+         {"apiVersion": "batch/v1", "kind": "Job", "name": "job%d" % i, "uid": str(i),
+          "controller": True}]}, "spec": {"nodeName": "gpu-node-1",
          "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]},
          "status": {"phase": "Running"}} for i in range(int(sys.argv[1]))]
 print(json.dumps({"nodes": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-node-1"},

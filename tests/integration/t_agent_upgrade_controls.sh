@@ -1,0 +1,186 @@
+# The upgrade controls NVIDIA's upgrade policy has (k8s-operator-libs api/upgrade/v1alpha1/
+# upgrade_spec.go; docs/configuration.md, "Driver upgrades"), each against the API server
+# stand-in with the pods it must and must not touch, named:
+# 1. --upgrade-wait-for: ml/etl (app=etl, Running) holds the upgrade, no GPU pod touched past
+#    the deadline; ml/ingest-done (app=ingest, Succeeded) does not. --upgrade-wait-timeout:
+#    past it the upgrade goes on without ml/etl, which is never evicted.
+#    --upgrade-evict-force and --upgrade-evict-emptydir: ml/lone (no controller) and then
+#    ml/scratch (an emptyDir) keep every GPU pod from eviction, the reason naming each and
+#    its option, until each option allows it; then lone, scratch and train are evicted.
+# 2. --upgrade-drain with -selector 'tier in (web)' and -force: after the GPU pod, web/front
+#    and web/lone (no controller) evicted, web/slow waited for once asked, web/guarded asked
+#    again while its budget refuses; web/cache (tier=cache), mon/exporter (a DaemonSet's) and
+#    kube-system/static-web (a static pod's mirror) never; then activated.
+# 3. --upgrade-drain-timeout: a budget that refuses past it fails the upgrade, the pod never
+#    forced. 4. --upgrade-drain-emptydir no: web/tmp (an emptyDir) fails it at once, and
+#    web/ok is not evicted either (kubectl drain refuses a node for one pod).
+# 5. --upgrade-max-unavailable 50% of the DaemonSet's 5 nodes (3): gpu-n2 cordoned, gpu-n3
+#    not Ready and gpu-n5 holding a slot keep the node from taking one (gpu-x, cordoned but not
+#    the DaemonSet's, does not count); once gpu-n2 is uncordoned it takes its slot.
+FAKE_KERNEL=1
+mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
+mkkernel "$T/root"
+new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"
+export NVIDIA_DRIVER_REPO=file://$T/repo NVIDIA_DRIVER_REPO_KEY=$FIX/keys/pub.pem
+expect_rc 0 install --driver-version "$V_OLD" $(kernel_args)
+leave_pending "$V_NEW"
+
+# pod NS NAME LABELS EXTRA-METADATA SPEC-MEMBERS [PHASE]: a pod on gpu-node-1 as JSON.
+pod() {
+    printf '{"metadata": {"namespace": "%s", "name": "%s", "labels": {%s}%s}, "spec": {"nodeName": "gpu-node-1", %s}, "status": {"phase": "%s"}}' \
+        "$1" "$2" "$3" "$4" "$5" "${6:-Running}"
+}
+GPU='"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]'
+CPU='"containers": [{"name": "c"}]'
+owned() { printf ', "ownerReferences": [{"apiVersion": "%s", "kind": "%s", "name": "x", "uid": "1", "controller": true}]' "${2:-batch/v1}" "$1"; }
+JOB=$(owned Job)
+RS=$(owned ReplicaSet apps/v1)
+EMPTYDIR=', "volumes": [{"name": "s", "emptyDir": {}}]'
+NODE1='{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-node-1"}, "spec": {}}'
+cluster() { # cluster FILE POD...: gpu-node-1 and the pods
+    local f=$1
+    shift
+    (IFS=,; printf '{"nodes": [%s], "pods": [%s]}' "$NODE1" "$*") >"$f"
+    python3 -m json.tool "$f" >/dev/null || fail "$f is not JSON"
+}
+agent_said() { grep -q -- "$1" "$T/agent.log"; }
+# asked NS/NAME: how many evictions of that pod the stand-in answered (2xx or 429).
+asked() {
+    python3 - "$KUBE_LOG" "$1" <<'PY'
+import json, sys
+ns, name = sys.argv[2].split("/")
+print(sum(1 for r in map(json.loads, open(sys.argv[1])) if r["method"] == "POST"
+          and r["path"] == "/api/v1/namespaces/%s/pods/%s/eviction" % (ns, name)))
+PY
+}
+evictions() {
+    python3 - "$KUBE_LOG" <<'PY'
+import json, sys
+print(sum(1 for r in map(json.loads, open(sys.argv[1])) if r["path"].endswith("/eviction")))
+PY
+}
+restart() { # restart AGENT-OPTIONS...: the agent again, with these options
+    [ -z "${apid:-}" ] || { kill "$apid"; wait "$apid" 2>/dev/null || true; }
+    : >"$T/agent.log"
+    start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" "$@"
+    wait_for "the agent's start" 10 agent_said "agent: watching the node"
+}
+trap 'rc=$?; kill "${apid:-}" 2>/dev/null || true; [ $rc = 0 ] || tail -15 "$T/agent.log"' EXIT
+
+# 1. Waited for, then evicted only as the options allow.
+cluster "$T/c1.json" \
+    "$(pod ml etl '"app": "etl"' "$JOB" "$CPU")" \
+    "$(pod ml ingest-done '"app": "ingest"' "$JOB" "$CPU" Succeeded)" \
+    "$(pod ml train '"app": "train"' "$JOB" "$GPU")" \
+    "$(pod ml lone '' '' "$GPU")" \
+    "$(pod ml scratch '' "$JOB" "$GPU$EMPTYDIR")"
+kube_stub "$T/c1.json"
+ev=(--upgrade-on-deadline evict --upgrade-deadline 0 --upgrade-wait-for 'app in (etl, ingest)')
+restart "${ev[@]}"
+wait_for "waiting for ml/etl" 15 upgrade_node_has \
+    'state == "waiting" and rec["reason"] == "waiting for 1 pod(s) matching --upgrade-wait-for (ml/etl)"'
+assert_eq "$(evictions)" 0 "evictions while ml/etl runs"
+restart "${ev[@]}" --upgrade-wait-timeout 1
+wait_for "past the wait's timeout, ml/lone named" 15 upgrade_node_has \
+    '"no GPU pod evicted: ml/lone has no controller, so nothing makes it again: --upgrade-evict-force=yes moves it" in rec["reason"]'
+restart "${ev[@]}" --upgrade-wait-timeout 1 --upgrade-evict-force yes
+wait_for "ml/scratch named" 15 upgrade_node_has \
+    '"no GPU pod evicted: ml/scratch has an emptyDir volume, whose data is lost when it leaves: --upgrade-evict-emptydir=yes moves it" in rec["reason"]'
+assert_eq "$(evictions)" 0 "evictions while a GPU pod is kept"
+restart "${ev[@]}" --upgrade-wait-timeout 1 --upgrade-evict-force yes --upgrade-evict-emptydir yes
+wait_for "the upgrade done (1)" 30 upgrade_node_has 'state == "done" and not unsched'
+assert_eq "$(installed_version)" "$V_NEW" "the version after (1)"
+for p in ml/lone ml/scratch ml/train; do assert_eq "$(asked $p)" 1 "evictions of $p"; done
+assert_eq "$(asked ml/etl)" 0 "evictions of ml/etl"
+upgrade_node_has 'pods == ["etl", "ingest-done"]' || fail "pods left (1): $(cat "$KUBE_STATE")"
+
+# 2. The drain: its selector, DaemonSets' and mirrors left, budgets, pods already leaving.
+kill "$apid"; wait "$apid" 2>/dev/null || true; apid=
+leave_pending "$V_OLD"
+cluster "$T/c2.json" \
+    "$(pod ml train '' "$JOB" "$GPU")" \
+    "$(pod web front '"tier": "web"' "$RS" "$CPU")" \
+    "$(pod web lone '"tier": "web"' '' "$CPU")" \
+    "$(pod web slow '"tier": "web"' "$RS" '"terminationGracePeriodSeconds": 600, '"$CPU")" \
+    "$(pod web guarded '"tier": "web"' "$RS"', "annotations": {"test.invalid/pdb-blocks": "true"}' "$CPU")" \
+    "$(pod web cache '"tier": "cache"' "$RS" "$CPU")" \
+    "$(pod mon exporter '"tier": "web"' "$(owned DaemonSet apps/v1)" "$CPU")" \
+    "$(pod kube-system static-web '"tier": "web"' ', "annotations": {"kubernetes.io/config.mirror": "1"}' "$CPU")"
+kube_stub "$T/c2.json"
+restart --upgrade-on-deadline evict --upgrade-deadline 0 --upgrade-drain yes \
+    --upgrade-drain-selector 'tier in (web)' --upgrade-drain-force yes --upgrade-drain-timeout 0
+port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
+metric() { curl -s "http://127.0.0.1:$port/metrics" | grep -qx "$1"; }
+wait_for "draining, the budget asked again" 20 metric \
+    'nvidia_driver_installer_agent_upgrade_drain_evictions_total{result="refused"} [2-9]'
+upgrade_node_has 'state == "draining" and rec["reason"] == "draining: 2 pod(s) left, web/guarded first"' ||
+    fail "draining: $(cat "$KUBE_STATE")"
+metric 'nvidia_driver_installer_agent_upgrade_drain_evictions_total{result="evicted"} 3' ||
+    fail "drained count: $(curl -s "http://127.0.0.1:$port/metrics" | grep drain)"
+assert_eq "$(asked ml/train)" 1 "evictions of ml/train"
+for p in web/front web/lone web/slow; do assert_eq "$(asked $p)" 1 "evictions of $p"; done
+for p in web/cache mon/exporter kube-system/static-web; do assert_eq "$(asked $p)" 0 "evictions of $p"; done
+[ "$(installed_version)" = "$V_NEW" ] || fail "activated while draining"
+# The budget allows it at last, and web/slow's kubelet has stopped it.
+kube_api DELETE /api/v1/namespaces/web/pods/guarded >/dev/null
+kube_api DELETE /api/v1/namespaces/web/pods/slow >/dev/null
+wait_for "the upgrade done (2)" 30 upgrade_node_has 'state == "done" and not unsched'
+assert_eq "$(installed_version)" "$V_OLD" "the version after (2)"
+upgrade_node_has 'pods == ["cache", "exporter", "static-web"] and "DriverUpgradeDraining" in events' ||
+    fail "pods left (2): $(cat "$KUBE_STATE")"
+
+# 3. The drain's timeout: failed, the pod its budget keeps never forced.
+kill "$apid"; wait "$apid" 2>/dev/null || true; apid=
+leave_pending "$V_NEW"
+cluster "$T/c3.json" \
+    "$(pod web guarded '' "$RS"', "annotations": {"test.invalid/pdb-blocks": "true"}' "$CPU")"
+kube_stub "$T/c3.json"
+restart --upgrade-drain yes --upgrade-drain-timeout 2
+wait_for "failed past the drain's timeout" 20 upgrade_node_has \
+    'state == "failed" and rec["reason"] == "the drain did not end within 2s (--upgrade-drain-timeout): 1 pod(s) left, web/guarded first"'
+upgrade_node_has 'pods == ["guarded"] and unsched' || fail "after (3): $(cat "$KUBE_STATE")"
+[ "$(asked web/guarded)" -ge 1 ] || fail "web/guarded never asked"
+assert_eq "$(installed_version)" "$V_OLD" "the version after a failed drain"
+
+# 4. A pod the drain may not move: failed at once, nothing evicted.
+cluster "$T/c4.json" "$(pod web tmp '' "$RS" "$CPU$EMPTYDIR")" "$(pod web ok '' "$RS" "$CPU")"
+kube_stub "$T/c4.json"
+restart --upgrade-drain yes --upgrade-drain-force yes
+wait_for "failed for web/tmp" 20 upgrade_node_has \
+    'state == "failed" and rec["reason"] == "the drain refused: web/tmp has an emptyDir volume, whose data is lost when it leaves: --upgrade-drain-emptydir=yes moves it"'
+assert_eq "$(evictions)" 0 "evictions of a refused drain"
+
+# 5. The budget of unavailable nodes, apart from the limit.
+python3 - >"$T/c5.json" <<'PY'
+import json
+ann = "nvidia.com/gpu.driver-installer.upgrade"
+def node(name, unsched=False, ready="True", rec=None):
+    n = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "spec": {},
+         "status": {"conditions": [{"type": "Ready", "status": ready}]}}
+    if unsched:
+        n["spec"]["unschedulable"] = True
+    if rec:
+        n["metadata"]["annotations"] = {ann: json.dumps(rec)}
+    return n
+def ds_pod(node):
+    return {"metadata": {"namespace": "kube-system", "name": "nvidia-driver-installer-" + node,
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet",
+                                              "name": "nvidia-driver-installer", "uid": "1",
+                                              "controller": True}]},
+            "spec": {"nodeName": node, "containers": [{"name": "c"}]},
+            "status": {"phase": "Running"}}
+nodes = [node("gpu-node-1"), node("gpu-n2", unsched=True), node("gpu-n3", ready="False"),
+         node("gpu-n4"), node("gpu-n5", rec={"state": "pending", "slot": 2}),
+         node("gpu-x", unsched=True)]
+print(json.dumps({"nodes": nodes, "pods": [ds_pod(n) for n in
+                                           ("gpu-node-1", "gpu-n2", "gpu-n3", "gpu-n4", "gpu-n5")]}))
+PY
+kube_stub "$T/c5.json"
+restart --upgrade-max-unavailable 50%
+wait_for "held by the budget" 15 upgrade_node_has \
+    'state == "pending" and rec["reason"] == "waiting: 3 of the DaemonSet'"'"'s other nodes unavailable (gpu-n2, gpu-n3, gpu-n5), --upgrade-max-unavailable allows 3"'
+upgrade_node_has 'slot == ""' || fail "a slot taken over the budget"
+kube_api PATCH /api/v1/nodes/gpu-n2 -H 'Content-Type: application/merge-patch+json' \
+    -d '{"spec": {"unschedulable": false}}' >/dev/null
+assert_eq "$(cat "$KUBE_DIR/status")" 200 "gpu-n2's uncordon"
+wait_for "the slot taken" 15 upgrade_node_has 'slot == "gpu-node-1"'
