@@ -66,6 +66,7 @@ restart() { # restart AGENT-OPTIONS...: the agent again, with these options
     wait_for "the agent's start" 10 agent_said "agent: watching the node"
 }
 trap 'rc=$?; kill "${apid:-}" 2>/dev/null || true; [ $rc = 0 ] || tail -15 "$T/agent.log"' EXIT
+logs=()
 
 # 1. Waited for, then evicted only as the options allow.
 cluster "$T/c1.json" \
@@ -75,6 +76,7 @@ cluster "$T/c1.json" \
     "$(pod ml lone '' '' "$GPU")" \
     "$(pod ml scratch '' "$JOB" "$GPU$EMPTYDIR")"
 kube_stub "$T/c1.json"
+logs+=("$KUBE_LOG")
 ev=(--upgrade-on-deadline evict --upgrade-deadline 0 --upgrade-wait-for 'app in (etl, ingest)')
 restart "${ev[@]}"
 wait_for "waiting for ml/etl" 15 upgrade_node_has \
@@ -107,6 +109,7 @@ cluster "$T/c2.json" \
     "$(pod mon exporter '"tier": "web"' "$(owned DaemonSet apps/v1)" "$CPU")" \
     "$(pod kube-system static-web '"tier": "web"' ', "annotations": {"kubernetes.io/config.mirror": "1"}' "$CPU")"
 kube_stub "$T/c2.json"
+logs+=("$KUBE_LOG")
 restart --upgrade-on-deadline evict --upgrade-deadline 0 --upgrade-drain yes \
     --upgrade-drain-selector 'tier in (web)' --upgrade-drain-force yes --upgrade-drain-timeout 0
 port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
@@ -135,6 +138,7 @@ leave_pending "$V_NEW"
 cluster "$T/c3.json" \
     "$(pod web guarded '' "$RS"', "annotations": {"test.invalid/pdb-blocks": "true"}' "$CPU")"
 kube_stub "$T/c3.json"
+logs+=("$KUBE_LOG")
 restart --upgrade-drain yes --upgrade-drain-timeout 2
 wait_for "failed past the drain's timeout" 20 upgrade_node_has \
     'state == "failed" and rec["reason"] == "the drain did not end within 2s (--upgrade-drain-timeout): 1 pod(s) left, web/guarded first"'
@@ -145,6 +149,7 @@ assert_eq "$(installed_version)" "$V_OLD" "the version after a failed drain"
 # 4. A pod the drain may not move: failed at once, nothing evicted.
 cluster "$T/c4.json" "$(pod web tmp '' "$RS" "$CPU$EMPTYDIR")" "$(pod web ok '' "$RS" "$CPU")"
 kube_stub "$T/c4.json"
+logs+=("$KUBE_LOG")
 restart --upgrade-drain yes --upgrade-drain-force yes
 wait_for "failed for web/tmp" 20 upgrade_node_has \
     'state == "failed" and rec["reason"] == "the drain refused: web/tmp has an emptyDir volume, whose data is lost when it leaves: --upgrade-drain-emptydir=yes moves it"'
@@ -176,6 +181,7 @@ print(json.dumps({"nodes": nodes, "pods": [ds_pod(n) for n in
                                            ("gpu-node-1", "gpu-n2", "gpu-n3", "gpu-n4", "gpu-n5")]}))
 PY
 kube_stub "$T/c5.json"
+logs+=("$KUBE_LOG")
 restart --upgrade-max-unavailable 50%
 wait_for "held by the budget" 15 upgrade_node_has \
     'state == "pending" and rec["reason"] == "waiting: 3 of the DaemonSet'"'"'s other nodes unavailable (gpu-n2, gpu-n3, gpu-n5), --upgrade-max-unavailable allows 3"'
@@ -184,3 +190,11 @@ kube_api PATCH /api/v1/nodes/gpu-n2 -H 'Content-Type: application/merge-patch+js
     -d '{"spec": {"unschedulable": false}}' >/dev/null
 assert_eq "$(cat "$KUBE_DIR/status")" 200 "gpu-n2's uncordon"
 wait_for "the slot taken" 15 upgrade_node_has 'slot == "gpu-node-1"'
+
+# Every body the agent sent in the five runs, against the Kubernetes OpenAPI schemas.
+k8s_node_modules
+node "$SRC/tests/k8s/check-requests.mjs" "${logs[@]}" >"$T/schema.out" 2>&1 ||
+    fail "request bodies: $(cat "$T/schema.out")"
+for kind in Eviction Node; do
+    grep -q "$kind [0-9]" "$T/schema.out" || fail "no $kind body checked: $(cat "$T/schema.out")"
+done
