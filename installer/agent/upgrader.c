@@ -357,6 +357,19 @@ static int budget(struct upgrader *u, struct upgrade_view *v, char *names, size_
 		api_down(u, "listing the DaemonSet's nodes", &e);
 		return -1;
 	}
+	/* None (a wrong --upgrade-daemonset): no budget to read, so no slot, said once. */
+	if (json_object_array_length(nodes) == 0) {
+		if (!u->no_ds_nodes_said)
+			log_kv(LOG_WARN, "agent",
+			       "driver upgrade: --upgrade-max-unavailable finds no node with a pod of the DaemonSet; no slot is taken",
+			       "daemonset", u->o->daemonset, "fix",
+			       "set --upgrade-daemonset to the DaemonSet the agent runs in",
+			       LOG_END);
+		u->no_ds_nodes_said = true;
+		u->api_up = true; /* it answered: the look ends here all the same */
+		return -1;
+	}
+	u->no_ds_nodes_said = false;
 	if (upgrade_max_unavailable(u->o->max_unavailable,
 				    (unsigned)json_object_array_length(nodes),
 				    &v->max_unavailable) < 0)
@@ -556,7 +569,8 @@ bool upgrader_look(struct upgrader *u, const char *current, bool ready, const ch
 	v.gpu_pods = counted.gpu;
 	v.evictable = counted.evictable;
 	v.pods = &counted;
-	if (!v.slot && v.pending && budget(u, &v, unavailable, sizeof(unavailable)) < 0)
+	if (u->rec.state == UPG_PENDING && !v.slot && v.pending &&
+	    budget(u, &v, unavailable, sizeof(unavailable)) < 0)
 		return false;
 	if (!u->api_up && u->api_error[0])
 		log_msg(LOG_INFO, "agent", "driver upgrade: the API server answers again");

@@ -41,7 +41,8 @@ struct upgrader {
 	uint64_t drained, drain_refused; /* the drain's evictions, by the answer */
 	struct labelsel wait_for, drain_select;
 	struct upgrade_pod_opts pod_opts;
-	uint64_t keep_retry; /* a failed renewal is tried again from then (monotonic s) */
+	bool no_ds_nodes_said; /* --upgrade-max-unavailable found no node of the DaemonSet */
+	uint64_t keep_retry;   /* a failed renewal is tried again from then (monotonic s) */
 };
 
 /*

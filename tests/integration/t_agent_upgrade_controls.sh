@@ -16,7 +16,8 @@
 #    web/ok is not evicted either (kubectl drain refuses a node for one pod).
 # 5. --upgrade-max-unavailable 50% of the DaemonSet's 5 nodes (3): gpu-n2 cordoned, gpu-n3
 #    not Ready and gpu-n5 holding a slot keep the node from taking one (gpu-x, cordoned but not
-#    the DaemonSet's, does not count); once gpu-n2 is uncordoned it takes its slot.
+#    the DaemonSet's, does not count); once gpu-n2 is uncordoned it takes its slot. A
+#    --upgrade-daemonset with no nodes takes no slot, and says so.
 FAKE_KERNEL=1
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
 mkkernel "$T/root"
@@ -182,6 +183,11 @@ print(json.dumps({"nodes": nodes, "pods": [ds_pod(n) for n in
 PY
 kube_stub "$T/c5.json"
 logs+=("$KUBE_LOG")
+# A DaemonSet without nodes (a wrong name) is no budget: no slot, and the log says why.
+restart --upgrade-max-unavailable 50% --upgrade-daemonset other
+wait_for "the missing DaemonSet said" 10 agent_said \
+    "no slot is taken (daemonset=other fix=set --upgrade-daemonset to the DaemonSet the agent runs in)"
+upgrade_node_has 'slot == ""' || fail "a slot taken without a budget"
 restart --upgrade-max-unavailable 50%
 wait_for "held by the budget" 15 upgrade_node_has \
     'state == "pending" and rec["reason"] == "waiting: 3 of the DaemonSet'"'"'s other nodes unavailable (gpu-n2, gpu-n3, gpu-n5), --upgrade-max-unavailable allows 3"'
