@@ -5,7 +5,11 @@
  * (--when-busy defer), the agent takes a slot of the fleet-wide limit, cordons the node,
  * waits for the GPU pods to end (or, past the deadline and by policy, evicts them through
  * the Eviction API), activates the pending version in place, validates it, uncordons the
- * node if it cordoned it, and gives the slot back.
+ * node if it cordoned it, and gives the slot back. The controls NVIDIA's upgrade policy has
+ * (NVIDIA/k8s-operator-libs at 11e747a, api/upgrade/v1alpha1/upgrade_spec.go) come in
+ * where its controller has them: a budget of unavailable nodes before the slot, pods
+ * waited for before the GPU pods, which GPU pods an eviction may move, and a drain of the
+ * node's other pods before the activation.
  *
  * Pure: the state the node records (its annotation), what the agent observes now, and the
  * policy go in; the next state and the one action that leads there come out. The agent
