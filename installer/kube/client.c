@@ -246,12 +246,15 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-/* libcurl calls it at least once a second, waiting or not: SIGTERM ends the attempt. */
+/*
+ * libcurl calls it at least once a second, waiting or not: SIGTERM ends the attempt, unless
+ * held (interrupt_hold: the agent's last write on its Node, after the signal).
+ */
 static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
 		       curl_off_t ulnow)
 {
 	(void)ud, (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-	return interrupt_signal() ? 1 : 0; /* CURLE_ABORTED_BY_CALLBACK */
+	return interrupt_ends_waits() ? 1 : 0; /* CURLE_ABORTED_BY_CALLBACK */
 }
 
 /*
@@ -336,7 +339,7 @@ static void sleep_ms(unsigned ms)
 {
 	uint64_t end = now_ns() + (uint64_t)ms * 1000000, now;
 
-	while (!interrupt_signal() && (now = now_ns()) < end) {
+	while (!interrupt_ends_waits() && (now = now_ns()) < end) {
 		uint64_t slice = end - now < 50000000u ? end - now : 50000000u;
 		struct timespec ts = {.tv_nsec = (long)slice};
 
@@ -349,7 +352,7 @@ static int call_failed(struct kube *k, const struct kube_request *q, const struc
 		       CURLcode rc, struct err *e)
 {
 	/* Whatever the attempt's end (aborted, cut by EINTR), the run stops: said so. */
-	if (interrupt_check(e, "the API server answered") < 0)
+	if (interrupt_ends_waits() && interrupt_check(e, "the API server answered") < 0)
 		return err_wrap(e, "kube: %s %s", q->method, q->path);
 	if (r->too_large)
 		return err_set(
@@ -394,7 +397,7 @@ int kube_call(struct kube *k, const struct kube_request *q, struct kube_reply *r
 		struct answer a = {0};
 		unsigned wait_ms;
 
-		if (interrupt_check(e, "the API server answered") < 0)
+		if (interrupt_ends_waits() && interrupt_check(e, "the API server answered") < 0)
 			return err_wrap(e, "kube: %s %s", q->method, q->path);
 		r->attempts++;
 		rc = request_once(k, q, body, deadline, &a, &r->status);
@@ -424,7 +427,7 @@ int kube_call(struct kube *k, const struct kube_request *q, struct kube_reply *r
 		wait_ms = kube_retry_after_ms(a.retry_after);
 		if (!wait_ms)
 			wait_ms = kube_backoff_ms(r->attempts);
-		if (now_ns() + (uint64_t)wait_ms * 1000000ull >= deadline || interrupt_signal())
+		if (now_ns() + (uint64_t)wait_ms * 1000000ull >= deadline || interrupt_ends_waits())
 			break;
 		log_kv(LOG_DEBUG, "kube", "retrying", "method", q->method, "path", q->path,
 		       U64("status", (uint64_t)r->status), U64("wait_ms", wait_ms), LOG_END);
