@@ -24,6 +24,7 @@
 #include "agent/slots.h"
 #include "agent/upgrade.h"
 #include "kube/internal.h"
+#include "util/interrupt.h"
 #include "util/jsonc.h"
 #include "util/log.h"
 
@@ -860,6 +861,33 @@ static void test_sigterm_ends_call(void **state)
 	kube_reply_done(&r);
 }
 
+/*
+ * After it, with the signals held (interrupt_hold), a call runs whole, as the agent's last
+ * write on its Node does; let go, a call stops at once again.
+ */
+static void test_held_call_after_sigterm(void **state)
+{
+	struct stub *s = *state;
+	_cleanup_(kube_freep) struct kube *k = NULL;
+	struct kube_reply r;
+	const struct kube_request q = {.method = "GET", .path = "/api/v1/nodes/gpu-1"};
+	struct err e;
+
+	err_clear(&e);
+	k = kube_new(&s->c, &e);
+	assert_non_null(k);
+	assert_int_equal(interrupt_signal(), SIGTERM);
+	interrupt_hold(true);
+	assert_int_equal(kube_call(k, &q, &r, &e), 0);
+	interrupt_hold(false);
+	assert_int_equal(r.status, 200);
+	kube_reply_done(&r);
+	assert_int_equal(kube_call(k, &q, &r, &e), -1);
+	assert_int_equal(e.code, 143);
+	assert_int_equal(r.attempts, 0);
+	kube_reply_done(&r);
+}
+
 static void test_token(void **state)
 {
 	struct stub *s = *state;
@@ -989,6 +1017,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tls_trust_store, stub_up, stub_down),
 		cmocka_unit_test_setup_teardown(test_slow_server, stub_up, stub_down),
 		cmocka_unit_test_setup_teardown(test_sigterm_ends_call, stub_up, stub_down),
+		cmocka_unit_test_setup_teardown(test_held_call_after_sigterm, stub_up, stub_down),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
