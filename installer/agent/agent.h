@@ -105,6 +105,14 @@ struct agent_upgrade_opts {
 	const char *max_unavailable; /* "N" or "P%" of the DaemonSet's nodes, or NULL */
 };
 
+/* What the agent reads of the configuration about its word on the Node (agent/nodecond.c). */
+struct agent_condition_opts {
+	bool off;		   /* --node-condition no: the condition is not written */
+	unsigned heartbeat_s;	   /* --condition-heartbeat: written at least this often */
+	const char *startup_taint; /* --startup-taint's key, or NULL (none) */
+	const char *health_taint;  /* --health-taint's KEY:EFFECT, or NULL (none) */
+};
+
 /* What the agent reads of the configuration, built once by the command (cmd/agent.c). */
 struct agent_opts {
 	int root_fd;		    /* the host's /, open (--root) */
@@ -114,6 +122,7 @@ struct agent_opts {
 	unsigned interval_s;	    /* between two looks */
 	unsigned cuda_interval_s;   /* between two CUDA checks while ready */
 	struct agent_upgrade_opts upgrade;
+	struct agent_condition_opts condition; /* the Node's name and account: UPGRADE's */
 };
 
 #define AGENT_MAX_ARGV 32
@@ -239,6 +248,14 @@ DEFINE_POINTER_CLEANUP(struct httpd, httpd_free)
  * daemons it stopped.
  */
 int control_hold(int root_fd, const char *why, unsigned *stopped, struct err *e);
+
+/* ---- the taints the agent keeps (agent/nodecond.c), which config checks ------------- */
+
+/*
+ * Whether SPEC is a taint's key (a qualified name, as kube-apiserver validates one), or with
+ * WITH_EFFECT, KEY:EFFECT with EFFECT NoSchedule, PreferNoSchedule or NoExecute.
+ */
+bool nodecond_taint_ok(const char *spec, bool with_effect);
 
 /* ---- the fleet's upgrade limit (agent/slots.c), which config checks ----------------- */
 

@@ -169,10 +169,11 @@ static char *mig_render(const struct mig_view *v)
 char *agent_render(const struct agent *a)
 {
 	_cleanup_free_ char *h = health_render(&a->h, a->version), *d = supervisor_render(&a->sv),
-			    *u = upgrader_render(&a->up), *m = mig_render(&a->mig);
+			    *u = upgrader_render(&a->up), *m = mig_render(&a->mig),
+			    *n = nodecond_render(&a->nc);
 	char *all = NULL;
 
-	if (!h || !d || !u || !m || asprintf(&all, "%s%s%s%s", h, d, u, m) < 0)
+	if (!h || !d || !u || !m || !n || asprintf(&all, "%s%s%s%s%s", h, d, u, n, m) < 0)
 		return NULL;
 	return all;
 }
@@ -509,8 +510,30 @@ static void look(struct agent *a)
 		a->look_soon = true;
 }
 
+/*
+ * The Node told what was judged, also after a look that waited for an installer run (an
+ * upgrade's): the heartbeat goes on while the driver is switched.
+ */
+static void tell_node(struct agent *a)
+{
+	bool up = a->up.on;
+
+	nodecond_look(&a->nc,
+		      &(struct nodecond_view){.judged = a->h.judged,
+					      .health = a->h.reason,
+					      .cause = a->h.cause,
+					      .version = a->version,
+					      .upgrade = up ? a->up.rec.state : UPG_IDLE,
+					      .upgrade_version = up ? a->up.rec.version : "",
+					      .upgrade_reason = up ? a->up.rec.reason : "",
+					      .now = now_ns() / 1000000000ull});
+}
+
 void agent_look(struct agent *a)
 {
 	look(a);
+	/* Stopped meanwhile: the stop writes the condition, last. */
+	if (!interrupt_signal())
+		tell_node(a);
 	write_textfile(a);
 }

@@ -13,6 +13,7 @@
 
 #include "agent/agent.h"
 #include "agent/health.h"
+#include "agent/nodecond.h"
 #include "agent/supervisor.h"
 #include "agent/upgrader.h"
 #include "agent/xid.h"
@@ -45,6 +46,7 @@ struct agent {
 	int holds[AGENT_MAX_HOLDS]; /* installers holding the daemons stopped */
 	size_t n_holds;
 	struct upgrader up;   /* driver upgrades (agent/upgrader.h) */
+	struct nodecond nc;   /* the condition and taints on the Node (agent/nodecond.h) */
 	bool look_soon;	      /* an upgrade moved on: the next look without the interval */
 	uint64_t hup_ns;      /* when a stale spec's producer was last asked to rewrite it */
 	char stale[PATH_MAX]; /* the other producer's spec found stale at the last look, or "" */

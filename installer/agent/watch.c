@@ -5,6 +5,7 @@
  * a child's end, the upgrade's slot kept. The look itself is agent/look.c.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "agent/look.h"
 #include "agent/control.h"
 #include "util/fs.h"
+#include "util/interrupt.h"
 #include "util/log.h"
 
 #define KMSG_PATH "/dev/kmsg"
@@ -40,6 +42,7 @@ struct agent *agent_new(const struct agent_opts *o, const struct agent_calls *ca
 		return NULL;
 	if (upgrader_start(&a->up, &o->upgrade, o->interval_s, calls, e) < 0)
 		return NULL;
+	nodecond_start(&a->nc, &o->condition, &o->upgrade, &a->up);
 	if (kmsg_open(&a->kmsg, o->root_fd, KMSG_PATH, &ke) < 0)
 		log_kv(LOG_WARN, "agent", "the kernel log cannot be read: Xids are not watched",
 		       "error", ke.msg, "fix", "run the agent privileged, with the host's /dev",
@@ -58,6 +61,10 @@ void agent_free(struct agent *a)
 		close(a->holds[i]);
 	if (a->ctl_fd >= 0)
 		close(a->ctl_fd);
+	/* Last on the Node, with the upgrader's client (if shared) still there. */
+	nodecond_stop(&a->nc, interrupt_signal() == SIGINT    ? "SIGINT"
+			      : interrupt_signal() == SIGTERM ? "SIGTERM"
+							      : "its end");
 	upgrader_stop(&a->up);
 	free(a);
 }
