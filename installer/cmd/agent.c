@@ -234,7 +234,13 @@ static struct agent_opts options(const struct config *c, int root_fd)
 			    .drain_timeout_s = c->upgrade_drain_timeout_s,
 			    .max_unavailable = strcmp(c->upgrade_max_unavailable, "none") == 0
 						       ? NULL
-						       : c->upgrade_max_unavailable}};
+						       : c->upgrade_max_unavailable},
+		.condition = {
+			.heartbeat_s = c->condition_heartbeat_s,
+			.startup_taint =
+				strcmp(c->startup_taint, "none") == 0 ? NULL : c->startup_taint,
+			.health_taint =
+				strcmp(c->health_taint, "none") == 0 ? NULL : c->health_taint}};
 }
 
 /* The agent's run, from its start to SIGTERM or SIGINT: 0, or -1 with E set. */

@@ -55,6 +55,10 @@ struct config {
 	char *agent_metrics_file;  /* agent: host path of its Prometheus textfile, or NULL */
 	unsigned agent_interval_s; /* agent: seconds between two looks at the node */
 	unsigned cuda_interval_s;  /* agent: seconds between two CUDA checks while ready */
+	/* agent: its word on the Node (agent/nodecond.c) */
+	unsigned condition_heartbeat_s; /* the condition written at least this often */
+	char *startup_taint;		/* a taint key to take off once ready, or "none" */
+	char *health_taint; /* KEY:EFFECT while a fatal Xid or fabric holds, or "none" */
 	/* agent: driver upgrades it carries out (agent/upgrade.h, agent/upgrader.c) */
 	char *upgrades;		     /* auto (in a cluster, with a node name) or off */
 	char *node_name;	     /* this node's name (the downward API's spec.nodeName) */

@@ -282,6 +282,30 @@ static int check_agent(const struct config *c, struct problems *p)
 		       label_of("upgrade-daemonset", buf, sizeof(buf)), c->upgrade_daemonset);
 }
 
+/* The node agent's word on the Node: its taints as the API server takes them, its heartbeat. */
+static int check_node_word(const struct config *c, struct problems *p)
+{
+	char buf[96];
+
+	if (strcmp(c->startup_taint, "none") != 0 && !nodecond_taint_ok(c->startup_taint, false) &&
+	    problem(p, "%s: '%s' is not a taint key (a qualified name: [PREFIX/]NAME) or none",
+		    label_of("startup-taint", buf, sizeof(buf)), c->startup_taint) < 0)
+		return -1;
+	if (strcmp(c->health_taint, "none") != 0 && !nodecond_taint_ok(c->health_taint, true) &&
+	    problem(p,
+		    "%s: '%s' is not KEY:EFFECT (a qualified name, then NoSchedule, PreferNoSchedule or NoExecute) or none",
+		    label_of("health-taint", buf, sizeof(buf)), c->health_taint) < 0)
+		return -1;
+	/* The heartbeat is written at a look: a look less often would miss it. */
+	if (c->condition_heartbeat_s < c->agent_interval_s)
+		return problem(
+			p,
+			"%s: %u is shorter than --interval %u: the condition is written at a look",
+			label_of("condition-heartbeat", buf, sizeof(buf)), c->condition_heartbeat_s,
+			c->agent_interval_s);
+	return 0;
+}
+
 static int check_all(const struct config *c, struct problems *p)
 {
 	enum repo_kmt_policy kmt;
@@ -321,7 +345,7 @@ static int check_all(const struct config *c, struct problems *p)
 	    problem(p, "%s: '%s' is not defer or fail", label_of("when-busy", buf, sizeof(buf)),
 		    c->when_busy) < 0)
 		return -1;
-	if (check_agent(c, p) < 0)
+	if (check_agent(c, p) < 0 || check_node_word(c, p) < 0)
 		return -1;
 	if (c->registry_gce && source_gce_parse(c->registry_gce, &(enum source_gce){0}) < 0 &&
 	    problem(p, "%s: '%s' is not auto, yes or no",
