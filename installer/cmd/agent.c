@@ -236,6 +236,7 @@ static struct agent_opts options(const struct config *c, int root_fd)
 						       ? NULL
 						       : c->upgrade_max_unavailable},
 		.condition = {
+			.off = !c->node_condition,
 			.heartbeat_s = c->condition_heartbeat_s,
 			.startup_taint =
 				strcmp(c->startup_taint, "none") == 0 ? NULL : c->startup_taint,
