@@ -16,6 +16,12 @@
 
 /* A look's API calls end within this, as the upgrader's (agent/upgrader.c). */
 #define NODECOND_CALL_DEADLINE_S 5
+/*
+ * The stop's calls, within this each: the agent leaves within a second or two whatever the
+ * API server does (docs/design.md, "The node agent"), and one that does not answer in it
+ * leaves the condition to go stale.
+ */
+#define NODECOND_STOP_DEADLINE_S 1
 #define COMPONENT "nvidia-driver-installer"
 #define ACTION "NodeCondition"
 
@@ -190,7 +196,8 @@ void nodecond_start(struct nodecond *c, const struct agent_condition_opts *o,
 	}
 	if (up->k) {
 		c->k = up->k;
-		c->ns = up->kc.namespace;
+		c->kc = up->kc;
+		c->ns = c->kc.namespace;
 	} else {
 		if (kube_config_in_cluster(uo->sa_dir, &c->kc, &e) < 0) {
 			log_kv(LOG_WARN, "agent",
@@ -228,9 +235,14 @@ static void failed(struct nodecond *c, int which, const char *what, const struct
 	if (strcmp(msg, c->error[which]) == 0)
 		return;
 	snprintf(c->error[which], sizeof(c->error[which]), "%s", msg);
-	log_kv(LOG_WARN, "agent",
-	       "the Node's condition: a call to the API server failed; tried again at the next look",
-	       "error", msg, LOG_END);
+	if (interrupt_signal())
+		log_kv(LOG_WARN, "agent",
+		       "the Node's condition not told that the agent stops: it goes stale instead",
+		       "error", msg, LOG_END);
+	else
+		log_kv(LOG_WARN, "agent",
+		       "the Node's condition: a call to the API server failed; tried again at the next look",
+		       "error", msg, LOG_END);
 }
 
 static void answered(struct nodecond *c, int which)
@@ -386,13 +398,18 @@ void nodecond_look(struct nodecond *c, const struct nodecond_view *v)
 
 void nodecond_stop(struct nodecond *c, const char *why)
 {
+	struct kube_config kc = c->kc;
+	struct kube *k = NULL;
 	char msg[256];
+	struct err e;
 
-	if (c->on && c->policy.condition) {
+	kc.deadline_s = NODECOND_STOP_DEADLINE_S;
+	if (c->on && c->policy.condition && (k = kube_new(&kc, &e))) {
 		str_fmt_cut(
 			msg, sizeof(msg),
 			"the node agent stopped (%s): nothing keeps this condition until it runs again",
 			why);
+		c->k = k;
 		/* Written whatever stopped the agent: the signal does not end these calls. */
 		interrupt_hold(true);
 		if (write_condition(c, "Unknown", NODECOND_STOPPED, msg,
@@ -400,6 +417,7 @@ void nodecond_stop(struct nodecond *c, const char *why)
 		    c->event_due)
 			post_event(c);
 		interrupt_hold(false);
+		kube_free(k);
 	}
 	kube_free(c->own);
 	c->own = c->k = NULL;
