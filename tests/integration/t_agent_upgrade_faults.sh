@@ -11,6 +11,9 @@
 #   4. the new version never ready (a fatal Xid): past the validation timeout the version
 #      before is installed again and the upgrade fails with the cause.
 FAKE_KERNEL=1
+# The upgrade's own writes and Events: the Node's condition and taints, which the agent
+# keeps beside them, are t_agent_condition's and t_agent_taints'.
+export NVIDIA_NODE_CONDITION=no NVIDIA_STARTUP_TAINT=none
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
 mkkernel "$T/root"
 new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"

@@ -7,6 +7,9 @@
 # while another was: each node's span from its first state past pending to its last before
 # done (its slot is given back before done is recorded) is apart from the others'.
 FAKE_KERNEL=1
+# The upgrade's own writes and Events: the Node's condition and taints, which the agent
+# keeps beside them, are t_agent_condition's and t_agent_taints'.
+export NVIDIA_NODE_CONDITION=no NVIDIA_STARTUP_TAINT=none
 nodes=(gpu-a gpu-b gpu-c)
 pending_fleet "$V_OLD" "$V_NEW" "${nodes[@]}"
 pids=()

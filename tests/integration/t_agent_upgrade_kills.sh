@@ -15,6 +15,9 @@
 #   3. --upgrade-on-deadline wait: past the deadline the node keeps waiting, says so, and
 #      evicts nothing; the job ends, and the upgrade finishes.
 FAKE_KERNEL=1
+# The upgrade's own writes and Events: the Node's condition and taints, which the agent
+# keeps beside them, are t_agent_condition's and t_agent_taints'.
+export NVIDIA_NODE_CONDITION=no NVIDIA_STARTUP_TAINT=none
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
 mkkernel "$T/root"
 new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"

@@ -13,6 +13,9 @@
 #      gpu-b upgrades. In the order the API server saw them, no node was past pending while
 #      the other was.
 FAKE_KERNEL=1
+# The upgrade's own writes and Events: the Node's condition and taints, which the agent
+# keeps beside them, are t_agent_condition's and t_agent_taints'.
+export NVIDIA_NODE_CONDITION=no NVIDIA_STARTUP_TAINT=none
 nodes=(gpu-a gpu-b)
 pending_fleet "$V_OLD" "$V_NEW" "${nodes[@]}"
 
