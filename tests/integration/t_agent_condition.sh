@@ -85,6 +85,8 @@ wait_for "False (FatalXid), and its Event" 10 cond 'c.get("reason") == "FatalXid
 cond 'c["status"] == "False" and "Xid 79" in c["message"] and events[-1] == "GPUDriverNotReady"' ||
     fail "the Xid's condition: $(cat "$KUBE_STATE")"
 cond 'n["metadata"]["labels"]["example.com/other-writer"] == "was-here"' || fail "the other writer's label lost"
+# (The stand-in stores a write, then logs it: the log is waited for.)
+wait_for "the write logged" 5 writes 'any(x["c"]["reason"] == "FatalXid" and x["code"] == 200 for x in w)'
 writes '[x["code"] for x in w if x["c"]["reason"] == "FatalXid"][:2] == [409, 200]' ||
     fail "no 409 met and retried: $(grep /status "$KUBE_LOG" | tail -3)"
 wait_for "the conflict counted" 5 metric 'nvidia_driver_installer_agent_node_condition_conflicts_total 1'
