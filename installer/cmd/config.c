@@ -251,6 +251,9 @@ const struct config_option config_options[] = {
 	       .offset = F(condition_heartbeat_s), .min = 10, .max = 3600, .cmds = CFG_AGENT,
 	       .arg = "SEC", .value = "60",
 	       .help = "write the Node's condition at least this often (its lastHeartbeatTime): a reader takes one older than 3 times this as stale"),
+	/* The default has cluster-autoscaler's StartupTaintPrefix (kubernetes/autoscaler,
+	 * cluster-autoscaler/utils/taints/taints.go): the autoscaler takes a node with it as
+	 * one still starting, not as capacity nor as a failed node (docs/design.md). */
 	OPTION("startup-taint", .env = "NVIDIA_STARTUP_TAINT", .kind = CONFIG_STRING,
 	       .offset = F(startup_taint), .cmds = CFG_AGENT, .arg = "KEY|none",
 	       .value = "startup-taint.cluster-autoscaler.kubernetes.io/nvidia-gpu-driver",
