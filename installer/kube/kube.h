@@ -224,6 +224,3 @@ struct kube_taint {
  */
 _must_check_ int kube_node_taint(struct kube *k, const char *name, const struct kube_taint *t,
 				 bool add, bool *changed, struct err *e);
-
-/* Whether NODE (a core/v1 Node) carries a taint of KEY (any effect). */
-bool kube_node_has_taint(json_object *node, const char *key);

@@ -235,17 +235,6 @@ int kube_taints_next(json_object *taints, const struct kube_taint *t, bool add, 
 	return 1;
 }
 
-bool kube_node_has_taint(json_object *node, const char *key)
-{
-	json_object *list = array_of(object_of(node, "spec"), "taints");
-	size_t n = list ? json_object_array_length(list) : 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (taint_is(json_object_array_get_idx(list, i), key, NULL))
-			return true;
-	return false;
-}
-
 /* ---- the writes ------------------------------------------------------------------------- */
 
 /*

@@ -228,19 +228,6 @@ static void test_taints(void **state)
 	assert_null(taints_next("[]", "startup", NULL, NULL, false));
 }
 
-static void test_has_taint(void **state)
-{
-	_cleanup_(json_object_putp) json_object *node =
-		parse("{\"spec\": {\"taints\": [" OTHER "," SU "]}}");
-	_cleanup_(json_object_putp) json_object *bare = parse("{\"spec\": {}}");
-
-	(void)state;
-	assert_true(kube_node_has_taint(node, "startup"));
-	assert_true(kube_node_has_taint(node, "other"));
-	assert_false(kube_node_has_taint(node, "startu"));
-	assert_false(kube_node_has_taint(bare, "startup"));
-}
-
 /* ---- against the stand-in (tests/tools/kube-api.py) --------------------------------------- */
 
 struct stub {
@@ -523,7 +510,6 @@ int main(void)
 		cmocka_unit_test(test_condition_times),
 		cmocka_unit_test(test_condition_bounds),
 		cmocka_unit_test(test_taints),
-		cmocka_unit_test(test_has_taint),
 		cmocka_unit_test_setup_teardown(test_condition_write, stub_up, stub_down),
 		cmocka_unit_test_setup_teardown(test_taint_write, stub_up, stub_down),
 	};
