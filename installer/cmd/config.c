@@ -256,7 +256,7 @@ const struct config_option config_options[] = {
 	 * one still starting, not as capacity nor as a failed node (docs/design.md). */
 	OPTION("startup-taint", .env = "NVIDIA_STARTUP_TAINT", .kind = CONFIG_STRING,
 	       .offset = F(startup_taint), .cmds = CFG_AGENT, .arg = "KEY|none",
-	       .value = "startup-taint.cluster-autoscaler.kubernetes.io/nvidia-gpu-driver",
+	       .value = "startup-taint.cluster-autoscaler.kubernetes.io/nvidia-driver",
 	       .help = "take every taint of this key off the Node once a CUDA job can run (the node registers with it; the agent never adds it)"),
 	OPTION("health-taint", .env = "NVIDIA_HEALTH_TAINT", .kind = CONFIG_STRING,
 	       .offset = F(health_taint), .cmds = CFG_AGENT, .arg = "KEY:EFFECT|none",

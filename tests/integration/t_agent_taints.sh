@@ -14,7 +14,7 @@
 #    the three, a heartbeat shorter than the interval: exit 2, one line naming the option.
 FAKE_KERNEL=1
 NODE=gpu-node-1
-STARTUP=startup-taint.cluster-autoscaler.kubernetes.io/nvidia-gpu-driver
+STARTUP=startup-taint.cluster-autoscaler.kubernetes.io/nvidia-driver
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
 mkkernel "$T/root"
 new_signed_repo "$T/repo" "$V_OLD:default"

@@ -9,7 +9,7 @@ python3 >"$T/cluster.json" <<'PY'
 import json
 print(json.dumps({"nodes": [{"apiVersion": "v1", "kind": "Node",
     "metadata": {"name": "gpu-1", "labels": {"pool": "gpu"}},
-    "spec": {"taints": [{"key": "startup-taint.cluster-autoscaler.kubernetes.io/nvidia-gpu-driver",
+    "spec": {"taints": [{"key": "startup-taint.cluster-autoscaler.kubernetes.io/nvidia-driver",
                          "effect": "NoSchedule"}]},
     "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
                                "lastHeartbeatTime": "2026-12-07T00:00:00Z",

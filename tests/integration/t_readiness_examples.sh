@@ -49,7 +49,7 @@ refused() { # WHAT MESSAGE CHECK-ARGS...
     echo "REJECT $what: $(grep -m1 -F "$msg" "$T/nrr.out")" >&2
 }
 edit "$DRIVER" "key: readiness.k8s.io/nvidia-gpu-driver" \
-    "key: startup-taint.cluster-autoscaler.kubernetes.io/nvidia-gpu-driver" "$T/ca.yaml"
+    "key: startup-taint.cluster-autoscaler.kubernetes.io/nvidia-driver" "$T/ca.yaml"
 refused "the autoscaler's prefix as the rule's key" \
     "spec.taint: taint key must start with 'readiness.k8s.io/'" "$T/ca.yaml"
 edit "$DRIVER" "key: readiness.k8s.io/nvidia-gpu-driver" "key: readiness.k8s.io/nvidia-gpu" "$T/rekey.yaml"

@@ -396,7 +396,7 @@ const constant = (name) => {
 const usernames = conds.map((c) => c.expression).join("\n").match(/'system:serviceaccount:[^']+'/g) ?? [];
 assert.ok(usernames.length > 0, "a matchCondition names the agent's usernames");
 // The agent's defaults (docs/configuration.md): --startup-taint, --health-taint's example.
-const DEFAULT_STARTUP = "startup-taint.cluster-autoscaler.kubernetes.io/nvidia-gpu-driver";
+const DEFAULT_STARTUP = "startup-taint.cluster-autoscaler.kubernetes.io/nvidia-driver";
 const DEFAULT_HEALTH = "nvidia.com/gpu-unhealthy";
 for (const file of manifests) {
   const agents = yaml.loadAll(readFileSync(file, "utf8")).filter((d) => d?.kind === "DaemonSet")

@@ -132,7 +132,7 @@ function checkRunnable(c) {
 // The agent's default startup taint (cluster-autoscaler's startup-taint prefix,
 // utils/taints/taints.go StartupTaintPrefix, and its own name), the health taint
 // docs/configuration.md gives as the example, and the NodeReadinessRules' taints.
-const STARTUP_TAINT = "startup-taint.cluster-autoscaler.kubernetes.io/nvidia-gpu-driver";
+const STARTUP_TAINT = "startup-taint.cluster-autoscaler.kubernetes.io/nvidia-driver";
 const HEALTH_TAINT_EXAMPLE = "nvidia.com/gpu-unhealthy:NoSchedule";
 const READINESS_TAINTS = [
   { key: "readiness.k8s.io/nvidia-gpu-driver", effect: "NoSchedule" },

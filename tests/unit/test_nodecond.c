@@ -284,7 +284,7 @@ static void test_taint_syntax(void **state)
 {
 	(void)state;
 	assert_true(nodecond_taint_ok(
-		"startup-taint.cluster-autoscaler.kubernetes.io/nvidia-gpu-driver", false));
+		"startup-taint.cluster-autoscaler.kubernetes.io/nvidia-driver", false));
 	assert_true(nodecond_taint_ok("gpu-not-ready", false));
 	assert_true(nodecond_taint_ok("example.com/A_b.c-D", false));
 	assert_false(nodecond_taint_ok("", false));
