@@ -6,6 +6,7 @@
  * and injected faults, started for each test and stopped with it.
  */
 #include "cmocka_prelude.h"
+#include "kubestub.h"
 #include "scratch.h"
 
 #include <fcntl.h>
@@ -136,8 +137,7 @@ static void test_keep(void **state)
 
 struct stub {
 	struct scratch_fixture f;
-	char sa[128], state[160], faults[160], log[160];
-	pid_t pid;
+	struct kubestub ks;
 	struct kube_config c;
 };
 
@@ -148,15 +148,6 @@ static void put(const char *path, const char *text)
 	assert_non_null(f);
 	fputs(text, f);
 	fclose(f);
-}
-
-/* Makes, in DIR, a CA (sa/ca.crt) and a certificate for 127.0.0.1 it issued (api.pem). */
-static int make_certs(const char *dir)
-{
-	char cmd[PATH_MAX + 64];
-
-	snprintf(cmd, sizeof(cmd), "tests/tools/kube-certs '%s' 127.0.0.1", dir);
-	return system(cmd);
 }
 
 static const char initial[] =
@@ -172,52 +163,13 @@ static const char initial[] =
 static int stub_up(void **state)
 {
 	struct stub *s = calloc(1, sizeof(*s));
-	char port_file[160], port[16] = "", path[200];
 	struct err e;
 
 	assert_non_null(s);
 	assert_int_equal(scratch_init(&s->f, "kube"), 0);
-	snprintf(s->sa, sizeof(s->sa), "%s/sa", s->f.root);
-	assert_int_equal(mkdir(s->sa, 0755), 0);
-	/* The CA is the account's ca.crt. */
-	assert_int_equal(make_certs(s->f.root), 0);
-	snprintf(path, sizeof(path), "%s/token", s->sa);
-	put(path, "token-one\n");
-	snprintf(path, sizeof(path), "%s/namespace", s->sa);
-	put(path, "gpu-operator");
-	snprintf(s->state, sizeof(s->state), "%s/state.json", s->f.root);
-	snprintf(s->faults, sizeof(s->faults), "%s/faults.json", s->f.root);
-	snprintf(s->log, sizeof(s->log), "%s/requests.log", s->f.root);
-	put(s->state, initial);
-	snprintf(port_file, sizeof(port_file), "%s/port", s->f.root);
-	s->pid = fork();
-	assert_true(s->pid >= 0);
-	if (s->pid == 0) {
-		char cert[200], key[200], tok[200];
-
-		snprintf(cert, sizeof(cert), "%s/api.pem", s->f.root);
-		snprintf(key, sizeof(key), "%s/api.key", s->f.root);
-		snprintf(tok, sizeof(tok), "%s/token", s->sa);
-		execlp("python3", "python3", "tests/tools/kube-api.py", port_file, cert, key, tok,
-		       s->state, s->faults, s->log, "60", (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 200 && !port[0]; i++) {
-		FILE *f = fopen(port_file, "r");
-
-		if (f) {
-			if (!fgets(port, sizeof(port), f))
-				port[0] = '\0';
-			fclose(f);
-		}
-		if (!port[0])
-			nanosleep(&(struct timespec){.tv_nsec = 50000000}, NULL);
-	}
-	assert_true(port[0]);
-	setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1", 1);
-	setenv("KUBERNETES_SERVICE_PORT", port, 1);
+	assert_int_equal(kubestub_start(&s->ks, s->f.root, "gpu-operator", initial), 0);
 	err_clear(&e);
-	assert_int_equal(kube_config_in_cluster(s->sa, &s->c, &e), 0);
+	assert_int_equal(kube_config_in_cluster(s->ks.sa, &s->c, &e), 0);
 	s->c.deadline_s = 3;
 	*state = s;
 	return 0;
@@ -227,8 +179,7 @@ static int stub_down(void **state)
 {
 	struct stub *s = *state;
 
-	kill(s->pid, SIGKILL);
-	waitpid(s->pid, NULL, 0);
+	kubestub_stop(&s->ks);
 	scratch_fini(&s->f);
 	free(s);
 	return 0;
@@ -239,7 +190,7 @@ static int logged(const struct stub *s, const char *needle)
 {
 	char line[8192];
 	int n = 0;
-	FILE *f = fopen(s->log, "r");
+	FILE *f = fopen(s->ks.log, "r");
 
 	while (f && fgets(line, sizeof(line), f))
 		n += strstr(line, needle) != NULL;
@@ -252,7 +203,7 @@ static int logged(const struct stub *s, const char *needle)
 static char *stored(const struct stub *s)
 {
 	static char buf[65536];
-	FILE *f = fopen(s->state, "r");
+	FILE *f = fopen(s->ks.state, "r");
 	size_t n;
 
 	assert_non_null(f);
@@ -272,13 +223,13 @@ static void test_config(void **state)
 	assert_non_null(strstr(s->c.server, "https://127.0.0.1:"));
 	setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
 	setenv("KUBERNETES_SERVICE_PORT", "443", 1);
-	assert_int_equal(kube_config_in_cluster(s->sa, &c, &e), 0);
+	assert_int_equal(kube_config_in_cluster(s->ks.sa, &c, &e), 0);
 	assert_string_equal(c.server, "https://[fd00::1]:443");
 	setenv("KUBERNETES_SERVICE_PORT", "443/evil", 1);
-	assert_int_equal(kube_config_in_cluster(s->sa, &c, &e), -1);
+	assert_int_equal(kube_config_in_cluster(s->ks.sa, &c, &e), -1);
 	assert_int_equal(e.code, EXIT_USAGE);
 	unsetenv("KUBERNETES_SERVICE_HOST");
-	assert_int_equal(kube_config_in_cluster(s->sa, &c, &e), -1);
+	assert_int_equal(kube_config_in_cluster(s->ks.sa, &c, &e), -1);
 	assert_non_null(strstr(e.msg, "not in a Kubernetes pod"));
 	setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1", 1);
 	setenv("KUBERNETES_SERVICE_PORT", "443", 1);
@@ -747,23 +698,23 @@ static void test_retries(void **state)
 	k = kube_new(&s->c, &e);
 	assert_non_null(k);
 	/* Two 503s, then the answer: three requests, backoff 100 then 200 ms. */
-	put(s->faults, "{\"faults\": [{\"method\": \"GET\", \"path\": \"/api/v1/nodes/gpu-1\", "
-		       "\"status\": 503, \"times\": 2}]}");
+	put(s->ks.faults, "{\"faults\": [{\"method\": \"GET\", \"path\": \"/api/v1/nodes/gpu-1\", "
+			  "\"status\": 503, \"times\": 2}]}");
 	t0 = now_ns();
 	assert_int_equal(kube_call(k, &q, &r, &e), 0);
 	assert_int_equal(r.attempts, 3);
 	assert_true(now_ns() - t0 >= 300000000ull);
 	kube_reply_done(&r);
 	/* 429 with Retry-After 1: the wait is the server's. */
-	put(s->faults, "{\"faults\": [{\"path\": \"/api/v1/nodes/gpu-1\", \"status\": 429, "
-		       "\"times\": 1, \"retry_after\": 1}]}");
+	put(s->ks.faults, "{\"faults\": [{\"path\": \"/api/v1/nodes/gpu-1\", \"status\": 429, "
+			  "\"times\": 1, \"retry_after\": 1}]}");
 	t0 = now_ns();
 	assert_int_equal(kube_node_get(k, "gpu-1", &node, &e), 0);
 	assert_true(now_ns() - t0 >= 1000000000ull);
 	json_object_put(node);
 	/* Failing past the deadline (3 s here): an error naming the status. */
-	put(s->faults, "{\"faults\": [{\"path\": \"/api/v1/nodes/gpu-1\", \"status\": 500, "
-		       "\"times\": 1000}]}");
+	put(s->ks.faults, "{\"faults\": [{\"path\": \"/api/v1/nodes/gpu-1\", \"status\": 500, "
+			  "\"times\": 1000}]}");
 	assert_int_equal(kube_call(k, &q, &r, &e), -1);
 	assert_int_equal(r.status, 500);
 	assert_true(r.attempts >= 4 && r.attempts <= 6);
@@ -771,8 +722,8 @@ static void test_retries(void **state)
 	assert_non_null(strstr(e.msg, "kube: GET /api/v1/nodes/gpu-1: 500: injected by the test"));
 	kube_reply_done(&r);
 	/* A conflict is the caller's: not retried. */
-	put(s->faults, "{\"faults\": [{\"path\": \"/api/v1/nodes/gpu-1\", \"status\": 409, "
-		       "\"times\": 5}]}");
+	put(s->ks.faults, "{\"faults\": [{\"path\": \"/api/v1/nodes/gpu-1\", \"status\": 409, "
+			  "\"times\": 5}]}");
 	assert_int_equal(kube_call(k, &q, &r, &e), -1);
 	assert_int_equal(r.attempts, 1);
 	assert_int_equal(r.status, 409);
@@ -795,15 +746,15 @@ static void test_slow_server(void **state)
 	err_clear(&e);
 	k = kube_new(&s->c, &e);
 	assert_non_null(k);
-	put(s->faults, "{\"faults\": [{\"path\": \"/api/v1/nodes/gpu-1\", \"trickle\": 0.5, "
-		       "\"times\": 1}]}");
+	put(s->ks.faults, "{\"faults\": [{\"path\": \"/api/v1/nodes/gpu-1\", \"trickle\": 0.5, "
+			  "\"times\": 1}]}");
 	t0 = now_ns();
 	assert_int_equal(kube_call(k, &q, &r, &e), -1);
 	assert_true(now_ns() - t0 < 5000000000ull);
 	assert_int_equal(e.code, EXIT_UNREACHABLE);
 	kube_reply_done(&r);
-	put(s->faults, "{\"faults\": [{\"path\": \"/api/v1/nodes/gpu-1\", \"stall\": 60, "
-		       "\"times\": 10}]}");
+	put(s->ks.faults, "{\"faults\": [{\"path\": \"/api/v1/nodes/gpu-1\", \"stall\": 60, "
+			  "\"times\": 10}]}");
 	t0 = now_ns();
 	assert_int_equal(kube_call(k, &q, &r, &e), -1);
 	assert_true(now_ns() - t0 < 5000000000ull);
@@ -835,8 +786,8 @@ static void test_sigterm_ends_call(void **state)
 	sigemptyset(&term);
 	sigaddset(&term, SIGTERM);
 	assert_int_equal(sigprocmask(SIG_BLOCK, &term, &saved), 0);
-	put(s->faults, "{\"faults\": [{\"path\": \"/api/v1/nodes/gpu-1\", \"stall\": 60, "
-		       "\"times\": 10}]}");
+	put(s->ks.faults, "{\"faults\": [{\"path\": \"/api/v1/nodes/gpu-1\", \"stall\": 60, "
+			  "\"times\": 10}]}");
 	/* The signal once the server holds the request: the call is in its wait then. */
 	sender = fork();
 	assert_true(sender >= 0);
@@ -904,7 +855,7 @@ static void test_token(void **state)
 	assert_int_equal(kube_node_get(k, "gpu-1", &node, &e), 0);
 	json_object_put(node);
 	/* Rotated, the file replaced: the next call reads it first. */
-	snprintf(path, sizeof(path), "%s/token", s->sa);
+	snprintf(path, sizeof(path), "%s/token", s->ks.sa);
 	put(path, "token-two\n");
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(kube_node_get(k, "gpu-1", &node, &e), 0);

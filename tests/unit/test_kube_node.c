@@ -8,6 +8,7 @@
  * causes, met by reading again.
  */
 #include "cmocka_prelude.h"
+#include "kubestub.h"
 #include "scratch.h"
 
 #include <limits.h>
@@ -232,8 +233,7 @@ static void test_taints(void **state)
 
 struct stub {
 	struct scratch_fixture f;
-	char sa[128], state[160], faults[160], log[160];
-	pid_t pid;
+	struct kubestub ks;
 	struct kube *k;
 };
 
@@ -260,54 +260,14 @@ static const char initial[] =
 static int stub_up(void **state)
 {
 	struct stub *s = calloc(1, sizeof(*s));
-	char port_file[160], port[16] = "", path[200], cmd[PATH_MAX + 64];
 	struct kube_config c;
 	struct err e;
 
 	assert_non_null(s);
 	assert_int_equal(scratch_init(&s->f, "kube-node"), 0);
-	snprintf(s->sa, sizeof(s->sa), "%s/sa", s->f.root);
-	assert_int_equal(mkdir(s->sa, 0755), 0);
-	snprintf(cmd, sizeof(cmd), "tests/tools/kube-certs '%s' 127.0.0.1", s->f.root);
-	assert_int_equal(system(cmd), 0);
-	snprintf(path, sizeof(path), "%s/token", s->sa);
-	put(path, "token-one\n");
-	snprintf(path, sizeof(path), "%s/namespace", s->sa);
-	put(path, "kube-system");
-	snprintf(s->state, sizeof(s->state), "%s/state.json", s->f.root);
-	snprintf(s->faults, sizeof(s->faults), "%s/faults.json", s->f.root);
-	snprintf(s->log, sizeof(s->log), "%s/requests.log", s->f.root);
-	put(s->state, initial);
-	snprintf(port_file, sizeof(port_file), "%s/port", s->f.root);
-	s->pid = fork();
-	assert_true(s->pid >= 0);
-	if (s->pid == 0) {
-		char cert[200], key[200], tok[200];
-
-		snprintf(cert, sizeof(cert), "%s/api.pem", s->f.root);
-		snprintf(key, sizeof(key), "%s/api.key", s->f.root);
-		snprintf(tok, sizeof(tok), "%s/token", s->sa);
-		execlp("python3", "python3", "tests/tools/kube-api.py", port_file, cert, key, tok,
-		       s->state, s->faults, s->log, "60", (char *)NULL);
-		_exit(127);
-	}
-	/* The stand-in writes its port once it listens. */
-	for (int i = 0; i < 400 && !port[0]; i++) {
-		FILE *f = fopen(port_file, "r");
-
-		if (f) {
-			if (!fgets(port, sizeof(port), f))
-				port[0] = '\0';
-			fclose(f);
-		}
-		if (!port[0])
-			nanosleep(&(struct timespec){.tv_nsec = 50000000}, NULL);
-	}
-	assert_true(port[0]);
-	setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1", 1);
-	setenv("KUBERNETES_SERVICE_PORT", port, 1);
+	assert_int_equal(kubestub_start(&s->ks, s->f.root, "kube-system", initial), 0);
 	err_clear(&e);
-	assert_int_equal(kube_config_in_cluster(s->sa, &c, &e), 0);
+	assert_int_equal(kube_config_in_cluster(s->ks.sa, &c, &e), 0);
 	c.deadline_s = 5;
 	s->k = kube_new(&c, &e);
 	assert_non_null(s->k);
@@ -320,8 +280,7 @@ static int stub_down(void **state)
 	struct stub *s = *state;
 
 	kube_free(s->k);
-	kill(s->pid, SIGKILL);
-	waitpid(s->pid, NULL, 0);
+	kubestub_stop(&s->ks);
 	scratch_fini(&s->f);
 	free(s);
 	return 0;
@@ -332,7 +291,7 @@ static int logged(const struct stub *s, const char *needle, const char *and)
 {
 	char line[65536];
 	int n = 0;
-	FILE *f = fopen(s->log, "r");
+	FILE *f = fopen(s->ks.log, "r");
 
 	while (f && fgets(line, sizeof(line), f))
 		n += strstr(line, needle) && (!and || strstr(line, and));
@@ -344,7 +303,7 @@ static int logged(const struct stub *s, const char *needle, const char *and)
 /* The stored Node, parsed (the caller puts it). */
 static json_object *stored_node(const struct stub *s)
 {
-	json_object *db = json_object_from_file(s->state), *nodes, *n;
+	json_object *db = json_object_from_file(s->ks.state), *nodes, *n;
 
 	assert_non_null(db);
 	assert_true(json_object_object_get_ex(db, "nodes", &nodes));
@@ -407,9 +366,9 @@ static void test_condition_write(void **state)
 	assert_non_null(ready);
 	assert_string_equal(get_str(ready, "lastHeartbeatTime"), T0);
 	/* Two other writers, each between a read and its patch: read again, written. */
-	put(s->faults, "{\"faults\": [{\"method\": \"PATCH\", \"path\": "
-		       "\"/api/v1/nodes/gpu-1/status\", \"race\": {\"labels\": {\"w\": \"2\"}}, "
-		       "\"times\": 2}]}");
+	put(s->ks.faults, "{\"faults\": [{\"method\": \"PATCH\", \"path\": "
+			  "\"/api/v1/nodes/gpu-1/status\", \"race\": {\"labels\": {\"w\": \"2\"}}, "
+			  "\"times\": 2}]}");
 	assert_int_equal(set(s, "False", "WaitingForPackage", &r, &e), 0);
 	assert_int_equal(r.conflicts, 2);
 	assert_true(r.changed && !r.transitioned);
@@ -425,14 +384,14 @@ static void test_condition_write(void **state)
 		    json_object_object_get_ex(meta, "labels", &labels));
 	assert_string_equal(get_str(labels, "w"), "2");
 	/* One writer too many: the last 409 is the error, after 1 + KUBE_CONFLICT_RETRIES. */
-	put(s->faults, "{\"faults\": [{\"method\": \"PATCH\", \"path\": "
-		       "\"/api/v1/nodes/gpu-1/status\", \"race\": {\"labels\": {\"w\": null}}, "
-		       "\"times\": 100}]}");
+	put(s->ks.faults, "{\"faults\": [{\"method\": \"PATCH\", \"path\": "
+			  "\"/api/v1/nodes/gpu-1/status\", \"race\": {\"labels\": {\"w\": null}}, "
+			  "\"times\": 100}]}");
 	assert_int_equal(set(s, "True", "CUDAReady", &r, &e), -1);
 	assert_non_null(strstr(e.msg, "another writer changed it each time, 6 tries"));
 	assert_non_null(strstr(e.msg, "409"));
 	assert_int_equal(logged(s, "\"status\": 409", "/status"), 2 + KUBE_CONFLICT_RETRIES + 1);
-	put(s->faults, "{\"faults\": []}");
+	put(s->ks.faults, "{\"faults\": []}");
 	assert_int_equal(set(s, "True", "CUDAReady", &r, &e), 0);
 	assert_true(r.transitioned);
 	c = stored_condition(s, KUBE_CONDITION_TYPE);
@@ -481,23 +440,25 @@ static void test_taint_write(void **state)
 	assert_int_equal(logged(s, "\"PATCH\"", NULL), 1);
 	/* Another writer adds the same taint between the read and the patch: 409, read
 	 * again, nothing left to write. */
-	put(s->faults, "{\"faults\": [{\"method\": \"PATCH\", \"path\": \"/api/v1/nodes/gpu-1\", "
-		       "\"race\": {\"taints\": [" KEPT ",{\"key\": \"h\", \"value\": \"FatalXid\", "
-		       "\"effect\": \"NoSchedule\"}]}, \"times\": 1}]}");
+	put(s->ks.faults,
+	    "{\"faults\": [{\"method\": \"PATCH\", \"path\": \"/api/v1/nodes/gpu-1\", "
+	    "\"race\": {\"taints\": [" KEPT ",{\"key\": \"h\", \"value\": \"FatalXid\", "
+	    "\"effect\": \"NoSchedule\"}]}, \"times\": 1}]}");
 	assert_int_equal(taint(s, "h", "FatalXid", "NoSchedule", true, &changed), 0);
 	assert_false(changed);
 	assert_int_equal(logged(s, "\"status\": 409", NULL), 1);
 	assert_true(taints_are(s, "[" KEPT ",{\"key\":\"h\",\"value\":\"FatalXid\","
 				  "\"effect\":\"NoSchedule\"}]"));
 	/* Removed while another writer adds its own: the other's stays. */
-	put(s->faults, "{\"faults\": [{\"method\": \"PATCH\", \"path\": \"/api/v1/nodes/gpu-1\", "
-		       "\"race\": {\"taints\": [" KEPT ",{\"key\": \"h\", \"value\": \"FatalXid\", "
-		       "\"effect\": \"NoSchedule\"},{\"key\": \"y\", \"effect\": "
-		       "\"NoSchedule\"}]}, \"times\": 1}]}");
+	put(s->ks.faults,
+	    "{\"faults\": [{\"method\": \"PATCH\", \"path\": \"/api/v1/nodes/gpu-1\", "
+	    "\"race\": {\"taints\": [" KEPT ",{\"key\": \"h\", \"value\": \"FatalXid\", "
+	    "\"effect\": \"NoSchedule\"},{\"key\": \"y\", \"effect\": "
+	    "\"NoSchedule\"}]}, \"times\": 1}]}");
 	assert_int_equal(taint(s, "h", NULL, NULL, false, &changed), 0);
 	assert_true(changed);
 	assert_true(taints_are(s, "[" KEPT ",{\"key\":\"y\",\"effect\":\"NoSchedule\"}]"));
-	put(s->faults, "{\"faults\": []}");
+	put(s->ks.faults, "{\"faults\": []}");
 	/* The last of them: spec.taints goes. */
 	assert_int_equal(taint(s, "y", NULL, NULL, false, &changed), 0);
 	assert_int_equal(taint(s, "other", NULL, NULL, false, &changed), 0);
