@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import Ajv from "ajv";
 import yaml from "js-yaml";
+import { strict } from "./strict.mjs";
 import { Pod } from "kubernetes-models/v1/Pod";
 
 const KINDS = {
@@ -21,17 +22,6 @@ const KINDS = {
   DeviceClass: "DeviceClass",
 };
 const GROUP = "resource.k8s.io";
-
-// Every object schema that lists its properties takes no others, unless Kubernetes says it
-// keeps unknown fields: the API server's strict field validation.
-function strict(node) {
-  if (Array.isArray(node)) return node.forEach(strict);
-  if (!node || typeof node !== "object") return;
-  if (node.type === "object" && node.properties && !node["x-kubernetes-preserve-unknown-fields"] &&
-      node.additionalProperties === undefined)
-    node.additionalProperties = false;
-  Object.values(node).forEach(strict);
-}
 
 const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
 const loaded = new Set();

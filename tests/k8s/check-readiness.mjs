@@ -23,6 +23,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import Ajv from "ajv";
 import yaml from "js-yaml";
+import { strict } from "./strict.mjs";
 import { isCelError, run } from "@bufbuild/cel";
 import { strings } from "@bufbuild/cel/ext";
 
@@ -35,21 +36,9 @@ const version = crd.spec.versions.find((v) => v.served && v.storage);
 const API_VERSION = `${crd.spec.group}/${version.name}`;
 const KIND = crd.spec.names.kind;
 const SCHEMA = version.schema.openAPIV3Schema;
-
-// Every object schema that lists its properties takes no others, unless it keeps unknown
-// fields: the API server's strict field validation (unknown fields would be pruned otherwise,
-// silently; kubectl apply asks for Strict). metadata is the API server's ObjectMeta, checked
-// below.
-function strict(node) {
-  if (Array.isArray(node)) return node.forEach(strict);
-  if (!node || typeof node !== "object") return;
-  if (node.type === "object" && node.properties && !node["x-kubernetes-preserve-unknown-fields"] &&
-      node.additionalProperties === undefined)
-    node.additionalProperties = false;
-  Object.values(node).forEach(strict);
-}
 const ajvSchema = structuredClone(SCHEMA);
 strict(ajvSchema);
+// metadata is the API server's ObjectMeta, checked below.
 ajvSchema.properties.metadata = { type: "object" };
 const ajv = new Ajv({ strict: false, allErrors: true });
 // The formats the CRD uses, as kube-openapi's validator reads them (RFC 3339 date-time;
