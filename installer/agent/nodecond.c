@@ -25,8 +25,6 @@
 #define COMPONENT "nvidia-driver-installer"
 #define ACTION "NodeCondition"
 
-enum { ERR_CONDITION, ERR_TAINT, ERR_EVENT };
-
 static const char *const reasons[HEALTH_N_REASONS] = {
 	[HEALTH_READY] = NODECOND_READY,	 [HEALTH_NOT_INSTALLED] = "DriverNotInstalled",
 	[HEALTH_NOT_LOADED] = "DriverNotLoaded", [HEALTH_OTHER_LOADED] = "OtherDriverLoaded",
@@ -75,13 +73,15 @@ struct nodecond_step nodecond_decide(const struct nodecond_memory *m, const stru
 	if (!v->judged)
 		return st;
 	condition_of(v, &st);
-	st.write = !m->written || strcmp(m->status, st.status) != 0 ||
-		   strcmp(m->reason, st.reason) != 0 || strcmp(m->message, st.message) != 0 ||
-		   v->now - m->written_at >= p->heartbeat_s;
-	/* Per appearance: when the condition turns True, and again at each heartbeat. */
+	st.write = (!m->written || strcmp(m->status, st.status) != 0 ||
+		    strcmp(m->reason, st.reason) != 0 || strcmp(m->message, st.message) != 0 ||
+		    v->now - m->written_at >= p->heartbeat_s) &&
+		   v->now >= m->retry_at[NODECOND_CONDITION];
+	/* Per appearance: when judged ready, and again each heartbeat, whatever the writes do. */
 	st.check_startup = p->startup_taint && strcmp(st.status, "True") == 0 &&
-			   (st.write || !m->startup_checked);
-	if (!p->health_taint)
+			   (!m->startup_checked || v->now - m->startup_at >= p->heartbeat_s) &&
+			   v->now >= m->retry_at[NODECOND_TAINTS];
+	if (!p->health_taint || v->now < m->retry_at[NODECOND_TAINTS])
 		return st;
 	if (v->health == HEALTH_XID || v->health == HEALTH_FABRIC)
 		want = nodecond_reason(v->health);
@@ -90,6 +90,22 @@ struct nodecond_step nodecond_decide(const struct nodecond_memory *m, const stru
 		snprintf(st.health_value, sizeof(st.health_value), "%s", want);
 	}
 	return st;
+}
+
+void nodecond_failed(struct nodecond_memory *m, enum nodecond_call which, uint64_t now,
+		     const struct nodecond_policy *p)
+{
+	unsigned first = p->look_s ? p->look_s : 1, s = m->retry_s[which];
+
+	s = s ? (s < p->heartbeat_s / 2 ? 2 * s : p->heartbeat_s) : first;
+	m->retry_s[which] = s > first ? s : first;
+	m->retry_at[which] = now + m->retry_s[which];
+}
+
+void nodecond_answered(struct nodecond_memory *m, enum nodecond_call which)
+{
+	m->retry_s[which] = 0;
+	m->retry_at[which] = 0;
 }
 
 const char *nodecond_event(const char *old_status, const char *old_reason, const char *status,
@@ -168,7 +184,7 @@ bool nodecond_taint_ok(const char *spec, bool with_effect)
 /* ---- carrying out ------------------------------------------------------------------------- */
 
 void nodecond_start(struct nodecond *c, const struct agent_condition_opts *o,
-		    const struct agent_upgrade_opts *uo, const struct upgrader *up)
+		    const struct agent_upgrade_opts *uo, const struct upgrader *up, unsigned look_s)
 {
 	const char *colon = o->health_taint ? strrchr(o->health_taint, ':') : NULL;
 	struct err e;
@@ -178,6 +194,7 @@ void nodecond_start(struct nodecond *c, const struct agent_condition_opts *o,
 	c->node = uo->node_name;
 	c->policy = (struct nodecond_policy){.condition = !o->off,
 					     .heartbeat_s = o->heartbeat_s,
+					     .look_s = look_s,
 					     .startup_taint = o->startup_taint != NULL,
 					     .health_taint = colon != NULL};
 	if (colon) {
@@ -241,7 +258,7 @@ static void failed(struct nodecond *c, int which, const char *what, const struct
 		       "error", msg, LOG_END);
 	else
 		log_kv(LOG_WARN, "agent",
-		       "the Node's condition: a call to the API server failed; tried again at the next look",
+		       "the Node's condition: a call to the API server failed; tried again after the look's interval, then twice as long each time up to the heartbeat",
 		       "error", msg, LOG_END);
 }
 
@@ -254,8 +271,8 @@ static void answered(struct nodecond *c, int which)
 	c->error[which][0] = '\0';
 }
 
-/* The Event of the last change (event_due): posted, or left due for the next look. */
-static void post_event(struct nodecond *c)
+/* The Event of the last change (event_due): posted, or left due for a later look. */
+static void post_event(struct nodecond *c, uint64_t now)
 {
 	const char *type = "Normal", *reason;
 	char msg[NODECOND_MESSAGE_MAX];
@@ -277,10 +294,12 @@ static void post_event(struct nodecond *c)
 					    .component = COMPONENT,
 					    .action = ACTION},
 		       &e) < 0) {
-		failed(c, ERR_EVENT, "posting the condition's event", &e);
+		failed(c, NODECOND_EVENT, "posting the condition's event", &e);
+		nodecond_failed(&c->m, NODECOND_EVENT, now, &c->policy);
 		return;
 	}
-	answered(c, ERR_EVENT);
+	answered(c, NODECOND_EVENT);
+	nodecond_answered(&c->m, NODECOND_EVENT);
 	c->event_due = false;
 }
 
@@ -301,7 +320,8 @@ static int write_condition(struct nodecond *c, const char *status, const char *r
 							     .message = message},
 				    &r, &e) < 0) {
 		c->failures++;
-		failed(c, ERR_CONDITION, "writing the condition", &e);
+		failed(c, NODECOND_CONDITION, "writing the condition", &e);
+		nodecond_failed(&c->m, NODECOND_CONDITION, now, &c->policy);
 		return -1;
 	}
 	turned = !c->m.written || strcmp(c->m.status, status) != 0 ||
@@ -311,7 +331,8 @@ static int write_condition(struct nodecond *c, const char *status, const char *r
 
 		c->writes++;
 		c->conflicts += r.conflicts;
-		answered(c, ERR_CONDITION);
+		answered(c, NODECOND_CONDITION);
+		nodecond_answered(&c->m, NODECOND_CONDITION);
 		/* From what the Node had: a restarted agent tells no change twice. */
 		if (nodecond_event(r.old_status, r.old_reason, status, reason, &type)) {
 			c->event_due = true;
@@ -332,29 +353,30 @@ static int write_condition(struct nodecond *c, const char *status, const char *r
 	snprintf(c->m.reason, sizeof(c->m.reason), "%s", reason);
 	snprintf(c->m.message, sizeof(c->m.message), "%s", message);
 	c->m.written_at = now;
-	if (strcmp(status, "True") != 0)
-		c->m.startup_checked = false;
 	return 0;
 }
 
-static void take_startup_taint(struct nodecond *c)
+static void take_startup_taint(struct nodecond *c, uint64_t now)
 {
 	bool changed = false;
 	struct err e;
 
 	if (kube_node_taint(c->k, c->node, &(struct kube_taint){.key = c->o->startup_taint}, false,
 			    &changed, &e) < 0) {
-		failed(c, ERR_TAINT, "taking the startup taint off", &e);
+		failed(c, NODECOND_TAINTS, "taking the startup taint off", &e);
+		nodecond_failed(&c->m, NODECOND_TAINTS, now, &c->policy);
 		return;
 	}
-	answered(c, ERR_TAINT);
+	answered(c, NODECOND_TAINTS);
+	nodecond_answered(&c->m, NODECOND_TAINTS);
 	c->m.startup_checked = true;
+	c->m.startup_at = now;
 	if (changed)
 		log_kv(LOG_INFO, "agent", "startup taint taken off: a CUDA job can run", "taint",
 		       c->o->startup_taint, LOG_END);
 }
 
-static void set_health_taint(struct nodecond *c, const struct nodecond_step *st)
+static void set_health_taint(struct nodecond *c, const struct nodecond_step *st, uint64_t now)
 {
 	bool add = st->health == NODECOND_TAINT_ADD, changed = false;
 	struct err e;
@@ -364,11 +386,13 @@ static void set_health_taint(struct nodecond *c, const struct nodecond_step *st)
 						 .value = st->health_value,
 						 .effect = c->health_effect},
 			    add, &changed, &e) < 0) {
-		failed(c, ERR_TAINT, add ? "adding the health taint" : "removing the health taint",
-		       &e);
+		failed(c, NODECOND_TAINTS,
+		       add ? "adding the health taint" : "removing the health taint", &e);
+		nodecond_failed(&c->m, NODECOND_TAINTS, now, &c->policy);
 		return;
 	}
-	answered(c, ERR_TAINT);
+	answered(c, NODECOND_TAINTS);
+	nodecond_answered(&c->m, NODECOND_TAINTS);
 	c->m.health_known = true;
 	snprintf(c->m.health_value, sizeof(c->m.health_value), "%s", st->health_value);
 	if (changed)
@@ -385,20 +409,24 @@ void nodecond_look(struct nodecond *c, const struct nodecond_view *v)
 	if (!c->on)
 		return;
 	st = nodecond_decide(&c->m, v, &c->policy);
-	/* A failed write is due again at the next look, and the startup taint's check with it. */
+	/* Not ready (or not judged): the startup taint is looked for again once ready. */
+	if (strcmp(st.status, "True") != 0)
+		c->m.startup_checked = false;
+	/* A failed call waits its turn (nodecond_failed); the others keep their own schedules. */
 	if (st.write)
 		(void)write_condition(c, st.status, st.reason, st.message, v->now);
-	if (c->event_due)
-		post_event(c);
+	if (c->event_due && v->now >= c->m.retry_at[NODECOND_EVENT])
+		post_event(c, v->now);
 	if (st.check_startup)
-		take_startup_taint(c);
+		take_startup_taint(c, v->now);
 	if (st.health != NODECOND_TAINT_KEEP)
-		set_health_taint(c, &st);
+		set_health_taint(c, &st, v->now);
 }
 
 void nodecond_stop(struct nodecond *c, const char *why)
 {
 	struct kube_config kc = c->kc;
+	uint64_t now = now_ns() / 1000000000ull;
 	struct kube *k = NULL;
 	char msg[256];
 	struct err e;
@@ -412,10 +440,8 @@ void nodecond_stop(struct nodecond *c, const char *why)
 		c->k = k;
 		/* Written whatever stopped the agent: the signal does not end these calls. */
 		interrupt_hold(true);
-		if (write_condition(c, "Unknown", NODECOND_STOPPED, msg,
-				    now_ns() / 1000000000ull) == 0 &&
-		    c->event_due)
-			post_event(c);
+		if (write_condition(c, "Unknown", NODECOND_STOPPED, msg, now) == 0 && c->event_due)
+			post_event(c, now);
 		interrupt_hold(false);
 		kube_free(k);
 	}

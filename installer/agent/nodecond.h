@@ -8,8 +8,9 @@
  * nodecond_decide is pure: what the agent last wrote and what it judged now go in; what to
  * write, and which taint to change, come out. The agent carries it out (nodecond_look)
  * through the API server, with the upgrader's client or one of its own made the same way,
- * each call within a look's deadline, a failure said once and tried again at the next
- * look, never holding the loop; nodecond_stop writes the condition Unknown, last.
+ * each call within a look's deadline, a failure said once and tried again after a wait that
+ * doubles from the look's interval up to the heartbeat, never holding the loop;
+ * nodecond_stop writes the condition Unknown, last.
  */
 #pragma once
 
@@ -32,14 +33,21 @@
 /* The condition's reason for health reason R: "CUDAReady", "FatalXid", ... */
 const char *nodecond_reason(enum health_reason r);
 
+/* The agent's kinds of call to the API server, each with its own wait after a failure. */
+enum nodecond_call { NODECOND_CONDITION, NODECOND_TAINTS, NODECOND_EVENT, NODECOND_N_CALLS };
+
 /* What the agent last wrote (or found written) of its condition and taints. */
 struct nodecond_memory {
 	bool written; /* the condition below is on the Node */
 	char status[16], reason[64], message[NODECOND_MESSAGE_MAX];
 	uint64_t written_at;   /* when (monotonic seconds) */
-	bool startup_checked;  /* since the condition last turned True, or at its heartbeat */
+	bool startup_checked;  /* since the node was last judged ready */
+	uint64_t startup_at;   /* when (monotonic seconds) */
 	bool health_known;     /* HEALTH_VALUE is what the Node carries of the health taint */
 	char health_value[32]; /* the health taint's value on the Node, "" for none */
+	/* After a failed call of each kind: not tried again before RETRY_AT; RETRY_S the wait. */
+	uint64_t retry_at[NODECOND_N_CALLS];
+	unsigned retry_s[NODECOND_N_CALLS];
 };
 
 /* What one look judged. */
@@ -57,6 +65,7 @@ struct nodecond_view {
 struct nodecond_policy {
 	bool condition;	      /* write the condition (--node-condition) */
 	unsigned heartbeat_s; /* at least this often (--condition-heartbeat) */
+	unsigned look_s;      /* the looks' interval: the first wait after a failed call */
 	bool startup_taint;   /* a startup taint to take off (--startup-taint) */
 	bool health_taint;    /* a health taint to keep (--health-taint) */
 };
@@ -77,13 +86,24 @@ struct nodecond_step {
  * ready, False with the upgrade's reason while it activates, validates or has failed, else
  * False with the health reason; it is written when its status, reason or message differ
  * from M's, or HEARTBEAT_S after M's write. The startup taint is looked for only while the
- * condition is True: when it turns True, and at each heartbeat after (a taint put back is
- * taken off again), never else. The health taint follows the health reason (XID, FABRIC:
- * added with the condition's reason as value; else removed) when it changes or is not known.
- * Nothing before the first judgement.
+ * node is judged ready: when it is judged so, and every HEARTBEAT_S after (a taint put back
+ * is taken off again), never else, whether the condition's write succeeds or not. The health
+ * taint follows the health reason (XID, FABRIC: added with the condition's reason as value;
+ * else removed) when it changes or is not known. Nothing before the first judgement, and no
+ * call of a kind that failed before its RETRY_AT.
  */
 struct nodecond_step nodecond_decide(const struct nodecond_memory *m, const struct nodecond_view *v,
 				     const struct nodecond_policy *p);
+
+/*
+ * A call of kind WHICH failed at NOW: not tried again for a wait that starts at P's look_s
+ * and doubles at each failure after, up to P's heartbeat_s.
+ */
+void nodecond_failed(struct nodecond_memory *m, enum nodecond_call which, uint64_t now,
+		     const struct nodecond_policy *p);
+
+/* A call of kind WHICH succeeded: the next failure waits P's look_s again. */
+void nodecond_answered(struct nodecond_memory *m, enum nodecond_call which);
 
 /*
  * The Event of a write of condition STATUS/REASON over what the Node had (OLD_STATUS and
@@ -108,17 +128,18 @@ struct nodecond {
 	bool event_due;		   /* the last change's Event not posted yet */
 	char event_old_status[16]; /* what it changed from */
 	char event_old_reason[129];
-	char error[3][256]; /* the last error said: condition, taints, Event */
+	char error[NODECOND_N_CALLS][256]; /* the last error said of each kind of call */
 	uint64_t writes, failures, conflicts;
 };
 
 /*
  * Starts the condition and taints as O says, for UP's node (UP's client when it has one,
  * else one made as UP makes its own: in-cluster configuration, --node-name; without them,
- * off, said once). O and UP outlive C.
+ * off, said once), the agent looking every LOOK_S. O and UP outlive C.
  */
 void nodecond_start(struct nodecond *c, const struct agent_condition_opts *o,
-		    const struct agent_upgrade_opts *uo, const struct upgrader *up);
+		    const struct agent_upgrade_opts *uo, const struct upgrader *up,
+		    unsigned look_s);
 
 /* One look's step for V, carried out. */
 void nodecond_look(struct nodecond *c, const struct nodecond_view *v);

@@ -42,7 +42,7 @@ struct agent *agent_new(const struct agent_opts *o, const struct agent_calls *ca
 		return NULL;
 	if (upgrader_start(&a->up, &o->upgrade, o->interval_s, calls, e) < 0)
 		return NULL;
-	nodecond_start(&a->nc, &o->condition, &o->upgrade, &a->up);
+	nodecond_start(&a->nc, &o->condition, &o->upgrade, &a->up, o->interval_s);
 	if (kmsg_open(&a->kmsg, o->root_fd, KMSG_PATH, &ke) < 0)
 		log_kv(LOG_WARN, "agent", "the kernel log cannot be read: Xids are not watched",
 		       "error", ke.msg, "fix", "run the agent privileged, with the host's /dev",

@@ -13,6 +13,9 @@
 #    lastTransitionTime moved only with the status; the Events' reasons in order; the
 #    bodies against the Kubernetes schemas (tests/k8s/check-requests.mjs); the series
 #    against docs/metrics.md.
+# 4. a status write the API server refuses (403: an old ClusterRole): tried again after 1,
+#    2, 4, 8, then 10 s (the heartbeat), not at every look, the startup taint looked for
+#    on its own schedule; written once the server takes it again.
 FAKE_KERNEL=1
 NODE=gpu-node-1
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
@@ -186,3 +189,38 @@ node "$SRC/tests/k8s/check-requests.mjs" "$KUBE_LOG" >"$T/schema.out" 2>&1 ||
 grep -q "Event [0-9]" "$T/schema.out" || fail "no Event checked: $(cat "$T/schema.out")"
 grep -q "Node/status [0-9]" "$T/schema.out" && grep -q "Node [0-9]" "$T/schema.out" ||
     fail "no Node or Node/status checked: $(cat "$T/schema.out")"
+
+# 4. The status write refused at every try: it waits, doubling up to the heartbeat.
+cat >"$KUBE_FAULTS" <<EOF
+{"faults": [{"method": "PATCH", "path": "/api/v1/nodes/$NODE/status", "status": 403, "times": 1000}]}
+EOF
+n0=$(wc -l <"$KUBE_LOG")
+: >"$T/agent.log"
+t0=$(date +%s)
+start_agent -v --node-name "$NODE" --kube-sa-dir "$KUBE_SA" --upgrades off --condition-heartbeat 10
+looks() { [ "$(grep -c 'agent: looked' "$T/agent.log")" -ge "$1" ]; }
+wait_for "12 looks" 60 looks 12
+elapsed=$(($(date +%s) - t0))
+# calls METHOD PATH-SUFFIX: the agent's requests since it started.
+calls() {
+    tail -n +"$((n0 + 1))" "$KUBE_LOG" | python3 -c '
+import json, sys
+rs = [r for r in map(json.loads, sys.stdin) if "nvidia-driver-installer" in r["user_agent"]]
+print(sum(1 for r in rs if r["method"] == sys.argv[1] and r["path"].endswith(sys.argv[2])))' "$@"
+}
+tries=$(calls PATCH /status)
+# Tries at 0, 1, 3, 7 s, then each 10 s: at most 4 + ELAPSED/10 (at every look: 12 or more).
+[ "$tries" -ge 2 ] && [ "$tries" -le $((4 + elapsed / 10)) ] ||
+    fail "$tries status writes in $elapsed s of $(grep -c 'agent: looked' "$T/agent.log") looks"
+# Each try reads the Node first; the startup taint's check reads it at most every heartbeat.
+reads=$(calls GET "/nodes/$NODE")
+[ "$reads" -le $((tries + 2 + elapsed / 10)) ] ||
+    fail "$reads reads of the Node for $tries tries in $elapsed s"
+[ "$(grep -c 'a call to the API server failed' "$T/agent.log")" = 1 ] ||
+    fail "the failure not said once: $(grep 'API server' "$T/agent.log")"
+# The server takes it again: written at the next try, and said.
+: >"$KUBE_FAULTS"
+wait_for "the write taken again" 30 agent_said "the API server answers again"
+wait_for "True written" 5 writes 'ours[-1]["c"]["reason"] == "CUDAReady"'
+
+stop_agent

@@ -2,9 +2,10 @@
 /*
  * agent/nodecond: the node agent's word on its Node decided look by look: the condition's
  * status, reason and message from the health judgement and the upgrade state, written on a
- * change and at its heartbeat; the startup taint looked for only while the condition is True;
- * the health taint following a fatal Xid or a broken fabric; the Event of each change; the
- * taint options' syntax.
+ * change and at its heartbeat; the startup taint looked for only while the node is judged
+ * ready, on its own schedule; the health taint following a fatal Xid or a broken fabric; a
+ * failed call's wait, doubling up to the heartbeat; the Event of each change; the taint
+ * options' syntax.
  */
 #include "cmocka_prelude.h"
 
@@ -25,11 +26,13 @@ static void carried_out(struct nodecond_memory *m, const struct nodecond_step *s
 		snprintf(m->reason, sizeof(m->reason), "%s", st->reason);
 		snprintf(m->message, sizeof(m->message), "%s", st->message);
 		m->written_at = now;
-		if (strcmp(st->status, "True") != 0)
-			m->startup_checked = false;
 	}
-	if (st->check_startup)
+	if (strcmp(st->status, "True") != 0)
+		m->startup_checked = false;
+	if (st->check_startup) {
 		m->startup_checked = true;
+		m->startup_at = now;
+	}
 	if (st->health != NODECOND_TAINT_KEEP) {
 		m->health_known = true;
 		snprintf(m->health_value, sizeof(m->health_value), "%s", st->health_value);
@@ -199,6 +202,63 @@ static void test_health_taint(void **state)
 			 NODECOND_TAINT_KEEP);
 }
 
+/* A call the API server refuses at every look (an old ClusterRole, an admission policy). */
+static void test_failed_calls_wait(void **state)
+{
+	const struct nodecond_policy p = {.condition = true,
+					  .heartbeat_s = 60,
+					  .look_s = 10,
+					  .startup_taint = true,
+					  .health_taint = true};
+	struct nodecond_memory m = {0};
+	struct nodecond_view v = {
+		.judged = true, .health = HEALTH_READY, .version = "1", .now = 100};
+	/* The condition's write fails at each try: tried after 10, 20, 40, 60, 60 s. */
+	const uint64_t tries[] = {100, 110, 130, 170, 230, 290};
+	struct nodecond_step st;
+	size_t n = 0;
+
+	(void)state;
+	for (uint64_t t = 100; t <= 290; t++) {
+		v.now = t;
+		st = nodecond_decide(&m, &v, &p);
+		assert_int_equal(st.write, n < 6 && t == tries[n]);
+		/* The startup taint keeps its own schedule: when judged ready, then each 60 s. */
+		assert_int_equal(st.check_startup, t == 100 || t == 160 || t == 220 || t == 280);
+		if (st.write) {
+			n++;
+			st.write = false;
+			nodecond_failed(&m, NODECOND_CONDITION, t, &p);
+		}
+		carried_out(&m, &st, t); /* the taints' calls succeed */
+	}
+	assert_int_equal(n, 6);
+	/* A change waits for the failed call's turn too; an answer ends the waits. */
+	v.health = HEALTH_XID;
+	v.now = 300;
+	st = nodecond_decide(&m, &v, &p);
+	assert_false(st.write);
+	assert_int_equal(st.health, NODECOND_TAINT_ADD);
+	v.now = 350;
+	st = look(&m, &v, &p);
+	assert_true(st.write);
+	nodecond_answered(&m, NODECOND_CONDITION);
+	nodecond_failed(&m, NODECOND_CONDITION, 351, &p);
+	assert_int_equal(m.retry_at[NODECOND_CONDITION], 361);
+	/* The taints' calls wait as theirs failed: the health taint, and the startup taint. */
+	v.health = HEALTH_READY;
+	v.now = 400;
+	m.retry_at[NODECOND_CONDITION] = 0;
+	nodecond_failed(&m, NODECOND_TAINTS, 399, &p);
+	st = nodecond_decide(&m, &v, &p);
+	assert_true(st.write);
+	assert_false(st.check_startup);
+	assert_int_equal(st.health, NODECOND_TAINT_KEEP);
+	v.now = 409;
+	assert_true(nodecond_decide(&m, &v, &p).check_startup);
+	assert_int_equal(nodecond_decide(&m, &v, &p).health, NODECOND_TAINT_REMOVE);
+}
+
 static void test_upgrade_wins(void **state)
 {
 	struct nodecond_memory m = {0};
@@ -315,6 +375,7 @@ int main(void)
 		cmocka_unit_test(test_life),
 		cmocka_unit_test(test_startup_taint_never_while_not_ready),
 		cmocka_unit_test(test_health_taint),
+		cmocka_unit_test(test_failed_calls_wait),
 		cmocka_unit_test(test_upgrade_wins),
 		cmocka_unit_test(test_reasons_and_events),
 		cmocka_unit_test(test_taint_syntax),
