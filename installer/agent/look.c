@@ -439,7 +439,8 @@ static const char *run_daemons(struct agent *a, const struct nodestate *s, char 
 	return supervisor_not_ready(&a->sv, &l, HEALTH_FABRIC, buf, size);
 }
 
-static void look(struct agent *a)
+/* One look: false when it judged nothing (an installer run holds the lock, the node unread). */
+static bool look(struct agent *a)
 {
 	_cleanup_(nodestate_done) struct nodestate s;
 	char nvml_err[512] = "", cuda_err[512] = "", cdi_err[512] = "", fm_err[256], cause[512];
@@ -453,11 +454,11 @@ static void look(struct agent *a)
 	/* A run of the installer changes what is looked at: the next look, after it. */
 	if (a->calls->installer_running(a->calls->arg)) {
 		log_msg(LOG_DEBUG, "agent", "an installer run holds the lock: looking later");
-		return;
+		return false;
 	}
 	if (nodestate_collect(&a->o->node, a->o->root_fd, &s, &e) < 0) {
 		log_kv(LOG_WARN, "agent", "the node cannot be read", "error", e.msg, LOG_END);
-		return;
+		return false;
 	}
 	in.installed = s.installed ? s.manifest.driver_version : NULL;
 	in.loaded = s.loaded_version;
@@ -486,7 +487,7 @@ static void look(struct agent *a)
 		check_cuda(a, &s, cuda_err, sizeof(cuda_err));
 		/* Stopped meanwhile: nothing is judged from a check the signal cut short. */
 		if (interrupt_signal())
-			return;
+			return false;
 		in.cuda_error = cuda_err[0] ? cuda_err : NULL;
 		r = health_judge(&in, cause, sizeof(cause));
 	}
@@ -508,11 +509,12 @@ static void look(struct agent *a)
 	if (a->up.on &&
 	    upgrader_look(&a->up, in.installed, r == HEALTH_READY, cause, other_holders, a))
 		a->look_soon = true;
+	return true;
 }
 
 /*
- * The Node told what was judged, also after a look that waited for an installer run (an
- * upgrade's): the heartbeat goes on while the driver is switched.
+ * The Node told what was judged, also after a look that waited for the agent's own upgrade
+ * run: the heartbeat goes on (DriverUpgrading) while the driver is switched.
  */
 static void tell_node(struct agent *a)
 {
@@ -531,9 +533,15 @@ static void tell_node(struct agent *a)
 
 void agent_look(struct agent *a)
 {
-	look(a);
-	/* Stopped meanwhile: the stop writes the condition, last. */
-	if (!interrupt_signal())
+	bool judged = look(a);
+
+	/*
+	 * Stopped meanwhile: the stop writes the condition, last. A look that judged nothing
+	 * (another's installer run holds the lock, the node unread) says nothing on the Node:
+	 * the last judgement may no longer hold (a run by hand may have the driver unloaded),
+	 * and the run's own word (Installing) is not overwritten.
+	 */
+	if (!interrupt_signal() && (judged || (a->up.on && a->up.child > 0)))
 		tell_node(a);
 	write_textfile(a);
 }

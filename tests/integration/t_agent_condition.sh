@@ -16,6 +16,8 @@
 # 4. a status write the API server refuses (403: an old ClusterRole): tried again after 1,
 #    2, 4, 8, then 10 s (the heartbeat), not at every look, the startup taint looked for
 #    on its own schedule; written once the server takes it again.
+# 5. an install run by hand while the agent runs: its Installing, written under the lock,
+#    not overwritten by the agent's heartbeat while the run holds the lock.
 FAKE_KERNEL=1
 NODE=gpu-node-1
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
@@ -223,4 +225,19 @@ reads=$(calls GET "/nodes/$NODE")
 wait_for "the write taken again" 30 agent_said "the API server answers again"
 wait_for "True written" 5 writes 'ours[-1]["c"]["reason"] == "CUDAReady"'
 
+# 5. An install by hand (the lock held) while the agent runs: its Installing stays. Its
+# Installing write is answered late (its client gives up after 10 s, the write stored) and
+# its last call stalls, so the run holds the lock past the agent's heartbeat (10 s).
+cat >"$KUBE_FAULTS" <<EOF
+{"faults": [{"method": "PATCH", "path": "/api/v1/nodes/$NODE/status", "body": "Installing", "delay": 30, "times": 1},
+  {"method": "PATCH", "path": "/api/v1/nodes/$NODE", "body": "driver-installer.wants\":null", "stall": 30, "times": 1}]}
+EOF
+(expect_rc 0 install --driver-version "$V_OLD" $(kernel_args) --node-name "$NODE" --kube-sa-dir "$KUBE_SA") &
+ipid=$!
+wait_for "the hand run's Installing" 30 cond 'c.get("reason") == "Installing"'
+held() { [ "$(grep -c 'an installer run holds the lock' "$T/agent.log")" -ge "$1" ]; }
+wait_for "12 looks skipped" 60 held 12
+cond 'c["reason"] == "Installing"' || fail "the hand run's Installing overwritten: $(cat "$KUBE_STATE")"
+wait "$ipid" || fail "the install by hand: $(tail -5 "$T/err")"
+wait_for "True again after the run" 30 cond 'c.get("reason") == "CUDAReady" and "'"$V_OLD"'" in c["message"]'
 stop_agent
