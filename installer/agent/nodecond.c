@@ -17,8 +17,9 @@
 /* A look's API calls end within this, as the upgrader's (agent/upgrader.c). */
 #define NODECOND_CALL_DEADLINE_S 5
 /*
- * The stop's calls, within this each: the agent leaves within a second or two whatever the
- * API server does (docs/design.md, "The node agent"), and one that does not answer in it
+ * The stop's calls, within this each: a read and a write, again for each conflict (at most
+ * KUBE_CONFLICT_RETRIES), then the Event; at most 13 s in all, 1 s when the API server does
+ * not answer (docs/design.md, "The node agent"), and a call that does not answer in it
  * leaves the condition to go stale.
  */
 #define NODECOND_STOP_DEADLINE_S 1
