@@ -137,9 +137,9 @@ static int holder_claims(struct slots *s, const char *holder, unsigned i, struct
 
 /*
  * Slot I for this node: 1 when taken or renewed, 0 when another node holds it (or took it
- * first), -1 on error.
+ * first), -1 on error. PEEK: nothing written, 1 when it could be taken now.
  */
-static int take_one(struct slots *s, unsigned i, uint64_t now, struct err *e)
+static int take_one(struct slots *s, unsigned i, uint64_t now, bool peek, struct err *e)
 {
 	_cleanup_(json_object_putp) json_object *cur = NULL, *want = NULL;
 	const char *holder, *rv, *acquired;
@@ -152,6 +152,8 @@ static int take_one(struct slots *s, unsigned i, uint64_t now, struct err *e)
 	r = kube_lease_get(s->k, s->ns, name, &cur, e);
 	if (r < 0)
 		return -1;
+	if (r == 1 && peek)
+		return 1;
 	if (r == 1) {
 		want = lease_new(s, i, s->holder, NULL, 0, NULL);
 		if (!want)
@@ -182,6 +184,8 @@ static int take_one(struct slots *s, unsigned i, uint64_t now, struct err *e)
 	/* Lapsed, but its node is still cordoned for its upgrade (its agent down): held. */
 	if (!ours && holder && *holder && (r = holder_claims(s, holder, i, e)) != 0)
 		return r < 0 ? -1 : 0;
+	if (peek)
+		return 1;
 	want = lease_new(s, i, s->holder, rv, transitions + !ours, ours ? acquired : NULL);
 	if (!want)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "upgrade slots");
@@ -197,14 +201,14 @@ int slots_take(struct slots *s, unsigned limit, uint64_t now, struct err *e)
 		limit = SLOTS_MAX;
 	/* The one held already first (a restarted agent knows it from the node's record). */
 	if (s->held >= 0) {
-		int r = take_one(s, (unsigned)s->held, now, e);
+		int r = take_one(s, (unsigned)s->held, now, false, e);
 
 		if (r != 0)
 			return r;
 		s->held = -1;
 	}
 	for (unsigned i = 0; i < limit; i++) {
-		int r = take_one(s, i, now, e);
+		int r = take_one(s, i, now, false, e);
 
 		if (r < 0)
 			return -1;
@@ -216,13 +220,28 @@ int slots_take(struct slots *s, unsigned limit, uint64_t now, struct err *e)
 	return 0;
 }
 
+int slots_free(struct slots *s, unsigned limit, uint64_t now, struct err *e)
+{
+	if (s->held >= 0)
+		return 1;
+	if (limit > SLOTS_MAX)
+		limit = SLOTS_MAX;
+	for (unsigned i = 0; i < limit; i++) {
+		int r = take_one(s, i, now, true, e);
+
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
 int slots_renew(struct slots *s, uint64_t now, struct err *e)
 {
 	int r;
 
 	if (s->held < 0)
 		return 0;
-	r = take_one(s, (unsigned)s->held, now, e);
+	r = take_one(s, (unsigned)s->held, now, false, e);
 	if (r == 0)
 		s->held = -1;
 	return r;

@@ -49,6 +49,13 @@ bool slots_limit_is_percent(const char *spec);
  */
 _must_check_ int slots_take(struct slots *s, unsigned limit, uint64_t now, struct err *e);
 
+/*
+ * Whether slots_take could take a slot among the first LIMIT now (one held already counts),
+ * nothing written: 1 or 0, -1 on an API error. What the agent asks before it reads more
+ * (--upgrade-max-unavailable's lists) for a slot that is not there.
+ */
+_must_check_ int slots_free(struct slots *s, unsigned limit, uint64_t now, struct err *e);
+
 /* Renews the slot held, at NOW. 1 when still held, 0 when it was lost (S->held -1), -1 on
  * error. */
 _must_check_ int slots_renew(struct slots *s, uint64_t now, struct err *e);

@@ -349,16 +349,27 @@ static int budget(struct upgrader *u, struct upgrade_view *v, char *names, size_
 {
 	_cleanup_(json_object_putp) json_object *nodes = NULL;
 	struct err e;
+	int r;
 
-	if (!u->o->max_unavailable || !u->o->max_unavailable[0])
-		return 0;
-	if (kube_daemonset_nodes(u->k, u->kc.namespace, u->o->daemonset, UPGRADE_ANNOTATION, &nodes,
-				 &e) < 0) {
+	r = kube_daemonset_nodes(u->k, u->kc.namespace, u->o->daemonset, UPGRADE_ANNOTATION, &nodes,
+				 &e);
+	if (r == -2) {
+		/* Not the API server's failure: the fleet is past what the agent reads. */
+		if (!u->budget_bound_said)
+			log_kv(LOG_WARN, "agent",
+			       "driver upgrade: --upgrade-max-unavailable cannot be judged; no slot is taken",
+			       "error", e.msg, LOG_END);
+		u->budget_bound_said = true;
+		u->api_up = true;
+		return -1;
+	}
+	if (r < 0) {
 		api_down(u, "listing the DaemonSet's nodes", &e);
 		return -1;
 	}
+	u->budget_bound_said = false;
 	/* None (a wrong --upgrade-daemonset): no budget to read, so no slot, said once. */
-	if (json_object_array_length(nodes) == 0) {
+	if (r == 1 || json_object_array_length(nodes) == 0) {
 		if (!u->no_ds_nodes_said)
 			log_kv(LOG_WARN, "agent",
 			       "driver upgrade: --upgrade-max-unavailable finds no node with a pod of the DaemonSet; no slot is taken",
@@ -377,6 +388,40 @@ static int budget(struct upgrader *u, struct upgrade_view *v, char *names, size_
 	/* A node counts itself out: upgrading a node already unavailable makes no other so. */
 	v->unavailable = upgrade_unavailable(nodes, u->o->node_name, names, size);
 	v->unavailable_names = names;
+	return 0;
+}
+
+/*
+ * A pending node about to ask for a slot, under --upgrade-max-unavailable: the budget's
+ * lists are read only when a slot is free (slots_free), so that a fleet of pending nodes
+ * waiting for the limit reads the leases each look, not every pod of the DaemonSet and its
+ * Nodes. ST decided again with the budget, or its action none when no slot is free.
+ * 0, or -1 (said): the look ends.
+ */
+static int budget_step(struct upgrader *u, struct upgrade_view *v, struct upgrade_step *st,
+		       char *names, size_t size)
+{
+	unsigned limit = 0;
+	struct err e;
+	int r;
+
+	if (st->action != UPG_ACT_TAKE_SLOT || u->rec.state != UPG_PENDING ||
+	    !u->o->max_unavailable || !u->o->max_unavailable[0])
+		return 0;
+	if (current_limit(u, &limit) < 0)
+		return -1;
+	r = slots_free(&u->slots, limit, mono_s(), &e);
+	if (r < 0) {
+		api_down(u, "reading the slots", &e);
+		return -1;
+	}
+	if (r == 0) {
+		st->action = UPG_ACT_NONE; /* the reason says it waits for a slot */
+		return 0;
+	}
+	if (budget(u, v, names, size) < 0)
+		return -1;
+	*st = upgrade_decide(&u->rec, v, &u->policy);
 	return 0;
 }
 
@@ -569,14 +614,13 @@ bool upgrader_look(struct upgrader *u, const char *current, bool ready, const ch
 	v.gpu_pods = counted.gpu;
 	v.evictable = counted.evictable;
 	v.pods = &counted;
-	if (u->rec.state == UPG_PENDING && !v.slot && v.pending &&
-	    budget(u, &v, unavailable, sizeof(unavailable)) < 0)
+	st = upgrade_decide(&u->rec, &v, &u->policy);
+	if (budget_step(u, &v, &st, unavailable, sizeof(unavailable)) < 0)
 		return false;
 	if (!u->api_up && u->api_error[0])
 		log_msg(LOG_INFO, "agent", "driver upgrade: the API server answers again");
 	u->api_up = true;
 	u->api_error[0] = '\0';
-	st = upgrade_decide(&u->rec, &v, &u->policy);
 	return carry_out(u, &st, pods);
 }
 

@@ -41,8 +41,9 @@ struct upgrader {
 	uint64_t drained, drain_refused; /* the drain's evictions, by the answer */
 	struct labelsel wait_for, drain_select;
 	struct upgrade_pod_opts pod_opts;
-	bool no_ds_nodes_said; /* --upgrade-max-unavailable found no node of the DaemonSet */
-	uint64_t keep_retry;   /* a failed renewal is tried again from then (monotonic s) */
+	bool no_ds_nodes_said;	/* --upgrade-max-unavailable found no node of the DaemonSet */
+	bool budget_bound_said; /* its lists were past their bound (said once) */
+	uint64_t keep_retry;	/* a failed renewal is tried again from then (monotonic s) */
 };
 
 /*

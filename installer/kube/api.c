@@ -4,9 +4,11 @@
  * Pod and Event, policy/v1 Eviction, coordination.k8s.io/v1 Lease). See kube/kube.h.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/types.h>
 
 #include "kube/internal.h"
 #include "util/jsonc.h"
@@ -119,38 +121,62 @@ static const struct kube_keep pod_list_keep[] = {
 #define PODS_PAGE 50
 #define PODS_PAGES_MAX 10000
 
-/* Appends the items of page LIST to ALL; its continue token into NEXT ("" at the end). */
-static int list_page(json_object *list, json_object *all, char *next, size_t size, const char *path,
-		     struct err *e)
+/* An item a list keeps (list_all's WANT): true to keep it. */
+typedef bool list_want_fn(json_object *item, void *arg);
+
+/* How list_all reads a list: what it keeps of each item, which items (WANT, NULL: all),
+ * the bound on what is kept, and the list's name and the fix for the bound's error. */
+struct list_how {
+	const struct kube_keep *keep;
+	list_want_fn *want;
+	void *arg;
+	size_t max;
+	const char *what, *fix;
+};
+
+/*
+ * Appends the items of page LIST to ALL, those H->want takes when given; its continue token
+ * into NEXT (1024 bytes; "" at the end). Returns the bytes of the items H->want took (0
+ * without it), or -1.
+ */
+static ssize_t list_page(json_object *list, json_object *all, const struct list_how *h, char *next,
+			 const char *path, struct err *e)
 {
 	json_object *items, *meta, *c;
-	size_t n;
+	size_t n, kept = 0;
 
 	if (!json_object_object_get_ex(list, "items", &items) ||
 	    !json_object_is_type(items, json_type_array))
 		return err_set(e, EXIT_UNEXPECTED, "kube: GET %s: not a list", path);
 	n = json_object_array_length(items);
-	for (size_t i = 0; i < n; i++)
-		if (json_object_array_add(all,
-					  json_object_get(json_object_array_get_idx(items, i))) < 0)
+	for (size_t i = 0; i < n; i++) {
+		json_object *item = json_object_array_get_idx(items, i);
+
+		if (h->want && !h->want(item, h->arg))
+			continue;
+		if (h->want)
+			kept += strlen(
+				json_object_to_json_string_ext(item, JSON_C_TO_STRING_PLAIN));
+		if (json_object_array_add(all, json_object_get(item)) < 0)
 			return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "kube");
+	}
 	next[0] = '\0';
 	if (json_object_object_get_ex(list, "metadata", &meta) &&
 	    json_object_object_get_ex(meta, "continue", &c) &&
 	    json_object_is_type(c, json_type_string) &&
-	    kube_query_escape(json_object_get_string(c), next, size) < 0)
+	    kube_query_escape(json_object_get_string(c), next, 1024) < 0)
 		return err_set(e, EXIT_UNEXPECTED, "kube: GET %s: the continue token is too long",
 			       path);
-	return 0;
+	return (ssize_t)kept;
 }
 
 /*
- * The items of the list at BASE (a path, with or without a query), each as KEEP keeps it,
- * into *RET: read in pages of PODS_PAGE, a page made smaller while it is past KUBE_BODY_MAX,
- * and -1 when what is kept is past KUBE_PODS_KEPT_MAX (WHAT names the list in the error).
+ * The items of the list at BASE (a path, with or without a query), each as H->keep keeps it,
+ * into *RET: read in pages of PODS_PAGE, a page made smaller while it is past KUBE_BODY_MAX.
+ * 0, -1, or -2 when what is kept is past H->max (E names the list, the bound and its fix).
  */
-static int list_all(struct kube *k, const char *base, const struct kube_keep *keep,
-		    const char *what, json_object **ret, struct err *e)
+static int list_all(struct kube *k, const char *base, const struct list_how *h, json_object **ret,
+		    struct err *e)
 {
 	_cleanup_(json_object_putp) json_object *all = json_object_new_array();
 	unsigned limit = PODS_PAGE;
@@ -162,8 +188,9 @@ static int list_all(struct kube *k, const char *base, const struct kube_keep *ke
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "kube");
 	for (unsigned pages = 0; pages < PODS_PAGES_MAX; pages++) {
 		_cleanup_(json_object_putp) json_object *list = NULL;
-		struct kube_request q = {.method = "GET", .path = path, .keep = keep};
+		struct kube_request q = {.method = "GET", .path = path, .keep = h->keep};
 		struct kube_reply r;
+		ssize_t got;
 		int rc;
 
 		snprintf(path, sizeof(path), "%s%climit=%u%s%s", base,
@@ -181,14 +208,17 @@ static int list_all(struct kube *k, const char *base, const struct kube_keep *ke
 		if (!list)
 			return err_set(e, EXIT_UNEXPECTED, "kube: GET %s: the answer is not JSON",
 				       path);
-		kept += r.kept;
-		if (kept > KUBE_PODS_KEPT_MAX)
-			return err_set(
-				e, EXIT_UNEXPECTED,
-				"kube: GET %s: what the agent reads of %s is past its bound of %u MiB",
-				path, what, KUBE_PODS_KEPT_MAX >> 20);
-		if (list_page(list, all, next, sizeof(next), path, e) < 0)
+		got = list_page(list, all, h, next, path, e);
+		if (got < 0)
 			return -1;
+		kept += h->want ? (size_t)got : r.kept;
+		if (kept > h->max) {
+			err_set(e, EXIT_UNEXPECTED,
+				"kube: GET %s: what the agent reads of %s is past its bound of %zu MiB%s%s",
+				path, h->what, h->max >> 20, h->fix ? "; " : "",
+				h->fix ? h->fix : "");
+			return -2;
+		}
 		/* Items past a large one are read in larger pages again. */
 		limit = limit * 2 < PODS_PAGE ? limit * 2 : PODS_PAGE;
 		if (!next[0]) {
@@ -211,7 +241,13 @@ int kube_pods_on_node(struct kube *k, const char *node, json_object **ret, struc
 	if (kube_query_escape(base, sel, sizeof(sel)) < 0)
 		return err_set(e, EXIT_UNEXPECTED, "kube: node name too long");
 	snprintf(base, sizeof(base), "/api/v1/pods?fieldSelector=%s", sel);
-	return list_all(k, base, pod_list_keep, "the node's pods", ret, e);
+	return list_all(k, base,
+			&(const struct list_how){.keep = pod_list_keep,
+						 .max = KUBE_PODS_KEPT_MAX,
+						 .what = "the node's pods"},
+			ret, e) < 0
+		       ? -1
+		       : 0;
 }
 
 /* Whether POD's controller is DaemonSet NAME (metadata.ownerReferences, controller true). */
@@ -241,23 +277,7 @@ static bool of_daemonset(json_object *pod, const char *name)
 	return false;
 }
 
-/* Whether a pod of PODS is on the node named NAME. */
-static bool runs_on(json_object *pods, const char *name)
-{
-	size_t n = json_object_array_length(pods);
-
-	for (size_t i = 0; i < n; i++) {
-		json_object *spec, *node;
-
-		if (json_object_object_get_ex(json_object_array_get_idx(pods, i), "spec", &spec) &&
-		    json_object_object_get_ex(spec, "nodeName", &node) &&
-		    strcmp(json_object_get_string(node), name) == 0)
-			return true;
-	}
-	return false;
-}
-
-/* What kube_daemonset_nodes reads of its namespace's pods: whose they are, and where. */
+/* What kube_daemonset_nodes reads of the DaemonSet's pods: whose they are, and where. */
 static const struct kube_keep ds_pod_keep[] = {
 	{"metadata", (const struct kube_keep[]){{"ownerReferences"}, {NULL}}},
 	{"spec", (const struct kube_keep[]){{"nodeName"}, {NULL}}},
@@ -268,6 +288,177 @@ static const struct kube_keep ds_pods_keep[] = {
 	{"items", ds_pod_keep, true},
 	{NULL}};
 static const struct kube_keep condition_keep[] = {{"type"}, {"status"}, {NULL}};
+/* And of the DaemonSet: its pods' selector and the nodes its pods are placed on. */
+static const struct kube_keep ds_keep[] = {
+	{"spec",
+	 (const struct kube_keep[]){
+		 {"selector"},
+		 {"template",
+		  (const struct kube_keep[]){
+			  {"spec", (const struct kube_keep[]){{"nodeSelector"}, {NULL}}}, {NULL}}},
+		 {NULL}}},
+	{NULL}};
+
+/* Appends FMT's text to selector BUF (a comma first unless it is empty). 0, or -1 when full. */
+_printf_(3, 4) static int sel_add(char *buf, size_t size, const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	va_list ap;
+	int w;
+
+	if (used && used + 1 < size)
+		buf[used++] = ',';
+	va_start(ap, fmt);
+	w = used < size ? vsnprintf(buf + used, size - used, fmt, ap) : -1;
+	va_end(ap);
+	return w < 0 || (size_t)w >= size - used ? -1 : 0;
+}
+
+/*
+ * A metav1.LabelSelector (matchLabels, matchExpressions) or a nodeSelector (MAP: a map of
+ * labels) as the labelSelector query's text, as LabelSelectorAsSelector makes it
+ * (apimachinery pkg/apis/meta/v1/helpers.go): "k=v", "k in (a,b)", "k notin (a,b)", "k",
+ * "!k", ANDed by commas. "" for none. 0, or -1 for an unknown operator or a text past SIZE.
+ */
+static int selector_text(json_object *sel, bool map, char *buf, size_t size)
+{
+	json_object *labels = sel, *exprs = NULL;
+	size_t n;
+
+	buf[0] = '\0';
+	if (!sel)
+		return 0;
+	if (!map && !json_object_object_get_ex(sel, "matchLabels", &labels))
+		labels = NULL;
+	if (labels && json_object_is_type(labels, json_type_object)) {
+		json_object_object_foreach(labels, key, val)
+		{
+			if (sel_add(buf, size, "%s=%s", key, json_object_get_string(val)) < 0)
+				return -1;
+		}
+	}
+	if (map || !json_object_object_get_ex(sel, "matchExpressions", &exprs) ||
+	    !json_object_is_type(exprs, json_type_array))
+		return 0;
+	n = json_object_array_length(exprs);
+	for (size_t i = 0; i < n; i++) {
+		json_object *x = json_object_array_get_idx(exprs, i), *k, *op, *vals = NULL;
+		const char *o;
+		size_t nv;
+
+		if (!json_object_object_get_ex(x, "key", &k) ||
+		    !json_object_object_get_ex(x, "operator", &op))
+			return -1;
+		o = json_object_get_string(op);
+		if (strcmp(o, "Exists") == 0 || strcmp(o, "DoesNotExist") == 0) {
+			if (sel_add(buf, size, "%s%s", o[0] == 'D' ? "!" : "",
+				    json_object_get_string(k)) < 0)
+				return -1;
+			continue;
+		}
+		if (strcmp(o, "In") != 0 && strcmp(o, "NotIn") != 0)
+			return -1;
+		if (sel_add(buf, size, "%s %s (", json_object_get_string(k),
+			    o[0] == 'I' ? "in" : "notin") < 0)
+			return -1;
+		nv = json_object_object_get_ex(x, "values", &vals) &&
+				     json_object_is_type(vals, json_type_array)
+			     ? json_object_array_length(vals)
+			     : 0;
+		for (size_t j = 0; j < nv; j++) {
+			size_t used = strlen(buf);
+			int w = snprintf(
+				buf + used, size - used, "%s%s", j ? "," : "",
+				json_object_get_string(json_object_array_get_idx(vals, j)));
+
+			if (w < 0 || (size_t)w >= size - used)
+				return -1;
+		}
+		if (strlen(buf) + 1 >= size)
+			return -1;
+		strcat(buf, ")");
+	}
+	return 0;
+}
+
+static bool pod_of_daemonset(json_object *pod, void *name)
+{
+	return of_daemonset(pod, name);
+}
+
+/* Whether NODE's name is a key of SET (the nodes the DaemonSet's pods are on). */
+static bool node_in(json_object *node, void *set)
+{
+	json_object *meta, *nm;
+
+	return json_object_object_get_ex(node, "metadata", &meta) &&
+	       json_object_object_get_ex(meta, "name", &nm) &&
+	       json_object_object_get_ex(set, json_object_get_string(nm), NULL);
+}
+
+/* BASE with "?labelSelector=" SEL (escaped) when SEL is not empty, into BUF. 0 or -1. */
+static int with_selector(char *buf, size_t size, const char *base, const char *sel, struct err *e)
+{
+	char esc[3 * KUBE_SELECTOR_MAX];
+
+	if (!sel[0]) {
+		snprintf(buf, size, "%s", base);
+		return 0;
+	}
+	if (kube_query_escape(sel, esc, sizeof(esc)) < 0 ||
+	    (size_t)snprintf(buf, size, "%s?labelSelector=%s", base, esc) >= size)
+		return err_set(e, EXIT_UNEXPECTED, "kube: the selector '%.64s...' is too long",
+			       sel);
+	return 0;
+}
+
+#define DS_BOUND_FIX                                                                               \
+	"leave --upgrade-max-unavailable unset on a fleet this large (--upgrade-limit bounds the " \
+	"upgrades alone)"
+
+/*
+ * The names of the Nodes DaemonSet NS/NAME (its spec.selector SEL) has a pod on, as the keys
+ * of *SET (the caller puts it). 0, -1 or -2 (list_all's).
+ */
+static int ds_node_names(struct kube *k, const char *ns, const char *name, json_object *sel,
+			 json_object **set, struct err *e)
+{
+	_cleanup_(json_object_putp) json_object *pods = NULL;
+	char path[600], text[KUBE_SELECTOR_MAX], url[3 * KUBE_SELECTOR_MAX + 700];
+	size_t n;
+	int rc;
+
+	*set = NULL;
+	/* Only this DaemonSet's pods, by its own selector (apps/v1 requires one). */
+	if (selector_text(sel, false, text, sizeof(text)) < 0)
+		return err_set(e, EXIT_UNEXPECTED,
+			       "kube: DaemonSet %s/%s: its spec.selector cannot be read", ns, name);
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", ns);
+	if (with_selector(url, sizeof(url), path, text, e) < 0)
+		return -1;
+	rc = list_all(k, url,
+		      &(const struct list_how){.keep = ds_pods_keep,
+					       .want = pod_of_daemonset,
+					       .arg = (void *)name,
+					       .max = KUBE_PODS_KEPT_MAX,
+					       .what = "the DaemonSet's pods",
+					       .fix = DS_BOUND_FIX},
+		      &pods, e);
+	if (rc < 0)
+		return rc;
+	if (!(*set = json_object_new_object()))
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "kube");
+	n = json_object_array_length(pods);
+	for (size_t i = 0; i < n; i++) {
+		json_object *ps, *node;
+
+		if (json_object_object_get_ex(json_object_array_get_idx(pods, i), "spec", &ps) &&
+		    json_object_object_get_ex(ps, "nodeName", &node) &&
+		    json_object_is_type(node, json_type_string))
+			json_object_object_add(*set, json_object_get_string(node), NULL);
+	}
+	return 0;
+}
 
 int kube_daemonset_nodes(struct kube *k, const char *ns, const char *name, const char *annotation,
 			 json_object **ret, struct err *e)
@@ -285,35 +476,58 @@ int kube_daemonset_nodes(struct kube *k, const char *ns, const char *name, const
 		{"metadata", (const struct kube_keep[]){{"continue"}, {NULL}}},
 		{"items", node_keep, true},
 		{NULL}};
-	_cleanup_(json_object_putp) json_object *pods = NULL, *nodes = NULL, *mine = NULL;
-	char path[600];
-	size_t n;
+	_cleanup_(json_object_putp) json_object *ds = NULL, *set = NULL, *nodes = NULL;
+	json_object *spec = NULL, *tmpl = NULL, *tspec = NULL, *nsel = NULL, *sel = NULL;
+	char path[600], text[KUBE_SELECTOR_MAX], url[3 * KUBE_SELECTOR_MAX + 700];
+	struct kube_request q = {.method = "GET", .path = path, .keep = ds_keep};
+	struct kube_reply r;
+	int rc;
 
 	*ret = NULL;
 	if (path_name("namespace", ns, e) < 0 || path_name("daemonset", name, e) < 0)
 		return -1;
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", ns);
-	if (list_all(k, path, ds_pods_keep, "the namespace's pods", &pods, e) < 0 ||
-	    list_all(k, "/api/v1/nodes", nodes_keep, "the nodes", &nodes, e) < 0)
-		return -1;
-	/* Only the DaemonSet's own pods say where it runs. */
-	n = json_object_array_length(pods);
-	for (size_t i = n; i-- > 0;)
-		if (!of_daemonset(json_object_array_get_idx(pods, i), name))
-			json_object_array_del_idx(pods, i, 1);
-	if (!(mine = json_object_new_array()))
-		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "kube");
-	n = json_object_array_length(nodes);
-	for (size_t i = 0; i < n; i++) {
-		json_object *node = json_object_array_get_idx(nodes, i), *meta, *nm;
-
-		if (json_object_object_get_ex(node, "metadata", &meta) &&
-		    json_object_object_get_ex(meta, "name", &nm) &&
-		    runs_on(pods, json_object_get_string(nm)) &&
-		    json_object_array_add(mine, json_object_get(node)) < 0)
-			return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "kube");
+	snprintf(path, sizeof(path), "/apis/apps/v1/namespaces/%s/daemonsets/%s", ns, name);
+	rc = kube_call(k, &q, &r, e);
+	ds = TAKE_PTR(r.body);
+	kube_reply_done(&r);
+	if (rc < 0 && r.status == 404) {
+		err_clear(e);
+		return 1;
 	}
-	*ret = TAKE_PTR(mine);
+	if (rc < 0)
+		return -1;
+	if (!json_object_object_get_ex(ds, "spec", &spec) ||
+	    !json_object_object_get_ex(spec, "selector", &sel))
+		return err_set(e, EXIT_UNEXPECTED, "kube: DaemonSet %s/%s has no spec.selector", ns,
+			       name);
+	rc = ds_node_names(k, ns, name, sel, &set, e);
+	if (rc < 0)
+		return rc;
+	/* The Nodes: those its pods may go to (the template's nodeSelector), of them only
+	 * those it has a pod on kept, so that what is kept grows with the DaemonSet's nodes. */
+	if (json_object_object_length(set) == 0) {
+		*ret = json_object_new_array();
+		return *ret ? 0 : err_errno(e, EXIT_UNEXPECTED, ENOMEM, "kube");
+	}
+	if (json_object_object_get_ex(spec, "template", &tmpl) &&
+	    json_object_object_get_ex(tmpl, "spec", &tspec))
+		json_object_object_get_ex(tspec, "nodeSelector", &nsel);
+	if (selector_text(nsel, true, text, sizeof(text)) < 0)
+		return err_set(e, EXIT_UNEXPECTED,
+			       "kube: DaemonSet %s/%s: its nodeSelector is too long", ns, name);
+	if (with_selector(url, sizeof(url), "/api/v1/nodes", text, e) < 0)
+		return -1;
+	rc = list_all(k, url,
+		      &(const struct list_how){.keep = nodes_keep,
+					       .want = node_in,
+					       .arg = set,
+					       .max = KUBE_DS_NODES_KEPT_MAX,
+					       .what = "the DaemonSet's nodes",
+					       .fix = DS_BOUND_FIX},
+		      &nodes, e);
+	if (rc < 0)
+		return rc;
+	*ret = TAKE_PTR(nodes);
 	return 0;
 }
 

@@ -36,6 +36,11 @@
  * a page of pods is well under it (etcd keeps an object to 1.5 MiB). */
 #define KUBE_BODY_MAX (8u << 20)
 #define KUBE_PODS_KEPT_MAX (4u << 20)
+/* What kube_daemonset_nodes keeps of the DaemonSet's Nodes: about 1 KiB each (a name, the
+ * record, a dozen conditions' type and status), so some 16,000 nodes. */
+#define KUBE_DS_NODES_KEPT_MAX (16u << 20)
+/* The longest labelSelector made of a DaemonSet's selector. */
+#define KUBE_SELECTOR_MAX 2048
 
 struct kube_config {
 	char server[300]; /* "https://10.96.0.1:443", "https://[fd00::1]:443" */
@@ -122,11 +127,15 @@ _must_check_ int kube_pods_on_node(struct kube *k, const char *node, json_object
 				   struct err *e);
 
 /*
- * The Nodes DaemonSet NS/NAME has a pod on (a pod of NS whose controller, in
- * ownerReferences, is that DaemonSet; its spec.nodeName), into *RET (a JSON array, the
- * caller puts it), each with only metadata.name, the annotation ANNOTATION,
- * spec.unschedulable and status.conditions' type and status: what --upgrade-max-unavailable
- * counts. Both lists read in pages and bounded as kube_pods_on_node's. 0 or -1.
+ * The Nodes DaemonSet NS/NAME has a pod on, into *RET (a JSON array, the caller puts it),
+ * each with only metadata.name, the annotation ANNOTATION, spec.unschedulable and
+ * status.conditions' type and status: what --upgrade-max-unavailable counts. Reads the
+ * DaemonSet; lists its pods by its spec.selector (as a labelSelector), those whose
+ * controller (ownerReferences) it is kept, each only with its spec.nodeName (bounded by
+ * KUBE_PODS_KEPT_MAX: some 20,000 pods); lists the Nodes by its template's nodeSelector,
+ * keeping only those its pods are on (bounded by KUBE_DS_NODES_KEPT_MAX). Both read in
+ * pages as kube_pods_on_node's. 0; 1 when there is no such DaemonSet; -1; -2 when a bound
+ * is passed (E says which, and the fix).
  */
 _must_check_ int kube_daemonset_nodes(struct kube *k, const char *ns, const char *name,
 				      const char *annotation, json_object **ret, struct err *e);

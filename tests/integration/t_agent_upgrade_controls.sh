@@ -14,10 +14,12 @@
 # 3. --upgrade-drain-timeout: a budget that refuses past it fails the upgrade, the pod never
 #    forced. 4. --upgrade-drain-emptydir no: web/tmp (an emptyDir) fails it at once, and
 #    web/ok is not evicted either (kubectl drain refuses a node for one pod).
-# 5. --upgrade-max-unavailable 50% of the DaemonSet's 5 nodes (3): gpu-n2 cordoned, gpu-n3
-#    not Ready and gpu-n5 holding a slot keep the node from taking one (gpu-x, cordoned but not
-#    the DaemonSet's, does not count); once gpu-n2 is uncordoned it takes its slot. A
-#    --upgrade-daemonset with no nodes takes no slot, and says so.
+# 5. --upgrade-max-unavailable 50% of the DaemonSet's 5 nodes (3): while --upgrade-limit's
+#    slot is held elsewhere the budget's lists are not read; once it is free, gpu-n2 cordoned,
+#    gpu-n3 not Ready and gpu-n5 holding a slot keep the node from taking one (gpu-x, cordoned
+#    but another DaemonSet's, and cpu-1, a canary the selector leaves out, do not count), the
+#    lists by the DaemonSet's selector and nodeSelector only; once gpu-n2 is uncordoned it
+#    takes its slot. A --upgrade-daemonset that is not there takes no slot, and says so.
 FAKE_KERNEL=1
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
 mkkernel "$T/root"
@@ -160,38 +162,89 @@ assert_eq "$(evictions)" 0 "evictions of a refused drain"
 python3 - >"$T/c5.json" <<'PY'
 import json
 ann = "nvidia.com/gpu.driver-installer.upgrade"
-def node(name, unsched=False, ready="True", rec=None):
+def node(name, unsched=False, ready="True", rec=None, gpu=True):
     n = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "spec": {},
          "status": {"conditions": [{"type": "Ready", "status": ready}]}}
+    if gpu:
+        n["metadata"]["labels"] = {"gpu": "true"}
     if unsched:
         n["spec"]["unschedulable"] = True
     if rec:
         n["metadata"]["annotations"] = {ann: json.dumps(rec)}
     return n
-def ds_pod(node):
-    return {"metadata": {"namespace": "kube-system", "name": "nvidia-driver-installer-" + node,
+def ds_pod(node, ds="nvidia-driver-installer", labels=None):
+    return {"metadata": {"namespace": "kube-system", "name": ds + "-" + node,
+                         "labels": labels or {"app": "nvidia-driver-installer"},
                          "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet",
-                                              "name": "nvidia-driver-installer", "uid": "1",
-                                              "controller": True}]},
+                                              "name": ds, "uid": "1", "controller": True}]},
             "spec": {"nodeName": node, "containers": [{"name": "c"}]},
             "status": {"phase": "Running"}}
 nodes = [node("gpu-node-1"), node("gpu-n2", unsched=True), node("gpu-n3", ready="False"),
          node("gpu-n4"), node("gpu-n5", rec={"state": "pending", "slot": 2}),
-         node("gpu-x", unsched=True)]
-print(json.dumps({"nodes": nodes, "pods": [ds_pod(n) for n in
-                                           ("gpu-node-1", "gpu-n2", "gpu-n3", "gpu-n4", "gpu-n5")]}))
+         node("gpu-x", unsched=True), node("cpu-1", unsched=True, gpu=False)]
+pods = [ds_pod(n) for n in ("gpu-node-1", "gpu-n2", "gpu-n3", "gpu-n4", "gpu-n5")]
+# Not the DaemonSet's: another DaemonSet's pod on gpu-x, a canary its selector leaves out,
+# and the namespace's other pods, none of which the agent may list.
+pods += [ds_pod("gpu-x", "kube-proxy", {"app": "kube-proxy"}),
+         ds_pod("cpu-1", labels={"app": "nvidia-driver-installer", "tier": "canary"})]
+pods += [{"metadata": {"namespace": "kube-system", "name": "coredns-%d" % i},
+          "spec": {"nodeName": "cpu-1", "containers": [{"name": "c"}]}} for i in range(30)]
+ds = {"apiVersion": "apps/v1", "kind": "DaemonSet",
+      "metadata": {"name": "nvidia-driver-installer", "namespace": "kube-system"},
+      "spec": {"selector": {"matchLabels": {"app": "nvidia-driver-installer"},
+                            "matchExpressions": [{"key": "tier", "operator": "NotIn",
+                                                  "values": ["canary"]}]},
+               "template": {"spec": {"nodeSelector": {"gpu": "true"}}}},
+      "status": {"desiredNumberScheduled": 5}}
+# Slot 0, the --upgrade-limit's only one, held by gpu-n4 for an hour.
+lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+         "metadata": {"name": "nvidia-driver-upgrade-slot-0", "namespace": "kube-system"},
+         "spec": {"holderIdentity": "gpu-n4", "leaseDurationSeconds": 3600,
+                  "leaseTransitions": 0}}
+print(json.dumps({"nodes": nodes, "pods": pods, "daemonsets": [ds], "leases": [lease]}))
 PY
 kube_stub "$T/c5.json"
 logs+=("$KUBE_LOG")
-# A DaemonSet without nodes (a wrong name) is no budget: no slot, and the log says why.
+# budget_lists: the agent's lists of the namespace's pods and of the Nodes, one a line.
+budget_lists() {
+    python3 - "$KUBE_LOG" <<'PY'
+import json, sys, urllib.parse
+for r in map(json.loads, open(sys.argv[1])):
+    q = urllib.parse.parse_qs(r["query"])
+    if r["method"] == "GET" and r["path"] in ("/api/v1/namespaces/kube-system/pods",
+                                              "/api/v1/nodes") and "watch" not in q:
+        print(r["path"], q.get("labelSelector", ["NONE"])[0])
+PY
+}
+slot_reads() { grep -c '/leases/nvidia-driver-upgrade-slot-0"' "$KUBE_LOG" || true; }
+# A DaemonSet that is not there (a wrong name) is no budget: no slot, and the log says why.
+kube_api DELETE /apis/coordination.k8s.io/v1/namespaces/kube-system/leases/nvidia-driver-upgrade-slot-0 >/dev/null
 restart --upgrade-max-unavailable 50% --upgrade-daemonset other
 wait_for "the missing DaemonSet said" 10 agent_said \
     "no slot is taken (daemonset=other fix=set --upgrade-daemonset to the DaemonSet the agent runs in)"
 upgrade_node_has 'slot == ""' || fail "a slot taken without a budget"
+# Every slot held: the budget's lists are not read while no slot could be taken.
+kill "$apid"; wait "$apid" 2>/dev/null || true; apid=
+python3 - "$T/c5.json" >"$T/lease.json" <<'PY'
+import json, sys
+print(json.dumps(json.load(open(sys.argv[1]))["leases"][0]))
+PY
+kube_api POST /apis/coordination.k8s.io/v1/namespaces/kube-system/leases \
+    -H 'Content-Type: application/json' -d @"$T/lease.json" >/dev/null
+assert_eq "$(cat "$KUBE_DIR/status")" 201 "slot 0 held by gpu-n4"
+: >"$KUBE_LOG"
 restart --upgrade-max-unavailable 50%
+wait_for "waiting for the limit" 15 upgrade_node_has \
+    'state == "pending" and rec["reason"] == "waiting for a slot of the fleet'"'"'s limit"'
+wait_for "another look" 15 eval '[ "$(slot_reads)" -ge 3 ]'
+assert_eq "$(budget_lists)" "" "the budget's lists while every slot is held"
+kube_api DELETE /apis/coordination.k8s.io/v1/namespaces/kube-system/leases/nvidia-driver-upgrade-slot-0 >/dev/null
 wait_for "held by the budget" 15 upgrade_node_has \
     'state == "pending" and rec["reason"] == "waiting: 3 of the DaemonSet'"'"'s other nodes unavailable (gpu-n2, gpu-n3, gpu-n5), --upgrade-max-unavailable allows 3"'
 upgrade_node_has 'slot == ""' || fail "a slot taken over the budget"
+# Only the DaemonSet's pods and the nodes its template selects were listed.
+assert_eq "$(budget_lists | sort -u)" "/api/v1/namespaces/kube-system/pods app=nvidia-driver-installer,tier notin (canary)
+/api/v1/nodes gpu=true" "the budget's lists"
 kube_api PATCH /api/v1/nodes/gpu-n2 -H 'Content-Type: application/merge-patch+json' \
     -d '{"spec": {"unschedulable": false}}' >/dev/null
 assert_eq "$(cat "$KUBE_DIR/status")" 200 "gpu-n2's uncordon"

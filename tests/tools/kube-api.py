@@ -26,6 +26,8 @@ API server's own answers to them:
          subresource answers
   GET    /apis/coordination.k8s.io/v1/namespaces/NS/leases/NAME
   POST   /apis/coordination.k8s.io/v1/namespaces/NS/leases          409 AlreadyExists
+  DELETE /apis/coordination.k8s.io/v1/namespaces/NS/leases/NAME     gone (a holder's lease
+         released by a person or another node)
   PUT    /apis/coordination.k8s.io/v1/namespaces/NS/leases/NAME     409 Conflict unless
          metadata.resourceVersion is the stored one (optimistic concurrency)
   POST   /api/v1/namespaces/NS/events                   422 Invalid where kube-apiserver's
@@ -47,7 +49,8 @@ API server's own answers to them:
 and, for kubectl reading what the agent wrote (`get`, as docs/operations.md's commands do),
 legacy discovery (/api, /apis, each group version's APIResourceList: kubectl 1.32 asks for
 the aggregated form first and takes this one when it is answered) and the lists of nodes,
-pods, leases and events, filtered by labelSelector (key, key=value) and fieldSelector
+pods, leases and events, filtered by labelSelector (key, !key, key=value, key!=value,
+key in (a,b), key notin (a,b)) and fieldSelector
 (dotted.path=value, joined by commas), as the API server does for the fields named.
 
 A watch of the Nodes, GET /api/v1/nodes?watch=1&resourceVersion=RV[&timeoutSeconds=S], is
@@ -226,12 +229,45 @@ def field(obj, dotted):
     return "" if obj is None else str(obj).lower() if isinstance(obj, bool) else str(obj)
 
 
+def label_terms(text):
+    """A labelSelector's terms: split at the commas outside parentheses."""
+    terms, depth, cur = [], 0, ""
+    for ch in text:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            terms.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return [t for t in terms + [cur.strip()] if t]
+
+
+SET_TERM = re.compile(r"(\S+)\s+(in|notin)\s+\((.*)\)")
+
+
+def label_term_matches(term, labels):
+    """One term of apimachinery's labels.Parse grammar: key, !key, key=v, key==v, key!=v,
+    key in (a,b), key notin (a,b)."""
+    m = SET_TERM.fullmatch(term)
+    if m:
+        vals = {v.strip() for v in m.group(3).split(",")}
+        return (labels.get(m.group(1)) in vals) == (m.group(2) == "in") and \
+            (m.group(2) == "notin" or m.group(1) in labels)
+    if term.startswith("!"):
+        return term[1:].strip() not in labels
+    if "!=" in term:
+        k, _, v = term.partition("!=")
+        return labels.get(k.strip()) != v.strip()
+    k, eq, v = term.partition("=")
+    return k.strip() in labels and (not eq or labels[k.strip()] == v.lstrip("=").strip())
+
+
 def selected(obj, query):
-    """Whether OBJ matches the query's labelSelector and fieldSelector (equality only)."""
+    """Whether OBJ matches the query's labelSelector (label_term_matches) and fieldSelector
+    (equality only)."""
     labels = obj.get("metadata", {}).get("labels", {})
-    for term in filter(None, query.get("labelSelector", [""])[0].split(",")):
-        k, eq, v = term.partition("=")
-        if k not in labels or (eq and labels[k] != v):
+    for term in label_terms(query.get("labelSelector", [""])[0]):
+        if not label_term_matches(term, labels):
             return False
     for term in filter(None, query.get("fieldSelector", [""])[0].split(",")):
         k, _, v = term.partition("=")
@@ -643,6 +679,12 @@ def handle(method, path, query, ctype, body):
             bump(body)
             DB["leases"].append(body)
             return 201, body
+        if method == "DELETE" and name:
+            lease = find("leases", name, ns)
+            if not lease:
+                return status(404, "NotFound", 'leases.coordination.k8s.io "%s" not found' % name)
+            DB["leases"].remove(lease)
+            return 200, lease
         if method == "PUT" and name:
             lease = find("leases", name, ns)
             if not lease:
