@@ -272,6 +272,14 @@ static int check_agent(const struct config *c, struct problems *p)
 		return -1;
 	if (check_upgrade_controls(c, p) < 0)
 		return -1;
+	/* The drain evicts; on a schedulable node the pods come back and it never ends
+	 * (kubectl pkg/cmd/drain/drain.go RunDrain cordons first; so does NVIDIA's
+	 * drain_manager.go, through kubectl's drain package). */
+	if (strcmp(c->upgrade_drain, "yes") == 0 && strcmp(c->upgrade_cordon, "no") == 0 &&
+	    problem(p,
+		    "%s: yes with --upgrade-cordon no cannot finish: the pods it evicts come back to the node while it is schedulable; set --upgrade-cordon yes, as kubectl drain always cordons",
+		    label_of("upgrade-drain", buf, sizeof(buf))) < 0)
+		return -1;
 	if (c->node_name && !kube_name_ok(c->node_name) &&
 	    problem(p, "%s: '%s' is not a Kubernetes node name",
 		    label_of("node-name", buf, sizeof(buf)), c->node_name) < 0)

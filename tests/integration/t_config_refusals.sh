@@ -21,6 +21,11 @@ for v in ROOT_MOUNT_DIR NVIDIA_INSTALL_DIR_HOST NVIDIA_CACHE_DIR; do
 done
 # Numbers within their limits, written once (the table's).
 refused "NVIDIA_FETCH_RETRIES: '101' is not a number from 0 to 100" NVIDIA_FETCH_RETRIES=101 status
+# A drain on a node left schedulable cannot end: what it evicts comes back (kubectl drain
+# and NVIDIA's drain_manager.go always cordon first).
+NVIDIA_UPGRADE_CORDON=no refused \
+    "(NVIDIA_UPGRADE_DRAIN): yes with --upgrade-cordon no cannot finish: the pods it evicts come back to the node while it is schedulable; set --upgrade-cordon yes, as kubectl drain always cordons" \
+    NVIDIA_UPGRADE_DRAIN=yes config "${good[@]}"
 # A relative file:// URL.
 refused "repository 'file://relative/repo' is a relative file:// URL" NVIDIA_DRIVER_REPO=file://relative/repo install
 # The registry options: a value of another word, and, at config, files that are not there.
