@@ -113,6 +113,7 @@ static bool evict_blocked(struct upgrade_step *s, const struct upgrade_view *v,
 	str_fmt_cut(s->next.reason, sizeof(s->next.reason),
 		    "past the %us deadline, no GPU pod evicted: %s", p->deadline_s,
 		    v->pods->blocked);
+	s->evict_blocked = true;
 	return true;
 }
 

@@ -138,6 +138,7 @@ const char *upgrade_action_name(enum upgrade_action a);
 struct upgrade_step {
 	struct upgrade_record next; /* what to record once the action is done */
 	enum upgrade_action action;
+	bool evict_blocked; /* past the deadline, a GPU pod the options keep blocks the eviction */
 };
 
 /*

@@ -617,6 +617,7 @@ bool upgrader_look(struct upgrader *u, const char *current, bool ready, const ch
 	st = upgrade_decide(&u->rec, &v, &u->policy);
 	if (budget_step(u, &v, &st, unavailable, sizeof(unavailable)) < 0)
 		return false;
+	u->evict_blocked = st.evict_blocked;
 	if (!u->api_up && u->api_error[0])
 		log_msg(LOG_INFO, "agent", "driver upgrade: the API server answers again");
 	u->api_up = true;
@@ -640,9 +641,12 @@ static const struct prom_family
 		    "Whether this node holds a slot of the fleet's upgrade limit."},
 	fam_evictions = {P "upgrade_evictions_total", PROM_COUNTER,
 			 "GPU pods the agent asked to leave, by the API server's answer."},
-	fam_drain = {
-		P "upgrade_drain_evictions_total", PROM_COUNTER,
-		"Other pods the agent's drain (--upgrade-drain) asked to leave, by the API server's answer."};
+	fam_drain =
+		{P "upgrade_drain_evictions_total", PROM_COUNTER,
+		 "Other pods the agent's drain (--upgrade-drain) asked to leave, by the API server's answer."},
+	fam_blocked = {
+		P "upgrade_evictions_blocked", PROM_GAUGE,
+		"1 while, past the deadline, a GPU pod --upgrade-evict-force or --upgrade-evict-emptydir keeps blocks the eviction."};
 
 char *upgrader_render(const struct upgrader *u)
 {
@@ -674,6 +678,7 @@ char *upgrader_render(const struct upgrader *u)
 			    (double)u->drained);
 		prom_sample(f, &fam_drain, &(struct prom_label){"result", "refused"}, 1,
 			    (double)u->drain_refused);
+		prom_single(f, &fam_blocked, u->evict_blocked);
 	}
 	if (fclose(f) != 0) {
 		free(text);

@@ -43,6 +43,7 @@ struct upgrader {
 	struct upgrade_pod_opts pod_opts;
 	bool no_ds_nodes_said;	/* --upgrade-max-unavailable found no node of the DaemonSet */
 	bool budget_bound_said; /* its lists were past their bound (said once) */
+	bool evict_blocked;	/* the last look: a kept GPU pod blocks the eviction */
 	uint64_t keep_retry;	/* a failed renewal is tried again from then (monotonic s) */
 };
 

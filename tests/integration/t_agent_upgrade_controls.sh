@@ -6,7 +6,8 @@
 #    past it the upgrade goes on without ml/etl, which is never evicted.
 #    --upgrade-evict-force and --upgrade-evict-emptydir: ml/lone (no controller) and then
 #    ml/scratch (an emptyDir) keep every GPU pod from eviction, the reason naming each and
-#    its option, until each option allows it; then lone, scratch and train are evicted.
+#    its option, until each option allows it (the evictions_blocked metric 1 meanwhile);
+#    then lone, scratch and train are evicted.
 # 2. --upgrade-drain with -selector 'tier in (web)' and -force: after the GPU pod, web/front
 #    and web/lone (no controller) evicted, web/slow waited for once asked, web/guarded asked
 #    again while its budget refuses; web/cache (tier=cache), mon/exporter (a DaemonSet's) and
@@ -88,12 +89,19 @@ assert_eq "$(evictions)" 0 "evictions while ml/etl runs"
 restart "${ev[@]}" --upgrade-wait-timeout 1
 wait_for "past the wait's timeout, ml/lone named" 15 upgrade_node_has \
     '"no GPU pod evicted: ml/lone has no controller, so nothing makes it again: --upgrade-evict-force=yes moves it" in rec["reason"]'
+# ... and shown as a metric while it blocks (earlier releases evicted such a pod).
+port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
+metric() { curl -s "http://127.0.0.1:$port/metrics" | grep -qx "$1"; }
+blocked=nvidia_driver_installer_agent_upgrade_evictions_blocked
+wait_for "the blocked eviction's metric" 10 metric "$blocked 1"
 restart "${ev[@]}" --upgrade-wait-timeout 1 --upgrade-evict-force yes
 wait_for "ml/scratch named" 15 upgrade_node_has \
     '"no GPU pod evicted: ml/scratch has an emptyDir volume, whose data is lost when it leaves: --upgrade-evict-emptydir=yes moves it" in rec["reason"]'
 assert_eq "$(evictions)" 0 "evictions while a GPU pod is kept"
 restart "${ev[@]}" --upgrade-wait-timeout 1 --upgrade-evict-force yes --upgrade-evict-emptydir yes
 wait_for "the upgrade done (1)" 30 upgrade_node_has 'state == "done" and not unsched'
+port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
+metric "$blocked 0" || fail "$blocked after the evictions: $(curl -s "http://127.0.0.1:$port/metrics" | grep blocked)"
 assert_eq "$(installed_version)" "$V_NEW" "the version after (1)"
 for p in ml/lone ml/scratch ml/train; do assert_eq "$(asked $p)" 1 "evictions of $p"; done
 assert_eq "$(asked ml/etl)" 0 "evictions of ml/etl"
@@ -116,7 +124,6 @@ logs+=("$KUBE_LOG")
 restart --upgrade-on-deadline evict --upgrade-deadline 0 --upgrade-drain yes \
     --upgrade-drain-selector 'tier in (web)' --upgrade-drain-force yes --upgrade-drain-timeout 0
 port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
-metric() { curl -s "http://127.0.0.1:$port/metrics" | grep -qx "$1"; }
 wait_for "draining, the budget asked again" 20 metric \
     'nvidia_driver_installer_agent_upgrade_drain_evictions_total{result="refused"} [2-9]'
 upgrade_node_has 'state == "draining" and rec["reason"] == "draining: 2 pod(s) left, web/guarded first"' ||

@@ -703,14 +703,18 @@ static void test_evict_options(void **state)
 	assert_string_equal(r.reason, "past the 60s deadline, no GPU pod evicted: ml/lone has no "
 				      "controller, so nothing makes it again: "
 				      "--upgrade-evict-force=yes moves it");
+	/* ... and says it blocks (the evictions_blocked metric). */
+	assert_true(upgrade_decide(&r, &v, &p).evict_blocked);
 	/* Before the deadline it is an ordinary wait. */
 	r = waiting_record();
 	v.now = 1010;
+	assert_false(upgrade_decide(&r, &v, &p).evict_blocked);
 	assert_int_equal(step(&r, &v, &p), UPG_ACT_NONE);
 	assert_non_null(strstr(r.reason, "2 GPU pod(s) and 0 process(es)"));
 	/* Allowed: evicted. */
 	pods.blocked[0] = '\0';
 	v.now = 5000;
+	assert_false(upgrade_decide(&r, &v, &p).evict_blocked);
 	assert_int_equal(step(&r, &v, &p), UPG_ACT_EVICT);
 	assert_int_equal(r.state, UPG_EVICTING);
 }
