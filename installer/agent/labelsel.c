@@ -3,8 +3,10 @@
  * agent/labelsel: a label selector parsed and matched (see agent/labelsel.h). The tokens
  * are apimachinery's lexer's (pkg/labels/selector.go, Lexer.Lex): an identifier runs until
  * a blank or one of = ! ( ) , > <, and the identifiers "in" and "notin" are the set
- * operators; the grammar is its Parser's (parseRequirement, parseKeyAndInferOperator,
- * parseOperator, parseValues).
+ * operators where an operator is expected, identifiers where a key or a value is (its
+ * Parser reads those in the Values context: lookahead and consume turn InToken and
+ * NotInToken into IdentifierToken); the grammar is its Parser's (parseRequirement,
+ * parseKeyAndInferOperator, parseOperator, parseValues: "()" is the set {""}).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 
 #include "agent/labelsel.h"
+#include "agent/agent.h"
 #include "util/str.h"
 
 enum tok {
@@ -92,6 +95,12 @@ static enum tok lex(struct lexer *l)
 	return T_IDENT;
 }
 
+/* A token where a key or a value is expected: in and notin are identifiers there. */
+static enum tok as_value(enum tok t)
+{
+	return t == T_IN || t == T_NOTIN ? T_IDENT : t;
+}
+
 static int bad(struct lexer *l, const char *fmt, ...) _printf_(2, 3);
 static int bad(struct lexer *l, const char *fmt, ...)
 {
@@ -105,36 +114,19 @@ static int bad(struct lexer *l, const char *fmt, ...)
 	return -1;
 }
 
-/* A DNS-1123 label's or a label name's characters: alphanumerics at both ends. */
-static bool name_part(const char *s, size_t n, size_t max, const char *inner, bool lower)
-{
-	const char *alnum =
-		lower ? "abcdefghijklmnopqrstuvwxyz0123456789"
-		      : "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-
-	if (n == 0 || n > max || !strchr(alnum, s[0]) || !strchr(alnum, s[n - 1]))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!strchr(alnum, s[i]) && !strchr(inner, s[i]))
-			return false;
-	return true;
-}
-
-/* IsQualifiedName: [prefix/]name, the prefix a DNS subdomain (253), the name at most 63. */
-static bool qualified_name(const char *s, size_t n)
-{
-	const char *slash = memchr(s, '/', n);
-
-	if (!slash)
-		return name_part(s, n, 63, "-_.", false);
-	return name_part(s, (size_t)(slash - s), 253, "-.", true) &&
-	       name_part(slash + 1, n - (size_t)(slash - s) - 1, 63, "-_.", false);
-}
-
-/* IsValidLabelValue: empty, or a name of at most 63. */
+/* IsValidLabelValue: empty, or at most 63 of A-Z a-z 0-9 - _ ., alphanumeric at both ends. */
 static bool label_value(const char *s, size_t n)
 {
-	return n == 0 || name_part(s, n, 63, "-_.", false);
+	const char *alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+	if (n == 0)
+		return true;
+	if (n > 63 || !strchr(alnum, s[0]) || !strchr(alnum, s[n - 1]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!strchr(alnum, s[i]) && !strchr("-_.", s[i]))
+			return false;
+	return true;
 }
 
 static int add_value(struct lexer *l, struct labelsel_req *r, const char *v, size_t n)
@@ -156,7 +148,8 @@ static int add_value(struct lexer *l, struct labelsel_req *r, const char *v, siz
 	return 0;
 }
 
-/* The set after in/notin: "(" values separated by commas ")"; an empty member is "". */
+/* The set after in/notin: "(" values separated by commas ")"; an empty member is "", and
+ * so is the set "()". */
 static int set_values(struct lexer *l, struct labelsel_req *r)
 {
 	enum tok t;
@@ -167,9 +160,7 @@ static int set_values(struct lexer *l, struct labelsel_req *r)
 		const char *v = "";
 		size_t n = 0;
 
-		t = lex(l);
-		if (t == T_CLOSE && r->n_values == 0)
-			return bad(l, "in and notin take at least one value");
+		t = as_value(lex(l)); /* "()": the one value "" */
 		if (t == T_IDENT) {
 			v = l->start;
 			n = l->len;
@@ -188,7 +179,7 @@ static int set_values(struct lexer *l, struct labelsel_req *r)
 static int one_value(struct lexer *l, struct labelsel_req *r, bool integer)
 {
 	const char *mark = l->p;
-	enum tok t = lex(l);
+	enum tok t = as_value(lex(l));
 	char *end;
 
 	if (t == T_END || t == T_COMMA) {
@@ -209,20 +200,22 @@ static int one_value(struct lexer *l, struct labelsel_req *r, bool integer)
 
 static int requirement(struct lexer *l, struct labelsel_req *r)
 {
-	enum tok t = lex(l);
+	enum tok t = as_value(lex(l));
 	bool negated = t == T_NOT;
 
 	if (negated)
-		t = lex(l);
+		t = as_value(lex(l));
 	if (t != T_IDENT)
 		return bad(l, "a label key expected");
-	if (!qualified_name(l->start, l->len))
-		return bad(l,
-			   "'%.*s' is not a label key ([prefix/]name: the name at most 63 of "
-			   "A-Z a-z 0-9 - _ ., alphanumeric at both ends)",
-			   (int)(l->len > 80 ? 80 : l->len), l->start);
 	if (!(r->key = strndup(l->start, l->len)))
 		return bad(l, "out of memory");
+	/* IsQualifiedName, as kube-apiserver checks a taint's key (nodecond_taint_ok). */
+	if (!nodecond_taint_ok(r->key, false))
+		return bad(l,
+			   "'%.*s' is not a label key ([prefix/]name: the prefix a DNS-1123 "
+			   "subdomain, the name at most 63 of A-Z a-z 0-9 - _ ., alphanumeric at "
+			   "both ends)",
+			   (int)(l->len > 80 ? 80 : l->len), l->start);
 	{
 		const char *mark = l->p;
 

@@ -499,8 +499,19 @@ static void test_label_selector(void **state)
 	assert_true(sel_matches("example.com/team=ml", "{\"example.com/team\": \"ml\"}"));
 	assert_true(sel_matches("", both));
 	assert_true(sel_matches("  ", NULL));
+	/* in and notin are identifiers where a key or a value is expected (labels.Parse reads
+	 * those tokens in its Values context: lookahead and consume turn InToken and
+	 * NotInToken into IdentifierToken), and "()" is the set {""} (parseValues). */
+	assert_true(sel_matches("direction=in", "{\"direction\": \"in\"}"));
+	assert_true(sel_matches("x in (in, notin)", "{\"x\": \"notin\"}"));
+	assert_true(sel_matches("in=notin", "{\"in\": \"notin\"}"));
+	assert_true(sel_matches("notin notin (in)", "{\"notin\": \"out\"}"));
+	assert_true(sel_matches("in", "{\"in\": \"\"}"));
+	assert_true(sel_matches("!in", "{}"));
+	assert_true(sel_matches("app in ()", "{\"app\": \"\"}"));
+	assert_false(sel_matches("app in ()", both));
+	assert_true(sel_matches("app notin ()", both));
 	/* What labels.Parse refuses. */
-	sel_refused("app in ()", "at least one value");
 	sel_refused("app in (a", "',' or ')'");
 	sel_refused("app in a", "'(' expected");
 	sel_refused("app=a b", "',' or the end");
@@ -514,7 +525,15 @@ static void test_label_selector(void **state)
 	sel_refused("app=-a", "not a label value");
 	sel_refused("app=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
 		    "not a label value");
-	sel_refused("in=a", "a label key expected");
+	/* The key's prefix is a DNS-1123 subdomain: no empty label, none that begins or ends
+	 * with '-' (IsQualifiedName, IsDNS1123Subdomain). */
+	sel_refused("a..b/k=v", "not a label key");
+	sel_refused("a.-b/k=v", "not a label key");
+	sel_refused("a-.b/k=v", "not a label key");
+	sel_refused(".a/k=v", "not a label key");
+	assert_true(sel_matches("a-1.b/k=v", "{\"a-1.b/k\": \"v\"}"));
+	sel_refused("x in in", "'(' expected");
+	sel_refused("x = in in", "',' or the end");
 	sel_refused("app<>1", "a value expected");
 }
 
