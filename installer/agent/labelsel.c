@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "agent/labelsel.h"
-#include "agent/agent.h"
+#include "kube/kube.h"
 #include "util/str.h"
 
 enum tok {
@@ -207,15 +207,14 @@ static int requirement(struct lexer *l, struct labelsel_req *r)
 		t = as_value(lex(l));
 	if (t != T_IDENT)
 		return bad(l, "a label key expected");
-	if (!(r->key = strndup(l->start, l->len)))
-		return bad(l, "out of memory");
-	/* IsQualifiedName, as kube-apiserver checks a taint's key (nodecond_taint_ok). */
-	if (!nodecond_taint_ok(r->key, false))
+	if (!kube_qualified_name_ok(l->start, l->len))
 		return bad(l,
 			   "'%.*s' is not a label key ([prefix/]name: the prefix a DNS-1123 "
 			   "subdomain, the name at most 63 of A-Z a-z 0-9 - _ ., alphanumeric at "
 			   "both ends)",
 			   (int)(l->len > 80 ? 80 : l->len), l->start);
+	if (!(r->key = strndup(l->start, l->len)))
+		return bad(l, "out of memory");
 	{
 		const char *mark = l->p;
 

@@ -21,6 +21,45 @@ bool kube_name_ok(const char *s)
 	return n > 0 && n <= 253 && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-.") == n;
 }
 
+static bool lower_alnum(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+}
+
+/* IsDNS1123Subdomain: dot-separated DNS-1123 labels, at most 253 in all. */
+static bool subdomain_ok(const char *s, size_t n)
+{
+	if (n == 0 || n > 253)
+		return false;
+	for (size_t i = 0, start = 0; i <= n; i++) {
+		if (i == n || s[i] == '.') {
+			if (i == start || !lower_alnum(s[start]) || !lower_alnum(s[i - 1]))
+				return false;
+			start = i + 1;
+		} else if (!lower_alnum(s[i]) && s[i] != '-') {
+			return false;
+		}
+	}
+	return true;
+}
+
+bool kube_qualified_name_ok(const char *s, size_t n)
+{
+	const char *slash = memchr(s, '/', n), *name = slash ? slash + 1 : s;
+	const char *alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	size_t len = n - (size_t)(name - s);
+
+	if (slash && !subdomain_ok(s, (size_t)(slash - s)))
+		return false;
+	if (len == 0 || len > 63 || !name[0] || !strchr(alnum, name[0]) || !name[len - 1] ||
+	    !strchr(alnum, name[len - 1]))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!name[i] || (!strchr(alnum, name[i]) && !strchr("-_.", name[i])))
+			return false;
+	return true;
+}
+
 /* An object name or namespace as the API takes it in a path: a DNS subdomain's characters. */
 static int path_name(const char *what, const char *s, struct err *e)
 {

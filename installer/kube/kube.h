@@ -60,6 +60,15 @@ _must_check_ int kube_config_in_cluster(const char *sa_dir, struct kube_config *
 /* Whether S is a Kubernetes object name (a DNS subdomain: lower case, digits, '-', '.'). */
 bool kube_name_ok(const char *s);
 
+/*
+ * Whether the N bytes at S are a qualified name, as apimachinery's
+ * pkg/util/validation/validation.go IsQualifiedName has it: an optional prefix, a DNS-1123
+ * subdomain (IsDNS1123Subdomain: at most 253, dot-separated [a-z0-9]([-a-z0-9]*[a-z0-9])?),
+ * and '/', then a name of at most 63 of [-A-Za-z0-9_.] that begins and ends alphanumeric:
+ * a label's key.
+ */
+bool kube_qualified_name_ok(const char *s, size_t n);
+
 struct kube;
 
 /* A client for C (copied). Returns NULL with E set (out of memory, libcurl missing). */
