@@ -24,6 +24,11 @@
 
 /* A look's API calls end within this, so that the agent's loop is never held long. */
 #define UPGRADE_CALL_DEADLINE_S 5
+/* A look's evictions (each up to a call's deadline) end within its interval, but no less
+ * than a call's deadline nor more than this: a drain of a hundred pods on a slow API server
+ * goes on over several looks, never past the agent's liveness bound (LOOP_STALL_S, 180 s,
+ * in cmd/agent.c). */
+#define EVICT_LOOK_MAX_S 60
 #define COMPONENT "nvidia-driver-installer"
 
 static uint64_t mono_s(void)
@@ -65,6 +70,9 @@ int upgrader_start(struct upgrader *u, const struct agent_upgrade_opts *o, unsig
 	u->o = o;
 	u->calls = calls;
 	u->slots.held = -1;
+	u->evict_look_s = interval_s < UPGRADE_CALL_DEADLINE_S ? UPGRADE_CALL_DEADLINE_S
+			  : interval_s > EVICT_LOOK_MAX_S      ? EVICT_LOOK_MAX_S
+							       : interval_s;
 	if (o->off) {
 		log_msg(LOG_INFO, "agent", "driver upgrades off (--upgrades off)");
 		return 0;
@@ -436,10 +444,13 @@ static bool to_ask(const struct upgrader *u, json_object *pod, bool drain)
 	       !upgrade_pod_kept(pod, u->pod_opts.evict_force, u->pod_opts.evict_emptydir);
 }
 
-/* Asks the pods the action names to leave (DRAIN: the drain's, else the GPU pods). */
+/* Asks the pods the action names to leave (DRAIN: the drain's, else the GPU pods), for as
+ * long as the look's time for it (u->evict_look_s) lasts; the rest at the next look. */
 static void evict(struct upgrader *u, json_object *pods, bool drain)
 {
 	size_t n = json_object_array_length(pods);
+	uint64_t start = mono_s();
+	unsigned left = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		json_object *pod = json_object_array_get_idx(pods, i), *meta = NULL, *ns, *name;
@@ -450,6 +461,10 @@ static void evict(struct upgrader *u, json_object *pods, bool drain)
 		    !json_object_object_get_ex(meta, "namespace", &ns) ||
 		    !json_object_object_get_ex(meta, "name", &name))
 			continue;
+		if (left || mono_s() - start >= u->evict_look_s) {
+			left++; /* counted, asked at the next look */
+			continue;
+		}
 		/* Each eviction may take a call's deadline: the slot is kept meanwhile. */
 		(void)upgrader_keep_slot(u);
 		r = kube_evict(u->k, json_object_get_string(ns), json_object_get_string(name), &e);
@@ -468,6 +483,10 @@ static void evict(struct upgrader *u, json_object *pods, bool drain)
 		       "namespace", json_object_get_string(ns), "pod", json_object_get_string(name),
 		       LOG_END);
 	}
+	if (left)
+		log_kv(LOG_INFO, "agent",
+		       "driver upgrade: the look's time for evictions is spent; the rest are asked at the next look",
+		       U64("left", left), U64("budget_s", u->evict_look_s), LOG_END);
 }
 
 /* The node's record and cordon, from NODE. */

@@ -44,6 +44,7 @@ struct upgrader {
 	bool no_ds_nodes_said;	/* --upgrade-max-unavailable found no node of the DaemonSet */
 	bool budget_bound_said; /* its lists were past their bound (said once) */
 	bool evict_blocked;	/* the last look: a kept GPU pod blocks the eviction */
+	unsigned evict_look_s;	/* the most a look spends asking pods to leave */
 	uint64_t keep_retry;	/* a failed renewal is tried again from then (monotonic s) */
 };
 

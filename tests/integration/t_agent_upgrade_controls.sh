@@ -21,6 +21,7 @@
 #    but another DaemonSet's, and cpu-1, a canary the selector leaves out, do not count), the
 #    lists by the DaemonSet's selector and nodeSelector only; once gpu-n2 is uncordoned it
 #    takes its slot. A --upgrade-daemonset that is not there takes no slot, and says so.
+# 6. Evictions answered late: a look asks for its time (5 s), the rest at the next look.
 FAKE_KERNEL=1
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
 mkkernel "$T/root"
@@ -256,8 +257,25 @@ kube_api PATCH /api/v1/nodes/gpu-n2 -H 'Content-Type: application/merge-patch+js
     -d '{"spec": {"unschedulable": false}}' >/dev/null
 assert_eq "$(cat "$KUBE_DIR/status")" 200 "gpu-n2's uncordon"
 wait_for "the slot taken" 15 upgrade_node_has 'slot == "gpu-node-1"'
+wait_for "the upgrade done (5)" 30 upgrade_node_has 'state == "done" and not unsched'
 
-# Every body the agent sent in the five runs, against the Kubernetes OpenAPI schemas.
+# 6. A slow API server: a look asks pods to leave for its time (5 s at --interval 1), the
+# rest at the next look, so that the agent's loop never stalls (each eviction answered 2 s
+# late here; 180 s stalls /healthz).
+kill "$apid"; wait "$apid" 2>/dev/null || true; apid=
+leave_pending "$V_OLD"
+cluster "$T/c6.json" "$(pod ml a '' "$JOB" "$GPU")" "$(pod ml b '' "$JOB" "$GPU")" \
+    "$(pod ml c '' "$JOB" "$GPU")" "$(pod ml d '' "$JOB" "$GPU")"
+kube_stub "$T/c6.json"
+logs+=("$KUBE_LOG")
+echo '{"faults": [{"method": "POST", "path": "/api/v1/namespaces/ml/pods/[a-d]/eviction", "delay": 2, "times": 4}]}' >"$KUBE_FAULTS"
+restart --upgrade-on-deadline evict --upgrade-deadline 0
+wait_for "the upgrade done (6)" 60 upgrade_node_has 'state == "done" and not unsched and pods == []'
+grep -Eq "the look's time for evictions is spent; the rest are asked at the next look \(left=[12] budget_s=5\)" "$T/agent.log" ||
+    fail "no look left pods for the next: $(grep -i evict "$T/agent.log")"
+for p in ml/a ml/b ml/c ml/d; do assert_eq "$(asked $p)" 1 "evictions of $p"; done
+
+# Every body the agent sent in the six runs, against the Kubernetes OpenAPI schemas.
 k8s_node_modules
 node "$SRC/tests/k8s/check-requests.mjs" "${logs[@]}" >"$T/schema.out" 2>&1 ||
     fail "request bodies: $(cat "$T/schema.out")"
