@@ -128,56 +128,14 @@ const char *nodecond_event(const char *old_status, const char *old_reason, const
 
 /* ---- the options' taints ----------------------------------------------------------------- */
 
-/*
- * As apimachinery's pkg/util/validation/validation.go has them: IsDNS1123Subdomain (at most
- * 253, dot-separated [a-z0-9]([-a-z0-9]*[a-z0-9])?) and IsQualifiedName (an optional
- * subdomain prefix and '/', then at most 63 of [-A-Za-z0-9_.] that begin and end
- * alphanumeric), which kube-apiserver's validateNodeTaints applies to a taint's key.
- */
-static bool is_alnum(char ch, bool upper)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
-	       (upper && ch >= 'A' && ch <= 'Z');
-}
-
-static bool subdomain_ok(const char *s, size_t n)
-{
-	if (n == 0 || n > 253)
-		return false;
-	for (size_t i = 0, start = 0; i <= n; i++) {
-		if (i == n || s[i] == '.') {
-			if (i == start || !is_alnum(s[start], false) || !is_alnum(s[i - 1], false))
-				return false;
-			start = i + 1;
-		} else if (!is_alnum(s[i], false) && s[i] != '-') {
-			return false;
-		}
-	}
-	return true;
-}
-
-static bool qualified_name_ok(const char *s, size_t n)
-{
-	const char *slash = memchr(s, '/', n), *name = slash ? slash + 1 : s;
-	size_t len = n - (size_t)(name - s);
-
-	if (slash && !subdomain_ok(s, (size_t)(slash - s)))
-		return false;
-	if (len == 0 || len > 63 || !is_alnum(name[0], true) || !is_alnum(name[len - 1], true))
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if (!is_alnum(name[i], true) && !strchr("-_.", name[i]))
-			return false;
-	return true;
-}
-
+/* A taint's key is a qualified name, as validateNodeTaints checks it (kube_qualified_name_ok). */
 bool nodecond_taint_ok(const char *spec, bool with_effect)
 {
 	const char *colon = strrchr(spec, ':');
 
 	if (!with_effect)
-		return qualified_name_ok(spec, strlen(spec));
-	return colon && qualified_name_ok(spec, (size_t)(colon - spec)) &&
+		return kube_qualified_name_ok(spec, strlen(spec));
+	return colon && kube_qualified_name_ok(spec, (size_t)(colon - spec)) &&
 	       (strcmp(colon + 1, "NoSchedule") == 0 ||
 		strcmp(colon + 1, "PreferNoSchedule") == 0 || strcmp(colon + 1, "NoExecute") == 0);
 }
