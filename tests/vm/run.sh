@@ -496,7 +496,8 @@ make_kube_sa() {
 
 # agent_upgrade_boot: the stand-in on the host's 127.0.0.1, the VM booted with a user
 # network to it, then what the agent left on the node: its record done, uncordoned, the
-# slot given back, an Event per state in order. Prints the boot's VMTEST lines, and a
+# slot given back, an Event per state in order, and its condition's life in Events and
+# its last state. Prints the boot's VMTEST lines, and a
 # VMTEST FAIL line for each host-side check that fails.
 agent_upgrade_boot() {
     local d=$W/kube spid
@@ -519,12 +520,21 @@ rec = json.loads(n["metadata"].get("annotations", {}).get("nvidia.com/gpu.driver
 reasons = [e["reason"] for e in db["events"]]
 want = ["DriverUpgradePending", "DriverUpgradeCordoned", "DriverUpgradeWaiting",
         "DriverUpgradeActivating", "DriverUpgradeValidating", "DriverUpgradeDone"]
+# The condition nvidia.com/GPUDriverReady beside it: ready on the old driver, not ready
+# while the new one is switched in (DriverUpgrading), ready on the new one, Unknown once
+# the agent stopped at the guest's shutdown.
+want_cond = ["GPUDriverReady", "GPUDriverNotReady", "GPUDriverReady", "GPUDriverUnknown"]
+conds = [c for c in n.get("status", {}).get("conditions", [])
+         if c.get("type") == "nvidia.com/GPUDriverReady"]
 checks = [
     ("host-node-done", n["metadata"].get("labels", {}).get(
         "nvidia.com/gpu.driver-installer.upgrade-state") == "done" and rec.get("state") == "done"),
     ("host-uncordoned", not n.get("spec", {}).get("unschedulable", False) and not rec.get("cordoned")),
     ("host-slot-free", all(not l["spec"].get("holderIdentity") for l in db["leases"]) and db["leases"]),
-    ("host-events", reasons == want),
+    ("host-events", [r for r in reasons if r.startswith("DriverUpgrade")] == want),
+    ("host-condition-events", [r for r in reasons if r.startswith("GPUDriver")] == want_cond),
+    ("host-condition", len(conds) == 1 and conds[0].get("status") == "Unknown"
+     and conds[0].get("reason") == "AgentStopped"),
 ]
 for name, ok in checks:
     print("VMTEST ok %s" % name if ok else "VMTEST FAIL %s: node %s, events %s" % (
