@@ -11,10 +11,13 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "kube/kube.h"
 
 struct kubestub {
 	char sa[128], state[160], faults[160], log[160];
@@ -95,6 +98,33 @@ static inline int kubestub_start(struct kubestub *k, const char *root, const cha
 	setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1", 1);
 	setenv("KUBERNETES_SERVICE_PORT", port, 1);
 	return 0;
+}
+
+/* A client of the stand-in K, each call within DEADLINE_S; NULL when none could be made. */
+static inline struct kube *kubestub_client(const struct kubestub *k, unsigned deadline_s)
+{
+	struct kube_config c;
+	struct err e;
+
+	err_clear(&e);
+	if (kube_config_in_cluster(k->sa, &c, &e) < 0)
+		return NULL;
+	c.deadline_s = deadline_s;
+	return kube_new(&c, &e);
+}
+
+/* The lines of the stand-in's request log that hold NEEDLE, and AND too unless it is NULL. */
+static inline int kubestub_logged(const struct kubestub *k, const char *needle, const char *and)
+{
+	char line[65536];
+	int n = 0;
+	FILE *f = fopen(k->log, "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, needle) && (!and || strstr(line, and));
+	if (f)
+		fclose(f);
+	return n;
 }
 
 static inline void kubestub_stop(struct kubestub *k)

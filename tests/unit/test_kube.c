@@ -185,20 +185,6 @@ static int stub_down(void **state)
 	return 0;
 }
 
-/* Lines of the stand-in's request log that hold NEEDLE. */
-static int logged(const struct stub *s, const char *needle)
-{
-	char line[8192];
-	int n = 0;
-	FILE *f = fopen(s->ks.log, "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		n += strstr(line, needle) != NULL;
-	if (f)
-		fclose(f);
-	return n;
-}
-
 /* The stand-in's store after the calls, as text. */
 static char *stored(const struct stub *s)
 {
@@ -267,19 +253,21 @@ static void test_node_and_pods(void **state)
 	assert_non_null(strstr(stored(s), "\"nvidia.com/upgrade-state\": \"cordoned\""));
 	assert_non_null(strstr(stored(s), "\"unschedulable\": true"));
 	assert_null(strstr(stored(s), "\"keep\""));
-	assert_int_equal(logged(s, "\"content_type\": \"application/merge-patch+json\""), 1);
+	assert_int_equal(
+		kubestub_logged(&s->ks, "\"content_type\": \"application/merge-patch+json\"", NULL),
+		1);
 	/* The node's pods, by field selector; not another node's. */
 	assert_int_equal(kube_pods_on_node(k, "gpu-1", &pods, &e), 0);
 	assert_int_equal(json_object_array_length(pods), 2);
 	json_object_put(pods);
-	assert_int_equal(logged(s, "fieldSelector=spec.nodeName%3Dgpu-1"), 1);
+	assert_int_equal(kubestub_logged(&s->ks, "fieldSelector=spec.nodeName%3Dgpu-1", NULL), 1);
 	/* A node that is not there: 404, with the API server's message. */
 	assert_int_equal(kube_node_get(k, "gpu-9", &node, &e), -1);
 	assert_non_null(strstr(e.msg, "404: nodes \"gpu-9\" not found"));
 	assert_null(node);
 	/* A name that is not one never reaches the server. */
 	assert_int_equal(kube_node_get(k, "../secrets", &node, &e), -1);
-	assert_int_equal(logged(s, "secrets"), 0);
+	assert_int_equal(kubestub_logged(&s->ks, "secrets", NULL), 0);
 }
 
 /* Makes pod NAME on gpu-1 through the stand-in, with ENV environment entries (0: none). */
@@ -331,17 +319,17 @@ static void test_pods_paged(void **state)
 	assert_int_equal(json_object_array_length(pods), 112);
 	json_object_put(pods);
 	/* 112 pods: pages of 50, 50 and 12. */
-	assert_int_equal(logged(s, "&limit=50"), 3);
-	assert_int_equal(logged(s, "&limit=50&continue="), 2);
+	assert_int_equal(kubestub_logged(&s->ks, "&limit=50", NULL), 3);
+	assert_int_equal(kubestub_logged(&s->ks, "&limit=50&continue=", NULL), 2);
 	/* Two pods of 5 MB each (300,000 entries): no page of 50, 25, 12, 6 or 3 holds both
 	 * ... unless they are apart; each of them is read, neither's environment kept. */
 	add_pod(k, "big1", 300000);
 	add_pod(k, "big2", 300000);
-	lists = logged(s, "\"path\": \"/api/v1/pods\"");
+	lists = kubestub_logged(&s->ks, "\"path\": \"/api/v1/pods\"", NULL);
 	assert_int_equal(kube_pods_on_node(k, "gpu-1", &pods, &e), 0);
 	/* Pages of 50, 25, 12, 6 and 3 refused; then 1 (big1), 2 (big2 and p000), and
 	 * doubled again: 4, 8, 16, 32, 50, 1. */
-	assert_int_equal(logged(s, "\"path\": \"/api/v1/pods\"") - lists, 13);
+	assert_int_equal(kubestub_logged(&s->ks, "\"path\": \"/api/v1/pods\"", NULL) - lists, 13);
 	assert_int_equal(json_object_array_length(pods), 114);
 	pod = json_object_array_get_idx(pods, 0);
 	text = json_object_to_json_string_ext(pod, JSON_C_TO_STRING_PLAIN |
@@ -353,7 +341,7 @@ static void test_pods_paged(void **state)
 			    "\"1\"}}}]},\"status\":{\"phase\":\"Running\"}}");
 	assert_true(json_object_object_get_ex(pod, "spec", &c));
 	json_object_put(pods);
-	assert_true(logged(s, "&limit=25") >= 1);
+	assert_true(kubestub_logged(&s->ks, "&limit=25", NULL) >= 1);
 	/* One pod past the bound (600,000 entries, 11 MB): the call fails, the bound named. */
 	add_pod(k, "huge", 600000);
 	assert_int_equal(kube_pods_on_node(k, "gpu-1", &pods, &e), -1);
@@ -419,10 +407,10 @@ static void test_evict(void **state)
 	assert_non_null(k);
 	assert_int_equal(kube_evict(k, "ml", "train", &e), 0);
 	assert_null(strstr(stored(s), "\"train\""));
-	assert_int_equal(logged(s, "Eviction"), 1);
+	assert_int_equal(kubestub_logged(&s->ks, "Eviction", NULL), 1);
 	/* A disruption budget forbids it: 1, asked once, not retried here. */
 	assert_int_equal(kube_evict(k, "ml", "serve", &e), 1);
-	assert_int_equal(logged(s, "/pods/serve/eviction"), 1);
+	assert_int_equal(kubestub_logged(&s->ks, "/pods/serve/eviction", NULL), 1);
 	assert_non_null(strstr(stored(s), "\"serve\""));
 	/* Gone already: done. */
 	assert_int_equal(kube_evict(k, "ml", "train", &e), 0);
@@ -665,14 +653,16 @@ static void test_event(void **state)
 			   "\"involvedObject\": {\"kind\": \"Node\", \"name\": \"gpu-1\"}, "
 			   "\"reason\": \"R\", \"eventTime\": \"2026-01-02T03:04:05.000006Z\"}"),
 		422);
-	assert_int_equal(logged(s, "\"status\": 422"), 4);
+	assert_int_equal(kubestub_logged(&s->ks, "\"status\": 422", NULL), 4);
 	/* The agent's namespace here (gpu-operator) takes no Node Event: it goes to default. */
 	assert_string_equal(kube_event_namespace("gpu-operator"), "default");
 	assert_string_equal(kube_event_namespace("kube-system"), "kube-system");
 	assert_int_equal(kube_event(k, "gpu-operator", &v, &e), 0);
-	assert_int_equal(logged(s, "/api/v1/namespaces/default/events\", \"query\": \"\", "
-				   "\"content_type\": \"application/json\", \"user_agent\": "
-				   "\"nvidia-driver-installer/"),
+	assert_int_equal(kubestub_logged(&s->ks,
+					 "/api/v1/namespaces/default/events\", \"query\": \"\", "
+					 "\"content_type\": \"application/json\", \"user_agent\": "
+					 "\"nvidia-driver-installer/",
+					 NULL),
 			 2);
 	assert_non_null(strstr(stored(s), "\"reason\": \"UpgradeCordoned\""));
 	assert_non_null(strstr(stored(s), "\"generateName\": \"gpu-1.\""));
@@ -681,7 +671,7 @@ static void test_event(void **state)
 	assert_non_null(strstr(stored(s), "\"action\": \"DriverUpgrade\""));
 	/* In kube-system, where the shipped manifests run the agent, it stays there. */
 	assert_int_equal(kube_event(k, "kube-system", &v, &e), 0);
-	assert_int_equal(logged(s, "\"status\": 422"), 4);
+	assert_int_equal(kubestub_logged(&s->ks, "\"status\": 422", NULL), 4);
 }
 
 static void test_retries(void **state)
@@ -758,8 +748,8 @@ static void test_slow_server(void **state)
 	t0 = now_ns();
 	assert_int_equal(kube_call(k, &q, &r, &e), -1);
 	assert_true(now_ns() - t0 < 5000000000ull);
-	assert_int_equal(logged(s, "\"status\": \"trickle\""), 1);
-	assert_true(logged(s, "\"status\": \"stall\"") >= 1);
+	assert_int_equal(kubestub_logged(&s->ks, "\"status\": \"trickle\"", NULL), 1);
+	assert_true(kubestub_logged(&s->ks, "\"status\": \"stall\"", NULL) >= 1);
 	kube_reply_done(&r);
 }
 
@@ -792,7 +782,7 @@ static void test_sigterm_ends_call(void **state)
 	sender = fork();
 	assert_true(sender >= 0);
 	if (sender == 0) {
-		while (logged(s, "\"status\": \"stall\"") == 0)
+		while (kubestub_logged(&s->ks, "\"status\": \"stall\"", NULL) == 0)
 			nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
 		kill(getppid(), SIGTERM);
 		_exit(0);
@@ -860,7 +850,7 @@ static void test_token(void **state)
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(kube_node_get(k, "gpu-1", &node, &e), 0);
 	json_object_put(node);
-	assert_int_equal(logged(s, "\"status\": 401"), 0);
+	assert_int_equal(kubestub_logged(&s->ks, "\"status\": 401", NULL), 0);
 	/* Rotated with the old time on the file: 401, read again, asked once more. */
 	put(path, "token-three\n");
 	times[0] = st.st_atim;
@@ -868,12 +858,12 @@ static void test_token(void **state)
 	assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
 	assert_int_equal(kube_node_get(k, "gpu-1", &node, &e), 0);
 	json_object_put(node);
-	assert_int_equal(logged(s, "\"status\": 401"), 1);
+	assert_int_equal(kubestub_logged(&s->ks, "\"status\": 401", NULL), 1);
 	/* The token gone: the call fails before any request, naming it. */
 	unlink(path);
 	assert_int_equal(kube_node_get(k, "gpu-1", &node, &e), -1);
 	assert_non_null(strstr(e.msg, "service account's token"));
-	assert_int_equal(logged(s, "\"status\": 401"), 1);
+	assert_int_equal(kubestub_logged(&s->ks, "\"status\": 401", NULL), 1);
 }
 
 static void test_tls(void **state)
@@ -892,7 +882,7 @@ static void test_tls(void **state)
 	assert_int_equal(kube_node_get(k, "gpu-1", &node, &e), -1);
 	assert_non_null(strstr(e.msg, "certificate"));
 	assert_non_null(strstr(e.msg, "(1 attempt)"));
-	assert_int_equal(logged(s, "nodes"), 0);
+	assert_int_equal(kubestub_logged(&s->ks, "nodes", NULL), 0);
 }
 
 /*
@@ -945,7 +935,7 @@ static void test_tls_trust_store(void **state)
 		skip();
 	}
 	assert_int_equal(WEXITSTATUS(status), 0);
-	assert_int_equal(logged(s, "nodes"), 0);
+	assert_int_equal(kubestub_logged(&s->ks, "nodes", NULL), 0);
 }
 
 int main(void)

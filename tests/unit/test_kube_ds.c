@@ -57,16 +57,11 @@ static const char initial[] =
 static int stub_up(void **state)
 {
 	struct stub *s = calloc(1, sizeof(*s));
-	struct kube_config c;
-	struct err e;
 
 	assert_non_null(s);
 	assert_int_equal(scratch_init(&s->f, "kube-ds"), 0);
 	assert_int_equal(kubestub_start(&s->ks, s->f.root, "ns", initial), 0);
-	err_clear(&e);
-	assert_int_equal(kube_config_in_cluster(s->ks.sa, &c, &e), 0);
-	c.deadline_s = 5;
-	s->k = kube_new(&c, &e);
+	s->k = kubestub_client(&s->ks, 5);
 	assert_non_null(s->k);
 	*state = s;
 	return 0;
@@ -81,20 +76,6 @@ static int stub_down(void **state)
 	scratch_fini(&s->f);
 	free(s);
 	return 0;
-}
-
-/* Lines of the stand-in's request log that hold NEEDLE. */
-static int logged(const struct stub *s, const char *needle)
-{
-	char line[8192];
-	int n = 0;
-	FILE *f = fopen(s->ks.log, "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		n += strstr(line, needle) != NULL;
-	if (f)
-		fclose(f);
-	return n;
 }
 
 static void test_daemonset_nodes(void **state)
@@ -112,9 +93,12 @@ static void test_daemonset_nodes(void **state)
 	assert_non_null(strstr(text, "\"n1\""));
 	assert_non_null(strstr(text, "\"n2\""));
 	json_object_put(nodes);
-	assert_int_equal(logged(s, "labelSelector=app%3Ddrv%2Ctier%20notin%20%28canary%2Ctest%29"),
-			 1);
-	assert_int_equal(logged(s, "labelSelector=gpu%3Dtrue"), 1);
+	assert_int_equal(
+		kubestub_logged(&s->ks,
+				"labelSelector=app%3Ddrv%2Ctier%20notin%20%28canary%2Ctest%29",
+				NULL),
+		1);
+	assert_int_equal(kubestub_logged(&s->ks, "labelSelector=gpu%3Dtrue", NULL), 1);
 	/* No such DaemonSet: 1. */
 	assert_int_equal(kube_daemonset_nodes(s->k, "ns", "none", "a.b/c", &nodes, &e), 1);
 	assert_null(nodes);

@@ -260,16 +260,11 @@ static const char initial[] =
 static int stub_up(void **state)
 {
 	struct stub *s = calloc(1, sizeof(*s));
-	struct kube_config c;
-	struct err e;
 
 	assert_non_null(s);
 	assert_int_equal(scratch_init(&s->f, "kube-node"), 0);
 	assert_int_equal(kubestub_start(&s->ks, s->f.root, "kube-system", initial), 0);
-	err_clear(&e);
-	assert_int_equal(kube_config_in_cluster(s->ks.sa, &c, &e), 0);
-	c.deadline_s = 5;
-	s->k = kube_new(&c, &e);
+	s->k = kubestub_client(&s->ks, 5);
 	assert_non_null(s->k);
 	*state = s;
 	return 0;
@@ -284,20 +279,6 @@ static int stub_down(void **state)
 	scratch_fini(&s->f);
 	free(s);
 	return 0;
-}
-
-/* Lines of the stand-in's request log that hold both NEEDLE and AND (or NULL). */
-static int logged(const struct stub *s, const char *needle, const char *and)
-{
-	char line[65536];
-	int n = 0;
-	FILE *f = fopen(s->ks.log, "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		n += strstr(line, needle) && (!and || strstr(line, and));
-	if (f)
-		fclose(f);
-	return n;
 }
 
 /* The stored Node, parsed (the caller puts it). */
@@ -355,8 +336,10 @@ static void test_condition_write(void **state)
 
 	assert_int_equal(set(s, "False", "Installing", &r, &e), 0);
 	assert_true(r.changed && r.transitioned && r.conflicts == 0);
-	assert_int_equal(logged(s, "\"PATCH\"", "/api/v1/nodes/gpu-1/status"), 1);
-	assert_int_equal(logged(s, "application/strategic-merge-patch+json", "resourceVersion"), 1);
+	assert_int_equal(kubestub_logged(&s->ks, "\"PATCH\"", "/api/v1/nodes/gpu-1/status"), 1);
+	assert_int_equal(kubestub_logged(&s->ks, "application/strategic-merge-patch+json",
+					 "resourceVersion"),
+			 1);
 	c = stored_condition(s, KUBE_CONDITION_TYPE);
 	assert_non_null(c);
 	assert_string_equal(get_str(c, "reason"), "Installing");
@@ -373,7 +356,7 @@ static void test_condition_write(void **state)
 	assert_int_equal(r.conflicts, 2);
 	assert_true(r.changed && !r.transitioned);
 	assert_string_equal(r.old_reason, "Installing");
-	assert_int_equal(logged(s, "\"status\": 409", "/status"), 2);
+	assert_int_equal(kubestub_logged(&s->ks, "\"status\": 409", "/status"), 2);
 	c = stored_condition(s, KUBE_CONDITION_TYPE);
 	assert_string_equal(get_str(c, "reason"), "WaitingForPackage");
 	assert_string_equal(get_str(c, "lastTransitionTime"), since);
@@ -390,7 +373,8 @@ static void test_condition_write(void **state)
 	assert_int_equal(set(s, "True", "CUDAReady", &r, &e), -1);
 	assert_non_null(strstr(e.msg, "another writer changed it each time, 6 tries"));
 	assert_non_null(strstr(e.msg, "409"));
-	assert_int_equal(logged(s, "\"status\": 409", "/status"), 2 + KUBE_CONFLICT_RETRIES + 1);
+	assert_int_equal(kubestub_logged(&s->ks, "\"status\": 409", "/status"),
+			 2 + KUBE_CONFLICT_RETRIES + 1);
 	put(s->ks.faults, "{\"faults\": []}");
 	assert_int_equal(set(s, "True", "CUDAReady", &r, &e), 0);
 	assert_true(r.transitioned);
@@ -433,11 +417,12 @@ static void test_taint_write(void **state)
 	assert_int_equal(taint(s, "startup", NULL, "NoSchedule", true, &changed), 0);
 	assert_true(changed);
 	assert_true(taints_are(s, "[" KEPT "," SU "]"));
-	assert_int_equal(logged(s, "application/merge-patch+json", "resourceVersion"), 1);
+	assert_int_equal(kubestub_logged(&s->ks, "application/merge-patch+json", "resourceVersion"),
+			 1);
 	/* There already: read, not written. */
 	assert_int_equal(taint(s, "startup", NULL, "NoSchedule", true, &changed), 0);
 	assert_false(changed);
-	assert_int_equal(logged(s, "\"PATCH\"", NULL), 1);
+	assert_int_equal(kubestub_logged(&s->ks, "\"PATCH\"", NULL), 1);
 	/* Another writer adds the same taint between the read and the patch: 409, read
 	 * again, nothing left to write. */
 	put(s->ks.faults,
@@ -446,7 +431,7 @@ static void test_taint_write(void **state)
 	    "\"effect\": \"NoSchedule\"}]}, \"times\": 1}]}");
 	assert_int_equal(taint(s, "h", "FatalXid", "NoSchedule", true, &changed), 0);
 	assert_false(changed);
-	assert_int_equal(logged(s, "\"status\": 409", NULL), 1);
+	assert_int_equal(kubestub_logged(&s->ks, "\"status\": 409", NULL), 1);
 	assert_true(taints_are(s, "[" KEPT ",{\"key\":\"h\",\"value\":\"FatalXid\","
 				  "\"effect\":\"NoSchedule\"}]"));
 	/* Removed while another writer adds its own: the other's stays. */
