@@ -363,6 +363,12 @@ static const char *get_str(json_object *o, const char *key)
 	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
+/* The length of A when it is an array, else 0 (absent, or not what the API server sends). */
+static size_t array_len(json_object *a)
+{
+	return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+}
+
 /* An NVIDIA GPU resource the device plugins advertise. */
 static bool gpu_resource(const char *name)
 {
@@ -400,9 +406,7 @@ static bool asks_gpu(json_object *container)
 
 static bool any_asks_gpu(json_object *list, bool sidecars_only)
 {
-	size_t n = list && json_object_is_type(list, json_type_array)
-			   ? json_object_array_length(list)
-			   : 0;
+	size_t n = array_len(list);
 
 	for (size_t i = 0; i < n; i++) {
 		json_object *c = json_object_array_get_idx(list, i);
@@ -411,6 +415,23 @@ static bool any_asks_gpu(json_object *list, bool sidecars_only)
 		if (sidecars_only && !same(get_str(c, "restartPolicy"), "Always"))
 			continue;
 		if (asks_gpu(c))
+			return true;
+	}
+	return false;
+}
+
+/* A DaemonSet's pod or a static pod's mirror: neither is moved by an eviction. */
+static bool daemon_or_mirror(json_object *meta)
+{
+	json_object *owners = get(meta, "ownerReferences");
+	size_t n = array_len(owners);
+
+	if (get(get(meta, "annotations"), MIRROR_POD_ANNOTATION))
+		return true;
+	for (size_t i = 0; i < n; i++) {
+		const char *kind = get_str(json_object_array_get_idx(owners, i), "kind");
+
+		if (same(kind, "DaemonSet") || same(kind, "Node"))
 			return true;
 	}
 	return false;
@@ -427,20 +448,7 @@ static bool any_asks_gpu(json_object *list, bool sidecars_only)
  */
 static bool can_evict(json_object *meta)
 {
-	json_object *owners = get(meta, "ownerReferences");
-	size_t n = owners && json_object_is_type(owners, json_type_array)
-			   ? json_object_array_length(owners)
-			   : 0;
-
-	if (get(meta, "deletionTimestamp") || get(get(meta, "annotations"), MIRROR_POD_ANNOTATION))
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		const char *kind = get_str(json_object_array_get_idx(owners, i), "kind");
-
-		if (same(kind, "DaemonSet") || same(kind, "Node"))
-			return false;
-	}
-	return true;
+	return !get(meta, "deletionTimestamp") && !daemon_or_mirror(meta);
 }
 
 bool upgrade_pod_holds_gpu(json_object *pod, bool *evictable)
@@ -461,9 +469,7 @@ bool upgrade_pod_holds_gpu(json_object *pod, bool *evictable)
 
 unsigned upgrade_gpu_pods(json_object *items, unsigned *evictable, char *names, size_t names_size)
 {
-	size_t n = items && json_object_is_type(items, json_type_array)
-			   ? json_object_array_length(items)
-			   : 0;
+	size_t n = array_len(items);
 	unsigned count = 0;
 	size_t used = 0;
 	bool full = names_size == 0;
@@ -502,9 +508,7 @@ unsigned upgrade_gpu_pods(json_object *items, unsigned *evictable, char *names, 
 static bool has_emptydir(json_object *pod)
 {
 	json_object *vols = get(get(pod, "spec"), "volumes");
-	size_t n = vols && json_object_is_type(vols, json_type_array)
-			   ? json_object_array_length(vols)
-			   : 0;
+	size_t n = array_len(vols);
 
 	for (size_t i = 0; i < n; i++)
 		if (get(json_object_array_get_idx(vols, i), "emptyDir"))
@@ -516,9 +520,7 @@ static bool has_emptydir(json_object *pod)
 static bool has_controller(json_object *meta)
 {
 	json_object *owners = get(meta, "ownerReferences");
-	size_t n = owners && json_object_is_type(owners, json_type_array)
-			   ? json_object_array_length(owners)
-			   : 0;
+	size_t n = array_len(owners);
 
 	for (size_t i = 0; i < n; i++) {
 		json_object *c = get(json_object_array_get_idx(owners, i), "controller");
@@ -578,20 +580,8 @@ static bool drain_takes(json_object *pod, const struct upgrade_pod_opts *o, char
 	json_object *meta = get(pod, "metadata");
 
 	*kept = 0;
-	if (!o->drain || finished(pod) || get(get(meta, "annotations"), MIRROR_POD_ANNOTATION))
+	if (!o->drain || finished(pod) || daemon_or_mirror(meta))
 		return false;
-	for (size_t i = 0, n = get(meta, "ownerReferences") &&
-					       json_object_is_type(get(meta, "ownerReferences"),
-								   json_type_array)
-				       ? json_object_array_length(get(meta, "ownerReferences"))
-				       : 0;
-	     i < n; i++) {
-		const char *kind =
-			get_str(json_object_array_get_idx(get(meta, "ownerReferences"), i), "kind");
-
-		if (same(kind, "DaemonSet") || same(kind, "Node"))
-			return false;
-	}
 	if (o->drain_select && !labelsel_matches(o->drain_select, get(meta, "labels")))
 		return false;
 	if (!get(meta, "deletionTimestamp"))
@@ -639,9 +629,7 @@ static void count_one(json_object *pod, const struct upgrade_pod_opts *o, struct
 void upgrade_pods_count(json_object *items, const struct upgrade_pod_opts *o,
 			struct upgrade_pods *ret)
 {
-	size_t n = items && json_object_is_type(items, json_type_array)
-			   ? json_object_array_length(items)
-			   : 0;
+	size_t n = array_len(items);
 
 	memset(ret, 0, sizeof(*ret));
 	for (size_t i = 0; i < n; i++)
@@ -653,9 +641,7 @@ void upgrade_pods_count(json_object *items, const struct upgrade_pod_opts *o,
 static bool not_ready(json_object *node)
 {
 	json_object *conds = get(get(node, "status"), "conditions");
-	size_t n = conds && json_object_is_type(conds, json_type_array)
-			   ? json_object_array_length(conds)
-			   : 0;
+	size_t n = array_len(conds);
 
 	for (size_t i = 0; i < n; i++) {
 		json_object *c = json_object_array_get_idx(conds, i);
@@ -679,10 +665,7 @@ static bool holds_slot(json_object *node)
 
 unsigned upgrade_unavailable(json_object *nodes, const char *self, char *names, size_t names_size)
 {
-	size_t n = nodes && json_object_is_type(nodes, json_type_array)
-			   ? json_object_array_length(nodes)
-			   : 0,
-	       used = 0;
+	size_t n = array_len(nodes), used = 0;
 	unsigned count = 0;
 
 	if (names_size)
