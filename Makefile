@@ -124,7 +124,7 @@ FUZZ_SECONDS ?= 60
 .PHONY: FORCE all check check-real unit script-unit integration packaging asan vm image-test \
 	demo deps format format-check lint clean install install-docs image-rootfs \
 	image-multiarch release fuzz fuzz-replay fuzz-bins fleet reliability-report bench \
-	bench-supply bench-oci golden-refresh
+	bench-supply bench-oci golden-refresh standin-imex
 .DEFAULT_GOAL := all
 FORCE:
 # Keep test objects between runs.
@@ -242,6 +242,19 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(PKG_LIBS) $(TEST_LIBS)
 
+# The stand-in IMEX daemon and control tool (tests/standin/imex.c, one program named two
+# ways), static so that they run in a chroot or container holding nothing else; never
+# sanitized. make ARCH=arm64 cross-builds them into build-arm64/tools/standin-imex/.
+STANDIN_IMEX := $(BUILD)/tools/standin-imex/nvidia-imex $(BUILD)/tools/standin-imex/nvidia-imex-ctl
+$(BUILD)/tools/standin-imex/nvidia-imex: tests/standin/imex.c
+	@mkdir -p $(@D)
+	$(call say,CCLD,$@)
+	$(Q)$(CC) -std=gnu11 -O2 -g -D_GNU_SOURCE $(WARNINGS) -static -o $@ $<
+	@readelf -l $@ | grep -q INTERP && { echo "$@: not static" >&2; exit 1; } || true
+$(BUILD)/tools/standin-imex/nvidia-imex-ctl: $(BUILD)/tools/standin-imex/nvidia-imex
+	$(Q)ln -f $< $@
+standin-imex: $(STANDIN_IMEX)
+
 $(FAKEKERNEL): tests/tools/fakekernel.c
 	@mkdir -p $(@D)
 	$(call say,CCLD,$@)
@@ -336,7 +349,7 @@ $(COMPAT_BIN):
 	$(Q)$(MAKE) $(if $(Q),-s) -C $(COMPAT_DIR)/src BUILD=$(abspath $(COMPAT_DIR))/obj \
 		SANITIZE=0 $(abspath $(COMPAT_BIN))
 
-integration: $(BIN) $(FAKEKERNEL) $(CRASHPOINT) $(COMPAT_BIN)
+integration: $(BIN) $(FAKEKERNEL) $(CRASHPOINT) $(COMPAT_BIN) $(STANDIN_IMEX)
 	tests/integration/selftest.sh
 	tests/integration/run.sh $(BIN) $(FAKEKERNEL)
 
@@ -360,7 +373,7 @@ script-unit:
 # scripts/build-driver-package's COS and Ubuntu paths against stand-ins of Google's and
 # Canonical's artifacts (docs/platforms/): kernel-headers.tgz, LLVM=1, detached signatures,
 # a linux-modules-nvidia .deb. Needs the installed kernel's headers (half a minute).
-packaging: $(BIN)
+packaging: $(BIN) $(STANDIN_IMEX)
 	tests/packaging/run.sh $(BIN)
 
 # Debian's kernel under qemu, with stand-in modules signed by a throwaway key.
@@ -460,7 +473,7 @@ demo:
 
 FORMAT_SRCS = $(wildcard installer/cmd/*.[ch] $(STAGE_DIRS:%=installer/%/*.[ch]) \
 	installer/util/*.[ch] installer/helpers/*.[ch] tests/unit/*.[ch] tests/tools/*.c \
-	tests/fuzz/*.c)
+	tests/fuzz/*.c tests/standin/imex.c)
 
 format:
 	clang-format -i $(FORMAT_SRCS)
