@@ -60,6 +60,11 @@ def parser(doc):
                     "Manager for NVLink 5 systems (its nvlsm .deb, an archive or a "
                     "directory): packed into bin/nvlsm and share/nvidia/nvlsm/; with "
                     "--fabricmanager")
+    ap.add_argument("--imex", metavar="DEB_ARCHIVE_OR_DIR", help="NVIDIA's IMEX daemon for "
+                    "multi-node NVLink, GB200 NVL72 (its nvidia-imex-BRANCH or nvidia-imex "
+                    ".deb of the driver's own version, an archive or a directory; driver 550 "
+                    "and later): packed into bin/nvidia-imex, bin/nvidia-imex-ctl and "
+                    "share/nvidia/imex/")
     ap.add_argument("--os", help="os-release ID the package is limited to; it chooses the "
                     "platform (%s); without it, or for another ID, the platform is the one "
                     "whose options are given (%s where none are)" % (

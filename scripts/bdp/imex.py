@@ -1,0 +1,156 @@
+# SPDX-License-Identifier: Apache-2.0
+"""--imex: NVIDIA's IMEX daemon (nvidia-imex) and its control tool (nvidia-imex-ctl) for
+multi-node NVLink (GB200 NVL72), which NVIDIA ships apart from the driver, as a .deb of its
+CUDA repository of the driver's own version: nvidia-imex-BRANCH for the 550 to 575
+branches, nvidia-imex from 580 (NVIDIA/gpu-driver-container,
+ubuntu24.04/precompiled/nvidia-driver imex_install). Checked before anything is built, then
+packed where the package's other programs are: bin/nvidia-imex, bin/nvidia-imex-ctl and
+share/nvidia/imex/{config.cfg,nodes_config.cfg} (docs/repository-format.md)."""
+import os
+import re
+import subprocess
+
+from bdp.common import (ARCHES, check_bundle_members, die, elf_machine, inside, say,
+                        unpack_confined)
+
+# IMEX came with the 550 branch (its channels' chrdev nvidia-caps-imex-channels); the
+# driver container installs no IMEX package for an older branch (imex_install).
+FIRST_BRANCH = 550
+PROGRAMS = ("nvidia-imex", "nvidia-imex-ctl")
+# Where NVIDIA's package installs the programs and their configuration (usr/bin/,
+# etc/nvidia-imex/: NVIDIA/k8s-dra-driver-gpu eb75a1c5 cmd/compute-domain-daemon/main.go:
+# 31-35 ran them there; NVIDIA's IMEX guide, config.html and cmdservice.html, names the
+# files' defaults), and where the same files sit in a tree laid out as ours.
+BIN_DIRS = ("usr/bin", "usr/sbin", "bin")
+CONFIG_DIRS = ("etc/nvidia-imex", "share/nvidia/imex")
+CONFIGS = ("config.cfg", "nodes_config.cfg")
+# NVIDIA's file name: nvidia-imex[-BRANCH]_VERSION-REVISION_ARCH.deb (or a tar of it).
+NAME_RE = re.compile(r"^nvidia-imex(?:-(\d+))?_(?:\d+:)?(\d+\.\d+(?:\.\d+)?)(?:-[\w.~+]+)?"
+                     r"(?:_(?:amd64|arm64|x86_64|aarch64))?(?:\.deb|\.tar(?:\.\w+)?|\.tgz)?$")
+
+
+def branch_of(version):
+    """The driver branch of VERSION (570 of 570.172.08), or None."""
+    m = re.match(r"^(\d+)\.", version)
+    return int(m.group(1)) if m else None
+
+
+def version_of_name(name):
+    """The IMEX version NVIDIA's file name NAME says, or None: 570.172.08 of
+    nvidia-imex-570_570.172.08-1_amd64.deb and of nvidia-imex_580.65.06-1_arm64.deb. A
+    branch in the name that is not its version's is no IMEX package of NVIDIA's."""
+    m = NAME_RE.match(name)
+    if not m or (m.group(1) and int(m.group(1)) != branch_of(m.group(2))):
+        return None
+    return m.group(2)
+
+
+def control_version(root):
+    """The upstream part of DEBIAN/control's Version in an unpacked package (dpkg-deb -R),
+    or None."""
+    try:
+        with open(os.path.join(root, "DEBIAN/control")) as f:
+            text = f.read()
+    except OSError:
+        return None
+    m = re.search(r"^Version:\s*(?:\d+:)?(\d+\.\d+(?:\.\d+)?)(?:-\S+)?\s*$", text, re.M)
+    return m.group(1) if m else None
+
+
+def unpack(b):
+    """--imex's files: a .deb unpacked into the work directory, a tar archive of it too, a
+    directory as it is. Returns (its root, the IMEX version it names or None)."""
+    given = os.path.realpath(b.imex)
+    name = os.path.basename(given)
+    if os.path.isfile(given):
+        root = os.path.join(b.work, "imex")
+        if given.endswith(".deb"):
+            unpack_confined.unpack_deb(given, root, b.imex)
+            try:
+                out = subprocess.run(["dpkg-deb", "-f", given, "Version"], capture_output=True,
+                                     text=True, timeout=60).stdout.strip()
+            except (OSError, subprocess.TimeoutExpired):
+                out = ""
+            return root, version_of_name(name) or control_version_text(out)
+        check_bundle_members("--imex", given)
+        unpack_confined.unpack_tar(given, root, b.imex)
+    elif os.path.isdir(given):
+        root = given
+    else:
+        die("%s does not exist: pass NVIDIA's nvidia-imex package (.deb), an archive of it or "
+            "its directory" % b.imex)
+    tops = [os.path.join(root, n) for n in os.listdir(root)]
+    if len(tops) == 1 and os.path.isdir(tops[0]) and not find_program(root, PROGRAMS[0]):
+        root = tops[0]
+    return root, (version_of_name(name) or version_of_name(os.path.basename(root))
+                  or control_version(root))
+
+
+def control_version_text(version):
+    m = re.match(r"^(?:\d+:)?(\d+\.\d+(?:\.\d+)?)(?:-\S+)?$", version)
+    return m.group(1) if m else None
+
+
+def find_program(root, prog):
+    return next((rel for rel in ("%s/%s" % (d, prog) for d in BIN_DIRS)
+                 if os.path.isfile(os.path.join(root, rel))), None)
+
+
+def imex_source(b, version):
+    """--imex, checked before anything is built: the driver's branch has IMEX, the package is
+    of the driver's own version (NVIDIA versions it as the driver: the daemon works only
+    with its own driver), it has both programs, built for --arch. Returns (the programs'
+    paths, the configs' paths by name, the version)."""
+    branch = branch_of(version)
+    if branch is None or branch < FIRST_BRANCH:
+        die("--imex: driver %s is of the %s branch, which has no IMEX (NVIDIA ships "
+            "nvidia-imex from the %d branch): leave out --imex, or build a %d or later driver"
+            % (version, branch, FIRST_BRANCH, FIRST_BRANCH))
+    root, imex_version = unpack(b)
+    want = "nvidia-imex-%d_%s-1" % (branch, version) if branch < 580 else \
+        "nvidia-imex_%s-1" % version
+    if not imex_version:
+        die("the version of %s cannot be told (neither its name nor a DEBIAN/control): pass "
+            "the package as NVIDIA names it, %s_%s.deb" % (b.imex, want, ARCHES[b.arch]["deb"]))
+    if imex_version != version:
+        die("%s is IMEX %s, the driver is %s: IMEX must be the driver's own version; take "
+            "%s_%s.deb" % (b.imex, imex_version, version, want, ARCHES[b.arch]["deb"]))
+    programs = []
+    for prog in PROGRAMS:
+        rel = find_program(root, prog)
+        if not rel:
+            die("%s has no %s (looked for %s): not NVIDIA's nvidia-imex package" % (
+                b.imex, prog, ", ".join("%s/%s" % (d, prog) for d in BIN_DIRS)))
+        path = inside(root, rel, b.imex)
+        # The programs run on the node (in the compute-domain daemon's container).
+        if elf_machine(path) != ARCHES[b.arch]["elf"]:
+            die("%s: %s is not an ELF executable for %s: take the nvidia-imex package of the "
+                "node's architecture (%s)" % (b.imex, rel, b.arch, ARCHES[b.arch]["deb"]))
+        programs.append(path)
+    configs = {}
+    for c in CONFIGS:
+        rel = next((r for r in ("%s/%s" % (d, c) for d in CONFIG_DIRS)
+                    if os.path.isfile(os.path.join(root, r))), None)
+        if rel:
+            configs[c] = inside(root, rel, b.imex)
+    return programs, configs, imex_version
+
+
+def stage_imex(imex, tree):
+    """IMEX (imex_source's) into the package: bin/nvidia-imex, bin/nvidia-imex-ctl and
+    share/nvidia/imex/. Returns what build-info.json records."""
+    programs, configs, version = imex
+    os.makedirs(os.path.join(tree, "bin"), exist_ok=True)
+    for path, prog in zip(programs, PROGRAMS):
+        dst = os.path.join(tree, "bin", prog)
+        unpack_confined.copy_out(os.path.dirname(path), path, dst)
+        os.chmod(dst, 0o755)
+    if configs:
+        share = os.path.join(tree, "share/nvidia/imex")
+        os.makedirs(share, exist_ok=True)
+        for name, path in sorted(configs.items()):
+            unpack_confined.copy_out(os.path.dirname(path), path, os.path.join(share, name))
+    say("IMEX %s packed: bin/nvidia-imex, bin/nvidia-imex-ctl%s" % (
+        version, ", share/nvidia/imex/ (%s)" % ", ".join(sorted(configs)) if configs
+        else " (no config.cfg or nodes_config.cfg in it)"))
+    return {"version": version}
