@@ -32,6 +32,11 @@
 #                 (opt/nvidia/nvlsm/sbin/nvlsm, usr/share/nvidia/nvlsm/nvlsm.conf) packed
 #                 into bin/ and share/; one without the binary, one built for another
 #                 architecture, and --nvlsm alone refused before anything is built
+#   imex          NVIDIA's nvidia-imex .deb (make-imex-deb) packed for amd64 and arm64 into
+#                 bin/ and share/nvidia/imex/, the index's imex from the content; driver
+#                 535, another version, no nvidia-imex-ctl, another architecture refused
+#                 before anything is built; the stand-ins run as the compute-domain daemon
+#                 runs them
 #   hostile       a build machine's inputs are hostile too (scripts/unpack_confined.py): a
 #                 kernel-devel RPM with a link out of the work directory and a file
 #                 through it, a world-writable device node, a setuid-root file; .debs whose
@@ -678,6 +683,180 @@ t_fabricmanager() {
     ok "fabricmanager: NVIDIA's nvlsm .deb packed beside Fabric Manager; no binary, another architecture and --nvlsm alone refused before the build"
 }
 
+# imex_run DIR CFG LOG: the packaged nvidia-imex of DIR started as the compute-domain daemon
+# starts it (NVIDIA/k8s-dra-driver-gpu cmd/compute-domain-daemon/main.go:286: "nvidia-imex
+# -c CFG", in the foreground), its pid in $imex_pid once nvidia-imex-ctl -q says READY.
+imex_run() {
+    "$1/bin/nvidia-imex" -c "$2" 2>"$3" &
+    imex_pid=$!
+    for _ in $(seq 300); do
+        [ "$("$1/bin/nvidia-imex-ctl" -c "$2" -q 2>/dev/null)" = READY ] && return 0
+        kill -0 $imex_pid 2>/dev/null || { cat "$3"; fail "nvidia-imex exited"; }
+        sleep 0.1
+    done
+    kill $imex_pid; fail "nvidia-imex never READY: $(cat "$3")"
+}
+
+# imex_config FILE NODES PORT [LINE...]: the compute-domain daemon's config as it renders
+# templates/compute-domain-daemon-config.tmpl.cfg (its keys; the pod IP 127.0.0.1), then
+# the lines given.
+imex_config() {
+    local f=$1 nodes=$2 port=$3
+    shift 3
+    printf '%s\n' "# rendered" LOG_LEVEL=4 LOG_FILE_NAME= DAEMONIZE=0 BIND_INTERFACE_IP= \
+        SERVER_PORT=50000 "IMEX_NODE_CONFIG_FILE=$nodes" IMEX_WAIT_FOR_QUORUM=RECOVERY \
+        IMEX_CMD_ENABLED=1 IMEX_CMD_BIND_INTERFACE_IP=127.0.0.1 "IMEX_CMD_PORT=$port" \
+        IMEX_CMD_UNIX_DOMAIN_PATH= "$@" >"$f"
+}
+
+# wait_log FILE TEXT: until FILE has TEXT (30 s at most: the event, not the time, is awaited).
+wait_log() {
+    for _ in $(seq 300); do grep -q -- "$2" "$1" && return 0; sleep 0.1; done
+    fail "$1 never said: $2"
+}
+
+# The packaged stand-ins of PKG as the compute-domain daemon runs them (its config's keys,
+# its nodes file of IPs or DNS names; main.go:433-456: exactly "READY\n" and exit 0),
+# SIGUSR1 re-reading the nodes, SIGTERM exit 0, and each bad config one line and exit 1.
+imex_programs() {
+    local pkg=$1 w=$2 port st=0 n=0 line cause
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    printf '10.0.0.1\ncompute-domain-daemon-0\n' >"$w/nodes.cfg"
+    imex_config "$w/imexd.cfg" "$w/nodes.cfg" "$port"
+    imex_run "$pkg" "$w/imexd.cfg" "$w/imexd.log"
+    [ "$("$pkg/bin/nvidia-imex-ctl" -c "$w/imexd.cfg" -q | od -An -c | tr -s ' ')" = " R E A D Y \n" ] ||
+        { kill $imex_pid; fail "nvidia-imex-ctl -q: not exactly READY"; }
+    echo 'not a node!' >>"$w/nodes.cfg"
+    kill -USR1 $imex_pid
+    wait_log "$w/imexd.log" "state UNAVAILABLE"
+    rc 1 "$w/ctl-bad.log" "$pkg/bin/nvidia-imex-ctl" -c "$w/imexd.cfg" -q
+    has "$w/ctl-bad.log" "UNAVAILABLE nodes file '$w/nodes.cfg' line 3: 'not a node!' is not an IP address or a DNS name"
+    printf '10.0.0.2\n' >"$w/nodes.cfg"
+    kill -USR1 $imex_pid
+    wait_log "$w/imexd.log" "nodes: 10.0.0.2$"
+    [ "$("$pkg/bin/nvidia-imex-ctl" -c "$w/imexd.cfg" -N)" = 10.0.0.2 ] ||
+        { kill $imex_pid; fail "nodes not re-read on SIGUSR1"; }
+    kill -TERM $imex_pid
+    wait $imex_pid || st=$?
+    [ $st = 0 ] || fail "nvidia-imex exited $st on SIGTERM"
+    rc 1 "$w/ctl-gone.log" "$pkg/bin/nvidia-imex-ctl" -c "$w/imexd.cfg" -q
+    has "$w/ctl-gone.log" "nvidia-imex-ctl: cannot reach the IMEX daemon's command service at 127.0.0.1 port $port"
+    while IFS='|' read -r line cause; do
+        n=$((n + 1))
+        imex_config "$w/bad$n.cfg" "$w/nodes.cfg" "$port" "$line"
+        # Bounded: a config taken by mistake starts a daemon that never exits.
+        rc 1 "$w/bad$n.log" timeout 20 "$pkg/bin/nvidia-imex" -c "$w/bad$n.cfg"
+        has "$w/bad$n.log" "$cause"
+        [ "$(wc -l <"$w/bad$n.log")" = 1 ] || fail "bad config $n: not one line"
+    done <<BAD
+IMEX_CMD_ENABLED=0|IMEX_CMD_ENABLED is 0: give IMEX_CMD_ENABLED=1
+IMEX_CMD_PORT=65536|line 13: IMEX_CMD_PORT=65536 is not a port (1 to 65535)
+SERVER_PORT=x|line 13: SERVER_PORT=x is not a port
+IMEX_CMD_BIND_INTERFACE_IP=pod-ip|IMEX_CMD_BIND_INTERFACE_IP=pod-ip is not an IPv4 or IPv6 address
+IMEX_CMD_BIND_INTERFACE_IP=|IMEX_CMD_BIND_INTERFACE_IP is missing or empty
+IMEX_NODE_CONFIG_FILE=$w/none.cfg|cannot read the nodes file '$w/none.cfg': No such file or directory
+IMEX_NODE_CONFIG_FILE=|IMEX_NODE_CONFIG_FILE is missing or empty
+DAEMONIZE=yes|line 13: DAEMONIZE=yes: give 0 or 1
+IMEX_CMD_PORT|line 13: 'IMEX_CMD_PORT' is not KEY=VALUE
+BAD
+}
+
+# IMEX (build-driver-package --imex) with a stand-in driver of the 570 branch: NVIDIA's
+# nvidia-imex .deb (tests/packaging/make-imex-deb) packed for amd64 and arm64 into
+# bin/nvidia-imex, bin/nvidia-imex-ctl and share/nvidia/imex/, build-info.json's "imex",
+# the index's packages[].imex from the package's content (make-repo add); refused before
+# anything is built: driver 535 (no IMEX), a package of another version, one without
+# nvidia-imex-ctl, one for another architecture. The packaged stand-ins then run as the
+# compute-domain daemon runs them (imex_programs).
+t_imex() {
+    local w=$W/imex v=570.172.08 ar h d pkg kind
+    rm -rf "$w" && mkdir -p "$w/src/kernel" "$w/debs"
+    "$SRC/scripts/make-standin-driver" "$v" "$w/standin" >/dev/null
+    cp -L "$w/standin/lib64/"*.so."$v" "$w/standin/bin/nvidia-smi" "$w/src/"
+    cp "$SRC/tests/kmod/"*.c "$SRC/tests/kmod/Kbuild" "$w/src/kernel/"
+    sed "s/NV_VERSION=$V/NV_VERSION=$v/" "$W/src/kernel/Makefile" >"$w/src/kernel/Makefile"
+    local deb=$w/debs/nvidia-imex-570_$v-1_amd64.deb deb64=$w/debs/nvidia-imex-570_$v-1_arm64.deb
+    local other=nvidia-imex-570_570.133.20-1_amd64
+    "$SRC/tests/packaging/make-imex-deb" amd64 "$v" "$w/debs" >/dev/null
+    "$SRC/tests/packaging/make-imex-deb" arm64 "$v" "$w/debs" >/dev/null
+    "$SRC/tests/packaging/make-imex-deb" amd64 570.133.20 "$w/debs" >/dev/null
+    local sign=(--sign-key "$W/keys/vendor.pem" --sign-cert "$W/keys/vendor.crt")
+    ibdp() { bdp --source "$w/src" "${sign[@]}" --work "$w/work" --repo "$w/repo" "$@"; }
+    # Refused before anything is built, each by name: a tar archive of the other version's
+    # package, a directory of one without nvidia-imex-ctl, the arm64 .deb for x86_64.
+    rc 1 "$w/535.log" bdp --source "$W/src" "${sign[@]}" --work "$w/work-535" --repo "$w/repo" \
+        --imex "$deb"
+    has "$w/535.log" "--imex: driver $V is of the 535 branch, which has no IMEX (NVIDIA ships nvidia-imex from the 550 branch)"
+    mkdir -p "$w/other" && dpkg-deb -x "$w/debs/$other.deb" "$w/other"
+    tar -C "$w/other" -cf "$w/debs/$other.tar" .
+    rc 1 "$w/other.log" ibdp --imex "$w/debs/$other.tar"
+    has "$w/other.log" "is IMEX 570.133.20, the driver is $v: IMEX must be the driver's own version; take nvidia-imex-570_$v-1_amd64.deb"
+    d=$w/nvidia-imex-570_$v-1_amd64
+    dpkg-deb -x "$deb" "$d" && rm "$d/usr/bin/nvidia-imex-ctl"
+    rc 1 "$w/noctl.log" ibdp --imex "$d"
+    has "$w/noctl.log" "has no nvidia-imex-ctl (looked for usr/bin/nvidia-imex-ctl, usr/sbin/nvidia-imex-ctl, bin/nvidia-imex-ctl): not NVIDIA's nvidia-imex package"
+    rc 1 "$w/arch.log" ibdp --imex "$deb64"
+    has "$w/arch.log" "usr/bin/nvidia-imex is not an ELF executable for x86_64: take the nvidia-imex package of the node's architecture (amd64)"
+    ! grep -q "compiling\|signing" "$w/535.log" "$w/other.log" "$w/noctl.log" "$w/arch.log" ||
+        fail "built before IMEX was checked"
+    [ ! -e "$w/repo/index.json" ] || fail "a refused build published"
+    # Without --imex the index says nothing of IMEX; with it, imex: true (the modules
+    # compiled once, reused by the second build).
+    rc 0 "$w/none.log" ibdp
+    python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["drivers"][0]["packages"]; assert len(p) == 1 and "imex" not in p[0], p' \
+        "$w/repo/index.json" || fail "imex in the index of a package without it"
+    rc 0 "$w/ok.log" ibdp --imex "$deb"
+    has "$w/ok.log" "IMEX $v packed: bin/nvidia-imex, bin/nvidia-imex-ctl, share/nvidia/imex/ (config.cfg, nodes_config.cfg)"
+    pkg=$w/pkg && mkdir -p "$pkg" "$w/deb"
+    tar -C "$pkg" -xf "$w/work/nvidia-$v-proprietary-$R.tar.zst"
+    dpkg-deb -x "$deb" "$w/deb"
+    cmp "$pkg/bin/nvidia-imex" "$w/deb/usr/bin/nvidia-imex" || fail "bin/nvidia-imex is not the package's"
+    cmp "$pkg/bin/nvidia-imex-ctl" "$w/deb/usr/bin/nvidia-imex-ctl" || fail "bin/nvidia-imex-ctl is not the package's"
+    cmp "$pkg/share/nvidia/imex/config.cfg" "$w/deb/etc/nvidia-imex/config.cfg" || fail "config.cfg"
+    cmp "$pkg/share/nvidia/imex/nodes_config.cfg" "$w/deb/etc/nvidia-imex/nodes_config.cfg" ||
+        fail "nodes_config.cfg"
+    [ -z "$(find "$pkg" -name '*.service')" ] || fail "the systemd unit packed"
+    python3 -c 'import json,sys; i=json.load(open(sys.argv[1])); assert i["imex"] == {"version": sys.argv[2]}, i' \
+        "$pkg/share/nvidia/build-info.json" "$v" || fail "build-info.json: imex"
+    imex_programs "$pkg" "$w"
+
+    # arm64: the same driver cross-built against Debian's arm64 headers, NVIDIA's arm64
+    # package given as the directory it unpacks to, into the same repository.
+    ar=$("$SRC/scripts/fetch-debian-kernel" arm64 "$SRC/build/kernels") || fail "fetch-debian-kernel arm64"
+    h=$SRC/build/kernels/$ar/root/usr/src/linux-headers-$ar
+    CC=aarch64-linux-gnu-gcc KERNEL_RELEASE=$ar "$SRC/scripts/make-standin-driver" "$v" "$w/standin64" >/dev/null
+    mkdir -p "$w/src64" && cp -r "$w/src/kernel" "$w/src64/"
+    cp -L "$w/standin64/lib64/"*.so."$v" "$w/standin64/bin/nvidia-smi" "$w/src64/"
+    d=$w/nvidia-imex-570_$v-1_arm64
+    dpkg-deb -x "$deb64" "$d"
+    rc 0 "$w/arm64.log" "$BDP" --kernel "$ar" --arch arm64 --headers "$h" --installer "$BIN" \
+        --repo "$w/repo" --repo-key "$W/keys/repo.pem" --jobs 2 --source "$w/src64" "${sign[@]}" \
+        --work "$w/work64" --imex "$d"
+    has "$w/arm64.log" "IMEX $v packed: bin/nvidia-imex, bin/nvidia-imex-ctl, share/nvidia/imex/"
+    tar -xOf "$w/work64/nvidia-$v-proprietary-$ar.tar.zst" bin/nvidia-imex-ctl >"$w/ctl64"
+    readelf -h "$w/ctl64" | grep -q "Machine: *AArch64" || fail "bin/nvidia-imex-ctl is not aarch64"
+    python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))["drivers"]
+got = sorted((p["arch"], p.get("imex")) for v in d for p in v["packages"])
+assert got == [("aarch64", True), ("x86_64", True)], got' "$w/repo/index.json" ||
+        fail "the index's packages[].imex"
+
+    # make-repo add: from the package's content, both programs or nothing.
+    mkdir -p "$w/half/bin" "$w/both/bin"
+    cp "$pkg/bin/nvidia-imex" "$w/half/bin/" && cp "$pkg/bin/nvidia-imex"* "$w/both/bin/"
+    for kind in half both; do
+        "$SRC/scripts/make-repo" pack "$w/$kind" "$w/$kind.tar.zst" >/dev/null
+        "$SRC/scripts/make-repo" add --repo "$w/repo-$kind" --key "$W/keys/repo.pem" \
+            --version "$v" --kernel "$R" --arch x86_64 "$w/$kind.tar.zst" >/dev/null
+    done
+    python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["drivers"][0]["packages"][0]; assert "imex" not in p, p' \
+        "$w/repo-half/index.json" || fail "imex set for a package with nvidia-imex alone"
+    python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["drivers"][0]["packages"][0]; assert p["imex"] is True, p' \
+        "$w/repo-both/index.json" || fail "imex not set for a package with both programs"
+    ok "imex: NVIDIA's nvidia-imex .deb packed for amd64 and arm64 (bin/, share/nvidia/imex/, build-info.json, the index's imex from the content); 535, another version, no nvidia-imex-ctl, another architecture refused before the build; the stand-ins run as the compute-domain daemon runs them"
+}
+
 # arm64: Debian's arm64 kernel fetched and unpacked (scripts/fetch-debian-kernel, cached
 # in build/kernels), the stand-in driver cross-built for it (the user space with
 # aarch64-linux-gnu-gcc, the modules by build-driver-package --arch arm64 through Debian's
@@ -935,7 +1114,7 @@ t_hostile() {
 }
 
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(cos_headers toolchain detached ubuntu cos_fetch fleet fabricmanager arm64 rhel hostile)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(cos_headers toolchain detached ubuntu cos_fetch fleet fabricmanager imex arm64 rhel hostile)
 for s in "${scenarios[@]}"; do
     ( "t_$s" ) || failed=1
 done
