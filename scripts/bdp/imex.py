@@ -9,6 +9,7 @@ share/nvidia/imex/{config.cfg,nodes_config.cfg} (docs/repository-format.md)."""
 import os
 import re
 import subprocess
+import tarfile
 
 from bdp.common import (ARCHES, check_bundle_members, die, elf_machine, inside, say,
                         unpack_confined)
@@ -72,6 +73,9 @@ def unpack(b):
             except (OSError, subprocess.TimeoutExpired):
                 out = ""
             return root, version_of_name(name) or control_version_text(out)
+        if not tarfile.is_tarfile(given):
+            die("%s is neither a .deb nor a tar archive: pass NVIDIA's nvidia-imex package "
+                "(.deb), an archive of it or its directory" % b.imex)
         check_bundle_members("--imex", given)
         unpack_confined.unpack_tar(given, root, b.imex)
     elif os.path.isdir(given):

@@ -76,6 +76,14 @@ class Source(Case):
                          "usr/sbin/nvidia-imex-ctl, bin/nvidia-imex-ctl): not NVIDIA's "
                          "nvidia-imex package" % d)
 
+    def test_not_an_archive(self):
+        p = self.write("nvidia-imex-570_570.172.08-1_amd64.rpm", "not a tar")
+        self.assertEqual(self.refused(imex.imex_source, self.b(p), "570.172.08"),
+                         "%s is neither a .deb nor a tar archive: pass NVIDIA's nvidia-imex "
+                         "package (.deb), an archive of it or its directory" % p)
+        self.assertIn("does not exist", self.refused(imex.imex_source, self.b(p + ".x"),
+                                                     "570.172.08"))
+
     def test_other_machine(self):
         d = self.tree("nvidia-imex-570_570.172.08-1_arm64", elf=ELF_ARM)
         self.assertEqual(self.refused(imex.imex_source, self.b(d), "570.172.08"),
