@@ -244,8 +244,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
 
 # The stand-in IMEX daemon and control tool (tests/standin/imex.c, one program named two
 # ways), static so that they run in a chroot or container holding nothing else; never
-# sanitized; the integration suite's. make ARCH=arm64 cross-builds them into
-# build-arm64/tools/standin-imex/ (tests/packaging/make-imex-deb builds its own, with $CC).
+# sanitized. make ARCH=arm64 cross-builds them into build-arm64/tools/standin-imex/.
 STANDIN_IMEX := $(BUILD)/tools/standin-imex/nvidia-imex $(BUILD)/tools/standin-imex/nvidia-imex-ctl
 $(BUILD)/tools/standin-imex/nvidia-imex: tests/standin/imex.c
 	@mkdir -p $(@D)
@@ -374,7 +373,7 @@ script-unit:
 # scripts/build-driver-package's COS and Ubuntu paths against stand-ins of Google's and
 # Canonical's artifacts (docs/platforms/): kernel-headers.tgz, LLVM=1, detached signatures,
 # a linux-modules-nvidia .deb. Needs the installed kernel's headers (half a minute).
-packaging: $(BIN)
+packaging: $(BIN) $(STANDIN_IMEX)
 	tests/packaging/run.sh $(BIN)
 
 # Debian's kernel under qemu, with stand-in modules signed by a throwaway key.
