@@ -45,7 +45,8 @@ clusterrole.rbac.authorization.k8s.io/nvidia-driver-installer created (dry run)
 clusterrolebinding.rbac.authorization.k8s.io/nvidia-driver-installer created (dry run)
 role.rbac.authorization.k8s.io/nvidia-driver-installer created (dry run)
 rolebinding.rbac.authorization.k8s.io/nvidia-driver-installer created (dry run)
-daemonset.apps/nvidia-driver-installer created (dry run)" "kubectl on the generic manifest"
+daemonset.apps/nvidia-driver-installer created (dry run)
+daemonset.apps/nvidia-driver-installer-dra created (dry run)" "kubectl on the generic manifest"
 # kubectl can refuse: a kind it does not know, a document it cannot parse.
 sed 's/^kind: DaemonSet$/kind: DaemonSett/' "$gke" >"$T/kind.yaml"
 kube "$T/kind.yaml" >/dev/null 2>"$T/err" && fail "kubectl accepted an unknown kind"
@@ -141,10 +142,51 @@ rejects gke "$T/shell.yaml" "a shell probe in a distroless image"
 grep -q "readinessProbe runs /bin/sh, which image gcr.io/gke-release/nvidia-gpu-device-plugin" "$T/err" ||
     fail "the shell probe is refused for another reason: $(cat "$T/err")"
 # A second plugin beside GKE's own: the plugin's DaemonSet no longer asks for the pool label.
-edit "$gke" "operator: In
-                    values: [\"true\"]" "operator: NotIn
-                    values: [\"true\"]" "$T/twoplugins.yaml"
+edit "$gke" "no device plugin here: the pool was labelled so.
+                  - key: gke-no-default-nvidia-gpu-device-plugin
+                    operator: In" "no device plugin here: the pool was labelled so.
+                  - key: gke-no-default-nvidia-gpu-device-plugin
+                    operator: NotIn" "$T/twoplugins.yaml"
 rejects gke "$T/twoplugins.yaml" "a second plugin beside GKE's"
+# The DRA pool (docs/dra.md): a device plugin on its nodes, GKE's or NVIDIA's, beside the DRA
+# driver; a DRA term that no longer asks for GKE's plugin to be off; a GPU node no
+# DaemonSet serves (a nodeSelector the terms do not show); two DaemonSets on one node (the
+# fleet's manifest beside a pool's, scripts/pool-daemonsets).
+edit "$gke" "                  # Not a DRA pool (nvidia-driver-installer serves those, without a plugin).
+                  - key: nvidia.com/gpu.deploy.device-plugin
+                    operator: NotIn
+                    values: [\"false\"]
+" "" "$T/gkedra.yaml"
+rejects gke "$T/gkedra.yaml" "GKE's plugin on a DRA pool"
+grep -q "nvidia-driver-installer-plugin: no device plugin on DRA nodes" "$T/err" || fail "$(cat "$T/err")"
+edit "$gke" "                  - key: gke-no-default-nvidia-gpu-device-plugin
+                    operator: In
+                    values: [\"true\"]
+                  - key: nvidia.com/gpu.deploy.device-plugin" \
+    "                  - key: nvidia.com/gpu.deploy.device-plugin" "$T/gkedra.yaml"
+rejects gke "$T/gkedra.yaml" "a DRA term beside GKE's plugin"
+grep -q "no plugin beside GKE's, or a DRA pool's term" "$T/err" || fail "$(cat "$T/err")"
+edit "$generic" "                  # not a DRA node (nvidia-driver-installer-dra serves those)
+                  - key: nvidia.com/gpu.deploy.device-plugin
+                    operator: NotIn
+                    values: [\"false\"]
+" "" "$T/dra.yaml"
+rejects generic "$T/dra.yaml" "NVIDIA's plugin on a DRA node"
+grep -q "nvidia-driver-installer: no device plugin on DRA nodes" "$T/err" || fail "$(cat "$T/err")"
+python3 - "$generic" "$T/gap.yaml" <<'PY'
+import sys
+t = open(sys.argv[1]).read()
+i = t.index("affinity:\n", t.index("  name: nvidia-driver-installer-dra\n"))
+open(sys.argv[2], "w").write(t[:i] + "nodeSelector:\n        kubernetes.io/arch: amd64\n      " + t[i:])
+PY
+rejects generic "$T/gap.yaml" "arm64 DRA nodes left out"
+grep -q 'a GPU node labelled {.*"kubernetes.io/arch":"arm64","nvidia.com/gpu.deploy.device-plugin":"false"} gets no DaemonSet' \
+    "$T/err" || fail "$(cat "$T/err")"
+(cd "$T" && "$SRC/scripts/pool-daemonsets" --label cloud.google.com/gke-nodepool --pool training=550.54.15 "$generic") >/dev/null
+{ cat "$generic" && echo --- && cat "$T/pools/daemonset-generic-pool-training.yaml"; } >"$T/twice.yaml"
+rejects generic "$T/twice.yaml" "the fleet's DaemonSets beside a pool's"
+grep -q "two DaemonSets select one node: nvidia-driver-installer and nvidia-driver-installer-pool-training" "$T/err" ||
+    fail "$(cat "$T/err")"
 # Confidential nodes no longer excluded.
 edit "$gke" "                  - key: cloud.google.com/gke-confidential-nodes-instance-type
                     operator: DoesNotExist

@@ -152,7 +152,12 @@ print([c["name"] for c in d["containers"] if c["readinessHttp"]][0])' "$T/pods.j
 }
 # view DS: what the node's device plugin finds. Where the DaemonSet runs none, GKE runs its
 # own, which ours copies (mounts, LD_LIBRARY_PATH: check-manifest.mjs asserts them), so the
-# manifest's plugin container stands in for it.
+# manifest's plugin container stands in for it; or, in the generic manifest's DRA pool,
+# NVIDIA's DRA driver's kubelet plugin does: the install dir as its driver root at
+# /driver-root (its chart's templates/kubeletplugin.yaml, values-dra.yaml), libnvidia-ml.so.1
+# looked up in the same six directories under it as NVIDIA's device plugin does
+# (k8s-dra-driver-gpu at 2240711, cmd/gpu-kubelet-plugin/root.go:29-45), so NVIDIA's plugin
+# container stands in for it.
 plugin_kind() { view "$1" kind; }
 view() {
     local kind ds c args
@@ -265,5 +270,6 @@ nvidia.com/gpu.driver-installer.upgrade-pending-reason=driver_in_use" "$ds: pend
             fail "$ds: metric after the switch: $(grep upgrade_pending "$metrics")"
     done
 done
-# Every DaemonSet was run: GKE's two, the generic one.
-assert_eq "$ran" " gke/nvidia-driver-installer gke/nvidia-driver-installer-plugin generic/nvidia-driver-installer" "the DaemonSets the rollout ran on"
+# Every DaemonSet was run: GKE's two, the generic two.
+assert_eq "$ran" " gke/nvidia-driver-installer gke/nvidia-driver-installer-plugin generic/nvidia-driver-installer generic/nvidia-driver-installer-dra" \
+    "the DaemonSets the rollout ran on"

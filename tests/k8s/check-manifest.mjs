@@ -17,6 +17,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import yaml from "js-yaml";
+import { labelSets, selects } from "./nodeaffinity.mjs";
 import { DaemonSet } from "kubernetes-models/apps/v1/DaemonSet";
 import { ConfigMap } from "kubernetes-models/v1/ConfigMap";
 import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
@@ -150,6 +151,15 @@ function tolerates(t, taint) {
   return false;
 }
 
+// The DRA pool's label (docs/dra.md): the GPU Operator's per-node switch of its device
+// plugin (gpu-operator at a22dbf6, controllers/state_manager.go:103, 470-485: it sets
+// nvidia.com/gpu.deploy.device-plugin=true on a GPU node only where the label is absent or
+// empty, so a "false" the node was given stays; assets/state-device-plugin/0500_daemonset.yaml:20,
+// its plugin's nodeSelector, =true). Where it is "false", NVIDIA's DRA driver serves the GPUs
+// and no device plugin may run.
+const DRA_LABEL = "nvidia.com/gpu.deploy.device-plugin";
+// GKE's own: a pool where GKE runs no device plugin.
+const GKE_NO_PLUGIN = "gke-no-default-nvidia-gpu-device-plugin";
 const terms = (ds) =>
   ds.spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms;
 const has = (t, key, op, values) =>
@@ -378,9 +388,16 @@ for (const ds of daemonsets) {
       assert.ok(has(t, "cloud.google.com/gke-confidential-nodes-instance-type", "DoesNotExist"),
         `${name}: confidential nodes are excluded`);
       // A plugin only where GKE runs none (the pool's gke-no-default-nvidia-gpu-device-plugin
-      // label); the driver alone everywhere else. The two sets are disjoint.
-      assert.ok(has(t, "gke-no-default-nvidia-gpu-device-plugin", plugin ? "In" : "NotIn", ["true"]),
-        `${name}: ${plugin ? "a plugin only on nodes where GKE runs none" : "no plugin beside GKE's"}`);
+      // label) and that is not a DRA pool; the driver alone everywhere else: where GKE runs
+      // its plugin, and in DRA pools (GKE's plugin off, NVIDIA's DRA driver on).
+      if (plugin) {
+        assert.ok(has(t, GKE_NO_PLUGIN, "In", ["true"]), `${name}: a plugin only on nodes where GKE runs none`);
+        assert.ok(has(t, DRA_LABEL, "NotIn", ["false"]), `${name}: no device plugin on DRA nodes`);
+      } else {
+        assert.ok(has(t, GKE_NO_PLUGIN, "NotIn", ["true"]) ||
+          (has(t, GKE_NO_PLUGIN, "In", ["true"]) && has(t, DRA_LABEL, "In", ["false"])),
+        `${name}: no plugin beside GKE's, or a DRA pool's term`);
+      }
     }
     if (plugin) {
       assert.equal(kind, "gke", `${name}: GKE's plugin on GKE`);
@@ -427,6 +444,15 @@ for (const ds of daemonsets) {
       // GKE nodes are daemonset-preloaded.yaml's: both applied never double up.
       assert.ok(has(t, "cloud.google.com/gke-accelerator", "DoesNotExist"), `${name}: not GKE nodes`);
     }
+    // NVIDIA's device plugin on every GPU node but the DRA pool's, where the driver alone
+    // runs (the DRA driver's kubelet plugin is a DaemonSet of its chart).
+    if (!plugin) {
+      assert.ok(terms(ds).every((t) => has(t, DRA_LABEL, "In", ["false"])),
+        `${name}: a DaemonSet without NVIDIA's device plugin serves the DRA pool only (${DRA_LABEL}=false in every term)`);
+      continue;
+    }
+    assert.ok(terms(ds).every((t) => has(t, DRA_LABEL, "NotIn", ["false"])),
+      `${name}: no device plugin on DRA nodes (${DRA_LABEL} NotIn false in every term)`);
     assert.equal(kind, "nvidia", `${name}: NVIDIA's device plugin`);
     const penv = envOf(plugin);
     // github.com/NVIDIA/k8s-device-plugin, cmd/nvidia-device-plugin/main.go (flags and their
@@ -461,6 +487,62 @@ for (const ds of daemonsets) {
     assert.equal(plugin.securityContext.privileged, true);
   }
 }
+// The pools: every GPU node this kind of cluster has gets exactly one DaemonSet, a DRA node
+// one without a device plugin, every other GPU node the plugin its cluster needs (GKE: ours
+// only where GKE runs none), and no other node any. Each label set that tells the
+// DaemonSets apart is tried (nodeaffinity.mjs). Labels this check does not know (a pool's
+// name, scripts/pool-daemonsets) may only take whole slices of the nodes away: where a
+// DaemonSet runs on some node of a slice, every GPU node of that slice is served.
+const GPU_ARCHES = ["amd64", "arm64"];
+const GENERIC_GPU = ["feature.node.kubernetes.io/pci-0302_10de.present",
+  "feature.node.kubernetes.io/pci-0300_10de.present", "feature.node.kubernetes.io/pci-10de.present",
+  "nvidia.com/gpu.present"];
+const pool = profile === "gke" ? {
+  known: { "kubernetes.io/arch": GPU_ARCHES, "cloud.google.com/gke-accelerator": ["nvidia-tesla-t4"],
+    "cloud.google.com/gke-gpu-driver-version": ["default"],
+    "cloud.google.com/gke-confidential-nodes-instance-type": ["SEV"], [GKE_NO_PLUGIN]: ["true"],
+    [DRA_LABEL]: ["false", "true"] },
+  // GKE GPU nodes whose driver GKE does not install, never confidential ones.
+  isGpu: (l) => GPU_ARCHES.includes(l["kubernetes.io/arch"]) && "cloud.google.com/gke-accelerator" in l &&
+    !("cloud.google.com/gke-gpu-driver-version" in l) &&
+    !("cloud.google.com/gke-confidential-nodes-instance-type" in l),
+  wantsPlugin: (l) => l[GKE_NO_PLUGIN] === "true" && l[DRA_LABEL] !== "false",
+} : {
+  known: { "kubernetes.io/arch": GPU_ARCHES, "cloud.google.com/gke-accelerator": ["nvidia-tesla-t4"],
+    ...Object.fromEntries(GENERIC_GPU.map((k) => [k, ["true"]])), [DRA_LABEL]: ["false", "true"] },
+  isGpu: (l) => GPU_ARCHES.includes(l["kubernetes.io/arch"]) && !("cloud.google.com/gke-accelerator" in l) &&
+    GENERIC_GPU.some((k) => l[k] === "true"),
+  wantsPlugin: (l) => l[DRA_LABEL] !== "false",
+};
+const hasPlugin = new Map(daemonsets.map((ds) =>
+  [ds, ds.spec.template.spec.containers.some((c) => imageOf(c).plugin)]));
+const slices = new Map();
+for (const labels of labelSets(daemonsets.map((ds) => ds.spec.template.spec), pool.known)) {
+  const hit = daemonsets.filter((ds) => selects(ds.spec.template.spec, labels));
+  const node = JSON.stringify(labels);
+  assert.ok(hit.length <= 1, `two DaemonSets select one node: ${hit.map((d) => d.metadata.name).join(" and ")} both select a node labelled ${node}`);
+  const slice = JSON.stringify(Object.entries(labels).filter(([k]) => !(k in pool.known)));
+  if (!slices.has(slice)) slices.set(slice, { served: false, missed: null });
+  const s = slices.get(slice);
+  if (!pool.isGpu(labels)) {
+    assert.equal(hit.length, 0, `${hit[0]?.metadata.name}: runs on a node labelled ${node}, not a GPU node it serves`);
+    continue;
+  }
+  if (hit.length === 0) {
+    s.missed ??= node;
+    continue;
+  }
+  s.served = true;
+  const name = hit[0].metadata.name;
+  if (labels[DRA_LABEL] === "false")
+    assert.ok(!hasPlugin.get(hit[0]), `${name}: runs a device plugin on a DRA node (labelled ${node})`);
+  else
+    assert.equal(hasPlugin.get(hit[0]), pool.wantsPlugin(labels),
+      `${name}: ${pool.wantsPlugin(labels) ? "no" : "a"} device plugin on a node labelled ${node}`);
+}
+for (const s of slices.values())
+  assert.ok(!s.served || s.missed === null, `a GPU node labelled ${s.missed} gets no DaemonSet`);
+
 if (profile === "gke") {
   assert.equal(pluginSets, 1, "one DaemonSet with a plugin, for pools where GKE runs none");
   assert.equal(daemonsets.length, 2, "one DaemonSet without a plugin, beside GKE's");

@@ -41,7 +41,7 @@ class Render(unittest.TestCase):
         cls.tmp.cleanup()
 
     def test_the_trees_daemonsets(self):
-        for name, n in (("daemonset-generic.yaml", 2), ("daemonset-preloaded.yaml", 4)):
+        for name, n in (("daemonset-generic.yaml", 4), ("daemonset-preloaded.yaml", 4)):
             with open(os.path.join(ROOT, name)) as f:
                 src = f.read()
             out, got = render.render(src, IMAGE, "release 1 (c)", self.pub, name)
