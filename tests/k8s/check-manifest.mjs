@@ -17,7 +17,8 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import yaml from "js-yaml";
-import { labelSets, selects } from "./nodeaffinity.mjs";
+import { HEALTH_TAINT_EXAMPLE, READINESS_TAINTS, STARTUP_TAINT, labelSets, selects, tolerates }
+  from "./nodeaffinity.mjs";
 import { DaemonSet } from "kubernetes-models/apps/v1/DaemonSet";
 import { ConfigMap } from "kubernetes-models/v1/ConfigMap";
 import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
@@ -128,27 +129,6 @@ function checkRunnable(c) {
     assert.ok(canRun(img, cmd[0]), `container ${c.name}: ${what} runs ${cmd[0]}, which image ${c.image} does not have`);
   }
   return img;
-}
-
-// The agent's default startup taint (cluster-autoscaler's startup-taint prefix,
-// utils/taints/taints.go StartupTaintPrefix, and its own name), the health taint
-// docs/configuration.md gives as the example, and the NodeReadinessRules' taints.
-const STARTUP_TAINT = "startup-taint.cluster-autoscaler.kubernetes.io/nvidia-driver";
-const HEALTH_TAINT_EXAMPLE = "nvidia.com/gpu-unhealthy:NoSchedule";
-const READINESS_TAINTS = [
-  { key: "readiness.k8s.io/nvidia-gpu-driver", effect: "NoSchedule" },
-  { key: "readiness.k8s.io/nvidia-gpu-unready", effect: "NoSchedule" },
-];
-// Whether toleration T tolerates TAINT, as the scheduler and the taint manager decide
-// (kubernetes, staging/src/k8s.io/api/core/v1/toleration.go, ToleratesTaint): an effect
-// and a key that are given must match; Exists matches any value, Equal (or no operator)
-// only the same value.
-function tolerates(t, taint) {
-  if (t.effect && t.effect !== taint.effect) return false;
-  if (t.key && t.key !== taint.key) return false;
-  if (t.operator === "Exists") return true;
-  if (!t.operator || t.operator === "Equal") return (t.value ?? "") === (taint.value ?? "");
-  return false;
 }
 
 // The DRA pool's label (docs/dra.md): the GPU Operator's per-node switch of its device

@@ -24,8 +24,7 @@ import { readFileSync } from "node:fs";
 import Ajv from "ajv";
 import yaml from "js-yaml";
 import { strict } from "./strict.mjs";
-import { isCelError, run } from "@bufbuild/cel";
-import { strings } from "@bufbuild/cel/ext";
+import { celRules, listTypes } from "./crdrules.mjs";
 
 // The condition the node agent writes (installer/kube/kube.h, KUBE_CONDITION_TYPE).
 const CONDITION = "nvidia.com/GPUDriverReady";
@@ -61,65 +60,6 @@ function isQualifiedName(s) {
   return parts.length === 1 || (parts[0].length > 0 && isSubdomain(parts[0]));
 }
 const isLabelValue = (s) => typeof s === "string" && s.length <= 63 && (s === "" || NAME_PART.test(s));
-
-// CEL values as the API server binds them: objects as maps, integers as int.
-function toCel(v) {
-  if (Array.isArray(v)) return v.map(toCel);
-  if (v && typeof v === "object") return new Map(Object.entries(v).map(([k, x]) => [k, toCel(x)]));
-  return Number.isInteger(v) ? BigInt(v) : v;
-}
-// A rule is a transition rule when its expression names oldSelf outside string literals.
-const namesOldSelf = (rule) => /\boldSelf\b/.test(rule.replace(/'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"/g, ""));
-
-// Every x-kubernetes-validations rule of SCHEMA over VALUE (OLD: the correlated old value, or
-// undefined), errors pushed onto ERRS as "PATH: MESSAGE". Returns how many rules ran.
-function celRules(schema, value, old, path, errs) {
-  if (value === undefined || !schema) return 0;
-  let ran = 0;
-  for (const r of schema["x-kubernetes-validations"] ?? []) {
-    if (namesOldSelf(r.rule) && old === undefined) continue;
-    const out = run(r.rule, { self: toCel(value), oldSelf: toCel(old) }, { funcs: strings });
-    ran++;
-    if (isCelError(out)) errs.push(`${path}: rule ${JSON.stringify(r.rule)} failed to evaluate: ${out.message}`);
-    else if (out !== true) errs.push(`${path}: ${r.message ?? `failed rule: ${r.rule}`}`);
-  }
-  if (schema.type === "object" && value && typeof value === "object") {
-    for (const [k, v] of Object.entries(value)) {
-      const sub = schema.properties?.[k] ??
-        (typeof schema.additionalProperties === "object" ? schema.additionalProperties : undefined);
-      ran += celRules(sub, v, old && typeof old === "object" ? old[k] : undefined, `${path}.${k}`, errs);
-    }
-  }
-  if (schema.type === "array" && Array.isArray(value)) {
-    const keys = schema["x-kubernetes-list-type"] === "map" ? schema["x-kubernetes-list-map-keys"] : null;
-    value.forEach((item, i) => {
-      const was = keys && Array.isArray(old) ? old.find((o) => keys.every((k) => o?.[k] === item?.[k])) : undefined;
-      ran += celRules(schema.items, item, was, `${path}[${i}]`, errs);
-    });
-  }
-  return ran;
-}
-
-// Items of x-kubernetes-list-type map (unique keys) and set (unique values) lists, as the API
-// server's structural validation refuses duplicates.
-function listTypes(schema, value, path, errs) {
-  if (!schema || value === undefined || value === null) return;
-  if (schema.type === "array" && Array.isArray(value)) {
-    const type = schema["x-kubernetes-list-type"];
-    const id = type === "map" ? (x) => JSON.stringify(schema["x-kubernetes-list-map-keys"].map((k) => x?.[k]))
-      : type === "set" ? (x) => JSON.stringify(x) : null;
-    if (id) {
-      const seen = new Set();
-      value.forEach((x, i) => {
-        if (seen.has(id(x))) errs.push(`${path}[${i}]: duplicate entry ${id(x)} in a list of type ${type}`);
-        seen.add(id(x));
-      });
-    }
-    value.forEach((x, i) => listTypes(schema.items, x, `${path}[${i}]`, errs));
-  } else if (schema.type === "object" && typeof value === "object") {
-    for (const [k, v] of Object.entries(value)) listTypes(schema.properties?.[k], v, `${path}.${k}`, errs);
-  }
-}
 
 // k8s.io/apimachinery pkg/apis/meta/v1/helpers.go, LabelSelectorAsSelector (the controller's
 // webhook calls it and refuses what it refuses, then an empty selector).

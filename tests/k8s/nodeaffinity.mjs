@@ -6,7 +6,8 @@
 // a term is the AND of its matchExpressions; an empty term list matches nothing, no
 // affinity everything. staging/src/k8s.io/apimachinery/pkg/labels/selector.go,
 // Requirement.Matches: NotIn and DoesNotExist hold on a node without the key, In and Exists
-// need it; Gt and Lt compare integers), and every label set that tells the templates apart.
+// need it; Gt and Lt compare integers), and every label set that tells the templates apart;
+// which taints a pod's tolerations let it through, and the taints a GPU node of ours carries.
 // tests/tools/runbook.py's `exclusive` holds the same rules for the runbooks' stand-in cluster.
 
 function expressionMatches(e, labels) {
@@ -64,4 +65,25 @@ export function* labelSets(specs, extra = {}) {
     while (i < names.length && ++at[i] === choices[i].length) at[i++] = 0;
     if (i === names.length) return;
   }
+}
+
+// The agent's default startup taint (cluster-autoscaler's startup-taint prefix,
+// utils/taints/taints.go StartupTaintPrefix, and its own name), the health taint
+// docs/configuration.md gives as the example, and the NodeReadinessRules' taints.
+export const STARTUP_TAINT = "startup-taint.cluster-autoscaler.kubernetes.io/nvidia-driver";
+export const HEALTH_TAINT_EXAMPLE = "nvidia.com/gpu-unhealthy:NoSchedule";
+export const READINESS_TAINTS = [
+  { key: "readiness.k8s.io/nvidia-gpu-driver", effect: "NoSchedule" },
+  { key: "readiness.k8s.io/nvidia-gpu-unready", effect: "NoSchedule" },
+];
+// Whether toleration T tolerates TAINT, as the scheduler and the taint manager decide
+// (kubernetes, staging/src/k8s.io/api/core/v1/toleration.go, ToleratesTaint): an effect
+// and a key that are given must match; Exists matches any value, Equal (or no operator)
+// only the same value.
+export function tolerates(t, taint) {
+  if (t.effect && t.effect !== taint.effect) return false;
+  if (t.key && t.key !== taint.key) return false;
+  if (t.operator === "Exists") return true;
+  if (!t.operator || t.operator === "Equal") return (t.value ?? "") === (taint.value ?? "");
+  return false;
 }
