@@ -1,31 +1,164 @@
 # plain build: documents against the Kubernetes schemas; no code of the binary runs
-# The DRA examples (docs/examples/dra): a ResourceClaimTemplate for NVIDIA's DRA driver's
-# DeviceClass (gpu.nvidia.com) and a pod that uses it, in resource.k8s.io/v1 and v1beta1,
-# valid against Kubernetes' own OpenAPI schemas with unknown fields refused
-# (tests/k8s/check-dra.mjs), and the DRA driver's values pointed at the install dir the
-# installer uses by default. Each example broken once is refused: a v1beta1 request in v1
-# (no "exactly"), a claim the pod does not have, another device class.
+# The DRA examples (docs/examples/dra, docs/dra.md): a ResourceClaimTemplate for NVIDIA's
+# DRA driver's DeviceClass (gpu.nvidia.com) and a pod that uses it, in resource.k8s.io/v1
+# and v1beta1, valid against Kubernetes' own OpenAPI schemas with unknown fields refused;
+# the ComputeDomain jobs valid against the ComputeDomain CRD's schema and rules (restated,
+# tests/k8s/computedomain.mjs) and their pods tied to its channel template
+# (tests/k8s/check-dra.mjs). The chart's values: accepted by the chart's own rules
+# (restated, tests/k8s/drachart.mjs), the driver root the installer's install dir, the
+# kubelet plugin on the DRA pool exactly (values-dra.yaml) or only on our nodes
+# (values-compute-domains.yaml), against both manifests. Each example broken once is
+# refused, and each of the chart's rules seen to refuse. With NDI_DRA_CHART set to an
+# unpacked chart (deployments/helm/dra-driver-nvidia-gpu of k8s-dra-driver-gpu) and HELM to
+# a helm binary, the chart itself is rendered with the values (tests/k8s/render-dra-chart.sh).
 command -v node >/dev/null || fail "node is needed (scripts/deps.sh installs nodejs)"
 k8s_node_modules
 EX=$SRC/docs/examples/dra
+MANIFESTS=("$SRC/daemonset-generic.yaml" "$SRC/daemonset-preloaded.yaml")
 dra() { node "$SRC/tests/k8s/check-dra.mjs" "$@" >"$T/dra.out" 2>&1; }
 for v in v1 v1beta1; do
     dra "$EX/claim-$v.yaml" || fail "claim-$v.yaml: $(cat "$T/dra.out")"
     grep -q "claim-$v.yaml: 2 objects valid" "$T/dra.out" || fail "claim-$v.yaml: $(cat "$T/dra.out")"
     grep -q "^apiVersion: resource.k8s.io/$v$" "$EX/claim-$v.yaml" || fail "claim-$v.yaml is not $v"
 done
-# The install dir the DRA driver is pointed at is the installer's default.
+dra "$EX/compute-domain.yaml" "$EX/compute-domain-a4x.yaml" || fail "$(cat "$T/dra.out")"
+grep -q "compute-domain.yaml: 4 objects valid" "$T/dra.out" || fail "$(cat "$T/dra.out")"
+grep -q "compute-domain-a4x.yaml: 3 objects valid" "$T/dra.out" || fail "$(cat "$T/dra.out")"
+for f in compute-domain compute-domain-a4x; do
+    dra --update "$EX/$f.yaml" "$EX/$f.yaml" || fail "$f.yaml as an update of itself: $(cat "$T/dra.out")"
+    grep -q "ComputeDomain imex-job: valid as an update" "$T/dra.out" || fail "$(cat "$T/dra.out")"
+done
+# The values: the chart's rules, the driver root the installer's default install dir.
 idir=$("$BIN" config --json --repo file:///nowhere --repo-key "$FIX/keys/pub.pem" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["install_dir"])')
-[ "$(sed -n 's/^nvidiaDriverRoot: //p' "$EX/values.yaml")" = "$idir" ] ||
-    fail "values.yaml's nvidiaDriverRoot is not the install dir ($idir)"
+for v in values-dra values-compute-domains; do
+    [ "$(sed -n 's/^nvidiaDriverRoot: //p' "$EX/$v.yaml")" = "$idir" ] ||
+        fail "$v.yaml's nvidiaDriverRoot is not the install dir ($idir)"
+    dra --values "$EX/$v.yaml" "${MANIFESTS[@]}" || fail "$v.yaml: $(cat "$T/dra.out")"
+    cat "$T/dra.out"
+done
+grep -q "lands only where our DaemonSets run" "$T/dra.out" || fail "values-compute-domains.yaml: $(cat "$T/dra.out")"
+dra --values "$EX/values-dra.yaml" "${MANIFESTS[@]}"
+grep -q "(compute-domains, gpus) lands exactly on the DRA pool" "$T/dra.out" || fail "values-dra.yaml: $(cat "$T/dra.out")"
 
-# Broken once each: refused, with the schema's or the check's reason.
+# Broken once each: refused, with the schema's, the CRD's, the chart's or the check's reason.
+refused() { # WHAT MESSAGE CHECK-ARGS...
+    local what=$1 msg=$2
+    shift 2
+    ! dra "$@" || fail "$what passed: $(cat "$T/dra.out")"
+    grep -qF -- "$msg" "$T/dra.out" || fail "$what refused for another reason: $(cat "$T/dra.out")"
+    echo "REJECT $what: $(grep -m1 -F -- "$msg" "$T/dra.out")" >&2
+}
+# edit IN OLD NEW OUT: OUT is IN with the first OLD replaced by NEW (OLD must be there).
+edit() {
+    python3 -c 'import sys; t = open(sys.argv[1]).read(); assert sys.argv[2] in t, sys.argv[2]
+open(sys.argv[4], "w").write(t.replace(sys.argv[2], sys.argv[3], 1))' "$@"
+}
 sed 's|^apiVersion: resource.k8s.io/v1beta1$|apiVersion: resource.k8s.io/v1|' "$EX/claim-v1beta1.yaml" >"$T/bad.yaml"
-! dra "$T/bad.yaml" || fail "a v1beta1 request passed as v1"
-grep -q "requests/0 must NOT have additional properties" "$T/dra.out" || fail "$(cat "$T/dra.out")"
+refused "a v1beta1 request as v1" "requests/0 must NOT have additional properties" "$T/bad.yaml"
 sed 's|^          - name: gpu$|          - name: gpus|' "$EX/claim-v1.yaml" >"$T/bad.yaml"
-! dra "$T/bad.yaml" || fail "a container's claim the pod lacks passed"
-grep -q "container smi uses claim gpus, not the pod's" "$T/dra.out" || fail "$(cat "$T/dra.out")"
+refused "a container's claim the pod lacks" "container smi uses claim gpus, not the pod's" "$T/bad.yaml"
 sed 's|deviceClassName: gpu.nvidia.com|deviceClassName: gpu.example.com|' "$EX/claim-v1beta1.yaml" >"$T/bad.yaml"
-! dra "$T/bad.yaml" || fail "another device class passed"
-grep -q "request gpu asks for gpu.example.com" "$T/dra.out" || fail "$(cat "$T/dra.out")"
+refused "another device class" "request gpu asks for gpu.example.com" "$T/bad.yaml"
+# The ComputeDomain against its CRD: an unknown field, an enum, a required field, a bound,
+# its namespace, the immutable spec on an update; a pod whose channel template no
+# ComputeDomain makes.
+CD=$EX/compute-domain.yaml
+edit "$CD" "    allocationMode: Single" "    allocationMode: Single
+    name: imex" "$T/bad.yaml"
+refused "an unknown field of a ComputeDomain" "spec.channel: must NOT have additional properties: name" "$T/bad.yaml"
+edit "$CD" "allocationMode: Single" "allocationMode: Many" "$T/bad.yaml"
+refused "an allocationMode the CRD does not have" "spec.channel.allocationMode: must be equal to one of the allowed values: All, Single" "$T/bad.yaml"
+edit "$CD" "    resourceClaimTemplate:
+      name: imex-job-channel
+" "" "$T/bad.yaml"
+refused "a channel without its template" "spec.channel: must have required property 'resourceClaimTemplate'" "$T/bad.yaml"
+edit "$EX/compute-domain-a4x.yaml" "numNodes: 2" "numNodes: -1" "$T/bad.yaml"
+refused "a negative numNodes" "spec.numNodes: must be >= 0" "$T/bad.yaml"
+edit "$CD" "  name: imex-job
+  namespace: gpu-test
+" "  name: imex-job
+" "$T/bad.yaml"
+refused "a ComputeDomain without a namespace" "metadata.namespace: a ComputeDomain is namespaced" "$T/bad.yaml"
+refused "a ComputeDomain's spec changed" "spec: A computeDomain.spec is immutable" --update "$CD" "$EX/compute-domain-a4x.yaml"
+edit "$CD" "      name: imex-job-channel" "      name: imex-channel" "$T/bad.yaml"
+refused "a channel template no ComputeDomain makes" \
+    "claim channel names template gpu-test/imex-job-channel, neither in the file nor a ComputeDomain's channel" "$T/bad.yaml"
+
+# The chart's rules (templates/validation.yaml, restated in tests/k8s/drachart.mjs), each
+# seen to refuse: values-dra.yaml with YAML merged over it (null deletes a key, as Helm's
+# merge does), under helm's namespace and API versions.
+vals() { # OUT YAML: values-dra.yaml with YAML merged over it
+    python3 -c 'import sys, yaml
+v = yaml.safe_load(open(sys.argv[1]))
+def merge(a, b):
+    for k, x in b.items():
+        if x is None:
+            a.pop(k, None)
+        elif isinstance(x, dict) and isinstance(a.get(k), dict):
+            merge(a[k], x)
+        else:
+            a[k] = x
+merge(v, yaml.safe_load(sys.argv[3]))
+yaml.safe_dump(v, open(sys.argv[2], "w"))' "$EX/values-dra.yaml" "$1" "$2"
+}
+while IFS='|' read -r lines opts over; do
+    vals "$T/v.yaml" "$over"
+    # shellcheck disable=SC2086
+    refused "the chart's rule at validation.yaml:$lines" "the chart refuses it: validation.yaml:$lines:" \
+        $opts --values "$T/v.yaml" "${MANIFESTS[@]}"
+done <<'EOF'
+15-22||{namespace: gpu}
+24-31|--namespace default|{}
+33-43||{gpuResourcesEnabledOverride: false}
+45-53||{nvidiaCtkPath: /usr/bin/nvidia-ctk}
+56-61||{webhook: {enabled: true, tls: null}}
+63-68||{webhook: {enabled: true, tls: {mode: ""}}}
+70-75||{webhook: {enabled: true, tls: {mode: vault}}}
+78-83||{webhook: {enabled: true, tls: {certManager: null}}}
+85-90||{webhook: {enabled: true, tls: {certManager: {issuerType: ""}}}}
+92-97||{webhook: {enabled: true, tls: {certManager: {issuerType: acme}}}}
+99-104||{webhook: {enabled: true, tls: {certManager: {issuerType: issuer}}}}
+108-113||{webhook: {enabled: true, tls: {mode: secret, secret: null}}}
+115-120||{webhook: {enabled: true, tls: {mode: secret}}}
+124-130|--api-versions resource.k8s.io/v1alpha3|{}
+EOF
+# The old docs/examples/dra/values.yaml, nvidiaDriverRoot alone, as the issue reports.
+printf 'nvidiaDriverRoot: %s\n' "$idir" >"$T/old.yaml"
+refused "the old values.yaml" "the chart refuses it: validation.yaml:33-43:" --values "$T/old.yaml" "${MANIFESTS[@]}"
+# Where the kubelet plugin lands, what it tolerates, where it looks for the driver.
+vals "$T/v.yaml" '{kubeletPlugin: {affinity: null}}'
+refused "the chart's own placement (any NVIDIA GPU node)" \
+    'lands on a node labelled {"feature.node.kubernetes.io/cpu-model.vendor_id":"NVIDIA"}, where no DaemonSet of ours' \
+    --values "$T/v.yaml" "${MANIFESTS[@]}"
+edit "$EX/values-dra.yaml" "              - {key: cloud.google.com/gke-accelerator, operator: DoesNotExist}
+              - {key: nvidia.com/gpu.deploy.device-plugin, operator: In, values: [\"false\"]}
+" "              - {key: cloud.google.com/gke-accelerator, operator: DoesNotExist}
+" "$T/v.yaml"
+refused "GPUs from the DRA driver beside NVIDIA's plugin" "beside daemonset-generic.yaml: nvidia-driver-installer's device plugin" \
+    --values "$T/v.yaml" "${MANIFESTS[@]}"
+python3 - "$EX/values-dra.yaml" "$T/v.yaml" <<'PY'
+import sys, yaml
+v = yaml.safe_load(open(sys.argv[1]))
+terms = v["kubeletPlugin"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+del terms[-1]
+yaml.safe_dump(v, open(sys.argv[2], "w"))
+PY
+refused "a GKE DRA pool without the kubelet plugin" "(daemonset-preloaded.yaml: nvidia-driver-installer) gets no kubelet plugin" \
+    --values "$T/v.yaml" "${MANIFESTS[@]}"
+vals "$T/v.yaml" '{kubeletPlugin: {tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]}}'
+refused "the chart's tolerations" "the kubelet plugin does not tolerate the taint readiness.k8s.io/nvidia-gpu-driver:NoSchedule" \
+    --values "$T/v.yaml" "${MANIFESTS[@]}"
+vals "$T/v.yaml" '{nvidiaDriverRoot: /}'
+refused "the chart's driver root" "nvidiaDriverRoot / is not the manifests' install dir" --values "$T/v.yaml" "${MANIFESTS[@]}"
+edit "$EX/values-compute-domains.yaml" "              - {key: cloud.google.com/gke-gpu-driver-version, operator: DoesNotExist}
+" "" "$T/v.yaml"
+refused "ComputeDomains on GKE's own driver" "where no DaemonSet of ours installs the driver" --values "$T/v.yaml" "${MANIFESTS[@]}"
+
+# The chart itself, where it is at hand (it cannot be fetched here).
+if [ -n "${NDI_DRA_CHART:-}" ]; then
+    HELM=${HELM:-helm} "$SRC/tests/k8s/render-dra-chart.sh" "$NDI_DRA_CHART" >"$T/render.out" 2>&1 ||
+        fail "render-dra-chart.sh: $(cat "$T/render.out")"
+    cat "$T/render.out"
+else
+    echo "NDI_DRA_CHART unset: the chart itself not rendered (tests/k8s/render-dra-chart.sh)"
+fi

@@ -1,20 +1,42 @@
 // SPDX-License-Identifier: Apache-2.0
-// Validates the DRA examples (docs/examples/dra/claim-*.yaml) offline: each resource.k8s.io
-// object against Kubernetes' own OpenAPI v3 schema of its API version (openapi/, cut from
-// kubernetes/kubernetes by trim-openapi.py, provenance in openapi/README.md), with unknown
-// fields refused as the API server refuses them under kubectl's default strict field
-// validation; the Pod against the core/v1 schema (kubernetes-models). Then what a scheduler
-// would need to tie them: the pod's claim names a template in its namespace, each
-// container's claim a claim of the pod, each request the DeviceClass NVIDIA's DRA driver
-// installs (gpu.nvidia.com).
+// Validates the DRA examples (docs/examples/dra/) offline.
+//
+// Objects (FILE...): each resource.k8s.io object against Kubernetes' own OpenAPI v3 schema
+// of its API version (openapi/, cut from kubernetes/kubernetes by trim-openapi.py,
+// provenance in openapi/README.md), with unknown fields refused as the API server refuses
+// them under kubectl's default strict field validation; a Pod against the core/v1 schema
+// (kubernetes-models); a ComputeDomain against its CRD's schema (computedomain.mjs, restated
+// with citations), unknown fields refused, its x-kubernetes-validations rules evaluated
+// (crdrules.mjs). Then what a scheduler would need to tie them: each claim of a pod names a
+// template in its namespace (one of the file's, or the channel template a ComputeDomain of
+// the file has NVIDIA's controller make), each container's claim a claim of the pod, each
+// GPU request a DeviceClass the DRA chart installs with GPUs on.
+// --update OLD NEW: each ComputeDomain of NEW as an update of OLD's of the same name, its
+// transition rules too (the spec is immutable).
+// --values VALUES GENERIC PRELOADED: Helm values for NVIDIA's DRA chart (drachart.mjs): the
+// chart renders them (its validation.yaml, restated), its kubelet plugin looks for the driver
+// in the install dir with our CDI hook and tolerates the taints our GPU nodes carry; with
+// GPUs from the DRA driver its plugin lands exactly on the DRA pool of the two manifests
+// (every node one of their DaemonSets serves without a device plugin, neither ours nor
+// GKE's, and that carries nvidia.com/gpu.deploy.device-plugin=false); with ComputeDomains
+// alone, only on nodes one of their DaemonSets serves. --namespace NS (dra-driver-nvidia-gpu)
+// and --api-versions A,B (resource.k8s.io/v1, Kubernetes 1.34) are helm's.
 //
 //   node check-dra.mjs FILE...
+//   node check-dra.mjs --update OLD NEW
+//   node check-dra.mjs [--namespace NS] [--api-versions LIST] --values VALUES GENERIC PRELOADED
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { basename } from "node:path";
 import Ajv from "ajv";
 import yaml from "js-yaml";
 import { strict } from "./strict.mjs";
 import { Pod } from "kubernetes-models/v1/Pod";
+import * as CD from "./computedomain.mjs";
+import { celRules, listTypes } from "./crdrules.mjs";
+import { DEFAULTS, merge, refusals, rendered } from "./drachart.mjs";
+import { HEALTH_TAINT_EXAMPLE, READINESS_TAINTS, STARTUP_TAINT, labelSets, selects, tolerates }
+  from "./nodeaffinity.mjs";
 
 const KINDS = {
   ResourceClaimTemplate: "ResourceClaimTemplate",
@@ -22,6 +44,11 @@ const KINDS = {
   DeviceClass: "DeviceClass",
 };
 const GROUP = "resource.k8s.io";
+// What a workload may request of the chart's DeviceClasses (drachart.mjs): the GPU ones;
+// the compute-domain classes are for the templates NVIDIA's controller makes.
+const GPU_CLASSES = rendered(DEFAULTS).deviceClasses.filter((c) => !c.startsWith("compute-domain"));
+// The DRA pool's label (daemonset-generic.yaml, docs/dra.md).
+const DRA_LABEL = "nvidia.com/gpu.deploy.device-plugin";
 
 const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
 const loaded = new Set();
@@ -35,12 +62,45 @@ function schemaFor(version, kind) {
   }
   return ajv.getSchema(`${id}#/components/schemas/io.k8s.api.resource.${version}.${kind}`);
 }
+const cdSchema = structuredClone(CD.SCHEMA);
+strict(cdSchema);
+const validateCD = ajv.compile(cdSchema);
+// k8s.io/apimachinery pkg/util/validation/validation.go: IsDNS1123Subdomain.
+const isSubdomain = (s) => typeof s === "string" && s.length <= 253 &&
+  /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(s);
+
+// A ComputeDomain's errors (OLD: the object it updates, or undefined for a create), as the
+// API server's custom resource handler finds them: its apiVersion and kind, a name, a
+// namespace (the kind is namespaced), the schema, list types, the CEL rules.
+function computeDomainErrors(d, old) {
+  const errs = [];
+  if (d.apiVersion !== CD.API_VERSION) errs.push(`apiVersion must be ${CD.API_VERSION}`);
+  if (!isSubdomain(d.metadata?.name)) errs.push(`metadata.name ${JSON.stringify(d.metadata?.name)} is not a DNS subdomain`);
+  if (CD.NAMESPACED && !d.metadata?.namespace) errs.push("metadata.namespace: a ComputeDomain is namespaced");
+  if (!validateCD(d)) {
+    for (const e of validateCD.errors) {
+      const what = e.params.additionalProperty ?? e.params.allowedValues?.join(", ") ?? e.params.missingProperty ?? "";
+      errs.push(`${e.instancePath.slice(1).replaceAll("/", ".") || "(root)"}: ${e.message}${what ? `: ${what}` : ""}`);
+    }
+    return errs;
+  }
+  listTypes(CD.SCHEMA, d, "", errs);
+  celRules(CD.SCHEMA, d, old, "", errs);
+  return errs.map((e) => e.replace(/^\./, ""));
+}
 
 let failed = 0;
-for (const file of process.argv.slice(2)) {
-  const docs = yaml.loadAll(readFileSync(file, "utf8")).filter(Boolean);
+const report = (where, e) => {
+  console.error(`check-dra: ${where}: ${e}`);
+  failed++;
+};
+const load = (file) => yaml.loadAll(readFileSync(file, "utf8")).filter(Boolean);
+
+function checkObjects(file) {
+  const docs = load(file);
   const templates = new Map();
   const pods = [];
+  const before = failed;
   for (const d of docs) {
     const where = `${file}: ${d.kind} ${d.metadata?.name}`;
     try {
@@ -49,42 +109,151 @@ for (const file of process.argv.slice(2)) {
         pods.push(d);
         continue;
       }
+      if (d.kind === CD.KIND) {
+        const errs = computeDomainErrors(d, undefined);
+        errs.forEach((e) => report(where, e));
+        // NVIDIA's controller makes the channel's ResourceClaimTemplate in the
+        // ComputeDomain's namespace, by the name the spec gives (k8s-dra-driver-gpu at
+        // 2240711, cmd/compute-domain-controller/computedomain.go:368, resourceclaimtemplate.go:364-397).
+        if (!errs.length)
+          templates.set(`${d.metadata.namespace}/${d.spec.channel.resourceClaimTemplate.name}`, `ComputeDomain ${d.metadata.name}`);
+        continue;
+      }
       const [group, version] = String(d.apiVersion).split("/");
-      assert.equal(group, GROUP, `${where}: unexpected apiVersion ${d.apiVersion}`);
-      assert.ok(KINDS[d.kind], `${where}: unexpected kind ${d.kind}`);
+      assert.equal(group, GROUP, `unexpected apiVersion ${d.apiVersion}`);
+      assert.ok(KINDS[d.kind], `unexpected kind ${d.kind}`);
       const validate = schemaFor(version, KINDS[d.kind]);
-      assert.ok(validate, `${where}: no schema for ${d.apiVersion} ${d.kind}`);
-      assert.ok(validate(d), `${where}: ${ajv.errorsText(validate.errors)}`);
+      assert.ok(validate, `no schema for ${d.apiVersion} ${d.kind}`);
+      assert.ok(validate(d), ajv.errorsText(validate.errors));
       if (d.kind === "ResourceClaimTemplate") {
-        templates.set(`${d.metadata.namespace}/${d.metadata.name}`, d);
+        templates.set(`${d.metadata.namespace}/${d.metadata.name}`, "file");
         for (const r of d.spec.spec.devices.requests) {
           const cls = version === "v1beta1" ? r.deviceClassName : r.exactly?.deviceClassName;
-          assert.equal(cls, "gpu.nvidia.com", `${where}: request ${r.name} asks for ${cls}`);
+          assert.ok(GPU_CLASSES.includes(cls), `request ${r.name} asks for ${cls}, not one of ${GPU_CLASSES.join(", ")}`);
         }
       }
     } catch (e) {
-      console.error(`check-dra: ${e.message}`);
-      failed++;
+      report(where, e.message);
     }
   }
   for (const p of pods) {
     const where = `${file}: Pod ${p.metadata.name}`;
     try {
       const claims = new Set((p.spec.resourceClaims ?? []).map((c) => c.name));
-      assert.ok(claims.size > 0, `${where}: no resourceClaims`);
+      assert.ok(claims.size > 0, "no resourceClaims");
       for (const c of p.spec.resourceClaims) {
         const t = `${p.metadata.namespace}/${c.resourceClaimTemplateName}`;
-        assert.ok(templates.has(t), `${where}: claim ${c.name} names template ${t}, not in the file`);
+        assert.ok(templates.has(t), `claim ${c.name} names template ${t}, neither in the file nor a ComputeDomain's channel`);
       }
       for (const ctr of p.spec.containers) {
         for (const c of ctr.resources?.claims ?? [])
-          assert.ok(claims.has(c.name), `${where}: container ${ctr.name} uses claim ${c.name}, not the pod's`);
+          assert.ok(claims.has(c.name), `container ${ctr.name} uses claim ${c.name}, not the pod's`);
       }
     } catch (e) {
-      console.error(`check-dra: ${e.message}`);
-      failed++;
+      report(where, e.message);
     }
   }
-  if (!failed) console.log(`check-dra: ${file}: ${docs.length} objects valid`);
+  if (failed === before) console.log(`check-dra: ${file}: ${docs.length} objects valid`);
+}
+
+function checkUpdate(oldFile, newFile) {
+  const olds = new Map(load(oldFile).filter((d) => d.kind === CD.KIND).map((d) => [d.metadata?.name, d]));
+  for (const d of load(newFile).filter((x) => x.kind === CD.KIND)) {
+    const old = olds.get(d.metadata?.name);
+    assert.ok(old, `${newFile}: ComputeDomain ${d.metadata?.name} is not in ${oldFile}`);
+    const errs = computeDomainErrors(d, old);
+    errs.forEach((e) => report(`${newFile}: ComputeDomain ${d.metadata.name}`, e));
+    if (!errs.length) console.log(`check-dra: ${newFile}: ComputeDomain ${d.metadata.name}: valid as an update`);
+  }
+}
+
+// The manifests' DaemonSets, each with what it runs: a device plugin (a container in another
+// image than the installer's), the install dir, the hook its plugin's CDI spec names.
+function daemonSets(files) {
+  const out = [];
+  for (const f of files) {
+    for (const ds of load(f).filter((d) => d.kind === "DaemonSet")) {
+      const spec = ds.spec.template.spec;
+      const env = (c) => Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value]));
+      const plugins = spec.containers.filter((c) => !/(^|\/)nvidia-driver-installer[@:]/.test(c.image));
+      out.push({ name: `${basename(f)}: ${ds.metadata.name}`, spec, plugin: plugins.length > 0,
+        installDir: env(spec.initContainers[0]).NVIDIA_INSTALL_DIR_HOST,
+        hook: plugins.map((c) => env(c).NVIDIA_CDI_HOOK_PATH).find(Boolean) });
+    }
+  }
+  return out;
+}
+
+function checkValues(file, manifests, namespace, apiVersions) {
+  const v = merge(DEFAULTS, yaml.load(readFileSync(file, "utf8")) ?? {});
+  const where = `${file}`;
+  const refused = refusals(v, namespace, apiVersions);
+  refused.forEach((r) => report(where, `the chart refuses it: ${r}`));
+  if (refused.length) return;
+  const r = rendered(v);
+  if (!r.kubeletPlugin) return report(where, "no kubelet plugin: resources.gpus and resources.computeDomains both off");
+  const sets = daemonSets(manifests);
+  const dirs = new Set(sets.map((s) => s.installDir));
+  const hooks = new Set(sets.map((s) => s.hook).filter(Boolean));
+  if (dirs.size !== 1 || !dirs.has(r.kubeletPlugin.driverRoot))
+    report(where, `nvidiaDriverRoot ${r.kubeletPlugin.driverRoot} is not the manifests' install dir (${[...dirs].join(", ")})`);
+  if (r.kubeletPlugin.cdiHookPath !== null && !hooks.has(r.kubeletPlugin.cdiHookPath))
+    report(where, `nvidiaCDIHookPath ${r.kubeletPlugin.cdiHookPath} is not the hook the manifests' plugins name (${[...hooks].join(", ")})`);
+  // The taints a GPU node of ours may carry (check-manifest.mjs holds our DaemonSets to them).
+  const taints = [{ key: "nvidia.com/gpu", effect: "NoSchedule" }, ...READINESS_TAINTS,
+    { key: HEALTH_TAINT_EXAMPLE.split(":")[0], effect: HEALTH_TAINT_EXAMPLE.split(":")[1] },
+    ...["NoSchedule", "PreferNoSchedule", "NoExecute"].map((effect) => ({ key: STARTUP_TAINT, effect }))];
+  for (const t of taints) {
+    if (!r.kubeletPlugin.spec.tolerations.some((x) => tolerates(x, t)))
+      report(where, `the kubelet plugin does not tolerate the taint ${t.key}:${t.effect}`);
+  }
+  // Where the kubelet plugin lands, against where the DaemonSets run.
+  const gpus = r.kubeletPlugin.containers.includes("gpus");
+  const extra = { [DRA_LABEL]: ["false", "true"], "gke-no-default-nvidia-gpu-device-plugin": ["true"],
+    "cloud.google.com/gke-accelerator": ["nvidia-gb200"] };
+  let lands = 0;
+  let dra = 0;
+  for (const labels of labelSets([r.kubeletPlugin.spec, ...sets.map((s) => s.spec)], extra)) {
+    const by = sets.find((s) => selects(s.spec, labels));
+    // GKE runs its own device plugin on a GPU node whose pool does not turn it off.
+    const gkePlugin = "cloud.google.com/gke-accelerator" in labels &&
+      labels["gke-no-default-nvidia-gpu-device-plugin"] !== "true";
+    const noPlugin = by && !by.plugin && !gkePlugin;
+    const isDra = noPlugin && labels[DRA_LABEL] === "false";
+    const here = selects(r.kubeletPlugin.spec, labels);
+    const node = JSON.stringify(labels);
+    if (here) lands++;
+    if (isDra) dra++;
+    if (here && !by) return report(where, `the kubelet plugin lands on a node labelled ${node}, where no DaemonSet of ours installs the driver`);
+    if (!gpus) continue;
+    if (here && !noPlugin)
+      return report(where, `the kubelet plugin serves GPUs on a node labelled ${node}, beside ${by.plugin ? by.name + "'s" : "GKE's"} device plugin`);
+    if (isDra && !here) return report(where, `a DRA node labelled ${node} (${by.name}) gets no kubelet plugin`);
+  }
+  if (!lands) return report(where, "the kubelet plugin lands on no node of ours");
+  console.log(`check-dra: ${file}: the chart's rules hold; its kubelet plugin (${r.kubeletPlugin.containers.join(", ")}) ` +
+    `lands ${gpus ? `exactly on the DRA pool (${dra} label sets)` : `only where our DaemonSets run (${lands} label sets)`}; ` +
+    `DeviceClasses ${r.deviceClasses.join(", ")}`);
+}
+
+const args = process.argv.slice(2);
+const opt = (name, def) => {
+  const i = args.indexOf(name);
+  if (i < 0) return def;
+  const [, value] = args.splice(i, 2);
+  return value;
+};
+const namespace = opt("--namespace", "dra-driver-nvidia-gpu");
+const apiVersions = opt("--api-versions", "resource.k8s.io/v1").split(",").filter(Boolean);
+const usage = "usage: check-dra.mjs FILE... | --update OLD NEW | [--namespace NS] [--api-versions LIST] --values VALUES GENERIC PRELOADED";
+if (args[0] === "--update") {
+  assert.equal(args.length, 3, usage);
+  checkUpdate(args[1], args[2]);
+} else if (args[0] === "--values") {
+  assert.equal(args.length, 4, usage);
+  checkValues(args[1], args.slice(2), namespace, apiVersions);
+} else {
+  assert.ok(args.length > 0, usage);
+  for (const file of args) checkObjects(file);
 }
 process.exit(failed ? 1 : 0);
