@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * kube/api: the calls the node agent makes, as the API's paths and objects (core/v1 Node,
- * Pod and Event, policy/v1 Eviction, coordination.k8s.io/v1 Lease). See kube/kube.h.
+ * Pod and Event, policy/v1 Eviction, coordination.k8s.io/v1 Lease, resource.k8s.io's
+ * ResourceClaim). See kube/kube.h.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -121,10 +122,10 @@ int kube_node_patch(struct kube *k, const char *name, json_object *patch, struct
 }
 
 /*
- * What the agent reads of a pod (agent/upgrade.c: which pods hold GPUs, may be evicted, are
- * leaving, match a selector): the rest of a pod, its environment, its volumes but whether
- * each is an emptyDir, managedFields and status, any tenant can make as large as etcd takes,
- * so it is never parsed. (The API server's only
+ * What the agent reads of a pod (agent/upgrade.c: which pods hold GPUs, by a resource or
+ * a DRA claim, may be evicted, are leaving, match a selector): the rest of a pod, its
+ * environment, its volumes but whether each is an emptyDir, managedFields and status, any
+ * tenant can make as large as etcd takes, so it is never parsed. (The API server's only
  * projection, metadata alone, apiserver pkg/endpoints/handlers/response.go
  * asPartialObjectMetadataList, has no resources and keeps managedFields.) Pages as the
  * API server pages a list from etcd: apiserver pkg/storage/etcd3/store.go, GetList.
@@ -135,6 +136,10 @@ static const struct kube_keep container_keep[] = {
  * no more): {"emptyDir": {}} or {}. */
 static const struct kube_keep volume_keep[] = {{"emptyDir", (const struct kube_keep[]){{NULL}}},
 					       {NULL}};
+/* The DRA claims it uses (agent/claims.c): core/v1 PodResourceClaim and
+ * PodResourceClaimStatus, the one's name and claim or template, the other's name and claim. */
+static const struct kube_keep claim_ref_keep[] = {
+	{"name"}, {"resourceClaimName"}, {"resourceClaimTemplateName"}, {NULL}};
 static const struct kube_keep pod_keep[] = {
 	{"metadata", (const struct kube_keep[]){{"name"},
 						{"namespace"},
@@ -146,8 +151,11 @@ static const struct kube_keep pod_keep[] = {
 	{"spec", (const struct kube_keep[]){{"containers", container_keep, true},
 					    {"initContainers", container_keep, true},
 					    {"volumes", volume_keep, true},
+					    {"resourceClaims", claim_ref_keep, true},
 					    {NULL}}},
-	{"status", (const struct kube_keep[]){{"phase"}, {NULL}}},
+	{"status", (const struct kube_keep[]){{"phase"},
+					      {"resourceClaimStatuses", claim_ref_keep, true},
+					      {NULL}}},
 	{NULL}};
 static const struct kube_keep pod_list_keep[] = {
 	{"kind"},
@@ -627,6 +635,90 @@ int kube_daemonset_desired(struct kube *k, const char *ns, const char *name, uns
 			       name);
 	*ret = (unsigned)json_object_get_int64(n);
 	return 0;
+}
+
+/*
+ * resource.k8s.io's versions that carry a ResourceClaim's status.allocation.devices.results
+ * (v1 from Kubernetes 1.34, v1beta2 from 1.33, v1beta1 from 1.32), newest first. What is kept
+ * of a claim: the drivers of its allocation (a claim's status may also carry each device's
+ * data, which the driver writes and the agent never reads).
+ */
+static const char *const claim_versions[] = {"v1", "v1beta2", "v1beta1"};
+#define CLAIM_VERSIONS (sizeof(claim_versions) / sizeof(claim_versions[0]))
+static const struct kube_keep result_keep[] = {
+	{"request"}, {"driver"}, {"pool"}, {"device"}, {NULL}};
+static const struct kube_keep claim_keep[] = {
+	{"apiVersion"},
+	{"metadata", (const struct kube_keep[]){{"name"}, {"namespace"}, {"uid"}, {NULL}}},
+	{"status",
+	 (const struct kube_keep[]){
+		 {"allocation",
+		  (const struct kube_keep[]){
+			  {"devices",
+			   (const struct kube_keep[]){{"results", result_keep, true}, {NULL}}},
+			  {NULL}}},
+		 {NULL}}},
+	{NULL}};
+
+/*
+ * kube-apiserver answers a GET of a missing object with the registry's NotFound
+ * (k8s.io/apiserver at 24a394e, pkg/registry/generic/registry/store.go:926 through
+ * pkg/storage/errors/storage.go:44-47, errors.NewNotFound: a Status whose details.kind is
+ * the resource), and a path no group version serves with net/http's NotFound, the text
+ * "404 page not found" (pkg/util/notfoundhandler/not_found_handler.go:64, the end of the
+ * delegation chain once the paths are installed).
+ */
+bool kube_status_not_found(json_object *body, const char *resource)
+{
+	json_object *v, *details;
+
+	return body && json_object_is_type(body, json_type_object) &&
+	       json_object_object_get_ex(body, "kind", &v) &&
+	       strcmp(json_object_get_string(v), "Status") == 0 &&
+	       json_object_object_get_ex(body, "reason", &v) &&
+	       strcmp(json_object_get_string(v), "NotFound") == 0 &&
+	       json_object_object_get_ex(body, "details", &details) &&
+	       json_object_object_get_ex(details, "kind", &v) &&
+	       strcmp(json_object_get_string(v), resource) == 0;
+}
+
+int kube_resourceclaim_get(struct kube *k, const char *ns, const char *name, json_object **ret,
+			   struct err *e)
+{
+	unsigned *at = kube_claim_version(k);
+	char path[700];
+
+	*ret = NULL;
+	if (path_name("namespace", ns, e) < 0 || path_name("resourceclaim", name, e) < 0)
+		return -1;
+	/* The version that answered last first, then the others, newest first. */
+	for (unsigned i = 0; i < CLAIM_VERSIONS; i++) {
+		unsigned v = i == 0 ? *at : (i <= *at ? i - 1 : i);
+		struct kube_request q = {.method = "GET", .path = path, .keep = claim_keep};
+		struct kube_reply r;
+		bool gone;
+		int rc;
+
+		snprintf(path, sizeof(path),
+			 "/apis/resource.k8s.io/%s/namespaces/%s/resourceclaims/%s",
+			 claim_versions[v], ns, name);
+		rc = kube_call(k, &q, &r, e);
+		gone = rc < 0 && r.status == 404 && kube_status_not_found(r.body, "resourceclaims");
+		if (rc == 0 && !(*ret = TAKE_PTR(r.body)))
+			rc = err_set(e, EXIT_UNEXPECTED, "kube: GET %s: the answer is not JSON",
+				     path);
+		kube_reply_done(&r);
+		if (rc == 0 || gone)
+			*at = v; /* served: the claim, or its NotFound */
+		if (gone) {
+			err_clear(e);
+			return 1;
+		}
+		if (rc == 0 || r.status != 404)
+			return rc;
+		err_clear(e); /* this version is not served: the next */
+	}
+	return 1;
 }
 
 static void lease_path(char *buf, size_t size, const char *ns, const char *name)

@@ -32,6 +32,7 @@ struct kube {
 	char *token;
 	struct timespec token_mtime; /* of the file the token was read from */
 	char errbuf[CURL_ERROR_SIZE];
+	unsigned claim_version; /* resource.k8s.io's version that last answered (kube/api.c) */
 };
 
 /* ---- configuration --------------------------------------------------------------------- */
@@ -201,6 +202,11 @@ struct kube *kube_new(const struct kube_config *c, struct err *e)
 		return NULL;
 	}
 	return k;
+}
+
+unsigned *kube_claim_version(struct kube *k)
+{
+	return &k->claim_version;
 }
 
 void kube_free(struct kube *k)

@@ -57,3 +57,14 @@ json_object *kube_condition_next(json_object *old, const struct kube_condition *
  */
 int kube_taints_next(json_object *taints, const struct kube_taint *t, bool add, const char *now,
 		     json_object **ret);
+
+/* Where client K remembers the index of resource.k8s.io's version that last answered a
+ * kube_resourceclaim_get (0 at first: the newest). */
+unsigned *kube_claim_version(struct kube *k);
+
+/*
+ * Whether BODY, a 404's answer, is the API server's word that the object asked for is not
+ * there (a metav1.Status of reason NotFound naming RESOURCE in details.kind), rather than
+ * that the path is not served at all (kube-apiserver's "404 page not found").
+ */
+bool kube_status_not_found(json_object *body, const char *resource);

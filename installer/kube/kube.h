@@ -127,10 +127,11 @@ _must_check_ int kube_node_patch(struct kube *k, const char *name, json_object *
  * The pods bound to Node NAME (a PodList's items) into *RET (the caller puts it), each with
  * only what the agent reads: metadata's name, namespace, labels, annotations,
  * ownerReferences and deletionTimestamp, its containers' and init containers' name,
- * resources and restartPolicy, its volumes as whether each is an emptyDir, and
- * status.phase. Listed in pages (limit, continue), a page made smaller
- * when it is past KUBE_BODY_MAX. 0, or -1 when a single pod is past it or what is kept
- * of the list is past KUBE_PODS_KEPT_MAX (E names the bound).
+ * resources and restartPolicy, its volumes as whether each is an emptyDir, its
+ * spec.resourceClaims and status.resourceClaimStatuses (name, resourceClaimName,
+ * resourceClaimTemplateName), and status.phase. Listed in pages (limit, continue), a
+ * page made smaller when it is past KUBE_BODY_MAX. 0, or -1 when a single pod is past it
+ * or what is kept of the list is past KUBE_PODS_KEPT_MAX (E names the bound).
  */
 _must_check_ int kube_pods_on_node(struct kube *k, const char *node, json_object **ret,
 				   struct err *e);
@@ -175,6 +176,18 @@ _must_check_ int kube_lease_get(struct kube *k, const char *ns, const char *name
  */
 _must_check_ int kube_lease_put(struct kube *k, const char *ns, json_object *lease, bool replace,
 				json_object **ret, struct err *e);
+
+/*
+ * ResourceClaim NS/NAME (resource.k8s.io, the newest version the API server serves: v1,
+ * v1beta2, v1beta1) into *RET (the caller puts it), with only its metadata's name,
+ * namespace and uid and the status.allocation.devices.results' request, driver, pool and
+ * device. The version that answered is remembered in K and asked first the next time; a
+ * 404 that says the version is not served (not a Status NotFound of resourceclaims) moves
+ * on to the next. 0 when found, 1 when there is no such claim (or no version of
+ * resource.k8s.io is served, where no claim can be), -1 on error.
+ */
+_must_check_ int kube_resourceclaim_get(struct kube *k, const char *ns, const char *name,
+					json_object **ret, struct err *e);
 
 struct kube_event {
 	const char *node;      /* the Node it is about */

@@ -36,6 +36,11 @@ API server's own answers to them:
   DELETE /api/v1/namespaces/NS/pods/NAME                 the pod gone (a job that ended)
   POST   /api/v1/namespaces/NS/pods                      a pod made (a tenant's, by a test)
   GET    /apis/apps/v1/namespaces/NS/daemonsets/NAME     a DaemonSet (its status)
+  GET    /apis/resource.k8s.io/V/namespaces/NS/resourceclaims/NAME  a ResourceClaim in a
+         version V the state's "resource_versions" serves (default v1, v1beta2, v1beta1), or
+         its Status NotFound (details.kind resourceclaims, as the registry answers); another
+         version answers kube-apiserver's unserved path: 404 "404 page not found", text
+         (apiserver pkg/util/notfoundhandler/not_found_handler.go:64)
   POST   /apis/batch/v1/namespaces/NS/jobs               a batch/v1 Job, 422 Invalid where
          kube-apiserver's validation refuses it (job_errors), defaulted as the Job registry
          does (a uid, the generated selector and the template's labels, backoffLimit 6)
@@ -86,8 +91,9 @@ the client to be in the slow call, not for time.
   kube-api.py PORT_FILE CERT KEY TOKEN_FILE STATE FAULTS LOG [LIFETIME]
 
 STATE is a JSON file of the initial objects ({"nodes": [...], "pods": [...], "leases":
-[...], "daemonsets": [...], "jobs": [...]}), rewritten after each change, so a test can read
-what the client did (and "orphaned_pods_of": the Jobs deleted without their pods).
+[...], "daemonsets": [...], "jobs": [...], "resourceclaims": [...]}, a claim without its
+apiVersion: it is served in each), rewritten after each change, so a test can read what the
+client did (and "orphaned_pods_of": the Jobs deleted without their pods).
 """
 import base64
 import json
@@ -110,8 +116,10 @@ LIFETIME = float(sys.argv[8]) if len(sys.argv) > 8 else 120
 LOCK = threading.Lock()
 with open(STATE) as f:
     DB = json.load(f)
-for kind in ("nodes", "pods", "leases", "events", "daemonsets", "jobs", "orphaned_pods_of"):
+for kind in ("nodes", "pods", "leases", "events", "daemonsets", "jobs", "orphaned_pods_of",
+             "resourceclaims"):
     DB.setdefault(kind, [])
+CLAIM_VERSIONS = DB.get("resource_versions", ["v1", "v1beta2", "v1beta1"])
 REV = [1]
 
 
@@ -120,7 +128,7 @@ def bump(obj):
     obj.setdefault("metadata", {})["resourceVersion"] = str(REV[0])
 
 
-for kind in ("nodes", "pods", "leases", "daemonsets", "jobs"):
+for kind in ("nodes", "pods", "leases", "daemonsets", "jobs", "resourceclaims"):
     for o in DB[kind]:
         bump(o)
 
@@ -203,6 +211,8 @@ RESOURCES = {
     "apps/v1": [("daemonsets", "DaemonSet", True)],
     "batch/v1": [("jobs", "Job", True)],
 }
+RESOURCES.update({"resource.k8s.io/" + v: [("resourceclaims", "ResourceClaim", True)]
+                  for v in CLAIM_VERSIONS})
 
 
 def resource_list(gv):
@@ -287,6 +297,9 @@ EVENTS = re.compile(r"/api/v1/namespaces/([^/]+)/events")
 PODS = re.compile(r"/api/v1/namespaces/([^/]+)/pods")
 POD = re.compile(r"/api/v1/namespaces/([^/]+)/pods/([^/]+)")
 DAEMONSET = re.compile(r"/apis/apps/v1/namespaces/([^/]+)/daemonsets/([^/]+)")
+CLAIM = re.compile(r"/apis/resource\.k8s\.io/([^/]+)/namespaces/([^/]+)/resourceclaims/([^/]+)")
+# What kube-apiserver answers for a path no group version serves (net/http's NotFound).
+NOT_SERVED = (404, "404 page not found\n")
 NODE = re.compile(r"/api/v1/nodes/([^/]+)(/status)?")
 
 
@@ -720,6 +733,18 @@ def handle(method, path, query, ctype, body):
         ds = find("daemonsets", m.group(2), m.group(1))
         return (200, ds) if ds else status(
             404, "NotFound", 'daemonsets.apps "%s" not found' % m.group(2))
+    m = CLAIM.fullmatch(path)
+    if m and method == "GET":
+        version, ns, name = m.groups()
+        if version not in CLAIM_VERSIONS:
+            return NOT_SERVED
+        claim = find("resourceclaims", name, ns)
+        if not claim:
+            code, obj = status(404, "NotFound", 'resourceclaims.resource.k8s.io "%s" not found'
+                               % name)
+            obj["details"] = {"name": name, "group": "resource.k8s.io", "kind": "resourceclaims"}
+            return code, obj
+        return 200, {"apiVersion": "resource.k8s.io/" + version, "kind": "ResourceClaim", **claim}
     m = JOBS.fullmatch(path)
     if m:
         got = jobs(method, m.group(1), m.group(2), m.group(3), body)
@@ -765,6 +790,14 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def answer(self, code, obj, headers=()):
+        if isinstance(obj, str):  # a text answer: an unserved path's
+            data = obj.encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         data = json.dumps(obj)
         if '"@@env-' in data:
             data = re.sub(r'"@@env-(\d+)@@"', lambda m: env_text(int(m.group(1))), data)
