@@ -103,6 +103,7 @@ struct agent_upgrade_opts {
 	bool drain_force, drain_emptydir;
 	unsigned drain_timeout_s;    /* past it with pods left, the upgrade fails; 0: never */
 	const char *max_unavailable; /* "N" or "P%" of the DaemonSet's nodes, or NULL */
+	const char *dra_drivers;     /* DRA drivers whose claims hold GPUs; NULL: the default */
 };
 
 /* What the agent reads of the configuration about its word on the Node (agent/nodecond.c). */

@@ -451,7 +451,7 @@ static bool can_evict(json_object *meta)
 	return !get(meta, "deletionTimestamp") && !daemon_or_mirror(meta);
 }
 
-bool upgrade_pod_holds_gpu(json_object *pod, bool *evictable)
+bool upgrade_pod_holds_gpu(json_object *pod, const struct claims *claims, bool *evictable)
 {
 	json_object *spec = get(pod, "spec");
 	const char *phase = get_str(get(pod, "status"), "phase");
@@ -461,13 +461,15 @@ bool upgrade_pod_holds_gpu(json_object *pod, bool *evictable)
 		return false;
 	/* Init containers run one by one before the others: while the pod is Pending. */
 	if (!any_asks_gpu(get(spec, "containers"), false) &&
-	    !any_asks_gpu(get(spec, "initContainers"), !same(phase, "Pending") && phase))
+	    !any_asks_gpu(get(spec, "initContainers"), !same(phase, "Pending") && phase) &&
+	    !claims_pod_holds(claims, pod))
 		return false;
 	*evictable = can_evict(get(pod, "metadata"));
 	return true;
 }
 
-unsigned upgrade_gpu_pods(json_object *items, unsigned *evictable, char *names, size_t names_size)
+unsigned upgrade_gpu_pods(json_object *items, const struct claims *claims, unsigned *evictable,
+			  char *names, size_t names_size)
 {
 	size_t n = array_len(items);
 	unsigned count = 0;
@@ -484,7 +486,7 @@ unsigned upgrade_gpu_pods(json_object *items, unsigned *evictable, char *names, 
 		bool ev;
 		int w;
 
-		if (!upgrade_pod_holds_gpu(pod, &ev))
+		if (!upgrade_pod_holds_gpu(pod, claims, &ev))
 			continue;
 		count++;
 		*evictable += ev;
@@ -604,7 +606,7 @@ static void count_one(json_object *pod, const struct upgrade_pod_opts *o, struct
 	bool ev;
 	char kept;
 
-	if (upgrade_pod_holds_gpu(pod, &ev)) {
+	if (upgrade_pod_holds_gpu(pod, o->claims, &ev)) {
 		r->gpu++;
 		r->evictable += ev;
 		kept = ev ? upgrade_pod_kept(pod, o->evict_force, o->evict_emptydir) : 0;

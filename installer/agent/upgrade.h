@@ -25,6 +25,7 @@
 
 #include <json-c/json.h>
 
+#include "agent/claims.h"
 #include "agent/labelsel.h"
 #include "util/err.h"
 
@@ -73,6 +74,7 @@ struct upgrade_pod_opts {
 	bool drain;
 	const struct labelsel *drain_select; /* NULL: every pod */
 	bool drain_force, drain_emptydir;
+	const struct claims *claims; /* the DRA claims the look read (agent/claims.h), or NULL */
 };
 
 /* What the node's pods are to the upgrade (upgrade_pods_count). */
@@ -153,16 +155,18 @@ struct upgrade_step upgrade_decide(const struct upgrade_record *r, const struct 
  * The pods of a PodList's ITEMS that hold GPUs: not finished (phase neither Succeeded nor
  * Failed), with a container or a running init container that asks for an NVIDIA GPU
  * resource (nvidia.com/gpu, its renamed shares nvidia.com/gpu.*, MIG devices
- * nvidia.com/mig-*) in its limits or requests. *EVICTABLE counts those an eviction can move,
+ * nvidia.com/mig-*) in its limits or requests, or that uses a DRA claim CLAIMS has as a GPU
+ * claim (claims_pod_holds; CLAIMS NULL: none). *EVICTABLE counts those an eviction can move,
  * as kubectl drain judges: not a DaemonSet's (evicting it only brings it back), not a static
  * pod's mirror (the annotation kubernetes.io/config.mirror, or a Node as its owner), not one
  * already leaving (a deletionTimestamp: waited for, not asked again). The first NAMES_SIZE
  * bytes' worth of "namespace/name" go into NAMES, comma-separated. Returns the count.
  */
-unsigned upgrade_gpu_pods(json_object *items, unsigned *evictable, char *names, size_t names_size);
+unsigned upgrade_gpu_pods(json_object *items, const struct claims *claims, unsigned *evictable,
+			  char *names, size_t names_size);
 
 /* Whether POD holds a GPU as upgrade_gpu_pods counts it, and whether it can be evicted. */
-bool upgrade_pod_holds_gpu(json_object *pod, bool *evictable);
+bool upgrade_pod_holds_gpu(json_object *pod, const struct claims *claims, bool *evictable);
 
 /*
  * What ITEMS (a PodList's items) are to an upgrade under options O into *RET: the GPU pods

@@ -50,6 +50,13 @@ static int pod_options(struct upgrader *u, const struct agent_upgrade_opts *o, s
 	if (o->drain_select && o->drain_select[0] &&
 	    labelsel_parse(o->drain_select, &u->drain_select, why, sizeof(why)) < 0)
 		return err_set(e, EXIT_USAGE, "--upgrade-drain-selector: %s", why);
+	if (o->dra_drivers && !claims_drivers_ok(o->dra_drivers, why, sizeof(why)))
+		return err_set(
+			e, EXIT_USAGE,
+			"--upgrade-dra-drivers: %s; list the drivers whose claims hold GPUs, comma-separated (the default: " CLAIMS_DRIVERS_DEFAULT
+			"), or none (\"\")",
+			why);
+	u->claims.drivers = o->dra_drivers ? o->dra_drivers : CLAIMS_DRIVERS_DEFAULT;
 	u->pod_opts = (struct upgrade_pod_opts){
 		.wait_for = o->wait_for && o->wait_for[0] ? &u->wait_for : NULL,
 		.evict_force = o->evict_force,
@@ -57,7 +64,8 @@ static int pod_options(struct upgrader *u, const struct agent_upgrade_opts *o, s
 		.drain = o->drain,
 		.drain_select = o->drain_select && o->drain_select[0] ? &u->drain_select : NULL,
 		.drain_force = o->drain_force,
-		.drain_emptydir = o->drain_emptydir};
+		.drain_emptydir = o->drain_emptydir,
+		.claims = &u->claims};
 	return 0;
 }
 
@@ -433,6 +441,82 @@ static int budget_step(struct upgrader *u, struct upgrade_view *v, struct upgrad
 	return 0;
 }
 
+/* Whether POD has finished (Succeeded or Failed): its claims hold nothing it runs. */
+static bool pod_finished(json_object *pod)
+{
+	json_object *st = NULL, *phase = NULL;
+	const char *p = json_object_object_get_ex(pod, "status", &st) &&
+					json_object_object_get_ex(st, "phase", &phase)
+				? json_object_get_string(phase)
+				: "";
+
+	return strcmp(p, "Succeeded") == 0 || strcmp(p, "Failed") == 0;
+}
+
+/* Reads the claims POD (not finished, in namespace NS) uses that the look has not read yet,
+ * while the look's bound (CLAIMS_READ_MAX) allows. 0, or -1 with E (an API error). */
+static int read_pod_claims(struct upgrader *u, json_object *pod, const char *ns, struct err *e)
+{
+	const char *names[CLAIMS_READ_MAX];
+	size_t n = claims_of_pod(pod, names, CLAIMS_READ_MAX);
+
+	if (n > CLAIMS_READ_MAX) {
+		u->claims.unread += (unsigned)(n - CLAIMS_READ_MAX);
+		n = CLAIMS_READ_MAX;
+	}
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_(json_object_putp) json_object *claim = NULL;
+		int r;
+
+		if (claims_find(&u->claims, ns, names[i]) >= 0)
+			continue; /* shared with a pod before: read once a look */
+		if (u->claims.n >= CLAIMS_READ_MAX) {
+			u->claims.unread++;
+			continue;
+		}
+		r = kube_resourceclaim_get(u->k, ns, names[i], &claim, e);
+		if (r < 0)
+			return -1;
+		/* A claim gone (its pod's end deleted it) holds nothing. */
+		(void)claims_add(&u->claims, ns, names[i],
+				 r == 0 && claims_allocated_by(claim, u->claims.drivers));
+	}
+	return 0;
+}
+
+/*
+ * What the look knows of the DRA claims of PODS (the node's): each claim an unfinished pod
+ * uses read once, at most CLAIMS_READ_MAX; those past it count as GPU claims (said once).
+ * Nothing is kept from the look before. 0, or -1 (an API error, said).
+ */
+static int read_claims(struct upgrader *u, json_object *pods)
+{
+	size_t n = json_object_array_length(pods);
+	struct err e;
+
+	u->claims.n = u->claims.unread = 0;
+	if (!u->claims.drivers[0])
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		json_object *pod = json_object_array_get_idx(pods, i), *meta = NULL, *ns = NULL;
+
+		if (pod_finished(pod) || !json_object_object_get_ex(pod, "metadata", &meta) ||
+		    !json_object_object_get_ex(meta, "namespace", &ns))
+			continue;
+		if (read_pod_claims(u, pod, json_object_get_string(ns), &e) < 0) {
+			api_down(u, "reading the pods' resource claims", &e);
+			return -1;
+		}
+	}
+	if (u->claims.unread && !u->claims_bound_said)
+		log_kv(LOG_WARN, "agent",
+		       "driver upgrade: the node's pods use more resource claims than a look reads; the pods of those not read count as GPU pods",
+		       U64("read", u->claims.n), U64("not_read", u->claims.unread),
+		       U64("bound", CLAIMS_READ_MAX), LOG_END);
+	u->claims_bound_said = u->claims.unread > 0;
+	return 0;
+}
+
 /* Whether the action asks POD to leave: a GPU pod an eviction moves, or a pod the drain does. */
 static bool to_ask(const struct upgrader *u, json_object *pod, bool drain)
 {
@@ -440,7 +524,7 @@ static bool to_ask(const struct upgrader *u, json_object *pod, bool drain)
 
 	if (drain)
 		return upgrade_pod_drains(pod, &u->pod_opts);
-	return upgrade_pod_holds_gpu(pod, &evictable) && evictable &&
+	return upgrade_pod_holds_gpu(pod, &u->claims, &evictable) && evictable &&
 	       !upgrade_pod_kept(pod, u->pod_opts.evict_force, u->pod_opts.evict_emptydir);
 }
 
@@ -629,6 +713,8 @@ bool upgrader_look(struct upgrader *u, const char *current, bool ready, const ch
 		api_down(u, "listing the node's pods", &e);
 		return false;
 	}
+	if (read_claims(u, pods) < 0)
+		return false;
 	upgrade_pods_count(pods, &u->pod_opts, &counted);
 	v.gpu_pods = counted.gpu;
 	v.evictable = counted.evictable;

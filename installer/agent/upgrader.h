@@ -46,6 +46,8 @@ struct upgrader {
 	bool evict_blocked;	/* the last look: a kept GPU pod blocks the eviction */
 	unsigned evict_look_s;	/* the most a look spends asking pods to leave */
 	uint64_t keep_retry;	/* a failed renewal is tried again from then (monotonic s) */
+	struct claims claims;	/* the DRA claims the last look read (agent/claims.h) */
+	bool claims_bound_said; /* its claims were past CLAIMS_READ_MAX (said once) */
 };
 
 /*

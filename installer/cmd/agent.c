@@ -234,7 +234,10 @@ static struct agent_opts options(const struct config *c, int root_fd)
 			    .drain_timeout_s = c->upgrade_drain_timeout_s,
 			    .max_unavailable = strcmp(c->upgrade_max_unavailable, "none") == 0
 						       ? NULL
-						       : c->upgrade_max_unavailable},
+						       : c->upgrade_max_unavailable,
+			    .dra_drivers = strcmp(c->upgrade_dra_drivers, "none") == 0
+						   ? ""
+						   : c->upgrade_dra_drivers},
 		.condition = {
 			.off = !c->node_condition,
 			.heartbeat_s = c->condition_heartbeat_s,

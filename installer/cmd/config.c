@@ -341,6 +341,13 @@ const struct config_option config_options[] = {
 	       .kind = CONFIG_STRING, .offset = F(upgrade_max_unavailable), .cmds = CFG_AGENT,
 	       .arg = "N|P%", .value = "none",
 	       .help = "no slot is taken while this many of the DaemonSet's other nodes (or this share, rounded up) are cordoned, not Ready or about to be: none, or NVIDIA's 25%"),
+	/* clang-format 14 puts the row on one line past check-lines' 100 columns. */
+	// clang-format off
+	OPTION("upgrade-dra-drivers", .env = "NVIDIA_UPGRADE_DRA_DRIVERS", .kind = CONFIG_STRING,
+	       .offset = F(upgrade_dra_drivers), .cmds = CFG_AGENT, .arg = "LIST",
+	       .value = "gpu.nvidia.com,compute-domain.nvidia.com",
+	       .help = "a pod that uses a DRA resource claim allocated by one of these drivers (comma-separated; none: no claim counts) holds GPUs, as one that asks for nvidia.com/gpu"),
+	// clang-format on
 	OPTION("skip-verify", .env = "NVIDIA_SKIP_VERIFY", .kind = CONFIG_BOOL,
 	       .offset = F(skip_verify), .cmds = CFG_INSTALL, .json = "skip_verify",
 	       .help = "no NVML check: hosts without a GPU only"),

@@ -83,6 +83,7 @@ struct config {
 	char *upgrade_drain_emptydir;	  /* yes or no */
 	unsigned upgrade_drain_timeout_s; /* past it with pods left, failed; 0: no end */
 	char *upgrade_max_unavailable;	  /* N or P% of the DaemonSet's nodes, or "none" */
+	char *upgrade_dra_drivers;	  /* DRA drivers whose claims hold GPUs, or "none" */
 
 	bool skip_verify;
 	struct strv env_used;	 /* the environment variables that were set and read */

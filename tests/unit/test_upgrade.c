@@ -361,13 +361,13 @@ static void test_gpu_pods(void **state)
 	char names[512], small[12];
 
 	(void)state;
-	assert_int_equal(upgrade_gpu_pods(items, &evictable, names, sizeof(names)), 8);
+	assert_int_equal(upgrade_gpu_pods(items, NULL, &evictable, names, sizeof(names)), 8);
 	assert_int_equal(evictable, 4);
 	assert_string_equal(names, "ml/train, ml/mig, ml/shared, ml/sidecar, mon/dcgm, "
 				   "kube-system/static-a, kube-system/static-b, ml/leaving");
-	assert_int_equal(upgrade_gpu_pods(items, &evictable, small, sizeof(small)), 8);
+	assert_int_equal(upgrade_gpu_pods(items, NULL, &evictable, small, sizeof(small)), 8);
 	assert_string_equal(small, "ml/train");
-	assert_int_equal(upgrade_gpu_pods(NULL, &evictable, names, sizeof(names)), 0);
+	assert_int_equal(upgrade_gpu_pods(NULL, NULL, &evictable, names, sizeof(names)), 0);
 	assert_string_equal(names, "");
 	json_object_put(items);
 }

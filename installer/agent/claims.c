@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The DRA claims that make a pod a GPU pod (agent/claims.h). The fields read are core/v1's
+ * and resource.k8s.io's (k8s.io/api as NVIDIA/k8s-dra-driver-gpu vendors it at 2240711):
+ * core/v1 types.go:4450 PodSpec.resourceClaims, 4516-4558 PodResourceClaim (name, exactly
+ * one of resourceClaimName and resourceClaimTemplateName), 4564-4583 and 5452
+ * PodStatus.resourceClaimStatuses (name, resourceClaimName: "If this is unset, then
+ * generating a ResourceClaim was not necessary"); resource/v1 types.go:1611 status.allocation,
+ * 1698 devices, 1730 results, 1775 driver (v1beta1 and v1beta2 have the same path).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/claims.h"
+
+static json_object *get(json_object *o, const char *key)
+{
+	json_object *v = NULL;
+
+	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static const char *get_str(json_object *o, const char *key)
+{
+	json_object *v = get(o, key);
+
+	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static size_t array_len(json_object *a)
+{
+	return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+}
+
+static bool lower_alnum(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+}
+
+/* The N bytes at S: a DNS subdomain (dot-separated DNS-1123 labels) of at most 63. */
+static bool driver_name_ok(const char *s, size_t n)
+{
+	if (n == 0 || n > 63)
+		return false;
+	for (size_t i = 0, start = 0; i <= n; i++) {
+		if (i == n || s[i] == '.') {
+			if (i == start || !lower_alnum(s[start]) || !lower_alnum(s[i - 1]))
+				return false;
+			start = i + 1;
+		} else if (!lower_alnum(s[i]) && s[i] != '-') {
+			return false;
+		}
+	}
+	return true;
+}
+
+bool claims_drivers_ok(const char *list, char *why, size_t size)
+{
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ",");
+
+		if (!driver_name_ok(p, n)) {
+			snprintf(
+				why, size,
+				"'%.*s' is not a DRA driver's name (a DNS subdomain in lower case, at most 63 characters, such as gpu.nvidia.com)",
+				(int)(n > 80 ? 80 : n), p);
+			return false;
+		}
+		p += n + (p[n] == ',');
+		if (p[-1] == ',' && !*p) {
+			snprintf(why, size, "the list ends with a comma");
+			return false;
+		}
+	}
+	return true;
+}
+
+bool claims_driver_listed(const char *list, const char *driver)
+{
+	size_t len = driver ? strlen(driver) : 0;
+
+	if (!list || !len)
+		return false;
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ",");
+
+		if (n == len && strncmp(p, driver, n) == 0)
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
+bool claims_allocated_by(json_object *claim, const char *list)
+{
+	json_object *results =
+		get(get(get(get(claim, "status"), "allocation"), "devices"), "results");
+	size_t n = array_len(results);
+
+	for (size_t i = 0; i < n; i++)
+		if (claims_driver_listed(list,
+					 get_str(json_object_array_get_idx(results, i), "driver")))
+			return true;
+	return false;
+}
+
+/* The claim generated for POD's entry ENTRY (PodStatus.resourceClaimStatuses), or NULL. */
+static const char *generated(json_object *pod, const char *entry)
+{
+	json_object *st = get(get(pod, "status"), "resourceClaimStatuses");
+	size_t n = array_len(st);
+
+	for (size_t i = 0; entry && i < n; i++) {
+		json_object *s = json_object_array_get_idx(st, i);
+		const char *name = get_str(s, "name");
+
+		if (name && strcmp(name, entry) == 0)
+			return get_str(s, "resourceClaimName");
+	}
+	return NULL;
+}
+
+size_t claims_of_pod(json_object *pod, const char **names, size_t max)
+{
+	json_object *rc = get(get(pod, "spec"), "resourceClaims");
+	size_t n = array_len(rc), count = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *entry = json_object_array_get_idx(rc, i);
+		const char *name = get_str(entry, "resourceClaimName");
+
+		if (!name && get_str(entry, "resourceClaimTemplateName"))
+			name = generated(pod, get_str(entry, "name"));
+		if (!name || !*name)
+			continue;
+		if (count < max)
+			names[count] = name;
+		count++;
+	}
+	return count;
+}
+
+int claims_find(const struct claims *c, const char *ns, const char *name)
+{
+	size_t nl = strlen(ns);
+
+	for (unsigned i = 0; i < c->n; i++) {
+		const char *k = c->seen[i].key;
+
+		if (strncmp(k, ns, nl) == 0 && k[nl] == '/' && strcmp(k + nl + 1, name) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+int claims_add(struct claims *c, const char *ns, const char *name, bool gpu)
+{
+	if (c->n >= CLAIMS_READ_MAX) {
+		c->unread++;
+		return -1;
+	}
+	snprintf(c->seen[c->n].key, sizeof(c->seen[c->n].key), "%s/%s", ns, name);
+	c->seen[c->n++].gpu = gpu;
+	return 0;
+}
+
+bool claims_pod_holds(const struct claims *c, json_object *pod)
+{
+	const char *names[CLAIMS_READ_MAX];
+	const char *ns = get_str(get(pod, "metadata"), "namespace");
+	size_t n;
+
+	if (!c || !c->drivers || !c->drivers[0] || !ns)
+		return false;
+	n = claims_of_pod(pod, names, CLAIMS_READ_MAX);
+	/* Past what NAMES holds: claims no look reads; a GPU pod, as any claim not read. */
+	if (n > CLAIMS_READ_MAX)
+		return true;
+	for (size_t i = 0; i < n; i++) {
+		int at = claims_find(c, ns, names[i]);
+
+		if (at < 0 || c->seen[at].gpu)
+			return true;
+	}
+	return false;
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * GPUs that pods hold through Dynamic Resource Allocation (docs/design.md, "Upgrades that
+ * finish by themselves"): with NVIDIA's DRA driver a pod asks for no nvidia.com/gpu; it
+ * names ResourceClaims (core/v1 PodSpec.resourceClaims), and the scheduler allocates each
+ * claim's devices from a driver (resource.k8s.io ResourceClaim
+ * status.allocation.devices.results[].driver). A pod that uses a claim allocated by one of
+ * --upgrade-dra-drivers holds GPUs as one with a device plugin's resource does: the upgrade
+ * waits for it, and evicts it by the same rules.
+ *
+ * Pure: the claims a pod names, whether a claim's allocation names a listed driver, and the
+ * set of claims a look has read (agent/upgrader.c reads them, at most CLAIMS_READ_MAX a
+ * look, and nothing is kept from one look to the next).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+/* NVIDIA's DRA drivers: GPUs and MIG devices (k8s-dra-driver-gpu at 2240711,
+ * cmd/gpu-kubelet-plugin/main.go:42), IMEX channels and the compute-domain daemon's device
+ * (cmd/compute-domain-kubelet-plugin/main.go:42). */
+#define CLAIMS_DRIVERS_DEFAULT "gpu.nvidia.com,compute-domain.nvidia.com"
+
+/*
+ * The claims a look reads at most. A node has a few GPU pods, each with a claim or two (a
+ * GPU claim, a ComputeDomain's channel claim), and the compute-domain daemon's: 64 GETs
+ * of some hundred bytes each, which take a look well under its time. A claim past it is
+ * not read and counts as a GPU claim: its pod is waited for (and evicted as the others),
+ * never taken for idle on a guess.
+ */
+#define CLAIMS_READ_MAX 64
+
+/* "NAMESPACE/NAME" of a claim: a namespace is a DNS label (63), a claim a DNS subdomain. */
+#define CLAIMS_KEY_SIZE (63 + 1 + 253 + 1)
+
+struct claims {
+	const char *drivers; /* --upgrade-dra-drivers: comma-separated; "" or NULL: none count */
+	unsigned n;	     /* claims read this look */
+	struct {
+		char key[CLAIMS_KEY_SIZE];
+		bool gpu; /* allocated by a listed driver (false: gone, unallocated, another's) */
+	} seen[CLAIMS_READ_MAX];
+	unsigned unread; /* the claims past CLAIMS_READ_MAX this look (counted as GPU claims) */
+};
+
+/*
+ * Whether LIST is a driver list --upgrade-dra-drivers takes: "" (none), or names
+ * separated by commas, each a DNS subdomain of at most 63 characters in lower case, as
+ * resource.k8s.io validates a driver's name (k8s.io/api resource/v1 types.go,
+ * DriverNameMaxLength and DeviceRequestAllocationResult.Driver). When not, WHY says which.
+ */
+bool claims_drivers_ok(const char *list, char *why, size_t size);
+
+/* Whether DRIVER is one of LIST's (a whole name, compared exactly). */
+bool claims_driver_listed(const char *list, const char *driver);
+
+/*
+ * Whether CLAIM (a ResourceClaim as kube_resourceclaim_get reads it) is allocated with a
+ * device of a driver of LIST: one of status.allocation.devices.results[].driver. A claim
+ * not yet allocated holds no device.
+ */
+bool claims_allocated_by(json_object *claim, const char *list);
+
+/*
+ * The names of the ResourceClaims POD uses (core/v1 PodSpec.resourceClaims: an entry's
+ * resourceClaimName, or for a resourceClaimTemplateName the claim generated from it, whose
+ * name PodStatus.resourceClaimStatuses gives under the entry's name; a template's claim not
+ * generated yet, or that needed none, is left out: nothing is allocated to the pod through
+ * it yet). The first MAX go into NAMES (pointers into POD). Returns how many there are.
+ */
+size_t claims_of_pod(json_object *pod, const char **names, size_t max);
+
+/* Claim NS/NAME's entry in C, or -1 when the look has not read it. */
+int claims_find(const struct claims *c, const char *ns, const char *name);
+
+/* Records what the look read of claim NS/NAME (GPU: allocated by a listed driver). 0, or
+ * -1 when C is full (counted in C->unread). */
+int claims_add(struct claims *c, const char *ns, const char *name, bool gpu);
+
+/*
+ * Whether POD holds GPUs through its claims as C has read them: one of its claims is a GPU
+ * claim, or was not read (past CLAIMS_READ_MAX). False when C is NULL or lists no driver.
+ */
+bool claims_pod_holds(const struct claims *c, json_object *pod);
