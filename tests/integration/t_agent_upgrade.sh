@@ -193,10 +193,11 @@ assert_eq "$(installed_version)" "$V_OLD" "the version after the second upgrade"
 
 # 3. RBAC: the agent's calls in both runs against both manifests' rules; listing nodes is
 # --upgrade-max-unavailable's alone (t_agent_upgrade_controls), the status patch the
-# condition's, off here (t_agent_condition).
+# condition's, off here (t_agent_condition), reading resource claims the DRA pods'
+# (t_agent_upgrade_dra).
 for m in daemonset-preloaded.yaml daemonset-generic.yaml; do
     python3 "$SRC/tests/tools/rbac-check.py" --unused-ok list:nodes --unused-ok patch:nodes/status \
-        "$SRC/$m" nvidia-driver-installer \
+        --unused-ok get:resource.k8s.io/resourceclaims "$SRC/$m" nvidia-driver-installer \
         "$log1" "$KUBE_LOG" \
         >"$T/rbac.out" 2>&1 || fail "RBAC ($m): $(cat "$T/rbac.out")"
 done

@@ -1,0 +1,148 @@
+# The node agent's upgrade on a node whose GPUs NVIDIA's DRA driver serves (docs/design.md,
+# "Upgrades that finish by themselves"), against the API server stand-in: the GPU pods ask
+# for no nvidia.com/gpu, they use ResourceClaims allocated by gpu.nvidia.com.
+# 1. resource.k8s.io/v1 served. GPU pods: ml/train (a claim by name), ml/tmpl (a claim
+#    generated from a template, named in its status), nvidia-dra/cd-daemon (the ComputeDomain's
+#    daemon, a DaemonSet's pod with a compute-domain.nvidia.com claim). Not GPU pods: net/nic
+#    (a claim of another driver), ml/young (its template's claim not generated yet), ml/stale
+#    (its claim gone), ml/done (finished). With the wait policy the upgrade waits for the
+#    three; past the deadline with evict, train and tmpl are evicted, the daemon never: it is
+#    waited for until its DaemonSet takes it off the node (the test deletes it, as the
+#    DaemonSet controller does once the kubelet plugin removed the node's ComputeDomain
+#    label); only then is the version activated. --upgrade-dra-drivers none counts no claim.
+# 2. A server that serves only v1beta1 (Kubernetes 1.32): the agent falls back to it once and
+#    asks it alone after; the upgrade waits for and evicts the claim's pod as in 1.
+# 3. Every call is one the shipped manifests' RBAC rules allow (resourceclaims get), and
+#    every body is valid against the Kubernetes schemas.
+FAKE_KERNEL=1
+export NVIDIA_NODE_CONDITION=no NVIDIA_STARTUP_TAINT=none
+mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
+mkkernel "$T/root"
+new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"
+export NVIDIA_DRIVER_REPO=file://$T/repo NVIDIA_DRIVER_REPO_KEY=$FIX/keys/pub.pem
+expect_rc 0 install --driver-version "$V_OLD" $(kernel_args)
+leave_pending "$V_NEW"
+
+# cluster FILE VERSIONS: gpu-node-1, its pods and their claims, served in VERSIONS.
+cluster() {
+    python3 - "$2" >"$1" <<'PY'
+import json, sys
+def pod(ns, name, claims, statuses=None, owner="Job", phase="Running"):
+    meta = {"namespace": ns, "name": name, "ownerReferences": [
+        {"apiVersion": "apps/v1" if owner == "DaemonSet" else "batch/v1", "kind": owner,
+         "name": "x", "uid": "1", "controller": True}]}
+    st = {"phase": phase}
+    if statuses is not None:
+        st["resourceClaimStatuses"] = statuses
+    return {"metadata": meta, "status": st, "spec": {
+        "nodeName": "gpu-node-1", "resourceClaims": claims,
+        "containers": [{"name": "c", "resources": {"claims": [{"name": c["name"]} for c in claims]}}]}}
+def claim(ns, name, driver):
+    return {"metadata": {"namespace": ns, "name": name, "uid": "u-" + name},
+            "spec": {"devices": {"requests": [{"name": "r"}]}},
+            "status": {"allocation": {"devices": {"results": [
+                {"request": "r", "driver": driver, "pool": "gpu-node-1", "device": "d0"}]}}}}
+pods = [
+    pod("ml", "train", [{"name": "gpus", "resourceClaimName": "train-gpus"}]),
+    pod("ml", "tmpl", [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+        [{"name": "gpu", "resourceClaimName": "tmpl-gpu-7xk2q"}]),
+    pod("ml", "young", [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}], [],
+        phase="Pending"),
+    pod("ml", "stale", [{"name": "gpus", "resourceClaimName": "deleted"}]),
+    pod("ml", "done", [{"name": "gpus", "resourceClaimName": "done-gpus"}], phase="Succeeded"),
+    pod("net", "nic", [{"name": "nic", "resourceClaimName": "rdma-0"}]),
+    pod("nvidia-dra", "cd-daemon", [{"name": "daemon", "resourceClaimTemplateName": "cd-tmpl"}],
+        [{"name": "daemon", "resourceClaimName": "cd-daemon-daemon-q9x"}], owner="DaemonSet")]
+claims = [claim("ml", "train-gpus", "gpu.nvidia.com"),
+          claim("ml", "tmpl-gpu-7xk2q", "gpu.nvidia.com"),
+          claim("ml", "done-gpus", "gpu.nvidia.com"),
+          claim("net", "rdma-0", "rdma.example.com"),
+          claim("nvidia-dra", "cd-daemon-daemon-q9x", "compute-domain.nvidia.com")]
+print(json.dumps({"nodes": [{"apiVersion": "v1", "kind": "Node",
+                             "metadata": {"name": "gpu-node-1"}, "spec": {}}],
+                  "pods": pods, "resourceclaims": claims,
+                  "resource_versions": sys.argv[1].split(",")}))
+PY
+}
+agent_said() { grep -q -- "$1" "$T/agent.log"; }
+# asked NS/NAME: the evictions of that pod the stand-in answered.
+asked() {
+    python3 - "$KUBE_LOG" "$1" <<'PY'
+import json, sys
+ns, name = sys.argv[2].split("/")
+print(sum(1 for r in map(json.loads, open(sys.argv[1])) if r["method"] == "POST"
+          and r["path"] == "/api/v1/namespaces/%s/pods/%s/eviction" % (ns, name)))
+PY
+}
+# claim_gets VERSION: the agent's GETs of resourceclaims in that version.
+claim_gets() { grep -c "\"path\": \"/apis/resource.k8s.io/$1/namespaces/" "$KUBE_LOG" || true; }
+restart() {
+    [ -z "${apid:-}" ] || { kill "$apid"; wait "$apid" 2>/dev/null || true; }
+    : >"$T/agent.log"
+    start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" "$@"
+    wait_for "the agent's start" 10 agent_said "agent: watching the node"
+}
+trap 'rc=$?; kill "${apid:-}" 2>/dev/null || true; [ $rc = 0 ] || tail -15 "$T/agent.log"' EXIT
+logs=()
+
+# 1. v1: waited for, then evicted, the daemon waited for until its DaemonSet takes it away.
+cluster "$T/c1.json" v1,v1beta2,v1beta1
+kube_stub "$T/c1.json"
+logs+=("$KUBE_LOG")
+restart --upgrade-dra-drivers none
+wait_for "the upgrade done, no claim counted" 30 upgrade_node_has 'state == "done"'
+assert_eq "$(claim_gets v1)" 0 "claims read with --upgrade-dra-drivers none"
+assert_eq "$(installed_version)" "$V_NEW" "the version with no claim counted"
+kill "$apid"; wait "$apid" 2>/dev/null || true; apid=
+leave_pending "$V_OLD"
+kube_stub "$T/c1.json"
+logs+=("$KUBE_LOG")
+restart
+wait_for "waiting for the claims' pods" 15 upgrade_node_has \
+    'state == "waiting" and rec.get("reason", "") == "3 GPU pod(s) and 0 process(es) hold the GPUs"'
+wait_for "another look" 10 eval '[ "$(claim_gets v1)" -ge 10 ]'
+assert_eq "$(claim_gets v1beta2)$(claim_gets v1beta1)" 00 "claims asked of older versions"
+restart --upgrade-on-deadline evict --upgrade-deadline 0
+wait_for "the daemon waited for" 20 upgrade_node_has \
+    'rec.get("reason", "") == "past the deadline: 1 GPU pod(s) no eviction moves (DaemonSets'"'"', static pods'"'"', or already leaving) and 0 other process(es) hold the GPUs"'
+for p in ml/train ml/tmpl; do assert_eq "$(asked $p)" 1 "evictions of $p"; done
+for p in nvidia-dra/cd-daemon net/nic ml/young ml/stale ml/done; do
+    assert_eq "$(asked $p)" 0 "evictions of $p"
+done
+[ "$(installed_version)" = "$V_NEW" ] || fail "activated while the compute-domain daemon runs"
+# The ComputeDomain's workloads are gone: its DaemonSet takes the daemon off the node.
+kube_api DELETE /api/v1/namespaces/nvidia-dra/pods/cd-daemon >/dev/null
+assert_eq "$(cat "$KUBE_DIR/status")" 200 "the daemon's deletion"
+wait_for "the upgrade done (1)" 30 upgrade_node_has 'state == "done" and not unsched'
+assert_eq "$(installed_version)" "$V_OLD" "the version after (1)"
+upgrade_node_has 'sorted(pods) == ["done", "nic", "stale", "young"]' ||
+    fail "pods left (1): $(cat "$KUBE_STATE")"
+
+# 2. Only v1beta1 served: found there after v1 and v1beta2 answer the unserved path's 404.
+kill "$apid"; wait "$apid" 2>/dev/null || true; apid=
+leave_pending "$V_NEW"
+cluster "$T/c2.json" v1beta1
+kube_stub "$T/c2.json"
+logs+=("$KUBE_LOG")
+restart --upgrade-on-deadline evict --upgrade-deadline 0
+wait_for "the daemon waited for (2)" 20 upgrade_node_has \
+    '"1 GPU pod(s) no eviction moves" in rec.get("reason", "")'
+for p in ml/train ml/tmpl; do assert_eq "$(asked $p)" 1 "evictions of $p (v1beta1)"; done
+assert_eq "$(claim_gets v1)/$(claim_gets v1beta2)" 1/1 "GETs of the versions not served"
+[ "$(claim_gets v1beta1)" -ge 4 ] || fail "claims read in v1beta1: $(claim_gets v1beta1)"
+grep -q '"path": "/apis/resource.k8s.io/v1/namespaces/[^"]*", "query": "", "content_type": "", "user_agent": "nvidia-driver-installer/[^"]*", "body": "", "status": 404' "$KUBE_LOG" ||
+    fail "no 404 of v1: $(grep resource.k8s.io "$KUBE_LOG" | head -3)"
+kube_api DELETE /api/v1/namespaces/nvidia-dra/pods/cd-daemon >/dev/null
+wait_for "the upgrade done (2)" 30 upgrade_node_has 'state == "done" and not unsched'
+assert_eq "$(installed_version)" "$V_NEW" "the version after (2)"
+
+# 3. The calls against the manifests' RBAC rules (the whole set: t_agent_upgrade), the bodies
+# against the schemas.
+for m in daemonset-preloaded.yaml daemonset-generic.yaml; do
+    python3 "$SRC/tests/tools/rbac-check.py" --calls-only "$SRC/$m" nvidia-driver-installer \
+        "${logs[@]}" >"$T/rbac.out" 2>&1 || fail "RBAC ($m): $(cat "$T/rbac.out")"
+done
+k8s_node_modules
+node "$SRC/tests/k8s/check-requests.mjs" "${logs[@]}" >"$T/schema.out" 2>&1 ||
+    fail "request bodies: $(cat "$T/schema.out")"
+grep -q "Eviction [0-9]" "$T/schema.out" || fail "no Eviction body checked: $(cat "$T/schema.out")"
