@@ -224,11 +224,17 @@ def resource_list(gv):
 DISCOVERY = {
     "/version": {"major": "1", "minor": "32", "gitVersion": "v1.32.0-kube-api.py"},
     "/api": {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []},
-    "/apis": {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
-        {"name": g.split("/")[0], "versions": [{"groupVersion": g, "version": g.split("/")[1]}],
-         "preferredVersion": {"groupVersion": g, "version": g.split("/")[1]}}
-        for g in RESOURCES if "/" in g]},
+    "/apis": {"kind": "APIGroupList", "apiVersion": "v1", "groups": []},
 }
+for _gv in RESOURCES:  # a group once, its versions in RESOURCES' order (the first preferred)
+    if "/" in _gv:
+        _v = {"groupVersion": _gv, "version": _gv.split("/")[1]}
+        _gs = [g for g in DISCOVERY["/apis"]["groups"] if g["name"] == _gv.split("/")[0]]
+        if _gs:
+            _gs[0]["versions"].append(_v)
+        else:
+            DISCOVERY["/apis"]["groups"].append(
+                {"name": _gv.split("/")[0], "versions": [_v], "preferredVersion": _v})
 for _gv in RESOURCES:
     DISCOVERY[("/api/" if _gv == "v1" else "/apis/") + _gv] = resource_list(_gv)
 
