@@ -54,7 +54,7 @@ static int pod_options(struct upgrader *u, const struct agent_upgrade_opts *o, s
 		return err_set(
 			e, EXIT_USAGE,
 			"--upgrade-dra-drivers: %s; list the drivers whose claims hold GPUs, comma-separated (the default: " CLAIMS_DRIVERS_DEFAULT
-			"), or none (\"\")",
+			"), or none",
 			why);
 	u->claims.drivers = o->dra_drivers ? o->dra_drivers : CLAIMS_DRIVERS_DEFAULT;
 	u->pod_opts = (struct upgrade_pod_opts){
