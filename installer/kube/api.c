@@ -140,9 +140,17 @@ static const struct kube_keep volume_keep[] = {{"emptyDir", (const struct kube_k
  * PodResourceClaimStatus, the one's name and claim or template, the other's name and claim. */
 static const struct kube_keep claim_ref_keep[] = {
 	{"name"}, {"resourceClaimName"}, {"resourceClaimTemplateName"}, {NULL}};
+/* A container's status: when its running container started (agent/draplugin.c). */
+static const struct kube_keep cstatus_keep[] = {
+	{"name"},
+	{"state",
+	 (const struct kube_keep[]){{"running", (const struct kube_keep[]){{"startedAt"}, {NULL}}},
+				    {NULL}}},
+	{NULL}};
 static const struct kube_keep pod_keep[] = {
 	{"metadata", (const struct kube_keep[]){{"name"},
 						{"namespace"},
+						{"uid"},
 						{"labels"},
 						{"annotations"},
 						{"ownerReferences"},
@@ -155,6 +163,7 @@ static const struct kube_keep pod_keep[] = {
 					    {NULL}}},
 	{"status", (const struct kube_keep[]){{"phase"},
 					      {"resourceClaimStatuses", claim_ref_keep, true},
+					      {"containerStatuses", cstatus_keep, true},
 					      {NULL}}},
 	{NULL}};
 static const struct kube_keep pod_list_keep[] = {

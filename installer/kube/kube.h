@@ -126,12 +126,13 @@ _must_check_ int kube_node_patch(struct kube *k, const char *name, json_object *
 /*
  * The pods bound to Node NAME (a PodList's items) into *RET (the caller puts it), each with
  * only what the agent reads: metadata's name, namespace, labels, annotations,
- * ownerReferences and deletionTimestamp, its containers' and init containers' name,
+ * ownerReferences, deletionTimestamp and uid, its containers' and init containers' name,
  * resources and restartPolicy, its volumes as whether each is an emptyDir, its
  * spec.resourceClaims and status.resourceClaimStatuses (name, resourceClaimName,
- * resourceClaimTemplateName), and status.phase. Listed in pages (limit, continue), a
- * page made smaller when it is past KUBE_BODY_MAX. 0, or -1 when a single pod is past it
- * or what is kept of the list is past KUBE_PODS_KEPT_MAX (E names the bound).
+ * resourceClaimTemplateName), status.phase, and status.containerStatuses' name and
+ * state.running.startedAt. Listed in pages (limit, continue), a page made smaller when it
+ * is past KUBE_BODY_MAX. 0, or -1 when a single pod is past it or what is kept of the list
+ * is past KUBE_PODS_KEPT_MAX (E names the bound).
  */
 _must_check_ int kube_pods_on_node(struct kube *k, const char *node, json_object **ret,
 				   struct err *e);
