@@ -124,6 +124,8 @@ struct agent_opts {
 	unsigned cuda_interval_s;   /* between two CUDA checks while ready */
 	struct agent_upgrade_opts upgrade;
 	struct agent_condition_opts condition; /* the Node's name and account: UPGRADE's */
+	/* NVIDIA's DRA kubelet plugin's pods, restarted after a switch; NULL: never. */
+	const char *dra_plugin_selector;
 };
 
 #define AGENT_MAX_ARGV 32

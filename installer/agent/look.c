@@ -170,10 +170,11 @@ char *agent_render(const struct agent *a)
 {
 	_cleanup_free_ char *h = health_render(&a->h, a->version), *d = supervisor_render(&a->sv),
 			    *u = upgrader_render(&a->up), *m = mig_render(&a->mig),
-			    *n = nodecond_render(&a->nc);
+			    *n = nodecond_render(&a->nc), *p = draplugin_render(&a->dp);
 	char *all = NULL;
 
-	if (!h || !d || !u || !m || !n || asprintf(&all, "%s%s%s%s%s", h, d, u, n, m) < 0)
+	if (!h || !d || !u || !m || !n || !p ||
+	    asprintf(&all, "%s%s%s%s%s%s", h, d, u, n, p, m) < 0)
 		return NULL;
 	return all;
 }
@@ -439,6 +440,28 @@ static const char *run_daemons(struct agent *a, const struct nodestate *s, char 
 	return supervisor_not_ready(&a->sv, &l, HEALTH_FABRIC, buf, size);
 }
 
+/*
+ * NVIDIA's DRA kubelet plugin started on the files of a version switched out since: its
+ * pods evicted once the installed version is loaded and no switch is under way (the
+ * agent's own upgrade run, or its record activating or validating; another's installer
+ * run holds the lock, and the look waits for it).
+ */
+static void restart_dra_plugin(struct agent *a, const struct nodestate *s)
+{
+	const struct upgrade_record *rec = &a->up.rec;
+	bool switching = a->up.on && (a->up.child > 0 || rec->state == UPG_ACTIVATING ||
+				      rec->state == UPG_VALIDATING);
+
+	if (!a->dp.on)
+		return;
+	draplugin_look(&a->dp,
+		       &(struct draplugin_look){.root_fd = a->o->root_fd,
+						.install_dir = a->o->node.install_dir,
+						.active = s->installed && !switching &&
+							  strcmp(s->loaded_version,
+								 s->manifest.driver_version) == 0});
+}
+
 /* One look: false when it judged nothing (an installer run holds the lock, the node unread). */
 static bool look(struct agent *a)
 {
@@ -509,6 +532,7 @@ static bool look(struct agent *a)
 	if (a->up.on &&
 	    upgrader_look(&a->up, in.installed, r == HEALTH_READY, cause, other_holders, a))
 		a->look_soon = true;
+	restart_dra_plugin(a, &s);
 	return true;
 }
 

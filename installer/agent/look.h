@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "agent/agent.h"
+#include "agent/draplugin.h"
 #include "agent/health.h"
 #include "agent/nodecond.h"
 #include "agent/supervisor.h"
@@ -47,6 +48,7 @@ struct agent {
 	size_t n_holds;
 	struct upgrader up;   /* driver upgrades (agent/upgrader.h) */
 	struct nodecond nc;   /* the condition and taints on the Node (agent/nodecond.h) */
+	struct draplugin dp;  /* NVIDIA's DRA kubelet plugin (agent/draplugin.h) */
 	bool look_soon;	      /* an upgrade moved on: the next look without the interval */
 	uint64_t hup_ns;      /* when a stale spec's producer was last asked to rewrite it */
 	char stale[PATH_MAX]; /* the other producer's spec found stale at the last look, or "" */

@@ -43,6 +43,10 @@ struct agent *agent_new(const struct agent_opts *o, const struct agent_calls *ca
 	if (upgrader_start(&a->up, &o->upgrade, o->interval_s, calls, e) < 0)
 		return NULL;
 	nodecond_start(&a->nc, &o->condition, &o->upgrade, &a->up, o->interval_s);
+	/* The upgrader's client, or the condition's: either reads this node's pods. */
+	if (draplugin_start(&a->dp, o->dra_plugin_selector, a->up.k ? a->up.k : a->nc.k,
+			    o->upgrade.node_name, e) < 0)
+		return NULL;
 	if (kmsg_open(&a->kmsg, o->root_fd, KMSG_PATH, &ke) < 0)
 		log_kv(LOG_WARN, "agent", "the kernel log cannot be read: Xids are not watched",
 		       "error", ke.msg, "fix", "run the agent privileged, with the host's /dev",
@@ -65,6 +69,7 @@ void agent_free(struct agent *a)
 	nodecond_stop(&a->nc, interrupt_signal() == SIGINT    ? "SIGINT"
 			      : interrupt_signal() == SIGTERM ? "SIGTERM"
 							      : "its end");
+	draplugin_stop(&a->dp);
 	upgrader_stop(&a->up);
 	free(a);
 }

@@ -204,6 +204,14 @@ static int loop(struct agent_cmd *ac, int sig_fd)
 	}
 }
 
+/* --dra-plugin-selector as the agent takes it (agent/draplugin.h): empty or none, NULL. */
+static const char *dra_plugin_selector(const struct config *c)
+{
+	const char *s = c->dra_plugin_selector;
+
+	return !s || !s[0] || strcmp(s, "none") == 0 ? NULL : s;
+}
+
 /* What the agent reads of C, once. */
 static struct agent_opts options(const struct config *c, int root_fd)
 {
@@ -214,6 +222,7 @@ static struct agent_opts options(const struct config *c, int root_fd)
 		.metrics_file = c->agent_metrics_file,
 		.interval_s = c->agent_interval_s,
 		.cuda_interval_s = c->cuda_interval_s,
+		.dra_plugin_selector = dra_plugin_selector(c),
 		.upgrade = {.off = strcmp(c->upgrades, "off") == 0,
 			    .node_name = c->node_name,
 			    .sa_dir = c->kube_sa_dir,

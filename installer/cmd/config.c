@@ -348,6 +348,9 @@ const struct config_option config_options[] = {
 	       .value = "gpu.nvidia.com,compute-domain.nvidia.com",
 	       .help = "a pod that uses a DRA resource claim allocated by one of these drivers (comma-separated; none: no claim counts) holds GPUs, as one that asks for nvidia.com/gpu"),
 	// clang-format on
+	OPTION("dra-plugin-selector", .env = "NVIDIA_DRA_PLUGIN_SELECTOR", .kind = CONFIG_STRING,
+	       .offset = F(dra_plugin_selector), .cmds = CFG_AGENT, .arg = "SELECTOR",
+	       .value = "dra-driver-nvidia-gpu-component=kubelet-plugin", .help = "after a driver switch, evict this node's pods of NVIDIA's DRA kubelet plugin that this label selector matches and that started before it, so that their DaemonSet starts them on the new driver's files; none: never"),
 	OPTION("skip-verify", .env = "NVIDIA_SKIP_VERIFY", .kind = CONFIG_BOOL,
 	       .offset = F(skip_verify), .cmds = CFG_INSTALL, .json = "skip_verify",
 	       .help = "no NVML check: hosts without a GPU only"),

@@ -85,6 +85,9 @@ struct config {
 	char *upgrade_max_unavailable;	  /* N or P% of the DaemonSet's nodes, or "none" */
 	char *upgrade_dra_drivers;	  /* DRA drivers whose claims hold GPUs, or "none" */
 
+	/* agent: NVIDIA's DRA kubelet plugin restarted after a switch (agent/draplugin.c) */
+	char *dra_plugin_selector; /* a label selector of its pods; "" or "none": off */
+
 	bool skip_verify;
 	struct strv env_used;	 /* the environment variables that were set and read */
 	struct strv env_unknown; /* NVIDIA_* variables set that the installer does not know */

@@ -222,7 +222,8 @@ static int check_upgrade_controls(const struct config *c, struct problems *p)
 		      {"upgrade-drain-force", c->upgrade_drain_force},
 		      {"upgrade-drain-emptydir", c->upgrade_drain_emptydir}},
 	  selectors[] = {{"upgrade-wait-for", c->upgrade_wait_for},
-			 {"upgrade-drain-selector", c->upgrade_drain_selector}};
+			 {"upgrade-drain-selector", c->upgrade_drain_selector},
+			 {"dra-plugin-selector", c->dra_plugin_selector}};
 	char buf[96], why[200];
 	unsigned n;
 

@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * NVIDIA's DRA kubelet plugin restarted after a driver switch (agent/draplugin.h): which of
+ * the node's pods are stale (draplugin_stale, pure), whom to ask again (the memory), and
+ * the look that lists and evicts.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "agent/draplugin.h"
+#include "stage/stage.h"
+#include "util/cleanup.h"
+#include "util/fs.h"
+#include "util/jsonc.h"
+#include "util/log.h"
+#include "util/prom.h"
+#include "util/str.h"
+
+/* The link a switch renames (installer/stage/publish.c, publish_activate). */
+#define CURRENT_LINK ".current"
+
+/* An API server time (metav1.Time: RFC 3339, UTC, whole seconds) as Unix seconds. */
+static int kube_time(const char *s, int64_t *ret)
+{
+	struct tm tm;
+	const char *end;
+	time_t t;
+
+	memset(&tm, 0, sizeof(tm));
+	end = s ? strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm) : NULL;
+	if (!end || *end)
+		return -1;
+	t = timegm(&tm);
+	if (t == (time_t)-1)
+		return -1;
+	*ret = (int64_t)t;
+	return 0;
+}
+
+static json_object *member(json_object *o, const char *key)
+{
+	json_object *v = NULL;
+
+	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+/* The string at O.A, or O.A.B; NULL when there is none. */
+static const char *string_at(json_object *o, const char *a, const char *b)
+{
+	json_object *v = b ? member(member(o, a), b) : member(o, a);
+
+	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+/*
+ * The earliest start of POD's running containers into *RET, its container's name into
+ * NAME: 0, 1 when none runs, -1 when a startedAt is not a time.
+ */
+static int earliest_start(json_object *pod, int64_t *ret, char *name, size_t size)
+{
+	json_object *list = member(member(pod, "status"), "containerStatuses");
+	size_t n = list && json_object_is_type(list, json_type_array)
+			   ? json_object_array_length(list)
+			   : 0;
+	int found = 1;
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *c = json_object_array_get_idx(list, i);
+		const char *at = string_at(member(c, "state"), "running", "startedAt");
+		json_object *nv = member(c, "name");
+		int64_t t;
+
+		if (!at)
+			continue;
+		if (kube_time(at, &t) < 0)
+			return -1;
+		if (found == 0 && t >= *ret)
+			continue;
+		*ret = t;
+		str_fmt_cut(name, size, "%s",
+			    nv && json_object_is_type(nv, json_type_string)
+				    ? json_object_get_string(nv)
+				    : "?");
+		found = 0;
+	}
+	return found;
+}
+
+bool draplugin_stale(json_object *pod, const struct labelsel *sel, int64_t activated, char *why,
+		     size_t size)
+{
+	json_object *meta = member(pod, "metadata");
+	char name[128] = "", at[STR_UTC_SIZE], was[STR_UTC_SIZE];
+	int64_t started = 0;
+	int r;
+
+	if (!labelsel_matches(sel, member(meta, "labels"))) {
+		str_fmt_cut(why, size, "not selected");
+		return false;
+	}
+	if (member(meta, "deletionTimestamp")) {
+		str_fmt_cut(why, size, "leaving already");
+		return false;
+	}
+	r = earliest_start(pod, &started, name, sizeof(name));
+	if (r != 0) {
+		str_fmt_cut(why, size,
+			    r > 0 ? "no container running"
+				  : "a container's startedAt is not a time");
+		return false;
+	}
+	(void)waiting_time_format(started, at);
+	(void)waiting_time_format(activated, was);
+	if (started > activated) {
+		str_fmt_cut(why, size, "its containers started after the switch at %s", was);
+		return false;
+	}
+	str_fmt_cut(why, size,
+		    "its container %s started at %s, not after the driver's switch at %s: it "
+		    "holds the replaced version's files",
+		    name, at, was);
+	return true;
+}
+
+/* ---- whom to ask again --------------------------------------------------------------- */
+
+static struct draplugin_asked *find(const struct draplugin_memory *m, const char *uid)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(m->a[i].uid, uid) == 0)
+			return (struct draplugin_asked *)&m->a[i];
+	return NULL;
+}
+
+bool draplugin_may_ask(const struct draplugin_memory *m, const char *uid, uint64_t now)
+{
+	const struct draplugin_asked *a = find(m, uid);
+
+	return !a || (!a->evicted && now >= a->next_s);
+}
+
+void draplugin_note(struct draplugin_memory *m, const char *uid, int answer, uint64_t now)
+{
+	struct draplugin_asked *a = find(m, uid);
+	uint64_t wait = DRAPLUGIN_BACKOFF_FIRST_S;
+
+	if (!a) {
+		if (m->n < DRAPLUGIN_MEMORY) {
+			a = &m->a[m->n++];
+		} else {
+			a = &m->a[m->oldest];
+			m->oldest = (m->oldest + 1) % DRAPLUGIN_MEMORY;
+		}
+		memset(a, 0, sizeof(*a));
+		str_fmt_cut(a->uid, sizeof(a->uid), "%s", uid);
+	}
+	if (answer == 0) {
+		a->evicted = true;
+		return;
+	}
+	for (unsigned i = 0; i < a->refusals && wait < DRAPLUGIN_BACKOFF_MAX_S; i++)
+		wait *= 2;
+	a->refusals++;
+	a->next_s = now + (wait < DRAPLUGIN_BACKOFF_MAX_S ? wait : DRAPLUGIN_BACKOFF_MAX_S);
+}
+
+/* ---- the agent's side ------------------------------------------------------------------ */
+
+int draplugin_start(struct draplugin *p, const char *selector, struct kube *k, const char *node,
+		    struct err *e)
+{
+	char why[200];
+
+	memset(p, 0, sizeof(*p));
+	if (!selector) {
+		log_msg(LOG_INFO, "agent",
+			"NVIDIA's DRA kubelet plugin is not restarted after a switch "
+			"(--dra-plugin-selector none)");
+		return 0;
+	}
+	if (labelsel_parse(selector, &p->sel, why, sizeof(why)) < 0)
+		return err_set(e, EXIT_USAGE,
+			       "agent: --dra-plugin-selector: '%s' is not a label selector: %s",
+			       selector, why);
+	if (!k || !node) {
+		log_kv(LOG_INFO, "agent",
+		       "NVIDIA's DRA kubelet plugin is not restarted after a switch: no API access",
+		       "fix", "give the agent a node name and the pod's service account", LOG_END);
+		labelsel_free(&p->sel);
+		return 0;
+	}
+	p->on = true;
+	p->k = k;
+	p->node = node;
+	p->selector = selector;
+	log_kv(LOG_INFO, "agent", "restarting NVIDIA's DRA kubelet plugin after a switch",
+	       "selector", selector, LOG_END);
+	return 0;
+}
+
+void draplugin_stop(struct draplugin *p)
+{
+	labelsel_free(&p->sel);
+	p->on = false;
+	p->k = NULL;
+}
+
+static void say_error(struct draplugin *p, const char *what, const char *msg)
+{
+	char now[sizeof(p->error)];
+
+	str_fmt_cut(now, sizeof(now), "%s: %s", what, msg);
+	if (strcmp(now, p->error) == 0)
+		return;
+	snprintf(p->error, sizeof(p->error), "%s", now);
+	log_kv(LOG_WARN, "agent", "NVIDIA's DRA kubelet plugin: not restarted now", "error", now,
+	       LOG_END);
+}
+
+/* When the installed version was switched in: 0, or -1 when there is none. */
+static int switched_at(const struct draplugin_look *l, struct timespec *ret)
+{
+	struct err e;
+	_cleanup_close_ int dir = fs_dir_in_root(l->root_fd, l->install_dir, false, &e);
+	struct stat st;
+
+	if (dir < 0 || fstatat(dir, CURRENT_LINK, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISLNK(st.st_mode))
+		return -1;
+	*ret = st.st_mtim;
+	return 0;
+}
+
+/* Asks POD to leave, once per UID, with a backoff after a refusal. */
+static void evict(struct draplugin *p, json_object *pod, const char *why, uint64_t now)
+{
+	json_object *meta = member(pod, "metadata");
+	const char *ns = string_at(meta, "namespace", NULL), *name = string_at(meta, "name", NULL),
+		   *uid = string_at(meta, "uid", NULL);
+	struct err e;
+	int r;
+
+	if (!ns || !name || !uid || !draplugin_may_ask(&p->mem, uid, now))
+		return;
+	err_clear(&e);
+	r = kube_evict(p->k, ns, name, &e);
+	draplugin_note(&p->mem, uid, r, now);
+	if (r == 0) {
+		p->evicted++;
+		log_kv(LOG_INFO, "agent",
+		       "evicted a pod of NVIDIA's DRA kubelet plugin, for its DaemonSet to start it "
+		       "on the new driver's files",
+		       "pod", name, "namespace", ns, "reason", why, LOG_END);
+	} else if (r == 1) {
+		p->refused++;
+		log_kv(LOG_WARN, "agent",
+		       "a disruption budget refused the eviction of a pod of NVIDIA's DRA kubelet "
+		       "plugin: asked again later",
+		       "pod", name, "namespace", ns, "reason", why, LOG_END);
+	} else {
+		p->failed++;
+		log_kv(LOG_WARN, "agent",
+		       "a pod of NVIDIA's DRA kubelet plugin could not be evicted: asked again later",
+		       "pod", name, "namespace", ns, "error", e.msg, LOG_END);
+	}
+}
+
+/*
+ * The pods of the plugin listed and the stale ones asked to leave: 0 when none was stale
+ * (*MATCHED: the plugin's pods), 1 when some were, -1 when the pods could not be listed.
+ */
+static int restart_stale(struct draplugin *p, int64_t activated, unsigned *matched)
+{
+	_cleanup_(json_object_putp) json_object *pods = NULL;
+	uint64_t now = now_ns() / 1000000000ull;
+	char why[300];
+	size_t n;
+	int r = 0;
+	struct err e;
+
+	*matched = 0;
+	if (kube_pods_on_node(p->k, p->node, &pods, &e) < 0) {
+		say_error(p, "listing the node's pods", e.msg);
+		return -1;
+	}
+	p->error[0] = '\0';
+	n = json_object_array_length(pods);
+	for (size_t i = 0; i < n; i++) {
+		json_object *pod = json_object_array_get_idx(pods, i);
+
+		if (labelsel_matches(&p->sel, member(member(pod, "metadata"), "labels")))
+			(*matched)++;
+		if (!draplugin_stale(pod, &p->sel, activated, why, sizeof(why)))
+			continue;
+		r = 1;
+		evict(p, pod, why, now);
+	}
+	return r;
+}
+
+void draplugin_look(struct draplugin *p, const struct draplugin_look *l)
+{
+	char was[STR_UTC_SIZE];
+	struct timespec at;
+	unsigned matched;
+
+	if (!p->on || switched_at(l, &at) < 0)
+		return;
+	if (p->is_settled && p->settled_s == (int64_t)at.tv_sec &&
+	    p->settled_ns == (int64_t)at.tv_nsec)
+		return;
+	if (!l->active) {
+		if (!p->said_waiting)
+			log_msg(LOG_DEBUG, "agent",
+				"NVIDIA's DRA kubelet plugin: waiting for the switch to end");
+		p->said_waiting = true;
+		return;
+	}
+	p->said_waiting = false;
+	p->is_settled = restart_stale(p, (int64_t)at.tv_sec, &matched) == 0;
+	p->settled_s = (int64_t)at.tv_sec;
+	p->settled_ns = (int64_t)at.tv_nsec;
+	if (!p->is_settled)
+		return;
+	(void)waiting_time_format((int64_t)at.tv_sec, was);
+	log_kv(LOG_INFO, "agent",
+	       "NVIDIA's DRA kubelet plugin: its pods on the node all started after the driver's "
+	       "switch",
+	       "switch", was, U64("pods", matched), LOG_END);
+}
+
+/* ---- metrics ------------------------------------------------------------------------------ */
+
+#define P "nvidia_driver_installer_agent_"
+
+static const struct prom_family
+	fam_on = {P "dra_plugin_restarts_enabled", PROM_GAUGE,
+		  "Whether the agent restarts NVIDIA's DRA kubelet plugin after a driver switch."},
+	fam_evictions = {
+		P "dra_plugin_evictions_total", PROM_COUNTER,
+		"Evictions of NVIDIA's DRA kubelet plugin's pods after a switch, by answer."};
+
+char *draplugin_render(const struct draplugin *p)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	prom_single(f, &fam_on, p->on);
+	if (p->on) {
+		prom_head(f, &fam_evictions);
+		prom_sample(f, &fam_evictions, &(struct prom_label){"result", "evicted"}, 1,
+			    (double)p->evicted);
+		prom_sample(f, &fam_evictions, &(struct prom_label){"result", "refused"}, 1,
+			    (double)p->refused);
+		prom_sample(f, &fam_evictions, &(struct prom_label){"result", "failed"}, 1,
+			    (double)p->failed);
+	}
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}

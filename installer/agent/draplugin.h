@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * NVIDIA's DRA kubelet plugin after a driver switch (docs/design.md, "NVIDIA's DRA driver").
+ * Its GPU plugin resolves libnvidia-ml.so.1 under the driver root once, at its start, to the
+ * file the link names (k8s-dra-driver-gpu cmd/gpu-kubelet-plugin/nvlib.go:54-75, root.go:
+ * 84-110: filepath.EvalSymlinks), and keeps the driver's common CDI edits 5 minutes
+ * (cdi.go:112-136); its compute-domain plugin, in the same pod, writes its base spec from the
+ * driver's files once, at its start (compute-domain-kubelet-plugin device_state.go:118,
+ * cdi.go:142-205). After a switch both name the old version's files, which the switch
+ * removed: only a start reads the new ones. So once the new version is active the agent
+ * evicts each of the node's plugin pods (a label selector) whose running containers did
+ * not all start after the switch; their DaemonSet makes them again. Claims the plugin
+ * prepared survive its restart: it checkpoints them under the kubelet's plugin directory
+ * and takes them back at its start (gpu-kubelet-plugin device_state.go:161-218).
+ *
+ * The switch's time is the mtime of INSTALL_DIR/.current: publish_activate makes a fresh
+ * link and renames it over the old one (installer/stage/publish.c), for an upgrade, a
+ * rollback, and an install by hand alike; nothing else writes it but ldcache.c's
+ * order_after_switch, which only dates it a tick earlier.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "agent/labelsel.h"
+#include "kube/kube.h"
+
+/* The plugin's pods, as NVIDIA's chart labels them (templates/_helpers.tpl:78-85). */
+#define DRAPLUGIN_DEFAULT_SELECTOR "dra-driver-nvidia-gpu-component=kubelet-plugin"
+/* The pods the agent remembers asking: more than a node runs plugin pods of. */
+#define DRAPLUGIN_MEMORY 32
+/* A refused eviction (a budget) is asked again after this, doubled up to the most. */
+#define DRAPLUGIN_BACKOFF_FIRST_S 10
+#define DRAPLUGIN_BACKOFF_MAX_S 300
+
+/*
+ * What POD (an item of kube_pods_on_node) is to the plugin's restart after a switch at
+ * ACTIVATED (Unix seconds, the fraction dropped): true when SEL matches its labels, it is
+ * not leaving (no deletionTimestamp) and a container of it runs since before the switch,
+ * or in its very second (startedAt has whole seconds: a pod started in it may have read
+ * the old files). WHY says which container started when, or why the pod is left.
+ */
+bool draplugin_stale(json_object *pod, const struct labelsel *sel, int64_t activated, char *why,
+		     size_t size);
+
+/* One pod asked to leave: its UID, the answer, and when it may be asked again. */
+struct draplugin_asked {
+	char uid[64];
+	bool evicted;	   /* evicted (or gone): never asked again */
+	unsigned refusals; /* refused or failed, in a row */
+	uint64_t next_s;   /* not asked before then (monotonic seconds) */
+};
+
+struct draplugin_memory {
+	struct draplugin_asked a[DRAPLUGIN_MEMORY];
+	size_t n, oldest; /* once full, the oldest entry makes room */
+};
+
+/* Whether the pod of UID may be asked to leave at NOW: never once evicted, not in backoff. */
+bool draplugin_may_ask(const struct draplugin_memory *m, const char *uid, uint64_t now);
+
+/* Notes the answer to the pod of UID at NOW: kube_evict's 0 (evicted), 1 (refused), -1. */
+void draplugin_note(struct draplugin_memory *m, const char *uid, int answer, uint64_t now);
+
+/* The agent's side: the selector, the client, and what was asked. */
+struct draplugin {
+	bool on;
+	struct kube *k;	  /* the upgrader's or the condition's: not freed here */
+	const char *node; /* this Node's name */
+	const char *selector;
+	struct labelsel sel;
+	struct draplugin_memory mem;
+	/* The switch whose plugin pods were all found started after it: not listed again. */
+	int64_t settled_s, settled_ns;
+	bool is_settled;
+	bool said_waiting; /* "the switch is in progress" said for the current switch */
+	char error[256];   /* the last error said, until it changes */
+	uint64_t evicted, refused, failed;
+};
+
+/*
+ * Starts the restarts for the pods SELECTOR (NULL: off) matches on NODE, through client K
+ * (NULL: none, off, said once). Returns 0, or -1 with EXIT_USAGE for a selector that does
+ * not parse.
+ */
+_must_check_ int draplugin_start(struct draplugin *p, const char *selector, struct kube *k,
+				 const char *node, struct err *e);
+void draplugin_stop(struct draplugin *p);
+
+/* What a look tells the restarts. */
+struct draplugin_look {
+	int root_fd;
+	const char *install_dir;
+	/* The installed version is loaded and no switch is under way (no installer run, no
+	 * upgrade activating or validating): its files are the ones a start reads. */
+	bool active;
+};
+
+/* One look: the plugin pods of a switch not yet settled listed, the stale ones evicted. */
+void draplugin_look(struct draplugin *p, const struct draplugin_look *l);
+
+/* The series (docs/metrics.md, "NVIDIA's DRA kubelet plugin"), malloc'd, or NULL. */
+char *draplugin_render(const struct draplugin *p);

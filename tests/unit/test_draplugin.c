@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * agent/draplugin: which of the node's pods of NVIDIA's DRA kubelet plugin still hold the
+ * files of a version switched out (the selector, a pod leaving, the earliest of its running
+ * containers, the switch's own second), whom the agent asks again (once per UID when
+ * evicted, a doubling backoff after a refusal, the oldest forgotten first), its start's
+ * refusals, and its series.
+ */
+#include "cmocka_prelude.h"
+
+#include <string.h>
+
+#include "agent/draplugin.h"
+
+/* 2026-12-07T03:00:00Z */
+#define SWITCH 1796612400
+
+/* A pod labelled LABELS (JSON members), with container statuses STATUSES (a JSON array). */
+static json_object *pod(const char *labels, const char *extra_meta, const char *statuses)
+{
+	char text[2048];
+	json_object *o;
+
+	snprintf(text, sizeof(text),
+		 "{\"metadata\": {\"namespace\": \"dra\", \"name\": \"kp-1\", \"uid\": \"u-1\", "
+		 "\"labels\": {%s}%s}, \"status\": {\"phase\": \"Running\", "
+		 "\"containerStatuses\": %s}}",
+		 labels, extra_meta, statuses);
+	o = json_tokener_parse(text);
+	assert_non_null(o);
+	return o;
+}
+
+#define PLUGIN "\"dra-driver-nvidia-gpu-component\": \"kubelet-plugin\""
+#define RUNNING(name, at)                                                                          \
+	"{\"name\": \"" name "\", \"state\": {\"running\": {\"startedAt\": \"" at "\"}}}"
+
+static bool stale(const char *labels, const char *extra, const char *statuses, char *why,
+		  size_t size)
+{
+	struct labelsel sel;
+	char err[200];
+	json_object *o = pod(labels, extra, statuses);
+	bool r;
+
+	assert_int_equal(labelsel_parse(DRAPLUGIN_DEFAULT_SELECTOR, &sel, err, sizeof(err)), 0);
+	r = draplugin_stale(o, &sel, SWITCH, why, size);
+	labelsel_free(&sel);
+	json_object_put(o);
+	return r;
+}
+
+static void test_stale(void **state)
+{
+	char why[300];
+
+	(void)state;
+	/* Started before the switch: stale, the container and both times named. */
+	assert_true(stale(PLUGIN, "", "[" RUNNING("gpus", "2026-12-07T02:59:59Z") "]", why,
+			  sizeof(why)));
+	assert_non_null(strstr(why, "gpus started at 2026-12-07T02:59:59Z"));
+	assert_non_null(strstr(why, "switch at 2026-12-07T03:00:00Z"));
+	/* In the switch's own second: stale (whole seconds: it may have read the old files). */
+	assert_true(stale(PLUGIN, "", "[" RUNNING("gpus", "2026-12-07T03:00:00Z") "]", why,
+			  sizeof(why)));
+	/* After it: left. */
+	assert_false(stale(PLUGIN, "", "[" RUNNING("gpus", "2026-12-07T03:00:01Z") "]", why,
+			   sizeof(why)));
+	assert_non_null(strstr(why, "after the switch"));
+	/* The earliest running container decides: one restarted since does not make it new. */
+	assert_true(stale(PLUGIN, "",
+			  "[" RUNNING("gpus", "2026-12-07T03:05:00Z") ", " RUNNING(
+				  "compute-domains", "2026-12-07T02:00:00Z") "]",
+			  why, sizeof(why)));
+	assert_non_null(strstr(why, "compute-domains started at 2026-12-07T02:00:00Z"));
+	/* A container that does not run (waiting, crash-looping) is not looked at. */
+	assert_false(stale(
+		PLUGIN, "",
+		"[{\"name\": \"gpus\", \"state\": {\"waiting\": {\"reason\": \"X\"}}}, " RUNNING(
+			"compute-domains", "2026-12-07T03:00:02Z") "]",
+		why, sizeof(why)));
+	assert_false(stale(PLUGIN, "", "[]", why, sizeof(why)));
+	assert_string_equal(why, "no container running");
+	/* Not the plugin's, or leaving already: left. */
+	assert_false(stale("\"app\": \"train\"", "", "[" RUNNING("c", "2026-12-07T01:00:00Z") "]",
+			   why, sizeof(why)));
+	assert_string_equal(why, "not selected");
+	assert_false(stale("\"dra-driver-nvidia-gpu-component\": \"controller\"", "",
+			   "[" RUNNING("c", "2026-12-07T01:00:00Z") "]", why, sizeof(why)));
+	assert_false(stale(PLUGIN, ", \"deletionTimestamp\": \"2026-12-07T03:01:00Z\"",
+			   "[" RUNNING("gpus", "2026-12-07T01:00:00Z") "]", why, sizeof(why)));
+	assert_string_equal(why, "leaving already");
+	/* A startedAt that is not an API server time is not taken as one. */
+	assert_false(stale(PLUGIN, "", "[" RUNNING("gpus", "yesterday") "]", why, sizeof(why)));
+	assert_false(stale(PLUGIN, "", "[" RUNNING("gpus", "2026-12-07T01:00:00+01:00") "]", why,
+			   sizeof(why)));
+	/* No status at all. */
+	assert_false(stale(PLUGIN, "", "null", why, sizeof(why)));
+}
+
+static void test_memory(void **state)
+{
+	struct draplugin_memory m;
+	char uid[16];
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	assert_true(draplugin_may_ask(&m, "u-1", 100));
+	/* Evicted: never asked again. */
+	draplugin_note(&m, "u-1", 0, 100);
+	assert_false(draplugin_may_ask(&m, "u-1", 100));
+	assert_false(draplugin_may_ask(&m, "u-1", 100000));
+	/* Refused: asked again after 10 s, then 20, 40, ... at most 300. */
+	draplugin_note(&m, "u-2", 1, 100);
+	assert_false(draplugin_may_ask(&m, "u-2", 109));
+	assert_true(draplugin_may_ask(&m, "u-2", 110));
+	draplugin_note(&m, "u-2", 1, 110);
+	assert_false(draplugin_may_ask(&m, "u-2", 129));
+	assert_true(draplugin_may_ask(&m, "u-2", 130));
+	for (unsigned i = 0; i < 10; i++)
+		draplugin_note(&m, "u-2", -1, 1000);
+	assert_false(draplugin_may_ask(&m, "u-2", 1299));
+	assert_true(draplugin_may_ask(&m, "u-2", 1300));
+	/* Then evicted: done with it. */
+	draplugin_note(&m, "u-2", 0, 1300);
+	assert_false(draplugin_may_ask(&m, "u-2", 5000));
+	/* Full: the oldest entry makes room, the newest are kept. */
+	for (unsigned i = 0; i < DRAPLUGIN_MEMORY; i++) {
+		snprintf(uid, sizeof(uid), "n-%u", i);
+		draplugin_note(&m, uid, 0, 2000);
+	}
+	assert_int_equal(m.n, DRAPLUGIN_MEMORY);
+	assert_true(draplugin_may_ask(&m, "u-1", 2000));
+	assert_true(draplugin_may_ask(&m, "u-2", 2000));
+	assert_false(draplugin_may_ask(&m, "n-0", 2000));
+	snprintf(uid, sizeof(uid), "n-%u", DRAPLUGIN_MEMORY - 1);
+	assert_false(draplugin_may_ask(&m, uid, 2000));
+}
+
+static void test_start_and_series(void **state)
+{
+	struct draplugin p;
+	struct err e;
+	char *text;
+
+	(void)state;
+	/* Off: its gauge 0, no counters. */
+	assert_int_equal(draplugin_start(&p, NULL, NULL, "n1", &e), 0);
+	assert_false(p.on);
+	text = draplugin_render(&p);
+	assert_non_null(text);
+	assert_non_null(
+		strstr(text, "nvidia_driver_installer_agent_dra_plugin_restarts_enabled 0\n"));
+	assert_null(strstr(text, "evictions_total"));
+	free(text);
+	draplugin_stop(&p);
+	/* No client: off as well. */
+	assert_int_equal(draplugin_start(&p, DRAPLUGIN_DEFAULT_SELECTOR, NULL, "n1", &e), 0);
+	assert_false(p.on);
+	draplugin_stop(&p);
+	/* A selector that is not one: refused, whatever the client. */
+	assert_int_equal(draplugin_start(&p, "a in (", NULL, "n1", &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "--dra-plugin-selector: 'a in (' is not a label selector"));
+	/* On: the counters by answer. */
+	memset(&p, 0, sizeof(p));
+	p.on = true;
+	p.evicted = 2;
+	p.refused = 1;
+	text = draplugin_render(&p);
+	assert_non_null(text);
+	assert_non_null(
+		strstr(text, "nvidia_driver_installer_agent_dra_plugin_restarts_enabled 1\n"));
+	assert_non_null(strstr(
+		text,
+		"nvidia_driver_installer_agent_dra_plugin_evictions_total{result=\"evicted\"} 2\n"));
+	assert_non_null(strstr(
+		text,
+		"nvidia_driver_installer_agent_dra_plugin_evictions_total{result=\"refused\"} 1\n"));
+	assert_non_null(strstr(
+		text,
+		"nvidia_driver_installer_agent_dra_plugin_evictions_total{result=\"failed\"} 0\n"));
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stale),
+		cmocka_unit_test(test_memory),
+		cmocka_unit_test(test_start_and_series),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
