@@ -1,0 +1,172 @@
+# NVIDIA's DRA kubelet plugin after a driver switch (docs/design.md, "NVIDIA's DRA driver"),
+# against the API server stand-in (tests/tools/kube-api.py) on the fake kernel, with the
+# plugin's start stood in by tests/tools/dra-plugin-standin.py (libnvidia-ml.so.1 resolved
+# under the driver root once, as its root.go does, and kept):
+# 1. Before the switch: the plugin's pod dra/kp-1 started after the install's switch is left
+#    alone, as are ml/train (app=train) and dra/legacy (only the chart's pre-v0.4.0 label);
+#    the stand-in names the old version's libnvidia-ml.
+# 2. The agent upgrades the node: once the upgrade is done (never while it activates or
+#    validates) it evicts dra/kp-1, once, the reason in the log, counted; nothing else. The
+#    stand-in still names the old version's file (kept: only a start resolves it again).
+#    The test, as the DaemonSet controller and the kubelet, stops the stand-in and starts it
+#    again, and makes the pod again (dra/kp-2, a new UID, started now): the stand-in names the
+#    new version's libnvidia-ml.
+# 3. --dra-plugin-selector "": a pod started before the switch (dra/kp-3) is left alone.
+# 4. The default selector again, the agent restarted after the switch: dra/kp-3 evicted at
+#    its first look; dra/kp-2 (started after the switch) left alone.
+# 5. Every call the agent made is one the shipped manifests' RBAC rules allow.
+FAKE_KERNEL=1
+export NVIDIA_NODE_CONDITION=no NVIDIA_STARTUP_TAINT=none
+mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
+mkkernel "$T/root"
+new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"
+export NVIDIA_DRIVER_REPO=file://$T/repo NVIDIA_DRIVER_REPO_KEY=$FIX/keys/pub.pem
+expect_rc 0 install --driver-version "$V_OLD" $(kernel_args)
+leave_pending "$V_NEW"
+
+# The switch's time, as the agent reads it: .current's mtime, in whole seconds.
+switched() { stat -c %Y "$(idir)/.current"; }
+utc() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
+t_old=$(switched)
+after_old=$(utc $((t_old + 1)))
+# pod NS NAME UID LABELS STARTED: a pod on gpu-node-1, a DaemonSet's, running since STARTED.
+pod() {
+    printf '{"metadata": {"namespace": "%s", "name": "%s", "uid": "%s", "labels": {%s}, "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "x", "uid": "ds", "controller": true}]}, "spec": {"nodeName": "gpu-node-1", "containers": [{"name": "gpus"}, {"name": "compute-domains"}]}, "status": {"phase": "Running", "containerStatuses": [{"name": "gpus", "state": {"running": {"startedAt": "%s"}}}, {"name": "compute-domains", "state": {"running": {"startedAt": "%s"}}}]}}' \
+        "$1" "$2" "$3" "$4" "$5" "$5"
+}
+PLUGIN='"dra-driver-nvidia-gpu-component": "kubelet-plugin", "nvidia-dra-driver-gpu-component": "kubelet-plugin"'
+cat >"$T/cluster.json" <<EOF
+{"nodes": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-node-1"}, "spec": {}}],
+ "pods": [$(pod dra kp-1 uid-kp-1 "$PLUGIN" "$after_old"),
+          $(pod ml train uid-train '"app": "train"' 2026-01-01T00:00:00Z),
+          $(pod dra legacy uid-legacy '"nvidia-dra-driver-gpu-component": "kubelet-plugin"' 2026-01-01T00:00:00Z)]}
+EOF
+python3 -m json.tool "$T/cluster.json" >/dev/null || fail "cluster.json is not JSON"
+kube_stub "$T/cluster.json" 600
+
+# The plugin's start on the node (the DaemonSet's kubelet): the stand-in, and what it kept.
+standin() {
+    python3 "$SRC/tests/tools/dra-plugin-standin.py" "$(idir)" "$T/plugin.json" &
+    spid=$!
+    wait_for "the plugin stand-in's report" 10 reported "$spid"
+}
+reported() { python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["pid"] != int(sys.argv[2]))' "$T/plugin.json" "$1" 2>/dev/null; }
+kept() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["libnvidia_ml"])' "$T/plugin.json"; }
+trap 'rc=$?; kill "${apid:-}" "${spid:-}" 2>/dev/null || true; [ $rc = 0 ] || grep -a "agent:" "$T/agent.log" | tail -25' EXIT
+agent_said() { grep -q -- "$1" "$T/agent.log"; }
+said_times() { grep -c -- "$1" "$T/agent.log" || true; }
+# evictions NS/NAME: how many evictions of that pod the agent asked for.
+evictions() {
+    python3 - "$KUBE_LOG" "$1" <<'PY'
+import json, sys
+ns, name = sys.argv[2].split("/")
+print(sum(1 for r in map(json.loads, open(sys.argv[1])) if r["method"] == "POST"
+          and r["path"] == "/api/v1/namespaces/%s/pods/%s/eviction" % (ns, name)))
+PY
+}
+evicted() { [ "$(evictions "$1")" = "$2" ]; }
+listed() { [ "$(lists_after "$1")" -ge "$2" ]; }
+clock_past() { [ "$(date +%s)" -gt "$1" ]; }
+metric() { curl -s "http://127.0.0.1:$port/metrics" | grep -qx -- "$1"; }
+has_pod() { upgrade_node_has "'$1' in pods"; }
+# The agent's pod lists since its start (kube-api.py's log: their line numbers after $1).
+lists_after() {
+    python3 - "$KUBE_LOG" "$1" <<'PY'
+import json, sys
+rs = list(map(json.loads, open(sys.argv[1])))[int(sys.argv[2]):]
+print(sum(1 for r in rs if r["method"] == "GET" and r["path"] == "/api/v1/pods"
+          and r["user_agent"].startswith("nvidia-driver-installer/")))
+PY
+}
+
+# 1. Before the switch.
+standin
+case $(kept) in "$(idir)"/.versions/"$V_OLD"-*/lib64/libnvidia-ml.so.*) ;;
+    *) fail "the stand-in before the switch: $(cat "$T/plugin.json")" ;; esac
+# The switch comes in a later second than the one kp-1 started in.
+wait_for "the clock past kp-1's start" 5 clock_past $((t_old + 1))
+start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA"
+wait_for "the agent's start" 10 agent_said "agent: watching the node"
+port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
+agent_said "restarting NVIDIA's DRA kubelet plugin after a switch (selector=dra-driver-nvidia-gpu-component=kubelet-plugin)" ||
+    fail "the agent does not say it restarts the plugin"
+
+# 2. The switch, by the agent's upgrade; then the plugin's pod evicted, once.
+wait_for "the upgrade done" 60 upgrade_node_has 'state == "done"'
+wait_for "dra/kp-1 evicted" 15 evicted dra/kp-1 1
+t_new=$(switched)
+[ "$t_new" -gt $((t_old + 1)) ] || fail "the switch at $t_new, kp-1 started at $((t_old + 1))"
+agent_said "its pods on the node all started after the driver's switch (switch=$(utc "$t_old") pods=1)" ||
+    fail "kp-1 not judged before the switch"
+# (The stand-in logs a request before it answers: the agent's line is waited for.)
+wait_for "the eviction's line" 5 agent_said "evicted a pod of NVIDIA's DRA kubelet plugin, for its DaemonSet to start it on the new driver's files (pod=kp-1 namespace=dra reason=its container gpus started at $after_old, not after the driver's switch at $(utc "$t_new")"
+# Never while the upgrade activated or validated: the eviction follows the record of done.
+python3 - "$KUBE_LOG" <<'PY' || fail "evicted before the upgrade was done"
+import json, sys
+rs = list(map(json.loads, open(sys.argv[1])))
+def state(r):
+    if r["method"] != "PATCH" or not r["path"].startswith("/api/v1/nodes/"):
+        return None
+    labels = json.loads(r["body"]).get("metadata", {}).get("labels") or {}
+    return labels.get("nvidia.com/gpu.driver-installer.upgrade-state")
+done = min(i for i, r in enumerate(rs) if state(r) == "done")
+evict = [i for i, r in enumerate(rs) if r["path"].endswith("/kp-1/eviction")]
+assert evict and evict[0] > done, (done, evict)
+PY
+[ "$(said_times "evicted a pod of NVIDIA")" = 1 ] || fail "evictions said: $(grep "evicted a pod" "$T/agent.log")"
+wait_for "the eviction counted" 5 metric 'nvidia_driver_installer_agent_dra_plugin_evictions_total{result="evicted"} 1'
+curl -s "http://127.0.0.1:$port/metrics" >"$T/metrics"
+metric 'nvidia_driver_installer_agent_dra_plugin_restarts_enabled 1' || fail "the gauge: $(cat "$T/metrics")"
+grep '^nvidia_driver_installer_agent_dra_plugin_evictions' "$T/metrics" >"$T/dra.prom"
+python3 "$SRC/tests/tools/metrics-doc.py" "$SRC/docs/metrics.md" "NVIDIA's DRA kubelet plugin" \
+    "$T/dra.prom" >"$T/doc.out" 2>&1 || fail "docs/metrics.md: $(cat "$T/doc.out")"
+# The plugin still running names the old version's file: it resolved it once, at its start.
+kill -USR1 "$spid"
+case $(kept) in "$(idir)"/.versions/"$V_OLD"-*) ;; *) fail "the old plugin re-resolved: $(kept)" ;; esac
+# The DaemonSet controller and the kubelet: the container stopped, a new pod started.
+upgrade_node_has "'kp-1' not in pods" || fail "kp-1 left after its eviction"
+kill -TERM "$spid"
+wait "$spid" || fail "the stand-in's exit on SIGTERM"
+wait_for "the clock past the switch's second" 5 clock_past "$t_new"
+standin
+case $(kept) in "$(idir)"/.versions/"$V_NEW"-*/lib64/libnvidia-ml.so.*) ;;
+    *) fail "the stand-in after its restart: $(cat "$T/plugin.json")" ;; esac
+kube_api POST /api/v1/namespaces/dra/pods -H 'Content-Type: application/json' \
+    -d "$(pod dra kp-2 uid-kp-2 "$PLUGIN" "$(utc "$(date +%s)")")" >/dev/null
+[ "$(cat "$KUBE_DIR/status")" = 201 ] || fail "kp-2 not made: $(cat "$KUBE_DIR/status")"
+assert_eq "$(evictions ml/train) $(evictions dra/legacy)" "0 0" "pods the selector does not match"
+
+# 3. An empty selector: nothing is evicted, a pod started before the switch included.
+stop_agent
+kube_api POST /api/v1/namespaces/dra/pods -H 'Content-Type: application/json' \
+    -d "$(pod dra kp-3 uid-kp-3 "$PLUGIN" "$after_old")" >/dev/null
+n0=$(wc -l <"$KUBE_LOG")
+: >"$T/agent.log"
+start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" --dra-plugin-selector ""
+wait_for "the agent's start" 10 agent_said "agent: watching the node"
+port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
+agent_said "NVIDIA's DRA kubelet plugin is not restarted after a switch (--dra-plugin-selector none)" ||
+    fail "the empty selector not said"
+# Three looks that listed the node's pods (the upgrader's): none asked kp-3 to leave.
+wait_for "three looks" 15 listed "$n0" 3
+metric 'nvidia_driver_installer_agent_dra_plugin_restarts_enabled 0' || fail "the gauge with the selector empty"
+assert_eq "$(evictions dra/kp-3)" 0 "kp-3 with the selector empty"
+stop_agent
+
+# 4. The agent restarted after the switch, the default selector: kp-3 evicted at once, kp-2 left.
+: >"$T/agent.log"
+start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA"
+wait_for "dra/kp-3 evicted" 15 evicted dra/kp-3 1
+wait_for "the pods judged again" 15 agent_said "its pods on the node all started after the driver's switch (switch=$(utc "$t_new") pods=1)"
+assert_eq "$(evictions dra/kp-2) $(evictions dra/kp-1) $(evictions ml/train) $(evictions dra/legacy)" \
+    "0 1 0 0" "evictions after the agent's restart"
+upgrade_node_has "pods == ['train', 'legacy', 'kp-2']" || fail "the pods left: $(cat "$KUBE_STATE")"
+stop_agent
+
+# 5. The calls are the shipped manifests' to make.
+for m in daemonset-generic.yaml daemonset-preloaded.yaml; do
+    python3 "$SRC/tests/tools/rbac-check.py" --calls-only "$SRC/$m" nvidia-driver-installer "$KUBE_LOG" \
+        >"$T/rbac.out" 2>&1 || fail "$m: $(cat "$T/rbac.out")"
+done
+kill -TERM "$spid"
+wait "$spid" || true
