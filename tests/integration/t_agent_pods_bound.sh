@@ -66,8 +66,9 @@ print(json.dumps({"metadata": {"name": "huge", "namespace": "t0",
 PY
 kube_api POST /api/v1/namespaces/t0/pods -d @"$T/big.json" -H 'Content-Type: application/json' >/dev/null
 assert_eq "$(cat "$KUBE_DIR/status")" 201 "the huge pod's creation"
-wait_for "the look's failure said" 60 agent_said "larger than the client's bound"
-grep "larger than the client's bound" "$T/agent.log" | head -1 |
+# The upgrade's look (the DRA plugin's restart lists the pods too, and says so apart).
+wait_for "the look's failure said" 60 agent_said "driver upgrade: .*larger than the client's bound"
+grep "driver upgrade: .*larger than the client's bound" "$T/agent.log" | head -1 |
     grep -q "listing the node's pods: kube: GET /api/v1/pods?fieldSelector=spec.nodeName%3Dgpu-node-1&limit=1[^ ]*: the answer is larger than the client's bound of 8 MiB" ||
     fail "the line: $(grep "larger than" "$T/agent.log" | head -1)"
 kill -0 "$apid" || fail "the agent is gone"
