@@ -13,7 +13,8 @@
 #    new version's libnvidia-ml.
 # 3. --dra-plugin-selector "": a pod started before the switch (dra/kp-3) is left alone.
 # 4. The default selector again, the agent restarted after the switch: dra/kp-3 evicted at
-#    its first look; dra/kp-2 (started after the switch) left alone.
+#    its first look; dra/kp-2 (started after the switch) left alone; dra/kp-4, whose budget
+#    refuses, asked again after the backoff, not at every look, each refusal counted.
 # 5. Every call the agent made is one the shipped manifests' RBAC rules allow.
 FAKE_KERNEL=1
 export NVIDIA_NODE_CONDITION=no NVIDIA_STARTUP_TAINT=none
@@ -29,10 +30,11 @@ switched() { stat -c %Y "$(idir)/.current"; }
 utc() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
 t_old=$(switched)
 after_old=$(utc $((t_old + 1)))
-# pod NS NAME UID LABELS STARTED: a pod on gpu-node-1, a DaemonSet's, running since STARTED.
+# pod NS NAME UID LABELS STARTED [META]: a pod on gpu-node-1, a DaemonSet's, running since
+# STARTED, with more metadata members META.
 pod() {
-    printf '{"metadata": {"namespace": "%s", "name": "%s", "uid": "%s", "labels": {%s}, "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "x", "uid": "ds", "controller": true}]}, "spec": {"nodeName": "gpu-node-1", "containers": [{"name": "gpus"}, {"name": "compute-domains"}]}, "status": {"phase": "Running", "containerStatuses": [{"name": "gpus", "state": {"running": {"startedAt": "%s"}}}, {"name": "compute-domains", "state": {"running": {"startedAt": "%s"}}}]}}' \
-        "$1" "$2" "$3" "$4" "$5" "$5"
+    printf '{"metadata": {"namespace": "%s", "name": "%s", "uid": "%s", "labels": {%s}%s, "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "x", "uid": "ds", "controller": true}]}, "spec": {"nodeName": "gpu-node-1", "containers": [{"name": "gpus"}, {"name": "compute-domains"}]}, "status": {"phase": "Running", "containerStatuses": [{"name": "gpus", "state": {"running": {"startedAt": "%s"}}}, {"name": "compute-domains", "state": {"running": {"startedAt": "%s"}}}]}}' \
+        "$1" "$2" "$3" "$4" "${6:-}" "$5" "$5"
 }
 PLUGIN='"dra-driver-nvidia-gpu-component": "kubelet-plugin", "nvidia-dra-driver-gpu-component": "kubelet-plugin"'
 cat >"$T/cluster.json" <<EOF
@@ -153,10 +155,23 @@ metric 'nvidia_driver_installer_agent_dra_plugin_restarts_enabled 0' || fail "th
 assert_eq "$(evictions dra/kp-3)" 0 "kp-3 with the selector empty"
 stop_agent
 
-# 4. The agent restarted after the switch, the default selector: kp-3 evicted at once, kp-2 left.
+# 4. The agent restarted after the switch, the default selector: kp-3 evicted at once, kp-2 left;
+# kp-4, whose disruption budget refuses, asked again after the backoff (10 s), not at each look.
+kube_api POST /api/v1/namespaces/dra/pods -H 'Content-Type: application/json' \
+    -d "$(pod dra kp-4 uid-kp-4 "$PLUGIN" "$after_old" ', "annotations": {"test.invalid/pdb-blocks": "true"}')" >/dev/null
+[ "$(cat "$KUBE_DIR/status")" = 201 ] || fail "kp-4 not made: $(cat "$KUBE_DIR/status")"
 : >"$T/agent.log"
 start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA"
 wait_for "dra/kp-3 evicted" 15 evicted dra/kp-3 1
+wait_for "kp-4's refusal said" 15 agent_said "a disruption budget refused the eviction of a pod of NVIDIA's DRA kubelet plugin: asked again later (pod=kp-4 namespace=dra reason=its container gpus started at $after_old"
+n1=$(wc -l <"$KUBE_LOG")
+wait_for "five looks after the refusal" 15 listed "$n1" 10
+assert_eq "$(evictions dra/kp-4)" 1 "kp-4 asked within its backoff"
+wait_for "kp-4 asked again" 30 evicted dra/kp-4 2
+port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
+metric 'nvidia_driver_installer_agent_dra_plugin_evictions_total{result="refused"} 2' ||
+    fail "the refusals counted: $(curl -s "http://127.0.0.1:$port/metrics" | grep dra_plugin)"
+kube_api DELETE /api/v1/namespaces/dra/pods/kp-4 >/dev/null
 wait_for "the pods judged again" 15 agent_said "its pods on the node all started after the driver's switch (switch=$(utc "$t_new") pods=1)"
 assert_eq "$(evictions dra/kp-2) $(evictions dra/kp-1) $(evictions ml/train) $(evictions dra/legacy)" \
     "0 1 0 0" "evictions after the agent's restart"
