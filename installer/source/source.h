@@ -89,6 +89,8 @@ struct repo_package {
 	char signer_subject[256];
 	char signer_key_id[160]; /* hex pairs, as verify-module shows it */
 	char signer_sha256[65];	 /* of the certificate's DER, lower-case hex */
+	/* "imex": the package carries nvidia-imex and nvidia-imex-ctl; false when absent */
+	bool imex;
 };
 
 struct repo_driver {
