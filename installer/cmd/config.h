@@ -41,7 +41,8 @@ struct config {
 	struct strv module_args;  /* MODULE.KEY=VALUE */
 	char *kernel_keyring_cert;
 	bool no_unload_conflicts;
-	char *when_busy; /* defer or fail: a new driver while the loaded one is busy */
+	bool imex_channel0; /* make /dev/nvidia-caps-imex-channels/channel0 after the load */
+	char *when_busy;    /* defer or fail: a new driver while the loaded one is busy */
 	/* install: wait for a package of this node's kernel (cmd/install_wait.c) */
 	bool wait_for_package;
 	unsigned wait_max_s;	  /* give up after this long (exit 3); 0: never */

@@ -315,6 +315,19 @@ static int check_node_word(const struct config *c, struct problems *p)
 	return 0;
 }
 
+/* IMEX's channel0 is made by the kernel stage after the load, which --skip-modules skips. */
+static int check_imex(const struct config *c, struct problems *p)
+{
+	char buf[96];
+
+	if (!c->imex_channel0 || !c->skip_modules)
+		return 0;
+	return problem(
+		p,
+		"%s: --skip-modules leaves the kernel, and so IMEX's channel0, to others; drop one of the two",
+		label_of("imex-channel0", buf, sizeof(buf)));
+}
+
 static int check_all(const struct config *c, struct problems *p)
 {
 	enum repo_kmt_policy kmt;
@@ -354,7 +367,7 @@ static int check_all(const struct config *c, struct problems *p)
 	    problem(p, "%s: '%s' is not defer or fail", label_of("when-busy", buf, sizeof(buf)),
 		    c->when_busy) < 0)
 		return -1;
-	if (check_agent(c, p) < 0 || check_node_word(c, p) < 0)
+	if (check_agent(c, p) < 0 || check_node_word(c, p) < 0 || check_imex(c, p) < 0)
 		return -1;
 	if (c->registry_gce && source_gce_parse(c->registry_gce, &(enum source_gce){0}) < 0 &&
 	    problem(p, "%s: '%s' is not auto, yes or no",

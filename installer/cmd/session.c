@@ -115,6 +115,7 @@ struct kernel_opts session_kernel_opts(const struct config *c)
 				    .n_module_args = c->module_args.n,
 				    .keyring_cert = c->kernel_keyring_cert,
 				    .no_unload_conflicts = c->no_unload_conflicts,
+				    .imex_channel0 = c->imex_channel0,
 				    .install_dir = c->install_dir,
 				    .defer_busy =
 					    c->when_busy && strcmp(c->when_busy, "defer") == 0,

@@ -411,7 +411,110 @@ static int wanted(int root_fd, enum which w, mode_t mode, struct node *nodes, si
 	return 0;
 }
 
-static int sync_nodes(int root_fd, enum which w, struct devnodes_report *r, struct err *e)
+/*
+ * IMEX's default channel, /dev/nvidia-caps-imex-channels/channel0, as NVIDIA's IMEX guide
+ * has the administrator make it ("Default Channel Creation",
+ * https://docs.nvidia.com/multi-node-nvlink-systems/imex-guide/imexchannels.html: the major
+ * of /proc/devices' nvidia-caps-imex-channels, minor 0). NVIDIA's device plugin with
+ * IMEX_CHANNEL_IDS=0 hands that host node to its containers and, with IMEX_REQUIRED, will
+ * not start without it (k8s-device-plugin internal/imex/imex.go:42-64: a character device
+ * at that path; api/config/v1/imex.go:44-53: the ids are [] or [0]). The driver registers
+ * the chrdev from branch 550 with a dynamic major, so a reload may move it: the node is
+ * made anew whenever it differs. The directory is judged where it is, in the host's /dev
+ * (resolved in the root): a link or another kind of file there, or anything but a
+ * character device at channel0, is refused by name, never followed nor replaced.
+ */
+#define IMEX_DIR "nvidia-caps-imex-channels"
+#define IMEX_CHANNEL0 IMEX_DIR "/channel0"
+
+int devnodes_imex_major(int root_fd)
+{
+	_cleanup_free_ char *devices = fs_read_in_root(root_fd, "/proc/devices", 1 << 20, NULL);
+
+	return devices ? devnodes_parse_major(devices, DEVNODES_IMEX_CHRDEV) : -1;
+}
+
+static int imex_dir_open(int dev_fd, bool create, struct err *e)
+{
+	struct stat st;
+	int fd;
+
+	if (fstatat(dev_fd, IMEX_DIR, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno != ENOENT || !create)
+			return err_errno(e, EXIT_UNEXPECTED, errno, "stat /dev/" IMEX_DIR);
+		if (mkdirat(dev_fd, IMEX_DIR, 0755) < 0 && errno != EEXIST)
+			return err_errno(e, EXIT_UNEXPECTED, errno, "create /dev/" IMEX_DIR);
+	} else if (!S_ISDIR(st.st_mode)) {
+		err_set(e, EXIT_UNEXPECTED, "/dev/" IMEX_DIR " is %s, not a directory",
+			S_ISLNK(st.st_mode) ? "a symbolic link" : "another kind of file");
+		err_hint(
+			e,
+			"remove it: the installer makes the directory and channel0 in it (--imex-channel0)");
+		return -1;
+	}
+	fd = openat(dev_fd, IMEX_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "open /dev/" IMEX_DIR);
+	return fd;
+}
+
+static int sync_imex_channel0(int root_fd, int dev_fd, const struct nv_params *p,
+			      struct devnodes_report *r, struct err *e)
+{
+	int major = devnodes_imex_major(root_fd);
+	struct node nd = {.name = "channel0", .minor = 0, .mode = p->mode};
+	_cleanup_close_ int dir_fd = -1;
+	struct stat st;
+
+	if (major <= 0) {
+		log_msg(LOG_WARN, "devices",
+			"--imex-channel0: the loaded driver registers no " DEVNODES_IMEX_CHRDEV
+			" in /proc/devices (IMEX came in branch 550): no channel0 made");
+		return 0;
+	}
+	nd.major = (unsigned)major;
+	dir_fd = imex_dir_open(dev_fd, true, e);
+	if (dir_fd < 0)
+		return -1;
+	if (fstatat(dir_fd, nd.name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISCHR(st.st_mode)) {
+		err_set(e, EXIT_UNEXPECTED, "/dev/" IMEX_CHANNEL0 " is %s, not a character device",
+			S_ISREG(st.st_mode)   ? "a regular file"
+			: S_ISLNK(st.st_mode) ? "a symbolic link"
+			: S_ISDIR(st.st_mode) ? "a directory"
+					      : "another kind of file");
+		err_hint(e, "remove it: the installer makes channel0 there (--imex-channel0)");
+		return -1;
+	}
+	if (sync_node(dir_fd, &nd, p, r, e) < 0)
+		return -1;
+	snprintf(nd.name, sizeof(nd.name), "%s", IMEX_CHANNEL0);
+	return sync_char_link(dev_fd, &nd, r, e);
+}
+
+/* channel0, its /dev/char link and its directory when left empty; a missing one is fine. */
+static void remove_imex_channel0(int dev_fd)
+{
+	_cleanup_close_ int dir_fd = -1;
+	struct stat st;
+	struct err e;
+
+	err_clear(&e);
+	dir_fd = imex_dir_open(dev_fd, false, &e);
+	if (dir_fd < 0)
+		return;
+	if (fstatat(dir_fd, "channel0", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISCHR(st.st_mode)) {
+		char link[32];
+
+		snprintf(link, sizeof(link), "char/%u:%u", major(st.st_rdev), minor(st.st_rdev));
+		if (fs_symlink_is(dev_fd, link, "../" IMEX_CHANNEL0))
+			unlinkat(dev_fd, link, 0);
+		unlinkat(dir_fd, "channel0", 0);
+	}
+	unlinkat(dev_fd, IMEX_DIR, AT_REMOVEDIR);
+}
+
+static int sync_nodes(int root_fd, enum which w, bool imex, struct devnodes_report *r,
+		      struct err *e)
 {
 	_cleanup_free_ char *params =
 		fs_read_in_root(root_fd, "/proc/driver/nvidia/params", 1 << 20, NULL);
@@ -441,17 +544,21 @@ static int sync_nodes(int root_fd, enum which w, struct devnodes_report *r, stru
 		    sync_char_link(dev_fd, &nodes[i], r, e) < 0)
 			return err_wrap(e, "devices");
 	}
+	if (imex && sync_imex_channel0(root_fd, dev_fd, &p, r, e) < 0)
+		return err_wrap(e, "devices");
 	return 0;
 }
 
-int devnodes_sync(int root_fd, bool with_modeset, struct devnodes_report *r, struct err *e)
+int devnodes_sync(int root_fd, bool with_modeset, bool imex_channel0, struct devnodes_report *r,
+		  struct err *e)
 {
-	return sync_nodes(root_fd, with_modeset ? ALL_NODES_MODESET : ALL_NODES, r, e);
+	return sync_nodes(root_fd, with_modeset ? ALL_NODES_MODESET : ALL_NODES, imex_channel0, r,
+			  e);
 }
 
 int devnodes_sync_mig(int root_fd, struct devnodes_report *r, struct err *e)
 {
-	return sync_nodes(root_fd, MIG_NODES, r, e);
+	return sync_nodes(root_fd, MIG_NODES, false, r, e);
 }
 
 static bool is_driver_node(const char *name)
@@ -499,7 +606,7 @@ static void remove_char_links(int dev_fd)
 	}
 }
 
-int devnodes_remove(int root_fd, struct err *e)
+int devnodes_remove(int root_fd, bool imex_channel0, struct err *e)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	_cleanup_close_ int dev_fd = fs_dir_in_root(root_fd, "/dev", false, e);
@@ -510,6 +617,8 @@ int devnodes_remove(int root_fd, struct err *e)
 		return 0;
 	}
 	remove_char_links(dev_fd);
+	if (imex_channel0)
+		remove_imex_channel0(dev_fd);
 	d = fs_opendir_at(dev_fd, ".", e);
 	if (!d)
 		return err_wrap(e, "devices");

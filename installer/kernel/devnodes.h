@@ -11,7 +11,9 @@
  *   compute instances' capabilities, capabilities/gpuN/mig/giM[/ciK]/access),
  *   on NVSwitch hosts nvidia-nvswitchctl M:255 and nvidia-nvswitchN M:N (M = the
  *   "nvidia-nvswitch" major; mode from /proc/driver/nvidia-nvswitch/permissions),
- *   and /dev/char/MAJ:MIN links, which container runtimes match device rules by.
+ *   and /dev/char/MAJ:MIN links, which container runtimes match device rules by;
+ *   when asked (--imex-channel0), IMEX's default channel nvidia-caps-imex-channels/channel0
+ *   M:0 (M = the "nvidia-caps-imex-channels" major, branch 550 on).
  *
  * Modes and owners follow /proc/driver/nvidia/params; ModifyDeviceFiles: 0
  * leaves /dev alone.
@@ -37,15 +39,20 @@ void devnodes_parse_params(const char *buf, struct nv_params *ret);
 /* The major of character device NAME in /proc/devices text, or -1. */
 int devnodes_parse_major(const char *proc_devices, const char *name);
 
+/* The major /proc/devices gives DEVNODES_IMEX_CHRDEV under ROOT_FD, or -1 when none. */
+int devnodes_imex_major(int root_fd);
+
 /* The "Device Minor" of a GPU information file, or -1. */
 int devnodes_parse_minor(const char *information);
 
 /*
  * Makes the nodes the loaded driver needs under ROOT/dev. WITH_MODESET adds
- * nvidia-modeset. Returns 0 and what it did in *ret, or -1.
+ * nvidia-modeset, IMEX_CHANNEL0 /dev/nvidia-caps-imex-channels/channel0 (without the
+ * driver's chrdev a warning, no failure; anything but a character device there, or a
+ * directory that is not one, is refused). Returns 0 and what it did in *ret, or -1.
  */
-_must_check_ int devnodes_sync(int root_fd, bool with_modeset, struct devnodes_report *ret,
-			       struct err *e);
+_must_check_ int devnodes_sync(int root_fd, bool with_modeset, bool imex_channel0,
+			       struct devnodes_report *ret, struct err *e);
 
 /*
  * The GPU instances the driver has now, made by whatever tool: the giM entries of its
@@ -53,5 +60,9 @@ _must_check_ int devnodes_sync(int root_fd, bool with_modeset, struct devnodes_r
  */
 unsigned devnodes_mig_instances(int root_fd);
 
-/* Removes the driver's nodes and their /dev/char links. Returns 0 or -1. */
-_must_check_ int devnodes_remove(int root_fd, struct err *e);
+/*
+ * Removes the driver's nodes and their /dev/char links; with IMEX_CHANNEL0 also
+ * nvidia-caps-imex-channels/channel0 (a character device only) and the directory when
+ * empty. Returns 0 or -1.
+ */
+_must_check_ int devnodes_remove(int root_fd, bool imex_channel0, struct err *e);

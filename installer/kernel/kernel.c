@@ -660,7 +660,8 @@ int kernel_load(struct kernel *kn, const char *install_dir, struct err *e)
 	if (loaded < 0)
 		return err_wrap(e, "kernel");
 	t_nodes = now_ns();
-	r = devnodes_sync(kn->root_fd, kmods_set_has(&kn->set, "nvidia_modeset"), &dr, e);
+	r = devnodes_sync(kn->root_fd, kmods_set_has(&kn->set, "nvidia_modeset"),
+			  kn->o.imex_channel0, &dr, e);
 	kn->times.devices_us = us_since(t_nodes);
 	if (r < 0) {
 		struct err ue;
@@ -704,7 +705,8 @@ int kernel_remove(const struct kernel_opts *o, int root_fd, const char *release,
 		return err_wrap(e, "kernel");
 	/* The record is advisory (a stale one is discarded at the next fresh load). */
 	record_forget(kn);
-	if (devnodes_remove(root_fd, e) < 0 || firmware_withdraw(root_fd, o->install_dir, e) < 0)
+	if (devnodes_remove(root_fd, o->imex_channel0, e) < 0 ||
+	    firmware_withdraw(root_fd, o->install_dir, e) < 0)
 		return -1;
 	log_kv(LOG_INFO, "kernel", "driver unloaded", "version",
 	       kn->loaded_version[0] ? kn->loaded_version : "none loaded", LOG_END);

@@ -200,6 +200,10 @@ struct devnodes_report {
 	unsigned created, replaced, fixed, kept, links; /* fixed: mode or owner corrected */
 };
 
+/* The chrdev of IMEX's channels in /proc/devices (nvidia.ko from branch 550) and its node. */
+#define DEVNODES_IMEX_CHRDEV "nvidia-caps-imex-channels"
+#define DEVNODES_IMEX_CHANNEL0 "/dev/nvidia-caps-imex-channels/channel0"
+
 /*
  * Makes only the nodes of the MIG instances the driver has now (nvidia-caps/nvidia-capN of
  * each capabilities/gpuN/mig/giM and its ciK): for partitions made after the install, by
@@ -233,6 +237,7 @@ struct kernel_opts {
 	size_t n_module_args;
 	const char *keyring_cert; /* added to .secondary_trusted_keys before loading, or NULL */
 	bool no_unload_conflicts; /* refuse, rather than unload, a conflicting driver */
+	bool imex_channel0;	  /* make (uninstall: remove) DEVNODES_IMEX_CHANNEL0 */
 	const char *install_dir;  /* host path whose firmware links kernel_remove withdraws */
 	bool defer_busy;	  /* kernel_prepare: a busy old driver is an answer (1), not -1 */
 	const pid_t *own_pids;	  /* the installer's own processes: no users of the driver */

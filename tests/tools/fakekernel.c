@@ -8,6 +8,8 @@
  *
  *   sys/module/NAME/{initstate,refcnt,version,taint,holders/,parameters/}
  *   proc/modules, proc/devices, proc/keys
+ *   (nvidia.ko of branch 550 or later also registers nvidia-caps-imex-channels, IMEX's
+ *   channels, at a dynamic major: IMEX_MAJOR here)
  *   proc/driver/nvidia/{version,params,gpus/BDF/information,capabilities/mig/}
  *   proc/driver/nvidia-nvswitch/devices/BDF/information (an NVSwitch on the PCI bus)
  *
@@ -71,6 +73,8 @@ void *dlopen(const char *file, int mode);
 #define UVM_MAJOR 511
 #define CAPS_MAJOR 236
 #define NVSWITCH_MAJOR 508
+/* A dynamic major, as alloc_chrdev_region gives the first from 254 down (fs/char_dev.c). */
+#define IMEX_MAJOR 237
 
 struct modinfo {
 	char name[64];
@@ -415,6 +419,9 @@ static void nvidia_appears(const struct modinfo *mi, const char *args)
 	}
 	devices_set("nvidia", 195, true);
 	devices_set("nvidia-caps", CAPS_MAJOR, true);
+	/* IMEX's channels: NVIDIA's driver registers them from branch 550 (not in 535). */
+	if (atoi(mi->version) >= 550)
+		devices_set("nvidia-caps-imex-channels", IMEX_MAJOR, true);
 	/* nvidia.ko's NVSwitch part registers its region at load, switches or not. */
 	devices_set("nvidia-nvswitch", NVSWITCH_MAJOR, true);
 	pathf(p, sizeof(p), "proc/driver/nvidia-nvswitch/permissions");
@@ -701,6 +708,7 @@ static int fake_delete(const char *name_in, unsigned flags)
 		rm_rf(p);
 		devices_set("nvidia", 0, false);
 		devices_set("nvidia-caps", 0, false);
+		devices_set("nvidia-caps-imex-channels", 0, false);
 		devices_set("nvidia-nvswitch", 0, false);
 	}
 	if (strcmp(name, "nvidia_uvm") == 0)

@@ -46,7 +46,7 @@ def option_cell(row):
 
 
 def first_option(cell):
-    m = re.search(r"--([a-z][a-z-]*)", cell)
+    m = re.search(r"--([a-z][a-z0-9-]*)", cell)
     return m.group(1) if m else None
 
 
@@ -86,13 +86,13 @@ def check_reference(rows, text, bad):
     for cmd in ("mirror", "coverage", "agent"):
         doc = tables_in(text, cmd) or []
         for c in doc:
-            for name in re.findall(r"--([a-z][a-z-]*)", c[0]):
+            for name in re.findall(r"--([a-z][a-z0-9-]*)", c[0]):
                 if not find(rows, name, cmd):
                     bad.append("configuration.md %s: --%s is not an option of %s"
                                % (cmd, name, cmd))
         for r in rows:
             if r["cmds"] & {cmd, "global"} == {cmd} and not any(
-                    r["name"] in re.findall(r"--([a-z][a-z-]*)", c[0]) for c in doc):
+                    r["name"] in re.findall(r"--([a-z][a-z0-9-]*)", c[0]) for c in doc):
                 bad.append("configuration.md %s: --%s is missing" % (cmd, r["name"]))
     # "`status` takes ..." sentences: the same options as the table gives the command.
     for cmd, pattern in (("list-versions", r"`list-versions` takes"), ("status", r"`status` takes"),
@@ -102,7 +102,7 @@ def check_reference(rows, text, bad):
         if not m:
             bad.append("configuration.md: no sentence saying what %s takes" % cmd)
             continue
-        said = set(re.findall(r"`--([a-z][a-z-]*)`", m.group(1)))
+        said = set(re.findall(r"`--([a-z][a-z0-9-]*)`", m.group(1)))
         table = {r["name"] for r in rows if cmd in r["cmds"] and "global" not in r["cmds"]}
         if said != table:
             bad.append("configuration.md: %s takes %s by the docs, %s by the table"

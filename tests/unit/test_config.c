@@ -153,6 +153,25 @@ static void test_bool_spellings(void **state)
 	}
 }
 
+/* --imex-channel0 (SPEC50 interface 4): a boolean from NVIDIA_IMEX_CHANNEL0, off by default. */
+static void test_imex_channel0(void **state)
+{
+	struct config c;
+	struct err e;
+
+	(void)state;
+	assert_int_equal(init_with(&c, "NVIDIA_UNRELATED_X", "1", &e), 0);
+	assert_false(c.imex_channel0);
+	config_done(&c);
+	assert_int_equal(init_with(&c, "NVIDIA_IMEX_CHANNEL0", "yes", &e), 0);
+	assert_true(c.imex_channel0);
+	config_done(&c);
+	assert_int_equal(init_with(&c, "NVIDIA_IMEX_CHANNEL0", "maybe", &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "NVIDIA_IMEX_CHANNEL0"));
+	config_done(&c);
+}
+
 static void test_empty_values(void **state)
 {
 	static const char *const refused[] = {"ROOT_MOUNT_DIR",	  "NVIDIA_INSTALL_DIR_HOST",
@@ -498,6 +517,7 @@ int main(void)
 		cmocka_unit_test(test_env),
 		cmocka_unit_test(test_validate),
 		cmocka_unit_test(test_bool_spellings),
+		cmocka_unit_test(test_imex_channel0),
 		cmocka_unit_test(test_empty_values),
 		cmocka_unit_test(test_kinds_and_limits),
 		cmocka_unit_test(test_list_rule),
