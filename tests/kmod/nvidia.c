@@ -15,8 +15,13 @@
  *
  * /proc/driver/nvidia/standin-kmsg (the stand-ins' too): a line written there is logged by
  * the kernel, as the driver's own lines are.
+ *
+ * IMEX: from branch 550 (NV_VERSION's first number) the driver registers the character
+ * device "nvidia-caps-imex-channels" at a dynamic major, as NVIDIA's does (its IMEX guide,
+ * "Default Channel Creation": the major is read from /proc/devices); 535 has none.
  */
 #include <linux/fs.h>
+#include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
@@ -49,6 +54,7 @@ MODULE_PARM_DESC(gpus, "PCI addresses of the fake GPUs, comma-separated");
 
 static struct proc_dir_entry *nv_proc;
 static int caps_major;
+static int imex_major; /* 0: not registered (branch before 550) */
 
 struct nv_gpu {
 	long minor;
@@ -264,6 +270,12 @@ static int nv_proc_init(void)
 	return 0;
 }
 
+/* The driver's branch, NV_VERSION's first number ("550.90.07": 550). */
+static unsigned long nv_branch(void)
+{
+	return simple_strtoul(NV_VERSION, NULL, 10);
+}
+
 static int __init nv_init(void)
 {
 	int r = register_chrdev(NV_MAJOR, "nvidia", &nv_fops);
@@ -272,21 +284,36 @@ static int __init nv_init(void)
 		return r;
 	caps_major = register_chrdev(0, "nvidia-caps", &nv_fops);
 	if (caps_major < 0) {
-		unregister_chrdev(NV_MAJOR, "nvidia");
-		return caps_major;
+		r = caps_major;
+		goto out_nvidia;
+	}
+	if (nv_branch() >= 550) {
+		imex_major = register_chrdev(0, "nvidia-caps-imex-channels", &nv_fops);
+		if (imex_major < 0) {
+			r = imex_major;
+			imex_major = 0;
+			goto out_caps;
+		}
 	}
 	r = nv_proc_init();
-	if (r < 0) {
-		unregister_chrdev(caps_major, "nvidia-caps");
-		unregister_chrdev(NV_MAJOR, "nvidia");
-		return r;
-	}
+	if (r < 0)
+		goto out_imex;
 	return 0;
+out_imex:
+	if (imex_major)
+		unregister_chrdev(imex_major, "nvidia-caps-imex-channels");
+out_caps:
+	unregister_chrdev(caps_major, "nvidia-caps");
+out_nvidia:
+	unregister_chrdev(NV_MAJOR, "nvidia");
+	return r;
 }
 
 static void __exit nv_exit(void)
 {
 	proc_remove(nv_proc);
+	if (imex_major)
+		unregister_chrdev(imex_major, "nvidia-caps-imex-channels");
 	unregister_chrdev(caps_major, "nvidia-caps");
 	unregister_chrdev(NV_MAJOR, "nvidia");
 }

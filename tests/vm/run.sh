@@ -5,7 +5,8 @@
 #
 #   main      install, order, parameters, nodes, re-run, a parameter dropped (loaded again
 #             without it), a value the kernel refuses (exit 6, the recorded set restored),
-#             in use (exit 7), upgrade, uninstall
+#             in use (exit 7), upgrade, IMEX's channel0 (--imex-channel0: the major the
+#             kernel gives 550's nvidia-caps-imex-channels), uninstall
 #   defer     --when-busy defer over two boots (defer-1, defer-2) of one disk made anew per
 #             run (build/vm/stateful.img, ext4, qemu's virtio drive; /init loads virtio_blk
 #             and ext4 from the initramfs and binds the disk's home/, var/ and etc/kubernetes/

@@ -127,6 +127,8 @@ main() {
     check node-uvm [ "$(node nvidia-uvm)" = "$uvm:0 660" ]
     check node-uvm-tools [ "$(node nvidia-uvm-tools)" = "$uvm:1 660" ]
     check char-link [ "$(readlink /dev/char/195:255)" = "../nvidiactl" ]
+    # IMEX's chrdev: NVIDIA's nvidia.ko registers it from branch 550, the stand-in too.
+    check imex-none-535 sh -c '! grep -q nvidia-caps-imex-channels /proc/devices'
     # No /lib/firmware in this VM: the loader is pointed at the install dir.
     check firmware-path [ "$(cat /sys/module/firmware_class/parameters/path)" = /home/kubernetes/bin/nvidia/firmware ]
     check firmware-file [ -f "/home/kubernetes/bin/nvidia/firmware/nvidia/$V_OLD/gsp_ga10x.bin" ]
@@ -174,9 +176,21 @@ main() {
     check upgraded [ "$(cat /sys/module/nvidia/version)" = "$V_NEW" ]
     check upgrade-unloaded err_has "module unloaded (module=nvidia)"
     check upgrade-nodes [ "$(node nvidiactl)" = "195:255 666" ]
+    # IMEX's default channel (--imex-channel0) with the major the real kernel gave 550's
+    # nvidia-caps-imex-channels; not made unasked.
+    imex=$(sed -n 's/^ *\([0-9]*\) nvidia-caps-imex-channels$/\1/p' /proc/devices)
+    check imex-chrdev [ -n "$imex" ]
+    check imex-unasked [ ! -e /dev/nvidia-caps-imex-channels ]
+    export NVIDIA_IMEX_CHANNEL0=yes
+    run install $ARGS --driver-version "$V_NEW"
+    unset NVIDIA_IMEX_CHANNEL0
+    check imex-run rc_is 0
+    check imex-channel0 [ "$(node nvidia-caps-imex-channels/channel0)" = "$imex:0 666" ]
+    check imex-char-link [ "$(readlink "/dev/char/$imex:0")" = ../nvidia-caps-imex-channels/channel0 ]
 
-    run uninstall
+    run uninstall --imex-channel0
     check uninstall rc_is 0
+    check uninstall-imex [ ! -e /dev/nvidia-caps-imex-channels ]
     check uninstall-unmounted sh -c '! grep -q " /home/kubernetes/bin/nvidia " /proc/self/mountinfo'
     check uninstall-unready [ ! -e /run/nvidia/validations/driver-ready ]
     check uninstall-cdi [ ! -e /var/run/cdi/nvidia-driver-installer.json ]
