@@ -438,7 +438,7 @@ const struct config_option config_options[] = {
 		       "and flavours asked; exit 0 only when all are served"),
 	OPTION("gpu", .kind = CONFIG_LIST, .offset = F(image_gpus), .cmds = CFG_COVERAGE,
 	       .arg = "V:D",
-	       .help = "a GPU of the node (10de:2330), judged against supported_pci_ids"),
+	       .help = "a GPU of the node (10de:2330), judged against supported_pci_ids; for a GB200 or GB300 a package without IMEX (jobs across nodes) is noted, served all the same (exit 0)"),
 	/* install's is the dry-run plan's: an install itself logs (--log-format json). */
 	OPTION("json", .kind = CONFIG_BOOL, .offset = F(json),
 	       .cmds = CFG_INSTALL | CFG_LIST | CFG_STATUS | CFG_VERIFY | CFG_DOCTOR | CFG_MIRROR |

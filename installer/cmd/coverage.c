@@ -19,6 +19,7 @@
 #include "util/fs.h"
 #include "util/jsonc.h"
 #include "util/out.h"
+#include "util/str.h"
 
 static json_object *names_json(const struct repo_names *n)
 {
@@ -150,7 +151,55 @@ static json_object *package_json(const struct repo_driver *d, const struct repo_
 	json_object_object_add(o, "path", json_object_new_string(p->path));
 	json_object_object_add(o, "size", json_object_new_int64((int64_t)p->size));
 	json_object_object_add(o, "sha256", json_object_new_string(p->sha256));
+	json_object_object_add(o, "imex", json_object_new_boolean(p->imex));
 	return o;
+}
+
+/* ---- IMEX: what a package without it means for GPUs of a multi-node NVLink domain ---- */
+
+/*
+ * Whether CHOICE serves the IMEX that H's GPUs need for jobs across nodes (GB200, GB300:
+ * host_imex_gpu). *RET_NEEDED: a GPU needs it and a driver is chosen. NOTE: "" when the
+ * package carries IMEX (the index's packages[].imex) or nothing needs it; else the one
+ * line that says what is missing, why, and how to get it. A package without IMEX still
+ * serves single-node jobs: the answer stays "served", the exit status 0
+ * (docs/configuration.md, coverage).
+ */
+static void imex_note(const struct host *h, const struct repo_choice *ch, bool *ret_needed,
+		      char *note, size_t size)
+{
+	const struct host_imex_gpu *row = NULL;
+	const struct gpu *g = host_imex_first(h, &row);
+	unsigned long branch;
+	char why[160];
+
+	note[0] = '\0';
+	*ret_needed = g && ch->driver;
+	if (!*ret_needed || ch->pkg->imex)
+		return;
+	branch = strtoul(ch->driver->version, NULL, 10);
+	if (branch < 550)
+		snprintf(why, sizeof(why), "branch %lu has no IMEX (it came in 550)", branch);
+	else if (branch < row->min_branch)
+		snprintf(why, sizeof(why), "branch %lu does not drive the %s (%u or later does)",
+			 branch, row->name, row->min_branch);
+	else
+		snprintf(why, sizeof(why), "the package was built without it");
+	str_fmt_cut(
+		note, size,
+		"GPU %04x:%04x (%s) needs IMEX for jobs across nodes (multi-node NVLink); driver %s's package carries no nvidia-imex: %s, so the node serves single-node jobs only; fix: build it with build-driver-package --imex, branch %u or later",
+		g->vendor, g->device, row->name, ch->driver->version, why,
+		row->min_branch > 570 ? row->min_branch : 570);
+}
+
+static void imex_json(json_object *o, const struct host *h, const struct repo_choice *ch)
+{
+	char note[512];
+	bool needed;
+
+	imex_note(h, ch, &needed, note, sizeof(note));
+	json_object_object_add(o, "imex", needed ? json_object_new_boolean(!note[0]) : NULL);
+	json_object_object_add(o, "imex_note", note[0] ? json_object_new_string(note) : NULL);
 }
 
 static int table(const struct config *c, const struct source *src, struct err *e)
@@ -220,6 +269,7 @@ static void query_json(const struct config *c, const struct source *src, const s
 	json_object_object_add(o, "package",
 			       served ? package_json(choice->driver, choice->pkg) : NULL);
 	json_object_object_add(o, "reason", served ? NULL : json_object_new_string(why->msg));
+	imex_json(o, h, choice);
 	json_object_object_add(o, "kernels", names_json(&kernels));
 	json_object_object_add(o, "versions_for_kernel", names_json(&versions));
 	session_print_json(o);
@@ -238,9 +288,12 @@ static int query(const struct config *c, const struct source *src, const struct 
 	/* The node's older copy answered: the mirrors' failure is why it is not served. */
 	if (r < 0 && src->from_cache)
 		r = source_fallback_failed(src, e);
-	if (c->json)
+	if (c->json) {
 		query_json(c, src, h, &choice, e);
-	else if (r == 0)
+	} else if (r == 0) {
+		char note[512];
+		bool needed;
+
 		out_line(stdout,
 			 "served: %s%s%s, kernel %s (%s): '%s' is driver %s, package %s%s%s",
 			 h->os_id, h->os_build_id ? " build " : "",
@@ -248,6 +301,10 @@ static int query(const struct config *c, const struct source *src, const struct 
 			 c->driver_version, choice.driver->version, choice.pkg->path,
 			 choice.pkg->module_type ? ", modules " : "",
 			 choice.pkg->module_type ? module_type_text(choice.pkg) : "");
+		imex_note(h, &choice, &needed, note, sizeof(note));
+		if (note[0])
+			out_line(stdout, "note: %s", note);
+	}
 	return r;
 }
 
@@ -255,6 +312,7 @@ static int query(const struct config *c, const struct source *src, const struct 
 
 struct fleet_answer {
 	const struct fleet_row *row;
+	const struct host *host; /* the row's node image */
 	size_t row_index;
 	const char *request, *flavour;
 	struct repo_choice choice; /* .driver NULL: not served */
@@ -319,19 +377,23 @@ static void fleet_answer_json(json_object *arr, const struct fleet_answer *a)
 	json_object_object_add(o, "reason", served ? NULL : json_object_new_string(a->why.msg));
 	json_object_object_add(
 		o, "fix", served || !a->why.hint[0] ? NULL : json_object_new_string(a->why.hint));
+	imex_json(o, a->host, &a->choice);
 	json_object_array_add(arr, o);
 }
 
 static void fleet_answer_text(const struct fleet_answer *a)
 {
-	char label[320];
+	char label[320], note[512];
+	bool needed;
 
 	fleet_row_label(a->row, label, sizeof(label));
+	imex_note(a->host, &a->choice, &needed, note, sizeof(note));
 	if (a->choice.driver)
-		out_line(stdout, "served: %s: '%s' (%s) is driver %s, package %s%s%s", label,
+		out_line(stdout, "served: %s: '%s' (%s) is driver %s, package %s%s%s%s%s", label,
 			 a->request, a->flavour, a->choice.driver->version, a->choice.pkg->path,
 			 a->choice.pkg->module_type ? ", modules " : "",
-			 a->choice.pkg->module_type ? module_type_text(a->choice.pkg) : "");
+			 a->choice.pkg->module_type ? module_type_text(a->choice.pkg) : "",
+			 note[0] ? "; note: " : "", note);
 	else
 		out_line(stdout, "not served: %s: '%s' (%s): %s%s%s", label, a->request, a->flavour,
 			 a->why.msg, a->why.hint[0] ? "; fix: " : "", a->why.hint);
@@ -378,6 +440,7 @@ static int fleet_run(const struct config *c, const struct fleet *f, const struct
 		for (size_t v = 0; v < r->versions.n; v++) {
 			for (size_t fl = 0; fl < r->flavours.n; fl++) {
 				struct fleet_answer a = {.row = r,
+							 .host = &h,
 							 .row_index = i,
 							 .request = r->versions.v[v],
 							 .flavour = r->flavours.v[fl]};

@@ -137,6 +137,21 @@ int host_parse_pci_id(const char *s, uint16_t *ret_vendor, uint16_t *ret_device)
 const char *host_fabric(const struct host *h, char *buf, size_t size);
 
 /*
+ * A GPU of a multi-node NVLink domain (GB200, GB300 NVL72 racks: GKE's A4X): a job whose
+ * GPUs span nodes needs NVIDIA's IMEX (its daemon, nvidia-imex, and the channels of the
+ * driver's nvidia-caps-imex-channels, from branch 550). MIN_BRANCH: the first branch that
+ * drives it (host/nvlink.c cites where each row comes from).
+ */
+struct host_imex_gpu {
+	uint16_t device; /* vendor 0x10de */
+	const char *name;
+	unsigned min_branch;
+};
+
+/* The first GPU of H that needs IMEX for multi-node NVLink (host_imex_gpu), or NULL. */
+const struct gpu *host_imex_first(const struct host *h, const struct host_imex_gpu **ret_row);
+
+/*
  * Probes the host under root_fd. KERNEL (may be NULL) overrides the running
  * kernel's release. Returns 0, or -1 with e set; on failure *h holds nothing.
  */

@@ -124,3 +124,41 @@ void host_scan_nvlink(int root_fd, struct nvlink *h)
 		       U64("ports", (uint64_t)h->n_ports), "ib_umad",
 		       h->ib_umad ? "loaded" : "not loaded", LOG_END);
 }
+
+/*
+ * The GPUs of NVIDIA's NVL72 racks, whose NVLink domain spans the rack's compute nodes, by
+ * NVIDIA's own list of PCI device ids (open-gpu-kernel-modules README.md, "Compatible
+ * GPUs", 595.45.04: lines 949-953 "NVIDIA GB200 | 2941 10DE ...", line 1023 "NVIDIA GB300 |
+ * 31C2 10DE 21F1"); the branch is the first release whose list names the id (2941 from
+ * 570.124.04, 31C2 from 580.82.07). Only ids NVIDIA lists: no other part is guessed.
+ */
+static const struct host_imex_gpu imex_gpus[] = {
+	{0x2941, "GB200", 570},
+	{0x31c2, "GB300", 580},
+};
+
+const struct host_imex_gpu *host_imex_gpu(uint16_t vendor, uint16_t device)
+{
+	if (vendor != 0x10de)
+		return NULL;
+	for (size_t i = 0; i < sizeof(imex_gpus) / sizeof(imex_gpus[0]); i++) {
+		if (imex_gpus[i].device == device)
+			return &imex_gpus[i];
+	}
+	return NULL;
+}
+
+const struct gpu *host_imex_first(const struct host *h, const struct host_imex_gpu **ret_row)
+{
+	for (size_t i = 0; i < h->n_gpus; i++) {
+		const struct host_imex_gpu *row =
+			host_imex_gpu(h->gpus[i].vendor, h->gpus[i].device);
+
+		if (row) {
+			if (ret_row)
+				*ret_row = row;
+			return &h->gpus[i];
+		}
+	}
+	return NULL;
+}

@@ -34,3 +34,6 @@ int host_parse_gid_guid(const char *gid, uint64_t *ret);
  * ib_umad is loaded (ROOT/sys/class/infiniband_mad). A host without InfiniBand has none.
  */
 void host_scan_nvlink(int root_fd, struct nvlink *ret);
+
+/* The row of GPU VENDOR:DEVICE when it needs IMEX (struct host_imex_gpu), else NULL. */
+const struct host_imex_gpu *host_imex_gpu(uint16_t vendor, uint16_t device);

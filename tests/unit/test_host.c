@@ -375,6 +375,30 @@ static void test_nvlink_scan(void **state)
 	assert_string_equal(host_fabric(&h, buf, sizeof(buf)), "4 NVSwitch(es)");
 }
 
+/* The GPUs of multi-node NVLink domains, by NVIDIA's ids only (host/nvlink.c). */
+static void test_imex_gpus(void **state)
+{
+	struct gpu gpus[3] = {{.vendor = 0x10de, .device = 0x2330},
+			      {.vendor = 0x10de, .device = 0x31c2},
+			      {.vendor = 0x10de, .device = 0x2941}};
+	struct host h = {.gpus = gpus, .n_gpus = 1};
+	const struct host_imex_gpu *row = NULL;
+
+	(void)state;
+	assert_string_equal(host_imex_gpu(0x10de, 0x2941)->name, "GB200");
+	assert_int_equal(host_imex_gpu(0x10de, 0x2941)->min_branch, 570);
+	assert_string_equal(host_imex_gpu(0x10de, 0x31c2)->name, "GB300");
+	assert_int_equal(host_imex_gpu(0x10de, 0x31c2)->min_branch, 580);
+	assert_null(host_imex_gpu(0x10de, 0x2901)); /* B200: NVLink inside the node */
+	assert_null(host_imex_gpu(0x10de, 0x2330));
+	assert_null(host_imex_gpu(0x1234, 0x2941));
+	assert_null(host_imex_first(&h, &row));
+	assert_null(row);
+	h.n_gpus = 3;
+	assert_ptr_equal(host_imex_first(&h, &row), &gpus[1]);
+	assert_string_equal(row->name, "GB300");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -382,7 +406,7 @@ int main(void)
 		cmocka_unit_test(test_pci_id),		 cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_relevant_modules), scratch_unit_test(test_probe),
 		cmocka_unit_test(test_gid_guid),	 cmocka_unit_test(test_vpd),
-		scratch_unit_test(test_nvlink_scan),
+		scratch_unit_test(test_nvlink_scan),	 cmocka_unit_test(test_imex_gpus),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
