@@ -2,8 +2,8 @@
 /*
  * doctor's check list, shared by the files its checks live in (cmd/doctor.c, the GPU
  * partitions and sharing checks in cmd/doctor_partitions.c, the newest installed kernel's
- * in cmd/doctor_boot.c; the list itself in cmd/doctor_checks.c): a line is a verdict, what was
- * found and, when it is not ok, the fix.
+ * in cmd/doctor_boot.c, IMEX's in cmd/doctor_imex.c; the list itself in
+ * cmd/doctor_checks.c): a line is a verdict, what was found and, when it is not ok, the fix.
  */
 #pragma once
 
@@ -46,6 +46,14 @@ void doctor_add(struct doctor *d, enum verdict v, const char *name, const char *
  */
 void doctor_check_partitions(struct doctor *d, int root_fd, const struct config *c,
 			     const struct nodestate *s);
+
+/*
+ * The IMEX line (cmd/doctor_imex.c): ok when no GPU of S needs IMEX; for a GB200 or GB300,
+ * whether the installed version has nvidia-imex and nvidia-imex-ctl, the loaded driver
+ * the chrdev nvidia-caps-imex-channels and, with c->imex_channel0, the host its channel0.
+ */
+void doctor_check_imex(struct doctor *d, int root_fd, const struct config *c,
+		       const struct nodestate *s);
 
 /*
  * The newest installed kernel B->newest, later than the boot loader default's B->next and

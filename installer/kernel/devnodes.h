@@ -39,9 +39,6 @@ void devnodes_parse_params(const char *buf, struct nv_params *ret);
 /* The major of character device NAME in /proc/devices text, or -1. */
 int devnodes_parse_major(const char *proc_devices, const char *name);
 
-/* The major /proc/devices gives DEVNODES_IMEX_CHRDEV under ROOT_FD, or -1 when none. */
-int devnodes_imex_major(int root_fd);
-
 /* The "Device Minor" of a GPU information file, or -1. */
 int devnodes_parse_minor(const char *information);
 

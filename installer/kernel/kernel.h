@@ -204,6 +204,9 @@ struct devnodes_report {
 #define DEVNODES_IMEX_CHRDEV "nvidia-caps-imex-channels"
 #define DEVNODES_IMEX_CHANNEL0 "/dev/nvidia-caps-imex-channels/channel0"
 
+/* The major /proc/devices gives DEVNODES_IMEX_CHRDEV under ROOT_FD, or -1 when none. */
+int devnodes_imex_major(int root_fd);
+
 /*
  * Makes only the nodes of the MIG instances the driver has now (nvidia-caps/nvidia-capN of
  * each capabilities/gpuN/mig/giM and its ciK): for partitions made after the install, by

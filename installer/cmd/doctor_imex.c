@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * doctor's IMEX check: on a node whose GPUs belong to a multi-node NVLink domain (GB200,
+ * GB300 NVL72: host_imex_first), a job across nodes needs NVIDIA's IMEX daemon from the
+ * installed version (nvidia-imex and nvidia-imex-ctl in its bin/, where the compute-domain
+ * daemon finds them under the driver root) and the loaded driver's IMEX channels (the chrdev
+ * nvidia-caps-imex-channels in /proc/devices, from branch 550); with --imex-channel0 also
+ * the host's channel0 at the kernel's major. The node still serves single-node jobs without
+ * them; the check fails all the same, so that an NVL72 pool is not taken for whole.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "cmd/cmd.h"
+#include "cmd/doctor_checks.h"
+#include "host/host.h"
+#include "kernel/kernel.h"
+#include "stage/stage.h"
+#include "util/fs.h"
+#include "util/str.h"
+
+/* Whether the installed version's bin/ has both IMEX programs (imexpkg's layout, SPEC50). */
+static bool installed_has_imex(int root_fd, const struct config *c, const struct nodestate *s)
+{
+	static const char *const progs[] = {"nvidia-imex", "nvidia-imex-ctl"};
+	_cleanup_(publish_freep) struct installdir *dir = NULL;
+	_cleanup_close_ int bin_fd = -1;
+	struct stat st;
+	struct err e;
+
+	err_clear(&e);
+	if (publish_open(root_fd, c->install_dir, false, &dir, &e) != 0 || !dir)
+		return false;
+	bin_fd = publish_version_subdir(dir, s->install_id, "bin", &e);
+	if (bin_fd < 0)
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(progs); i++) {
+		if (fstatat(bin_fd, progs[i], &st, 0) < 0 || !S_ISREG(st.st_mode))
+			return false;
+	}
+	return true;
+}
+
+/* What the branch of VERSION lacks for ROW's GPU, for the detail line; "" when nothing. */
+static void branch_lack(const char *version, const struct host_imex_gpu *row, char *buf,
+			size_t size)
+{
+	unsigned long branch = strtoul(version, NULL, 10);
+
+	buf[0] = '\0';
+	if (branch < 550)
+		str_fmt_cut(buf, size, " (branch %lu has no IMEX: it came in 550; the %s needs %u)",
+			    branch, row->name, row->min_branch);
+	else if (branch < row->min_branch)
+		str_fmt_cut(buf, size, " (branch %lu does not drive the %s: %u or later does)",
+			    branch, row->name, row->min_branch);
+}
+
+/* channel0 (--imex-channel0) against MAJOR: "" when it is right, else what is wrong. */
+static void channel0_wrong(int root_fd, int major, char *buf, size_t size)
+{
+	struct stat st;
+	struct err e;
+	_cleanup_close_ int fd = fs_open_in_root(root_fd, DEVNODES_IMEX_CHANNEL0,
+						 O_PATH | O_NOFOLLOW | O_CLOEXEC, 0, 0, &e);
+
+	buf[0] = '\0';
+	if (fd < 0 || fstat(fd, &st) < 0)
+		str_fmt_cut(buf, size, "%s is missing", DEVNODES_IMEX_CHANNEL0);
+	else if (!S_ISCHR(st.st_mode))
+		str_fmt_cut(buf, size, "%s is not a character device", DEVNODES_IMEX_CHANNEL0);
+	else if (major(st.st_rdev) != (unsigned)major || minor(st.st_rdev) != 0)
+		str_fmt_cut(buf, size, "%s is %u:%u, the kernel's channel 0 is %d:0",
+			    DEVNODES_IMEX_CHANNEL0, major(st.st_rdev), minor(st.st_rdev), major);
+}
+
+void doctor_check_imex(struct doctor *d, int root_fd, const struct config *c,
+		       const struct nodestate *s)
+{
+	const struct host_imex_gpu *row = NULL;
+	const struct gpu *g = host_imex_first(&s->host, &row);
+	char gpu[128], lack[160], fix[sizeof(d->checks[0].fix)], wrong[160];
+	const char *v = s->manifest.driver_version;
+	int major;
+
+	if (!g) {
+		doctor_add(d, V_OK, "imex", NULL,
+			   "no GPU here needs IMEX (multi-node NVLink: GB200, GB300)");
+		return;
+	}
+	snprintf(gpu, sizeof(gpu), "GPU %04x:%04x (%s) needs IMEX for jobs across nodes", g->vendor,
+		 g->device, row->name);
+	if (!s->installed) {
+		doctor_add(d, V_SKIP, "imex", NULL, "%s; no driver is installed", gpu);
+		return;
+	}
+	str_fmt_cut(
+		fix, sizeof(fix),
+		"install a driver of branch %u or later built with build-driver-package --imex (single-node jobs run without it)",
+		row->min_branch > 570 ? row->min_branch : 570);
+	branch_lack(v, row, lack, sizeof(lack));
+	if (!installed_has_imex(root_fd, c, s)) {
+		doctor_add(d, V_FAIL, "imex", fix,
+			   "%s; the installed driver %s has no nvidia-imex and nvidia-imex-ctl%s",
+			   gpu, v, lack);
+		return;
+	}
+	if (lack[0]) {
+		doctor_add(d, V_FAIL, "imex", fix, "%s; the installed driver %s has IMEX%s", gpu, v,
+			   lack);
+		return;
+	}
+	if (!s->loaded_version[0]) {
+		doctor_add(
+			d, V_OK, "imex", NULL,
+			"%s; the installed driver %s has nvidia-imex and nvidia-imex-ctl (no driver loaded: its channels not checked)",
+			gpu, v);
+		return;
+	}
+	major = devnodes_imex_major(root_fd);
+	if (major <= 0) {
+		branch_lack(s->loaded_version, row, lack, sizeof(lack));
+		doctor_add(d, V_FAIL, "imex", fix,
+			   "%s; the loaded driver %s registers no " DEVNODES_IMEX_CHRDEV
+			   " in /proc/devices%s",
+			   gpu, s->loaded_version, lack);
+		return;
+	}
+	wrong[0] = '\0';
+	if (c->imex_channel0)
+		channel0_wrong(root_fd, major, wrong, sizeof(wrong));
+	if (wrong[0])
+		doctor_add(d, V_FAIL, "imex", "re-run install with --imex-channel0: it makes it",
+			   "%s; %s", gpu, wrong);
+	else
+		doctor_add(
+			d, V_OK, "imex", NULL,
+			"%s; the installed driver %s has nvidia-imex and nvidia-imex-ctl, the kernel's " DEVNODES_IMEX_CHRDEV
+			" is major %d%s",
+			gpu, v, major, c->imex_channel0 ? ", channel0 in place" : "");
+}

@@ -1,0 +1,63 @@
+# doctor's imex check on a GB200 node (10de:2941): it fails, with the fix, while the
+# installed version has no nvidia-imex and nvidia-imex-ctl (535: the branch has none) or
+# the loaded driver registers no nvidia-caps-imex-channels; it is ok for a 570 package with
+# both programs and the chrdev in /proc/devices; with --imex-channel0 it also holds the
+# host's channel0 to the kernel's major. On other GPUs the line is ok (the golden doctor).
+FAKE_KERNEL=1
+mkroot "$T/root" cos 17800.66.78 --gpu 10de:2941
+mkkernel "$T/root"
+new_signed_repo "$T/repo" "$V_OLD:default"
+# 570.86.16 with NVIDIA's two IMEX programs in bin/ (stand-ins: doctor only looks).
+V570=570.86.16
+"$SRC/scripts/make-standin-driver" "$V570" "$T/drv" 4 >/dev/null
+printf '#!/bin/sh\nexit 0\n' >"$T/drv/bin/nvidia-imex"
+printf '#!/bin/sh\necho READY\n' >"$T/drv/bin/nvidia-imex-ctl"
+chmod 755 "$T/drv/bin/nvidia-imex" "$T/drv/bin/nvidia-imex-ctl"
+sign_modules "$T/drv/kernel"
+"$SRC/scripts/make-repo" pack "$T/drv" "$T/pkg-$V570.tar.zst"
+"$SRC/scripts/make-repo" add --repo "$T/repo" --key "$FIX/keys/key.pem" --version "$V570" \
+    --kernel "$KERNEL" "$T/pkg-$V570.tar.zst" >/dev/null
+imex_line() { grep -A1 '^\[[a-z ]*\] imex ' "$T/out"; }
+
+expect_rc 0 install --repo "file://$T/repo" $(kernel_args)
+expect_rc 9 doctor --kernel-release "$KERNEL"
+imex_line | grep -q "^\[fail\] imex          GPU 10de:2941 (GB200) needs IMEX for jobs across nodes; the installed driver $V_OLD has no nvidia-imex and nvidia-imex-ctl (branch 535 has no IMEX: it came in 550; the GB200 needs 570)$" ||
+    fail "535's imex line: $(cat "$T/out")"
+imex_line | grep -q "fix: install a driver of branch 570 or later built with build-driver-package --imex (single-node jobs run without it)$" ||
+    fail "535's fix: $(imex_line)"
+expect_rc 9 doctor --kernel-release "$KERNEL" --json
+python3 - "$T/out" <<'PY'
+import json, sys
+o = json.load(open(sys.argv[1]))
+c = [x for x in o["checks"] if x["check"] == "imex"]
+assert len(c) == 1 and c[0]["status"] == "fail" and "build-driver-package --imex" in c[0]["fix"], c
+assert o["verdict"] == "fail", o["verdict"]
+PY
+
+# 570 with both programs, its chrdev registered: ok.
+expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V570"
+major=$(sed -n 's/^ *\([0-9]*\) nvidia-caps-imex-channels$/\1/p' "$T/root/proc/devices")
+[ -n "$major" ] || fail "no chrdev for $V570"
+inst doctor --kernel-release "$KERNEL"
+imex_line | grep -q "^\[ok  \] imex          GPU 10de:2941 (GB200) needs IMEX for jobs across nodes; the installed driver $V570 has nvidia-imex and nvidia-imex-ctl, the kernel's nvidia-caps-imex-channels is major $major$" ||
+    fail "570's imex line: $(cat "$T/out")"
+
+# --imex-channel0: the host's channel0 is held to the kernel's major.
+inst doctor --kernel-release "$KERNEL" --imex-channel0
+imex_line | grep -q "^\[fail\] imex .*; /dev/nvidia-caps-imex-channels/channel0 is missing$" ||
+    fail "channel0 missing: $(cat "$T/out")"
+imex_line | grep -q "fix: re-run install with --imex-channel0: it makes it$" || fail "channel0's fix: $(imex_line)"
+expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V570" --imex-channel0
+inst doctor --kernel-release "$KERNEL" --imex-channel0
+imex_line | grep -q "^\[ok  \] imex .*is major $major, channel0 in place$" || fail "channel0 in place: $(cat "$T/out")"
+rm "$T/root/dev/nvidia-caps-imex-channels/channel0"
+mknod "$T/root/dev/nvidia-caps-imex-channels/channel0" c 240 0
+inst doctor --kernel-release "$KERNEL" --imex-channel0
+imex_line | grep -q "^\[fail\] imex .*; /dev/nvidia-caps-imex-channels/channel0 is 240:0, the kernel's channel 0 is $major:0$" ||
+    fail "a stale channel0: $(cat "$T/out")"
+
+# The loaded driver without the chrdev (as 535 loaded under 570's files would be).
+sed -i '/ nvidia-caps-imex-channels$/d' "$T/root/proc/devices"
+inst doctor --kernel-release "$KERNEL"
+imex_line | grep -q "^\[fail\] imex .*; the loaded driver $V570 registers no nvidia-caps-imex-channels in /proc/devices$" ||
+    fail "no chrdev: $(cat "$T/out")"
