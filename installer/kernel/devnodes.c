@@ -445,7 +445,7 @@ static int imex_dir_open(int dev_fd, bool create, struct err *e)
 		if (mkdirat(dev_fd, IMEX_DIR, 0755) < 0 && errno != EEXIST)
 			return err_errno(e, EXIT_UNEXPECTED, errno, "create /dev/" IMEX_DIR);
 	} else if (!S_ISDIR(st.st_mode)) {
-		err_set(e, EXIT_UNEXPECTED, "/dev/" IMEX_DIR " is %s, not a directory",
+		err_set(e, EXIT_USAGE, "/dev/" IMEX_DIR " is %s, not a directory",
 			S_ISLNK(st.st_mode) ? "a symbolic link" : "another kind of file");
 		err_hint(
 			e,
@@ -458,13 +458,46 @@ static int imex_dir_open(int dev_fd, bool create, struct err *e)
 	return fd;
 }
 
+/* Anything at channel0 but a character device (which sync_node fixes) is refused. */
+static int channel0_kind_ok(int dir_fd, struct err *e)
+{
+	struct stat st;
+
+	if (fstatat(dir_fd, "channel0", &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISCHR(st.st_mode))
+		return 0;
+	err_set(e, EXIT_USAGE, "/dev/" IMEX_CHANNEL0 " is %s, not a character device",
+		S_ISREG(st.st_mode)   ? "a regular file"
+		: S_ISLNK(st.st_mode) ? "a symbolic link"
+		: S_ISDIR(st.st_mode) ? "a directory"
+				      : "another kind of file");
+	err_hint(e, "remove it: the installer makes channel0 there (--imex-channel0)");
+	return -1;
+}
+
+int devnodes_imex_check(int root_fd, struct err *e)
+{
+	_cleanup_close_ int dev_fd = fs_dir_in_root(root_fd, "/dev", false, e);
+	_cleanup_close_ int dir_fd = -1;
+	struct stat st;
+
+	if (dev_fd < 0) {
+		err_clear(e); /* no /dev yet: nothing in the way */
+		return 0;
+	}
+	if (fstatat(dev_fd, IMEX_DIR, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+		return 0;
+	dir_fd = imex_dir_open(dev_fd, false, e);
+	if (dir_fd < 0 || channel0_kind_ok(dir_fd, e) < 0)
+		return err_wrap(e, "devices");
+	return 0;
+}
+
 static int sync_imex_channel0(int root_fd, int dev_fd, const struct nv_params *p,
 			      struct devnodes_report *r, struct err *e)
 {
 	int major = devnodes_imex_major(root_fd);
 	struct node nd = {.name = "channel0", .minor = 0, .mode = p->mode};
 	_cleanup_close_ int dir_fd = -1;
-	struct stat st;
 
 	if (major <= 0) {
 		log_msg(LOG_WARN, "devices",
@@ -476,16 +509,7 @@ static int sync_imex_channel0(int root_fd, int dev_fd, const struct nv_params *p
 	dir_fd = imex_dir_open(dev_fd, true, e);
 	if (dir_fd < 0)
 		return -1;
-	if (fstatat(dir_fd, nd.name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISCHR(st.st_mode)) {
-		err_set(e, EXIT_UNEXPECTED, "/dev/" IMEX_CHANNEL0 " is %s, not a character device",
-			S_ISREG(st.st_mode)   ? "a regular file"
-			: S_ISLNK(st.st_mode) ? "a symbolic link"
-			: S_ISDIR(st.st_mode) ? "a directory"
-					      : "another kind of file");
-		err_hint(e, "remove it: the installer makes channel0 there (--imex-channel0)");
-		return -1;
-	}
-	if (sync_node(dir_fd, &nd, p, r, e) < 0)
+	if (channel0_kind_ok(dir_fd, e) < 0 || sync_node(dir_fd, &nd, p, r, e) < 0)
 		return -1;
 	snprintf(nd.name, sizeof(nd.name), "%s", IMEX_CHANNEL0);
 	return sync_char_link(dev_fd, &nd, r, e);

@@ -58,6 +58,13 @@ _must_check_ int devnodes_sync(int root_fd, bool with_modeset, bool imex_channel
 unsigned devnodes_mig_instances(int root_fd);
 
 /*
+ * Before anything changes (--imex-channel0): whether channel0 can be made, that is
+ * nothing but a directory at /dev/nvidia-caps-imex-channels and nothing but a character
+ * device at its channel0. Returns 0, or -1 (EXIT_USAGE) naming what is in the way.
+ */
+_must_check_ int devnodes_imex_check(int root_fd, struct err *e);
+
+/*
  * Removes the driver's nodes and their /dev/char links; with IMEX_CHANNEL0 also
  * nvidia-caps-imex-channels/channel0 (a character device only) and the directory when
  * empty. Returns 0 or -1.

@@ -255,6 +255,8 @@ int kernel_prepare(const struct kernel_request *rq, struct kernel **ret, struct 
 		return err_wrap(e, "kernel");
 	if (o->keyring_cert && ktrust_check_cert(o->keyring_cert, e) < 0)
 		return err_wrap(e, "kernel");
+	if (o->imex_channel0 && devnodes_imex_check(rq->root_fd, e) < 0)
+		return -1;
 	kn->reload = kn->loaded_version[0] && !live_is_wanted(kn);
 	if (kn->reload && check_idle(o, kn->k, e) < 0) {
 		err_wrap(e, "kernel: nvidia %s is loaded", kn->loaded_version);

@@ -4,7 +4,8 @@
 # nvidia-caps-imex-channels (the fake kernel's nvidia.ko registers it from branch 550),
 # minor 0, the driver's DeviceFileMode. 535 has no such chrdev: one warning, no failure.
 # Off, nothing there is touched; a stale major is replaced; anything but a character
-# device at channel0, or a link at the directory, is refused by name; uninstall removes it.
+# device at channel0, or a link at the directory, is refused by name before anything
+# changes (exit 2); uninstall removes it.
 FAKE_KERNEL=1
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2941
 mkkernel "$T/root"
@@ -49,19 +50,23 @@ expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_
 assert_eq "$(devnode $D/channel0)" "c $major:0 666" "channel0 after a stale major"
 expect_err "device nodes in place (created=0 replaced=1 "
 
-# A regular file there: refused by name, left as it is.
+# A regular file there: refused by name before anything changes (exit 2), left as it is;
+# the driver stays loaded.
 rm "$T/root/dev/$D/channel0"
 echo not-a-device >"$T/root/dev/$D/channel0"
-expect_rc 1 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_NEW" --imex-channel0
+before=$(loaded_modules)
+expect_rc 2 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_NEW" --imex-channel0
 expect_err "/dev/$D/channel0 is a regular file, not a character device"
 expect_err "remove it: the installer makes channel0 there (--imex-channel0)"
 assert_eq "$(cat "$T/root/dev/$D/channel0")" not-a-device "the regular file"
+assert_eq "$(loaded_modules)" "$before" "the modules after the refusal"
+! grep -q "module unloaded" "$T/err" || fail "the refusal unloaded the driver"
 rm "$T/root/dev/$D/channel0"
 
 # The directory a link out of /dev (to the host's /etc): refused, never followed.
 rmdir "$T/root/dev/$D"
 ln -s /etc "$T/root/dev/$D"
-expect_rc 1 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_NEW" --imex-channel0
+expect_rc 2 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_NEW" --imex-channel0
 expect_err "/dev/$D is a symbolic link, not a directory"
 [ ! -e "$T/root/etc/channel0" ] && [ ! -e /etc/channel0 ] || fail "channel0 made through the link"
 rm "$T/root/dev/$D"
