@@ -187,7 +187,7 @@ static void imex_note(const struct host *h, const struct repo_choice *ch, bool *
 		snprintf(why, sizeof(why), "the package was built without it");
 	str_fmt_cut(
 		note, size,
-		"GPU %04x:%04x (%s) needs IMEX for jobs across nodes (multi-node NVLink); driver %s's package carries no nvidia-imex: %s, so the node serves single-node jobs only; fix: build it with build-driver-package --imex, branch %u or later",
+		"GPU %04x:%04x (%s) needs IMEX for jobs across nodes (multi-node NVLink); driver %s's package carries no nvidia-imex: %s, so the node serves single-node jobs only; fix: build it with build-driver-package --imex (NVIDIA's nvidia-imex package of the driver's version), branch %u or later",
 		g->vendor, g->device, row->name, ch->driver->version, why,
 		row->min_branch > 570 ? row->min_branch : 570);
 }

@@ -103,7 +103,7 @@ void doctor_check_imex(struct doctor *d, int root_fd, const struct config *c,
 	}
 	str_fmt_cut(
 		fix, sizeof(fix),
-		"install a driver of branch %u or later built with build-driver-package --imex (single-node jobs run without it)",
+		"install a driver of branch %u or later built with build-driver-package --imex (NVIDIA's nvidia-imex package of its version; single-node jobs run without it)",
 		row->min_branch > 570 ? row->min_branch : 570);
 	branch_lack(v, row, lack, sizeof(lack));
 	if (!installed_has_imex(root_fd, c, s)) {

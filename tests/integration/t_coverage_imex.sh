@@ -20,7 +20,7 @@ for d in idx["drivers"]:
             p["imex"] = True
 ' >/dev/null
 Q=(coverage "${R[@]}" --os cos --kernel "$KERNEL")
-FIX_TEXT="fix: build it with build-driver-package --imex, branch"
+FIX_TEXT="fix: build it with build-driver-package --imex (NVIDIA's nvidia-imex package of the driver's version), branch"
 
 # 535 on a GB200: served (exit 0), and the note says the branch has no IMEX.
 expect_rc 0 "${Q[@]}" --gpu 10de:2941
@@ -35,7 +35,7 @@ assert o["served"] is True, o
 assert o["imex"] is False, o["imex"]
 assert o["package"]["imex"] is False, o["package"]
 assert "branch 535 has no IMEX (it came in 550)" in o["imex_note"], o["imex_note"]
-assert "build-driver-package --imex, branch 570 or later" in o["imex_note"], o["imex_note"]
+assert "build-driver-package --imex (NVIDIA's nvidia-imex package of the driver's version), branch 570 or later" in o["imex_note"], o["imex_note"]
 PY
 
 # 570 built without IMEX: the package, not the branch.
