@@ -15,7 +15,7 @@ struct config;
 struct host_boot;
 struct nodestate;
 
-#define MAX_CHECKS 30
+#define MAX_CHECKS 40
 
 enum verdict { V_OK, V_WARN, V_FAIL, V_SKIP };
 
