@@ -73,7 +73,7 @@ void *dlopen(const char *file, int mode);
 #define UVM_MAJOR 511
 #define CAPS_MAJOR 236
 #define NVSWITCH_MAJOR 508
-/* A dynamic major, as alloc_chrdev_region gives the first from 254 down (fs/char_dev.c). */
+/* A major of the kernel's dynamic range, 234 to 254 (fs/char_dev.c, find_dynamic_major). */
 #define IMEX_MAJOR 237
 
 struct modinfo {
