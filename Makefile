@@ -83,7 +83,7 @@ CFLAGS ?=
 # them (installer/util/err.h, DOC_DIR): a node has no source tree to point at.
 DOCDIR ?= /usr/share/doc/nvidia-driver-installer
 DOCS_SHIPPED := docs/benchmark-oci.md docs/benchmark-supply.md docs/benchmarks.md \
-	docs/building-packages.md docs/command-line.md \
+	docs/building-packages.md docs/command-line.md docs/dra.md \
 	docs/configuration.md docs/design.md docs/exit-codes.md docs/hacking.md docs/json.md \
 	docs/metrics.md docs/operations.md docs/reliability.md docs/releasing.md \
 	docs/repository-format.md docs/testing.md docs/troubleshooting.md docs/feeds.md
