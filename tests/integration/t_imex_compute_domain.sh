@@ -16,7 +16,7 @@
 #   /imexd/imexd.cfg" run by PATH (45-50, 286; process.go start), the startup probe's check
 #   polled (433-456: exit 0 and exactly "READY\n"), /etc/hosts and SIGUSR1 when a peer
 #   joins (384-431, dnsnames.go:145-188), a restart with the new nodes.cfg in IP mode
-#   (347-372), SIGTERM and its exit (process.go stop).
+#   (349-377), SIGTERM and its exit (process.go stop).
 # Refused as a real container would: the installed 535 has no IMEX (the locator finds
 # nothing and the daemon's exec fails); a locator that looked in bin/ only mounts, for a
 # dynamically linked program, our launcher alone (exit 127, its message), while usr/bin/
@@ -197,13 +197,23 @@ cd_check() {
     in_ctr "$1" nvidia-imex-ctl -c /imexd/imexd.cfg -q >"$T/check.out" 2>&1 || CHECK_RC=$?
     [ "$CHECK_RC" = 0 ] && printf 'READY\n' | cmp -s - "$T/check.out"
 }
-# stop (process.go Stop): SIGTERM, then Wait; its exit status.
-cd_stop() {
-    local rc=0
-    kill -TERM "$ipid"
-    wait "$ipid" || rc=$?
+# exited PID: the process is gone or a zombie (kill -0 still reaches a zombie).
+exited() {
+    local st
+    st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)
+    [ -z "$st" ] || [ "$st" = Z ]
+}
+# cd_reap WHAT: waits (bounded) for the daemon's process to end; its exit status in DRC.
+cd_reap() {
+    wait_for "the IMEX daemon's process to end ($1)" 60 exited "$ipid"
+    DRC=0
+    wait "$ipid" || DRC=$?
     ipid=
-    return "$rc"
+}
+# stop (process.go Stop): SIGTERM, then Wait; its exit status in DRC.
+cd_stop() {
+    kill -TERM "$ipid"
+    cd_reap "$1"
 }
 log_count() { grep -c -- "$1" "$LOG" || true; }
 log_grew() { [ "$(log_count "$1")" -gt "$2" ]; }
@@ -228,10 +238,8 @@ write_template
 cd_write_config "$C"
 cd_write_dns_nodes "$C"
 cd_start "$C"
-rc=0
-wait "$ipid" || rc=$?
-ipid=
-assert_eq "$rc" 127 "the daemon's exit without nvidia-imex"
+cd_reap "its exec on 535"
+assert_eq "$DRC" 127 "the daemon's exit without nvidia-imex"
 grep -q "failed to run command 'nvidia-imex': No such file or directory" "$LOG" ||
     fail "the failed exec: $(cat "$LOG")"
 ! cd_check "$C" || fail "the check passed on 535"
@@ -291,13 +299,15 @@ tail -n 1 "$LOG" | grep -qx "nvidia-imex: nodes: $POD_IP 10.20.0.7 10.20.0.9" ||
 # (stop: SIGTERM, its exit 0; start again), ready with the new peers.
 printf '%s\n10.20.0.7\n' "$POD_IP" >"$T/nodes.cfg"
 $NS cp "$T/nodes.cfg" "$C/imexd/nodes.cfg"
-cd_stop || fail "the IMEX daemon's exit on SIGTERM: $?"
+cd_stop "SIGTERM, IP mode"
+assert_eq "$DRC" 0 "the IMEX daemon's exit on SIGTERM"
 ! cd_check "$C" || fail "the check passed after the daemon stopped"
 cd_start "$C"
 wait_ready "restarted in IP mode" "$C"
 tail -n 1 "$LOG" | grep -qx "nvidia-imex: nodes: $POD_IP 10.20.0.7" ||
     fail "the restarted daemon's nodes: $(tail -n 3 "$LOG")"
-cd_stop || fail "the IMEX daemon's exit on SIGTERM: $?"
+cd_stop "SIGTERM"
+assert_eq "$DRC" 0 "the restarted IMEX daemon's exit on SIGTERM"
 grep -q "nvidia-imex: signal 15: stopping" "$LOG" || fail "the stop: $(tail -n 3 "$LOG")"
 
 # 3. A dynamically linked nvidia-imex (the same source, not static), packed alike and
@@ -329,7 +339,8 @@ cd_write_config "$C"
 cd_write_dns_nodes "$C"
 cd_start "$C"
 wait_ready "a dynamically linked nvidia-imex" "$C"
-cd_stop || fail "the dynamic IMEX daemon's exit on SIGTERM: $?"
+cd_stop "SIGTERM, dynamically linked"
+assert_eq "$DRC" 0 "the dynamic IMEX daemon's exit on SIGTERM"
 # The same container with what a locator of bin/ alone would mount: the launcher.
 C=$T/ctr-bin
 printf '%s %s\n' "$INST/bin/nvidia-imex" /bin/nvidia-imex \
@@ -337,10 +348,8 @@ printf '%s %s\n' "$INST/bin/nvidia-imex" /bin/nvidia-imex \
 ctr_root "$C" "$T/root2" "$T/bin-only" libc
 cd_write_config "$C"
 cd_start "$C"
-rc=0
-wait "$ipid" || rc=$?
-ipid=
-assert_eq "$rc" 127 "the launcher mounted alone"
+cd_reap "the launcher alone"
+assert_eq "$DRC" 127 "the launcher mounted alone"
 tail -n 1 "$LOG" |
     grep -q "^nvidia-imex: /bin/.real/nvidia-imex is missing: this is the driver.s launcher" ||
     fail "the launcher's message: $(tail -n 3 "$LOG")"
