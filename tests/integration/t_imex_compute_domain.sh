@@ -54,7 +54,8 @@ PATH_CTR=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 CHROOT=$(command -v chroot)
 # The kubelet plugin's directory for this ComputeDomain, mounted at /imexd.
 CD_DIR=$T/root/var/lib/kubelet/plugins/compute-domain.nvidia.com/domains/cd-0b9e
-# A free loopback address as the pod's IP: the command service's port is fixed (50005).
+# The pod's IP: a random address of 127.0.0.0/8 (all loopback), so that runs at once (the
+# plain and the ASan suites) do not meet on the command service's fixed port, 50005.
 POD_IP=127.$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1)).$((RANDOM % 250 + 2))
 ipid=
 cleanup() {
