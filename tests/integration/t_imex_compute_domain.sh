@@ -1,8 +1,9 @@
 # NVIDIA's compute-domain daemon starting the IMEX daemon from our install dir, each step
 # restated from its source (NVIDIA/k8s-dra-driver-gpu at 2240711; the stand-ins of
 # tests/standin/imex.c in place of NVIDIA's programs):
-# - the package: the stand-in driver of 550 (IMEX's first branch) with NVIDIA's IMEX .deb
-#   (tests/packaging/make-imex-deb) packed in, installed by the installer on a fake node;
+# - the package: build-driver-package of the stand-in driver of 550 (IMEX's first branch)
+#   with --imex, NVIDIA's IMEX .deb (its stand-in, tests/packaging/make-imex-deb), published
+#   with 535 (no IMEX) and installed by the installer on a fake node;
 # - the programs as the DRA driver's CDI spec mounts them: nvcdi's executable locator
 #   (tests/tools/nvcdi-shape.py restates it: the first of ROOT/{usr/local/sbin,
 #   usr/local/bin,usr/sbin,usr/bin,sbin,bin}/NAME, nvidia-imex and nvidia-imex-ctl among
@@ -25,27 +26,30 @@
 command -v dpkg-deb >/dev/null || fail "dpkg-deb is needed (make-imex-deb)"
 
 FAKE_KERNEL=1
-mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
+mkroot "$T/root" debian 12 --gpu 10de:2330
 mkkernel "$T/root"
 ARCH=$(dpkg --print-architecture)
 deb=$("$SRC/tests/packaging/make-imex-deb" "$ARCH" "$V_NEW" "$T/debs")
 dpkg-deb -x "$deb" "$T/imexdeb"
 
-# imex_package DRV BINDIR OUT: the driver tree DRV with the IMEX programs of BINDIR and
-# NVIDIA's configuration files in the package layout (docs/repository-format.md:
-# bin/nvidia-imex{,-ctl}, share/nvidia/imex/), packed at OUT.
-imex_package() {
-    install -m 0755 "$2/nvidia-imex" "$2/nvidia-imex-ctl" "$1/bin/"
-    mkdir -p "$1/share/nvidia/imex"
-    cp "$T/imexdeb/etc/nvidia-imex/config.cfg" "$T/imexdeb/etc/nvidia-imex/nodes_config.cfg" \
-        "$1/share/nvidia/imex/"
-    "$SRC/scripts/make-repo" pack "$1" "$3"
-}
-cp -a "$FIX/sdrv-$V_NEW" "$T/drv"
-imex_package "$T/drv" "$T/imexdeb/usr/bin" "$T/imex.tar.zst"
 new_signed_repo "$T/repo" "$V_OLD:default"
-"$SRC/scripts/make-repo" add --repo "$T/repo" --key "$FIX/keys/key.pem" --version "$V_NEW" \
-    --kernel "$KERNEL" "$T/imex.tar.zst" >/dev/null
+run_source "$FIX/drv-$V_NEW"
+mkdir -p "$T/mods"
+cp "$FIX/drv-$V_NEW/kernel/"*.ko "$T/mods/"
+"$SRC/scripts/build-driver-package" --kernel "$KERNEL" --source "$T/src" --os debian \
+    --flavour proprietary --prebuilt-modules "$T/mods" --imex "$deb" \
+    --sign-key "$FIX/keys/modkey.pem" --sign-cert "$FIX/keys/modkey.crt" --installer "$BIN" \
+    --work "$T/work" --repo "$T/repo" --repo-key "$FIX/keys/key.pem" >"$T/bdp.out" 2>&1 ||
+    fail "build-driver-package: $(tail -n 5 "$T/bdp.out")"
+grep -q "IMEX $V_NEW packed: bin/nvidia-imex, bin/nvidia-imex-ctl" "$T/bdp.out" ||
+    fail "build-driver-package said nothing of IMEX: $(cat "$T/bdp.out")"
+# The index says which package carries IMEX (make-repo add reads it from the package).
+python3 - "$T/repo/index.json" "$V_OLD" "$V_NEW" <<'PY'
+import json, sys
+idx, old, new = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
+imex = {d["version"]: [p.get("imex", False) for p in d["packages"]] for d in idx["drivers"]}
+assert imex == {old: [False], new: [True]}, imex
+PY
 R="file://$T/repo"
 INST=/home/kubernetes/bin/nvidia
 
@@ -320,8 +324,13 @@ for p in nvidia-imex nvidia-imex-ctl; do
     cc -std=gnu11 -O2 -D_GNU_SOURCE -o "$T/dyn/$p" "$SRC/tests/standin/imex.c"
 done
 readelf -l "$T/dyn/nvidia-imex" | grep -q INTERP || fail "the dynamic build is static"
+# Packed as build-driver-package packs IMEX (bin/, share/nvidia/imex/): --imex would refuse
+# programs that are not NVIDIA's, and this one only has to be dynamic.
 cp -a "$FIX/drv-$V_NEW" "$T/drv-dyn"
-imex_package "$T/drv-dyn" "$T/dyn" "$T/imex-dyn.tar.zst"
+install -m 0755 "$T/dyn/nvidia-imex" "$T/dyn/nvidia-imex-ctl" "$T/drv-dyn/bin/"
+mkdir -p "$T/drv-dyn/share/nvidia/imex"
+cp "$T/imexdeb/etc/nvidia-imex/"*.cfg "$T/drv-dyn/share/nvidia/imex/"
+"$SRC/scripts/make-repo" pack "$T/drv-dyn" "$T/imex-dyn.tar.zst"
 mkdir -p "$T/repo-dyn"
 "$SRC/scripts/make-repo" add --repo "$T/repo-dyn" --key "$FIX/keys/key.pem" --version "$V_NEW" \
     --kernel "$KERNEL" --tag default "$T/imex-dyn.tar.zst" >/dev/null
