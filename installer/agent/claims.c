@@ -12,25 +12,7 @@
 #include <string.h>
 
 #include "agent/claims.h"
-
-static json_object *get(json_object *o, const char *key)
-{
-	json_object *v = NULL;
-
-	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static const char *get_str(json_object *o, const char *key)
-{
-	json_object *v = get(o, key);
-
-	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-static size_t array_len(json_object *a)
-{
-	return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
-}
+#include "util/jsonc.h"
 
 static bool lower_alnum(char ch)
 {
@@ -93,13 +75,13 @@ bool claims_driver_listed(const char *list, const char *driver)
 
 bool claims_allocated_by(json_object *claim, const char *list)
 {
-	json_object *results =
-		get(get(get(get(claim, "status"), "allocation"), "devices"), "results");
-	size_t n = array_len(results);
+	json_object *alloc = jsonc_get(jsonc_get(claim, "status"), "allocation");
+	json_object *results = jsonc_get(jsonc_get(alloc, "devices"), "results");
+	size_t n = jsonc_array_len(results);
 
 	for (size_t i = 0; i < n; i++)
-		if (claims_driver_listed(list,
-					 get_str(json_object_array_get_idx(results, i), "driver")))
+		if (claims_driver_listed(
+			    list, jsonc_str(json_object_array_get_idx(results, i), "driver")))
 			return true;
 	return false;
 }
@@ -107,30 +89,30 @@ bool claims_allocated_by(json_object *claim, const char *list)
 /* The claim generated for POD's entry ENTRY (PodStatus.resourceClaimStatuses), or NULL. */
 static const char *generated(json_object *pod, const char *entry)
 {
-	json_object *st = get(get(pod, "status"), "resourceClaimStatuses");
-	size_t n = array_len(st);
+	json_object *st = jsonc_get(jsonc_get(pod, "status"), "resourceClaimStatuses");
+	size_t n = jsonc_array_len(st);
 
 	for (size_t i = 0; entry && i < n; i++) {
 		json_object *s = json_object_array_get_idx(st, i);
-		const char *name = get_str(s, "name");
+		const char *name = jsonc_str(s, "name");
 
 		if (name && strcmp(name, entry) == 0)
-			return get_str(s, "resourceClaimName");
+			return jsonc_str(s, "resourceClaimName");
 	}
 	return NULL;
 }
 
 size_t claims_of_pod(json_object *pod, const char **names, size_t max)
 {
-	json_object *rc = get(get(pod, "spec"), "resourceClaims");
-	size_t n = array_len(rc), count = 0;
+	json_object *rc = jsonc_get(jsonc_get(pod, "spec"), "resourceClaims");
+	size_t n = jsonc_array_len(rc), count = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		json_object *entry = json_object_array_get_idx(rc, i);
-		const char *name = get_str(entry, "resourceClaimName");
+		const char *name = jsonc_str(entry, "resourceClaimName");
 
-		if (!name && get_str(entry, "resourceClaimTemplateName"))
-			name = generated(pod, get_str(entry, "name"));
+		if (!name && jsonc_str(entry, "resourceClaimTemplateName"))
+			name = generated(pod, jsonc_str(entry, "name"));
 		if (!name || !*name)
 			continue;
 		if (count < max)
@@ -167,7 +149,7 @@ int claims_add(struct claims *c, const char *ns, const char *name, bool gpu)
 bool claims_pod_holds(const struct claims *c, json_object *pod)
 {
 	const char *names[CLAIMS_READ_MAX];
-	const char *ns = get_str(get(pod, "metadata"), "namespace");
+	const char *ns = jsonc_str(jsonc_get(pod, "metadata"), "namespace");
 	size_t n;
 
 	if (!c || !c->drivers || !c->drivers[0] || !ns)

@@ -43,37 +43,20 @@ static int kube_time(const char *s, int64_t *ret)
 	return 0;
 }
 
-static json_object *member(json_object *o, const char *key)
-{
-	json_object *v = NULL;
-
-	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-/* The string at O.A, or O.A.B; NULL when there is none. */
-static const char *string_at(json_object *o, const char *a, const char *b)
-{
-	json_object *v = b ? member(member(o, a), b) : member(o, a);
-
-	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 /*
  * The earliest start of POD's running containers into *RET, its container's name into
  * NAME: 0, 1 when none runs, -1 when a startedAt is not a time.
  */
 static int earliest_start(json_object *pod, int64_t *ret, char *name, size_t size)
 {
-	json_object *list = member(member(pod, "status"), "containerStatuses");
-	size_t n = list && json_object_is_type(list, json_type_array)
-			   ? json_object_array_length(list)
-			   : 0;
+	json_object *list = jsonc_get(jsonc_get(pod, "status"), "containerStatuses");
+	size_t n = jsonc_array_len(list);
 	int found = 1;
 
 	for (size_t i = 0; i < n; i++) {
 		json_object *c = json_object_array_get_idx(list, i);
-		const char *at = string_at(member(c, "state"), "running", "startedAt");
-		json_object *nv = member(c, "name");
+		const char *at =
+			jsonc_str(jsonc_get(jsonc_get(c, "state"), "running"), "startedAt");
 		int64_t t;
 
 		if (!at)
@@ -83,10 +66,7 @@ static int earliest_start(json_object *pod, int64_t *ret, char *name, size_t siz
 		if (found == 0 && t >= *ret)
 			continue;
 		*ret = t;
-		str_fmt_cut(name, size, "%s",
-			    nv && json_object_is_type(nv, json_type_string)
-				    ? json_object_get_string(nv)
-				    : "?");
+		str_fmt_cut(name, size, "%s", jsonc_str(c, "name") ?: "?");
 		found = 0;
 	}
 	return found;
@@ -95,16 +75,16 @@ static int earliest_start(json_object *pod, int64_t *ret, char *name, size_t siz
 bool draplugin_stale(json_object *pod, const struct labelsel *sel, int64_t activated, char *why,
 		     size_t size)
 {
-	json_object *meta = member(pod, "metadata");
+	json_object *meta = jsonc_get(pod, "metadata");
 	char name[128] = "", at[STR_UTC_SIZE], was[STR_UTC_SIZE];
 	int64_t started = 0;
 	int r;
 
-	if (!labelsel_matches(sel, member(meta, "labels"))) {
+	if (!labelsel_matches(sel, jsonc_get(meta, "labels"))) {
 		str_fmt_cut(why, size, "not selected");
 		return false;
 	}
-	if (member(meta, "deletionTimestamp")) {
+	if (jsonc_get(meta, "deletionTimestamp")) {
 		str_fmt_cut(why, size, "leaving already");
 		return false;
 	}
@@ -240,9 +220,9 @@ static int switched_at(const struct draplugin_look *l, struct timespec *ret)
 /* Asks POD to leave, once per UID, with a backoff after a refusal. */
 static void evict(struct draplugin *p, json_object *pod, const char *why, uint64_t now)
 {
-	json_object *meta = member(pod, "metadata");
-	const char *ns = string_at(meta, "namespace", NULL), *name = string_at(meta, "name", NULL),
-		   *uid = string_at(meta, "uid", NULL);
+	json_object *meta = jsonc_get(pod, "metadata");
+	const char *ns = jsonc_str(meta, "namespace"), *name = jsonc_str(meta, "name"),
+		   *uid = jsonc_str(meta, "uid");
 	struct err e;
 	int r;
 
@@ -294,7 +274,7 @@ static int restart_stale(struct draplugin *p, int64_t activated, unsigned *match
 	for (size_t i = 0; i < n; i++) {
 		json_object *pod = json_object_array_get_idx(pods, i);
 
-		if (labelsel_matches(&p->sel, member(member(pod, "metadata"), "labels")))
+		if (labelsel_matches(&p->sel, jsonc_get(jsonc_get(pod, "metadata"), "labels")))
 			(*matched)++;
 		if (!draplugin_stale(pod, &p->sel, activated, why, sizeof(why)))
 			continue;

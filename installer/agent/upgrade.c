@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "agent/upgrade.h"
+#include "util/jsonc.h"
 #include "util/str.h"
 
 /* The kubelet's mark on a static pod's mirror (k8s.io/api core/v1 MirrorPodAnnotationKey). */
@@ -349,26 +350,6 @@ struct upgrade_step upgrade_decide(const struct upgrade_record *r, const struct 
 
 /* ---- GPU pods ------------------------------------------------------------------------ */
 
-static json_object *get(json_object *o, const char *key)
-{
-	json_object *v = NULL;
-
-	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static const char *get_str(json_object *o, const char *key)
-{
-	json_object *v = get(o, key);
-
-	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-/* The length of A when it is an array, else 0 (absent, or not what the API server sends). */
-static size_t array_len(json_object *a)
-{
-	return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
-}
-
 /* An NVIDIA GPU resource the device plugins advertise. */
 static bool gpu_resource(const char *name)
 {
@@ -388,10 +369,10 @@ static bool positive(json_object *q)
 
 static bool asks_gpu(json_object *container)
 {
-	json_object *res = get(container, "resources");
+	json_object *res = jsonc_get(container, "resources");
 
 	for (const char *const *k = (const char *const[]){"limits", "requests", NULL}; *k; k++) {
-		json_object *m = get(res, *k);
+		json_object *m = jsonc_get(res, *k);
 
 		if (!m || !json_object_is_type(m, json_type_object))
 			continue;
@@ -406,13 +387,13 @@ static bool asks_gpu(json_object *container)
 
 static bool any_asks_gpu(json_object *list, bool sidecars_only)
 {
-	size_t n = array_len(list);
+	size_t n = jsonc_array_len(list);
 
 	for (size_t i = 0; i < n; i++) {
 		json_object *c = json_object_array_get_idx(list, i);
 
 		/* A sidecar (an init container restarted Always) runs beside the others. */
-		if (sidecars_only && !same(get_str(c, "restartPolicy"), "Always"))
+		if (sidecars_only && !same(jsonc_str(c, "restartPolicy"), "Always"))
 			continue;
 		if (asks_gpu(c))
 			return true;
@@ -423,13 +404,13 @@ static bool any_asks_gpu(json_object *list, bool sidecars_only)
 /* A DaemonSet's pod or a static pod's mirror: neither is moved by an eviction. */
 static bool daemon_or_mirror(json_object *meta)
 {
-	json_object *owners = get(meta, "ownerReferences");
-	size_t n = array_len(owners);
+	json_object *owners = jsonc_get(meta, "ownerReferences");
+	size_t n = jsonc_array_len(owners);
 
-	if (get(get(meta, "annotations"), MIRROR_POD_ANNOTATION))
+	if (jsonc_get(jsonc_get(meta, "annotations"), MIRROR_POD_ANNOTATION))
 		return true;
 	for (size_t i = 0; i < n; i++) {
-		const char *kind = get_str(json_object_array_get_idx(owners, i), "kind");
+		const char *kind = jsonc_str(json_object_array_get_idx(owners, i), "kind");
 
 		if (same(kind, "DaemonSet") || same(kind, "Node"))
 			return true;
@@ -448,30 +429,30 @@ static bool daemon_or_mirror(json_object *meta)
  */
 static bool can_evict(json_object *meta)
 {
-	return !get(meta, "deletionTimestamp") && !daemon_or_mirror(meta);
+	return !jsonc_get(meta, "deletionTimestamp") && !daemon_or_mirror(meta);
 }
 
 bool upgrade_pod_holds_gpu(json_object *pod, const struct claims *claims, bool *evictable)
 {
-	json_object *spec = get(pod, "spec");
-	const char *phase = get_str(get(pod, "status"), "phase");
+	json_object *spec = jsonc_get(pod, "spec");
+	const char *phase = jsonc_str(jsonc_get(pod, "status"), "phase");
 
 	*evictable = true;
 	if (same(phase, "Succeeded") || same(phase, "Failed"))
 		return false;
 	/* Init containers run one by one before the others: while the pod is Pending. */
-	if (!any_asks_gpu(get(spec, "containers"), false) &&
-	    !any_asks_gpu(get(spec, "initContainers"), !same(phase, "Pending") && phase) &&
+	if (!any_asks_gpu(jsonc_get(spec, "containers"), false) &&
+	    !any_asks_gpu(jsonc_get(spec, "initContainers"), !same(phase, "Pending") && phase) &&
 	    !claims_pod_holds(claims, pod))
 		return false;
-	*evictable = can_evict(get(pod, "metadata"));
+	*evictable = can_evict(jsonc_get(pod, "metadata"));
 	return true;
 }
 
 unsigned upgrade_gpu_pods(json_object *items, const struct claims *claims, unsigned *evictable,
 			  char *names, size_t names_size)
 {
-	size_t n = array_len(items);
+	size_t n = jsonc_array_len(items);
 	unsigned count = 0;
 	size_t used = 0;
 	bool full = names_size == 0;
@@ -481,8 +462,8 @@ unsigned upgrade_gpu_pods(json_object *items, const struct claims *claims, unsig
 		names[0] = '\0';
 	for (size_t i = 0; i < n; i++) {
 		json_object *pod = json_object_array_get_idx(items, i),
-			    *meta = get(pod, "metadata");
-		const char *ns = get_str(meta, "namespace"), *name = get_str(meta, "name");
+			    *meta = jsonc_get(pod, "metadata");
+		const char *ns = jsonc_str(meta, "namespace"), *name = jsonc_str(meta, "name");
 		bool ev;
 		int w;
 
@@ -509,11 +490,11 @@ unsigned upgrade_gpu_pods(json_object *items, const struct claims *claims, unsig
 
 static bool has_emptydir(json_object *pod)
 {
-	json_object *vols = get(get(pod, "spec"), "volumes");
-	size_t n = array_len(vols);
+	json_object *vols = jsonc_get(jsonc_get(pod, "spec"), "volumes");
+	size_t n = jsonc_array_len(vols);
 
 	for (size_t i = 0; i < n; i++)
-		if (get(json_object_array_get_idx(vols, i), "emptyDir"))
+		if (jsonc_get(json_object_array_get_idx(vols, i), "emptyDir"))
 			return true;
 	return false;
 }
@@ -521,11 +502,11 @@ static bool has_emptydir(json_object *pod)
 /* metav1.GetControllerOf: an owner reference with controller true. */
 static bool has_controller(json_object *meta)
 {
-	json_object *owners = get(meta, "ownerReferences");
-	size_t n = array_len(owners);
+	json_object *owners = jsonc_get(meta, "ownerReferences");
+	size_t n = jsonc_array_len(owners);
 
 	for (size_t i = 0; i < n; i++) {
-		json_object *c = get(json_object_array_get_idx(owners, i), "controller");
+		json_object *c = jsonc_get(json_object_array_get_idx(owners, i), "controller");
 
 		if (c && json_object_get_boolean(c))
 			return true;
@@ -537,14 +518,14 @@ char upgrade_pod_kept(json_object *pod, bool force, bool emptydir)
 {
 	if (!emptydir && has_emptydir(pod))
 		return 'e';
-	if (!force && !has_controller(get(pod, "metadata")))
+	if (!force && !has_controller(jsonc_get(pod, "metadata")))
 		return 'f';
 	return 0;
 }
 
 static bool finished(json_object *pod)
 {
-	const char *phase = get_str(get(pod, "status"), "phase");
+	const char *phase = jsonc_str(jsonc_get(pod, "status"), "phase");
 
 	return same(phase, "Succeeded") || same(phase, "Failed");
 }
@@ -552,8 +533,8 @@ static bool finished(json_object *pod)
 /* "NS/NAME" of POD into BUF. */
 static void pod_name(json_object *pod, char *buf, size_t size)
 {
-	json_object *meta = get(pod, "metadata");
-	const char *ns = get_str(meta, "namespace"), *name = get_str(meta, "name");
+	json_object *meta = jsonc_get(pod, "metadata");
+	const char *ns = jsonc_str(meta, "namespace"), *name = jsonc_str(meta, "name");
 
 	str_fmt_cut(buf, size, "%s/%s", ns ? ns : "?", name ? name : "?");
 }
@@ -579,14 +560,14 @@ static void kept_why(json_object *pod, char kept, const char *opt, char *buf, si
 /* Whether the drain under O moves POD (leaving or not); *KEPT as upgrade_pod_kept. */
 static bool drain_takes(json_object *pod, const struct upgrade_pod_opts *o, char *kept)
 {
-	json_object *meta = get(pod, "metadata");
+	json_object *meta = jsonc_get(pod, "metadata");
 
 	*kept = 0;
 	if (!o->drain || finished(pod) || daemon_or_mirror(meta))
 		return false;
-	if (o->drain_select && !labelsel_matches(o->drain_select, get(meta, "labels")))
+	if (o->drain_select && !labelsel_matches(o->drain_select, jsonc_get(meta, "labels")))
 		return false;
-	if (!get(meta, "deletionTimestamp"))
+	if (!jsonc_get(meta, "deletionTimestamp"))
 		*kept = upgrade_pod_kept(pod, o->drain_force, o->drain_emptydir);
 	return true;
 }
@@ -596,13 +577,13 @@ bool upgrade_pod_drains(json_object *pod, const struct upgrade_pod_opts *o)
 	char kept;
 
 	return drain_takes(pod, o, &kept) && !kept &&
-	       !get(get(pod, "metadata"), "deletionTimestamp");
+	       !jsonc_get(jsonc_get(pod, "metadata"), "deletionTimestamp");
 }
 
 static void count_one(json_object *pod, const struct upgrade_pod_opts *o, struct upgrade_pods *r)
 {
-	json_object *meta = get(pod, "metadata");
-	const char *phase = get_str(get(pod, "status"), "phase");
+	json_object *meta = jsonc_get(pod, "metadata");
+	const char *phase = jsonc_str(jsonc_get(pod, "status"), "phase");
 	bool ev;
 	char kept;
 
@@ -614,7 +595,7 @@ static void count_one(json_object *pod, const struct upgrade_pod_opts *o, struct
 			kept_why(pod, kept, "evict", r->blocked, sizeof(r->blocked));
 	}
 	if (o->wait_for && (same(phase, "Running") || same(phase, "Pending")) &&
-	    labelsel_matches(o->wait_for, get(meta, "labels")) && r->wait_for++ == 0)
+	    labelsel_matches(o->wait_for, jsonc_get(meta, "labels")) && r->wait_for++ == 0)
 		pod_name(pod, r->wait_for_first, sizeof(r->wait_for_first));
 	if (!drain_takes(pod, o, &kept))
 		return;
@@ -625,13 +606,13 @@ static void count_one(json_object *pod, const struct upgrade_pod_opts *o, struct
 	}
 	if (r->drain_left++ == 0)
 		pod_name(pod, r->drain_first, sizeof(r->drain_first));
-	r->drain_movable += !get(meta, "deletionTimestamp");
+	r->drain_movable += !jsonc_get(meta, "deletionTimestamp");
 }
 
 void upgrade_pods_count(json_object *items, const struct upgrade_pod_opts *o,
 			struct upgrade_pods *ret)
 {
-	size_t n = array_len(items);
+	size_t n = jsonc_array_len(items);
 
 	memset(ret, 0, sizeof(*ret));
 	for (size_t i = 0; i < n; i++)
@@ -642,13 +623,13 @@ void upgrade_pods_count(json_object *items, const struct upgrade_pod_opts *o,
  * isNodeConditionReady, common_manager.go lines 655-664, has it). */
 static bool not_ready(json_object *node)
 {
-	json_object *conds = get(get(node, "status"), "conditions");
-	size_t n = array_len(conds);
+	json_object *conds = jsonc_get(jsonc_get(node, "status"), "conditions");
+	size_t n = jsonc_array_len(conds);
 
 	for (size_t i = 0; i < n; i++) {
 		json_object *c = json_object_array_get_idx(conds, i);
 
-		if (same(get_str(c, "type"), "Ready") && !same(get_str(c, "status"), "True"))
+		if (same(jsonc_str(c, "type"), "Ready") && !same(jsonc_str(c, "status"), "True"))
 			return true;
 	}
 	return false;
@@ -657,7 +638,8 @@ static bool not_ready(json_object *node)
 /* A record that holds a slot: taken (recorded), not yet given back. */
 static bool holds_slot(json_object *node)
 {
-	const char *s = get_str(get(get(node, "metadata"), "annotations"), UPGRADE_ANNOTATION);
+	const char *s = jsonc_str(jsonc_get(jsonc_get(node, "metadata"), "annotations"),
+				  UPGRADE_ANNOTATION);
 	struct upgrade_record r;
 	struct err e;
 
@@ -667,15 +649,15 @@ static bool holds_slot(json_object *node)
 
 unsigned upgrade_unavailable(json_object *nodes, const char *self, char *names, size_t names_size)
 {
-	size_t n = array_len(nodes), used = 0;
+	size_t n = jsonc_array_len(nodes), used = 0;
 	unsigned count = 0;
 
 	if (names_size)
 		names[0] = '\0';
 	for (size_t i = 0; i < n; i++) {
 		json_object *node = json_object_array_get_idx(nodes, i);
-		const char *name = get_str(get(node, "metadata"), "name");
-		json_object *un = get(get(node, "spec"), "unschedulable");
+		const char *name = jsonc_str(jsonc_get(node, "metadata"), "name");
+		json_object *un = jsonc_get(jsonc_get(node, "spec"), "unschedulable");
 		int w;
 
 		if (!name || same(name, self))
@@ -741,7 +723,8 @@ bool upgrade_record_claims(const struct upgrade_record *r, unsigned slot)
 
 bool upgrade_node_claims(json_object *node, unsigned slot)
 {
-	const char *s = get_str(get(get(node, "metadata"), "annotations"), UPGRADE_ANNOTATION);
+	const char *s = jsonc_str(jsonc_get(jsonc_get(node, "metadata"), "annotations"),
+				  UPGRADE_ANNOTATION);
 	struct upgrade_record r;
 	struct err e;
 
@@ -779,7 +762,7 @@ int upgrade_record_parse(const char *s, struct upgrade_record *r, struct err *e)
 		return err_set(e, EXIT_UNEXPECTED, "the node's %s annotation is not a JSON object",
 			       UPGRADE_ANNOTATION);
 	}
-	state = get_str(o, "state");
+	state = jsonc_str(o, "state");
 	for (unsigned i = 1; state && i < UPG_N_STATES && !found; i++)
 		if (strcmp(state, state_names[i]) == 0) {
 			r->state = (enum upgrade_state)i;
@@ -790,21 +773,21 @@ int upgrade_record_parse(const char *s, struct upgrade_record *r, struct err *e)
 		return err_set(e, EXIT_UNEXPECTED, "the node's %s annotation has no known state",
 			       UPGRADE_ANNOTATION);
 	}
-	snprintf(r->version, sizeof(r->version), "%s", get_str(o, "version") ?: "");
-	snprintf(r->from, sizeof(r->from), "%s", get_str(o, "from") ?: "");
-	snprintf(r->reason, sizeof(r->reason), "%s", get_str(o, "reason") ?: "");
-	r->cordoned = (v = get(o, "cordoned")) && json_object_get_boolean(v);
+	snprintf(r->version, sizeof(r->version), "%s", jsonc_str(o, "version") ?: "");
+	snprintf(r->from, sizeof(r->from), "%s", jsonc_str(o, "from") ?: "");
+	snprintf(r->reason, sizeof(r->reason), "%s", jsonc_str(o, "reason") ?: "");
+	r->cordoned = (v = jsonc_get(o, "cordoned")) && json_object_get_boolean(v);
 	/* Absent from an older agent's record: no drain done. */
-	r->drained = (v = get(o, "drained")) && json_object_get_boolean(v);
-	if ((v = get(o, "since")) && json_object_is_type(v, json_type_int))
+	r->drained = (v = jsonc_get(o, "drained")) && json_object_get_boolean(v);
+	if ((v = jsonc_get(o, "since")) && json_object_is_type(v, json_type_int))
 		r->since = (uint64_t)json_object_get_int64(v);
-	if ((v = get(o, "wait_from")) && json_object_is_type(v, json_type_int))
+	if ((v = jsonc_get(o, "wait_from")) && json_object_is_type(v, json_type_int))
 		r->wait_from = (uint64_t)json_object_get_int64(v);
-	if ((v = get(o, "slot")) && json_object_is_type(v, json_type_int) &&
+	if ((v = jsonc_get(o, "slot")) && json_object_is_type(v, json_type_int) &&
 	    json_object_get_int64(v) > 0 && json_object_get_int64(v) <= 4096)
 		r->slot = (unsigned)json_object_get_int64(v);
 	r->evented = r->state;
-	if (get(o, "event") && !state_of(get_str(o, "event"), &r->evented))
+	if (jsonc_get(o, "event") && !state_of(jsonc_str(o, "event"), &r->evented))
 		r->evented = UPG_IDLE;
 	json_object_put(o);
 	return 0;
