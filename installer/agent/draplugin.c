@@ -25,24 +25,6 @@
 /* The link a switch renames (installer/stage/publish.c, publish_activate). */
 #define CURRENT_LINK ".current"
 
-/* An API server time (metav1.Time: RFC 3339, UTC, whole seconds) as Unix seconds. */
-static int kube_time(const char *s, int64_t *ret)
-{
-	struct tm tm;
-	const char *end;
-	time_t t;
-
-	memset(&tm, 0, sizeof(tm));
-	end = s ? strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm) : NULL;
-	if (!end || *end)
-		return -1;
-	t = timegm(&tm);
-	if (t == (time_t)-1)
-		return -1;
-	*ret = (int64_t)t;
-	return 0;
-}
-
 /*
  * The earliest start of POD's running containers into *RET, its container's name into
  * NAME: 0, 1 when none runs, -1 when a startedAt is not a time.
@@ -61,7 +43,7 @@ static int earliest_start(json_object *pod, int64_t *ret, char *name, size_t siz
 
 		if (!at)
 			continue;
-		if (kube_time(at, &t) < 0)
+		if (waiting_time_parse(at, &t) < 0)
 			return -1;
 		if (found == 0 && t >= *ret)
 			continue;

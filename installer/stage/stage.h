@@ -299,6 +299,9 @@ struct waiting {
 
 /* T (Unix time) as RFC 3339 UTC into BUF; 0, or -1 (BUF "") when it cannot be. */
 int waiting_time_format(int64_t t, char buf[STR_UTC_SIZE]);
+/* "2026-12-06T18:00:00Z" (RFC 3339, UTC, whole seconds: also an API server's metav1.Time) into
+ * *RET; 0, or -1 when S is not that form. */
+int waiting_time_parse(const char *s, int64_t *ret);
 /* Reads the record in the install dir DIR_FD: 0, 1 when there is none, or -1 (damaged). */
 _must_check_ int waiting_read(int dir_fd, struct waiting *ret, struct err *e);
 /* The record as status --json shows it (no "format", no "pid"), or NULL (ENOMEM). */
