@@ -29,8 +29,12 @@
 #include "agent/labelsel.h"
 #include "kube/kube.h"
 
-/* The plugin's pods, as NVIDIA's chart labels them (templates/_helpers.tpl:78-85). */
-#define DRAPLUGIN_DEFAULT_SELECTOR "dra-driver-nvidia-gpu-component=kubelet-plugin"
+/*
+ * The plugin's pods, as NVIDIA's chart labels them whatever its name: the fixed label of
+ * templates/kubeletplugin.yaml:41, where the selector labels' `<name>-component`
+ * (templates/_helpers.tpl:78-85) follows nameOverride and selectorLabelsOverride.
+ */
+#define DRAPLUGIN_DEFAULT_SELECTOR "nvidia-dra-driver-gpu-component=kubelet-plugin"
 /* The pods the agent remembers asking: more than a node runs plugin pods of. */
 #define DRAPLUGIN_MEMORY 32
 /* A refused eviction (a budget) is asked again after this, doubled up to the most. */

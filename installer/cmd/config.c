@@ -361,7 +361,7 @@ const struct config_option config_options[] = {
 	// clang-format on
 	OPTION("dra-plugin-selector", .env = "NVIDIA_DRA_PLUGIN_SELECTOR", .kind = CONFIG_STRING,
 	       .offset = F(dra_plugin_selector), .cmds = CFG_AGENT, .arg = "SELECTOR",
-	       .value = "dra-driver-nvidia-gpu-component=kubelet-plugin",
+	       .value = "nvidia-dra-driver-gpu-component=kubelet-plugin",
 	       .help = "after a driver switch, evict this node's pods of NVIDIA's DRA kubelet plugin that this label selector matches and that started before it, so that their DaemonSet starts them on the new driver's files; none: never"),
 	OPTION("skip-verify", .env = "NVIDIA_SKIP_VERIFY", .kind = CONFIG_BOOL,
 	       .offset = F(skip_verify), .cmds = CFG_INSTALL, .json = "skip_verify",

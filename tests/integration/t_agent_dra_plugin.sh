@@ -3,7 +3,7 @@
 # plugin's start stood in by tests/tools/dra-plugin-standin.py (libnvidia-ml.so.1 resolved
 # under the driver root once, as its root.go does, and kept):
 # 1. Before the switch: the plugin's pod dra/kp-1 started after the install's switch is left
-#    alone, as are ml/train (app=train) and dra/legacy (only the chart's pre-v0.4.0 label);
+#    alone, as are ml/train (app=train) and dra/controller (the chart's controller);
 #    the stand-in names the old version's libnvidia-ml.
 # 2. The agent upgrades the node: once the upgrade is done (never while it activates or
 #    validates) it evicts dra/kp-1, once, the reason in the log, counted; nothing else. The
@@ -36,12 +36,13 @@ pod() {
     printf '{"metadata": {"namespace": "%s", "name": "%s", "uid": "%s", "labels": {%s}%s, "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "x", "uid": "ds", "controller": true}]}, "spec": {"nodeName": "gpu-node-1", "containers": [{"name": "gpus"}, {"name": "compute-domains"}]}, "status": {"phase": "Running", "containerStatuses": [{"name": "gpus", "state": {"running": {"startedAt": "%s"}}}, {"name": "compute-domains", "state": {"running": {"startedAt": "%s"}}}]}}' \
         "$1" "$2" "$3" "$4" "${6:-}" "$5" "$5"
 }
+# The chart's labels (kubeletplugin.yaml:40-41): the selector labels, then the fixed one.
 PLUGIN='"dra-driver-nvidia-gpu-component": "kubelet-plugin", "nvidia-dra-driver-gpu-component": "kubelet-plugin"'
 cat >"$T/cluster.json" <<EOF
 {"nodes": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-node-1"}, "spec": {}}],
  "pods": [$(pod dra kp-1 uid-kp-1 "$PLUGIN" "$after_old"),
           $(pod ml train uid-train '"app": "train"' 2026-01-01T00:00:00Z),
-          $(pod dra legacy uid-legacy '"nvidia-dra-driver-gpu-component": "kubelet-plugin"' 2026-01-01T00:00:00Z)]}
+          $(pod dra controller uid-controller '"nvidia-dra-driver-gpu-component": "controller"' 2026-01-01T00:00:00Z)]}
 EOF
 python3 -m json.tool "$T/cluster.json" >/dev/null || fail "cluster.json is not JSON"
 kube_stub "$T/cluster.json" 600
@@ -90,7 +91,7 @@ wait_for "the clock past kp-1's start" 5 clock_past $((t_old + 1))
 start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA"
 wait_for "the agent's start" 10 agent_said "agent: watching the node"
 port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
-agent_said "restarting NVIDIA's DRA kubelet plugin after a switch (selector=dra-driver-nvidia-gpu-component=kubelet-plugin)" ||
+agent_said "restarting NVIDIA's DRA kubelet plugin after a switch (selector=nvidia-dra-driver-gpu-component=kubelet-plugin)" ||
     fail "the agent does not say it restarts the plugin"
 
 # 2. The switch, by the agent's upgrade; then the plugin's pod evicted, once.
@@ -136,7 +137,7 @@ case $(kept) in "$(idir)"/.versions/"$V_NEW"-*/lib64/libnvidia-ml.so.*) ;;
 kube_api POST /api/v1/namespaces/dra/pods -H 'Content-Type: application/json' \
     -d "$(pod dra kp-2 uid-kp-2 "$PLUGIN" "$(utc "$(date +%s)")")" >/dev/null
 [ "$(cat "$KUBE_DIR/status")" = 201 ] || fail "kp-2 not made: $(cat "$KUBE_DIR/status")"
-assert_eq "$(evictions ml/train) $(evictions dra/legacy)" "0 0" "pods the selector does not match"
+assert_eq "$(evictions ml/train) $(evictions dra/controller)" "0 0" "pods the selector does not match"
 
 # 3. An empty selector: nothing is evicted, a pod started before the switch included.
 stop_agent
@@ -173,9 +174,9 @@ metric 'nvidia_driver_installer_agent_dra_plugin_evictions_total{result="refused
     fail "the refusals counted: $(curl -s "http://127.0.0.1:$port/metrics" | grep dra_plugin)"
 kube_api DELETE /api/v1/namespaces/dra/pods/kp-4 >/dev/null
 wait_for "the pods judged again" 15 agent_said "its pods on the node all started after the driver's switch (switch=$(utc "$t_new") pods=1)"
-assert_eq "$(evictions dra/kp-2) $(evictions dra/kp-1) $(evictions ml/train) $(evictions dra/legacy)" \
+assert_eq "$(evictions dra/kp-2) $(evictions dra/kp-1) $(evictions ml/train) $(evictions dra/controller)" \
     "0 1 0 0" "evictions after the agent's restart"
-upgrade_node_has "pods == ['train', 'legacy', 'kp-2']" || fail "the pods left: $(cat "$KUBE_STATE")"
+upgrade_node_has "pods == ['train', 'controller', 'kp-2']" || fail "the pods left: $(cat "$KUBE_STATE")"
 stop_agent
 
 # 5. The calls are the shipped manifests' to make.

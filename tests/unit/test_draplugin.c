@@ -31,7 +31,7 @@ static json_object *pod(const char *labels, const char *extra_meta, const char *
 	return o;
 }
 
-#define PLUGIN "\"dra-driver-nvidia-gpu-component\": \"kubelet-plugin\""
+#define PLUGIN "\"nvidia-dra-driver-gpu-component\": \"kubelet-plugin\""
 #define RUNNING(name, at)                                                                          \
 	"{\"name\": \"" name "\", \"state\": {\"running\": {\"startedAt\": \"" at "\"}}}"
 
@@ -85,7 +85,11 @@ static void test_stale(void **state)
 	assert_false(stale("\"app\": \"train\"", "", "[" RUNNING("c", "2026-12-07T01:00:00Z") "]",
 			   why, sizeof(why)));
 	assert_string_equal(why, "not selected");
-	assert_false(stale("\"dra-driver-nvidia-gpu-component\": \"controller\"", "",
+	assert_false(stale("\"nvidia-dra-driver-gpu-component\": \"controller\"", "",
+			   "[" RUNNING("c", "2026-12-07T01:00:00Z") "]", why, sizeof(why)));
+	/* The selector labels alone (kubeletplugin.yaml:40) are not the default's: a renamed
+	 * chart changes them (_helpers.tpl:78-85), never the label of line 41. */
+	assert_false(stale("\"dra-driver-nvidia-gpu-component\": \"kubelet-plugin\"", "",
 			   "[" RUNNING("c", "2026-12-07T01:00:00Z") "]", why, sizeof(why)));
 	assert_false(stale(PLUGIN, ", \"deletionTimestamp\": \"2026-12-07T03:01:00Z\"",
 			   "[" RUNNING("gpus", "2026-12-07T01:00:00Z") "]", why, sizeof(why)));
