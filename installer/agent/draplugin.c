@@ -54,8 +54,25 @@ static int earliest_start(json_object *pod, int64_t *ret, char *name, size_t siz
 	return found;
 }
 
-bool draplugin_stale(json_object *pod, const struct labelsel *sel, int64_t activated, char *why,
-		     size_t size)
+void draplugin_seen_add(struct draplugin_seen *seen, const char *uid)
+{
+	if (seen->n == DRAPLUGIN_MEMORY) {
+		seen->full = true;
+		return;
+	}
+	str_fmt_cut(seen->uid[seen->n++], sizeof(seen->uid[0]), "%s", uid);
+}
+
+static bool seen_has(const struct draplugin_seen *seen, const char *uid)
+{
+	for (size_t i = 0; i < seen->n; i++)
+		if (strcmp(seen->uid[i], uid) == 0)
+			return true;
+	return false;
+}
+
+bool draplugin_stale(json_object *pod, const struct labelsel *sel, int64_t activated,
+		     const struct draplugin_seen *seen, char *why, size_t size)
 {
 	json_object *meta = jsonc_get(pod, "metadata");
 	char name[128] = "", at[STR_UTC_SIZE], was[STR_UTC_SIZE];
@@ -79,6 +96,13 @@ bool draplugin_stale(json_object *pod, const struct labelsel *sel, int64_t activ
 	}
 	(void)waiting_time_format(started, at);
 	(void)waiting_time_format(activated, was);
+	if (seen && !seen->full && !seen_has(seen, jsonc_str(meta, "uid") ?: "")) {
+		str_fmt_cut(why, size,
+			    "made after the agent first listed the pods after the switch at %s "
+			    "(its container %s started at %s)",
+			    was, name, at);
+		return false;
+	}
 	if (started > activated) {
 		str_fmt_cut(why, size, "its containers started after the switch at %s", was);
 		return false;
@@ -237,8 +261,9 @@ static void evict(struct draplugin *p, json_object *pod, const char *why, uint64
  * The pods of the plugin listed and the stale ones asked to leave: 0 when none was stale
  * (*MATCHED: the plugin's pods), 1 when some were, -1 when the pods could not be listed.
  */
-static int restart_stale(struct draplugin *p, int64_t activated, unsigned *matched)
+static int restart_stale(struct draplugin *p, const struct timespec *at, unsigned *matched)
 {
+	int64_t activated = (int64_t)at->tv_sec;
 	_cleanup_(json_object_putp) json_object *pods = NULL;
 	uint64_t now = now_ns() / 1000000000ull;
 	char why[300];
@@ -253,12 +278,27 @@ static int restart_stale(struct draplugin *p, int64_t activated, unsigned *match
 	}
 	p->error[0] = '\0';
 	n = json_object_array_length(pods);
+	/* The first list after this switch: its pods are the ones that may hold the old files. */
+	if (!p->has_seen || p->seen_s != (int64_t)at->tv_sec ||
+	    p->seen_ns != (int64_t)at->tv_nsec) {
+		memset(&p->seen, 0, sizeof(p->seen));
+		for (size_t i = 0; i < n; i++) {
+			json_object *meta =
+				jsonc_get(json_object_array_get_idx(pods, i), "metadata");
+
+			if (labelsel_matches(&p->sel, jsonc_get(meta, "labels")))
+				draplugin_seen_add(&p->seen, jsonc_str(meta, "uid") ?: "");
+		}
+		p->seen_s = (int64_t)at->tv_sec;
+		p->seen_ns = (int64_t)at->tv_nsec;
+		p->has_seen = true;
+	}
 	for (size_t i = 0; i < n; i++) {
 		json_object *pod = json_object_array_get_idx(pods, i);
 
 		if (labelsel_matches(&p->sel, jsonc_get(jsonc_get(pod, "metadata"), "labels")))
 			(*matched)++;
-		if (!draplugin_stale(pod, &p->sel, activated, why, sizeof(why)))
+		if (!draplugin_stale(pod, &p->sel, activated, &p->seen, why, sizeof(why)))
 			continue;
 		r = 1;
 		evict(p, pod, why, now);
@@ -285,7 +325,7 @@ void draplugin_look(struct draplugin *p, const struct draplugin_look *l)
 		return;
 	}
 	p->said_waiting = false;
-	p->is_settled = restart_stale(p, (int64_t)at.tv_sec, &matched) == 0;
+	p->is_settled = restart_stale(p, &at, &matched) == 0;
 	p->settled_s = (int64_t)at.tv_sec;
 	p->settled_ns = (int64_t)at.tv_nsec;
 	if (!p->is_settled)

@@ -42,14 +42,30 @@
 #define DRAPLUGIN_BACKOFF_MAX_S 300
 
 /*
+ * The UIDs of the plugin's pods on the node when the agent first listed them after the
+ * current switch: a pod made later is the DaemonSet's answer, whatever its startedAt says
+ * (a clock stepped back after the switch dates every new pod before it).
+ */
+struct draplugin_seen {
+	char uid[DRAPLUGIN_MEMORY][64];
+	size_t n;
+	bool full; /* more than fit: every pod judged by its start alone */
+};
+
+/* Notes UID among SEEN. */
+void draplugin_seen_add(struct draplugin_seen *seen, const char *uid);
+
+/*
  * What POD (an item of kube_pods_on_node) is to the plugin's restart after a switch at
  * ACTIVATED (Unix seconds, the fraction dropped): true when SEL matches its labels, it is
- * not leaving (no deletionTimestamp) and a container of it runs since before the switch,
- * or in its very second (startedAt has whole seconds: a pod started in it may have read
- * the old files). WHY says which container started when, or why the pod is left.
+ * not leaving (no deletionTimestamp), it was there when the agent first listed the pods
+ * after the switch (its UID in SEEN; SEEN NULL or full: not asked) and a container of it
+ * runs since before the switch, or in its very second (startedAt has whole seconds: a pod
+ * started in it may have read the old files). WHY says which container started when, or
+ * why the pod is left.
  */
-bool draplugin_stale(json_object *pod, const struct labelsel *sel, int64_t activated, char *why,
-		     size_t size);
+bool draplugin_stale(json_object *pod, const struct labelsel *sel, int64_t activated,
+		     const struct draplugin_seen *seen, char *why, size_t size);
 
 /* One pod asked to leave: its UID, the answer, and when it may be asked again. */
 struct draplugin_asked {
@@ -81,6 +97,10 @@ struct draplugin {
 	/* The switch whose plugin pods were all found started after it: not listed again. */
 	int64_t settled_s, settled_ns;
 	bool is_settled;
+	/* The pods there at the first list after the switch of seen_s/seen_ns. */
+	struct draplugin_seen seen;
+	int64_t seen_s, seen_ns;
+	bool has_seen;
 	bool said_waiting; /* "the switch is in progress" said for the current switch */
 	char error[256];   /* the last error said, until it changes */
 	uint64_t evicted, refused, failed;

@@ -44,7 +44,7 @@ static bool stale(const char *labels, const char *extra, const char *statuses, c
 	bool r;
 
 	assert_int_equal(labelsel_parse(DRAPLUGIN_DEFAULT_SELECTOR, &sel, err, sizeof(err)), 0);
-	r = draplugin_stale(o, &sel, SWITCH, why, size);
+	r = draplugin_stale(o, &sel, SWITCH, NULL, why, size);
 	labelsel_free(&sel);
 	json_object_put(o);
 	return r;
@@ -100,6 +100,35 @@ static void test_stale(void **state)
 			   sizeof(why)));
 	/* No status at all. */
 	assert_false(stale(PLUGIN, "", "null", why, sizeof(why)));
+}
+
+/*
+ * A clock stepped back after the switch dates the DaemonSet's new pod before it: a UID the
+ * agent's first list after the switch did not hold is left; one it held is judged by its
+ * start; a list too long to remember judges all by their start.
+ */
+static void test_seen(void **state)
+{
+	struct draplugin_seen seen = {0};
+	struct labelsel sel;
+	char err[200], why[300];
+	json_object *o = pod(PLUGIN, "", "[" RUNNING("gpus", "2026-12-07T02:00:00Z") "]");
+
+	(void)state;
+	assert_int_equal(labelsel_parse(DRAPLUGIN_DEFAULT_SELECTOR, &sel, err, sizeof(err)), 0);
+	draplugin_seen_add(&seen, "u-0");
+	assert_false(draplugin_stale(o, &sel, SWITCH, &seen, why, sizeof(why)));
+	assert_non_null(strstr(why, "made after the agent first listed the pods"));
+	draplugin_seen_add(&seen, "u-1");
+	assert_true(draplugin_stale(o, &sel, SWITCH, &seen, why, sizeof(why)));
+	memset(&seen, 0, sizeof(seen));
+	for (unsigned i = 0; i <= DRAPLUGIN_MEMORY; i++)
+		draplugin_seen_add(&seen, "u-other");
+	assert_true(seen.full);
+	assert_int_equal(seen.n, DRAPLUGIN_MEMORY);
+	assert_true(draplugin_stale(o, &sel, SWITCH, &seen, why, sizeof(why)));
+	labelsel_free(&sel);
+	json_object_put(o);
 }
 
 static void test_memory(void **state)
@@ -191,6 +220,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stale),
+		cmocka_unit_test(test_seen),
 		cmocka_unit_test(test_memory),
 		cmocka_unit_test(test_start_and_series),
 	};
