@@ -306,35 +306,36 @@ static int restart_stale(struct draplugin *p, const struct timespec *at, unsigne
 	return r;
 }
 
-void draplugin_look(struct draplugin *p, const struct draplugin_look *l)
+bool draplugin_look(struct draplugin *p, const struct draplugin_look *l)
 {
 	char was[STR_UTC_SIZE];
 	struct timespec at;
 	unsigned matched;
 
 	if (!p->on || switched_at(l, &at) < 0)
-		return;
+		return true;
 	if (p->is_settled && p->settled_s == (int64_t)at.tv_sec &&
 	    p->settled_ns == (int64_t)at.tv_nsec)
-		return;
+		return true;
 	if (!l->active) {
 		if (!p->said_waiting)
 			log_msg(LOG_DEBUG, "agent",
 				"NVIDIA's DRA kubelet plugin: waiting for the switch to end");
 		p->said_waiting = true;
-		return;
+		return false;
 	}
 	p->said_waiting = false;
 	p->is_settled = restart_stale(p, &at, &matched) == 0;
 	p->settled_s = (int64_t)at.tv_sec;
 	p->settled_ns = (int64_t)at.tv_nsec;
 	if (!p->is_settled)
-		return;
+		return false;
 	(void)waiting_time_format((int64_t)at.tv_sec, was);
 	log_kv(LOG_INFO, "agent",
 	       "NVIDIA's DRA kubelet plugin: its pods on the node all started after the driver's "
 	       "switch",
 	       "switch", was, U64("pods", matched), LOG_END);
+	return true;
 }
 
 /* ---- metrics ------------------------------------------------------------------------------ */

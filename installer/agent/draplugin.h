@@ -119,13 +119,19 @@ void draplugin_stop(struct draplugin *p);
 struct draplugin_look {
 	int root_fd;
 	const char *install_dir;
-	/* The installed version is loaded and no switch is under way (no installer run, no
-	 * upgrade activating or validating): its files are the ones a start reads. */
+	/* The installed version is loaded and the switch is over (no installer run, no upgrade
+	 * activating; one validating is over): its files are the ones a start reads. */
 	bool active;
 };
 
-/* One look: the plugin pods of a switch not yet settled listed, the stale ones evicted. */
-void draplugin_look(struct draplugin *p, const struct draplugin_look *l);
+/*
+ * One look: the plugin pods of a switch not yet settled listed, the stale ones evicted.
+ * True when none is left to evict for the current switch (or off, or no switch): an
+ * upgrade lifts its cordon only then, so that no pod scheduled on the node gets a claim
+ * the old plugin prepared (its cached edits name the removed files, and a claim prepared
+ * is never prepared again: gpu-kubelet-plugin device_state.go:240-256).
+ */
+bool draplugin_look(struct draplugin *p, const struct draplugin_look *l);
 
 /* The series (docs/metrics.md, "NVIDIA's DRA kubelet plugin"), malloc'd, or NULL. */
 char *draplugin_render(const struct draplugin *p);

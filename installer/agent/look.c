@@ -442,24 +442,24 @@ static const char *run_daemons(struct agent *a, const struct nodestate *s, char 
 
 /*
  * NVIDIA's DRA kubelet plugin started on the files of a version switched out since: its
- * pods evicted once the installed version is loaded and no switch is under way (the
- * agent's own upgrade run, or its record activating or validating; another's installer
- * run holds the lock, and the look waits for it).
+ * pods evicted once the installed version is loaded and the switch is over (not during the
+ * agent's own upgrade run, nor while its record says activating; another's installer run
+ * holds the lock, and the look waits for it). An upgrade validating is over its switch:
+ * the pods are evicted then, while the node is still cordoned. False while some are left
+ * to evict: the upgrade keeps its cordon (draplugin_look).
  */
-static void restart_dra_plugin(struct agent *a, const struct nodestate *s)
+static bool restart_dra_plugin(struct agent *a, const struct nodestate *s)
 {
-	const struct upgrade_record *rec = &a->up.rec;
-	bool switching = a->up.on && (a->up.child > 0 || rec->state == UPG_ACTIVATING ||
-				      rec->state == UPG_VALIDATING);
+	bool switching = a->up.on && (a->up.child > 0 || a->up.rec.state == UPG_ACTIVATING);
 
 	if (!a->dp.on)
-		return;
-	draplugin_look(&a->dp,
-		       &(struct draplugin_look){.root_fd = a->o->root_fd,
-						.install_dir = a->o->node.install_dir,
-						.active = s->installed && !switching &&
-							  strcmp(s->loaded_version,
-								 s->manifest.driver_version) == 0});
+		return true;
+	return draplugin_look(&a->dp, &(struct draplugin_look){
+					      .root_fd = a->o->root_fd,
+					      .install_dir = a->o->node.install_dir,
+					      .active = s->installed && !switching &&
+							strcmp(s->loaded_version,
+							       s->manifest.driver_version) == 0});
 }
 
 /* One look: false when it judged nothing (an installer run holds the lock, the node unread). */
@@ -470,6 +470,7 @@ static bool look(struct agent *a)
 	const char *cdi = "none";
 	struct health_input in = {0};
 	enum health_reason r;
+	bool plugin_done;
 	struct err e;
 
 	memset(&s, 0, sizeof(s));
@@ -529,10 +530,15 @@ static bool look(struct agent *a)
 	a->calls->publish(a->calls->arg);
 	if (in.installed)
 		refresh_other_specs(a);
-	if (a->up.on &&
-	    upgrader_look(&a->up, in.installed, r == HEALTH_READY, cause, other_holders, a))
+	/* The plugin restarted before the upgrade's end lifts the cordon (validate's ready). */
+	plugin_done = restart_dra_plugin(a, &s);
+	if (r == HEALTH_READY && !plugin_done)
+		str_fmt_cut(cause, sizeof(cause),
+			    "NVIDIA's DRA kubelet plugin's pods that started before the switch are "
+			    "not all evicted yet");
+	if (a->up.on && upgrader_look(&a->up, in.installed, r == HEALTH_READY && plugin_done, cause,
+				      other_holders, a))
 		a->look_soon = true;
-	restart_dra_plugin(a, &s);
 	return true;
 }
 

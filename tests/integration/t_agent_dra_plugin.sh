@@ -5,12 +5,12 @@
 # 1. Before the switch: the plugin's pod dra/kp-1 started after the install's switch is left
 #    alone, as are ml/train (app=train) and dra/controller (the chart's controller);
 #    the stand-in names the old version's libnvidia-ml.
-# 2. The agent upgrades the node: once the upgrade is done (never while it activates or
-#    validates) it evicts dra/kp-1, once, the reason in the log, counted; nothing else. The
-#    stand-in still names the old version's file (kept: only a start resolves it again).
-#    The test, as the DaemonSet controller and the kubelet, stops the stand-in and starts it
-#    again, and makes the pod again (dra/kp-2, a new UID, started now): the stand-in names the
-#    new version's libnvidia-ml.
+# 2. The agent upgrades the node: once the switch is over (never while it activates), while
+#    the upgrade validates and before its uncordon (kube-api.py's log shows the order), it
+#    evicts dra/kp-1, once, the reason in the log, counted; nothing else. A supervisor, as
+#    the DaemonSet controller and the kubelet, restarts the stand-in only once kp-1 is gone
+#    from the API server and makes the pod again (dra/kp-2, a new UID, started now): the
+#    stand-in then names the new version's libnvidia-ml; with no eviction, the old one.
 # 3. --dra-plugin-selector "": a pod started before the switch (dra/kp-3) is left alone.
 # 4. The default selector again, the agent restarted after the switch: dra/kp-3 evicted at
 #    its first look; dra/kp-2 (started after the switch) left alone; dra/kp-4, whose budget
@@ -47,15 +47,29 @@ EOF
 python3 -m json.tool "$T/cluster.json" >/dev/null || fail "cluster.json is not JSON"
 kube_stub "$T/cluster.json" 600
 
-# The plugin's start on the node (the DaemonSet's kubelet): the stand-in, and what it kept.
+# The plugin's start on the node (the DaemonSet's kubelet): the stand-in (its pid in
+# $T/standin.pid), and what it kept.
 standin() {
     python3 "$SRC/tests/tools/dra-plugin-standin.py" "$(idir)" "$T/plugin.json" &
-    spid=$!
-    wait_for "the plugin stand-in's report" 10 reported "$spid"
+    echo $! >"$T/standin.pid"
+    wait_for "the plugin stand-in's report" 10 reported "$!"
 }
 reported() { python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["pid"] != int(sys.argv[2]))' "$T/plugin.json" "$1" 2>/dev/null; }
 kept() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["libnvidia_ml"])' "$T/plugin.json"; }
-trap 'rc=$?; kill "${apid:-}" "${spid:-}" 2>/dev/null || true; [ $rc = 0 ] || grep -a "agent:" "$T/agent.log" | tail -25' EXIT
+kept_new() { case $(kept) in "$(idir)"/.versions/"$V_NEW"-*/lib64/libnvidia-ml.so.*) ;; *) false ;; esac; }
+# The DaemonSet controller and the kubelet for pod OLD: once it is gone from the API server's
+# state (an eviction), the plugin's container stops, a new start of it follows, and pod NEW
+# is made (a new UID, started in a second after the switch).
+supervise() {
+    while upgrade_node_has "'$1' in pods"; do sleep 0.1; done
+    kill -TERM "$(cat "$T/standin.pid")"
+    until clock_past "$(switched)"; do sleep 0.1; done
+    standin
+    kube_api POST /api/v1/namespaces/dra/pods -H 'Content-Type: application/json' \
+        -d "$(pod dra "$2" "uid-$2" "$PLUGIN" "$(utc "$(date +%s)")")" >/dev/null
+    [ "$(cat "$KUBE_DIR/status")" = 201 ] || fail "$2 not made: $(cat "$KUBE_DIR/status")"
+}
+trap 'rc=$?; kill "${apid:-}" "${dspid:-}" "$(cat "$T/standin.pid" 2>/dev/null)" 2>/dev/null || true; [ $rc = 0 ] || grep -a "agent:" "$T/agent.log" | tail -25' EXIT
 agent_said() { grep -q -- "$1" "$T/agent.log"; }
 said_times() { grep -c -- "$1" "$T/agent.log" || true; }
 # evictions NS/NAME: how many evictions of that pod the agent asked for.
@@ -94,8 +108,12 @@ port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agen
 agent_said "restarting NVIDIA's DRA kubelet plugin after a switch (selector=nvidia-dra-driver-gpu-component=kubelet-plugin)" ||
     fail "the agent does not say it restarts the plugin"
 
-# 2. The switch, by the agent's upgrade; then the plugin's pod evicted, once.
-wait_for "the upgrade done" 60 upgrade_node_has 'state == "done"'
+# 2. The switch, by the agent's upgrade; the plugin's pod evicted, once, before the uncordon.
+supervise kp-1 kp-2 &
+dspid=$!
+wait_for "the upgrade done" 90 upgrade_node_has 'state == "done"'
+wait_for "the plugin started again on the new version's files" 30 kept_new
+wait "$dspid" || fail "the supervisor: kp-2 not made"
 wait_for "dra/kp-1 evicted" 15 evicted dra/kp-1 1
 t_new=$(switched)
 [ "$t_new" -gt $((t_old + 1)) ] || fail "the switch at $t_new, kp-1 started at $((t_old + 1))"
@@ -103,18 +121,25 @@ agent_said "its pods on the node all started after the driver's switch (switch=$
     fail "kp-1 not judged before the switch"
 # (The stand-in logs a request before it answers: the agent's line is waited for.)
 wait_for "the eviction's line" 5 agent_said "evicted a pod of NVIDIA's DRA kubelet plugin, for its DaemonSet to start it on the new driver's files (pod=kp-1 namespace=dra reason=its container gpus started at $after_old, not after the driver's switch at $(utc "$t_new")"
-# Never while the upgrade activated or validated: the eviction follows the record of done.
-python3 - "$KUBE_LOG" <<'PY' || fail "evicted before the upgrade was done"
+# Never while the upgrade activated; before the Node's uncordon (its spec.unschedulable
+# patched false), so that no pod scheduled there meets the old plugin.
+python3 - "$KUBE_LOG" <<'PY' || fail "kp-1 not evicted between the switch and the uncordon"
 import json, sys
 rs = list(map(json.loads, open(sys.argv[1])))
-def state(r):
+def patch(r):
     if r["method"] != "PATCH" or not r["path"].startswith("/api/v1/nodes/"):
-        return None
-    labels = json.loads(r["body"]).get("metadata", {}).get("labels") or {}
+        return {}
+    return json.loads(r["body"])
+def state(r):
+    labels = patch(r).get("metadata", {}).get("labels") or {}
     return labels.get("nvidia.com/gpu.driver-installer.upgrade-state")
-done = min(i for i, r in enumerate(rs) if state(r) == "done")
+validating = min(i for i, r in enumerate(rs) if state(r) == "validating")
+cordon = min(i for i, r in enumerate(rs) if (patch(r).get("spec") or {}).get("unschedulable"))
+uncordon = min(i for i, r in enumerate(rs)
+               if (patch(r).get("spec") or {}).get("unschedulable") is False)
 evict = [i for i, r in enumerate(rs) if r["path"].endswith("/kp-1/eviction")]
-assert evict and evict[0] > done, (done, evict)
+assert cordon < validating and evict and validating < evict[0] < uncordon, \
+    (cordon, validating, evict, uncordon)
 PY
 [ "$(said_times "evicted a pod of NVIDIA")" = 1 ] || fail "evictions said: $(grep "evicted a pod" "$T/agent.log")"
 wait_for "the eviction counted" 5 metric 'nvidia_driver_installer_agent_dra_plugin_evictions_total{result="evicted"} 1'
@@ -123,20 +148,6 @@ metric 'nvidia_driver_installer_agent_dra_plugin_restarts_enabled 1' || fail "th
 grep '^nvidia_driver_installer_agent_dra_plugin_evictions' "$T/metrics" >"$T/dra.prom"
 python3 "$SRC/tests/tools/metrics-doc.py" "$SRC/docs/metrics.md" "NVIDIA's DRA kubelet plugin" \
     "$T/dra.prom" >"$T/doc.out" 2>&1 || fail "docs/metrics.md: $(cat "$T/doc.out")"
-# The plugin still running names the old version's file: it resolved it once, at its start.
-kill -USR1 "$spid"
-case $(kept) in "$(idir)"/.versions/"$V_OLD"-*) ;; *) fail "the old plugin re-resolved: $(kept)" ;; esac
-# The DaemonSet controller and the kubelet: the container stopped, a new pod started.
-upgrade_node_has "'kp-1' not in pods" || fail "kp-1 left after its eviction"
-kill -TERM "$spid"
-wait "$spid" || fail "the stand-in's exit on SIGTERM"
-wait_for "the clock past the switch's second" 5 clock_past "$t_new"
-standin
-case $(kept) in "$(idir)"/.versions/"$V_NEW"-*/lib64/libnvidia-ml.so.*) ;;
-    *) fail "the stand-in after its restart: $(cat "$T/plugin.json")" ;; esac
-kube_api POST /api/v1/namespaces/dra/pods -H 'Content-Type: application/json' \
-    -d "$(pod dra kp-2 uid-kp-2 "$PLUGIN" "$(utc "$(date +%s)")")" >/dev/null
-[ "$(cat "$KUBE_DIR/status")" = 201 ] || fail "kp-2 not made: $(cat "$KUBE_DIR/status")"
 assert_eq "$(evictions ml/train) $(evictions dra/controller)" "0 0" "pods the selector does not match"
 
 # 3. An empty selector: nothing is evicted, a pod started before the switch included.
@@ -184,5 +195,4 @@ for m in daemonset-generic.yaml daemonset-preloaded.yaml; do
     python3 "$SRC/tests/tools/rbac-check.py" --calls-only "$SRC/$m" nvidia-driver-installer "$KUBE_LOG" \
         >"$T/rbac.out" 2>&1 || fail "$m: $(cat "$T/rbac.out")"
 done
-kill -TERM "$spid"
-wait "$spid" || true
+kill -TERM "$(cat "$T/standin.pid")"

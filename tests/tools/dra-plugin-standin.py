@@ -17,8 +17,8 @@ NVIDIA/k8s-dra-driver-gpu at 2240711, cmd/gpu-kubelet-plugin:
 So after a switch of the driver under the root it still names the old version's file. This
 stand-in does the same at its start, writes what it kept to REPORT (JSON, written whole by
 rename: {"pid": ..., "driver_root": ..., "libnvidia_ml": the kept path}), and stays until
-SIGTERM, as the plugin does. SIGUSR1 writes the report again from what it kept (never
-resolving again): a test sees that only a new start reads the new version.
+SIGTERM, as the plugin does: only a new start, which the test's stand-in of the DaemonSet
+makes after the agent's eviction, names the new version.
 
   dra-plugin-standin.py DRIVER_ROOT REPORT
 
@@ -68,7 +68,6 @@ def main():
     if kept is None:
         sys.exit("failed to locate driver libraries: error locating %r under %s" % (LIBRARY, root))
     what = {"pid": os.getpid(), "driver_root": root, "libnvidia_ml": kept}
-    signal.signal(signal.SIGUSR1, lambda *_: report(out, what))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     report(out, what)
     while True:
