@@ -236,7 +236,9 @@ static void evict(struct draplugin *p, json_object *pod, const char *why, uint64
 		return;
 	err_clear(&e);
 	r = kube_evict(p->k, ns, name, &e);
-	draplugin_note(&p->mem, uid, r, now);
+	/* Noted at the answer's second rounded up, asked at NOW's rounded down: the next ask
+	 * comes a whole backoff after this one's answer, never a fraction of a second less. */
+	draplugin_note(&p->mem, uid, r, (now_ns() + 999999999ull) / 1000000000ull);
 	if (r == 0) {
 		p->evicted++;
 		log_kv(LOG_INFO, "agent",

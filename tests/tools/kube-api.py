@@ -79,8 +79,9 @@ replaced) or "race": {"labels": {...}} (merged; null deletes): made and stored (
 resourceVersion, a watch event) just before the PATCH is carried out, so that a PATCH
 carrying the resourceVersion its client read meets the 409 a real concurrent write gives.
 Each request is appended to LOG as a JSON line (method, path, query, content type, user
-agent, body, status); a PATCH of a Node adds "node_before" and "node_after", the stored
-Node before it was carried out (after any race) and after (the same when refused).
+agent, body, status, and "at": when it was answered, time.monotonic() seconds); a PATCH
+of a Node adds "node_before" and "node_after", the stored Node before it was carried out
+(after any race) and after (the same when refused).
 
 A slow peer, as a stalled API server or a congested path to it is: "stall": SECONDS reads
 the request, answers nothing for that long and drops the connection (the request not
@@ -934,7 +935,8 @@ class Handler(BaseHTTPRequestHandler):
                                     "query": url.query, "content_type": ctype,
                                     "user_agent": self.headers.get("User-Agent", ""),
                                     "body": raw.decode(errors="replace"),
-                                    "status": logged, **extra}) + "\n")
+                                    "status": logged, "at": time.monotonic(),
+                                    **extra}) + "\n")
         if code == "stall":
             time.sleep(fl["stall"])  # no answer: the client's own deadline must end the call
             self.close_connection = True
