@@ -12,36 +12,15 @@
 #include <string.h>
 
 #include "agent/claims.h"
+#include "kube/kube.h"
 #include "util/jsonc.h"
-
-static bool lower_alnum(char ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
-}
-
-/* The N bytes at S: a DNS subdomain (dot-separated DNS-1123 labels) of at most 63. */
-static bool driver_name_ok(const char *s, size_t n)
-{
-	if (n == 0 || n > 63)
-		return false;
-	for (size_t i = 0, start = 0; i <= n; i++) {
-		if (i == n || s[i] == '.') {
-			if (i == start || !lower_alnum(s[start]) || !lower_alnum(s[i - 1]))
-				return false;
-			start = i + 1;
-		} else if (!lower_alnum(s[i]) && s[i] != '-') {
-			return false;
-		}
-	}
-	return true;
-}
 
 bool claims_drivers_ok(const char *list, char *why, size_t size)
 {
 	for (const char *p = list; *p;) {
 		size_t n = strcspn(p, ",");
 
-		if (!driver_name_ok(p, n)) {
+		if (!kube_subdomain_ok(p, n, 63)) {
 			snprintf(
 				why, size,
 				"'%.*s' is not a DRA driver's name (a DNS subdomain in lower case, at most 63 characters, such as gpu.nvidia.com)",

@@ -27,10 +27,9 @@ static bool lower_alnum(char ch)
 	return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
 }
 
-/* IsDNS1123Subdomain: dot-separated DNS-1123 labels, at most 253 in all. */
-static bool subdomain_ok(const char *s, size_t n)
+bool kube_subdomain_ok(const char *s, size_t n, size_t max)
 {
-	if (n == 0 || n > 253)
+	if (n == 0 || n > max)
 		return false;
 	for (size_t i = 0, start = 0; i <= n; i++) {
 		if (i == n || s[i] == '.') {
@@ -50,7 +49,7 @@ bool kube_qualified_name_ok(const char *s, size_t n)
 	const char *alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 	size_t len = n - (size_t)(name - s);
 
-	if (slash && !subdomain_ok(s, (size_t)(slash - s)))
+	if (slash && !kube_subdomain_ok(s, (size_t)(slash - s), 253))
 		return false;
 	if (len == 0 || len > 63 || !name[0] || !strchr(alnum, name[0]) || !name[len - 1] ||
 	    !strchr(alnum, name[len - 1]))

@@ -61,6 +61,13 @@ _must_check_ int kube_config_in_cluster(const char *sa_dir, struct kube_config *
 bool kube_name_ok(const char *s);
 
 /*
+ * Whether the N bytes at S are a DNS subdomain of at most MAX bytes: dot-separated DNS-1123
+ * labels, [a-z0-9]([-a-z0-9]*[a-z0-9])? each (apimachinery's
+ * pkg/util/validation/validation.go IsDNS1123Subdomain has MAX 253).
+ */
+bool kube_subdomain_ok(const char *s, size_t n, size_t max);
+
+/*
  * Whether the N bytes at S are a qualified name, as apimachinery's
  * pkg/util/validation/validation.go IsQualifiedName has it: an optional prefix, a DNS-1123
  * subdomain (IsDNS1123Subdomain: at most 253, dot-separated [a-z0-9]([-a-z0-9]*[a-z0-9])?),
