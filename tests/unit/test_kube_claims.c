@@ -18,12 +18,6 @@
 #include "kube/internal.h"
 #include "util/jsonc.h"
 
-struct stub {
-	struct scratch_fixture f;
-	struct kubestub ks;
-	struct kube *k;
-};
-
 /* clang-format off */
 #define CLAIM(name, driver) \
 	"{\"metadata\": {\"name\": \"" name "\", \"namespace\": \"ml\", \"uid\": \"u-" name \
@@ -40,46 +34,24 @@ struct stub {
 	"\"resourceClaimStatuses\": [{\"name\": \"c\", \"resourceClaimName\": \"train-c-x\"}]}}]"
 /* clang-format on */
 
-static int stub_up_with(void **state, const char *initial)
-{
-	struct stub *s = calloc(1, sizeof(*s));
-
-	assert_non_null(s);
-	assert_int_equal(scratch_init(&s->f, "kube-claims"), 0);
-	assert_int_equal(kubestub_start(&s->ks, s->f.root, "ml", initial), 0);
-	s->k = kubestub_client(&s->ks, 5);
-	assert_non_null(s->k);
-	*state = s;
-	return 0;
-}
-
 static int stub_up(void **state)
 {
-	return stub_up_with(state, "{" CLAIMS ", " PODS "}");
+	return kubestub_setup(state, "kube-claims", "ml", "{" CLAIMS ", " PODS "}");
 }
 
 static int stub_up_v1beta1(void **state)
 {
-	return stub_up_with(state, "{\"resource_versions\": [\"v1beta1\"], " CLAIMS "}");
+	return kubestub_setup(state, "kube-claims", "ml",
+			      "{\"resource_versions\": [\"v1beta1\"], " CLAIMS "}");
 }
 
 static int stub_up_none(void **state)
 {
-	return stub_up_with(state, "{\"resource_versions\": [], " CLAIMS "}");
+	return kubestub_setup(state, "kube-claims", "ml",
+			      "{\"resource_versions\": [], " CLAIMS "}");
 }
 
-static int stub_down(void **state)
-{
-	struct stub *s = *state;
-
-	kube_free(s->k);
-	kubestub_stop(&s->ks);
-	scratch_fini(&s->f);
-	free(s);
-	return 0;
-}
-
-static int gets_of(struct stub *s, const char *version)
+static int gets_of(struct kubestub_fixture *s, const char *version)
 {
 	char needle[128];
 
@@ -89,7 +61,7 @@ static int gets_of(struct stub *s, const char *version)
 
 static void test_claim_v1(void **state)
 {
-	struct stub *s = *state;
+	struct kubestub_fixture *s = *state;
 	json_object *claim = NULL, *v;
 	struct err e;
 
@@ -117,7 +89,7 @@ static void test_claim_v1(void **state)
 
 static void test_claim_refused(void **state)
 {
-	struct stub *s = *state;
+	struct kubestub_fixture *s = *state;
 	json_object *claim = NULL;
 	struct err e;
 
@@ -134,7 +106,7 @@ static void test_claim_refused(void **state)
 
 static void test_claim_fallback(void **state)
 {
-	struct stub *s = *state;
+	struct kubestub_fixture *s = *state;
 	json_object *claim = NULL, *v;
 	struct err e;
 
@@ -154,7 +126,7 @@ static void test_claim_fallback(void **state)
 
 static void test_claim_no_version(void **state)
 {
-	struct stub *s = *state;
+	struct kubestub_fixture *s = *state;
 	json_object *claim = NULL;
 	struct err e;
 
@@ -166,7 +138,7 @@ static void test_claim_no_version(void **state)
 
 static void test_pods_keep_claims(void **state)
 {
-	struct stub *s = *state;
+	struct kubestub_fixture *s = *state;
 	json_object *pods = NULL;
 	struct err e;
 
@@ -206,11 +178,13 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_not_found_status),
-		cmocka_unit_test_setup_teardown(test_claim_v1, stub_up, stub_down),
-		cmocka_unit_test_setup_teardown(test_claim_refused, stub_up, stub_down),
-		cmocka_unit_test_setup_teardown(test_pods_keep_claims, stub_up, stub_down),
-		cmocka_unit_test_setup_teardown(test_claim_fallback, stub_up_v1beta1, stub_down),
-		cmocka_unit_test_setup_teardown(test_claim_no_version, stub_up_none, stub_down),
+		cmocka_unit_test_setup_teardown(test_claim_v1, stub_up, kubestub_teardown),
+		cmocka_unit_test_setup_teardown(test_claim_refused, stub_up, kubestub_teardown),
+		cmocka_unit_test_setup_teardown(test_pods_keep_claims, stub_up, kubestub_teardown),
+		cmocka_unit_test_setup_teardown(test_claim_fallback, stub_up_v1beta1,
+						kubestub_teardown),
+		cmocka_unit_test_setup_teardown(test_claim_no_version, stub_up_none,
+						kubestub_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,12 +17,6 @@
 #include "kube/internal.h"
 #include "util/jsonc.h"
 
-struct stub {
-	struct scratch_fixture f;
-	struct kubestub ks;
-	struct kube *k;
-};
-
 /* DaemonSet drv (its pods app=drv, tier not canary or test; its nodes gpu=true): its pods on
  * n1 and n2, a canary of it on n3 that its selector leaves out, another DaemonSet's pod with
  * its labels on n4, a pod of no DaemonSet on n1; n5 is no GPU node. */
@@ -56,31 +50,12 @@ static const char initial[] =
 
 static int stub_up(void **state)
 {
-	struct stub *s = calloc(1, sizeof(*s));
-
-	assert_non_null(s);
-	assert_int_equal(scratch_init(&s->f, "kube-ds"), 0);
-	assert_int_equal(kubestub_start(&s->ks, s->f.root, "ns", initial), 0);
-	s->k = kubestub_client(&s->ks, 5);
-	assert_non_null(s->k);
-	*state = s;
-	return 0;
-}
-
-static int stub_down(void **state)
-{
-	struct stub *s = *state;
-
-	kube_free(s->k);
-	kubestub_stop(&s->ks);
-	scratch_fini(&s->f);
-	free(s);
-	return 0;
+	return kubestub_setup(state, "kube-ds", "ns", initial);
 }
 
 static void test_daemonset_nodes(void **state)
 {
-	struct stub *s = *state;
+	struct kubestub_fixture *s = *state;
 	json_object *nodes = NULL;
 	const char *text;
 	struct err e;
@@ -107,7 +82,7 @@ static void test_daemonset_nodes(void **state)
 /* 22 more pods of drv, each with an owner reference of 200,000 bytes: 4.4 MB kept. */
 static void test_daemonset_pods_bound(void **state)
 {
-	struct stub *s = *state;
+	struct kubestub_fixture *s = *state;
 	_cleanup_free_ char *big = malloc(200001);
 	json_object *nodes = NULL;
 	struct err e;
@@ -148,8 +123,9 @@ static void test_daemonset_pods_bound(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_daemonset_nodes, stub_up, stub_down),
-		cmocka_unit_test_setup_teardown(test_daemonset_pods_bound, stub_up, stub_down),
+		cmocka_unit_test_setup_teardown(test_daemonset_nodes, stub_up, kubestub_teardown),
+		cmocka_unit_test_setup_teardown(test_daemonset_pods_bound, stub_up,
+						kubestub_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

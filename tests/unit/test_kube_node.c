@@ -231,12 +231,6 @@ static void test_taints(void **state)
 
 /* ---- against the stand-in (tests/tools/kube-api.py) --------------------------------------- */
 
-struct stub {
-	struct scratch_fixture f;
-	struct kubestub ks;
-	struct kube *k;
-};
-
 static void put(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
@@ -259,30 +253,11 @@ static const char initial[] =
 
 static int stub_up(void **state)
 {
-	struct stub *s = calloc(1, sizeof(*s));
-
-	assert_non_null(s);
-	assert_int_equal(scratch_init(&s->f, "kube-node"), 0);
-	assert_int_equal(kubestub_start(&s->ks, s->f.root, "kube-system", initial), 0);
-	s->k = kubestub_client(&s->ks, 5);
-	assert_non_null(s->k);
-	*state = s;
-	return 0;
-}
-
-static int stub_down(void **state)
-{
-	struct stub *s = *state;
-
-	kube_free(s->k);
-	kubestub_stop(&s->ks);
-	scratch_fini(&s->f);
-	free(s);
-	return 0;
+	return kubestub_setup(state, "kube-node", "kube-system", initial);
 }
 
 /* The stored Node, parsed (the caller puts it). */
-static json_object *stored_node(const struct stub *s)
+static json_object *stored_node(const struct kubestub_fixture *s)
 {
 	json_object *db = json_object_from_file(s->ks.state), *nodes, *n;
 
@@ -294,7 +269,7 @@ static json_object *stored_node(const struct stub *s)
 }
 
 /* The stored Node's condition of TYPE (a reference taken), or NULL. */
-static json_object *stored_condition(const struct stub *s, const char *type)
+static json_object *stored_condition(const struct kubestub_fixture *s, const char *type)
 {
 	_cleanup_(json_object_putp) json_object *n = stored_node(s);
 	json_object *st, *list;
@@ -311,7 +286,7 @@ static json_object *stored_condition(const struct stub *s, const char *type)
 	return NULL;
 }
 
-static int set(struct stub *s, const char *status, const char *reason,
+static int set(struct kubestub_fixture *s, const char *status, const char *reason,
 	       struct kube_condition_result *r, struct err *e)
 {
 	const struct kube_condition c = {KUBE_CONDITION_TYPE, status, reason, "why"};
@@ -327,7 +302,7 @@ static int set(struct stub *s, const char *status, const char *reason,
  */
 static void test_condition_write(void **state)
 {
-	struct stub *s = *state;
+	struct kubestub_fixture *s = *state;
 	_cleanup_(json_object_putp) json_object *ready = NULL, *node = NULL;
 	struct kube_condition_result r;
 	json_object *c, *meta, *labels;
@@ -384,8 +359,8 @@ static void test_condition_write(void **state)
 	json_object_put(c);
 }
 
-static int taint(struct stub *s, const char *key, const char *value, const char *effect, bool add,
-		 bool *changed)
+static int taint(struct kubestub_fixture *s, const char *key, const char *value, const char *effect,
+		 bool add, bool *changed)
 {
 	const struct kube_taint t = {key, value, effect};
 	struct err e;
@@ -395,7 +370,7 @@ static int taint(struct stub *s, const char *key, const char *value, const char 
 }
 
 /* Whether the stored Node's taints are EXPECTED (JSON text; "null": none), as objects. */
-static bool taints_are(const struct stub *s, const char *expected)
+static bool taints_are(const struct kubestub_fixture *s, const char *expected)
 {
 	_cleanup_(json_object_putp) json_object *n = stored_node(s);
 	_cleanup_(json_object_putp) json_object *want = json_tokener_parse(expected);
@@ -411,7 +386,7 @@ static bool taints_are(const struct stub *s, const char *expected)
 /* A merge patch of spec.taints with the resourceVersion; no write when nothing changes. */
 static void test_taint_write(void **state)
 {
-	struct stub *s = *state;
+	struct kubestub_fixture *s = *state;
 	bool changed;
 
 	assert_int_equal(taint(s, "startup", NULL, "NoSchedule", true, &changed), 0);
@@ -456,8 +431,8 @@ int main(void)
 		cmocka_unit_test(test_condition_times),
 		cmocka_unit_test(test_condition_bounds),
 		cmocka_unit_test(test_taints),
-		cmocka_unit_test_setup_teardown(test_condition_write, stub_up, stub_down),
-		cmocka_unit_test_setup_teardown(test_taint_write, stub_up, stub_down),
+		cmocka_unit_test_setup_teardown(test_condition_write, stub_up, kubestub_teardown),
+		cmocka_unit_test_setup_teardown(test_taint_write, stub_up, kubestub_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
