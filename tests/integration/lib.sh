@@ -582,6 +582,21 @@ leave_pending() {
         fail "leave_pending $1: exit $RC, $(tail -3 "$T/err")"
 }
 
+# upgrade_node [--pending]: the node at $T/root (a COS node with one GPU) with $V_OLD
+# installed from the signed repository $T/repo ($V_OLD the default, $V_NEW), which
+# NVIDIA_DRIVER_REPO and NVIDIA_DRIVER_REPO_KEY name for what runs next; with --pending,
+# $V_NEW left pending (leave_pending): the start of the agent's upgrade tests on one node.
+upgrade_node() {
+    mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
+    mkkernel "$T/root"
+    new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"
+    export NVIDIA_DRIVER_REPO=file://$T/repo NVIDIA_DRIVER_REPO_KEY=$FIX/keys/pub.pem
+    expect_rc 0 install --driver-version "$V_OLD" $(kernel_args)
+    if [ "${1:-}" = --pending ]; then
+        leave_pending "$V_NEW"
+    fi
+}
+
 # pending_fleet OLD NEW NODE...: a node root per NODE at $T/NODE (a COS node with one GPU,
 # OLD installed and NEW left pending behind a holder), from one signed repository, and the
 # API stand-in's cluster of those Nodes (kube_stub): the start of every fleet test.

@@ -19,12 +19,7 @@
 # 5. Every call the agent made is one the shipped manifests' RBAC rules allow.
 FAKE_KERNEL=1
 export NVIDIA_NODE_CONDITION=no NVIDIA_STARTUP_TAINT=none
-mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
-mkkernel "$T/root"
-new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"
-export NVIDIA_DRIVER_REPO=file://$T/repo NVIDIA_DRIVER_REPO_KEY=$FIX/keys/pub.pem
-expect_rc 0 install --driver-version "$V_OLD" $(kernel_args)
-leave_pending "$V_NEW"
+upgrade_node --pending
 
 # The switch's time, as the agent reads it: .current's mtime, in whole seconds.
 switched() { stat -c %Y "$(idir)/.current"; }

@@ -18,11 +18,7 @@ FAKE_KERNEL=1
 # The upgrade's own writes and Events: the Node's condition and taints, which the agent
 # keeps beside them, are t_agent_condition's and t_agent_taints'.
 export NVIDIA_NODE_CONDITION=no NVIDIA_STARTUP_TAINT=none
-mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
-mkkernel "$T/root"
-new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"
-export NVIDIA_DRIVER_REPO=file://$T/repo NVIDIA_DRIVER_REPO_KEY=$FIX/keys/pub.pem
-expect_rc 0 install --driver-version "$V_OLD" $(kernel_args)
+upgrade_node
 # A job holds the driver: the new version waits, staged and verified.
 mkdir -p "$T/root/proc/4242/fd"
 ln -s /dev/nvidiactl "$T/root/proc/4242/fd/3"

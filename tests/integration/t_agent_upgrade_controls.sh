@@ -23,12 +23,7 @@
 #    takes its slot. A --upgrade-daemonset that is not there takes no slot, and says so.
 # 6. Evictions answered late: a look asks for its time (5 s), the rest at the next look.
 FAKE_KERNEL=1
-mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
-mkkernel "$T/root"
-new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"
-export NVIDIA_DRIVER_REPO=file://$T/repo NVIDIA_DRIVER_REPO_KEY=$FIX/keys/pub.pem
-expect_rc 0 install --driver-version "$V_OLD" $(kernel_args)
-leave_pending "$V_NEW"
+upgrade_node --pending
 
 # pod NS NAME LABELS EXTRA-METADATA SPEC-MEMBERS [PHASE]: a pod on gpu-node-1 as JSON.
 pod() {

@@ -16,12 +16,7 @@
 #    every body is valid against the Kubernetes schemas.
 FAKE_KERNEL=1
 export NVIDIA_NODE_CONDITION=no NVIDIA_STARTUP_TAINT=none
-mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
-mkkernel "$T/root"
-new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"
-export NVIDIA_DRIVER_REPO=file://$T/repo NVIDIA_DRIVER_REPO_KEY=$FIX/keys/pub.pem
-expect_rc 0 install --driver-version "$V_OLD" $(kernel_args)
-leave_pending "$V_NEW"
+upgrade_node --pending
 
 # cluster FILE VERSIONS: gpu-node-1, its pods and their claims, served in VERSIONS.
 cluster() {

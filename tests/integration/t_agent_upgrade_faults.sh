@@ -14,12 +14,7 @@ FAKE_KERNEL=1
 # The upgrade's own writes and Events: the Node's condition and taints, which the agent
 # keeps beside them, are t_agent_condition's and t_agent_taints'.
 export NVIDIA_NODE_CONDITION=no NVIDIA_STARTUP_TAINT=none
-mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
-mkkernel "$T/root"
-new_signed_repo "$T/repo" "$V_OLD:default" "$V_NEW"
-export NVIDIA_DRIVER_REPO=file://$T/repo NVIDIA_DRIVER_REPO_KEY=$FIX/keys/pub.pem
-expect_rc 0 install --driver-version "$V_OLD" $(kernel_args)
-leave_pending "$V_NEW"
+upgrade_node --pending
 cat >"$T/cluster.json" <<EOF
 {"nodes": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-node-1"}, "spec": {}}],
  "pods": [{"metadata": {"name": "train", "namespace": "ml"}, "spec": {"nodeName": "gpu-node-1",
