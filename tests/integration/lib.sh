@@ -582,6 +582,17 @@ leave_pending() {
         fail "leave_pending $1: exit $RC, $(tail -3 "$T/err")"
 }
 
+# evictions_of NS/NAME: how many Evictions of pod NS/NAME the API stand-in answered (2xx or
+# 429), from its request log $KUBE_LOG.
+evictions_of() {
+    python3 - "$KUBE_LOG" "$1" <<'PY'
+import json, sys
+ns, name = sys.argv[2].split("/")
+print(sum(1 for r in map(json.loads, open(sys.argv[1])) if r["method"] == "POST"
+          and r["path"] == "/api/v1/namespaces/%s/pods/%s/eviction" % (ns, name)))
+PY
+}
+
 # upgrade_node [--pending]: the node at $T/root (a COS node with one GPU) with $V_OLD
 # installed from the signed repository $T/repo ($V_OLD the default, $V_NEW), which
 # NVIDIA_DRIVER_REPO and NVIDIA_DRIVER_REPO_KEY name for what runs next; with --pending,

@@ -68,16 +68,7 @@ supervise() {
 trap 'rc=$?; kill "${apid:-}" "${dspid:-}" "$(cat "$T/standin.pid" 2>/dev/null)" 2>/dev/null || true; [ $rc = 0 ] || grep -a "agent:" "$T/agent.log" | tail -25' EXIT
 agent_said() { grep -q -- "$1" "$T/agent.log"; }
 said_times() { grep -c -- "$1" "$T/agent.log" || true; }
-# evictions NS/NAME: how many evictions of that pod the agent asked for.
-evictions() {
-    python3 - "$KUBE_LOG" "$1" <<'PY'
-import json, sys
-ns, name = sys.argv[2].split("/")
-print(sum(1 for r in map(json.loads, open(sys.argv[1])) if r["method"] == "POST"
-          and r["path"] == "/api/v1/namespaces/%s/pods/%s/eviction" % (ns, name)))
-PY
-}
-evicted() { [ "$(evictions "$1")" = "$2" ]; }
+evicted() { [ "$(evictions_of "$1")" = "$2" ]; }
 listed() { [ "$(lists_after "$1")" -ge "$2" ]; }
 clock_past() { [ "$(date +%s)" -gt "$1" ]; }
 metric() { curl -s "http://127.0.0.1:$port/metrics" | grep -qx -- "$1"; }
@@ -144,7 +135,7 @@ metric 'nvidia_driver_installer_agent_dra_plugin_restarts_enabled 1' || fail "th
 grep '^nvidia_driver_installer_agent_dra_plugin_evictions' "$T/metrics" >"$T/dra.prom"
 python3 "$SRC/tests/tools/metrics-doc.py" "$SRC/docs/metrics.md" "NVIDIA's DRA kubelet plugin" \
     "$T/dra.prom" >"$T/doc.out" 2>&1 || fail "docs/metrics.md: $(cat "$T/doc.out")"
-assert_eq "$(evictions ml/train) $(evictions dra/controller)" "0 0" "pods the selector does not match"
+assert_eq "$(evictions_of ml/train) $(evictions_of dra/controller)" "0 0" "pods the selector does not match"
 
 # 3. An empty selector: nothing is evicted, a pod started before the switch included.
 stop_agent
@@ -160,7 +151,7 @@ agent_said "NVIDIA's DRA kubelet plugin is not restarted after a switch (--dra-p
 # Three looks that listed the node's pods (the upgrader's): none asked kp-3 to leave.
 wait_for "three looks" 15 listed "$n0" 3
 metric 'nvidia_driver_installer_agent_dra_plugin_restarts_enabled 0' || fail "the gauge with the selector empty"
-assert_eq "$(evictions dra/kp-3)" 0 "kp-3 with the selector empty"
+assert_eq "$(evictions_of dra/kp-3)" 0 "kp-3 with the selector empty"
 stop_agent
 
 # 4. The agent restarted after the switch, the default selector: kp-3 evicted at once, kp-2 left;
@@ -185,7 +176,7 @@ metric 'nvidia_driver_installer_agent_dra_plugin_evictions_total{result="refused
     fail "the refusals counted: $(curl -s "http://127.0.0.1:$port/metrics" | grep dra_plugin)"
 kube_api DELETE /api/v1/namespaces/dra/pods/kp-4 >/dev/null
 wait_for "the pods judged again" 15 agent_said "its pods on the node all started after the driver's switch (switch=$(utc "$t_new") pods=1)"
-assert_eq "$(evictions dra/kp-2) $(evictions dra/kp-1) $(evictions ml/train) $(evictions dra/controller)" \
+assert_eq "$(evictions_of dra/kp-2) $(evictions_of dra/kp-1) $(evictions_of ml/train) $(evictions_of dra/controller)" \
     "0 1 0 0" "evictions after the agent's restart"
 upgrade_node_has "pods == ['train', 'controller', 'kp-2']" || fail "the pods left: $(cat "$KUBE_STATE")"
 stop_agent

@@ -44,15 +44,6 @@ cluster() { # cluster FILE POD...: gpu-node-1 and the pods
     python3 -m json.tool "$f" >/dev/null || fail "$f is not JSON"
 }
 agent_said() { grep -q -- "$1" "$T/agent.log"; }
-# asked NS/NAME: how many evictions of that pod the stand-in answered (2xx or 429).
-asked() {
-    python3 - "$KUBE_LOG" "$1" <<'PY'
-import json, sys
-ns, name = sys.argv[2].split("/")
-print(sum(1 for r in map(json.loads, open(sys.argv[1])) if r["method"] == "POST"
-          and r["path"] == "/api/v1/namespaces/%s/pods/%s/eviction" % (ns, name)))
-PY
-}
 evictions() {
     python3 - "$KUBE_LOG" <<'PY'
 import json, sys
@@ -99,8 +90,8 @@ wait_for "the upgrade done (1)" 30 upgrade_node_has 'state == "done" and not uns
 port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
 metric "$blocked 0" || fail "$blocked after the evictions: $(curl -s "http://127.0.0.1:$port/metrics" | grep blocked)"
 assert_eq "$(installed_version)" "$V_NEW" "the version after (1)"
-for p in ml/lone ml/scratch ml/train; do assert_eq "$(asked $p)" 1 "evictions of $p"; done
-assert_eq "$(asked ml/etl)" 0 "evictions of ml/etl"
+for p in ml/lone ml/scratch ml/train; do assert_eq "$(evictions_of $p)" 1 "evictions of $p"; done
+assert_eq "$(evictions_of ml/etl)" 0 "evictions of ml/etl"
 upgrade_node_has 'pods == ["etl", "ingest-done"]' || fail "pods left (1): $(cat "$KUBE_STATE")"
 
 # 2. The drain: its selector, DaemonSets' and mirrors left, budgets, pods already leaving.
@@ -126,9 +117,9 @@ upgrade_node_has 'state == "draining" and rec["reason"] == "draining: 2 pod(s) l
     fail "draining: $(cat "$KUBE_STATE")"
 metric 'nvidia_driver_installer_agent_upgrade_drain_evictions_total{result="evicted"} 3' ||
     fail "drained count: $(curl -s "http://127.0.0.1:$port/metrics" | grep drain)"
-assert_eq "$(asked ml/train)" 1 "evictions of ml/train"
-for p in web/front web/lone web/slow; do assert_eq "$(asked $p)" 1 "evictions of $p"; done
-for p in web/cache mon/exporter kube-system/static-web; do assert_eq "$(asked $p)" 0 "evictions of $p"; done
+assert_eq "$(evictions_of ml/train)" 1 "evictions of ml/train"
+for p in web/front web/lone web/slow; do assert_eq "$(evictions_of $p)" 1 "evictions of $p"; done
+for p in web/cache mon/exporter kube-system/static-web; do assert_eq "$(evictions_of $p)" 0 "evictions of $p"; done
 [ "$(installed_version)" = "$V_NEW" ] || fail "activated while draining"
 # The budget allows it at last, and web/slow's kubelet has stopped it.
 kube_api DELETE /api/v1/namespaces/web/pods/guarded >/dev/null
@@ -149,7 +140,7 @@ restart --upgrade-drain yes --upgrade-drain-timeout 2
 wait_for "failed past the drain's timeout" 20 upgrade_node_has \
     'state == "failed" and rec["reason"] == "the drain did not end within 2s (--upgrade-drain-timeout): 1 pod(s) left, web/guarded first"'
 upgrade_node_has 'pods == ["guarded"] and unsched' || fail "after (3): $(cat "$KUBE_STATE")"
-[ "$(asked web/guarded)" -ge 1 ] || fail "web/guarded never asked"
+[ "$(evictions_of web/guarded)" -ge 1 ] || fail "web/guarded never asked"
 assert_eq "$(installed_version)" "$V_OLD" "the version after a failed drain"
 
 # 4. A pod the drain may not move: failed at once, nothing evicted.
@@ -268,7 +259,7 @@ restart --upgrade-on-deadline evict --upgrade-deadline 0
 wait_for "the upgrade done (6)" 60 upgrade_node_has 'state == "done" and not unsched and pods == []'
 grep -Eq "the look's time for evictions is spent; the rest are asked at the next look \(left=[12] budget_s=5\)" "$T/agent.log" ||
     fail "no look left pods for the next: $(grep -i evict "$T/agent.log")"
-for p in ml/a ml/b ml/c ml/d; do assert_eq "$(asked $p)" 1 "evictions of $p"; done
+for p in ml/a ml/b ml/c ml/d; do assert_eq "$(evictions_of $p)" 1 "evictions of $p"; done
 
 # Every body the agent sent in the six runs, against the Kubernetes OpenAPI schemas.
 k8s_node_modules

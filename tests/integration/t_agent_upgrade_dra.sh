@@ -60,15 +60,6 @@ print(json.dumps({"nodes": [{"apiVersion": "v1", "kind": "Node",
 PY
 }
 agent_said() { grep -q -- "$1" "$T/agent.log"; }
-# asked NS/NAME: the evictions of that pod the stand-in answered.
-asked() {
-    python3 - "$KUBE_LOG" "$1" <<'PY'
-import json, sys
-ns, name = sys.argv[2].split("/")
-print(sum(1 for r in map(json.loads, open(sys.argv[1])) if r["method"] == "POST"
-          and r["path"] == "/api/v1/namespaces/%s/pods/%s/eviction" % (ns, name)))
-PY
-}
 # claim_gets VERSION: the agent's GETs of resourceclaims in that version.
 claim_gets() { grep -c "\"path\": \"/apis/resource.k8s.io/$1/namespaces/" "$KUBE_LOG" || true; }
 restart() {
@@ -100,9 +91,9 @@ assert_eq "$(claim_gets v1beta2)$(claim_gets v1beta1)" 00 "claims asked of older
 restart --upgrade-on-deadline evict --upgrade-deadline 0
 wait_for "the daemon waited for" 20 upgrade_node_has \
     'rec.get("reason", "") == "past the deadline: 1 GPU pod(s) no eviction moves (DaemonSets'"'"', static pods'"'"', or already leaving) and 0 other process(es) hold the GPUs"'
-for p in ml/train ml/tmpl; do assert_eq "$(asked $p)" 1 "evictions of $p"; done
+for p in ml/train ml/tmpl; do assert_eq "$(evictions_of $p)" 1 "evictions of $p"; done
 for p in nvidia-dra/cd-daemon net/nic ml/young ml/stale ml/done; do
-    assert_eq "$(asked $p)" 0 "evictions of $p"
+    assert_eq "$(evictions_of $p)" 0 "evictions of $p"
 done
 [ "$(installed_version)" = "$V_NEW" ] || fail "activated while the compute-domain daemon runs"
 # The ComputeDomain's workloads are gone: its DaemonSet takes the daemon off the node.
@@ -122,7 +113,7 @@ logs+=("$KUBE_LOG")
 restart --upgrade-on-deadline evict --upgrade-deadline 0
 wait_for "the daemon waited for (2)" 20 upgrade_node_has \
     '"1 GPU pod(s) no eviction moves" in rec.get("reason", "")'
-for p in ml/train ml/tmpl; do assert_eq "$(asked $p)" 1 "evictions of $p (v1beta1)"; done
+for p in ml/train ml/tmpl; do assert_eq "$(evictions_of $p)" 1 "evictions of $p (v1beta1)"; done
 assert_eq "$(claim_gets v1)/$(claim_gets v1beta2)" 1/1 "GETs of the versions not served"
 [ "$(claim_gets v1beta1)" -ge 4 ] || fail "claims read in v1beta1: $(claim_gets v1beta1)"
 grep -q '"path": "/apis/resource.k8s.io/v1/namespaces/[^"]*", "query": "", "content_type": "", "user_agent": "nvidia-driver-installer/[^"]*", "body": "", "status": 404' "$KUBE_LOG" ||
