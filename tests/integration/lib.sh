@@ -187,6 +187,15 @@ start_agent() {
         "$@" 2>>"$T/agent.log" &
     apid=$!
 }
+# restart_agent OPTIONS...: the agent of gpu-node-1 started again (the one at $apid, if any,
+# ended first) against the API stand-in ($KUBE_SA) with OPTIONS, its log emptied; returns
+# once it watches the node.
+restart_agent() {
+    [ -z "${apid:-}" ] || { kill "$apid"; wait "$apid" 2>/dev/null || true; }
+    : >"$T/agent.log"
+    start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" "$@"
+    wait_for "the agent's start" 10 grep -q -- "agent: watching the node" "$T/agent.log"
+}
 stop_agent() {
     kill -TERM "$apid"
     wait "$apid" || fail "the agent's exit on SIGTERM"

@@ -50,12 +50,6 @@ import json, sys
 print(sum(1 for r in map(json.loads, open(sys.argv[1])) if r["path"].endswith("/eviction")))
 PY
 }
-restart() { # restart AGENT-OPTIONS...: the agent again, with these options
-    [ -z "${apid:-}" ] || { kill "$apid"; wait "$apid" 2>/dev/null || true; }
-    : >"$T/agent.log"
-    start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" "$@"
-    wait_for "the agent's start" 10 agent_said "agent: watching the node"
-}
 trap 'rc=$?; kill "${apid:-}" 2>/dev/null || true; [ $rc = 0 ] || tail -15 "$T/agent.log"' EXIT
 logs=()
 
@@ -69,11 +63,11 @@ cluster "$T/c1.json" \
 kube_stub "$T/c1.json"
 logs+=("$KUBE_LOG")
 ev=(--upgrade-on-deadline evict --upgrade-deadline 0 --upgrade-wait-for 'app in (etl, ingest)')
-restart "${ev[@]}"
+restart_agent "${ev[@]}"
 wait_for "waiting for ml/etl" 15 upgrade_node_has \
     'state == "waiting" and rec["reason"] == "waiting for 1 pod(s) matching --upgrade-wait-for (ml/etl)"'
 assert_eq "$(evictions)" 0 "evictions while ml/etl runs"
-restart "${ev[@]}" --upgrade-wait-timeout 1
+restart_agent "${ev[@]}" --upgrade-wait-timeout 1
 wait_for "past the wait's timeout, ml/lone named" 15 upgrade_node_has \
     '"no GPU pod evicted: ml/lone has no controller, so nothing makes it again: --upgrade-evict-force=yes moves it" in rec["reason"]'
 # ... and shown as a metric while it blocks (earlier releases evicted such a pod).
@@ -81,11 +75,11 @@ port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agen
 metric() { curl -s "http://127.0.0.1:$port/metrics" | grep -qx "$1"; }
 blocked=nvidia_driver_installer_agent_upgrade_evictions_blocked
 wait_for "the blocked eviction's metric" 10 metric "$blocked 1"
-restart "${ev[@]}" --upgrade-wait-timeout 1 --upgrade-evict-force yes
+restart_agent "${ev[@]}" --upgrade-wait-timeout 1 --upgrade-evict-force yes
 wait_for "ml/scratch named" 15 upgrade_node_has \
     '"no GPU pod evicted: ml/scratch has an emptyDir volume, whose data is lost when it leaves: --upgrade-evict-emptydir=yes moves it" in rec["reason"]'
 assert_eq "$(evictions)" 0 "evictions while a GPU pod is kept"
-restart "${ev[@]}" --upgrade-wait-timeout 1 --upgrade-evict-force yes --upgrade-evict-emptydir yes
+restart_agent "${ev[@]}" --upgrade-wait-timeout 1 --upgrade-evict-force yes --upgrade-evict-emptydir yes
 wait_for "the upgrade done (1)" 30 upgrade_node_has 'state == "done" and not unsched'
 port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
 metric "$blocked 0" || fail "$blocked after the evictions: $(curl -s "http://127.0.0.1:$port/metrics" | grep blocked)"
@@ -108,7 +102,7 @@ cluster "$T/c2.json" \
     "$(pod kube-system static-web '"tier": "web"' ', "annotations": {"kubernetes.io/config.mirror": "1"}' "$CPU")"
 kube_stub "$T/c2.json"
 logs+=("$KUBE_LOG")
-restart --upgrade-on-deadline evict --upgrade-deadline 0 --upgrade-drain yes \
+restart_agent --upgrade-on-deadline evict --upgrade-deadline 0 --upgrade-drain yes \
     --upgrade-drain-selector 'tier in (web)' --upgrade-drain-force yes --upgrade-drain-timeout 0
 port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
 wait_for "draining, the budget asked again" 20 metric \
@@ -136,7 +130,7 @@ cluster "$T/c3.json" \
     "$(pod web guarded '' "$RS"', "annotations": {"test.invalid/pdb-blocks": "true"}' "$CPU")"
 kube_stub "$T/c3.json"
 logs+=("$KUBE_LOG")
-restart --upgrade-drain yes --upgrade-drain-timeout 2
+restart_agent --upgrade-drain yes --upgrade-drain-timeout 2
 wait_for "failed past the drain's timeout" 20 upgrade_node_has \
     'state == "failed" and rec["reason"] == "the drain did not end within 2s (--upgrade-drain-timeout): 1 pod(s) left, web/guarded first"'
 upgrade_node_has 'pods == ["guarded"] and unsched' || fail "after (3): $(cat "$KUBE_STATE")"
@@ -147,7 +141,7 @@ assert_eq "$(installed_version)" "$V_OLD" "the version after a failed drain"
 cluster "$T/c4.json" "$(pod web tmp '' "$RS" "$CPU$EMPTYDIR")" "$(pod web ok '' "$RS" "$CPU")"
 kube_stub "$T/c4.json"
 logs+=("$KUBE_LOG")
-restart --upgrade-drain yes --upgrade-drain-force yes
+restart_agent --upgrade-drain yes --upgrade-drain-force yes
 wait_for "failed for web/tmp" 20 upgrade_node_has \
     'state == "failed" and rec["reason"] == "the drain refused: web/tmp has an emptyDir volume, whose data is lost when it leaves: --upgrade-drain-emptydir=yes moves it"'
 assert_eq "$(evictions)" 0 "evictions of a refused drain"
@@ -213,7 +207,7 @@ PY
 slot_reads() { grep -c '/leases/nvidia-driver-upgrade-slot-0"' "$KUBE_LOG" || true; }
 # A DaemonSet that is not there (a wrong name) is no budget: no slot, and the log says why.
 kube_api DELETE /apis/coordination.k8s.io/v1/namespaces/kube-system/leases/nvidia-driver-upgrade-slot-0 >/dev/null
-restart --upgrade-max-unavailable 50% --upgrade-daemonset other
+restart_agent --upgrade-max-unavailable 50% --upgrade-daemonset other
 wait_for "the missing DaemonSet said" 10 agent_said \
     "no slot is taken (daemonset=other fix=set --upgrade-daemonset to the DaemonSet the agent runs in)"
 upgrade_node_has 'slot == ""' || fail "a slot taken without a budget"
@@ -227,7 +221,7 @@ kube_api POST /apis/coordination.k8s.io/v1/namespaces/kube-system/leases \
     -H 'Content-Type: application/json' -d @"$T/lease.json" >/dev/null
 assert_eq "$(cat "$KUBE_DIR/status")" 201 "slot 0 held by gpu-n4"
 : >"$KUBE_LOG"
-restart --upgrade-max-unavailable 50%
+restart_agent --upgrade-max-unavailable 50%
 wait_for "waiting for the limit" 15 upgrade_node_has \
     'state == "pending" and rec["reason"] == "waiting for a slot of the fleet'"'"'s limit"'
 wait_for "another look" 15 eval '[ "$(slot_reads)" -ge 3 ]'
@@ -255,7 +249,7 @@ cluster "$T/c6.json" "$(pod ml a '' "$JOB" "$GPU")" "$(pod ml b '' "$JOB" "$GPU"
 kube_stub "$T/c6.json"
 logs+=("$KUBE_LOG")
 echo '{"faults": [{"method": "POST", "path": "/api/v1/namespaces/ml/pods/[a-d]/eviction", "delay": 2, "times": 4}]}' >"$KUBE_FAULTS"
-restart --upgrade-on-deadline evict --upgrade-deadline 0
+restart_agent --upgrade-on-deadline evict --upgrade-deadline 0
 wait_for "the upgrade done (6)" 60 upgrade_node_has 'state == "done" and not unsched and pods == []'
 grep -Eq "the look's time for evictions is spent; the rest are asked at the next look \(left=[12] budget_s=5\)" "$T/agent.log" ||
     fail "no look left pods for the next: $(grep -i evict "$T/agent.log")"

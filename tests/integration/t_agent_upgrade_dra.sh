@@ -59,15 +59,8 @@ print(json.dumps({"nodes": [{"apiVersion": "v1", "kind": "Node",
                   "resource_versions": sys.argv[1].split(",")}))
 PY
 }
-agent_said() { grep -q -- "$1" "$T/agent.log"; }
 # claim_gets VERSION: the agent's GETs of resourceclaims in that version.
 claim_gets() { grep -c "\"path\": \"/apis/resource.k8s.io/$1/namespaces/" "$KUBE_LOG" || true; }
-restart() {
-    [ -z "${apid:-}" ] || { kill "$apid"; wait "$apid" 2>/dev/null || true; }
-    : >"$T/agent.log"
-    start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" "$@"
-    wait_for "the agent's start" 10 agent_said "agent: watching the node"
-}
 trap 'rc=$?; kill "${apid:-}" 2>/dev/null || true; [ $rc = 0 ] || tail -15 "$T/agent.log"' EXIT
 logs=()
 
@@ -75,7 +68,7 @@ logs=()
 cluster "$T/c1.json" v1,v1beta2,v1beta1
 kube_stub "$T/c1.json"
 logs+=("$KUBE_LOG")
-restart --upgrade-dra-drivers none
+restart_agent --upgrade-dra-drivers none
 wait_for "the upgrade done, no claim counted" 30 upgrade_node_has 'state == "done"'
 assert_eq "$(claim_gets v1)" 0 "claims read with --upgrade-dra-drivers none"
 assert_eq "$(installed_version)" "$V_NEW" "the version with no claim counted"
@@ -83,12 +76,12 @@ kill "$apid"; wait "$apid" 2>/dev/null || true; apid=
 leave_pending "$V_OLD"
 kube_stub "$T/c1.json"
 logs+=("$KUBE_LOG")
-restart
+restart_agent
 wait_for "waiting for the claims' pods" 15 upgrade_node_has \
     'state == "waiting" and rec.get("reason", "") == "3 GPU pod(s) and 0 process(es) hold the GPUs"'
 wait_for "another look" 10 eval '[ "$(claim_gets v1)" -ge 10 ]'
 assert_eq "$(claim_gets v1beta2)$(claim_gets v1beta1)" 00 "claims asked of older versions"
-restart --upgrade-on-deadline evict --upgrade-deadline 0
+restart_agent --upgrade-on-deadline evict --upgrade-deadline 0
 wait_for "the daemon waited for" 20 upgrade_node_has \
     'rec.get("reason", "") == "past the deadline: 1 GPU pod(s) no eviction moves (DaemonSets'"'"', static pods'"'"', or already leaving) and 0 other process(es) hold the GPUs"'
 for p in ml/train ml/tmpl; do assert_eq "$(evictions_of $p)" 1 "evictions of $p"; done
@@ -110,7 +103,7 @@ leave_pending "$V_NEW"
 cluster "$T/c2.json" v1beta1
 kube_stub "$T/c2.json"
 logs+=("$KUBE_LOG")
-restart --upgrade-on-deadline evict --upgrade-deadline 0
+restart_agent --upgrade-on-deadline evict --upgrade-deadline 0
 wait_for "the daemon waited for (2)" 20 upgrade_node_has \
     '"1 GPU pod(s) no eviction moves" in rec.get("reason", "")'
 for p in ml/train ml/tmpl; do assert_eq "$(evictions_of $p)" 1 "evictions of $p (v1beta1)"; done
