@@ -678,16 +678,11 @@ static const struct kube_keep claim_keep[] = {
  */
 bool kube_status_not_found(json_object *body, const char *resource)
 {
-	json_object *v, *details;
+	const char *kind = jsonc_str(body, "kind"), *reason = jsonc_str(body, "reason");
+	const char *of = jsonc_str(jsonc_get(body, "details"), "kind");
 
-	return body && json_object_is_type(body, json_type_object) &&
-	       json_object_object_get_ex(body, "kind", &v) &&
-	       strcmp(json_object_get_string(v), "Status") == 0 &&
-	       json_object_object_get_ex(body, "reason", &v) &&
-	       strcmp(json_object_get_string(v), "NotFound") == 0 &&
-	       json_object_object_get_ex(body, "details", &details) &&
-	       json_object_object_get_ex(details, "kind", &v) &&
-	       strcmp(json_object_get_string(v), resource) == 0;
+	return kind && strcmp(kind, "Status") == 0 && reason && strcmp(reason, "NotFound") == 0 &&
+	       of && strcmp(of, resource) == 0;
 }
 
 int kube_resourceclaim_get(struct kube *k, const char *ns, const char *name, json_object **ret,
@@ -726,7 +721,12 @@ int kube_resourceclaim_get(struct kube *k, const char *ns, const char *name, jso
 			return rc;
 		err_clear(e); /* this version is not served: the next */
 	}
-	return 1;
+	/* No version answered with its NotFound: nothing says the claim is gone. */
+	return err_set(
+		e, EXIT_UNEXPECTED,
+		"kube: no version of resource.k8s.io (v1, v1beta2, v1beta1) serves resourceclaims: "
+		"GET of %s/%s answered 404 by each; a cluster without DRA has no claims to read",
+		ns, name);
 }
 
 static void lease_path(char *buf, size_t size, const char *ns, const char *name)

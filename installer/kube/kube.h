@@ -191,8 +191,9 @@ _must_check_ int kube_lease_put(struct kube *k, const char *ns, json_object *lea
  * namespace and uid and the status.allocation.devices.results' request, driver, pool and
  * device. The version that answered is remembered in K and asked first the next time; a
  * 404 that says the version is not served (not a Status NotFound of resourceclaims) moves
- * on to the next. 0 when found, 1 when there is no such claim (or no version of
- * resource.k8s.io is served, where no claim can be), -1 on error.
+ * on to the next. 0 when found, 1 when a version answered that there is no such claim, -1
+ * on error, and when no version answered so (none of resource.k8s.io is served, or a proxy's
+ * 404): only the API server's own NotFound says a claim is gone.
  */
 _must_check_ int kube_resourceclaim_get(struct kube *k, const char *ns, const char *name,
 					json_object **ret, struct err *e);

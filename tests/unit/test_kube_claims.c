@@ -130,9 +130,11 @@ static void test_claim_no_version(void **state)
 	json_object *claim = NULL;
 	struct err e;
 
-	/* No version of resource.k8s.io served: no claim can be there. */
-	assert_int_equal(kube_resourceclaim_get(s->k, "ml", "gpus", &claim, &e), 1);
+	/* No version of resource.k8s.io answers with its NotFound: nothing says the claim is
+	 * gone (a pod naming claims on such a server is an anomaly), so an error, never 1. */
+	assert_int_equal(kube_resourceclaim_get(s->k, "ml", "gpus", &claim, &e), -1);
 	assert_null(claim);
+	assert_non_null(strstr(e.msg, "no version of resource.k8s.io"));
 	assert_int_equal(gets_of(s, "v1") + gets_of(s, "v1beta2") + gets_of(s, "v1beta1"), 3);
 }
 
@@ -172,6 +174,21 @@ static void test_not_found_status(void **state)
 	assert_false(kube_status_not_found(b, "resourceclaims"));
 	json_object_put(b);
 	assert_false(kube_status_not_found(NULL, "resourceclaims"));
+	/* JSON nulls where the strings go: no match, no crash. */
+	b = json_tokener_parse("{\"kind\": null, \"reason\": \"NotFound\"}");
+	assert_false(kube_status_not_found(b, "resourceclaims"));
+	json_object_put(b);
+	b = json_tokener_parse("{\"kind\": \"Status\", \"reason\": null}");
+	assert_false(kube_status_not_found(b, "resourceclaims"));
+	json_object_put(b);
+	b = json_tokener_parse("{\"kind\": \"Status\", \"reason\": \"NotFound\", \"details\": "
+			       "{\"kind\": null}}");
+	assert_false(kube_status_not_found(b, "resourceclaims"));
+	json_object_put(b);
+	b = json_tokener_parse("{\"kind\": \"Status\", \"reason\": \"NotFound\", \"details\": "
+			       "null}");
+	assert_false(kube_status_not_found(b, "resourceclaims"));
+	json_object_put(b);
 }
 
 int main(void)
