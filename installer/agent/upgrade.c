@@ -432,13 +432,40 @@ static bool can_evict(json_object *meta)
 	return !jsonc_get(meta, "deletionTimestamp") && !daemon_or_mirror(meta);
 }
 
+bool upgrade_state_counts_pods(enum upgrade_state s)
+{
+	switch (s) {
+	case UPG_CORDONED:
+	case UPG_WAITING:
+	case UPG_EVICTING:
+	case UPG_DRAINING:
+	case UPG_ACTIVATING:
+		return true;
+	case UPG_IDLE:
+	case UPG_PENDING:
+	case UPG_VALIDATING:
+	case UPG_DONE:
+	case UPG_FAILED:
+	case UPG_N_STATES:
+		break;
+	}
+	return false;
+}
+
+bool upgrade_pod_finished(json_object *pod)
+{
+	const char *phase = jsonc_str(jsonc_get(pod, "status"), "phase");
+
+	return same(phase, "Succeeded") || same(phase, "Failed");
+}
+
 bool upgrade_pod_holds_gpu(json_object *pod, const struct claims *claims, bool *evictable)
 {
 	json_object *spec = jsonc_get(pod, "spec");
 	const char *phase = jsonc_str(jsonc_get(pod, "status"), "phase");
 
 	*evictable = true;
-	if (same(phase, "Succeeded") || same(phase, "Failed"))
+	if (upgrade_pod_finished(pod))
 		return false;
 	/* Init containers run one by one before the others: while the pod is Pending. */
 	if (!any_asks_gpu(jsonc_get(spec, "containers"), false) &&
@@ -523,13 +550,6 @@ char upgrade_pod_kept(json_object *pod, bool force, bool emptydir)
 	return 0;
 }
 
-static bool finished(json_object *pod)
-{
-	const char *phase = jsonc_str(jsonc_get(pod, "status"), "phase");
-
-	return same(phase, "Succeeded") || same(phase, "Failed");
-}
-
 /* "NS/NAME" of POD into BUF. */
 static void pod_name(json_object *pod, char *buf, size_t size)
 {
@@ -563,7 +583,7 @@ static bool drain_takes(json_object *pod, const struct upgrade_pod_opts *o, char
 	json_object *meta = jsonc_get(pod, "metadata");
 
 	*kept = 0;
-	if (!o->drain || finished(pod) || daemon_or_mirror(meta))
+	if (!o->drain || upgrade_pod_finished(pod) || daemon_or_mirror(meta))
 		return false;
 	if (o->drain_select && !labelsel_matches(o->drain_select, jsonc_get(meta, "labels")))
 		return false;

@@ -165,6 +165,17 @@ struct upgrade_step upgrade_decide(const struct upgrade_record *r, const struct 
 unsigned upgrade_gpu_pods(json_object *items, const struct claims *claims, unsigned *evictable,
 			  char *names, size_t names_size);
 
+/*
+ * Whether upgrade_decide reads the view's GPU pods (gpu_pods, evictable, pods) in state S:
+ * where the upgrade waits for them, evicts or drains them (cordoned, waiting, evicting,
+ * draining, and activating, which waits again when a user came back). Elsewhere the agent
+ * need not read the pods' DRA claims.
+ */
+bool upgrade_state_counts_pods(enum upgrade_state s);
+
+/* Whether POD has finished (status.phase Succeeded or Failed): it holds nothing. */
+bool upgrade_pod_finished(json_object *pod);
+
 /* Whether POD holds a GPU as upgrade_gpu_pods counts it, and whether it can be evicted. */
 bool upgrade_pod_holds_gpu(json_object *pod, const struct claims *claims, bool *evictable);
 

@@ -830,6 +830,49 @@ static void test_drain(void **state)
 	assert_false(back.drained);
 }
 
+/* The states where a step depends on the GPU pods are the ones upgrade_state_counts_pods
+ * names (elsewhere the agent reads no claims): each state decided with and without GPU pods,
+ * of every policy of the deadline and drain, a version pending or not, the slot held or not. */
+static void test_states_counting_pods(void **state)
+{
+	struct upgrade_pods pods = {.drain_left = 1, .drain_movable = 1, .wait_for = 1};
+	bool differs[UPG_N_STATES] = {false};
+
+	(void)state;
+	snprintf(pods.wait_for_first, sizeof(pods.wait_for_first), "ml/a");
+	snprintf(pods.drain_first, sizeof(pods.drain_first), "ml/a");
+	for (unsigned s = 0; s < UPG_N_STATES; s++) {
+		for (unsigned k = 0; k < 16; k++) {
+			struct upgrade_record r = {.state = (enum upgrade_state)s,
+						   .version = "550.90.07",
+						   .cordoned = true,
+						   .wait_from = 100,
+						   .since = 100};
+			struct upgrade_view idle = {.pending = k & 1 ? NULL : "550.90.07",
+						    .current = k & 8 ? "550.90.07" : "535.261.03",
+						    .slot = !(k & 2),
+						    .unschedulable = true,
+						    .ready = true,
+						    .now = 1000};
+			struct upgrade_view busy = idle;
+			struct upgrade_policy p = policy;
+			struct upgrade_step a, b;
+
+			p.on_deadline = k & 4 ? UPG_DEADLINE_EVICT : UPG_DEADLINE_WAIT;
+			p.drain = k & 4;
+			p.deadline_s = 10;
+			busy.gpu_pods = busy.evictable = 2;
+			busy.pods = &pods;
+			a = upgrade_decide(&r, &idle, &p);
+			b = upgrade_decide(&r, &busy, &p);
+			if (a.action != b.action || a.next.state != b.next.state ||
+			    strcmp(a.next.reason, b.next.reason) != 0)
+				differs[s] = true;
+		}
+		assert_int_equal(differs[s], upgrade_state_counts_pods((enum upgrade_state)s));
+	}
+}
+
 static void test_max_unavailable(void **state)
 {
 	json_object *nodes = parse(
@@ -898,13 +941,21 @@ static void test_max_unavailable(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_whole_upgrade),  cmocka_unit_test(test_someone_elses_cordon),
-		cmocka_unit_test(test_deadline),       cmocka_unit_test(test_rollout_changes),
-		cmocka_unit_test(test_failures),       cmocka_unit_test(test_restart_at_each_state),
-		cmocka_unit_test(test_gpu_pods),       cmocka_unit_test(test_record),
-		cmocka_unit_test(test_label_selector), cmocka_unit_test(test_pods_the_options_name),
-		cmocka_unit_test(test_wait_for),       cmocka_unit_test(test_evict_options),
-		cmocka_unit_test(test_drain),	       cmocka_unit_test(test_max_unavailable),
+		cmocka_unit_test(test_whole_upgrade),
+		cmocka_unit_test(test_someone_elses_cordon),
+		cmocka_unit_test(test_deadline),
+		cmocka_unit_test(test_rollout_changes),
+		cmocka_unit_test(test_failures),
+		cmocka_unit_test(test_restart_at_each_state),
+		cmocka_unit_test(test_gpu_pods),
+		cmocka_unit_test(test_record),
+		cmocka_unit_test(test_label_selector),
+		cmocka_unit_test(test_pods_the_options_name),
+		cmocka_unit_test(test_wait_for),
+		cmocka_unit_test(test_evict_options),
+		cmocka_unit_test(test_drain),
+		cmocka_unit_test(test_max_unavailable),
+		cmocka_unit_test(test_states_counting_pods),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
