@@ -9,8 +9,9 @@
  * waits for it, and evicts it by the same rules.
  *
  * Pure: the claims a pod names, whether a claim's allocation names a listed driver, and the
- * set of claims a look has read (agent/upgrader.c reads them, at most CLAIMS_READ_MAX a
- * look, and nothing is kept from one look to the next).
+ * set of claims a look has read (agent/upgrader.c reads them only in the states that count
+ * GPU pods, at most CLAIMS_READ_MAX a look within the look's time, and nothing is kept from
+ * one look to the next).
  */
 #pragma once
 
@@ -27,9 +28,11 @@
 /*
  * The claims a look reads at most. A node has a few GPU pods, each with a claim or two (a
  * GPU claim, a ComputeDomain's channel claim), and the compute-domain daemon's: 64 GETs
- * of some hundred bytes each, which take a look well under its time. A claim past it is
- * not read and counts as a GPU claim: its pod is waited for (and evicted as the others),
- * never taken for idle on a guess.
+ * of some hundred bytes each. A slow API server could still make them outlast the look (each
+ * GET may take a call's deadline, 5 s): agent/upgrader.c also stops reading once the look's
+ * time for it (its evictions', at most 60 s) is spent. A claim past either, or whose read
+ * failed, is not read and counts as a GPU claim: its pod is waited for (and evicted as the
+ * others), never taken for idle on a guess.
  */
 #define CLAIMS_READ_MAX 64
 
@@ -43,7 +46,8 @@ struct claims {
 		char key[CLAIMS_KEY_SIZE];
 		bool gpu; /* allocated by a listed driver (false: gone, unallocated, another's) */
 	} seen[CLAIMS_READ_MAX];
-	unsigned unread; /* the claims past CLAIMS_READ_MAX this look (counted as GPU claims) */
+	unsigned unread; /* the claims past the look's bound or time (counted as GPU claims) */
+	unsigned failed; /* the claims whose read failed this look (counted as GPU claims) */
 };
 
 /*

@@ -441,21 +441,23 @@ static int budget_step(struct upgrader *u, struct upgrade_view *v, struct upgrad
 	return 0;
 }
 
-/* Whether POD has finished (Succeeded or Failed): its claims hold nothing it runs. */
-static bool pod_finished(json_object *pod)
+/* Says once a look's claims it could not read (E; the API server's answer, or its silence):
+ * their pods count as GPU pods. */
+static void claims_failed(struct upgrader *u, const char *ns, const char *name, const struct err *e)
 {
-	json_object *st = NULL, *phase = NULL;
-	const char *p = json_object_object_get_ex(pod, "status", &st) &&
-					json_object_object_get_ex(st, "phase", &phase)
-				? json_object_get_string(phase)
-				: "";
-
-	return strcmp(p, "Succeeded") == 0 || strcmp(p, "Failed") == 0;
+	if (u->claims_error_said)
+		return;
+	u->claims_error_said = true;
+	log_kv(LOG_WARN, "agent",
+	       "driver upgrade: a resource claim could not be read; the pods of the claims not read count as GPU pods",
+	       "claim", ns, "name", name, "error", e->msg, LOG_END);
 }
 
 /* Reads the claims POD (not finished, in namespace NS) uses that the look has not read yet,
- * while the look's bound (CLAIMS_READ_MAX) allows. 0, or -1 with E (an API error). */
-static int read_pod_claims(struct upgrader *u, json_object *pod, const char *ns, struct err *e)
+ * while the look's bound (CLAIMS_READ_MAX) and time (u->evict_look_s from START) allow; a
+ * claim not read (past them, or its read failed) stays out of u->claims: a GPU claim.
+ * 0, or -1 when the agent is stopped meanwhile. */
+static int read_pod_claims(struct upgrader *u, json_object *pod, const char *ns, uint64_t start)
 {
 	const char *names[CLAIMS_READ_MAX];
 	size_t n = claims_of_pod(pod, names, CLAIMS_READ_MAX);
@@ -466,17 +468,23 @@ static int read_pod_claims(struct upgrader *u, json_object *pod, const char *ns,
 	}
 	for (size_t i = 0; i < n; i++) {
 		_cleanup_(json_object_putp) json_object *claim = NULL;
+		struct err e;
 		int r;
 
 		if (claims_find(&u->claims, ns, names[i]) >= 0)
 			continue; /* shared with a pod before: read once a look */
-		if (u->claims.n >= CLAIMS_READ_MAX) {
+		if (u->claims.n >= CLAIMS_READ_MAX || mono_s() - start >= u->evict_look_s) {
 			u->claims.unread++;
 			continue;
 		}
-		r = kube_resourceclaim_get(u->k, ns, names[i], &claim, e);
-		if (r < 0)
+		r = kube_resourceclaim_get(u->k, ns, names[i], &claim, &e);
+		if (r < 0 && e.code > INTERRUPT_EXIT_BASE)
 			return -1;
+		if (r < 0) {
+			u->claims.failed++;
+			claims_failed(u, ns, names[i], &e);
+			continue;
+		}
 		/* A claim gone (its pod's end deleted it) holds nothing. */
 		(void)claims_add(&u->claims, ns, names[i],
 				 r == 0 && claims_allocated_by(claim, u->claims.drivers));
@@ -485,35 +493,37 @@ static int read_pod_claims(struct upgrader *u, json_object *pod, const char *ns,
 }
 
 /*
- * What the look knows of the DRA claims of PODS (the node's): each claim an unfinished pod
- * uses read once, at most CLAIMS_READ_MAX; those past it count as GPU claims (said once).
- * Nothing is kept from the look before. 0, or -1 (an API error, said).
+ * What the look knows of the DRA claims of PODS (the node's), in the states that count GPU
+ * pods (upgrade_state_counts_pods): each claim an unfinished pod uses read once, at most
+ * CLAIMS_READ_MAX and for at most u->evict_look_s; those past them, and those whose read
+ * failed, count as GPU claims (said once). Nothing is kept from the look before. 0, or -1
+ * when the agent is stopped meanwhile.
  */
 static int read_claims(struct upgrader *u, json_object *pods)
 {
-	size_t n = json_object_array_length(pods);
-	struct err e;
+	size_t n = jsonc_array_len(pods);
+	uint64_t start = mono_s();
 
-	u->claims.n = u->claims.unread = 0;
-	if (!u->claims.drivers[0])
+	u->claims.n = u->claims.unread = u->claims.failed = 0;
+	if (!u->claims.drivers[0] || !upgrade_state_counts_pods(u->rec.state))
 		return 0;
 	for (size_t i = 0; i < n; i++) {
-		json_object *pod = json_object_array_get_idx(pods, i), *meta = NULL, *ns = NULL;
+		json_object *pod = json_object_array_get_idx(pods, i);
+		const char *ns = jsonc_str(jsonc_get(pod, "metadata"), "namespace");
 
-		if (pod_finished(pod) || !json_object_object_get_ex(pod, "metadata", &meta) ||
-		    !json_object_object_get_ex(meta, "namespace", &ns))
+		if (upgrade_pod_finished(pod) || !ns)
 			continue;
-		if (read_pod_claims(u, pod, json_object_get_string(ns), &e) < 0) {
-			api_down(u, "reading the pods' resource claims", &e);
+		if (read_pod_claims(u, pod, ns, start) < 0)
 			return -1;
-		}
 	}
 	if (u->claims.unread && !u->claims_bound_said)
 		log_kv(LOG_WARN, "agent",
-		       "driver upgrade: the node's pods use more resource claims than a look reads; the pods of those not read count as GPU pods",
+		       "driver upgrade: the node's pods use more resource claims than a look reads in its bound or time; the pods of those not read count as GPU pods",
 		       U64("read", u->claims.n), U64("not_read", u->claims.unread),
-		       U64("bound", CLAIMS_READ_MAX), LOG_END);
+		       U64("bound", CLAIMS_READ_MAX), U64("budget_s", u->evict_look_s), LOG_END);
 	u->claims_bound_said = u->claims.unread > 0;
+	if (!u->claims.failed)
+		u->claims_error_said = false; /* said again when it comes back */
 	return 0;
 }
 

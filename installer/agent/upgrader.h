@@ -47,7 +47,8 @@ struct upgrader {
 	unsigned evict_look_s;	/* the most a look spends asking pods to leave */
 	uint64_t keep_retry;	/* a failed renewal is tried again from then (monotonic s) */
 	struct claims claims;	/* the DRA claims the last look read (agent/claims.h) */
-	bool claims_bound_said; /* its claims were past CLAIMS_READ_MAX (said once) */
+	bool claims_bound_said; /* its claims were past the bound or the time (said once) */
+	bool claims_error_said; /* a claim's read failed (said once, until all are read again) */
 };
 
 /*

@@ -12,6 +12,9 @@
 #    label); only then is the version activated. --upgrade-dra-drivers none counts no claim.
 # 2. A server that serves only v1beta1 (Kubernetes 1.32): the agent falls back to it once and
 #    asks it alone after; the upgrade waits for and evicts the claim's pod as in 1.
+# 4. No version served (a claim read fails), 5. a stalled server (a look's time for claims
+#    spent): the pods whose claims were not read count as GPU pods, said once. While no
+#    upgrade waits (1, done), no claim is read at all.
 # 3. Every call is one the shipped manifests' RBAC rules allow (resourceclaims get), and
 #    every body is valid against the Kubernetes schemas.
 FAKE_KERNEL=1
@@ -56,11 +59,14 @@ claims = [claim("ml", "train-gpus", "gpu.nvidia.com"),
 print(json.dumps({"nodes": [{"apiVersion": "v1", "kind": "Node",
                              "metadata": {"name": "gpu-node-1"}, "spec": {}}],
                   "pods": pods, "resourceclaims": claims,
-                  "resource_versions": sys.argv[1].split(",")}))
+                  "resource_versions": [v for v in sys.argv[1].split(",") if v]}))
 PY
 }
 # claim_gets VERSION: the agent's GETs of resourceclaims in that version.
 claim_gets() { grep -c "\"path\": \"/apis/resource.k8s.io/$1/namespaces/" "$KUBE_LOG" || true; }
+agent_said() { grep -q -- "$1" "$T/agent.log"; }
+# pod_lists: the agent's lists of the node's pods (one a look).
+pod_lists() { grep -c '"path": "/api/v1/pods"' "$KUBE_LOG" || true; }
 trap 'rc=$?; kill "${apid:-}" 2>/dev/null || true; [ $rc = 0 ] || tail -15 "$T/agent.log"' EXIT
 logs=()
 
@@ -96,6 +102,10 @@ wait_for "the upgrade done (1)" 30 upgrade_node_has 'state == "done" and not uns
 assert_eq "$(installed_version)" "$V_OLD" "the version after (1)"
 upgrade_node_has 'sorted(pods) == ["done", "nic", "stale", "young"]' ||
     fail "pods left (1): $(cat "$KUBE_STATE")"
+# No upgrade waits: the looks read no claim (a fleet of idle nodes asks nothing of them).
+gets=$(claim_gets v1) lists=$(pod_lists)
+wait_for "three looks while done" 15 eval '[ "$(pod_lists)" -ge $((lists + 3)) ]'
+assert_eq "$(claim_gets v1)" "$gets" "claims read while no upgrade waits"
 
 # 2. Only v1beta1 served: found there after v1 and v1beta2 answer the unserved path's 404.
 kill "$apid"; wait "$apid" 2>/dev/null || true; apid=
@@ -114,6 +124,40 @@ grep -q '"path": "/apis/resource.k8s.io/v1/namespaces/[^"]*", "query": "", "cont
 kube_api DELETE /api/v1/namespaces/nvidia-dra/pods/cd-daemon >/dev/null
 wait_for "the upgrade done (2)" 30 upgrade_node_has 'state == "done" and not unsched'
 assert_eq "$(installed_version)" "$V_NEW" "the version after (2)"
+
+# 4. No version of resource.k8s.io served, yet pods name claims: no claim can be read, each
+# pod that names one counts as a GPU pod (ml/young names none yet), said once; the look goes on.
+kill "$apid"; wait "$apid" 2>/dev/null || true; apid=
+leave_pending "$V_OLD"
+cluster "$T/c4.json" ""
+kube_stub "$T/c4.json"
+logs+=("$KUBE_LOG")
+restart_agent
+wait_for "waiting for the pods with claims not read" 20 upgrade_node_has \
+    'state == "waiting" and rec.get("reason", "") == "5 GPU pod(s) and 0 process(es) hold the GPUs"'
+lists=$(pod_lists)
+wait_for "three looks more" 15 eval '[ "$(pod_lists)" -ge $((lists + 3)) ]'
+assert_eq "$(grep -c "a resource claim could not be read" "$T/agent.log")" 1 "the failed reads said"
+grep "a resource claim could not be read" "$T/agent.log" | grep -q "no version of resource.k8s.io" ||
+    fail "the cause not said: $(grep "could not be read" "$T/agent.log")"
+[ "$(installed_version)" = "$V_NEW" ] || fail "activated with claims not read (4)"
+
+# 5. A stalled API server: a look stops reading claims once its time (5 s at --interval 1) is
+# spent; the claims not read count as GPU claims, said once.
+kill "$apid"; wait "$apid" 2>/dev/null || true; apid=
+cluster "$T/c5.json" v1
+kube_stub "$T/c5.json"
+logs+=("$KUBE_LOG")
+echo '{"faults": [{"method": "GET", "path": "/apis/resource.k8s.io/.*", "stall": 8, "times": 1000}]}' \
+    >"$KUBE_FAULTS"
+restart_agent
+wait_for "waiting, claims not read" 40 upgrade_node_has \
+    'state == "waiting" and rec.get("reason", "") == "5 GPU pod(s) and 0 process(es) hold the GPUs"'
+wait_for "the look's time said" 20 agent_said "more resource claims than a look reads in its bound or time"
+lists=$(pod_lists)
+wait_for "two looks more" 40 eval '[ "$(pod_lists)" -ge $((lists + 2)) ]'
+stalls=$(grep -c '"status": "stall"' "$KUBE_LOG")
+[ "$stalls" -le $(($(pod_lists) + 1)) ] || fail "claims read past the look's time: $stalls GETs in $(pod_lists) looks"
 
 # 3. The calls against the manifests' RBAC rules (the whole set: t_agent_upgrade), the bodies
 # against the schemas.
