@@ -268,7 +268,7 @@ bool nodecond_taint_ok(const char *spec, bool with_effect);
  */
 int slots_limit(const char *spec, unsigned total, unsigned *ret);
 
-/* ---- what config checks of the upgrade controls (agent/labelsel.c, agent/upgrade.c) ---- */
+/* ---- what config checks of the upgrade controls (agent/labelsel.c, upgrade.c, claims.c) -- */
 
 /* Whether S is a label selector (agent/labelsel.h): 0, or -1 with WHY saying what is wrong. */
 int labelsel_check(const char *s, char *why, size_t why_size);
@@ -280,3 +280,11 @@ int labelsel_check(const char *s, char *why, size_t why_size);
  * 0, or -1 for a malformed SPEC.
  */
 int upgrade_max_unavailable(const char *spec, unsigned total, unsigned *ret);
+
+/*
+ * Whether LIST is a driver list --upgrade-dra-drivers takes (agent/claims.c): "" (none), or
+ * names separated by commas, each a DNS subdomain of at most 63 characters in lower case, as
+ * resource.k8s.io validates a driver's name (k8s.io/api resource/v1 types.go,
+ * DriverNameMaxLength and DeviceRequestAllocationResult.Driver). When not, WHY says which.
+ */
+bool claims_drivers_ok(const char *list, char *why, size_t size);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent/agent.h"
 #include "agent/claims.h"
 #include "kube/kube.h"
 #include "util/jsonc.h"

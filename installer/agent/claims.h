@@ -50,14 +50,6 @@ struct claims {
 	unsigned failed; /* the claims whose read failed this look (counted as GPU claims) */
 };
 
-/*
- * Whether LIST is a driver list --upgrade-dra-drivers takes: "" (none), or names
- * separated by commas, each a DNS subdomain of at most 63 characters in lower case, as
- * resource.k8s.io validates a driver's name (k8s.io/api resource/v1 types.go,
- * DriverNameMaxLength and DeviceRequestAllocationResult.Driver). When not, WHY says which.
- */
-bool claims_drivers_ok(const char *list, char *why, size_t size);
-
 /* Whether DRIVER is one of LIST's (a whole name, compared exactly). */
 bool claims_driver_listed(const char *list, const char *driver);
 

@@ -240,6 +240,12 @@ static int check_upgrade_controls(const struct config *c, struct problems *p)
 			    label_of(selectors[i].name, buf, sizeof(buf)), selectors[i].value,
 			    why) < 0)
 			return -1;
+	/* As the agent takes it (cmd/agent.c): none is the empty list. */
+	if (strcmp(c->upgrade_dra_drivers, "none") != 0 &&
+	    !claims_drivers_ok(c->upgrade_dra_drivers, why, sizeof(why)) &&
+	    problem(p, "%s: %s; list the drivers whose claims hold GPUs, comma-separated, or none",
+		    label_of("upgrade-dra-drivers", buf, sizeof(buf)), why) < 0)
+		return -1;
 	if (strcmp(c->upgrade_max_unavailable, "none") == 0 ||
 	    upgrade_max_unavailable(c->upgrade_max_unavailable, 100, &n) == 0)
 		return 0;

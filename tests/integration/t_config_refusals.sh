@@ -26,6 +26,13 @@ refused "NVIDIA_FETCH_RETRIES: '101' is not a number from 0 to 100" NVIDIA_FETCH
 NVIDIA_UPGRADE_CORDON=no refused \
     "(NVIDIA_UPGRADE_DRAIN): yes with --upgrade-cordon no cannot finish: the pods it evicts come back to the node while it is schedulable; set --upgrade-cordon yes, as kubectl drain always cordons" \
     NVIDIA_UPGRADE_DRAIN=yes config "${good[@]}"
+# A DRA driver list the agent could not use: refused by config, and by an agent whose
+# upgrades are off (the list is read only when they are on; a bad one is refused all the same).
+refused "(NVIDIA_UPGRADE_DRA_DRIVERS): 'GPU.nvidia.com' is not a DRA driver's name" \
+    NVIDIA_UPGRADE_DRA_DRIVERS=GPU.nvidia.com config "${good[@]}"
+refused "(NVIDIA_UPGRADE_DRA_DRIVERS): the list ends with a comma" \
+    NVIDIA_UPGRADE_DRA_DRIVERS=gpu.nvidia.com, agent --upgrades off --listen 127.0.0.1:0
+assert_eq "$(grep -c DRA_DRIVERS "$T/err")" 1 "the refusal said once: $(cat "$T/err")"
 # A relative file:// URL.
 refused "repository 'file://relative/repo' is a relative file:// URL" NVIDIA_DRIVER_REPO=file://relative/repo install
 # The registry options: a value of another word, and, at config, files that are not there.
