@@ -873,6 +873,24 @@ static void test_states_counting_pods(void **state)
 	}
 }
 
+/* JSON nulls where the API server sends strings (a phase, a namespace): no crash, and a pod
+ * whose phase is not known is not taken for finished. */
+static void test_null_members(void **state)
+{
+	struct claims c = {.drivers = CLAIMS_DRIVERS_DEFAULT};
+	json_object *pod = json_tokener_parse(
+		"{\"metadata\": {\"name\": \"a\", \"namespace\": null}, \"status\": {\"phase\": null},"
+		" \"spec\": {\"resourceClaims\": [{\"name\": \"g\", \"resourceClaimName\": \"x\"}],"
+		" \"containers\": [{\"name\": \"c\"}]}}");
+	bool evictable;
+
+	(void)state;
+	assert_non_null(pod);
+	assert_false(upgrade_pod_finished(pod));
+	assert_false(upgrade_pod_holds_gpu(pod, &c, &evictable));
+	json_object_put(pod);
+}
+
 static void test_max_unavailable(void **state)
 {
 	json_object *nodes = parse(
@@ -956,6 +974,7 @@ int main(void)
 		cmocka_unit_test(test_drain),
 		cmocka_unit_test(test_max_unavailable),
 		cmocka_unit_test(test_states_counting_pods),
+		cmocka_unit_test(test_null_members),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
