@@ -492,6 +492,39 @@ int devnodes_imex_check(int root_fd, struct err *e)
 	return 0;
 }
 
+/* Whether TARGET (a /dev/char link's) is channel0's, "../" IMEX_CHANNEL0. */
+static bool is_channel0_link(const char *target)
+{
+	return strcmp(target, "../" IMEX_CHANNEL0) == 0;
+}
+
+/*
+ * The /dev/char links to channel0 of another major than KEEP: left by the sync before a
+ * reload moved the dynamic major (channel0 itself is replaced then), they would name a
+ * device the kernel no longer has at that number. A missing /dev/char is fine.
+ */
+static void drop_stale_channel0_links(int dev_fd, unsigned keep)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	struct err e;
+	char mine[32];
+
+	err_clear(&e);
+	snprintf(mine, sizeof(mine), "%u:0", keep);
+	d = fs_opendir_at(dev_fd, "char", &e);
+	while (d && (de = readdir(d))) {
+		char target[128];
+		ssize_t n = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
+
+		if (n <= 0 || strcmp(de->d_name, mine) == 0)
+			continue;
+		target[n] = '\0';
+		if (is_channel0_link(target))
+			unlinkat(dirfd(d), de->d_name, 0);
+	}
+}
+
 static int sync_imex_channel0(int root_fd, int dev_fd, const struct nv_params *p,
 			      struct devnodes_report *r, struct err *e)
 {
@@ -512,7 +545,10 @@ static int sync_imex_channel0(int root_fd, int dev_fd, const struct nv_params *p
 	if (channel0_kind_ok(dir_fd, e) < 0 || sync_node(dir_fd, &nd, p, r, e) < 0)
 		return -1;
 	snprintf(nd.name, sizeof(nd.name), "%s", IMEX_CHANNEL0);
-	return sync_char_link(dev_fd, &nd, r, e);
+	if (sync_char_link(dev_fd, &nd, r, e) < 0)
+		return -1;
+	drop_stale_channel0_links(dev_fd, nd.major);
+	return 0;
 }
 
 /* channel0, its /dev/char link and its directory when left empty; a missing one is fine. */
@@ -609,8 +645,11 @@ static bool is_driver_node(const char *name)
 	return true;
 }
 
-/* Removes /dev/char links that point at the driver's nodes. */
-static void remove_char_links(int dev_fd)
+/*
+ * Removes /dev/char links that point at the driver's nodes, and with IMEX those at channel0
+ * (of any major: one a reload moved may have left its link).
+ */
+static void remove_char_links(int dev_fd, bool imex)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	struct err e;
@@ -625,7 +664,8 @@ static void remove_char_links(int dev_fd)
 			continue;
 		target[n] = '\0';
 		if (strncmp(target, "../", 3) == 0 &&
-		    (is_driver_node(target + 3) || strncmp(target + 3, "nvidia-caps/", 12) == 0))
+		    (is_driver_node(target + 3) || strncmp(target + 3, "nvidia-caps/", 12) == 0 ||
+		     (imex && is_channel0_link(target))))
 			unlinkat(dirfd(d), de->d_name, 0);
 	}
 }
@@ -640,7 +680,7 @@ int devnodes_remove(int root_fd, bool imex_channel0, struct err *e)
 		err_clear(e);
 		return 0;
 	}
-	remove_char_links(dev_fd);
+	remove_char_links(dev_fd, imex_channel0);
 	if (imex_channel0)
 		remove_imex_channel0(dev_fd);
 	d = fs_opendir_at(dev_fd, ".", e);

@@ -40,15 +40,19 @@ expect_err "device nodes in place (created=1 "
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_NEW" --imex-channel0
 expect_err "device nodes in place (created=0 replaced=0 fixed=0 kept="
 
-# A stale major (a reload moved the dynamic one): replaced.
+# A stale major (a reload moved the dynamic one): replaced, and the old major's /dev/char
+# link to channel0 (as the sync before the reload made it) dropped.
 rm "$T/root/dev/$D/channel0"
 mknod "$T/root/dev/$D/channel0" c 240 0
+ln -s "../$D/channel0" "$T/root/dev/char/240:0"
 # Off: never touched, stale or not.
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_NEW"
 assert_eq "$(devnode $D/channel0)" "c 240:0 644" "channel0 without the option"
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_NEW" --imex-channel0
 assert_eq "$(devnode $D/channel0)" "c $major:0 666" "channel0 after a stale major"
 expect_err "device nodes in place (created=0 replaced=1 "
+[ ! -L "$T/root/dev/char/240:0" ] || fail "the stale major's /dev/char/240:0 left"
+assert_eq "$(readlink "$T/root/dev/char/$major:0")" "../$D/channel0" "/dev/char/$major:0 after a stale major"
 
 # A regular file there: refused by name before anything changes (exit 2), left as it is;
 # the driver stays loaded.
@@ -74,6 +78,8 @@ rm "$T/root/dev/$D"
 # Uninstall with the option removes channel0, its link and the directory.
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_NEW" --imex-channel0
 assert_eq "$(devnode $D/channel0)" "c $major:0 666" "channel0 before uninstall"
+ln -s "../$D/channel0" "$T/root/dev/char/241:0" # a stale link an older installer left
 expect_rc 0 uninstall --imex-channel0 --kernel-release "$KERNEL"
 [ ! -e "$T/root/dev/$D" ] || fail "uninstall left /dev/$D"
 [ ! -L "$T/root/dev/char/$major:0" ] || fail "uninstall left /dev/char/$major:0"
+[ ! -L "$T/root/dev/char/241:0" ] || fail "uninstall left the stale /dev/char/241:0"
