@@ -160,9 +160,10 @@ static json_object *package_json(const struct repo_driver *d, const struct repo_
 /*
  * Whether CHOICE serves the IMEX that H's GPUs need for jobs across nodes (GB200, GB300:
  * host_imex_gpu). *RET_NEEDED: a GPU needs it and a driver is chosen. NOTE: "" when the
- * package carries IMEX (the index's packages[].imex) or nothing needs it; else the one
- * line that says what is missing, why, and how to get it. A package without IMEX still
- * serves single-node jobs: the answer stays "served", the exit status 0
+ * branch serves the GPU and the package carries IMEX (the index's packages[].imex:
+ * host_imex_lack), or nothing needs it; else the one line that says what is missing, why,
+ * and how to get it. A package without IMEX still serves single-node jobs: the answer
+ * stays "served", the exit status 0
  * (docs/configuration.md, coverage).
  */
 static void imex_note(const struct host *h, const struct repo_choice *ch, bool *ret_needed,
@@ -170,26 +171,18 @@ static void imex_note(const struct host *h, const struct repo_choice *ch, bool *
 {
 	const struct host_imex_gpu *row = NULL;
 	const struct gpu *g = host_imex_first(h, &row);
-	unsigned long branch;
 	char why[160];
 
 	note[0] = '\0';
 	*ret_needed = g && ch->driver;
-	if (!*ret_needed || ch->pkg->imex)
+	if (!*ret_needed || !host_imex_lack(strtoul(ch->driver->version, NULL, 10), ch->pkg->imex,
+					    row, why, sizeof(why)))
 		return;
-	branch = strtoul(ch->driver->version, NULL, 10);
-	if (branch < 550)
-		snprintf(why, sizeof(why), "branch %lu has no IMEX (it came in 550)", branch);
-	else if (branch < row->min_branch)
-		snprintf(why, sizeof(why), "branch %lu does not drive the %s (%u or later does)",
-			 branch, row->name, row->min_branch);
-	else
-		snprintf(why, sizeof(why), "the package was built without it");
 	str_fmt_cut(
 		note, size,
-		"GPU %04x:%04x (%s) needs IMEX for jobs across nodes (multi-node NVLink); driver %s's package carries no nvidia-imex: %s, so the node serves single-node jobs only; fix: build it with build-driver-package --imex (NVIDIA's nvidia-imex package of the driver's version), branch %u or later",
+		"GPU %04x:%04x (%s) needs IMEX for jobs across nodes (multi-node NVLink); driver %s's package: %s, so the node serves single-node jobs only; fix: build it with build-driver-package --imex (NVIDIA's nvidia-imex package of the driver's version), branch %u or later",
 		g->vendor, g->device, row->name, ch->driver->version, why,
-		row->min_branch > 570 ? row->min_branch : 570);
+		host_imex_fix_branch(row));
 }
 
 static void imex_json(json_object *o, const struct host *h, const struct repo_choice *ch)

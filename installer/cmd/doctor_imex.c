@@ -48,21 +48,6 @@ static bool installed_has_imex(int root_fd, const struct config *c, const struct
 	return true;
 }
 
-/* What the branch of VERSION lacks for ROW's GPU, for the detail line; "" when nothing. */
-static void branch_lack(const char *version, const struct host_imex_gpu *row, char *buf,
-			size_t size)
-{
-	unsigned long branch = strtoul(version, NULL, 10);
-
-	buf[0] = '\0';
-	if (branch < 550)
-		str_fmt_cut(buf, size, " (branch %lu has no IMEX: it came in 550; the %s needs %u)",
-			    branch, row->name, row->min_branch);
-	else if (branch < row->min_branch)
-		str_fmt_cut(buf, size, " (branch %lu does not drive the %s: %u or later does)",
-			    branch, row->name, row->min_branch);
-}
-
 /* channel0 (--imex-channel0) against MAJOR: "" when it is right, else what is wrong. */
 static void channel0_wrong(int root_fd, int major, char *buf, size_t size)
 {
@@ -104,17 +89,10 @@ void doctor_check_imex(struct doctor *d, int root_fd, const struct config *c,
 	str_fmt_cut(
 		fix, sizeof(fix),
 		"install a driver of branch %u or later built with build-driver-package --imex (NVIDIA's nvidia-imex package of its version; single-node jobs run without it)",
-		row->min_branch > 570 ? row->min_branch : 570);
-	branch_lack(v, row, lack, sizeof(lack));
-	if (!installed_has_imex(root_fd, c, s)) {
-		doctor_add(d, V_FAIL, "imex", fix,
-			   "%s; the installed driver %s has no nvidia-imex and nvidia-imex-ctl%s",
-			   gpu, v, lack);
-		return;
-	}
-	if (lack[0]) {
-		doctor_add(d, V_FAIL, "imex", fix, "%s; the installed driver %s has IMEX%s", gpu, v,
-			   lack);
+		host_imex_fix_branch(row));
+	if (host_imex_lack(strtoul(v, NULL, 10), installed_has_imex(root_fd, c, s), row, lack,
+			   sizeof(lack))) {
+		doctor_add(d, V_FAIL, "imex", fix, "%s; the installed driver %s: %s", gpu, v, lack);
 		return;
 	}
 	if (!s->loaded_version[0]) {
@@ -126,11 +104,11 @@ void doctor_check_imex(struct doctor *d, int root_fd, const struct config *c,
 	}
 	major = devnodes_imex_major(root_fd);
 	if (major <= 0) {
-		branch_lack(s->loaded_version, row, lack, sizeof(lack));
+		host_imex_lack(strtoul(s->loaded_version, NULL, 10), true, row, lack, sizeof(lack));
 		doctor_add(d, V_FAIL, "imex", fix,
 			   "%s; the loaded driver %s registers no " DEVNODES_IMEX_CHRDEV
-			   " in /proc/devices%s",
-			   gpu, s->loaded_version, lack);
+			   " in /proc/devices%s%s%s",
+			   gpu, s->loaded_version, lack[0] ? " (" : "", lack, lack[0] ? ")" : "");
 		return;
 	}
 	wrong[0] = '\0';

@@ -152,6 +152,18 @@ struct host_imex_gpu {
 const struct gpu *host_imex_first(const struct host *h, const struct host_imex_gpu **ret_row);
 
 /*
+ * What a driver of BRANCH with (HAS_IMEX) or without nvidia-imex and nvidia-imex-ctl lacks
+ * for ROW's GPU's IMEX, the branch judged first (one built with IMEX below the GPU's branch
+ * still does not serve it): true with the reason in BUF ("branch 535 has no IMEX (it came
+ * in 550)"), else false and BUF "". coverage and doctor say the same with it.
+ */
+bool host_imex_lack(unsigned long branch, bool has_imex, const struct host_imex_gpu *row, char *buf,
+		    size_t size);
+
+/* The first branch to name in the fix for ROW's GPU: its own, and 570 at the least. */
+unsigned host_imex_fix_branch(const struct host_imex_gpu *row);
+
+/*
  * Probes the host under root_fd. KERNEL (may be NULL) overrides the running
  * kernel's release. Returns 0, or -1 with e set; on failure *h holds nothing.
  */

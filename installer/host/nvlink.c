@@ -162,3 +162,27 @@ const struct gpu *host_imex_first(const struct host *h, const struct host_imex_g
 	}
 	return NULL;
 }
+
+bool host_imex_lack(unsigned long branch, bool has_imex, const struct host_imex_gpu *row, char *buf,
+		    size_t size)
+{
+	if (branch < 550)
+		snprintf(buf, size, "branch %lu has no IMEX (it came in 550)", branch);
+	else if (branch < row->min_branch)
+		snprintf(buf, size, "branch %lu does not drive the %s (%u or later does)", branch,
+			 row->name, row->min_branch);
+	else if (!has_imex)
+		snprintf(buf, size, "it carries no nvidia-imex and nvidia-imex-ctl");
+	else
+		buf[0] = '\0';
+	return buf[0] != '\0';
+}
+
+/*
+ * 570: ComputeDomains and GB200 need it (NVIDIA's DRA driver docs/prerequisites.md:
+ * 570.158.01 or later), whatever an older row says.
+ */
+unsigned host_imex_fix_branch(const struct host_imex_gpu *row)
+{
+	return row->min_branch > 570 ? row->min_branch : 570;
+}

@@ -25,7 +25,7 @@ FIX_TEXT="fix: build it with build-driver-package --imex (NVIDIA's nvidia-imex p
 # 535 on a GB200: served (exit 0), and the note says the branch has no IMEX.
 expect_rc 0 "${Q[@]}" --gpu 10de:2941
 expect_out "^served: cos, kernel $KERNEL (x86_64): 'default' is driver $V_OLD"
-expect_out "^note: GPU 10de:2941 (GB200) needs IMEX for jobs across nodes (multi-node NVLink); driver $V_OLD's package carries no nvidia-imex: branch 535 has no IMEX (it came in 550), so the node serves single-node jobs only; $FIX_TEXT 570 or later$"
+expect_out "^note: GPU 10de:2941 (GB200) needs IMEX for jobs across nodes (multi-node NVLink); driver $V_OLD's package: branch 535 has no IMEX (it came in 550), so the node serves single-node jobs only; $FIX_TEXT 570 or later$"
 assert_eq "$(wc -l <"$T/out")" 2 "lines of the answer"
 expect_rc 0 "${Q[@]}" --gpu 10de:2941 --json
 python3 - "$T/out" "$V_OLD" <<'PY'
@@ -40,7 +40,7 @@ PY
 
 # 570 built without IMEX: the package, not the branch.
 expect_rc 0 "${Q[@]}" --gpu 10de:2330 --gpu 10de:2941 --driver-version 570
-expect_out "^note: GPU 10de:2941 (GB200) .*driver 570.86.16's package carries no nvidia-imex: the package was built without it, .*$FIX_TEXT 570 or later$"
+expect_out "^note: GPU 10de:2941 (GB200) .*driver 570.86.16's package: it carries no nvidia-imex and nvidia-imex-ctl, .*$FIX_TEXT 570 or later$"
 # A GB300 needs 580: 570 does not drive it.
 expect_rc 0 "${Q[@]}" --gpu 10de:31c2 --driver-version 570
 expect_out "^note: GPU 10de:31c2 (GB300) .*: branch 570 does not drive the GB300 (580 or later does), .*$FIX_TEXT 580 or later$"
@@ -82,3 +82,16 @@ a = json.load(open(sys.argv[1]))["answers"]
 assert [x["imex"] for x in a] == [False, True, None], [x["imex"] for x in a]
 assert a[0]["imex_note"] and a[1]["imex_note"] is None and a[2]["imex_note"] is None, a
 PY
+
+# A package with IMEX of a branch below the GPU's: the branch decides (570 built with --imex
+# on a GB300, which needs 580): a note, "imex" false, as doctor fails the same node.
+edit_index "$T/repo" '
+for d in idx["drivers"]:
+    for p in d["packages"]:
+        if d["version"] == "570.86.16":
+            p["imex"] = True
+' >/dev/null
+expect_rc 0 "${Q[@]}" --gpu 10de:31c2 --driver-version 570
+expect_out "^note: GPU 10de:31c2 (GB300) .*driver 570.86.16's package: branch 570 does not drive the GB300 (580 or later does), .*$FIX_TEXT 580 or later$"
+expect_rc 0 "${Q[@]}" --gpu 10de:31c2 --driver-version 570 --json
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["imex"] is False and "branch 570 does not drive the GB300" in o["imex_note"] and o["package"]["imex"] is True, o' "$T/out"
