@@ -48,22 +48,26 @@ static bool installed_has_imex(int root_fd, const struct config *c, const struct
 	return true;
 }
 
-/* channel0 (--imex-channel0) against MAJOR: "" when it is right, else what is wrong. */
+/*
+ * channel0 (--imex-channel0) against MAJOR: "" when it is right, else what is wrong, judged
+ * as install judges it (devnodes_imex_channel0: a link at its directory is not followed).
+ */
 static void channel0_wrong(int root_fd, int major, char *buf, size_t size)
 {
-	struct stat st;
+	dev_t rdev = 0;
 	struct err e;
-	_cleanup_close_ int fd = fs_open_in_root(root_fd, DEVNODES_IMEX_CHANNEL0,
-						 O_PATH | O_NOFOLLOW | O_CLOEXEC, 0, 0, &e);
+	int r;
 
+	err_clear(&e);
+	r = devnodes_imex_channel0(root_fd, &rdev, &e);
 	buf[0] = '\0';
-	if (fd < 0 || fstat(fd, &st) < 0)
+	if (r < 0)
+		str_fmt_cut(buf, size, "%s", e.msg);
+	else if (r == 0)
 		str_fmt_cut(buf, size, "%s is missing", DEVNODES_IMEX_CHANNEL0);
-	else if (!S_ISCHR(st.st_mode))
-		str_fmt_cut(buf, size, "%s is not a character device", DEVNODES_IMEX_CHANNEL0);
-	else if (major(st.st_rdev) != (unsigned)major || minor(st.st_rdev) != 0)
+	else if (major(rdev) != (unsigned)major || minor(rdev) != 0)
 		str_fmt_cut(buf, size, "%s is %u:%u, the kernel's channel 0 is %d:0",
-			    DEVNODES_IMEX_CHANNEL0, major(st.st_rdev), minor(st.st_rdev), major);
+			    DEVNODES_IMEX_CHANNEL0, major(rdev), minor(rdev), major);
 }
 
 void doctor_check_imex(struct doctor *d, int root_fd, const struct config *c,

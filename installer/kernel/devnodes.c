@@ -424,8 +424,9 @@ static int wanted(int root_fd, enum which w, mode_t mode, struct node *nodes, si
  * (resolved in the root): a link or another kind of file there, or anything but a
  * character device at channel0, is refused by name, never followed nor replaced.
  */
-#define IMEX_DIR "nvidia-caps-imex-channels"
-#define IMEX_CHANNEL0 IMEX_DIR "/channel0"
+#define IMEX_DIR DEVNODES_IMEX_CHRDEV
+/* channel0 relative to /dev (DEVNODES_IMEX_CHANNEL0 past its "/dev/"). */
+static const char *const channel0_in_dev = &DEVNODES_IMEX_CHANNEL0[sizeof("/dev/") - 1];
 
 int devnodes_imex_major(int root_fd)
 {
@@ -465,7 +466,7 @@ static int channel0_kind_ok(int dir_fd, struct err *e)
 
 	if (fstatat(dir_fd, "channel0", &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISCHR(st.st_mode))
 		return 0;
-	err_set(e, EXIT_USAGE, "/dev/" IMEX_CHANNEL0 " is %s, not a character device",
+	err_set(e, EXIT_USAGE, DEVNODES_IMEX_CHANNEL0 " is %s, not a character device",
 		S_ISREG(st.st_mode)   ? "a regular file"
 		: S_ISLNK(st.st_mode) ? "a symbolic link"
 		: S_ISDIR(st.st_mode) ? "a directory"
@@ -474,28 +475,40 @@ static int channel0_kind_ok(int dir_fd, struct err *e)
 	return -1;
 }
 
-int devnodes_imex_check(int root_fd, struct err *e)
+int devnodes_imex_channel0(int root_fd, dev_t *ret, struct err *e)
 {
 	_cleanup_close_ int dev_fd = fs_dir_in_root(root_fd, "/dev", false, e);
 	_cleanup_close_ int dir_fd = -1;
 	struct stat st;
 
 	if (dev_fd < 0) {
-		err_clear(e); /* no /dev yet: nothing in the way */
+		err_clear(e); /* no /dev yet: nothing there */
 		return 0;
 	}
 	if (fstatat(dev_fd, IMEX_DIR, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
 		return 0;
 	dir_fd = imex_dir_open(dev_fd, false, e);
 	if (dir_fd < 0 || channel0_kind_ok(dir_fd, e) < 0)
+		return -1;
+	if (fstatat(dir_fd, "channel0", &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	*ret = st.st_rdev;
+	return 1;
+}
+
+int devnodes_imex_check(int root_fd, struct err *e)
+{
+	dev_t rdev;
+
+	if (devnodes_imex_channel0(root_fd, &rdev, e) < 0)
 		return err_wrap(e, "devices");
 	return 0;
 }
 
-/* Whether TARGET (a /dev/char link's) is channel0's, "../" IMEX_CHANNEL0. */
+/* Whether TARGET (a /dev/char link's) is channel0's, "../nvidia-caps-imex-channels/channel0". */
 static bool is_channel0_link(const char *target)
 {
-	return strcmp(target, "../" IMEX_CHANNEL0) == 0;
+	return strncmp(target, "../", 3) == 0 && strcmp(target + 3, channel0_in_dev) == 0;
 }
 
 /*
@@ -544,14 +557,17 @@ static int sync_imex_channel0(int root_fd, int dev_fd, const struct nv_params *p
 		return -1;
 	if (channel0_kind_ok(dir_fd, e) < 0 || sync_node(dir_fd, &nd, p, r, e) < 0)
 		return -1;
-	snprintf(nd.name, sizeof(nd.name), "%s", IMEX_CHANNEL0);
+	snprintf(nd.name, sizeof(nd.name), "%s", channel0_in_dev);
 	if (sync_char_link(dev_fd, &nd, r, e) < 0)
 		return -1;
 	drop_stale_channel0_links(dev_fd, nd.major);
 	return 0;
 }
 
-/* channel0, its /dev/char link and its directory when left empty; a missing one is fine. */
+/*
+ * channel0 and its directory when left empty (remove_char_links has removed its /dev/char
+ * links); a missing one is fine.
+ */
 static void remove_imex_channel0(int dev_fd)
 {
 	_cleanup_close_ int dir_fd = -1;
@@ -562,14 +578,8 @@ static void remove_imex_channel0(int dev_fd)
 	dir_fd = imex_dir_open(dev_fd, false, &e);
 	if (dir_fd < 0)
 		return;
-	if (fstatat(dir_fd, "channel0", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISCHR(st.st_mode)) {
-		char link[32];
-
-		snprintf(link, sizeof(link), "char/%u:%u", major(st.st_rdev), minor(st.st_rdev));
-		if (fs_symlink_is(dev_fd, link, "../" IMEX_CHANNEL0))
-			unlinkat(dev_fd, link, 0);
+	if (fstatat(dir_fd, "channel0", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISCHR(st.st_mode))
 		unlinkat(dir_fd, "channel0", 0);
-	}
 	unlinkat(dev_fd, IMEX_DIR, AT_REMOVEDIR);
 }
 

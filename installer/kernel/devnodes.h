@@ -44,7 +44,7 @@ int devnodes_parse_minor(const char *information);
 
 /*
  * Makes the nodes the loaded driver needs under ROOT/dev. WITH_MODESET adds
- * nvidia-modeset, IMEX_CHANNEL0 /dev/nvidia-caps-imex-channels/channel0 (without the
+ * nvidia-modeset, IMEX_CHANNEL0 DEVNODES_IMEX_CHANNEL0 (without the
  * driver's chrdev a warning, no failure; anything but a character device there, or a
  * directory that is not one, is refused). Returns 0 and what it did in *ret, or -1.
  */

@@ -200,12 +200,23 @@ struct devnodes_report {
 	unsigned created, replaced, fixed, kept, links; /* fixed: mode or owner corrected */
 };
 
-/* The chrdev of IMEX's channels in /proc/devices (nvidia.ko from branch 550) and its node. */
+/*
+ * The chrdev of IMEX's channels in /proc/devices (nvidia.ko from branch 550) and its node,
+ * in the directory of the chrdev's name (NVIDIA's IMEX guide, "Default Channel Creation").
+ */
 #define DEVNODES_IMEX_CHRDEV "nvidia-caps-imex-channels"
-#define DEVNODES_IMEX_CHANNEL0 "/dev/nvidia-caps-imex-channels/channel0"
+#define DEVNODES_IMEX_CHANNEL0 "/dev/" DEVNODES_IMEX_CHRDEV "/channel0"
 
 /* The major /proc/devices gives DEVNODES_IMEX_CHRDEV under ROOT_FD, or -1 when none. */
 int devnodes_imex_major(int root_fd);
+
+/*
+ * DEVNODES_IMEX_CHANNEL0 under ROOT_FD as install judges it, no link followed: 1 with its
+ * device number in *RET (a character device), 0 when it or its directory is missing, -1
+ * with E naming what is there instead (the directory a link or not a directory, channel0
+ * not a character device).
+ */
+int devnodes_imex_channel0(int root_fd, dev_t *ret, struct err *e);
 
 /*
  * Makes only the nodes of the MIG instances the driver has now (nvidia-caps/nvidia-capN of

@@ -55,6 +55,16 @@ mknod "$T/root/dev/nvidia-caps-imex-channels/channel0" c 240 0
 inst doctor --kernel-release "$KERNEL" --imex-channel0
 imex_line | grep -q "^\[fail\] imex .*; /dev/nvidia-caps-imex-channels/channel0 is 240:0, the kernel's channel 0 is $major:0$" ||
     fail "a stale channel0: $(cat "$T/out")"
+# The directory a link (to a real one with a right channel0): install refuses it, so does
+# doctor, never following it.
+mv "$T/root/dev/nvidia-caps-imex-channels" "$T/root/dev/elsewhere"
+rm "$T/root/dev/elsewhere/channel0"
+mknod "$T/root/dev/elsewhere/channel0" c "$major" 0
+ln -s elsewhere "$T/root/dev/nvidia-caps-imex-channels"
+inst doctor --kernel-release "$KERNEL" --imex-channel0
+imex_line | grep -q "^\[fail\] imex .*; /dev/nvidia-caps-imex-channels is a symbolic link, not a directory$" ||
+    fail "channel0 through a link: $(cat "$T/out")"
+rm -r "$T/root/dev/nvidia-caps-imex-channels" "$T/root/dev/elsewhere"
 
 # The loaded driver without the chrdev (as 535 loaded under 570's files would be).
 sed -i '/ nvidia-caps-imex-channels$/d' "$T/root/proc/devices"
