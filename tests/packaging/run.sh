@@ -726,6 +726,14 @@ imex_programs() {
     imex_run "$pkg" "$w/imexd.cfg" "$w/imexd.log"
     [ "$("$pkg/bin/nvidia-imex-ctl" -c "$w/imexd.cfg" -q | od -An -c | tr -s ' ')" = " R E A D Y \n" ] ||
         { kill $imex_pid; fail "nvidia-imex-ctl -q: not exactly READY"; }
+    # A client gone before the answer (a probe killed by its timeout: a reset, so the answer's
+    # write fails with EPIPE) does not take the daemon down; it serves the next one in turn.
+    python3 -c 'import socket, struct, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+s.close()' "$port"
+    [ "$("$pkg/bin/nvidia-imex-ctl" -c "$w/imexd.cfg" -q)" = READY ] ||
+        { cat "$w/imexd.log"; fail "nvidia-imex gone after a client reset its connection"; }
     echo 'not a node!' >>"$w/nodes.cfg"
     kill -USR1 $imex_pid
     wait_log "$w/imexd.log" "state UNAVAILABLE"

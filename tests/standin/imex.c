@@ -386,6 +386,17 @@ static int daemon_main(int argc, char **argv)
 		say("%s", why);
 		return 1;
 	}
+	/*
+	 * Before the port is open: a client gone before its answer (a probe its timeout killed)
+	 * makes the write fail with EPIPE, not kill the daemon; a SIGUSR1 or SIGTERM that comes
+	 * once the port is open waits for the signalfd, never taking the default action.
+	 */
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGUSR1);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
 	lfd = socket(cmd_address(&c, &ss, &len), SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
 	    bind(lfd, (struct sockaddr *)&ss, len) < 0 || listen(lfd, 16) < 0) {
@@ -404,11 +415,6 @@ static int daemon_main(int argc, char **argv)
 			return 0;
 		setsid();
 	}
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGUSR1);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sfd < 0) {
 		say("signalfd: %s", strerror(errno));
