@@ -417,8 +417,8 @@ static int wanted(int root_fd, enum which w, mode_t mode, struct node *nodes, si
  * https://docs.nvidia.com/multi-node-nvlink-systems/imex-guide/imexchannels.html: the major
  * of /proc/devices' nvidia-caps-imex-channels, minor 0). NVIDIA's device plugin with
  * IMEX_CHANNEL_IDS=0 hands that host node to its containers and, with IMEX_REQUIRED, will
- * not start without it (k8s-device-plugin internal/imex/imex.go:42-64: a character device
- * at that path; api/config/v1/imex.go:44-53: the ids are [] or [0]). The driver registers
+ * not start without it (k8s-device-plugin internal/imex/imex.go:42-64; :75-98: a character
+ * device at that path; api/config/v1/imex.go:44-53: the ids are [] or [0]). The driver registers
  * the chrdev from branch 550 with a dynamic major, so a reload may move it: the node is
  * made anew whenever it differs. The directory is judged where it is, in the host's /dev
  * (resolved in the root): a link or another kind of file there, or anything but a
