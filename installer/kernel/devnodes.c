@@ -614,8 +614,20 @@ static int sync_nodes(int root_fd, enum which w, bool imex, struct devnodes_repo
 		    sync_char_link(dev_fd, &nodes[i], r, e) < 0)
 			return err_wrap(e, "devices");
 	}
-	if (imex && sync_imex_channel0(root_fd, dev_fd, &p, r, e) < 0)
-		return err_wrap(e, "devices");
+	/*
+	 * channel0 is optional to the driver: a failure to make it now (mknod refused: a
+	 * read-only /dev, a user namespace) is one warning and the driver keeps serving, never
+	 * the half install the caller rolls back. What is in the way was refused before the
+	 * load (devnodes_imex_check).
+	 */
+	if (imex && sync_imex_channel0(root_fd, dev_fd, &p, r, e) < 0) {
+		log_msg(LOG_WARN, "devices",
+			"--imex-channel0: channel0 not made (%s): the driver stays loaded and serves "
+			"without it, the install goes on; fix the cause and re-run install (doctor "
+			"--imex-channel0 fails the node until then)",
+			e->msg);
+		err_clear(e);
+	}
 	return 0;
 }
 

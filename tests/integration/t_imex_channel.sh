@@ -5,7 +5,8 @@
 # minor 0, the driver's DeviceFileMode. 535 has no such chrdev: one warning, no failure.
 # Off, nothing there is touched; a stale major is replaced; anything but a character
 # device at channel0, or a link at the directory, is refused by name before anything
-# changes (exit 2); uninstall removes it.
+# changes (exit 2); channel0 that cannot be made after the load is a warning, the driver
+# kept (exit 0); uninstall removes it.
 FAKE_KERNEL=1
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2941
 mkkernel "$T/root"
@@ -66,6 +67,19 @@ assert_eq "$(cat "$T/root/dev/$D/channel0")" not-a-device "the regular file"
 assert_eq "$(loaded_modules)" "$before" "the modules after the refusal"
 ! grep -q "module unloaded" "$T/err" || fail "the refusal unloaded the driver"
 rm "$T/root/dev/$D/channel0"
+
+# channel0 that cannot be made once the driver is in (mknod refusing: here a major glibc's
+# makedev cannot pass, as a read-only /dev or a user namespace refuse it): one warning line,
+# the install goes on (exit 0), the driver stays loaded and serving.
+sed -i "s/^ *$major $D\$/4096 $D/" "$T/root/proc/devices"
+before=$(loaded_modules)
+expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_NEW" --imex-channel0
+assert_eq "$(grep -c "imex-channel0: channel0 not made" "$T/err")" 1 "the channel0 warning"
+expect_err "the driver stays loaded and serves without it"
+assert_eq "$(loaded_modules)" "$before" "the modules after channel0 failed"
+! grep -q "module unloaded" "$T/err" || fail "channel0's failure unloaded the driver"
+sed -i "s/^4096 $D\$/$major $D/" "$T/root/proc/devices"
+[ "$(imex_major)" = "$major" ] || fail "/proc/devices not restored: $(cat "$T/root/proc/devices")"
 
 # The directory a link out of /dev (to the host's /etc): refused, never followed.
 rmdir "$T/root/dev/$D"
