@@ -122,6 +122,9 @@ static void installer_argv(void *arg, const char *version, const struct pending 
 		argv[n++] = "--mig-layout";
 		argv[n++] = p->mig_layout;
 	}
+	/* The agent only passes it on: the new driver's load makes channel0. */
+	if (c->imex_channel0)
+		argv[n++] = "--imex-channel0";
 	argv[n] = NULL;
 }
 

@@ -201,13 +201,16 @@ const struct config_option config_options[] = {
 	/* NVIDIA's IMEX guide, "Default Channel Creation" (imexchannels.html); the device
 	 * plugin's IMEX_CHANNEL_IDS=0 hands the host's node on (installer/kernel/devnodes.c). */
 	OPTION("imex-channel0", .env = "NVIDIA_IMEX_CHANNEL0", .kind = CONFIG_BOOL,
-	       .offset = F(imex_channel0), .cmds = CFG_INSTALL | CFG_UNINSTALL | CFG_DOCTOR,
+	       .offset = F(imex_channel0),
+	       .cmds = CFG_INSTALL | CFG_UNINSTALL | CFG_DOCTOR | CFG_AGENT,
 	       .json = "imex_channel0",
 	       .help = "after the driver loads, make IMEX's default channel /dev/nvidia-caps-imex-channels/channel0 (the major of /proc/devices' nvidia-caps-imex-channels, branch 550 on), for NVIDIA's device plugin with IMEX_CHANNEL_IDS=0",
 	       .help_for = HELP_FOR(
 		       ON(CFG_UNINSTALL, "also remove /dev/nvidia-caps-imex-channels/channel0"),
 		       ON(CFG_DOCTOR,
-			  "check /dev/nvidia-caps-imex-channels/channel0 against /proc/devices"))),
+			  "check /dev/nvidia-caps-imex-channels/channel0 against /proc/devices"),
+		       ON(CFG_AGENT,
+			  "make channel0 at an upgrade's driver load (passed to the installer it runs)"))),
 	OPTION("when-busy", .env = "NVIDIA_WHEN_BUSY", .kind = CONFIG_STRING,
 	       .offset = F(when_busy), .cmds = CFG_INSTALL, .arg = "POLICY", .value = "fail",
 	       .json = "when_busy",

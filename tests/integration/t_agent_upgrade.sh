@@ -44,8 +44,15 @@ EOF
 kube_stub "$T/cluster.json"
 
 # The agent has the installer's repository settings in its environment, as the DaemonSet
-# gives them; the version and the module parameters come from the pending record.
-start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA"
+# gives them; the version and the module parameters come from the pending record. So is
+# NVIDIA_IMEX_CHANNEL0, which the agent only checks and the installer it runs acts on: the
+# new driver (550, with IMEX's chrdev) gets channel0 at its load. A bad value stops the
+# agent at its start (exit 2; a timeout so that an agent that starts fails, not hangs), not
+# the upgrade's installer later.
+INST_WRAP="timeout 60" NVIDIA_IMEX_CHANNEL0=maybe expect_rc 2 agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" \
+    --kernel-release "$KERNEL" --listen 127.0.0.1:0
+expect_err "NVIDIA_IMEX_CHANNEL0"
+NVIDIA_IMEX_CHANNEL0=yes start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA"
 trap 'rc=$?; kill "$apid" 2>/dev/null || true; [ $rc = 0 ] || tail -15 "$T/agent.log"' EXIT
 agent_said() { grep -q -- "$1" "$T/agent.log"; }
 # requests METHOD PATH-REGEX: how many requests of this stand-in matched and were answered.
@@ -74,6 +81,10 @@ kube_api DELETE /api/v1/namespaces/ml/pods/train >/dev/null
 assert_eq "$(cat "$KUBE_DIR/status")" 200 "the pod's deletion"
 wait_for "the upgrade done" 30 upgrade_node_has 'state == "done" and not unsched and slot == ""'
 assert_eq "$(installed_version)" "$V_NEW" "the version after the upgrade"
+imex_major=$(sed -n 's/^ *\([0-9]*\) nvidia-caps-imex-channels$/\1/p' "$T/root/proc/devices")
+[ -n "$imex_major" ] || fail "550 registered no nvidia-caps-imex-channels"
+assert_eq "$(devnode nvidia-caps-imex-channels/channel0)" "c $imex_major:0 666" \
+    "channel0 after the agent's upgrade (NVIDIA_IMEX_CHANNEL0 on the agent)"
 [ ! -e "$(idir)/.pending.json" ] || fail "still pending"
 grep -q '"nvidia.NVreg_EnableGpuFirmware=1"' "$T/root/run/nvidia-driver-installer/module-args.json" ||
     fail "the pending request's module parameters not given: $(cat "$T/root/run/nvidia-driver-installer/module-args.json")"
