@@ -50,9 +50,11 @@ static bool installed_has_imex(int root_fd, const struct config *c, const struct
 
 /*
  * channel0 (--imex-channel0) against MAJOR: "" when it is right, else what is wrong, judged
- * as install judges it (devnodes_imex_channel0: a link at its directory is not followed).
+ * as install judges it (devnodes_imex_channel0: a link at its directory is not followed),
+ * and in FIX what to do: re-run install, or first remove what install refuses.
  */
-static void channel0_wrong(int root_fd, int major, char *buf, size_t size)
+static void channel0_wrong(int root_fd, int major, char *buf, size_t size, char *fix,
+			   size_t fix_size)
 {
 	dev_t rdev = 0;
 	struct err e;
@@ -61,13 +63,16 @@ static void channel0_wrong(int root_fd, int major, char *buf, size_t size)
 	err_clear(&e);
 	r = devnodes_imex_channel0(root_fd, &rdev, &e);
 	buf[0] = '\0';
-	if (r < 0)
+	str_fmt_cut(fix, fix_size, "re-run install with --imex-channel0: it makes it");
+	if (r < 0) {
 		str_fmt_cut(buf, size, "%s", e.msg);
-	else if (r == 0)
+		str_fmt_cut(fix, fix_size, "%s; then re-run install", e.hint);
+	} else if (r == 0) {
 		str_fmt_cut(buf, size, "%s is missing", DEVNODES_IMEX_CHANNEL0);
-	else if (major(rdev) != (unsigned)major || minor(rdev) != 0)
+	} else if (major(rdev) != (unsigned)major || minor(rdev) != 0) {
 		str_fmt_cut(buf, size, "%s is %u:%u, the kernel's channel 0 is %d:0",
 			    DEVNODES_IMEX_CHANNEL0, major(rdev), minor(rdev), major);
+	}
 }
 
 void doctor_check_imex(struct doctor *d, int root_fd, const struct config *c,
@@ -117,10 +122,9 @@ void doctor_check_imex(struct doctor *d, int root_fd, const struct config *c,
 	}
 	wrong[0] = '\0';
 	if (c->imex_channel0)
-		channel0_wrong(root_fd, major, wrong, sizeof(wrong));
+		channel0_wrong(root_fd, major, wrong, sizeof(wrong), fix, sizeof(fix));
 	if (wrong[0])
-		doctor_add(d, V_FAIL, "imex", "re-run install with --imex-channel0: it makes it",
-			   "%s; %s", gpu, wrong);
+		doctor_add(d, V_FAIL, "imex", fix, "%s; %s", gpu, wrong);
 	else
 		doctor_add(
 			d, V_OK, "imex", NULL,

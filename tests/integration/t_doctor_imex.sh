@@ -64,6 +64,8 @@ ln -s elsewhere "$T/root/dev/nvidia-caps-imex-channels"
 inst doctor --kernel-release "$KERNEL" --imex-channel0
 imex_line | grep -q "^\[fail\] imex .*; /dev/nvidia-caps-imex-channels is a symbolic link, not a directory$" ||
     fail "channel0 through a link: $(cat "$T/out")"
+imex_line | grep -q "fix: remove it: the installer makes the directory and channel0 in it (--imex-channel0); then re-run install$" ||
+    fail "the link's fix: $(imex_line)"
 rm -r "$T/root/dev/nvidia-caps-imex-channels" "$T/root/dev/elsewhere"
 
 # The loaded driver without the chrdev (as 535 loaded under 570's files would be).
