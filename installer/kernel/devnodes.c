@@ -555,8 +555,12 @@ static int sync_imex_channel0(int root_fd, int dev_fd, const struct nv_params *p
 	dir_fd = imex_dir_open(dev_fd, true, e);
 	if (dir_fd < 0)
 		return -1;
-	if (channel0_kind_ok(dir_fd, e) < 0 || sync_node(dir_fd, &nd, p, r, e) < 0)
+	if (channel0_kind_ok(dir_fd, e) < 0)
 		return -1;
+	/* sync_node names the node under /dev, which channel0 is not directly. */
+	if (sync_node(dir_fd, &nd, p, r, e) < 0)
+		return err_errno(e, EXIT_UNEXPECTED, e->sys_errno,
+				 "make " DEVNODES_IMEX_CHANNEL0 " (%u:0)", nd.major);
 	snprintf(nd.name, sizeof(nd.name), "%s", channel0_in_dev);
 	if (sync_char_link(dev_fd, &nd, r, e) < 0)
 		return -1;
