@@ -200,6 +200,34 @@ def check_bundle_members(option, path):
         seen.add(n)
 
 
+def unpack_given(given, option, work, what, found):
+    """A package given as its .deb, a tar archive of it or the directory either unpacks to
+    (--imex, --nvlsm): a file unpacked through unpack_confined into WORK, a directory taken
+    as it is; a tree whose one top directory holds the package (an archive of the unpacked
+    tree) is entered when FOUND(root) does not hold at the top. WHAT names the package in
+    the refusals. Returns (the given path resolved, the package's root)."""
+    path = os.path.realpath(given)
+    if os.path.isfile(path):
+        root = work
+        if path.endswith(".deb"):
+            unpack_confined.unpack_deb(path, root, given)
+        elif not tarfile.is_tarfile(path):
+            die("%s is neither a .deb nor a tar archive: pass %s (.deb), an archive of it or "
+                "its directory" % (given, what))
+        else:
+            check_bundle_members(option, path)
+            unpack_confined.unpack_tar(path, root, given)
+    elif os.path.isdir(path):
+        root = path
+    else:
+        die("%s does not exist: pass %s (.deb), an archive of it or its directory" % (
+            given, what))
+    tops = [os.path.join(root, n) for n in os.listdir(root)]
+    if len(tops) == 1 and os.path.isdir(tops[0]) and not found(root):
+        root = tops[0]
+    return path, root
+
+
 def copy_tools_and_firmware(root, stage, version, dirs, what):
     """The driver's programs (TOOLS) found in DIRS of the unpacked tree ROOT, a later
     directory's copy winning, and its firmware for VERSION, copied out into STAGE through

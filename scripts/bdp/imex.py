@@ -9,10 +9,9 @@ share/nvidia/imex/{config.cfg,nodes_config.cfg} (docs/repository-format.md)."""
 import os
 import re
 import subprocess
-import tarfile
 
-from bdp.common import (ARCHES, check_bundle_members, die, elf_machine, inside, say,
-                        unpack_confined)
+from bdp.common import (ARCHES, die, elf_machine, inside, say, unpack_confined,
+                        unpack_given)
 
 # IMEX came with the 550 branch (its channels' chrdev nvidia-caps-imex-channels); the
 # driver container installs no IMEX package for an older branch (imex_install).
@@ -61,31 +60,18 @@ def control_version(root):
 def unpack(b):
     """--imex's files: a .deb unpacked into the work directory, a tar archive of it too, a
     directory as it is. Returns (its root, the IMEX version it names or None)."""
-    given = os.path.realpath(b.imex)
+    given, root = unpack_given(b.imex, "--imex", os.path.join(b.work, "imex"),
+                               "NVIDIA's nvidia-imex package",
+                               lambda r: find_program(r, PROGRAMS[0]))
     name = os.path.basename(given)
-    if os.path.isfile(given):
-        root = os.path.join(b.work, "imex")
-        if given.endswith(".deb"):
-            unpack_confined.unpack_deb(given, root, b.imex)
-            try:
-                out = subprocess.run(["dpkg-deb", "-f", given, "Version"], capture_output=True,
-                                     text=True, timeout=60).stdout.strip()
-            except (OSError, subprocess.TimeoutExpired):
-                out = ""
-            return root, version_of_name(name) or control_version_text(out)
-        if not tarfile.is_tarfile(given):
-            die("%s is neither a .deb nor a tar archive: pass NVIDIA's nvidia-imex package "
-                "(.deb), an archive of it or its directory" % b.imex)
-        check_bundle_members("--imex", given)
-        unpack_confined.unpack_tar(given, root, b.imex)
-    elif os.path.isdir(given):
-        root = given
-    else:
-        die("%s does not exist: pass NVIDIA's nvidia-imex package (.deb), an archive of it or "
-            "its directory" % b.imex)
-    tops = [os.path.join(root, n) for n in os.listdir(root)]
-    if len(tops) == 1 and os.path.isdir(tops[0]) and not find_program(root, PROGRAMS[0]):
-        root = tops[0]
+    if os.path.isfile(given) and given.endswith(".deb"):
+        # Its control file is not unpacked with the data: dpkg-deb reads it.
+        try:
+            out = subprocess.run(["dpkg-deb", "-f", given, "Version"], capture_output=True,
+                                 text=True, timeout=60).stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            out = ""
+        return root, version_of_name(name) or control_version_text(out)
     return root, (version_of_name(name) or version_of_name(os.path.basename(root))
                   or control_version(root))
 

@@ -9,7 +9,8 @@ import shutil
 import subprocess
 
 from bdp.common import (ARCHES, LIBRARIES, REQUIRED_LIBRARIES, TOOLS, check_bundle_members,
-                        check_machine, die, elf_machine, inside, run, say, unpack_confined)
+                        check_machine, die, elf_machine, inside, run, say, unpack_confined,
+                        unpack_given)
 
 
 def soname(path):
@@ -130,23 +131,9 @@ def nvlsm_source(b):
     None)."""
     if not b.fabricmanager:
         die("--nvlsm without --fabricmanager: NVLSM only serves Fabric Manager; pass both")
-    given = os.path.realpath(b.nvlsm)
-    if os.path.isfile(given):
-        root = os.path.join(b.work, "nvlsm")
-        if given.endswith(".deb"):
-            unpack_confined.unpack_deb(given, root, b.nvlsm)
-        else:
-            check_bundle_members("--nvlsm", given)
-            unpack_confined.unpack_tar(given, root, b.nvlsm)
-    elif os.path.isdir(given):
-        root = given
-    else:
-        die("%s does not exist: pass NVIDIA's nvlsm package (.deb), an archive of it or its "
-            "directory" % b.nvlsm)
-    tops = [os.path.join(root, n) for n in os.listdir(root)]
-    if len(tops) == 1 and os.path.isdir(tops[0]) and not any(
-            os.path.isfile(os.path.join(root, rel)) for rel in NVLSM_BINARIES):
-        root = tops[0]
+    given, root = unpack_given(b.nvlsm, "--nvlsm", os.path.join(b.work, "nvlsm"),
+                               "NVIDIA's nvlsm package", lambda r: any(
+                                   os.path.isfile(os.path.join(r, rel)) for rel in NVLSM_BINARIES))
     binary = next((inside(root, rel, b.nvlsm) for rel in NVLSM_BINARIES
                    if os.path.isfile(os.path.join(root, rel))), None)
     if not binary:
