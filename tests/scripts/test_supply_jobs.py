@@ -343,6 +343,21 @@ class JobsTest(unittest.TestCase):
             self.assertTrue(self.cluster.wait_running(2), "two builds running")
             p.send_signal(signal.SIGTERM)
             self.assertEqual(p.wait(600), 143)
+            deletes = self.mine("DELETE", since)
+            self.assertEqual(sorted(r["path"].rsplit("/", 1)[1] for r in deletes),
+                             sorted(jobs.job_name(b.id) for b in builds[:2]))
+            self.assertTrue(all(json.loads(r["body"])["propagationPolicy"] == "Background"
+                                for r in deletes))
+            self.assertEqual(len(self.mine("POST", since)), 2)
+            # The pods stop because their Jobs went, not because the builds finished: the
+            # builds are released only after this (a release before the stand-in kubelet has
+            # seen the deletions lets a build finish and stage, as CI once saw).
+            with self.cluster.cv:
+                self.assertTrue(self.cluster.cv.wait_for(lambda: not any(
+                    n in self.cluster.running
+                    for n in map(jobs.job_name, (b.id for b in builds))), 600),
+                    "the pods stopped")
+            self.assertFalse(os.path.exists(os.path.join(builds[0].stage, "stage.json")))
         finally:
             if p.poll() is None:
                 p.kill()
@@ -350,17 +365,6 @@ class JobsTest(unittest.TestCase):
             for b in builds:
                 os.makedirs(b.work, exist_ok=True)
                 open(os.path.join(b.work, "release"), "w").close()
-        deletes = self.mine("DELETE", since)
-        self.assertEqual(sorted(r["path"].rsplit("/", 1)[1] for r in deletes),
-                         sorted(jobs.job_name(b.id) for b in builds[:2]))
-        self.assertTrue(all(json.loads(r["body"])["propagationPolicy"] == "Background"
-                            for r in deletes))
-        self.assertEqual(len(self.mine("POST", since)), 2)
-        with self.cluster.cv:
-            self.assertTrue(self.cluster.cv.wait_for(lambda: not any(
-                n in self.cluster.running for n in map(jobs.job_name, (b.id for b in builds))),
-                600), "the pods stopped")
-        self.assertFalse(os.path.exists(os.path.join(builds[0].stage, "stage.json")))
         self.assertEqual(self.stub.client().list(JOBS), [])
 
     def test_api_server_refuses_a_bad_job(self):
