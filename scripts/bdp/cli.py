@@ -65,6 +65,11 @@ def parser(doc):
                     ".deb of the driver's own version, an archive or a directory; driver 550 "
                     "and later): packed into bin/nvidia-imex, bin/nvidia-imex-ctl and "
                     "share/nvidia/imex/")
+    ap.add_argument("--nvsdm", metavar="DEB_ARCHIVE_OR_DIR", help="NVIDIA's NVSwitch Device "
+                    "Monitoring library, through which DCGM reads NVLink 5 switches, HGX "
+                    "B200/B300 (its libnvsdm-BRANCH or libnvsdm .deb of the driver's own "
+                    "version, an archive or a directory; driver 560 and later): packed into "
+                    "lib64/ with its soname link libnvsdm.so.1")
     ap.add_argument("--os", help="os-release ID the package is limited to; it chooses the "
                     "platform (%s); without it, or for another ID, the platform is the one "
                     "whose options are given (%s where none are)" % (

@@ -54,6 +54,7 @@ class Build:
     fabricmanager: Optional[str]
     nvlsm: Optional[str]
     imex: Optional[str]
+    nvsdm: Optional[str]        # --nvsdm: NVIDIA's libnvsdm package (bdp/nvsdm.py)
     pci_names: Optional[str]
     no_platform_params: bool
     repo: Optional[str]         # the repository the packages are published to,
@@ -182,7 +183,7 @@ def from_args(args, platform):
         sign_key=args.sign_key, sign_cert=args.sign_cert, sign_file=args.sign_file,
         keep_signatures=args.keep_signatures, vendor_cert=args.vendor_cert,
         fabricmanager=args.fabricmanager, nvlsm=args.nvlsm, pci_names=args.pci_names,
-        imex=args.imex,
+        imex=args.imex, nvsdm=args.nvsdm,
         no_platform_params=args.no_platform_params, repo=args.repo, repo_key=args.repo_key,
         stage_to=args.stage_to,
         tags=args.tag, repository=args.repository, os=args.os, os_build=args.os_build,
