@@ -2,7 +2,8 @@
 /*
  * doctor's check list, shared by the files its checks live in (cmd/doctor.c, the GPU
  * partitions and sharing checks in cmd/doctor_partitions.c, the newest installed kernel's
- * in cmd/doctor_boot.c, IMEX's in cmd/doctor_imex.c; the list itself in
+ * in cmd/doctor_boot.c, IMEX's in cmd/doctor_imex.c, NVLink 5
+ * telemetry's in cmd/doctor_nvsdm.c; the list itself in
  * cmd/doctor_checks.c): a line is a verdict, what was found and, when it is not ok, the fix.
  */
 #pragma once
@@ -54,6 +55,14 @@ void doctor_check_partitions(struct doctor *d, int root_fd, const struct config 
  */
 void doctor_check_imex(struct doctor *d, int root_fd, const struct config *c,
 		       const struct nodestate *s);
+
+/*
+ * The NVLink 5 telemetry line (cmd/doctor_nvsdm.c): none on a node without NVLink 5
+ * management ports; there, whether the installed version's lib64/ has libnvsdm.so.1, which
+ * DCGM loads for the switches' metrics: a warning when not, never a failure.
+ */
+void doctor_check_nvsdm(struct doctor *d, int root_fd, const struct config *c,
+			const struct nodestate *s);
 
 /*
  * The newest installed kernel B->newest, later than the boot loader default's B->next and

@@ -3,6 +3,12 @@
 # the loaded driver registers no nvidia-caps-imex-channels; it is ok for a 570 package with
 # both programs and the chrdev in /proc/devices; with --imex-channel0 it also holds the
 # host's channel0 to the kernel's major. On other GPUs the line is ok (the golden doctor).
+# NVLink 5 telemetry (doctor_nvsdm.c): with two management ports (VPD SMDL=SW_MNG, as HGX
+# B200's), the "dcgm nvswitch" line warns, exit status unchanged, while the installed version
+# has no lib64/libnvsdm.so.1, and is ok for the 570 package that has one (a stand-in,
+# tests/standin/nvsdm.c); DCGM's lookup (tests/standin/dcgm-load.c) finds it through the
+# install dir's lib64 as GKE's LD_LIBRARY_PATH gives it, and not in the 535 one. No line
+# without the ports.
 FAKE_KERNEL=1
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2941
 mkkernel "$T/root"
@@ -13,6 +19,29 @@ V570=570.86.16
 printf '#!/bin/sh\nexit 0\n' >"$T/drv/bin/nvidia-imex"
 printf '#!/bin/sh\necho READY\n' >"$T/drv/bin/nvidia-imex-ctl"
 chmod 755 "$T/drv/bin/nvidia-imex" "$T/drv/bin/nvidia-imex-ctl"
+# NVIDIA's libnvsdm as build-driver-package --nvsdm packs it: the file, its soname link.
+cc -shared -fPIC -Wl,-soname,libnvsdm.so.1 -o "$T/drv/lib64/libnvsdm.so.$V570" \
+    "$SRC/tests/standin/nvsdm.c"
+ln -s "libnvsdm.so.$V570" "$T/drv/lib64/libnvsdm.so.1"
+cc -O1 -o "$T/dcgm-load" "$SRC/tests/standin/dcgm-load.c" -ldl
+# nvlink5 on|off: the host's two NVLink 5 management functions (t_agent_fabric's layout).
+nvlink5() {
+    rm -rf "$T/root/sys/class/infiniband" "$T/root/sys/devices/pci0000:00/mlx5_"*
+    [ "$1" = on ] || return 0
+    local f d c
+    for f in mlx5_1:0001 mlx5_2:0002; do
+        d=$T/root/sys/devices/pci0000:00/${f%:*} c=$T/root/sys/class/infiniband/${f%:*}
+        mkdir -p "$d" "$c/ports/1/gids"
+        echo 0x15b3 >"$d/vendor"
+        printf '\x82\x10Board Id\x90\x20V3\x0bSMDL=SW_MNG\x78\x00' >"$d/vpd"
+        ln -s "../../../devices/pci0000:00/${f%:*}" "$c/device"
+        echo "fe80:0000:0000:0000:b8ce:f603:0000:${f#*:}" >"$c/ports/1/gids/0"
+    done
+}
+dcgm_line() { grep -A1 '^\[[a-z ]*\] dcgm nvswitch ' "$T/out"; }
+# dcgm_load: DCGM's lookup in dcgm-exporter's container on GKE (the install dir mounted at
+# /usr/local/nvidia, LD_LIBRARY_PATH=/usr/local/nvidia/lib64).
+dcgm_load() { env -u LD_PRELOAD LD_LIBRARY_PATH="$T/root/$IDIR_REL/lib64" "$T/dcgm-load" >"$T/load" || true; }
 sign_modules "$T/drv/kernel"
 "$SRC/scripts/make-repo" pack "$T/drv" "$T/pkg-$V570.tar.zst"
 "$SRC/scripts/make-repo" add --repo "$T/repo" --key "$FIX/keys/key.pem" --version "$V570" \
@@ -33,6 +62,16 @@ c = [x for x in o["checks"] if x["check"] == "imex"]
 assert len(c) == 1 and c[0]["status"] == "fail" and "build-driver-package --imex" in c[0]["fix"], c
 assert o["verdict"] == "fail", o["verdict"]
 PY
+nvlink5 on
+expect_rc 9 doctor --kernel-release "$KERNEL"
+dcgm_line | grep -q "^\[warn\] dcgm nvswitch NVLink 5 switches behind 2 management port(s); the installed driver $V_OLD has no lib64/libnvsdm.so.1: DCGM (dcgm-exporter) cannot load NVSDM and reports no NVSwitch or NVLink metrics$" ||
+    fail "535's dcgm nvswitch line: $(cat "$T/out")"
+dcgm_line | grep -q "fix: install a driver of branch 560 or later built with build-driver-package --nvsdm (NVIDIA's libnvsdm package of its version); the GPUs serve without it$" ||
+    fail "535's dcgm nvswitch fix: $(dcgm_line)"
+dcgm_load
+grep -q "^nvsdm: not loaded: libnvsdm.so.1: cannot open shared object file" "$T/load" ||
+    fail "libnvsdm.so.1 found in 535's lib64: $(cat "$T/load")"
+nvlink5 off
 
 # 570 with both programs, its chrdev registered: ok.
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V570"
@@ -41,6 +80,17 @@ major=$(sed -n 's/^ *\([0-9]*\) nvidia-caps-imex-channels$/\1/p' "$T/root/proc/d
 inst doctor --kernel-release "$KERNEL"
 imex_line | grep -q "^\[ok  \] imex          GPU 10de:2941 (GB200) needs IMEX for jobs across nodes; the installed driver $V570 has nvidia-imex and nvidia-imex-ctl, the kernel's nvidia-caps-imex-channels is major $major$" ||
     fail "570's imex line: $(cat "$T/out")"
+grep -q "dcgm nvswitch" "$T/out" && fail "a dcgm nvswitch line without NVLink 5 ports"
+rc_before=$RC
+nvlink5 on
+inst doctor --kernel-release "$KERNEL"
+assert_eq "$RC" "$rc_before" "doctor's status with the dcgm nvswitch line"
+dcgm_line | grep -q "^\[ok  \] dcgm nvswitch NVLink 5 switches behind 2 management port(s); the installed driver $V570 has lib64/libnvsdm.so.1, which DCGM (dcgm-exporter) loads for their telemetry$" ||
+    fail "570's dcgm nvswitch line: $(cat "$T/out")"
+dcgm_load
+grep -qx "nvswitch: nvsdm" "$T/load" || fail "DCGM's lookup: $(cat "$T/load")"
+grep -q "^nvsdm: loaded $T/root/$IDIR_REL/lib64/libnvsdm.so.1$" "$T/load" || fail "DCGM's lookup: $(cat "$T/load")"
+nvlink5 off
 
 # --imex-channel0: the host's channel0 is held to the kernel's major.
 inst doctor --kernel-release "$KERNEL" --imex-channel0
