@@ -36,7 +36,9 @@
 #                 bin/ and share/nvidia/imex/, the index's imex from the content; driver
 #                 535, another version, no nvidia-imex-ctl, another architecture refused
 #                 before anything is built; the stand-ins run as the compute-domain daemon
-#                 runs them
+#                 runs them. With it NVIDIA's libnvsdm .deb (make-nvsdm-deb) packed into
+#                 lib64/ with its soname link, found there by DCGM's lookup restated
+#                 (tests/standin/dcgm-load.c); 535, another version, arm64's refused
 #   hostile       a build machine's inputs are hostile too (scripts/unpack_confined.py): a
 #                 kernel-devel RPM with a link out of the work directory and a file
 #                 through it, a world-writable device node, a setuid-root file; .debs whose
@@ -788,6 +790,10 @@ t_imex() {
     "$SRC/tests/packaging/make-imex-deb" amd64 "$v" "$w/debs" >/dev/null
     "$SRC/tests/packaging/make-imex-deb" arm64 "$v" "$w/debs" >/dev/null
     "$SRC/tests/packaging/make-imex-deb" amd64 570.133.20 "$w/debs" >/dev/null
+    local ndeb=$w/debs/libnvsdm-570_$v-1_amd64.deb
+    "$SRC/tests/packaging/make-nvsdm-deb" amd64 "$v" "$w/debs" >/dev/null
+    "$SRC/tests/packaging/make-nvsdm-deb" arm64 "$v" "$w/debs" >/dev/null
+    "$SRC/tests/packaging/make-nvsdm-deb" amd64 570.133.20 "$w/debs" >/dev/null
     local sign=(--sign-key "$W/keys/vendor.pem" --sign-cert "$W/keys/vendor.crt")
     ibdp() { bdp --source "$w/src" "${sign[@]}" --work "$w/work" --repo "$w/repo" "$@"; }
     # Refused before anything is built, each by name: a tar archive of the other version's
@@ -805,15 +811,24 @@ t_imex() {
     has "$w/noctl.log" "has no nvidia-imex-ctl (looked for usr/bin/nvidia-imex-ctl, usr/sbin/nvidia-imex-ctl, bin/nvidia-imex-ctl): not NVIDIA's nvidia-imex package"
     rc 1 "$w/arch.log" ibdp --imex "$deb64"
     has "$w/arch.log" "usr/bin/nvidia-imex is not an ELF executable for x86_64: take the nvidia-imex package of the node's architecture (amd64)"
-    ! grep -q "compiling\|signing" "$w/535.log" "$w/other.log" "$w/noctl.log" "$w/arch.log" ||
-        fail "built before IMEX was checked"
+    # --nvsdm (scripts/bdp/nvsdm.py): the same, before anything is built.
+    rc 1 "$w/n535.log" bdp --source "$W/src" "${sign[@]}" --work "$w/work-535" --repo "$w/repo" \
+        --nvsdm "$ndeb"
+    has "$w/n535.log" "--nvsdm: driver $V is of the 535 branch, for which NVIDIA ships no libnvsdm (it comes with the 560 branch)"
+    rc 1 "$w/nother.log" ibdp --nvsdm "$w/debs/libnvsdm-570_570.133.20-1_amd64.deb"
+    has "$w/nother.log" "is libnvsdm 570.133.20, the driver is $v: libnvsdm must be the driver's own version; take libnvsdm-570_$v-1_amd64.deb"
+    rc 1 "$w/narch.log" ibdp --nvsdm "$w/debs/libnvsdm-570_$v-1_arm64.deb"
+    has "$w/narch.log" "usr/lib/aarch64-linux-gnu/libnvsdm.so.1 is built for aarch64, not an ELF file for x86_64 (--arch): give the x86_64 build's files"
+    ! grep -q "compiling\|signing" "$w/535.log" "$w/other.log" "$w/noctl.log" "$w/arch.log" \
+        "$w/n535.log" "$w/nother.log" "$w/narch.log" || fail "built before IMEX or libnvsdm was checked"
     [ ! -e "$w/repo/index.json" ] || fail "a refused build published"
     # Without --imex the index says nothing of IMEX; with it, imex: true (the modules
     # compiled once, reused by the second build).
     rc 0 "$w/none.log" ibdp
     python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["drivers"][0]["packages"]; assert len(p) == 1 and "imex" not in p[0], p' \
         "$w/repo/index.json" || fail "imex in the index of a package without it"
-    rc 0 "$w/ok.log" ibdp --imex "$deb"
+    rc 0 "$w/ok.log" ibdp --imex "$deb" --nvsdm "$ndeb"
+    has "$w/ok.log" "libnvsdm $v packed: lib64/libnvsdm.so.1"
     has "$w/ok.log" "IMEX $v packed: bin/nvidia-imex, bin/nvidia-imex-ctl, share/nvidia/imex/ (config.cfg, nodes_config.cfg)"
     pkg=$w/pkg && mkdir -p "$pkg" "$w/deb"
     tar -C "$pkg" -xf "$w/work/nvidia-$v-proprietary-$R.tar.zst"
@@ -826,6 +841,18 @@ t_imex() {
     [ -z "$(find "$pkg" -name '*.service')" ] || fail "the systemd unit packed"
     python3 -c 'import json,sys; i=json.load(open(sys.argv[1])); assert i["imex"] == {"version": sys.argv[2]}, i' \
         "$pkg/share/nvidia/build-info.json" "$v" || fail "build-info.json: imex"
+    # libnvsdm: NVIDIA's file and its linker name in lib64/, nothing else of its package.
+    dpkg-deb -x "$ndeb" "$w/deb"
+    cmp "$pkg/lib64/libnvsdm.so.1" "$w/deb/usr/lib/x86_64-linux-gnu/libnvsdm.so.1" ||
+        fail "lib64/libnvsdm.so.1 is not the package's"
+    [ "$(readlink "$pkg/lib64/libnvsdm.so")" = libnvsdm.so.1 ] || fail "lib64/libnvsdm.so"
+    [ -z "$(find "$pkg" -name nvsdm_cli -o -name nvsdm.h)" ] || fail "nvsdm_cli or nvsdm.h packed"
+    python3 -c 'import json,sys; i=json.load(open(sys.argv[1])); assert i["nvsdm"] == {"version": sys.argv[2], "library": "libnvsdm.so.1", "file": "libnvsdm.so.1", "needs": []}, i' \
+        "$pkg/share/nvidia/build-info.json" "$v" || fail "build-info.json: nvsdm"
+    cc -O1 -o "$w/dcgm-load" "$SRC/tests/standin/dcgm-load.c" -ldl
+    env -u LD_PRELOAD LD_LIBRARY_PATH="$pkg/lib64" "$w/dcgm-load" >"$w/load.log" ||
+        fail "DCGM's lookup in lib64/: $(cat "$w/load.log")"
+    grep -qx "nvsdm: loaded $pkg/lib64/libnvsdm.so.1" "$w/load.log" || fail "DCGM's lookup: $(cat "$w/load.log")"
     imex_programs "$pkg" "$w"
 
     # arm64: the same driver cross-built against Debian's arm64 headers, NVIDIA's arm64
@@ -862,7 +889,7 @@ assert got == [("aarch64", True), ("x86_64", True)], got' "$w/repo/index.json" |
         "$w/repo-half/index.json" || fail "imex set for a package with nvidia-imex alone"
     python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["drivers"][0]["packages"][0]; assert p["imex"] is True, p' \
         "$w/repo-both/index.json" || fail "imex not set for a package with both programs"
-    ok "imex: NVIDIA's nvidia-imex .deb packed for amd64 and arm64 (bin/, share/nvidia/imex/, build-info.json, the index's imex from the content); 535, another version, no nvidia-imex-ctl, another architecture refused before the build; the stand-ins run as the compute-domain daemon runs them"
+    ok "imex: NVIDIA's nvidia-imex .deb packed for amd64 and arm64 (bin/, share/nvidia/imex/, build-info.json, the index's imex from the content); 535, another version, no nvidia-imex-ctl, another architecture refused before the build; the stand-ins run as the compute-domain daemon runs them; libnvsdm packed into lib64/ and found there by DCGM's lookup, its 535, another version, arm64 refused"
 }
 
 # arm64: Debian's arm64 kernel fetched and unpacked (scripts/fetch-debian-kernel, cached
