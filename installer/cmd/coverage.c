@@ -152,6 +152,7 @@ static json_object *package_json(const struct repo_driver *d, const struct repo_
 	json_object_object_add(o, "size", json_object_new_int64((int64_t)p->size));
 	json_object_object_add(o, "sha256", json_object_new_string(p->sha256));
 	json_object_object_add(o, "imex", json_object_new_boolean(p->imex));
+	json_object_object_add(o, "nvsdm", json_object_new_boolean(p->nvsdm));
 	return o;
 }
 
@@ -193,6 +194,39 @@ static void imex_json(json_object *o, const struct host *h, const struct repo_ch
 	imex_note(h, ch, &needed, note, sizeof(note));
 	json_object_object_add(o, "imex", needed ? json_object_new_boolean(!note[0]) : NULL);
 	json_object_object_add(o, "imex_note", note[0] ? json_object_new_string(note) : NULL);
+}
+
+/* ---- NVLink 5 telemetry: a package without libnvsdm, for DCGM (design.md) ----------- */
+
+/*
+ * Whether CHOICE carries the libnvsdm that DCGM needs on H (host_nvsdm_wanted: NVLink 5
+ * switches), from the index's packages[].nvsdm. *RET_NEEDED: H wants it and a driver is
+ * chosen. NOTE: "" when the package has it or nothing wants it; else one line saying what
+ * is missing and how to get it. Telemetry, not serving: the answer and the exit status stay.
+ */
+static void nvsdm_note(const struct host *h, const struct repo_choice *ch, bool *ret_needed,
+		       char *note, size_t size)
+{
+	char what[96];
+
+	note[0] = '\0';
+	*ret_needed = host_nvsdm_wanted(h, what, sizeof(what)) && ch->driver;
+	if (!*ret_needed || ch->pkg->nvsdm)
+		return;
+	str_fmt_cut(
+		note, size,
+		"%s: NVLink 5 switches, which DCGM (dcgm-exporter) reads through libnvsdm.so.1; driver %s's package carries none, so DCGM reports no NVSwitch metrics (the GPUs are served); fix: build it with build-driver-package --nvsdm (NVIDIA's libnvsdm package of the driver's version), branch 560 or later",
+		what, ch->driver->version);
+}
+
+static void nvsdm_json(json_object *o, const struct host *h, const struct repo_choice *ch)
+{
+	char note[512];
+	bool needed;
+
+	nvsdm_note(h, ch, &needed, note, sizeof(note));
+	json_object_object_add(o, "nvsdm", needed ? json_object_new_boolean(!note[0]) : NULL);
+	json_object_object_add(o, "nvsdm_note", note[0] ? json_object_new_string(note) : NULL);
 }
 
 static int table(const struct config *c, const struct source *src, struct err *e)
@@ -263,6 +297,7 @@ static void query_json(const struct config *c, const struct source *src, const s
 			       served ? package_json(choice->driver, choice->pkg) : NULL);
 	json_object_object_add(o, "reason", served ? NULL : json_object_new_string(why->msg));
 	imex_json(o, h, choice);
+	nvsdm_json(o, h, choice);
 	json_object_object_add(o, "kernels", names_json(&kernels));
 	json_object_object_add(o, "versions_for_kernel", names_json(&versions));
 	session_print_json(o);
@@ -295,6 +330,9 @@ static int query(const struct config *c, const struct source *src, const struct 
 			 choice.pkg->module_type ? ", modules " : "",
 			 choice.pkg->module_type ? module_type_text(choice.pkg) : "");
 		imex_note(h, &choice, &needed, note, sizeof(note));
+		if (note[0])
+			out_line(stdout, "note: %s", note);
+		nvsdm_note(h, &choice, &needed, note, sizeof(note));
 		if (note[0])
 			out_line(stdout, "note: %s", note);
 	}
@@ -371,22 +409,24 @@ static void fleet_answer_json(json_object *arr, const struct fleet_answer *a)
 	json_object_object_add(
 		o, "fix", served || !a->why.hint[0] ? NULL : json_object_new_string(a->why.hint));
 	imex_json(o, a->host, &a->choice);
+	nvsdm_json(o, a->host, &a->choice);
 	json_object_array_add(arr, o);
 }
 
 static void fleet_answer_text(const struct fleet_answer *a)
 {
-	char label[320], note[512];
+	char label[320], note[512], note2[512];
 	bool needed;
 
 	fleet_row_label(a->row, label, sizeof(label));
 	imex_note(a->host, &a->choice, &needed, note, sizeof(note));
+	nvsdm_note(a->host, &a->choice, &needed, note2, sizeof(note2));
 	if (a->choice.driver)
-		out_line(stdout, "served: %s: '%s' (%s) is driver %s, package %s%s%s%s%s", label,
-			 a->request, a->flavour, a->choice.driver->version, a->choice.pkg->path,
-			 a->choice.pkg->module_type ? ", modules " : "",
+		out_line(stdout, "served: %s: '%s' (%s) is driver %s, package %s%s%s%s%s%s%s",
+			 label, a->request, a->flavour, a->choice.driver->version,
+			 a->choice.pkg->path, a->choice.pkg->module_type ? ", modules " : "",
 			 a->choice.pkg->module_type ? module_type_text(a->choice.pkg) : "",
-			 note[0] ? "; note: " : "", note);
+			 note[0] ? "; note: " : "", note, note2[0] ? "; note: " : "", note2);
 	else
 		out_line(stdout, "not served: %s: '%s' (%s): %s%s%s", label, a->request, a->flavour,
 			 a->why.msg, a->why.hint[0] ? "; fix: " : "", a->why.hint);

@@ -164,6 +164,15 @@ bool host_imex_lack(unsigned long branch, bool has_imex, const struct host_imex_
 unsigned host_imex_fix_branch(const struct host_imex_gpu *row);
 
 /*
+ * Whether DCGM on H reads NVLink 5 switches through NVIDIA's libnvsdm (libnvsdm.so.1): an
+ * x86_64 host with NVLink 5 management ports (host_scan_nvlink) or an HGX GPU of an NVLink 5
+ * baseboard (host/nvlink.c cites its rows). True with what says so in BUF ("GPU 10de:2901
+ * (B200)", "2 NVLink 5 management port(s)"); false and BUF "" elsewhere, aarch64 included,
+ * for which NVIDIA ships no libnvsdm.
+ */
+bool host_nvsdm_wanted(const struct host *h, char *buf, size_t size);
+
+/*
  * Probes the host under root_fd. KERNEL (may be NULL) overrides the running
  * kernel's release. Returns 0, or -1 with e set; on failure *h holds nothing.
  */

@@ -186,3 +186,39 @@ unsigned host_imex_fix_branch(const struct host_imex_gpu *row)
 {
 	return row->min_branch > 570 ? row->min_branch : 570;
 }
+
+/*
+ * The GPUs of NVIDIA's HGX baseboards with NVLink 5 switches behind the ConnectX bridge:
+ * B200 (2901, NVIDIA's MIG user guide as expose/mig.c cites it). B300's id is not named
+ * here: no source read for this gives it, and no id is guessed; its nodes are told by their
+ * management ports all the same.
+ */
+static const struct {
+	uint16_t device;
+	const char *name;
+} nvlink5_gpus[] = {
+	{0x2901, "B200"},
+};
+
+bool host_nvsdm_wanted(const struct host *h, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	/* NVIDIA/gpu-driver-container ubuntu24.04/install.sh:59: no arm64 libnvsdm. */
+	if (strcmp(h->arch, "x86_64") != 0)
+		return false;
+	if (h->nvlink.n_ports > 0) {
+		snprintf(buf, size, "%zu NVLink 5 management port(s)", h->nvlink.n_ports);
+		return true;
+	}
+	for (size_t i = 0; i < h->n_gpus; i++) {
+		for (size_t j = 0; j < sizeof(nvlink5_gpus) / sizeof(nvlink5_gpus[0]); j++) {
+			if (h->gpus[i].vendor == 0x10de &&
+			    h->gpus[i].device == nvlink5_gpus[j].device) {
+				snprintf(buf, size, "GPU %04x:%04x (%s)", h->gpus[i].vendor,
+					 h->gpus[i].device, nvlink5_gpus[j].name);
+				return true;
+			}
+		}
+	}
+	return false;
+}

@@ -91,6 +91,8 @@ struct repo_package {
 	char signer_sha256[65];	 /* of the certificate's DER, lower-case hex */
 	/* "imex": the package carries nvidia-imex and nvidia-imex-ctl; false when absent */
 	bool imex;
+	/* "nvsdm": the package carries lib64/libnvsdm.so.1, which DCGM loads for NVLink 5 */
+	bool nvsdm;
 };
 
 struct repo_driver {

@@ -3,6 +3,10 @@
 # why (the branch has none, does not drive the GPU, or the package was built without it)
 # and the fix, in text, --json and --fleet rows; the exit status stays 0, as such a node
 # still serves single-node jobs. No note for a package with IMEX or a GPU that needs none.
+# NVLink 5 telemetry: an HGX B200 (10de:2901) on x86_64 gets a note, exit 0, while the chosen
+# package carries no lib64/libnvsdm.so.1 (packages[].nvsdm, which make-repo add sets from a
+# package whose libnvsdm.so.1 is a link to NVIDIA's file, as build-driver-package --nvsdm
+# packs it), none with it, and none for other GPUs; in text, --json and a --fleet row.
 mkroot "$T/root"
 R=(--repo "file://$T/repo" --repo-key "$FIX/keys/pub.pem" --fetch-timeout 20)
 add() {
@@ -95,3 +99,31 @@ expect_rc 0 "${Q[@]}" --gpu 10de:31c2 --driver-version 570
 expect_out "^note: GPU 10de:31c2 (GB300) .*driver 570.86.16's package: branch 570 does not drive the GB300 (580 or later does), .*$FIX_TEXT 580 or later$"
 expect_rc 0 "${Q[@]}" --gpu 10de:31c2 --driver-version 570 --json
 python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["imex"] is False and "branch 570 does not drive the GB300" in o["imex_note"] and o["package"]["imex"] is True, o' "$T/out"
+
+# NVLink 5 telemetry: 575.57.08 carries libnvsdm (a stand-in file, its soname link), set in
+# the index by make-repo add from the content alone.
+mkdir -p "$T/p575" && tar -C "$T/p575" -xf "$FIX/pkg-$V_NEW.tar.zst"
+echo stand-in >"$T/p575/lib64/libnvsdm.so.575.57.08"
+ln -s libnvsdm.so.575.57.08 "$T/p575/lib64/libnvsdm.so.1"
+"$SRC/scripts/make-repo" pack "$T/p575" "$T/p575.tar.zst" >/dev/null
+add --version 575.57.08 --kernel "$KERNEL" "$T/p575.tar.zst"
+python3 -c '
+import json, sys
+got = {d["version"]: [p.get("nvsdm") for p in d["packages"]] for d in json.load(open(sys.argv[1]))["drivers"]}
+assert got["575.57.08"] == [True] and all(v == [None] for k, v in got.items() if k != "575.57.08"), got' \
+    "$T/repo/index.json" || fail "the index's packages[].nvsdm"
+expect_rc 0 "${Q[@]}" --gpu 10de:2901
+expect_out "^note: GPU 10de:2901 (B200): NVLink 5 switches, which DCGM (dcgm-exporter) reads through libnvsdm.so.1; driver $V_OLD's package carries none, so DCGM reports no NVSwitch metrics (the GPUs are served); fix: build it with build-driver-package --nvsdm (NVIDIA's libnvsdm package of the driver's version), branch 560 or later$"
+expect_rc 0 "${Q[@]}" --gpu 10de:2901 --json
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["served"] and o["nvsdm"] is False and "build-driver-package --nvsdm" in o["nvsdm_note"] and o["package"]["nvsdm"] is False and o["imex"] is None, o' "$T/out"
+expect_rc 0 "${Q[@]}" --gpu 10de:2901 --driver-version 575
+! grep -q "^note:" "$T/out" || fail "a note for a package with libnvsdm: $(cat "$T/out")"
+expect_rc 0 "${Q[@]}" --gpu 10de:2901 --driver-version 575 --json
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["nvsdm"] is True and o["nvsdm_note"] is None and o["package"]["nvsdm"] is True, o' "$T/out"
+expect_rc 0 "${Q[@]}" --gpu 10de:2330 --json
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["nvsdm"] is None and o["nvsdm_note"] is None, o' "$T/out"
+printf '{"fleet": 1, "images": [{"name": "b200", "os": "cos", "kernel": "%s", "gpus": ["10de:2901"], "driver_versions": ["535", "575"]}]}\n' \
+    "$KERNEL" >"$T/fleet5.json"
+expect_rc 0 coverage "${R[@]}" --fleet "$T/fleet5.json"
+expect_out "^served: b200: '535' (auto) is driver $V_OLD, package [^;]*; note: GPU 10de:2901 (B200): NVLink 5 switches, .*branch 560 or later$"
+expect_out "^served: b200: '575' (auto) is driver 575.57.08, package [^;]*$"

@@ -728,6 +728,39 @@ static void test_imex(void **state)
 	}
 }
 
+/*
+ * packages[].nvsdm (docs/repository-format.md): a boolean, false when absent; any other
+ * value refuses the index (exit 5), naming the field.
+ */
+static void test_nvsdm(void **state)
+{
+	static const char json[] =
+		DRV("1", PKG("a", ",\"nvsdm\":true", SHA_A) "," PKG("b", ",\"nvsdm\":false",
+								    SHA_A) "," PKG("c", "", SHA_A));
+	static const char *const bad[] = {"1", "\"true\"", "null", "[true]"};
+	struct repo_index *idx = NULL;
+	char doc[512];
+	struct err e;
+
+	(void)state;
+	err_clear(&e);
+	if (repo_index_parse(json, strlen(json), &idx, &e) < 0)
+		fail_msg("parse: %s", e.msg);
+	assert_true(idx->drivers[0].pkgs[0].nvsdm);
+	assert_false(idx->drivers[0].pkgs[1].nvsdm);
+	assert_false(idx->drivers[0].pkgs[2].nvsdm);
+	assert_false(idx->drivers[0].pkgs[0].imex);
+	repo_index_free(idx);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(
+			doc, sizeof(doc),
+			"{\"format\":1,\"drivers\":[{\"version\":\"1\",\"packages\":[{\"kernel\":\"k\",\"arch\":\"x86_64\",\"path\":\"a\",\"sha256\":\"" SHA_A
+			"\",\"size\":1,\"nvsdm\":%s}]}]}",
+			bad[i]);
+		expect_parse_error(doc, "packages[0]: \"nvsdm\" must be true or false");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -747,6 +780,7 @@ int main(void)
 		cmocka_unit_test(test_format_evolution),
 		cmocka_unit_test(test_signer_errors),
 		cmocka_unit_test(test_imex),
+		cmocka_unit_test(test_nvsdm),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
