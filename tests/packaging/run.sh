@@ -873,9 +873,9 @@ t_imex() {
     python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))["drivers"]
-got = sorted((p["arch"], p.get("imex")) for v in d for p in v["packages"])
-assert got == [("aarch64", True), ("x86_64", True)], got' "$w/repo/index.json" ||
-        fail "the index's packages[].imex"
+got = sorted((p["arch"], p.get("imex"), p.get("nvsdm")) for v in d for p in v["packages"])
+assert got == [("aarch64", True, None), ("x86_64", True, True)], got' "$w/repo/index.json" ||
+        fail "the index's packages[].imex and packages[].nvsdm"
 
     # make-repo add: from the package's content, both programs or nothing.
     mkdir -p "$w/half/bin" "$w/both/bin"
