@@ -399,6 +399,37 @@ static void test_imex_gpus(void **state)
 	assert_string_equal(row->name, "GB300");
 }
 
+/*
+ * host_nvsdm_wanted: an x86_64 host wants libnvsdm for its NVLink 5 switches by its
+ * management ports or an HGX B200; aarch64 never (no arm64 libnvsdm); GB200 (switch trays
+ * apart) and H100 (NVLink 4, NSCQ) do not.
+ */
+static void test_nvsdm_wanted(void **state)
+{
+	struct gpu gpus[2] = {{.vendor = 0x10de, .device = 0x2330},
+			      {.vendor = 0x10de, .device = 0x2901}};
+	struct host h = {.gpus = gpus, .n_gpus = 1};
+	char buf[96];
+
+	(void)state;
+	strcpy(h.arch, "x86_64");
+	assert_false(host_nvsdm_wanted(&h, buf, sizeof(buf)));
+	assert_string_equal(buf, "");
+	gpus[0].device = 0x2941;
+	assert_false(host_nvsdm_wanted(&h, buf, sizeof(buf)));
+	h.n_gpus = 2;
+	assert_true(host_nvsdm_wanted(&h, buf, sizeof(buf)));
+	assert_string_equal(buf, "GPU 10de:2901 (B200)");
+	h.n_gpus = 0;
+	h.nvlink.n_ports = 2;
+	assert_true(host_nvsdm_wanted(&h, buf, sizeof(buf)));
+	assert_string_equal(buf, "2 NVLink 5 management port(s)");
+	strcpy(h.arch, "aarch64");
+	h.n_gpus = 2;
+	assert_false(host_nvsdm_wanted(&h, buf, sizeof(buf)));
+	assert_string_equal(buf, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -407,6 +438,7 @@ int main(void)
 		cmocka_unit_test(test_relevant_modules), scratch_unit_test(test_probe),
 		cmocka_unit_test(test_gid_guid),	 cmocka_unit_test(test_vpd),
 		scratch_unit_test(test_nvlink_scan),	 cmocka_unit_test(test_imex_gpus),
+		cmocka_unit_test(test_nvsdm_wanted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
