@@ -51,8 +51,9 @@ struct cdi_input {
 	size_t n_gpus;
 	struct cdi_mig migs[CDI_MAX_MIGS];
 	size_t n_migs;
-	const char *shared_nodes[8]; /* /dev paths every device needs: nvidiactl, nvidia-uvm, ... */
-	const char *mps_pipe_dir;    /* MPS's pipe directory (host path), mounted alike; NULL */
+	/* /dev paths every device needs: nvidiactl, nvidia-uvm, ..., gdrdrv, nvidia-fs0..15 */
+	const char *shared_nodes[32];
+	const char *mps_pipe_dir; /* MPS's pipe directory (host path), mounted alike; NULL */
 	size_t n_shared;
 };
 

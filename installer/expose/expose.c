@@ -151,8 +151,21 @@ static int label_helpers(int install_fd, const struct host *h, struct err *e)
 static int publish_cdi(const struct expose_opts *o, int root_fd, int install_fd,
 		       const struct host *h, const struct nvml_report *r, struct err *e)
 {
-	static const char *const shared[] = {"/dev/nvidiactl", "/dev/nvidia-uvm",
-					     "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset"};
+	/*
+	 * With the driver's, GDRCopy's and GPUDirect Storage's nodes where their modules made
+	 * them (kernel/devnodes.c: /dev/gdrdrv, /dev/nvidia-fs0..15): libgdrapi opens
+	 * /dev/gdrdrv, libcufile the nvidia-fs nodes, from any container given a GPU.
+	 */
+	static const char *const shared[] = {
+		"/dev/nvidiactl",      "/dev/nvidia-uvm",  "/dev/nvidia-uvm-tools",
+		"/dev/nvidia-modeset", "/dev/gdrdrv",	   "/dev/nvidia-fs0",
+		"/dev/nvidia-fs1",     "/dev/nvidia-fs2",  "/dev/nvidia-fs3",
+		"/dev/nvidia-fs4",     "/dev/nvidia-fs5",  "/dev/nvidia-fs6",
+		"/dev/nvidia-fs7",     "/dev/nvidia-fs8",  "/dev/nvidia-fs9",
+		"/dev/nvidia-fs10",    "/dev/nvidia-fs11", "/dev/nvidia-fs12",
+		"/dev/nvidia-fs13",    "/dev/nvidia-fs14", "/dev/nvidia-fs15"};
+	_Static_assert(ARRAY_SIZE(shared) <= ARRAY_SIZE(((struct cdi_input *)0)->shared_nodes),
+		       "cdi_input.shared_nodes holds every shared node");
 	char hook[PATH_MAX + 64];
 	struct cdi_input in = {.kind = o->cdi_kind,
 			       .install_dir = o->install_dir,

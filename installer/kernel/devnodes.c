@@ -368,6 +368,44 @@ static void add_nvswitch_nodes(int root_fd, int major, struct node *nodes, size_
 	}
 }
 
+/*
+ * GDRCopy's and GPUDirect Storage's nodes, when their modules are loaded (their chrdevs in
+ * /proc/devices), as their own tools make them. gdrdrv registers "gdrdrv" with a dynamic
+ * major and makes no node: NVIDIA/gdrcopy insmod.sh:31-41 takes the major from
+ * /proc/devices, "mknod /dev/gdrdrv c $major 0" and "chmod a+w+r" (0666). nvidia-fs
+ * registers "nvidia-fs" (nvfs-core.h:24, nvfs-core.c:2524) and device_create()s
+ * nvidia-fs0..N-1 at minors 0..N-1, N its max_devices parameter (default and most 16,
+ * MAX_NVFS_DEVICES: nvfs-core.c:78,106,2553-2555), mode 0666 (its devnode callback,
+ * nvfs-core.c:2456-2464): devtmpfs makes those on a host, we make them where /dev is not
+ * devtmpfs (a container's). Both root-owned: neither reads the driver's DeviceFileUID/GID.
+ */
+#define GPUDIRECT_MODE 0666
+#define NVFS_MAX_DEVICES 16U
+
+static void add_gpudirect_nodes(int root_fd, const char *devices, struct node *nodes, size_t *n)
+{
+	int gdr = devnodes_parse_major(devices, "gdrdrv");
+	int nvfs = devnodes_parse_major(devices, "nvidia-fs");
+
+	if (gdr > 0 && add_node(nodes, n, "gdrdrv", (unsigned)gdr, 0, GPUDIRECT_MODE) == 0)
+		nodes[*n - 1].root_owned = true;
+	if (nvfs > 0) {
+		_cleanup_free_ char *max = fs_read_in_root(
+			root_fd, "/sys/module/nvidia_fs/parameters/max_devices", 64, NULL);
+		long count = max ? strtol(max, NULL, 10) : NVFS_MAX_DEVICES;
+
+		if (count <= 0 || count > (long)NVFS_MAX_DEVICES)
+			count = NVFS_MAX_DEVICES;
+		for (unsigned i = 0; i < (unsigned)count; i++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "nvidia-fs%u", i);
+			if (add_node(nodes, n, name, (unsigned)nvfs, i, GPUDIRECT_MODE) == 0)
+				nodes[*n - 1].root_owned = true;
+		}
+	}
+}
+
 /* The nodes the loaded driver calls for. */
 static int wanted_nodes(int root_fd, bool with_modeset, mode_t mode, struct node *nodes, size_t *n,
 			struct err *e)
@@ -390,6 +428,8 @@ static int wanted_nodes(int root_fd, bool with_modeset, mode_t mode, struct node
 	}
 	if (nvswitch > 0)
 		add_nvswitch_nodes(root_fd, nvswitch, nodes, n);
+	if (devices)
+		add_gpudirect_nodes(root_fd, devices, nodes, n);
 	return add_gpu_nodes(root_fd, nodes, n, mode, e);
 }
 
@@ -587,6 +627,35 @@ static void remove_imex_channel0(int dev_fd)
 	unlinkat(dev_fd, IMEX_DIR, AT_REMOVEDIR);
 }
 
+/*
+ * /dev/char links to a wanted node under another MAJ:MIN than its own: left by an earlier
+ * load whose dynamic major (nvidia-uvm's, gdrdrv's, nvidia-fs's) a reload moved. A runtime
+ * that resolves the old numbers through them would find the node of new ones.
+ */
+static void drop_stale_char_links(int dev_fd, const struct node *nodes, size_t n)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	struct err e;
+	struct dirent *de;
+
+	d = fs_opendir_at(dev_fd, "char", &e);
+	while (d && (de = readdir(d))) {
+		char target[128], own[32];
+		ssize_t len = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
+
+		if (len <= 3 || strncmp(target, "../", 3) != 0)
+			continue;
+		target[len] = '\0';
+		for (size_t i = 0; i < n; i++) {
+			if (strcmp(target + 3, nodes[i].name) != 0)
+				continue;
+			snprintf(own, sizeof(own), "%u:%u", nodes[i].major, nodes[i].minor);
+			if (strcmp(de->d_name, own) != 0)
+				unlinkat(dirfd(d), de->d_name, 0);
+		}
+	}
+}
+
 static int sync_nodes(int root_fd, enum which w, bool imex, struct devnodes_report *r,
 		      struct err *e)
 {
@@ -609,6 +678,7 @@ static int sync_nodes(int root_fd, enum which w, bool imex, struct devnodes_repo
 	dev_fd = fs_dir_in_root(root_fd, "/dev", true, e);
 	if (dev_fd < 0)
 		return err_wrap(e, "devices");
+	drop_stale_char_links(dev_fd, nodes, n);
 	for (size_t i = 0; i < n; i++) {
 		struct nv_params np = p;
 
@@ -647,6 +717,14 @@ int devnodes_sync_mig(int root_fd, struct devnodes_report *r, struct err *e)
 	return sync_nodes(root_fd, MIG_NODES, false, r, e);
 }
 
+static bool all_digits(const char *s)
+{
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
 static bool is_driver_node(const char *name)
 {
 	static const char *const fixed[] = {"nvidiactl", "nvidia-modeset", "nvidia-uvm",
@@ -656,12 +734,12 @@ static bool is_driver_node(const char *name)
 		if (strcmp(name, fixed[i]) == 0)
 			return true;
 	}
-	if (strncmp(name, "nvidia-nvswitch", 15) == 0 && name[15]) {
-		for (const char *c = name + 15; *c; c++)
-			if (!isdigit((unsigned char)*c))
-				return false;
+	if (strcmp(name, "gdrdrv") == 0)
 		return true;
-	}
+	if (strncmp(name, "nvidia-nvswitch", 15) == 0 && name[15])
+		return all_digits(name + 15);
+	if (strncmp(name, "nvidia-fs", 9) == 0 && name[9])
+		return all_digits(name + 9);
 	if (strncmp(name, "nvidia", 6) != 0 || !name[6])
 		return false;
 	for (const char *c = name + 6; *c; c++) {
