@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "source/repo.h"
+#include "source/repo_gpudirect.h"
 #include "source/repo_kmt.h"
 #include "source/version.h"
 #include "util/jsonc.h"
@@ -217,7 +218,8 @@ static int parse_package(json_object *o, const char *where, struct repo_package 
 			       (long long)size);
 	p->size = (uint64_t)size;
 	if (parse_signer(o, where, p, e) < 0 || repo_kmt_parse_package(o, where, p, e) < 0 ||
-	    parse_imex(o, where, p, e) < 0 || parse_nvsdm(o, where, p, e) < 0)
+	    parse_imex(o, where, p, e) < 0 || parse_nvsdm(o, where, p, e) < 0 ||
+	    repo_gpudirect_parse_package(o, where, p, e) < 0)
 		return -1;
 	if (!json_object_object_get_ex(o, "unpacked_size", &v))
 		return 0;

@@ -93,7 +93,13 @@ struct repo_package {
 	bool imex;
 	/* "nvsdm": the package carries lib64/libnvsdm.so.1, which DCGM loads for NVLink 5 */
 	bool nvsdm;
+	/* "gpudirect": REPO_GPUDIRECT_* of the modules it carries; 0 when absent */
+	unsigned gpudirect;
 };
+
+/* packages[].gpudirect's names: kernel/gdrdrv.ko (GDRCopy), kernel/nvidia-fs.ko (GDS). */
+#define REPO_GPUDIRECT_GDRCOPY 1u
+#define REPO_GPUDIRECT_GDS 2u
 
 struct repo_driver {
 	char *version;

@@ -5,7 +5,7 @@ own (its module's add_sources and add_options), the one place the platform is ch
 import argparse
 import os
 
-from bdp import record, signing
+from bdp import gpudirect, record, signing
 from bdp.common import PCI_IDS_DBS, usage
 from bdp.platforms import DEFAULT, PLATFORMS
 
@@ -70,6 +70,7 @@ def parser(doc):
                     "B200/B300 (its libnvsdm-BRANCH or libnvsdm .deb of the driver's own "
                     "version, an archive or a directory; driver 560 and later): packed into "
                     "lib64/ with its soname link libnvsdm.so.1")
+    gpudirect.add_arguments(ap)
     ap.add_argument("--os", help="os-release ID the package is limited to; it chooses the "
                     "platform (%s); without it, or for another ID, the platform is the one "
                     "whose options are given (%s where none are)" % (
@@ -132,4 +133,7 @@ def parse_args(argv, doc):
 def parse(argv, doc):
     """The build record of ARGV: parsed, its platform chosen, checked."""
     args, platform = parse_args(argv, doc)
-    return record.from_args(args, platform(args))
+    b = record.from_args(args, platform(args))
+    b.gdrcopy, b.gds = args.gdrcopy, args.gds
+    gpudirect.check(b)
+    return b

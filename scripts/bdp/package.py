@@ -7,7 +7,7 @@ import os
 import shutil
 
 import privkey
-from bdp import imex, nvsdm, sources, userspace
+from bdp import gpudirect, imex, nvsdm, sources, userspace
 from bdp.common import HERE, modinfo, progress, run, say
 
 
@@ -29,6 +29,7 @@ def build_flavour(b, fl, src, version, ktree, gpus):
     nvlsm_src = userspace.nvlsm_source(b) if b.nvlsm else None
     imex_src = imex.imex_source(b, version) if b.imex else None
     nvsdm_src = nvsdm.nvsdm_source(b, version) if b.nvsdm else None
+    gpudirect_srcs = gpudirect.prepare(b, ktree)
     mods = b.platform.modules(b, fl, src, version, ktree)
     progress("%d modules of %s: %s" % (len(mods), version, ", ".join(sorted(mods)) or "none"))
     tree = os.path.join(b.work, "tree-%s-%s-%s" % (version, fl.name, b.kernel))
@@ -46,6 +47,9 @@ def build_flavour(b, fl, src, version, ktree, gpus):
     nvlsm = userspace.stage_nvlsm(nvlsm_src, tree) if nvlsm_src else None
     imex_info = imex.stage_imex(imex_src, tree) if imex_src else None
     nvsdm_info = nvsdm.stage_nvsdm(nvsdm_src, tree) if nvsdm_src else None
+    gd_kos, gdrcopy, gds = gpudirect.build_and_sign(b, fl, gpudirect_srcs, mods, ktree,
+                                                    os.path.join(tree, "kernel"), tree)
+    kos = kos + gd_kos
     if not fw:
         say("warning: no GSP firmware in the source; GPUs that need it will not initialise")
 
@@ -62,6 +66,7 @@ def build_flavour(b, fl, src, version, ktree, gpus):
             "libraries": libs, "tools": tools, "firmware": fw, "fabricmanager": fabric,
             "nvlsm": nvlsm, "imex": imex_info, "nvsdm": nvsdm_info,
             "module_params": params, "platform_params": platform,
+            "gdrcopy": gdrcopy, "gds": gds,
             "signer_cert_sha256": signer["sha256"], "signer": signer,
             "signatures": "ours" if b.sign_key else "kept",
             "source": b.platform.source_kind(b),

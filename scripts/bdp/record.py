@@ -67,6 +67,8 @@ class Build:
     work: str
     jobs: int
     installer: str
+    gdrcopy: Optional[str] = None   # --gdrcopy, --gds: their sources (bdp/gpudirect.py)
+    gds: Optional[str] = None
 
     @property
     def prebuilt(self):

@@ -276,6 +276,82 @@ static unsigned long nv_branch(void)
 	return simple_strtoul(NV_VERSION, NULL, 10);
 }
 
+/*
+ * The peer-to-peer API of NVIDIA's nv-p2p.h (nvidia_p2p_*), exported as nvidia.ko exports
+ * it, so that the stand-ins of gdrdrv and nvidia-fs (tests/standin/) take these symbols from
+ * this module, as the real ones take them from nvidia.ko: modpost records the dependency
+ * (modinfo depends=nvidia) and the symbols' CRCs from this build's Module.symvers. The
+ * prototypes are repeated here rather than included so that tests copying only *.c still
+ * build (nv-p2p.h beside this file is the header the stand-ins compile against). No GPU
+ * memory exists here: every mapping request fails.
+ */
+struct nvidia_p2p_page_table;
+struct nvidia_p2p_dma_mapping;
+struct pci_dev;
+int nvidia_p2p_get_pages(u64 p2p_token, u32 va_space, u64 virtual_address, u64 length,
+			 struct nvidia_p2p_page_table **page_table,
+			 void (*free_callback)(void *data), void *data);
+int nvidia_p2p_put_pages(u64 p2p_token, u32 va_space, u64 virtual_address,
+			 struct nvidia_p2p_page_table *page_table);
+int nvidia_p2p_free_page_table(struct nvidia_p2p_page_table *page_table);
+int nvidia_p2p_get_pages_persistent(u64 virtual_address, u64 length,
+				    struct nvidia_p2p_page_table **page_table, u32 flags);
+int nvidia_p2p_put_pages_persistent(u64 virtual_address, struct nvidia_p2p_page_table *page_table,
+				    u32 flags);
+int nvidia_p2p_dma_map_pages(struct pci_dev *peer, struct nvidia_p2p_page_table *page_table,
+			     struct nvidia_p2p_dma_mapping **dma_mapping);
+int nvidia_p2p_dma_unmap_pages(struct pci_dev *peer, struct nvidia_p2p_page_table *page_table,
+			       struct nvidia_p2p_dma_mapping *dma_mapping);
+
+int nvidia_p2p_get_pages(u64 p2p_token, u32 va_space, u64 virtual_address, u64 length,
+			 struct nvidia_p2p_page_table **page_table,
+			 void (*free_callback)(void *data), void *data)
+{
+	return -EINVAL;
+}
+EXPORT_SYMBOL(nvidia_p2p_get_pages);
+
+int nvidia_p2p_put_pages(u64 p2p_token, u32 va_space, u64 virtual_address,
+			 struct nvidia_p2p_page_table *page_table)
+{
+	return -EINVAL;
+}
+EXPORT_SYMBOL(nvidia_p2p_put_pages);
+
+int nvidia_p2p_free_page_table(struct nvidia_p2p_page_table *page_table)
+{
+	return -EINVAL;
+}
+EXPORT_SYMBOL(nvidia_p2p_free_page_table);
+
+int nvidia_p2p_get_pages_persistent(u64 virtual_address, u64 length,
+				    struct nvidia_p2p_page_table **page_table, u32 flags)
+{
+	return -EINVAL;
+}
+EXPORT_SYMBOL(nvidia_p2p_get_pages_persistent);
+
+int nvidia_p2p_put_pages_persistent(u64 virtual_address, struct nvidia_p2p_page_table *page_table,
+				    u32 flags)
+{
+	return -EINVAL;
+}
+EXPORT_SYMBOL(nvidia_p2p_put_pages_persistent);
+
+int nvidia_p2p_dma_map_pages(struct pci_dev *peer, struct nvidia_p2p_page_table *page_table,
+			     struct nvidia_p2p_dma_mapping **dma_mapping)
+{
+	return -EINVAL;
+}
+EXPORT_SYMBOL(nvidia_p2p_dma_map_pages);
+
+int nvidia_p2p_dma_unmap_pages(struct pci_dev *peer, struct nvidia_p2p_page_table *page_table,
+			       struct nvidia_p2p_dma_mapping *dma_mapping)
+{
+	return -EINVAL;
+}
+EXPORT_SYMBOL(nvidia_p2p_dma_unmap_pages);
+
 static int __init nv_init(void)
 {
 	int r = register_chrdev(NV_MAJOR, "nvidia", &nv_fops);

@@ -1148,8 +1148,98 @@ t_hostile() {
     ok "hostile inputs: an RPM's link out, device node and setuid file, a .deb's firmware link to a key, evil tar members: refused with one line or made harmless, nothing outside, the key in no output"
 }
 
+# The gpudirect scenario's inputs: the stand-in driver source with the stand-in nv-p2p.h
+# beside its nvidia.c (as NVIDIA's kernel/nvidia/nv-p2p.h), gdrcopy's stand-in as a
+# GitHub-style archive (one top directory), gds-nvidia-fs's as a directory.
+gpudirect_inputs() {
+    local w=$1
+    rm -rf "$w" && mkdir -p "$w"
+    cp -r "$W/src" "$w/src"
+    cp "$SRC/tests/kmod/nv-p2p.h" "$w/src/kernel/"
+    cp -r "$SRC/tests/standin/gdrcopy" "$w/gdrcopy-2.5"
+    tar -C "$w" -czf "$w/gdrcopy-2.5.tar.gz" gdrcopy-2.5
+    cp -r "$SRC/tests/standin/gds-nvidia-fs" "$w/gds"
+}
+
+# sig_verifies KO CERT: KO's appended signature checked as the kernel checks it, with
+# OpenSSL rather than our verifier: the PKCS#7 of the trailer (module_signature's sig_len,
+# big-endian, before the 28-byte magic) over the bytes before it, by CERT's key.
+sig_verifies() {
+    python3 - "$1" "$1.p7" "$1.body" <<'PY'
+import sys
+d = open(sys.argv[1], "rb").read()
+magic = b"~Module signature appended~\n"
+assert d.endswith(magic), "no signature trailer"
+info = d[-len(magic) - 12:-len(magic)]
+assert info[2] == 2, "id_type is not PKCS#7"
+n = int.from_bytes(info[8:12], "big")
+end = len(d) - len(magic) - 12
+open(sys.argv[2], "wb").write(d[end - n:end])
+open(sys.argv[3], "wb").write(d[:end - n])
+PY
+    openssl cms -verify -binary -inform DER -in "$1.p7" -content "$1.body" -certfile "$2" \
+        -nointern -noverify -out /dev/null 2>"$1.verify" || { cat "$1.verify"; return 1; }
+}
+
+t_gpudirect() {
+    local w=$W/gpudirect p ko
+    gpudirect_inputs "$w"
+    local sign=(--source "$w/src" --sign-key "$W/keys/vendor.pem" --sign-cert "$W/keys/vendor.crt"
+        --work "$w/work")
+    # Refused before anything is built: another tree, a version that cannot be told,
+    # prebuilt modules (no Module.symvers of nvidia.ko to build against).
+    rc 1 "$w/not-gdrcopy.log" bdp "${sign[@]}" --gdrcopy "$w/gds"
+    has "$w/not-gdrcopy.log" "--gdrcopy $w/gds is not NVIDIA's gdrcopy source: it has no Makefile"
+    rc 1 "$w/not-gds.log" bdp "${sign[@]}" --gds "$w/gdrcopy-2.5.tar.gz"
+    has "$w/not-gds.log" "is not NVIDIA's gds-nvidia-fs source: it has no src/configure"
+    cp -r "$w/gdrcopy-2.5" "$w/gdrcopy-nover"
+    sed -i '/GDR_API_MINOR_VERSION/d' "$w/gdrcopy-nover/include/gdrapi.h"
+    rc 1 "$w/nover.log" bdp "${sign[@]}" --gdrcopy "$w/gdrcopy-nover"
+    has "$w/nover.log" "its version cannot be told (include/gdrapi.h has no GDR_API_MAJOR_VERSION and GDR_API_MINOR_VERSION)"
+    mkdir -p "$w/prebuilt"
+    rc 1 "$w/prebuilt.log" bdp "${sign[@]}" --prebuilt-modules "$w/prebuilt" --gds "$w/gds"
+    has "$w/prebuilt.log" "--gds compiles against the nvidia.ko this build compiles (its Module.symvers): --prebuilt-modules has none"
+    grep -q "compiling\|signing" "$w/not-gdrcopy.log" "$w/not-gds.log" "$w/nover.log" \
+        "$w/prebuilt.log" && fail "gpudirect: built before the sources were checked"
+
+    rc 0 "$w/ok.log" bdp "${sign[@]}" --gdrcopy "$w/gdrcopy-2.5.tar.gz" --gds "$w/gds"
+    has "$w/ok.log" "GPUDirect: kernel/gdrdrv.ko, kernel/nvidia-fs.ko signed and packed, lib64/libgdrapi.so.2"
+    p=$w/pkg && mkdir -p "$p"
+    tar -C "$p" -xf "$(pkg_of "$w/work")"
+    for ko in gdrdrv nvidia-fs; do
+        [ -f "$p/kernel/$ko.ko" ] || fail "gpudirect: no kernel/$ko.ko"
+        [ "$(modinfo -F vermagic "$p/kernel/$ko.ko" | cut -d' ' -f1)" = "$R" ] || fail "$ko: vermagic"
+        [ "$(modinfo -F depends "$p/kernel/$ko.ko")" = nvidia ] ||
+            fail "$ko depends on '$(modinfo -F depends "$p/kernel/$ko.ko")', not nvidia"
+        modinfo "$p/kernel/$ko.ko" | grep -q "^signer: *Stand-in vendor" || fail "$ko: modinfo's signer"
+        modinfo -F sig_id "$p/kernel/$ko.ko" | grep -qx "PKCS#7" || fail "$ko: sig_id"
+        sig_verifies "$p/kernel/$ko.ko" "$W/keys/vendor.crt" || fail "$ko: the signature does not verify"
+        nm -u "$p/kernel/$ko.ko" | grep -q ' nvidia_p2p_get_pages$' || fail "$ko: takes no nvidia_p2p_get_pages"
+    done
+    [ "$(modinfo -F name "$p/kernel/nvidia-fs.ko")" = nvidia_fs ] || fail "nvidia-fs's module name"
+    [ "$(readlink "$p/lib64/libgdrapi.so.2")" = libgdrapi.so.2.5 ] || fail "the soname link"
+    readelf -d "$p/lib64/libgdrapi.so.2.5" | grep -q 'Library soname: \[libgdrapi.so.2\]' ||
+        fail "libgdrapi's soname"
+    python3 -c 'import json,sys; i=json.load(open(sys.argv[1])); assert i["gdrcopy"] == {"version": "2.5", "library": "libgdrapi.so.2"} and i["gds"] == {"version": "2.27.3"}, i; assert {"gdrdrv.ko", "nvidia-fs.ko"} <= set(i["modules"]), i["modules"]' \
+        "$p/share/nvidia/build-info.json" || fail "build-info.json: gdrcopy, gds"
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); ps=[p for dr in d["drivers"] for p in dr["packages"]]; assert any(p.get("gpudirect") == ["gdrcopy", "gds"] for p in ps), ps' \
+        "$W/repo/index.json" || fail "index.json: packages[].gpudirect"
+    ok "gpudirect: gdrdrv and nvidia-fs built by build-driver-package against this kernel's headers and the stand-in nvidia.ko's Module.symvers, signed (OpenSSL verifies), libgdrapi with its soname link; other trees, no version and prebuilt modules refused before the build"
+
+    # A tampered gdrdrv.ko: the installer's verification refuses it (the check a node runs
+    # before finit_module), naming the module; the untouched nvidia-fs.ko passes.
+    cp "$p/kernel/gdrdrv.ko" "$w/tampered.ko"
+    printf 'X' | dd of="$w/tampered.ko" bs=1 seek=200 conv=notrunc 2>/dev/null
+    rc 0 "$w/verify-ok.log" "$BIN" verify-module --module-cert "$W/keys/vendor.crt" \
+        --kernel-release "$R" "$p/kernel/nvidia-fs.ko"
+    rc 5 "$w/verify-bad.log" "$BIN" verify-module --module-cert "$W/keys/vendor.crt" \
+        --kernel-release "$R" "$w/tampered.ko"
+    has "$w/verify-bad.log" "tampered.ko"
+    ok "gpudirect: a tampered gdrdrv.ko refused by the installer's verification"
+}
+
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(cos_headers toolchain detached ubuntu cos_fetch fleet fabricmanager imex arm64 rhel hostile)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(cos_headers toolchain detached ubuntu cos_fetch fleet fabricmanager imex arm64 rhel hostile gpudirect)
 for s in "${scenarios[@]}"; do
     ( "t_$s" ) || failed=1
 done

@@ -761,6 +761,41 @@ static void test_nvsdm(void **state)
 	}
 }
 
+/*
+ * packages[].gpudirect (docs/repository-format.md): "gdrcopy" and "gds" as the modules the
+ * package carries, 0 when absent, a name not known skipped; anything but an array of
+ * strings refuses the index (exit 5), naming the field.
+ */
+static void test_gpudirect(void **state)
+{
+	static const char json[] =
+		DRV("1", PKG("a", ",\"gpudirect\":[\"gdrcopy\",\"gds\"]",
+			     SHA_A) "," PKG("b", ",\"gpudirect\":[\"gds\",\"later\"]",
+					    SHA_A) "," PKG("c", "", SHA_A));
+	static const char *const bad[] = {"\"gdrcopy\"", "true", "null", "{}", "[1]", "[[]]"};
+	struct repo_index *idx = NULL;
+	char doc[512];
+	struct err e;
+
+	(void)state;
+	err_clear(&e);
+	if (repo_index_parse(json, strlen(json), &idx, &e) < 0)
+		fail_msg("parse: %s", e.msg);
+	assert_int_equal(idx->drivers[0].pkgs[0].gpudirect,
+			 REPO_GPUDIRECT_GDRCOPY | REPO_GPUDIRECT_GDS);
+	assert_int_equal(idx->drivers[0].pkgs[1].gpudirect, REPO_GPUDIRECT_GDS);
+	assert_int_equal(idx->drivers[0].pkgs[2].gpudirect, 0);
+	repo_index_free(idx);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(
+			doc, sizeof(doc),
+			"{\"format\":1,\"drivers\":[{\"version\":\"1\",\"packages\":[{\"kernel\":\"k\",\"arch\":\"x86_64\",\"path\":\"a\",\"sha256\":\"" SHA_A
+			"\",\"size\":1,\"gpudirect\":%s}]}]}",
+			bad[i]);
+		expect_parse_error(doc, "packages[0]: \"gpudirect\" must be an array of strings");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -781,6 +816,7 @@ int main(void)
 		cmocka_unit_test(test_signer_errors),
 		cmocka_unit_test(test_imex),
 		cmocka_unit_test(test_nvsdm),
+		cmocka_unit_test(test_gpudirect),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
