@@ -321,9 +321,14 @@ static int holders(struct kmods *k, const char *name, char *buf, size_t size)
 	return list_dir(k, path, NULL, buf, size);
 }
 
+/*
+ * The driver's modules: nvidia* (nvidia_fs, GPUDirect Storage's, among them) and GDRCopy's
+ * gdrdrv, which holds nvidia and goes with it (build-driver-package --gdrcopy packs it).
+ */
 static bool is_driver_module(const char *name)
 {
-	return strncmp(name, "nvidia", 6) == 0 && strcmp(name, "nvidiafb") != 0;
+	return (strncmp(name, "nvidia", 6) == 0 && strcmp(name, "nvidiafb") != 0) ||
+	       strcmp(name, "gdrdrv") == 0;
 }
 
 /* The live nvidia* modules. */

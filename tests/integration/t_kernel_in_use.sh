@@ -23,15 +23,16 @@ assert_eq "$(kstate)" "$before" "state after a refused uninstall"
 rm -rf "$T/root/proc/4242"
 
 # References the driver's own modules do not explain (an open file of a process /proc
-# does not show), and a module outside the driver holding it.
+# does not show), and a module outside the driver holding it (Mellanox's nv_peer_mem; GDRCopy's
+# gdrdrv and GDS's nvidia_fs are the driver's own, unloaded with it).
 echo 3 >"$T/root/sys/module/nvidia_uvm/refcnt"
 expect_rc 7 install --repo "$R" $(kernel_args) --driver-version "$V_NEW"
 expect_err "nvidia_uvm has 3 reference(s) beyond its own modules"
 echo 0 >"$T/root/sys/module/nvidia_uvm/refcnt"
-ln -s ../../gdrdrv "$T/root/sys/module/nvidia/holders/gdrdrv"
+ln -s ../../nv_peer_mem "$T/root/sys/module/nvidia/holders/nv_peer_mem"
 expect_rc 7 install --repo "$R" $(kernel_args) --driver-version "$V_NEW"
-expect_err "nvidia is held by module gdrdrv"
-rm "$T/root/sys/module/nvidia/holders/gdrdrv"
+expect_err "nvidia is held by module nv_peer_mem"
+rm "$T/root/sys/module/nvidia/holders/nv_peer_mem"
 
 # The kernel itself says busy while unloading: exit 7 too.
 FAKE_KERNEL_FAIL=rm:nvidia_uvm:EBUSY expect_rc 7 install --repo "$R" $(kernel_args) --driver-version "$V_NEW"

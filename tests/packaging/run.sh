@@ -46,6 +46,12 @@
 #                 the build machine; tar archives with every hostile member of
 #                 tests/tools/evil-tar.py: each refused with one line, nothing written
 #                 outside, no device node or set-id bit left, the key in no output
+#   gpudirect     --gdrcopy and --gds on the stand-ins of NVIDIA's trees (tests/standin/):
+#                 gdrdrv and nvidia-fs built against Debian's headers and the stand-in
+#                 nvidia.ko's Module.symvers, depending on nvidia, signed (OpenSSL verifies
+#                 the trailer), libgdrapi with its soname link, build-info and the index's
+#                 gpudirect; another tree, no version, prebuilt modules refused before the
+#                 build; a tampered gdrdrv.ko refused by verify-module
 # Usage: tests/packaging/run.sh BIN [SCENARIO...]. Needs Debian's linux-headers-R, clang/lld,
 # linux-kbuild (sign-file), dpkg-deb, openssl. Work files under build/packaging.
 set -euo pipefail

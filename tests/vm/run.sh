@@ -60,6 +60,12 @@
 #             from source against this kernel's real headers and publishes; the installer
 #             installs at its next check. The ask answered and the Events are checked on
 #             the host (tests/vm/supply-host.py), and the times printed as VMTIME lines
+#   gpudirect GDRCopy and GPUDirect Storage: the stand-in driver with the stand-ins of
+#             gdrcopy and gds-nvidia-fs (tests/standin/) built by build-driver-package
+#             --gdrcopy --gds against this kernel's headers; a package whose gdrdrv.ko was
+#             changed after signing refused with nothing loaded; the good one's gdrdrv and
+#             nvidia-fs loaded after nvidia, /dev/gdrdrv and /dev/nvidia-fs0..15 at the
+#             majors of /proc/devices, in the CDI spec, gone after uninstall
 #   real-supply
 #             supply with NVIDIA's real 535.261.03: the pass builds it from Debian's non-free
 #             packages for this kernel (in make check-real's work directory, whose cache
@@ -125,7 +131,7 @@ export PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
 BIN=$(realpath "${1:?usage: run.sh BINARY [SCENARIO...]}")
 shift
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(main defer enforce lockdown vendor-sig agent-upgrade supply mig rhel selinux arm64-main arm64-enforce)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(main defer enforce lockdown vendor-sig agent-upgrade supply mig rhel selinux arm64-main arm64-enforce gpudirect)
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 W="$SRC/build/vm"
 V_OLD=535.261.03
@@ -610,6 +616,32 @@ standin_source() {
     rm -rf "$src.drv"
 }
 
+# The gpudirect scenario's repositories: the stand-in driver with the stand-ins of gdrcopy
+# and gds-nvidia-fs (tests/standin/), built by build-driver-package against this kernel's
+# installed headers and the stand-in nvidia.ko's Module.symvers, signed with the VM's test
+# key ($W/gpudirect-repo); and the same package with one byte of kernel/gdrdrv.ko changed
+# ($W/gpudirect-bad-repo), which the installer must refuse before the kernel sees it.
+make_gpudirect_repos() {
+    local w=$W/gpudirect p
+    rm -rf "$w" "$W/gpudirect-repo" "$W/gpudirect-bad-repo" && mkdir -p "$w"
+    standin_source "$w/src"
+    cp "$SRC/tests/kmod/nv-p2p.h" "$w/src/kernel/"
+    "$SRC/scripts/build-driver-package" --kernel "$R" --installer "$BIN" --source "$w/src" \
+        --gdrcopy "$SRC/tests/standin/gdrcopy" --gds "$SRC/tests/standin/gds-nvidia-fs" \
+        --sign-key "$W/keys/mod.pem" --sign-cert "$W/keys/mod.crt" --work "$w/work" \
+        --repo "$W/gpudirect-repo" --repo-key "$W/keys/repo.pem" --tag default \
+        >"$w/bdp.log" 2>&1 || { tail -20 "$w/bdp.log"; fail "build-driver-package --gdrcopy --gds"; }
+    p=$w/pkg && mkdir -p "$p"
+    tar -C "$p" -xf "$(ls "$W/gpudirect-repo/packages/$R/"*/nvidia-*.tar.zst)"
+    printf 'X' | dd of="$p/kernel/gdrdrv.ko" bs=1 seek=4096 conv=notrunc 2>/dev/null
+    "$SRC/scripts/make-repo" pack "$p" "$w/bad.tar.zst"
+    "$SRC/scripts/make-repo" add --repo "$W/gpudirect-bad-repo" --key "$W/keys/repo.pem" \
+        --version "$V_OLD" --kernel "$R" --tag default "$w/bad.tar.zst" >/dev/null
+    # One repository key signs both: the good index is signed again, after the bad one, so
+    # that the node's anti-rollback (it accepted the bad index first) takes it as current.
+    "$SRC/scripts/make-repo" sign --repo "$W/gpudirect-repo" --key "$W/keys/repo.pem" >/dev/null
+}
+
 # The supply scenario's build: standin_source against this kernel's installed headers.
 # Prints supply.json's build_args for it.
 supply_source() {
@@ -836,7 +868,12 @@ if [ $standin = 1 ]; then
         make_selinux
         SELINUX_DIR=$W/selinux
     fi
-    make_initrd "$W/initrd.gz" "$W/repo" "$W/vendor-repo" "${rhel_repo[@]}"
+    gpudirect_repos=()
+    if [[ " ${scenarios[*]} " == *" gpudirect "* ]]; then
+        make_gpudirect_repos
+        gpudirect_repos=("$W/gpudirect-repo" "$W/gpudirect-bad-repo")
+    fi
+    make_initrd "$W/initrd.gz" "$W/repo" "$W/vendor-repo" "${rhel_repo[@]}" "${gpudirect_repos[@]}"
     echo "vm: kernel $R, initramfs $(du -h "$W/initrd.gz" | cut -f1), prepared in $(($(date +%s) - t0)) s"
 fi
 if [ $arm64 = 1 ]; then

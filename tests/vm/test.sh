@@ -402,6 +402,44 @@ lockdown() {
     check refused-nothing-loaded no_nvidia
 }
 
+# GDRCopy and GPUDirect Storage (tests/vm/run.sh make_gpudirect_repos): a package whose
+# gdrdrv.ko was changed after signing is refused before the kernel sees it, nothing loaded;
+# the good package's gdrdrv and nvidia-fs load after nvidia (their dependency), with
+# /dev/gdrdrv and /dev/nvidia-fs0..15 at the majors of /proc/devices, mode 0666, in the CDI
+# spec; uninstall takes them away.
+gpudirect() {
+    local K="--repo-key /keys/repo-pub.pem --module-cert /keys/mod.crt --fetch-timeout 60"
+    local M="--modules nvidia,nvidia-uvm,gdrdrv,nvidia-fs"
+    run install --repo file:///gpudirect-bad-repo $K $M --driver-version "$V_OLD"
+    grep ERROR /tmp/err | sed 's/^/VMTEST | /'
+    check tampered-refused rc_is 5
+    check tampered-named err_has "gdrdrv"
+    check tampered-nothing-loaded [ -z "$(loaded)" ]
+    run install --repo file:///gpudirect-repo $K $M --driver-version "$V_OLD"
+    check install rc_is 0
+    check modules-live [ "$(loaded)" = "gdrdrv nvidia nvidia_fs nvidia_uvm " ]
+    order=$(sed -n 's/.*module loaded (module=\([a-z_]*\).*/\1/p' /tmp/err | tr '\n' ' ')
+    echo "VMTEST load order: $order"
+    check load-order-gdrdrv sh -c "echo '$order' | grep -q '^nvidia .*gdrdrv'"
+    check load-order-nvfs sh -c "echo '$order' | grep -q '^nvidia .*nvidia_fs'"
+    check signatures err_has "module signature verified (module=gdrdrv .*signer=nvidia-driver-installer VM test key)"
+    check signatures-nvfs err_has "module signature verified (module=nvidia_fs .*signer=nvidia-driver-installer VM test key)"
+    gdr=$(sed -n 's/^ *\([0-9]*\) gdrdrv$/\1/p' /proc/devices)
+    nvfs=$(sed -n 's/^ *\([0-9]*\) nvidia-fs$/\1/p' /proc/devices)
+    check chrdevs [ -n "$gdr" ] && [ -n "$nvfs" ]
+    check node-gdrdrv [ "$(node gdrdrv)" = "$gdr:0 666" ]
+    check node-nvfs0 [ "$(node nvidia-fs0)" = "$nvfs:0 666" ]
+    check node-nvfs15 [ "$(node nvidia-fs15)" = "$nvfs:15 666" ]
+    check char-link-gdrdrv [ "$(readlink "/dev/char/$gdr:0")" = "../gdrdrv" ]
+    check cdi-gdrdrv grep -q '"path": "/dev/gdrdrv"' /var/run/cdi/nvidia-driver-installer.json
+    check cdi-nvfs grep -q '"path": "/dev/nvidia-fs15"' /var/run/cdi/nvidia-driver-installer.json
+    check libgdrapi [ "$(readlink /home/kubernetes/bin/nvidia/lib64/libgdrapi.so.2)" = libgdrapi.so.2.5 ]
+    run uninstall
+    check uninstall rc_is 0
+    check uninstall-unloaded [ -z "$(loaded)" ]
+    check uninstall-node [ ! -e /dev/gdrdrv ]
+}
+
 # The platform's own signature, kept: Debian's signed module loads under sig_enforce, the
 # same module re-signed with the test key is refused by the kernel, naming its signer.
 vendor_sig() {
@@ -1061,6 +1099,7 @@ real-flavours) real_flavours ;;
 real-agent) real_agent ;;
 agent-upgrade) agent_upgrade ;;
 supply) supply ;;
+gpudirect) gpudirect ;;
 real-supply) real_supply ;;
 *) bad scenario "unknown scenario '$S'" ;;
 esac
