@@ -102,7 +102,8 @@ def unpack(b, key):
             t["option"], given, t["what"]))
     marked = lambda r: all(os.path.isfile(os.path.join(r, m)) for m in t["marks"])  # noqa
     tops = os.listdir(root)
-    if not marked(root) and len(tops) == 1 and os.path.isdir(os.path.join(root, tops[0])):
+    if (not marked(root) and len(tops) == 1 and os.path.isdir(os.path.join(root, tops[0]))
+            and marked(os.path.join(root, tops[0]))):
         root = os.path.join(root, tops[0])
     missing = [m for m in t["marks"] if not os.path.isfile(os.path.join(root, m))]
     if missing:

@@ -302,6 +302,7 @@ int nvidia_p2p_dma_map_pages(struct pci_dev *peer, struct nvidia_p2p_page_table 
 			     struct nvidia_p2p_dma_mapping **dma_mapping);
 int nvidia_p2p_dma_unmap_pages(struct pci_dev *peer, struct nvidia_p2p_page_table *page_table,
 			       struct nvidia_p2p_dma_mapping *dma_mapping);
+int nvidia_p2p_free_dma_mapping(struct nvidia_p2p_dma_mapping *dma_mapping);
 
 int nvidia_p2p_get_pages(u64 p2p_token, u32 va_space, u64 virtual_address, u64 length,
 			 struct nvidia_p2p_page_table **page_table,
@@ -351,6 +352,12 @@ int nvidia_p2p_dma_unmap_pages(struct pci_dev *peer, struct nvidia_p2p_page_tabl
 	return -EINVAL;
 }
 EXPORT_SYMBOL(nvidia_p2p_dma_unmap_pages);
+
+int nvidia_p2p_free_dma_mapping(struct nvidia_p2p_dma_mapping *dma_mapping)
+{
+	return -EINVAL;
+}
+EXPORT_SYMBOL(nvidia_p2p_free_dma_mapping);
 
 static int __init nv_init(void)
 {

@@ -1197,7 +1197,7 @@ t_gpudirect() {
     rc 1 "$w/not-gdrcopy.log" bdp "${sign[@]}" --gdrcopy "$w/gds"
     has "$w/not-gdrcopy.log" "--gdrcopy $w/gds is not NVIDIA's gdrcopy source: it has no Makefile"
     rc 1 "$w/not-gds.log" bdp "${sign[@]}" --gds "$w/gdrcopy-2.5.tar.gz"
-    has "$w/not-gds.log" "is not NVIDIA's gds-nvidia-fs source: it has no src/configure"
+    has "$w/not-gds.log" "is not NVIDIA's gds-nvidia-fs source: it has no src/Makefile"
     cp -r "$w/gdrcopy-2.5" "$w/gdrcopy-nover"
     sed -i '/GDR_API_MINOR_VERSION/d' "$w/gdrcopy-nover/include/gdrapi.h"
     rc 1 "$w/nover.log" bdp "${sign[@]}" --gdrcopy "$w/gdrcopy-nover"
