@@ -625,9 +625,11 @@ make_gpudirect_repos() {
     local w=$W/gpudirect p
     rm -rf "$w" "$W/gpudirect-repo" "$W/gpudirect-bad-repo" && mkdir -p "$w"
     standin_source "$w/src"
-    cp "$SRC/tests/kmod/nv-p2p.h" "$w/src/kernel/"
+    # By hand, NVIDIA's own trees and header may replace the stand-ins (docs/testing.md).
+    cp "${NDI_NV_P2P_H:-$SRC/tests/kmod/nv-p2p.h}" "$w/src/kernel/nv-p2p.h"
     "$SRC/scripts/build-driver-package" --kernel "$R" --installer "$BIN" --source "$w/src" \
-        --gdrcopy "$SRC/tests/standin/gdrcopy" --gds "$SRC/tests/standin/gds-nvidia-fs" \
+        --gdrcopy "${NDI_GDRCOPY_SRC:-$SRC/tests/standin/gdrcopy}" \
+        --gds "${NDI_GDS_SRC:-$SRC/tests/standin/gds-nvidia-fs}" \
         --sign-key "$W/keys/mod.pem" --sign-cert "$W/keys/mod.crt" --work "$w/work" \
         --repo "$W/gpudirect-repo" --repo-key "$W/keys/repo.pem" --tag default \
         >"$w/bdp.log" 2>&1 || { tail -20 "$w/bdp.log"; fail "build-driver-package --gdrcopy --gds"; }
