@@ -158,29 +158,16 @@ static int parse_signer(json_object *o, const char *where, struct repo_package *
 	return 0;
 }
 
-/* "imex": a JSON boolean, optional (docs/repository-format.md); absent is false. */
-static int parse_imex(json_object *o, const char *where, struct repo_package *p, struct err *e)
+/* "imex", "nvsdm": JSON booleans, optional (docs/repository-format.md); absent is false. */
+static int parse_flag(json_object *o, const char *key, const char *where, bool *ret, struct err *e)
 {
 	json_object *v;
 
-	if (!json_object_object_get_ex(o, "imex", &v))
+	if (!json_object_object_get_ex(o, key, &v))
 		return 0;
 	if (!json_object_is_type(v, json_type_boolean))
-		return err_set(e, EXIT_VERIFY, "%s: \"imex\" must be true or false", where);
-	p->imex = json_object_get_boolean(v);
-	return 0;
-}
-
-/* "nvsdm": a JSON boolean, optional (docs/repository-format.md); absent is false. */
-static int parse_nvsdm(json_object *o, const char *where, struct repo_package *p, struct err *e)
-{
-	json_object *v;
-
-	if (!json_object_object_get_ex(o, "nvsdm", &v))
-		return 0;
-	if (!json_object_is_type(v, json_type_boolean))
-		return err_set(e, EXIT_VERIFY, "%s: \"nvsdm\" must be true or false", where);
-	p->nvsdm = json_object_get_boolean(v);
+		return err_set(e, EXIT_VERIFY, "%s: \"%s\" must be true or false", where, key);
+	*ret = json_object_get_boolean(v);
 	return 0;
 }
 
@@ -218,7 +205,8 @@ static int parse_package(json_object *o, const char *where, struct repo_package 
 			       (long long)size);
 	p->size = (uint64_t)size;
 	if (parse_signer(o, where, p, e) < 0 || repo_kmt_parse_package(o, where, p, e) < 0 ||
-	    parse_imex(o, where, p, e) < 0 || parse_nvsdm(o, where, p, e) < 0 ||
+	    parse_flag(o, "imex", where, &p->imex, e) < 0 ||
+	    parse_flag(o, "nvsdm", where, &p->nvsdm, e) < 0 ||
 	    repo_gpudirect_parse_package(o, where, p, e) < 0)
 		return -1;
 	if (!json_object_object_get_ex(o, "unpacked_size", &v))
