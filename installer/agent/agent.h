@@ -115,6 +115,13 @@ struct agent_condition_opts {
 };
 
 /* What the agent reads of the configuration, built once by the command (cmd/agent.c). */
+/* --rdma for the agent: nvidia-peermem loaded again after the RDMA stack reloads. */
+struct agent_rdma_opts {
+	enum kernel_rdma mode;
+	char *const *module_certs; /* --module-cert: nvidia-peermem verified with them first */
+	size_t n_module_certs;
+};
+
 struct agent_opts {
 	int root_fd;		    /* the host's /, open (--root) */
 	struct nodestate_opts node; /* where the install, its CDI spec and kind are */
@@ -126,6 +133,7 @@ struct agent_opts {
 	struct agent_condition_opts condition; /* the Node's name and account: UPGRADE's */
 	/* NVIDIA's DRA kubelet plugin's pods, restarted after a switch; NULL: never. */
 	const char *dra_plugin_selector;
+	struct agent_rdma_opts rdma;
 };
 
 #define AGENT_MAX_ARGV 32

@@ -170,11 +170,12 @@ char *agent_render(const struct agent *a)
 {
 	_cleanup_free_ char *h = health_render(&a->h, a->version), *d = supervisor_render(&a->sv),
 			    *u = upgrader_render(&a->up), *m = mig_render(&a->mig),
-			    *n = nodecond_render(&a->nc), *p = draplugin_render(&a->dp);
+			    *n = nodecond_render(&a->nc), *p = draplugin_render(&a->dp),
+			    *r = agent_rdma_render(&a->rdma, a->o->rdma.mode);
 	char *all = NULL;
 
-	if (!h || !d || !u || !m || !n || !p ||
-	    asprintf(&all, "%s%s%s%s%s%s", h, d, u, n, p, m) < 0)
+	if (!h || !d || !u || !m || !n || !p || !r ||
+	    asprintf(&all, "%s%s%s%s%s%s%s", h, d, u, n, p, m, r) < 0)
 		return NULL;
 	return all;
 }
@@ -462,6 +463,19 @@ static bool restart_dra_plugin(struct agent *a, const struct nodestate *s)
 							       s->manifest.driver_version) == 0});
 }
 
+/* nvidia-peermem after the RDMA stack (agent/rdma.h), on the installed driver once loaded. */
+static void look_rdma(struct agent *a, const struct nodestate *s)
+{
+	if (s->installed && strcmp(s->loaded_version, s->manifest.driver_version) == 0)
+		agent_rdma_look(&a->rdma,
+				&(struct agent_rdma_look){.o = &a->o->rdma,
+							  .root_fd = a->o->root_fd,
+							  .install_dir = a->o->node.install_dir,
+							  .release = s->host.kernel,
+							  .version = s->manifest.driver_version,
+							  .install_id = s->install_id});
+}
+
 /* One look: false when it judged nothing (an installer run holds the lock, the node unread). */
 static bool look(struct agent *a)
 {
@@ -492,6 +506,8 @@ static bool look(struct agent *a)
 		memset(&a->mig, 0, sizeof(a->mig));
 	if (in.loaded && in.loaded[0])
 		sync_mig_nodes(a);
+	/* Before the daemons and the checks: the RDMA stack may have reloaded since. */
+	look_rdma(a, &s);
 	if (in.installed && strcmp(in.installed, a->version) != 0) {
 		snprintf(a->version, sizeof(a->version), "%s", in.installed);
 		a->cuda_ok_ns = 0;

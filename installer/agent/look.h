@@ -15,6 +15,7 @@
 #include "agent/draplugin.h"
 #include "agent/health.h"
 #include "agent/nodecond.h"
+#include "agent/rdma.h"
 #include "agent/supervisor.h"
 #include "agent/upgrader.h"
 #include "agent/xid.h"
@@ -53,6 +54,7 @@ struct agent {
 	uint64_t hup_ns;      /* when a stale spec's producer was last asked to rewrite it */
 	char stale[PATH_MAX]; /* the other producer's spec found stale at the last look, or "" */
 	struct mig_view mig;
+	struct agent_rdma rdma; /* nvidia-peermem after the RDMA stack (agent/rdma.h) */
 };
 
 /* The kernel log, read as far as it goes now: Xids counted, a driver load noted. */

@@ -34,6 +34,7 @@ struct agent *agent_new(const struct agent_opts *o, const struct agent_calls *ca
 	a->kmsg.fd = -1;
 	a->ctl_fd = -1;
 	supervisor_init(&a->sv, look_reap, a);
+	agent_rdma_init(&a->rdma);
 	/* A daemon forks into the background: its process stays our child all the same. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "agent: PR_SET_CHILD_SUBREAPER"), NULL;

@@ -125,6 +125,11 @@ static void installer_argv(void *arg, const char *version, const struct pending 
 	/* The agent only passes it on: the new driver's load makes channel0. */
 	if (c->imex_channel0)
 		argv[n++] = "--imex-channel0";
+	/* The upgrade's load decides the RDMA path again, for the new version's flavour. */
+	if (c->rdma && strcmp(c->rdma, "off") != 0) {
+		argv[n++] = "--rdma";
+		argv[n++] = c->rdma;
+	}
 	argv[n] = NULL;
 }
 
@@ -226,6 +231,9 @@ static struct agent_opts options(const struct config *c, int root_fd)
 		.interval_s = c->agent_interval_s,
 		.cuda_interval_s = c->cuda_interval_s,
 		.dra_plugin_selector = dra_plugin_selector(c),
+		.rdma = {.mode = session_rdma(c),
+			 .module_certs = c->module_certs.v,
+			 .n_module_certs = c->module_certs.n},
 		.upgrade = {.off = strcmp(c->upgrades, "off") == 0,
 			    .node_name = c->node_name,
 			    .sa_dir = c->kube_sa_dir,

@@ -183,7 +183,7 @@ const struct config_option config_options[] = {
 		       ON(CFG_UNINSTALL, "the kernel to unload the driver's modules from"),
 		       ON(CFG_VERIFY, "the kernel whose vermagic the modules must carry"))),
 	OPTION("module-cert", .env = "NVIDIA_MODULE_CERT", .kind = CONFIG_LIST,
-	       .offset = F(module_certs), .cmds = CFG_INSTALL | CFG_VERIFY | CFG_DOCTOR,
+	       .offset = F(module_certs), .cmds = CFG_INSTALL | CFG_VERIFY | CFG_DOCTOR | CFG_AGENT,
 	       .arg = "FILE", .json = "module_certs",
 	       .help = "certificate modules must be signed with; others are refused before loading",
 	       .help_for = HELP_FOR(ON(
@@ -361,6 +361,18 @@ const struct config_option config_options[] = {
 	       .offset = F(upgrade_dra_drivers), .cmds = CFG_AGENT, .arg = "LIST",
 	       .value = "gpu.nvidia.com,compute-domain.nvidia.com",
 	       .help = "a pod that uses a DRA resource claim allocated by one of these drivers (comma-separated; none: no claim counts) holds GPUs, as one that asks for nvidia.com/gpu"),
+	// clang-format on
+	/* GPUDirect RDMA (docs/design.md): off as the GPU Operator's driver.rdma.enabled
+	 * defaults (deployments/gpu-operator/values.yaml:164-166); installer/kernel/rdma.c. */
+	// clang-format off
+	OPTION("rdma", .env = "NVIDIA_RDMA", .kind = CONFIG_STRING, .offset = F(rdma),
+	       .cmds = CFG_INSTALL | CFG_DOCTOR | CFG_AGENT, .arg = "MODE", .value = "off",
+	       .json = "rdma",
+	       .help = "GPUDirect RDMA: off, auto (dma-buf where the open modules on Linux 5.12+ serve it, else nvidia-peermem where the RDMA stack has MOFED's peer-memory API, else none, said why), peermem (load nvidia-peermem after ib_core; exit 6 without an RDMA stack) or dmabuf (exit 6 where it cannot serve)",
+	       .help_for = HELP_FOR(
+		       ON(CFG_DOCTOR, "the RDMA path to check: which one serves, or why none"),
+		       ON(CFG_AGENT,
+			  "load nvidia-peermem again, verified, when the RDMA stack comes back after a reload (MOFED's openibd)"))),
 	// clang-format on
 	OPTION("dra-plugin-selector", .env = "NVIDIA_DRA_PLUGIN_SELECTOR", .kind = CONFIG_STRING,
 	       .offset = F(dra_plugin_selector), .cmds = CFG_AGENT, .arg = "SELECTOR",

@@ -42,6 +42,7 @@ struct config {
 	char *kernel_keyring_cert;
 	bool no_unload_conflicts;
 	bool imex_channel0; /* make /dev/nvidia-caps-imex-channels/channel0 after the load */
+	char *rdma;	    /* --rdma: off, auto, peermem, dmabuf */
 	char *when_busy;    /* defer or fail: a new driver while the loaded one is busy */
 	/* install: wait for a package of this node's kernel (cmd/install_wait.c) */
 	bool wait_for_package;

@@ -321,6 +321,18 @@ static int check_node_word(const struct config *c, struct problems *p)
 	return 0;
 }
 
+/* --rdma: one of its four words (installer/kernel/rdma.c). */
+static int check_rdma(const struct config *c, struct problems *p)
+{
+	char buf[64];
+
+	if (c->rdma && kernel_rdma_parse(c->rdma, &(enum kernel_rdma){0}) < 0 &&
+	    problem(p, "%s: '%s' is not off, auto, peermem or dmabuf",
+		    label_of("rdma", buf, sizeof(buf)), c->rdma) < 0)
+		return -1;
+	return 0;
+}
+
 /* IMEX's channel0 is made by the kernel stage after the load, which --skip-modules skips. */
 static int check_imex(const struct config *c, struct problems *p)
 {
@@ -373,7 +385,8 @@ static int check_all(const struct config *c, struct problems *p)
 	    problem(p, "%s: '%s' is not defer or fail", label_of("when-busy", buf, sizeof(buf)),
 		    c->when_busy) < 0)
 		return -1;
-	if (check_agent(c, p) < 0 || check_node_word(c, p) < 0 || check_imex(c, p) < 0)
+	if (check_agent(c, p) < 0 || check_node_word(c, p) < 0 || check_imex(c, p) < 0 ||
+	    check_rdma(c, p) < 0)
 		return -1;
 	if (c->registry_gce && source_gce_parse(c->registry_gce, &(enum source_gce){0}) < 0 &&
 	    problem(p, "%s: '%s' is not auto, yes or no",

@@ -779,6 +779,7 @@ int doctor_run(const struct config *c, struct err *e)
 	check_module_type(&d, &s);
 	doctor_check_imex(&d, root_fd, c, &s);
 	doctor_check_nvsdm(&d, root_fd, c, &s);
+	doctor_check_rdma(&d, root_fd, c, &s);
 	check_pending(&d, c, root_fd);
 	check_pending_failed(&d, c, root_fd);
 	check_waiting(&d, c, root_fd);

@@ -2,8 +2,8 @@
 /*
  * doctor's check list, shared by the files its checks live in (cmd/doctor.c, the GPU
  * partitions and sharing checks in cmd/doctor_partitions.c, the newest installed kernel's
- * in cmd/doctor_boot.c, IMEX's in cmd/doctor_imex.c, NVLink 5
- * telemetry's in cmd/doctor_nvsdm.c; the list itself in
+ * in cmd/doctor_boot.c, IMEX's in cmd/doctor_imex.c, NVLink 5 telemetry's in
+ * cmd/doctor_nvsdm.c, GPUDirect RDMA's in cmd/doctor_rdma.c; the list itself in
  * cmd/doctor_checks.c): a line is a verdict, what was found and, when it is not ok, the fix.
  */
 #pragma once
@@ -63,6 +63,13 @@ void doctor_check_imex(struct doctor *d, int root_fd, const struct config *c,
  */
 void doctor_check_nvsdm(struct doctor *d, int root_fd, const struct config *c,
 			const struct nodestate *s);
+
+/*
+ * The GPUDirect RDMA line (cmd/doctor_rdma.c), with --rdma other than off: the path that
+ * serves RDMA (nvidia-peermem loaded, or dma-buf: open modules on Linux 5.12+), or why none.
+ */
+void doctor_check_rdma(struct doctor *d, int root_fd, const struct config *c,
+		       const struct nodestate *s);
 
 /*
  * The newest installed kernel B->newest, later than the boot loader default's B->next and

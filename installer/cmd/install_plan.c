@@ -353,6 +353,21 @@ static json_object *plan_prediction_json(const struct kernel *kn)
 	return o;
 }
 
+/* kernel.rdma: --rdma, the path the load would take, and why (or why it would refuse). */
+static json_object *plan_rdma_json(const struct config *c, const struct plan *p)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "mode", json_object_new_string(c->rdma ? c->rdma : "off"));
+	json_object_object_add(
+		o, "path",
+		json_object_new_string(p->has_rdma ? kernel_rdma_path_name(p->rdma.path) : "none"));
+	json_object_object_add(o, "reason",
+			       json_object_new_string(p->has_rdma ? p->rdma.why : "--rdma off"));
+	json_object_object_add(o, "refused", json_object_new_boolean(p->has_rdma && p->rdma.code));
+	return o;
+}
+
 static json_object *plan_kernel_json(const struct config *c, const struct plan *p,
 				     const struct ktrust *t)
 {
@@ -385,6 +400,7 @@ static json_object *plan_kernel_json(const struct config *c, const struct plan *
 	json_object_object_add(
 		o, "module_certs",
 		strings_json((const char *const *)c->module_certs.v, c->module_certs.n, false));
+	json_object_object_add(o, "rdma", plan_rdma_json(c, p));
 	return o;
 }
 
@@ -472,6 +488,18 @@ int install_dry_run(struct run *run, struct err *e)
 		return -1;
 	if (p->kernel)
 		predict(run);
+	if (p->kernel && run->ko.rdma != KERNEL_RDMA_OFF) {
+		const struct repo_package *pkg = p->choice.pkg;
+		struct kernel_rdma_probe rp;
+
+		kernel_rdma_probe(run->root_fd, p->host.kernel,
+				  pkg && pkg->module_type != REPO_MT_UNSTATED
+					  ? repo_module_type_name(pkg->module_type)
+					  : NULL,
+				  &rp);
+		kernel_rdma_decide(run->ko.rdma, &rp, &p->rdma);
+		p->has_rdma = true;
+	}
 	err_clear(&we);
 	if (hostpath_check_install_writable(&run->ho, run->root_fd, &we) < 0)
 		str_fmt_cut(p->not_writable, sizeof(p->not_writable), "%s", we.msg);

@@ -38,7 +38,10 @@ struct plan {
 	struct mount_info mount;      /* of the install dir */
 	struct kernel *kernel;	      /* trust and loaded state, for the plan */
 	char not_writable[512];	      /* dry run: why install could not write, or "" */
-	struct timing times;	      /* each stage's time, for the metrics file */
+	/* dry run with --rdma other than off: what the load would decide (kernel_rdma_decide) */
+	bool has_rdma;
+	struct kernel_rdma_decision rdma;
+	struct timing times; /* each stage's time, for the metrics file */
 };
 
 /*

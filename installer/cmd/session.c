@@ -104,6 +104,16 @@ static int hold_agent_daemons(void *arg, struct err *e)
 	return 0;
 }
 
+enum kernel_rdma session_rdma(const struct config *c)
+{
+	enum kernel_rdma m = KERNEL_RDMA_OFF;
+
+	/* config_check refused any other word. */
+	if (c->rdma && kernel_rdma_parse(c->rdma, &m) < 0)
+		m = KERNEL_RDMA_OFF;
+	return m;
+}
+
 struct kernel_opts session_kernel_opts(const struct config *c)
 {
 	self = getpid();
@@ -116,6 +126,7 @@ struct kernel_opts session_kernel_opts(const struct config *c)
 				    .keyring_cert = c->kernel_keyring_cert,
 				    .no_unload_conflicts = c->no_unload_conflicts,
 				    .imex_channel0 = c->imex_channel0,
+				    .rdma = session_rdma(c),
 				    .install_dir = c->install_dir,
 				    .defer_busy =
 					    c->when_busy && strcmp(c->when_busy, "defer") == 0,

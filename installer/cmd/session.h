@@ -46,6 +46,8 @@ const char *session_release(const struct config *c, struct utsname *u);
  * strings and lists stay C's.
  */
 struct kernel_opts session_kernel_opts(const struct config *c);
+/* --rdma as the kernel stage takes it (off when not given). */
+enum kernel_rdma session_rdma(const struct config *c);
 struct expose_opts session_expose_opts(const struct config *c);
 struct source_opts session_source_opts(const struct config *c);
 struct hostpath_opts session_hostpath_opts(const struct config *c);

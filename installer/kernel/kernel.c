@@ -12,6 +12,7 @@
 #include "kernel/kmods.h"
 #include "kernel/ktrust.h"
 #include "kernel/modsig.h"
+#include "kernel/rdma.h"
 #include "util/fs.h"
 #include "util/str.h"
 #include "util/log.h"
@@ -46,6 +47,9 @@ struct kernel {
 	bool has_args;
 	size_t n_defaults, n_overridden;
 	struct strv ignored; /* the package's defaults for modules the set leaves out */
+	bool has_rdma;
+	struct kernel_rdma_decision rdma; /* --rdma, decided by kernel_prepare */
+	char *names[KMODS_MAX];		  /* the set's names with nvidia-peermem added */
 };
 
 /* The parameters a load of KN gives, MODULE.KEY=VALUE. */
@@ -193,6 +197,54 @@ static void log_ignored_defaults(const struct kernel *kn)
 	}
 }
 
+/*
+ * --rdma, decided for the driver to load and this node's RDMA stack (rdma.c): a refusal is
+ * the run's error; peermem adds nvidia-peermem to the set *V (N names), after ib_core,
+ * which the set's in-tree dependencies load from the host's own module tree.
+ */
+static int decide_rdma(struct kernel *kn, const struct kernel_request *rq, char *const **v,
+		       size_t *n, struct err *e)
+{
+	static char peermem[] = "nvidia-peermem";
+	struct kernel_rdma_probe p;
+	bool has = false;
+
+	kernel_rdma_probe(rq->root_fd, rq->driver.kernel, kn->module_type, &p);
+	kernel_rdma_decide(kn->o.rdma, &p, &kn->rdma);
+	kn->has_rdma = true;
+	if (kn->rdma.code) {
+		err_set(e, kn->rdma.code, "kernel: %s", kn->rdma.why);
+		err_hint(e, "%s", kn->rdma.fix);
+		return -1;
+	}
+	if (kn->o.rdma != KERNEL_RDMA_OFF)
+		log_kv(LOG_INFO, "kernel", "GPUDirect RDMA", "rdma", kernel_rdma_name(kn->o.rdma),
+		       "path", kernel_rdma_path_name(kn->rdma.path), "why", kn->rdma.why, LOG_END);
+	if (kn->rdma.path != RDMA_PATH_PEERMEM)
+		return 0;
+	for (size_t i = 0; i < *n && i < KMODS_MAX; i++) {
+		char name[KMODS_NAME_MAX];
+
+		snprintf(name, sizeof(name), "%s", (*v)[i]);
+		kmods_normalise_name(name);
+		has = has || strcmp(name, "nvidia_peermem") == 0;
+		kn->names[i] = (*v)[i];
+	}
+	if (has)
+		return 0;
+	if (*n >= KMODS_MAX)
+		return err_set(e, EXIT_USAGE, "kernel: more than %d modules with nvidia-peermem",
+			       KMODS_MAX);
+	kn->names[(*n)++] = peermem;
+	*v = kn->names;
+	return 0;
+}
+
+const struct kernel_rdma_decision *kernel_rdma(const struct kernel *kn)
+{
+	return kn->has_rdma ? &kn->rdma : NULL;
+}
+
 static char m0[] = "nvidia", m1[] = "nvidia-modeset", m2[] = "nvidia-drm", m3[] = "nvidia-uvm";
 char *const kernel_default_modules[] = {m0, m1, m2, m3};
 const size_t kernel_n_default_modules = ARRAY_SIZE(kernel_default_modules);
@@ -217,7 +269,8 @@ int kernel_prepare(const struct kernel_request *rq, struct kernel **ret, struct 
 	kn->drivers_fd = dup(rq->drivers_fd);
 	if (kn->drivers_fd < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "kernel: drivers dir");
-	if (kernel_use_package_args(kn, kn->drivers_fd, e) < 0)
+	if (kernel_use_package_args(kn, kn->drivers_fd, e) < 0 ||
+	    decide_rdma(kn, rq, &v, &n, e) < 0)
 		return -1;
 	log_ignored_defaults(kn);
 	if (kn->n_defaults) {

@@ -231,6 +231,76 @@ _must_check_ int devnodes_sync_mig(int root_fd, struct devnodes_report *ret, str
  */
 long devnodes_mig_cap_minor(int root_fd, unsigned gpu_minor, unsigned gi, int ci);
 
+/* ---- GPUDirect RDMA (rdma.c) ---------------------------------------------------- */
+
+/* --rdma: which path serves GPUDirect RDMA (docs/design.md, "GPUDirect RDMA"). */
+enum kernel_rdma { KERNEL_RDMA_OFF, KERNEL_RDMA_AUTO, KERNEL_RDMA_PEERMEM, KERNEL_RDMA_DMABUF };
+/* What serves it: nothing, nvidia-peermem over the RDMA stack, or the kernel's dma-buf. */
+enum kernel_rdma_path { RDMA_PATH_NONE, RDMA_PATH_PEERMEM, RDMA_PATH_DMABUF };
+
+/* "off", "auto", "peermem", "dmabuf" into *RET: 0, or -1 when S is none of them. */
+int kernel_rdma_parse(const char *s, enum kernel_rdma *ret);
+/* "none", "peermem", "dmabuf". */
+const char *kernel_rdma_path_name(enum kernel_rdma_path p);
+
+/* What the node shows of RDMA, read from ROOT/sys, ROOT/proc and its module tree. */
+struct kernel_rdma_probe {
+	bool stack_live;      /* ib_core is live (or built in): the node's RDMA stack is up */
+	bool stack_in_tree;   /* ib_core is live, built in or in /lib/modules/RELEASE */
+	bool peer_api;	      /* the kernel exports ib_register_peer_memory_client (MOFED's) */
+	bool peermem_live;    /* nvidia_peermem is live */
+	char release[128];    /* the kernel's */
+	char module_type[16]; /* the driver's flavour: "open", "proprietary" or "" (unknown) */
+};
+
+/* The decision: the path, or an error (code != 0) with its cause and fix; WHY says why. */
+struct kernel_rdma_decision {
+	enum kernel_rdma_path path;
+	int code;      /* 0, or EXIT_KERNEL_REFUSED: the mode asked for cannot be served */
+	char why[384]; /* one sentence: what serves RDMA, or why nothing does */
+	char fix[256]; /* when code != 0 */
+};
+
+/*
+ * Decides MODE's path on the node P describes: off serves nothing; peermem loads
+ * nvidia-peermem after ib_core (an error when no ib_core is live or in the module tree);
+ * dmabuf needs the open modules and kernel 5.12 or later (an error when not); auto picks
+ * dma-buf where it serves, peermem where the stack has MOFED's peer-memory API, else
+ * nothing, and says why. Never fails: a refusal is in *RET (code).
+ */
+void kernel_rdma_decide(enum kernel_rdma mode, const struct kernel_rdma_probe *p,
+			struct kernel_rdma_decision *ret);
+
+/*
+ * Reads the probe under ROOT_FD for RELEASE; MODULE_TYPE is the driver's flavour when the
+ * caller knows it (the package's), else NULL: the live nvidia module's taint says.
+ */
+void kernel_rdma_probe(int root_fd, const char *release, const char *module_type,
+		       struct kernel_rdma_probe *ret);
+
+/* What the node agent asks at each look (kernel_rdma_reload). */
+struct kernel_rdma_reload {
+	enum kernel_rdma mode;
+	int root_fd;
+	const char *release; /* the running kernel's */
+	int drivers_fd;	     /* the installed version's drivers/ */
+	const char *version; /* the installed version: loaded only when nvidia is live at it */
+	char *const *module_certs; /* --module-cert: the file is verified with them first */
+	size_t n_module_certs;
+};
+
+/*
+ * nvidia-peermem loaded again after the RDMA stack came back (MOFED's driver container
+ * restarted openibd): where the path is peermem, nvidia is live at RQ->version, every
+ * module nvidia-peermem depends on but nvidia is live (the stack is never loaded here) and
+ * nvidia_peermem is not, its file is verified (signature, vermagic) and inserted. *RET is
+ * the decision; WAITING gets why nothing was loaded, or "". Returns 1 when it loaded it,
+ * 0 when nothing was to do, -1 with E (the module refused, by us or by the kernel).
+ */
+_must_check_ int kernel_rdma_reload(const struct kernel_rdma_reload *rq,
+				    struct kernel_rdma_decision *ret, char *waiting, size_t size,
+				    struct err *e);
+
 /* ---- the stage --------------------------------------------------------------- */
 
 #define KERNEL_DEFAULT_MODULES "nvidia,nvidia-modeset,nvidia-drm,nvidia-uvm"
@@ -252,6 +322,7 @@ struct kernel_opts {
 	const char *keyring_cert; /* added to .secondary_trusted_keys before loading, or NULL */
 	bool no_unload_conflicts; /* refuse, rather than unload, a conflicting driver */
 	bool imex_channel0;	  /* make (uninstall: remove) DEVNODES_IMEX_CHANNEL0 */
+	enum kernel_rdma rdma;	  /* --rdma: peermem adds nvidia-peermem to the set */
 	const char *install_dir;  /* host path whose firmware links kernel_remove withdraws */
 	bool defer_busy;	  /* kernel_prepare: a busy old driver is an answer (1), not -1 */
 	const pid_t *own_pids;	  /* the installer's own processes: no users of the driver */

@@ -775,6 +775,15 @@ static int lookup_intree(struct kmods *k, const char *name, struct kmod_module *
 	return 0;
 }
 
+bool kmods_has_intree(struct kmods *k, const char *name)
+{
+	_cleanup_(sym_kmod_module_unrefp) struct kmod_module *m = NULL;
+	enum kmods_state st = kmods_get_state(k, name);
+	struct err e;
+
+	return st == KMODS_LIVE || st == KMODS_BUILTIN || lookup_intree(k, name, &m, &e) == 0;
+}
+
 /* Appends NAME to the comma-separated list in BUF unless it is there. */
 static void append_name(char *buf, size_t size, const char *name)
 {

@@ -103,6 +103,9 @@ _must_check_ int kmods_check_idle(struct kmods *k, const pid_t *ours, size_t n_o
 /* Unloads the loaded driver, holders first. Returns 0, or -1 (EXIT_IN_USE on EBUSY). */
 _must_check_ int kmods_unload_driver(struct kmods *k, struct err *e);
 
+/* Whether module NAME is live, built in, or in the kernel's /lib/modules (modules.dep). */
+bool kmods_has_intree(struct kmods *k, const char *name);
+
 /*
  * Checks, before anything changes, that every module the set depends on outside itself is
  * built in, loaded, or in the kernel's /lib/modules; BUF gets those to load, with their

@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * GPUDirect RDMA (installer/kernel/rdma.c): the decision of each --rdma mode on each kind
+ * of node, what the probe reads of a scratch host root (ib_core live, MOFED's peer-memory
+ * API in /proc/kallsyms, the driver's flavour by its taint), kernel_prepare adding
+ * nvidia-peermem or refusing, and the agent's reload up to the kernel: it waits while the
+ * stack is gone, and verifies the file before anything is inserted. The insertion itself,
+ * after ib_core, is proven on a real kernel (tests/vm, scenario rdma).
+ */
+#include "cmocka_prelude.h"
+#include "scratch.h"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernel/kernel.h"
+#include "kernel/rdma.h"
+
+#define RELEASE "6.1.0-57-amd64"
+#define VERSION "550.90.07"
+
+/* ---- the decision ------------------------------------------------------------ */
+
+static struct kernel_rdma_decision decide(enum kernel_rdma m, bool live, bool tree, bool api,
+					  const char *type, const char *release)
+{
+	struct kernel_rdma_probe p = {.stack_live = live, .stack_in_tree = tree, .peer_api = api};
+	struct kernel_rdma_decision d;
+
+	snprintf(p.module_type, sizeof(p.module_type), "%s", type);
+	snprintf(p.release, sizeof(p.release), "%s", release);
+	kernel_rdma_decide(m, &p, &d);
+	return d;
+}
+
+static void test_parse(void **state)
+{
+	enum kernel_rdma m = KERNEL_RDMA_OFF;
+
+	(void)state;
+	assert_int_equal(kernel_rdma_parse("peermem", &m), 0);
+	assert_int_equal(m, KERNEL_RDMA_PEERMEM);
+	assert_int_equal(kernel_rdma_parse("dmabuf", &m), 0);
+	assert_int_equal(m, KERNEL_RDMA_DMABUF);
+	assert_int_equal(kernel_rdma_parse("auto", &m), 0);
+	assert_int_equal(m, KERNEL_RDMA_AUTO);
+	assert_int_equal(kernel_rdma_parse("off", &m), 0);
+	assert_int_equal(m, KERNEL_RDMA_OFF);
+	assert_int_equal(kernel_rdma_parse("dma-buf", &m), -1);
+	assert_int_equal(kernel_rdma_parse(NULL, &m), -1);
+	assert_string_equal(kernel_rdma_path_name(RDMA_PATH_DMABUF), "dmabuf");
+}
+
+static void test_off(void **state)
+{
+	struct kernel_rdma_decision d = decide(KERNEL_RDMA_OFF, true, true, true, "open", RELEASE);
+
+	(void)state;
+	assert_int_equal(d.path, RDMA_PATH_NONE);
+	assert_int_equal(d.code, 0);
+}
+
+static void test_peermem(void **state)
+{
+	struct kernel_rdma_decision d;
+
+	(void)state;
+	/* The stack loaded, or in the host's tree for the load to bring in first. */
+	d = decide(KERNEL_RDMA_PEERMEM, true, true, false, "proprietary", RELEASE);
+	assert_int_equal(d.path, RDMA_PATH_PEERMEM);
+	assert_int_equal(d.code, 0);
+	d = decide(KERNEL_RDMA_PEERMEM, false, true, false, "open", RELEASE);
+	assert_int_equal(d.path, RDMA_PATH_PEERMEM);
+	assert_non_null(strstr(d.why, "host's module tree"));
+	/* No stack anywhere: a refusal, with its cause and fix. */
+	d = decide(KERNEL_RDMA_PEERMEM, false, false, false, "open", RELEASE);
+	assert_int_equal(d.path, RDMA_PATH_NONE);
+	assert_int_equal(d.code, EXIT_KERNEL_REFUSED);
+	assert_non_null(strstr(d.why, "no RDMA stack"));
+	assert_non_null(strstr(d.fix, "--rdma auto"));
+}
+
+static void test_dmabuf(void **state)
+{
+	struct kernel_rdma_decision d;
+
+	(void)state;
+	d = decide(KERNEL_RDMA_DMABUF, true, true, false, "open", RELEASE);
+	assert_int_equal(d.path, RDMA_PATH_DMABUF);
+	assert_int_equal(d.code, 0);
+	/* Served once a stack loads: dma-buf needs nothing of ours. */
+	d = decide(KERNEL_RDMA_DMABUF, false, false, false, "open", "5.12.0");
+	assert_int_equal(d.path, RDMA_PATH_DMABUF);
+	assert_non_null(strstr(d.why, "no RDMA stack loaded yet"));
+	d = decide(KERNEL_RDMA_DMABUF, true, true, true, "proprietary", RELEASE);
+	assert_int_equal(d.code, EXIT_KERNEL_REFUSED);
+	assert_non_null(strstr(d.why, "open kernel modules"));
+	assert_non_null(strstr(d.fix, "--kernel-module-type open"));
+	d = decide(KERNEL_RDMA_DMABUF, true, true, true, "", RELEASE);
+	assert_int_equal(d.code, EXIT_KERNEL_REFUSED);
+	assert_non_null(strstr(d.why, "unknown flavour"));
+	d = decide(KERNEL_RDMA_DMABUF, true, true, true, "open", "5.11.22-generic");
+	assert_int_equal(d.code, EXIT_KERNEL_REFUSED);
+	assert_non_null(strstr(d.why, "Linux 5.12"));
+	d = decide(KERNEL_RDMA_DMABUF, true, true, true, "open", "4.19.0");
+	assert_int_equal(d.code, EXIT_KERNEL_REFUSED);
+	d = decide(KERNEL_RDMA_DMABUF, true, true, true, "open", "garbage");
+	assert_int_equal(d.code, EXIT_KERNEL_REFUSED);
+}
+
+static void test_auto(void **state)
+{
+	struct kernel_rdma_decision d;
+
+	(void)state;
+	/* No stack loaded: nothing served, said why, never an error. */
+	d = decide(KERNEL_RDMA_AUTO, false, true, false, "open", RELEASE);
+	assert_int_equal(d.path, RDMA_PATH_NONE);
+	assert_int_equal(d.code, 0);
+	assert_non_null(strstr(d.why, "no RDMA stack is loaded"));
+	/* dma-buf first wherever it serves, even with MOFED's API there. */
+	d = decide(KERNEL_RDMA_AUTO, true, true, true, "open", RELEASE);
+	assert_int_equal(d.path, RDMA_PATH_DMABUF);
+	/* peermem where only it serves: MOFED's peer-memory API. */
+	d = decide(KERNEL_RDMA_AUTO, true, true, true, "proprietary", RELEASE);
+	assert_int_equal(d.path, RDMA_PATH_PEERMEM);
+	assert_non_null(strstr(d.why, "open kernel modules"));
+	d = decide(KERNEL_RDMA_AUTO, true, true, true, "open", "5.10.0-30-amd64");
+	assert_int_equal(d.path, RDMA_PATH_PEERMEM);
+	/* The in-tree stack has no peer-memory API: NVIDIA's nvidia-peermem would not load. */
+	d = decide(KERNEL_RDMA_AUTO, true, true, false, "proprietary", RELEASE);
+	assert_int_equal(d.path, RDMA_PATH_NONE);
+	assert_int_equal(d.code, 0);
+	assert_non_null(strstr(d.why, "ib_register_peer_memory_client"));
+}
+
+/* ---- the probe, kernel_prepare and the reload on a scratch host ------------------ */
+
+/* drivers/NAME.ko: a relocatable object whose modinfo names its version, deps and vermagic. */
+static int make_module(struct scratch_fixture *f, const char *name, const char *depends)
+{
+	char src[512], ko[512], cmd[1400], mod[64];
+	FILE *c;
+
+	snprintf(mod, sizeof(mod), "%s", name);
+	for (char *p = mod; *p; p++)
+		if (*p == '-')
+			*p = '_';
+	snprintf(src, sizeof(src), "%s/%s.c", f->root, name);
+	snprintf(ko, sizeof(ko), "%s/drivers/%s.ko", f->root, name);
+	c = fopen(src, "w");
+	if (!c)
+		return -1;
+	fprintf(c,
+		"static const char mi[] __attribute__((section(\".modinfo\"), used, aligned(1))) = "
+		"\"version=" VERSION "\\0license=GPL\\0depends=%s\\0name=%s\\0vermagic=" RELEASE
+		" SMP preempt mod_unload modversions \";\n",
+		depends, mod);
+	fclose(c);
+	snprintf(cmd, sizeof(cmd), "cc -c -o '%s' '%s'", ko, src);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static int setup(void **state)
+{
+	struct scratch_fixture *f;
+
+	if (scratch_setup(state) < 0)
+		return -1;
+	f = *state;
+	if (scratch_mkdirs(f->fd, "lib/modules/" RELEASE) < 0 ||
+	    scratch_mkdirs(f->fd, "drivers") < 0 ||
+	    scratch_write(f->fd, "sys/module/module/parameters/sig_enforce", "N\n") < 0 ||
+	    scratch_write(
+		    f->fd, "proc/kallsyms",
+		    "ffffffff81000000 T _stext\n0000000000000000 T ib_register_client\t[ib_core]\n") <
+		    0 ||
+	    make_module(f, "nvidia", "") < 0 ||
+	    make_module(f, "nvidia-peermem", "nvidia,ib_core") < 0)
+		return -1;
+	return 0;
+}
+
+/* A module live in the scratch kernel; TAINT "P" for a proprietary one. */
+static void load(struct scratch_fixture *f, const char *name, const char *version,
+		 const char *taint)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "sys/module/%s/initstate", name);
+	assert_int_equal(scratch_write(f->fd, p, "live\n"), 0);
+	snprintf(p, sizeof(p), "sys/module/%s/refcnt", name);
+	assert_int_equal(scratch_write(f->fd, p, "0\n"), 0);
+	snprintf(p, sizeof(p), "sys/module/%s/holders", name);
+	assert_int_equal(scratch_mkdirs(f->fd, p), 0);
+	snprintf(p, sizeof(p), "sys/module/%s/taint", name);
+	assert_int_equal(scratch_write(f->fd, p, taint), 0);
+	if (version) {
+		snprintf(p, sizeof(p), "sys/module/%s/version", name);
+		assert_int_equal(scratch_write(f->fd, p, version), 0);
+	}
+}
+
+static void test_probe(void **state)
+{
+	struct scratch_fixture *f = *state;
+	struct kernel_rdma_probe p;
+
+	kernel_rdma_probe(f->fd, RELEASE, NULL, &p);
+	assert_false(p.stack_live);
+	assert_false(p.stack_in_tree); /* no modules.dep here */
+	assert_false(p.peer_api);
+	assert_string_equal(p.module_type, ""); /* nothing loaded: not known */
+	load(f, "ib_core", NULL, "\n");
+	load(f, "nvidia", VERSION, "PO\n");
+	kernel_rdma_probe(f->fd, RELEASE, NULL, &p);
+	assert_true(p.stack_live);
+	assert_true(p.stack_in_tree);
+	/* ib_register_client is the in-tree core's; only the peer-memory API counts. */
+	assert_false(p.peer_api);
+	assert_string_equal(p.module_type, "proprietary");
+	assert_int_equal(
+		scratch_write(f->fd, "proc/kallsyms",
+			      "0000000000000000 T ib_register_peer_memory_client_x\t[x]\n"
+			      "0000000000000000 T ib_register_peer_memory_client\t[ib_core]\n"),
+		0);
+	/* The package's flavour, when given, is the one to load. */
+	kernel_rdma_probe(f->fd, RELEASE, "open", &p);
+	assert_true(p.peer_api);
+	assert_string_equal(p.module_type, "open");
+	assert_int_equal(
+		scratch_write(f->fd, "proc/kallsyms",
+			      "0000000000000000 T ib_register_peer_memory_client_x\t[x]\n"),
+		0);
+	kernel_rdma_probe(f->fd, RELEASE, NULL, &p);
+	assert_false(p.peer_api);
+}
+
+static char m_nvidia[] = "nvidia";
+static char *const one[] = {m_nvidia};
+
+static int prepare(struct scratch_fixture *f, enum kernel_rdma mode, struct kernel **kn,
+		   struct err *e)
+{
+	_cleanup_close_ int drivers = openat(f->fd, "drivers", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct kernel_opts o = {.modules = one, .n_modules = 1, .rdma = mode};
+
+	err_clear(e);
+	return kernel_prepare(
+		&(struct kernel_request){
+			.opts = &o,
+			.root_fd = f->fd,
+			.drivers_fd = drivers,
+			.driver = {.version = VERSION, .kernel = RELEASE, .module_type = "open"}},
+		kn, e);
+}
+
+static void test_prepare_peermem(void **state)
+{
+	struct scratch_fixture *f = *state;
+	_cleanup_(kernel_freep) struct kernel *kn = NULL, *kn2 = NULL, *kn3 = NULL;
+	struct err e;
+
+	/* No ib_core anywhere: refused before anything changes, cause and fix in one line. */
+	assert_int_equal(prepare(f, KERNEL_RDMA_PEERMEM, &kn, &e), -1);
+	assert_int_equal(e.code, EXIT_KERNEL_REFUSED);
+	assert_non_null(strstr(e.msg, "no RDMA stack"));
+	assert_non_null(strstr(e.hint, "--rdma auto"));
+	/* auto on the same node: nothing served, no error. */
+	assert_int_equal(prepare(f, KERNEL_RDMA_AUTO, &kn, &e), 0);
+	assert_int_equal(kernel_rdma(kn)->path, RDMA_PATH_NONE);
+	assert_non_null(strstr(kernel_rdma(kn)->why, "no RDMA stack"));
+	/* The stack loaded: nvidia-peermem joins the set, so its file must be there. */
+	load(f, "ib_core", NULL, "\n");
+	assert_int_equal(prepare(f, KERNEL_RDMA_PEERMEM, &kn2, &e), 0);
+	assert_int_equal(kernel_rdma(kn2)->path, RDMA_PATH_PEERMEM);
+	assert_int_equal(unlinkat(f->fd, "drivers/nvidia-peermem.ko", 0), 0);
+	assert_int_equal(prepare(f, KERNEL_RDMA_PEERMEM, &kn3, &e), -1);
+	assert_non_null(strstr(e.msg, "nvidia-peermem"));
+	/* dmabuf for the open flavour on 6.1 adds nothing. */
+	assert_int_equal(prepare(f, KERNEL_RDMA_DMABUF, &kn3, &e), 0);
+	assert_int_equal(kernel_rdma(kn3)->path, RDMA_PATH_DMABUF);
+}
+
+static int reload(struct scratch_fixture *f, enum kernel_rdma mode, char *const *certs,
+		  size_t n_certs, char *waiting, struct err *e)
+{
+	_cleanup_close_ int drivers = openat(f->fd, "drivers", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct kernel_rdma_decision d;
+
+	err_clear(e);
+	return kernel_rdma_reload(&(struct kernel_rdma_reload){.mode = mode,
+							       .root_fd = f->fd,
+							       .release = RELEASE,
+							       .drivers_fd = drivers,
+							       .version = VERSION,
+							       .module_certs = certs,
+							       .n_module_certs = n_certs},
+				  &d, waiting, 256, e);
+}
+
+static void test_reload_waits(void **state)
+{
+	struct scratch_fixture *f = *state;
+	char waiting[256];
+	struct err e;
+
+	/* The driver not loaded at the installed version: nothing. */
+	load(f, "ib_core", NULL, "\n");
+	assert_int_equal(reload(f, KERNEL_RDMA_PEERMEM, NULL, 0, waiting, &e), 0);
+	assert_non_null(strstr(waiting, "nvidia " VERSION " is not live"));
+	load(f, "nvidia", "535.261.03", "\n");
+	assert_int_equal(reload(f, KERNEL_RDMA_PEERMEM, NULL, 0, waiting, &e), 0);
+	assert_non_null(strstr(waiting, "is not live"));
+	/* The stack gone (openibd restarting it): never loaded then, neither it nor ours. */
+	load(f, "nvidia", VERSION, "\n");
+	assert_int_equal(scratch_write(f->fd, "sys/module/ib_core/initstate", "going\n"), 0);
+	assert_int_equal(reload(f, KERNEL_RDMA_PEERMEM, NULL, 0, waiting, &e), 0);
+	assert_non_null(strstr(waiting, "RDMA stack is gone"));
+	/* auto: without a stack the path is none, nothing to wait for. */
+	assert_int_equal(reload(f, KERNEL_RDMA_AUTO, NULL, 0, waiting, &e), 0);
+	assert_string_equal(waiting, "");
+	/* Back, but a module peermem needs besides it (MOFED's) is not: still waiting. */
+	load(f, "ib_core", NULL, "\n");
+	assert_int_equal(make_module(f, "nvidia-peermem", "nvidia,ib_core,ib_peer_mem"), 0);
+	assert_int_equal(reload(f, KERNEL_RDMA_PEERMEM, NULL, 0, waiting, &e), 0);
+	assert_non_null(strstr(waiting, "ib_peer_mem is not live"));
+	/* nvidia_peermem live already: nothing to do. */
+	load(f, "nvidia_peermem", VERSION, "\n");
+	assert_int_equal(reload(f, KERNEL_RDMA_PEERMEM, NULL, 0, waiting, &e), 0);
+	assert_string_equal(waiting, "");
+	/* off: nothing, ever. */
+	assert_int_equal(reload(f, KERNEL_RDMA_OFF, NULL, 0, waiting, &e), 0);
+}
+
+/* A self-signed certificate at PATH. */
+static void make_cert(const char *path)
+{
+	EVP_PKEY *k = EVP_EC_gen("P-256");
+	X509 *x = X509_new();
+	X509_NAME *n;
+	FILE *out;
+
+	assert_non_null(k);
+	assert_non_null(x);
+	assert_int_equal(X509_set_version(x, 2), 1);
+	assert_int_equal(ASN1_INTEGER_set(X509_get_serialNumber(x), 1), 1);
+	assert_non_null(X509_gmtime_adj(X509_getm_notBefore(x), 0));
+	assert_non_null(X509_gmtime_adj(X509_getm_notAfter(x), 86400));
+	assert_int_equal(X509_set_pubkey(x, k), 1);
+	n = X509_get_subject_name(x);
+	assert_int_equal(X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_ASC,
+						    (const unsigned char *)"test", -1, -1, 0),
+			 1);
+	assert_int_equal(X509_set_issuer_name(x, n), 1);
+	assert_true(X509_sign(x, k, EVP_sha256()) > 0);
+	out = fopen(path, "w");
+	assert_non_null(out);
+	assert_int_equal(PEM_write_X509(out, x), 1);
+	fclose(out);
+	X509_free(x);
+	EVP_PKEY_free(k);
+}
+
+static void test_reload_verifies(void **state)
+{
+	struct scratch_fixture *f = *state;
+	char cert[512], waiting[256];
+	char *certs[1] = {cert};
+	struct err e;
+
+	/* Everything due, but the file carries no signature of the pinned certificate:
+	 * refused before the kernel sees it. */
+	snprintf(cert, sizeof(cert), "%s/mod.crt", f->root);
+	make_cert(cert);
+	load(f, "ib_core", NULL, "\n");
+	load(f, "nvidia", VERSION, "\n");
+	assert_int_equal(reload(f, KERNEL_RDMA_PEERMEM, certs, 1, waiting, &e), -1);
+	assert_int_equal(e.code, EXIT_VERIFY);
+	assert_non_null(strstr(e.msg, "nvidia_peermem"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_off),
+		cmocka_unit_test(test_peermem),
+		cmocka_unit_test(test_dmabuf),
+		cmocka_unit_test(test_auto),
+		cmocka_unit_test_setup_teardown(test_probe, setup, scratch_teardown),
+		cmocka_unit_test_setup_teardown(test_prepare_peermem, setup, scratch_teardown),
+		cmocka_unit_test_setup_teardown(test_reload_waits, setup, scratch_teardown),
+		cmocka_unit_test_setup_teardown(test_reload_verifies, setup, scratch_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
