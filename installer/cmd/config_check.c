@@ -321,15 +321,22 @@ static int check_node_word(const struct config *c, struct problems *p)
 	return 0;
 }
 
-/* --rdma: one of its four words (installer/kernel/rdma.c). */
+/* --rdma: one of its four words (installer/kernel/rdma.c); peermem and dmabuf are the
+ * kernel stage's, which --skip-modules skips. */
 static int check_rdma(const struct config *c, struct problems *p)
 {
 	char buf[64];
 
-	if (c->rdma && kernel_rdma_parse(c->rdma, &(enum kernel_rdma){0}) < 0 &&
-	    problem(p, "%s: '%s' is not off, auto, peermem or dmabuf",
-		    label_of("rdma", buf, sizeof(buf)), c->rdma) < 0)
-		return -1;
+	enum kernel_rdma m = KERNEL_RDMA_OFF;
+
+	if (c->rdma && kernel_rdma_parse(c->rdma, &m) < 0)
+		return problem(p, "%s: '%s' is not off, auto, peermem or dmabuf",
+			       label_of("rdma", buf, sizeof(buf)), c->rdma);
+	if ((m == KERNEL_RDMA_PEERMEM || m == KERNEL_RDMA_DMABUF) && c->skip_modules)
+		return problem(
+			p,
+			"%s: --skip-modules leaves the kernel, and so the RDMA path, to others; drop one of the two",
+			label_of("rdma", buf, sizeof(buf)));
 	return 0;
 }
 

@@ -105,6 +105,17 @@
 #             build/real/arm64/repo for the same arm64 kernel), one flavour asked for, as
 #             real-proprietary and real-open: refused with ENODEV and rolled back, then
 #             the user space only, the real arm64 nvidia-smi run
+#   rdma      GPUDirect RDMA on Debian's in-tree ib_core (in the initramfs, not loaded at boot):
+#             --rdma auto without an RDMA stack loaded serves nothing and says why (exit 0,
+#             ib_core not loaded); --rdma peermem loads ib_core from the node's module tree,
+#             then the stand-in nvidia-peermem (tests/kmod: it needs ib_core's
+#             ib_register_client), the order read from the kernel (ib_core's holders); the
+#             node agent (--rdma peermem): the stack stopped as MOFED's openibd stops it, the
+#             agent waits and loads nothing; the stack started again with the stand-in of
+#             MOFED's peer-memory API (tests/kmod/mofed, from /lib/modules/R/updates), the
+#             agent loads nvidia-peermem again, verified, which registers with that API (the
+#             kernel's holders of ib_core and ib_peer_mem, the kernel log's order); doctor's
+#             rdma line; the agent's metrics held to docs/metrics.md on the host
 #   demo      the install, shown (make demo)
 #   real-proprietary, real-open
 #             NVIDIA's real driver (make check-real builds its repository, both flavours,
@@ -131,7 +142,7 @@ export PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
 BIN=$(realpath "${1:?usage: run.sh BINARY [SCENARIO...]}")
 shift
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(main defer enforce lockdown vendor-sig agent-upgrade supply mig rhel selinux arm64-main arm64-enforce gpudirect)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(main defer enforce lockdown vendor-sig agent-upgrade supply mig rhel selinux rdma gpudirect arm64-main arm64-enforce)
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 W="$SRC/build/vm"
 V_OLD=535.261.03
@@ -180,7 +191,8 @@ make_keys() {
 build_modules() {
     local v=$1
     local dir="$W/kmod-$R-$v"
-    if [ ! -e "$dir/nvidia.ko" ] || [ "$SRC/tests/kmod/nvidia.c" -nt "$dir/nvidia.ko" ]; then
+    if [ ! -e "$dir/nvidia.ko" ] || [ ! -e "$dir/nvidia-peermem.ko" ] ||
+        [ -n "$(find "$SRC/tests/kmod" -maxdepth 1 -newer "$dir/nvidia.ko" -name '*.c')" ]; then
         rm -rf "$dir"
         mkdir -p "$dir"
         cp "$SRC/tests/kmod/"*.c "$SRC/tests/kmod/Kbuild" "$dir/"
@@ -373,6 +385,20 @@ copy_in() {
     done
 }
 
+# The rdma scenario's stand-in for MOFED's addition to ib_core (tests/kmod/mofed), built
+# once per kernel against the installed headers: copy_kernel_modules puts it where MOFED
+# installs its modules, /lib/modules/R/updates/.
+build_mofed() {
+    local dir=$W/mofed-$R
+    if [ ! -e "$dir/ib_peer_mem.ko" ] || [ "$SRC/tests/kmod/mofed/ib_peer_mem.c" -nt "$dir/ib_peer_mem.ko" ]; then
+        rm -rf "$dir" && mkdir -p "$dir"
+        cp "$SRC/tests/kmod/mofed/"* "$dir/"
+        make -s -C "/lib/modules/$R/build" M="$dir" modules 2>&1 | grep -v "Skipping BTF" || true
+        [ -e "$dir/ib_peer_mem.ko" ] || fail "tests/kmod/mofed did not build"
+        strip --strip-debug "$dir/ib_peer_mem.ko"
+    fi
+}
+
 # The host's in-tree modules the driver needs (drm, drm_kms_helper; video for the real
 # nvidia-modeset), and what the defer scenario's disk needs (Debian builds virtio_pci,
 # virtio_blk, ext4 and the crc32c its checksums ask the crypto API for as modules; /init
@@ -383,7 +409,8 @@ copy_in() {
 # nvidia-modeset depends on it too).
 copy_kernel_modules() {
     local m dep rel="/lib/modules/$R" base="$KROOT/lib/modules/$R" todo=() want=(drm drm_kms_helper video)
-    [ "$GUEST_ARCH" = arm64 ] || want+=(virtio_pci virtio_blk ext4 crc32c_generic virtio_net)
+    # ib_core: the rdma scenario's in-tree RDMA stack (no dependencies of its own in 6.1).
+    [ "$GUEST_ARCH" = arm64 ] || want+=(virtio_pci virtio_blk ext4 crc32c_generic virtio_net ib_core)
     for m in "${want[@]}"; do
         todo+=("$(grep -o "^[^:]*/$m\.ko" "$base/modules.dep")")
     done
@@ -397,6 +424,11 @@ copy_kernel_modules() {
             todo+=("$dep")
         done
     done
+    if [ "$GUEST_ARCH" != arm64 ]; then
+        build_mofed
+        mkdir -p "$W/initrd$rel/updates"
+        cp "$W/mofed-$R/ib_peer_mem.ko" "$W/initrd$rel/updates/"
+    fi
     for f in modules.order modules.builtin modules.builtin.modinfo; do
         [ -e "$base/$f" ] && cp "$base/$f" "$W/initrd$rel/$f"
     done
@@ -547,6 +579,22 @@ for name, ok in checks:
     print("VMTEST ok %s" % name if ok else "VMTEST FAIL %s: node %s, events %s" % (
         name, json.dumps(n), reasons))
 EOF
+}
+
+# rdma_boot: the rdma scenario's boot, then the agent's metrics the guest printed ("VMTEST
+# prom" lines, its textfile) held to docs/metrics.md's "GPUDirect RDMA" table, both ways.
+rdma_boot() {
+    local out
+    out=$(boot rdma "")
+    grep -v '^VMTEST END ' <<<"$out"
+    sed -n 's/^VMTEST prom //p' <<<"$out" >"$W/rdma.prom"
+    if python3 "$SRC/tests/tools/metrics-doc.py" "$SRC/docs/metrics.md" "GPUDirect RDMA" \
+        "$W/rdma.prom" >"$W/rdma-metrics.log" 2>&1 && [ -s "$W/rdma.prom" ]; then
+        echo "VMTEST ok rdma-metrics-doc"
+    else
+        echo "VMTEST FAIL rdma-metrics-doc: $(tr '\n' ' ' <"$W/rdma-metrics.log")"
+    fi
+    grep '^VMTEST END ' <<<"$out"
 }
 
 # supply_boot SCENARIO OUTCOME KEYS BUILD_ARGS_JSON [PASS_ARGS...]: the VM boots SCENARIO (supply,
@@ -969,6 +1017,8 @@ for s in "${scenarios[@]}"; do
     fi
     if [ "$s" = agent-upgrade ]; then
         out=$(agent_upgrade_boot)
+    elif [ "$s" = rdma ]; then
+        out=$(rdma_boot)
     elif [ "$s" = supply ]; then
         out=$(supply_boot supply installed "$W/keys" "$(supply_source)")
     elif [ "$s" = real-supply ]; then

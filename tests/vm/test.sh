@@ -1071,6 +1071,77 @@ real_supply() {
     check rs-nothing-loaded sh -c "! grep -qE '$real_mods' /proc/modules"
     grep -E "ERROR|wait:" /tmp/err | sed 's/^/VMTEST | /' | tail -6
 }
+# GPUDirect RDMA (docs/design.md, "GPUDirect RDMA") on Debian's in-tree ib_core, which the
+# initramfs has and nothing loads at boot; the stand-in nvidia-peermem needs ib_core's
+# ib_register_client; tests/kmod/mofed's ib_peer_mem, in /lib/modules/R/updates as MOFED
+# installs its modules, stands in for the peer-memory API MOFED's ib_core adds. The order
+# is read from the kernel: a module is among the holders of each module whose symbols it
+# took when it was inserted, and the kernel log has each stand-in's init line in order.
+holds() { [ -e "/sys/module/$1/holders/$2" ]; }
+live() { grep -q "^$1 " /proc/modules; }
+# openibd's stop, as MOFED's driver container runs it: the modules on the stack first.
+stack_stop() {
+    ! live nvidia_peermem || rmmod nvidia_peermem
+    ! live ib_peer_mem || rmmod ib_peer_mem
+    ! live ib_core || rmmod ib_core
+}
+rdma() {
+    RA="$ARGS --driver-version $V_OLD"
+    # A node without an RDMA stack loaded: auto serves nothing, says why, loads nothing.
+    run install $RA --rdma auto
+    check rdma-auto-no-stack rc_is 0
+    check rdma-auto-says-why err_has "path=none why=RDMA is not served: no RDMA stack is loaded"
+    check rdma-auto-loads-nothing sh -c '! live ib_core && ! live nvidia_peermem'
+    "$I" doctor --rdma auto >/tmp/doctor 2>&1
+    check rdma-doctor-none grep -q "rdma.*no RDMA stack is loaded" /tmp/doctor
+    # peermem: ib_core from the node's own module tree, then nvidia-peermem, verified.
+    run install $RA --rdma peermem
+    check rdma-peermem rc_is 0
+    check rdma-peermem-verified err_has "module signature verified (module=nvidia_peermem"
+    check rdma-peermem-after-ib-core holds ib_core nvidia_peermem
+    check rdma-peermem-after-nvidia holds nvidia nvidia_peermem
+    check rdma-peermem-in-tree-api dmesg_has "registered with ib_core (no peer-memory API)"
+    "$I" doctor --rdma peermem >/tmp/doctor 2>&1
+    check rdma-doctor-peermem grep -q "rdma.*peermem: nvidia_peermem is loaded" /tmp/doctor
+    # The agent, and MOFED's driver container restarting openibd under it.
+    prom=/var/lib/metrics/agent.prom
+    NVIDIA_MODULE_CERT=/keys/mod.crt "$I" agent --listen 127.0.0.1:0 --interval 1 --rdma peermem \
+        --agent-metrics-file "$prom" 2>/tmp/agent.err &
+    apid=$!
+    check rdma-agent-path wait_for 20 grep -qx 'nvidia_driver_installer_agent_rdma_path{path="peermem"} 1' "$prom"
+    # Stopped between two looks, so that none sees half a stack.
+    kill -STOP "$apid"
+    stack_stop
+    kill -CONT "$apid"
+    check rdma-agent-waits wait_for 20 grep -q "nvidia-peermem waits (reason=the RDMA stack is gone" /tmp/agent.err
+    check rdma-agent-loads-no-stack sh -c '! live ib_core && ! live nvidia_peermem'
+    kill -STOP "$apid"
+    modprobe ib_peer_mem
+    kill -CONT "$apid"
+    check rdma-agent-reloads wait_for 20 grep -q "rdma: nvidia-peermem loaded again after the RDMA stack" /tmp/agent.err
+    check rdma-reload-counted wait_for 20 grep -qx "nvidia_driver_installer_agent_peermem_reloads_total 1" "$prom"
+    check rdma-reload-after-ib-core holds ib_core nvidia_peermem
+    # The peer-memory API's one user: nvidia-peermem's symbol_get reference.
+    check rdma-reload-on-peer-api [ "$(cat /sys/module/ib_peer_mem/refcnt)" = 1 ]
+    check rdma-reload-order dmesg_order "MOFED's peer-memory API up on ib_core" "peer-memory client 1 registered"
+    check rdma-reload-registered dmesg_has "registered with ib_core and MOFED's peer-memory API"
+    check rdma-reload-verified grep -q "module loaded (module=nvidia_peermem" /tmp/agent.err
+    "$I" doctor --rdma peermem >/tmp/doctor 2>&1
+    check rdma-doctor-reloaded grep -q "rdma.*peermem: nvidia_peermem is loaded" /tmp/doctor
+    kill -TERM "$apid"
+    wait "$apid"
+    check rdma-agent-sigterm [ $? = 0 ]
+    grep -E "agent_(rdma|peermem)_" "$prom" | sed "s/^/VMTEST prom /"
+    grep "rdma" /tmp/agent.err | sed 's/^/VMTEST | agent: /'
+    echo "VMTEST holders: ib_core: $(ls /sys/module/ib_core/holders | tr '\n' ' ')nvidia: $(ls /sys/module/nvidia/holders | tr '\n' ' ')"
+}
+# dmesg_has TEXT; dmesg_order FIRST SECOND: SECOND's last line comes after FIRST's last.
+dmesg_has() { dmesg | grep -q -- "$1" || { dmesg | tail -5 | sed 's/^/VMTEST | dmesg: /'; false; }; }
+dmesg_order() {
+    a=$(dmesg | grep -n -- "$1" | tail -1 | cut -d: -f1)
+    b=$(dmesg | grep -n -- "$2" | tail -1 | cut -d: -f1)
+    [ -n "$a" ] && [ -n "$b" ] && [ "$a" -lt "$b" ] || { dmesg | tail -8 | sed 's/^/VMTEST | dmesg: /'; false; }
+}
 out_of_status_has() { grep -q -- "$1" /tmp/status.out || { sed 's/^/VMTEST | /' /tmp/status.out; false; }; }
 
 case "$S" in
@@ -1098,6 +1169,7 @@ real-proprietary | real-open) real ;;
 real-flavours) real_flavours ;;
 real-agent) real_agent ;;
 agent-upgrade) agent_upgrade ;;
+rdma) rdma ;;
 supply) supply ;;
 gpudirect) gpudirect ;;
 real-supply) real_supply ;;
