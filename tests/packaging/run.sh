@@ -140,7 +140,7 @@ t_toolchain() {
         --sign-cert "$W/keys/vendor.crt" --work "$w-clang" --cc clang
     has "$w-clang.log" "kernel $R was built with gcc ("
     # The refusal is true: clang itself refuses the gcc kernel's flags.
-    mkdir -p "$w/raw" && cp "$SRC/tests/kmod/"* "$w/raw/"
+    mkdir -p "$w/raw" && cp "$SRC/tests/kmod/"*.c "$SRC/tests/kmod/Kbuild" "$w/raw/"
     rc 2 "$w/raw.log" make -C "/lib/modules/$R/build" M="$w/raw" NV_VERSION=$V CC=clang modules
     has "$w/raw.log" "clang: error: unknown argument"
     ok "toolchain: LLVM=1 links with ld.lld, recorded; clang for a gcc kernel refused"
