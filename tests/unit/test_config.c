@@ -172,6 +172,35 @@ static void test_imex_channel0(void **state)
 	config_done(&c);
 }
 
+/* --rdma (SPEC51): off by default, four words, peermem and dmabuf not with --skip-modules. */
+static void test_rdma(void **state)
+{
+	struct config c;
+	struct err e;
+
+	(void)state;
+	assert_int_equal(init_with(&c, "NVIDIA_UNRELATED_X", "1", &e), 0);
+	assert_string_equal(c.rdma, "off");
+	assert_int_equal(config_validate(&c, &e), 0);
+	config_done(&c);
+	assert_int_equal(init_with(&c, "NVIDIA_RDMA", "dma-buf", &e), 0);
+	assert_int_equal(config_validate(&c, &e), -1);
+	assert_int_equal(e.code, EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "'dma-buf' is not off, auto, peermem or dmabuf"));
+	config_done(&c);
+	setenv("NVIDIA_SKIP_MODULES", "yes", 1);
+	assert_int_equal(init_with(&c, "NVIDIA_RDMA", "peermem", &e), 0);
+	assert_int_equal(config_validate(&c, &e), -1);
+	assert_non_null(strstr(e.msg, "--skip-modules leaves the kernel, and so the RDMA path"));
+	config_done(&c);
+	/* auto with --skip-modules: nothing to do, and nothing refused. */
+	assert_int_equal(init_with(&c, "NVIDIA_RDMA", "auto", &e), 0);
+	err_clear(&e);
+	assert_int_equal(config_validate(&c, &e), 0);
+	config_done(&c);
+	unsetenv("NVIDIA_SKIP_MODULES");
+}
+
 static void test_empty_values(void **state)
 {
 	static const char *const refused[] = {"ROOT_MOUNT_DIR",	  "NVIDIA_INSTALL_DIR_HOST",
@@ -518,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_validate),
 		cmocka_unit_test(test_bool_spellings),
 		cmocka_unit_test(test_imex_channel0),
+		cmocka_unit_test(test_rdma),
 		cmocka_unit_test(test_empty_values),
 		cmocka_unit_test(test_kinds_and_limits),
 		cmocka_unit_test(test_list_rule),
