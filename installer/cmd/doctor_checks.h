@@ -16,7 +16,7 @@ struct config;
 struct host_boot;
 struct nodestate;
 
-#define MAX_CHECKS 40
+#define MAX_CHECKS 48
 
 enum verdict { V_OK, V_WARN, V_FAIL, V_SKIP };
 
