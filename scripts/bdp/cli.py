@@ -71,6 +71,11 @@ def parser(doc):
                     "version, an archive or a directory; driver 560 and later): packed into "
                     "lib64/ with its soname link libnvsdm.so.1")
     gpudirect.add_arguments(ap)
+    ap.add_argument("--capabilities", default="compute,utility", metavar="LIST",
+                    help="NVIDIA's driver capabilities the package serves, a comma list of "
+                    "compute, utility, video, graphics, or all (default compute,utility, "
+                    "always packed): video adds the encode and decode libraries, graphics "
+                    "the GL, EGL and Vulkan ones and their loaders' files under share/")
     ap.add_argument("--os", help="os-release ID the package is limited to; it chooses the "
                     "platform (%s); without it, or for another ID, the platform is the one "
                     "whose options are given (%s where none are)" % (

@@ -30,6 +30,60 @@ LIBRARIES = [
     "libnvidia-cfg", "libnvidia-nscq",                            # utility
 ]
 REQUIRED_LIBRARIES = ("libcuda", "libnvidia-ml")
+# --capabilities: NVIDIA's driver capabilities (the NVIDIA_DRIVER_CAPABILITIES words);
+# compute and utility are LIBRARIES above, always packed.
+CAPABILITIES = ("compute", "utility", "video", "graphics")
+DEFAULT_CAPABILITIES = ("compute", "utility")
+# The user space of video and graphics, by library stem, exactly as libnvidia-container
+# lists what each capability mounts (NVIDIA/libnvidia-container src/nvc_info.c at 00b4b47:
+# video_libs 97-102; graphics_libs 104-114; graphics_libs_glvnd 116-126, the GLVND vendor
+# libraries, its default), plus libnvidia-vulkan-producer that nvidia-container-toolkit
+# mounts for graphics (internal/discover/graphics.go:178-182 at d34b304; Debian ships it in
+# libegl-nvidia0). libnvidia-allocator (graphics.go:181) is compute's already. The first
+# stems of each are required of a source that is asked for the capability.
+CAPABILITY_LIBRARIES = {
+    "video": ["libnvcuvid", "libnvidia-encode",                  # required
+              "libnvidia-opticalflow", "libvdpau_nvidia"],
+    "graphics": ["libGLX_nvidia", "libEGL_nvidia", "libnvidia-glcore",
+                 "libnvidia-eglcore",                            # required
+                 "libnvidia-tls", "libnvidia-glsi", "libnvidia-fbc", "libnvidia-ifr",
+                 "libnvidia-rtcore", "libnvoptix", "libGLESv2_nvidia", "libGLESv1_CM_nvidia",
+                 "libnvidia-glvkspirv", "libnvidia-cbl", "libnvidia-vulkan-producer"],
+}
+CAPABILITY_REQUIRED = {"video": ("libnvcuvid", "libnvidia-encode"),
+                       "graphics": ("libGLX_nvidia", "libEGL_nvidia", "libnvidia-glcore",
+                                    "libnvidia-eglcore")}
+# The EGL external platform libraries, versioned on their own (libnvidia-egl-wayland.so.
+# 1.1.11), taken as the toolkit takes them, any "*.*" version (graphics.go:167-174), where
+# the driver's source ships them (NVIDIA's .run does; Debian packages them apart, with
+# versions of their own, so a --debian build has none).
+GRAPHICS_PLATFORM_LIBRARIES = ["libnvidia-egl-gbm", "libnvidia-egl-wayland",
+                               "libnvidia-egl-wayland2", "libnvidia-egl-xcb",
+                               "libnvidia-egl-xlib"]
+# Graphics' files for the loaders: (names in the .run layout, where the package keeps it
+# under share/, required). The toolkit mounts each at /etc/<path> (Vulkan: graphics.go:116-
+# 138) or /usr/share/<path> (EGL, OptiX: graphics.go:82-99); installer/expose/cdi.c's table
+# says the same. nvidia_icd.json.template is the .run's ICD file before nvidia-installer
+# writes the library's name into it.
+GRAPHICS_FILES = [
+    (("nvidia_icd.json", "nvidia_icd.json.template"), "share/vulkan/icd.d/nvidia_icd.json",
+     True),
+    (("nvidia_layers.json",), "share/vulkan/implicit_layer.d/nvidia_layers.json", False),
+    (("10_nvidia.json",), "share/glvnd/egl_vendor.d/10_nvidia.json", True),
+    (("15_nvidia_gbm.json",), "share/egl/egl_external_platform.d/15_nvidia_gbm.json", False),
+    (("10_nvidia_wayland.json",), "share/egl/egl_external_platform.d/10_nvidia_wayland.json",
+     False),
+    (("09_nvidia_wayland2.json",),
+     "share/egl/egl_external_platform.d/09_nvidia_wayland2.json", False),
+    (("20_nvidia_xcb.json",), "share/egl/egl_external_platform.d/20_nvidia_xcb.json", False),
+    (("20_nvidia_xlib.json",), "share/egl/egl_external_platform.d/20_nvidia_xlib.json", False),
+    (("nvoptix.bin",), "share/nvidia/nvoptix.bin", False),
+]
+# What the .run's ICD template holds where the library goes, and what replaces it: the
+# soname, as Debian's nvidia-vulkan-common writes it, resolved by the dynamic loader (the
+# ld cache the CDI hook builds in a container; GKE's LD_LIBRARY_PATH): docs/design.md.
+ICD_PLACEHOLDER = "__NV_VK_ICD__"
+ICD_LIBRARY = "libGLX_nvidia.so.0"
 TOOLS = ["nvidia-smi", "nvidia-debugdump", "nvidia-persistenced", "nvidia-cuda-mps-control",
          "nvidia-cuda-mps-server"]
 MODULES = ["nvidia", "nvidia-uvm", "nvidia-modeset", "nvidia-drm", "nvidia-peermem"]

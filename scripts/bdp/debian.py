@@ -23,6 +23,26 @@ DEBIAN_REQUIRED = ["libcuda1", "libnvidia-ml1", "nvidia-smi"]
 DEBIAN_OPTIONAL = ["libcudadebugger1", "libnvidia-ptxjitcompiler1", "libnvidia-nvvm4",
                    "libnvidia-pkcs11-openssl3", "libnvidia-cfg1", "nvidia-driver-bin",
                    "nvidia-cuda-mps", "firmware-nvidia-gsp", "nvidia-detect"]
+# --capabilities video, graphics: Debian's non-free packages of the same driver version
+# holding common.CAPABILITY_LIBRARIES and graphics' loader files (all in bookworm non-free
+# at 535.261.03, checked with apt-cache madison), fetched only when the capability is
+# asked. The first of each are required. Debian's libnvidia-egl-wayland1 and
+# libnvidia-egl-gbm1 are versioned on their own (1:1.1.10, 1.1.0), not as the driver: left
+# out. There is no libnvidia-ifr, libnvidia-cbl or libnvidia-tls package of 535 (tls is in
+# libnvidia-glcore, glsi in libnvidia-eglcore).
+DEBIAN_CAPABILITY = {
+    "video": ["libnvcuvid1", "libnvidia-encode1", "libnvidia-opticalflow1",
+              "nvidia-vdpau-driver"],
+    "graphics": ["libglx-nvidia0", "libegl-nvidia0", "libnvidia-glcore", "libnvidia-eglcore",
+                 "nvidia-vulkan-common", "nvidia-egl-common",
+                 "libgles-nvidia1", "libgles-nvidia2", "libnvidia-glvkspirv",
+                 "libnvidia-rtcore", "libnvidia-allocator1", "libnvidia-fbc1", "libnvoptix1"]}
+DEBIAN_CAPABILITY_REQUIRED = {"video": 2, "graphics": 6}
+# Where those packages keep graphics' loader files, and their names in the .run layout
+# (common.GRAPHICS_FILES).
+DEBIAN_SHARE = [("usr/share/vulkan/icd.d/nvidia_icd.json", "nvidia_icd.json"),
+                ("usr/share/vulkan/implicit_layer.d/nvidia_layers.json", "nvidia_layers.json"),
+                ("usr/share/glvnd/egl_vendor.d/10_nvidia.json", "10_nvidia.json")]
 DEBIAN_ANY_VERSION = ["nvidia-persistenced"]  # versioned on its own, not with the driver
 # nvidia-detect's lists of the GPUs each flavour supports (10DE2330 per line), staged as
 # the SRC layout's supported-pci-ids files.
@@ -211,7 +231,10 @@ def fetch(b, version):
     dest = os.path.join(b.work, "debs" if b.arch == "x86_64" else "debs-" + b.arch)
     os.makedirs(dest, exist_ok=True)
     upstream = version.split("-")[0]
-    wanted = [DEBIAN_KERNEL[f.name][0] for f in b.flavours] + DEBIAN_REQUIRED + DEBIAN_OPTIONAL
+    extra = capability_packages(b.capabilities)
+    wanted = [DEBIAN_KERNEL[f.name][0] for f in b.flavours] + DEBIAN_REQUIRED + \
+        DEBIAN_OPTIONAL + [p for p, _ in extra]
+    optional = DEBIAN_OPTIONAL + [p for p, required in extra if not required]
     have = {os.path.basename(p).split("_")[0]: p for p in glob.glob(os.path.join(dest, "*.deb"))
             if "_%s" % upstream in p}
     missing = [p for p in wanted if p not in have]
@@ -227,7 +250,7 @@ def fetch(b, version):
     for pkg in missing:
         vs = [v for v in apt.versions(pkg) if v == version or v.split("-")[0] == upstream]
         if not vs:
-            if pkg in DEBIAN_OPTIONAL:
+            if pkg in optional:
                 say("  %s: not packaged for %s, skipped" % (pkg, upstream))
                 continue
             known = ", ".join(apt.versions(pkg)) or "none"
@@ -238,6 +261,22 @@ def fetch(b, version):
         if not glob.glob(os.path.join(dest, pkg + "_*.deb")) and apt.versions(pkg):
             apt.download(pkg, dest)
     return dest
+
+
+def capability_packages(caps):
+    """The packages of DEBIAN_CAPABILITY that CAPS asks for: (name, required) pairs."""
+    return [(p, i < DEBIAN_CAPABILITY_REQUIRED[c]) for c in caps
+            for i, p in enumerate(DEBIAN_CAPABILITY.get(c, []))]
+
+
+def stage_share(root, stage, what):
+    """Graphics' loader files and OptiX's nvoptix.bin of Debian's packages, unpacked in
+    ROOT, into STAGE under their .run names, where the packages had them."""
+    found = [(rel, name) for rel, name in DEBIAN_SHARE if os.path.isfile(os.path.join(root, rel))]
+    found += [(os.path.relpath(p, root), "nvoptix.bin")
+              for p in glob.glob(os.path.join(root, "usr/lib/*/nvidia/current/nvoptix.bin"))]
+    for rel, name in found:
+        unpack_confined.copy_out(root, os.path.join(root, rel), os.path.join(stage, name), what)
 
 
 def stage_debs(b, debs, stage):
@@ -289,6 +328,7 @@ def stage_debs(b, debs, stage):
                 unpack_confined.copy_out(root, p, os.path.join(stage, f), what)
     copy_tools_and_firmware(root, stage, version,
                             ("usr/lib/nvidia/current", "usr/bin", "usr/sbin"), what)
+    stage_share(root, stage, what)
     # nvidia-detect (same version, checked above): its nvidia.ids lists the GPUs the
     # driver supports, nvidia-open.ids those Debian lists for the open modules. Names come
     # from the PCI id database where there is one.

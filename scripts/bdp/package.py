@@ -7,7 +7,7 @@ import os
 import shutil
 
 import privkey
-from bdp import gpudirect, imex, nvsdm, sources, userspace
+from bdp import gpudirect, imex, media, nvsdm, sources, userspace
 from bdp.common import HERE, modinfo, progress, run, say
 
 
@@ -43,6 +43,9 @@ def build_flavour(b, fl, src, version, ktree, gpus):
     params = module_params_file(list(fl.params) + platform, os.path.join(tree, "kernel"))
     progress("collecting the user space of %s" % version)
     libs, tools, fw = userspace.collect_userspace(b, src, version, tree)
+    media_libs, media_files = media.collect(b, src, version, tree, b.capabilities,
+                                            userspace.take_library)
+    libs += media_libs
     fabric = userspace.stage_fabricmanager(fabric_src, tree) if fabric_src else None
     nvlsm = userspace.stage_nvlsm(nvlsm_src, tree) if nvlsm_src else None
     imex_info = imex.stage_imex(imex_src, tree) if imex_src else None
@@ -65,6 +68,7 @@ def build_flavour(b, fl, src, version, ktree, gpus):
             "flavour": fl.name, "modules": [os.path.basename(k) for k in kos],
             "libraries": libs, "tools": tools, "firmware": fw, "fabricmanager": fabric,
             "nvlsm": nvlsm, "imex": imex_info, "nvsdm": nvsdm_info,
+            "capabilities": list(b.capabilities), "capability_files": media_files,
             "module_params": params, "platform_params": platform,
             "gdrcopy": gdrcopy, "gds": gds,
             "signer_cert_sha256": signer["sha256"], "signer": signer,

@@ -9,7 +9,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from bdp import signing
+from bdp import media, signing
 from bdp.common import (ARCH_ALIASES, ARCHES, FLAVOURS, HERE, HOST_ARCH, MODULE_PARAM_RE,
                         MODULES, PROGRESS, die, usage)
 
@@ -55,6 +55,7 @@ class Build:
     nvlsm: Optional[str]
     imex: Optional[str]
     nvsdm: Optional[str]        # --nvsdm: NVIDIA's libnvsdm package (bdp/nvsdm.py)
+    capabilities: List[str]     # --capabilities, in CAPABILITIES' order (bdp/media.py)
     pci_names: Optional[str]
     no_platform_params: bool
     repo: Optional[str]         # the repository the packages are published to,
@@ -186,6 +187,7 @@ def from_args(args, platform):
         keep_signatures=args.keep_signatures, vendor_cert=args.vendor_cert,
         fabricmanager=args.fabricmanager, nvlsm=args.nvlsm, pci_names=args.pci_names,
         imex=args.imex, nvsdm=args.nvsdm,
+        capabilities=media.parse_capabilities(args.capabilities),
         no_platform_params=args.no_platform_params, repo=args.repo, repo_key=args.repo_key,
         stage_to=args.stage_to,
         tags=args.tag, repository=args.repository, os=args.os, os_build=args.os_build,

@@ -19,6 +19,21 @@ def soname(path):
     return m.group(1) if m else None
 
 
+def take_library(b, src, real, stem, lib64):
+    """SRC/REAL, checked for --arch, into LIB64 with its soname's link and its linker
+    name's (STEM.so). Returns the soname (REAL where it has none)."""
+    p = os.path.join(src, real)
+    check_machine(b, p, real)
+    unpack_confined.copy_out(src, p, os.path.join(lib64, real))
+    so = soname(p)
+    if so and so != real:
+        os.symlink(real, os.path.join(lib64, so))
+        # The linker name, which some programs dlopen (libcuda.so, libnvidia-ml.so).
+        if not os.path.lexists(os.path.join(lib64, stem + ".so")):
+            os.symlink(so, os.path.join(lib64, stem + ".so"))
+    return so or real
+
+
 def collect_userspace(b, src, version, tree):
     lib64 = os.path.join(tree, "lib64")
     os.makedirs(lib64)
@@ -30,15 +45,7 @@ def collect_userspace(b, src, version, tree):
             if stem in REQUIRED_LIBRARIES:
                 die("%s has no %s" % (src, real))
             continue
-        check_machine(b, p, real)
-        unpack_confined.copy_out(src, p, os.path.join(lib64, real))
-        so = soname(p)
-        if so and so != real:
-            os.symlink(real, os.path.join(lib64, so))
-            # The linker name, which some programs dlopen (libcuda.so, libnvidia-ml.so).
-            if not os.path.lexists(os.path.join(lib64, stem + ".so")):
-                os.symlink(so, os.path.join(lib64, stem + ".so"))
-        taken.append(so or real)
+        taken.append(take_library(b, src, real, stem, lib64))
     bin_ = os.path.join(tree, "bin")
     os.makedirs(bin_)
     tools = []

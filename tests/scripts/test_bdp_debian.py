@@ -46,9 +46,10 @@ class Fetch(Case):
         real, debian.Apt = debian.Apt, FakeApt
         self.addCleanup(setattr, debian, "Apt", real)
 
-    def b(self, arch="x86_64", flavours=("proprietary",)):
+    def b(self, arch="x86_64", flavours=("proprietary",), caps=("compute", "utility")):
         return self.record(work=self.path("work"), arch=arch, debian_mirror="http://mirror",
-                           debian_suite="bookworm", flavours=[Flavour(f) for f in flavours])
+                           debian_suite="bookworm", flavours=[Flavour(f) for f in flavours],
+                           capabilities=list(caps))
 
     def test_fetched_once(self):
         dest = debian.fetch(self.b(flavours=("proprietary", "open")), V)
@@ -72,6 +73,31 @@ class Fetch(Case):
         open(os.path.join(dest, "nvidia-persistenced_535.54.03-1_amd64.deb"), "w").close()
         self.assertEqual(debian.fetch(self.b(), V), dest)
         self.assertEqual(len(FakeApt.made), 2, "apt asked although every package is there")
+
+    def test_capabilities_fetched_only_when_asked(self):
+        for c in ("video", "graphics"):
+            for p in debian.DEBIAN_CAPABILITY[c]:
+                FakeApt.VERSIONS[p] = [V + "-1"]
+        FakeApt.VERSIONS["libnvoptix1"] = []     # an optional one Debian lacks: skipped
+        dest = debian.fetch(self.b(), V)
+        self.assertFalse([n for n in os.listdir(dest) if "nvcuvid" in n or "glx" in n])
+        debian.fetch(self.b(caps=("compute", "utility", "video", "graphics")), V)
+        asked = FakeApt.made[-1].asked
+        for p in ("libnvcuvid1", "libnvidia-encode1", "libglx-nvidia0", "libegl-nvidia0",
+                  "nvidia-vulkan-common", "nvidia-egl-common", "libnvidia-glcore",
+                  "libnvidia-eglcore", "libnvidia-rtcore", "libgles-nvidia2"):
+            self.assertIn("%s=%s-1" % (p, V), asked)
+        self.assertNotIn("libnvoptix1=%s-1" % V, asked)
+        self.assertIn("  libnvoptix1: not packaged for %s, skipped\n" % V, self.out.getvalue())
+
+    def test_capability_required_package_missing(self):
+        for p in debian.DEBIAN_CAPABILITY["graphics"]:
+            FakeApt.VERSIONS[p] = [V + "-1"]
+        FakeApt.VERSIONS["libglx-nvidia0"] = ["535.309.01-0+deb12u1"]
+        self.assertEqual(self.refused(debian.fetch, self.b(caps=("compute", "graphics")), V),
+                         "Debian has no libglx-nvidia0 535.261.03 (versions there: "
+                         "535.309.01-0+deb12u1); check the version and that non-free is "
+                         "reachable")
 
     def test_arm64(self):
         dest = debian.fetch(self.b(arch="aarch64"), V)
