@@ -130,6 +130,10 @@ static void installer_argv(void *arg, const char *version, const struct pending 
 		argv[n++] = "--rdma";
 		argv[n++] = c->rdma;
 	}
+	if (c->driver_capabilities && strcmp(c->driver_capabilities, "compute,utility") != 0) {
+		argv[n++] = "--driver-capabilities";
+		argv[n++] = c->driver_capabilities;
+	}
 	argv[n] = NULL;
 }
 

@@ -118,7 +118,8 @@ struct config {
 	struct strv exec_argv;
 	struct strv files; /* positional arguments (verify-module) */
 	char *driver_version;
-	char *kernel_module_type; /* auto, open or proprietary (repo_kmt_policy_parse) */
+	char *kernel_module_type;  /* auto, open or proprietary (repo_kmt_policy_parse) */
+	char *driver_capabilities; /* compute,utility,video,graphics or all (repo_caps_parse) */
 	char *install_dir;
 	char *container_dir;
 	char *cache_dir;

@@ -136,6 +136,15 @@ struct kernel_opts session_kernel_opts(const struct config *c)
 				    .before_idle_arg = (void *)c};
 }
 
+/* Whether --driver-capabilities asks for graphics (a bad list was refused before). */
+static bool session_asks_graphics(const struct config *c)
+{
+	unsigned caps;
+
+	return c->driver_capabilities && repo_caps_parse(c->driver_capabilities, &caps) == 0 &&
+	       (caps & REPO_CAP_GRAPHICS);
+}
+
 struct expose_opts session_expose_opts(const struct config *c)
 {
 	return (struct expose_opts){.root = c->root,
@@ -147,6 +156,7 @@ struct expose_opts session_expose_opts(const struct config *c)
 				    .cdi_kind = c->cdi_kind,
 				    .cdi_replace = c->cdi_replace,
 				    .mig_layout = c->mig_layout,
+				    .has_graphics = session_asks_graphics(c),
 				    .defer_busy =
 					    c->when_busy && strcmp(c->when_busy, "defer") == 0,
 				    .before_busy_check = hold_agent_daemons,

@@ -207,6 +207,39 @@ static json_object *ldcache_hook(const char *path, const char *folder)
 	return h;
 }
 
+const struct cdi_config_file cdi_graphics_files[] = {
+	{"share/vulkan/icd.d/nvidia_icd.json", "/etc/vulkan/icd.d/nvidia_icd.json"},
+	{"share/vulkan/implicit_layer.d/nvidia_layers.json",
+	 "/etc/vulkan/implicit_layer.d/nvidia_layers.json"},
+	{"share/glvnd/egl_vendor.d/10_nvidia.json", "/usr/share/glvnd/egl_vendor.d/10_nvidia.json"},
+	{"share/egl/egl_external_platform.d/15_nvidia_gbm.json",
+	 "/usr/share/egl/egl_external_platform.d/15_nvidia_gbm.json"},
+	{"share/egl/egl_external_platform.d/10_nvidia_wayland.json",
+	 "/usr/share/egl/egl_external_platform.d/10_nvidia_wayland.json"},
+	{"share/egl/egl_external_platform.d/09_nvidia_wayland2.json",
+	 "/usr/share/egl/egl_external_platform.d/09_nvidia_wayland2.json"},
+	{"share/egl/egl_external_platform.d/20_nvidia_xcb.json",
+	 "/usr/share/egl/egl_external_platform.d/20_nvidia_xcb.json"},
+	{"share/egl/egl_external_platform.d/20_nvidia_xlib.json",
+	 "/usr/share/egl/egl_external_platform.d/20_nvidia_xlib.json"},
+	{"share/nvidia/nvoptix.bin", "/usr/share/nvidia/nvoptix.bin"},
+	{NULL, NULL},
+};
+
+/* The graphics files IN says the install dir has, each mounted alone where loaders read. */
+static void add_config_files(const struct cdi_input *in, json_object *mounts)
+{
+	char host[4096];
+
+	for (unsigned i = 0; cdi_graphics_files[i].package_path; i++) {
+		if (!(in->config_files & (1u << i)))
+			continue;
+		snprintf(host, sizeof(host), "%s/%s", in->install_dir,
+			 cdi_graphics_files[i].package_path);
+		json_object_array_add(mounts, mount(host, cdi_graphics_files[i].container_path));
+	}
+}
+
 static json_object *common_edits(const struct cdi_input *in)
 {
 	json_object *edits = json_object_new_object(), *nodes = json_object_new_array();
@@ -223,6 +256,7 @@ static json_object *common_edits(const struct cdi_input *in)
 	/* MPS's clients talk to its daemon through sockets there: read-write, at its path. */
 	if (in->mps_pipe_dir)
 		json_object_array_add(mounts, mount_with(in->mps_pipe_dir, in->mps_pipe_dir, "rw"));
+	add_config_files(in, mounts);
 	json_object_object_add(edits, "deviceNodes", nodes);
 	json_object_object_add(edits, "mounts", mounts);
 	if (in->hook_path) {

@@ -55,7 +55,20 @@ struct cdi_input {
 	const char *shared_nodes[32];
 	const char *mps_pipe_dir; /* MPS's pipe directory (host path), mounted alike; NULL */
 	size_t n_shared;
+	unsigned config_files; /* bit i: cdi_graphics_files[i] is in the install dir, mounted */
 };
+
+/*
+ * Graphics' files for the loaders: where the package keeps each (under the install dir)
+ * and where the loaders in a container read it, as nvidia-container-toolkit mounts them
+ * (internal/discover/graphics.go at d34b304: Vulkan's at /etc, 116-138; EGL's and
+ * OptiX's at /usr/share, 82-99). NULL-terminated; docs/design.md, "Video and graphics".
+ */
+struct cdi_config_file {
+	const char *package_path;
+	const char *container_path;
+};
+extern const struct cdi_config_file cdi_graphics_files[];
 
 /*
  * The lowest cdiVersion whose rules admit the spec JSON (an object), as the CDI

@@ -184,6 +184,12 @@ static int publish_cdi(const struct expose_opts *o, int root_fd, int install_fd,
 			in.shared_nodes[in.n_shared++] = shared[i];
 	}
 	cdi_gpus(root_fd, r, &in);
+	/* Graphics' loader files the package carries, when the node pool asks graphics. */
+	for (unsigned i = 0; o->has_graphics && cdi_graphics_files[i].package_path; i++) {
+		if (faccessat(install_fd, cdi_graphics_files[i].package_path, F_OK,
+			      AT_SYMLINK_NOFOLLOW) == 0)
+			in.config_files |= 1u << i;
+	}
 	in.mps_pipe_dir = mps_pipe_dir(root_fd, selinux_label(&h->selinux));
 	/* The hook the spec names is there before the spec is. */
 	if (libexec_install(install_fd, e) < 0 || label_helpers(install_fd, h, e) < 0)

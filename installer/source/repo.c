@@ -7,6 +7,7 @@
 
 #include "source/repo.h"
 #include "source/repo_gpudirect.h"
+#include "source/repo_caps.h"
 #include "source/repo_kmt.h"
 #include "source/version.h"
 #include "util/jsonc.h"
@@ -207,7 +208,8 @@ static int parse_package(json_object *o, const char *where, struct repo_package 
 	if (parse_signer(o, where, p, e) < 0 || repo_kmt_parse_package(o, where, p, e) < 0 ||
 	    parse_flag(o, "imex", where, &p->imex, e) < 0 ||
 	    parse_flag(o, "nvsdm", where, &p->nvsdm, e) < 0 ||
-	    repo_gpudirect_parse_package(o, where, p, e) < 0)
+	    repo_gpudirect_parse_package(o, where, p, e) < 0 ||
+	    repo_caps_parse_package(o, where, p, e) < 0)
 		return -1;
 	if (!json_object_object_get_ex(o, "unpacked_size", &v))
 		return 0;

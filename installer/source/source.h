@@ -95,6 +95,8 @@ struct repo_package {
 	bool nvsdm;
 	/* "gpudirect": REPO_GPUDIRECT_* of the modules it carries; 0 when absent */
 	unsigned gpudirect;
+	/* "capabilities": REPO_CAP_* the package serves; compute and utility when absent */
+	unsigned capabilities;
 };
 
 /* packages[].gpudirect's names: kernel/gdrdrv.ko (GDRCopy), kernel/nvidia-fs.ko (GDS). */
@@ -246,6 +248,30 @@ bool repo_request_is_valid(const char *request);
 
 /* "open", "proprietary", or NULL for REPO_MT_UNSTATED. */
 const char *repo_module_type_name(enum repo_module_type t);
+
+/*
+ * NVIDIA's driver capabilities (the NVIDIA_DRIVER_CAPABILITIES words), as a package serves
+ * them (the index's packages[].capabilities) and a node asks for them
+ * (--driver-capabilities). docs/design.md, "Video and graphics".
+ */
+enum {
+	REPO_CAP_COMPUTE = 1u << 0,
+	REPO_CAP_UTILITY = 1u << 1,
+	REPO_CAP_VIDEO = 1u << 2,
+	REPO_CAP_GRAPHICS = 1u << 3,
+	REPO_CAP_DEFAULT = REPO_CAP_COMPUTE | REPO_CAP_UTILITY,
+	REPO_CAP_ALL = REPO_CAP_DEFAULT | REPO_CAP_VIDEO | REPO_CAP_GRAPHICS,
+};
+
+/*
+ * Parses a comma list of compute, utility, video, graphics, or all (white space around
+ * words allowed) into REPO_CAP_* bits. Returns 0 with *RET set (compute and utility always
+ * among them: every package serves them), or -1 for an empty list or another word.
+ */
+int repo_caps_parse(const char *text, unsigned *ret);
+
+/* CAPS as "compute,utility,video" into BUF (SIZE bytes). Returns BUF. */
+const char *repo_caps_text(unsigned caps, char *buf, size_t size);
 
 /* Parses "auto", "open" or "proprietary". Returns 0, or -1 for anything else. */
 int repo_kmt_policy_parse(const char *s, enum repo_kmt_policy *ret);

@@ -144,6 +144,70 @@ static void test_render(void **state)
 	free(s);
 }
 
+/*
+ * Graphics' loader files restated from nvidia-container-toolkit
+ * (internal/discover/graphics.go at d34b304): the EGL vendor and external platform
+ * files and OptiX's nvoptix.bin mounted under /usr/share (87-93, containerRoot 98), the
+ * Vulkan ICD and implicit layer files under /etc (120-122, containerRoot 137; its
+ * RPM-only nvidia_icd.ARCH.json and icd.d/nvidia_layers.json are no driver's here). Each
+ * is in our table, and the spec mounts each file the install dir has, and no other.
+ */
+static void test_graphics_files(void **state)
+{
+	static const char *const toolkit[][2] = {
+		{"glvnd/egl_vendor.d/10_nvidia.json", "/usr/share"},
+		{"egl/egl_external_platform.d/15_nvidia_gbm.json", "/usr/share"},
+		{"egl/egl_external_platform.d/10_nvidia_wayland.json", "/usr/share"},
+		{"egl/egl_external_platform.d/09_nvidia_wayland2.json", "/usr/share"},
+		{"egl/egl_external_platform.d/20_nvidia_xcb.json", "/usr/share"},
+		{"egl/egl_external_platform.d/20_nvidia_xlib.json", "/usr/share"},
+		{"nvidia/nvoptix.bin", "/usr/share"},
+		{"vulkan/icd.d/nvidia_icd.json", "/etc"},
+		{"vulkan/implicit_layer.d/nvidia_layers.json", "/etc"},
+	};
+	struct cdi_input in = {.kind = CDI_KIND,
+			       .install_dir = "/home/kubernetes/bin/nvidia",
+			       .container_dir = "/usr/local/nvidia"};
+	size_t n = 0;
+	char *s, want[512];
+
+	(void)state;
+	for (; cdi_graphics_files[n].package_path; n++)
+		;
+	assert_int_equal(n, sizeof(toolkit) / sizeof(toolkit[0]));
+	in.config_files = (1u << n) - 1;
+	s = cdi_render(&in);
+	assert_non_null(s);
+	for (size_t i = 0; i < n; i++) {
+		bool found = false;
+
+		for (size_t j = 0; j < n && !found; j++) {
+			snprintf(want, sizeof(want), "%s/%s", toolkit[i][1], toolkit[i][0]);
+			found = strcmp(cdi_graphics_files[j].container_path, want) == 0 &&
+				strcmp(cdi_graphics_files[j].package_path + strlen("share/"),
+				       toolkit[i][0]) == 0;
+		}
+		assert_true(found);
+		snprintf(want, sizeof(want), "\"/home/kubernetes/bin/nvidia/share/%s\"",
+			 toolkit[i][0]);
+		assert_true(has(s, want));
+		snprintf(want, sizeof(want), "\"containerPath\": \"%s/%s\"", toolkit[i][1],
+			 toolkit[i][0]);
+		assert_true(has(s, want));
+	}
+	free(s);
+	/* Only the ICD file in the install dir (bit 0): only it; none asked: none. */
+	in.config_files = 1u;
+	s = cdi_render(&in);
+	assert_true(has(s, "\"/etc/vulkan/icd.d/nvidia_icd.json\""));
+	assert_false(has(s, "egl_vendor.d"));
+	free(s);
+	in.config_files = 0;
+	s = cdi_render(&in);
+	assert_false(has(s, "/etc/vulkan"));
+	free(s);
+}
+
 static void test_kind(void **state)
 {
 	static const char *const good[] = {"nvidia.com/gpu", "a/b", "example.com/gpu-1",
@@ -552,6 +616,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_min_version),
 		cmocka_unit_test(test_render),
+		cmocka_unit_test(test_graphics_files),
 		cmocka_unit_test(test_kind),
 		cmocka_unit_test(test_spec_kind),
 		scratch_unit_test(test_find_other),

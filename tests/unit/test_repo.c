@@ -123,6 +123,48 @@ static void expect_parse_error(const char *json, const char *needle)
 
 #define DRV(v, pkgs) "{\"format\":1,\"drivers\":[{\"version\":\"" v "\",\"packages\":[" pkgs "]}]}"
 
+/*
+ * packages[].capabilities (docs/repository-format.md): absent is compute and utility;
+ * the words NVIDIA_DRIVER_CAPABILITIES has, "all" only on the command line.
+ */
+static void test_capabilities(void **state)
+{
+	static const char *const bad[] = {"[\"display\"]", "[\"all\"]", "\"video\"", "[1]",
+					  "[\"video,graphics\"]"};
+	struct repo_index *idx = NULL;
+	unsigned caps = 0;
+	char buf[64], json[1024];
+	struct err e;
+
+	(void)state;
+	err_clear(&e);
+	snprintf(json, sizeof(json), DRV("535.261.03", PKG("6.1.0-57-amd64", "%s", SHA_A)),
+		 ",\"capabilities\":[\"compute\",\"utility\",\"graphics\"]");
+	assert_int_equal(repo_index_parse(json, strlen(json), &idx, &e), 0);
+	assert_int_equal(idx->drivers[0].pkgs[0].capabilities,
+			 REPO_CAP_DEFAULT | REPO_CAP_GRAPHICS);
+	repo_index_free(idx);
+	snprintf(json, sizeof(json), DRV("535.261.03", PKG("6.1.0-57-amd64", "%s", SHA_A)), "");
+	assert_int_equal(repo_index_parse(json, strlen(json), &idx, &e), 0);
+	assert_int_equal(idx->drivers[0].pkgs[0].capabilities, REPO_CAP_DEFAULT);
+	repo_index_free(idx);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char extra[128];
+
+		snprintf(extra, sizeof(extra), ",\"capabilities\":%s", bad[i]);
+		snprintf(json, sizeof(json), DRV("535.261.03", PKG("6.1.0-57-amd64", "%s", SHA_A)),
+			 extra);
+		expect_parse_error(json, "\"capabilities\"");
+	}
+	assert_int_equal(repo_caps_parse("graphics", &caps), 0);
+	assert_int_equal(caps, REPO_CAP_DEFAULT | REPO_CAP_GRAPHICS);
+	assert_string_equal(repo_caps_text(caps, buf, sizeof(buf)), "compute,utility,graphics");
+	assert_int_equal(repo_caps_parse(" video , all", &caps), 0);
+	assert_int_equal(caps, REPO_CAP_ALL);
+	assert_int_equal(repo_caps_parse("compute,display", &caps), -1);
+	assert_int_equal(repo_caps_parse(" , ", &caps), -1);
+}
+
 static void test_parse_errors(void **state)
 {
 	(void)state;
@@ -801,6 +843,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_parse, setup, teardown),
 		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_capabilities),
 		cmocka_unit_test(test_generated),
 		cmocka_unit_test(test_max_age),
 		cmocka_unit_test_setup_teardown(test_select, setup, teardown),
