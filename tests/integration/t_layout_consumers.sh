@@ -31,6 +31,28 @@ expect_rc 0 install --repo "file://$T/repo" $(install_args) --driver-version "$V
     fail "the ICD file is not a copy: $(ls -l "$d/vulkan/icd.d/")"
 cmp -s "$d/vulkan/icd.d/nvidia_icd.json" "$T/drv/share/vulkan/icd.d/nvidia_icd.json" || fail "the ICD file differs"
 
+# --driver-capabilities (docs/design.md, "Video and graphics"): that package serves
+# compute,utility only (its index entry says nothing more), so a graphics node pool is refused
+# at selection, naming the build that would serve it; stand-in graphics libraries and the EGL
+# vendor file make make-repo add write packages[].capabilities, and the install takes it.
+expect_rc 3 install --repo "file://$T/repo" $(install_args) --driver-version "$V_NEW" \
+    --driver-capabilities graphics
+expect_err "select: driver $V_NEW's package for kernel $KERNEL serves compute,utility; --driver-capabilities asks compute,utility,graphics"
+expect_err "build-driver-package --capabilities compute,utility,graphics"
+for l in libGLX_nvidia libEGL_nvidia libnvidia-glcore libnvidia-eglcore; do
+    cp "$T/drv/lib64/libcuda.so.$V_NEW" "$T/drv/lib64/$l.so.$V_NEW"
+done
+mkdir -p "$T/drv/share/glvnd/egl_vendor.d"
+echo '{"file_format_version": "1.0.0", "ICD": {"library_path": "libEGL_nvidia.so.0"}}' \
+    >"$T/drv/share/glvnd/egl_vendor.d/10_nvidia.json"
+"$SRC/scripts/make-repo" pack "$T/drv" "$T/gfx.tar.zst"
+"$SRC/scripts/make-repo" add --repo "$T/repo" --key "$FIX/keys/key.pem" --version "$V_NEW" \
+    --kernel "$KERNEL" "$T/gfx.tar.zst" >/dev/null
+caps=$(python3 -c 'import json,sys; print([p.get("capabilities") for d in json.load(open(sys.argv[1]))["drivers"] if d["version"] == sys.argv[2] for p in d["packages"]])' "$T/repo/index.json" "$V_NEW")
+assert_eq "$caps" "[['compute', 'utility', 'graphics']]" "packages[].capabilities from the content"
+expect_rc 0 install --repo "file://$T/repo" $(install_args) --driver-version "$V_NEW" \
+    --driver-capabilities graphics
+
 # Anything else there: refused, naming it, the node left on its version.
 rm -rf "$T/repo2"
 new_repo "$T/repo2"

@@ -1,0 +1,45 @@
+# --driver-capabilities graphics (docs/design.md, "Video and graphics"): a package with
+# stand-in graphics libraries and NVIDIA's loader files under share/ (packages[].capabilities
+# written by make-repo add from that content) is installed, and the CDI spec mounts each
+# loader file, alone, at the path the loader reads, as nvidia-container-toolkit mounts them
+# (internal/discover/graphics.go: Vulkan's at /etc, EGL's at /usr/share); the hostPath of
+# each is the install dir's file. Without graphics asked, the spec mounts none of them.
+FAKE_KERNEL=1
+mkroot "$T/root" cos 17800.66.78 --gpu 10de:2330
+mkkernel "$T/root"
+mkdir -p "$T/drv"
+tar -C "$T/drv" --zstd -xf "$FIX/spkg-$V_OLD.tar.zst"
+for l in libGLX_nvidia libEGL_nvidia libnvidia-glcore libnvidia-eglcore; do
+    cp "$T/drv/lib64/libcuda.so.$V_OLD" "$T/drv/lib64/$l.so.$V_OLD"
+done
+mkdir -p "$T/drv/share/vulkan/icd.d" "$T/drv/share/vulkan/implicit_layer.d" \
+    "$T/drv/share/glvnd/egl_vendor.d"
+echo '{"file_format_version": "1.0.0", "ICD": {"library_path": "libGLX_nvidia.so.0"}}' \
+    >"$T/drv/share/vulkan/icd.d/nvidia_icd.json"
+echo '{"file_format_version": "1.0.0", "layer": {"name": "VK_LAYER_NV_optimus"}}' \
+    >"$T/drv/share/vulkan/implicit_layer.d/nvidia_layers.json"
+echo '{"file_format_version": "1.0.0", "ICD": {"library_path": "libEGL_nvidia.so.0"}}' \
+    >"$T/drv/share/glvnd/egl_vendor.d/10_nvidia.json"
+"$SRC/scripts/make-repo" pack "$T/drv" "$T/gfx.tar.zst"
+"$SRC/scripts/make-repo" add --repo "$T/repo" --key "$FIX/keys/key.pem" --version "$V_OLD" \
+    --kernel "$KERNEL" --tag default "$T/gfx.tar.zst" >/dev/null
+inst=/home/kubernetes/bin/nvidia
+spec=$T/root/var/run/cdi/nvidia-driver-installer.json
+# MOUNTS: the spec's graphics mounts, "hostPath>containerPath" sorted, one line.
+mounts() {
+    python3 -c 'import json,sys
+m = json.load(open(sys.argv[1]))["containerEdits"]["mounts"]
+print(" ".join(sorted("%s>%s" % (x["hostPath"], x["containerPath"]) for x in m
+                      if "/share/" in x["hostPath"])))' "$spec"
+}
+expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-capabilities graphics
+want="$inst/share/glvnd/egl_vendor.d/10_nvidia.json>/usr/share/glvnd/egl_vendor.d/10_nvidia.json"
+want+=" $inst/share/vulkan/icd.d/nvidia_icd.json>/etc/vulkan/icd.d/nvidia_icd.json"
+want+=" $inst/share/vulkan/implicit_layer.d/nvidia_layers.json>/etc/vulkan/implicit_layer.d/nvidia_layers.json"
+assert_eq "$(mounts)" "$want" "the graphics mounts"
+for f in vulkan/icd.d/nvidia_icd.json vulkan/implicit_layer.d/nvidia_layers.json \
+    glvnd/egl_vendor.d/10_nvidia.json; do
+    cmp -s "$T/root$inst/share/$f" "$T/drv/share/$f" || fail "the spec's $f is not the package's"
+done
+expect_rc 0 install --repo "file://$T/repo" $(kernel_args)
+assert_eq "$(mounts)" "" "no graphics mounts without graphics asked"
