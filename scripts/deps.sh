@@ -51,6 +51,9 @@ check_packages=(
     # t_cdi_podman: our CDI spec in podman, with runc as its runtime (crun refuses
     # hybrid cgroup hierarchies); unshare and mknod for its private /dev are util-linux's
     runc
+    # make check-real's video and graphics (tests/real/graphics.sh): Debian's Vulkan loader
+    # and vulkaninfo find the package's ICD and load NVIDIA's libGLX_nvidia
+    libvulkan1 vulkan-tools
     # t_ima: getfattr/setfattr read back the security.ima the installer sets on firmware
     attr
     # t_pkcs11: keys on a PKCS#11 token (scripts/privkey.py): SoftHSM2 is the token, and

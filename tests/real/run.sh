@@ -187,6 +187,13 @@ grep -qx "dlopen libcuda.so.1: ok" "$pw/nsmi.out" && grep -qx "dlopen libnvidia-
 echo "real: nvidia-smi at /usr/bin in a container from NVIDIA's spec shape: $(grep -m1 "smi=" "$pw/nsmi.out")"
 rm -rf "$pw"
 
+# ---- video and graphics: Debian's real libraries, the Vulkan loader (tests/real/graphics.sh)
+if "$SRC/tests/real/graphics.sh" "$BIN" "$W" "$R" -- "${common[@]}"; then
+    ok graphics
+else
+    bad graphics "tests/real/graphics.sh: its FAIL lines above"
+fi
+
 # ---- the tool's other ways in -----------------------------------------------------------
 # Re-running for another target adds a package to the same repository (another os here:
 # one kernel's headers are installed), reusing the compiled modules.
