@@ -324,6 +324,10 @@ static void check_repository(struct doctor *d, const struct config *c, int root_
 		judge_kernel(c, &src, s, b->newest, &ret->newest);
 	if (repo_select(src.idx, &s->host, c->driver_version, session_kmt_policy(c), &choice, &e) ==
 	    0) {
+		if (session_check_capabilities(c, &choice, &s->host, &e) < 0) {
+			doctor_add(d, V_FAIL, "driver capabilities", e.hint, "%s", e.msg);
+			err_clear(&e);
+		}
 		check_repository_carried(d, &src, s, &choice, ret);
 	} else {
 		ret->what = ANSWER_NOTHING;

@@ -55,36 +55,6 @@ static void log_choice(struct plan *p, const char *request, uint64_t t0)
 }
 
 /*
- * What --driver-capabilities asks of the chosen package: it serves each (the index's
- * packages[].capabilities), else a refusal naming the build that would (EXIT_NO_MATCH:
- * no package fits this node pool).
- */
-static int check_capabilities(const struct config *c, const struct repo_choice *ch,
-			      const struct host *h, struct err *e)
-{
-	unsigned asked = REPO_CAP_DEFAULT;
-	char want[64], has[64];
-
-	if (c->driver_capabilities && repo_caps_parse(c->driver_capabilities, &asked) < 0)
-		return err_set(
-			e, EXIT_USAGE,
-			"--driver-capabilities '%s' is not a comma list of compute, utility, video, graphics or all",
-			c->driver_capabilities);
-	if ((ch->pkg->capabilities & asked) == asked)
-		return 0;
-	err_set(e, EXIT_NO_MATCH,
-		"driver %s's package for kernel %s serves %s; --driver-capabilities asks %s",
-		ch->driver->version, h->kernel,
-		repo_caps_text(ch->pkg->capabilities, has, sizeof(has)),
-		repo_caps_text(asked, want, sizeof(want)));
-	err_hint(
-		e,
-		"publish a package built with build-driver-package --capabilities %s, or ask for %s only (NVIDIA_DRIVER_CAPABILITIES)",
-		want, has);
-	return -1;
-}
-
-/*
  * The index and the choice. With REUSE the node's fresh copy of the index may serve
  * (SOURCE_REUSE); it may predate what is asked for (a version published since), so a
  * request it cannot satisfy is asked of the repository: freshness saves a request, it
@@ -122,7 +92,7 @@ int install_plan_source(struct run *run, bool reuse, struct err *e)
 		return source_fallback_failed(&p->src, e);
 	if (r < 0)
 		return err_wrap(e, "select");
-	if (check_capabilities(c, &p->choice, &p->host, e) < 0)
+	if (session_check_capabilities(c, &p->choice, &p->host, e) < 0)
 		return err_wrap(e, "select");
 	log_choice(p, c->driver_version, t0);
 	return 0;

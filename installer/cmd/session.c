@@ -136,6 +136,36 @@ struct kernel_opts session_kernel_opts(const struct config *c)
 				    .before_idle_arg = (void *)c};
 }
 
+/*
+ * What --driver-capabilities asks of the chosen package: it serves each (the index's
+ * packages[].capabilities), else a refusal naming the build that would (EXIT_NO_MATCH:
+ * no package fits this node pool).
+ */
+int session_check_capabilities(const struct config *c, const struct repo_choice *ch,
+			       const struct host *h, struct err *e)
+{
+	unsigned asked = REPO_CAP_DEFAULT;
+	char want[64], has[64];
+
+	if (c->driver_capabilities && repo_caps_parse(c->driver_capabilities, &asked) < 0)
+		return err_set(
+			e, EXIT_USAGE,
+			"--driver-capabilities '%s' is not a comma list of compute, utility, video, graphics or all",
+			c->driver_capabilities);
+	if ((ch->pkg->capabilities & asked) == asked)
+		return 0;
+	err_set(e, EXIT_NO_MATCH,
+		"driver %s's package for kernel %s serves %s; --driver-capabilities asks %s",
+		ch->driver->version, h->kernel,
+		repo_caps_text(ch->pkg->capabilities, has, sizeof(has)),
+		repo_caps_text(asked, want, sizeof(want)));
+	err_hint(
+		e,
+		"publish a package built with build-driver-package --capabilities %s, or ask for %s only (NVIDIA_DRIVER_CAPABILITIES)",
+		want, has);
+	return -1;
+}
+
 /* Whether --driver-capabilities asks for graphics (a bad list was refused before). */
 static bool session_asks_graphics(const struct config *c)
 {

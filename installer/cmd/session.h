@@ -56,6 +56,14 @@ struct nodestate_opts session_nodestate_opts(const struct config *c);
 enum repo_kmt_policy session_kmt_policy(const struct config *c);
 
 /*
+ * Whether CH's package serves what --driver-capabilities asks (the index's
+ * packages[].capabilities). 0, or -1: EXIT_NO_MATCH naming the build that would serve it,
+ * EXIT_USAGE for a list of other words.
+ */
+_must_check_ int session_check_capabilities(const struct config *c, const struct repo_choice *ch,
+					    const struct host *h, struct err *e);
+
+/*
  * Every command's --json document, printed one way: pretty, with spaces, "/" unescaped
  * (docs/json.md). session_json_string: a JSON string, or null for NULL;
  * session_json_nonempty: the same, and null for "" too (a field not known).

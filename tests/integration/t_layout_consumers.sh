@@ -39,6 +39,11 @@ expect_rc 3 install --repo "file://$T/repo" $(install_args) --driver-version "$V
     --driver-capabilities graphics
 expect_err "select: driver $V_NEW's package for kernel $KERNEL serves compute,utility; --driver-capabilities asks compute,utility,graphics"
 expect_err "build-driver-package --capabilities compute,utility,graphics"
+# doctor says the same of the repository's package, with the fix.
+inst doctor --repo "file://$T/repo" --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL" \
+    --driver-version "$V_NEW" --driver-capabilities graphics
+grep -q "driver capabilities.*serves compute,utility; --driver-capabilities asks compute,utility,graphics" \
+    "$T/out" || fail "doctor: no driver capabilities failure: $(cat "$T/out")"
 for l in libGLX_nvidia libEGL_nvidia libnvidia-glcore libnvidia-eglcore; do
     cp "$T/drv/lib64/libcuda.so.$V_NEW" "$T/drv/lib64/$l.so.$V_NEW"
 done
