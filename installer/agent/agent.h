@@ -136,7 +136,8 @@ struct agent_opts {
 	struct agent_rdma_opts rdma;
 };
 
-#define AGENT_MAX_ARGV 32
+/* installer_argv (cmd/agent.c) fills 31 at most with every option given; room to grow. */
+#define AGENT_MAX_ARGV 48
 
 /* The command's own work, which the agent asks for: ARG is the command's. */
 struct agent_calls {
