@@ -207,16 +207,17 @@ static void imex_json(json_object *o, const struct host *h, const struct repo_ch
 static void nvsdm_note(const struct host *h, const struct repo_choice *ch, bool *ret_needed,
 		       char *note, size_t size)
 {
-	char what[96];
+	char what[96], fix[192];
 
 	note[0] = '\0';
 	*ret_needed = host_nvsdm_wanted(h, what, sizeof(what)) && ch->driver;
 	if (!*ret_needed || ch->pkg->nvsdm)
 		return;
+	host_nvsdm_fix(strtoul(ch->driver->version, NULL, 10), fix, sizeof(fix));
 	str_fmt_cut(
 		note, size,
-		"%s: NVLink 5 switches, which DCGM (dcgm-exporter) reads through libnvsdm.so.1; driver %s's package carries none, so DCGM reports no NVSwitch metrics (the GPUs are served); fix: build it with build-driver-package --nvsdm (NVIDIA's libnvsdm package of the driver's version), branch 560 or later",
-		what, ch->driver->version);
+		"%s: NVLink 5 switches, which DCGM (dcgm-exporter) reads through libnvsdm.so.1; driver %s's package carries none, so DCGM reports no NVSwitch metrics (the GPUs are served); fix: %s",
+		what, ch->driver->version, fix);
 }
 
 static void nvsdm_json(json_object *o, const struct host *h, const struct repo_choice *ch)

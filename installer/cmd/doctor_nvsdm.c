@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * doctor's NVLink 5 telemetry line: on a node whose NVSwitches sit behind NVLink 5
+ * doctor's NVLink 5 telemetry line: on an x86_64 node whose NVSwitches sit behind NVLink 5
  * management ports (host_scan_nvlink: the ConnectX functions whose VPD says SW_MNG, the test
  * NVIDIA's driver container makes before it installs libnvsdm: gpu-driver-container
- * ubuntu24.04/precompiled/nvidia-driver:98-113,254-260), DCGM, and so dcgm-exporter, reads
+ * ubuntu24.04/precompiled/nvidia-driver:98-113,254-260) or with an HGX B200 whose ports are
+ * not visible (host_nvsdm_wanted, as coverage decides it), DCGM, and so dcgm-exporter, reads
  * the switches and their links through NVSDM, loaded by the bare name libnvsdm.so.1 (DCGM
  * sdk/nvidia/nvsdm/loader/nvsdm_loader.cpp:90,181) from the driver's libraries a container
  * is given: the installed version's lib64/. Without it DCGM logs "Could not load NVSDM"
@@ -23,8 +24,6 @@
 #include "util/fs.h"
 
 #define NVSDM_SONAME "libnvsdm.so.1"
-/* The first branch NVIDIA ships libnvsdm for (gpu-driver-container, nvidia-driver:69). */
-#define NVSDM_FIRST_BRANCH 560
 
 /* Whether the installed version's lib64/ has libnvsdm.so.1 (a file, or a link to one in it). */
 static bool installed_has_nvsdm(int root_fd, const struct config *c, const struct nodestate *s)
@@ -47,12 +46,16 @@ void doctor_check_nvsdm(struct doctor *d, int root_fd, const struct config *c,
 			const struct nodestate *s)
 {
 	const char *v = s->manifest.driver_version;
-	char head[96];
+	char what[96], head[128], how[192], fix[256];
 
-	if (s->host.nvlink.n_ports == 0)
+	/* As coverage decides it: management ports, or an HGX GPU whose are not visible. */
+	if (!host_nvsdm_wanted(&s->host, what, sizeof(what)))
 		return;
-	snprintf(head, sizeof(head), "NVLink 5 switches behind %zu management port(s)",
-		 s->host.nvlink.n_ports);
+	if (s->host.nvlink.n_ports > 0)
+		snprintf(head, sizeof(head), "NVLink 5 switches behind %zu management port(s)",
+			 s->host.nvlink.n_ports);
+	else
+		snprintf(head, sizeof(head), "NVLink 5 switches of %s", what);
 	if (!s->installed) {
 		doctor_add(d, V_SKIP, "dcgm nvswitch", NULL, "%s; no driver is installed", head);
 		return;
@@ -64,19 +67,10 @@ void doctor_check_nvsdm(struct doctor *d, int root_fd, const struct config *c,
 			   head, v);
 		return;
 	}
-	if (strcmp(s->host.arch, "aarch64") == 0) {
-		doctor_add(
-			d, V_SKIP, "dcgm nvswitch", NULL,
-			"%s; the installed driver %s has no lib64/" NVSDM_SONAME
-			" and NVIDIA ships libnvsdm for x86_64 only: DCGM reports no NVSwitch metrics here",
-			head, v);
-		return;
-	}
+	host_nvsdm_fix(strtoul(v, NULL, 10), how, sizeof(how));
+	snprintf(fix, sizeof(fix), "%s; the GPUs serve without it", how);
 	doctor_add(
-		d, V_WARN, "dcgm nvswitch",
-		strtoul(v, NULL, 10) < NVSDM_FIRST_BRANCH
-			? "install a driver of branch 560 or later built with build-driver-package --nvsdm (NVIDIA's libnvsdm package of its version); the GPUs serve without it"
-			: "build the driver's package with build-driver-package --nvsdm (NVIDIA's libnvsdm package of its version); the GPUs serve without it",
+		d, V_WARN, "dcgm nvswitch", fix,
 		"%s; the installed driver %s has no lib64/" NVSDM_SONAME
 		": DCGM (dcgm-exporter) cannot load NVSDM and reports no NVSwitch or NVLink metrics",
 		head, v);

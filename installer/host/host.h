@@ -173,6 +173,20 @@ unsigned host_imex_fix_branch(const struct host_imex_gpu *row);
 bool host_nvsdm_wanted(const struct host *h, char *buf, size_t size);
 
 /*
+ * The first branch NVIDIA ships libnvsdm for (gpu-driver-container ubuntu24.04/precompiled/
+ * nvidia-driver:69; build-driver-package's nvsdm.FIRST_BRANCH, which test_bdp_nvsdm holds
+ * to this).
+ */
+#define HOST_NVSDM_FIRST_BRANCH 560
+
+/*
+ * The fix for a driver of BRANCH whose package has no libnvsdm, into BUF: a driver of
+ * HOST_NVSDM_FIRST_BRANCH or later below it (build-driver-package --nvsdm refuses older
+ * ones), else its package built again with --nvsdm. coverage and doctor say the same with it.
+ */
+void host_nvsdm_fix(unsigned long branch, char *buf, size_t size);
+
+/*
  * Probes the host under root_fd. KERNEL (may be NULL) overrides the running
  * kernel's release. Returns 0, or -1 with e set; on failure *h holds nothing.
  */

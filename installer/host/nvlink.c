@@ -222,3 +222,16 @@ bool host_nvsdm_wanted(const struct host *h, char *buf, size_t size)
 	}
 	return false;
 }
+
+void host_nvsdm_fix(unsigned long branch, char *buf, size_t size)
+{
+	if (branch < HOST_NVSDM_FIRST_BRANCH)
+		snprintf(
+			buf, size,
+			"install a driver of branch %u or later built with build-driver-package --nvsdm (NVIDIA's libnvsdm package of its version)",
+			HOST_NVSDM_FIRST_BRANCH);
+	else
+		snprintf(
+			buf, size,
+			"build the driver's package with build-driver-package --nvsdm (NVIDIA's libnvsdm package of its version)");
+}

@@ -113,7 +113,11 @@ got = {d["version"]: [p.get("nvsdm") for p in d["packages"]] for d in json.load(
 assert got["575.57.08"] == [True] and all(v == [None] for k, v in got.items() if k != "575.57.08"), got' \
     "$T/repo/index.json" || fail "the index's packages[].nvsdm"
 expect_rc 0 "${Q[@]}" --gpu 10de:2901
-expect_out "^note: GPU 10de:2901 (B200): NVLink 5 switches, which DCGM (dcgm-exporter) reads through libnvsdm.so.1; driver $V_OLD's package carries none, so DCGM reports no NVSwitch metrics (the GPUs are served); fix: build it with build-driver-package --nvsdm (NVIDIA's libnvsdm package of the driver's version), branch 560 or later$"
+expect_out "^note: GPU 10de:2901 (B200): NVLink 5 switches, which DCGM (dcgm-exporter) reads through libnvsdm.so.1; driver $V_OLD's package carries none, so DCGM reports no NVSwitch metrics (the GPUs are served); fix: install a driver of branch 560 or later built with build-driver-package --nvsdm (NVIDIA's libnvsdm package of its version)$"
+# 570 without it: the branch has libnvsdm, so the package built again is the fix (doctor's
+# words, host_nvsdm_fix).
+expect_rc 0 "${Q[@]}" --gpu 10de:2901 --driver-version 570
+expect_out "^note: GPU 10de:2901 (B200): .*driver 570.86.16's package carries none, .*; fix: build the driver's package with build-driver-package --nvsdm (NVIDIA's libnvsdm package of its version)$"
 expect_rc 0 "${Q[@]}" --gpu 10de:2901 --json
 python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["served"] and o["nvsdm"] is False and "build-driver-package --nvsdm" in o["nvsdm_note"] and o["package"]["nvsdm"] is False and o["imex"] is None, o' "$T/out"
 expect_rc 0 "${Q[@]}" --gpu 10de:2901 --driver-version 575
@@ -125,5 +129,5 @@ python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["nvsdm"] i
 printf '{"fleet": 1, "images": [{"name": "b200", "os": "cos", "kernel": "%s", "gpus": ["10de:2901"], "driver_versions": ["535", "575"]}]}\n' \
     "$KERNEL" >"$T/fleet5.json"
 expect_rc 0 coverage "${R[@]}" --fleet "$T/fleet5.json"
-expect_out "^served: b200: '535' (auto) is driver $V_OLD, package [^;]*; note: GPU 10de:2901 (B200): NVLink 5 switches, .*branch 560 or later$"
+expect_out "^served: b200: '535' (auto) is driver $V_OLD, package [^;]*; note: GPU 10de:2901 (B200): NVLink 5 switches, .*fix: install a driver of branch 560 or later built with build-driver-package --nvsdm .*$"
 expect_out "^served: b200: '575' (auto) is driver 575.57.08, package [^;]*$"

@@ -7,8 +7,9 @@
 # B200's), the "dcgm nvswitch" line warns, exit status unchanged, while the installed version
 # has no lib64/libnvsdm.so.1, and is ok for the 570 package that has one (a stand-in,
 # tests/standin/nvsdm.c); DCGM's lookup (tests/standin/dcgm-load.c) finds it through the
-# install dir's lib64 as GKE's LD_LIBRARY_PATH gives it, and not in the 535 one. No line
-# without the ports.
+# install dir's lib64 as GKE's LD_LIBRARY_PATH gives it, and not in the 535 one. An HGX
+# B200 (10de:2901) gets the line without visible ports (host_nvsdm_wanted, as coverage); no
+# line on a GB200 without them.
 FAKE_KERNEL=1
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2941
 mkkernel "$T/root"
@@ -72,6 +73,14 @@ dcgm_load
 grep -q "^nvsdm: not loaded: libnvsdm.so.1: cannot open shared object file" "$T/load" ||
     fail "libnvsdm.so.1 found in 535's lib64: $(cat "$T/load")"
 nvlink5 off
+# An HGX B200 whose management ports are not visible: the GPU alone asks for libnvsdm, as
+# coverage judges it (host_nvsdm_wanted).
+gpu_dev=$T/root/sys/devices/pci0000:00/0000:00:04.0/device
+echo 0x2901 >"$gpu_dev"
+inst doctor --kernel-release "$KERNEL"
+dcgm_line | grep -q "^\[warn\] dcgm nvswitch NVLink 5 switches of GPU 10de:2901 (B200); the installed driver $V_OLD has no lib64/libnvsdm.so.1: " ||
+    fail "a B200 without visible ports: $(cat "$T/out")"
+echo 0x2941 >"$gpu_dev"
 
 # 570 with both programs, its chrdev registered: ok.
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V570"

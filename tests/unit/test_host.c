@@ -430,6 +430,30 @@ static void test_nvsdm_wanted(void **state)
 	assert_string_equal(buf, "");
 }
 
+/*
+ * host_nvsdm_fix: below HOST_NVSDM_FIRST_BRANCH a newer driver (build-driver-package
+ * --nvsdm refuses the branch), from it the package built again with --nvsdm.
+ */
+static void test_nvsdm_fix(void **state)
+{
+	char buf[192];
+
+	(void)state;
+	assert_int_equal(HOST_NVSDM_FIRST_BRANCH, 560);
+	host_nvsdm_fix(535, buf, sizeof(buf));
+	assert_string_equal(
+		buf,
+		"install a driver of branch 560 or later built with build-driver-package --nvsdm (NVIDIA's libnvsdm package of its version)");
+	host_nvsdm_fix(559, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "branch 560 or later"));
+	host_nvsdm_fix(560, buf, sizeof(buf));
+	assert_string_equal(
+		buf,
+		"build the driver's package with build-driver-package --nvsdm (NVIDIA's libnvsdm package of its version)");
+	host_nvsdm_fix(575, buf, sizeof(buf));
+	assert_null(strstr(buf, "branch"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -438,7 +462,7 @@ int main(void)
 		cmocka_unit_test(test_relevant_modules), scratch_unit_test(test_probe),
 		cmocka_unit_test(test_gid_guid),	 cmocka_unit_test(test_vpd),
 		scratch_unit_test(test_nvlink_scan),	 cmocka_unit_test(test_imex_gpus),
-		cmocka_unit_test(test_nvsdm_wanted),
+		cmocka_unit_test(test_nvsdm_wanted),	 cmocka_unit_test(test_nvsdm_fix),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
