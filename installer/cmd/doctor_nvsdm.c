@@ -11,10 +11,12 @@
  * (NVIDIA/gpu-operator issue 1405) and exports no NVSwitch metrics, while the GPUs serve:
  * so a warning, never a failure. No line on other nodes.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "agent/agent.h"
 #include "cmd/cmd.h"
@@ -25,12 +27,43 @@
 
 #define NVSDM_SONAME "libnvsdm.so.1"
 
+/*
+ * Whether NAME in LIB_FD (lib64/) is a regular file, or a link to one beside it a few links
+ * deep, as make-repo counts a package's libnvsdm (scan_package: a link whose target has no
+ * '/'). A link is judged by its text and never followed by the kernel: an absolute one
+ * would resolve in this process's mount namespace, not under the host root, and in a
+ * container it names whatever the container has there.
+ */
+static bool lib64_has_file(int lib_fd, const char *name)
+{
+	char buf[2][256];
+
+	for (int depth = 0; depth < 5; depth++) {
+		struct stat st;
+		ssize_t n;
+
+		if (fstatat(lib_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			return false;
+		if (S_ISREG(st.st_mode))
+			return true;
+		if (!S_ISLNK(st.st_mode))
+			return false;
+		n = readlinkat(lib_fd, name, buf[depth % 2], sizeof(buf[0]));
+		if (n <= 0 || (size_t)n >= sizeof(buf[0]))
+			return false;
+		buf[depth % 2][n] = '\0';
+		name = buf[depth % 2];
+		if (strchr(name, '/') || strcmp(name, "..") == 0)
+			return false;
+	}
+	return false;
+}
+
 /* Whether the installed version's lib64/ has libnvsdm.so.1 (a file, or a link to one in it). */
 static bool installed_has_nvsdm(int root_fd, const struct config *c, const struct nodestate *s)
 {
 	_cleanup_(publish_freep) struct installdir *dir = NULL;
 	_cleanup_close_ int lib_fd = -1;
-	struct stat st;
 	struct err e;
 
 	err_clear(&e);
@@ -39,7 +72,7 @@ static bool installed_has_nvsdm(int root_fd, const struct config *c, const struc
 	lib_fd = publish_version_subdir(dir, s->install_id, "lib64", &e);
 	if (lib_fd < 0)
 		return false;
-	return fstatat(lib_fd, NVSDM_SONAME, &st, 0) == 0 && S_ISREG(st.st_mode);
+	return lib64_has_file(lib_fd, NVSDM_SONAME);
 }
 
 void doctor_check_nvsdm(struct doctor *d, int root_fd, const struct config *c,

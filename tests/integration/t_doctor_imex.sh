@@ -7,9 +7,10 @@
 # B200's), the "dcgm nvswitch" line warns, exit status unchanged, while the installed version
 # has no lib64/libnvsdm.so.1, and is ok for the 570 package that has one (a stand-in,
 # tests/standin/nvsdm.c); DCGM's lookup (tests/standin/dcgm-load.c) finds it through the
-# install dir's lib64 as GKE's LD_LIBRARY_PATH gives it, and not in the 535 one. An HGX
-# B200 (10de:2901) gets the line without visible ports (host_nvsdm_wanted, as coverage); no
-# line on a GB200 without them.
+# install dir's lib64 as GKE's LD_LIBRARY_PATH gives it, and not in the 535 one; an absolute
+# libnvsdm.so.1 link out of the host root does not count. An HGX B200 (10de:2901) gets the
+# line without visible ports (host_nvsdm_wanted, as coverage); no line on a GB200 without
+# them.
 FAKE_KERNEL=1
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2941
 mkkernel "$T/root"
@@ -99,6 +100,17 @@ dcgm_line | grep -q "^\[ok  \] dcgm nvswitch NVLink 5 switches behind 2 manageme
 dcgm_load
 grep -qx "nvswitch: nvsdm" "$T/load" || fail "DCGM's lookup: $(cat "$T/load")"
 grep -q "^nvsdm: loaded $T/root/$IDIR_REL/lib64/libnvsdm.so.1$" "$T/load" || fail "DCGM's lookup: $(cat "$T/load")"
+# libnvsdm.so.1 an absolute link out of the host root, to a file that is there in the
+# installer's own mount namespace: judged inside the root (as make-repo judges a package's
+# links: one to a file beside it in lib64/), it is no libnvsdm.
+lib=$T/root/$IDIR_REL/lib64
+mv "$lib/libnvsdm.so.1" "$T/nvsdm-link"
+ln -s "$T/drv/lib64/libnvsdm.so.$V570" "$lib/libnvsdm.so.1"
+inst doctor --kernel-release "$KERNEL"
+dcgm_line | grep -q "^\[warn\] dcgm nvswitch .*; the installed driver $V570 has no lib64/libnvsdm.so.1: " ||
+    fail "an absolute libnvsdm.so.1 link out of the root: $(cat "$T/out")"
+rm "$lib/libnvsdm.so.1"
+mv "$T/nvsdm-link" "$lib/libnvsdm.so.1"
 nvlink5 off
 
 # --imex-channel0: the host's channel0 is held to the kernel's major.
