@@ -228,7 +228,7 @@ void host_nvsdm_fix(unsigned long branch, char *buf, size_t size)
 	if (branch < HOST_NVSDM_FIRST_BRANCH)
 		snprintf(
 			buf, size,
-			"install a driver of branch %u or later built with build-driver-package --nvsdm (NVIDIA's libnvsdm package of its version)",
+			"install a driver of branch %d or later built with build-driver-package --nvsdm (NVIDIA's libnvsdm package of its version)",
 			HOST_NVSDM_FIRST_BRANCH);
 	else
 		snprintf(
