@@ -35,14 +35,21 @@ def branch_of(version):
     return int(m.group(1)) if m else None
 
 
+def name_version(name_re, name):
+    """The version NAME says by NAME_RE (group 1 the branch NVIDIA may put in a package's
+    name, group 2 the version), or None; a branch that is not the version's says none.
+    --imex's and --nvsdm's package names."""
+    m = name_re.match(name)
+    if not m or (m.group(1) and int(m.group(1)) != branch_of(m.group(2))):
+        return None
+    return m.group(2)
+
+
 def version_of_name(name):
     """The IMEX version NVIDIA's file name NAME says, or None: 570.172.08 of
     nvidia-imex-570_570.172.08-1_amd64.deb and of nvidia-imex_580.65.06-1_arm64.deb. A
     branch in the name that is not its version's is no IMEX package of NVIDIA's."""
-    m = NAME_RE.match(name)
-    if not m or (m.group(1) and int(m.group(1)) != branch_of(m.group(2))):
-        return None
-    return m.group(2)
+    return name_version(NAME_RE, name)
 
 
 def control_version(root):
@@ -63,17 +70,25 @@ def unpack(b):
     given, root = unpack_given(b.imex, "--imex", os.path.join(b.work, "imex"),
                                "NVIDIA's nvidia-imex package",
                                lambda r: find_program(r, PROGRAMS[0]))
+    return root, package_version(given, root, NAME_RE)
+
+
+def package_version(given, root, name_re):
+    """The version of a package of NVIDIA's given as GIVEN (unpack_given's resolved path)
+    and unpacked at ROOT: what its file name says by NAME_RE (name_version), else, for a
+    .deb, its control file's Version (dpkg-deb -f: the control file is not unpacked with
+    the data); for a tree or an archive, its directory's name, else DEBIAN/control. None
+    when none tells. --imex and --nvsdm."""
     name = os.path.basename(given)
     if os.path.isfile(given) and given.endswith(".deb"):
-        # Its control file is not unpacked with the data: dpkg-deb reads it.
         try:
             out = subprocess.run(["dpkg-deb", "-f", given, "Version"], capture_output=True,
                                  text=True, timeout=60).stdout.strip()
         except (OSError, subprocess.TimeoutExpired):
             out = ""
-        return root, version_of_name(name) or control_version_text(out)
-    return root, (version_of_name(name) or version_of_name(os.path.basename(root))
-                  or control_version(root))
+        return name_version(name_re, name) or control_version_text(out)
+    return (name_version(name_re, name) or name_version(name_re, os.path.basename(root))
+            or control_version(root))
 
 
 def control_version_text(version):

@@ -18,13 +18,14 @@ lib64/ with its soname link, where the CDI spec, GKE's /usr/local/nvidia/lib64 a
 cache serve the driver's other libraries (docs/design.md, "NVLink 5 telemetry (DCGM)")."""
 import os
 import re
-import subprocess
 
-from bdp.common import (ARCHES, check_machine, die, inside, run, say, unpack_confined,
-                        unpack_given)
-from bdp.imex import branch_of, control_version, control_version_text
+from bdp.common import ARCHES, check_machine, die, inside, say, unpack_confined, unpack_given
+from bdp.imex import branch_of, name_version, package_version
+from bdp.userspace import dynamic
 
-# The first branch NVIDIA ships libnvsdm for (the driver container installs none before it).
+# The first branch NVIDIA ships libnvsdm for (the driver container installs none before it);
+# the installer's HOST_NVSDM_FIRST_BRANCH (installer/host/host.h), which test_bdp_nvsdm holds
+# to this, names it in coverage's and doctor's fix.
 FIRST_BRANCH = 560
 # The name DCGM dlopens (nvsdm_loader.cpp:90 and :181), which the library's SONAME must be.
 SONAME = "libnvsdm.so.1"
@@ -47,18 +48,7 @@ def version_of_name(name):
     """The version NVIDIA's file name NAME says, or None: 570.172.08 of
     libnvsdm-570_570.172.08-1_amd64.deb and of libnvsdm_580.65.06-1_amd64.deb. A branch in the
     name that is not its version's is no package of NVIDIA's."""
-    m = NAME_RE.match(name)
-    if not m or (m.group(1) and int(m.group(1)) != branch_of(m.group(2))):
-        return None
-    return m.group(2)
-
-
-def dynamic(path):
-    """(SONAME or None, [DT_NEEDED...]) of the ELF library PATH, as readelf -d reads them."""
-    out = run(["readelf", "-d", path])
-    so = re.search(r"\(SONAME\)\s+Library soname: \[([^\]]+)\]", out)
-    return so.group(1) if so else None, re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]",
-                                                   out)
+    return name_version(NAME_RE, name)
 
 
 def find_library(root):
@@ -76,20 +66,6 @@ def find_library(root):
     return None
 
 
-def package_version(given, root):
-    """The version of --nvsdm: its name as NVIDIA names it, else its control file."""
-    name = os.path.basename(given)
-    if os.path.isfile(given) and given.endswith(".deb"):
-        try:
-            out = subprocess.run(["dpkg-deb", "-f", given, "Version"], capture_output=True,
-                                 text=True, timeout=60).stdout.strip()
-        except (OSError, subprocess.TimeoutExpired):
-            out = ""
-        return version_of_name(name) or control_version_text(out)
-    return (version_of_name(name) or version_of_name(os.path.basename(root))
-            or control_version(root))
-
-
 def nvsdm_source(b, version):
     """--nvsdm, checked before anything is built: the driver's branch has libnvsdm, the
     package is of the driver's own version, it holds the library with the soname DCGM
@@ -103,7 +79,7 @@ def nvsdm_source(b, version):
                 version, branch, FIRST_BRANCH, FIRST_BRANCH))
     given, root = unpack_given(b.nvsdm, "--nvsdm", os.path.join(b.work, "nvsdm"),
                                "NVIDIA's libnvsdm package", find_library)
-    nvsdm_version = package_version(given, root)
+    nvsdm_version = package_version(given, root, NAME_RE)
     if not nvsdm_version:
         die("the version of %s cannot be told (neither its name nor a DEBIAN/control): pass "
             "the package as NVIDIA names it, %s_%s.deb" % (b.nvsdm, want, ARCHES[b.arch]["deb"]))

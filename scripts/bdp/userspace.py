@@ -13,10 +13,17 @@ from bdp.common import (ARCHES, LIBRARIES, REQUIRED_LIBRARIES, TOOLS, check_bund
                         unpack_given)
 
 
-def soname(path):
+def dynamic(path):
+    """(SONAME or None, [DT_NEEDED...]) of the ELF library PATH, as readelf -d reads them."""
     out = run(["readelf", "-d", path])
-    m = re.search(r"\(SONAME\)\s+Library soname: \[([^\]]+)\]", out)
-    return m.group(1) if m else None
+    so = re.search(r"\(SONAME\)\s+Library soname: \[([^\]]+)\]", out)
+    return (so.group(1) if so else None,
+            re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out))
+
+
+def soname(path):
+    """The SONAME of the ELF library PATH, or None."""
+    return dynamic(path)[0]
 
 
 def take_library(b, src, real, stem, lib64):

@@ -3,6 +3,8 @@
 refused before anything is built: a branch without IMEX, another version, a package without
 one of the programs or built for another architecture. tests/packaging's scenario imex
 builds with it."""
+import os
+import subprocess
 import unittest
 
 from bdp_test import Case
@@ -32,6 +34,30 @@ class Names(Case):
         self.write("pkg/DEBIAN/control", "Package: nvidia-imex\nVersion: 580.65.06-1\n")
         self.assertEqual(imex.control_version(self.path("pkg")), "580.65.06")
         self.assertIsNone(imex.control_version(self.path("none")))
+
+    def test_package_version(self):
+        """One reader for --imex's and --nvsdm's versions (each with its own names): the
+        file name first, then a .deb's control (dpkg-deb -f), a tree's directory name, its
+        DEBIAN/control."""
+        from bdp import nvsdm
+        self.write("deb/DEBIAN/control", "Package: libnvsdm\nVersion: 1:580.65.06-1\n"
+                   "Architecture: amd64\nMaintainer: x\nDescription: x\n")
+        deb = self.path("renamed.deb")
+        subprocess.run(["dpkg-deb", "--root-owner-group", "-b", self.path("deb"), deb],
+                       check=True, capture_output=True)
+        for re_ in (imex.NAME_RE, nvsdm.NAME_RE):
+            self.assertEqual(imex.package_version(deb, self.path("work"), re_), "580.65.06")
+            self.assertEqual(imex.package_version(self.path("x"), self.path("deb"), re_),
+                             "580.65.06")
+            self.assertIsNone(imex.package_version(self.path("x"), self.path("none"), re_))
+        named = self.path("nvidia-imex-570_570.172.08-1_amd64.deb")
+        os.rename(deb, named)
+        self.assertEqual(imex.package_version(named, self.path("work"), imex.NAME_RE),
+                         "570.172.08")
+        self.assertEqual(imex.package_version(named, self.path("work"), nvsdm.NAME_RE),
+                         "580.65.06")
+        self.assertEqual(imex.package_version(self.path("x"), self.path(
+            "libnvsdm_580.82.07-1_amd64"), nvsdm.NAME_RE), "580.82.07")
 
 
 class Source(Case):

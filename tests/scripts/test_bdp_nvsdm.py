@@ -9,6 +9,7 @@ with an ld cache made by ldconfig over lib64/ (the CDI spec's update-ldcache hoo
 stand-in libraries (NVIDIA's are not in Debian). tests/packaging's scenario imex builds with
 it."""
 import os
+import re
 import shutil
 import subprocess
 import unittest
@@ -35,6 +36,13 @@ class Names(Case):
                            ("libnvsdm-570-570.172.08-1.x86_64", "570.172.08"),
                            ("libnvsdm_1:580.65.06-1_amd64.deb", "580.65.06")):
             self.assertEqual(nvsdm.version_of_name(name), want, name)
+
+    def test_first_branch_is_the_installers(self):
+        """coverage's and doctor's fix (host_nvsdm_fix) names the branch this refuses below."""
+        with open(os.path.join(SRC, "installer/host/host.h")) as f:
+            m = re.search(r"^#define HOST_NVSDM_FIRST_BRANCH (\d+)$", f.read(), re.M)
+        self.assertIsNotNone(m)
+        self.assertEqual(int(m.group(1)), nvsdm.FIRST_BRANCH)
 
     def test_not_nvidia_names(self):
         for name in ("libnvsdm-575_570.172.08-1_amd64.deb", "libnvsdm.deb",
