@@ -436,22 +436,22 @@ static void test_nvsdm_wanted(void **state)
  */
 static void test_nvsdm_fix(void **state)
 {
+	static const char newer[] =
+		"install a driver of branch 560 or later built with build-driver-package --nvsdm (NVIDIA's libnvsdm package of its version)";
+	static const char rebuild[] =
+		"build the driver's package with build-driver-package --nvsdm (NVIDIA's libnvsdm package of its version)";
+	static const struct {
+		unsigned long branch;
+		const char *want;
+	} cases[] = {{535, newer}, {559, newer}, {560, rebuild}, {575, rebuild}};
 	char buf[192];
 
 	(void)state;
 	assert_int_equal(HOST_NVSDM_FIRST_BRANCH, 560);
-	host_nvsdm_fix(535, buf, sizeof(buf));
-	assert_string_equal(
-		buf,
-		"install a driver of branch 560 or later built with build-driver-package --nvsdm (NVIDIA's libnvsdm package of its version)");
-	host_nvsdm_fix(559, buf, sizeof(buf));
-	assert_non_null(strstr(buf, "branch 560 or later"));
-	host_nvsdm_fix(560, buf, sizeof(buf));
-	assert_string_equal(
-		buf,
-		"build the driver's package with build-driver-package --nvsdm (NVIDIA's libnvsdm package of its version)");
-	host_nvsdm_fix(575, buf, sizeof(buf));
-	assert_null(strstr(buf, "branch"));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		host_nvsdm_fix(cases[i].branch, buf, sizeof(buf));
+		assert_string_equal(buf, cases[i].want);
+	}
 }
 
 int main(void)
