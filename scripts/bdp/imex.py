@@ -91,6 +91,22 @@ def package_version(given, root, name_re):
             or control_version(root))
 
 
+def check_version(given, what, stem, got, version, arch):
+    """Refuses the package GIVEN of WHAT ("IMEX", "libnvsdm") unless its version GOT (None:
+    nothing told it) is the driver's VERSION, naming the file to take as NVIDIA names it:
+    STEM-BRANCH_VERSION-1 before the 580 branch, STEM_VERSION-1 from it, for ARCH.
+    --imex and --nvsdm."""
+    branch = branch_of(version)
+    want = "%s-%d_%s-1" % (stem, branch, version) if branch < 580 else \
+        "%s_%s-1" % (stem, version)
+    if not got:
+        die("the version of %s cannot be told (neither its name nor a DEBIAN/control): pass "
+            "the package as NVIDIA names it, %s_%s.deb" % (given, want, ARCHES[arch]["deb"]))
+    if got != version:
+        die("%s is %s %s, the driver is %s: %s must be the driver's own version; take "
+            "%s_%s.deb" % (given, what, got, version, what, want, ARCHES[arch]["deb"]))
+
+
 def control_version_text(version):
     m = re.match(r"^(?:\d+:)?(\d+\.\d+(?:\.\d+)?)(?:-\S+)?$", version)
     return m.group(1) if m else None
@@ -112,14 +128,7 @@ def imex_source(b, version):
             "nvidia-imex from the %d branch): leave out --imex, or build a %d or later driver"
             % (version, branch, FIRST_BRANCH, FIRST_BRANCH))
     root, imex_version = unpack(b)
-    want = "nvidia-imex-%d_%s-1" % (branch, version) if branch < 580 else \
-        "nvidia-imex_%s-1" % version
-    if not imex_version:
-        die("the version of %s cannot be told (neither its name nor a DEBIAN/control): pass "
-            "the package as NVIDIA names it, %s_%s.deb" % (b.imex, want, ARCHES[b.arch]["deb"]))
-    if imex_version != version:
-        die("%s is IMEX %s, the driver is %s: IMEX must be the driver's own version; take "
-            "%s_%s.deb" % (b.imex, imex_version, version, want, ARCHES[b.arch]["deb"]))
+    check_version(b.imex, "IMEX", "nvidia-imex", imex_version, version, b.arch)
     programs = []
     for prog in PROGRAMS:
         rel = find_program(root, prog)

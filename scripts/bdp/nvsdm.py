@@ -19,8 +19,8 @@ cache serve the driver's other libraries (docs/design.md, "NVLink 5 telemetry (D
 import os
 import re
 
-from bdp.common import ARCHES, check_machine, die, inside, say, unpack_confined, unpack_given
-from bdp.imex import branch_of, name_version, package_version
+from bdp.common import check_machine, die, inside, say, unpack_confined, unpack_given
+from bdp.imex import branch_of, check_version, name_version, package_version
 from bdp.userspace import dynamic
 
 # The first branch NVIDIA ships libnvsdm for (the driver container installs none before it);
@@ -71,8 +71,6 @@ def nvsdm_source(b, version):
     package is of the driver's own version, it holds the library with the soname DCGM
     dlopens, built for --arch. Returns (the library's path, its version, what it needs)."""
     branch = branch_of(version)
-    want = ("libnvsdm-%s_%s-1" % (branch, version) if branch and branch < 580
-            else "libnvsdm_%s-1" % version)
     if branch is None or branch < FIRST_BRANCH:
         die("--nvsdm: driver %s is of the %s branch, for which NVIDIA ships no libnvsdm (it "
             "comes with the %d branch): leave out --nvsdm, or build a %d or later driver" % (
@@ -80,12 +78,7 @@ def nvsdm_source(b, version):
     given, root = unpack_given(b.nvsdm, "--nvsdm", os.path.join(b.work, "nvsdm"),
                                "NVIDIA's libnvsdm package", find_library)
     nvsdm_version = package_version(given, root, NAME_RE)
-    if not nvsdm_version:
-        die("the version of %s cannot be told (neither its name nor a DEBIAN/control): pass "
-            "the package as NVIDIA names it, %s_%s.deb" % (b.nvsdm, want, ARCHES[b.arch]["deb"]))
-    if nvsdm_version != version:
-        die("%s is libnvsdm %s, the driver is %s: libnvsdm must be the driver's own version; "
-            "take %s_%s.deb" % (b.nvsdm, nvsdm_version, version, want, ARCHES[b.arch]["deb"]))
+    check_version(b.nvsdm, "libnvsdm", "libnvsdm", nvsdm_version, version, b.arch)
     rel = find_library(root)
     if not rel:
         die("%s has no %s (looked in %s): not NVIDIA's libnvsdm package" % (
