@@ -186,14 +186,24 @@ static void imex_note(const struct host *h, const struct repo_choice *ch, bool *
 		host_imex_fix_branch(row));
 }
 
-static void imex_json(json_object *o, const struct host *h, const struct repo_choice *ch)
+/* imex_note, nvsdm_note: whether CHOICE serves what H needs, and the note when not. */
+typedef void note_fn(const struct host *h, const struct repo_choice *ch, bool *ret_needed,
+		     char *note, size_t size);
+
+/*
+ * KEY (null where H needs nothing of it, else whether CH serves it) and KEY_note (the note,
+ * or null), from NOTE's answer.
+ */
+static void note_json(json_object *o, const char *key, note_fn *note_of, const struct host *h,
+		      const struct repo_choice *ch)
 {
-	char note[512];
+	char note[512], note_key[32];
 	bool needed;
 
-	imex_note(h, ch, &needed, note, sizeof(note));
-	json_object_object_add(o, "imex", needed ? json_object_new_boolean(!note[0]) : NULL);
-	json_object_object_add(o, "imex_note", note[0] ? json_object_new_string(note) : NULL);
+	note_of(h, ch, &needed, note, sizeof(note));
+	snprintf(note_key, sizeof(note_key), "%s_note", key);
+	json_object_object_add(o, key, needed ? json_object_new_boolean(!note[0]) : NULL);
+	json_object_object_add(o, note_key, note[0] ? json_object_new_string(note) : NULL);
 }
 
 /* ---- NVLink 5 telemetry: a package without libnvsdm, for DCGM (design.md) ----------- */
@@ -218,16 +228,6 @@ static void nvsdm_note(const struct host *h, const struct repo_choice *ch, bool 
 		note, size,
 		"%s: NVLink 5 switches, which DCGM (dcgm-exporter) reads through libnvsdm.so.1; driver %s's package carries none, so DCGM reports no NVSwitch metrics (the GPUs are served); fix: %s",
 		what, ch->driver->version, fix);
-}
-
-static void nvsdm_json(json_object *o, const struct host *h, const struct repo_choice *ch)
-{
-	char note[512];
-	bool needed;
-
-	nvsdm_note(h, ch, &needed, note, sizeof(note));
-	json_object_object_add(o, "nvsdm", needed ? json_object_new_boolean(!note[0]) : NULL);
-	json_object_object_add(o, "nvsdm_note", note[0] ? json_object_new_string(note) : NULL);
 }
 
 static int table(const struct config *c, const struct source *src, struct err *e)
@@ -297,8 +297,8 @@ static void query_json(const struct config *c, const struct source *src, const s
 	json_object_object_add(o, "package",
 			       served ? package_json(choice->driver, choice->pkg) : NULL);
 	json_object_object_add(o, "reason", served ? NULL : json_object_new_string(why->msg));
-	imex_json(o, h, choice);
-	nvsdm_json(o, h, choice);
+	note_json(o, "imex", imex_note, h, choice);
+	note_json(o, "nvsdm", nvsdm_note, h, choice);
 	json_object_object_add(o, "kernels", names_json(&kernels));
 	json_object_object_add(o, "versions_for_kernel", names_json(&versions));
 	session_print_json(o);
@@ -409,8 +409,8 @@ static void fleet_answer_json(json_object *arr, const struct fleet_answer *a)
 	json_object_object_add(o, "reason", served ? NULL : json_object_new_string(a->why.msg));
 	json_object_object_add(
 		o, "fix", served || !a->why.hint[0] ? NULL : json_object_new_string(a->why.hint));
-	imex_json(o, a->host, &a->choice);
-	nvsdm_json(o, a->host, &a->choice);
+	note_json(o, "imex", imex_note, a->host, &a->choice);
+	note_json(o, "nvsdm", nvsdm_note, a->host, &a->choice);
 	json_object_array_add(arr, o);
 }
 
