@@ -340,6 +340,24 @@ static int check_rdma(const struct config *c, struct problems *p)
 	return 0;
 }
 
+/*
+ * --driver-capabilities: a comma list of the words (source/repo_caps.c), refused before any
+ * command starts, so that an agent with a junk list does not start and pass it on to the
+ * installer of every upgrade.
+ */
+static int check_capabilities(const struct config *c, struct problems *p)
+{
+	unsigned caps;
+	char buf[96];
+
+	if (!c->driver_capabilities || repo_caps_parse(c->driver_capabilities, &caps) == 0)
+		return 0;
+	return problem(
+		p,
+		"%s: '%s' is not a comma list of compute, utility, video, graphics or all (no empty item)",
+		label_of("driver-capabilities", buf, sizeof(buf)), c->driver_capabilities);
+}
+
 /* IMEX's channel0 is made by the kernel stage after the load, which --skip-modules skips. */
 static int check_imex(const struct config *c, struct problems *p)
 {
@@ -393,7 +411,7 @@ static int check_all(const struct config *c, struct problems *p)
 		    c->when_busy) < 0)
 		return -1;
 	if (check_agent(c, p) < 0 || check_node_word(c, p) < 0 || check_imex(c, p) < 0 ||
-	    check_rdma(c, p) < 0)
+	    check_rdma(c, p) < 0 || check_capabilities(c, p) < 0)
 		return -1;
 	if (c->registry_gce && source_gce_parse(c->registry_gce, &(enum source_gce){0}) < 0 &&
 	    problem(p, "%s: '%s' is not auto, yes or no",

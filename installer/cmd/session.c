@@ -147,11 +147,16 @@ int session_check_capabilities(const struct config *c, const struct repo_choice 
 	unsigned asked = REPO_CAP_DEFAULT;
 	char want[64], has[64];
 
-	if (c->driver_capabilities && repo_caps_parse(c->driver_capabilities, &asked) < 0)
-		return err_set(
-			e, EXIT_USAGE,
+	/* config_validate refused a bad list before any command ran; said again, with its fix. */
+	if (c->driver_capabilities && repo_caps_parse(c->driver_capabilities, &asked) < 0) {
+		err_set(e, EXIT_USAGE,
 			"--driver-capabilities '%s' is not a comma list of compute, utility, video, graphics or all",
 			c->driver_capabilities);
+		err_hint(
+			e,
+			"set NVIDIA_INSTALLER_DRIVER_CAPABILITIES to words joined by commas, e.g. compute,utility,graphics");
+		return -1;
+	}
 	if ((ch->pkg->capabilities & asked) == asked)
 		return 0;
 	err_set(e, EXIT_NO_MATCH,
@@ -161,7 +166,7 @@ int session_check_capabilities(const struct config *c, const struct repo_choice 
 		repo_caps_text(asked, want, sizeof(want)));
 	err_hint(
 		e,
-		"publish a package built with build-driver-package --capabilities %s, or ask for %s only (NVIDIA_DRIVER_CAPABILITIES)",
+		"publish a package built with build-driver-package --capabilities %s, or ask for %s only (NVIDIA_INSTALLER_DRIVER_CAPABILITIES)",
 		want, has);
 	return -1;
 }

@@ -201,6 +201,42 @@ static void test_rdma(void **state)
 	unsetenv("NVIDIA_SKIP_MODULES");
 }
 
+/*
+ * --driver-capabilities: its own variable, NVIDIA_INSTALLER_DRIVER_CAPABILITIES; the
+ * toolkit's NVIDIA_DRIVER_CAPABILITIES (words such as display, compat32) is left alone, as
+ * is_toolkit_var promises. A junk list is refused before any command starts (exit 2).
+ */
+static void test_driver_capabilities(void **state)
+{
+	static const char *const bad[] = {"compute,,video", "video,",	     " ",
+					  "display",	    "compute video", "graphics,compat32"};
+	struct config c;
+	struct err e;
+
+	(void)state;
+	assert_int_equal(init_with(&c, "NVIDIA_DRIVER_CAPABILITIES", "display,compat32", &e), 0);
+	assert_string_equal(c.driver_capabilities, "compute,utility");
+	assert_int_equal(c.env_unknown.n, 0);
+	assert_int_equal(config_validate(&c, &e), 0);
+	config_done(&c);
+	assert_int_equal(
+		init_with(&c, "NVIDIA_INSTALLER_DRIVER_CAPABILITIES", " video , graphics ", &e), 0);
+	assert_string_equal(c.driver_capabilities, " video , graphics ");
+	assert_int_equal(config_validate(&c, &e), 0);
+	config_done(&c);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		assert_int_equal(init_with(&c, "NVIDIA_INSTALLER_DRIVER_CAPABILITIES", bad[i], &e),
+				 0);
+		assert_int_equal(config_validate(&c, &e), -1);
+		assert_int_equal(e.code, EXIT_USAGE);
+		assert_non_null(strstr(
+			e.msg, "--driver-capabilities (NVIDIA_INSTALLER_DRIVER_CAPABILITIES)"));
+		assert_non_null(strstr(
+			e.msg, "is not a comma list of compute, utility, video, graphics or all"));
+		config_done(&c);
+	}
+}
+
 static void test_empty_values(void **state)
 {
 	static const char *const refused[] = {"ROOT_MOUNT_DIR",	  "NVIDIA_INSTALL_DIR_HOST",
@@ -548,6 +584,7 @@ int main(void)
 		cmocka_unit_test(test_bool_spellings),
 		cmocka_unit_test(test_imex_channel0),
 		cmocka_unit_test(test_rdma),
+		cmocka_unit_test(test_driver_capabilities),
 		cmocka_unit_test(test_empty_values),
 		cmocka_unit_test(test_kinds_and_limits),
 		cmocka_unit_test(test_list_rule),
