@@ -9,12 +9,13 @@
 #include <string.h>
 
 #include "source/repo_caps.h"
+#include "source/repo_names.h"
 
 static const char *const cap_names[] = {"compute", "utility", "video", "graphics"};
 
 static int cap_bit(const char *word, size_t len, unsigned *ret)
 {
-	for (unsigned i = 0; i < sizeof(cap_names) / sizeof(cap_names[0]); i++) {
+	for (unsigned i = 0; i < ARRAY_SIZE(cap_names); i++) {
 		if (strlen(cap_names[i]) == len && strncmp(word, cap_names[i], len) == 0) {
 			*ret = 1u << i;
 			return 0;
@@ -27,25 +28,33 @@ static int cap_bit(const char *word, size_t len, unsigned *ret)
 	return -1;
 }
 
+/*
+ * Items split at commas only and trimmed of blanks, an empty item refused: as
+ * build-driver-package's media.parse_capabilities and the toolkit split theirs
+ * (nvidia-container-toolkit internal/config/image/capabilities.go: strings.Split on ",").
+ */
 int repo_caps_parse(const char *text, unsigned *ret)
 {
 	unsigned caps = 0, bit;
+	const char *p = text;
 
-	for (const char *p = text ? text : ""; *p;) {
-		size_t len;
+	if (!p)
+		return -1;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		const char *w = p, *end = p + len;
 
-		while (*p == ',' || *p == ' ' || *p == '\t')
-			p++;
-		len = strcspn(p, ", \t");
-		if (!len)
-			break;
-		if (cap_bit(p, len, &bit) < 0)
+		while (w < end && (*w == ' ' || *w == '\t'))
+			w++;
+		while (end > w && (end[-1] == ' ' || end[-1] == '\t'))
+			end--;
+		if (end == w || cap_bit(w, (size_t)(end - w), &bit) < 0)
 			return -1;
 		caps |= bit;
-		p += len;
+		if (!p[len])
+			break;
+		p += len + 1;
 	}
-	if (!caps)
-		return -1;
 	*ret = caps | REPO_CAP_DEFAULT;
 	return 0;
 }
@@ -55,7 +64,7 @@ const char *repo_caps_text(unsigned caps, char *buf, size_t size)
 	size_t n = 0;
 
 	buf[0] = '\0';
-	for (unsigned i = 0; i < sizeof(cap_names) / sizeof(cap_names[0]); i++) {
+	for (unsigned i = 0; i < ARRAY_SIZE(cap_names); i++) {
 		if ((caps & (1u << i)) && n < size)
 			n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? "," : "",
 					      cap_names[i]);
@@ -65,32 +74,20 @@ const char *repo_caps_text(unsigned caps, char *buf, size_t size)
 
 /*
  * "capabilities": an array of capability words, optional (docs/repository-format.md);
- * absent is compute and utility. A word this installer does not know is refused: a
- * package must not be taken for a node that asks what the index cannot say it has.
+ * absent is compute and utility. A word this installer does not know is skipped and grants
+ * nothing (rules 1 and 3 of "How the format evolves"): a package is never taken for a
+ * capability it is not said to serve, and a newer build-driver-package's word does not
+ * strand every node of an older installer.
  */
 int repo_caps_parse_package(json_object *o, const char *where, struct repo_package *p,
 			    struct err *e)
 {
-	json_object *v;
-	unsigned bits;
+	static const struct repo_name_set field = {"capabilities", cap_names,
+						   ARRAY_SIZE(cap_names)};
+	unsigned bits = 0;
 
-	p->capabilities = REPO_CAP_DEFAULT;
-	if (!json_object_object_get_ex(o, "capabilities", &v))
-		return 0;
-	if (!json_object_is_type(v, json_type_array))
-		return err_set(e, EXIT_VERIFY, "%s: \"capabilities\" must be an array of strings",
-			       where);
-	for (size_t i = 0; i < json_object_array_length(v); i++) {
-		json_object *w = json_object_array_get_idx(v, i);
-		const char *s = json_object_get_string(w);
-
-		if (!json_object_is_type(w, json_type_string) || strcmp(s, "all") == 0 ||
-		    strpbrk(s, ", \t") || repo_caps_parse(s, &bits) < 0)
-			return err_set(
-				e, EXIT_VERIFY,
-				"%s: \"capabilities\" must hold only compute, utility, video and graphics",
-				where);
-		p->capabilities |= bits;
-	}
+	if (repo_names_bits(o, &field, where, &bits, e) < 0)
+		return -1;
+	p->capabilities = REPO_CAP_DEFAULT | bits;
 	return 0;
 }
