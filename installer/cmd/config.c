@@ -154,12 +154,14 @@ const struct config_option config_options[] = {
 			  "the flavours to copy: auto copies both, open or proprietary only that one"),
 		       ON(CFG_COVERAGE,
 			  "the node's kernel module flavour policy: auto, open or proprietary"))),
-	/* NVIDIA's container stack's word list (NVIDIA_DRIVER_CAPABILITIES); docs/design.md,
-	 * "Video and graphics". */
+	/*
+	 * NVIDIA's capability words (docs/design.md, "Video and graphics"), under a variable of
+	 * our own: NVIDIA_DRIVER_CAPABILITIES is the container toolkit's (is_toolkit_var).
+	 */
 	OPTION("driver-capabilities", .env = "NVIDIA_INSTALLER_DRIVER_CAPABILITIES",
 	       .kind = CONFIG_STRING, .offset = F(driver_capabilities),
-	       .cmds = CFG_INSTALL | CFG_DOCTOR | CFG_AGENT, .flags = CONFIG_NONEMPTY,
-	       .arg = "LIST", .value = "compute,utility", .json = "driver_capabilities",
+	       .cmds = CFG_INSTALL | CFG_DOCTOR | CFG_AGENT, .arg = "LIST",
+	       .value = "compute,utility", .json = "driver_capabilities",
 	       .help = "the user space the node pool needs: a comma list of compute, utility, video, graphics, or all; a package without video or graphics asked for is refused",
 	       .help_for = HELP_FOR(ON(CFG_AGENT, "passed to the installer of an upgrade"))),
 	OPTION("install-dir", .env = "NVIDIA_INSTALL_DIR_HOST", .kind = CONFIG_STRING,

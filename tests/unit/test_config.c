@@ -223,6 +223,12 @@ static void test_driver_capabilities(void **state)
 		init_with(&c, "NVIDIA_INSTALLER_DRIVER_CAPABILITIES", " video , graphics ", &e), 0);
 	assert_string_equal(c.driver_capabilities, " video , graphics ");
 	assert_int_equal(config_validate(&c, &e), 0);
+	/* Given empty on the command line: refused; an empty variable is an unset one. */
+	assert_int_equal(config_set(&c.driver_capabilities, "", &e), 0);
+	assert_int_equal(config_validate(&c, &e), -1);
+	config_done(&c);
+	assert_int_equal(init_with(&c, "NVIDIA_INSTALLER_DRIVER_CAPABILITIES", "", &e), 0);
+	assert_string_equal(c.driver_capabilities, "compute,utility");
 	config_done(&c);
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		assert_int_equal(init_with(&c, "NVIDIA_INSTALLER_DRIVER_CAPABILITIES", bad[i], &e),
