@@ -95,6 +95,41 @@ static int copy_icds(int sfd, struct err *e)
 	return 0;
 }
 
+const char *const locate_loader_files[] = {LOCATE_LOADER_FILES, NULL};
+
+/*
+ * PATH under SFD, when there: a regular file reached through folders, no link on the way
+ * (O_NOFOLLOW at each step). The CDI spec mounts each alone (expose/cdi.c
+ * cdi_graphics_files), and runc refuses a mount whose source is a dangling link, or a
+ * folder where the loader reads a file: every GPU container of the node would fail.
+ */
+static int check_loader_file(int sfd, const char *path, struct err *e)
+{
+	char dir[256];
+	const char *base = strrchr(path, '/');
+	_cleanup_close_ int dfd = -1;
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%.*s", (int)(base - path), path);
+	dfd = fs_dir_nofollow(sfd, dir);
+	if (dfd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		if (errno != ELOOP && errno != ENOTDIR)
+			return err_errno(e, EXIT_UNEXPECTED, errno, "open '%s'", dir);
+	} else if (fstatat(dfd, base + 1, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return err_errno(e, EXIT_UNEXPECTED, errno, "stat '%s'", path);
+	} else if (S_ISREG(st.st_mode)) {
+		return 0;
+	}
+	return err_set(
+		e, EXIT_VERIFY,
+		"package has '%s' %s: a loader file the CDI spec mounts must be a regular file, no link on its path",
+		path, dfd < 0 ? "under a link or a file" : "that is not a regular file");
+}
+
 int locate_shape(int sfd, struct err *e)
 {
 	_cleanup_close_ int lib_fd = -1;
@@ -105,5 +140,9 @@ int locate_shape(int sfd, struct err *e)
 		return err_wrap(e, "lib");
 	if (symlinkat("../firmware", lib_fd, "firmware") < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "link 'lib/firmware'");
+	for (size_t i = 0; locate_loader_files[i]; i++) {
+		if (check_loader_file(sfd, locate_loader_files[i], e) < 0)
+			return -1;
+	}
 	return copy_icds(sfd, e);
 }

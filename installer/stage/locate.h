@@ -24,8 +24,28 @@
 #define LOCATE_SUBDIRS "usr", "lib", "vulkan"
 
 /*
+ * The package's loader files for graphics (Vulkan's ICD and layer, GLVND's EGL vendor, EGL's
+ * external platforms, OptiX's data), each of which the CDI spec mounts alone where the
+ * loaders read it (expose/cdi.c cdi_graphics_files, in this order; test_cdi holds the two
+ * lists together). Each, when the package has it, must be a regular file, no link on its
+ * path.
+ */
+#define LOCATE_LOADER_FILES                                                                        \
+	"share/vulkan/icd.d/nvidia_icd.json", "share/vulkan/implicit_layer.d/nvidia_layers.json",  \
+		"share/glvnd/egl_vendor.d/10_nvidia.json",                                         \
+		"share/egl/egl_external_platform.d/15_nvidia_gbm.json",                            \
+		"share/egl/egl_external_platform.d/10_nvidia_wayland.json",                        \
+		"share/egl/egl_external_platform.d/09_nvidia_wayland2.json",                       \
+		"share/egl/egl_external_platform.d/20_nvidia_xcb.json",                            \
+		"share/egl/egl_external_platform.d/20_nvidia_xlib.json",                           \
+		"share/nvidia/nvoptix.bin"
+/* LOCATE_LOADER_FILES, NULL-terminated. */
+extern const char *const locate_loader_files[];
+
+/*
  * In the staged tree SFD, after wrap_programs(): makes the entries above. A package
- * whose share/vulkan/icd.d holds anything but regular *.json files of at most 1 MiB is
+ * whose share/vulkan/icd.d holds anything but regular *.json files of at most 1 MiB, or
+ * with one of LOCATE_LOADER_FILES not a regular file or reached through a link, is
  * refused (EXIT_VERIFY). Returns 0 or -1.
  */
 _must_check_ int locate_shape(int sfd, struct err *e);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "expose/cdi.h"
+#include "stage/locate.h"
 
 static void test_min_version(void **state)
 {
@@ -175,6 +176,10 @@ static void test_graphics_files(void **state)
 	for (; cdi_graphics_files[n].package_path; n++)
 		;
 	assert_int_equal(n, sizeof(toolkit) / sizeof(toolkit[0]));
+	/* The unpack checks the same files (regular, no link on the way): stage/locate.h. */
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(cdi_graphics_files[i].package_path, locate_loader_files[i]);
+	assert_null(locate_loader_files[n]);
 	in.config_files = (1u << n) - 1;
 	s = cdi_render(&in);
 	assert_non_null(s);

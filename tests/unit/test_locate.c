@@ -114,12 +114,71 @@ static void test_icd_refusals(void **state)
 	}
 }
 
+/*
+ * The loader files the CDI spec mounts alone (LOCATE_LOADER_FILES): a dangling link, a link
+ * on the way, a folder or a FIFO in one's place is refused at unpack (runc would refuse
+ * every GPU container of the node); a package without them passes.
+ */
+static void test_loader_refusals(void **state)
+{
+	struct scratch_fixture *f = *state;
+	static const char *const bad[] = {
+		"share/egl/egl_external_platform.d/15_nvidia_gbm.json",
+		"share/glvnd/egl_vendor.d/10_nvidia.json",
+		"share/nvidia/nvoptix.bin",
+		"share/vulkan/implicit_layer.d/nvidia_layers.json",
+	};
+	struct err e;
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		staged(f->fd);
+		switch (i) {
+		case 0: /* dangling */
+			assert_int_equal(scratch_mkdirs(f->fd, "share/egl/egl_external_platform.d"),
+					 0);
+			assert_int_equal(symlinkat("../../../none.json", f->fd, bad[i]), 0);
+			break;
+		case 1: /* a link on the way, to a folder that holds the file */
+			put_mode(f->fd, "elsewhere/egl_vendor.d/10_nvidia.json", "{}", 0644);
+			assert_int_equal(scratch_mkdirs(f->fd, "share"), 0);
+			assert_int_equal(symlinkat("../elsewhere", f->fd, "share/glvnd"), 0);
+			break;
+		case 2: /* a folder */
+			assert_int_equal(scratch_mkdirs(f->fd, bad[i]), 0);
+			break;
+		default: /* a FIFO */
+			assert_int_equal(scratch_mkdirs(f->fd, "share/vulkan/implicit_layer.d"), 0);
+			assert_int_equal(mkfifoat(f->fd, bad[i], 0644), 0);
+		}
+		err_clear(&e);
+		assert_int_equal(locate_shape(f->fd, &e), -1);
+		assert_int_equal(e.code, EXIT_VERIFY);
+		if (!strstr(e.msg, bad[i]))
+			fail_msg("'%s' lacks '%s'", e.msg, bad[i]);
+		assert_non_null(strstr(e.msg, "must be a regular file, no link on its path"));
+		for (const char *const *d =
+			     (const char *const[]){"share", "usr", "lib", "vulkan", "bin",
+						   "firmware", "elsewhere", NULL};
+		     *d; d++) {
+			if (faccessat(f->fd, *d, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+				rm(f, *d);
+		}
+	}
+	/* Each of them a regular file: taken. */
+	staged(f->fd);
+	for (size_t i = 0; locate_loader_files[i]; i++)
+		put_mode(f->fd, locate_loader_files[i], "{}", 0644);
+	err_clear(&e);
+	assert_int_equal(locate_shape(f->fd, &e), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		scratch_unit_test(test_shape),
 		scratch_unit_test(test_no_vulkan),
 		scratch_unit_test(test_icd_refusals),
+		scratch_unit_test(test_loader_refusals),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
