@@ -390,6 +390,39 @@ static void check_module_type(struct doctor *d, const struct nodestate *s)
 			   s->loaded_type, s->loaded_version, inst);
 }
 
+/*
+ * The capabilities the installed version was installed for (its manifest; the CDI spec's
+ * graphics mounts follow them) against what --driver-capabilities asks: said only when
+ * they differ.
+ */
+static void check_capabilities_record(struct doctor *d, const struct config *c,
+				      const struct nodestate *s)
+{
+	unsigned rec = REPO_CAP_DEFAULT, asked = session_capabilities(c);
+	char has[REPO_CAPS_TEXT_SIZE], want[REPO_CAPS_TEXT_SIZE];
+
+	if (!s->installed)
+		return;
+	if (s->manifest.capabilities && repo_caps_parse(s->manifest.capabilities, &rec) < 0)
+		rec = REPO_CAP_DEFAULT;
+	if (rec == asked)
+		return;
+	repo_caps_text(rec, has, sizeof(has));
+	repo_caps_text(asked, want, sizeof(want));
+	if ((rec & asked) != asked)
+		doctor_add(
+			d, V_WARN, "installed capabilities",
+			"run install with the same --driver-capabilities: it records them for the installed version when its package serves them",
+			"driver %s is installed for %s; --driver-capabilities asks %s",
+			s->manifest.driver_version, has, want);
+	else
+		doctor_add(
+			d, V_WARN, "installed capabilities",
+			"give doctor the node pool's --driver-capabilities; to drop them, install another version without them",
+			"driver %s is installed for %s (the CDI spec follows that); --driver-capabilities asks %s",
+			s->manifest.driver_version, has, want);
+}
+
 static void check_installed(struct doctor *d, const struct nodestate *s)
 {
 	const char *want = s->manifest.driver_version;
@@ -781,6 +814,7 @@ int doctor_run(const struct config *c, struct err *e)
 	check_trust(&d, c, root_fd, &s);
 	check_installed(&d, &s);
 	check_module_type(&d, &s);
+	check_capabilities_record(&d, c, &s);
 	doctor_check_imex(&d, root_fd, c, &s);
 	doctor_check_nvsdm(&d, root_fd, c, &s);
 	doctor_check_rdma(&d, root_fd, c, &s);

@@ -244,6 +244,26 @@ static bool serves(const struct run *run, const char *version)
 	       strcmp(type, p->current.module_type) == 0;
 }
 
+/*
+ * The installed version asked for capabilities it was not installed for (its package
+ * serves them: the plan checked): they join its record, which the CDI spec follows. Never
+ * narrowed here: a run without --driver-capabilities (a boot, the agent's) keeps them.
+ */
+static int widen_record(struct run *run, struct err *e)
+{
+	unsigned rec = REPO_CAP_DEFAULT, asked = session_capabilities(run->c);
+	char text[REPO_CAPS_TEXT_SIZE];
+
+	if (run->p.current.capabilities && repo_caps_parse(run->p.current.capabilities, &rec) < 0)
+		rec = REPO_CAP_DEFAULT;
+	if ((rec & asked) == asked)
+		return 0;
+	repo_caps_text(rec | asked, text, sizeof(text));
+	log_kv(LOG_INFO, "install", "the installed version is recorded for more capabilities",
+	       "capabilities", text, LOG_END);
+	return publish_record_capabilities(run->dir, text, e);
+}
+
 /* The installed version is the one wanted, as it runs: made sure of. */
 static int act_ensure(struct run *run, struct err *e)
 {
@@ -256,7 +276,7 @@ static int act_ensure(struct run *run, struct err *e)
 		str_fmt_cut(what, sizeof(what), "loading driver %s", p->current.driver_version);
 		(void)nodeask_installing(run->ask, what);
 	}
-	r = install_ensure(run, e);
+	r = widen_record(run, e) < 0 ? -1 : install_ensure(run, e);
 
 	/* A run killed after its switch left the previous package in the cache. */
 	if (r == 0 && run->cache && p->current.package_sha256)

@@ -16,6 +16,7 @@
 #include "cmd/install_plan.h"
 #include "cmd/install_switch.h"
 #include "cmd/pending_failed.h"
+#include "cmd/session.h"
 #include "util/interrupt.h"
 #include "util/log.h"
 #include "util/str.h"
@@ -96,7 +97,8 @@ int install_ensure(struct run *run, struct err *e)
 }
 
 /* The choice's manifest, for publish_stage; its strings are the plan's. */
-static void manifest_fill(struct run *run, struct manifest *m, char now[STR_UTC_SIZE])
+static void manifest_fill(struct run *run, struct manifest *m, char now[STR_UTC_SIZE],
+			  char caps[REPO_CAPS_TEXT_SIZE])
 {
 	struct plan *p = &run->p;
 
@@ -114,6 +116,9 @@ static void manifest_fill(struct run *run, struct manifest *m, char now[STR_UTC_
 	m->arch = p->host.arch;
 	m->key_fingerprint = p->src.fingerprint;
 	m->module_type = (char *)repo_module_type_name(p->choice.pkg->module_type);
+	/* What the CDI spec's graphics mounts follow, on this run and every later one. */
+	m->capabilities =
+		(char *)repo_caps_text(session_capabilities(run->c), caps, REPO_CAPS_TEXT_SIZE);
 }
 
 int install_pending_withdraw(struct run *run, struct err *e)
@@ -296,14 +301,14 @@ int install_layout_settle(struct run *run, struct err *e)
 static int version_in_place(struct run *run, const struct staged *st, char *id, size_t size,
 			    struct err *e)
 {
-	char now[STR_UTC_SIZE];
+	char now[STR_UTC_SIZE], caps[REPO_CAPS_TEXT_SIZE];
 	struct manifest m;
 
 	if (!st) {
 		snprintf(id, size, "%s", run->p.pending.id); /* both NAME_MAX + 1 */
 		return 0;
 	}
-	manifest_fill(run, &m, now);
+	manifest_fill(run, &m, now, caps);
 	if (publish_stage(run->dir,
 			  &(struct publish_request){.staging = st->name,
 						    .staging_fd = st->fd,

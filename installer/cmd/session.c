@@ -171,13 +171,14 @@ int session_check_capabilities(const struct config *c, const struct repo_choice 
 	return -1;
 }
 
-/* Whether --driver-capabilities asks for graphics (a bad list was refused before). */
-static bool session_asks_graphics(const struct config *c)
+unsigned session_capabilities(const struct config *c)
 {
-	unsigned caps;
+	unsigned caps = REPO_CAP_DEFAULT;
 
-	return c->driver_capabilities && repo_caps_parse(c->driver_capabilities, &caps) == 0 &&
-	       (caps & REPO_CAP_GRAPHICS);
+	/* config_validate refused a bad list before a command ran. */
+	if (c->driver_capabilities && repo_caps_parse(c->driver_capabilities, &caps) < 0)
+		caps = REPO_CAP_DEFAULT;
+	return caps;
 }
 
 struct expose_opts session_expose_opts(const struct config *c)
@@ -191,7 +192,6 @@ struct expose_opts session_expose_opts(const struct config *c)
 				    .cdi_kind = c->cdi_kind,
 				    .cdi_replace = c->cdi_replace,
 				    .mig_layout = c->mig_layout,
-				    .has_graphics = session_asks_graphics(c),
 				    .defer_busy =
 					    c->when_busy && strcmp(c->when_busy, "defer") == 0,
 				    .before_busy_check = hold_agent_daemons,

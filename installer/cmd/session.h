@@ -63,6 +63,9 @@ enum repo_kmt_policy session_kmt_policy(const struct config *c);
 _must_check_ int session_check_capabilities(const struct config *c, const struct repo_choice *ch,
 					    const struct host *h, struct err *e);
 
+/* What --driver-capabilities asks, as REPO_CAP_* bits (compute and utility always). */
+unsigned session_capabilities(const struct config *c);
+
 /*
  * Every command's --json document, printed one way: pretty, with spaces, "/" unescaped
  * (docs/json.md). session_json_string: a JSON string, or null for NULL;

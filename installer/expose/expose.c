@@ -148,6 +148,50 @@ static int label_helpers(int install_fd, const struct host *h, struct err *e)
 	return 0;
 }
 
+/*
+ * Whether PATH ("share/DIR/FILE") under the install dir is a regular file reached through
+ * no link but the install dir's own first component (share -> .current/share, resolved
+ * inside the install dir). A dangling link or a folder in the spec would make runc refuse
+ * every GPU container; the unpack refused such packages (stage/locate.c), and this holds
+ * for an install dir changed by hand since.
+ */
+static bool is_loader_file(int install_fd, const char *path)
+{
+	const char *rest = strchr(path, '/'), *base = strrchr(path, '/');
+	char top[64], dir[PATH_MAX];
+	_cleanup_close_ int top_fd = -1, dfd = -1;
+	struct stat st;
+	struct err ie;
+
+	if (!rest || rest == base || (size_t)(rest - path) >= sizeof(top))
+		return false;
+	snprintf(top, sizeof(top), "%.*s", (int)(rest - path), path);
+	snprintf(dir, sizeof(dir), "%.*s", (int)(base - rest - 1), rest + 1);
+	top_fd = fs_open_in_root(install_fd, top, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0, &ie);
+	if (top_fd < 0 || (dfd = fs_dir_nofollow(top_fd, dir)) < 0)
+		return false;
+	return fstatat(dfd, base + 1, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
+/*
+ * Whether the current version was installed for graphics: its manifest's capabilities
+ * (stage.h), not this run's --driver-capabilities, so that a run without the option (a
+ * boot, an agent's) keeps the mounts the node pool asked for.
+ */
+static bool is_installed_for_graphics(int install_fd)
+{
+	struct manifest m;
+	unsigned caps = 0;
+	struct err me;
+
+	if (publish_current_at(install_fd, &m, &me) != 0)
+		return false;
+	if (m.capabilities && repo_caps_parse(m.capabilities, &caps) < 0)
+		caps = 0;
+	manifest_done(&m);
+	return caps & REPO_CAP_GRAPHICS;
+}
+
 static int publish_cdi(const struct expose_opts *o, int root_fd, int install_fd,
 		       const struct host *h, const struct nvml_report *r, struct err *e)
 {
@@ -184,10 +228,11 @@ static int publish_cdi(const struct expose_opts *o, int root_fd, int install_fd,
 			in.shared_nodes[in.n_shared++] = shared[i];
 	}
 	cdi_gpus(root_fd, r, &in);
-	/* Graphics' loader files the package carries, when the node pool asks graphics. */
-	for (unsigned i = 0; o->has_graphics && cdi_graphics_files[i].package_path; i++) {
-		if (faccessat(install_fd, cdi_graphics_files[i].package_path, F_OK,
-			      AT_SYMLINK_NOFOLLOW) == 0)
+	/* Graphics' loader files the package carries, when the version was installed for it. */
+	bool graphics = is_installed_for_graphics(install_fd);
+
+	for (unsigned i = 0; graphics && cdi_graphics_files[i].package_path; i++) {
+		if (is_loader_file(install_fd, cdi_graphics_files[i].package_path))
 			in.config_files |= 1u << i;
 	}
 	in.mps_pipe_dir = mps_pipe_dir(root_fd, selinux_label(&h->selinux));

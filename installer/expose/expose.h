@@ -540,8 +540,7 @@ struct expose_opts {
 	/* Called before GPUs are judged busy (the node agent's daemons stop), or NULL. */
 	int (*before_busy_check)(void *arg, struct err *e);
 	void *before_busy_arg;
-	bool skip_verify;  /* no NVML check (hosts without a GPU) */
-	bool has_graphics; /* --driver-capabilities asks graphics: the spec mounts its files */
+	bool skip_verify; /* no NVML check (hosts without a GPU) */
 };
 
 /*

@@ -271,6 +271,7 @@ enum {
 int repo_caps_parse(const char *text, unsigned *ret);
 
 /* CAPS as "compute,utility,video" into BUF (SIZE bytes). Returns BUF. */
+#define REPO_CAPS_TEXT_SIZE 40 /* "compute,utility,video,graphics" and its NUL */
 const char *repo_caps_text(unsigned caps, char *buf, size_t size);
 
 /* Parses "auto", "open" or "proprietary". Returns 0, or -1 for anything else. */

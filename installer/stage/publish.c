@@ -48,7 +48,8 @@ struct installdir {
 	X(os_id, false)                                                                            \
 	X(arch, false)                                                                             \
 	X(key_fingerprint, false)                                                                  \
-	X(module_type, false)
+	X(module_type, false)                                                                      \
+	X(capabilities, false)
 
 void manifest_done(struct manifest *m)
 {
@@ -249,6 +250,39 @@ int publish_current(struct installdir *d, struct manifest *ret, struct err *e)
 		return err_errnum(e) == ENOENT ? (err_clear(e), 1) : err_wrap(e, "install dir");
 	if (fs_read_fd(fd, 1 << 20, &buf, &len, e) < 0 || manifest_parse(buf, len, ret, e) < 0)
 		return err_wrap(e, "install dir: '%s'", path);
+	return 0;
+}
+
+int publish_current_at(int install_fd, struct manifest *ret, struct err *e)
+{
+	struct installdir d = {.fd = install_fd};
+
+	return publish_current(&d, ret, e);
+}
+
+int publish_record_capabilities(struct installdir *d, const char *capabilities, struct err *e)
+{
+	char cur[NAME_MAX + 1], dir[PATH_MAX];
+	_cleanup_free_ char *text = NULL;
+	_cleanup_close_ int dfd = -1;
+	struct manifest m;
+	int r = publish_current(d, &m, e);
+
+	if (r != 0)
+		return r < 0 ? -1 : err_set(e, EXIT_UNEXPECTED, "install dir: no current version");
+	free(m.capabilities);
+	m.capabilities = strdup(capabilities);
+	text = m.capabilities ? manifest_to_json(&m) : NULL;
+	manifest_done(&m);
+	if (!text)
+		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "manifest");
+	current_target(d, cur, sizeof(cur));
+	snprintf(dir, sizeof(dir), VERSIONS "/%s", cur);
+	dfd = fs_dir_nofollow(d->fd, dir);
+	if (dfd < 0)
+		return err_errno(e, EXIT_UNEXPECTED, errno, "install dir: open '%s'", dir);
+	if (fs_replace_at(dfd, MANIFEST_NAME, text, strlen(text), 0644, e) < 0)
+		return err_wrap(e, "install dir: '%s/" MANIFEST_NAME "'", dir);
 	return 0;
 }
 

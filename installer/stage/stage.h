@@ -58,6 +58,12 @@ struct manifest {
 	char *arch;
 	char *key_fingerprint;
 	char *module_type; /* "open" or "proprietary"; NULL: the package did not state it */
+	/*
+	 * The driver capabilities the version was installed for ("compute,utility,graphics",
+	 * source/repo_caps.c's words); NULL: compute and utility, as before the field. The CDI
+	 * spec's graphics mounts follow it, not the run's --driver-capabilities.
+	 */
+	char *capabilities;
 };
 
 void manifest_done(struct manifest *m);
@@ -95,6 +101,14 @@ _must_check_ int publish_cleanup(struct installdir *d, struct err *e);
 
 /* Reads the current version's manifest. Returns 0, 1 when nothing is installed, or -1. */
 _must_check_ int publish_current(struct installdir *d, struct manifest *ret, struct err *e);
+/* publish_current for the install dir open as INSTALL_FD. */
+_must_check_ int publish_current_at(int install_fd, struct manifest *ret, struct err *e);
+/*
+ * Rewrites the current version's manifest (atomically) with CAPABILITIES as the
+ * capabilities it is installed for. Returns 0, or -1 (also when nothing is installed).
+ */
+_must_check_ int publish_record_capabilities(struct installdir *d, const char *capabilities,
+					     struct err *e);
 
 /* Whether the top-level links point where they should (a cheap integrity check). */
 bool publish_links_ok(struct installdir *d);

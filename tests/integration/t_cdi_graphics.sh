@@ -41,5 +41,38 @@ for f in vulkan/icd.d/nvidia_icd.json vulkan/implicit_layer.d/nvidia_layers.json
     glvnd/egl_vendor.d/10_nvidia.json; do
     cmp -s "$T/root$inst/share/$f" "$T/drv/share/$f" || fail "the spec's $f is not the package's"
 done
+# The capabilities are recorded with the version (.install.json), and the spec follows the
+# record: a later run without the option (a boot, the agent's) keeps the mounts; doctor
+# without it says the two differ.
+rec() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("capabilities"))' \
+    "$T/root$inst/.current/.install.json"; }
+assert_eq "$(rec)" "compute,utility,graphics" "the recorded capabilities"
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args)
-assert_eq "$(mounts)" "" "no graphics mounts without graphics asked"
+assert_eq "$(mounts)" "$want" "the graphics mounts after a run without the option"
+inst doctor $(kernel_args)
+grep -q "installed capabilities.*driver $V_OLD is installed for compute,utility,graphics (the CDI spec follows that); --driver-capabilities asks compute,utility" \
+    "$T/out" || fail "doctor: no capabilities mismatch: $(cat "$T/out")"
+# At spec time, a loader file that is no regular file (a dangling link, a folder: runc would
+# refuse every GPU container) is left out of the spec; the others stay.
+v=$T/root$inst/.current/share
+rm "$v/vulkan/implicit_layer.d/nvidia_layers.json" "$v/glvnd/egl_vendor.d/10_nvidia.json"
+ln -s /nonexistent "$v/vulkan/implicit_layer.d/nvidia_layers.json"
+mkdir "$v/glvnd/egl_vendor.d/10_nvidia.json"
+expect_rc 0 install --repo "file://$T/repo" $(kernel_args)
+assert_eq "$(mounts)" "$inst/share/vulkan/icd.d/nvidia_icd.json>/etc/vulkan/icd.d/nvidia_icd.json" \
+    "only the regular loader file mounted"
+# A record without graphics (as before the field): no graphics mounts.
+python3 - "$T/root$inst/.current/.install.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+del m["capabilities"]
+json.dump(m, open(sys.argv[1], "w"))
+PY
+expect_rc 0 install --repo "file://$T/repo" $(kernel_args)
+assert_eq "$(mounts)" "" "no graphics mounts for a version not installed for graphics"
+# The same version asked for graphics again: the record widens (its package serves it), and
+# the spec mounts again.
+expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-capabilities graphics
+assert_eq "$(rec)" "compute,utility,graphics" "the record widened"
+assert_eq "$(mounts)" "$inst/share/vulkan/icd.d/nvidia_icd.json>/etc/vulkan/icd.d/nvidia_icd.json" \
+    "the graphics mounts after the record widened"
