@@ -147,6 +147,17 @@ static json_object *gpu_node(unsigned minor)
 	return node(path);
 }
 
+/* G's /dev/nvidiaN and its DRM nodes (graphics), added to TO, or to a new array. */
+static json_object *gpu_nodes(const struct cdi_gpu *g, json_object *to)
+{
+	json_object *nodes = to ? to : json_object_new_array();
+
+	json_object_array_add(nodes, gpu_node(g->minor));
+	for (unsigned i = 0; i < g->n_drm && i < CDI_MAX_DRM; i++)
+		json_object_array_add(nodes, node(g->drm[i]));
+	return nodes;
+}
+
 static json_object *device(const char *name, json_object *nodes)
 {
 	json_object *d = json_object_new_object(), *edits = json_object_new_object();
@@ -317,18 +328,12 @@ char *cdi_render(const struct cdi_input *in)
 	char name[sizeof("18446744073709551615")]; /* any size_t */
 
 	for (size_t i = 0; i < in->n_gpus; i++) {
-		json_object *by_index = json_object_new_array();
-
-		json_object_array_add(by_index, gpu_node(in->gpus[i].minor));
 		snprintf(name, sizeof(name), "%u", in->gpus[i].index);
-		json_object_array_add(devices, device(name, by_index));
-		if (in->gpus[i].uuid[0]) {
-			json_object *by_uuid = json_object_new_array();
-
-			json_object_array_add(by_uuid, gpu_node(in->gpus[i].minor));
-			json_object_array_add(devices, device(in->gpus[i].uuid, by_uuid));
-		}
-		json_object_array_add(all, gpu_node(in->gpus[i].minor));
+		json_object_array_add(devices, device(name, gpu_nodes(&in->gpus[i], NULL)));
+		if (in->gpus[i].uuid[0])
+			json_object_array_add(
+				devices, device(in->gpus[i].uuid, gpu_nodes(&in->gpus[i], NULL)));
+		gpu_nodes(&in->gpus[i], all);
 	}
 	add_migs(in, devices, all);
 	json_object_array_add(devices, device("all", all));

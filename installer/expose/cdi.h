@@ -26,11 +26,27 @@
 #define CDI_LEGACY_FILE "nvidia.json"
 #define CDI_MAX_GPUS 16
 
+/* A GPU's DRM nodes: a primary (card) and a render node, a third for any other kind. */
+#define CDI_MAX_DRM 4
+
 struct cdi_gpu {
 	unsigned index; /* NVML's: the device's name */
 	unsigned minor;
 	char uuid[96];
+	/* With graphics: its /dev/dri/cardN and renderDN (cdi_drm_nodes); n_drm of them. */
+	char drm[CDI_MAX_DRM][32];
+	unsigned n_drm;
 };
+
+/*
+ * The DRM nodes of the GPU whose /dev/nvidiaMINOR the driver made, as
+ * nvidia-container-toolkit finds them for graphics (internal/discover/graphics.go:399-452,
+ * internal/info/drm/drm_devices.go:24-38): its PCI address from the driver's
+ * /proc/driver/nvidia/gpus/BDF/information ("Device Minor"), then each card* and renderD*
+ * entry of /sys/bus/pci/devices/BDF/drm/ whose /dev/dri/NAME is a character device, all
+ * under ROOT_FD. Fills G->drm and G->n_drm (none when the driver or the node lacks them).
+ */
+void cdi_drm_nodes(int root_fd, struct cdi_gpu *g);
 
 /* A MIG device: named "GPU:INDEX" and by its UUID, as NVIDIA's CDI generator names them. */
 struct cdi_mig {

@@ -235,6 +235,9 @@ static int publish_cdi(const struct expose_opts *o, int root_fd, int install_fd,
 		if (is_loader_file(install_fd, cdi_graphics_files[i].package_path))
 			in.config_files |= 1u << i;
 	}
+	/* And each GPU's /dev/dri nodes, as the toolkit's graphics modifier adds them. */
+	for (size_t i = 0; graphics && i < in.n_gpus; i++)
+		cdi_drm_nodes(root_fd, &in.gpus[i]);
 	in.mps_pipe_dir = mps_pipe_dir(root_fd, selinux_label(&h->selinux));
 	/* The hook the spec names is there before the spec is. */
 	if (libexec_install(install_fd, e) < 0 || label_helpers(install_fd, h, e) < 0)

@@ -32,7 +32,21 @@ m = json.load(open(sys.argv[1]))["containerEdits"]["mounts"]
 print(" ".join(sorted("%s>%s" % (x["hostPath"], x["containerPath"]) for x in m
                       if "/share/" in x["hostPath"])))' "$spec"
 }
+# The GPU's DRM nodes (its PCI function's drm/ in sysfs, /dev/dri's character devices), which
+# the toolkit's graphics modifier adds to the GPU's device (internal/discover/graphics.go:399).
+mkdir -p "$T/root/sys/devices/pci0000:00/0000:00:04.0/drm/card1" \
+    "$T/root/sys/devices/pci0000:00/0000:00:04.0/drm/renderD128" "$T/root/dev/dri"
+mknod "$T/root/dev/dri/card1" c 226 1
+mknod "$T/root/dev/dri/renderD128" c 226 128
+# DRM DEVICE: the spec's nodes of DEVICE, one line.
+drm() {
+    python3 -c 'import json,sys
+d = [x for x in json.load(open(sys.argv[1]))["devices"] if x["name"] == sys.argv[2]][0]
+print(" ".join(n["path"] for n in d["containerEdits"]["deviceNodes"]))' "$spec" "$1"
+}
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-capabilities graphics
+assert_eq "$(drm 0)" "/dev/nvidia0 /dev/dri/card1 /dev/dri/renderD128" "GPU 0's nodes with graphics"
+assert_eq "$(drm all)" "/dev/nvidia0 /dev/dri/card1 /dev/dri/renderD128" "all's nodes with graphics"
 want="$inst/share/glvnd/egl_vendor.d/10_nvidia.json>/usr/share/glvnd/egl_vendor.d/10_nvidia.json"
 want+=" $inst/share/vulkan/icd.d/nvidia_icd.json>/etc/vulkan/icd.d/nvidia_icd.json"
 want+=" $inst/share/vulkan/implicit_layer.d/nvidia_layers.json>/etc/vulkan/implicit_layer.d/nvidia_layers.json"
@@ -70,6 +84,7 @@ json.dump(m, open(sys.argv[1], "w"))
 PY
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args)
 assert_eq "$(mounts)" "" "no graphics mounts for a version not installed for graphics"
+assert_eq "$(drm 0)" "/dev/nvidia0" "GPU 0's nodes without graphics"
 # The same version asked for graphics again: the record widens (its package serves it), and
 # the spec mounts again.
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-capabilities graphics

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "expose/cdi.h"
@@ -166,6 +167,19 @@ static void test_graphics_files(void **state)
 		{"vulkan/icd.d/nvidia_icd.json", "/etc"},
 		{"vulkan/implicit_layer.d/nvidia_layers.json", "/etc"},
 	};
+	/*
+	 * What the toolkit mounts for graphics that we do not, with the reason (docs/design.md,
+	 * "Video and graphics"): none may be in our table unnoticed.
+	 */
+	static const char *const omitted[][2] = {
+		/* graphics.go:100-106: OpenCL's ICD, which no package input carries. */
+		{"OpenCL/vendors/nvidia.icd", "no build-driver-package input has it"},
+		/* graphics.go:94-95: an X server's configs (display), none on GKE's nodes. */
+		{"X11/xorg.conf.d/10-nvidia.conf", "X server only"},
+		{"X11/xorg.conf.d/nvidia-drm-outputclass.conf", "X server only"},
+		/* graphics.go:245-253: a symlink hook to libnvidia-allocator, not packed. */
+		{"gbm/nvidia-drm_gbm.so", "no link hook; no libnvidia-allocator"},
+	};
 	struct cdi_input in = {.kind = CDI_KIND,
 			       .install_dir = "/home/kubernetes/bin/nvidia",
 			       .container_dir = "/usr/local/nvidia"};
@@ -173,8 +187,13 @@ static void test_graphics_files(void **state)
 	char *s, want[512];
 
 	(void)state;
-	for (; cdi_graphics_files[n].package_path; n++)
-		;
+	for (; cdi_graphics_files[n].package_path; n++) {
+		for (size_t j = 0; j < ARRAY_SIZE(omitted); j++) {
+			if (strstr(cdi_graphics_files[n].package_path, omitted[j][0]))
+				fail_msg("%s is mounted; docs/design.md says it is not (%s)",
+					 omitted[j][0], omitted[j][1]);
+		}
+	}
 	assert_int_equal(n, sizeof(toolkit) / sizeof(toolkit[0]));
 	/* The unpack checks the same files (regular, no link on the way): stage/locate.h. */
 	for (size_t i = 0; i < n; i++)
@@ -210,6 +229,91 @@ static void test_graphics_files(void **state)
 	in.config_files = 0;
 	s = cdi_render(&in);
 	assert_false(has(s, "/etc/vulkan"));
+	free(s);
+}
+
+/*
+ * Graphics' per-GPU DRM nodes, as nvidia-container-toolkit adds them
+ * (internal/modifier/graphics.go:47-58; internal/discover/graphics.go:399-452 the
+ * card* and renderD* nodes of /dev/dri; internal/info/drm/drm_devices.go:24-38, found
+ * through /sys/bus/pci/devices/BUSID/drm, the bus id from the driver's information file):
+ * the GPU with minor 1 at 0000:00:05.0 gets card1 and renderD129, not the other GPU's
+ * nor controlD65 (no such kind), nor a name whose /dev/dri entry is no character device;
+ * the spec's device for that GPU (by index, by UUID) and "all" carry them.
+ */
+static void test_drm_nodes(void **state)
+{
+	struct scratch_fixture *f = *state;
+	struct cdi_gpu g = {.index = 1, .minor = 1, .uuid = "GPU-1"};
+	struct cdi_input in = {.kind = CDI_KIND,
+			       .install_dir = "/home/kubernetes/bin/nvidia",
+			       .container_dir = "/usr/local/nvidia"};
+	static const char *const gpus[][2] = {{"0000:00:04.0", "0"}, {"0000:00:05.0", "1"}};
+	static const char *const nodes[] = {"card0", "renderD128", "card1", "renderD129",
+					    "controlD65"};
+	char rel[128], text[128], *s;
+
+	for (size_t i = 0; i < ARRAY_SIZE(gpus); i++) {
+		snprintf(rel, sizeof(rel), "proc/driver/nvidia/gpus/%s/information", gpus[i][0]);
+		snprintf(text, sizeof(text), "Bus Location: \t %s\nDevice Minor: \t %s\n",
+			 gpus[i][0], gpus[i][1]);
+		assert_int_equal(scratch_write(f->fd, rel, text), 0);
+		for (size_t j = 0; j < 2; j++) {
+			snprintf(rel, sizeof(rel), "sys/devices/pci0000:00/%s/drm/%s", gpus[i][0],
+				 nodes[2 * i + j]);
+			assert_int_equal(scratch_mkdirs(f->fd, rel), 0);
+		}
+		snprintf(rel, sizeof(rel), "sys/bus/pci/devices/%s", gpus[i][0]);
+		snprintf(text, sizeof(text), "../../../devices/pci0000:00/%s", gpus[i][0]);
+		assert_int_equal(scratch_mkdirs(f->fd, "sys/bus/pci/devices"), 0);
+		assert_int_equal(symlinkat(text, f->fd, rel), 0);
+	}
+	assert_int_equal(
+		scratch_mkdirs(f->fd, "sys/devices/pci0000:00/0000:00:05.0/drm/controlD65"), 0);
+	assert_int_equal(scratch_mkdirs(f->fd, "dev/dri"), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(nodes); i++) {
+		snprintf(rel, sizeof(rel), "dev/dri/%s", nodes[i]);
+		if (mknodat(f->fd, rel, S_IFCHR | 0666, makedev(226, (unsigned)i)) < 0)
+			skip(); /* no CAP_MKNOD: the integration test covers it */
+	}
+	cdi_drm_nodes(f->fd, &g);
+	assert_int_equal(g.n_drm, 2);
+	assert_string_equal(g.drm[0], "/dev/dri/card1");
+	assert_string_equal(g.drm[1], "/dev/dri/renderD129");
+	/* renderD129 a regular file: not a node. */
+	assert_int_equal(unlinkat(f->fd, "dev/dri/renderD129", 0), 0);
+	assert_int_equal(scratch_write(f->fd, "dev/dri/renderD129", "x"), 0);
+	cdi_drm_nodes(f->fd, &g);
+	assert_int_equal(g.n_drm, 1);
+	/* A minor the driver does not list: none. */
+	g.minor = 7;
+	cdi_drm_nodes(f->fd, &g);
+	assert_int_equal(g.n_drm, 0);
+
+	g.minor = 1;
+	cdi_drm_nodes(f->fd, &g);
+	in.gpus[0] = g;
+	in.n_gpus = 1;
+	s = cdi_render(&in);
+	assert_non_null(s);
+	/* Squeezed of white space, the device entries in order. */
+	for (char *r = s, *w = s;; r++) {
+		if (*r != ' ' && *r != '\n' && *r != '\t')
+			*w++ = *r;
+		if (!*r)
+			break;
+	}
+	for (const char *const *dev = (const char *const[]){"1", "GPU-1", "all", NULL}; *dev;
+	     dev++) {
+		char want[256];
+
+		snprintf(
+			want, sizeof(want),
+			"{\"name\":\"%s\",\"containerEdits\":{\"deviceNodes\":[{\"path\":\"/dev/nvidia1\"},{\"path\":\"/dev/dri/card1\"}]}}",
+			*dev);
+		if (!has(s, want))
+			fail_msg("no '%s' in %s", want, s);
+	}
 	free(s);
 }
 
@@ -622,6 +726,7 @@ int main(void)
 		cmocka_unit_test(test_min_version),
 		cmocka_unit_test(test_render),
 		cmocka_unit_test(test_graphics_files),
+		scratch_unit_test(test_drm_nodes),
 		cmocka_unit_test(test_kind),
 		cmocka_unit_test(test_spec_kind),
 		scratch_unit_test(test_find_other),
