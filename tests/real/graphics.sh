@@ -7,13 +7,15 @@
 # the package repacked), then:
 #   every library of the capabilities that Debian ships is in lib64/ with its soname link,
 #   the loaders' files under share/, build-info.json and the index say the capabilities;
-#   Debian's Vulkan loader (libvulkan1, vulkaninfo from vulkan-tools) with VK_LOADER_DEBUG
-#   finds our ICD file and loads NVIDIA's libGLX_nvidia.so.0 from the package's lib64
-#   (LD_DEBUG shows the file); with no GPU here the ICD then creates no instance, which the
-#   loader says ("Could not get 'vkCreateInstance'");
 #   the installer installs it for --driver-capabilities video,graphics (vulkan/icd.d in the
 #   install dir, where GKE's device plugin mounts it) and refuses the compute-only
-#   repository's package for it (exit 3). The spec's graphics mounts are proven with
+#   repository's package for it (exit 3);
+#   Debian's Vulkan loader (libvulkan1, vulkaninfo from vulkan-tools) with VK_LOADER_DEBUG
+#   finds the installed ICD file where loaders look (XDG_CONFIG_DIRS's vulkan/icd.d, the
+#   install dir's bound there) and loads NVIDIA's libGLX_nvidia.so.0 from the install dir's
+#   lib64 through an ld cache (LD_DEBUG shows the cache and the file), no VK_* or
+#   LD_LIBRARY_PATH set; with no GPU here the ICD then creates no instance, which the
+#   loader says ("Could not get 'vkCreateInstance'"). The spec's graphics mounts are proven with
 #   stand-ins (t_cdi_graphics): the CDI spec needs a loaded driver, which this host has not.
 #
 #   tests/real/graphics.sh BINARY WORKDIR KERNEL -- BUILD_DRIVER_PACKAGE_COMMON_ARGS...
@@ -66,16 +68,6 @@ done
 check graphics-build-info grep -q '"graphics"' "$u/share/nvidia/build-info.json"
 check graphics-index [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["drivers"][0]["packages"][0].get("capabilities"))' "$W/repo-graphics/index.json")" = "['compute', 'utility', 'video', 'graphics']" ]
 
-# Debian's Vulkan loader finds our ICD file and loads NVIDIA's library from lib64/.
-VK_LOADER_DEBUG=all VK_DRIVER_FILES=$u/share/vulkan/icd.d/nvidia_icd.json \
-    VK_ICD_FILENAMES=$u/share/vulkan/icd.d/nvidia_icd.json LD_DEBUG=libs \
-    LD_LIBRARY_PATH=$u/lib64 timeout 60 vulkaninfo --summary >"$W/vulkaninfo.out" 2>&1 && vk=0 || vk=$?
-check vulkan-icd-found grep -q "Found ICD manifest file $u/share/vulkan/icd.d/nvidia_icd.json" "$W/vulkaninfo.out"
-check vulkan-icd-library grep -q "Searching for ICD drivers named libGLX_nvidia.so.0" "$W/vulkaninfo.out"
-check vulkan-glx-loaded grep -q "calling init: $u/lib64/libGLX_nvidia.so.0" "$W/vulkaninfo.out"
-check vulkan-no-gpu grep -q "Could not get 'vkCreateInstance' via 'vk_icdGetInstanceProcAddr' for ICD libGLX_nvidia.so.0" "$W/vulkaninfo.out"
-echo "real: vulkaninfo exit $vk: $(grep -m1 "calling init: .*libGLX_nvidia" "$W/vulkaninfo.out" | sed 's/^ *[0-9]*: *//')"
-
 # The installer: the video,graphics package for a node pool asking them, the compute-only
 # repository's refused for it.
 fr=$(mktemp -d /tmp/ndi-real-graphics.XXXXXX)
@@ -85,6 +77,29 @@ printf 'ID=debian\n' >"$fr/etc/os-release"
     --skip-modules --kernel-release "$R" --driver-capabilities video,graphics >"$fr/install.out" 2>&1 &&
     ok graphics-install || bad graphics-install "$(tail -3 "$fr/install.out")"
 check graphics-install-icd [ -s "$fr/home/kubernetes/bin/nvidia/vulkan/icd.d/nvidia_icd.json" ]
+# Debian's Vulkan loader finds our ICD where loaders look, as a container given the GPU sees
+# it: XDG_CONFIG_DIRS's vulkan/icd.d is the install dir's vulkan/icd.d, bind-mounted as GKE's
+# device plugin mounts it at /etc/vulkan/icd.d; NVIDIA's libraries come from an ld cache that
+# holds the install dir's lib64/ (what the CDI hook builds in a container: ldconfig -C over
+# it, bound over /etc/ld.so.cache), in a mount namespace of its own. No VK_DRIVER_FILES,
+# VK_ICD_FILENAMES or LD_LIBRARY_PATH: the ICD's bare soname libGLX_nvidia.so.0 is resolved
+# through the cache.
+inst=$fr/home/kubernetes/bin/nvidia
+mkdir -p "$fr/xdg/vulkan/icd.d"
+printf 'include /etc/ld.so.conf\n%s\n' "$inst/lib64" >"$fr/ld.so.conf"
+# shellcheck disable=SC2016 # expanded by the inner shell
+env -u LD_LIBRARY_PATH -u VK_DRIVER_FILES -u VK_ICD_FILENAMES -u VK_ADD_DRIVER_FILES \
+    VK_LOADER_DEBUG=all LD_DEBUG=libs XDG_CONFIG_DIRS="$fr/xdg" \
+    unshare -m sh -c 'mount --bind "$1/vulkan/icd.d" "$2/xdg/vulkan/icd.d" &&
+        ldconfig -X -C "$2/ld.so.cache" -f "$2/ld.so.conf" &&
+        mount --bind "$2/ld.so.cache" /etc/ld.so.cache &&
+        exec timeout 60 vulkaninfo --summary' sh "$inst" "$fr" >"$W/vulkaninfo.out" 2>&1 && vk=0 || vk=$?
+check vulkan-icd-found grep -q "Found ICD manifest file $fr/xdg/vulkan/icd.d/nvidia_icd.json" "$W/vulkaninfo.out"
+check vulkan-icd-library grep -q "Searching for ICD drivers named libGLX_nvidia.so.0" "$W/vulkaninfo.out"
+check vulkan-glx-from-cache grep -q "search cache=/etc/ld.so.cache" "$W/vulkaninfo.out"
+check vulkan-glx-loaded grep -q "calling init: $inst/lib64/libGLX_nvidia.so.0" "$W/vulkaninfo.out"
+check vulkan-no-gpu grep -q "Could not get 'vkCreateInstance' via 'vk_icdGetInstanceProcAddr' for ICD libGLX_nvidia.so.0" "$W/vulkaninfo.out"
+echo "real: vulkaninfo exit $vk: $(grep -m1 "calling init: .*libGLX_nvidia" "$W/vulkaninfo.out" | sed 's/^ *[0-9]*: *//')"
 # A node of its own: the first one's copy of the index would serve it.
 mkdir -p "$fr/other/etc"
 cp "$fr/etc/os-release" "$fr/other/etc/"
