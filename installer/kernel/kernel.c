@@ -209,7 +209,10 @@ static int decide_rdma(struct kernel *kn, const struct kernel_request *rq, char 
 	struct kernel_rdma_probe p;
 	bool has = false;
 
-	kernel_rdma_probe(rq->root_fd, rq->driver.kernel, kn->module_type, &p);
+	/* Off probes nothing: no libkmod, no /proc/kallsyms (t_lazy_libs: a warm re-run). */
+	memset(&p, 0, sizeof(p));
+	if (kn->o.rdma != KERNEL_RDMA_OFF)
+		kernel_rdma_probe(rq->root_fd, rq->driver.kernel, kn->module_type, &p);
 	kernel_rdma_decide(kn->o.rdma, &p, &kn->rdma);
 	kn->has_rdma = true;
 	if (kn->rdma.code) {
