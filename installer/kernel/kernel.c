@@ -48,8 +48,9 @@ struct kernel {
 	size_t n_defaults, n_overridden;
 	struct strv ignored; /* the package's defaults for modules the set leaves out */
 	bool has_rdma;
-	struct kernel_rdma_decision rdma; /* --rdma, decided by kernel_prepare */
-	char *names[KMODS_MAX];		  /* the set's names with nvidia-peermem added */
+	struct kernel_rdma_decision rdma;    /* --rdma, decided by kernel_prepare */
+	struct kernel_rdma_probe rdma_probe; /* what it was decided on */
+	char release[128];		     /* the kernel's, for nvidia-peermem's load */
 };
 
 /* The parameters a load of KN gives, MODULE.KEY=VALUE. */
@@ -199,21 +200,32 @@ static void log_ignored_defaults(const struct kernel *kn)
 
 /*
  * --rdma, decided for the driver to load and this node's RDMA stack (rdma.c): a refusal is
- * the run's error; peermem adds nvidia-peermem to the set *V (N names), after ib_core,
- * which the set's in-tree dependencies load from the host's own module tree.
+ * the run's error. nvidia-peermem is not in the driver's set: kernel_load loads it on its
+ * own afterwards (load_peermem), and its failure never takes the driver out.
  */
-static int decide_rdma(struct kernel *kn, const struct kernel_request *rq, char *const **v,
-		       size_t *n, struct err *e)
+static int decide_rdma(struct kernel *kn, const struct kernel_request *rq, struct err *e)
 {
-	static char peermem[] = "nvidia-peermem";
 	struct kernel_rdma_probe p;
-	bool has = false;
+	struct err pe;
 
 	/* Off probes nothing: no libkmod, no /proc/kallsyms (t_lazy_libs: a warm re-run). */
 	memset(&p, 0, sizeof(p));
-	if (kn->o.rdma != KERNEL_RDMA_OFF)
+	if (kn->o.rdma != KERNEL_RDMA_OFF) {
 		kernel_rdma_probe(rq->root_fd, rq->driver.kernel, kn->module_type, &p);
+		err_clear(&pe);
+		if (kernel_rdma_peermem_stub(kn->k, kn->drivers_fd, &p.peermem_stub, &pe) < 0) {
+			if (kn->o.rdma == KERNEL_RDMA_PEERMEM) {
+				err_set(e, pe.code ? pe.code : EXIT_VERIFY,
+					"kernel: --rdma peermem: %s", pe.msg);
+				err_hint(e,
+					 "use a package built with nvidia-peermem, or --rdma auto");
+				return -1;
+			}
+			p.peermem_stub = true; /* none to load: auto cannot pick it */
+		}
+	}
 	kernel_rdma_decide(kn->o.rdma, &p, &kn->rdma);
+	kn->rdma_probe = p;
 	kn->has_rdma = true;
 	if (kn->rdma.code) {
 		err_set(e, kn->rdma.code, "kernel: %s", kn->rdma.why);
@@ -223,24 +235,46 @@ static int decide_rdma(struct kernel *kn, const struct kernel_request *rq, char 
 	if (kn->o.rdma != KERNEL_RDMA_OFF)
 		log_kv(LOG_INFO, "kernel", "GPUDirect RDMA", "rdma", kernel_rdma_name(kn->o.rdma),
 		       "path", kernel_rdma_path_name(kn->rdma.path), "why", kn->rdma.why, LOG_END);
-	if (kn->rdma.path != RDMA_PATH_PEERMEM)
-		return 0;
-	for (size_t i = 0; i < *n && i < KMODS_MAX; i++) {
-		char name[KMODS_NAME_MAX];
-
-		snprintf(name, sizeof(name), "%s", (*v)[i]);
-		kmods_normalise_name(name);
-		has = has || strcmp(name, "nvidia_peermem") == 0;
-		kn->names[i] = (*v)[i];
-	}
-	if (has)
-		return 0;
-	if (*n >= KMODS_MAX)
-		return err_set(e, EXIT_USAGE, "kernel: more than %d modules with nvidia-peermem",
-			       KMODS_MAX);
-	kn->names[(*n)++] = peermem;
-	*v = kn->names;
 	return 0;
+}
+
+/*
+ * nvidia-peermem after the driver's set, as a step of its own: it loads only over a live
+ * ib_core with MOFED's peer-memory API (never the stack from the module tree: openibd's to
+ * load), else it waits for the node agent; a refusal is a warning naming the cause and the
+ * fix, and the driver stays.
+ */
+static void load_peermem(struct kernel *kn)
+{
+	char waiting[256];
+	struct err e;
+	int r;
+
+	if (!kn->has_rdma || kn->rdma.path != RDMA_PATH_PEERMEM)
+		return;
+	err_clear(&e);
+	kernel_rdma_probe(kn->root_fd, kn->release, kn->module_type, &kn->rdma_probe);
+	r = kernel_rdma_load_peermem(&(struct kernel_rdma_load){.k = kn->k,
+								.drivers_fd = kn->drivers_fd,
+								.certs = kn->certs,
+								.release = kn->release,
+								.trust = &kn->trust,
+								.probe = &kn->rdma_probe},
+				     waiting, sizeof(waiting), &e);
+	if (r < 0)
+		log_kv(LOG_WARN, "kernel",
+		       "nvidia-peermem not loaded; the driver stays, without GPUDirect RDMA",
+		       "reason", e.msg, "fix",
+		       e.hint[0] ? e.hint
+				 : "see docs/design.md, \"GPUDirect RDMA\"; the node agent retries",
+		       LOG_END);
+	else if (r > 0)
+		log_kv(LOG_INFO, "kernel", "nvidia-peermem loaded", "version", kn->version,
+		       LOG_END);
+	else if (waiting[0])
+		log_kv(LOG_INFO, "kernel",
+		       "nvidia-peermem waits: the node agent (--rdma) loads it then", "reason",
+		       waiting, LOG_END);
 }
 
 const struct kernel_rdma_decision *kernel_rdma(const struct kernel *kn)
@@ -267,13 +301,13 @@ int kernel_prepare(const struct kernel_request *rq, struct kernel **ret, struct 
 	if (kernel_probe(o, rq->root_fd, release, &kn, e) < 0)
 		return err_wrap(e, "kernel");
 	snprintf(kn->version, sizeof(kn->version), "%s", rq->driver.version);
+	snprintf(kn->release, sizeof(kn->release), "%s", release);
 	snprintf(kn->module_type, sizeof(kn->module_type), "%s", module_type ? module_type : "");
 	kn->installed = rq->installed;
 	kn->drivers_fd = dup(rq->drivers_fd);
 	if (kn->drivers_fd < 0)
 		return err_errno(e, EXIT_UNEXPECTED, errno, "kernel: drivers dir");
-	if (kernel_use_package_args(kn, kn->drivers_fd, e) < 0 ||
-	    decide_rdma(kn, rq, &v, &n, e) < 0)
+	if (kernel_use_package_args(kn, kn->drivers_fd, e) < 0 || decide_rdma(kn, rq, e) < 0)
 		return -1;
 	log_ignored_defaults(kn);
 	if (kn->n_defaults) {
@@ -734,6 +768,7 @@ int kernel_load(struct kernel *kn, const char *install_dir, struct err *e)
 	}
 	if (loaded > 0)
 		record_load(kn, inserted, fresh);
+	load_peermem(kn);
 	log_kv(LOG_INFO, "devices", "device nodes in place", U64("created", dr.created),
 	       U64("replaced", dr.replaced), U64("fixed", dr.fixed), U64("kept", dr.kept),
 	       U64("links", dr.links), LOG_END);

@@ -249,6 +249,7 @@ struct kernel_rdma_probe {
 	bool stack_in_tree;   /* ib_core is live, built in or in /lib/modules/RELEASE */
 	bool peer_api;	      /* the kernel exports ib_register_peer_memory_client (MOFED's) */
 	bool peermem_live;    /* nvidia_peermem is live */
+	bool peermem_stub;    /* the package's nvidia-peermem imports no peer-memory API */
 	char release[128];    /* the kernel's */
 	char module_type[16]; /* the driver's flavour: "open", "proprietary" or "" (unknown) */
 };
@@ -263,7 +264,9 @@ struct kernel_rdma_decision {
 
 /*
  * Decides MODE's path on the node P describes: off serves nothing; peermem loads
- * nvidia-peermem after ib_core (an error when no ib_core is live or in the module tree);
+ * nvidia-peermem once ib_core is live with MOFED's peer-memory API (an error when no
+ * ib_core is live or in the module tree, or when the package's nvidia-peermem is a stub
+ * built without that API);
  * dmabuf needs the open modules and kernel 5.12 or later (an error when not); auto picks
  * dma-buf where it serves, peermem where the stack has MOFED's peer-memory API, else
  * nothing, and says why. Never fails: a refusal is in *RET (code).

@@ -21,6 +21,7 @@
 
 DEFINE_POINTER_CLEANUP(struct kmod_module, sym_kmod_module_unref)
 DEFINE_POINTER_CLEANUP(struct kmod_list, sym_kmod_module_info_free_list)
+DEFINE_POINTER_CLEANUP(struct kmod_list, sym_kmod_module_dependency_symbols_free_list)
 
 struct kmods {
 	struct kmod_ctx *ctx; /* made on first use: kmods_ctx() */
@@ -149,6 +150,34 @@ int kmods_modinfo(struct kmods *k, const char *path, struct kmods_info *ret, str
 	if (!ret->name[0])
 		snprintf(ret->name, sizeof(ret->name), "%s", sym_kmod_module_get_name(m));
 	kmods_normalise_name(ret->name);
+	return 0;
+}
+
+int kmods_imports(struct kmods *k, const char *path, const char *symbol, struct err *e)
+{
+	_cleanup_(sym_kmod_module_unrefp) struct kmod_module *m = NULL;
+	_cleanup_(sym_kmod_module_dependency_symbols_free_listp) struct kmod_list *syms = NULL;
+	struct kmod_list *it;
+	int r;
+
+	if (!kmods_ctx(k, e))
+		return -1;
+	r = sym_kmod_module_new_from_path(k->ctx, path, &m);
+	if (r < 0)
+		return err_errno(e, r == -ENOENT ? EXIT_UNEXPECTED : EXIT_VERIFY, -r, "module '%s'",
+				 path);
+	/* The symbols it leaves undefined (its symtab; CRCs from __versions when built with
+	 * MODVERSIONS): -ENODATA or -ENOENT when it imports none. */
+	r = sym_kmod_module_get_dependency_symbols(m, &syms);
+	if (r < 0 && r != -ENODATA && r != -ENOENT)
+		return err_errno(e, EXIT_VERIFY, -r, "module '%s': its imported symbols", path);
+	dlib_kmod_list_foreach(it, syms)
+	{
+		const char *name = sym_kmod_module_dependency_symbol_get_symbol(it);
+
+		if (name && strcmp(name, symbol) == 0)
+			return 1;
+	}
 	return 0;
 }
 

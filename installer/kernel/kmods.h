@@ -103,6 +103,13 @@ _must_check_ int kmods_check_idle(struct kmods *k, const pid_t *ours, size_t n_o
 /* Unloads the loaded driver, holders first. Returns 0, or -1 (EXIT_IN_USE on EBUSY). */
 _must_check_ int kmods_unload_driver(struct kmods *k, struct err *e);
 
+/*
+ * Whether the module file at PATH imports SYMBOL (leaves it undefined for the kernel to
+ * resolve at load): 1 or 0, or -1 with E when the file cannot be read as a module.
+ */
+_must_check_ int kmods_imports(struct kmods *k, const char *path, const char *symbol,
+			       struct err *e);
+
 /* Whether module NAME is live, built in, or in the kernel's /lib/modules (modules.dep). */
 bool kmods_has_intree(struct kmods *k, const char *name);
 

@@ -77,8 +77,22 @@ static void dmabuf_blocker(const struct kernel_rdma_probe *p, char *buf, size_t 
 			    DMABUF_MAJOR, DMABUF_MINOR, p->release);
 }
 
+/* The package's nvidia-peermem is the stub NVIDIA's build makes without the API. */
+#define STUB_WHY                                                                                   \
+	"the package's nvidia-peermem was built without MOFED's peer-memory API (it imports "      \
+	"no " PEER_API_SYMBOL ": NVIDIA's then fails its init with -EINVAL)"
+#define STUB_FIX                                                                                   \
+	"build the package against MOFED's ofa_kernel tree (docs/building-packages.md, "           \
+	"\"GPUDirect RDMA\"), or use --rdma dmabuf with the open kernel modules"
+
 static void decide_peermem(const struct kernel_rdma_probe *p, struct kernel_rdma_decision *r)
 {
+	if (p->peermem_stub) {
+		r->code = EXIT_KERNEL_REFUSED;
+		str_fmt_cut(r->why, sizeof(r->why), "--rdma peermem: %s", STUB_WHY);
+		str_fmt_cut(r->fix, sizeof(r->fix), "%s", STUB_FIX);
+		return;
+	}
 	if (!p->stack_in_tree) {
 		r->code = EXIT_KERNEL_REFUSED;
 		str_fmt_cut(
@@ -91,9 +105,14 @@ static void decide_peermem(const struct kernel_rdma_probe *p, struct kernel_rdma
 		return;
 	}
 	r->path = RDMA_PATH_PEERMEM;
-	str_fmt_cut(r->why, sizeof(r->why), "nvidia-peermem over %s (%s%s)", RDMA_CORE,
-		    p->stack_live ? "loaded" : "to load from the host's module tree",
-		    p->peer_api ? ", with MOFED's peer-memory API" : "");
+	if (p->stack_live && p->peer_api)
+		str_fmt_cut(r->why, sizeof(r->why),
+			    "nvidia-peermem over %s with MOFED's peer-memory API", RDMA_CORE);
+	else
+		str_fmt_cut(
+			r->why, sizeof(r->why),
+			"nvidia-peermem waits for %s with MOFED's peer-memory API (%s): the node agent loads it then",
+			RDMA_CORE, p->stack_live ? "loaded without it" : "not loaded");
 }
 
 static void decide_auto(const struct kernel_rdma_probe *p, struct kernel_rdma_decision *r)
@@ -112,6 +131,9 @@ static void decide_auto(const struct kernel_rdma_probe *p, struct kernel_rdma_de
 		str_fmt_cut(r->why, sizeof(r->why),
 			    "dma-buf: open kernel modules on Linux %s, %s loaded", p->release,
 			    RDMA_CORE);
+	} else if (p->peer_api && p->peermem_stub) {
+		str_fmt_cut(r->why, sizeof(r->why), "RDMA is not served: %s; %s", no_dmabuf,
+			    STUB_WHY);
 	} else if (p->peer_api) {
 		r->path = RDMA_PATH_PEERMEM;
 		str_fmt_cut(r->why, sizeof(r->why),
@@ -223,69 +245,113 @@ static bool stack_missing(struct kmods *k, const char *depends, char *buf, size_
 	return false;
 }
 
-/* nvidia-peermem's file in RQ's drivers/, checked as the kernel will check it, into SET. */
-static int peermem_set(struct kmods *k, const struct kernel_rdma_reload *rq, const char *release,
-		       struct kmods_set *set, struct err *e)
+/* drivers/nvidia-peermem.ko of DRIVERS_FD as a set of one, its modinfo read. */
+static int peermem_file(struct kmods *k, int drivers_fd, struct kmods_set *set, struct err *e)
 {
-	static char name[] = "nvidia-peermem";
+	char name[] = KERNEL_PEERMEM_FILE;
 	char *const names[] = {name};
-	_cleanup_(modsig_certs_freep) struct modsig_certs *certs = NULL;
-	struct kmods_report r;
 
-	if (kmods_set_build(k,
-			    &(struct kmods_set_request){.drivers_fd = rq->drivers_fd,
-							.names = names,
-							.n_names = 1,
-							.modinfo = true},
-			    set, e) < 0)
+	return kmods_set_build(
+		k,
+		&(struct kmods_set_request){
+			.drivers_fd = drivers_fd, .names = names, .n_names = 1, .modinfo = true},
+		set, e);
+}
+
+int kernel_rdma_peermem_stub(struct kmods *k, int drivers_fd, bool *ret, struct err *e)
+{
+	struct kmods_set set;
+	int r;
+
+	if (peermem_file(k, drivers_fd, &set, e) < 0)
 		return -1;
-	if (rq->n_module_certs &&
-	    modsig_certs_load(rq->module_certs, rq->n_module_certs, &certs, e) < 0)
+	r = kmods_imports(k, set.e[0].path, PEER_API_SYMBOL, e);
+	if (r < 0)
 		return -1;
-	if (kmods_inspect(k, set->e[0].path, certs, release, &r, e) < 0)
-		return -1;
-	if (!r.ok)
-		return err_set(e, r.code, "module nvidia_peermem: %s", r.verdict);
+	*ret = r == 0;
 	return 0;
+}
+
+int kernel_rdma_load_peermem(const struct kernel_rdma_load *q, char *waiting, size_t size,
+			     struct err *e)
+{
+	struct kmods_set set;
+	struct kmods_report r;
+	char missing[KMODS_NAME_MAX];
+	int n;
+
+	waiting[0] = '\0';
+	if (q->probe->peermem_live)
+		return 0;
+	/* Never the stack itself: its loader (openibd) loads it, with MOFED's API, not us. */
+	if (!q->probe->stack_live || !q->probe->peer_api) {
+		snprintf(waiting, size, "%s with MOFED's peer-memory API is not live (%s)",
+			 RDMA_CORE,
+			 q->probe->stack_live ? "the loaded one lacks it" : "none loaded");
+		return 0;
+	}
+	if (peermem_file(q->k, q->drivers_fd, &set, e) < 0 ||
+	    kmods_inspect(q->k, set.e[0].path, q->certs, q->release, &r, e) < 0)
+		return err_wrap(e, "rdma");
+	if (!r.ok)
+		return err_set(e, r.code, "rdma: module nvidia_peermem: %s", r.verdict);
+	if (stack_missing(q->k, set.e[0].info.depends, missing, sizeof(missing))) {
+		snprintf(waiting, size, "nvidia-peermem's dependency %s is not live", missing);
+		return 0;
+	}
+	n = kmods_load_set(q->k, &set, q->trust, e);
+	if (n < 0)
+		return err_wrap(e, "rdma");
+	return n > 0;
 }
 
 int kernel_rdma_reload(const struct kernel_rdma_reload *rq, struct kernel_rdma_decision *ret,
 		       char *waiting, size_t size, struct err *e)
 {
 	_cleanup_(kmods_freep) struct kmods *k = NULL;
+	_cleanup_(modsig_certs_freep) struct modsig_certs *certs = NULL;
 	struct kernel_rdma_probe p;
-	struct kmods_set set;
 	struct ktrust trust;
 	const char *release = rq->release;
-	char version[64], missing[KMODS_NAME_MAX];
-	int n;
+	char version[64];
 
 	waiting[0] = '\0';
 	kernel_rdma_probe(rq->root_fd, release, NULL, &p);
+	if (rq->mode == KERNEL_RDMA_OFF) {
+		kernel_rdma_decide(rq->mode, &p, ret);
+		return 0;
+	}
+	if (kmods_new(rq->root_fd, release, &k, e) < 0)
+		return -1;
+	if (kernel_rdma_peermem_stub(k, rq->drivers_fd, &p.peermem_stub, e) < 0)
+		p.peermem_stub = true; /* no nvidia-peermem to load: as good as a stub */
 	kernel_rdma_decide(rq->mode, &p, ret);
 	/* Never while the stack is gone: its loader (openibd) loads it, not us. */
-	if (rq->mode == KERNEL_RDMA_PEERMEM && !p.stack_live) {
+	if (rq->mode == KERNEL_RDMA_PEERMEM && !p.stack_live && !p.peermem_stub) {
 		snprintf(waiting, size, "the RDMA stack is gone (%s is not live)", RDMA_CORE);
+		return 0;
+	}
+	/* A stub package: nothing will ever load; said once by the agent, not a failure. */
+	if (ret->code) {
+		snprintf(waiting, size, "%s; fix: %s", ret->why, ret->fix);
 		return 0;
 	}
 	if (ret->path != RDMA_PATH_PEERMEM || p.peermem_live)
 		return 0;
-	if (kmods_new(rq->root_fd, release, &k, e) < 0)
-		return -1;
 	if (kmods_loaded_version(k, "nvidia", version, sizeof(version)) < 0 ||
 	    strcmp(version, rq->version) != 0) {
 		snprintf(waiting, size, "nvidia %s is not live", rq->version);
 		return 0;
 	}
-	if (peermem_set(k, rq, release, &set, e) < 0)
+	if (rq->n_module_certs &&
+	    modsig_certs_load(rq->module_certs, rq->n_module_certs, &certs, e) < 0)
 		return err_wrap(e, "rdma");
-	if (stack_missing(k, set.e[0].info.depends, missing, sizeof(missing))) {
-		snprintf(waiting, size, "nvidia-peermem's dependency %s is not live", missing);
-		return 0;
-	}
 	ktrust_probe(rq->root_fd, &trust);
-	n = kmods_load_set(k, &set, &trust, e);
-	if (n < 0)
-		return err_wrap(e, "rdma");
-	return n > 0;
+	return kernel_rdma_load_peermem(&(struct kernel_rdma_load){.k = k,
+								   .drivers_fd = rq->drivers_fd,
+								   .certs = certs,
+								   .release = release,
+								   .trust = &trust,
+								   .probe = &p},
+					waiting, size, e);
 }

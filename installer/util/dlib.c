@@ -80,6 +80,9 @@ DLSYM_PROTOTYPE(kmod_module_unref);
 DLSYM_PROTOTYPE(kmod_module_unref_list);
 DLSYM_PROTOTYPE(kmod_module_get_module);
 DLSYM_PROTOTYPE(kmod_module_get_dependencies);
+DLSYM_PROTOTYPE(kmod_module_get_dependency_symbols);
+DLSYM_PROTOTYPE(kmod_module_dependency_symbol_get_symbol);
+DLSYM_PROTOTYPE(kmod_module_dependency_symbols_free_list);
 DLSYM_PROTOTYPE(kmod_module_insert_module);
 DLSYM_PROTOTYPE(kmod_module_remove_module);
 DLSYM_PROTOTYPE(kmod_list_next);
@@ -180,6 +183,9 @@ static const struct dsym kmod_syms[] = {
 	DSYM(kmod_module_unref_list),
 	DSYM(kmod_module_get_module),
 	DSYM(kmod_module_get_dependencies),
+	DSYM(kmod_module_get_dependency_symbols),
+	DSYM(kmod_module_dependency_symbol_get_symbol),
+	DSYM(kmod_module_dependency_symbols_free_list),
 	DSYM(kmod_module_insert_module),
 	DSYM(kmod_module_remove_module),
 	DSYM(kmod_list_next),

@@ -75,15 +75,39 @@ static void test_peermem(void **state)
 	d = decide(KERNEL_RDMA_PEERMEM, true, true, false, "proprietary", RELEASE);
 	assert_int_equal(d.path, RDMA_PATH_PEERMEM);
 	assert_int_equal(d.code, 0);
+	/* Not live, or live without MOFED's API: it waits for the agent, never loads it. */
 	d = decide(KERNEL_RDMA_PEERMEM, false, true, false, "open", RELEASE);
 	assert_int_equal(d.path, RDMA_PATH_PEERMEM);
-	assert_non_null(strstr(d.why, "host's module tree"));
+	assert_non_null(strstr(d.why, "waits for ib_core with MOFED's peer-memory API (not"));
+	d = decide(KERNEL_RDMA_PEERMEM, true, true, false, "open", RELEASE);
+	assert_non_null(strstr(d.why, "waits"));
+	d = decide(KERNEL_RDMA_PEERMEM, true, true, true, "open", RELEASE);
+	assert_null(strstr(d.why, "waits"));
 	/* No stack anywhere: a refusal, with its cause and fix. */
 	d = decide(KERNEL_RDMA_PEERMEM, false, false, false, "open", RELEASE);
 	assert_int_equal(d.path, RDMA_PATH_NONE);
 	assert_int_equal(d.code, EXIT_KERNEL_REFUSED);
 	assert_non_null(strstr(d.why, "no RDMA stack"));
 	assert_non_null(strstr(d.fix, "--rdma auto"));
+	/* The package's nvidia-peermem a stub without the peer-memory API: refused, whatever
+	 * the node, with the build's fix. */
+	{
+		struct kernel_rdma_probe p = {.stack_live = true,
+					      .stack_in_tree = true,
+					      .peer_api = true,
+					      .peermem_stub = true};
+
+		kernel_rdma_decide(KERNEL_RDMA_PEERMEM, &p, &d);
+		assert_int_equal(d.code, EXIT_KERNEL_REFUSED);
+		assert_non_null(strstr(d.why, "without MOFED's peer-memory API"));
+		assert_non_null(strstr(d.fix, "ofa_kernel"));
+		/* auto: not served, said why, no error. */
+		snprintf(p.module_type, sizeof(p.module_type), "proprietary");
+		kernel_rdma_decide(KERNEL_RDMA_AUTO, &p, &d);
+		assert_int_equal(d.code, 0);
+		assert_int_equal(d.path, RDMA_PATH_NONE);
+		assert_non_null(strstr(d.why, "without MOFED's peer-memory API"));
+	}
 }
 
 static void test_dmabuf(void **state)
@@ -142,8 +166,12 @@ static void test_auto(void **state)
 
 /* ---- the probe, kernel_prepare and the reload on a scratch host ------------------ */
 
-/* drivers/NAME.ko: a relocatable object whose modinfo names its version, deps and vermagic. */
-static int make_module(struct scratch_fixture *f, const char *name, const char *depends)
+/*
+ * drivers/NAME.ko: a relocatable object whose modinfo names its version, deps and vermagic;
+ * IMPORT, when not NULL, a symbol it leaves undefined (what the kernel resolves at load).
+ */
+static int make_module_imports(struct scratch_fixture *f, const char *name, const char *depends,
+			       const char *import)
 {
 	char src[512], ko[512], cmd[1400], mod[64];
 	FILE *c;
@@ -162,9 +190,20 @@ static int make_module(struct scratch_fixture *f, const char *name, const char *
 		"\"version=" VERSION "\\0license=GPL\\0depends=%s\\0name=%s\\0vermagic=" RELEASE
 		" SMP preempt mod_unload modversions \";\n",
 		depends, mod);
+	if (import)
+		fprintf(c, "extern void %s(void);\nvoid *use_it(void) { return (void *)%s; }\n",
+			import, import);
 	fclose(c);
 	snprintf(cmd, sizeof(cmd), "cc -c -o '%s' '%s'", ko, src);
 	return system(cmd) == 0 ? 0 : -1;
+}
+
+static int make_module(struct scratch_fixture *f, const char *name, const char *depends)
+{
+	/* nvidia-peermem built with MOFED's peer-memory API imports it, as NVIDIA's does. */
+	return make_module_imports(
+		f, name, depends,
+		strcmp(name, "nvidia-peermem") == 0 ? "ib_register_peer_memory_client" : NULL);
 }
 
 static int setup(void **state)
@@ -276,13 +315,19 @@ static void test_prepare_peermem(void **state)
 	assert_int_equal(prepare(f, KERNEL_RDMA_AUTO, &kn, &e), 0);
 	assert_int_equal(kernel_rdma(kn)->path, RDMA_PATH_NONE);
 	assert_non_null(strstr(kernel_rdma(kn)->why, "no RDMA stack"));
-	/* The stack loaded: nvidia-peermem joins the set, so its file must be there. */
+	/* The stack loaded: the package must hold nvidia-peermem (loaded after the set). */
 	load(f, "ib_core", NULL, "\n");
 	assert_int_equal(prepare(f, KERNEL_RDMA_PEERMEM, &kn2, &e), 0);
 	assert_int_equal(kernel_rdma(kn2)->path, RDMA_PATH_PEERMEM);
 	assert_int_equal(unlinkat(f->fd, "drivers/nvidia-peermem.ko", 0), 0);
 	assert_int_equal(prepare(f, KERNEL_RDMA_PEERMEM, &kn3, &e), -1);
 	assert_non_null(strstr(e.msg, "nvidia-peermem"));
+	/* A stub nvidia-peermem (no peer-memory API imported): refused, the build's fix. */
+	assert_int_equal(make_module_imports(f, "nvidia-peermem", "nvidia,ib_core", NULL), 0);
+	assert_int_equal(prepare(f, KERNEL_RDMA_PEERMEM, &kn3, &e), -1);
+	assert_int_equal(e.code, EXIT_KERNEL_REFUSED);
+	assert_non_null(strstr(e.msg, "without MOFED's peer-memory API"));
+	assert_non_null(strstr(e.hint, "ofa_kernel"));
 	/* dmabuf for the open flavour on 6.1 adds nothing. */
 	assert_int_equal(prepare(f, KERNEL_RDMA_DMABUF, &kn3, &e), 0);
 	assert_int_equal(kernel_rdma(kn3)->path, RDMA_PATH_DMABUF);
@@ -303,6 +348,15 @@ static int reload(struct scratch_fixture *f, enum kernel_rdma mode, char *const 
 							       .module_certs = certs,
 							       .n_module_certs = n_certs},
 				  &d, waiting, 256, e);
+}
+
+/* MOFED's ib_core in the scratch kernel: its peer-memory API in /proc/kallsyms. */
+static void peer_api(struct scratch_fixture *f)
+{
+	assert_int_equal(
+		scratch_write(f->fd, "proc/kallsyms",
+			      "0000000000000000 T ib_register_peer_memory_client\t[ib_core]\n"),
+		0);
 }
 
 static void test_reload_waits(void **state)
@@ -326,8 +380,13 @@ static void test_reload_waits(void **state)
 	/* auto: without a stack the path is none, nothing to wait for. */
 	assert_int_equal(reload(f, KERNEL_RDMA_AUTO, NULL, 0, waiting, &e), 0);
 	assert_string_equal(waiting, "");
-	/* Back, but a module peermem needs besides it (MOFED's) is not: still waiting. */
+	/* Back, but the in-tree core, without MOFED's peer-memory API: NVIDIA's nvidia-peermem
+	 * would fail its init, so it waits for openibd's stack. */
 	load(f, "ib_core", NULL, "\n");
+	assert_int_equal(reload(f, KERNEL_RDMA_PEERMEM, NULL, 0, waiting, &e), 0);
+	assert_non_null(strstr(waiting, "peer-memory API is not live (the loaded one lacks it)"));
+	peer_api(f);
+	/* Back with it, but a module peermem needs besides it (MOFED's) is not: waiting. */
 	assert_int_equal(make_module(f, "nvidia-peermem", "nvidia,ib_core,ib_peer_mem"), 0);
 	assert_int_equal(reload(f, KERNEL_RDMA_PEERMEM, NULL, 0, waiting, &e), 0);
 	assert_non_null(strstr(waiting, "ib_peer_mem is not live"));
@@ -337,6 +396,12 @@ static void test_reload_waits(void **state)
 	assert_string_equal(waiting, "");
 	/* off: nothing, ever. */
 	assert_int_equal(reload(f, KERNEL_RDMA_OFF, NULL, 0, waiting, &e), 0);
+	/* A stub package (built without the API): never loaded, said with the fix, no error. */
+	assert_int_equal(scratch_write(f->fd, "sys/module/nvidia_peermem/initstate", "going\n"), 0);
+	assert_int_equal(make_module_imports(f, "nvidia-peermem", "nvidia,ib_core", NULL), 0);
+	assert_int_equal(reload(f, KERNEL_RDMA_PEERMEM, NULL, 0, waiting, &e), 0);
+	assert_non_null(strstr(waiting, "built without MOFED's peer-memory API"));
+	assert_non_null(strstr(waiting, "ofa_kernel"));
 }
 
 /* A self-signed certificate at PATH. */
@@ -381,6 +446,7 @@ static void test_reload_verifies(void **state)
 	make_cert(cert);
 	load(f, "ib_core", NULL, "\n");
 	load(f, "nvidia", VERSION, "\n");
+	peer_api(f);
 	assert_int_equal(reload(f, KERNEL_RDMA_PEERMEM, certs, 1, waiting, &e), -1);
 	assert_int_equal(e.code, EXIT_VERIFY);
 	assert_non_null(strstr(e.msg, "nvidia_peermem"));
