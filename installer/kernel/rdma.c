@@ -295,6 +295,9 @@ int kernel_rdma_load_peermem(const struct kernel_rdma_load *q, char *waiting, si
 		return err_wrap(e, "rdma");
 	if (!r.ok)
 		return err_set(e, r.code, "rdma: module nvidia_peermem: %s", r.verdict);
+	log_kv(LOG_INFO, "kernel", q->certs ? "module signature verified" : "module checked",
+	       "module", KERNEL_PEERMEM_MODULE, "version", r.info.version, "signer",
+	       r.sig.is_signed ? r.sig.signer : "unsigned", LOG_END);
 	if (stack_missing(q->k, set.e[0].info.depends, missing, sizeof(missing))) {
 		snprintf(waiting, size, "nvidia-peermem's dependency %s is not live", missing);
 		return 0;

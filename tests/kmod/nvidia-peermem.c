@@ -1,21 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Stand-in for nvidia-peermem.ko: it needs the RDMA core's exported symbols
- * (ib_register_client, ib_core's), so the kernel refuses it before ib_core is loaded and
- * shows it among ib_core's holders after; and nvidia's. Where MOFED's peer-memory API is
- * loaded (ib_register_peer_memory_client: NVIDIA's nvidia-peermem registers with it,
- * open-gpu-kernel-modules kernel-open/nvidia-peermem/nvidia-peermem.c:558-605), it
- * registers there too and keeps a reference on the module that exports it (symbol_get),
- * which the kernel shows as that module's refcnt (a weak symbol taken by symbol_get makes
- * no holder). Unlike NVIDIA's, it loads without that
- * API (NVIDIA's init returns -EINVAL then: nvidia-peermem.c:679-681).
+ * Stand-in for nvidia-peermem.ko, built as NVIDIA's is: with MOFED's peer-memory API where
+ * the build finds it (tests/kmod/Kbuild defines NV_MLNX_IB_PEER_MEM_SYMBOLS_PRESENT, as
+ * open-gpu-kernel-modules kernel-open/conftest.sh:3294-3318 does), it imports
+ * ib_register_peer_memory_client (tests/kmod/mofed/ib_peer_mem.c stands in for MOFED's
+ * ib_core exporting it), so the kernel refuses it until that API is loaded and shows it
+ * among its holders after (nvidia-peermem.c:558-605 registers there). Without it, the stub:
+ * its init fails with -EINVAL, as NVIDIA's does (nvidia-peermem.c:679-681). Either way it
+ * needs nvidia's symbols and the RDMA core's (ib_register_client).
  */
 #include <linux/module.h>
 #include <rdma/ib_verbs.h>
 
 const char *nvidia_standin_version(void);
-/* MOFED's (tests/kmod/mofed/ib_peer_mem.c stands in), looked up when the module loads. */
-extern void *ib_register_peer_memory_client(const void *client, void *invalidate) __weak;
 
 static int peermem_add(struct ib_device *device)
 {
@@ -32,27 +29,32 @@ static struct ib_client peermem_client = {
 	.remove = peermem_remove,
 };
 
-static void *(*peer_register)(const void *client, void *invalidate);
+#ifdef NV_MLNX_IB_PEER_MEM_SYMBOLS_PRESENT
+/* MOFED's, imported: the module loads only where it is exported. */
+void *ib_register_peer_memory_client(const void *client, void *invalidate);
+#endif
 
 static int __init peermem_init(void)
 {
+#ifdef NV_MLNX_IB_PEER_MEM_SYMBOLS_PRESENT
 	int r = ib_register_client(&peermem_client);
 
 	if (r)
 		return r;
-	peer_register = symbol_get(ib_register_peer_memory_client);
-	if (peer_register)
-		peer_register(&peermem_client, NULL);
-	pr_info("nvidia-peermem stand-in for nvidia %s: registered with ib_core%s\n",
-		nvidia_standin_version(),
-		peer_register ? " and MOFED's peer-memory API" : " (no peer-memory API)");
+	ib_register_peer_memory_client(&peermem_client, NULL);
+	pr_info("nvidia-peermem stand-in for nvidia %s: registered with ib_core and MOFED's peer-memory API\n",
+		nvidia_standin_version());
 	return 0;
+#else
+	/* Referenced, so that the stub needs ib_core and nvidia like NVIDIA's. */
+	pr_info("nvidia-peermem stand-in for nvidia %s (%p): built without MOFED's peer-memory API: -EINVAL\n",
+		nvidia_standin_version(), ib_register_client);
+	return -EINVAL;
+#endif
 }
 
 static void __exit peermem_exit(void)
 {
-	if (peer_register)
-		symbol_put(ib_register_peer_memory_client);
 	ib_unregister_client(&peermem_client);
 }
 

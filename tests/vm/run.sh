@@ -188,15 +188,21 @@ make_keys() {
 }
 
 # Stand-in modules for VERSION, built once per kernel and version, then signed.
+# On amd64 nvidia-peermem is built against the MOFED stand-in's Module.symvers, as NVIDIA's
+# driver container builds it against MOFED's ofa_kernel (tests/kmod/Kbuild: its conftest).
 build_modules() {
     local v=$1
-    local dir="$W/kmod-$R-$v"
+    local dir="$W/kmod-$R-$v" extra=()
+    if [ "${GUEST_ARCH:-amd64}" != arm64 ]; then
+        build_mofed
+        extra=(KBUILD_EXTRA_SYMBOLS="$W/mofed-$R/Module.symvers")
+    fi
     if [ ! -e "$dir/nvidia.ko" ] || [ ! -e "$dir/nvidia-peermem.ko" ] ||
-        [ -n "$(find "$SRC/tests/kmod" -maxdepth 1 -newer "$dir/nvidia.ko" -name '*.c')" ]; then
+        [ -n "$(find "$SRC/tests/kmod" -maxdepth 1 -newer "$dir/nvidia.ko" -name '*.c' -o -newer "$dir/nvidia.ko" -name Kbuild)" ]; then
         rm -rf "$dir"
         mkdir -p "$dir"
         cp "$SRC/tests/kmod/"*.c "$SRC/tests/kmod/Kbuild" "$dir/"
-        make -s -C "/lib/modules/$R/build" M="$dir" NV_VERSION="$v" modules 2>&1 |
+        make -s -C "/lib/modules/$R/build" M="$dir" NV_VERSION="$v" "${extra[@]}" modules 2>&1 |
             grep -v "Skipping BTF" || true
     fi
     for ko in "$dir"/*.ko; do

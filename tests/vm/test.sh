@@ -1072,12 +1072,15 @@ real_supply() {
     grep -E "ERROR|wait:" /tmp/err | sed 's/^/VMTEST | /' | tail -6
 }
 # GPUDirect RDMA (docs/design.md, "GPUDirect RDMA") on Debian's in-tree ib_core, which the
-# initramfs has and nothing loads at boot; the stand-in nvidia-peermem needs ib_core's
-# ib_register_client; tests/kmod/mofed's ib_peer_mem, in /lib/modules/R/updates as MOFED
-# installs its modules, stands in for the peer-memory API MOFED's ib_core adds. The order
-# is read from the kernel: a module is among the holders of each module whose symbols it
-# took when it was inserted, and the kernel log has each stand-in's init line in order.
+# initramfs has and nothing loads at boot; tests/kmod/mofed's ib_peer_mem, in
+# /lib/modules/R/updates as MOFED installs its modules, stands in for the peer-memory API
+# MOFED's ib_core adds. The package's stand-in nvidia-peermem was built against it (as
+# NVIDIA's container builds against MOFED's ofa_kernel): it imports that API, so the kernel
+# refuses it over the in-tree core alone. The order is read from the kernel: a module is
+# among the holders of each module whose symbols it took when it was inserted, and the
+# kernel log has each stand-in's init line in order.
 holds() { [ -e "/sys/module/$1/holders/$2" ]; }
+# (a shell function: checks call it through eval, never sh -c, where it is not defined)
 live() { grep -q "^$1 " /proc/modules; }
 # openibd's stop, as MOFED's driver container runs it: the modules on the stack first.
 stack_stop() {
@@ -1091,16 +1094,34 @@ rdma() {
     run install $RA --rdma auto
     check rdma-auto-no-stack rc_is 0
     check rdma-auto-says-why err_has "path=none why=RDMA is not served: no RDMA stack is loaded"
-    check rdma-auto-loads-nothing sh -c '! live ib_core && ! live nvidia_peermem'
+    check rdma-auto-loads-nothing eval '! live ib_core && ! live nvidia_peermem'
     "$I" doctor --rdma auto >/tmp/doctor 2>&1
     check rdma-doctor-none grep -q "rdma.*no RDMA stack is loaded" /tmp/doctor
-    # peermem: ib_core from the node's own module tree, then nvidia-peermem, verified.
+    # peermem with ib_core only in the module tree: the driver installs, nvidia-peermem
+    # waits for the node's stack; ib_core is never loaded from the tree by us (openibd's).
+    run install $RA --rdma peermem
+    check rdma-peermem-waits rc_is 0
+    check rdma-peermem-waits-said err_has "nvidia-peermem waits: the node agent (--rdma) loads it then (reason=ib_core with MOFED's peer-memory API is not live (none loaded))"
+    check rdma-peermem-no-intree-core eval '! live ib_core && ! live nvidia_peermem && live nvidia'
+    # The in-tree core loaded by the node, without MOFED's API: still waits (NVIDIA's
+    # nvidia-peermem built with the API would not load over it, nor one without work).
+    modprobe ib_core
+    run install $RA --rdma peermem
+    check rdma-peermem-lacks-api err_has "peer-memory API is not live (the loaded one lacks it)"
+    check rdma-peermem-not-over-intree eval '! live nvidia_peermem'
+    # The kernel's own word on that file over the in-tree core: refused (what waiting avoids).
+    ko=$(ls "$IDIR"/.versions/*/drivers/nvidia-peermem.ko 2>/dev/null | head -1)
+    check rdma-kernel-refuses-without-api sh -c "[ -n '$ko' ] && ! insmod '$ko' 2>/dev/null"
+    # openibd started: MOFED's API up; nvidia-peermem loads in its own step after the driver.
+    modprobe ib_peer_mem
     run install $RA --rdma peermem
     check rdma-peermem rc_is 0
     check rdma-peermem-verified err_has "module signature verified (module=nvidia_peermem"
+    check rdma-peermem-loaded err_has "kernel: nvidia-peermem loaded (version=$V_OLD)"
     check rdma-peermem-after-ib-core holds ib_core nvidia_peermem
     check rdma-peermem-after-nvidia holds nvidia nvidia_peermem
-    check rdma-peermem-in-tree-api dmesg_has "registered with ib_core (no peer-memory API)"
+    check rdma-peermem-on-peer-api holds ib_peer_mem nvidia_peermem
+    check rdma-peermem-registered dmesg_has "registered with ib_core and MOFED's peer-memory API"
     "$I" doctor --rdma peermem >/tmp/doctor 2>&1
     check rdma-doctor-peermem grep -q "rdma.*peermem: nvidia_peermem is loaded" /tmp/doctor
     # The agent, and MOFED's driver container restarting openibd under it.
@@ -1114,17 +1135,15 @@ rdma() {
     stack_stop
     kill -CONT "$apid"
     check rdma-agent-waits wait_for 20 grep -q "nvidia-peermem waits (reason=the RDMA stack is gone" /tmp/agent.err
-    check rdma-agent-loads-no-stack sh -c '! live ib_core && ! live nvidia_peermem'
+    check rdma-agent-loads-no-stack eval '! live ib_core && ! live nvidia_peermem'
     kill -STOP "$apid"
     modprobe ib_peer_mem
     kill -CONT "$apid"
     check rdma-agent-reloads wait_for 20 grep -q "rdma: nvidia-peermem loaded again after the RDMA stack" /tmp/agent.err
     check rdma-reload-counted wait_for 20 grep -qx "nvidia_driver_installer_agent_peermem_reloads_total 1" "$prom"
     check rdma-reload-after-ib-core holds ib_core nvidia_peermem
-    # The peer-memory API's one user: nvidia-peermem's symbol_get reference.
-    check rdma-reload-on-peer-api [ "$(cat /sys/module/ib_peer_mem/refcnt)" = 1 ]
+    check rdma-reload-on-peer-api holds ib_peer_mem nvidia_peermem
     check rdma-reload-order dmesg_order "MOFED's peer-memory API up on ib_core" "peer-memory client 1 registered"
-    check rdma-reload-registered dmesg_has "registered with ib_core and MOFED's peer-memory API"
     check rdma-reload-verified grep -q "module loaded (module=nvidia_peermem" /tmp/agent.err
     "$I" doctor --rdma peermem >/tmp/doctor 2>&1
     check rdma-doctor-reloaded grep -q "rdma.*peermem: nvidia_peermem is loaded" /tmp/doctor
