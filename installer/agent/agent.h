@@ -144,6 +144,12 @@ struct agent_calls {
 	void *arg;
 	/* Whether an installer run holds the installer's lock now (the look waits for it). */
 	bool (*installer_running)(void *arg);
+	/*
+	 * The installer's lock held shared (flock LOCK_SH|LOCK_NB), for a step no installer run
+	 * may overlap (nvidia-peermem's reload): the fd to close after, or -1 while a run holds
+	 * it. NULL: no lock to take.
+	 */
+	int (*installer_lock_shared)(void *arg);
 	/* The version pending on the node: 1 and RET filled, 0 when none. */
 	int (*pending)(void *arg, struct pending *ret);
 	/* The report of a pending version that failed: 1 and RET filled, 0 when none. */

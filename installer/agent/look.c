@@ -466,14 +466,26 @@ static bool restart_dra_plugin(struct agent *a, const struct nodestate *s)
 /* nvidia-peermem after the RDMA stack (agent/rdma.h), on the installed driver once loaded. */
 static void look_rdma(struct agent *a, const struct nodestate *s)
 {
-	if (s->installed && strcmp(s->loaded_version, s->manifest.driver_version) == 0)
-		agent_rdma_look(&a->rdma,
-				&(struct agent_rdma_look){.o = &a->o->rdma,
-							  .root_fd = a->o->root_fd,
-							  .install_dir = a->o->node.install_dir,
-							  .release = s->host.kernel,
-							  .version = s->manifest.driver_version,
-							  .install_id = s->install_id});
+	_cleanup_close_ int lock = -1;
+	const char *busy = NULL;
+
+	if (a->o->rdma.mode == KERNEL_RDMA_OFF || !s->installed ||
+	    strcmp(s->loaded_version, s->manifest.driver_version) != 0)
+		return;
+	/* No insertion beside an installer run (its lock, held shared across the reload) nor
+	 * beside the agent's own upgrade child, which is about to run one. */
+	if (a->up.child)
+		busy = "the agent's upgrade runs the installer";
+	else if (a->calls->installer_lock_shared &&
+		 (lock = a->calls->installer_lock_shared(a->calls->arg)) < 0)
+		busy = "an installer run holds the lock";
+	agent_rdma_look(&a->rdma, &(struct agent_rdma_look){.o = &a->o->rdma,
+							    .root_fd = a->o->root_fd,
+							    .install_dir = a->o->node.install_dir,
+							    .release = s->host.kernel,
+							    .version = s->manifest.driver_version,
+							    .install_id = s->install_id,
+							    .busy = busy});
 }
 
 /* One look: false when it judged nothing (an installer run holds the lock, the node unread). */

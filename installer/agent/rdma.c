@@ -24,6 +24,19 @@ void agent_rdma_init(struct agent_rdma *r)
 	r->path = -1;
 }
 
+const char *agent_rdma_hold(struct agent_rdma *r, uint64_t instance, uint64_t file)
+{
+	bool settled = instance && instance == r->instance;
+
+	r->instance = instance;
+	if (r->refused && instance == r->refused_instance && file == r->refused_file)
+		return "the kernel refused it on this stack: tried again once the stack or the file changes";
+	r->refused = false;
+	if (!settled)
+		return "the RDMA stack is new at this look: loaded once the next look sees it still";
+	return NULL;
+}
+
 void agent_rdma_look(struct agent_rdma *r, const struct agent_rdma_look *l)
 {
 	_cleanup_(publish_freep) struct installdir *dir = NULL;
@@ -33,26 +46,47 @@ void agent_rdma_look(struct agent_rdma *r, const struct agent_rdma_look *l)
 	struct err e;
 	int n;
 
+	uint64_t instance, file;
+	const char *hold;
+
 	if (l->o->mode == KERNEL_RDMA_OFF || !l->version || !l->install_id)
 		return;
+	if (l->busy) {
+		log_kv(LOG_DEBUG, "agent", "rdma: no reload at this look", "reason", l->busy,
+		       LOG_END);
+		return;
+	}
 	err_clear(&e);
 	if (publish_open(l->root_fd, l->install_dir, false, &dir, &e) < 0 || !dir ||
 	    (drivers_fd = publish_version_subdir(dir, l->install_id, "drivers", &e)) < 0) {
-		log_kv(LOG_WARN, "agent", "rdma: the installed version's modules cannot be read",
-		       "error", e.msg, LOG_END);
+		log_kv(LOG_WARN, "agent",
+		       "rdma: the installed version's modules cannot be read: nvidia-peermem is not loaded again",
+		       "error", e.msg, "fix",
+		       "run the installer again (it repairs the install directory), or check its permissions",
+		       LOG_END);
 		return;
 	}
+	instance = kernel_rdma_stack_instance(l->root_fd);
+	file = kernel_rdma_peermem_file_id(drivers_fd);
+	hold = agent_rdma_hold(r, instance, file);
 	n = kernel_rdma_reload(&(struct kernel_rdma_reload){.mode = l->o->mode,
 							    .root_fd = l->root_fd,
 							    .release = l->release,
 							    .drivers_fd = drivers_fd,
 							    .version = l->version,
 							    .module_certs = l->o->module_certs,
-							    .n_module_certs = l->o->n_module_certs},
+							    .n_module_certs = l->o->n_module_certs,
+							    .hold = hold},
 			       &d, waiting, sizeof(waiting), &e);
 	r->path = (int)d.path;
 	if (n < 0) {
 		r->failures++;
+		/* The kernel's refusal: not every look again on the same stack and file. */
+		if (e.code == EXIT_KERNEL_REFUSED) {
+			r->refused = true;
+			r->refused_instance = instance;
+			r->refused_file = file;
+		}
 		if (strcmp(r->last_error, e.msg) != 0)
 			log_kv(LOG_ERROR, "agent", "rdma: nvidia-peermem not loaded again", "error",
 			       e.msg, "fix", e.hint, LOG_END);

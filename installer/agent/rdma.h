@@ -18,6 +18,9 @@ struct agent_rdma {
 	int path;	       /* enum kernel_rdma_path of the last look, -1 before one */
 	char waiting[256];     /* why the last look loaded nothing although peermem is due */
 	char last_error[2048]; /* the last refusal, logged once until it changes */
+	uint64_t instance;     /* ib_core's instance at the last look (0: none live) */
+	bool refused;	       /* the kernel refused the last reload: not tried again until */
+	uint64_t refused_instance, refused_file; /* ... the stack or the file changes */
 };
 
 void agent_rdma_init(struct agent_rdma *r);
@@ -30,7 +33,19 @@ struct agent_rdma_look {
 	const char *release;	/* the running kernel's */
 	const char *version;	/* the installed version, or NULL */
 	const char *install_id; /* its directory under .versions/ */
+	/* Why no reload may happen at this look (an installer run holds its lock, the agent's
+	 * own upgrade child runs), or NULL. */
+	const char *busy;
 };
+
+/*
+ * The agent's debounce and back-off, at a look that reads ib_core's instance INSTANCE and
+ * nvidia-peermem's file FILE: why the reload must hold this time, or NULL. It holds until
+ * the same instance was seen live on two consecutive looks (openibd's stop and start in
+ * between are not seen as a settled stack), and after a kernel refusal until the stack's
+ * instance or the file changes.
+ */
+const char *agent_rdma_hold(struct agent_rdma *r, uint64_t instance, uint64_t file);
 
 /* One look: nvidia-peermem loaded again where due (kernel_rdma_reload), said in one log line. */
 void agent_rdma_look(struct agent_rdma *r, const struct agent_rdma_look *l);

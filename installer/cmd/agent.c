@@ -58,6 +58,13 @@ static bool installer_running(void *arg)
 	return session_installer_running(ac->root_fd);
 }
 
+static int installer_lock_shared(void *arg)
+{
+	const struct agent_cmd *ac = arg;
+
+	return session_lock_shared(ac->root_fd);
+}
+
 static int pending(void *arg, struct pending *ret)
 {
 	const struct agent_cmd *ac = arg;
@@ -277,6 +284,7 @@ static int run(struct agent_cmd *ac, int sig_fd, int http_fd, unsigned port, str
 	const struct agent_opts o = options(ac->c, ac->root_fd);
 	const struct agent_calls calls = {.arg = ac,
 					  .installer_running = installer_running,
+					  .installer_lock_shared = installer_lock_shared,
 					  .pending = pending,
 					  .pending_failed = pending_failed,
 					  .installer_argv = installer_argv,

@@ -283,6 +283,21 @@ bool session_installer_running(int root_fd)
 	return errno == EWOULDBLOCK;
 }
 
+int session_lock_shared(int root_fd)
+{
+	struct err e;
+	int fd = fs_open_in_root(root_fd, LOCK_PATH, O_RDONLY | O_CLOEXEC, 0, FS_NOFOLLOW_LAST, &e);
+
+	/* No lock file: no run has ever held it (a run makes it before it locks it). */
+	if (fd < 0)
+		return e.sys_errno == ENOENT ? open("/dev/null", O_RDONLY | O_CLOEXEC) : -1;
+	if (flock(fd, LOCK_SH | LOCK_NB) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* Waits for the lock on FD, or for SIGTERM or SIGINT (util/interrupt.h). Returns 0 or -1. */
 static int lock_wait(int fd, struct err *e)
 {

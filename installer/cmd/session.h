@@ -25,6 +25,9 @@ _must_check_ int session_lock(int root_fd, struct err *e);
 _must_check_ int session_lock_try(int root_fd, struct err *e);
 /* Whether an install, uninstall or other run holds the lock now (the agent waits for it). */
 bool session_installer_running(int root_fd);
+/* The installer's lock held shared (no run may start meanwhile): the fd to close after, or
+ * -1 while a run holds it. Where no run ever made the lock file, an fd of /dev/null. */
+int session_lock_shared(int root_fd);
 /*
  * How a command uses the host root, for session_check_container: not at all, reading it,
  * or changing it.

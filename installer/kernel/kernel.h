@@ -290,6 +290,9 @@ struct kernel_rdma_reload {
 	const char *version; /* the installed version: loaded only when nvidia is live at it */
 	char *const *module_certs; /* --module-cert: the file is verified with them first */
 	size_t n_module_certs;
+	/* Everything checked but nothing inserted: HOLD says why (the agent's debounce, or
+	 * its back-off after a refusal); NULL to load when due. */
+	const char *hold;
 };
 
 /*
@@ -300,6 +303,15 @@ struct kernel_rdma_reload {
  * the decision; WAITING gets why nothing was loaded, or "". Returns 1 when it loaded it,
  * 0 when nothing was to do, -1 with E (the module refused, by us or by the kernel).
  */
+/*
+ * The RDMA stack's instance: an id of the live ib_core's sysfs directory (made anew by each
+ * load of the module), 0 when none is live. Two looks that read the same id saw one load.
+ */
+uint64_t kernel_rdma_stack_instance(int root_fd);
+
+/* An id of drivers/nvidia-peermem.ko's bytes (inode and mtime), 0 when it cannot be read. */
+uint64_t kernel_rdma_peermem_file_id(int drivers_fd);
+
 _must_check_ int kernel_rdma_reload(const struct kernel_rdma_reload *rq,
 				    struct kernel_rdma_decision *ret, char *waiting, size_t size,
 				    struct err *e);

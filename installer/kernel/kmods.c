@@ -162,20 +162,13 @@ int kmods_imports(struct kmods *k, const char *path, const char *symbol, struct 
 
 	if (!kmods_ctx(k, e))
 		return -1;
-	r = sym_kmod_module_new_from_path(k->ctx, path, &m);
-	if (r < 0)
-		return err_errno(e, r == -ENOENT ? EXIT_UNEXPECTED : EXIT_VERIFY, -r, "module '%s'",
-				 path);
-	/* The symbols it leaves undefined (its symtab; CRCs from __versions when built with
-	 * MODVERSIONS): -ENODATA or -ENOENT when it imports none. */
-	r = sym_kmod_module_get_dependency_symbols(m, &syms);
-	if (r < 0 && r != -ENODATA && r != -ENOENT)
+	if ((r = sym_kmod_module_new_from_path(k->ctx, path, &m)) < 0 ||
+	    ((r = sym_kmod_module_get_dependency_symbols(m, &syms)) < 0 && r != -ENODATA &&
+	     r != -ENOENT))
 		return err_errno(e, EXIT_VERIFY, -r, "module '%s': its imported symbols", path);
 	dlib_kmod_list_foreach(it, syms)
 	{
-		const char *name = sym_kmod_module_dependency_symbol_get_symbol(it);
-
-		if (name && strcmp(name, symbol) == 0)
+		if (strcmp(sym_kmod_module_dependency_symbol_get_symbol(it) ?: "", symbol) == 0)
 			return 1;
 	}
 	return 0;

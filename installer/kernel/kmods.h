@@ -105,7 +105,8 @@ _must_check_ int kmods_unload_driver(struct kmods *k, struct err *e);
 
 /*
  * Whether the module file at PATH imports SYMBOL (leaves it undefined for the kernel to
- * resolve at load): 1 or 0, or -1 with E when the file cannot be read as a module.
+ * resolve at load; libkmod reads its symtab, with CRCs from __versions where built with
+ * MODVERSIONS): 1 or 0, or -1 with E when the file cannot be read as a module.
  */
 _must_check_ int kmods_imports(struct kmods *k, const char *path, const char *symbol,
 			       struct err *e);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kernel/kernel.h"
@@ -16,6 +17,7 @@
 #include "kernel/modsig.h"
 #include "kernel/rdma.h"
 #include "util/cleanup.h"
+#include "util/fs.h"
 #include "util/log.h"
 #include "util/str.h"
 
@@ -308,6 +310,38 @@ int kernel_rdma_load_peermem(const struct kernel_rdma_load *q, char *waiting, si
 	return n > 0;
 }
 
+uint64_t kernel_rdma_stack_instance(int root_fd)
+{
+	struct stat st;
+
+	if (fstatat(root_fd, "sys/module/" RDMA_CORE "/initstate", &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	return (uint64_t)st.st_ino ^ ((uint64_t)st.st_dev << 40);
+}
+
+uint64_t kernel_rdma_peermem_file_id(int drivers_fd)
+{
+	struct stat st;
+
+	if (fstatat(drivers_fd, KERNEL_PEERMEM_FILE ".ko", &st, 0) < 0)
+		return 0;
+	return (uint64_t)st.st_ino ^ ((uint64_t)st.st_mtim.tv_sec << 20) ^
+	       (uint64_t)st.st_mtim.tv_nsec;
+}
+
+/*
+ * Where MOFED's driver container runs (ROOT/run/mellanox/drivers exists), its stack is
+ * ready once it wrote .driver-ready (gpu-driver-container ubuntu22.04/nvidia-driver:921-926
+ * waits for the same file): until then openibd may still be stopping or starting it.
+ */
+static bool mofed_settling(int root_fd)
+{
+	struct stat st;
+
+	return fstatat(root_fd, "run/mellanox/drivers", &st, 0) == 0 &&
+	       fstatat(root_fd, "run/mellanox/drivers/.driver-ready", &st, 0) < 0;
+}
+
 int kernel_rdma_reload(const struct kernel_rdma_reload *rq, struct kernel_rdma_decision *ret,
 		       char *waiting, size_t size, struct err *e)
 {
@@ -344,6 +378,16 @@ int kernel_rdma_reload(const struct kernel_rdma_reload *rq, struct kernel_rdma_d
 	if (kmods_loaded_version(k, "nvidia", version, sizeof(version)) < 0 ||
 	    strcmp(version, rq->version) != 0) {
 		snprintf(waiting, size, "nvidia %s is not live", rq->version);
+		return 0;
+	}
+	if (mofed_settling(rq->root_fd)) {
+		snprintf(
+			waiting, size,
+			"MOFED's driver container has not made its stack ready (no /run/mellanox/drivers/.driver-ready)");
+		return 0;
+	}
+	if (rq->hold) {
+		snprintf(waiting, size, "%s", rq->hold);
 		return 0;
 	}
 	if (rq->n_module_certs &&

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/rdma.h"
 #include "kernel/kernel.h"
 #include "kernel/rdma.h"
 
@@ -333,6 +334,8 @@ static void test_prepare_peermem(void **state)
 	assert_int_equal(kernel_rdma(kn3)->path, RDMA_PATH_DMABUF);
 }
 
+static const char *hold_next;
+
 static int reload(struct scratch_fixture *f, enum kernel_rdma mode, char *const *certs,
 		  size_t n_certs, char *waiting, struct err *e)
 {
@@ -346,7 +349,8 @@ static int reload(struct scratch_fixture *f, enum kernel_rdma mode, char *const 
 							       .drivers_fd = drivers,
 							       .version = VERSION,
 							       .module_certs = certs,
-							       .n_module_certs = n_certs},
+							       .n_module_certs = n_certs,
+							       .hold = hold_next},
 				  &d, waiting, 256, e);
 }
 
@@ -452,6 +456,66 @@ static void test_reload_verifies(void **state)
 	assert_non_null(strstr(e.msg, "nvidia_peermem"));
 }
 
+/* The agent's debounce and back-off (agent_rdma_hold), and what the reload holds for. */
+static void test_reload_holds(void **state)
+{
+	struct scratch_fixture *f = *state;
+	struct agent_rdma r;
+	char cert[512], waiting[256];
+	char *certs[1] = {cert};
+	uint64_t first, second;
+	struct err e;
+	int drivers;
+
+	agent_rdma_init(&r);
+	/* No stack: held, and no instance. */
+	assert_int_equal(kernel_rdma_stack_instance(f->fd), 0);
+	assert_non_null(agent_rdma_hold(&r, 0, 7));
+	/* A stack seen once: held; the same one at the next look: due. */
+	load(f, "ib_core", NULL, "\n");
+	first = kernel_rdma_stack_instance(f->fd);
+	assert_true(first != 0);
+	assert_non_null(strstr(agent_rdma_hold(&r, first, 7), "new at this look"));
+	assert_null(agent_rdma_hold(&r, first, 7));
+	/* openibd restarted it between two looks: a new instance, held again. */
+	/* (kernfs numbers a new directory anew; here the old file stays, so no inode reuse) */
+	assert_int_equal(
+		renameat(f->fd, "sys/module/ib_core/initstate", f->fd, "sys/module/ib_core.old"),
+		0);
+	load(f, "ib_core", NULL, "\n");
+	second = kernel_rdma_stack_instance(f->fd);
+	assert_true(second != first);
+	assert_non_null(agent_rdma_hold(&r, second, 7));
+	assert_null(agent_rdma_hold(&r, second, 7));
+	/* After a kernel refusal: held while the stack and the file are the same. */
+	r.refused = true;
+	r.refused_instance = second;
+	r.refused_file = 7;
+	assert_non_null(strstr(agent_rdma_hold(&r, second, 7), "refused"));
+	assert_null(agent_rdma_hold(&r, second, 8)); /* a new file: tried again */
+	assert_false(r.refused);
+
+	/* The reload: everything due, but held, or MOFED's container not ready: nothing. */
+	load(f, "nvidia", VERSION, "\n");
+	peer_api(f);
+	snprintf(cert, sizeof(cert), "%s/mod.crt", f->root);
+	make_cert(cert);
+	hold_next = "held for the test";
+	assert_int_equal(reload(f, KERNEL_RDMA_PEERMEM, certs, 1, waiting, &e), 0);
+	assert_string_equal(waiting, "held for the test");
+	hold_next = NULL;
+	assert_int_equal(scratch_mkdirs(f->fd, "run/mellanox/drivers"), 0);
+	assert_int_equal(reload(f, KERNEL_RDMA_PEERMEM, certs, 1, waiting, &e), 0);
+	assert_non_null(strstr(waiting, ".driver-ready"));
+	/* Ready: on to the file's check (unsigned here: refused before the kernel). */
+	assert_int_equal(scratch_write(f->fd, "run/mellanox/drivers/.driver-ready", ""), 0);
+	assert_int_equal(reload(f, KERNEL_RDMA_PEERMEM, certs, 1, waiting, &e), -1);
+	assert_int_equal(e.code, EXIT_VERIFY);
+	drivers = openat(f->fd, "drivers", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(kernel_rdma_peermem_file_id(drivers) != 0);
+	close(drivers);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -464,6 +528,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_prepare_peermem, setup, scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_reload_waits, setup, scratch_teardown),
 		cmocka_unit_test_setup_teardown(test_reload_verifies, setup, scratch_teardown),
+		cmocka_unit_test_setup_teardown(test_reload_holds, setup, scratch_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
