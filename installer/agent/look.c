@@ -485,6 +485,7 @@ static void look_rdma(struct agent *a, const struct nodestate *s)
 							    .release = s->host.kernel,
 							    .version = s->manifest.driver_version,
 							    .install_id = s->install_id,
+							    .module_type = s->manifest.module_type,
 							    .busy = busy});
 }
 

@@ -74,6 +74,7 @@ void agent_rdma_look(struct agent_rdma *r, const struct agent_rdma_look *l)
 							    .release = l->release,
 							    .drivers_fd = drivers_fd,
 							    .version = l->version,
+							    .module_type = l->module_type,
 							    .module_certs = l->o->module_certs,
 							    .n_module_certs = l->o->n_module_certs,
 							    .hold = hold},

@@ -30,9 +30,10 @@ struct agent_rdma_look {
 	const struct agent_rdma_opts *o;
 	int root_fd;
 	const char *install_dir;
-	const char *release;	/* the running kernel's */
-	const char *version;	/* the installed version, or NULL */
-	const char *install_id; /* its directory under .versions/ */
+	const char *release;	 /* the running kernel's */
+	const char *version;	 /* the installed version, or NULL */
+	const char *install_id;	 /* its directory under .versions/ */
+	const char *module_type; /* its manifest's flavour, or NULL (unstated) */
 	/* Why no reload may happen at this look (an installer run holds its lock, the agent's
 	 * own upgrade child runs), or NULL. */
 	const char *busy;

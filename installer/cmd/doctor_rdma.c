@@ -22,11 +22,23 @@ void doctor_check_rdma(struct doctor *d, int root_fd, const struct config *c,
 	enum kernel_rdma mode = session_rdma(c);
 	struct kernel_rdma_probe p;
 	struct kernel_rdma_decision r;
+	struct err e;
 
 	if (mode == KERNEL_RDMA_OFF)
 		return;
-	kernel_rdma_probe(root_fd, s->host.kernel, s->loaded_type, &p);
-	kernel_rdma_decide(mode, &p, &r);
+	err_clear(&e);
+	if (kernel_rdma_plan(
+		    &(struct kernel_rdma_plan_request){
+			    .mode = mode,
+			    .root_fd = root_fd,
+			    .release = s->host.kernel,
+			    .module_type = s->manifest.module_type ? s->manifest.module_type
+								   : s->loaded_type,
+			    .drivers_fd = -1},
+		    &p, &r, &e) < 0) {
+		doctor_add(d, V_FAIL, "rdma", e.hint[0] ? e.hint : NULL, "%s", e.msg);
+		return;
+	}
 	if (r.code) {
 		doctor_add(d, V_FAIL, "rdma", r.fix, "%s", r.why);
 		return;

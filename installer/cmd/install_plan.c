@@ -494,12 +494,18 @@ int install_dry_run(struct run *run, struct err *e)
 		const struct repo_package *pkg = p->choice.pkg;
 		struct kernel_rdma_probe rp;
 
-		kernel_rdma_probe(run->root_fd, p->host.kernel,
-				  pkg && pkg->module_type != REPO_MT_UNSTATED
-					  ? repo_module_type_name(pkg->module_type)
-					  : NULL,
-				  &rp);
-		kernel_rdma_decide(run->ko.rdma, &rp, &p->rdma);
+		/* The package is not at hand yet: its nvidia-peermem is judged at the load. */
+		if (kernel_rdma_plan(
+			    &(struct kernel_rdma_plan_request){
+				    .mode = run->ko.rdma,
+				    .root_fd = run->root_fd,
+				    .release = p->host.kernel,
+				    .module_type = pkg && pkg->module_type != REPO_MT_UNSTATED
+							   ? repo_module_type_name(pkg->module_type)
+							   : NULL,
+				    .drivers_fd = -1},
+			    &rp, &p->rdma, e) < 0)
+			return -1;
 		p->has_rdma = true;
 	}
 	err_clear(&we);

@@ -205,27 +205,15 @@ static void log_ignored_defaults(const struct kernel *kn)
  */
 static int decide_rdma(struct kernel *kn, const struct kernel_request *rq, struct err *e)
 {
-	struct kernel_rdma_probe p;
-	struct err pe;
-
 	/* Off probes nothing: no libkmod, no /proc/kallsyms (t_lazy_libs: a warm re-run). */
-	memset(&p, 0, sizeof(p));
-	if (kn->o.rdma != KERNEL_RDMA_OFF) {
-		kernel_rdma_probe(rq->root_fd, rq->driver.kernel, kn->module_type, &p);
-		err_clear(&pe);
-		if (kernel_rdma_peermem_stub(kn->k, kn->drivers_fd, &p.peermem_stub, &pe) < 0) {
-			if (kn->o.rdma == KERNEL_RDMA_PEERMEM) {
-				err_set(e, pe.code ? pe.code : EXIT_VERIFY,
-					"kernel: --rdma peermem: %s", pe.msg);
-				err_hint(e,
-					 "use a package built with nvidia-peermem, or --rdma auto");
-				return -1;
-			}
-			p.peermem_stub = true; /* none to load: auto cannot pick it */
-		}
-	}
-	kernel_rdma_decide(kn->o.rdma, &p, &kn->rdma);
-	kn->rdma_probe = p;
+	if (kernel_rdma_plan(&(struct kernel_rdma_plan_request){.mode = kn->o.rdma,
+								.root_fd = rq->root_fd,
+								.release = rq->driver.kernel,
+								.module_type = kn->module_type,
+								.k = kn->k,
+								.drivers_fd = kn->drivers_fd},
+			     &kn->rdma_probe, &kn->rdma, e) < 0)
+		return err_wrap(e, "kernel");
 	kn->has_rdma = true;
 	if (kn->rdma.code) {
 		err_set(e, kn->rdma.code, "kernel: %s", kn->rdma.why);
@@ -253,14 +241,16 @@ static void load_peermem(struct kernel *kn)
 	if (!kn->has_rdma || kn->rdma.path != RDMA_PATH_PEERMEM)
 		return;
 	err_clear(&e);
-	kernel_rdma_probe(kn->root_fd, kn->release, kn->module_type, &kn->rdma_probe);
-	r = kernel_rdma_load_peermem(&(struct kernel_rdma_load){.k = kn->k,
-								.drivers_fd = kn->drivers_fd,
-								.certs = kn->certs,
-								.release = kn->release,
-								.trust = &kn->trust,
-								.probe = &kn->rdma_probe},
-				     waiting, sizeof(waiting), &e);
+	r = kernel_rdma_probe(kn->root_fd, kn->release, kn->module_type, &kn->rdma_probe, &e);
+	if (r == 0)
+		r = kernel_rdma_load_peermem(
+			&(struct kernel_rdma_load){.k = kn->k,
+						   .drivers_fd = kn->drivers_fd,
+						   .certs = kn->certs,
+						   .release = kn->release,
+						   .trust = &kn->trust,
+						   .probe = &kn->rdma_probe},
+			waiting, sizeof(waiting), &e);
 	if (r < 0)
 		log_kv(LOG_WARN, "kernel",
 		       "nvidia-peermem not loaded; the driver stays, without GPUDirect RDMA",

@@ -248,6 +248,7 @@ struct kernel_rdma_probe {
 	bool stack_live;      /* ib_core is live (or built in): the node's RDMA stack is up */
 	bool stack_in_tree;   /* ib_core is live, built in or in /lib/modules/RELEASE */
 	bool peer_api;	      /* the kernel exports ib_register_peer_memory_client (MOFED's) */
+	bool dmabuf_import;   /* the kernel exports ib_umem_dmabuf_get (read when stack_live) */
 	bool peermem_live;    /* nvidia_peermem is live */
 	bool peermem_stub;    /* the package's nvidia-peermem imports no peer-memory API */
 	char release[128];    /* the kernel's */
@@ -278,16 +279,39 @@ void kernel_rdma_decide(enum kernel_rdma mode, const struct kernel_rdma_probe *p
  * Reads the probe under ROOT_FD for RELEASE; MODULE_TYPE is the driver's flavour when the
  * caller knows it (the package's), else NULL: the live nvidia module's taint says.
  */
-void kernel_rdma_probe(int root_fd, const char *release, const char *module_type,
-		       struct kernel_rdma_probe *ret);
+_must_check_ int kernel_rdma_probe(int root_fd, const char *release, const char *module_type,
+				   struct kernel_rdma_probe *ret, struct err *e);
+
+/* What kernel_rdma_plan decides on. */
+struct kernel_rdma_plan_request {
+	enum kernel_rdma mode;
+	int root_fd;
+	const char *release;
+	const char *module_type; /* the package's or the installed manifest's, or NULL */
+	struct kmods *k;	 /* with DRIVERS_FD >= 0: the package's nvidia-peermem judged */
+	int drivers_fd;		 /* -1: the package is not at hand (a plan before download) */
+};
+
+/*
+ * The probe (nothing for off) and the decision in one, as install's plan, the kernel
+ * stage and the agent make it: *P and *RET. 0, or -1 with E when the node cannot be read
+ * (a refusal of the mode is in RET->code, not an error here).
+ */
+_must_check_ int kernel_rdma_plan(const struct kernel_rdma_plan_request *q,
+				  struct kernel_rdma_probe *p, struct kernel_rdma_decision *ret,
+				  struct err *e);
+
+/* The kallsyms reader behind the probe (exposed for fuzz_proc): which symbols F lists. */
+void kernel_rdma_kallsyms(FILE *f, bool *peer_api, bool *dmabuf);
 
 /* What the node agent asks at each look (kernel_rdma_reload). */
 struct kernel_rdma_reload {
 	enum kernel_rdma mode;
 	int root_fd;
-	const char *release; /* the running kernel's */
-	int drivers_fd;	     /* the installed version's drivers/ */
-	const char *version; /* the installed version: loaded only when nvidia is live at it */
+	const char *release;	 /* the running kernel's */
+	int drivers_fd;		 /* the installed version's drivers/ */
+	const char *version;	 /* the installed version: loaded only when nvidia is live at it */
+	const char *module_type; /* the installed manifest's flavour, or NULL */
 	char *const *module_certs; /* --module-cert: the file is verified with them first */
 	size_t n_module_certs;
 	/* Everything checked but nothing inserted: HOLD says why (the agent's debounce, or

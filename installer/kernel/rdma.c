@@ -29,9 +29,12 @@
  * kernel-open/nvidia-peermem/nvidia-peermem.c:641-681, conftest.sh:3297-3318).
  */
 #define PEER_API_SYMBOL "ib_register_peer_memory_client"
-/* The kernel that imports dma-buf as RDMA memory (ib_umem_dmabuf_get): Linux 5.12. */
-#define DMABUF_MAJOR 5
-#define DMABUF_MINOR 12
+/*
+ * The RDMA stack's import of dma-buf as RDMA memory (Linux 5.12's ib_umem_dmabuf_get,
+ * drivers/infiniband/core/umem_dmabuf.c): read from the kernel, not guessed from its
+ * release, since vendors backport it and MOFED's stack brings its own.
+ */
+#define DMABUF_SYMBOL "ib_umem_dmabuf_get"
 
 static const char *const mode_names[] = {"off", "auto", "peermem", "dmabuf"};
 static const char *const path_names[] = {"none", "peermem", "dmabuf"};
@@ -56,16 +59,6 @@ const char *kernel_rdma_path_name(enum kernel_rdma_path p)
 	return (size_t)p < ARRAY_SIZE(path_names) ? path_names[p] : "?";
 }
 
-/* Whether RELEASE ("6.1.0-57-amd64") is MAJOR.MINOR or later; false when unreadable. */
-static bool release_at_least(const char *release, unsigned major, unsigned minor)
-{
-	unsigned a, b;
-
-	if (sscanf(release, "%u.%u", &a, &b) != 2)
-		return false;
-	return a > major || (a == major && b >= minor);
-}
-
 /* Why dma-buf cannot serve on P, into BUF; "" when it can. */
 static void dmabuf_blocker(const struct kernel_rdma_probe *p, char *buf, size_t size)
 {
@@ -74,9 +67,11 @@ static void dmabuf_blocker(const struct kernel_rdma_probe *p, char *buf, size_t 
 		str_fmt_cut(buf, size,
 			    "dma-buf needs NVIDIA's open kernel modules (the driver is %s)",
 			    p->module_type[0] ? p->module_type : "of an unknown flavour");
-	else if (!release_at_least(p->release, DMABUF_MAJOR, DMABUF_MINOR))
-		str_fmt_cut(buf, size, "dma-buf needs Linux %u.%u or later (the kernel is %s)",
-			    DMABUF_MAJOR, DMABUF_MINOR, p->release);
+	else if (p->stack_live && !p->dmabuf_import)
+		str_fmt_cut(
+			buf, size,
+			"dma-buf needs an RDMA stack that imports it (the kernel %s exports no %s)",
+			p->release, DMABUF_SYMBOL);
 }
 
 /* The package's nvidia-peermem is the stub NVIDIA's build makes without the API. */
@@ -131,8 +126,8 @@ static void decide_auto(const struct kernel_rdma_probe *p, struct kernel_rdma_de
 	if (!no_dmabuf[0]) {
 		r->path = RDMA_PATH_DMABUF;
 		str_fmt_cut(r->why, sizeof(r->why),
-			    "dma-buf: open kernel modules on Linux %s, %s loaded", p->release,
-			    RDMA_CORE);
+			    "dma-buf: open kernel modules, %s loaded and importing dma-buf (%s)",
+			    RDMA_CORE, DMABUF_SYMBOL);
 	} else if (p->peer_api && p->peermem_stub) {
 		str_fmt_cut(r->why, sizeof(r->why), "RDMA is not served: %s; %s", no_dmabuf,
 			    STUB_WHY);
@@ -168,14 +163,16 @@ void kernel_rdma_decide(enum kernel_rdma mode, const struct kernel_rdma_probe *p
 			str_fmt_cut(ret->why, sizeof(ret->why), "--rdma dmabuf: %s", no_dmabuf);
 			str_fmt_cut(
 				ret->fix, sizeof(ret->fix),
-				"use --kernel-module-type open on Linux %u.%u or later, or --rdma peermem",
-				DMABUF_MAJOR, DMABUF_MINOR);
+				"use --kernel-module-type open with an RDMA stack that exports %s (Linux 5.12 or later, or DOCA-OFED), or --rdma peermem",
+				DMABUF_SYMBOL);
 			break;
 		}
 		ret->path = RDMA_PATH_DMABUF;
-		str_fmt_cut(ret->why, sizeof(ret->why),
-			    "dma-buf: open kernel modules on Linux %s%s", p->release,
-			    p->stack_live ? "" : " (no RDMA stack loaded yet: served once it is)");
+		str_fmt_cut(
+			ret->why, sizeof(ret->why), "dma-buf: open kernel modules%s",
+			p->stack_live
+				? ", the RDMA stack imports dma-buf"
+				: " (no RDMA stack loaded yet: served once one importing dma-buf is)");
 		break;
 	case KERNEL_RDMA_AUTO:
 		decide_auto(p, ret);
@@ -183,49 +180,101 @@ void kernel_rdma_decide(enum kernel_rdma mode, const struct kernel_rdma_probe *p
 	}
 }
 
-/* Whether the kernel exports SYMBOL (ROOT/proc/kallsyms: names show without privilege). */
-static bool kernel_exports(int root_fd, const char *symbol)
+/*
+ * Which of the symbols the probe asks about ROOT/proc/kallsyms lists (names show without
+ * privilege; fuzzed by fuzz_proc through kernel_rdma_kallsyms): a line is
+ * "ffffffffc0a01230 T ib_register_peer_memory_client\t[ib_core]".
+ */
+void kernel_rdma_kallsyms(FILE *f, bool *peer_api, bool *dmabuf)
 {
-	_cleanup_close_ int fd = openat(root_fd, "proc/kallsyms", O_RDONLY | O_CLOEXEC);
-	_cleanup_fclose_ FILE *f = NULL;
 	_cleanup_free_ char *line = NULL;
-	size_t cap = 0, n = strlen(symbol);
+	size_t cap = 0;
 
-	if (fd < 0 || !(f = fdopen(fd, "r")))
-		return false;
-	fd = -1;
+	*peer_api = *dmabuf = false;
 	while (getline(&line, &cap, f) > 0) {
-		/* "ffffffffc0a01230 T ib_register_peer_memory_client\t[ib_core]" */
 		const char *name = strchr(line, ' ');
+		size_t n;
 
-		if (name && (name = strchr(name + 1, ' ')) && strncmp(name + 1, symbol, n) == 0 &&
-		    strchr("\t\n", name[1 + n]))
-			return true;
+		if (!name || !(name = strchr(name + 1, ' ')))
+			continue;
+		n = strcspn(++name, "\t\n");
+		if (n == strlen(PEER_API_SYMBOL) && strncmp(name, PEER_API_SYMBOL, n) == 0)
+			*peer_api = true;
+		else if (n == strlen(DMABUF_SYMBOL) && strncmp(name, DMABUF_SYMBOL, n) == 0)
+			*dmabuf = true;
 	}
-	return false;
 }
 
-void kernel_rdma_probe(int root_fd, const char *release, const char *module_type,
-		       struct kernel_rdma_probe *ret)
+static int read_kallsyms(int root_fd, struct kernel_rdma_probe *p, struct err *e)
+{
+	_cleanup_close_ int fd =
+		fs_open_in_root(root_fd, "/proc/kallsyms", O_RDONLY | O_CLOEXEC, 0, 0, e);
+	_cleanup_fclose_ FILE *f = NULL;
+
+	if (fd < 0) {
+		err_hint(e, "mount the host's /proc in the installer's pod (hostPID, or /proc)");
+		return err_wrap(e, "rdma: the kernel's symbols");
+	}
+	if (!(f = fdopen(fd, "r")))
+		return err_errno(e, EXIT_UNEXPECTED, errno, "rdma: /proc/kallsyms");
+	fd = -1;
+	kernel_rdma_kallsyms(f, &p->peer_api, &p->dmabuf_import);
+	return 0;
+}
+
+int kernel_rdma_probe(int root_fd, const char *release, const char *module_type,
+		      struct kernel_rdma_probe *ret, struct err *e)
 {
 	_cleanup_(kmods_freep) struct kmods *k = NULL;
 	enum kmods_state st;
-	struct err e;
 
 	memset(ret, 0, sizeof(*ret));
 	snprintf(ret->release, sizeof(ret->release), "%s", release);
-	if (kmods_new(root_fd, release, &k, &e) < 0)
-		return;
+	if (kmods_new(root_fd, release, &k, e) < 0)
+		return err_wrap(e, "rdma");
 	st = kmods_get_state(k, RDMA_CORE);
 	ret->stack_live = st == KMODS_LIVE || st == KMODS_BUILTIN;
 	ret->stack_in_tree = ret->stack_live || kmods_has_intree(k, RDMA_CORE);
-	ret->peermem_live = kmods_get_state(k, "nvidia_peermem") == KMODS_LIVE;
-	ret->peer_api = ret->stack_live && kernel_exports(root_fd, PEER_API_SYMBOL);
+	ret->peermem_live = kmods_get_state(k, KERNEL_PEERMEM_MODULE) == KMODS_LIVE;
+	if (ret->stack_live && read_kallsyms(root_fd, ret, e) < 0)
+		return -1;
+	/* The driver's flavour: the package's or the installed manifest's; the live module's
+	 * taint only where neither says (a driver loaded by hand, an older manifest). */
 	if (module_type && module_type[0])
 		snprintf(ret->module_type, sizeof(ret->module_type), "%s", module_type);
 	else if (kmods_loaded_module_type(k, "nvidia", ret->module_type, sizeof(ret->module_type)) <
 		 0)
 		ret->module_type[0] = '\0';
+	return 0;
+}
+
+int kernel_rdma_plan(const struct kernel_rdma_plan_request *q, struct kernel_rdma_probe *p,
+		     struct kernel_rdma_decision *ret, struct err *e)
+{
+	memset(p, 0, sizeof(*p));
+	if (q->mode != KERNEL_RDMA_OFF) {
+		if (kernel_rdma_probe(q->root_fd, q->release, q->module_type, p, e) < 0)
+			return -1;
+		if (q->k && q->drivers_fd >= 0) {
+			struct err pe;
+
+			err_clear(&pe);
+			if (kernel_rdma_peermem_stub(q->k, q->drivers_fd, &p->peermem_stub, &pe) <
+			    0) {
+				if (q->mode == KERNEL_RDMA_PEERMEM) {
+					err_set(e, pe.code ? pe.code : EXIT_VERIFY,
+						"--rdma peermem: %s", pe.msg);
+					err_hint(
+						e,
+						"use a package built with nvidia-peermem, or --rdma auto");
+					return -1;
+				}
+				p->peermem_stub = true; /* none to load: auto cannot pick it */
+			}
+		}
+	}
+	kernel_rdma_decide(q->mode, p, ret);
+	return 0;
 }
 
 /* The first module of DEPENDS ("nvidia,ib_core") other than nvidia that is not live. */
@@ -353,16 +402,18 @@ int kernel_rdma_reload(const struct kernel_rdma_reload *rq, struct kernel_rdma_d
 	char version[64];
 
 	waiting[0] = '\0';
-	kernel_rdma_probe(rq->root_fd, release, NULL, &p);
-	if (rq->mode == KERNEL_RDMA_OFF) {
-		kernel_rdma_decide(rq->mode, &p, ret);
+	memset(ret, 0, sizeof(*ret));
+	if (rq->mode == KERNEL_RDMA_OFF)
 		return 0;
-	}
-	if (kmods_new(rq->root_fd, release, &k, e) < 0)
-		return -1;
-	if (kernel_rdma_peermem_stub(k, rq->drivers_fd, &p.peermem_stub, e) < 0)
-		p.peermem_stub = true; /* no nvidia-peermem to load: as good as a stub */
-	kernel_rdma_decide(rq->mode, &p, ret);
+	if (kmods_new(rq->root_fd, release, &k, e) < 0 ||
+	    kernel_rdma_plan(&(struct kernel_rdma_plan_request){.mode = rq->mode,
+								.root_fd = rq->root_fd,
+								.release = release,
+								.module_type = rq->module_type,
+								.k = k,
+								.drivers_fd = rq->drivers_fd},
+			     &p, ret, e) < 0)
+		return err_wrap(e, "rdma");
 	/* Never while the stack is gone: its loader (openibd) loads it, not us. */
 	if (rq->mode == KERNEL_RDMA_PEERMEM && !p.stack_live && !p.peermem_stub) {
 		snprintf(waiting, size, "the RDMA stack is gone (%s is not live)", RDMA_CORE);

@@ -2,18 +2,22 @@
 /*
  * libFuzzer: what the kernel stage reads from /proc and /sys: /proc/devices (majors),
  * /proc/driver/nvidia/params and gpus/.../information, /proc/keys (keyrings and key
- * lines), the lockdown file, LoadPin's files and /proc/cmdline,
+ * lines), the lockdown file, LoadPin's files and /proc/cmdline, /proc/kallsyms (GPUDirect
+ * RDMA's symbols),
  * and PCI sysfs attributes (vendor, device, class); and a /dev/kmsg record, as the node
  * agent reads it for Xids.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/xid.h"
 #include "kernel/devnodes.h"
 #include "host/probe.h"
+#include "kernel/kernel.h"
 #include "kernel/ktrust.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -42,6 +46,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	host_parse_pci_hex(buf, 4, &v);
 	host_parse_pci_hex(buf, 6, &v);
 	(void)xid_parse((const char *)data, size, &ev);
+	if (size) {
+		FILE *f = fmemopen(buf, size, "r");
+		bool api, dmabuf;
+
+		if (f) {
+			kernel_rdma_kallsyms(f, &api, &dmabuf);
+			fclose(f);
+		}
+	}
 	free(buf);
 	return 0;
 }

@@ -31,7 +31,9 @@
 static struct kernel_rdma_decision decide(enum kernel_rdma m, bool live, bool tree, bool api,
 					  const char *type, const char *release)
 {
-	struct kernel_rdma_probe p = {.stack_live = live, .stack_in_tree = tree, .peer_api = api};
+	/* A live stack imports dma-buf here (ib_umem_dmabuf_get); test_dmabuf asks otherwise. */
+	struct kernel_rdma_probe p = {
+		.stack_live = live, .stack_in_tree = tree, .peer_api = api, .dmabuf_import = live};
 	struct kernel_rdma_decision d;
 
 	snprintf(p.module_type, sizeof(p.module_type), "%s", type);
@@ -130,13 +132,23 @@ static void test_dmabuf(void **state)
 	d = decide(KERNEL_RDMA_DMABUF, true, true, true, "", RELEASE);
 	assert_int_equal(d.code, EXIT_KERNEL_REFUSED);
 	assert_non_null(strstr(d.why, "unknown flavour"));
-	d = decide(KERNEL_RDMA_DMABUF, true, true, true, "open", "5.11.22-generic");
-	assert_int_equal(d.code, EXIT_KERNEL_REFUSED);
-	assert_non_null(strstr(d.why, "Linux 5.12"));
-	d = decide(KERNEL_RDMA_DMABUF, true, true, true, "open", "4.19.0");
-	assert_int_equal(d.code, EXIT_KERNEL_REFUSED);
-	d = decide(KERNEL_RDMA_DMABUF, true, true, true, "open", "garbage");
-	assert_int_equal(d.code, EXIT_KERNEL_REFUSED);
+	/* Decided by what the live stack exports, not by the release: a 5.4 kernel with a
+	 * backport serves, a 6.1 whose stack lacks it does not. */
+	{
+		struct kernel_rdma_probe p = {.stack_live = true, .stack_in_tree = true};
+
+		snprintf(p.module_type, sizeof(p.module_type), "open");
+		snprintf(p.release, sizeof(p.release), "%s", RELEASE);
+		kernel_rdma_decide(KERNEL_RDMA_DMABUF, &p, &d);
+		assert_int_equal(d.code, EXIT_KERNEL_REFUSED);
+		assert_non_null(strstr(d.why, "exports no ib_umem_dmabuf_get"));
+		assert_non_null(strstr(d.fix, "--rdma peermem"));
+		p.dmabuf_import = true;
+		snprintf(p.release, sizeof(p.release), "5.4.0-150-generic");
+		kernel_rdma_decide(KERNEL_RDMA_DMABUF, &p, &d);
+		assert_int_equal(d.code, 0);
+		assert_int_equal(d.path, RDMA_PATH_DMABUF);
+	}
 }
 
 static void test_auto(void **state)
@@ -156,8 +168,16 @@ static void test_auto(void **state)
 	d = decide(KERNEL_RDMA_AUTO, true, true, true, "proprietary", RELEASE);
 	assert_int_equal(d.path, RDMA_PATH_PEERMEM);
 	assert_non_null(strstr(d.why, "open kernel modules"));
-	d = decide(KERNEL_RDMA_AUTO, true, true, true, "open", "5.10.0-30-amd64");
-	assert_int_equal(d.path, RDMA_PATH_PEERMEM);
+	{
+		/* A stack that does not import dma-buf, with MOFED's API: peermem. */
+		struct kernel_rdma_probe p = {
+			.stack_live = true, .stack_in_tree = true, .peer_api = true};
+
+		snprintf(p.module_type, sizeof(p.module_type), "open");
+		kernel_rdma_decide(KERNEL_RDMA_AUTO, &p, &d);
+		assert_int_equal(d.path, RDMA_PATH_PEERMEM);
+		assert_non_null(strstr(d.why, "ib_umem_dmabuf_get"));
+	}
 	/* The in-tree stack has no peer-memory API: NVIDIA's nvidia-peermem would not load. */
 	d = decide(KERNEL_RDMA_AUTO, true, true, false, "proprietary", RELEASE);
 	assert_int_equal(d.path, RDMA_PATH_NONE);
@@ -251,35 +271,46 @@ static void test_probe(void **state)
 {
 	struct scratch_fixture *f = *state;
 	struct kernel_rdma_probe p;
+	struct err e;
 
-	kernel_rdma_probe(f->fd, RELEASE, NULL, &p);
+	assert_int_equal(kernel_rdma_probe(f->fd, RELEASE, NULL, &p, &e), 0);
 	assert_false(p.stack_live);
 	assert_false(p.stack_in_tree); /* no modules.dep here */
 	assert_false(p.peer_api);
 	assert_string_equal(p.module_type, ""); /* nothing loaded: not known */
 	load(f, "ib_core", NULL, "\n");
 	load(f, "nvidia", VERSION, "PO\n");
-	kernel_rdma_probe(f->fd, RELEASE, NULL, &p);
+	assert_int_equal(kernel_rdma_probe(f->fd, RELEASE, NULL, &p, &e), 0);
 	assert_true(p.stack_live);
 	assert_true(p.stack_in_tree);
 	/* ib_register_client is the in-tree core's; only the peer-memory API counts. */
 	assert_false(p.peer_api);
+	assert_false(p.dmabuf_import);
 	assert_string_equal(p.module_type, "proprietary");
 	assert_int_equal(
 		scratch_write(f->fd, "proc/kallsyms",
 			      "0000000000000000 T ib_register_peer_memory_client_x\t[x]\n"
-			      "0000000000000000 T ib_register_peer_memory_client\t[ib_core]\n"),
+			      "0000000000000000 T ib_register_peer_memory_client\t[ib_core]\n"
+			      "0000000000000000 T ib_umem_dmabuf_get\t[ib_uverbs]\n"),
 		0);
-	/* The package's flavour, when given, is the one to load. */
-	kernel_rdma_probe(f->fd, RELEASE, "open", &p);
+	/* The package's (or the manifest's) flavour, when given, is the one to load. */
+	assert_int_equal(kernel_rdma_probe(f->fd, RELEASE, "open", &p, &e), 0);
 	assert_true(p.peer_api);
+	assert_true(p.dmabuf_import);
 	assert_string_equal(p.module_type, "open");
-	assert_int_equal(
-		scratch_write(f->fd, "proc/kallsyms",
-			      "0000000000000000 T ib_register_peer_memory_client_x\t[x]\n"),
-		0);
-	kernel_rdma_probe(f->fd, RELEASE, NULL, &p);
+	assert_int_equal(scratch_write(f->fd, "proc/kallsyms",
+				       "0000000000000000 T ib_register_peer_memory_client_x\t[x]\n"
+				       "0000000000000000 T ib_umem_dmabuf_get_pages\t[ib_uverbs]\n"
+				       "0000000000000000 T"),
+			 0);
+	assert_int_equal(kernel_rdma_probe(f->fd, RELEASE, NULL, &p, &e), 0);
 	assert_false(p.peer_api);
+	assert_false(p.dmabuf_import);
+	/* The kernel's symbols unreadable with a stack live: an error, not "no API". */
+	assert_int_equal(unlinkat(f->fd, "proc/kallsyms", 0), 0);
+	assert_int_equal(kernel_rdma_probe(f->fd, RELEASE, NULL, &p, &e), -1);
+	assert_non_null(strstr(e.msg, "kallsyms"));
+	assert_non_null(strstr(e.hint, "/proc"));
 }
 
 static char m_nvidia[] = "nvidia";
@@ -329,7 +360,14 @@ static void test_prepare_peermem(void **state)
 	assert_int_equal(e.code, EXIT_KERNEL_REFUSED);
 	assert_non_null(strstr(e.msg, "without MOFED's peer-memory API"));
 	assert_non_null(strstr(e.hint, "ofa_kernel"));
-	/* dmabuf for the open flavour on 6.1 adds nothing. */
+	/* dmabuf: refused while the live stack exports no ib_umem_dmabuf_get; with it, the
+	 * open flavour is served and nothing is added. */
+	assert_int_equal(prepare(f, KERNEL_RDMA_DMABUF, &kn3, &e), -1);
+	assert_int_equal(e.code, EXIT_KERNEL_REFUSED);
+	assert_non_null(strstr(e.msg, "ib_umem_dmabuf_get"));
+	assert_int_equal(scratch_write(f->fd, "proc/kallsyms",
+				       "0000000000000000 T ib_umem_dmabuf_get\t[ib_uverbs]\n"),
+			 0);
 	assert_int_equal(prepare(f, KERNEL_RDMA_DMABUF, &kn3, &e), 0);
 	assert_int_equal(kernel_rdma(kn3)->path, RDMA_PATH_DMABUF);
 }
