@@ -1124,21 +1124,26 @@ rdma() {
     check rdma-peermem-registered dmesg_has "registered with ib_core and MOFED's peer-memory API"
     "$I" doctor --rdma peermem >/tmp/doctor 2>&1
     check rdma-doctor-peermem grep -q "rdma.*peermem: nvidia_peermem is loaded" /tmp/doctor
-    # The agent, and MOFED's driver container restarting openibd under it.
+    # The agent, and MOFED's driver container restarting openibd under it; its readiness
+    # file, /run/mellanox/drivers/.driver-ready, as that container writes it.
+    mkdir -p /run/mellanox/drivers && touch /run/mellanox/drivers/.driver-ready
     prom=/var/lib/metrics/agent.prom
     NVIDIA_MODULE_CERT=/keys/mod.crt "$I" agent --listen 127.0.0.1:0 --interval 1 --rdma peermem \
         --agent-metrics-file "$prom" 2>/tmp/agent.err &
     apid=$!
     check rdma-agent-path wait_for 20 grep -qx 'nvidia_driver_installer_agent_rdma_path{path="peermem"} 1' "$prom"
-    # Stopped between two looks, so that none sees half a stack.
-    kill -STOP "$apid"
+    # A slow openibd stop: readiness withdrawn, nvidia_peermem out, and the rest of the
+    # stack still up until the agent has looked at that half-stopped stack (its log line):
+    # it waits, and inserts nothing meanwhile.
+    rm /run/mellanox/drivers/.driver-ready
+    rmmod nvidia_peermem
+    check rdma-agent-waits-stop wait_for 20 grep -q "nvidia-peermem waits (reason=MOFED's driver container has not made its stack ready" /tmp/agent.err
+    check rdma-agent-no-reinsert-in-stop eval '! live nvidia_peermem && live ib_peer_mem'
     stack_stop
-    kill -CONT "$apid"
     check rdma-agent-waits wait_for 20 grep -q "nvidia-peermem waits (reason=the RDMA stack is gone" /tmp/agent.err
     check rdma-agent-loads-no-stack eval '! live ib_core && ! live nvidia_peermem'
-    kill -STOP "$apid"
     modprobe ib_peer_mem
-    kill -CONT "$apid"
+    touch /run/mellanox/drivers/.driver-ready
     check rdma-agent-reloads wait_for 20 grep -q "rdma: nvidia-peermem loaded again after the RDMA stack" /tmp/agent.err
     check rdma-reload-counted wait_for 20 grep -qx "nvidia_driver_installer_agent_peermem_reloads_total 1" "$prom"
     check rdma-reload-after-ib-core holds ib_core nvidia_peermem
