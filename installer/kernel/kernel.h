@@ -263,25 +263,6 @@ struct kernel_rdma_decision {
 	char fix[256]; /* when code != 0 */
 };
 
-/*
- * Decides MODE's path on the node P describes: off serves nothing; peermem loads
- * nvidia-peermem once ib_core is live with MOFED's peer-memory API (an error when no
- * ib_core is live or in the module tree, or when the package's nvidia-peermem is a stub
- * built without that API);
- * dmabuf needs the open modules and kernel 5.12 or later (an error when not); auto picks
- * dma-buf where it serves, peermem where the stack has MOFED's peer-memory API, else
- * nothing, and says why. Never fails: a refusal is in *RET (code).
- */
-void kernel_rdma_decide(enum kernel_rdma mode, const struct kernel_rdma_probe *p,
-			struct kernel_rdma_decision *ret);
-
-/*
- * Reads the probe under ROOT_FD for RELEASE; MODULE_TYPE is the driver's flavour when the
- * caller knows it (the package's), else NULL: the live nvidia module's taint says.
- */
-_must_check_ int kernel_rdma_probe(int root_fd, const char *release, const char *module_type,
-				   struct kernel_rdma_probe *ret, struct err *e);
-
 /* What kernel_rdma_plan decides on. */
 struct kernel_rdma_plan_request {
 	enum kernel_rdma mode;
@@ -300,9 +281,6 @@ struct kernel_rdma_plan_request {
 _must_check_ int kernel_rdma_plan(const struct kernel_rdma_plan_request *q,
 				  struct kernel_rdma_probe *p, struct kernel_rdma_decision *ret,
 				  struct err *e);
-
-/* The kallsyms reader behind the probe (exposed for fuzz_proc): which symbols F lists. */
-void kernel_rdma_kallsyms(FILE *f, bool *peer_api, bool *dmabuf);
 
 /* What the node agent asks at each look (kernel_rdma_reload). */
 struct kernel_rdma_reload {

@@ -17,8 +17,8 @@
 #include "agent/xid.h"
 #include "kernel/devnodes.h"
 #include "host/probe.h"
-#include "kernel/kernel.h"
 #include "kernel/ktrust.h"
+#include "kernel/rdma.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
