@@ -344,8 +344,16 @@ int kernel_rdma_load_peermem(const struct kernel_rdma_load *q, char *waiting, si
 	if (peermem_file(q->k, q->drivers_fd, &set, e) < 0 ||
 	    kmods_inspect(q->k, set.e[0].path, q->certs, q->release, &r, e) < 0)
 		return err_wrap(e, "rdma");
-	if (!r.ok)
-		return err_set(e, r.code, "rdma: module nvidia_peermem: %s", r.verdict);
+	if (!r.ok) {
+		err_set(e, r.code, "rdma: module nvidia_peermem: %s", r.verdict);
+		err_hint(
+			e,
+			r.code == EXIT_KERNEL_REFUSED
+				? "install a package built for kernel %s"
+				: "sign nvidia-peermem.ko with the key of --module-cert, or pin the certificate that signed it (kernel %s)",
+			q->release);
+		return -1;
+	}
 	log_kv(LOG_INFO, "kernel", q->certs ? "module signature verified" : "module checked",
 	       "module", KERNEL_PEERMEM_MODULE, "version", r.info.version, "signer",
 	       r.sig.is_signed ? r.sig.signer : "unsigned", LOG_END);

@@ -492,6 +492,7 @@ static void test_reload_verifies(void **state)
 	assert_int_equal(reload(f, KERNEL_RDMA_PEERMEM, certs, 1, waiting, &e), -1);
 	assert_int_equal(e.code, EXIT_VERIFY);
 	assert_non_null(strstr(e.msg, "nvidia_peermem"));
+	assert_non_null(strstr(e.hint, "--module-cert"));
 }
 
 /* The agent's debounce and back-off (agent_rdma_hold), and what the reload holds for. */
