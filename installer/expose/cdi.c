@@ -139,6 +139,15 @@ static json_object *node(const char *path)
 	return n;
 }
 
+static json_object *paths(const char *const *v, size_t n)
+{
+	json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(a, node(v[i]));
+	return a;
+}
+
 static json_object *gpu_node(unsigned minor)
 {
 	char path[32];
@@ -337,6 +346,16 @@ char *cdi_render(const struct cdi_input *in)
 	}
 	add_migs(in, devices, all);
 	json_object_array_add(devices, device("all", all));
+	/*
+	 * GDRCopy's and GPUDirect Storage's nodes only to who asks, as nvidia-container-toolkit
+	 * gives them only on NVIDIA_GDRCOPY / NVIDIA_GDS=enabled (internal/modifier/cdi.go:
+	 * 133-141, its "mode=gdrcopy"/"mode=gds" devices of pkg/nvcdi/gated.go:57-71).
+	 */
+	if (in->n_gdrcopy)
+		json_object_array_add(devices,
+				      device("gdrcopy", paths(in->gdrcopy_nodes, in->n_gdrcopy)));
+	if (in->n_gds)
+		json_object_array_add(devices, device("gds", paths(in->gds_nodes, in->n_gds)));
 	/* A placeholder first, so that the key leads the file; the content decides it. */
 	json_object_object_add(spec, "cdiVersion", json_object_new_string(""));
 	json_object_object_add(spec, "kind",

@@ -67,8 +67,17 @@ struct cdi_input {
 	size_t n_gpus;
 	struct cdi_mig migs[CDI_MAX_MIGS];
 	size_t n_migs;
-	/* /dev paths every device needs: nvidiactl, nvidia-uvm, ..., gdrdrv, nvidia-fs0..15 */
+	/* /dev paths every device needs: nvidiactl, nvidia-uvm, nvidia-uvm-tools, nvidia-modeset */
 	const char *shared_nodes[32];
+	/*
+	 * GDRCopy's and GPUDirect Storage's nodes (/dev/gdrdrv; /dev/nvidia-fsN), each set a
+	 * device of its own ("gdrcopy", "gds") asked for beside a GPU, as nvidia-container-
+	 * toolkit gives them only on NVIDIA_GDRCOPY/NVIDIA_GDS=enabled; none: no such device.
+	 */
+	const char *gdrcopy_nodes[1];
+	size_t n_gdrcopy;
+	const char *gds_nodes[16];
+	size_t n_gds;
 	const char *mps_pipe_dir; /* MPS's pipe directory (host path), mounted alike; NULL */
 	size_t n_shared;
 	unsigned config_files; /* bit i: cdi_graphics_files[i] is in the install dir, mounted */

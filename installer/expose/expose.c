@@ -195,21 +195,19 @@ static bool is_installed_for_graphics(int install_fd)
 static int publish_cdi(const struct expose_opts *o, int root_fd, int install_fd,
 		       const struct host *h, const struct nvml_report *r, struct err *e)
 {
+	static const char *const shared[] = {"/dev/nvidiactl", "/dev/nvidia-uvm",
+					     "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset"};
 	/*
-	 * With the driver's, GDRCopy's and GPUDirect Storage's nodes where their modules made
-	 * them (kernel/devnodes.c: /dev/gdrdrv, /dev/nvidia-fs0..15): libgdrapi opens
-	 * /dev/gdrdrv, libcufile the nvidia-fs nodes, from any container given a GPU.
+	 * GDRCopy's and GPUDirect Storage's nodes (kernel/devnodes.c), in devices of their own
+	 * (cdi.h), and only at the numbers the kernel gives them now: a node a reload left
+	 * naming another driver's device is never handed out.
 	 */
-	static const char *const shared[] = {
-		"/dev/nvidiactl",      "/dev/nvidia-uvm",  "/dev/nvidia-uvm-tools",
-		"/dev/nvidia-modeset", "/dev/gdrdrv",	   "/dev/nvidia-fs0",
-		"/dev/nvidia-fs1",     "/dev/nvidia-fs2",  "/dev/nvidia-fs3",
-		"/dev/nvidia-fs4",     "/dev/nvidia-fs5",  "/dev/nvidia-fs6",
-		"/dev/nvidia-fs7",     "/dev/nvidia-fs8",  "/dev/nvidia-fs9",
-		"/dev/nvidia-fs10",    "/dev/nvidia-fs11", "/dev/nvidia-fs12",
-		"/dev/nvidia-fs13",    "/dev/nvidia-fs14", "/dev/nvidia-fs15"};
-	_Static_assert(ARRAY_SIZE(shared) <= ARRAY_SIZE(((struct cdi_input *)0)->shared_nodes),
-		       "cdi_input.shared_nodes holds every shared node");
+	static const char *const gpudirect[] = {
+		"/dev/gdrdrv",	    "/dev/nvidia-fs0",	"/dev/nvidia-fs1",  "/dev/nvidia-fs2",
+		"/dev/nvidia-fs3",  "/dev/nvidia-fs4",	"/dev/nvidia-fs5",  "/dev/nvidia-fs6",
+		"/dev/nvidia-fs7",  "/dev/nvidia-fs8",	"/dev/nvidia-fs9",  "/dev/nvidia-fs10",
+		"/dev/nvidia-fs11", "/dev/nvidia-fs12", "/dev/nvidia-fs13", "/dev/nvidia-fs14",
+		"/dev/nvidia-fs15"};
 	char hook[PATH_MAX + 64];
 	struct cdi_input in = {.kind = o->cdi_kind,
 			       .install_dir = o->install_dir,
@@ -226,6 +224,20 @@ static int publish_cdi(const struct expose_opts *o, int root_fd, int install_fd,
 
 		if (fd >= 0)
 			in.shared_nodes[in.n_shared++] = shared[i];
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(gpudirect); i++) {
+		const char *name = gpudirect[i] + sizeof("/dev/") - 1;
+		struct stat st;
+		struct err ie;
+		_cleanup_close_ int fd = fs_open_in_root(root_fd, gpudirect[i], O_PATH, 0, 0, &ie);
+
+		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode) ||
+		    !devnodes_gpudirect_live(root_fd, name, st.st_rdev))
+			continue;
+		if (i == 0)
+			in.gdrcopy_nodes[in.n_gdrcopy++] = gpudirect[i];
+		else
+			in.gds_nodes[in.n_gds++] = gpudirect[i];
 	}
 	cdi_gpus(root_fd, r, &in);
 	/* Graphics' loader files the package carries, when the version was installed for it. */

@@ -343,7 +343,7 @@ static void add_nvswitch_nodes(int root_fd, int major, struct node *nodes, size_
 	mode_t mode = (mode_t)(perm ? field(perm, "DeviceFileMode", 0666) : 0666) & 07777;
 	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;
-	struct err e;
+	struct err e = {0};
 	unsigned switches = 0;
 	int fd = fs_dir_in_root(root_fd, "/proc/driver/nvidia-nvswitch/devices", false, &e);
 
@@ -369,54 +369,162 @@ static void add_nvswitch_nodes(int root_fd, int major, struct node *nodes, size_
 }
 
 /*
- * GDRCopy's and GPUDirect Storage's nodes, when their modules are loaded (their chrdevs in
- * /proc/devices), as their own tools make them. gdrdrv registers "gdrdrv" with a dynamic
- * major and makes no node: NVIDIA/gdrcopy insmod.sh:31-41 takes the major from
- * /proc/devices, "mknod /dev/gdrdrv c $major 0" and "chmod a+w+r" (0666). nvidia-fs
- * registers "nvidia-fs" (nvfs-core.h:24, nvfs-core.c:2524) and device_create()s
- * nvidia-fs0..N-1 at minors 0..N-1, N its max_devices parameter (default and most 16,
- * MAX_NVFS_DEVICES: nvfs-core.c:78,106,2553-2555), mode 0666 (its devnode callback,
- * nvfs-core.c:2456-2464): devtmpfs makes those on a host, we make them where /dev is not
- * devtmpfs (a container's). Both root-owned: neither reads the driver's DeviceFileUID/GID.
+ * GDRCopy's and GPUDirect Storage's nodes, when our module set has their modules and the
+ * kernel registers their chrdevs (/proc/devices), as their own tools make them. gdrdrv
+ * registers "gdrdrv" with a dynamic major and makes no node: NVIDIA/gdrcopy insmod.sh:31-41
+ * takes the major from /proc/devices, "mknod /dev/gdrdrv c $major 0" and "chmod a+w+r"
+ * (0666). nvidia-fs registers "nvidia-fs" (nvfs-core.h:24, nvfs-core.c:2524) and
+ * device_create()s nvidia-fs0..N-1 in its class "nvidia-fs-class" (nvfs-core.h:25,
+ * nvfs-core.c:2535-2555), mode 0666 (its devnode callback, nvfs-core.c:2456-2464): the
+ * devices it made are those of /sys/class/nvidia-fs-class, each with its MAJ:MIN in "dev"
+ * (its max_devices parameter is writable, nvfs-core.c:2622, so it may no longer say how
+ * many were made). devtmpfs makes those on a host, we make them where /dev is not devtmpfs
+ * (a container's). Both root-owned: neither reads the driver's DeviceFileUID/GID, and
+ * neither is nvidia.ko's, so its ModifyDeviceFiles does not concern them.
  */
 #define GPUDIRECT_MODE 0666
+#define NVFS_CLASS "/sys/class/nvidia-fs-class"
 #define NVFS_MAX_DEVICES 16U
 
-static void add_gpudirect_nodes(int root_fd, const char *devices, struct node *nodes, size_t *n)
+static bool all_digits(const char *s)
+{
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
+/* Whether NAME is "PREFIX" followed by one or more digits. */
+static bool prefix_digits(const char *name, const char *prefix)
+{
+	size_t pl = strlen(prefix);
+
+	return strncmp(name, prefix, pl) == 0 && name[pl] && all_digits(name + pl);
+}
+
+/* The number of device MINOR of nvidia-fs (its class's nvidia-fsMINOR/dev), or 0. */
+static dev_t nvfs_sysfs_dev(int root_fd, unsigned minor)
+{
+	char path[96];
+	_cleanup_free_ char *buf = NULL;
+	unsigned maj, min;
+
+	snprintf(path, sizeof(path), NVFS_CLASS "/nvidia-fs%u/dev", minor);
+	buf = fs_read_in_root(root_fd, path, 64, NULL);
+	if (!buf || sscanf(buf, "%u:%u", &maj, &min) != 2)
+		return 0;
+	return makedev(maj, min);
+}
+
+static void add_gpudirect_nodes(int root_fd, const char *devices, unsigned which,
+				struct node *nodes, size_t *n)
 {
 	int gdr = devnodes_parse_major(devices, "gdrdrv");
 	int nvfs = devnodes_parse_major(devices, "nvidia-fs");
 
-	if (gdr > 0 && add_node(nodes, n, "gdrdrv", (unsigned)gdr, 0, GPUDIRECT_MODE) == 0)
+	if ((which & DEVNODES_GDRDRV) && gdr > 0 &&
+	    add_node(nodes, n, "gdrdrv", (unsigned)gdr, 0, GPUDIRECT_MODE) == 0)
 		nodes[*n - 1].root_owned = true;
-	if (nvfs > 0) {
-		_cleanup_free_ char *max = fs_read_in_root(
-			root_fd, "/sys/module/nvidia_fs/parameters/max_devices", 64, NULL);
-		long count = max ? strtol(max, NULL, 10) : NVFS_MAX_DEVICES;
+	if (!(which & DEVNODES_NVIDIA_FS) || nvfs <= 0)
+		return;
+	for (unsigned i = 0; i < NVFS_MAX_DEVICES; i++) {
+		dev_t d = nvfs_sysfs_dev(root_fd, i);
+		char name[32];
 
-		if (count <= 0 || count > (long)NVFS_MAX_DEVICES)
-			count = NVFS_MAX_DEVICES;
-		for (unsigned i = 0; i < (unsigned)count; i++) {
-			char name[32];
-
-			snprintf(name, sizeof(name), "nvidia-fs%u", i);
-			if (add_node(nodes, n, name, (unsigned)nvfs, i, GPUDIRECT_MODE) == 0)
-				nodes[*n - 1].root_owned = true;
-		}
+		/* Only what the module made, at the numbers it gave. */
+		if (d == 0 || major(d) != (unsigned)nvfs || minor(d) != i)
+			continue;
+		snprintf(name, sizeof(name), "nvidia-fs%u", i);
+		if (add_node(nodes, n, name, (unsigned)nvfs, i, GPUDIRECT_MODE) == 0)
+			nodes[*n - 1].root_owned = true;
 	}
 }
 
-/* The nodes the loaded driver calls for. */
-static int wanted_nodes(int root_fd, bool with_modeset, mode_t mode, struct node *nodes, size_t *n,
+/* Whether /dev's NAME is GDRCopy's or GPUDirect Storage's node name. */
+static bool is_gpudirect_node(const char *name)
+{
+	return strcmp(name, "gdrdrv") == 0 || prefix_digits(name, "nvidia-fs");
+}
+
+bool devnodes_gpudirect_live(int root_fd, const char *name, dev_t rdev)
+{
+	_cleanup_free_ char *devices = fs_read_in_root(root_fd, "/proc/devices", 1 << 20, NULL);
+	char *end;
+	unsigned long i;
+
+	if (!devices)
+		return false;
+	if (strcmp(name, "gdrdrv") == 0)
+		return devnodes_parse_major(devices, "gdrdrv") > 0 &&
+		       rdev == makedev((unsigned)devnodes_parse_major(devices, "gdrdrv"), 0);
+	if (!prefix_digits(name, "nvidia-fs"))
+		return false;
+	i = strtoul(name + 9, &end, 10);
+	return i < NVFS_MAX_DEVICES && devnodes_parse_major(devices, "nvidia-fs") > 0 &&
+	       rdev == makedev((unsigned)devnodes_parse_major(devices, "nvidia-fs"), (unsigned)i) &&
+	       nvfs_sysfs_dev(root_fd, (unsigned)i) == rdev;
+}
+
+/*
+ * GDRCopy's and GPUDirect Storage's character devices in /dev that are neither among NODES
+ * (the wanted, with their numbers) nor at the numbers the kernel gives that name now (a
+ * module loaded by another, the GPU Operator's gdrcopy container: its node is left be):
+ * left by a load a reload moved or took out, they would name another driver's device at
+ * those numbers. Their /dev/char links go after (drop_stale_link).
+ */
+static void drop_stale_gpudirect(int root_fd, int dev_fd, const struct node *nodes, size_t n)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	struct err e;
+
+	err_clear(&e);
+	d = fs_opendir_at(dev_fd, ".", &e);
+	while (d && (de = readdir(d))) {
+		struct stat st;
+		bool wanted = false;
+
+		if (!is_gpudirect_node(de->d_name) ||
+		    fstatat(dev_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISCHR(st.st_mode))
+			continue;
+		for (size_t i = 0; i < n && !wanted; i++)
+			wanted = strcmp(nodes[i].name, de->d_name) == 0 &&
+				 st.st_rdev == makedev(nodes[i].major, nodes[i].minor);
+		if (!wanted && !devnodes_gpudirect_live(root_fd, de->d_name, st.st_rdev) &&
+		    unlinkat(dev_fd, de->d_name, 0) == 0)
+			log_kv(LOG_INFO, "devices", "stale node removed", "node", de->d_name,
+			       U64("major", major(st.st_rdev)), U64("minor", minor(st.st_rdev)),
+			       LOG_END);
+	}
+}
+
+/*
+ * The nodes the loaded driver calls for: nvidia.ko's when MODIFY (its ModifyDeviceFiles),
+ * and those of GPUDIRECT (DEVNODES_GDRDRV, DEVNODES_NVIDIA_FS) whatever it says.
+ */
+struct want {
+	bool with_modeset, modify; /* nvidia-modeset; ModifyDeviceFiles */
+	unsigned gpudirect;	   /* DEVNODES_GDRDRV, DEVNODES_NVIDIA_FS */
+	mode_t mode;		   /* of nvidia.ko's nodes */
+};
+
+static int wanted_nodes(int root_fd, const struct want *q, struct node *nodes, size_t *n,
 			struct err *e)
 {
+	mode_t mode = q->mode;
+
 	_cleanup_free_ char *devices = fs_read_in_root(root_fd, "/proc/devices", 1 << 20, NULL);
 	int uvm = devices ? devnodes_parse_major(devices, "nvidia-uvm") : -1;
 	int caps = devices ? devnodes_parse_major(devices, "nvidia-caps") : -1;
 	int nvswitch = devices ? devnodes_parse_major(devices, "nvidia-nvswitch") : -1;
 
+	if (devices)
+		add_gpudirect_nodes(root_fd, devices, q->gpudirect, nodes, n);
+	if (!q->modify)
+		return 0;
 	add_node(nodes, n, "nvidiactl", NV_MAJOR, NV_CTL_MINOR, mode);
-	if (with_modeset)
+	if (q->with_modeset)
 		add_node(nodes, n, "nvidia-modeset", NV_MAJOR, NV_MODESET_MINOR, mode);
 	if (uvm > 0) {
 		add_node(nodes, n, "nvidia-uvm", (unsigned)uvm, 0, mode);
@@ -428,22 +536,22 @@ static int wanted_nodes(int root_fd, bool with_modeset, mode_t mode, struct node
 	}
 	if (nvswitch > 0)
 		add_nvswitch_nodes(root_fd, nvswitch, nodes, n);
-	if (devices)
-		add_gpudirect_nodes(root_fd, devices, nodes, n);
 	return add_gpu_nodes(root_fd, nodes, n, mode, e);
 }
 
 /* The nodes of devnodes_sync (WHICH: the driver's), or of devnodes_sync_mig (MIG only). */
 enum which { ALL_NODES, ALL_NODES_MODESET, MIG_NODES };
 
-static int wanted(int root_fd, enum which w, mode_t mode, struct node *nodes, size_t *n,
+static int wanted(int root_fd, enum which w, const struct want *q, struct node *nodes, size_t *n,
 		  struct err *e)
 {
 	_cleanup_free_ char *devices = NULL;
 	int caps;
 
 	if (w != MIG_NODES)
-		return wanted_nodes(root_fd, w == ALL_NODES_MODESET, mode, nodes, n, e);
+		return wanted_nodes(root_fd, q, nodes, n, e);
+	if (!q->modify)
+		return 0;
 	devices = fs_read_in_root(root_fd, "/proc/devices", 1 << 20, NULL);
 	caps = devices ? devnodes_parse_major(devices, "nvidia-caps") : -1;
 	if (caps > 0)
@@ -545,37 +653,43 @@ int devnodes_imex_check(int root_fd, struct err *e)
 	return 0;
 }
 
-/* Whether TARGET (a /dev/char link's) is channel0's, "../nvidia-caps-imex-channels/channel0". */
-static bool is_channel0_link(const char *target)
-{
-	return strncmp(target, "../", 3) == 0 && strcmp(target + 3, channel0_in_dev) == 0;
-}
-
 /*
- * The /dev/char links to channel0 of another major than KEEP: left by the sync before a
- * reload moved the dynamic major (channel0 itself is replaced then), they would name a
- * device the kernel no longer has at that number. A missing /dev/char is fine.
+ * Each /dev/char link whose target starts "../": DROP (given the link's name, the target
+ * past "../" and ARG) says whether it goes. A missing /dev/char is fine.
  */
-static void drop_stale_channel0_links(int dev_fd, unsigned keep)
+static void char_links_walk(int dev_fd,
+			    bool (*drop)(const char *link, const char *target, const void *arg),
+			    const void *arg)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;
 	struct err e;
-	char mine[32];
 
 	err_clear(&e);
-	snprintf(mine, sizeof(mine), "%u:0", keep);
 	d = fs_opendir_at(dev_fd, "char", &e);
 	while (d && (de = readdir(d))) {
 		char target[128];
-		ssize_t n = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
+		ssize_t len = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
 
-		if (n <= 0 || strcmp(de->d_name, mine) == 0)
+		if (len <= 3 || strncmp(target, "../", 3) != 0)
 			continue;
-		target[n] = '\0';
-		if (is_channel0_link(target))
+		target[len] = '\0';
+		if (drop(de->d_name, target + 3, arg))
 			unlinkat(dirfd(d), de->d_name, 0);
 	}
+}
+
+/*
+ * The /dev/char links to channel0 of another major than *KEEP: left by the sync before a
+ * reload moved the dynamic major (channel0 itself is replaced then), they would name a
+ * device the kernel no longer has at that number.
+ */
+static bool stale_channel0_link(const char *link, const char *target, const void *arg)
+{
+	char mine[32];
+
+	snprintf(mine, sizeof(mine), "%u:0", *(const unsigned *)arg);
+	return strcmp(target, channel0_in_dev) == 0 && strcmp(link, mine) != 0;
 }
 
 static int sync_imex_channel0(int root_fd, int dev_fd, const struct nv_params *p,
@@ -604,7 +718,7 @@ static int sync_imex_channel0(int root_fd, int dev_fd, const struct nv_params *p
 	snprintf(nd.name, sizeof(nd.name), "%s", channel0_in_dev);
 	if (sync_char_link(dev_fd, &nd, r, e) < 0)
 		return -1;
-	drop_stale_channel0_links(dev_fd, nd.major);
+	char_links_walk(dev_fd, stale_channel0_link, &nd.major);
 	return 0;
 }
 
@@ -627,37 +741,43 @@ static void remove_imex_channel0(int dev_fd)
 	unlinkat(dev_fd, IMEX_DIR, AT_REMOVEDIR);
 }
 
+struct wanted_set {
+	int dev_fd;
+	const struct node *nodes;
+	size_t n;
+};
+
 /*
  * /dev/char links to a wanted node under another MAJ:MIN than its own: left by an earlier
  * load whose dynamic major (nvidia-uvm's, gdrdrv's, nvidia-fs's) a reload moved. A runtime
- * that resolves the old numbers through them would find the node of new ones.
+ * that resolves the old numbers through them would find the node of new ones. And links
+ * to GDRCopy's and GPUDirect Storage's nodes that are gone or at other numbers now
+ * (drop_stale_gpudirect removed them).
  */
-static void drop_stale_char_links(int dev_fd, const struct node *nodes, size_t n)
+static bool stale_link(const char *link, const char *target, const void *arg)
 {
-	_cleanup_closedir_ DIR *d = NULL;
-	struct err e;
-	struct dirent *de;
+	const struct wanted_set *w = arg;
+	char own[32];
+	struct stat st;
+	unsigned maj, min;
+	int end = 0;
 
-	d = fs_opendir_at(dev_fd, "char", &e);
-	while (d && (de = readdir(d))) {
-		char target[128], own[32];
-		ssize_t len = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
-
-		if (len <= 3 || strncmp(target, "../", 3) != 0)
+	for (size_t i = 0; i < w->n; i++) {
+		if (strcmp(target, w->nodes[i].name) != 0)
 			continue;
-		target[len] = '\0';
-		for (size_t i = 0; i < n; i++) {
-			if (strcmp(target + 3, nodes[i].name) != 0)
-				continue;
-			snprintf(own, sizeof(own), "%u:%u", nodes[i].major, nodes[i].minor);
-			if (strcmp(de->d_name, own) != 0)
-				unlinkat(dirfd(d), de->d_name, 0);
-		}
+		snprintf(own, sizeof(own), "%u:%u", w->nodes[i].major, w->nodes[i].minor);
+		if (strcmp(link, own) != 0)
+			return true;
 	}
+	if (!is_gpudirect_node(target))
+		return false;
+	return sscanf(link, "%u:%u%n", &maj, &min, &end) != 2 || link[end] ||
+	       fstatat(w->dev_fd, target, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISCHR(st.st_mode) ||
+	       st.st_rdev != makedev(maj, min);
 }
 
-static int sync_nodes(int root_fd, enum which w, bool imex, struct devnodes_report *r,
-		      struct err *e)
+static int sync_nodes(int root_fd, enum which w, unsigned gpudirect, bool imex,
+		      struct devnodes_report *r, struct err *e)
 {
 	_cleanup_free_ char *params =
 		fs_read_in_root(root_fd, "/proc/driver/nvidia/params", 1 << 20, NULL);
@@ -668,17 +788,19 @@ static int sync_nodes(int root_fd, enum which w, bool imex, struct devnodes_repo
 
 	memset(r, 0, sizeof(*r));
 	devnodes_parse_params(params ? params : "", &p);
-	if (!p.modify) {
+	if (!p.modify)
 		log_msg(LOG_INFO, "devices",
 			"ModifyDeviceFiles is 0: the driver's device files are managed elsewhere");
-		return 0;
-	}
-	if (wanted(root_fd, w, p.mode, nodes, &n, e) < 0)
+	if (wanted(root_fd, w, &(struct want){w == ALL_NODES_MODESET, p.modify, gpudirect, p.mode},
+		   nodes, &n, e) < 0)
 		return err_wrap(e, "devices");
+	if (!p.modify && w == MIG_NODES)
+		return 0;
 	dev_fd = fs_dir_in_root(root_fd, "/dev", true, e);
 	if (dev_fd < 0)
 		return err_wrap(e, "devices");
-	drop_stale_char_links(dev_fd, nodes, n);
+	if (w != MIG_NODES)
+		drop_stale_gpudirect(root_fd, dev_fd, nodes, n);
 	for (size_t i = 0; i < n; i++) {
 		struct nv_params np = p;
 
@@ -688,6 +810,9 @@ static int sync_nodes(int root_fd, enum which w, bool imex, struct devnodes_repo
 		    sync_char_link(dev_fd, &nodes[i], r, e) < 0)
 			return err_wrap(e, "devices");
 	}
+	char_links_walk(dev_fd, stale_link, &(struct wanted_set){dev_fd, nodes, n});
+	if (!p.modify)
+		return 0;
 	/*
 	 * channel0 is optional to the driver: a failure to make it now (mknod refused: a
 	 * read-only /dev, a user namespace) is one warning and the driver keeps serving, never
@@ -705,24 +830,16 @@ static int sync_nodes(int root_fd, enum which w, bool imex, struct devnodes_repo
 	return 0;
 }
 
-int devnodes_sync(int root_fd, bool with_modeset, bool imex_channel0, struct devnodes_report *r,
-		  struct err *e)
+int devnodes_sync(int root_fd, bool with_modeset, unsigned gpudirect, bool imex_channel0,
+		  struct devnodes_report *r, struct err *e)
 {
-	return sync_nodes(root_fd, with_modeset ? ALL_NODES_MODESET : ALL_NODES, imex_channel0, r,
-			  e);
+	return sync_nodes(root_fd, with_modeset ? ALL_NODES_MODESET : ALL_NODES, gpudirect,
+			  imex_channel0, r, e);
 }
 
 int devnodes_sync_mig(int root_fd, struct devnodes_report *r, struct err *e)
 {
-	return sync_nodes(root_fd, MIG_NODES, false, r, e);
-}
-
-static bool all_digits(const char *s)
-{
-	for (; *s; s++)
-		if (!isdigit((unsigned char)*s))
-			return false;
-	return true;
+	return sync_nodes(root_fd, MIG_NODES, 0, false, r, e);
 }
 
 static bool is_driver_node(const char *name)
@@ -734,44 +851,19 @@ static bool is_driver_node(const char *name)
 		if (strcmp(name, fixed[i]) == 0)
 			return true;
 	}
-	if (strcmp(name, "gdrdrv") == 0)
-		return true;
-	if (strncmp(name, "nvidia-nvswitch", 15) == 0 && name[15])
-		return all_digits(name + 15);
-	if (strncmp(name, "nvidia-fs", 9) == 0 && name[9])
-		return all_digits(name + 9);
-	if (strncmp(name, "nvidia", 6) != 0 || !name[6])
-		return false;
-	for (const char *c = name + 6; *c; c++) {
-		if (!isdigit((unsigned char)*c))
-			return false;
-	}
-	return true;
+	return is_gpudirect_node(name) || prefix_digits(name, "nvidia-nvswitch") ||
+	       prefix_digits(name, "nvidia");
 }
 
 /*
- * Removes /dev/char links that point at the driver's nodes, and with IMEX those at channel0
+ * /dev/char links that point at the driver's nodes, and with IMEX (*ARG) those at channel0
  * (of any major: one a reload moved may have left its link).
  */
-static void remove_char_links(int dev_fd, bool imex)
+static bool driver_link(const char *link, const char *target, const void *arg)
 {
-	_cleanup_closedir_ DIR *d = NULL;
-	struct err e;
-	struct dirent *de;
-
-	d = fs_opendir_at(dev_fd, "char", &e);
-	while (d && (de = readdir(d))) {
-		char target[128];
-		ssize_t n = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
-
-		if (n <= 0)
-			continue;
-		target[n] = '\0';
-		if (strncmp(target, "../", 3) == 0 &&
-		    (is_driver_node(target + 3) || strncmp(target + 3, "nvidia-caps/", 12) == 0 ||
-		     (imex && is_channel0_link(target))))
-			unlinkat(dirfd(d), de->d_name, 0);
-	}
+	(void)link;
+	return is_driver_node(target) || strncmp(target, "nvidia-caps/", 12) == 0 ||
+	       (*(const bool *)arg && strcmp(target, channel0_in_dev) == 0);
 }
 
 int devnodes_remove(int root_fd, bool imex_channel0, struct err *e)
@@ -784,7 +876,7 @@ int devnodes_remove(int root_fd, bool imex_channel0, struct err *e)
 		err_clear(e);
 		return 0;
 	}
-	remove_char_links(dev_fd, imex_channel0);
+	char_links_walk(dev_fd, driver_link, &imex_channel0);
 	if (imex_channel0)
 		remove_imex_channel0(dev_fd);
 	d = fs_opendir_at(dev_fd, ".", e);

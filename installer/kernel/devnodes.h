@@ -16,7 +16,10 @@
  *   M:0 (M = the "nvidia-caps-imex-channels" major, branch 550 on).
  *
  * Modes and owners follow /proc/driver/nvidia/params; ModifyDeviceFiles: 0
- * leaves /dev alone.
+ * leaves nvidia.ko's nodes alone. GDRCopy's /dev/gdrdrv and GPUDirect Storage's
+ * /dev/nvidia-fsN (when the caller's module set has gdrdrv, nvidia_fs) are made whatever
+ * that parameter says (it is nvidia.ko's; gdrdrv makes no node itself), and theirs left
+ * at numbers the kernel no longer gives them are removed.
  */
 #pragma once
 
@@ -42,14 +45,19 @@ int devnodes_parse_major(const char *proc_devices, const char *name);
 /* The "Device Minor" of a GPU information file, or -1. */
 int devnodes_parse_minor(const char *information);
 
+/* devnodes_sync's GPUDIRECT: the modules of ours whose nodes are made. */
+#define DEVNODES_GDRDRV 1u    /* gdrdrv: /dev/gdrdrv */
+#define DEVNODES_NVIDIA_FS 2u /* nvidia_fs: /dev/nvidia-fsN */
+
 /*
  * Makes the nodes the loaded driver needs under ROOT/dev. WITH_MODESET adds
- * nvidia-modeset, IMEX_CHANNEL0 DEVNODES_IMEX_CHANNEL0 (without the
+ * nvidia-modeset, GPUDIRECT (DEVNODES_GDRDRV, DEVNODES_NVIDIA_FS) those modules' nodes,
+ * IMEX_CHANNEL0 DEVNODES_IMEX_CHANNEL0 (without the
  * driver's chrdev a warning, no failure; anything but a character device there, or a
  * directory that is not one, is refused). Returns 0 and what it did in *ret, or -1.
  */
-_must_check_ int devnodes_sync(int root_fd, bool with_modeset, bool imex_channel0,
-			       struct devnodes_report *ret, struct err *e);
+_must_check_ int devnodes_sync(int root_fd, bool with_modeset, unsigned gpudirect,
+			       bool imex_channel0, struct devnodes_report *ret, struct err *e);
 
 /*
  * The GPU instances the driver has now, made by whatever tool: the giM entries of its

@@ -100,6 +100,20 @@ int kargs_read(int root_fd, struct kargs_record *ret, struct err *e)
 	    !json_object_object_get_ex(o, "module_args", &list) ||
 	    !json_object_is_type(list, json_type_array))
 		return unusable(dfd, "damaged", false, e);
+	/* Optional (records before it have none): GDRCopy's and GDS's modules of our load. */
+	if (json_object_object_get_ex(o, "gpudirect_modules", &list)) {
+		for (size_t i = 0; json_object_is_type(list, json_type_array) &&
+				   i < json_object_array_length(list);
+		     i++) {
+			const char *m = json_object_get_string(json_object_array_get_idx(list, i));
+
+			r.gpudirect |= !m			     ? 0u
+				       : strcmp(m, "gdrdrv") == 0    ? KMODS_GDRDRV
+				       : strcmp(m, "nvidia_fs") == 0 ? KMODS_NVIDIA_FS
+								     : 0u;
+		}
+	}
+	json_object_object_get_ex(o, "module_args", &list);
 	for (size_t i = 0; i < json_object_array_length(list); i++) {
 		json_object *a = json_object_array_get_idx(list, i);
 		char module[KMODS_NAME_MAX], kv[512];
@@ -145,6 +159,15 @@ int kargs_write(int root_fd, const struct kargs_record *r, struct err *e)
 	for (size_t i = 0; i < r->args.n; i++)
 		json_object_array_add(list, json_object_new_string(r->args.v[i]));
 	json_object_object_add(o, "module_args", list);
+	if (r->gpudirect) {
+		json_object *g = json_object_new_array();
+
+		if (r->gpudirect & KMODS_GDRDRV)
+			json_object_array_add(g, json_object_new_string("gdrdrv"));
+		if (r->gpudirect & KMODS_NVIDIA_FS)
+			json_object_array_add(g, json_object_new_string("nvidia_fs"));
+		json_object_object_add(o, "gpudirect_modules", g);
+	}
 	s = jsonfile_text(o);
 	if (!s)
 		return err_errno(e, EXIT_UNEXPECTED, ENOMEM, "module parameters record");

@@ -23,6 +23,8 @@ struct kargs_record {
 	char driver_version[64]; /* of the load the record describes */
 	char module_type[16];	 /* "open", "proprietary", or "" when not known */
 	struct strv args;	 /* MODULE.KEY=VALUE, module names with '_' */
+	/* KMODS_GDRDRV, KMODS_NVIDIA_FS: inserted by our load ("gpudirect_modules") */
+	unsigned gpudirect;
 };
 
 void kargs_record_done(struct kargs_record *r);

@@ -93,6 +93,23 @@ void kernel_free(struct kernel *kn)
 	free(kn);
 }
 
+static bool load_record(const struct kernel *kn, struct kargs_record *ret);
+
+/*
+ * GDRCopy's gdrdrv and GDS's nvidia_fs live are the driver's own (unloaded with it) only
+ * where the record of the live driver's load says our load inserted them; one loaded by
+ * another holds the driver from outside (kmods.h).
+ */
+static void claim_recorded(struct kernel *kn)
+{
+	struct kargs_record rec = {.driver_version = ""};
+
+	if (!load_record(kn, &rec))
+		return;
+	kmods_claim_gpudirect(kn->k, rec.gpudirect);
+	kargs_record_done(&rec);
+}
+
 int kernel_probe(const struct kernel_opts *o, int root_fd, const char *release, struct kernel **ret,
 		 struct err *e)
 {
@@ -112,6 +129,7 @@ int kernel_probe(const struct kernel_opts *o, int root_fd, const char *release, 
 		kn->loaded_version[0] = '\0';
 	if (kmods_loaded_module_type(kn->k, "nvidia", kn->loaded_type, sizeof(kn->loaded_type)) < 0)
 		kn->loaded_type[0] = '\0';
+	claim_recorded(kn);
 	*ret = TAKE_PTR(kn);
 	return 0;
 }
@@ -683,6 +701,12 @@ static void record_load(struct kernel *kn, const bool *inserted, bool fresh)
 		const char *name = kn->set.e[i].name;
 		char opts[sizeof(kn->set.e[i].options)], arg[600], *save = NULL;
 		size_t nlen = strlen(name);
+		unsigned gd = strcmp(name, "gdrdrv") == 0      ? KMODS_GDRDRV
+			      : strcmp(name, "nvidia_fs") == 0 ? KMODS_NVIDIA_FS
+							       : 0u;
+
+		/* Ours when this load inserted it, or the last one of ours did. */
+		rec.gpudirect |= gd & (inserted[i] ? gd : old.gpudirect);
 
 		if (!inserted[i]) {
 			for (size_t j = 0; j < old.args.n && r == 0; j++)
@@ -738,11 +762,20 @@ int kernel_load(struct kernel *kn, const char *install_dir, struct err *e)
 	if (fresh)
 		record_forget(kn);
 	loaded = kmods_load_set(kn->k, &kn->set, &kn->trust, e);
+	/* What this load inserted of GDRCopy and GDS is ours, to take out on a rollback too. */
+	for (size_t i = 0; loaded >= 0 && i < kn->set.n; i++) {
+		if (inserted[i] && strcmp(kn->set.e[i].name, "gdrdrv") == 0)
+			kmods_claim_gpudirect(kn->k, KMODS_GDRDRV);
+		if (inserted[i] && strcmp(kn->set.e[i].name, "nvidia_fs") == 0)
+			kmods_claim_gpudirect(kn->k, KMODS_NVIDIA_FS);
+	}
 	kn->times.insert_us = (kmods_insert_ns(kn->k) - insert0) / 1000u;
 	if (loaded < 0)
 		return err_wrap(e, "kernel");
 	t_nodes = now_ns();
 	r = devnodes_sync(kn->root_fd, kmods_set_has(&kn->set, "nvidia_modeset"),
+			  (kmods_set_has(&kn->set, "gdrdrv") ? DEVNODES_GDRDRV : 0u) |
+				  (kmods_set_has(&kn->set, "nvidia_fs") ? DEVNODES_NVIDIA_FS : 0u),
 			  kn->o.imex_channel0, &dr, e);
 	kn->times.devices_us = us_since(t_nodes);
 	if (r < 0) {

@@ -183,7 +183,8 @@ int kmods_loaded_version(struct kmods *k, const char *name, char *buf, size_t si
  */
 int kmods_loaded_module_type(struct kmods *k, const char *name, char *buf, size_t size);
 /*
- * The processes under ROOT_FD's /proc, but OURS, with a /dev/nvidia* node open: each
+ * The processes under ROOT_FD's /proc, but OURS, with a /dev/nvidia* node (nvidia-fsN
+ * among them) or /dev/gdrdrv open: each
  * appended to BUF ("/dev/nvidia0 open in pid 42 (python3)", "; " between; BUF holds a
  * string, "" for none). Returns how many were found.
  */
@@ -230,6 +231,13 @@ _must_check_ int devnodes_sync_mig(int root_fd, struct devnodes_report *ret, str
  * GPU /dev/nvidiaGPU_MINOR, from the driver's capability file; -1 where there is none.
  */
 long devnodes_mig_cap_minor(int root_fd, unsigned gpu_minor, unsigned gi, int ci);
+
+/*
+ * Whether /dev's NAME ("gdrdrv", "nvidia-fsN") at device number RDEV is GDRCopy's or
+ * GPUDirect Storage's node at the numbers the kernel gives it now (/proc/devices' major,
+ * and for nvidia-fsN the device nvidia-fs made, /sys/class/nvidia-fs-class/nvidia-fsN/dev).
+ */
+bool devnodes_gpudirect_live(int root_fd, const char *name, dev_t rdev);
 
 /* ---- GPUDirect RDMA (rdma.c) ---------------------------------------------------- */
 

@@ -29,6 +29,7 @@ struct kmods {
 	int moddir_fd;	      /* ROOT/lib/modules/RELEASE, or -1 */
 	char release[128];
 	uint64_t insert_ns; /* inside the kernel's insertion calls, summed */
+	unsigned gpudirect; /* KMODS_GDRDRV, KMODS_NVIDIA_FS: those live modules are ours */
 };
 
 /* libkmod's logger: FORMAT is libkmod's own. */
@@ -343,14 +344,24 @@ static int holders(struct kmods *k, const char *name, char *buf, size_t size)
 	return list_dir(k, path, NULL, buf, size);
 }
 
-/*
- * The driver's modules: nvidia* (nvidia_fs, GPUDirect Storage's, among them) and GDRCopy's
- * gdrdrv, which holds nvidia and goes with it (build-driver-package --gdrcopy packs it).
- */
-static bool is_driver_module(const char *name)
+void kmods_claim_gpudirect(struct kmods *k, unsigned which)
 {
-	return (strncmp(name, "nvidia", 6) == 0 && strcmp(name, "nvidiafb") != 0) ||
-	       strcmp(name, "gdrdrv") == 0;
+	k->gpudirect |= which;
+}
+
+/*
+ * The driver's modules: nvidia* but nvidiafb, and GDRCopy's gdrdrv and GPUDirect Storage's
+ * nvidia_fs (which hold nvidia) only where ours (kmods_claim_gpudirect: our load inserted
+ * them). One loaded by another (the GPU Operator's gdrcopy and gds containers) holds the
+ * driver from outside: the driver is in use, never unloaded under it.
+ */
+static bool is_driver_module(const struct kmods *k, const char *name)
+{
+	if (strcmp(name, "gdrdrv") == 0)
+		return k->gpudirect & KMODS_GDRDRV;
+	if (strcmp(name, "nvidia_fs") == 0)
+		return k->gpudirect & KMODS_NVIDIA_FS;
+	return strncmp(name, "nvidia", 6) == 0 && strcmp(name, "nvidiafb") != 0;
 }
 
 /* The live nvidia* modules. */
@@ -369,7 +380,8 @@ static size_t loaded_driver(struct kmods *k, char names[][KMODS_NAME_MAX], size_
 	}
 	while ((de = readdir(d)) && n < max) {
 		/* A name too long for NAMES is no driver module of ours: skipped. */
-		if (is_driver_module(de->d_name) && kmods_get_state(k, de->d_name) == KMODS_LIVE &&
+		if (is_driver_module(k, de->d_name) &&
+		    kmods_get_state(k, de->d_name) == KMODS_LIVE &&
 		    str_fmt(names[n], KMODS_NAME_MAX, "%s", de->d_name) == 0)
 			n++;
 	}
@@ -416,7 +428,8 @@ size_t kmods_open_users(int root_fd, const pid_t *ours, size_t n_ours, char *buf
 			if (n <= 0)
 				continue;
 			target[n] = '\0';
-			if (strncmp(target, "/dev/nvidia", 11) != 0)
+			if (strncmp(target, "/dev/nvidia", 11) != 0 &&
+			    strcmp(target, "/dev/gdrdrv") != 0)
 				continue;
 			snprintf(commpath, sizeof(commpath), "%s/comm", pe->d_name);
 			cfd = openat(dirfd(proc), commpath, O_RDONLY | O_CLOEXEC);
@@ -443,7 +456,7 @@ int kmods_check_idle(struct kmods *k, const pid_t *ours, size_t n_ours, struct e
 		int nh = holders(k, names[i], hs, sizeof(hs)), users = refcnt(k, names[i]) - nh;
 
 		for (tok = strtok_r(hs, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			if (!is_driver_module(tok) && len < sizeof(why))
+			if (!is_driver_module(k, tok) && len < sizeof(why))
 				len += (size_t)snprintf(why + len, sizeof(why) - len,
 							"%s%s is held by module %s",
 							len ? "; " : "", names[i], tok);

@@ -91,6 +91,15 @@ bool kmods_set_has(const struct kmods_set *set, const char *name);
 void kmods_driver_log(int fd, char *buf, size_t size);
 
 /*
+ * GDRCopy's gdrdrv (KMODS_GDRDRV) and GPUDirect Storage's nvidia_fs (KMODS_NVIDIA_FS) are
+ * the driver's own, unloaded with it, only once claimed: our load inserted them (the load
+ * record says so, kernel.c). Unclaimed, a live one holds the driver from outside.
+ */
+#define KMODS_GDRDRV 1u
+#define KMODS_NVIDIA_FS 2u
+void kmods_claim_gpudirect(struct kmods *k, unsigned which);
+
+/*
  * Checks that the loaded driver (every live nvidia* module) can be unloaded:
  * nothing outside it holds it, no reference beyond its own, and no process
  * has /dev/nvidia* open. OURS (N_OURS pids, may be NULL) are the installer's own

@@ -23,8 +23,15 @@ assert_eq "$(kstate)" "$before" "state after a refused uninstall"
 rm -rf "$T/root/proc/4242"
 
 # References the driver's own modules do not explain (an open file of a process /proc
-# does not show), and a module outside the driver holding it (Mellanox's nv_peer_mem; GDRCopy's
-# gdrdrv and GDS's nvidia_fs are the driver's own, unloaded with it).
+# does not show), and a module outside the driver holding it: Mellanox's nv_peer_mem, and
+# GDRCopy's gdrdrv that our load did not insert (the GPU Operator's gdrcopy container's).
+# gdrdrv_live NAME: a live module holding nvidia, as the fake kernel keeps one.
+gdrdrv_live() {
+    mkdir -p "$T/root/sys/module/gdrdrv/holders"
+    echo live >"$T/root/sys/module/gdrdrv/initstate"
+    echo 0 >"$T/root/sys/module/gdrdrv/refcnt"
+    ln -s ../../gdrdrv "$T/root/sys/module/nvidia/holders/gdrdrv"
+}
 echo 3 >"$T/root/sys/module/nvidia_uvm/refcnt"
 expect_rc 7 install --repo "$R" $(kernel_args) --driver-version "$V_NEW"
 expect_err "nvidia_uvm has 3 reference(s) beyond its own modules"
@@ -33,6 +40,11 @@ ln -s ../../nv_peer_mem "$T/root/sys/module/nvidia/holders/nv_peer_mem"
 expect_rc 7 install --repo "$R" $(kernel_args) --driver-version "$V_NEW"
 expect_err "nvidia is held by module nv_peer_mem"
 rm "$T/root/sys/module/nvidia/holders/nv_peer_mem"
+gdrdrv_live
+expect_rc 7 uninstall
+expect_err "nvidia is held by module gdrdrv"
+assert_eq "$(cat "$T/root/sys/module/gdrdrv/initstate")" live "a foreign gdrdrv left live"
+rm -rf "$T/root/sys/module/nvidia/holders/gdrdrv" "$T/root/sys/module/gdrdrv"
 
 # The kernel itself says busy while unloading: exit 7 too.
 FAKE_KERNEL_FAIL=rm:nvidia_uvm:EBUSY expect_rc 7 install --repo "$R" $(kernel_args) --driver-version "$V_NEW"
@@ -42,3 +54,10 @@ assert_eq "$(installed_version)" "$V_OLD" "user space after a busy unload"
 # Idle again: the upgrade goes through.
 expect_rc 0 install --repo "$R" $(kernel_args) --driver-version "$V_NEW"
 assert_eq "$(cat "$T/root/sys/module/nvidia/version")" "$V_NEW" "upgraded when idle"
+
+# gdrdrv inserted by our load (the load record says so): the driver's own, unloaded with it.
+gdrdrv_live
+rec="$T/root/run/nvidia-driver-installer/module-args.json"
+sed -i 's/"module_args"/"gpudirect_modules": [ "gdrdrv" ], "module_args"/' "$rec"
+expect_rc 0 uninstall
+assert_eq "$(ls "$T/root/sys/module" | grep -c '^gdrdrv$\|^nvidia$')" 0 "gdrdrv and nvidia unloaded"

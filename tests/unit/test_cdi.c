@@ -16,6 +16,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "expose/cdi.h"
 #include "stage/locate.h"
 
@@ -143,6 +145,64 @@ static void test_render(void **state)
 	s = cdi_render(&in);
 	assert_true(has(s, "\"cdiVersion\": \"0.6.0\""));
 	assert_true(has(s, "\"kind\": \"example.com/gpu.driver\""));
+	free(s);
+}
+
+/*
+ * GDRCopy's and GPUDirect Storage's nodes are devices of their own ("gdrcopy", "gds"), asked
+ * for beside a GPU, never in the edits every device gets (nvidia-container-toolkit gives
+ * them only on NVIDIA_GDRCOPY/NVIDIA_GDS=enabled); none given, no such device.
+ */
+static void test_gpudirect_devices(void **state)
+{
+	struct cdi_input in = {.kind = CDI_KIND,
+			       .install_dir = "/home/kubernetes/bin/nvidia",
+			       .container_dir = "/usr/local/nvidia",
+			       .gpus = {{.index = 0, .minor = 0, .uuid = "GPU-a"}},
+			       .n_gpus = 1,
+			       .shared_nodes = {"/dev/nvidiactl"},
+			       .n_shared = 1,
+			       .gdrcopy_nodes = {"/dev/gdrdrv"},
+			       .n_gdrcopy = 1,
+			       .gds_nodes = {"/dev/nvidia-fs0", "/dev/nvidia-fs1"},
+			       .n_gds = 2};
+	char *s = cdi_render(&in);
+	json_object *o, *devs, *common;
+	const char *found[2] = {NULL, NULL};
+
+	(void)state;
+	assert_non_null(s);
+	o = json_tokener_parse(s);
+	assert_non_null(o);
+	assert_true(json_object_object_get_ex(o, "devices", &devs));
+	for (size_t i = 0; i < json_object_array_length(devs); i++) {
+		json_object *d = json_object_array_get_idx(devs, i), *name, *edits, *nodes;
+		const char *text;
+
+		assert_true(json_object_object_get_ex(d, "name", &name));
+		assert_true(json_object_object_get_ex(d, "containerEdits", &edits));
+		assert_true(json_object_object_get_ex(edits, "deviceNodes", &nodes));
+		text = json_object_to_json_string(nodes);
+		if (strcmp(json_object_get_string(name), "gdrcopy") == 0)
+			found[0] = text;
+		else if (strcmp(json_object_get_string(name), "gds") == 0)
+			found[1] = text;
+		else
+			assert_false(has(text, "gdrdrv") || has(text, "nvidia-fs"));
+	}
+	assert_non_null(found[0]);
+	assert_true(has(found[0], "\\/dev\\/gdrdrv") || has(found[0], "/dev/gdrdrv"));
+	assert_non_null(found[1]);
+	assert_true(has(found[1], "nvidia-fs1"));
+	assert_true(json_object_object_get_ex(o, "containerEdits", &common));
+	assert_false(has(json_object_to_json_string(common), "gdrdrv"));
+	assert_false(has(json_object_to_json_string(common), "nvidia-fs"));
+	json_object_put(o);
+	free(s);
+
+	in.n_gdrcopy = in.n_gds = 0;
+	s = cdi_render(&in);
+	assert_false(has(s, "\"gdrcopy\"") || has(s, "\"gds\""));
 	free(s);
 }
 
@@ -727,6 +787,7 @@ int main(void)
 		cmocka_unit_test(test_render),
 		cmocka_unit_test(test_graphics_files),
 		scratch_unit_test(test_drm_nodes),
+		cmocka_unit_test(test_gpudirect_devices),
 		cmocka_unit_test(test_kind),
 		cmocka_unit_test(test_spec_kind),
 		scratch_unit_test(test_find_other),
