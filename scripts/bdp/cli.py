@@ -139,6 +139,5 @@ def parse(argv, doc):
     """The build record of ARGV: parsed, its platform chosen, checked."""
     args, platform = parse_args(argv, doc)
     b = record.from_args(args, platform(args))
-    b.gdrcopy, b.gds = args.gdrcopy, args.gds
     gpudirect.check(b)
     return b

@@ -24,7 +24,15 @@ How upstream builds them, and where we differ:
   nv_symbols and nv_configure steps, then kbuild with its KCPPFLAGS), with KVER, KDIR,
   NVIDIA_SRC_DIR given and KBUILD_EXTRA_SYMBOLS in MAKE_PARAMS. Its nv_symbols step looks
   for an installed nvidia.ko with modinfo on the build machine (create_nv.symvers.sh:73-126)
-  and its nv.symvers is not what modpost reads: the symbols come from KBUILD_EXTRA_SYMBOLS.
+  and appends what it finds to the tree's Module.symvers (src/Makefile:108-111), which
+  modpost reads on some kernels and not others; in our copy of the tree that script writes
+  an empty nv.symvers, so whatever the kernel, the symbols come from KBUILD_EXTRA_SYMBOLS
+  alone (this build's nvidia.ko), never from a driver installed on the build machine.
+- gdrdrv's HAVE_VM_FLAGS_SET and HAVE_PROC_OPS: src/gdrdrv/Makefile:57-61 sets them by
+  compiling probes against /lib/modules/KVER/build whatever KDIR says
+  (scripts/test_gdrdrv_HAVE_*.sh); we compile the same probes against the kernel tree
+  this build uses, before the driver is built, and pass the answers on make's command
+  line, which overrides the Makefile's.
   Its configure probes the kernel at /lib/modules/KVER/build and nowhere else
   (configure:89-97), so --gds needs the kernel's headers there.
 libcufile, GDS's user library, is no part of either: it ships with CUDA (the
@@ -35,10 +43,12 @@ import re
 import shutil
 import subprocess
 import tarfile
+import tempfile
 
 from bdp import signing
-from bdp.common import (HOST_ARCH, Failure, check_machine, die, modinfo, progress,
-                        run_watched, say, unpack_confined)
+from bdp.common import (HOST_ARCH, Failure, check_machine, die, modinfo, progress, run,
+                        run_watched, say, unpack_given)
+from bdp.userspace import soname
 
 # What marks each tree as upstream's (the files build-driver-package reads or runs).
 TREES = {
@@ -76,38 +86,46 @@ def check(b):
         if b.prebuilt:
             die("%s compiles against the nvidia.ko this build compiles (its Module.symvers): "
                 "--prebuilt-modules has none; build the driver's modules from source" % opt)
-        if b.keep_signatures or not b.sign_key:
+        if b.keep_signatures:
+            die("%s builds modules that the package's key must sign: --keep-signatures "
+                "keeps a vendor's signatures only; leave it out and give --sign-key and "
+                "--sign-cert" % opt)
+        if not b.sign_key:
             die("%s builds modules that the package's key must sign: give --sign-key and "
                 "--sign-cert" % opt)
 
 
 def unpack(b, key):
-    """The tree of --gdrcopy or --gds: a directory as it is, an archive unpacked through
-    unpack_confined into the work directory, entering its one top directory (GitHub's
-    archives: gdrcopy-2.5.1/). Refuses what is not upstream's tree. Returns its root."""
+    """The tree of --gdrcopy or --gds: a directory as it is, an archive unpacked by
+    common.unpack_given (confined, a member given twice refused) into the work directory,
+    entering its one top directory (GitHub's archives: gdrcopy-2.5.1/). Refuses what is not
+    upstream's tree. Returns its root."""
     t = TREES[key]
     given = getattr(b, key)
     path = os.path.realpath(given)
-    if os.path.isfile(path):
-        if not tarfile.is_tarfile(path):
-            die("%s %s is neither a directory nor a tar archive: pass %s (a directory, or "
-                "its .tar.gz/.tar.xz)" % (t["option"], given, t["what"]))
-        root = os.path.join(b.work, key + "-src")
-        shutil.rmtree(root, ignore_errors=True)
-        unpack_confined.unpack_tar(path, root, given)
-    elif os.path.isdir(path):
-        root = path
-    else:
+    if os.path.isfile(path) and not tarfile.is_tarfile(path):
+        die("%s %s is neither a directory nor a tar archive: pass %s (a directory, or "
+            "its .tar.gz/.tar.xz)" % (t["option"], given, t["what"]))
+    if not os.path.exists(path):
         die("%s %s does not exist: pass %s (a directory, or its archive)" % (
             t["option"], given, t["what"]))
-    marked = lambda r: all(os.path.isfile(os.path.join(r, m)) for m in t["marks"])  # noqa
-    tops = os.listdir(root)
-    if (not marked(root) and len(tops) == 1 and os.path.isdir(os.path.join(root, tops[0]))
-            and marked(os.path.join(root, tops[0]))):
-        root = os.path.join(root, tops[0])
+    work = os.path.join(b.work, key + "-src")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+
+    def marked(r):
+        return all(os.path.isfile(os.path.join(r, m)) for m in t["marks"])
+
+    def stay(r):
+        """Whether R is the tree to judge: its one top directory only when that is marked
+        (a tree with one src/ is judged whole, naming what it lacks)."""
+        tops = os.listdir(r)
+        return marked(r) or len(tops) != 1 or not marked(os.path.join(r, tops[0]))
+    _, root = unpack_given(given, t["option"], work, t["what"], stay)
     missing = [m for m in t["marks"] if not os.path.isfile(os.path.join(root, m))]
     if missing:
-        die("%s %s is not %s: it has no %s" % (t["option"], given, t["what"], missing[0]))
+        die("%s %s is not %s: it has no %s; pass the tree as upstream ships it" % (
+            t["option"], given, t["what"], missing[0]))
     return root
 
 
@@ -145,10 +163,54 @@ def gds_version(root):
     return ".".join(str(d[n]) for n in names)
 
 
+# What gdrcopy's probes (scripts/test_gdrdrv_HAVE_*.sh, src/gdrdrv/Makefile:57-61) ask
+# of the kernel: whether a module using each compiles.
+GDRDRV_PROBES = {
+    "HAVE_PROC_OPS": "#include <linux/proc_fs.h>\n"
+                     "static const struct proc_ops probe_ops;\n"
+                     "static int __init probe_init(void) { return probe_ops.proc_open != 0; }\n",
+    "HAVE_VM_FLAGS_SET": "#include <linux/mm.h>\n"
+                         "static void probe(struct vm_area_struct *v) { vm_flags_set(v, 0); }\n"
+                         "static int __init probe_init(void) { probe(0); return 0; }\n",
+}
+
+
+def gdrdrv_probes(b, ktree):
+    """HAVE_PROC_OPS and HAVE_VM_FLAGS_SET ("y" or "n") of the kernel tree this build
+    compiles against, as gdrcopy's probes answer them for /lib/modules/KVER/build."""
+    out = {}
+    for name, code in sorted(GDRDRV_PROBES.items()):
+        with tempfile.TemporaryDirectory(dir=b.work, prefix="gdrdrv-probe-") as d:
+            with open(os.path.join(d, "probe.c"), "w") as f:
+                f.write("#include <linux/module.h>\n" + code +
+                        "module_init(probe_init);\nMODULE_LICENSE(\"GPL\");\n")
+            with open(os.path.join(d, "Kbuild"), "w") as f:
+                f.write("obj-m := probe.o\n")
+            env = dict(ktree.env or os.environ)
+            rc = subprocess.run(["make", "-C", ktree.sysroot[1]] + ktree.make_vars +
+                                ["M=" + d, "modules"], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL).returncode
+        out[name] = "y" if rc == 0 else "n"
+    say("--gdrcopy: %s (probed against %s)" % (
+        ", ".join("%s=%s" % kv for kv in sorted(out.items())), ktree.sysroot[1]))
+    return out
+
+
+def check_source(src):
+    """Refuses, before the driver is built, a driver source without nv-p2p.h (the header of
+    the peer-to-peer API gdrdrv and nvidia-fs compile against)."""
+    for d, dirs, files in os.walk(src):
+        dirs.sort()
+        if "nv-p2p.h" in files:
+            return
+    die("--gdrcopy/--gds: the driver's source %s has no nv-p2p.h: give a driver source "
+        "with its kernel modules' sources (NVIDIA's .run, or its kernel/ tree)" % src)
+
+
 def prepare(b, ktree):
     """The trees of --gdrcopy and --gds, each found, identified and its version told, and
-    the kernel tree checked, before anything is compiled. Returns {key: {"root", "version"}}
-    for those given."""
+    the kernel tree checked (gdrdrv's probes run against it), before anything is compiled.
+    Returns {key: {"root", "version"[, "have"]}} for those given."""
     out = {}
     for key, version_of in (("gdrcopy", gdrcopy_version), ("gds", gds_version)):
         if not getattr(b, key):
@@ -171,6 +233,10 @@ def prepare(b, ktree):
         if b.cross:
             die("--gds: nvidia-fs's configure builds its probes for this machine (%s), not "
                 "for --arch %s: build on an %s machine" % (HOST_ARCH, b.arch, b.arch))
+    if "gdrcopy" in out:
+        if not ktree.sysroot:
+            die("--gdrcopy: no kernel tree to build gdrdrv against: give --headers")
+        out["gdrcopy"]["have"] = gdrdrv_probes(b, ktree)
     for key, src in out.items():
         say("%s %s: %s" % (TREES[key]["option"], src["version"], src["root"]))
     return out
@@ -204,8 +270,10 @@ def make(b, cwd, args, what, ktree, log):
     env["PWD"] = cwd
     try:
         run_watched(["make", "-C", cwd] + args, log, what, env=env)
-    except Failure as e:
-        die("%s\n%s does not build for kernel %s: see %s" % (e, what, b.kernel, log))
+    except Failure:
+        die("%s does not build for kernel %s (make %s failed): see %s for why, and give a "
+            "release of it that supports this kernel" % (what, b.kernel, " ".join(args[:1]),
+                                                         log))
 
 
 def kbuild_params(ktree, symvers):
@@ -230,7 +298,8 @@ def build_gdrcopy(b, fl, src, ktree, symvers, nv_src):
     make(b, drv, ["build", "KVER=" + b.kernel, "KDIR=" + ktree.sysroot[1],
                   "NVIDIA_SRC_DIR=" + nv_src,
                   "NVIDIA_IS_OPENSOURCE=" + ("y" if fl.name == "open" else "n"),
-                  "MAKE_PARAMS=" + kbuild_params(ktree, symvers)],
+                  "MAKE_PARAMS=" + kbuild_params(ktree, symvers)] +
+         ["%s=%s" % kv for kv in sorted(src["have"].items())],
          "gdrcopy's gdrdrv", ktree, os.path.join(top, "gdrdrv.log"))
     ko = os.path.join(drv, GDRDRV_KO)
     progress("compiling libgdrapi %s for %s" % (src["version"], b.arch))
@@ -241,12 +310,21 @@ def build_gdrcopy(b, fl, src, ktree, symvers, nv_src):
     return ko, os.path.join(top, "src")
 
 
-def build_gds(b, src, ktree, symvers, nv_src):
-    """nvidia-fs.ko of the gds-nvidia-fs tree SRC, by its src/Makefile's module target."""
-    top = os.path.join(b.work, "gds-%s" % b.kernel)
+def build_gds(b, fl, src, ktree, symvers, nv_src):
+    """nvidia-fs.ko of the gds-nvidia-fs tree SRC for flavour FL, by its src/Makefile's
+    module target; its nv_symbols step's script replaced in our copy by one that writes an
+    empty nv.symvers (the module docstring says why)."""
+    top = os.path.join(b.work, "gds-%s-%s" % (fl.name, b.kernel))
     shutil.rmtree(top, ignore_errors=True)
     shutil.copytree(src["root"], top, symlinks=True)
     s = os.path.join(top, "src")
+    script = os.path.join(s, "create_nv.symvers.sh")
+    if os.path.lexists(script):
+        os.unlink(script)
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\n# build-driver-package: the symbols come from "
+                "KBUILD_EXTRA_SYMBOLS\n: > nv.symvers\n")
+    os.chmod(script, 0o755)
     progress("compiling nvidia-fs %s for %s" % (src["version"], b.kernel))
     make(b, s, ["module", "KVER=" + b.kernel, "KDIR=" + ktree.sysroot[1],
                 "NVIDIA_SRC_DIR=" + nv_src, "MAKE_PARAMS=" + kbuild_params(ktree, symvers)],
@@ -254,17 +332,10 @@ def build_gds(b, src, ktree, symvers, nv_src):
     return os.path.join(s, NVFS_KO)
 
 
-def soname(path):
-    """The DT_SONAME of the shared library PATH (readelf -d), or None."""
-    out = subprocess.run(["readelf", "-d", path], capture_output=True, text=True).stdout
-    m = re.search(r"\(SONAME\)\s+Library soname: \[([^\]]+)\]", out)
-    return m.group(1) if m else None
-
-
 def stage_library(b, libdir, tree):
-    """libgdrapi.so.X.Y of LIBDIR into the package's lib64/ with its soname link
-    (libgdrapi.so.X -> libgdrapi.so.X.Y, as upstream's install makes it: gdrcopy
-    Makefile:105-111). Returns the soname."""
+    """libgdrapi.so.X.Y of LIBDIR into the package's lib64/ with its soname link and its
+    linker name's (libgdrapi.so.X -> libgdrapi.so.X.Y, libgdrapi.so -> libgdrapi.so.X, as
+    upstream's install makes them: gdrcopy Makefile:105-111). Returns the soname."""
     names = [n for n in os.listdir(libdir) if re.match(r"^libgdrapi\.so\.\d+\.\d+$", n)
              and os.path.isfile(os.path.join(libdir, n)) and
              not os.path.islink(os.path.join(libdir, n))]
@@ -274,15 +345,19 @@ def stage_library(b, libdir, tree):
     real = os.path.join(libdir, names[0])
     check_machine(b, real, names[0])
     so = soname(real)
-    if not so or not names[0].startswith(so):
-        die("--gdrcopy: %s has soname %s, not a prefix of its name" % (names[0], so))
+    if not so or not (so == names[0] or names[0].startswith(so + ".")):
+        die("--gdrcopy: %s has soname %s, which does not name it: give gdrcopy's tree as "
+            "upstream ships it (src/Makefile sets -soname libgdrapi.so.MAJOR)" % (
+                names[0], so))
     dst = os.path.join(tree, "lib64")
     os.makedirs(dst, exist_ok=True)
     shutil.copyfile(real, os.path.join(dst, names[0]))
     os.chmod(os.path.join(dst, names[0]), 0o755)
-    subprocess.run([b.strip, "--strip-unneeded", os.path.join(dst, names[0])], check=True)
+    run([b.strip, "--strip-unneeded", os.path.join(dst, names[0])])
     if so != names[0]:
         os.symlink(names[0], os.path.join(dst, so))
+    if so != "libgdrapi.so":
+        os.symlink(so, os.path.join(dst, "libgdrapi.so"))
     return so
 
 
@@ -290,7 +365,8 @@ def check_module(b, name, path, want_name):
     """NAME's .ko: for --kernel, with modinfo's name WANT_NAME, taking nvidia's symbols."""
     vermagic = modinfo(path, "vermagic")
     if vermagic.split(" ")[0] != b.kernel:
-        die("%s is built for kernel %s, not %s" % (name, vermagic.split(" ")[0], b.kernel))
+        die("%s is built for kernel %s, not %s: its KDIR was another kernel's; give "
+            "--headers of %s" % (name, vermagic.split(" ")[0], b.kernel, b.kernel))
     if modinfo(path, "name") != want_name:
         die("%s names itself %s, not %s: not upstream's module" % (
             name, modinfo(path, "name"), want_name))
@@ -315,16 +391,17 @@ def build_and_sign(b, fl, srcs, mods, ktree, kdir, tree):
         so = stage_library(b, libdir, tree)
         gdr_info = {"version": srcs["gdrcopy"]["version"], "library": so}
     if "gds" in srcs:
-        built.append((NVFS_KO, build_gds(b, srcs["gds"], ktree, symvers, nv_src), "nvidia_fs"))
+        built.append((NVFS_KO, build_gds(b, fl, srcs["gds"], ktree, symvers, nv_src),
+                      "nvidia_fs"))
         gds_info = {"version": srcs["gds"]["version"]}
     files = []
     for name, ko, modname in built:
         if not os.path.isfile(ko):
-            die("%s: the build made no %s" % (name, ko))
+            die("%s: the build made no %s: see the make log beside it for why" % (name, ko))
         dst = os.path.join(kdir, name)
         shutil.copyfile(ko, dst)
         check_machine(b, dst, name)
-        subprocess.run([b.strip, "--strip-debug", dst], check=True)
+        run([b.strip, "--strip-debug", dst])
         signing.sign_module(b, ktree.sign_file, dst)
         check_module(b, name, dst, modname)
         files.append(dst)

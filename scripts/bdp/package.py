@@ -18,18 +18,21 @@ def build_flavours(b, ktree):
     names = sources.pci_names(b.pci_names)
     gpus = {fl.name: sources.flavour_gpus(fl, src, version, names, ids_origin)
             for fl in b.flavours}
-    return version, [build_flavour(b, fl, src, version, ktree, gpus[fl.name])
-                     for fl in b.flavours]
+    # --gdrcopy/--gds: their trees and the driver's nv-p2p.h checked once, before any build.
+    gpudirect_srcs = gpudirect.prepare(b, ktree)
+    if gpudirect_srcs:
+        gpudirect.check_source(src)
+    return version, [build_flavour(b, fl, src, version, ktree, gpus[fl.name],
+                                   gpudirect_srcs) for fl in b.flavours]
 
 
-def build_flavour(b, fl, src, version, ktree, gpus):
+def build_flavour(b, fl, src, version, ktree, gpus, gpudirect_srcs):
     """Builds, signs, checks and packs flavour FL's package (the driver's files in SRC, the
     kernel's side in KTREE, the GPUs it supports in GPUS); publishes nothing."""
     fabric_src = userspace.fabricmanager_source(b, version) if b.fabricmanager else None
     nvlsm_src = userspace.nvlsm_source(b) if b.nvlsm else None
     imex_src = imex.imex_source(b, version) if b.imex else None
     nvsdm_src = nvsdm.nvsdm_source(b, version) if b.nvsdm else None
-    gpudirect_srcs = gpudirect.prepare(b, ktree)
     mods = b.platform.modules(b, fl, src, version, ktree)
     progress("%d modules of %s: %s" % (len(mods), version, ", ".join(sorted(mods)) or "none"))
     tree = os.path.join(b.work, "tree-%s-%s-%s" % (version, fl.name, b.kernel))

@@ -186,7 +186,7 @@ def from_args(args, platform):
         sign_key=args.sign_key, sign_cert=args.sign_cert, sign_file=args.sign_file,
         keep_signatures=args.keep_signatures, vendor_cert=args.vendor_cert,
         fabricmanager=args.fabricmanager, nvlsm=args.nvlsm, pci_names=args.pci_names,
-        imex=args.imex, nvsdm=args.nvsdm,
+        imex=args.imex, nvsdm=args.nvsdm, gdrcopy=args.gdrcopy, gds=args.gds,
         capabilities=media.parse_capabilities(args.capabilities),
         no_platform_params=args.no_platform_params, repo=args.repo, repo_key=args.repo_key,
         stage_to=args.stage_to,

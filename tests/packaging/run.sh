@@ -1205,8 +1205,12 @@ t_gpudirect() {
     mkdir -p "$w/prebuilt"
     rc 1 "$w/prebuilt.log" bdp "${sign[@]}" --prebuilt-modules "$w/prebuilt" --gds "$w/gds"
     has "$w/prebuilt.log" "--gds compiles against the nvidia.ko this build compiles (its Module.symvers): --prebuilt-modules has none"
+    # A driver source without nv-p2p.h: refused before the driver is built.
+    rc 1 "$w/nop2p.log" bdp --source "$W/src" --sign-key "$W/keys/vendor.pem" \
+        --sign-cert "$W/keys/vendor.crt" --work "$w/work" --gdrcopy "$w/gdrcopy-2.5.tar.gz"
+    has "$w/nop2p.log" "has no nv-p2p.h: give a driver source with its kernel modules' sources"
     grep -q "compiling\|signing" "$w/not-gdrcopy.log" "$w/not-gds.log" "$w/nover.log" \
-        "$w/prebuilt.log" && fail "gpudirect: built before the sources were checked"
+        "$w/prebuilt.log" "$w/nop2p.log" && fail "gpudirect: built before the sources were checked"
 
     rc 0 "$w/ok.log" bdp "${sign[@]}" --gdrcopy "$w/gdrcopy-2.5.tar.gz" --gds "$w/gds"
     has "$w/ok.log" "GPUDirect: kernel/gdrdrv.ko, kernel/nvidia-fs.ko signed and packed, lib64/libgdrapi.so.2"
@@ -1224,6 +1228,15 @@ t_gpudirect() {
     done
     [ "$(modinfo -F name "$p/kernel/nvidia-fs.ko")" = nvidia_fs ] || fail "nvidia-fs's module name"
     [ "$(readlink "$p/lib64/libgdrapi.so.2")" = libgdrapi.so.2.5 ] || fail "the soname link"
+    [ "$(readlink "$p/lib64/libgdrapi.so")" = libgdrapi.so.2 ] || fail "the linker name's link"
+    # gdrcopy's HAVE_* probes answered for the tree built against (6.1: proc_ops, no
+    # vm_flags_set), passed on make's command line.
+    [ "$(modinfo -F have_proc_ops "$p/kernel/gdrdrv.ko")" = y ] || fail "gdrdrv: HAVE_PROC_OPS"
+    [ "$(modinfo -F have_vm_flags_set "$p/kernel/gdrdrv.ko")" = n ] || fail "gdrdrv: HAVE_VM_FLAGS_SET"
+    # nv_symbols' CRC of a stray driver (the stand-in script's 0x0badc0de) never reaches
+    # modpost: nvidia-fs takes the CRC of this build's nvidia.ko.
+    /sbin/modprobe --dump-modversions "$p/kernel/nvidia-fs.ko" | grep -q '0x0badc0de' &&
+        fail "nvidia-fs took nv.symvers' CRC"
     readelf -d "$p/lib64/libgdrapi.so.2.5" | grep -q 'Library soname: \[libgdrapi.so.2\]' ||
         fail "libgdrapi's soname"
     python3 -c 'import json,sys; i=json.load(open(sys.argv[1])); assert i["gdrcopy"] == {"version": "2.5", "library": "libgdrapi.so.2"} and i["gds"] == {"version": "2.27.3"}, i; assert {"gdrdrv.ko", "nvidia-fs.ko"} <= set(i["modules"]), i["modules"]' \

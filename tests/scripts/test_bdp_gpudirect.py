@@ -2,7 +2,10 @@
 """--gdrcopy and --gds (scripts/bdp/gpudirect.py): the versions upstream's trees say, the
 trees told apart, archives entered at their one top directory, and what is refused before
 anything is built. tests/packaging's and tests/vm's scenario gpudirect build with it."""
+import io
 import os
+import shutil
+import subprocess
 import tarfile
 import unittest
 
@@ -85,9 +88,64 @@ class Trees(Case):
         self.assertIn("--gds compiles against the nvidia.ko this build compiles",
                       self.refused(gpudirect.check, b))
         b = self.build(gdrcopy="x", keep_signatures=True, sign_key=None)
-        self.assertIn("--gdrcopy builds modules that the package's key must sign",
+        self.assertIn("--keep-signatures keeps a vendor's signatures only; leave it out",
                       self.refused(gpudirect.check, b))
+        b = self.build(gdrcopy="x", sign_key=None)
+        self.assertIn("--gdrcopy builds modules that the package's key must sign: give "
+                      "--sign-key", self.refused(gpudirect.check, b))
         gpudirect.check(self.build())   # neither given: nothing to refuse
+
+    def test_member_twice_refused(self):
+        # common.unpack_given's check: which copy of a member is the tree cannot be told.
+        src = self.gdrcopy("gdrcopy-2.6")
+        with tarfile.open(self.path("g.tar"), "w") as t:
+            t.add(src, "gdrcopy-2.6")
+            data = b"twice\n"
+            info = tarfile.TarInfo("gdrcopy-2.6/Makefile")
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+        b = self.build(gdrcopy=self.path("g.tar"))
+        self.assertIn("gdrcopy-2.6/Makefile twice", self.refused(gpudirect.unpack, b, "gdrcopy"))
+
+    def test_source_without_nv_p2p_h_refused_before_building(self):
+        self.write("drv/kernel/nvidia/nv.c", "")
+        self.assertIn("has no nv-p2p.h", self.refused(gpudirect.check_source,
+                                                      self.path("drv")))
+        self.write("drv/kernel/nvidia/nv-p2p.h", "")
+        gpudirect.check_source(self.path("drv"))
+
+    def test_make_failure_is_one_line(self):
+        self.write("m/Makefile", "all:\n\t@echo broken; false\n")
+        b = self.build()
+        msg = self.refused(gpudirect.make, b, self.path("m"), ["all"], "gdrcopy's gdrdrv",
+                           self.record(env=None), self.path("m.log"))
+        self.assertNotIn("\n", msg)
+        self.assertIn("gdrcopy's gdrdrv does not build for kernel 6.1.0-57-amd64 (make all "
+                      "failed): see %s" % self.path("m.log"), msg)
+
+    @unittest.skipUnless(shutil.which("gcc") and shutil.which("readelf"), "gcc, readelf")
+    def test_library_links_and_soname(self):
+        # libgdrapi.so.X.Y with its soname's link and the linker name's, as upstream's
+        # install (Makefile:105-111); a soname that only starts its name is refused.
+        def lib(d, name, so):
+            os.makedirs(self.path(d), exist_ok=True)
+            self.write(d + "/x.c", "int gdr_x(void) { return 1; }\n")
+            subprocess.run(["gcc", "-shared", "-fPIC", "-Wl,-soname," + so, "-o",
+                            self.path(d, name), self.path(d, "x.c")], check=True)
+            os.unlink(self.path(d, "x.c"))
+            return self.path(d)
+        b = self.build(strip="strip")
+        tree = self.path("tree")
+        so = gpudirect.stage_library(b, lib("l1", "libgdrapi.so.2.6", "libgdrapi.so.2"), tree)
+        self.assertEqual(so, "libgdrapi.so.2")
+        self.assertEqual(os.readlink(os.path.join(tree, "lib64/libgdrapi.so.2")),
+                         "libgdrapi.so.2.6")
+        self.assertEqual(os.readlink(os.path.join(tree, "lib64/libgdrapi.so")),
+                         "libgdrapi.so.2")
+        self.assertIn("has soname libgdrapi.so.2, which does not name it",
+                      self.refused(gpudirect.stage_library, b,
+                                   lib("l2", "libgdrapi.so.26.1", "libgdrapi.so.2"),
+                                   self.path("tree2")))
 
 
 if __name__ == "__main__":

@@ -29,7 +29,8 @@
 #endif
 
 static unsigned int nvfs_max_devices = MAX_NVFS_DEVICES;
-module_param_named(max_devices, nvfs_max_devices, uint, 0444);
+/* Writable, as upstream's (nvfs-core.c:2622: S_IWUSR | S_IRUGO). */
+module_param_named(max_devices, nvfs_max_devices, uint, 0644);
 static int major_number;
 static struct class *nvfs_class;
 static unsigned int nvfs_curr_devices;

@@ -71,3 +71,14 @@ module_exit(gdrdrv_exit);
 MODULE_LICENSE("Dual MIT/GPL");
 MODULE_VERSION(GDRDRV_VERSION_STRING);
 MODULE_DESCRIPTION("gdrdrv stand-in for nvidia-driver-installer tests");
+/* What the build's HAVE_* probes answered (src/gdrdrv/Makefile), for the tests to read. */
+#ifdef GDRDRV_HAVE_PROC_OPS
+MODULE_INFO(have_proc_ops, "y");
+#else
+MODULE_INFO(have_proc_ops, "n");
+#endif
+#ifdef GDRDRV_HAVE_VM_FLAGS_SET
+MODULE_INFO(have_vm_flags_set, "y");
+#else
+MODULE_INFO(have_vm_flags_set, "n");
+#endif
