@@ -92,7 +92,8 @@ int install_plan_source(struct run *run, bool reuse, struct err *e)
 		return source_fallback_failed(&p->src, e);
 	if (r < 0)
 		return err_wrap(e, "select");
-	if (session_check_capabilities(c, &p->choice, &p->host, e) < 0)
+	if (session_check_capabilities(c, &p->choice, &p->host, e) < 0 ||
+	    session_check_gpudirect(c, &p->choice, &p->host, e) < 0)
 		return err_wrap(e, "select");
 	log_choice(p, c->driver_version, t0);
 	return 0;

@@ -171,6 +171,40 @@ int session_check_capabilities(const struct config *c, const struct repo_choice 
 	return -1;
 }
 
+/*
+ * What --modules asks of GDRCopy and GPUDirect Storage: the chosen package carries gdrdrv
+ * and nvidia-fs only where built with --gdrcopy / --gds (the index's packages[].gpudirect);
+ * one asked of a package without it is refused here, before the download, not after it.
+ */
+int session_check_gpudirect(const struct config *c, const struct repo_choice *ch,
+			    const struct host *h, struct err *e)
+{
+	static const struct {
+		const char *module, *alt, *option;
+		unsigned bit;
+	} gd[] = {{"gdrdrv", "gdrdrv", "--gdrcopy", REPO_GPUDIRECT_GDRCOPY},
+		  {"nvidia-fs", "nvidia_fs", "--gds", REPO_GPUDIRECT_GDS}};
+
+	for (size_t i = 0; i < c->modules.n; i++) {
+		for (size_t j = 0; j < ARRAY_SIZE(gd); j++) {
+			if ((strcmp(c->modules.v[i], gd[j].module) != 0 &&
+			     strcmp(c->modules.v[i], gd[j].alt) != 0) ||
+			    (ch->pkg->gpudirect & gd[j].bit))
+				continue;
+			err_set(e, EXIT_NO_MATCH,
+				"driver %s's package for kernel %s has no %s.ko; --modules asks for it",
+				ch->driver->version, h->kernel, gd[j].module);
+			err_hint(
+				e,
+				"publish a package built with build-driver-package %s, or leave %s "
+				"out of --modules",
+				gd[j].option, gd[j].module);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 unsigned session_capabilities(const struct config *c)
 {
 	unsigned caps = REPO_CAP_DEFAULT;

@@ -70,6 +70,14 @@ _must_check_ int session_check_capabilities(const struct config *c, const struct
 unsigned session_capabilities(const struct config *c);
 
 /*
+ * What --modules asks of the chosen package's GDRCopy and GDS modules (gdrdrv, nvidia-fs:
+ * the index's packages[].gpudirect). 0, or -1: EXIT_NO_MATCH naming build-driver-package's
+ * --gdrcopy or --gds.
+ */
+_must_check_ int session_check_gpudirect(const struct config *c, const struct repo_choice *ch,
+					 const struct host *h, struct err *e);
+
+/*
  * Every command's --json document, printed one way: pretty, with spaces, "/" unescaped
  * (docs/json.md). session_json_string: a JSON string, or null for NULL;
  * session_json_nonempty: the same, and null for "" too (a field not known).

@@ -159,7 +159,7 @@ int kmods_set_build(struct kmods *k, const struct kmods_set_request *q, struct k
 			err_set(e, EXIT_VERIFY, "the package has no %s.ko in kernel/", q->names[i]);
 			err_hint(
 				e,
-				"pick modules the package has with --modules, or rebuild the package with them");
+				"pick modules the package has with --modules, or rebuild the package with them (build-driver-package --modules; --gdrcopy for gdrdrv, --gds for nvidia-fs)");
 			return -1;
 		}
 		_Static_assert(sizeof(en->info.name) == sizeof(en->name), "module name sizes");

@@ -8,6 +8,14 @@ R="file://$T/repo"
 expect_rc 0 install --repo "$R" $(kernel_args)
 kstate() { for d in sys proc dev; do snapshot "$T/root/$d"; done; snapshot "$T/root/$IDIR_REL"; }
 
+# gdrdrv asked of a package built without --gdrcopy (no packages[].gpudirect): refused at
+# selection, exit 3, before anything is downloaded or changed.
+before=$(kstate)
+expect_rc 3 install --repo "$R" $(kernel_args) --driver-version "$V_NEW" --modules nvidia,gdrdrv
+expect_err "package for kernel .* has no gdrdrv.ko; --modules asks for it"
+expect_err "build-driver-package --gdrcopy"
+assert_eq "$(kstate)" "$before" "state after a refused gdrdrv"
+
 # A process with /dev/nvidiactl open (as /proc shows it).
 mkdir -p "$T/root/proc/4242/fd"
 ln -s /dev/nvidiactl "$T/root/proc/4242/fd/3"
