@@ -406,10 +406,17 @@ lockdown() {
 # gdrdrv.ko was changed after signing is refused before the kernel sees it, nothing loaded;
 # the good package's gdrdrv and nvidia-fs load after nvidia (their dependency), with
 # /dev/gdrdrv and /dev/nvidia-fs0..15 at the majors of /proc/devices, mode 0666, in the CDI
-# spec; uninstall takes them away.
+# spec's gdrcopy and gds devices; uninstall takes them away. /dev is a tmpfs here, as in a
+# container, not devtmpfs: every node there is the installer's (devtmpfs would have made
+# nvidia-fs's itself).
 gpudirect() {
     local K="--repo-key /keys/repo-pub.pem --module-cert /keys/mod.crt --fetch-timeout 60"
     local M="--modules nvidia,nvidia-uvm,gdrdrv,nvidia-fs"
+    mount -t tmpfs -o mode=755 ndi-dev /dev
+    mknod -m 666 /dev/null c 1 3 && mknod -m 666 /dev/zero c 1 5 &&
+        mknod -m 644 /dev/urandom c 1 9 && mknod -m 600 /dev/kmsg c 1 11
+    check dev-tmpfs sh -c 'grep -q "^ndi-dev /dev tmpfs" /proc/mounts'
+    check dev-no-nvfs [ ! -e /dev/nvidia-fs0 ]
     run install --repo file:///gpudirect-bad-repo $K $M --driver-version "$V_OLD"
     grep ERROR /tmp/err | sed 's/^/VMTEST | /'
     check tampered-refused rc_is 5
@@ -431,13 +438,22 @@ gpudirect() {
     check node-nvfs0 [ "$(node nvidia-fs0)" = "$nvfs:0 666" ]
     check node-nvfs15 [ "$(node nvidia-fs15)" = "$nvfs:15 666" ]
     check char-link-gdrdrv [ "$(readlink "/dev/char/$gdr:0")" = "../gdrdrv" ]
-    check cdi-gdrdrv grep -q '"path": "/dev/gdrdrv"' /var/run/cdi/nvidia-driver-installer.json
-    check cdi-nvfs grep -q '"path": "/dev/nvidia-fs15"' /var/run/cdi/nvidia-driver-installer.json
+    # nvidiactl, nvidia-uvm, -uvm-tools, gdrdrv and 16 nvidia-fs at least, all made by us.
+    created=$(sed -n 's/.*device nodes in place (created=\([0-9]*\).*/\1/p' /tmp/err)
+    echo "VMTEST nodes created: $created"
+    check nodes-ours [ "${created:-0}" -ge 20 ]
+    cdi=/var/run/cdi/nvidia-driver-installer.json
+    check cdi-gdrcopy-device grep -q '"name": "gdrcopy"' $cdi
+    check cdi-gds-device grep -q '"name": "gds"' $cdi
+    check cdi-gdrdrv grep -q '"path": "/dev/gdrdrv"' $cdi
+    check cdi-nvfs grep -q '"path": "/dev/nvidia-fs15"' $cdi
     check libgdrapi sh -c 'case $(readlink /home/kubernetes/bin/nvidia/lib64/libgdrapi.so.2) in libgdrapi.so.2.[0-9]*) ;; *) false ;; esac'
     run uninstall
     check uninstall rc_is 0
     check uninstall-unloaded [ -z "$(loaded)" ]
     check uninstall-node [ ! -e /dev/gdrdrv ]
+    check uninstall-nvfs [ ! -e /dev/nvidia-fs0 ]
+    umount /dev
 }
 
 # The platform's own signature, kept: Debian's signed module loads under sig_enforce, the
