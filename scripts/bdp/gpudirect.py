@@ -246,21 +246,25 @@ def nvidia_build(mods):
     """The directory nvidia.ko was built in, its Module.symvers and the directory of the
     driver's nv-p2p.h (NVIDIA's kernel/nvidia/, kernel-open/nvidia/), or refusals."""
     if "nvidia" not in mods:
-        die("--gdrcopy/--gds: no nvidia.ko was built to compile against")
+        die("--gdrcopy/--gds: no nvidia.ko was built to compile against: keep nvidia in "
+            "--modules")
     bdir = os.path.dirname(mods["nvidia"])
     symvers = os.path.join(bdir, "Module.symvers")
     if not os.path.isfile(symvers):
         die("--gdrcopy/--gds: %s has no Module.symvers: the nvidia_p2p_* symbols' versions "
-            "cannot be known" % bdir)
+            "cannot be known; give a driver source whose kbuild writes it (NVIDIA's .run)"
+            % bdir)
     with open(symvers) as f:
         if "\tnvidia_p2p_get_pages\t" not in f.read():
             die("--gdrcopy/--gds: this nvidia.ko exports no nvidia_p2p_get_pages "
-                "(%s): it has no peer-to-peer API to build against" % symvers)
+                "(%s): it has no peer-to-peer API to build against; build a driver that "
+                "has it, or leave out --gdrcopy/--gds" % symvers)
     for d, dirs, files in sorted(os.walk(bdir)):
         dirs.sort()
         if "nv-p2p.h" in files:
             return bdir, symvers, d
-    die("--gdrcopy/--gds: the driver's module sources (%s) have no nv-p2p.h" % bdir)
+    die("--gdrcopy/--gds: the driver's module sources (%s) have no nv-p2p.h: give a driver "
+        "source with its kernel modules' sources (NVIDIA's .run)" % bdir)
 
 
 def make(b, cwd, args, what, ktree, log):
@@ -340,8 +344,8 @@ def stage_library(b, libdir, tree):
              and os.path.isfile(os.path.join(libdir, n)) and
              not os.path.islink(os.path.join(libdir, n))]
     if len(names) != 1:
-        die("--gdrcopy: the lib target made %s, not one libgdrapi.so.X.Y" % (
-            ", ".join(sorted(names)) or "no library"))
+        die("--gdrcopy: the lib target made %s, not one libgdrapi.so.X.Y: give gdrcopy's "
+            "tree as upstream ships it" % (", ".join(sorted(names)) or "no library"))
     real = os.path.join(libdir, names[0])
     check_machine(b, real, names[0])
     so = soname(real)
@@ -368,12 +372,13 @@ def check_module(b, name, path, want_name):
         die("%s is built for kernel %s, not %s: its KDIR was another kernel's; give "
             "--headers of %s" % (name, vermagic.split(" ")[0], b.kernel, b.kernel))
     if modinfo(path, "name") != want_name:
-        die("%s names itself %s, not %s: not upstream's module" % (
-            name, modinfo(path, "name"), want_name))
+        die("%s names itself %s, not %s: not upstream's module; give NVIDIA's tree as it "
+            "ships" % (name, modinfo(path, "name"), want_name))
     deps = modinfo(path, "depends").split(",")
     if "nvidia" not in deps:
         die("%s does not depend on nvidia (depends: %s): it was not built against this "
-            "build's nvidia.ko" % (name, ",".join(deps) or "none"))
+            "build's nvidia.ko; give a tree whose Makefile passes MAKE_PARAMS to kbuild, as "
+            "upstream's" % (name, ",".join(deps) or "none"))
 
 
 def build_and_sign(b, fl, srcs, mods, ktree, kdir, tree):
