@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "kernel/kargs.h"
+#include "kernel/kmods.h"
 #include "util/jsonc.h"
 
 static bool diff(char *const *old, size_t n_old, char *const *new, size_t n_new, char *buf)
@@ -93,12 +94,21 @@ static void test_record_round_trip(void **state)
 	assert_int_equal(r.args.n, 2);
 	assert_string_equal(r.args.v[0], "nvidia.NVreg_X=1");
 	assert_string_equal(r.args.v[1], "nvidia_uvm.uvm_Y=2");
+	assert_int_equal(r.gpudirect, 0);
 	kargs_record_done(&r);
-	/* An empty set is a record too: a load given no parameters. */
+	/* An empty set is a record too: a load given no parameters. With GDRCopy's and GDS's
+	 * modules this load inserted (gpudirect_modules), which alone count as the driver's. */
 	strv_clear(&w.args);
+	w.gpudirect = KMODS_GDRDRV | KMODS_NVIDIA_FS;
 	assert_int_equal(kargs_write(f->fd, &w, &e), 0);
 	assert_int_equal(kargs_read(f->fd, &r, &e), 0);
 	assert_int_equal(r.args.n, 0);
+	assert_int_equal(r.gpudirect, KMODS_GDRDRV | KMODS_NVIDIA_FS);
+	kargs_record_done(&r);
+	w.gpudirect = KMODS_GDRDRV;
+	assert_int_equal(kargs_write(f->fd, &w, &e), 0);
+	assert_int_equal(kargs_read(f->fd, &r, &e), 0);
+	assert_int_equal(r.gpudirect, KMODS_GDRDRV);
 	kargs_record_done(&r);
 	assert_int_equal(kargs_remove(f->fd, &e), 0);
 	assert_int_equal(kargs_read(f->fd, &r, &e), 1);
