@@ -274,7 +274,8 @@ static void load_peermem(struct kernel *kn)
 		       "nvidia-peermem not loaded; the driver stays, without GPUDirect RDMA",
 		       "reason", e.msg, "fix",
 		       e.hint[0] ? e.hint
-				 : "see docs/design.md, \"GPUDirect RDMA\"; the node agent retries",
+				 : "see " DOC_DIR
+				   "/design.md, \"GPUDirect RDMA\"; the node agent retries",
 		       LOG_END);
 	else if (r > 0)
 		log_kv(LOG_INFO, "kernel", "nvidia-peermem loaded", "version", kn->version,

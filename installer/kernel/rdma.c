@@ -79,7 +79,7 @@ static void dmabuf_blocker(const struct kernel_rdma_probe *p, char *buf, size_t 
 	"the package's nvidia-peermem was built without MOFED's peer-memory API (it imports "      \
 	"no " PEER_API_SYMBOL ": NVIDIA's then fails its init with -EINVAL)"
 #define STUB_FIX                                                                                   \
-	"build the package against MOFED's ofa_kernel tree (docs/building-packages.md, "           \
+	"build the package against MOFED's ofa_kernel tree (" DOC_DIR "/building-packages.md, "    \
 	"\"GPUDirect RDMA\"), or use --rdma dmabuf with the open kernel modules"
 
 static void decide_peermem(const struct kernel_rdma_probe *p, struct kernel_rdma_decision *r)
