@@ -80,7 +80,7 @@ static void dmabuf_blocker(const struct kernel_rdma_probe *p, char *buf, size_t 
 	"no " PEER_API_SYMBOL ": NVIDIA's then fails its init with -EINVAL)"
 #define STUB_FIX                                                                                   \
 	"build the package against MOFED's ofa_kernel tree (" DOC_DIR "/building-packages.md, "    \
-	"\"GPUDirect RDMA\"), or use --rdma dmabuf with the open kernel modules"
+	"\"GPUDirect RDMA and nvidia-peermem\"), or use --rdma dmabuf with the open kernel modules"
 
 static void decide_peermem(const struct kernel_rdma_probe *p, struct kernel_rdma_decision *r)
 {
