@@ -17,7 +17,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "kernel/kernel.h" /* the face: what other folders call of this module */
+#include "kernel/kernel.h"	  /* the face: what other folders call of this module */
+#include "kernel/kmods_explain.h" /* why the kernel refused an insertion */
 #include "util/err.h"
 
 /*
@@ -82,13 +83,6 @@ bool kmods_all_live(struct kmods *k, char *const *names, size_t n_names);
 
 /* Whether the set holds module NAME (normalised). */
 bool kmods_set_has(const struct kmods_set *set, const char *name);
-
-/*
- * Reads kernel log records (one per read(2), as /dev/kmsg gives them) from FD until none
- * is left, and joins the text of the kernel's own (facility 0, util/kmsg.h) that carry
- * NVIDIA's "NVRM: " prefix into BUF. FD < 0 gives "".
- */
-void kmods_driver_log(int fd, char *buf, size_t size);
 
 /*
  * GDRCopy's gdrdrv (KMODS_GDRDRV) and GPUDirect Storage's nvidia_fs (KMODS_NVIDIA_FS) are
