@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "source/repo.h"
-#include "source/repo_gpudirect.h"
 #include "source/repo_caps.h"
 #include "source/repo_kmt.h"
+#include "source/repo_names.h"
 #include "source/version.h"
 #include "util/jsonc.h"
 

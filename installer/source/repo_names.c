@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The index's arrays of names as bits (repo_names.h). */
+/* The index's arrays of names as bits (repo_names.h), and packages[].gpudirect by them. */
 #include <string.h>
 
 #include "source/repo_names.h"
@@ -28,4 +28,24 @@ int repo_names_bits(json_object *o, const struct repo_name_set *names, const cha
 	}
 	*ret_bits = bits;
 	return 1;
+}
+
+/*
+ * "gpudirect": an array of strings, optional (docs/repository-format.md): "gdrcopy" and
+ * "gds", the GPUDirect modules the package carries, bits 0 and 1 as REPO_GPUDIRECT_*.
+ */
+int repo_gpudirect_parse_package(json_object *o, const char *where, struct repo_package *p,
+				 struct err *e)
+{
+	static const char *const gpudirect_names[] = {"gdrcopy", "gds"};
+	static const struct repo_name_set field = {"gpudirect", gpudirect_names,
+						   ARRAY_SIZE(gpudirect_names)};
+	unsigned bits = 0;
+
+	_Static_assert(REPO_GPUDIRECT_GDRCOPY == 1u << 0 && REPO_GPUDIRECT_GDS == 1u << 1,
+		       "gpudirect_names is in REPO_GPUDIRECT_* bit order");
+	if (repo_names_bits(o, &field, where, &bits, e) < 0)
+		return -1;
+	p->gpudirect |= bits;
+	return 0;
 }

@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 #include <stddef.h>
 
+#include "source/source.h"
 #include "util/cleanup.h"
 #include "util/err.h"
 
@@ -28,3 +29,11 @@ struct repo_name_set {
  */
 _must_check_ int repo_names_bits(json_object *o, const struct repo_name_set *names,
 				 const char *where, unsigned *ret_bits, struct err *e);
+
+/*
+ * packages[].gpudirect: optional, an array of strings; "gdrcopy" and "gds" set
+ * REPO_GPUDIRECT_GDRCOPY and REPO_GPUDIRECT_GDS in P, other names are skipped. 0, or -1
+ * (EXIT_VERIFY) where it is not an array of strings.
+ */
+_must_check_ int repo_gpudirect_parse_package(json_object *o, const char *where,
+					      struct repo_package *p, struct err *e);
