@@ -8,11 +8,9 @@
  */
 #include "cmocka_prelude.h"
 #include "scratch.h"
+#include "testcert.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,35 +142,6 @@ static void test_argument_for_another_module(void **state)
 	assert_int_equal(prepare(f, &o, RELEASE, &kn, &e), -1);
 	assert_int_equal(e.code, EXIT_USAGE);
 	assert_non_null(strstr(e.msg, "nvidia-drm"));
-}
-
-/* A self-signed certificate at PATH, made with libcrypto (no openssl program needed). */
-static void make_cert(const char *path)
-{
-	EVP_PKEY *k = EVP_EC_gen("P-256");
-	X509 *x = X509_new();
-	X509_NAME *n;
-	FILE *out;
-
-	assert_non_null(k);
-	assert_non_null(x);
-	assert_int_equal(X509_set_version(x, 2), 1);
-	assert_int_equal(ASN1_INTEGER_set(X509_get_serialNumber(x), 1), 1);
-	assert_non_null(X509_gmtime_adj(X509_getm_notBefore(x), 0));
-	assert_non_null(X509_gmtime_adj(X509_getm_notAfter(x), 86400));
-	assert_int_equal(X509_set_pubkey(x, k), 1);
-	n = X509_get_subject_name(x);
-	assert_int_equal(X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_ASC,
-						    (const unsigned char *)"test", -1, -1, 0),
-			 1);
-	assert_int_equal(X509_set_issuer_name(x, n), 1);
-	assert_true(X509_sign(x, k, EVP_sha256()) > 0);
-	out = fopen(path, "w");
-	assert_non_null(out);
-	assert_int_equal(PEM_write_X509(out, x), 1);
-	fclose(out);
-	X509_free(x);
-	EVP_PKEY_free(k);
 }
 
 static void test_unsigned_with_a_certificate(void **state)
