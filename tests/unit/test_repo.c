@@ -121,6 +121,37 @@ static void expect_parse_error(const char *json, const char *needle)
 	assert_null(idx);
 }
 
+/* JSON parsed, the test failed where the index is refused; free with repo_index_free. */
+static struct repo_index *parse_ok(const char *json)
+{
+	struct repo_index *idx = NULL;
+	struct err e;
+
+	err_clear(&e);
+	if (repo_index_parse(json, strlen(json), &idx, &e) < 0)
+		fail_msg("parse: %s", e.msg);
+	return idx;
+}
+
+/*
+ * Each of the N values BAD as packages[0].FIELD of an otherwise good index: refused
+ * (exit 5) with NEEDLE in the message.
+ */
+static void expect_field_refused(const char *field, const char *const *bad, size_t n,
+				 const char *needle)
+{
+	char doc[512];
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(
+			doc, sizeof(doc),
+			"{\"format\":1,\"drivers\":[{\"version\":\"1\",\"packages\":[{\"kernel\":\"k\",\"arch\":\"x86_64\",\"path\":\"a\",\"sha256\":\"" SHA_A
+			"\",\"size\":1,\"%s\":%s}]}]}",
+			field, bad[i]);
+		expect_parse_error(doc, needle);
+	}
+}
+
 #define DRV(v, pkgs) "{\"format\":1,\"drivers\":[{\"version\":\"" v "\",\"packages\":[" pkgs "]}]}"
 
 /*
@@ -778,26 +809,15 @@ static void test_imex(void **state)
 		DRV("1", PKG("a", ",\"imex\":true", SHA_A) "," PKG("b", ",\"imex\":false",
 								   SHA_A) "," PKG("c", "", SHA_A));
 	static const char *const bad[] = {"1", "\"true\"", "null", "{}", "[true]"};
-	struct repo_index *idx = NULL;
-	char doc[512];
-	struct err e;
+	struct repo_index *idx = parse_ok(json);
 
 	(void)state;
-	err_clear(&e);
-	if (repo_index_parse(json, strlen(json), &idx, &e) < 0)
-		fail_msg("parse: %s", e.msg);
 	assert_true(idx->drivers[0].pkgs[0].imex);
 	assert_false(idx->drivers[0].pkgs[1].imex);
 	assert_false(idx->drivers[0].pkgs[2].imex);
 	repo_index_free(idx);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		snprintf(
-			doc, sizeof(doc),
-			"{\"format\":1,\"drivers\":[{\"version\":\"1\",\"packages\":[{\"kernel\":\"k\",\"arch\":\"x86_64\",\"path\":\"a\",\"sha256\":\"" SHA_A
-			"\",\"size\":1,\"imex\":%s}]}]}",
-			bad[i]);
-		expect_parse_error(doc, "packages[0]: \"imex\" must be true or false");
-	}
+	expect_field_refused("imex", bad, ARRAY_SIZE(bad),
+			     "packages[0]: \"imex\" must be true or false");
 }
 
 /*
@@ -810,27 +830,16 @@ static void test_nvsdm(void **state)
 		DRV("1", PKG("a", ",\"nvsdm\":true", SHA_A) "," PKG("b", ",\"nvsdm\":false",
 								    SHA_A) "," PKG("c", "", SHA_A));
 	static const char *const bad[] = {"1", "\"true\"", "null", "[true]"};
-	struct repo_index *idx = NULL;
-	char doc[512];
-	struct err e;
+	struct repo_index *idx = parse_ok(json);
 
 	(void)state;
-	err_clear(&e);
-	if (repo_index_parse(json, strlen(json), &idx, &e) < 0)
-		fail_msg("parse: %s", e.msg);
 	assert_true(idx->drivers[0].pkgs[0].nvsdm);
 	assert_false(idx->drivers[0].pkgs[1].nvsdm);
 	assert_false(idx->drivers[0].pkgs[2].nvsdm);
 	assert_false(idx->drivers[0].pkgs[0].imex);
 	repo_index_free(idx);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		snprintf(
-			doc, sizeof(doc),
-			"{\"format\":1,\"drivers\":[{\"version\":\"1\",\"packages\":[{\"kernel\":\"k\",\"arch\":\"x86_64\",\"path\":\"a\",\"sha256\":\"" SHA_A
-			"\",\"size\":1,\"nvsdm\":%s}]}]}",
-			bad[i]);
-		expect_parse_error(doc, "packages[0]: \"nvsdm\" must be true or false");
-	}
+	expect_field_refused("nvsdm", bad, ARRAY_SIZE(bad),
+			     "packages[0]: \"nvsdm\" must be true or false");
 }
 
 /*
@@ -845,27 +854,16 @@ static void test_gpudirect(void **state)
 			     SHA_A) "," PKG("b", ",\"gpudirect\":[\"gds\",\"later\"]",
 					    SHA_A) "," PKG("c", "", SHA_A));
 	static const char *const bad[] = {"\"gdrcopy\"", "true", "null", "{}", "[1]", "[[]]"};
-	struct repo_index *idx = NULL;
-	char doc[512];
-	struct err e;
+	struct repo_index *idx = parse_ok(json);
 
 	(void)state;
-	err_clear(&e);
-	if (repo_index_parse(json, strlen(json), &idx, &e) < 0)
-		fail_msg("parse: %s", e.msg);
 	assert_int_equal(idx->drivers[0].pkgs[0].gpudirect,
 			 REPO_GPUDIRECT_GDRCOPY | REPO_GPUDIRECT_GDS);
 	assert_int_equal(idx->drivers[0].pkgs[1].gpudirect, REPO_GPUDIRECT_GDS);
 	assert_int_equal(idx->drivers[0].pkgs[2].gpudirect, 0);
 	repo_index_free(idx);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		snprintf(
-			doc, sizeof(doc),
-			"{\"format\":1,\"drivers\":[{\"version\":\"1\",\"packages\":[{\"kernel\":\"k\",\"arch\":\"x86_64\",\"path\":\"a\",\"sha256\":\"" SHA_A
-			"\",\"size\":1,\"gpudirect\":%s}]}]}",
-			bad[i]);
-		expect_parse_error(doc, "packages[0]: \"gpudirect\" must be an array of strings");
-	}
+	expect_field_refused("gpudirect", bad, ARRAY_SIZE(bad),
+			     "packages[0]: \"gpudirect\" must be an array of strings");
 }
 
 int main(void)
