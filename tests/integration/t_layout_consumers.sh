@@ -5,6 +5,16 @@
 # every allocation): empty without Vulkan, the package's ICD files copied with it; a
 # package whose share/vulkan/icd.d holds anything else is refused; uninstall takes the new
 # links too.
+# publish NAME REPO VERSION [make-repo add options]: $T/drv packed as $T/NAME.tar.zst and
+# added to REPO as VERSION.
+publish() {
+    local name=$1 repo=$2 version=$3
+    shift 3
+    "$SRC/scripts/make-repo" pack "$T/drv" "$T/$name.tar.zst"
+    "$SRC/scripts/make-repo" add --repo "$repo" --key "$FIX/keys/key.pem" --version "$version" \
+        --kernel "$KERNEL" "$@" "$T/$name.tar.zst" >/dev/null
+}
+
 mkroot "$T/root"
 new_repo "$T/repo" "$V_OLD:default"
 expect_rc 0 install --repo "file://$T/repo" $(install_args)
@@ -23,9 +33,7 @@ cp -a "$FIX/drv-$V_NEW" "$T/drv"
 mkdir -p "$T/drv/share/vulkan/icd.d"
 echo '{"file_format_version": "1.0.0", "ICD": {"library_path": "libGLX_nvidia.so.0", "api_version": "1.3.242"}}' \
     >"$T/drv/share/vulkan/icd.d/nvidia_icd.json"
-"$SRC/scripts/make-repo" pack "$T/drv" "$T/vk.tar.zst"
-"$SRC/scripts/make-repo" add --repo "$T/repo" --key "$FIX/keys/key.pem" --version "$V_NEW" \
-    --kernel "$KERNEL" "$T/vk.tar.zst" >/dev/null
+publish vk "$T/repo" "$V_NEW"
 expect_rc 0 install --repo "file://$T/repo" $(install_args) --driver-version "$V_NEW"
 [ -f "$d/vulkan/icd.d/nvidia_icd.json" ] && [ ! -L "$d/.current/vulkan/icd.d/nvidia_icd.json" ] ||
     fail "the ICD file is not a copy: $(ls -l "$d/vulkan/icd.d/")"
@@ -50,9 +58,7 @@ done
 mkdir -p "$T/drv/share/glvnd/egl_vendor.d"
 echo '{"file_format_version": "1.0.0", "ICD": {"library_path": "libEGL_nvidia.so.0"}}' \
     >"$T/drv/share/glvnd/egl_vendor.d/10_nvidia.json"
-"$SRC/scripts/make-repo" pack "$T/drv" "$T/gfx.tar.zst"
-"$SRC/scripts/make-repo" add --repo "$T/repo" --key "$FIX/keys/key.pem" --version "$V_NEW" \
-    --kernel "$KERNEL" "$T/gfx.tar.zst" >/dev/null
+publish gfx "$T/repo" "$V_NEW"
 caps=$(python3 -c 'import json,sys; print([p.get("capabilities") for d in json.load(open(sys.argv[1]))["drivers"] if d["version"] == sys.argv[2] for p in d["packages"]])' "$T/repo/index.json" "$V_NEW")
 assert_eq "$caps" "[['compute', 'utility', 'graphics']]" "packages[].capabilities from the content"
 expect_rc 0 install --repo "file://$T/repo" $(install_args) --driver-version "$V_NEW" \
@@ -62,9 +68,7 @@ expect_rc 0 install --repo "file://$T/repo" $(install_args) --driver-version "$V
 rm -rf "$T/repo2"
 new_repo "$T/repo2"
 echo x >"$T/drv/share/vulkan/icd.d/README"
-"$SRC/scripts/make-repo" pack "$T/drv" "$T/bad.tar.zst"
-"$SRC/scripts/make-repo" add --repo "$T/repo2" --key "$FIX/keys/key.pem" --version "$V_OLD" \
-    --kernel "$KERNEL" --tag default "$T/bad.tar.zst" >/dev/null
+publish bad "$T/repo2" "$V_OLD" --tag default
 expect_rc 5 install --repo "file://$T/repo2" $(install_args)
 expect_err "package has 'share/vulkan/icd.d/README', not a Vulkan ICD file"
 assert_eq "$(installed_version)" "$V_NEW" "still installed"
