@@ -57,6 +57,17 @@ static void host(struct scratch_fixture *f, int gdr, int nvfs, unsigned n_nvfs, 
 	}
 }
 
+/* devnodes_sync of WHICH on F's root, not a dry run: it must succeed; its report. */
+static struct devnodes_report sync_ok(struct scratch_fixture *f, unsigned which)
+{
+	struct devnodes_report r;
+	struct err e;
+
+	if (devnodes_sync(f->fd, false, which, false, &r, &e) < 0)
+		fail_msg("devnodes_sync: %s", e.msg);
+	return r;
+}
+
 static void assert_node(struct scratch_fixture *f, const char *rel, unsigned major, unsigned minor)
 {
 	struct stat st;
@@ -89,12 +100,11 @@ static void test_made_from_proc_devices(void **state)
 {
 	struct scratch_fixture *f = *state;
 	struct devnodes_report r;
-	struct err e;
 	struct stat st;
 	char rel[64];
 
 	host(f, 510, 509, 16, true);
-	assert_int_equal(devnodes_sync(f->fd, false, BOTH, false, &r, &e), 0);
+	r = sync_ok(f, BOTH);
 	assert_node(f, "dev/gdrdrv", 510, 0);
 	assert_link(f, "dev/char/510:0", "../gdrdrv");
 	for (unsigned i = 0; i < 16; i++) {
@@ -109,7 +119,7 @@ static void test_made_from_proc_devices(void **state)
 	assert_int_equal(st.st_gid, 44);
 	assert_int_equal(st.st_mode & 07777, 0660);
 	/* Again: all kept. */
-	assert_int_equal(devnodes_sync(f->fd, false, BOTH, false, &r, &e), 0);
+	r = sync_ok(f, BOTH);
 	assert_int_equal(r.created + r.replaced + r.fixed, 0);
 }
 
@@ -118,15 +128,14 @@ static void test_sysfs_devices_and_reload(void **state)
 {
 	struct scratch_fixture *f = *state;
 	struct devnodes_report r;
-	struct err e;
 
 	host(f, 510, 509, 2, true);
-	assert_int_equal(devnodes_sync(f->fd, false, BOTH, false, &r, &e), 0);
+	r = sync_ok(f, BOTH);
 	assert_node(f, "dev/nvidia-fs1", 509, 1);
 	assert_absent(f, "dev/nvidia-fs2");
 	/* A reload gave gdrdrv another major: the node replaced, the old /dev/char link gone. */
 	host(f, 508, 509, 2, true);
-	assert_int_equal(devnodes_sync(f->fd, false, BOTH, false, &r, &e), 0);
+	r = sync_ok(f, BOTH);
 	assert_int_equal(r.created + r.replaced, 1);
 	assert_node(f, "dev/gdrdrv", 508, 0);
 	assert_link(f, "dev/char/508:0", "../gdrdrv");
@@ -141,13 +150,11 @@ static void test_sysfs_devices_and_reload(void **state)
 static void test_stale_removed(void **state)
 {
 	struct scratch_fixture *f = *state;
-	struct devnodes_report r;
-	struct err e;
 
 	host(f, 510, 509, 2, true);
-	assert_int_equal(devnodes_sync(f->fd, false, BOTH, false, &r, &e), 0);
+	sync_ok(f, BOTH);
 	host(f, 0, 510, 1, true);
-	assert_int_equal(devnodes_sync(f->fd, false, BOTH, false, &r, &e), 0);
+	sync_ok(f, BOTH);
 	assert_absent(f, "dev/gdrdrv");
 	assert_absent(f, "dev/nvidia-fs1");
 	assert_absent(f, "dev/char/509:0");
@@ -166,15 +173,13 @@ static void test_stale_removed(void **state)
 static void test_not_ours(void **state)
 {
 	struct scratch_fixture *f = *state;
-	struct devnodes_report r;
-	struct err e;
 
 	host(f, 510, 509, 2, true);
-	assert_int_equal(devnodes_sync(f->fd, false, 0, false, &r, &e), 0);
+	sync_ok(f, 0);
 	assert_absent(f, "dev/gdrdrv");
 	assert_absent(f, "dev/nvidia-fs0");
 	assert_int_equal(mknodat(f->fd, "dev/gdrdrv", S_IFCHR | 0600, makedev(510, 0)), 0);
-	assert_int_equal(devnodes_sync(f->fd, false, DEVNODES_NVIDIA_FS, false, &r, &e), 0);
+	sync_ok(f, DEVNODES_NVIDIA_FS);
 	assert_int_equal(faccessat(f->fd, "dev/gdrdrv", F_OK, AT_SYMLINK_NOFOLLOW), 0);
 	assert_node(f, "dev/nvidia-fs0", 509, 0);
 }
@@ -183,11 +188,9 @@ static void test_not_ours(void **state)
 static void test_modify_device_files_off(void **state)
 {
 	struct scratch_fixture *f = *state;
-	struct devnodes_report r;
-	struct err e;
 
 	host(f, 510, 509, 1, false);
-	assert_int_equal(devnodes_sync(f->fd, false, BOTH, false, &r, &e), 0);
+	sync_ok(f, BOTH);
 	assert_node(f, "dev/gdrdrv", 510, 0);
 	assert_node(f, "dev/nvidia-fs0", 509, 0);
 	assert_absent(f, "dev/nvidiactl");
@@ -223,7 +226,7 @@ static void test_symlink_traps(void **state)
 			n += de->d_name[0] != '.';
 	assert_int_equal(n, 1);
 	assert_int_equal(unlinkat(f->fd, "dev/char", 0), 0);
-	assert_int_equal(devnodes_sync(f->fd, false, BOTH, false, &r, &e), 0);
+	r = sync_ok(f, BOTH);
 	assert_node(f, "dev/gdrdrv", 510, 0);
 	assert_int_equal(stat(outfile, &st), 0);
 	assert_true(S_ISREG(st.st_mode));
@@ -235,13 +238,12 @@ static void test_symlink_traps(void **state)
 static void test_removed(void **state)
 {
 	struct scratch_fixture *f = *state;
-	struct devnodes_report r;
 	struct err e;
 
 	host(f, 510, 509, 2, true);
 	assert_int_equal(scratch_mkdirs(f->fd, "dev"), 0);
 	assert_int_equal(mknodat(f->fd, "dev/nvidia-fsx", S_IFCHR | 0600, makedev(1, 3)), 0);
-	assert_int_equal(devnodes_sync(f->fd, false, BOTH, false, &r, &e), 0);
+	sync_ok(f, BOTH);
 	assert_int_equal(faccessat(f->fd, "dev/nvidia-fsx", F_OK, AT_SYMLINK_NOFOLLOW), 0);
 	assert_int_equal(devnodes_remove(f->fd, false, &e), 0);
 	assert_absent(f, "dev/gdrdrv");
@@ -253,11 +255,9 @@ static void test_removed(void **state)
 static void test_not_loaded(void **state)
 {
 	struct scratch_fixture *f = *state;
-	struct devnodes_report r;
-	struct err e;
 
 	host(f, 0, 0, 0, true);
-	assert_int_equal(devnodes_sync(f->fd, false, BOTH, false, &r, &e), 0);
+	sync_ok(f, BOTH);
 	assert_absent(f, "dev/gdrdrv");
 	assert_absent(f, "dev/nvidia-fs0");
 }
