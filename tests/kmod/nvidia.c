@@ -28,6 +28,8 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
+#include "nv-p2p.h"
+
 #define NV_MAJOR 195
 #define NV_MAX_GPUS 4
 #define NV_MAX_GI 8
@@ -281,29 +283,10 @@ static unsigned long nv_branch(void)
  * it, so that the stand-ins of gdrdrv and nvidia-fs (tests/standin/) take these symbols from
  * this module, as the real ones take them from nvidia.ko: modpost records the dependency
  * (modinfo depends=nvidia) and the symbols' CRCs from this build's Module.symvers. The
- * prototypes are repeated here rather than included so that tests copying only *.c still
- * build (nv-p2p.h beside this file is the header the stand-ins compile against). No GPU
- * memory exists here: every mapping request fails.
+ * prototypes are nv-p2p.h's, beside this file (the header the stand-ins compile against),
+ * so that the definitions are checked against it; who builds this directory copies it
+ * with the *.c files. No GPU memory exists here: every mapping request fails.
  */
-struct nvidia_p2p_page_table;
-struct nvidia_p2p_dma_mapping;
-struct pci_dev;
-int nvidia_p2p_get_pages(u64 p2p_token, u32 va_space, u64 virtual_address, u64 length,
-			 struct nvidia_p2p_page_table **page_table,
-			 void (*free_callback)(void *data), void *data);
-int nvidia_p2p_put_pages(u64 p2p_token, u32 va_space, u64 virtual_address,
-			 struct nvidia_p2p_page_table *page_table);
-int nvidia_p2p_free_page_table(struct nvidia_p2p_page_table *page_table);
-int nvidia_p2p_get_pages_persistent(u64 virtual_address, u64 length,
-				    struct nvidia_p2p_page_table **page_table, u32 flags);
-int nvidia_p2p_put_pages_persistent(u64 virtual_address, struct nvidia_p2p_page_table *page_table,
-				    u32 flags);
-int nvidia_p2p_dma_map_pages(struct pci_dev *peer, struct nvidia_p2p_page_table *page_table,
-			     struct nvidia_p2p_dma_mapping **dma_mapping);
-int nvidia_p2p_dma_unmap_pages(struct pci_dev *peer, struct nvidia_p2p_page_table *page_table,
-			       struct nvidia_p2p_dma_mapping *dma_mapping);
-int nvidia_p2p_free_dma_mapping(struct nvidia_p2p_dma_mapping *dma_mapping);
-
 int nvidia_p2p_get_pages(u64 p2p_token, u32 va_space, u64 virtual_address, u64 length,
 			 struct nvidia_p2p_page_table **page_table,
 			 void (*free_callback)(void *data), void *data)

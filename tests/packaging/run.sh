@@ -76,7 +76,7 @@ openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$W/keys/rep
 "$SRC/scripts/make-standin-driver" "$V" "$W/standin" >/dev/null
 mkdir -p "$W/src/kernel"
 cp -L "$W/standin/lib64/"*.so."$V" "$W/standin/bin/nvidia-smi" "$W/src/"
-cp "$SRC/tests/kmod/"*.c "$SRC/tests/kmod/Kbuild" "$W/src/kernel/"
+cp "$SRC/tests/kmod/"*.[ch] "$SRC/tests/kmod/Kbuild" "$W/src/kernel/"
 cat >"$W/src/kernel/Makefile" <<MK
 # Stand-in for NVIDIA's kernel/Makefile: SYSOUT, and CC/LLVM as given on the command line.
 modules:
@@ -140,7 +140,7 @@ t_toolchain() {
         --sign-cert "$W/keys/vendor.crt" --work "$w-clang" --cc clang
     has "$w-clang.log" "kernel $R was built with gcc ("
     # The refusal is true: clang itself refuses the gcc kernel's flags.
-    mkdir -p "$w/raw" && cp "$SRC/tests/kmod/"*.c "$SRC/tests/kmod/Kbuild" "$w/raw/"
+    mkdir -p "$w/raw" && cp "$SRC/tests/kmod/"*.[ch] "$SRC/tests/kmod/Kbuild" "$w/raw/"
     rc 2 "$w/raw.log" make -C "/lib/modules/$R/build" M="$w/raw" NV_VERSION=$V CC=clang modules
     has "$w/raw.log" "clang: error: unknown argument"
     ok "toolchain: LLVM=1 links with ld.lld, recorded; clang for a gcc kernel refused"
@@ -420,7 +420,7 @@ PY
     # (MODULE_LICENSE("Dual MIT/GPL")): the stand-ins are built again with it.
     local dk=$w/dkms-open
     mkdir -p "$dk" "$w/open-ref"
-    cp "$W/src/kernel/"*.c "$SRC/tests/kmod/Kbuild" "$dk/"
+    cp "$W/src/kernel/"*.[ch] "$SRC/tests/kmod/Kbuild" "$dk/"
     sed -i 's@^MODULE_LICENSE("GPL");@MODULE_LICENSE("Dual MIT/GPL");@' "$dk/nvidia.c"
     make -C "/lib/modules/$R/build" M="$dk" NV_VERSION="$V" modules >"$w/make-open.log" 2>&1 ||
         { tail "$w/make-open.log"; fail "the open stand-in build"; }
@@ -789,7 +789,7 @@ t_imex() {
     rm -rf "$w" && mkdir -p "$w/src/kernel" "$w/debs"
     "$SRC/scripts/make-standin-driver" "$v" "$w/standin" >/dev/null
     cp -L "$w/standin/lib64/"*.so."$v" "$w/standin/bin/nvidia-smi" "$w/src/"
-    cp "$SRC/tests/kmod/"*.c "$SRC/tests/kmod/Kbuild" "$w/src/kernel/"
+    cp "$SRC/tests/kmod/"*.[ch] "$SRC/tests/kmod/Kbuild" "$w/src/kernel/"
     sed "s/NV_VERSION=$V/NV_VERSION=$v/" "$W/src/kernel/Makefile" >"$w/src/kernel/Makefile"
     local deb=$w/debs/nvidia-imex-570_$v-1_amd64.deb deb64=$w/debs/nvidia-imex-570_$v-1_arm64.deb
     local other=nvidia-imex-570_570.133.20-1_amd64
@@ -1102,7 +1102,7 @@ t_hostile() {
     openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$w/secret/key.pem" 2>/dev/null
     secret=$(sed -n 2p "$w/secret/key.pem")
     mkdir -p "$w/kmod"
-    cp "$SRC/tests/kmod/"*.c "$SRC/tests/kmod/Kbuild" "$w/kmod/"
+    cp "$SRC/tests/kmod/"*.[ch] "$SRC/tests/kmod/Kbuild" "$w/kmod/"
     make -C "/lib/modules/$R/build" M="$w/kmod" NV_VERSION=$V modules >"$w/kmod.log" 2>&1 ||
         { tail "$w/kmod.log"; fail "the stand-in modules"; }
     for variant in abs rel; do
@@ -1155,13 +1155,14 @@ t_hostile() {
 }
 
 # The gpudirect scenario's inputs: the stand-in driver source with the stand-in nv-p2p.h
-# beside its nvidia.c (as NVIDIA's kernel/nvidia/nv-p2p.h), gdrcopy's stand-in as a
-# GitHub-style archive (one top directory), gds-nvidia-fs's as a directory.
+# beside its nvidia.c (as NVIDIA's kernel/nvidia/nv-p2p.h; $W/src has it, nvidia.c includes
+# it), the same without it (src-nop2p), gdrcopy's stand-in as a GitHub-style archive (one
+# top directory), gds-nvidia-fs's as a directory.
 gpudirect_inputs() {
     local w=$1
     rm -rf "$w" && mkdir -p "$w"
     cp -r "$W/src" "$w/src"
-    cp "$SRC/tests/kmod/nv-p2p.h" "$w/src/kernel/"
+    cp -r "$W/src" "$w/src-nop2p" && rm "$w/src-nop2p/kernel/nv-p2p.h"
     cp -r "$SRC/tests/standin/gdrcopy" "$w/gdrcopy-2.5"
     tar -C "$w" -czf "$w/gdrcopy-2.5.tar.gz" gdrcopy-2.5
     cp -r "$SRC/tests/standin/gds-nvidia-fs" "$w/gds"
@@ -1206,7 +1207,7 @@ t_gpudirect() {
     rc 1 "$w/prebuilt.log" bdp "${sign[@]}" --prebuilt-modules "$w/prebuilt" --gds "$w/gds"
     has "$w/prebuilt.log" "--gds compiles against the nvidia.ko this build compiles (its Module.symvers): --prebuilt-modules has none"
     # A driver source without nv-p2p.h: refused before the driver is built.
-    rc 1 "$w/nop2p.log" bdp --source "$W/src" --sign-key "$W/keys/vendor.pem" \
+    rc 1 "$w/nop2p.log" bdp --source "$w/src-nop2p" --sign-key "$W/keys/vendor.pem" \
         --sign-cert "$W/keys/vendor.crt" --work "$w/work" --gdrcopy "$w/gdrcopy-2.5.tar.gz"
     has "$w/nop2p.log" "has no nv-p2p.h: give a driver source with its kernel modules' sources"
     grep -q "compiling\|signing" "$w/not-gdrcopy.log" "$w/not-gds.log" "$w/nover.log" \

@@ -328,7 +328,7 @@ if "$SRC/tests/real/clang-kernel.sh" "$W/clang-kernel" "$W/keys/mod.pem"; then
     expect_fail clang-refuses-gcc "kernel $CR was built with clang (" \
         "$BDP" --kernel "$CR" --debs "$W/work/debs" --kernel-headers "$CH" --repo "$W/repo-x" \
         "${common[@]}" --work "$W/clang-work-gcc"
-    rm -rf "$W/clang-raw" && mkdir -p "$W/clang-raw" && cp "$SRC/tests/kmod/"*.c "$SRC/tests/kmod/Kbuild" "$W/clang-raw/"
+    rm -rf "$W/clang-raw" && mkdir -p "$W/clang-raw" && cp "$SRC/tests/kmod/"*.[ch] "$SRC/tests/kmod/Kbuild" "$W/clang-raw/"
     make -C "$W/clang-work/kernel-headers/usr/src/linux-headers-$CR" M="$W/clang-raw" NV_VERSION=$V \
         CC=gcc modules >"$W/clang-raw.log" 2>&1 && bad clang-gcc-fails "gcc built modules for $CR" ||
         ok clang-gcc-fails

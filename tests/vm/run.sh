@@ -198,10 +198,10 @@ build_modules() {
         extra=(KBUILD_EXTRA_SYMBOLS="$W/mofed-$R/Module.symvers")
     fi
     if [ ! -e "$dir/nvidia.ko" ] || [ ! -e "$dir/nvidia-peermem.ko" ] ||
-        [ -n "$(find "$SRC/tests/kmod" -maxdepth 1 -newer "$dir/nvidia.ko" -name '*.c' -o -newer "$dir/nvidia.ko" -name Kbuild)" ]; then
+        [ -n "$(find "$SRC/tests/kmod" -maxdepth 1 -newer "$dir/nvidia.ko" -name '*.[ch]' -o -newer "$dir/nvidia.ko" -name Kbuild)" ]; then
         rm -rf "$dir"
         mkdir -p "$dir"
-        cp "$SRC/tests/kmod/"*.c "$SRC/tests/kmod/Kbuild" "$dir/"
+        cp "$SRC/tests/kmod/"*.[ch] "$SRC/tests/kmod/Kbuild" "$dir/"
         make -s -C "/lib/modules/$R/build" M="$dir" NV_VERSION="$v" "${extra[@]}" modules 2>&1 |
             grep -v "Skipping BTF" || true
     fi
@@ -355,7 +355,7 @@ make_arm64() {
         CC=aarch64-linux-gnu-gcc KERNEL_RELEASE=$R "$SRC/scripts/make-standin-driver" "$v" "$W/arm64/drv" 64 >/dev/null
         cp -L "$W/arm64/drv/lib64/"*.so."$v" "$W/arm64/drv/bin/nvidia-smi" "$src/"
         cp "$W/arm64/drv/firmware/nvidia/$v/"*.bin "$src/firmware/"
-        cp "$SRC/tests/kmod/"*.c "$SRC/tests/kmod/Kbuild" "$src/kernel-open/"
+        cp "$SRC/tests/kmod/"*.[ch] "$SRC/tests/kmod/Kbuild" "$src/kernel-open/"
         printf 'modules:\n\t$(MAKE) -C $(SYSOUT) M=$(CURDIR) NV_VERSION=%s modules\n' "$v" >"$src/kernel-open/Makefile"
         # The stand-ins are GPL (no 'P' taint, as NVIDIA's open modules): packed as the
         # open flavour, for the GPU the VM fakes.
@@ -664,7 +664,7 @@ standin_source() {
     "$SRC/scripts/make-standin-driver" "$V_OLD" "$src.drv" 4 >/dev/null
     cp -L "$src.drv/lib64/"*.so."$V_OLD" "$src.drv/bin/nvidia-smi" "$src/"
     cp "$src.drv/firmware/nvidia/$V_OLD/"*.bin "$src/firmware/"
-    cp "$SRC/tests/kmod/"*.c "$SRC/tests/kmod/Kbuild" "$src/kernel/"
+    cp "$SRC/tests/kmod/"*.[ch] "$SRC/tests/kmod/Kbuild" "$src/kernel/"
     printf 'modules:\n\t$(MAKE) -C $(SYSOUT) M=$(CURDIR) NV_VERSION=%s modules\n' "$V_OLD" \
         >"$src/kernel/Makefile"
     rm -rf "$src.drv"
