@@ -41,6 +41,14 @@ void doctor_add(struct doctor *d, enum verdict v, const char *name, const char *
 		const char *fmt, ...) _printf_(5, 6);
 
 /*
+ * The installed version's directory SUB ("bin", "lib64") in C's install dir, opened, for a
+ * check that asks what the version carries; -1 where nothing is installed there or it
+ * cannot be opened (the check then says it is missing).
+ */
+int doctor_installed_subdir(int root_fd, const struct config *c, const struct nodestate *s,
+			    const char *sub);
+
+/*
  * The GPU partitions line: the layout asked for (GKE's gpu_config.json or --mig-layout),
  * what each GPU has and whether NVML shows it in place; a pool's sharing. No line when no
  * layout and no sharing is asked for.

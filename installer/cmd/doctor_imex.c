@@ -30,15 +30,9 @@
 static bool installed_has_imex(int root_fd, const struct config *c, const struct nodestate *s)
 {
 	static const char *const progs[] = {"nvidia-imex", "nvidia-imex-ctl"};
-	_cleanup_(publish_freep) struct installdir *dir = NULL;
-	_cleanup_close_ int bin_fd = -1;
+	_cleanup_close_ int bin_fd = doctor_installed_subdir(root_fd, c, s, "bin");
 	struct stat st;
-	struct err e;
 
-	err_clear(&e);
-	if (publish_open(root_fd, c->install_dir, false, &dir, &e) != 0 || !dir)
-		return false;
-	bin_fd = publish_version_subdir(dir, s->install_id, "bin", &e);
 	if (bin_fd < 0)
 		return false;
 	for (size_t i = 0; i < ARRAY_SIZE(progs); i++) {

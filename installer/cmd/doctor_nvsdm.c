@@ -62,14 +62,8 @@ static bool lib64_has_file(int lib_fd, const char *name)
 /* Whether the installed version's lib64/ has libnvsdm.so.1 (a file, or a link to one in it). */
 static bool installed_has_nvsdm(int root_fd, const struct config *c, const struct nodestate *s)
 {
-	_cleanup_(publish_freep) struct installdir *dir = NULL;
-	_cleanup_close_ int lib_fd = -1;
-	struct err e;
+	_cleanup_close_ int lib_fd = doctor_installed_subdir(root_fd, c, s, "lib64");
 
-	err_clear(&e);
-	if (publish_open(root_fd, c->install_dir, false, &dir, &e) != 0 || !dir)
-		return false;
-	lib_fd = publish_version_subdir(dir, s->install_id, "lib64", &e);
 	if (lib_fd < 0)
 		return false;
 	return lib64_has_file(lib_fd, NVSDM_SONAME);
