@@ -10,6 +10,7 @@
 #include "cmocka_prelude.h"
 #include "scratch.h"
 #include "testcert.h"
+#include "testko.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -192,29 +193,7 @@ static void test_auto(void **state)
 static int make_module_imports(struct scratch_fixture *f, const char *name, const char *depends,
 			       const char *import)
 {
-	char src[512], ko[512], cmd[1400], mod[64];
-	FILE *c;
-
-	snprintf(mod, sizeof(mod), "%s", name);
-	for (char *p = mod; *p; p++)
-		if (*p == '-')
-			*p = '_';
-	snprintf(src, sizeof(src), "%s/%s.c", f->root, name);
-	snprintf(ko, sizeof(ko), "%s/drivers/%s.ko", f->root, name);
-	c = fopen(src, "w");
-	if (!c)
-		return -1;
-	fprintf(c,
-		"static const char mi[] __attribute__((section(\".modinfo\"), used, aligned(1))) = "
-		"\"version=" VERSION "\\0license=GPL\\0depends=%s\\0name=%s\\0vermagic=" RELEASE
-		" SMP preempt mod_unload modversions \";\n",
-		depends, mod);
-	if (import)
-		fprintf(c, "extern void %s(void);\nvoid *use_it(void) { return (void *)%s; }\n",
-			import, import);
-	fclose(c);
-	snprintf(cmd, sizeof(cmd), "cc -c -o '%s' '%s'", ko, src);
-	return system(cmd) == 0 ? 0 : -1;
+	return make_ko(f->root, name, VERSION, "GPL", depends, RELEASE, import);
 }
 
 static int make_module(struct scratch_fixture *f, const char *name, const char *depends)
