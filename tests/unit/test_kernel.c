@@ -38,9 +38,7 @@ static int setup(void **state)
 	if (scratch_setup(state) < 0)
 		return -1;
 	f = *state;
-	if (scratch_mkdirs(f->fd, "lib/modules/" RELEASE) < 0 ||
-	    scratch_mkdirs(f->fd, "drivers") < 0 ||
-	    scratch_write(f->fd, "sys/module/module/parameters/sig_enforce", "N\n") < 0 ||
+	if (make_ko_host(f, RELEASE) < 0 ||
 	    scratch_write(f->fd, "sys/kernel/security/lockdown", "[none] integrity\n") < 0 ||
 	    make_module(f, "nvidia", "", RELEASE) < 0 ||
 	    make_module(f, "nvidia-uvm", "nvidia", RELEASE) < 0)

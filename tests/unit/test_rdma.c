@@ -211,9 +211,7 @@ static int setup(void **state)
 	if (scratch_setup(state) < 0)
 		return -1;
 	f = *state;
-	if (scratch_mkdirs(f->fd, "lib/modules/" RELEASE) < 0 ||
-	    scratch_mkdirs(f->fd, "drivers") < 0 ||
-	    scratch_write(f->fd, "sys/module/module/parameters/sig_enforce", "N\n") < 0 ||
+	if (make_ko_host(f, RELEASE) < 0 ||
 	    scratch_write(
 		    f->fd, "proc/kallsyms",
 		    "ffffffff81000000 T _stext\n0000000000000000 T ib_register_client\t[ib_core]\n") <

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Module files for the unit tests' scratch host roots: make_ko writes a relocatable object
- * with the .modinfo a kernel module carries, built with cc (test_kernel, test_rdma).
+ * with the .modinfo a kernel module carries, built with cc, and the host they are put on
+ * (test_kernel, test_rdma).
  */
 #pragma once
 
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "scratch.h"
 
 /*
  * ROOT/drivers/NAME.ko (its source ROOT/NAME.c): .modinfo version=VERSION, license=LICENSE,
@@ -40,4 +43,18 @@ static inline int make_ko(const char *root, const char *name, const char *versio
 	fclose(c);
 	snprintf(cmd, sizeof(cmd), "cc -c -o '%s' '%s'", ko, src);
 	return system(cmd) == 0 ? 0 : -1;
+}
+
+/*
+ * F's root as a host for module tests: ROOT/lib/modules/RELEASE, ROOT/drivers for make_ko,
+ * and module signatures not enforced (sig_enforce N). 0 or -1.
+ */
+static inline int make_ko_host(struct scratch_fixture *f, const char *release)
+{
+	char moddir[256];
+
+	snprintf(moddir, sizeof(moddir), "lib/modules/%s", release);
+	if (scratch_mkdirs(f->fd, moddir) < 0 || scratch_mkdirs(f->fd, "drivers") < 0)
+		return -1;
+	return scratch_write(f->fd, "sys/module/module/parameters/sig_enforce", "N\n");
 }
