@@ -249,7 +249,7 @@ deb() {
 canonical_debs() {
     local dk=$w/dkms base=lib/modules/$R/kernel bits m
     mkdir -p "$dk" "$w/reference" "$w/debs"
-    cp "$W/src/kernel/"*.c "$dk/"
+    cp "$W/src/kernel/"*.[ch] "$dk/"
     mv "$dk/nvidia.c" "$dk/nv.c"
     printf '// SPDX-License-Identifier: GPL-2.0\nint nv_extra(void);\nint nv_extra(void) { return 42; }\n' >"$dk/nv-extra.c"
     printf 'obj-m := nvidia.o nvidia-modeset.o nvidia-uvm.o nvidia-drm.o\nnvidia-y := nv.o nv-extra.o\nccflags-y := -DNV_VERSION=\\"%s\\"\n' "$V" >"$dk/Kbuild"

@@ -861,7 +861,7 @@ make_clang() {
         cp -L "$W/clang-drv-$v/lib64/"*.so."$v" "$W/clang-drv-$v/bin/nvidia-smi" "$src/"
         # Not nvidia-drm's stand-in: it uses DRM's symbols, and the kernel has no DRM
         # (NVIDIA's own nvidia-drm builds without it).
-        cp "$SRC/tests/kmod/"nvidia.c "$SRC/tests/kmod/"nvidia-uvm.c "$SRC/tests/kmod/"nvidia-modeset.c "$src/kernel/"
+        cp "$SRC/tests/kmod/"nvidia.c "$SRC/tests/kmod/"nv-p2p.h "$SRC/tests/kmod/"nvidia-uvm.c "$SRC/tests/kmod/"nvidia-modeset.c "$src/kernel/"
         echo "obj-m := nvidia.o nvidia-modeset.o nvidia-uvm.o" >"$src/kernel/Kbuild"
         echo "ccflags-y := -DNV_VERSION=\\\"\$(NV_VERSION)\\\"" >>"$src/kernel/Kbuild"
         printf 'modules:\n\t$(MAKE) -C $(SYSOUT) M=$(CURDIR) NV_VERSION=%s V=1 modules\n' "$v" >"$src/kernel/Makefile"
