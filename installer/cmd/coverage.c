@@ -161,33 +161,47 @@ static json_object *package_json(const struct repo_driver *d, const struct repo_
 /*
  * Whether CHOICE serves the IMEX that H's GPUs need for jobs across nodes (GB200, GB300:
  * host_imex_gpu). *RET_NEEDED: a GPU needs it and a driver is chosen. NOTE: "" when the
- * branch serves the GPU and the package carries IMEX (the index's packages[].imex:
- * host_imex_lack), or nothing needs it; else the one line that says what is missing, why,
- * and how to get it. A package without IMEX still serves single-node jobs: the answer
- * stays "served", the exit status 0
+ * branch serves the GPU, the package carries IMEX (the index's packages[].imex:
+ * host_imex_lack) and the driver is as new as NVIDIA's DRA driver's default gate needs
+ * (host_imex_gate), or nothing needs it; else the one line that says what is missing or
+ * too old, why, and how to get it. Returns false where IMEX is missing (a driver too old
+ * for the gate still serves it: its note stands beside true). A package without IMEX still
+ * serves single-node jobs: the answer stays "served", the exit status 0
  * (docs/configuration.md, coverage).
  */
-static void imex_note(const struct host *h, const struct repo_choice *ch, bool *ret_needed,
+static bool imex_note(const struct host *h, const struct repo_choice *ch, bool *ret_needed,
 		      char *note, size_t size)
 {
 	const struct host_imex_gpu *row = NULL;
 	const struct gpu *g = host_imex_first(h, &row);
-	char why[160];
+	char why[256], fix[128];
 
 	note[0] = '\0';
 	*ret_needed = g && ch->driver;
-	if (!*ret_needed || !host_imex_lack(strtoul(ch->driver->version, NULL, 10), ch->pkg->imex,
-					    row, why, sizeof(why)))
-		return;
+	if (!*ret_needed)
+		return true;
+	if (!host_imex_lack(strtoul(ch->driver->version, NULL, 10), ch->pkg->imex, row, why,
+			    sizeof(why))) {
+		if (host_imex_gate(ch->driver->version, why, sizeof(why), fix, sizeof(fix)))
+			str_fmt_cut(
+				note, size,
+				"GPU %04x:%04x (%s) needs IMEX for jobs across nodes (multi-node NVLink); %s; fix: %s",
+				g->vendor, g->device, row->name, why, fix);
+		return true;
+	}
 	str_fmt_cut(
 		note, size,
 		"GPU %04x:%04x (%s) needs IMEX for jobs across nodes (multi-node NVLink); driver %s's package: %s, so the node serves single-node jobs only; fix: build it with build-driver-package --imex (NVIDIA's nvidia-imex package of the driver's version), branch %u or later",
 		g->vendor, g->device, row->name, ch->driver->version, why,
 		host_imex_fix_branch(row));
+	return false;
 }
 
-/* imex_note, nvsdm_note: whether CHOICE serves what H needs, and the note when not. */
-typedef void note_fn(const struct host *h, const struct repo_choice *ch, bool *ret_needed,
+/*
+ * imex_note, nvsdm_note: whether CHOICE serves what H needs, and the note when not (or when
+ * it serves with a caveat).
+ */
+typedef bool note_fn(const struct host *h, const struct repo_choice *ch, bool *ret_needed,
 		     char *note, size_t size);
 
 /*
@@ -198,11 +212,10 @@ static void note_json(json_object *o, const char *key, note_fn *note_of, const s
 		      const struct repo_choice *ch)
 {
 	char note[512], note_key[32];
-	bool needed;
+	bool needed, served = note_of(h, ch, &needed, note, sizeof(note));
 
-	note_of(h, ch, &needed, note, sizeof(note));
 	snprintf(note_key, sizeof(note_key), "%s_note", key);
-	json_object_object_add(o, key, needed ? json_object_new_boolean(!note[0]) : NULL);
+	json_object_object_add(o, key, needed ? json_object_new_boolean(served) : NULL);
 	json_object_object_add(o, note_key, note[0] ? json_object_new_string(note) : NULL);
 }
 
@@ -214,7 +227,7 @@ static void note_json(json_object *o, const char *key, note_fn *note_of, const s
  * chosen. NOTE: "" when the package has it or nothing wants it; else one line saying what
  * is missing and how to get it. Telemetry, not serving: the answer and the exit status stay.
  */
-static void nvsdm_note(const struct host *h, const struct repo_choice *ch, bool *ret_needed,
+static bool nvsdm_note(const struct host *h, const struct repo_choice *ch, bool *ret_needed,
 		       char *note, size_t size)
 {
 	char what[96], fix[192];
@@ -222,12 +235,13 @@ static void nvsdm_note(const struct host *h, const struct repo_choice *ch, bool 
 	note[0] = '\0';
 	*ret_needed = host_nvsdm_wanted(h, what, sizeof(what)) && ch->driver;
 	if (!*ret_needed || ch->pkg->nvsdm)
-		return;
+		return true;
 	host_nvsdm_fix(strtoul(ch->driver->version, NULL, 10), fix, sizeof(fix));
 	str_fmt_cut(
 		note, size,
 		"%s: NVLink 5 switches, which DCGM (dcgm-exporter) reads through libnvsdm.so.1; driver %s's package carries none, so DCGM reports no NVSwitch metrics (the GPUs are served); fix: %s",
 		what, ch->driver->version, fix);
+	return false;
 }
 
 static int table(const struct config *c, const struct source *src, struct err *e)

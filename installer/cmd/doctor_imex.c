@@ -2,11 +2,14 @@
 /*
  * doctor's IMEX check: on a node whose GPUs belong to a multi-node NVLink domain (GB200,
  * GB300 NVL72: host_imex_first), a job across nodes needs NVIDIA's IMEX daemon from the
- * installed version (nvidia-imex and nvidia-imex-ctl in its bin/, where the compute-domain
- * daemon finds them under the driver root) and the loaded driver's IMEX channels (the chrdev
+ * installed version (nvidia-imex and nvidia-imex-ctl in its usr/bin/, the programs
+ * themselves, which the DRA driver's CDI spec mounts from the driver root: design.md,
+ * "Multi-node NVLink: IMEX") and the loaded driver's IMEX channels (the chrdev
  * nvidia-caps-imex-channels in /proc/devices, from branch 550); with --imex-channel0 also
  * the host's channel0 at the kernel's major. The node still serves single-node jobs without
- * them; the check fails all the same, so that an NVL72 pool is not taken for whole.
+ * them; the check fails all the same, so that an NVL72 pool is not taken for whole. A driver
+ * older than the DRA driver's default feature gate IMEXDaemonsWithDNSNames needs
+ * (host_imex_gate) is a warning: IMEX runs, ComputeDomains do not with the gate on.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,20 +29,39 @@
 #include "util/fs.h"
 #include "util/str.h"
 
-/* Whether the installed version's bin/ has both IMEX programs (imexpkg's layout, SPEC50). */
+/*
+ * Whether the installed version's usr/bin/ has both IMEX programs, each a regular file with
+ * an execute bit, not followed through a link: what nvcdi mounts from the driver root
+ * (stage/locate.c links usr/bin/NAME to the program itself; bin/NAME may be our launcher).
+ */
 static bool installed_has_imex(int root_fd, const struct config *c, const struct nodestate *s)
 {
 	static const char *const progs[] = {"nvidia-imex", "nvidia-imex-ctl"};
-	_cleanup_close_ int bin_fd = doctor_installed_subdir(root_fd, c, s, "bin");
+	_cleanup_close_ int bin_fd = doctor_installed_subdir(root_fd, c, s, "usr/bin");
 	struct stat st;
 
 	if (bin_fd < 0)
 		return false;
 	for (size_t i = 0; i < ARRAY_SIZE(progs); i++) {
-		if (fstatat(bin_fd, progs[i], &st, 0) < 0 || !S_ISREG(st.st_mode))
+		if (fstatat(bin_fd, progs[i], &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode) || !(st.st_mode & 0111))
 			return false;
 	}
 	return true;
+}
+
+/*
+ * The line of a node whose IMEX is in place (WHAT says what was found): ok, or a warning
+ * with its fix where driver V is older than the DRA driver's default gate needs.
+ */
+static void imex_in_place(struct doctor *d, const char *gpu, const char *v, const char *what)
+{
+	char gate[256], fix[128];
+
+	if (host_imex_gate(v, gate, sizeof(gate), fix, sizeof(fix)))
+		doctor_add(d, V_WARN, "imex", fix, "%s; %s; %s", gpu, what, gate);
+	else
+		doctor_add(d, V_OK, "imex", NULL, "%s; %s", gpu, what);
 }
 
 /*
@@ -74,7 +96,7 @@ void doctor_check_imex(struct doctor *d, int root_fd, const struct config *c,
 {
 	const struct host_imex_gpu *row = NULL;
 	const struct gpu *g = host_imex_first(&s->host, &row);
-	char gpu[128], lack[160], fix[sizeof(d->checks[0].fix)], wrong[160];
+	char gpu[128], lack[160], fix[sizeof(d->checks[0].fix)], wrong[160], what[192];
 	const char *v = s->manifest.driver_version;
 	int major;
 
@@ -99,10 +121,11 @@ void doctor_check_imex(struct doctor *d, int root_fd, const struct config *c,
 		return;
 	}
 	if (!s->loaded_version[0]) {
-		doctor_add(
-			d, V_OK, "imex", NULL,
-			"%s; the installed driver %s has nvidia-imex and nvidia-imex-ctl (no driver loaded: its channels not checked)",
-			gpu, v);
+		snprintf(
+			what, sizeof(what),
+			"the installed driver %s has nvidia-imex and nvidia-imex-ctl (no driver loaded: its channels not checked)",
+			v);
+		imex_in_place(d, gpu, v, what);
 		return;
 	}
 	major = devnodes_imex_major(root_fd);
@@ -117,12 +140,14 @@ void doctor_check_imex(struct doctor *d, int root_fd, const struct config *c,
 	wrong[0] = '\0';
 	if (c->imex_channel0)
 		channel0_wrong(root_fd, major, wrong, sizeof(wrong), fix, sizeof(fix));
-	if (wrong[0])
+	if (wrong[0]) {
 		doctor_add(d, V_FAIL, "imex", fix, "%s; %s", gpu, wrong);
-	else
-		doctor_add(
-			d, V_OK, "imex", NULL,
-			"%s; the installed driver %s has nvidia-imex and nvidia-imex-ctl, the kernel's " DEVNODES_IMEX_CHRDEV
-			" is major %d%s",
-			gpu, v, major, c->imex_channel0 ? ", channel0 in place" : "");
+		return;
+	}
+	snprintf(
+		what, sizeof(what),
+		"the installed driver %s has nvidia-imex and nvidia-imex-ctl, the kernel's " DEVNODES_IMEX_CHRDEV
+		" is major %d%s",
+		v, major, c->imex_channel0 ? ", channel0 in place" : "");
+	imex_in_place(d, gpu, v, what);
 }

@@ -164,6 +164,22 @@ bool host_imex_lack(unsigned long branch, bool has_imex, const struct host_imex_
 unsigned host_imex_fix_branch(const struct host_imex_gpu *row);
 
 /*
+ * The oldest driver whose IMEX NVIDIA's DRA driver serves ComputeDomains with as it ships:
+ * its IMEXDaemonsWithDNSNames feature gate, on by default, needs it, and its
+ * compute-domain kubelet plugin refuses to start on an older driver (host/nvlink.c cites
+ * where).
+ */
+#define HOST_IMEX_DNS_NAMES_MIN "570.158.01"
+
+/*
+ * Whether driver VERSION ("570.86.16"), which otherwise serves IMEX (host_imex_lack), is
+ * older than HOST_IMEX_DNS_NAMES_MIN: true with what that means in BUF and the fix in FIX
+ * (a newer 570, or the gate off), else false and both "". A warning, not a lack: IMEX
+ * itself runs, and the DRA driver serves it with the gate off.
+ */
+bool host_imex_gate(const char *version, char *buf, size_t size, char *fix, size_t fix_size);
+
+/*
  * Whether DCGM on H reads NVLink 5 switches through NVIDIA's libnvsdm (libnvsdm.so.1): an
  * x86_64 host with NVLink 5 management ports (host_scan_nvlink) or an HGX GPU of an NVLink 5
  * baseboard (host/nvlink.c cites its rows). True with what says so in BUF ("GPU 10de:2901

@@ -10,6 +10,7 @@
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/vercmp.h"
 
 /* The vendor field of the bridge's limited functions, as NVIDIA's guide names it. */
 #define SW_MNG "SMDL=SW_MNG"
@@ -130,7 +131,8 @@ void host_scan_nvlink(int root_fd, struct nvlink *h)
  * NVIDIA's own list of PCI device ids (open-gpu-kernel-modules README.md, "Compatible
  * GPUs", 595.45.04: lines 949-953 "NVIDIA GB200 | 2941 10DE ...", line 1023 "NVIDIA GB300 |
  * 31C2 10DE 21F1"); the branch is the first release whose list names the id (2941 from
- * 570.124.04, 31C2 from 580.82.07). Only ids NVIDIA lists: no other part is guessed.
+ * 570.123.01, README.md:946 "HGX GB200 | 2941 10DE 2046", absent from 570.86.16; 31C2 from
+ * 580.82.07). Only ids NVIDIA lists: no other part is guessed.
  */
 static const struct host_imex_gpu imex_gpus[] = {
 	{0x2941, "GB200", 570},
@@ -185,6 +187,30 @@ bool host_imex_lack(unsigned long branch, bool has_imex, const struct host_imex_
 unsigned host_imex_fix_branch(const struct host_imex_gpu *row)
 {
 	return row->min_branch > 570 ? row->min_branch : 570;
+}
+
+/*
+ * NVIDIA/k8s-dra-driver-gpu at 2240711: cmd/compute-domain-kubelet-plugin/main.go:44
+ * IMEXDaemonsWithDNSNamesMinDriverVersion = "570.158.01"; device_state.go:80-83 and
+ * :761-780 make the plugin fail to start below it while the gate is on, which
+ * pkg/featuregates/featuregates.go:102-107 makes the default; docs/prerequisites.md:21
+ * says the same. The comparison is numeric by dot-separated part, as its
+ * version.ParseGeneric and LessThan are.
+ */
+bool host_imex_gate(const char *version, char *buf, size_t size, char *fix, size_t fix_size)
+{
+	buf[0] = fix[0] = '\0';
+	if (vercmp_rpm(version, HOST_IMEX_DNS_NAMES_MIN) >= 0)
+		return false;
+	snprintf(
+		buf, size,
+		"driver %s is older than " HOST_IMEX_DNS_NAMES_MIN
+		", which NVIDIA's DRA driver needs for its default feature gate IMEXDaemonsWithDNSNames: its ComputeDomain kubelet plugin refuses to start",
+		version);
+	snprintf(fix, fix_size,
+		 "install " HOST_IMEX_DNS_NAMES_MIN
+		 " or later, or set the DRA driver's featureGates.IMEXDaemonsWithDNSNames=false");
+	return true;
 }
 
 /*

@@ -2,7 +2,9 @@
 # the answer says when the chosen package carries no IMEX (the index's packages[].imex),
 # why (the branch has none, does not drive the GPU, or the package was built without it)
 # and the fix, in text, --json and --fleet rows; the exit status stays 0, as such a node
-# still serves single-node jobs. No note for a package with IMEX or a GPU that needs none.
+# still serves single-node jobs. No note for a package with IMEX or a GPU that needs none;
+# a note beside "imex": true for a 570 with IMEX older than 570.158.01 (the DRA driver's
+# default gate IMEXDaemonsWithDNSNames needs it: host_imex_gate).
 # NVLink 5 telemetry: an HGX B200 (10de:2901) on x86_64 gets a note, exit 0, while the chosen
 # package carries no lib64/libnvsdm.so.1 (packages[].nvsdm, which make-repo add sets from a
 # package whose libnvsdm.so.1 is a link to NVIDIA's file, as build-driver-package --nvsdm
@@ -99,6 +101,12 @@ expect_rc 0 "${Q[@]}" --gpu 10de:31c2 --driver-version 570
 expect_out "^note: GPU 10de:31c2 (GB300) .*driver 570.86.16's package: branch 570 does not drive the GB300 (580 or later does), .*$FIX_TEXT 580 or later$"
 expect_rc 0 "${Q[@]}" --gpu 10de:31c2 --driver-version 570 --json
 python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["imex"] is False and "branch 570 does not drive the GB300" in o["imex_note"] and o["package"]["imex"] is True, o' "$T/out"
+# The same 570.86.16 with IMEX on a GB200: IMEX served ("imex" true), but older than
+# 570.158.01, which the DRA driver's default gate IMEXDaemonsWithDNSNames needs: a note.
+expect_rc 0 "${Q[@]}" --gpu 10de:2941 --driver-version 570
+expect_out "^note: GPU 10de:2941 (GB200) needs IMEX for jobs across nodes (multi-node NVLink); driver 570.86.16 is older than 570.158.01, which NVIDIA's DRA driver needs for its default feature gate IMEXDaemonsWithDNSNames: its ComputeDomain kubelet plugin refuses to start; fix: install 570.158.01 or later, or set the DRA driver's featureGates.IMEXDaemonsWithDNSNames=false$"
+expect_rc 0 "${Q[@]}" --gpu 10de:2941 --driver-version 570 --json
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["imex"] is True and "IMEXDaemonsWithDNSNames" in o["imex_note"], o' "$T/out"
 
 # NVLink 5 telemetry: 575.57.08 carries libnvsdm (a stand-in file, its soname link), set in
 # the index by make-repo add from the content alone.

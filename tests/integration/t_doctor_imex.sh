@@ -3,6 +3,9 @@
 # the loaded driver registers no nvidia-caps-imex-channels; it is ok for a 570 package with
 # both programs and the chrdev in /proc/devices; with --imex-channel0 it also holds the
 # host's channel0 to the kernel's major. On other GPUs the line is ok (the golden doctor).
+# A 570 older than 570.158.01 (the DRA driver's IMEXDaemonsWithDNSNames gate) is a warning
+# with the fix, doctor's exit status unchanged; the programs are judged in usr/bin, where
+# nvcdi finds them (a link there is not the program, even with bin/ intact).
 # NVLink 5 telemetry (doctor_nvsdm.c): with two management ports (VPD SMDL=SW_MNG, as HGX
 # B200's), the "dcgm nvswitch" line warns, exit status unchanged, while the installed version
 # has no lib64/libnvsdm.so.1, and is ok for the 570 package that has one (a stand-in,
@@ -15,16 +18,19 @@ FAKE_KERNEL=1
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2941
 mkkernel "$T/root"
 new_signed_repo "$T/repo" "$V_OLD:default"
-# 570.86.16 with NVIDIA's two IMEX programs in bin/ (stand-ins: doctor only looks).
-V570=570.86.16
-"$SRC/scripts/make-standin-driver" "$V570" "$T/drv" 4 >/dev/null
-printf '#!/bin/sh\nexit 0\n' >"$T/drv/bin/nvidia-imex"
-printf '#!/bin/sh\necho READY\n' >"$T/drv/bin/nvidia-imex-ctl"
-chmod 755 "$T/drv/bin/nvidia-imex" "$T/drv/bin/nvidia-imex-ctl"
+# 570.172.08 and 570.86.16 (older than the DRA driver's gate needs), each with NVIDIA's two
+# IMEX programs in bin/ (stand-ins: doctor only looks); 570.172.08 also with libnvsdm.
+V570=570.172.08 V570_OLD=570.86.16
+for v in "$V570" "$V570_OLD"; do
+    "$SRC/scripts/make-standin-driver" "$v" "$T/drv-$v" 4 >/dev/null
+    printf '#!/bin/sh\nexit 0\n' >"$T/drv-$v/bin/nvidia-imex"
+    printf '#!/bin/sh\necho READY\n' >"$T/drv-$v/bin/nvidia-imex-ctl"
+    chmod 755 "$T/drv-$v/bin/nvidia-imex" "$T/drv-$v/bin/nvidia-imex-ctl"
+done
 # NVIDIA's libnvsdm as build-driver-package --nvsdm packs it: the file, its soname link.
-cc -shared -fPIC -Wl,-soname,libnvsdm.so.1 -o "$T/drv/lib64/libnvsdm.so.$V570" \
+cc -shared -fPIC -Wl,-soname,libnvsdm.so.1 -o "$T/drv-$V570/lib64/libnvsdm.so.$V570" \
     "$SRC/tests/standin/nvsdm.c"
-ln -s "libnvsdm.so.$V570" "$T/drv/lib64/libnvsdm.so.1"
+ln -s "libnvsdm.so.$V570" "$T/drv-$V570/lib64/libnvsdm.so.1"
 cc -O1 -o "$T/dcgm-load" "$SRC/tests/standin/dcgm-load.c" -ldl
 # nvlink5 on|off: the host's two NVLink 5 management functions (t_agent_fabric's layout).
 nvlink5() {
@@ -44,10 +50,12 @@ dcgm_line() { grep -A1 '^\[[a-z ]*\] dcgm nvswitch ' "$T/out"; }
 # dcgm_load: DCGM's lookup in dcgm-exporter's container on GKE (the install dir mounted at
 # /usr/local/nvidia, LD_LIBRARY_PATH=/usr/local/nvidia/lib64).
 dcgm_load() { env -u LD_PRELOAD LD_LIBRARY_PATH="$T/root/$IDIR_REL/lib64" "$T/dcgm-load" >"$T/load" || true; }
-sign_modules "$T/drv/kernel"
-"$SRC/scripts/make-repo" pack "$T/drv" "$T/pkg-$V570.tar.zst"
-"$SRC/scripts/make-repo" add --repo "$T/repo" --key "$FIX/keys/key.pem" --version "$V570" \
-    --kernel "$KERNEL" "$T/pkg-$V570.tar.zst" >/dev/null
+for v in "$V570" "$V570_OLD"; do
+    sign_modules "$T/drv-$v/kernel"
+    "$SRC/scripts/make-repo" pack "$T/drv-$v" "$T/pkg-$v.tar.zst"
+    "$SRC/scripts/make-repo" add --repo "$T/repo" --key "$FIX/keys/key.pem" --version "$v" \
+        --kernel "$KERNEL" "$T/pkg-$v.tar.zst" >/dev/null
+done
 imex_line() { grep -A1 '^\[[a-z ]*\] imex ' "$T/out"; }
 
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args)
@@ -105,13 +113,31 @@ grep -q "^nvsdm: loaded $T/root/$IDIR_REL/lib64/libnvsdm.so.1$" "$T/load" || fai
 # links: one to a file beside it in lib64/), it is no libnvsdm.
 lib=$T/root/$IDIR_REL/lib64
 mv "$lib/libnvsdm.so.1" "$T/nvsdm-link"
-ln -s "$T/drv/lib64/libnvsdm.so.$V570" "$lib/libnvsdm.so.1"
+ln -s "$T/drv-$V570/lib64/libnvsdm.so.$V570" "$lib/libnvsdm.so.1"
 inst doctor --kernel-release "$KERNEL"
 dcgm_line | grep -q "^\[warn\] dcgm nvswitch .*; the installed driver $V570 has no lib64/libnvsdm.so.1: " ||
     fail "an absolute libnvsdm.so.1 link out of the root: $(cat "$T/out")"
 rm "$lib/libnvsdm.so.1"
 mv "$T/nvsdm-link" "$lib/libnvsdm.so.1"
 nvlink5 off
+
+# 570.86.16: IMEX in place, but older than IMEXDaemonsWithDNSNames needs: a warning, the
+# exit status that of the 570.172.08 run before it.
+expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V570_OLD"
+inst doctor --kernel-release "$KERNEL"
+assert_eq "$RC" "$rc_before" "doctor's status with the gate's warning"
+imex_line | grep -q "^\[warn\] imex          GPU 10de:2941 (GB200) needs IMEX for jobs across nodes; the installed driver $V570_OLD has nvidia-imex and nvidia-imex-ctl, the kernel's nvidia-caps-imex-channels is major $major; driver $V570_OLD is older than 570.158.01, which NVIDIA's DRA driver needs for its default feature gate IMEXDaemonsWithDNSNames: its ComputeDomain kubelet plugin refuses to start$" ||
+    fail "570.86.16's imex line: $(cat "$T/out")"
+imex_line | grep -q "fix: install 570.158.01 or later, or set the DRA driver's featureGates.IMEXDaemonsWithDNSNames=false$" ||
+    fail "570.86.16's fix: $(imex_line)"
+# usr/bin/nvidia-imex-ctl a link to bin/'s file: not the program nvcdi mounts.
+ub=$(find "$T/root/$IDIR_REL/" -path '*/usr/bin/nvidia-imex-ctl')
+[ -f "$ub" ] && [ -f "${ub%/usr/bin/*}/bin/nvidia-imex-ctl" ] || fail "no usr/bin/nvidia-imex-ctl: $ub"
+rm "$ub" && ln -s ../../bin/nvidia-imex-ctl "$ub"
+inst doctor --kernel-release "$KERNEL"
+imex_line | grep -q "^\[fail\] imex          .*; the installed driver $V570_OLD: it carries no nvidia-imex and nvidia-imex-ctl$" ||
+    fail "usr/bin/nvidia-imex-ctl a link: $(cat "$T/out")"
+expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V570"
 
 # --imex-channel0: the host's channel0 is held to the kernel's major.
 inst doctor --kernel-release "$KERNEL" --imex-channel0

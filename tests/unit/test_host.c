@@ -400,6 +400,60 @@ static void test_imex_gpus(void **state)
 }
 
 /*
+ * host_imex_lack: the branch judged first (below 550 none, below the GPU's own row not
+ * driven, even with the programs), then the package's programs.
+ */
+static void test_imex_lack(void **state)
+{
+	const struct host_imex_gpu *gb200 = host_imex_gpu(0x10de, 0x2941);
+	const struct host_imex_gpu *gb300 = host_imex_gpu(0x10de, 0x31c2);
+	char buf[160];
+
+	(void)state;
+	assert_true(host_imex_lack(535, true, gb200, buf, sizeof(buf)));
+	assert_string_equal(buf, "branch 535 has no IMEX (it came in 550)");
+	assert_true(host_imex_lack(565, true, gb200, buf, sizeof(buf)));
+	assert_string_equal(buf, "branch 565 does not drive the GB200 (570 or later does)");
+	assert_true(host_imex_lack(570, true, gb300, buf, sizeof(buf)));
+	assert_string_equal(buf, "branch 570 does not drive the GB300 (580 or later does)");
+	assert_true(host_imex_lack(570, false, gb200, buf, sizeof(buf)));
+	assert_string_equal(buf, "it carries no nvidia-imex and nvidia-imex-ctl");
+	assert_false(host_imex_lack(570, true, gb200, buf, sizeof(buf)));
+	assert_string_equal(buf, "");
+	assert_int_equal(host_imex_fix_branch(gb200), 570);
+	assert_int_equal(host_imex_fix_branch(gb300), 580);
+}
+
+/*
+ * host_imex_gate: NVIDIA's DRA driver's default gate IMEXDaemonsWithDNSNames needs
+ * 570.158.01 or later (numeric parts: 570.86.16 and 570.153.02 are older, 570.158.01,
+ * 570.172.08 and 580.82.07 are not).
+ */
+static void test_imex_gate(void **state)
+{
+	static const char *const older[] = {"570.86.16", "570.124.06", "570.153.02", "570.158"};
+	static const char *const new_enough[] = {"570.158.01", "570.158.02", "570.172.08",
+						 "575.57.08",  "580.82.07",  "1000.1"};
+	char buf[256], fix[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(older) / sizeof(older[0]); i++)
+		assert_true(host_imex_gate(older[i], buf, sizeof(buf), fix, sizeof(fix)));
+	for (size_t i = 0; i < sizeof(new_enough) / sizeof(new_enough[0]); i++) {
+		assert_false(host_imex_gate(new_enough[i], buf, sizeof(buf), fix, sizeof(fix)));
+		assert_string_equal(buf, "");
+		assert_string_equal(fix, "");
+	}
+	assert_true(host_imex_gate("570.86.16", buf, sizeof(buf), fix, sizeof(fix)));
+	assert_string_equal(
+		buf,
+		"driver 570.86.16 is older than 570.158.01, which NVIDIA's DRA driver needs for its default feature gate IMEXDaemonsWithDNSNames: its ComputeDomain kubelet plugin refuses to start");
+	assert_string_equal(
+		fix,
+		"install 570.158.01 or later, or set the DRA driver's featureGates.IMEXDaemonsWithDNSNames=false");
+}
+
+/*
  * host_nvsdm_wanted: an x86_64 host wants libnvsdm for its NVLink 5 switches by its
  * management ports or an HGX B200; aarch64 never (no arm64 libnvsdm); GB200 (switch trays
  * apart) and H100 (NVLink 4, NSCQ) do not.
@@ -462,6 +516,7 @@ int main(void)
 		cmocka_unit_test(test_relevant_modules), scratch_unit_test(test_probe),
 		cmocka_unit_test(test_gid_guid),	 cmocka_unit_test(test_vpd),
 		scratch_unit_test(test_nvlink_scan),	 cmocka_unit_test(test_imex_gpus),
+		cmocka_unit_test(test_imex_lack),	 cmocka_unit_test(test_imex_gate),
 		cmocka_unit_test(test_nvsdm_wanted),	 cmocka_unit_test(test_nvsdm_fix),
 	};
 
