@@ -35,9 +35,10 @@
 #   imex          NVIDIA's nvidia-imex .deb (make-imex-deb) packed for amd64 and arm64 into
 #                 bin/ and share/nvidia/imex/, the index's imex from the content; driver
 #                 535, another version, no nvidia-imex-ctl, another architecture refused
-#                 before anything is built; the stand-ins run as the compute-domain daemon
-#                 runs them. With it NVIDIA's libnvsdm .deb (make-nvsdm-deb) packed into
-#                 lib64/ with its soname link, found there by DCGM's lookup restated
+#                 before anything is built; the stand-ins (arm64 under qemu-aarch64) run as
+#                 the compute-domain daemon runs them. With it NVIDIA's libnvsdm .deb
+#                 (make-nvsdm-deb) packed into lib64/ with its soname link, found there by
+#                 DCGM's lookup restated
 #                 (tests/standin/dcgm-load.c); 535, another version, arm64's refused
 #   hostile       a build machine's inputs are hostile too (scripts/unpack_confined.py): a
 #                 kernel-devel RPM with a link out of the work directory and a file
@@ -694,11 +695,14 @@ t_fabricmanager() {
 # imex_run DIR CFG LOG: the packaged nvidia-imex of DIR started as the compute-domain daemon
 # starts it (NVIDIA/k8s-dra-driver-gpu cmd/compute-domain-daemon/main.go:286: "nvidia-imex
 # -c CFG", in the foreground), its pid in $imex_pid once nvidia-imex-ctl -q says READY.
+# Each program runs under "${imex_exec[@]}" (empty: directly; qemu-aarch64 for the arm64
+# package's programs, whose signals qemu's user mode hands to the program's own handlers).
+imex_exec=()
 imex_run() {
-    "$1/bin/nvidia-imex" -c "$2" 2>"$3" &
+    "${imex_exec[@]}" "$1/bin/nvidia-imex" -c "$2" 2>"$3" &
     imex_pid=$!
     for _ in $(seq 300); do
-        [ "$("$1/bin/nvidia-imex-ctl" -c "$2" -q 2>/dev/null)" = READY ] && return 0
+        [ "$("${imex_exec[@]}" "$1/bin/nvidia-imex-ctl" -c "$2" -q 2>/dev/null)" = READY ] && return 0
         kill -0 $imex_pid 2>/dev/null || { cat "$3"; fail "nvidia-imex exited"; }
         sleep 0.1
     done
@@ -726,13 +730,15 @@ wait_log() {
 # The packaged stand-ins of PKG as the compute-domain daemon runs them (its config's keys,
 # its nodes file of IPs or DNS names; main.go:433-456: exactly "READY\n" and exit 0),
 # SIGUSR1 re-reading the nodes, SIGTERM exit 0, and each bad config one line and exit 1.
+# imex_programs PKG W [RUNNER...]: RUNNER (qemu-aarch64) runs each program (imex_run).
 imex_programs() {
     local pkg=$1 w=$2 port st=0 n=0 line cause
+    imex_exec=("${@:3}")
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     printf '10.0.0.1\ncompute-domain-daemon-0\n' >"$w/nodes.cfg"
     imex_config "$w/imexd.cfg" "$w/nodes.cfg" "$port"
     imex_run "$pkg" "$w/imexd.cfg" "$w/imexd.log"
-    [ "$("$pkg/bin/nvidia-imex-ctl" -c "$w/imexd.cfg" -q | od -An -c | tr -s ' ')" = " R E A D Y \n" ] ||
+    [ "$("${imex_exec[@]}" "$pkg/bin/nvidia-imex-ctl" -c "$w/imexd.cfg" -q | od -An -c | tr -s ' ')" = " R E A D Y \n" ] ||
         { kill $imex_pid; fail "nvidia-imex-ctl -q: not exactly READY"; }
     # A client gone before the answer (a probe killed by its timeout: a reset, so the answer's
     # write fails with EPIPE) does not take the daemon down; it serves the next one in turn.
@@ -740,28 +746,28 @@ imex_programs() {
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 s.close()' "$port"
-    [ "$("$pkg/bin/nvidia-imex-ctl" -c "$w/imexd.cfg" -q)" = READY ] ||
+    [ "$("${imex_exec[@]}" "$pkg/bin/nvidia-imex-ctl" -c "$w/imexd.cfg" -q)" = READY ] ||
         { cat "$w/imexd.log"; fail "nvidia-imex gone after a client reset its connection"; }
     echo 'not a node!' >>"$w/nodes.cfg"
     kill -USR1 $imex_pid
     wait_log "$w/imexd.log" "state UNAVAILABLE"
-    rc 1 "$w/ctl-bad.log" "$pkg/bin/nvidia-imex-ctl" -c "$w/imexd.cfg" -q
+    rc 1 "$w/ctl-bad.log" "${imex_exec[@]}" "$pkg/bin/nvidia-imex-ctl" -c "$w/imexd.cfg" -q
     has "$w/ctl-bad.log" "UNAVAILABLE nodes file '$w/nodes.cfg' line 3: 'not a node!' is not an IP address or a DNS name"
     printf '10.0.0.2\n' >"$w/nodes.cfg"
     kill -USR1 $imex_pid
     wait_log "$w/imexd.log" "nodes: 10.0.0.2$"
-    [ "$("$pkg/bin/nvidia-imex-ctl" -c "$w/imexd.cfg" -N)" = 10.0.0.2 ] ||
+    [ "$("${imex_exec[@]}" "$pkg/bin/nvidia-imex-ctl" -c "$w/imexd.cfg" -N)" = 10.0.0.2 ] ||
         { kill $imex_pid; fail "nodes not re-read on SIGUSR1"; }
     kill -TERM $imex_pid
     wait $imex_pid || st=$?
     [ $st = 0 ] || fail "nvidia-imex exited $st on SIGTERM"
-    rc 1 "$w/ctl-gone.log" "$pkg/bin/nvidia-imex-ctl" -c "$w/imexd.cfg" -q
+    rc 1 "$w/ctl-gone.log" "${imex_exec[@]}" "$pkg/bin/nvidia-imex-ctl" -c "$w/imexd.cfg" -q
     has "$w/ctl-gone.log" "nvidia-imex-ctl: cannot reach the IMEX daemon's command service at 127.0.0.1 port $port"
     while IFS='|' read -r line cause; do
         n=$((n + 1))
         imex_config "$w/bad$n.cfg" "$w/nodes.cfg" "$port" "$line"
         # Bounded: a config taken by mistake starts a daemon that never exits.
-        rc 1 "$w/bad$n.log" timeout 20 "$pkg/bin/nvidia-imex" -c "$w/bad$n.cfg"
+        rc 1 "$w/bad$n.log" timeout 20 "${imex_exec[@]}" "$pkg/bin/nvidia-imex" -c "$w/bad$n.cfg"
         has "$w/bad$n.log" "$cause"
         [ "$(wc -l <"$w/bad$n.log")" = 1 ] || fail "bad config $n: not one line"
     done <<BAD
@@ -783,7 +789,8 @@ BAD
 # the index's packages[].imex from the package's content (make-repo add); refused before
 # anything is built: driver 535 (no IMEX), a package of another version, one without
 # nvidia-imex-ctl, one for another architecture. The packaged stand-ins then run as the
-# compute-domain daemon runs them (imex_programs).
+# compute-domain daemon runs them (imex_programs): the amd64 package's directly, the arm64
+# package's under qemu-aarch64.
 t_imex() {
     local w=$W/imex v=570.172.08 ar h d pkg kind
     rm -rf "$w" && mkdir -p "$w/src/kernel" "$w/debs"
@@ -874,8 +881,17 @@ t_imex() {
         --repo "$w/repo" --repo-key "$W/keys/repo.pem" --jobs 2 --source "$w/src64" "${sign[@]}" \
         --work "$w/work64" --imex "$d"
     has "$w/arm64.log" "IMEX $v packed: bin/nvidia-imex, bin/nvidia-imex-ctl, share/nvidia/imex/"
-    tar -xOf "$w/work64/nvidia-$v-proprietary-$ar.tar.zst" bin/nvidia-imex-ctl >"$w/ctl64"
-    readelf -h "$w/ctl64" | grep -q "Machine: *AArch64" || fail "bin/nvidia-imex-ctl is not aarch64"
+    mkdir -p "$w/pkg64" "$w/run64"
+    tar -C "$w/pkg64" -xf "$w/work64/nvidia-$v-proprietary-$ar.tar.zst"
+    for kind in nvidia-imex nvidia-imex-ctl; do
+        readelf -h "$w/pkg64/bin/$kind" | grep -q "Machine: *AArch64" || fail "bin/$kind is not aarch64"
+        cmp "$w/pkg64/bin/$kind" "$d/usr/bin/$kind" || fail "arm64 bin/$kind is not the package's"
+    done
+    # GB200 and A4X nodes are arm64: the packed arm64 programs run as the compute-domain
+    # daemon runs them, each under qemu-aarch64 (user mode), from the unpacked package's
+    # bin/: the files the installer hard-links into usr/bin/ (installer/stage/locate.c,
+    # link_programs), static programs with no launcher in front of them.
+    imex_programs "$w/pkg64" "$w/run64" qemu-aarch64
     python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))["drivers"]
@@ -895,7 +911,7 @@ assert got == [("aarch64", True, None), ("x86_64", True, True)], got' "$w/repo/i
         "$w/repo-half/index.json" || fail "imex set for a package with nvidia-imex alone"
     python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["drivers"][0]["packages"][0]; assert p["imex"] is True, p' \
         "$w/repo-both/index.json" || fail "imex not set for a package with both programs"
-    ok "imex: NVIDIA's nvidia-imex .deb packed for amd64 and arm64 (bin/, share/nvidia/imex/, build-info.json, the index's imex from the content); 535, another version, no nvidia-imex-ctl, another architecture refused before the build; the stand-ins run as the compute-domain daemon runs them; libnvsdm packed into lib64/ and found there by DCGM's lookup, its 535, another version, arm64 refused"
+    ok "imex: NVIDIA's nvidia-imex .deb packed for amd64 and arm64 (bin/, share/nvidia/imex/, build-info.json, the index's imex from the content); 535, another version, no nvidia-imex-ctl, another architecture refused before the build; the stand-ins of both architectures (arm64 under qemu-aarch64) run as the compute-domain daemon runs them; libnvsdm packed into lib64/ and found there by DCGM's lookup, its 535, another version, arm64 refused"
 }
 
 # arm64: Debian's arm64 kernel fetched and unpacked (scripts/fetch-debian-kernel, cached
