@@ -3,14 +3,27 @@
 """A CDI spec in the shape NVIDIA's tools generate for a driver root.
 
 NVIDIA's device plugin, DRA driver and `nvidia-ctk cdi generate --driver-root` build their
-specs with the container toolkit's nvcdi library (nvml mode). Go cannot build them here, so
-this restates the rules that decide what a spec mounts and runs, from
-NVIDIA/nvidia-container-toolkit at d34b3046758cb1a5db606b2a39519c731bbf9f56 (v1.20.0-27,
-the version the device plugin v0.20.0 vendors):
-- executables (pkg/lookup/executable.go, path.go:36-63, file.go:67-117; the list in
-  internal/discover/driver-nvml.go:272-287): the first of ROOT/{usr/local/sbin,
-  usr/local/bin, usr/sbin, usr/bin, sbin, bin}/NAME that is no directory and has an execute
-  bit, links NOT resolved; mounted alone at that path minus ROOT;
+specs with the container toolkit's nvcdi library (nvml mode; the DRA driver's
+compute-domain kubelet plugin its standard device in "management" mode, whose common edits
+are the same driver discoverer: k8s-dra-driver-gpu at 2240711,
+cmd/compute-domain-kubelet-plugin/cdi.go:102, vendored toolkit v1.19.0
+vendor/github.com/NVIDIA/nvidia-container-toolkit/pkg/nvcdi/management.go:63-88 calling
+driver-nvml.go:38-74). Go cannot build them here, so this restates the rules that decide
+what a spec mounts and runs, from NVIDIA/nvidia-container-toolkit at
+d34b3046758cb1a5db606b2a39519c731bbf9f56 (v1.20.0-27, the version the device plugin
+v0.20.0 vendors); for the executables the DRA driver's vendored v1.19.0 copy was read rule
+by rule too and says the same:
+- executables (pkg/lookup/executable.go:32-50, path.go:36-63, file.go:67-117; the list in
+  pkg/nvcdi/driver-nvml.go:271-287 at d34b304, :246-261 in the DRA driver's vendored
+  copy): the first of ROOT/DIR/NAME that is no directory and has an execute bit (os.Stat:
+  links followed for the check, NOT resolved in the path mounted); mounted alone at that
+  path minus ROOT. DIR runs over the directories of the plugin process's own PATH first,
+  in its order, then those of usr/local/sbin, usr/local/bin, usr/sbin, usr/bin, sbin, bin
+  that PATH lacks (path.go:36-51). This restates that default list alone: the DRA
+  driver's image, gcr.io/distroless/cc:debug, has /busybox in its PATH too (its
+  deployments/container/Dockerfile:106-110; where in PATH was not read here), so
+  ROOT/busybox/NAME is looked at as well, which no install dir of ours has: the file
+  found is the same;
 - libraries (pkg/lookup/library.go:27-58, internal/lookup/root/root.go:146-176,
   driver-nvml.go:292-315): libcuda.so.*.* first found under ROOT/, ROOT/usr/lib64,
   ROOT/usr/lib/x86_64-linux-gnu[/nvidia/current], ROOT/lib64,
