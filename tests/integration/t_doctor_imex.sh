@@ -121,8 +121,8 @@ rm "$lib/libnvsdm.so.1"
 mv "$T/nvsdm-link" "$lib/libnvsdm.so.1"
 nvlink5 off
 
-# 570.86.16: IMEX in place, but older than IMEXDaemonsWithDNSNames needs: a warning, the
-# exit status that of the 570.172.08 run before it.
+# 570.86.16: IMEX in place, but older than IMEXDaemonsWithDNSNames needs: a warning
+# ("warn" in --json), the exit status that of the 570.172.08 run before it.
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V570_OLD"
 inst doctor --kernel-release "$KERNEL"
 assert_eq "$RC" "$rc_before" "doctor's status with the gate's warning"
@@ -130,6 +130,9 @@ imex_line | grep -q "^\[warn\] imex          GPU 10de:2941 (GB200) needs IMEX fo
     fail "570.86.16's imex line: $(cat "$T/out")"
 imex_line | grep -q "fix: install 570.158.01 or later, or set the DRA driver's featureGates.IMEXDaemonsWithDNSNames=false$" ||
     fail "570.86.16's fix: $(imex_line)"
+inst doctor --kernel-release "$KERNEL" --json
+python3 -c 'import json,sys; c=[x for x in json.load(open(sys.argv[1]))["checks"] if x["check"] == "imex"]; assert len(c) == 1 and c[0]["status"] == "warn" and "IMEXDaemonsWithDNSNames=false" in c[0]["fix"], c' "$T/out" ||
+    fail "570.86.16's imex check in --json: $(cat "$T/out")"
 # usr/bin/nvidia-imex-ctl a link to bin/'s file: not the program nvcdi mounts.
 ub=$(find "$T/root/$IDIR_REL/" -path '*/usr/bin/nvidia-imex-ctl')
 [ -f "$ub" ] && [ -f "${ub%/usr/bin/*}/bin/nvidia-imex-ctl" ] || fail "no usr/bin/nvidia-imex-ctl: $ub"
