@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * NVIDIA's DRA kubelet plugin restarted after a driver switch (agent/draplugin.h): which of
- * the node's pods are stale (draplugin_stale, pure), whom to ask again (the memory), and
- * the look that lists and evicts.
+ * the node's pods are stale or still leaving (draplugin_judge, pure), whom to ask again
+ * (the memory), and the look that lists and evicts.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -71,47 +71,73 @@ static bool seen_has(const struct draplugin_seen *seen, const char *uid)
 	return false;
 }
 
-bool draplugin_stale(json_object *pod, const struct labelsel *sel, int64_t activated,
-		     const struct draplugin_seen *seen, char *why, size_t size)
+/*
+ * A container of POD that does not run into NAME (a status without state.running, or a
+ * container of spec.containers with no status yet): true when there is one.
+ */
+static bool one_not_running(json_object *pod, char *name, size_t size)
+{
+	json_object *list = jsonc_get(jsonc_get(pod, "status"), "containerStatuses");
+	size_t n = jsonc_array_len(list), running = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *c = json_object_array_get_idx(list, i);
+
+		if (jsonc_get(jsonc_get(c, "state"), "running")) {
+			running++;
+			continue;
+		}
+		str_fmt_cut(name, size, "%s", jsonc_str(c, "name") ?: "?");
+		return true;
+	}
+	if (running > 0 &&
+	    running >= jsonc_array_len(jsonc_get(jsonc_get(pod, "spec"), "containers")))
+		return false;
+	str_fmt_cut(name, size, "%s", running ? "of the spec without a status" : "none");
+	return true;
+}
+
+/* WHY said, V returned (in draplugin_judge). */
+#define VERDICT(v, ...) (str_fmt_cut(why, size, __VA_ARGS__), (v))
+
+enum draplugin_verdict draplugin_judge(json_object *pod, const struct labelsel *sel,
+				       int64_t activated, const struct draplugin_seen *seen,
+				       char *why, size_t size)
 {
 	json_object *meta = jsonc_get(pod, "metadata");
-	char name[128] = "", at[STR_UTC_SIZE], was[STR_UTC_SIZE];
+	const char *phase = jsonc_str(jsonc_get(pod, "status"), "phase");
+	char name[128] = "", idle[128] = "", at[STR_UTC_SIZE], was[STR_UTC_SIZE];
+	bool is_new = seen && !seen->full && !seen_has(seen, jsonc_str(meta, "uid") ?: "");
 	int64_t started = 0;
 	int r;
 
-	if (!labelsel_matches(sel, jsonc_get(meta, "labels"))) {
-		str_fmt_cut(why, size, "not selected");
-		return false;
-	}
-	if (jsonc_get(meta, "deletionTimestamp")) {
-		str_fmt_cut(why, size, "leaving already");
-		return false;
-	}
-	r = earliest_start(pod, &started, name, sizeof(name));
-	if (r != 0) {
-		str_fmt_cut(why, size,
-			    r > 0 ? "no container running"
-				  : "a container's startedAt is not a time");
-		return false;
-	}
-	(void)waiting_time_format(started, at);
+	if (!labelsel_matches(sel, jsonc_get(meta, "labels")))
+		return VERDICT(DRAPLUGIN_OTHER, "not selected");
+	if (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0))
+		return VERDICT(DRAPLUGIN_OTHER, "finished (%s): no container runs", phase);
 	(void)waiting_time_format(activated, was);
-	if (seen && !seen->full && !seen_has(seen, jsonc_str(meta, "uid") ?: "")) {
-		str_fmt_cut(why, size,
-			    "made after the agent first listed the pods after the switch at %s "
-			    "(its container %s started at %s)",
-			    was, name, at);
-		return false;
-	}
-	if (started > activated) {
-		str_fmt_cut(why, size, "its containers started after the switch at %s", was);
-		return false;
-	}
-	str_fmt_cut(why, size,
-		    "its container %s started at %s, not after the driver's switch at %s: it "
-		    "holds the replaced version's files",
-		    name, at, was);
-	return true;
+	if (jsonc_get(meta, "deletionTimestamp"))
+		return VERDICT(
+			DRAPLUGIN_WAIT,
+			"leaving: until it is gone its containers may run and prepare claims on the files of before the switch at %s",
+			was);
+	r = earliest_start(pod, &started, name, sizeof(name));
+	if (r < 0)
+		return VERDICT(DRAPLUGIN_WAIT, "a container's startedAt is not a time");
+	(void)waiting_time_format(started, at);
+	if (r == 0 && !is_new && started <= activated)
+		return VERDICT(
+			DRAPLUGIN_STALE,
+			"its container %s started at %s, not after the driver's switch at %s: it holds the replaced version's files",
+			name, at, was);
+	if (one_not_running(pod, idle, sizeof(idle)))
+		return VERDICT(DRAPLUGIN_WAIT, "not running yet (container %s)", idle);
+	if (is_new)
+		return VERDICT(
+			DRAPLUGIN_FRESH,
+			"made after the agent first listed the pods after the switch at %s (its container %s started at %s)",
+			was, name, at);
+	return VERDICT(DRAPLUGIN_FRESH, "its containers started after the switch at %s", was);
 }
 
 /* ---- whom to ask again --------------------------------------------------------------- */
@@ -259,11 +285,50 @@ static void evict(struct draplugin *p, json_object *pod, const char *why, uint64
 	}
 }
 
+/* Says once, until it changes, the pod the switch waits for (POD, WHY). */
+static void say_waiting(struct draplugin *p, json_object *pod, const char *why)
+{
+	json_object *meta = jsonc_get(pod, "metadata");
+	char now[sizeof(p->waiting)];
+
+	str_fmt_cut(now, sizeof(now), "%s/%s: %s", jsonc_str(meta, "namespace") ?: "?",
+		    jsonc_str(meta, "name") ?: "?", why);
+	if (strcmp(now, p->waiting) == 0)
+		return;
+	snprintf(p->waiting, sizeof(p->waiting), "%s", now);
+	log_kv(LOG_INFO, "agent",
+	       "NVIDIA's DRA kubelet plugin: the switch waits for a pod of it to be gone or to run on the new files",
+	       "pod", jsonc_str(meta, "name") ?: "?", "namespace",
+	       jsonc_str(meta, "namespace") ?: "?", "reason", why, LOG_END);
+}
+
+/* The first list after the switch AT: the UIDs of its plugin pods, those that may hold the
+ * old files (draplugin_seen). */
+static void first_list(struct draplugin *p, json_object *pods, const struct timespec *at)
+{
+	size_t n = json_object_array_length(pods);
+
+	if (p->has_seen && p->seen_s == (int64_t)at->tv_sec && p->seen_ns == (int64_t)at->tv_nsec)
+		return;
+	memset(&p->seen, 0, sizeof(p->seen));
+	for (size_t i = 0; i < n; i++) {
+		json_object *meta = jsonc_get(json_object_array_get_idx(pods, i), "metadata");
+
+		if (labelsel_matches(&p->sel, jsonc_get(meta, "labels")))
+			draplugin_seen_add(&p->seen, jsonc_str(meta, "uid") ?: "");
+	}
+	p->seen_s = (int64_t)at->tv_sec;
+	p->seen_ns = (int64_t)at->tv_nsec;
+	p->has_seen = true;
+	p->waiting[0] = '\0';
+}
+
 /*
- * The pods of the plugin listed and the stale ones asked to leave: 0 when none was stale
- * (*MATCHED: the plugin's pods), 1 when some were, -1 when the pods could not be listed.
+ * The pods of the plugin listed and the stale ones asked to leave: 0 when every one is
+ * FRESH (*FRESH: how many), 1 when some were stale or are leaving or starting, -1 when the
+ * pods could not be listed.
  */
-static int restart_stale(struct draplugin *p, const struct timespec *at, unsigned *matched)
+static int restart_stale(struct draplugin *p, const struct timespec *at, unsigned *fresh)
 {
 	int64_t activated = (int64_t)at->tv_sec;
 	_cleanup_(json_object_putp) json_object *pods = NULL;
@@ -273,37 +338,32 @@ static int restart_stale(struct draplugin *p, const struct timespec *at, unsigne
 	int r = 0;
 	struct err e;
 
-	*matched = 0;
+	*fresh = 0;
 	if (kube_pods_on_node(p->k, p->node, &pods, &e) < 0) {
 		say_error(p, "listing the node's pods", e.msg);
 		return -1;
 	}
 	p->error[0] = '\0';
 	n = json_object_array_length(pods);
-	/* The first list after this switch: its pods are the ones that may hold the old files. */
-	if (!p->has_seen || p->seen_s != (int64_t)at->tv_sec ||
-	    p->seen_ns != (int64_t)at->tv_nsec) {
-		memset(&p->seen, 0, sizeof(p->seen));
-		for (size_t i = 0; i < n; i++) {
-			json_object *meta =
-				jsonc_get(json_object_array_get_idx(pods, i), "metadata");
-
-			if (labelsel_matches(&p->sel, jsonc_get(meta, "labels")))
-				draplugin_seen_add(&p->seen, jsonc_str(meta, "uid") ?: "");
-		}
-		p->seen_s = (int64_t)at->tv_sec;
-		p->seen_ns = (int64_t)at->tv_nsec;
-		p->has_seen = true;
-	}
+	first_list(p, pods, at);
 	for (size_t i = 0; i < n; i++) {
 		json_object *pod = json_object_array_get_idx(pods, i);
 
-		if (labelsel_matches(&p->sel, jsonc_get(jsonc_get(pod, "metadata"), "labels")))
-			(*matched)++;
-		if (!draplugin_stale(pod, &p->sel, activated, &p->seen, why, sizeof(why)))
-			continue;
-		r = 1;
-		evict(p, pod, why, now);
+		switch (draplugin_judge(pod, &p->sel, activated, &p->seen, why, sizeof(why))) {
+		case DRAPLUGIN_OTHER:
+			break;
+		case DRAPLUGIN_FRESH:
+			(*fresh)++;
+			break;
+		case DRAPLUGIN_WAIT:
+			say_waiting(p, pod, why);
+			r = 1;
+			break;
+		case DRAPLUGIN_STALE:
+			evict(p, pod, why, now);
+			r = 1;
+			break;
+		}
 	}
 	return r;
 }
@@ -312,7 +372,7 @@ bool draplugin_look(struct draplugin *p, const struct draplugin_look *l)
 {
 	char was[STR_UTC_SIZE];
 	struct timespec at;
-	unsigned matched;
+	unsigned fresh;
 
 	if (!p->on || switched_at(l, &at) < 0)
 		return true;
@@ -327,16 +387,15 @@ bool draplugin_look(struct draplugin *p, const struct draplugin_look *l)
 		return false;
 	}
 	p->said_waiting = false;
-	p->is_settled = restart_stale(p, &at, &matched) == 0;
+	p->is_settled = restart_stale(p, &at, &fresh) == 0;
 	p->settled_s = (int64_t)at.tv_sec;
 	p->settled_ns = (int64_t)at.tv_nsec;
 	if (!p->is_settled)
 		return false;
 	(void)waiting_time_format((int64_t)at.tv_sec, was);
 	log_kv(LOG_INFO, "agent",
-	       "NVIDIA's DRA kubelet plugin: its pods on the node all started after the driver's "
-	       "switch",
-	       "switch", was, U64("pods", matched), LOG_END);
+	       "NVIDIA's DRA kubelet plugin: its pods on the node all started after the driver's switch",
+	       "switch", was, U64("pods", fresh), LOG_END);
 	return true;
 }
 

@@ -55,17 +55,30 @@ struct draplugin_seen {
 /* Notes UID among SEEN. */
 void draplugin_seen_add(struct draplugin_seen *seen, const char *uid);
 
+/* What a pod is to the plugin's restart after a switch (draplugin_judge). */
+enum draplugin_verdict {
+	DRAPLUGIN_OTHER, /* not the plugin's (SEL does not match), or finished */
+	DRAPLUGIN_FRESH, /* running, every container started after the switch */
+	DRAPLUGIN_WAIT,	 /* leaving, or not all running yet: the switch is not settled */
+	DRAPLUGIN_STALE, /* a container of it runs since before the switch: to evict */
+};
+
 /*
  * What POD (an item of kube_pods_on_node) is to the plugin's restart after a switch at
- * ACTIVATED (Unix seconds, the fraction dropped): true when SEL matches its labels, it is
- * not leaving (no deletionTimestamp), it was there when the agent first listed the pods
- * after the switch (its UID in SEEN; SEEN NULL or full: not asked) and a container of it
- * runs since before the switch, or in its very second (startedAt has whole seconds: a pod
- * started in it may have read the old files). WHY says which container started when, or
- * why the pod is left.
+ * ACTIVATED (Unix seconds, the fraction dropped), when SEL matches its labels and it has not
+ * finished (phase Succeeded or Failed). STALE: it was there when the agent first listed the
+ * pods after the switch (its UID in SEEN; SEEN NULL or full: not asked), is not leaving (no
+ * deletionTimestamp) and a container of it runs since before the switch, or in its very
+ * second (startedAt has whole seconds: a pod started in it may have read the old files).
+ * WAIT: leaving (a terminating pod's containers still run, and its plugin still prepares
+ * claims from the files it cached, until the kubelet has stopped it and the API server
+ * removed it), a container of it not running, or a startedAt that is not a time. FRESH:
+ * every container runs, each started after the switch or the pod made after the agent's
+ * first list. WHY says which container started when, or why the pod waits or is left.
  */
-bool draplugin_stale(json_object *pod, const struct labelsel *sel, int64_t activated,
-		     const struct draplugin_seen *seen, char *why, size_t size);
+enum draplugin_verdict draplugin_judge(json_object *pod, const struct labelsel *sel,
+				       int64_t activated, const struct draplugin_seen *seen,
+				       char *why, size_t size);
 
 /* One pod asked to leave: its UID, the answer, and when it may be asked again. */
 struct draplugin_asked {
@@ -102,6 +115,7 @@ struct draplugin {
 	int64_t seen_s, seen_ns;
 	bool has_seen;
 	bool said_waiting; /* "the switch is in progress" said for the current switch */
+	char waiting[300]; /* the last pod waited for and why, said once until it changes */
 	char error[256];   /* the last error said, until it changes */
 	uint64_t evicted, refused, failed;
 };
@@ -126,10 +140,10 @@ struct draplugin_look {
 
 /*
  * One look: the plugin pods of a switch not yet settled listed, the stale ones evicted.
- * True when none is left to evict for the current switch (or off, or no switch): an
- * upgrade lifts its cordon only then, so that no pod scheduled on the node gets a claim
- * the old plugin prepared (its cached edits name the removed files, and a claim prepared
- * is never prepared again: gpu-kubelet-plugin device_state.go:240-256).
+ * True when every plugin pod on the node is FRESH (or off, or no switch): none is left to
+ * evict nor still leaving. An upgrade lifts its cordon only then, so that no pod scheduled
+ * on the node gets a claim the old plugin prepared (its cached edits name the removed
+ * files, and a claim prepared is never prepared again: gpu-kubelet-plugin device_state.go:240-256).
  */
 bool draplugin_look(struct draplugin *p, const struct draplugin_look *l);
 

@@ -7,10 +7,14 @@
 #    the stand-in names the old version's libnvidia-ml.
 # 2. The agent upgrades the node: once the switch is over (never while it activates), while
 #    the upgrade validates and before its uncordon (kube-api.py's log shows the order), it
-#    evicts dra/kp-1, once, the reason in the log, counted; nothing else. A supervisor, as
-#    the DaemonSet controller and the kubelet, restarts the stand-in only once kp-1 is gone
-#    from the API server and makes the pod again (dra/kp-2, a new UID, started now): the
-#    stand-in then names the new version's libnvidia-ml; with no eviction, the old one.
+#    evicts dra/kp-1, once, the reason in the log, counted; nothing else. kp-1 has a grace
+#    period (30 s): evicted, it stays listed, leaving (deletionTimestamp), and the agent
+#    keeps the cordon through three more pod lists, saying it waits for kp-1, until the
+#    supervisor, as the kubelet, has it removed. The supervisor, as the DaemonSet controller
+#    and the kubelet, restarts the stand-in only once kp-1 is gone from the API server and
+#    makes the pod again (dra/kp-2, a new UID, started now): the stand-in then names the new
+#    version's libnvidia-ml; with no eviction, the old one. kp-1's removal comes before the
+#    uncordon.
 # 3. --dra-plugin-selector "": a pod started before the switch (dra/kp-3) is left alone.
 # 4. The default selector again, the agent restarted after the switch: dra/kp-3 evicted at
 #    its first look; dra/kp-2 (started after the switch) left alone; dra/kp-4, whose budget
@@ -26,17 +30,17 @@ switched() { stat -c %Y "$(idir)/.current"; }
 utc() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
 t_old=$(switched)
 after_old=$(utc $((t_old + 1)))
-# pod NS NAME UID LABELS STARTED [META]: a pod on gpu-node-1, a DaemonSet's, running since
-# STARTED, with more metadata members META.
+# pod NS NAME UID LABELS STARTED [META [SPEC]]: a pod on gpu-node-1, a DaemonSet's, running
+# since STARTED, with more metadata members META and spec members SPEC.
 pod() {
-    printf '{"metadata": {"namespace": "%s", "name": "%s", "uid": "%s", "labels": {%s}%s, "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "x", "uid": "ds", "controller": true}]}, "spec": {"nodeName": "gpu-node-1", "containers": [{"name": "gpus"}, {"name": "compute-domains"}]}, "status": {"phase": "Running", "containerStatuses": [{"name": "gpus", "state": {"running": {"startedAt": "%s"}}}, {"name": "compute-domains", "state": {"running": {"startedAt": "%s"}}}]}}' \
-        "$1" "$2" "$3" "$4" "${6:-}" "$5" "$5"
+    printf '{"metadata": {"namespace": "%s", "name": "%s", "uid": "%s", "labels": {%s}%s, "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "x", "uid": "ds", "controller": true}]}, "spec": {"nodeName": "gpu-node-1"%s, "containers": [{"name": "gpus"}, {"name": "compute-domains"}]}, "status": {"phase": "Running", "containerStatuses": [{"name": "gpus", "state": {"running": {"startedAt": "%s"}}}, {"name": "compute-domains", "state": {"running": {"startedAt": "%s"}}}]}}' \
+        "$1" "$2" "$3" "$4" "${6:-}" "${7:-}" "$5" "$5"
 }
 # The chart's labels (kubeletplugin.yaml:40-41): the selector labels, then the fixed one.
 PLUGIN='"dra-driver-nvidia-gpu-component": "kubelet-plugin", "nvidia-dra-driver-gpu-component": "kubelet-plugin"'
 cat >"$T/cluster.json" <<EOF
 {"nodes": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-node-1"}, "spec": {}}],
- "pods": [$(pod dra kp-1 uid-kp-1 "$PLUGIN" "$after_old"),
+ "pods": [$(pod dra kp-1 uid-kp-1 "$PLUGIN" "$after_old" "" ', "terminationGracePeriodSeconds": 30'),
           $(pod ml train uid-train '"app": "train"' 2026-01-01T00:00:00Z),
           $(pod dra controller uid-controller '"nvidia-dra-driver-gpu-component": "controller"' 2026-01-01T00:00:00Z)]}
 EOF
@@ -53,10 +57,17 @@ standin() {
 reported() { python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["pid"] != int(sys.argv[2]))' "$T/plugin.json" "$1" 2>/dev/null; }
 kept() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["libnvidia_ml"])' "$T/plugin.json"; }
 kept_new() { case $(kept) in "$(idir)"/.versions/"$V_NEW"-*/lib64/libnvidia-ml.so.*) ;; *) false ;; esac; }
-# The DaemonSet controller and the kubelet for pod OLD: once it is gone from the API server's
-# state (an eviction), the plugin's container stops, a new start of it follows, and pod NEW
-# is made (a new UID, started in a second after the switch).
+# The DaemonSet controller and the kubelet for pod OLD: once it is leaving (evicted, its grace
+# period running) and the agent has listed the pods three times since, the kubelet has it
+# removed; then the plugin's container stops, a new start of it follows, and pod NEW is made
+# (a new UID, started in a second after the switch).
+leaving() { upgrade_node_has "any(p['metadata']['name'] == '$1' and 'deletionTimestamp' in p['metadata'] for p in db['pods'])"; }
 supervise() {
+    local n
+    until leaving "$1"; do sleep 0.1; done
+    n=$(wc -l <"$KUBE_LOG")
+    until listed "$n" 3; do sleep 0.1; done
+    kube_api DELETE "/api/v1/namespaces/dra/pods/$1" >/dev/null
     while upgrade_node_has "'$1' in pods"; do sleep 0.1; done
     kill -TERM "$(cat "$T/standin.pid")"
     until clock_past "$(switched)"; do sleep 0.1; done
@@ -125,9 +136,15 @@ cordon = min(i for i, r in enumerate(rs) if (patch(r).get("spec") or {}).get("un
 uncordon = min(i for i, r in enumerate(rs)
                if (patch(r).get("spec") or {}).get("unschedulable") is False)
 evict = [i for i, r in enumerate(rs) if r["path"].endswith("/kp-1/eviction")]
+# kp-1 removed (the kubelet's DELETE at the end of its grace period) before the uncordon: a
+# pod leaving still prepares claims on the old files.
+gone = [i for i, r in enumerate(rs) if r["method"] == "DELETE" and r["path"].endswith("/pods/kp-1")]
 assert cordon < validating and evict and validating < evict[0] < uncordon, \
     (cordon, validating, evict, uncordon)
+assert gone and evict[0] < gone[0] < uncordon, (evict, gone, uncordon)
 PY
+agent_said "the switch waits for a pod of it to be gone or to run on the new files (pod=kp-1 namespace=dra reason=leaving: until it is gone" ||
+    fail "the wait for kp-1 to leave not said"
 [ "$(said_times "evicted a pod of NVIDIA")" = 1 ] || fail "evictions said: $(grep "evicted a pod" "$T/agent.log")"
 wait_for "the eviction counted" 5 metric 'nvidia_driver_installer_agent_dra_plugin_evictions_total{result="evicted"} 1'
 curl -s "http://127.0.0.1:$port/metrics" >"$T/metrics"

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * agent/draplugin: which of the node's pods of NVIDIA's DRA kubelet plugin still hold the
- * files of a version switched out (the selector, a pod leaving, the earliest of its running
- * containers, the switch's own second), whom the agent asks again (once per UID when
+ * files of a version switched out (the selector, the earliest of its running containers,
+ * the switch's own second) and which the switch waits for (a pod leaving, one not running
+ * yet), whom the agent asks again (once per UID when
  * evicted, a doubling backoff after a refusal, the oldest forgotten first), its start's
  * refusals, and its series.
  */
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "agent/draplugin.h"
+#include "util/jsonc.h"
 
 /* 2026-12-07T03:00:00Z */
 #define SWITCH 1796612400
@@ -35,71 +37,121 @@ static json_object *pod(const char *labels, const char *extra_meta, const char *
 #define RUNNING(name, at)                                                                          \
 	"{\"name\": \"" name "\", \"state\": {\"running\": {\"startedAt\": \"" at "\"}}}"
 
-static bool stale(const char *labels, const char *extra, const char *statuses, char *why,
-		  size_t size)
+static enum draplugin_verdict judge(const char *labels, const char *extra, const char *statuses,
+				    char *why, size_t size)
 {
 	struct labelsel sel;
 	char err[200];
 	json_object *o = pod(labels, extra, statuses);
-	bool r;
+	enum draplugin_verdict r;
 
 	assert_int_equal(labelsel_parse(DRAPLUGIN_DEFAULT_SELECTOR, &sel, err, sizeof(err)), 0);
-	r = draplugin_stale(o, &sel, SWITCH, NULL, why, size);
+	r = draplugin_judge(o, &sel, SWITCH, NULL, why, size);
 	labelsel_free(&sel);
 	json_object_put(o);
 	return r;
 }
 
-static void test_stale(void **state)
+#define NOW_LEAVING ", \"deletionTimestamp\": \"2026-12-07T03:01:00Z\""
+
+static void test_judge(void **state)
 {
 	char why[300];
 
 	(void)state;
 	/* Started before the switch: stale, the container and both times named. */
-	assert_true(stale(PLUGIN, "", "[" RUNNING("gpus", "2026-12-07T02:59:59Z") "]", why,
-			  sizeof(why)));
+	assert_int_equal(judge(PLUGIN, "", "[" RUNNING("gpus", "2026-12-07T02:59:59Z") "]", why,
+			       sizeof(why)),
+			 DRAPLUGIN_STALE);
 	assert_non_null(strstr(why, "gpus started at 2026-12-07T02:59:59Z"));
 	assert_non_null(strstr(why, "switch at 2026-12-07T03:00:00Z"));
 	/* In the switch's own second: stale (whole seconds: it may have read the old files). */
-	assert_true(stale(PLUGIN, "", "[" RUNNING("gpus", "2026-12-07T03:00:00Z") "]", why,
-			  sizeof(why)));
-	/* After it: left. */
-	assert_false(stale(PLUGIN, "", "[" RUNNING("gpus", "2026-12-07T03:00:01Z") "]", why,
-			   sizeof(why)));
+	assert_int_equal(judge(PLUGIN, "", "[" RUNNING("gpus", "2026-12-07T03:00:00Z") "]", why,
+			       sizeof(why)),
+			 DRAPLUGIN_STALE);
+	/* After it: fresh. */
+	assert_int_equal(judge(PLUGIN, "", "[" RUNNING("gpus", "2026-12-07T03:00:01Z") "]", why,
+			       sizeof(why)),
+			 DRAPLUGIN_FRESH);
 	assert_non_null(strstr(why, "after the switch"));
 	/* The earliest running container decides: one restarted since does not make it new. */
-	assert_true(stale(PLUGIN, "",
-			  "[" RUNNING("gpus", "2026-12-07T03:05:00Z") ", " RUNNING(
-				  "compute-domains", "2026-12-07T02:00:00Z") "]",
-			  why, sizeof(why)));
+	assert_int_equal(judge(PLUGIN, "",
+			       "[" RUNNING("gpus", "2026-12-07T03:05:00Z") ", " RUNNING(
+				       "compute-domains", "2026-12-07T02:00:00Z") "]",
+			       why, sizeof(why)),
+			 DRAPLUGIN_STALE);
 	assert_non_null(strstr(why, "compute-domains started at 2026-12-07T02:00:00Z"));
-	/* A container that does not run (waiting, crash-looping) is not looked at. */
-	assert_false(stale(
-		PLUGIN, "",
-		"[{\"name\": \"gpus\", \"state\": {\"waiting\": {\"reason\": \"X\"}}}, " RUNNING(
-			"compute-domains", "2026-12-07T03:00:02Z") "]",
-		why, sizeof(why)));
-	assert_false(stale(PLUGIN, "", "[]", why, sizeof(why)));
-	assert_string_equal(why, "no container running");
-	/* Not the plugin's, or leaving already: left. */
-	assert_false(stale("\"app\": \"train\"", "", "[" RUNNING("c", "2026-12-07T01:00:00Z") "]",
-			   why, sizeof(why)));
+	/* Old and one container crash-looping: still stale (evicted, not waited for). */
+	assert_int_equal(
+		judge(PLUGIN, "",
+		      "[{\"name\": \"gpus\", \"state\": {\"waiting\": {\"reason\": \"X\"}}}, " RUNNING(
+			      "compute-domains", "2026-12-07T02:00:00Z") "]",
+		      why, sizeof(why)),
+		DRAPLUGIN_STALE);
+	/* New but a container not running yet: waited for, the container named. */
+	assert_int_equal(
+		judge(PLUGIN, "",
+		      "[{\"name\": \"gpus\", \"state\": {\"waiting\": {\"reason\": \"X\"}}}, " RUNNING(
+			      "compute-domains", "2026-12-07T03:00:02Z") "]",
+		      why, sizeof(why)),
+		DRAPLUGIN_WAIT);
+	assert_string_equal(why, "not running yet (container gpus)");
+	assert_int_equal(judge(PLUGIN, "", "[]", why, sizeof(why)), DRAPLUGIN_WAIT);
+	assert_string_equal(why, "not running yet (container none)");
+	/* Not the plugin's: left. */
+	assert_int_equal(judge("\"app\": \"train\"", "",
+			       "[" RUNNING("c", "2026-12-07T01:00:00Z") "]", why, sizeof(why)),
+			 DRAPLUGIN_OTHER);
 	assert_string_equal(why, "not selected");
-	assert_false(stale("\"nvidia-dra-driver-gpu-component\": \"controller\"", "",
-			   "[" RUNNING("c", "2026-12-07T01:00:00Z") "]", why, sizeof(why)));
+	assert_int_equal(judge("\"nvidia-dra-driver-gpu-component\": \"controller\"", "",
+			       "[" RUNNING("c", "2026-12-07T01:00:00Z") "]", why, sizeof(why)),
+			 DRAPLUGIN_OTHER);
 	/* The selector labels alone (kubeletplugin.yaml:40) are not the default's: a renamed
 	 * chart changes them (_helpers.tpl:78-85), never the label of line 41. */
-	assert_false(stale("\"dra-driver-nvidia-gpu-component\": \"kubelet-plugin\"", "",
-			   "[" RUNNING("c", "2026-12-07T01:00:00Z") "]", why, sizeof(why)));
-	assert_false(stale(PLUGIN, ", \"deletionTimestamp\": \"2026-12-07T03:01:00Z\"",
-			   "[" RUNNING("gpus", "2026-12-07T01:00:00Z") "]", why, sizeof(why)));
-	assert_string_equal(why, "leaving already");
-	/* A startedAt that is not an API server time is not taken as one. */
-	assert_false(stale(PLUGIN, "", "[" RUNNING("gpus", "yesterday") "]", why, sizeof(why)));
-	assert_false(stale(PLUGIN, "", "[" RUNNING("gpus", "2026-12-07T01:00:00+01:00") "]", why,
-			   sizeof(why)));
-	/* No status at all. */
-	assert_false(stale(PLUGIN, "", "null", why, sizeof(why)));
+	assert_int_equal(judge("\"dra-driver-nvidia-gpu-component\": \"kubelet-plugin\"", "",
+			       "[" RUNNING("c", "2026-12-07T01:00:00Z") "]", why, sizeof(why)),
+			 DRAPLUGIN_OTHER);
+	/* Leaving (evicted, its grace period running): waited for, not evicted again, never
+	 * taken for settled, whether its containers started before the switch or after. */
+	assert_int_equal(judge(PLUGIN, NOW_LEAVING, "[" RUNNING("gpus", "2026-12-07T01:00:00Z") "]",
+			       why, sizeof(why)),
+			 DRAPLUGIN_WAIT);
+	assert_non_null(strstr(why, "leaving: until it is gone"));
+	assert_int_equal(judge(PLUGIN, NOW_LEAVING, "[" RUNNING("gpus", "2026-12-07T03:30:00Z") "]",
+			       why, sizeof(why)),
+			 DRAPLUGIN_WAIT);
+	/* A startedAt that is not an API server time is not taken as one: waited for. */
+	assert_int_equal(judge(PLUGIN, "", "[" RUNNING("gpus", "yesterday") "]", why, sizeof(why)),
+			 DRAPLUGIN_WAIT);
+	assert_int_equal(judge(PLUGIN, "", "[" RUNNING("gpus", "2026-12-07T01:00:00+01:00") "]",
+			       why, sizeof(why)),
+			 DRAPLUGIN_WAIT);
+	/* No status at all: not running yet. */
+	assert_int_equal(judge(PLUGIN, "", "null", why, sizeof(why)), DRAPLUGIN_WAIT);
+}
+
+/* A container of the spec with no status yet, and a pod that finished. */
+static void test_judge_spec_and_phase(void **state)
+{
+	struct labelsel sel;
+	char err[200], why[300];
+	json_object *o = json_tokener_parse(
+		"{\"metadata\": {\"uid\": \"u-1\", \"labels\": {" PLUGIN "}}, "
+		"\"spec\": {\"containers\": [{\"name\": \"gpus\"}, {\"name\": \"cd\"}]}, "
+		"\"status\": {\"phase\": \"Pending\", \"containerStatuses\": [" RUNNING(
+			"gpus", "2026-12-07T03:00:05Z") "]}}");
+
+	(void)state;
+	assert_non_null(o);
+	assert_int_equal(labelsel_parse(DRAPLUGIN_DEFAULT_SELECTOR, &sel, err, sizeof(err)), 0);
+	assert_int_equal(draplugin_judge(o, &sel, SWITCH, NULL, why, sizeof(why)), DRAPLUGIN_WAIT);
+	assert_string_equal(why, "not running yet (container of the spec without a status)");
+	/* Failed (or Succeeded): its containers run no more, it holds no files. */
+	json_object_object_add(jsonc_get(o, "status"), "phase", json_object_new_string("Failed"));
+	assert_int_equal(draplugin_judge(o, &sel, SWITCH, NULL, why, sizeof(why)), DRAPLUGIN_OTHER);
+	assert_string_equal(why, "finished (Failed): no container runs");
+	labelsel_free(&sel);
+	json_object_put(o);
 }
 
 /*
@@ -117,16 +169,19 @@ static void test_seen(void **state)
 	(void)state;
 	assert_int_equal(labelsel_parse(DRAPLUGIN_DEFAULT_SELECTOR, &sel, err, sizeof(err)), 0);
 	draplugin_seen_add(&seen, "u-0");
-	assert_false(draplugin_stale(o, &sel, SWITCH, &seen, why, sizeof(why)));
+	assert_int_equal(draplugin_judge(o, &sel, SWITCH, &seen, why, sizeof(why)),
+			 DRAPLUGIN_FRESH);
 	assert_non_null(strstr(why, "made after the agent first listed the pods"));
 	draplugin_seen_add(&seen, "u-1");
-	assert_true(draplugin_stale(o, &sel, SWITCH, &seen, why, sizeof(why)));
+	assert_int_equal(draplugin_judge(o, &sel, SWITCH, &seen, why, sizeof(why)),
+			 DRAPLUGIN_STALE);
 	memset(&seen, 0, sizeof(seen));
 	for (unsigned i = 0; i <= DRAPLUGIN_MEMORY; i++)
 		draplugin_seen_add(&seen, "u-other");
 	assert_true(seen.full);
 	assert_int_equal(seen.n, DRAPLUGIN_MEMORY);
-	assert_true(draplugin_stale(o, &sel, SWITCH, &seen, why, sizeof(why)));
+	assert_int_equal(draplugin_judge(o, &sel, SWITCH, &seen, why, sizeof(why)),
+			 DRAPLUGIN_STALE);
 	labelsel_free(&sel);
 	json_object_put(o);
 }
@@ -219,7 +274,8 @@ static void test_start_and_series(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_stale),
+		cmocka_unit_test(test_judge),
+		cmocka_unit_test(test_judge_spec_and_phase),
 		cmocka_unit_test(test_seen),
 		cmocka_unit_test(test_memory),
 		cmocka_unit_test(test_start_and_series),
