@@ -5,8 +5,11 @@
  * core/v1 types.go:4450 PodSpec.resourceClaims, 4516-4558 PodResourceClaim (name, exactly
  * one of resourceClaimName and resourceClaimTemplateName), 4564-4583 and 5452
  * PodStatus.resourceClaimStatuses (name, resourceClaimName: "If this is unset, then
- * generating a ResourceClaim was not necessary"); resource/v1 types.go:1611 status.allocation,
- * 1698 devices, 1730 results, 1775 driver (v1beta1 and v1beta2 have the same path).
+ * generating a ResourceClaim was not necessary"), 4586-4600 and 5456
+ * PodStatus.extendedResourceClaimStatus.resourceClaimName (the claim the scheduler made for
+ * the extended resources DRA backs, DRAExtendedResource, Kubernetes 1.34 on); resource/v1
+ * types.go:1611 status.allocation, 1698 devices, 1730 results, 1775 driver, 1803 adminAccess
+ * (v1beta1 and v1beta2 have the same path).
  */
 #include <stdio.h>
 #include <string.h>
@@ -53,16 +56,32 @@ bool claims_driver_listed(const char *list, const char *driver)
 	return false;
 }
 
+/*
+ * A device allocated for admin access (adminAccess true) is a management view of it, not a
+ * use: the GPU Operator leaves such results out when it asks whether a pod holds GPUs for a
+ * driver upgrade (gpu-operator a22dbf6 controllers/nodelabeling_controller.go:355-387,
+ * PodHasNVIDIAGPUClaim skips them unless includeAdminAccess, which cmd/gpu-operator/main.go:
+ * 285 passes false for the upgrade's GPU pods).
+ */
+static bool admin_access(json_object *result)
+{
+	json_object *a = jsonc_get(result, "adminAccess");
+
+	return a && json_object_is_type(a, json_type_boolean) && json_object_get_boolean(a);
+}
+
 bool claims_allocated_by(json_object *claim, const char *list)
 {
 	json_object *alloc = jsonc_get(jsonc_get(claim, "status"), "allocation");
 	json_object *results = jsonc_get(jsonc_get(alloc, "devices"), "results");
 	size_t n = jsonc_array_len(results);
 
-	for (size_t i = 0; i < n; i++)
-		if (claims_driver_listed(
-			    list, jsonc_str(json_object_array_get_idx(results, i), "driver")))
+	for (size_t i = 0; i < n; i++) {
+		json_object *r = json_object_array_get_idx(results, i);
+
+		if (!admin_access(r) && claims_driver_listed(list, jsonc_str(r, "driver")))
 			return true;
+	}
 	return false;
 }
 
@@ -86,15 +105,26 @@ size_t claims_of_pod(json_object *pod, const char **names, size_t max)
 {
 	json_object *rc = jsonc_get(jsonc_get(pod, "spec"), "resourceClaims");
 	size_t n = jsonc_array_len(rc), count = 0;
+	const char *name;
 
 	for (size_t i = 0; i < n; i++) {
 		json_object *entry = json_object_array_get_idx(rc, i);
-		const char *name = jsonc_str(entry, "resourceClaimName");
+
+		name = jsonc_str(entry, "resourceClaimName");
 
 		if (!name && jsonc_str(entry, "resourceClaimTemplateName"))
 			name = generated(pod, jsonc_str(entry, "name"));
 		if (!name || !*name)
 			continue;
+		if (count < max)
+			names[count] = name;
+		count++;
+	}
+	/* The claim of the extended resources DRA backs: the pod names it nowhere in its spec
+	 * (its containers ask e.g. deviceclass.resource.kubernetes.io/CLASS in resources). */
+	name = jsonc_str(jsonc_get(jsonc_get(pod, "status"), "extendedResourceClaimStatus"),
+			 "resourceClaimName");
+	if (name && *name) {
 		if (count < max)
 			names[count] = name;
 		count++;

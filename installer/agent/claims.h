@@ -55,8 +55,10 @@ bool claims_driver_listed(const char *list, const char *driver);
 
 /*
  * Whether CLAIM (a ResourceClaim as kube_resourceclaim_get reads it) is allocated with a
- * device of a driver of LIST: one of status.allocation.devices.results[].driver. A claim
- * not yet allocated holds no device.
+ * device of a driver of LIST: one of status.allocation.devices.results[].driver, the
+ * results allocated for admin access (adminAccess true: a monitoring pod's view of the
+ * device, as the GPU Operator's upgrade counts it) left out. A claim not yet allocated
+ * holds no device.
  */
 bool claims_allocated_by(json_object *claim, const char *list);
 
@@ -65,7 +67,10 @@ bool claims_allocated_by(json_object *claim, const char *list);
  * resourceClaimName, or for a resourceClaimTemplateName the claim generated from it, whose
  * name PodStatus.resourceClaimStatuses gives under the entry's name; a template's claim not
  * generated yet, or that needed none, is left out: nothing is allocated to the pod through
- * it yet). The first MAX go into NAMES (pointers into POD). Returns how many there are.
+ * it yet), then the claim of the extended resources DRA backs
+ * (PodStatus.extendedResourceClaimStatus.resourceClaimName, Kubernetes 1.34 on: a container
+ * asks nvidia.com/gpu or deviceclass.resource.kubernetes.io/CLASS and the scheduler makes
+ * the claim). The first MAX go into NAMES (pointers into POD). Returns how many there are.
  */
 size_t claims_of_pod(json_object *pod, const char **names, size_t max);
 

@@ -139,6 +139,10 @@ static const struct kube_keep volume_keep[] = {{"emptyDir", (const struct kube_k
  * PodResourceClaimStatus, the one's name and claim or template, the other's name and claim. */
 static const struct kube_keep claim_ref_keep[] = {
 	{"name"}, {"resourceClaimName"}, {"resourceClaimTemplateName"}, {NULL}};
+/* The claim the scheduler made for the extended resources DRA backs (Kubernetes 1.34 on,
+ * DRAExtendedResource): core/v1 PodExtendedResourceClaimStatus.resourceClaimName (its
+ * requestMappings are not read). */
+static const struct kube_keep ext_claim_keep[] = {{"resourceClaimName"}, {NULL}};
 /* A container's status: when its running container started (agent/draplugin.c). */
 static const struct kube_keep cstatus_keep[] = {
 	{"name"},
@@ -162,6 +166,7 @@ static const struct kube_keep pod_keep[] = {
 					    {NULL}}},
 	{"status", (const struct kube_keep[]){{"phase"},
 					      {"resourceClaimStatuses", claim_ref_keep, true},
+					      {"extendedResourceClaimStatus", ext_claim_keep},
 					      {"containerStatuses", cstatus_keep, true},
 					      {NULL}}},
 	{NULL}};
@@ -648,13 +653,15 @@ int kube_daemonset_desired(struct kube *k, const char *ns, const char *name, uns
 /*
  * resource.k8s.io's versions that carry a ResourceClaim's status.allocation.devices.results
  * (v1 from Kubernetes 1.34, v1beta2 from 1.33, v1beta1 from 1.32), newest first. What is kept
- * of a claim: the drivers of its allocation (a claim's status may also carry each device's
- * data, which the driver writes and the agent never reads).
+ * of a claim: the drivers of its allocation and whether each device is allocated for admin
+ * access (resource/v1 types.go:1803 DeviceRequestAllocationResult.adminAccess; a claim's
+ * status may also carry each device's data, which the driver writes and the agent never
+ * reads).
  */
 static const char *const claim_versions[] = {"v1", "v1beta2", "v1beta1"};
 #define CLAIM_VERSIONS (sizeof(claim_versions) / sizeof(claim_versions[0]))
-static const struct kube_keep result_keep[] = {
-	{"request"}, {"driver"}, {"pool"}, {"device"}, {NULL}};
+static const struct kube_keep result_keep[] = {{"request"}, {"driver"},	     {"pool"},
+					       {"device"},  {"adminAccess"}, {NULL}};
 static const struct kube_keep claim_keep[] = {
 	{"apiVersion"},
 	{"metadata", (const struct kube_keep[]){{"name"}, {"namespace"}, {"uid"}, {NULL}}},

@@ -2,11 +2,15 @@
 # "Upgrades that finish by themselves"), against the API server stand-in: the GPU pods ask
 # for no nvidia.com/gpu, they use ResourceClaims allocated by gpu.nvidia.com.
 # 1. resource.k8s.io/v1 served. GPU pods: ml/train (a claim by name), ml/tmpl (a claim
-#    generated from a template, named in its status), nvidia-dra/cd-daemon (the ComputeDomain's
-#    daemon, a DaemonSet's pod with a compute-domain.nvidia.com claim). Not GPU pods: net/nic
-#    (a claim of another driver), ml/young (its template's claim not generated yet), ml/stale
-#    (its claim gone), ml/done (finished). With the wait policy the upgrade waits for the
-#    three; past the deadline with evict, train and tmpl are evicted, the daemon never: it is
+#    generated from a template, named in its status), ml/ext (an extended resource DRA backs,
+#    Kubernetes 1.34 on: its container asks deviceclass.resource.kubernetes.io/gpu.nvidia.com,
+#    the scheduler's claim named in status.extendedResourceClaimStatus),
+#    nvidia-dra/cd-daemon (the ComputeDomain's daemon, a DaemonSet's pod with a
+#    compute-domain.nvidia.com claim). Not GPU pods: net/nic (a claim of another driver),
+#    mon/dcgm (a gpu.nvidia.com device allocated for admin access: a monitoring view),
+#    ml/young (its template's claim not generated yet), ml/stale (its claim gone), ml/done
+#    (finished). With the wait policy the upgrade waits for the four; past the deadline with
+#    evict, train, tmpl and ext are evicted, the daemon never: it is
 #    waited for until its DaemonSet takes it off the node (the test deletes it, as the
 #    DaemonSet controller does once the kubelet plugin removed the node's ComputeDomain
 #    label); only then is the version activated. --upgrade-dra-drivers none counts no claim.
@@ -25,21 +29,29 @@ upgrade_node --pending
 cluster() {
     python3 - "$2" >"$1" <<'PY'
 import json, sys
-def pod(ns, name, claims, statuses=None, owner="Job", phase="Running"):
+def pod(ns, name, claims, statuses=None, owner="Job", phase="Running", ext=None):
     meta = {"namespace": ns, "name": name, "ownerReferences": [
         {"apiVersion": "apps/v1" if owner == "DaemonSet" else "batch/v1", "kind": owner,
          "name": "x", "uid": "1", "controller": True}]}
     st = {"phase": phase}
     if statuses is not None:
         st["resourceClaimStatuses"] = statuses
+    res = {"claims": [{"name": c["name"]} for c in claims]}
+    if ext:  # core/v1 types.go:4586-4609, PodExtendedResourceClaimStatus
+        xr = "deviceclass.resource.kubernetes.io/gpu.nvidia.com"
+        res = {"limits": {xr: "1"}, "requests": {xr: "1"}}
+        st["extendedResourceClaimStatus"] = {"resourceClaimName": ext, "requestMappings": [
+            {"containerName": "c", "resourceName": xr, "requestName": "container-0-request-0"}]}
     return {"metadata": meta, "status": st, "spec": {
         "nodeName": "gpu-node-1", "resourceClaims": claims,
-        "containers": [{"name": "c", "resources": {"claims": [{"name": c["name"]} for c in claims]}}]}}
-def claim(ns, name, driver):
+        "containers": [{"name": "c", "resources": res}]}}
+def claim(ns, name, driver, admin=False):
+    result = {"request": "r", "driver": driver, "pool": "gpu-node-1", "device": "d0"}
+    if admin:
+        result["adminAccess"] = True
     return {"metadata": {"namespace": ns, "name": name, "uid": "u-" + name},
             "spec": {"devices": {"requests": [{"name": "r"}]}},
-            "status": {"allocation": {"devices": {"results": [
-                {"request": "r", "driver": driver, "pool": "gpu-node-1", "device": "d0"}]}}}}
+            "status": {"allocation": {"devices": {"results": [result]}}}}
 pods = [
     pod("ml", "train", [{"name": "gpus", "resourceClaimName": "train-gpus"}]),
     pod("ml", "tmpl", [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
@@ -49,12 +61,16 @@ pods = [
     pod("ml", "stale", [{"name": "gpus", "resourceClaimName": "deleted"}]),
     pod("ml", "done", [{"name": "gpus", "resourceClaimName": "done-gpus"}], phase="Succeeded"),
     pod("net", "nic", [{"name": "nic", "resourceClaimName": "rdma-0"}]),
+    pod("ml", "ext", [], ext="ext-extended-resources-8w2dm"),
+    pod("mon", "dcgm", [{"name": "gpus", "resourceClaimName": "dcgm-admin"}]),
     pod("nvidia-dra", "cd-daemon", [{"name": "daemon", "resourceClaimTemplateName": "cd-tmpl"}],
         [{"name": "daemon", "resourceClaimName": "cd-daemon-daemon-q9x"}], owner="DaemonSet")]
 claims = [claim("ml", "train-gpus", "gpu.nvidia.com"),
           claim("ml", "tmpl-gpu-7xk2q", "gpu.nvidia.com"),
           claim("ml", "done-gpus", "gpu.nvidia.com"),
           claim("net", "rdma-0", "rdma.example.com"),
+          claim("ml", "ext-extended-resources-8w2dm", "gpu.nvidia.com"),
+          claim("mon", "dcgm-admin", "gpu.nvidia.com", admin=True),
           claim("nvidia-dra", "cd-daemon-daemon-q9x", "compute-domain.nvidia.com")]
 print(json.dumps({"nodes": [{"apiVersion": "v1", "kind": "Node",
                              "metadata": {"name": "gpu-node-1"}, "spec": {}}],
@@ -84,14 +100,14 @@ kube_stub "$T/c1.json"
 logs+=("$KUBE_LOG")
 restart_agent
 wait_for "waiting for the claims' pods" 15 upgrade_node_has \
-    'state == "waiting" and rec.get("reason", "") == "3 GPU pod(s) and 0 process(es) hold the GPUs"'
+    'state == "waiting" and rec.get("reason", "") == "4 GPU pod(s) and 0 process(es) hold the GPUs"'
 wait_for "another look" 10 eval '[ "$(claim_gets v1)" -ge 10 ]'
 assert_eq "$(claim_gets v1beta2)$(claim_gets v1beta1)" 00 "claims asked of older versions"
 restart_agent --upgrade-on-deadline evict --upgrade-deadline 0
 wait_for "the daemon waited for" 20 upgrade_node_has \
     'rec.get("reason", "") == "past the deadline: 1 GPU pod(s) no eviction moves (DaemonSets'"'"', static pods'"'"', or already leaving) and 0 other process(es) hold the GPUs"'
-for p in ml/train ml/tmpl; do assert_eq "$(evictions_of $p)" 1 "evictions of $p"; done
-for p in nvidia-dra/cd-daemon net/nic ml/young ml/stale ml/done; do
+for p in ml/train ml/tmpl ml/ext; do assert_eq "$(evictions_of $p)" 1 "evictions of $p"; done
+for p in nvidia-dra/cd-daemon net/nic mon/dcgm ml/young ml/stale ml/done; do
     assert_eq "$(evictions_of $p)" 0 "evictions of $p"
 done
 [ "$(installed_version)" = "$V_NEW" ] || fail "activated while the compute-domain daemon runs"
@@ -100,7 +116,7 @@ kube_api DELETE /api/v1/namespaces/nvidia-dra/pods/cd-daemon >/dev/null
 assert_eq "$(cat "$KUBE_DIR/status")" 200 "the daemon's deletion"
 wait_for "the upgrade done (1)" 30 upgrade_node_has 'state == "done" and not unsched'
 assert_eq "$(installed_version)" "$V_OLD" "the version after (1)"
-upgrade_node_has 'sorted(pods) == ["done", "nic", "stale", "young"]' ||
+upgrade_node_has 'sorted(pods) == ["dcgm", "done", "nic", "stale", "young"]' ||
     fail "pods left (1): $(cat "$KUBE_STATE")"
 # No upgrade waits: the looks read no claim (a fleet of idle nodes asks nothing of them).
 gets=$(claim_gets v1) lists=$(pod_lists)
@@ -116,7 +132,7 @@ logs+=("$KUBE_LOG")
 restart_agent --upgrade-on-deadline evict --upgrade-deadline 0
 wait_for "the daemon waited for (2)" 20 upgrade_node_has \
     '"1 GPU pod(s) no eviction moves" in rec.get("reason", "")'
-for p in ml/train ml/tmpl; do assert_eq "$(evictions_of $p)" 1 "evictions of $p (v1beta1)"; done
+for p in ml/train ml/tmpl ml/ext; do assert_eq "$(evictions_of $p)" 1 "evictions of $p (v1beta1)"; done
 assert_eq "$(claim_gets v1)/$(claim_gets v1beta2)" 1/1 "GETs of the versions not served"
 [ "$(claim_gets v1beta1)" -ge 4 ] || fail "claims read in v1beta1: $(claim_gets v1beta1)"
 grep -q '"path": "/apis/resource.k8s.io/v1/namespaces/[^"]*", "query": "", "content_type": "", "user_agent": "nvidia-driver-installer/[^"]*", "body": "", "status": 404' "$KUBE_LOG" ||
@@ -134,7 +150,7 @@ kube_stub "$T/c4.json"
 logs+=("$KUBE_LOG")
 restart_agent
 wait_for "waiting for the pods with claims not read" 20 upgrade_node_has \
-    'state == "waiting" and rec.get("reason", "") == "5 GPU pod(s) and 0 process(es) hold the GPUs"'
+    'state == "waiting" and rec.get("reason", "") == "7 GPU pod(s) and 0 process(es) hold the GPUs"'
 lists=$(pod_lists)
 wait_for "three looks more" 15 eval '[ "$(pod_lists)" -ge $((lists + 3)) ]'
 assert_eq "$(grep -c "a resource claim could not be read" "$T/agent.log")" 1 "the failed reads said"
@@ -152,7 +168,7 @@ echo '{"faults": [{"method": "GET", "path": "/apis/resource.k8s.io/.*", "stall":
     >"$KUBE_FAULTS"
 restart_agent
 wait_for "waiting, claims not read" 40 upgrade_node_has \
-    'state == "waiting" and rec.get("reason", "") == "5 GPU pod(s) and 0 process(es) hold the GPUs"'
+    'state == "waiting" and rec.get("reason", "") == "7 GPU pod(s) and 0 process(es) hold the GPUs"'
 wait_for "the look's time said" 20 agent_said "more resource claims than a look reads in its bound or time"
 lists=$(pod_lists)
 wait_for "two looks more" 40 eval '[ "$(pod_lists)" -ge $((lists + 2)) ]'

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * agent/claims: the DRA claims a pod uses (named, or generated from a template and named in
- * its status), a claim's allocation by a listed driver, the driver list's check, and the
+ * its status, or made for its extended resources), a claim's allocation by a listed driver
+ * (admin access left out), the driver list's check, and the
  * GPU pods of a PodList counted with the claims a look read (agent/upgrade's
  * upgrade_gpu_pods), evictable as the device plugin's.
  */
@@ -50,6 +51,42 @@ static void test_claims_of_pod(void **state)
 	json_object_put(pod);
 }
 
+/* A pod whose container asks an extended resource DRA backs (Kubernetes 1.34 on): no entry
+ * in spec.resourceClaims, the scheduler's claim in status.extendedResourceClaimStatus. */
+static void test_claims_of_pod_extended(void **state)
+{
+	json_object *pod = parse(
+		"{\"metadata\": {\"namespace\": \"ml\", \"name\": \"train\"},"
+		" \"spec\": {\"containers\": [{\"name\": \"c\", \"resources\": {\"limits\":"
+		"  {\"deviceclass.resource.kubernetes.io/gpu.nvidia.com\": \"1\"}}}],"
+		"  \"resourceClaims\": [{\"name\": \"ch\", \"resourceClaimName\": \"channel\"}]},"
+		" \"status\": {\"extendedResourceClaimStatus\": {\"requestMappings\": [{"
+		"  \"containerName\": \"c\", \"resourceName\":"
+		"  \"deviceclass.resource.kubernetes.io/gpu.nvidia.com\", \"requestName\":"
+		"  \"container-0-request-0\"}], \"resourceClaimName\": \"train-extended-resources-k2x9\"}}}");
+	json_object *empty = parse("{\"status\": {\"extendedResourceClaimStatus\": "
+				   "{\"resourceClaimName\": \"\"}}}");
+	const char *names[4] = {0};
+	struct claims c = {.drivers = CLAIMS_DRIVERS_DEFAULT};
+
+	(void)state;
+	assert_int_equal(claims_of_pod(pod, names, 4), 2);
+	assert_string_equal(names[0], "channel");
+	assert_string_equal(names[1], "train-extended-resources-k2x9");
+	assert_int_equal(claims_of_pod(empty, names, 4), 0);
+	/* Its claim read and allocated by gpu.nvidia.com: a GPU pod; by no listed driver: not. */
+	assert_int_equal(claims_add(&c, "ml", "channel", false), 0);
+	assert_int_equal(claims_add(&c, "ml", "train-extended-resources-k2x9", true), 0);
+	assert_true(claims_pod_holds(&c, pod));
+	c.seen[1].gpu = false;
+	assert_false(claims_pod_holds(&c, pod));
+	/* Not read (past the look's bound): a GPU pod, as any claim not read. */
+	c.n = 1;
+	assert_true(claims_pod_holds(&c, pod));
+	json_object_put(pod);
+	json_object_put(empty);
+}
+
 static void test_allocated_by(void **state)
 {
 	json_object *gpu = parse(
@@ -59,6 +96,13 @@ static void test_allocated_by(void **state)
 	json_object *other = parse("{\"status\": {\"allocation\": {\"devices\": {\"results\": ["
 				   " {\"driver\": \"gpu.nvidia.com.example\"}]}}}}");
 	json_object *pending = parse("{\"status\": {}}");
+	/* Allocated for admin access (a monitoring pod's view of the GPU), then not. */
+	json_object *admin = parse("{\"status\": {\"allocation\": {\"devices\": {\"results\": ["
+				   " {\"driver\": \"gpu.nvidia.com\", \"adminAccess\": true}]}}}}");
+	json_object *mixed =
+		parse("{\"status\": {\"allocation\": {\"devices\": {\"results\": ["
+		      " {\"driver\": \"gpu.nvidia.com\", \"adminAccess\": true},"
+		      " {\"driver\": \"gpu.nvidia.com\", \"adminAccess\": false}]}}}}");
 	const char *def = CLAIMS_DRIVERS_DEFAULT;
 
 	(void)state;
@@ -71,9 +115,13 @@ static void test_allocated_by(void **state)
 	assert_true(claims_driver_listed(def, "compute-domain.nvidia.com"));
 	assert_false(claims_driver_listed(def, "nvidia.com"));
 	assert_false(claims_driver_listed(def, ""));
+	assert_false(claims_allocated_by(admin, def));
+	assert_true(claims_allocated_by(mixed, def));
 	json_object_put(gpu);
 	json_object_put(other);
 	json_object_put(pending);
+	json_object_put(admin);
+	json_object_put(mixed);
 }
 
 static void test_drivers_ok(void **state)
@@ -182,10 +230,12 @@ static void test_bound(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_claims_of_pod), cmocka_unit_test(test_allocated_by),
-		cmocka_unit_test(test_drivers_ok), cmocka_unit_test(test_gpu_pods_by_claims),
-		cmocka_unit_test(test_bound)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_claims_of_pod),
+					   cmocka_unit_test(test_claims_of_pod_extended),
+					   cmocka_unit_test(test_allocated_by),
+					   cmocka_unit_test(test_drivers_ok),
+					   cmocka_unit_test(test_gpu_pods_by_claims),
+					   cmocka_unit_test(test_bound)};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

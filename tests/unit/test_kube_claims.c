@@ -4,8 +4,9 @@
  * newest version served (resource.k8s.io/v1), a missing claim told apart from a version not
  * served (a Status NotFound of resourceclaims against kube-apiserver's "404 page not
  * found"), the fall back to v1beta1 on a server that serves only it and the version
- * remembered, a server with no version of the group, a refused call; and the pods listed
- * with their claims (spec.resourceClaims, status.resourceClaimStatuses) kept.
+ * remembered, a server with no version of the group, a refused call, each result's
+ * adminAccess kept; and the pods listed with their claims (spec.resourceClaims,
+ * status.resourceClaimStatuses, status.extendedResourceClaimStatus's claim) kept.
  */
 #include "cmocka_prelude.h"
 #include "kubestub.h"
@@ -23,7 +24,8 @@
 	"{\"metadata\": {\"name\": \"" name "\", \"namespace\": \"ml\", \"uid\": \"u-" name \
 	"\"}, \"spec\": {\"devices\": {\"requests\": [{\"name\": \"gpu\"}]}}, \"status\": " \
 	"{\"allocation\": {\"devices\": {\"results\": [{\"request\": \"gpu\", \"driver\": \"" \
-	driver "\", \"pool\": \"n1\", \"device\": \"gpu-0\"}]}}, \"devices\": [{\"driver\": \"" \
+	driver "\", \"pool\": \"n1\", \"device\": \"gpu-0\", \"adminAccess\": false, " \
+	"\"tolerations\": []}]}}, \"devices\": [{\"driver\": \"" \
 	driver "\", \"pool\": \"n1\", \"device\": \"gpu-0\", \"data\": {\"big\": \"x\"}}]}}"
 #define CLAIMS "\"resourceclaims\": [" CLAIM("gpus", "gpu.nvidia.com") "]"
 #define PODS                                                                                       \
@@ -31,7 +33,9 @@
 	"{\"nodeName\": \"n1\", \"containers\": [{\"name\": \"c\", \"env\": [{\"name\": \"E\"}]}], " \
 	"\"resourceClaims\": [{\"name\": \"g\", \"resourceClaimName\": \"gpus\"}, {\"name\": "      \
 	"\"c\", \"resourceClaimTemplateName\": \"ch\"}]}, \"status\": {\"phase\": \"Running\", "    \
-	"\"resourceClaimStatuses\": [{\"name\": \"c\", \"resourceClaimName\": \"train-c-x\"}]}}]"
+	"\"resourceClaimStatuses\": [{\"name\": \"c\", \"resourceClaimName\": \"train-c-x\"}], " \
+	"\"extendedResourceClaimStatus\": {\"requestMappings\": [{\"containerName\": \"c\"}], "  \
+	"\"resourceClaimName\": \"train-extended-resources-x\"}}}]"
 /* clang-format on */
 
 static int stub_up(void **state)
@@ -75,7 +79,7 @@ static void test_claim_v1(void **state)
 		"{\"apiVersion\":\"resource.k8s.io/v1\",\"metadata\":{\"name\":\"gpus\","
 		"\"namespace\":\"ml\",\"uid\":\"u-gpus\"},\"status\":{\"allocation\":{"
 		"\"devices\":{\"results\":[{\"request\":\"gpu\",\"driver\":\"gpu.nvidia."
-		"com\",\"pool\":\"n1\",\"device\":\"gpu-0\"}]}}}}");
+		"com\",\"pool\":\"n1\",\"device\":\"gpu-0\",\"adminAccess\":false}]}}}}");
 	json_object_put(claim);
 	/* A claim that is not there: the served version's NotFound, no other version asked. */
 	assert_int_equal(kube_resourceclaim_get(s->k, "ml", "gone", &claim, &e), 1);
@@ -151,7 +155,8 @@ static void test_pods_keep_claims(void **state)
 		"[{\"name\":\"c\"}],\"resourceClaims\":[{\"name\":\"g\",\"resourceClaimName\":"
 		"\"gpus\"},{\"name\":\"c\",\"resourceClaimTemplateName\":\"ch\"}]},\"status\":{"
 		"\"phase\":\"Running\",\"resourceClaimStatuses\":[{\"name\":\"c\","
-		"\"resourceClaimName\":\"train-c-x\"}]}}]");
+		"\"resourceClaimName\":\"train-c-x\"}],\"extendedResourceClaimStatus\":{"
+		"\"resourceClaimName\":\"train-extended-resources-x\"}}}]");
 	json_object_put(pods);
 }
 
