@@ -140,6 +140,23 @@ enum draplugin_verdict draplugin_judge(json_object *pod, const struct labelsel *
 	return VERDICT(DRAPLUGIN_FRESH, "its containers started after the switch at %s", was);
 }
 
+const char *draplugin_known_selector(json_object *pod)
+{
+	static const char *const known[][3] = {
+		{DRAPLUGIN_DEFAULT_SELECTOR, "nvidia-dra-driver-gpu-component", "kubelet-plugin"},
+		{DRAPLUGIN_OPERATOR_SELECTOR, "app", "nvidia-dra-driver-kubelet-plugin"},
+	};
+	json_object *labels = jsonc_get(jsonc_get(pod, "metadata"), "labels");
+
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		const char *v = jsonc_str(labels, known[i][1]);
+
+		if (v && strcmp(v, known[i][2]) == 0)
+			return known[i][0];
+	}
+	return NULL;
+}
+
 /* ---- whom to ask again --------------------------------------------------------------- */
 
 static struct draplugin_asked *find(const struct draplugin_memory *m, const char *uid)
@@ -321,6 +338,32 @@ static void first_list(struct draplugin *p, json_object *pods, const struct time
 	p->seen_ns = (int64_t)at->tv_nsec;
 	p->has_seen = true;
 	p->waiting[0] = '\0';
+	p->said_unmatched = false;
+}
+
+/*
+ * The selector matched no pod of PODS: a pod with a known label of the plugin's (the GPU
+ * Operator's, or the chart's under another selector) is one this switch does not restart.
+ * Said once a switch, from the list the look has already read.
+ */
+static void say_unmatched(struct draplugin *p, json_object *pods)
+{
+	size_t n = json_object_array_length(pods);
+
+	for (size_t i = 0; i < n && !p->said_unmatched; i++) {
+		json_object *pod = json_object_array_get_idx(pods, i);
+		json_object *meta = jsonc_get(pod, "metadata");
+		const char *known = draplugin_known_selector(pod);
+
+		if (!known)
+			continue;
+		p->said_unmatched = true;
+		log_kv(LOG_WARN, "agent",
+		       "NVIDIA's DRA kubelet plugin: --dra-plugin-selector matches no pod on the node, but a pod carries a label of the plugin's: it is not restarted after the switch and may keep the replaced version's files",
+		       "pod", jsonc_str(meta, "name") ?: "?", "namespace",
+		       jsonc_str(meta, "namespace") ?: "?", "selector", p->selector, "fix", known,
+		       LOG_END);
+	}
 }
 
 /*
@@ -336,6 +379,7 @@ static int restart_stale(struct draplugin *p, const struct timespec *at, unsigne
 	char why[300];
 	size_t n;
 	int r = 0;
+	bool any = false;
 	struct err e;
 
 	*fresh = 0;
@@ -349,7 +393,12 @@ static int restart_stale(struct draplugin *p, const struct timespec *at, unsigne
 	for (size_t i = 0; i < n; i++) {
 		json_object *pod = json_object_array_get_idx(pods, i);
 
-		switch (draplugin_judge(pod, &p->sel, activated, &p->seen, why, sizeof(why))) {
+		enum draplugin_verdict v =
+			draplugin_judge(pod, &p->sel, activated, &p->seen, why, sizeof(why));
+
+		any = any ||
+		      labelsel_matches(&p->sel, jsonc_get(jsonc_get(pod, "metadata"), "labels"));
+		switch (v) {
 		case DRAPLUGIN_OTHER:
 			break;
 		case DRAPLUGIN_FRESH:
@@ -365,6 +414,8 @@ static int restart_stale(struct draplugin *p, const struct timespec *at, unsigne
 			break;
 		}
 	}
+	if (!any)
+		say_unmatched(p, pods);
 	return r;
 }
 

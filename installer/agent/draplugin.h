@@ -35,6 +35,12 @@
  * (templates/_helpers.tpl:78-85) follows nameOverride and selectorLabelsOverride.
  */
 #define DRAPLUGIN_DEFAULT_SELECTOR "nvidia-dra-driver-gpu-component=kubelet-plugin"
+/*
+ * The GPU Operator's DRA kubelet plugin (its state-dra-driver): its pods carry
+ * app=nvidia-dra-driver-kubelet-plugin, the DaemonSet's selector, and not the chart's label
+ * (gpu-operator a22dbf6 manifests/state-dra-driver/0500_daemonset.yaml:20-33).
+ */
+#define DRAPLUGIN_OPERATOR_SELECTOR "app=nvidia-dra-driver-kubelet-plugin"
 /* The pods the agent remembers asking: more than a node runs plugin pods of. */
 #define DRAPLUGIN_MEMORY 32
 /* A refused eviction (a budget) is asked again after this, doubled up to the most. */
@@ -80,6 +86,13 @@ enum draplugin_verdict draplugin_judge(json_object *pod, const struct labelsel *
 				       int64_t activated, const struct draplugin_seen *seen,
 				       char *why, size_t size);
 
+/*
+ * Which of the known selectors of the plugin's pods (DRAPLUGIN_DEFAULT_SELECTOR, the chart's;
+ * DRAPLUGIN_OPERATOR_SELECTOR, the GPU Operator's) POD's labels match, or NULL: a pod the
+ * configured selector misses may be the plugin's all the same.
+ */
+const char *draplugin_known_selector(json_object *pod);
+
 /* One pod asked to leave: its UID, the answer, and when it may be asked again. */
 struct draplugin_asked {
 	char uid[64];
@@ -114,9 +127,10 @@ struct draplugin {
 	struct draplugin_seen seen;
 	int64_t seen_s, seen_ns;
 	bool has_seen;
-	bool said_waiting; /* "the switch is in progress" said for the current switch */
-	char waiting[300]; /* the last pod waited for and why, said once until it changes */
-	char error[256];   /* the last error said, until it changes */
+	bool said_waiting;   /* "the switch is in progress" said for the current switch */
+	char waiting[300];   /* the last pod waited for and why, said once until it changes */
+	bool said_unmatched; /* the selector matched none, a known plugin label some: said */
+	char error[256];     /* the last error said, until it changes */
 	uint64_t evicted, refused, failed;
 };
 

@@ -15,7 +15,10 @@
 #    makes the pod again (dra/kp-2, a new UID, started now): the stand-in then names the new
 #    version's libnvidia-ml; with no eviction, the old one. kp-1's removal comes before the
 #    uncordon.
-# 3. --dra-plugin-selector "": a pod started before the switch (dra/kp-3) is left alone.
+# 3. --dra-plugin-selector "": a pod started before the switch (dra/kp-3) is left alone. A
+#    selector that matches no pod (app=nvidia-dra-driver-kubelet-plugin, the GPU Operator's,
+#    on a node of the chart's plugin): a WARNING names a pod with the chart's label and the
+#    selector to set, once; nothing is evicted.
 # 4. The default selector again, the agent restarted after the switch: dra/kp-3 evicted at
 #    its first look; dra/kp-2 (started after the switch) left alone; dra/kp-4, whose budget
 #    refuses, asked again 10 s or more after the first (kube-api.py's times), each refusal
@@ -169,6 +172,13 @@ agent_said "NVIDIA's DRA kubelet plugin is not restarted after a switch (--dra-p
 wait_for "three looks" 15 listed "$n0" 3
 metric 'nvidia_driver_installer_agent_dra_plugin_restarts_enabled 0' || fail "the gauge with the selector empty"
 assert_eq "$(evictions_of dra/kp-3)" 0 "kp-3 with the selector empty"
+stop_agent
+: >"$T/agent.log"
+n0=$(wc -l <"$KUBE_LOG")
+start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" --dra-plugin-selector app=nvidia-dra-driver-kubelet-plugin
+wait_for "the selector's miss said" 15 agent_said "WARN  agent: NVIDIA's DRA kubelet plugin: --dra-plugin-selector matches no pod on the node, but a pod carries a label of the plugin's: it is not restarted after the switch and may keep the replaced version's files (pod=kp-2 namespace=dra selector=app=nvidia-dra-driver-kubelet-plugin fix=nvidia-dra-driver-gpu-component=kubelet-plugin)"
+wait_for "three looks" 15 listed "$n0" 3
+assert_eq "$(said_times "matches no pod on the node")/$(evictions_of dra/kp-3)" 1/0 "the selector's miss"
 stop_agent
 
 # 4. The agent restarted after the switch, the default selector: kp-3 evicted at once, kp-2 left;

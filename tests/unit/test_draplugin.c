@@ -154,6 +154,29 @@ static void test_judge_spec_and_phase(void **state)
 	json_object_put(o);
 }
 
+/* The known labels of the plugin's pods: the chart's, and the GPU Operator's alone. */
+static void test_known_selector(void **state)
+{
+	json_object *chart = pod(PLUGIN, "", "[]");
+	json_object *gpu_op =
+		pod("\"app\": \"nvidia-dra-driver-kubelet-plugin\", "
+		    "\"app.kubernetes.io/component\": \"nvidia-dra-driver-kubelet-plugin\"",
+		    "", "[]");
+	json_object *other = pod("\"app\": \"nvidia-dra-driver-controller\"", "", "[]");
+	json_object *bare = json_tokener_parse("{}");
+
+	(void)state;
+	assert_string_equal(draplugin_known_selector(chart), DRAPLUGIN_DEFAULT_SELECTOR);
+	assert_string_equal(draplugin_known_selector(gpu_op),
+			    "app=nvidia-dra-driver-kubelet-plugin");
+	assert_null(draplugin_known_selector(other));
+	assert_null(draplugin_known_selector(bare));
+	json_object_put(chart);
+	json_object_put(gpu_op);
+	json_object_put(other);
+	json_object_put(bare);
+}
+
 /*
  * A clock stepped back after the switch dates the DaemonSet's new pod before it: a UID the
  * agent's first list after the switch did not hold is left; one it held is judged by its
@@ -274,11 +297,9 @@ static void test_start_and_series(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_judge),
-		cmocka_unit_test(test_judge_spec_and_phase),
-		cmocka_unit_test(test_seen),
-		cmocka_unit_test(test_memory),
-		cmocka_unit_test(test_start_and_series),
+		cmocka_unit_test(test_judge),	       cmocka_unit_test(test_judge_spec_and_phase),
+		cmocka_unit_test(test_known_selector), cmocka_unit_test(test_seen),
+		cmocka_unit_test(test_memory),	       cmocka_unit_test(test_start_and_series),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
