@@ -6,10 +6,17 @@
  * 84-110: filepath.EvalSymlinks), and keeps the driver's common CDI edits 5 minutes
  * (cdi.go:112-136); its compute-domain plugin, in the same pod, writes its base spec from the
  * driver's files once, at its start (compute-domain-kubelet-plugin device_state.go:118,
- * cdi.go:142-205). After a switch both name the old version's files, which the switch
- * removed: only a start reads the new ones. So once the new version is active the agent
- * evicts each of the node's plugin pods (a label selector) whose running containers did
- * not all start after the switch; their DaemonSet makes them again. Claims the plugin
+ * cdi.go:142-205). Two values are fixed at the start as well: the compute-domain plugin's
+ * IMEX channel device numbers, the major read from /proc/devices once (its nvlib.go:80-94,
+ * 370-385), which the driver allocates dynamically (open-gpu-kernel-modules
+ * nv-caps-imex.c:185-187: alloc_chrdev_region), so a reload may move it; and the GPU
+ * plugin's driverVersion and cudaDriverVersion device attributes (gpu-kubelet-plugin
+ * deviceinfo.go:172-177, read at its enumeration, nvlib.go:506-513, 598-610). After a
+ * switch all of these name the old version (its files, which the switch removed): only a
+ * start reads the new ones. So once the new version is active the agent evicts each of
+ * the node's plugin pods (a label selector) whose running containers did not all start
+ * after the switch, and waits until those leaving are gone; their DaemonSet makes them
+ * again. Claims the plugin
  * prepared survive its restart: it checkpoints them under the kubelet's plugin directory
  * and takes them back at its start (gpu-kubelet-plugin device_state.go:161-218).
  *
