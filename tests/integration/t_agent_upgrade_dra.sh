@@ -20,7 +20,8 @@
 #    spent): the pods whose claims were not read count as GPU pods, said once. While no
 #    upgrade waits (1, done), no claim is read at all.
 # 3. Every call is one the shipped manifests' RBAC rules allow (resourceclaims get), and
-#    every body is valid against the Kubernetes schemas.
+#    every body is valid against the Kubernetes schemas, the claims the stand-in served
+#    (v1 and v1beta1) too.
 FAKE_KERNEL=1
 export NVIDIA_NODE_CONDITION=no NVIDIA_STARTUP_TAINT=none
 upgrade_node --pending
@@ -29,6 +30,10 @@ upgrade_node --pending
 cluster() {
     python3 - "$2" >"$1" <<'PY'
 import json, sys
+# The DeviceClasses: NVIDIA's chart's (templates/deviceclass-*.yaml), another vendor's.
+CLASSES = {"gpu.nvidia.com": "gpu.nvidia.com",
+           "compute-domain.nvidia.com": "compute-domain-daemon.nvidia.com",
+           "rdma.example.com": "rdma.example.com"}
 def pod(ns, name, claims, statuses=None, owner="Job", phase="Running", ext=None):
     meta = {"namespace": ns, "name": name, "ownerReferences": [
         {"apiVersion": "apps/v1" if owner == "DaemonSet" else "batch/v1", "kind": owner,
@@ -46,11 +51,13 @@ def pod(ns, name, claims, statuses=None, owner="Job", phase="Running", ext=None)
         "nodeName": "gpu-node-1", "resourceClaims": claims,
         "containers": [{"name": "c", "resources": res}]}}
 def claim(ns, name, driver, admin=False):
+    # Stored in v1's shape; kube-api.py serves each version's (claim_as).
+    exactly = {"deviceClassName": CLASSES[driver]}
     result = {"request": "r", "driver": driver, "pool": "gpu-node-1", "device": "d0"}
     if admin:
-        result["adminAccess"] = True
+        exactly["adminAccess"] = result["adminAccess"] = True
     return {"metadata": {"namespace": ns, "name": name, "uid": "u-" + name},
-            "spec": {"devices": {"requests": [{"name": "r"}]}},
+            "spec": {"devices": {"requests": [{"name": "r", "exactly": exactly}]}},
             "status": {"allocation": {"devices": {"results": [result]}}}}
 pods = [
     pod("ml", "train", [{"name": "gpus", "resourceClaimName": "train-gpus"}]),
@@ -122,6 +129,14 @@ upgrade_node_has 'sorted(pods) == ["dcgm", "done", "nic", "stale", "young"]' ||
 gets=$(claim_gets v1) lists=$(pod_lists)
 wait_for "three looks while done" 15 eval '[ "$(pod_lists)" -ge $((lists + 3)) ]'
 assert_eq "$(claim_gets v1)" "$gets" "claims read while no upgrade waits"
+# The claims as the stand-in serves them, in v1 and v1beta1 (schemas: tests/k8s/openapi/).
+for v in v1 v1beta1; do
+    for c in ml/train-gpus ml/tmpl-gpu-7xk2q ml/ext-extended-resources-8w2dm mon/dcgm-admin \
+        nvidia-dra/cd-daemon-daemon-q9x net/rdma-0; do
+        kube_api GET "/apis/resource.k8s.io/$v/namespaces/${c%/*}/resourceclaims/${c#*/}"
+        printf '\n---\n'
+    done
+done >"$T/served-claims.yaml"
 
 # 2. Only v1beta1 served: found there after v1 and v1beta2 answer the unserved path's 404.
 kill "$apid"; wait "$apid" 2>/dev/null || true; apid=
@@ -182,6 +197,9 @@ for m in daemonset-preloaded.yaml daemonset-generic.yaml; do
         "${logs[@]}" >"$T/rbac.out" 2>&1 || fail "RBAC ($m): $(cat "$T/rbac.out")"
 done
 k8s_node_modules
+node "$SRC/tests/k8s/check-dra.mjs" "$T/served-claims.yaml" >"$T/claims.out" 2>&1 ||
+    fail "the claims served: $(cat "$T/claims.out")"
+grep -q "12 objects valid" "$T/claims.out" || fail "claims checked: $(cat "$T/claims.out")"
 node "$SRC/tests/k8s/check-requests.mjs" "${logs[@]}" >"$T/schema.out" 2>&1 ||
     fail "request bodies: $(cat "$T/schema.out")"
 grep -q "Eviction [0-9]" "$T/schema.out" || fail "no Eviction body checked: $(cat "$T/schema.out")"

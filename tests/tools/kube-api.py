@@ -38,7 +38,8 @@ API server's own answers to them:
   GET    /apis/apps/v1/namespaces/NS/daemonsets/NAME     a DaemonSet (its status)
   GET    /apis/resource.k8s.io/V/namespaces/NS/resourceclaims/NAME  a ResourceClaim in a
          version V the state's "resource_versions" serves (default v1, v1beta2, v1beta1), or
-         its Status NotFound (details.kind resourceclaims, as the registry answers); another
+         its Status NotFound (details.kind resourceclaims, as the registry answers), its
+         requests in that version's shape (claim_as); another
          version answers kube-apiserver's unserved path: 404 "404 page not found", text
          (apiserver pkg/util/notfoundhandler/not_found_handler.go:64)
   POST   /apis/batch/v1/namespaces/NS/jobs               a batch/v1 Job, 422 Invalid where
@@ -93,8 +94,9 @@ the client to be in the slow call, not for time.
 
 STATE is a JSON file of the initial objects ({"nodes": [...], "pods": [...], "leases":
 [...], "daemonsets": [...], "jobs": [...], "resourceclaims": [...]}, a claim without its
-apiVersion: it is served in each), rewritten after each change, so a test can read what the
-client did (and "orphaned_pods_of": the Jobs deleted without their pods).
+apiVersion: it is served in each, its requests converted to the version asked), rewritten
+after each change, so a test can read what the client did (and "orphaned_pods_of": the Jobs
+deleted without their pods).
 """
 import base64
 import json
@@ -637,6 +639,36 @@ def env_text(n):
     return ENV_TEXT[n]
 
 
+# resource/v1 ExactDeviceRequest's members (types.go, k8s.io/api as k8s-dra-driver-gpu vendors
+# it at 2240711): v1 and v1beta2 nest them in a request's "exactly"; v1beta1 has them in the
+# request itself (its DeviceRequest), as the API server's conversion moves them.
+EXACT = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess",
+         "tolerations", "capacity")
+
+
+def claim_as(version, claim):
+    """CLAIM (stored in either shape) as VERSION serves it: its requests converted."""
+    out = json.loads(json.dumps(claim))
+    for r in out.get("spec", {}).get("devices", {}).get("requests", []):
+        if version == "v1beta1" and "exactly" in r:
+            r.update(r.pop("exactly"))
+        elif version != "v1beta1" and "deviceClassName" in r:
+            r["exactly"] = {k: r.pop(k) for k in EXACT if k in r}
+    return {"apiVersion": "resource.k8s.io/" + version, "kind": "ResourceClaim", **out}
+
+
+def claim_get(version, ns, name):
+    if version not in CLAIM_VERSIONS:
+        return NOT_SERVED
+    claim = find("resourceclaims", name, ns)
+    if not claim:
+        code, obj = status(404, "NotFound", 'resourceclaims.resource.k8s.io "%s" not found'
+                           % name)
+        obj["details"] = {"name": name, "group": "resource.k8s.io", "kind": "resourceclaims"}
+        return code, obj
+    return 200, claim_as(version, claim)
+
+
 def handle(method, path, query, ctype, body):
     """(status, object) for one authorised request, under LOCK."""
     m = NODE.fullmatch(path)
@@ -742,16 +774,7 @@ def handle(method, path, query, ctype, body):
             404, "NotFound", 'daemonsets.apps "%s" not found' % m.group(2))
     m = CLAIM.fullmatch(path)
     if m and method == "GET":
-        version, ns, name = m.groups()
-        if version not in CLAIM_VERSIONS:
-            return NOT_SERVED
-        claim = find("resourceclaims", name, ns)
-        if not claim:
-            code, obj = status(404, "NotFound", 'resourceclaims.resource.k8s.io "%s" not found'
-                               % name)
-            obj["details"] = {"name": name, "group": "resource.k8s.io", "kind": "resourceclaims"}
-            return code, obj
-        return 200, {"apiVersion": "resource.k8s.io/" + version, "kind": "ResourceClaim", **claim}
+        return claim_get(*m.groups())
     m = JOBS.fullmatch(path)
     if m:
         got = jobs(method, m.group(1), m.group(2), m.group(3), body)

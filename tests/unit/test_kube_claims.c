@@ -22,7 +22,8 @@
 /* clang-format off */
 #define CLAIM(name, driver) \
 	"{\"metadata\": {\"name\": \"" name "\", \"namespace\": \"ml\", \"uid\": \"u-" name \
-	"\"}, \"spec\": {\"devices\": {\"requests\": [{\"name\": \"gpu\"}]}}, \"status\": " \
+	"\"}, \"spec\": {\"devices\": {\"requests\": [{\"name\": \"gpu\", \"exactly\": " \
+	"{\"deviceClassName\": \"gpu.nvidia.com\"}}]}}, \"status\": " \
 	"{\"allocation\": {\"devices\": {\"results\": [{\"request\": \"gpu\", \"driver\": \"" \
 	driver "\", \"pool\": \"n1\", \"device\": \"gpu-0\", \"adminAccess\": false, " \
 	"\"tolerations\": []}]}}, \"devices\": [{\"driver\": \"" \
