@@ -7,7 +7,9 @@
 # (tests/k8s/check-dra.mjs). The chart's values: accepted by the chart's own rules
 # (restated, tests/k8s/drachart.mjs), the driver root the installer's install dir, the
 # kubelet plugin on the DRA pool exactly (values-dra.yaml) or only on our nodes
-# (values-compute-domains.yaml), against both manifests. Each example broken once is
+# (values-compute-domains.yaml), against both manifests, and with ComputeDomains on the
+# driver floor (570.158.01) stated and met by the manifests set to it; the ResourceQuota for
+# GKE; a ResourceClaim shared by a pod. Each example broken once is
 # refused, and each of the chart's rules seen to refuse. With NDI_DRA_CHART set to an
 # unpacked chart (deployments/helm/dra-driver-nvidia-gpu of k8s-dra-driver-gpu) and HELM to
 # a helm binary, the chart itself is rendered with the values (tests/k8s/render-dra-chart.sh).
@@ -21,24 +23,41 @@ for v in v1 v1beta1; do
     grep -q "claim-$v.yaml: 2 objects valid" "$T/dra.out" || fail "claim-$v.yaml: $(cat "$T/dra.out")"
     grep -q "^apiVersion: resource.k8s.io/$v$" "$EX/claim-$v.yaml" || fail "claim-$v.yaml is not $v"
 done
-dra "$EX/compute-domain.yaml" "$EX/compute-domain-a4x.yaml" || fail "$(cat "$T/dra.out")"
-grep -q "compute-domain.yaml: 4 objects valid" "$T/dra.out" || fail "$(cat "$T/dra.out")"
-grep -q "compute-domain-a4x.yaml: 3 objects valid" "$T/dra.out" || fail "$(cat "$T/dra.out")"
-for f in compute-domain compute-domain-a4x; do
-    dra --update "$EX/$f.yaml" "$EX/$f.yaml" || fail "$f.yaml as an update of itself: $(cat "$T/dra.out")"
-    grep -q "ComputeDomain imex-job: valid as an update" "$T/dra.out" || fail "$(cat "$T/dra.out")"
+dra "$EX/compute-domain.yaml" "$EX/compute-domain-a4x.yaml" "$EX/claim-shared-v1.yaml" "$EX/resourcequota-gke.yaml" ||
+    fail "$(cat "$T/dra.out")"
+for f in compute-domain.yaml:4 compute-domain-a4x.yaml:3 claim-shared-v1.yaml:2 resourcequota-gke.yaml:1; do
+    grep -q "${f%:*}: ${f#*:} objects valid" "$T/dra.out" || fail "$(cat "$T/dra.out")"
 done
-# The values: the chart's rules, the driver root the installer's default install dir.
+dra --update "$EX/compute-domain-a4x.yaml" "$EX/compute-domain-a4x.yaml" ||
+    fail "compute-domain-a4x.yaml as an update of itself: $(cat "$T/dra.out")"
+grep -q "ComputeDomain imex-job: valid as an update" "$T/dra.out" || fail "$(cat "$T/dra.out")"
+# An update that writes out what the CRD defaults (allocationMode: Single) changes no spec:
+# compute-domain.yaml as an update of itself without that line (the API server defaults both).
+grep -v '^    allocationMode: Single$' "$EX/compute-domain.yaml" >"$T/old.yaml"
+! cmp -s "$T/old.yaml" "$EX/compute-domain.yaml" || fail "compute-domain.yaml has no allocationMode: Single line"
+dra --update "$T/old.yaml" "$EX/compute-domain.yaml" ||
+    fail "compute-domain.yaml as an update of itself with the default unwritten: $(cat "$T/dra.out")"
+grep -q "ComputeDomain imex-job: valid as an update" "$T/dra.out" || fail "$(cat "$T/dra.out")"
+# The values: the chart's rules, the driver root the installer's default install dir. The
+# files with ComputeDomains on need driver 570.158.01 or later (their comment says so): they
+# go against the manifests with the pools' NVIDIA_DRIVER_VERSION set to it, as they instruct.
 idir=$("$BIN" config --json --repo file:///nowhere --repo-key "$FIX/keys/pub.pem" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["install_dir"])')
-for v in values-dra values-compute-domains; do
-    [ "$(sed -n 's/^nvidiaDriverRoot: //p' "$EX/$v.yaml")" = "$idir" ] ||
-        fail "$v.yaml's nvidiaDriverRoot is not the install dir ($idir)"
-    dra --values "$EX/$v.yaml" "${MANIFESTS[@]}" || fail "$v.yaml: $(cat "$T/dra.out")"
+M570=()
+for m in "${MANIFESTS[@]}"; do
+    grep -q 'value: "550.90.07"' "$m" || fail "$m pins no 550.90.07"
+    sed 's/value: "550.90.07"/value: "570.158.01"/' "$m" >"$T/570-${m##*/}"
+    M570+=("$T/570-${m##*/}")
+done
+for v in values-dra:"(gpus) lands exactly on the DRA pool" \
+    values-dra-gb200:"(compute-domains, gpus) lands exactly on the DRA pool" \
+    values-compute-domains:"(compute-domains) lands only where our DaemonSets run"; do
+    [ "$(sed -n 's/^nvidiaDriverRoot: //p' "$EX/${v%%:*}.yaml")" = "$idir" ] ||
+        fail "${v%%:*}.yaml's nvidiaDriverRoot is not the install dir ($idir)"
+    if [ "${v%%:*}" = values-dra ]; then m=("${MANIFESTS[@]}"); else m=("${M570[@]}"); fi
+    dra --values "$EX/${v%%:*}.yaml" "${m[@]}" || fail "${v%%:*}.yaml: $(cat "$T/dra.out")"
+    grep -qF "${v#*:}" "$T/dra.out" || fail "${v%%:*}.yaml: $(cat "$T/dra.out")"
     cat "$T/dra.out"
 done
-grep -q "lands only where our DaemonSets run" "$T/dra.out" || fail "values-compute-domains.yaml: $(cat "$T/dra.out")"
-dra --values "$EX/values-dra.yaml" "${MANIFESTS[@]}"
-grep -q "(compute-domains, gpus) lands exactly on the DRA pool" "$T/dra.out" || fail "values-dra.yaml: $(cat "$T/dra.out")"
 
 # Broken once each: refused, with the schema's, the CRD's, the chart's or the check's reason.
 refused() { # WHAT MESSAGE CHECK-ARGS...
@@ -46,6 +65,7 @@ refused() { # WHAT MESSAGE CHECK-ARGS...
     shift 2
     ! dra "$@" || fail "$what passed: $(cat "$T/dra.out")"
     grep -qF -- "$msg" "$T/dra.out" || fail "$what refused for another reason: $(cat "$T/dra.out")"
+    ! grep -q "the chart's rules hold" "$T/dra.out" || fail "$what refused, yet reported to hold: $(cat "$T/dra.out")"
     echo "REJECT $what: $(grep -m1 -F -- "$msg" "$T/dra.out")" >&2
 }
 # edit IN OLD NEW OUT: OUT is IN with the first OLD replaced by NEW (OLD must be there).
@@ -83,6 +103,39 @@ refused "a ComputeDomain's spec changed" "spec: A computeDomain.spec is immutabl
 edit "$CD" "      name: imex-job-channel" "      name: imex-channel" "$T/bad.yaml"
 refused "a channel template no ComputeDomain makes" \
     "claim channel names template gpu-test/imex-job-channel, neither in the file nor a ComputeDomain's channel" "$T/bad.yaml"
+# More broken copies, in one run: each refused, in its own file, for its own reason.
+# refused_all FILE MESSAGE ...
+refused_all() {
+    local files=() a
+    for ((a = 1; a <= $#; a += 2)); do files+=("${!a}"); done
+    ! dra "${files[@]}" || fail "broken copies passed: $(cat "$T/dra.out")"
+    for ((a = 1; a <= $#; a += 2)); do
+        local f=${!a} m=$((a + 1))
+        grep -F "check-dra: $f: " "$T/dra.out" | grep -qF -- "${!m}" ||
+            fail "${f##*/} not refused with '${!m}': $(cat "$T/dra.out")"
+        echo "REJECT ${f##*/}: $(grep -F "check-dra: $f: " "$T/dra.out" | grep -m1 -F -- "${!m}")" >&2
+    done
+}
+A4X=$EX/compute-domain-a4x.yaml
+edit "$CD" '    kubernetes.io/arch: arm64' '' "$T/amd64.yaml"
+edit "$A4X" "    - key: kubernetes.io/arch
+      operator: Equal
+      value: arm64
+      effect: NoSchedule
+" "" "$T/taint.yaml"
+edit "$A4X" "topologyKey: cloud.google.com/gke-nodepool" "topologyKey: topology.kubernetes.io/zone" "$T/domain.yaml"
+edit "$EX/claim-shared-v1.yaml" "resourceClaimName: shared-gpu" "resourceClaimName: gpu" "$T/claim.yaml"
+edit "$EX/resourcequota-gke.yaml" "namespace: dra-driver-nvidia-gpu" "namespace: kube-system" "$T/quota-ns.yaml"
+edit "$EX/resourcequota-gke.yaml" "          - system-cluster-critical
+" "" "$T/quota-class.yaml"
+edit "$EX/resourcequota-gke.yaml" "  scopeSelector:" "  scopeSelectors:" "$T/quota-field.yaml"
+refused_all "$T/amd64.yaml" 'imex-job-0: it may land on a node labelled {"nvidia.com/gpu.deploy.device-plugin":"false"}' \
+    "$T/taint.yaml" "imex-job-0: it does not tolerate GKE's Arm taint kubernetes.io/arch=arm64:NoSchedule" \
+    "$T/domain.yaml" "imex-job-0: it may land in another NVLink domain than the other pods of ComputeDomain imex-job" \
+    "$T/claim.yaml" "claim gpu names ResourceClaim gpu-test/gpu, not in the file" \
+    "$T/quota-ns.yaml" "metadata.namespace kube-system is not the chart's namespace dra-driver-nvidia-gpu" \
+    "$T/quota-class.yaml" "no PriorityClass In expression of spec.scopeSelector names all of the chart's classes" \
+    "$T/quota-field.yaml" "spec: unknown field scopeSelectors"
 
 # The chart's rules (templates/validation.yaml, restated in tests/k8s/drachart.mjs), each
 # seen to refuse: values-dra.yaml with YAML merged over it (null deletes a key, as Helm's
@@ -152,7 +205,15 @@ vals "$T/v.yaml" '{nvidiaDriverRoot: /}'
 refused "the chart's driver root" "nvidiaDriverRoot / is not the manifests' install dir" --values "$T/v.yaml" "${MANIFESTS[@]}"
 edit "$EX/values-compute-domains.yaml" "              - {key: cloud.google.com/gke-gpu-driver-version, operator: DoesNotExist}
 " "" "$T/v.yaml"
-refused "ComputeDomains on GKE's own driver" "where no DaemonSet of ours installs the driver" --values "$T/v.yaml" "${MANIFESTS[@]}"
+refused "ComputeDomains on GKE's own driver" "where no DaemonSet of ours installs the driver" --values "$T/v.yaml" "${M570[@]}"
+# ComputeDomains and the driver: on the manifests as shipped (550.90.07) the compute-domain
+# kubelet plugin would crash-loop; values-dra.yaml as it was (ComputeDomains on, no driver
+# stated) is refused.
+refused "ComputeDomains on the shipped driver" \
+    "lands on nodes of daemonset-generic.yaml: nvidia-driver-installer-dra, which installs driver 550.90.07, below 570.158.01" \
+    --values "$EX/values-dra-gb200.yaml" "${MANIFESTS[@]}"
+vals "$T/v.yaml" '{resources: {computeDomains: {enabled: true}}}'
+refused "ComputeDomains with no driver stated" 'ComputeDomains need driver 570.158.01 or later' --values "$T/v.yaml" "${MANIFESTS[@]}"
 
 # The chart itself, where it is at hand (it cannot be fetched here).
 if [ -n "${NDI_DRA_CHART:-}" ]; then

@@ -7,10 +7,12 @@
 // them under kubectl's default strict field validation; a Pod against the core/v1 schema
 // (kubernetes-models); a ComputeDomain against its CRD's schema (computedomain.mjs, restated
 // with citations), unknown fields refused, its x-kubernetes-validations rules evaluated
-// (crdrules.mjs). Then what a scheduler would need to tie them: each claim of a pod names a
-// template in its namespace (one of the file's, or the channel template a ComputeDomain of
-// the file has NVIDIA's controller make), each container's claim a claim of the pod, each
-// GPU request a DeviceClass the DRA chart installs with GPUs on.
+// (crdrules.mjs) after the CRD's defaults are filled in; a ResourceQuota for the chart's
+// priority classes (quotaErrors). Then what a scheduler would need to tie them: each claim of
+// a pod names a ResourceClaim of the file or a template in its namespace (one of the file's,
+// or the channel template a ComputeDomain of the file has NVIDIA's controller make), each
+// container's claim a claim of the pod, each GPU request a DeviceClass the DRA chart installs
+// with GPUs on; the pods of a ComputeDomain on arm64 and in one NVLink domain.
 // --update OLD NEW: each ComputeDomain of NEW as an update of OLD's of the same name, its
 // transition rules too (the spec is immutable).
 // --values VALUES GENERIC PRELOADED: Helm values for NVIDIA's DRA chart (drachart.mjs): the
@@ -19,7 +21,9 @@
 // GPUs from the DRA driver its plugin lands exactly on the DRA pool of the two manifests
 // (every node one of their DaemonSets serves without a device plugin, neither ours nor
 // GKE's, and that carries nvidia.com/gpu.deploy.device-plugin=false); with ComputeDomains
-// alone, only on nodes one of their DaemonSets serves. --namespace NS (dra-driver-nvidia-gpu)
+// alone, only on nodes one of their DaemonSets serves; with ComputeDomains on, the driver the
+// file states and every DaemonSet under the plugin installs at least the plugin's floor
+// (checkFloor). --namespace NS (dra-driver-nvidia-gpu)
 // and --api-versions A,B (resource.k8s.io/v1, Kubernetes 1.34) are helm's.
 //
 //   node check-dra.mjs FILE...
@@ -33,8 +37,9 @@ import yaml from "js-yaml";
 import { strict } from "./strict.mjs";
 import { Pod } from "kubernetes-models/v1/Pod";
 import * as CD from "./computedomain.mjs";
-import { celRules, listTypes } from "./crdrules.mjs";
-import { DEFAULTS, merge, refusals, rendered } from "./drachart.mjs";
+import { ResourceQuota } from "kubernetes-models/v1/ResourceQuota";
+import { celRules, listTypes, withDefaults } from "./crdrules.mjs";
+import { DEFAULTS, compareVersions, driverFloor, merge, refusals, rendered } from "./drachart.mjs";
 import { HEALTH_TAINT_EXAMPLE, READINESS_TAINTS, STARTUP_TAINT, labelSets, selects, tolerates }
   from "./nodeaffinity.mjs";
 
@@ -72,8 +77,14 @@ const isSubdomain = (s) => typeof s === "string" && s.length <= 253 &&
 // A ComputeDomain's errors (OLD: the object it updates, or undefined for a create), as the
 // API server's custom resource handler finds them: its apiVersion and kind, a name, a
 // namespace (the kind is namespaced), the schema, list types, the CEL rules.
-function computeDomainErrors(d, old) {
+// The API server defaults both objects from the CRD's schema before it validates them (the
+// new one as it decodes the request, the old one as it reads it from storage:
+// apiextensions-apiserver pkg/apiserver/schema/defaulting), so an update that writes out a
+// default (allocationMode: Single) changes no spec.
+function computeDomainErrors(given, givenOld) {
   const errs = [];
+  const d = withDefaults(CD.SCHEMA, given);
+  const old = givenOld === undefined ? undefined : withDefaults(CD.SCHEMA, givenOld);
   if (d.apiVersion !== CD.API_VERSION) errs.push(`apiVersion must be ${CD.API_VERSION}`);
   if (!isSubdomain(d.metadata?.name)) errs.push(`metadata.name ${JSON.stringify(d.metadata?.name)} is not a DNS subdomain`);
   if (CD.NAMESPACED && !d.metadata?.namespace) errs.push("metadata.namespace: a ComputeDomain is namespaced");
@@ -99,6 +110,7 @@ const load = (file) => yaml.loadAll(readFileSync(file, "utf8")).filter(Boolean);
 function checkObjects(file) {
   const docs = load(file);
   const templates = new Map();
+  const claims = new Map();
   const pods = [];
   const before = failed;
   for (const d of docs) {
@@ -119,15 +131,20 @@ function checkObjects(file) {
           templates.set(`${d.metadata.namespace}/${d.spec.channel.resourceClaimTemplate.name}`, `ComputeDomain ${d.metadata.name}`);
         continue;
       }
+      if (d.apiVersion === "v1" && d.kind === "ResourceQuota") {
+        quotaErrors(d).forEach((e) => report(where, e));
+        continue;
+      }
       const [group, version] = String(d.apiVersion).split("/");
       assert.equal(group, GROUP, `unexpected apiVersion ${d.apiVersion}`);
       assert.ok(KINDS[d.kind], `unexpected kind ${d.kind}`);
       const validate = schemaFor(version, KINDS[d.kind]);
       assert.ok(validate, `no schema for ${d.apiVersion} ${d.kind}`);
       assert.ok(validate(d), ajv.errorsText(validate.errors));
-      if (d.kind === "ResourceClaimTemplate") {
-        templates.set(`${d.metadata.namespace}/${d.metadata.name}`, "file");
-        for (const r of d.spec.spec.devices.requests) {
+      if (d.kind === "ResourceClaimTemplate" || d.kind === "ResourceClaim") {
+        (d.kind === "ResourceClaim" ? claims : templates).set(`${d.metadata.namespace}/${d.metadata.name}`, "file");
+        const spec = d.kind === "ResourceClaim" ? d.spec : d.spec.spec;
+        for (const r of spec.devices.requests) {
           const cls = version === "v1beta1" ? r.deviceClassName : r.exactly?.deviceClassName;
           assert.ok(GPU_CLASSES.includes(cls), `request ${r.name} asks for ${cls}, not one of ${GPU_CLASSES.join(", ")}`);
         }
@@ -139,20 +156,29 @@ function checkObjects(file) {
   for (const p of pods) {
     const where = `${file}: Pod ${p.metadata.name}`;
     try {
-      const claims = new Set((p.spec.resourceClaims ?? []).map((c) => c.name));
-      assert.ok(claims.size > 0, "no resourceClaims");
+      const names = new Set((p.spec.resourceClaims ?? []).map((c) => c.name));
+      assert.ok(names.size > 0, "no resourceClaims");
       for (const c of p.spec.resourceClaims) {
+        // A claim of the pod names a ResourceClaim to share or a template to make its own from
+        // (core/v1 PodResourceClaim: exactly one of the two).
+        if (c.resourceClaimName !== undefined) {
+          const n = `${p.metadata.namespace}/${c.resourceClaimName}`;
+          assert.ok(c.resourceClaimTemplateName === undefined, `claim ${c.name} names both a claim and a template`);
+          assert.ok(claims.has(n), `claim ${c.name} names ResourceClaim ${n}, not in the file`);
+          continue;
+        }
         const t = `${p.metadata.namespace}/${c.resourceClaimTemplateName}`;
         assert.ok(templates.has(t), `claim ${c.name} names template ${t}, neither in the file nor a ComputeDomain's channel`);
       }
       for (const ctr of p.spec.containers) {
         for (const c of ctr.resources?.claims ?? [])
-          assert.ok(claims.has(c.name), `container ${ctr.name} uses claim ${c.name}, not the pod's`);
+          assert.ok(names.has(c.name), `container ${ctr.name} uses claim ${c.name}, not the pod's`);
       }
     } catch (e) {
       report(where, e.message);
     }
   }
+  nvlinkDomainPods(file, pods, templates);
   if (failed === before) console.log(`check-dra: ${file}: ${docs.length} objects valid`);
 }
 
@@ -167,6 +193,100 @@ function checkUpdate(oldFile, newFile) {
   }
 }
 
+// A ResourceQuota that lets the chart's pods in where ResourceQuota admission limits their
+// priority classes (GKE; docs/dra.md, docs/examples/dra/resourcequota-gke.yaml): there a pod
+// asking a limited class is admitted only in a namespace with a quota whose scope matches it
+// (kubernetes.io, "Limit Priority Class consumption by default"; kubernetes,
+// plugin/pkg/admission/resourcequota). core/v1 by kubernetes-models, the spec's own fields by
+// name (kubernetes staging/src/k8s.io/api/core/v1/types.go: ResourceQuotaSpec, ScopeSelector,
+// ScopedResourceSelectorRequirement; kubernetes-models lets unknown ones through); in the
+// chart's namespace; one PriorityClass In expression naming every class the chart's pods ask
+// for (drachart.mjs, its webhook on too); a pods limit, which is what the quota counts.
+const QUOTA_FIELDS = [["spec", ["hard", "scopes", "scopeSelector"]],
+  ["spec.scopeSelector", ["matchExpressions"]]];
+function quotaErrors(d) {
+  try {
+    new ResourceQuota(d).validate();
+  } catch (e) {
+    return [e.message];
+  }
+  const errs = [];
+  const at = (path) => path.split(".").reduce((o, k) => o?.[k], d);
+  for (const [path, allowed] of QUOTA_FIELDS) {
+    for (const k of Object.keys(at(path) ?? {}))
+      if (!allowed.includes(k)) errs.push(`${path}: unknown field ${k}`);
+  }
+  const exprs = d.spec?.scopeSelector?.matchExpressions ?? [];
+  exprs.forEach((e, i) => Object.keys(e).filter((k) => !["scopeName", "operator", "values"].includes(k))
+    .forEach((k) => errs.push(`spec.scopeSelector.matchExpressions[${i}]: unknown field ${k}`)));
+  if (d.metadata?.namespace !== namespace)
+    errs.push(`metadata.namespace ${d.metadata?.namespace} is not the chart's namespace ${namespace}`);
+  const classes = rendered(merge(DEFAULTS, { webhook: { enabled: true } })).priorityClasses;
+  if (!exprs.some((e) => e.scopeName === "PriorityClass" && e.operator === "In" &&
+      classes.every((c) => e.values?.includes(c))))
+    errs.push(`no PriorityClass In expression of spec.scopeSelector names all of the chart's classes (${classes.join(", ")})`);
+  if (d.spec?.hard?.pods === undefined) errs.push("spec.hard.pods: the quota must count pods");
+  return errs;
+}
+
+// Pods of one ComputeDomain (they claim its channel) must run on its hardware and in one
+// NVLink domain. The multi-node NVLink systems ComputeDomains serve are Grace-based (GB200,
+// GB300 NVL72: arm64), and GKE taints its Arm nodes kubernetes.io/arch=arm64:NoSchedule: GKE's
+// A4X example requires arm64 (container-engine-accelerators at 992db81,
+// gpudirect-rdma/nccl-test-imex-a4x.yaml:55-58), its A4X Max example tolerates the taint
+// (nccl-test-a4x-max.yaml:51-54). One domain: each pod has a required podAffinity to all
+// the domain's pods over a key whose value is one NVLink domain: GPU feature discovery's
+// nvidia.com/gpu.clique (k8s-dra-driver-gpu at 2240711, docs/install.md:368-382, selects
+// nodes by it), or on GKE A4X the node pool, which its workload policy (accelerator topology
+// 1x72) makes one NVL72 domain.
+const ARM_TAINT = { key: "kubernetes.io/arch", value: "arm64", effect: "NoSchedule" };
+const DOMAIN_KEYS = ["nvidia.com/gpu.clique", "cloud.google.com/gke-nodepool"];
+function nvlinkDomainPods(file, pods, templates) {
+  const domains = new Map();
+  for (const p of pods) {
+    for (const c of p.spec.resourceClaims ?? []) {
+      const from = templates.get(`${p.metadata.namespace}/${c.resourceClaimTemplateName}`);
+      if (!from?.startsWith("ComputeDomain ")) continue;
+      if (!domains.has(from)) domains.set(from, []);
+      domains.get(from).push(p);
+    }
+  }
+  for (const [domain, group] of domains) {
+    for (const p of group) {
+      const where = `${file}: Pod ${p.metadata.name}`;
+      const off = [...labelSets([p.spec], { "kubernetes.io/arch": ["amd64", "arm64"] })]
+        .find((l) => selects(p.spec, l) && l["kubernetes.io/arch"] !== "arm64");
+      if (off) report(where, `it may land on a node labelled ${JSON.stringify(off)}: the pods of ${domain} need kubernetes.io/arch: arm64 (Grace NVLink domains)`);
+      if (!(p.spec.tolerations ?? []).some((t) => tolerates(t, ARM_TAINT)))
+        report(where, "it does not tolerate GKE's Arm taint kubernetes.io/arch=arm64:NoSchedule");
+      const terms = p.spec.affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
+      const together = terms.some((t) => DOMAIN_KEYS.includes(t.topologyKey) && t.labelSelector?.matchLabels &&
+        !t.labelSelector.matchExpressions && group.every((q) =>
+          Object.entries(t.labelSelector.matchLabels).every(([k, v]) => q.metadata.labels?.[k] === v)));
+      if (!together)
+        report(where, `it may land in another NVLink domain than the other pods of ${domain}: give it a required podAffinity to them over ${DOMAIN_KEYS.join(" or ")}`);
+    }
+  }
+}
+
+// ComputeDomains and the driver (drachart.mjs, driverFloor): a values file whose kubelet
+// plugin needs a driver says which in a line "# Needs NVIDIA driver VERSION or later", at
+// least the plugin's floor, and every DaemonSet of ours on whose nodes the plugin lands
+// installs at least that (its NVIDIA_DRIVER_VERSION): else the plugin crash-loops there.
+const FLOOR_LINE = /^# Needs NVIDIA driver ([0-9][0-9.]*) or later\b/m;
+function checkFloor(file, v, sets) {
+  const floor = driverFloor(v);
+  if (!floor) return;
+  const why = "the compute-domain kubelet plugin refuses older drivers while the IMEXDaemonsWithDNSNames gate is on, its default";
+  const said = FLOOR_LINE.exec(readFileSync(file, "utf8"))?.[1];
+  if (!said) return report(file, `ComputeDomains need driver ${floor} or later (${why}): say so in a line "# Needs NVIDIA driver ${floor} or later"`);
+  if (compareVersions(said, floor) < 0) return report(file, `it says driver ${said} or later, but ComputeDomains need ${floor} or later (${why})`);
+  for (const s of sets) {
+    if (compareVersions(s.version, said) < 0)
+      report(file, `the kubelet plugin lands on nodes of ${s.name}, which installs driver ${s.version}, below ${said}: set its NVIDIA_DRIVER_VERSION to ${said} or later (docs/dra.md)`);
+  }
+}
+
 // The manifests' DaemonSets, each with what it runs: a device plugin (a container in another
 // image than the installer's), the install dir, the hook its plugin's CDI spec names.
 function daemonSets(files) {
@@ -178,6 +298,7 @@ function daemonSets(files) {
       const plugins = spec.containers.filter((c) => !/(^|\/)nvidia-driver-installer[@:]/.test(c.image));
       out.push({ name: `${basename(f)}: ${ds.metadata.name}`, spec, plugin: plugins.length > 0,
         installDir: env(spec.initContainers[0]).NVIDIA_INSTALL_DIR_HOST,
+        version: env(spec.initContainers[0]).NVIDIA_DRIVER_VERSION,
         hook: plugins.map((c) => env(c).NVIDIA_CDI_HOOK_PATH).find(Boolean) });
     }
   }
@@ -213,6 +334,7 @@ function checkValues(file, manifests, namespace, apiVersions) {
     "cloud.google.com/gke-accelerator": ["nvidia-gb200"] };
   let lands = 0;
   let dra = 0;
+  const served = new Set();
   for (const labels of labelSets([r.kubeletPlugin.spec, ...sets.map((s) => s.spec)], extra)) {
     const by = sets.find((s) => selects(s.spec, labels));
     // GKE runs its own device plugin on a GPU node whose pool does not turn it off.
@@ -223,6 +345,7 @@ function checkValues(file, manifests, namespace, apiVersions) {
     const here = selects(r.kubeletPlugin.spec, labels);
     const node = JSON.stringify(labels);
     if (here) lands++;
+    if (here && by) served.add(by.name);
     if (isDra) dra++;
     if (here && !by) return report(where, `the kubelet plugin lands on a node labelled ${node}, where no DaemonSet of ours installs the driver`);
     if (!gpus) continue;
@@ -231,6 +354,8 @@ function checkValues(file, manifests, namespace, apiVersions) {
     if (isDra && !here) return report(where, `a DRA node labelled ${node} (${by.name}) gets no kubelet plugin`);
   }
   if (!lands) return report(where, "the kubelet plugin lands on no node of ours");
+  checkFloor(file, v, [...served].map((n) => sets.find((s) => s.name === n)));
+  if (failed) return;
   console.log(`check-dra: ${file}: the chart's rules hold; its kubelet plugin (${r.kubeletPlugin.containers.join(", ")}) ` +
     `lands ${gpus ? `exactly on the DRA pool (${dra} label sets)` : `only where our DaemonSets run (${lands} label sets)`}; ` +
     `DeviceClasses ${r.deviceClasses.join(", ")}`);

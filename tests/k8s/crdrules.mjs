@@ -2,8 +2,8 @@
 // What the API server checks of a custom resource beyond its schema's types, for the
 // offline checks of CRD-typed examples (check-readiness.mjs, check-dra.mjs): every
 // x-kubernetes-validations rule evaluated with a CEL implementation (@bufbuild/cel, with the
-// strings extension whose split() rules call), and the uniqueness of list-type map and set
-// items. The API server's rules followed (kubernetes, staging/src/k8s.io/apiextensions-apiserver,
+// strings extension whose split() rules call), the uniqueness of list-type map and set
+// items, and the schema's defaults filled in first (withDefaults, below). The API server's rules followed (kubernetes, staging/src/k8s.io/apiextensions-apiserver,
 // pkg/apiserver/schema/cel): a rule runs with self bound to the value of the schema node
 // that carries it, only where that value is present; a rule that names oldSelf (a transition
 // rule) only on an update, and only where an old value correlates with the new one (the
@@ -70,4 +70,24 @@ export function listTypes(schema, value, path, errs) {
   } else if (schema.type === "object" && typeof value === "object") {
     for (const [k, v] of Object.entries(value)) listTypes(schema.properties?.[k], v, `${path}.${k}`, errs);
   }
+}
+
+// VALUE with SCHEMA's defaults filled in, as the API server defaults a custom resource before
+// it validates it (kubernetes, staging/src/k8s.io/apiextensions-apiserver/pkg/apiserver/schema/
+// defaulting/algorithm.go, Default: in each object present, a property that is absent and has a
+// default gets it; then into each property and each item of an array). VALUE is not changed.
+export function withDefaults(schema, value) {
+  if (!schema || value === undefined || value === null) return value;
+  if (schema.type === "array" && Array.isArray(value)) return value.map((x) => withDefaults(schema.items, x));
+  if (schema.type !== "object" || typeof value !== "object" || Array.isArray(value)) return value;
+  const out = { ...value };
+  for (const [k, s] of Object.entries(schema.properties ?? {})) {
+    if (!Object.hasOwn(out, k) && s.default !== undefined) out[k] = structuredClone(s.default);
+  }
+  for (const [k, v] of Object.entries(out)) {
+    const s = schema.properties?.[k] ??
+      (typeof schema.additionalProperties === "object" ? schema.additionalProperties : undefined);
+    out[k] = withDefaults(s, v);
+  }
+  return out;
 }

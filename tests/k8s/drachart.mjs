@@ -19,12 +19,16 @@ export const DEFAULTS = {
   allowDefaultNamespace: false, // :42
   resourceApiVersion: "", // :56
   resources: { gpus: { enabled: true }, computeDomains: { enabled: true } }, // :77-81
+  featureGates: {}, // :93
   webhook: { // :144-195
     enabled: false,
+    priorityClassName: "system-cluster-critical", // :149
     tls: { mode: "cert-manager", certManager: { issuerType: "selfsigned", issuerName: "", dnsNames: [] },
       secret: { name: "", caBundle: "" } },
   },
+  controller: { priorityClassName: "system-node-critical" }, // :209
   kubeletPlugin: {
+    priorityClassName: "system-node-critical", // :254
     nodeSelector: {}, // :261
     tolerations: [{ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" }], // :262-265
     // :288-321: any node with an NVIDIA GPU by NFD's PCI labels, a Tegra CPU, or the GPU
@@ -111,12 +115,43 @@ export function refusals(v, namespace, clusterVersions) {
   return out;
 }
 
+// The driver a node needs for the kubelet plugin of values V to start, or null where no check
+// of the plugin's is known. With ComputeDomains on and the IMEXDaemonsWithDNSNames feature
+// gate on (its default: k8s-dra-driver-gpu at 2240711, pkg/featuregates/featuregates.go:102-108;
+// the chart hands featureGates to the plugin as FEATURE_GATES, templates/kubeletplugin.yaml:
+// 167-170), the compute-domain kubelet plugin refuses to start on an older driver
+// (cmd/compute-domain-kubelet-plugin/main.go:44, device_state.go:80-83 and :761-780), and
+// the kubelet plugin's pod, both containers, crash-loops. GPUs alone have no such check
+// (docs/prerequisites.md:13 names 565 for them; cmd/gpu-kubelet-plugin compares no version).
+export const IMEX_DNS_NAMES_FLOOR = "570.158.01";
+export function driverFloor(v) {
+  if (!truthy(v.resources?.computeDomains?.enabled)) return null;
+  const gate = v.featureGates?.IMEXDaemonsWithDNSNames;
+  return gate === false || gate === "false" ? null : IMEX_DNS_NAMES_FLOOR;
+}
+
+// Driver versions compared as the plugin does (k8s.io/apimachinery util/version ParseGeneric:
+// dot-separated numbers): <0, 0, >0. A part that is not a number compares as -1 (a branch
+// "570" is below every 570.x.y).
+export function compareVersions(a, b) {
+  const parts = (s) => String(s).split(".").map((x) => (/^[0-9]+$/.test(x) ? Number(x) : -1));
+  const [x, y] = [parts(a), parts(b)];
+  for (let i = 0; i < Math.max(x.length, y.length); i++) {
+    const d = (x[i] ?? -1) - (y[i] ?? -1);
+    if (d) return d;
+  }
+  return 0;
+}
+
 // What the chart renders that the checks compare: the kubelet plugin DaemonSet's pod spec
 // (templates/kubeletplugin.yaml: rendered when either resource kind is on, :15; its
 // containers compute-domains :86 and gpus :201; NVIDIA_DRIVER_ROOT and the driver-root
 // hostPath from nvidiaDriverRoot, :143-144, :260-261, :343-346; nodeSelector, affinity and
-// tolerations as given, :369-380) and the DeviceClasses' names (templates/deviceclass-*.yaml,
-// line 1 of each: gpu.nvidia.com, mig.nvidia.com and vfio.gpu.nvidia.com with GPUs on,
+// tolerations as given, :369-380; priorityClassName when set, :43-45), the priority classes
+// of the pods it renders (the kubelet plugin's, the controller's when ComputeDomains are on,
+// templates/controller.yaml:15 and :40-42, the webhook's when enabled,
+// templates/webhook-deployment.yaml:15 and :38-40) and the DeviceClasses' names
+// (templates/deviceclass-*.yaml, line 1 of each: gpu.nvidia.com, mig.nvidia.com and vfio.gpu.nvidia.com with GPUs on,
 // the compute-domain daemon's and default channel's with ComputeDomains on).
 export function rendered(v) {
   const gpus = truthy(v.resources?.gpus?.enabled);
@@ -129,11 +164,17 @@ export function rendered(v) {
       driverRoot: v.nvidiaDriverRoot,
       cdiHookPath: truthy(v.nvidiaCDIHookPath) ? v.nvidiaCDIHookPath : null,
       spec: {
+        ...(truthy(kp.priorityClassName) ? { priorityClassName: kp.priorityClassName } : {}),
         ...(truthy(kp.nodeSelector) ? { nodeSelector: kp.nodeSelector } : {}),
         ...(truthy(kp.affinity) ? { affinity: kp.affinity } : {}),
         tolerations: truthy(kp.tolerations) ? kp.tolerations : [],
       },
     } : null,
+    priorityClasses: [...new Set([
+      ...(gpus || cds ? [kp.priorityClassName] : []),
+      ...(cds ? [v.controller?.priorityClassName] : []),
+      ...(truthy(v.webhook?.enabled) ? [v.webhook?.priorityClassName] : []),
+    ].filter(truthy))],
     deviceClasses: [...(gpus ? ["gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com"] : []),
       ...(cds ? ["compute-domain-daemon.nvidia.com", "compute-domain-default-channel.nvidia.com"] : [])],
   };
