@@ -197,7 +197,7 @@ for m in daemonset-preloaded.yaml daemonset-generic.yaml; do
         "${logs[@]}" >"$T/rbac.out" 2>&1 || fail "RBAC ($m): $(cat "$T/rbac.out")"
 done
 k8s_node_modules
-node "$SRC/tests/k8s/check-dra.mjs" "$T/served-claims.yaml" >"$T/claims.out" 2>&1 ||
+node "$SRC/tests/k8s/check-dra.mjs" --schema "$T/served-claims.yaml" >"$T/claims.out" 2>&1 ||
     fail "the claims served: $(cat "$T/claims.out")"
 grep -q "12 objects valid" "$T/claims.out" || fail "claims checked: $(cat "$T/claims.out")"
 node "$SRC/tests/k8s/check-requests.mjs" "${logs[@]}" >"$T/schema.out" 2>&1 ||

@@ -13,6 +13,8 @@
 // or the channel template a ComputeDomain of the file has NVIDIA's controller make), each
 // container's claim a claim of the pod, each GPU request a DeviceClass the DRA chart installs
 // with GPUs on; the pods of a ComputeDomain on arm64 and in one NVLink domain.
+// --schema FILE...: the objects against their schemas alone, not held to the examples' rules
+// (objects an API server or a test's stand-in serves, whatever their classes).
 // --update OLD NEW: each ComputeDomain of NEW as an update of OLD's of the same name, its
 // transition rules too (the spec is immutable).
 // --values VALUES GENERIC PRELOADED: Helm values for NVIDIA's DRA chart (drachart.mjs): the
@@ -27,6 +29,7 @@
 // and --api-versions A,B (resource.k8s.io/v1, Kubernetes 1.34) are helm's.
 //
 //   node check-dra.mjs FILE...
+//   node check-dra.mjs --schema FILE...
 //   node check-dra.mjs --update OLD NEW
 //   node check-dra.mjs [--namespace NS] [--api-versions LIST] --values VALUES GENERIC PRELOADED
 import assert from "node:assert/strict";
@@ -107,7 +110,7 @@ const report = (where, e) => {
 };
 const load = (file) => yaml.loadAll(readFileSync(file, "utf8")).filter(Boolean);
 
-function checkObjects(file) {
+function checkObjects(file, workloads = true) {
   const docs = load(file);
   const templates = new Map();
   const claims = new Map();
@@ -144,7 +147,7 @@ function checkObjects(file) {
       if (d.kind === "ResourceClaimTemplate" || d.kind === "ResourceClaim") {
         (d.kind === "ResourceClaim" ? claims : templates).set(`${d.metadata.namespace}/${d.metadata.name}`, "file");
         const spec = d.kind === "ResourceClaim" ? d.spec : d.spec.spec;
-        for (const r of spec.devices.requests) {
+        for (const r of workloads ? spec.devices.requests : []) {
           const cls = version === "v1beta1" ? r.deviceClassName : r.exactly?.deviceClassName;
           assert.ok(GPU_CLASSES.includes(cls), `request ${r.name} asks for ${cls}, not one of ${GPU_CLASSES.join(", ")}`);
         }
@@ -370,13 +373,16 @@ const opt = (name, def) => {
 };
 const namespace = opt("--namespace", "dra-driver-nvidia-gpu");
 const apiVersions = opt("--api-versions", "resource.k8s.io/v1").split(",").filter(Boolean);
-const usage = "usage: check-dra.mjs FILE... | --update OLD NEW | [--namespace NS] [--api-versions LIST] --values VALUES GENERIC PRELOADED";
+const usage = "usage: check-dra.mjs FILE... | --schema FILE... | --update OLD NEW | [--namespace NS] [--api-versions LIST] --values VALUES GENERIC PRELOADED";
 if (args[0] === "--update") {
   assert.equal(args.length, 3, usage);
   checkUpdate(args[1], args[2]);
 } else if (args[0] === "--values") {
   assert.equal(args.length, 4, usage);
   checkValues(args[1], args.slice(2), namespace, apiVersions);
+} else if (args[0] === "--schema") {
+  assert.ok(args.length > 1, usage);
+  for (const file of args.slice(1)) checkObjects(file, false);
 } else {
   assert.ok(args.length > 0, usage);
   for (const file of args) checkObjects(file);
