@@ -3,7 +3,9 @@
 """Cuts one of Kubernetes' OpenAPI v3 documents (api/openapi-spec/v3/*.json in
 kubernetes/kubernetes), or of its "components" alone, down to the schemas that ROOT...
 reach through $ref, as they are (no schema is changed): what tests/k8s/check-dra.mjs
-validates against, small enough to keep in the tree.
+validates against, small enough to keep in the tree. Kubernetes' Swagger 2.0 document
+(api/openapi-spec/swagger.json, all groups in one) is cut the same way, its "definitions"
+kept as "definitions" (their $refs point there).
 
   trim-openapi.py FULL.json OUT.json ROOT...
 """
@@ -12,22 +14,27 @@ import json
 import sys
 
 
-def refs(node, out):
+def refs(node, prefix, out):
     if isinstance(node, dict):
         r = node.get("$ref")
-        if isinstance(r, str) and r.startswith("#/components/schemas/"):
-            out.add(r[len("#/components/schemas/"):])
+        if isinstance(r, str) and r.startswith(prefix):
+            out.add(r[len(prefix):])
         for v in node.values():
-            refs(v, out)
+            refs(v, prefix, out)
     elif isinstance(node, list):
         for v in node:
-            refs(v, out)
+            refs(v, prefix, out)
 
 
 def main():
     full, out, roots = sys.argv[1], sys.argv[2], sys.argv[3:]
-    components = json.load(open(full))["components"]
-    schemas = components["schemas"]
+    doc = json.load(open(full))
+    if "definitions" in doc:  # Swagger 2.0
+        key, whole, prefix = "definitions", doc["definitions"], "#/definitions/"
+        schemas = whole
+    else:
+        key, whole, prefix = "components", doc["components"], "#/components/schemas/"
+        schemas = whole["schemas"]
     keep, todo = set(), list(roots)
     while todo:
         name = todo.pop()
@@ -37,13 +44,14 @@ def main():
             sys.exit("trim-openapi: %s has no schema %s" % (full, name))
         keep.add(name)
         found = set()
-        refs(schemas[name], found)
+        refs(schemas[name], prefix, found)
         todo.extend(found - keep)
-    # The components whole, canonically serialised: the same from the document or from its
-    # components alone.
-    canon = json.dumps(components, sort_keys=True, separators=(",", ":")).encode()
-    doc = {"x-components-sha256": hashlib.sha256(canon).hexdigest(),
-           "components": {"schemas": {k: schemas[k] for k in sorted(keep)}}}
+    # The components (or definitions) whole, canonically serialised: the same from the
+    # document or from its components alone.
+    canon = json.dumps(whole, sort_keys=True, separators=(",", ":")).encode()
+    kept = {k: schemas[k] for k in sorted(keep)}
+    doc = {"x-%s-sha256" % key: hashlib.sha256(canon).hexdigest(),
+           key: kept if key == "definitions" else {"schemas": kept}}
     with open(out, "w") as f:
         json.dump(doc, f, indent=1, sort_keys=True)
         f.write("\n")
