@@ -79,6 +79,37 @@ sed 's|^          - name: gpu$|          - name: gpus|' "$EX/claim-v1.yaml" >"$T
 refused "a container's claim the pod lacks" "container smi uses claim gpus, not the pod's" "$T/bad.yaml"
 sed 's|deviceClassName: gpu.nvidia.com|deviceClassName: gpu.example.com|' "$EX/claim-v1beta1.yaml" >"$T/bad.yaml"
 refused "another device class" "request gpu asks for gpu.example.com" "$T/bad.yaml"
+# The pods against Kubernetes' core/v1 schema (tests/k8s/kubeschema.mjs), in one run: a
+# misspelt field of a container and of the pod spec refused as unknown, a wrong type, an
+# init container's claim the pod lacks; Quantities and IntOrStrings as numbers pass, as the
+# API server takes them.
+edit "$EX/claim-v1.yaml" "        claims:" "        claimz:" "$T/claimz.yaml"
+edit "$EX/compute-domain.yaml" "  affinity:" "  afinity:" "$T/afinity.yaml"
+edit "$EX/claim-v1.yaml" "  restartPolicy: Never" "  restartPolicy: Never
+  activeDeadlineSeconds: soon" "$T/type.yaml"
+edit "$EX/claim-v1.yaml" "  containers:" "  initContainers:
+    - name: prep
+      image: busybox
+      resources:
+        claims:
+          - name: gpus
+  containers:" "$T/init.yaml"
+! dra "$T/claimz.yaml" "$T/afinity.yaml" "$T/type.yaml" "$T/init.yaml" || fail "broken pods passed: $(cat "$T/dra.out")"
+while IFS='|' read -r what msg; do
+    grep -qF -- "$msg" "$T/dra.out" || fail "$what not refused as such: $(cat "$T/dra.out")"
+    echo "REJECT $what: $(grep -m1 -F -- "$msg" "$T/dra.out")" >&2
+done <<'EOF'
+a container's misspelt claims|claimz.yaml: Pod cuda-smi: spec.containers.0.resources: must NOT have additional properties: claimz
+a pod's misspelt affinity|afinity.yaml: Pod imex-job-0: spec: must NOT have additional properties: afinity
+a pod field of the wrong type|type.yaml: Pod cuda-smi: spec.activeDeadlineSeconds: must be integer
+an init container's claim the pod lacks|init.yaml: Pod cuda-smi: init container prep uses claim gpus, not the pod's
+EOF
+[ "$(grep -c "^check-dra: " "$T/dra.out")" = 4 ] || fail "broken pods refused for more than their fault: $(cat "$T/dra.out")"
+edit "$EX/claim-v1.yaml" "      resources:" "      ports: [{containerPort: 8080}]
+      livenessProbe: {httpGet: {port: 8080}}
+      resources:
+        limits: {cpu: 1, memory: 1.5Gi}" "$T/num.yaml"
+dra "$T/num.yaml" || fail "a pod with numeric quantities and ports: $(cat "$T/dra.out")"
 # The ComputeDomain against its CRD: an unknown field, an enum, a required field, a bound,
 # its namespace, the immutable spec on an update; a pod whose channel template no
 # ComputeDomain makes.

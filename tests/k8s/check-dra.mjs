@@ -5,7 +5,7 @@
 // of its API version (openapi/, cut from kubernetes/kubernetes by trim-openapi.py,
 // provenance in openapi/README.md), with unknown fields refused as the API server refuses
 // them under kubectl's default strict field validation; a Pod against the core/v1 schema
-// (kubernetes-models); a ComputeDomain against its CRD's schema (computedomain.mjs, restated
+// (kubeschema.mjs), alike; a ComputeDomain against its CRD's schema (computedomain.mjs, restated
 // with citations), unknown fields refused, its x-kubernetes-validations rules evaluated
 // (crdrules.mjs) after the CRD's defaults are filled in; a ResourceQuota for the chart's
 // priority classes (quotaErrors). Then what a scheduler would need to tie them: each claim of
@@ -38,7 +38,7 @@ import { basename } from "node:path";
 import Ajv from "ajv";
 import yaml from "js-yaml";
 import { strict } from "./strict.mjs";
-import { Pod } from "kubernetes-models/v1/Pod";
+import { podErrors } from "./kubeschema.mjs";
 import * as CD from "./computedomain.mjs";
 import { ResourceQuota } from "kubernetes-models/v1/ResourceQuota";
 import { celRules, listTypes, withDefaults } from "./crdrules.mjs";
@@ -120,8 +120,10 @@ function checkObjects(file, workloads = true) {
     const where = `${file}: ${d.kind} ${d.metadata?.name}`;
     try {
       if (d.apiVersion === "v1" && d.kind === "Pod") {
-        new Pod(d).validate();
-        pods.push(d);
+        // Kubernetes' core/v1 schema, unknown fields refused (kubeschema.mjs).
+        const errs = podErrors(d);
+        errs.forEach((e) => report(where, e));
+        if (!errs.length) pods.push(d);
         continue;
       }
       if (d.kind === CD.KIND) {
