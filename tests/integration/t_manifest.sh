@@ -1,8 +1,9 @@
 # plain build: the manifests against the Kubernetes schemas and kubectl; the binary paths
 # they take (the configuration, a first install) have tests of their own
 # daemonset-preloaded.yaml (GKE) and daemonset-generic.yaml (other clusters): valid against
-# the Kubernetes schemas (offline, kubernetes-models), with the scheduling, tolerations,
-# privilege, mounts, env and device plugin each kind of cluster needs
+# Kubernetes' own schemas (offline, unknown fields refused: tests/k8s/kubeschema.mjs), with
+# the scheduling, tolerations, privilege, mounts, env and device plugin each kind of cluster
+# needs
 # (tests/k8s/check-manifest.mjs, which cites the plugins' sources), every command runnable
 # by its image, accepted by kubectl's `apply --dry-run=client`, and every flag and variable
 # the installer gets accepted by the binary's own parser (the config command).
@@ -130,6 +131,24 @@ rejects gke "$T/notol.yaml" "a manifest without the catch-all toleration"
 sed 's/priorityClassName: system-node-critical/priorityClassName: 5/; s/maxUnavailable: 1/maxUnavailable: {a: b}/' \
     "$gke" >"$T/schema.yaml"
 rejects gke "$T/schema.yaml" "a schema violation"
+# Unknown fields, refused as kubectl's strict field validation refuses them
+# (tests/k8s/kubeschema.mjs, Kubernetes' own schemas): a misspelt field of a DaemonSet's
+# pod spec and of a ClusterRoleBinding, in one copy.
+edit "$gke" "priorityClassName: system-node-critical" "priorityClass: system-node-critical" "$T/unknown.yaml"
+edit "$T/unknown.yaml" "roleRef:" "roleref:" "$T/unknown.yaml"
+rejects gke "$T/unknown.yaml" "misspelt fields"
+grep "ClusterRoleBinding nvidia-driver-installer-plugin: " "$T/err" |
+    grep -qF "(root): must NOT have additional properties: roleref" ||
+    fail "a misspelt roleRef is refused for another reason: $(cat "$T/err")"
+sed 's/roleref:/roleRef:/' "$T/unknown.yaml" >"$T/unknown2.yaml"
+rejects gke "$T/unknown2.yaml" "a misspelt priorityClassName"
+grep -q "DaemonSet nvidia-driver-installer: spec.template.spec: must NOT have additional properties: priorityClass$" "$T/err" ||
+    fail "a misspelt priorityClassName is refused for another reason: $(cat "$T/err")"
+# kubeschema.mjs's own check held to Ajv's over the same definitions: both manifests, the
+# DRA examples' pods, and every variant of them with one change.
+node "$SRC/tests/k8s/kubeschema-vs-ajv.mjs" "$gke" "$generic" "$SRC"/docs/examples/dra/claim-v1*.yaml \
+    "$SRC"/docs/examples/dra/compute-domain*.yaml >"$T/vs.out" 2>&1 || fail "$(cat "$T/vs.out")"
+cat "$T/vs.out"
 
 # The old readiness probe: a shell in GKE's distroless plugin image.
 edit "$gke" "            - --enable-health-monitoring

@@ -19,7 +19,6 @@
 //                        properties: tolerationz"]
 //   podErrors(pod)    -> the same, then the init containers' claims
 import { readFileSync } from "node:fs";
-import Ajv from "ajv";
 import { strict } from "./strict.mjs";
 
 const FILE = "swagger-v1.34.0.json";
@@ -28,62 +27,114 @@ const V3_ONE_OF = {
   "io.k8s.apimachinery.pkg.util.intstr.IntOrString": ["integer", "string"],
 };
 
-// Loaded and compiled on first use: check-dra.mjs's other modes do without it.
-let ajv;
+// The JSON Schema keywords Kubernetes' definitions use, each checked below as JSON Schema
+// (draft-07, as Ajv checks resource.k8s.io in check-dra.mjs) says: a $ref's siblings are
+// not read, format is not checked (Ajv's validateFormats: false there), x-* are
+// annotations. A definition with any other keyword stops the load: a refresh that brings
+// one in needs its check here first. Compiling the definitions with Ajv instead cost 0.1-0.2 s
+// a run for a DaemonSet's closure (t_manifest runs the check some 40 times); this takes
+// a few milliseconds. tests/k8s/kubeschema-vs-ajv.mjs holds the two to the same errors.
+const KEYWORDS = new Set(["$ref", "additionalProperties", "description", "format", "items",
+  "oneOf", "properties", "required", "type"]);
+const TYPES = {
+  string: (v) => typeof v === "string",
+  boolean: (v) => typeof v === "boolean",
+  integer: (v) => typeof v === "number" && Number.isInteger(v),
+  number: (v) => typeof v === "number" && Number.isFinite(v),
+  object: (v) => v !== null && typeof v === "object" && !Array.isArray(v),
+  array: (v) => Array.isArray(v),
+};
+
+// Loaded on first use: check-dra.mjs's other modes do without it.
+let definitions;
 const kinds = new Map(); // "apps/v1 DaemonSet" -> definition name
-function load() {
-  const doc = JSON.parse(readFileSync(new URL(`openapi/${FILE}`, import.meta.url), "utf8"));
-  const definitions = doc.definitions;
-  for (const [name, types] of Object.entries(V3_ONE_OF)) {
-    const { type, ...rest } = definitions[name];
-    if (type !== "string") throw new Error(`${FILE}: ${name} is no longer a string in v2`);
-    definitions[name] = { ...rest, oneOf: types.map((t) => ({ type: t })) };
+function keywords(schema, where) {
+  for (const k of Object.keys(schema)) {
+    if (!KEYWORDS.has(k) && !k.startsWith("x-"))
+      throw new Error(`${FILE}: ${where}: keyword ${k} is not one kubeschema.mjs checks: add it`);
   }
-  for (const [name, d] of Object.entries(definitions)) {
+  if (schema.type !== undefined && !TYPES[schema.type])
+    throw new Error(`${FILE}: ${where}: type ${schema.type} is not one kubeschema.mjs knows`);
+  for (const [p, s] of Object.entries(schema.properties ?? {})) keywords(s, `${where}.${p}`);
+  if (schema.items) keywords(schema.items, `${where}[]`);
+  if (typeof schema.additionalProperties === "object")
+    keywords(schema.additionalProperties, `${where}{}`);
+  for (const s of schema.oneOf ?? []) keywords(s, `${where}|`);
+}
+export function load() {
+  if (definitions) return definitions;
+  const doc = JSON.parse(readFileSync(new URL(`openapi/${FILE}`, import.meta.url), "utf8"));
+  const defs = doc.definitions;
+  for (const [name, types] of Object.entries(V3_ONE_OF)) {
+    const { type, ...rest } = defs[name];
+    if (type !== "string") throw new Error(`${FILE}: ${name} is no longer a string in v2`);
+    defs[name] = { ...rest, oneOf: types.map((t) => ({ type: t })) };
+  }
+  for (const [name, d] of Object.entries(defs)) {
+    keywords(d, name);
     for (const gvk of d["x-kubernetes-group-version-kind"] ?? [])
       kinds.set(`${gvk.group ? `${gvk.group}/` : ""}${gvk.version} ${gvk.kind}`, name);
   }
-  strict(definitions);
-  // Ajv's own messages and its check of the schemas against JSON Schema's meta-schema, and
-  // its code optimiser, cost more than half the compile time (0.2 s) of a DaemonSet's
-  // closure: the messages are written below, the file is Kubernetes' (and
-  // tests/scripts/test_trim_openapi.py holds it closed).
-  ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false, validateSchema: false,
-    messages: false, code: { optimize: false } });
-  ajv.addSchema({ $id: FILE, definitions });
+  strict(defs);
+  definitions = defs;
+  return definitions;
 }
 
-// A JSON pointer as a field path: /spec/containers/0 -> spec.containers.0 (~1 is a "/").
-const path = (p) =>
-  p.split("/").slice(1).map((s) => s.replaceAll("~1", "/").replaceAll("~0", "~")).join(".") ||
-  "(root)";
+const REF = "#/definitions/";
+const at = (where, key) => (where === "(root)" ? String(key) : `${where}.${key}`);
+function check(schema, value, where, errs) {
+  if (schema.$ref !== undefined) {
+    if (!schema.$ref.startsWith(REF)) throw new Error(`${FILE}: $ref ${schema.$ref}`);
+    return check(definitions[schema.$ref.slice(REF.length)], value, where, errs);
+  }
+  if (schema.type !== undefined && !TYPES[schema.type](value))
+    errs.push(`${where}: must be ${schema.type}`);
+  if (TYPES.object(value)) {
+    const props = schema.properties ?? {};
+    for (const r of schema.required ?? [])
+      if (value[r] === undefined) errs.push(`${where}: must have required property: ${r}`);
+    for (const [k, v] of Object.entries(value)) {
+      if (Object.hasOwn(props, k)) check(props[k], v, at(where, k), errs);
+      else if (schema.additionalProperties === false)
+        errs.push(`${where}: must NOT have additional properties: ${k}`);
+      else if (typeof schema.additionalProperties === "object")
+        check(schema.additionalProperties, v, at(where, k), errs);
+    }
+  }
+  if (Array.isArray(value) && schema.items)
+    value.forEach((v, i) => check(schema.items, v, at(where, i), errs));
+  if (schema.oneOf) {
+    const branches = schema.oneOf.map((s) => {
+      const e = [];
+      check(s, value, where, e);
+      return e;
+    });
+    if (branches.filter((e) => !e.length).length !== 1) {
+      branches.forEach((e) => errs.push(...e));
+      errs.push(`${where}: must match exactly one schema in oneOf`);
+    }
+  }
+}
 
-// Ajv's errors, one line each, in Ajv's words: where, what, and the field or value it names
-// (a oneOf's branches come first: "must be string", "must be number" say what it takes).
-const MESSAGES = {
-  additionalProperties: () => "must NOT have additional properties",
-  type: (p) => `must be ${p.type}`,
-  required: () => "must have required property",
-  oneOf: () => "must match exactly one schema in oneOf",
-  enum: () => "must be equal to one of the allowed values",
-};
-function schemaErrors(errors) {
-  return errors.map((e) => {
-    const message = MESSAGES[e.keyword]?.(e.params) ??
-      `must pass ${e.keyword} ${JSON.stringify(e.params)}`;
-    const what = e.params.additionalProperty ?? e.params.missingProperty ??
-      e.params.allowedValues?.join(", ") ?? "";
-    return `${path(e.instancePath)}: ${message}${what ? `: ${what}` : ""}`;
-  });
+// The errors of VALUE against the definition NAME (for kubeschema-vs-ajv.mjs).
+export function definitionErrors(name, value) {
+  load();
+  const errs = [];
+  check(definitions[name], value, "(root)", errs);
+  return errs;
+}
+
+// The definition of OBJ's apiVersion and kind, or undefined.
+export function kindOf(obj) {
+  load();
+  return kinds.get(`${obj?.apiVersion} ${obj?.kind}`);
 }
 
 // The object's schema errors; an apiVersion and kind the file has no schema for is one.
 export function objectErrors(obj) {
-  if (!ajv) load();
-  const name = kinds.get(`${obj?.apiVersion} ${obj?.kind}`);
+  const name = kindOf(obj);
   if (!name) return [`no schema for ${obj?.apiVersion} ${obj?.kind} in openapi/${FILE}`];
-  const validate = ajv.getSchema(`${FILE}#/definitions/${name}`);
-  return validate(obj) ? [] : schemaErrors(validate.errors);
+  return definitionErrors(name, obj);
 }
 
 // A pod's errors: its schema's, then an init container's claim that is not one of the
