@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Validates the supply pass's manifests (deploy/supply.yaml, deploy/supply-watch.yaml)
-// offline against the Kubernetes schemas (kubernetes-models), then what the pass and its
+// offline against Kubernetes' own schemas (kubeschema.mjs), then what the pass and its
 // builder Jobs need of them (scripts/supplylib/jobs.py): the pod of each CronJob and
 // Deployment runs scripts/supply with the kubernetes executor as its service account; the
 // configuration it reads is the ConfigMap's key it mounts; the keys Secret nvidia-supply-keys
@@ -17,29 +17,19 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import yaml from "js-yaml";
-import { Namespace } from "kubernetes-models/v1/Namespace";
-import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
-import { ConfigMap } from "kubernetes-models/v1/ConfigMap";
-import { PersistentVolumeClaim } from "kubernetes-models/v1/PersistentVolumeClaim";
-import { CronJob } from "kubernetes-models/batch/v1/CronJob";
-import { Deployment } from "kubernetes-models/apps/v1/Deployment";
-import { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
-import { ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
-import { Role } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
-import { RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
+import { objectErrors } from "./kubeschema.mjs";
 
 const files = process.argv.slice(2);
 assert.ok(files.length > 0, "usage: check-supply.mjs MANIFEST...");
 const docs = files.flatMap((f) => yaml.loadAll(readFileSync(f, "utf8")).filter(Boolean));
-const models = { Namespace, ServiceAccount, ConfigMap, PersistentVolumeClaim, CronJob, Deployment,
-  ClusterRole, ClusterRoleBinding, Role, RoleBinding };
+// Each object against Kubernetes' own schema of its kind, unknown fields refused
+// (kubeschema.mjs).
+const KINDS = ["Namespace", "ServiceAccount", "ConfigMap", "PersistentVolumeClaim", "CronJob",
+  "Deployment", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"];
 for (const d of docs) {
-  assert.ok(models[d.kind], `unexpected kind ${d.kind}`);
-  try {
-    new models[d.kind](d).validate(); // throws on a schema violation
-  } catch (e) {
-    throw new Error(`${d.kind} ${d.metadata?.name}: ${e.message}`);
-  }
+  assert.ok(KINDS.includes(d.kind), `unexpected kind ${d.kind}`);
+  const errs = objectErrors(d);
+  if (errs.length) throw new Error(`${d.kind} ${d.metadata?.name}: ${errs.join("; ")}`);
 }
 const KEYS = "/etc/nvidia-supply/keys";
 const ns = docs.find((d) => d.kind === "Namespace")?.metadata.name;

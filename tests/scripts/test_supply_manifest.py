@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """deploy/supply.yaml and deploy/supply-watch.yaml through tests/k8s/check-supply.mjs: the
-Kubernetes schemas (kubernetes-models) and what the pass and its builder Jobs need of them;
+Kubernetes' own schemas (tests/k8s/kubeschema.mjs, unknown fields refused) and what the
+pass and its builder Jobs need of them;
 each rule seen to refuse a manifest that breaks it. (Their RBAC rules are held to the pass's
 calls by test_supply_jobs, with tests/tools/rbac-check.py.)"""
 import os
@@ -71,6 +72,10 @@ class ManifestTest(unittest.TestCase):
         def not_a_schedule(ds):
             next(d for d in ds if d["kind"] == "CronJob")["spec"]["schedule"] = 30
 
+        def misspelt_field(ds):
+            p = pod_of(ds, "Deployment")
+            p["terminationGracePeriod"] = p.pop("terminationGracePeriodSeconds")
+
         def another_claim(ds):
             for v in pod_of(ds, "CronJob")["volumes"]:
                 if v["name"] == "work":
@@ -83,7 +88,9 @@ class ManifestTest(unittest.TestCase):
                   "on a read-only mount"),
                  (work_elsewhere, "is a volume's mount path"),
                  (two_passes, "one pass at a time"),
-                 (not_a_schedule, "schedule must be string"),
+                 (not_a_schedule, "spec.schedule: must be string"),
+                 (misspelt_field, "spec.template.spec: must NOT have additional properties: "
+                  "terminationGracePeriod"),
                  (another_claim, "the claim kubernetes.cache_pvc names")]
         for mutate, words in cases:
             ds = docs()
