@@ -1,16 +1,16 @@
 # plain build: a document against the Kubernetes schemas and rules; no code of the binary runs
 # admission-policy.yaml (the agent's writes held to its own Node): the policy and its binding
-# valid against the official admissionregistration.k8s.io/v1 schemas and the API server's
-# own validation rules, every CEL expression compiled and run by a CEL implementation
-# (@bufbuild/cel) over AdmissionRequests (tests/k8s/admission-requests/: the agent's own
-# writes allowed, another node's refused, a token without a node name refused, a foreign
+# valid against Kubernetes' own admissionregistration.k8s.io/v1 schemas (unknown fields
+# refused: tests/k8s/kubeschema.mjs) and the API server's own validation rules, every CEL
+# expression compiled and run by a CEL implementation (@bufbuild/cel) over AdmissionRequests
+# (tests/k8s/admission-requests/: the agent's own writes allowed, another node's refused, a token without a node name refused, a foreign
 # label, annotation, taint or condition refused, other users untouched) and over the node
 # writes a stand-in API server log records, replayed as the agent's own node and as another
 # (tests/k8s/check-admission.mjs); held to both manifests' service accounts and taint keys;
 # accepted by kubectl's `apply --dry-run=client`.
 # Each kind of fault put in once is refused: an expression that lets another node through,
 # one that errs, a function outside standard CEL, a reason or binding the server refuses, a
-# recorded agent write that changes a label not its own.
+# misspelt field, a recorded agent write that changes a label not its own.
 command -v node >/dev/null || fail "node is needed (scripts/deps.sh installs nodejs)"
 k8s_node_modules
 P=$SRC/admission-policy.yaml
@@ -62,6 +62,8 @@ broken "0,/reason: Forbidden/s//reason: Unauthorised/" "a reason the server refu
     "Unauthorised is not one of Forbidden"
 broken "s/validationActions: \[Deny\]/validationActions: [Deny, Warn]/" "Deny and Warn" \
     "binding: not both Deny and Warn"
+broken "s/^  failurePolicy: Fail/&\n  auditAnotations: []/" "a misspelt field (tests/k8s/kubeschema.mjs)" \
+    "ValidatingAdmissionPolicy nvidia-driver-installer-own-node: spec: must NOT have additional properties: auditAnotations"
 broken "/^  validations:\$/a\\    - expression: \"variables.node != '' || variables.node == ''\"\n      message: void" \
     "a validation that refuses nothing" "validations[0] refuses nothing the others would let through"
 # A recorded write of the agent's that changes a label not its own: refused as its own node.

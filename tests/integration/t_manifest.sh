@@ -145,9 +145,11 @@ rejects gke "$T/unknown2.yaml" "a misspelt priorityClassName"
 grep -q "DaemonSet nvidia-driver-installer: spec.template.spec: must NOT have additional properties: priorityClass$" "$T/err" ||
     fail "a misspelt priorityClassName is refused for another reason: $(cat "$T/err")"
 # kubeschema.mjs's own check held to Ajv's over the same definitions: both manifests, the
-# DRA examples' pods, the supply pass's manifests, and every variant of them with one change.
+# DRA examples' pods, the supply pass's manifests, the admission policy, and every variant of
+# them with one change.
 node "$SRC/tests/k8s/kubeschema-vs-ajv.mjs" "$gke" "$generic" "$SRC"/docs/examples/dra/claim-v1*.yaml \
-    "$SRC"/docs/examples/dra/compute-domain*.yaml "$SRC"/deploy/supply*.yaml >"$T/vs.out" 2>&1 ||
+    "$SRC"/docs/examples/dra/compute-domain*.yaml "$SRC"/deploy/supply*.yaml \
+    "$SRC/admission-policy.yaml" >"$T/vs.out" 2>&1 ||
     fail "$(cat "$T/vs.out")"
 cat "$T/vs.out"
 
