@@ -149,7 +149,8 @@ refused_all() {
 }
 A4X=$EX/compute-domain-a4x.yaml
 edit "$CD" '    kubernetes.io/arch: arm64' '' "$T/amd64.yaml"
-edit "$A4X" "    - key: kubernetes.io/arch
+edit "$A4X" "  tolerations:
+    - key: kubernetes.io/arch
       operator: Equal
       value: arm64
       effect: NoSchedule
@@ -160,13 +161,15 @@ edit "$EX/resourcequota-gke.yaml" "namespace: dra-driver-nvidia-gpu" "namespace:
 edit "$EX/resourcequota-gke.yaml" "          - system-cluster-critical
 " "" "$T/quota-class.yaml"
 edit "$EX/resourcequota-gke.yaml" "  scopeSelector:" "  scopeSelectors:" "$T/quota-field.yaml"
+edit "$EX/resourcequota-gke.yaml" "scopeName: PriorityClass" "scopName: PriorityClass" "$T/quota-deep.yaml"
 refused_all "$T/amd64.yaml" 'imex-job-0: it may land on a node labelled {"nvidia.com/gpu.deploy.device-plugin":"false"}' \
     "$T/taint.yaml" "imex-job-0: it does not tolerate GKE's Arm taint kubernetes.io/arch=arm64:NoSchedule" \
     "$T/domain.yaml" "imex-job-0: it may land in another NVLink domain than the other pods of ComputeDomain imex-job" \
     "$T/claim.yaml" "claim gpu names ResourceClaim gpu-test/gpu, not in the file" \
     "$T/quota-ns.yaml" "metadata.namespace kube-system is not the chart's namespace dra-driver-nvidia-gpu" \
     "$T/quota-class.yaml" "no PriorityClass In expression of spec.scopeSelector names all of the chart's classes" \
-    "$T/quota-field.yaml" "spec: unknown field scopeSelectors"
+    "$T/quota-field.yaml" "spec: must NOT have additional properties: scopeSelectors" \
+    "$T/quota-deep.yaml" "matchExpressions.0: must NOT have additional properties: scopName"
 
 # The chart's rules (templates/validation.yaml, restated in tests/k8s/drachart.mjs), each
 # seen to refuse: values-dra.yaml with YAML merged over it (null deletes a key, as Helm's

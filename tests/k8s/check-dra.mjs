@@ -38,9 +38,8 @@ import { basename } from "node:path";
 import Ajv from "ajv";
 import yaml from "js-yaml";
 import { strict } from "./strict.mjs";
-import { podErrors } from "./kubeschema.mjs";
+import { objectErrors, podErrors } from "./kubeschema.mjs";
 import * as CD from "./computedomain.mjs";
-import { ResourceQuota } from "kubernetes-models/v1/ResourceQuota";
 import { celRules, listTypes, withDefaults } from "./crdrules.mjs";
 import { DEFAULTS, compareVersions, driverFloor, merge, refusals, rendered } from "./drachart.mjs";
 import { HEALTH_TAINT_EXAMPLE, READINESS_TAINTS, STARTUP_TAINT, labelSets, selects, tolerates }
@@ -202,28 +201,13 @@ function checkUpdate(oldFile, newFile) {
 // priority classes (GKE; docs/dra.md, docs/examples/dra/resourcequota-gke.yaml): there a pod
 // asking a limited class is admitted only in a namespace with a quota whose scope matches it
 // (kubernetes.io, "Limit Priority Class consumption by default"; kubernetes,
-// plugin/pkg/admission/resourcequota). core/v1 by kubernetes-models, the spec's own fields by
-// name (kubernetes staging/src/k8s.io/api/core/v1/types.go: ResourceQuotaSpec, ScopeSelector,
-// ScopedResourceSelectorRequirement; kubernetes-models lets unknown ones through); in the
-// chart's namespace; one PriorityClass In expression naming every class the chart's pods ask
+// plugin/pkg/admission/resourcequota). Against Kubernetes' core/v1 schema, unknown fields
+// refused (kubeschema.mjs); in the chart's namespace; one PriorityClass In expression naming every class the chart's pods ask
 // for (drachart.mjs, its webhook on too); a pods limit, which is what the quota counts.
-const QUOTA_FIELDS = [["spec", ["hard", "scopes", "scopeSelector"]],
-  ["spec.scopeSelector", ["matchExpressions"]]];
 function quotaErrors(d) {
-  try {
-    new ResourceQuota(d).validate();
-  } catch (e) {
-    return [e.message];
-  }
-  const errs = [];
-  const at = (path) => path.split(".").reduce((o, k) => o?.[k], d);
-  for (const [path, allowed] of QUOTA_FIELDS) {
-    for (const k of Object.keys(at(path) ?? {}))
-      if (!allowed.includes(k)) errs.push(`${path}: unknown field ${k}`);
-  }
+  const errs = objectErrors(d);
+  if (errs.length) return errs;
   const exprs = d.spec?.scopeSelector?.matchExpressions ?? [];
-  exprs.forEach((e, i) => Object.keys(e).filter((k) => !["scopeName", "operator", "values"].includes(k))
-    .forEach((k) => errs.push(`spec.scopeSelector.matchExpressions[${i}]: unknown field ${k}`)));
   if (d.metadata?.namespace !== namespace)
     errs.push(`metadata.namespace ${d.metadata?.namespace} is not the chart's namespace ${namespace}`);
   const classes = rendered(merge(DEFAULTS, { webhook: { enabled: true } })).priorityClasses;
