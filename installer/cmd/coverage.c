@@ -161,39 +161,48 @@ static json_object *package_json(const struct repo_driver *d, const struct repo_
 /*
  * Whether CHOICE serves the IMEX that H's GPUs need for jobs across nodes (GB200, GB300:
  * host_imex_gpu). *RET_NEEDED: a GPU needs it and a driver is chosen. NOTE: "" when the
- * branch serves the GPU, the package carries IMEX (the index's packages[].imex:
- * host_imex_lack) and the driver is as new as NVIDIA's DRA driver's default gate needs
- * (host_imex_gate), or nothing needs it; else the one line that says what is missing or
- * too old, why, and how to get it. Returns false where IMEX is missing (a driver too old
- * for the gate still serves it: its note stands beside true). A package without IMEX still
- * serves single-node jobs: the answer stays "served", the exit status 0
- * (docs/configuration.md, coverage).
+ * driver is as new as the GPU's first release, the package carries IMEX (the index's
+ * packages[].imex: host_imex_lack) and the driver is as new as NVIDIA's DRA driver's
+ * default gate needs (host_imex_gate), or nothing needs it; else the one line that says
+ * what is missing or too old, why, and how to get it. Returns false where IMEX is missing
+ * (a driver too old for the gate still serves it: its note stands beside true). A package
+ * without IMEX still serves single-node jobs: the answer stays "served", the exit status 0
+ * (docs/configuration.md, coverage). A driver older than the GPU's first release serves
+ * none of it: the note says so, and the answer is the index's (its supported_pci_ids, where
+ * make-repo add --supported-pci-ids recorded them, refuse such a GPU).
  */
 static bool imex_note(const struct host *h, const struct repo_choice *ch, bool *ret_needed,
 		      char *note, size_t size)
 {
 	const struct host_imex_gpu *row = NULL;
 	const struct gpu *g = host_imex_first(h, &row);
-	char why[256], fix[128];
+	char why[256], fix[128], what[384];
 
 	note[0] = '\0';
 	*ret_needed = g && ch->driver;
 	if (!*ret_needed)
 		return true;
-	if (!host_imex_lack(strtoul(ch->driver->version, NULL, 10), ch->pkg->imex, row, why,
-			    sizeof(why))) {
+	switch (host_imex_lack(ch->driver->version, ch->pkg->imex, row, why, sizeof(why))) {
+	case HOST_IMEX_SERVED:
 		if (host_imex_gate(ch->driver->version, why, sizeof(why), fix, sizeof(fix)))
 			str_fmt_cut(
 				note, size,
 				"GPU %04x:%04x (%s) needs IMEX for jobs across nodes (multi-node NVLink); %s; fix: %s",
 				g->vendor, g->device, row->name, why, fix);
 		return true;
+	case HOST_IMEX_NOT_DRIVEN:
+		str_fmt_cut(what, sizeof(what), "%s", why);
+		break;
+	case HOST_IMEX_NO_PROGRAMS:
+		str_fmt_cut(what, sizeof(what),
+			    "driver %s's package: %s, so the node serves single-node jobs only",
+			    ch->driver->version, why);
+		break;
 	}
 	str_fmt_cut(
 		note, size,
-		"GPU %04x:%04x (%s) needs IMEX for jobs across nodes (multi-node NVLink); driver %s's package: %s, so the node serves single-node jobs only; fix: build it with build-driver-package --imex (NVIDIA's nvidia-imex package of the driver's version), branch %u or later",
-		g->vendor, g->device, row->name, ch->driver->version, why,
-		host_imex_fix_branch(row));
+		"GPU %04x:%04x (%s) needs IMEX for jobs across nodes (multi-node NVLink); %s; fix: a driver %s or later built with build-driver-package --imex (NVIDIA's nvidia-imex package of its version)",
+		g->vendor, g->device, row->name, what, host_imex_fix_version(row));
 	return false;
 }
 

@@ -8,8 +8,10 @@
  * nvidia-caps-imex-channels in /proc/devices, from branch 550); with --imex-channel0 also
  * the host's channel0 at the kernel's major. The node still serves single-node jobs without
  * them; the check fails all the same, so that an NVL72 pool is not taken for whole. A driver
- * older than the DRA driver's default feature gate IMEXDaemonsWithDNSNames needs
- * (host_imex_gate) is a warning: IMEX runs, ComputeDomains do not with the gate on.
+ * older than the GPU's first release (host_imex_lack) fails too: it drives neither the GPU
+ * nor its IMEX. A driver older than the DRA driver's default feature gate
+ * IMEXDaemonsWithDNSNames needs (host_imex_gate) is a warning: IMEX runs, ComputeDomains do
+ * not with the gate on.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -91,13 +93,28 @@ static void channel0_wrong(int root_fd, int major, char *buf, size_t size, char 
 	}
 }
 
+/*
+ * The fix for ROW's GPU where the installed driver lacks what KIND says: a driver new enough
+ * built with IMEX, one that also serves ComputeDomains (host_imex_fix_version).
+ */
+static void imex_fix(char *fix, size_t size, const struct host_imex_gpu *row,
+		     enum host_imex_lack kind)
+{
+	str_fmt_cut(
+		fix, size,
+		"install a driver %s or later built with build-driver-package --imex (NVIDIA's nvidia-imex package of its version%s)",
+		host_imex_fix_version(row),
+		kind == HOST_IMEX_NO_PROGRAMS ? "; single-node jobs run without it" : "");
+}
+
 void doctor_check_imex(struct doctor *d, int root_fd, const struct config *c,
 		       const struct nodestate *s)
 {
 	const struct host_imex_gpu *row = NULL;
 	const struct gpu *g = host_imex_first(&s->host, &row);
-	char gpu[128], lack[160], fix[sizeof(d->checks[0].fix)], wrong[160], what[192];
-	const char *v = s->manifest.driver_version;
+	char gpu[128], lack[160], fix[sizeof(d->checks[0].fix)], wrong[160], what[320];
+	const char *v = s->manifest.driver_version, *live = s->loaded_version;
+	enum host_imex_lack kind;
 	int major;
 
 	if (!g) {
@@ -111,16 +128,13 @@ void doctor_check_imex(struct doctor *d, int root_fd, const struct config *c,
 		doctor_add(d, V_SKIP, "imex", NULL, "%s; no driver is installed", gpu);
 		return;
 	}
-	str_fmt_cut(
-		fix, sizeof(fix),
-		"install a driver of branch %u or later built with build-driver-package --imex (NVIDIA's nvidia-imex package of its version; single-node jobs run without it)",
-		host_imex_fix_branch(row));
-	if (host_imex_lack(strtoul(v, NULL, 10), installed_has_imex(root_fd, c, s), row, lack,
-			   sizeof(lack))) {
+	kind = host_imex_lack(v, installed_has_imex(root_fd, c, s), row, lack, sizeof(lack));
+	if (kind != HOST_IMEX_SERVED) {
+		imex_fix(fix, sizeof(fix), row, kind);
 		doctor_add(d, V_FAIL, "imex", fix, "%s; the installed driver %s: %s", gpu, v, lack);
 		return;
 	}
-	if (!s->loaded_version[0]) {
+	if (!live[0]) {
 		snprintf(
 			what, sizeof(what),
 			"the installed driver %s has nvidia-imex and nvidia-imex-ctl (no driver loaded: its channels not checked)",
@@ -130,11 +144,12 @@ void doctor_check_imex(struct doctor *d, int root_fd, const struct config *c,
 	}
 	major = devnodes_imex_major(root_fd);
 	if (major <= 0) {
-		host_imex_lack(strtoul(s->loaded_version, NULL, 10), true, row, lack, sizeof(lack));
+		kind = host_imex_lack(live, true, row, lack, sizeof(lack));
+		imex_fix(fix, sizeof(fix), row, kind ? kind : HOST_IMEX_NO_PROGRAMS);
 		doctor_add(d, V_FAIL, "imex", fix,
 			   "%s; the loaded driver %s registers no " DEVNODES_IMEX_CHRDEV
 			   " in /proc/devices%s%s%s",
-			   gpu, s->loaded_version, lack[0] ? " (" : "", lack, lack[0] ? ")" : "");
+			   gpu, live, lack[0] ? " (" : "", lack, lack[0] ? ")" : "");
 		return;
 	}
 	wrong[0] = '\0';
@@ -144,7 +159,7 @@ void doctor_check_imex(struct doctor *d, int root_fd, const struct config *c,
 		doctor_add(d, V_FAIL, "imex", fix, "%s; %s", gpu, wrong);
 		return;
 	}
-	snprintf(
+	str_fmt_cut(
 		what, sizeof(what),
 		"the installed driver %s has nvidia-imex and nvidia-imex-ctl, the kernel's " DEVNODES_IMEX_CHRDEV
 		" is major %d%s",

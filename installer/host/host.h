@@ -139,29 +139,44 @@ const char *host_fabric(const struct host *h, char *buf, size_t size);
 /*
  * A GPU of a multi-node NVLink domain (GB200, GB300 NVL72 racks: GKE's A4X): a job whose
  * GPUs span nodes needs NVIDIA's IMEX (its daemon, nvidia-imex, and the channels of the
- * driver's nvidia-caps-imex-channels, from branch 550). MIN_BRANCH: the first branch that
- * drives it (host/nvlink.c cites where each row comes from).
+ * driver's nvidia-caps-imex-channels, from branch 550). MIN_VERSION: the first release that
+ * drives it, by NVIDIA's list of supported GPUs (host/nvlink.c cites where each row comes
+ * from).
  */
 struct host_imex_gpu {
 	uint16_t device; /* vendor 0x10de */
 	const char *name;
-	unsigned min_branch;
+	const char *min_version; /* "570.123.01" */
 };
 
 /* The first GPU of H that needs IMEX for multi-node NVLink (host_imex_gpu), or NULL. */
 const struct gpu *host_imex_first(const struct host *h, const struct host_imex_gpu **ret_row);
 
-/*
- * What a driver of BRANCH with (HAS_IMEX) or without nvidia-imex and nvidia-imex-ctl lacks
- * for ROW's GPU's IMEX, the branch judged first (one built with IMEX below the GPU's branch
- * still does not serve it): true with the reason in BUF ("branch 535 has no IMEX (it came
- * in 550)"), else false and BUF "". coverage and doctor say the same with it.
- */
-bool host_imex_lack(unsigned long branch, bool has_imex, const struct host_imex_gpu *row, char *buf,
-		    size_t size);
+/* What a driver lacks for a GPU's IMEX (host_imex_lack). */
+enum host_imex_lack {
+	HOST_IMEX_SERVED = 0,
+	HOST_IMEX_NOT_DRIVEN,  /* older than the GPU's first release: no GPU, no IMEX */
+	HOST_IMEX_NO_PROGRAMS, /* no nvidia-imex and nvidia-imex-ctl: single-node jobs run */
+};
 
-/* The first branch to name in the fix for ROW's GPU: its own, and 570 at the least. */
-unsigned host_imex_fix_branch(const struct host_imex_gpu *row);
+/*
+ * What driver VERSION ("570.86.16") with (HAS_IMEX) or without nvidia-imex and
+ * nvidia-imex-ctl lacks for ROW's GPU's IMEX, the version judged first (one built with IMEX
+ * older than the GPU's first release does not drive the GPU at all), by the same numeric
+ * comparison as host_imex_gate: the answer, with the reason in BUF ("driver 570.86.16 does
+ * not drive the GB200 (570.123.01 or later does)", "it carries no nvidia-imex and
+ * nvidia-imex-ctl"), "" when served. Every row's version is of branch 550 or later, where
+ * the driver's IMEX came in. coverage and doctor say the same with it.
+ */
+enum host_imex_lack host_imex_lack(const char *version, bool has_imex,
+				   const struct host_imex_gpu *row, char *buf, size_t size);
+
+/*
+ * The version a fix for ROW's GPU names ("install ... VERSION or later"): its own first
+ * release, and HOST_IMEX_DNS_NAMES_MIN at the least, so that the fix serves ComputeDomains
+ * too.
+ */
+const char *host_imex_fix_version(const struct host_imex_gpu *row);
 
 /*
  * The oldest driver whose IMEX NVIDIA's DRA driver serves ComputeDomains with as it ships:
@@ -172,7 +187,7 @@ unsigned host_imex_fix_branch(const struct host_imex_gpu *row);
 #define HOST_IMEX_DNS_NAMES_MIN "570.158.01"
 
 /*
- * Whether driver VERSION ("570.86.16"), which otherwise serves IMEX (host_imex_lack), is
+ * Whether driver VERSION ("570.133.20"), which otherwise serves IMEX (host_imex_lack), is
  * older than HOST_IMEX_DNS_NAMES_MIN: true with what that means in BUF and the fix in FIX
  * (a newer 570, or the gate off), else false and both "". A warning, not a lack: IMEX
  * itself runs, and the DRA driver serves it with the gate off.

@@ -130,13 +130,17 @@ void host_scan_nvlink(int root_fd, struct nvlink *h)
  * The GPUs of NVIDIA's NVL72 racks, whose NVLink domain spans the rack's compute nodes, by
  * NVIDIA's own list of PCI device ids (open-gpu-kernel-modules README.md, "Compatible
  * GPUs", 595.45.04: lines 949-953 "NVIDIA GB200 | 2941 10DE ...", line 1023 "NVIDIA GB300 |
- * 31C2 10DE 21F1"); the branch is the first release whose list names the id (2941 from
- * 570.123.01, README.md:946 "HGX GB200 | 2941 10DE 2046", absent from 570.86.16; 31C2 from
- * 580.82.07). Only ids NVIDIA lists: no other part is guessed.
+ * 31C2 10DE 21F1"). A row's version is the first release whose list names the id, every
+ * tag of that repository read: 2941 from 570.123.01 (README.md:946 "HGX GB200 | 2941 10DE
+ * 2046"; 570.86.16, the branch's first, lists none), 31C2 from 580.82.07 (README.md:1012
+ * "NVIDIA GB300 | 31C2 10DE 21F1"; 580.76.05 lists none). The list is uneven across tags:
+ * 580.94.02, .03, .06, .16, .17 and .18 name no 31C2 (nor B300 and other parts that
+ * 580.94.10 names), so the floor is the first release that names the id, no promise that
+ * every later one does. Only ids NVIDIA lists: no other part is guessed.
  */
 static const struct host_imex_gpu imex_gpus[] = {
-	{0x2941, "GB200", 570},
-	{0x31c2, "GB300", 580},
+	{0x2941, "GB200", "570.123.01"},
+	{0x31c2, "GB300", "580.82.07"},
 };
 
 const struct host_imex_gpu *host_imex_gpu(uint16_t vendor, uint16_t device)
@@ -165,28 +169,31 @@ const struct gpu *host_imex_first(const struct host *h, const struct host_imex_g
 	return NULL;
 }
 
-bool host_imex_lack(unsigned long branch, bool has_imex, const struct host_imex_gpu *row, char *buf,
-		    size_t size)
+enum host_imex_lack host_imex_lack(const char *version, bool has_imex,
+				   const struct host_imex_gpu *row, char *buf, size_t size)
 {
-	if (branch < 550)
-		snprintf(buf, size, "branch %lu has no IMEX (it came in 550)", branch);
-	else if (branch < row->min_branch)
-		snprintf(buf, size, "branch %lu does not drive the %s (%u or later does)", branch,
-			 row->name, row->min_branch);
-	else if (!has_imex)
+	buf[0] = '\0';
+	if (vercmp_rpm(version, row->min_version) < 0) {
+		snprintf(buf, size, "driver %s does not drive the %s (%s or later does)", version,
+			 row->name, row->min_version);
+		return HOST_IMEX_NOT_DRIVEN;
+	}
+	if (!has_imex) {
 		snprintf(buf, size, "it carries no nvidia-imex and nvidia-imex-ctl");
-	else
-		buf[0] = '\0';
-	return buf[0] != '\0';
+		return HOST_IMEX_NO_PROGRAMS;
+	}
+	return HOST_IMEX_SERVED;
 }
 
 /*
- * 570: ComputeDomains and GB200 need it (NVIDIA's DRA driver docs/prerequisites.md:
- * 570.158.01 or later), whatever an older row says.
+ * The newer of the row's own version and HOST_IMEX_DNS_NAMES_MIN: ComputeDomains need
+ * 570.158.01 or later (NVIDIA's DRA driver docs/prerequisites.md), so a fix that named the
+ * GB200's 570.123.01 would lead to the gate's warning next.
  */
-unsigned host_imex_fix_branch(const struct host_imex_gpu *row)
+const char *host_imex_fix_version(const struct host_imex_gpu *row)
 {
-	return row->min_branch > 570 ? row->min_branch : 570;
+	return vercmp_rpm(row->min_version, HOST_IMEX_DNS_NAMES_MIN) > 0 ? row->min_version
+									 : HOST_IMEX_DNS_NAMES_MIN;
 }
 
 /*

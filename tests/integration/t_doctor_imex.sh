@@ -1,11 +1,12 @@
 # doctor's imex check on a GB200 node (10de:2941): it fails, with the fix, while the
-# installed version has no nvidia-imex and nvidia-imex-ctl (535: the branch has none) or
-# the loaded driver registers no nvidia-caps-imex-channels; it is ok for a 570 package with
-# both programs and the chrdev in /proc/devices; with --imex-channel0 it also holds the
-# host's channel0 to the kernel's major. On other GPUs the line is ok (the golden doctor).
-# A 570 older than 570.158.01 (the DRA driver's IMEXDaemonsWithDNSNames gate) is a warning
-# with the fix, doctor's exit status unchanged; the programs are judged in usr/bin, where
-# nvcdi finds them (a link there is not the program, even with bin/ intact).
+# installed version does not drive the GPU (535: older than GB200's 570.123.01) or has no
+# nvidia-imex and nvidia-imex-ctl, or the loaded driver registers no
+# nvidia-caps-imex-channels; it is ok for a 570 package with both programs and the chrdev in
+# /proc/devices; with --imex-channel0 it also holds the host's channel0 to the kernel's
+# major. On other GPUs the line is ok (the golden doctor). A 570.133.20 (a 570 older than
+# 570.158.01, the DRA driver's IMEXDaemonsWithDNSNames gate) is a warning with the fix,
+# doctor's exit status unchanged; the programs are judged in usr/bin, where nvcdi finds them
+# (a link there is not the program, even with bin/ intact).
 # NVLink 5 telemetry (doctor_nvsdm.c): with two management ports (VPD SMDL=SW_MNG, as HGX
 # B200's), the "dcgm nvswitch" line warns, exit status unchanged, while the installed version
 # has no lib64/libnvsdm.so.1, and is ok for the 570 package that has one (a stand-in,
@@ -18,9 +19,9 @@ FAKE_KERNEL=1
 mkroot "$T/root" cos 17800.66.78 --gpu 10de:2941
 mkkernel "$T/root"
 new_signed_repo "$T/repo" "$V_OLD:default"
-# 570.172.08 and 570.86.16 (older than the DRA driver's gate needs), each with NVIDIA's two
+# 570.172.08 and 570.133.20 (older than the DRA driver's gate needs), each with NVIDIA's two
 # IMEX programs in bin/ (stand-ins: doctor only looks); 570.172.08 also with libnvsdm.
-V570=570.172.08 V570_OLD=570.86.16
+V570=570.172.08 V570_OLD=570.133.20
 for v in "$V570" "$V570_OLD"; do
     "$SRC/scripts/make-standin-driver" "$v" "$T/drv-$v" 4 >/dev/null
     printf '#!/bin/sh\nexit 0\n' >"$T/drv-$v/bin/nvidia-imex"
@@ -60,9 +61,9 @@ imex_line() { grep -A1 '^\[[a-z ]*\] imex ' "$T/out"; }
 
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args)
 expect_rc 9 doctor --kernel-release "$KERNEL"
-imex_line | grep -q "^\[fail\] imex          GPU 10de:2941 (GB200) needs IMEX for jobs across nodes; the installed driver $V_OLD: branch 535 has no IMEX (it came in 550)$" ||
+imex_line | grep -q "^\[fail\] imex          GPU 10de:2941 (GB200) needs IMEX for jobs across nodes; the installed driver $V_OLD: driver $V_OLD does not drive the GB200 (570.123.01 or later does)$" ||
     fail "535's imex line: $(cat "$T/out")"
-imex_line | grep -q "fix: install a driver of branch 570 or later built with build-driver-package --imex (NVIDIA's nvidia-imex package of its version; single-node jobs run without it)$" ||
+imex_line | grep -q "fix: install a driver 570.158.01 or later built with build-driver-package --imex (NVIDIA's nvidia-imex package of its version)$" ||
     fail "535's fix: $(imex_line)"
 expect_rc 9 doctor --kernel-release "$KERNEL" --json
 python3 - "$T/out" <<'PY'
@@ -121,18 +122,18 @@ rm "$lib/libnvsdm.so.1"
 mv "$T/nvsdm-link" "$lib/libnvsdm.so.1"
 nvlink5 off
 
-# 570.86.16: IMEX in place, but older than IMEXDaemonsWithDNSNames needs: a warning
+# 570.133.20: IMEX in place, but older than IMEXDaemonsWithDNSNames needs: a warning
 # ("warn" in --json), the exit status that of the 570.172.08 run before it.
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V570_OLD"
 inst doctor --kernel-release "$KERNEL"
 assert_eq "$RC" "$rc_before" "doctor's status with the gate's warning"
 imex_line | grep -q "^\[warn\] imex          GPU 10de:2941 (GB200) needs IMEX for jobs across nodes; the installed driver $V570_OLD has nvidia-imex and nvidia-imex-ctl, the kernel's nvidia-caps-imex-channels is major $major; driver $V570_OLD is older than 570.158.01, which NVIDIA's DRA driver needs for its default feature gate IMEXDaemonsWithDNSNames: its ComputeDomain kubelet plugin refuses to start$" ||
-    fail "570.86.16's imex line: $(cat "$T/out")"
+    fail "570.133.20's imex line: $(cat "$T/out")"
 imex_line | grep -q "fix: install 570.158.01 or later, or set the DRA driver's featureGates.IMEXDaemonsWithDNSNames=false$" ||
-    fail "570.86.16's fix: $(imex_line)"
+    fail "570.133.20's fix: $(imex_line)"
 inst doctor --kernel-release "$KERNEL" --json
 python3 -c 'import json,sys; c=[x for x in json.load(open(sys.argv[1]))["checks"] if x["check"] == "imex"]; assert len(c) == 1 and c[0]["status"] == "warn" and "IMEXDaemonsWithDNSNames=false" in c[0]["fix"], c' "$T/out" ||
-    fail "570.86.16's imex check in --json: $(cat "$T/out")"
+    fail "570.133.20's imex check in --json: $(cat "$T/out")"
 # usr/bin/nvidia-imex-ctl a link to bin/'s file: not the program nvcdi mounts.
 ub=$(find "$T/root/$IDIR_REL/" -path '*/usr/bin/nvidia-imex-ctl')
 [ -f "$ub" ] && [ -f "${ub%/usr/bin/*}/bin/nvidia-imex-ctl" ] || fail "no usr/bin/nvidia-imex-ctl: $ub"
@@ -140,6 +141,8 @@ rm "$ub" && ln -s ../../bin/nvidia-imex-ctl "$ub"
 inst doctor --kernel-release "$KERNEL"
 imex_line | grep -q "^\[fail\] imex          .*; the installed driver $V570_OLD: it carries no nvidia-imex and nvidia-imex-ctl$" ||
     fail "usr/bin/nvidia-imex-ctl a link: $(cat "$T/out")"
+imex_line | grep -q "fix: install a driver 570.158.01 or later built with build-driver-package --imex (NVIDIA's nvidia-imex package of its version; single-node jobs run without it)$" ||
+    fail "no programs' fix: $(imex_line)"
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V570"
 
 # --imex-channel0: the host's channel0 is held to the kernel's major.

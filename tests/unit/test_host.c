@@ -386,9 +386,9 @@ static void test_imex_gpus(void **state)
 
 	(void)state;
 	assert_string_equal(host_imex_gpu(0x10de, 0x2941)->name, "GB200");
-	assert_int_equal(host_imex_gpu(0x10de, 0x2941)->min_branch, 570);
+	assert_string_equal(host_imex_gpu(0x10de, 0x2941)->min_version, "570.123.01");
 	assert_string_equal(host_imex_gpu(0x10de, 0x31c2)->name, "GB300");
-	assert_int_equal(host_imex_gpu(0x10de, 0x31c2)->min_branch, 580);
+	assert_string_equal(host_imex_gpu(0x10de, 0x31c2)->min_version, "580.82.07");
 	assert_null(host_imex_gpu(0x10de, 0x2901)); /* B200: NVLink inside the node */
 	assert_null(host_imex_gpu(0x10de, 0x2330));
 	assert_null(host_imex_gpu(0x1234, 0x2941));
@@ -400,28 +400,54 @@ static void test_imex_gpus(void **state)
 }
 
 /*
- * host_imex_lack: the branch judged first (below 550 none, below the GPU's own row not
- * driven, even with the programs), then the package's programs.
+ * host_imex_lack: the full version judged first, numeric by part as host_imex_gate judges
+ * it (older than the GPU's first release in NVIDIA's list not driven, even with the
+ * programs: 570.86.16, the branch's first, lists no GB200; 570.123.01 does), then the
+ * package's programs. The fix names the row's version, 570.158.01 at the least.
  */
 static void test_imex_lack(void **state)
 {
+	static const char *const gb200_not[] = {"535.261.03", "565.57.01", "570.86.16",
+						"570.86.15",  "570.123",   "570.9.99"};
+	static const char *const gb200_ok[] = {"570.123.01", "570.124.06", "570.133.20",
+					       "570.172.08", "575.57.08",  "1000.1"};
 	const struct host_imex_gpu *gb200 = host_imex_gpu(0x10de, 0x2941);
 	const struct host_imex_gpu *gb300 = host_imex_gpu(0x10de, 0x31c2);
 	char buf[160];
 
 	(void)state;
-	assert_true(host_imex_lack(535, true, gb200, buf, sizeof(buf)));
-	assert_string_equal(buf, "branch 535 has no IMEX (it came in 550)");
-	assert_true(host_imex_lack(565, true, gb200, buf, sizeof(buf)));
-	assert_string_equal(buf, "branch 565 does not drive the GB200 (570 or later does)");
-	assert_true(host_imex_lack(570, true, gb300, buf, sizeof(buf)));
-	assert_string_equal(buf, "branch 570 does not drive the GB300 (580 or later does)");
-	assert_true(host_imex_lack(570, false, gb200, buf, sizeof(buf)));
+	for (size_t i = 0; i < ARRAY_SIZE(gb200_not); i++)
+		assert_int_equal(host_imex_lack(gb200_not[i], true, gb200, buf, sizeof(buf)),
+				 HOST_IMEX_NOT_DRIVEN);
+	for (size_t i = 0; i < ARRAY_SIZE(gb200_ok); i++) {
+		assert_int_equal(host_imex_lack(gb200_ok[i], true, gb200, buf, sizeof(buf)),
+				 HOST_IMEX_SERVED);
+		assert_string_equal(buf, "");
+	}
+	assert_int_equal(host_imex_lack("535.261.03", true, gb200, buf, sizeof(buf)),
+			 HOST_IMEX_NOT_DRIVEN);
+	assert_string_equal(
+		buf, "driver 535.261.03 does not drive the GB200 (570.123.01 or later does)");
+	assert_int_equal(host_imex_lack("570.86.16", true, gb200, buf, sizeof(buf)),
+			 HOST_IMEX_NOT_DRIVEN);
+	assert_string_equal(buf,
+			    "driver 570.86.16 does not drive the GB200 (570.123.01 or later does)");
+	/* Not driven comes first: a package without the programs says the version. */
+	assert_int_equal(host_imex_lack("570.86.16", false, gb200, buf, sizeof(buf)),
+			 HOST_IMEX_NOT_DRIVEN);
+	assert_int_equal(host_imex_lack("575.57.08", true, gb300, buf, sizeof(buf)),
+			 HOST_IMEX_NOT_DRIVEN);
+	assert_string_equal(buf,
+			    "driver 575.57.08 does not drive the GB300 (580.82.07 or later does)");
+	assert_int_equal(host_imex_lack("580.76.05", true, gb300, buf, sizeof(buf)),
+			 HOST_IMEX_NOT_DRIVEN);
+	assert_int_equal(host_imex_lack("580.82.07", true, gb300, buf, sizeof(buf)),
+			 HOST_IMEX_SERVED);
+	assert_int_equal(host_imex_lack("570.133.20", false, gb200, buf, sizeof(buf)),
+			 HOST_IMEX_NO_PROGRAMS);
 	assert_string_equal(buf, "it carries no nvidia-imex and nvidia-imex-ctl");
-	assert_false(host_imex_lack(570, true, gb200, buf, sizeof(buf)));
-	assert_string_equal(buf, "");
-	assert_int_equal(host_imex_fix_branch(gb200), 570);
-	assert_int_equal(host_imex_fix_branch(gb300), 580);
+	assert_string_equal(host_imex_fix_version(gb200), "570.158.01");
+	assert_string_equal(host_imex_fix_version(gb300), "580.82.07");
 }
 
 /*
@@ -431,7 +457,8 @@ static void test_imex_lack(void **state)
  */
 static void test_imex_gate(void **state)
 {
-	static const char *const older[] = {"570.86.16", "570.124.06", "570.153.02", "570.158"};
+	static const char *const older[] = {"570.86.16", "570.124.06", "570.133.20", "570.153.02",
+					    "570.158"};
 	static const char *const new_enough[] = {"570.158.01", "570.158.02", "570.172.08",
 						 "575.57.08",  "580.82.07",  "1000.1"};
 	char buf[256], fix[128];
