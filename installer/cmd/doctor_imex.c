@@ -11,7 +11,11 @@
  * older than the GPU's first release (host_imex_lack) fails too: it drives neither the GPU
  * nor its IMEX. A driver older than the DRA driver's default feature gate
  * IMEXDaemonsWithDNSNames needs (host_imex_gate) is a warning: IMEX runs, ComputeDomains do
- * not with the gate on.
+ * not with the gate on. Where a driver is loaded, that one is judged for the GPU and the
+ * gate: the DRA driver reads the loaded version through NVML (k8s-dra-driver-gpu at
+ * 2240711, cmd/compute-domain-kubelet-plugin/nvlib.go:125-134, SystemGetDriverVersion, which
+ * device_state.go:761-780 holds to the gate's floor), so with a reload pending (the "loaded"
+ * check) the installed version is not what it refuses or accepts.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +34,7 @@
 #include "stage/stage.h"
 #include "util/fs.h"
 #include "util/str.h"
+#include "util/vercmp.h"
 
 /*
  * Whether the installed version's usr/bin/ has both IMEX programs, each a regular file with
@@ -54,16 +59,25 @@ static bool installed_has_imex(int root_fd, const struct config *c, const struct
 
 /*
  * The line of a node whose IMEX is in place (WHAT says what was found): ok, or a warning
- * with its fix where driver V is older than the DRA driver's default gate needs.
+ * with its fix where driver V is older than the DRA driver's default gate needs. V is the
+ * loaded driver where one is (the DRA driver reads its version through NVML), else the
+ * installed INST; where the installed one is new enough, loading it is the fix.
  */
-static void imex_in_place(struct doctor *d, const char *gpu, const char *v, const char *what)
+static void imex_in_place(struct doctor *d, const char *gpu, const char *v, const char *inst,
+			  const char *what)
 {
-	char gate[256], fix[128];
+	char gate[256], fix[sizeof(d->checks[0].fix)];
 
-	if (host_imex_gate(v, gate, sizeof(gate), fix, sizeof(fix)))
-		doctor_add(d, V_WARN, "imex", fix, "%s; %s; %s", gpu, what, gate);
-	else
+	if (!host_imex_gate(v, gate, sizeof(gate), fix, sizeof(fix))) {
 		doctor_add(d, V_OK, "imex", NULL, "%s; %s", gpu, what);
+		return;
+	}
+	if (vercmp_rpm(inst, HOST_IMEX_DNS_NAMES_MIN) >= 0)
+		str_fmt_cut(
+			fix, sizeof(fix),
+			"drain the node and re-run install, or reboot: either loads the installed %s; or set the DRA driver's featureGates.IMEXDaemonsWithDNSNames=false",
+			inst);
+	doctor_add(d, V_WARN, "imex", fix, "%s; %s; %s", gpu, what, gate);
 }
 
 /*
@@ -139,17 +153,25 @@ void doctor_check_imex(struct doctor *d, int root_fd, const struct config *c,
 			what, sizeof(what),
 			"the installed driver %s has nvidia-imex and nvidia-imex-ctl (no driver loaded: its channels not checked)",
 			v);
-		imex_in_place(d, gpu, v, what);
+		imex_in_place(d, gpu, v, v, what);
 		return;
 	}
+	/* Another driver loaded (a reload pending): it is what the GPUs and the DRA driver see. */
+	if (host_imex_lack(live, true, row, lack, sizeof(lack)) != HOST_IMEX_SERVED) {
+		str_fmt_cut(
+			fix, sizeof(fix),
+			"drain the node and re-run install, or reboot: either loads the installed %s",
+			v);
+		doctor_add(d, V_FAIL, "imex", fix, "%s; the loaded driver %s: %s", gpu, live, lack);
+		return;
+	}
+	imex_fix(fix, sizeof(fix), row, HOST_IMEX_NO_PROGRAMS);
 	major = devnodes_imex_major(root_fd);
 	if (major <= 0) {
-		kind = host_imex_lack(live, true, row, lack, sizeof(lack));
-		imex_fix(fix, sizeof(fix), row, kind ? kind : HOST_IMEX_NO_PROGRAMS);
 		doctor_add(d, V_FAIL, "imex", fix,
 			   "%s; the loaded driver %s registers no " DEVNODES_IMEX_CHRDEV
-			   " in /proc/devices%s%s%s",
-			   gpu, live, lack[0] ? " (" : "", lack, lack[0] ? ")" : "");
+			   " in /proc/devices",
+			   gpu, live);
 		return;
 	}
 	wrong[0] = '\0';
@@ -159,10 +181,17 @@ void doctor_check_imex(struct doctor *d, int root_fd, const struct config *c,
 		doctor_add(d, V_FAIL, "imex", fix, "%s; %s", gpu, wrong);
 		return;
 	}
-	str_fmt_cut(
-		what, sizeof(what),
-		"the installed driver %s has nvidia-imex and nvidia-imex-ctl, the kernel's " DEVNODES_IMEX_CHRDEV
-		" is major %d%s",
-		v, major, c->imex_channel0 ? ", channel0 in place" : "");
-	imex_in_place(d, gpu, v, what);
+	if (strcmp(live, v) != 0)
+		str_fmt_cut(
+			what, sizeof(what),
+			"the installed driver %s has nvidia-imex and nvidia-imex-ctl, the loaded driver %s's " DEVNODES_IMEX_CHRDEV
+			" is major %d%s",
+			v, live, major, c->imex_channel0 ? ", channel0 in place" : "");
+	else
+		str_fmt_cut(
+			what, sizeof(what),
+			"the installed driver %s has nvidia-imex and nvidia-imex-ctl, the kernel's " DEVNODES_IMEX_CHRDEV
+			" is major %d%s",
+			v, major, c->imex_channel0 ? ", channel0 in place" : "");
+	imex_in_place(d, gpu, live, v, what);
 }

@@ -6,7 +6,10 @@
 # major. On other GPUs the line is ok (the golden doctor). A 570.133.20 (a 570 older than
 # 570.158.01, the DRA driver's IMEXDaemonsWithDNSNames gate) is a warning with the fix,
 # doctor's exit status unchanged; the programs are judged in usr/bin, where nvcdi finds them
-# (a link there is not the program, even with bin/ intact).
+# (a link there is not the program, even with bin/ intact). With a reload pending (570.172.08
+# installed, an older driver loaded) the loaded one is judged, as the DRA driver reads it:
+# 570.133.20 loaded is the gate's warning, 570.86.16 loaded a failure (it drives no GB200),
+# each with the reload as its fix.
 # NVLink 5 telemetry (doctor_nvsdm.c): with two management ports (VPD SMDL=SW_MNG, as HGX
 # B200's), the "dcgm nvswitch" line warns, exit status unchanged, while the installed version
 # has no lib64/libnvsdm.so.1, and is ok for the 570 package that has one (a stand-in,
@@ -144,6 +147,24 @@ imex_line | grep -q "^\[fail\] imex          .*; the installed driver $V570_OLD:
 imex_line | grep -q "fix: install a driver 570.158.01 or later built with build-driver-package --imex (NVIDIA's nvidia-imex package of its version; single-node jobs run without it)$" ||
     fail "no programs' fix: $(imex_line)"
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V570"
+
+# A reload pending: 570.172.08 installed, an older driver still loaded (its version in
+# sysfs): the DRA driver reads the loaded one through NVML, and so does this line; the fix
+# is the reload.
+loaded=$T/root/sys/module/nvidia/version
+echo "$V570_OLD" >"$loaded"
+inst doctor --kernel-release "$KERNEL"
+imex_line | grep -q "^\[warn\] imex          GPU 10de:2941 (GB200) needs IMEX for jobs across nodes; the installed driver $V570 has nvidia-imex and nvidia-imex-ctl, the loaded driver $V570_OLD's nvidia-caps-imex-channels is major $major; driver $V570_OLD is older than 570.158.01, " ||
+    fail "$V570_OLD loaded under $V570: $(cat "$T/out")"
+imex_line | grep -q "fix: drain the node and re-run install, or reboot: either loads the installed $V570; or set the DRA driver's featureGates.IMEXDaemonsWithDNSNames=false$" ||
+    fail "$V570_OLD loaded's fix: $(imex_line)"
+echo 570.86.16 >"$loaded"
+inst doctor --kernel-release "$KERNEL"
+imex_line | grep -q "^\[fail\] imex          GPU 10de:2941 (GB200) needs IMEX for jobs across nodes; the loaded driver 570.86.16: driver 570.86.16 does not drive the GB200 (570.123.01 or later does)$" ||
+    fail "570.86.16 loaded under $V570: $(cat "$T/out")"
+imex_line | grep -q "fix: drain the node and re-run install, or reboot: either loads the installed $V570$" ||
+    fail "570.86.16 loaded's fix: $(imex_line)"
+echo "$V570" >"$loaded"
 
 # --imex-channel0: the host's channel0 is held to the kernel's major.
 inst doctor --kernel-release "$KERNEL" --imex-channel0
