@@ -8,8 +8,8 @@
  * generating a ResourceClaim was not necessary"), 4586-4600 and 5456
  * PodStatus.extendedResourceClaimStatus.resourceClaimName (the claim the scheduler made for
  * the extended resources DRA backs, DRAExtendedResource, Kubernetes 1.34 on); resource/v1
- * types.go:1611 status.allocation, 1698 devices, 1730 results, 1775 driver, 1803 adminAccess
- * (v1beta1 and v1beta2 have the same path).
+ * types.go:1611 status.allocation, 1698 devices, 1730 results, 1775 driver (v1beta1 and
+ * v1beta2 have the same path).
  */
 #include <stdio.h>
 #include <string.h>
@@ -57,19 +57,13 @@ bool claims_driver_listed(const char *list, const char *driver)
 }
 
 /*
- * A device allocated for admin access (adminAccess true) is a management view of it, not a
- * use: the GPU Operator leaves such results out when it asks whether a pod holds GPUs for a
- * driver upgrade (gpu-operator a22dbf6 controllers/nodelabeling_controller.go:355-387,
- * PodHasNVIDIAGPUClaim skips them unless includeAdminAccess, which cmd/gpu-operator/main.go:
- * 285 passes false for the upgrade's GPU pods).
+ * A device allocated for admin access (adminAccess true) counts as any: a DCGM or validator
+ * pod with such a claim keeps /dev/nvidia* open, so left out it would still hold the upgrade
+ * as "process(es) outside pods" and never be evicted. The GPU Operator leaves those results
+ * out (gpu-operator a22dbf6 controllers/nodelabeling_controller.go:355-387,
+ * PodHasNVIDIAGPUClaim with includeAdminAccess false) only because its driver manager first
+ * pauses those operands through their deploy labels, which this agent does not.
  */
-static bool admin_access(json_object *result)
-{
-	json_object *a = jsonc_get(result, "adminAccess");
-
-	return a && json_object_is_type(a, json_type_boolean) && json_object_get_boolean(a);
-}
-
 bool claims_allocated_by(json_object *claim, const char *list)
 {
 	json_object *alloc = jsonc_get(jsonc_get(claim, "status"), "allocation");
@@ -79,7 +73,7 @@ bool claims_allocated_by(json_object *claim, const char *list)
 	for (size_t i = 0; i < n; i++) {
 		json_object *r = json_object_array_get_idx(results, i);
 
-		if (!admin_access(r) && claims_driver_listed(list, jsonc_str(r, "driver")))
+		if (claims_driver_listed(list, jsonc_str(r, "driver")))
 			return true;
 	}
 	return false;

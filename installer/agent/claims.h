@@ -55,10 +55,9 @@ bool claims_driver_listed(const char *list, const char *driver);
 
 /*
  * Whether CLAIM (a ResourceClaim as kube_resourceclaim_get reads it) is allocated with a
- * device of a driver of LIST: one of status.allocation.devices.results[].driver, the
- * results allocated for admin access (adminAccess true: a monitoring pod's view of the
- * device, as the GPU Operator's upgrade counts it) left out. A claim not yet allocated
- * holds no device.
+ * device of a driver of LIST: one of status.allocation.devices.results[].driver, those
+ * allocated for admin access (adminAccess true: a DCGM or validator pod, which keeps the
+ * device files open) included. A claim not yet allocated holds no device.
  */
 bool claims_allocated_by(json_object *claim, const char *list);
 

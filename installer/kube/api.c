@@ -653,15 +653,14 @@ int kube_daemonset_desired(struct kube *k, const char *ns, const char *name, uns
 /*
  * resource.k8s.io's versions that carry a ResourceClaim's status.allocation.devices.results
  * (v1 from Kubernetes 1.34, v1beta2 from 1.33, v1beta1 from 1.32), newest first. What is kept
- * of a claim: the drivers of its allocation and whether each device is allocated for admin
- * access (resource/v1 types.go:1803 DeviceRequestAllocationResult.adminAccess; a claim's
- * status may also carry each device's data, which the driver writes and the agent never
- * reads).
+ * of a claim: the drivers of its allocation (a device allocated for admin access counts as
+ * any, agent/claims.c: its adminAccess is not kept; a claim's status may also carry each
+ * device's data, which the driver writes and the agent never reads).
  */
 static const char *const claim_versions[] = {"v1", "v1beta2", "v1beta1"};
 #define CLAIM_VERSIONS (sizeof(claim_versions) / sizeof(claim_versions[0]))
-static const struct kube_keep result_keep[] = {{"request"}, {"driver"},	     {"pool"},
-					       {"device"},  {"adminAccess"}, {NULL}};
+static const struct kube_keep result_keep[] = {
+	{"request"}, {"driver"}, {"pool"}, {"device"}, {NULL}};
 static const struct kube_keep claim_keep[] = {
 	{"apiVersion"},
 	{"metadata", (const struct kube_keep[]){{"name"}, {"namespace"}, {"uid"}, {NULL}}},

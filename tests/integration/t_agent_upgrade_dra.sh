@@ -6,14 +6,16 @@
 #    Kubernetes 1.34 on: its container asks deviceclass.resource.kubernetes.io/gpu.nvidia.com,
 #    the scheduler's claim named in status.extendedResourceClaimStatus),
 #    nvidia-dra/cd-daemon (the ComputeDomain's daemon, a DaemonSet's pod with a
-#    compute-domain.nvidia.com claim). Not GPU pods: net/nic (a claim of another driver),
-#    mon/dcgm (a gpu.nvidia.com device allocated for admin access: a monitoring view),
+#    compute-domain.nvidia.com claim), mon/dcgm (a DaemonSet's pod with a gpu.nvidia.com
+#    device allocated for admin access: it keeps /dev/nvidia* open, so it is a GPU pod, not
+#    "process(es) outside pods"). Not GPU pods: net/nic (a claim of another driver),
 #    ml/young (its template's claim not generated yet), ml/stale (its claim gone), ml/done
-#    (finished). With the wait policy the upgrade waits for the four; past the deadline with
-#    evict, train, tmpl and ext are evicted, the daemon never: it is
-#    waited for until its DaemonSet takes it off the node (the test deletes it, as the
-#    DaemonSet controller does once the kubelet plugin removed the node's ComputeDomain
-#    label); only then is the version activated. --upgrade-dra-drivers none counts no claim.
+#    (finished). With the wait policy the upgrade waits for the five; past the deadline with
+#    evict, train, tmpl and ext are evicted, the two DaemonSets' pods never ("no eviction
+#    moves"): they are waited for until their DaemonSets take them off the node (the test
+#    deletes them, as the DaemonSet controller does once the kubelet plugin removed the
+#    node's ComputeDomain label, or a person the monitoring's); only then is the version
+#    activated. --upgrade-dra-drivers none counts no claim.
 # 2. A server that serves only v1beta1 (Kubernetes 1.32): the agent falls back to it once and
 #    asks it alone after; the upgrade waits for and evicts the claim's pod as in 1.
 # 4. No version served (a claim read fails), 5. a stalled server (a look's time for claims
@@ -69,7 +71,7 @@ pods = [
     pod("ml", "done", [{"name": "gpus", "resourceClaimName": "done-gpus"}], phase="Succeeded"),
     pod("net", "nic", [{"name": "nic", "resourceClaimName": "rdma-0"}]),
     pod("ml", "ext", [], ext="ext-extended-resources-8w2dm"),
-    pod("mon", "dcgm", [{"name": "gpus", "resourceClaimName": "dcgm-admin"}]),
+    pod("mon", "dcgm", [{"name": "gpus", "resourceClaimName": "dcgm-admin"}], owner="DaemonSet"),
     pod("nvidia-dra", "cd-daemon", [{"name": "daemon", "resourceClaimTemplateName": "cd-tmpl"}],
         [{"name": "daemon", "resourceClaimName": "cd-daemon-daemon-q9x"}], owner="DaemonSet")]
 claims = [claim("ml", "train-gpus", "gpu.nvidia.com"),
@@ -107,12 +109,12 @@ kube_stub "$T/c1.json"
 logs+=("$KUBE_LOG")
 restart_agent
 wait_for "waiting for the claims' pods" 15 upgrade_node_has \
-    'state == "waiting" and rec.get("reason", "") == "4 GPU pod(s) and 0 process(es) hold the GPUs"'
+    'state == "waiting" and rec.get("reason", "") == "5 GPU pod(s) and 0 process(es) hold the GPUs"'
 wait_for "another look" 10 eval '[ "$(claim_gets v1)" -ge 10 ]'
 assert_eq "$(claim_gets v1beta2)$(claim_gets v1beta1)" 00 "claims asked of older versions"
 restart_agent --upgrade-on-deadline evict --upgrade-deadline 0
-wait_for "the daemon waited for" 20 upgrade_node_has \
-    'rec.get("reason", "") == "past the deadline: 1 GPU pod(s) no eviction moves (DaemonSets'"'"', static pods'"'"', or already leaving) and 0 other process(es) hold the GPUs"'
+wait_for "the daemons waited for" 20 upgrade_node_has \
+    'rec.get("reason", "") == "past the deadline: 2 GPU pod(s) no eviction moves (DaemonSets'"'"', static pods'"'"', or already leaving) and 0 other process(es) hold the GPUs"'
 for p in ml/train ml/tmpl ml/ext; do assert_eq "$(evictions_of $p)" 1 "evictions of $p"; done
 for p in nvidia-dra/cd-daemon net/nic mon/dcgm ml/young ml/stale ml/done; do
     assert_eq "$(evictions_of $p)" 0 "evictions of $p"
@@ -121,9 +123,11 @@ done
 # The ComputeDomain's workloads are gone: its DaemonSet takes the daemon off the node.
 kube_api DELETE /api/v1/namespaces/nvidia-dra/pods/cd-daemon >/dev/null
 assert_eq "$(cat "$KUBE_DIR/status")" 200 "the daemon's deletion"
+kube_api DELETE /api/v1/namespaces/mon/pods/dcgm >/dev/null
+assert_eq "$(cat "$KUBE_DIR/status")" 200 "dcgm's deletion"
 wait_for "the upgrade done (1)" 30 upgrade_node_has 'state == "done" and not unsched'
 assert_eq "$(installed_version)" "$V_OLD" "the version after (1)"
-upgrade_node_has 'sorted(pods) == ["dcgm", "done", "nic", "stale", "young"]' ||
+upgrade_node_has 'sorted(pods) == ["done", "nic", "stale", "young"]' ||
     fail "pods left (1): $(cat "$KUBE_STATE")"
 # No upgrade waits: the looks read no claim (a fleet of idle nodes asks nothing of them).
 gets=$(claim_gets v1) lists=$(pod_lists)
@@ -145,14 +149,15 @@ cluster "$T/c2.json" v1beta1
 kube_stub "$T/c2.json"
 logs+=("$KUBE_LOG")
 restart_agent --upgrade-on-deadline evict --upgrade-deadline 0
-wait_for "the daemon waited for (2)" 20 upgrade_node_has \
-    '"1 GPU pod(s) no eviction moves" in rec.get("reason", "")'
+wait_for "the daemons waited for (2)" 20 upgrade_node_has \
+    '"2 GPU pod(s) no eviction moves" in rec.get("reason", "")'
 for p in ml/train ml/tmpl ml/ext; do assert_eq "$(evictions_of $p)" 1 "evictions of $p (v1beta1)"; done
 assert_eq "$(claim_gets v1)/$(claim_gets v1beta2)" 1/1 "GETs of the versions not served"
 [ "$(claim_gets v1beta1)" -ge 4 ] || fail "claims read in v1beta1: $(claim_gets v1beta1)"
 grep -q '"path": "/apis/resource.k8s.io/v1/namespaces/[^"]*", "query": "", "content_type": "", "user_agent": "nvidia-driver-installer/[^"]*", "body": "", "status": 404' "$KUBE_LOG" ||
     fail "no 404 of v1: $(grep resource.k8s.io "$KUBE_LOG" | head -3)"
 kube_api DELETE /api/v1/namespaces/nvidia-dra/pods/cd-daemon >/dev/null
+kube_api DELETE /api/v1/namespaces/mon/pods/dcgm >/dev/null
 wait_for "the upgrade done (2)" 30 upgrade_node_has 'state == "done" and not unsched'
 assert_eq "$(installed_version)" "$V_NEW" "the version after (2)"
 

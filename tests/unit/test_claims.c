@@ -2,7 +2,8 @@
 /*
  * agent/claims: the DRA claims a pod uses (named, or generated from a template and named in
  * its status, or made for its extended resources), a claim's allocation by a listed driver
- * (admin access left out), the driver list's check, and the
+ * (admin access included: such a pod keeps the device files open), the driver list's
+ * check, and the
  * GPU pods of a PodList counted with the claims a look read (agent/upgrade's
  * upgrade_gpu_pods), evictable as the device plugin's.
  */
@@ -96,7 +97,8 @@ static void test_allocated_by(void **state)
 	json_object *other = parse("{\"status\": {\"allocation\": {\"devices\": {\"results\": ["
 				   " {\"driver\": \"gpu.nvidia.com.example\"}]}}}}");
 	json_object *pending = parse("{\"status\": {}}");
-	/* Allocated for admin access (a monitoring pod's view of the GPU), then not. */
+	/* Allocated for admin access (a DCGM or validator pod, which keeps /dev/nvidia* open:
+	 * left out, its processes would hold the upgrade as ones outside pods), then mixed. */
 	json_object *admin = parse("{\"status\": {\"allocation\": {\"devices\": {\"results\": ["
 				   " {\"driver\": \"gpu.nvidia.com\", \"adminAccess\": true}]}}}}");
 	json_object *mixed =
@@ -115,7 +117,7 @@ static void test_allocated_by(void **state)
 	assert_true(claims_driver_listed(def, "compute-domain.nvidia.com"));
 	assert_false(claims_driver_listed(def, "nvidia.com"));
 	assert_false(claims_driver_listed(def, ""));
-	assert_false(claims_allocated_by(admin, def));
+	assert_true(claims_allocated_by(admin, def));
 	assert_true(claims_allocated_by(mixed, def));
 	json_object_put(gpu);
 	json_object_put(other);

@@ -4,9 +4,10 @@
  * newest version served (resource.k8s.io/v1), a missing claim told apart from a version not
  * served (a Status NotFound of resourceclaims against kube-apiserver's "404 page not
  * found"), the fall back to v1beta1 on a server that serves only it and the version
- * remembered, a server with no version of the group, a refused call, each result's
- * adminAccess kept; and the pods listed with their claims (spec.resourceClaims,
- * status.resourceClaimStatuses, status.extendedResourceClaimStatus's claim) kept.
+ * remembered, a server with no version of the group, a refused call, a result's members
+ * the agent does not read (adminAccess, tolerations) dropped; and the pods listed with
+ * their claims (spec.resourceClaims, status.resourceClaimStatuses,
+ * status.extendedResourceClaimStatus's claim) kept.
  */
 #include "cmocka_prelude.h"
 #include "kubestub.h"
@@ -80,7 +81,7 @@ static void test_claim_v1(void **state)
 		"{\"apiVersion\":\"resource.k8s.io/v1\",\"metadata\":{\"name\":\"gpus\","
 		"\"namespace\":\"ml\",\"uid\":\"u-gpus\"},\"status\":{\"allocation\":{"
 		"\"devices\":{\"results\":[{\"request\":\"gpu\",\"driver\":\"gpu.nvidia."
-		"com\",\"pool\":\"n1\",\"device\":\"gpu-0\",\"adminAccess\":false}]}}}}");
+		"com\",\"pool\":\"n1\",\"device\":\"gpu-0\"}]}}}}");
 	json_object_put(claim);
 	/* A claim that is not there: the served version's NotFound, no other version asked. */
 	assert_int_equal(kube_resourceclaim_get(s->k, "ml", "gone", &claim, &e), 1);
