@@ -27,7 +27,8 @@
 
 /*
  * The earliest start of POD's running containers into *RET, its container's name into
- * NAME: 0, 1 when none runs, -1 when a startedAt is not a time.
+ * NAME: 0, 1 when none runs, -1 when a startedAt is not a time (or a running container has
+ * none: never taken for 1970).
  */
 static int earliest_start(json_object *pod, int64_t *ret, char *name, size_t size)
 {
@@ -37,13 +38,13 @@ static int earliest_start(json_object *pod, int64_t *ret, char *name, size_t siz
 
 	for (size_t i = 0; i < n; i++) {
 		json_object *c = json_object_array_get_idx(list, i);
-		const char *at =
-			jsonc_str(jsonc_get(jsonc_get(c, "state"), "running"), "startedAt");
+		json_object *running = jsonc_get(jsonc_get(c, "state"), "running");
+		const char *at = jsonc_str(running, "startedAt");
 		int64_t t;
 
-		if (!at)
+		if (!running)
 			continue;
-		if (waiting_time_parse(at, &t) < 0)
+		if (!at || waiting_time_parse(at, &t) < 0)
 			return -1;
 		if (found == 0 && t >= *ret)
 			continue;
@@ -72,8 +73,10 @@ static bool seen_has(const struct draplugin_seen *seen, const char *uid)
 }
 
 /*
- * A container of POD that does not run into NAME (a status without state.running, or a
- * container of spec.containers with no status yet): true when there is one.
+ * A container of POD that does not run into NAME (a status without state.running, with the
+ * reason of its state.waiting or state.terminated when there is one: CrashLoopBackOff,
+ * ImagePullBackOff; or a container of spec.containers with no status yet): true when there
+ * is one.
  */
 static bool one_not_running(json_object *pod, char *name, size_t size)
 {
@@ -82,12 +85,18 @@ static bool one_not_running(json_object *pod, char *name, size_t size)
 
 	for (size_t i = 0; i < n; i++) {
 		json_object *c = json_object_array_get_idx(list, i);
+		json_object *st = jsonc_get(c, "state");
+		const char *reason = jsonc_str(jsonc_get(st, "waiting"), "reason")
+					     ?: jsonc_str(jsonc_get(st, "terminated"), "reason");
 
-		if (jsonc_get(jsonc_get(c, "state"), "running")) {
+		if (jsonc_get(st, "running")) {
 			running++;
 			continue;
 		}
-		str_fmt_cut(name, size, "%s", jsonc_str(c, "name") ?: "?");
+		if (reason)
+			str_fmt_cut(name, size, "%s, %s", jsonc_str(c, "name") ?: "?", reason);
+		else
+			str_fmt_cut(name, size, "%s", jsonc_str(c, "name") ?: "?");
 		return true;
 	}
 	if (running > 0 &&
@@ -130,8 +139,10 @@ enum draplugin_verdict draplugin_judge(json_object *pod, const struct labelsel *
 			DRAPLUGIN_STALE,
 			"its container %s started at %s, not after the driver's switch at %s: it holds the replaced version's files",
 			name, at, was);
+	/* No container of it runs since before the switch, and one does not run: it prepares
+	 * no claim, and when that container starts it reads the new files. */
 	if (one_not_running(pod, idle, sizeof(idle)))
-		return VERDICT(DRAPLUGIN_WAIT, "not running yet (container %s)", idle);
+		return VERDICT(DRAPLUGIN_IDLE, "not running (container %s)", idle);
 	if (is_new)
 		return VERDICT(
 			DRAPLUGIN_FRESH,
@@ -302,7 +313,10 @@ static void evict(struct draplugin *p, json_object *pod, const char *why, uint64
 	}
 }
 
-/* Says once, until it changes, the pod the switch waits for (POD, WHY). */
+/*
+ * Says the pod the switch waits for (POD, WHY: the first of a list, in the list's order),
+ * once, until another is the first: a second pod waiting behind it is not said at each look.
+ */
 static void say_waiting(struct draplugin *p, json_object *pod, const char *why)
 {
 	json_object *meta = jsonc_get(pod, "metadata");
@@ -317,6 +331,40 @@ static void say_waiting(struct draplugin *p, json_object *pod, const char *why)
 	       "NVIDIA's DRA kubelet plugin: the switch waits for a pod of it to be gone or to run on the new files",
 	       "pod", jsonc_str(meta, "name") ?: "?", "namespace",
 	       jsonc_str(meta, "namespace") ?: "?", "reason", why, LOG_END);
+}
+
+/*
+ * Says once a switch, for each pod (its UID), that POD has a container not running (WHY)
+ * and that the switch does not wait for it: a crash-looping or unpullable container prepares
+ * no claim, and reads the new files when it starts.
+ */
+static void say_idle(struct draplugin *p, json_object *pod, const char *why)
+{
+	json_object *meta = jsonc_get(pod, "metadata");
+	const char *uid = jsonc_str(meta, "uid") ?: "", *ns = jsonc_str(meta, "namespace") ?: "?",
+		   *name = jsonc_str(meta, "name") ?: "?";
+	char fix[256];
+
+	if (seen_has(&p->idle_said, uid) || p->idle_said.full)
+		return;
+	draplugin_seen_add(&p->idle_said, uid);
+	str_fmt_cut(fix, sizeof(fix), "kubectl -n %s describe pod %s", ns, name);
+	log_kv(LOG_WARN, "agent",
+	       "NVIDIA's DRA kubelet plugin: a pod of it has a container that does not run; the switch does not wait for it (it prepares no claim, and reads the new files when it starts)",
+	       "pod", name, "namespace", ns, "reason", why, "fix", fix, LOG_END);
+}
+
+/* Notes POD as the one the switch waits for (the first of the list), WHAT why in short. */
+static void hold(struct draplugin *p, json_object *pod, const char *what)
+{
+	json_object *meta = jsonc_get(pod, "metadata");
+
+	if (p->holding_ns[0] || p->holding_name[0])
+		return;
+	str_fmt_cut(p->holding_ns, sizeof(p->holding_ns), "%s",
+		    jsonc_str(meta, "namespace") ?: "?");
+	str_fmt_cut(p->holding_name, sizeof(p->holding_name), "%s", jsonc_str(meta, "name") ?: "?");
+	str_fmt_cut(p->holding_why, sizeof(p->holding_why), "%s", what);
 }
 
 /* The first list after the switch AT: the UIDs of its plugin pods, those that may hold the
@@ -339,6 +387,7 @@ static void first_list(struct draplugin *p, json_object *pods, const struct time
 	p->has_seen = true;
 	p->waiting[0] = '\0';
 	p->said_unmatched = false;
+	memset(&p->idle_said, 0, sizeof(p->idle_said));
 }
 
 /*
@@ -354,37 +403,45 @@ static void say_unmatched(struct draplugin *p, json_object *pods)
 		json_object *pod = json_object_array_get_idx(pods, i);
 		json_object *meta = jsonc_get(pod, "metadata");
 		const char *known = draplugin_known_selector(pod);
+		char fix[200];
 
 		if (!known)
 			continue;
 		p->said_unmatched = true;
+		str_fmt_cut(fix, sizeof(fix),
+			    "--dra-plugin-selector %s (NVIDIA_DRA_PLUGIN_SELECTOR=%s)", known,
+			    known);
 		log_kv(LOG_WARN, "agent",
 		       "NVIDIA's DRA kubelet plugin: --dra-plugin-selector matches no pod on the node, but a pod carries a label of the plugin's: it is not restarted after the switch and may keep the replaced version's files",
 		       "pod", jsonc_str(meta, "name") ?: "?", "namespace",
-		       jsonc_str(meta, "namespace") ?: "?", "selector", p->selector, "fix", known,
+		       jsonc_str(meta, "namespace") ?: "?", "selector", p->selector, "fix", fix,
 		       LOG_END);
 	}
 }
 
 /*
  * The pods of the plugin listed and the stale ones asked to leave: 0 when every one is
- * FRESH (*FRESH: how many), 1 when some were stale or are leaving or starting, -1 when the
- * pods could not be listed.
+ * FRESH or IDLE (*FRESH, *IDLE: how many), 1 when some were stale or are leaving, -1 when
+ * the pods could not be listed. The first pod (in the list's order) that holds the switch
+ * is noted (hold) and, when it waits, said (say_waiting).
  */
-static int restart_stale(struct draplugin *p, const struct timespec *at, unsigned *fresh)
+static int restart_stale(struct draplugin *p, const struct timespec *at, unsigned *fresh,
+			 unsigned *idle)
 {
 	int64_t activated = (int64_t)at->tv_sec;
 	_cleanup_(json_object_putp) json_object *pods = NULL;
+	json_object *first_wait = NULL;
 	uint64_t now = now_ns() / 1000000000ull;
-	char why[300];
+	char why[300], first_why[300] = "";
 	size_t n;
 	int r = 0;
 	bool any = false;
 	struct err e;
 
-	*fresh = 0;
+	*fresh = *idle = 0;
 	if (kube_pods_on_node(p->k, p->node, &pods, &e) < 0) {
 		say_error(p, "listing the node's pods", e.msg);
+		p->list_failed = true;
 		return -1;
 	}
 	p->error[0] = '\0';
@@ -404,16 +461,30 @@ static int restart_stale(struct draplugin *p, const struct timespec *at, unsigne
 		case DRAPLUGIN_FRESH:
 			(*fresh)++;
 			break;
+		case DRAPLUGIN_IDLE:
+			(*idle)++;
+			say_idle(p, pod, why);
+			break;
 		case DRAPLUGIN_WAIT:
-			say_waiting(p, pod, why);
+			if (!first_wait) {
+				first_wait = pod;
+				str_fmt_cut(first_why, sizeof(first_why), "%s", why);
+			}
+			hold(p, pod,
+			     jsonc_get(jsonc_get(pod, "metadata"), "deletionTimestamp")
+				     ? "leaving, waited for until it is gone"
+				     : "a container's startedAt is not a time");
 			r = 1;
 			break;
 		case DRAPLUGIN_STALE:
 			evict(p, pod, why, now);
+			hold(p, pod, "running since before the switch, its eviction asked");
 			r = 1;
 			break;
 		}
 	}
+	if (first_wait)
+		say_waiting(p, first_wait, first_why);
 	if (!any)
 		say_unmatched(p, pods);
 	return r;
@@ -423,8 +494,10 @@ bool draplugin_look(struct draplugin *p, const struct draplugin_look *l)
 {
 	char was[STR_UTC_SIZE];
 	struct timespec at;
-	unsigned fresh;
+	unsigned fresh, idle;
 
+	p->holding_ns[0] = p->holding_name[0] = p->holding_why[0] = '\0';
+	p->list_failed = false;
 	if (!p->on || switched_at(l, &at) < 0)
 		return true;
 	if (p->is_settled && p->settled_s == (int64_t)at.tv_sec &&
@@ -438,16 +511,39 @@ bool draplugin_look(struct draplugin *p, const struct draplugin_look *l)
 		return false;
 	}
 	p->said_waiting = false;
-	p->is_settled = restart_stale(p, &at, &fresh) == 0;
+	p->is_settled = restart_stale(p, &at, &fresh, &idle) == 0;
 	p->settled_s = (int64_t)at.tv_sec;
 	p->settled_ns = (int64_t)at.tv_nsec;
 	if (!p->is_settled)
 		return false;
 	(void)waiting_time_format((int64_t)at.tv_sec, was);
-	log_kv(LOG_INFO, "agent",
-	       "NVIDIA's DRA kubelet plugin: its pods on the node all started after the driver's switch",
-	       "switch", was, U64("pods", fresh), LOG_END);
+	if (fresh == 0 && idle == 0)
+		log_kv(LOG_INFO, "agent",
+		       "NVIDIA's DRA kubelet plugin: no plugin pod on the node after the driver's switch",
+		       "switch", was, LOG_END);
+	else
+		log_kv(LOG_INFO, "agent",
+		       "NVIDIA's DRA kubelet plugin: its running pods on the node all started after the driver's switch",
+		       "switch", was, U64("pods", fresh), U64("not_running", idle), LOG_END);
 	return true;
+}
+
+void draplugin_cause(const struct draplugin *p, char *buf, size_t size)
+{
+	if (p->holding_name[0])
+		str_fmt_cut(
+			buf, size,
+			"NVIDIA's DRA kubelet plugin's pod %s/%s: %s (see kubectl -n %s describe pod %s; --dra-plugin-selector none turns the restart off)",
+			p->holding_ns, p->holding_name, p->holding_why, p->holding_ns,
+			p->holding_name);
+	else if (p->list_failed)
+		str_fmt_cut(
+			buf, size,
+			"NVIDIA's DRA kubelet plugin's pods not known: %s (--dra-plugin-selector none turns the restart off)",
+			p->error);
+	else
+		str_fmt_cut(buf, size,
+			    "NVIDIA's DRA kubelet plugin: the driver's switch is not over");
 }
 
 /* ---- metrics ------------------------------------------------------------------------------ */

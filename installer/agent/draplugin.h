@@ -72,7 +72,8 @@ void draplugin_seen_add(struct draplugin_seen *seen, const char *uid);
 enum draplugin_verdict {
 	DRAPLUGIN_OTHER, /* not the plugin's (SEL does not match), or finished */
 	DRAPLUGIN_FRESH, /* running, every container started after the switch */
-	DRAPLUGIN_WAIT,	 /* leaving, or not all running yet: the switch is not settled */
+	DRAPLUGIN_WAIT,	 /* leaving, or a startedAt not a time: the switch is not settled */
+	DRAPLUGIN_IDLE,	 /* a container not running, none since before it: not waited for */
 	DRAPLUGIN_STALE, /* a container of it runs since before the switch: to evict */
 };
 
@@ -85,9 +86,13 @@ enum draplugin_verdict {
  * second (startedAt has whole seconds: a pod started in it may have read the old files).
  * WAIT: leaving (a terminating pod's containers still run, and its plugin still prepares
  * claims from the files it cached, until the kubelet has stopped it and the API server
- * removed it), a container of it not running, or a startedAt that is not a time. FRESH:
- * every container runs, each started after the switch or the pod made after the agent's
- * first list. WHY says which container started when, or why the pod waits or is left.
+ * removed it), or a startedAt that is not a time (or a running container without one).
+ * IDLE: not STALE, and a container of it does not run (crash-looping, its image not pulled,
+ * not started yet): a pod whose plugin does not run prepares no claim, and a container that
+ * starts reads the new files, so the switch does not wait for it (a crash loop would else
+ * fail an upgrade whose driver works); not FRESH either. FRESH: every container runs, each
+ * started after the switch or the pod made after the agent's first list. WHY says which
+ * container started when, or why the pod waits or is left.
  */
 enum draplugin_verdict draplugin_judge(json_object *pod, const struct labelsel *sel,
 				       int64_t activated, const struct draplugin_seen *seen,
@@ -134,8 +139,12 @@ struct draplugin {
 	struct draplugin_seen seen;
 	int64_t seen_s, seen_ns;
 	bool has_seen;
-	bool said_waiting;   /* "the switch is in progress" said for the current switch */
-	char waiting[300];   /* the last pod waited for and why, said once until it changes */
+	bool said_waiting; /* "the switch is in progress" said for the current switch */
+	char waiting[300]; /* the first pod waited for and why, said once until it changes */
+	struct draplugin_seen idle_said; /* the pods said IDLE since the switch */
+	/* The look's first pod that holds the switch (WAIT or STALE), and why in short. */
+	char holding_ns[64], holding_name[128], holding_why[80];
+	bool list_failed;    /* the look's list of the node's pods failed (error says why) */
 	bool said_unmatched; /* the selector matched none, a known plugin label some: said */
 	char error[256];     /* the last error said, until it changes */
 	uint64_t evicted, refused, failed;
@@ -161,12 +170,22 @@ struct draplugin_look {
 
 /*
  * One look: the plugin pods of a switch not yet settled listed, the stale ones evicted.
- * True when every plugin pod on the node is FRESH (or off, or no switch): none is left to
- * evict nor still leaving. An upgrade lifts its cordon only then, so that no pod scheduled
+ * True when every plugin pod on the node is FRESH or IDLE (or off, or no switch): none is
+ * left to evict nor still leaving. The first pod that holds the switch is noted for
+ * draplugin_cause; a pod IDLE is said once a switch (a WARNING), the pod waited for once
+ * until another is the first, and the end of the switch as "no plugin pod on the node"
+ * when none is selected. An upgrade lifts its cordon only then, so that no pod scheduled
  * on the node gets a claim the old plugin prepared (its cached edits name the removed
  * files, and a claim prepared is never prepared again: gpu-kubelet-plugin device_state.go:240-256).
  */
 bool draplugin_look(struct draplugin *p, const struct draplugin_look *l);
+
+/*
+ * Why the last draplugin_look was false, for the upgrade's reason into BUF: the first pod
+ * that holds the switch (NAMESPACE/NAME: why), how to see it (kubectl describe) and the
+ * option that turns the restart off; or the list's error; or a switch not over.
+ */
+void draplugin_cause(const struct draplugin *p, char *buf, size_t size);
 
 /* The series (docs/metrics.md, "NVIDIA's DRA kubelet plugin"), malloc'd, or NULL. */
 char *draplugin_render(const struct draplugin *p);

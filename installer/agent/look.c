@@ -447,7 +447,7 @@ static const char *run_daemons(struct agent *a, const struct nodestate *s, char 
  * agent's own upgrade run, nor while its record says activating; another's installer run
  * holds the lock, and the look waits for it). An upgrade validating is over its switch:
  * the pods are evicted then, while the node is still cordoned. False while some are left
- * to evict, are still leaving or not running yet: the upgrade keeps its cordon
+ * to evict or are still leaving: the upgrade keeps its cordon
  * (draplugin_look).
  */
 static bool restart_dra_plugin(struct agent *a, const struct nodestate *s)
@@ -563,9 +563,7 @@ static bool look(struct agent *a)
 	/* The plugin restarted before the upgrade's end lifts the cordon (validate's ready). */
 	plugin_done = restart_dra_plugin(a, &s);
 	if (r == HEALTH_READY && !plugin_done)
-		str_fmt_cut(
-			cause, sizeof(cause),
-			"NVIDIA's DRA kubelet plugin's pods do not all run on the new files yet (one started before the switch, is leaving, or is starting)");
+		draplugin_cause(&a->dp, cause, sizeof(cause));
 	if (a->up.on && upgrader_look(&a->up, in.installed, r == HEALTH_READY && plugin_done, cause,
 				      other_holders, a))
 		a->look_soon = true;

@@ -143,11 +143,15 @@ static const struct kube_keep claim_ref_keep[] = {
  * DRAExtendedResource): core/v1 PodExtendedResourceClaimStatus.resourceClaimName (its
  * requestMappings are not read). */
 static const struct kube_keep ext_claim_keep[] = {{"resourceClaimName"}, {NULL}};
-/* A container's status: when its running container started (agent/draplugin.c). */
+/* A container's status: when its running container started, or why it does not run
+ * (CrashLoopBackOff, ImagePullBackOff: the reason agent/draplugin.c says). */
+static const struct kube_keep reason_keep[] = {{"reason"}, {NULL}};
 static const struct kube_keep cstatus_keep[] = {
 	{"name"},
 	{"state",
 	 (const struct kube_keep[]){{"running", (const struct kube_keep[]){{"startedAt"}, {NULL}}},
+				    {"waiting", reason_keep},
+				    {"terminated", reason_keep},
 				    {NULL}}},
 	{NULL}};
 static const struct kube_keep pod_keep[] = {

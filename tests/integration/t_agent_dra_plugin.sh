@@ -118,7 +118,7 @@ wait "$dspid" || fail "the supervisor: kp-2 not made"
 wait_for "dra/kp-1 evicted" 15 evicted dra/kp-1 1
 t_new=$(switched)
 [ "$t_new" -gt $((t_old + 1)) ] || fail "the switch at $t_new, kp-1 started at $((t_old + 1))"
-agent_said "its pods on the node all started after the driver's switch (switch=$(utc "$t_old") pods=1)" ||
+agent_said "its running pods on the node all started after the driver's switch (switch=$(utc "$t_old") pods=1 not_running=0)" ||
     fail "kp-1 not judged before the switch"
 # (The stand-in logs a request before it answers: the agent's line is waited for.)
 wait_for "the eviction's line" 5 agent_said "evicted a pod of NVIDIA's DRA kubelet plugin, for its DaemonSet to start it on the new driver's files (pod=kp-1 namespace=dra reason=its container gpus started at $after_old, not after the driver's switch at $(utc "$t_new")"
@@ -176,7 +176,7 @@ stop_agent
 : >"$T/agent.log"
 n0=$(wc -l <"$KUBE_LOG")
 start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" --dra-plugin-selector app=nvidia-dra-driver-kubelet-plugin
-wait_for "the selector's miss said" 15 agent_said "WARN  agent: NVIDIA's DRA kubelet plugin: --dra-plugin-selector matches no pod on the node, but a pod carries a label of the plugin's: it is not restarted after the switch and may keep the replaced version's files (pod=kp-2 namespace=dra selector=app=nvidia-dra-driver-kubelet-plugin fix=nvidia-dra-driver-gpu-component=kubelet-plugin)"
+wait_for "the selector's miss said" 15 agent_said "WARN  agent: NVIDIA's DRA kubelet plugin: --dra-plugin-selector matches no pod on the node, but a pod carries a label of the plugin's: it is not restarted after the switch and may keep the replaced version's files (pod=kp-2 namespace=dra selector=app=nvidia-dra-driver-kubelet-plugin fix=--dra-plugin-selector nvidia-dra-driver-gpu-component=kubelet-plugin (NVIDIA_DRA_PLUGIN_SELECTOR=nvidia-dra-driver-gpu-component=kubelet-plugin))"
 wait_for "three looks" 15 listed "$n0" 3
 assert_eq "$(said_times "matches no pod on the node")/$(evictions_of dra/kp-3)" 1/0 "the selector's miss"
 stop_agent
@@ -202,7 +202,7 @@ port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agen
 metric 'nvidia_driver_installer_agent_dra_plugin_evictions_total{result="refused"} 2' ||
     fail "the refusals counted: $(curl -s "http://127.0.0.1:$port/metrics" | grep dra_plugin)"
 kube_api DELETE /api/v1/namespaces/dra/pods/kp-4 >/dev/null
-wait_for "the pods judged again" 15 agent_said "its pods on the node all started after the driver's switch (switch=$(utc "$t_new") pods=1)"
+wait_for "the pods judged again" 15 agent_said "its running pods on the node all started after the driver's switch (switch=$(utc "$t_new") pods=1 not_running=0)"
 assert_eq "$(evictions_of dra/kp-2) $(evictions_of dra/kp-1) $(evictions_of ml/train) $(evictions_of dra/controller)" \
     "0 1 0 0" "evictions after the agent's restart"
 upgrade_node_has "pods == ['train', 'controller', 'kp-2']" || fail "the pods left: $(cat "$KUBE_STATE")"

@@ -2,17 +2,22 @@
 /*
  * agent/draplugin: which of the node's pods of NVIDIA's DRA kubelet plugin still hold the
  * files of a version switched out (the selector, the earliest of its running containers,
- * the switch's own second) and which the switch waits for (a pod leaving, one not running
- * yet), whom the agent asks again (once per UID when
- * evicted, a doubling backoff after a refusal, the oldest forgotten first), its start's
- * refusals, and its series.
+ * the switch's own second) and which the switch waits for (a pod leaving, a startedAt not a
+ * time) or leaves (a container not running: crash-looping), whom the agent asks again (once
+ * per UID when evicted, a doubling backoff after a refusal, the oldest forgotten first), its
+ * start's refusals, and its series; and its looks against the API server stand-in: the
+ * first pod waited for said once, a crash-looping pod said once and not waited for, the
+ * upgrade's reason (draplugin_cause), "no plugin pod" and the selector's fix.
  */
 #include "cmocka_prelude.h"
+#include "kubestub.h"
 
+#include <fcntl.h>
 #include <string.h>
 
 #include "agent/draplugin.h"
 #include "util/jsonc.h"
+#include "util/log.h"
 
 /* 2026-12-07T03:00:00Z */
 #define SWITCH 1796612400
@@ -88,16 +93,22 @@ static void test_judge(void **state)
 			      "compute-domains", "2026-12-07T02:00:00Z") "]",
 		      why, sizeof(why)),
 		DRAPLUGIN_STALE);
-	/* New but a container not running yet: waited for, the container named. */
+	/* New but a container not running (crash-looping): not waited for, not fresh either,
+	 * the container and its state's reason named. */
 	assert_int_equal(
 		judge(PLUGIN, "",
 		      "[{\"name\": \"gpus\", \"state\": {\"waiting\": {\"reason\": \"X\"}}}, " RUNNING(
 			      "compute-domains", "2026-12-07T03:00:02Z") "]",
 		      why, sizeof(why)),
-		DRAPLUGIN_WAIT);
-	assert_string_equal(why, "not running yet (container gpus)");
-	assert_int_equal(judge(PLUGIN, "", "[]", why, sizeof(why)), DRAPLUGIN_WAIT);
-	assert_string_equal(why, "not running yet (container none)");
+		DRAPLUGIN_IDLE);
+	assert_string_equal(why, "not running (container gpus, X)");
+	assert_int_equal(judge(PLUGIN, "", "[]", why, sizeof(why)), DRAPLUGIN_IDLE);
+	assert_string_equal(why, "not running (container none)");
+	/* Running with no startedAt: not a time, never taken for 1970 (FRESH before). */
+	assert_int_equal(judge(PLUGIN, "", "[{\"name\": \"gpus\", \"state\": {\"running\": {}}}]",
+			       why, sizeof(why)),
+			 DRAPLUGIN_WAIT);
+	assert_string_equal(why, "a container's startedAt is not a time");
 	/* Not the plugin's: left. */
 	assert_int_equal(judge("\"app\": \"train\"", "",
 			       "[" RUNNING("c", "2026-12-07T01:00:00Z") "]", why, sizeof(why)),
@@ -126,8 +137,8 @@ static void test_judge(void **state)
 	assert_int_equal(judge(PLUGIN, "", "[" RUNNING("gpus", "2026-12-07T01:00:00+01:00") "]",
 			       why, sizeof(why)),
 			 DRAPLUGIN_WAIT);
-	/* No status at all: not running yet. */
-	assert_int_equal(judge(PLUGIN, "", "null", why, sizeof(why)), DRAPLUGIN_WAIT);
+	/* No status at all: not running. */
+	assert_int_equal(judge(PLUGIN, "", "null", why, sizeof(why)), DRAPLUGIN_IDLE);
 }
 
 /* A container of the spec with no status yet, and a pod that finished. */
@@ -144,8 +155,8 @@ static void test_judge_spec_and_phase(void **state)
 	(void)state;
 	assert_non_null(o);
 	assert_int_equal(labelsel_parse(DRAPLUGIN_DEFAULT_SELECTOR, &sel, err, sizeof(err)), 0);
-	assert_int_equal(draplugin_judge(o, &sel, SWITCH, NULL, why, sizeof(why)), DRAPLUGIN_WAIT);
-	assert_string_equal(why, "not running yet (container of the spec without a status)");
+	assert_int_equal(draplugin_judge(o, &sel, SWITCH, NULL, why, sizeof(why)), DRAPLUGIN_IDLE);
+	assert_string_equal(why, "not running (container of the spec without a status)");
 	/* Failed (or Succeeded): its containers run no more, it holds no files. */
 	json_object_object_add(jsonc_get(o, "status"), "phase", json_object_new_string("Failed"));
 	assert_int_equal(draplugin_judge(o, &sel, SWITCH, NULL, why, sizeof(why)), DRAPLUGIN_OTHER);
@@ -294,12 +305,215 @@ static void test_start_and_series(void **state)
 	free(text);
 }
 
+/* ---- the looks, against the API server stand-in ------------------------------------- */
+
+/* A plugin pod on n1: NAME, its metadata members EXTRA, its container statuses ST. */
+#define LPOD(name, extra, st)                                                                      \
+	"{\"metadata\": {\"namespace\": \"dra\", \"name\": \"" name "\", \"uid\": \"u-" name       \
+	"\", \"labels\": {" PLUGIN "}" extra "}, \"spec\": {\"nodeName\": \"n1\", "                \
+	"\"containers\": [{\"name\": \"gpus\"}]}, \"status\": {\"phase\": \"Running\", "           \
+	"\"containerStatuses\": [" st "]}}"
+#define CRASHING                                                                                   \
+	"{\"name\": \"gpus\", \"state\": {\"waiting\": {\"reason\": \"CrashLoopBackOff\"}}}"
+#define LATE RUNNING("gpus", "2099-01-01T00:00:00Z")
+#define EARLY RUNNING("gpus", "2020-01-01T00:00:00Z")
+#define NODES "\"nodes\": [{\"metadata\": {\"name\": \"n1\"}}]"
+
+/* A crash-looping pod, two leaving, one fresh: waited for (the first leaving one). */
+static int setup_waits(void **state)
+{
+	static const char pods[] =
+		"{" NODES ", \"pods\": [" LPOD("a-crash", "", CRASHING) ", " LPOD(
+			"b-leave", NOW_LEAVING, LATE) ", " LPOD("c-leave", NOW_LEAVING,
+								LATE) ", " LPOD("d-fresh", "",
+										LATE) "]}";
+
+	return kubestub_setup(state, "draplugin-waits", "dra", pods);
+}
+
+/* A crash-looping pod, one started before the switch (no grace period: gone once
+ * evicted), one fresh. */
+static int setup_settles(void **state)
+{
+	return kubestub_setup(state, "draplugin-settles", "dra",
+			      "{" NODES ", \"pods\": [" LPOD("a-crash", "", CRASHING) ", " LPOD(
+				      "b-old", "", EARLY) ", " LPOD("d-fresh", "", LATE) "]}");
+}
+
+/* No pod of the default selector's; one with the GPU Operator's label. */
+static int setup_none(void **state)
+{
+	return kubestub_setup(
+		state, "draplugin-none", "dra",
+		"{" NODES ", \"pods\": [{\"metadata\": {\"namespace\": \"gpu-operator\", "
+		"\"name\": \"op-kp\", \"uid\": \"u-op\", \"labels\": {\"app\": "
+		"\"nvidia-dra-driver-kubelet-plugin\"}}, \"spec\": {\"nodeName\": \"n1\", "
+		"\"containers\": [{\"name\": \"gpus\"}]}, \"status\": {\"phase\": \"Running\", "
+		"\"containerStatuses\": [" LATE "]}}]}");
+}
+
+/* The fixture's install directory switched now (.current made), the restarts started. */
+static int start_look(struct kubestub_fixture *s, struct draplugin *p, struct draplugin_look *l)
+{
+	char path[200];
+
+	snprintf(path, sizeof(path), "%s/idir", s->f.root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/idir/.current", s->f.root);
+	assert_int_equal(symlink(".versions/x", path), 0);
+	l->root_fd = open(s->f.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(l->root_fd >= 0);
+	l->install_dir = "/idir";
+	l->active = true;
+	log_setup(LOG_FORMAT_TEXT, LOG_INFO);
+	return draplugin_start(p, DRAPLUGIN_DEFAULT_SELECTOR, s->k, "n1", &(struct err){0});
+}
+
+/* N looks, their log lines into LOG (a file the test reads after), each look's answer
+ * into ANSWERS ('1' true, '0' false). */
+static void looks(struct draplugin *p, const struct draplugin_look *l, unsigned n, const char *log,
+		  char *answers)
+{
+	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), saved = dup(2);
+
+	assert_true(fd >= 0 && saved >= 0);
+	assert_true(dup2(fd, 2) >= 0);
+	for (unsigned i = 0; i < n; i++)
+		answers[i] = draplugin_look(p, l) ? '1' : '0';
+	answers[n] = '\0';
+	assert_true(dup2(saved, 2) >= 0);
+	close(saved);
+	close(fd);
+}
+
+/* The lines of FILE holding NEEDLE. */
+static int lines_with(const char *file, const char *needle)
+{
+	char line[4096];
+	int n = 0;
+	FILE *f = fopen(file, "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/*
+ * Two pods leaving: the wait is said for the first, once, not at each look (the two
+ * overwrote each other's line before); the crash-looping pod said once as a WARNING, never
+ * waited for; the upgrade's reason names the first pod held for and how to see it.
+ */
+static void test_look_waits(void **state)
+{
+	struct kubestub_fixture *s = *state;
+	struct draplugin p;
+	struct draplugin_look l;
+	char log[200], answers[8], cause[512];
+
+	assert_int_equal(start_look(s, &p, &l), 0);
+	snprintf(log, sizeof(log), "%s/log", s->f.root);
+	looks(&p, &l, 3, log, answers);
+	assert_string_equal(answers, "000");
+	assert_int_equal(lines_with(log, "the switch waits for a pod of it"), 1);
+	assert_int_equal(lines_with(log, "pod=b-leave namespace=dra reason=leaving"), 1);
+	assert_int_equal(lines_with(log, "pod=c-leave"), 0);
+	assert_int_equal(lines_with(log,
+				    "WARN  agent: NVIDIA's DRA kubelet plugin: a pod of it has "
+				    "a container that does not run; the switch does not wait"),
+			 1);
+	assert_int_equal(lines_with(log, "pod=a-crash namespace=dra reason=not running (container "
+					 "gpus, CrashLoopBackOff) fix=kubectl -n dra describe pod "
+					 "a-crash)"),
+			 1);
+	draplugin_cause(&p, cause, sizeof(cause));
+	assert_string_equal(cause,
+			    "NVIDIA's DRA kubelet plugin's pod dra/b-leave: leaving, waited for "
+			    "until it is gone (see kubectl -n dra describe pod b-leave; "
+			    "--dra-plugin-selector none turns the restart off)");
+	assert_int_equal(kubestub_logged(&s->ks, "/eviction", NULL), 0);
+	/* The list refused (403): the reason says so, not the pod of the look before. */
+	assert_int_equal(kubestub_put(s->ks.faults, "{\"faults\": [{\"method\": \"GET\", "
+						    "\"path\": \"/api/v1/pods\", \"status\": 403, "
+						    "\"times\": 1}]}"),
+			 0);
+	looks(&p, &l, 1, log, answers);
+	assert_string_equal(answers, "0");
+	draplugin_cause(&p, cause, sizeof(cause));
+	assert_ptr_equal(strstr(cause, "NVIDIA's DRA kubelet plugin's pods not known: listing the "
+				       "node's pods: "),
+			 cause);
+	assert_non_null(strstr(cause, "(--dra-plugin-selector none turns the restart off)"));
+	close(l.root_fd);
+	draplugin_stop(&p);
+}
+
+/* The stale pod evicted, then settled though a pod crash-loops (a crash loop failed a
+ * working upgrade before); the crash said once over both looks. */
+static void test_look_settles(void **state)
+{
+	struct kubestub_fixture *s = *state;
+	struct draplugin p;
+	struct draplugin_look l;
+	char log[200], answers[8], cause[512];
+
+	assert_int_equal(start_look(s, &p, &l), 0);
+	snprintf(log, sizeof(log), "%s/log", s->f.root);
+	looks(&p, &l, 1, log, answers);
+	assert_string_equal(answers, "0");
+	draplugin_cause(&p, cause, sizeof(cause));
+	assert_non_null(strstr(cause, "pod dra/b-old: running since before the switch, its "
+				      "eviction asked (see kubectl -n dra describe pod b-old;"));
+	assert_int_equal(kubestub_logged(&s->ks, "/pods/b-old/eviction", NULL), 1);
+	looks(&p, &l, 2, log, answers + 1);
+	assert_string_equal(answers, "011");
+	assert_int_equal(lines_with(log, "its running pods on the node all started after the "
+					 "driver's switch"),
+			 1);
+	assert_int_equal(lines_with(log, "pods=1 not_running=1)"), 1);
+	assert_int_equal(lines_with(log, "pod=a-crash"), 0); /* said in the first look's log */
+	close(l.root_fd);
+	draplugin_stop(&p);
+}
+
+/* No pod of the selector's: "no plugin pod", and the GPU Operator's pod named with the
+ * option and variable that select it. */
+static void test_look_none(void **state)
+{
+	struct kubestub_fixture *s = *state;
+	struct draplugin p;
+	struct draplugin_look l;
+	char log[200], answers[8];
+
+	assert_int_equal(start_look(s, &p, &l), 0);
+	snprintf(log, sizeof(log), "%s/log", s->f.root);
+	looks(&p, &l, 2, log, answers);
+	assert_string_equal(answers, "11");
+	assert_int_equal(lines_with(log, "no plugin pod on the node after the driver's switch"), 1);
+	assert_int_equal(
+		lines_with(log,
+			   "pod=op-kp namespace=gpu-operator selector=" DRAPLUGIN_DEFAULT_SELECTOR
+			   " fix=--dra-plugin-selector app=nvidia-dra-driver-kubelet-plugin "
+			   "(NVIDIA_DRA_PLUGIN_SELECTOR=app=nvidia-dra-driver-kubelet-plugin))"),
+		1);
+	close(l.root_fd);
+	draplugin_stop(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_judge),	       cmocka_unit_test(test_judge_spec_and_phase),
-		cmocka_unit_test(test_known_selector), cmocka_unit_test(test_seen),
-		cmocka_unit_test(test_memory),	       cmocka_unit_test(test_start_and_series),
+		cmocka_unit_test(test_judge),
+		cmocka_unit_test(test_judge_spec_and_phase),
+		cmocka_unit_test(test_known_selector),
+		cmocka_unit_test(test_seen),
+		cmocka_unit_test(test_memory),
+		cmocka_unit_test(test_start_and_series),
+		cmocka_unit_test_setup_teardown(test_look_waits, setup_waits, kubestub_teardown),
+		cmocka_unit_test_setup_teardown(test_look_settles, setup_settles,
+						kubestub_teardown),
+		cmocka_unit_test_setup_teardown(test_look_none, setup_none, kubestub_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
