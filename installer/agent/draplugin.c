@@ -334,9 +334,33 @@ static void say_waiting(struct draplugin *p, json_object *pod, const char *why)
 }
 
 /*
+ * Whether a container of POD fails rather than starts: a state.terminated, or a
+ * state.waiting whose reason is not one of a start's (the kubelet's ContainerCreating and
+ * PodInitializing, the reasons its status gives a container being made; none given: starting).
+ */
+static bool failing(json_object *pod)
+{
+	json_object *list = jsonc_get(jsonc_get(pod, "status"), "containerStatuses");
+	size_t n = jsonc_array_len(list);
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *st = jsonc_get(json_object_array_get_idx(list, i), "state");
+		const char *reason = jsonc_str(jsonc_get(st, "waiting"), "reason");
+
+		if (jsonc_get(st, "terminated"))
+			return true;
+		if (reason && strcmp(reason, "ContainerCreating") != 0 &&
+		    strcmp(reason, "PodInitializing") != 0)
+			return true;
+	}
+	return false;
+}
+
+/*
  * Says once a switch, for each pod (its UID), that POD has a container not running (WHY)
  * and that the switch does not wait for it: a crash-looping or unpullable container prepares
- * no claim, and reads the new files when it starts.
+ * no claim, and reads the new files when it starts. A WARNING when a container fails
+ * (CrashLoopBackOff, ImagePullBackOff), else (the DaemonSet's new pod starting) INFO.
  */
 static void say_idle(struct draplugin *p, json_object *pod, const char *why)
 {
@@ -349,7 +373,7 @@ static void say_idle(struct draplugin *p, json_object *pod, const char *why)
 		return;
 	draplugin_seen_add(&p->idle_said, uid);
 	str_fmt_cut(fix, sizeof(fix), "kubectl -n %s describe pod %s", ns, name);
-	log_kv(LOG_WARN, "agent",
+	log_kv(failing(pod) ? LOG_WARN : LOG_INFO, "agent",
 	       "NVIDIA's DRA kubelet plugin: a pod of it has a container that does not run; the switch does not wait for it (it prepares no claim, and reads the new files when it starts)",
 	       "pod", name, "namespace", ns, "reason", why, "fix", fix, LOG_END);
 }

@@ -331,13 +331,19 @@ static int setup_waits(void **state)
 	return kubestub_setup(state, "draplugin-waits", "dra", pods);
 }
 
+#define CREATING                                                                                   \
+	"{\"name\": \"gpus\", \"state\": {\"waiting\": {\"reason\": \"ContainerCreating\"}}}"
+
 /* A crash-looping pod, one started before the switch (no grace period: gone once
- * evicted), one fresh. */
+ * evicted), one fresh, one starting (the DaemonSet's new pod, its container being made). */
 static int setup_settles(void **state)
 {
-	return kubestub_setup(state, "draplugin-settles", "dra",
-			      "{" NODES ", \"pods\": [" LPOD("a-crash", "", CRASHING) ", " LPOD(
-				      "b-old", "", EARLY) ", " LPOD("d-fresh", "", LATE) "]}");
+	static const char pods[] =
+		"{" NODES ", \"pods\": [" LPOD("a-crash", "", CRASHING) ", " LPOD(
+			"b-old", "", EARLY) ", " LPOD("d-fresh", "", LATE) ", " LPOD("e-new", "",
+										     CREATING) "]}";
+
+	return kubestub_setup(state, "draplugin-settles", "dra", pods);
 }
 
 /* No pod of the default selector's; one with the GPU Operator's label. */
@@ -462,6 +468,18 @@ static void test_look_settles(void **state)
 	snprintf(log, sizeof(log), "%s/log", s->f.root);
 	looks(&p, &l, 1, log, answers);
 	assert_string_equal(answers, "0");
+	/* A pod starting is said as one (INFO); one crash-looping as a WARNING. */
+	assert_int_equal(lines_with(log,
+				    "INFO  agent: NVIDIA's DRA kubelet plugin: a pod of it has "
+				    "a container that does not run"),
+			 1);
+	assert_int_equal(lines_with(log, "pod=e-new namespace=dra reason=not running (container "
+					 "gpus, ContainerCreating)"),
+			 1);
+	assert_int_equal(lines_with(log,
+				    "WARN  agent: NVIDIA's DRA kubelet plugin: a pod of it has "
+				    "a container that does not run"),
+			 1);
 	draplugin_cause(&p, cause, sizeof(cause));
 	assert_non_null(strstr(cause, "pod dra/b-old: running since before the switch, its "
 				      "eviction asked (see kubectl -n dra describe pod b-old;"));
@@ -471,7 +489,7 @@ static void test_look_settles(void **state)
 	assert_int_equal(lines_with(log, "its running pods on the node all started after the "
 					 "driver's switch"),
 			 1);
-	assert_int_equal(lines_with(log, "pods=1 not_running=1)"), 1);
+	assert_int_equal(lines_with(log, "pods=1 not_running=2)"), 1);
 	assert_int_equal(lines_with(log, "pod=a-crash"), 0); /* said in the first look's log */
 	close(l.root_fd);
 	draplugin_stop(&p);
