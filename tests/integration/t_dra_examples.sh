@@ -81,7 +81,8 @@ sed 's|deviceClassName: gpu.nvidia.com|deviceClassName: gpu.example.com|' "$EX/c
 refused "another device class" "request gpu asks for gpu.example.com" "$T/bad.yaml"
 # The pods against Kubernetes' core/v1 schema (tests/k8s/kubeschema.mjs), in one run: a
 # misspelt field of a container and of the pod spec refused as unknown, a wrong type, an
-# init container's claim the pod lacks; Quantities and IntOrStrings as numbers pass, as the
+# init container's claim the pod lacks, a Quantity not in apimachinery's grammar, a port
+# out of int32; Quantities and IntOrStrings as numbers pass, as the
 # API server takes them.
 edit "$EX/claim-v1.yaml" "        claims:" "        claimz:" "$T/claimz.yaml"
 edit "$EX/compute-domain.yaml" "  affinity:" "  afinity:" "$T/afinity.yaml"
@@ -94,7 +95,12 @@ edit "$EX/claim-v1.yaml" "  containers:" "  initContainers:
         claims:
           - name: gpus
   containers:" "$T/init.yaml"
-! dra "$T/claimz.yaml" "$T/afinity.yaml" "$T/type.yaml" "$T/init.yaml" || fail "broken pods passed: $(cat "$T/dra.out")"
+edit "$EX/claim-v1.yaml" "      resources:" "      resources:
+        limits: {cpu: lots, memory: 1e, ephemeral-storage: 1.2.3, hugepages-2Mi: 1KI}" "$T/qty.yaml"
+edit "$EX/claim-v1.yaml" "      resources:" "      ports: [{containerPort: 99999999999}]
+      resources:" "$T/port.yaml"
+! dra "$T/claimz.yaml" "$T/afinity.yaml" "$T/type.yaml" "$T/init.yaml" "$T/qty.yaml" "$T/port.yaml" ||
+    fail "broken pods passed: $(cat "$T/dra.out")"
 while IFS='|' read -r what msg; do
     grep -qF -- "$msg" "$T/dra.out" || fail "$what not refused as such: $(cat "$T/dra.out")"
     echo "REJECT $what: $(grep -m1 -F -- "$msg" "$T/dra.out")" >&2
@@ -103,13 +109,31 @@ a container's misspelt claims|claimz.yaml: Pod cuda-smi: spec.containers.0.resou
 a pod's misspelt affinity|afinity.yaml: Pod imex-job-0: spec: must NOT have additional properties: afinity
 a pod field of the wrong type|type.yaml: Pod cuda-smi: spec.activeDeadlineSeconds: must be integer
 an init container's claim the pod lacks|init.yaml: Pod cuda-smi: init container prep uses claim gpus, not the pod's
+a quantity that is none|qty.yaml: Pod cuda-smi: spec.containers.0.resources.limits.cpu: must match format "quantity"
+an exponent without digits|qty.yaml: Pod cuda-smi: spec.containers.0.resources.limits.memory: must match format "quantity"
+two decimal points|qty.yaml: Pod cuda-smi: spec.containers.0.resources.limits.ephemeral-storage: must match format "quantity"
+a suffix of the wrong case|qty.yaml: Pod cuda-smi: spec.containers.0.resources.limits.hugepages-2Mi: must match format "quantity"
+a port out of int32|port.yaml: Pod cuda-smi: spec.containers.0.ports.0.containerPort: must match format "int32"
 EOF
-[ "$(grep -c "^check-dra: " "$T/dra.out")" = 4 ] || fail "broken pods refused for more than their fault: $(cat "$T/dra.out")"
+# (a Quantity's string fails its format and the number branch of its oneOf: three lines each)
+[ "$(grep -c "^check-dra: " "$T/dra.out")" = 17 ] || fail "broken pods refused for more than their fault: $(cat "$T/dra.out")"
+# As kubectl reads YAML (tests/k8s/kubeyaml.mjs): an unquoted date a string, yes a boolean;
+# a null absent (creationTimestamp: null, as kubectl create --dry-run -o yaml writes it, in
+# the template, checked by Ajv, and in the pod, by kubeschema.mjs).
 edit "$EX/claim-v1.yaml" "      resources:" "      ports: [{containerPort: 8080}]
       livenessProbe: {httpGet: {port: 8080}}
+      stdin: yes
       resources:
-        limits: {cpu: 1, memory: 1.5Gi}" "$T/num.yaml"
-dra "$T/num.yaml" || fail "a pod with numeric quantities and ports: $(cat "$T/dra.out")"
+        limits: {cpu: 1, memory: 1.5Gi, ephemeral-storage: \"5e3\"}
+        requests: {cpu: +.5, memory: 1E, ephemeral-storage: 2k}" "$T/num.yaml"
+edit "$T/num.yaml" "  namespace: gpu-test" "  namespace: gpu-test
+  creationTimestamp: null" "$T/num.yaml"
+edit "$T/num.yaml" "  name: cuda-smi
+  namespace: gpu-test" "  name: cuda-smi
+  namespace: gpu-test
+  creationTimestamp: null
+  labels: {since: 2024-01-01}" "$T/num.yaml"
+dra "$T/num.yaml" || fail "a pod with numeric quantities and ports, a date, yes and a null: $(cat "$T/dra.out")"
 # The ComputeDomain against its CRD: an unknown field, an enum, a required field, a bound,
 # its namespace, the immutable spec on an update; a pod whose channel template no
 # ComputeDomain makes.
@@ -149,8 +173,9 @@ refused_all() {
 }
 A4X=$EX/compute-domain-a4x.yaml
 edit "$CD" '    kubernetes.io/arch: arm64' '' "$T/amd64.yaml"
-edit "$A4X" "  tolerations:
-    - key: kubernetes.io/arch
+# The list emptied, its key left: null, which the API server takes as no tolerations
+# (kubeschema.mjs), so the Arm-taint rule, not the schema, refuses it.
+edit "$A4X" "    - key: kubernetes.io/arch
       operator: Equal
       value: arm64
       effect: NoSchedule
@@ -170,6 +195,7 @@ refused_all "$T/amd64.yaml" 'imex-job-0: it may land on a node labelled {"nvidia
     "$T/quota-class.yaml" "no PriorityClass In expression of spec.scopeSelector names all of the chart's classes" \
     "$T/quota-field.yaml" "spec: must NOT have additional properties: scopeSelectors" \
     "$T/quota-deep.yaml" "matchExpressions.0: must NOT have additional properties: scopName"
+! grep -F "taint.yaml: " "$T/dra.out" | grep -q "must be" || fail "a null tolerations refused by the schema: $(cat "$T/dra.out")"
 
 # The chart's rules (templates/validation.yaml, restated in tests/k8s/drachart.mjs), each
 # seen to refuse: values-dra.yaml with YAML merged over it (null deletes a key, as Helm's

@@ -128,9 +128,18 @@ rejects gke "$T/noprop.yaml" "HostToContainer"
 edit "$gke" "        - operator: Exists
 " "" "$T/notol.yaml"
 rejects gke "$T/notol.yaml" "a manifest without the catch-all toleration"
-sed 's/priorityClassName: system-node-critical/priorityClassName: 5/; s/maxUnavailable: 1/maxUnavailable: {a: b}/' \
-    "$gke" >"$T/schema.yaml"
+# Wrong types, and formats the API server's decoding refuses (kubeschema.mjs, FORMATS): a
+# ConfigMap's binaryData not base64, a containerPort out of int32, an overhead not a quantity.
+sed 's/priorityClassName: system-node-critical/priorityClassName: 5/; s/maxUnavailable: 1/maxUnavailable: {a: b}/
+s/^data:$/binaryData: {blob: not-base64!}\ndata:/; 0,/containerPort: 9470$/s//containerPort: 99999999999/
+0,/priorityClassName: 5$/s//&\n      overhead: {cpu: lots}/' "$gke" >"$T/schema.yaml"
 rejects gke "$T/schema.yaml" "a schema violation"
+for e in "ConfigMap nvidia-driver-installer-keys: binaryData.blob: must match format \"byte\"" \
+    "DaemonSet nvidia-driver-installer: spec.template.spec.priorityClassName: must be string" \
+    "spec.template.spec.overhead.cpu: must match format \"quantity\"" \
+    "ports.0.containerPort: must match format \"int32\""; do
+    grep -qF "$e" "$T/err" || fail "a schema violation not refused with '$e': $(cat "$T/err")"
+done
 # Unknown fields, refused as kubectl's strict field validation refuses them
 # (tests/k8s/kubeschema.mjs, Kubernetes' own schemas): a misspelt field of a DaemonSet's
 # pod spec and of a ClusterRoleBinding, in one copy.
@@ -144,12 +153,14 @@ sed 's/roleref:/roleRef:/' "$T/unknown.yaml" >"$T/unknown2.yaml"
 rejects gke "$T/unknown2.yaml" "a misspelt priorityClassName"
 grep -q "DaemonSet nvidia-driver-installer: spec.template.spec: must NOT have additional properties: priorityClass$" "$T/err" ||
     fail "a misspelt priorityClassName is refused for another reason: $(cat "$T/err")"
-# kubeschema.mjs's own check held to Ajv's over the same definitions: both manifests, the
-# DRA examples' pods, the supply pass's manifests, the admission policy, and every variant of
-# them with one change.
-node "$SRC/tests/k8s/kubeschema-vs-ajv.mjs" "$gke" "$generic" "$SRC"/docs/examples/dra/claim-v1*.yaml \
-    "$SRC"/docs/examples/dra/compute-domain*.yaml "$SRC"/deploy/supply*.yaml \
-    "$SRC/admission-policy.yaml" >"$T/vs.out" 2>&1 ||
+# kubeschema.mjs's own check held to Ajv's over the same definitions, formats checked:
+# both manifests, every DRA example's pods and the GKE ResourceQuota, the supply pass's
+# manifests, the admission policy, the formats no manifest uses and the nulls kubectl writes
+# (tests/k8s/testdata/formats.yaml), and every variant of them with one change.
+node "$SRC/tests/k8s/kubeschema-vs-ajv.mjs" "$gke" "$generic" "$SRC"/docs/examples/dra/claim-*.yaml \
+    "$SRC"/docs/examples/dra/compute-domain*.yaml "$SRC/docs/examples/dra/resourcequota-gke.yaml" \
+    "$SRC"/deploy/supply*.yaml "$SRC/admission-policy.yaml" \
+    "$SRC/tests/k8s/testdata/formats.yaml" >"$T/vs.out" 2>&1 ||
     fail "$(cat "$T/vs.out")"
 cat "$T/vs.out"
 

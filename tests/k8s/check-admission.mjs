@@ -31,7 +31,7 @@
 //   node check-admission.mjs POLICY REQUESTS_DIR [--log KUBE_LOG]... [--manifest FILE]...
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
-import yaml from "js-yaml";
+import * as yaml from "./kubeyaml.mjs"; // as kubectl reads YAML
 import { parse, plan, celEnv, isCelError, isCelMap, isCelList } from "@bufbuild/cel";
 import { objectErrors } from "./kubeschema.mjs";
 

@@ -16,7 +16,7 @@
 //   node check-manifest.mjs generic daemonset-generic.yaml --env
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import yaml from "js-yaml";
+import * as yaml from "./kubeyaml.mjs"; // as kubectl reads YAML
 import { HEALTH_TAINT_EXAMPLE, READINESS_TAINTS, STARTUP_TAINT, labelSets, selects, tolerates }
   from "./nodeaffinity.mjs";
 import { objectErrors } from "./kubeschema.mjs";
@@ -61,11 +61,12 @@ if (mode === "--env") {
 // (kubeschema.mjs).
 const KINDS = ["DaemonSet", "ConfigMap", "ServiceAccount", "ClusterRole", "ClusterRoleBinding",
   "Role", "RoleBinding"];
-for (const d of docs) {
+// Every object's errors in one assertion, so that one broken copy can show several.
+const schemaErrors = docs.flatMap((d) => {
   assert.ok(KINDS.includes(d.kind), `unexpected kind ${d.kind}`);
-  const errs = objectErrors(d);
-  assert.ok(!errs.length, `${d.kind} ${d.metadata?.name}: ${errs.join("; ")}`);
-}
+  return objectErrors(d).map((e) => `${d.kind} ${d.metadata?.name}: ${e}`);
+});
+assert.ok(!schemaErrors.length, schemaErrors.join("; "));
 
 // What each image can run, from the Dockerfile that builds it. A command, probe or hook
 // must name a file the image has (a bare name is looked up in PATH's directories).

@@ -22,7 +22,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import Ajv from "ajv";
-import yaml from "js-yaml";
+import * as yaml from "./kubeyaml.mjs"; // as kubectl reads YAML
 import { strict } from "./strict.mjs";
 import { celRules, listTypes } from "./crdrules.mjs";
 

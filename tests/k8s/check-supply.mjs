@@ -16,7 +16,7 @@
 //   node check-supply.mjs deploy/supply.yaml [deploy/supply-watch.yaml]
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import yaml from "js-yaml";
+import * as yaml from "./kubeyaml.mjs"; // as kubectl reads YAML
 import { objectErrors } from "./kubeschema.mjs";
 
 const files = process.argv.slice(2);

@@ -13,7 +13,15 @@
 // pkg/api/resource/quantity.go:407-415, pkg/util/intstr/intstr.go:159-167): v2 gives a
 // Quantity and an IntOrString as a string, v3 as one of string or number (integer or
 // string). Those two are given here as v3 gives them, so `cpu: 1` and `port: 8080` pass
-// as the API server takes them.
+// as the API server takes them; a Quantity's string is held to its grammar (format
+// "quantity", below), an IntOrString's integer to int32 (intstr.go's IntVal).
+//
+// A null is taken as absent, as the API server takes it: Go's encoding/json leaves a field
+// it decodes null into at its zero value (a Quantity's UnmarshalJSON does the same,
+// quantity.go:733-738), so `creationTimestamp: null` (what kubectl create --dry-run -o yaml
+// writes) and an empty `tolerations:` pass, and a required field given null is missing.
+// JSON Schema (Ajv) refuses a null where a type is given: kubeschema-vs-ajv.mjs states
+// that difference rather than hold this to it.
 //
 //   objectErrors(obj) -> [] or, for one, ["spec.template.spec: must NOT have additional
 //                        properties: tolerationz"]
@@ -23,19 +31,58 @@ import { strict } from "./strict.mjs";
 
 const FILE = "swagger-v1.34.0.json";
 const V3_ONE_OF = {
-  "io.k8s.apimachinery.pkg.api.resource.Quantity": ["string", "number"],
-  "io.k8s.apimachinery.pkg.util.intstr.IntOrString": ["integer", "string"],
+  "io.k8s.apimachinery.pkg.api.resource.Quantity": [{ type: "string", format: "quantity" },
+    { type: "number" }],
+  "io.k8s.apimachinery.pkg.util.intstr.IntOrString": [{ type: "integer", format: "int32" },
+    { type: "string" }],
 };
 
 // The JSON Schema keywords Kubernetes' definitions use, each checked below as JSON Schema
 // (draft-07, as Ajv checks resource.k8s.io in check-dra.mjs) says: a $ref's siblings are
-// not read, format is not checked (Ajv's validateFormats: false there), x-* are
-// annotations. A definition with any other keyword stops the load: a refresh that brings
-// one in needs its check here first. Compiling the definitions with Ajv instead cost 0.1-0.2 s
-// a run for a DaemonSet's closure (t_manifest runs the check some 40 times); this takes
-// a few milliseconds. tests/k8s/kubeschema-vs-ajv.mjs holds the two to the same errors.
+// not read, x-* are annotations, a format is checked as FORMATS says; a null aside (above).
+// A definition with any other keyword, or another format, stops the load: a refresh that
+// brings one in needs its check here first. Compiling the definitions with Ajv instead
+// cost 0.1-0.2 s a run for a DaemonSet's closure (t_manifest runs the check some 40
+// times); this takes a few milliseconds. tests/k8s/kubeschema-vs-ajv.mjs holds the two to
+// the same errors.
 const KEYWORDS = new Set(["$ref", "additionalProperties", "description", "format", "items",
   "oneOf", "properties", "required", "type"]);
+// The formats the definitions use, each as the API server's decoding refuses what breaks
+// it: int32 and int64 as Go's encoding/json refuses a number out of the field's range (a
+// JavaScript number is a double, so int64's bounds are 2^63 rounded, as ajv-formats has
+// them); byte as encoding/json decodes a []byte, base64.StdEncoding, padded; date-time as
+// metav1.Time's UnmarshalJSON parses it, time.RFC3339 (k8s.io/apimachinery
+// pkg/apis/meta/v1/time.go, UnmarshalJSON); quantity (ours, set on Quantity's string above)
+// as ParseQuantity scans it (k8s.io/apimachinery pkg/api/resource/quantity.go:161-275 at
+// eed236ceee2c19c2753a3d93ac0631dc20750454, parseQuantityString, and suffix.go's
+// interpret): an optional sign, digits with an optional fraction (either part may be
+// empty, as the scanner allows), then one suffix of "", n u m k M G T P E, Ki Mi Gi Ti Pi
+// Ei, or e/E with a signed decimal exponent; surrounding spaces trimmed as UnmarshalJSON
+// does (quantity.go:744). Not modelled: ParseQuantity's ErrNumeric for a string the scanner
+// passes but inf.Dec cannot read, and int64 overflow of the exponent. int-or-string is an
+// annotation of v2's IntOrString, which V3_ONE_OF replaces.
+export const QUANTITY =
+  /^\s*[+-]?[0-9]*(\.[0-9]*)?([numkMGTPE]|[KMGTPE]i|[eE][+-]?[0-9]+)?\s*$/;
+const DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+function dateTime(s) {
+  const m = DATE_TIME.exec(s);
+  if (!m) return false;
+  const [y, mo, d, h, mi, se] = m.slice(1, 7).map(Number);
+  const days = new Date(Date.UTC(y, mo, 0)).getUTCDate();
+  return mo >= 1 && mo <= 12 && d >= 1 && d <= days && h < 24 && mi < 60 && se < 60;
+}
+const FORMATS = {
+  int32: { type: "number", valid: (v) => Number.isInteger(v) && v >= -(2 ** 31) && v < 2 ** 31 },
+  int64: { type: "number", valid: (v) => Number.isInteger(v) && v >= -(2 ** 63) && v <= 2 ** 63 },
+  byte: {
+    type: "string",
+    valid: (v) => /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(v),
+  },
+  "date-time": { type: "string", valid: dateTime },
+  quantity: { type: "string", valid: (v) => QUANTITY.test(v) },
+  "int-or-string": null,
+};
 const TYPES = {
   string: (v) => typeof v === "string",
   boolean: (v) => typeof v === "boolean",
@@ -55,6 +102,8 @@ function keywords(schema, where) {
   }
   if (schema.type !== undefined && !TYPES[schema.type])
     throw new Error(`${FILE}: ${where}: type ${schema.type} is not one kubeschema.mjs knows`);
+  if (schema.format !== undefined && !Object.hasOwn(FORMATS, schema.format))
+    throw new Error(`${FILE}: ${where}: format ${schema.format} is not one kubeschema.mjs checks`);
   for (const [p, s] of Object.entries(schema.properties ?? {})) keywords(s, `${where}.${p}`);
   if (schema.items) keywords(schema.items, `${where}[]`);
   if (typeof schema.additionalProperties === "object")
@@ -68,7 +117,8 @@ export function load() {
   for (const [name, types] of Object.entries(V3_ONE_OF)) {
     const { type, ...rest } = defs[name];
     if (type !== "string") throw new Error(`${FILE}: ${name} is no longer a string in v2`);
-    defs[name] = { ...rest, oneOf: types.map((t) => ({ type: t })) };
+    delete rest.format; // v2's annotation "int-or-string"
+    defs[name] = { ...rest, oneOf: types };
   }
   for (const [name, d] of Object.entries(defs)) {
     keywords(d, name);
@@ -87,12 +137,17 @@ function check(schema, value, where, errs) {
     if (!schema.$ref.startsWith(REF)) throw new Error(`${FILE}: $ref ${schema.$ref}`);
     return check(definitions[schema.$ref.slice(REF.length)], value, where, errs);
   }
+  if (value === null) return; // absent, as the API server takes it (above)
   if (schema.type !== undefined && !TYPES[schema.type](value))
     errs.push(`${where}: must be ${schema.type}`);
+  const format = FORMATS[schema.format];
+  if (format && typeof value === format.type && !format.valid(value))
+    errs.push(`${where}: must match format "${schema.format}"`);
   if (TYPES.object(value)) {
     const props = schema.properties ?? {};
     for (const r of schema.required ?? [])
-      if (value[r] === undefined) errs.push(`${where}: must have required property: ${r}`);
+      if (value[r] === undefined || value[r] === null)
+        errs.push(`${where}: must have required property: ${r}`);
     for (const [k, v] of Object.entries(value)) {
       if (Object.hasOwn(props, k)) check(props[k], v, at(where, k), errs);
       else if (schema.additionalProperties === false)
@@ -115,6 +170,13 @@ function check(schema, value, where, errs) {
     }
   }
 }
+
+// V with every field whose value is null dropped, at any depth (a list's null items kept):
+// what the API server makes of it, for a JSON Schema check (Ajv's of resource.k8s.io in
+// check-dra.mjs, kubeschema-vs-ajv.mjs). A misspelt field given null is dropped with it.
+export const withoutNulls = (v) => (Array.isArray(v) ? v.map(withoutNulls) :
+  TYPES.object(v) ? Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null)
+    .map(([k, x]) => [k, withoutNulls(x)])) : v);
 
 // The errors of VALUE against the definition NAME (for kubeschema-vs-ajv.mjs).
 export function definitionErrors(name, value) {
