@@ -181,6 +181,7 @@ edit "$A4X" "    - key: kubernetes.io/arch
       effect: NoSchedule
 " "" "$T/taint.yaml"
 edit "$A4X" "topologyKey: cloud.google.com/gke-nodepool" "topologyKey: topology.kubernetes.io/zone" "$T/domain.yaml"
+edit "$CD" "# Needs GPU Feature Discovery" "# Wants GPU Feature Discovery" "$T/gfd.yaml"
 edit "$EX/claim-shared-v1.yaml" "resourceClaimName: shared-gpu" "resourceClaimName: gpu" "$T/claim.yaml"
 edit "$EX/resourcequota-gke.yaml" "namespace: dra-driver-nvidia-gpu" "namespace: kube-system" "$T/quota-ns.yaml"
 edit "$EX/resourcequota-gke.yaml" "          - system-cluster-critical
@@ -190,6 +191,7 @@ edit "$EX/resourcequota-gke.yaml" "scopeName: PriorityClass" "scopName: Priority
 refused_all "$T/amd64.yaml" 'imex-job-0: it may land on a node labelled {"nvidia.com/gpu.deploy.device-plugin":"false"}' \
     "$T/taint.yaml" "imex-job-0: it does not tolerate GKE's Arm taint kubernetes.io/arch=arm64:NoSchedule" \
     "$T/domain.yaml" "imex-job-0: it may land in another NVLink domain than the other pods of ComputeDomain imex-job" \
+    "$T/gfd.yaml" "imex-job-1: its podAffinity keys on nvidia.com/gpu.clique, which only GPU Feature Discovery sets" \
     "$T/claim.yaml" "claim gpu names ResourceClaim gpu-test/gpu, not in the file" \
     "$T/quota-ns.yaml" "metadata.namespace kube-system is not the chart's namespace dra-driver-nvidia-gpu" \
     "$T/quota-class.yaml" "no PriorityClass In expression of spec.scopeSelector names all of the chart's classes" \

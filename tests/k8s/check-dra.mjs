@@ -228,7 +228,13 @@ function quotaErrors(d) {
 // the domain's pods over a key whose value is one NVLink domain: GPU feature discovery's
 // nvidia.com/gpu.clique (k8s-dra-driver-gpu at 2240711, docs/install.md:368-382, selects
 // nodes by it), or on GKE A4X the node pool, which its workload policy (accelerator topology
-// 1x72) makes one NVL72 domain.
+// 1x72) makes one NVL72 domain. The scheduler refuses every node that lacks a required
+// podAffinity term's topology key, the first pod of a group too (kubernetes/kubernetes
+// pkg/scheduler/framework/plugins/interpodaffinity/filtering.go, satisfyPodAffinity: "All
+// topology labels must exist on the node", before its first-pod exception; read by name,
+// not at a pinned commit), and only GPU Feature Discovery sets nvidia.com/gpu.clique: a file
+// whose pods key on it says so in a line "# Needs GPU Feature Discovery" (CLIQUE_LINE).
+const CLIQUE_LINE = /^# Needs GPU Feature Discovery\b/m;
 const ARM_TAINT = { key: "kubernetes.io/arch", value: "arm64", effect: "NoSchedule" };
 const DOMAIN_KEYS = ["nvidia.com/gpu.clique", "cloud.google.com/gke-nodepool"];
 function nvlinkDomainPods(file, pods, templates) {
@@ -255,6 +261,11 @@ function nvlinkDomainPods(file, pods, templates) {
           Object.entries(t.labelSelector.matchLabels).every(([k, v]) => q.metadata.labels?.[k] === v)));
       if (!together)
         report(where, `it may land in another NVLink domain than the other pods of ${domain}: give it a required podAffinity to them over ${DOMAIN_KEYS.join(" or ")}`);
+      const clique = terms.some((t) => t.topologyKey === DOMAIN_KEYS[0]);
+      if (clique && !CLIQUE_LINE.test(readFileSync(file, "utf8")))
+        report(where, `its podAffinity keys on ${DOMAIN_KEYS[0]}, which only GPU Feature ` +
+          "Discovery sets, and the scheduler refuses nodes without it: say so in a line " +
+          '"# Needs GPU Feature Discovery"');
     }
   }
 }
