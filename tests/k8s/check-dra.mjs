@@ -273,7 +273,8 @@ function nvlinkDomainPods(file, pods, templates) {
 // ComputeDomains and the driver (drachart.mjs, driverFloor): a values file whose kubelet
 // plugin needs a driver says which in a line "# Needs NVIDIA driver VERSION or later", at
 // least the plugin's floor, and every DaemonSet of ours on whose nodes the plugin lands
-// installs at least that (its NVIDIA_DRIVER_VERSION): else the plugin crash-loops there.
+// installs at least that (its NVIDIA_DRIVER_VERSION): else its compute-domains container
+// crash-loops there.
 const FLOOR_LINE = /^# Needs NVIDIA driver ([0-9][0-9.]*) or later\b/m;
 function checkFloor(file, v, sets) {
   const floor = driverFloor(v);

@@ -121,7 +121,9 @@ export function refusals(v, namespace, clusterVersions) {
 // the chart hands featureGates to the plugin as FEATURE_GATES, templates/kubeletplugin.yaml:
 // 167-170), the compute-domain kubelet plugin refuses to start on an older driver
 // (cmd/compute-domain-kubelet-plugin/main.go:44, device_state.go:80-83 and :761-780), and
-// the kubelet plugin's pod, both containers, crash-loops. GPUs alone have no such check
+// the kubelet plugin pod's compute-domains container crash-loops (templates/
+// kubeletplugin.yaml:86; the gpus container, :201, restarts on its own and keeps serving
+// GPUs). GPUs alone have no such check
 // (docs/prerequisites.md:13 names 565 for them; cmd/gpu-kubelet-plugin compares no version).
 export const IMEX_DNS_NAMES_FLOOR = "570.158.01";
 export function driverFloor(v) {
