@@ -182,6 +182,7 @@ edit "$A4X" "    - key: kubernetes.io/arch
 " "" "$T/taint.yaml"
 edit "$A4X" "topologyKey: cloud.google.com/gke-nodepool" "topologyKey: topology.kubernetes.io/zone" "$T/domain.yaml"
 edit "$CD" "# Needs GPU Feature Discovery" "# Wants GPU Feature Discovery" "$T/gfd.yaml"
+edit "$CD" "count: 4" "count: 100000000000000000000" "$T/count.yaml"
 edit "$EX/claim-shared-v1.yaml" "resourceClaimName: shared-gpu" "resourceClaimName: gpu" "$T/claim.yaml"
 edit "$EX/resourcequota-gke.yaml" "namespace: dra-driver-nvidia-gpu" "namespace: kube-system" "$T/quota-ns.yaml"
 edit "$EX/resourcequota-gke.yaml" "          - system-cluster-critical
@@ -192,6 +193,7 @@ refused_all "$T/amd64.yaml" 'imex-job-0: it may land on a node labelled {"nvidia
     "$T/taint.yaml" "imex-job-0: it does not tolerate GKE's Arm taint kubernetes.io/arch=arm64:NoSchedule" \
     "$T/domain.yaml" "imex-job-0: it may land in another NVLink domain than the other pods of ComputeDomain imex-job" \
     "$T/gfd.yaml" "imex-job-1: its podAffinity keys on nvidia.com/gpu.clique, which only GPU Feature Discovery sets" \
+    "$T/count.yaml" 'ResourceClaimTemplate four-gpus: data/spec/spec/devices/requests/0/exactly/count must match format "int64"' \
     "$T/claim.yaml" "claim gpu names ResourceClaim gpu-test/gpu, not in the file" \
     "$T/quota-ns.yaml" "metadata.namespace kube-system is not the chart's namespace dra-driver-nvidia-gpu" \
     "$T/quota-class.yaml" "no PriorityClass In expression of spec.scopeSelector names all of the chart's classes" \

@@ -38,7 +38,7 @@ import { basename } from "node:path";
 import Ajv from "ajv";
 import * as yaml from "./kubeyaml.mjs"; // as kubectl reads YAML
 import { strict } from "./strict.mjs";
-import { objectErrors, podErrors, withoutNulls } from "./kubeschema.mjs";
+import { ajvFormat, objectErrors, podErrors, withoutNulls } from "./kubeschema.mjs";
 import * as CD from "./computedomain.mjs";
 import { celRules, listTypes, withDefaults } from "./crdrules.mjs";
 import { DEFAULTS, compareVersions, driverFloor, merge, refusals, rendered } from "./drachart.mjs";
@@ -57,7 +57,10 @@ const GPU_CLASSES = rendered(DEFAULTS).deviceClasses.filter((c) => !c.startsWith
 // The DRA pool's label (daemonset-generic.yaml, docs/dra.md).
 const DRA_LABEL = "nvidia.com/gpu.deploy.device-plugin";
 
-const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
+// The formats resource.k8s.io's schemas use, int64 and date-time, checked as kubeschema.mjs
+// checks them (as the API server's decoding refuses what breaks them).
+const ajv = new Ajv({ strict: false, allErrors: true });
+for (const f of ["int64", "date-time"]) ajv.addFormat(f, ajvFormat(f));
 const loaded = new Set();
 function schemaFor(version, kind) {
   const id = `${GROUP}-${version}`;

@@ -171,6 +171,10 @@ function check(schema, value, where, errs) {
   }
 }
 
+// FORMATS' check of NAME as Ajv's addFormat takes it (check-dra.mjs checks resource.k8s.io's
+// int64 and date-time as this file does).
+export const ajvFormat = (name) => ({ type: FORMATS[name].type, validate: FORMATS[name].valid });
+
 // V with every field whose value is null dropped, at any depth (a list's null items kept):
 // what the API server makes of it, for a JSON Schema check (Ajv's of resource.k8s.io in
 // check-dra.mjs, kubeschema-vs-ajv.mjs). A misspelt field given null is dropped with it.
