@@ -153,17 +153,21 @@ enum draplugin_verdict draplugin_judge(json_object *pod, const struct labelsel *
 
 const char *draplugin_known_selector(json_object *pod)
 {
-	static const char *const known[][3] = {
-		{DRAPLUGIN_DEFAULT_SELECTOR, "nvidia-dra-driver-gpu-component", "kubelet-plugin"},
-		{DRAPLUGIN_OPERATOR_SELECTOR, "app", "nvidia-dra-driver-kubelet-plugin"},
-	};
+	static const char *const known[] = {DRAPLUGIN_DEFAULT_SELECTOR,
+					    DRAPLUGIN_OPERATOR_SELECTOR};
 	json_object *labels = jsonc_get(jsonc_get(pod, "metadata"), "labels");
 
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
-		const char *v = jsonc_str(labels, known[i][1]);
+		struct labelsel sel;
+		char why[128];
+		bool match;
 
-		if (v && strcmp(v, known[i][2]) == 0)
-			return known[i][0];
+		if (labelsel_parse(known[i], &sel, why, sizeof(why)) < 0)
+			continue;
+		match = labelsel_matches(&sel, labels);
+		labelsel_free(&sel);
+		if (match)
+			return known[i];
 	}
 	return NULL;
 }
