@@ -19,6 +19,7 @@ set -euo pipefail
 export PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
+. "$SRC/tests/tools/pipes.sh"
 BASE=docker.io/library/debian:bookworm-slim
 # The names it builds under (NDI_IMAGE, NDI_IMAGE_LIST): engineers sharing one machine's
 # container storage give each run names of its own.
@@ -65,7 +66,7 @@ buildah bud --isolation chroot --pull=never --layers -q -t "$IMAGE" \
 t1=$(date +%s)
 # The budget first: a grown image fails however well it works.
 size=$(podman image inspect --format '{{.Size}}' "$IMAGE")
-shown=$(buildah images --format '{{.Size}}' "$IMAGE" | head -1)
+shown=$(buildah images --format '{{.Size}}' "$IMAGE" | sed -n 1p)
 echo "image-test: $IMAGE is $size bytes ($shown as buildah images shows it); the budget is $BUDGET"
 [ "$size" -le "$BUDGET" ] ||
     fail "the image is $size bytes, over its budget of $BUDGET: see what grew: make image-rootfs; du -ab build/rootfs | sort -n | tail"
@@ -89,7 +90,7 @@ run /usr/sbin/ldconfig -p >"$W/ldcache"
 for so in libcurl.so.4 libkmod.so.2 libmount.so.1 libarchive.so.13 libtirpc.so.3 libjson-c.so.5 libcrypto.so.3; do
     grep -q "^[[:space:]]*$so " "$W/ldcache" || fail "the image's ld cache lacks $so"
 done
-! readelf -d "$M/usr/lib/$(gcc -print-multiarch)/libarchive.so.13" | grep -q xml2 ||
+! readelf -d "$M/usr/lib/$(gcc -print-multiarch)/libarchive.so.13" | grepq xml2 ||
     fail "the image's libarchive links libxml2"
 [ -d "$M/var/run/" ] && [ -d "$M/tmp" ] || fail "/var/run or /tmp missing: the persistence daemon cannot start in the image"
 [ -s "$M/etc/ssl/certs/ca-certificates.crt" ] || fail "no CA certificates in the image"
@@ -98,7 +99,7 @@ done
 "$SRC/scripts/image-test-keys.sh" "$M" || fail "keys (scripts/image-test-keys.sh)"
 
 
-run /usr/bin/nvidia-driver-installer --help | grep -q "Commands:" || fail "--help"
+run /usr/bin/nvidia-driver-installer --help | grepq "Commands:" || fail "--help"
 # The release and the commit: in the binary (built without .git) and on the image.
 got=$(run /usr/bin/nvidia-driver-installer --version)
 [ "$got" = "nvidia-driver-installer $version ($commit)" ] ||
@@ -115,7 +116,7 @@ for d in $docs; do
     [ -s "$M$d" ] || fail "the binary names $d, which the image lacks"
 done
 buildah inspect --format '{{.OCIv1.Config.Entrypoint}} {{.OCIv1.Config.Cmd}}' "$ctr" |
-    grep -q '\[/usr/bin/nvidia-driver-installer\] \[install\]' || fail "entrypoint and command"
+    grepq '\[/usr/bin/nvidia-driver-installer\] \[install\]' || fail "entrypoint and command"
 # The CDI spec's hook and its ldconfig, where the installer looks for them, and runnable
 # (the hook without a container's state refuses with its usage, exit 2).
 [ -x "$M/usr/libexec/nvidia-driver-installer/ldconfig" ] || fail "no ldconfig beside the installer"
@@ -139,7 +140,7 @@ run /usr/bin/nvidia-driver-installer --root /scratch install --repo file:///repo
     --kernel-release "$KERNEL" || fail "install in the image"
 run /usr/bin/nvidia-driver-installer --root /scratch status --json >"$W/status.json"
 grep -q '"driver_version": "550.90.07"' "$W/status.json" || fail "status: $(cat "$W/status.json")"
-run /scratch/home/kubernetes/bin/nvidia/bin/nvidia-smi | grep -q "Driver Version: 550.90.07" ||
+run /scratch/home/kubernetes/bin/nvidia/bin/nvidia-smi | grepq "Driver Version: 550.90.07" ||
     fail "the installed nvidia-smi does not run"
 # The other commands, as the image runs them (no shell: each is argv).
 I=(/usr/bin/nvidia-driver-installer --root /scratch)
@@ -177,7 +178,7 @@ done
 curl -fs "http://127.0.0.1:$port/healthz" >/dev/null || fail "the agent's /healthz: $(tail -5 "$W/agent.log")"
 code=$(curl -s -o "$W/readyz" -w '%{http_code}' "http://127.0.0.1:$port/readyz")
 [ "$code" = 503 ] || fail "the agent's /readyz with no module loaded: HTTP $code, not 503"
-curl -fs "http://127.0.0.1:$port/metrics" | grep -q '^nvidia_driver_installer_agent_' ||
+curl -fs "http://127.0.0.1:$port/metrics" | grepq '^nvidia_driver_installer_agent_' ||
     fail "the agent's /metrics"
 pkill -TERM -f "^/usr/bin/nvidia-driver-installer --root /scratch agent --listen 127.0.0.1:$port" ||
     fail "no agent process to stop"
@@ -235,9 +236,9 @@ M=$(buildah mount "$ctr")
 for f in bin/sh bin/bash bin/busybox usr/bin/apt usr/bin/dpkg usr/bin/gcc usr/share/locale; do
     [ ! -e "$M/$f" ] && [ ! -L "$M/$f" ] || fail "the arm64 image has /$f"
 done
-readelf -h "$M/usr/bin/nvidia-driver-installer" | grep -q "Machine: *AArch64" ||
+readelf -h "$M/usr/bin/nvidia-driver-installer" | grepq "Machine: *AArch64" ||
     fail "the arm64 image's binary is not arm64"
-! readelf -d "$M/usr/lib/aarch64-linux-gnu/libarchive.so.13" | grep -q xml2 ||
+! readelf -d "$M/usr/lib/aarch64-linux-gnu/libarchive.so.13" | grepq xml2 ||
     fail "the arm64 image's libarchive links libxml2"
 # run64 PROGRAM ARG...: the image's PROGRAM under qemu-aarch64, its absolute paths looked
 # up in the image first (-L); paths outside it are given as this machine's ($W/...).
@@ -275,7 +276,7 @@ grep -q "arch=aarch64" "$W/install64.log" ||
 run64 "${I64[@]}" status --json >"$W/status64.json" 2>/dev/null || true
 grep -q '"driver_version": "550.90.07"' "$W/status64.json" ||
     fail "status in the arm64 image: $(cat "$W/status64.json")"
-readelf -h "$W/scratch64/home/kubernetes/bin/nvidia/bin/nvidia-smi" | grep -q "Machine: *AArch64" ||
+readelf -h "$W/scratch64/home/kubernetes/bin/nvidia/bin/nvidia-smi" | grepq "Machine: *AArch64" ||
     fail "the arm64 package's nvidia-smi was not installed"
 run64 "${I64[@]}" uninstall >/dev/null 2>&1 || fail "uninstall in the arm64 image"
 [ ! -e "$W/scratch64/home/kubernetes/bin/nvidia/bin/nvidia-smi" ] || fail "the arm64 uninstall left nvidia-smi"

@@ -10,6 +10,9 @@ V_OLD=535.261.03
 V_NEW=550.90.07
 V_BRANCH_OLD=535.183.01
 
+# grepq: grep -q at the end of a pipe (every test runs under pipefail).
+. "$SRC/tests/tools/pipes.sh"
+
 SIGN_FILE=$(ls /usr/lib/linux-kbuild-*/scripts/sign-file 2>/dev/null | tail -1)
 
 # Signs every .ko under DIR with the pinned test key: sign_modules DIR [sign-file options]

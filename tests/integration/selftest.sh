@@ -8,6 +8,7 @@
 # build), a test marked "# plain build" does not run. selftest.sh exits 0 when it does.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
+. "$SRC/tests/tools/pipes.sh"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
@@ -42,15 +43,15 @@ check() {
         grep -qx "integration: ASan build: t_plain_build left to the plain build (# plain build)" "$out" ||
             no "the ASan run did not say which test it left to the plain build"
     else
-        grep -A1 "^ok   t_plain_build " "$out" | grep -q "| plain build: ran" ||
+        grep -A1 "^ok   t_plain_build " "$out" | grepq "| plain build: ran" ||
             no "t_plain_build did not run for the plain build"
     fi
     [ "$(sed -n 's/^\(ok  \|FAIL\) \(t_[a-z_]*\) .*/\2/p' "$out" | tr '\n' ' ')" = "$* " ] ||
         no "the tests were not reported in the order they started: $*"
     # Each passing test's log follows its own ok line (VERBOSE): nothing interleaves.
-    grep -A1 "^ok   t_concurrent " "$out" | grep -q "| concurrent: done" ||
+    grep -A1 "^ok   t_concurrent " "$out" | grepq "| concurrent: done" ||
         no "t_concurrent's log does not follow its ok line"
-    grep -A1 "^ok   t_serial_alone " "$out" | grep -q "| alone: every other test" ||
+    grep -A1 "^ok   t_serial_alone " "$out" | grepq "| alone: every other test" ||
         no "t_serial_alone's log does not follow its ok line"
     if [ $bad -ne 0 ]; then
         sed 's/^/  | /' "$out" >&2

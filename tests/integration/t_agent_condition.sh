@@ -66,7 +66,7 @@ ours = [x for x in w if x["code"] == 200]
 sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)
 PY
 }
-metric() { curl -s "http://127.0.0.1:$port/metrics" | grep -qx -- "$1"; }
+metric() { curl -s "http://127.0.0.1:$port/metrics" | grepq -x -- "$1"; }
 
 # 1. The install's word, then the agent's.
 cond 'c["status"] == "False" and c["reason"] == "Installing"' ||
@@ -155,7 +155,7 @@ wait_for "the reader to call it stale" 10 stale
 # 3. The writes as the API server took them.
 writes 'all(x["code"] in (200, 409) for x in w) and all(x["rv"] for x in w) and
         all(x["keys"] == {"metadata", "status"} for x in w)' ||
-    fail "the status writes: $(grep /status "$KUBE_LOG" | head -3)"
+    fail "the status writes: $(grep /status "$KUBE_LOG" | sed -n 1,3p)"
 python3 - "$KUBE_LOG" <<'PY' || fail "the condition's times"
 import json, re, sys
 rfc3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")

@@ -85,7 +85,7 @@ said_times() { grep -c -- "$1" "$T/agent.log" || true; }
 evicted() { [ "$(evictions_of "$1")" = "$2" ]; }
 listed() { [ "$(lists_after "$1")" -ge "$2" ]; }
 clock_past() { [ "$(date +%s)" -gt "$1" ]; }
-metric() { curl -s "http://127.0.0.1:$port/metrics" | grep -qx -- "$1"; }
+metric() { curl -s "http://127.0.0.1:$port/metrics" | grepq -x -- "$1"; }
 has_pod() { upgrade_node_has "'$1' in pods"; }
 # The agent's pod lists since its start (kube-api.py's log: their line numbers after $1).
 lists_after() {

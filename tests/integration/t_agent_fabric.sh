@@ -65,7 +65,7 @@ said_at_least() { [ "$(said "$1")" -ge "$2" ]; }
 starts() { grep -c "^start $1 " "$dlog" || true; }
 starts_at_least() { [ "$(starts "$1")" -ge "$2" ]; }
 # said_since N PATTERN: a line after the log's first N says PATTERN (grep's BRE).
-said_since() { tail -n +$(($1 + 1)) "$T/agent.log" | grep -q -- "$2"; }
+said_since() { tail -n +$(($1 + 1)) "$T/agent.log" | grepq -- "$2"; }
 port() { sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log" | tail -1; }
 readyz() { curl -s "http://127.0.0.1:$(port)/readyz"; }
 readyz_is() { [ "$(readyz)" = "$1" ]; }

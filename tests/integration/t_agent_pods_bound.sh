@@ -52,7 +52,7 @@ recorded() { [ "$(pod_lists)" -ge "$1" ]; }
 # 1. A tenant-sized list: the looks go on, the memory stays small.
 wait_for "three looks over the list" 60 recorded 3
 ! agent_said "driver upgrade: a call to the API server failed" || fail "a look failed: $(grep "API server failed" "$T/agent.log")"
-hwm=$(hwm_kib); [ -n "$hwm" ] || fail "no VmHWM in /proc/$apid/status: $(cat /proc/$apid/status 2>&1 | head -3)"
+hwm=$(hwm_kib); [ -n "$hwm" ] || fail "no VmHWM in /proc/$apid/status: $(cat /proc/$apid/status 2>&1 | sed -n 1,3p)"
 echo "peak RSS over a 15 MB pod list: $hwm kB"
 [ "$hwm" -lt "$bound_kib" ] || fail "the agent's peak RSS is $hwm kB over a 15 MB pod list"
 
@@ -68,12 +68,12 @@ kube_api POST /api/v1/namespaces/t0/pods -d @"$T/big.json" -H 'Content-Type: app
 assert_eq "$(cat "$KUBE_DIR/status")" 201 "the huge pod's creation"
 # The upgrade's look (the DRA plugin's restart lists the pods too, and says so apart).
 wait_for "the look's failure said" 60 agent_said "driver upgrade: .*larger than the client's bound"
-grep "driver upgrade: .*larger than the client's bound" "$T/agent.log" | head -1 |
-    grep -q "listing the node's pods: kube: GET /api/v1/pods?fieldSelector=spec.nodeName%3Dgpu-node-1&limit=1[^ ]*: the answer is larger than the client's bound of 8 MiB" ||
-    fail "the line: $(grep "larger than" "$T/agent.log" | head -1)"
+grep "driver upgrade: .*larger than the client's bound" "$T/agent.log" | sed -n 1p |
+    grepq "listing the node's pods: kube: GET /api/v1/pods?fieldSelector=spec.nodeName%3Dgpu-node-1&limit=1[^ ]*: the answer is larger than the client's bound of 8 MiB" ||
+    fail "the line: $(grep "larger than" "$T/agent.log" | sed -n 1p)"
 kill -0 "$apid" || fail "the agent is gone"
 assert_eq "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/healthz")" 200 "/healthz"
-hwm=$(hwm_kib); [ -n "$hwm" ] || fail "no VmHWM in /proc/$apid/status: $(cat /proc/$apid/status 2>&1 | head -3)"
+hwm=$(hwm_kib); [ -n "$hwm" ] || fail "no VmHWM in /proc/$apid/status: $(cat /proc/$apid/status 2>&1 | sed -n 1,3p)"
 echo "peak RSS with a pod past the bound: $hwm kB"
 [ "$hwm" -lt "$bound_kib" ] || fail "the agent's peak RSS is $hwm kB with a pod past the bound"
 # The pod gone: the next look reads the list whole again.
@@ -81,4 +81,4 @@ kube_api DELETE /api/v1/namespaces/t0/pods/huge >/dev/null
 assert_eq "$(cat "$KUBE_DIR/status")" 200 "the huge pod's deletion"
 wait_for "a look over the list again" 60 agent_said "driver upgrade: the API server answers again"
 kill -0 "$apid" || fail "the agent is gone"
-[ -z "${VERBOSE:-}" ] || grep "larger than" "$T/agent.log" | head -2
+[ -z "${VERBOSE:-}" ] || grep "larger than" "$T/agent.log" | sed -n 1,2p

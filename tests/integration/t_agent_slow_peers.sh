@@ -103,7 +103,7 @@ lines=$(wc -l <"$T/agent.log")
 term_within_2s "a stalled API call"
 agent_said "agent: stopping (signal=SIGTERM)" || fail "no stop line"
 # The call SIGTERM cut short is no API failure: the agent is leaving, and says only that.
-! tail -n +$((lines + 1)) "$T/agent.log" | grep -q "call to the API server failed" ||
+! tail -n +$((lines + 1)) "$T/agent.log" | grepq "call to the API server failed" ||
     fail "a call SIGTERM ended said as a failure: $(tail -n +$((lines + 1)) "$T/agent.log" | grep 'API server failed')"
 
 # 4. A CUDA check that hangs. The installed libcuda.so.1 becomes one whose cuInit marks a

@@ -180,7 +180,7 @@ upgrade_node_has 'holders["nvidia-driver-upgrade-slot-0"] == "gpu-node-2" and le
     fail "the slots: $(cat "$KUBE_STATE")"
 left='pods == ["serve", "slow", "static-gpu-gpu-node-1"] and state == "evicting"'
 wait_for "the evictable pods evicted" 15 upgrade_node_has "$left"' and "deletionTimestamp" in db["pods"][1]["metadata"]'
-metric2() { curl -s "http://127.0.0.1:$port/metrics" | grep -qx "$1"; }
+metric2() { curl -s "http://127.0.0.1:$port/metrics" | grepq -x "$1"; }
 wait_for "the budget's refusal asked again" 10 metric2 'nvidia_driver_installer_agent_upgrade_evictions_total{result="refused"} [3-9]'
 metric2 'nvidia_driver_installer_agent_upgrade_evictions_total{result="evicted"} 2' || fail "evicted count"
 upgrade_node_has "$left"' and unsched' || fail "forced: $(cat "$KUBE_STATE")"

@@ -72,7 +72,7 @@ wait_for "past the wait's timeout, ml/lone named" 15 upgrade_node_has \
     '"no GPU pod evicted: ml/lone has no controller, so nothing makes it again: --upgrade-evict-force=yes moves it" in rec["reason"]'
 # ... and shown as a metric while it blocks (earlier releases evicted such a pod).
 port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
-metric() { curl -s "http://127.0.0.1:$port/metrics" | grep -qx "$1"; }
+metric() { curl -s "http://127.0.0.1:$port/metrics" | grepq -x "$1"; }
 blocked=nvidia_driver_installer_agent_upgrade_evictions_blocked
 wait_for "the blocked eviction's metric" 10 metric "$blocked 1"
 restart_agent "${ev[@]}" --upgrade-wait-timeout 1 --upgrade-evict-force yes

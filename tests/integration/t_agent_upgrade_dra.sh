@@ -155,7 +155,7 @@ for p in ml/train ml/tmpl ml/ext; do assert_eq "$(evictions_of $p)" 1 "evictions
 assert_eq "$(claim_gets v1)/$(claim_gets v1beta2)" 1/1 "GETs of the versions not served"
 [ "$(claim_gets v1beta1)" -ge 4 ] || fail "claims read in v1beta1: $(claim_gets v1beta1)"
 grep -q '"path": "/apis/resource.k8s.io/v1/namespaces/[^"]*", "query": "", "content_type": "", "user_agent": "nvidia-driver-installer/[^"]*", "body": "", "status": 404' "$KUBE_LOG" ||
-    fail "no 404 of v1: $(grep resource.k8s.io "$KUBE_LOG" | head -3)"
+    fail "no 404 of v1: $(grep resource.k8s.io "$KUBE_LOG" | sed -n 1,3p)"
 kube_api DELETE /api/v1/namespaces/nvidia-dra/pods/cd-daemon >/dev/null
 kube_api DELETE /api/v1/namespaces/mon/pods/dcgm >/dev/null
 wait_for "the upgrade done (2)" 30 upgrade_node_has 'state == "done" and not unsched'
@@ -174,7 +174,7 @@ wait_for "waiting for the pods with claims not read" 20 upgrade_node_has \
 lists=$(pod_lists)
 wait_for "three looks more" 15 eval '[ "$(pod_lists)" -ge $((lists + 3)) ]'
 assert_eq "$(grep -c "a resource claim could not be read" "$T/agent.log")" 1 "the failed reads said"
-grep "a resource claim could not be read" "$T/agent.log" | grep -q "no version of resource.k8s.io" ||
+grep "a resource claim could not be read" "$T/agent.log" | grepq "no version of resource.k8s.io" ||
     fail "the cause not said: $(grep "could not be read" "$T/agent.log")"
 [ "$(installed_version)" = "$V_NEW" ] || fail "activated with claims not read (4)"
 

@@ -34,7 +34,7 @@ start() {
     port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
 }
 trap 'rc=$?; kill "$apid" 2>/dev/null || true; [ $rc = 0 ] || tail -15 "$T/agent.log"' EXIT
-metric() { curl -s "http://127.0.0.1:$port/metrics" | grep -qx "$1"; }
+metric() { curl -s "http://127.0.0.1:$port/metrics" | grepq -x "$1"; }
 
 # 1. Killed while waiting: resumed, nothing twice.
 start

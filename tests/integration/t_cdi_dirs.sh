@@ -33,7 +33,7 @@ done
 # --cdi-replace finds nothing to set aside; uninstall leaves no spec naming the hook it removed.
 expect_rc 0 install --repo "$R" $(kernel_args) --cdi-dir /run/cdi --cdi-replace
 grep -q "set aside" "$T/err" && fail "--cdi-replace set our own spec aside: $(cat "$T/err")"
-ls "$T/root/run/cdi" | grep -q -- "$aside" && fail "something set aside: $(ls "$T/root/run/cdi")"
+ls "$T/root/run/cdi" | grepq -- "$aside" && fail "something set aside: $(ls "$T/root/run/cdi")"
 expect_rc 0 uninstall --cdi-dir /run/cdi
 [ -z "$(ls -A "$T/root/run/cdi")" ] || fail "uninstall left or put back: $(ls -A "$T/root/run/cdi")"
 

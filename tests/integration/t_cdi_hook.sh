@@ -54,7 +54,7 @@ image
 echo "include /etc/ld.so.conf.d/*.conf" >"$rootfs/etc/ld.so.conf"
 run_hook
 [ "$HRC" = 0 ] || fail "hook on a plain image: exit $HRC: $(cat "$T/herr")"
-ldconfig -p -C "$rootfs/etc/ld.so.cache" | grep -q "libcuda.so.1 .*=> $folder/libcuda.so.1" ||
+ldconfig -p -C "$rootfs/etc/ld.so.cache" | grepq "libcuda.so.1 .*=> $folder/libcuda.so.1" ||
     fail "the image's ld cache lacks libcuda.so.1: $(ldconfig -p -C "$rootfs/etc/ld.so.cache")"
 
 # /etc/ld.so.conf a FIFO: refused without waiting for a writer.
@@ -97,8 +97,8 @@ PY
 [ "${peak% *}" = 0 ] || fail "hook with an endless include: exit ${peak% *}: $(cat "$T/herr")"
 [ "${peak#* }" -lt 300 ] || fail "hook with an endless include: peak ${peak#* } MiB resident"
 echo "cdi-hook: an include that never ends: exit 0, peak ${peak#* } MiB resident (600 MiB library cached)"
-ldconfig -p -C "$rootfs/etc/ld.so.cache" | grep -q "libcuda.so.1 .*=> $folder/libcuda.so.1" &&
-    ldconfig -p -C "$rootfs/etc/ld.so.cache" | grep -q "libnvidia-ml.so.1 .*=> $folder/" ||
+ldconfig -p -C "$rootfs/etc/ld.so.cache" | grepq "libcuda.so.1 .*=> $folder/libcuda.so.1" &&
+    ldconfig -p -C "$rootfs/etc/ld.so.cache" | grepq "libnvidia-ml.so.1 .*=> $folder/" ||
     fail "the ld cache after an endless include: $(ldconfig -p -C "$rootfs/etc/ld.so.cache")"
 none_in_image
 

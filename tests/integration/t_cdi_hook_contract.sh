@@ -56,7 +56,7 @@ refused() {
     [ "$HRC" = "$rc" ] || fail "hook $*: exit $HRC, want $rc: $(cat "$T/herr")"
     grep -q -- "$msg" "$T/herr" || fail "hook $*: stderr lacks '$msg': $(cat "$T/herr")"
 }
-cached() { ldconfig -p -C "$rootfs/etc/ld.so.cache" | grep -q "$1 .*=> $2"; }
+cached() { ldconfig -p -C "$rootfs/etc/ld.so.cache" | grepq "$1 .*=> $2"; }
 
 # update-ldcache: nvidia-ctk's form, repeated and comma-separated folders, --ldconfig-path.
 image
@@ -160,7 +160,7 @@ compat_lib() {
         note "$2" "$3" >"$T/note.bin"
         objcopy --add-section .note.cuda.fwd_compatibility="$T/note.bin" \
             --set-section-flags .note.cuda.fwd_compatibility=readonly "$T/libplain.so" "$compat/libcuda.so.$1"
-        readelf -SW "$compat/libcuda.so.$1" | grep -q "fwd_compatibility *NOTE .* 1$" || fail "the stand-in's note section"
+        readelf -SW "$compat/libcuda.so.$1" | grepq "fwd_compatibility *NOTE .* 1$" || fail "the stand-in's note section"
     else
         cp "$T/libplain.so" "$compat/libcuda.so.$1"
     fi
@@ -199,7 +199,7 @@ used && fail "compat without host versions, but used"
 compat_lib 550.54.15 "[535]" 12.4
 ok enable-cuda-compat --host-driver-version=535.261.03
 ok update-ldcache --folder /a
-ldconfig -p -C "$rootfs/etc/ld.so.cache" | grep "libcuda.so.1 " | head -1 | grep -q "/usr/local/cuda/compat/" ||
+ldconfig -p -C "$rootfs/etc/ld.so.cache" | grep "libcuda.so.1 " | sed -n 1p | grepq "/usr/local/cuda/compat/" ||
     fail "compat first: $(ldconfig -p -C "$rootfs/etc/ld.so.cache" | grep libcuda)"
 
 # update-application-profile: the container's GPUs 1 and 3 (minors), not other devices.

@@ -52,10 +52,10 @@ cmp -s "$T/root$inst/usr/bin/nvidia-smi" "$T/root$inst/bin/.real/nvidia-smi" || 
 # following links, and nvidia-smi --version with only LD_PRELOAD set exits 0.
 dr=$T/root$inst
 nv_path=$(find "$dr/opt/bin" "$dr/usr/bin" "$dr/usr/sbin" "$dr/bin" "$dr/sbin" \
-    -maxdepth 1 -type f -name nvidia-smi 2>/dev/null | head -n1 || true)
+    -maxdepth 1 -type f -name nvidia-smi 2>/dev/null | sed -n 1p || true)
 nv_lib=$(find -L "$dr/usr/lib64" "$dr/usr/lib/x86_64-linux-gnu" "$dr/usr/lib/aarch64-linux-gnu" \
     "$dr/lib64" "$dr/lib/x86_64-linux-gnu" "$dr/lib/aarch64-linux-gnu" \
-    -maxdepth 1 -type f -name libnvidia-ml.so.1 2>/dev/null | head -n1 || true)
+    -maxdepth 1 -type f -name libnvidia-ml.so.1 2>/dev/null | sed -n 1p || true)
 assert_eq "$nv_path" "$dr/usr/bin/nvidia-smi" "the DRA driver's nvidia-smi"
 assert_eq "$nv_lib" "$dr/lib64/libnvidia-ml.so.1" "the DRA driver's libnvidia-ml.so.1"
 env -i LD_PRELOAD="$nv_lib" "$nv_path" --version >"$T/dra.out" 2>&1 || fail "the DRA driver's check: $(cat "$T/dra.out")"
@@ -105,7 +105,7 @@ for tk in 1.16 1.17.0 1.17.8; do
     in_ns "run --device k8s.device-plugin.nvidia.com/gpu=0 $PROBE_IMAGE sh -c 'probe libcuda.so.1 libnvidia-ml.so.1 libcuda.so; nvidia-smi; echo smi=\$?'" ||
         fail "podman with toolkit $tk's spec shape: $(cat "$T/ns.err")"
     # 1.17's libcuda.so names libcuda.so.1, which the hook's ldconfig makes after it.
-    [ "$tk" = 1.16 ] || grep -qx "dlopen libcuda.so: ok" "$T/ns.out" || fail "toolkit $tk: libcuda.so: $(cat "$T/ns.out")"
+    [ "$tk" = 1.16 ] || grepq -x "dlopen libcuda.so: ok" "$T/ns.out" || fail "toolkit $tk: libcuda.so: $(cat "$T/ns.out")"
     grep -qx "dlopen libcuda.so.1: ok" "$T/ns.out" || fail "toolkit $tk: libcuda.so.1 by soname: $(cat "$T/ns.out")"
     grep -qx "dlopen libnvidia-ml.so.1: ok" "$T/ns.out" || fail "toolkit $tk: libnvidia-ml.so.1 by soname: $(cat "$T/ns.out")"
     grep -qx "smi=0" "$T/ns.out" || fail "toolkit $tk: nvidia-smi: $(cat "$T/ns.out") $(cat "$T/ns.err")"

@@ -88,5 +88,5 @@ python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); assert c["module_ar
 NVIDIA_HOST_MOUNT=/opt/a "$BIN" --root "$T/root" config "${good[@]}" --host-mount /opt/b,/opt/c >"$T/out" 2>/dev/null
 python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); assert c["host_mounts"] == ["/opt/b", "/opt/c"], c' "$T/out"
 # mirror does not read NVIDIA_DRIVER_VERSION, nor says it does.
-"$BIN" mirror --help | grep -- "--driver-version" | grep -q NVIDIA_DRIVER_VERSION && fail "mirror advertises NVIDIA_DRIVER_VERSION"
+"$BIN" mirror --help | grep -- "--driver-version" | grepq NVIDIA_DRIVER_VERSION && fail "mirror advertises NVIDIA_DRIVER_VERSION"
 true

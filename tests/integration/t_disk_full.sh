@@ -25,7 +25,7 @@ after=$($INST_WRAP sh -c "cd '$(idir)' && find . -printf '%p %y %s %l %m\n' | so
 assert_eq "$after" "$before" "install dir after ENOSPC (staging removed)"
 expect_rc 0 status
 expect_out "driver_version: $V_OLD"
-$INST_WRAP "$(idir)/bin/nvidia-smi" | grep -q "$V_OLD" || fail "the previous driver is not usable"
+$INST_WRAP "$(idir)/bin/nvidia-smi" | grepq "$V_OLD" || fail "the previous driver is not usable"
 
 # Room again: the same command succeeds, from the cached package.
 $INST_WRAP mount -o remount,size=32m "$(idir)"

@@ -28,7 +28,7 @@ served() { # the install dir, the modules, and what the cluster reads
         "$features/00-nvidia-driver" "$T/root/var/run/cdi/"*
 }
 unchanged() { # BEFORE WHAT: what the node serves is still BEFORE
-    [ "$(served)" = "$1" ] || fail "$2: $(diff <(echo "$1") <(served) | head -8)"
+    [ "$(served)" = "$1" ] || fail "$2: $(diff <(echo "$1") <(served) | sed -n 1,8p)"
 }
 mkdir -p "$T/root/proc/4242/fd"
 ln -s /dev/nvidiactl "$T/root/proc/4242/fd/3"

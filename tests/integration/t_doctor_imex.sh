@@ -64,9 +64,9 @@ imex_line() { grep -A1 '^\[[a-z ]*\] imex ' "$T/out"; }
 
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args)
 expect_rc 9 doctor --kernel-release "$KERNEL"
-imex_line | grep -q "^\[fail\] imex          GPU 10de:2941 (GB200) needs IMEX for jobs across nodes; the installed driver $V_OLD: driver $V_OLD does not drive the GB200 (570.123.01 or later does)$" ||
+imex_line | grepq "^\[fail\] imex          GPU 10de:2941 (GB200) needs IMEX for jobs across nodes; the installed driver $V_OLD: driver $V_OLD does not drive the GB200 (570.123.01 or later does)$" ||
     fail "535's imex line: $(cat "$T/out")"
-imex_line | grep -q "fix: install a driver 570.158.01 or later built with build-driver-package --imex (NVIDIA's nvidia-imex package of its version)$" ||
+imex_line | grepq "fix: install a driver 570.158.01 or later built with build-driver-package --imex (NVIDIA's nvidia-imex package of its version)$" ||
     fail "535's fix: $(imex_line)"
 expect_rc 9 doctor --kernel-release "$KERNEL" --json
 python3 - "$T/out" <<'PY'
@@ -78,9 +78,9 @@ assert o["verdict"] == "fail", o["verdict"]
 PY
 nvlink5 on
 expect_rc 9 doctor --kernel-release "$KERNEL"
-dcgm_line | grep -q "^\[warn\] dcgm nvswitch NVLink 5 switches behind 2 management port(s); the installed driver $V_OLD has no lib64/libnvsdm.so.1: DCGM (dcgm-exporter) cannot load NVSDM and reports no NVSwitch or NVLink metrics$" ||
+dcgm_line | grepq "^\[warn\] dcgm nvswitch NVLink 5 switches behind 2 management port(s); the installed driver $V_OLD has no lib64/libnvsdm.so.1: DCGM (dcgm-exporter) cannot load NVSDM and reports no NVSwitch or NVLink metrics$" ||
     fail "535's dcgm nvswitch line: $(cat "$T/out")"
-dcgm_line | grep -q "fix: install a driver of branch 560 or later built with build-driver-package --nvsdm (NVIDIA's libnvsdm package of its version); the GPUs serve without it$" ||
+dcgm_line | grepq "fix: install a driver of branch 560 or later built with build-driver-package --nvsdm (NVIDIA's libnvsdm package of its version); the GPUs serve without it$" ||
     fail "535's dcgm nvswitch fix: $(dcgm_line)"
 dcgm_load
 grep -q "^nvsdm: not loaded: libnvsdm.so.1: cannot open shared object file" "$T/load" ||
@@ -91,7 +91,7 @@ nvlink5 off
 gpu_dev=$T/root/sys/devices/pci0000:00/0000:00:04.0/device
 echo 0x2901 >"$gpu_dev"
 inst doctor --kernel-release "$KERNEL"
-dcgm_line | grep -q "^\[warn\] dcgm nvswitch NVLink 5 switches of GPU 10de:2901 (B200); the installed driver $V_OLD has no lib64/libnvsdm.so.1: " ||
+dcgm_line | grepq "^\[warn\] dcgm nvswitch NVLink 5 switches of GPU 10de:2901 (B200); the installed driver $V_OLD has no lib64/libnvsdm.so.1: " ||
     fail "a B200 without visible ports: $(cat "$T/out")"
 echo 0x2941 >"$gpu_dev"
 
@@ -100,14 +100,14 @@ expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V5
 major=$(sed -n 's/^ *\([0-9]*\) nvidia-caps-imex-channels$/\1/p' "$T/root/proc/devices")
 [ -n "$major" ] || fail "no chrdev for $V570"
 inst doctor --kernel-release "$KERNEL"
-imex_line | grep -q "^\[ok  \] imex          GPU 10de:2941 (GB200) needs IMEX for jobs across nodes; the installed driver $V570 has nvidia-imex and nvidia-imex-ctl, the kernel's nvidia-caps-imex-channels is major $major$" ||
+imex_line | grepq "^\[ok  \] imex          GPU 10de:2941 (GB200) needs IMEX for jobs across nodes; the installed driver $V570 has nvidia-imex and nvidia-imex-ctl, the kernel's nvidia-caps-imex-channels is major $major$" ||
     fail "570's imex line: $(cat "$T/out")"
 grep -q "dcgm nvswitch" "$T/out" && fail "a dcgm nvswitch line without NVLink 5 ports"
 rc_before=$RC
 nvlink5 on
 inst doctor --kernel-release "$KERNEL"
 assert_eq "$RC" "$rc_before" "doctor's status with the dcgm nvswitch line"
-dcgm_line | grep -q "^\[ok  \] dcgm nvswitch NVLink 5 switches behind 2 management port(s); the installed driver $V570 has lib64/libnvsdm.so.1, which DCGM (dcgm-exporter) loads for their telemetry$" ||
+dcgm_line | grepq "^\[ok  \] dcgm nvswitch NVLink 5 switches behind 2 management port(s); the installed driver $V570 has lib64/libnvsdm.so.1, which DCGM (dcgm-exporter) loads for their telemetry$" ||
     fail "570's dcgm nvswitch line: $(cat "$T/out")"
 dcgm_load
 grep -qx "nvswitch: nvsdm" "$T/load" || fail "DCGM's lookup: $(cat "$T/load")"
@@ -119,7 +119,7 @@ lib=$T/root/$IDIR_REL/lib64
 mv "$lib/libnvsdm.so.1" "$T/nvsdm-link"
 ln -s "$T/drv-$V570/lib64/libnvsdm.so.$V570" "$lib/libnvsdm.so.1"
 inst doctor --kernel-release "$KERNEL"
-dcgm_line | grep -q "^\[warn\] dcgm nvswitch .*; the installed driver $V570 has no lib64/libnvsdm.so.1: " ||
+dcgm_line | grepq "^\[warn\] dcgm nvswitch .*; the installed driver $V570 has no lib64/libnvsdm.so.1: " ||
     fail "an absolute libnvsdm.so.1 link out of the root: $(cat "$T/out")"
 rm "$lib/libnvsdm.so.1"
 mv "$T/nvsdm-link" "$lib/libnvsdm.so.1"
@@ -130,9 +130,9 @@ nvlink5 off
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V570_OLD"
 inst doctor --kernel-release "$KERNEL"
 assert_eq "$RC" "$rc_before" "doctor's status with the gate's warning"
-imex_line | grep -q "^\[warn\] imex          GPU 10de:2941 (GB200) needs IMEX for jobs across nodes; the installed driver $V570_OLD has nvidia-imex and nvidia-imex-ctl, the kernel's nvidia-caps-imex-channels is major $major; driver $V570_OLD is older than 570.158.01, which NVIDIA's DRA driver needs for its default feature gate IMEXDaemonsWithDNSNames: its ComputeDomain kubelet plugin refuses to start$" ||
+imex_line | grepq "^\[warn\] imex          GPU 10de:2941 (GB200) needs IMEX for jobs across nodes; the installed driver $V570_OLD has nvidia-imex and nvidia-imex-ctl, the kernel's nvidia-caps-imex-channels is major $major; driver $V570_OLD is older than 570.158.01, which NVIDIA's DRA driver needs for its default feature gate IMEXDaemonsWithDNSNames: its ComputeDomain kubelet plugin refuses to start$" ||
     fail "570.133.20's imex line: $(cat "$T/out")"
-imex_line | grep -q "fix: install 570.158.01 or later, or set the DRA driver's featureGates.IMEXDaemonsWithDNSNames=false$" ||
+imex_line | grepq "fix: install 570.158.01 or later, or set the DRA driver's featureGates.IMEXDaemonsWithDNSNames=false$" ||
     fail "570.133.20's fix: $(imex_line)"
 inst doctor --kernel-release "$KERNEL" --json
 python3 -c 'import json,sys; c=[x for x in json.load(open(sys.argv[1]))["checks"] if x["check"] == "imex"]; assert len(c) == 1 and c[0]["status"] == "warn" and "IMEXDaemonsWithDNSNames=false" in c[0]["fix"], c' "$T/out" ||
@@ -142,9 +142,9 @@ ub=$(find "$T/root/$IDIR_REL/" -path '*/usr/bin/nvidia-imex-ctl')
 [ -f "$ub" ] && [ -f "${ub%/usr/bin/*}/bin/nvidia-imex-ctl" ] || fail "no usr/bin/nvidia-imex-ctl: $ub"
 rm "$ub" && ln -s ../../bin/nvidia-imex-ctl "$ub"
 inst doctor --kernel-release "$KERNEL"
-imex_line | grep -q "^\[fail\] imex          .*; the installed driver $V570_OLD: it carries no nvidia-imex and nvidia-imex-ctl$" ||
+imex_line | grepq "^\[fail\] imex          .*; the installed driver $V570_OLD: it carries no nvidia-imex and nvidia-imex-ctl$" ||
     fail "usr/bin/nvidia-imex-ctl a link: $(cat "$T/out")"
-imex_line | grep -q "fix: install a driver 570.158.01 or later built with build-driver-package --imex (NVIDIA's nvidia-imex package of its version; single-node jobs run without it)$" ||
+imex_line | grepq "fix: install a driver 570.158.01 or later built with build-driver-package --imex (NVIDIA's nvidia-imex package of its version; single-node jobs run without it)$" ||
     fail "no programs' fix: $(imex_line)"
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V570"
 
@@ -154,30 +154,30 @@ expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V5
 loaded=$T/root/sys/module/nvidia/version
 echo "$V570_OLD" >"$loaded"
 inst doctor --kernel-release "$KERNEL"
-imex_line | grep -q "^\[warn\] imex          GPU 10de:2941 (GB200) needs IMEX for jobs across nodes; the installed driver $V570 has nvidia-imex and nvidia-imex-ctl, the loaded driver $V570_OLD's nvidia-caps-imex-channels is major $major; driver $V570_OLD is older than 570.158.01, " ||
+imex_line | grepq "^\[warn\] imex          GPU 10de:2941 (GB200) needs IMEX for jobs across nodes; the installed driver $V570 has nvidia-imex and nvidia-imex-ctl, the loaded driver $V570_OLD's nvidia-caps-imex-channels is major $major; driver $V570_OLD is older than 570.158.01, " ||
     fail "$V570_OLD loaded under $V570: $(cat "$T/out")"
-imex_line | grep -q "fix: drain the node and re-run install, or reboot: either loads the installed $V570; or set the DRA driver's featureGates.IMEXDaemonsWithDNSNames=false$" ||
+imex_line | grepq "fix: drain the node and re-run install, or reboot: either loads the installed $V570; or set the DRA driver's featureGates.IMEXDaemonsWithDNSNames=false$" ||
     fail "$V570_OLD loaded's fix: $(imex_line)"
 echo 570.86.16 >"$loaded"
 inst doctor --kernel-release "$KERNEL"
-imex_line | grep -q "^\[fail\] imex          GPU 10de:2941 (GB200) needs IMEX for jobs across nodes; the loaded driver 570.86.16: driver 570.86.16 does not drive the GB200 (570.123.01 or later does)$" ||
+imex_line | grepq "^\[fail\] imex          GPU 10de:2941 (GB200) needs IMEX for jobs across nodes; the loaded driver 570.86.16: driver 570.86.16 does not drive the GB200 (570.123.01 or later does)$" ||
     fail "570.86.16 loaded under $V570: $(cat "$T/out")"
-imex_line | grep -q "fix: drain the node and re-run install, or reboot: either loads the installed $V570$" ||
+imex_line | grepq "fix: drain the node and re-run install, or reboot: either loads the installed $V570$" ||
     fail "570.86.16 loaded's fix: $(imex_line)"
 echo "$V570" >"$loaded"
 
 # --imex-channel0: the host's channel0 is held to the kernel's major.
 inst doctor --kernel-release "$KERNEL" --imex-channel0
-imex_line | grep -q "^\[fail\] imex .*; /dev/nvidia-caps-imex-channels/channel0 is missing$" ||
+imex_line | grepq "^\[fail\] imex .*; /dev/nvidia-caps-imex-channels/channel0 is missing$" ||
     fail "channel0 missing: $(cat "$T/out")"
-imex_line | grep -q "fix: re-run install with --imex-channel0: it makes it$" || fail "channel0's fix: $(imex_line)"
+imex_line | grepq "fix: re-run install with --imex-channel0: it makes it$" || fail "channel0's fix: $(imex_line)"
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V570" --imex-channel0
 inst doctor --kernel-release "$KERNEL" --imex-channel0
-imex_line | grep -q "^\[ok  \] imex .*is major $major, channel0 in place$" || fail "channel0 in place: $(cat "$T/out")"
+imex_line | grepq "^\[ok  \] imex .*is major $major, channel0 in place$" || fail "channel0 in place: $(cat "$T/out")"
 rm "$T/root/dev/nvidia-caps-imex-channels/channel0"
 mknod "$T/root/dev/nvidia-caps-imex-channels/channel0" c 240 0
 inst doctor --kernel-release "$KERNEL" --imex-channel0
-imex_line | grep -q "^\[fail\] imex .*; /dev/nvidia-caps-imex-channels/channel0 is 240:0, the kernel's channel 0 is $major:0$" ||
+imex_line | grepq "^\[fail\] imex .*; /dev/nvidia-caps-imex-channels/channel0 is 240:0, the kernel's channel 0 is $major:0$" ||
     fail "a stale channel0: $(cat "$T/out")"
 # The directory a link (to a real one with a right channel0): install refuses it, so does
 # doctor, never following it.
@@ -186,14 +186,14 @@ rm "$T/root/dev/elsewhere/channel0"
 mknod "$T/root/dev/elsewhere/channel0" c "$major" 0
 ln -s elsewhere "$T/root/dev/nvidia-caps-imex-channels"
 inst doctor --kernel-release "$KERNEL" --imex-channel0
-imex_line | grep -q "^\[fail\] imex .*; /dev/nvidia-caps-imex-channels is a symbolic link, not a directory$" ||
+imex_line | grepq "^\[fail\] imex .*; /dev/nvidia-caps-imex-channels is a symbolic link, not a directory$" ||
     fail "channel0 through a link: $(cat "$T/out")"
-imex_line | grep -q "fix: remove it: the installer makes the directory and channel0 in it (--imex-channel0); then re-run install$" ||
+imex_line | grepq "fix: remove it: the installer makes the directory and channel0 in it (--imex-channel0); then re-run install$" ||
     fail "the link's fix: $(imex_line)"
 rm -r "$T/root/dev/nvidia-caps-imex-channels" "$T/root/dev/elsewhere"
 
 # The loaded driver without the chrdev (as 535 loaded under 570's files would be).
 sed -i '/ nvidia-caps-imex-channels$/d' "$T/root/proc/devices"
 inst doctor --kernel-release "$KERNEL"
-imex_line | grep -q "^\[fail\] imex .*; the loaded driver $V570 registers no nvidia-caps-imex-channels in /proc/devices$" ||
+imex_line | grepq "^\[fail\] imex .*; the loaded driver $V570 registers no nvidia-caps-imex-channels in /proc/devices$" ||
     fail "no chrdev: $(cat "$T/out")"

@@ -9,7 +9,7 @@ new_signed_repo "$T/repo" "$V_OLD:default"
 R=(--repo "file://$T/repo" --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL")
 next() { # next VERDICT TEXT: the next-boot line, or the test fails
     expect_rc "${RC_WANT:-9}" doctor "${R[@]}"
-    grep -A1 -E "^\[$1 *\] next boot " "$T/out" | grep -qF -- "$2" ||
+    grep -A1 -E "^\[$1 *\] next boot " "$T/out" | grepq -F -- "$2" ||
         fail "no [$1] next boot line with '$2': $(grep -A1 "next boot" "$T/out")"
 }
 # newest TEXT: after next, the newest-kernel warning (an installed kernel newer than the
@@ -19,7 +19,7 @@ newest() {
         if grep -q "newest kernel" "$T/out"; then fail "a newest-kernel line: $(cat "$T/out")"; fi
         return 0
     fi
-    grep -A1 -E "^\[warn\] newest kernel " "$T/out" | grep -qF -- "$1" ||
+    grep -A1 -E "^\[warn\] newest kernel " "$T/out" | grepq -F -- "$1" ||
         fail "no newest-kernel line with '$1': $(grep -A1 "newest kernel" "$T/out")"
 }
 # No kernel image installed (a container's view, COS): no line at all.
@@ -111,7 +111,7 @@ newest none
 # Without --repo: not known, and the fix says to ask.
 rm -rf "$T/root/boot/grub"
 expect_rc 9 doctor --kernel-release "$KERNEL"
-grep -A1 "next boot" "$T/out" | grep -q "not known (no --repo given)" || fail "no --repo: $(grep -A1 "next boot" "$T/out")"
+grep -A1 "next boot" "$T/out" | grepq "not known (no --repo given)" || fail "no --repo: $(grep -A1 "next boot" "$T/out")"
 
 # RHEL 9: kernels under /lib/modules/R/vmlinuz, BLS entries, GRUB's saved_entry (grubby).
 rm -rf "$T/root/boot" "$T/root/lib/modules/6.1.0-9-amd64" "$T/root/lib/modules/$OTHER_KERNEL" \

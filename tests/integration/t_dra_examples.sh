@@ -166,9 +166,9 @@ refused_all() {
     ! dra "${files[@]}" || fail "broken copies passed: $(cat "$T/dra.out")"
     for ((a = 1; a <= $#; a += 2)); do
         local f=${!a} m=$((a + 1))
-        grep -F "check-dra: $f: " "$T/dra.out" | grep -qF -- "${!m}" ||
+        grep -F "check-dra: $f: " "$T/dra.out" | grepq -F -- "${!m}" ||
             fail "${f##*/} not refused with '${!m}': $(cat "$T/dra.out")"
-        echo "REJECT ${f##*/}: $(grep -F "check-dra: $f: " "$T/dra.out" | grep -m1 -F -- "${!m}")" >&2
+        echo "REJECT ${f##*/}: $(grep -F "check-dra: $f: " "$T/dra.out" | grep -F -- "${!m}" | sed -n 1p)" >&2
     done
 }
 A4X=$EX/compute-domain-a4x.yaml
@@ -199,7 +199,7 @@ refused_all "$T/amd64.yaml" 'imex-job-0: it may land on a node labelled {"nvidia
     "$T/quota-class.yaml" "no PriorityClass In expression of spec.scopeSelector names all of the chart's classes" \
     "$T/quota-field.yaml" "spec: must NOT have additional properties: scopeSelectors" \
     "$T/quota-deep.yaml" "matchExpressions.0: must NOT have additional properties: scopName"
-! grep -F "taint.yaml: " "$T/dra.out" | grep -q "must be" || fail "a null tolerations refused by the schema: $(cat "$T/dra.out")"
+! grep -F "taint.yaml: " "$T/dra.out" | grepq "must be" || fail "a null tolerations refused by the schema: $(cat "$T/dra.out")"
 
 # The chart's rules (templates/validation.yaml, restated in tests/k8s/drachart.mjs), each
 # seen to refuse: values-dra.yaml with YAML merged over it (null deletes a key, as Helm's

@@ -27,9 +27,9 @@ PY
 
 # The host's ld cache finds the driver.
 assert_eq "$(cat "$T/root/etc/ld.so.conf.d/nvidia.conf" | tail -1)" "/home/kubernetes/bin/nvidia/lib64" "ld.so.conf.d"
-ldconfig -r "$T/root" -p | grep -q "libcuda.so.1 .*=> /home/kubernetes/bin/nvidia/lib64/libcuda.so.1" ||
+ldconfig -r "$T/root" -p | grepq "libcuda.so.1 .*=> /home/kubernetes/bin/nvidia/lib64/libcuda.so.1" ||
     fail "ld cache lacks libcuda.so.1: $(ldconfig -r "$T/root" -p | grep -i nvidia)"
-ldconfig -r "$T/root" -p | grep -q "libnvidia-ml.so.1 .*=> /home/kubernetes/bin/nvidia/lib64/libnvidia-ml.so.1" ||
+ldconfig -r "$T/root" -p | grepq "libnvidia-ml.so.1 .*=> /home/kubernetes/bin/nvidia/lib64/libnvidia-ml.so.1" ||
     fail "ld cache lacks libnvidia-ml.so.1"
 
 # CDI: valid, with the GPUs by index, by UUID and all.
@@ -149,5 +149,5 @@ for f in "$spec" "$labels" "$ready" "$T/root/etc/ld.so.conf.d/nvidia.conf" \
     "$T/root/home/kubernetes/bin/nvidia/.helpers"; do
     [ ! -e "$f" ] || fail "$f left after uninstall"
 done
-ldconfig -r "$T/root" -p | grep -q "libcuda.so.1" && fail "ld cache still lists libcuda"
+ldconfig -r "$T/root" -p | grepq "libcuda.so.1" && fail "ld cache still lists libcuda"
 true

@@ -98,4 +98,4 @@ for d in idx["drivers"]:
 expect_rc 5 install --repo "$HTTP/repo" $(install_args) --driver-version "$V_NEW.3"
 expect_err "decompressing the package: zstd: "
 assert_eq "$(snapshot "$(idir)")" "$before" "install dir after a damaged frame"
-echo "frames: $(grep -o 'decompressing the package: [^(]*' "$T/err" | head -1)"
+echo "frames: $(grep -o 'decompressing the package: [^(]*' "$T/err" | sed -n 1p)"

@@ -9,9 +9,9 @@ for sub in bin lib64 drivers firmware share; do
 done
 [ -f "$d/drivers/nvidia.ko" ] || fail "kernel/ was not published as drivers/"
 [ -f "$d/firmware/nvidia/$V_NEW/gsp_ga10x.bin" ] || fail "firmware missing"
-readelf -d "$d/lib64/libcuda.so.1" | grep -q 'SONAME.*libcuda.so.1' || fail "libcuda soname"
-readelf -d "$d/lib64/libnvidia-ml.so.1" | grep -q 'SONAME.*libnvidia-ml.so.1' || fail "nvml soname"
-"$d/bin/nvidia-smi" | grep -q "Driver Version: $V_NEW" || fail "nvidia-smi does not run"
+readelf -d "$d/lib64/libcuda.so.1" | grepq 'SONAME.*libcuda.so.1' || fail "libcuda soname"
+readelf -d "$d/lib64/libnvidia-ml.so.1" | grepq 'SONAME.*libnvidia-ml.so.1' || fail "nvml soname"
+"$d/bin/nvidia-smi" | grepq "Driver Version: $V_NEW" || fail "nvidia-smi does not run"
 # Permissions are normalised, and nothing is world-writable.
 [ -z "$(find "$d/.current/" -perm /o+w ! -type l)" ] || fail "world-writable files"
 assert_eq "$(stat -c %a "$d/bin/nvidia-smi")" 755 "nvidia-smi mode"

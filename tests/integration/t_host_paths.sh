@@ -93,7 +93,7 @@ assert_eq "$(cat "$g/.taken-over/bin/my-health-check")" mine "the operator's fil
 assert_eq "$(cd "$g/.taken-over" && find . | sort | tr '\n' ' ')" ". ./bin ./bin/my-health-check " \
     "what was kept"
 assert_eq "$(cat "$g/.cache")" cache "GKE's marker"
-"$g/bin/nvidia-smi" | grep -q "Driver Version: $V_NEW"
+"$g/bin/nvidia-smi" | grepq "Driver Version: $V_NEW"
 
 # Links planted at the installer's own names: .versions (an install would rename the new
 # version through it) and the lock. Replaced, never followed.
@@ -123,7 +123,7 @@ victim=$(snapshot "$T/root/etc/victim2"; cat "$T/root/etc/passwd")
 expect_rc 0 install --repo "$R" $(install_args)
 assert_eq "$(snapshot "$T/root/etc/victim2"; cat "$T/root/etc/passwd")" "$victim" "the host's /etc after links in the cache"
 [ ! -L "$c/index.json" ] && [ -f "$c/index.json" ] || fail "the cache's index is not its own file"
-"$(idir)/bin/nvidia-smi" | grep -q "Driver Version: $V_NEW"
+"$(idir)/bin/nvidia-smi" | grepq "Driver Version: $V_NEW"
 
 # --metrics-file: another program's file is never replaced; ours is, run after run.
 mkdir -p "$T/root/var/lib/node_exporter"

@@ -68,5 +68,5 @@ for c in xz gzip; do
     "$SRC/scripts/make-repo" add --repo "$T/repo" --key "$FIX/keys/key.pem" --version "$V_NEW" \
         --kernel "$KERNEL" "$T/pkg.$c" >/dev/null
     expect_rc 0 install --repo "file://$T/repo" $(install_args) --driver-version "$V_NEW"
-    "$(idir)/bin/nvidia-smi" | grep -q "$V_NEW" || fail "$c package"
+    "$(idir)/bin/nvidia-smi" | grepq "$V_NEW" || fail "$c package"
 done

@@ -24,7 +24,7 @@ printf '\x03\x02\x04\x11\x22\x33\x44\x00\x02\x0a\xff' >"$T/drv/kernel/nvidia.ko.
 "$SRC/scripts/make-repo" pack "$T/drv" "$T/ima.tar.zst"
 "$SRC/scripts/make-repo" pack "$T/drv" "$T/ima2.tar.zst"
 assert_eq "$(sha256sum <"$T/ima2.tar.zst")" "$(sha256sum <"$T/ima.tar.zst")" "the package's digest"
-zstd -dcq "$T/ima.tar.zst" | tar -t 2>/dev/null | grep -q '\.sig$' && fail "a .sig file was packed"
+zstd -dcq "$T/ima.tar.zst" | tar -t 2>/dev/null | grepq '\.sig$' && fail "a .sig file was packed"
 
 mkroot "$T/root"
 new_repo "$T/repo"

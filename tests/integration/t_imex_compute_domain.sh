@@ -313,7 +313,7 @@ assert_eq "$DRC" 0 "the IMEX daemon's exit on SIGTERM"
 ! cd_check "$C" || fail "the check passed after the daemon stopped"
 cd_start "$C"
 wait_ready "restarted in IP mode" "$C"
-tail -n 1 "$LOG" | grep -qx "nvidia-imex: nodes: $POD_IP 10.20.0.7" ||
+tail -n 1 "$LOG" | grepq -x "nvidia-imex: nodes: $POD_IP 10.20.0.7" ||
     fail "the restarted daemon's nodes: $(tail -n 3 "$LOG")"
 cd_stop "SIGTERM"
 assert_eq "$DRC" 0 "the restarted IMEX daemon's exit on SIGTERM"
@@ -327,7 +327,7 @@ mkdir -p "$T/dyn"
 for p in nvidia-imex nvidia-imex-ctl; do
     cc -std=gnu11 -O2 -D_GNU_SOURCE -o "$T/dyn/$p" "$SRC/tests/standin/imex.c"
 done
-readelf -l "$T/dyn/nvidia-imex" | grep -q INTERP || fail "the dynamic build is static"
+readelf -l "$T/dyn/nvidia-imex" | grepq INTERP || fail "the dynamic build is static"
 # Packed as build-driver-package packs IMEX (bin/, share/nvidia/imex/): --imex would refuse
 # programs that are not NVIDIA's, and this one only has to be dynamic.
 cp -a "$FIX/drv-$V_NEW" "$T/drv-dyn"
@@ -365,5 +365,5 @@ cd_start "$C"
 cd_reap "the launcher alone"
 assert_eq "$DRC" 127 "the launcher mounted alone"
 tail -n 1 "$LOG" |
-    grep -q "^nvidia-imex: /bin/.real/nvidia-imex is missing: this is the driver.s launcher" ||
+    grepq "^nvidia-imex: /bin/.real/nvidia-imex is missing: this is the driver.s launcher" ||
     fail "the launcher's message: $(tail -n 3 "$LOG")"

@@ -69,7 +69,7 @@ agent_says_ready() {
     assert_eq "$(cat "$KUBE_DIR/status")" 200 "the agent's condition write"
 }
 
-said_at() { grep -n -- "$1" "$T/err" | head -1 | cut -d: -f1; }
+said_at() { grep -n -- "$1" "$T/err" | sed -n 1p | cut -d: -f1; }
 
 # 1. A node that serves no driver: Installing, said before the download and the load.
 expect_rc 0 install --driver-version "$V_OLD" $(kernel_args) "${node[@]}"

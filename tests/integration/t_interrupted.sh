@@ -21,7 +21,7 @@ wait "$pid" || true
 # The package streams into a staging tree while it downloads: a kill leaves that tree
 # (hidden, never current; the next run removes it) and nothing else changed.
 assert_eq "$(snapshot "$T/root/$IDIR_REL" | grep -v '^\./\.staging-')" "$before" "install dir after kill -9"
-"$(idir)/bin/nvidia-smi" | grep -q "$V_OLD" || fail "previous install unusable"
+"$(idir)/bin/nvidia-smi" | grepq "$V_OLD" || fail "previous install unusable"
 
 # Leftovers of a run killed during unpack and publish: a staging tree, a temporary link,
 # an unreferenced version.

@@ -107,7 +107,7 @@ PY
 rv4=$(rv)
 kube_api PATCH $N "${AGENT[@]}" "${MP[@]}" -d '{"metadata": {"resourceVersion": "'"$rv4"'"}, "spec": {"taints": [{"key": "nvidia.com/gpu-unhealthy", "value": "FatalXid", "effect": "NoSchedule"}]}}' >/dev/null
 status_is 200 "the PATCH read again"
-tail -1 "$KUBE_LOG" | grep -q '"node_after": {.*"FatalXid"' || fail "node_after: $(tail -1 "$KUBE_LOG")"
+tail -1 "$KUBE_LOG" | grepq '"node_after": {.*"FatalXid"' || fail "node_after: $(tail -1 "$KUBE_LOG")"
 
 # 5. Taints kube-apiserver's validateNodeTaints refuses: 422 Invalid, nothing written.
 rv5=$(rv)

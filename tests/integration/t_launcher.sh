@@ -45,9 +45,9 @@ for p in "$d/bin/nvidia-smi" "$v/bin/nvidia-smi" "$d/bin/smi-link"; do
     grep -q "Driver Version: $V_NEW" "$T/smi" || fail "$p: $(cat "$T/smi")"
 done
 mkdir -p "$T/elsewhere"
-(cd "$T/elsewhere" && env -i ../root/$IDIR_REL/bin/nvidia-smi) | grep -q "Driver Version: $V_NEW" ||
+(cd "$T/elsewhere" && env -i ../root/$IDIR_REL/bin/nvidia-smi) | grepq "Driver Version: $V_NEW" ||
     fail "nvidia-smi by a relative path"
-(cd "$d/bin" && env -i ./nvidia-smi) | grep -q "Driver Version: $V_NEW" || fail "./nvidia-smi"
+(cd "$d/bin" && env -i ./nvidia-smi) | grepq "Driver Version: $V_NEW" || fail "./nvidia-smi"
 
 # LD_LIBRARY_PATH: the version's lib64 alone, or first before the caller's; argv[0] and the
 # rest of the environment as given; the program's own exit status.

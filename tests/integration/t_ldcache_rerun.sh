@@ -24,7 +24,7 @@ expect_rc 0 install --repo "file://$T/repo" $(install_args)
 echo "include /etc/ld.so.conf.d/*.conf" >"$T/root/etc/ld.so.conf"
 expect_rc 0 install --repo "file://$T/repo" $(install_args) -v
 expect_err "ld cache rebuilt"
-ldconfig -r "$T/root" -p | grep -q "libcuda.so.1 .*=> /home/kubernetes/bin/nvidia/lib64/libcuda.so.1" ||
+ldconfig -r "$T/root" -p | grepq "libcuda.so.1 .*=> /home/kubernetes/bin/nvidia/lib64/libcuda.so.1" ||
     fail "the cache after the configuration changed: $(ldconfig -r "$T/root" -p | grep -i nvidia)"
 # The switch and the rebuild in one clock tick, or a clock set back after the switch: the
 # cache's time is not after .current's. The rebuild dates .current before the cache, so

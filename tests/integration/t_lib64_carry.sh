@@ -66,7 +66,7 @@ assert_eq "$(installed_version)" "$V_NEW" "after the upgrade"
 foreign_ok upgrade
 own_only "$V_NEW"
 # The new package's libcuda.so.$V_NEW is kept, with a warning; the impostor is not carried.
-head -c 4 "$lib/libcuda.so.$V_NEW" | grep -q ELF || fail "the new package's libcuda was replaced"
+head -c 4 "$lib/libcuda.so.$V_NEW" | grepq ELF || fail "the new package's libcuda was replaced"
 expect_err "has the name of one of the new version's: the new version's is kept (path=libcuda.so.$V_NEW"
 expect_err "files of other installers carried to the new version (carried=7 kept_new=1 not_carried=0"
 assert_eq "$(ls "$(idir)/.versions" | wc -l)" 1 "versions kept after the upgrade"

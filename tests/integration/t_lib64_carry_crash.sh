@@ -32,15 +32,15 @@ crash_run() { # N ARGS...: the installer, killed at its Nth change; its exit sta
 }
 
 tree_old=$(current_tree)
-echo "$tree_old" | grep -q "^./libnccl-net.so " && fail "the snapshot is not of lib64's parent"
-echo "$tree_old" | grep -q "^./lib64/libnccl-net.so " || fail "no plugin in the old tree"
+echo "$tree_old" | grepq "^./libnccl-net.so " && fail "the snapshot is not of lib64's parent"
+echo "$tree_old" | grepq "^./lib64/libnccl-net.so " || fail "no plugin in the old tree"
 # The reference: the upgrade, never interrupted, counted.
 crash_run 0 install "${args[@]}" --driver-version "$V_NEW"
 [ "$(cat "$T/crash.rc")" = 0 ] || fail "the counting run failed: $(cat "$T/err")"
 ref=$(state)
 tree_new=$(current_tree)
 for f in lib64/libnccl-net.so lib64/libnccl-net.so.1 lib64/profiles/env.sh lib64/outside; do
-    echo "$tree_new" | grep -q "^./$f " || fail "the uninterrupted upgrade did not carry $f"
+    echo "$tree_new" | grepq "^./$f " || fail "the uninterrupted upgrade did not carry $f"
 done
 # The window: after the package is unpacked, up to the log line of the carry (just before
 # the .current rename), and a few changes past it (the rename itself).

@@ -37,6 +37,6 @@ final=$(installed_version)
 case $final in "$V_OLD" | "$V_NEW") ;; *) fail "after the race: '$final'" ;; esac
 left=$(cd "$(idir)" && find . -name '.staging*' -o -name '*.tmp-*')
 [ -z "$left" ] || fail "left behind: $left"
-"$(idir)/bin/nvidia-smi" | grep -q "$final" || fail "the install is not whole"
+"$(idir)/bin/nvidia-smi" | grepq "$final" || fail "the install is not whole"
 waited=$(grep -l "waiting for it" "$T"/race.*.err | wc -l)
 echo "8 racers: $waited waited for the lock; $final installed"

@@ -147,7 +147,7 @@ edit "$gke" "priorityClassName: system-node-critical" "priorityClass: system-nod
 edit "$T/unknown.yaml" "roleRef:" "roleref:" "$T/unknown.yaml"
 rejects gke "$T/unknown.yaml" "misspelt fields"
 grep "ClusterRoleBinding nvidia-driver-installer-plugin: " "$T/err" |
-    grep -qF "(root): must NOT have additional properties: roleref" ||
+    grepq -F "(root): must NOT have additional properties: roleref" ||
     fail "a misspelt roleRef is refused for another reason: $(cat "$T/err")"
 sed 's/roleref:/roleRef:/' "$T/unknown.yaml" >"$T/unknown2.yaml"
 rejects gke "$T/unknown2.yaml" "a misspelt priorityClassName"

@@ -31,7 +31,7 @@ assert_eq "$(grep -c '^gi ' "$gpus/0000:00:04.0/standin-mig")" 7 "GPU instances 
 assert_eq "$(grep -c '^ci ' "$gpus/0000:00:04.0/standin-mig")" 7 "compute instances on GPU 0"
 n=$(names | wc -w)
 assert_eq "$n" 29 "CDI devices (14 MIG devices twice, all)"
-names | tr ' ' '\n' | grep -qx "1:6" || fail "no device 1:6: $(names)"
+names | tr ' ' '\n' | grepq -x "1:6" || fail "no device 1:6: $(names)"
 python3 - "$spec" <<'PY'
 import json, re, sys
 s = json.load(open(sys.argv[1]))
@@ -114,7 +114,7 @@ grep -qx "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3" <<<"$labels" && grep -qx
 expect_rc 0 install --repo "$R" $(kernel_args) --mig-layout all-disabled,0=all-1g.10gb
 expect_err "GPU layout applied (layout=all-disabled,0=all-1g.10gb from=--mig-layout changed=1 unchanged=1"
 assert_eq "$(names | tr ' ' '\n' | grep -c '^0:')" 7 "MIG devices of GPU 0"
-names | tr ' ' '\n' | grep -qx 1 || fail "GPU 1 not offered whole: $(names)"
+names | tr ' ' '\n' | grepq -x 1 || fail "GPU 1 not offered whole: $(names)"
 labels=$(python3 "$SRC/tests/tools/nfd-local.py" "$T/root/etc/kubernetes/node-feature-discovery/features.d")
 grep -qx "nvidia.com/mig.strategy=mixed" <<<"$labels" && grep -qx "nvidia.com/mig-1g.10gb.count=7" <<<"$labels" &&
     grep -qx "nvidia.com/gpu.count=2" <<<"$labels" || fail "labels of a mixed node: $labels"

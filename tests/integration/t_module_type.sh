@@ -48,7 +48,7 @@ expect_out "request:     default -> driver $V, proprietary modules"
 expect_rc 0 install --repo "$R" $(kernel_args) --kernel-module-type proprietary --metrics-file /var/lib/node_exporter/m.prom
 assert_eq "$(status_key module_type)" proprietary "installed flavour"
 assert_eq "$(status_key loaded_module_type)" proprietary "loaded flavour"
-ls "$T/root/$IDIR_REL/.versions" | grep -q "^$V-proprietary-" || fail "version id: $(ls "$T/root/$IDIR_REL/.versions")"
+ls "$T/root/$IDIR_REL/.versions" | grepq "^$V-proprietary-" || fail "version id: $(ls "$T/root/$IDIR_REL/.versions")"
 grep -qx "nvidia.com/gpu.driver-installer.kernel-module-type=proprietary" "$labels" || fail "labels: $(cat "$labels")"
 grep -qF "nvidia_driver_installer_driver_info{version=\"$V\",kernel=\"$KERNEL\",module_type=\"proprietary\"} 1" \
     "$T/root/var/lib/node_exporter/m.prom" || fail "metrics: $(grep driver_info "$T/root/var/lib/node_exporter/m.prom")"
@@ -67,7 +67,7 @@ expect_err "unloading the loaded driver (version=$V module_type=proprietary)"
 assert_eq "$(status_key module_type)" open "installed flavour after the switch"
 assert_eq "$(status_key loaded_module_type)" open "loaded flavour after the switch"
 assert_eq "$(cat "$T/root/sys/module/nvidia/taint")" O "the open module's taint"
-ls "$T/root/$IDIR_REL/.versions" | grep -q "^$V-open-" || fail "version id: $(ls "$T/root/$IDIR_REL/.versions")"
+ls "$T/root/$IDIR_REL/.versions" | grepq "^$V-open-" || fail "version id: $(ls "$T/root/$IDIR_REL/.versions")"
 grep -qx "nvidia.com/gpu.driver-installer.kernel-module-type=open" "$labels" || fail "labels: $(cat "$labels")"
 grep -qF 'module_type="open"' "$T/root/var/lib/node_exporter/m.prom" || fail "metrics: $(grep driver_info "$T/root/var/lib/node_exporter/m.prom")"
 # Their consumers: NFD keeps the label (its rules: tests/tools/nfd-local.py), promtool the metric.

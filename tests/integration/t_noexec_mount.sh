@@ -31,7 +31,7 @@ unshare -m bash -c '
 cat "$T/mounts1"
 grep -q "^$T/host/home/kubernetes/bin/nvidia rw,nosuid,nodev" "$T/mounts1" || fail "no exec mount seen by the host"
 # (This test's own directory name holds "noexec": look at the options field only.)
-awk -v t="$T/host/home/kubernetes/bin/nvidia" '$1 == t && $2 ~ /noexec/' "$T/mounts1" | grep -q . &&
+awk -v t="$T/host/home/kubernetes/bin/nvidia" '$1 == t && $2 ~ /noexec/' "$T/mounts1" | grepq . &&
     fail "the host sees it noexec"
 grep -q "^$T/host/usr/local/nvidia rw,nosuid,nodev" "$T/mounts1" || fail "--host-mount not seen by the host"
 grep -q "exec bind mount in place (target=$T/root/home/kubernetes/bin/nvidia)" "$T/err1" || fail "not logged"

@@ -264,6 +264,6 @@ have=$(installed_version)
 expect_rc 0 install --repo "$STANDIN_REF" --ca-file "$STANDIN_CA" \
     --cache-dir /var/cache/registry-token $(install_args) --driver-version "$have"
 expect_err "index generated .* is older than the one generated .*: a replayed or stale index"
-echo "replay: $(grep 'a replayed or stale index' "$T/err" | head -1)"
+echo "replay: $(grep 'a replayed or stale index' "$T/err" | sed -n 1p)"
 assert_eq "$(installed_version)" "$have" "the installed driver after the replay"
 assert_eq "$(snapshot "$(idir)")" "$before" "the install directory after the replay"

@@ -33,7 +33,7 @@ rm -rf "$T/root/proc/modules" "$T/root/proc/driver" "$T/root/run" "$T/root/sys/m
     "$T/root/sys/module/drm" "$T/root/sys/module/drm_kms_helper" "$T/root/dev/"nvidia*
 cp -a "$T/root" "$T/booted"
 fresh() { rm -rf "$T/root" && cp -a "$T/booted" "$T/root"; }
-module=$(cd "$I/.versions/$staged" && find . -name nvidia-uvm.ko | head -1)
+module=$(cd "$I/.versions/$staged" && find . -name nvidia-uvm.ko | sed -n 1p)
 
 # reported KIND CODE CAUSE: every consumer shows that $V_NEW failed with exit CODE, CAUSE.
 reported() {

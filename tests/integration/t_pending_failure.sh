@@ -52,7 +52,7 @@ staged_again() {
     assert_eq "$(cat "$T/root/sys/module/nvidia/version")" "$V_NEW" "$1: loaded at the next run"
     assert_eq "$(installed_version)" "$V_NEW" "$1: current at the next run"
 }
-module=$(cd "$I/.versions/$staged" && find . -name nvidia-uvm.ko | head -1)
+module=$(cd "$I/.versions/$staged" && find . -name nvidia-uvm.ko | sed -n 1p)
 [ -n "$module" ] || fail "no nvidia-uvm.ko in the staged version: $(cd "$I/.versions/$staged" && find .)"
 
 # One module's signature gone: exit 5 as always, and the current version serves.

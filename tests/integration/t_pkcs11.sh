@@ -156,7 +156,7 @@ grep -q "^make-signing-key: $T/keys/made.crt, $T/keys/made.der (the key stays on
 cmp -s <(openssl x509 -in "$T/keys/made.crt" -noout -pubkey) <(openssl pkey -in "$T/secret/mod.key" -pubout) ||
     fail "the token-made certificate is not the token key's"
 openssl verify -CAfile "$T/keys/made.crt" "$T/keys/made.crt" >/dev/null || fail "the token-made certificate's self-signature"
-openssl x509 -in "$T/keys/made.crt" -noout -text | grep -qF "Code Signing, 1.3.6.1.4.1.2312.16.1.2" ||
+openssl x509 -in "$T/keys/made.crt" -noout -text | grepq -F "Code Signing, 1.3.6.1.4.1.2312.16.1.2" ||
     fail "the token-made certificate lacks the module-signing key usage"
 
 # make-repo alone, the PIN from the environment too; then from pin-source.

@@ -21,7 +21,7 @@ command -v "$KUBECTL" >/dev/null || fail "kubectl is needed (scripts/deps.sh ins
 # kubernetes-client is 1.20.2) the stand-in asks kubectl which of the two it lacks and
 # carries out only that, as kubectl 1.30+ does (tests/tools/runbook.py cites the source),
 # saying so on stderr; everything else is that kubectl's own work.
-echo "kubectl: $("$KUBECTL" version --client 2>/dev/null | head -1)"
+echo "kubectl: $("$KUBECTL" version --client 2>/dev/null | sed -n 1p)"
 python3 -c 'import yaml' || fail "python3-yaml is needed (scripts/deps.sh)"
 
 exec {kfd}< <(exec python3 "$SRC/tests/tools/kube-stub.py" "$T/debug-pods.json" 300)

@@ -68,6 +68,6 @@ expect_rc 5 verify-module --kernel-release "$KERNEL" --module-cert "$T/keys/othe
 expect_out "FAIL: signature rejected: signed by 'Example GPU driver signing'.*not a pinned certificate"
 # The default key: RSA 4096, the kernel's default.
 "$MSK" "$T/keys/default" >/dev/null
-openssl x509 -in "$T/keys/default.crt" -noout -text | grep -qF "Public-Key: (4096 bit)" || fail "default key type"
-openssl x509 -in "$T/keys/default.crt" -noout -subject | grep -qxF "subject=CN = NVIDIA driver module signing key" ||
+openssl x509 -in "$T/keys/default.crt" -noout -text | grepq -F "Public-Key: (4096 bit)" || fail "default key type"
+openssl x509 -in "$T/keys/default.crt" -noout -subject | grepq -xF "subject=CN = NVIDIA driver module signing key" ||
     fail "default subject"

@@ -19,7 +19,7 @@ watch_staging() {
             echo published-early
             return
         fi
-        if [ -n "$(find "$d" -path "*/.staging-*" -type f 2>/dev/null | head -1)" ]; then
+        if [ -n "$(find "$d" -path "*/.staging-*" -type f 2>/dev/null | sed -n 1p)" ]; then
             echo streamed
             return
         fi
@@ -36,7 +36,7 @@ grep -q "\"path\": \"/$pkg\"" "$HTTP_LOG" && fail "the download had finished bef
 wait "$pid" || fail "install failed: $(cat "$T/err")"
 assert_eq "$seen" streamed "staging during the download"
 expect_err "package unpacked and verified"
-grep "package unpacked" "$T/err" | grep -q "from=download" || fail "not unpacked from the download"
+grep "package unpacked" "$T/err" | grepq "from=download" || fail "not unpacked from the download"
 assert_eq "$(installed_version)" "$V_NEW" "installed"
 cmp "$d/firmware/nvidia/$V_NEW/big.bin" "$T/drv/firmware/nvidia/$V_NEW/big.bin" ||
     fail "the streamed file differs"

@@ -14,7 +14,7 @@ expect_err "sha256 mismatch"
 assert_eq "$(snapshot "$T/root/$IDIR_REL")" "$before" "install dir after digest failure"
 assert_eq "$(installed_version)" "$V_OLD" "still installed"
 ls "$T/root/var/cache/nvidia-driver-installer/packages/" | grep -v "$(sha256sum "$FIX/pkg-$V_OLD.tar.zst" | cut -c1-64)" |
-    grep -q pkg && fail "a bad package entered the cache"
+    grepq pkg && fail "a bad package entered the cache"
 
 # Wrong size: the index promises fewer bytes than the file has.
 edit_index "$T/repo" '

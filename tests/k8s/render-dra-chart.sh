@@ -109,7 +109,7 @@ refused() {
     done
     "$HELM" template dra-driver-nvidia-gpu "$CHART" --namespace "$ns" --kube-version 1.34.2 \
         ${apiv:+--api-versions "$apiv"} "${vals[@]}" >/dev/null 2>"$T/err" && fail "$what: the chart renders it"
-    at=$(sed -n 's/.*templates\/validation\.yaml:\([0-9]*\):.*/\1/p' "$T/err" | head -1)
+    at=$(sed -n 's/.*templates\/validation\.yaml:\([0-9]*\):.*/\1/p' "$T/err" | sed -n 1p)
     [ -n "$at" ] || fail "$what: the chart fails elsewhere than validation.yaml: $(head -3 "$T/err")"
     [ "$at" -ge "${lines%-*}" ] && [ "$at" -le "${lines#*-}" ] ||
         fail "$what: the chart fails at validation.yaml:$at, not within $lines"
@@ -164,7 +164,7 @@ nilmap() {
     shift 2
     render --api-versions resource.k8s.io/v1 "$@" >/dev/null 2>"$T/err" && fail "$what: the chart renders it"
     grep -q "templates/$at:[0-9]*:[0-9]*$" "$T/err" || fail "$what: the chart fails elsewhere than $at: $(head -3 "$T/err")"
-    echo "render-dra-chart: refused, before validation.yaml: $what ($(grep -o "templates/$at:[0-9]*" "$T/err" | head -1))"
+    echo "render-dra-chart: refused, before validation.yaml: $what ($(grep -o "templates/$at:[0-9]*" "$T/err" | sed -n 1p))"
 }
 edit "$T/notls.yaml" <<<'webhook: {enabled: true, tls: null}'
 nilmap "webhook.tls missing (validation.yaml:56-61)" webhook-deployment.yaml -f "$T/notls.yaml"

@@ -59,6 +59,7 @@ set -euo pipefail
 BIN=$(realpath "${1:?usage: run.sh BIN [SCENARIO...]}")
 shift
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
+. "$SRC/tests/tools/pipes.sh"
 W=$SRC/build/packaging
 BDP=$SRC/scripts/build-driver-package
 R=$(ls /lib/modules | grep -- '-amd64$' | sort -V | tail -1)
@@ -260,7 +261,7 @@ canonical_debs() {
     mkdir -p "$bits/scripts"
     (cd "$dk" && find . -name '*.o' -o -name '*.mod' | cpio -pdm --quiet "$bits")
     sed -i "s@$dk/@@g" "$bits/"*.mod
-    cp "/lib/modules/$R/build/$(grep -o -- '-T [^ ]*module.lds' "$w/make.log" | head -1 | cut -d' ' -f2)" \
+    cp "/lib/modules/$R/build/$(grep -o -- '-T [^ ]*module.lds' "$w/make.log" | sed -n 1p | cut -d' ' -f2)" \
         "$bits/scripts/module.lds"
     {
         echo '[ "$1" = "unsigned" ] && { signed_only=:; shift; }'
@@ -510,7 +511,7 @@ t_cos_fetch() {
         fail "no Range request"
     has "$w/ok.log" "toolchain.tar.xz: "
     has "$w/ok.log" "driver $V: Google's signatures, Google's precompiled open modules"
-    grep '"path": "/cos-tools/'"$b"'/lakitu/nvidia-drivers-'"$V"'.tgz"' "$w/http.log" | grep -q '"status": 200' ||
+    grep '"path": "/cos-tools/'"$b"'/lakitu/nvidia-drivers-'"$V"'.tgz"' "$w/http.log" | grepq '"status": 200' ||
         fail "the precompiled modules not fetched where the installer reads them"
     for f in kernel-headers.tgz toolchain_env toolchain.tar.xz "nvidia-drivers-$V-signature.tar.gz" \
         "nvidia-drivers-$V.tgz" "NVIDIA-Linux-x86_64-$V.run"; do
@@ -649,7 +650,7 @@ t_fabricmanager() {
     mkdir -p "$w/pkg"
     tar -C "$w/pkg" -xf "$(pkg_of "$w/work")"
     [ -x "$w/pkg/bin/nv-fabricmanager" ] || fail "no bin/nv-fabricmanager in the package"
-    "$w/pkg/bin/nv-fabricmanager" --version | grep -qx "Fabric Manager version is : $V" ||
+    "$w/pkg/bin/nv-fabricmanager" --version | grepq -x "Fabric Manager version is : $V" ||
         fail "another nv-fabricmanager"
     cmp "$w/pkg/share/nvidia/nvswitch/fabricmanager.cfg" "$w/fabricmanager-linux-x86_64-$V-archive/etc/fabricmanager.cfg" ||
         fail "the config"
@@ -884,7 +885,7 @@ t_imex() {
     mkdir -p "$w/pkg64" "$w/run64"
     tar -C "$w/pkg64" -xf "$w/work64/nvidia-$v-proprietary-$ar.tar.zst"
     for kind in nvidia-imex nvidia-imex-ctl; do
-        readelf -h "$w/pkg64/bin/$kind" | grep -q "Machine: *AArch64" || fail "bin/$kind is not aarch64"
+        readelf -h "$w/pkg64/bin/$kind" | grepq "Machine: *AArch64" || fail "bin/$kind is not aarch64"
         cmp "$w/pkg64/bin/$kind" "$d/usr/bin/$kind" || fail "arm64 bin/$kind is not the package's"
     done
     # GB200 and A4X nodes are arm64: the packed arm64 programs run as the compute-domain
@@ -959,7 +960,7 @@ t_arm64() {
             fail "$(basename "$k"): vermagic $(modinfo -F vermagic "$k")"
     done
     for k in "$w/pkg/kernel/"*.ko "$w/pkg/lib64/libcuda.so.1" "$w/pkg/bin/nvidia-smi"; do
-        readelf -h "$k" | grep -q "Machine: *AArch64" || fail "$k is not an aarch64 object"
+        readelf -h "$k" | grepq "Machine: *AArch64" || fail "$k is not an aarch64 object"
     done
     python3 -c 'import json,sys; i=json.load(open(sys.argv[1])); assert i["arch"] == "aarch64" and i["toolchain"]["cross_compile"] == "aarch64-linux-gnu-" and i["module_params"] == ["nvidia-drm.modeset=1", "nvidia.NVreg_DeviceFileMode=432", "nvidia-drm.fbdev=1", "nvidia.NVreg_CoherentGPUMemoryMode=driver"] and i["platform_params"] == ["nvidia.NVreg_CoherentGPUMemoryMode=driver"], i' \
         "$w/pkg/share/nvidia/build-info.json" || fail "build-info.json: arch, cross_compile, module_params"
@@ -971,7 +972,7 @@ t_arm64() {
     # Left out on request, and replaced by the operator's own value.
     rc 0 "$w/noplat.log" a64 --arch arm64 --headers "$h" --source "$w/src" "${sign[@]}" --work "$w/work" \
         --repo "$w/repo-noplat" --no-platform-params
-    ! tar -tf "$w/work/nvidia-$V-proprietary-$ar.tar.zst" | grep -q module-params.conf ||
+    ! tar -tf "$w/work/nvidia-$V-proprietary-$ar.tar.zst" | grepq module-params.conf ||
         fail "--no-platform-params: the package still has module-params.conf"
     rc 0 "$w/ownplat.log" a64 --arch arm64 --headers "$h" --source "$w/src" "${sign[@]}" --work "$w/work" \
         --repo "$w/repo-noplat" --module-param nvidia.NVreg_CoherentGPUMemoryMode=numa
@@ -987,7 +988,7 @@ t_arm64() {
     # The amd64 package of the same version into the same repository.
     rc 0 "$w/amd64.log" a64 --kernel "$R" --source "$W/src" "${sign[@]}" --work "$w/work-amd64" --tag default
     # No Grace default on x86, where it would not apply.
-    ! tar -tf "$w/work-amd64/nvidia-$V-proprietary-$R.tar.zst" | grep -q module-params.conf ||
+    ! tar -tf "$w/work-amd64/nvidia-$V-proprietary-$R.tar.zst" | grepq module-params.conf ||
         fail "the amd64 package has module-params.conf"
     python3 -c '
 import json, sys
@@ -1148,7 +1149,7 @@ t_hostile() {
     # The key's bytes are in no output: the repository, its packages, the work directories.
     ! grep -rqsF -- "$secret" "$w/repo" "$w/work-abs" "$w/work-rel" || fail "the key's bytes are in an output"
     for p in $(find "$w/repo" "$w/work-abs" "$w/work-rel" -name '*.tar.zst' 2>/dev/null); do
-        ! zstd -dc "$p" | grep -qaF -- "$secret" || fail "the key's bytes are in $p"
+        ! zstd -dc "$p" | grepq -aF -- "$secret" || fail "the key's bytes are in $p"
     done
     nothing_left "$w/work-abs"
 
@@ -1238,10 +1239,10 @@ t_gpudirect() {
         [ "$(modinfo -F vermagic "$p/kernel/$ko.ko" | cut -d' ' -f1)" = "$R" ] || fail "$ko: vermagic"
         [ "$(modinfo -F depends "$p/kernel/$ko.ko")" = nvidia ] ||
             fail "$ko depends on '$(modinfo -F depends "$p/kernel/$ko.ko")', not nvidia"
-        modinfo "$p/kernel/$ko.ko" | grep -q "^signer: *Stand-in vendor" || fail "$ko: modinfo's signer"
-        modinfo -F sig_id "$p/kernel/$ko.ko" | grep -qx "PKCS#7" || fail "$ko: sig_id"
+        modinfo "$p/kernel/$ko.ko" | grepq "^signer: *Stand-in vendor" || fail "$ko: modinfo's signer"
+        modinfo -F sig_id "$p/kernel/$ko.ko" | grepq -x "PKCS#7" || fail "$ko: sig_id"
         sig_verifies "$p/kernel/$ko.ko" "$W/keys/vendor.crt" || fail "$ko: the signature does not verify"
-        nm -u "$p/kernel/$ko.ko" | grep -q ' nvidia_p2p_get_pages$' || fail "$ko: takes no nvidia_p2p_get_pages"
+        nm -u "$p/kernel/$ko.ko" | grepq ' nvidia_p2p_get_pages$' || fail "$ko: takes no nvidia_p2p_get_pages"
     done
     [ "$(modinfo -F name "$p/kernel/nvidia-fs.ko")" = nvidia_fs ] || fail "nvidia-fs's module name"
     [ "$(readlink "$p/lib64/libgdrapi.so.2")" = libgdrapi.so.2.5 ] || fail "the soname link"
@@ -1252,9 +1253,9 @@ t_gpudirect() {
     [ "$(modinfo -F have_vm_flags_set "$p/kernel/gdrdrv.ko")" = n ] || fail "gdrdrv: HAVE_VM_FLAGS_SET"
     # nv_symbols' CRC of a stray driver (the stand-in script's 0x0badc0de) never reaches
     # modpost: nvidia-fs takes the CRC of this build's nvidia.ko.
-    /sbin/modprobe --dump-modversions "$p/kernel/nvidia-fs.ko" | grep -q '0x0badc0de' &&
+    /sbin/modprobe --dump-modversions "$p/kernel/nvidia-fs.ko" | grepq '0x0badc0de' &&
         fail "nvidia-fs took nv.symvers' CRC"
-    readelf -d "$p/lib64/libgdrapi.so.2.5" | grep -q 'Library soname: \[libgdrapi.so.2\]' ||
+    readelf -d "$p/lib64/libgdrapi.so.2.5" | grepq 'Library soname: \[libgdrapi.so.2\]' ||
         fail "libgdrapi's soname"
     python3 -c 'import json,sys; i=json.load(open(sys.argv[1])); assert i["gdrcopy"] == {"version": "2.5", "library": "libgdrapi.so.2"} and i["gds"] == {"version": "2.27.3"}, i; assert {"gdrdrv.ko", "nvidia-fs.ko"} <= set(i["modules"]), i["modules"]' \
         "$p/share/nvidia/build-info.json" || fail "build-info.json: gdrcopy, gds"

@@ -20,6 +20,7 @@
 #   4. all-disabled: no MIG device left, MIG mode off; the mode the GPUs had before the
 #      script is put back last (all-enabled when it was on).
 set -euo pipefail
+. "$(dirname "$0")/../tools/pipes.sh"
 BIN=${1:?usage: mig-gpu.sh NVIDIA-DRIVER-INSTALLER}
 [ "${NDI_MIG_MAY_REPARTITION:-}" = 1 ] || {
     echo "mig-gpu: this repartitions the node's GPUs; set NDI_MIG_MAY_REPARTITION=1 where that is allowed" >&2
@@ -40,13 +41,13 @@ install() {
 }
 
 was_on=$("$SMI" --query-gpu=mig.mode.current --format=csv,noheader | grep -c Enabled || true)
-profile=$("$SMI" mig -lgip 2>/dev/null | sed -n 's/.*MIG \([0-9]g\.[0-9]*gb\) .*/\1/p' | head -1)
+profile=$("$SMI" mig -lgip 2>/dev/null | sed -n 's/.*MIG \([0-9]g\.[0-9]*gb\) .*/\1/p' | sed -n 1p)
 if [ -z "$profile" ]; then
     # Profiles are listed in MIG mode only: the installer turns it on for all-enabled.
     rc=$(install --mig-layout all-enabled)
     [ "$rc" = 10 ] && { step "MIG mode waits for a GPU reset (exit 10): reboot, then run again"; exit 0; }
     [ "$rc" = 0 ] || fail "all-enabled: exit $rc: $(tail -3 /tmp/mig-gpu.err)"
-    profile=$("$SMI" mig -lgip | sed -n 's/.*MIG \([0-9]g\.[0-9]*gb\) .*/\1/p' | head -1)
+    profile=$("$SMI" mig -lgip | sed -n 's/.*MIG \([0-9]g\.[0-9]*gb\) .*/\1/p' | sed -n 1p)
 fi
 [ -n "$profile" ] || fail "nvidia-smi mig -lgip lists no profile: not a MIG GPU"
 step "1. all-$profile"
@@ -87,7 +88,7 @@ kill "$holder"
 step "4. all-disabled"
 rc=$(install --mig-layout all-disabled)
 [ "$rc" = 0 ] || [ "$rc" = 10 ] || fail "all-disabled: exit $rc: $(tail -3 /tmp/mig-gpu.err)"
-! "$SMI" -L | grep -q "^  MIG " || fail "MIG devices left"
+! "$SMI" -L | grepq "^  MIG " || fail "MIG devices left"
 if [ "$was_on" -gt 0 ]; then
     rc=$(install --mig-layout all-enabled)
     [ "$rc" = 0 ] || [ "$rc" = 10 ] || fail "putting MIG mode back: exit $rc"

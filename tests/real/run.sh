@@ -22,6 +22,7 @@ export PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
 
 BIN=$(realpath "${1:?usage: run.sh BINARY}")
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
+. "$SRC/tests/tools/pipes.sh"
 W=${NDI_REAL_DIR:-$SRC/build/real}
 V=535.261.03
 BDP=$SRC/scripts/build-driver-package
@@ -66,7 +67,7 @@ common=(--sign-key "$W/keys/mod.pem" --sign-cert "$W/keys/mod.crt" --repo-key "$
 # newer 6.1 kernels (tests/real/patches says more): patched only where the headers need it.
 open_patch=()
 if grep -A1 "int __must_check pci_resize_resource(" "/lib/modules/$R/source/include/linux/pci.h" |
-    grep -q exclude_bars; then
+    grepq exclude_bars; then
     open_patch=(--patch "open=$SRC/tests/real/patches/pci-resize-resource-exclude-bars.patch")
 fi
 t0=$(date +%s)
@@ -318,7 +319,7 @@ if "$SRC/tests/real/clang-kernel.sh" "$W/clang-kernel" "$W/keys/mod.pem"; then
             # compiled here: from a source beside it (nvidia.o and the like are links)
             [ -e "${o%.o}.c" ] || [ -e "${o%.o}.S" ] || [ -e "${o%.mod.o}.mod.c" ] || continue
             echo "$o" >>"$W/clang-$f.compiled"
-            readelf -p .comment "$o" 2>/dev/null | grep -q 'GCC:' && echo "$o" >>"$W/clang-$f.gcc-objects"
+            readelf -p .comment "$o" 2>/dev/null | grepq 'GCC:' && echo "$o" >>"$W/clang-$f.gcc-objects"
         done <"$W/clang-$f.objects"
         echo "real: $f for $CR: $(wc -l <"$W/clang-$f.compiled") objects compiled, by gcc: $(cat "$W/clang-$f.gcc-objects")"
         check "clang-$f-no-gcc-object" test -s "$W/clang-$f.compiled" -a ! -s "$W/clang-$f.gcc-objects"
@@ -358,7 +359,7 @@ AR=$("$SRC/scripts/fetch-debian-kernel" arm64 "$W/kernels")
 AK=$W/kernels/$AR/root
 a64_patch=()
 if grep -A1 "int __must_check pci_resize_resource(" "$AK"/usr/src/linux-headers-*-common/include/linux/pci.h |
-    grep -q exclude_bars; then
+    grepq exclude_bars; then
     a64_patch=(--patch "open=$SRC/tests/real/patches/pci-resize-resource-exclude-bars.patch")
 fi
 rm -rf "$W/arm64/repo"
@@ -373,7 +374,7 @@ if "$BDP" --kernel "$AR" --arch arm64 --headers "$AK/usr/src/linux-headers-$AR" 
             "[p['path'] for p in i['drivers'][0]['packages'] if p.get('module_type') == '$f'][0]")"
         aarch64=1
         for e in "$u"/kernel/*.ko "$u/lib64/libcuda.so.$V" "$u/lib64/libnvidia-ml.so.$V" "$u/bin/nvidia-smi"; do
-            readelf -h "$e" | grep -q "Machine: *AArch64" || aarch64=0
+            readelf -h "$e" | grepq "Machine: *AArch64" || aarch64=0
         done
         check "arm64-$f-aarch64" [ $aarch64 = 1 ]
         check "arm64-$f-vermagic" [ "$(modinfo -F vermagic "$u/kernel/nvidia.ko")" = "$AR SMP mod_unload modversions aarch64" ]

@@ -144,6 +144,7 @@ shift
 scenarios=("$@")
 [ ${#scenarios[@]} -gt 0 ] || scenarios=(main defer enforce lockdown vendor-sig agent-upgrade supply mig rhel selinux rdma gpudirect arm64-main arm64-enforce)
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
+. "$SRC/tests/tools/pipes.sh"
 W="$SRC/build/vm"
 V_OLD=535.261.03
 V_NEW=550.90.07
@@ -240,7 +241,7 @@ VENDOR_MOD=crc7
 make_vendor_repo() {
     local ko src=$W/vendor-src bdp=("$SRC/scripts/build-driver-package" --kernel "$R"
         --modules "$VENDOR_MOD" --installer "$BIN" --repo "$W/vendor-repo" --repo-key "$W/keys/repo.pem")
-    ko=$(find "/lib/modules/$R/kernel" -name "$VENDOR_MOD.ko*" | head -1)
+    ko=$(find "/lib/modules/$R/kernel" -name "$VENDOR_MOD.ko*" | sed -n 1p)
     [ -n "$ko" ] || fail "Debian's kernel has no $VENDOR_MOD module"
     "$SRC/scripts/extract-kernel-certs" "/boot/vmlinuz-$R" >"$W/keys/kernel.pem"
     rm -rf "$W/vendor-repo" "$W/vendor-ko" "$src" && mkdir -p "$W/vendor-ko" "$src/firmware"
@@ -333,7 +334,7 @@ with_arm64() {
     local GUEST_BIN GUEST_BUSYBOX GUEST_LDCONFIG
     GUEST_BIN=$(realpath "${NDI_VM_ARM64_BIN:-$SRC/build-arm64/nvidia-driver-installer}")
     [ -x "$GUEST_BIN" ] || fail "no arm64 installer at $GUEST_BIN (make ARCH=arm64)"
-    readelf -h "$GUEST_BIN" | grep -q "Machine: *AArch64" || fail "$GUEST_BIN is not an arm64 binary"
+    readelf -h "$GUEST_BIN" | grepq "Machine: *AArch64" || fail "$GUEST_BIN is not an arm64 binary"
     GUEST_LDCONFIG=$(dirname "$GUEST_BIN")/libexec/nvidia-driver-installer/ldconfig
     GUEST_BUSYBOX=$KROOT/bin/busybox
     AKIMAGE=$KROOT/boot/vmlinuz-$ar
@@ -468,7 +469,7 @@ make_initrd() {
         # against, from this machine's :arm64 packages.
         local dl=()
         for so in $sonames libpthread.so.0 libdl.so.2 librt.so.1 libm.so.6; do
-            lib=$(ls "/lib/$MULTIARCH/$so" "/usr/lib/$MULTIARCH/$so" 2>/dev/null | head -1)
+            lib=$(ls "/lib/$MULTIARCH/$so" "/usr/lib/$MULTIARCH/$so" 2>/dev/null | sed -n 1p)
             [ -n "$lib" ] || fail "$so is not installed for $MULTIARCH"
             dl+=("$lib")
         done
@@ -1036,7 +1037,7 @@ for s in "${scenarios[@]}"; do
         out=$(boot "$s" "$extra")
     fi
     echo "$out"
-    if ! grep -q "^VMTEST END $s pass=[0-9]* fail=0$" <<<"$out" || grep -q "^VMTEST FAIL" <<<"$out"; then
+    if ! grep -q "^VMTEST END $s pass=[0-9]* fail=0$" <<<"$out" || grepq "^VMTEST FAIL" <<<"$out"; then
         echo "vm: scenario $s failed (console log: $W/$s.log)"
         failed=1
     fi
