@@ -122,8 +122,8 @@ for p in "${packages[@]}"; do
     *:*) want="[a-z0-9]+" ;;
     *) want="($native|all)" ;;
     esac
-    dpkg-query -W -f='${Architecture} ${Status}\n' "$p" 2>/dev/null |
-        grep -qE "^$want install ok installed$" || missing+=("$p")
+    grep -qE "^$want install ok installed$" \
+        <(dpkg-query -W -f='${Architecture} ${Status}\n' "$p" 2>/dev/null) || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
@@ -135,7 +135,7 @@ fi
 echo "deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 case " ${missing[*]}" in
-*:arm64*) dpkg --print-foreign-architectures | grep -qx arm64 || dpkg --add-architecture arm64 ;;
+*:arm64*) grep -qx arm64 <(dpkg --print-foreign-architectures) || dpkg --add-architecture arm64 ;;
 esac
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

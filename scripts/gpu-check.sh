@@ -27,16 +27,16 @@ fail() {
 step() { printf '\n== %s\n' "$*"; }
 
 [ -r /proc/driver/nvidia/version ] || fail "no NVIDIA driver is loaded (/proc/driver/nvidia/version)"
-V=$(sed -n 's/.*Kernel Module *\([0-9.]*\) .*/\1/p' /proc/driver/nvidia/version | head -1)
-[ -n "$V" ] || V=$(sed -n 's/.*  \([0-9]\{3\}\.[0-9.]*\)  .*/\1/p' /proc/driver/nvidia/version | head -1)
+V=$(sed -n 's/.*Kernel Module *\([0-9.]*\) .*/\1/p' /proc/driver/nvidia/version | sed -n 1p)
+[ -n "$V" ] || V=$(sed -n 's/.*  \([0-9]\{3\}\.[0-9.]*\)  .*/\1/p' /proc/driver/nvidia/version | sed -n 1p)
 [ -n "$V" ] || fail "cannot read the loaded driver's version"
 [ -x "$BIN" ] || make -C "$SRC" >/dev/null
 [ -x "$BIN" ] || fail "no installer binary at $BIN"
 KERNEL=$(uname -r)
 
 step "Loaded driver $V on kernel $KERNEL; packing it with build-driver-package"
-nvml=$(ldconfig -p | sed -n 's/.*libnvidia-ml.so.1 .*=> //p' | head -1)
-[ -n "$nvml" ] || nvml=$(find / -xdev -name "libnvidia-ml.so.$V" 2>/dev/null | head -1)
+nvml=$(ldconfig -p | sed -n 's/.*libnvidia-ml.so.1 .*=> //p' | sed -n 1p)
+[ -n "$nvml" ] || nvml=$(find / -xdev -name "libnvidia-ml.so.$V" -print -quit 2>/dev/null)
 [ -n "$nvml" ] || fail "libnvidia-ml.so.1 not found"
 libdir=$(dirname "$(readlink -f "$nvml")")
 # The source, in the layout build-driver-package takes (that of a .run extract).
@@ -52,7 +52,7 @@ done
 for m in nvidia nvidia-uvm nvidia-modeset nvidia-drm nvidia-peermem; do
     f=""
     if [ -n "${NVIDIA_MODULES_DIR:-}" ]; then
-        f=$(ls "$NVIDIA_MODULES_DIR/$m".ko* 2>/dev/null | head -1)
+        f=$(ls "$NVIDIA_MODULES_DIR/$m".ko* 2>/dev/null | sed -n 1p)
     else
         f=$(modinfo -n "$m" 2>/dev/null || true)
     fi
