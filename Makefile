@@ -485,12 +485,14 @@ format-check:
 # cppcheck does not model __attribute__((cleanup)), so its leak reports are noise here;
 # leaks are caught by LeakSanitizer in `make asan`.
 # check-layers reads the call graph from the objects' symbol tables, so it builds them;
-# check-lines holds lines under 100 columns; hacking-doc.py holds hacking.md's folder table
-# to the tree and its layer order to check-layers'.
+# check-lines holds lines under 100 columns; check-pipes refuses grep -q and head at the end
+# of a pipe in a script under pipefail; hacking-doc.py holds hacking.md's folder table to
+# the tree and its layer order to check-layers'.
 lint: $(BUILD_INFO) $(LIB_OBJS) $(MAIN_OBJ)
-	$(call say,LINT,installer (check-layers and cppcheck); lines (check-lines); hacking.md)
+	$(call say,LINT,installer (check-layers and cppcheck); lines; pipes; hacking.md)
 	$(Q)scripts/check-layers --build $(BUILD)
 	$(Q)scripts/check-lines
+	$(Q)scripts/check-pipes
 	$(Q)python3 tests/tools/hacking-doc.py docs/hacking.md installer scripts/check-layers
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		--suppress=missingIncludeSystem --suppress=memleak -D_GNU_SOURCE -Iinstaller \
