@@ -133,6 +133,9 @@ assert_eq "$(curl -s -I -o /dev/null -w '%{http_code}' "$url/readyz")" 200 "HEAD
 inst agent --listen 127.0.0.1:99999
 assert_eq "$RC" 2 "a port out of range"
 grep -q "listen address '127.0.0.1:99999'" "$T/err" || fail "bad --listen: $(cat "$T/err")"
+# Within 15 s: a bound for an agent that ignores SIGTERM, wide enough for this test beside
+# others (ASan's leak scan at exit, a look under way on a loaded machine); the 2 s bound
+# is t_agent_slow_peers', which runs alone.
 kill -TERM "$apid"
 t0=$(date +%s%N)
 set +e
@@ -140,5 +143,6 @@ wait "$apid"
 rc=$?
 set -e
 assert_eq "$rc" 0 "the agent's exit on SIGTERM"
-[ $((($(date +%s%N) - t0) / 1000000)) -lt 2000 ] || fail "SIGTERM took over 2 s"
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$ms" -lt 15000 ] || fail "SIGTERM took $ms ms, over 15 s"
 agent_said "agent: stopping (signal=SIGTERM)" || fail "no stop line"
