@@ -43,7 +43,7 @@ metric() { curl -s "http://127.0.0.1:$(port)/metrics" | grep -F -- "$1" >/dev/nu
 # 1. Started, forked away, known by its pid.
 wait_for "the daemon's start" 10 at_least start 1
 grep -qx "start nvidia-persistenced pid=[0-9]* args=--persistence-mode" "$dlog" || fail "its arguments: $(cat "$dlog")"
-wait_for "the agent to know it" 5 said_at_least "daemon running (daemon=nvidia-persistenced pid=$(daemon_pid) restarts=0)" 1
+wait_for "the agent to know it" 20 said_at_least "daemon running (daemon=nvidia-persistenced pid=$(daemon_pid) restarts=0)" 1
 [ -d "$T/root/proc/$(daemon_pid)/fd" ] || fail "the stand-in does not hold the driver"
 metric 'nvidia_driver_installer_agent_daemon_up{daemon="nvidia-persistenced"} 1' || fail "daemon_up"
 
@@ -51,9 +51,9 @@ metric 'nvidia_driver_installer_agent_daemon_up{daemon="nvidia-persistenced"} 1'
 pid=$(daemon_pid)
 kill -KILL "$pid"
 rm -rf "$T/root/proc/$pid" # what the kernel's /proc does for a process that is gone
-wait_for "the crash reported" 5 said_at_least "daemon ended: starting it again after the backoff (daemon=nvidia-persistenced how=signal 9" 1
-wait_for "the restart" 5 at_least start 2
-wait_for "the agent to know the new one" 5 said_at_least "daemon running (daemon=nvidia-persistenced pid=$(daemon_pid) restarts=1)" 1
+wait_for "the crash reported" 30 said_at_least "daemon ended: starting it again after the backoff (daemon=nvidia-persistenced how=signal 9" 1
+wait_for "the restart" 30 at_least start 2
+wait_for "the agent to know the new one" 30 said_at_least "daemon running (daemon=nvidia-persistenced pid=$(daemon_pid) restarts=1)" 1
 metric 'nvidia_driver_installer_agent_daemon_restarts_total{daemon="nvidia-persistenced"} 1' || fail "restarts_total"
 [ -f "$marker" ] || fail "readiness withdrawn for the persistence daemon"
 grep -q "node not ready" "$T/agent.log" && fail "not ready for the persistence daemon: $(grep 'node not ready' "$T/agent.log")"
@@ -71,13 +71,13 @@ wait_for "ready on the new version" 10 metric "nvidia_driver_installer_agent_rea
 stop_agent
 [ "$(count stop)" = 2 ] || fail "the agent's SIGTERM did not stop the daemon: $(cat "$dlog")"
 STANDIN_DAEMON_FAIL=start start_agent
-wait_for "three failed starts" 15 at_least fail 3
+wait_for "three failed starts" 30 at_least fail 3
 # The agent says a failure once it has reaped it, after the stand-in's line: waited for.
 backoffs() {
     grep -q "how=exit 1 up_s=0 backoff_s=1 " "$T/agent.log" && grep -q "how=exit 1 up_s=[0-9]* backoff_s=2 " "$T/agent.log" &&
         grep -q "how=exit 1 up_s=[0-9]* backoff_s=4 " "$T/agent.log"
 }
-wait_for "the three failures' backoffs said (1, 2, 4 s)" 10 backoffs
+wait_for "the three failures' backoffs said (1, 2, 4 s)" 30 backoffs
 stop_agent
 
 # 5. The agent again (the node as it is): the daemon; then uninstall stops it, and with

@@ -126,23 +126,23 @@ grep -qx "trained" "$T/root/run/nvidia-fabricmanager/standin-fabric" || fail "th
 # 2b. Fabric Manager runs, but NVML says a GPU's fabric is not trained yet
 #     (nvmlDeviceGetGpuFabricInfo): not ready until it is.
 echo training >"$T/root/run/nvidia-fabricmanager/standin-fabric"
-wait_for "the fabric's state" 5 readyz_is "not ready (fabric_manager): the NVLink fabric is not trained: GPU GPU-00000000-0000-0000-0000-000000000000 reports its fabric not started (Fabric Manager runs)"
+wait_for "the fabric's state" 20 readyz_is "not ready (fabric_manager): the NVLink fabric is not trained: GPU GPU-00000000-0000-0000-0000-000000000000 reports its fabric not started (Fabric Manager runs)"
 [ ! -e "$marker" ] || fail "ready with the fabric untrained"
 echo trained >"$T/root/run/nvidia-fabricmanager/standin-fabric"
-wait_for "ready once trained" 5 readyz_is ready
+wait_for "ready once trained" 20 readyz_is ready
 
 # 3. Fabric Manager killed: not ready while it comes back.
 fm=$(sed -n 's/^start nv-fabricmanager pid=\([0-9]*\) .*/\1/p' "$dlog" | tail -1)
 lines=$(wc -l <"$T/agent.log")
 kill -KILL "$fm"
 rm -rf "$T/root/proc/$fm"
-wait_for "readiness withdrawn" 5 test ! -e "$marker"
+wait_for "readiness withdrawn" 30 test ! -e "$marker"
 # The look after the kill says why: the end, or, when the 1 s backoff ran out before that
 # look came (a slow look, under load), the restart under way.
 said_since "$lines" "node not ready (reason=fabric_manager cause=Fabric Manager \(ended (signal 9)\|is starting\) on this node of 2 NVSwitch(es)" ||
     fail "no error line: $(tail -3 "$T/agent.log")"
-wait_for "Fabric Manager again" 5 starts_at_least nv-fabricmanager 2
-wait_for "ready again" 10 readyz_is ready
+wait_for "Fabric Manager again" 30 starts_at_least nv-fabricmanager 2
+wait_for "ready again" 30 readyz_is ready
 [ -f "$marker" ] || fail "the marker not restored"
 
 # 4. An upgrade's hold: Fabric Manager stops first, then the persistence daemon.
@@ -165,7 +165,7 @@ mkhost
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_OLD"
 start_agent
 wait_for "ready" 10 readyz_is ready
-wait_for "the persistence daemon" 5 starts_at_least nvidia-persistenced 1
+wait_for "the persistence daemon" 20 starts_at_least nvidia-persistenced 1
 sleep 1.5
 assert_eq "$(starts nv-fabricmanager)" 0 "Fabric Manager on a node without NVSwitch"
 assert_eq "$(devnode nvidia-nvswitchctl)" missing "an NVSwitch control node without a switch"
@@ -228,12 +228,12 @@ grep -qx "start nv-fabricmanager pid=[0-9]* args=-c $cfg -g $guid" "$dlog" ||
 sm=$(sed -n 's/^start nvlsm pid=\([0-9]*\) .*/\1/p' "$dlog" | tail -1)
 lines=$(wc -l <"$T/agent.log")
 kill -KILL "$sm"
-wait_for "readiness withdrawn" 5 test ! -e "$marker"
+wait_for "readiness withdrawn" 30 test ! -e "$marker"
 # As for Fabric Manager above: the end, or the restart when the backoff ran out first.
 said_since "$lines" "node not ready (reason=fabric_manager cause=NVLSM \(ended (signal 9)\|is starting\) on management port $guid" ||
     fail "no error line: $(tail -3 "$T/agent.log")"
-wait_for "NVLSM again" 5 starts_at_least nvlsm 2
-wait_for "ready again" 10 readyz_is ready
+wait_for "NVLSM again" 30 starts_at_least nvlsm 2
+wait_for "ready again" 30 readyz_is ready
 # 5e. SIGTERM: Fabric Manager, NVLSM, then the persistence daemon.
 stop_agent
 assert_eq "$(grep '^stop ' "$dlog" | awk '{print $2}' | tail -3 | tr '\n' ' ')" "nv-fabricmanager nvlsm nvidia-persistenced " "SIGTERM's order"

@@ -65,13 +65,13 @@ echo 1 >"$T/root/sys/fs/selinux/mls"
 pid=$(mps_pid)
 kill -KILL "$pid"
 rm -rf "$T/root/proc/$pid" "$T/root/tmp/nvidia-mps/control"
-wait_for "the restart" 6 at_least start 2
+wait_for "the restart" 30 at_least start 2
 [ "$(getfattr --only-values -n security.selinux "$T/root/tmp/nvidia-mps" 2>/dev/null | tr -d '\0')" = \
     system_u:object_r:container_file_t:s0 ] || fail "the pipe directory is not labelled for containers"
 # The pool no longer asks for MPS: the daemon stops, and GKE's plugin's check fails.
 echo '{"GPUSharingConfig": {"GPUSharingStrategy": "time-sharing", "MaxSharedClientsPerGPU": 4}}' >"$T/root/etc/nvidia/gpu_config.json"
 agent_said() { grep -q -- "$1" "$T/agent.log"; }
-wait_for "the daemon's stop, said" 6 agent_said "the MPS control daemon stopped: the node pool no longer asks for MPS"
+wait_for "the daemon's stop, said" 30 agent_said "the MPS control daemon stopped: the node pool no longer asks for MPS"
 at_least stop 1 || fail "the daemon did not stop: $(cat "$dlog")"
 ! plugin_check || fail "MPS still answers"
 stop_agent
@@ -89,7 +89,7 @@ expect_err "MPS's pipe directory cannot be made: not in the spec (dir=/tmp/nvidi
 : >"$T/agent.log"
 n=$(count start)
 start_agent
-wait_for "the agent's refusal" 6 agent_said "MPS's directories cannot be made: no MPS control daemon (error='/tmp/nvidia-mps' is uid 65534's with mode 0777"
+wait_for "the agent's refusal" 30 agent_said "MPS's directories cannot be made: no MPS control daemon (error='/tmp/nvidia-mps' is uid 65534's with mode 0777"
 stop_agent
 [ "$(count start)" = "$n" ] || fail "the daemon started with another user's pipe directory: $(cat "$dlog")"
 expect_rc 9 doctor --repo "file://$T/repo" --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL" --driver-version "$V_OLD"
