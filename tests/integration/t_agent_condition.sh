@@ -91,10 +91,10 @@ cond 'c["status"] == "False" and "Xid 79" in c["message"] and events[-1] == "GPU
     fail "the Xid's condition: $(cat "$KUBE_STATE")"
 cond 'n["metadata"]["labels"]["example.com/other-writer"] == "was-here"' || fail "the other writer's label lost"
 # (The stand-in stores a write, then logs it: the log is waited for.)
-wait_for "the write logged" 5 writes 'any(x["c"]["reason"] == "FatalXid" and x["code"] == 200 for x in w)'
+wait_for "the write logged" 20 writes 'any(x["c"]["reason"] == "FatalXid" and x["code"] == 200 for x in w)'
 writes '[x["code"] for x in w if x["c"]["reason"] == "FatalXid"][:2] == [409, 200]' ||
     fail "no 409 met and retried: $(grep /status "$KUBE_LOG" | tail -3)"
-wait_for "the conflict counted" 5 metric 'nvidia_driver_installer_agent_node_condition_conflicts_total 1'
+wait_for "the conflict counted" 20 metric 'nvidia_driver_installer_agent_node_condition_conflicts_total 1'
 # The driver loaded again (a reload resets the GPUs): True.
 echo "6,1302,62000000,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  $V_OLD" >>"$T/root/dev/kmsg"
 wait_for "True again" 10 cond 'c.get("reason") == "CUDAReady" and events[-1] == "GPUDriverReady"'
@@ -223,7 +223,7 @@ reads=$(calls GET "/nodes/$NODE")
 # The server takes it again: written at the next try, and said.
 : >"$KUBE_FAULTS"
 wait_for "the write taken again" 30 agent_said "the API server answers again"
-wait_for "True written" 5 writes 'ours[-1]["c"]["reason"] == "CUDAReady"'
+wait_for "True written" 20 writes 'ours[-1]["c"]["reason"] == "CUDAReady"'
 
 # 5. An install by hand (the lock held) while the agent runs: its Installing stays. Its
 # Installing write is answered late (its client gives up after 10 s, the write stored) and

@@ -102,7 +102,7 @@ standin
 case $(kept) in "$(idir)"/.versions/"$V_OLD"-*/lib64/libnvidia-ml.so.*) ;;
     *) fail "the stand-in before the switch: $(cat "$T/plugin.json")" ;; esac
 # The switch comes in a later second than the one kp-1 started in.
-wait_for "the clock past kp-1's start" 5 clock_past $((t_old + 1))
+wait_for "the clock past kp-1's start" 20 clock_past $((t_old + 1))
 start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA"
 wait_for "the agent's start" 10 agent_said "agent: watching the node"
 port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
@@ -121,7 +121,7 @@ t_new=$(switched)
 agent_said "its running pods on the node all started after the driver's switch (switch=$(utc "$t_old") pods=1 not_running=0)" ||
     fail "kp-1 not judged before the switch"
 # (The stand-in logs a request before it answers: the agent's line is waited for.)
-wait_for "the eviction's line" 5 agent_said "evicted a pod of NVIDIA's DRA kubelet plugin, for its DaemonSet to start it on the new driver's files (pod=kp-1 namespace=dra reason=its container gpus started at $after_old, not after the driver's switch at $(utc "$t_new")"
+wait_for "the eviction's line" 20 agent_said "evicted a pod of NVIDIA's DRA kubelet plugin, for its DaemonSet to start it on the new driver's files (pod=kp-1 namespace=dra reason=its container gpus started at $after_old, not after the driver's switch at $(utc "$t_new")"
 # Never while the upgrade activated; before the Node's uncordon (its spec.unschedulable
 # patched false), so that no pod scheduled there meets the old plugin.
 python3 - "$KUBE_LOG" <<'PY' || fail "kp-1 not evicted between the switch and the uncordon"
@@ -149,7 +149,7 @@ PY
 agent_said "the switch waits for a pod of it to be gone or to run on the new files (pod=kp-1 namespace=dra reason=leaving: until it is gone" ||
     fail "the wait for kp-1 to leave not said"
 [ "$(said_times "evicted a pod of NVIDIA")" = 1 ] || fail "evictions said: $(grep "evicted a pod" "$T/agent.log")"
-wait_for "the eviction counted" 5 metric 'nvidia_driver_installer_agent_dra_plugin_evictions_total{result="evicted"} 1'
+wait_for "the eviction counted" 20 metric 'nvidia_driver_installer_agent_dra_plugin_evictions_total{result="evicted"} 1'
 curl -s "http://127.0.0.1:$port/metrics" >"$T/metrics"
 metric 'nvidia_driver_installer_agent_dra_plugin_restarts_enabled 1' || fail "the gauge: $(cat "$T/metrics")"
 grep '^nvidia_driver_installer_agent_dra_plugin_evictions' "$T/metrics" >"$T/dra.prom"

@@ -51,7 +51,7 @@ assert_eq "$rc" 4 "a failing foreground phase's status"
 [ $(($(date +%s) - t0)) -lt 20 ] || fail "the run waited for the background phase"
 grep -qxE 'never-run|finished' "$T/out" && fail "the run went on: $(cat "$T/out")"
 grep -q '^check: bg  *[0-9]*  stopped  (beside c)$' "$T/out" || fail "the table: $(cat "$T/out")"
-wait_for "the background phase's process to be stopped" 5 bash -c "! pgrep -f '^$marker' >/dev/null"
+wait_for "the background phase's process to be stopped" 20 bash -c "! pgrep -f '^$marker' >/dev/null"
 
 # A background phase after a foreground one of the same stretch: refused.
 set +e
