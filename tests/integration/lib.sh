@@ -330,6 +330,9 @@ EOF
 }
 
 # Starts the test HTTP server on DIR; sets HTTP (base URL), HTTP_LOG and HTTP_FAULTS.
+# It stops once the test's shell (its parent) is gone (serverutil.py's watchdog), so its
+# lifetime, counted from its start, is only a backstop: 1800 s, past any test's length
+# under ASan on a loaded machine.
 start_httpd() {
     local dir=$1 name=${2:-httpd} scheme=http
     shift
@@ -340,7 +343,7 @@ start_httpd() {
     : >"$HTTP_LOG"
     rm -f "$T/$name.port"
     python3 "$SRC/tests/tools/httpd.py" --dir "$dir" --port-file "$T/$name.port" \
-        --log "$HTTP_LOG" --faults "$HTTP_FAULTS" --lifetime 300 "$@" &
+        --log "$HTTP_LOG" --faults "$HTTP_FAULTS" --lifetime 1800 "$@" &
     wait_for "httpd to write its port" 10 test -s "$T/$name.port"
     HTTP="$scheme://127.0.0.1:$(cat "$T/$name.port")"
 }
@@ -511,7 +514,8 @@ flavour_modules() {
 # $KUBE_SA (token, ca.crt, namespace kube-system) and KUBERNETES_SERVICE_HOST/PORT exported,
 # as a pod has them. $KUBE_STATE is its store after each change, $KUBE_LOG its requests,
 # $KUBE_FAULTS the faults it injects, all in $KUBE_DIR (a new one each call). It stops with
-# the test (its parent) or its lifetime.
+# the test (its parent) or its lifetime (1800 s unless given, a backstop as start_httpd's).
+# A watch the stand-in serves without timeoutSeconds lasts its lifetime.
 kube_stub() {
     local d
     d=$(mktemp -d "$T/kube.XXXXXX")
@@ -522,7 +526,7 @@ kube_stub() {
     KUBE_FAULTS=$d/faults.json
     cp "$1" "$KUBE_STATE"
     python3 "$SRC/tests/tools/kube-api.py" "$d/port" "$d/api.pem" "$d/api.key" "$d/sa/token" \
-        "$KUBE_STATE" "$KUBE_FAULTS" "$KUBE_LOG" "${2:-300}" &
+        "$KUBE_STATE" "$KUBE_FAULTS" "$KUBE_LOG" "${2:-1800}" &
     wait_for "the API server stand-in" 10 test -s "$d/port"
     export KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT
     KUBERNETES_SERVICE_PORT=$(cat "$d/port")

@@ -30,7 +30,7 @@ cat >"$T/cluster.json" <<EOF
    "message": "kubelet is posting ready status", "lastHeartbeatTime": "2026-01-01T00:00:00Z",
    "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}]}
 EOF
-kube_stub "$T/cluster.json" 600
+kube_stub "$T/cluster.json"
 : >"$T/root/dev/kmsg"
 expect_rc 0 install --driver-version "$V_OLD" $(kernel_args) --node-name "$NODE" --kube-sa-dir "$KUBE_SA"
 

@@ -48,7 +48,7 @@ cat >"$T/cluster.json" <<EOF
           $(pod dra controller uid-controller '"nvidia-dra-driver-gpu-component": "controller"' 2026-01-01T00:00:00Z)]}
 EOF
 python3 -m json.tool "$T/cluster.json" >/dev/null || fail "cluster.json is not JSON"
-kube_stub "$T/cluster.json" 600
+kube_stub "$T/cluster.json"
 
 # The plugin's start on the node (the DaemonSet's kubelet): the stand-in (its pid in
 # $T/standin.pid), and what it kept.

@@ -28,7 +28,7 @@ cat >"$T/cluster.json" <<EOF
   {"key": "$STARTUP", "value": "x", "effect": "NoExecute"},
   {"key": "example.com/maintenance", "effect": "PreferNoSchedule"}]}}]}
 EOF
-kube_stub "$T/cluster.json" 600
+kube_stub "$T/cluster.json"
 
 trap 'rc=$?; kill "$apid" 2>/dev/null || true; [ $rc = 0 ] || tail -15 "$T/agent.log"' EXIT
 agent_said() { grep -q -- "$1" "$T/agent.log"; }
