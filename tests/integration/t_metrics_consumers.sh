@@ -22,10 +22,12 @@ promcheck() { promtool check metrics <"$1" >"$T/promtool.out" 2>&1; }
 promcheck "$prom" || fail "promtool: $(cat "$T/promtool.out")"
 [ ! -s "$T/promtool.out" ] || fail "promtool says: $(cat "$T/promtool.out")"
 
-# node-exporter with the textfile collector alone, on a free port of 127.0.0.1; it stops by
-# itself (timeout) and when the test ends (trap).
-port=$(dead_port)
-timeout 120 prometheus-node-exporter --web.listen-address="127.0.0.1:$port" \
+# node-exporter with the textfile collector alone, on a port of 127.0.0.1 the kernel picks:
+# socket-activate.py binds it and hands it over (--web.systemd-socket), so no test beside
+# this one can take it before the exporter serves, nor find the exporter on a port it
+# chose as dead. It stops when the test ends (trap), or by itself (timeout, a backstop).
+timeout 600 "$SRC/tests/tools/socket-activate.py" "$T/exporter.port" \
+    prometheus-node-exporter --web.systemd-socket \
     --collector.disable-defaults --collector.textfile --collector.textfile.directory="$DIR" \
     >"$T/exporter.log" 2>&1 &
 exporter=$!
@@ -36,7 +38,16 @@ answers() {
     kill -0 $exporter 2>/dev/null || fail "node-exporter exited: $(cat "$T/exporter.log")"
     return 1
 }
-wait_for "node-exporter to answer on 127.0.0.1:$port" 20 answers
+# Its port, written once the socket listens (a connection then waits in the backlog until
+# the exporter serves).
+has_port() {
+    [ -s "$T/exporter.port" ] && return 0
+    kill -0 $exporter 2>/dev/null || fail "socket-activate.py exited: $(cat "$T/exporter.log")"
+    return 1
+}
+wait_for "socket-activate.py to write the exporter's port" 60 has_port
+port=$(cat "$T/exporter.port")
+wait_for "node-exporter to answer on 127.0.0.1:$port" 60 answers
 scrape() { curl -sf --max-time 5 -o "$T/scrape" "http://127.0.0.1:$port/metrics" || fail "scrape"; }
 # series NAME_AND_LABELS VALUE: the scrape has exactly this sample.
 series() { grep -qxF "$1 $2" "$T/scrape" || fail "scrape lacks '$1 $2': $(grep -E "nvidia|textfile" "$T/scrape")"; }
