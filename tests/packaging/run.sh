@@ -67,6 +67,17 @@ V=535.261.03
 SIGN_FILE=$(ls /usr/lib/linux-kbuild-*/scripts/sign-file | tail -1)
 failed=0
 fail() { echo "FAIL: $*"; exit 1; }
+# wait_port FILE PID WHAT: until the server PID (a python stand-in) has written its port to
+# FILE; 60 s at most, for a python start at nice 19 beside a full make check. Fails naming
+# WHAT when the server exits first or the 60 s pass, not later with an empty port.
+wait_port() {
+    local deadline=$(($(date +%s) + 60))
+    until [ -s "$1" ]; do
+        kill -0 "$2" 2>/dev/null || [ -s "$1" ] || fail "$3 exited before it wrote its port"
+        [ "$(date +%s)" -lt "$deadline" ] || fail "$3 wrote no port in 60 s"
+        sleep 0.1
+    done
+}
 ok() { echo "ok: $*"; }
 rm -rf "$W"
 mkdir -p "$W/keys"
@@ -494,8 +505,8 @@ t_cos_fetch() {
     head -c 100000 /dev/urandom >"$w/www/nvidia/tesla/$V/NVIDIA-Linux-x86_64-$V.run"
     echo '[]' >"$w/faults.json"
     python3 "$SRC/tests/tools/httpd.py" --dir "$w/www" --port-file "$w/port" --log "$w/http.log" \
-        --faults "$w/faults.json" --lifetime 120 --goog-hash &
-    for _ in $(seq 100); do [ -s "$w/port" ] && break; sleep 0.1; done
+        --faults "$w/faults.json" --lifetime 1800 --goog-hash &
+    wait_port "$w/port" $! "cos_fetch: the bucket's stand-in (httpd.py)"
     port=$(cat "$w/port")
     fca() { "$SRC/scripts/fetch-cos-artifacts" --base-url "http://127.0.0.1:$port/cos-tools" \
         --sdk-base-url "http://127.0.0.1:$port/chromiumos-sdk" \

@@ -154,6 +154,18 @@ fail() {
     exit 1
 }
 
+# wait_port FILE PID WHAT: until the server PID (a python stand-in) has written its port to
+# FILE; 60 s at most, for a python start at nice 19 beside a full make check. Fails naming
+# WHAT when the server exits first or the 60 s pass, not later with an empty port.
+wait_port() {
+    local deadline=$(($(date +%s) + 60))
+    until [ -s "$1" ]; do
+        kill -0 "$2" 2>/dev/null || [ -s "$1" ] || fail "$3 exited before it wrote its port"
+        [ "$(date +%s)" -lt "$deadline" ] || fail "$3 wrote no port in 60 s"
+        sleep 0.1
+    done
+}
+
 # The newest kernel with both headers and an image.
 R=""
 for d in /lib/modules/*/; do
@@ -552,8 +564,7 @@ agent_upgrade_boot() {
     python3 "$SRC/tests/tools/kube-api.py" "$d/port" "$d/api.pem" "$d/api.key" "$d/sa/token" \
         "$d/state.json" "$d/faults.json" "$d/requests.log" 900 &
     spid=$!
-    for _ in $(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
-    [ -s "$d/port" ] || fail "agent-upgrade: the API server stand-in did not start"
+    wait_port "$d/port" "$spid" "agent-upgrade: the API server stand-in"
     boot agent-upgrade "ndi_kube_port=$(cat "$d/port")" -netdev user,id=n0 \
         -device virtio-net-pci,netdev=n0
     kill "$spid" 2>/dev/null || true
@@ -634,8 +645,8 @@ supply_boot() {
     python3 "$SRC/tests/tools/httpd.py" --dir "$s/repo" --port-file "$s/port" \
         --log "$s/requests.log" --lifetime 3600 &
     hpid=$!
-    for _ in $(seq 100); do [ -s "$d/port" ] && [ -s "$s/port" ] && break; sleep 0.1; done
-    [ -s "$d/port" ] && [ -s "$s/port" ] || fail "$scenario: the stand-ins did not start"
+    wait_port "$d/port" "$spid" "$scenario: the API server stand-in"
+    wait_port "$s/port" "$hpid" "$scenario: the repository server"
     (
         python3 "$SRC/tests/vm/supply-host.py" wait-ask "$d/state.json" "$s/asked" || exit 1
         "$SRC/scripts/supply" --repo "$s/repo" --repo-key "$keys/repo.pem" \
@@ -800,8 +811,7 @@ timing_rounds() {
     python3 "$SRC/tests/tools/httpd.py" --dir "$repo" --port-file "$d/port" \
         --log "$d/requests.log" --lifetime 3600 &
     spid=$!
-    for _ in $(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
-    [ -s "$d/port" ] || fail "timing: the repository server did not start"
+    wait_port "$d/port" "$spid" "timing: the repository server"
     for r in $(seq "${NDI_TIMING_ROUNDS:-1}"); do
         rm -f "$disk"
         truncate -s 2G "$disk"
