@@ -80,20 +80,20 @@ agent_on_real_kmsg() {
     driver_says() { echo "$1" >/proc/driver/nvidia/standin-kmsg; }
     "$I" agent --listen 0.0.0.0:0 --interval 1 --agent-metrics-file "$prom" 2>/tmp/agent.err &
     apid=$!
-    check agent-ready wait_for 20 grep -qx "nvidia_driver_installer_agent_ready{version=\"$V_OLD\"} 1" "$prom"
+    check agent-ready wait_for 60 grep -qx "nvidia_driver_installer_agent_ready{version=\"$V_OLD\"} 1" "$prom"
     check agent-kmsg-device grep -q "kernel_log=/dev/kmsg" /tmp/agent.err
     echo "NVRM: Xid (PCI:0000:00:04): 79, pid=1, name=vmtest, GPU has fallen off the bus." >/dev/kmsg
-    check agent-user-xid-ignored wait_for 10 grep -q "record user space wrote to the kernel log: ignored (facility=1)" /tmp/agent.err
+    check agent-user-xid-ignored wait_for 60 grep -q "record user space wrote to the kernel log: ignored (facility=1)" /tmp/agent.err
     check agent-user-xid-ready [ -e $marker ]
     driver_says "NVRM: Xid (PCI:0000:00:04): 79, pid=1, name=vmtest, GPU has fallen off the bus."
-    check agent-xid-withdraws wait_for 10 sh -c "[ ! -e $marker ]"
+    check agent-xid-withdraws wait_for 60 sh -c "[ ! -e $marker ]"
     # The textfile is written after the look that withdrew the marker: waited for too.
-    check agent-xid-counted wait_for 10 grep -q 'xid_errors_total{gpu="0000:00:04",xid="79",class="fatal"} 1' "$prom"
+    check agent-xid-counted wait_for 60 grep -q 'xid_errors_total{gpu="0000:00:04",xid="79",class="fatal"} 1' "$prom"
     echo "<6>NVRM: loading NVIDIA UNIX $(uname -m) Kernel Module  $V_OLD  (vmtest)" >/dev/kmsg
-    check agent-user-load-ignored wait_for 10 sh -c "[ \$(grep -c 'user space wrote to the kernel log: ignored' /tmp/agent.err) = 2 ]"
+    check agent-user-load-ignored wait_for 60 sh -c "[ \$(grep -c 'user space wrote to the kernel log: ignored' /tmp/agent.err) = 2 ]"
     check agent-user-load-not-ready [ ! -e $marker ]
     driver_says "NVRM: loading NVIDIA UNIX $(uname -m) Kernel Module  $V_OLD  (vmtest)"
-    check agent-reload-restores wait_for 10 sh -c "[ -e $marker ]"
+    check agent-reload-restores wait_for 60 sh -c "[ -e $marker ]"
     kill -TERM "$apid"
     wait "$apid"
     check agent-sigterm [ $? = 0 ]
@@ -162,7 +162,7 @@ main() {
     # A process holding /dev/nvidiactl: the upgrade is refused and the driver stays.
     sh -c 'exec 3</dev/nvidiactl; sleep 600' &
     holder=$!
-    check holder-open wait_for 10 holds_nvidiactl "$holder"
+    check holder-open wait_for 60 holds_nvidiactl "$holder"
     run install $ARGS --driver-version "$V_NEW"
     check in-use rc_is 7
     check in-use-message err_has "driver in use: .*nvidia has [1-9] reference(s) beyond its own modules"
@@ -244,7 +244,7 @@ metric_is() { grep -qx "nvidia_driver_installer_upgrade_pending{$1} $2" "$PROM" 
 hold() { # hold NODE: a process keeps /dev/NODE open on fd 3; its pid in $held
     sh -c "exec 3</dev/$1; exec sleep 600" &
     held=$!
-    wait_for 10 sh -c "[ \"\$(readlink /proc/$held/fd/3)\" = /dev/$1 ]"
+    wait_for 60 sh -c "[ \"\$(readlink /proc/$held/fd/3)\" = /dev/$1 ]"
 }
 stateful_mounted() {
     for p in /home /var /etc/kubernetes; do
@@ -603,7 +603,7 @@ real_agent() {
     prom=/var/lib/metrics/agent.prom
     "$I" agent --listen 0.0.0.0:0 --interval 1 --agent-metrics-file "$prom" 2>/tmp/agent.err &
     apid=$!
-    check agent-runs-persistenced wait_for 20 grep -q "daemon=nvidia-persistenced" /tmp/agent.err
+    check agent-runs-persistenced wait_for 60 grep -q "daemon=nvidia-persistenced" /tmp/agent.err
     # Long enough for a running daemon to show it stays, or for two of the backoff's restarts.
     sleep 6
     echo "VMTEST real nvidia-persistenced processes: $(procs_of nvidia-persistenced | tr '\n' ' ')"
@@ -649,7 +649,7 @@ agent_upgrade() {
         "$I" --root / agent --listen 127.0.0.1:9400 --interval 1 --node-name vm-node --kube-sa-dir /sa \
         2>/tmp/agent.err &
     apid=$!
-    if ! wait_for 30 grep -q "driver upgrades on (node=vm-node" /tmp/agent.err; then
+    if ! wait_for 60 grep -q "driver upgrades on (node=vm-node" /tmp/agent.err; then
         bad au-agent-api "the agent did not turn upgrades on"
         sed 's/^/VMTEST | agent: /' /tmp/agent.err
         kill "$apid" "$held" 2>/dev/null
@@ -1147,21 +1147,21 @@ rdma() {
     NVIDIA_MODULE_CERT=/keys/mod.crt "$I" agent --listen 127.0.0.1:0 --interval 1 --rdma peermem \
         --agent-metrics-file "$prom" 2>/tmp/agent.err &
     apid=$!
-    check rdma-agent-path wait_for 20 grep -qx 'nvidia_driver_installer_agent_rdma_path{path="peermem"} 1' "$prom"
+    check rdma-agent-path wait_for 60 grep -qx 'nvidia_driver_installer_agent_rdma_path{path="peermem"} 1' "$prom"
     # A slow openibd stop: readiness withdrawn, nvidia_peermem out, and the rest of the
     # stack still up until the agent has looked at that half-stopped stack (its log line):
     # it waits, and inserts nothing meanwhile.
     rm /run/mellanox/drivers/.driver-ready
     rmmod nvidia_peermem
-    check rdma-agent-waits-stop wait_for 20 grep -q "nvidia-peermem waits (reason=MOFED's driver container has not made its stack ready" /tmp/agent.err
+    check rdma-agent-waits-stop wait_for 60 grep -q "nvidia-peermem waits (reason=MOFED's driver container has not made its stack ready" /tmp/agent.err
     check rdma-agent-no-reinsert-in-stop eval '! live nvidia_peermem && live ib_peer_mem'
     stack_stop
-    check rdma-agent-waits wait_for 20 grep -q "nvidia-peermem waits (reason=the RDMA stack is gone" /tmp/agent.err
+    check rdma-agent-waits wait_for 60 grep -q "nvidia-peermem waits (reason=the RDMA stack is gone" /tmp/agent.err
     check rdma-agent-loads-no-stack eval '! live ib_core && ! live nvidia_peermem'
     modprobe ib_peer_mem
     touch /run/mellanox/drivers/.driver-ready
-    check rdma-agent-reloads wait_for 20 grep -q "rdma: nvidia-peermem loaded again after the RDMA stack" /tmp/agent.err
-    check rdma-reload-counted wait_for 20 grep -qx "nvidia_driver_installer_agent_peermem_reloads_total 1" "$prom"
+    check rdma-agent-reloads wait_for 60 grep -q "rdma: nvidia-peermem loaded again after the RDMA stack" /tmp/agent.err
+    check rdma-reload-counted wait_for 60 grep -qx "nvidia_driver_installer_agent_peermem_reloads_total 1" "$prom"
     check rdma-reload-after-ib-core holds ib_core nvidia_peermem
     check rdma-reload-on-peer-api holds ib_peer_mem nvidia_peermem
     check rdma-reload-order dmesg_order "MOFED's peer-memory API up on ib_core" "peer-memory client 1 registered"
