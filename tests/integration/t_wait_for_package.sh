@@ -175,13 +175,25 @@ record_pid() {
     python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("pid"))' \
         "$T/root/$IDIR_REL/.waiting.json" 2>/dev/null
 }
+# stop_unlocked PID: PID stopped while it does not hold the node lock. A run logs its wait
+# before it lets the lock go (install_wait.c: log_wait, then sleep_unlocked), so a stop
+# right after the line could freeze it holding the lock: B would never get it, or A's
+# SIGTERM would find it held and leave every record alone, proving nothing. Stopped first,
+# then the lock tried: a run stopped can no longer take it between the try and the stop.
+lockf=$T/root/run/nvidia-driver-installer.lock
+stop_unlocked() {
+    kill -STOP "$1"
+    flock -n "$lockf" true && return 0
+    kill -CONT "$1"
+    return 1
+}
 wlog=$T/a.log wait_bg --kernel-release 6.1.0-99-amd64 --driver-version latest
 apid=$wpid
-wait_for "A's wait" 20 grep -q "waiting for the repository to serve" "$T/a.log"
-kill -STOP "$apid"
+wait_for "A's wait" 60 grep -q "waiting for the repository to serve" "$T/a.log"
+wait_for "A stopped without the lock" 60 stop_unlocked "$apid"
 wlog=$T/b.log wait_bg --kernel-release 6.1.0-99-amd64 --driver-version latest
-wait_for "B's wait" 20 grep -q "waiting for the repository to serve" "$T/b.log"
-kill -STOP "$wpid"
+wait_for "B's wait" 60 grep -q "waiting for the repository to serve" "$T/b.log"
+wait_for "B stopped without the lock" 60 stop_unlocked "$wpid"
 assert_eq "$(record_pid)" "$wpid" "the record's pid, B's"
 kill -TERM "$apid"
 kill -CONT "$apid"
