@@ -443,8 +443,22 @@ os.replace(path + ".tmp", path)
 PY
 }
 
+# http_settle: returns once the server at $HTTP has logged every answer it began before
+# (GET /.settle, tests/tools/httpd.py), or fails the test. A file's line is written after
+# its bytes went out: the client can have them all and exit first, and under load the line
+# comes later still (seen as a count one short, or a stray line after a truncation). An
+# answer a stall or a trickle holds is not waited for while held.
+http_settle() {
+    local code
+    code=$(curl -sk --noproxy '*' --max-time 90 -o "$T/settle.out" -w '%{http_code}' \
+        "$HTTP/.settle") || true
+    [ "$code" = 204 ] ||
+        fail "the server at $HTTP did not settle (HTTP $code): $(cat "$T/settle.out" 2>/dev/null)"
+}
+
 # Bytes the server sent for paths containing SUBSTR.
 served_bytes() {
+    http_settle
     python3 - "$HTTP_LOG" "$1" <<'EOF'
 import json, sys
 total = 0
@@ -456,16 +470,15 @@ print(total)
 EOF
 }
 
-# Requests made for paths containing SUBSTR.
-# Empties the server's log once every answer given so far is in it: a file's line is
-# written after its bytes went out, and the client may have exited before (seen as a stray
-# line after the truncation, under load).
+# Empties the server's log once every answer given so far is in it.
 http_log_reset() {
-    curl -sk --max-time 15 -o /dev/null "$HTTP/.settle" || true
+    http_settle
     : >"$HTTP_LOG"
 }
 
+# Requests made for paths containing SUBSTR.
 served_requests() {
+    http_settle
     grep -c -- "$1" "$HTTP_LOG" || true
 }
 

@@ -158,6 +158,7 @@ printf '[{"path": "/v2/drivers/repo/manifests/latest", "action": "status", "code
 http_log_reset
 fresh_install static-faults --repo "oci://${HTTP#https://}/drivers/repo"
 cmp "$T/https" "$T/static-faults" || fail "oci:// (faults, resumed) installed other bytes"
+http_settle
 python3 - "$HTTP_LOG" "$pkg_sha" "$((pkg_size / 2))" <<'PY' || fail "the blob was not resumed"
 import json, sys
 log, sha, half = sys.argv[1], sys.argv[2], int(sys.argv[3])

@@ -7,6 +7,7 @@ printf '[{"path": "/%s", "action": "truncate", "at": %d, "times": 1}]\n' "$pkg" 
 expect_rc 0 install --repo "$HTTP/repo" $(install_args)
 assert_eq "$(installed_version)" "$V_NEW" "installed after a cut"
 expect_err "resuming partial download"
+http_settle
 grep -q "\"range\": \"bytes=$cut-\"" "$HTTP_LOG" || fail "second request did not resume at $cut"
 served=$(served_bytes .tar.zst)
 assert_eq "$served" "$size" "bytes served in all (no byte fetched twice)"

@@ -57,7 +57,7 @@ events = [e["reason"] for e in db["events"]]
 sys.exit(0 if eval(sys.argv[2]) else 1)
 PY
 }
-index_gets() { grep -c '"/repo/index.json"' "$HTTP_LOG" || true; }
+index_gets() { served_requests '"/repo/index.json"'; }
 waiting_checks() { grep -c "waiting for the repository to serve this node's package" "$T/wait.log" || true; }
 checks_past() { [ "$(waiting_checks)" -gt "$1" ]; }
 

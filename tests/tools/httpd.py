@@ -22,7 +22,9 @@ Every request appends one JSON line to --log: time, method, path, range, status,
                                                                     place of --goog-hash's)
 A rule without "times" applies forever. --goog-hash: each file's response carries
 Cloud Storage's x-goog-hash header, md5=BASE64 of the whole object (whatever the range).
-GET /.settle answers 204 (not logged) once no other request is being answered.
+GET /.settle answers 204 (not logged) once every request that began before it has written
+its log line, but for one a stall or a trickle holds while it holds it (its client has not
+had the whole answer); 503, naming the requests still open, if that takes 60 s.
 The server exits after --lifetime seconds, or
 when the process that started it is gone. With --tls-cert it speaks HTTPS only.
 
@@ -83,6 +85,8 @@ class State:
         self.goog_hash = args.goog_hash
         self.random = random.Random(args.seed)
         self.active = 0
+        self.serial = 0
+        self.open = {}  # serial: [path, held], each request until its line is written
 
     def random_fault(self):
         """None, or a fault drawn at --fail-rate: half 503s, half resets."""
@@ -153,25 +157,43 @@ class Handler(BaseHTTPRequestHandler):
         with self.state.lock:
             self.state.active += 1
             active = self.state.active
+            self.state.serial += 1
+            self.serial = self.state.serial
+            self.state.open[self.serial] = [self.path, False]
         try:
             self.serve(active)
         finally:
             with self.state.lock:
                 self.state.active -= 1
+                del self.state.open[self.serial]
+
+    def hold(self, held):
+        """A fault holds the answer back (True), or lets it go on (False): see settle."""
+        with self.state.lock:
+            self.state.open[self.serial][1] = held
 
     def settle(self):
-        """/.settle: answered (204, not logged) once no other request is being answered,
-        so that every answer given so far is in the log. A file's line is written after its
-        bytes: a client can have them and exit first (lib.sh, http_log_reset)."""
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
+        """/.settle: answered 204 (not logged) once every request that began before it has
+        written its line, so that the log holds every answer a client has had. A file's line
+        is written after its bytes: its client can have them and exit first, and under load
+        the line comes later still (lib.sh, http_settle). A request that a stall or a
+        trickle holds is not waited for while held: its client has not had the whole
+        answer, and the hold can outlast the test. 503 after 60 s, naming what is open."""
+        with self.state.lock:
+            before = set(self.state.open)
+        deadline = time.monotonic() + 60
+        while True:
             with self.state.lock:
-                if self.state.active == 0:
-                    break
+                left = [v[0] for k, v in self.state.open.items() if k in before and not v[1]]
+            if not left or time.monotonic() >= deadline:
+                break
             time.sleep(0.005)
-        self.send_response(204)
-        self.send_header("Content-Length", "0")
+        body = ("still answering: %s\n" % " ".join(left)).encode() if left else b""
+        self.send_response(503 if left else 204)
+        self.send_header("Content-Length", str(len(body)))
         self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
 
     def serve(self, active):
         path = self.path.split("?", 1)[0]
@@ -228,7 +250,9 @@ class Handler(BaseHTTPRequestHandler):
             # Said as it begins (LOG.stalls, a path a line): a test can act while it lasts.
             with self.state.lock, open(self.state.log_path + ".stalls", "a") as f:
                 f.write(path + "\n")
+            self.hold(True)
             time.sleep(fault.get("seconds", 30))
+            self.hold(False)
         if self.command == "GET":
             limit = fault.get("at", length) if action in ("truncate", "reset") else length
             with open(full, "rb") as f:
@@ -250,7 +274,10 @@ class Handler(BaseHTTPRequestHandler):
                         break
                     sent += len(chunk)
                     if action == "slow":
+                        # Held between chunks only: after the last, the client has it all.
+                        self.hold(sent < limit)
                         time.sleep(len(chunk) / fault.get("rate", 100000))
+                        self.hold(False)
             if action == "truncate":
                 self.close_connection = True
             if action == "reset":
