@@ -22,6 +22,7 @@ fresh
 faults '[{"path": "/'"$pkg"'", "action": "reset", "at": 1048576, "times": 1}]'
 expect_rc 0 install --repo "$HTTP/repo" $(install_args)
 expect_err "resuming partial download"
+http_settle
 grep -q '"range": "bytes=[1-9][0-9]*-"' "$HTTP_LOG" || fail "not resumed after the reset"
 again=$(($(served_bytes .tar.zst) - size))
 echo "fetched twice after a reset: $again bytes"
@@ -33,6 +34,7 @@ fresh
 faults '[{"path": "/'"$pkg"'", "action": "short_length", "at": 3000000, "times": 1}]'
 expect_rc 0 install --repo "$HTTP/repo" $(install_args)
 expect_err "the transfer ended after 3000000 of $size bytes"
+http_settle
 grep -q '"range": "bytes=3000000-"' "$HTTP_LOG" || fail "not resumed after the short body"
 assert_eq "$(served_bytes .tar.zst)" "$size" "bytes served across a short Content-Length"
 
@@ -60,6 +62,7 @@ echo "a stalled transfer was cut and retried: installed in $ms ms"
 fresh
 faults '[{"path": "/repo/index.json", "action": "status", "code": 500, "times": 3}]'
 expect_rc 0 install --repo "$HTTP/repo" $(install_args)
+http_settle
 python3 - "$HTTP_LOG" <<'EOF'
 import json, sys
 t = [e["t"] for e in map(json.loads, open(sys.argv[1])) if e["path"] == "/repo/index.json"]

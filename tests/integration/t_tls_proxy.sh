@@ -51,6 +51,7 @@ expect_err "--ca-file '$T/fifo-ca.pem' is not a regular file (a FIFO, a device o
 # The CA given: installed over TLS.
 expect_rc 0 install --repo "$TLS/repo" $(install_args) --ca-file "$T/ca.pem"
 assert_eq "$(installed_version)" "$V_NEW" "installed over https"
+http_settle
 grep -q '"path": "/repo/packages/' "$HTTP_LOG" || fail "the package did not come over TLS"
 
 # A certificate the CA issued, but for another name: refused even with the CA trusted.
