@@ -64,7 +64,7 @@ has_file() {
 hold_mount_ns() {
     unshare -m --propagation private sleep 300 &
     NS_PID=$!
-    wait_for "unshare -m (pid $NS_PID) to hold a private mount namespace" 10 ns_ready "$NS_PID"
+    wait_for "unshare -m (pid $NS_PID) to hold a private mount namespace" 60 ns_ready "$NS_PID"
     INST_WRAP="nsenter -t $NS_PID -m"
 }
 ns_ready() {
@@ -197,7 +197,7 @@ restart_agent() {
     [ -z "${apid:-}" ] || { kill "$apid"; wait "$apid" 2>/dev/null || true; }
     : >"$T/agent.log"
     start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" "$@"
-    wait_for "the agent's start" 10 grep -q -- "agent: watching the node" "$T/agent.log"
+    wait_for "the agent's start" 60 grep -q -- "agent: watching the node" "$T/agent.log"
 }
 stop_agent() {
     kill -TERM "$apid"
@@ -344,7 +344,7 @@ start_httpd() {
     rm -f "$T/$name.port"
     python3 "$SRC/tests/tools/httpd.py" --dir "$dir" --port-file "$T/$name.port" \
         --log "$HTTP_LOG" --faults "$HTTP_FAULTS" --lifetime 1800 "$@" &
-    wait_for "httpd to write its port" 10 test -s "$T/$name.port"
+    wait_for "httpd to write its port" 60 test -s "$T/$name.port"
     HTTP="$scheme://127.0.0.1:$(cat "$T/$name.port")"
 }
 
@@ -540,7 +540,7 @@ kube_stub() {
     cp "$1" "$KUBE_STATE"
     python3 "$SRC/tests/tools/kube-api.py" "$d/port" "$d/api.pem" "$d/api.key" "$d/sa/token" \
         "$KUBE_STATE" "$KUBE_FAULTS" "$KUBE_LOG" "${2:-1800}" &
-    wait_for "the API server stand-in" 10 test -s "$d/port"
+    wait_for "the API server stand-in" 60 test -s "$d/port"
     export KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT
     KUBERNETES_SERVICE_PORT=$(cat "$d/port")
     # For kubectl (kubectl_stub): the same server, CA and token.

@@ -46,15 +46,15 @@ assert_eq "$(code /metrics)" 200 "/metrics"
 promtool check metrics <"$T/body" >"$T/promtool.out" 2>&1 || fail "promtool: $(cat "$T/promtool.out")"
 grep -q "^nvidia_driver_installer_agent_ready{version=\"$V_OLD\"} 1$" "$T/body" || fail "ready 1: $(cat "$T/body")"
 grep -q '^nvidia_driver_installer_agent_time_to_ready_seconds [0-9.]*$' "$T/body" || fail "no time to ready"
-wait_for "the textfile" 20 test -f "$T/root$textfile"
+wait_for "the textfile" 30 test -f "$T/root$textfile"
 promtool check metrics <"$T/root$textfile" >"$T/promtool.out" 2>&1 || fail "promtool (textfile): $(cat "$T/promtool.out")"
 [ -f "$marker" ] && [ -f "$labels" ] || fail "the marker or the labels went while ready"
 
 # 2. An application Xid: counted, nothing else.
 echo "4,1201,51000000,-;NVRM: Xid (PCI:0000:01:00): 13, pid=4242, name=python, Graphics Exception: ESR 0x404600=0x80000002" >>"$T/root/dev/kmsg"
 echo "4,1201,51000001,-;NVRM: Xid (PCI:0000:01:00): 63, pid=0, Row Remapper: New row marked for remapping, reset gpu to activate." >>"$T/root/dev/kmsg"
-wait_for "the application Xid counted" 20 metric 'xid_errors_total{gpu="0000:01:00",xid="13",class="application"} 1'
-wait_for "the other Xid counted" 20 metric 'xid_errors_total{gpu="0000:01:00",xid="63",class="other"} 1'
+wait_for "the application Xid counted" 30 metric 'xid_errors_total{gpu="0000:01:00",xid="13",class="application"} 1'
+wait_for "the other Xid counted" 30 metric 'xid_errors_total{gpu="0000:01:00",xid="63",class="other"} 1'
 curl -s "$url/metrics" | grep -v '_mig_' >"$T/ready.prom"
 agent_said "GPU error (Xid) (gpu=0000:01:00 xid=13 class=application)" || fail "the Xid not logged"
 sleep 1.2
@@ -64,7 +64,7 @@ assert_eq "$(code /readyz)" 200 "/readyz after an application Xid"
 # 12; "<3>..." is 11): not the kernel's, so no Xid. The kernel's Xid after it is read after it.
 echo "12,1211,51500000,-;NVRM: Xid (PCI:0000:02:00): 79, pid=0, name=none, GPU has fallen off the bus." >>"$T/root/dev/kmsg"
 echo "4,1212,51500001,-;NVRM: Xid (PCI:0000:01:00): 13, pid=4243, name=python, Graphics Exception" >>"$T/root/dev/kmsg"
-wait_for "the kernel's Xid after the user's" 20 metric 'xid_errors_total{gpu="0000:01:00",xid="13",class="application"} 2'
+wait_for "the kernel's Xid after the user's" 30 metric 'xid_errors_total{gpu="0000:01:00",xid="13",class="application"} 2'
 [ -f "$marker" ] || fail "an Xid written from user space withdrew readiness"
 assert_eq "$(code /readyz)" 200 "/readyz after an Xid written from user space"
 ! metric 'xid="79"' || fail "an Xid written from user space was counted"
@@ -73,9 +73,9 @@ agent_said "agent: the driver's words in a record user space wrote to the kernel
 
 # 3. A fatal Xid: readiness withdrawn, then restored by the driver's reload.
 echo "3,1202,52000000,-;NVRM: Xid (PCI:0000:02:00): 79, pid=0, name=none, GPU has fallen off the bus." >>"$T/root/dev/kmsg"
-wait_for "readiness withdrawn" 20 test ! -e "$marker"
+wait_for "readiness withdrawn" 30 test ! -e "$marker"
 # The marker goes first, the labels right after it.
-wait_for "the driver's labels withdrawn after a fatal Xid" 20 test ! -e "$labels"
+wait_for "the driver's labels withdrawn after a fatal Xid" 30 test ! -e "$labels"
 assert_eq "$(code /readyz)" 503 "/readyz after a fatal Xid"
 grep -q "^not ready (xid): Xid 79 on GPU 0000:02:00: the GPU needs a reset or the node a reboot$" "$T/body" ||
     fail "/readyz's cause: $(cat "$T/body")"
@@ -86,25 +86,25 @@ curl -s "$url/metrics" | grep -v '_mig_' >"$T/xid.prom"
 # A driver load line written from user space restores nothing.
 echo "11,1213,52500000,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  $V_OLD  Mon Jan  1 00:00:00 UTC 2024" >>"$T/root/dev/kmsg"
 echo "4,1214,52500001,-;NVRM: Xid (PCI:0000:01:00): 13, pid=4244, name=python, Graphics Exception" >>"$T/root/dev/kmsg"
-wait_for "the kernel's Xid after the user's load line" 20 metric 'xid_errors_total{gpu="0000:01:00",xid="13",class="application"} 3'
+wait_for "the kernel's Xid after the user's load line" 30 metric 'xid_errors_total{gpu="0000:01:00",xid="13",class="application"} 3'
 [ ! -e "$marker" ] || fail "a driver load line written from user space restored readiness"
 assert_eq "$(code /readyz)" 503 "/readyz after a load line written from user space"
 echo "6,1203,53000000,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  $V_OLD  Mon Jan  1 00:00:00 UTC 2024" >>"$T/root/dev/kmsg"
-wait_for "readiness restored" 20 test -f "$marker"
-wait_for "the labels restored" 20 test -f "$labels"
+wait_for "readiness restored" 30 test -f "$marker"
+wait_for "the labels restored" 30 test -f "$labels"
 grep -q "^nvidia.com/gpu.driver.version=\|driver" "$labels" || fail "labels: $(cat "$labels")"
 metric 'nvidia_driver_installer_agent_ready_transitions_total 2' || fail "two transitions"
 
 # 4. The driver unloaded: not ready; the installer loads it and the agent follows.
 rm -rf "$T/root/sys/module/nvidia"* "$T/root/proc/driver" "$T/root/proc/modules"
-wait_for "not ready without the driver" 20 test ! -e "$marker"
+wait_for "not ready without the driver" 30 test ! -e "$marker"
 assert_eq "$(code /readyz)" 503 "/readyz without the driver"
 grep -q "^not ready (not_loaded): the nvidia module is not loaded (installed: $V_OLD)$" "$T/body" ||
     fail "/readyz's cause: $(cat "$T/body")"
 n=$(grep -c "node ready: a CUDA job" "$T/agent.log")
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args)
 readies() { [ "$(grep -c 'node ready: a CUDA job' "$T/agent.log")" -gt "$n" ]; }
-wait_for "ready after the reinstall" 20 readies
+wait_for "ready after the reinstall" 30 readies
 assert_eq "$(code /readyz)" 200 "/readyz after the reinstall"
 # While a run holds the installer's lock the agent neither judges nor writes: a fatal Xid
 # then is seen once the lock is free.
@@ -114,9 +114,9 @@ echo "3,1204,54000000,-;NVRM: Xid (PCI:0000:01:00): 48, pid=0, name=none, An unc
 sleep 2.5 # two looks or more
 [ -e "$marker" ] || fail "the agent withdrew readiness while an installer run held the lock"
 exec {lk}>&-
-wait_for "readiness withdrawn once the lock is free" 20 test ! -e "$marker"
+wait_for "readiness withdrawn once the lock is free" 30 test ! -e "$marker"
 echo "6,1205,55000000,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  $V_OLD" >>"$T/root/dev/kmsg"
-wait_for "readiness restored" 20 test -f "$marker"
+wait_for "readiness restored" 30 test -f "$marker"
 
 # docs/metrics.md's table of the agent's series against what it served, both ways.
 python3 "$SRC/tests/tools/metrics-doc.py" "$SRC/docs/metrics.md" "The node agent" "$T/ready.prom" \

@@ -52,8 +52,8 @@ EOF
         unshare -m bash "$T/agent.sh" "$(dirname "$ours")" "$BIN" --root "$T/root" -v agent \
         --listen 127.0.0.1:0 --interval 1 --kernel-release "$KERNEL" "${@:2}" 2>>"$T/agent.log" &
     apid=$!
-    wait_for "the agent's start" 20 more_than "agent: watching the node" "$starts"
-    wait_for "ready" 20 more_than "agent: node ready: a CUDA job can run" "$readies"
+    wait_for "the agent's start" 30 more_than "agent: watching the node" "$starts"
+    wait_for "ready" 30 more_than "agent: node ready: a CUDA job can run" "$readies"
     port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log" | tail -1)
     [ -n "$port" ] || fail "no port in the agent's log: $(cat "$T/agent.log")"
 }
@@ -78,7 +78,7 @@ their_spec_first_look() {
     local held looks
     held=$(count "an installer run holds the lock")
     flock -x "$lk"
-    wait_for "a look put off by the lock" 20 more_than "an installer run holds the lock" "$held"
+    wait_for "a look put off by the lock" 30 more_than "an installer run holds the lock" "$held"
     cat >"$T/root/etc/cdi/.nvidia.yaml.tmp" <<'EOF'
 ---
 cdiVersion: 0.5.0
@@ -99,7 +99,7 @@ EOF
     mv "$T/root/etc/cdi/.nvidia.yaml.tmp" "$theirs"
     looks=$(count "agent: looked")
     flock -u "$lk"
-    wait_for "the first look after the lock" 20 more_than "agent: looked" "$looks"
+    wait_for "the first look after the lock" 30 more_than "agent: looked" "$looks"
     grep -- "agent: looked" "$T/agent.log" | sed -n "$((looks + 1))p" >"$T/look"
 }
 
@@ -142,8 +142,8 @@ grep -q "^cdi_spec: .*nvidia-driver-installer.json (present)$" "$T/out" &&
 grep -q "^ready: *no$" "$T/out" || fail "status's ready with both specs: $(cat "$T/out")"
 readies=$(count "agent: node ready: a CUDA job can run")
 rm "$theirs"
-wait_for "ready again once their spec is gone" 20 more_than "agent: node ready: a CUDA job can run" "$readies"
-wait_for "the marker again" 10 test -f "$marker"
+wait_for "ready again once their spec is gone" 30 more_than "agent: node ready: a CUDA job can run" "$readies"
+wait_for "the marker again" 30 test -f "$marker"
 [ -s "$ours" ] || fail "our spec went"
 stop
 

@@ -41,9 +41,9 @@ port() { sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/ag
 metric() { curl -s "http://127.0.0.1:$(port)/metrics" | grep -F -- "$1" >/dev/null; }
 
 # 1. Started, forked away, known by its pid.
-wait_for "the daemon's start" 10 at_least start 1
+wait_for "the daemon's start" 30 at_least start 1
 grep -qx "start nvidia-persistenced pid=[0-9]* args=--persistence-mode" "$dlog" || fail "its arguments: $(cat "$dlog")"
-wait_for "the agent to know it" 20 said_at_least "daemon running (daemon=nvidia-persistenced pid=$(daemon_pid) restarts=0)" 1
+wait_for "the agent to know it" 30 said_at_least "daemon running (daemon=nvidia-persistenced pid=$(daemon_pid) restarts=0)" 1
 [ -d "$T/root/proc/$(daemon_pid)/fd" ] || fail "the stand-in does not hold the driver"
 metric 'nvidia_driver_installer_agent_daemon_up{daemon="nvidia-persistenced"} 1' || fail "daemon_up"
 
@@ -64,8 +64,8 @@ expect_err "kernel: the node agent's daemons are stopped for this run (stopped=1
 [ "$(count stop)" = 1 ] || fail "not stopped once: $(cat "$dlog")"
 grep -q "^stop nvidia-persistenced pid=[0-9]* signal=TERM$" "$dlog" || fail "$(cat "$dlog")"
 assert_eq "$(installed_version)" "$V_NEW" "the upgrade"
-wait_for "the new version's daemon" 10 at_least start 3
-wait_for "ready on the new version" 10 metric "nvidia_driver_installer_agent_ready{version=\"$V_NEW\"} 1"
+wait_for "the new version's daemon" 30 at_least start 3
+wait_for "ready on the new version" 30 metric "nvidia_driver_installer_agent_ready{version=\"$V_NEW\"} 1"
 
 # 4. A daemon that cannot start: retried, the backoff doubling.
 stop_agent
@@ -83,7 +83,7 @@ stop_agent
 # 5. The agent again (the node as it is): the daemon; then uninstall stops it, and with
 #    nothing installed none starts.
 start_agent
-wait_for "the daemon under a new agent" 10 at_least start 4
+wait_for "the daemon under a new agent" 30 at_least start 4
 expect_rc 0 uninstall --kernel-release "$KERNEL"
 expect_err "kernel: the node agent's daemons are stopped for this run (stopped=1)"
 [ "$(count stop)" = 3 ] || fail "uninstall did not stop the daemon: $(cat "$dlog")"

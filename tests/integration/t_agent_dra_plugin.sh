@@ -55,7 +55,7 @@ kube_stub "$T/cluster.json"
 standin() {
     python3 "$SRC/tests/tools/dra-plugin-standin.py" "$(idir)" "$T/plugin.json" &
     echo $! >"$T/standin.pid"
-    wait_for "the plugin stand-in's report" 10 reported "$!"
+    wait_for "the plugin stand-in's report" 60 reported "$!"
 }
 reported() { python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["pid"] != int(sys.argv[2]))' "$T/plugin.json" "$1" 2>/dev/null; }
 kept() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["libnvidia_ml"])' "$T/plugin.json"; }
@@ -102,9 +102,9 @@ standin
 case $(kept) in "$(idir)"/.versions/"$V_OLD"-*/lib64/libnvidia-ml.so.*) ;;
     *) fail "the stand-in before the switch: $(cat "$T/plugin.json")" ;; esac
 # The switch comes in a later second than the one kp-1 started in.
-wait_for "the clock past kp-1's start" 20 clock_past $((t_old + 1))
+wait_for "the clock past kp-1's start" 30 clock_past $((t_old + 1))
 start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA"
-wait_for "the agent's start" 10 agent_said "agent: watching the node"
+wait_for "the agent's start" 30 agent_said "agent: watching the node"
 port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
 agent_said "restarting NVIDIA's DRA kubelet plugin after a switch (selector=nvidia-dra-driver-gpu-component=kubelet-plugin)" ||
     fail "the agent does not say it restarts the plugin"
@@ -115,13 +115,13 @@ dspid=$!
 wait_for "the upgrade done" 90 upgrade_node_has 'state == "done"'
 wait_for "the plugin started again on the new version's files" 30 kept_new
 wait "$dspid" || fail "the supervisor: kp-2 not made"
-wait_for "dra/kp-1 evicted" 15 evicted dra/kp-1 1
+wait_for "dra/kp-1 evicted" 30 evicted dra/kp-1 1
 t_new=$(switched)
 [ "$t_new" -gt $((t_old + 1)) ] || fail "the switch at $t_new, kp-1 started at $((t_old + 1))"
 agent_said "its running pods on the node all started after the driver's switch (switch=$(utc "$t_old") pods=1 not_running=0)" ||
     fail "kp-1 not judged before the switch"
 # (The stand-in logs a request before it answers: the agent's line is waited for.)
-wait_for "the eviction's line" 20 agent_said "evicted a pod of NVIDIA's DRA kubelet plugin, for its DaemonSet to start it on the new driver's files (pod=kp-1 namespace=dra reason=its container gpus started at $after_old, not after the driver's switch at $(utc "$t_new")"
+wait_for "the eviction's line" 30 agent_said "evicted a pod of NVIDIA's DRA kubelet plugin, for its DaemonSet to start it on the new driver's files (pod=kp-1 namespace=dra reason=its container gpus started at $after_old, not after the driver's switch at $(utc "$t_new")"
 # Never while the upgrade activated; before the Node's uncordon (its spec.unschedulable
 # patched false), so that no pod scheduled there meets the old plugin.
 python3 - "$KUBE_LOG" <<'PY' || fail "kp-1 not evicted between the switch and the uncordon"
@@ -149,7 +149,7 @@ PY
 agent_said "the switch waits for a pod of it to be gone or to run on the new files (pod=kp-1 namespace=dra reason=leaving: until it is gone" ||
     fail "the wait for kp-1 to leave not said"
 [ "$(said_times "evicted a pod of NVIDIA")" = 1 ] || fail "evictions said: $(grep "evicted a pod" "$T/agent.log")"
-wait_for "the eviction counted" 20 metric 'nvidia_driver_installer_agent_dra_plugin_evictions_total{result="evicted"} 1'
+wait_for "the eviction counted" 30 metric 'nvidia_driver_installer_agent_dra_plugin_evictions_total{result="evicted"} 1'
 curl -s "http://127.0.0.1:$port/metrics" >"$T/metrics"
 metric 'nvidia_driver_installer_agent_dra_plugin_restarts_enabled 1' || fail "the gauge: $(cat "$T/metrics")"
 grep '^nvidia_driver_installer_agent_dra_plugin_evictions' "$T/metrics" >"$T/dra.prom"
@@ -164,20 +164,20 @@ kube_api POST /api/v1/namespaces/dra/pods -H 'Content-Type: application/json' \
 n0=$(wc -l <"$KUBE_LOG")
 : >"$T/agent.log"
 start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" --dra-plugin-selector ""
-wait_for "the agent's start" 10 agent_said "agent: watching the node"
+wait_for "the agent's start" 30 agent_said "agent: watching the node"
 port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
 agent_said "NVIDIA's DRA kubelet plugin is not restarted after a switch (--dra-plugin-selector none)" ||
     fail "the empty selector not said"
 # Three looks that listed the node's pods (the upgrader's): none asked kp-3 to leave.
-wait_for "three looks" 15 listed "$n0" 3
+wait_for "three looks" 30 listed "$n0" 3
 metric 'nvidia_driver_installer_agent_dra_plugin_restarts_enabled 0' || fail "the gauge with the selector empty"
 assert_eq "$(evictions_of dra/kp-3)" 0 "kp-3 with the selector empty"
 stop_agent
 : >"$T/agent.log"
 n0=$(wc -l <"$KUBE_LOG")
 start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" --dra-plugin-selector app=nvidia-dra-driver-kubelet-plugin
-wait_for "the selector's miss said" 15 agent_said "WARN  agent: NVIDIA's DRA kubelet plugin: --dra-plugin-selector matches no pod on the node, but a pod carries a label of the plugin's: it is not restarted after the switch and may keep the replaced version's files (pod=kp-2 namespace=dra selector=app=nvidia-dra-driver-kubelet-plugin fix=--dra-plugin-selector nvidia-dra-driver-gpu-component=kubelet-plugin (NVIDIA_DRA_PLUGIN_SELECTOR=nvidia-dra-driver-gpu-component=kubelet-plugin))"
-wait_for "three looks" 15 listed "$n0" 3
+wait_for "the selector's miss said" 30 agent_said "WARN  agent: NVIDIA's DRA kubelet plugin: --dra-plugin-selector matches no pod on the node, but a pod carries a label of the plugin's: it is not restarted after the switch and may keep the replaced version's files (pod=kp-2 namespace=dra selector=app=nvidia-dra-driver-kubelet-plugin fix=--dra-plugin-selector nvidia-dra-driver-gpu-component=kubelet-plugin (NVIDIA_DRA_PLUGIN_SELECTOR=nvidia-dra-driver-gpu-component=kubelet-plugin))"
+wait_for "three looks" 30 listed "$n0" 3
 assert_eq "$(said_times "matches no pod on the node")/$(evictions_of dra/kp-3)" 1/0 "the selector's miss"
 stop_agent
 
@@ -188,8 +188,8 @@ kube_api POST /api/v1/namespaces/dra/pods -H 'Content-Type: application/json' \
 [ "$(cat "$KUBE_DIR/status")" = 201 ] || fail "kp-4 not made: $(cat "$KUBE_DIR/status")"
 : >"$T/agent.log"
 start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA"
-wait_for "dra/kp-3 evicted" 15 evicted dra/kp-3 1
-wait_for "kp-4's refusal said" 15 agent_said "a disruption budget refused the eviction of a pod of NVIDIA's DRA kubelet plugin: asked again later (pod=kp-4 namespace=dra reason=its container gpus started at $after_old"
+wait_for "dra/kp-3 evicted" 30 evicted dra/kp-3 1
+wait_for "kp-4's refusal said" 30 agent_said "a disruption budget refused the eviction of a pod of NVIDIA's DRA kubelet plugin: asked again later (pod=kp-4 namespace=dra reason=its container gpus started at $after_old"
 wait_for "kp-4 asked again" 60 evicted dra/kp-4 2
 # Its backoff (DRAPLUGIN_BACKOFF_FIRST_S): the second ask 10 s or more after the first.
 python3 - "$KUBE_LOG" <<'PY' || fail "kp-4 asked again within its backoff"
@@ -202,7 +202,7 @@ port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agen
 metric 'nvidia_driver_installer_agent_dra_plugin_evictions_total{result="refused"} 2' ||
     fail "the refusals counted: $(curl -s "http://127.0.0.1:$port/metrics" | grep dra_plugin)"
 kube_api DELETE /api/v1/namespaces/dra/pods/kp-4 >/dev/null
-wait_for "the pods judged again" 15 agent_said "its running pods on the node all started after the driver's switch (switch=$(utc "$t_new") pods=1 not_running=0)"
+wait_for "the pods judged again" 30 agent_said "its running pods on the node all started after the driver's switch (switch=$(utc "$t_new") pods=1 not_running=0)"
 assert_eq "$(evictions_of dra/kp-2) $(evictions_of dra/kp-1) $(evictions_of ml/train) $(evictions_of dra/controller)" \
     "0 1 0 0" "evictions after the agent's restart"
 upgrade_node_has "pods == ['train', 'controller', 'kp-2']" || fail "the pods left: $(cat "$KUBE_STATE")"

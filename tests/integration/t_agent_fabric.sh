@@ -76,7 +76,7 @@ new_signed_repo "$T/repo-nofm" "$V_OLD:default"
 expect_rc 8 install --repo "file://$T/repo-nofm" $(kernel_args)
 expect_err "this node has 2 NVSwitch(es) and its NVLink fabric is not trained"
 start_agent
-wait_for "the agent's judgement" 10 readyz_is "not ready (fabric_manager): this node has 2 NVSwitch(es) and the installed driver has no Fabric Manager (bin/nv-fabricmanager)"
+wait_for "the agent's judgement" 30 readyz_is "not ready (fabric_manager): this node has 2 NVSwitch(es) and the installed driver has no Fabric Manager (bin/nv-fabricmanager)"
 stop_agent
 
 # 1b. Fabric Manager of another version than the driver: not started, named.
@@ -89,7 +89,7 @@ sign_modules "$T/drv-mixed/kernel"
 mkhost --switches
 expect_rc 0 install --repo "file://$T/repo-mixed" $(kernel_args) --driver-version "$V_OLD"
 start_agent
-wait_for "the version refused" 10 readyz_is "not ready (fabric_manager): Fabric Manager $V_NEW is not the driver's version $V_OLD: not started (NVIDIA requires the same version)"
+wait_for "the version refused" 30 readyz_is "not ready (fabric_manager): Fabric Manager $V_NEW is not the driver's version $V_OLD: not started (NVIDIA requires the same version)"
 sleep 1.5
 assert_eq "$(starts nv-fabricmanager)" 0 "Fabric Manager of another version started"
 assert_eq "$(said "ERROR agent: Fabric Manager $V_NEW is not the driver's version")" 1 "the refusal said once"
@@ -108,7 +108,7 @@ assert_eq "$(devnode nvidia-nvswitchctl) $(devnode nvidia-nvswitch0) $(devnode n
 [ "$(stat -c %u:%g "$T/root/dev/nvidia-nvswitch1")" = 0:0 ] || fail "the NVSwitch node's owner"
 [ "$(readlink "$T/root/dev/char/508:255")" = ../nvidia-nvswitchctl ] || fail "the /dev/char link"
 start_agent
-wait_for "ready once the fabric trained" 10 readyz_is ready
+wait_for "ready once the fabric trained" 30 readyz_is ready
 [ -f "$marker" ] && [ -f "$labels" ] || fail "the agent did not write the marker and labels"
 idir_real=$(realpath "$(idir)")
 # Started with the package's config, its paths pointed into the install dir, logging to
@@ -126,10 +126,10 @@ grep -qx "trained" "$T/root/run/nvidia-fabricmanager/standin-fabric" || fail "th
 # 2b. Fabric Manager runs, but NVML says a GPU's fabric is not trained yet
 #     (nvmlDeviceGetGpuFabricInfo): not ready until it is.
 echo training >"$T/root/run/nvidia-fabricmanager/standin-fabric"
-wait_for "the fabric's state" 20 readyz_is "not ready (fabric_manager): the NVLink fabric is not trained: GPU GPU-00000000-0000-0000-0000-000000000000 reports its fabric not started (Fabric Manager runs)"
+wait_for "the fabric's state" 30 readyz_is "not ready (fabric_manager): the NVLink fabric is not trained: GPU GPU-00000000-0000-0000-0000-000000000000 reports its fabric not started (Fabric Manager runs)"
 [ ! -e "$marker" ] || fail "ready with the fabric untrained"
 echo trained >"$T/root/run/nvidia-fabricmanager/standin-fabric"
-wait_for "ready once trained" 20 readyz_is ready
+wait_for "ready once trained" 30 readyz_is ready
 
 # 3. Fabric Manager killed: not ready while it comes back.
 fm=$(sed -n 's/^start nv-fabricmanager pid=\([0-9]*\) .*/\1/p' "$dlog" | tail -1)
@@ -151,8 +151,8 @@ expect_err "kernel: the node agent's daemons are stopped for this run (stopped=2
 assert_eq "$(grep '^stop ' "$dlog" | awk '{print $2}' | tr '\n' ' ')" "nv-fabricmanager nvidia-persistenced " "the order of the stops"
 # Ready again once the new version's Fabric Manager runs (the last judgement stays while
 # the installer holds the lock).
-wait_for "Fabric Manager on the new version" 15 said_at_least "daemon running (daemon=nv-fabricmanager" 3
-wait_for "ready on the new version" 15 readyz_is ready
+wait_for "Fabric Manager on the new version" 30 said_at_least "daemon running (daemon=nv-fabricmanager" 3
+wait_for "ready on the new version" 30 readyz_is ready
 stop_agent
 assert_eq "$(grep '^stop ' "$dlog" | awk '{print $2}' | tail -2 | tr '\n' ' ')" "nv-fabricmanager nvidia-persistenced " "SIGTERM's order"
 # Uninstall takes the NVSwitch nodes with the others.
@@ -164,8 +164,8 @@ mkhost
 : >"$dlog"
 expect_rc 0 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_OLD"
 start_agent
-wait_for "ready" 10 readyz_is ready
-wait_for "the persistence daemon" 20 starts_at_least nvidia-persistenced 1
+wait_for "ready" 30 readyz_is ready
+wait_for "the persistence daemon" 30 starts_at_least nvidia-persistenced 1
 sleep 1.5
 assert_eq "$(starts nv-fabricmanager)" 0 "Fabric Manager on a node without NVSwitch"
 assert_eq "$(devnode nvidia-nvswitchctl)" missing "an NVSwitch control node without a switch"
@@ -184,7 +184,7 @@ mkdir -p "$T/root/sys/class/infiniband_mad"
 expect_rc 8 install --repo "file://$T/repo" $(kernel_args) --driver-version "$V_OLD"
 expect_err "this node has NVLink 5 NVSwitches behind 2 management port(s) and its NVLink fabric is not trained"
 start_agent
-wait_for "the agent's judgement" 10 readyz_is "not ready (fabric_manager): this node's NVLink 5 fabric needs NVLSM and the installed driver has none (bin/nvlsm)"
+wait_for "the agent's judgement" 30 readyz_is "not ready (fabric_manager): this node's NVLink 5 fabric needs NVLSM and the installed driver has none (bin/nvlsm)"
 stop_agent
 assert_eq "$(starts nv-fabricmanager)" 0 "Fabric Manager started without NVLSM"
 # 5b. With NVLSM and its config, and ib_umad not loaded.
@@ -202,7 +202,7 @@ rmdir "$T/root/sys/class/infiniband_mad"
 expect_rc 8 install --repo "file://$T/repo-nvl5" $(kernel_args) --driver-version "$V_OLD"
 expect_err "this node has NVLink 5 NVSwitches behind 2 management port(s) and ib_umad is not loaded, so NVLSM cannot train its NVLink fabric; fix: load ib_umad on the node (modprobe ib_umad)"
 start_agent
-wait_for "the agent's judgement" 10 readyz_is "not ready (fabric_manager): ib_umad is not loaded: NVLSM cannot reach the NVLink 5 NVSwitches behind mlx5_1"
+wait_for "the agent's judgement" 30 readyz_is "not ready (fabric_manager): ib_umad is not loaded: NVLSM cannot reach the NVLink 5 NVSwitches behind mlx5_1"
 stop_agent
 assert_eq "$(starts nvlsm) $(starts nv-fabricmanager)" "0 0" "daemons started without ib_umad"
 # 5c. ib_umad loaded: the install leaves readiness to the agent, which starts NVLSM, then
@@ -213,7 +213,7 @@ expect_err "verify: CUDA waits for Fabric Manager (802: the NVLink fabric is not
 expect_err "NVLink 5 system: CUDA waits for NVLSM and Fabric Manager on its management port (guid=$guid device=mlx5_1 ib_umad=loaded)"
 : >"$dlog"
 start_agent
-wait_for "ready once NVLSM and Fabric Manager run" 15 readyz_is ready
+wait_for "ready once NVLSM and Fabric Manager run" 30 readyz_is ready
 idir_real=$(realpath "$(idir)")
 cfg=$(realpath "$T/root/run/nvidia-driver-installer")/fabricmanager.cfg
 # NVLSM before Fabric Manager (the persistence daemon, started first, forks: its line may

@@ -36,12 +36,12 @@ dlog=$T/daemons.log
 start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA"
 trap 'rc=$?; kill "$apid" 2>/dev/null || true; [ $rc = 0 ] || tail -25 "$T/agent.log"' EXIT
 agent_said() { grep -q -- "$1" "$T/agent.log"; }
-wait_for "the agent's start" 10 agent_said "agent: watching the node"
-wait_for "the node cordoned and waiting" 15 upgrade_node_has 'state == "waiting" and unsched and slot == "gpu-node-1"'
+wait_for "the agent's start" 30 agent_said "agent: watching the node"
+wait_for "the node cordoned and waiting" 30 upgrade_node_has 'state == "waiting" and unsched and slot == "gpu-node-1"'
 upgrade_node_has '"1 GPU pod(s) and 1 process(es)" in rec["reason"]' || fail "the reason: $(cat "$KUBE_STATE")"
 # The job's process ends; its pod is still there: the layout still waits.
 rm -rf "$T/root/proc/4242"
-wait_for "the reason updated" 10 upgrade_node_has '"1 GPU pod(s) and 0 process(es)" in rec["reason"]'
+wait_for "the reason updated" 30 upgrade_node_has '"1 GPU pod(s) and 0 process(es)" in rec["reason"]'
 ! grep -q '^gi ' "$mig" 2>/dev/null || fail "instances made while a GPU pod runs"
 kube_api DELETE /api/v1/namespaces/ml/pods/train >/dev/null
 wait_for "the layout made and the node back" 30 upgrade_node_has 'state == "done" and not unsched and slot == ""'
@@ -59,7 +59,7 @@ agent_said "an installer holds the daemons stopped (why=the installer checks tha
 # The agent's MIG series (docs/metrics.md, "GPU partitions"), against the table both ways.
 port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
 mig_served() { curl -s "http://127.0.0.1:$port/metrics" | grep '_mig_' >"$T/mig.prom" && grep -qx 'nvidia_driver_installer_agent_mig_devices{profile="1g.10gb"} 7' "$T/mig.prom"; }
-wait_for "the MIG series" 10 mig_served
+wait_for "the MIG series" 30 mig_served
 grep -qx 'nvidia_driver_installer_agent_gpu_mig_mode{gpu="0"} 1' "$T/mig.prom" &&
     grep -qx 'nvidia_driver_installer_agent_gpu_mig_reset_pending{gpu="0"} 0' "$T/mig.prom" || fail "MIG series: $(cat "$T/mig.prom")"
 promtool check metrics <"$T/mig.prom" >"$T/promtool.out" 2>&1 || fail "promtool: $(cat "$T/promtool.out")"

@@ -47,7 +47,7 @@ mps_pid() { sed -n 's/^start nvidia-cuda-mps-control pid=\([0-9]*\) .*/\1/p' "$d
 # What GKE's plugin runs to know MPS serves (manager.go isMpsHealthy), with MPS's default pipe
 # directory as the node's /tmp/nvidia-mps.
 plugin_check() { echo get_default_active_thread_percentage | CUDA_MPS_PIPE_DIRECTORY=$T/root/tmp/nvidia-mps "$T/drv/bin/nvidia-cuda-mps-control" >"$T/check.out" 2>&1; }
-wait_for "the MPS control daemon" 10 at_least start 1
+wait_for "the MPS control daemon" 30 at_least start 1
 grep -qx "start nvidia-cuda-mps-control pid=[0-9]* args=-f" "$dlog" || fail "its arguments: $(cat "$dlog")"
 [ -S "$T/root/tmp/nvidia-mps/control" ] || fail "no control socket in the host's /tmp/nvidia-mps: $(ls -la "$T/root/tmp/nvidia-mps")"
 grep -q "Starting control daemon" "$T/root/var/log/nvidia-mps/control.log" || fail "no control.log in /var/log/nvidia-mps"

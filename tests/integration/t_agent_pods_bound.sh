@@ -30,7 +30,7 @@ ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16" \
     start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA"
 trap 'rc=$?; kill "$apid" 2>/dev/null || true; [ $rc = 0 ] || tail -15 "$T/agent.log"' EXIT
 agent_said() { grep -q -- "$1" "$T/agent.log"; }
-wait_for "the agent's start" 10 agent_said "agent: watching the node"
+wait_for "the agent's start" 30 agent_said "agent: watching the node"
 port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
 # pod_lists: the node's pod lists asked for so far (their first pages).
 pod_lists() {

@@ -27,9 +27,9 @@ env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" \
 apid=$!
 trap 'rc=$?; kill -KILL "$apid" 2>/dev/null || true; [ $rc = 0 ] || tail -15 "$T/agent.log"' EXIT
 agent_said() { grep -q -- "$1" "$T/agent.log"; }
-wait_for "the agent's start" 10 agent_said "agent: watching the node"
+wait_for "the agent's start" 30 agent_said "agent: watching the node"
 port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
-wait_for "the agent's first look" 20 agent_said "agent: node ready: a CUDA job can run"
+wait_for "the agent's first look" 30 agent_said "agent: node ready: a CUDA job can run"
 
 # probe PATH WHAT: PATH answers (any status) within 2 s, as the kubelet's probe asks (5 s).
 probe() {
@@ -65,7 +65,7 @@ gets() { grep -c '"method": "GET", "path": "/api/v1/nodes/gpu-node-1"' "$KUBE_LO
 # 2. An answer byte by byte, a byte every half second (its head alone takes a minute): the
 #    call ends at its deadline, and the next look asks again.
 echo '{"faults": [{"method": "GET", "path": "/api/v1/nodes/gpu-node-1", "trickle": 0.5, "times": 1}]}' >"$KUBE_FAULTS"
-wait_for "a trickled answer" 20 stalled trickle 1
+wait_for "a trickled answer" 30 stalled trickle 1
 n=$(gets)
 probe /healthz "an API call answered byte by byte"
 probe /readyz "an API call answered byte by byte"
@@ -77,19 +77,19 @@ echo "the trickled call ended, and the next one began, $((($(date +%s%N) - t0) /
 
 # 3. No answer at all: the probes answer, and SIGTERM ends the agent at once.
 echo '{"faults": [{"method": "GET", "path": "/api/v1/nodes/gpu-node-1", "stall": 60, "times": 100}]}' >"$KUBE_FAULTS"
-wait_for "a stalled call" 20 stalled stall 1
+wait_for "a stalled call" 30 stalled stall 1
 probe /healthz "a stalled API call"
 probe /readyz "a stalled API call"
 # The next one, which the agent is in now: its start is logged before the stall.
 k=$(grep -c '"status": "stall"' "$KUBE_LOG")
-wait_for "the next stalled call" 20 stalled stall $((k + 1))
+wait_for "the next stalled call" 30 stalled stall $((k + 1))
 gone() { ! kill -0 "$apid" 2>/dev/null; }
 # term_within_2s WHAT: SIGTERM ends the agent, exit 0, within 2 s, during WHAT.
 term_within_2s() {
     local t0 ms rc
     t0=$(date +%s%N)
     kill -TERM "$apid"
-    wait_for "the agent to end on SIGTERM during $1" 10 gone
+    wait_for "the agent to end on SIGTERM during $1" 30 gone
     ms=$((($(date +%s%N) - t0) / 1000000))
     set +e
     wait "$apid"
@@ -133,9 +133,9 @@ env LD_PRELOAD="$FAKEKERNEL" FAKE_KERNEL_ROOT="$T/root" CUDA_HANG_MARK="$T/cuda-
     "$BIN" --root "$T/root" agent --listen 127.0.0.1:0 --interval 1 --kernel-release "$KERNEL" \
     2>"$T/agent.log" &
 apid=$!
-wait_for "the agent's start" 10 agent_said "agent: watching the node"
+wait_for "the agent's start" 30 agent_said "agent: watching the node"
 port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
-wait_for "the CUDA check to hang" 20 test -e "$T/cuda-hangs"
+wait_for "the CUDA check to hang" 30 test -e "$T/cuda-hangs"
 probe /healthz "a CUDA check that hangs"
 probe /readyz "a CUDA check that hangs"
 term_within_2s "a hanging CUDA check"
@@ -143,4 +143,4 @@ term_within_2s "a hanging CUDA check"
 ! agent_said "node not ready" || fail "judged from a CUDA check SIGTERM cut short: $(grep 'not ready' "$T/agent.log")"
 # The check's child, which has the library mapped, went with it.
 no_child_in_check() { ! grep -qsF "$lib" /proc/[0-9]*/maps; }
-wait_for "the CUDA check's child to end with the agent" 10 no_child_in_check
+wait_for "the CUDA check's child to end with the agent" 30 no_child_in_check

@@ -63,11 +63,11 @@ others='"example.com/dedicated:NoSchedule=ml" in taints and "example.com/mainten
 # 1. CUDA fails: never ready, the startup taint stays, through the heartbeat.
 CUDA_STANDIN_FAIL=init start_agent --node-name "$NODE" --kube-sa-dir "$KUBE_SA" --upgrades off \
     --condition-heartbeat 10
-wait_for "the agent's start" 10 agent_said "agent: watching the node"
+wait_for "the agent's start" 30 agent_said "agent: watching the node"
 agent_said "startup_taint=$STARTUP health_taint=none" || fail "the startup taint's default"
-wait_for "CUDANotReady" 15 node_has 'c.get("reason") == "CUDANotReady"'
+wait_for "CUDANotReady" 30 node_has 'c.get("reason") == "CUDANotReady"'
 # Wait for a heartbeat (a second write of the same condition), not for time.
-wait_for "a heartbeat" 20 patches 's >= 2'
+wait_for "a heartbeat" 30 patches 's >= 2'
 node_has 'c["reason"] == "CUDANotReady" and taints[0] == "'"$STARTUP"':NoSchedule=" and len(taints) == 4' ||
     fail "not ready: $(cat "$KUBE_STATE")"
 patches 'p == []' || fail "the Node written while CUDA fails: $(grep '"PATCH", "path": "/api/v1/nodes/gpu-node-1",' "$KUBE_LOG")"
@@ -78,12 +78,12 @@ kill_leftovers
 : >"$T/agent.log"
 start_agent --node-name "$NODE" --kube-sa-dir "$KUBE_SA" --upgrades off --condition-heartbeat 10 \
     --health-taint nvidia.com/gpu-unhealthy:NoSchedule
-wait_for "the startup taint gone" 15 node_has 'not any(t.startswith("'"$STARTUP"':") for t in taints)'
+wait_for "the startup taint gone" 30 node_has 'not any(t.startswith("'"$STARTUP"':") for t in taints)'
 node_has "$others"' and len(taints) == 2 and c["reason"] == "CUDAReady"' || fail "ready: $(cat "$KUBE_STATE")"
-wait_for "the agent to say so" 20 agent_said "startup taint taken off: a CUDA job can run (taint=$STARTUP)"
+wait_for "the agent to say so" 30 agent_said "startup taint taken off: a CUDA job can run (taint=$STARTUP)"
 # Exactly one PATCH of the Node, after the condition said True; none before it. (The
 # stand-in stores a write, then logs it: the log is waited for.)
-wait_for "the PATCH logged" 20 patches 'len(p) >= 1'
+wait_for "the PATCH logged" 30 patches 'len(p) >= 1'
 patches 'len(p) == 1 and p[0]["code"] == 200 and len(p[0]["before"]) == 4 and p[0]["after"] == ["example.com/dedicated:NoSchedule=ml", "example.com/maintenance:PreferNoSchedule="]' ||
     fail "the startup taint's PATCHes: $(grep '"PATCH", "path": "/api/v1/nodes/gpu-node-1",' "$KUBE_LOG")"
 python3 - "$KUBE_LOG" <<'PY' || fail "the taint went before the condition said True"
@@ -95,14 +95,14 @@ assert trues, rs[:i]
 PY
 # Its heartbeat looks again, and finds nothing to do: no second PATCH.
 n=$(patches 'print(s) or True')
-wait_for "a heartbeat while ready" 20 patches "s > $n"
+wait_for "a heartbeat while ready" 30 patches "s > $n"
 patches 'len(p) == 1' || fail "written again with nothing to change"
 # Someone puts it back: it goes again at the next heartbeat (once per appearance).
 kube_api PATCH "/api/v1/nodes/$NODE" -H 'Content-Type: application/merge-patch+json' -d \
     '{"spec": {"taints": [{"key": "example.com/dedicated", "value": "ml", "effect": "NoSchedule"}, {"key": "example.com/maintenance", "effect": "PreferNoSchedule"}, {"key": "'"$STARTUP"'", "effect": "NoSchedule"}]}}' >/dev/null
 assert_eq "$(cat "$KUBE_DIR/status")" 200 "the taint put back"
-wait_for "the startup taint gone again" 20 node_has 'len(taints) == 2'
-wait_for "the PATCH logged" 20 patches 'len(p) >= 3'
+wait_for "the startup taint gone again" 30 node_has 'len(taints) == 2'
+wait_for "the PATCH logged" 30 patches 'len(p) >= 3'
 patches 'len(p) == 3 and [x["code"] for x in p] == [200, 200, 200]' ||
     fail "the PATCHes: $(grep '"PATCH", "path": "/api/v1/nodes/gpu-node-1",' "$KUBE_LOG")"
 
@@ -114,16 +114,16 @@ cat >"$KUBE_FAULTS" <<EOF
   {"key": "example.com/other-writer", "effect": "NoSchedule"}]}, "times": 1}]}
 EOF
 echo "3,1401,71000000,-;NVRM: Xid (PCI:0000:01:00): 79, pid=0, name=none, GPU has fallen off the bus." >>"$T/root/dev/kmsg"
-wait_for "the health taint on" 15 node_has '"nvidia.com/gpu-unhealthy:NoSchedule=FatalXid" in taints'
-wait_for "the PATCH logged" 20 patches 'len(p) >= 5'
+wait_for "the health taint on" 30 node_has '"nvidia.com/gpu-unhealthy:NoSchedule=FatalXid" in taints'
+wait_for "the PATCH logged" 30 patches 'len(p) >= 5'
 node_has "$others"' and "example.com/other-writer:NoSchedule=" in taints and len(taints) == 4 and c["reason"] == "FatalXid"' ||
     fail "the other writer's taint lost: $(cat "$KUBE_STATE")"
 patches '[x["code"] for x in p][3:] == [409, 200]' ||
     fail "no 409 met and retried: $(grep '"PATCH", "path": "/api/v1/nodes/gpu-node-1",' "$KUBE_LOG")"
-wait_for "the agent to say so" 20 agent_said "health taint put on (taint=nvidia.com/gpu-unhealthy value=FatalXid effect=NoSchedule)"
+wait_for "the agent to say so" 30 agent_said "health taint put on (taint=nvidia.com/gpu-unhealthy value=FatalXid effect=NoSchedule)"
 # The driver loaded again: taken off; the others as they were.
 echo "6,1402,72000000,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  $V_OLD" >>"$T/root/dev/kmsg"
-wait_for "the health taint off" 15 node_has 'not any(t.startswith("nvidia.com/gpu-unhealthy") for t in taints)'
+wait_for "the health taint off" 30 node_has 'not any(t.startswith("nvidia.com/gpu-unhealthy") for t in taints)'
 node_has "$others"' and "example.com/other-writer:NoSchedule=" in taints and len(taints) == 3' ||
     fail "after the Xid cleared: $(cat "$KUBE_STATE")"
 stop_agent

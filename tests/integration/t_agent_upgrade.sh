@@ -64,17 +64,17 @@ print(sum(1 for r in map(json.loads, open(log)) if r["method"] == method and r["
           and re.fullmatch(path, r["path"])))
 PY
 }
-wait_for "the agent's start" 10 agent_said "agent: watching the node"
+wait_for "the agent's start" 30 agent_said "agent: watching the node"
 agent_said "driver upgrades on (node=gpu-node-1 namespace=kube-system limit=1" || fail "upgrades not on"
 port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
 
-wait_for "the node cordoned and waiting" 15 upgrade_node_has 'state == "waiting" and unsched and slot == "gpu-node-1"'
+wait_for "the node cordoned and waiting" 30 upgrade_node_has 'state == "waiting" and unsched and slot == "gpu-node-1"'
 upgrade_node_has 'rec["cordoned"] and rec["version"] == "'"$V_NEW"'" and rec["from"] == "'"$V_OLD"'" and rec["slot"] == 1' ||
     fail "the record: $(cat "$KUBE_STATE")"
 upgrade_node_has '"1 GPU pod(s) and 1 process(es)" in rec["reason"]' || fail "the reason: $(cat "$KUBE_STATE")"
 # The process outside pods ends: the GPU pod still holds the upgrade.
 rm -rf "$T/root/proc/4242"
-wait_for "the reason updated" 10 upgrade_node_has '"1 GPU pod(s) and 0 process(es)" in rec["reason"]'
+wait_for "the reason updated" 30 upgrade_node_has '"1 GPU pod(s) and 0 process(es)" in rec["reason"]'
 [ "$(installed_version)" = "$V_OLD" ] || fail "switched while a GPU pod runs"
 # The job ends: activated in place, validated, uncordoned, the slot given back.
 kube_api DELETE /api/v1/namespaces/ml/pods/train >/dev/null
@@ -111,7 +111,7 @@ grep -qx 'nvidia_driver_installer_agent_upgrade_state{state="done"} 1' "$T/metri
 grep -qx 'nvidia_driver_installer_agent_upgrade_slot_held 0' "$T/metrics" || fail "slot metric"
 grep -qx 'nvidia_driver_installer_agent_upgrade_api_up 1' "$T/metrics" || fail "api metric"
 # Done stays done: no more changes to the node, once its Event is recorded as posted.
-wait_for "the done event recorded as posted" 10 upgrade_node_has 'rec["event"] == "done"'
+wait_for "the done event recorded as posted" 30 upgrade_node_has 'rec["event"] == "done"'
 before=$(wc -l <"$KUBE_LOG")
 sleep 2.2
 python3 - "$KUBE_LOG" "$before" <<'PY' || fail "writes after done"
@@ -170,9 +170,9 @@ kube_stub "$T/cluster2.json"
 : >"$T/agent.log"
 start_agent --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" --upgrade-limit 50% \
     --upgrade-on-deadline evict --upgrade-deadline 0
-wait_for "the agent's start (2)" 10 agent_said "agent: watching the node"
+wait_for "the agent's start (2)" 30 agent_said "agent: watching the node"
 port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
-wait_for "pending, both slots taken" 10 upgrade_node_has 'state == "pending" and "slot" in rec["reason"]'
+wait_for "pending, both slots taken" 30 upgrade_node_has 'state == "pending" and "slot" in rec["reason"]'
 wait_for "the dead node's slot taken" 60 upgrade_node_has 'holders["nvidia-driver-upgrade-slot-1"] == "gpu-node-1"'
 # Not before the lease expired, on the stand-in's own clock ("at": CLOCK_MONOTONIC, the
 # agent's clock too), not the test's polls, whose lag under load ate the margin. The agent
@@ -194,9 +194,9 @@ PY
 upgrade_node_has 'holders["nvidia-driver-upgrade-slot-0"] == "gpu-node-2" and leases["nvidia-driver-upgrade-slot-1"]["spec"]["leaseTransitions"] == 5' ||
     fail "the slots: $(cat "$KUBE_STATE")"
 left='pods == ["serve", "slow", "static-gpu-gpu-node-1"] and state == "evicting"'
-wait_for "the evictable pods evicted" 15 upgrade_node_has "$left"' and "deletionTimestamp" in db["pods"][1]["metadata"]'
+wait_for "the evictable pods evicted" 30 upgrade_node_has "$left"' and "deletionTimestamp" in db["pods"][1]["metadata"]'
 metric2() { curl -s "http://127.0.0.1:$port/metrics" | grepq -x "$1"; }
-wait_for "the budget's refusal asked again" 10 metric2 'nvidia_driver_installer_agent_upgrade_evictions_total{result="refused"} [3-9]'
+wait_for "the budget's refusal asked again" 30 metric2 'nvidia_driver_installer_agent_upgrade_evictions_total{result="refused"} [3-9]'
 metric2 'nvidia_driver_installer_agent_upgrade_evictions_total{result="evicted"} 2' || fail "evicted count"
 upgrade_node_has "$left"' and unsched' || fail "forced: $(cat "$KUBE_STATE")"
 # A pod already leaving is waited for, not asked again at each look; a static pod's mirror

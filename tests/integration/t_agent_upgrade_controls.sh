@@ -64,19 +64,19 @@ kube_stub "$T/c1.json"
 logs+=("$KUBE_LOG")
 ev=(--upgrade-on-deadline evict --upgrade-deadline 0 --upgrade-wait-for 'app in (etl, ingest)')
 restart_agent "${ev[@]}"
-wait_for "waiting for ml/etl" 15 upgrade_node_has \
+wait_for "waiting for ml/etl" 30 upgrade_node_has \
     'state == "waiting" and rec["reason"] == "waiting for 1 pod(s) matching --upgrade-wait-for (ml/etl)"'
 assert_eq "$(evictions)" 0 "evictions while ml/etl runs"
 restart_agent "${ev[@]}" --upgrade-wait-timeout 1
-wait_for "past the wait's timeout, ml/lone named" 15 upgrade_node_has \
+wait_for "past the wait's timeout, ml/lone named" 30 upgrade_node_has \
     '"no GPU pod evicted: ml/lone has no controller, so nothing makes it again: --upgrade-evict-force=yes moves it" in rec["reason"]'
 # ... and shown as a metric while it blocks (earlier releases evicted such a pod).
 port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
 metric() { curl -s "http://127.0.0.1:$port/metrics" | grepq -x "$1"; }
 blocked=nvidia_driver_installer_agent_upgrade_evictions_blocked
-wait_for "the blocked eviction's metric" 10 metric "$blocked 1"
+wait_for "the blocked eviction's metric" 30 metric "$blocked 1"
 restart_agent "${ev[@]}" --upgrade-wait-timeout 1 --upgrade-evict-force yes
-wait_for "ml/scratch named" 15 upgrade_node_has \
+wait_for "ml/scratch named" 30 upgrade_node_has \
     '"no GPU pod evicted: ml/scratch has an emptyDir volume, whose data is lost when it leaves: --upgrade-evict-emptydir=yes moves it" in rec["reason"]'
 assert_eq "$(evictions)" 0 "evictions while a GPU pod is kept"
 restart_agent "${ev[@]}" --upgrade-wait-timeout 1 --upgrade-evict-force yes --upgrade-evict-emptydir yes
@@ -105,7 +105,7 @@ logs+=("$KUBE_LOG")
 restart_agent --upgrade-on-deadline evict --upgrade-deadline 0 --upgrade-drain yes \
     --upgrade-drain-selector 'tier in (web)' --upgrade-drain-force yes --upgrade-drain-timeout 0
 port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
-wait_for "draining, the budget asked again" 20 metric \
+wait_for "draining, the budget asked again" 30 metric \
     'nvidia_driver_installer_agent_upgrade_drain_evictions_total{result="refused"} [2-9]'
 upgrade_node_has 'state == "draining" and rec["reason"] == "draining: 2 pod(s) left, web/guarded first"' ||
     fail "draining: $(cat "$KUBE_STATE")"
@@ -131,7 +131,7 @@ cluster "$T/c3.json" \
 kube_stub "$T/c3.json"
 logs+=("$KUBE_LOG")
 restart_agent --upgrade-drain yes --upgrade-drain-timeout 2
-wait_for "failed past the drain's timeout" 20 upgrade_node_has \
+wait_for "failed past the drain's timeout" 30 upgrade_node_has \
     'state == "failed" and rec["reason"] == "the drain did not end within 2s (--upgrade-drain-timeout): 1 pod(s) left, web/guarded first"'
 upgrade_node_has 'pods == ["guarded"] and unsched' || fail "after (3): $(cat "$KUBE_STATE")"
 [ "$(evictions_of web/guarded)" -ge 1 ] || fail "web/guarded never asked"
@@ -142,7 +142,7 @@ cluster "$T/c4.json" "$(pod web tmp '' "$RS" "$CPU$EMPTYDIR")" "$(pod web ok '' 
 kube_stub "$T/c4.json"
 logs+=("$KUBE_LOG")
 restart_agent --upgrade-drain yes --upgrade-drain-force yes
-wait_for "failed for web/tmp" 20 upgrade_node_has \
+wait_for "failed for web/tmp" 30 upgrade_node_has \
     'state == "failed" and rec["reason"] == "the drain refused: web/tmp has an emptyDir volume, whose data is lost when it leaves: --upgrade-drain-emptydir=yes moves it"'
 assert_eq "$(evictions)" 0 "evictions of a refused drain"
 
@@ -208,7 +208,7 @@ slot_reads() { grep -c '/leases/nvidia-driver-upgrade-slot-0"' "$KUBE_LOG" || tr
 # A DaemonSet that is not there (a wrong name) is no budget: no slot, and the log says why.
 kube_api DELETE /apis/coordination.k8s.io/v1/namespaces/kube-system/leases/nvidia-driver-upgrade-slot-0 >/dev/null
 restart_agent --upgrade-max-unavailable 50% --upgrade-daemonset other
-wait_for "the missing DaemonSet said" 10 agent_said \
+wait_for "the missing DaemonSet said" 30 agent_said \
     "no slot is taken (daemonset=other fix=set --upgrade-daemonset to the DaemonSet the agent runs in)"
 upgrade_node_has 'slot == ""' || fail "a slot taken without a budget"
 # Every slot held: the budget's lists are not read while no slot could be taken.
@@ -222,12 +222,12 @@ kube_api POST /apis/coordination.k8s.io/v1/namespaces/kube-system/leases \
 assert_eq "$(cat "$KUBE_DIR/status")" 201 "slot 0 held by gpu-n4"
 : >"$KUBE_LOG"
 restart_agent --upgrade-max-unavailable 50%
-wait_for "waiting for the limit" 15 upgrade_node_has \
+wait_for "waiting for the limit" 30 upgrade_node_has \
     'state == "pending" and rec["reason"] == "waiting for a slot of the fleet'"'"'s limit"'
-wait_for "another look" 15 eval '[ "$(slot_reads)" -ge 3 ]'
+wait_for "another look" 30 eval '[ "$(slot_reads)" -ge 3 ]'
 assert_eq "$(budget_lists)" "" "the budget's lists while every slot is held"
 kube_api DELETE /apis/coordination.k8s.io/v1/namespaces/kube-system/leases/nvidia-driver-upgrade-slot-0 >/dev/null
-wait_for "held by the budget" 15 upgrade_node_has \
+wait_for "held by the budget" 30 upgrade_node_has \
     'state == "pending" and rec["reason"] == "waiting: 3 of the DaemonSet'"'"'s other nodes unavailable (gpu-n2, gpu-n3, gpu-n5), --upgrade-max-unavailable allows 3"'
 upgrade_node_has 'slot == ""' || fail "a slot taken over the budget"
 # Only the DaemonSet's pods and the nodes its template selects were listed.
@@ -236,7 +236,7 @@ assert_eq "$(budget_lists | sort -u)" "/api/v1/namespaces/kube-system/pods app=n
 kube_api PATCH /api/v1/nodes/gpu-n2 -H 'Content-Type: application/merge-patch+json' \
     -d '{"spec": {"unschedulable": false}}' >/dev/null
 assert_eq "$(cat "$KUBE_DIR/status")" 200 "gpu-n2's uncordon"
-wait_for "the slot taken" 15 upgrade_node_has 'slot == "gpu-node-1"'
+wait_for "the slot taken" 30 upgrade_node_has 'slot == "gpu-node-1"'
 wait_for "the upgrade done (5)" 30 upgrade_node_has 'state == "done" and not unsched'
 
 # 6. A slow API server: a look asks pods to leave for its time (5 s at --interval 1), the

@@ -108,12 +108,12 @@ leave_pending "$V_OLD"
 kube_stub "$T/c1.json"
 logs+=("$KUBE_LOG")
 restart_agent
-wait_for "waiting for the claims' pods" 15 upgrade_node_has \
+wait_for "waiting for the claims' pods" 30 upgrade_node_has \
     'state == "waiting" and rec.get("reason", "") == "5 GPU pod(s) and 0 process(es) hold the GPUs"'
-wait_for "another look" 10 eval '[ "$(claim_gets v1)" -ge 10 ]'
+wait_for "another look" 30 eval '[ "$(claim_gets v1)" -ge 10 ]'
 assert_eq "$(claim_gets v1beta2)$(claim_gets v1beta1)" 00 "claims asked of older versions"
 restart_agent --upgrade-on-deadline evict --upgrade-deadline 0
-wait_for "the daemons waited for" 20 upgrade_node_has \
+wait_for "the daemons waited for" 30 upgrade_node_has \
     'rec.get("reason", "") == "past the deadline: 2 GPU pod(s) no eviction moves (DaemonSets'"'"', static pods'"'"', or already leaving) and 0 other process(es) hold the GPUs"'
 for p in ml/train ml/tmpl ml/ext; do assert_eq "$(evictions_of $p)" 1 "evictions of $p"; done
 for p in nvidia-dra/cd-daemon net/nic mon/dcgm ml/young ml/stale ml/done; do
@@ -131,7 +131,7 @@ upgrade_node_has 'sorted(pods) == ["done", "nic", "stale", "young"]' ||
     fail "pods left (1): $(cat "$KUBE_STATE")"
 # No upgrade waits: the looks read no claim (a fleet of idle nodes asks nothing of them).
 gets=$(claim_gets v1) lists=$(pod_lists)
-wait_for "three looks while done" 15 eval '[ "$(pod_lists)" -ge $((lists + 3)) ]'
+wait_for "three looks while done" 30 eval '[ "$(pod_lists)" -ge $((lists + 3)) ]'
 assert_eq "$(claim_gets v1)" "$gets" "claims read while no upgrade waits"
 # The claims as the stand-in serves them, in v1 and v1beta1 (schemas: tests/k8s/openapi/).
 for v in v1 v1beta1; do
@@ -149,7 +149,7 @@ cluster "$T/c2.json" v1beta1
 kube_stub "$T/c2.json"
 logs+=("$KUBE_LOG")
 restart_agent --upgrade-on-deadline evict --upgrade-deadline 0
-wait_for "the daemons waited for (2)" 20 upgrade_node_has \
+wait_for "the daemons waited for (2)" 30 upgrade_node_has \
     '"2 GPU pod(s) no eviction moves" in rec.get("reason", "")'
 for p in ml/train ml/tmpl ml/ext; do assert_eq "$(evictions_of $p)" 1 "evictions of $p (v1beta1)"; done
 assert_eq "$(claim_gets v1)/$(claim_gets v1beta2)" 1/1 "GETs of the versions not served"
@@ -169,10 +169,10 @@ cluster "$T/c4.json" ""
 kube_stub "$T/c4.json"
 logs+=("$KUBE_LOG")
 restart_agent
-wait_for "waiting for the pods with claims not read" 20 upgrade_node_has \
+wait_for "waiting for the pods with claims not read" 30 upgrade_node_has \
     'state == "waiting" and rec.get("reason", "") == "7 GPU pod(s) and 0 process(es) hold the GPUs"'
 lists=$(pod_lists)
-wait_for "three looks more" 15 eval '[ "$(pod_lists)" -ge $((lists + 3)) ]'
+wait_for "three looks more" 30 eval '[ "$(pod_lists)" -ge $((lists + 3)) ]'
 assert_eq "$(grep -c "a resource claim could not be read" "$T/agent.log")" 1 "the failed reads said"
 grep "a resource claim could not be read" "$T/agent.log" | grepq "no version of resource.k8s.io" ||
     fail "the cause not said: $(grep "could not be read" "$T/agent.log")"
@@ -189,7 +189,7 @@ echo '{"faults": [{"method": "GET", "path": "/apis/resource.k8s.io/.*", "stall":
 restart_agent
 wait_for "waiting, claims not read" 40 upgrade_node_has \
     'state == "waiting" and rec.get("reason", "") == "7 GPU pod(s) and 0 process(es) hold the GPUs"'
-wait_for "the look's time said" 20 agent_said "more resource claims than a look reads in its bound or time"
+wait_for "the look's time said" 30 agent_said "more resource claims than a look reads in its bound or time"
 lists=$(pod_lists)
 wait_for "two looks more" 40 eval '[ "$(pod_lists)" -ge $((lists + 2)) ]'
 stalls=$(grep -c '"status": "stall"' "$KUBE_LOG")

@@ -30,7 +30,7 @@ start() {
         "$BIN" --root "$T/root" agent --listen 127.0.0.1:0 --interval 1 --kernel-release "$KERNEL" \
         --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" ${EXTRA:-} 2>"$T/agent.log" &
     apid=$!
-    wait_for "the agent's start" 10 agent_said "agent: watching the node"
+    wait_for "the agent's start" 30 agent_said "agent: watching the node"
     port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agent.log")
 }
 trap 'rc=$?; kill "$apid" 2>/dev/null || true; [ $rc = 0 ] || tail -15 "$T/agent.log"' EXIT
@@ -38,11 +38,11 @@ metric() { curl -s "http://127.0.0.1:$port/metrics" | grepq -x "$1"; }
 
 # 1. Killed while waiting: resumed, nothing twice.
 start
-wait_for "waiting, cordoned" 15 upgrade_node_has 'state == "waiting" and unsched'
+wait_for "waiting, cordoned" 30 upgrade_node_has 'state == "waiting" and unsched'
 kill -KILL "$apid"
 wait "$apid" 2>/dev/null || true
 start
-wait_for "the new agent's look" 10 metric 'nvidia_driver_installer_agent_upgrade_state{state="waiting"} 1'
+wait_for "the new agent's look" 30 metric 'nvidia_driver_installer_agent_upgrade_state{state="waiting"} 1'
 metric 'nvidia_driver_installer_agent_upgrade_slot_held 1' || fail "the slot not known again"
 upgrade_node_has 'events.count("DriverUpgradeCordoned") == 1 and holders == {"nvidia-driver-upgrade-slot-0": "gpu-node-1"}' ||
     fail "done twice: $(cat "$KUBE_STATE")"
@@ -54,7 +54,7 @@ PY
 
 # 2. The API server fails for a while: nothing changes, then the upgrade finishes.
 echo '{"faults": [{"method": "GET", "path": "/api/v1/nodes/gpu-node-1", "status": 503, "times": 100000}]}' >"$KUBE_FAULTS"
-wait_for "api_up 0" 20 metric 'nvidia_driver_installer_agent_upgrade_api_up 0'
+wait_for "api_up 0" 30 metric 'nvidia_driver_installer_agent_upgrade_api_up 0'
 kube_api DELETE /api/v1/namespaces/ml/pods/train >/dev/null
 sleep 3
 [ "$(installed_version)" = "$V_OLD" ] && [ -f "$(idir)/.pending.json" ] || fail "changed while the API server failed"
@@ -77,14 +77,14 @@ upgrade_node_has '"activating '"$V_OLD"' failed; '"$V_NEW"' serves" in rec["reas
     fail "the reason: $(cat "$KUBE_STATE")"
 # The Event follows the state's PATCH (agent/upgrader.c, record): it may land just after,
 # and then its posting is recorded.
-wait_for "the failure event" 10 upgrade_node_has 'events[-1] == "DriverUpgradeFailed" and rec["event"] == "failed"'
+wait_for "the failure event" 30 upgrade_node_has 'events[-1] == "DriverUpgradeFailed" and rec["event"] == "failed"'
 python3 - "$KUBE_STATE" <<'PY' || fail "the failure event"
 import json, sys
 e = json.load(open(sys.argv[1]))["events"][-1]
 assert e["type"] == "Warning" and "rejected the signature" in e["message"], e
 PY
 assert_eq "$(installed_version)" "$V_NEW" "the version serving after the failed activation"
-wait_for "ready on the version before" 10 metric "nvidia_driver_installer_agent_ready{version=\"$V_NEW\"} 1"
+wait_for "ready on the version before" 30 metric "nvidia_driver_installer_agent_ready{version=\"$V_NEW\"} 1"
 # Stopped: no more changes to the node.
 before=$(wc -l <"$KUBE_LOG")
 sleep 2.2
@@ -107,7 +107,7 @@ upgrade_node_has 'not unsched and "nvidia.com/gpu.driver-installer.upgrade" not 
 # Nothing pending: the agent takes the node as idle, and the label the annotation's removal
 # left behind goes too.
 start
-wait_for "the failed label gone" 10 upgrade_node_has 'state == "" and "nvidia-driver-installer.upgrade" not in str(n["metadata"].get("annotations"))'
+wait_for "the failed label gone" 30 upgrade_node_has 'state == "" and "nvidia-driver-installer.upgrade" not in str(n["metadata"].get("annotations"))'
 kill "$apid"
 wait "$apid" 2>/dev/null || true
 leave_pending "$V_OLD"
@@ -118,4 +118,4 @@ upgrade_node_has '"'"$V_OLD"' not ready within 10s: Xid 79" in rec["reason"] and
     fail "the reason: $(cat "$KUBE_STATE")"
 wait_for "the rollback run" 30 agent_said "driver upgrade: the installer ended (what=rollback how=exit 0)"
 assert_eq "$(installed_version)" "$V_NEW" "the version after the rollback"
-wait_for "the validation's failure event" 10 upgrade_node_has 'events.count("DriverUpgradeValidating") >= 1 and events[-1] == "DriverUpgradeFailed"'
+wait_for "the validation's failure event" 30 upgrade_node_has 'events.count("DriverUpgradeValidating") >= 1 and events[-1] == "DriverUpgradeFailed"'

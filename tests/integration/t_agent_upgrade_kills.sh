@@ -45,7 +45,7 @@ start() {
         "$BIN" --root "$T/root" agent --listen 127.0.0.1:0 --interval 1 --kernel-release "$KERNEL" \
         --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" "$@" 2>>"$T/agent.log" &
     apid=$!
-    wait_for "the agent's start" 10 started_more
+    wait_for "the agent's start" 30 started_more
     starts=$(grep -c "agent: watching the node" "$T/agent.log")
 }
 started_more() { [ "$(grep -c "agent: watching the node" "$T/agent.log")" -gt "${starts:-0}" ]; }
@@ -94,7 +94,7 @@ done_with() {
     assert_eq "$(installed_version)" "$1" "the version after the upgrade"
     [ ! -e "$(idir)/.pending.json" ] || fail "still pending"
     # The Event follows the state's PATCH (agent/upgrader.c, record): it may land just after.
-    wait_for "the done event recorded as posted" 10 upgrade_node_has 'rec["event"] == "done"'
+    wait_for "the done event recorded as posted" 30 upgrade_node_has 'rec["event"] == "done"'
     each_state_evented 2>"$T/events.err" || fail "$(cat "$T/events.err")"
 }
 
@@ -112,7 +112,7 @@ for state in cordoned evicting activating validating; do
     printf '{"faults": [{"method": "PATCH", "path": "/api/v1/nodes/gpu-node-1", "body": "upgrade-state\\": *\\"%s\\"", "delay": 5, "times": 1}]}\n' \
         "$state" >"$KUBE_FAULTS"
     start "${opts[@]}"
-    wait_for "$state recorded" 20 upgrade_node_has "state == '$state'"
+    wait_for "$state recorded" 30 upgrade_node_has "state == '$state'"
     killed
     grep -q '"times": 0' "$KUBE_FAULTS" || fail "$state: the held PATCH did not match"
     start "${opts[@]}"
@@ -132,7 +132,7 @@ starts=0
 cluster 1
 start
 # (Its Event recorded as posted: a kill between the two would post it again, by design.)
-wait_for "waiting, cordoned" 20 upgrade_node_has 'state == "waiting" and unsched and rec["cordoned"] and rec["event"] == "waiting"'
+wait_for "waiting, cordoned" 30 upgrade_node_has 'state == "waiting" and unsched and rec["cordoned"] and rec["event"] == "waiting"'
 killed
 rm -rf "$T/root/proc/modules" "$T/root/proc/driver" "$T/root/run" "$T/root/sys/module/"nvidia* \
     "$T/root/sys/module/drm" "$T/root/sys/module/drm_kms_helper" "$T/root/dev/"nvidia*
@@ -152,7 +152,7 @@ leave_pending "$version"
 starts=0
 cluster 1
 start --upgrade-on-deadline wait --upgrade-deadline 0
-wait_for "waiting past the deadline" 20 upgrade_node_has '"past the deadline, waiting as the policy says: 1 GPU pod(s)" in rec["reason"]'
+wait_for "waiting past the deadline" 30 upgrade_node_has '"past the deadline, waiting as the policy says: 1 GPU pod(s)" in rec["reason"]'
 sleep 2.2
 upgrade_node_has 'state == "waiting" and pods == ["job0"]' || fail "not waiting: $(cat "$KUBE_STATE")"
 assert_eq "$(requests POST '/api/v1/namespaces/ml/pods/[^/]*/eviction' .)" 0 "evictions under the wait policy"

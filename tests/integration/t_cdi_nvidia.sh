@@ -140,7 +140,7 @@ in_ns "run --device k8s.device-plugin.nvidia.com/gpu=0 $PROBE_IMAGE true" &&
 unshare --pid --fork --mount-proc --kill-child sleep 1000000 &
 pod=$!
 pod_init() { pgrep -P "$pod" >/dev/null; }
-wait_for "the pod's PID namespace" 10 pod_init
+wait_for "the pod's PID namespace" 30 pod_init
 # in_pod CMD... &: CMD in the pod, nsenter in the background's place (its $!), CMD its
 # child (nsenter forks it inside and waits for it).
 in_pod() { exec nsenter --target "$(pgrep -P "$pod")" --pid --mount -- "$@"; }
@@ -159,7 +159,7 @@ agent() {
 }
 agent "$T/agent1.log"
 said() { grep -q -- "$2" "$1"; }
-wait_for "the agent's word on the stale spec" 20 said "$T/agent1.log" \
+wait_for "the agent's word on the stale spec" 30 said "$T/agent1.log" \
     "no nvidia-device-plugin runs in this pod: restart its producer"
 grep -q "spec=/var/run/cdi/k8s.device-plugin.nvidia.com-gpu.json" "$T/agent1.log" || fail "the spec is not named: $(grep stale "$T/agent1.log")"
 in_pod_stop "$apid"
@@ -178,7 +178,7 @@ in_pod env --default-signal=HUP bash -c 'exec -a sh "$0" "$1"' "$T/nvidia-device
 # Its trap set before the agent can signal it (a SIGHUP before that would end it, and the
 # agent asks a producer at most once a minute): seen under a loaded make check.
 plugin_ready() { [ -s "$T/plugin.ready" ]; }
-wait_for "the plugin stand-in's trap" 20 plugin_ready
+wait_for "the plugin stand-in's trap" 30 plugin_ready
 agent "$T/agent2.log"
 rewritten() { [ -s "$T/plugin.log" ]; }
 # On a timeout, what each side did (seen once in a loaded make check, not alone).
@@ -195,9 +195,9 @@ rewritten_or_say() {
     fail "no SIGHUP reached the plugin stand-in (pid $ppid, $(cat "/proc/$ppid/status" 2>/dev/null | grep -E '^(State|SigCgt|SigIgn)' | tr '\n' ' '), exe $(readlink "/proc/$ppid/exe")); the lock's holders:${holders:- none}; the agent said: $(tail -8 "$T/agent2.log")"
 }
 hup_deadline=$(($(date +%s%N) + 20000000000))
-wait_for "the plugin's SIGHUP" 25 rewritten_or_say
-wait_for "the agent's word" 10 said "$T/agent2.log" "its producer was asked to rewrite it"
-wait_for "the spec current again" 10 said "$T/agent2.log" "another producer's CDI spec is current again"
+wait_for "the plugin's SIGHUP" 30 rewritten_or_say
+wait_for "the agent's word" 30 said "$T/agent2.log" "its producer was asked to rewrite it"
+wait_for "the spec current again" 30 said "$T/agent2.log" "another producer's CDI spec is current again"
 in_ns "run --device k8s.device-plugin.nvidia.com/gpu=0 $PROBE_IMAGE sh -c '$workload'" ||
     fail "podman after the rewrite: $(cat "$T/ns.err")"
 check_workload "$V_NEW"

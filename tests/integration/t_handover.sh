@@ -21,7 +21,7 @@ started() {
     kill -0 "$pid" 2>/dev/null || fail "the command did not start: $(cat "$T/err")"
     return 1
 }
-wait_for "the command to start" 10 started
+wait_for "the command to start" 30 started
 kill -TERM "$pid"
 set +e
 wait "$pid"

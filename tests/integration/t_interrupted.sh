@@ -14,7 +14,7 @@ printf '[{"path": "/%s", "action": "stall", "seconds": 20, "times": 1}]\n' "$pkg
 pid=$!
 # Killed once the stalled package is streaming into a staging tree. (The server logs a
 # request after its last byte, so its log cannot say the download began.)
-wait_for "the download to open a staging tree" 10 has_file "$(idir)/.staging-*"
+wait_for "the download to open a staging tree" 30 has_file "$(idir)/.staging-*"
 kill -0 "$pid" 2>/dev/null || fail "the installer exited before it was killed"
 kill -9 "$pid"
 wait "$pid" || true

@@ -11,7 +11,7 @@ first=$!
 # The second starts once the first holds the lock (flock(2), as session.c takes it).
 lockf="$T/root/run/nvidia-driver-installer.lock"
 lock_held() { [ -e "$lockf" ] && ! flock -n "$lockf" true; }
-wait_for "the first installer to hold the lock" 10 lock_held
+wait_for "the first installer to hold the lock" 30 lock_held
 expect_rc 0 install --repo "$HTTP/repo" $(install_args)
 wait "$first" || fail "first installer failed: $(cat "$T/first.err")"
 expect_err "another installer is running; waiting for it"

@@ -143,7 +143,7 @@ print([c["name"] for c in d["containers"] if c["readinessHttp"]][0])' "$T/pods.j
     env -i "${envs[@]}" NVIDIA_AGENT_LISTEN=127.0.0.1:0 NVIDIA_AGENT_INTERVAL=1 "$BIN" $args 2>"$T/agent.log" &
     apid=$!
     judged() { grep -q '"msg":"node \(not \)\?ready' "$T/agent.log"; }
-    wait_for "$ds: the agent's first judgement" 20 judged
+    wait_for "$ds: the agent's first judgement" 30 judged
     port=$(sed -n 's/.*"msg":"watching the node".*"port":\([0-9]*\).*/\1/p' "$T/agent.log")
     rc=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")
     kill -TERM "$apid"

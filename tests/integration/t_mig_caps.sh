@@ -41,7 +41,7 @@ mkdir -p "$caps/gpu1/mig/.new/ci0"
 printf 'DeviceFileMinor: 156\nDeviceFileMode: 292\nDeviceFileModify: 1\n' >"$caps/gpu1/mig/.new/access"
 printf 'DeviceFileMinor: 157\nDeviceFileMode: 292\nDeviceFileModify: 1\n' >"$caps/gpu1/mig/.new/ci0/access"
 mv "$caps/gpu1/mig/.new" "$caps/gpu1/mig/gi2"
-wait_for "the agent to make the new MIG instance's nodes" 20 test -c "$T/root/dev/nvidia-caps/nvidia-cap157"
+wait_for "the agent to make the new MIG instance's nodes" 30 test -c "$T/root/dev/nvidia-caps/nvidia-cap157"
 assert_eq "$(devnode nvidia-caps/nvidia-cap156)" "c 236:156 444" "nvidia-cap156 by the agent"
 grep -q "MIG instances' device nodes made (created=2 " "$T/agent.log" || fail "the agent did not say it: $(tail -5 "$T/agent.log")"
 stop_agent

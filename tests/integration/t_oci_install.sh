@@ -216,7 +216,7 @@ printf 'server = "https://%s"\nca = "%s"\n' "$OCI_HOST" "$OCI_CA" \
 echo token >"$T/gce.mode"
 python3 "$SRC/tests/tools/gce-metadata.py" --port-file "$T/gce.port" --mode-file "$T/gce.mode" \
     --log "$T/gce.log" --lifetime 300 &
-wait_for "the metadata server's port" 10 test -s "$T/gce.port"
+wait_for "the metadata server's port" 60 test -s "$T/gce.port"
 export GCE_METADATA_HOST=127.0.0.1:$(cat "$T/gce.port")
 rm -rf "$T/root"
 mkroot "$T/root"

@@ -64,7 +64,7 @@ time.sleep(300)' "$L" &
 holder=$!
 trap 'kill "$holder" 2>/dev/null || true' EXIT
 locked_by() { grep -Eq "^[0-9]+: $2FLOCK +ADVISORY +WRITE $1 " /proc/locks; }
-wait_for "a process to hold $L's lock" 10 locked_by "$holder" ""
+wait_for "a process to hold $L's lock" 30 locked_by "$holder" ""
 "$BIN" --root "$T/root" mirror --from "file://$T/srv/repo" --repo-key "$FIX/keys/pub.pem" \
     --to "oci-layout:$L:v1" >"$T/locked.out" 2>&1 &
 waiter=$!

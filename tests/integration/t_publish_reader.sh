@@ -47,7 +47,7 @@ class Handler(BaseHTTPRequestHandler):
 serverutil.serve(ThreadingHTTPServer(("127.0.0.1", 0), Handler), T + "/port", 120)
 PY
 SRC=$SRC T=$T KEY=$FIX/keys/key.pem python3 "$T/server.py" &
-wait_for "the server to write its port" 10 test -s "$T/port"
+wait_for "the server to write its port" 60 test -s "$T/port"
 url="http://127.0.0.1:$(cat "$T/port")/repo"
 
 expect_rc 0 list-versions --repo "$url" --repo-key "$FIX/keys/pub.pem" --kernel-release "$KERNEL"

@@ -19,7 +19,7 @@ expect_err "bad bytes came from a partial download left by an earlier run"
 want=$((size - 1000000 + size))
 # The server logs a request after its last byte: wait for the count, not for time.
 served_all() { [ "$(served_bytes .tar.zst)" = "$want" ]; }
-wait_for "the server to log the tail, then the whole file ($want bytes)" 20 served_all
+wait_for "the server to log the tail, then the whole file ($want bytes)" 30 served_all
 assert_eq "$(served_bytes .tar.zst)" "$want" "the tail, then the whole file"
 echo "resume-digest: a corrupt 1000000-byte .part refetched in the same run, $want bytes fetched for a $size-byte package"
 
@@ -53,7 +53,7 @@ assert_eq "$(installed_version)" "$V_NEW" "installed from mirror b"
 expect_err "failed verification after resuming at byte $cut"
 expect_err "bad bytes came from $HTTP/a"
 # The server logs a request after its last byte: wait for the line, not for time.
-wait_for "b to serve the whole file" 20 grep -q "\"path\": \"/b/${pkg#repo/}\", \"range\": null" "$HTTP_LOG"
+wait_for "b to serve the whole file" 30 grep -q "\"path\": \"/b/${pkg#repo/}\", \"range\": null" "$HTTP_LOG"
 
 # 3. A good partial file and a mirror whose copy is corrupt: after the whole file from byte
 # 0 fails too, that mirror is retired and named as the one that served every byte.

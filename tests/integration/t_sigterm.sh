@@ -164,11 +164,11 @@ for as in pid1 plain; do
             --driver-version latest >/dev/null 2>"$T/term.err" &
     fi
     pid=$!
-    wait_for "the download to open a staging tree ($as)" 10 has_file "$T/h/$IDIR_REL/.staging-*"
+    wait_for "the download to open a staging tree ($as)" 30 has_file "$T/h/$IDIR_REL/.staging-*"
     # and the transfer to have begun (the server stalls it): a SIGTERM before it is a stop
     # before the first attempt, another message.
     stalls=$((stalls + 1))
-    wait_for "the package's transfer to stall ($as)" 10 stalled "$stalls"
+    wait_for "the package's transfer to stall ($as)" 30 stalled "$stalls"
     target=$pid
     if [ $as = pid1 ]; then
         target=$(ns_child "$pid") || fail "no installer under unshare"
@@ -195,13 +195,13 @@ printf '[{"path": "/%s", "action": "stall", "seconds": 60, "times": 1, "run": "m
 mirror_args=(mirror --repo "$HTTP/repo" --repo-key "$FIX/keys/pub.pem" --to "$T/m" --kernel "$KERNEL" --driver-version "$V_NEW")
 "$BIN" "${mirror_args[@]}" >/dev/null 2>"$T/term.err" &
 pid=$!
-wait_for "mirror to open its .part file" 10 has_file "$T/m/packages/*/*/*.part"
+wait_for "mirror to open its .part file" 30 has_file "$T/m/packages/*/*/*.part"
 # and its transfer to have begun (the server stalls it), as for install above: the .part
 # file is opened before the first attempt, and a SIGTERM there is a stop before it.
 stalls=$((stalls + 1))
-wait_for "the package's transfer to stall (mirror)" 10 stalled "$stalls"
+wait_for "the package's transfer to stall (mirror)" 30 stalled "$stalls"
 kill -TERM "$pid"
-wait_for "mirror to end on SIGTERM" 10 gone "$pid"
+wait_for "mirror to end on SIGTERM" 30 gone "$pid"
 set +e
 wait "$pid"
 rc=$?
@@ -225,17 +225,17 @@ open(sys.argv[2], "w").close()
 open(sys.argv[3]).read()' "$lockf" "$T/held" "$T/release" &
 holder=$!
 trap 'echo >"$T/release"' EXIT
-wait_for "the lock to be held" 10 test -e "$T/held"
+wait_for "the lock to be held" 30 test -e "$T/held"
 before=$(snapshot "$T/h/$IDIR_REL")
 unshare -fp --mount-proc "$BIN" --root "$T/h" install --repo "$HTTP/repo" $(install_args) \
     --driver-version "$V_OLD" >/dev/null 2>"$T/term.err" &
 pid=$!
 waits() { grep -q "another installer is running; waiting for it" "$T/term.err"; }
-wait_for "the installer to wait for the lock" 10 waits
+wait_for "the installer to wait for the lock" 30 waits
 target=$(ns_child "$pid") || fail "no installer under unshare"
 kill -TERM "$target"
 # Not `wait` at once: an installer that went on waiting would wait for this test.
-wait_for "the installer to end on SIGTERM while it waits for the lock" 10 gone "$pid"
+wait_for "the installer to end on SIGTERM while it waits for the lock" 30 gone "$pid"
 set +e
 wait "$pid"
 rc=$?
@@ -264,10 +264,10 @@ trap 'echo >"$T/release-ld"' EXIT
 "$BIN" --root "$T/h" install --repo "$HTTP/repo" $(install_args) --driver-version latest \
     >/dev/null 2>"$T/term.err" &
 pid=$!
-wait_for "ldconfig to block on the FIFO" 20 test -e "$T/ld-blocked"
+wait_for "ldconfig to block on the FIFO" 30 test -e "$T/ld-blocked"
 ldc=$(pgrep -f "^ldconfig -r $T/h\$") || fail "no ldconfig reading the FIFO"
 kill -TERM "$pid"
-wait_for "the installer to end on SIGTERM while ldconfig blocks" 10 gone "$pid"
+wait_for "the installer to end on SIGTERM while ldconfig blocks" 30 gone "$pid"
 set +e
 wait "$pid"
 rc=$?
@@ -275,7 +275,7 @@ set -e
 assert_eq "$rc" 143 "exit after SIGTERM while ldconfig blocks"
 grep -q "^ERROR install: .*stopped by SIGTERM before the end of ldconfig; fix: none needed: the node keeps a state the next run completes (exit 143)$" "$T/term.err" ||
     fail "the stop while ldconfig blocks: $(cat "$T/term.err")"
-wait_for "ldconfig to end with the run" 10 gone "$ldc"
+wait_for "ldconfig to end with the run" 30 gone "$ldc"
 echo >"$T/release-ld"
 trap - EXIT
 wait "$writer" || true
@@ -327,10 +327,10 @@ while read -r h; do
     unshare -fp --mount-proc --kill-child "${cmd[@]}" >"$T/holder.out" 2>&1 &
     pid=$!
     trap 'kill -KILL "$pid" 2>/dev/null || true' EXIT
-    wait_for "$name to run" 10 holder_runs "$pid" "$(realpath "$BIN")"
-    wait_for "$name to take SIGTERM" 10 takes_term "$pid"
+    wait_for "$name to run" 30 holder_runs "$pid" "$(realpath "$BIN")"
+    wait_for "$name to take SIGTERM" 30 takes_term "$pid"
     kill -TERM "$(holder_pid "$pid")"
-    wait_for "$name to end on SIGTERM as PID 1" 10 gone "$pid"
+    wait_for "$name to end on SIGTERM as PID 1" 30 gone "$pid"
     set +e
     wait "$pid"
     rc=$?

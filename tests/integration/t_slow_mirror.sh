@@ -19,7 +19,7 @@ echo "slow-mirror: installed in $ms ms with a 10 s budget, the 200 kB/s mirror c
 assert_eq "$(installed_version)" "$V_NEW" "installed from the fast mirror"
 expect_err "'$HTTP/slow/.*': too slow: .* this mirror's share of the time budget (1/2 of"
 # The server logs a request after its last byte: wait for the line, not for time.
-wait_for "the fast mirror to resume after the slow one's bytes" 20 \
+wait_for "the fast mirror to resume after the slow one's bytes" 30 \
     grep -q "\"path\": \"/fast/${pkg#repo/}\", \"range\": \"bytes=[1-9]" "$HTTP_LOG"
 [ "$ms" -lt 9000 ] || fail "the slow mirror took the whole budget ($ms ms)"
 

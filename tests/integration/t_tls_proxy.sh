@@ -69,7 +69,7 @@ echo '[]' >"$T/tls.faults.json"
 # 127.0.0.1, can reach it.
 python3 "$SRC/tests/tools/proxy.py" --port-file "$T/proxy.port" --log "$T/proxy.log" \
     --map "nvidia-repo.invalid=$PLAIN_PORT" --lifetime 300 &
-wait_for "the proxy to write its port" 10 test -s "$T/proxy.port"
+wait_for "the proxy to write its port" 60 test -s "$T/proxy.port"
 PROXY="http://127.0.0.1:$(cat "$T/proxy.port")"
 rm -rf "$T/root/var/cache"
 expect_rc 0 uninstall
@@ -84,7 +84,7 @@ expect_err "Could not resolve host: nvidia-repo.invalid"
 # https through the proxy's CONNECT tunnel: TLS is end to end, verified against the name.
 python3 "$SRC/tests/tools/proxy.py" --port-file "$T/proxy2.port" --log "$T/proxy2.log" \
     --map "nvidia-repo.invalid=$TLS_PORT" --lifetime 300 &
-wait_for "the second proxy to write its port" 10 test -s "$T/proxy2.port"
+wait_for "the second proxy to write its port" 60 test -s "$T/proxy2.port"
 rm -rf "$T/root/var/cache"
 expect_rc 0 uninstall
 https_proxy="http://127.0.0.1:$(cat "$T/proxy2.port")" expect_rc 0 install --repo "https://nvidia-repo.invalid/repo" \

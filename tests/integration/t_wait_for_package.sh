@@ -67,9 +67,9 @@ checks_past() { [ "$(waiting_checks)" -gt "$1" ]; }
 printf '{"faults": [{"method": "PATCH", "path": "/api/v1/nodes/gpu-node-1", "body": "node-image", "status": 403, "times": 2}]}\n' \
     >"$KUBE_FAULTS"
 wait_bg --node-name gpu-node-1 --kube-sa-dir "$KUBE_SA" --wait-for-package-interval 1
-wait_for "the wait's first record" 20 has_file "$T/root/$IDIR_REL/.waiting.json"
-wait_for "the Event DriverPackageWanted" 20 node_has '"DriverPackageWanted" in events'
-wait_for "the node-image annotation, told again" 20 node_has '"nvidia.com/gpu.driver-installer.node-image" in ann'
+wait_for "the wait's first record" 30 has_file "$T/root/$IDIR_REL/.waiting.json"
+wait_for "the Event DriverPackageWanted" 30 node_has '"DriverPackageWanted" in events'
+wait_for "the node-image annotation, told again" 30 node_has '"nvidia.com/gpu.driver-installer.node-image" in ann'
 [ "$(grep -c "the Node could not be told: the install goes on" "$T/wait.log")" = 1 ] ||
     fail "the refused patches not said once: $(cat "$T/wait.log")"
 node_has 'json.loads(ann["nvidia.com/gpu.driver-installer.node-image"]) == {"os": "debian", "os_build": None, "kernel": "'"$KERNEL"'", "arch": "x86_64"}' ||
@@ -91,7 +91,7 @@ assert "waiting for the repository to serve kernel " + sys.argv[2] in e["message
 PY
 # Between two checks the node lock is free: status and doctor answer at once.
 gets=$(index_gets)
-wait_for "another check" 20 checks_past "$(waiting_checks)"
+wait_for "another check" 30 checks_past "$(waiting_checks)"
 [ "$(index_gets)" -gt "$gets" ] || fail "a check reused the node's copy of the index: $(cat "$HTTP_LOG")"
 expect_rc 3 status
 expect_out "^waiting: *waiting for the repository to serve kernel $KERNEL (driver $V_OLD, proprietary) since 20"
@@ -152,7 +152,7 @@ done
 # 3. SIGTERM while waiting ends the wait at once, its record cleared.
 rm -rf "$T/root/$IDIR_REL" "$T/root/var/cache/nvidia-driver-installer"
 wait_bg --kernel-release 6.1.0-99-amd64 --driver-version latest
-wait_for "a wait" 20 said "waiting for the repository to serve this node's package"
+wait_for "a wait" 30 said "waiting for the repository to serve this node's package"
 t0=$(date +%s%N)
 kill -TERM "$wpid"
 set +e
