@@ -22,6 +22,7 @@ expect_rc 0 install --repo "$HTTP/repo" $(install_args) --index-max-age 60
 http_log_reset
 expect_rc 0 install --repo "$HTTP/repo" $(install_args) --index-max-age 60
 expect_err "cache (fresh)"
+http_settle
 assert_eq "$(wc -l <"$HTTP_LOG")" 0 "requests of a fresh re-run"
 
 # The repository's max_age: a fresh re-run makes no request, and still sees what the
@@ -35,6 +36,7 @@ grep -qx 'max_age 300' "$rec" || fail "record: $(cat "$rec")"
 http_log_reset
 expect_rc 0 install --repo "$HTTP/repo" $(install_args)
 expect_err "already installed"
+http_settle
 assert_eq "$(wc -l <"$HTTP_LOG")" 0 "requests of a fresh re-run"
 assert_eq "$(installed_version)" "$V_OLD" "version within max_age"
 
@@ -45,6 +47,7 @@ assert_eq "$(index_requests)" 1 "index requests past max_age"
 assert_eq "$(installed_version)" "$V_NEW" "version past max_age"
 http_log_reset
 expect_rc 0 install --repo "$HTTP/repo" $(install_args)
+http_settle
 assert_eq "$(wc -l <"$HTTP_LOG")" 0 "requests after the record was renewed"
 
 # A record from the future (the clock went back) is not trusted to be young.
@@ -59,6 +62,7 @@ expect_rc 0 install --repo "$HTTP/repo" $(install_args) --index-max-age 0
 assert_eq "$(index_requests)" 1 "index requests with --index-max-age 0"
 http_log_reset
 expect_rc 0 install --repo "$HTTP/repo" $(install_args)
+http_settle
 assert_eq "$(wc -l <"$HTTP_LOG")" 0 "requests after --index-max-age 0"
 
 # Another mirror list is another source: ask.
