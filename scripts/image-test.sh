@@ -46,7 +46,7 @@ fail() {
     exit 1
 }
 run() { buildah run --isolation chroot "$ctr" -- "$@"; }
-# The long-running commands (pause) in the background, and their end on SIGTERM.
+# The long-running commands (the agent, pause) in the background, and their end on SIGTERM.
 # Every wait is for an event, with a deadline that turns a hang into a failure: 120 s, which
 # a loaded machine does not reach (make check runs this at nice 19 beside the VM tests; at
 # nice 19 beside two busy loops the agent took 16 s to start).
@@ -230,24 +230,25 @@ run /usr/bin/nvidia-driver-installer mirror --repo file:///repo --driver-version
     --to /tmp/mirror >/dev/null 2>&1 || fail "mirror in the image"
 [ -s "$M/tmp/mirror/index.json" ] || fail "mirror wrote no index"
 # The node agent, in the background, with the probes the DaemonSet makes (HTTP, no shell):
-# alive, not ready (no module is loaded here), metrics; SIGTERM ends it with 0.
-port=$((20000 + RANDOM % 20000))
-run "${I[@]}" agent --listen "127.0.0.1:$port" --upgrades off --interval 1 >"$W/agent.log" 2>&1 &
-bg=$!
-for _ in $(seq 100); do
-    curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
-    sleep 0.1
-done
-curl -fs "http://127.0.0.1:$port/healthz" >/dev/null || fail "the agent's /healthz: $(tail -5 "$W/agent.log")"
-code=$(curl -s -o "$W/readyz" -w '%{http_code}' "http://127.0.0.1:$port/readyz")
+# alive, not ready (no module is loaded here), metrics; SIGTERM ends it with 0. Its port is
+# the kernel's pick, read from its log (a port chosen here could be another server's).
+A=("${I[@]}" agent --listen 127.0.0.1:0 --upgrades off --interval 1)
+bg_start "$W/agent.log" "${A[@]}"
+agent_port() {
+    port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$W/agent.log")
+    [ -n "$port" ]
+}
+bg_wait "the agent's start (its port in its log)" agent_port
+curl -fsm 120 "http://127.0.0.1:$port/healthz" >/dev/null ||
+    fail "the agent's /healthz: $(tail -5 "$W/agent.log")"
+code=$(curl -sm 120 -o "$W/readyz" -w '%{http_code}' "http://127.0.0.1:$port/readyz")
 [ "$code" = 503 ] || fail "the agent's /readyz with no module loaded: HTTP $code, not 503"
-curl -fs "http://127.0.0.1:$port/metrics" | grepq '^nvidia_driver_installer_agent_' ||
+curl -fsm 120 "http://127.0.0.1:$port/metrics" | grepq '^nvidia_driver_installer_agent_' ||
     fail "the agent's /metrics"
-pkill -TERM -f "^/usr/bin/nvidia-driver-installer --root /scratch agent --listen 127.0.0.1:$port" ||
-    fail "no agent process to stop"
-rc=0
-wait "$bg" || rc=$?
-bg=""
+# It catches SIGTERM before it logs its port (main's interrupt_setup comes first); asked
+# anyway, so that this does not rest on that order.
+bg_wait "the agent to catch SIGTERM" catches_term "^${A[*]}$"
+bg_stop "the agent"
 [ $rc = 0 ] || fail "the agent exits $rc on SIGTERM: $(tail -5 "$W/agent.log")"
 # pause: the holding container's command, ended by SIGTERM with 0.
 A=(/usr/bin/nvidia-driver-installer pause)
