@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -102,14 +103,26 @@ static void run_persistenced(struct supervisor *sv, struct daemon *d, const stru
 }
 
 /*
- * Whether NVLSM has made the socket Fabric Manager reaches it by: the Unix path the
- * package's config names (FM_SM_IPC_INTERFACE), or its default; false for an IP address.
+ * The kernel stamps a file's ctime from its coarse clock, up to a tick (1-10 ms) behind
+ * CLOCK_REALTIME: a socket made right after the start may read as that much older.
  */
-static bool nvlsm_socket_ready(const char *dir)
+#define CTIME_COARSE_NS (50 * 1000000ll)
+
+/*
+ * Whether the NVLSM that D runs has made the socket Fabric Manager reaches it by: the Unix
+ * path the package's config names (FM_SM_IPC_INTERFACE), or its default; false for an IP
+ * address. Made by this NVLSM: changed since D started. One that was killed leaves its
+ * socket behind, and the next NVLSM, started a backoff (1 s at least) later, makes it anew
+ * when it serves; the old one counted would let Fabric Manager start and the node read
+ * ready before the new NVLSM serves.
+ */
+static bool nvlsm_socket_ready(const char *dir, const struct daemon *d)
 {
 	_cleanup_free_ char *cfg = NULL;
 	char path[PATH_MAX + 64];
 	const char *sock = FM_SM_IPC_DEFAULT;
+	struct stat st;
+	int64_t made_ns;
 	size_t len;
 	struct err e;
 
@@ -122,7 +135,10 @@ static bool nvlsm_socket_ready(const char *dir)
 			if (strncmp(line, "FM_SM_IPC_INTERFACE=", 20) == 0)
 				sock = line + 20;
 		}
-	return sock[0] == '/' && access(sock, F_OK) == 0;
+	if (sock[0] != '/' || stat(sock, &st) < 0)
+		return false;
+	made_ns = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
+	return made_ns + CTIME_COARSE_NS >= d->started_real_ns;
 }
 
 /*
@@ -171,7 +187,8 @@ static bool nvlsm_serves(struct supervisor *sv, struct daemon *d, const struct n
 		snprintf(sv->nvlsm_wait, sizeof(sv->nvlsm_wait),
 			 "NVLSM ended (%s) on management port %s; started again in %u s",
 			 d->last_end, port->guid_text, d->backoff_s);
-	else if (d->state != DAEMON_RUNNING || (up_s < NVLSM_SETTLE_S && !nvlsm_socket_ready(dir)))
+	else if (d->state != DAEMON_RUNNING ||
+		 (up_s < NVLSM_SETTLE_S && !nvlsm_socket_ready(dir, d)))
 		snprintf(sv->nvlsm_wait, sizeof(sv->nvlsm_wait),
 			 "NVLSM is starting on management port %s (%s); Fabric Manager follows",
 			 port->guid_text, port->ibdev);
