@@ -37,8 +37,9 @@ static inline int kubestub_put(const char *path, const char *text)
 
 /*
  * Under ROOT: sa/ (its token "token-one", its namespace NS), the state file holding INITIAL,
- * the faults and request log's paths, and the stand-in started (60 s of life). Returns 0
- * once it listens, or -1 (nothing is left running).
+ * the faults and request log's paths, and the stand-in started (300 s of life, longer than
+ * a test on a loaded machine; it ends with this process too). Returns 0 once it listens,
+ * or -1 (nothing is left running).
  */
 static inline int kubestub_start(struct kubestub *k, const char *root, const char *ns,
 				 const char *initial)
@@ -69,12 +70,12 @@ static inline int kubestub_start(struct kubestub *k, const char *root, const cha
 		snprintf(key, sizeof(key), "%s/api.key", root);
 		snprintf(tok, sizeof(tok), "%s/token", k->sa);
 		execlp("python3", "python3", "tests/tools/kube-api.py", port_file, cert, key, tok,
-		       k->state, k->faults, k->log, "60", (char *)NULL);
+		       k->state, k->faults, k->log, "300", (char *)NULL);
 		_exit(127);
 	}
-	/* The stand-in writes its port once it listens: waited for, up to 20 s of a loaded
+	/* The stand-in writes its port once it listens: waited for, up to 60 s of a loaded
 	 * machine, or until it died. */
-	for (int i = 0; i < 400 && !port[0]; i++) {
+	for (int i = 0; i < 1200 && !port[0]; i++) {
 		FILE *f = fopen(port_file, "r");
 
 		if (f) {
@@ -147,7 +148,9 @@ struct kubestub_fixture {
 /*
  * cmocka setup's part: a fixture into *STATE, its scratch directory NAME, the stand-in
  * started there (namespace NS, the objects INITIAL) and a client of it, each call within
- * 5 s. Returns 0, or -1 with nothing left (no directory, nothing running).
+ * 30 s: no test of these is about the deadline, and a loaded machine (nice 19, ASan,
+ * qemu-user) may take seconds over a call. Returns 0, or -1 with nothing left (no
+ * directory, nothing running).
  */
 static inline int kubestub_setup(void **state, const char *name, const char *ns,
 				 const char *initial)
@@ -159,7 +162,7 @@ static inline int kubestub_setup(void **state, const char *name, const char *ns,
 		return -1;
 	}
 	if (kubestub_start(&s->ks, s->f.root, ns, initial) < 0 ||
-	    !(s->k = kubestub_client(&s->ks, 5))) {
+	    !(s->k = kubestub_client(&s->ks, 30))) {
 		kubestub_stop(&s->ks);
 		scratch_fini(&s->f);
 		free(s);
