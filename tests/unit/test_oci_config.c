@@ -504,8 +504,9 @@ static int gce_up(void **state)
 		       port_file, "--mode-file", g->mode, "--log", g->log, (char *)NULL);
 		_exit(127);
 	}
-	/* the port file appears, whole, once the server listens (serverutil.serve) */
-	for (int i = 0; i < 400 && !port[0]; i++) {
+	/* the port file appears, whole, once the server listens (serverutil.serve): waited for
+	 * up to 60 s of a loaded machine */
+	for (int i = 0; i < 1200 && !port[0]; i++) {
 		FILE *fp = fopen(port_file, "r");
 
 		if (fp) {
