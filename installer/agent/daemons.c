@@ -70,19 +70,8 @@ static void running(struct daemon *d, pid_t pid)
 	       U64("restarts", d->restarts), LOG_END);
 }
 
-static int64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 int daemon_start(struct daemon *d, const char *path, struct err *e)
 {
-	/* Read before the fork: nothing the daemon makes can be older. */
-	uint64_t started_ns = now_ns();
-	int64_t started_real_ns = realtime_ns();
 	pid_t pid = fork();
 
 	if (pid < 0)
@@ -91,8 +80,7 @@ int daemon_start(struct daemon *d, const char *path, struct err *e)
 		exec_daemon(d, path);
 	if (d->starts++ > 0)
 		d->restarts++;
-	d->started_ns = started_ns;
-	d->started_real_ns = started_real_ns;
+	d->started_ns = now_ns();
 	if (d->foreground) {
 		/* The process started is the daemon. */
 		running(d, pid);

@@ -36,7 +36,6 @@ struct daemon {
 	pid_t launcher; /* the process started, while STARTING */
 	pid_t pid;	/* the daemon, while RUNNING */
 	uint64_t started_ns, next_start_ns;
-	int64_t started_real_ns; /* CLOCK_REALTIME then, for the files it makes (their ctime) */
 	unsigned backoff_s;
 	uint64_t restarts; /* starts after the first */
 	uint64_t starts;

@@ -103,26 +103,14 @@ static void run_persistenced(struct supervisor *sv, struct daemon *d, const stru
 }
 
 /*
- * The kernel stamps a file's ctime from its coarse clock, up to a tick (1-10 ms) behind
- * CLOCK_REALTIME: a socket made right after the start may read as that much older.
+ * The socket Fabric Manager reaches NVLSM by, into BUF: the Unix path the package's config
+ * names (FM_SM_IPC_INTERFACE), or its default; NULL for an IP address.
  */
-#define CTIME_COARSE_NS (50 * 1000000ll)
-
-/*
- * Whether the NVLSM that D runs has made the socket Fabric Manager reaches it by: the Unix
- * path the package's config names (FM_SM_IPC_INTERFACE), or its default; false for an IP
- * address. Made by this NVLSM: changed since D started. One that was killed leaves its
- * socket behind, and the next NVLSM, started a backoff (1 s at least) later, makes it anew
- * when it serves; the old one counted would let Fabric Manager start and the node read
- * ready before the new NVLSM serves.
- */
-static bool nvlsm_socket_ready(const char *dir, const struct daemon *d)
+static const char *nvlsm_socket(const char *dir, char *buf, size_t size)
 {
 	_cleanup_free_ char *cfg = NULL;
 	char path[PATH_MAX + 64];
 	const char *sock = FM_SM_IPC_DEFAULT;
-	struct stat st;
-	int64_t made_ns;
 	size_t len;
 	struct err e;
 
@@ -135,10 +123,40 @@ static bool nvlsm_socket_ready(const char *dir, const struct daemon *d)
 			if (strncmp(line, "FM_SM_IPC_INTERFACE=", 20) == 0)
 				sock = line + 20;
 		}
-	if (sock[0] != '/' || stat(sock, &st) < 0)
-		return false;
-	made_ns = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
-	return made_ns + CTIME_COARSE_NS >= d->started_real_ns;
+	if (sock[0] != '/')
+		return NULL;
+	snprintf(buf, size, "%s", sock);
+	return buf;
+}
+
+/* SOCK as it is now into M: which file, and when its status last changed. */
+static void nvlsm_mark(const char *sock, struct nvlsm_mark *m)
+{
+	struct stat st;
+
+	*m = (struct nvlsm_mark){0};
+	if (sock && stat(sock, &st) == 0)
+		*m = (struct nvlsm_mark){
+			.present = true, .dev = st.st_dev, .ino = st.st_ino, .ctim = st.st_ctim};
+}
+
+/*
+ * Whether the NVLSM started last has made SOCK: there, and another file than before the
+ * start, or the same one changed since (NVLSM makes it anew when it serves). A killed
+ * NVLSM leaves its socket behind; counted, it would let Fabric Manager start, and the node
+ * read ready, before the next NVLSM serves. No clock is read: a step of the wall clock
+ * cannot make the old socket new. A socket made within the file system's clock tick of
+ * the mark, on the same inode, reads as unchanged: the node then waits NVLSM_SETTLE_S.
+ */
+static bool nvlsm_socket_ready(const struct supervisor *sv, const char *sock)
+{
+	const struct nvlsm_mark *b = &sv->nvlsm_before;
+	struct nvlsm_mark now;
+
+	nvlsm_mark(sock, &now);
+	return now.present &&
+	       (!b->present || now.dev != b->dev || now.ino != b->ino ||
+		now.ctim.tv_sec != b->ctim.tv_sec || now.ctim.tv_nsec != b->ctim.tv_nsec);
 }
 
 /*
@@ -151,7 +169,8 @@ static bool nvlsm_serves(struct supervisor *sv, struct daemon *d, const struct n
 			 const char *dir)
 {
 	const struct nvlink_port *port = &s->host.nvlink.ports[0];
-	char path[PATH_MAX + 64];
+	char path[PATH_MAX + 64], sock_buf[PATH_MAX];
+	const char *sock;
 	uint64_t up_s;
 	size_t n = 0;
 
@@ -181,6 +200,9 @@ static bool nvlsm_serves(struct supervisor *sv, struct daemon *d, const struct n
 	d->args[n++] = "--log_file";
 	d->args[n++] = "stdout";
 	d->args[n] = NULL;
+	sock = nvlsm_socket(dir, sock_buf, sizeof(sock_buf));
+	if (d->state != DAEMON_RUNNING)
+		nvlsm_mark(sock, &sv->nvlsm_before);
 	start_daemon(d, dir);
 	up_s = (now_ns() - d->started_ns) / 1000000000ull;
 	if (d->state == DAEMON_BACKOFF)
@@ -188,7 +210,7 @@ static bool nvlsm_serves(struct supervisor *sv, struct daemon *d, const struct n
 			 "NVLSM ended (%s) on management port %s; started again in %u s",
 			 d->last_end, port->guid_text, d->backoff_s);
 	else if (d->state != DAEMON_RUNNING ||
-		 (up_s < NVLSM_SETTLE_S && !nvlsm_socket_ready(dir, d)))
+		 (up_s < NVLSM_SETTLE_S && !nvlsm_socket_ready(sv, sock)))
 		snprintf(sv->nvlsm_wait, sizeof(sv->nvlsm_wait),
 			 "NVLSM is starting on management port %s (%s); Fabric Manager follows",
 			 port->guid_text, port->ibdev);

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "agent/agent.h"
 #include "agent/daemons.h"
@@ -31,6 +32,16 @@ struct supervisor {
 	char fm_refused_for[64]; /* the driver version fm_refused was found for */
 	char nvlsm_wait[256];	 /* on NVLink 5, why Fabric Manager waits for NVLSM, or "" */
 	char nvlsm_cfg[PATH_MAX + 64];
+	/*
+	 * The FM-SM socket as it was just before NVLSM last started: one that a killed NVLSM
+	 * left behind is not the next one serving.
+	 */
+	struct nvlsm_mark {
+		bool present;
+		dev_t dev;
+		ino_t ino;
+		struct timespec ctim;
+	} nvlsm_before;
 	/* MPS's directories on the host, resolved, as its environment gives them. */
 	char mps_pipe_env[PATH_MAX + 32], mps_log_env[PATH_MAX + 32];
 	/* Reaps every child of the agent (a daemon's, or another's): while daemons settle. */

@@ -212,10 +212,13 @@ expect_rc 0 install --repo "file://$T/repo-nvl5" $(kernel_args) --driver-version
 expect_err "verify: CUDA waits for Fabric Manager (802: the NVLink fabric is not trained): the node agent starts it and makes the node ready (nvlink_ports=2)"
 expect_err "NVLink 5 system: CUDA waits for NVLSM and Fabric Manager on its management port (guid=$guid device=mlx5_1 ib_umad=loaded)"
 : >"$dlog"
-# Looks 3 s apart, longer than NVLSM's first backoff (1 s): in 5d the look after the kill
-# mostly finds the backoff over and starts NVLSM again at once, where the killed one's
-# socket is still there and must not count as the new one serving.
-start_agent --interval 3
+# A socket left behind, as by an NVLSM killed before, and an NVLSM that serves 2 s after
+# its start: the old socket must not count as the new one serving, or Fabric Manager
+# would start first (the order checked below).
+mkdir -p "$T/root/run/nvidia-fabricmanager"
+: >"$T/root/run/nvidia-fabricmanager/fm_sm_ipc.socket"
+export STANDIN_NVLSM_SOCKET_MS=2000
+start_agent
 wait_for "ready once NVLSM and Fabric Manager run" 30 readyz_is ready
 idir_real=$(realpath "$(idir)")
 cfg=$(realpath "$T/root/run/nvidia-driver-installer")/fabricmanager.cfg

@@ -14,7 +14,8 @@
  * (802 until then), and "stopped" when it stops. On NVLink 5 (-g GUID) it trains it only
  * through a running NVLSM of that GUID, as the real one: without, it exits 1. NVLSM writes
  * its GUID to .../standin-nvlsm while it runs, and makes the FM-SM socket
- * .../fm_sm_ipc.socket. --version prints what the real ones print, for -DSTANDIN_VERSION.
+ * .../fm_sm_ipc.socket anew (STANDIN_NVLSM_SOCKET_MS later, when set). --version prints
+ * what the real ones print, for -DSTANDIN_VERSION.
  * With -DSTANDIN_MPS it is nvidia-cuda-mps-control: -f runs the control daemon in the
  * foreground, which holds the driver and makes its control socket and pid file in
  * $CUDA_MPS_PIPE_DIRECTORY (NVIDIA's names) and control.log in $CUDA_MPS_LOG_DIRECTORY;
@@ -132,7 +133,12 @@ static void nvlsm_files(const char *guid)
 		fprintf(f, "%s\n", guid);
 		fclose(f);
 	}
+	/* STANDIN_NVLSM_SOCKET_MS: as long an NVLSM that takes time to serve. */
+	if (getenv("STANDIN_NVLSM_SOCKET_MS"))
+		usleep((useconds_t)atoi(getenv("STANDIN_NVLSM_SOCKET_MS")) * 1000u);
+	/* Made anew, as a bind makes it: one a killed NVLSM left is another file. */
 	fm_file("fm_sm_ipc.socket", path, sizeof(path));
+	unlink(path);
 	f = fopen(path, "w");
 	if (f)
 		fclose(f);
