@@ -175,21 +175,27 @@ port=$(sed -n 's/.*agent: watching the node (.*port=\([0-9]*\) .*/\1/p' "$T/agen
 wait_for "pending, both slots taken" 30 upgrade_node_has 'state == "pending" and "slot" in rec["reason"]'
 wait_for "the dead node's slot taken" 60 upgrade_node_has 'holders["nvidia-driver-upgrade-slot-1"] == "gpu-node-1"'
 # Not before the lease expired, on the stand-in's own clock ("at": CLOCK_MONOTONIC, the
-# agent's clock too), not the test's polls, whose lag under load ate the margin. The agent
-# counts whole seconds from the look that first read this version of the lease (slots.c):
-# it may take it once its clock reads that look's second + 3. That look began before the
-# stand-in answered its read (allowing the read up to 1 s: its second - 1 at the earliest),
-# so the write that took the slot comes at that answer's whole second + 2 or later; taken
-# at once, it would come about 0.1 s after the read.
+# agent's clock too, logged as a request is answered), not the test's polls, whose lag
+# under load ate the margin. The agent counts whole seconds from its clock's reading in the
+# look that first read this version of the lease (slots.c): it may take it once its clock
+# reads that second + 3. That look read the DaemonSet (the 50% limit: current_limit) just
+# before it read its clock, then the slots; so the DaemonSet's answer before the first read
+# of slot-1 came no later than that reading, and the write that took the slot comes at
+# that answer's whole second + 3 or later, with no allowance for load. Taken at once, it
+# would come about 0.1 s after the read.
 python3 - "$KUBE_LOG" <<'PY' || fail "the dead node's slot taken before its lease expired"
 import json, math, sys
 lease = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/nvidia-driver-upgrade-slot-1"
-log = [r for r in map(json.loads, open(sys.argv[1])) if r["path"] == lease]
-read = next(r["at"] for r in log if r["method"] == "GET")
-took = next(r["at"] for r in log if r["method"] == "PUT" and r["status"] == 200
+log = list(map(json.loads, open(sys.argv[1])))
+first = next(i for i, r in enumerate(log) if r["path"] == lease and r["method"] == "GET")
+before = [r["at"] for r in log[:first] if r["method"] == "GET"
+          and r["path"].endswith("/daemonsets/nvidia-driver-installer")][-1]
+took = next(r["at"] for r in log if r["path"] == lease and r["method"] == "PUT"
+            and r["status"] == 200
             and json.loads(r["body"])["spec"]["holderIdentity"] == "gpu-node-1")
-print("slot-1: first read at %.3f, taken at %.3f (%.3f s later)" % (read, took, took - read))
-sys.exit(0 if took >= math.floor(read) + 2 else 1)
+print("slot-1: the DaemonSet read before its first read at %.3f, first read at %.3f, "
+      "taken at %.3f" % (before, log[first]["at"], took))
+sys.exit(0 if took >= math.floor(before) + 3 else 1)
 PY
 upgrade_node_has 'holders["nvidia-driver-upgrade-slot-0"] == "gpu-node-2" and leases["nvidia-driver-upgrade-slot-1"]["spec"]["leaseTransitions"] == 5' ||
     fail "the slots: $(cat "$KUBE_STATE")"
