@@ -15,7 +15,9 @@ Every request appends one JSON line to --log: time, method, path, range, status,
   {"path": "/x", "action": "stall", "seconds": 30, "times": 1}     (send headers, then wait;
                                                                     the path is appended to
                                                                     LOG.stalls as it begins)
-  {"path": "/x", "action": "slow", "rate": 100000}                 (at most `rate` bytes/s)
+  {"path": "/x", "action": "slow", "rate": 100000}                 (at most `rate` bytes/s,
+                                                                    in chunks of at most
+                                                                    `rate` bytes)
   {"path": "/x", "action": "redirect", "location": "URL", "code": 302}
   {"path": "/x", "action": "huge", "bytes": 20000000}              (that many bytes of "x")
   {"path": "/x", "headers": {"x-goog-hash": "md5=..."}}            (headers added, or put in
@@ -263,14 +265,19 @@ class Handler(BaseHTTPRequestHandler):
                     self.wfile.flush()
                     sent = self.send_file(f, start, limit)
                 f.seek(start + sent)
+                # A trickle goes out in chunks of at most `rate` bytes, a second or less
+                # apart: a client that left is noticed at the next write, and logged.
+                most = min(65536, int(fault.get("rate", 100000))) if action == "slow" \
+                    else 65536
                 while sent < limit:
-                    chunk = f.read(min(65536, limit - sent))
+                    chunk = f.read(min(max(most, 1), limit - sent))
                     if not chunk:
                         break
                     self.state.bucket.take(len(chunk))
                     try:
                         self.wfile.write(chunk)
                     except (BrokenPipeError, ConnectionResetError):
+                        self.close_connection = True  # the client left: no next request
                         break
                     sent += len(chunk)
                     if action == "slow":
