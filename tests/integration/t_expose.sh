@@ -100,7 +100,15 @@ for stage in host index download unpack kernel devices publish expose; do
     grep -q "nvidia_driver_installer_stage_duration_seconds{stage=\"$stage\"} [0-9.]*" "$prom" ||
         fail "no duration for $stage"
 done
-grep -qE "^nvidia_driver_installer_module_insert_duration_seconds [0-9]+\.[0-9]{6}$" "$prom" || fail "no module insertion time"
+# The insertion time is in seconds, part of the kernel stage (the kernel's insertion calls
+# lie inside the kernel stage's time, both in whole microseconds): at most that stage's time,
+# a bound load cannot break, where a time in milliseconds or a sum counted twice would not hold.
+gauge() { sed -n "s/^nvidia_driver_installer_$1 \\([0-9]*\\.[0-9]\\{6\\}\\)\$/\\1/p" "$prom"; }
+insert=$(gauge module_insert_duration_seconds)
+kernel=$(gauge 'stage_duration_seconds{stage="kernel"}')
+[ -n "$insert" ] && [ -n "$kernel" ] || fail "no module insertion or kernel stage time: $(cat "$prom")"
+[ $((10#${insert/./})) -le $((10#${kernel/./})) ] ||
+    fail "module insertion ($insert s) longer than the kernel stage ($kernel s)"
 grep -q "nvidia_driver_installer_driver_info{version=\"$V_OLD\",kernel=\"$KERNEL\"} 1" "$prom" || fail "driver_info"
 
 # Re-run: nothing changes (the metrics file's own timestamps aside).
