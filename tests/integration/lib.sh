@@ -456,9 +456,20 @@ http_settle() {
         fail "the server at $HTTP did not settle (HTTP $code): $(cat "$T/settle.out" 2>/dev/null)"
 }
 
+# served_bytes and served_requests are called inside $(...), where http_settle's `fail`
+# would end only the substitution, leaving '' for the caller to compare: so when the server
+# does not settle they print that (after http_settle's FAIL line) in place of a number, and
+# return 1. The caller's check then fails naming it; called at the top level, the test ends.
+settled_or_say() {
+    ( http_settle ) || {
+        echo "no count: the server did not settle (the FAIL line above)"
+        return 1
+    }
+}
+
 # Bytes the server sent for paths containing SUBSTR.
 served_bytes() {
-    http_settle
+    settled_or_say || return 1
     python3 - "$HTTP_LOG" "$1" <<'EOF'
 import json, sys
 total = 0
@@ -478,7 +489,7 @@ http_log_reset() {
 
 # Requests made for paths containing SUBSTR.
 served_requests() {
-    http_settle
+    settled_or_say || return 1
     grep -c -- "$1" "$HTTP_LOG" || true
 }
 
