@@ -76,8 +76,9 @@ bg_wait() {
 }
 # catches_term PATTERN: the program itself (the process under $bg, below buildah's chroot
 # runtime, whose command line matches PATTERN; other image-tests on this machine run the
-# same commands) catches SIGTERM (bit 15 of SigCgt); its pid in $prog. Signalled earlier,
-# before main installs its handler (interrupt_setup), SIGTERM would kill it (exit 143).
+# same commands) catches SIGTERM (signal 15's bit of SigCgt, mask 0x4000); its pid in $prog.
+# Signalled earlier, before main installs its handler (interrupt_setup), SIGTERM would kill
+# it (exit 143).
 catches_term() {
     local p q k v
     for p in $(pgrep -f "$1"); do

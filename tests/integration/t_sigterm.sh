@@ -310,8 +310,9 @@ EOF
 [ "$(grep -c . <<<"$holders")" -ge 2 ] || fail "fewer holding containers in the manifests than two: $holders"
 holder_pid() { ps -o pid= --ppid "$1" | tr -d ' '; }
 holder_runs() { [ "$(readlink "/proc/$(holder_pid "$1")/exe")" = "$2" ]; }
-# Until it catches or blocks SIGTERM (bit 15 of SigCgt or SigBlk), the kernel drops the
-# signal sent to a PID 1: no process can take it earlier (an ASan build starts slowly).
+# Until it catches or blocks SIGTERM (signal 15's bit, mask 0x4000, of SigCgt or SigBlk),
+# the kernel drops the signal sent to a PID 1: no process can take it earlier (an ASan build
+# starts slowly).
 takes_term() {
     local k v
     while read -r k v; do
