@@ -105,7 +105,7 @@ for tk in 1.16 1.17.0 1.17.8; do
     in_ns "run --device k8s.device-plugin.nvidia.com/gpu=0 $PROBE_IMAGE sh -c 'probe libcuda.so.1 libnvidia-ml.so.1 libcuda.so; nvidia-smi; echo smi=\$?'" ||
         fail "podman with toolkit $tk's spec shape: $(cat "$T/ns.err")"
     # 1.17's libcuda.so names libcuda.so.1, which the hook's ldconfig makes after it.
-    [ "$tk" = 1.16 ] || grepq -x "dlopen libcuda.so: ok" "$T/ns.out" || fail "toolkit $tk: libcuda.so: $(cat "$T/ns.out")"
+    [ "$tk" = 1.16 ] || grep -qx "dlopen libcuda.so: ok" "$T/ns.out" || fail "toolkit $tk: libcuda.so: $(cat "$T/ns.out")"
     grep -qx "dlopen libcuda.so.1: ok" "$T/ns.out" || fail "toolkit $tk: libcuda.so.1 by soname: $(cat "$T/ns.out")"
     grep -qx "dlopen libnvidia-ml.so.1: ok" "$T/ns.out" || fail "toolkit $tk: libnvidia-ml.so.1 by soname: $(cat "$T/ns.out")"
     grep -qx "smi=0" "$T/ns.out" || fail "toolkit $tk: nvidia-smi: $(cat "$T/ns.out") $(cat "$T/ns.err")"

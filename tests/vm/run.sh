@@ -1047,7 +1047,7 @@ for s in "${scenarios[@]}"; do
         out=$(boot "$s" "$extra")
     fi
     echo "$out"
-    if ! grep -q "^VMTEST END $s pass=[0-9]* fail=0$" <<<"$out" || grepq "^VMTEST FAIL" <<<"$out"; then
+    if ! grep -q "^VMTEST END $s pass=[0-9]* fail=0$" <<<"$out" || grep -q "^VMTEST FAIL" <<<"$out"; then
         echo "vm: scenario $s failed (console log: $W/$s.log)"
         failed=1
     fi
