@@ -77,6 +77,24 @@ class Refused(unittest.TestCase):
                 ("x=$(a | head -n1)", "head"),
                 ("a | sed s/a/b/ | grep -q x", "grep"),
                 ('a "b|c" | grep -q x', "grep"),
+                # |& is a pipe too; what stands before the reader is not the reader.
+                ("a |& grep -q x", "grep"),
+                ("a | LC_ALL=C grep -q x", "grep"),
+                ("a | command grep -q x", "grep"),
+                ("a | { grep -q x; }", "grep"),
+                ("a | (grep -q x)", "grep"),
+                ("a | ( head -1 )", "head"),
+                # grep takes its options after the pattern too.
+                ("a | grep -e x -q", "grep"),
+                ("a | grep x --quiet", "grep"),
+                # A backslash escapes the next character, in "..." and outside quotes.
+                ('a "b\\" #c" | grep -q x', "grep"),
+                ("echo a\\ #b | grep -q x", "grep"),
+                # grepq reads its pipe to the end: given a file instead, it reads the
+                # test's own stdin after grep (see t_cdi_nvidia).
+                ("grepq -x x file", "grepq"),
+                ("a && grepq x file", "grepq"),
+                ("x=$(grepq x <file)", "grepq"),
         ]:
             with self.subTest(line=line):
                 self.assertEqual(self.readers(line), [(1, reader)])
@@ -95,6 +113,18 @@ class Refused(unittest.TestCase):
                 "# a | grep -q x",
                 "a  # then | grep -q x",
                 "echo '#' | grepq x",
+                'echo "a\\"b"  # then | grep -q x',
+                'echo \\"  # then | grep -q x',
+                "echo a \\| grep -q x",
+                'a | grep -c "x -q"',
+                "a | grep -e -q x",
+                "a | grep -c x && b -q",
+                "a | grep -c x; b -q",
+                "a | grep -c x >out 2>&1",
+                "a |& grepq x",
+                "a | LC_ALL=C grepq x",
+                'fail "not grepq x file"',
+                "grepq() {",
         ]:
             with self.subTest(line=line):
                 self.assertEqual(self.readers(line), [])
@@ -109,6 +139,11 @@ class Refused(unittest.TestCase):
         self.assertTrue(check_pipes.in_scope("scripts/x", "#!/usr/bin/env bash\nset -o pipefail\n"))
         self.assertTrue(check_pipes.in_scope("tests/integration/t_x.sh", "echo\n"))
         self.assertTrue(check_pipes.in_scope("tests/integration/lib.sh", "echo\n"))
+        for line in ["set -eu -o pipefail", "set -o errexit -o pipefail",
+                     "set -e -o nounset -o pipefail", "  set -Eeuo pipefail"]:
+            with self.subTest(line=line):
+                self.assertTrue(check_pipes.in_scope("scripts/x.sh", f"#!/bin/bash\n{line}\n"))
+        self.assertFalse(check_pipes.in_scope("scripts/x.sh", "#!/bin/bash\nset +o pipefail\n"))
         self.assertFalse(check_pipes.in_scope("scripts/x.sh", "#!/bin/sh\nset -eu\n"))
         self.assertFalse(check_pipes.in_scope("scripts/x.py", "set -o pipefail\n"))
         self.assertFalse(check_pipes.in_scope("tests/vm/test.sh", "sh -c 'a | grep -q x'\n"))
