@@ -33,10 +33,27 @@ commit=${COMMIT:-$(git -C "$SRC" describe --always --dirty --exclude='*' 2>/dev/
 W=$(mktemp -d)
 ctr=""
 bg=""
+bg_pat=""
 prog=""
+# cleanup: a background run still going (a check failed before bg_stop) ends before its
+# container is unmounted and removed: the program under it is killed (SIGTERM to buildah
+# alone could leave it running, the agent polling each second), buildah is sent SIGTERM
+# (the program may not have started yet) and waited for (a minute at most; then killed).
 cleanup() {
-    [ -n "$prog" ] && kill -KILL "$prog" 2>/dev/null
-    [ -n "$bg" ] && kill "$bg" 2>/dev/null
+    local p deadline
+    if [ -n "$bg" ]; then
+        for p in $prog $(pgrep -f "$bg_pat"); do
+            under_bg "$p" && kill -KILL "$p" 2>/dev/null
+        done
+        kill -TERM "$bg" 2>/dev/null || true
+        deadline=$(($(date +%s) + 60))
+        while kill -0 "$bg" 2>/dev/null && [ "$(date +%s)" -lt "$deadline" ]; do
+            sleep 0.1
+        done
+        kill -0 "$bg" 2>/dev/null && echo "image-test: buildah run $bg outlived its program" >&2
+        kill -KILL "$bg" 2>/dev/null || true
+        wait "$bg" 2>/dev/null || true
+    fi
     [ -n "$ctr" ] && { buildah umount "$ctr" >/dev/null 2>&1; buildah rm "$ctr" >/dev/null 2>&1; }
     rm -rf "$W"
 }
@@ -51,12 +68,13 @@ run() { buildah run --isolation chroot "$ctr" -- "$@"; }
 # a loaded machine does not reach (make check runs this at nice 19 beside the VM tests; at
 # nice 19 beside two busy loops the agent took 16 s to start).
 # bg_start LOG ARG...: as `run ARG...`, in the background, its output in LOG; buildah's pid
-# in $bg.
+# in $bg, the program's command line as a pattern in $bg_pat.
 bg_start() {
     bg_log=$1
     shift
     buildah run --isolation chroot "$ctr" -- "$@" >"$bg_log" 2>&1 &
     bg=$!
+    bg_pat="^$*$"
     prog=""
 }
 # bg_wait WHAT CMD...: polls CMD until it succeeds; fails at once when the background run
@@ -74,19 +92,27 @@ bg_wait() {
         sleep 0.1
     done
 }
+# under_bg PID: PID is a process under $bg (other image-tests on this machine run the same
+# commands).
+under_bg() {
+    local q=$1
+    while [ -n "$q" ] && [ "$q" -gt 1 ] && [ "$q" != "$bg" ]; do
+        q=$(awk '$1 == "PPid:" { print $2 }' "/proc/$q/status" 2>/dev/null) || q=""
+    done
+    [ -n "$bg" ] && [ "$q" = "$bg" ]
+}
 # catches_term PATTERN: the program itself (the process under $bg, below buildah's chroot
-# runtime, whose command line matches PATTERN; other image-tests on this machine run the
-# same commands) catches SIGTERM (signal 15's bit of SigCgt, mask 0x4000); its pid in $prog.
-# Signalled earlier, before main installs its handler (interrupt_setup), SIGTERM would kill
-# it (exit 143).
+# runtime, whose command line matches PATTERN; not a child it forked and that has not
+# exec'd yet: same command line, its parent's handlers) catches SIGTERM (signal 15's bit
+# of SigCgt, mask 0x4000); its pid in $prog. Signalled earlier, before main installs its
+# handler (interrupt_setup), SIGTERM would kill it (exit 143).
 catches_term() {
-    local p q k v
-    for p in $(pgrep -f "$1"); do
-        q=$p
-        while [ -n "$q" ] && [ "$q" -gt 1 ] && [ "$q" != "$bg" ]; do
-            q=$(awk '$1 == "PPid:" { print $2 }' "/proc/$q/status" 2>/dev/null) || q=""
-        done
-        [ "$q" = "$bg" ] || continue
+    local p k v all
+    all=" $(pgrep -f "$1" | tr '\n' ' ' || true) "
+    for p in $all; do
+        under_bg "$p" || continue
+        [[ $all == *" $(awk '$1 == "PPid:" { print $2 }' "/proc/$p/status" 2>/dev/null) "* ]] &&
+            continue
         while read -r k v; do
             [ "$k" = SigCgt: ] && (((16#$v >> 14) & 1)) && prog=$p && return 0
         done 2>/dev/null <"/proc/$p/status"
