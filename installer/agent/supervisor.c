@@ -141,19 +141,21 @@ static void nvlsm_mark(const char *sock, struct nvlsm_mark *m)
 }
 
 /*
- * Whether the NVLSM started last has made SOCK: there, and another file than before the
- * start, or the same one changed since (NVLSM makes it anew when it serves). A killed
- * NVLSM leaves its socket behind; counted, it would let Fabric Manager start, and the node
- * read ready, before the next NVLSM serves. No clock is read: a step of the wall clock
- * cannot make the old socket new. A socket made within the file system's clock tick of
- * the mark, on the same inode, reads as unchanged: the node then waits NVLSM_SETTLE_S.
+ * Whether the NVLSM started last has made its socket (nvlsm_socket of DIR): there, and
+ * another file than before the start, or the same one changed since (NVLSM makes it anew
+ * when it serves). A killed NVLSM leaves its socket behind; counted, it would let Fabric
+ * Manager start, and the node read ready, before the next NVLSM serves. No clock is read:
+ * a step of the wall clock cannot make the old socket new. A socket made within the file
+ * system's clock tick of the mark, on the same inode, reads as unchanged: the node then
+ * waits NVLSM_SETTLE_S.
  */
-static bool nvlsm_socket_ready(const struct supervisor *sv, const char *sock)
+static bool nvlsm_socket_ready(const struct supervisor *sv, const char *dir)
 {
 	const struct nvlsm_mark *b = &sv->nvlsm_before;
 	struct nvlsm_mark now;
+	char sock[PATH_MAX];
 
-	nvlsm_mark(sock, &now);
+	nvlsm_mark(nvlsm_socket(dir, sock, sizeof(sock)), &now);
 	return now.present &&
 	       (!b->present || now.dev != b->dev || now.ino != b->ino ||
 		now.ctim.tv_sec != b->ctim.tv_sec || now.ctim.tv_nsec != b->ctim.tv_nsec);
@@ -169,8 +171,7 @@ static bool nvlsm_serves(struct supervisor *sv, struct daemon *d, const struct n
 			 const char *dir)
 {
 	const struct nvlink_port *port = &s->host.nvlink.ports[0];
-	char path[PATH_MAX + 64], sock_buf[PATH_MAX];
-	const char *sock;
+	char path[PATH_MAX + 64], sock[PATH_MAX];
 	uint64_t up_s;
 	size_t n = 0;
 
@@ -200,9 +201,8 @@ static bool nvlsm_serves(struct supervisor *sv, struct daemon *d, const struct n
 	d->args[n++] = "--log_file";
 	d->args[n++] = "stdout";
 	d->args[n] = NULL;
-	sock = nvlsm_socket(dir, sock_buf, sizeof(sock_buf));
 	if (d->state != DAEMON_RUNNING)
-		nvlsm_mark(sock, &sv->nvlsm_before);
+		nvlsm_mark(nvlsm_socket(dir, sock, sizeof(sock)), &sv->nvlsm_before);
 	start_daemon(d, dir);
 	up_s = (now_ns() - d->started_ns) / 1000000000ull;
 	if (d->state == DAEMON_BACKOFF)
@@ -210,7 +210,7 @@ static bool nvlsm_serves(struct supervisor *sv, struct daemon *d, const struct n
 			 "NVLSM ended (%s) on management port %s; started again in %u s",
 			 d->last_end, port->guid_text, d->backoff_s);
 	else if (d->state != DAEMON_RUNNING ||
-		 (up_s < NVLSM_SETTLE_S && !nvlsm_socket_ready(sv, sock)))
+		 (up_s < NVLSM_SETTLE_S && !nvlsm_socket_ready(sv, dir)))
 		snprintf(sv->nvlsm_wait, sizeof(sv->nvlsm_wait),
 			 "NVLSM is starting on management port %s (%s); Fabric Manager follows",
 			 port->guid_text, port->ibdev);
